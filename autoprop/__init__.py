@@ -12,6 +12,8 @@ registry; ``autoprop.numpy`` offers the operations under numpy's names;
 ``autoprop.layers``, ``autoprop.losses`` and ``autoprop.optimizers`` build models.
 """
 
+import numpy as _np
+
 from .core import (
     PRIMITIVES,
     ForwardAccumulator,
@@ -60,24 +62,49 @@ from .core.tensor import Tensor as _T
 
 
 def constant(value, dtype=None):
-    """Make a Tensor (a copy of ``value``; Python floats become float64).
+    """Make a Tensor (a copy of ``value``; Python floats become float64), as ``tf.constant``.
 
     Parameters
     ----------
-    value : array_like
+    value : array_like or Tensor
     dtype : numpy dtype, optional
 
     Returns
     -------
     Tensor
+        A Tensor ``value`` of that dtype is returned as it is (``tf.constant`` "has no
+        effect if an eager Tensor is passed as the value, it even transmits gradients").
+        Anything else is a new constant: a Variable's value, a cast, or a list of Tensors
+        (as ``tf.constant``) leave the tape, with a ``TapeEscapeWarning`` while a tape
+        records or a ForwardAccumulator is open; ``ap.convert_to_tensor`` or
+        ``ap.numpy.stack`` packs a list of Tensors on the tape.
     """
+    if isinstance(value, _T):
+        if type(value) is _T and (dtype is None or value.dtype == dtype):
+            return value
+        value = _np.asarray(value)  # (the escape warns here when value carries gradient)
     return _T(value, dtype)
 
 
 def convert_to_tensor(value, dtype=None):
-    """Return ``value`` if it is already a Tensor, else ``constant(value, dtype)``."""
-    if isinstance(value, _T) and (dtype is None or value.dtype == dtype):
-        return value
+    """A Tensor for ``value``, as ``tf.convert_to_tensor``.
+
+    Parameters
+    ----------
+    value : Tensor, array_like, or nested lists/tuples mixing Tensors and numbers
+    dtype : numpy dtype, optional
+
+    Returns
+    -------
+    Tensor
+        ``value`` itself if it is a Tensor of that dtype (a recorded cast for another
+        dtype); a list of Tensors is packed by a recorded stack (``ap.numpy.array``), so
+        gradients reach its elements; anything else a new constant.
+    """
+    if isinstance(value, _T):
+        return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+    if isinstance(value, (list, tuple)):
+        return numpy.array(value, dtype=dtype)  # (Tensors inside: a recorded stack)
     return _T(value, dtype)
 
 

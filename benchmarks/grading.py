@@ -36,7 +36,7 @@ ASSIGN = ROOT / "assignments" / "linear_relu_ce"
 sys.path.insert(0, str(ROOT))
 
 from gradcheck.grading.runner import _child_env, grade_batch  # noqa: E402
-from gradcheck.grading.zygote import shared  # noqa: E402
+from gradcheck.grading.zygote import shared, spawn  # noqa: E402
 from gradcheck.sandbox import Sandbox  # noqa: E402
 
 
@@ -63,7 +63,7 @@ def pytest_start(fork: bool = True) -> None:
         args = [str(empty), "-q", "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider", "-c", str(ini),
                 "--rootdir", tmp, "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         if fork:
-            child = shared(_child_env()).spawn(args, tmp, str(Path(tmp) / "log"))
+            child = spawn(shared(_child_env()), args, tmp, str(Path(tmp) / "log"))
             child.communicate()
             assert child.returncode == 0, child.returncode
         else:

@@ -3257,7 +3257,7 @@ def stored_results(obj, inputs=None, training=True):
         if any(not n.isidentifier() for n in getattr(exc, "weights", ["?"])) or _learning_rate(bwd):  # params['W'],
             raise  # Ws[1], l1.W, or a rate backward takes as an argument (backward(dY, learning_rate)): as before
         return _steps_undone(obj, fwd, bwd, str(exc))
-    notes, read = _sgd_stored_text(weights, stored)
+    notes, read = _sgd_stored_text(stored)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
@@ -3937,7 +3937,7 @@ def _sgd_student_grads(o, k):
     return out
 
 
-def _sgd_stored_text(weights, stored):
+def _sgd_stored_text(stored):
     """The header's words and the FAIL line's (``read_from``: ``["dW: ..."]``) for :func:`_sgd_stored_grads`'s
     ``stored``: which of a stored gradient and a step that differ the check reads (the one found wrong)."""
     notes, read = [], []
@@ -3955,9 +3955,6 @@ def _sgd_stored_text(weights, stored):
                      + ", the one further from a central difference of forward (both must be right: an optimizer or a reader "
                      f"takes {where} as {w}'s gradient)")
     return "".join(notes), read
-
-
-_MISSING = object()
 
 
 @contextlib.contextmanager

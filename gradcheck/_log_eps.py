@@ -9,10 +9,11 @@ backward's everywhere, replaces the diagnosis by the ``log-eps-removed`` finding
 from __future__ import annotations
 
 import ast
-import math
 from typing import Any
 
 import numpy as np
+
+from .diagnose import _find, name_loss_gradient, rtol_advice
 
 #: The log functions whose argument is searched for ``+ c``.
 LOGS = ("log", "log2", "log10", "log1p")
@@ -30,23 +31,6 @@ def _small(node: ast.AST, names: dict[str, float], limit: float = MAX_EPS) -> fl
     one), else None."""
     v = node.value if isinstance(node, ast.Constant) else names.get(node.id) if isinstance(node, ast.Name) else None
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= limit else None
-
-
-#: The largest --rtol the log-eps advice suggests: above it a tolerance would hide real bugs (tester13 M2).
-MAX_ADVISED_RTOL = 1e-2
-
-
-def rtol_advice(rel: float, rtol: float) -> str:
-    """The fix of a log-eps finding whose largest relative error is ``rel`` (the check's ``rtol``): the next power
-    of 10 above it as ``--rtol`` when that is at most :data:`MAX_ADVISED_RTOL`, which the CLI accepts; else no
-    rtol (the CLI takes none of 1 or more, and one near 1 passes a wrong sign), only removing the eps."""
-    r = 10.0 ** math.ceil(math.log10(max(rel, rtol) * 1.0001))
-    drop = "the eps from forward's log (np.log(np.maximum(y, tiny)) only changes values below tiny)"
-    if r <= MAX_ADVISED_RTOL:
-        return f"--rtol {r:.0e} accepts it, or drop {drop}"
-    return (f"no sensible --rtol accepts a relative error of {rel:.2g} (one that large would hide real bugs): "
-            f"remove {drop}, or compute the loss with a numerically stable log-softmax (z - logsumexp(z)), "
-            "which needs no eps")
 
 
 def _eps_of(node: ast.AST, names: dict[str, float], limit: float = MAX_EPS) -> tuple[ast.AST, float] | None:
@@ -164,7 +148,6 @@ def name_removed_eps(diag: Any, consts: list[float], eps_free: Any) -> bool:
     """Replace the error findings of a failing ``diag`` by ``log-eps-removed`` when ``eps_free`` (the same check
     of the copy without the constants ``consts``, a :class:`gradcheck.diagnose.Diagnosis`) passes in every
     mode: backward is the derivative of the loss without the eps. Returns whether it did."""
-    from .diagnose import _find
 
     if eps_free is None or not all(d.passed for d in [eps_free, *eps_free.other_modes]):
         return False
@@ -312,7 +295,6 @@ def large_eps(res: Any, res_free: Any, consts: list[float], by_method: dict | No
     for, and is read as 0 (:func:`pick_eps_reading`, PASS with a NOTE); above it (``1e-3`` beside rtol 1e-6), it moves
     it beyond the tolerance even at values of order 1, so it is a FAIL, the ``large-eps`` diagnosis naming the
     constant, where it is and how much it moves the gradient here. None otherwise."""
-    from .diagnose import _find
 
     if res.passed or res_free is None or not res_free.passed or max(consts, default=0.0) <= res.rtol:
         return None
@@ -343,9 +325,7 @@ def copy_finding(res: Any, free: Any, loss: Any, data: tuple[Any, Any], consts: 
     None when the copy passes, computes what the loss as written does, or names no bug."""
     import dataclasses
 
-    from .check import loss_gradient_name
-    from .check_command import loss_arg_names
-    from .diagnose import name_loss_gradient
+    from .check import loss_arg_names, loss_gradient_name
 
     g = loss_gradient_name(loss)
     if res.passed or free.passed or "numerical" not in free.gradients or not any(changed_by_eps(res, free)):

@@ -975,25 +975,34 @@ ZYGOTE_MESSAGE = 1 << 20
 
 
 def zygote(cfg):
-    """A pre-imported process that forks one fresh child per sandbox (``sandbox._Zygote``, ``gradcheck check``).
+    """A pre-imported process that forks one fresh child per sandbox (``gradcheck._zygote.Zygote`` started by
+    ``sandbox._zygote_for``, ``gradcheck check``).
 
-    It imports numpy and the adapters once, runs no submitted code and installs no guard; each request on the
-    socket ``cfg["fd_sock"]`` (a child's configuration, its request, reply and output pipes as passed file
-    descriptors, its environment) forks a child that starts a session of its own, takes those pipes as its
-    only descriptors besides /dev/null, clears and sets its environment, draws new random seeds and runs
-    :func:`_run` as a child started anew does (limits, guards, "ready"). The zygote tells the child's pid
-    once its session exists, and its exit status; it reaps a child only when the parent releases it, so that
-    the pid (and its process group) the parent may signal stays that child's. At the end of the socket (the
-    parent is gone) it kills its children's process groups and ends.
+    It imports numpy and the adapters once, runs no submitted code and installs no guard; each request (a child's
+    configuration, its request, reply and output pipes as passed file descriptors, its environment) forks, by
+    :func:`fork_server`, a child that takes those pipes as its only descriptors besides /dev/null, clears and sets
+    its environment, draws new random seeds and runs :func:`_run` as a child started anew does (limits, guards,
+    "ready"). Its children are reaped only when the parent releases them (``cfg["reap_on_release"]``).
     """
-    import select
-    import signal
-    import socket
     base_path = [p for p in sys.path if p]
     sys.path[:] = [*base_path, *cfg["sys_path"]]
     np, AD = _preload(cfg)
     sys.path[:] = base_path  # each child sets its own, as one started anew
-    sock = socket.socket(fileno=cfg["fd_sock"])
+    fork_server(cfg["fd_sock"], functools.partial(_sandbox_fork, np, AD), cfg["reap_on_release"])
+
+
+def fork_server(fd_sock, child, reap_on_release):
+    """The one reply loop of both zygotes (the sandbox's, :func:`zygote`, and the grader's,
+    ``gradcheck.grading.zygote``), the other end of ``gradcheck._zygote.Zygote``: "ready", then per request on the
+    SOCK_SEQPACKET socket ``fd_sock`` (a JSON object with its ``id``, and passed descriptors) one fork that runs
+    ``child(req, fds, enter)`` (:func:`_fork_one`); it tells the child's pid once its session exists, and its exit
+    status. ``reap_on_release``: reap a child only when the parent releases it (``{"release": id}``), so that the pid
+    (and its process group) the parent may signal stays that child's; else at once when its exit is told. At the end
+    of the socket (the parent is gone) it kills its children's process groups and ends."""
+    import select
+    import signal
+    import socket
+    sock = socket.socket(fileno=fd_sock)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -1010,11 +1019,11 @@ def zygote(cfg):
         for pid, kid in list(kids.items()):
             if not kid[1]:
                 info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-                if info is not None:  # a zombie until released: its pid is not reused meanwhile
+                if info is not None:  # a zombie until reaped: its pid is not reused meanwhile
                     kid[1] = True
                     dead = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
                     say({"id": kid[0], "exit": -info.si_status if dead else info.si_status})
-            if kid[1] and kid[2]:
+            if kid[1] and (kid[2] or not reap_on_release):
                 os.waitpid(pid, 0)
                 del kids[pid]
         if sock not in ready:
@@ -1035,36 +1044,48 @@ def zygote(cfg):
                 os.close(fd)
             os.write(wake_w, b"r")  # reap on the next turn if it has ended
             continue
-        pid = _fork_child(req, fds, (sock, wake_r, wake_w, kids), np, AD)
+        pid = _fork_one(req, fds, (sock, wake_r, wake_w, kids), child)
         kids[pid] = [req["id"], False, False]
         say({"id": req["id"], "pid": pid})
         del req, msg, fds
 
 
-def _fork_child(req, fds, own, np, AD):
-    """Fork one sandbox child for the request ``req`` with the passed pipes ``fds`` (request, reply, output; then
-    the socket of the shared inputs, when the parent sends one);
-    ``own``: the zygote's socket, wake-up pipe and children, which the child closes and forgets first. Returns its
-    pid once its session exists."""
+def _fork_one(req, fds, own, child):
+    """Fork one child of a zygote for the request ``req`` with the passed descriptors ``fds`` (closed here in the
+    zygote); ``own``: the zygote's socket, wake-up pipe and children. The fork runs ``child(req, fds, enter)``,
+    which calls ``enter()`` first (the zygote's descriptors closed and its children forgotten, a session of its
+    own) and never returns. Returns its pid once its session exists: a kill of its group reaches it."""
     import signal
     sid_r, sid_w = os.pipe()
     pid = os.fork()
     if pid:
         os.close(sid_w)
-        os.read(sid_r, 1)  # its own session exists before its pid is told: a kill of its group reaches it
+        os.read(sid_r, 1)  # its own session exists before its pid is told
         os.close(sid_r)
         for fd in fds:
             os.close(fd)
         return pid
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+    def enter():
         sock, wake_r, wake_w, kids = own
-        kids.clear()  # nothing of another check
+        kids.clear()  # nothing of another child
         for fd in (sock.detach(), wake_r, wake_w, sid_r):
             os.close(fd)
         os.setsid()
         os.close(sid_w)
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (SIGPIPE stays ignored, as Python sets it)
+        child(req, fds, enter)
+    finally:
+        os._exit(INTERNAL_EXIT)  # never back into the zygote's loop
+
+
+def _sandbox_fork(np, AD, req, fds, enter):
+    """A sandbox child forked by :func:`zygote` for the request ``req`` with the passed pipes ``fds`` (request,
+    reply, output; then the socket of the shared inputs, when the parent sends one): as a child started anew."""
+    try:
+        enter()
         fd_in, fd_out, fd_err, *shared = fds  # and the socket the parent's shared inputs come through, if any
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, to in ((null, 0), (fd_err, 1), (fd_err, 2)):

@@ -432,10 +432,10 @@ def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: st
 def _written_as(layer: Any, owner: str, k: str) -> str:
     """Parameter ``k`` as the student's code names it: ``Linear.W`` for an attribute-style layer (in process or in
     the sandbox), ``Linear.params['W']`` for one with a params dict. A wrapper the checker calls the layer through
-    (diagnose's ``_Proxy``, holding it as ``_layer``) answers for the layer: one name in every check of a run, so the
+    (a :class:`gradcheck.sources.Wrapper`, diagnose's ``_Proxy``, holding it as ``_layer``) answers for the layer: one name in every check of a run, so the
     float32 warning is printed once (tester16 finding 9: ``Linear.W`` then ``Linear.params['W']``)."""
-    while type(layer).__name__ == "_Proxy" and type(layer).__module__.startswith("gradcheck."):
-        layer = layer._layer
+    while any(c.__name__ == "Wrapper" and c.__module__ == "gradcheck.sources" for c in type(layer).__mro__):
+        layer = layer._layer  # sources.Wrapper (not imported: sources imports this module)
     d = getattr(layer, "__dict__", {})
     proto = d.get("protocol")
     attribute = (isinstance(proto, Mapping) and proto.get("protocol") == "attribute") or \

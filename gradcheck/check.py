@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -583,3 +584,12 @@ def loss_gradient_name(loss: Any) -> str:
     """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss's ``d`` + first argument."""
     g = getattr(loss, "gradient_name", None)
     return g if isinstance(g, str) and g.startswith("d") and g[1:].isidentifier() and len(g) <= 40 else "dy_pred"
+
+
+def loss_arg_names(loss) -> tuple[str, str]:
+    """forward's names of the prediction and the target of a bound loss (``forward(p=y_pred, q=y_true)``: ``("p",
+    "q")``), for the diagnosis; ``("y_pred", "y_true")`` when its header does not name them."""
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # RemoteLoss, BoundLoss
+    call = (info.get("call") or "").partition(" and ")[0]
+    got = [re.search(rf"(\w+)={role}\b", call) for role in ("y_pred", "y_true")]
+    return tuple(m.group(1) if m else role for m, role in zip(got, ("y_pred", "y_true")))

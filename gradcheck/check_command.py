@@ -72,9 +72,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
     named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
-    from .diagnose import _grad_slots
+    from .sources import grad_slots
 
-    with V.own_grad_names(V.own_names_of(_grad_slots(layer))):
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))):
         return _run_check(args, layer, label, init, shape)
 
 
@@ -1128,7 +1128,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
     from ._log_eps import better_finding
-    from .check import check_loss, loss_gradient_name
+    from .check import check_loss, loss_arg_names, loss_gradient_name
     from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
@@ -1250,15 +1250,6 @@ def _loss_lines(loss, res) -> list[str]:
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
     return lines
-
-
-def loss_arg_names(loss) -> tuple[str, str]:
-    """forward's names of the prediction and the target of a bound loss (``forward(p=y_pred, q=y_true)``: ``("p",
-    "q")``), for the diagnosis; ``("y_pred", "y_true")`` when its header does not name them."""
-    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # RemoteLoss, BoundLoss
-    call = (info.get("call") or "").partition(" and ")[0]
-    got = [re.search(rf"(\w+)={role}\b", call) for role in ("y_pred", "y_true")]
-    return tuple(m.group(1) if m else role for m, role in zip(got, ("y_pred", "y_true")))
 
 
 def _value_only(res, g: str, n: int):

@@ -18,6 +18,7 @@ import functools
 import importlib
 import inspect
 import itertools
+import math
 import os
 import re
 import warnings
@@ -44,6 +45,8 @@ from .sources import (
     SAME_IN_BOTH_MODES,
     SAME_Y_OTHER_BACKWARD,
     Call,
+    Wrapper,
+    grad_slots,
     inplace_asked,
     layer_branch,
     training_differs,
@@ -595,7 +598,7 @@ def _remote(layer: Any) -> bool:
     return isinstance(layer, RemoteLayer)
 
 
-class _Proxy:
+class _Proxy(Wrapper):
     """The layer as the checker calls it: copies inputs, optionally rewinds random generators."""
 
     def __init__(self, layer: Any, rewind: bool = False):
@@ -817,18 +820,6 @@ def _dx_after_step(layer: Any) -> str:
     else:
         flagged = getattr(type(getattr(layer, "obj", layer)), "_gradcheck_dx_after_step", False) is True
     return f"{LR_PROBE:g}" if flagged else ""
-
-
-def _grad_slots(layer: Any) -> dict[str, str]:
-    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads. A :class:`_Proxy`
-    (the check's rewinding wrapper) answers for the layer it wraps."""
-    from ._adapters import Adapted
-
-    layer = layer._layer if isinstance(layer, _Proxy) else layer
-    if isinstance(layer, Adapted) and not layer.own:
-        return {w: f"self.{g}" for w, g in layer.pairs.items()}
-    attrs = (_protocol(layer, "attribute") if _remote(layer) else {}).get("grad_attrs") or ()
-    return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -1154,9 +1145,25 @@ def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: 
             c = c - r1 * (c2 - c) / (r2 - r1) if r2 != r1 else c
         if 0 < c <= 1e-2 and np.abs(n - k * grad(c)).max() <= 0.05 * gap:
             rel = float(np.max(np.abs(m - n) / np.maximum(np.abs(m) + np.abs(n), 1e-300)))
-            from ._log_eps import rtol_advice
             return _find("log-eps", tensor, rel=rel, c=c, y=what, advice=rtol_advice(rel, rtol))
     return None
+
+
+#: The largest --rtol the log-eps advice suggests: above it a tolerance would hide real bugs (tester13 M2).
+MAX_ADVISED_RTOL = 1e-2
+
+
+def rtol_advice(rel: float, rtol: float) -> str:
+    """The fix of a log-eps finding whose largest relative error is ``rel`` (the check's ``rtol``): the next power
+    of 10 above it as ``--rtol`` when that is at most :data:`MAX_ADVISED_RTOL`, which the CLI accepts; else no
+    rtol (the CLI takes none of 1 or more, and one near 1 passes a wrong sign), only removing the eps."""
+    r = 10.0 ** math.ceil(math.log10(max(rel, rtol) * 1.0001))
+    drop = "the eps from forward's log (np.log(np.maximum(y, tiny)) only changes values below tiny)"
+    if r <= MAX_ADVISED_RTOL:
+        return f"--rtol {r:.0e} accepts it, or drop {drop}"
+    return (f"no sensible --rtol accepts a relative error of {rel:.2g} (one that large would hide real bugs): "
+            f"remove {drop}, or compute the loss with a numerically stable log-softmax (z - logsumexp(z)), "
+            "which needs no eps")
 
 
 def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
@@ -1601,7 +1608,7 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
         returns ``(dX, dW, db)``).
     slots : mapping of str to str, optional
         Where an attribute-style layer stores each key's gradient (``{"W": "self.dW"}``,
-        :func:`_grad_slots`): the sentence names the student's own attribute, not ``grads['W']``.
+        :func:`gradcheck.sources.grad_slots`): the sentence names the student's own attribute, not ``grads['W']``.
 
     Returns
     -------
@@ -1650,7 +1657,7 @@ class _Layer:
         self.reference = None
         #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
         self.returns_weights = False
-        #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`_grad_slots`)
+        #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`gradcheck.sources.grad_slots`)
         self.slots: dict[str, str] = {}
         #: the protocol text of the adapted layer (a function pair names its functions there), or ""
         self.protocol = ""
@@ -2379,7 +2386,7 @@ def _outputs_data(layer) -> Mapping | None:
     :class:`gradcheck._adapters.Outputs`), as :meth:`~gradcheck._adapters.Outputs.data`; None for one output."""
     from ._adapters import outputs_of
 
-    layer = layer._layer if isinstance(layer, _Proxy) else layer
+    layer = layer._layer if isinstance(layer, Wrapper) else layer
     proto = getattr(layer, "protocol", None)
     if isinstance(proto, Mapping):
         got = proto.get("outputs")
@@ -2636,7 +2643,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
-    with V.own_grad_names(V.own_names_of(_grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         return _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
 
 
@@ -2993,7 +3000,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
-                L.slots = _grad_slots(layer)
+                L.slots = grad_slots(layer)
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
                 _signatures(L, res, diag)
@@ -3473,7 +3480,7 @@ class _Probes:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
                                     inputs=inputs, keys=["@" + n for n in names])
-                V.check_grads(layer, self.owner, params, _grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
+                V.check_grads(layer, self.owner, params, grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
         if bad_shape:
@@ -3481,7 +3488,7 @@ class _Probes:
             _shape_signatures(L, rets, grads, bad_shape, self.diag)
         if bad_shape or nonfinite:  # NaN explains everything after it (linearity, ...): alone
             return None
-        slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
+        slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
         slot = (", ".join(slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in never) if slots
                 else "grads[...]")
         self.probe(6, not never, ", ".join(never), "never-written", (never or [None])[0],
@@ -3492,7 +3499,7 @@ class _Probes:
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
         found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
-        slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
+        slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
         found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
                    else f"grads[{k!r}] after backward(dY)") for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
@@ -3560,7 +3567,7 @@ class _Probes:
             [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
-            slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
+            slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
             keys = [slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in acc]
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")

@@ -20,8 +20,8 @@ verdicts stay in the parent. The audit hook is a seat belt, not a wall: for a ho
 use ``isolation="namespaces"`` (docs/gradescope.md says what each strength promises, and the test).
 
 A child of ``isolation="process"`` (``gradcheck check``; not the grader's, ``hostile``) is forked by this
-process's :class:`_Zygote`, the same text run once with numpy and the adapters imported, rather than started
-anew (0.02 s of CPU instead of 0.25): the fork sets the same limits, guards, environment and descriptors as a
+process's zygote (:class:`~gradcheck._zygote.Zygote`), the same text run once with numpy and the adapters
+imported, rather than started anew (0.02 s of CPU instead of 0.25): the fork sets the same limits, guards, environment and descriptors as a
 new child, draws new random seeds, and shares nothing with another check but the modules imported before any
 submitted code ran. Another ``python``, or a zygote that cannot start, starts the child anew.
 """
@@ -67,6 +67,7 @@ from ._validation import (
     own_memory,
     paragraph,
 )
+from ._zygote import Zygote, ZygoteChild
 from .compare import close
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 from .sources import inplace_asked, input_written, switch_branch
@@ -167,139 +168,8 @@ def _adapters_fd() -> int:
     return fd
 
 
-class _ZygoteChild:
-    """A sandbox child forked by the :class:`_Zygote`, used as :class:`Sandbox` uses a :class:`subprocess.Popen`:
-    ``pid`` (its session), ``returncode`` (``-n`` for signal n), :meth:`poll`, :meth:`wait`, :meth:`kill`. Its pid
-    stays its own until :meth:`release` (the zygote reaps it then), so signalling it never reaches another process."""
-
-    def __init__(self, zygote: _Zygote, rid: int) -> None:
-        self._zygote, self._rid, self.pid, self.returncode, self.lost = zygote, rid, 0, None, False
-        self.started, self.ended = threading.Event(), threading.Event()
-
-    def poll(self) -> int | None:
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        if not self.ended.wait(timeout):
-            raise subprocess.TimeoutExpired("sandbox child", timeout)
-        return self.returncode
-
-    def kill(self) -> None:
-        if not self.lost:
-            os.kill(self.pid, signal.SIGKILL)
-
-    def kill_group(self) -> None:
-        if not self.lost:
-            os.killpg(self.pid, signal.SIGKILL)
-
-    def release(self) -> None:
-        """The child is gone (killed, its exit waited for) and its pid no longer used: the zygote may reap it."""
-        self._zygote.release(self._rid)
-
-
-class _Zygote:
-    """A pre-imported process (``_sandbox_child.zygote``: numpy and the adapters imported once) that forks each
-    process-isolation sandbox child of this process, instead of a new interpreter importing numpy (about 0.25 s
-    of CPU per check). Each child is a fresh fork with the same limits, guards, environment and descriptors as one
-    started anew (:func:`_sandbox_child._fork_child`); nothing passes from one check to another but the modules
-    imported before any submitted code ran. ``key``: what the children's start depends on (interpreter, site
-    folders, environment, the adapters' code); another key starts another zygote."""
-
-    def __init__(self, python: str, sys_path: list[str], env: dict[str, str], key: tuple) -> None:
-        self.key, self.owner, self._lock, self._kids, self._next = key, os.getpid(), threading.Lock(), {}, 0
-        self.gone = False
-        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        code_fd = _adapters_fd()
-        self._home = tempfile.mkdtemp(prefix="gradcheck-sandbox-zygote-")
-        cfg = {"zygote": True, "fd_sock": theirs.fileno(), "fd_adapters": code_fd, "sys_path": sys_path}
-        try:
-            self._proc = subprocess.Popen(
-                [python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self._home,
-                env={**env, "HOME": self._home, "TMPDIR": self._home}, pass_fds=(theirs.fileno(), code_fd),
-                start_new_session=True, close_fds=True)
-        finally:
-            theirs.close()
-            os.close(code_fd)
-        self.ready = threading.Event()  # numpy and the adapters imported (or the zygote ended)
-        self._reader = threading.Thread(target=self._read, name="gradcheck-sandbox-zygote", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                msg = self._sock.recv(1 << 16)
-            except OSError:
-                msg = b""
-            if not msg:
-                break
-            msg = json.loads(msg)
-            if msg.get("ready"):
-                self.ready.set()
-                continue
-            with self._lock:
-                kid = self._kids.get(msg["id"])
-            if kid is not None and "pid" in msg:
-                kid.pid = int(msg["pid"])
-                kid.started.set()
-            elif kid is not None:
-                kid.returncode = int(msg["exit"])
-                kid.ended.set()
-        with self._lock:  # the zygote is gone: its children, orphans now, are killed at once and lost
-            lost, self._kids, self.gone = list(self._kids.values()), {}, True
-        self.ready.set()
-        for kid in lost:
-            if kid.pid and not kid.ended.is_set():
-                with contextlib.suppress(OSError):
-                    os.killpg(kid.pid, signal.SIGKILL)
-            kid.lost = True
-            kid.returncode = -signal.SIGKILL if kid.returncode is None else kid.returncode
-            kid.started.set()
-            kid.ended.set()
-
-    def spawn(self, cfg: dict, fds: tuple[int, ...], env: dict[str, str]) -> _ZygoteChild | None:
-        """Fork a child running the sandbox with ``cfg`` on the pipes ``fds`` (request, reply, output, then the
-        socket of the shared inputs) and the
-        environment ``env``; None when the zygote is gone (the caller starts the child anew), SandboxError
-        ``reason="start"`` when it ended after the request was sent."""
-        with self._lock:
-            if self.gone or self._proc.poll() is not None:
-                return None
-            self._next += 1
-            kid = self._kids[self._next] = _ZygoteChild(self, self._next)
-            try:
-                socket.send_fds(self._sock, [json.dumps({"id": self._next, "cfg": cfg, "env": env}).encode()],
-                                list(fds))
-            except OSError:
-                self._kids.pop(self._next, None)
-                return None
-        if not kid.started.wait(30.0) or not kid.pid or kid.lost:  # perhaps forked: never a second child on its pipes
-            raise SandboxError("could not start the sandbox process (its zygote ended or did not answer).",
-                               reason="start")
-        return kid
-
-    def release(self, rid: int) -> None:
-        with self._lock:
-            if self._kids.pop(rid, None) is not None:
-                with contextlib.suppress(OSError):
-                    self._sock.send(json.dumps({"release": rid}).encode())
-
-    def close(self) -> None:
-        """End the zygote (it kills the children it still has) and remove its folder."""
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        try:
-            self._proc.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        self._reader.join(5.0)
-        self._sock.close()
-        shutil.rmtree(self._home, ignore_errors=True)
-
-
 #: This process's zygote (:func:`_zygote_for`), and the keys of zygotes that could not start (not tried again).
-_ZYGOTE: list[_Zygote | None] = [None]
+_ZYGOTE: list[Zygote | None] = [None]
 _FAILED: set[tuple] = set()
 #: True: the sandboxes of process isolation of this process fork from a zygote.
 USE_ZYGOTE = True
@@ -314,9 +184,14 @@ def _close_zygote() -> None:
         z.close()
 
 
-def _zygote_for(python: str, sys_path: list[str], env: dict[str, str]) -> _Zygote | None:
+def _zygote_for(python: str, sys_path: list[str], env: dict[str, str]) -> Zygote | None:
     """The zygote whose children start as a child of ``python`` with ``sys_path`` and ``env`` (``HOME`` and
-    ``TMPDIR`` aside) would: started on first use, again when the key changed or it died, closed at exit."""
+    ``TMPDIR`` aside) would: started on first use, again when the key changed or it died, closed at exit.
+
+    A :class:`~gradcheck._zygote.Zygote` running ``_sandbox_child.zygote`` (numpy and the adapters imported once,
+    about 0.25 s of CPU per check saved), of ``key`` (interpreter, site folders, environment, the adapters' code):
+    in its own folder as ``HOME`` and ``TMPDIR``, a child reaped only when the sandbox releases it, the children
+    of a zygote that died killed at once."""
     if not (USE_ZYGOTE and hasattr(os, "fork") and hasattr(socket, "send_fds")):
         return None
     same = {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")}
@@ -331,7 +206,11 @@ def _zygote_for(python: str, sys_path: list[str], env: dict[str, str]) -> _Zygot
         if key in _FAILED:
             return None
         try:
-            z = _Zygote(python, sys_path, same, key)
+            code_fd = _adapters_fd()
+            z = Zygote([python, "-I", "-S", "-B", "-c", _child_source()],
+                       {"zygote": True, "fd_adapters": code_fd, "sys_path": sys_path}, same,
+                       name="gradcheck-sandbox-zygote", fds=(code_fd,), own_home=True, reap_on_release=True,
+                       kill_lost=True, child_name="sandbox child", key=key)
         except OSError:
             z = None
         if z is None or not z.ready.wait(30.0) or z.gone:  # it could not import numpy or the adapters: anew
@@ -696,7 +575,10 @@ class Sandbox:
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
-                self._proc = zygote.spawn(cfg, (p2c_r, c2p_w, out_w, shm_fd), env)
+                self._proc = zygote.spawn({"cfg": cfg, "env": env}, (p2c_r, c2p_w, out_w, shm_fd))
+                if self._proc is not None and (not self._proc.pid or self._proc.lost):  # perhaps forked:
+                    raise SandboxError("could not start the sandbox process (its zygote ended or did not answer).",
+                                       reason="start")  # never a second child on its pipes
             if self._proc is None:  # a new interpreter: another python, the grader's sandboxes, or no zygote
                 cfg["fd_adapters"] = code_fd = _adapters_fd()
                 self._proc = subprocess.Popen(
@@ -1233,7 +1115,7 @@ class Sandbox:
     def close(self) -> None:
         """Stop the child (SIGKILL to its process group) and remove the temporary folder."""
         self._kill()
-        if isinstance(self._proc, _ZygoteChild):  # killed and waited for: the zygote may reap it
+        if isinstance(self._proc, ZygoteChild):  # killed and waited for: the zygote may reap it
             self._proc.release()
         for fd in (self._w, self._r, self._o):
             with contextlib.suppress(OSError, TypeError):  # TypeError: None, never opened

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import _is_layer, _scalar, cache_guard, walk
+from ._adapters import Adapted, _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
@@ -169,11 +169,30 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     return Y, call.forward(*[x.copy() for x in call.inputs])
 
 
+class Wrapper:
+    """Base of the checker's own wrappers around a student's layer (``self._layer``, the layer wrapped):
+    :func:`grad_slots` answers for the layer inside."""
+
+    _layer: Any
+
+
+def grad_slots(layer: Any) -> dict[str, str]:
+    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for a ``grads`` dict.
+
+    A local layer answers as :func:`gradcheck._adapters.adapt` read it, a sandboxed one from its child's
+    ``protocol`` description, a :class:`Wrapper` for the layer it wraps."""
+    layer = layer._layer if isinstance(layer, Wrapper) else layer
+    if isinstance(layer, Adapted):
+        return {} if layer.own else {w: f"self.{g}" for w, g in layer.pairs.items()}
+    # only a sandbox's RemoteLayer describes its layer in ``protocol`` (sandbox.py imports this module)
+    proto = getattr(layer, "protocol", None) if type(layer).__module__ == "gradcheck.sandbox" else None
+    attrs = proto.get("grad_attrs") or () if isinstance(proto, Mapping) and proto.get("protocol") == "attribute" else ()
+    return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
+
+
 def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     """The student's ``backward(G)`` after the last forward: ``{key: gradient}``, shapes and values validated."""
     # an attribute-style layer's self.dW, named as the student stores it (M5)
-    from .diagnose import _grad_slots
-
     names, inputs, owner = call.names, call.inputs, call.owner
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
@@ -185,7 +204,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
                         "output used twice)")
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
-    manual.update(V.check_grads(call.layer, owner, call.params, _grad_slots(call.layer)))
+    manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer)))
     return manual
 
 
@@ -226,12 +245,12 @@ def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
             share_masks(a, b, depth - 1)
 
 
-def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
+def training_differs(call: Call) -> bool:
     """Whether the training forward's output differs from the eval one's (an error counts as yes); masks held."""
     def run(training):
         return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
     try:
-        Y_eval = run(False) if Y_eval is None else Y_eval  # the eval check's output, when the caller has it
+        Y_eval = run(False)
         held = hold_masks(call.layer)
         try:
             Y_train = run(True)

@@ -179,6 +179,10 @@ class Optimizer:
         Keras's gradient clipping by norm (see the module docstring); at most one.
     state : dict
         ``id(var) -> {"var": var, <slot name>: ndarray or int, ...}``.
+    iterations : int
+        The number of updates made so far (calls of ``apply_gradients`` or ``step``
+        that updated), as Keras's ``optimizer.iterations``. The formulas do not read it:
+        :class:`Adam`'s bias correction counts each variable's own updates (PyTorch's).
 
     Raises
     ------
@@ -207,6 +211,7 @@ class Optimizer:
                                 check_scalar(global_clipnorm, "global_clipnorm", name, low=0.0,
                                              low_inclusive=False))
         self.state: dict[int, dict] = {}
+        self.iterations = 0
 
     def _repr_args(self) -> str:
         return f"learning_rate={self.learning_rate}, weight_decay={self.weight_decay}"
@@ -408,6 +413,7 @@ class Optimizer:
             )
         self._update_all(grads, variables, "apply_gradients",
                          lambda j: f"variable #{j if numbers is None else numbers[j]}")
+        self.iterations += 1
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).
@@ -425,6 +431,7 @@ class Optimizer:
             )
         self._update_all(list(map(grads.__getitem__, params)), list(params.values()), "step",
                          lambda i: _ParamKey(list(params)[i]))
+        self.iterations += 1
 
 
 class SGD(Optimizer):
@@ -504,6 +511,13 @@ class Adam(Optimizer):
     ``m_hat = m / (1 - beta_1**t)``, ``v_hat = v / (1 - beta_2**t)``. The
     argument names are Keras's; the defaults (``epsilon=1e-8``) and the place
     of ``epsilon`` are PyTorch's. Source: ``lessons/06-optimizers.md``.
+
+    Two differences from ``keras.optimizers.Adam`` follow from that: Keras's default
+    ``epsilon`` is 1e-7 (pass ``epsilon=1e-7`` for it), and Keras's ``t`` is the
+    optimizer's global ``iterations`` + 1, so a variable whose gradient was None on
+    the first call gets, on its first update at call 2, Keras's second-step bias
+    correction where PyTorch's (here) gives the first-step one. ``iterations`` counts
+    the updates as Keras's does.
 
     Parameters
     ----------

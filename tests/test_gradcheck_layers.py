@@ -1,6 +1,7 @@
 """gradcheck's check pipeline imports one way: config -> sources/numerical -> compare -> result (and its tables) -> check.
 
-The module-level imports of ``gradcheck/*.py`` (parsed, not run) form no cycle, the pipeline
+The imports of ``gradcheck/*.py`` (parsed, not run) form no cycle, at module level nor counting the imports
+inside functions (``grading/`` as one module; a lazy import postpones a cycle, it does not remove it), the pipeline
 modules import only the layers below them, and each pipeline module imports alone in a fresh
 interpreter.
 """
@@ -32,35 +33,60 @@ ALLOWED = {
 }
 
 
-def module_imports(name: str) -> set[str]:
-    """The gradcheck modules ``gradcheck/<name>.py`` imports at module level (not inside functions)."""
-    tree = ast.parse((PKG / f"{name}.py").read_text(encoding="utf-8"))
+def module_imports(name: str, anywhere: bool = False) -> set[str]:
+    """The gradcheck modules ``gradcheck/<name>.py`` imports at module level (not inside functions), or, with
+    ``anywhere``, wherever they are imported; ``grading`` is the subpackage's files together (what they import
+    from the rest of gradcheck)."""
+    files = sorted((PKG / "grading").glob("*.py")) if name == "grading" else [PKG / f"{name}.py"]
+    level = 2 if name == "grading" else 1
     out = set()
-    top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
-    for node in top:  # a module-level import under if/try counts (`if __package__:` in _adapters)
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradcheck."):
-            out.add(node.module.split(".")[1])
-    return out
+    for f in files:
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
+        for node in ast.walk(tree) if anywhere else top:  # a module-level import under if/try counts
+            if isinstance(node, ast.ImportFrom) and node.level == level:
+                out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradcheck."):
+                out.add(node.module.split(".")[1])
+    return out - {name}
 
 
-def test_module_imports_form_no_cycle():
-    graph = {p.stem: module_imports(p.stem) for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__")}
+def _cycle(anywhere: bool) -> str | None:
+    """The first import cycle among gradcheck's modules (and ``grading``), as ``a -> b -> a``, or None."""
+    names = [p.stem for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__")] + ["grading"]
+    graph = {m: module_imports(m, anywhere) for m in names}
     done, path = set(), []
 
     def visit(m):
-        assert m not in path, "import cycle: " + " -> ".join(path[path.index(m):] + [m])
+        if m in path:
+            return " -> ".join(path[path.index(m):] + [m])
         if m in done or m not in graph:
-            return
+            return None
         path.append(m)
-        for n in graph[m]:
-            visit(n)
+        for n in sorted(graph[m]):
+            if found := visit(n):
+                return found
         path.pop()
         done.add(m)
+        return None
 
-    for m in graph:
-        visit(m)
+    return next((c for m in sorted(graph) if (c := visit(m))), None)
+
+
+def test_module_imports_form_no_cycle():
+    assert _cycle(anywhere=False) is None, f"import cycle: {_cycle(anywhere=False)}"
+
+
+def test_imports_inside_functions_form_no_cycle_either():
+    assert _cycle(anywhere=True) is None, f"import cycle through a function-level import: {_cycle(anywhere=True)}"
+
+
+def test_the_cycle_finder_sees_a_function_level_import(monkeypatch):
+    real = module_imports
+    monkeypatch.setattr(sys.modules[__name__], "module_imports",
+                        lambda m, anywhere=False: real(m, anywhere) | ({"cli"} if m == "compare" and anywhere else set()))
+    assert _cycle(anywhere=False) is None
+    assert "compare" in _cycle(anywhere=True) and "cli" in _cycle(anywhere=True)
 
 
 @pytest.mark.parametrize("name", sorted(ALLOWED))

@@ -7,12 +7,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from gradcheck.grading.runner import _child_env
-from gradcheck.grading.zygote import Zygote
+from gradcheck.grading.zygote import spawn, start
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the zygote forks (POSIX)")
 
@@ -30,7 +31,7 @@ def test_where(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def zygote():
-    z = Zygote(_child_env())
+    z = start(_child_env())
     yield z
     z.close()
 
@@ -40,8 +41,8 @@ def _spawn(zygote, tmp_path, mark):
     cwd = tmp_path / f"cwd-{mark}"
     cwd.mkdir()
     env = {**_child_env(), "OUT": str(tmp_path), "MARK": mark}
-    return zygote.spawn([str(tmp_path / "test_where.py"), "-q", "-p", "no:cacheprovider"], str(cwd),
-                        str(tmp_path / f"{mark}.log"), env)
+    return spawn(zygote, [str(tmp_path / "test_where.py"), "-q", "-p", "no:cacheprovider"], str(cwd),
+                 str(tmp_path / f"{mark}.log"), env)
 
 
 def test_each_child_is_a_new_process_in_its_own_session_with_the_given_environment(zygote, tmp_path):
@@ -67,24 +68,55 @@ def test_a_hanging_child_is_killed_by_its_process_group(zygote, tmp_path):
 
 
 def test_without_its_zygote_a_spawn_says_so(tmp_path):
-    z = Zygote(_child_env())
+    z = start(_child_env())
     z.close()
-    assert z.spawn([str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None  # the runner then starts
+    assert spawn(z, [str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None  # the runner then starts
     # python -m pytest itself (one submission, tests/test_grading.py)
 
 
 def test_a_zygote_that_dies_reports_its_children_lost(tmp_path):
-    z = Zygote(_child_env())
+    z = start(_child_env())
     kid = _spawn(z, tmp_path, "hang")
     try:
         z._proc.kill()  # no exit status will come: the reader sees the end of the zygote's output
+        assert kid.ended.wait(60) and kid.lost and kid.poll() is None  # not killed (kill_lost=False): the
+        os.kill(kid.pid, 0)  # runner's stops see it running and stop it
         kid.communicate(timeout=60)
         assert kid.returncode == -9
-        assert z.spawn([str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None
+        assert spawn(z, [str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(kid.pid, signal.SIGKILL)  # the orphan, in a session of its own
         z.close()
+
+
+def test_the_grader_and_the_sandbox_fork_through_one_zygote_class(zygote, tmp_path):
+    """One idea, one place: the grader's zygote and the sandbox's (``gradcheck check``) are the one
+    ``gradcheck._zygote.Zygote`` and their children its ``ZygoteChild``; both servers run the one reply loop,
+    ``_sandbox_child.fork_server``, with their differences as options (the sandbox's reap a child only when
+    released, the grader's at its exit)."""
+    import inspect
+
+    from gradcheck import _sandbox_child, _zygote, sandbox
+    from gradcheck.grading import zygote as gz
+
+    kid = _spawn(zygote, tmp_path, "a")
+    assert kid.communicate(timeout=120)[1] is None and kid.returncode == 0
+    assert type(zygote) is _zygote.Zygote and type(kid) is _zygote.ZygoteChild
+    assert not zygote.reap_on_release and not zygote.kill_lost and kid not in zygote._kids.values()
+    children = Path(f"/proc/{zygote._proc.pid}/task/{zygote._proc.pid}/children")
+    deadline = time.monotonic() + 10
+    while str(kid.pid) in children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert str(kid.pid) not in children.read_text().split()  # the grader's: reaped at its exit, unreleased
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    with sandbox.Sandbox(files={"empty.py": str(tmp_path / "empty.py")}, timeout=5) as sb:
+        assert type(sb._proc) is _zygote.ZygoteChild and sb._proc._zygote is sandbox._ZYGOTE[0]
+        assert type(sandbox._ZYGOTE[0]) is _zygote.Zygote and sandbox._ZYGOTE[0].reap_on_release
+    for mod in (sandbox, gz, _sandbox_child):  # no fork server of their own
+        assert not [n for n, v in vars(mod).items() if inspect.isclass(v) and v.__module__ == mod.__name__
+                    and "ygote" in n], mod
+    assert "fork_server(" in gz._SERVER and "fork_server(" in inspect.getsource(_sandbox_child.zygote)
 
 
 GRADING_TEST = '''

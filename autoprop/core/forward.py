@@ -26,7 +26,16 @@ import numpy as np
 
 from . import complex as _complex
 from . import tape as _tape
-from .tape import _FORWARD, _RECORDING, UnconnectedGradients, _flatten, _sync_extra, _unconnected
+from .tape import (
+    _FORWARD,
+    _RECORDING,
+    UnconnectedGradients,
+    _flatten,
+    _flatten_like,
+    _not_a_nest,
+    _sync_extra,
+    _unconnected,
+)
 from .tensor import Tensor, is_differentiable_dtype
 
 
@@ -43,7 +52,8 @@ class ForwardAccumulator:
     Raises
     ------
     ValueError
-        If the structures or a tangent's shape do not match the primals.
+        If the structures or a tangent's shape do not match the primals (dicts are
+        paired by key, as ``tf.nest``), or if a primal is given twice (sum its tangents).
     TypeError
         If a primal is not a Tensor.
 
@@ -72,18 +82,19 @@ class ForwardAccumulator:
 
     def __init__(self, primals, tangents):
         ps, _ = _flatten(primals)
-        ts, _ = _flatten(tangents) if isinstance(primals, (list, tuple, dict)) else ([tangents], None)
-        if len(ps) != len(ts):
-            raise ValueError(
-                f"ForwardAccumulator: {len(ps)} primals but {len(ts)} tangents; give one "
-                "tangent per primal, nested the same way"
-            )
+        ts = _flatten_like(primals, tangents, "ForwardAccumulator")  # (dicts: by key)
         self._tangents: dict[int, tuple] = {}
         for p, t in zip(ps, ts):
             if not isinstance(p, Tensor):
                 raise TypeError(
                     f"ForwardAccumulator: primals must be Tensors or Variables; got "
-                    f"{type(p).__name__}"
+                    f"{type(p).__name__}{_not_a_nest(p)}"
+                )
+            if id(p) in self._tangents:
+                raise ValueError(
+                    f"ForwardAccumulator: {_name(p)} is given as a primal more than once; "
+                    "give it once, with the sum of its tangents (as "
+                    "tf.autodiff.ForwardAccumulator, which refuses it too)"
                 )
             if not is_differentiable_dtype(p.dtype):
                 warnings.warn(  # as GradientTape.watch does
@@ -191,6 +202,13 @@ class ForwardAccumulator:
             else:
                 out.append(entry[1])
         return rebuild(out)
+
+
+def _name(p):
+    """How an error names a primal: a Variable by its name, else by shape and dtype."""
+    name = getattr(p, "name", None)
+    kind = f"Variable {name!r}" if isinstance(name, str) else "a Tensor"
+    return f"{kind} (shape {p.shape}, dtype {p.dtype})"
 
 
 def _jvp(prim, i, t, ans, ins, kwargs, raw):

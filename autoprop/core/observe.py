@@ -297,8 +297,8 @@ def implicit_escape(tensor, how=None):
     tape = _carrier(tensor)
     if tape is None:
         return
+    kind = "ForwardAccumulator" if getattr(tape, "_forward", False) else "GradientTape"
     if how is not None:
-        kind = "ForwardAccumulator" if getattr(tape, "_forward", False) else "GradientTape"
         msg = (
             f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries "
             f"gradient on a recording {kind} and was converted to a Python number by {how} "
@@ -327,10 +327,10 @@ def implicit_escape(tensor, how=None):
             f"first: {module}.{fn.__name__}(np.stack(values), ...) is recorded{also}.")
     msg = (
         f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient "
-        "on a recording GradientTape and was converted implicitly to a plain numpy array here "
+        f"on a recording {kind} and was converted implicitly to a plain numpy array here "
         "(np.array/np.asarray of Tensors, assignment into an ndarray, or a numpy/scipy function "
-        "that does not dispatch to autoprop): the gradient path ends at this line and the tape "
-        "will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
+        "that does not dispatch to autoprop): the gradient path ends at this line and the "
+        f"{kind} will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
         "np.array([...]), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
         "tape on purpose." + _scipy_hint()

@@ -386,7 +386,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                     unconnected_gradients="none", caller_locals=None):
     """Build :class:`BackwardSource` for ``d target / d sources`` (see
     :meth:`autoprop.GradientTape.backward_source`, which documents the parameters)."""
-    from .tape import GradientTape, _flatten
+    from .tape import GradientTape, _flatten, _not_a_nest, _pair_seeds
 
     if tape._used and not tape._persistent:
         raise RuntimeError(
@@ -404,18 +404,10 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
         if not isinstance(s, Tensor):
             raise TypeError(
                 f"GradientTape.backward_source: sources must be Tensors or Variables; got "
-                f"{type(s).__name__}"
+                f"{type(s).__name__}{_not_a_nest(s)}"
             )
-    targets = _flatten(target)[0]
-    if output_gradients is None:
-        seeds = [None] * len(targets)
-    else:
-        seeds = _flatten(output_gradients)[0]
-        if len(seeds) != len(targets):
-            raise ValueError(
-                f"output_gradients must match target: {len(targets)} target tensors, "
-                f"{len(seeds)} output gradients"
-            )
+    targets, rebuild_target = _flatten(target)
+    seeds = _pair_seeds(target, targets, output_gradients, "GradientTape.backward_source")
 
     forward = _forward_tensors(tape, flat_sources, targets)
     fname = _forward_names(tape, forward, names, sources, caller_locals)
@@ -435,7 +427,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     with rec:
         rec.watch(seed_ts)
         rec.watch(extra)
-        results = tape._gradient(target, list(flat_sources) + extra, seed_ts, "none")
+        results = tape._gradient(target, list(flat_sources) + extra, rebuild_target(seed_ts), "none")
     src_results, extra_results = results[:len(flat_sources)], results[len(flat_sources):]
     unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
     for s, r in zip(flat_sources, src_results):  # code needs one connected source (tester10 L5)

@@ -754,7 +754,7 @@ class GradientTape:
             if not isinstance(t, Tensor):
                 raise TypeError(
                     f"GradientTape.watch: expected an autoprop Tensor or Variable, got "
-                    f"{type(t).__name__}. Wrap arrays first: x = ap.constant(array)."
+                    f"{type(t).__name__}{_not_a_nest(t)}. Wrap arrays first: x = ap.constant(array)."
                 )
             if not is_differentiable_dtype(t.dtype):
                 warnings.warn(
@@ -903,7 +903,7 @@ class GradientTape:
             if not isinstance(s, Tensor):
                 raise TypeError(
                     f"GradientTape.gradient: sources must be Tensors or Variables; got "
-                    f"{type(s).__name__}"
+                    f"{type(s).__name__}{_not_a_nest(s)}"
                 )
         targets = [target] if isinstance(target, Tensor) else _flatten(target)[0]
         for t in targets:
@@ -912,14 +912,8 @@ class GradientTape:
                     f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
                     "that computes the loss forget to return it?"
                 )
-        seeds = (
-            [None] * len(targets) if output_gradients is None else _flatten(output_gradients)[0]
-        )
-        if len(seeds) != len(targets):
-            raise ValueError(
-                f"output_gradients must match target: {len(targets)} target tensors, "
-                f"{len(seeds)} output gradients"
-            )
+        seeds = ([None] * len(targets) if output_gradients is None  # (the usual case, inline)
+                 else _pair_seeds(target, targets, output_gradients, "GradientTape.gradient"))
         if trace:
             trace = print if trace is True else trace
         grads = _backward(self, targets, seeds, flat_sources, trace)
@@ -973,8 +967,9 @@ class GradientTape:
 
         Parameters
         ----------
-        target : Tensor
-            Any shape.
+        target : Tensor, or nested list/tuple/dict of Tensors
+            Any shape. A nested target (TensorFlow takes one Tensor) gives the Jacobian
+            of each of its tensors, nested like ``target``.
         sources : Tensor or nested structure of Tensors
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
         parallel_iterations, experimental_use_pfor
@@ -983,12 +978,16 @@ class GradientTape:
         Returns
         -------
         Tensor or None per source, shape ``target.shape + source.shape``, in the
-        structure of ``sources``.
+        structure of ``sources`` (for a nested target: that, for each of its tensors,
+        in the structure of ``target``). Under an open tape or ForwardAccumulator the
+        result is recorded (Jacobians of Jacobians, forward-over-reverse).
 
         Raises
         ------
         RuntimeError
             If the (non-persistent) tape was already used.
+        TypeError
+            If a target is None or a string, or a source is not a Tensor.
 
         Examples
         --------
@@ -1008,6 +1007,22 @@ class GradientTape:
             )
         unconnected = _unconnected(unconnected_gradients)
         flat_sources, rebuild = _flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise TypeError(
+                    f"GradientTape.jacobian: sources must be Tensors or Variables; got "
+                    f"{type(s).__name__}{_not_a_nest(s)}"
+                )
+        targets, rebuild_target = _flatten(target)  # a nested target: one Jacobian per leaf
+        out = [rebuild(self._jacobian(t, flat_sources, unconnected)) for t in targets]
+        if not self._persistent:
+            self._used = True
+            self._release()
+        return rebuild_target(out)
+
+    def _jacobian(self, target, flat_sources, unconnected):
+        """The Jacobian of one target leaf with respect to each of ``flat_sources`` (a list)."""
+        _check_target(target, "jacobian")
         target = target if isinstance(target, Tensor) else Tensor(target)
         n = target.size
         rows = [[] for _ in flat_sources]
@@ -1020,13 +1035,7 @@ class GradientTape:
                 res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none")
             for j, r in enumerate(res):
                 rows[j].append(r)
-        out = []
-        for s, rs in zip(flat_sources, rows):
-            out.append(_stack_rows(rs, target.shape, s, unconnected))
-        if not self._persistent:
-            self._used = True
-            self._release()
-        return rebuild(out)
+        return [_stack_rows(rs, target.shape, s, unconnected) for s, rs in zip(flat_sources, rows)]
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -1040,7 +1049,9 @@ class GradientTape:
 
         Parameters
         ----------
-        target : Tensor, shape (batch, y1, ..., yn)
+        target : Tensor, shape (batch, y1, ..., yn), or nested list/tuple/dict of them
+            A nested target (TensorFlow takes one Tensor) gives one result per tensor,
+            nested like ``target``.
         source : Tensor, shape (batch, x1, ..., xm)
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
         parallel_iterations, experimental_use_pfor
@@ -1049,11 +1060,14 @@ class GradientTape:
         Returns
         -------
         Tensor of shape (batch, y1, ..., yn, x1, ..., xm), or None if unconnected.
+        Under an open tape or ForwardAccumulator the result is recorded.
 
         Raises
         ------
         ValueError
             If the first dimensions of ``target`` and ``source`` differ or either is 0-d.
+        TypeError
+            If ``source`` is not one Tensor, or a target is None or a string.
 
         Warns
         -----
@@ -1076,6 +1090,23 @@ class GradientTape:
                 "GradientTape.batch_jacobian: this non-persistent tape was already used."
             )
         unconnected = _unconnected(unconnected_gradients)
+        if not isinstance(source, Tensor):
+            raise TypeError(
+                f"GradientTape.batch_jacobian: source must be one Tensor or Variable (as in "
+                f"TensorFlow); got {type(source).__name__}. For several sources, call "
+                "batch_jacobian once per source with GradientTape(persistent=True)."
+            )
+        targets, rebuild_target = _flatten(target)  # a nested target: one result per leaf
+        out = [self._batch_jacobian(t, source, unconnected) for t in targets]
+        if not self._persistent:
+            self._used = True
+            self._release()
+        return rebuild_target(out)
+
+    def _batch_jacobian(self, target, source, unconnected):
+        """:meth:`batch_jacobian` of one target leaf."""
+        _check_target(target, "batch_jacobian")
+        target = target if isinstance(target, Tensor) else Tensor(target)
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"batch_jacobian: the first dimension of target {target.shape} and source "
@@ -1093,9 +1124,6 @@ class GradientTape:
                 rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
         if b > 1 and m and any(r is not None for r in rows):
             self._cross_row_probe(target, source, rows, b, m)
-        if not self._persistent:
-            self._used = True
-            self._release()
         if all(r is None for r in rows) and m:
             if unconnected == "none":
                 return None
@@ -1284,6 +1312,15 @@ class GradientTape:
             pass
 
 
+def _check_target(t, where):
+    """A Jacobian's target leaf must be a value, not None or a string (a forgotten return)."""
+    if t is None or isinstance(t, (str, bytes)):
+        raise TypeError(
+            f"GradientTape.{where}: the target is {t!r}, not a Tensor. Did the function "
+            "that computes it forget to return it?"
+        )
+
+
 def _R():
     from . import registry
 
@@ -1293,8 +1330,9 @@ def _R():
 
 def _stacked_rows(rows, source, full):
     """:meth:`GradientTape.batch_jacobian`'s result of shape ``full`` from its ``rows`` (one gradient per element of
-    ``target[0]``, of ``source``'s shape, None where unconnected: zeros), recorded when an outer tape records."""
-    if any(isinstance(r, Tensor) and _RECORDING for r in rows) and _RECORDING:
+    ``target[0]``, of ``source``'s shape, None where unconnected: zeros), recorded when an outer tape records
+    or a ForwardAccumulator is open (the rows then carry tangents: forward-over-reverse)."""
+    if (_RECORDING or _FORWARD) and any(isinstance(r, Tensor) for r in rows):
         R = _R()
         parts = [r if r is not None else Tensor(np.zeros(source.shape, source.dtype)) for r in rows]
         if not parts:
@@ -1335,13 +1373,14 @@ def _complex_row(tape, target, sources, seed):
 
 
 def _stack_rows(rows, tshape, source, unconnected):
-    """Stack per-element gradients into a (target.shape + source.shape) Jacobian."""
+    """Stack per-element gradients into a (target.shape + source.shape) Jacobian, recorded
+    when a tape records or a ForwardAccumulator is open (as :func:`_stacked_rows`)."""
     full = tuple(tshape) + tuple(source.shape)
     if all(r is None for r in rows):
         if unconnected == "zero" or not rows:
             return Tensor._wrap(np.zeros(full, source.dtype))
         return None
-    if _RECORDING and any(isinstance(r, Tensor) for r in rows):
+    if (_RECORDING or _FORWARD) and any(isinstance(r, Tensor) for r in rows):
         R = _R()
         parts = [r if r is not None else Tensor._wrap(np.zeros(source.shape, source.dtype)) for r in rows]
         return R.reshape(R.stack(parts, axis=0), shape=full)
@@ -1473,20 +1512,44 @@ def _complex_rules():
     return _cx
 
 
+def _is_nest(x):
+    """A container :func:`_flatten` walks into: a list, tuple (namedtuple) or dict (as tf.nest)."""
+    return isinstance(x, (list, tuple, dict)) and not isinstance(x, Tensor)
+
+
+def _sorted_keys(d):
+    """A dict's keys in tf.nest's order: sorted, so two dicts pair by key, not by insertion."""
+    try:
+        return sorted(d)
+    except TypeError:  # keys of mixed types: a fixed order all the same
+        return sorted(d, key=lambda k: (type(k).__name__, repr(k)))
+
+
 def _flatten(structure):
-    """Flatten nested lists/tuples/dicts of leaves; return (leaves, rebuild)."""
+    """Flatten nested lists/tuples/namedtuples/dicts of leaves; return (leaves, rebuild).
+
+    Dicts are walked in sorted-key order, as ``tf.nest.flatten``, so two dicts with the
+    same keys give their leaves in the same order whatever their insertion order;
+    ``rebuild`` gives the same structure back (namedtuples and dict types kept, keys in
+    ``structure``'s own order). Pair two structures with :func:`_flatten_like`.
+    """
     if isinstance(structure, dict):
-        keys = list(structure.keys())
+        keys = _sorted_keys(structure)
         parts = [_flatten(structure[k]) for k in keys]
         sizes = [len(p[0]) for p in parts]
         leaves = [x for p in parts for x in p[0]]
 
         def rebuild(vals):
-            out, pos = {}, 0
+            got, pos = {}, 0
             for k, (_, rb), n in zip(keys, parts, sizes):
-                out[k] = rb(vals[pos : pos + n])
+                got[k] = rb(vals[pos : pos + n])
                 pos += n
-            return type(structure)(out) if type(structure) is not dict else out
+            if type(structure) is dict:
+                return {k: got[k] for k in structure}
+            out = structure.copy()  # (an OrderedDict, a defaultdict: its own type)
+            for k in structure:
+                out[k] = got[k]
+            return out
 
         return leaves, rebuild
     if isinstance(structure, (list, tuple)) and not isinstance(structure, Tensor):
@@ -1499,7 +1562,93 @@ def _flatten(structure):
             for (_, rb), n in zip(parts, sizes):
                 out.append(rb(vals[pos : pos + n]))
                 pos += n
-            return tuple(out) if isinstance(structure, tuple) else out
+            if isinstance(structure, tuple):
+                return type(structure)(*out) if hasattr(structure, "_fields") else tuple(out)
+            return out
 
         return leaves, rebuild
     return [structure], lambda vals: vals[0]
+
+
+def _not_a_nest(x):
+    """The hint for an iterable that is not a nest (a dict view, a generator, a set): as in
+    tf.nest, only lists, tuples and dicts are walked into, so say how to make it one."""
+    if isinstance(x, (str, bytes, np.ndarray)) or not hasattr(x, "__iter__"):
+        return ""
+    return (f" (a {type(x).__name__} is not walked into: only lists, tuples and dicts are, as "
+            "in tf.nest; pass list(...) of it, e.g. list(model.variables.values()))")
+
+
+def _describe_nest(x):
+    """A short picture of a nested structure, its leaves as ``.``: ``[., [.]]``, ``{'a': .}``."""
+    text = _describe_nest_full(x)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _describe_nest_full(x):
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_nest_full(x[k])}" for k in _sorted_keys(x)) + "}"
+    if _is_nest(x):
+        inner = ", ".join(_describe_nest_full(v) for v in x)
+        if isinstance(x, tuple):
+            name = type(x).__name__ if hasattr(x, "_fields") else ""
+            return f"{name}({inner}{',' if len(x) == 1 and not name else ''})"
+        return f"[{inner}]"
+    return "."
+
+
+def _flatten_like(shallow, deep, where, names=("primals", "tangents")):
+    """The leaves of ``deep`` paired with those of ``_flatten(shallow)``, as
+    ``tf.nest.flatten_up_to``: ``deep`` must have ``shallow``'s structure, where a leaf of
+    ``shallow`` takes ``deep``'s whole subtree there as one value (a list as an array).
+    Lists and tuples match each other; dicts match by key.
+
+    Raises
+    ------
+    ValueError
+        Naming both structures (``where`` says which call), when they differ.
+    """
+    out = []
+
+    def walk(s, d):
+        if not _is_nest(s):
+            out.append(d)
+            return
+        same = _is_nest(d) and isinstance(s, dict) == isinstance(d, dict)
+        if same and isinstance(s, dict):
+            same = set(s) == set(d)
+            if same:
+                for k in _sorted_keys(s):
+                    walk(s[k], d[k])
+                return
+        elif same:
+            same = len(s) == len(d)
+            if same:
+                for a, b in zip(s, d):
+                    walk(a, b)
+                return
+        raise ValueError(
+            f"{where}: {names[0]} and {names[1]} must have the same nested structure (a list "
+            f"or tuple of the same length, a dict with the same keys); {names[0]} is "
+            f"{_describe_nest(shallow)}, {names[1]} is {_describe_nest(deep)} (leaves shown "
+            "as '.'; a leaf may be an array or a list of numbers)"
+        )
+
+    walk(shallow, deep)
+    return out
+
+
+def _pair_seeds(target, targets, output_gradients, where):
+    """``output_gradients`` flattened to one per leaf of ``target`` (``targets``, already
+    flattened), paired by structure (:func:`_flatten_like`; dicts by key). As in
+    TensorFlow, ``[dy]`` for a single target ``y`` is ``dy``, and ``dy`` for ``[y]`` too."""
+    if output_gradients is None:
+        return [None] * len(targets)
+    og = output_gradients
+    if not _is_nest(target):
+        if isinstance(og, (list, tuple)) and len(og) == 1 and isinstance(og[0], (Tensor, np.ndarray)):
+            og = og[0]  # (TF's form: a list of one gradient per target)
+        return [og]
+    if len(targets) == 1 and not _is_nest(og):
+        return [og]
+    return _flatten_like(target, og, where, ("target", "output_gradients"))

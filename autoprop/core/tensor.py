@@ -145,16 +145,18 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # A read-only view: code that leaves the tape through numpy cannot write into a
-        # value the tape saved. While a tape records, an implicit conversion of a Tensor
-        # that carries gradient warns (observe.TapeEscapeWarning); .numpy() stays quiet.
+        # value the tape saved. While a tape records or a ForwardAccumulator is open, an
+        # implicit conversion of a Tensor that carries gradient (or a tangent) warns
+        # (observe.TapeEscapeWarning); .numpy() stays quiet.
         v = self._value.view()
         v.setflags(write=False)  # (as v.flags.writeable = False, without making the flags object)
         if dtype is not None and dtype != v.dtype:
             v = v.astype(dtype)
         elif copy:
             v = v.copy()
-        if _RECORDING:
-            _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)
+        if _RECORDING or _FORWARD:  # (an open ForwardAccumulator loses the tangent too)
+            if _RECORDING:
+                _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)
             _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line
         return v
 

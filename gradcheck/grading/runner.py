@@ -1030,13 +1030,13 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
     ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
     Returns the exit code, the log's last 4,000 characters, whether the time ran out."""
-    from .zygote import shared
+    from .zygote import shared, spawn
 
     env = _child_env()
     zygote = shared(env) if stopper is not None else None
     (cwd.parent / "tmp").mkdir(exist_ok=True)
     env["TMPDIR"] = str(cwd.parent / "tmp")
-    proc = zygote and zygote.spawn(args, str(cwd), str(cwd.parent / "pytest.log"), env)
+    proc = zygote and spawn(zygote, args, str(cwd), str(cwd.parent / "pytest.log"), env)
     if proc is None:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

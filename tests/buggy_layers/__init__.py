@@ -391,8 +391,8 @@ def diagnose_loss(key: str):
 
     from gradcheck import _adapters
     from gradcheck._log_eps import better_finding
-    from gradcheck.check import check_loss, loss_gradient_name
-    from gradcheck.check_command import loss_arg_names, loss_data
+    from gradcheck.check import check_loss, loss_arg_names, loss_gradient_name
+    from gradcheck.check_command import loss_data
     from gradcheck.diagnose import name_loss_gradient
 
     fname, cls_name = key.split("::")
