@@ -367,16 +367,19 @@ def _reached_keyword(fn, lead=None):
                                              tuple(f[2] for f in found))
 
 
-def string_argument(fn, ps=None):
+def string_argument(fn, ps=None, beside=()):
     """``(name, default, [other values])`` of forward's first argument with a string default that names no mode
     (``forward(X, kind="relu")``, not :data:`MODE_KEYWORDS`' nor :data:`WORDED_MODE_STRINGS`') and that forward's
     source compares with other strings, which with the default select no mode (:func:`_mode_pair`: ``kind ==
     "tanh"``, ``padding == "same"``), or None.
-    One other value: a plain switch, each value checked (:func:`mode_keyword`); more: listed by
-    :func:`_unset_switches` (NOT CHECKED, never a PASS of the one branch the default selects)."""
+    One other value: a plain switch, each value checked (:func:`mode_keyword`); more: each checked too
+    (:func:`switch_variants`). ``beside``: the names of a boolean switch it is checked beside (``training``):
+    then a name of :data:`MODE_KEYWORDS` is read too (``forward(X, training=True, mode='fast')``: its 'fast' and
+    'slow' select no mode, and the boolean is the mode)."""
+    skip = ("training", *beside) if beside else (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
     for p in (ps or _switch_params(fn)).values():
         if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or not isinstance(p.default, str) \
-                or p.name in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"):
+                or p.name in skip:
             continue
         others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
         if others and not _mode_pair([p.default, *others]):
@@ -410,25 +413,70 @@ def _unset_switches(fn, mk) -> list[str]:
     """``["self.kind = 'relu' (other values 'tanh', 'sigmoid' not run)", ...]``: the switches forward reaches whose
     values gradcheck cannot each set (:func:`gradcheck._switch_reach.unset_switches`; ``mk``: :func:`mode_keyword`'s,
     those it sets): a check passes only the branch their value selects (F1: NOT CHECKED, never PASS)."""
+    mk = _lead(fn, mk)
     try:
         found = _switch_reach.unset_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind),
                                              skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
-    if (sw := string_argument(fn)) is not None and not (mk and mk[0] == sw[0]):  # beside a boolean switched (noisy)
+    sets = _beside(fn, mk)  # checked in every combination with mk (switch_variants), up to the cap
+    over = bool(sets) and _n_checks(sets) > 2 ** MAX_COMBINED_FLAGS
+    combined = set() if over or "," in (mk or ("",))[0] else {n for n, _, _ in sets}
+    if (sw := string_argument(fn)) is not None and not (mk and mk[0] == sw[0]) and sw[0] not in combined:
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
-    more = _more_flags(fn, mk)
-    if len(more) + 1 > MAX_COMBINED_FLAGS:  # past the cap: not run (else every combination: switch_variants)
-        found += [(n, d, [not d]) for n, d in more if n not in {f[0] for f in found}]
+    if over or "," in (mk or ("",))[0]:  # past the cap, or beside several switches: not run
+        found += [(n, d, ws) for n, d, ws in sets if n not in {f[0] for f in found}]
     found += [(n, d, []) for n, d in _dispatched_strings(fn, mk) if n not in {f[0] for f in found}]
-    capped = {more[0][0]} if len(more) + 1 > MAX_COMBINED_FLAGS else set()  # the cap said once
+    capped = {sets[0][0]} if over else set()  # the cap said once
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
-                                         "not run" + (f": gradcheck checks every combination of at most "
-                                                      f"{MAX_COMBINED_FLAGS} booleans ({2 ** MAX_COMBINED_FLAGS} "
-                                                      f"checks), and forward reads {len(more) + 1}" if n in capped
-                                                      else "") + ")"
+                                         "not run" + (f": {_cap_text(mk, sets)}" if n in capped else "") + ")"
                                          if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
+
+
+def _cap_text(mk, sets) -> str:
+    """Why the combinations of ``mk`` and the switches ``sets`` beside it are not run: past the cap."""
+    if all(isinstance(d, bool) for _, d, _ in sets):
+        return (f"gradcheck checks every combination of at most {MAX_COMBINED_FLAGS} booleans "
+                f"({2 ** MAX_COMBINED_FLAGS} checks), and forward reads {len(sets) + 1}")
+    return (f"gradcheck checks every combination of forward's switches up to {2 ** MAX_COMBINED_FLAGS} checks, and "
+            f"{mk[0]} with {', '.join(n for n, _, _ in sets)} make {_n_checks(sets)}")
+
+
+def _beside(fn, mk) -> list[tuple[str, object, list]]:
+    """``[(name, default, [other values])]`` of forward's switch arguments checked in every combination with the
+    boolean ``mk`` (:func:`mode_keyword`'s: ``training``, a plain ``noisy``): the booleans it reads
+    (:func:`_more_flags`: ``use_dropout``), then a string argument it compares with other strings
+    (:func:`string_argument`: ``mode='fast'`` or ``'slow'``). ``[]`` when ``mk`` is no boolean."""
+    if not (mk and _bool_lead(mk)):
+        return []
+    out: list[tuple[str, object, list]] = [(n, d, [not d]) for n, d in _more_flags(fn, mk)]
+    if (_plain(mk) or _arg_switch(mk)) and (sw := string_argument(fn, beside=tuple(mk[0].split(", ")))) is not None:
+        out.append((sw[0], sw[1], list(sw[2])))
+    return out
+
+
+def _n_checks(sets) -> int:
+    """How many checks every combination of a boolean switch and the switches ``sets`` beside it takes."""
+    return 2 * int(np.prod([1 + len(ws) for _, _, ws in sets]))
+
+
+def _lead(fn, mk):
+    """``mk`` (:func:`mode_keyword`'s), or ``("training", False, True)`` for a forward taking ``training`` that
+    reaches no other switch (:func:`mode_keyword` leaves that one to :func:`_training_kw`): the switch the others
+    beside it are combined with."""
+    return mk if mk or not _takes_training(fn) else ("training", False, True)
+
+
+def _bool_lead(mk) -> bool:
+    """Whether ``mk`` is a boolean switch, or forward's ``training`` with the switches it reaches (``"training,
+    self.drop.mode"``: the booleans beside them are then named as not run, :func:`_unset_switches`)."""
+    return isinstance(mk[1], bool) or (isinstance(mk[1], tuple) and mk[0].startswith("training, "))
+
+
+def _arg_switch(mk) -> bool:
+    """Whether ``mk`` is a boolean argument of forward (``training``, ``train_flg``), not an attribute's switch."""
+    return bool(mk) and isinstance(mk[1], bool) and not mk[0].startswith(("self.", "global ", "env "))
 
 
 #: How many boolean arguments of forward are checked in every combination of their values (3: 8 combinations,
@@ -445,15 +493,17 @@ def switch_variants(fn, mk) -> list[tuple[tuple, str, str]]:
     combination of the others' values, so that every combination is checked (tester15b H3: two correct booleans
     were NOT CHECKED). A string compared with several values (``kind in ("relu", "tanh", "sigmoid")``): a keyword
     ``(kind, 'relu', 'sigmoid')`` per value past the first other one, its eval label "" (only its value is run)."""
-    if not (mk and _plain(mk) and "," not in mk[0] and not mk[0].startswith(("self.", "global ", "env "))):
+    mk = _lead(fn, mk)
+    if not (mk and (_plain(mk) or _arg_switch(mk)) and "," not in mk[0]
+            and not mk[0].startswith(("self.", "global ", "env "))):
         return []
-    if isinstance(mk[1], bool):
-        more = _more_flags(fn, mk)
-        if not more or len(more) + 1 > MAX_COMBINED_FLAGS:
+    if isinstance(mk[1], bool):  # beside training too: forward(X, training, use_dropout), (X, training, mode='fast')
+        sets = _beside(fn, mk)
+        if not sets or _n_checks(sets) > 2 ** MAX_COMBINED_FLAGS:
             return []
-        names, defaults = [mk[0], *(n for n, _ in more)], tuple(d for _, d in more)
+        names, defaults = [mk[0], *(n for n, _, _ in sets)], tuple(d for _, d, _ in sets)
         out = []
-        for vals in itertools.product(*[(d, not d) for d in defaults]):
+        for vals in itertools.product(*[(d, *ws) for _, d, ws in sets]):
             if vals != defaults:
                 off, on = (mk[1], *vals), (mk[2], *vals)
                 out.append(((", ".join(names), off, on), *(", ".join(f"{n}={v!r}" for n, v in zip(names, t))
@@ -469,9 +519,10 @@ def switch_labels(fn, mk) -> list[str]:
     """The labels of the two checks of ``mk`` itself when :func:`switch_variants` adds others: the booleans it
     does not set named at their defaults (``["square=False, double=False", "square=True, double=False"]``); ``[]``
     when it adds none or none is a boolean."""
+    mk = _lead(fn, mk)
     if not (mk and isinstance(mk[1], bool) and switch_variants(fn, mk)):
         return []
-    rest = "".join(f", {n}={d!r}" for n, d in _more_flags(fn, mk))
+    rest = "".join(f", {n}={d!r}" for n, d, _ in _beside(fn, mk))
     return [f"{mk[0]}={mk[1]!r}{rest}", f"{mk[0]}={mk[2]!r}{rest}"]
 
 
@@ -496,13 +547,15 @@ def set_variant(obj, index) -> list[str]:
 
 def _more_flags(fn, mk) -> list[tuple[str, bool]]:
     """``[(name, default), ...]`` of forward's boolean arguments read in its source after the one :func:`mode_keyword`
-    switches as a plain flag (``mk``: ``forward(X, square=False, double=False)`` checks ``square`` at both values):
-    only their defaults ever run, so they are named as not run (tester15b H3); ``[]`` when ``mk`` is no such flag."""
-    if not (mk and isinstance(mk[1], bool) and _plain(mk)):
+    switches as a plain flag (``mk``: ``forward(X, square=False, double=False)`` checks ``square`` at both values)
+    or as its training argument (``forward(X, training, use_dropout)``): each combination is checked
+    (:func:`switch_variants`) or, past the cap, named as not run (tester15b H3); ``[]`` when ``mk`` is no such flag."""
+    if not (mk and _bool_lead(mk) and (_plain(mk) or _arg_switch(mk))):
         return []
     tree = _source(fn)
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
-    return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name != mk[0] and p.name in read
+    return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name not in mk[0].split(", ")
+            and p.name in read
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
             and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
 
@@ -510,17 +563,20 @@ def _more_flags(fn, mk) -> list[tuple[str, bool]]:
 def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
     """``[(name, default), ...]`` of forward's string arguments that select code other than by ``==`` with literals
     (:func:`mode_words` finds no other value): a dict key (``self.FUN[norm]``) or a method's result
-    (``norm.upper() == "L1"``). Only the default's branch runs, so they are named as not run (tester15b H5: a bug
+    (``norm.upper() == "L1"``); beside a switch (``training``), one compared with its default alone (``mode ==
+    "fast"``, the else branch). Only the default's branch runs, so they are named as not run (tester15b H5: a bug
     in the other branch PASSed with no word)."""
     tree = _source(fn)
     if tree is None:
         return []
     keys = {n.slice.id for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)}
     keys |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    lone = {p.name for p in (_params(fn) or {}).values() if _lead(fn, mk) and isinstance(p.default, str)
+            and mode_words(fn, p.name) == [p.default] and not _switch_reach.is_mode_word(p.default)}
     return [(p.name, p.default) for p in (_params(fn) or {}).values()
-            if isinstance(p.default, str) and p.name in keys and not (mk and p.name in mk[0].split(", "))
+            if isinstance(p.default, str) and p.name in keys | lone and not (mk and p.name in mk[0].split(", "))
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
+            and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
             and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
@@ -1070,9 +1126,19 @@ class Outputs:
     writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
     """
 
-    def __init__(self, names, outs):
+    def __init__(self, names, outs, grads=None):
         self.names, self.shapes = list(names), [np.shape(o) for o in outs]
         self.stacked = len(set(self.shapes)) == 1
+        #: backward's names of the k upstream gradients (``dnext_h``, ``dnext_c``), or ``dY[j]`` in the joined dY
+        self.grads = list(grads) if grads is not None and len(grads) == len(self.names) else [
+            f"dY[{j}]" for j in range(len(self.names))]
+
+    def data(self) -> list[str]:
+        """The outputs as a list of strings (what a sandboxed layer's protocol may carry to the diagnosis):
+        ``"stacked"`` or ``"flat"``, then ``"name|grad|4,3"`` per output, ``grad`` backward's name of its upstream
+        gradient."""
+        return ["stacked" if self.stacked else "flat", *(f"{n}|{g}|{','.join(str(int(d)) for d in s)}"
+                                                         for n, g, s in zip(self.names, self.grads, self.shapes))]
 
     def join(self, outs):
         """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
@@ -1248,7 +1314,26 @@ def several_outputs(res, backward, forward, cached=False):
         return None
     if not _takes(backward, len(outs) + cached):
         return None
-    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs)
+    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
+    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs,
+                   grads if all(g.isidentifier() for g in grads) else None)
+
+
+def outputs_of(obj) -> Outputs | None:
+    """The :class:`Outputs` a layer of k outputs is read through (a pair's, a class's attached one, a class read
+    as a pair of its methods), through the :class:`Adapted` wrapper; None for a layer of one output."""
+    for _ in range(3):
+        if isinstance(obj, FunctionPair):
+            return obj.outputs
+        d = getattr(obj, "__dict__", None) or {}
+        if isinstance(d.get("_gradcheck_outputs"), Outputs):
+            return d["_gradcheck_outputs"]
+        if d.get("_gradcheck_pair") is not None:
+            return getattr(d["_gradcheck_pair"](), "outputs", None)
+        if not isinstance(obj, Adapted):
+            return None
+        obj = obj.obj
+    return None
 
 
 def unreadable(forward, backward, res):
@@ -3019,6 +3104,8 @@ def adapt(obj, inputs=None, training=True):
         obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
+    if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
+        info["outputs"] = outs.data()
     return obj, info
 
 
@@ -4917,6 +5004,7 @@ def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
     named NOT CHECKED; ``[]`` when every one returns a float array (or no probe can be run)."""
     if not inputs:
         return []
+    mk = _lead(obj.forward, mk)
     try:
         twin = copy.deepcopy(obj)
     except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
@@ -4937,7 +5025,7 @@ def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
                 names, vals = keyword[0].split(", "), keyword[2 if training else 1]
                 return [f"{n} = {_value_text(d)} (other value {_value_text(v)} not run: with "
                         f"{', '.join(f'{a}={_value_text(b)}' for a, b in zip(names, vals))} forward {why})"
-                        for (n, d), v in zip(_more_flags(obj.forward, mk), vals[1:]) if v != d][:1] or [why]
+                        for (n, d, _), v in zip(_beside(obj.forward, mk), vals[1:]) if v != d][:1] or [why]
     return []
 
 

@@ -3,10 +3,12 @@ student code runs through :func:`call_student`, every returned value is validate
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
 import os
+import re
 import tempfile
 import textwrap
 import traceback
@@ -429,7 +431,11 @@ def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: st
 
 def _written_as(layer: Any, owner: str, k: str) -> str:
     """Parameter ``k`` as the student's code names it: ``Linear.W`` for an attribute-style layer (in process or in
-    the sandbox), ``Linear.params['W']`` for one with a params dict."""
+    the sandbox), ``Linear.params['W']`` for one with a params dict. A wrapper the checker calls the layer through
+    (a :class:`gradcheck.sources.Wrapper`, diagnose's ``_Proxy``, holding it as ``_layer``) answers for the layer: one name in every check of a run, so the
+    float32 warning is printed once (tester16 finding 9: ``Linear.W`` then ``Linear.params['W']``)."""
+    while any(c.__name__ == "Wrapper" and c.__module__ == "gradcheck.sources" for c in type(layer).__mro__):
+        layer = layer._layer  # sources.Wrapper (not imported: sources imports this module)
     d = getattr(layer, "__dict__", {})
     proto = d.get("protocol")
     attribute = (isinstance(proto, Mapping) and proto.get("protocol") == "attribute") or \
@@ -575,15 +581,51 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
             for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
 
 
+#: The gradients of the check under way named as the student's code names them where ``d`` + key is not that name
+#: (:func:`own_grad_names`: deeplearning.ai's ``grads['dW1']`` for ``parameters['W1']``, not ``dparameters['W1']``).
+_OWN_NAMES: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def own_grad_names(names: Mapping[str, str]):
+    """Within the block, :func:`grad_name` of each key of ``names`` is its value and :func:`grad_key` its inverse:
+    the table, the header and the diagnosis of one check use the student's own names (tester16 finding 8)."""
+    old = dict(_OWN_NAMES)
+    _OWN_NAMES.update(names)
+    try:
+        yield
+    finally:
+        _OWN_NAMES.clear()
+        _OWN_NAMES.update(old)
+
+
+def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
+    """``{"parameters['W1']": "grads['dW1']"}`` of an attribute-style layer's gradient slots (``{weight: "self.<where
+    backward stores its gradient>"}``) whose gradient's item key is ``d`` + the weight's item key in another
+    container, deeplearning.ai's naming; the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
+    out = {}
+    for w, g in slots.items():
+        wm = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", w)
+        gm = re.fullmatch(r"(?:self\.)?(\w+\[(['\"])d(\w+)\2\])", str(g))
+        if wm and gm and gm.group(3) == wm.group(2):
+            out[w] = gm.group(1)
+    return out
+
+
 def grad_name(key: str) -> str:
     """The name of the gradient of parameter or input ``key`` in tables and messages: ``dW`` for ``W``; for a
-    private ``_W`` the student's own ``_dW`` (not ``d_W``, which reads as another attribute); ``dlayers.0.W``."""
+    private ``_W`` the student's own ``_dW`` (not ``d_W``, which reads as another attribute); ``dlayers.0.W``;
+    the student's own within :func:`own_grad_names`."""
+    if key in _OWN_NAMES:
+        return _OWN_NAMES[key]
     head = len(key) - len(key.lstrip("_"))
     return f"{key[:head]}d{key[head:]}" if 0 < head < len(key) and "." not in key else f"d{key}"
 
 
 def grad_key(tensor: str) -> str:
     """The parameter or input a gradient ``tensor`` is named after: the inverse of :func:`grad_name`."""
+    if (own := next((k for k, v in _OWN_NAMES.items() if v == tensor), None)) is not None:
+        return own
     head = len(tensor) - len(tensor.lstrip("_"))
     if 0 < head and tensor[head:head + 1] == "d" and "." not in tensor:
         return tensor[:head] + tensor[head + 1:]

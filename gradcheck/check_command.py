@@ -70,7 +70,16 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
-    ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s)."""
+    ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
+    named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
+    from .sources import grad_slots
+
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))):
+        return _run_check(args, layer, label, init, shape)
+
+
+def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
+    """:func:`run_check` under the student's names."""
     from .diagnose import diagnose_layer, mode_worded
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
@@ -665,16 +674,21 @@ def _plain_mode_line(info, words, training: tuple[bool, ...], shown: str, why: s
     return "mode: " + modes + shown + why
 
 
-def _variant_lines(info) -> list[str]:
+def _variant_lines(info, requested: bool | str = "auto") -> list[str]:
     """The header line of the checks of forward's other switch combinations (``info['switch_variants']``,
-    :func:`_checked_variants`): which, and why."""
+    :func:`_checked_variants`): which (those ``requested``, ``--eval``/``--training``, runs), and why."""
     variants = [str(v).split("|") for v in info.get("switch_variants") or []]
-    shown = [lab for v in variants for lab in v if lab]
+    keep = (0, 1) if requested == "auto" else (1,) if requested else (0,)
+    shown = [lab for v in variants for i, lab in enumerate(v) if lab and (i in keep or not v[0])]
     if not shown:
         return []
-    what = ("every combination of the booleans forward reads" if all(v[0] for v in variants) else
-            "each value forward's source compares its string argument with")
-    return [f"mode: also {'; '.join(f'[{lab}]' for lab in shown)}: {what} is checked, each row labelled with it"]
+    strings = any("='" in lab or '="' in lab for lab in shown)
+    what = ("each value forward's source compares its string argument with" if not all(v[0] for v in variants) else
+            "every combination of the switches forward reads (its booleans and each value of its string argument)"
+            if strings else "every combination of the booleans forward reads")
+    mode = {True: "; --training: each in training mode", False: "; --eval: each in eval mode"}.get(requested, "")
+    return [f"mode: also {'; '.join(f'[{lab}]' for lab in shown)}: {what} is checked{mode}, each row labelled "
+            "with it"]
 
 
 def _unset_lines(info) -> list[str]:
@@ -709,7 +723,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                  else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
         why = _mode_why(layer, requested, training, (name, off, on), unread, same)
         lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
-    lines += _variant_lines(info) + _unset_lines(info)
+    lines += _variant_lines(info, requested) + _unset_lines(info)
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

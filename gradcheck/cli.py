@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -593,20 +594,46 @@ def _glued(argv: list[str]) -> list[str]:
     return out
 
 
+def _parser_parts(parser: Any) -> tuple[list[str], dict[str, argparse.ArgumentParser]] | None:
+    """``(--long options, {subcommand: its parser})`` of ``parser``, or None when this argparse does not expose
+    them as :func:`_misspelt` reads them. argparse has no public listing of a parser's arguments: this reads its
+    ``_actions`` list (the one private name), and of each action only what the documented ``Action`` interface
+    holds (``option_strings``; ``choices``, a dict of parsers for ``add_subparsers``' action)."""
+    actions = getattr(parser, "_actions", None)
+    if not isinstance(actions, (list, tuple)):
+        return None
+    options: list[str] = []
+    subs: dict[str, argparse.ArgumentParser] = {}
+    for a in actions:
+        strings, choices = getattr(a, "option_strings", None), getattr(a, "choices", None)
+        if not isinstance(strings, (list, tuple)):
+            return None
+        options += [o for o in strings if isinstance(o, str) and o.startswith("--")]
+        if isinstance(choices, Mapping) and choices and all(
+                isinstance(v, argparse.ArgumentParser) for v in choices.values()):
+            subs.update(choices)
+    return options, subs
+
+
 def _misspelt(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """A usage error under the subcommand's usage for an option it does not know, naming it and the close match
     (tester16 L13: ``--input-shpe`` was reported as a missing ``--input-shape``, ``--rtoll`` under the top-level
-    usage); nothing when every option is known or a prefix argparse accepts."""
+    usage); nothing when every option is known or a prefix argparse accepts, and nothing when the parsers do not
+    expose their options (:func:`_parser_parts`: another Python's argparse), so that argparse's own message is
+    given."""
     import difflib
 
-    sub = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    top = _parser_parts(parser)
     cmd = next((a for a in argv if not a.startswith("-")), None)
-    if cmd not in sub:
+    if top is None or cmd not in top[1]:
         return
-    rest = argv[argv.index(cmd) + 1:]
-    if any(isinstance(a, argparse._SubParsersAction) for a in sub[cmd]._actions):  # `assignment release ...`
-        return _misspelt(sub[cmd], rest)
-    known = [o for a in sub[cmd]._actions for o in a.option_strings if o.startswith("--")]
+    sub, rest = top[1][cmd], argv[argv.index(cmd) + 1:]
+    parts = _parser_parts(sub)
+    if parts is None:
+        return
+    known, nested = parts
+    if nested:  # `assignment release ...`: its own subcommand's options
+        return _misspelt(sub, rest)
     for tok in rest:
         opt = tok.split("=", 1)[0]
         if opt == "--":
@@ -614,7 +641,7 @@ def _misspelt(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         if not opt.startswith("--") or opt in known or any(k.startswith(opt) for k in known):
             continue
         near = difflib.get_close_matches(opt, known, n=1, cutoff=0.7)
-        sub[cmd].error(f"unrecognized option {opt}" + (f"; did you mean {near[0]}?" if near else ""))
+        sub.error(f"unrecognized option {opt}" + (f"; did you mean {near[0]}?" if near else ""))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -370,6 +370,12 @@ DIAGNOSES: dict[str, Record] = {
         "but backward gives {got:.6g} there{how}; every other entry is right",
         "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
+    "ignored-output": Record(
+        "upstream gradient of an output ignored", "{t} {be} the gradient with {g} set to zero: backward does "
+        "not use the upstream gradient {g} of forward's output {name} (output {j} of {k}), so {t} {lack} the "
+        "part of the loss that reaches {them} through {name}", "add {name}'s path to backward: the chain rule "
+        "sums over every output, so {g} goes back through the operations forward used to compute {name}, added "
+        "to what comes back through the other outputs"),
     "rnn-no-carry": Record(
         "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone (at steps {steps} "
         "of 0..{last}, and right at the last): backward does not add the gradient that comes back from the later steps "
@@ -1655,6 +1661,8 @@ class _Layer:
         self.slots: dict[str, str] = {}
         #: the protocol text of the adapted layer (a function pair names its functions there), or ""
         self.protocol = ""
+        #: a forward of k outputs read as one (:meth:`gradcheck._adapters.Outputs.data`), or None
+        self.outputs: Mapping | None = None
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -1695,18 +1703,16 @@ def _path_weights(m, n, G, xh, mean, tol):
     return tuple(coef)
 
 
-def _wrong_weights(c_mean, c_var, count, axes, X):
-    """The sentence for statistics' paths with wrong weights, or None when one is just missing."""
+def _wrong_weights(c_mean, c_var, count, axes, X, bessel=lambda: None):
+    """The sentence for statistics' paths with wrong weights, or None when one is just missing
+    (``bessel``: :func:`_bessel_forward`'s answer, asked only for a variance count off by one)."""
     def near(c, v):
         return abs(c - v) <= 2e-2 * max(1.0, abs(v))
 
     if (near(c_mean, 0) or near(c_mean, 1)) and (near(c_var, 0) or near(c_var, 1)):
         return None  # missing (0) or right (1): the missing-paths sentence
     if near(c_mean, 1) and (near(c_var, (count - 1) / count) or near(c_var, count / (count - 1))):
-        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
-                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
-                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
-                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+        return _variance_count(count, axes, bessel())
     fix = (f"each mean over axis={axes} divides by the number of values it averages, {count} "
            "(N*H*W for an (N, C, H, W) input)")
     if near(c_mean, c_var):
@@ -1717,6 +1723,74 @@ def _wrong_weights(c_mean, c_var, count, axes, X):
                 f"variance term right{_count_hint(c_mean, count, X, ' term')}", fix)
     return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
             "compare each term with the formula, with its count")
+
+
+def _stat_count(count: int, axes) -> str:
+    """The count a batch statistic's sum is divided by, in the student's words: ``N`` over axis 0,
+    ``N*H*W`` over (0, 2, 3) (``count``, the number, when neither)."""
+    return "N" if axes in (0, (0,)) else "N*H*W" if tuple(np.atleast_1d(axes)) == (0, 2, 3) else str(count)
+
+
+def _xhat_formula(ax: str, bessel: bool | None, cnt: str = "N") -> str:
+    """BatchNorm's training dX from xhat, for the variance forward computes: the biased var() (the
+    means' formula), or var(ddof=1) (``bessel``), whose variance term divides by ``cnt`` - 1 where
+    its mean term divides by ``cnt`` (with xhat and var as that forward computes them)."""
+    if bessel:
+        return (f"with dxhat = dY * gamma, and xhat and var as your forward computes them (var with ddof=1, "
+                f"dividing by {cnt}-1): dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).sum({ax}) / "
+                f"({cnt} - 1)) / sqrt(var + eps), the mean and the sum with keepdims=True (the variance term "
+                f"divides by {cnt}-1 as forward's variance does)")
+    return (f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) / "
+            "sqrt(var + eps), both means with keepdims=True")
+
+
+def _variance_count(count: int, axes, bessel: bool | None) -> tuple[str, str]:
+    """``(how, fix)`` for a variance term of (N-1)/N or N/(N-1) its weight: forward's variance and
+    backward's term count its values differently; which side divides by N-1 when :func:`_bessel_forward`
+    could tell (``bessel`` True: forward's var(ddof=1); False: forward's var(), so the backward's)."""
+    cnt = _stat_count(count, axes)
+    ax = f"axis={axes}"
+    if bessel is None:
+        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
+                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
+                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
+                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    if bessel:
+        return (f"the variance term has ({cnt}-1)/{cnt} of its weight: forward's variance is "
+                f"Bessel-corrected (var(ddof=1), or var() * {cnt}/({cnt}-1): divides by {cnt}-1 = {count - 1}) "
+                f"while backward's variance term divides by {cnt} = {count}",
+                "carry the same count into backward: " + _xhat_formula(ax, True, cnt)
+                + "; or use var() (ddof=0) in forward, then " + _xhat_formula(ax, False))
+    return (f"the variance term has {cnt}/({cnt}-1) times its weight: forward's variance is var() "
+            f"(divides by {cnt} = {count}) while backward's variance term divides by {cnt}-1 = {count - 1}",
+            "divide by the count forward's variance uses: " + _xhat_formula(ax, False))
+
+
+def _bessel_forward(L: _Layer, X) -> bool | None:
+    """Whether a batch normalisation's forward divides its variance by M-1 (``var(ddof=1)``,
+    ``var() * N/(N-1)``) rather than by M, its count of values per statistic; None when it cannot be
+    told. The batch stacked twice has the same mean and biased variance: a forward with var() gives
+    each copy X's outputs; one with ddof=1 gives both copies the same outputs, centred ones
+    sqrt(M/(M-1) * (2M-1)/(2M)) times X's (the variance's count goes from M to 2M)."""
+    axes = _group_axes(X)
+    if axes is None or L.Y.shape != X.shape:
+        return None
+    N, count = X.shape[0], int(np.prod([X.shape[a] for a in axes]))
+    try:
+        Y2 = np.asarray(L.fwd(np.concatenate([X, X]), *L.inputs[1:]), dtype=float)
+    except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
+        return None
+    if Y2.shape != (2 * N, *X.shape[1:]) or not close(Y2[:N], Y2[N:], 1e-9, 1e-12):
+        return None  # the copies differ: not a function of the statistics and each sample
+    if close(Y2[:N], L.Y, 1e-9, 1e-12):
+        return False
+    mean = functools.partial(np.mean, axis=axes, keepdims=True)
+    yc, ac = L.Y - mean(L.Y), Y2[:N] - mean(Y2[:N])
+    den = mean(yc * yc)
+    if not np.all(den > 0):
+        return None
+    want = np.sqrt(count / (count - 1) * (2 * count - 1) / (2 * count))
+    return bool(np.all(np.abs(mean(ac * yc) / den - want) <= 0.2 * (want - 1))) or None
 
 
 def _count_hint(k: float, count: int, X, what: str) -> str:
@@ -1746,12 +1820,13 @@ def _eps_share(v, n, xh, sd, mean):
     return sd**2 / (sd**2 + eps)
 
 
-def _norm_signature(m, n, X, tol=1e-3, G=None):
+def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
     a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
     the mean term). Paths that are there with wrong weights (a count of N for N*H*W values, a
-    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`)."""
+    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`). ``bessel`` tells
+    whether forward's variance divides by M-1 (:func:`_bessel_forward`; asked only when a formula is given)."""
     scale = np.abs(m).max()
     for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
         mean = functools.partial(np.mean, axis=axes, keepdims=True)
@@ -1766,7 +1841,7 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             count = int(np.prod([X.shape[a] for a in axes]))
             weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None
-            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X) \
+            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X, bessel) \
                 if weights else None
             if said is None and has_mean and has_var:  # both paths there: not a missing one
                 said = ("both terms are there, with other weights than the forward's statistics need",
@@ -1775,8 +1850,8 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
                 return "wrong-stat-weights", out | {"how": said[0], "fix": said[1]}
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
-                "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
-                       f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True"}
+                "fix": _xhat_formula(ax, bessel() if 0 in axes else None,
+                                     _stat_count(count, axes if len(axes) > 1 else axes[0]))}
         d, nmax = n - m, np.abs(n).max()
         if (not has_mean and 0 < nmax and np.abs(mean(n)).max() <= tol * nmax
                 and close(d, 0 * d + mean(d), tol)):
@@ -1797,7 +1872,8 @@ def _context_signature(L: _Layer, t, key, m, n):
             and xi.dtype.kind == "f"):
         if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
-        if (f := _norm_signature(m, n, xi, G=L.G)) is not None:
+        bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
+        if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
@@ -2254,6 +2330,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
+    _one_ignored(diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -2302,6 +2379,62 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
         return None
     return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
             "undo": "a version whose backward multiplies by m"}
+
+
+def _outputs_data(layer) -> Mapping | None:
+    """The outputs of a layer of k outputs (a sandboxed layer's from its protocol, a local one's from its
+    :class:`gradcheck._adapters.Outputs`), as :meth:`~gradcheck._adapters.Outputs.data`; None for one output."""
+    from ._adapters import outputs_of
+
+    layer = layer._layer if isinstance(layer, Wrapper) else layer
+    proto = getattr(layer, "protocol", None)
+    if isinstance(proto, Mapping):
+        got = proto.get("outputs")
+    else:
+        got = None if (outs := outputs_of(layer)) is None else outs.data()
+    if not isinstance(got, (list, tuple)) or len(got) < 3 or got[0] not in ("stacked", "flat"):
+        return None
+    try:  # "name|grad|4,3" per output, as Outputs.data writes them
+        rows = [str(r).split("|") for r in got[1:]]
+        return {"stacked": got[0] == "stacked", "names": [r[0] for r in rows], "grads": [r[1] for r in rows],
+                "shapes": [tuple(int(n) for n in r[2].split(",") if n) for r in rows]}
+    except (IndexError, ValueError):
+        return None
+
+
+def _ignored_output(L: _Layer, key, m, n):
+    """A backward of k upstream gradients that ignores one: ``m`` is the numerical gradient of ``key`` with that
+    output's part of the joined upstream gradient set to zero (and ``n`` is not)."""
+    o = L.outputs
+    if not o or L.G is None or L.G.shape != L.Y.shape or len(o.get("names", ())) < 2:
+        return None
+    k, ok = len(o["names"]), np.isfinite(n)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in o["shapes"]]
+    ends = np.cumsum(sizes)
+    for j in range(k):
+        G = np.array(L.G, dtype=np.float64, copy=True)
+        if o["stacked"]:
+            G[j] = 0.0
+        else:
+            G[ends[j] - sizes[j]:ends[j]] = 0.0
+        nj = L.numer([key], G=G)[key]
+        if nj.shape == m.shape and close(m[ok], nj[ok], 1e-5) and not close(n[ok], nj[ok], 1e-5):
+            return "ignored-output", {"g": o["grads"][j], "name": o["names"][j], "j": j, "k": k, "be": "is",
+                                      "lack": "lacks", "them": "it"}
+    return None
+
+
+def _one_ignored(diag: Diagnosis) -> None:
+    """The ``ignored-output`` findings of one output's upstream gradient as one sentence naming every tensor
+    it is missing from (``dX, dW are the gradients with dz set to zero``), not one each."""
+    found = [f for f in diag.findings if f.code == "ignored-output"]
+    if len(found) < 2 or len({f.message.split(" set to zero")[0].split(" with ")[-1] for f in found}) != 1:
+        return
+    first, tensors = found[0], ", ".join(f.tensor for f in found)
+    merged = Finding("ignored-output", first.message.replace(f"{first.tensor} is the gradient", f"{tensors} are "
+                     "the gradients", 1).replace(f"so {first.tensor} lacks", f"so {tensors} lack", 1).replace(
+                     "reaches it through", "reaches them through", 1), first.tensor, first.severity)
+    diag.findings = [merged if f is first else f for f in diag.findings if f not in found[1:]]
 
 
 def _protocol_text(layer) -> str:
@@ -2375,6 +2508,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
+    if L.outputs and (f := _try_signature(lambda: _ignored_output(L, key, m0, n0))) is not None:
+        return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
@@ -2407,6 +2542,14 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         if found:
             return _find(found[0], t, **found[1])
     return _worst_element(t, m0, n0, res.rtol, own)
+
+
+def _try_signature(detect):
+    """``detect()``, or None when the probe it runs fails (a layer that cannot run there names nothing)."""
+    try:
+        return detect()
+    except Exception:  # noqa: BLE001 - student code in a probe
+        return None
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2500,6 +2643,14 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
+        return _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
+
+
+def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
+    """:func:`_diagnose_modes` of forward's own switch and of each other combination of its switches
+    (:func:`switch_variants`); ``more``: ``(twin, reference, localize, upstream)``."""
+    twin, reference, localize, upstream = more
     variants, set_switch, labels = switch_variants(layer)
     if not variants:
         return _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
@@ -2846,7 +2997,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                L.protocol = _protocol_text(layer)
+                L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = grad_slots(layer)

@@ -102,7 +102,18 @@ def test_correct_counterparts_pass(key):
                                             "X by a mask with entries 0 and 2", "the forward's scale 2 (1 / the keep "
                                             "probability) is missing in backward", "dX = dY * self.mask"]),
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
-                                           "var(ddof=1) divides by N-1"]),
+                                           "forward's variance is Bessel-corrected (var(ddof=1)",
+                                           "divides by N-1 = 5) while backward's variance term divides by N = 6",
+                                           "(dxhat * xhat).sum(axis=0) / (N - 1)) / sqrt(var + eps)"]),
+        # session 17 (tester16 finding 8): the student's own name of the gradient, not dparameters['b1']
+        ("coursera.py::NgDictDbHalf", ["grads['db1'] is 0.5 times the correct gradient"]),
+        # session 17 (tester16 finding 11): the formula offered is the one for the variance forward computes
+        ("norm.py::BatchNormBesselNaive", ["through the batch mean and variance", "(var with ddof=1, dividing by N-1)",
+                                          "dX = (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).sum(axis=0) / "
+                                          "(N - 1)) / sqrt(var + eps)"]),
+        ("norm.py::BatchNormBesselBackward", ["the variance term has N/(N-1) times its weight", "forward's variance "
+                                             "is var() (divides by N = 6) while backward's variance term divides by "
+                                             "N-1 = 5", "(dxhat * xhat).mean(axis=0)) / sqrt(var + eps)"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),
         ("coursera.py::DenseColumnsNoT", ["it is W @ d where W.T @ d is due",
                                           "dX = W.T @ d, not W @ d"]),

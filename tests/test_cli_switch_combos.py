@@ -298,10 +298,12 @@ class FlagAndKindBug:
 """
 
 
-def test_a_string_beside_a_switched_boolean_is_named_not_run(tmp_path):
-    """Before, a two-valued string beside the boolean switched was never run nor named: the bug PASSed (exit 0)."""
+def test_a_string_beside_a_switched_boolean_is_checked_at_each_value(tmp_path):
+    """Before, a two-valued string beside the boolean switched was never run nor named: the bug PASSed (exit 0);
+    then it was NOT CHECKED (exit 3); since session 17 each of its values is combined with the boolean's and the
+    bug FAILs where it is."""
     f = student(tmp_path, MIXED, "mixed.py")
     p = run_here("check", f"{f}::FlagAndKindBug", "--input-shape", "3,4")
     out = " ".join(both(p).split())
-    assert p.returncode == 3 and "NOT CHECKED: FlagAndKindBug: forward reads kind = 'lin' (other value 'sq' not " \
-        "run)" in out and "PASS" not in out, out
+    assert p.returncode == 1 and "FAIL: FlagAndKindBug [noisy=False, kind='sq']: gradient mismatch in dX." in out, out
+    assert "dX is 0.5 times the correct gradient" in out and "PASS" not in out, out

@@ -276,6 +276,17 @@ EXPECTED = {
     # session 16 (tester15b L3): a Huber backward without its clip, a focal loss's factor held constant
     "loss_robust.py::HuberNoClip": "huber-not-clipped",
     "loss_focal.py::FocalFactorConstant": "focal-factor-derivative",
+    # session 17 (tester16 finding 11): BatchNorm with the Bessel-corrected variance (ddof=1): the formula matches it
+    "norm.py::BatchNormBesselNaive": "missing-mean-var-paths",
+    "norm.py::BatchNormBesselBackward": "wrong-stat-weights",
+    # session 17 (TwoOutIgnore): a backward of two upstream gradients that ignores the second, a class and a pair
+    "outputs.py::TwoOutIgnore": "ignored-output",
+    "outputs.py::twooutnodz": "ignored-output",
+    # session 17: a boolean or a string argument beside training, its other value's branch wrong (once a PASS)
+    "switch_beside.py::DropScaleBug": "factor",
+    "switch_beside.py::SquareModeBug": "factor",
+    # session 17 (tester16 finding 8): deeplearning.ai's parameters['W1'] with grads['dW1'], named so
+    "coursera.py::NgDictDbHalf": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -331,7 +342,9 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
-           "loss_robust.py::Huber", "loss_focal.py::Focal",
+           "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
+           "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
+           "coursera.py::NgDict",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",

@@ -81,3 +81,31 @@ class DenseColumns:
 class DenseColumnsNoT(DenseColumns):
     def dA_prev(self, dZ):
         return self.params["W"] @ dZ  # BUG: W @ dZ, W.T @ dZ is due (W square: no shape error)
+
+
+class NgDict:
+    """deeplearning.ai's names in a class: ``self.parameters['W1']``, backward fills ``self.grads['dW1']``."""
+
+    INPUT, ADAPT = (5, 8), True  # read as `gradcheck check` reads it (attribute style, its containers)
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.parameters = {"W1": rng.standard_normal((3, 5)), "b1": 0.1 * rng.standard_normal((3, 1))}
+        self.grads = {}
+
+    def forward(self, A):
+        self.A = A
+        return self.parameters["W1"] @ A + self.parameters["b1"]
+
+    def backward(self, dZ):
+        self.grads["dW1"] = dZ @ self.A.T
+        self.grads["db1"] = self.db(dZ)
+        return self.parameters["W1"].T @ dZ
+
+    def db(self, dZ):
+        return dZ.sum(axis=1, keepdims=True)
+
+
+class NgDictDbHalf(NgDict):
+    def db(self, dZ):
+        return dZ.sum(axis=1, keepdims=True) / 2  # BUG: x0.5

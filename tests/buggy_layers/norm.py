@@ -183,6 +183,39 @@ class BatchNormUnbiasedVar(BatchNorm1D):
         return self.params["gamma"] * self.xhat + self.params["beta"]
 
 
+
+class BatchNormBessel(BatchNorm1D):
+    """Training forward with the Bessel-corrected batch variance (var(ddof=1)), backward derived for it."""
+
+    def forward(self, X, training=False):
+        if not training:
+            return super().forward(X, training)
+        self.training = True
+        self.xmu = X - X.mean(axis=0)
+        self.istd = 1 / np.sqrt(np.var(X, axis=0, ddof=1) + self.eps)
+        self.xhat = self.xmu * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def dx_train(self, dxhat):
+        n = len(dxhat)
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        dmu = -np.sum(dxhat * self.istd, axis=0)
+        return dxhat * self.istd + dvar * 2 * self.xmu / (n - 1) + dmu / n
+
+
+class BatchNormBesselNaive(BatchNormBessel):
+    def dx_train(self, dxhat):
+        return dxhat * self.istd  # BUG: mean and variance treated as constants (forward's var has ddof=1)
+
+
+class BatchNormBesselBackward(BatchNorm1D):
+    def dx_train(self, dxhat):  # forward's var() divides by N
+        n = len(dxhat)
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        dmu = -np.sum(dxhat * self.istd, axis=0)
+        return dxhat * self.istd + dvar * 2 * self.xmu / (n - 1) + dmu / n  # BUG: N-1 for var()'s N
+
+
 class SpatialBatchNormNoReorder(SpatialBatchNorm):
     def backward(self, dY):
         N, C, H, W = dY.shape
