@@ -35,7 +35,7 @@ from ._adapters import global_names, global_states, hold_random
 from .check import CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import EXIT_STUDENT, GradcheckError, ProtocolError, UsageError
+from .errors import EXIT_STUDENT, GradcheckError, GradientShapeError, ProtocolError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import directional_kinks as _directional_kinks
@@ -2539,6 +2539,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         d.name = f"{owner} [{mode_label(layer, d.training)}]"
         if d.result is not None:
             d.result.name = d.name
+    diags = diags or [d]  # never empty: the last mode's diagnosis when each was set aside
     first = next((d for d in diags if not d.passed), diags[0])
     first.other_modes = [d for d in diags if d is not first]
     if first.result is not None:
@@ -2758,8 +2759,11 @@ def _eval_mask(layer, X, owner, seed: int) -> str | None:
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
     """The note for an eval forward that is the identity whose backward raised (a Dropout whose
     eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
-    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
-    if d.error is None or d.result is not None or "backward(" not in str(d.error):
+    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise: also for a
+    gradient our checks refused (a ``GradientShapeError``: backward ran) and for a layer with no training
+    mode to check (a bias layer whose zero bias makes its one forward the identity)."""
+    if d.error is None or d.result is not None or "backward(" not in str(d.error) \
+            or isinstance(d.error, GradientShapeError) or True not in training_modes(layer, "auto"):
         return ""
     if not _identity_in_eval(layer, X, owner, seed):
         return ""
