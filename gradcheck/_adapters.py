@@ -876,9 +876,13 @@ def with_targets(obj, t):
     cls = type(obj)
     fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
     ps = [p for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
-    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) < 2:
+    switch = mode_keyword(fwd) if inspect.isfunction(fwd) else None  # forward(X, training=False): not targets
+    switches = [p.name for p in ps[1:] if isinstance(p.default, bool) or switch and p.name == switch[0]]
+    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) - len(switches) < 2:
+        what = f" ({', '.join(switches)}: a training switch, not targets)" if switches else ""
         raise AdapterError(f"--targets without --loss is for a model forward(x, t) -> loss (Deep Learning from "
-                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}.")
+                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}"
+                           f"{what}.")
     if not [p for p in (_params(bwd) or {}).values() if p.name != "self"]:
         raise AdapterError(f"{cls.__name__}.backward() takes no dout, as a loss's: for a loss class, add --loss "
                            "(--targets without --loss is for a model forward(x, t) -> loss, backward(dout=1)).")
@@ -886,7 +890,10 @@ def with_targets(obj, t):
 
     def forward(self, x):
         loss = fwd(self, x, t.copy())
-        return np.array(loss, dtype=np.float64).reshape(1) if np.size(loss) == 1 else loss
+        if np.size(loss) != 1:
+            raise UnreadableError(f"--targets without --loss is for a model forward(x, t) -> loss, a scalar; "
+                                  f"{cls.__name__}.forward(x, t) returned shape {np.shape(loss)}.")
+        return np.array(loss, dtype=np.float64).reshape(1)
 
     def backward(self, dY):
         return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))

@@ -26,3 +26,50 @@ def test_zero_bias_keepdims_is_diagnosed(tmp_path):
     assert p.returncode == 1, text
     assert "Traceback" not in text
     assert "db has shape (1, 5), expected (5,)" in text and "keepdims" in text
+
+
+NONSCALAR = """
+import numpy as np
+
+class Net:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((5, 3))
+    def forward(self, x, t):
+        self.x = x
+        return x @ self.W
+    def backward(self, dout=1):
+        self.dW = self.x.T @ dout
+        return dout @ self.W.T
+"""
+
+
+def test_targets_on_a_training_switch_is_a_usage_error():
+    """M2: --targets without --loss read forward(X, training=False) as a model's forward(x, t) and blamed the
+    student's backward for the float dout it was given."""
+    p = run_here("check", "examples/student_linear_correct.py::Linear", "--input-shape", "4,5", "--init",
+                 '{"in_features": 5, "out_features": 3}', "--targets", "labels:3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "--targets without --loss is for a model forward(x, t) -> loss" in text
+    assert "Linear.forward takes X, training (training: a training switch, not targets)" in text
+    assert "AttributeError" not in text
+
+
+def test_targets_on_a_non_scalar_forward_is_a_usage_error(tmp_path):
+    """M2: a forward(x, t) returning an array is no model-with-targets either (its loss is a scalar)."""
+    f = student(tmp_path, NONSCALAR)
+    p = run_here("check", f"{f}::Net", "--input-shape", "4,5", "--targets", "labels:3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "a scalar; Net.forward(x, t) returned shape (4, 3)" in text
+
+
+def test_no_switch_mode_line(tmp_path):
+    """L8: a forward with no training switch (an rnn_step, a layernorm, a max_pool) said "mode: eval (forward has no
+    training argument)": it has one mode, neither eval nor training."""
+    f = student(tmp_path, BIAS.replace("zeros(5)", "arange(5.0)").replace(", keepdims=True", ""))
+    p = run_here("check", f"{f}::BiasKeepdims", "--input-shape", "4,5")
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "mode: forward has no training switch: one mode" in text
+    assert "eval" not in text
