@@ -789,14 +789,16 @@ def check_init(kind, target, init, n_inputs=None):
                         f"{', '.join(named) or 'no keyword arguments'}.")
     if kind == "functions":
         _backward_missing(*target, init, n_inputs)
-    missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
-               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
+    extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
+    missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
+               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
         example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
                             + [f'"{k}": ...' for k in missing])
-        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k)]
-        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]] "
-                  "is 2x3); gradcheck passes it as a float64 array." if arrays else "")
+        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k) or kind == "loss_function"]
+        eg = "[[1, 1, 0], [1, 0, 0]]" if kind == "loss_function" else "[[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]"
+        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: {eg} is 2x3); gradcheck passes "
+                  "it as a float64 array." if arrays else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
                         f"with ... replaced by the values): --init '{{{example}}}'.{arrays}")
 
@@ -845,8 +847,8 @@ def build(kind, target, init, seed, n_inputs=None):
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
-    if kind == "loss_function":
-        return loss_function(target, init)
+    if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
+        return loss_function(target, init_arrays(init)[0])
     kwargs = init_arrays(init)[0]
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
@@ -1323,7 +1325,15 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        self.gradient_name = "d" + next(iter(_params(fn) or ["x"]), "x")  # softmax_loss(x, y) -> dx
+        names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+        names += ["x", "y"][len(names):]
+        self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
+        try:
+            signature = f"{fn.__name__}{inspect.signature(fn)}"
+        except (TypeError, ValueError):
+            signature = fn.__name__
+        #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
+        self.info = {"protocol": "loss", "signature": signature, "arg_names": names}
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))

@@ -626,7 +626,8 @@ class Child:
             except AD.AdapterError as exc:
                 return self.reply(False, {"stage": "usage", "message": str(exc)})
         try:  # the adapter's probe runs student code: its own failures are the check's to report
-            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
+                obj, "info", {}) if kind == "loss_function" else {})
             if keras_call and info.get("text"):
                 info = {**info, "text": f"{info['text']}; forward is call() (Keras's name: the class has no forward)"}
             if req.get("targets") is not None and info.get("text"):

@@ -1132,7 +1132,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
         args, label, res, (y_true, y_pred), twin, reference)
     color = use_color()
-    print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+    pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
+    what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
+    print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
     for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):
         print(V.wrap(line))

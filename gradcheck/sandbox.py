@@ -1578,7 +1578,11 @@ class RemoteLoss(_Remote):
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
         call = self.protocol.get("call") or "forward(y_true, y_pred)"  # forward(x=y_pred, t=y_true): bound by name
-        return f"{call} with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
+        names = self.protocol.get("arg_names")  # a CS231n loss(x, y): its own names (tester17 M3)
+        pred = "y_pred"
+        if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
+            call, pred = f"forward({names[0]}, {names[1]})", names[0]
+        return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""

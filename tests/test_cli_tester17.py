@@ -73,3 +73,33 @@ def test_no_switch_mode_line(tmp_path):
     assert p.returncode == 0, text
     assert "mode: forward has no training switch: one mode" in text
     assert "eval" not in text
+
+
+TEMPORAL = """
+import numpy as np
+
+def temporal_softmax_loss(x, y, mask):
+    N, T, V = x.shape
+    xf = x.reshape(N * T, V); yf = y.reshape(N * T); mf = mask.reshape(N * T)
+    p = np.exp(xf - xf.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+    loss = -np.sum(mf * np.log(p[np.arange(N * T), yf])) / N
+    dx = p.copy(); dx[np.arange(N * T), yf] -= 1; dx /= N; dx *= mf[:, None]
+    return loss, dx.reshape(N, T, V)
+"""
+
+
+def test_loss_function_extra_argument_from_init(tmp_path):
+    """M3: CS231n's temporal_softmax_loss(x, y, mask): the missing mask was a TypeError blamed on the student, and
+    --init's mask came as a list; now a usage error naming it, and --init's nested list a float64 array."""
+    f = student(tmp_path, TEMPORAL)
+    args = ("check", f"{f}::temporal_softmax_loss", "--input-shape", "2,3,4", "--loss", "--targets", "labels:4")
+    p = run_here(*args)
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "temporal_softmax_loss(x, y, mask) needs mask, which only --init can give" in text
+    assert """--init '{"mask": ...}'""" in text
+    p = run_here(*args, "--init", '{"mask": [[1, 1, 0], [1, 0, 0]]}')
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "PASS: temporal_softmax_loss" in text
+    assert "(loss), x shape (2, 3, 4) (real), y: 4-class labels of shape (2, 3)" in text
