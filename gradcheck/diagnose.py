@@ -79,8 +79,17 @@ _LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
 _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
           "class attribute or a global keeps an earlier input; overwrite the cache on every "
           "forward (self.X = X), stored on self")
-_LOST = ("(precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
-         "and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.float32))")
+_LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
+         "1e-6 and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.{dtype}))")
+
+
+def _precision(dtype) -> dict[str, Any]:
+    """The fields of :data:`_LOST` for ``dtype``: its dtype, significant digits and eps (float32: 7, 1.2e-07;
+    float16: 3, 9.8e-04), so a float16 is not told float32's figures."""
+    dt = np.dtype(dtype)
+    eps = float(np.finfo(dt).eps) if dt.kind in "fc" else float(np.finfo(np.float32).eps)
+    return {"dtype": dt.name, "digits": round(-math.log10(eps)), "eps": f"{eps:.1e}"}
+
 #: Every diagnosis gradcheck names, by code: its text is written here once (fields: the detectors).
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
@@ -115,10 +124,10 @@ DIAGNOSES: dict[str, Record] = {
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
-                                                          "astype(np.float32)", "create {w} as float64 and do not cast its gradient"),
+                                                          "astype(np.{dtype})", "create {w} as float64 and do not cast its gradient"),
         lesson=_NUM),
     "float32-values": Record("values rounded to float32", "forward returns float64 values rounded to "
-                             "float32 for a float64 input " + _LOST.replace("{dtype}", "float32"),
+                             "float32 for a float64 input " + _LOST.format(**_precision(np.float32)),
                              lesson=_NUM),
     "float32-inside": Record(
         "float32 inside forward", "forward loses precision inside for a float64 input: moving the "
@@ -3227,7 +3236,7 @@ class _Probes:
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", dtype=y_dtype)
+                       what="forward returns", **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -3376,9 +3385,9 @@ class _Probes:
                    ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else "contains")
         for t, d, key in low:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
-                self.find("float32-weight", t, w=key, dtype=d)
+                self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", dtype=d)
+                self.find("float32", t, what=f"backward returns {t} as", **_precision(d))
         return bad_shape, nonfinite, never
 
     def repeat(self, G):

@@ -103,3 +103,25 @@ def test_loss_function_extra_argument_from_init(tmp_path):
     assert p.returncode == 0, text
     assert "PASS: temporal_softmax_loss" in text
     assert "(loss), x shape (2, 3, 4) (real), y: 4-class labels of shape (2, 3)" in text
+
+
+F16 = """
+import numpy as np
+
+class F16:
+    def forward(self, X):
+        return (2 * X).astype(np.float16)
+    def backward(self, dY):
+        return 2 * dY
+"""
+
+
+def test_float16_is_told_its_own_precision(tmp_path):
+    """4: float16's diagnosis said float32's "about 7 significant digits" and "no astype(np.float32)"."""
+    f = student(tmp_path, F16)
+    p = run_here("check", f"{f}::F16", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "float16 keeps about 3 significant digits (eps 9.8e-04)" in text
+    assert "e.g. no astype(np.float16)" in text
+    assert "float32" not in text
