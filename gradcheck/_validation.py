@@ -590,6 +590,18 @@ def grad_key(tensor: str) -> str:
     return tensor[1:]
 
 
+def slot_name(slots: Mapping[str, str], key: str) -> str:
+    """Where the student's code keeps the gradient of parameter ``key``, as diagnoses say it: ``self.dW`` for
+    an attribute-style layer (``slots``: :func:`gradcheck.sources.grad_slots`), else ``grads['W']``."""
+    return slots.get(key) or f"grads[{key!r}]"
+
+
+def param_name(slots: Mapping[str, str], key: str) -> str:
+    """Parameter ``key`` as the student's code names it: ``self.W`` for an attribute-style layer (``slots`` as in
+    :func:`slot_name`), else ``params['W']``."""
+    return f"self.{key}" if key in slots else f"params[{key!r}]"
+
+
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
     """The ProtocolError for ``grads`` that is not a dict (``type_name``: a sandbox's stand-in)."""
     got = "nothing (no grads attribute)" if grads is None else (
@@ -636,7 +648,6 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
                 + _near_key(k, grads) + "."))
         out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k),
                               produced_by=f"backward(dY) (in {slots[k]})" if k in slots
-                              else f"grads[{k!r}] after backward(dY)",
-                              expected_shape=p.shape,
-                              expected_why=f"the shape of {f'self.{k}' if k in slots else f'params[{k!r}]'}")
+                              else f"{slot_name(slots, k)} after backward(dY)",
+                              expected_shape=p.shape, expected_why=f"the shape of {param_name(slots, k)}")
     return out

@@ -1629,9 +1629,10 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
             continue
         for t, u in ((a, b), (b, a)):
             in_grads = V.grad_key(t) in keys
-            st, su = ((slots or {}).get(V.grad_key(v), f"grads[{V.grad_key(v)!r}]") for v in (t, u))
-            fix = (f"store each gradient {'under its own key' if st.startswith('grads[') else 'in its own place'}: "
-                   f"{st} = {t}, {su} = {u}" if in_grads else f"return them in the order {order}")
+            st, su = (V.slot_name(slots or {}, V.grad_key(v)) for v in (t, u))
+            own = (f"under its own key: {st} = {t}, {su} = {u}" if st.startswith("grads[") else  # self.dW1: its own
+                   f"in its own place: {st} = the gradient of {V.grad_key(t)}, {su} = that of {V.grad_key(u)}")
+            fix = f"store each gradient {own}" if in_grads else f"return them in the order {order}"
             out[t] = _find("swapped", t, slot=st if in_grads else t, other=V.grad_key(u),
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
@@ -3351,8 +3352,7 @@ class _Probes:
         if bad_shape or nonfinite:  # NaN explains everything after it (linearity, ...): alone
             return None
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
-        slot = (", ".join(slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in never) if slots
-                else "grads[...]")
+        slot = ", ".join(V.slot_name(slots, V.grad_key(t)) for t in never) if slots else "grads[...]"
         self.probe(6, not never, ", ".join(never), "never-written", (never or [None])[0],
                    ts=", ".join(never), slot=slot)
         return G
@@ -3363,7 +3363,7 @@ class _Probes:
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
         found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
-                   else f"grads[{k!r}] after backward(dY)") for k, p in self.params.items()]
+                   else f"{V.slot_name(slots, k)} after backward(dY)") for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
             arr = None if r is None else np.asarray(r)
@@ -3430,7 +3430,7 @@ class _Probes:
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
             slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
-            keys = [slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in acc]
+            keys = [V.slot_name(slots, V.grad_key(t)) for t in acc]
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]

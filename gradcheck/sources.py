@@ -185,7 +185,7 @@ def grad_slots(layer: Any) -> dict[str, str]:
     if isinstance(layer, Adapted):
         return {} if layer.own else {w: f"self.{g}" for w, g in layer.pairs.items()}
     # only a sandbox's RemoteLayer describes its layer in ``protocol`` (sandbox.py imports this module)
-    proto = getattr(layer, "protocol", None) if type(layer).__module__ == "gradcheck.sandbox" else None
+    proto = getattr(layer, "protocol", None) if type(layer).__module__ in ("gradcheck.sandbox", "gradcheck.sandbox.remote") else None
     attrs = proto.get("grad_attrs") or () if isinstance(proto, Mapping) and proto.get("protocol") == "attribute" else ()
     return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
 

@@ -125,3 +125,60 @@ def test_float16_is_told_its_own_precision(tmp_path):
     assert "float16 keeps about 3 significant digits (eps 9.8e-04)" in text
     assert "e.g. no astype(np.float16)" in text
     assert "float32" not in text
+
+
+ATTRS = """
+import numpy as np
+
+class DenseAccum:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3)); self.b = np.zeros(3)
+        self.dW = np.zeros_like(self.W); self.db = np.zeros_like(self.b)
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        self.dW += self.X.T @ dY
+        self.db += dY.sum(0)
+        return dY @ self.W.T
+
+class TwoW:
+    def __init__(self):
+        r = np.random.default_rng(0)
+        self.W1 = r.standard_normal((5, 3)); self.W2 = r.standard_normal((5, 3))
+    def forward(self, X):
+        self.X = X; self.a = X @ self.W1; self.s = 1 / (1 + np.exp(-(X @ self.W2)))
+        return self.a * self.s
+    def backward(self, dY):
+        da = dY * self.s; dz = dY * self.a * self.s * (1 - self.s)
+        self.dW2 = self.X.T @ da; self.dW1 = self.X.T @ dz
+        return da @ self.W1.T + dz @ self.W2.T
+
+class LinKeepdims:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((5, 3)); self.b = np.zeros(3)
+    def forward(self, X):
+        self.X = X; return X @ self.W + self.b
+    def backward(self, dY):
+        self.dW = self.X.T @ dY; self.db = dY.sum(0, keepdims=True)
+        return dY @ self.W.T
+"""
+
+
+def test_attribute_layers_are_told_in_their_own_names(tmp_path):
+    """5: a sandboxed attribute-style layer's diagnoses said grads['W'] and params['b'] (grad_slots read no
+    RemoteLayer: its class lives in gradcheck.sandbox.remote)."""
+    f = student(tmp_path, ATTRS)
+    texts = {}
+    for cls in ("DenseAccum", "TwoW", "LinKeepdims"):
+        p = run_here("check", f"{f}::{cls}", "--input-shape", "6,5")
+        texts[cls] = " ".join(both(p).split())
+        assert p.returncode == 1, texts[cls]
+        assert "grads[" not in texts[cls] and "params[" not in texts[cls], texts[cls]
+    assert "(self.dW, self.db += ...: every backward adds to them" in texts["DenseAccum"]
+    assert "assign self.dW = ... in backward" in texts["DenseAccum"]
+    assert ("self.dW1 holds the gradient of W2 and vice versa; store each gradient in its own place: self.dW1 = the "
+            "gradient of W1, self.dW2 = that of W2") in texts["TwoW"]
+    assert "LinKeepdims.backward(dY) (in self.db) gave db with shape (1, 3)" in texts["LinKeepdims"]
+    assert "(the shape of self.b)" in texts["LinKeepdims"]
