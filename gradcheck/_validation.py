@@ -133,9 +133,17 @@ def parse_target(spec: str) -> tuple[str, str]:
 
 
 def parse_init_json(text: str | None) -> dict[str, Any]:
-    """``--init`` (keyword arguments as a JSON object) as a dict, None -> ``{}``; else UsageError."""
+    """``--init`` (keyword arguments as a JSON object) as a dict, None -> ``{}``; else UsageError, also for a
+    key given twice in one object (JSON would silently keep the last value)."""
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise UsageError(f"--init: key {twice!r} given twice in one JSON object; give each argument once.")
+        return dict(pairs)
+
     try:
-        value = {} if text is None else json.loads(text)
+        value = {} if text is None else json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
@@ -380,9 +388,13 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) ->
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """``["X"]`` for one input; for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input (a CS231n pair's: its own first argument, ``x`` of ``relu_forward(x)``, as its
+    several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
-        return ["X"]
+        inner = layer.__dict__.get("_layer", layer) if hasattr(layer, "__dict__") else layer  # a held layer's
+        proto, own = getattr(inner, "protocol", None), getattr(inner, "forward_params", None)
+        pair = isinstance(proto, dict) and proto.get("protocol") == "cs231n"
+        return [own[0]] if pair and own and isinstance(own[0], str) and own[0].isidentifier() else ["X"]
     try:
         ps = [p.name for p in inspect.signature(layer.forward).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "training")]

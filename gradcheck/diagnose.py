@@ -332,9 +332,9 @@ DIAGNOSES: dict[str, Record] = {
         "from Scratch's Layer_Dropout) is checked in that mode alone by --training", _DROP),
     "mask-scale": Record(
         "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
-        "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
+        "while the forward multiplies {x} by a mask with entries 0 and {s}: {why}", "multiply dY by the "
         "very mask forward used, its scale included (the mask divided by the keep probability in "
-        "forward: dX = dY * self.mask)",
+        "forward: {eg})",
         _DROP),
     "stale-mask-forward": Record(
         "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
@@ -2398,7 +2398,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
-        f = _find("mask-scale", t, **g)  # a constant factor that is a dropout's 1/(1-p)
+        pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)
+        eg = f"{t} = dout * mask, the mask from the cache" if pair else f"{t} = dY * self.mask"
+        f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
     detectors = (lambda: _context_signature(L, t, key, m, n),

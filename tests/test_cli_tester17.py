@@ -182,3 +182,40 @@ def test_attribute_layers_are_told_in_their_own_names(tmp_path):
             "gradient of W1, self.dW2 = that of W2") in texts["TwoW"]
     assert "LinKeepdims.backward(dY) (in self.db) gave db with shape (1, 3)" in texts["LinKeepdims"]
     assert "(the shape of self.b)" in texts["LinKeepdims"]
+
+
+def test_init_key_given_twice_is_refused():
+    """10: --init '{"a": 1, "a": 2}' silently took the last value."""
+    p = run_here("check", "examples/student_linear_correct.py::Linear", "--input-shape", "4,5", "--init",
+                 '{"in_features": 5, "out_features": 3, "in_features": 4}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "--init: key 'in_features' given twice in one JSON object" in text
+
+
+DROPOUT_PAIR = """
+import numpy as np
+
+def dropbug_forward(x, dropout_param):
+    p, mode = dropout_param["p"], dropout_param["mode"]
+    np.random.seed(dropout_param["seed"])
+    mask = (np.random.rand(*x.shape) < p) / p if mode == "train" else None
+    return (x * mask if mode == "train" else x), (dropout_param, mask)
+
+def dropbug_backward(dout, cache):
+    dp, mask = cache
+    return dout * (mask > 0) if dp["mode"] == "train" else dout
+"""
+
+
+def test_single_input_pair_is_told_in_its_own_names(tmp_path):
+    """9: a one-input CS231n pair's gradient was dX (several inputs' are dx, dw), and the dropout advice said
+    dX = dY * self.mask to a pair that has no self."""
+    f = student(tmp_path, DROPOUT_PAIR)
+    p = run_here("check", f"{f}::dropbug", "--input-shape", "4,5", "--init",
+                 '{"dropout_param": {"p": 0.5, "mode": "train", "seed": 1}}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "dropbug dx (4, 5)" in text and " dX " not in text
+    assert "forward multiplies x by a mask with entries 0 and 2" in text
+    assert "dx = dout * mask, the mask from the cache" in text and "self.mask" not in text
