@@ -4364,6 +4364,17 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
     return out
 
 
+def _stepped_only(obj):
+    """The attributes the backward of a layer that steps its weights itself (Independent Code's
+    ``backward(output_gradient, learning_rate)``) assigns, ``set()`` for another layer: a weight it steps whose
+    gradient attribute it never assigns has its gradient read from the step, under gradcheck's name
+    (``weights_grad``), which the header does not put beside it as the student's."""
+    cls = type(obj)
+    if getattr(cls, "_gradcheck_read_from", None) is None or (tree := _source(cls.backward)) is None:
+        return set()
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+
+
 def _attribute_text(obj, inputs, y, found, info, why):
     """``protocol``, header ``text`` (and ``grad_attrs``) of :func:`_attribute_style`; ``found``: ``(arrays, number
     attributes, sub-layers, pairs, tied)``."""
@@ -4372,8 +4383,9 @@ def _attribute_text(obj, inputs, y, found, info, why):
     named = _shown(pairs)
     grads = [f"{named.get(w, w)}:{_as_written(g)}" for w, g in pairs.items()]  # the diagnosis names self.dW
     if top:
-        shown = ", ".join(f"{_as_written(w)}/{_as_written(g)}" + (" (a number, set as the attribute)" if w in numbers else "")
-                          for w, g in top.items())
+        stepped = _stepped_only(obj)  # backward(dY, lr) steps them: weights_grad is gradcheck's name, not the student's
+        shown = ", ".join(f"{_as_written(w)}" + ("" if w in stepped and g not in stepped else f"/{_as_written(g)}")
+                          + (" (a number, set as the attribute)" if w in numbers else "") for w, g in top.items())
         first = next((w for w in top if w in arrays), None)
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         return {"protocol": "attribute", "text": f"attribute style ({shown}){lay}", "grad_attrs": grads}
@@ -4836,9 +4848,16 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=N
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
                      + ("; " if (mine or bare) and held else "")
                      + (f"{', '.join(held)}, checked as the model's {', '.join(held.values())}" if held else "")
-                     + ("no parameters" if not mine + bare and not held else "") + ")")
+                     + (_no_own(name, [*pairs, *unchecked]) if not mine + bare and not held else "") + ")")
     checked = any("." in w for w in pairs)
     return lead + ", ".join(parts) + ("; their parameters are checked under these dotted names" if checked else "")
+
+
+def _no_own(name, params):
+    """The header's words for a sub-layer ``name`` with no parameter of its own: ``no parameters``, or where its
+    sub-objects' are (PyTorch's ``fc1`` whose ``fc1.weight`` holds the array: ``parameters in fc1.weight``)."""
+    deeper = list(dict.fromkeys(w.rpartition(".")[0] for w in params if w.startswith(name + ".")))
+    return f"parameters in {', '.join(map(_shortened, deeper))}" if deeper else "no parameters"
 
 
 def _built(built, params):

@@ -255,9 +255,11 @@ def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
     by: dict[str, list[str]] = {}
     for w in buffers:
         by.setdefault(why.get(w, "a private name"), []).append(w)
+    def said(r, ws):  # "forward writes it" of one array, "... them" of several (tester17 L8)
+        return r[:-3] + " them" if len(ws) > 1 and r.endswith(" it") else r
     if len(by) == 1:
-        return next(iter(by))
-    return "; ".join(f"{', '.join(ws)}: {r}" for r, ws in by.items())
+        return said(*next(iter(by.items())))
+    return "; ".join(f"{', '.join(ws)}: {said(r, ws)}" for r, ws in by.items())
 
 
 def _read_from(layer, res) -> str:

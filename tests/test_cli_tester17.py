@@ -219,3 +219,110 @@ def test_single_input_pair_is_told_in_its_own_names(tmp_path):
     assert "dropbug dx (4, 5)" in text and " dX " not in text
     assert "forward multiplies x by a mask with entries 0 and 2" in text
     assert "dx = dout * mask, the mask from the cache" in text and "self.mask" not in text
+
+
+HEADERS = """
+import numpy as np
+
+class Parameter:
+    def __init__(self, data):
+        self.data = np.asarray(data, dtype=float); self.grad = np.zeros_like(self.data)
+
+class Module:
+    def parameters(self):
+        for v in vars(self).values():
+            if isinstance(v, Parameter):
+                yield v
+            elif isinstance(v, Module):
+                yield from v.parameters()
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad[...] = 0
+    def __call__(self, *a):
+        return self.forward(*a)
+
+class TorchLinear(Module):
+    def __init__(self, in_features=5, out_features=3):
+        rng = np.random.default_rng(1)
+        self.weight = Parameter(rng.standard_normal((out_features, in_features)))
+        self.bias = Parameter(rng.standard_normal(out_features))
+    def forward(self, x):
+        self.x = x
+        return x @ self.weight.data.T + self.bias.data
+    def backward(self, grad_out):
+        self.weight.grad += grad_out.T @ self.x
+        self.bias.grad += grad_out.sum(0)
+        return grad_out @ self.weight.data
+
+class TorchLinearBug(TorchLinear):
+    def backward(self, grad_out):
+        self.weight.grad += self.x.T @ grad_out if False else grad_out.T @ self.x * 0.5
+        self.bias.grad += grad_out.sum(0)
+        return grad_out @ self.weight.data
+
+class TorchMLP(Module):
+    def __init__(self):
+        self.fc1 = TorchLinear(5, 4); self.fc2 = TorchLinear(4, 3)
+    def forward(self, x):
+        self.h = self.fc1(x); self.a = np.tanh(self.h)
+        return self.fc2(self.a)
+    def backward(self, g):
+        g = self.fc2.backward(g)
+        g = g * (1 - self.a ** 2)
+        return self.fc1.backward(g)
+
+
+class Dense:
+    '''The Independent Code style: column vectors, backward(output_gradient, learning_rate) steps itself.'''
+    def __init__(self, input_size=5, output_size=3):
+        rng = np.random.default_rng(0)
+        self.weights = rng.standard_normal((output_size, input_size))
+        self.bias = rng.standard_normal((output_size, 1))
+    def forward(self, input):
+        self.input = input
+        return np.dot(self.weights, self.input) + self.bias
+    def backward(self, output_gradient, learning_rate):
+        weights_gradient = np.dot(output_gradient, self.input.T)
+        input_gradient = np.dot(self.weights.T, output_gradient)
+        self.weights -= learning_rate * weights_gradient
+        self.bias -= learning_rate * output_gradient
+        return input_gradient
+
+class BatchNorm:
+    '''Eval mode backward wrongly uses the train-mode formula.'''
+    def __init__(self, D=5, momentum=0.9, eps=1e-5):
+        self.gamma = np.ones(D) * 1.5; self.beta = np.zeros(D)
+        self.running_mean = np.zeros(D) + 0.3; self.running_var = np.ones(D) * 2.0
+        self.momentum, self.eps = momentum, eps
+    def forward(self, X, train=True):
+        if train:
+            mu, var = X.mean(0), X.var(0)
+            self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mu
+            self.running_var = self.momentum * self.running_var + (1 - self.momentum) * var
+        else:
+            mu, var = self.running_mean, self.running_var
+        self.std = np.sqrt(var + self.eps); self.xh = (X - mu) / self.std
+        return self.gamma * self.xh + self.beta
+    def backward(self, dY):
+        N = dY.shape[0]
+        self.dgamma = (dY * self.xh).sum(0); self.dbeta = dY.sum(0)
+        dxh = dY * self.gamma
+        return (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0)) / (N * self.std)
+"""
+
+
+def test_header_lines_say_what_the_student_wrote(tmp_path):
+    """L8: fc1 said "no parameters" though fc1.weight holds its array; Independent Code's Dense was named
+    weights/weights_grad (gradcheck's name for the read step); "constant buffers (forward writes it)"."""
+    f = student(tmp_path, HEADERS)
+    p = run_here("check", f"{f}::TorchMLP", "--input-shape", "6,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert "fc1 (TorchLinear: parameters in fc1.weight, fc1.bias)" in text and "no parameters" not in text
+    p = run_here("check", f"{f}::Dense", "--input-shape", "5,1")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert "protocol: attribute style (weights, bias); backward(output_gradient, learning_rate)" in text
+    p = run_here("check", f"{f}::BatchNorm", "--input-shape", "4,5", "--eval")
+    text = " ".join(both(p).split())
+    assert "read as constant buffers (forward writes them)" in text, text
