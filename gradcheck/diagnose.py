@@ -417,6 +417,31 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "maxpool-spread-evenly": Record(
+        "max-pool gradient spread evenly", "{t} spreads each output's gradient evenly over its pooling window "
+        "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
+        "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
+        "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "window-overwrites": Record(
+        "window assigned, not added", "{t} keeps one window's gradient where pooling windows overlap ({k} of "
+        "{size} elements of {t} lie in two or more windows): backward assigns (=) the whole window, wiping the "
+        "gradient an earlier window left there; it equals the {which} window's contribution alone",
+        "accumulate: {t}[:, :, i*s:i*s+ph, j*s:j*s+pw] += mask * dout[:, :, i, j, None, None]", "21-pooling.md"),
+    "pad-not-cropped": Record(
+        "padding cropped at one end", "{t} is the correct gradient shifted by {p} along its last two axes: "
+        "backward cropped the padded gradient as dxp[..., :H, :W], its first rows and columns, where the "
+        "padding of {p} sits at both ends", "crop both ends: {t} = dxp[:, :, {p}:-{p}, {p}:-{p}] (pad = {p})",
+        _CONV),
+    "tanh-square-inside": Record(
+        "tanh square missing", "{ts} {be} what backward gives with tanh's derivative taken as 1 - out where "
+        "1 - out**2 is due (out = the tanh forward returns): the square is missing",
+        "tanh'(z) = 1 - tanh(z)**2, so dz = dout * (1 - out**2) with out = tanh(z) cached in forward, e.g. "
+        "next_h in an RNN step", _ACT),
+    "swapped-upstream": Record(
+        "upstream gradients swapped", "{t} is the gradient for dY[{a}] and dY[{b}] swapped: backward uses the "
+        "upstream gradient of output {a} where output {b}'s is due, and vice versa",
+        "match each upstream gradient to its own output: backward's arguments (dY[0], dY[1], ...) come in the "
+        "order forward returns its outputs", _NUM),
     "repeated-index": Record(
         "repeated ids", "{t} keeps one update per row where an index repeats ({k} of {rows} rows of "
         "{t} are looked up more than once by {x}): {t}[idx] += dY (or = dY) is numpy's buffered "
@@ -2158,6 +2183,94 @@ def _overwrite_signature(L: _Layer, key, m):
     return None
 
 
+def _pad_crop_signature(L: _Layer, key, m, n):
+    """``dx = dxp[..., :H, :W]`` where ``dxp[..., p:-p, p:-p]`` is due (a convolution's padding cropped at one
+    end): ``m`` is the correct gradient ``n`` shifted by ``p`` along the last two axes, from the numbers alone."""
+    if not key.startswith("@") or m.ndim < 3 or m.shape != n.shape or min(m.shape[-2:]) < 3:
+        return None
+    for p in range(1, min(m.shape[-2:]) // 2 + 1):
+        a, b = m[..., p:, p:], n[..., :-p, :-p]
+        ok = np.isfinite(b)
+        if ok.all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
+            return "pad-not-cropped", {"p": p}
+    return None
+
+
+def _tanh_inside_signature(L: _Layer, key, m):
+    """``dz = dout * (1 - out)`` where ``1 - out**2`` is due, inside a layer whose output is a tanh (an RNN step):
+    ``m`` is the correct gradient for the upstream ``G / (1 + Y)`` (then ``G'(1 - Y**2) = G(1 - Y)``); one more
+    numerical gradient, named only when the output lies in (-1, 1)."""
+    Y, G = L.Y, L.G
+    if Y.shape != G.shape or not np.all(np.abs(Y) < 1) or not Y.size:
+        return None
+    alt = L.numer([key], G=G / (1 + Y))[key]
+    return ("tanh-square-inside", {"ts": key.lstrip("@"), "be": "is"}) if close(m, alt, 1e-5) else None
+
+
+def _swapped_upstream_signature(L: _Layer, key, m):
+    """``backward(dh, dc)`` that uses ``dc`` where ``dh`` is due (two outputs, checked as one stacked ``Y``):
+    ``m`` is the correct gradient for the upstream with two outputs' gradients exchanged."""
+    k = L.Y.shape[0] if L.Y.ndim else 0
+    if not getattr(L, "stacked", False) or not 2 <= k <= 4:
+        return None
+    for a, b in itertools.combinations(range(k), 2):
+        order = list(range(k))
+        order[a], order[b] = b, a
+        if close(m, L.numer([key], G=L.G[order])[key], 1e-5):
+            return "swapped-upstream", {"a": a, "b": b}
+    return None
+
+
+def _stacked_outputs(layer) -> bool:
+    """Whether a layer of this process (adapted, or a pair) has k >= 2 outputs of one shape checked as one
+    stacked ``Y`` (:class:`gradcheck._adapters.Outputs`); a sandboxed layer's header text says so instead."""
+    if _remote(layer):
+        return False
+    for o in (layer, getattr(layer, "obj", None)):
+        fields = vars(o) if hasattr(o, "__dict__") else {}
+        outs = fields.get("outputs") or fields.get("_gradcheck_outputs")
+        if getattr(outs, "stacked", False):
+            return True
+    return False
+
+
+def _window_signature(L: _Layer, key, m):
+    """Max pooling's backward that spreads each window's ``dY`` evenly (average pooling's), or assigns whole
+    windows where they overlap (``dx[window] = mask * dY``): the windows read from forward (an input element
+    made the largest changes exactly the outputs whose window holds it: one forward per element), named only when
+    the correct gradient is max pooling's over those windows."""
+    if not key.startswith("@") or key[1:] not in L.names:
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN or L.Y.size >= x.size:
+        return None
+    big, windows = 4 * float(np.abs(x).max(initial=0.0)) + 10.0, np.zeros((L.Y.size, x.size), dtype=bool)
+    for j in range(x.size):
+        xj = x.copy()
+        xj.flat[j] = big
+        windows[:, j] = (np.abs(L.fwd(*L.inputs[:i], xj, *L.inputs[i + 1:]) - L.Y) > 1e-9 * big).ravel()
+    sizes, flat, G = windows.sum(axis=1), x.ravel(), L.G.ravel()
+    if not windows.any(axis=0).any() or np.any(sizes == 0):
+        return None
+    pick = np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1)  # each window's maximum
+    right = np.zeros(x.size)
+    np.add.at(right, pick, G)
+    if not close(L.numer([key])[key].ravel(), right, 1e-5):
+        return None  # not a max pool over these windows
+    if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
+        return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
+    rows = np.arange(L.Y.size)[:, None]
+    for which, o in (("last", np.max(np.where(windows, rows, -1), axis=0)),
+                     ("first", np.min(np.where(windows, rows, L.Y.size), axis=0))):
+        hit = (o >= 0) & (o < L.Y.size)
+        oc = np.clip(o, 0, L.Y.size - 1)
+        cand = np.where(hit & (pick[oc] == np.arange(x.size)), G[oc], 0.0)
+        if int(np.sum(windows.sum(axis=0) > 1)) and close(m.ravel(), cand, 1e-5):
+            return "window-overwrites", {"k": int(np.sum(windows.sum(axis=0) > 1)), "size": x.size, "which": which}
+    return None
+
+
 def _repeated_index_signature(L: _Layer, key, m):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
@@ -2205,6 +2318,15 @@ def _carry_signature(L: _Layer, key, m, n):
         if not close(m[:, t], alone, 1e-5) or close(n[:, t], alone, 1e-5):
             return None
     return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
+
+
+def _one_tanh(diag: Diagnosis) -> None:
+    """One ``tanh-square-inside`` sentence naming every tensor wrong through the missing square (an RNN step's
+    dx, dprev_h, dWx, dWh, db), at the first one's place, instead of one each."""
+    hits = [f for f in diag.findings if f.code == "tanh-square-inside"]
+    if len(hits) > 1:
+        one = _find("tanh-square-inside", hits[0].tensor, ts=", ".join(str(f.tensor) for f in hits), be="are")
+        diag.findings = [one if f is hits[0] else f for f in diag.findings if f is hits[0] or f not in hits]
 
 
 def _one_carry(L: _Layer, diag: Diagnosis) -> None:
@@ -2264,6 +2386,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
+    _one_tanh(diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -2411,7 +2534,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _repeated_index_signature(L, key, m),
                  lambda: _upstream_signature(L, key, m),
                  lambda: _overwrite_signature(L, key, m))
-    for detect in detectors:
+    for detect in (*detectors, *_more_detectors(L, key, m, n)):
         try:
             found = detect()
         except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
@@ -2419,6 +2542,16 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         if found:
             return _find(found[0], t, **found[1])
     return _worst_element(t, m0, n0, res.rtol, own)
+
+
+def _more_detectors(L: _Layer, key, m, n) -> tuple:
+    """The detectors of tester17's common bugs (after :func:`_tensor_signature`'s own): a convolution's padding
+    cropped at one end, max pooling's gradient spread evenly or assigned over overlapping windows, two outputs'
+    upstream gradients swapped, tanh's square missing inside a layer (an RNN step)."""
+    return (lambda: _pad_crop_signature(L, key, m, n),
+            lambda: _window_signature(L, key, m),
+            lambda: _swapped_upstream_signature(L, key, m),
+            lambda: _tanh_inside_signature(L, key, m))
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2863,6 +2996,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
                 L.protocol = _protocol_text(layer)
+                L.stacked = "checked as one stacked Y" in L.protocol or _stacked_outputs(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = grad_slots(layer)

@@ -276,6 +276,13 @@ EXPECTED = {
     # session 16 (tester15b L3): a Huber backward without its clip, a focal loss's factor held constant
     "loss_robust.py::HuberNoClip": "huber-not-clipped",
     "loss_focal.py::FocalFactorConstant": "focal-factor-derivative",
+    # session 17 (tester17 #6): conv padding cropped at one end, tanh's square missing in an RNN step, max pooling
+    # assigning overlapping windows or spreading its gradient evenly, two outputs' upstream gradients swapped
+    "tester17.py::convcrop": "pad-not-cropped",
+    "tester17.py::rnnstepnosq": "tanh-square-inside",
+    "tester17.py::poolassign": "window-overwrites",
+    "tester17.py::MaxPool2x2Spread": "maxpool-spread-evenly",
+    "tester17.py::SplitTanhSwapped": "swapped-upstream",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -332,6 +339,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
            "loss_robust.py::Huber", "loss_focal.py::Focal",
+           *(f"tester17.py::{n}" for n in ("conv", "rnnstep", "pool", "MaxPool2x2", "SplitTanh")),
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
