@@ -2534,7 +2534,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _repeated_index_signature(L, key, m),
                  lambda: _upstream_signature(L, key, m),
                  lambda: _overwrite_signature(L, key, m))
-    for detect in (*detectors, *_more_detectors(L, key, m, n)):
+    for detect in (lambda: _pad_crop_signature(L, key, m, n), *detectors, *_more_detectors(L, key, m)):
         try:
             found = detect()
         except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
@@ -2544,12 +2544,12 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     return _worst_element(t, m0, n0, res.rtol, own)
 
 
-def _more_detectors(L: _Layer, key, m, n) -> tuple:
-    """The detectors of tester17's common bugs (after :func:`_tensor_signature`'s own): a convolution's padding
-    cropped at one end, max pooling's gradient spread evenly or assigned over overlapping windows, two outputs'
-    upstream gradients swapped, tanh's square missing inside a layer (an RNN step)."""
-    return (lambda: _pad_crop_signature(L, key, m, n),
-            lambda: _window_signature(L, key, m),
+def _more_detectors(L: _Layer, key, m) -> tuple:
+    """The detectors of tester17's common bugs that run forward (after :func:`_tensor_signature`'s own; the
+    convolution's padding cropped at one end, from the numbers alone, runs first): max pooling's gradient spread
+    evenly or assigned over overlapping windows, two outputs' upstream gradients swapped, tanh's square missing
+    inside a layer (an RNN step)."""
+    return (lambda: _window_signature(L, key, m),
             lambda: _swapped_upstream_signature(L, key, m),
             lambda: _tanh_inside_signature(L, key, m))
 

@@ -326,3 +326,14 @@ def test_header_lines_say_what_the_student_wrote(tmp_path):
     p = run_here("check", f"{f}::BatchNorm", "--input-shape", "4,5", "--eval")
     text = " ".join(both(p).split())
     assert "read as constant buffers (forward writes them)" in text, text
+
+
+def test_common_bugs_are_named():
+    """6: a conv backward cropping its padding as dxp[:, :, :H, :W] was "no known bug pattern" (it and the others,
+    max pooling's, an RNN step's tanh, swapped upstream gradients, are planted in tests/buggy_layers/tester17.py)."""
+    p = run_here("check", "tests/buggy_layers/tester17.py::convcrop", "--input-shape", "2,2,5,5;3,2,3,3;3",
+                 "--init", '{"conv_param": {"stride": 1, "pad": 1}}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "dx is the correct gradient shifted by 1 along its last two axes" in text
+    assert "crop both ends: dx = dxp[:, :, 1:-1, 1:-1] (pad = 1)" in text
