@@ -857,17 +857,21 @@ def build(kind, target, init, seed, n_inputs=None):
 
 def call_as_forward(obj):
     """Keras's name (Z4): a class with ``call(self, x)`` and ``backward`` but no ``forward`` gets ``call`` as its
-    forward, through a subclass of the same name that only adds ``forward = call``. True when done."""
+    forward, through a subclass of the same name that only adds ``forward = call``; so does one with PyTorch's
+    ``__call__(self, x)`` (its own, not ``object``'s) and ``backward`` (tester17 L7). The name used (``"call"``,
+    ``"__call__"``) when done, else ``""``."""
     cls = type(obj)
-    if callable(getattr(obj, "forward", None)) or not callable(getattr(cls, "call", None)) or \
-            not callable(getattr(obj, "backward", None)) or not inspect.isfunction(getattr(cls, "call", None)):
-        return False
+    if callable(getattr(obj, "forward", None)) or not callable(getattr(obj, "backward", None)):
+        return ""
+    name = next((n for n in ("call", "__call__") if inspect.isfunction(getattr(cls, n, None))), "")
+    if not name:
+        return ""
     try:
-        obj.__class__ = type(cls.__name__, (cls,), {"forward": cls.call, "__module__": cls.__module__,
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": getattr(cls, name), "__module__": cls.__module__,
                                                      "__qualname__": cls.__qualname__})
     except TypeError:  # a class whose instances cannot change class (__slots__ layouts differ)
-        return False
-    return True
+        return ""
+    return name
 
 
 def with_targets(obj, t):

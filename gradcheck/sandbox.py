@@ -1045,6 +1045,8 @@ class Sandbox:
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
                                       if e.get("type") == "TypeError" else "")
         cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
+        if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
+            raise UsageError(scalar)
         for m in ("forward", "backward"):
             if m not in have:
                 raise ProtocolError(paragraph(
@@ -1237,6 +1239,29 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
     return {name: {k: np.asarray(v["array"]) if isinstance(v, dict) and v.get("kind") in ("array", "scalar")
                    and isinstance(v.get("array"), np.ndarray) else None for k, v in d.items()}
             for name, d in desc.items() if isinstance(d, dict)}
+
+
+#: micrograd's scalar ``Value`` methods (tanh, relu, exp) beside its backward(); a Neuron/MLP's parameters()
+_SCALAR_OPS = {"tanh", "relu", "exp", "sigmoid", "log"}
+
+
+def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
+    """The usage error for a micrograd-style scalar autograd class (tester17 L7): a ``Value`` (backward() and
+    scalar ops, no forward) or a ``Neuron``/``MLP`` (``parameters()``, no forward nor backward); ``""`` otherwise."""
+    have = set(methods)
+    value = "backward" in have and have & _SCALAR_OPS
+    module = "backward" not in have and "parameters" in have
+    if not (value or module):
+        return ""
+    what = ("a scalar autograd value (micrograd's Value: backward() walks the graph of scalars it was built from)"
+            if value else "a module of scalar autograd values (micrograd's Neuron/Layer/MLP: __call__ builds a graph "
+            "of Value objects, loss.backward() fills each .grad)")
+    return paragraph(
+        f"{cls_name} looks like {what}; gradcheck checks layers on numpy arrays, forward(X) -> Y and backward(dY) "
+        "-> dX, so scalar autograd graphs are outside what it can check.",
+        "To check one: compare each parameter's .grad after loss.backward() with a finite difference of the loss "
+        "((L(p + h) - L(p - h)) / 2h, one parameter at a time), or write the layer with numpy arrays as a class "
+        "with forward(X) and backward(dY) and check that.")
 
 
 def _names(names: Sequence[str], n: int) -> list[str]:

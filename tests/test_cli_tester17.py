@@ -337,3 +337,47 @@ def test_common_bugs_are_named():
     assert p.returncode == 1, text
     assert "dx is the correct gradient shifted by 1 along its last two axes" in text
     assert "crop both ends: dx = dxp[:, :, 1:-1, 1:-1] (pad = 1)" in text
+
+
+HABITS = """
+import random
+import numpy as np
+
+class CallOnly:
+    def __call__(self, X):
+        self.X = X
+        return np.tanh(X)
+    def backward(self, dY):
+        return dY * (1 - np.tanh(self.X) ** 2)
+
+class Value:
+    def __init__(self, data):
+        self.data, self.grad = data, 0.0
+    def tanh(self):
+        return self
+    def backward(self):
+        self.grad = 1.0
+
+class Neuron:
+    def __init__(self, nin=5):
+        random.seed(0)
+        self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
+    def __call__(self, x):
+        return sum(wi.data * xi for wi, xi in zip(self.w, x))
+    def parameters(self):
+        return self.w
+"""
+
+
+def test_pytorch_and_micrograd_habits(tmp_path):
+    """L7: a class with __call__ and backward got a bare "has no forward() method"; so did micrograd's Neuron."""
+    f = student(tmp_path, HABITS)
+    p = run_here("check", f"{f}::CallOnly", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert "forward is __call__() (the layer called as layer(X), PyTorch's habit: the class has no forward)" in text
+    p = run_here("check", f"{f}::Neuron", "--input-shape", "5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "Neuron looks like a module of scalar autograd values (micrograd's Neuron/Layer/MLP" in text
+    assert "scalar autograd graphs are outside what it can check" in text
