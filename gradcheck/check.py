@@ -46,6 +46,7 @@ from .sources import (
     copy_params_to_twin,
     guarded_backward,
     hold_masks,
+    masks_held,
     in_place,
     manual_forward,
     manual_source,
@@ -105,8 +106,10 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
+        # a held mask has this batch's shape: the inputs' differences are not stacked into a bigger batch
+        cfg_t = dataclasses.replace(cfg, batched=False) if t and cfg.batched == "auto" and masks_held(layer) else cfg
         try:
-            r = _check_mode(call, cfg, _rewound(rng), twin, init, reference, upstream)
+            r = _check_mode(call, cfg_t, _rewound(rng), twin, init, reference, upstream)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)

@@ -381,3 +381,19 @@ def test_pytorch_and_micrograd_habits(tmp_path):
     assert p.returncode == 2, text
     assert "Neuron looks like a module of scalar autograd values (micrograd's Neuron/Layer/MLP" in text
     assert "scalar autograd graphs are outside what it can check" in text
+
+
+def test_held_dropout_mask_is_not_probed_on_another_batch():
+    """L11: `gradcheck zoo` said "Dropout[train]: ... forward on a batch of another size raised ValueError": its
+    mask is held at the batch's shape, so the inputs' differences are not stacked into a bigger batch."""
+    import numpy as np
+
+    from gradcheck import check_layer
+    from manualprop import Dropout
+
+    rng = np.random.default_rng(0)
+    layer = Dropout(0.5, rng=rng)
+    layer.fix_mask(rng.random((4, 6)) >= 0.5)
+    res = check_layer(layer, (4, 6), training=True, mode="full")
+    assert res.passed
+    assert not any("another size" in n or "not stacked" in n for n in res.notes), res.notes
