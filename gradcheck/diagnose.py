@@ -2222,10 +2222,10 @@ def _swapped_upstream_signature(L: _Layer, key, m):
 
 
 def _stacked_outputs(layer) -> bool:
-    """Whether a layer of this process (adapted, or a pair) has k >= 2 outputs of one shape checked as one
+    """Whether a layer (adapted in this process, a pair, or sandboxed) has k >= 2 outputs of one shape checked as one
     stacked ``Y`` (:class:`gradcheck._adapters.Outputs`); a sandboxed layer's header text says so instead."""
     if _remote(layer):
-        return False
+        return "checked as one stacked Y" in _protocol_text(layer)
     for o in (layer, getattr(layer, "obj", None)):
         fields = vars(o) if hasattr(o, "__dict__") else {}
         outs = fields.get("outputs") or fields.get("_gradcheck_outputs")
@@ -2995,8 +2995,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                L.protocol = _protocol_text(layer)
-                L.stacked = "checked as one stacked Y" in L.protocol or _stacked_outputs(layer)
+                L.protocol, L.stacked = _protocol_text(layer), _stacked_outputs(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = grad_slots(layer)
