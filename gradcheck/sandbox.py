@@ -66,11 +66,12 @@ from ._validation import (
     forward_returned_none,
     own_memory,
     paragraph,
+    slot_name,
 )
 from ._zygote import Zygote, ZygoteChild
 from .compare import close
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
-from .sources import inplace_asked, input_written, switch_branch
+from .sources import grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support", "Shared"]
@@ -1582,9 +1583,10 @@ class RemoteLayer(_Remote):
             self.grads = {} if desc.get("kind") == "absent" else \
                 SimpleNamespace(type_name=desc.get("type"))
         else:
+            slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
                                              tensor=f"d{k}", allow_none=True,
-                                             produced_by=f"grads[{k!r}] after backward(dY)")
+                                             produced_by=f"{slot_name(slots, k)} after backward(dY)")
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
             names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
