@@ -1,5 +1,8 @@
 """Findings of session 17's new-user tester (fixer fixt17), in-process and on small shapes: a zero bias with a
-keepdims db (M1), ...."""
+keepdims db (M1), --targets on a training switch or a non-scalar forward (M2), a CS231n loss's extra argument
+(M3), float16's own precision (4), attribute-style names in diagnoses (5), five common bugs named (6, with
+tests/buggy_layers/tester17.py), PyTorch's __call__ and micrograd (L7), header lines (L8), a pair's own gradient
+names (9), --init's duplicated keys (10), the zoo's held dropout mask (L11)."""
 
 from test_cli import both, run_here, student
 
