@@ -55,7 +55,7 @@ def test_a_random_forward_without_a_switch_is_said_to_run_in_training(tmp_path, 
     assert TRAINING in out and "mode: eval" not in out, out
 
 
-def test_a_deterministic_forward_without_a_switch_still_says_eval(tmp_path):
+def test_a_deterministic_forward_without_a_switch_says_one_mode(tmp_path):
     p = run("check", f"{student(tmp_path, LAYERS)}::Scale", "--input-shape", "4,3")  # the console script
     out = both(p)
     assert p.returncode == 0 and "mode: forward has no training switch: one mode" in out, out
