@@ -845,14 +845,16 @@ def check_init(kind, target, init, n_inputs=None):
                         f"{', '.join(named) or 'no keyword arguments'}.")
     if kind == "functions":
         _backward_missing(*target, init, n_inputs)
-    missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
-               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
+    extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
+    missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
+               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
         example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
                             + [f'"{k}": ...' for k in missing])
-        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k)]
-        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]] "
-                  "is 2x3); gradcheck passes it as a float64 array." if arrays else "")
+        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k) or kind == "loss_function"]
+        eg = "[[1, 1, 0], [1, 0, 0]]" if kind == "loss_function" else "[[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]"
+        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: {eg} is 2x3); gradcheck passes "
+                  "it as a float64 array." if arrays else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
                         f"with ... replaced by the values): --init '{{{example}}}'.{arrays}")
 
@@ -901,8 +903,8 @@ def build(kind, target, init, seed, n_inputs=None):
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
-    if kind == "loss_function":
-        return loss_function(target, init)
+    if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
+        return loss_function(target, init_arrays(init)[0])
     kwargs = init_arrays(init)[0]
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
@@ -911,17 +913,21 @@ def build(kind, target, init, seed, n_inputs=None):
 
 def call_as_forward(obj):
     """Keras's name (Z4): a class with ``call(self, x)`` and ``backward`` but no ``forward`` gets ``call`` as its
-    forward, through a subclass of the same name that only adds ``forward = call``. True when done."""
+    forward, through a subclass of the same name that only adds ``forward = call``; so does one with PyTorch's
+    ``__call__(self, x)`` (its own, not ``object``'s) and ``backward`` (tester17 L7). The name used (``"call"``,
+    ``"__call__"``) when done, else ``""``."""
     cls = type(obj)
-    if callable(getattr(obj, "forward", None)) or not callable(getattr(cls, "call", None)) or \
-            not callable(getattr(obj, "backward", None)) or not inspect.isfunction(getattr(cls, "call", None)):
-        return False
+    if callable(getattr(obj, "forward", None)) or not callable(getattr(obj, "backward", None)):
+        return ""
+    name = next((n for n in ("call", "__call__") if inspect.isfunction(getattr(cls, n, None))), "")
+    if not name:
+        return ""
     try:
-        obj.__class__ = type(cls.__name__, (cls,), {"forward": cls.call, "__module__": cls.__module__,
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": getattr(cls, name), "__module__": cls.__module__,
                                                      "__qualname__": cls.__qualname__})
     except TypeError:  # a class whose instances cannot change class (__slots__ layouts differ)
-        return False
-    return True
+        return ""
+    return name
 
 
 def with_targets(obj, t):
@@ -932,9 +938,13 @@ def with_targets(obj, t):
     cls = type(obj)
     fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
     ps = [p for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
-    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) < 2:
+    switch = mode_keyword(fwd) if inspect.isfunction(fwd) else None  # forward(X, training=False): not targets
+    switches = [p.name for p in ps[1:] if isinstance(p.default, bool) or switch and p.name == switch[0]]
+    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) - len(switches) < 2:
+        what = f" ({', '.join(switches)}: a training switch, not targets)" if switches else ""
         raise AdapterError(f"--targets without --loss is for a model forward(x, t) -> loss (Deep Learning from "
-                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}.")
+                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}"
+                           f"{what}.")
     if not [p for p in (_params(bwd) or {}).values() if p.name != "self"]:
         raise AdapterError(f"{cls.__name__}.backward() takes no dout, as a loss's: for a loss class, add --loss "
                            "(--targets without --loss is for a model forward(x, t) -> loss, backward(dout=1)).")
@@ -942,7 +952,10 @@ def with_targets(obj, t):
 
     def forward(self, x):
         loss = fwd(self, x, t.copy())
-        return np.array(loss, dtype=np.float64).reshape(1) if np.size(loss) == 1 else loss
+        if np.size(loss) != 1:
+            raise UnreadableError(f"--targets without --loss is for a model forward(x, t) -> loss, a scalar; "
+                                  f"{cls.__name__}.forward(x, t) returned shape {np.shape(loss)}.")
+        return np.array(loss, dtype=np.float64).reshape(1)
 
     def backward(self, dY):
         return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
@@ -1401,7 +1414,15 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        self.gradient_name = "d" + next(iter(_params(fn) or ["x"]), "x")  # softmax_loss(x, y) -> dx
+        names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+        names += ["x", "y"][len(names):]
+        self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
+        try:
+            signature = f"{fn.__name__}{inspect.signature(fn)}"
+        except (TypeError, ValueError):
+            signature = fn.__name__
+        #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
+        self.info = {"protocol": "loss", "signature": signature, "arg_names": names}
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
@@ -4434,6 +4455,17 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
     return out
 
 
+def _stepped_only(obj):
+    """The attributes the backward of a layer that steps its weights itself (Independent Code's
+    ``backward(output_gradient, learning_rate)``) assigns, ``set()`` for another layer: a weight it steps whose
+    gradient attribute it never assigns has its gradient read from the step, under gradcheck's name
+    (``weights_grad``), which the header does not put beside it as the student's."""
+    cls = type(obj)
+    if getattr(cls, "_gradcheck_read_from", None) is None or (tree := _source(cls.backward)) is None:
+        return set()
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+
+
 def _attribute_text(obj, inputs, y, found, info, why):
     """``protocol``, header ``text`` (and ``grad_attrs``) of :func:`_attribute_style`; ``found``: ``(arrays, number
     attributes, sub-layers, pairs, tied)``."""
@@ -4442,8 +4474,9 @@ def _attribute_text(obj, inputs, y, found, info, why):
     named = _shown(pairs)
     grads = [f"{named.get(w, w)}:{_as_written(g)}" for w, g in pairs.items()]  # the diagnosis names self.dW
     if top:
-        shown = ", ".join(f"{_as_written(w)}/{_as_written(g)}" + (" (a number, set as the attribute)" if w in numbers else "")
-                          for w, g in top.items())
+        stepped = _stepped_only(obj)  # backward(dY, lr) steps them: weights_grad is gradcheck's name, not the student's
+        shown = ", ".join(f"{_as_written(w)}" + ("" if w in stepped and g not in stepped else f"/{_as_written(g)}")
+                          + (" (a number, set as the attribute)" if w in numbers else "") for w, g in top.items())
         first = next((w for w in top if w in arrays), None)
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         return {"protocol": "attribute", "text": f"attribute style ({shown}){lay}", "grad_attrs": grads}
@@ -4906,9 +4939,16 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=N
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
                      + ("; " if (mine or bare) and held else "")
                      + (f"{', '.join(held)}, checked as the model's {', '.join(held.values())}" if held else "")
-                     + ("no parameters" if not mine + bare and not held else "") + ")")
+                     + (_no_own(name, [*pairs, *unchecked]) if not mine + bare and not held else "") + ")")
     checked = any("." in w for w in pairs)
     return lead + ", ".join(parts) + ("; their parameters are checked under these dotted names" if checked else "")
+
+
+def _no_own(name, params):
+    """The header's words for a sub-layer ``name`` with no parameter of its own: ``no parameters``, or where its
+    sub-objects' are (PyTorch's ``fc1`` whose ``fc1.weight`` holds the array: ``parameters in fc1.weight``)."""
+    deeper = list(dict.fromkeys(w.rpartition(".")[0] for w in params if w.startswith(name + ".")))
+    return f"parameters in {', '.join(map(_shortened, deeper))}" if deeper else "no parameters"
 
 
 def _built(built, params):

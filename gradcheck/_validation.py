@@ -135,9 +135,17 @@ def parse_target(spec: str) -> tuple[str, str]:
 
 
 def parse_init_json(text: str | None) -> dict[str, Any]:
-    """``--init`` (keyword arguments as a JSON object) as a dict, None -> ``{}``; else UsageError."""
+    """``--init`` (keyword arguments as a JSON object) as a dict, None -> ``{}``; else UsageError, also for a
+    key given twice in one object (JSON would silently keep the last value)."""
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise UsageError(f"--init: key {twice!r} given twice in one JSON object; give each argument once.")
+        return dict(pairs)
+
     try:
-        value = {} if text is None else json.loads(text)
+        value = {} if text is None else json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
@@ -382,9 +390,13 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) ->
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """``["X"]`` for one input; for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input (a CS231n pair's: its own first argument, ``x`` of ``relu_forward(x)``, as its
+    several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
-        return ["X"]
+        inner = layer.__dict__.get("_layer", layer) if hasattr(layer, "__dict__") else layer  # a held layer's
+        proto, own = getattr(inner, "protocol", None), getattr(inner, "forward_params", None)
+        pair = isinstance(proto, dict) and proto.get("protocol") == "cs231n"
+        return [own[0]] if pair and own and isinstance(own[0], str) and own[0].isidentifier() else ["X"]
     try:
         ps = [p.name for p in inspect.signature(layer.forward).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "training")]
@@ -632,6 +644,18 @@ def grad_key(tensor: str) -> str:
     return tensor[1:]
 
 
+def slot_name(slots: Mapping[str, str], key: str) -> str:
+    """Where the student's code keeps the gradient of parameter ``key``, as diagnoses say it: ``self.dW`` for
+    an attribute-style layer (``slots``: :func:`gradcheck.sources.grad_slots`), else ``grads['W']``."""
+    return slots.get(key) or f"grads[{key!r}]"
+
+
+def param_name(slots: Mapping[str, str], key: str) -> str:
+    """Parameter ``key`` as the student's code names it: ``self.W`` for an attribute-style layer (``slots`` as in
+    :func:`slot_name`), else ``params['W']``."""
+    return f"self.{key}" if key in slots else f"params[{key!r}]"
+
+
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
     """The ProtocolError for ``grads`` that is not a dict (``type_name``: a sandbox's stand-in)."""
     got = "nothing (no grads attribute)" if grads is None else (
@@ -678,7 +702,6 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
                 + _near_key(k, grads) + "."))
         out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k),
                               produced_by=f"backward(dY) (in {slots[k]})" if k in slots
-                              else f"grads[{k!r}] after backward(dY)",
-                              expected_shape=p.shape,
-                              expected_why=f"the shape of {f'self.{k}' if k in slots else f'params[{k!r}]'}")
+                              else f"{slot_name(slots, k)} after backward(dY)",
+                              expected_shape=p.shape, expected_why=f"the shape of {param_name(slots, k)}")
     return out

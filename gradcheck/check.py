@@ -49,6 +49,7 @@ from .sources import (
     in_place,
     manual_forward,
     manual_source,
+    masks_held,
     reference_source,
     resolve_twin,
     share_masks,
@@ -105,8 +106,10 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
+        # a held mask has this batch's shape: the inputs' differences are not stacked into a bigger batch
+        cfg_t = dataclasses.replace(cfg, batched=False) if t and cfg.batched == "auto" and masks_held(layer) else cfg
         try:
-            r = _check_mode(call, cfg, _rewound(rng), twin, init, reference, upstream)
+            r = _check_mode(call, cfg_t, _rewound(rng), twin, init, reference, upstream)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)
@@ -529,13 +532,17 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     #: the student's own forward(self, y_pred, y_true) when it is a bound class (tester13 L2), else the protocol's
     signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
 
+    pred = loss_arg_names(loss)[0]
+    call_text = (f"{signature} with {pred} of shape {ps}" if not signature.startswith("forward") else
+                 f"forward(y_true, y_pred) with y_pred of shape {ps}")
+
     def scalar(v):
         return np.float64(V.check_output(v, owner=owner, tensor="L", produced_by=signature,
                                          expected_shape=(), expected_why="a scalar loss", integer_ok=True))
 
     def value(x=yp) -> float:
         args = [yt.copy(), x.copy()]
-        out = V.call_student(loss.forward, *args, owner=owner, call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
+        out = V.call_student(loss.forward, *args, owner=owner, call=call_text,
                              expected="Expected forward to return the loss as a float.")
         for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
             if not np.array_equal(a, b, equal_nan=True):
@@ -590,6 +597,8 @@ def loss_arg_names(loss) -> tuple[str, str]:
     """forward's names of the prediction and the target of a bound loss (``forward(p=y_pred, q=y_true)``: ``("p",
     "q")``), for the diagnosis; ``("y_pred", "y_true")`` when its header does not name them."""
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # RemoteLoss, BoundLoss
+    if isinstance(info.get("arg_names"), (list, tuple)) and len(info["arg_names"]) == 2:  # a CS231n loss(x, y)
+        return tuple(str(n) for n in info["arg_names"])
     call = (info.get("call") or "").partition(" and ")[0]
     got = [re.search(rf"(\w+)={role}\b", call) for role in ("y_pred", "y_true")]
     return tuple(m.group(1) if m else role for m, role in zip(got, ("y_pred", "y_true")))

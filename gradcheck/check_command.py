@@ -264,9 +264,11 @@ def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
     by: dict[str, list[str]] = {}
     for w in buffers:
         by.setdefault(why.get(w, "a private name"), []).append(w)
+    def said(r, ws):  # "forward writes it" of one array, "... them" of several (tester17 L8)
+        return r[:-3] + " them" if len(ws) > 1 and r.endswith(" it") else r
     if len(by) == 1:
-        return next(iter(by))
-    return "; ".join(f"{', '.join(ws)}: {r}" for r, ws in by.items())
+        return said(*next(iter(by.items())))
+    return "; ".join(f"{', '.join(ws)}: {said(r, ws)}" for r, ws in by.items())
 
 
 def _read_from(layer, res) -> str:
@@ -424,19 +426,22 @@ def _reference_lines(diag) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+#: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
+#: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
+NO_SWITCH = "mode: forward has no training switch: one mode"
 #: The header's mode line of a forward with no training switch that is random (Z6: it said eval).
-RANDOM_NO_SWITCH = ("mode: training (forward has no training argument, and it draws a random mask on every call: "
+RANDOM_NO_SWITCH = ("mode: training (forward has no training switch, and it draws a random mask on every call: "
                     "its training behaviour ran, the draws held fixed for the check)")
 
 
 def _random_mode_lines(lines: list[str], diag) -> list[str]:
-    """``lines`` with the eval mode line of a forward without a training switch (``mode: eval (forward has no
-    training argument)``: gradcheck set no mode) replaced by :data:`RANDOM_NO_SWITCH` when that forward is random
+    """``lines`` with the mode line of a forward without a training switch (:data:`NO_SWITCH`: gradcheck set no
+    mode) replaced by :data:`RANDOM_NO_SWITCH` when that forward is random
     (its draws held, or not holdable): a dropout that always drops, a CS231n pair whose mode defaults to 'train'."""
     if not any(d.held or any(f.code in ("non-deterministic", "all-dropped") for f in d.findings)
                for d in [diag, *diag.other_modes]):
         return lines
-    return [RANDOM_NO_SWITCH if line == "mode: eval (forward has no training argument)" else line for line in lines]
+    return [RANDOM_NO_SWITCH if line == NO_SWITCH else line for line in lines]
 
 
 def _random_lines(diag, twin, reference: str | None) -> list[str]:
@@ -638,14 +643,14 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
                 f"never ran. {_switches_read(name, value)} to have both modes checked."]
     if info.get("protocol") == "cs231n":
-        return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument" if modes
-                else "mode: eval (forward has no training argument)"]
+        return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training switch" if modes
+                else NO_SWITCH]
     if switches:
         return ["mode: forward as it is (no training argument; see the WARNING)",
                 f"WARNING: the class tests {', '.join(switches)}, a training switch gradcheck does not set, so only "
                 "the branch its current value selects ran: the other mode's forward and backward were not checked. "
                 "Make it a forward argument (training=False, or mode='train'/'test') to have both modes checked."]
-    return ["mode: eval (forward has no training argument)"]
+    return [NO_SWITCH]
 
 
 def _switches_set(switches, training) -> str:
@@ -1143,7 +1148,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
         args, label, res, (y_true, y_pred), twin, reference)
     color = use_color()
-    print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+    pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
+    what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
+    print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
     for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):
         print(V.wrap(line))

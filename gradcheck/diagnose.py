@@ -35,7 +35,7 @@ from ._adapters import global_names, global_states, hold_random
 from .check import CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import EXIT_STUDENT, GradcheckError, ProtocolError, UsageError
+from .errors import EXIT_STUDENT, GradcheckError, GradientShapeError, ProtocolError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import directional_kinks as _directional_kinks
@@ -79,8 +79,17 @@ _LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
 _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
           "class attribute or a global keeps an earlier input; overwrite the cache on every "
           "forward (self.X = X), stored on self")
-_LOST = ("(precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
-         "and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.float32))")
+_LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
+         "1e-6 and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.{dtype}))")
+
+
+def _precision(dtype) -> dict[str, Any]:
+    """The fields of :data:`_LOST` for ``dtype``: its dtype, significant digits and eps (float32: 7, 1.2e-07;
+    float16: 3, 9.8e-04), so a float16 is not told float32's figures."""
+    dt = np.dtype(dtype)
+    eps = float(np.finfo(dt).eps) if dt.kind in "fc" else float(np.finfo(np.float32).eps)
+    return {"dtype": dt.name, "digits": round(-math.log10(eps)), "eps": f"{eps:.1e}"}
+
 #: Every diagnosis gradcheck names, by code: its text is written here once (fields: the detectors).
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
@@ -115,10 +124,10 @@ DIAGNOSES: dict[str, Record] = {
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
-                                                          "astype(np.float32)", "create {w} as float64 and do not cast its gradient"),
+                                                          "astype(np.{dtype})", "create {w} as float64 and do not cast its gradient"),
         lesson=_NUM),
     "float32-values": Record("values rounded to float32", "forward returns float64 values rounded to "
-                             "float32 for a float64 input " + _LOST.replace("{dtype}", "float32"),
+                             "float32 for a float64 input " + _LOST.format(**_precision(np.float32)),
                              lesson=_NUM),
     "float32-inside": Record(
         "float32 inside forward", "forward loses precision inside for a float64 input: moving the "
@@ -323,9 +332,9 @@ DIAGNOSES: dict[str, Record] = {
         "from Scratch's Layer_Dropout) is checked in that mode alone by --training", _DROP),
     "mask-scale": Record(
         "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
-        "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
+        "while the forward multiplies {x} by a mask with entries 0 and {s}: {why}", "multiply dY by the "
         "very mask forward used, its scale included (the mask divided by the keep probability in "
-        "forward: dX = dY * self.mask)",
+        "forward: {eg})",
         _DROP),
     "stale-mask-forward": Record(
         "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
@@ -414,6 +423,31 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "maxpool-spread-evenly": Record(
+        "max-pool gradient spread evenly", "{t} spreads each output's gradient evenly over its pooling window "
+        "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
+        "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
+        "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "window-overwrites": Record(
+        "window assigned, not added", "{t} keeps one window's gradient where pooling windows overlap ({k} of "
+        "{size} elements of {t} lie in two or more windows): backward assigns (=) the whole window, wiping the "
+        "gradient an earlier window left there; it equals the {which} window's contribution alone",
+        "accumulate: {t}[:, :, i*s:i*s+ph, j*s:j*s+pw] += mask * dout[:, :, i, j, None, None]", "21-pooling.md"),
+    "pad-not-cropped": Record(
+        "padding cropped at one end", "{t} is the correct gradient shifted by {p} along its last two axes: "
+        "backward cropped the padded gradient as dxp[..., :H, :W], its first rows and columns, where the "
+        "padding of {p} sits at both ends", "crop both ends: {t} = dxp[:, :, {p}:-{p}, {p}:-{p}] (pad = {p})",
+        _CONV),
+    "tanh-square-inside": Record(
+        "tanh square missing", "{ts} {be} what backward gives with tanh's derivative taken as 1 - out where "
+        "1 - out**2 is due (out = the tanh forward returns): the square is missing",
+        "tanh'(z) = 1 - tanh(z)**2, so dz = dout * (1 - out**2) with out = tanh(z) cached in forward, e.g. "
+        "next_h in an RNN step", _ACT),
+    "swapped-upstream": Record(
+        "upstream gradients swapped", "{t} is the gradient for dY[{a}] and dY[{b}] swapped: backward uses the "
+        "upstream gradient of output {a} where output {b}'s is due, and vice versa",
+        "match each upstream gradient to its own output: backward's arguments (dY[0], dY[1], ...) come in the "
+        "order forward returns its outputs", _NUM),
     "repeated-index": Record(
         "repeated ids", "{t} keeps one update per row where an index repeats ({k} of {rows} rows of "
         "{t} are looked up more than once by {x}): {t}[idx] += dY (or = dY) is numpy's buffered "
@@ -1626,9 +1660,10 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
             continue
         for t, u in ((a, b), (b, a)):
             in_grads = V.grad_key(t) in keys
-            st, su = ((slots or {}).get(V.grad_key(v), f"grads[{V.grad_key(v)!r}]") for v in (t, u))
-            fix = (f"store each gradient {'under its own key' if st.startswith('grads[') else 'in its own place'}: "
-                   f"{st} = {t}, {su} = {u}" if in_grads else f"return them in the order {order}")
+            st, su = (V.slot_name(slots or {}, V.grad_key(v)) for v in (t, u))
+            own = (f"under its own key: {st} = {t}, {su} = {u}" if st.startswith("grads[") else  # self.dW1: its own
+                   f"in its own place: {st} = the gradient of {V.grad_key(t)}, {su} = that of {V.grad_key(u)}")
+            fix = f"store each gradient {own}" if in_grads else f"return them in the order {order}"
             out[t] = _find("swapped", t, slot=st if in_grads else t, other=V.grad_key(u),
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
@@ -2224,6 +2259,94 @@ def _overwrite_signature(L: _Layer, key, m):
     return None
 
 
+def _pad_crop_signature(L: _Layer, key, m, n):
+    """``dx = dxp[..., :H, :W]`` where ``dxp[..., p:-p, p:-p]`` is due (a convolution's padding cropped at one
+    end): ``m`` is the correct gradient ``n`` shifted by ``p`` along the last two axes, from the numbers alone."""
+    if not key.startswith("@") or m.ndim < 3 or m.shape != n.shape or min(m.shape[-2:]) < 3:
+        return None
+    for p in range(1, min(m.shape[-2:]) // 2 + 1):
+        a, b = m[..., p:, p:], n[..., :-p, :-p]
+        ok = np.isfinite(b)
+        if ok.all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
+            return "pad-not-cropped", {"p": p}
+    return None
+
+
+def _tanh_inside_signature(L: _Layer, key, m):
+    """``dz = dout * (1 - out)`` where ``1 - out**2`` is due, inside a layer whose output is a tanh (an RNN step):
+    ``m`` is the correct gradient for the upstream ``G / (1 + Y)`` (then ``G'(1 - Y**2) = G(1 - Y)``); one more
+    numerical gradient, named only when the output lies in (-1, 1)."""
+    Y, G = L.Y, L.G
+    if Y.shape != G.shape or not np.all(np.abs(Y) < 1) or not Y.size:
+        return None
+    alt = L.numer([key], G=G / (1 + Y))[key]
+    return ("tanh-square-inside", {"ts": key.lstrip("@"), "be": "is"}) if close(m, alt, 1e-5) else None
+
+
+def _swapped_upstream_signature(L: _Layer, key, m):
+    """``backward(dh, dc)`` that uses ``dc`` where ``dh`` is due (two outputs, checked as one stacked ``Y``):
+    ``m`` is the correct gradient for the upstream with two outputs' gradients exchanged."""
+    k = L.Y.shape[0] if L.Y.ndim else 0
+    if not getattr(L, "stacked", False) or not 2 <= k <= 4:
+        return None
+    for a, b in itertools.combinations(range(k), 2):
+        order = list(range(k))
+        order[a], order[b] = b, a
+        if close(m, L.numer([key], G=L.G[order])[key], 1e-5):
+            return "swapped-upstream", {"a": a, "b": b}
+    return None
+
+
+def _stacked_outputs(layer) -> bool:
+    """Whether a layer (adapted in this process, a pair, or sandboxed) has k >= 2 outputs of one shape checked as one
+    stacked ``Y`` (:class:`gradcheck._adapters.Outputs`); a sandboxed layer's header text says so instead."""
+    if _remote(layer):
+        return "checked as one stacked Y" in _protocol_text(layer)
+    for o in (layer, getattr(layer, "obj", None)):
+        fields = vars(o) if hasattr(o, "__dict__") else {}
+        outs = fields.get("outputs") or fields.get("_gradcheck_outputs")
+        if getattr(outs, "stacked", False):
+            return True
+    return False
+
+
+def _window_signature(L: _Layer, key, m):
+    """Max pooling's backward that spreads each window's ``dY`` evenly (average pooling's), or assigns whole
+    windows where they overlap (``dx[window] = mask * dY``): the windows read from forward (an input element
+    made the largest changes exactly the outputs whose window holds it: one forward per element), named only when
+    the correct gradient is max pooling's over those windows."""
+    if not key.startswith("@") or key[1:] not in L.names:
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN or L.Y.size >= x.size:
+        return None
+    big, windows = 4 * float(np.abs(x).max(initial=0.0)) + 10.0, np.zeros((L.Y.size, x.size), dtype=bool)
+    for j in range(x.size):
+        xj = x.copy()
+        xj.flat[j] = big
+        windows[:, j] = (np.abs(L.fwd(*L.inputs[:i], xj, *L.inputs[i + 1:]) - L.Y) > 1e-9 * big).ravel()
+    sizes, flat, G = windows.sum(axis=1), x.ravel(), L.G.ravel()
+    if not windows.any(axis=0).any() or np.any(sizes == 0):
+        return None
+    pick = np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1)  # each window's maximum
+    right = np.zeros(x.size)
+    np.add.at(right, pick, G)
+    if not close(L.numer([key])[key].ravel(), right, 1e-5):
+        return None  # not a max pool over these windows
+    if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
+        return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
+    rows = np.arange(L.Y.size)[:, None]
+    for which, o in (("last", np.max(np.where(windows, rows, -1), axis=0)),
+                     ("first", np.min(np.where(windows, rows, L.Y.size), axis=0))):
+        hit = (o >= 0) & (o < L.Y.size)
+        oc = np.clip(o, 0, L.Y.size - 1)
+        cand = np.where(hit & (pick[oc] == np.arange(x.size)), G[oc], 0.0)
+        if int(np.sum(windows.sum(axis=0) > 1)) and close(m.ravel(), cand, 1e-5):
+            return "window-overwrites", {"k": int(np.sum(windows.sum(axis=0) > 1)), "size": x.size, "which": which}
+    return None
+
+
 def _repeated_index_signature(L: _Layer, key, m):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
@@ -2271,6 +2394,15 @@ def _carry_signature(L: _Layer, key, m, n):
         if not close(m[:, t], alone, 1e-5) or close(n[:, t], alone, 1e-5):
             return None
     return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
+
+
+def _one_tanh(diag: Diagnosis) -> None:
+    """One ``tanh-square-inside`` sentence naming every tensor wrong through the missing square (an RNN step's
+    dx, dprev_h, dWx, dWh, db), at the first one's place, instead of one each."""
+    hits = [f for f in diag.findings if f.code == "tanh-square-inside"]
+    if len(hits) > 1:
+        one = _find("tanh-square-inside", hits[0].tensor, ts=", ".join(str(f.tensor) for f in hits), be="are")
+        diag.findings = [one if f is hits[0] else f for f in diag.findings if f is hits[0] or f not in hits]
 
 
 def _one_carry(L: _Layer, diag: Diagnosis) -> None:
@@ -2331,6 +2463,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)
+    _one_tanh(diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -2523,7 +2656,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
-        f = _find("mask-scale", t, **g)  # a constant factor that is a dropout's 1/(1-p)
+        pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)
+        eg = f"{t} = dout * mask, the mask from the cache" if pair else f"{t} = dY * self.mask"
+        f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
     detectors = (lambda: _context_signature(L, t, key, m, n),
@@ -2534,7 +2669,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _repeated_index_signature(L, key, m),
                  lambda: _upstream_signature(L, key, m),
                  lambda: _overwrite_signature(L, key, m))
-    for detect in detectors:
+    for detect in (lambda: _pad_crop_signature(L, key, m, n), *detectors, *_more_detectors(L, key, m)):
         try:
             found = detect()
         except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
@@ -2550,6 +2685,16 @@ def _try_signature(detect):
         return detect()
     except Exception:  # noqa: BLE001 - student code in a probe
         return None
+
+
+def _more_detectors(L: _Layer, key, m) -> tuple:
+    """The detectors of tester17's common bugs that run forward (after :func:`_tensor_signature`'s own; the
+    convolution's padding cropped at one end, from the numbers alone, runs first): max pooling's gradient spread
+    evenly or assigned over overlapping windows, two outputs' upstream gradients swapped, tanh's square missing
+    inside a layer (an RNN step)."""
+    return (lambda: _window_signature(L, key, m),
+            lambda: _swapped_upstream_signature(L, key, m),
+            lambda: _tanh_inside_signature(L, key, m))
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2690,6 +2835,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         d.name = f"{owner} [{mode_label(layer, d.training)}]"
         if d.result is not None:
             d.result.name = d.name
+    diags = diags or [d]  # never empty: the last mode's diagnosis when each was set aside
     first = next((d for d in diags if not d.passed), diags[0])
     first.other_modes = [d for d in diags if d is not first]
     if first.result is not None:
@@ -2909,8 +3055,11 @@ def _eval_mask(layer, X, owner, seed: int) -> str | None:
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
     """The note for an eval forward that is the identity whose backward raised (a Dropout whose
     eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
-    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
-    if d.error is None or d.result is not None or "backward(" not in str(d.error):
+    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise: also for a
+    gradient our checks refused (a ``GradientShapeError``: backward ran) and for a layer with no training
+    mode to check (a bias layer whose zero bias makes its one forward the identity)."""
+    if d.error is None or d.result is not None or "backward(" not in str(d.error) \
+            or isinstance(d.error, GradientShapeError) or True not in training_modes(layer, "auto"):
         return ""
     if not _identity_in_eval(layer, X, owner, seed):
         return ""
@@ -2997,7 +3146,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
+                L.protocol, L.outputs, L.stacked = _protocol_text(layer), _outputs_data(layer), _stacked_outputs(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = grad_slots(layer)
@@ -3374,7 +3523,7 @@ class _Probes:
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", dtype=y_dtype)
+                       what="forward returns", **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -3489,8 +3638,7 @@ class _Probes:
         if bad_shape or nonfinite:  # NaN explains everything after it (linearity, ...): alone
             return None
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
-        slot = (", ".join(slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in never) if slots
-                else "grads[...]")
+        slot = ", ".join(V.slot_name(slots, V.grad_key(t)) for t in never) if slots else "grads[...]"
         self.probe(6, not never, ", ".join(never), "never-written", (never or [None])[0],
                    ts=", ".join(never), slot=slot)
         return G
@@ -3501,7 +3649,7 @@ class _Probes:
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
         found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
-                   else f"grads[{k!r}] after backward(dY)") for k, p in self.params.items()]
+                   else f"{V.slot_name(slots, k)} after backward(dY)") for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
             arr = None if r is None else np.asarray(r)
@@ -3523,9 +3671,9 @@ class _Probes:
                    ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else "contains")
         for t, d, key in low:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
-                self.find("float32-weight", t, w=key, dtype=d)
+                self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", dtype=d)
+                self.find("float32", t, what=f"backward returns {t} as", **_precision(d))
         return bad_shape, nonfinite, never
 
     def repeat(self, G):
@@ -3568,7 +3716,7 @@ class _Probes:
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
             slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
-            keys = [slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in acc]
+            keys = [V.slot_name(slots, V.grad_key(t)) for t in acc]
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]

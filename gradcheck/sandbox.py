@@ -66,11 +66,12 @@ from ._validation import (
     forward_returned_none,
     own_memory,
     paragraph,
+    slot_name,
 )
 from ._zygote import Zygote, ZygoteChild
 from .compare import close
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
-from .sources import inplace_asked, input_written, switch_branch
+from .sources import grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support", "Shared"]
@@ -1050,6 +1051,8 @@ class Sandbox:
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
                                       if e.get("type") == "TypeError" else "")
         cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
+        if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
+            raise UsageError(scalar)
         for m in ("forward", "backward"):
             if m not in have:
                 raise ProtocolError(paragraph(
@@ -1242,6 +1245,29 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
     return {name: {k: np.asarray(v["array"]) if isinstance(v, dict) and v.get("kind") in ("array", "scalar")
                    and isinstance(v.get("array"), np.ndarray) else None for k, v in d.items()}
             for name, d in desc.items() if isinstance(d, dict)}
+
+
+#: micrograd's scalar ``Value`` methods (tanh, relu, exp) beside its backward(); a Neuron/MLP's parameters()
+_SCALAR_OPS = {"tanh", "relu", "exp", "sigmoid", "log"}
+
+
+def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
+    """The usage error for a micrograd-style scalar autograd class (tester17 L7): a ``Value`` (backward() and
+    scalar ops, no forward) or a ``Neuron``/``MLP`` (``parameters()``, no forward nor backward); ``""`` otherwise."""
+    have = set(methods)
+    value = "backward" in have and have & _SCALAR_OPS
+    module = "backward" not in have and "parameters" in have
+    if not (value or module):
+        return ""
+    what = ("a scalar autograd value (micrograd's Value: backward() walks the graph of scalars it was built from)"
+            if value else "a module of scalar autograd values (micrograd's Neuron/Layer/MLP: __call__ builds a graph "
+            "of Value objects, loss.backward() fills each .grad)")
+    return paragraph(
+        f"{cls_name} looks like {what}; gradcheck checks layers on numpy arrays, forward(X) -> Y and backward(dY) "
+        "-> dX, so scalar autograd graphs are outside what it can check.",
+        "To check one: compare each parameter's .grad after loss.backward() with a finite difference of the loss "
+        "((L(p + h) - L(p - h)) / 2h, one parameter at a time), or write the layer with numpy arrays as a class "
+        "with forward(X) and backward(dY) and check that.")
 
 
 def _names(names: Sequence[str], n: int) -> list[str]:
@@ -1573,9 +1599,10 @@ class RemoteLayer(_Remote):
             self.grads = {} if desc.get("kind") == "absent" else \
                 SimpleNamespace(type_name=desc.get("type"))
         else:
+            slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
                                              tensor=f"d{k}", allow_none=True,
-                                             produced_by=f"grads[{k!r}] after backward(dY)")
+                                             produced_by=f"{slot_name(slots, k)} after backward(dY)")
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
             names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
@@ -1594,7 +1621,11 @@ class RemoteLoss(_Remote):
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
         call = self.protocol.get("call") or "forward(y_true, y_pred)"  # forward(x=y_pred, t=y_true): bound by name
-        return f"{call} with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
+        names = self.protocol.get("arg_names")  # a CS231n loss(x, y): its own names (tester17 M3)
+        pred = "y_pred"
+        if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
+            call, pred = f"forward({names[0]}, {names[1]})", names[0]
+        return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""

@@ -233,6 +233,20 @@ def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
     return out
 
 
+def masks_held(layer: Any) -> bool:
+    """Whether ``layer`` or a layer inside it holds its dropout mask fixed (``fix_mask(True)`` or a 0/1 array, as
+    :func:`hold_masks` sets it or the caller did): a mask of this batch's shape, so forward on a batch of another
+    size raises by design and the inputs' finite differences are not stacked into one batch (tester17 L11)."""
+    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if not _scalar(v) and
+                                                                _is_layer(v)]
+    for o in [layer, *inside]:
+        if callable(getattr(o, "fix_mask", None)):
+            fixed = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
+            if fixed is not None and fixed is not False:
+                return True
+    return False
+
+
 def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
     """Give the twin the manual layer's dropout mask when that mask is fixed (children of a container paired in order)."""
     fixed = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", False))

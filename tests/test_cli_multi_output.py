@@ -199,7 +199,7 @@ def test_a_pair_whose_outputs_differ_in_shape_is_checked_as_one_flat_y(tmp_path)
             "order; backward gets dY cut back into their shapes") in flat(p)
     wrong = src.replace("+ dn[:, None] * y", "+ dn[:, None] * x")  # dn's path: x instead of x / |x|
     p = run_here("check", f"{student(tmp_path, wrong, 'unit2.py')}::unit", "--input-shape", "4,3")
-    assert p.returncode == 1 and failing(p) == ["dX"], flat(p)  # one input: dX, as for any layer
+    assert p.returncode == 1 and failing(p) == ["dx"], flat(p)  # one input: d + its own name (tester17 #9)
 
 
 # --------------------------------------------------------------------------- the class-style cell

@@ -45,7 +45,7 @@ def test_boolean_training_switches_check_the_training_branch(tmp_path, arg):
     argument" and a PASS of the buggy training backward."""
     p = run_here("check", f"{dropout(tmp_path, arg)}::Dropout", "--input-shape", "4,3")
     out = both(p)
-    assert "forward has no training argument" not in out, out
+    assert "forward has no training switch" not in out, out
     assert f"mode: eval and training (forward(X, {arg}=False, then {arg}=True))" in out, out
     assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
 
@@ -73,7 +73,7 @@ def test_unknown_boolean_has_each_value_checked(tmp_path):
     labelled with it, and the bug FAILs."""
     p = run_here("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
     out = both(p)
-    assert "forward has no training argument" not in out and "WARNING" not in out, out
+    assert "forward has no training switch" not in out and "WARNING" not in out, out
     assert ("mode: each value of noisy (forward(X, noisy=False, then noisy=True)): forward takes noisy, which "
             "selects no training mode: each value is checked (--eval checks noisy=False alone, --training "
             "noisy=True)") in out, out
@@ -389,7 +389,7 @@ class BN:
     ("self.bn_param['mode'] == 'train'", "mode: eval and training (self.bn_param['mode'] = 'test', then 'train')"),
     ("TRAIN", "mode: eval and training (global TRAIN = False, then True)")])
 def test_a_switch_outside_forwards_arguments_is_set_and_the_training_bug_fails(tmp_path, switch, header):
-    """tester10 T3: CS231n's bn_param['mode'], a module flag: header "mode: eval (forward has no training argument)"
+    """tester10 T3: CS231n's bn_param['mode'], a module flag: header "mode: forward has no training switch: one mode"
     and a silent PASS of a batch norm wrong in training mode. Now gradcheck sets the switch for each mode and puts
     it back: the training backward's missing batch-statistics paths FAIL."""
     f = student(tmp_path, BN_SWITCH.replace("SWITCH", switch))
@@ -407,7 +407,7 @@ def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
     f = student(tmp_path, "import os\n" + BN_SWITCH.replace("SWITCH", "os.environ.get('MODE', 'test').lower() == 'train'"))
     p = run_here("check", f"{f}::BN", "--input-shape", "6,3")
     out = " ".join(both(p).split())
-    assert "forward has no training argument)" not in out, out
+    assert "forward has no training switch" not in out, out
     assert "mode: forward as it is (no training argument; see the WARNING)" in out, out
     assert f"WARNING: the class tests {shown}" in out and "a training switch gradcheck does not set" in out, out
     assert "the other mode's forward and backward were not checked" in out, out

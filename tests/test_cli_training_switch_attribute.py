@@ -45,7 +45,7 @@ def test_self_training_with_train_eval_checks_both_modes(tmp_path, start):
     """X3: PyTorch's self.training (train()/eval()): "forward has no training argument", the default alone ran
     and the buggy training backward passed (from self.training = False)."""
     p, out = checked(attribute(tmp_path, start=start))
-    assert "forward has no training argument" not in out, out
+    assert "forward has no training switch" not in out, out
     assert "mode: eval and training (self.training = False, then True): forward reads self.training" in out, out
     assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
 
@@ -131,7 +131,7 @@ def test_switch_of_another_type_is_warned_never_a_silent_pass(tmp_path, arg, tes
     body = KWARGS.format(test=test).replace("**kw", arg)
     p, out = checked(student(tmp_path, body))
     shown = repr(eval(value))
-    assert "forward has no training argument" not in out, out
+    assert "forward has no training switch" not in out, out
     assert f"mode: forward's default alone (forward(X), {name}={shown} by default)" in out, out
     assert (f"WARNING: forward takes {name} that gradcheck does not read as a training switch, so only "
             f"{name}={shown} (its default) was checked") in out, out

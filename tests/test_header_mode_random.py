@@ -1,4 +1,4 @@
-"""Session 12 (diag12, Z6): the header said "mode: eval (forward has no training argument)" for a forward with no
+"""Session 12 (diag12, Z6): the header said "mode: forward has no training switch: one mode" for a forward with no
 training switch that draws a dropout mask on every call (a class, or a CS231n pair whose dropout_param has no
 'mode' and defaults to 'train'): its training behaviour ran, held fixed. The header now says the mode that ran."""
 
@@ -43,7 +43,7 @@ def dropout_backward(dout, cache):
     return dout * mask if mask is not None else dout
 '''
 
-TRAINING = ("mode: training (forward has no training argument, and it draws a random mask on every call: its "
+TRAINING = ("mode: training (forward has no training switch, and it draws a random mask on every call: its "
             "training behaviour ran, the draws held fixed for the check)")
 
 
@@ -55,7 +55,7 @@ def test_a_random_forward_without_a_switch_is_said_to_run_in_training(tmp_path, 
     assert TRAINING in out and "mode: eval" not in out, out
 
 
-def test_a_deterministic_forward_without_a_switch_still_says_eval(tmp_path):
+def test_a_deterministic_forward_without_a_switch_says_one_mode(tmp_path):
     p = run("check", f"{student(tmp_path, LAYERS)}::Scale", "--input-shape", "4,3")  # the console script
     out = both(p)
-    assert p.returncode == 0 and "mode: eval (forward has no training argument)" in out, out
+    assert p.returncode == 0 and "mode: forward has no training switch: one mode" in out, out

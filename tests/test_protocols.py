@@ -39,7 +39,7 @@ def test_seed_style_layer_checks_dx_and_names_w_as_unchecked(tmp_path):
     t = text(p)
     assert p.returncode == 0, t
     assert "protocol: array attributes without gradients (W, b): backward(dY) -> dX only" in t
-    assert "mode: eval (forward has no training argument)" in t
+    assert "mode: forward has no training switch: one mode" in t
     assert "note: W, b are parameters with no gradient to check: backward computes no dW, db" in t
     assert "every gradient (dX) matches" in t and "(W, b: no gradient checked, see above)" in t
     info = json.loads((tmp_path / "d.json").read_text())["protocol"]
@@ -128,7 +128,7 @@ def test_attribute_style_linear(attr_file, cls, header, tensors):
     t = text(p)
     assert p.returncode == 0, t
     assert header in t and f"every gradient ({tensors}) matches" in t
-    assert ("mode: eval (forward has no training argument)" in t) == (cls == "LinearOI")
+    assert ("mode: forward has no training switch: one mode" in t) == (cls == "LinearOI")
 
 
 @pytest.mark.parametrize("old, new, bad", [
@@ -236,7 +236,7 @@ def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
     p = run_here("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 0, t
-    assert "protocol: manualprop (params/grads dicts) mode: eval (forward has no training argument)" in t
+    assert "protocol: manualprop (params/grads dicts) mode: forward has no training switch: one mode" in t
     assert "WARNING" not in t and "every gradient (dX, dW) matches" in t
 
 
@@ -398,7 +398,7 @@ def test_header_names_the_train_keyword(tmp_path):
                 return dY * self.gamma * self.inv
     '''))
     p = run_here("check", f"{src}::BatchNorm", "--input-shape", "8,4")
-    assert "forward has no training argument" not in p.stdout, p.stdout
+    assert "forward has no training switch" not in p.stdout, p.stdout
     assert "mode: eval and training (forward(X, train=False, then train=True))" in p.stdout, p.stdout
     assert p.returncode == 1 and "FAIL: BatchNorm [training]: gradient mismatch in dX." in p.stdout, p.stdout
 

@@ -287,6 +287,13 @@ EXPECTED = {
     "switch_beside.py::SquareModeBug": "factor",
     # session 17 (tester16 finding 8): deeplearning.ai's parameters['W1'] with grads['dW1'], named so
     "coursera.py::NgDictDbHalf": "factor",
+    # session 17 (tester17 #6): conv padding cropped at one end, tanh's square missing in an RNN step, max pooling
+    # assigning overlapping windows or spreading its gradient evenly, two outputs' upstream gradients swapped
+    "tester17.py::convcrop": "pad-not-cropped",
+    "tester17.py::rnnstepnosq": "tanh-square-inside",
+    "tester17.py::poolassign": "window-overwrites",
+    "tester17.py::MaxPool2x2Spread": "maxpool-spread-evenly",
+    "tester17.py::SplitTanhSwapped": "swapped-upstream",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -345,6 +352,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
+            *(f"tester17.py::{n}" for n in ("conv", "rnnstep", "pool", "MaxPool2x2", "SplitTanh")),
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
