@@ -1607,11 +1607,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
             if cx is not None:  # a complex gradient for a real input: its real part
                 gi = cx.fit_real(gi, node.vals[i])
             if trace:
-                gs = [None if x is None else tuple(np.shape(x)) for x in g] if type(g) is tuple else tuple(np.shape(g))
-                trace(
-                    f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {gs} -> "
-                    f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
-                )
+                _trace_vjp(trace, pos, node, i, g, gi)
             prev = get(ka)
             if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
                 grads[ka], mine = gi.add_to(prev, ka in owned)
@@ -1624,6 +1620,13 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 if owned:  # (no slices so far: nothing to forget)
                     owned.discard(ka)
     return grads
+
+
+def _trace_vjp(trace, pos, node, i, g, gi):
+    """One line of the reverse walk's trace: node ``pos``'s VJP ``i`` took ``g`` to ``gi`` (shapes)."""
+    gs = [None if x is None else tuple(np.shape(x)) for x in g] if type(g) is tuple else tuple(np.shape(g))
+    trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {gs} -> "
+          f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}")
 
 
 def _complex_rules():
