@@ -154,9 +154,7 @@ class SoftmaxCrossEntropy(Loss):
         p /= s  # e is not needed again: the softmax in its place (the same bits as e / s)
         if kind == "labels" and not self.label_smoothing:
             # -log_p[i, y_i] = log(s_i) - shifted[i, y_i] (the same bits): no full log_p
-            rows = np.arange(N)
-            per = np.log(s[:, 0])
-            per -= shifted[rows, y]
+            per = np.log(s[:, 0]) - shifted[np.arange(N), y]
             T = None
         else:
             log_p = shifted - np.log(s)
@@ -167,9 +165,8 @@ class SoftmaxCrossEntropy(Loss):
             if not np.isfinite(log_p).all():  # masked logits: 0 * log 0 = 0
                 log_p = np.where(T == 0, 0.0, log_p)
             per = -(T * log_p).sum(axis=1)
-            rows = None
         value, scale = self._reduce(per)
-        self.cache = {"p": p, "y": y, "T": T, "scale": scale, "rows": rows}
+        self.cache = {"p": p, "y": y, "T": T, "scale": scale}
         return value
 
     def backward(self) -> np.ndarray:
@@ -186,8 +183,7 @@ class SoftmaxCrossEntropy(Loss):
         p, y, T, scale = cache["p"], cache["y"], cache["T"], cache["scale"]
         if T is None:
             dz = p.copy()
-            rows = cache.get("rows")  # forward's np.arange(N)
-            dz[np.arange(len(y)) if rows is None else rows, y] -= 1
+            dz[np.arange(len(y)), y] -= 1
         else:
             dz = p * T.sum(axis=1, keepdims=True) - T
         dz *= scale  # dz is a new array: scaled in place
