@@ -205,7 +205,10 @@ def test_a_primitive_without_a_template_is_named(monkeypatch):
 
 
 #: primitives with no source template, and why
-EXCLUDED = {}  # none: every differentiable primitive has one
+#: Primitives with no source template. ``split_pieces`` (several outputs, session 17): backward_source
+#: writes the VJPs a backward pass records, and no VJP records a split (split's own VJP is a concatenate
+#: or index_add); a template of several outputs is not written yet, and backward_source says so by name.
+EXCLUDED = {"split_pieces"}
 
 
 def test_every_differentiable_primitive_has_a_source_template():
@@ -243,7 +246,7 @@ def test_every_source_template_computes_its_primitive():
     rng = np.random.default_rng(7)
     checked = 0
     for name, p in registry.PRIMITIVES.items():
-        if p.vjps is None or name not in SAMPLES:
+        if p.vjps is None or name not in SAMPLES or name in EXCLUDED:
             continue
         args, kwargs = SAMPLES[name].make(rng)
         want = p.fwd(*args, **kwargs)

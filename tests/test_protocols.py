@@ -242,7 +242,7 @@ def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
 
 CS231N_CASES = {
     "affine": ("4,5;5,3;3", None, "dx, dw, db"),
-    "relu": ("4,5", None, "dX"),
+    "relu": ("4,5", None, "dx"),
     "conv": ("2,3,5,5;4,3,3,3;4", '{"conv_param": {"stride": 1, "pad": 1}}', "dx, dw, db"),
     "batchnorm": ("6,4;4;4", '{"bn_param": {"mode": "train"}}', "dx, dgamma, dbeta"),
 }
@@ -267,7 +267,7 @@ def test_cs231n_pairs_pass(name):
 
 @pytest.mark.parametrize("name, old, new, bad", [
     ("affine", "return dx, dw, dout.sum(axis=0)", "return dx, dw, dout.sum(axis=0) / len(dout)", "db"),
-    ("relu", "return dout * (cache > 0)", "return dout", "dX"),  # the local derivative is missing
+    ("relu", "return dout * (cache > 0)", "return dout", "dx"),  # the local derivative is missing
     ("conv", "dxp[sl] += np.tensordot(g, w, axes=([1], [0]))",
      "dxp[sl] += np.tensordot(g, w[:, :, ::-1, ::-1], axes=([1], [0]))", "dx"),
     ("batchnorm", 'if mode != "train":', "if True:", "dx"),  # forgets the mean and variance paths

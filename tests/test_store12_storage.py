@@ -29,7 +29,7 @@ def test_a_swap_in_attributes_is_named_by_the_students_attributes(tmp_path):
     out = both(p)
     assert p.returncode == 1, out
     assert "self.dgamma holds the gradient of beta and vice versa" in out, out
-    assert "self.dgamma = dgamma, self.dbeta = dbeta" in out and "grads[" not in out, out
+    assert "self.dgamma = the gradient of gamma, self.dbeta = that of beta" in out and "grads[" not in out, out
 
 
 VALUE = """

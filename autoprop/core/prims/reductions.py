@@ -383,7 +383,7 @@ def _sparse_ce_mean_fwd(logits, labels):
     s = logits - _row_max(logits)  # _sparse_ce_fwd's steps, its exp kept: the same bits
     e = np.exp(s)
     loss = np.log(np.add.reduce(e, axis=-1)) - s[_label_index(labels)]
-    return WithSaved((_mean_fwd(loss), e))
+    return WithSaved((np.asarray(_mean_fwd(loss)), e))  # a 0-d array, as the tape makes of a scalar
 
 
 def _sparse_ce_mean_vjp(g, ans, logits, labels, saved=None):
