@@ -10,7 +10,7 @@ import numpy as np
 from ..registry import defcomposite, defprim
 from ..tensor import Tensor
 from ._common import _mT, _shape, _t
-from .linalg import _eigh_gap, _eye, _result_type
+from .linalg import _eigh_gap, _eye, _result_type, _used
 
 __all__ = ["eig", "eigvals"]
 
@@ -29,33 +29,34 @@ def _eig_fwd(a):
             "real functions only. A symmetric matrix (a covariance, a Hessian) has a real "
             "spectrum: use np.linalg.eigh (it reads one triangle); for the values alone, "
             "t.numpy() leaves the tape.")
-    return np.concatenate([np.expand_dims(w, -2), v], axis=-2)
+    return w, v
 
 
 def _eig_vjp(g, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
-    gw, gv = g[..., 0, :], g[..., 1:, :]
+    gw, gv = g
+    w, v = ans
     n = _shape(w)[-1]
-    m = np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
-    if isinstance(gv, Tensor) or np.any(gv):  # plain zeros (eigvals): no eigenvector term
+    m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
+    if _used(gv):  # (eigenvalues alone, eigvals: no eigenvector term, defined at ties)
         gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
-        m = m + _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        e = _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        m = e if m is None else m + e
+    if m is None:
+        return np.zeros(_shape(v), v.dtype)
     return np.linalg.solve(_mT(v), m @ _mT(v))
 
 
 def _eig_jvp(t, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
+    w, v = ans
     p = np.linalg.solve(v, t @ v)  # V^-1 dA V
     n = _shape(w)[-1]
     dw = np.sum(p * _eye(n, p), axis=-1)
-    q = v @ (_eigh_gap(w, "eig") * p)
-    dv = q - v * np.sum(v * q, axis=-2, keepdims=True)
-    return np.concatenate([np.expand_dims(dw, -2), dv], axis=-2)
+    q = v @ (_eigh_gap(w, "eig", undefined="nan") * p)
+    return dw, q - v * np.sum(v * q, axis=-2, keepdims=True)
 
 
 def _np_eig(a):
-    out = eig(_t(a))
-    return _EigResult(out[..., 0, :], out[..., 1:, :])
+    return _EigResult(*eig(_t(a)))
 
 
 _EigResult = _result_type("EigResult", "eigenvalues eigenvectors")
@@ -66,12 +67,13 @@ eig = defprim(
     jacobian="A = V diag(w) V^-1, P = V^-1 dA V: dw = diag(P), dV = Q - V diag(diag(V^T Q)), "
              "Q = V (F o P), F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
     vjp="G = gV - V diag(diag(V^T gV)); dA = V^-T (diag(gw) + F o (V^T G)) V^T (Magnus 1985)",
-    shapes="A (..., n, n) with a real spectrum -> (..., n + 1, n): row 0 the eigenvalues (numpy's "
-           "order), rows 1: the unit-norm eigenvectors (columns); np.linalg.eig returns the two parts",
+    shapes="A (..., n, n) with a real spectrum -> eigenvalues (..., n) (numpy's order), "
+           "eigenvectors (..., n, n) (unit-norm columns): numpy's EigResult",
     kinks="complex eigenvalues: ValueError (real functions only; eigh for a symmetric A); "
-          "repeated eigenvalues: the eigenvector derivative is undefined, ValueError",
-    numpy=(np.linalg.eig,), np_call=_np_eig,
-    source="{out}_w, {out}_v = np.linalg.eig({a}); {out} = np.concatenate([{out}_w[..., None, :], {out}_v], axis=-2)",
+          "repeated eigenvalues: the eigenvalues' gradient is defined, a gradient reaching the "
+          "eigenvectors is refused, ValueError (forward mode: a NaN tangent)",
+    numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
+    reads=(("ans",),),
 )
 
 
