@@ -21,12 +21,12 @@ from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
-from ._linalg_helpers import det_cofactor, eigh_upper, svd_full, upper_by_transpose
+from ._linalg_helpers import det_cofactor, svd_full, upper_by_transpose
 from .elementwise import multiply
-from .shape import concatenate, reshape, transpose
+from .shape import concatenate, reshape
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
-           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
+           "cholesky", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
            "pinv", "lstsq"]
 
 
@@ -374,94 +374,6 @@ cholesky = defprim(
 )
 
 
-def _eigh_fwd(a):
-    w, v = np.linalg.eigh(a)
-    return w, v
-
-
-def _eigh_gap(w, name="eigh", undefined="raise"):
-    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it. At repeated eigenvalues (w_i ==
-    w_j) the eigenvector derivative is undefined: ``undefined="raise"`` (reverse mode: a
-    gradient reached the eigenvectors) refuses, ``"nan"`` (forward mode, where the tangent
-    of the eigenvectors is computed whether used or not) puts NaN in those entries, as jax's
-    JVP gives inf/NaN there."""
-    n = _shape(w)[-1]
-    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gap[i, j] = w_j - w_i
-    off = 1.0 - _eye(n, w)
-    gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
-    tie = (gv == 0) & (np.asarray(off) > 0)
-    if np.any(tie):
-        if undefined == "nan":
-            return np.where(tie, np.nan, off / (gap + _eye(n, w) + tie))
-        raise ValueError(
-            f"autoprop.{name}: the derivative of the eigenvectors is undefined at repeated "
-            "eigenvalues (w_i == w_j): they can rotate freely within the eigenspace (jax gives "
-            f"NaN there). Use np.linalg.{'eigvals' if name == 'eig' else 'eigvalsh'} (eigenvalues only; or "
-            "only the eigenvalues of the result: their gradient is defined) or perturb the matrix."
-        )
-    return off / (gap + _eye(n, w))
-
-
-def _used(g):
-    """An output's gradient that contributes: not None (the output got none) and, on plain
-    arrays, not all zeros (HIPS autograd's test; on Tensors it is kept: a higher derivative)."""
-    return g is not None and (isinstance(g, Tensor) or bool(np.any(g)))
-
-
-def _eigh_vjp(g, ans, a):
-    gw, gv = g
-    w, v = ans
-    vt = _mT(v)
-    m = None if gw is None else (v * np.expand_dims(gw, -2)) @ vt  # V diag(gw) V^T
-    if _used(gv):  # (eigenvalues alone, eigvalsh: no eigenvector term, defined at ties)
-        e = v @ (_eigh_gap(w) * (vt @ gv)) @ vt
-        m = e if m is None else m + e
-    if m is None:
-        return np.zeros(_shape(v), v.dtype)
-    return _phi(m + _mT(m))  # onto the lower triangle, the only part numpy reads
-
-
-def _eigh_jvp(t, ans, a):
-    w, v = ans
-    p = _mT(v) @ _lower_sym(t) @ v
-    n = _shape(w)[-1]
-    dw = np.sum(p * _eye(n, p), axis=-1)  # the diagonal of V^T dA V
-    return dw, v @ (_eigh_gap(w, undefined="nan") * p)
-
-
-def _np_eigh(a, UPLO="L"):  # noqa: N803
-    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_helpers)
-        return _EighResult(*eigh_upper(_t(a), eigh, transpose))
-    if UPLO not in ("L", "l"):
-        raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
-    return _EighResult(*eigh(_t(a)))
-
-
-_EighResult = _result_type("EighResult", "eigenvalues eigenvectors")
-
-
-eigh = defprim(
-    "eigh", _eigh_fwd, _eigh_vjp, jvp=_eigh_jvp, multi=True,
-    jacobian="A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (F o (V^T dA V)), "
-             "F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
-    vjp="M = V (diag(gw) + F o (V^T gV)) V^T (a term for each output that got a gradient); "
-        "dA = Phi(M + M^T) (lower triangle)",
-    shapes="A (..., n, n) symmetric -> eigenvalues (..., n) ascending, eigenvectors (..., n, n) "
-           "(columns): numpy's EighResult",
-    kinks="repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
-          "the eigenvectors there is refused, ValueError (jax gives NaN), and forward mode gives "
-          "the eigenvectors a NaN tangent (jax's inf/NaN); only A's lower triangle is read",
-    numpy=(np.linalg.eigh,), np_call=_np_eigh, source="{out} = np.linalg.eigh({a})",
-    reads=(("ans",),),
-)
-
-
-@defcomposite("eigvalsh", "the eigenvalue row of eigh: dA = Phi(2 V diag(g) V^T)",
-              numpy=(np.linalg.eigvalsh,))
-def eigvalsh(a, UPLO="L"):  # noqa: N803
-    return _np_eigh(a, UPLO).eigenvalues
-
-
 @defcomposite("matrix_power", "repeated matmul (binary powers); n < 0: of inv(A). The chain rule "
                               "through matmul: d(A^3) = dA A^2 + A dA A + A^2 dA",
               numpy=(np.linalg.matrix_power,))
@@ -495,6 +407,12 @@ def multi_dot(arrays, *, out=None):
     for a in arrays[1:]:
         result = matmul(result, a)
     return result
+
+
+def _used(g):
+    """An output's gradient that contributes: not None (the output got none) and, on plain
+    arrays, not all zeros (HIPS autograd's test; on Tensors it is kept: a higher derivative)."""
+    return g is not None and (isinstance(g, Tensor) or bool(np.any(g)))
 
 
 # --- the thin SVD (Townsend 2016, "Differentiating the singular value decomposition") ---
