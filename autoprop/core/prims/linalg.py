@@ -1,7 +1,10 @@
 """Linear algebra: matmul (with tf.matmul's transpose flags), tensordot, einsum, and the
 numpy functions built on them (dot, outer); numpy.linalg's inv, det, slogdet, solve,
-cholesky, eigh/eigvalsh, svd, svdvals, qr, pinv, lstsq, matrix_power, multi_dot (norm,
-vector_norm, matrix_norm: the reductions family).
+cholesky, svd, svdvals, qr, pinv, lstsq, matrix_power, multi_dot (norm, vector_norm,
+matrix_norm: the reductions family; eigh/eigvalsh, eig/eigvals: ``linalg_eig``).
+``slogdet``, ``svd`` and ``qr`` are records with several outputs (``defprim(..., multi=True)``),
+returning numpy's ``SlogdetResult``, ``SVDResult``, ``QRResult``; a VJP adds a term for each
+output that got a gradient (None: unused).
 
 matmul, tensordot and einsum are multilinear: linear in each argument separately, so
 every JVP is the primitive itself with one argument replaced by its tangent
