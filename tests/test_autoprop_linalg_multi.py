@@ -125,10 +125,13 @@ def test_qr_one_output_alone_matches_central_differences(which):
     got = tape.gradient(y, x).numpy()
     for d in (np.sin(np.arange(12.0)).reshape(4, 3), np.cos(np.arange(12.0) * 0.7).reshape(4, 3)):
         np.testing.assert_allclose(np.sum(got * d), _directional(loss, a0, d), rtol=1e-7)
-    with ap.GradientTape() as tape:  # mode='r' is R alone, numpy's array
-        r = np.linalg.qr(x, mode="r")
-        y = np.sum(wgt * r ** 2) if which else np.sum(r * 0.0)
-    assert isinstance(r, ap.Tensor) and r.shape == (3, 3)
+    if which == 1:  # mode='r' is R alone (numpy's array), the same gradient
+        with ap.GradientTape() as tape:
+            r = np.linalg.qr(x, mode="r")
+            y = np.sum(wgt * r ** 2)
+        assert isinstance(r, ap.Tensor)
+        np.testing.assert_allclose(r.numpy(), np.linalg.qr(a0, mode="r"), rtol=1e-14)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), got, rtol=1e-14)
 
 
 def test_slogdet_sign_is_an_output_with_a_zero_gradient_as_jax():
@@ -273,3 +276,28 @@ def test_split_pieces_template_overlapping_and_single_pieces():
         for got, w in zip(ns["out"], want):
             np.testing.assert_array_equal(got, w, err_msg=code)
     assert call_source(prim, x, pieces=((0, 2), (2, 6)), axis=1)[0] == "out = np.split(a0, [2], axis=1)"
+
+
+def test_reverse_over_forward_mode_through_every_decomposition_matches_central_differences():
+    a0 = np.array([[2.0, 0.3, 0.1], [0.2, -1.0, 0.4], [0.0, 0.5, 1.5]])
+
+    def jvp_sum(x):  # one scalar of the forward-mode tangents of every record's outputs
+        with ap.ForwardAccumulator(x, ap.constant(np.eye(3))) as acc:
+            _, logabsdet = np.linalg.slogdet(x)
+            w, _ = np.linalg.eigh(x @ x.T)
+            _, s, vh = np.linalg.svd(x)
+            q, r = np.linalg.qr(x)
+        return (acc.jvp(logabsdet) + np.sum(acc.jvp(w)) + np.sum(acc.jvp(s)) + np.sum(acc.jvp(r))
+                + np.sum(acc.jvp(vh) ** 2) + np.sum(acc.jvp(q) ** 2))
+
+    x = ap.Variable(a0)
+    with ap.GradientTape() as tape:
+        y = jvp_sum(x)
+    got = tape.gradient(y, x).numpy()
+    num = np.zeros((3, 3))
+    for i in range(3):
+        for k in range(3):
+            e = np.zeros((3, 3))
+            e[i, k] = 1e-6
+            num[i, k] = (float(jvp_sum(ap.constant(a0 + e))) - float(jvp_sum(ap.constant(a0 - e)))) / 2e-6
+    np.testing.assert_allclose(got, num, rtol=1e-6, atol=1e-7)
