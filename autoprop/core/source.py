@@ -792,6 +792,11 @@ def _statements(em, refs, grad_name, live, uses):
             em.lines.append(f"{name} = {body}{comment}")
 
 
+#: the names of the outputs of the records with several outputs (numpy's result fields, short)
+_OUT_NAMES = {"eigh": ("w", "v"), "eig": ("w", "v"), "svd": ("u", "s", "vh"), "qr": ("q", "r"),
+              "slogdet": ("sign", "logabsdet")}
+
+
 def _multi_statement(em, k, refs, grad_name, uses):
     """The line of a node with several outputs: its template assigns them all (``{out}``: their
     names, ``w, v``; ``_`` for an output nothing reads)."""
@@ -804,7 +809,9 @@ def _multi_statement(em, k, refs, grad_name, uses):
         if want is None and not uses.get(key, 0):
             names.append("_")
             continue
-        names.append(em.namer.own(want, forward=False) if want else em.namer("t", inputs=False))
+        bases = _OUT_NAMES.get(node.prim.name, ())
+        base = bases[j] if j < len(bases) else "t"
+        names.append(em.namer.own(want, forward=False) if want else em.namer(base, inputs=False))
         em.var[(k, j)] = names[-1]
     fields["out"] = ", ".join(names) + ("," if len(names) == 1 else "")
     lines = _format(_template(node.prim, raw), fields).split("\n")
