@@ -190,6 +190,8 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
+        for out in outs:  # (a complex output, or input, of a primitive without complex rules)
+            _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
         saved = _FORWARD[:]
         del _FORWARD[position:]  # this accumulator and inner ones do not see its own work

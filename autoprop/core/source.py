@@ -631,7 +631,12 @@ class _Emitter:
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
           extra, extra_results, rebuild, claimed=(), cut_args=None, zero=True):
     em = _Emitter(nodes, forward, fname, made_by, targets, seed_ts, seeds, claimed, cut_args)
-    produced = {id(n.out): k for k, n in enumerate(nodes)}
+    produced = {}  # id(output) -> k, or (k, j) for output j of a MultiNode (split, eigh, svd, qr)
+    for k, n in enumerate(nodes):
+        if type(n.out) is tuple:
+            produced.update((id(o), (k, j)) for j, o in enumerate(n.out))
+        else:
+            produced[id(n.out)] = k
     canon, refs = _canonical(em, produced, seed_ts)
 
     def resolve(t):
@@ -678,6 +683,9 @@ def _canonical(em, produced, seed_ts):
         refs[k] = ops
         out = node.out
         name = node.prim.name
+        if type(out) is tuple:  # several outputs: one statement, each output its own ref
+            canon.update((id(o), ("node", (k, j), o)) for j, o in enumerate(out))
+            continue
         alias = _identity_of(node, ops, ones, refs, nodes)
         if alias is not None:
             canon[id(out)] = alias
@@ -718,7 +726,7 @@ def _identity_of(node, ops, ones, refs, nodes):
     elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
         if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
             return ops[0]
-    elif name == "transpose" and ops[0][0] == "node" and _reverses(node) \
+    elif name == "transpose" and ops[0][0] == "node" and type(ops[0][1]) is int and _reverses(node) \
             and _reverses(nodes[ops[0][1]]):
         return refs[ops[0][1]][0]  # x.T.T is x
     return None
@@ -733,10 +741,11 @@ def _liveness(out_refs, refs):
         uses[r[:2]] = uses.get(r[:2], 0) + 2  # an output is never inlined
     while stack:
         r = stack.pop()
-        if r[0] != "node" or r[1] in live:
+        k = r[1][0] if r[0] == "node" and type(r[1]) is tuple else r[1]  # (k, j): a MultiNode's output
+        if r[0] != "node" or k in live:
             continue
-        live.add(r[1])
-        for o in refs[r[1]]:
+        live.add(k)
+        for o in refs[k]:
             uses[o[:2]] = uses.get(o[:2], 0) + 1
             stack.append(o)
     return live, uses
@@ -747,6 +756,9 @@ def _statements(em, refs, grad_name, live, uses):
     stays short (a long one gets its inlined operands back as lines, longest first)."""
     for k in sorted(live):
         node = em.nodes[k]
+        if type(node.out) is tuple:
+            _multi_statement(em, k, refs[k], grad_name, uses)
+            continue
         texts = [em.operand(r) for r in refs[k]]
         fields, raw = _fields(node.prim, texts, list(node.vals), node.kwargs, em.const)
         template = _template(node.prim, raw)
@@ -780,6 +792,41 @@ def _statements(em, refs, grad_name, live, uses):
             em.lines.append(f"{name} = {body}{comment}")
 
 
+#: the names of the outputs of the records with several outputs (numpy's result fields, short)
+_OUT_NAMES = {"eigh": ("w", "v"), "eig": ("w", "v"), "svd": ("u", "s", "vh"), "qr": ("q", "r"),
+              "slogdet": ("sign", "logabsdet")}
+
+
+def _multi_statement(em, k, refs, grad_name, uses):
+    """The line of a node with several outputs: its template assigns them all (``{out}``: their
+    names, ``w, v``; ``_`` for an output nothing reads)."""
+    node = em.nodes[k]
+    fields, raw = _fields(node.prim, [em.operand(r) for r in refs], list(node.vals), node.kwargs, em.const)
+    names = []
+    for j in range(len(node.out)):
+        key = ("node", (k, j))
+        want = grad_name.get(key)
+        if want is None and not uses.get(key, 0):
+            names.append("_")
+            continue
+        bases = _OUT_NAMES.get(node.prim.name, ())
+        base = bases[j] if j < len(bases) else "t"
+        names.append(em.namer.own(want, forward=False) if want else em.namer(base, inputs=False))
+        em.var[(k, j)] = names[-1]
+    fields["out"] = ", ".join(names) + ("," if len(names) == 1 else "")
+    lines = _format(_template(node.prim, raw), fields).split("\n")
+    lines[-1] += "  # " + ", ".join(_shape_comment(o._value)[2:] for o in node.out)
+    em.lines.extend(lines)
+
+
+def _value_of(em, r):
+    """The value of an operand ref (a node's output, a MultiNode's output j, an input or constant)."""
+    if r[0] == "node":
+        out = em.nodes[r[1][0]].out[r[1][1]] if type(r[1]) is tuple else em.nodes[r[1]].out
+        return out._value
+    return r[2]._value if isinstance(r[2], Tensor) else r[2]
+
+
 def _outputs(em, flat_sources, out_refs, zero):
     """The name of each source's gradient in the code, with the lines that give it one (zeros or None when
     unconnected, ``zero``: zeros)."""
@@ -798,9 +845,7 @@ def _outputs(em, flat_sources, out_refs, zero):
                 name = text  # a variable of the code (or the seed's line)
             else:
                 name = em.namer.own(want, forward=False)
-                value = em.nodes[r[1]].out._value if r[0] == "node" else (
-                    r[2]._value if isinstance(r[2], Tensor) else r[2])
-                em.lines.append(f"{name} = {text}  {_shape_comment(value)}")
+                em.lines.append(f"{name} = {text}  {_shape_comment(_value_of(em, r))}")
         outputs.append(name)
     return outputs
 

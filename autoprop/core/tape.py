@@ -493,12 +493,16 @@ def call_multi(prim, /, *args, **kwargs):
         outs.append(out)
     outs = tuple(outs)
     dt = outs[0]._value.dtype if outs else None
+    if outs and dt.kind != "c":  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
+        dt = next((o._value.dtype for o in outs if o._value.dtype.kind == "c"), dt)
     if _RECORDING and outs:
-        if dt.kind == "c":
-            if prim.name not in _complex_rules().COMPLEX_READY:
-                raise _complex_rules().refusal(prim, f"a complex result, {dt}")
-            for tape in _RECORDING:
+        if dt.kind == "c":  # recorded only by a primitive with complex rules (_record_complex)
+            for tape in list(_RECORDING):
+                n = len(tape._nodes)
                 if _record_multi(tape, prim, args, vals, kwargs, outs, True):
+                    if prim.name not in _complex_rules().COMPLEX_READY:
+                        del tape._nodes[n:]
+                        raise _complex_rules().refusal(prim, f"a complex result, {dt}")
                     tape._complex = True
         elif not is_differentiable_dtype(dt):
             for out in outs:

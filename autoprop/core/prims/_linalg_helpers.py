@@ -118,8 +118,7 @@ def upper_by_transpose(rule):
 def eigh_upper(a, eigh, transpose):
     """``np.linalg.eigh(a, UPLO='U')`` on a Tensor: returns (w, v), numpy's signs."""
     nd = a.ndim
-    out = eigh(transpose(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)))
-    w, v = out[..., 0, :], out[..., 1:, :]
+    w, v = eigh(transpose(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)))
     ref = np.linalg.eigh(a._value, UPLO="U").eigenvectors
     return w, v * _signs(v, ref).astype(a.dtype)
 
@@ -156,14 +155,14 @@ _EXTRA = Primitive(
 )
 
 
-def svd_full(a, u, s, v, concatenate):
+def svd_full(a, u, s, vh, concatenate):
     """U, S, Vh of ``np.linalg.svd(a, full_matrices=True)`` for a non-square Tensor ``a``
-    from the thin record's ``u, s, v`` (V's columns)."""
+    from the thin record's outputs ``u, s, vh``."""
     m, n = a.shape[-2:]
     uf, _, vhf = np.linalg.svd(a._value, full_matrices=True)
     d = _signs(u, uf[..., :, : min(m, n)]).astype(a.dtype)
-    u, v = u * d, v * d  # U S V^T is unchanged by flipping a column of U and V together
+    u, vh = u * d, vh * _mT(d)  # U S Vh is unchanged by flipping a column of U and a row of Vh together
     extra = _EXTRA(a)
     if m > n:
-        return concatenate(u, extra, axis=-1), s, _mT(v)
-    return u, s, concatenate(_mT(v), extra, axis=-2)
+        return concatenate(u, extra, axis=-1), s, vh
+    return u, s, concatenate(vh, extra, axis=-2)

@@ -1,7 +1,10 @@
 """Linear algebra: matmul (with tf.matmul's transpose flags), tensordot, einsum, and the
 numpy functions built on them (dot, outer); numpy.linalg's inv, det, slogdet, solve,
-cholesky, eigh/eigvalsh, svd, svdvals, qr, pinv, lstsq, matrix_power, multi_dot (norm,
-vector_norm, matrix_norm: the reductions family).
+cholesky, svd, svdvals, qr, pinv, lstsq, matrix_power, multi_dot (norm, vector_norm,
+matrix_norm: the reductions family; eigh/eigvalsh, eig/eigvals: ``linalg_eig``).
+``slogdet``, ``svd`` and ``qr`` are records with several outputs (``defprim(..., multi=True)``),
+returning numpy's ``SlogdetResult``, ``SVDResult``, ``QRResult``; a VJP adds a term for each
+output that got a gradient (None: unused).
 
 matmul, tensordot and einsum are multilinear: linear in each argument separately, so
 every JVP is the primitive itself with one argument replaced by its tangent
@@ -21,12 +24,12 @@ from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
-from ._linalg_helpers import det_cofactor, eigh_upper, svd_full, upper_by_transpose
+from ._linalg_helpers import det_cofactor, svd_full, upper_by_transpose
 from .elementwise import multiply
-from .shape import concatenate, reshape, transpose
+from .shape import concatenate, reshape
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
-           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
+           "cholesky", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
            "pinv", "lstsq"]
 
 
@@ -269,20 +272,35 @@ det = defprim(
 _Slogdet = _result_type("SlogdetResult", "sign logabsdet")
 
 
+def _slogdet_fwd(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.asarray(sign), np.asarray(logabsdet)
+
+
+def _slogdet_vjp(g, ans, a):
+    gl = g[1]  # the sign is piecewise constant: its gradient g[0] contributes nothing
+    if gl is None:
+        return np.zeros(_shape(a), getattr(a, "dtype", np.float64))
+    return np.expand_dims(np.expand_dims(gl, -1), -1) * _mT(np.linalg.inv(a))
+
+
+def _slogdet_jvp(t, ans, a):
+    return np.zeros_like(ans[0]), _trace_inv_times(t, a)
+
+
 def _np_slogdet(a):
-    a = _t(a)
-    sign, _ = np.linalg.slogdet(a._value)
-    return _Slogdet(Tensor._wrap(np.asarray(sign)), slogdet(a))
+    return _Slogdet(*slogdet(_t(a)))
 
 
 slogdet = defprim(
-    "slogdet", lambda a: np.linalg.slogdet(a)[1],
-    lambda g, ans, a: np.expand_dims(np.expand_dims(g, -1), -1) * _mT(np.linalg.inv(a)),
-    jvp=lambda t, ans, a: _trace_inv_times(t, a),
-    jacobian="d log|det A| = tr(A^-1 dA)", vjp="dA = g A^-T",
-    shapes="A (..., n, n) -> (...): log|det A| (numpy.linalg.slogdet's second result)",
-    kinks="the sign (first result) is piecewise constant: no gradient",
-    numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="np.linalg.slogdet({a})[1]",
+    "slogdet", _slogdet_fwd, _slogdet_vjp, jvp=_slogdet_jvp, multi=True,
+    jacobian="d log|det A| = tr(A^-1 dA); d sign = 0 (piecewise constant)",
+    vjp="dA = g_logabsdet A^-T (the sign's gradient adds nothing; a gradient on the sign alone: zeros)",
+    shapes="A (..., n, n) -> sign (...), logabsdet (...): numpy's SlogdetResult",
+    kinks="the sign is piecewise constant: a zero derivative (as jax; autograd ignores it); singular A: "
+          "logabsdet -inf, and the VJP's inv raises LinAlgError",
+    numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="{out} = np.linalg.slogdet({a})",
+    reads=((0,),),
 )
 
 
@@ -359,76 +377,6 @@ cholesky = defprim(
 )
 
 
-def _eigh_fwd(a):
-    w, v = np.linalg.eigh(a)
-    return np.concatenate([np.expand_dims(w, -2), v], axis=-2)
-
-
-def _eigh_gap(w, name="eigh"):
-    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; refuses repeated eigenvalues."""
-    n = _shape(w)[-1]
-    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gap[i, j] = w_j - w_i
-    off = 1.0 - _eye(n, w)
-    gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
-    if np.any((gv == 0) & (np.asarray(off) > 0)):
-        raise ValueError(
-            f"autoprop.{name}: the derivative of the eigenvectors is undefined at repeated "
-            "eigenvalues (w_i == w_j): they can rotate freely within the eigenspace. Use "
-            f"np.linalg.{'eigvals' if name == 'eig' else 'eigvalsh'} (eigenvalues only) or perturb the matrix."
-        )
-    return off / (gap + _eye(n, w))
-
-
-def _eigh_vjp(g, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
-    gw, gv = g[..., 0, :], g[..., 1:, :]
-    m = (v * np.expand_dims(gw, -2)) @ _mT(v)  # V diag(gw) V^T
-    if isinstance(gv, Tensor) or np.any(gv):  # plain zeros (eigvalsh): no eigenvector term
-        m = m + v @ (_eigh_gap(w) * (_mT(v) @ gv)) @ _mT(v)
-    return _phi(m + _mT(m))  # onto the lower triangle, the only part numpy reads
-
-
-def _eigh_jvp(t, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
-    p = _mT(v) @ _lower_sym(t) @ v
-    n = _shape(w)[-1]
-    dw = np.sum(p * _eye(n, p), axis=-1)  # the diagonal of V^T dA V
-    dv = v @ (_eigh_gap(w) * p)
-    return np.concatenate([np.expand_dims(dw, -2), dv], axis=-2)
-
-
-def _np_eigh(a, UPLO="L"):  # noqa: N803
-    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_helpers)
-        return _EighResult(*eigh_upper(_t(a), eigh, transpose))
-    if UPLO not in ("L", "l"):
-        raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
-    out = eigh(_t(a))
-    return _EighResult(out[..., 0, :], out[..., 1:, :])
-
-
-_EighResult = _result_type("EighResult", "eigenvalues eigenvectors")
-
-
-eigh = defprim(
-    "eigh", _eigh_fwd, _eigh_vjp, jvp=_eigh_jvp,
-    jacobian="A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (F o (V^T dA V)), "
-             "F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
-    vjp="M = V (diag(gw) + F o (V^T gV)) V^T; dA = Phi(M + M^T) (lower triangle)",
-    shapes="A (..., n, n) symmetric -> (..., n + 1, n): row 0 the eigenvalues (ascending), "
-           "rows 1: the eigenvectors (columns); np.linalg.eigh returns the two parts",
-    kinks="repeated eigenvalues: the eigenvector derivative is undefined, ValueError (the "
-          "eigenvalue-only gradient, eigvalsh, is fine); only A's lower triangle is read",
-    numpy=(np.linalg.eigh,), np_call=_np_eigh,
-    source="{out}_w, {out}_v = np.linalg.eigh({a}); {out} = np.concatenate([{out}_w[..., None, :], {out}_v], axis=-2)",
-)
-
-
-@defcomposite("eigvalsh", "the eigenvalue row of eigh: dA = Phi(2 V diag(g) V^T)",
-              numpy=(np.linalg.eigvalsh,))
-def eigvalsh(a, UPLO="L"):  # noqa: N803
-    return _np_eigh(a, UPLO).eigenvalues
-
-
 @defcomposite("matrix_power", "repeated matmul (binary powers); n < 0: of inv(A). The chain rule "
                               "through matmul: d(A^3) = dA A^2 + A dA A + A^2 dA",
               numpy=(np.linalg.matrix_power,))
@@ -464,102 +412,125 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
+def _used(g):
+    """An output's gradient that contributes: not None (the output got none) and, on plain
+    arrays, not all zeros (HIPS autograd's test; on Tensors it is kept: a higher derivative)."""
+    return g is not None and (isinstance(g, Tensor) or bool(np.any(g)))
+
+
 # --- the thin SVD (Townsend 2016, "Differentiating the singular value decomposition") ---
 def _svd_fwd(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return np.concatenate([u, np.expand_dims(s, -2), _mT(vh)], axis=-2)
+    return u, s, vh
 
 
-def _svd_parts(packed, m):
-    return packed[..., :m, :], packed[..., m, :], packed[..., m + 1:, :]  # U, s, V
-
-
-def _svd_f(s):
-    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal; refuses repeated singular values."""
+def _svd_f(s, undefined="raise"):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal. At repeated or zero singular values the
+    singular vectors have no derivative: ``undefined="raise"`` (reverse mode) refuses,
+    ``"nan"`` (forward mode) puts NaN in those entries (:func:`_eigh_gap`'s rule)."""
     k = _shape(s)[-1]
     s2 = s * s
     gap = np.expand_dims(s2, -2) - np.expand_dims(s2, -1)
     off = 1.0 - _eye(k, s)
     gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
     sv = np.asarray(s._value if isinstance(s, Tensor) else s)
-    if np.any((gv == 0) & (np.asarray(off) > 0)) or np.any(sv == 0):
+    tie = (gv == 0) & (np.asarray(off) > 0)
+    if np.any(tie) or np.any(sv == 0):
+        if undefined == "nan":
+            zero = np.expand_dims(sv == 0, -1) | np.expand_dims(sv == 0, -2)
+            return np.where(tie | zero, np.nan, off / (gap + _eye(k, s) + tie))
         raise ValueError(
             "autoprop.svd: the derivative of the singular vectors is undefined at repeated "
-            "or zero singular values. Use the singular values alone (np.linalg.svd(a, "
-            "compute_uv=False)) when their gradient is all you need."
+            "or zero singular values (jax gives NaN there). Use the singular values alone "
+            "(np.linalg.svd(a, compute_uv=False), or only S of the result) when their gradient "
+            "is all you need."
         )
     return off / (gap + _eye(k, s))
 
 
 def _svd_vjp(g, ans, a):
-    m, n = _shape(a)[-2:]
-    u, s, v = _svd_parts(ans, m)
-    gu, gs, gv = _svd_parts(g, m)
+    gu, gs, gvh = g
+    u, s, vh = ans
+    v = _mT(vh)
+    m, n = _shape(u)[-2], _shape(vh)[-1]
     k = _shape(s)[-1]
-    eye_k = _eye(k, s)
-    out = u @ (eye_k * np.expand_dims(gs, -2)) @ _mT(v)  # U diag(gs) V^T
-    if isinstance(g, Tensor) or np.any(gu) or np.any(gv):
+    out = None if gs is None else (u * np.expand_dims(gs, -2)) @ vh  # U diag(gS) V^T
+    gu, gv = (gu if _used(gu) else None), (_mT(gvh) if _used(gvh) else None)
+    if gu is not None or gv is not None:  # (S alone: no singular-vector term, defined at ties)
+        eye_k = _eye(k, s)
         f = _svd_f(s)
         S = eye_k * np.expand_dims(s, -2)
         s_inv = eye_k * np.expand_dims(1.0 / s, -2)
-        j = f * (_mT(u) @ gu - _mT(gu) @ u)
-        kk = f * (_mT(v) @ gv - _mT(gv) @ v)
-        out = out + u @ (j @ S + S @ kk) @ _mT(v)
-        if m > k:
-            out = out + (_eye(m, s) - u @ _mT(u)) @ gu @ s_inv @ _mT(v)
-        if n > k:
-            out = out + u @ s_inv @ _mT(gv) @ (_eye(n, s) - v @ _mT(v))
+        inner, extra = None, None
+        if gu is not None:
+            inner = (f * (_mT(u) @ gu - _mT(gu) @ u)) @ S
+            if m > k:
+                extra = (_eye(m, s) - u @ _mT(u)) @ gu @ s_inv @ vh
+        if gv is not None:
+            kv = S @ (f * (_mT(v) @ gv - _mT(gv) @ v))
+            inner = kv if inner is None else inner + kv
+            if n > k:
+                e = u @ s_inv @ _mT(gv) @ (_eye(n, s) - v @ vh)
+                extra = e if extra is None else extra + e
+        vec = u @ inner @ vh if extra is None else u @ inner @ vh + extra
+        out = vec if out is None else out + vec
+    if out is None:
+        return np.zeros(_shape(u)[:-1] + _shape(vh)[-1:], u.dtype)
     return out
 
 
 def _svd_jvp(t, ans, a):
-    m, n = _shape(a)[-2:]
-    u, s, v = _svd_parts(ans, m)
+    u, s, vh = ans
+    v = _mT(vh)
+    m, n = _shape(u)[-2], _shape(vh)[-1]
     k = _shape(s)[-1]
     eye_k = _eye(k, s)
     p = _mT(u) @ t @ v  # U^T dA V
     ds = np.sum(p * eye_k, axis=-1)
-    f = _svd_f(s)
+    f = _svd_f(s, undefined="nan")
     S = eye_k * np.expand_dims(s, -2)
-    s_inv = eye_k * np.expand_dims(1.0 / s, -2)
+    with np.errstate(divide="ignore"):
+        s_inv = eye_k * np.expand_dims(1.0 / s, -2)
     du = u @ (f * (p @ S + S @ _mT(p)))
     dv = v @ (f * (S @ p + _mT(p) @ S))
     if m > k:
         du = du + (_eye(m, s) - u @ _mT(u)) @ t @ v @ s_inv
     if n > k:
-        dv = dv + (_eye(n, s) - v @ _mT(v)) @ _mT(t) @ u @ s_inv
-    return np.concatenate([du, np.expand_dims(ds, -2), dv], axis=-2)
+        dv = dv + (_eye(n, s) - v @ vh) @ _mT(t) @ u @ s_inv
+    return du, ds, _mT(dv)
 
 
 def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = _t(a)
     if hermitian:
-        raise TypeError("autoprop records numpy.linalg.svd only with hermitian=False")
-    if not compute_uv:
+        raise TypeError("autoprop records numpy.linalg.svd only with hermitian=False (with "
+                        "hermitian=True numpy reads one triangle of A, through eigh)")
+    if not compute_uv:  # numpy returns S alone (an array)
         return svdvals(a)
-    m = a.shape[-2]
-    out = svd(a)
-    u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
+    u, s, vh = svd(a)
     if full_matrices and a.shape[-2] != a.shape[-1]:  # the extra vectors: _linalg_helpers
-        return _SVDResult(*svd_full(a, u, s, v, concatenate))
-    return _SVDResult(u, s, _mT(v))
+        return _SVDResult(*svd_full(a, u, s, vh, concatenate))
+    return _SVDResult(u, s, vh)
 
 
 _SVDResult = _result_type("SVDResult", "U S Vh")
 
 
 svd = defprim(
-    "svd", _svd_fwd, _svd_vjp, jvp=_svd_jvp,
+    "svd", _svd_fwd, _svd_vjp, jvp=_svd_jvp, multi=True,
     jacobian="A = U S V^T: dS = diag(U^T dA V); dU = U (F o (P S + S P^T)) + (I - U U^T) dA V "
              "S^-1, P = U^T dA V, F_ij = 1/(s_j^2 - s_i^2); dV likewise (Townsend 2016)",
     vjp="dA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T "
-        "+ (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)",
-    shapes="A (..., m, n) -> (..., m + 1 + n, k), k = min(m, n): rows U, then s, then V "
-           "(np.linalg.svd returns U, S, Vh)",
-    kinks="repeated or zero singular values, and the extra vectors of full_matrices=True: no "
-          "singular-vector derivative, ValueError (the values alone are fine)",
+        "+ (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T), gV = gVh^T (a term for each output "
+        "that got a gradient)",
+    shapes="A (..., m, n) -> U (..., m, k), S (..., k), Vh (..., k, n), k = min(m, n): numpy's "
+           "SVDResult of the thin SVD (full_matrices=True of a non-square A adds the extra vectors "
+           "outside the record; compute_uv=False: the svdvals record)",
+    kinks="repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
+          "gives NaN; S alone is fine), forward mode gives them a NaN tangent; the extra vectors of "
+          "full_matrices=True: no derivative, ValueError; hermitian=True refused",
     numpy=(np.linalg.svd,), np_call=_np_svd,
-    source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False); {out} = np.concatenate([{out}_u, {out}_s[..., None, :], np.swapaxes({out}_vh, -1, -2)], axis=-2)",
+    source="{out} = np.linalg.svd({a}, full_matrices=False)", reads=(("ans",),),
 )
 
 
@@ -599,11 +570,7 @@ def _qr_fwd(a):
         raise ValueError(f"autoprop.qr: the record takes a square or tall A (m >= n); got {a.shape} "
                          "(np.linalg.qr splits a wide A itself)")
     q, r = np.linalg.qr(a)
-    return np.concatenate([q, r], axis=-2)
-
-
-def _qr_parts(packed, m):
-    return packed[..., :m, :], packed[..., m:, :]  # Q (m, n), R (n, n)
+    return q, r
 
 
 def _right_solve(x, r):
@@ -622,24 +589,28 @@ def _qr_full_rank(r):
 
 
 def _qr_vjp(g, ans, a):
-    m = _shape(a)[-2]
-    q, r = _qr_parts(ans, m)
+    gq, gr = g
+    q, r = ans
     _qr_full_rank(r)
-    gq, gr = _qr_parts(g, m)
-    mm = r @ _mT(gr) - _mT(gq) @ q
+    gq = gq if _used(gq) else None
+    mm = None if gr is None else r @ _mT(gr)  # M = R gR^T - gQ^T Q, a term per output used
+    if gq is not None:
+        mm = -(_mT(gq) @ q) if mm is None else mm - _mT(gq) @ q
+    if mm is None:
+        return np.zeros(_shape(q), q.dtype)
     s = np.tril(mm) + _mT(np.tril(mm, -1))  # copyltu(M)
-    return _mT(np.linalg.solve(r, _mT(gq + q @ s)))  # (gQ + Q S) R^-T
+    qs = q @ s if gq is None else gq + q @ s
+    return _mT(np.linalg.solve(r, _mT(qs)))  # (gQ + Q S) R^-T
 
 
 def _qr_jvp(t, ans, a):
-    m = _shape(a)[-2]
-    q, r = _qr_parts(ans, m)
+    q, r = ans
     _qr_full_rank(r)
     x = _right_solve(t, r)  # dA R^-1
     c = _mT(q) @ x
     low = np.tril(c, -1)
     c_minus_omega = c - (low - _mT(low))
-    return np.concatenate([x - q @ c_minus_omega, c_minus_omega @ r], axis=-2)
+    return x - q @ c_minus_omega, c_minus_omega @ r
 
 
 def _np_qr(a, mode="reduced"):
@@ -660,11 +631,9 @@ def _np_qr(a, mode="reduced"):
             "have no derivative. Use mode='reduced'."
         )
     if m >= n:
-        packed = qr(a)
-        q, r = packed[..., :m, :], packed[..., m:, :]
+        q, r = qr(a)
     else:
-        packed = qr(a[..., :m])
-        q, rx = packed[..., :m, :], packed[..., m:, :]
+        q, rx = qr(a[..., :m])
         r = concatenate(rx, matmul(q, a[..., m:], transpose_a=True), axis=-1)
     return r if mode == "r" else _QRResult(q, r)
 
@@ -677,13 +646,14 @@ qr = defprim(
     jacobian="A = Q R, C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T: "
              "dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega) (Walter & Lehmann 2018)",
     vjp="M = R gR^T - gQ^T Q; dA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + "
-        "tril(M, -1)^T (Liao et al. 2019)",
-    shapes="A (..., m, n), m >= n -> (..., m + n, n): rows Q (m, n), then R (n, n) "
-           "(np.linalg.qr returns the two parts)",
+        "tril(M, -1)^T (Liao et al. 2019); an output that got no gradient drops its term",
+    shapes="A (..., m, n), m >= n -> Q (..., m, n), R (..., n, n): numpy's QRResult (a wide A "
+           "and mode='r'/'complete' outside the record, np.linalg.qr's adaptor)",
     kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
-    numpy=(np.linalg.qr,), np_call=_np_qr, source="{out}_q, {out}_r = np.linalg.qr({a}); {out} = np.concatenate([{out}_q, {out}_r], axis=-2)",
+    numpy=(np.linalg.qr,), np_call=_np_qr, source="{out} = np.linalg.qr({a})", multi=True,
+    reads=(("ans",),),
 )
 
 

@@ -1,6 +1,9 @@
-"""np.linalg.eig and eigvals of a general real matrix with a real spectrum (a record of
-its own beside ``linalg``'s eigh, which reads one triangle of a symmetric matrix).
-Derivation: Magnus 1985; the same formula as HIPS autograd's ``grad_eig`` on real values.
+"""The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric matrix (numpy reads
+one triangle), eig and eigvals of a general real matrix with a real spectrum. Each is one
+record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
+a term for each output that got a gradient, so the eigenvalues alone are differentiable at
+repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
+``grad_eig`` on real values); ``lessons/13-matrix-calculus.md``.
 """
 
 from __future__ import annotations
@@ -10,9 +13,96 @@ import numpy as np
 from ..registry import defcomposite, defprim
 from ..tensor import Tensor
 from ._common import _mT, _shape, _t
-from .linalg import _eigh_gap, _eye, _result_type
+from ._linalg_helpers import eigh_upper
+from .linalg import _eye, _lower_sym, _phi, _result_type, _used
+from .shape import transpose
 
-__all__ = ["eig", "eigvals"]
+__all__ = ["eigh", "eigvalsh", "eig", "eigvals"]
+
+
+# --- eigh of a symmetric matrix (its lower triangle, as numpy reads it) ----------------
+def _eigh_fwd(a):
+    w, v = np.linalg.eigh(a)
+    return w, v
+
+
+def _eigh_gap(w, name="eigh", undefined="raise"):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it. At repeated eigenvalues (w_i ==
+    w_j) the eigenvector derivative is undefined: ``undefined="raise"`` (reverse mode: a
+    gradient reached the eigenvectors) refuses, ``"nan"`` (forward mode, where the tangent
+    of the eigenvectors is computed whether used or not) puts NaN in those entries, as jax's
+    JVP gives inf/NaN there."""
+    n = _shape(w)[-1]
+    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gap[i, j] = w_j - w_i
+    off = 1.0 - _eye(n, w)
+    gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
+    tie = (gv == 0) & (np.asarray(off) > 0)
+    if np.any(tie):
+        if undefined == "nan":
+            return np.where(tie, np.nan, off / (gap + _eye(n, w) + tie))
+        raise ValueError(
+            f"autoprop.{name}: the derivative of the eigenvectors is undefined at repeated "
+            "eigenvalues (w_i == w_j): they can rotate freely within the eigenspace (jax gives "
+            f"NaN there). Use np.linalg.{'eigvals' if name == 'eig' else 'eigvalsh'} (eigenvalues only; or "
+            "only the eigenvalues of the result: their gradient is defined) or perturb the matrix."
+        )
+    return off / (gap + _eye(n, w))
+
+
+def _eigh_vjp(g, ans, a):
+    gw, gv = g
+    w, v = ans
+    vt = _mT(v)
+    m = None if gw is None else (v * np.expand_dims(gw, -2)) @ vt  # V diag(gw) V^T
+    if _used(gv):  # (eigenvalues alone, eigvalsh: no eigenvector term, defined at ties)
+        e = v @ (_eigh_gap(w) * (vt @ gv)) @ vt
+        m = e if m is None else m + e
+    if m is None:
+        return np.zeros(_shape(v), v.dtype)
+    return _phi(m + _mT(m))  # onto the lower triangle, the only part numpy reads
+
+
+def _eigh_jvp(t, ans, a):
+    w, v = ans
+    p = _mT(v) @ _lower_sym(t) @ v
+    n = _shape(w)[-1]
+    dw = np.sum(p * _eye(n, p), axis=-1)  # the diagonal of V^T dA V
+    return dw, v @ (_eigh_gap(w, undefined="nan") * p)
+
+
+def _np_eigh(a, UPLO="L"):  # noqa: N803
+    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_helpers)
+        return _EighResult(*eigh_upper(_t(a), eigh, transpose))
+    if UPLO not in ("L", "l"):
+        raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
+    return _EighResult(*eigh(_t(a)))
+
+
+_EighResult = _result_type("EighResult", "eigenvalues eigenvectors")
+
+
+eigh = defprim(
+    "eigh", _eigh_fwd, _eigh_vjp, jvp=_eigh_jvp, multi=True,
+    jacobian="A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (F o (V^T dA V)), "
+             "F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
+    vjp="M = V (diag(gw) + F o (V^T gV)) V^T (a term for each output that got a gradient); "
+        "dA = Phi(M + M^T) (lower triangle)",
+    shapes="A (..., n, n) symmetric -> eigenvalues (..., n) ascending, eigenvectors (..., n, n) "
+           "(columns): numpy's EighResult",
+    kinks="repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
+          "the eigenvectors there is refused, ValueError (jax gives NaN), and forward mode gives "
+          "the eigenvectors a NaN tangent (jax's inf/NaN); only A's lower triangle is read",
+    numpy=(np.linalg.eigh,), np_call=_np_eigh, source="{out} = np.linalg.eigh({a})",
+    reads=(("ans",),),
+)
+
+
+@defcomposite("eigvalsh", "the eigenvalue row of eigh: dA = Phi(2 V diag(g) V^T)",
+              numpy=(np.linalg.eigvalsh,))
+def eigvalsh(a, UPLO="L"):  # noqa: N803
+    return _np_eigh(a, UPLO).eigenvalues
+
+
 
 
 # --- eig of a general real matrix with a real spectrum ---------------------------------
@@ -29,33 +119,34 @@ def _eig_fwd(a):
             "real functions only. A symmetric matrix (a covariance, a Hessian) has a real "
             "spectrum: use np.linalg.eigh (it reads one triangle); for the values alone, "
             "t.numpy() leaves the tape.")
-    return np.concatenate([np.expand_dims(w, -2), v], axis=-2)
+    return w, v
 
 
 def _eig_vjp(g, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
-    gw, gv = g[..., 0, :], g[..., 1:, :]
+    gw, gv = g
+    w, v = ans
     n = _shape(w)[-1]
-    m = np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
-    if isinstance(gv, Tensor) or np.any(gv):  # plain zeros (eigvals): no eigenvector term
+    m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
+    if _used(gv):  # (eigenvalues alone, eigvals: no eigenvector term, defined at ties)
         gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
-        m = m + _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        e = _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        m = e if m is None else m + e
+    if m is None:
+        return np.zeros(_shape(v), v.dtype)
     return np.linalg.solve(_mT(v), m @ _mT(v))
 
 
 def _eig_jvp(t, ans, a):
-    w, v = ans[..., 0, :], ans[..., 1:, :]
+    w, v = ans
     p = np.linalg.solve(v, t @ v)  # V^-1 dA V
     n = _shape(w)[-1]
     dw = np.sum(p * _eye(n, p), axis=-1)
-    q = v @ (_eigh_gap(w, "eig") * p)
-    dv = q - v * np.sum(v * q, axis=-2, keepdims=True)
-    return np.concatenate([np.expand_dims(dw, -2), dv], axis=-2)
+    q = v @ (_eigh_gap(w, "eig", undefined="nan") * p)
+    return dw, q - v * np.sum(v * q, axis=-2, keepdims=True)
 
 
 def _np_eig(a):
-    out = eig(_t(a))
-    return _EigResult(out[..., 0, :], out[..., 1:, :])
+    return _EigResult(*eig(_t(a)))
 
 
 _EigResult = _result_type("EigResult", "eigenvalues eigenvectors")
@@ -66,12 +157,13 @@ eig = defprim(
     jacobian="A = V diag(w) V^-1, P = V^-1 dA V: dw = diag(P), dV = Q - V diag(diag(V^T Q)), "
              "Q = V (F o P), F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
     vjp="G = gV - V diag(diag(V^T gV)); dA = V^-T (diag(gw) + F o (V^T G)) V^T (Magnus 1985)",
-    shapes="A (..., n, n) with a real spectrum -> (..., n + 1, n): row 0 the eigenvalues (numpy's "
-           "order), rows 1: the unit-norm eigenvectors (columns); np.linalg.eig returns the two parts",
+    shapes="A (..., n, n) with a real spectrum -> eigenvalues (..., n) (numpy's order), "
+           "eigenvectors (..., n, n) (unit-norm columns): numpy's EigResult",
     kinks="complex eigenvalues: ValueError (real functions only; eigh for a symmetric A); "
-          "repeated eigenvalues: the eigenvector derivative is undefined, ValueError",
-    numpy=(np.linalg.eig,), np_call=_np_eig,
-    source="{out}_w, {out}_v = np.linalg.eig({a}); {out} = np.concatenate([{out}_w[..., None, :], {out}_v], axis=-2)",
+          "repeated eigenvalues: the eigenvalues' gradient is defined, a gradient reaching the "
+          "eigenvectors is refused, ValueError (forward mode: a NaN tangent)",
+    numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
+    reads=(("ans",),),
 )
 
 

@@ -505,12 +505,24 @@ def _split_jvp(t, ans, x, pieces, axis):
         else _split_fwd(t, pieces, axis)
 
 
+def _split_source(x, pieces, axis):
+    """``split_pieces``'s source template (a statement assigning the pieces, ``{out}`` their
+    names): ``np.split`` at the inner bounds when the pieces tile the axis, else the slices."""
+    n = _shape(x)[axis]
+    if pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
+            a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:])):
+        return "{out} = np.split({x}, %r%s)" % ([hi for _, hi in pieces[:-1]], f", axis={axis}" if axis else "")
+    lead = ":, " * axis
+    return "{out} = " + ", ".join("{x}[%s%d:%d]" % (lead, lo, hi) for lo, hi in pieces) + ("," if len(pieces) == 1 else "")
+
+
 split_pieces = defprim(
     "split_pieces", _split_fwd, _split_vjp, jvp=_split_jvp, multi=True,
     jacobian="a block of the identity per piece (each output is a slice of x)",
     vjp="dx = the pieces' gradients side by side along axis (zeros for a piece that got none)",
     shapes="x (..., n, ...) -> one piece (..., hi - lo, ...) per (lo, hi) of `pieces` along axis",
-    numpy=(), source=None, reads=((),),  # the VJP reads only shapes
+    numpy=(), source=lambda v: _split_source(v["x"], v["pieces"], v["axis"]),
+    reads=((),),  # the VJP reads only shapes
 )
 
 
