@@ -1918,8 +1918,8 @@ def _context_signature(L: _Layer, t, key, m, n):
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
-            and np.array_equal(Y, X) and (f := _stale_mask(m, G)) is not None):
-        return f
+            and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
+        return "stale-mask", {"scale": f"{s:.6g}"}  # the identity's dX times the mask a training forward left
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -1935,10 +1935,16 @@ def _context_signature(L: _Layer, t, key, m, n):
     return None
 
 
-def _mask_values(r) -> float | None:
-    """The one nonzero value of ``r`` when it holds zeros and that value (a mask), else None."""
-    vals = np.unique(np.round(r[np.abs(r) > 1e-12], 9))
+def _mask_values(r, decimals: int = 9) -> float | None:
+    """The one nonzero value of ``r`` (to ``decimals``) when it holds zeros and that value (a mask), else None."""
+    vals = np.unique(np.round(r[np.abs(r) > 1e-12], decimals))
     return float(vals[0]) if r.size and (np.abs(r) <= 1e-12).any() and len(vals) == 1 else None
+
+
+def _per_dy(m, G):
+    """``m / G`` where ``G`` is nonzero (the factor a backward multiplied dY by), flat."""
+    nz = G != 0
+    return np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
 
 
 def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
@@ -1948,7 +1954,8 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     if not (len(L.inputs) == 1 and X.shape == Y.shape == m.shape == G.shape) or not np.all(X != 0):
         return None
     nz = G != 0
-    s, a = _mask_values(Y / X), _mask_values(np.divide(m, G, out=np.zeros_like(m), where=nz)[nz])
+    s, a = _mask_values(Y / X), _mask_values(_per_dy(m, G))
+
     # a forward mask of 0 and 1 is also a ReLU's: named only when the forward scales (inverted dropout)
     if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
             Y[nz] == 0, m[nz] == 0):
@@ -1956,17 +1963,6 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
            if abs(a - 1) <= 1e-9 else "the two scales differ")
     return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
-
-
-def _stale_mask(m, G):
-    """The forward is the identity here (eval mode of a Dropout: dX must be dY) and dX is dY times
-    a mask of zeros and one scale: backward multiplies by the mask a training forward left."""
-    nz = G != 0
-    r = np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
-    scales = np.unique(np.round(r[np.abs(r) > 1e-12], 12))
-    if r.size and (r == 0).any() and len(scales) == 1:
-        return "stale-mask", {"scale": f"{scales[0]:.6g}"}
-    return None
 
 
 def _group_axes(X):
@@ -2543,7 +2539,8 @@ def _outputs_data(layer) -> Mapping | None:
         return None
 
 
-def _ignored_output(L: _Layer, key, m, n):
+def _ignored_output(L: _Layer, t, key, m, n):
+
     """A backward of k upstream gradients that ignores one: ``m`` is the numerical gradient of ``key`` with that
     output's part of the joined upstream gradient set to zero (and ``n`` is not)."""
     o = L.outputs
@@ -2649,7 +2646,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
-    if L.outputs and (f := _try_signature(lambda: _ignored_output(L, key, m0, n0))) is not None:
+    if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
@@ -2669,40 +2666,40 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
-    detectors = (lambda: _context_signature(L, t, key, m, n),
-                 lambda: _carry_signature(L, key, m, n),
-                 lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
-                                           L.n_batch, key.startswith("@")),
-                 lambda: _kernel_flip_signature(L, key, m),
-                 lambda: _repeated_index_signature(L, key, m),
-                 lambda: _upstream_signature(L, key, m),
-                 lambda: _overwrite_signature(L, key, m))
-    for detect in (lambda: _pad_crop_signature(L, key, m, n), *detectors, *_more_detectors(L, key, m)):
-        try:
-            found = detect()
-        except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
-            continue
-        if found:
-            return _find(found[0], t, **found[1])
+    if (found := _first_found(_DETECTORS, L, t, key, m, n)) is not None:
+        return _find(found[0], t, **found[1])
     return _worst_element(t, m0, n0, res.rtol, own)
 
 
-def _try_signature(detect):
-    """``detect()``, or None when the probe it runs fails (a layer that cannot run there names nothing)."""
-    try:
-        return detect()
-    except Exception:  # noqa: BLE001 - student code in a probe
-        return None
+#: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
+#: ``detect(L, t, key, m, n)`` -> ``(code, fields)`` or None. The padding cropped at one end (from the numbers
+#: alone) first; tester17's common bugs (max pooling's windows, two outputs' dY swapped, tanh's square inside an
+#: RNN step) last.
+_DETECTORS = (
+    lambda L, t, key, m, n: _pad_crop_signature(L, key, m, n),
+    _context_signature,
+    lambda L, t, key, m, n: _carry_signature(L, key, m, n),
+    lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
+                                              key.startswith("@")),
+    lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
+    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
+    lambda L, t, key, m, n: _upstream_signature(L, key, m),
+    lambda L, t, key, m, n: _overwrite_signature(L, key, m),
+    lambda L, t, key, m, n: _window_signature(L, key, m),
+    lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
+    lambda L, t, key, m, n: _tanh_inside_signature(L, key, m))
 
 
-def _more_detectors(L: _Layer, key, m) -> tuple:
-    """The detectors of tester17's common bugs that run forward (after :func:`_tensor_signature`'s own; the
-    convolution's padding cropped at one end, from the numbers alone, runs first): max pooling's gradient spread
-    evenly or assigned over overlapping windows, two outputs' upstream gradients swapped, tanh's square missing
-    inside a layer (an RNN step)."""
-    return (lambda: _window_signature(L, key, m),
-            lambda: _swapped_upstream_signature(L, key, m),
-            lambda: _tanh_inside_signature(L, key, m))
+def _first_found(detectors, *args) -> tuple[str, dict] | None:
+    """The first ``(code, fields)`` of ``detect(*args)`` over ``detectors``; one whose probe of the layer raises
+    (student code, or a layer that cannot run there, e.g. at Y) names nothing."""
+    for detect in detectors:
+        try:
+            if found := detect(*args):
+                return found
+        except Exception:  # noqa: BLE001 - student code in a probe
+            continue
+    return None
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2809,17 +2806,15 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
 def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
     """:func:`_diagnose_modes` of forward's own switch and of each other combination of its switches
     (:func:`switch_variants`); ``more``: ``(twin, reference, localize, upstream)``."""
-    twin, reference, localize, upstream = more
     variants, set_switch, labels = switch_variants(layer)
-    if not variants:
-        return _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
-    set_switch(None)  # the rows of forward's own switch named with the others' defaults
-    first = _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
-    return checked_variants(first, owner, training, (variants, set_switch, labels), lambda t: _diagnose_modes(
-        layer, X, owner, t, twin, reference, localize, upstream, kw))
+    modes = functools.partial(_diagnose_modes, layer, X, owner, more=more, kw=kw)
+    if variants:
+        set_switch(None)  # the rows of forward's own switch named with the others' defaults
+        return checked_variants(modes(training), owner, training, (variants, set_switch, labels), modes)
+    return modes(training)
 
 
-def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: bool, upstream, kw) -> Diagnosis:
+def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
     """:func:`diagnose_layer` of the modes ``training`` selects, with forward's switches as they are set."""
     seed = kw["seed"]
     diags, notes, identity, same = [], [], False, False
@@ -2831,7 +2826,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         with warnings.catch_warnings():
             if diags:  # the batch-of-one warning is said once, in the first mode
                 warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
-            d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+            d = _diagnose_mode(layer, X, owner, t, more, kw)
         if same and d.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
@@ -2844,7 +2839,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         diags.append(d)
     if identity and training in ("auto", False):  # a validation pass after a training step
         diags = _eval_after_training(layer, X, owner, training, diags, notes, lambda: _diagnose_mode(
-            layer, X, owner, False, twin, reference, localize, upstream, kw), kw["seed"])
+            layer, X, owner, False, more, kw), kw["seed"])
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_label(layer, d.training)}]"
         if d.result is not None:
@@ -3103,8 +3098,9 @@ _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summ
 _FLOAT32 = ("float32", "float32-values")
 
 
-def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstream, kw) -> Diagnosis:
-    """:func:`diagnose_layer` in one training mode (``kw``: the numerical settings)."""
+def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
+    """:func:`diagnose_layer` in one training mode (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
+    twin, reference, localize, upstream = more
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
     inputs = _probe_inputs(X, kw["seed"], owner)
     # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
@@ -3380,25 +3376,21 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
     attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
     call = call or f"forward(X, training={training})"
     if "training=" not in call:
-        return {"mode": "this", "training": training, "diff": diff, "attrs": attrs, "call": call,
-                "why": f" ({CARRIED}: finite differences of L need an output that depends on this call's input "
-                       "and the weights alone, so no gradient was compared; a stateful RNN that carries h may be "
-                       "right)",
-                "fix": f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
-                       f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
-                       "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
-                       "change it outside forward (in a method the training loop calls between steps)"}
-    if training:
-        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs, "call": call,
-                "why": " (running statistics updated and then used in the training forward?)",
-                "fix": "compute the training output from this call's input alone (the batch's own "
-                       "statistics); what forward updates for later (running statistics) must not "
-                       "feed this call's output"}
-    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs, "call": call,
-            "why": ": running statistics updated in eval mode (an eval forward must leave the layer "
-                   "as it is)",
-            "fix": "update running_mean and running_var only when training=True; in eval mode "
-                   "normalise with them and leave them unchanged"}
+        why = (f" ({CARRIED}: finite differences of L need an output that depends on this call's input and the "
+               "weights alone, so no gradient was compared; a stateful RNN that carries h may be right)")
+        fix = (f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
+               f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
+               "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
+               "change it outside forward (in a method the training loop calls between steps)")
+    elif training:
+        why = " (running statistics updated and then used in the training forward?)"
+        fix = ("compute the training output from this call's input alone (the batch's own statistics); what "
+               "forward updates for later (running statistics) must not feed this call's output")
+    else:
+        why = ": running statistics updated in eval mode (an eval forward must leave the layer as it is)"
+        fix = ("update running_mean and running_var only when training=True; in eval mode normalise with them "
+               "and leave them unchanged")
+    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix}
 
 
 def _state_said(layer: Any, inputs, changed: list[str], call: str) -> tuple[list[str], str]:
@@ -3790,19 +3782,23 @@ class _Probes:
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
 
+    def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
+        """Per group of tensors, ``(agrees, u)``: one directional derivative of ``sum(Y * G)`` at the inputs
+        ``xs`` along a random ``u`` of the group's tensors, against ``got`` (backward's there)."""
+        rng = np.random.default_rng(self.rng.integers(2**32))
+        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=groups, n_dirs=1, rng=rng)
+        out = []
+        for group in groups:
+            (u, d), = dd[tuple(group)]
+            terms = np.array([np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]) for k in group])
+            out.append((_agrees(float(terms.sum()), d, terms, 1e-5), u))
+        return out
+
     def wrong_at(self, fwd, xs, got, G, keys, group) -> list[str]:
         """The gradients (``["dX"]``) whose own directional derivative at the inputs ``xs`` disagrees
         with ``got`` (backward's there): one direction per tensor of ``group``."""
-        rng = np.random.default_rng(self.rng.integers(2**32))
-        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=[[k] for k in group],
-                          n_dirs=1, rng=rng)
-        out = []
-        for k in group:
-            (u, d), = dd[(k,)]
-            term = float(np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]))
-            if not _agrees(term, d, np.array([term]), 1e-5):
-                out.append(V.grad_name(k.lstrip("@")))
-        return out
+        return [V.grad_name(k.lstrip("@")) for k, (ok, _) in zip(group, self.along(
+            fwd, xs, got, G, keys, [[k] for k in group])) if not ok]
 
     def second_input(self, G) -> None:
         """Backward right at the check's input but wrong at another: state kept from earlier.
@@ -3828,11 +3824,9 @@ class _Probes:
                 if set(got) != {V.grad_name(k.lstrip("@")) for k in group} or any(
                         got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
-                rng = np.random.default_rng(self.rng.integers(2**32))
-                (u, d), = _directional(fwd, xs, self.params, G, input_names=keys, groups=[group],
-                                       n_dirs=1, rng=rng)[tuple(group)]
-                terms = np.array([np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]) for k in group])
-                agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
+                (ok, u), = self.along(fwd, xs, got, G, keys, [group])
+                agree.append(ok)
+
                 if not agree[-1] and _kinks_only(fwd, xs, self.params, got, G, keys, u):
                     agree[-1] = True  # the step crossed kinks of the forward, no wrong entry (case C28)
                 if agree == [False]:  # confirmed tensor by tensor: a sampled check may miss them
