@@ -824,10 +824,11 @@ def _per_call_advice(seeds: list[str]) -> str:
             "gradcheck rewinds before every forward")
 
 
-def _protocol(layer: Any, kind: str) -> Mapping:
-    """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
+def _protocol(layer: Any, kind: str | None = None) -> Mapping | None:
+    """The ``protocol`` description of a layer (a sandboxed one's; an adapted one's own) when it is of ``kind``
+    (None: any), or None."""
     proto = getattr(layer, "protocol", None)
-    return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+    return proto if isinstance(proto, Mapping) and kind in (None, proto.get("protocol")) else None
 
 
 def _missing_gradients(layer: Any) -> list[str]:
@@ -836,8 +837,7 @@ def _missing_gradients(layer: Any) -> list[str]:
     :func:`gradcheck._adapters.adapt` marked it), else []."""
     from ._adapters import Adapted, missing_gradients
 
-    proto = getattr(layer, "protocol", None)
-    if isinstance(proto, Mapping):
+    if (proto := _protocol(layer)) is not None:
         return missing_gradients(proto)
     own = vars(layer).get("missing_gradients") if isinstance(layer, Adapted) else None
     return list(own) if isinstance(own, list) else []
@@ -848,9 +848,9 @@ def _dx_after_step(layer: Any) -> str:
     depends on it (:func:`gradcheck._adapters.stored_results`: dX computed with the stepped weights), else ""."""
     from ._adapters import LR_PROBE
 
-    proto = getattr(layer, "protocol", None)
-    if isinstance(proto, Mapping):
+    if (proto := _protocol(layer)) is not None:
         flagged = proto.get("dx_after_step") is True
+
     else:
         flagged = getattr(type(getattr(layer, "obj", layer)), "_gradcheck_dx_after_step", False) is True
     return f"{LR_PROBE:g}" if flagged else ""
@@ -1705,7 +1705,12 @@ class _Layer:
         return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
                           self.G if G is None else G, input_names=self.keys, which=which, **kw)
 
+    def fwd_with(self, i: int, xi: np.ndarray) -> np.ndarray:
+        """The forward with input ``i`` replaced by ``xi`` (the others as checked)."""
+        return self.fwd(*self.inputs[:i], xi, *self.inputs[i + 1:])
+
     def directional(self, key, G):
+
         """Two directional derivatives of ``sum(forward * G)`` along random directions of key."""
         return _directional(self.fwd, self.inputs, self.params, G, input_names=self.keys,
                             groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
@@ -1812,7 +1817,7 @@ def _bessel_forward(L: _Layer, X) -> bool | None:
         return None
     N, count = X.shape[0], int(np.prod([X.shape[a] for a in axes]))
     try:
-        Y2 = np.asarray(L.fwd(np.concatenate([X, X]), *L.inputs[1:]), dtype=float)
+        Y2 = np.asarray(L.fwd_with(0, np.concatenate([X, X])), dtype=float)
     except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
         return None
     if Y2.shape != (2 * N, *X.shape[1:]) or not close(Y2[:N], Y2[N:], 1e-9, 1e-12):
@@ -1913,8 +1918,8 @@ def _context_signature(L: _Layer, t, key, m, n):
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
-            and np.array_equal(Y, X) and (f := _stale_mask(m, G)) is not None):
-        return f
+            and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
+        return "stale-mask", {"scale": f"{s:.6g}"}  # the identity's dX times the mask a training forward left
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -1930,10 +1935,16 @@ def _context_signature(L: _Layer, t, key, m, n):
     return None
 
 
-def _mask_values(r) -> float | None:
-    """The one nonzero value of ``r`` when it holds zeros and that value (a mask), else None."""
-    vals = np.unique(np.round(r[np.abs(r) > 1e-12], 9))
+def _mask_values(r, decimals: int = 9) -> float | None:
+    """The one nonzero value of ``r`` (to ``decimals``) when it holds zeros and that value (a mask), else None."""
+    vals = np.unique(np.round(r[np.abs(r) > 1e-12], decimals))
     return float(vals[0]) if r.size and (np.abs(r) <= 1e-12).any() and len(vals) == 1 else None
+
+
+def _per_dy(m, G):
+    """``m / G`` where ``G`` is nonzero (the factor a backward multiplied dY by), flat."""
+    nz = G != 0
+    return np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
 
 
 def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
@@ -1943,7 +1954,8 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     if not (len(L.inputs) == 1 and X.shape == Y.shape == m.shape == G.shape) or not np.all(X != 0):
         return None
     nz = G != 0
-    s, a = _mask_values(Y / X), _mask_values(np.divide(m, G, out=np.zeros_like(m), where=nz)[nz])
+    s, a = _mask_values(Y / X), _mask_values(_per_dy(m, G))
+
     # a forward mask of 0 and 1 is also a ReLU's: named only when the forward scales (inverted dropout)
     if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
             Y[nz] == 0, m[nz] == 0):
@@ -1951,17 +1963,6 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
            if abs(a - 1) <= 1e-9 else "the two scales differ")
     return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
-
-
-def _stale_mask(m, G):
-    """The forward is the identity here (eval mode of a Dropout: dX must be dY) and dX is dY times
-    a mask of zeros and one scale: backward multiplies by the mask a training forward left."""
-    nz = G != 0
-    r = np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
-    scales = np.unique(np.round(r[np.abs(r) > 1e-12], 12))
-    if r.size and (r == 0).any() and len(scales) == 1:
-        return "stale-mask", {"scale": f"{scales[0]:.6g}"}
-    return None
 
 
 def _group_axes(X):
@@ -2001,7 +2002,7 @@ def _test_mode_batch(L: _Layer, found, X):
         return found
     k = X.shape[0] - 1
     try:
-        part = L.fwd(X[:k], *L.inputs[1:])
+        part = L.fwd_with(0, X[:k])
     except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
         return found
     if part.shape != L.Y[:k].shape or close(part, L.Y[:k], 1e-9, 1e-12):
@@ -2237,26 +2238,40 @@ def _overwrite_signature(L: _Layer, key, m):
     The contributions are ``J[o, i] * dY[o]`` from the numerical Jacobian ``J`` (two forwards per
     input element, as many as the numerical gradient); named only where some element is shared.
     """
-    if not key.startswith("@") or key[1:] not in L.names:
+    if (got := _input_of(L, key, m)) is None:
         return None
-    i = L.names.index(key[1:])
-    x = L.inputs[i]
-    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN:
-        return None
-    J = numerical_jacobian(lambda xi: L.fwd(*L.inputs[:i], xi, *L.inputs[i + 1:]), x)
+    i, x = got
+    J = numerical_jacobian(lambda xi: L.fwd_with(i, xi), x)
     reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
     shared = int(np.sum(reach.sum(axis=0) > 1))
     if not shared:
         return None
     C = J * L.G.reshape(-1, 1)
-    rows = np.arange(L.Y.size)[:, None]
-    for which, order in (("last", np.max(np.where(reach, rows, -1), axis=0)),
-                         ("first", np.min(np.where(reach, rows, L.Y.size), axis=0))):
-        hit = (order >= 0) & (order < L.Y.size)
-        cand = np.where(hit, C[np.clip(order, 0, L.Y.size - 1), np.arange(x.size)], 0.0)
-        if close(m, cand.reshape(x.shape), 1e-5):
+    for which, hit, o in _one_writer(reach):
+        if close(m, np.where(hit, C[o, np.arange(x.size)], 0.0).reshape(x.shape), 1e-5):
             return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
+
+
+def _input_of(L: _Layer, key: str, m) -> tuple[int, np.ndarray] | None:
+    """``(i, x)``: the float input ``key`` names (``"@X"``) when ``m`` has its shape and its Jacobian has at most
+    :data:`_MAX_JACOBIAN` entries, else None."""
+    if not key.startswith("@") or key[1:] not in L.names:
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    return (i, x) if x.dtype.kind == "f" and m.shape == x.shape and x.size * L.Y.size <= _MAX_JACOBIAN else None
+
+
+def _one_writer(reach: np.ndarray):
+    """Per input element (a column of ``reach``, which outputs reach it), the one output whose contribution an
+    assignment (``=``, not ``+=``) leaves there: ``(which, hit, o)`` for the ``"last"`` in the output's order, as
+    loops over its axes write it, then the ``"first"``; ``hit`` False where no output reaches it."""
+    n_out = reach.shape[0]
+    rows = np.arange(n_out)[:, None]
+    for which, o in (("last", np.max(np.where(reach, rows, -1), axis=0)),
+                     ("first", np.min(np.where(reach, rows, n_out), axis=0))):
+        yield which, (o >= 0) & (o < n_out), np.clip(o, 0, n_out - 1)
 
 
 def _pad_crop_signature(L: _Layer, key, m, n):
@@ -2287,7 +2302,7 @@ def _swapped_upstream_signature(L: _Layer, key, m):
     """``backward(dh, dc)`` that uses ``dc`` where ``dh`` is due (two outputs, checked as one stacked ``Y``):
     ``m`` is the correct gradient for the upstream with two outputs' gradients exchanged."""
     k = L.Y.shape[0] if L.Y.ndim else 0
-    if not getattr(L, "stacked", False) or not 2 <= k <= 4:
+    if not (L.outputs and L.outputs["stacked"]) or not 2 <= k <= 4:
         return None
     for a, b in itertools.combinations(range(k), 2):
         order = list(range(k))
@@ -2297,35 +2312,19 @@ def _swapped_upstream_signature(L: _Layer, key, m):
     return None
 
 
-def _stacked_outputs(layer) -> bool:
-    """Whether a layer (adapted in this process, a pair, or sandboxed) has k >= 2 outputs of one shape checked as one
-    stacked ``Y`` (:class:`gradcheck._adapters.Outputs`); a sandboxed layer's header text says so instead."""
-    if _remote(layer):
-        return "checked as one stacked Y" in _protocol_text(layer)
-    for o in (layer, getattr(layer, "obj", None)):
-        fields = vars(o) if hasattr(o, "__dict__") else {}
-        outs = fields.get("outputs") or fields.get("_gradcheck_outputs")
-        if getattr(outs, "stacked", False):
-            return True
-    return False
-
-
 def _window_signature(L: _Layer, key, m):
     """Max pooling's backward that spreads each window's ``dY`` evenly (average pooling's), or assigns whole
     windows where they overlap (``dx[window] = mask * dY``): the windows read from forward (an input element
     made the largest changes exactly the outputs whose window holds it: one forward per element), named only when
     the correct gradient is max pooling's over those windows."""
-    if not key.startswith("@") or key[1:] not in L.names:
+    if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size:
         return None
-    i = L.names.index(key[1:])
-    x = L.inputs[i]
-    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN or L.Y.size >= x.size:
-        return None
+    i, x = got
     big, windows = 4 * float(np.abs(x).max(initial=0.0)) + 10.0, np.zeros((L.Y.size, x.size), dtype=bool)
     for j in range(x.size):
         xj = x.copy()
         xj.flat[j] = big
-        windows[:, j] = (np.abs(L.fwd(*L.inputs[:i], xj, *L.inputs[i + 1:]) - L.Y) > 1e-9 * big).ravel()
+        windows[:, j] = (np.abs(L.fwd_with(i, xj) - L.Y) > 1e-9 * big).ravel()
     sizes, flat, G = windows.sum(axis=1), x.ravel(), L.G.ravel()
     if not windows.any(axis=0).any() or np.any(sizes == 0):
         return None
@@ -2336,14 +2335,10 @@ def _window_signature(L: _Layer, key, m):
         return None  # not a max pool over these windows
     if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
         return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
-    rows = np.arange(L.Y.size)[:, None]
-    for which, o in (("last", np.max(np.where(windows, rows, -1), axis=0)),
-                     ("first", np.min(np.where(windows, rows, L.Y.size), axis=0))):
-        hit = (o >= 0) & (o < L.Y.size)
-        oc = np.clip(o, 0, L.Y.size - 1)
-        cand = np.where(hit & (pick[oc] == np.arange(x.size)), G[oc], 0.0)
-        if int(np.sum(windows.sum(axis=0) > 1)) and close(m.ravel(), cand, 1e-5):
-            return "window-overwrites", {"k": int(np.sum(windows.sum(axis=0) > 1)), "size": x.size, "which": which}
+    shared = int(np.sum(windows.sum(axis=0) > 1))
+    for which, hit, o in _one_writer(windows) if shared else ():
+        if close(m.ravel(), np.where(hit & (pick[o] == np.arange(x.size)), G[o], 0.0), 1e-5):
+            return "window-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
 
 
@@ -2384,7 +2379,7 @@ def _carry_signature(L: _Layer, key, m, n):
         return None
     moved = X.copy()
     moved[:, T - 1] += 0.5 + np.abs(moved[:, T - 1])
-    if not np.array_equal(L.fwd(moved, *L.inputs[1:])[:, : T - 1], Y[:, : T - 1]):
+    if not np.array_equal(L.fwd_with(0, moved)[:, : T - 1], Y[:, : T - 1]):
         return None  # not causal: no hidden state carried forward in time
     steps = sorted({0, T - 2})
     for t in steps:  # two steps, not all T: each costs a numerical gradient of the whole sequence
@@ -2399,25 +2394,35 @@ def _carry_signature(L: _Layer, key, m, n):
 def _one_tanh(diag: Diagnosis) -> None:
     """One ``tanh-square-inside`` sentence naming every tensor wrong through the missing square (an RNN step's
     dx, dprev_h, dWx, dWh, db), at the first one's place, instead of one each."""
-    hits = [f for f in diag.findings if f.code == "tanh-square-inside"]
+    hits = _of_code(diag, "tanh-square-inside")
     if len(hits) > 1:
-        one = _find("tanh-square-inside", hits[0].tensor, ts=", ".join(str(f.tensor) for f in hits), be="are")
-        diag.findings = [one if f is hits[0] else f for f in diag.findings if f is hits[0] or f not in hits]
+        _as_one(diag, hits, _find("tanh-square-inside", hits[0].tensor, ts=", ".join(str(f.tensor) for f in hits),
+                                  be="are"))
+
+
+def _of_code(diag: Diagnosis, code: str) -> list[Finding]:
+    """The findings of ``code``, in order."""
+    return [f for f in diag.findings if f.code == code]
+
+
+def _as_one(diag: Diagnosis, found: list[Finding], merged: Finding) -> None:
+    """The findings ``found`` (of several tensors) replaced by the one ``merged``, at the first one's place."""
+    later = {id(f) for f in found[1:]}
+    diag.findings = [merged if f is found[0] else f for f in diag.findings if id(f) not in later]
 
 
 def _one_carry(L: _Layer, diag: Diagnosis) -> None:
     """The ``rnn-no-carry`` finding with the other failing tensors (h0's, the weights') named in it as wrong through
     the same missing term, instead of one "no known bug pattern" each."""
-    carry = next((f for f in diag.findings if f.code == "rnn-no-carry"), None)
-    others = [f for f in diag.findings if f.code == "wrong-values" and f.severity == "error"]
-    if carry is None or not others:
+    carry = _of_code(diag, "rnn-no-carry")[:1]
+    others = [f for f in _of_code(diag, "wrong-values") if f.severity == "error"]
+    if not carry or not others:
         return
     also = (f"; {', '.join(f.tensor for f in others)} {'are' if len(others) > 1 else 'is'} wrong through the same "
             "missing term (they sum the steps' gradients)")
     T = L.inputs[0].shape[1]
-    diag.findings = [_find("rnn-no-carry", carry.tensor, T=T, steps=" and ".join(map(str, sorted({0, T - 2}))),
-                           last=T - 1, also=also) if f is carry else f
-                     for f in diag.findings if f not in others]
+    _as_one(diag, carry + others, _find("rnn-no-carry", carry[0].tensor, T=T, last=T - 1, also=also,
+                                        steps=" and ".join(map(str, sorted({0, T - 2})))))
 
 
 def _upstream_signature(L: _Layer, key, m):
@@ -2520,8 +2525,7 @@ def _outputs_data(layer) -> Mapping | None:
     from ._adapters import outputs_of
 
     layer = layer._layer if isinstance(layer, Wrapper) else layer
-    proto = getattr(layer, "protocol", None)
-    if isinstance(proto, Mapping):
+    if (proto := _protocol(layer)) is not None:
         got = proto.get("outputs")
     else:
         got = None if (outs := outputs_of(layer)) is None else outs.data()
@@ -2535,7 +2539,8 @@ def _outputs_data(layer) -> Mapping | None:
         return None
 
 
-def _ignored_output(L: _Layer, key, m, n):
+def _ignored_output(L: _Layer, t, key, m, n):
+
     """A backward of k upstream gradients that ignores one: ``m`` is the numerical gradient of ``key`` with that
     output's part of the joined upstream gradient set to zero (and ``n`` is not)."""
     o = L.outputs
@@ -2560,20 +2565,19 @@ def _ignored_output(L: _Layer, key, m, n):
 def _one_ignored(diag: Diagnosis) -> None:
     """The ``ignored-output`` findings of one output's upstream gradient as one sentence naming every tensor
     it is missing from (``dX, dW are the gradients with dz set to zero``), not one each."""
-    found = [f for f in diag.findings if f.code == "ignored-output"]
+    found = _of_code(diag, "ignored-output")
     if len(found) < 2 or len({f.message.split(" set to zero")[0].split(" with ")[-1] for f in found}) != 1:
         return
     first, tensors = found[0], ", ".join(f.tensor for f in found)
-    merged = Finding("ignored-output", first.message.replace(f"{first.tensor} is the gradient", f"{tensors} are "
-                     "the gradients", 1).replace(f"so {first.tensor} lacks", f"so {tensors} lack", 1).replace(
-                     "reaches it through", "reaches them through", 1), first.tensor, first.severity)
-    diag.findings = [merged if f is first else f for f in diag.findings if f not in found[1:]]
+    _as_one(diag, found, Finding("ignored-output", first.message.replace(
+        f"{first.tensor} is the gradient", f"{tensors} are the gradients", 1).replace(
+        f"so {first.tensor} lacks", f"so {tensors} lack", 1).replace("reaches it through", "reaches them through", 1),
+        first.tensor, first.severity))
 
 
 def _protocol_text(layer) -> str:
     """The adapted layer's protocol text (a function pair's names its functions), or ""."""
-    proto = getattr(layer, "protocol", None)
-    return str(proto.get("text", "")) if isinstance(proto, Mapping) else ""
+    return str((_protocol(layer) or {}).get("text", ""))
 
 
 def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
@@ -2601,7 +2605,7 @@ def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
 def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     """The ``factor-inverse-batch-m`` findings of all tensors (Ng's dW and db) as one, said once, with the
     layer's name in its example."""
-    found = [f for f in diag.findings if f.code == "factor-inverse-batch-m"]
+    found = _of_code(diag, "factor-inverse-batch-m")
     if not found:
         return
     x, ts = L.inputs[0], [f.tensor for f in found]
@@ -2615,8 +2619,9 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
                        have="have" if len(others) > 1 else "has", **fields)
     else:
         merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts), **fields)
-    merged.tensor, later = found[0].tensor, {id(f) for f in found[1:]}
-    diag.findings = [merged if f is found[0] else f for f in diag.findings if id(f) not in later]
+    merged.tensor = found[0].tensor
+    _as_one(diag, found, merged)
+
 
 
 def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
@@ -2641,7 +2646,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
-    if L.outputs and (f := _try_signature(lambda: _ignored_output(L, key, m0, n0))) is not None:
+    if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
@@ -2661,40 +2666,40 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
-    detectors = (lambda: _context_signature(L, t, key, m, n),
-                 lambda: _carry_signature(L, key, m, n),
-                 lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
-                                           L.n_batch, key.startswith("@")),
-                 lambda: _kernel_flip_signature(L, key, m),
-                 lambda: _repeated_index_signature(L, key, m),
-                 lambda: _upstream_signature(L, key, m),
-                 lambda: _overwrite_signature(L, key, m))
-    for detect in (lambda: _pad_crop_signature(L, key, m, n), *detectors, *_more_detectors(L, key, m)):
-        try:
-            found = detect()
-        except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
-            continue
-        if found:
-            return _find(found[0], t, **found[1])
+    if (found := _first_found(_DETECTORS, L, t, key, m, n)) is not None:
+        return _find(found[0], t, **found[1])
     return _worst_element(t, m0, n0, res.rtol, own)
 
 
-def _try_signature(detect):
-    """``detect()``, or None when the probe it runs fails (a layer that cannot run there names nothing)."""
-    try:
-        return detect()
-    except Exception:  # noqa: BLE001 - student code in a probe
-        return None
+#: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
+#: ``detect(L, t, key, m, n)`` -> ``(code, fields)`` or None. The padding cropped at one end (from the numbers
+#: alone) first; tester17's common bugs (max pooling's windows, two outputs' dY swapped, tanh's square inside an
+#: RNN step) last.
+_DETECTORS = (
+    lambda L, t, key, m, n: _pad_crop_signature(L, key, m, n),
+    _context_signature,
+    lambda L, t, key, m, n: _carry_signature(L, key, m, n),
+    lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
+                                              key.startswith("@")),
+    lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
+    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
+    lambda L, t, key, m, n: _upstream_signature(L, key, m),
+    lambda L, t, key, m, n: _overwrite_signature(L, key, m),
+    lambda L, t, key, m, n: _window_signature(L, key, m),
+    lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
+    lambda L, t, key, m, n: _tanh_inside_signature(L, key, m))
 
 
-def _more_detectors(L: _Layer, key, m) -> tuple:
-    """The detectors of tester17's common bugs that run forward (after :func:`_tensor_signature`'s own; the
-    convolution's padding cropped at one end, from the numbers alone, runs first): max pooling's gradient spread
-    evenly or assigned over overlapping windows, two outputs' upstream gradients swapped, tanh's square missing
-    inside a layer (an RNN step)."""
-    return (lambda: _window_signature(L, key, m),
-            lambda: _swapped_upstream_signature(L, key, m),
-            lambda: _tanh_inside_signature(L, key, m))
+def _first_found(detectors, *args) -> tuple[str, dict] | None:
+    """The first ``(code, fields)`` of ``detect(*args)`` over ``detectors``; one whose probe of the layer raises
+    (student code, or a layer that cannot run there, e.g. at Y) names nothing."""
+    for detect in detectors:
+        try:
+            if found := detect(*args):
+                return found
+        except Exception:  # noqa: BLE001 - student code in a probe
+            continue
+    return None
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2733,11 +2738,17 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
 # --------------------------------------------------------------------------- diagnose_layer
 
 
+def _probe_inputs(X: Any, seed: int, owner: str) -> list[np.ndarray]:
+    """The diagnosis's inputs for ``X``, from their own stream: check_layer draws G from default_rng(seed), and
+    G == X would make X.T @ G symmetric and hide a transposed gradient."""
+    return V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+
+
 def _same_output(layer: Any, X: Any, owner: str, seed: int, t: bool) -> str:
     """``""`` when the training forward's output differs from eval's on the diagnosis's input; else
     ``"same backward"`` when backward's gradients are the same too (:func:`gradcheck.check.same_backward`),
     else ``"same output"`` (Z13: backward may branch on the mode, so the training mode is checked)."""
-    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    inputs = _probe_inputs(X, seed, owner)
     names = V.input_names(layer, len(inputs))
     if training_differs(Call(layer, owner, inputs, names, {}, t)):
         return ""
@@ -2795,17 +2806,15 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
 def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
     """:func:`_diagnose_modes` of forward's own switch and of each other combination of its switches
     (:func:`switch_variants`); ``more``: ``(twin, reference, localize, upstream)``."""
-    twin, reference, localize, upstream = more
     variants, set_switch, labels = switch_variants(layer)
-    if not variants:
-        return _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
-    set_switch(None)  # the rows of forward's own switch named with the others' defaults
-    first = _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
-    return checked_variants(first, owner, training, (variants, set_switch, labels), lambda t: _diagnose_modes(
-        layer, X, owner, t, twin, reference, localize, upstream, kw))
+    modes = functools.partial(_diagnose_modes, layer, X, owner, more=more, kw=kw)
+    if variants:
+        set_switch(None)  # the rows of forward's own switch named with the others' defaults
+        return checked_variants(modes(training), owner, training, (variants, set_switch, labels), modes)
+    return modes(training)
 
 
-def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: bool, upstream, kw) -> Diagnosis:
+def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
     """:func:`diagnose_layer` of the modes ``training`` selects, with forward's switches as they are set."""
     seed = kw["seed"]
     diags, notes, identity, same = [], [], False, False
@@ -2817,7 +2826,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         with warnings.catch_warnings():
             if diags:  # the batch-of-one warning is said once, in the first mode
                 warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
-            d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+            d = _diagnose_mode(layer, X, owner, t, more, kw)
         if same and d.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
@@ -2830,7 +2839,7 @@ def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: b
         diags.append(d)
     if identity and training in ("auto", False):  # a validation pass after a training step
         diags = _eval_after_training(layer, X, owner, training, diags, notes, lambda: _diagnose_mode(
-            layer, X, owner, False, twin, reference, localize, upstream, kw), kw["seed"])
+            layer, X, owner, False, more, kw), kw["seed"])
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_label(layer, d.training)}]"
         if d.result is not None:
@@ -2853,8 +2862,8 @@ def switch_variants(layer: Any) -> tuple[list[list[str]], Any, list[str]]:
     are none."""
     from . import _adapters
 
-    info = getattr(layer, "protocol", None)
-    if isinstance(info, Mapping) and info.get("switch_variants") and callable(getattr(layer, "set_switch", None)):
+    info = _protocol(layer)
+    if info is not None and info.get("switch_variants") and callable(getattr(layer, "set_switch", None)):
         variants = [str(v).split("|") for v in info["switch_variants"]]
         return [v for v in variants if len(v) == 2], layer.set_switch, [str(x) for x in info.get("mode_labels") or []]
     if not isinstance(layer, _adapters.Adapted) or layer.__dict__.get("variants_unsafe"):
@@ -2919,8 +2928,8 @@ def mode_worded(note: str, layer: Any) -> str:
     (tester15b L2); for a switch that selects no training mode (``verbose``, ``debug``: ``plain_switch``) its values,
     never training and eval (tester15b M4). Unchanged for ``training`` itself and switches set outside forward's
     arguments."""
-    info = getattr(layer, "protocol", None)
-    if not (isinstance(info, Mapping) and info.get("mode_keyword")):
+    info = _protocol(layer) or {}
+    if not info.get("mode_keyword"):
         return note
     name, off, on = (str(x) for x in info["mode_keyword"][:3])
     if name == "training" or "," in name or name.startswith(("self.", "global ", "env ")):
@@ -2974,13 +2983,13 @@ def mode_label(layer: Any, training: bool) -> str:
     """A checked mode's label: ``"eval"``/``"training"``, or for a switch that selects no training mode
     (``layer.protocol``'s ``plain_switch``: ``self.noisy``, ``self.kind``) its name and value, ``"self.kind='sq'"``
     (F1: the rows of such a forward were labelled eval and training)."""
-    info = getattr(layer, "protocol", None)
-    labels = info.get("mode_labels") if isinstance(info, Mapping) else getattr(layer, "mode_labels", None)
+    info = _protocol(layer)
+    labels = info.get("mode_labels") if info is not None else getattr(layer, "mode_labels", None)
     if isinstance(labels, list) and len(labels) == 2 and labels[training]:
         return str(labels[training])  # every combination of several switches (square=True, double=False)
-    if not isinstance(info, Mapping) and (branch := _plain_branch(layer, training)):
+    if info is None and (branch := _plain_branch(layer, training)):
         return branch  # a layer adapted in this process: its plain switch's value
-    if not (isinstance(info, Mapping) and info.get("plain_switch") and info.get("mode_keyword")):
+    if not (info is not None and info.get("plain_switch") and info.get("mode_keyword")):
         return mode_word(training)
     name, off, on = info["mode_keyword"]
     return f"{name}={on if training else off}"
@@ -3006,7 +3015,7 @@ def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, se
     the diagnoses to report (``notes`` gets what was done)."""
     noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
     if training is False:
-        inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+        inputs = _probe_inputs(X, seed, owner)
         try:
             layer.forward(*[x.copy() for x in inputs], training=True)
         except Exception:  # noqa: BLE001 - no training forward to be had: the eval check stands
@@ -3040,7 +3049,7 @@ def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, se
 def _eval_mask(layer, X, owner, seed: int) -> str | None:
     """The scale of the mask an eval forward multiplies X by (``"2"``: entries 0 and 2), for a layer
     whose eval forward was the identity before a training forward; None when it still is."""
-    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    inputs = _probe_inputs(X, seed, owner)
     try:
         Y = np.asarray(layer.forward(inputs[0].copy(), training=False), dtype=np.float64)
     except Exception:  # noqa: BLE001 - the eval check says what is wrong
@@ -3071,7 +3080,7 @@ def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
 
 def _identity_in_eval(layer, X, owner, seed: int) -> bool:
     """True when ``forward(X, training=False)`` returns X itself (a Dropout in eval mode)."""
-    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    inputs = _probe_inputs(X, seed, owner)
     if len(inputs) != 1 or inputs[0].dtype.kind != "f":
         return False
     try:
@@ -3089,12 +3098,11 @@ _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summ
 _FLOAT32 = ("float32", "float32-values")
 
 
-def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstream, kw) -> Diagnosis:
-    """:func:`diagnose_layer` in one training mode (``kw``: the numerical settings)."""
+def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
+    """:func:`diagnose_layer` in one training mode (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
+    twin, reference, localize, upstream = more
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
-    # inputs from their own stream: check_layer draws G from default_rng(seed), and G == X
-    # would make X.T @ G symmetric and hide a transposed gradient
-    inputs = V.layer_inputs(X, np.random.default_rng([kw["seed"], 3]), owner)
+    inputs = _probe_inputs(X, kw["seed"], owner)
     # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
     one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)
     diag = Diagnosis(owner, training=training)
@@ -3146,7 +3154,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                L.protocol, L.outputs, L.stacked = _protocol_text(layer), _outputs_data(layer), _stacked_outputs(layer)
+                L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
+
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = grad_slots(layer)
@@ -3162,8 +3171,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         from ._adapters import undecided_text
 
         one = len(missing) == 1
-        unseen = [str(w) for w in (getattr(layer, "protocol", None) or {}).get("unseen") or []] \
-            if isinstance(getattr(layer, "protocol", None), Mapping) else []
+        unseen = [str(w) for w in (_protocol(layer) or {}).get("unseen") or []]
         diag.findings.append(_find("weight-or-constant", ws=", ".join(missing), it="it" if one else "them",
                                    verb="is" if one else "are", say=undecided_text(missing, unseen)))
     if localize and not diag.passed and upstream is None:  # a model's layers (a sandboxed one's too)
@@ -3212,8 +3220,8 @@ def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> Gradcheck
     the layer), the hint that it reads state only a training forward sets (a Dropout's mask)."""
     if exc.exit_code != EXIT_STUDENT or len(training_modes(layer, "auto")) < 2 or not exc.args:
         return exc
-    info = getattr(layer, "protocol", None)
-    sw, off, on = (info if isinstance(info, Mapping) else {}).get("mode_keyword") or ("training", "False", "True")
+    sw, off, on = (_protocol(layer) or {}).get("mode_keyword") or ("training", "False", "True")
+
     args = ", ".join(V.input_names(layer, len(inputs)))
     msg = (f"while checking {mode_word(training)} mode: forward({args}, {sw}={on if training else off}) "
            f"then backward(dY): {exc.args[0]}")
@@ -3368,25 +3376,21 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
     attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
     call = call or f"forward(X, training={training})"
     if "training=" not in call:
-        return {"mode": "this", "training": training, "diff": diff, "attrs": attrs, "call": call,
-                "why": f" ({CARRIED}: finite differences of L need an output that depends on this call's input "
-                       "and the weights alone, so no gradient was compared; a stateful RNN that carries h may be "
-                       "right)",
-                "fix": f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
-                       f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
-                       "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
-                       "change it outside forward (in a method the training loop calls between steps)"}
-    if training:
-        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs, "call": call,
-                "why": " (running statistics updated and then used in the training forward?)",
-                "fix": "compute the training output from this call's input alone (the batch's own "
-                       "statistics); what forward updates for later (running statistics) must not "
-                       "feed this call's output"}
-    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs, "call": call,
-            "why": ": running statistics updated in eval mode (an eval forward must leave the layer "
-                   "as it is)",
-            "fix": "update running_mean and running_var only when training=True; in eval mode "
-                   "normalise with them and leave them unchanged"}
+        why = (f" ({CARRIED}: finite differences of L need an output that depends on this call's input and the "
+               "weights alone, so no gradient was compared; a stateful RNN that carries h may be right)")
+        fix = (f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
+               f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
+               "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
+               "change it outside forward (in a method the training loop calls between steps)")
+    elif training:
+        why = " (running statistics updated and then used in the training forward?)"
+        fix = ("compute the training output from this call's input alone (the batch's own statistics); what "
+               "forward updates for later (running statistics) must not feed this call's output")
+    else:
+        why = ": running statistics updated in eval mode (an eval forward must leave the layer as it is)"
+        fix = ("update running_mean and running_var only when training=True; in eval mode normalise with them "
+               "and leave them unchanged")
+    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix}
 
 
 def _state_said(layer: Any, inputs, changed: list[str], call: str) -> tuple[list[str], str]:
@@ -3778,19 +3782,23 @@ class _Probes:
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
 
+    def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
+        """Per group of tensors, ``(agrees, u)``: one directional derivative of ``sum(Y * G)`` at the inputs
+        ``xs`` along a random ``u`` of the group's tensors, against ``got`` (backward's there)."""
+        rng = np.random.default_rng(self.rng.integers(2**32))
+        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=groups, n_dirs=1, rng=rng)
+        out = []
+        for group in groups:
+            (u, d), = dd[tuple(group)]
+            terms = np.array([np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]) for k in group])
+            out.append((_agrees(float(terms.sum()), d, terms, 1e-5), u))
+        return out
+
     def wrong_at(self, fwd, xs, got, G, keys, group) -> list[str]:
         """The gradients (``["dX"]``) whose own directional derivative at the inputs ``xs`` disagrees
         with ``got`` (backward's there): one direction per tensor of ``group``."""
-        rng = np.random.default_rng(self.rng.integers(2**32))
-        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=[[k] for k in group],
-                          n_dirs=1, rng=rng)
-        out = []
-        for k in group:
-            (u, d), = dd[(k,)]
-            term = float(np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]))
-            if not _agrees(term, d, np.array([term]), 1e-5):
-                out.append(V.grad_name(k.lstrip("@")))
-        return out
+        return [V.grad_name(k.lstrip("@")) for k, (ok, _) in zip(group, self.along(
+            fwd, xs, got, G, keys, [[k] for k in group])) if not ok]
 
     def second_input(self, G) -> None:
         """Backward right at the check's input but wrong at another: state kept from earlier.
@@ -3816,11 +3824,9 @@ class _Probes:
                 if set(got) != {V.grad_name(k.lstrip("@")) for k in group} or any(
                         got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
-                rng = np.random.default_rng(self.rng.integers(2**32))
-                (u, d), = _directional(fwd, xs, self.params, G, input_names=keys, groups=[group],
-                                       n_dirs=1, rng=rng)[tuple(group)]
-                terms = np.array([np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]) for k in group])
-                agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
+                (ok, u), = self.along(fwd, xs, got, G, keys, [group])
+                agree.append(ok)
+
                 if not agree[-1] and _kinks_only(fwd, xs, self.params, got, G, keys, u):
                     agree[-1] = True  # the step crossed kinks of the forward, no wrong entry (case C28)
                 if agree == [False]:  # confirmed tensor by tensor: a sampled check may miss them

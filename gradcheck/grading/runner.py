@@ -434,10 +434,9 @@ def results_not_in_batch(out: str | os.PathLike, folders: dict[str, Path]) -> li
         if child.name in ours or child.is_symlink() or not child.is_dir() or res.is_symlink() \
                 or not res.is_file():
             continue
-        data = _read_json(res)
-        name = data.get("extra_data", {}).get("submission") if isinstance(data, dict) \
-            and isinstance(data.get("extra_data"), dict) else None
+        name = (_saved_extra(res) or ({}, {}))[1].get("submission")
         gone.append(name if isinstance(name, str) and name else child.name)
+
     return gone
 
 
@@ -801,18 +800,26 @@ def _signature(data: dict[str, Any], key: bytes) -> str:
 
 def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
     """Write atomically; with a batch ``key``, sign it (so a resumed batch knows its own)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     if key is not None:
         data.setdefault("extra_data", {})["signature"] = _signature(data, key)
+    with _replaced(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2))
+
+
+@contextlib.contextmanager
+def _replaced(path: Path) -> Iterator[Path]:
+    """A new temporary file beside ``path`` (its folder made) to write, moved onto ``path`` when the block ends;
+    removed when the writing fails (a full disk: no half-written temporary file left, tester16g M2)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     if tmp.is_symlink():
         tmp.unlink()
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2))
+        yield tmp
         os.replace(tmp, path)
-    except OSError:  # a full disk: no half-written temporary file left (tester16g M2)
+    except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
@@ -824,6 +831,16 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _saved_extra(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``(results, its extra_data)`` of a saved results.json: a regular file, not a link, holding a JSON object
+    whose extra_data is one; else None."""
+    with contextlib.suppress(OSError):
+        data = None if path.is_symlink() or not path.is_file() else _read_json(path)
+        if isinstance(data, dict) and isinstance(data.get("extra_data"), dict):
+            return data, data["extra_data"]
+    return None
 
 
 def _batch_key(out_p: Path) -> bytes:
@@ -1304,12 +1321,8 @@ _UNSIGNED: set[str] = set()
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
     """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
     digest stored with it), or None: to be graded (again)."""
-    try:
-        data = None if results_path.is_symlink() or not results_path.is_file() else _read_json(results_path)
-    except OSError:
-        return None
-    extra = data.get("extra_data") if isinstance(data, dict) else None
-    if not isinstance(extra, dict) or not extra.get("complete") \
+    data, extra = _saved_extra(results_path) or (None, None)
+    if extra is None or not extra.get("complete") \
             or extra.get("status") in ("error", GRADER_ERROR):
         return None  # unfinished, or the grader failed: grade again
     if key is not None and not hmac.compare_digest(str(extra.get("signature", "")),
@@ -1337,18 +1350,9 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
     before a name starting with ``= + - @``, a tab, a carriage return (a spreadsheet would run it
     as a formula: CSV injection, OWASP's advice) or a ``'`` (so that no two names share a cell).
     """
-    names = list(dict.fromkeys(t for r in results for t in r.tests))
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        _write_rows(tmp, results, seed, not_graded, names)
-        os.replace(tmp, p)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return str(p)
+    with _replaced(Path(path)) as tmp:
+        _write_rows(tmp, results, seed, not_graded, list(dict.fromkeys(t for r in results for t in r.tests)))
+    return str(path)
 
 
 def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_graded: dict[str, str] | None,
@@ -1741,10 +1745,8 @@ def _imports_moved(folders: dict[str, Path]) -> list[str]:
     cache: dict[str, str] = {}
     moved: dict[str, None] = {}
     for folder in folders.values():
-        data = _read_json(folder / "results.json") if (folder / "results.json").is_file() else None
-        extra = data.get("extra_data") if isinstance(data, dict) else None
-        if isinstance(extra, dict):
-            moved.update(dict.fromkeys(changed_imports(extra.get("tests_imports"), cache)))
+        if (saved := _saved_extra(folder / "results.json")) is not None:
+            moved.update(dict.fromkeys(changed_imports(saved[1].get("tests_imports"), cache)))
     return list(moved)
 
 
