@@ -74,6 +74,9 @@ EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", 
               "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
+#: How the name of a switch outside forward's arguments begins (an attribute or item of the object, a module global,
+#: an environment variable): it is set for the call, not passed (:func:`_set_switches`).
+SET_SWITCHES = ("self.", "global ", "env ")
 #: The value of a training switch that is not there (:func:`_switch_value`).
 _MISSING_SWITCH = object()
 
@@ -414,7 +417,7 @@ def _plain(switch) -> bool:
     with it (F1). A boolean argument of forward that names no training switch (``forward(X, noisy=False)``,
     :func:`unread_flag`'s) is one too: its default and the other value are both checked."""
     name, off = switch[0], switch[1]
-    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(SET_SWITCHES):
         if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
             return not _mode_pair(switch[1:])
         return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
@@ -487,7 +490,7 @@ def _bool_lead(mk) -> bool:
 
 def _arg_switch(mk) -> bool:
     """Whether ``mk`` is a boolean argument of forward (``training``, ``train_flg``), not an attribute's switch."""
-    return bool(mk) and isinstance(mk[1], bool) and not mk[0].startswith(("self.", "global ", "env "))
+    return bool(mk) and isinstance(mk[1], bool) and not mk[0].startswith(SET_SWITCHES)
 
 
 #: How many boolean arguments of forward are checked in every combination of their values (3: 8 combinations,
@@ -505,8 +508,7 @@ def switch_variants(fn, mk) -> list[tuple[tuple, str, str]]:
     were NOT CHECKED). A string compared with several values (``kind in ("relu", "tanh", "sigmoid")``): a keyword
     ``(kind, 'relu', 'sigmoid')`` per value past the first other one, its eval label "" (only its value is run)."""
     mk = _lead(fn, mk)
-    if not (mk and (_plain(mk) or _arg_switch(mk)) and "," not in mk[0]
-            and not mk[0].startswith(("self.", "global ", "env "))):
+    if not (mk and (_plain(mk) or _arg_switch(mk)) and "," not in mk[0] and not mk[0].startswith(SET_SWITCHES)):
         return []
     if isinstance(mk[1], bool):  # beside training too: forward(X, training, use_dropout), (X, training, mode='fast')
         sets = _beside(fn, mk)
@@ -743,7 +745,7 @@ def _training_kw(fn, training, keyword=None):
 
 def _one_switch(fn, training, name, off, on):
     """:func:`_training_kw` of one switch (or of sub-layers' ``", "``-joined attributes)."""
-    if name.startswith(("self.", "global ", "env ")):  # set on the object (train()/eval() where it has them), or its module
+    if name.startswith(SET_SWITCHES):  # set on the object (train()/eval() where it has them), or its module
         if name == "self.training" and _mode_methods(fn.__self__):
             fn.__self__.train() if training else fn.__self__.eval()
         else:
@@ -870,7 +872,8 @@ def check_init(kind, target, init, n_inputs=None):
 
 
 def _init_example(init, missing):
-    """The ``--init`` JSON to suggest: the keys given, then each of ``missing`` as ``...`` (``{"p": 0.5, "W": ...}``)."""
+    """The ``--init`` JSON to suggest: the keys given, then each of ``missing`` as ``...``
+    (``{"p": 0.5, "W": ...}``)."""
     return "{" + ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
                            + [f'"{k}": ...' for k in missing]) + "}"
 
@@ -1099,7 +1102,8 @@ def _backward_missing(fwd, bwd, init, n_inputs):
     if missing:
         raise InitError(f"{_written_as(bwd)} needs {', '.join(missing)}, which no --init "
                         f"gives (gradcheck passes an --init value to backward too when backward names it): "
-                        f"--init '{_init_example(init, missing)}', with ... replaced by the value forward is to get too.")
+                        f"--init '{_init_example(init, missing)}', with ... replaced by the value forward is to get "
+                        "too.")
 
 
 def _backward_signature(fwd, bwd, bps, init, fps):
@@ -1371,9 +1375,9 @@ def unreadable(forward, backward, res):
         return f"{type(v).__name__} {np.shape(v)}" if isinstance(v, np.ndarray) else type(v).__name__
     got = (f"a tuple of {len(res)} ({', '.join(kind(v) for v in res[:8])})" if isinstance(res, tuple)
            else kind(res))
-    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {_written_as(backward)}. It reads a CS231n "
-            f"forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, as "
-            f"(out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
+    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {_written_as(backward)}. It "
+            f"reads a CS231n forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, "
+            "as (out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
             "array.")
 
 
@@ -1827,10 +1831,8 @@ def _proportional_order(loss, names, y_true, y_pred):
     loss.pred_first = fits[0]
     pred, other = names if fits[0] else names[::-1]
     if _near_one(c[fits[0]]):  # tester15b M2: "1 times ... (a sign or a constant factor wrong)" named no bug
-        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
-                f"{c[fits[0]]:.6g}: no sign or factor bug, a small difference such as an eps's; the table shows how "
-                f"close), and no multiple of those "
-                f"with respect to {other}: {pred} is the prediction")
+        return (f"{_close_text(pred, c[fits[0]])}, and no multiple of those with respect to {other}: {pred} is the "
+                "prediction")
     return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
             f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
             f"prediction")
@@ -1841,6 +1843,13 @@ def _near_one(c: float) -> bool:
     (``|c - 1| < 5e-3``): no sign or factor bug (a small difference, an eps's), so never called one (tester15b M2:
     "backward's result is 1 times the central differences ... (a sign or a constant factor wrong)")."""
     return abs(c - 1) < 5e-3
+
+
+def _close_text(pred, c):
+    """The header's words for backward's result a factor ``c`` near 1 (:func:`_near_one`) times L's gradient with
+    respect to ``pred``."""
+    return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of {c:.6g}: "
+            "no sign or factor bug, a small difference such as an eps's; the table shows how close)")
 
 
 def _proportional_both(loss, names, c):
@@ -1854,10 +1863,8 @@ def _proportional_both(loss, names, c):
     pred, other = names if loss.pred_first else names[::-1]
     mirrored = abs(c[True] + c[False]) <= 1e-4 * abs(c[True])
     if _near_one(c[loss.pred_first]):  # a factor 1 along the prediction's gradient is no factor bug (tester15b M2)
-        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
-                f"{c[loss.pred_first]:.6g}: no sign or factor bug, a small difference such as an eps's; the table "
-                f"shows how close) and "
-                f"{c[not loss.pred_first]:.3g} times those with respect to {other}"
+        return (f"{_close_text(pred, c[loss.pred_first])} and {c[not loss.pred_first]:.3g} times those with respect "
+                f"to {other}"
                 + (f" (dL/d{a} = -dL/d{b}, a loss of {a} - {b})" if mirrored else "")
                 + f": {pred} is taken as the prediction")
     return (f"backward's result is {c[loss.pred_first]:.3g} times the central differences of L with respect to "
@@ -2076,12 +2083,9 @@ class Adapted:
         self._sync()
         if self._zeroes == "module":
             self.obj.zero_grad()
-        elif self._zeroes == "parameters":  # the loop's `for p in model.parameters(): p.zero_grad()`
+        elif self._zeroes:  # the loop's `for p in model.parameters(): p.zero_grad()` (or `p.grad[...] = 0`)
             for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
-                p.zero_grad()
-        elif self._zeroes == "grads":  # the loop's `for p in model.parameters(): p.grad[...] = 0`
-            for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
-                p.grad[...] = 0
+                p.zero_grad() if self._zeroes == "parameters" else p.grad.fill(0)
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
             if mode is not None and _set_switches(self.mode_keyword):
@@ -2315,6 +2319,11 @@ def cache_guard(layer, names=()):
     return after
 
 
+def _float_array(v):
+    """A non-empty float ndarray: what gradcheck reads as a weight, a gradient or a buffer."""
+    return isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size > 0
+
+
 def _is_number(v):
     """A real floating-point number: a Python float or a numpy float scalar (``np.float64``), not a bool or int."""
     return isinstance(v, (float, np.floating))
@@ -2462,7 +2471,7 @@ def sublayers(obj):
     walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
     found = [(_label(p, dotted=True), v) for p, v in walked if _is_layer(v) or _is_helper(v)]
     held = [n for n, v in found if not _is_layer(v) and any(
-        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in _fields(v).items())]
+        _float_array(x) and not k.startswith("_") for k, x in _fields(v).items())]
     return [(n, v) for n, v in found if _is_layer(v) or any(h == n or h.startswith(n + ".") for h in held)]
 
 
@@ -2655,7 +2664,7 @@ def _arrays(obj, every=False):
             k.isidentifier() and all(s == "[" for s, _ in path[1:]) and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
-    found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+    found = [(p, v) for p, v in walk(obj, enter) if _float_array(v)
              and all(isinstance(k, (int, tuple)) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
@@ -2858,7 +2867,7 @@ def _sibling_arrays(obj, holder):
     return {f"{a}.{k}": x for a, v in list(_fields(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
             for k, x in list(_fields(v).items())[:MAX_PROBED]
-            if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
+            if isinstance(k, str) and _float_array(x)}
 
 
 def _snapshot(arrays):
@@ -3638,7 +3647,7 @@ def _sgd_weights(obj):
     out = {}
     for prefix, o in [("", obj), *_sgd_holders(obj)]:
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
+            if _float_array(v) and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
         out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
@@ -3662,8 +3671,8 @@ def _sgd_items(o):
     names = [n for n in _arrays(o) if (ip := _item_path(n)) is not None and len(ip[1]) == 1]
     params = _fields(o).get("params")
     if isinstance(params, dict):
-        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED] if isinstance(v, np.ndarray)
-                  and v.dtype.kind == "f" and v.size and (type(k) is int or isinstance(k, str) and k.isidentifier())]
+        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED]
+                  if _float_array(v) and (type(k) is int or isinstance(k, str) and k.isidentifier())]
     return list(dict.fromkeys(names))
 
 
@@ -3727,14 +3736,11 @@ def _sgd_stored(o, k, kept, new, rate):
     is checked, as the step read would be a second gradient of W (tester13 M1). A step that is not the rate times it
     (``self.b -= lr * self.db * 2``) is a bug the stored gradient does not show: the step over the rate is put in its
     place, so the check FAILs naming it."""
-    own = _sgd_grad_name(k)
-    for c in _grad_candidates(k):
-        g = getattr(o, c, None) if c != own and c.isidentifier() else None
-        if isinstance(g, np.ndarray) and g.shape == kept.shape and g.dtype.kind == "f":
-            if not _sgd_close(kept - new, rate * g, kept, 1):
-                setattr(o, c, (kept - new) / rate)
-            return c
-    return None
+    c = next((c for c, (g, _) in _sgd_student_grads(o, k).items() if c.isidentifier() and g.shape == kept.shape),
+             None)
+    if c is not None and not _sgd_close(kept - new, rate * getattr(o, c), kept, 1):
+        setattr(o, c, (kept - new) / rate)
+    return c
 
 
 def _sgd_close(got, want, kept, scale):
@@ -4017,7 +4023,7 @@ def _in_mode(obj, training):
 def _set_switches(keyword):
     """The names (``", "``-joined) of :func:`mode_keyword`'s switches that are set rather than passed (``self.``,
     ``global ``, ``env ``), or None."""
-    names = [n for n in (keyword[0].split(", ") if keyword else ()) if n.startswith(("self.", "global ", "env "))]
+    names = [n for n in (keyword[0].split(", ") if keyword else ()) if n.startswith(SET_SWITCHES)]
     return ", ".join(names) or None
 
 
@@ -4406,7 +4412,7 @@ def _namespaces(obj):
 
 def _float_items(owner):
     return {k: v for k, v in list(vars(owner).items())[:MAX_PROBED * 4]
-            if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size}
+            if isinstance(k, str) and _float_array(v)}
 
 
 def _outside(obj, spaces, deep):
@@ -4415,7 +4421,7 @@ def _outside(obj, spaces, deep):
     in a container of the student's own, private attributes too)."""
     out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
     for p, v in walk(obj) if deep else ():  # an array two closures read: named once
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and not any(v is a for a in out.values()):
+        if _float_array(v) and not any(v is a for a in out.values()):
             out[f"self.{_label(p)}"] = v
     return out
 
@@ -4893,8 +4899,7 @@ def _sub_candidates(children):
         p = getattr(c, "params", None)
         if isinstance(p, dict):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
-                          if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-                                                     or _is_number(v))})
+                          if isinstance(k, str) and (_float_array(v) or _is_number(v))})
             held = [v for v in list(p.values())[:MAX_PROBED] if isinstance(v, np.ndarray)]
             cand += [f"{name}.{k}" for k, v in _arrays(c).items()
                      if not any(np.shares_memory(v, h) for h in held)]
@@ -5057,7 +5062,7 @@ def _unsafe_flag(obj, inputs, mk) -> str:
     with the probe ``inputs``: ``"raised ValueError: ..."`` or ``"returned a tuple, not an array of the default's
     shape (4, 3)"``; "" when both values give arrays of one shape (or no probe can be run)."""
     if not (mk and isinstance(mk[1], (bool, str)) and _plain(mk) and "," not in mk[0]
-            and not mk[0].startswith(("self.", "global ", "env "))) or not inputs or (twin := _twin(obj)) is None:
+            and not mk[0].startswith(SET_SWITCHES)) or not inputs or (twin := _twin(obj)) is None:
         return ""
     Y, failed = _twin_forward(twin, inputs, {mk[0]: mk[1]})
     other, why = _twin_forward(twin, inputs, {mk[0]: mk[2]}) if not failed else (None, "")
