@@ -73,6 +73,8 @@ WORDED_MODE_STRINGS = ("stage", "split", "state")
 EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", "infer", "predict", "val",
               "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+#: The kinds of parameter a keyword argument can fill.
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 #: How the name of a switch outside forward's arguments begins (an attribute or item of the object, a module global,
 #: an environment variable): it is set for the call, not passed (:func:`_set_switches`).
@@ -334,7 +336,7 @@ def mode_keyword(fn):
     ps = _switch_params(fn)
     for name in MODE_KEYWORDS + WORDED_MODE_STRINGS:
         p = ps.get(name)
-        if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+        if p is None or p.kind not in _NAMED:
             continue
         if name in TRAIN_FLAGS + EVAL_FLAGS:
             return (name, False, True) if name in TRAIN_FLAGS else (name, True, False)
@@ -393,7 +395,7 @@ def string_argument(fn, ps=None, beside=()):
     'slow' select no mode, and the boolean is the mode)."""
     skip = ("training", *beside) if beside else (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
     for p in (ps or _switch_params(fn)).values():
-        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or not isinstance(p.default, str) \
+        if p.kind not in _NAMED or not isinstance(p.default, str) \
                 or p.name in skip:
             continue
         others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
@@ -568,8 +570,7 @@ def _more_flags(fn, mk) -> list[tuple[str, bool]]:
     tree = _source(fn)
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
     return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name not in mk[0].split(", ")
-            and p.name in read
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
+            and p.name in read and p.kind in _NAMED and isinstance(p.default, bool)
             and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
 
 
@@ -588,8 +589,7 @@ def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
             and mode_words(fn, p.name) == [p.default] and not _switch_reach.is_mode_word(p.default)}
     return [(p.name, p.default) for p in (_params(fn) or {}).values()
             if isinstance(p.default, str) and p.name in keys | lone and not (mk and p.name in mk[0].split(", "))
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
+            and p.kind in _NAMED and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
             and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
@@ -710,7 +710,7 @@ def unread_flag(fn, ps=None):
     if ps is None and (_takes_training(fn) or mode_keyword(fn) is not None):
         return None
     return next(((p.name, p.default) for p in (ps or _switch_params(fn)).values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (isinstance(p.default, bool) or (
+                 if p.kind in _NAMED and (isinstance(p.default, bool) or (
                      p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str, enum.Enum))
                      and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
 
@@ -838,7 +838,7 @@ def check_init(kind, target, init, n_inputs=None):
         return
     ps, P = list(_params(fn).values()), inspect.Parameter
     what = _written_as(fn)
-    named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+    named = [p.name for p in ps if p.kind in _NAMED]
     given = list(init or {})
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
@@ -860,7 +860,7 @@ def check_init(kind, target, init, n_inputs=None):
         _backward_missing(*target, init, n_inputs)
     extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
     missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
-               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+               and p.kind in _NAMED]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
         example = _init_example(init, missing)
         arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k) or kind == "loss_function"]
@@ -1082,9 +1082,8 @@ class FunctionPair:
 def backward_keywords(bwd, init):
     """The keys of ``init`` (``--init``) that a pair's backward names as arguments (Andrew Ng's
     ``linear_activation_backward(dA, cache, activation)``): passed to backward too, by keyword."""
-    P = inspect.Parameter
     ps = _params(bwd) or {}
-    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY))
+    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in _NAMED)
 
 
 def _backward_missing(fwd, bwd, init, n_inputs):
@@ -1520,7 +1519,7 @@ class BoundLoss:
                 "first argument is the layer's own output (self.output, set by forward), as in Neural Networks "
                 "from Scratch's combined softmax and cross-entropy; it stores dL/d(inputs), dL/dy_pred, in "
                 "self.dinputs")
-        elif self.stateless is not None and _stores_dinputs(obj.backward):
+        elif self.stateless is not None and _assigns(obj.backward, "dinputs"):
             call += ", which stores dL/dy_pred in self.dinputs"
         if pred_arg is not None:  # tester13 H6: --pred-arg NAME says which argument is the prediction
             self.pred_first, by_name = _pred_arg_first(obj, names, pred_arg), "--pred-arg"
@@ -1561,9 +1560,9 @@ class BoundLoss:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
             if self.own_output:  # backward(dvalues=self.output, y_true): the layer's own output
                 y_pred = np.array(self.obj.output, dtype=np.float64, copy=True)
-            stored = _fields(self.obj).pop("dinputs", None) if _stores_dinputs(self.obj.backward) else None
+            stored = _fields(self.obj).pop("dinputs", None) if _assigns(self.obj.backward, "dinputs") else None
             res = self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
-            if res is None and _stores_dinputs(self.obj.backward):  # NNFS: backward(dvalues, y_true) -> None
+            if res is None and _assigns(self.obj.backward, "dinputs"):  # NNFS: backward(dvalues, y_true) -> None
                 return _fields(self.obj).get("dinputs", stored)
             return res
         if self.upstream_keyword:  # backward(self, *, grad_output)
@@ -1887,11 +1886,9 @@ def _own_output(loss, probe) -> bool:
     ``probe`` ``(y_true, y_pred)`` (Neural Networks from Scratch's combined softmax and loss, whose book calls
     ``backward(obj.output, y)``; tester13 H5). Its ``dinputs`` is then dL/d(forward's inputs)."""
     obj = loss.obj
-    if loss.stateless is None or probe is None or not loss.stateless[0] or not _stores_dinputs(obj.backward):
+    if loss.stateless is None or probe is None or not loss.stateless[0] or not _assigns(obj.backward, "dinputs"):
         return False
-    tree = _source(obj.forward)
-    if tree is None or not any(isinstance(n, ast.Attribute) and n.attr == "output" and isinstance(n.ctx, ast.Store)
-                               and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree)):
+    if not _assigns(obj.forward, "output"):
         return False
     y_true, y_pred = (np.array(v, copy=True) for v in probe)
     try:
@@ -1904,10 +1901,11 @@ def _own_output(loss, probe) -> bool:
         loss._last = None
 
 
-def _stores_dinputs(backward):
-    """Whether a loss's ``backward`` assigns ``self.dinputs`` (Neural Networks from Scratch), read from its source."""
-    tree = _source(backward)
-    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "dinputs" and isinstance(n.ctx, ast.Store)
+def _assigns(fn, attr):
+    """Whether method ``fn`` assigns ``self.<attr>`` (a loss's ``self.dinputs``, ``self.output``: Neural Networks
+    from Scratch), read from its source."""
+    tree = _source(fn)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)
                                     and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
 
 
@@ -2186,19 +2184,8 @@ class _Fields(collections.abc.MutableMapping):
     def __iter__(self):
         return iter([*self._d, *(k for k in self._s if k not in self._d and k in self)])
 
-    def __contains__(self, k):
-        return k in self._d if k not in self._s else _slot_set(self, k)
-
     def __len__(self):
         return len(list(iter(self)))
-
-
-def _slot_set(f, k):
-    try:
-        f._s[k].__get__(f._o, type(f._o))
-        return True
-    except AttributeError:
-        return False
 
 
 def _fields(obj):
@@ -4410,16 +4397,12 @@ def _namespaces(obj):
     return out + ([("", mod)] if mod is not None and mod.__name__ not in (__name__, "builtins") else [])
 
 
-def _float_items(owner):
-    return {k: v for k, v in list(vars(owner).items())[:MAX_PROBED * 4]
-            if isinstance(k, str) and _float_array(v)}
-
-
 def _outside(obj, spaces, deep):
     """``{label: array}`` of the float arrays of the namespaces ``spaces`` (:func:`_namespaces`: ``ClassLevel.W``,
     ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
     in a container of the student's own, private attributes too)."""
-    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
+    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in list(vars(owner).items())[:MAX_PROBED * 4]
+           if isinstance(k, str) and _float_array(a)}
     for p, v in walk(obj) if deep else ():  # an array two closures read: named once
         if _float_array(v) and not any(v is a for a in out.values()):
             out[f"self.{_label(p)}"] = v
@@ -4518,9 +4501,7 @@ def _returned(obj, inputs, kw):
         r = _probe_backward(obj, y)
         if not isinstance(r, (tuple, list)) or len(r) <= len(inputs):
             return None
-        out = _ReturnedItems(_copy(v) for v in r)
-        out.kind, out.stored = type(r), _stored(obj, before, r)
-        return out
+        return _ReturnedItems((_copy(v) for v in r), type(r), _stored(obj, before, r))
 
 
 class _ReturnedItems(list):
