@@ -73,7 +73,12 @@ WORDED_MODE_STRINGS = ("stage", "split", "state")
 EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", "infer", "predict", "val",
               "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+#: The kinds of parameter a keyword argument can fill.
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
+#: How the name of a switch outside forward's arguments begins (an attribute or item of the object, a module global,
+#: an environment variable): it is set for the call, not passed (:func:`_set_switches`).
+SET_SWITCHES = ("self.", "global ", "env ")
 #: The value of a training switch that is not there (:func:`_switch_value`).
 _MISSING_SWITCH = object()
 
@@ -120,6 +125,16 @@ def _params(fn):
         return inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return None
+
+
+def _written_as(fn, name=None):
+    """``fn``'s name (or ``name``) and its signature as written (``affine_forward(x, w, b)``); the name alone when
+    the signature cannot be read."""
+    name = fn.__name__ if name is None else name
+    try:
+        return f"{name}{inspect.signature(fn)}"
+    except (TypeError, ValueError):
+        return name
 
 
 def _takes_training(fn):
@@ -215,6 +230,10 @@ def _flag_kind(name):
     return "train" if "train" in name.lower() else "eval" if _switch_reach.is_eval_name(name) else None
 
 
+#: How :mod:`gradcheck._switch_reach` tells a training switch's names and values (this module's lists and rule).
+_NAMING = (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind)
+
+
 def _switch_value(fn, name, value=_MISSING_SWITCH):
     """The value of an attribute, item or module switch (``self.in_train``, ``self.bn_param['mode']``, a sub-layer's
     ``self.bn.training``, ``global TRAIN``) of forward ``fn``, or set it to ``value``; ``_MISSING_SWITCH`` when it has
@@ -273,9 +292,7 @@ def _reached(obj, expr):
     o = obj
     for kind, k in [("attr", node.id), *steps[:-1]]:
         o = getattr(o, k) if kind == "attr" else o[k]
-    if not steps:
-        return obj, node.id
-    return (o, steps[-1][1]) if steps[-1][0] == "attr" else (o, steps[-1][1])
+    return (o, steps[-1][1]) if steps else (obj, node.id)
 
 
 def _sublayer_switches(fn):
@@ -319,7 +336,7 @@ def mode_keyword(fn):
     ps = _switch_params(fn)
     for name in MODE_KEYWORDS + WORDED_MODE_STRINGS:
         p = ps.get(name)
-        if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+        if p is None or p.kind not in _NAMED:
             continue
         if name in TRAIN_FLAGS + EVAL_FLAGS:
             return (name, False, True) if name in TRAIN_FLAGS else (name, True, False)
@@ -353,7 +370,7 @@ def _reached_keyword(fn, lead=None):
     joined by ``", "``, a tuple of their eval values, one of their training values; ``lead`` alone (None) when
     forward reaches none."""
     try:
-        found = _switch_reach.reached_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
+        found = _switch_reach.reached_switches(fn, _NAMING)
     except (RecursionError, ValueError, TypeError):
         found = []
     if lead:  # beside forward's own training argument only its sub-layers' switches (Y14): the object's own
@@ -378,7 +395,7 @@ def string_argument(fn, ps=None, beside=()):
     'slow' select no mode, and the boolean is the mode)."""
     skip = ("training", *beside) if beside else (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
     for p in (ps or _switch_params(fn)).values():
-        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or not isinstance(p.default, str) \
+        if p.kind not in _NAMED or not isinstance(p.default, str) \
                 or p.name in skip:
             continue
         others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
@@ -402,11 +419,11 @@ def _plain(switch) -> bool:
     with it (F1). A boolean argument of forward that names no training switch (``forward(X, noisy=False)``,
     :func:`unread_flag`'s) is one too: its default and the other value are both checked."""
     name, off = switch[0], switch[1]
-    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(SET_SWITCHES):
         if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
             return not _mode_pair(switch[1:])
         return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
-    return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
+    return _switch_reach.is_plain(*switch, _NAMING)
 
 
 def _unset_switches(fn, mk) -> list[str]:
@@ -415,8 +432,7 @@ def _unset_switches(fn, mk) -> list[str]:
     those it sets): a check passes only the branch their value selects (F1: NOT CHECKED, never PASS)."""
     mk = _lead(fn, mk)
     try:
-        found = _switch_reach.unset_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind),
-                                             skip=tuple(mk[0].split(", ")) if mk else ())
+        found = _switch_reach.unset_switches(fn, _NAMING, skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
     sets = _beside(fn, mk)  # checked in every combination with mk (switch_variants), up to the cap
@@ -476,7 +492,7 @@ def _bool_lead(mk) -> bool:
 
 def _arg_switch(mk) -> bool:
     """Whether ``mk`` is a boolean argument of forward (``training``, ``train_flg``), not an attribute's switch."""
-    return bool(mk) and isinstance(mk[1], bool) and not mk[0].startswith(("self.", "global ", "env "))
+    return bool(mk) and isinstance(mk[1], bool) and not mk[0].startswith(SET_SWITCHES)
 
 
 #: How many boolean arguments of forward are checked in every combination of their values (3: 8 combinations,
@@ -494,8 +510,7 @@ def switch_variants(fn, mk) -> list[tuple[tuple, str, str]]:
     were NOT CHECKED). A string compared with several values (``kind in ("relu", "tanh", "sigmoid")``): a keyword
     ``(kind, 'relu', 'sigmoid')`` per value past the first other one, its eval label "" (only its value is run)."""
     mk = _lead(fn, mk)
-    if not (mk and (_plain(mk) or _arg_switch(mk)) and "," not in mk[0]
-            and not mk[0].startswith(("self.", "global ", "env "))):
+    if not (mk and (_plain(mk) or _arg_switch(mk)) and "," not in mk[0] and not mk[0].startswith(SET_SWITCHES)):
         return []
     if isinstance(mk[1], bool):  # beside training too: forward(X, training, use_dropout), (X, training, mode='fast')
         sets = _beside(fn, mk)
@@ -555,8 +570,7 @@ def _more_flags(fn, mk) -> list[tuple[str, bool]]:
     tree = _source(fn)
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
     return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name not in mk[0].split(", ")
-            and p.name in read
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
+            and p.name in read and p.kind in _NAMED and isinstance(p.default, bool)
             and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
 
 
@@ -575,8 +589,7 @@ def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
             and mode_words(fn, p.name) == [p.default] and not _switch_reach.is_mode_word(p.default)}
     return [(p.name, p.default) for p in (_params(fn) or {}).values()
             if isinstance(p.default, str) and p.name in keys | lone and not (mk and p.name in mk[0].split(", "))
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
+            and p.kind in _NAMED and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
             and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
@@ -697,7 +710,7 @@ def unread_flag(fn, ps=None):
     if ps is None and (_takes_training(fn) or mode_keyword(fn) is not None):
         return None
     return next(((p.name, p.default) for p in (ps or _switch_params(fn)).values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (isinstance(p.default, bool) or (
+                 if p.kind in _NAMED and (isinstance(p.default, bool) or (
                      p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str, enum.Enum))
                      and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
 
@@ -732,7 +745,7 @@ def _training_kw(fn, training, keyword=None):
 
 def _one_switch(fn, training, name, off, on):
     """:func:`_training_kw` of one switch (or of sub-layers' ``", "``-joined attributes)."""
-    if name.startswith(("self.", "global ", "env ")):  # set on the object (train()/eval() where it has them), or its module
+    if name.startswith(SET_SWITCHES):  # set on the object (train()/eval() where it has them), or its module
         if name == "self.training" and _mode_methods(fn.__self__):
             fn.__self__.train() if training else fn.__self__.eval()
         else:
@@ -824,8 +837,8 @@ def check_init(kind, target, init, n_inputs=None):
     if _params(fn) is None:
         return
     ps, P = list(_params(fn).values()), inspect.Parameter
-    what = f"{fn.__name__}{inspect.signature(fn)}"
-    named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+    what = _written_as(fn)
+    named = [p.name for p in ps if p.kind in _NAMED]
     given = list(init or {})
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
@@ -847,16 +860,22 @@ def check_init(kind, target, init, n_inputs=None):
         _backward_missing(*target, init, n_inputs)
     extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
     missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
-               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+               and p.kind in _NAMED]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
-        example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
-                            + [f'"{k}": ...' for k in missing])
+        example = _init_example(init, missing)
         arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k) or kind == "loss_function"]
         eg = "[[1, 1, 0], [1, 0, 0]]" if kind == "loss_function" else "[[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]"
         arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: {eg} is 2x3); gradcheck passes "
                   "it as a float64 array." if arrays else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{{{example}}}'.{arrays}")
+                        f"with ... replaced by the values): --init '{example}'.{arrays}")
+
+
+def _init_example(init, missing):
+    """The ``--init`` JSON to suggest: the keys given, then each of ``missing`` as ``...``
+    (``{"p": 0.5, "W": ...}``)."""
+    return "{" + ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
+                           + [f'"{k}": ...' for k in missing]) + "}"
 
 
 #: ``--init`` keys whose JSON list is a weight array even when it is 1-D integers (``"b": [0, 0, 0]``)
@@ -922,12 +941,7 @@ def call_as_forward(obj):
     name = next((n for n in ("call", "__call__") if inspect.isfunction(getattr(cls, n, None))), "")
     if not name:
         return ""
-    try:
-        obj.__class__ = type(cls.__name__, (cls,), {"forward": getattr(cls, name), "__module__": cls.__module__,
-                                                     "__qualname__": cls.__qualname__})
-    except TypeError:  # a class whose instances cannot change class (__slots__ layouts differ)
-        return ""
-    return name
+    return name if _subclass(obj, forward=getattr(cls, name)) else ""
 
 
 def with_targets(obj, t):
@@ -961,8 +975,7 @@ def with_targets(obj, t):
         return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
 
     forward.__doc__, backward.__doc__ = fwd.__doc__, getattr(bwd, "__doc__", None)
-    obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward,
-                                                "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    _subclass(obj, "", forward=forward, backward=backward)
 
 
 def signature(obj):
@@ -1069,9 +1082,8 @@ class FunctionPair:
 def backward_keywords(bwd, init):
     """The keys of ``init`` (``--init``) that a pair's backward names as arguments (Andrew Ng's
     ``linear_activation_backward(dA, cache, activation)``): passed to backward too, by keyword."""
-    P = inspect.Parameter
     ps = _params(bwd) or {}
-    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY))
+    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in _NAMED)
 
 
 def _backward_missing(fwd, bwd, init, n_inputs):
@@ -1087,11 +1099,10 @@ def _backward_missing(fwd, bwd, init, n_inputs):
     missing = [p.name for p in bps.values() if p.default is P.empty and p.name not in (init or {})
                and (p.kind == P.KEYWORD_ONLY or (p.kind == P.POSITIONAL_OR_KEYWORD and p.name in others))]
     if missing:
-        example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
-                            + [f'"{k}": ...' for k in missing])
-        raise InitError(f"{bwd.__name__}{inspect.signature(bwd)} needs {', '.join(missing)}, which no --init "
+        raise InitError(f"{_written_as(bwd)} needs {', '.join(missing)}, which no --init "
                         f"gives (gradcheck passes an --init value to backward too when backward names it): "
-                        f"--init '{{{example}}}', with ... replaced by the value forward is to get too.")
+                        f"--init '{_init_example(init, missing)}', with ... replaced by the value forward is to get "
+                        "too.")
 
 
 def _backward_signature(fwd, bwd, bps, init, fps):
@@ -1103,7 +1114,7 @@ def _backward_signature(fwd, bwd, bps, init, fps):
     if len(req) <= 2 or all(n.lower().startswith(("d", "g")) for n in req[:-1]):
         return  # (dout, cache), or a layer of k outputs: (dnext_h, dnext_c, cache), read by several_outputs
     raise InitError(
-        f"{bwd.__name__}{inspect.signature(bwd)} does not fit the function-pair protocol, which calls "
+        f"{_written_as(bwd)} does not fit the function-pair protocol, which calls "
         f"{fwd.__name__}(arrays..., --init values) -> (out, cache) and then {bwd.__name__}(dout, cache) -> one "
         "gradient per array argument of forward (CS231n's affine_backward(dout, cache); an --init value backward "
         f"names is passed too): it requires {len(req)} arguments ({', '.join(req)}) where 2 are passed. A model's backward that takes the labels "
@@ -1205,21 +1216,35 @@ class Outputs:
                       "class to check them as one")
 
 
-def _switch_class(obj, forward, backward, key, state, why):
-    """Switch ``obj`` to a subclass of its class (same name and qualname) with ``forward`` (the signature of the
-    class's) and ``backward(self, dY)``; ``state`` kept as ``obj.__dict__[key]``. UnreadableError (``why``) when
-    the class cannot be extended (``__slots__`` & co.)."""
-    cls, P = type(obj), inspect.Parameter
-    with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
-        forward.__signature__ = inspect.signature(cls.forward)
-    backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
-    sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
-                                      "__qualname__": cls.__qualname__})
+def _subclass(obj, why=None, state=None, **members):
+    """Switch ``obj`` to a subclass of its class with ``members`` (the same name, module and qualname: reports name
+    the student's class), after keeping ``state`` (``{key: value}``) in ``obj.__dict__``: the one way gradcheck
+    changes how a student's methods are called. True when done; when the class cannot be extended (``__slots__``
+    layouts differ, no ``__dict__``): False, or, given ``why``, UnreadableError (``why`` and the reason; ``""``:
+    the TypeError itself)."""
+    cls = type(obj)
     try:
-        obj.__dict__[key] = state
-        obj.__class__ = sub
+        if state:
+            obj.__dict__.update(state)
+        obj.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                     **members})
     except (AttributeError, TypeError) as exc:
+        if why == "":
+            raise
+        if why is None:
+            return False
         raise UnreadableError(f"{why} ({exc}).") from None
+    return True
+
+
+def _switch_class(obj, forward, backward, key, state, why):
+    """:func:`_subclass` with ``forward`` (the signature of the class's) and ``backward(self, dY)``; ``state`` kept as
+    ``obj.__dict__[key]``. UnreadableError (``why``) when the class cannot be extended (``__slots__`` & co.)."""
+    P = inspect.Parameter
+    with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
+        forward.__signature__ = inspect.signature(type(obj).forward)
+    backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
+    _subclass(obj, why, {key: state}, forward=forward, backward=backward)
 
 
 class _PairState:
@@ -1256,14 +1281,7 @@ def class_cache(obj, inputs, kw):
     be extended."""
     if isinstance(obj, FunctionPair) or getattr(obj, "__dict__", {}).get("_gradcheck_pair") is not None:
         return None
-    xs = [np.array(x, copy=True) for x in inputs]
-    if not isinstance(getattr(obj, "__dict__", None), dict):  # __slots__: a copy probed (it cannot be undone)
-        _step("forward")
-        res = copy.deepcopy(obj).forward(*xs, **kw)
-    else:
-        with _all_undone([obj, *dict(sublayers(obj)).values()]):
-            _step("forward")
-            res = obj.forward(*xs, **kw)
+    res = _probe_result(obj, inputs, kw)
     if not _cache_style(obj, res):
         return None
     cls = type(obj)
@@ -1356,13 +1374,9 @@ def unreadable(forward, backward, res):
         return f"{type(v).__name__} {np.shape(v)}" if isinstance(v, np.ndarray) else type(v).__name__
     got = (f"a tuple of {len(res)} ({', '.join(kind(v) for v in res[:8])})" if isinstance(res, tuple)
            else kind(res))
-    try:
-        b = f"{backward.__name__}{inspect.signature(backward)}"
-    except (TypeError, ValueError):
-        b = backward.__name__
-    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {b}. It reads a CS231n "
-            f"forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, as "
-            f"(out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
+    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {_written_as(backward)}. It "
+            f"reads a CS231n forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, "
+            "as (out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
             "array.")
 
 
@@ -1381,27 +1395,31 @@ def _pair_outputs(obj, inputs):
     obj._read(res)
 
 
-def _class_outputs(obj, inputs, kw, children):
-    """For a class whose forward returns k >= 2 outputs on the probe inputs and whose backward takes k:
-    its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
-    with _all_undone([obj, *children.values()]):
+def _probe_result(obj, inputs, kw):
+    """What a class's forward returns on copies of the probe ``inputs`` (keywords ``kw``), all it changes undone (an
+    object without a ``__dict__``: a copy of it probed, as it cannot be undone)."""
+    xs = [np.array(x, copy=True) for x in inputs]
+    if not isinstance(getattr(obj, "__dict__", None), dict):
         _step("forward")
-        res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
+        return copy.deepcopy(obj).forward(*xs, **kw)
+    with _all_undone([obj, *dict(sublayers(obj)).values()]):
+        _step("forward")
+        return obj.forward(*xs, **kw)
+
+
+def class_outputs(obj, inputs):
+    """For a class-style layer whose forward returns k >= 2 outputs on the probe ``inputs`` (in eval mode) and whose
+    backward takes k: its :class:`Outputs`, attached (:meth:`Outputs.attach`: one output from here on), or None.
+    Once attached, the same :class:`Outputs` again. Used by :func:`adapt` (``gradcheck check`` and the sandbox's
+    probe) and by the grader for its reference."""
+    held = _fields(obj).get("_gradcheck_outputs")
+    if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
+        return held  # a pair reads its outputs at each forward
+    res = _probe_result(obj, inputs, _training_kw(obj.forward, False, mode_keyword(obj.forward)))
     outs = several_outputs(res, obj.backward, type(obj).forward)
     if outs is not None:
         outs.attach(obj)
     return outs
-
-
-def class_outputs(obj, inputs):
-    """:func:`_class_outputs` of a class-style layer probed on ``inputs`` in eval mode: its :class:`Outputs`,
-    attached (one output from here on), or None. Once attached, the same :class:`Outputs` again. Used by
-    :func:`adapt` (``gradcheck check`` and the sandbox's probe) and by the grader for its reference."""
-    held = _fields(obj).get("_gradcheck_outputs")
-    if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
-        return held  # a pair reads its outputs at each forward
-    kw = _training_kw(obj.forward, False, mode_keyword(obj.forward))
-    return _class_outputs(obj, inputs, kw, dict(sublayers(obj)))
 
 
 class LossFunction:
@@ -1417,12 +1435,8 @@ class LossFunction:
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
-        try:
-            signature = f"{fn.__name__}{inspect.signature(fn)}"
-        except (TypeError, ValueError):
-            signature = fn.__name__
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
-        self.info = {"protocol": "loss", "signature": signature, "arg_names": names}
+        self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
@@ -1479,24 +1493,23 @@ class BoundLoss:
         self.keywords = names if len(names) == 2 and any(ps[n].kind == ps[n].KEYWORD_ONLY for n in names) and not \
             any(ps[n].kind == ps[n].POSITIONAL_ONLY for n in names) else None
         self.upstream, self.upstream_keyword = _upstream_arg(obj.backward)
-        roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+        roles = _roles(self.pred_first)
         star = next((p.name for p in ps.values() if p.kind == p.VAR_POSITIONAL), None) if len(names) < 2 else None
         call = (f"forward(*{star}) with ({', '.join(roles)})" if star else
-                f"forward({'*, ' if self.keywords else ''}{', '.join(f'{n}={r}' for n, r in zip(names, roles))})")
+                _bound("forward", names, roles, "*, " if self.keywords else ""))
         #: a stateless backward(self, y_pred, y_true) (tester10 T10): given forward's arrays, bound by its own names
         self.stateless, self._last = _stateless_backward(obj.backward), None
         if self.stateless is not None:
             self.upstream, self.upstream_keyword = None, False
-            broles = ["y_pred", "y_true"] if self.stateless[0] else ["y_true", "y_pred"]
-            call += f" and backward({', '.join(f'{n}={r}' for n, r in zip(self.stateless[1], broles))})"
+            call += " and " + _bound("backward", self.stateless[1], _roles(self.stateless[0]))
         #: Neural Networks from Scratch: forward's per-sample losses, their mean by the base class's calculate(output, y)
         self.calculate = _nnfs_calculate(obj)
         if self.calculate is not None:
             self.pred_first, cnames, by_name = loss_order(self.calculate)
             names = cnames if by_name else names
-            croles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
-            call = (f"calculate({', '.join(f'{n}={r}' for n, r in zip(cnames, croles))}), Neural Networks from "
-                    f"Scratch's mean of forward's per-sample losses, {call}")
+            croles = _roles(self.pred_first)
+            call = (f"{_bound('calculate', cnames, croles)}, Neural Networks from Scratch's mean of forward's "
+                    f"per-sample losses, {call}")
             roles, self.keywords = croles, None
         #: NNFS's Activation_Softmax_Loss_CategoricalCrossentropy: backward(self.output, y_true) (tester13 H5)
         self.own_output = _own_output(self, probe)
@@ -1506,12 +1519,12 @@ class BoundLoss:
                 "first argument is the layer's own output (self.output, set by forward), as in Neural Networks "
                 "from Scratch's combined softmax and cross-entropy; it stores dL/d(inputs), dL/dy_pred, in "
                 "self.dinputs")
-        elif self.stateless is not None and _stores_dinputs(obj.backward):
+        elif self.stateless is not None and _assigns(obj.backward, "dinputs"):
             call += ", which stores dL/dy_pred in self.dinputs"
         if pred_arg is not None:  # tester13 H6: --pred-arg NAME says which argument is the prediction
             self.pred_first, by_name = _pred_arg_first(obj, names, pred_arg), "--pred-arg"
-            roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
-            call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
+            roles = _roles(self.pred_first)
+            call = _bound("forward", names, roles) + call[call.index(")") + 1:]
         role = None
         if not by_name and len(names) == 2 and not star and self.stateless is None and probe is not None:
             role = _order_by_role(self, names, *probe)  # Z17: forward(a, b), told by what backward returns
@@ -1520,8 +1533,8 @@ class BoundLoss:
             if getattr(self, "backward_only", ""):  # tester14: nor when only backward's own result tells it
                 raise UnreadableError(_backward_only_order(obj, names, self.backward_only, *probe))
             if role is not None:
-                roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
-                call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
+                roles = _roles(self.pred_first)
+                call = _bound("forward", names, roles) + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
                      "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
@@ -1547,14 +1560,24 @@ class BoundLoss:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
             if self.own_output:  # backward(dvalues=self.output, y_true): the layer's own output
                 y_pred = np.array(self.obj.output, dtype=np.float64, copy=True)
-            stored = _fields(self.obj).pop("dinputs", None) if _stores_dinputs(self.obj.backward) else None
+            stored = _fields(self.obj).pop("dinputs", None) if _assigns(self.obj.backward, "dinputs") else None
             res = self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
-            if res is None and _stores_dinputs(self.obj.backward):  # NNFS: backward(dvalues, y_true) -> None
+            if res is None and _assigns(self.obj.backward, "dinputs"):  # NNFS: backward(dvalues, y_true) -> None
                 return _fields(self.obj).get("dinputs", stored)
             return res
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
+
+
+def _roles(pred_first):
+    """The roles of a loss's two arguments in their order: ``["y_pred", "y_true"]`` when the prediction is first."""
+    return ["y_pred", "y_true"] if pred_first else ["y_true", "y_pred"]
+
+
+def _bound(method, names, roles, lead=""):
+    """How the header says a method is called: ``forward(scores=y_pred, labels=y_true)``."""
+    return f"{method}({lead}{', '.join(f'{n}={r}' for n, r in zip(names, roles))})"
 
 
 #: Names of a loss backward's upstream gradient: given 1.0 (dL/dL) also when they have a default (``dout=None``).
@@ -1577,15 +1600,18 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
     """The largest relative error of ``<g, u>`` against the central difference of ``loss.forward`` along
     ``u`` in ``y_pred`` (two random directions): how well ``g`` is dL/dy_pred in the order ``loss`` uses;
     2.0 (not 1.0 or less) when the two have opposite signs in every direction."""
-    rng, worst, against, moved = np.random.default_rng(seed), 0.0, True, False
-    h = 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
-    for _ in range(2):
-        u = rng.standard_normal(y_pred.shape)
-        num = difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h)
-        man = float(np.sum(g * u))
-        worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
-        against, moved = against and num * man < 0, moved or num != 0
-    return 2.0 if against else worst if moved else 1.0  # L flat in y_pred: no evidence for this order
+    num, man = _along(loss, y_true, y_pred, g, 2, seed)
+    worst = float(np.max(np.abs(num - man) / np.maximum(np.abs(num) + np.abs(man), 1e-12)))
+    return 2.0 if np.all(num * man < 0) else worst if np.any(num != 0) else 1.0  # L flat in y_pred: no evidence
+
+
+def _along(loss, y_true, y_pred, g, n, seed):
+    """``(central differences, <g, u>)`` of ``loss.forward`` along ``n`` random directions ``u`` in ``y_pred``, as
+    arrays: the loss's one directional measure (:func:`_directional_error`, :func:`_factor`)."""
+    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    us = [rng.standard_normal(y_pred.shape) for _ in range(n)]
+    return (np.array([difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h) for u in us]),
+            np.array([float(np.sum(g * u)) for u in us]))
 
 
 def _order_by_role(loss, names, y_true, y_pred):
@@ -1597,17 +1623,9 @@ def _order_by_role(loss, names, y_true, y_pred):
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
     if (told := _order_by_data(loss, names, y_true, y_pred)) is not None:  # session 15: not by backward's result
         return told
-    seen = {}
-    for first in (False, True):
-        loss.pred_first = first
-        try:
-            loss.forward(y_true, y_pred)
-            g = np.asarray(loss.backward(), dtype=np.float64)
-            seen[first] = (g.shape, _directional_error(loss, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0)
-        except Exception:  # noqa: BLE001 - the order the student's code does not take: the check reports others
-            seen[first] = None
-    loss.pred_first, loss._last = False, None
-    shaped = [f for f, v in seen.items() if v is not None and v[0] == y_pred.shape]
+    seen = _each_order(loss, y_true, y_pred, lambda g: (
+        g.shape, _directional_error(loss, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0))
+    shaped = [f for f, v in seen.items() if v[0] == y_pred.shape]
     if len(shaped) == 1 and y_true.shape != y_pred.shape:
         loss.pred_first = shaped[0]
         pred, other = names if shaped[0] else names[::-1]
@@ -1634,6 +1652,22 @@ def _order_by_role(loss, names, y_true, y_pred):
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
     return None
+
+
+def _each_order(loss, y_true, y_pred, read):
+    """``{pred_first: read(g)}`` in both orders of a loss's two arguments, ``g`` backward's result (float64) after a
+    forward in that order (``read`` called in it); an order in which the student's code raises is left out (the
+    check reports it). ``loss.pred_first`` is left False (Keras's order), no forward kept."""
+    out = {}
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            loss.forward(y_true, y_pred)
+            out[first] = read(np.asarray(loss.backward(), dtype=np.float64))
+        except Exception:  # noqa: BLE001 - the order the student's code does not take
+            continue
+    loss.pred_first, loss._last = False, None
+    return out
 
 
 def _affine_in(f, a) -> bool | None:
@@ -1702,10 +1736,7 @@ def _mirrored(loss, y_true, y_pred, first: bool) -> bool:
 
 def _forward_signature(obj) -> str:
     """``forward(self, a, b)``: the student's own signature of ``obj``'s forward, as written."""
-    try:
-        return f"forward{inspect.signature(type(obj).forward)}"
-    except (TypeError, ValueError, AttributeError):
-        return "forward"
+    return _written_as(getattr(type(obj), "forward", None), "forward")
 
 
 def _pred_arg_first(obj, names, pred_arg: str) -> bool:
@@ -1778,13 +1809,7 @@ def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
 def _factor(loss, y_true, y_pred, g, seed=1):
     """``c`` when ``g`` is ``c`` times dL/dy_pred in the order ``loss`` uses, along three random directions (their
     central differences ``c <g, u>`` to a relative 1e-4); None when it is no multiple of it (or L is flat)."""
-    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
-    num, man = [], []
-    for _ in range(3):
-        u = rng.standard_normal(y_pred.shape)
-        num.append(difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h))
-        man.append(float(np.sum(g * u)))
-    num, man = np.array(num), np.array(man)
+    num, man = _along(loss, y_true, y_pred, g, 3, seed)
     if not np.any(num) or not np.any(man):
         return None
     c = float(np.sum(num * man) / np.sum(num * num))  # g = c dL/dy_pred: man = c num
@@ -1795,29 +1820,18 @@ def _proportional_order(loss, names, y_true, y_pred):
     """When backward matches neither argument's gradient of a ``forward(a, b)`` (:func:`_order_by_role`): the
     header's reason when it is a multiple (a sign, a factor) of exactly one of them, which is then the prediction
     (``loss.pred_first`` set); else None, and ``loss.neither`` says the order is unknown."""
-    c, ran = {}, 0
-    for first in (False, True):
-        loss.pred_first = first
-        try:
-            loss.forward(y_true, y_pred)
-            c[first] = _factor(loss, y_true, y_pred, np.asarray(loss.backward(), dtype=np.float64))
-            ran += 1
-        except Exception:  # noqa: BLE001 - the order the student's code does not take
-            c[first] = None
-    loss.pred_first, loss._last = False, None
+    c = _each_order(loss, y_true, y_pred, lambda g: _factor(loss, y_true, y_pred, g))
     fits = [f for f, v in c.items() if v is not None]
     if len(fits) == 2:  # a multiple of both (a loss of a - b): the factor is wrong whichever is the prediction
         return _proportional_both(loss, names, c)
     if len(fits) != 1:
-        loss.neither = ",".join(names) if not fits and ran == 2 else ""
+        loss.neither = ",".join(names) if not fits and len(c) == 2 else ""
         return None
     loss.pred_first = fits[0]
     pred, other = names if fits[0] else names[::-1]
     if _near_one(c[fits[0]]):  # tester15b M2: "1 times ... (a sign or a constant factor wrong)" named no bug
-        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
-                f"{c[fits[0]]:.6g}: no sign or factor bug, a small difference such as an eps's; the table shows how "
-                f"close), and no multiple of those "
-                f"with respect to {other}: {pred} is the prediction")
+        return (f"{_close_text(pred, c[fits[0]])}, and no multiple of those with respect to {other}: {pred} is the "
+                "prediction")
     return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
             f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
             f"prediction")
@@ -1828,6 +1842,13 @@ def _near_one(c: float) -> bool:
     (``|c - 1| < 5e-3``): no sign or factor bug (a small difference, an eps's), so never called one (tester15b M2:
     "backward's result is 1 times the central differences ... (a sign or a constant factor wrong)")."""
     return abs(c - 1) < 5e-3
+
+
+def _close_text(pred, c):
+    """The header's words for backward's result a factor ``c`` near 1 (:func:`_near_one`) times L's gradient with
+    respect to ``pred``."""
+    return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of {c:.6g}: "
+            "no sign or factor bug, a small difference such as an eps's; the table shows how close)")
 
 
 def _proportional_both(loss, names, c):
@@ -1841,10 +1862,8 @@ def _proportional_both(loss, names, c):
     pred, other = names if loss.pred_first else names[::-1]
     mirrored = abs(c[True] + c[False]) <= 1e-4 * abs(c[True])
     if _near_one(c[loss.pred_first]):  # a factor 1 along the prediction's gradient is no factor bug (tester15b M2)
-        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
-                f"{c[loss.pred_first]:.6g}: no sign or factor bug, a small difference such as an eps's; the table "
-                f"shows how close) and "
-                f"{c[not loss.pred_first]:.3g} times those with respect to {other}"
+        return (f"{_close_text(pred, c[loss.pred_first])} and {c[not loss.pred_first]:.3g} times those with respect "
+                f"to {other}"
                 + (f" (dL/d{a} = -dL/d{b}, a loss of {a} - {b})" if mirrored else "")
                 + f": {pred} is taken as the prediction")
     return (f"backward's result is {c[loss.pred_first]:.3g} times the central differences of L with respect to "
@@ -1867,11 +1886,9 @@ def _own_output(loss, probe) -> bool:
     ``probe`` ``(y_true, y_pred)`` (Neural Networks from Scratch's combined softmax and loss, whose book calls
     ``backward(obj.output, y)``; tester13 H5). Its ``dinputs`` is then dL/d(forward's inputs)."""
     obj = loss.obj
-    if loss.stateless is None or probe is None or not loss.stateless[0] or not _stores_dinputs(obj.backward):
+    if loss.stateless is None or probe is None or not loss.stateless[0] or not _assigns(obj.backward, "dinputs"):
         return False
-    tree = _source(obj.forward)
-    if tree is None or not any(isinstance(n, ast.Attribute) and n.attr == "output" and isinstance(n.ctx, ast.Store)
-                               and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree)):
+    if not _assigns(obj.forward, "output"):
         return False
     y_true, y_pred = (np.array(v, copy=True) for v in probe)
     try:
@@ -1884,10 +1901,11 @@ def _own_output(loss, probe) -> bool:
         loss._last = None
 
 
-def _stores_dinputs(backward):
-    """Whether a loss's ``backward`` assigns ``self.dinputs`` (Neural Networks from Scratch), read from its source."""
-    tree = _source(backward)
-    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "dinputs" and isinstance(n.ctx, ast.Store)
+def _assigns(fn, attr):
+    """Whether method ``fn`` assigns ``self.<attr>`` (a loss's ``self.dinputs``, ``self.output``: Neural Networks
+    from Scratch), read from its source."""
+    tree = _source(fn)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)
                                     and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
 
 
@@ -2063,12 +2081,9 @@ class Adapted:
         self._sync()
         if self._zeroes == "module":
             self.obj.zero_grad()
-        elif self._zeroes == "parameters":  # the loop's `for p in model.parameters(): p.zero_grad()`
+        elif self._zeroes:  # the loop's `for p in model.parameters(): p.zero_grad()` (or `p.grad[...] = 0`)
             for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
-                p.zero_grad()
-        elif self._zeroes == "grads":  # the loop's `for p in model.parameters(): p.grad[...] = 0`
-            for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
-                p.grad[...] = 0
+                p.zero_grad() if self._zeroes == "parameters" else p.grad.fill(0)
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
             if mode is not None and _set_switches(self.mode_keyword):
@@ -2169,19 +2184,8 @@ class _Fields(collections.abc.MutableMapping):
     def __iter__(self):
         return iter([*self._d, *(k for k in self._s if k not in self._d and k in self)])
 
-    def __contains__(self, k):
-        return k in self._d if k not in self._s else _slot_set(self, k)
-
     def __len__(self):
         return len(list(iter(self)))
-
-
-def _slot_set(f, k):
-    try:
-        f._s[k].__get__(f._o, type(f._o))
-        return True
-    except AttributeError:
-        return False
 
 
 def _fields(obj):
@@ -2300,6 +2304,11 @@ def cache_guard(layer, names=()):
             return f"{owner} modified its cache ({lab}{where}) in place; copy before writing. {CACHE_ADVICE}"
         return None
     return after
+
+
+def _float_array(v):
+    """A non-empty float ndarray: what gradcheck reads as a weight, a gradient or a buffer."""
+    return isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size > 0
 
 
 def _is_number(v):
@@ -2449,7 +2458,7 @@ def sublayers(obj):
     walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
     found = [(_label(p, dotted=True), v) for p, v in walked if _is_layer(v) or _is_helper(v)]
     held = [n for n, v in found if not _is_layer(v) and any(
-        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in _fields(v).items())]
+        _float_array(x) and not k.startswith("_") for k, x in _fields(v).items())]
     return [(n, v) for n, v in found if _is_layer(v) or any(h == n or h.startswith(n + ".") for h in held)]
 
 
@@ -2598,6 +2607,11 @@ class _Items:
             setattr(o, path[0], new)
 
 
+def _held(o):
+    """The object an :class:`_Items` stands for; ``o`` itself when it is no :class:`_Items`."""
+    return object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+
+
 def _item(c, k):
     """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index (an n-d one's
     by its index tuple)."""
@@ -2637,7 +2651,7 @@ def _arrays(obj, every=False):
             k.isidentifier() and all(s == "[" for s, _ in path[1:]) and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
-    found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+    found = [(p, v) for p, v in walk(obj, enter) if _float_array(v)
              and all(isinstance(k, (int, tuple)) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
@@ -2647,13 +2661,24 @@ class _ForwardFailed(Exception):
     itself did not fail. ``args[0]``: what happened, for the header (:data:`UNMEASURED`)."""
 
 
+def _probe_backward(obj, y):
+    """What ``obj.backward`` returns given the probes' upstream gradient for forward's output ``y`` (seed 7)."""
+    _step("backward")
+    return obj.backward(np.random.default_rng(7).standard_normal(np.shape(y)))
+
+
+def _raised(exc):
+    """How a report says the student's code raised ``exc``: ``raised ValueError: ...`` (120 characters of it)."""
+    return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+
+
 def _run(obj, rewind, inputs, kw):
     rewind()
     _step("forward")
     try:
         y = obj.forward(*[x.copy() for x in inputs], **kw)
     except Exception as exc:  # noqa: BLE001 - student code: named as forward's, not the probe's
-        raise _ForwardFailed(f"raised {type(exc).__name__}: {str(exc)[:120]}") from exc
+        raise _ForwardFailed(_raised(exc)) from exc
     try:
         return np.array(y, dtype=np.float64, copy=True)
     except (TypeError, ValueError):
@@ -2760,10 +2785,8 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
     owners = {"": obj, **children}
     with _all_undone([obj, *children.values()]) as rewind:
         y = _run(obj, rewind, inputs, kw)
-        before = {p: _arrays(o, every=True) for p, o in owners.items()}
-        before = {p: {k: (a, a.copy()) for k, a in arrays.items()} for p, arrays in before.items()}
-        _step("backward")
-        dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        before = {p: _snapshot(_arrays(o, every=True)) for p, o in owners.items()}
+        dx = _probe_backward(obj, y)
         found = {}
         for w in used:
             o, key = _owner(obj, children, w)
@@ -2774,8 +2797,7 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                                    f"({', '.join(names)}); keep one. {expected()}")
             if names:
                 found[w] = names[0]
-        returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
-        written = {p: _written(o, before[p], returned) for p, o in owners.items()}
+        written = {p: _written(_arrays(o, every=True), before[p], dx) for p, o in owners.items()}
         for hp, h in children.items():  # self.p = SimpleNamespace(W=...) with self.g = SimpleNamespace(W=...),
             if not _is_layer(h) and hp.rpartition(".")[0] in owners:  # at any depth: block.p.W with block.g.W
                 written[hp].update(_sibling_arrays(owners[hp.rpartition(".")[0]], h))
@@ -2793,12 +2815,10 @@ def _idle_weights(obj, inputs, kw, unused, children=None):
         before = {w: (v, v.copy()) for w in unused[:MAX_PROBED]
                   if isinstance(v := getattr(*_owner(obj, children, w), None), np.ndarray) and v.size}
         y = _run(obj, rewind, inputs, kw)
-        still = [w for w, (v, c) in before.items() if getattr(*_owner(obj, children, w), None) is v
-                 and np.array_equal(v, c, equal_nan=True)]
+        still = [w for w, kept in before.items() if _same(getattr(*_owner(obj, children, w), None), kept)]
         if not still:
             return {}
-        _step("backward")
-        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        _probe_backward(obj, y)
         for w in still:
             o, key = _owner(obj, children, w)
             gs = [g for g in _grad_candidates(key) if isinstance(a := _grad(o, g), np.ndarray)
@@ -2834,20 +2854,27 @@ def _sibling_arrays(obj, holder):
     return {f"{a}.{k}": x for a, v in list(_fields(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
             for k, x in list(_fields(v).items())[:MAX_PROBED]
-            if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
+            if isinstance(k, str) and _float_array(x)}
 
 
-def _written(o, before, returned):
-    """``{name: array}`` of the arrays of ``o`` (:func:`_arrays`, ``every``) that backward wrote: new, rebound or
-    changed since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
-    out = {}
-    for k, a in _arrays(o, every=True).items():
-        old, copy_ = before.get(k, (None, None))
-        if (a is old and a.shape == copy_.shape and np.array_equal(a, copy_, equal_nan=True)) or \
-                any(np.shares_memory(a, r) for r in returned):
-            continue
-        out[k] = a
-    return out
+def _snapshot(arrays):
+    """``{name: (array, its copy)}`` of ``arrays`` (``{name: array}``): what :func:`_same` compares with later."""
+    return {k: (a, a.copy()) for k, a in arrays.items()}
+
+
+def _same(a, kept):
+    """Whether ``a`` is still the array of ``kept`` (``(array, its copy)`` of :func:`_snapshot`, or None), unchanged."""
+    old, c = kept or (None, None)
+    return a is old and a.shape == c.shape and np.array_equal(a, c, equal_nan=True)
+
+
+def _written(now, before, dx):
+    """``{name: array}`` of the arrays ``now`` (``{name: array}``: :func:`_arrays` with ``every``, ...) that backward
+    wrote: new, rebound or changed since ``before`` (:func:`_snapshot`); not those sharing memory with what backward
+    returned (``dx``: dX, or a tuple)."""
+    returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
+    return {k: a for k, a in now.items() if not _same(a, before.get(k))
+            and not any(np.shares_memory(a, r) for r in returned)}
 
 
 def _structure_kind(key, name):
@@ -3305,11 +3332,8 @@ def stored_results(obj, inputs=None, training=True):
             r = bwd(self, *dys, **{lr: LR_PROBE}, **kw)
             _read_update(self, before)
         return getattr(self, din, None) if r is None and din else r
-    try:
-        obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__slots__": (),
-                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                                    "_gradcheck_dx_after_step": after, "_gradcheck_read_from": read})
-    except TypeError:  # a class whose instances cannot change class: read as it is
+    if not _subclass(obj, forward=forward, backward=backward, __slots__=(), _gradcheck_dx_after_step=after,
+                     _gradcheck_read_from=read):  # a class whose instances cannot change class: read as it is
         return ""
     return _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else "")
 
@@ -3329,12 +3353,8 @@ def _steps_undone(obj, fwd, bwd, why):
     def backward(self, *dys, **kw):
         with _all_undone([self, *dict(sublayers(self)).values()]):
             return bwd(self, *dys, **kw)
-    try:
-        obj.__class__ = type(cls.__name__, (cls,), {"forward": fwd, "backward": backward, "__slots__": (),
-                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                                    "_gradcheck_not_plain": why})
-    except TypeError:
-        raise NotPlainStepError(why) from None
+    if not _subclass(obj, forward=fwd, backward=backward, __slots__=(), _gradcheck_not_plain=why):
+        raise NotPlainStepError(why)
     return ("; backward steps the weights with an optimizer, not a plain gradient-descent step: each backward's "
             "changes to the layer are undone, so only dX is checked and the weights' update could not be")
 
@@ -3355,9 +3375,7 @@ def _stored_text(out, din):
 def _probe_steps(obj, bwd, lr, heads, inputs, training):
     """:func:`_sgd_probe` of ``obj`` on ``inputs``, its forward in mode ``training`` (its switch put
     back after), and :func:`_sgd_stored_grads` of the weights it moves: ``(weights, dx_after_step, stored)``."""
-    mk = mode_keyword(obj.forward)
-    with _switch_kept(obj, mk):
-        kw = _training_kw(obj.forward, training, mk)
+    with _in_mode(obj, training) as kw:
         attrs = _rate_attributes(obj, heads)
         weights, after = _sgd_probe(obj, bwd, lr, attrs, inputs, kw)
         return weights, after, _sgd_stored_grads(obj, bwd, lr, attrs, inputs, kw, weights) if weights else {}
@@ -3371,9 +3389,7 @@ def _unrated_steps(obj, bwd, inputs, training):
     when forward or backward (called with dY alone) raised: the check says so."""
     children = dict(_sgd_holders(obj))
     objs, names = [obj, *children.values()], list(_sgd_weights(obj))
-    mk = mode_keyword(obj.forward)
-    with _switch_kept(obj, mk):
-        kw = _training_kw(obj.forward, training, mk)
+    with _in_mode(obj, training) as kw:
         try:
             with _all_undone(objs) as rewind:
                 y = _run(obj, rewind, inputs, kw)
@@ -3618,7 +3634,7 @@ def _sgd_weights(obj):
     out = {}
     for prefix, o in [("", obj), *_sgd_holders(obj)]:
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
+            if _float_array(v) and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
         out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
@@ -3642,8 +3658,8 @@ def _sgd_items(o):
     names = [n for n in _arrays(o) if (ip := _item_path(n)) is not None and len(ip[1]) == 1]
     params = _fields(o).get("params")
     if isinstance(params, dict):
-        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED] if isinstance(v, np.ndarray)
-                  and v.dtype.kind == "f" and v.size and (type(k) is int or isinstance(k, str) and k.isidentifier())]
+        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED]
+                  if _float_array(v) and (type(k) is int or isinstance(k, str) and k.isidentifier())]
     return list(dict.fromkeys(names))
 
 
@@ -3654,7 +3670,7 @@ def _sgd_grad_home(o, key):
     the first of those names that is free or holds a container of the same kind, made (empty) when free.
     Returns ``(that container, the key)``, or None when none fits."""
     attr, (k,) = _item_path(key)
-    raw = object.__getattribute__(o, "_o")
+    raw = _held(o)
     held, fields = getattr(o, attr), _fields(raw)
     # params[0] (a list): dparams[0], as grads[0] is also a candidate for vel[0] beside it
     mine = ["grads"] if attr == "params" and isinstance(held, MAPPINGS) else []
@@ -3707,14 +3723,11 @@ def _sgd_stored(o, k, kept, new, rate):
     is checked, as the step read would be a second gradient of W (tester13 M1). A step that is not the rate times it
     (``self.b -= lr * self.db * 2``) is a bug the stored gradient does not show: the step over the rate is put in its
     place, so the check FAILs naming it."""
-    own = _sgd_grad_name(k)
-    for c in _grad_candidates(k):
-        g = getattr(o, c, None) if c != own and c.isidentifier() else None
-        if isinstance(g, np.ndarray) and g.shape == kept.shape and g.dtype.kind == "f":
-            if not _sgd_close(kept - new, rate * g, kept, 1):
-                setattr(o, c, (kept - new) / rate)
-            return c
-    return None
+    c = next((c for c, (g, _) in _sgd_student_grads(o, k).items() if c.isidentifier() and g.shape == kept.shape),
+             None)
+    if c is not None and not _sgd_close(kept - new, rate * getattr(o, c), kept, 1):
+        setattr(o, c, (kept - new) / rate)
+    return c
 
 
 def _sgd_close(got, want, kept, scale):
@@ -3846,17 +3859,8 @@ def _sgd_not_plain(obj, bwd, param, attrs, name, seen, decay=None):
             f"(W -= {param or 'lr'} * dW): {what}. gradcheck reads a weight's gradient as its step divided by the "
             f"rate ({given}), which holds only for that step, so {cls} is not checkable as written and no gradient "
             f"was compared. Keep the optimizer out of backward: have backward return or store the gradient "
-            f"({_sgd_hint(name.rpartition('.')[2])} = dW, or self.dW) and step the weights in another method "
+            f"(self.{_sgd_home_name(name)} = dW, or self.dW) and step the weights in another method "
             f"(update()/step()), or check the layer with plain gradient descent in backward.")
-
-
-def _sgd_hint(key):
-    """Where to store weight ``key``'s gradient, said to the student: ``self.W_grad``; ``self.grads['W']`` for
-    ``params['W']``, ``self.dWs[1]`` for ``Ws[1]``."""
-    ip = _item_path(key)
-    if ip is None:
-        return f"self.{key}_grad"
-    return f"self.{'grads' if ip[0] == 'params' else 'd' + ip[0]}" + "".join(f"[{k!r}]" for k in ip[1])
 
 
 def _rate_label(o, k, paths):
@@ -3869,7 +3873,7 @@ def _rate_label(o, k, paths):
         return f"{o.__name__}.{k} (a module's global)"
     if isinstance(o, _Global):
         return f"{o.label(k)} (a module's global)"
-    o = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+    o = _held(o)
     return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 
 
@@ -3895,16 +3899,18 @@ def _sgd_header(obj, bwd, param, heads, weights):
 def _sgd_read_names(weights):
     """Where :func:`_sgd_read` puts each read step, for the header: ``W_grad, b_grad``, ``l1.W_grad``, ``W.grad``,
     ``grads['W']`` for ``params['W']`` (tester13 L1); ``<weight>_grad`` when the weights were not probed."""
-    if not weights:
-        return "<weight>_grad"
-    out = []
-    for w in weights:
-        head, _, key = w.rpartition(".")
-        ip = _item_path(key)  # the home _sgd_grad_home takes when free: grads['W'] of a dict params, dWs[1]
-        name = _sgd_grad_name(key) if ip is None else ("grads" if ip[0] == "params" and isinstance(
-            ip[1][0], str) else f"d{ip[0]}") + "".join(f"[{k!r}]" for k in ip[1])
-        out.append(f"{head}.{name}" if head else name)
-    return ", ".join(out)
+    return ", ".join(map(_sgd_home_name, weights)) if weights else "<weight>_grad"
+
+
+def _sgd_home_name(w):
+    """Where :func:`_sgd_read` puts the step read for weight ``w`` (the home :func:`_sgd_grad_home` takes when free),
+    as the header and the advice to the student name it: ``W_grad``, ``l1.W_grad``, ``W.grad``, ``grads['W']`` for
+    ``params['W']``, ``dWs[1]`` for ``Ws[1]``."""
+    head, _, key = w.rpartition(".")
+    ip = _item_path(key)
+    name = _sgd_grad_name(key) if ip is None else ("grads" if ip[0] == "params" and isinstance(
+        ip[1][0], str) else f"d{ip[0]}") + "".join(f"[{k!r}]" for k in ip[1])
+    return f"{head}.{name}" if head else name
 
 
 #: The relative gap between a gradient along a direction and the central difference along it below which the
@@ -3934,21 +3940,18 @@ def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
                     found[n] = (got[0], got[1].copy(), step / LR_PROBE, o)
     except Exception:  # noqa: BLE001 - the student's forward or backward: the check calls them again and says so
         return {}
-    out = {}
+    out, paths = {}, {id(v): p for p, v in walk(obj)}
     for n, (c, g, s, o) in found.items():
         d, dots = _central_gaps(obj, inputs, kw, getattr(*weights[n]), {"stored": g, "step": s})
         gaps = {k: abs(v - d) / max(abs(v) + abs(d), 1e-300) for k, v in dots.items()}
-        wrong = [k for k in gaps if gaps[k] > SGD_RIGHT] or [max(gaps, key=gaps.get)]
-        raw = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
-        paths = {id(v): p for p, v in walk(obj)}
-        out[n] = ("self." + (_label(paths[id(raw)], dotted=True) + "." if id(raw) in paths else "") + c, wrong)
+        out[n] = (_rate_label(o, c, paths), [k for k in gaps if gaps[k] > SGD_RIGHT] or [max(gaps, key=gaps.get)])
     return out
 
 
 def _sgd_student_grads(o, k):
     """``{name: (array, its copy)}`` of the float arrays held now under the names weight ``k`` of ``o`` may have its
     gradient under (:func:`_grad_candidates`), but the one gradcheck puts a read step in (``W_grad``)."""
-    raw = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+    raw = _held(o)
     own = _sgd_grad_name(k) if not isinstance(o, _Items) else None
     out = {}
     for c in _grad_candidates(k):
@@ -3995,10 +3998,19 @@ def _switch_kept(obj, keyword, when=True):
             _switch_value(obj.forward, name, kept)
 
 
+@contextlib.contextmanager
+def _in_mode(obj, training):
+    """Forward's keywords for mode ``training`` (:func:`_training_kw`), a switch outside its arguments
+    (``self.training``, ``self.bn_param['mode']``) set for the block and put back after (:func:`_switch_kept`)."""
+    mk = mode_keyword(obj.forward)
+    with _switch_kept(obj, mk):
+        yield _training_kw(obj.forward, training, mk)
+
+
 def _set_switches(keyword):
     """The names (``", "``-joined) of :func:`mode_keyword`'s switches that are set rather than passed (``self.``,
     ``global ``, ``env ``), or None."""
-    names = [n for n in (keyword[0].split(", ") if keyword else ()) if n.startswith(("self.", "global ", "env "))]
+    names = [n for n in (keyword[0].split(", ") if keyword else ()) if n.startswith(SET_SWITCHES)]
     return ", ".join(names) or None
 
 
@@ -4069,8 +4081,7 @@ def _adapt(obj, inputs=None, training=True):
         if _returned_grads(obj, inputs, kws[0], weights, info, keys=True) is not None:  # (dX, dW, db)
             info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
             return (obj if tr else _wrap(obj, {}, own=True)), info
-        gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
-        d = "d" if inputs is not None and _try(_d_keys, obj, inputs, kws[0], gd) else ""  # grads['dW'] (T14)
+        gd, d = (_try(_grads_dict, obj, inputs, kws[0]) if inputs is not None else None) or ("grads", "")
         info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown}" + (
             f"; {gd}['dW'] read for params['W'], as deeplearning.ai names them" if d else "") + ")"
                     + _built(built, obj.params) + tail, unseen=unseen, buffers=buffers)
@@ -4081,29 +4092,18 @@ def _adapt(obj, inputs=None, training=True):
 
 
 def _grads_dict(obj, inputs, kw):
-    """The attribute holding the gradients of ``obj.params``, key for key: ``grads``, else the first of
-    :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward (state restored after)."""
-    if isinstance(_fields(obj).get("grads"), dict):
-        return "grads"
-    with _all_undone([obj]) as rewind:
-        y = _run(obj, rewind, inputs, kw)
-        _step("backward")
-        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-        d = _fields(obj)
-        return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
-
-
-def _d_keys(obj, inputs, kw, gd):
-    """Whether backward fills ``grads['dW']`` for each ``params['W']`` (deeplearning.ai's names) and no key of
+    """``(name, "d" or "")`` of the attribute holding the gradients of ``obj.params``, key for key (``grads``, else
+    the first of :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward), and ``"d"`` when that
+    backward fills it with ``['dW']`` for each ``params['W']`` (deeplearning.ai's names, T14) and no key of
     ``params`` itself (state restored after)."""
-    keys = [k for k in obj.params if isinstance(k, str)]
+    keys, own = [k for k in obj.params if isinstance(k, str)], isinstance(_fields(obj).get("grads"), dict)
     with _all_undone([obj]) as rewind:
-        y = _run(obj, rewind, inputs, kw)
-        _step("backward")
-        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-        g = _fields(obj).get(gd)
-        return isinstance(g, dict) and bool(keys) and all(isinstance(g.get("d" + k), np.ndarray) and k not in g
-                                                          for k in keys)
+        _probe_backward(obj, _run(obj, rewind, inputs, kw))
+        d = _fields(obj)
+        gd = "grads" if own else next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
+        g = d.get(gd)
+        return gd, "d" if isinstance(g, dict) and keys and all(
+            isinstance(g.get("d" + k), np.ndarray) and k not in g for k in keys) else ""
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.
@@ -4248,8 +4248,7 @@ def _stored_dx(obj, inputs, kw):
     with _all_undone([obj]) as rewind:
         y = _run(obj, rewind, inputs, kw)
         before = {k: (v, v.copy()) for k, v in _fields(obj).items() if k in STORED_DX and isinstance(v, np.ndarray)}
-        _step("backward")
-        r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        r = _probe_backward(obj, y)
         d = _fields(obj)
         if not isinstance(r, np.ndarray) or r.shape != inputs[0].shape:
             return None
@@ -4267,12 +4266,21 @@ def _read_stored_dx(layer, info, name, wrong):
     """Read the stored ``self.<name>`` in place of the returned dX when it is the ``wrong`` one (:func:`_stored_dx`),
     saying so in the header and the FAIL line (``info['read_from']``)."""
     layer.dx_stored = name if wrong == "stored" else None
-    info["text"] += (f"; backward stores self.{name} and returns dX, and they differ: the check reads "
-                     + (f"the stored self.{name}" if wrong == "stored" else "the returned dX")
-                     + ", the one further from a finite difference of forward (both must be right)")
-    info.setdefault("read_from", []).append(
-        "dX: " + (f"the stored self.{name}, not the dX backward returns" if wrong == "stored" else
-                  f"the dX backward returns, not the stored self.{name}") + " (the two differ)")
+    note, line = _differ_texts(f"self.{name}", "dX", wrong)
+    info["text"] += f"; {note}"
+    info.setdefault("read_from", []).append(line)
+
+
+def _differ_texts(where, g, wrong):
+    """The header's note and the FAIL line's (``read_from``) for a gradient ``g`` (``dW``, ``dX``) that backward both
+    returns and stores (``where``: ``self.dW``), the two differing: the check reads the ``wrong`` one (``"stored"`` or
+    ``"returned"``, the further from a finite difference: :func:`_farther`)."""
+    stored = wrong == "stored"
+    return (f"backward stores {where} and returns {g}, and they differ: the check reads "
+            + (f"the stored {where}" if stored else f"the returned {g}")
+            + ", the one further from a finite difference of forward (both must be right)",
+            f"{g}: " + (f"the stored {where}, not the {g} backward returns" if stored else
+                        f"the {g} backward returns, not the stored {where}") + " (the two differ)")
 
 
 #: The containers a model lists its parameters in for its optimizer (DLfS-2's ``self.params``).
@@ -4317,8 +4325,7 @@ def _recreated(obj, inputs, kw):
         first = dict(_fields(obj))
         y = _run(obj, rewind, inputs, kw)
         second = dict(_fields(obj))
-        _step("backward")
-        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        _probe_backward(obj, y)
         after = dict(_fields(obj))
     out = []
     for k, v in second.items():
@@ -4349,8 +4356,7 @@ def _list_weights(obj, inputs, kw):
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 out.append(k)
         if out:
-            _step("backward")
-            obj.backward(np.random.default_rng(7).standard_normal(y0.shape))
+            _probe_backward(obj, y0)
         after = dict(_fields(obj))
     return [f"{k}: " + next((g.format(k) for g in GRAD_NAMES if g.format(k) in after), "") for k in out]
 
@@ -4391,18 +4397,14 @@ def _namespaces(obj):
     return out + ([("", mod)] if mod is not None and mod.__name__ not in (__name__, "builtins") else [])
 
 
-def _float_items(owner):
-    return {k: v for k, v in list(vars(owner).items())[:MAX_PROBED * 4]
-            if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size}
-
-
 def _outside(obj, spaces, deep):
     """``{label: array}`` of the float arrays of the namespaces ``spaces`` (:func:`_namespaces`: ``ClassLevel.W``,
     ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
     in a container of the student's own, private attributes too)."""
-    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
+    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in list(vars(owner).items())[:MAX_PROBED * 4]
+           if isinstance(k, str) and _float_array(a)}
     for p, v in walk(obj) if deep else ():  # an array two closures read: named once
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and not any(v is a for a in out.values()):
+        if _float_array(v) and not any(v is a for a in out.values()):
             out[f"self.{_label(p)}"] = v
     return out
 
@@ -4430,15 +4432,10 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
         if not found:
             return []
         spaced = [(owner, dict(vars(owner))) for _, owner in spaces]
-        before = {k: (a, a.copy()) for k, a in _outside(obj, spaces, deep).items()}
+        before = _snapshot(_outside(obj, spaces, deep))
         try:
-            y = _run(obj, rewind, inputs, kw)
-            _step("backward")
-            dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-            returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
-            written = {k: a for k, a in _outside(obj, spaces, deep).items() if not any(
-                np.shares_memory(a, r) for r in returned) and (before.get(k, (None,))[0] is not a or not
-                                                               np.array_equal(a, before[k][1], equal_nan=True))}
+            dx = _probe_backward(obj, _run(obj, rewind, inputs, kw))
+            written = _written(_outside(obj, spaces, deep), before, dx)
         finally:
             for owner, old in spaced:
                 for k in [k for k in vars(owner) if k not in old]:
@@ -4501,13 +4498,10 @@ def _returned(obj, inputs, kw):
     with _all_undone([obj]) as rewind:
         y = _run(obj, rewind, inputs, kw)
         before = _grad_snapshot(obj)
-        _step("backward")
-        r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        r = _probe_backward(obj, y)
         if not isinstance(r, (tuple, list)) or len(r) <= len(inputs):
             return None
-        out = _ReturnedItems(_copy(v) for v in r)
-        out.kind, out.stored = type(r), _stored(obj, before, r)
-        return out
+        return _ReturnedItems((_copy(v) for v in r), type(r), _stored(obj, before, r))
 
 
 class _ReturnedItems(list):
@@ -4533,13 +4527,8 @@ def _stored(obj, before, returned):
     """``{name: copy}`` of the arrays ``backward`` stored beside those it returned: in ``obj.__dict__`` or its
     gradient dicts (:func:`_grad_snapshot`), new, rebound or changed since ``before``; a returned array itself is
     left out (the same gradient)."""
-    out = {}
-    for k, (a, _) in _grad_snapshot(obj).items():
-        old, c = before.get(k, (None, None))
-        if (a is old and a.shape == c.shape and np.array_equal(a, c, equal_nan=True)) or any(a is r for r in returned):
-            continue
-        out[k] = a.copy()
-    return out
+    return {k: a.copy() for k, (a, _) in _grad_snapshot(obj).items()
+            if not _same(a, before.get(k)) and not any(a is r for r in returned)}
 
 
 def _dx_names(obj, n):
@@ -4636,14 +4625,9 @@ class ReturnedGradients:
                 self_.__dict__["grads"].update((k, g) for k, g in zip(keys, r[n:]) if k is not None)
             return r[0] if n == 1 else tuple(r[:n])
         backward.__signature__ = inspect.signature(cls.backward)
-        try:
-            obj.__class__ = type(cls.__name__, (cls,), {"backward": backward, "__module__": cls.__module__,
-                                                        "__qualname__": cls.__qualname__,
-                                                        "_gradcheck_returns_weights": True})
-        except (AttributeError, TypeError) as exc:  # __slots__ & co.
-            raise UnreadableError(f"{cls.__name__}.backward returns (dX, dW, ...), but gradcheck cannot wrap this "
-                                  f"class to read the weights' gradients from it ({exc}); store them in backward "
-                                  "(self.dW) and return dX alone") from None
+        _subclass(obj, f"{cls.__name__}.backward returns (dX, dW, ...), but gradcheck cannot wrap this class to read "
+                  "the weights' gradients from it; store them in backward (self.dW) and return dX alone",
+                  backward=backward, _gradcheck_returns_weights=True)
 
 
 def _returned_grads(obj, inputs, kw, weights, info, keys=False):
@@ -4681,11 +4665,9 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
         if s is None or r is None or np.array_equal(rets.stored[s], r):
             continue
         wrong = _farther(obj, inputs, kw, weights[w], {"stored": rets.stored[s], "returned": r})
-        notes.append(f"backward stores {where} and returns d{w}, and they differ: the check reads "
-                     + (f"the stored {where}" if wrong == "stored" else f"the returned d{w}")
-                     + ", the one further from a finite difference of forward (both must be right)")
-        read.append(f"d{w}: " + (f"the stored {where}, not the d{w} backward returns" if wrong == "stored" else
-                                 f"the d{w} backward returns, not the stored {where}") + " (the two differ)")
+        note, line = _differ_texts(where, f"d{w}", wrong)
+        notes.append(note)
+        read.append(line)
         if wrong == "stored":
             stored[w] = s
     rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws},
@@ -4857,11 +4839,9 @@ def _eval_only(obj, inputs, names, children):
     """``{name: why}`` of the arrays among ``names`` a layer with a training switch (:func:`mode_keyword`) writes
     in training mode, or does not read there: running statistics, read in eval mode alone, which no gradient step
     moves (a weight moves the training output: tester15 H3). The switch is put back after."""
-    mk = mode_keyword(obj.forward) if names and inputs is not None else None
-    if mk is None and not (names and inputs is not None and _takes_training(obj.forward)):  # forward(X, training)
+    if not (names and inputs is not None and (_takes_training(obj.forward) or mode_keyword(obj.forward) is not None)):
         return {}
-    with _switch_kept(obj, mk, when=mk is not None):  # a switch on the object (self.bn_param['mode']) set to training, then put back
-        kw = _training_kw(obj.forward, True, mk)
+    with _in_mode(obj, True) as kw:  # a switch on the object (self.bn_param['mode']) set to training, then put back
         written = _try(_forward_writes, obj, inputs, [kw], names, children) or set()
         used = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in written], children) or [None])[0]
     out = {n: "a training forward writes it" for n in names if n in written}
@@ -4878,8 +4858,7 @@ def _forward_writes(obj, inputs, kws, names, children):
             before = {n: (v, v.copy()) for n in names[:MAX_PROBED]
                       if isinstance(v := getattr(*_owner(obj, children, n), None), (np.ndarray, np.generic))}
             _run(obj, rewind, inputs, kw)
-            out |= {n for n, (v, c) in before.items() if getattr(*_owner(obj, children, n), None) is not v
-                    or not np.array_equal(v, c, equal_nan=True)}
+            out |= {n for n, kept in before.items() if not _same(getattr(*_owner(obj, children, n), None), kept)}
     return out
 
 
@@ -4901,8 +4880,7 @@ def _sub_candidates(children):
         p = getattr(c, "params", None)
         if isinstance(p, dict):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
-                          if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-                                                     or _is_number(v))})
+                          if isinstance(k, str) and (_float_array(v) or _is_number(v))})
             held = [v for v in list(p.values())[:MAX_PROBED] if isinstance(v, np.ndarray)]
             cand += [f"{name}.{k}" for k, v in _arrays(c).items()
                      if not any(np.shares_memory(v, h) for h in held)]
@@ -5042,22 +5020,12 @@ def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
     of its forwards raises or returns no float array, run on a copy of ``obj`` with the probe ``inputs``
     (``forward(X, square=True, return_cache=True)`` returning a tuple): those combinations are then not run, and
     named NOT CHECKED; ``[]`` when every one returns a float array (or no probe can be run)."""
-    if not inputs:
-        return []
-    mk = _lead(obj.forward, mk)
-    try:
-        twin = copy.deepcopy(obj)
-    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
-        return []
-    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
-    for keyword, *_ in variants:
+    mk, twin = _lead(obj.forward, mk), _twin(obj) if inputs else None
+    for keyword, *_ in variants if twin is not None else ():
         for training in (False, True):
-            try:
-                Y = twin.forward(*[np.array(x, copy=True) for x in xs], **_training_kw(twin.forward, training,
-                                                                                       keyword))
-                why = "" if isinstance(Y, np.ndarray) and Y.dtype.kind == "f" else f"returned a {type(Y).__name__}"
-            except Exception as exc:  # noqa: BLE001 - student code
-                why = f"raised {type(exc).__name__}: {str(exc)[:120]}"
+            Y, why = _twin_forward(twin, inputs, _training_kw(twin.forward, training, keyword))
+            if not why and not (isinstance(Y, np.ndarray) and Y.dtype.kind == "f"):
+                why = f"returned a {type(Y).__name__}"
             if why and not isinstance(keyword[1], tuple):  # a string's value: kind='sigmoid'
                 return [f"{mk[0]} = {_value_text(mk[1])} (other value {_value_text(keyword[2])} not run: with it "
                         f"forward {why})"]
@@ -5075,21 +5043,12 @@ def _unsafe_flag(obj, inputs, mk) -> str:
     with the probe ``inputs``: ``"raised ValueError: ..."`` or ``"returned a tuple, not an array of the default's
     shape (4, 3)"``; "" when both values give arrays of one shape (or no probe can be run)."""
     if not (mk and isinstance(mk[1], (bool, str)) and _plain(mk) and "," not in mk[0]
-            and not mk[0].startswith(("self.", "global ", "env "))) or not inputs:
+            and not mk[0].startswith(SET_SWITCHES)) or not inputs or (twin := _twin(obj)) is None:
         return ""
-    try:
-        twin = copy.deepcopy(obj)
-    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
-        return ""
-    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
-    try:
-        Y = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[1]})
-    except Exception:  # noqa: BLE001 - the default fails: the check reports it
-        return ""
-    try:
-        other = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[2]})
-    except Exception as exc:  # noqa: BLE001 - student code
-        return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    Y, failed = _twin_forward(twin, inputs, {mk[0]: mk[1]})
+    other, why = _twin_forward(twin, inputs, {mk[0]: mk[2]}) if not failed else (None, "")
+    if failed or why:  # the default fails: the check reports it
+        return why
     if isinstance(Y, np.ndarray) and isinstance(other, np.ndarray) and other.dtype.kind == "f" \
             and other.shape != Y.shape:  # keepdims=True: checked with G of its shape (M3)
         return ""
@@ -5097,6 +5056,24 @@ def _unsafe_flag(obj, inputs, mk) -> str:
         what = f"an array of shape {other.shape}" if isinstance(other, np.ndarray) else f"a {type(other).__name__}"
         return f"returned {what}, not an array of the default's shape {Y.shape}"
     return ""
+
+
+def _twin(obj):
+    """A deep copy of ``obj`` to run forwards on that the check must not see, or None when it cannot be copied (the
+    checks themselves then say what fails)."""
+    try:
+        return copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - student code
+        return None
+
+
+def _twin_forward(twin, inputs, kw):
+    """``(Y, "")`` of one forward of ``twin`` (:func:`_twin`) on copies of ``inputs``, or ``(None, "raised ...")``."""
+    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    try:
+        return twin.forward(*[np.array(x, copy=True) for x in xs], **kw), ""
+    except Exception as exc:  # noqa: BLE001 - student code
+        return None, _raised(exc)
 
 
 def _try(fn, *args):
@@ -5163,16 +5140,14 @@ def global_names(layer):
 
 
 def _rewinding(cls):
-    """A subclass of ``cls`` whose ``forward`` first rewinds the generators (states kept by
-    :func:`hold_random`)."""
+    """``forward`` of a subclass of ``cls`` that first rewinds the generators (states kept by :func:`hold_random`)."""
     def forward(self, *xs, **kw):
         own, glob = self.__dict__["_gradcheck_rewind"]
         for g, s in zip(generators(self), own):
             _state(g, s)
         global_states(glob)
         return cls.forward(self, *xs, **kw)
-    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
-                                       "_gradcheck_base": cls})
+    return forward
 
 
 def hold_random(layer, how="fix_mask"):
@@ -5203,10 +5178,7 @@ def hold_random(layer, how="fix_mask"):
             del layer.__dict__["_gradcheck_rewind"]
         return ""
     gens = generators(layer)
-    if "_gradcheck_base" not in vars(cls):
-        try:
-            layer.__class__ = _rewinding(cls)
-        except TypeError:  # e.g. a class with __slots__ of its own
-            return ""
+    if "_gradcheck_base" not in vars(cls) and not _subclass(layer, forward=_rewinding(cls), _gradcheck_base=cls):
+        return ""  # e.g. a class with __slots__ of its own
     layer.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], global_states())
     return ", ".join(sorted({type(g).__name__ for g in gens})) or global_names(getattr(layer, "obj", layer))
