@@ -27,6 +27,35 @@ _FINITE_BACKWARD = {ReLU: "dY", Tanh: "dY", Sigmoid: "dY", Flatten: "dY", Linear
 _BUILTIN: dict = {}
 
 
+class _Names(dict):
+    """``names[key]`` is ``f"{position}.{key}"``, made at the first use and kept (a str key's;
+    any other key's is made on every use, so that keys equal to each other, ``1`` and ``True``,
+    never share a name)."""
+
+    def __init__(self, position: int):
+        super().__init__()
+        self.position = position
+
+    def __missing__(self, key) -> str:
+        name = f"{self.position}.{key}"
+        if type(key) is str:
+            self[key] = name
+        return name
+
+
+class _NamesByPosition(dict):
+    """``_FLAT_NAMES[i]``: the :class:`_Names` of the layer at position ``i`` of a container."""
+
+    def __missing__(self, position: int) -> _Names:
+        self[position] = names = _Names(position)
+        return names
+
+
+#: the flat names of ``Sequential.params``/``grads``; they depend only on the position and the
+#: key, so one table serves every container
+_FLAT_NAMES = _NamesByPosition()
+
+
 def _all_finite(A) -> bool:
     try:
         return bool(np.isfinite(A).all())
@@ -133,14 +162,16 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        # flat_dict(enumerate(self.layers), attr), written out: one f-string per key costs less
-        # than remembering the names (a tuple of the keys, its hash, a zip and an update per layer)
+        # flat_dict(enumerate(self.layers), attr), written out, with the names "<i>.<key>" made
+        # once (_FLAT_NAMES): an f-string per key and step formatted the number and hashed a new
+        # string each time (issue 15, session 18)
         out = {}
         for i, layer in enumerate(self.layers):
             d = getattr(layer, attr, None)
             if d:
+                names = _FLAT_NAMES[i]
                 for key, value in d.items():
-                    out[f"{i}.{key}"] = value
+                    out[names[key]] = value
         return out
 
     @property

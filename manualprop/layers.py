@@ -326,8 +326,9 @@ class Linear(Layer):
             Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
         else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
             Y = Y + b
-        ssy = float(_validation._vdot(Y, Y)) if Y.size <= DOT_CHUNK else math.inf  # output_ss's one dot, inline
-        if not ssy < math.inf:  # NaN/inf in Y (a parameter, or an overflow), or not known
+        # output_ss's look, inline: Y . Y (by chunks above DOT_CHUNK elements)
+        ssy = float(_validation._vdot(Y, Y)) if Y.size <= DOT_CHUNK else _validation.sum_of_squares(Y)
+        if not ssy < math.inf:  # NaN/inf in Y (a parameter), or an overflow: output_ss writes the message
             ssy = output_ss(Y, self, "forward", "Y", "X")
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}

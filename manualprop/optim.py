@@ -73,10 +73,10 @@ def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
         dt = grad.dtype
         if dt is not var.dtype or grad.shape != var.shape or not var.flags.writeable:
             return False
-        if dt is f64 and grad.size <= chunk:  # _sum_is_finite's one dot, inline
-            if not isfinite(vdot(grad, grad)):
+        if dt is f64:  # _sum_is_finite's look, inline (one dot; by chunks above DOT_CHUNK elements)
+            if not isfinite(vdot(grad, grad) if grad.size <= chunk else sum_of_squares(grad)):
                 return False
-        elif not (dt is f64 or dt is f32) or not _sum_is_finite(grad):
+        elif dt is not f32 or not _sum_is_finite(grad):
             return False
     for grad, var in zip(grads, variables):
         var -= learning_rate * grad
