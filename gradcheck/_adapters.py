@@ -585,12 +585,13 @@ def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
         return []
     keys = {n.slice.id for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)}
     keys |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    keys |= {p.name for p in (_params(fn) or {}).values() if isinstance(p.default, str) and _passed_words(fn, p.name)[1]}
+    lost = {p.name for p in (_params(fn) or {}).values() if isinstance(p.default, str)  # passed on to such code (L2)
+            and not _switch_reach.is_mode_word(p.default) and _passed_words(fn, p.name)[1]}
     lone = {p.name for p in (_params(fn) or {}).values() if _lead(fn, mk) and isinstance(p.default, str)
             and mode_words(fn, p.name) == [p.default] and not _switch_reach.is_mode_word(p.default)}
     return [(p.name, p.default) for p in (_params(fn) or {}).values()
-            if isinstance(p.default, str) and p.name in keys | lone and not (mk and p.name in mk[0].split(", "))
-            and p.kind in _NAMED and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
+            if isinstance(p.default, str) and p.name in keys | lone | lost and not (mk and p.name in mk[0].split(", "))
+            and p.kind in _NAMED and (p.name in lone | lost or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
             and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 

@@ -215,7 +215,12 @@ class _Env:
             got += [w for case in node.cases for m in ast.walk(case.pattern) if isinstance(m, ast.MatchValue)
                     and isinstance(w := getattr(m.value, "value", None), str) and w not in got]
         elif isinstance(node, ast.Subscript) and (p := self.path(node.slice) or "").startswith("A:"):
-            self.walk.lost.add(p)
+            box = _value(self.walk.obj, b) if (b := self.path(node.value)) and b[:2] not in ("A:", "E:") else None
+            if isinstance(box, dict) and 1 < len(box) <= _MAX and all(isinstance(k, str) for k in box):
+                got = self.walk.found.setdefault(p, [])  # self.SCALES[mode]: each key of the dict a value
+                got += [k for k in box if k not in got]
+            else:
+                self.walk.lost.add(p)
         elif isinstance(node, ast.Attribute) and (p := self.path(node.value) or "").startswith("A:"):
             self.walk.lost.add(p)
 
@@ -231,6 +236,10 @@ class _Env:
                     f = c.__dict__[func.attr]
                     return (f, self.binds["self"], c) if isinstance(f, types.FunctionType) else None
             return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and isinstance(
+                cls := self.glob.get(func.value.id), type):  # Base.forward(self, X, mode): self passed as an argument
+            f = next((c.__dict__[func.attr] for c in cls.__mro__ if func.attr in c.__dict__), None)
+            return (f, None, cls) if isinstance(f, types.FunctionType) else None
         if isinstance(func, ast.Attribute) and (base := self.path(func.value)) is not None:
             obj = _value(self.walk.obj, base)
             m = getattr(type(obj), func.attr, None) if obj is not None and not isinstance(obj, types.ModuleType) \
