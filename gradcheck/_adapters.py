@@ -585,11 +585,13 @@ def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
         return []
     keys = {n.slice.id for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)}
     keys |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    lost = {p.name for p in (_params(fn) or {}).values() if isinstance(p.default, str)  # passed on to such code (L2)
+            and not _switch_reach.is_mode_word(p.default) and _passed_words(fn, p.name)[1]}
     lone = {p.name for p in (_params(fn) or {}).values() if _lead(fn, mk) and isinstance(p.default, str)
             and mode_words(fn, p.name) == [p.default] and not _switch_reach.is_mode_word(p.default)}
     return [(p.name, p.default) for p in (_params(fn) or {}).values()
-            if isinstance(p.default, str) and p.name in keys | lone and not (mk and p.name in mk[0].split(", "))
-            and p.kind in _NAMED and (p.name in lone or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
+            if isinstance(p.default, str) and p.name in keys | lone | lost and not (mk and p.name in mk[0].split(", "))
+            and p.kind in _NAMED and (p.name in lone | lost or p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"))
             and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
@@ -647,7 +649,19 @@ def mode_words(fn, name, depth=0):
         for w in map(lambda c: _string(fn, c), found):
             if w is not None and w not in words:
                 words.append(w)
-    return words
+    return words + [w for w in _passed_words(fn, name, depth)[0] if w not in words]
+
+
+def _passed_words(fn, name, depth=0) -> tuple[list, bool]:
+    """:func:`gradcheck._switch_reach.argument_words` of forward's argument ``name``: the strings the code it is
+    passed on to compares it with (``super().forward(X, training, mode)``, ``self.sub.forward(X, mode)``: L2), and
+    whether it also goes where they cannot be read; ``([], False)`` below forward (``depth``) or on a failure."""
+    if depth or not name.isidentifier():
+        return [], False
+    try:
+        return _switch_reach.argument_words(fn, name)
+    except (RecursionError, ValueError, TypeError):
+        return [], True
 
 
 def _string(fn, node):
@@ -4057,6 +4071,7 @@ def _adapt(obj, inputs=None, training=True):
     if variants and (bad := _unsafe_variants(obj, inputs, mk, variants)):  # return_cache=True: a tuple
         info["unset_switches"], info["variants_unsafe"], variants = [*unset, *bad], True, []
     if variants:
+        tr = False  # set_variant sets the switches of an Adapted: a manualprop layer is wrapped too (L1)
         info["switch_variants"] = [f"{off}|{on}" for _, off, on in variants]
         if labels := switch_labels(obj.forward, mk):
             info["mode_labels"] = labels

@@ -85,6 +85,10 @@ class _Walk:
 
     def __init__(self, obj):
         self.obj, self.found, self.seen, self.assigned, self.alias = obj, {}, set(), set(), {}
+        #: the argument paths (``A:mode``, :func:`argument_words`) whose values select code the walk cannot read: a
+        #: dict key (``self.FUNS[mode]``), a method's result (``mode.upper()``), a call into the object's code it
+        #: cannot follow (past :data:`_DEPTH` calls, its source unreadable)
+        self.lost = set()
 
     def visit(self, fn, binds, depth, owner=None):
         key = (getattr(fn, "__code__", None), tuple(sorted(binds.items())))
@@ -195,7 +199,30 @@ class _Env:
             for s in sides:
                 if (p := self.path(s)) is not None:
                     got = self.walk.found.setdefault(p, [])
-                    got += [w for w in words if w not in got]
+                    got += [w for w in words + (self._named_words(sides) if p.startswith("A:") else []) if w not in got]
+        self._argument_use(node)
+
+    def _named_words(self, sides) -> list:
+        """The strings a compared argument meets as names (``mode == SLOW``, ``mode in (FAST, self.SLOW)``)."""
+        return [w for s in sides for c in (s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s])
+                if not isinstance(c, ast.Constant) and (w := self._text(c)) is not None]
+
+    def _argument_use(self, node):
+        """An argument path's ``match mode: case "slow":`` words, and the uses that select code by its value the
+        walk cannot read (:attr:`_Walk.lost`): a dict key, a method of it (``mode.upper()``)."""
+        if isinstance(node, ast.Match) and (p := self.path(node.subject) or "").startswith("A:"):
+            got = self.walk.found.setdefault(p, [])
+            got += [w for case in node.cases for m in ast.walk(case.pattern) if isinstance(m, ast.MatchValue)
+                    and isinstance(w := getattr(m.value, "value", None), str) and w not in got]
+        elif isinstance(node, ast.Subscript) and (p := self.path(node.slice) or "").startswith("A:"):
+            box = _value(self.walk.obj, b) if (b := self.path(node.value)) and b[:2] not in ("A:", "E:") else None
+            if isinstance(box, dict) and 1 < len(box) <= _MAX and all(isinstance(k, str) for k in box):
+                got = self.walk.found.setdefault(p, [])  # self.SCALES[mode]: each key of the dict a value
+                got += [k for k in box if k not in got]
+            else:
+                self.walk.lost.add(p)
+        elif isinstance(node, ast.Attribute) and (p := self.path(node.value) or "").startswith("A:"):
+            self.walk.lost.add(p)
 
     def callee(self, func):
         """``(function, the path its first parameter is bound to or None, its class)`` of a call, or None."""
@@ -209,6 +236,10 @@ class _Env:
                     f = c.__dict__[func.attr]
                     return (f, self.binds["self"], c) if isinstance(f, types.FunctionType) else None
             return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and isinstance(
+                cls := self.glob.get(func.value.id), type):  # Base.forward(self, X, mode): self passed as an argument
+            f = next((c.__dict__[func.attr] for c in cls.__mro__ if func.attr in c.__dict__), None)
+            return (f, None, cls) if isinstance(f, types.FunctionType) else None
         if isinstance(func, ast.Attribute) and (base := self.path(func.value)) is not None:
             obj = _value(self.walk.obj, base)
             m = getattr(type(obj), func.attr, None) if obj is not None and not isinstance(obj, types.ModuleType) \
@@ -222,9 +253,22 @@ class _Env:
             return (f, None, None) if isinstance(f, types.FunctionType) else None
         return None
 
+    def _own_call(self, func) -> bool:
+        """Whether ``func`` (a call's callee that :meth:`callee` cannot resolve) is the object's own code:
+        ``super().x``, ``self.x``, ``getattr(self, ...)``."""
+        while isinstance(func, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in ("super", "getattr"):
+                return func.func.id == "super" or bool(func.args) and self.path(func.args[0]) == "self"
+            func = func.func if isinstance(func, ast.Call) else func.value
+        return isinstance(func, ast.Name) and self.binds.get(func.id) == "self"
+
     def follow(self, call, depth):
         """Visit the function ``call`` calls, its parameters bound to the paths passed."""
         found = self.callee(call.func)
+        passed = [p for a in [*call.args, *(k.value for k in call.keywords)] if (p := self.path(a) or "").startswith("A:")]
+        if passed and (found is None and self._own_call(call.func) or found is not None and _student_function(
+                found[0]) and (depth + 1 > _DEPTH or _tree(found[0]) is None)):
+            self.walk.lost.update(passed)  # an argument passed into the object's code the walk cannot read
         if found is None or not _student_function(found[0]):
             return
         fn, me, owner = found
@@ -345,6 +389,27 @@ def unset_switches(fn, names, skip=()) -> list:
         elif vals is not None and name.count(".") == 1 and is_plain(name, *vals, names):
             out.append((name, value, [not value] if isinstance(value, bool) else ws))
     return out[:_MAX]
+
+
+def argument_words(fn, name) -> tuple[list, bool]:
+    """``([strings], lost)``: what forward ``fn``'s argument ``name`` is compared with in the code it is passed on to
+    (``super().forward(X, training, mode)``, ``self._impl(X, mode=mode)``, ``self.sub.forward(X, mode)``, a module
+    function; followed as the switches are, up to :data:`_DEPTH` calls deep, each parameter bound to what was passed),
+    in the order first read; ``lost``: whether its value also goes where the walk cannot read (:attr:`_Walk.lost`: a
+    dict key, a method of it, a call into the object's code past the depth), so that other values may exist unseen
+    (L2: ``Sub3.forward`` passing ``mode`` to its base's, which compares it with 'slow', PASSed 'fast' alone).
+    ``([], False)`` for a forward whose source cannot be read."""
+    obj, func = getattr(fn, "__self__", None), getattr(fn, "__func__", fn)
+    params = list(inspect.signature(func).parameters) if isinstance(func, types.FunctionType) else []
+    if obj is None or name not in params[1:]:
+        return [], False
+    walk = _Walk(obj)
+    owner = next((c for c in type(obj).__mro__ if c.__dict__.get(func.__name__) is func), None)
+    try:
+        walk.visit(func, {params[0]: "self", name: "A:" + name}, 0, owner)
+    except (RecursionError, ValueError, TypeError):
+        return [], True
+    return [w for w in walk.found.get("A:" + name, []) if isinstance(w, str)], "A:" + name in walk.lost
 
 
 def _walked(fn) -> list:

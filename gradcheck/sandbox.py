@@ -954,9 +954,20 @@ class Sandbox:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
         ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata."""
         ok, meta, err = self.request(op, args, what=what, shared=shared)
+        if not ok and err is None and meta.get("stage") == "usage":  # the adapters refused gradcheck's own request
+            raise self._refused(what, meta)
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
+
+    def _refused(self, what: str, meta: dict) -> GraderError:
+        """The child's report that gradcheck's adapters refused a request (``stage="usage"``, no exception of the
+        checked code: a switch variant :func:`gradcheck._adapters.set_variant` cannot set): gradcheck's own
+        failure, its message quoted, never the checked code's (L1: "Base3's switches raised an exception: (no
+        message)")."""
+        return GraderError(paragraph(
+            f"{what}: gradcheck's adapters refused its own request: {_clean(meta.get('message') or '(no reason given)', 500)}",
+            "This is gradcheck's failure, not a fault of the checked code."))
 
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")

@@ -285,6 +285,10 @@ EXPECTED = {
     # session 17: a boolean or a string argument beside training, its other value's branch wrong (once a PASS)
     "switch_beside.py::DropScaleBug": "factor",
     "switch_beside.py::SquareModeBug": "factor",
+    # session 18 (L1, L2): a params/grads-dict layer's string switch beside training (once exit 3), and the argument
+    # passed on to the base's forward, a helper, a function, a sub-layer (once PASS 'fast' alone)
+    **{f"switch_passed.py::{n}": "factor" for n in ("Base3Bug", "Sub3Bug", "Sub3KwBug", "Sub3ImplBug", "Sub3FuncBug",
+                                                     "Sub3InnerBug", "Sub3DictBug", "SubBBug")},
     # session 17 (tester16 finding 8): deeplearning.ai's parameters['W1'] with grads['dW1'], named so
     "coursera.py::NgDictDbHalf": "factor",
     # session 17 (tester17 #6): conv padding cropped at one end, tanh's square missing in an RNN step, max pooling
@@ -308,7 +312,7 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::TanhOfInput",
            "rnn_seq.py::RNNNoCarryHalf"]  # session 16: the carry halved, not missing: no name  # session 14: Ng's sigmoid backward without s * (1 - s)  # session 12 (Y26): bn_params[i]["mode"]
 
 #: The correct counterparts: each must PASS.
-CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
+CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.py::Sub3Inner", "linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
            "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
