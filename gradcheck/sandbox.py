@@ -534,7 +534,8 @@ class Sandbox:
             except RuntimeError as exc:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
-        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid"), cfg
+        self._seccomp_fd = iso.seccomp_fd()  # passed to bwrap, closed once it started
+        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd), cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -572,7 +573,7 @@ class Sandbox:
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd = -1
+        code_fd, bpf_fd = -1, getattr(self, "_seccomp_fd", -1)
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -585,12 +586,13 @@ class Sandbox:
                 self._proc = subprocess.Popen(
                     [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd), start_new_session=True, close_fds=True)
+                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd, bpf_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
