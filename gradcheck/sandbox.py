@@ -1199,13 +1199,16 @@ class Shared:
         for a in self.sent:
             self.spec.append({"dtype": a.dtype.str, "shape": list(a.shape), "offset": end})
             end += -(-a.nbytes // self.ALIGN) * self.ALIGN
-        if hasattr(os, "memfd_create"):
-            self.fd = os.memfd_create("gradcheck-shared", os.MFD_CLOEXEC)
+        sealed = hasattr(os, "memfd_create") and hasattr(fcntl, "F_ADD_SEALS")
+        if sealed:
+            self.fd = os.memfd_create("gradcheck-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         else:  # pragma: no cover - not Linux: an unlinked temporary file
             self.fd = os.dup((fh := tempfile.TemporaryFile()).fileno())
             fh.close()
         try:
             os.ftruncate(self.fd, max(end, self.ALIGN))
+            if sealed:  # its size fixed for good: a child's ftruncate(fd, 0) would make our next read a SIGBUS
+                fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self._map = mmap.mmap(self.fd, max(end, self.ALIGN))
         except BaseException:
             self.close_fd()
