@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from . import _sandbox_child as wire
+from . import _seccomp
 from . import isolation as iso
 from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
@@ -567,6 +568,8 @@ class Sandbox:
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
                "fd_shared": shm_fd, "output_limit": self.output_limit, "limits": limits, **own}
+        if not prefix and sys.platform.startswith("linux") and (bpf := _seccomp.program()) is not None:
+            cfg["seccomp"] = bpf.hex()  # the child installs it; bwrap installs the namespaces sandbox's
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",

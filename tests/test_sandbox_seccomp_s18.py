@@ -14,11 +14,13 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 
 from gradcheck import _seccomp
 from gradcheck import isolation as iso
-from gradcheck.sandbox import support
+from gradcheck.errors import StudentCodeError
+from gradcheck.sandbox import Sandbox, support
 
 SCRIPT = r'''
 import ctypes, json, os, sys
@@ -89,3 +91,39 @@ def test_bwrap_denies_keyrings_and_memfd_without_any_python_guard():
     denied = {k: v for k, v in out.items() if k not in ("fork", "numpy")}
     assert denied == dict.fromkeys(denied, "Operation not permitted"), out
     assert (out["fork"], out["numpy"]) == (7, 6.0)
+
+
+MEMFD_LINEAR = '''
+import os
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        self.params = {"W": np.zeros((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        try:  # no audit event guards memfd_create: only the filter stands
+            fd = os.memfd_create("hog")
+            os.ftruncate(fd, 64 << 20)
+            what = "memfd created"
+        except OSError as exc:
+            what = exc.strerror
+        raise RuntimeError(f"MEMFD {what}")
+
+    def backward(self, dY):
+        return dY @ self.params["W"]
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _seccomp.program() is None, reason="Linux's seccomp")
+def test_process_sandbox_child_installs_the_filter_itself(tmp_path):
+    """The process sandbox (gradcheck check, --unsafe-no-isolation) has no bwrap: its child installs the filter
+    (prctl) before any submitted code runs. memfd_create, which no audit event guards, fails there too."""
+    f = tmp_path / "student.py"
+    f.write_text(MEMFD_LINEAR)
+    with Sandbox(files={"student.py": str(f)}, timeout=5) as sb:
+        assert sb.isolation == "process"
+        layer = sb.load_layer("student.py", "Linear", {"in_features": 3, "out_features": 2})
+        with pytest.raises(StudentCodeError, match="MEMFD Operation not permitted"):
+            layer.forward(np.ones((2, 3)))
