@@ -576,7 +576,7 @@ class Sandbox:
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd, bpf_fd = -1, getattr(self, "_seccomp_fd", -1)
+        code_fd, bpf_fd, self._seccomp_fd = -1, getattr(self, "_seccomp_fd", -1), -1  # closed below, never twice
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
