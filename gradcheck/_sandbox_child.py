@@ -25,25 +25,32 @@ INTERNAL_EXIT = 70
 ALLOWED_DTYPES = frozenset(("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"))
 BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
 MAX_DEPTH, MAX_NODES = 8, 200_000  # nesting and JSON values of one decoded frame
-_FORBIDDEN_EVENTS = {
-    "os.fork": "starting processes (os.fork)", "os.forkpty": "starting processes (os.forkpty)",
-    "os.posix_spawn": "starting processes (os.posix_spawn)", "os.spawn": "starting processes (os.spawn*)",
-    "subprocess.Popen": "starting processes (subprocess)", "pty.spawn": "starting processes (pty.spawn)",
-    "os.exec": "replacing the process (os.exec*)", "os.system": "running shell commands (os.system)",
-    "os.kill": "sending signals (os.kill)", "os.killpg": "sending signals (os.killpg)",
-    "os.symlink": "creating links (os.symlink)", "os.link": "creating links (os.link)",
-    **dict.fromkeys(("socket.__new__", "socket.connect", "socket.bind"), "network access (socket)"),
-    "ctypes.dlopen": "loading C libraries (ctypes)", "ctypes.dlsym": "loading C symbols (ctypes)",
-    "ctypes.call_function": "calling C functions (ctypes)",
-    **dict.fromkeys(("ctypes.cdata", "ctypes.addressof"), "reading raw memory (ctypes)"),
-    **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents"),
-                    "inspecting the interpreter's objects (gc)"),
-    "sys.addaudithook": "installing audit hooks", "resource.prlimit": "changing process limits (prlimit)",
-}
-_WRITE_EVENTS = {"os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.truncate", "os.utime",
-                 "shutil.rmtree", "shutil.copyfile", "shutil.move"}
-_PATH_EVENTS = {**dict.fromkeys(_WRITE_EVENTS | {"os.listdir", "os.scandir", "os.chdir"}, 0),
-                "shutil.copyfile": 1, "shutil.move": 1}
+def _guard_tables():
+    """``(forbidden events, ((event, why), ...), write events, ((path event, argument index), ...))``, built anew at
+    each call: the audit hook keeps its own immutable copies in its closure. Tables in module globals were reached
+    through the hook's frame (``tb.tb_frame.f_globals``, tester18g H3) and emptied, which let ctypes and gc in."""
+    why = {
+        "os.fork": "starting processes (os.fork)", "os.forkpty": "starting processes (os.forkpty)",
+        "os.posix_spawn": "starting processes (os.posix_spawn)", "os.spawn": "starting processes (os.spawn*)",
+        "subprocess.Popen": "starting processes (subprocess)", "pty.spawn": "starting processes (pty.spawn)",
+        "os.exec": "replacing the process (os.exec*)", "os.system": "running shell commands (os.system)",
+        "os.kill": "sending signals (os.kill)", "os.killpg": "sending signals (os.killpg)",
+        "os.symlink": "creating links (os.symlink)", "os.link": "creating links (os.link)",
+        **dict.fromkeys(("socket.__new__", "socket.connect", "socket.bind"), "network access (socket)"),
+        "ctypes.dlopen": "loading C libraries (ctypes)", "ctypes.dlsym": "loading C symbols (ctypes)",
+        "ctypes.call_function": "calling C functions (ctypes)",
+        **dict.fromkeys(("ctypes.cdata", "ctypes.addressof"), "reading raw memory (ctypes)"),
+        **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents"),
+                        "inspecting the interpreter's objects (gc)"),
+        # a trace or profile function can rebind the hook's closure through its frame's f_locals
+        "sys.settrace": "tracing (sys.settrace)",
+        "sys.addaudithook": "installing audit hooks", "resource.prlimit": "changing process limits (prlimit)",
+    }
+    write = frozenset({"os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.truncate", "os.utime",
+                       "shutil.rmtree", "shutil.copyfile", "shutil.move"})
+    path = {**dict.fromkeys(write | {"os.listdir", "os.scandir", "os.chdir"}, 0), "shutil.copyfile": 1,
+            "shutil.move": 1}
+    return frozenset(why), tuple(why.items()), write, tuple(path.items())
 
 
 class ProtocolViolation(Exception):
@@ -237,8 +244,11 @@ def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
 def install_guards(cfg):
     """Block imports of the course packages and, by audit hook, access outside the allowed folders.
 
-    The hook's decisions use primitives captured now and compare exact str/bytes only, so
-    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
+    The hook's decisions use primitives and immutable tables captured now, in its closure (no module global), and
+    compare exact str/bytes only, so patching ``posixpath.abspath``, ``os.path.realpath``, builtins or this
+    module cannot change them; trace and profile functions (which can rebind a closure through ``f_locals``) are
+    refused. It is a second line only: in the grader the operating system isolates the child (namespaces, a uid,
+    a seccomp filter: :mod:`gradcheck.isolation`), whatever happens to the hook.
     """
     import _stat
     import importlib.abc
@@ -281,6 +291,10 @@ def install_guards(cfg):
             return not write or p == "/dev/null"
         return under(p, (work,) if write else read_roots)
 
+    forbidden, reasons, write_events, path_pairs = _guard_tables()  # immutable, in this closure only
+    path_events = frozenset(e for e, _ in path_pairs)
+    getframe, profiler = sys._getframe, counting_calls.__code__
+
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
@@ -289,12 +303,17 @@ def install_guards(cfg):
                 raise PermissionError(
                     f"the grading sandbox does not allow {'writing' if write else 'reading'} {path!r}: "
                     f"a submission may {'write only into its own folder' if write else 'read only its own files'}")
-        elif event in _FORBIDDEN_EVENTS:
-            raise PermissionError(f"the grading sandbox does not allow {_FORBIDDEN_EVENTS[event]}")
-        elif event in _PATH_EVENTS:
-            path = args[_PATH_EVENTS[event]] if args else None
-            if path is not None and not allowed(path, event in _WRITE_EVENTS):
-                raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
+        elif event in forbidden:
+            for e, why in reasons:
+                if e == event:
+                    raise PermissionError(f"the grading sandbox does not allow {why}")
+        elif event in path_events:
+            for e, i in path_pairs:
+                path = args[i] if e == event and args else None
+                if path is not None and not allowed(path, event in write_events):
+                    raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
+        elif event == "sys.setprofile" and getframe(1).f_code is not profiler:  # only the forward counter's
+            raise PermissionError("the grading sandbox does not allow profiling (sys.setprofile)")
     sys.addaudithook(hook)
     _refuse_threads()
     _cap_recursion()
@@ -371,6 +390,27 @@ def drop_privileges(cfg):
             resource.setrlimit(res, (soft, hard))
         except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
             resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
+
+
+def install_seccomp(program_hex):
+    """Install the grader's seccomp filter (``gradcheck._seccomp.program``, as hex) on this process: the process
+    sandbox's, where no bwrap installs it (the namespaces sandbox's comes from bwrap). True when installed, False
+    when this kernel or C library refuses (the process sandbox isolates nothing anyway), None without a filter."""
+    if not program_hex:
+        return None
+    try:
+        import ctypes
+        prog = bytes.fromhex(program_hex)
+        buf = ctypes.create_string_buffer(prog, len(prog))
+
+        class Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        fprog = Fprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        libc = ctypes.CDLL(None, use_errno=True)
+        # PR_SET_NO_NEW_PRIVS (required to install a filter without privileges), PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0
+    except Exception:  # noqa: BLE001 - no prctl (not Linux), no ctypes
+        return False
 
 
 def _frames(tb):
@@ -919,6 +959,7 @@ def _run(cfg, np, AD):
     """The child proper, from its limits on: ``sys.path`` and the working folder, the output streams, the
     guards, "ready" (no submitted code has run yet), then the requests until the end of input."""
     drop_privileges(cfg)
+    install_seccomp(cfg.get("seccomp"))
     out = open(cfg["fd_out"], "wb", closefd=False)
 
     def send(head, payload=b""):

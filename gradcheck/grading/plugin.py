@@ -519,8 +519,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         else:
             text = str(exc).strip()
             output = f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else ".")
+        g = item.stash.get(_GRADE, None)  # the trials' notes up to the failing one (tester18g L7: "trial 2: batch")
+        notes = "\n\n".join(g.notes) if g is not None and rep.when == "call" else ""
         entry.update(status="failed", fraction=exc.fraction if isinstance(exc, C.GradingFailure) else 0.0,
-                     output=output)
+                     output=(output + "\n\n" + notes).strip() if notes else output)
     g = item.stash.get(_GRADE, None)
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:

@@ -1120,7 +1120,7 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
     ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
     ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
-    Returns the exit code, the log's last 4,000 characters, whether the time ran out."""
+    Returns the exit code, the log (:func:`_log_excerpt`), whether the time ran out."""
     from .zygote import shared, spawn
 
     env = _child_env()
@@ -1148,7 +1148,17 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
         if stopper is not None:
             stopper.discard(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
-    return code, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
+    return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
+
+
+def _log_excerpt(text: str, keep: int = 4000) -> str:
+    """``text`` when it has at most ``keep`` characters, else its first and last ``keep // 2`` around a note of what
+    was left out and the ``Fatal Python error`` lines in it (tester18g L6: the tail alone lost the cause)."""
+    if len(text) <= keep:
+        return text
+    half = keep // 2
+    fatal = [ln[:300] for ln in text[half:-half].splitlines() if ln.startswith("Fatal Python error")][:3]
+    return "\n".join([text[:half], f"[... {len(text) - 2 * half} characters left out ...]", *fatal, text[-half:]])
 
 
 def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], seconds: float,

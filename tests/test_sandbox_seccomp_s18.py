@@ -1,0 +1,129 @@
+"""The namespaces sandbox's seccomp filter (gradcheck._seccomp), tester18g's HIGH 1 and MEDIUM 4.
+
+A submission that got past the Python audit guard (its tables were reachable) reached the kernel keyrings
+with ctypes: a key added to the user keyring of a sandbox uid outlived the sandbox and the uid pool is
+reused, so a later student's sandbox read it (hostile b10/b11: 26/28 instead of 14/28); ``memfd_create``
+held memory that ``--memory-mb`` (RLIMIT_AS) does not count (b4/memfd_hog). The test runs a plain Python
+script, no guard at all, in the very bwrap command of the sandbox: only the operating system stands.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+from gradcheck import _seccomp
+from gradcheck import isolation as iso
+from gradcheck.errors import StudentCodeError
+from gradcheck.sandbox import Sandbox, support
+
+SCRIPT = r'''
+import ctypes, json, os, sys
+sys.path.insert(0, SITE)
+libc = ctypes.CDLL(None, use_errno=True)
+NR = NUMBERS
+def call(nr, *args):
+    r = libc.syscall(nr, *args)
+    return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+def memfd():
+    try:
+        fd = os.memfd_create("hog")
+        os.ftruncate(fd, 1 << 20)
+        return "ok"
+    except OSError as exc:
+        return os.strerror(exc.errno)
+out = {
+    "add_key": call(NR["add_key"], b"user", b"fixg18", b"secret", 6, -4),  # the sandbox uid's user keyring
+    "add_key_session": call(NR["add_key"], b"user", b"fixg18", b"secret", 6, -3),
+    "keyctl": call(NR["keyctl"], 10, -4, b"user", b"fixg18", 0),  # KEYCTL_SEARCH
+    "request_key": call(NR["request_key"], b"user", b"fixg18", None, 0),
+    "memfd_create": memfd(),
+    "unshare": call(NR["unshare"], 0x10000000),  # CLONE_NEWUSER
+    "clone_newuser": call(NR["clone"], 0x10000000 | 17, 0, 0, 0, 0),
+    "ptrace": call(NR["ptrace"], 16, 1, 0, 0),  # PTRACE_ATTACH to the namespace's init
+}
+import numpy
+pid = os.fork()  # what the sandbox allows still works: fork, numpy
+if pid == 0:
+    os._exit(7)
+out["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+out["numpy"] = float(numpy.arange(4.0).sum())
+print(json.dumps(out))
+'''
+
+
+def test_program_is_well_formed():
+    """Every denied call has a number on both machines (but x86-only ones), every jump lands inside."""
+    for machine, arch in (("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)):
+        prog = _seccomp.program(machine)
+        ops = [struct.unpack("=HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+        assert ops[1] == (0x15, 1, 0, arch)  # the arch check
+        jumps = [k for code, _jt, _jf, k in ops if code in (0x15, 0x35)]
+        table = _seccomp._X86_64 if machine == "x86_64" else _seccomp._AARCH64
+        want = {table[n] for n in _seccomp.DENIED if n in table}
+        assert want <= set(jumps) and table["keyctl"] in jumps and table["memfd_create"] in jumps
+        assert len(want) == len(_seccomp.DENIED) - (0 if machine == "x86_64" else 4)
+        for i, (code, jt, jf, _k) in enumerate(ops):
+            assert code == 6 or i + 1 + max(jt, jf) < len(ops)  # a return, or a jump that lands inside
+        assert ops[-3:] == [(6, 0, 0, 0x7FFF0000), (6, 0, 0, 0x50001), (6, 0, 0, 0x50026)]
+    assert _seccomp.program("riscv64") is None
+
+
+@pytest.mark.skipif(support()[0] == "none" or _seccomp.program() is None, reason="no namespaces or filter here")
+def test_bwrap_denies_keyrings_and_memfd_without_any_python_guard():
+    numbers = _seccomp._X86_64 if _seccomp.program() == _seccomp.program("x86_64") else _seccomp._AARCH64
+    script = SCRIPT.replace("SITE", repr(iso.SITE)).replace("NUMBERS", repr(numbers))
+    with tempfile.TemporaryDirectory() as work:
+        fd = iso.seccomp_fd()
+        try:
+            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
+            proc = subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
+                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
+        finally:
+            os.close(fd)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    denied = {k: v for k, v in out.items() if k not in ("fork", "numpy")}
+    assert denied == dict.fromkeys(denied, "Operation not permitted"), out
+    assert (out["fork"], out["numpy"]) == (7, 6.0)
+
+
+MEMFD_LINEAR = '''
+import os
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        self.params = {"W": np.zeros((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        try:  # no audit event guards memfd_create: only the filter stands
+            fd = os.memfd_create("hog")
+            os.ftruncate(fd, 64 << 20)
+            what = "memfd created"
+        except OSError as exc:
+            what = exc.strerror
+        raise RuntimeError(f"MEMFD {what}")
+
+    def backward(self, dY):
+        return dY @ self.params["W"]
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _seccomp.program() is None, reason="Linux's seccomp")
+def test_process_sandbox_child_installs_the_filter_itself(tmp_path):
+    """The process sandbox (gradcheck check, --unsafe-no-isolation) has no bwrap: its child installs the filter
+    (prctl) before any submitted code runs. memfd_create, which no audit event guards, fails there too."""
+    f = tmp_path / "student.py"
+    f.write_text(MEMFD_LINEAR)
+    with Sandbox(files={"student.py": str(f)}, timeout=5) as sb:
+        assert sb.isolation == "process"
+        layer = sb.load_layer("student.py", "Linear", {"in_features": 3, "out_features": 2})
+        with pytest.raises(StudentCodeError, match="MEMFD Operation not permitted"):
+            layer.forward(np.ones((2, 3)))
