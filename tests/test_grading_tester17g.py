@@ -89,6 +89,45 @@ def test_resume_grades_again_when_a_reference_outside_the_tests_folder_changed(t
         in again.summary()
 
 
+def test_resume_grades_again_when_a_reference_imported_inside_a_test_function_changed(tmp_path):
+    """F6 (rest): a reference imported only inside the test function (after collection) was not recorded: a
+    resume after staff fixed it kept the stale 4 / 6. The tests' files are walked for imports anywhere; an
+    ``importlib.import_module`` of a computed name is named in a warning on resume, never silently ignored."""
+    from gradcheck.grading.runner import grade_batch
+
+    (tmp_path / "ref").mkdir()
+    ref = tmp_path / "ref" / "ref_linear.py"
+    ref.write_text("from manualprop import Linear as _L\n\nclass Linear(_L):\n    def backward(self, dY):\n"
+                   "        dX = super().backward(dY)\n        self.grads['b'] = dY.mean(axis=0)\n        return dX\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text(
+        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'ref'))\n\n"
+        "def helper(name):\n    import importlib\n    return importlib.import_module(name)\n")
+    (tmp_path / "tests" / "test_in.py").write_text(
+        "import pytest\n\n@pytest.mark.points(6)\ndef test_lin(student, grade, rng):\n    'Linear'\n"
+        "    from ref_linear import Linear as RefLinear\n"
+        "    grade.layer_gradients(student.layer('layers.py', 'Linear', in_features=5, out_features=3),\n"
+        "                          rng.standard_normal((8, 5)), RefLinear(5, 3), parts={'dX': 2, 'dW': 2, 'db': 2},"
+        " numerical=False)\n")
+    subs = tmp_path / "subs"
+    (subs / "sol").mkdir(parents=True)
+    (subs / "sol" / "layers.py").write_text((SOLUTION / "layers.py").read_text())
+    kw = dict(workers=1, seed=1, progress=False, plot=False, unsafe_no_isolation=True)
+    first = grade_batch(subs, tmp_path / "tests", tmp_path / "out", **kw)
+    assert [(s.status, s.score) for s in first.submissions] == [("graded", 4.0)]
+    recorded = json.loads((tmp_path / "out" / "sol" / "results.json").read_text())["extra_data"]["tests_imports"]
+    assert str(ref.resolve()) in recorded and recorded["conftest.py:6"] == "dynamic"
+    ref.write_text(ref.read_text().replace("dY.mean(axis=0)", "dY.sum(axis=0)"))
+    again = grade_batch(subs, tmp_path / "tests", tmp_path / "out", **kw)
+    assert [(s.status, s.score) for s in again.submissions] == [("graded", 6.0)]
+    assert f"warning: the modules the grading tests import from outside --tests ({ref.resolve()}) changed" \
+        in again.summary()
+    kept = grade_batch(subs, tmp_path / "tests", tmp_path / "out", **kw)  # nothing changed: kept, with a warning
+    assert [(s.status, s.score) for s in kept.submissions] == [("skipped", 6.0)]
+    assert "warning: the grading tests import a module by a name computed at run time (conftest.py:6): cannot " \
+        "tell whether it changed" in kept.summary()
+
+
 def test_a_reference_that_disagrees_with_its_own_central_differences_is_a_faulty_test():
     """F6 (related): a reference with db = dY.mean told a correct student "db is 8 times too large"; the
     reference's own gradients are checked by central differences when the student's disagree with them."""

@@ -125,7 +125,9 @@ class BatchResult:
     ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
     ``unsigned``: graded again because their saved results.json did not carry the batch's signature;
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
-    in the batch (:func:`results_not_in_batch`: no row, their results.json kept).
+    in the batch (:func:`results_not_in_batch`: no row, their results.json kept);
+    ``dynamic_imports``: where the grading tests import a name computed at run time, when saved scores were kept
+    (:func:`_imports_moved`: a resume cannot tell whether that module changed).
     """
 
     submissions: list[SubmissionResult]
@@ -145,6 +147,7 @@ class BatchResult:
     not_graded: dict[str, str] = field(default_factory=dict)
     stopped_by: str = ""
     not_in_batch: list[str] = field(default_factory=list)
+    dynamic_imports: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -192,6 +195,11 @@ class BatchResult:
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
+        if self.dynamic_imports:
+            lines.append(f"warning: the grading tests import a module by a name computed at run time "
+                         f"({', '.join(map(display_name, self.dynamic_imports[:3]))}"
+                         f"{', ...' if len(self.dynamic_imports) > 3 else ''}): cannot tell whether it changed "
+                         f"since this output folder was graded; the saved scores were kept (--force grades again)")
         if self.unsigned:
             lines.append(f"warning: {len(self.unsigned)} saved results.json did not carry this batch's "
                          f"signature (edited by hand, copied from another batch, or planted) and were graded "
@@ -510,44 +518,116 @@ def _hex_sha256(path: str) -> str:
         return ""
 
 
+#: the digest :func:`tests_imports` records for an import it cannot resolve (``importlib.import_module(name)``)
+DYNAMIC_IMPORT = "dynamic"
+
+
+def _spec_files(parts: list[str], where: list[str] | None) -> list[tuple[str, str]]:
+    """The source files of the modules ``parts[:1]``, ``parts[:2]``, ... (each package's ``__init__.py``, the
+    module's own file), found without running them: the top one through :data:`sys.meta_path` (editable installs
+    included) or, with ``where``, in those folders (a relative import); each next one in its parent's folders.
+    Pairs (the module's name, '' for a relative import; its file)."""
+    import importlib.machinery
+    import importlib.util
+
+    out: list[tuple[str, str]] = []
+    where_given = where is not None
+    for i in range(len(parts)):
+        try:
+            spec = importlib.util.find_spec(parts[0]) if i == 0 and where is None else \
+                importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
+        except (ImportError, ValueError, AttributeError):
+            spec = None
+        if spec is None:
+            break
+        if isinstance(spec.origin, str) and spec.origin.endswith(".py"):
+            out.append(("" if where_given else spec.name, spec.origin))
+        where = list(spec.submodule_search_locations or [])
+        if not where:
+            break
+    return out
+
+
+def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(:func:`_spec_files`' pairs of) the source files that the ``.py`` files under ``base`` (tests, helpers, ``conftest.py``) import anywhere,
+    at the top or inside a function (:func:`ast.walk`: ``import``, ``from ... import``, relative ones resolved
+    against their folder, ``importlib.import_module`` / ``__import__`` of a literal name); and where a name is
+    computed at run time (``"tests/test_x.py:12"``), which no walk can resolve."""
+    hits: list[tuple[str, str]] = []
+    dynamic: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+        for f in sorted(x for x in filenames if x.endswith(".py")):
+            full = os.path.join(dirpath, f)
+            try:
+                tree = ast.parse(Path(full).read_bytes(), full)
+            except (OSError, SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                names: list[tuple[str, int]] = []
+                if isinstance(node, ast.Import):
+                    names = [(a.name, 0) for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [(f"{node.module or ''}.{a.name}".strip("."), node.level) for a in node.names]
+                elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) == "import_module" or
+                                                     getattr(node.func, "id", None) in ("import_module",
+                                                                                         "__import__")):
+                    arg = node.args[0] if node.args else None
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        names = [(arg.value.lstrip("."), len(arg.value) - len(arg.value.lstrip(".")))]
+                    else:
+                        dynamic.append(f"{os.path.relpath(full, base)}:{node.lineno}")
+                for name, level in names:
+                    up = dirpath
+                    for _ in range(max(level - 1, 0)):
+                        up = os.path.dirname(up)
+                    hits += _spec_files([p for p in name.split(".") if p], [up] if level else None)
+    return hits, dynamic
+
+
 def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = None) -> dict[str, str]:
     """Path -> SHA-256 of what the grading tests use from outside their folder (tester17g F6: a reference fixed
     in a staff module beside the tests, or in manualprop, kept its stale scores on resume): the source file
     of every module loaded in this process (``modules``, :data:`sys.modules`; the plugin calls this once the
-    tests are collected) that is neither the standard library nor a third-party package in site-packages, nor
-    in ``tests`` (:func:`tests_digest` covers those), and every ``.py`` file of :data:`_GRADING_PACKAGES`
-    (gradcheck's own checks included, wherever installed)."""
+    tests are collected) or imported anywhere in the tests' files, inside a test function too
+    (:func:`_static_imports`), that is neither the standard library nor a third-party package in site-packages,
+    nor in ``tests`` (:func:`tests_digest` covers those), and every ``.py`` file of :data:`_GRADING_PACKAGES`
+    (gradcheck's own checks included, wherever installed). An import by a name computed at run time is
+    recorded as ``"<file>:<line>"`` -> :data:`DYNAMIC_IMPORT` (a resume warns it cannot tell whether it changed)."""
     import sysconfig
 
     paths = sysconfig.get_paths()
     skip = tuple(os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib"))
     base = os.path.realpath(tests)
     base = base if os.path.isdir(base) else os.path.dirname(base)
+    static, dynamic = _static_imports(base)
+    loaded = [(name, getattr(mod, "__file__", None))
+              for name, mod in list((sys.modules if modules is None else modules).items())]
     files: set[str] = set()
-    for name, mod in list((sys.modules if modules is None else modules).items()):
-        where = getattr(mod, "__file__", None)
+    for name, where in loaded + static:
         if not isinstance(where, str) or not where.endswith(".py"):
             continue
         where = os.path.realpath(where)
-        if name.partition(".")[0] in _GRADING_PACKAGES:
-            top = getattr(sys.modules.get(name.partition(".")[0]), "__file__", None)
+        if (t := name.partition(".")[0]) in _GRADING_PACKAGES:
+            top = getattr(sys.modules.get(t), "__file__", None) or next(iter(_spec_files([t], None)), ("", ""))[1]
             for dirpath, dirnames, filenames in os.walk(os.path.dirname(top or where)):
                 dirnames[:] = [d for d in dirnames if d != "__pycache__"]
                 files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
         elif not where.startswith(skip) and not where.startswith(base + os.sep) and "-packages" + os.sep not in where:
             files.add(where)
-    return {f: _hex_sha256(f) for f in sorted(files)}
+    return {**{f: _hex_sha256(f) for f in sorted(files)}, **dict.fromkeys(dynamic, DYNAMIC_IMPORT)}
 
 
 def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str]:
     """The files of a results.json's ``extra_data.tests_imports`` (:func:`tests_imports`) whose bytes differ
-    now (changed or gone), in order; ``cache`` memoises the digests over many results."""
+    now (changed or gone), in order; ``cache`` memoises the digests over many results. An import by a name
+    computed at run time (:data:`DYNAMIC_IMPORT`) is never 'changed': :func:`_imports_moved` warns about it."""
     cache = {} if cache is None else cache
     if not isinstance(saved, dict):
         return []
     out = []
     for path, digest in saved.items():
-        if isinstance(path, str) and cache.setdefault(path, _hex_sha256(path)) != digest:
+        if isinstance(path, str) and digest != DYNAMIC_IMPORT and cache.setdefault(path, _hex_sha256(path)) != digest:
             out.append(path)
     return out
 
@@ -1749,15 +1829,19 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     return results, todo, changed, unsigned
 
 
-def _imports_moved(folders: dict[str, Path]) -> list[str]:
+def _imports_moved(folders: dict[str, Path]) -> tuple[list[str], list[str]]:
     """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
-    ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again."""
+    ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again;
+    and the places where they import a name computed at run time (:data:`DYNAMIC_IMPORT`: a warning)."""
     cache: dict[str, str] = {}
     moved: dict[str, None] = {}
+    dynamic: dict[str, None] = {}
     for folder in folders.values():
         if (saved := _saved_extra(folder / "results.json")) is not None:
             moved.update(dict.fromkeys(changed_imports(saved[1].get("tests_imports"), cache)))
-    return list(moved)
+            if isinstance(recorded := saved[1].get("tests_imports"), dict):
+                dynamic.update(dict.fromkeys(k for k, v in recorded.items() if v == DYNAMIC_IMPORT))
+    return list(moved), list(dynamic)
 
 
 def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str]) -> str:
@@ -1823,7 +1907,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        if not force and not stale and (moved := _imports_moved(folders)):
+        moved, dynamic = _imports_moved(folders) if not force and not stale else ([], [])
+        if moved:
             stale, _STALE["tests_imports"] = ["tests_imports"], (
                 "the modules the grading tests import from outside --tests (" + ", ".join(
                     display_name(m) for m in moved[:3]) + (", ..." if len(moved) > 3 else "") + ")")
@@ -1846,4 +1931,5 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                            renamed={n: p.name for n, p in folders.items()
                                     if p != result_folder(out_p, n)}, left_out=left_out(src),
                            not_submissions=not_submissions(src),
-                           not_in_batch=results_not_in_batch(out_p, folders))
+                           not_in_batch=results_not_in_batch(out_p, folders),
+                           dynamic_imports=dynamic if any(r.status == "skipped" for r in results) else [])
