@@ -116,8 +116,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Keep the graded tests in order and write them as not yet run (:func:`_write_results`)."""
     config = session.config
-    if config.stash.get(_RESULTS, None) is None:
-        return
+    if config.stash.get(_RESULTS, None) is None or not config.getoption("--grading-results"):
+        return  # not a grading session (any pytest run where gradcheck is installed): nothing to write or digest
     config.stash[_PARTIAL]["collected"] = [i for i in session.items
                                            if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)

@@ -496,7 +496,8 @@ def tests_digest(tests: str | os.PathLike) -> str:
     h, base = hashlib.sha256(), os.fspath(tests)
     files = [base] if os.path.isfile(base) else []
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")  # .venv, .git, .pytest_cache
+                             and d not in ("__pycache__", "site-packages", "node_modules"))
         files += [os.path.join(dirpath, f) for f in sorted(filenames)]
     for full in files:
         h.update(os.fsencode(os.path.relpath(full, base)) + b"\0")
@@ -536,8 +537,8 @@ def _spec_files(parts: list[str], where: list[str] | None) -> list[tuple[str, st
         try:
             spec = importlib.util.find_spec(parts[0]) if i == 0 and where is None else \
                 importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
-        except (ImportError, ValueError, AttributeError):
-            spec = None
+        except (ImportError, ValueError, AttributeError, KeyError):  # KeyError: a namespace package's parent
+            spec = None                                                   # not imported (PathFinder reads sys.modules)
         if spec is None:
             break
         if isinstance(spec.origin, str) and spec.origin.endswith(".py"):
@@ -556,7 +557,8 @@ def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
     hits: list[tuple[str, str]] = []
     dynamic: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")  # .venv, .git, .pytest_cache
+                             and d not in ("__pycache__", "site-packages", "node_modules"))
         for f in sorted(x for x in filenames if x.endswith(".py")):
             full = os.path.join(dirpath, f)
             try:
