@@ -1,4 +1,4 @@
-"""The primitive registry: one record per primitive, and numpy dispatch built from them.
+"""The primitive registry: one record per primitive, and the numpy dispatch tables built from them.
 
 Each record (:class:`Primitive`) holds everything about one operation: how to compute it on numpy
 arrays (``fwd``); for every differentiable argument ``i`` its vector-Jacobian product
@@ -16,8 +16,9 @@ The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
 :mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's stacking,
 splitting, gathering and statistics functions built from the others), :mod:`.prims.fused` (one
-record per layer operation: ``linear``, ``linear_at``); every primitive and composite is
-re-exported here (``registry.tanh``). The derivations are in ``lessons/``; :func:`autoprop.explain`
+record per layer operation: ``linear``, ``linear_at``). They sit above this module, which
+imports none of them (nor does the tape or the Tensor below it); once they have loaded, every
+primitive and composite is named here too (``registry.tanh``). The derivations are in ``lessons/``; :func:`autoprop.explain`
 prints the text stored with each record. Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
 
