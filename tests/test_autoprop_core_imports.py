@@ -14,6 +14,7 @@ slots are filled.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -64,16 +65,22 @@ def _targets(module: str, node: ast.ImportFrom | ast.Import) -> set[str]:
     return out - {module}
 
 
+@functools.cache
+def _parsed_imports(module: str) -> tuple[frozenset, frozenset]:
+    """(module-level, anywhere) core imports of ``module``, each file parsed once."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
+    found = []
+    for nodes in (top, ast.walk(tree)):
+        found.append(frozenset().union(*(_targets(module, n) for n in nodes
+                                         if isinstance(n, (ast.Import, ast.ImportFrom)))))
+    return found[0], found[1]
+
+
 def core_imports(module: str, anywhere: bool = False) -> set[str]:
     """The core modules ``module`` imports at module level (under ``if``/``try`` too), or, with
     ``anywhere``, wherever it imports them (inside functions and methods too)."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
-    top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
-    out = set()
-    for node in ast.walk(tree) if anywhere else top:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out |= _targets(module, node)
-    return out
+    return set(_parsed_imports(module)[anywhere])
 
 
 def _cycle(anywhere: bool) -> str | None:

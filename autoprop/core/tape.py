@@ -1428,7 +1428,6 @@ def _check_target(t, where):
         )
 
 
-
 def _stacked_rows(rows, source, full):
     """:meth:`GradientTape.batch_jacobian`'s result of shape ``full`` from its ``rows`` (one gradient per element of
     ``target[0]``, of ``source``'s shape, None where unconnected: zeros), recorded when an outer tape records
