@@ -159,8 +159,6 @@ class MulticlassHinge(Loss):
         return f"margin={self.margin}, " + super()._repr_args()
 
     def __call__(self, y_true, y_pred):
-        import autoprop as ap  # the package's public ops (autoprop/__init__ imports this module)
-
         s = self._pred(y_pred, shape=("batch", "classes"))
         n, c = s.shape
         kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=s.dtype)
@@ -170,6 +168,6 @@ class MulticlassHinge(Loss):
                 f"targets of shape {np.shape(y_true)} (the hinge loss takes labels, not probabilities)"
             )
         onehot = np.eye(c, dtype=s.dtype)[y]
-        s_true = ap.reduce_sum(s * onehot, axis=1, keepdims=True)      # (N, 1)
-        hinge = ap.relu(s - s_true + self.margin) * (1.0 - onehot)      # (N, C)
-        return self._reduce(ap.reduce_sum(hinge, axis=1))
+        s_true = R.sum(s * onehot, axis=1, keepdims=True)      # (N, 1)
+        hinge = R.relu(s - s_true + self.margin) * (1.0 - onehot)      # (N, C)
+        return self._reduce(R.sum(hinge, axis=1))

@@ -1,14 +1,15 @@
 """autoprop's core: Tensor/Variable, the gradient tape, and the primitive/VJP registry.
 
-``tensor`` (Tensor, Variable), ``tape`` (GradientTape, the reverse walk), ``observe``
-(explain's breadcrumbs), ``registry`` (the record type and numpy dispatch; the records
-themselves, one per primitive, in ``prims/`` by family), ``forward``
+Floor by floor, each importing only the floors below it (ARCHITECTURE.md): ``views``,
+``tensor`` (Tensor, Variable), ``observe`` (explain's breadcrumbs), ``tape`` (GradientTape, the
+reverse walk; it knows no primitive), ``registry`` (the record type and its tables), ``prims/``
+(the records, one module per family, and numpy's dispatch), then ``forward``
 (ForwardAccumulator), ``control`` (stop_gradient, custom_gradient, numpy_function),
-``functional`` (hessian, hessian-vector products), ``diagnose`` (explain, summary).
-Nothing here knows about layers, losses or gradient checking.
+``functional`` (hessian, hessian-vector products), ``diagnose`` (explain, summary) and
+``source`` (backward_source). Nothing here knows about layers, losses or gradient checking.
 """
 
-from . import registry
+from . import diagnose, observe, prims, registry, source, tape, tensor  # noqa: F401  (prims: importing it registers the records)
 from .control import custom_gradient, numpy_function, stop_gradient
 from .diagnose import explain_op
 from .forward import ForwardAccumulator
@@ -24,3 +25,11 @@ __all__ = [
     "hessian_vector_product", "numpy_function", "registry", "stop_gradient",
     "TapeEscapeError", "TapeEscapeWarning", "strict_mode",
 ]
+
+# What the lower floors call up at run time, without importing it: Tensor's operators find their
+# primitive in the registry by name (``_R.add``), a conversion that leaves a recording tape tells
+# the observer, an escape's message reads the registry's numpy table, and the tape's explain,
+# summary and backward_source are diagnose's and source's code.
+tensor._R = observe._R = registry
+tensor._observe = observe
+tape._diagnose, tape._source = diagnose, source

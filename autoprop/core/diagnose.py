@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import registry
 from .tape import NotSaved, PartlySaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
@@ -419,8 +420,6 @@ def explain_op(name, file=None):
     jacobian: d(a*b)/da = diag(b), d(a*b)/db = diag(a)
     """
     import sys
-
-    from . import registry
 
     prim = registry.PRIMITIVES.get(name)
     if prim is not None:

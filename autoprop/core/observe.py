@@ -34,6 +34,10 @@ from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
 _WATCHERS: list = []
 #: Breadcrumbs kept per tape are capped so a long-lived tape cannot grow without bound.
 MAX_CRUMBS = 10000
+#: :mod:`autoprop.core.registry`, a floor above this module (it is not imported): its numpy
+#: dispatch table names the functions autoprop records (:func:`_recorded_numpy_caller`). Set by
+#: ``autoprop/core/__init__.py`` once every module has loaded.
+_R = None
 
 
 def cut_by(opname, why, args, out):
@@ -210,9 +214,7 @@ def _recorded_numpy_caller():
     if _NUMPY_DIR is None:
         return None
     if not _RECORDED_CODE:
-        from .registry import _FUNCTIONS
-
-        for f in _FUNCTIONS:
+        for f in _R._FUNCTIONS:
             code = getattr(getattr(f, "_implementation", f), "__code__", None)
             if code is not None:
                 _RECORDED_CODE[code] = f

@@ -1,4 +1,4 @@
-"""The primitive registry: one record per primitive, and numpy dispatch built from them.
+"""The primitive registry: one record per primitive, and the numpy dispatch tables built from them.
 
 Each record (:class:`Primitive`) holds everything about one operation: how to compute it on numpy
 arrays (``fwd``); for every differentiable argument ``i`` its vector-Jacobian product
@@ -16,8 +16,9 @@ The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
 :mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's stacking,
 splitting, gathering and statistics functions built from the others), :mod:`.prims.fused` (one
-record per layer operation: ``linear``, ``linear_at``); every primitive and composite is
-re-exported here (``registry.tanh``). The derivations are in ``lessons/``; :func:`autoprop.explain`
+record per layer operation: ``linear``, ``linear_at``). They sit above this module, which
+imports none of them (nor does the tape or the Tensor below it); once they have loaded, every
+primitive and composite is named here too (``registry.tanh``). The derivations are in ``lessons/``; :func:`autoprop.explain`
 prints the text stored with each record. Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
 
@@ -37,7 +38,6 @@ from functools import partial
 
 import numpy as np
 
-from . import views as _views
 from .tape import call, call_multi
 from .tensor import Tensor
 
@@ -237,64 +237,27 @@ def defnumpy(owner, numpy, impl):
     return impl
 
 
-def linear_jvp(name, elementwise=False):
+def linear_jvp(name, rule=None):
     """JVPs of a primitive that is linear in each argument separately (multilinear):
     ``J_i t = f(..., t, ...)``, the primitive itself with argument ``i`` replaced by its
     tangent (HIPS autograd's ``def_linear``). Serves multiply, matmul, tensordot, einsum
-    and every linear map (sum, reshape, getitem, extract_patches, ...). ``elementwise``:
-    apply the 0·inf rule (a zero tangent contributes 0 even against an inf factor;
-    ``prims._common.zero_rule``), as every elementwise primitive does."""
+    and every linear map (sum, reshape, getitem, extract_patches, ...). ``rule(t, r)``, if
+    given, is applied to each contribution: multiply's is the 0·inf rule (a zero tangent
+    contributes 0 even against an inf factor; ``prims._common.zero_rule``), as every
+    elementwise primitive's."""
     def jvp(i, t, ans, *args, **kwargs):
         prim = PRIMITIVES[name]
         args = args[:i] + (t,) + args[i + 1:]
         r = prim(*args, **kwargs) if isinstance(t, Tensor) else prim.fwd(*args, **kwargs)
-        return zero_rule(t, r) if elementwise else r
+        return r if rule is None else rule(t, r)
     return _Variadic(jvp)
 
 
-# --- numpy dispatch ------------------------------------------------------------------
-def dispatch_ufunc(ufunc, method, inputs, kwargs):
-    """Route ``np.<ufunc>(tensor, ...)`` to the registered primitive, or explain why not."""
-    name = ufunc.__name__
-    if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
-        return _r.ufunc_method(ufunc, method, inputs, kwargs)
-    _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
-    if ufunc is np.positive:
-        return inputs[0]
-    prim = _UFUNCS.get(ufunc)
-    if prim is None:
-        raise TypeError(
-            f"autoprop cannot record numpy.{name} on a Tensor: it has no registered "
-            "derivative (VJP), so a tape could not differentiate through it. Use a "
-            "supported function (see autoprop.PRIMITIVES), or ap.numpy_function(...) to "
-            "run it as plain numpy with no gradient."
-        )
-    return prim(*inputs)
-
-
-def dispatch_function(func, args, kwargs):
-    """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot."""
-    impl = _FUNCTIONS.get(func)
-    if impl is None:
-        raise TypeError(f"autoprop cannot record {getattr(func, '__module__', None) or 'numpy'}.{func.__name__} on a Tensor: it has no registered "
-                        "derivative (VJP). Use a supported function (see autoprop.numpy), or "
-                        "ap.numpy_function(...) to run it as plain numpy with no gradient.")
-    out = impl(*args, **kwargs)
-    return _views.numpy_views(func, args, out) if func in _views.VIEW_FUNCTIONS else out
-
-
-# --- the families: importing them registers their records -----------------------------
-from .prims._common import _check_kw, _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
-from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
-from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt, recurrent as _rc, linalg_eig as _le, numeric as _nu, fft as _ft  # noqa: E402, E501
-
-FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt, _rc, _le, _nu, _ft)
-for _family in FAMILIES:
-    globals().update({k: getattr(_family, k) for k in _family.__all__})
-del _family
-
-__all__ = sorted(
-    ["PRIMITIVES", "COMPOSITES", "FAMILIES", "Primitive", "MultiPrimitive", "defprim", "defnondiff", "defcomposite",
-     "defnumpy", "linear_jvp", "dispatch_ufunc", "dispatch_function", "unbroadcast"]
-    + [k for m in FAMILIES for k in m.__all__]
-)
+# --- the records ----------------------------------------------------------------------
+# The families (prims/, one module each) sit above this module: each imports defprim & co. from
+# here and registers its records when it is imported. autoprop.core.prims, which imports them
+# all, then adds their names to this module's namespace (``registry.tanh`` is the record, as
+# ``registry.PRIMITIVES["tanh"]``; ``registry.unbroadcast``; ``FAMILIES``), with numpy's dispatch
+# (``dispatch_ufunc``, ``dispatch_function``: prims/dispatch.py), so this module names no family.
+__all__ = ["PRIMITIVES", "COMPOSITES", "Primitive", "MultiPrimitive", "defprim", "defnondiff", "defcomposite",
+           "defnumpy", "linear_jvp"]  # (and, once autoprop.core has loaded, every family's names)

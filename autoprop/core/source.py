@@ -40,6 +40,7 @@ import sys
 
 import numpy as np
 
+from .tape import GradientTape, _flatten, _not_a_nest, _pair_seeds
 from .tensor import Tensor, is_differentiable_dtype
 
 __all__ = ["BackwardSource", "backward_source", "call_source", "template_of"]
@@ -386,8 +387,6 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                     unconnected_gradients="none", caller_locals=None):
     """Build :class:`BackwardSource` for ``d target / d sources`` (see
     :meth:`autoprop.GradientTape.backward_source`, which documents the parameters)."""
-    from .tape import GradientTape, _flatten, _not_a_nest, _pair_seeds
-
     if tape._used and not tape._persistent:
         raise RuntimeError(
             "GradientTape.backward_source: this non-persistent tape was already used (its "

@@ -22,6 +22,11 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 * If another tape is recording while ``gradient`` runs (nested tapes), the VJPs are
   computed on Tensors, so the outer tape records the backward pass and can
   differentiate it again. Otherwise they run on plain numpy arrays and record nothing.
+
+This module knows no primitive: a node holds its record (``node.prim``, from
+:mod:`autoprop.core.registry`, a floor above), and the walk calls what the record holds.
+``explain``, ``summary`` and ``backward_source`` read a finished tape: their code is in
+:mod:`autoprop.core.diagnose` and :mod:`autoprop.core.source`, above this module too.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import warnings
 
 import numpy as np
 
+from . import complex as _cx
 from . import observe as _observe
 from . import views as _views
 from .observe import _WATCHERS, note_cut  # noqa: F401  (note_cut: public for control.py)
@@ -47,6 +53,10 @@ from .tensor import (
 
 #: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
 _MAX_CRUMBS = _observe.MAX_CRUMBS
+#: :mod:`autoprop.core.diagnose` (``explain``, ``summary``) and :mod:`autoprop.core.source`
+#: (``backward_source``): floors above this module, which it does not import; set by
+#: ``autoprop/core/__init__.py`` once every module has loaded.
+_diagnose = _source = None
 
 
 class UnconnectedGradients(enum.Enum):
@@ -421,7 +431,7 @@ def call(prim, /, *args, **kwargs):
         dt = arr.dtype
         if prim.vjps is None:
             if dt.kind == "c":  # sign(z) = z / |z| is no constant: refused, not cut
-                _complex_rules().check_cut(prim, args, lambda a: any(a._key in t._tracked for t in _RECORDING))
+                _cx.check_cut(prim, args, lambda a: any(a._key in t._tracked for t in _RECORDING))
             _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
         elif dt is not _F64 and dt.kind not in "f":  # (is_differentiable_dtype, inlined)
             if dt.kind == "c":  # a complex result: recorded only by a primitive with complex rules
@@ -450,8 +460,6 @@ def _record_complex(prim, args, vals, kwargs, out):
     """:func:`_record` on every recording tape for a complex result: the tape is marked
     (its reverse walk then checks complex values, ``autoprop.core.complex``), and a
     primitive without complex rules that a tape records raises instead."""
-    from . import complex as _cx
-
     for tape in list(_RECORDING):
         n = len(tape._nodes)
         _record(tape, prim, args, vals, kwargs, out, True)
@@ -500,9 +508,9 @@ def call_multi(prim, /, *args, **kwargs):
             for tape in list(_RECORDING):
                 n = len(tape._nodes)
                 if _record_multi(tape, prim, args, vals, kwargs, outs, True):
-                    if prim.name not in _complex_rules().COMPLEX_READY:
+                    if prim.name not in _cx.COMPLEX_READY:
                         del tape._nodes[n:]
-                        raise _complex_rules().refusal(prim, f"a complex result, {dt}")
+                        raise _cx.refusal(prim, f"a complex result, {dt}")
                     tape._complex = True
         elif not is_differentiable_dtype(dt):
             for out in outs:
@@ -1058,7 +1066,7 @@ class GradientTape:
                 if g.dtype != s.dtype:
                     g = g.astype(s.dtype)
                 if g.shape != s.shape:
-                    g = _R().broadcast_to(g, shape=s.shape)
+                    g = np.broadcast_to(g, s.shape)  # (a Tensor: numpy's dispatch records it)
                 results.append(g)
             else:
                 g = np.asarray(g)
@@ -1283,14 +1291,12 @@ class GradientTape:
             self._watch_ref = None
 
     def _remember_why(self, target, sources, results):
-        from .diagnose import explain as _explain
-
         if self._post_mortem is None:
             self._post_mortem = {}
         for s, r in zip(sources, results):
             if r is None and isinstance(s, Tensor):
                 try:
-                    self._post_mortem[id(s)] = (s, _explain(self, target, s))
+                    self._post_mortem[id(s)] = (s, _diagnose.explain(self, target, s))
                 except Exception:  # diagnosis must never break a gradient call
                     pass
 
@@ -1358,9 +1364,7 @@ class GradientTape:
         """
         import sys
 
-        from .source import backward_source as _backward_source
-
-        return _backward_source(self, target, sources, output_gradients, names,
+        return _source.backward_source(self, target, sources, output_gradients, names,
                                 unconnected_gradients, sys._getframe(1).f_locals)
 
     def explain(self, target, source):
@@ -1384,9 +1388,7 @@ class GradientTape:
         str
             The explanation (also what ``print`` shows).
         """
-        from .diagnose import explain as _explain
-
-        return _explain(self, target, source)
+        return _diagnose.explain(self, target, source)
 
     def summary(self):
         """The recorded operations in order: op, input shapes, output shape, bytes saved.
@@ -1399,9 +1401,7 @@ class GradientTape:
             counts as the array it views), with the part that is the current value of
             a Variable (parameters, which the model holds anyway) said separately.
         """
-        from .diagnose import summary as _summary
-
-        return _summary(self)
+        return _diagnose.summary(self)
 
     def __str__(self):
         return self.summary()
@@ -1432,24 +1432,16 @@ def _check_target(t, where):
         )
 
 
-def _R():
-    from . import registry
-
-    return registry
-
-
-
 def _stacked_rows(rows, source, full):
     """:meth:`GradientTape.batch_jacobian`'s result of shape ``full`` from its ``rows`` (one gradient per element of
     ``target[0]``, of ``source``'s shape, None where unconnected: zeros), recorded when an outer tape records
     or a ForwardAccumulator is open (the rows then carry tangents: forward-over-reverse)."""
     if (_RECORDING or _FORWARD) and any(isinstance(r, Tensor) for r in rows):
-        R = _R()
         parts = [r if r is not None else Tensor(np.zeros(source.shape, source.dtype)) for r in rows]
         if not parts:
             return Tensor(np.zeros(full, source.dtype))
-        st = R.stack(parts, axis=1)  # (b, m, *source.shape[1:])
-        return R.reshape(st, shape=full)
+        st = np.stack(parts, axis=1)  # (b, m, *source.shape[1:]): recorded, numpy's dispatch
+        return st.reshape(full)
     vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
     if not vals:
         return Tensor._wrap(np.zeros(full, source.dtype))
@@ -1492,9 +1484,8 @@ def _stack_rows(rows, tshape, source, unconnected):
             return Tensor._wrap(np.zeros(full, source.dtype))
         return None
     if (_RECORDING or _FORWARD) and any(isinstance(r, Tensor) for r in rows):
-        R = _R()
         parts = [r if r is not None else Tensor._wrap(np.zeros(source.shape, source.dtype)) for r in rows]
-        return R.reshape(R.stack(parts, axis=0), shape=full)
+        return np.stack(parts, axis=0).reshape(full)  # (recorded: numpy's dispatch)
     vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
     return Tensor._wrap(np.stack(vals, axis=0).reshape(full))
 
@@ -1574,7 +1565,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
     # slices of the same input are added into it in place (every contribution to a key
     # comes before the key's own node, which hands the buffer on as g, read only from then on)
     owned = set()
-    cx = _complex_rules() if tape._complex else None  # complex values on the tape: checked
+    cx = _cx if tape._complex else None  # complex values on the tape: checked
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = node.key
@@ -1631,12 +1622,6 @@ def _trace_vjp(trace, pos, node, i, g, gi):
     gs = [None if x is None else tuple(np.shape(x)) for x in g] if type(g) is tuple else tuple(np.shape(g))
     trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {gs} -> "
           f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}")
-
-
-def _complex_rules():
-    from . import complex as _cx
-
-    return _cx
 
 
 def _is_nest(x):

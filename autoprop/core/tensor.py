@@ -14,6 +14,8 @@ import itertools
 
 import numpy as np
 
+from .views import not_a_view
+
 _FLOAT_KINDS = ("f", "c")
 
 #: Tapes whose ``with`` block is open and that are recording, innermost last (shared
@@ -417,7 +419,7 @@ class Tensor:
         'F' or 'A', as numpy)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return _R._s._np_reshape(self, tuple(shape), order=order, copy=copy)
+        return _R._np_reshape(self, tuple(shape), order=order, copy=copy)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
         """Sum over ``axis``, as ``ndarray.sum`` (numpy's argument order; ``dtype`` as
@@ -468,8 +470,6 @@ class Tensor:
     def flatten(self, order="C"):
         """Flatten to one axis in numpy's ``order`` (a recorded reshape; no copy is visible, and
         ``f -= 1`` leaves ``self`` unchanged, as numpy's copy does)."""
-        from .views import not_a_view
-
         return not_a_view(self, lambda: _R.ravel(self, order=order))
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -498,9 +498,7 @@ class Tensor:
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """The diagonal's elements, as ``ndarray.diagonal`` (a read-only view there: the
         result refuses in-place operators, as every view of a Tensor)."""
-        from .views import numpy_views
-
-        return numpy_views(np.diagonal, (self,), _R.diagonal(self, offset, axis1, axis2))
+        return np.diagonal(self, offset, axis1, axis2)  # (numpy's dispatch marks the view)
 
     def clip(self, min=None, max=None):  # noqa: A002
         """Clip to [min, max], as ``ndarray.clip``."""
@@ -747,5 +745,9 @@ def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in _FLOAT_KINDS
 
 
-from . import registry as _R  # noqa: E402, I001  (import order matters; operators above look primitives up here)
-from . import observe as _observe  # noqa: E402  (breadcrumbs for GradientTape.explain)
+#: The floors above this module, which it reaches at call time only (it imports neither):
+#: ``_R`` is :mod:`autoprop.core.registry`, the one table of every primitive by name, through
+#: which the operators and methods above find theirs (``_R.add``); ``_observe`` is
+#: :mod:`autoprop.core.observe`, told of a conversion that leaves a recording tape.
+#: ``autoprop/core/__init__.py`` sets both once every module has loaded.
+_R = _observe = None

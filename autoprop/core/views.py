@@ -4,15 +4,16 @@ numpy's ``row = b[0]`` (and ``b.T``, ``b.reshape(...)``, ``np.fliplr(b)``, ...) 
 writes through into ``b``, and ``b *= 2`` changes ``row``. An autoprop Tensor is never written
 (``t *= 3`` binds ``t`` to a new tensor, as TensorFlow's), so the same code would give other
 values. Instead of a silently different number, the augmented operators are refused on a view and
-on a tensor that has one (:meth:`autoprop.Tensor._augmented`); this module marks both. Source:
-``lessons/10-gradient-tape.md``.
+on a tensor that has one (:meth:`autoprop.Tensor._augmented`); this module marks both (the tape
+marks a primitive's result that shares its input's memory; numpy's dispatch, ``prims/dispatch.py``,
+the result of a numpy function that gives a view). Source: ``lessons/10-gradient-tape.md``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mark_view", "not_a_view", "numpy_views", "VIEW_FUNCTIONS"]
+__all__ = ["mark_view", "not_a_view", "VIEW_FUNCTIONS"]
 
 #: numpy functions whose result is a view of their input (or the input itself): their tensors are
 #: marked as views whatever autoprop computed (a gather, or the input tensor itself).
@@ -36,23 +37,3 @@ def not_a_view(a, make):
     t = make()
     t._view, a._views = None, before
     return t
-
-
-def numpy_views(func, args, out):
-    """``out`` of ``np.<func>(*args)`` on tensors, each result marked as the view numpy would give
-    (a result that is an input tensor itself becomes a new recorded tensor, as numpy's new view)."""
-    from .prims.shape import reshape
-    from .tensor import Tensor
-
-    tensors = [a for a in args if isinstance(a, Tensor)]
-
-    def one(o):
-        if not isinstance(o, Tensor) or not tensors:
-            return o
-        base = next((a for a in tensors if a is o or np.may_share_memory(a._value, o._value)), tensors[0])
-        if o is base:
-            o = reshape(o, shape=o.shape)
-        if getattr(o, "_view", None) is None:
-            mark_view(o, base, f"numpy.{func.__name__}")
-        return o
-    return type(out)(one(o) for o in out) if isinstance(out, (list, tuple)) else one(out)

@@ -13,12 +13,12 @@ Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
 
 from __future__ import annotations
 
-import autoprop as ap  # public names only (bound now, read at call time)
 import manualprop as mp
 from manualprop._validation import (
     check_window,
 )
 
+from .. import numpy as ap_numpy
 from ..core import registry as R
 from .base import Layer
 
@@ -133,13 +133,13 @@ class ConvTranspose2D(Layer):
         # output_padding's zeros at the bottom/right (slices and pad are ordinary tape ops)
         (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
         Fh, Fw = (H - 1) * sh + dh * (kh - 1) + 1, (W_ - 1) * sw + dw * (kw - 1) + 1
-        full = ap.PRIMITIVES["scatter_patches"](
+        full = R.scatter_patches(
             cols.reshape(N, O, kh, kw, H, W_), x_shape=(N, O, Fh, Fw), kernel_size=self.kernel_size,
             stride=self.stride, padding=0, dilation=self.dilation,
         )
         extra_h, extra_w = max(0, ph + Ho - Fh), max(0, pw + Wo - Fw)
         if extra_h or extra_w:
-            full = ap.numpy.pad(full, ((0, 0), (0, 0), (0, extra_h), (0, extra_w)))
+            full = ap_numpy.pad(full, ((0, 0), (0, 0), (0, extra_h), (0, extra_w)))
         y = full[:, :, ph : ph + Ho, pw : pw + Wo]
         if self.bias:
             y = y + self.variables["b"].reshape(O, 1, 1)

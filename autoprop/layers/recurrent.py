@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import autoprop as ap  # public ops only (bound now, read at call time)
 import manualprop as mp
 from manualprop._validation import check_array
 
+from .. import numpy as ap_numpy
 from ..core import registry as R
 from ..core.tensor import Tensor
 from .base import Layer
@@ -195,9 +195,9 @@ class GRU(_Recurrent):
         for t in range(x.shape[1]):
             a_x = A[:, t]
             a_h = R.linear(h, W_hh, b_hh)
-            rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
+            rz = R.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
             r, z = rz[:, :H], rz[:, H:]
-            n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
+            n = R.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
             h = (1 - z) * n + z * h
             hs.append(h)
-        return ap.numpy.stack(hs, axis=1)  # (N, T, H)
+        return ap_numpy.stack(hs, axis=1)  # (N, T, H)

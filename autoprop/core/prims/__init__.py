@@ -8,6 +8,33 @@ col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stackin
 splitting, sorting and statistics functions as composites), ``fused`` (one record per
 layer operation: ``linear``, Linear's ``X @ W.T + b``), ``array_api`` (numpy 2's
 array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ... over the last axes),
-``linalg_tensor`` (numpy.linalg's tensorsolve and tensorinv over ``solve`` and ``inv``).
-Importing :mod:`autoprop.core.registry` imports them all; each record is defined once.
+``linalg_tensor`` (numpy.linalg's tensorsolve and tensorinv over ``solve`` and ``inv``);
+``dispatch``: numpy's protocols routed to the records.
+
+The families sit above the registry (they import its ``defprim`` & co.; it imports none of
+them). Importing this package imports them all, each record defined once, and then gives the
+registry their names, so that :mod:`autoprop.core.registry` stays the one table of every
+record by name (``registry.tanh``, ``registry.unbroadcast``, ``registry.dispatch_ufunc``).
 """
+
+from .. import registry as _registry  # noqa: I001  (the families in their registration order)
+from . import _common
+from . import elementwise, reductions, shape, linalg, windows
+from . import special, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
+from . import dispatch
+
+FAMILIES = (elementwise, reductions, shape, linalg, windows, special, stacking, fused, array_api,
+            linalg_tensor, recurrent, linalg_eig, numeric, fft)
+
+#: What the registry holds besides the families' records: the helpers of every VJP
+#: (``registry.unbroadcast``, lesson 00; ``registry._t``), numpy dispatch, and the numpy-order
+#: reshape that ``Tensor.reshape`` calls.
+_HELPERS = {"_check_kw": _common._check_kw, "_no_out": _common._no_out, "_t": _common._t,
+            "unbroadcast": _common.unbroadcast, "zero_rule": _common.zero_rule,
+            "_np_reshape": shape._np_reshape, "FAMILIES": FAMILIES,
+            **{k: getattr(dispatch, k) for k in dispatch.__all__}}
+
+vars(_registry).update({k: getattr(f, k) for f in FAMILIES for k in f.__all__}, **_HELPERS)
+_registry.__all__ = sorted(
+    {*_registry.__all__, "FAMILIES", "dispatch_ufunc", "dispatch_function", "unbroadcast"}
+    | {k for f in FAMILIES for k in f.__all__})

@@ -9,6 +9,7 @@ import numpy as np
 
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
+from .. import registry as _registry
 from ..tape import NotSaved
 from ..tensor import Tensor
 
@@ -83,9 +84,7 @@ def _t(x):
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (list, tuple)) and _holds_tensor(x):
-        from .stacking import array
-
-        return array(x)
+        return _registry.array(x)  # (stacking's, a family above this module: found by name)
     return Tensor(x)
 
 

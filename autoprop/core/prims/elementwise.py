@@ -64,7 +64,7 @@ multiply = defprim(
     "multiply", np.multiply,
     lambda g, ans, a, b: unbroadcast(times(g, b), _shape(a)),
     lambda g, ans, a, b: unbroadcast(times(g, a), _shape(b)),
-    jvp=linear_jvp("multiply", elementwise=True),
+    jvp=linear_jvp("multiply", rule=zero_rule),
     jacobian="d(a*b)/da = diag(b), d(a*b)/db = diag(a)", vjp="da = g * b, db = g * a",
     shapes=BCAST, numpy=(np.multiply,), methods=("__mul__", "__rmul__"),
     source="{0} * {1}", reads=((1,), (0,)),

@@ -148,11 +148,34 @@ def _unpad(g, pad_width):
     return g[tuple(builtins.slice(b, _shape(g)[d] - a) for d, (b, a) in enumerate(pad_width))]
 
 
+# --- gathers at element positions: numpy's own function run on the positions (np.pad's index
+# modes here; stacking's repeat, tile, roll, rot90, ... through _moved) --------------------------
+def _positions(a):
+    return np.arange(a.size).reshape(a.shape)
+
+
+def _gather(a, idx, zero=False):
+    """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
+    flat = reshape(a, shape=(-1,))
+    if zero:
+        flat = concatenate(flat, Tensor._wrap(np.zeros(1, a.dtype)), axis=0)
+    return getitem(flat, (np.asarray(idx, dtype=np.intp),))
+
+
+def pad_by_index(a, pad_width, mode, **kw):
+    """np.pad's index modes ('edge', 'reflect', 'symmetric', 'wrap') as a gather."""
+    if kw.get("reflect_type", "even") != "even":
+        raise TypeError("autoprop cannot record numpy.pad(..., reflect_type='odd'): only the "
+                        "'even' reflection (a gather) is recorded")
+    kw.pop("reflect_type", None)
+    if kw:
+        raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
+    return _gather(a, np.pad(_positions(a), pad_width, mode=mode))
+
+
 def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
     a = _t(array)
     if mode in ("edge", "reflect", "symmetric", "wrap"):  # copies of elements: a gather
-        from .stacking import pad_by_index
-
         return pad_by_index(a, pad_width, mode, **kw)
     if mode != "constant" or kw:
         raise TypeError(
@@ -171,7 +194,7 @@ pad = defprim(
     jacobian="an embedding (copies x into the middle)", vjp="dx = g with the padding sliced off",
     shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
     kinks="the padding value gets no gradient (np.pad's modes edge, reflect, symmetric, wrap: "
-          "a gather, stacking.pad_by_index)",
+          "a gather, shape.pad_by_index)",
           source="np.pad({x}, {pad_width}{_kw})",
 )
 

@@ -5,7 +5,8 @@ no new VJP can be wrong.
 
 Functions that only move or copy elements (repeat, tile, roll, rot90, fliplr, diagonal,
 diag, pad's 'edge'/'reflect'/..., ...) run numpy's own function on the array of element
-*positions* and gather the Tensor at those positions (:func:`_moved`): the values are
+*positions* and gather the Tensor at those positions (:func:`_moved`, with shape's
+``_gather``, which np.pad's index modes use too): the values are
 numpy's exactly, and the gather's VJP scatters ``g`` back, adding where an element was
 copied. The rest are written with the primitives numpy's documentation defines them by
 (vstack = concatenate of atleast_2d, cov = centred product / (N - ddof), ...).
@@ -24,7 +25,9 @@ from ..tensor import Tensor
 from ._common import _check_kw, _t, _value
 from .elementwise import clip, multiply, sqrt, subtract, where
 from .reductions import max, mean, min, prod, sum  # noqa: A004
-from .shape import (
+from .shape import (  # (_gather, _positions: the gathers at element positions, pad_by_index's too)
+    _gather,
+    _positions,
     broadcast_to,
     concatenate,
     getitem,
@@ -50,19 +53,7 @@ __all__ = [
 _S = builtins.slice
 
 
-# --- gathers: numpy's own function on element positions ---------------------------------
-def _positions(a):
-    return np.arange(a.size).reshape(a.shape)
-
-
-def _gather(a, idx, zero=False):
-    """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
-    flat = reshape(a, shape=(-1,))
-    if zero:
-        flat = concatenate(flat, Tensor._wrap(np.zeros(1, a.dtype)), axis=0)
-    return getitem(flat, (np.asarray(idx, dtype=np.intp),))
-
-
+# --- gathers: numpy's own function on element positions (shape's ``_gather``) ----------------
 def _moved(name, numpy_fn, formula, zero=False, methods=()):
     """A numpy function that moves or copies elements: gather at numpy's positions."""
     @defcomposite(name, formula + "; the VJP scatters g back, adding over copies",
@@ -94,17 +85,6 @@ diagflat = _moved("diagflat", np.diagflat, "a matrix with ravel(x) on the diagon
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _check_kw("trace", {"out": out, "dtype": dtype})
     return sum(diagonal(a, offset, axis1, axis2), axis=-1)
-
-
-def pad_by_index(a, pad_width, mode, **kw):
-    """np.pad's index modes ('edge', 'reflect', 'symmetric', 'wrap') as a gather."""
-    if kw.get("reflect_type", "even") != "even":
-        raise TypeError("autoprop cannot record numpy.pad(..., reflect_type='odd'): only the "
-                        "'even' reflection (a gather) is recorded")
-    kw.pop("reflect_type", None)
-    if kw:
-        raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
-    return _gather(a, np.pad(_positions(a), pad_width, mode=mode))
 
 
 # --- lists that mix tensors and numbers ----------------------------------------------------
