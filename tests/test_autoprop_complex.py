@@ -249,9 +249,24 @@ def test_every_ready_primitive_is_compared():
 
 
 def _scan_names():
+    from tests.complex_scan import COMPOSITE_SAMPLES
     from tests.primitive_samples import FUNCTION_SAMPLES, SAMPLES
 
-    return [("primitive", n) for n in sorted(SAMPLES)] + [("function", n) for n in sorted(FUNCTION_SAMPLES)]
+    return ([("primitive", n) for n in sorted(SAMPLES)] + [("function", n) for n in sorted(FUNCTION_SAMPLES)]
+            + [("composite", n) for n in sorted(COMPOSITE_SAMPLES)])
+
+
+def test_every_composite_has_a_complex_sample():
+    """A new composite must come with a sample on complex input (FUNCTION_SAMPLES of
+    tests/primitive_samples.py or COMPOSITE_SAMPLES of tests/complex_scan.py), which
+    test_every_sample_on_complex_input_agrees_or_is_refused compares with numpy's value and
+    central differences (np.correlate went unconjugated on complex input while unsampled)."""
+    from autoprop.core.registry import COMPOSITES
+    from tests.complex_scan import COMPOSITE_SAMPLES
+    from tests.primitive_samples import FUNCTION_SAMPLES
+
+    assert not set(COMPOSITES) - set(FUNCTION_SAMPLES) - set(COMPOSITE_SAMPLES), sorted(
+        set(COMPOSITES) - set(FUNCTION_SAMPLES) - set(COMPOSITE_SAMPLES))
 
 
 @pytest.mark.parametrize(("kind", "name"), _scan_names())
