@@ -86,7 +86,7 @@ def test_explicit_ways_and_tensors_without_gradient_stay_quiet():
     c = ap.constant([3.0, 4.0])
     with ap.GradientTape():
         y = x * 2
-        _, got = _escapes(lambda: (y.numpy(), y[0].item(), y.tolist(), float(ap.stop_gradient(y[0])),
+        _, got = _escapes(lambda: (y.numpy(), y[0].item(), y.numpy().tolist(), float(ap.stop_gradient(y[0])),
                                    math.exp(c[0]), float(np.sum(c)), int(np.argmax(y))))
         assert not got
     _, got = _escapes(lambda: math.exp(x[0]))  # no tape recording

@@ -75,7 +75,7 @@ class Tensor:
     :class:`~autoprop.TapeEscapeWarning` (a ``TapeEscapeError`` under
     ``ap.strict_mode()``): ``np.asarray(t)`` and numpy code that does not dispatch, and the
     Python number conversions ``float(t)``, ``int(t)``, ``complex(t)``,
-    ``operator.index(t)``. The latter include ``math.exp(t)``, ``math.sqrt(t)``,
+    ``operator.index(t)`` and ``t.tolist()`` (``t.numpy().tolist()`` is quiet). The latter include ``math.exp(t)``, ``math.sqrt(t)``,
     ``np.float64(t)`` and ``np.fromiter`` over a tensor, which call ``float(t)`` and so
     cannot be told apart from it: the plain number they return is a constant and its path
     contributes nothing to the gradient. Write ``np.exp(t)`` (recorded) instead, or
@@ -204,7 +204,19 @@ class Tensor:
         return self._value.item()
 
     def tolist(self):
-        """The value as nested Python lists (leaves the tape)."""
+        """The value as nested Python lists of numbers (leaves the tape).
+
+        Like ``float(t)``, it warns (:class:`~autoprop.TapeEscapeWarning`) while a tape
+        records or a ForwardAccumulator is open and ``t`` carries gradient: the numbers are
+        constants, so ``sum(t.tolist())`` would silently drop ``t``'s gradient. To take the
+        values on purpose, write ``t.numpy().tolist()`` (quiet).
+        """
+        if _RECORDING or _FORWARD:
+            v = self._value.tolist()
+            if _RECORDING:
+                _observe.note_escape(self, ".tolist()", self._value)
+            _observe.implicit_escape(self, ".tolist()")
+            return v
         return self._value.tolist()
 
     def __format__(self, format_spec):
