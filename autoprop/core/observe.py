@@ -341,8 +341,9 @@ def implicit_escape(tensor, how=None):
         f"on a recording {kind} and was converted implicitly to a plain numpy array here "
         "(np.array/np.asarray of Tensors, assignment into an ndarray, or a numpy/scipy function "
         "that does not dispatch to autoprop): the gradient path ends at this line and the "
-        f"{kind} will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
-        "np.array([...]), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
+        f"{kind} will miss this contribution. Fix: np.stack([a, b]) instead of np.array([a, b]) "
+        "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
+        "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
         "tape on purpose." + _scipy_hint()
     )
