@@ -203,6 +203,8 @@ UFUNC_METHODS = [  # (id, ufunc-method form, autograd's equivalent)
      lambda a: anp.log(anp.sum(anp.exp(a), axis=1))),
     ("add.accumulate", lambda a: np.add.accumulate(a), lambda a: anp.cumsum(a, axis=0)),
     ("multiply.accumulate", lambda a: np.multiply.accumulate(a, axis=1), None),
+    ("maximum.accumulate", lambda a: np.maximum.accumulate(a, axis=1), None),  # (autograd lacks
+    ("minimum.accumulate", lambda a: np.minimum.accumulate(a), None),  # them: central differences)
     ("multiply.outer", lambda a: np.multiply.outer(a[0], a[1]), lambda a: anp.outer(a[0], a[1])),
     ("subtract.outer 2-d", lambda a: np.subtract.outer(a, a[0]),
      lambda a: anp.reshape(a, (3, 4, 1)) - a[0]),
@@ -214,6 +216,24 @@ def test_ufunc_reduce_accumulate_and_outer_are_the_numpy_functions_they_compute(
     # before: TypeError "autoprop cannot record numpy.add.reduce on a Tensor: only plain
     # calls of ufuncs are recorded"
     _check(f, autograd_f=ag)
+
+
+def test_running_max_and_min_route_each_gradient_to_the_running_extreme():
+    """np.maximum.accumulate (a drawdown's running max) was refused by a message that said it
+    was supported. jax.lax.cummax gives [1, 5, 0, 4] and cummin [10, 0, 0, 0] below. Ties:
+    the first position that reached the extreme takes the gradient (jax splits it: a
+    subgradient either way); a NaN stays, as numpy's."""
+    w = np.arange(1.0, 5.0)
+    for x0, u, want in [([1.0, 3.0, 2.0, 5.0], np.maximum, [1, 5, 0, 4]),
+                        ([1.0, 3.0, 2.0, 5.0], np.minimum, [10, 0, 0, 0]),
+                        ([3.0, 3.0, 1.0, 4.0], np.maximum, [6, 0, 0, 4]),
+                        ([2.0, np.nan, 1.0, 5.0], np.maximum, [1, 9, 0, 0])]:
+        v = ap.Variable(np.array(x0))
+        with ap.GradientTape() as tape:
+            r = u.accumulate(v)
+            y = np.sum(r * w)
+        np.testing.assert_array_equal(r.numpy(), u.accumulate(np.array(x0)))
+        np.testing.assert_array_equal(tape.gradient(y, v).numpy(), want)
 
 
 def test_the_other_ufunc_methods_are_refused_by_name():
