@@ -224,6 +224,13 @@ def F(fn, *args, domain=(), autograd=True):
 
 _POS2 = [(0.5, 2.0), (0.5, 2.0)]
 FUNCTION_SAMPLES: dict[str, Fn] = {
+    "nanprod": F(lambda np, a: np.nanprod(a, axis=0), (3, 2), autograd=False),
+    "nancumsum": F(lambda np, a: np.nancumsum(a, axis=1), (2, 3), autograd=False),
+    "cumulative_sum": F(lambda np, a: np.cumulative_sum(a, axis=1, include_initial=True), (2, 3),
+                        autograd=False),
+    "heaviside": F(lambda np, a, b: np.heaviside(a, b) * a ** 2, (4,), (4,), autograd=False),
+    "copysign": F(lambda np, a, b: np.copysign(a, b) * a, (4,), (4,), autograd=False),
+    "ldexp": F(lambda np, a: np.ldexp(a, [1, -2, 3]), (3,), autograd=False),
     "vstack": F(lambda np, a, b: np.vstack([a, b]), (2, 3), (3,)),
     "hstack": F(lambda np, a, b: np.hstack((a, b)), (2, 3), (2, 1)),
     "dstack": F(lambda np, a, b: np.dstack([a, b]), (2, 3), (2, 3)),

@@ -347,3 +347,29 @@ def test_quantile_is_differentiated_in_q_and_over_axis_tuples():
     _check(lambda a: np.percentile(a.reshape(3, 5, 1), [10, 90], axis=(-1, 0)), X35)
     with pytest.raises(TypeError, match="overwrite_input=True"):
         np.quantile(ap.Variable(X35), 0.5, overwrite_input=True)
+
+
+def test_session18_names_index_outputs_constants_and_heaviside_at_zero():
+    """argpartition/searchsorted give numpy's integer indices (no gradient, as argsort),
+    empty_like a constant; heaviside's gradient reaches x2 only where x1 = 0 (jax: the same);
+    ldexp's integer exponent gets none; cumulative_sum with include_initial."""
+    x0 = np.array([0.3, -1.2, 2.0, 0.7, -0.4])
+    v = ap.Variable(x0)
+    h2 = ap.Variable(np.array([0.5, 0.25, 0.75]))
+    with ap.GradientTape(persistent=True) as tape:
+        top = np.sum(v[np.argpartition(-v, 2)[:2]])
+        srt = np.sort(v)
+        tail = np.sum(srt[np.searchsorted(srt, 0.0):])
+        assert type(np.empty_like(v)) is ap.Tensor and np.empty_like(v).shape == (5,)
+        h = np.sum(np.heaviside(np.array([-1.0, 0.0, 2.0]), h2) * np.array([1.0, 10.0, 100.0]))
+        ld = np.sum(np.ldexp(v, np.arange(5)))
+        cs = np.cumulative_sum(v, include_initial=True)
+    assert float(top.numpy()) == 2.7 and np.isclose(float(tail.numpy()), 3.0)
+    np.testing.assert_array_equal(tape.gradient(top, v).numpy(), [0, 0, 1, 1, 0])
+    np.testing.assert_array_equal(tape.gradient(tail, v).numpy(), [1, 0, 1, 1, 0])
+    assert float(h.numpy()) == 10 * 0.25 + 100.0
+    np.testing.assert_array_equal(tape.gradient(h, h2).numpy(), [0.0, 10.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(ld, v).numpy(), 2.0 ** np.arange(5))
+    np.testing.assert_array_equal(cs.numpy(), np.cumulative_sum(x0, include_initial=True))
+    with pytest.raises(TypeError, match="exponent x2 must be integers"):
+        np.ldexp(v, 1.5)

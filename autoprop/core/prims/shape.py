@@ -611,7 +611,7 @@ def _like(fn):
 defnumpy("shape facts", (np.shape,), lambda a: _shape(a))
 defnumpy("shape facts", (np.ndim,), lambda a: len(_shape(a)))
 defnumpy("shape facts", (np.size,), lambda a, axis=None: np.size(_value(a), axis))
-for _f in (np.zeros_like, np.ones_like):  # constants: not connected to the input
+for _f in (np.zeros_like, np.ones_like, np.empty_like):  # constants: not connected to the input
     defnumpy("constants", (_f,), _like(_f))
 
 
@@ -642,6 +642,6 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
 defnumpy("constants", (np.full_like,), _full_like)
 
 for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,
-           np.argsort, np.nonzero):  # plain values (bools, indices): no gradient
+           np.argsort, np.nonzero, np.argpartition, np.searchsorted):  # plain values (bools, indices)
     defnumpy("values only", (_f,), _value_only(_f))
 del _f
