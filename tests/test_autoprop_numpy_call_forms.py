@@ -373,3 +373,29 @@ def test_session18_names_index_outputs_constants_and_heaviside_at_zero():
     np.testing.assert_array_equal(cs.numpy(), np.cumulative_sum(x0, include_initial=True))
     with pytest.raises(TypeError, match="exponent x2 must be integers"):
         np.ldexp(v, 1.5)
+
+
+def test_interp_nanstd_compress_extract_delete_values_and_gradients():
+    """interp's gradients to fp and x are jax.numpy.interp's (stored: [0.5, 0.8, 0.7, 0.8, 0.2]
+    and [-1.5, 3.2, -1.1]); nanstd ignores NaNs as numpy's; compress/extract/delete gather."""
+    x0, xp = np.array([0.3, -1.2, 2.0, 0.7, -0.4]), np.arange(5.0)
+    fp, xv = ap.Variable(x0), ap.Variable(np.array([0.5, 1.7, 3.2]))
+    with ap.GradientTape(persistent=True) as tape:
+        y = np.interp(xv, xp, fp)
+        s = np.sum(y)
+    np.testing.assert_allclose(y.numpy(), np.interp(xv.numpy(), xp, x0), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(s, fp).numpy(), [0.5, 0.8, 0.7, 0.8, 0.2], rtol=1e-14)
+    np.testing.assert_allclose(tape.gradient(s, xv).numpy(), [-1.5, 3.2, -1.1], rtol=1e-14)
+    xs = np.array([-1.0, 0.0, 4.0, 5.0])  # outside, on the ends: numpy's values (left=, right=)
+    np.testing.assert_array_equal(np.interp(ap.constant(xs), xp, fp, left=7.0, right=9.0).numpy(),
+                                  np.interp(xs, xp, x0, left=7.0, right=9.0))
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    v = ap.Variable(a)
+    with ap.GradientTape() as tape:
+        sd = np.nanstd(v, axis=1)
+        tot = np.sum(sd)
+    np.testing.assert_allclose(sd.numpy(), np.nanstd(a, axis=1), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(tot, v).numpy(), [[-0.5, 0, 0.5], [-0.5, 0.5, 0]], rtol=1e-15)
+    np.testing.assert_array_equal(np.compress([1, 0, 1], ap.constant(a), axis=1).numpy()[0], [1.0, 3.0])
+    np.testing.assert_array_equal(np.extract(x0 > 0, ap.constant(x0)).numpy(), [0.3, 2.0, 0.7])
+    np.testing.assert_array_equal(np.delete(ap.constant(x0), [1, 3]).numpy(), [0.3, 2.0, -0.4])

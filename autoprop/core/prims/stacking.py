@@ -45,7 +45,6 @@ __all__ = [
     "vsplit", "dsplit", "sort", "partition", "diff", "gradient", "cross", "kron", "inner",
     "vdot", "convolve", "correlate", "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
     "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays", "r_", "c_",
-    "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp",
 ]
 
 _S = builtins.slice
@@ -735,62 +734,3 @@ class _Concatenator:
 r_ = _Concatenator(columns=False)
 c_ = _Concatenator(columns=True)
 
-
-# --- more numpy names (session 18): each the recorded functions numpy's documentation defines
-# it by (jax.numpy differentiates the same) -----------------------------------------------
-@defcomposite("nanprod", "prod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nanprod,))
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    _check_kw("nanprod", dict(kw, out=out, dtype=dtype))
-    return prod(_nan_fill(a, 1.0), axis=_axis_arg(axis), keepdims=bool(keepdims))
-
-
-@defcomposite("nancumsum", "cumsum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nancumsum,))
-def nancumsum(a, axis=None, dtype=None, out=None):
-    _check_kw("nancumsum", dict(out=out, dtype=dtype))
-    return np.cumsum(_nan_fill(a, 0.0), axis=axis)
-
-
-@defcomposite("cumulative_sum", "cumsum along axis, with a leading 0 for include_initial=True "
-                                "(numpy 2's name)", numpy=tuple(f for f in [getattr(np, "cumulative_sum", None)] if f))
-def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    _check_kw("cumulative_sum", dict(out=out, dtype=dtype))
-    x = _t(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"numpy.cumulative_sum: axis is required for a {x.ndim}-D array "
-                             f"(shape {x.shape}), as numpy's")
-        axis = 0
-    c = np.cumsum(x, axis=axis)
-    if not include_initial:
-        return c
-    zero_shape = list(x.shape)
-    zero_shape[axis] = 1
-    return concatenate(Tensor._wrap(np.zeros(zero_shape, x.dtype)), c, axis=axis)
-
-
-@defcomposite("heaviside", "where(x1 < 0, 0, where(x1 > 0, 1, x2)), NaN at NaN: d/dx1 = 0, "
-                           "d/dx2 = 1 where x1 = 0", numpy=(np.heaviside,))
-def heaviside(x1, x2, /, out=None, **kw):
-    _check_kw("heaviside", dict(kw, out=out))
-    x1, x2 = _t(x1), _t(x2)
-    v = x1._value
-    step = np.heaviside(v, np.zeros((), np.result_type(v, x2.dtype)))  # 0, 1 or NaN, exactly
-    return where(v == 0, x2 + np.zeros_like(step), step)
-
-
-@defcomposite("copysign", "|x1| * (-1 where x2's sign bit is set, else 1): d/dx1 = that sign "
-                          "times sign(x1), d/dx2 = 0", numpy=(np.copysign,))
-def copysign(x1, x2, /, out=None, **kw):
-    _check_kw("copysign", dict(kw, out=out))
-    x1, x2 = _t(x1), _t(x2)
-    s = np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16))
-    return np.abs(x1) * s
-
-
-@defcomposite("ldexp", "x1 * 2**x2 (x2 an integer exponent, no gradient)", numpy=(np.ldexp,))
-def ldexp(x1, x2, /, out=None, **kw):
-    _check_kw("ldexp", dict(kw, out=out))
-    x1, x2 = _t(x1), _value(x2)
-    if np.asarray(x2).dtype.kind not in "iub":
-        raise TypeError(f"numpy.ldexp: the exponent x2 must be integers, as numpy's; got {np.asarray(x2).dtype}")
-    return x1 * np.ldexp(np.ones((), np.result_type(x1.dtype, np.float16)), x2)
