@@ -399,3 +399,20 @@ def test_interp_nanstd_compress_extract_delete_values_and_gradients():
     np.testing.assert_array_equal(np.compress([1, 0, 1], ap.constant(a), axis=1).numpy()[0], [1.0, 3.0])
     np.testing.assert_array_equal(np.extract(x0 > 0, ap.constant(x0)).numpy(), [0.3, 2.0, 0.7])
     np.testing.assert_array_equal(np.delete(ap.constant(x0), [1, 3]).numpy(), [0.3, 2.0, -0.4])
+
+
+@pytest.mark.parametrize("fn", [np.var, np.std])
+@pytest.mark.parametrize("kw", [{}, {"axis": 1, "ddof": 1}, {"axis": 0, "keepdims": True}])
+def test_var_and_std_with_where_agree_with_numpy_and_central_differences(fn, kw):
+    # before: "autoprop cannot record numpy.var(..., where=...)" (sum/mean(where=) worked)
+    x = R.standard_normal((3, 4))
+    w = x > -0.5
+    w[:, :2] = True
+    v = ap.Variable(x)
+    with ap.GradientTape() as tape:
+        y = fn(v, where=w, **kw)
+    np.testing.assert_allclose(y.numpy(), fn(x, where=w, **kw), rtol=1e-13)
+    u = np.cos(np.arange(y.size)).reshape(y.shape)
+    g = tape.gradient(y, v, output_gradients=u).numpy()
+    np.testing.assert_allclose(g, central(lambda z: np.sum(fn(z, where=w, **kw) * u), x, h=1e-6), rtol=1e-6, atol=1e-8)
+    assert np.all(g[~w] == 0)

@@ -552,13 +552,29 @@ argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, 
                     methods=("argmin",))
 
 
+def _masked_spread(a, axis, ddof, keepdims, where_, name):
+    """var or std over the elements ``where_`` selects (numpy's ``where=``): the deviations
+    from the masked mean, 0 outside the mask (no gradient there), over count(mask) - ddof."""
+    w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
+    n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
+    d = a - np.mean(a, axis=axis, keepdims=True, where=w)
+    d = d * w.astype(a.dtype)
+    if name == "std":
+        return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
+    dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
+
+
 @defcomposite("var", "mean(|x - mean(x)|**2) * n / (n - ddof): chain rule through mean, subtract, "
                      "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    where_ = kw.pop("where", None)
     _check_kw("var", dict(kw, out=out))
     a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
+    if where_ is not None:
+        return _masked_spread(a, axis, ddof, keepdims, where_, "var")
     d = a - mean(a, axis=axis, keepdims=True)
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d  # |d|**2, real, as numpy's var of complex
     return sum(dd, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
@@ -568,10 +584,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
                      "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    where_ = kw.pop("where", None)
     _check_kw("std", dict(kw, out=out))
     a = _in_dtype("std", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
+    if where_ is not None:
+        return _masked_spread(a, axis, ddof, keepdims, where_, "std")
     d = a - mean(a, axis=axis, keepdims=True)
     return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
 
