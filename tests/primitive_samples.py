@@ -237,6 +237,7 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
                 autograd=False),
     "interp": F(lambda np, x, fp: np.interp(x * 2.0 + 2.0, [0.0, 1.0, 2.5, 4.0], fp, left=-1.0), (5,), (4,),
                 autograd=False),
+    "bincount": F(lambda np, a: np.bincount([0, 2, 2, 1], weights=a, minlength=4) ** 2, (4,), autograd=False),
     "ldexp": F(lambda np, a: np.ldexp(a, [1, -2, 3]), (3,), autograd=False),
     "vstack": F(lambda np, a, b: np.vstack([a, b]), (2, 3), (3,)),
     "hstack": F(lambda np, a, b: np.hstack((a, b)), (2, 3), (2, 1)),

@@ -416,3 +416,15 @@ def test_var_and_std_with_where_agree_with_numpy_and_central_differences(fn, kw)
     g = tape.gradient(y, v, output_gradients=u).numpy()
     np.testing.assert_allclose(g, central(lambda z: np.sum(fn(z, where=w, **kw) * u), x, h=1e-6), rtol=1e-6, atol=1e-8)
     assert np.all(g[~w] == 0)
+
+
+def test_bincount_with_tensor_weights_scatters_the_gradient_back():
+    # before: "no registered derivative"; d sum(b**2)/dw_i = 2 b[x_i]
+    x0, idx = np.array([0.3, -1.2, 2.0, 0.7, -0.4]), np.array([0, 1, 1, 2, 0])
+    v = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        b = np.bincount(idx, weights=v, minlength=4)
+        y = np.sum(b ** 2)
+    np.testing.assert_allclose(b.numpy(), np.bincount(idx, weights=x0, minlength=4), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), 2 * np.bincount(idx, weights=x0)[idx], rtol=1e-15)
+    np.testing.assert_array_equal(np.bincount(ap.constant(idx)), [2, 2, 1])

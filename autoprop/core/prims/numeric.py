@@ -16,12 +16,12 @@ from ..tensor import Tensor
 from ._common import _check_kw, _t, _value
 from .elementwise import cast, power, where
 from .reductions import prod, sum  # noqa: A004
-from .shape import concatenate, getitem, moveaxis, ravel, reshape, stack, transpose
+from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
 from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
 __all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
-           "extract", "delete", "interp"]
+           "extract", "delete", "interp", "bincount"]
 
 _S = builtins.slice
 
@@ -243,3 +243,17 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     y = where(x._value == xp._value[-1], fp[-1] + np.zeros(y.shape, y.dtype), y)
     return where(x._value < xp._value[0], lo + np.zeros(y.shape, y.dtype),
                  where(x._value > xp._value[-1], hi + np.zeros(y.shape, y.dtype), y))
+
+
+@defcomposite("bincount", "index_add of weights at x (repeats accumulate): dweights = g[x]; "
+                          "without weights, integer counts (no gradient)", numpy=(np.bincount,))
+def bincount(x, /, weights=None, minlength=0):
+    xv = np.asarray(_value(x))
+    counts = np.bincount(xv, minlength=minlength)  # numpy's checks and length
+    if weights is None:
+        return counts
+    w = _t(weights)
+    if w.shape != xv.shape:
+        raise ValueError(f"numpy.bincount: weights must have x's shape {xv.shape}; got {w.shape}")
+    w = w.astype(np.float64) if w.dtype != np.float64 else w  # numpy's weighted counts are float64
+    return index_add(w, key=(xv,), shape=counts.shape)
