@@ -611,7 +611,7 @@ def _like(fn):
 defnumpy("shape facts", (np.shape,), lambda a: _shape(a))
 defnumpy("shape facts", (np.ndim,), lambda a: len(_shape(a)))
 defnumpy("shape facts", (np.size,), lambda a, axis=None: np.size(_value(a), axis))
-for _f in (np.zeros_like, np.ones_like, np.empty_like):  # constants: not connected to the input
+for _f in (np.zeros_like, np.ones_like):  # constants: not connected to the input
     defnumpy("constants", (_f,), _like(_f))
 
 
