@@ -261,7 +261,7 @@ class Tensor:
             raise TypeError(
                 f"autoprop Tensors are immutable, constants too: this {self.dtype} Tensor of "
                 f"shape {self.shape} carries no gradient (np.zeros_like(t), np.ones_like(t) & co. "
-                "of a Tensor return a constant Tensor), but t[...] = v is refused for every "
+                "of a Tensor return a constant Tensor), but item assignment (t[...] = v) is refused for every "
                 "Tensor, as a record may have saved its value. To fill in a constant, start "
                 "from a numpy array: z = np.zeros(t.shape) (or np.zeros_like(t.numpy())), "
                 "then z[0] = 1.0; for values that depend on a Tensor, build a new tensor: "
