@@ -682,7 +682,8 @@ def _ndarray_augmented_assignment(ufunc, arr):
     name, op = (names[0] if names else "arr"), _AUGMENTED.get(ufunc.__name__, f"<{ufunc.__name__}>")
     raise TypeError(
         f"`{name}` is a numpy array ({arr.dtype}, shape {arr.shape}), and `{name} {op}= <Tensor>` "
-        f"asks numpy to write the Tensor's values into it in place, which no tape can record. "
+        f"asks numpy to write the Tensor's values into it in place (numpy.{ufunc.__name__}(..., "
+        f"out={name})), which no tape can record. "
         f"Write `{name} = {name} {op} ...` instead: a new Tensor, recorded (numpy.{ufunc.__name__})."
     )
 
