@@ -238,6 +238,8 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
     "interp": F(lambda np, x, fp: np.interp(x * 2.0 + 2.0, [0.0, 1.0, 2.5, 4.0], fp, left=-1.0), (5,), (4,),
                 autograd=False),
     "bincount": F(lambda np, a: np.bincount([0, 2, 2, 1], weights=a, minlength=4) ** 2, (4,), autograd=False),
+    "block": F(lambda np, a, b: np.block([[a, b], [b, a]]) ** 2 + np.block([a[0], 1.0]).sum(), (2, 2), (2, 2),
+               autograd=False),
     "ldexp": F(lambda np, a: np.ldexp(a, [1, -2, 3]), (3,), autograd=False),
     "vstack": F(lambda np, a, b: np.vstack([a, b]), (2, 3), (3,)),
     "hstack": F(lambda np, a, b: np.hstack((a, b)), (2, 3), (2, 1)),

@@ -21,7 +21,7 @@ from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
 __all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
-           "extract", "delete", "interp", "bincount"]
+           "extract", "delete", "interp", "bincount", "block"]
 
 _S = builtins.slice
 
@@ -257,3 +257,25 @@ def bincount(x, /, weights=None, minlength=0):
         raise ValueError(f"numpy.bincount: weights must have x's shape {xv.shape}; got {w.shape}")
     w = w.astype(np.float64) if w.dtype != np.float64 else w  # numpy's weighted counts are float64
     return index_add(w, key=(xv,), shape=counts.shape)
+
+
+@defcomposite("block", "concatenate of the nested lists, the innermost along the last axis (each "
+                       "leaf first given numpy's leading axes of length 1)", numpy=(np.block,))
+def block(arrays):
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("numpy.block: tuples are not allowed in the nesting, as numpy's; use lists")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+
+    levels = depth(arrays)
+
+    def leaves(x):
+        return [leaf for e in x for leaf in leaves(e)] if isinstance(x, list) else [_t(x)]
+    ndim = builtins.max([levels] + [leaf.ndim for leaf in leaves(arrays)])
+
+    def build(x, level):
+        if not isinstance(x, list):
+            x = _t(x)
+            return reshape(x, shape=(1,) * (ndim - x.ndim) + x.shape)
+        return concatenate(*[build(e, level + 1) for e in x], axis=level - levels)
+    return build(arrays, 0)
