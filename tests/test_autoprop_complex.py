@@ -249,9 +249,24 @@ def test_every_ready_primitive_is_compared():
 
 
 def _scan_names():
+    from tests.complex_scan import COMPOSITE_SAMPLES
     from tests.primitive_samples import FUNCTION_SAMPLES, SAMPLES
 
-    return [("primitive", n) for n in sorted(SAMPLES)] + [("function", n) for n in sorted(FUNCTION_SAMPLES)]
+    return ([("primitive", n) for n in sorted(SAMPLES)] + [("function", n) for n in sorted(FUNCTION_SAMPLES)]
+            + [("composite", n) for n in sorted(COMPOSITE_SAMPLES)])
+
+
+def test_every_composite_has_a_complex_sample():
+    """A new composite must come with a sample on complex input (FUNCTION_SAMPLES of
+    tests/primitive_samples.py or COMPOSITE_SAMPLES of tests/complex_scan.py), which
+    test_every_sample_on_complex_input_agrees_or_is_refused compares with numpy's value and
+    central differences (np.correlate went unconjugated on complex input while unsampled)."""
+    from autoprop.core.registry import COMPOSITES
+    from tests.complex_scan import COMPOSITE_SAMPLES
+    from tests.primitive_samples import FUNCTION_SAMPLES
+
+    assert not set(COMPOSITES) - set(FUNCTION_SAMPLES) - set(COMPOSITE_SAMPLES), sorted(
+        set(COMPOSITES) - set(FUNCTION_SAMPLES) - set(COMPOSITE_SAMPLES))
 
 
 @pytest.mark.parametrize(("kind", "name"), _scan_names())
@@ -317,3 +332,15 @@ def test_var_of_complex_values_is_the_mean_squared_modulus(ddof, method):
     with ap.ForwardAccumulator(v, np.ones(4)) as acc:
         y = f(np, v)
     assert np.isclose(acc.jvp(y).numpy(), g.sum(), rtol=1e-12)
+
+
+def test_eigh_of_a_complex_hermitian_constant_gives_real_eigenvalues():
+    """numpy's eigh/eigvalsh of a complex Hermitian matrix return float64 eigenvalues (the
+    tester's round 18 saw complex128 outside a tape; fixed by the multi-output eigh)."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    h = m + m.conj().T
+    w, v = np.linalg.eigh(ap.constant(h))
+    assert w.dtype == np.float64 == np.linalg.eigvalsh(ap.constant(h)).dtype
+    assert v.dtype == np.complex128
+    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(h), rtol=1e-12)

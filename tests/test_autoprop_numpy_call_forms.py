@@ -203,6 +203,8 @@ UFUNC_METHODS = [  # (id, ufunc-method form, autograd's equivalent)
      lambda a: anp.log(anp.sum(anp.exp(a), axis=1))),
     ("add.accumulate", lambda a: np.add.accumulate(a), lambda a: anp.cumsum(a, axis=0)),
     ("multiply.accumulate", lambda a: np.multiply.accumulate(a, axis=1), None),
+    ("maximum.accumulate", lambda a: np.maximum.accumulate(a, axis=1), None),  # (autograd lacks
+    ("minimum.accumulate", lambda a: np.minimum.accumulate(a), None),  # them: central differences)
     ("multiply.outer", lambda a: np.multiply.outer(a[0], a[1]), lambda a: anp.outer(a[0], a[1])),
     ("subtract.outer 2-d", lambda a: np.subtract.outer(a, a[0]),
      lambda a: anp.reshape(a, (3, 4, 1)) - a[0]),
@@ -214,6 +216,24 @@ def test_ufunc_reduce_accumulate_and_outer_are_the_numpy_functions_they_compute(
     # before: TypeError "autoprop cannot record numpy.add.reduce on a Tensor: only plain
     # calls of ufuncs are recorded"
     _check(f, autograd_f=ag)
+
+
+def test_running_max_and_min_route_each_gradient_to_the_running_extreme():
+    """np.maximum.accumulate (a drawdown's running max) was refused by a message that said it
+    was supported. jax.lax.cummax gives [1, 5, 0, 4] and cummin [10, 0, 0, 0] below. Ties:
+    the first position that reached the extreme takes the gradient (jax splits it: a
+    subgradient either way); a NaN stays, as numpy's."""
+    w = np.arange(1.0, 5.0)
+    for x0, u, want in [([1.0, 3.0, 2.0, 5.0], np.maximum, [1, 5, 0, 4]),
+                        ([1.0, 3.0, 2.0, 5.0], np.minimum, [10, 0, 0, 0]),
+                        ([3.0, 3.0, 1.0, 4.0], np.maximum, [6, 0, 0, 4]),
+                        ([2.0, np.nan, 1.0, 5.0], np.maximum, [1, 9, 0, 0])]:
+        v = ap.Variable(np.array(x0))
+        with ap.GradientTape() as tape:
+            r = u.accumulate(v)
+            y = np.sum(r * w)
+        np.testing.assert_array_equal(r.numpy(), u.accumulate(np.array(x0)))
+        np.testing.assert_array_equal(tape.gradient(y, v).numpy(), want)
 
 
 def test_the_other_ufunc_methods_are_refused_by_name():
@@ -327,3 +347,83 @@ def test_quantile_is_differentiated_in_q_and_over_axis_tuples():
     _check(lambda a: np.percentile(a.reshape(3, 5, 1), [10, 90], axis=(-1, 0)), X35)
     with pytest.raises(TypeError, match="overwrite_input=True"):
         np.quantile(ap.Variable(X35), 0.5, overwrite_input=True)
+
+
+def test_session18_names_index_outputs_constants_and_heaviside_at_zero():
+    """argpartition/searchsorted give numpy's integer indices (no gradient, as argsort),
+    heaviside's gradient reaches x2 only where x1 = 0 (jax: the same);
+    ldexp's integer exponent gets none; cumulative_sum with include_initial."""
+    x0 = np.array([0.3, -1.2, 2.0, 0.7, -0.4])
+    v = ap.Variable(x0)
+    h2 = ap.Variable(np.array([0.5, 0.25, 0.75]))
+    with ap.GradientTape(persistent=True) as tape:
+        top = np.sum(v[np.argpartition(-v, 2)[:2]])
+        srt = np.sort(v)
+        tail = np.sum(srt[np.searchsorted(srt, 0.0):])
+        h = np.sum(np.heaviside(np.array([-1.0, 0.0, 2.0]), h2) * np.array([1.0, 10.0, 100.0]))
+        ld = np.sum(np.ldexp(v, np.arange(5)))
+        cs = np.cumulative_sum(v, include_initial=True)
+    assert float(top.numpy()) == 2.7 and np.isclose(float(tail.numpy()), 3.0)
+    np.testing.assert_array_equal(tape.gradient(top, v).numpy(), [0, 0, 1, 1, 0])
+    np.testing.assert_array_equal(tape.gradient(tail, v).numpy(), [1, 0, 1, 1, 0])
+    assert float(h.numpy()) == 10 * 0.25 + 100.0
+    np.testing.assert_array_equal(tape.gradient(h, h2).numpy(), [0.0, 10.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(ld, v).numpy(), 2.0 ** np.arange(5))
+    np.testing.assert_array_equal(cs.numpy(), np.cumulative_sum(x0, include_initial=True))
+    with pytest.raises(TypeError, match="exponent x2 must be integers"):
+        np.ldexp(v, 1.5)
+
+
+def test_interp_nanstd_compress_extract_delete_values_and_gradients():
+    """interp's gradients to fp and x are jax.numpy.interp's (stored: [0.5, 0.8, 0.7, 0.8, 0.2]
+    and [-1.5, 3.2, -1.1]); nanstd ignores NaNs as numpy's; compress/extract/delete gather."""
+    x0, xp = np.array([0.3, -1.2, 2.0, 0.7, -0.4]), np.arange(5.0)
+    fp, xv = ap.Variable(x0), ap.Variable(np.array([0.5, 1.7, 3.2]))
+    with ap.GradientTape(persistent=True) as tape:
+        y = np.interp(xv, xp, fp)
+        s = np.sum(y)
+    np.testing.assert_allclose(y.numpy(), np.interp(xv.numpy(), xp, x0), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(s, fp).numpy(), [0.5, 0.8, 0.7, 0.8, 0.2], rtol=1e-14)
+    np.testing.assert_allclose(tape.gradient(s, xv).numpy(), [-1.5, 3.2, -1.1], rtol=1e-14)
+    xs = np.array([-1.0, 0.0, 4.0, 5.0])  # outside, on the ends: numpy's values (left=, right=)
+    np.testing.assert_array_equal(np.interp(ap.constant(xs), xp, fp, left=7.0, right=9.0).numpy(),
+                                  np.interp(xs, xp, x0, left=7.0, right=9.0))
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    v = ap.Variable(a)
+    with ap.GradientTape() as tape:
+        sd = np.nanstd(v, axis=1)
+        tot = np.sum(sd)
+    np.testing.assert_allclose(sd.numpy(), np.nanstd(a, axis=1), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(tot, v).numpy(), [[-0.5, 0, 0.5], [-0.5, 0.5, 0]], rtol=1e-15)
+    np.testing.assert_array_equal(np.compress([1, 0, 1], ap.constant(a), axis=1).numpy()[0], [1.0, 3.0])
+    np.testing.assert_array_equal(np.extract(x0 > 0, ap.constant(x0)).numpy(), [0.3, 2.0, 0.7])
+    np.testing.assert_array_equal(np.delete(ap.constant(x0), [1, 3]).numpy(), [0.3, 2.0, -0.4])
+
+
+@pytest.mark.parametrize("fn", [np.var, np.std])
+@pytest.mark.parametrize("kw", [{}, {"axis": 1, "ddof": 1}, {"axis": 0, "keepdims": True}])
+def test_var_and_std_with_where_agree_with_numpy_and_central_differences(fn, kw):
+    # before: "autoprop cannot record numpy.var(..., where=...)" (sum/mean(where=) worked)
+    x = R.standard_normal((3, 4))
+    w = x > -0.5
+    w[:, :2] = True
+    v = ap.Variable(x)
+    with ap.GradientTape() as tape:
+        y = fn(v, where=w, **kw)
+    np.testing.assert_allclose(y.numpy(), fn(x, where=w, **kw), rtol=1e-13)
+    u = np.cos(np.arange(y.size)).reshape(y.shape)
+    g = tape.gradient(y, v, output_gradients=u).numpy()
+    np.testing.assert_allclose(g, central(lambda z: np.sum(fn(z, where=w, **kw) * u), x, h=1e-6), rtol=1e-6, atol=1e-8)
+    assert np.all(g[~w] == 0)
+
+
+def test_bincount_with_tensor_weights_scatters_the_gradient_back():
+    # before: "no registered derivative"; d sum(b**2)/dw_i = 2 b[x_i]
+    x0, idx = np.array([0.3, -1.2, 2.0, 0.7, -0.4]), np.array([0, 1, 1, 2, 0])
+    v = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        b = np.bincount(idx, weights=v, minlength=4)
+        y = np.sum(b ** 2)
+    np.testing.assert_allclose(b.numpy(), np.bincount(idx, weights=x0, minlength=4), rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), 2 * np.bincount(idx, weights=x0)[idx], rtol=1e-15)
+    np.testing.assert_array_equal(np.bincount(ap.constant(idx)), [2, 2, 1])

@@ -86,7 +86,7 @@ def test_explicit_ways_and_tensors_without_gradient_stay_quiet():
     c = ap.constant([3.0, 4.0])
     with ap.GradientTape():
         y = x * 2
-        _, got = _escapes(lambda: (y.numpy(), y[0].item(), y.tolist(), float(ap.stop_gradient(y[0])),
+        _, got = _escapes(lambda: (y.numpy(), y[0].item(), y.numpy().tolist(), float(ap.stop_gradient(y[0])),
                                    math.exp(c[0]), float(np.sum(c)), int(np.argmax(y))))
         assert not got
     _, got = _escapes(lambda: math.exp(x[0]))  # no tape recording
@@ -343,3 +343,33 @@ def test_svd_full_matrices_of_a_non_square_matrix_differentiates_what_is_unique(
     assert float(acc.jvp(y)) == pytest.approx(float(np.sum(tape.gradient(only_s, x).numpy())), rel=1e-10)
     extra_tangent = acc.jvp(u).numpy()[:, k:] if shape[0] > k else acc.jvp(vh).numpy()[k:]
     assert np.isnan(extra_tangent).all()  # undefined, never a silent number
+
+
+def test_ndarray_augmented_assignment_of_a_tensor_names_the_variable_and_the_fix():
+    """`total = np.zeros(3); total += v * i` was refused as "numpy.add(..., out=...) ... Drop
+    out=", though the student wrote no out=; `total = total + v * i` gives the gradient 3."""
+    v = ap.Variable(np.array([1.0, -2.0, 3.0]))
+    with ap.GradientTape() as tape:
+        total = np.zeros(3)
+        with pytest.raises(TypeError, match=r"`total` is a numpy array .*`total \*= <Tensor>`.*"
+                                            r"Write `total = total \* \.\.\.`"):
+            total *= v
+        for i in range(3):
+            total = total + v * i
+        y = np.sum(total)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(np.zeros(3), [0.0, 0.0, 0.0])
+
+
+def test_item_assignment_into_a_constant_tensor_explains_the_numpy_way():
+    v = ap.Variable(np.array([1.0, -2.0, 3.0]))
+    with ap.GradientTape() as tape:
+        z = np.zeros_like(v)
+        with pytest.raises(TypeError, match=r"constants too.*carries no gradient.*z = np.zeros\(t.shape\)"):
+            z[0] = 1.0
+        z = np.zeros(v.shape)
+        z[0] = 1.0
+        y = np.sum(z * v)
+        with pytest.raises(TypeError, match="immutable: item assignment"):
+            y[()] = 0.0  # carries gradient: the general message
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [1.0, 0.0, 0.0])

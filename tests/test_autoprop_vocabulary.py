@@ -9,6 +9,7 @@ import warnings
 
 import autograd
 import autograd.numpy as agn
+import autograd.scipy.special
 import numpy as np
 import pytest
 import scipy.special
@@ -185,6 +186,76 @@ def test_scipy_special_ufuncs_on_tensors_are_recorded():
         d2 = t2.gradient(d1, x)
     d3 = t3.gradient(d2, x)
     np.testing.assert_allclose(d3.numpy(), scipy.special.polygamma(2, [0.3, 1.2, 2.5]), rtol=1e-12)
+
+
+# scipy.special ufuncs recorded since session 18 (jax.scipy.special differentiates them); autograd
+# has gamma, betaln, i0, i1 (compared element by element, to second order)
+NEW_SCIPY = ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
+             "betaln", "xlog1py"]
+
+
+@pytest.mark.parametrize("name", NEW_SCIPY)
+def test_new_scipy_special_records_to_second_order(name):
+    """Value (scipy's), <grad, u> and the JVP along u against central differences of scipy's
+    function, the second derivative (reverse-over-reverse and forward-over-reverse) against
+    central differences of the first; both spellings (scipy.special.X on a Tensor,
+    autoprop.scipy.special.X) reach the record."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    xs, _ = SAMPLES[name].make(rng)
+    fs, fa = getattr(scipy.special, name), getattr(aps, name)
+    ts = [ap.constant(x) for x in xs]
+    for f in (fs, fa):
+        np.testing.assert_allclose(f(*ts).numpy(), fs(*xs), rtol=1e-13, atol=1e-15)
+    gs = [rng.standard_normal(np.broadcast_shapes(*[x.shape for x in xs]))]
+    us = [rng.standard_normal(x.shape) for x in xs]
+    vs = [rng.standard_normal(x.shape) for x in xs]
+    grads = _first(fs, gs, ts)
+    num = _dir_fd(_scalar(fs, gs), xs, us)
+    assert abs(_dot(grads, us) - num) <= 1e-6 * (1 + abs(num)), (_dot(grads, us), num)
+    with ap.ForwardAccumulator(ts, us) as acc:
+        y = fa(*ts)
+    assert abs(float(np.sum(acc.jvp(y).numpy() * gs[0])) - num) <= 1e-6 * (1 + abs(num))
+    num2 = _dir_fd(lambda *a: _dot([g.numpy() for g in _first(fs, gs, [ap.constant(x) for x in a])], vs), xs, us)
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        sv = sum((g * v).sum() for g, v in zip(_first(fs, gs, ts), vs))
+    h_rr = outer.gradient(sv, ts, unconnected_gradients="zero")
+    assert abs(_dot(h_rr, us) - num2) <= 1e-5 * (1 + abs(num2)), (_dot(h_rr, us), num2)
+    with ap.ForwardAccumulator(ts, us) as acc:
+        inner = _first(fs, gs, ts)
+    h_fr = [acc.jvp(g, unconnected_gradients="zero") for g in inner]
+    assert abs(_dot(h_fr, vs) - num2) <= 1e-5 * (1 + abs(num2)), (_dot(h_fr, vs), num2)
+    agf = getattr(autograd.scipy.special, name, None) if name != "log_ndtr" else None
+    if agf is not None:
+        argnum = tuple(range(len(xs)))
+
+        def first(*a):
+            return autograd.grad(lambda *b: agn.sum(agf(*b) * gs[0]), argnum=argnum)(*a)
+        for g, r in zip(grads, first(*xs)):
+            np.testing.assert_allclose(g.numpy(), r, rtol=1e-10, atol=1e-12)
+        ref2 = autograd.grad(lambda *a: sum(agn.sum(d * v) for d, v in zip(first(*a), vs)), argnum=argnum)(*xs)
+        for g, r in zip(h_rr, ref2):
+            np.testing.assert_allclose(g.numpy(), r, rtol=1e-9, atol=1e-11)
+
+
+def test_scipy_polygamma_twin_expm1_log1p_and_unrecorded_scipy_names():
+    """scipy.special.polygamma is Python code that converts x with np.asarray (no dispatch):
+    it warns and names autoprop.scipy.special.polygamma, the recorded twin (autograd's values);
+    scipy's own expm1/log1p ufuncs reach numpy's records; an unrecorded scipy ufunc is
+    named scipy.special.X (it said numpy.X)."""
+    x0 = np.array([0.3, 0.7, 1.2])
+    x = ap.Variable(x0)
+    with ap.GradientTape(persistent=True) as tape:
+        with pytest.warns(ap.TapeEscapeWarning, match=r"use autoprop\.scipy\.special\.polygamma"):
+            scipy.special.polygamma(1, x)
+        y = aps.polygamma(1, x)
+        e = scipy.special.expm1(x) + scipy.special.log1p(x)
+        with pytest.raises(TypeError, match=r"cannot record scipy\.special\.struve on a Tensor"):
+            scipy.special.struve(1.0, x)
+    np.testing.assert_allclose(y.numpy(), scipy.special.polygamma(1, x0), rtol=1e-14)
+    ref = autograd.elementwise_grad(lambda a: autograd.scipy.special.polygamma(1, a))(x0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(e, x).numpy(), np.exp(x0) + 1 / (1 + x0), rtol=1e-14)
 
 
 def test_floor_division_is_piecewise_constant_and_passes_no_gradient():

@@ -37,7 +37,7 @@ VALUES = {
     "where": [_MASK, {"where": _MASK, "initial": 3.0}], "initial": [0.5, 3.0], "order": ["F", "A", "K"], "ddof": [1],
     "correction": [1], "decimals": [1, 2], "k": [1, -1], "UPLO": ["U"], "rcond": [0.5, None],
     "rtol": [0.5], "atol": [0.5], "hermitian": [True], "full_matrices": [False],
-    "compute_uv": [False], "upper": [True], "equal_nan": [True], "kind": ["stable"],
+    "compute_uv": [False], "upper": [True], "equal_nan": [True], "kind": ["stable"], "include_initial": [True],
     "stable": [True], "casting": ["unsafe", "no", "equiv"], "shape": [(4, 3), (12,)],
     "copy": [True, False], "optimize": [True, "greedy"], "ord": [1, 2, np.inf, "fro", "nuc", -1],
     "mode": ["reflect", "edge", "clip", "wrap", "r", "complete"], "subok": [True],

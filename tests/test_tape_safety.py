@@ -36,7 +36,7 @@ def test_np_array_of_tensors_warns_at_that_line_naming_tensor_shape_and_fix():
     assert w.filename == __file__ and w.lineno == line
     msg = str(w.message)
     assert "Variable 'x'" in msg and "shape (2,)" in msg
-    assert "ap.numpy.stack" in msg and "ap.numpy_function" in msg and ".numpy()" in msg
+    assert "np.stack([a, b])" in msg and "ap.numpy_function" in msg and ".numpy()" in msg
     # the escape really cut the path: only x's direct use counts
     assert tape.gradient(loss, x).numpy().tolist() == [1.0, 2.0]
 
@@ -57,12 +57,43 @@ def test_assignment_into_an_ndarray_and_a_numpy_call_bypassing_dispatch_warn():
         assert len(got) >= 1 and got[0].filename == __file__
 
 
+def test_tolist_of_a_gradient_carrier_warns_and_names_the_fix():
+    """sum(v.tolist()) + np.sum(v) read like tensor code; the tolist half used to drop its
+    gradient silently (gradient [1, 1, 1], truth [2, 2, 2]: the tester's round 18)."""
+    v = ap.Variable(np.array([1.0, -2.0, 3.0]))
+    with ap.GradientTape() as tape:
+        got = _escapes(lambda: v.tolist())
+        assert len(got) == 1 and ".tolist()" in str(got[0].message)
+        assert "t.numpy().tolist() (quiet)" in str(got[0].message) and got[0].filename == __file__
+        with pytest.warns(ap.TapeEscapeWarning):
+            y = sum(v.tolist()) + np.sum(v)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [1.0, 1.0, 1.0])  # the warned cut
+    assert v.tolist() == [1.0, -2.0, 3.0] and not _escapes(lambda: v.tolist())  # no tape recording
+    with ap.strict_mode(), ap.GradientTape(), pytest.raises(ap.TapeEscapeError, match="tolist"):
+        v.tolist()
+    with ap.ForwardAccumulator(v, np.ones(3)):
+        assert len(_escapes(lambda: v.tolist())) == 1
+
+
+def test_np_array_of_a_list_of_tensors_warns_with_the_np_stack_fix():
+    """numpy gives np.array/np.asarray of a list no dispatch hook: the warning names the
+    recorded spelling, np.stack([...]), whose gradient is HIPS autograd's for np.array
+    (autograd: [[2, 4, 6], [32, 40, 48]] for sum(array([x[0], 2 x[1]]) ** 2))."""
+    x0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    v = ap.Variable(x0)
+    with ap.GradientTape(persistent=True) as tape:
+        got = _escapes(lambda: np.array([v[0], v[1] * 2]))
+        assert len(got) == 2 and "np.stack([a, b]) instead of np.array([a, b])" in str(got[0].message)
+        y = np.sum(np.stack([v[0], v[1] * 2]) ** 2)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [[2.0, 4.0, 6.0], [32.0, 40.0, 48.0]])
+
+
 def test_explicit_conversions_constants_and_no_tape_stay_quiet():
     x = ap.Variable([1.0, 2.0])
     c = ap.constant([5.0, 6.0])
     with ap.GradientTape() as tape:
         y = x * 2
-        assert not _escapes(lambda: (y.numpy(), y[1].item(), y.tolist()))
+        assert not _escapes(lambda: (y.numpy(), y[1].item(), y.numpy().tolist()))
         # float() is what math.exp(t) calls, so it cannot be quiet (the tester's round 5)
         assert len(_escapes(lambda: float(y[0]))) == 1
         assert not _escapes(lambda: np.array([c, c]))  # carries no gradient

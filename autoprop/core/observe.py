@@ -145,10 +145,11 @@ class TapeEscapeWarning(UserWarning):
     ``np.array([x, y])``, ``cols[:, idx] = x`` and numpy (or scipy) functions that do not
     dispatch to autoprop convert a Tensor with ``__array__``: the result is a constant, so
     the gradient path ends there and the tape silently misses that contribution. The same
-    holds for the Python number conversions ``float(t)``, ``int(t)``, ``complex(t)`` and
-    ``operator.index(t)``, which ``math.exp(t)``, ``np.float64(t)`` and ``np.fromiter`` call
-    (they cannot be told apart from ``float(t)``): they warn too. The explicit ways to take a
-    value on purpose (``.numpy()``, ``.item()``, ``.tolist()``) stay quiet. ``ap.strict_mode()``
+    holds for the Python number conversions ``float(t)``, ``int(t)``, ``complex(t)``,
+    ``operator.index(t)`` and ``t.tolist()`` (``sum(t.tolist())`` reads like tensor code),
+    and for ``math.exp(t)``, ``np.float64(t)`` and ``np.fromiter``, which call them (they
+    cannot be told apart from ``float(t)``): they warn too. The explicit ways to take a value
+    on purpose (``.numpy()``, ``.item()``, ``.numpy().tolist()``) stay quiet. ``ap.strict_mode()``
     (or ``warnings.simplefilter("error", ap.TapeEscapeWarning)``) turns it into an error.
     """
 
@@ -312,6 +313,16 @@ def implicit_escape(tensor, how=None):
             "to take the value on purpose, call t.item() or t.numpy() (quiet), or "
             "float(ap.stop_gradient(t))."
         )
+        if how == ".tolist()":
+            msg = (
+                f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries "
+                f"gradient on a recording {kind} and was converted to Python numbers by .tolist() "
+                "here: the numbers are constants, so the gradient path ends at this line and the "
+                "tape will miss this contribution (sum(t.tolist()) + np.sum(t) gives half the "
+                "gradient). Fix: use numpy functions on the tensor itself (np.sum(t), t[i], "
+                "np.stack/np.concatenate: recorded); to take the values on purpose, call "
+                "t.numpy().tolist() (quiet)."
+            )
         if _STRICT:
             raise TapeEscapeError(msg)
         warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())
@@ -332,8 +343,9 @@ def implicit_escape(tensor, how=None):
         f"on a recording {kind} and was converted implicitly to a plain numpy array here "
         "(np.array/np.asarray of Tensors, assignment into an ndarray, or a numpy/scipy function "
         "that does not dispatch to autoprop): the gradient path ends at this line and the "
-        f"{kind} will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
-        "np.array([...]), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
+        f"{kind} will miss this contribution. Fix: np.stack([a, b]) instead of np.array([a, b]) "
+        "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
+        "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
         "tape on purpose." + _scipy_hint()
     )

@@ -77,7 +77,7 @@ class Tensor:
     :class:`~autoprop.TapeEscapeWarning` (a ``TapeEscapeError`` under
     ``ap.strict_mode()``): ``np.asarray(t)`` and numpy code that does not dispatch, and the
     Python number conversions ``float(t)``, ``int(t)``, ``complex(t)``,
-    ``operator.index(t)``. The latter include ``math.exp(t)``, ``math.sqrt(t)``,
+    ``operator.index(t)`` and ``t.tolist()`` (``t.numpy().tolist()`` is quiet). The latter include ``math.exp(t)``, ``math.sqrt(t)``,
     ``np.float64(t)`` and ``np.fromiter`` over a tensor, which call ``float(t)`` and so
     cannot be told apart from it: the plain number they return is a constant and its path
     contributes nothing to the gradient. Write ``np.exp(t)`` (recorded) instead, or
@@ -206,7 +206,19 @@ class Tensor:
         return self._value.item()
 
     def tolist(self):
-        """The value as nested Python lists (leaves the tape)."""
+        """The value as nested Python lists of numbers (leaves the tape).
+
+        Like ``float(t)``, it warns (:class:`~autoprop.TapeEscapeWarning`) while a tape
+        records or a ForwardAccumulator is open and ``t`` carries gradient: the numbers are
+        constants, so ``sum(t.tolist())`` would silently drop ``t``'s gradient. To take the
+        values on purpose, write ``t.numpy().tolist()`` (quiet).
+        """
+        if _RECORDING or _FORWARD:
+            v = self._value.tolist()
+            if _RECORDING:
+                _observe.note_escape(self, ".tolist()", self._value)
+            _observe.implicit_escape(self, ".tolist()")
+            return v
         return self._value.tolist()
 
     def __format__(self, format_spec):
@@ -247,6 +259,16 @@ class Tensor:
 
     # --- in-place updates are refused ----------------------------------------
     def __setitem__(self, key, value):
+        if type(self) is Tensor and _observe._carrier(self) is None:  # e.g. np.zeros_like(t)
+            raise TypeError(
+                f"autoprop Tensors are immutable, constants too: this {self.dtype} Tensor of "
+                f"shape {self.shape} carries no gradient (np.zeros_like(t), np.ones_like(t) & co. "
+                "of a Tensor return a constant Tensor), but item assignment (t[...] = v) is refused for every "
+                "Tensor, as a record may have saved its value. To fill in a constant, start "
+                "from a numpy array: z = np.zeros(t.shape) (or np.zeros_like(t.numpy())), "
+                "then z[0] = 1.0; for values that depend on a Tensor, build a new tensor: "
+                "ap.where(mask, v, z), or np.concatenate of pieces."
+            )
         raise TypeError(
             "autoprop Tensors are immutable: item assignment (t[...] = v) would change a "
             "value that a gradient tape may have saved for the backward pass. Build a new "
@@ -633,10 +655,35 @@ class Tensor:
             prim = _R._UFUNC_PRIMS.get(ufunc)
             if prim is not None:
                 return prim(*inputs)
+        out = kwargs.get("out")
+        if out and isinstance(out[0], np.ndarray) and inputs and out[0] is inputs[0]:
+            _ndarray_augmented_assignment(ufunc, out[0])  # arr += t: numpy's out=arr
         return _R.dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         return _R.dispatch_function(func, args, kwargs)
+
+
+_AUGMENTED = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+              "floor_divide": "//", "power": "**", "remainder": "%", "matmul": "@"}
+
+
+def _ndarray_augmented_assignment(ufunc, arr):
+    """Raise TypeError for ``arr += t`` with ``arr`` a numpy array (numpy calls the ufunc with
+    ``out=arr``), naming the user's variable when a local of the calling line holds ``arr``."""
+    import sys  # (local: the import block is shared with other work)
+
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_observe._SKIP):
+        frame = frame.f_back
+    names = [k for k, v in (frame.f_locals.items() if frame is not None else ()) if v is arr]
+    name, op = (names[0] if names else "arr"), _AUGMENTED.get(ufunc.__name__, f"<{ufunc.__name__}>")
+    raise TypeError(
+        f"`{name}` is a numpy array ({arr.dtype}, shape {arr.shape}), and `{name} {op}= <Tensor>` "
+        f"asks numpy to write the Tensor's values into it in place (numpy.{ufunc.__name__}(..., "
+        f"out={name})), which no tape can record. "
+        f"Write `{name} = {name} {op} ...` instead: a new Tensor, recorded (numpy.{ufunc.__name__})."
+    )
 
 
 class Variable(Tensor):

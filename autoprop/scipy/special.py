@@ -1,9 +1,10 @@
 """``scipy.special`` over autoprop Tensors, recorded on the tape.
 
-scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``gammaln``, ``digamma``, ``erf``,
-``erfc``, ``erfinv``) dispatch to autoprop when called on a Tensor, so
-``scipy.special.expit(x)`` is recorded as written. ``logsumexp``, ``softmax`` and
-``log_softmax`` are plain Python functions in scipy that convert their input to an
+scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
+``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
+``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
+``scipy.special.expit(x)`` is recorded as written. ``logsumexp``, ``softmax``,
+``log_softmax`` and ``polygamma`` are plain Python functions in scipy that convert their input to an
 ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
 records, a ``TapeEscapeWarning`` names the scipy function and its twin here; an error
 under ``ap.strict_mode()``). Use these instead; they are autoprop's primitives with
@@ -34,6 +35,26 @@ from ..core.prims._common import _t
 expit, logit, xlogy, gammaln, erf, erfc, erfinv = (
     _R.expit, _R.logit, _R.xlogy, _R.gammaln, _R.erf, _R.erfc, _R.erfinv)
 digamma = psi = _R.digamma
+ndtr, log_ndtr, ndtri, gamma, loggamma, betaln, i0, i1, xlog1py, entr, log_expit, erfcx, expm1, log1p = (
+    _R.ndtr, _R.log_ndtr, _R.ndtri, _R.gamma, _R.loggamma, _R.betaln, _R.i0, _R.i1, _R.xlog1py, _R.entr,
+    _R.log_expit, _R.erfcx, _R.expm1, _R.log1p)
+
+
+def polygamma(n, x):
+    """``scipy.special.polygamma(n, x)``, recorded (scipy's is Python code that converts x to numpy).
+
+    Parameters
+    ----------
+    n : int
+        The order (no gradient); 0 is digamma.
+    x : Tensor or array_like
+
+    Returns
+    -------
+    Tensor
+        d/dx polygamma(n, x) = polygamma(n + 1, x) (DLMF 5.15).
+    """
+    return _R.polygamma(x, n=int(n))
 
 
 def _axis(axis):

@@ -18,6 +18,7 @@ from .elementwise import multiply
 from .linalg import _np_tensordot, matmul, outer
 from .reductions import sum
 from .shape import getitem, reshape, transpose
+from .special import conj
 from .stacking import cross, diagonal
 
 __all__ = []
@@ -46,17 +47,15 @@ def _swap_last(x):
     return transpose(x, axes=tuple(axes))
 
 
-def _real(name, *xs):
-    xs = [_t(x) for x in xs]
-    if any(x.dtype.kind == "c" for x in xs):  # conj(x1) would need a record of its own
-        raise TypeError(f"autoprop cannot record numpy.{name} of complex tensors (it conjugates "
-                        "x1); write the real and imaginary parts out, or use real values")
-    return xs
+def _conj1(x1, x2):
+    """``conj(x1), x2`` as Tensors: numpy's vecdot and vecmat conjugate x1 (a no-op when real)."""
+    x1, x2 = _t(x1), _t(x2)
+    return (conj(x1) if x1.dtype.kind == "c" else x1), x2
 
 
 def _vecdot(x1, x2, /, *, axis=-1, **kw):
     _check_kw("vecdot", kw)
-    x1, x2 = _real("vecdot", x1, x2)
+    x1, x2 = _conj1(x1, x2)
     return sum(multiply(x1, x2), axis=axis)
 
 
@@ -66,13 +65,13 @@ def _matrix_transpose(x, /):
 
 def _matvec(x1, x2, /, **kw):  # (..., m, n) @ (..., n) -> (..., m)
     _check_kw("matvec", kw)
-    x1, x2 = _real("matvec", x1, x2)
+    x1, x2 = _t(x1), _t(x2)  # (no conjugate: matvec is x1 @ x2)
     return getitem(matmul(x1, reshape(x2, shape=(*x2.shape, 1))), key=(Ellipsis, 0))
 
 
 def _vecmat(x1, x2, /, **kw):  # (..., n) @ (..., n, m) -> (..., m)
     _check_kw("vecmat", kw)
-    x1, x2 = _real("vecmat", x1, x2)
+    x1, x2 = _conj1(x1, x2)
     return getitem(matmul(reshape(x1, shape=(*x1.shape[:-1], 1, x1.shape[-1])), x2),
                    key=(Ellipsis, 0, slice(None)))
 
@@ -109,14 +108,15 @@ def _linalg_tensordot(x1, x2, /, *, axes=2):
 
 
 _LA = np.linalg
+_VECDOT = "sum(conj(x1) * x2, axis) (conj only for a complex x1, as numpy)"
 for _name, _fn, _formula, _impl in [
-    ("vecdot", getattr(np, "vecdot", None), "sum(x1 * x2, axis) (real values)", _vecdot),
+    ("vecdot", getattr(np, "vecdot", None), _VECDOT, _vecdot),
     ("matrix_transpose", getattr(np, "matrix_transpose", None), "swap the last two axes",
      _matrix_transpose),
     ("matvec", getattr(np, "matvec", None), "matmul(x1, x2[..., None])[..., 0]", _matvec),
-    ("vecmat", getattr(np, "vecmat", None), "matmul(x1[..., None, :], x2)[..., 0, :] (real values)",
+    ("vecmat", getattr(np, "vecmat", None), "matmul(conj(x1)[..., None, :], x2)[..., 0, :] (conj: complex x1)",
      _vecmat),
-    ("linalg.vecdot", getattr(_LA, "vecdot", None), "sum(x1 * x2, axis) (real values)", _vecdot),
+    ("linalg.vecdot", getattr(_LA, "vecdot", None), _VECDOT, _vecdot),
     ("linalg.matrix_transpose", getattr(_LA, "matrix_transpose", None),
      "swap the last two axes", _matrix_transpose),
     ("linalg.trace", getattr(_LA, "trace", None), "trace over the last two axes", _linalg_trace),

@@ -30,8 +30,9 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         return inputs[0]
     prim = _UFUNCS.get(ufunc)
     if prim is None:
-        raise TypeError(
-            f"autoprop cannot record numpy.{name} on a Tensor: it has no registered "
+        raise TypeError(  # (a ufunc that is not numpy's is scipy.special's)
+            f"autoprop cannot record {'numpy' if getattr(np, name, None) is ufunc else 'scipy.special'}.{name} "
+            "on a Tensor: it has no registered "
             "derivative (VJP), so a tape could not differentiate through it. Use a "
             "supported function (see autoprop.PRIMITIVES), or ap.numpy_function(...) to "
             "run it as plain numpy with no gradient."

@@ -329,11 +329,18 @@ absolute = defprim("absolute", np.abs, lambda g, ans, x: times(g, _abs_unit(ans,
 sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")
 cos = defprim("cos", np.cos, lambda g, ans, x: times(g, -np.sin(x)), jvp=lambda t, ans, x: times(t, -np.sin(x)),
               jacobian="diag(-sin x)", vjp="dx = -g sin(x)", shapes=SAME, numpy=(np.cos,))
+try:  # scipy.special's own expm1 and log1p ufuncs dispatch to numpy's records
+    from scipy.special import expm1 as _sp_expm1
+    from scipy.special import log1p as _sp_log1p
+    _SCIPY_EXPM1, _SCIPY_LOG1P = (_sp_expm1,), (_sp_log1p,)
+except ImportError:  # pragma: no cover
+    _SCIPY_EXPM1 = _SCIPY_LOG1P = ()
 log1p = defprim("log1p", np.log1p, lambda g, ans, x: zero_rule(g, g / (1.0 + x)),
                 jvp=lambda t, ans, x: zero_rule(t, t / (1.0 + x)),
-                jacobian="diag(1/(1+x))", vjp="dx = g / (1 + x)", shapes=SAME, numpy=(np.log1p,))
+                jacobian="diag(1/(1+x))", vjp="dx = g / (1 + x)", shapes=SAME, numpy=(np.log1p, *_SCIPY_LOG1P))
 expm1 = _unary("expm1", np.expm1, lambda ans, x: np.exp(x), "diag(exp(x))",
-               "dx = g * exp(x) (not y + 1, which keeps no relative precision for x << 0)")
+               "dx = g * exp(x) (not y + 1, which keeps no relative precision for x << 0)",
+               numpy=(np.expm1, *_SCIPY_EXPM1))
 
 try:  # scipy ships with scikit-learn; math.erf is the fallback
     from scipy.special import erf as _erf

@@ -12,13 +12,16 @@ import builtins
 import numpy as np
 
 from ..registry import defcomposite
-from ._common import _check_kw, _t
-from .elementwise import cast, power
-from .reductions import sum  # noqa: A004
-from .shape import getitem, moveaxis, reshape, stack, transpose
-from .stacking import diff, sort
+from ..tensor import Tensor
+from ._common import _check_kw, _t, _value
+from .elementwise import cast, power, where
+from .reductions import prod, sum  # noqa: A004
+from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
+from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
-__all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power"]
+__all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power",
+           "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
+           "extract", "delete", "interp", "bincount", "block"]
 
 _S = builtins.slice
 
@@ -126,3 +129,153 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
                              "float64 casts", numpy=(np.float_power,))
 def float_power(x1, x2):
     return power(cast(_t(x1), dtype=np.dtype(np.float64)), cast(_t(x2), dtype=np.dtype(np.float64)))
+
+
+# --- more numpy names (session 18): each the recorded functions numpy's documentation defines
+# it by (jax.numpy differentiates the same) -----------------------------------------------
+@defcomposite("nanprod", "prod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nanprod,))
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _check_kw("nanprod", dict(kw, out=out, dtype=dtype))
+    return prod(_nan_fill(a, 1.0), axis=_axis_arg(axis), keepdims=bool(keepdims))
+
+
+@defcomposite("nancumsum", "cumsum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nancumsum,))
+def nancumsum(a, axis=None, dtype=None, out=None):
+    _check_kw("nancumsum", dict(out=out, dtype=dtype))
+    return np.cumsum(_nan_fill(a, 0.0), axis=axis)
+
+
+@defcomposite("cumulative_sum", "cumsum along axis, with a leading 0 for include_initial=True "
+                                "(numpy 2's name)", numpy=tuple(f for f in [getattr(np, "cumulative_sum", None)] if f))
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    _check_kw("cumulative_sum", dict(out=out, dtype=dtype))
+    x = _t(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"numpy.cumulative_sum: axis is required for a {x.ndim}-D array "
+                             f"(shape {x.shape}), as numpy's")
+        axis = 0
+    c = np.cumsum(x, axis=axis)
+    if not include_initial:
+        return c
+    zero_shape = list(x.shape)
+    zero_shape[axis] = 1
+    return concatenate(Tensor._wrap(np.zeros(zero_shape, x.dtype)), c, axis=axis)
+
+
+@defcomposite("heaviside", "where(x1 < 0, 0, where(x1 > 0, 1, x2)), NaN at NaN: d/dx1 = 0, "
+                           "d/dx2 = 1 where x1 = 0", numpy=(np.heaviside,))
+def heaviside(x1, x2, /, out=None, **kw):
+    _check_kw("heaviside", dict(kw, out=out))
+    x1, x2 = _t(x1), _t(x2)
+    v = x1._value
+    step = np.heaviside(v, np.zeros((), np.result_type(v, x2.dtype)))  # 0, 1 or NaN, exactly
+    return where(v == 0, x2 + np.zeros_like(step), step)
+
+
+@defcomposite("copysign", "|x1| * (-1 where x2's sign bit is set, else 1): d/dx1 = that sign "
+                          "times sign(x1), d/dx2 = 0", numpy=(np.copysign,))
+def copysign(x1, x2, /, out=None, **kw):
+    _check_kw("copysign", dict(kw, out=out))
+    x1, x2 = _t(x1), _t(x2)
+    s = np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16))
+    return np.abs(x1) * s
+
+
+@defcomposite("ldexp", "x1 * 2**x2 (x2 an integer exponent, no gradient)", numpy=(np.ldexp,))
+def ldexp(x1, x2, /, out=None, **kw):
+    _check_kw("ldexp", dict(kw, out=out))
+    x1, x2 = _t(x1), _value(x2)
+    if np.asarray(x2).dtype.kind not in "iub":
+        raise TypeError(f"numpy.ldexp: the exponent x2 must be integers, as numpy's; got {np.asarray(x2).dtype}")
+    return x1 * np.ldexp(np.ones((), np.result_type(x1.dtype, np.float16)), x2)
+
+
+@defcomposite("nanstd", "norm(x - nanmean(x), NaNs as 0) / sqrt(count - ddof): NaNs get no "
+                        "gradient; the norm's subgradient 0 at zero spread", numpy=(np.nanstd,))
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    _check_kw("nanstd", dict(kw, out=out, dtype=dtype))
+    a, axis = _t(a), _axis_arg(axis)
+    count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
+    d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
+    return np.linalg.norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(
+        np.maximum(count - ddof, 0)).astype(a.dtype)
+
+
+@defcomposite("compress", "take(x, nonzero(condition), axis) (flattened for axis=None)",
+              numpy=(np.compress,), methods=("compress",))
+def compress(condition, a, axis=None, out=None):
+    _check_kw("compress", {"out": out})
+    a = _t(a)
+    idx = np.nonzero(np.asarray(_value(condition)).ravel())[0]
+    return np.take(a if axis is not None else ravel(a), idx, axis=axis if axis is not None else 0)
+
+
+@defcomposite("extract", "take(ravel(x), nonzero(ravel(condition)))", numpy=(np.extract,))
+def extract(condition, arr):
+    return compress(np.asarray(_value(condition)).ravel(), ravel(_t(arr)))
+
+
+@defcomposite("delete", "take(x, the positions numpy keeps, axis) (flattened for axis=None)",
+              numpy=(np.delete,))
+def delete(arr, obj, axis=None):
+    a = _t(arr)
+    a, axis = (ravel(a), 0) if axis is None else (a, int(axis) % builtins.max(a.ndim, 1))
+    keep = np.delete(np.arange(a.shape[axis]), _value(obj))
+    return np.take(a, keep, axis=axis)
+
+
+@defcomposite("interp", "fp[j] + slope_j (x - xp[j]) on xp's interval j, fp[0] / fp[-1] (or "
+                        "left / right) outside: gradients to x, xp and fp", numpy=(np.interp,))
+def interp(x, xp, fp, left=None, right=None, period=None):
+    if period is not None:
+        raise TypeError("autoprop cannot record numpy.interp(..., period=...); unwrap x first "
+                        "(np.mod and np.concatenate are recorded)")
+    x, xp, fp = _t(x), _t(xp), _t(fp)
+    if xp.ndim != 1 or fp.shape != xp.shape or xp.size < 2:
+        raise ValueError(f"numpy.interp: xp and fp must be 1-D of one length (>= 2 here); got "
+                         f"shapes {xp.shape} and {fp.shape}")
+    j = np.clip(np.searchsorted(xp._value, x._value, side="right") - 1, 0, xp.size - 2)
+    x0, f0 = np.take(xp, j), np.take(fp, j)
+    y = (np.take(fp, j + 1) - f0) / (np.take(xp, j + 1) - x0) * (x - x0) + f0
+    lo = fp[0] if left is None else _t(left).astype(y.dtype)
+    hi = fp[-1] if right is None else _t(right).astype(y.dtype)
+    y = where(x._value == xp._value[-1], fp[-1] + np.zeros(y.shape, y.dtype), y)
+    return where(x._value < xp._value[0], lo + np.zeros(y.shape, y.dtype),
+                 where(x._value > xp._value[-1], hi + np.zeros(y.shape, y.dtype), y))
+
+
+@defcomposite("bincount", "index_add of weights at x (repeats accumulate): dweights = g[x]; "
+                          "without weights, integer counts (no gradient)", numpy=(np.bincount,))
+def bincount(x, /, weights=None, minlength=0):
+    xv = np.asarray(_value(x))
+    counts = np.bincount(xv, minlength=minlength)  # numpy's checks and length
+    if weights is None:
+        return counts
+    w = _t(weights)
+    if w.shape != xv.shape:
+        raise ValueError(f"numpy.bincount: weights must have x's shape {xv.shape}; got {w.shape}")
+    w = w.astype(np.float64) if w.dtype != np.float64 else w  # numpy's weighted counts are float64
+    return index_add(w, key=(xv,), shape=counts.shape)
+
+
+@defcomposite("block", "concatenate of the nested lists, the innermost along the last axis (each "
+                       "leaf first given numpy's leading axes of length 1)", numpy=(np.block,))
+def block(arrays):
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("numpy.block: tuples are not allowed in the nesting, as numpy's; use lists")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+
+    levels = depth(arrays)
+
+    def leaves(x):
+        return [leaf for e in x for leaf in leaves(e)] if isinstance(x, list) else [_t(x)]
+    ndim = builtins.max([levels] + [leaf.ndim for leaf in leaves(arrays)])
+
+    def build(x, level):
+        if not isinstance(x, list):
+            x = _t(x)
+            return reshape(x, shape=(1,) * (ndim - x.ndim) + x.shape)
+        return concatenate(*[build(e, level + 1) for e in x], axis=level - levels)
+    return build(arrays, 0)

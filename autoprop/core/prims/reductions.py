@@ -552,13 +552,29 @@ argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, 
                     methods=("argmin",))
 
 
+def _masked_spread(a, axis, ddof, keepdims, where_, name):
+    """var or std over the elements ``where_`` selects (numpy's ``where=``): the deviations
+    from the masked mean, 0 outside the mask (no gradient there), over count(mask) - ddof."""
+    w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
+    n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
+    d = a - np.mean(a, axis=axis, keepdims=True, where=w)
+    d = d * w.astype(a.dtype)
+    if name == "std":
+        return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
+    dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
+
+
 @defcomposite("var", "mean(|x - mean(x)|**2) * n / (n - ddof): chain rule through mean, subtract, "
                      "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    where_ = kw.pop("where", None)
     _check_kw("var", dict(kw, out=out))
     a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
+    if where_ is not None:
+        return _masked_spread(a, axis, ddof, keepdims, where_, "var")
     d = a - mean(a, axis=axis, keepdims=True)
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d  # |d|**2, real, as numpy's var of complex
     return sum(dd, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
@@ -568,10 +584,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
                      "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    where_ = kw.pop("where", None)
     _check_kw("std", dict(kw, out=out))
     a = _in_dtype("std", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
+    if where_ is not None:
+        return _masked_spread(a, axis, ddof, keepdims, where_, "std")
     d = a - mean(a, axis=axis, keepdims=True)
     return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
 
@@ -582,10 +601,32 @@ _REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum:
 _ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod}
 
 
+def _running_extreme(a, axis, ufunc):
+    """``np.maximum.accumulate(a, axis)`` (or minimum) as a gather of ``a`` at the position of
+    each running extreme (the first that reached it, as np.argmax; a NaN stays, as numpy's):
+    its VJP sends each output's gradient to that one input, as jax's cummax."""
+    from ..registry import _FUNCTIONS
+
+    x = a._value
+    axis = int(axis) % x.ndim if x.ndim else 0
+    run = ufunc.accumulate(x, axis=axis)
+    cut = [slice(None)] * x.ndim
+    cut[axis] = slice(1, None)
+    later, before = x[tuple(cut)], np.delete(run, -1, axis=axis)
+    with np.errstate(invalid="ignore"):  # a new record (False at NaN), or the first NaN
+        better = (later > before) if ufunc is np.maximum else (later < before)
+    new = np.concatenate([np.ones_like(np.take(x, [0], axis=axis), dtype=bool),
+                          better | (np.isnan(later) & ~np.isnan(before))], axis=axis)
+    pos = np.arange(x.shape[axis]).reshape([-1 if k == axis else 1 for k in range(x.ndim)])
+    idx = np.maximum.accumulate(np.where(new, pos, 0), axis=axis)
+    return _FUNCTIONS[np.take_along_axis](a, idx, axis=axis)
+
+
 def ufunc_method(ufunc, method, inputs, kwargs):
     """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
     ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
-    (sum, prod, max, min; cumsum, cumprod; logsumexp; the ufunc on ``a`` reshaped to
+    (sum, prod, max, min; cumsum, cumprod; a gather at the running argmax/argmin for
+    maximum/minimum.accumulate; logsumexp; the ufunc on ``a`` reshaped to
     ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
     records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
 
@@ -607,12 +648,15 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
         if target is not None:
             return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
+        if method == "accumulate" and ufunc in (np.maximum, np.minimum):
+            _check_kw(name, kw)
+            return _running_extreme(_t(inputs[0]), axis, ufunc)
     if method == "outer" and len(inputs) == 2 and ufunc in _UFUNCS and ufunc.nin == 2:
         _check_kw(name, kwargs)
         a, b = _t(inputs[0]), _t(inputs[1])
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
-        "accumulate of add/multiply/maximum/minimum (and logaddexp.reduce) and outer of a "
+        "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
         "recorded binary ufunc are. Use the numpy function instead (np.sum for "
         "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")

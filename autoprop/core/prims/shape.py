@@ -665,6 +665,6 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
 defnumpy("constants", (np.full_like,), _full_like)
 
 for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,
-           np.argsort, np.nonzero):  # plain values (bools, indices): no gradient
+           np.argsort, np.nonzero, np.argpartition, np.searchsorted):  # plain values (bools, indices)
     defnumpy("values only", (_f,), _value_only(_f))
 del _f

@@ -1,7 +1,8 @@
 """More elementwise functions: numpy's remaining real ufuncs (exp2, cbrt, the inverse
 hyperbolic functions, hypot, logaddexp2, fmax/fmin, remainder/fmod and ``%``, sinc)
-and ``scipy.special``'s (expit, logit, xlogy, gammaln, digamma, erfinv, and erf/erfc
-under their scipy names), with the compositions that are exact (fabs, deg2rad and
+and ``scipy.special``'s (expit, logit, xlogy, xlog1py, gammaln, digamma, polygamma, gamma,
+loggamma, betaln, erfinv, erfcx, ndtr, log_ndtr, ndtri, i0, i1, entr, log_expit, and
+erf/erfc/expm1/log1p under their scipy names), with the compositions that are exact (fabs, deg2rad and
 friends, real/imag/conj of real input, nan_to_num).
 
 One record each (registry.defprim): forward, VJP and JVP per argument (the same
@@ -305,3 +306,61 @@ if _ss is not None:
     __all__ += ["polygamma"]
 else:  # pragma: no cover
     gammaln = digamma = erfinv = polygamma = None
+
+
+# --- more scipy.special ufuncs (jax.scipy.special and HIPS autograd differentiate them) ------
+# Each: forward (scipy's ufunc, which dispatches here on a Tensor), one derivative factor for the
+# VJP (g * factor) and the JVP (t * factor), written with recorded functions of x or of the
+# output, so second order works. Derivatives: DLMF (5.2.1 gamma/digamma, 7.2 erf, 10.29 Bessel
+# I, 5.12 beta); ndtr(x) = (1 + erf(x / sqrt 2)) / 2.
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def _i1_over_x(x):
+    """i1(x) / x, 1/2 at x = 0 (its limit), recorded when x is a Tensor."""
+    zero = x == 0
+    return np.where(zero, 0.5, _ss.i1(x) / np.where(zero, 1.0, x))
+
+
+if _ss is not None:
+    ndtr = _elementwise("ndtr", _ss.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x)),
+                        "exp(-x^2/2) / sqrt(2 pi) (the normal density)", source="special.ndtr({x})")
+    log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr,
+                            lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x) - ans),
+                            "exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi) (density / ndtr, in logs: "
+                            "finite far into the left tail)", source="special.log_ndtr({x})")
+    ndtri = _elementwise("ndtri", _ss.ndtri, lambda ans, x: np.sqrt(2.0 * np.pi) * np.exp(0.5 * (ans * ans)),
+                         "sqrt(2 pi) exp(ndtri(x)^2 / 2) (the inverse function rule)",
+                         kinks="x = 0, 1: inf; outside [0, 1]: nan", source="special.ndtri({x})")
+    gamma = _elementwise("gamma", _ss.gamma, lambda ans, x: ans * _ss.digamma(x), "gamma(x) digamma(x)",
+                         kinks="poles at 0, -1, -2, ...", source="special.gamma({x})")
+    loggamma = _elementwise("loggamma", _ss.loggamma, lambda ans, x: _ss.digamma(x),
+                            "digamma(x) (real x > 0; scipy gives nan for real x < 0)",
+                            kinks="x <= 0: nan (as scipy)", source="special.loggamma({x})")
+    i0 = _elementwise("i0", _ss.i0, lambda ans, x: _ss.i1(x), "i1(x) (DLMF 10.29.3)",
+                      source="special.i0({x})")
+    i1 = _elementwise("i1", _ss.i1, lambda ans, x: _ss.i0(x) - _i1_over_x(x),
+                      "i0(x) - i1(x) / x (DLMF 10.29.2; 1/2 at x = 0)", source="special.i1({x})")
+    entr = _elementwise("entr", _ss.entr, lambda ans, x: -np.log(x) - 1.0, "-log(x) - 1",
+                        kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
+    log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
+                             "expit(-x) = 1 - sigmoid(x)", source="special.log_expit({x})")
+    erfcx = _elementwise("erfcx", _ss.erfcx, lambda ans, x: 2.0 * x * ans - 2.0 / np.sqrt(np.pi),
+                         "2 x erfcx(x) - 2 / sqrt(pi)", source="special.erfcx({x})")
+    betaln = _binary(
+        "betaln", _ss.betaln,
+        lambda ans, a, b: _ss.digamma(a) - _ss.digamma(a + b),
+        lambda ans, a, b: _ss.digamma(b) - _ss.digamma(a + b),
+        "d/da = digamma(a) - digamma(a + b), d/db = digamma(b) - digamma(a + b)",
+        "da = g (digamma(a) - digamma(a + b)), db = g (digamma(b) - digamma(a + b))",
+        kinks="poles where a, b or a + b is 0, -1, -2, ...", source="special.betaln({0}, {1})")
+    xlog1py = _binary(
+        "xlog1py", _ss.xlog1py, lambda ans, a, b: np.log1p(b),
+        lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, 1.0 + b)),
+        "d (a log1p b)/da = log1p(b), d/db = a / (1 + b)",
+        "da = g log1p(b), db = g a / (1 + b) (0 where a = 0)",
+        kinks="a = 0: xlog1py is 0 for every b, so d/db is 0 there; b <= -1: d/da -inf, nan",
+        source="special.xlog1py({0}, {1})")
+    __all__ += ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
+                "betaln", "xlog1py"]
+

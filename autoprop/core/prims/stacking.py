@@ -425,10 +425,12 @@ def convolve(a, v, mode="full"):
     return _convolve_full_or_mode(a, v, mode, "convolve")
 
 
-@defcomposite("correlate", "sum_n a[n + k] v[n]: convolve with v reversed (numpy's swap and "
-                           "reversal when v is the longer)", numpy=(np.correlate,))
+@defcomposite("correlate", "sum_n a[n + k] conj(v[n]): convolve with conj(v) reversed (numpy's "
+                           "swap and reversal when v is the longer)", numpy=(np.correlate,))
 def correlate(a, v, mode="valid"):
     a, v = _t(a), _t(v)
+    if v.dtype.kind == "c":  # numpy conjugates v (c[k] = sum_n a[n + k] conj(v[n])), even for a real a
+        v = conj(v)
     if a.ndim == v.ndim == 1 and a.size < v.size:  # numpy correlates the swapped pair, reversed
         return getitem(_convolve_full_or_mode(v, getitem(a, _S(None, None, -1)), mode, "correlate"),
                        _S(None, None, -1))
@@ -711,3 +713,4 @@ class _Concatenator:
 
 r_ = _Concatenator(columns=False)
 c_ = _Concatenator(columns=True)
+
