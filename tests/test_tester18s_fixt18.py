@@ -1,0 +1,69 @@
+"""Session 18's tester (tester18s) findings fixed by fixt18: a feature toggle set to a constant (``self.use_dropout =
+True``) is a plain switch, each value checked (H1: its other branch never ran and the check PASSed); the diagnoses
+of a function pair's repeated-index embedding, of a dropout mask beside a coincidental 1/N and of batch norm on one
+sample; ``--jacobian``'s mode word."""
+
+import pytest
+from test_cli import both, run_here, student
+
+USE_DROPOUT = """
+import numpy as np
+
+class Drop:
+    def __init__(self, p=0.5):
+        self.p = p; self.use_dropout = True
+    def forward(self, x):
+        if self.use_dropout:
+            self.mask = (np.random.rand(*x.shape) > self.p) / (1 - self.p)
+            return x * self.mask
+        return x * self.K  # inverted dropout: eval passes x on
+    def backward(self, dy):
+        if self.use_dropout:
+            return dy * self.mask
+        return dy
+    K = 1
+
+class DropBug(Drop):
+    K = 3
+
+class Net:  # CS231n FullyConnectedNet's dropout sub-layer, its switch a constant
+    def __init__(self):
+        self.W = np.linspace(-1, 1, 20).reshape(5, 4); self.drop = DropBug()
+    def forward(self, x):
+        self.x = x
+        return self.drop.forward(x @ self.W)
+    def backward(self, dy):
+        d = self.drop.backward(dy)
+        self.dW = self.x.T @ d
+        return d @ self.W.T
+
+class Configured:  # self.use_dropout from an __init__ argument: configuration (--init chooses it), not a switch
+    def __init__(self, dropout=1.0):
+        self.p = dropout; self.use_dropout = dropout != 1
+    def forward(self, x):
+        return x * 2 if self.use_dropout else x * 3
+    def backward(self, dy):
+        return dy * 2 if self.use_dropout else dy * 3
+"""
+
+
+@pytest.mark.parametrize("cls, rows", [("DropBug", "DropBug [self.use_dropout=False]"),
+                                       ("Net", "Net [self.drop.use_dropout=False]")])
+def test_h1_a_constant_use_dropout_is_checked_at_each_value(tmp_path, cls, rows):
+    """``self.use_dropout = True`` (CS231n's name) was read as configuration: the eval branch (its bug) never ran
+    and the check PASSed, its mode 'forward has no training switch'."""
+    f = student(tmp_path, USE_DROPOUT, "use_dropout.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5" if cls == "Net" else "4,6")
+    out = both(p)
+    assert p.returncode == 1 and "PASS" not in out, out
+    assert f"FAIL: {rows}: gradient mismatch in dX" in out, out
+    assert "no training switch" not in out, out
+
+
+def test_h1_a_use_flag_set_from_an_init_argument_stays_configuration(tmp_path):
+    f = student(tmp_path, USE_DROPOUT, "use_dropout.py")
+    p = run_here("check", f"{f}::Configured", "--input-shape", "4,6")
+    out = both(p)
+    assert p.returncode == 0 and "use_dropout=" not in out, out
+    ok = run_here("check", f"{f}::Drop", "--input-shape", "4,6")
+    assert ok.returncode == 0 and "Drop [self.use_dropout=False] dX" in both(ok), both(ok)
