@@ -2345,8 +2345,11 @@ def _window_signature(L: _Layer, key, m):
 def _repeated_index_signature(L: _Layer, key, m):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
-    ``m`` the buffered one (the last occurrence of each repeated row alone)."""
+    ``m`` the buffered one (the last occurrence of each repeated row alone). The table is a parameter, or a float
+    input (a function pair's ``word_embedding_forward(x, W)``: tester18s, named a max pool's overlapping windows)."""
     p = L.params.get(key)
+    if p is None and key.startswith("@") and key[1:] in L.names and L.inputs[L.names.index(key[1:])].dtype.kind == "f":
+        p = L.inputs[L.names.index(key[1:])]
     for name, x in zip(L.names, L.inputs):
         if p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p):
             continue
