@@ -2663,7 +2663,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
-    if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
+    if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
+            and (g := _mask_scale(L, m)) is not None:  # the mask's scale before a coincidental N (tester18s M3)
         pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)
         eg = f"{t} = dout * mask, the mask from the cache" if pair else f"{t} = dY * self.mask"
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)

@@ -28,3 +28,27 @@ def wordembbuffered_backward(dout, cache):
     dW = np.zeros_like(W)
     dW[x] += dout  # BUG: buffered, the last occurrence of a repeated id wins
     return dW
+
+
+class DropoutScale:
+    """Inverted dropout, checked in training mode on a batch of 4 (a mask scale 1/4 of the right one looked 1/N)."""
+
+    INPUT, KWARGS = (4, 6), {"training": True}
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def forward(self, x, training=False):
+        if training:
+            self.mask = (np.random.rand(*x.shape) > self.p) / (1 - self.p)
+            return x * self.mask
+        self.mask = np.ones_like(x)
+        return x
+
+    def backward(self, dy):
+        return dy * self.mask
+
+
+class DropoutWrongScale(DropoutScale):
+    def backward(self, dy):
+        return dy * (self.mask > 0) * (1 - self.p)  # BUG: (1 - p) where forward's 1 / (1 - p) is due
