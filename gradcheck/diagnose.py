@@ -113,6 +113,11 @@ DIAGNOSES: dict[str, Record] = {
         "check with a mask that keeps some entries (a drop rate below 1, or a keep probability above 0: "
         "CS231n's p is the probability of keeping a unit, others' p or rate that of dropping it), or check on "
         "a larger input", _DROP),
+    "one-sample-norm": Record(
+        "one sample", "in {mode} mode the forward does not depend on its input: with one sample in the batch, "
+        "x - mean = 0, so a batch normalisation's training output is beta for any input, dX = 0 whatever "
+        "backward does, and a comparison of zeros is no check",
+        "check with a batch of at least 2 samples (--input-shape N,... with N >= 2)", _NORM),
     "other-function": Record(
         "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
         "while every gradient agrees with central differences of the layer's own forward: the "
@@ -3524,7 +3529,9 @@ class _Probes:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
                 layer, inputs, changed, self.fcall))
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
-        if ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
+        if ok and not self.diag.held and self.one_sample_norm(Y1) and self.constant():  # tester18s M4
+            self.find("one-sample-norm", mode="training" if self.training is True else "this")
+        elif ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
@@ -3548,6 +3555,20 @@ class _Probes:
             if not self.constant():
                 return 0
         return _REDRAWS + 1
+
+    def one_sample_norm(self, Y1) -> bool:
+        """Whether the forward, given one sample (``Y1`` its output), normalises over the batch: given two
+        samples ``x`` and ``2x + 1`` its two rows differ and add up to twice ``Y1`` (``beta - gamma`` and ``beta +
+        gamma``, ``Y1`` being ``beta``), as a batch normalisation's do; a dropout's do not."""
+        X = self.inputs[0]
+        if X.dtype.kind != "f" or X.ndim < 2 or X.shape[0] != 1 or Y1.ndim < 2 or Y1.shape[0] != 1:
+            return False
+        try:
+            Y2 = np.asarray(self.fwd(self.proxy, [np.concatenate([X, 2 * X + 1]), *self.inputs[1:]]), dtype=float)
+        except Exception:  # noqa: BLE001 - student code at another batch size
+            return False
+        return Y2.shape[0] == 2 and Y2.shape[1:] == Y1.shape[1:] and close(Y2[0] + Y2[1], 2 * Y1[0], 1e-6) \
+            and not close(Y2[0], Y2[1], 1e-3)
 
     def constant(self) -> bool:
         """Whether ``self.proxy``'s forward gives the very same Y when every float input moves by a standard

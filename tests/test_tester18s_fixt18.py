@@ -67,3 +67,36 @@ def test_h1_a_use_flag_set_from_an_init_argument_stays_configuration(tmp_path):
     assert p.returncode == 0 and "use_dropout=" not in out, out
     ok = run_here("check", f"{f}::Drop", "--input-shape", "4,6")
     assert ok.returncode == 0 and "Drop [self.use_dropout=False] dX" in both(ok), both(ok)
+
+
+BATCHNORM = """
+import numpy as np
+
+class BatchNorm1d:
+    def __init__(self, num_features=4, eps=1e-5):
+        self.gamma = np.ones(num_features); self.beta = np.zeros(num_features); self.eps = eps
+    def forward(self, x):
+        self.xc = x - x.mean(axis=0)
+        self.std = np.sqrt((self.xc ** 2).mean(axis=0) + self.eps)
+        self.xhat = self.xc / self.std
+        return self.gamma * self.xhat + self.beta
+    def backward(self, dy):
+        n = dy.shape[0]
+        self.dbeta = dy.sum(axis=0); self.dgamma = (dy * self.xhat).sum(axis=0)
+        dxhat = dy * self.gamma
+        return (n * dxhat - dxhat.sum(axis=0) - self.xhat * (dxhat * self.xhat).sum(axis=0)) / (n * self.std)
+"""
+
+
+def test_m4_batch_norm_on_one_sample_says_so_not_dropout(tmp_path):
+    """One sample: x - mean = 0, the output is beta for any input. NOT CHECKED was right, but its sentence spoke of
+    dropout masks and keep probabilities."""
+    f = student(tmp_path, BATCHNORM, "bn_one.py")
+    p = run_here("check", f"{f}::BatchNorm1d", "--input-shape", "1,4")
+    out = both(p)
+    assert p.returncode == 3 and "PASS" not in out, out
+    assert "x - mean = 0, so a batch normalisation's training output is beta for any input" in out, out
+    assert "batch of at least 2 samples" in out and "normalises one sample" in out, out
+    assert "mask" not in out and "keep probability" not in out, out
+    ok = run_here("check", f"{f}::BatchNorm1d", "--input-shape", "3,4")
+    assert ok.returncode == 0, both(ok)
