@@ -100,3 +100,43 @@ def test_m4_batch_norm_on_one_sample_says_so_not_dropout(tmp_path):
     assert "mask" not in out and "keep probability" not in out, out
     ok = run_here("check", f"{f}::BatchNorm1d", "--input-shape", "3,4")
     assert ok.returncode == 0, both(ok)
+
+
+TANH_AND_BN = """
+import numpy as np
+
+class Tanh:
+    def forward(self, x):
+        self.y = np.tanh(x)
+        return self.y
+    def backward(self, dy):
+        return dy * (1 - self.y ** 2)
+
+class BNRunningVar:  # running_var read in both modes, no gradient for it; training's dX lacks the mean's path
+    def __init__(self, D=4):
+        self.gamma = np.ones(D); self.beta = np.zeros(D); self.running_var = np.ones(D) * 2.0
+    def forward(self, x, training=True):
+        self.xhat = ((x - x.mean(0)) if training else x) / np.sqrt(self.running_var + 1e-5)
+        return self.gamma * self.xhat + self.beta
+    def backward(self, dy):
+        self.dgamma = (dy * self.xhat).sum(0); self.dbeta = dy.sum(0)
+        return dy * self.gamma / np.sqrt(self.running_var + 1e-5)
+"""
+
+
+def test_l6_jacobian_of_a_one_mode_layer_names_no_mode(tmp_path):
+    f = student(tmp_path, TANH_AND_BN, "l6.py")
+    p = run_here("check", f"{f}::Tanh", "--input-shape", "3,4", "--tape", "--jacobian")
+    out = both(p)
+    assert p.returncode == 0, out
+    assert "jacobian dY/dX (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out, out
+    assert "eval mode" not in out, out
+
+
+def test_l6_a_mode_whose_gradients_match_beside_a_weight_without_gradient_is_not_checked_not_fail(tmp_path):
+    f = student(tmp_path, TANH_AND_BN, "l6.py")
+    p = run_here("check", f"{f}::BNRunningVar", "--input-shape", "6,4")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "NOT CHECKED: BNRunningVar [eval]: weight or constant (see the diagnosis)." in out, out
+    assert "FAIL: BNRunningVar [eval]" not in out and "FAIL: BNRunningVar [training]: gradient mismatch in dX" in out
