@@ -377,6 +377,15 @@ DIAGNOSES: dict[str, Record] = {
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
         "so {t} is 0 at the {k} of {n} entries where X < 0", "dX = dY * np.where(X > 0, 1, alpha)", _ACT),
+    "leaky-slope-differs": Record(
+        "leaky ReLU slopes differ", "{t} uses the negative slope {beta:.6g} where forward's is {alpha:.6g} (Y = "
+        "{alpha:.6g} * X where X < 0): {t} is {ratio:.6g} times the correct gradient at the {k} of {n} entries "
+        "where X < 0 and right elsewhere", "use one alpha in forward and backward (self.alpha, set once in "
+        "__init__): dX = dY * np.where(X > 0, 1, alpha)", _ACT),
+    "derivative-at-input": Record(
+        "derivative of the input", "{t} = dY * {got} with X the input: {name}'s derivative written in its output "
+        "(out = {name}(X)) was given the input instead", "cache the output in forward (self.out = {name}(X)) and "
+        "use dX = dY * {right}", _ACT),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -2054,6 +2063,11 @@ def _activation_signature(m, n, inputs, Y, G):
         return "tanh-missing-square", {}
     if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
         return "sigmoid-missing-one-minus", {}
+    X = inputs[0]
+    for name, right, got, d in (("tanh", "(1 - out**2)", "(1 - X**2)", lambda v: 1 - v**2),
+                                ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
+        if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):
+            return "derivative-at-input", {"name": name, "right": right, "got": got}  # tester18s L5
     if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None:
         return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
@@ -2080,8 +2094,14 @@ def _leaky_slope(m, n, X, Y, G):
     alpha = float(np.median(Y[neg] / X[neg]))
     if abs(alpha) < 1e-6 or abs(alpha - 1) < 1e-6 or not np.allclose(Y[neg], alpha * X[neg], rtol=1e-9, atol=0):
         return None
-    if close(n, G * np.where(pos, 1.0, alpha), 1e-5) and close(m, G * pos):
+    if not close(n, G * np.where(pos, 1.0, alpha), 1e-5):
+        return None
+    if close(m, G * pos):
         return "leaky-slope-missing", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
+    beta = float(np.median(m[neg & (G != 0)] / G[neg & (G != 0)])) if (neg & (G != 0)).any() else alpha
+    if abs(beta - alpha) > 1e-6 * max(abs(alpha), 1e-12) and close(m, G * np.where(pos, 1.0, beta), 1e-5):
+        return "leaky-slope-differs", {"alpha": alpha, "beta": beta, "ratio": beta / alpha, "k": int(neg.sum()),
+                                       "n": X.size}  # tester18s L5: 0.1 in backward, 0.01 in forward
     return None
 
 

@@ -52,3 +52,40 @@ class DropoutScale:
 class DropoutWrongScale(DropoutScale):
     def backward(self, dy):
         return dy * (self.mask > 0) * (1 - self.p)  # BUG: (1 - p) where forward's 1 / (1 - p) is due
+
+
+class Tanh:
+    def forward(self, x, training=False):
+        self.x, self.out = x, np.tanh(x)
+        return self.out
+
+    def backward(self, dy):
+        return dy * (1 - self.out ** 2)
+
+
+class TanhCachedInput(Tanh):
+    def backward(self, dy):
+        return dy * (1 - self.x ** 2)  # BUG: tanh's derivative written in its output, given the input
+
+
+class SigmoidCachedInput(Tanh):
+    def forward(self, x, training=False):
+        self.x, self.out = x, 1 / (1 + np.exp(-x))
+        return self.out
+
+    def backward(self, dy):
+        return dy * self.x * (1 - self.x)  # BUG: the input where the output is due
+
+
+class LeakyRelu:
+    def forward(self, x, training=False):
+        self.x = x
+        return np.where(x > 0, x, 0.01 * x)
+
+    def backward(self, dy):
+        return dy * np.where(self.x > 0, 1.0, 0.01)
+
+
+class LeakyReluSlopes(LeakyRelu):
+    def backward(self, dy):
+        return dy * np.where(self.x > 0, 1.0, 0.1)  # BUG: 0.1 where forward's slope is 0.01
