@@ -386,6 +386,10 @@ DIAGNOSES: dict[str, Record] = {
         "derivative of the input", "{t} = dY * {got} with X the input: {name}'s derivative written in its output "
         "(out = {name}(X)) was given the input instead", "cache the output in forward (self.out = {name}(X)) and "
         "use dX = dY * {right}", _ACT),
+    "skip-path-missing": Record(
+        "skip path missing", "{t} lacks the skip connection's gradient: it equals the correct gradient minus dY "
+        "(forward returns {x} + F({x}), a residual, and the identity path carries dY back to {x} unchanged)",
+        "add it: d{x} = dY + (the gradient through F)", _LIN),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -2392,6 +2396,16 @@ def _repeated_index_signature(L: _Layer, key, m):
     return None
 
 
+def _skip_signature(L: _Layer, key, m, n):
+    """A residual block's backward without its skip path (tester18s L5: ``return dh @ W1.T`` where ``dy + dh @ W1.T``
+    is due): the input has the output's shape, the correct gradient is ``m + dY`` and ``m`` is not it."""
+    if (got := _input_of(L, key, m)) is None or got[1].shape != L.Y.shape or L.G.shape != m.shape:
+        return None
+    if close(m + L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(m, 0 * m):
+        return "skip-path-missing", {"x": L.names[got[0]]}
+    return None
+
+
 def _carry_signature(L: _Layer, key, m, n):
     """A recurrent layer's backward that does not carry the hidden state's gradient back a step (tester15 L3:
     CS231n's ``rnn_backward`` calling ``rnn_step_backward(dh[:, t, :], cache[t])`` without ``+ dprev``). Only for the
@@ -2716,7 +2730,8 @@ _DETECTORS = (
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
-    lambda L, t, key, m, n: _tanh_inside_signature(L, key, m))
+    lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
+    lambda L, t, key, m, n: _skip_signature(L, key, m, n))
 
 
 def _first_found(detectors, *args) -> tuple[str, dict] | None:

@@ -89,3 +89,29 @@ class LeakyRelu:
 class LeakyReluSlopes(LeakyRelu):
     def backward(self, dy):
         return dy * np.where(self.x > 0, 1.0, 0.1)  # BUG: 0.1 where forward's slope is 0.01
+
+
+class ResidualBlock:
+    INPUT = (3, 4)
+
+    def __init__(self, D=4):
+        rng = np.random.default_rng(3)
+        self.params = {"W1": rng.standard_normal((D, D)) * 0.5, "W2": rng.standard_normal((D, D)) * 0.5}
+        self.grads = {}
+
+    def forward(self, x, training=False):
+        self.x = x
+        self.h = np.maximum(0, x @ self.params["W1"])
+        return x + self.h @ self.params["W2"]
+
+    def backward(self, dy):
+        self.grads["W2"] = self.h.T @ dy
+        dh = dy @ self.params["W2"].T * (self.h > 0)
+        self.grads["W1"] = self.x.T @ dh
+        return dy + dh @ self.params["W1"].T
+
+
+class ResidualBlockNoSkip(ResidualBlock):
+    def backward(self, dy):
+        dx = super().backward(dy)
+        return dx - dy  # BUG: the skip path's dy missing from dX
