@@ -390,6 +390,14 @@ DIAGNOSES: dict[str, Record] = {
         "skip path missing", "{t} lacks the skip connection's gradient: it equals the correct gradient minus dY "
         "(forward returns {x} + F({x}), a residual, and the identity path carries dY back to {x} unchanged)",
         "add it: d{x} = dY + (the gradient through F)", _LIN),
+    "factor-inverse-time": Record(
+        "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}); "
+        "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
+        "divide (e.g. db = dout.sum(axis=(0, 1)))", _LIN),
+    "pool-area-missing": Record(
+        "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
+        "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
+        "divide the spread dY by the window's area (e.g. np.repeat(np.repeat(dY, k, 2), k, 3) / (k * k))", _CONV),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -2396,6 +2404,20 @@ def _repeated_index_signature(L: _Layer, key, m):
     return None
 
 
+def _time_or_area(L: _Layer, key, m, n):
+    """``(code, fields)`` of a constant factor that is a count of the layer's own shapes: ``1/T`` of a sequence
+    input ``(N, T, D)`` (``factor-inverse-time``), or the window area of a 4-d input whose output is that many times
+    smaller (``pool-area-missing``, in dX); else None."""
+    X, ok = L.inputs[0], np.isfinite(n)
+    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok]) else 0.0
+    if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
+        return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
+    area = X.shape[2] * X.shape[3] / (L.Y.shape[2] * L.Y.shape[3]) if X.ndim == L.Y.ndim == 4 and L.Y.size else 0
+    if key == L.keys[0] and area > 1 and area == int(area) and abs(c / area - 1) < 1e-6:
+        return "pool-area-missing", {"area": int(area)}
+    return None
+
+
 def _skip_signature(L: _Layer, key, m, n):
     """A residual block's backward without its skip path (tester18s L5: ``return dh @ W1.T`` where ``dy + dh @ W1.T``
     is due): the input has the output's shape, the correct gradient is ``m + dY`` and ``m`` is not it."""
@@ -2700,6 +2722,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
                   "with a batch of at least 2")
+    if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
+        f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \

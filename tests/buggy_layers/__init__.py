@@ -301,6 +301,8 @@ EXPECTED = {
     "tester18.py::SigmoidCachedInput": "derivative-at-input",
     "tester18.py::LeakyReluSlopes": "leaky-slope-differs",
     "tester18.py::ResidualBlockNoSkip": "skip-path-missing",
+    "tester18.py::taffinemeant": "factor-inverse-time",
+    "tester18.py::AvgPool2x2NoArea": "pool-area-missing",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -360,7 +362,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
             *(f"tester17.py::{n}" for n in ("conv", "rnnstep", "pool", "MaxPool2x2", "SplitTanh")),
-           *(f"tester18.py::{n}" for n in ("wordemb", "DropoutScale", "Tanh", "LeakyRelu", "ResidualBlock")),
+           *(f"tester18.py::{n}" for n in ("wordemb", "DropoutScale", "Tanh", "LeakyRelu", "ResidualBlock", "taffine",
+                                                  "AvgPool2x2")),
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",

@@ -5,7 +5,8 @@ import numpy as np
 
 INPUT = (4, 6)
 IDS = np.array([[0, 3, 1, 4], [4, 0, 2, 2], [5, 5, 1, 0]])
-INPUTS = {"wordemb": [IDS, (6, 5)], "wordembbuffered": [IDS, (6, 5)]}
+INPUTS = {"wordemb": [IDS, (6, 5)], "wordembbuffered": [IDS, (6, 5)], "taffine": [(2, 3, 4), (4, 5), (5,)],
+          "taffinemeant": [(2, 3, 4), (4, 5), (5,)]}
 
 
 def wordemb_forward(x, W):
@@ -115,3 +116,37 @@ class ResidualBlockNoSkip(ResidualBlock):
     def backward(self, dy):
         dx = super().backward(dy)
         return dx - dy  # BUG: the skip path's dy missing from dX
+
+
+def taffine_forward(x, w, b):
+    return np.einsum("ntd,dm->ntm", x, w) + b, (x, w, b)
+
+
+def taffine_backward(dout, cache):
+    x, w, b = cache
+    return np.einsum("ntm,dm->ntd", dout, w), np.einsum("ntd,ntm->dm", x, dout), dout.sum(axis=(0, 1))
+
+
+def taffinemeant_forward(x, w, b):
+    return taffine_forward(x, w, b)
+
+
+def taffinemeant_backward(dout, cache):
+    dx, dw, db = taffine_backward(dout, cache)
+    return dx, dw, db / cache[0].shape[1]  # BUG: divides by T
+
+
+class AvgPool2x2:
+    INPUT = (2, 2, 4, 4)
+
+    def forward(self, x, training=False):
+        N, C, H, W = x.shape
+        return x.reshape(N, C, H // 2, 2, W // 2, 2).mean(axis=(3, 5))
+
+    def backward(self, dy):
+        return np.repeat(np.repeat(dy, 2, axis=2), 2, axis=3) / 4
+
+
+class AvgPool2x2NoArea(AvgPool2x2):
+    def backward(self, dy):
+        return np.repeat(np.repeat(dy, 2, axis=2), 2, axis=3)  # BUG: the 1/4 of the window's area missing
