@@ -398,6 +398,11 @@ DIAGNOSES: dict[str, Record] = {
         "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
         "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
         "divide the spread dY by the window's area (e.g. np.repeat(np.repeat(dY, k, 2), k, 3) / (k * k))", _CONV),
+    "next-h-for-prev-h": Record(
+        "next_h where prev_h is due", "{t} = next_h.T @ da with next_h the step's output, where {x}.T @ da is due "
+        "(da = dnext_h * (1 - next_h**2)): the weight multiplies the previous hidden state {x} in forward, so its "
+        "gradient takes {x}", "cache the input hidden state in forward (self.prev_h = {x}) and use {t} = "
+        "prev_h.T @ da", _LIN),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -2418,6 +2423,20 @@ def _time_or_area(L: _Layer, key, m, n):
     return None
 
 
+def _next_h_signature(L: _Layer, key, m, n):
+    """An RNN step whose hidden weight's gradient takes the step's output ``next_h`` where the input hidden state
+    ``prev_h`` is due (tester18s L5: ``dWh = next_h.T @ da``): a tanh step (``da = G * (1 - Y**2)``), a float input
+    of the output's shape with ``n = prev_h.T @ da``, and ``m = Y.T @ da``."""
+    p, Y = L.params.get(key), L.Y
+    if p is None or p.ndim != 2 or Y.ndim != 2 or p.shape != (Y.shape[1], Y.shape[1]) or L.G.shape != Y.shape:
+        return None
+    da = L.G * (1 - Y**2)
+    for name, h in zip(L.names, L.inputs):
+        if h.dtype.kind == "f" and h.shape == Y.shape and close(n, h.T @ da, 1e-5) and close(m, Y.T @ da, 1e-5):
+            return "next-h-for-prev-h", {"x": name}
+    return None
+
+
 def _skip_signature(L: _Layer, key, m, n):
     """A residual block's backward without its skip path (tester18s L5: ``return dh @ W1.T`` where ``dy + dh @ W1.T``
     is due): the input has the output's shape, the correct gradient is ``m + dY`` and ``m`` is not it."""
@@ -2755,7 +2774,8 @@ _DETECTORS = (
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
-    lambda L, t, key, m, n: _skip_signature(L, key, m, n))
+    lambda L, t, key, m, n: _skip_signature(L, key, m, n),
+    lambda L, t, key, m, n: _next_h_signature(L, key, m, n))
 
 
 def _first_found(detectors, *args) -> tuple[str, dict] | None:

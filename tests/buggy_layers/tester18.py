@@ -150,3 +150,30 @@ class AvgPool2x2:
 class AvgPool2x2NoArea(AvgPool2x2):
     def backward(self, dy):
         return np.repeat(np.repeat(dy, 2, axis=2), 2, axis=3)  # BUG: the 1/4 of the window's area missing
+
+
+class RNNStepTwo:
+    """A vanilla RNN step, forward(x, prev_h), its weights as attributes."""
+
+    INPUT, ADAPT = [(2, 3), (2, 4)], True  # attribute style: adapted as the CLI adapts it
+
+    def __init__(self, D=3, H=4):
+        rng = np.random.default_rng(10)
+        self.Wx, self.Wh, self.b = rng.standard_normal((D, H)) * 0.5, rng.standard_normal((H, H)) * 0.5, np.zeros(H)
+
+    def forward(self, x, h, training=False):
+        self.x, self.h = x, h
+        self.hn = np.tanh(x @ self.Wx + h @ self.Wh + self.b)
+        return self.hn
+
+    def backward(self, dh):
+        da = dh * (1 - self.hn ** 2)
+        self.dWx, self.dWh, self.db = self.x.T @ da, self.h.T @ da, da.sum(0)
+        return da @ self.Wx.T, da @ self.Wh.T
+
+
+class RNNStepNextH(RNNStepTwo):
+    def backward(self, dh):
+        dx, dprev = super().backward(dh)
+        self.dWh = self.hn.T @ (dh * (1 - self.hn ** 2))  # BUG: next_h where prev_h is due
+        return dx, dprev
