@@ -955,12 +955,11 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     One Jacobian per mode checked (eval, training, or both, as the table's rows), each line and
     figure named by its mode; see :func:`_jacobian_in_mode`.
     """
-    from .diagnose import _protocol
-
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     lines, ok, figs = [], True, []
     # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval)
-    one = not diag.other_modes and not diag.held and not (_protocol(layer) or {}).get("mode_keyword")
+    one = not diag.other_modes and not diag.held and (getattr(layer, "protocol", None) or {}).get(
+        "forward_training") is False
     for d in [diag, *diag.other_modes]:
         if d.error is not None:  # this mode's check stopped: the table and notes say why
             continue
