@@ -1,5 +1,6 @@
 """Session 18's tester's bugs (fixer fixt18, tester18s's mine/*.py): a CS231n word embedding pair assigning
-``dW[x] += dout`` (numpy's buffered fancy index), ..."""
+``dW[x] += dout``, a dropout mask scale beside a coincidental 1/N, derivatives given the input, leaky slopes,
+a skip path, an RNN step's next_h, 1/T and an average pool's area."""
 
 import numpy as np
 
@@ -62,11 +63,6 @@ class Tanh:
 
     def backward(self, dy):
         return dy * (1 - self.out ** 2)
-
-
-class TanhCachedInput(Tanh):
-    def backward(self, dy):
-        return dy * (1 - self.x ** 2)  # BUG: tanh's derivative written in its output, given the input
 
 
 class SigmoidCachedInput(Tanh):
