@@ -140,3 +140,14 @@ def test_l6_a_mode_whose_gradients_match_beside_a_weight_without_gradient_is_not
     assert p.returncode == 1, out
     assert "NOT CHECKED: BNRunningVar [eval]: weight or constant (see the diagnosis)." in out, out
     assert "FAIL: BNRunningVar [eval]" not in out and "FAIL: BNRunningVar [training]: gradient mismatch in dX" in out
+
+
+def test_m2_m3_l5_each_planted_bug_gets_its_own_name():
+    """The planted bugs of tester18s's findings (tests/buggy_layers/tester18.py, TanhOfInput) each named exactly, not
+    within the table's 90% hit rate: before, a max pool's windows, an extra 1/batch, 'no known bug pattern' or a
+    bare constant factor."""
+    from buggy_layers import EXPECTED, diagnose, first_code
+
+    keys = [k for k in EXPECTED if k.startswith("tester18.py::") or k == "activations.py::TanhOfInput"]
+    got = {k: first_code(diagnose(k)) for k in keys}
+    assert len(keys) == 9 and got == {k: EXPECTED[k] for k in keys}, got
