@@ -403,6 +403,11 @@ DIAGNOSES: dict[str, Record] = {
         "(da = dnext_h * (1 - next_h**2)): the weight multiplies the previous hidden state {x} in forward, so its "
         "gradient takes {x}", "cache the input hidden state in forward (self.prev_h = {x}) and use {t} = "
         "prev_h.T @ da", _LIN),
+    "eps-dropped-backward": Record(
+        "eps dropped in backward", "{t} is the correct gradient times sqrt(var + eps) / sqrt(var) per feature, eps "
+        "= {eps:.3g}: forward divides by sqrt(var + eps) and backward by sqrt(var) ({ax}), so each feature's "
+        "gradient is slightly too large, most where its variance is small", "use the very std forward used "
+        "(cache std = np.sqrt(var + eps) in forward)", _NORM),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -1891,6 +1896,25 @@ def _eps_share(v, n, xh, sd, mean):
     return sd**2 / (sd**2 + eps)
 
 
+def _eps_dropped(m, n, X):
+    """A normalisation whose backward divides by ``sqrt(var)`` where forward divided by ``sqrt(var + eps)``
+    (tester18s L5): ``m`` is ``n`` times ``r`` per group, ``r > 1``, and ``var * (r**2 - 1)`` is one ``eps`` for
+    every group, at most 0.1; else None."""
+    if X.dtype.kind != "f" or m.shape != X.shape or not np.all(np.isfinite(n)):
+        return None
+    for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
+        nn = np.sum(n * n, axis=axes, keepdims=True)
+        if not np.all(nn > 0):
+            continue
+        r = np.sum(m * n, axis=axes, keepdims=True) / nn
+        eps = X.var(axis=axes, keepdims=True) * (r**2 - 1)
+        e = float(np.median(eps))
+        if np.all(r > 1 + 1e-9) and close(m, n * r, 1e-8) and 0 < e <= 0.1 and np.allclose(eps, e, rtol=1e-2, atol=0):
+            ax = f"axis={axes if len(axes) > 1 else axes[0] if X.ndim == 2 or axes[0] == 0 else -1}"
+            return "eps-dropped-backward", {"eps": e, "ax": ax}
+    return None
+
+
 def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
@@ -1898,6 +1922,8 @@ def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     the mean term). Paths that are there with wrong weights (a count of N for N*H*W values, a
     variance with ddof=1 in forward only) are named as such (:func:`_path_weights`). ``bessel`` tells
     whether forward's variance divides by M-1 (:func:`_bessel_forward`; asked only when a formula is given)."""
+    if (f := _eps_dropped(m, n, X)) is not None:
+        return f
     scale = np.abs(m).max()
     for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
         mean = functools.partial(np.mean, axis=axes, keepdims=True)

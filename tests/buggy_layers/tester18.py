@@ -1,6 +1,6 @@
 """Session 18's tester's bugs (fixer fixt18, tester18s's mine/*.py): a CS231n word embedding pair assigning
 ``dW[x] += dout``, a dropout mask scale beside a coincidental 1/N, derivatives given the input, leaky slopes,
-a skip path, an RNN step's next_h, 1/T and an average pool's area."""
+a skip path, an RNN step's next_h, 1/T, an average pool's area and a batch norm's eps dropped in backward."""
 
 import numpy as np
 
@@ -173,3 +173,28 @@ class RNNStepNextH(RNNStepTwo):
         dx, dprev = super().backward(dh)
         self.dWh = self.hn.T @ (dh * (1 - self.hn ** 2))  # BUG: next_h where prev_h is due
         return dx, dprev
+
+
+class BNEps:
+    INPUT = (6, 4)
+
+    def __init__(self, D=4):
+        self.gamma, self.beta = np.ones(D), np.zeros(D)
+
+    def forward(self, x, training=False):
+        self.var = x.var(0)
+        self.xhat = (x - x.mean(0)) / np.sqrt(self.var + 1e-5)
+        return self.gamma * self.xhat + self.beta
+
+    def backward(self, dy):
+        N, dxh = dy.shape[0], dy * self.gamma
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(0), dy.sum(0)
+        return (N * dxh - dxh.sum(0) - self.xhat * (dxh * self.xhat).sum(0)) / (N * self.std())
+
+    def std(self):
+        return np.sqrt(self.var + 1e-5)
+
+
+class BNEpsDropped(BNEps):
+    def std(self):
+        return np.sqrt(self.var)  # BUG: eps dropped in backward
