@@ -1959,6 +1959,21 @@ def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     return None
 
 
+def _group_norm_signature(m, n, X):
+    """A group normalisation's dX without its paths through the statistics (tester18s L5: GroupNorm, 'no known
+    bug pattern' before): :func:`_norm_signature` of ``(N, g, C/g*H*W)`` for a ``g`` dividing C (1: a layer norm
+    over C, H, W; C: an instance norm), its missing paths named per group."""
+    if X.ndim != 4:
+        return None
+    N, C = X.shape[:2]
+    for g in (d for d in range(1, C + 1) if C % d == 0):
+        f = _norm_signature(m.reshape(N, g, -1), n.reshape(N, g, -1), X.reshape(N, g, -1))
+        if f is not None and f[0] == "missing-mean-var-paths":
+            return f[0], f[1] | {"scope": "per-group", "ax": f"each sample's {g} group{'s' * (g > 1)} of {C // g} "
+                                 f"channel{'s' * (C // g > 1)} x H x W, x.reshape(N, {g}, -1) over axis=-1"}
+    return None
+
+
 def _context_signature(L: _Layer, t, key, m, n):
     """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
     transposed in dX, the output used as input."""
@@ -1972,6 +1987,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
+        if (f := _group_norm_signature(m, n, xi)) is not None:
+            return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)

@@ -150,4 +150,4 @@ def test_m2_m3_l5_each_planted_bug_gets_its_own_name():
 
     keys = [k for k in EXPECTED if k.startswith("tester18.py::") or k == "activations.py::TanhOfInput"]
     got = {k: first_code(diagnose(k)) for k in keys}
-    assert len(keys) == 10 and got == {k: EXPECTED[k] for k in keys}, got
+    assert len(keys) == 11 and got == {k: EXPECTED[k] for k in keys}, got

@@ -305,6 +305,7 @@ EXPECTED = {
     "tester18.py::AvgPool2x2NoArea": "pool-area-missing",
     "tester18.py::RNNStepNextH": "next-h-for-prev-h",
     "tester18.py::BNEpsDropped": "eps-dropped-backward",
+    "tester18.py::GroupNormNoPaths": "missing-mean-var-paths",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -365,7 +366,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "coursera.py::NgDict",
             *(f"tester17.py::{n}" for n in ("conv", "rnnstep", "pool", "MaxPool2x2", "SplitTanh")),
            *(f"tester18.py::{n}" for n in ("wordemb", "DropoutScale", "Tanh", "LeakyRelu", "ResidualBlock", "taffine",
-                                                  "AvgPool2x2", "RNNStepTwo", "BNEps")),
+                                                  "AvgPool2x2", "RNNStepTwo", "BNEps",
+                                                  "GroupNorm")),
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",

@@ -1,6 +1,7 @@
 """Session 18's tester's bugs (fixer fixt18, tester18s's mine/*.py): a CS231n word embedding pair assigning
 ``dW[x] += dout``, a dropout mask scale beside a coincidental 1/N, derivatives given the input, leaky slopes,
-a skip path, an RNN step's next_h, 1/T, an average pool's area and a batch norm's eps dropped in backward."""
+a skip path, an RNN step's next_h, 1/T, an average pool's area, a batch norm's eps dropped in backward and a group
+norm's missing paths."""
 
 import numpy as np
 
@@ -198,3 +199,33 @@ class BNEps:
 class BNEpsDropped(BNEps):
     def std(self):
         return np.sqrt(self.var)  # BUG: eps dropped in backward
+
+
+class GroupNorm:
+    INPUT = (2, 4, 3, 3)
+
+    def __init__(self, C=4, G=2):
+        self.G = G
+        self.gamma, self.beta = np.linspace(0.5, 1.5, C).reshape(1, C, 1, 1), np.zeros((1, C, 1, 1))
+
+    def forward(self, x, training=False):
+        N = x.shape[0]
+        xg = x.reshape(N, self.G, -1)
+        self.inv = 1 / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)
+        self.xhat = ((xg - xg.mean(-1, keepdims=True)) * self.inv).reshape(x.shape)
+        return self.gamma * self.xhat + self.beta
+
+    def backward(self, dy):
+        N = dy.shape[0]
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(axis=(0, 2, 3), keepdims=True), dy.sum(axis=(0, 2, 3),
+                                                                                             keepdims=True)
+        dxh, xh = (dy * self.gamma).reshape(N, self.G, -1), self.xhat.reshape(N, self.G, -1)
+        return self.paths(dxh, xh).reshape(dy.shape)
+
+    def paths(self, dxh, xh):
+        return self.inv * (dxh - dxh.mean(-1, keepdims=True) - xh * (dxh * xh).mean(-1, keepdims=True))
+
+
+class GroupNormNoPaths(GroupNorm):
+    def paths(self, dxh, xh):
+        return dxh * self.inv  # BUG: the mean and variance paths missing
