@@ -29,6 +29,11 @@ _NOT_A_SWITCH = re.compile(
     r"bias|affine|^use_|^has_|^with_|^enable|batch_first|bidirectional|inplace|keepdim|flatten|^return_|normali|"
     r"center|scale|shuffle|verbose|debug|cache|built|initiali|frozen|freeze|trainable|requires_grad|fix|fused|"
     r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
+#: Of those, the feature toggles (``use_dropout``, ``enable_noise``, ``with_mask``): configuration only when
+#: ``__init__`` sets them from one of its arguments (``self.use_dropout = dropout != 1``, which ``--init``
+#: chooses); one ``__init__`` sets to a constant is a plain switch, each value checked (tester18s H1: a constant
+#: ``self.use_dropout = True`` gave a PASS of its one branch, a bug in the other never ran).
+_TOGGLE = re.compile(r"^(use|enable|with)(_|[A-Z])", re.IGNORECASE)
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
 #: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
@@ -328,9 +333,31 @@ def _last(path):
     return re.split(r"[.\[\]'\" :]+", path.strip("]'\""))[-1]
 
 
-def _values(name, value, words, names):
+def _set_from_argument(obj, name) -> bool:
+    """Whether the ``__init__`` of the object holding attribute path ``name`` (``self.use_dropout``,
+    ``self.drop.use_dropout``: of ``obj`` or of its sub-layer), or of a class it inherits from, assigns it from one
+    of its arguments (``self.use_dropout = dropout != 1``); False when no source says so."""
+    *head, last = name.split(".")
+    holder = _value(obj, ".".join(head), missing=None) if len(head) > 1 else obj
+    for cls in type(holder).__mro__ if holder is not None else ():
+        init = cls.__dict__.get("__init__")
+        tree = _tree(init) if isinstance(init, types.FunctionType) else None
+        if tree is None:
+            continue
+        args = {a.arg for a in [*tree.args.args[1:], *tree.args.kwonlyargs, tree.args.vararg, tree.args.kwarg] if a}
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None else []
+            if any(isinstance(t, ast.Attribute) and t.attr == last for t in targets) \
+                    and any(isinstance(n, ast.Name) and n.id in args for n in ast.walk(node.value)):
+                return True
+    return False
+
+
+def _values(name, value, words, names, obj=None):
     """``(eval value, training value)`` of a switch, or None when it is no mode switch; ``names``: the adapters'
-    ``(TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind)``."""
+    ``(TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind)``; ``obj``: forward's object, whose ``__init__`` tells a
+    feature toggle set from an argument (configuration) from one set to a constant (:data:`_TOGGLE`)."""
     TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind = names  # noqa: N806 - the adapters' names
     last = _last(name)
     evalish = last in EVAL_FLAGS or last not in TRAIN_FLAGS + ("training",) and _flag_kind(last) == "eval"
@@ -344,7 +371,8 @@ def _values(name, value, words, names):
         on, off = (trains[0] if trains else "1"), (evals[0] if evals else "")
         return (on, off) if evalish else (off, on)
     if isinstance(value, bool):
-        if _NOT_A_SWITCH.search(last) and not _flag_kind(last) and last not in EVAL_FLAGS + TRAIN_FLAGS:
+        if _NOT_A_SWITCH.search(last) and not _flag_kind(last) and last not in EVAL_FLAGS + TRAIN_FLAGS \
+                and not (_TOGGLE.match(last) and obj is not None and not _set_from_argument(obj, name)):
             return None
         return (True, False) if evalish else (False, True)
     if isinstance(value, str):
@@ -382,7 +410,7 @@ def unset_switches(fn, names, skip=()) -> list:
     for name, value, words in _walked(fn):
         if not name.startswith("self.") or name in skip or not isinstance(value, (bool, str)):
             continue
-        vals = _values(name, value, words, names)
+        vals = _values(name, value, words, names, getattr(fn, "__self__", None))
         ws = [w for w in dict.fromkeys([*words, value]) if isinstance(w, str) and w != value]
         if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]):
             out.append((name, value, ws))
@@ -465,7 +493,7 @@ def reached_switches(fn, names, skip=()) -> list:
     forward whose source cannot be read."""
     out = []
     for name, value, words in _walked(fn):
-        vals = _values(name, value, words, names)
+        vals = _values(name, value, words, names, getattr(fn, "__self__", None))
         if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
             out.append((name, *vals))
     return out

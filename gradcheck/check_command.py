@@ -209,7 +209,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1; a random forward
         # cannot be checked (exit 3): NOT CHECKED
-        print(colorize(f"\n{'NOT CHECKED' if _random_only(diag) else 'FAIL'}: {diag.name}: {_wrong_what(diag)}.",
+        print(colorize(f"\n{_verdict_word(diag)}: {diag.name}: {_wrong_what(diag)}.",
                        color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
@@ -218,7 +218,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
         if not d.passed and d.error is None:
             what = d.result.mismatch() if d.result is not None and d.result.failing_tensors else _wrong_what(d)
-            print(colorize(f"\n{'NOT CHECKED' if _random_only(d) else 'FAIL'}: {d.name}: {what}.", color))
+            print(colorize(f"\n{_verdict_word(d)}: {d.name}: {what}.", color))
             print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
@@ -229,12 +229,14 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
-        dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
+        codes = {f.code for d in [diag, *diag.other_modes] for f in d.findings}
+        dropped, one = "all-dropped" in codes, "one-sample-norm" in codes
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
         carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
-        why = ("drops every entry" if dropped else "changes state the next call reads" if carried
-               else "is random") + f"{where}, so no gradient can be compared "
+        why = ("drops every entry" if dropped else "normalises one sample (its output is beta for any input)" if one
+               else "changes state the next call reads" if carried else "is random") + f"{where}, so no gradient " \
+            "can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
@@ -348,12 +350,21 @@ def _nothing_compared(diag) -> str | None:
             else " (no input or parameter with a gradient)")
 
 
+def _verdict_word(d) -> str:
+    """``"NOT CHECKED"`` for a mode's check that found nothing wrong: a random forward alone stopped it, or its
+    gradients all matched and a weight without its gradient is all it says (``weight-or-constant``: tester18s L6,
+    labelled FAIL beside the other mode's real FAIL); else ``"FAIL"``."""
+    errs = {f.code for f in d.findings if f.severity == "error"}
+    unpaired = d.result is not None and not d.result.failing_tensors and errs == {"weight-or-constant"}
+    return "NOT CHECKED" if _random_only(d) or unpaired else "FAIL"
+
+
 def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
     from .diagnose import CARRIED
     errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped") or (
+    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped", "one-sample-norm") or (
         f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)  # tester16 M5: h carried
 
 
@@ -946,19 +957,22 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     """
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     lines, ok, figs = [], True, []
+    # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval)
+    one = not diag.other_modes and not diag.held and (getattr(layer, "protocol", None) or {}).get(
+        "forward_training") is False
     for d in [diag, *diag.other_modes]:
         if d.error is not None:  # this mode's check stopped: the table and notes say why
             continue
-        m_lines, m_ok, fig = _jacobian_in_mode(args, layer, twin, X, cname, d)
+        m_lines, m_ok, fig = _jacobian_in_mode(args, layer, twin, X, cname, d, one)
         lines, ok = lines + m_lines, ok and m_ok
         if fig is not None:
             figs.append((fig, f"{cname}-jacobian-{mode_word(bool(d.training))}.png"))
     return lines, ok, figs
 
 
-def _jacobian_in_mode(args, layer, twin, X, cname, d):
+def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     """Tape vs numerical Jacobian of a small layer in the mode of the check ``d``: (report lines,
-    passed, figure or None).
+    passed, figure or None); ``one``: the forward has one mode, which the lines do not name.
 
     Taken after the check: a random forward is held fixed the same way
     (:func:`gradcheck.diagnose.held_forward`); the autoprop twin, which draws its own mask, is then
@@ -970,16 +984,17 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d):
 
     training = bool(d.training)
     mode = mode_word(training)
+    where = "" if one else f" in {mode} mode"
     proxy, held = held_forward(layer, [X], cname, training=training)
     if proxy is None:
-        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random and its draws could not "
+        return [f"jacobian dY/dX{where}: not compared: the forward is random and its draws could not "
                 "be held (see the structural checks)"], True, None
     Y = np.asarray(proxy.forward(X, training=training), dtype=np.float64)
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
     if (held or d.held) and not getattr(twin, "same_draws", False):
-        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random in {mode} mode and the "
+        return [f"jacobian dY/dX{where}: not compared: the forward is random in {mode} mode and the "
                 "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
                 "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
@@ -988,7 +1003,7 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d):
         try:
             Jt, how = twin.jacobian(X, training=training)
         except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
-            return [f"jacobian dY/dX in {mode} mode: not compared: {exc}"], True, None
+            return [f"jacobian dY/dX{where}: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian
 
@@ -1000,7 +1015,7 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d):
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)
-    lines = [f"jacobian dY/dX in {mode} mode ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
+    lines = [f"jacobian dY/dX{where} ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
              f"differences: max relative error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} "
              f"(at Y[{int(r)}] / X[{int(q)}] flattened): {'ok' if c.passed else 'FAIL'}"]
     fig = None

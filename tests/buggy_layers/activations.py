@@ -149,7 +149,7 @@ class TanhOfInput(Tanh):
         return super().forward(X, training)
 
     def backward(self, dY):
-        return dY * (1 - self.X**2)  # BUG: the input where the cached output is due (unnamed)
+        return dY * (1 - self.X**2)  # BUG: the input where the cached output is due (named derivative-at-input since session 18)
 
 
 class PReLU:
