@@ -18,6 +18,8 @@ import functools
 import sys
 from pathlib import Path
 
+from tests.import_graph import first_cycle
+
 CORE = Path(__file__).resolve().parents[1] / "autoprop" / "core"
 
 #: Each module's floor (``prims.*``: every file of prims/); an import must go to a lower floor,
@@ -86,22 +88,7 @@ def core_imports(module: str, anywhere: bool = False) -> set[str]:
 def _cycle(anywhere: bool) -> str | None:
     """The first import cycle among the core's modules, as ``a -> b -> a``, or None."""
     graph = {m: core_imports(m, anywhere) for m in MODULES}
-    done, path = set(), []
-
-    def visit(m):
-        if m in path:
-            return " -> ".join(path[path.index(m):] + [m])
-        if m in done:
-            return None
-        path.append(m)
-        for n in sorted(graph[m]):
-            if found := visit(n):
-                return found
-        path.pop()
-        done.add(m)
-        return None
-
-    return next((c for m in sorted(graph) if (c := visit(m))), None)
+    return first_cycle(graph)
 
 
 def _floor(module: str) -> int:

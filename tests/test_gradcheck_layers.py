@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import first_cycle
+
 PKG = Path(__file__).resolve().parents[1] / "gradcheck"
 
 #: What each pipeline module may import of gradcheck at module level (ARCHITECTURE.md).
@@ -55,22 +57,7 @@ def _cycle(anywhere: bool) -> str | None:
     """The first import cycle among gradcheck's modules (and ``grading``), as ``a -> b -> a``, or None."""
     names = [p.stem for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__")] + ["grading"]
     graph = {m: module_imports(m, anywhere) for m in names}
-    done, path = set(), []
-
-    def visit(m):
-        if m in path:
-            return " -> ".join(path[path.index(m):] + [m])
-        if m in done or m not in graph:
-            return None
-        path.append(m)
-        for n in sorted(graph[m]):
-            if found := visit(n):
-                return found
-        path.pop()
-        done.add(m)
-        return None
-
-    return next((c for m in sorted(graph) if (c := visit(m))), None)
+    return first_cycle(graph)
 
 
 def test_module_imports_form_no_cycle():
