@@ -1187,7 +1187,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
-                         "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
+                         f"gradient); {_reference_hint(cname)} compares it."))
         return EXIT_PASS
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
@@ -1272,6 +1272,15 @@ def _loss_lines(loss, res) -> list[str]:
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
     return lines
+
+
+def _reference_hint(cname):
+    """``--reference manualprop.<cname>`` when manualprop has a class of that name, else the generic hint."""
+    import manualprop
+
+    if isinstance(getattr(manualprop, cname, None), type):
+        return f"--reference manualprop.{cname}"
+    return "--reference manualprop.NAME (e.g. manualprop.MulticlassHinge)"
 
 
 def _value_only(res, g: str, n: int):

@@ -291,7 +291,7 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
             ax.plot(hs[zero], np.full(zero.sum(), top / 4 ** j), "v", color=col, markersize=4,
                     label=f"{dt.name}: estimate exactly 0 (x0 + h == x0)")
         ax.loglog(hs, u * fx / hs, "--", color=col, linewidth=1.2,
-                  label=f"theory: round-off u |f(x0)| / h, u = {u:.1e} (slope -1)")
+                  label=f"theory: round-off eps |f(x0)| / h, eps = {u:.1e} = 2u (slope -1)")
         h_opt = (3 * u * fx / max(abs(f3), 1e-300)) ** (1 / 3)
         ax.axvline(h_opt, color=col, alpha=0.3, linewidth=4)
         ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 3e-16 if j == 0 else 1e-13),

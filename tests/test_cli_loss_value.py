@@ -130,3 +130,25 @@ def test_a_loss_value_summed_over_the_batch_is_named_and_its_right_gradient_kept
             *ARGS, *ref)  # L neither N times nor right, the gradient still the reference's
     text = " ".join(both(p).split())
     assert "diagnosis: dy_pred matches the reference's, L does not: fix the value L" in text, text
+
+
+MSE = '''
+import numpy as np
+
+class MeanSquaredError:
+    def forward(self, y_true, y_pred):
+        self.r = y_pred - y_true
+        return float((self.r ** 2).mean()) + 1.0      # L off by a constant: its gradient is right
+
+    def backward(self):
+        return 2 * self.r / self.r.size
+'''
+
+
+def test_the_pass_names_the_manualprop_class_of_the_same_name(tmp_path):
+    """Tester 18: the hint always said ``(e.g. manualprop.MulticlassHinge)``."""
+    f = student(tmp_path, MSE)
+    p = run_here("check", f"{f}::MeanSquaredError", "--loss", "--input-shape", "4,3")
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "--reference manualprop.MeanSquaredError compares it" in text and "e.g." not in text, text

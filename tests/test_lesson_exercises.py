@@ -261,3 +261,31 @@ def test_the_leak_check_and_release_catch_the_lessons_as_they_were(name, tmp_pat
     assert p.returncode == 2 and f"{tmp_path / name}: the solution block" in err, err
     assert "in the student version at lines" in err and "would give that solution away" in err, err
     assert not (tmp_path / "out" / name).exists()
+
+
+#: Tester 18, H1: a loss whose L is wrong but whose backward is its exact derivative passed the exercise's
+#: check (central differences differentiate L as written). ``(lesson, file, [(old, new), ...])``.
+WRONG_LOSSES = [
+    ("05b-hinge-loss.md", "hinge.py", [("return float(m.sum() / N)", "return float(m.sum() / N + self.margin)")]),
+    ("05b-hinge-loss.md", "hinge.py", [("return float(m.sum() / N)", "return float(m.sum() / m.size)"),
+                                       ("return dS / N", "return dS / dS.size")]),
+    ("03-softmax-cross-entropy.md", "softmax_ce.py", [(".mean())", ".sum())"), ("return d / N", "return d")]),
+]
+
+
+@pytest.mark.parametrize("name, fname, edits", WRONG_LOSSES, ids=["hinge+margin", "hinge/NC", "softmax-ce-sum"])
+def test_a_loss_exercise_check_catches_a_wrong_loss_value(name, fname, edits, tmp_path):
+    section = exercises(name)
+    write_files(section, tmp_path)
+    body = (tmp_path / fname).read_text(encoding="utf-8")
+    for old, new in edits:
+        assert body.count(old) == 1, (fname, old)
+        body = body.replace(old, new)
+    (tmp_path / fname).write_text(body, encoding="utf-8")
+    argv = next(a for a, code, _ in commands(section) if a[1].startswith(fname + "::") and code == 0)
+    assert "--reference" in argv, argv
+    got, out = run(argv, tmp_path)
+    assert got == 1 and "the loss value L differs from the reference's" in out, out[-2000:]
+    i = argv.index("--reference")
+    got, out = run(argv[:i] + argv[i + 2:], tmp_path)   # the command as it was: the wrong L passed
+    assert got == 0, out[-2000:]
