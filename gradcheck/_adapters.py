@@ -2571,18 +2571,21 @@ def _item_path(name):
 class _Items:
     """An object whose attributes are also the items of its containers: ``getattr(_Items(o), "Ws[1]")`` is
     ``o.Ws[1]``, and setting it sets that item (a tuple on the way is rebuilt and set back), so the probes
-    and :class:`Adapted` treat an array in a dict, list or tuple attribute as they treat ``self.W``."""
+    and :class:`Adapted` treat an array in a dict, list or tuple attribute as they treat ``self.W``; a dict's keys
+    are its attributes. ``glob``: the name of the module's global it stands for (``CONFIG``, ``cfg.optim``: a rate's
+    holder, :func:`_rate_label`)."""
 
-    __slots__ = ("_o",)
+    __slots__ = ("_o", "_gradcheck_glob")
 
-    def __init__(self, o):
+    def __init__(self, o, glob=None):
         object.__setattr__(self, "_o", o)
+        object.__setattr__(self, "_gradcheck_glob", glob)
 
     def __getattr__(self, name):
         o = object.__getattribute__(self, "_o")
         path = _item_path(name)
         if path is None:
-            return getattr(o, name)
+            return o[name] if isinstance(o, dict) else getattr(o, name)
         v = getattr(o, path[0])
         try:
             for k in path[1]:
@@ -2595,7 +2598,7 @@ class _Items:
         o = object.__getattribute__(self, "_o")
         path = _item_path(name)
         if path is None:
-            setattr(o, name, value)
+            o.__setitem__(name, value) if isinstance(o, dict) else setattr(o, name, value)
             return
 
         def put(c, keys):
@@ -3493,39 +3496,12 @@ def _global_rates(fn):
             out.append((held, n.attr))
     once = {}  # opt.lr read in backward and opt named by it: one rate, named as read
     for o, k in out:
-        once.setdefault((id(object.__getattribute__(o, "_held") if isinstance(o, _Global) else o), k), (o, k))
+        once.setdefault((id(_held(o)), k), (o, k))
     return list(once.values())
 
 
-class _Global:
-    """A dict or object a module's global holds (``CONFIG = {"lr": 0.1}``, ``cfg = SimpleNamespace(lr=0.1)``,
-    ``hp = Hyper()``), its keys or attributes got and set as attributes, named by the global's name for the
-    header (:func:`_rate_label`)."""
-
-    __slots__ = ("_held", "name")
-
-    def __init__(self, held, name):
-        object.__setattr__(self, "_held", held)
-        object.__setattr__(self, "name", name)
-
-    def __getattr__(self, k):
-        held = object.__getattribute__(self, "_held")
-        return held[k] if isinstance(held, dict) else getattr(held, k)
-
-    def __setattr__(self, k, v):
-        held = object.__getattribute__(self, "_held")
-        if isinstance(held, dict):
-            held[k] = v
-        else:
-            setattr(held, k, v)
-
-    def label(self, k):
-        held = object.__getattribute__(self, "_held")
-        return f"{self.name}[{k!r}]" if isinstance(held, dict) else f"{self.name}.{k}"
-
-
 def _held_global_rate(n, g, local):
-    """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
+    """``[(_Items, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
     object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
     (an instance of the student's class) (tester13 H1), or reached from it through attributes or string keys:
     ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
@@ -3547,9 +3523,9 @@ def _held_global_rate(n, g, local):
         held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
             _rate_holder(held) or _student_module(held) else None
     if isinstance(held, dict):
-        return [(_Global(held, name), k)] if _is_rate(held.get(k)) else []
+        return [(_Items(held, name), k)] if _is_rate(held.get(k)) else []
     ok = _rate_holder(held) and k in getattr(held, "__dict__", {})
-    return [(_Global(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
+    return [(_Items(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
 
 
 #: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
@@ -3571,7 +3547,7 @@ def _rate_holder(held):
 
 
 def _global_holder_rates(n, g, local):
-    """``[(_Global, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
+    """``[(_Items, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
     that a global of the method's module holds and the method names (``opt`` of ``opt.step(self, dW, db)``, a
     module-level optimizer whose own method reads ``self.lr``) (session 14, finding 2); else []."""
     if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and n.id != "self"):
@@ -3579,7 +3555,7 @@ def _global_holder_rates(n, g, local):
     held = g.get(n.id)
     items = held.items() if isinstance(held, dict) else vars(held).items() if _rate_holder(held) and \
         hasattr(held, "__dict__") else ()
-    return [(_Global(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
+    return [(_Items(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
             if isinstance(k, str) and k.lower() in LR_NAMES and _is_rate(v)]
 
 
@@ -3885,9 +3861,9 @@ def _rate_label(o, k, paths):
         return f"{o.__qualname__}.{k} (a class attribute)"
     if isinstance(o, types.ModuleType):
         return f"{o.__name__}.{k} (a module's global)"
-    if isinstance(o, _Global):
-        return f"{o.label(k)} (a module's global)"
-    o = _held(o)
+    glob, o = object.__getattribute__(o, "_gradcheck_glob") if isinstance(o, _Items) else None, _held(o)
+    if glob:
+        return f"{glob}[{k!r}] (a module's global)" if isinstance(o, dict) else f"{glob}.{k} (a module's global)"
     return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 
 
