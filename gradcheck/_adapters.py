@@ -278,20 +278,10 @@ def _switch_value_of(holder, key):
 def _reached(obj, expr):
     """``(holder, key)`` of a path below ``obj`` written as Python (``bn.training``, ``layers[1].training``,
     ``bn_param['mode']``): the object or container holding the last step, and its attribute name or item key."""
-    node, steps = ast.parse(expr, mode="eval").body, []
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Attribute):
-            steps.insert(0, ("attr", node.attr))
-        elif isinstance(node.slice, ast.Constant):
-            steps.insert(0, ("item", node.slice.value))
-        else:
-            raise ValueError(expr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    node, steps = _switch_reach.path_steps(expr)
+    if not isinstance(node, ast.Name) or any(isinstance(k, tuple) for _, k in steps):  # a[1, 0]: not a switch's
         raise ValueError(expr)
-    o = obj
-    for kind, k in [("attr", node.id), *steps[:-1]]:
-        o = getattr(o, k) if kind == "attr" else o[k]
+    o = _switch_reach.follow(obj, [(".", node.id), *steps[:-1]])
     return (o, steps[-1][1]) if steps else (obj, node.id)
 
 
@@ -2555,17 +2545,11 @@ def _item_path(name):
     """``(attribute, [keys])`` of an item name: ``weights['W']`` -> ``("weights", ["W"])``, ``Ws[1][0]`` ->
     ``("Ws", [1, 0])``; None when ``name`` is not one (keys are str or int literals)."""
     try:
-        node = ast.parse(name, mode="eval").body
+        node, steps = _switch_reach.path_steps(name)
     except SyntaxError:
         return None
-    keys = []
-    while isinstance(node, ast.Subscript) and (isinstance(node.slice, ast.Constant) and isinstance(
-            node.slice.value, (str, int)) or isinstance(node.slice, ast.Tuple) and node.slice.elts and all(
-            isinstance(e, ast.Constant) and type(e.value) is int for e in node.slice.elts)):
-        keys.insert(0, node.slice.value if isinstance(node.slice, ast.Constant) else  # W[1, 0]: (1, 0)
-                    tuple(e.value for e in node.slice.elts))
-        node = node.value
-    return (node.id, keys) if isinstance(node, ast.Name) and keys else None
+    ok = steps and all(s == "[" and isinstance(k, (str, int, tuple)) for s, k in steps)  # W[1, 0]: (1, 0)
+    return (node.id, [k for _, k in steps]) if ok and isinstance(node, ast.Name) else None
 
 
 class _Items:
@@ -3482,13 +3466,11 @@ def _global_rates(fn):
         out += _held_global_rate(n, g, local) + _global_holder_rates(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
-        chain, v = [], n.value
-        while isinstance(v, ast.Attribute):
-            chain, v = [v.attr, *chain], v.value
-        if not isinstance(v, ast.Name) or v.id == "self":
+        v, steps = _switch_reach.path_steps(n)
+        if not isinstance(v, ast.Name) or v.id == "self" or any(s != "." for s, _ in steps):
             continue
         held = g.get(v.id)
-        for k in chain:
+        for _, k in steps[:-1]:
             held = inspect.getattr_static(held, k, None)
         if isinstance(held, type) and (c := _rate_class(held, n.attr)) is not None:
             out.append((c, n.attr))
@@ -3507,18 +3489,12 @@ def _held_global_rate(n, g, local):
     ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
     ``g``: the method's globals, ``local``: its local names. A module or a class there is :func:`_global_rates`'
     own."""
-    step = _rate_step(n)
-    if step is None or step[0].lower() not in LR_NAMES:
+    v, steps = _switch_reach.path_steps(n)
+    if not (steps and all(isinstance(c, str) for _, c in steps) and steps[-1][1].lower() in LR_NAMES
+            and len(steps) <= RATE_DEPTH + 1 and isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
         return []
-    k, v = step
-    chain = []
-    while (inner := _rate_step(v)) is not None and len(chain) < RATE_DEPTH:
-        chain.insert(0, inner[0])
-        v = inner[1]
-    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
-        return []
-    held, name = g.get(v.id), v.id
-    for c in chain:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
+    held, name, k = g.get(v.id), v.id, steps[-1][1]
+    for _, c in steps[:-1]:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
         name += f"[{c!r}]" if isinstance(held, dict) else f".{c}"
         held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
             _rate_holder(held) or _student_module(held) else None
@@ -3530,13 +3506,6 @@ def _held_global_rate(n, g, local):
 
 #: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
 RATE_DEPTH = 4
-
-
-def _rate_step(n):
-    """``(key, the node it is taken from)`` of ``x.key`` or ``x["key"]``; else None."""
-    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-        return n.slice.value, n.value
-    return (n.attr, n.value) if isinstance(n, ast.Attribute) else None
 
 
 def _rate_holder(held):
