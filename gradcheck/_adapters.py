@@ -3463,7 +3463,7 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
-        out += _held_global_rate(n, g, local) + _global_holder_rates(n, g, local)
+        out += _held_global_rates(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         v, steps = _switch_reach.path_steps(n)
@@ -3482,29 +3482,30 @@ def _global_rates(fn):
     return list(once.values())
 
 
-def _held_global_rate(n, g, local):
-    """``[(_Items, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
-    object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
-    (an instance of the student's class) (tester13 H1), or reached from it through attributes or string keys:
-    ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
-    ``g``: the method's globals, ``local``: its local names. A module or a class there is :func:`_global_rates`'
-    own."""
+def _held_global_rates(n, g, local):
+    """``[(_Items, key)]`` of the rates (:data:`LR_NAMES`) that node ``n`` of a method's source reads from a dict or
+    plain object (:func:`_rate_holder`) a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr``,
+    ``hp.learning_rate`` (tester13 H1), reached through attributes or string keys (``cfg.optim.lr``,
+    ``CONFIG["optim"]["lr"]``); for a global's bare name, each it holds (``opt`` of ``opt.step(self, dW)``, whose
+    own method reads ``self.lr``) (session 14, finding 2). ``g``: the method's globals, ``local``: its local names.
+    A module or a class there is :func:`_global_rates`' own."""
     v, steps = _switch_reach.path_steps(n)
-    if not (steps and all(isinstance(c, str) for _, c in steps) and steps[-1][1].lower() in LR_NAMES
-            and len(steps) <= RATE_DEPTH + 1 and isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and len(steps) <= RATE_DEPTH + 1
+            and all(isinstance(c, str) for _, c in steps) and (steps[-1][1].lower() in LR_NAMES if steps else
+                                                                isinstance(n.ctx, ast.Load))):
         return []
-    held, name, k = g.get(v.id), v.id, steps[-1][1]
+    held, name = g.get(v.id), v.id
     for _, c in steps[:-1]:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
         name += f"[{c!r}]" if isinstance(held, dict) else f".{c}"
         held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
             _rate_holder(held) or _student_module(held) else None
-    if isinstance(held, dict):
-        return [(_Items(held, name), k)] if _is_rate(held.get(k)) else []
-    ok = _rate_holder(held) and k in getattr(held, "__dict__", {})
-    return [(_Items(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
+    items = held if isinstance(held, dict) else vars(held) if _rate_holder(held) and hasattr(held, "__dict__") else {}
+    keys = [steps[-1][1]] if steps else [k for k in list(items)[:MAX_PROBED] if isinstance(k, str)
+                                         and k.lower() in LR_NAMES]
+    return [(_Items(held, name), k) for k in keys if _is_rate(items.get(k))]
 
 
-#: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
+#: How many attributes or string keys :func:`_held_global_rates` follows from a global to the rate's holder.
 RATE_DEPTH = 4
 
 
@@ -3513,19 +3514,6 @@ def _rate_holder(held):
     class (not a class, a module, a function)."""
     mine = isinstance(held, types.SimpleNamespace) or _student_module(sys.modules.get(type(held).__module__))
     return mine and not isinstance(held, (type, types.ModuleType, types.FunctionType, types.MethodType))
-
-
-def _global_holder_rates(n, g, local):
-    """``[(_Items, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
-    that a global of the method's module holds and the method names (``opt`` of ``opt.step(self, dW, db)``, a
-    module-level optimizer whose own method reads ``self.lr``) (session 14, finding 2); else []."""
-    if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and n.id != "self"):
-        return []
-    held = g.get(n.id)
-    items = held.items() if isinstance(held, dict) else vars(held).items() if _rate_holder(held) and \
-        hasattr(held, "__dict__") else ()
-    return [(_Items(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
-            if isinstance(k, str) and k.lower() in LR_NAMES and _is_rate(v)]
 
 
 def _class_rates(obj, heads):
