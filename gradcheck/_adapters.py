@@ -3516,48 +3516,36 @@ def _rate_holder(held):
     return mine and not isinstance(held, (type, types.ModuleType, types.FunctionType, types.MethodType))
 
 
-def _class_rates(obj, heads):
-    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) ``obj`` holds as class attributes under ``heads``
-    (:func:`_rate_heads`): ``self.lr`` of ``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt: lr = 0.1``,
-    ``self.Opt.lr`` of a nested class, ``Opt.lr`` (tester12 M2); not one an instance attribute shadows."""
-    out = [h for h in heads if isinstance(h, tuple)]
-    mine = _fields(obj)
+def _rate_attributes(obj, heads):
+    """``[(owner, name)]`` of the numbers named as a learning rate (:data:`LR_NAMES`) ``obj`` holds under one of
+    ``heads`` (:func:`_rate_heads`): attributes (``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``); then
+    keys of a dict attribute, owner its holder's :class:`_Items` (``self.config['learning_rate']``, CS231n's optim
+    config; ``self.configs['W']['lr']``, tester13 H1); then class attributes no instance's shadows, owner the class
+    (``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt``, a nested ``self.Opt.lr``, a global ``Opt.lr`` of
+    ``heads``: tester12 M2)."""
+    values, attrs, items = {(): obj, **dict(walk(obj))}, [], []
+    classes, mine = [h for h in heads if isinstance(h, tuple)], _fields(obj)
     for h in [h for h in heads if isinstance(h, str) and h not in mine]:
         if h.lower() in LR_NAMES and (c := _rate_class(type(obj), h)) is not None:
-            out.append((c, h))  # self.lr
+            classes.append((c, h))  # self.lr
         elif isinstance(v := inspect.getattr_static(type(obj), h, None), type):  # self.Opt.lr
-            out += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
-    for p, v in walk(obj):  # self.opt.lr, self.layers[0].lr: an object's class holds it
-        if p[0][1] in heads and (_is_helper(v) or _is_layer(v)):
-            f = _fields(v)
-            out += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
-                    and (c := _rate_class(type(v), k)) is not None]
-    return list({(id(c), k): (c, k) for c, k in out}.values())
-
-
-def _rate_attributes(obj, heads):
-    """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
-    ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
-    (:func:`_rate_heads`), then of those held by a class (:func:`_class_rates`): ``owner`` a class then."""
-    values = {(): obj, **dict(walk(obj))}
-    return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
-            if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
-            and _is_rate(v) and p[:-1] in values] + _item_rates(values, heads) + _class_rates(obj, heads)
-
-
-def _item_rates(values, heads):
-    """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
-    attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
-    ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
-    out = []
+            classes += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
     for p, v in values.items():
-        if not (len(p) >= 2 and p[-1][0] == "[" and isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES
-                and p[0][1] in heads and _is_rate(v) and isinstance(values.get(p[:-1]), dict)):
+        if not p or p[0][1] not in heads:
             continue
-        j = max(i for i, (sep, _) in enumerate(p) if sep == ".")  # self.configs['W']['learning_rate'] (tester13 H1)
-        if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
-            out.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
-    return out
+        if _is_helper(v) or _is_layer(v):  # self.opt.lr, self.layers[0].lr: an object's class holds it
+            f = _fields(v)
+            classes += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
+                        and (c := _rate_class(type(v), k)) is not None]
+        if not (isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES and _is_rate(v)):
+            continue
+        if p[-1][0] == ".":
+            attrs += [(values[p[:-1]], p[-1][1])] if p[:-1] in values else []
+        elif isinstance(values.get(p[:-1]), dict):
+            j = max(i for i, (sep, _) in enumerate(p) if sep == ".")
+            if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
+                items.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
+    return attrs + items + list({(id(c), k): (c, k) for c, k in classes}.values())
 
 
 @contextlib.contextmanager
