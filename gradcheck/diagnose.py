@@ -3467,22 +3467,15 @@ def _release(*objs) -> None:
             o.release()
 
 
-def _array_attrs(obj: Any) -> dict[str, np.ndarray]:
-    """Copies of the public float array attributes of a local object ({} for a sandboxed layer)."""
+def _state_attrs(obj: Any) -> dict[str, np.ndarray]:
+    """Copies of the public float arrays, then real numbers (a call counter ``self.t``, an annealed ``self.s``; not a
+    bool: float64 0-d arrays), of a local object's attributes; {} for a sandboxed layer."""
     if _remote(obj):
         return {}
-    return {k: np.array(v, copy=True) for k, v in vars(obj).items()
-            if not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"}
-
-
-def _number_attrs(obj: Any) -> dict[str, float]:
-    """The public real-number attributes of a local object (a call counter ``self.t``, an annealed ``self.s``; not a
-    bool), as float64 0-d arrays; {} for a sandboxed layer."""
-    if _remote(obj):
-        return {}
-    return {k: np.array(v, dtype=np.float64) for k, v in vars(obj).items()
-            if not k.startswith("_") and isinstance(v, (int, float, np.integer, np.floating))
-            and not isinstance(v, (bool, np.bool_))}
+    public = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
+    return {k: np.array(v, copy=True) for k, v in public if isinstance(v, np.ndarray) and v.dtype.kind == "f"} | {
+        k: np.array(v, dtype=np.float64) for k, v in public
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))}
 
 
 def _reads_itself(pristine: Any, run, name: str) -> bool:
@@ -3732,9 +3725,9 @@ class _Probes:
 
         try:
             a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
-            before = _array_attrs(a) | _number_attrs(a)
+            before = _state_attrs(a)
             Ya, Yb = run(a), run(b)
-            after = _array_attrs(a) | _number_attrs(a)
+            after = _state_attrs(a)
             Ya2 = run(a)
             if not _exact(Ya, Yb) or _exact(Ya, Ya2):
                 return None
