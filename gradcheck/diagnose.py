@@ -12,6 +12,7 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import functools
@@ -816,8 +817,6 @@ def _per_call_seeds(layer: Any) -> list[str]:
     ``__init__`` (``self.calls += 1``): a generator seeded anew on every call, whose draws gradcheck can neither
     rewind (no generator lives between calls) nor hold by restoring what it reads. Read with :mod:`ast` from
     the file of the class (a sandboxed layer's too) and of its bases defined there; [] when it cannot be read."""
-    import ast
-
     obj = getattr(layer, "obj", layer) if not _remote(layer) else layer
     try:
         path = (os.path.join(layer._sandbox.workdir, layer.file) if _remote(layer)  # its copy in the sandbox
@@ -827,19 +826,13 @@ def _per_call_seeds(layer: Any) -> list[str]:
             tree = ast.parse(fh.read())
     except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError, AttributeError):
         return []
-    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
-    todo, seen, seeded, changed = [name], set(), set(), set()
+    seeded, changed = set(), set()
 
     def attrs(node):
         return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
                 and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
-    while todo:
-        c = classes.get(todo.pop())
-        if c is None or c.name in seen:
-            continue
-        seen.add(c.name)
-        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    for c in class_and_bases(tree, name, nested=True):
         for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
             for n in ast.walk(fn):
                 f = n.func if isinstance(n, ast.Call) else None
@@ -850,6 +843,18 @@ def _per_call_seeds(layer: Any) -> list[str]:
                 elif fn.name != "__init__" and isinstance(n, ast.Assign):
                     changed |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)} & attrs(n.value)
     return [f"self.{a}" for a in sorted(seeded & changed)]
+
+
+def class_and_bases(tree: Any, name: str, nested: bool = False) -> list:
+    """The ``ast.ClassDef`` of class ``name`` in module ``tree`` and of its bases defined there (by a bare name), each
+    once, the last base first; ``nested``: a class at any depth, not only at the module's top."""
+    classes = {c.name: c for c in (ast.walk(tree) if nested else tree.body) if isinstance(c, ast.ClassDef)}
+    todo, out = [name], []
+    while todo:
+        if (c := classes.pop(todo.pop(), None)) is not None:
+            out.append(c)
+            todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    return out
 
 
 def _per_call_advice(seeds: list[str]) -> str:
