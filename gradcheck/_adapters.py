@@ -278,20 +278,10 @@ def _switch_value_of(holder, key):
 def _reached(obj, expr):
     """``(holder, key)`` of a path below ``obj`` written as Python (``bn.training``, ``layers[1].training``,
     ``bn_param['mode']``): the object or container holding the last step, and its attribute name or item key."""
-    node, steps = ast.parse(expr, mode="eval").body, []
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Attribute):
-            steps.insert(0, ("attr", node.attr))
-        elif isinstance(node.slice, ast.Constant):
-            steps.insert(0, ("item", node.slice.value))
-        else:
-            raise ValueError(expr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    node, steps = _switch_reach.path_steps(expr)
+    if not isinstance(node, ast.Name) or any(isinstance(k, tuple) for _, k in steps):  # a[1, 0]: not a switch's
         raise ValueError(expr)
-    o = obj
-    for kind, k in [("attr", node.id), *steps[:-1]]:
-        o = getattr(o, k) if kind == "attr" else o[k]
+    o = _switch_reach.follow(obj, [(".", node.id), *steps[:-1]])
     return (o, steps[-1][1]) if steps else (obj, node.id)
 
 
@@ -2555,34 +2545,31 @@ def _item_path(name):
     """``(attribute, [keys])`` of an item name: ``weights['W']`` -> ``("weights", ["W"])``, ``Ws[1][0]`` ->
     ``("Ws", [1, 0])``; None when ``name`` is not one (keys are str or int literals)."""
     try:
-        node = ast.parse(name, mode="eval").body
+        node, steps = _switch_reach.path_steps(name)
     except SyntaxError:
         return None
-    keys = []
-    while isinstance(node, ast.Subscript) and (isinstance(node.slice, ast.Constant) and isinstance(
-            node.slice.value, (str, int)) or isinstance(node.slice, ast.Tuple) and node.slice.elts and all(
-            isinstance(e, ast.Constant) and type(e.value) is int for e in node.slice.elts)):
-        keys.insert(0, node.slice.value if isinstance(node.slice, ast.Constant) else  # W[1, 0]: (1, 0)
-                    tuple(e.value for e in node.slice.elts))
-        node = node.value
-    return (node.id, keys) if isinstance(node, ast.Name) and keys else None
+    ok = steps and all(s == "[" and isinstance(k, (str, int, tuple)) for s, k in steps)  # W[1, 0]: (1, 0)
+    return (node.id, [k for _, k in steps]) if ok and isinstance(node, ast.Name) else None
 
 
 class _Items:
     """An object whose attributes are also the items of its containers: ``getattr(_Items(o), "Ws[1]")`` is
     ``o.Ws[1]``, and setting it sets that item (a tuple on the way is rebuilt and set back), so the probes
-    and :class:`Adapted` treat an array in a dict, list or tuple attribute as they treat ``self.W``."""
+    and :class:`Adapted` treat an array in a dict, list or tuple attribute as they treat ``self.W``; a dict's keys
+    are its attributes. ``glob``: the name of the module's global it stands for (``CONFIG``, ``cfg.optim``: a rate's
+    holder, :func:`_rate_label`)."""
 
-    __slots__ = ("_o",)
+    __slots__ = ("_o", "_gradcheck_glob")
 
-    def __init__(self, o):
+    def __init__(self, o, glob=None):
         object.__setattr__(self, "_o", o)
+        object.__setattr__(self, "_gradcheck_glob", glob)
 
     def __getattr__(self, name):
         o = object.__getattribute__(self, "_o")
         path = _item_path(name)
         if path is None:
-            return getattr(o, name)
+            return o[name] if isinstance(o, dict) else getattr(o, name)
         v = getattr(o, path[0])
         try:
             for k in path[1]:
@@ -2595,7 +2582,7 @@ class _Items:
         o = object.__getattribute__(self, "_o")
         path = _item_path(name)
         if path is None:
-            setattr(o, name, value)
+            o.__setitem__(name, value) if isinstance(o, dict) else setattr(o, name, value)
             return
 
         def put(c, keys):
@@ -3476,16 +3463,14 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
-        out += _held_global_rate(n, g, local) + _global_holder_rates(n, g, local)
+        out += _held_global_rates(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
-        chain, v = [], n.value
-        while isinstance(v, ast.Attribute):
-            chain, v = [v.attr, *chain], v.value
-        if not isinstance(v, ast.Name) or v.id == "self":
+        v, steps = _switch_reach.path_steps(n)
+        if not isinstance(v, ast.Name) or v.id == "self" or any(s != "." for s, _ in steps):
             continue
         held = g.get(v.id)
-        for k in chain:
+        for _, k in steps[:-1]:
             held = inspect.getattr_static(held, k, None)
         if isinstance(held, type) and (c := _rate_class(held, n.attr)) is not None:
             out.append((c, n.attr))
@@ -3493,74 +3478,35 @@ def _global_rates(fn):
             out.append((held, n.attr))
     once = {}  # opt.lr read in backward and opt named by it: one rate, named as read
     for o, k in out:
-        once.setdefault((id(object.__getattribute__(o, "_held") if isinstance(o, _Global) else o), k), (o, k))
+        once.setdefault((id(_held(o)), k), (o, k))
     return list(once.values())
 
 
-class _Global:
-    """A dict or object a module's global holds (``CONFIG = {"lr": 0.1}``, ``cfg = SimpleNamespace(lr=0.1)``,
-    ``hp = Hyper()``), its keys or attributes got and set as attributes, named by the global's name for the
-    header (:func:`_rate_label`)."""
-
-    __slots__ = ("_held", "name")
-
-    def __init__(self, held, name):
-        object.__setattr__(self, "_held", held)
-        object.__setattr__(self, "name", name)
-
-    def __getattr__(self, k):
-        held = object.__getattribute__(self, "_held")
-        return held[k] if isinstance(held, dict) else getattr(held, k)
-
-    def __setattr__(self, k, v):
-        held = object.__getattribute__(self, "_held")
-        if isinstance(held, dict):
-            held[k] = v
-        else:
-            setattr(held, k, v)
-
-    def label(self, k):
-        held = object.__getattribute__(self, "_held")
-        return f"{self.name}[{k!r}]" if isinstance(held, dict) else f"{self.name}.{k}"
-
-
-def _held_global_rate(n, g, local):
-    """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
-    object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
-    (an instance of the student's class) (tester13 H1), or reached from it through attributes or string keys:
-    ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
-    ``g``: the method's globals, ``local``: its local names. A module or a class there is :func:`_global_rates`'
-    own."""
-    step = _rate_step(n)
-    if step is None or step[0].lower() not in LR_NAMES:
-        return []
-    k, v = step
-    chain = []
-    while (inner := _rate_step(v)) is not None and len(chain) < RATE_DEPTH:
-        chain.insert(0, inner[0])
-        v = inner[1]
-    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
+def _held_global_rates(n, g, local):
+    """``[(_Items, key)]`` of the rates (:data:`LR_NAMES`) that node ``n`` of a method's source reads from a dict or
+    plain object (:func:`_rate_holder`) a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr``,
+    ``hp.learning_rate`` (tester13 H1), reached through attributes or string keys (``cfg.optim.lr``,
+    ``CONFIG["optim"]["lr"]``); for a global's bare name, each it holds (``opt`` of ``opt.step(self, dW)``, whose
+    own method reads ``self.lr``) (session 14, finding 2). ``g``: the method's globals, ``local``: its local names.
+    A module or a class there is :func:`_global_rates`' own."""
+    v, steps = _switch_reach.path_steps(n)
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and len(steps) <= RATE_DEPTH + 1
+            and all(isinstance(c, str) for _, c in steps) and (steps[-1][1].lower() in LR_NAMES if steps else
+                                                                isinstance(n.ctx, ast.Load))):
         return []
     held, name = g.get(v.id), v.id
-    for c in chain:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
+    for _, c in steps[:-1]:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
         name += f"[{c!r}]" if isinstance(held, dict) else f".{c}"
         held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
             _rate_holder(held) or _student_module(held) else None
-    if isinstance(held, dict):
-        return [(_Global(held, name), k)] if _is_rate(held.get(k)) else []
-    ok = _rate_holder(held) and k in getattr(held, "__dict__", {})
-    return [(_Global(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
+    items = held if isinstance(held, dict) else vars(held) if _rate_holder(held) and hasattr(held, "__dict__") else {}
+    keys = [steps[-1][1]] if steps else [k for k in list(items)[:MAX_PROBED] if isinstance(k, str)
+                                         and k.lower() in LR_NAMES]
+    return [(_Items(held, name), k) for k in keys if _is_rate(items.get(k))]
 
 
-#: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
+#: How many attributes or string keys :func:`_held_global_rates` follows from a global to the rate's holder.
 RATE_DEPTH = 4
-
-
-def _rate_step(n):
-    """``(key, the node it is taken from)`` of ``x.key`` or ``x["key"]``; else None."""
-    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-        return n.slice.value, n.value
-    return (n.attr, n.value) if isinstance(n, ast.Attribute) else None
 
 
 def _rate_holder(held):
@@ -3570,61 +3516,36 @@ def _rate_holder(held):
     return mine and not isinstance(held, (type, types.ModuleType, types.FunctionType, types.MethodType))
 
 
-def _global_holder_rates(n, g, local):
-    """``[(_Global, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
-    that a global of the method's module holds and the method names (``opt`` of ``opt.step(self, dW, db)``, a
-    module-level optimizer whose own method reads ``self.lr``) (session 14, finding 2); else []."""
-    if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and n.id != "self"):
-        return []
-    held = g.get(n.id)
-    items = held.items() if isinstance(held, dict) else vars(held).items() if _rate_holder(held) and \
-        hasattr(held, "__dict__") else ()
-    return [(_Global(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
-            if isinstance(k, str) and k.lower() in LR_NAMES and _is_rate(v)]
-
-
-def _class_rates(obj, heads):
-    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) ``obj`` holds as class attributes under ``heads``
-    (:func:`_rate_heads`): ``self.lr`` of ``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt: lr = 0.1``,
-    ``self.Opt.lr`` of a nested class, ``Opt.lr`` (tester12 M2); not one an instance attribute shadows."""
-    out = [h for h in heads if isinstance(h, tuple)]
-    mine = _fields(obj)
+def _rate_attributes(obj, heads):
+    """``[(owner, name)]`` of the numbers named as a learning rate (:data:`LR_NAMES`) ``obj`` holds under one of
+    ``heads`` (:func:`_rate_heads`): attributes (``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``); then
+    keys of a dict attribute, owner its holder's :class:`_Items` (``self.config['learning_rate']``, CS231n's optim
+    config; ``self.configs['W']['lr']``, tester13 H1); then class attributes no instance's shadows, owner the class
+    (``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt``, a nested ``self.Opt.lr``, a global ``Opt.lr`` of
+    ``heads``: tester12 M2)."""
+    values, attrs, items = {(): obj, **dict(walk(obj))}, [], []
+    classes, mine = [h for h in heads if isinstance(h, tuple)], _fields(obj)
     for h in [h for h in heads if isinstance(h, str) and h not in mine]:
         if h.lower() in LR_NAMES and (c := _rate_class(type(obj), h)) is not None:
-            out.append((c, h))  # self.lr
+            classes.append((c, h))  # self.lr
         elif isinstance(v := inspect.getattr_static(type(obj), h, None), type):  # self.Opt.lr
-            out += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
-    for p, v in walk(obj):  # self.opt.lr, self.layers[0].lr: an object's class holds it
-        if p[0][1] in heads and (_is_helper(v) or _is_layer(v)):
-            f = _fields(v)
-            out += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
-                    and (c := _rate_class(type(v), k)) is not None]
-    return list({(id(c), k): (c, k) for c, k in out}.values())
-
-
-def _rate_attributes(obj, heads):
-    """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
-    ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
-    (:func:`_rate_heads`), then of those held by a class (:func:`_class_rates`): ``owner`` a class then."""
-    values = {(): obj, **dict(walk(obj))}
-    return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
-            if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
-            and _is_rate(v) and p[:-1] in values] + _item_rates(values, heads) + _class_rates(obj, heads)
-
-
-def _item_rates(values, heads):
-    """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
-    attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
-    ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
-    out = []
+            classes += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
     for p, v in values.items():
-        if not (len(p) >= 2 and p[-1][0] == "[" and isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES
-                and p[0][1] in heads and _is_rate(v) and isinstance(values.get(p[:-1]), dict)):
+        if not p or p[0][1] not in heads:
             continue
-        j = max(i for i, (sep, _) in enumerate(p) if sep == ".")  # self.configs['W']['learning_rate'] (tester13 H1)
-        if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
-            out.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
-    return out
+        if _is_helper(v) or _is_layer(v):  # self.opt.lr, self.layers[0].lr: an object's class holds it
+            f = _fields(v)
+            classes += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
+                        and (c := _rate_class(type(v), k)) is not None]
+        if not (isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES and _is_rate(v)):
+            continue
+        if p[-1][0] == ".":
+            attrs += [(values[p[:-1]], p[-1][1])] if p[:-1] in values else []
+        elif isinstance(values.get(p[:-1]), dict):
+            j = max(i for i, (sep, _) in enumerate(p) if sep == ".")
+            if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
+                items.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
+    return attrs + items + list({(id(c), k): (c, k) for c, k in classes}.values())
 
 
 @contextlib.contextmanager
@@ -3885,9 +3806,9 @@ def _rate_label(o, k, paths):
         return f"{o.__qualname__}.{k} (a class attribute)"
     if isinstance(o, types.ModuleType):
         return f"{o.__name__}.{k} (a module's global)"
-    if isinstance(o, _Global):
-        return f"{o.label(k)} (a module's global)"
-    o = _held(o)
+    glob, o = object.__getattribute__(o, "_gradcheck_glob") if isinstance(o, _Items) else None, _held(o)
+    if glob:
+        return f"{glob}[{k!r}] (a module's global)" if isinstance(o, dict) else f"{glob}.{k} (a module's global)"
     return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 
 

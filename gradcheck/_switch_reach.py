@@ -516,25 +516,42 @@ def switch_value(space, name, value, missing):
         else:
             os.environ[key] = str(value)
         return value
-    node, steps = ast.parse(name[7:], mode="eval").body, []
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        steps.insert(0, node.attr if isinstance(node, ast.Attribute) else (node.slice.value,))
-        node = node.value
+    node, steps = path_steps(name[7:])
     head = node.id if isinstance(node, ast.Name) else None
     o = space[head] if head in space else sys.modules.get(head, missing)
     try:
-        for s in steps[:-1]:
-            o = getattr(o, s) if isinstance(s, str) else o[s[0]]
-        last = steps[-1]
+        o, (s, k) = follow(o, steps[:-1]), steps[-1]
         if value is missing:
-            return getattr(o, last) if isinstance(last, str) else o[last[0]]
+            return follow(o, steps[-1:])
     except (AttributeError, KeyError, IndexError, TypeError):
         return missing
-    if isinstance(last, str):
-        setattr(o, last, value)
-    else:
-        o[last[0]] = value
+    setattr(o, k, value) if s == "." else o.__setitem__(k, value)
     return value
+
+
+def path_steps(node):
+    """``(root, [(".", attribute) or ("[", key)])`` of a path written as Python (its text or :mod:`ast` node):
+    ``cfg.optim['lr']`` is ``(Name cfg, [(".", "optim"), ("[", "lr")])``; a key is a literal or a tuple of int
+    literals (``W[1, 0]``), ``root`` the first node that is neither step. The one reading of such paths: the
+    switches here, and gradcheck._adapters' items (``Ws[1]``), sub-layers' switches and learning rates."""
+    node, steps = ast.parse(node, mode="eval").body if isinstance(node, str) else node, []
+    while True:
+        k = getattr(node, "slice", None)
+        if isinstance(k, ast.Tuple) and k.elts and all(isinstance(e, ast.Constant) and type(e.value) is int
+                                                       for e in k.elts):
+            steps.insert(0, ("[", tuple(e.value for e in k.elts)))
+        elif isinstance(k, ast.Constant) or isinstance(node, ast.Attribute):
+            steps.insert(0, ("[", k.value) if k is not None else (".", node.attr))
+        else:
+            return node, steps
+        node = node.value
+
+
+def follow(o, steps):
+    """What ``o`` holds at ``steps`` (:func:`path_steps`): attributes got, items indexed."""
+    for s, k in steps:
+        o = getattr(o, k) if s == "." else o[k]
+    return o
 
 
 def set_attribute(holder, key, value):

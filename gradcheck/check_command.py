@@ -559,19 +559,15 @@ def source_switches(label: str) -> list[str]:
     an ``if`` on a name like a switch (``TRAIN``, ``self.in_train``, a helper's ``train`` argument). Read from the
     file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
     import ast
+
+    from .diagnose import class_and_bases
     path, _, name = label.rpartition("::")
     try:
         tree = ast.parse(open(path, encoding="utf-8").read())  # noqa: SIM115 - a short read
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return []
-    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
-    todo, seen, found = [name], set(), []
-    while todo:  # the class and its bases defined in the same file
-        c = classes.get(todo.pop())
-        if c is None or c.name in seen:
-            continue
-        seen.add(c.name)
-        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    found = []
+    for c in class_and_bases(tree, name):
         for node in ast.walk(c):
             what = None
             if isinstance(node, ast.Compare) and any(isinstance(v, ast.Constant) and isinstance(v.value, str)

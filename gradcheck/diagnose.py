@@ -12,6 +12,7 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import functools
@@ -816,8 +817,6 @@ def _per_call_seeds(layer: Any) -> list[str]:
     ``__init__`` (``self.calls += 1``): a generator seeded anew on every call, whose draws gradcheck can neither
     rewind (no generator lives between calls) nor hold by restoring what it reads. Read with :mod:`ast` from
     the file of the class (a sandboxed layer's too) and of its bases defined there; [] when it cannot be read."""
-    import ast
-
     obj = getattr(layer, "obj", layer) if not _remote(layer) else layer
     try:
         path = (os.path.join(layer._sandbox.workdir, layer.file) if _remote(layer)  # its copy in the sandbox
@@ -827,19 +826,13 @@ def _per_call_seeds(layer: Any) -> list[str]:
             tree = ast.parse(fh.read())
     except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError, AttributeError):
         return []
-    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
-    todo, seen, seeded, changed = [name], set(), set(), set()
+    seeded, changed = set(), set()
 
     def attrs(node):
         return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
                 and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
-    while todo:
-        c = classes.get(todo.pop())
-        if c is None or c.name in seen:
-            continue
-        seen.add(c.name)
-        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    for c in class_and_bases(tree, name, nested=True):
         for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
             for n in ast.walk(fn):
                 f = n.func if isinstance(n, ast.Call) else None
@@ -850,6 +843,18 @@ def _per_call_seeds(layer: Any) -> list[str]:
                 elif fn.name != "__init__" and isinstance(n, ast.Assign):
                     changed |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)} & attrs(n.value)
     return [f"self.{a}" for a in sorted(seeded & changed)]
+
+
+def class_and_bases(tree: Any, name: str, nested: bool = False) -> list:
+    """The ``ast.ClassDef`` of class ``name`` in module ``tree`` and of its bases defined there (by a bare name), each
+    once, the last base first; ``nested``: a class at any depth, not only at the module's top."""
+    classes = {c.name: c for c in (ast.walk(tree) if nested else tree.body) if isinstance(c, ast.ClassDef)}
+    todo, out = [name], []
+    while todo:
+        if (c := classes.pop(todo.pop(), None)) is not None:
+            out.append(c)
+            todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    return out
 
 
 def _per_call_advice(seeds: list[str]) -> str:
@@ -3467,22 +3472,15 @@ def _release(*objs) -> None:
             o.release()
 
 
-def _array_attrs(obj: Any) -> dict[str, np.ndarray]:
-    """Copies of the public float array attributes of a local object ({} for a sandboxed layer)."""
+def _state_attrs(obj: Any) -> dict[str, np.ndarray]:
+    """Copies of the public float arrays, then real numbers (a call counter ``self.t``, an annealed ``self.s``; not a
+    bool: float64 0-d arrays), of a local object's attributes; {} for a sandboxed layer."""
     if _remote(obj):
         return {}
-    return {k: np.array(v, copy=True) for k, v in vars(obj).items()
-            if not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"}
-
-
-def _number_attrs(obj: Any) -> dict[str, float]:
-    """The public real-number attributes of a local object (a call counter ``self.t``, an annealed ``self.s``; not a
-    bool), as float64 0-d arrays; {} for a sandboxed layer."""
-    if _remote(obj):
-        return {}
-    return {k: np.array(v, dtype=np.float64) for k, v in vars(obj).items()
-            if not k.startswith("_") and isinstance(v, (int, float, np.integer, np.floating))
-            and not isinstance(v, (bool, np.bool_))}
+    public = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
+    return {k: np.array(v, copy=True) for k, v in public if isinstance(v, np.ndarray) and v.dtype.kind == "f"} | {
+        k: np.array(v, dtype=np.float64) for k, v in public
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))}
 
 
 def _reads_itself(pristine: Any, run, name: str) -> bool:
@@ -3732,9 +3730,9 @@ class _Probes:
 
         try:
             a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
-            before = _array_attrs(a) | _number_attrs(a)
+            before = _state_attrs(a)
             Ya, Yb = run(a), run(b)
-            after = _array_attrs(a) | _number_attrs(a)
+            after = _state_attrs(a)
             Ya2 = run(a)
             if not _exact(Ya, Yb) or _exact(Ya, Ya2):
                 return None
