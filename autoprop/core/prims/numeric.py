@@ -19,7 +19,7 @@ from .reductions import prod, sum  # noqa: A004
 from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
 from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
-__all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power",
+__all__ = ["trapezoid", "polyval", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
            "extract", "delete", "interp", "bincount", "block"]
 
@@ -55,30 +55,73 @@ def polyval(p, x):
     return y
 
 
-def _quantile(a, q, axis, keepdims, method, name):
-    """numpy's 'linear' quantile: ``q`` (a Tensor too: the result is linear in it between
-    order statistics) at position ``q (n - 1)`` of the sorted values over ``axis`` (None,
-    an int or a tuple of axes), between the floor and the ceil order statistic."""
-    if method != "linear":
-        raise TypeError(f"autoprop records numpy.{name} with method='linear' (numpy's default) "
-                        f"only; got method={method!r}")
+try:  # numpy's table of the 13 methods: each one's virtual index and gamma (numpy's own numbers)
+    from numpy.lib._function_base_impl import _QuantileMethods as _METHODS
+except ImportError:  # (an older or newer numpy: 'linear' alone, numpy's default)
+    _METHODS = {"linear": {"get_virtual_index": lambda n, q: (n - 1) * q, "fix_gamma": lambda g, _: g}}
+#: d(virtual index)/dq of the continuous methods (Hyndman & Fan's n + 1 - alpha - beta); the
+#: others' gamma is piecewise constant in q (q gets no gradient)
+_SLOPE = {"linear": lambda n: n - 1, "weibull": lambda n: n + 1, "hazen": lambda n: n,
+          "interpolated_inverted_cdf": lambda n: n, "median_unbiased": lambda n: n + 1 / 3,
+          "normal_unbiased": lambda n: n + 1 / 4}
+
+
+def _quantile(a, q, axis, keepdims, method, name, nan=False):
+    """numpy's quantile of every ``method`` (and, with ``nan``, nanquantile's: NaNs left out of
+    each slice's count): the order statistics ``s`` of ``a`` over ``axis`` (None, an int or a tuple
+    of axes) at numpy's virtual index ``v(n, q)``. The continuous methods ('linear', 'weibull',
+    'hazen', 'interpolated_inverted_cdf', 'median_unbiased', 'normal_unbiased', and
+    'averaged_inverted_cdf', 'midpoint') are ``s[lo] + gamma (s[lo + 1] - s[lo])``: the gradient
+    splits ``(1 - gamma, gamma)`` between the two, and ``q`` (a Tensor too) gets
+    ``(s[lo + 1] - s[lo]) dv/dq`` where gamma moves with q (not for the last two, whose gamma is
+    0, 1/2 or 1). The discontinuous ones ('inverted_cdf', 'closest_observation', 'lower',
+    'higher', 'nearest') pick one order statistic: its whole gradient goes to that element, as
+    torch's and jax's quantile do, and q gets none. A slice holding a NaN gives NaN (nanquantile:
+    an all-NaN slice), which gets no gradient."""
+    if method not in _METHODS:
+        raise ValueError(f"numpy.{name}: {method!r} is not a valid method. Use one of: {tuple(_METHODS)}")
     qt = _t(q)
     qv = qt.numpy()
     if np.any((qv < 0) | (qv > 1)):
-        raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]"
-                         if name == "quantile" else f"numpy.{name}: percentiles must be in the range [0, 100]")
+        raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]" if "quantile" in name
+                         else f"numpy.{name}: percentiles must be in the range [0, 100]")
     a = _t(a)
     axes = tuple(range(a.ndim)) if axis is None else tuple(
         x % a.ndim for x in ((axis,) if np.ndim(axis) == 0 else axis))
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     flat = reshape(transpose(a, axes=rest + axes), shape=tuple(a.shape[d] for d in rest) + (-1,))
-    s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first
-    n = s.shape[0]
-    lo = np.floor(qv * (n - 1)).astype(np.intp)
-    hi = np.minimum(lo + 1, n - 1)
-    t = reshape(qt * (n - 1) - lo, shape=qv.shape + (1,) * (s.ndim - 1))
-    below, above = getitem(s, (lo,)), getitem(s, (hi,))
-    r = below + (above - below) * t
+    s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first (NaNs last)
+    isnan = np.isnan(s._value)
+    n = s.shape[0] - np.sum(isnan, axis=0) if nan else np.full(s.shape[1:], s.shape[0])
+    bad = n == 0 if nan else isnan[-1] if s.shape[0] else np.ones(s.shape[1:], bool)
+    qb = qv.reshape(qv.shape + (1,) * (s.ndim - 1))  # q's axes first, then the kept ones
+    props = _METHODS[method]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.asarray(props["get_virtual_index"](n, qb))
+    hi_n = np.maximum(n - 1, 0)
+    if props["fix_gamma"] is None:  # one order statistic
+        lo = hi = np.clip(v, 0, hi_n).astype(np.intp)
+        t = None
+    else:
+        fl = np.floor(v)
+        lo = np.clip(fl, 0, hi_n).astype(np.intp)
+        hi = np.clip(fl + 1, 0, hi_n).astype(np.intp)
+        out = (v < 0) | (v >= n - 1)
+        lo, hi = np.where(out, np.where(v < 0, 0, hi_n), lo), np.where(out, np.where(v < 0, 0, hi_n), hi)
+        gamma = np.asarray(props["fix_gamma"](v - fl, v), dtype=np.float64)
+        slope = _SLOPE.get(method)
+        t = Tensor._wrap(gamma.astype(a.dtype))
+        if slope is not None and isinstance(q, Tensor):  # gamma = v(q) - floor(v): dv/dq
+            t = t + (qt - qv).astype(a.dtype).reshape(qb.shape) * np.asarray(slope(n), a.dtype)
+    grid = tuple(np.arange(k).reshape((-1,) + (1,) * (s.ndim - 2 - i)) for i, k in enumerate(s.shape[1:]))
+    below = getitem(s, (lo,) + grid)
+    if t is None:
+        r = below
+    else:
+        above = getitem(s, (hi,) + grid)
+        r = below + (above - below) * t
+    if np.any(bad):
+        r = where(np.broadcast_to(bad, r.shape), np.asarray(np.nan, r.dtype), r)
     if keepdims:  # numpy keeps the reduced axes as length 1, after q's axes
         r = reshape(r, shape=qv.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
     return r
@@ -91,19 +134,85 @@ def _no_overwrite(name, overwrite_input):
                         f"numpy.{name} without it (the values are the same)")
 
 
-@defcomposite("quantile", "linear interpolation between two order statistics of sort(a): "
-                          "the gradient splits (1 - t, t) between them", numpy=(np.quantile,))
+def _q_method(name, method, kw):
+    """numpy's ``method`` (or its deprecated alias ``interpolation=``); ``weights=`` refused."""
+    if kw.pop("weights", None) is not None:
+        raise TypeError(f"autoprop cannot record numpy.{name}(..., weights=...): numpy's weighted "
+                        "quantile (method='inverted_cdf' only) is not recorded; repeat the samples "
+                        "(np.repeat is recorded) or call numpy.{name} without weights")
+    interpolation = kw.pop("interpolation", None)
+    _check_kw(name, kw)
+    return method if interpolation is None else interpolation
+
+
+_QDOC = ("numpy's virtual index v(n, q) of each method: s[floor v] + gamma (s[floor v + 1] - s[floor v]) for "
+         "the continuous methods, the one order statistic s[v] for inverted_cdf, closest_observation, "
+         "lower, higher, nearest (its whole gradient to that element, as torch and jax)")
+
+
+@defcomposite("quantile", _QDOC, numpy=(np.quantile,))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
-    _check_kw("quantile", dict(kw, out=out))
+    """``numpy.quantile`` on Tensors, every ``method`` numpy has.
+
+    Parameters
+    ----------
+    a, q, axis, keepdims, method
+        As numpy's (``q`` a Tensor too: the continuous methods are linear in it between order
+        statistics). ``out=``, ``overwrite_input=True`` and ``weights=`` are refused.
+
+    Returns
+    -------
+    Tensor with numpy's shape and ``a``'s float dtype.
+
+    Notes
+    -----
+    The continuous methods ('linear', 'weibull', 'hazen', 'interpolated_inverted_cdf',
+    'median_unbiased', 'normal_unbiased', 'averaged_inverted_cdf', 'midpoint') interpolate between
+    two order statistics: the gradient splits ``(1 - gamma, gamma)`` between them. The
+    discontinuous ones ('inverted_cdf', 'closest_observation', 'lower', 'higher', 'nearest') pick
+    one element of the sorted values: its whole gradient goes to that element (the first of tied
+    values in numpy's sort order), as torch's and jax's do. A slice holding a NaN is NaN, with no
+    gradient.
+    """
+    method = _q_method("quantile", method, dict(kw, out=out))
     _no_overwrite("quantile", overwrite_input)
     return _quantile(a, q, axis, keepdims, method, "quantile")
 
 
 @defcomposite("percentile", "quantile(a, q / 100)", numpy=(np.percentile,))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
-    _check_kw("percentile", dict(kw, out=out))
+    """``numpy.percentile`` on Tensors: :func:`quantile` of ``q / 100`` (every method)."""
+    method = _q_method("percentile", method, dict(kw, out=out))
     _no_overwrite("percentile", overwrite_input)
     return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "percentile")
+
+
+@defcomposite("nanquantile", "quantile of each slice's non-NaN values (their count n): NaNs get no "
+                             "gradient", numpy=(np.nanquantile,))
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    """``numpy.nanquantile`` on Tensors: :func:`quantile` (every method) of each slice's values
+    that are not NaN; an all-NaN slice is NaN (no gradient). NaNs get no gradient."""
+    method = _q_method("nanquantile", method, dict(kw, out=out))
+    _no_overwrite("nanquantile", overwrite_input)
+    return _quantile(a, q, axis, keepdims, method, "nanquantile", nan=True)
+
+
+@defcomposite("nanpercentile", "nanquantile(a, q / 100)", numpy=(np.nanpercentile,))
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    """``numpy.nanpercentile`` on Tensors: :func:`nanquantile` of ``q / 100``."""
+    method = _q_method("nanpercentile", method, dict(kw, out=out))
+    _no_overwrite("nanpercentile", overwrite_input)
+    return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "nanpercentile", nan=True)
+
+
+@defcomposite("nanmedian", "the mean of the middle non-NaN element(s) of each slice: nanquantile 0.5",
+              numpy=(np.nanmedian,))
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.nanmedian`` on Tensors: the middle (or the mean of the two middle) non-NaN values of
+    each slice, half the gradient to each of two; an all-NaN slice is NaN (no gradient)."""
+    _check_kw("nanmedian", {"out": out})
+    _no_overwrite("nanmedian", overwrite_input)
+    return _quantile(a, 0.5, _axis_arg(axis), keepdims, "linear", "nanmedian", nan=True)
 
 
 @defcomposite("apply_along_axis", "func1d on each 1-D slice, stacked: the chain rule through "
