@@ -15,13 +15,14 @@ from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _check_kw, _t, _value
 from .elementwise import cast, power, where
+from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
 from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
 from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
 __all__ = ["trapezoid", "polyval", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
-           "extract", "delete", "interp", "bincount", "block"]
+           "extract", "delete", "interp", "bincount", "block", "insert", "vander", "cond", "piecewise", "polyfit"]
 
 _S = builtins.slice
 
@@ -388,3 +389,167 @@ def block(arrays):
             return reshape(x, shape=(1,) * (ndim - x.ndim) + x.shape)
         return concatenate(*[build(e, level + 1) for e in x], axis=level - levels)
     return build(arrays, 0)
+
+
+# --- more numpy names (session 19, tester 18's refusals) -----------------------------------------
+@defcomposite("insert", "take(concatenate(ravel(arr), ravel(values)), the positions numpy's own insert "
+                        "puts them at): arr's entries and values' (each copy) get their gradients",
+              numpy=(np.insert,))
+def insert(arr, obj, values, axis=None):
+    """``numpy.insert`` on Tensors (``values`` a Tensor too), as a gather: numpy's own insert run
+    on the positions of ``arr`` and codes of ``values`` (so its broadcasting and ordering rules
+    hold); ``values`` are cast to ``arr``'s dtype, as numpy does. A value broadcast to several
+    places gets the sum of their gradients."""
+    a = _t(arr)
+    v = _t(values)
+    v = v if v.dtype == a.dtype else cast(v, dtype=a.dtype)
+    pos = np.arange(a.size).reshape(a.shape)
+    codes = -1 - np.arange(v.size).reshape(v.shape)
+    idx = np.insert(pos, _value(obj), codes, axis=axis)
+    flat = concatenate(ravel(a), ravel(v), axis=0)
+    return getitem(flat, (np.where(idx >= 0, idx, a.size - 1 - idx),))
+
+
+@defcomposite("vander", "columns x**k as running products (numpy's multiply.accumulate), decreasing "
+                        "powers unless increasing=True", numpy=(np.vander,))
+def vander(x, N=None, increasing=False):
+    """``numpy.vander`` on a 1-D Tensor: the columns ``x**k``, ``k = 0..N-1``, as running products
+    ``1, x, x*x, ...`` (numpy's own multiply.accumulate: the same values; no 0 * inf at x = 0)."""
+    x = _t(x)
+    if x.ndim != 1:
+        raise ValueError(f"numpy.vander: x must be a one-dimensional array or sequence; got shape {x.shape}")
+    n = x.shape[0] if N is None else int(N)
+    cols, c = [], Tensor._wrap(np.ones(x.shape, x.dtype))
+    for _ in range(n):
+        cols.append(c)
+        c = c * x
+    v = stack(cols, axis=1) if cols else Tensor._wrap(np.ones((x.shape[0], 0), x.dtype))
+    return v if increasing else getitem(v, (_S(None), _S(None, None, -1)))
+
+
+@defcomposite("cond", "p None/2/-2: s_max / s_min (or its inverse) of svdvals(x); other p: "
+                      "norm(x, p) * norm(inv(x), p): the chain rule through svdvals, inv and norm",
+              numpy=(np.linalg.cond,))
+def cond(x, p=None):
+    """``numpy.linalg.cond`` on Tensors, every ``p`` numpy accepts.
+
+    Parameters
+    ----------
+    x : Tensor (..., M, N)
+        Square for p other than None, 2, -2.
+    p : {None, 2, -2, 'fro', 'nuc', 1, -1, inf, -inf}
+
+    Returns
+    -------
+    Tensor (...): numpy's value.
+
+    Raises
+    ------
+    ValueError
+        For a singular matrix with p other than None/2/-2: numpy's value is inf, whose derivative
+        is undefined (with p None/2/-2 a singular matrix gives inf too, recorded as s_max / 0).
+    """
+    x = _t(x)
+    if p is None or p in (2, -2):
+        s = np.linalg.svd(x, compute_uv=False)
+        big, small = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return small / big if p == -2 else big / small
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if np.any(~np.isfinite(np.linalg.cond(x._value, p))):
+        raise ValueError(f"numpy.linalg.cond(x, p={p!r}) of a singular matrix is inf: its derivative "
+                         "is undefined, so autoprop cannot record it (p=None, 2 or -2 give inf via "
+                         "the singular values)")
+    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+
+
+@defcomposite("piecewise", "where(cond_k, f_k(x[cond_k]) scattered back, ...), later conditions over "
+                           "earlier ones; 0 elsewhere: each f_k's own recorded operations",
+              numpy=(np.piecewise,))
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``numpy.piecewise`` on a Tensor ``x``: each ``f_k`` (a callable, run on the Tensor
+    ``x[cond_k]`` as numpy runs it, or a constant) on the entries its condition selects; numpy's
+    rules (one more function than conditions: the 'otherwise' one; a later condition wins).
+
+    The conditions are constants (boolean arrays, or comparisons of Tensors: their values);
+    entries no condition selects are 0 and get no gradient.
+    """
+    x = _t(x)
+    cl = [_value(c) for c in condlist] if isinstance(condlist, (list, tuple)) else _value(condlist)
+    if np.isscalar(cl) or (not isinstance(cl[0], (list, np.ndarray)) and x.ndim != 0):  # numpy's rule
+        cl = [cl]
+    conds = list(np.asarray(cl, dtype=bool))
+    if len(funclist) == len(conds) + 1:
+        conds.append(~np.any(conds, axis=0))
+    elif len(funclist) != len(conds):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
+                         "functions are expected")
+    y = Tensor._wrap(np.zeros(x.shape, x.dtype))
+    for c, f in zip(conds, funclist):
+        if not np.any(c):
+            continue
+        key = np.nonzero(c)
+        vals = _t(f(getitem(x, key), *args, **kw)) if callable(f) else _t(np.asarray(_value(f), x.dtype))
+        vals = vals if vals.dtype == x.dtype else cast(vals, dtype=x.dtype)
+        if vals.shape != (key[0].size,) if x.ndim else vals.shape != ():
+            vals = reshape(vals + np.zeros((key[0].size,) if x.ndim else (), x.dtype), shape=(-1,) if x.ndim else ())
+        placed = index_add(vals, key=key, shape=x.shape) if x.ndim else vals
+        y = where(c, placed, y)
+    return y
+
+
+@defcomposite("polyfit", "numpy's scaled least squares: lstsq(vander(x, deg + 1) w / scale, y w) / "
+                         "scale; cov= inv(lhs.T lhs) / outer(scale, scale) times resid / (n - order)",
+              numpy=(np.polyfit,))
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``numpy.polyfit`` on Tensors (``x``, ``y`` and ``w`` all differentiable), numpy's steps: the
+    columns of ``vander(x, deg + 1)`` (times ``w``) scaled to unit norm, ``lstsq`` (the recorded
+    pinv solution, exact for a full-rank fit), the coefficients unscaled; ``full=True`` returns
+    numpy's ``(c, residuals, rank, s, rcond)``, ``cov=True`` (or 'unscaled') ``(c, V)``.
+
+    Raises
+    ------
+    ValueError
+        For numpy's bad input (deg < 0, x not 1-D, ...), and for a rank-deficient fit, whose
+        coefficients numpy picks with a cut-off: their derivative is undefined there.
+    """
+    order = int(deg) + 1
+    x, y = _t(x), _t(y)
+    if deg < 0 or x.ndim != 1 or x.shape[0] == 0 or y.ndim not in (1, 2) or x.shape[0] != y.shape[0]:
+        np.polyfit(x._value, y._value, deg)  # numpy's own error
+    dt = np.result_type(x.dtype, y.dtype, np.float64) if x.dtype.kind != "f" or y.dtype.kind != "f" \
+        else np.result_type(x.dtype, y.dtype)
+    x, y = (cast(t, dtype=dt) if t.dtype != dt else t for t in (x, y))
+    if rcond is None:
+        rcond = x.shape[0] * np.finfo(dt).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = _t(w)
+        if w.ndim != 1 or w.shape[0] != y.shape[0]:
+            raise TypeError("expected a 1-d array for weights" if w.ndim != 1 else
+                            "expected w and y to have the same length")
+        lhs = lhs * reshape(w, shape=(-1, 1))
+        rhs = rhs * (reshape(w, shape=(-1, 1)) if rhs.ndim == 2 else w)
+    scale = np.sqrt(sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = np.linalg.lstsq(lhs, rhs, rcond=rcond)
+    if rank != order:
+        raise ValueError(f"numpy.polyfit: the fit of degree {deg} is rank-deficient (rank {rank} < "
+                         f"{order}): numpy's coefficients then depend on its cut-off and their "
+                         "derivative is undefined; lower deg or use more distinct x")
+    c = transpose(transpose(c) / scale)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    vbase = np.linalg.inv(matmul(transpose(lhs), lhs)) / (reshape(scale, shape=(-1, 1)) * scale)
+    if cov == "unscaled":
+        fac = 1.0
+    else:
+        if x.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+        fac = resids / (x.shape[0] - order)
+    if y.ndim == 1:
+        return c, vbase * fac
+    return c, reshape(vbase, shape=vbase.shape + (1,)) * fac
