@@ -308,7 +308,7 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
     "fabs_deg2rad": F(lambda np, a: np.fabs(a) * np.deg2rad(a) + np.rad2deg(a) ** 2
                       + np.radians(a) * np.degrees(a), (4,), domain=[(0.2, 2)]),
     # session 19 (tester 18's refusals); jax's gradients and HVPs: tests/vocab19_refs.py
-    "insert": F(lambda np, a, v: np.insert(a, [1, 3], v, axis=1) ** 2 + np.insert(a, 2, v[0] * 0.5).sum()
+    "insert": F(lambda np, a, v: np.insert(a, np.asarray([1, 3]), v, axis=1) ** 2 + np.insert(a, 2, v[0] * 0.5).sum()
                 + np.insert(a, 1, v[1], axis=0)[1].sum() * 3.0, (2, 3), (2,), autograd=False),
     "cond": F(lambda np, a: np.linalg.cond(a + 3.0 * np.eye(3)) + 0.7 * np.linalg.cond(a + 3.0 * np.eye(3), "fro")
               - 1.3 * np.linalg.cond(a + 3.0 * np.eye(3), -2) + 0.9 * np.linalg.cond(a + 3.0 * np.eye(3), "nuc")
@@ -336,7 +336,7 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
                      + np.nanmedian(a + np.array([0.0, np.nan, 0.0, 0.0]), axis=(0, 2)) ** 2, (2, 3, 4),
                      autograd=False),
     "nanquantile": F(lambda np, a, q: np.nanquantile(a + np.array([0.0, np.nan, 0.0, 0.0, 0.0]), q, axis=1)
-                     + np.nanpercentile(a * np.array([[1.0], [np.nan], [1.0]]), 30.0, axis=(0, 1)),
+                     + np.nanpercentile(a + np.array([[0.0], [np.nan], [0.0]]), 30.0, axis=(0, 1)),
                      (3, 5), (2,), domain=[(-1.5, 1.5), (0.1, 0.9)], autograd=False),
     "scipy_special": F(lambda sp, a, b: sp.logsumexp(a, axis=0) + sp.softmax(a, axis=1).sum(0)
                        + sp.log_softmax(a, axis=0)[0] * sp.expit(b) + sp.logit(sp.expit(b))
