@@ -338,6 +338,11 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
     "nanquantile": F(lambda np, a, q: np.nanquantile(a + np.array([0.0, np.nan, 0.0, 0.0, 0.0]), q, axis=1)
                      + np.nanpercentile(a + np.array([[0.0], [np.nan], [0.0]]), 30.0, axis=(0, 1)),
                      (3, 5), (2,), domain=[(-1.5, 1.5), (0.1, 0.9)], autograd=False),
+    "vander": F(lambda np, a: np.vander(a, 4) * 2.0 + np.vander(a, 3, increasing=True).sum(), (3,), autograd=False),
+    "nanmedian": F(lambda np, a: np.nanmedian(a + np.array([0.0, np.nan, 0.0, 0.0]), axis=1) ** 2, (3, 4),
+                   autograd=False),
+    "nanpercentile": F(lambda np, a: np.nanpercentile(a + np.array([np.nan, 0.0, 0.0]), [20.0, 65.0], axis=1,
+                                                      method="hazen"), (2, 3), autograd=False),
     "scipy_special": F(lambda sp, a, b: sp.logsumexp(a, axis=0) + sp.softmax(a, axis=1).sum(0)
                        + sp.log_softmax(a, axis=0)[0] * sp.expit(b) + sp.logit(sp.expit(b))
                        + sp.xlogy(b, a[0] ** 2) + sp.gammaln(b + 2.0) + sp.digamma(b + 2.0)
