@@ -149,3 +149,30 @@ def test_full_polyfit_and_vander_and_empty_pad():
         y = np.pad(x, 1, mode="empty")  # numpy leaves the pad uninitialised: 0 here
     assert y.shape == (4, 4) and np.all(y.numpy()[1:3, 1:3] == 1.0) and np.all(y.numpy()[0] == 0.0)
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("ufunc, reduce", [(np.maximum, np.max), (np.minimum, np.min)])
+def test_running_extreme_ties_split_as_the_max_reduction(ufunc, reduce):
+    """np.maximum.accumulate(x)[j] is max(x[:j + 1]): with ties its gradient is the max reduction's
+    (split evenly among the tied elements: the registry's rule), not the first position's (before)
+    nor torch's last position or jax's scan-tree split (1/4, 1/4, 1/2); float32 stays float32."""
+    x0 = np.array([[1.0, 3.0, 2.0, 3.0, 3.0, 0.0], [4.0, 4.0, -1.0, 4.0, 6.0, 6.0]])
+    x0 = x0 if ufunc is np.maximum else -x0
+    for dt in (np.float64, np.float32):
+        x = ap.Variable(x0.astype(dt))
+        with ap.GradientTape(persistent=True) as tape:
+            y = ufunc.accumulate(x, axis=1)
+            rows = [reduce(x[:, :j + 1], axis=1) for j in range(6)]
+        np.testing.assert_array_equal(y.numpy(), ufunc.accumulate(x0.astype(dt), axis=1))
+        assert y.dtype == dt
+        for j in range(6):
+            g = np.zeros(x0.shape)
+            g[:, j] = [0.7, -1.3]
+            got = tape.gradient(y, x, output_gradients=g.astype(dt)).numpy()
+            np.testing.assert_allclose(got, tape.gradient(rows[j], x, output_gradients=g[:, j].astype(dt)).numpy(), rtol=1e-6)
+        g = tape.gradient(y, x).numpy()
+        # row 0: y1, y2 -> x1; y3 splits x1, x3; y4, y5 split x1, x3, x4 (1/3 each)
+        # row 1: y1, y2 split x0, x1; y3 splits x0, x1, x3; y4 -> x4; y5 splits x4, x5
+        want = [[1.0, 2 + 1 / 2 + 2 / 3, 0.0, 1 / 2 + 2 / 3, 2 / 3, 0.0],
+                [1 + 1 + 1 / 3, 1 + 1 / 3, 0.0, 1 / 3, 1.5, 0.5]]
+        np.testing.assert_allclose(g, want, rtol=1e-6)

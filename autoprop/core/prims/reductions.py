@@ -615,9 +615,14 @@ _ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod}
 
 
 def _running_extreme(a, axis, ufunc):
-    """``np.maximum.accumulate(a, axis)`` (or minimum) as a gather of ``a`` at the position of
-    each running extreme (the first that reached it, as np.argmax; a NaN stays, as numpy's):
-    its VJP sends each output's gradient to that one input, as jax's cummax."""
+    """``np.maximum.accumulate(a, axis)`` (or minimum): ``y_j = max(a_0..a_j)``, the max reduction of
+    each prefix, with its convention at ties (registry: the gradient of ``y_j`` split evenly among
+    the tied elements, so ``y_j``'s gradient is ``np.max(a[:j + 1])``'s; a NaN stays, as numpy's).
+    Without ties it is a gather of ``a`` at the position of each running extreme (each output's
+    gradient to that one input); with ties, the max (min) over the masked prefixes, one row per j
+    (O(n^2) memory along the axis, as cumprod). torch's cummax sends a tie's gradient to the last
+    tied position and jax's cummax splits it by its scan tree (1/4, 1/4, 1/2 for three): both are
+    subgradients too; this one is the project's max rule."""
     from ..registry import _FUNCTIONS
 
     x = a._value
@@ -626,6 +631,13 @@ def _running_extreme(a, axis, ufunc):
     cut = [slice(None)] * x.ndim
     cut[axis] = slice(1, None)
     later, before = x[tuple(cut)], np.delete(run, -1, axis=axis)
+    if np.any(later == before) and not np.any(np.isnan(x)):  # a tie: the max reduction's even split
+        n = x.shape[axis]
+        moved = _FUNCTIONS[np.moveaxis](a, axis, -1)
+        rows = _FUNCTIONS[np.where](np.tri(n, dtype=bool), _FUNCTIONS[np.expand_dims](moved, -2),
+                                    np.asarray(-np.inf if ufunc is np.maximum else np.inf, x.dtype))
+        ext = (max if ufunc is np.maximum else min)(rows, axis=-1)
+        return _FUNCTIONS[np.moveaxis](ext, -1, axis)
     with np.errstate(invalid="ignore"):  # a new record (False at NaN), or the first NaN
         better = (later > before) if ufunc is np.maximum else (later < before)
     new = np.concatenate([np.ones_like(np.take(x, [0], axis=axis), dtype=bool),
