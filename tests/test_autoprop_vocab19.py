@@ -61,7 +61,7 @@ F32 = {
     "pad_mean": lambda x: np.pad(x, 1, mode="mean"),
     "pad_median": lambda x: np.pad(x, 1, mode="median"),
     "pad_odd": lambda x: np.pad(x, 2, mode="reflect", reflect_type="odd"),
-    "quantile_hazen": lambda x: np.quantile(x, [0.2, 0.7], method="hazen"),
+    "quantile_hazen": lambda x: np.quantile(x, 0.7, method="hazen", axis=0),  # (a Python q: numpy keeps float32)
     "nanpercentile": lambda x: np.nanpercentile(x, 40.0, axis=1),
     "nanmedian": lambda x: np.nanmedian(x, axis=(0, 1)),
 }
@@ -176,3 +176,21 @@ def test_running_extreme_ties_split_as_the_max_reduction(ufunc, reduce):
         want = [[1.0, 2 + 1 / 2 + 2 / 3, 0.0, 1 / 2 + 2 / 3, 2 / 3, 0.0],
                 [1 + 1 + 1 / 3, 1 + 1 / 3, 0.0, 1 / 3, 1.5, 0.5]]
         np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+def test_quantile_dtype_is_numpys_and_piecewise_of_a_0d_tensor():
+    """A Python-number q keeps float32 data float32 (numpy's weak scalar); a float64 array q
+    promotes to float64, as numpy; integer data give float64. np.piecewise of a 0-d Tensor."""
+    a0 = np.array([0.3, -1.2, 2.0, 1.1, 0.4], dtype=np.float32)
+    for q in (0.3, np.float32(0.3), [0.2, 0.6], np.float64(0.3)):
+        for f in (np.quantile, np.nanquantile):
+            r, ref = f(ap.constant(a0), q, method="hazen"), f(a0, q, method="hazen")
+            assert r.dtype == ref.dtype, (f, q, r.dtype, ref.dtype)
+            np.testing.assert_allclose(r.numpy(), ref, rtol=1e-6)
+    assert np.percentile(ap.constant(a0), 30).dtype == np.float32
+    r = np.quantile(ap.constant(np.arange(5)), 0.3)
+    assert r.dtype == np.float64 and r.numpy() == np.quantile(np.arange(5), 0.3)
+    x = ap.Variable(np.float64(2.0))
+    with ap.GradientTape() as tape:
+        y = np.piecewise(x, [True], [lambda v: v * v])
+    assert y.numpy() == 4.0 and float(tape.gradient(y, x)) == 4.0

@@ -84,10 +84,13 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
         raise ValueError(f"numpy.{name}: {method!r} is not a valid method. Use one of: {tuple(_METHODS)}")
     qt = _t(q)
     qv = qt.numpy()
+    a = _t(a)
+    weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # a Python number: numpy's weak q
+    dt = np.result_type(a.dtype, q if weak else qt.dtype, np.float16)  # numpy's result dtype
+    a = a if a.dtype == dt else cast(a, dtype=dt)
     if np.any((qv < 0) | (qv > 1)):
         raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]" if "quantile" in name
                          else f"numpy.{name}: percentiles must be in the range [0, 100]")
-    a = _t(a)
     axes = tuple(range(a.ndim)) if axis is None else tuple(
         x % a.ndim for x in ((axis,) if np.ndim(axis) == 0 else axis))
     rest = tuple(d for d in range(a.ndim) if d not in axes)
@@ -134,6 +137,11 @@ def _no_overwrite(name, overwrite_input):
         raise TypeError(f"autoprop cannot record numpy.{name}(..., overwrite_input=True): it asks "
                         "numpy to reorder the input in place, and a Tensor never changes; call "
                         f"numpy.{name} without it (the values are the same)")
+
+
+def _pct(q):
+    """q / 100, a Python number staying one (numpy's weak scalar: float32 data stay float32)."""
+    return q / 100.0 if isinstance(q, (int, float)) and not isinstance(q, bool) else _t(q) / 100.0
 
 
 def _q_method(name, method, kw):
@@ -186,7 +194,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """``numpy.percentile`` on Tensors: :func:`quantile` of ``q / 100`` (every method)."""
     method = _q_method("percentile", method, dict(kw, out=out))
     _no_overwrite("percentile", overwrite_input)
-    return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "percentile")
+    return _quantile(a, _pct(q), axis, keepdims, method, "percentile")
 
 
 @defcomposite("nanquantile", "quantile of each slice's non-NaN values (their count n): NaNs get no "
@@ -204,7 +212,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     """``numpy.nanpercentile`` on Tensors: :func:`nanquantile` of ``q / 100``."""
     method = _q_method("nanpercentile", method, dict(kw, out=out))
     _no_overwrite("nanpercentile", overwrite_input)
-    return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "nanpercentile", nan=True)
+    return _quantile(a, _pct(q), axis, keepdims, method, "nanpercentile", nan=True)
 
 
 @defcomposite("nanmedian", "the mean of the middle non-NaN element(s) of each slice: nanquantile 0.5",
@@ -490,7 +498,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for c, f in zip(conds, funclist):
         if not np.any(c):
             continue
-        key = np.nonzero(c)
+        key = np.nonzero(c) if x.ndim else ()
         vals = _t(f(getitem(x, key), *args, **kw)) if callable(f) else _t(np.asarray(_value(f), x.dtype))
         vals = vals if vals.dtype == x.dtype else cast(vals, dtype=x.dtype)
         if vals.shape != (key[0].size,) if x.ndim else vals.shape != ():
