@@ -109,7 +109,7 @@ linalg = _types.SimpleNamespace(
     matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
     svd=_F[_np.linalg.svd], qr=_F[_np.linalg.qr], pinv=_F[_np.linalg.pinv],
     lstsq=_F[_np.linalg.lstsq], tensorsolve=_F[_np.linalg.tensorsolve],
-    tensorinv=_F[_np.linalg.tensorinv],
+    tensorinv=_F[_np.linalg.tensorinv], cond=_F[_np.linalg.cond],
     **{k: _F[getattr(_np.linalg, k)] for k in ("svdvals", "vector_norm", "matrix_norm")
        if hasattr(_np.linalg, k)},  # numpy >= 2
 )
@@ -144,7 +144,10 @@ for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logadde
               "diagonal", "diag", "diagflat", "trace", "array_split", "hsplit", "vsplit", "dsplit",
               "sort", "partition", "diff", "gradient", "cross", "kron", "inner", "vdot",
               "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
-              "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays"):
+              "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays",
+              # numeric helpers (prims/numeric.py)
+              "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "insert", "vander",
+              "piecewise", "polyfit"):
     globals()[_name] = getattr(_R, _name)
 del _name
 row_stack = vstack  # noqa: F821 (numpy < 2's name)

@@ -307,9 +307,53 @@ FUNCTION_SAMPLES: dict[str, Fn] = {
                          + np.arctanh(a / 3.0), (4,), domain=[(0.3, 2.5)], autograd=False),
     "fabs_deg2rad": F(lambda np, a: np.fabs(a) * np.deg2rad(a) + np.rad2deg(a) ** 2
                       + np.radians(a) * np.degrees(a), (4,), domain=[(0.2, 2)]),
+    # session 19 (tester 18's refusals); jax's gradients and HVPs: tests/vocab19_refs.py
+    "insert": F(lambda np, a, v: np.insert(a, np.asarray([1, 3]), v, axis=1) ** 2 + np.insert(a, 2, v[0] * 0.5).sum()
+                + np.insert(a, 1, v[1], axis=0)[1].sum() * 3.0, (2, 3), (2,), autograd=False),
+    "cond": F(lambda np, a: np.linalg.cond(a + 3.0 * np.eye(3)) + 0.7 * np.linalg.cond(a + 3.0 * np.eye(3), "fro")
+              - 1.3 * np.linalg.cond(a + 3.0 * np.eye(3), -2) + 0.9 * np.linalg.cond(a + 3.0 * np.eye(3), "nuc")
+              + 1.1 * np.linalg.cond(a + 3.0 * np.eye(3), 1) + 0.6 * np.linalg.cond(a + 3.0 * np.eye(3), -1)
+              + 0.8 * np.linalg.cond(a + 3.0 * np.eye(3), np.inf) - 0.5 * np.linalg.cond(a + 3.0 * np.eye(3), -np.inf)
+              + np.linalg.cond(a[:2] + np.eye(2, 3), 2), (3, 3), autograd=False),
+    "piecewise": F(lambda np, a: np.piecewise(a, [a < 0, a > 1], [lambda v: v ** 3, lambda v: np.sin(v),
+                                                                   lambda v: 2.0 * v]), (2, 5), autograd=False),
+    "polyfit": F(lambda np, x, y, w: np.polyfit(x, y, 2, w=w, cov=True), (6,), (6,), (6,),
+                 domain=[(-1, 1), (-1, 1), (0.5, 2)], autograd=False),
+    "polyfit_2d": F(lambda np, x, y: np.polyfit(x, y, 1, cov="unscaled")[0] + np.polyfit(x, y, 3)[1],
+                    (6,), (6, 2), domain=[(-1, 1), (-1, 1)], autograd=False),
+    "var_std_mean": F(lambda np, a: np.var(a, axis=1, mean=np.mean(a, axis=1, keepdims=True), ddof=1)
+                      + np.std(a, axis=0, mean=np.mean(a, axis=0, keepdims=True) + 0.1)[:2], (2, 3), autograd=False),
+    "pad_linear_ramp": F(lambda np, a: np.pad(a, ((2, 1), (0, 3)), mode="linear_ramp", end_values=((0.5, -1), (2, 0)))
+                         ** 2, (3, 2), autograd=False),
+    "pad_mean_median": F(lambda np, a: np.pad(a, ((1, 2), (2, 1)), mode="mean", stat_length=2) ** 2
+                         + np.pad(a, 1, mode="median")[0, 0], (3, 4), autograd=False),
+    "pad_max_min": F(lambda np, a: np.pad(a, ((1, 0), (2, 1)), mode="maximum") ** 2
+                     + np.pad(a, (1, 2), mode="minimum", stat_length=((2, 1), (3, 2)))[-1], (3, 4), autograd=False),
+    "pad_odd": F(lambda np, a: np.pad(a, ((4, 1), (1, 2)), mode="reflect", reflect_type="odd") ** 2
+                 + np.pad(a, ((1, 5), (2, 0)), mode="symmetric", reflect_type="odd")[-1].sum(), (3, 2),
+                 autograd=False),
+    "median_axes": F(lambda np, a: np.median(a, axis=(0, 2)) + np.median(a, axis=(2, 1), keepdims=True).sum()
+                     + np.nanmedian(a + np.array([0.0, np.nan, 0.0, 0.0]), axis=(0, 2)) ** 2, (2, 3, 4),
+                     autograd=False),
+    "nanquantile": F(lambda np, a, q: np.nanquantile(a + np.array([0.0, np.nan, 0.0, 0.0, 0.0]), q, axis=1)
+                     + np.nanpercentile(a + np.array([[0.0], [np.nan], [0.0]]), 30.0, axis=(0, 1)),
+                     (3, 5), (2,), domain=[(-1.5, 1.5), (0.1, 0.9)], autograd=False),
+    "vander": F(lambda np, a: np.vander(a, 4) * 2.0 + np.vander(a, 3, increasing=True).sum(), (3,), autograd=False),
+    "nanmedian": F(lambda np, a: np.nanmedian(a + np.array([0.0, np.nan, 0.0, 0.0]), axis=1) ** 2, (3, 4),
+                   autograd=False),
+    "nanpercentile": F(lambda np, a: np.nanpercentile(a + np.array([np.nan, 0.0, 0.0]), [20.0, 65.0], axis=1,
+                                                      method="hazen"), (2, 3), autograd=False),
     "scipy_special": F(lambda sp, a, b: sp.logsumexp(a, axis=0) + sp.softmax(a, axis=1).sum(0)
                        + sp.log_softmax(a, axis=0)[0] * sp.expit(b) + sp.logit(sp.expit(b))
                        + sp.xlogy(b, a[0] ** 2) + sp.gammaln(b + 2.0) + sp.digamma(b + 2.0)
                        + sp.erfinv(b / 3.0) + sp.erf(b) * sp.erfc(b),
                        (2, 3), (3,), autograd=False),
 }
+#: np.quantile of every method numpy has, q a Tensor too (the continuous methods are linear in it)
+QUANTILE_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest")
+for _m in QUANTILE_METHODS:
+    FUNCTION_SAMPLES["quantile_" + _m] = F(
+        lambda np, a, q, m=_m: np.quantile(a, q, axis=1, method=m) + np.percentile(a, 100.0 * q[0], method=m),
+        (3, 5), (2,), domain=[(-1.5, 1.5), (0.05, 0.95)], autograd=False)

@@ -230,7 +230,7 @@ def test_repeated_indices_accumulate_in_second_order_too():
 def test_unsupported_function_names_itself_and_says_what_to_do():
     x = ap.Variable([3.0, 1.0, 2.0])
     for call, name in ((lambda: np.unwrap(x), "numpy.unwrap"), (lambda: np.fft.irfft(x), "numpy.fft.irfft"),
-                       (lambda: np.spacing(x), "numpy.spacing"), (lambda: np.polyfit(x, x, 1), "numpy.polyfit")):
+                       (lambda: np.spacing(x), "numpy.spacing"), (lambda: np.roots(x), "numpy.roots")):
         with pytest.raises(TypeError, match=name) as err:
             call()
         assert "numpy_function" in str(err.value)
@@ -246,8 +246,8 @@ def test_out_and_ufunc_methods_and_options_are_refused():
         np.add.reduceat(x, [0])
     with pytest.raises(TypeError, match="where="):  # a ufunc's where= (a reduction's is recorded)
         np.exp(x, where=np.array([True, False]))
-    with pytest.raises(TypeError, match="mode='linear_ramp'"):
-        np.pad(x, 1, mode="linear_ramp")
+    with pytest.raises(TypeError, match="mode=<function"):  # (every named mode is recorded)
+        np.pad(x, 1, mode=lambda v, w, i, k: None)
     with ap.GradientTape() as tape:  # np.einsum takes the diagonal first: differentiable
         y = np.einsum("ii->", ap.Variable(np.eye(2)))
     assert y.numpy() == 2.0

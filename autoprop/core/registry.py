@@ -29,7 +29,8 @@ prints the text stored with each record. Conventions at kinks and ties (stated o
 * The 0·inf rule: where an elementwise primitive's local derivative is infinite or undefined and
   the upstream gradient (or tangent) is exactly 0, the contribution is 0
   (``prims._common.zero_rule``; ``lessons/12-when-to-write-backward.md``).
-* ``max`` / ``min`` reductions with ties: the gradient is split evenly among the tied elements.
+* ``max`` / ``min`` reductions with ties: the gradient is split evenly among the tied elements;
+  so is each output's of ``np.maximum.accumulate`` / ``minimum.accumulate`` (the max of its prefix).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """numpy's numerical helpers that student code calls on arrays: ``np.trapezoid``,
-``np.polyval``, ``np.quantile``/``np.percentile`` (the default 'linear' method),
+``np.polyval``, ``np.quantile``/``np.percentile``/``np.nanquantile``/``np.nanpercentile`` (every
+method), ``np.nanmedian``, ``np.insert``, ``np.vander``, ``np.linalg.cond``, ``np.piecewise``, ``np.polyfit``,
 ``np.apply_along_axis`` and ``np.float_power``, each built from recorded primitives
 (``registry.defcomposite``): the derivative is the chain rule through them.
 Derivations: ``lessons/10-gradient-tape.md`` (composites).
@@ -15,13 +16,14 @@ from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _check_kw, _t, _value
 from .elementwise import cast, power, where
+from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
 from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
 from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
 
-__all__ = ["trapezoid", "polyval", "quantile", "percentile", "apply_along_axis", "float_power",
+__all__ = ["trapezoid", "polyval", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
-           "extract", "delete", "interp", "bincount", "block"]
+           "extract", "delete", "interp", "bincount", "block", "insert", "vander", "cond", "piecewise", "polyfit"]
 
 _S = builtins.slice
 
@@ -55,30 +57,76 @@ def polyval(p, x):
     return y
 
 
-def _quantile(a, q, axis, keepdims, method, name):
-    """numpy's 'linear' quantile: ``q`` (a Tensor too: the result is linear in it between
-    order statistics) at position ``q (n - 1)`` of the sorted values over ``axis`` (None,
-    an int or a tuple of axes), between the floor and the ceil order statistic."""
-    if method != "linear":
-        raise TypeError(f"autoprop records numpy.{name} with method='linear' (numpy's default) "
-                        f"only; got method={method!r}")
+try:  # numpy's table of the 13 methods: each one's virtual index and gamma (numpy's own numbers)
+    from numpy.lib._function_base_impl import _QuantileMethods as _METHODS
+except ImportError:  # (an older or newer numpy: 'linear' alone, numpy's default)
+    _METHODS = {"linear": {"get_virtual_index": lambda n, q: (n - 1) * q, "fix_gamma": lambda g, _: g}}
+#: d(virtual index)/dq of the continuous methods (Hyndman & Fan's n + 1 - alpha - beta); the
+#: others' gamma is piecewise constant in q (q gets no gradient)
+_SLOPE = {"linear": lambda n: n - 1, "weibull": lambda n: n + 1, "hazen": lambda n: n,
+          "interpolated_inverted_cdf": lambda n: n, "median_unbiased": lambda n: n + 1 / 3,
+          "normal_unbiased": lambda n: n + 1 / 4}
+
+
+def _quantile(a, q, axis, keepdims, method, name, nan=False):
+    """numpy's quantile of every ``method`` (and, with ``nan``, nanquantile's: NaNs left out of
+    each slice's count): the order statistics ``s`` of ``a`` over ``axis`` (None, an int or a tuple
+    of axes) at numpy's virtual index ``v(n, q)``. The continuous methods ('linear', 'weibull',
+    'hazen', 'interpolated_inverted_cdf', 'median_unbiased', 'normal_unbiased', and
+    'averaged_inverted_cdf', 'midpoint') are ``s[lo] + gamma (s[lo + 1] - s[lo])``: the gradient
+    splits ``(1 - gamma, gamma)`` between the two, and ``q`` (a Tensor too) gets
+    ``(s[lo + 1] - s[lo]) dv/dq`` where gamma moves with q (not for the last two, whose gamma is
+    0, 1/2 or 1). The discontinuous ones ('inverted_cdf', 'closest_observation', 'lower',
+    'higher', 'nearest') pick one order statistic: its whole gradient goes to that element, as
+    torch's and jax's quantile do, and q gets none. A slice holding a NaN gives NaN (nanquantile:
+    an all-NaN slice), which gets no gradient."""
+    if method not in _METHODS:
+        raise ValueError(f"numpy.{name}: {method!r} is not a valid method. Use one of: {tuple(_METHODS)}")
     qt = _t(q)
     qv = qt.numpy()
-    if np.any((qv < 0) | (qv > 1)):
-        raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]"
-                         if name == "quantile" else f"numpy.{name}: percentiles must be in the range [0, 100]")
     a = _t(a)
+    weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # a Python number: numpy's weak q
+    dt = np.result_type(a.dtype, q if weak else qt.dtype, np.float16)  # numpy's result dtype
+    a = a if a.dtype == dt else cast(a, dtype=dt)
+    if np.any((qv < 0) | (qv > 1)):
+        raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]" if "quantile" in name
+                         else f"numpy.{name}: percentiles must be in the range [0, 100]")
     axes = tuple(range(a.ndim)) if axis is None else tuple(
         x % a.ndim for x in ((axis,) if np.ndim(axis) == 0 else axis))
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     flat = reshape(transpose(a, axes=rest + axes), shape=tuple(a.shape[d] for d in rest) + (-1,))
-    s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first
-    n = s.shape[0]
-    lo = np.floor(qv * (n - 1)).astype(np.intp)
-    hi = np.minimum(lo + 1, n - 1)
-    t = reshape(qt * (n - 1) - lo, shape=qv.shape + (1,) * (s.ndim - 1))
-    below, above = getitem(s, (lo,)), getitem(s, (hi,))
-    r = below + (above - below) * t
+    s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first (NaNs last)
+    isnan = np.isnan(s._value)
+    n = s.shape[0] - np.sum(isnan, axis=0) if nan else np.full(s.shape[1:], s.shape[0])
+    bad = n == 0 if nan else isnan[-1] if s.shape[0] else np.ones(s.shape[1:], bool)
+    qb = qv.reshape(qv.shape + (1,) * (s.ndim - 1))  # q's axes first, then the kept ones
+    props = _METHODS[method]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.asarray(props["get_virtual_index"](n, qb))
+    hi_n = np.maximum(n - 1, 0)
+    if props["fix_gamma"] is None:  # one order statistic
+        lo = hi = np.clip(v, 0, hi_n).astype(np.intp)
+        t = None
+    else:
+        fl = np.floor(v)
+        lo = np.clip(fl, 0, hi_n).astype(np.intp)
+        hi = np.clip(fl + 1, 0, hi_n).astype(np.intp)
+        out = (v < 0) | (v >= n - 1)
+        lo, hi = np.where(out, np.where(v < 0, 0, hi_n), lo), np.where(out, np.where(v < 0, 0, hi_n), hi)
+        gamma = np.asarray(props["fix_gamma"](v - fl, v), dtype=np.float64)
+        slope = _SLOPE.get(method)
+        t = Tensor._wrap(gamma.astype(a.dtype))
+        if slope is not None and isinstance(q, Tensor):  # gamma = v(q) - floor(v): dv/dq
+            t = t + (qt - qv).astype(a.dtype).reshape(qb.shape) * np.asarray(slope(n), a.dtype)
+    grid = tuple(np.arange(k).reshape((-1,) + (1,) * (s.ndim - 2 - i)) for i, k in enumerate(s.shape[1:]))
+    below = getitem(s, (lo,) + grid)
+    if t is None:
+        r = below
+    else:
+        above = getitem(s, (hi,) + grid)
+        r = below + (above - below) * t
+    if np.any(bad):
+        r = where(np.broadcast_to(bad, r.shape), np.asarray(np.nan, r.dtype), r)
     if keepdims:  # numpy keeps the reduced axes as length 1, after q's axes
         r = reshape(r, shape=qv.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
     return r
@@ -91,19 +139,90 @@ def _no_overwrite(name, overwrite_input):
                         f"numpy.{name} without it (the values are the same)")
 
 
-@defcomposite("quantile", "linear interpolation between two order statistics of sort(a): "
-                          "the gradient splits (1 - t, t) between them", numpy=(np.quantile,))
+def _pct(q):
+    """q / 100, a Python number staying one (numpy's weak scalar: float32 data stay float32)."""
+    return q / 100.0 if isinstance(q, (int, float)) and not isinstance(q, bool) else _t(q) / 100.0
+
+
+def _q_method(name, method, kw):
+    """numpy's ``method`` (or its deprecated alias ``interpolation=``); ``weights=`` refused."""
+    if kw.pop("weights", None) is not None:
+        raise TypeError(f"autoprop cannot record numpy.{name}(..., weights=...): numpy's weighted "
+                        "quantile (method='inverted_cdf' only) is not recorded; repeat the samples "
+                        "(np.repeat is recorded) or call numpy.{name} without weights")
+    interpolation = kw.pop("interpolation", None)
+    _check_kw(name, kw)
+    return method if interpolation is None else interpolation
+
+
+_QDOC = ("numpy's virtual index v(n, q) of each method: s[floor v] + gamma (s[floor v + 1] - s[floor v]) for "
+         "the continuous methods, the one order statistic s[v] for inverted_cdf, closest_observation, "
+         "lower, higher, nearest (its whole gradient to that element, as torch and jax)")
+
+
+@defcomposite("quantile", _QDOC, numpy=(np.quantile,))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
-    _check_kw("quantile", dict(kw, out=out))
+    """``numpy.quantile`` on Tensors, every ``method`` numpy has.
+
+    Parameters
+    ----------
+    a, q, axis, keepdims, method
+        As numpy's (``q`` a Tensor too: the continuous methods are linear in it between order
+        statistics). ``out=``, ``overwrite_input=True`` and ``weights=`` are refused.
+
+    Returns
+    -------
+    Tensor with numpy's shape and ``a``'s float dtype.
+
+    Notes
+    -----
+    The continuous methods ('linear', 'weibull', 'hazen', 'interpolated_inverted_cdf',
+    'median_unbiased', 'normal_unbiased', 'averaged_inverted_cdf', 'midpoint') interpolate between
+    two order statistics: the gradient splits ``(1 - gamma, gamma)`` between them. The
+    discontinuous ones ('inverted_cdf', 'closest_observation', 'lower', 'higher', 'nearest') pick
+    one element of the sorted values: its whole gradient goes to that element (the first of tied
+    values in numpy's sort order), as torch's and jax's do. A slice holding a NaN is NaN, with no
+    gradient.
+    """
+    method = _q_method("quantile", method, dict(kw, out=out))
     _no_overwrite("quantile", overwrite_input)
     return _quantile(a, q, axis, keepdims, method, "quantile")
 
 
 @defcomposite("percentile", "quantile(a, q / 100)", numpy=(np.percentile,))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
-    _check_kw("percentile", dict(kw, out=out))
+    """``numpy.percentile`` on Tensors: :func:`quantile` of ``q / 100`` (every method)."""
+    method = _q_method("percentile", method, dict(kw, out=out))
     _no_overwrite("percentile", overwrite_input)
-    return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "percentile")
+    return _quantile(a, _pct(q), axis, keepdims, method, "percentile")
+
+
+@defcomposite("nanquantile", "quantile of each slice's non-NaN values (their count n): NaNs get no "
+                             "gradient", numpy=(np.nanquantile,))
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    """``numpy.nanquantile`` on Tensors: :func:`quantile` (every method) of each slice's values
+    that are not NaN; an all-NaN slice is NaN (no gradient). NaNs get no gradient."""
+    method = _q_method("nanquantile", method, dict(kw, out=out))
+    _no_overwrite("nanquantile", overwrite_input)
+    return _quantile(a, q, axis, keepdims, method, "nanquantile", nan=True)
+
+
+@defcomposite("nanpercentile", "nanquantile(a, q / 100)", numpy=(np.nanpercentile,))
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    """``numpy.nanpercentile`` on Tensors: :func:`nanquantile` of ``q / 100``."""
+    method = _q_method("nanpercentile", method, dict(kw, out=out))
+    _no_overwrite("nanpercentile", overwrite_input)
+    return _quantile(a, _pct(q), axis, keepdims, method, "nanpercentile", nan=True)
+
+
+@defcomposite("nanmedian", "the mean of the middle non-NaN element(s) of each slice: nanquantile 0.5",
+              numpy=(np.nanmedian,))
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.nanmedian`` on Tensors: the middle (or the mean of the two middle) non-NaN values of
+    each slice, half the gradient to each of two; an all-NaN slice is NaN (no gradient)."""
+    _check_kw("nanmedian", {"out": out})
+    _no_overwrite("nanmedian", overwrite_input)
+    return _quantile(a, 0.5, _axis_arg(axis), keepdims, "linear", "nanmedian", nan=True)
 
 
 @defcomposite("apply_along_axis", "func1d on each 1-D slice, stacked: the chain rule through "
@@ -279,3 +398,167 @@ def block(arrays):
             return reshape(x, shape=(1,) * (ndim - x.ndim) + x.shape)
         return concatenate(*[build(e, level + 1) for e in x], axis=level - levels)
     return build(arrays, 0)
+
+
+# --- more numpy names (session 19, tester 18's refusals) -----------------------------------------
+@defcomposite("insert", "take(concatenate(ravel(arr), ravel(values)), the positions numpy's own insert "
+                        "puts them at): arr's entries and values' (each copy) get their gradients",
+              numpy=(np.insert,))
+def insert(arr, obj, values, axis=None):
+    """``numpy.insert`` on Tensors (``values`` a Tensor too), as a gather: numpy's own insert run
+    on the positions of ``arr`` and codes of ``values`` (so its broadcasting and ordering rules
+    hold); ``values`` are cast to ``arr``'s dtype, as numpy does. A value broadcast to several
+    places gets the sum of their gradients."""
+    a = _t(arr)
+    v = _t(values)
+    v = v if v.dtype == a.dtype else cast(v, dtype=a.dtype)
+    pos = np.arange(a.size).reshape(a.shape)
+    codes = -1 - np.arange(v.size).reshape(v.shape)
+    idx = np.insert(pos, _value(obj), codes, axis=axis)
+    flat = concatenate(ravel(a), ravel(v), axis=0)
+    return getitem(flat, (np.where(idx >= 0, idx, a.size - 1 - idx),))
+
+
+@defcomposite("vander", "columns x**k as running products (numpy's multiply.accumulate), decreasing "
+                        "powers unless increasing=True", numpy=(np.vander,))
+def vander(x, N=None, increasing=False):
+    """``numpy.vander`` on a 1-D Tensor: the columns ``x**k``, ``k = 0..N-1``, as running products
+    ``1, x, x*x, ...`` (numpy's own multiply.accumulate: the same values; no 0 * inf at x = 0)."""
+    x = _t(x)
+    if x.ndim != 1:
+        raise ValueError(f"numpy.vander: x must be a one-dimensional array or sequence; got shape {x.shape}")
+    n = x.shape[0] if N is None else int(N)
+    cols, c = [], Tensor._wrap(np.ones(x.shape, x.dtype))
+    for _ in range(n):
+        cols.append(c)
+        c = c * x
+    v = stack(cols, axis=1) if cols else Tensor._wrap(np.ones((x.shape[0], 0), x.dtype))
+    return v if increasing else getitem(v, (_S(None), _S(None, None, -1)))
+
+
+@defcomposite("cond", "p None/2/-2: s_max / s_min (or its inverse) of svdvals(x); other p: "
+                      "norm(x, p) * norm(inv(x), p): the chain rule through svdvals, inv and norm",
+              numpy=(np.linalg.cond,))
+def cond(x, p=None):
+    """``numpy.linalg.cond`` on Tensors, every ``p`` numpy accepts.
+
+    Parameters
+    ----------
+    x : Tensor (..., M, N)
+        Square for p other than None, 2, -2.
+    p : {None, 2, -2, 'fro', 'nuc', 1, -1, inf, -inf}
+
+    Returns
+    -------
+    Tensor (...): numpy's value.
+
+    Raises
+    ------
+    ValueError
+        For a singular matrix with p other than None/2/-2: numpy's value is inf, whose derivative
+        is undefined (with p None/2/-2 a singular matrix gives inf too, recorded as s_max / 0).
+    """
+    x = _t(x)
+    if p is None or p in (2, -2):
+        s = np.linalg.svd(x, compute_uv=False)
+        big, small = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return small / big if p == -2 else big / small
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if np.any(~np.isfinite(np.linalg.cond(x._value, p))):
+        raise ValueError(f"numpy.linalg.cond(x, p={p!r}) of a singular matrix is inf: its derivative "
+                         "is undefined, so autoprop cannot record it (p=None, 2 or -2 give inf via "
+                         "the singular values)")
+    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+
+
+@defcomposite("piecewise", "where(cond_k, f_k(x[cond_k]) scattered back, ...), later conditions over "
+                           "earlier ones; 0 elsewhere: each f_k's own recorded operations",
+              numpy=(np.piecewise,))
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``numpy.piecewise`` on a Tensor ``x``: each ``f_k`` (a callable, run on the Tensor
+    ``x[cond_k]`` as numpy runs it, or a constant) on the entries its condition selects; numpy's
+    rules (one more function than conditions: the 'otherwise' one; a later condition wins).
+
+    The conditions are constants (boolean arrays, or comparisons of Tensors: their values);
+    entries no condition selects are 0 and get no gradient.
+    """
+    x = _t(x)
+    cl = [_value(c) for c in condlist] if isinstance(condlist, (list, tuple)) else _value(condlist)
+    if np.isscalar(cl) or (not isinstance(cl[0], (list, np.ndarray)) and x.ndim != 0):  # numpy's rule
+        cl = [cl]
+    conds = list(np.asarray(cl, dtype=bool))
+    if len(funclist) == len(conds) + 1:
+        conds.append(~np.any(conds, axis=0))
+    elif len(funclist) != len(conds):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
+                         "functions are expected")
+    y = Tensor._wrap(np.zeros(x.shape, x.dtype))
+    for c, f in zip(conds, funclist):
+        if not np.any(c):
+            continue
+        key = np.nonzero(c) if x.ndim else ()
+        vals = _t(f(getitem(x, key), *args, **kw)) if callable(f) else _t(np.asarray(_value(f), x.dtype))
+        vals = vals if vals.dtype == x.dtype else cast(vals, dtype=x.dtype)
+        if vals.shape != (key[0].size,) if x.ndim else vals.shape != ():
+            vals = reshape(vals + np.zeros((key[0].size,) if x.ndim else (), x.dtype), shape=(-1,) if x.ndim else ())
+        placed = index_add(vals, key=key, shape=x.shape) if x.ndim else vals
+        y = where(c, placed, y)
+    return y
+
+
+@defcomposite("polyfit", "numpy's scaled least squares: lstsq(vander(x, deg + 1) w / scale, y w) / "
+                         "scale; cov= inv(lhs.T lhs) / outer(scale, scale) times resid / (n - order)",
+              numpy=(np.polyfit,))
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``numpy.polyfit`` on Tensors (``x``, ``y`` and ``w`` all differentiable), numpy's steps: the
+    columns of ``vander(x, deg + 1)`` (times ``w``) scaled to unit norm, ``lstsq`` (the recorded
+    pinv solution, exact for a full-rank fit), the coefficients unscaled; ``full=True`` returns
+    numpy's ``(c, residuals, rank, s, rcond)``, ``cov=True`` (or 'unscaled') ``(c, V)``.
+
+    Raises
+    ------
+    ValueError
+        For numpy's bad input (deg < 0, x not 1-D, ...), and for a rank-deficient fit, whose
+        coefficients numpy picks with a cut-off: their derivative is undefined there.
+    """
+    order = int(deg) + 1
+    x, y = _t(x), _t(y)
+    if deg < 0 or x.ndim != 1 or x.shape[0] == 0 or y.ndim not in (1, 2) or x.shape[0] != y.shape[0]:
+        np.polyfit(x._value, y._value, deg)  # numpy's own error
+    dt = np.result_type(x.dtype, y.dtype, np.float64) if x.dtype.kind != "f" or y.dtype.kind != "f" \
+        else np.result_type(x.dtype, y.dtype)
+    x, y = (cast(t, dtype=dt) if t.dtype != dt else t for t in (x, y))
+    if rcond is None:
+        rcond = x.shape[0] * np.finfo(dt).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = _t(w)
+        if w.ndim != 1 or w.shape[0] != y.shape[0]:
+            raise TypeError("expected a 1-d array for weights" if w.ndim != 1 else
+                            "expected w and y to have the same length")
+        lhs = lhs * reshape(w, shape=(-1, 1))
+        rhs = rhs * (reshape(w, shape=(-1, 1)) if rhs.ndim == 2 else w)
+    scale = np.sqrt(sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = np.linalg.lstsq(lhs, rhs, rcond=rcond)
+    if rank != order:
+        raise ValueError(f"numpy.polyfit: the fit of degree {deg} is rank-deficient (rank {rank} < "
+                         f"{order}): numpy's coefficients then depend on its cut-off and their "
+                         "derivative is undefined; lower deg or use more distinct x")
+    c = transpose(transpose(c) / scale)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    vbase = np.linalg.inv(matmul(transpose(lhs), lhs)) / (reshape(scale, shape=(-1, 1)) * scale)
+    if cov == "unscaled":
+        fac = 1.0
+    else:
+        if x.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+        fac = resids / (x.shape[0] - order)
+    if y.ndim == 1:
+        return c, vbase * fac
+    return c, reshape(vbase, shape=vbase.shape + (1,)) * fac

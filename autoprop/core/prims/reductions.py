@@ -552,12 +552,12 @@ argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, 
                     methods=("argmin",))
 
 
-def _masked_spread(a, axis, ddof, keepdims, where_, name):
+def _masked_spread(a, axis, ddof, keepdims, where_, name, given_mean=None):
     """var or std over the elements ``where_`` selects (numpy's ``where=``): the deviations
     from the masked mean, 0 outside the mask (no gradient there), over count(mask) - ddof."""
     w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
     n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
-    d = a - np.mean(a, axis=axis, keepdims=True, where=w)
+    d = a - (np.mean(a, axis=axis, keepdims=True, where=w) if given_mean is None else given_mean)
     d = d * w.astype(a.dtype)
     if name == "std":
         return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
@@ -565,17 +565,30 @@ def _masked_spread(a, axis, ddof, keepdims, where_, name):
     return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
 
 
+def _given_mean(name, m):
+    """numpy 2's ``mean=`` of var/std (the mean, shaped as with keepdims=True, not computed
+    again): a Tensor's gradient flows through it too (the chain rule; at the true mean that
+    part is 0)."""
+    if m is None:
+        return None
+    m = _t(m)
+    if m.dtype.kind not in "fc":
+        raise TypeError(f"numpy.{name}(..., mean=...): the mean must be a float array (as numpy "
+                        f"returns it with keepdims=True); got dtype {m.dtype}")
+    return m
+
+
 @defcomposite("var", "mean(|x - mean(x)|**2) * n / (n - ddof): chain rule through mean, subtract, "
                      "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    where_ = kw.pop("where", None)
+    where_, given = kw.pop("where", None), _given_mean("var", kw.pop("mean", None))
     _check_kw("var", dict(kw, out=out))
     a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
     if where_ is not None:
-        return _masked_spread(a, axis, ddof, keepdims, where_, "var")
-    d = a - mean(a, axis=axis, keepdims=True)
+        return _masked_spread(a, axis, ddof, keepdims, where_, "var", given)
+    d = a - (mean(a, axis=axis, keepdims=True) if given is None else given)
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d  # |d|**2, real, as numpy's var of complex
     return sum(dd, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
 
@@ -584,14 +597,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
                      "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    where_ = kw.pop("where", None)
+    where_, given = kw.pop("where", None), _given_mean("std", kw.pop("mean", None))
     _check_kw("std", dict(kw, out=out))
     a = _in_dtype("std", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
     if where_ is not None:
-        return _masked_spread(a, axis, ddof, keepdims, where_, "std")
-    d = a - mean(a, axis=axis, keepdims=True)
+        return _masked_spread(a, axis, ddof, keepdims, where_, "std", given)
+    d = a - (mean(a, axis=axis, keepdims=True) if given is None else given)
     return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
 
 
@@ -602,9 +615,14 @@ _ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod}
 
 
 def _running_extreme(a, axis, ufunc):
-    """``np.maximum.accumulate(a, axis)`` (or minimum) as a gather of ``a`` at the position of
-    each running extreme (the first that reached it, as np.argmax; a NaN stays, as numpy's):
-    its VJP sends each output's gradient to that one input, as jax's cummax."""
+    """``np.maximum.accumulate(a, axis)`` (or minimum): ``y_j = max(a_0..a_j)``, the max reduction of
+    each prefix, with its convention at ties (registry: the gradient of ``y_j`` split evenly among
+    the tied elements, so ``y_j``'s gradient is ``np.max(a[:j + 1])``'s; a NaN stays, as numpy's).
+    Without ties it is a gather of ``a`` at the position of each running extreme (each output's
+    gradient to that one input); with ties, the max (min) over the masked prefixes, one row per j
+    (O(n^2) memory along the axis, as cumprod). torch's cummax sends a tie's gradient to the last
+    tied position and jax's cummax splits it by its scan tree (1/4, 1/4, 1/2 for three): both are
+    subgradients too; this one is the project's max rule."""
     from ..registry import _FUNCTIONS
 
     x = a._value
@@ -613,6 +631,13 @@ def _running_extreme(a, axis, ufunc):
     cut = [slice(None)] * x.ndim
     cut[axis] = slice(1, None)
     later, before = x[tuple(cut)], np.delete(run, -1, axis=axis)
+    if np.any(later == before) and not np.any(np.isnan(x)):  # a tie: the max reduction's even split
+        n = x.shape[axis]
+        moved = _FUNCTIONS[np.moveaxis](a, axis, -1)
+        rows = _FUNCTIONS[np.where](np.tri(n, dtype=bool), _FUNCTIONS[np.expand_dims](moved, -2),
+                                    np.asarray(-np.inf if ufunc is np.maximum else np.inf, x.dtype))
+        ext = (max if ufunc is np.maximum else min)(rows, axis=-1)
+        return _FUNCTIONS[np.moveaxis](ext, -1, axis)
     with np.errstate(invalid="ignore"):  # a new record (False at NaN), or the first NaN
         better = (later > before) if ufunc is np.maximum else (later < before)
     new = np.concatenate([np.ones_like(np.take(x, [0], axis=axis), dtype=bool),

@@ -164,28 +164,130 @@ def _gather(a, idx, zero=False):
 
 def pad_by_index(a, pad_width, mode, **kw):
     """np.pad's index modes ('edge', 'reflect', 'symmetric', 'wrap') as a gather."""
-    if kw.get("reflect_type", "even") != "even":
-        raise TypeError("autoprop cannot record numpy.pad(..., reflect_type='odd'): only the "
-                        "'even' reflection (a gather) is recorded")
     kw.pop("reflect_type", None)
     if kw:
         raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
     return _gather(a, np.pad(_positions(a), pad_width, mode=mode))
 
 
+_PAD_STATS = {"maximum": np.max, "minimum": np.min, "mean": np.mean, "median": np.median}
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "empty", *_PAD_STATS)
+
+
+def _pad_pairs(value, ndim, default):
+    """numpy's per-axis (before, after) pairs of ``stat_length`` / ``end_values``."""
+    if value is None:
+        return [(default, default)] * ndim
+    return [tuple(row) for row in np.broadcast_to(np.asarray(_value(value), dtype=object), (ndim, 2))]
+
+
+def _along_axis(nd, axis, s):
+    return (builtins.slice(None),) * axis + (s,)
+
+
+def _pad_odd(a, ax, before, after, mode):
+    """The odd reflection along ``ax`` (``2 * edge - mirror``, numpy's chunk by chunk for wide
+    pads): a linear map with small integer coefficients, numpy's own ``np.pad`` of the identity;
+    each row's nonzeros are gathered and summed (a missing one reads an appended 0: a NaN or inf
+    stays where numpy puts it, never spread by a 0 coefficient)."""
+    n = a.shape[ax]
+    m = np.pad(np.eye(n), ((before, after), (0, 0)), mode=mode, reflect_type="odd")
+    k = int(np.max(np.count_nonzero(m, axis=1)))
+    cols = np.full((m.shape[0], k), n, dtype=np.intp)  # n: the appended zero
+    coef = np.zeros((m.shape[0], k))
+    for r in range(m.shape[0]):
+        nz = np.flatnonzero(m[r])
+        cols[r, :nz.size], coef[r, :nz.size] = nz, m[r, nz]
+    zero = np.zeros(tuple(1 if d == ax else s for d, s in enumerate(a.shape)), a.dtype)
+    ext = concatenate(a, Tensor._wrap(zero), axis=ax)
+    out = None
+    for j in range(k):
+        c = coef[:, j].astype(a.dtype).reshape([-1 if d == ax else 1 for d in range(a.ndim)])
+        term = take(ext, cols[:, j], axis=ax) * c
+        out = term if out is None else out + term
+    return out
+
+
+def _pad_ramp(a, ax, before, after, ends):
+    """numpy's linear ramp along ``ax``: ``end + k (edge - end) / width``, k = 0..width-1 from the
+    outside in (``np.linspace(end, edge, width, endpoint=False)``), the edge a recorded slice."""
+    n, parts = a.shape[ax], []
+    shape = [-1 if d == ax else 1 for d in range(a.ndim)]
+    for width, end, sl, rev in ((before, ends[0], builtins.slice(0, 1), False),
+                                (after, ends[1], builtins.slice(n - 1, n), True)):
+        if not width:
+            continue
+        edge = getitem(a, _along_axis(a.ndim, ax, sl))
+        k = (np.arange(width) / width)[::-1 if rev else 1].astype(a.dtype).reshape(shape)
+        end = np.asarray(end, a.dtype)
+        parts.append((edge - end) * k + end)
+    if before:
+        return concatenate(*([parts[0], a] + parts[1:]), axis=ax)
+    return concatenate(a, parts[0], axis=ax)
+
+
+def _pad_stat(a, ax, before, after, lengths, mode):
+    """numpy's stat modes along ``ax``: the recorded max/min/mean/median (with keepdims) of the
+    first/last ``stat_length`` entries, broadcast over the pad: its gradient is that reduction's
+    (max and min ties split evenly, median's middle elements)."""
+    from ..registry import _FUNCTIONS
+
+    n, parts = a.shape[ax], []
+    fn = _FUNCTIONS[_PAD_STATS[mode]]
+    for width, length, left in ((before, lengths[0], True), (after, lengths[1], False)):
+        if not width:
+            continue
+        m = n if length is None else builtins.min(int(length), n)
+        chunk = getitem(a, _along_axis(a.ndim, ax, builtins.slice(0, m) if left else builtins.slice(n - m, n)))
+        v = fn(chunk, axis=ax, keepdims=True)
+        parts.append(broadcast_to(v, shape=tuple(width if d == ax else s for d, s in enumerate(a.shape))))
+    if before:
+        return concatenate(*([parts[0], a] + parts[1:]), axis=ax)
+    return concatenate(a, parts[0], axis=ax)
+
+
+def _pad_by_axis(a, widths, mode, kw):
+    """np.pad's modes that are no gather ('linear_ramp', 'maximum', 'minimum', 'mean', 'median',
+    reflect_type='odd'), one axis after the other on the array padded so far, as numpy pads."""
+    stat = _pad_pairs(kw.get("stat_length"), a.ndim, None)
+    ends = _pad_pairs(kw.get("end_values"), a.ndim, 0)
+    for ax, (before, after) in enumerate(widths):
+        if not (before or after):
+            continue
+        if mode == "linear_ramp":
+            a = _pad_ramp(a, ax, before, after, ends[ax])
+        elif mode in _PAD_STATS:
+            a = _pad_stat(a, ax, before, after, stat[ax], mode)
+        else:
+            a = _pad_odd(a, ax, before, after, mode)
+    return a
+
+
 def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
+    """``np.pad`` on a Tensor, every mode numpy names: 'constant' (the ``pad`` record), 'edge',
+    'reflect', 'symmetric', 'wrap' (gathers; ``reflect_type='odd'``: ``2 * edge - mirror``, a
+    sum of gathers), 'linear_ramp' (a recorded ramp from ``end_values`` to the edge),
+    'maximum'/'minimum'/'mean'/'median' (the recorded reductions of ``stat_length`` entries),
+    'empty' (numpy leaves the pad uninitialised: recorded as 'constant' 0). A callable mode runs
+    numpy's Python on plain arrays: refused, naming the slices and np.concatenate."""
     a = _t(array)
-    if mode in ("edge", "reflect", "symmetric", "wrap"):  # copies of elements: a gather
-        return pad_by_index(a, pad_width, mode, **kw)
-    if mode != "constant" or kw:
+    if callable(mode) or mode not in _PAD_MODES:
         raise TypeError(
-            f"autoprop cannot record numpy.pad(..., mode={mode!r}): only the modes 'constant', "
-            "'edge', 'reflect', 'symmetric' and 'wrap' are recorded. Build other paddings "
-            "from slices and np.concatenate, which are recorded."
-        )
+            f"autoprop cannot record numpy.pad(..., mode={mode!r}): the recorded modes are "
+            f"{', '.join(repr(m) for m in _PAD_MODES)}. Build other paddings from slices and "
+            "np.concatenate, which are recorded.")
+    if mode != "constant":
+        np.pad(a._value, pad_width, mode=mode, **kw)  # numpy's own checks of the options (cheap)
     widths = tuple(tuple(int(v) for v in row)
                    for row in np.broadcast_to(np.asarray(pad_width, dtype=int), (a.ndim, 2)))
-    return pad(a, pad_width=widths, constant_values=_value(constant_values))
+    odd = kw.get("reflect_type", "even") == "odd"
+    if mode in ("edge", "reflect", "symmetric", "wrap") and not odd:  # copies of elements: a gather
+        return pad_by_index(a, widths, mode, **kw)
+    if mode == "constant" and kw:
+        raise TypeError(f"autoprop cannot record numpy.pad(..., mode='constant', {next(iter(kw))}=...)")
+    if mode in ("constant", "empty"):
+        return pad(a, pad_width=widths, constant_values=_value(constant_values) if mode == "constant" else 0)
+    return _pad_by_axis(a, widths, mode, kw)
 
 
 pad = defprim(
@@ -194,7 +296,8 @@ pad = defprim(
     jacobian="an embedding (copies x into the middle)", vjp="dx = g with the padding sliced off",
     shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
     kinks="the padding value gets no gradient (np.pad's modes edge, reflect, symmetric, wrap: "
-          "a gather, shape.pad_by_index)",
+          "a gather, shape.pad_by_index; linear_ramp, maximum, minimum, mean, median, "
+          "reflect_type='odd': recorded per axis, shape._pad_by_axis)",
           source="np.pad({x}, {pad_width}{_kw})",
 )
 
