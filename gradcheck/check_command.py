@@ -199,6 +199,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
+        if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
+            print(V.wrap(f"{cname}: forward values not checked (central differences test backward against your own "
+                         f"forward): pass {_reference_hint(cname, 'manualprop.Linear')} to compare them."))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
@@ -1274,13 +1277,21 @@ def _loss_lines(loss, res) -> list[str]:
     return lines
 
 
-def _reference_hint(cname):
-    """``--reference manualprop.<cname>`` when manualprop has a class of that name, else the generic hint."""
+def _reference_hint(cname, example="manualprop.MulticlassHinge"):
+    """``--reference manualprop.<Class>`` when manualprop has a class of the name ``cname`` (case aside:
+    ``BatchNorm1d`` is ``manualprop.BatchNorm1D``), else the generic hint with ``example``."""
     import manualprop
 
-    if isinstance(getattr(manualprop, cname, None), type):
-        return f"--reference manualprop.{cname}"
-    return "--reference manualprop.NAME (e.g. manualprop.MulticlassHinge)"
+    names = {n.lower(): n for n in dir(manualprop) if not n.startswith("_") and isinstance(getattr(manualprop, n), type)}
+    if (own := names.get(cname.lower())) is not None:
+        return f"--reference manualprop.{own}"
+    return f"--reference manualprop.NAME (e.g. {example})"
+
+
+def _forward_compared(diag) -> bool:
+    """Whether a check of ``diag`` (any mode) compared forward values (``--reference``, ``--twin``: its ``(fwd)``
+    rows), not only gradients against the layer's own forward."""
+    return any(r.kind == "forward" for d in [diag, *diag.other_modes] if d.result is not None for r in d.result.records)
 
 
 def _value_only(res, g: str, n: int):

@@ -1,0 +1,74 @@
+"""Session 19 (issue 10's leftovers from session 18): a layer PASS without --reference says that forward values were
+not checked, naming the matching manualprop class; the grader's hint for gradients that accumulate across backward
+calls; LayerNorm statistics over the batch axis named; has_* and enabled switches never a silent PASS of one branch."""
+
+import numpy as np
+import pytest
+from test_cli import both, run_here, student
+
+LINEAR = """
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features=5, out_features=3, rng=0):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((out_features, in_features)), "b": rng.standard_normal(out_features)}
+        self.grads = {}
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"]
+
+class Affine(Linear):
+    pass
+
+class LinearAccumulates(Linear):  # notebook 07's Exercise 1 with += into grads
+    def __init__(self, in_features=5, out_features=3, rng=0):
+        super().__init__(in_features, out_features, rng)
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+    def backward(self, dY):
+        self.grads["W"] += dY.T @ self.X
+        self.grads["b"] += dY.sum(axis=0)
+        return dY @ self.params["W"]
+"""
+
+
+@pytest.mark.parametrize("cls, hint", [("Linear", "--reference manualprop.Linear to compare them"),
+                                       ("Affine", "--reference manualprop.NAME (e.g. manualprop.Linear)")])
+def test_a_layer_pass_without_reference_says_forward_values_were_not_checked(tmp_path, cls, hint):
+    f = student(tmp_path, LINEAR, "lin.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 0 and f"PASS: {cls}:" in out, out
+    assert f"{cls}: forward values not checked (central differences test backward against your own forward): " \
+           f"pass {hint}" in out, out
+
+
+def test_a_pass_that_compared_forward_values_stays_quiet(tmp_path):
+    f = student(tmp_path, LINEAR, "lin.py")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "4,5", "--reference", "manualprop.Linear",
+                 "--init", '{"in_features": 5, "out_features": 3}')
+    out = both(p)
+    assert p.returncode == 0 and "the forward output match" in out, out
+    assert "forward values not checked" not in out, out
+
+
+def test_grader_names_gradients_that_accumulate_across_backward_calls(tmp_path):
+    """Notebook 07 cell 4 said "Is the layer deterministic?" of a Linear whose backward adds into grads (+=): its
+    first call matches the reference, the check's later calls give 2x."""
+    import manualprop as mp
+    from gradcheck.grading import layer_gradients
+
+    ns = {}
+    exec(LINEAR, ns)  # noqa: S102 - the test's own layer
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    v = layer_gradients(ns["LinearAccumulates"](5, 3, rng=1), X, mp.Linear(5, 3))
+    text = v.markdown()
+    assert not v.passed, text
+    assert "deterministic" not in text, text
+    for t in ("dW", "db"):
+        assert f"{t} matched the reference on the first backward call, and is 2 times the correct gradient" in text
+    assert "the gradients accumulate across backward calls (grads[...] += ...). Assign them" in text, text
+    assert layer_gradients(ns["Linear"](5, 3, rng=1), X, mp.Linear(5, 3)).passed
