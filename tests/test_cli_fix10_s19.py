@@ -72,3 +72,22 @@ def test_grader_names_gradients_that_accumulate_across_backward_calls(tmp_path):
         assert f"{t} matched the reference on the first backward call, and is 2 times the correct gradient" in text
     assert "the gradients accumulate across backward calls (grads[...] += ...). Assign them" in text, text
     assert layer_gradients(ns["Linear"](5, 3, rng=1), X, mp.Linear(5, 3)).passed
+
+
+def test_layernorm_statistics_over_the_batch_axis_are_named_not_elsewhere():
+    """Session 18 left LayerNormWrongAxis as 'no known bug pattern': a LayerNorm whose backward (the compact formula,
+    CS231n's batchnorm_backward) or forward reduces over axis 0. Named norm-wrong-axis; a correct BatchNorm and
+    LayerNorm still PASS, and BatchNorm's own missing paths keep their name."""
+    from buggy_layers import diagnose, first_code
+
+    got = {k: first_code(diagnose(f"norm.py::{k}")) for k in ("LayerNormWrongAxis", "LayerNormWrongAxisForward",
+                                                              "LayerNormWrongAxisCS231n", "LayerNorm", "BatchNorm1D",
+                                                              "BatchNormNaive", "LayerNormNaive")}
+    assert got == {"LayerNormWrongAxis": "norm-wrong-axis", "LayerNormWrongAxisForward": "norm-wrong-axis",
+                   "LayerNormWrongAxisCS231n": "norm-wrong-axis", "LayerNorm": "PASS", "BatchNorm1D": "PASS",
+                   "BatchNormNaive": "missing-mean-var-paths", "LayerNormNaive": "missing-mean-var-paths"}, got
+    said = diagnose("norm.py::LayerNormWrongAxis").sentence()
+    assert "over axis=0 (the batch: BatchNorm's statistics), but forward normalises over axis=-1" in said, said
+    assert "LayerNorm takes each sample's mean and variance over its features (axis=-1" in said, said
+    said = diagnose("norm.py::LayerNormWrongAxisForward").sentence()
+    assert "in a LayerNorm, forward's statistics are on the wrong axis: X.mean(axis=-1, keepdims=True)" in said, said
