@@ -126,12 +126,35 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag) + _inplace_lines(layer)
+    lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
+    """The WARNING of each boolean attribute forward branches on that gradcheck leaves as built (``toggles``: the
+    adapters' ``config_toggles``, ``"self.has_bias|True|bias:1"``): only its value's branch ran (never a silent PASS
+    of one branch), and how to have the other checked with ``--init``."""
+    out = []
+    for t in toggles:
+        name, value, args = (str(t).split("|") + ["", ""])[:3]
+        pairs = [a.split(":") for a in args.split(",") if ":" in a]
+        other = "false" if value == "True" else "true"
+        if pairs and pairs[0][1] == "1":
+            how = f"check the other with --init '{{\"{pairs[0][0]}\": {other}}}'"
+        elif pairs:
+            how = f"check the other with --init, giving {pairs[0][0]} a value that makes {name} {other.title()}"
+        else:
+            how = (f"{name} is a constant of __init__: make it an argument (e.g. {name} = "
+                   f"{name.rpartition('.')[2].removeprefix('has_')}) to check the other with --init")
+        out.append(f"WARNING: forward branches on {name}, the layer's configuration as built, which gradcheck does "
+                   f"not switch: only the branch of {name} = {value} was checked, a bug in the other would pass "
+                   f"unseen; {how}")
+    return out
 
 
 def _inplace_lines(layer) -> list[str]:

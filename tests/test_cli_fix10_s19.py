@@ -91,3 +91,61 @@ def test_layernorm_statistics_over_the_batch_axis_are_named_not_elsewhere():
     assert "LayerNorm takes each sample's mean and variance over its features (axis=-1" in said, said
     said = diagnose("norm.py::LayerNormWrongAxisForward").sentence()
     assert "in a LayerNorm, forward's statistics are on the wrong axis: X.mean(axis=-1, keepdims=True)" in said, said
+
+
+HAS_BIAS = """
+import numpy as np
+
+class LinearHasBias:
+    K = 1
+    def __init__(self, n_in=5, n_out=3):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((n_in, n_out)); self.b = rng.standard_normal(n_out)
+        self.has_bias = True
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b if self.has_bias else x @ self.W
+    def backward(self, dy):
+        self.dW = self.x.T @ dy
+        if self.has_bias:
+            self.db = dy.sum(axis=0)
+            return dy @ self.W.T
+        return dy @ self.W.T * self.K
+
+class LinearBiasArgBug(LinearHasBias):  # PyTorch's bias=True; the no-bias branch's dX is x2
+    K = 2
+    def __init__(self, n_in=5, n_out=3, bias=True):
+        super().__init__(n_in, n_out)
+        self.has_bias = bias
+"""
+
+
+def test_a_has_bias_switch_is_checked_as_built_and_the_other_branch_named(tmp_path):
+    """has_* adds or removes a weight: flipped on a layer built with b, a correct backward that writes no db there
+    FAILed and the discovery lost b in both branches (a db bug PASSed); so it is checked as built, and the header WARNS
+    that the other branch did not run, with the --init that checks it (was a PASS without a word)."""
+    f = student(tmp_path, HAS_BIAS, "has_bias.py")
+    p = run_here("check", f"{f}::LinearHasBias", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 0 and "every gradient (dX, dW, db) matches" in out, out
+    assert ("WARNING: forward branches on self.has_bias, the layer's configuration as built, which gradcheck does not "
+            "switch: only the branch of self.has_bias = True was checked, a bug in the other would pass unseen; "
+            "self.has_bias is a constant of __init__: make it an argument (e.g. self.has_bias = bias)") in out, out
+    p = run_here("check", f"{f}::LinearBiasArgBug", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 0 and "only the branch of self.has_bias = True was checked" in out, out
+    assert "check the other with --init '{\"bias\": false}'" in out, out
+    p = run_here("check", f"{f}::LinearBiasArgBug", "--input-shape", "4,5", "--init", '{"bias": false}')
+    out = both(p)
+    assert p.returncode == 1 and "FAIL: LinearBiasArgBug: gradient mismatch in dX" in out, out
+
+
+def test_enabled_and_has_bias_planted_bugs_are_named():
+    """self.enabled (a dropout switched off) is checked at each value: its disabled branch's x2 is named; a has_bias
+    layer's b keeps its gradient check (the mean-for-sum bug named), as a constant or from an argument."""
+    from buggy_layers import diagnose, first_code
+
+    keys = ["DropEnabledBug", "LinearHasBiasMeanBias", "LinearBiasArgMeanBias", "DropEnabled", "LinearHasBias",
+            "LinearBiasArg"]
+    got = [first_code(diagnose(f"switches.py::{k}")) for k in keys]
+    assert got == ["factor", "bias-mean", "bias-mean", "PASS", "PASS", "PASS"], got
