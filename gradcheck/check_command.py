@@ -983,9 +983,9 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     """
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     lines, ok, figs = [], True, []
-    # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval)
-    one = not diag.other_modes and not diag.held and (getattr(layer, "protocol", None) or {}).get(
-        "forward_training") is False
+    # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval), also when
+    # it is random (an always-random Dropout: its draws held, which the line says; session 18 said "eval mode")
+    one = not diag.other_modes and (getattr(layer, "protocol", None) or {}).get("forward_training") is False
     for d in [diag, *diag.other_modes]:
         if d.error is not None:  # this mode's check stopped: the table and notes say why
             continue
@@ -1019,8 +1019,10 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
+    if one and (held or d.held):  # what ran: the one forward there is, its draws held
+        where = " (your forward with its random draws held: the same draws in every call)"
     if (held or d.held) and not getattr(twin, "same_draws", False):
-        return [f"jacobian dY/dX{where}: not compared: the forward is random in {mode} mode and the "
+        return [f"jacobian dY/dX{where}: not compared: the forward is random{'' if one else f' in {mode} mode'} and the "
                 "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
                 "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
@@ -1048,7 +1050,7 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
     return lines, c.passed, fig
 
 
