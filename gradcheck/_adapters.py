@@ -440,6 +440,18 @@ def _unset_switches(fn, mk) -> list[str]:
             for n, v, ws in found]
 
 
+def config_toggle_texts(fn) -> list[str]:
+    """``["self.has_bias|True|bias:1", ...]``: each boolean attribute forward branches on that gradcheck leaves as the
+    layer was built (:func:`gradcheck._switch_reach.config_toggles`: ``self.has_bias``, a ``self.use_dropout`` that
+    ``__init__`` sets from its argument), its value, and the ``__init__`` arguments it is set from (``1``: the argument
+    itself); the header WARNS of each (:func:`gradcheck.check_command.config_toggle_lines`)."""
+    try:
+        found = _switch_reach.config_toggles(fn, _NAMING)
+    except (RecursionError, ValueError, TypeError):
+        return []
+    return [f"{name}|{value}|" + ",".join(f"{a}:{int(d)}" for a, d in args) for name, value, args in found]
+
+
 def _cap_text(mk, sets) -> str:
     """Why the combinations of ``mk`` and the switches ``sets`` beside it are not run: past the cap."""
     if all(isinstance(d, bool) for _, d, _ in sets):
@@ -3988,6 +4000,8 @@ def _adapt(obj, inputs=None, training=True):
         info["unread_flag"] = [star, "()"]
     if unset := _unset_switches(obj.forward, mk):
         info["unset_switches"] = unset
+    if toggles := config_toggle_texts(obj.forward):
+        info["config_toggles"] = toggles
     variants = switch_variants(obj.forward, mk)  # every combination of the booleans, every string value
     if variants and (bad := _unsafe_variants(obj, inputs, mk, variants)):  # return_cache=True: a tuple
         info["unset_switches"], info["variants_unsafe"], variants = [*unset, *bad], True, []

@@ -33,7 +33,12 @@ _NOT_A_SWITCH = re.compile(
 #: ``__init__`` sets them from one of its arguments (``self.use_dropout = dropout != 1``, which ``--init``
 #: chooses); one ``__init__`` sets to a constant is a plain switch, each value checked (tester18s H1: a constant
 #: ``self.use_dropout = True`` gave a PASS of its one branch, a bug in the other never ran).
-_TOGGLE = re.compile(r"^(use|enable|with)(_|[A-Z])", re.IGNORECASE)
+_TOGGLE = re.compile(r"^(?i:use|enable|with)(_|[A-Z])|^(?i:enabled?)$")
+#: The switches that add or remove what the layer is built with (``has_bias``, PyTorch's ``bias=True``): never set by
+#: gradcheck (a layer built with a bias does not lose it at run time: flipped, its b would be a weight forward no
+#: longer reads), so only the branch of the value as built runs, and :func:`config_toggles` names them for a WARNING.
+#: So are :data:`_TOGGLE`'s set from an ``__init__`` argument.
+_HAS = re.compile(r"^(?i:has)(_|[A-Z])")
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
 #: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
@@ -333,10 +338,11 @@ def _last(path):
     return re.split(r"[.\[\]'\" :]+", path.strip("]'\""))[-1]
 
 
-def _set_from_argument(obj, name) -> bool:
-    """Whether the ``__init__`` of the object holding attribute path ``name`` (``self.use_dropout``,
-    ``self.drop.use_dropout``: of ``obj`` or of its sub-layer), or of a class it inherits from, assigns it from one
-    of its arguments (``self.use_dropout = dropout != 1``); False when no source says so."""
+def _set_from_argument(obj, name) -> list:
+    """``[(argument, direct)]``: the arguments from which the ``__init__`` of the object holding attribute path
+    ``name`` (``self.use_dropout``, ``self.drop.use_dropout``: of ``obj`` or of its sub-layer), or of a class it
+    inherits from, assigns it (``self.use_dropout = dropout != 1``; ``direct``: the argument itself, ``self.has_bias =
+    bias``); ``[]`` when no source says so."""
     *head, last = name.split(".")
     holder = _value(obj, ".".join(head), missing=None) if len(head) > 1 else obj
     for cls in type(holder).__mro__ if holder is not None else ():
@@ -348,10 +354,26 @@ def _set_from_argument(obj, name) -> bool:
         for node in ast.walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
                 if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None else []
-            if any(isinstance(t, ast.Attribute) and t.attr == last for t in targets) \
-                    and any(isinstance(n, ast.Name) and n.id in args for n in ast.walk(node.value)):
-                return True
-    return False
+            used = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in args] \
+                if any(isinstance(t, ast.Attribute) and t.attr == last for t in targets) else []
+            if used:
+                return [(a, isinstance(node.value, ast.Name)) for a in dict.fromkeys(used)]
+    return []
+
+
+def config_toggles(fn, names) -> list:
+    """``[(name, value, [(argument, direct)])]`` of the boolean attributes forward ``fn`` branches on that gradcheck
+    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) whatever sets it, a feature toggle (:data:`_TOGGLE`)
+    that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
+    the header WARNS naming each, never a silent PASS of one branch. ``names`` as :func:`_values` takes them."""
+    obj, out = getattr(fn, "__self__", None), []
+    for name, value, words in _walked(fn):
+        last = _last(name)
+        if not name.startswith("self.") or not isinstance(value, bool) or not (_HAS.match(last) or _TOGGLE.match(last)):
+            continue
+        if _values(name, value, words, names, obj) is None:
+            out.append((name, value, _set_from_argument(obj, name) if obj is not None else []))
+    return out[:_MAX]
 
 
 def _values(name, value, words, names, obj=None):

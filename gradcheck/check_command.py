@@ -126,12 +126,35 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag) + _inplace_lines(layer)
+    lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
+    """The WARNING of each boolean attribute forward branches on that gradcheck leaves as built (``toggles``: the
+    adapters' ``config_toggles``, ``"self.has_bias|True|bias:1"``): only its value's branch ran (never a silent PASS
+    of one branch), and how to have the other checked with ``--init``."""
+    out = []
+    for t in toggles:
+        name, value, args = (str(t).split("|") + ["", ""])[:3]
+        pairs = [a.split(":") for a in args.split(",") if ":" in a]
+        other = "false" if value == "True" else "true"
+        if pairs and pairs[0][1] == "1":
+            how = f"check the other with --init '{{\"{pairs[0][0]}\": {other}}}'"
+        elif pairs:
+            how = f"check the other with --init, giving {pairs[0][0]} a value that makes {name} {other.title()}"
+        else:
+            how = (f"{name} is a constant of __init__: make it an argument (e.g. {name} = "
+                   f"{name.rpartition('.')[2].removeprefix('has_')}) to check the other with --init")
+        out.append(f"WARNING: forward branches on {name}, the layer's configuration as built, which gradcheck does "
+                   f"not switch: only the branch of {name} = {value} was checked, a bug in the other would pass "
+                   f"unseen; {how}")
+    return out
 
 
 def _inplace_lines(layer) -> list[str]:
@@ -199,6 +222,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
+        if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
+            print(V.wrap(f"{cname}: forward values not checked (central differences test backward against your own "
+                         f"forward): pass {_reference_hint(cname, 'manualprop.Linear')} to compare them."))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
@@ -953,9 +979,9 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     """
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     lines, ok, figs = [], True, []
-    # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval)
-    one = not diag.other_modes and not diag.held and (getattr(layer, "protocol", None) or {}).get(
-        "forward_training") is False
+    # a forward with no training switch has one mode: its line names none (tester18s L6: it said eval), also when
+    # it is random (an always-random Dropout: its draws held, which the line says; session 18 said "eval mode")
+    one = not diag.other_modes and (getattr(layer, "protocol", None) or {}).get("forward_training") is False
     for d in [diag, *diag.other_modes]:
         if d.error is not None:  # this mode's check stopped: the table and notes say why
             continue
@@ -989,8 +1015,10 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
+    if one and (held or d.held):  # what ran: the one forward there is, its draws held
+        where = " (your forward with its random draws held: the same draws in every call)"
     if (held or d.held) and not getattr(twin, "same_draws", False):
-        return [f"jacobian dY/dX{where}: not compared: the forward is random in {mode} mode and the "
+        return [f"jacobian dY/dX{where}: not compared: the forward is random{'' if one else f' in {mode} mode'} and the "
                 "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
                 "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
@@ -1018,7 +1046,7 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
     return lines, c.passed, fig
 
 
@@ -1270,13 +1298,21 @@ def _loss_lines(loss, res) -> list[str]:
     return lines
 
 
-def _reference_hint(cname):
-    """``--reference manualprop.<cname>`` when manualprop has a class of that name, else the generic hint."""
+def _reference_hint(cname, example="manualprop.MulticlassHinge"):
+    """``--reference manualprop.<Class>`` when manualprop has a class of the name ``cname`` (case aside:
+    ``BatchNorm1d`` is ``manualprop.BatchNorm1D``), else the generic hint with ``example``."""
     import manualprop
 
-    if isinstance(getattr(manualprop, cname, None), type):
-        return f"--reference manualprop.{cname}"
-    return "--reference manualprop.NAME (e.g. manualprop.MulticlassHinge)"
+    names = {n.lower(): n for n in dir(manualprop) if not n.startswith("_") and isinstance(getattr(manualprop, n), type)}
+    if (own := names.get(cname.lower())) is not None:
+        return f"--reference manualprop.{own}"
+    return f"--reference manualprop.NAME (e.g. {example})"
+
+
+def _forward_compared(diag) -> bool:
+    """Whether a check of ``diag`` (any mode) compared forward values (``--reference``, ``--twin``: its ``(fwd)``
+    rows), not only gradients against the layer's own forward."""
+    return any(r.kind == "forward" for d in [diag, *diag.other_modes] if d.result is not None for r in d.result.records)
 
 
 def _value_only(res, g: str, n: int):

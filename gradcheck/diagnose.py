@@ -404,6 +404,12 @@ DIAGNOSES: dict[str, Record] = {
         "(da = dnext_h * (1 - next_h**2)): the weight multiplies the previous hidden state {x} in forward, so its "
         "gradient takes {x}", "cache the input hidden state in forward (self.prev_h = {x}) and use {t} = "
         "prev_h.T @ da", _LIN),
+    "norm-wrong-axis": Record(
+        "normalisation statistics over the wrong axis", "{t} takes the means of its paths through the mean and "
+        "variance over {bwd} ({bwd_kind}), but forward normalises over {fwd} ({fwd_kind}): forward and backward "
+        "reduce over different axes", "LayerNorm takes each sample's mean and variance over its features (axis=-1, "
+        "keepdims=True: any batch size, even 1), BatchNorm each feature's over the batch (axis=0); backward's means "
+        "are over the axis of forward's statistics: {fix}", _NORM),
     "eps-dropped-backward": Record(
         "eps dropped in backward", "{t} is the correct gradient times sqrt(var + eps) / sqrt(var) per feature, eps "
         "= {eps:.3g}: forward divides by sqrt(var + eps) and backward by sqrt(var) ({ax}), so each feature's "
@@ -2485,6 +2491,68 @@ def _next_h_signature(L: _Layer, key, m, n):
     return None
 
 
+#: The eps a normalisation's forward may add to its variance (PyTorch's 1e-5, Keras's 1e-3, others'), tried in turn.
+_NORM_EPS = (1e-5, 1e-3, 0.0, 1e-8, 1e-6, 1e-12)
+
+
+def _axis_words(axes, ndim) -> tuple[str, str]:
+    """``("axis=-1", "the features: LayerNorm's statistics")`` for the statistics' ``axes`` of an ``ndim``-D input."""
+    if axes == (ndim - 1,):
+        return "axis=-1", "the features: LayerNorm's statistics"
+    return f"axis={axes[0] if len(axes) == 1 else axes}", "the batch: BatchNorm's statistics"
+
+
+def _wrong_axis_backwards(dxhat, X, fwd, bwd, eps):
+    """The dX of a normalisation whose forward takes its statistics over the axes ``fwd`` (with ``eps``) and whose
+    backward takes its means over ``bwd``: the compact formula, and CS231n's dvar/dmu steps with the count of ``bwd``."""
+    mean_f = functools.partial(np.mean, axis=fwd, keepdims=True)
+    mean_b, sum_b = (functools.partial(f, axis=bwd, keepdims=True) for f in (np.mean, np.sum))
+    xmu = X - mean_f(X)
+    istd = 1 / np.sqrt(mean_f(xmu**2) + eps)
+    xh, count = xmu * istd, int(np.prod([X.shape[a] for a in bwd]))
+    yield istd * (dxhat - mean_b(dxhat) - xh * mean_b(dxhat * xh))
+    dvar = sum_b(dxhat * xmu) * -0.5 * istd**3
+    dmu = sum_b(-dxhat * istd) + dvar * mean_b(-2 * xmu)
+    yield dxhat * istd + dvar * 2 * xmu / count + dmu / count
+
+
+def _norm_vjp(G, X, axes, eps, gamma):
+    """The correct dX of ``gamma * xhat + beta``, xhat normalised over ``axes`` with ``eps``, gamma per last-axis
+    feature."""
+    mean = functools.partial(np.mean, axis=axes, keepdims=True)
+    xmu = X - mean(X)
+    istd = 1 / np.sqrt(mean(xmu**2) + eps)
+    xh, d = xmu * istd, G * gamma
+    return istd * (d - mean(d) - xh * mean(d * xh))
+
+
+def _norm_axis_signature(L: _Layer, key, m, n):
+    """A normalisation whose forward and backward reduce over different axes (a LayerNorm with BatchNorm's axis 0 in
+    its backward, or in its forward): the correct ``n`` is the normalisation's dX over one axis (gamma per feature
+    fitted, forward's eps among :data:`_NORM_EPS`) and ``m`` is that layer's backward with its means over the other
+    (:func:`_wrong_axis_backwards`); else None."""
+    X, G = L.inputs[0], L.G
+    if key != L.keys[0] or X.ndim not in (2, 3) or m.shape != X.shape or G.shape != X.shape or X.dtype.kind != "f" \
+            or min(X.shape) < 2 or X.shape[-1] > 256 or not np.all(np.isfinite(n)) or close(m, n, 1e-5):
+        return None
+    last, batch = (X.ndim - 1,), tuple(range(X.ndim - 1))
+    for fwd, bwd in ((last, (0,)), (batch, last)):
+        for eps in _NORM_EPS:
+            basis = np.stack([_norm_vjp(G, X, fwd, eps, np.eye(X.shape[-1])[j]).ravel() for j in range(X.shape[-1])], 1)
+            gamma = np.linalg.lstsq(basis, n.ravel(), rcond=None)[0]
+            if not close(basis @ gamma, n.ravel(), 1e-4, 1e-9 * np.abs(n).max()):
+                continue
+            if any(close(m, c, 1e-4, 1e-9 * np.abs(m).max()) for c in _wrong_axis_backwards(G * gamma, X, fwd, bwd, eps)):
+                (fa, fk), (ba, bk) = _axis_words(fwd, X.ndim), _axis_words(bwd, X.ndim)
+                fix = (f"in a LayerNorm, backward's means over axis=-1, as forward's ({_xhat_formula('axis=-1', None, '')})"
+                       if fwd == last else "in a LayerNorm, forward's statistics are on the wrong axis: "
+                       "X.mean(axis=-1, keepdims=True) and X.var(axis=-1, keepdims=True); in a BatchNorm, backward's "
+                       f"means over {fa}, as forward's")
+                return "norm-wrong-axis", {"fwd": fa, "fwd_kind": fk, "bwd": ba, "bwd_kind": bk, "fix": fix}
+            break
+    return None
+
+
 def _skip_signature(L: _Layer, key, m, n):
     """A residual block's backward without its skip path (tester18s L5: ``return dh @ W1.T`` where ``dy + dh @ W1.T``
     is due): the input has the output's shape, the correct gradient is ``m + dY`` and ``m`` is not it."""
@@ -2822,6 +2890,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
+    lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n))
 

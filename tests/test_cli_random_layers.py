@@ -144,8 +144,10 @@ def test_jacobian_of_a_correct_random_dropout_is_taken_with_the_draws_held(tmp_p
     p = check(layer(tmp_path, ALWAYS, draw), "--tape", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
-    assert ("jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs) vs central differences: "
-            "max relative error 0.0e+00") in out
+    # what ran (session 19: the always-random Dropout has no mode; the line said "in eval mode")
+    assert ("jacobian dY/dX (your forward with its random draws held: the same draws in every call) (12 x 12): tape (your forward, stacked VJPs) vs "
+            "central differences: max relative error 0.0e+00") in out
+    assert "eval mode" not in out
     assert "FAIL" not in out
     assert "PASS: Dropout: every gradient (dX) and the forward output match" in out
 
@@ -155,7 +157,7 @@ def test_jacobian_of_a_random_dropout_with_a_wrong_backward_names_the_backward_b
     out = flat(p)
     assert p.returncode == 1, out
     assert "the tape's Jacobian differs" not in out  # the forward is right: its Jacobian matches
-    assert "jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out
+    assert "jacobian dY/dX (your forward with its random draws held: the same draws in every call) (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out
     assert ": ok" in out
     assert "FAIL: Dropout: gradient mismatch in dX." in out
     assert "dX equals dY: the local derivative of the activation is missing" in out
@@ -165,8 +167,8 @@ def test_twin_jacobian_of_a_random_forward_is_not_compared_and_says_why(tmp_path
     p = check(layer(tmp_path, ALWAYS), "--twin", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
-    assert ("jacobian dY/dX in eval mode: not compared: the forward is random in eval mode and the autoprop twin "
-            "draws its own mask, which gradcheck cannot make the same as yours (--tape takes the "
+    assert ("jacobian dY/dX (your forward with its random draws held: the same draws in every call): not compared: the forward is random and the "
+            "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes the "
             "Jacobian of your own forward, with the draws held)") in out
     assert "PASS: Dropout" in out
 

@@ -682,8 +682,26 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
             a, b = _distinct(float(c.worst_a), float(c.worst_b))
             p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
                          f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{a} vs {b}). {question}")
+                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or question}")
     return None
+
+
+def _accumulated(res: Any, tensor: str, part: str) -> str:
+    """The hint for a gradient that matched the reference on the first backward call and is k >= 2 times the central
+    differences in the check's later calls (``res.gradients``' manual vs numerical, element by element): each
+    backward adds its gradient to what the last one left (``grads['W'] += ...``), so the k-th call gives k times the
+    gradient; "" for any other mismatch (then a random or stateful layer is asked about)."""
+    got = getattr(res, "gradients", {})
+    m, n = (np.asarray(got.get(s, {}).get(tensor, np.nan), dtype=np.float64) for s in ("manual", "numerical"))
+    ok = np.isfinite(m) & np.isfinite(n) & (np.abs(n) > 1e-6 * max(float(np.nanmax(np.abs(n), initial=0)), 1e-300))
+    if m.shape != n.shape or ok.sum() == 0:
+        return ""
+    k = float(np.median(m[ok] / n[ok]))
+    if round(k) < 2 or abs(k - round(k)) > 1e-3 or not close(m[ok], round(k) * n[ok], 1e-4, 1e-9):
+        return ""
+    return (f"{part} matched the reference on the first backward call, and is {round(k)} times the correct gradient "
+            "in the check's later calls: the gradients accumulate across backward calls (grads[...] += ...). "
+            "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
 def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:

@@ -310,6 +310,13 @@ EXPECTED = {
     "tester18.py::RNNStepNextH": "next-h-for-prev-h",
     "tester18.py::BNEpsDropped": "eps-dropped-backward",
     "tester18.py::GroupNormNoPaths": "missing-mean-var-paths",
+    # session 19 (issue 10, session 18's leftover): a LayerNorm reducing over axis 0, the batch, in backward (the
+    # compact formula, CS231n's batchnorm_backward) or in forward (was "no known bug pattern")
+    **{f"norm.py::LayerNormWrongAxis{s}": "norm-wrong-axis" for s in ("", "Forward", "CS231n")},
+    # session 19: self.enabled checked at each value (its disabled branch x2); a has_bias layer's b still checked
+    "switches.py::DropEnabledBug": "factor",
+    "switches.py::LinearHasBiasMeanBias": "bias-mean",
+    "switches.py::LinearBiasArgMeanBias": "bias-mean",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -376,7 +383,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
                                            "PredictingScale", "StageScale", "GetattrFlagScale", "KindScale",
-                                           "NoisyScale", "ReLUInplace", "SquareDouble", "ActThree"))]
+                                           "NoisyScale", "ReLUInplace", "SquareDouble", "ActThree", "DropEnabled",
+                                           "LinearHasBias", "LinearBiasArg"))]
 
 
 def load(key: str):

@@ -329,3 +329,30 @@ class SpatialBatchNormMeanTermN(SpatialBatchNormDirect):
         m, n = self.count(dY), dY.shape[0]
         return self.istd * (dxhat - dxhat.sum(axis=ax, keepdims=True) / n  # BUG: the mean term over N, not N*H*W
                             - self.xhat * (dxhat * self.xhat).sum(axis=ax, keepdims=True) / m)
+
+
+class LayerNormWrongAxis(LayerNorm):
+    def dx(self, dxhat):  # BUG: the means over axis 0, the batch (BatchNorm's), where forward's are over the features
+        return self.istd * (dxhat - dxhat.mean(axis=0) - self.xhat * np.mean(dxhat * self.xhat, axis=0))
+
+
+class LayerNormWrongAxisForward(LayerNorm):
+    def forward(self, X, training=False):
+        mu, var = X.mean(axis=0, keepdims=True), X.var(axis=0, keepdims=True)  # BUG: over the batch, BatchNorm's
+        self.istd = 1 / np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+
+class LayerNormWrongAxisCS231n(LayerNorm):
+    """A LayerNorm whose backward is CS231n's batchnorm_backward, over axis 0 (BUG), on forward's per-sample cache."""
+
+    def forward(self, X, training=False):
+        self.xmu = X - X.mean(axis=-1, keepdims=True)
+        return super().forward(X, training)
+
+    def dx(self, dxhat):
+        n = len(dxhat)  # BUG: BatchNorm's sums over the batch
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        dmu = np.sum(-dxhat * self.istd, axis=0) + dvar * np.mean(-2 * self.xmu, axis=0)
+        return dxhat * self.istd + dvar * 2 * self.xmu / n + dmu / n

@@ -521,3 +521,67 @@ class ActThree:
 
 class ActThreeBug(ActThree):
     BUG = True
+
+
+# session 19 (issue 10, session 18's leftover): self.enabled, a training-like toggle, is checked at each value; a
+# has_* switch is configuration (a layer built with a bias keeps it), checked as built with the header's WARNING
+class DropEnabled:
+    """An inverted dropout switched off by ``self.enabled = False``; the Bug's disabled branch doubles dY."""
+
+    ADAPT, K = True, 1
+
+    def __init__(self, p=0.5):
+        self.p, self.enabled = p, True
+
+    def forward(self, X):
+        if self.enabled:
+            self.mask = (np.random.rand(*X.shape) > self.p) / (1 - self.p)
+            return X * self.mask
+        return X
+
+    def backward(self, dY):
+        return dY * self.mask if self.enabled else dY * self.K
+
+
+class DropEnabledBug(DropEnabled):
+    K = 2  # BUG: the disabled branch's backward doubles dY
+
+
+class LinearHasBias:
+    """Y = X @ W (+ b when ``self.has_bias``), weights (in, out), attribute style; the Bug's db is a mean."""
+
+    ADAPT = True
+
+    def __init__(self, n_in=6, n_out=3):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((n_in, n_out)), rng.standard_normal(n_out)
+        self.has_bias = True
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b if self.has_bias else X @ self.W
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        if self.has_bias:
+            self.db = self.bias_grad(dY)
+        return dY @ self.W.T
+
+    def bias_grad(self, dY):
+        return dY.sum(axis=0)
+
+
+class LinearHasBiasMeanBias(LinearHasBias):
+    def bias_grad(self, dY):
+        return dY.mean(axis=0)  # BUG
+
+
+class LinearBiasArg(LinearHasBias):
+    def __init__(self, n_in=6, n_out=3, bias=True):
+        super().__init__(n_in, n_out)
+        self.has_bias = bias
+
+
+class LinearBiasArgMeanBias(LinearBiasArg):
+    def bias_grad(self, dY):
+        return dY.mean(axis=0)  # BUG
