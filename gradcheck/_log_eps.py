@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .diagnose import _find, name_loss_gradient, rtol_advice
+from .diagnose import _find, class_and_bases, name_loss_gradient, rtol_advice
 
 #: The log functions whose argument is searched for ``+ c``.
 LOGS = ("log", "log2", "log10", "log1p")
@@ -118,20 +118,18 @@ def own_eps(path: str, cls: str, consts: list[float], places: list[str],
             tree = ast.parse(fh.read())
     except (OSError, UnicodeDecodeError, SyntaxError):
         tree = None
-    classes = {n.name: n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef)}
     by_method: dict[str, dict[str, list[float]]] = {}
-    todo, seen = [cls.rpartition(".")[2]], set()
+    seen: set[str] = set()
     # the module's constants (EPS = 1e-7), which a method's text alone does not bind
     bound = "".join(ast.unparse(n) + "\n" for n in (tree.body if tree else []) if isinstance(n, ast.Assign)
                     and isinstance(n.value, ast.Constant))
-    while todo and (node := classes.pop(todo.pop(), None)) is not None:
+    for node in class_and_bases(tree, cls.rpartition(".")[2]) if tree else []:  # a base not in the file is skipped
         defs = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name not in seen]  # overridden: not run
         for f in defs:
             got = eps_free_text(bound + ast.unparse(f), True, limit) or ("", [], [])
             for c, place in zip(got[1], got[2]):
                 by_method.setdefault(f.name, {}).setdefault(place, []).append(c)
         seen |= {f.name for f in defs}
-        todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
     for f in (tree.body if tree and by_method else []):  # the module's functions a method may call
         got = eps_free_text(bound + ast.unparse(f), True, limit) if isinstance(f, ast.FunctionDef) else None
         for c, place in zip(*(got or ("", [], []))[1:]):
