@@ -178,21 +178,27 @@ class Sequential:
     def _step_lists(self):
         """``(variables, gradients)``: the values of ``params`` and ``grads`` in ``params``'s order,
         as :meth:`Optimizer.step(model) <manualprop.optim.Optimizer.step>` reads them, without
-        the flat dicts; None when a layer's dicts are not two plain dicts with the same ``str``
-        keys (the optimizer then takes ``params``/``grads``, which give the message)."""
+        the flat dicts; None on any doubt (a layer's ``params`` and ``grads`` not two plain dicts
+        with the same ``str`` keys in the same order): the optimizer then takes ``params`` and
+        ``grads``, which give the message or the update."""
         variables, gradients = [], []
         for layer in self.layers:
-            p = getattr(layer, "params", None)
-            g = getattr(layer, "grads", None)
-            if not p and not g:  # (_flat skips a layer whose dict is missing or empty)
-                continue
-            if type(p) is not dict or type(g) is not dict or p.keys() != g.keys():
-                return None
-            for key, value in p.items():
-                if type(key) is not str:  # (1 and True are equal keys with different flat names)
+            try:
+                p, g = layer.params, layer.grads
+            except AttributeError:  # (_flat: a layer without the dict adds nothing)
+                p, g = getattr(layer, "params", None), getattr(layer, "grads", None)
+            if not p:  # (_flat skips an empty or missing dict)
+                if g:
                     return None
-                variables.append(value)
-                gradients.append(g[key])
+                continue
+            if type(p) is not dict or type(g) is not dict or [*p] != [*g]:
+                return None
+            try:
+                "".join(p)  # every key a str (1 and True are equal keys with different flat names)
+            except TypeError:
+                return None
+            variables += p.values()
+            gradients += g.values()  # (the same keys in the same order)
         return variables, gradients
 
     @property

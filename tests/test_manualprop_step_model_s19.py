@@ -141,3 +141,21 @@ def test_fit_with_an_optimizer_of_your_own_gets_the_dicts():
     net = _net().compile(Mine(0.1), mp.SoftmaxCrossEntropy())
     net.fit(X, y, epochs=1, batch_size=8, verbose=0)
     assert seen == [(dict, ["0.W", "0.b", "2.W", "2.b"], ["0.W", "0.b", "2.W", "2.b"])]
+
+
+def test_step_model_grads_in_another_order_update_as_the_dicts():
+    class Swapped:  # grads with params's keys in the other order: step(params, grads) pairs them by key
+        def __init__(self):
+            self.params = {"W": np.arange(4.0), "b": np.arange(2.0)}
+            self.grads = {"b": np.full(2, 10.0), "W": np.ones(4)}
+
+        def forward(self, X, training=False):
+            return X
+
+        def backward(self, dY):
+            return dY
+
+    net = mp.Sequential(Swapped())
+    mp.SGD(0.5).step(net)
+    np.testing.assert_array_equal(net[0].params["W"], np.arange(4.0) - 0.5)
+    np.testing.assert_array_equal(net[0].params["b"], np.arange(2.0) - 5.0)
