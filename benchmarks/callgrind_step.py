@@ -9,7 +9,8 @@ Instruction counts do not depend on the machine's load (docs/speed.md, sessions 
 
 ``KIND``: ``rnn``, ``lstm``, ``gru`` (16->32, B16, T=8, forward + backward; 10 steps after 3)
 or ``mlp64``, ``mlp16`` (one SGD step at 64-256-10 B64, 64-32-10 B16; 20 steps after 5).
-``ENGINE``: ``tape`` (autoprop), ``manual`` (manualprop) or, for the MLPs, ``plain`` (numpy).
+``ENGINE``: ``tape`` (autoprop), ``manual`` (manualprop) or, for the MLPs, ``plain`` (numpy) and
+``manualdicts`` (manualprop stepping with ``opt.step(net.params, net.grads)``, not ``opt.step(net)``).
 Count with ``--collect-atstart=no``: only the steps inside ``reduce`` are counted.
 (callgrind counts each iteration of a ``rep stosb`` as an instruction: ``memset``'s count is
 about the bytes zeroed, mostly OpenBLAS zeroing a product's output, which costs far less time.)
@@ -35,7 +36,8 @@ def step_of(kind, engine):
         return {"tape": tape, "manual": manual}[engine], 10, 3
     batch, sizes = {"mlp64": (64, (64, 256, 10)), "mlp16": (16, (64, 32, 10))}[kind]
     X, y = ts.digits_batch(batch)
-    cls = {"tape": ts.Autoprop, "manual": ts.Manualprop, "plain": ts.PlainNumpy}[engine]
+    cls = {"tape": ts.Autoprop, "manual": ts.Manualprop, "manualdicts": ts.ManualpropDicts,
+           "plain": ts.PlainNumpy}[engine]
     return cls(ts.initial_weights(sizes), X, y).step, 20, 5
 
 

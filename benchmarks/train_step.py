@@ -127,11 +127,24 @@ class Manualprop:
         net = self.net
         loss = self.loss.forward(self.y, net.forward(self.X, training=True))
         net.backward(self.loss.backward(), input_grad=False)  # X is data, as in every peer
-        self.opt.step(net.params, net.grads)
+        self.opt.step(net)  # = step(net.params, net.grads) without the two flat dicts (as fit does)
         return loss
 
     def weights(self):
         return [self.net.params[k] for k in ("0.W", "0.b", "2.W", "2.b")]
+
+
+class ManualpropDicts(Manualprop):
+    """manualprop's step as the lessons write it: ``opt.step(net.params, net.grads)``."""
+
+    name = "manualprop (step(params, grads))"
+
+    def step(self):
+        net = self.net
+        loss = self.loss.forward(self.y, net.forward(self.X, training=True))
+        net.backward(self.loss.backward(), input_grad=False)
+        self.opt.step(net.params, net.grads)
+        return loss
 
 
 class Autoprop:
@@ -525,8 +538,7 @@ def _plain_phases(params, X, y):
 
 
 def _manual_phases(m):
-    """The same four phases of one :class:`Manualprop` step (update: ``net.params``,
-    ``net.grads`` and ``opt.step``)."""
+    """The same four phases of one :class:`Manualprop` step (update: ``opt.step(net)``)."""
     clock = time.perf_counter
     net = m.net
     t0 = clock()
@@ -537,7 +549,7 @@ def _manual_phases(m):
     t2 = clock()
     net.backward(dz, input_grad=False)
     t3 = clock()
-    m.opt.step(net.params, net.grads)
+    m.opt.step(net)
     t4 = clock()
     return t1 - t0, t2 - t1, t3 - t2, t4 - t3
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._validation import KNOWN_FINITE, NonFiniteError, check_layer, nonfinite_output
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
+from .optim import Optimizer
 from .training import accuracy, compile_args, fit_loop
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
@@ -174,6 +175,32 @@ class Sequential:
                     out[names[key]] = value
         return out
 
+    def _step_lists(self):
+        """``(variables, gradients)``: the values of ``params`` and ``grads`` in ``params``'s order,
+        as :meth:`Optimizer.step(model) <manualprop.optim.Optimizer.step>` reads them, without
+        the flat dicts; None on any doubt (a layer's ``params`` and ``grads`` not two plain dicts
+        with the same ``str`` keys in the same order): the optimizer then takes ``params`` and
+        ``grads``, which give the message or the update."""
+        variables, gradients = [], []
+        for layer in self.layers:
+            try:
+                p, g = layer.params, layer.grads
+            except AttributeError:  # (_flat: a layer without the dict adds nothing)
+                p, g = getattr(layer, "params", None), getattr(layer, "grads", None)
+            if not p:  # (_flat skips an empty or missing dict)
+                if g:
+                    return None
+                continue
+            if type(p) is not dict or type(g) is not dict or [*p] != [*g]:
+                return None
+            try:
+                "".join(p)  # every key a str (1 and True are equal keys with different flat names)
+            except TypeError:
+                return None
+            variables += p.values()
+            gradients += g.values()  # (the same keys in the same order)
+        return variables, gradients
+
     @property
     def params(self) -> dict:
         """Flat dict of all layers' parameters (the same array objects)."""
@@ -291,7 +318,8 @@ class Sequential:
         Parameters
         ----------
         optimizer : manualprop.optim.Optimizer or {"sgd", "adam", "rmsprop"}
-            Updated with ``optimizer.step(self.params, self.grads)``.
+            Updated with ``optimizer.step(self.params, self.grads)`` (manualprop's optimizers:
+            ``optimizer.step(self)``, the same update without building the two dicts).
         loss : manualprop loss object
             ``loss.forward(y_true, y_pred) -> float`` and ``loss.backward()``.
         metrics : sequence of str
@@ -321,7 +349,11 @@ class Sequential:
         y_pred = self.forward(x, training=True)
         value = self.loss.forward(y, y_pred)
         self.backward(self.loss.backward(), input_grad=False)  # x is data: no dL/dx
-        self.optimizer.step(self.params, self.grads)
+        opt = self.optimizer
+        if type(opt).step is Optimizer.step:  # ours: step(self) = step(self.params, self.grads)
+            opt.step(self)  # (the same pairs and checks, without the two flat dicts)
+        else:  # an optimizer of your own (or one that replaces step) gets the two dicts
+            opt.step(self.params, self.grads)
         logs = {"loss": value}
         if "accuracy" in self.metrics:
             logs["accuracy"] = accuracy(y, y_pred)

@@ -10,7 +10,8 @@ Two ways to call them:
   skipped (variable not on the gradient path).
 * ``step(params, grads)`` (manualprop style): two dicts with equal keys,
   e.g. ``model.params, model.grads``; the ``params`` arrays are updated in
-  place.
+  place. ``step(model)`` does the same for a ``Sequential`` without building
+  its two flat dicts (the pairs come from its layers, in the same order).
 
 Update formulas are PyTorch's (``torch.optim``), including ``weight_decay``
 as L2 added to the gradient (``g <- g + weight_decay * p``) before anything
@@ -431,23 +432,53 @@ class Optimizer:
                          lambda j: f"variable #{j if numbers is None else numbers[j]}")
         self.iterations += 1
 
-    def step(self, params: dict, grads: dict) -> None:
+    def step(self, params, grads=None) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).
+
+        Parameters
+        ----------
+        params : dict or model
+            The arrays to update (``layer.params``, ``model.params``); or, with ``grads``
+            left out, the model itself: ``opt.step(model)`` is ``opt.step(model.params,
+            model.grads)`` (the same pairs, checks, messages and update) for a model that
+            lists its pairs (``manualprop.Sequential``), without building the two flat dicts.
+        grads : dict, optional
+            The gradients, with the keys of ``params``. Only left out with a model.
 
         Raises
         ------
+        TypeError
+            ``grads`` left out and ``params`` is not a model with ``params`` and ``grads``,
+            or as :meth:`apply_gradients`.
         ValueError
             ``params`` and ``grads`` have different keys, or as
             :meth:`apply_gradients`.
         """
-        if params.keys() != grads.keys():  # compared as sets
-            raise ValueError(
-                f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
-                f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
-            )
-        variables, gradients = [*params.values()], [*map(grads.__getitem__, params)]
+        if grads is None:  # opt.step(model): its pairs as two lists, then the update of step
+            model = params
+            lists = getattr(model, "_step_lists", None)
+            lists = lists() if lists is not None else None
+            if lists is None:  # not a model that lists its pairs (or doubt): its flat dicts
+                if not (isinstance(getattr(model, "params", None), dict)
+                        and isinstance(getattr(model, "grads", None), dict)):
+                    raise TypeError(
+                        f"{Where(self, 'step')}: step(params, grads) takes two dicts, or a model "
+                        f"with params and grads alone; got {type(model).__name__} without grads"
+                    )
+                self.step(model.params, model.grads)
+                return
+            variables, gradients = lists
+            label = lambda i: _ParamKey(list(model.params)[i])  # noqa: E731  (only for a message)
+        else:
+            if params.keys() != grads.keys():  # compared as sets
+                raise ValueError(
+                    f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
+                    f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
+                )
+            variables, gradients = [*params.values()], [*map(grads.__getitem__, params)]
+            label = lambda i: _ParamKey(list(params)[i])  # noqa: E731
         if not (_plain_sgd(self) and _sgd_on_arrays(self.learning_rate, gradients, variables)):
-            self._update_all(gradients, variables, "step", lambda i: _ParamKey(list(params)[i]))
+            self._update_all(gradients, variables, "step", label)
         self.iterations += 1
 
 
