@@ -501,8 +501,10 @@ def call_multi(prim, /, *args, **kwargs):
         outs.append(out)
     outs = tuple(outs)
     dt = outs[0]._value.dtype if outs else None
-    if outs and dt.kind != "c":  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
-        dt = next((o._value.dtype for o in outs if o._value.dtype.kind == "c"), dt)
+    for o in outs:  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
+        if o._value.dtype.kind == "c":  # (a loop, not next(generator): no frame on Python 3.11)
+            dt = o._value.dtype
+            break
     if _RECORDING and outs:
         if dt.kind == "c":  # recorded only by a primitive with complex rules (_record_complex)
             for tape in list(_RECORDING):

@@ -594,9 +594,10 @@ def _sections(n, k, equal):
               "puts the pieces' gradients back side by side", numpy=(np.split,))
 def split(ary, indices_or_sections, axis=0, _equal=True):
     ary = _t(ary)
-    if not -ary.ndim <= axis < ary.ndim:
-        raise np.exceptions.AxisError(axis, ary.ndim)
-    axis %= ary.ndim
+    nd = ary.ndim  # (once: a Tensor's property is a Python call)
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(axis, nd)
+    axis %= nd
     pieces = _split_bounds(ary.shape[axis], indices_or_sections, _equal)
     return split_pieces(ary, pieces=pieces, axis=axis)
 
