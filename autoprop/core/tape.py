@@ -501,8 +501,10 @@ def call_multi(prim, /, *args, **kwargs):
         outs.append(out)
     outs = tuple(outs)
     dt = outs[0]._value.dtype if outs else None
-    if outs and dt.kind != "c":  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
-        dt = next((o._value.dtype for o in outs if o._value.dtype.kind == "c"), dt)
+    for o in outs:  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
+        if o._value.dtype.kind == "c":  # (a loop, not next(generator): no frame on Python 3.11)
+            dt = o._value.dtype
+            break
     if _RECORDING and outs:
         if dt.kind == "c":  # recorded only by a primitive with complex rules (_record_complex)
             for tape in list(_RECORDING):
@@ -544,9 +546,17 @@ def _record_multi(tape, prim, args, vals, kwargs, outs, shared):
     node = _new_node(MultiNode)
     node.prim, node.args, node.vals, node.kwargs, node.pairs = (
         one.prim, one.args, one.vals, one.kwargs, one.pairs)
-    node.key = tuple(out._key for out in outs)
     saved = type(one.out) is not NotSaved  # ("ans" in the record's reads: all outputs kept)
-    node.out = tuple(out if saved else _not_saved(out._value) for out in outs)
+    keys, kept = [], []  # (loops, not generators: no frame per output on Python 3.11)
+    for out in outs:
+        keys.append(out._key)
+        if saved:
+            kept.append(out)
+        else:
+            ov = out._value
+            ns = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None  # (_not_saved, inlined)
+            kept.append(_not_saved(ov) if ns is None else ns)
+    node.key, node.out = tuple(keys), tuple(kept)
     tape._nodes[n] = node
     tape._tracked.update(node.key)
     return True
@@ -1561,10 +1571,12 @@ def _backward(tape, targets, seeds, sources, trace=None):
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
-    # keys whose gradient is a buffer Scatter.add_to made, that nothing else holds: later
-    # slices of the same input are added into it in place (every contribution to a key
-    # comes before the key's own node, which hands the buffer on as g, read only from then on)
-    owned = set()
+    # key -> the buffer Scatter.add_to made for it, that nothing else holds: later slices of
+    # the same input are added into it in place while it is still the key's gradient
+    # (``owned.get(ka) is prev``: any other addition makes a new array, so the test fails by
+    # itself, with no bookkeeping on the usual path). Every contribution to a key comes
+    # before the key's own node, which hands the buffer on as g, read only from then on.
+    owned = {}
     cx = _cx if tape._complex else None  # complex values on the tape: checked
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
@@ -1576,14 +1588,21 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 continue
             # several outputs (a tuple of keys, which no gradient has): their gradients
             # as one tuple, None for an output that got none; their values as a tuple
-            g = tuple([get(ko) if ko in keep else pop(ko, None) for ko in k])
-            for gk in g:
+            g = []  # (loops, not comprehensions: no frame per node on Python 3.11)
+            got = False
+            for ko in k:
+                gk = get(ko) if ko in keep else pop(ko, None)
+                g.append(gk)
                 if gk is not None:
-                    break
-            else:  # no output got a gradient
+                    got = True
+            if not got:  # no output got a gradient
                 continue
+            g = tuple(g)
             if not higher:
-                ans = tuple([a if type(a) is NotSaved else a._value for a in ans])
+                vals = []
+                for a in ans:
+                    vals.append(a if type(a) is NotSaved else a._value)
+                ans = tuple(vals)
         elif not higher and type(ans) is not NotSaved:
             ans = ans._value
         vjps, kwargs = node.prim.vjps, node.kwargs
@@ -1605,15 +1624,12 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 _trace_vjp(trace, pos, node, i, g, gi)
             prev = get(ka)
             if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
-                grads[ka], mine = gi.add_to(prev, ka in owned)
+                buf, mine = gi.add_to(prev, prev is not None and owned.get(ka) is prev)
+                grads[ka] = buf
                 if mine:
-                    owned.add(ka)
-                else:
-                    owned.discard(ka)
+                    owned[ka] = buf
             else:
                 grads[ka] = gi if prev is None else prev + gi
-                if owned:  # (no slices so far: nothing to forget)
-                    owned.discard(ka)
     return grads
 
 

@@ -24,6 +24,17 @@ def _shape(x):
     return x.shape if hasattr(x, "shape") else ()
 
 
+def unbroadcast_like(g, x):
+    """``unbroadcast(g, _shape(x))`` in one Python frame: the gradient of a binary
+    operation's input ``x`` (an ndarray, a :class:`~autoprop.core.tape.NotSaved` stand-in, a
+    Tensor or a scalar). The usual case, ``g`` of ``x``'s shape, returns ``g`` itself without
+    the two calls; anything else is :func:`unbroadcast`."""
+    xs = x.shape if type(x) is np.ndarray or type(x) is NotSaved else _shape(x)
+    if type(g) is np.ndarray and g.shape == xs:
+        return g
+    return unbroadcast(g, xs)
+
+
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes that broadcasting added or stretched, back to ``shape``.
 

@@ -25,6 +25,7 @@ from ._common import (
     times,
     times_into,
     unbroadcast,
+    unbroadcast_like,
     zero_rule,
 )
 
@@ -44,8 +45,8 @@ _LN10 = float(np.log(10.0))
 # --- binary (numpy broadcasting) -------------------------------------------------------
 add = defprim(
     "add", np.add,
-    lambda g, ans, a, b: unbroadcast(g, _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g, _shape(b)),
+    lambda g, ans, a, b: unbroadcast_like(g, a),
+    lambda g, ans, a, b: unbroadcast_like(g, b),
     jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: t),
     jacobian="d(a+b)/da = I, d(a+b)/db = I", vjp="da = g, db = g", shapes=BCAST,
     numpy=(np.add,), methods=("__add__", "__radd__"),
@@ -53,8 +54,8 @@ add = defprim(
 )
 subtract = defprim(
     "subtract", np.subtract,
-    lambda g, ans, a, b: unbroadcast(g, _shape(a)),
-    lambda g, ans, a, b: unbroadcast(-g, _shape(b)),
+    lambda g, ans, a, b: unbroadcast_like(g, a),
+    lambda g, ans, a, b: unbroadcast_like(-g, b),
     jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: -t),
     jacobian="d(a-b)/da = I, d(a-b)/db = -I", vjp="da = g, db = -g", shapes=BCAST,
     numpy=(np.subtract,), methods=("__sub__", "__rsub__"),
@@ -62,8 +63,8 @@ subtract = defprim(
 )
 multiply = defprim(
     "multiply", np.multiply,
-    lambda g, ans, a, b: unbroadcast(times(g, b), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(times(g, a), _shape(b)),
+    lambda g, ans, a, b: unbroadcast_like(times(g, b), a),
+    lambda g, ans, a, b: unbroadcast_like(times(g, a), b),
     jvp=linear_jvp("multiply", rule=zero_rule),
     jacobian="d(a*b)/da = diag(b), d(a*b)/db = diag(a)", vjp="da = g * b, db = g * a",
     shapes=BCAST, numpy=(np.multiply,), methods=("__mul__", "__rmul__"),

@@ -584,18 +584,31 @@ def _split_fwd(x, pieces, axis):
     return tuple(out)
 
 
+def _tiles(pieces, n):
+    """Whether the ``(lo, hi)`` pieces lie side by side from 0 to ``n``, in order (what
+    ``np.split`` at sorted bounds gives): then each element of ``x`` is in exactly one piece."""
+    end = 0
+    for lo, hi in pieces:  # (a loop, not all(...): no generator frame)
+        if lo != end:
+            return False
+        end = hi
+    return end == n
+
+
 def _split_vjp(g, ans, x, pieces, axis):
     """dx: each piece's gradient put back where the piece came from (zeros for a piece whose
     gradient is None: unused); pieces that overlap (``np.split`` with unsorted indices) add up."""
-    given = [gi for gi in g if gi is not None]
-    if builtins.any(isinstance(gi, Tensor) for gi in given):  # an outer tape records: recorded ops
-        return _split_vjp_recorded(g, ans, x, pieces, axis)
+    given = []  # (a loop, not a comprehension and any(...): no frames on Python 3.11)
+    for gi in g:
+        if gi is not None:
+            if isinstance(gi, Tensor):  # an outer tape records: recorded ops
+                return _split_vjp_recorded(g, ans, x, pieces, axis)
+            given.append(gi)
     lead = (builtins.slice(None),) * axis
     dtype = np.result_type(*given)
-    n = _shape(x)[axis]
-    tiles = pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
-        a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:]))
-    dx = np.empty(_shape(x), dtype) if tiles else np.zeros(_shape(x), dtype)
+    shape = _shape(x)
+    tiles = _tiles(pieces, shape[axis])
+    dx = np.empty(shape, dtype) if tiles else np.zeros(shape, dtype)
     for gi, (lo, hi) in zip(g, pieces):
         part = dx[lead + (builtins.slice(lo, hi),)]
         if not tiles:
@@ -614,8 +627,7 @@ def _split_vjp_recorded(g, ans, x, pieces, axis):
     lead = (builtins.slice(None),) * axis
     n = _shape(x)[axis]
     dtype = np.result_type(*[gi.dtype for gi in g if gi is not None])
-    if pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
-            a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:])):
+    if _tiles(pieces, n):
         parts = [Tensor._wrap(np.zeros(_shape(a), dtype)) if gi is None else gi for gi, a in zip(g, ans)]
         return concatenate(*parts, axis=axis)
     total = None
@@ -635,8 +647,7 @@ def _split_source(x, pieces, axis):
     """``split_pieces``'s source template (a statement assigning the pieces, ``{out}`` their
     names): ``np.split`` at the inner bounds when the pieces tile the axis, else the slices."""
     n = _shape(x)[axis]
-    if pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
-            a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:])):
+    if _tiles(pieces, n):
         return "{out} = np.split({x}, %r%s)" % ([hi for _, hi in pieces[:-1]], f", axis={axis}" if axis else "")
     lead = ":, " * axis
     return "{out} = " + ", ".join("{x}[%s%d:%d]" % (lead, lo, hi) for lo, hi in pieces) + ("," if len(pieces) == 1 else "")
@@ -686,9 +697,10 @@ def _sections(n, k, equal):
               "puts the pieces' gradients back side by side", numpy=(np.split,))
 def split(ary, indices_or_sections, axis=0, _equal=True):
     ary = _t(ary)
-    if not -ary.ndim <= axis < ary.ndim:
-        raise np.exceptions.AxisError(axis, ary.ndim)
-    axis %= ary.ndim
+    nd = ary.ndim  # (once: a Tensor's property is a Python call)
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(axis, nd)
+    axis %= nd
     pieces = _split_bounds(ary.shape[axis], indices_or_sections, _equal)
     return split_pieces(ary, pieces=pieces, axis=axis)
 
