@@ -1,0 +1,80 @@
+"""numpy names recorded in session 19 (autoprop/core/prims/extra.py, the inverse real FFTs in
+prims/fft.py, pinv(hermitian=True)): each function's value against numpy, its gradient, JVP and
+second derivatives against central differences (test_autoprop_vocabulary's check, run on the
+samples below), the inverse real FFTs against HIPS autograd, and the values-only table: integer,
+boolean and metadata results computed on a Tensor's values instead of a refusal."""
+
+import numpy as np
+import pytest
+import scipy.special
+import test_autoprop_vocabulary as vocabulary
+from more_samples import SAMPLES19
+
+import autoprop as ap
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES19))
+def test_value_gradient_jvp_and_second_order(name, monkeypatch):
+    monkeypatch.setitem(vocabulary.FUNCTION_SAMPLES, name, SAMPLES19[name])
+    vocabulary.test_function_value_gradient_jvp_and_second_order(name)
+
+
+def test_unique_gives_the_first_occurrence_the_gradient_and_index_outputs_stay_integers():
+    x = ap.Variable([2.0, 1.0, 2.0, 3.0, 1.0])
+    with ap.GradientTape() as tape:
+        u, idx, inv, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        loss = np.sum(u * np.array([10.0, 100.0, 1000.0]))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [100.0, 10.0, 0.0, 1000.0, 0.0])
+    for got, ref in zip((idx, inv, counts), np.unique(x.numpy(), return_index=True, return_inverse=True,
+                                                      return_counts=True)[1:]):
+        assert type(got) is np.ndarray and np.array_equal(got, ref)
+    assert type(np.unique_all(x)).__name__ == "UniqueAllResult"
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: np.argwhere(t > 0), lambda t: np.flatnonzero(t), lambda t: np.digitize(t, [0.0, 0.5]),
+    lambda t: np.lexsort((t, -t)), lambda t: np.isin(t, [0.5]), lambda t: np.signbit(t),
+    lambda t: np.isinf(t), lambda t: np.linalg.matrix_rank(np.outer(t, t)), lambda t: np.nanargmin(t),
+    lambda t: np.nanargmax(t), lambda t: np.tril_indices_from(np.outer(t, t)),
+    lambda t: np.diag_indices_from(np.outer(t, t)), lambda t: np.iscomplexobj(t), lambda t: np.result_type(t),
+    lambda t: np.histogram(t, bins=2)[0], lambda t: np.isneginf(t), lambda t: np.array_equiv(t, t),
+], ids=lambda c: c.__code__.co_positions and "")
+def test_integer_boolean_and_metadata_results_are_computed_on_the_values(call):
+    v = np.array([0.5, -1.0, 0.0, 2.0])
+    t = ap.Variable(v)
+    with ap.GradientTape():
+        got = call(t)
+    ref = call(v)
+    for g_, r in zip(got if isinstance(got, tuple) else [got], ref if isinstance(ref, tuple) else [ref]):
+        assert not isinstance(g_, ap.Tensor) and np.array_equal(g_, r)
+
+
+def test_empty_like_and_sort_complex_and_zeta_refusal():
+    t = ap.Variable([3.0, 1.0])
+    e = np.empty_like(t)
+    assert isinstance(e, ap.Tensor) and e.shape == (2,) and e.dtype == np.float64
+    np.testing.assert_array_equal(np.sort_complex(t).numpy(), np.sort_complex(t.numpy()))
+    with ap.GradientTape(), pytest.raises(TypeError, match=r"zeta\(x, q\) is recorded in q only.*x carries"):
+        scipy.special.zeta(t, 2.0)
+    np.testing.assert_array_equal(scipy.special.zeta(ap.constant([2.0, 3.0])).numpy(), scipy.special.zeta([2.0, 3.0]))
+
+
+def test_sliding_window_view_is_a_view_that_refuses_writes():
+    t = ap.Variable(np.arange(6.0))
+    w = np.lib.stride_tricks.sliding_window_view(t, 3)
+    with pytest.raises(TypeError, match="sliding_window_view"):
+        w += 1
+    with pytest.raises(TypeError, match="sliding_window_view with writeable=True"):
+        np.lib.stride_tricks.sliding_window_view(t, 3, writeable=True)
+
+
+def test_pinv_hermitian_reads_the_lower_triangle_as_numpy():
+    a = np.array([[3.0, 0.9], [0.2, 2.0]])  # upper differs from lower: numpy reads the lower
+    x = ap.Variable(a)
+    with ap.GradientTape() as tape:
+        y = np.linalg.pinv(x, hermitian=True)
+        loss = np.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(y.numpy(), np.linalg.pinv(a, hermitian=True), rtol=1e-14)
+    g = tape.gradient(loss, x).numpy()
+    assert g[0, 1] == 0.0 and g[1, 0] != 0.0
+
