@@ -78,3 +78,36 @@ def test_pinv_hermitian_reads_the_lower_triangle_as_numpy():
     g = tape.gradient(loss, x).numpy()
     assert g[0, 1] == 0.0 and g[1, 0] != 0.0
 
+
+# --- messages: what the user wrote, and the recorded way to write it ---------------------------
+def test_a_frompyfunc_ufunc_is_not_called_scipy_special():
+    with pytest.raises(TypeError, match=r"the ufunc '<lambda> \(vectorized\)' \(made by np.frompyfunc") as err:
+        np.frompyfunc(lambda a: a, 1, 1)(ap.Variable([1.0]))
+    assert "scipy" not in str(err.value)
+
+
+def test_adding_a_tensor_into_part_of_a_numpy_array_names_the_array():
+    x = ap.Variable([1.0, 2.0, 3.0])
+    acc = np.zeros(5)
+    with pytest.raises(TypeError, match=r"`acc\[\.\.\.\] \+= <Tensor>`.*numpy array `acc`.*acc = acc \+ np\.pad"):
+        acc[1:4] += x
+    with pytest.raises(TypeError, match=r"`acc` is a numpy array.*acc = acc \+"):
+        acc += np.pad(x, 1)
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda t: np.put(t, [0], 1.0), r"numpy\.put writes into its first argument.*np\.where"),
+    (lambda t: np.place(t, t > 1, 0.0), r"numpy\.place writes.*np\.where\(mask, new, t\)"),
+    (lambda t: np.fill_diagonal(t.reshape(1, 3), 0.0), r"numpy\.fill_diagonal writes.*np\.eye"),
+    (lambda t: np.put_along_axis(t, np.array([0]), 1.0, axis=0), r"numpy\.put_along_axis writes"),
+    (lambda t: np.copyto(np.zeros(3), t), r"numpy\.copyto writes.*np\.where\(where, src, dst\)"),
+    (lambda t: t.fill(0.0), r"t\.fill\(value\) would overwrite.*np\.full_like"),
+    (lambda t: t.resize((3, 1)), r"t\.resize\(shape\) would change t in place.*t\.reshape\(shape\)"),
+    (lambda t: np.random.default_rng(0).shuffle(t), r"shuffle\(t\)\) permutes t in place.*rng\.permutation"),
+    (lambda t: np.add.at(np.zeros(3), [0, 0], t), r"numpy\.add\.at.*np\.eye\(V\)\[ids\.ravel\(\)\]\.T @ dY.*bincount"),
+    (lambda t: np.ediff1d(t), r"numpy\.ediff1d.*Recorded equivalent: np\.diff\(np\.ravel\(x\)\)"),
+])
+def test_in_place_and_unrecorded_names_say_what_to_write(call, words):
+    with pytest.raises(TypeError, match=words):
+        call(ap.Variable([1.0, 2.0, 3.0]))
+
