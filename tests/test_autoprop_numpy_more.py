@@ -111,3 +111,19 @@ def test_in_place_and_unrecorded_names_say_what_to_write(call, words):
     with pytest.raises(TypeError, match=words):
         call(ap.Variable([1.0, 2.0, 3.0]))
 
+
+@pytest.mark.parametrize("call", [lambda m, c: m.fft.irfft(c), lambda m, c: m.fft.irfft(c, axis=0, norm="ortho"),
+                                  lambda m, c: m.fft.irfft2(c)])
+def test_irfft_of_a_complex_variable_against_autograd(call):
+    """The gradient in autograd's convention inside (conjugated at tape.gradient: TF's, PyTorch's)."""
+    import autograd
+    import autograd.numpy as agn
+
+    rng = np.random.default_rng(3)
+    c0 = rng.normal(size=(3, 5)) + 1j * rng.normal(size=(3, 5))
+    w = rng.normal(size=call(np, c0).shape)
+    c = ap.Variable(c0)
+    with ap.GradientTape() as tape:
+        loss = np.sum(call(np, c) * w)
+    ref = autograd.grad(lambda z: agn.sum(call(agn, z) * w))(c0)
+    np.testing.assert_allclose(tape.gradient(loss, c).numpy(), np.conj(ref), rtol=1e-12, atol=1e-14)
