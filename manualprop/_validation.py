@@ -303,9 +303,18 @@ def _check_finite(X: np.ndarray, where: str, name: str, masked: bool = False) ->
 
 def _check_float(X: np.ndarray, where: str, name: str) -> None:
     if X.dtype not in FLOAT_DTYPES:
+        if X.dtype.kind == "c":  # .astype(np.float64) would drop the imaginary part silently
+            raise TypeError(
+                f"{where}: {name} must have dtype float32 or float64; got {X.dtype}: the layers and "
+                "optimizers work on real values. For a complex parameter, keep its real and "
+                "imaginary parts as two real Variables (w = wr + 1j * wi), or step it by hand, "
+                "w.assign_sub(lr * g): autoprop's complex gradient is dL/dx + i dL/dy (TensorFlow's "
+                "and PyTorch's), so that step descends"
+            )
+        hint = f"{name}.astype(np.float64)" if name.isidentifier() else "x.astype(np.float64)"
         raise TypeError(
             f"{where}: {name} must have dtype float32 or float64; got {X.dtype} "
-            f"(convert with {name}.astype(np.float64))"
+            f"(convert with {hint})"
         )
 
 

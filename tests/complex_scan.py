@@ -18,6 +18,7 @@ import autoprop as ap
 import autoprop.numpy as apn
 from autoprop.core.registry import PRIMITIVES
 from autoprop.scipy import special as aps
+from tests.more_samples import SAMPLES19 as _MORE
 from tests.primitive_samples import FUNCTION_SAMPLES, SAMPLES, F
 
 W = 0.6 - 0.8j  # the weight of the real part in the loss
@@ -209,6 +210,7 @@ COMPOSITE_SAMPLES = {
     "fftshift": F(lambda np, a: np.fft.fftshift(a) + np.fft.ifftshift(a), (2, 3), autograd=False),
     "ifftshift": F(lambda np, a: np.fft.ifftshift(a, axes=1), (2, 3), autograd=False),
 }
+COMPOSITE_SAMPLES.update(_MORE)  # (tests/more_samples.py: session 19's names)
 
 
 def scan_function(name, rng):

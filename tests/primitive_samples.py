@@ -178,6 +178,7 @@ SAMPLES: dict[str, Sample] = {
     "fftn": S((2, 3, 2), axes=(0, 2)),
     "ifftn": S((3, 2), norm="forward"),
     "rfft": S((2, 5)),
+    "irfftn": S((3, 4), axes=(1,)),
     "logit": S((4,), domain=[(0.1, 0.9)]),
     "xlogy": S((3, 4), (4,), domain=[(-2, 2), (0.3, 3)]),
     "gammaln": S((4,), domain=[(0.3, 4)]),
@@ -195,6 +196,8 @@ SAMPLES: dict[str, Sample] = {
     "log_expit": S((4,)),
     "erfcx": S((4,)),
     "betaln": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
+    "beta": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
+    "zeta": S(np.array([2.5, 3.0, 4.5]), (3,), domain=[None, (0.5, 3)]),
     "xlog1py": S((3, 4), (4,), domain=[(-2, 2), (-0.5, 3)]),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),

@@ -150,15 +150,16 @@ def test_the_two_reported_cases():
 
 @pytest.mark.parametrize("gname", ["exp", "abs", "conj", "real_imag", "angle", "matmul", "inv", "log"])
 def test_complex_variable_gradient_is_autograds(gname):
-    """A complex source gets dL/dx - i dL/dy, autograd's gradient of a complex input."""
+    """A complex source gets dL/dx + i dL/dy (TensorFlow's and PyTorch's convention): the
+    conjugate of autograd's gradient of a complex input, whose convention the VJPs keep inside."""
     g = G[gname]
     f = lambda m, z: m.sum(m.abs(g(m, z)) ** 2) + m.sum(m.real(g(m, z) * (0.3 - 0.7j)))  # noqa: E731
     got = _grad(f, C.copy())
     ref = autograd.grad(lambda z: f(anp, z))(C.copy())
-    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(got, np.conj(ref), rtol=1e-9, atol=1e-11)
     re = _central(lambda m, a: f(m, a + 1j * C.imag), C.real.copy())
     im = _central(lambda m, b: f(m, C.real + 1j * b), C.imag.copy())
-    np.testing.assert_allclose(got, re - 1j * im, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got, re + 1j * im, rtol=1e-5, atol=1e-7)
 
 
 def test_second_order_through_complex_values():

@@ -1,7 +1,14 @@
-"""Complex values on the tape: HIPS autograd's convention, and the primitives that follow it.
+"""Complex values on the tape: HIPS autograd's convention inside, TensorFlow's at the boundary.
 
-The convention (autograd's ``docs/tutorial.md``, "Complex numbers"): the gradient that
-flows into a complex value ``z = x + iy`` of a real-valued loss ``L`` is
+What the user gets (:func:`public`): ``tape.gradient(L, z)`` of a real loss ``L`` for a complex
+source ``z = x + iy`` is ``dL/dx + i dL/dy``, TensorFlow's and PyTorch's convention (the
+steepest-ascent direction: ``w.assign_sub(lr * g)`` descends); ``output_gradients`` for a
+complex target are read in it, and so are the rows of ``jacobian``/``batch_jacobian`` of a real
+target and ``backward_source``'s code. The tape conjugates once there (``tape.py``); the records
+never see it. ``lessons/10-gradient-tape.md`` §5b.
+
+The convention of the records (autograd's ``docs/tutorial.md``, "Complex numbers"): the gradient
+that flows into a complex value ``z = x + iy`` of a real-valued loss ``L`` is
 ``dL/dx - i dL/dy``. With it a holomorphic primitive's VJP is ``g * f'(z)``, the real
 formula unchanged (no conjugates: ``multiply``, ``matmul``, ``exp``, ``log`` ... are
 right as written), and the non-holomorphic ones say what they do: ``abs``:
@@ -36,7 +43,7 @@ COMPLEX_READY = frozenset({
     "matmul", "einsum", "tensordot", "prod", "index_add", "scatter_along_axis",
     "extract_patches", "scatter_patches", "linear", "linear_at",
     # holomorphic matrix functions; the Fourier transforms (linear)
-    "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
+    "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfftn",
 })
 
 
@@ -77,6 +84,18 @@ def check(prim, vals, out, where):
         return
     if is_complex(out) or any(is_complex(v) for v in vals):
         raise refusal(prim, where)
+
+
+def public(g):
+    """A gradient crossing the public boundary (``tape.gradient``'s results and
+    ``output_gradients``, a real target's Jacobian rows): conjugated when complex, between
+    the internal convention (autograd's ``dL/dx - i dL/dy``) and TensorFlow's and PyTorch's
+    (``dL/dx + i dL/dy``, the steepest-ascent direction); None and real values as they are.
+    The map is its own inverse."""
+    if g is None:
+        return None
+    v = g._value if hasattr(g, "_value") else np.asarray(g)
+    return (np.conj(g) if hasattr(g, "_value") else np.conj(v)) if is_complex(v) else g
 
 
 def fit_real(gi, v):

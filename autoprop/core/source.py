@@ -426,7 +426,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     with rec:
         rec.watch(seed_ts)
         rec.watch(extra)
-        results = tape._gradient(target, list(flat_sources) + extra, rebuild_target(seed_ts), "none")
+        results = tape._gradient(target, list(flat_sources) + extra, rebuild_target(seed_ts), "none",
+                                 public=tape._complex)  # (as tape.gradient: complex.public)
     src_results, extra_results = results[:len(flat_sources)], results[len(flat_sources):]
     unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
     for s, r in zip(flat_sources, src_results):  # code needs one connected source (tester10 L5)

@@ -976,7 +976,11 @@ class GradientTape:
         Returns
         -------
         Tensor or None, in the structure of ``sources``; each gradient has its source's
-        shape and dtype. Integer/bool sources get None (with a warning).
+        shape and dtype. Integer/bool sources get None (with a warning). A complex source
+        ``z = x + iy`` gets ``dL/dx + i dL/dy`` (TensorFlow's and PyTorch's convention: a
+        step ``-lr * g`` descends; HIPS autograd and JAX return the conjugate), and
+        ``output_gradients`` of a complex target are read in the same convention
+        (``autoprop.core.complex.public``).
 
         Raises
         ------
@@ -1016,7 +1020,8 @@ class GradientTape:
                     break
         else:
             flat_sources, rebuild = _flatten(sources)
-        results = self._gradient(target, flat_sources, output_gradients, unconnected, trace, checked)
+        results = self._gradient(target, flat_sources, output_gradients, unconnected, trace, checked,
+                                 public=self._complex)
         if not self._persistent:
             for r in results:
                 if r is None:
@@ -1027,7 +1032,7 @@ class GradientTape:
         return rebuild(results)
 
     def _gradient(self, target, flat_sources, output_gradients, unconnected, trace=False,
-                  checked=False):
+                  checked=False, public=False):
         for s in () if checked else flat_sources:  # (checked: gradient() saw only Tensors)
             if not isinstance(s, Tensor):
                 raise TypeError(
@@ -1043,6 +1048,8 @@ class GradientTape:
                 )
         seeds = ([None] * len(targets) if output_gradients is None  # (the usual case, inline)
                  else _pair_seeds(target, targets, output_gradients, "GradientTape.gradient"))
+        if public:  # complex values on the tape: the user's upstream gradients in TF's convention
+            seeds = [_cx.public(g) for g in seeds]
         if trace:
             trace = print if trace is True else trace
         grads = _backward(self, targets, seeds, flat_sources, trace)
@@ -1085,7 +1092,7 @@ class GradientTape:
                 if g.shape != s.shape:
                     g = np.broadcast_to(g, s.shape)
                 results.append(Tensor._wrap(g))
-        return results
+        return [_cx.public(r) for r in results] if public else results
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -1160,8 +1167,9 @@ class GradientTape:
             seed[k] = 1
             if target.dtype.kind == "c":  # d y_k: from the gradients of Re(y_k) and Im(y_k)
                 res = _complex_row(self, target, flat_sources, seed.reshape(target.shape))
-            else:
-                res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none")
+            else:  # a real target's rows are gradients: TF's convention (complex.public)
+                res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none",
+                                     public=self._complex)
             for j, r in enumerate(res):
                 rows[j].append(r)
         return [_stack_rows(rs, target.shape, s, unconnected) for s, rs in zip(flat_sources, rows)]
@@ -1253,6 +1261,8 @@ class GradientTape:
                 rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
         if b > 1 and m and any(r is not None for r in rows):
             self._cross_row_probe(target, source, rows, b, m)
+        if self._complex and target.dtype.kind != "c":  # a real target's rows are gradients
+            rows = [_cx.public(r) for r in rows]
         if all(r is None for r in rows) and m:
             if unconnected == "none":
                 return None

@@ -259,6 +259,11 @@ class Tensor:
 
     # --- in-place updates are refused ----------------------------------------
     def __setitem__(self, key, value):
+        if _shuffling():
+            raise TypeError(
+                "autoprop Tensors are immutable: np.random.shuffle(t) (or rng.shuffle(t)) permutes t in "
+                "place, writing its items. Write t = t[rng.permutation(len(t))] (a recorded gather: "
+                "each element's gradient goes back to its place).")
         if type(self) is Tensor and _observe._carrier(self) is None:  # e.g. np.zeros_like(t)
             raise TypeError(
                 f"autoprop Tensors are immutable, constants too: this {self.dtype} Tensor of "
@@ -270,9 +275,11 @@ class Tensor:
                 "ap.where(mask, v, z), or np.concatenate of pieces."
             )
         raise TypeError(
-            "autoprop Tensors are immutable: item assignment (t[...] = v) would change a "
+            "autoprop Tensors are immutable: item assignment (t[...] = v, also made by functions "
+            "that write items, such as np.random.shuffle(t)) would change a "
             "value that a gradient tape may have saved for the backward pass. Build a new "
-            "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces."
+            "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces (a "
+            "shuffle: t = t[rng.permutation(len(t))])."
         )
 
     # `t += 1` is `t = t + 1`: a new tensor bound to the name (recorded; the old tensor, which
@@ -627,6 +634,43 @@ class Tensor:
             "each element's gradient goes back to its place) or ap.numpy.sort(t)."
         )
 
+    def fill(self, value):
+        """Refused: ``ndarray.fill`` overwrites every element in place, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spellings.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.fill(value) would overwrite every element in place. "
+            "Write t = np.full_like(t, value) (a constant, no gradient to t) or, for a Tensor value, "
+            "t = np.zeros_like(t) + value (recorded in value).")
+
+    def resize(self, *new_shape, refcheck=True):
+        """Refused: ``ndarray.resize`` changes the array in place, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spellings.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.resize(shape) would change t in place. Write "
+            "t = t.reshape(shape) for the same size, t = np.pad(t.ravel(), (0, k)).reshape(shape) "
+            "for a larger one (ndarray.resize fills with zeros) or t = t.ravel()[:n].reshape(shape) "
+            "for a smaller one: all recorded.")
+
+    def put(self, indices, values, mode="raise"):
+        """Refused: ``ndarray.put`` writes into the array, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always (as numpy.put on a Tensor).
+        """
+        return np.put(self, indices, values, mode=mode)
+
     @property
     def flat(self):
         """Refused: ``ndarray.flat`` is a writable iterator over the buffer.
@@ -664,25 +708,52 @@ class Tensor:
         return _R.dispatch_function(func, args, kwargs)
 
 
+def _shuffling():
+    """True when the line that wrote an item (``__setitem__``'s caller, numpy's shuffle being C)
+    calls a shuffle: the message then names what the user wrote."""
+    import linecache
+    import sys
+
+    frame = sys._getframe(2)
+    return "shuffle(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
 _AUGMENTED = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
               "floor_divide": "//", "power": "**", "remainder": "%", "matmul": "@"}
 
 
 def _ndarray_augmented_assignment(ufunc, arr):
     """Raise TypeError for ``arr += t`` with ``arr`` a numpy array (numpy calls the ufunc with
-    ``out=arr``), naming the user's variable when a local of the calling line holds ``arr``."""
+    ``out=arr``), naming the user's variable when a local of the calling line holds ``arr`` (or,
+    for ``acc[1:4] += t``, the array ``arr`` is a part of)."""
     import sys  # (local: the import block is shared with other work)
 
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_observe._SKIP):
         frame = frame.f_back
-    names = [k for k, v in (frame.f_locals.items() if frame is not None else ()) if v is arr]
-    name, op = (names[0] if names else "arr"), _AUGMENTED.get(ufunc.__name__, f"<{ufunc.__name__}>")
+    local = list(frame.f_locals.items()) if frame is not None else []
+    names = [k for k, v in local if v is arr]
+    op = _AUGMENTED.get(ufunc.__name__, f"<{ufunc.__name__}>")
+    if names or arr.base is None:
+        name = names[0] if names else "arr"
+        raise TypeError(
+            f"`{name}` is a numpy array ({arr.dtype}, shape {arr.shape}), and `{name} {op}= <Tensor>` "
+            f"asks numpy to write the Tensor's values into it in place (numpy.{ufunc.__name__}(..., "
+            f"out={name})), which no tape can record. "
+            f"Write `{name} = {name} {op} ...` instead: a new Tensor, recorded (numpy.{ufunc.__name__})."
+        )
+    whole = [k for k, v in local if v is arr.base] or [k for k, v in local if isinstance(v, np.ndarray)
+                                                       and v.size > arr.size and np.may_share_memory(v, arr)]
+    acc = whole[0] if whole else None
+    target = f"`{acc}[...] {op}= <Tensor>`" if acc else f"`<part of a numpy array> {op}= <Tensor>`"
+    acc = acc or "acc"
     raise TypeError(
-        f"`{name}` is a numpy array ({arr.dtype}, shape {arr.shape}), and `{name} {op}= <Tensor>` "
-        f"asks numpy to write the Tensor's values into it in place (numpy.{ufunc.__name__}(..., "
-        f"out={name})), which no tape can record. "
-        f"Write `{name} = {name} {op} ...` instead: a new Tensor, recorded (numpy.{ufunc.__name__})."
+        f"{target} asks numpy to write the Tensor's values into a part ({arr.dtype}, shape "
+        f"{arr.shape}) of the numpy array {'`' + acc + '`' if whole else 'being added into'} in place "
+        f"(numpy.{ufunc.__name__}(..., out=<that part>)), which no tape can record. Build a new Tensor "
+        f"instead: `{acc} = {acc} {op} np.pad(t, [(before, after), ...])` (t placed at those positions, "
+        f"zeros around it), or `{acc} = np.concatenate([{acc}[:i], {acc}[i:j] {op} t, {acc}[j:]])`; "
+        f"both are recorded."
     )
 
 

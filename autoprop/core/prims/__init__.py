@@ -21,10 +21,11 @@ from .. import registry as _registry  # noqa: I001  (the families in their regis
 from . import _common
 from . import elementwise, reductions, shape, linalg, windows
 from . import special, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
+from . import extra
 from . import dispatch
 
 FAMILIES = (elementwise, reductions, shape, linalg, windows, special, stacking, fused, array_api,
-            linalg_tensor, recurrent, linalg_eig, numeric, fft)
+            linalg_tensor, recurrent, linalg_eig, numeric, fft, extra)
 
 #: What the registry holds besides the families' records: the helpers of every VJP
 #: (``registry.unbroadcast``, lesson 00; ``registry._t``), numpy dispatch, and the numpy-order

@@ -23,6 +23,8 @@ __all__ = ["dispatch_ufunc", "dispatch_function", "numpy_views"]
 def dispatch_ufunc(ufunc, method, inputs, kwargs):
     """Route ``np.<ufunc>(tensor, ...)`` to the registered primitive, or explain why not."""
     name = ufunc.__name__
+    if method == "at":
+        _add_at(ufunc, inputs)
     if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
         return ufunc_method(ufunc, method, inputs, kwargs)
     _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
@@ -30,25 +32,92 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         return inputs[0]
     prim = _UFUNCS.get(ufunc)
     if prim is None:
-        raise TypeError(  # (a ufunc that is not numpy's is scipy.special's)
-            f"autoprop cannot record {'numpy' if getattr(np, name, None) is ufunc else 'scipy.special'}.{name} "
-            "on a Tensor: it has no registered "
-            "derivative (VJP), so a tape could not differentiate through it. Use a "
-            "supported function (see autoprop.PRIMITIVES), or ap.numpy_function(...) to "
-            "run it as plain numpy with no gradient."
+        raise TypeError(
+            f"autoprop cannot record {_ufunc_name(ufunc)} on a Tensor: it has no registered "
+            "derivative (VJP), so a tape could not differentiate through it. "
+            + _SUGGEST.get(ufunc, "Use a supported function (see autoprop.PRIMITIVES), or ") +
+            "ap.numpy_function(...) to run it as plain numpy with no gradient."
         )
     return prim(*inputs)
+
+
+def _ufunc_name(ufunc):
+    """``numpy.exp``, ``scipy.special.expit``, or a ufunc of np.frompyfunc / another library."""
+    name = ufunc.__name__
+    if getattr(np, name, None) is ufunc:
+        return f"numpy.{name}"
+    try:
+        import scipy.special as ss
+    except ImportError:  # pragma: no cover
+        ss = None
+    if ss is not None and getattr(ss, name, None) is ufunc:
+        return f"scipy.special.{name}"
+    return (f"the ufunc {name!r} (made by np.frompyfunc or np.vectorize: a Python function called "
+            "element by element, which a tape cannot see into; write it with numpy functions on "
+            "the Tensor instead)")
+
+
+def _add_at(ufunc, inputs):
+    """``np.add.at(a, indices, t)``: numpy adds into ``a`` in place, which no tape records."""
+    tensor_target = isinstance(inputs[0], Tensor) if inputs else False
+    raise TypeError(
+        f"autoprop cannot record numpy.{ufunc.__name__}.at on a Tensor: it writes in place into its first "
+        f"argument ({'a Tensor, which never changes' if tensor_target else 'a numpy array'}"
+        "), which no tape can record. Build the result as a new Tensor: the scatter-add "
+        "`dW = np.zeros((V, D)); np.add.at(dW, ids, dY)` (lesson 30) is "
+        "`dW = np.eye(V)[ids.ravel()].T @ dY.reshape(-1, D)` (a one-hot product, recorded), or "
+        "`np.bincount(ids, weights=w, minlength=V)` for 1-D weights (recorded in w); "
+        "`np.add.at(x, idx, t)` on a 1-D x is `x + np.bincount(idx, weights=t, minlength=len(x))`.")
 
 
 def dispatch_function(func, args, kwargs):
     """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot."""
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        raise TypeError(f"autoprop cannot record {getattr(func, '__module__', None) or 'numpy'}.{func.__name__} on a Tensor: it has no registered "
-                        "derivative (VJP). Use a supported function (see autoprop.numpy), or "
+        name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
+        if func in _IN_PLACE:
+            raise TypeError(
+                f"autoprop Tensors are immutable: {name} writes into its first argument in place "
+                f"(a Tensor never changes, and values written into a numpy array from a Tensor "
+                f"leave the tape). Build a new tensor instead: {_IN_PLACE[func]}.")
+        raise TypeError(f"autoprop cannot record {name} on a Tensor: it has no registered "
+                        "derivative (VJP). " + _SUGGEST.get(func, "Use a supported function (see "
+                                                              "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
     out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+#: numpy functions that write into their first argument: the recorded way to build the result.
+_IN_PLACE = {f: how for f, how in (
+    (np.put, "t = np.where(np.isin(np.arange(t.size), ind).reshape(t.shape), new, t) with new "
+             "holding the values at those flat positions (or np.concatenate of pieces)"),
+    (np.place, "t = np.where(mask, new, t), new holding the values where mask is True"),
+    (np.putmask, "t = np.where(mask, values, t)"),
+    (np.copyto, "dst = np.where(where, src, dst) (or dst = src + np.zeros(dst.shape))"),
+    (np.fill_diagonal, "t = np.where(np.eye(*t.shape, dtype=bool), value, t)"),
+    (np.put_along_axis, "t = np.where(mask, new, t), with the mask and new values built by "
+                        "np.put_along_axis on numpy arrays (no Tensor)"),
+) if f is not None}
+
+#: numpy names without a record, and the recorded functions that compute them.
+_SUGGEST = {f: f"Recorded equivalent: {how}; or " for f, how in (
+    (getattr(np, "ediff1d", None), "np.diff(np.ravel(x)) (np.concatenate for to_begin/to_end)"),
+    (getattr(np, "i0", None), "scipy.special.i0(x)"),
+    (getattr(np, "geomspace", None), "np.exp(np.linspace(np.log(start), np.log(stop), num))"),
+    (getattr(np, "logspace", None), "base ** np.linspace(start, stop, num)"),
+    (getattr(np, "resize", None), "np.tile(np.ravel(x), k)[:n].reshape(shape) (numpy's repetition)"),
+    (getattr(np, "apply_over_axes", None), "func(x, axis=a, keepdims=True) once per axis"),
+    (getattr(np, "polymul", None), "np.convolve(p, q)"),
+    (getattr(np, "polyder", None), "p[:-1] * np.arange(len(p) - 1, 0, -1)"),
+    (getattr(np, "polyadd", None), "p + q (np.pad the shorter one at the front)"),
+    (getattr(np, "polysub", None), "p - q (np.pad the shorter one at the front)"),
+    (getattr(np, "modf", None), "x - np.trunc(x) (the fraction, recorded) and np.trunc(x) (no gradient)"),
+    (getattr(np, "setdiff1d", None), "np.unique(x[~np.isin(x, y)]) (recorded in x)"),
+    (getattr(np, "intersect1d", None), "np.unique(x[np.isin(x, y)]) (recorded in x)"),
+    (getattr(np, "union1d", None), "np.unique(np.concatenate([x, y]))"),
+    (getattr(np, "frexp", None), "np.ldexp(x, -e) with e = np.frexp(x.numpy())[1] (the mantissa)"),
+) if f is not None}
 
 
 def numpy_views(func, args, out):

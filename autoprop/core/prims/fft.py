@@ -7,15 +7,17 @@
 applied to ``g`` (a transpose, no conjugate), and each JVP too (linear). ``rfft`` is the
 first ``n // 2 + 1`` rows of ``fft`` on a real input: its VJP is ``Re fft(g padded with
 zeros to n)``. ``fftshift``/``ifftshift`` are rolls. The length options ``n``/``s`` (a
-zero-padded or truncated transform) are refused, as are ``irfft``/``hfft`` (not
-registered: numpy's own error names them), whose Hermitian symmetry is no complex-linear map.
+zero-padded or truncated transform) are refused. ``rfft2``/``rfftn`` are numpy's definition
+(``rfft`` on the last axis, then ``fftn``). ``irfft``/``irfft2``/``irfftn`` are one record,
+``irfftn`` (real-linear, not complex-linear: the hidden half of the spectrum is ``conj(c)``; its
+VJP below), and ``hfft``/``ihfft`` numpy's definitions through ``irfftn`` and ``rfft``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import PRIMITIVES, defprim, linear_jvp
+from ..registry import PRIMITIVES, defcomposite, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
 from ._common import SAME, _check_kw, _shape, _t
 from .stacking import _moved
@@ -107,3 +109,119 @@ rfft = defprim("rfft", _rfft_fwd, _rfft_vjp, jvp=linear_jvp("rfft"),
 
 fftshift = _moved("fftshift", np.fft.fftshift, "x rolled by n // 2 along each axis (a permutation)")
 ifftshift = _moved("ifftshift", np.fft.ifftshift, "x rolled by -(n // 2) along each axis (a permutation)")
+
+
+# --- numpy.fft's real transforms over several axes: rfft on the last axis, then fftn ------------
+@defcomposite("rfftn", "fftn(rfft(x, axis=axes[-1]), axes[:-1]) (numpy's own definition)",
+              numpy=(np.fft.rfftn,))
+def rfftn(a, s=None, axes=None, norm=None, out=None):
+    _check_kw("fft.rfftn", {"out": out, "s": s})
+    a = _t(a)
+    axes = tuple(range(a.ndim)) if axes is None else tuple(axes)
+    r = _np_rfft(a, axis=axes[-1], norm=norm)
+    return fftn(r, axes=axes[:-1], norm=norm) if len(axes) > 1 else r
+
+
+@defcomposite("rfft2", "rfftn over the last two axes", numpy=(np.fft.rfft2,))
+def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return rfftn(a, s=s, axes=axes, norm=norm, out=out)
+
+
+
+# --- the inverse real transforms (session 19) --------------------------------------------------
+# y = irfftn(c): c holds the first m = n // 2 + 1 coefficients along the last axis of a Hermitian
+# spectrum, y is real. y is linear in (Re c, Im c) but not complex-linear (the hidden half is
+# conj(c)): y_j = Re sum_k w_k s c_k exp(2 pi i j.k / n), w_k = 1 at k = 0 and k = n/2 along the
+# last axis (their imaginary parts are dropped) and 2 between, s the norm's scale (1/N, 1/sqrt N,
+# 1). So dL = sum_j g_j dy_j = Re sum_k [w_k s conj(rfftn(g))_k] dc_k: the gradient in autograd's
+# convention (complex.py) is G = w s conj(rfftn(g)) (autograd's irfft_grad; checked against it).
+def _irfft_scale(norm, n):
+    return {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1.0 / np.sqrt(n), "forward": 1.0}[norm]
+
+
+def _irfftn_vjp(g, ans, a, axes=None, norm=None):
+    nd = len(_shape(a))
+    axes = tuple(range(nd)) if axes is None else axes
+    last = axes[-1] % nd
+    n_last, m = _shape(g)[last], _shape(a)[last]
+    w = np.full(m, 2.0)
+    w[0] = 1.0
+    if n_last % 2 == 0:
+        w[-1] = 1.0
+    w = w.reshape((m,) + (1,) * (nd - 1 - last))
+    full = int(np.prod([_shape(g)[ax] for ax in axes]))
+    if isinstance(g, Tensor):
+        r = rfftn(g, axes=axes)  # (the composite, recorded: second order)
+    else:
+        r = np.fft.rfftn(g, axes=axes)
+    return np.conj(r) * (w * _irfft_scale(norm, full))
+
+
+def _irfftn_fwd(a, axes=None, norm=None):
+    return np.fft.irfftn(a, axes=axes, norm=norm)
+
+
+irfftn_ = defprim("irfftn", _irfftn_fwd, _irfftn_vjp, jvp=linear_jvp("irfftn"),
+                  jacobian="the inverse transform of the Hermitian spectrum whose first half is c "
+                           "(real-linear in c, not complex-linear)",
+                  vjp="dc = w s conj(rfftn(g)), w = 1 at the first and (even n) last coefficient "
+                      "along the last axis, 2 between; s = 1/N, 1/sqrt(N) or 1 (norm)",
+                  shapes="c: m = n // 2 + 1 along the last axis; the result: n = 2 (m - 1)",
+                  source="np.fft.irfftn({args}{_kw})", reads=((0,),))
+
+
+def _np_irfft_family(name, axes_of):
+    def run(a, n_or_s=None, axes=None, norm=None, out=None, **kw):
+        _check_kw(name, {"out": out})
+        _refuse_length(name, n_or_s, "n" if name in ("irfft", "hfft") else "s")
+        a = _t(a)
+        return irfftn_(a, axes=axes_of(a, axes), norm=norm)
+    return run
+
+
+def _axes_one(a, axis):
+    return ((-1 if axis is None else axis) % a.ndim,)
+
+
+def _axes_many(default):
+    def get(a, axes):
+        axes = default if axes is None else axes
+        return tuple(ax % a.ndim for ax in (range(a.ndim) if axes is None else axes))
+    return get
+
+
+def _np_irfft(a, n=None, axis=-1, norm=None, out=None):
+    return _np_irfft_family("irfft", _axes_one)(a, n, axis, norm, out)
+
+
+def _np_irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _np_irfft_family("irfft2", _axes_many((-2, -1)))(a, s, axes, norm, out)
+
+
+def _np_irfftn(a, s=None, axes=None, norm=None, out=None):
+    return _np_irfft_family("irfftn", _axes_many(None))(a, s, axes, norm, out)
+
+
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _np_hfft(a, n=None, axis=-1, norm=None, out=None):
+    """numpy's definition: ``irfft(conj(a), n, axis, norm=<swapped>)``."""
+    _check_kw("hfft", {"out": out})
+    _refuse_length("hfft", n, "n")
+    a = _t(a)
+    return irfftn_(np.conj(a), axes=_axes_one(a, axis), norm=_SWAP[norm])
+
+
+def _np_ihfft(a, n=None, axis=-1, norm=None, out=None):
+    """numpy's definition: ``conj(rfft(a, n, axis, norm=<swapped>))``."""
+    _check_kw("ihfft", {"out": out})
+    _refuse_length("ihfft", n, "n")
+    return np.conj(_np_rfft(a, axis=axis, norm=_SWAP[norm]))
+
+
+for _f, _impl in ((np.fft.irfft, _np_irfft), (np.fft.irfft2, _np_irfft2), (np.fft.irfftn, _np_irfftn),
+                  (np.fft.hfft, _np_hfft), (np.fft.ihfft, _np_ihfft)):
+    defnumpy("numpy.fft.irfft & co.", (_f,), _impl)  # (adaptors of the irfftn record)
+del _f, _impl
+__all__ += ["rfftn", "rfft2", "irfftn_"]

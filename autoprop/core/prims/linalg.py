@@ -693,9 +693,8 @@ def _pinv_jvp(t, ans, a, rcond):
 
 def _np_pinv(a, rcond=None, hermitian=False, **kw):
     a = _t(a)
-    if hermitian:
-        raise TypeError("autoprop records numpy.linalg.pinv only with hermitian=False (with "
-                        "hermitian=True numpy reads one triangle of A: another derivative)")
+    if hermitian:  # numpy reads A's lower triangle (eigh): the symmetric matrix it stands for
+        a = np.tril(a) + _mT(np.tril(a, -1))
     _check_kw("linalg.pinv", {k: v for k, v in kw.items() if k != "rtol"})
     if "rtol" in kw:  # numpy 2's Array API name; rtol=None is the API default max(m, n) eps
         if rcond is not None:
@@ -712,7 +711,9 @@ pinv = defprim(
     vjp="dA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)",
     shapes="A (..., m, n) -> (..., n, m)",
     kinks="rank-deficient A (a singular value <= rcond * the largest): A^+ jumps when the "
-          "rank changes, ValueError in the backward/forward-mode pass; hermitian=True refused",
+          "rank changes, ValueError in the backward/forward-mode pass; hermitian=True: the "
+          "pseudo-inverse of the symmetric matrix A's lower triangle stands for (numpy reads only "
+          "that triangle), so the upper triangle gets no gradient",
     numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",
 )
 

@@ -1,0 +1,349 @@
+"""More numpy names over Tensors (session 19): the values-only table, selections, statistics.
+
+* :data:`VALUES_ONLY`: numpy functions and ufuncs whose result is integers, booleans or
+  metadata (``np.argwhere``, ``np.digitize``, ``np.isin``, ``np.signbit``, ``np.result_type``,
+  ``np.linalg.matrix_rank``, ...): computed on the Tensor's values, as ``np.argsort`` and
+  ``np.nonzero`` (``shape.py``); they pass no gradient, as every index.
+* Selections, gathers at the positions numpy's own function computes (the VJP scatters ``g``
+  back, adding over copies): ``np.unique`` and numpy 2's ``unique_values``/``_counts``/
+  ``_inverse``/``_all`` (each unique value is its first occurrence, as ``jax.numpy.unique``:
+  the first occurrence gets the gradient, the index outputs are integers), ``np.sort_complex``,
+  ``np.trim_zeros``, ``np.choose``, ``np.lib.stride_tricks.sliding_window_view`` (a read-only
+  view in numpy, marked as one: ``views.py``).
+* ``np.histogram``/``histogram_bin_edges``: counts are integers; the edges ``linspace(min(x),
+  max(x), bins + 1)`` (when numpy computes them from the data) move with ``min(x)`` and
+  ``max(x)``, recorded: ``d edge_k = (1 - k/n) d min + (k/n) d max``.
+* Statistics: ``np.nanvar``, ``np.nancumprod``, ``np.cumulative_prod``,
+  ``np.divmod`` (the quotient is piecewise constant, the remainder ``np.remainder``'s record),
+  ``np.astype``, ``np.unstack``.
+* scipy.special's ``beta`` and ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
+  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``).
+
+Each is the recorded functions numpy's documentation defines it by (jax.numpy differentiates the
+same). Derivations: ``lessons/10-gradient-tape.md`` (composites).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import observe as _observe
+from ..registry import defcomposite, defnumpy, defprim
+from ..tensor import Tensor
+from ._common import BCAST, _check_kw, _shape, _t, _value, times, unbroadcast
+from .elementwise import _binary, cast, floor_divide
+from .reductions import sum  # noqa: A004
+from .shape import (
+    _gather,
+    _positions,
+    broadcast_to,
+    concatenate,
+    getitem,
+    moveaxis,
+    ravel,
+    stack,
+    take,
+    take_along_axis,
+)
+from .special import remainder
+from .stacking import _axis_arg, _nan_fill, cumprod, nanmean
+
+try:
+    import scipy.special as _ss
+except ImportError:  # pragma: no cover - scipy comes with scikit-learn
+    _ss = None
+
+__all__ = ["VALUES_ONLY", "unique", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges",
+           "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
+           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta"]
+
+_S = builtins.slice
+
+# --- values only: integers, booleans, metadata (no derivative needed) ----------------------
+#: numpy functions and ufuncs computed on a Tensor's values (the result passes no gradient: an
+#: index, a boolean, a dtype or a rank is piecewise constant), beside ``shape.py``'s argsort,
+#: nonzero, argpartition, searchsorted, allclose & co.
+VALUES_ONLY = tuple(dict.fromkeys(f for f in (  # (dict: numpy's aliases once, bitwise_not is invert)
+    np.argwhere, np.flatnonzero, np.digitize, np.lexsort, np.isin, np.nanargmin, np.nanargmax,
+    np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.iscomplexobj, np.isrealobj,
+    np.iscomplex, np.isreal, np.isneginf, np.isposinf, np.result_type, np.can_cast, np.common_type,
+    np.min_scalar_type, np.array_equiv, np.linalg.matrix_rank, np.ravel_multi_index, np.unravel_index,
+    np.array2string, np.array_repr, np.array_str, np.may_share_memory, np.shares_memory,
+    np.signbit, np.isinf, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+    np.invert, np.left_shift, np.right_shift, np.gcd, np.lcm, getattr(np, "bitwise_count", None),
+) if f is not None))
+
+
+def _ufunc_values(f):
+    def run(*args, **kwargs):
+        _check_kw(f.__name__, kwargs)
+        return f(*[_value(a) for a in args])
+    return run
+
+
+def _values(x):  # a Tensor's values, inside lists and tuples too (np.lexsort((a, b)))
+    return [_values(v) for v in x] if isinstance(x, (list, tuple)) else _value(x)
+
+
+def _function_values(f):
+    def run(*args, **kwargs):
+        return f(*[_values(a) for a in args], **{k: _values(v) for k, v in kwargs.items()})
+    run.__name__ = f.__name__
+    return run
+
+
+for _f in VALUES_ONLY:
+    defnumpy("values only", (_f,), _ufunc_values(_f) if isinstance(_f, np.ufunc) else _function_values(_f))
+
+
+def _empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kw):
+    """``np.empty_like(t)``: a constant (values undefined, as numpy's: filled with zeros here)."""
+    _check_kw("empty_like", kw)
+    return Tensor._wrap(np.zeros_like(_value(prototype), dtype=dtype, order=order, shape=shape))
+
+
+defnumpy("constants", (np.empty_like,), _empty_like)
+
+
+# --- selections: gathers at numpy's positions ----------------------------------------------
+def _first_occurrences(flat, u):
+    """For each value of ``u`` (numpy's unique values, any order) the index of its first
+    occurrence in the 1-D ``flat`` (the k-th NaN of ``u``: the k-th NaN of ``flat``)."""
+    order = np.argsort(flat, kind="stable")  # equal values: the earliest first; NaNs last
+    pos = np.searchsorted(flat[order], u, side="left")
+    nan = np.isnan(u) if u.dtype.kind in "fc" else np.zeros(u.shape, bool)
+    pos[nan] += np.arange(int(nan.sum()))
+    return order[np.minimum(pos, flat.size - 1)]
+
+
+def _unique_values(a, u, axis):
+    a = _t(a)
+    if axis is None:
+        return take(ravel(a), _first_occurrences(a._value.ravel(), np.asarray(u)), axis=0)
+    idx = np.unique(a._value, return_index=True, axis=axis)[1]
+    return take(a, idx, axis=axis)
+
+
+def _unique_like(f):
+    def run(ar, *args, **kwargs):
+        res = f(_value(ar), *args, **kwargs)
+        axis = kwargs.get("axis", args[3] if f is np.unique and len(args) > 3 else None)
+        if isinstance(res, np.ndarray):
+            return _unique_values(ar, res, axis)
+        vals = _unique_values(ar, res[0], axis)
+        return type(res)(vals, *res[1:]) if hasattr(res, "_fields") else (vals, *res[1:])
+    run.__name__ = f.__name__
+    return run
+
+
+unique = defcomposite(
+    "unique", "take(x, the first occurrence of each unique value): the VJP adds g to those "
+              "elements (as jax.numpy.unique); indices, inverse and counts are integers (no gradient)",
+    numpy=(np.unique,))(_unique_like(np.unique))
+for _f in (getattr(np, n, None) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")):
+    if _f is not None:  # numpy 2's array-API names: the same gather (their derivative: unique's)
+        defnumpy("unique", (_f,), _unique_like(_f))
+
+
+@defcomposite("sort_complex", "x gathered in numpy's order (real part, then imaginary part), as "
+                              "complex: a permutation", numpy=(np.sort_complex,))
+def sort_complex(a):
+    a = _t(a)
+    order = np.argsort(a._value, axis=-1, kind="stable")  # numpy's complex order: real, then imag
+    s = take_along_axis(a, order, axis=-1)
+    return s if s.dtype.kind == "c" else cast(s, dtype=np.result_type(s.dtype, np.complex64))
+
+
+@defcomposite("trim_zeros", "x[first:last] along each trimmed axis, the slice numpy keeps",
+              numpy=(np.trim_zeros,))
+def trim_zeros(filt, trim="fb", axis=None):
+    a = _t(filt)
+    v, trim = a._value, trim.lower()
+    axes = range(v.ndim) if axis is None else [axis] if np.ndim(axis) == 0 else axis
+    key = [_S(None)] * v.ndim
+    for ax in axes:
+        ax = ax % v.ndim
+        nz = np.flatnonzero(np.any(v != 0, axis=tuple(d for d in range(v.ndim) if d != ax)))
+        if nz.size == 0:  # all zeros: numpy keeps nothing
+            key[ax] = _S(0, 0)
+            continue
+        key[ax] = _S(int(nz[0]) if "f" in trim else 0, int(nz[-1]) + 1 if "b" in trim else v.shape[ax])
+    return getitem(a, tuple(key))
+
+
+@defcomposite("choose", "the element of choices[a[i]] at i: a gather from the stacked choices "
+                        "(broadcast), numpy's mode for the index", numpy=(np.choose,))
+def choose(a, choices, out=None, mode="raise"):
+    _check_kw("choose", {"out": out})
+    idx = np.asarray(_value(a))
+    ts = [_t(c) for c in choices]
+    shape = np.broadcast_shapes(idx.shape, *[t.shape for t in ts])
+    dtype = np.result_type(*[t.dtype for t in ts])
+    stacked = stack([broadcast_to(cast(t, dtype=dtype) if t.dtype != dtype else t, shape=shape)
+                     for t in ts], axis=0)
+    pos = _positions(stacked)  # (n, *shape): numpy's choose on the positions picks the same places
+    return _gather(stacked, np.choose(np.broadcast_to(idx, shape), list(pos), mode=mode))
+
+
+_WINDOWS = np.lib.stride_tricks.sliding_window_view
+
+
+@defcomposite("sliding_window_view", "every window of x (a gather: the VJP adds g over the "
+                                     "windows that share an element); a read-only view in numpy",
+              numpy=(np.lib.stride_tricks.sliding_window_view,))
+def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False):
+    if writeable:
+        raise TypeError("autoprop cannot record numpy's sliding_window_view with writeable=True: a "
+                        "Tensor is never written; drop writeable=True (the windows are recorded)")
+    x = _t(x)
+    return _gather(x, _WINDOWS(_positions(x), window_shape, axis))  # (numpy's windows of the positions)
+
+
+sliding_window_view = sliding_windows  # (the registry's name of the composite)
+
+
+# --- histograms: integer counts, edges that move with min(x) and max(x) ----------------------
+def _edges(a, bins, range_):
+    """numpy's edges, recorded in ``min(a)`` and ``max(a)`` when numpy takes them from the data."""
+    v = a._value
+    e = np.histogram_bin_edges(v, bins=_value(bins), range=range_)
+    if range_ is not None or np.ndim(_value(bins)) == 1 or v.size == 0:
+        return Tensor._wrap(e) if not isinstance(bins, Tensor) else _t(bins)
+    lo, hi = np.min(a), np.max(a)  # recorded (ties: split, as np.min)
+    w = np.linspace(0.0, 1.0, e.size).astype(e.dtype)  # d e_k = (1 - k/n) d lo + (k/n) d hi
+    return Tensor._wrap(e) + (lo - lo._value) * (1.0 - w) + (hi - hi._value) * w
+
+
+@defcomposite("histogram_bin_edges", "linspace(min(x), max(x), bins + 1) when numpy takes the "
+                                     "range from the data (d e_k = (1 - k/n) d min + (k/n) d max); "
+                                     "given edges or range: constants", numpy=(np.histogram_bin_edges,))
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - numpy's name
+    return _edges(_t(a), bins, range)
+
+
+@defcomposite("histogram", "counts: integers (no gradient); edges: histogram_bin_edges; "
+                           "density=True: counts / (sum(counts) diff(edges))", numpy=(np.histogram,))
+def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    if isinstance(weights, Tensor):
+        raise TypeError("autoprop cannot record numpy.histogram(..., weights=<Tensor>): the "
+                        "weighted counts' derivative is not recorded; use np.bincount(np.digitize(x, "
+                        "edges) - 1, weights=w) (recorded in the weights)")
+    a = _t(a)
+    counts, _ = np.histogram(a._value, bins=_value(bins), range=range, weights=_value(weights))
+    edges = _edges(a, bins, range)
+    if not density:
+        return counts, edges
+    widths = edges[1:] - edges[:-1]
+    return Tensor._wrap(counts / counts.sum()) / widths, edges
+
+
+# --- statistics --------------------------------------------------------------------------------
+@defcomposite("nanvar", "sum((x - nanmean(x))^2, NaNs as 0) / (count - ddof): NaNs get no gradient",
+              numpy=(np.nanvar,))
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    _check_kw("nanvar", dict(kw, out=out, dtype=dtype))
+    a, axis = _t(a), _axis_arg(axis)
+    count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
+    d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
+    sq = d * d if d.dtype.kind != "c" else np.real(d * np.conj(d))  # (numpy's |d|^2 for complex)
+    return sum(sq, axis=axis, keepdims=bool(keepdims)) / np.maximum(count - ddof, 0).astype(sq.dtype)
+
+
+@defcomposite("nancumprod", "cumprod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nancumprod,))
+def nancumprod(a, axis=None, dtype=None, out=None):
+    _check_kw("nancumprod", dict(out=out, dtype=dtype))
+    return cumprod(_nan_fill(a, 1.0), axis=axis)
+
+
+@defcomposite("cumulative_prod", "cumprod along axis, with a leading 1 for include_initial=True "
+                                 "(numpy 2's name)",
+              numpy=tuple(f for f in [getattr(np, "cumulative_prod", None)] if f))
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    _check_kw("cumulative_prod", dict(out=out, dtype=dtype))
+    x = _t(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"numpy.cumulative_prod: axis is required for a {x.ndim}-D array "
+                             f"(shape {x.shape}), as numpy's")
+        axis = 0
+    c = cumprod(x, axis=axis)
+    if not include_initial:
+        return c
+    one_shape = list(x.shape)
+    one_shape[axis] = 1
+    return concatenate(Tensor._wrap(np.ones(one_shape, x.dtype)), c, axis=axis)
+
+
+def divmod_(x1, x2, /, out=None, **kw):
+    """``np.divmod(a, b)`` = ``(a // b, a % b)``: the quotient is piecewise constant (no gradient),
+    the remainder is ``np.remainder``'s record (``d/da = 1``, ``d/db = -floor(a / b)``)."""
+    _check_kw("divmod", dict(kw, out=out))
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+defnumpy("divmod", (np.divmod,), divmod_)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``np.astype(t, dtype)``: ``t.astype(dtype)`` (recorded as the cast)."""
+    return _t(x).astype(dtype)
+
+
+defnumpy("astype", (np.astype,), astype)
+
+
+@defcomposite("unstack", "x[i] along axis for every i (views)", numpy=tuple(f for f in [getattr(np, "unstack", None)] if f))
+def unstack(x, /, *, axis=0):
+    x = moveaxis(_t(x), axis, 0)
+    return tuple(getitem(x, (i,)) for i in builtins.range(x.shape[0]))
+
+
+# --- scipy.special: beta, zeta -------------------------------------------------------------------
+def _refuse_zeta_x(x):
+    if isinstance(x, Tensor) and _observe._carrier(x) is not None:
+        raise TypeError(
+            "autoprop: scipy.special.zeta(x, q) is recorded in q only (d/dq = -x zeta(x + 1, q)); "
+            "its derivative in the exponent x (a series in log(k + q)) is not, and x carries "
+            "gradient here (a watched Tensor). Pass x as a number or numpy array (x.numpy(), "
+            "or ap.stop_gradient(x)).")
+
+
+def _dzeta_dq(x, q):
+    return -x * _ss.zeta(x + 1.0, q)
+
+
+if _ss is not None:
+    beta = _binary(
+        "beta", _ss.beta,
+        lambda ans, a, b: ans * (_ss.digamma(a) - _ss.digamma(a + b)),
+        lambda ans, a, b: ans * (_ss.digamma(b) - _ss.digamma(a + b)),
+        "d B(a, b)/da = B(a, b) (digamma(a) - digamma(a + b)) (DLMF 5.12.1), and alike in b",
+        "da = g B (digamma(a) - digamma(a + b)), db = g B (digamma(b) - digamma(a + b))",
+        kinks="poles where a or b is 0, -1, -2, ...", source="special.beta({0}, {1})")
+
+    def _np_zeta(x, q, out=None):
+        _check_kw("zeta", {"out": out})
+        _refuse_zeta_x(x)
+        return zeta(_value(x), q)
+
+    def _np_riemann_zeta(x, out=None):
+        _check_kw("zeta", {"out": out})
+        _refuse_zeta_x(x)
+        return Tensor._wrap(_ss.zeta(_value(x)))
+
+    zeta = defprim(
+        "zeta", _ss._ufuncs._zeta, None,
+        lambda g, ans, x, q: unbroadcast(times(g, _dzeta_dq(x, q)), _shape(q)),
+        jvp=(None, lambda t, ans, x, q: times(t, _dzeta_dq(x, q))),
+        jacobian="d zeta(x, q)/dq = -x zeta(x + 1, q) (DLMF 25.11.17); x: refused when it carries gradient",
+        vjp="dq = -g x zeta(x + 1, q)", shapes=BCAST,
+        kinks="x = 1: a pole; q <= 0: poles (as scipy)",
+        source="special.zeta({0}, {1})")
+    # scipy.special.zeta(x, q) calls the ufunc _zeta (zeta(x): _riemann_zeta), routed through the
+    # adaptors that refuse an x that carries gradient (the record itself is differentiable in q only)
+    defnumpy("scipy.special.zeta", (_ss._ufuncs._zeta,), _np_zeta)
+    defnumpy("scipy.special.zeta", (_ss._ufuncs._riemann_zeta,), _np_riemann_zeta)
+else:  # pragma: no cover
+    beta = zeta = None
