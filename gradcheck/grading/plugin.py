@@ -31,6 +31,7 @@ none of it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -44,6 +45,7 @@ import pytest
 from ..errors import GradcheckError, GraderError
 from . import checks as C
 from .runner import (
+    GRADER_SECONDS,
     VISIBILITIES,
     check_options,
     placeholder_results,
@@ -51,7 +53,7 @@ from .runner import (
     tests_imports,
     write_json,
 )
-from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
+from .static import MAX_BYTES, forbidden_imports, format_violations, scan, vendored_engines
 
 _MARKERS = (
     "points(n): points of this grading test (gradcheck.grading; default 1)",
@@ -122,6 +124,31 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                                            if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
+    _scan_submission(config)
+
+
+def _scan_submission(config: pytest.Config) -> None:
+    """Scan the submission's files once, before any test (:func:`~gradcheck.grading.static.scan`: the
+    forbidden-import guard's and the integrity report's reading, cached), and write its wall-clock seconds to
+    :data:`GRADER_SECONDS`: the grader's work is not charged to the submission's time (tester19g F1)."""
+    value = config.getoption("--grading-submission")
+    if not value or not Path(value).is_dir():
+        return
+    t0 = time.monotonic()
+    holder = config.stash[_PARTIAL]["holder"] = _SandboxHolder(config, Path(value).resolve())
+    with contextlib.suppress(OSError):
+        for path in holder.files().values():
+            scan(path)
+    _charge(config, time.monotonic() - t0)
+
+
+def _charge(config: pytest.Config, seconds: float) -> None:
+    """Add ``seconds`` of the grader's own work to :data:`GRADER_SECONDS` (beside ``--grading-results``), which
+    the runner adds to the submission's time limit."""
+    partial = config.stash[_PARTIAL]
+    partial["grader_seconds"] = total = partial.get("grader_seconds", 0.0) + seconds
+    with contextlib.suppress(OSError):
+        Path(config.getoption("--grading-results")).with_name(GRADER_SECONDS).write_text(f"{total:.3f}")
 
 
 #: The most ``.py`` files of a submission the sandbox receives (the files the tests load by name always among them)
@@ -373,8 +400,9 @@ def submission_dir(pytestconfig: pytest.Config) -> Path:
 
 @pytest.fixture(scope="session")
 def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
-    holder = _SandboxHolder(pytestconfig, submission_dir)
-    pytestconfig.stash[_PARTIAL]["holder"] = holder
+    holder = pytestconfig.stash[_PARTIAL].get("holder")  # made by the scan before the tests (_scan_submission)
+    if holder is None or holder.submission != submission_dir:
+        holder = pytestconfig.stash[_PARTIAL]["holder"] = _SandboxHolder(pytestconfig, submission_dir)
     yield holder
     holder.close()
 
@@ -620,7 +648,9 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     elif holder is not None:
+        t0 = time.monotonic()
         extra["integrity"] = _integrity(holder)
+        _charge(config, time.monotonic() - t0)
     write_json(Path(path), out)
 
 
