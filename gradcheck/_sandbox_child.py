@@ -971,7 +971,10 @@ def _run(cfg, np, AD):
         out.write(frame(head, payload))
         out.flush()
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
-    sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
+    # the submission's folder joins sys.path only once the bootstrap's own imports are done and the guards are
+    # in (below): numpy's import runs copy.py's `from org.python.core import ...`, which ran a submitted org.py
+    # before "ready" and before the guards (tester19g F2)
+    sys.path[:] = [*base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
     if np is None:
@@ -987,6 +990,7 @@ def _run(cfg, np, AD):
     import socket  # the parent's memory files come over it (SCM_RIGHTS); made before the hook refuses sockets
     sock = socket.socket(fileno=cfg["fd_shared"]) if cfg.get("fd_shared") is not None else None
     install_guards(cfg)
+    sys.path.insert(0, cfg["workdir"])  # the submission's modules: importable from now on, under the guards
 
     def reply(ok, meta=None, packer=None, error=None):
         error = {} if error is None else {"error": error}
