@@ -1055,8 +1055,9 @@ class Sandbox:
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
                 raise ProtocolError(f"{file}::{cls}: {text}")
-            raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}",
-                                       "Check the name after '::' (it is case-sensitive)."))
+            hint = (f"The tests look for the class `{cls}` in `{file}` (the name is case-sensitive): name your class "
+                    f"exactly so." if self.hostile else "Check the name after '::' (it is case-sensitive).")
+            raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}", hint))
         if not ok and stage == "probe":
             step = meta.get("step") if meta.get("step") in ("forward", "backward") else "forward"
             raise self._student_error(f"{cls}.{step}, called on the probe input while {file}::{cls} was loaded,",

@@ -7,6 +7,9 @@ there, before the guards, and its ``os._exit(1)`` was "a problem of the grader's
 
 import textwrap
 
+import pytest
+
+from gradcheck.errors import UsageError
 from gradcheck.sandbox import Sandbox
 
 LAYER = textwrap.dedent("""
@@ -41,3 +44,6 @@ def test_an_org_module_that_exits_does_not_stop_the_start(tmp_path):
     with Sandbox(files=files, timeout=20, hostile=True, isolation="process") as sb:
         sb.import_file("layers.py")  # before the fix: SandboxError(reason="start"), the grader's setup
         assert sb.load_layer("layers.py", "Double", {}) is not None
+        with pytest.raises(UsageError) as err:  # tester19g F8: the grader's wording, not check's "after '::'"
+            sb.load_layer("layers.py", "double", {})
+        assert "The tests look for the class `double` in `layers.py`" in str(err.value) and "::'" not in str(err.value)
