@@ -102,6 +102,8 @@ CPU_CEILING = 24 * 3600
 #: the C stack crashes (SIGSEGV) within 8 MiB, Linux's default, instead of growing through the memory limit
 #: under a machine's (or a submission's own) unlimited stack, which took 25 s and the time limit under load.
 STACK_BYTES = 8 << 20
+#: A read of the reply pipe above this many bytes goes into one buffer of its size (``Sandbox._read_big``).
+_BIG_READ = 1 << 20
 
 #: File names never copied into the sandbox (shadowing or test-configuration files).
 SHADOW_NAMES = frozenset({
@@ -675,10 +677,13 @@ class Sandbox:
             if write and self._proc.poll() is not None:
                 self._died(what)
 
-    def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
+    def _read_exact(self, n: int, deadline: float, what: str) -> bytes | bytearray:
         """``n`` bytes of the reply pipe; the rest already there is kept for the next read (one
-        select and one read serve a whole small reply)."""
+        select and one read serve a whole small reply). Above :data:`_BIG_READ` bytes they are read
+        into one buffer allocated once (:meth:`_read_big`)."""
         self._reading, buf = n, self._rbuf
+        if n - len(buf) > _BIG_READ:
+            return self._read_big(n, deadline, what)
         while len(buf) < n:
             try:
                 chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
@@ -692,6 +697,31 @@ class Sandbox:
                 self._wait(deadline, what)  # a reply that keeps coming still has its time limit
         out = bytes(buf[:n])
         del buf[:n]
+        return out
+
+    def _read_big(self, n: int, deadline: float, what: str) -> bytearray:
+        """``n`` bytes of the reply pipe into a buffer of exactly ``n`` bytes (tester19g F3: a forged 1 GiB reply grew a
+        bytearray, then ``bytes(buf[:n])`` copied it twice, about 3 GiB in the grader): reads of at most 1 MiB,
+        never past ``n``, so the grader holds the reply once (its pages as they arrive) plus one chunk."""
+        out, have = bytearray(n), len(self._rbuf)
+        view = memoryview(out)
+        view[:have] = self._rbuf
+        self._rbuf.clear()
+        try:
+            while have < n:
+                try:
+                    chunk = os.read(self._r, min(n - have, 1 << 20))
+                except BlockingIOError:
+                    self._wait(deadline, what)
+                    continue
+                if not chunk:
+                    self._died(what)
+                view[have:have + len(chunk)] = chunk
+                have += len(chunk)
+                if time.monotonic() > min(deadline + self._grace, self._session_end):
+                    self._wait(deadline, what)
+        finally:
+            view.release()
         return out
 
     @property
