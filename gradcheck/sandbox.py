@@ -156,14 +156,16 @@ def _adapters_code() -> bytes:
     return importlib.util.MAGIC_NUMBER + marshal.dumps(compile(_adapters_text(), "<gradcheck adapters>", "exec"))
 
 
-def _adapters_fd() -> int:
-    """An anonymous file holding :func:`_adapters_code`, rewound, for the child to read (``cfg["fd_adapters"]``).
+def _adapters_fd(code: bytes | None = None, name: str = "gradcheck-adapters") -> int:
+    """An anonymous file holding ``code`` (default :func:`_adapters_code`), rewound, for the child to read
+    (``cfg["fd_adapters"]``; the configuration's own, ``fd_config``, too: not on the command line, which the
+    submission reads in ``/proc/self/cmdline``, tester19g F9).
     A file, not the command line: Linux bounds one argument at 128 KiB (MAX_ARG_STRLEN), which the adapters'
     text alone, compressed, was near (118 KiB in session 15), and a pipe would block the writer beyond its
     buffer until the child reads."""
-    code = _adapters_code()
+    code = _adapters_code() if code is None else code
     if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("gradcheck-adapters", 0)
+        fd = os.memfd_create(name, 0)
     else:  # pragma: no cover - not Linux: an unlinked temporary file
         fd = os.dup((fh := tempfile.TemporaryFile()).fileno())
         fh.close()
@@ -578,7 +580,7 @@ class Sandbox:
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd, bpf_fd, self._seccomp_fd = -1, getattr(self, "_seccomp_fd", -1), -1  # closed below, never twice
+        code_fd, cfg_fd, bpf_fd, self._seccomp_fd = -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -588,16 +590,17 @@ class Sandbox:
                                        reason="start")  # never a second child on its pipes
             if self._proc is None:  # a new interpreter: another python, the grader's sandboxes, or no zygote
                 cfg["fd_adapters"] = code_fd = _adapters_fd()
+                cfg_fd = _adapters_fd(json.dumps(cfg).encode(), "gradcheck-config")
                 self._proc = subprocess.Popen(
-                    [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
+                    [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps({"fd_config": cfg_fd})],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
                     start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd, bpf_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, shm_fd, bpf_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()

@@ -5,10 +5,13 @@ The bootstrap put the submission's folder first on ``sys.path`` and then importe
 there, before the guards, and its ``os._exit(1)`` was "a problem of the grader's setup", regraded each run.
 """
 
+import json
+import os
 import textwrap
 
 import pytest
 
+import gradcheck
 from gradcheck.errors import UsageError
 from gradcheck.sandbox import Sandbox
 
@@ -18,8 +21,9 @@ LAYER = textwrap.dedent("""
         def __init__(self):
             self.params, self.grads = {}, {}
         def forward(self, X, training=False):
+            import sys
             import org
-            return 2 * X + org.RAN
+            return 2 * X + org.RAN + len(sys.argv) - 1  # F9: no configuration left in sys.argv
         def backward(self, dY):
             return 2 * dY
 """)
@@ -35,6 +39,10 @@ def test_a_submitted_org_module_runs_only_when_the_submission_imports_it(tmp_pat
         import numpy as np
         Y = layer.forward(np.ones((2, 3)))
         assert Y.tolist() == [[2.0] * 3] * 2  # the submission's own modules still import
+        with open(f"/proc/{sb._proc.pid}/cmdline", "rb") as fh:  # tester19g F9: no host path on the command line
+            cmdline = fh.read()
+        config = json.loads(cmdline.split(b"\0")[-2])
+        assert list(config) == ["fd_config"] and os.path.dirname(gradcheck.__file__).encode() not in cmdline
 
 
 def test_an_org_module_that_exits_does_not_stop_the_start(tmp_path):
