@@ -1011,12 +1011,18 @@ def _fits_address_space():
                           f"{limit >> 20} MiB")
 
 
+def _public(cfg):
+    """What ``sys.argv[1]`` keeps of the configuration: its pipes' descriptor numbers (no secret: a process can find
+    its own descriptors), never a path (tester19g F9: the folders the guard refuses named the course's files)."""
+    return json.dumps({k: cfg[k] for k in ("fd_in", "fd_out") if k in cfg})
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     if "fd_config" in cfg:  # the configuration (host paths: the folders the guard refuses) read from a file given
         with open(cfg["fd_config"], "rb") as fh:  # by descriptor, closed now: never on the command line, which the
             cfg = json.loads(fh.read())  # submission reads in /proc/self/cmdline (tester19g F9)
-    sys.argv[1:] = []
+    sys.argv[1:] = [_public(cfg)]
     if cfg.get("zygote"):
         return zygote(cfg)
     _run(cfg, None, None)
@@ -1152,7 +1158,7 @@ def _sandbox_fork(np, AD, req, fds, enter):
         os.environ.update(req["env"])
         if "tempfile" in sys.modules:
             sys.modules["tempfile"].tempdir = None  # TMPDIR read again
-        sys.argv[1:] = []  # the configuration is not left where the submission reads it
+        sys.argv[1:] = [_public(cfg)]  # the configuration's host paths are not left where the submission reads them
         np.random.seed()  # fresh draws, as a process started anew (Python's random reseeds itself at fork)
         _run(cfg, np, AD)
     except BaseException as exc:  # noqa: BLE001 - as the bootstrap of a child started anew

@@ -21,9 +21,9 @@ LAYER = textwrap.dedent("""
         def __init__(self):
             self.params, self.grads = {}, {}
         def forward(self, X, training=False):
-            import sys
+            import json, sys
             import org
-            return 2 * X + org.RAN + len(sys.argv) - 1  # F9: no configuration left in sys.argv
+            return 2 * X + org.RAN + (sorted(json.loads(sys.argv[1])) != ["fd_in", "fd_out"])  # F9: fds, no path
         def backward(self, dY):
             return 2 * dY
 """)
