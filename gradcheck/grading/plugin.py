@@ -182,6 +182,8 @@ class _SandboxHolder:
         self.sandbox, self._root, self.level, self.starts = None, None, None, 0
         self.notes: list[str] = []
         self.import_failures: dict[str, Exception] = {}
+        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments
+        self.load_failures: dict[tuple[str, str, str, str], Exception] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
@@ -425,15 +427,39 @@ class Student:
             raise C.GradingFailure(format_violations(bad, banned))
 
     def _load(self, file: str, class_name: str, init: dict, kind: str):
+
         self._holder.require(file)
         self._guard()
+        key = (file, class_name, kind, repr(sorted(init.items())))
         sb = self._holder.imported(file, self.timeout)
         policy = self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None
-        obj = (sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
+        obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
             file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
             no_forward_in_backward=policy))
+        if callable(probed := getattr(obj, "probed", None)):  # built again with the test's input as its probe
+            obj.probed = lambda xs, *a, **k: self._once(
+                (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), lambda: probed(xs, *a, **k))
         obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
         return obj
+
+    def _once(self, key: tuple, call: Any) -> Any:
+        """``call()``, unless the same call (``key``: file, class, arguments, and the probe input's shapes and dtypes)
+        timed out in an earlier test: then a SandboxError saying so at once (tester19g F6: a forward that hangs on the
+        probe cost one timeout per test that loaded the class). Another input (another shape) is tried: a hang that
+        depends on it is not charged to a test that never gave it."""
+        from ..sandbox import SandboxError
+
+        if (first := self._holder.load_failures.get(key)) is not None:
+            raise SandboxError(f"Not run: {first} This happened when `{key[1]}` was first loaded with these "
+                               f"arguments and input shapes, in an earlier test; it is not run again (the same call "
+                               f"would not finish again), so every test that loads it so fails for this reason.",
+                               reason=first.reason)
+        try:
+            return call()
+        except SandboxError as exc:
+            if exc.reason == "timeout":
+                self._holder.load_failures[key] = exc
+            raise
 
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from the submission's ``file``, a :class:`~gradcheck.sandbox.RemoteLayer`."""
