@@ -971,7 +971,10 @@ def _run(cfg, np, AD):
         out.write(frame(head, payload))
         out.flush()
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
-    sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
+    # the submission's folder joins sys.path only once the bootstrap's own imports are done and the guards are
+    # in (below): numpy's import runs copy.py's `from org.python.core import ...`, which ran a submitted org.py
+    # before "ready" and before the guards (tester19g F2)
+    sys.path[:] = [*base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
     if np is None:
@@ -987,6 +990,7 @@ def _run(cfg, np, AD):
     import socket  # the parent's memory files come over it (SCM_RIGHTS); made before the hook refuses sockets
     sock = socket.socket(fileno=cfg["fd_shared"]) if cfg.get("fd_shared") is not None else None
     install_guards(cfg)
+    sys.path.insert(0, cfg["workdir"])  # the submission's modules: importable from now on, under the guards
 
     def reply(ok, meta=None, packer=None, error=None):
         error = {} if error is None else {"error": error}
@@ -1007,8 +1011,18 @@ def _fits_address_space():
                           f"{limit >> 20} MiB")
 
 
+def _public(cfg):
+    """What ``sys.argv[1]`` keeps of the configuration: its pipes' descriptor numbers (no secret: a process can find
+    its own descriptors), never a path (tester19g F9: the folders the guard refuses named the course's files)."""
+    return json.dumps({k: cfg[k] for k in ("fd_in", "fd_out") if k in cfg})
+
+
 def main():
     cfg = json.loads(sys.argv[1])
+    if "fd_config" in cfg:  # the configuration (host paths: the folders the guard refuses) read from a file given
+        with open(cfg["fd_config"], "rb") as fh:  # by descriptor, closed now: never on the command line, which the
+            cfg = json.loads(fh.read())  # submission reads in /proc/self/cmdline (tester19g F9)
+    sys.argv[1:] = [_public(cfg)]
     if cfg.get("zygote"):
         return zygote(cfg)
     _run(cfg, None, None)
@@ -1144,7 +1158,7 @@ def _sandbox_fork(np, AD, req, fds, enter):
         os.environ.update(req["env"])
         if "tempfile" in sys.modules:
             sys.modules["tempfile"].tempdir = None  # TMPDIR read again
-        sys.argv[1:] = [json.dumps(cfg)]
+        sys.argv[1:] = [_public(cfg)]  # the configuration's host paths are not left where the submission reads them
         np.random.seed()  # fresh draws, as a process started anew (Python's random reseeds itself at fork)
         _run(cfg, np, AD)
     except BaseException as exc:  # noqa: BLE001 - as the bootstrap of a child started anew

@@ -102,6 +102,8 @@ CPU_CEILING = 24 * 3600
 #: the C stack crashes (SIGSEGV) within 8 MiB, Linux's default, instead of growing through the memory limit
 #: under a machine's (or a submission's own) unlimited stack, which took 25 s and the time limit under load.
 STACK_BYTES = 8 << 20
+#: A read of the reply pipe above this many bytes goes into one buffer of its size (``Sandbox._read_big``).
+_BIG_READ = 1 << 20
 
 #: File names never copied into the sandbox (shadowing or test-configuration files).
 SHADOW_NAMES = frozenset({
@@ -154,14 +156,16 @@ def _adapters_code() -> bytes:
     return importlib.util.MAGIC_NUMBER + marshal.dumps(compile(_adapters_text(), "<gradcheck adapters>", "exec"))
 
 
-def _adapters_fd() -> int:
-    """An anonymous file holding :func:`_adapters_code`, rewound, for the child to read (``cfg["fd_adapters"]``).
+def _adapters_fd(code: bytes | None = None, name: str = "gradcheck-adapters") -> int:
+    """An anonymous file holding ``code`` (default :func:`_adapters_code`), rewound, for the child to read
+    (``cfg["fd_adapters"]``; the configuration's own, ``fd_config``, too: not on the command line, which the
+    submission reads in ``/proc/self/cmdline``, tester19g F9).
     A file, not the command line: Linux bounds one argument at 128 KiB (MAX_ARG_STRLEN), which the adapters'
     text alone, compressed, was near (118 KiB in session 15), and a pipe would block the writer beyond its
     buffer until the child reads."""
-    code = _adapters_code()
+    code = _adapters_code() if code is None else code
     if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("gradcheck-adapters", 0)
+        fd = os.memfd_create(name, 0)
     else:  # pragma: no cover - not Linux: an unlinked temporary file
         fd = os.dup((fh := tempfile.TemporaryFile()).fileno())
         fh.close()
@@ -576,7 +580,7 @@ class Sandbox:
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd, bpf_fd, self._seccomp_fd = -1, getattr(self, "_seccomp_fd", -1), -1  # closed below, never twice
+        code_fd, cfg_fd, bpf_fd, self._seccomp_fd = -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -586,16 +590,17 @@ class Sandbox:
                                        reason="start")  # never a second child on its pipes
             if self._proc is None:  # a new interpreter: another python, the grader's sandboxes, or no zygote
                 cfg["fd_adapters"] = code_fd = _adapters_fd()
+                cfg_fd = _adapters_fd(json.dumps(cfg).encode(), "gradcheck-config")
                 self._proc = subprocess.Popen(
-                    [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
+                    [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps({"fd_config": cfg_fd})],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
                     start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd, bpf_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, shm_fd, bpf_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
@@ -675,10 +680,13 @@ class Sandbox:
             if write and self._proc.poll() is not None:
                 self._died(what)
 
-    def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
+    def _read_exact(self, n: int, deadline: float, what: str) -> bytes | bytearray:
         """``n`` bytes of the reply pipe; the rest already there is kept for the next read (one
-        select and one read serve a whole small reply)."""
+        select and one read serve a whole small reply). Above :data:`_BIG_READ` bytes they are read
+        into one buffer allocated once (:meth:`_read_big`)."""
         self._reading, buf = n, self._rbuf
+        if n - len(buf) > _BIG_READ:
+            return self._read_big(n, deadline, what)
         while len(buf) < n:
             try:
                 chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
@@ -692,6 +700,31 @@ class Sandbox:
                 self._wait(deadline, what)  # a reply that keeps coming still has its time limit
         out = bytes(buf[:n])
         del buf[:n]
+        return out
+
+    def _read_big(self, n: int, deadline: float, what: str) -> bytearray:
+        """``n`` bytes of the reply pipe into a buffer of exactly ``n`` bytes (tester19g F3: a forged 1 GiB reply grew a
+        bytearray, then ``bytes(buf[:n])`` copied it twice, about 3 GiB in the grader): reads of at most 1 MiB,
+        never past ``n``, so the grader holds the reply once (its pages as they arrive) plus one chunk."""
+        out, have = bytearray(n), len(self._rbuf)
+        view = memoryview(out)
+        view[:have] = self._rbuf
+        self._rbuf.clear()
+        try:
+            while have < n:
+                try:
+                    chunk = os.read(self._r, min(n - have, 1 << 20))
+                except BlockingIOError:
+                    self._wait(deadline, what)
+                    continue
+                if not chunk:
+                    self._died(what)
+                view[have:have + len(chunk)] = chunk
+                have += len(chunk)
+                if time.monotonic() > min(deadline + self._grace, self._session_end):
+                    self._wait(deadline, what)
+        finally:
+            view.release()
         return out
 
     @property
@@ -1055,8 +1088,9 @@ class Sandbox:
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
                 raise ProtocolError(f"{file}::{cls}: {text}")
-            raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}",
-                                       "Check the name after '::' (it is case-sensitive)."))
+            hint = (f"The tests look for the class `{cls}` in `{file}` (the name is case-sensitive): name your class "
+                    f"exactly so." if self.hostile else "Check the name after '::' (it is case-sensitive).")
+            raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}", hint))
         if not ok and stage == "probe":
             step = meta.get("step") if meta.get("step") in ("forward", "backward") else "forward"
             raise self._student_error(f"{cls}.{step}, called on the probe input while {file}::{cls} was loaded,",

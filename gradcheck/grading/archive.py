@@ -9,6 +9,8 @@ outside the folder, a link, too many or too large members, encrypted, not a zip)
 
 from __future__ import annotations
 
+import errno
+import lzma
 import os
 import stat
 import zipfile
@@ -81,16 +83,61 @@ def _check_member(info: zipfile.ZipInfo) -> list[str]:
     return parts
 
 
+#: What reading a member's bytes raises when the archive is corrupt or uses a method Python cannot read (bz2's
+#: corrupt stream is an OSError): the archive's fault, refused with the member's name (tester19g F5).
+_UNREADABLE = (zipfile.BadZipFile, lzma.LZMAError, zlib.error, EOFError, NotImplementedError, OSError, ValueError,
+               RuntimeError)
+
+
+def _unreadable(info: zipfile.ZipInfo, exc: BaseException) -> ArchiveRefused:
+    """The refusal of a member whose bytes cannot be read back (corrupt, or a compression Python lacks)."""
+    method = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
+              zipfile.ZIP_LZMA: "LZMA"}.get(info.compress_type, f"method {info.compress_type}")
+    why = ("is compressed with a method the grader cannot read" if isinstance(exc, NotImplementedError) else
+           "is damaged (its compressed bytes do not decompress)")
+    return ArchiveRefused(f"its member {info.filename[:200]!r} {why} ({method}: {type(exc).__name__})",
+                          "Zip the files again with your system's own zip (deflate), or upload them themselves.")
+
+
+def _os_refusal(info: zipfile.ZipInfo, parts: list[str], root: Path, exc: OSError) -> ArchiveRefused | None:
+    """The student-facing refusal of a member the file system will not create (no host path in it), or None
+    (the grader's own failure: a full disk)."""
+    name = info.filename[:200]
+    if exc.errno == errno.ENAMETOOLONG:
+        return ArchiveRefused(f"its member {name!r} has a name longer than a file system allows (255 bytes per "
+                              f"file or folder name)", "Give the file and its folders shorter names.")
+    if isinstance(exc, (FileExistsError, NotADirectoryError, IsADirectoryError)):
+        clash = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
+                      if root.joinpath(*parts[:i]).is_file() or i == len(parts) and root.joinpath(*parts).is_dir()),
+                     "/".join(parts))
+        return ArchiveRefused(f"two of its members clash: a file and a folder have the same name {clash!r} "
+                              f"(at {name!r})", "Zip the folder again so that no file and folder share a name.")
+    return None
+
+
 def _write_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, budget: int) -> int:
     """Write one file member at ``dest`` (a new file, never through a link); the bytes left."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
+        if dest.is_dir():
+            raise
         raise ArchiveRefused(f"its member {info.filename[:200]!r} appears twice",
                              "Zip each file once (a fresh zip of the folder).") from None
-    with zf.open(info) as src, open(fd, "wb") as out:
-        while chunk := src.read(_CHUNK):
+    try:
+        src = zf.open(info)
+    except _UNREADABLE as exc:
+        os.close(fd)
+        raise _unreadable(info, exc) from None
+    with src, open(fd, "wb") as out:
+        while True:
+            try:
+                chunk = src.read(_CHUNK)
+            except _UNREADABLE as exc:
+                raise _unreadable(info, exc) from None
+            if not chunk:
+                break
             budget -= len(chunk)
             if budget < 0:
                 raise ArchiveRefused(f"its members hold more than {MAX_BYTES >> 20} MiB unpacked",
@@ -129,13 +176,18 @@ def unpack(archive: str | os.PathLike, folder: str | os.PathLike) -> None:
                 members = [(info, _check_member(info)) for info in infos]
                 budget, root = MAX_BYTES, Path(folder)
                 for info, parts in members:
-                    if parts and info.is_dir():
-                        root.joinpath(*parts).mkdir(parents=True, exist_ok=True)
-                    elif parts:
-                        budget = _write_member(zf, info, root.joinpath(*parts), budget)
+                    try:
+                        if parts and info.is_dir():
+                            root.joinpath(*parts).mkdir(parents=True, exist_ok=True)
+                        elif parts:
+                            budget = _write_member(zf, info, root.joinpath(*parts), budget)
+                    except OSError as exc:
+                        if (refused := _os_refusal(info, parts, root, exc)) is None:
+                            raise
+                        raise refused from None
     except ArchiveRefused:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, RuntimeError,
-            zlib.error, OSError, ValueError) as exc:
-        raise ArchiveRefused(f"it is not a zip archive the grader can read "
-                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
+            zlib.error, lzma.LZMAError, OSError, ValueError) as exc:
+        text = str(exc).replace(str(folder), "<folder>")[:200]  # never a host path in the student's message
+        raise ArchiveRefused(f"it is not a zip archive the grader can read ({type(exc).__name__}: {text})") from None

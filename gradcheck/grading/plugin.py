@@ -31,6 +31,7 @@ none of it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -44,6 +45,7 @@ import pytest
 from ..errors import GradcheckError, GraderError
 from . import checks as C
 from .runner import (
+    GRADER_SECONDS,
     VISIBILITIES,
     check_options,
     placeholder_results,
@@ -51,7 +53,7 @@ from .runner import (
     tests_imports,
     write_json,
 )
-from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
+from .static import MAX_BYTES, forbidden_imports, format_violations, scan, vendored_engines
 
 _MARKERS = (
     "points(n): points of this grading test (gradcheck.grading; default 1)",
@@ -122,6 +124,31 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                                            if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
+    _scan_submission(config)
+
+
+def _scan_submission(config: pytest.Config) -> None:
+    """Scan the submission's files once, before any test (:func:`~gradcheck.grading.static.scan`: the
+    forbidden-import guard's and the integrity report's reading, cached), and write its wall-clock seconds to
+    :data:`GRADER_SECONDS`: the grader's work is not charged to the submission's time (tester19g F1)."""
+    value = config.getoption("--grading-submission")
+    if not value or not Path(value).is_dir():
+        return
+    t0 = time.monotonic()
+    holder = config.stash[_PARTIAL]["holder"] = _SandboxHolder(config, Path(value).resolve())
+    with contextlib.suppress(OSError):
+        for path in holder.files().values():
+            scan(path)
+    _charge(config, time.monotonic() - t0)
+
+
+def _charge(config: pytest.Config, seconds: float) -> None:
+    """Add ``seconds`` of the grader's own work to :data:`GRADER_SECONDS` (beside ``--grading-results``), which
+    the runner adds to the submission's time limit."""
+    partial = config.stash[_PARTIAL]
+    partial["grader_seconds"] = total = partial.get("grader_seconds", 0.0) + seconds
+    with contextlib.suppress(OSError):
+        Path(config.getoption("--grading-results")).with_name(GRADER_SECONDS).write_text(f"{total:.3f}")
 
 
 #: The most ``.py`` files of a submission the sandbox receives (the files the tests load by name always among them)
@@ -155,6 +182,8 @@ class _SandboxHolder:
         self.sandbox, self._root, self.level, self.starts = None, None, None, 0
         self.notes: list[str] = []
         self.import_failures: dict[str, Exception] = {}
+        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments
+        self.load_failures: dict[tuple[str, str, str, str], Exception] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
@@ -373,8 +402,9 @@ def submission_dir(pytestconfig: pytest.Config) -> Path:
 
 @pytest.fixture(scope="session")
 def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
-    holder = _SandboxHolder(pytestconfig, submission_dir)
-    pytestconfig.stash[_PARTIAL]["holder"] = holder
+    holder = pytestconfig.stash[_PARTIAL].get("holder")  # made by the scan before the tests (_scan_submission)
+    if holder is None or holder.submission != submission_dir:
+        holder = pytestconfig.stash[_PARTIAL]["holder"] = _SandboxHolder(pytestconfig, submission_dir)
     yield holder
     holder.close()
 
@@ -397,15 +427,39 @@ class Student:
             raise C.GradingFailure(format_violations(bad, banned))
 
     def _load(self, file: str, class_name: str, init: dict, kind: str):
+
         self._holder.require(file)
         self._guard()
+        key = (file, class_name, kind, repr(sorted(init.items())))
         sb = self._holder.imported(file, self.timeout)
         policy = self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None
-        obj = (sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
+        obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
             file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
             no_forward_in_backward=policy))
+        if callable(probed := getattr(obj, "probed", None)):  # built again with the test's input as its probe
+            obj.probed = lambda xs, *a, **k: self._once(
+                (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), lambda: probed(xs, *a, **k))
         obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
         return obj
+
+    def _once(self, key: tuple, call: Any) -> Any:
+        """``call()``, unless the same call (``key``: file, class, arguments, and the probe input's shapes and dtypes)
+        timed out in an earlier test: then a SandboxError saying so at once (tester19g F6: a forward that hangs on the
+        probe cost one timeout per test that loaded the class). Another input (another shape) is tried: a hang that
+        depends on it is not charged to a test that never gave it."""
+        from ..sandbox import SandboxError
+
+        if (first := self._holder.load_failures.get(key)) is not None:
+            raise SandboxError(f"Not run: {first} This happened when `{key[1]}` was first loaded with these "
+                               f"arguments and input shapes, in an earlier test; it is not run again (the same call "
+                               f"would not finish again), so every test that loads it so fails for this reason.",
+                               reason=first.reason)
+        try:
+            return call()
+        except SandboxError as exc:
+            if exc.reason == "timeout":
+                self._holder.load_failures[key] = exc
+            raise
 
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from the submission's ``file``, a :class:`~gradcheck.sandbox.RemoteLayer`."""
@@ -620,7 +674,9 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     elif holder is not None:
+        t0 = time.monotonic()
         extra["integrity"] = _integrity(holder)
+        _charge(config, time.monotonic() - t0)
     write_json(Path(path), out)
 
 

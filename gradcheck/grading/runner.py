@@ -1216,9 +1216,17 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
-    timed_out = False
+    timed_out, start, extra = False, time.monotonic(), 0.0
     try:
-        log, _ = proc.communicate(timeout=submission_timeout)
+        while True:
+            try:
+                log, _ = proc.communicate(timeout=max(0.0, start + submission_timeout + extra - time.monotonic()))
+                break
+            except subprocess.TimeoutExpired:
+                grader = _grader_seconds(cwd.parent / GRADER_SECONDS, submission_timeout)
+                if grader <= extra:
+                    raise
+                extra = grader  # the grader's own scan of the files is not the submission's time
     except subprocess.TimeoutExpired:
         _killpg(proc, signal.SIGKILL)
         log, _ = proc.communicate()
@@ -1231,6 +1239,22 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
             stopper.discard(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
+
+
+#: The file, beside the child's results file, where the plugin writes the seconds of the grader's own scan of
+#: the submission (``plugin._scan_submission``); :func:`_run_child` adds them to ``--submission-timeout``.
+GRADER_SECONDS = "grader-seconds"
+
+
+def _grader_seconds(path: Path, cap: float) -> float:
+    """The seconds the child's plugin spent scanning the submission's files (its :data:`GRADER_SECONDS`
+    file, written by the grader's own process before any of the student's code ran), at most ``cap``;
+    0 when there is none."""
+    try:
+        value = float(path.read_text()[:32])
+    except (OSError, ValueError):
+        return 0.0
+    return min(value, cap) if math.isfinite(value) and value > 0 else 0.0
 
 
 def _log_excerpt(text: str, keep: int = 4000) -> str:

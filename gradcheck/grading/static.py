@@ -9,21 +9,36 @@ and finds ``import x``, ``from x import y``, ``__import__("x")`` and
 also refuses these modules at run time (names built at run time). :func:`unavailable_imports`
 reads the same scan for what the grader does not provide. A file the parser cannot read for its depth (``1+1+...`` a
 million times, deeply nested brackets) or larger than :data:`MAX_BYTES` is reported as unchecked,
-never skipped; a file with a syntax error is skipped (the sandbox's import reports it). Parsing
-1 MiB peaks at about 250 MB.
+never skipped; a file with a syntax error is skipped (the sandbox's import reports it).
+
+The grader's scan is its own cost, bounded and done once per file content (:func:`scan`, cached by
+digest): a file up to :data:`AST_BYTES` is parsed with :mod:`ast` (parsing 1 MiB of ``f(g(h(1)))``
+lines took 4.7 s of CPU and 658 MB peak, measured; 64 KiB about a sixteenth of that), a larger one
+is read by :func:`_token_scan`: its import statements and the calls of ``__import__``,
+``import_module``, ``exec`` and ``eval`` found by :mod:`tokenize` (linear, a few MB) and each such
+statement parsed alone, and none of that when a C-speed search finds no such word in it (a data
+file). Above :data:`AST_BYTES`, an import in a branch that cannot run counts, and a lookup by a name
+built from literals (``getattr(x["buil" + "tins"], ...)``) is not read: the sandbox refuses the
+forbidden modules at run time anyway.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import importlib.util
+import io
 import os
+import re
 import sys
+import time
+import tokenize
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "forbidden_imports", "format_violations",
+__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -33,6 +48,10 @@ DEFAULT_FORBIDDEN = ("autoprop", "autograd", "torch", "jax", "tensorflow")
 MAX_BYTES = 1 << 20
 #: Forbidden imports reported per file, and in one message.
 MAX_PER_FILE = 10
+#: Largest file read with :mod:`ast` (larger ones: :func:`_token_scan`, linear and small).
+AST_BYTES = 64 << 10
+#: Longest statement the token scan parses (a longer one holding an import word: the file is unchecked).
+MAX_STATEMENT = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -206,10 +225,13 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
     for path in sorted(files):
         if not path.endswith(".py") or not os.path.isfile(path):
             continue
-        st = os.stat(path)
         name = os.path.relpath(path, root) if root else os.path.basename(path)
-        out += [ImportViolation(name, line, mod, text)
-                for line, mod, text in _imports_of(path, st.st_size, st.st_mtime_ns, frozenset(banned))]
+        found = scan(path)
+        if found.unchecked:
+            out.append(ImportViolation(name, 0, None, found.unchecked))
+            continue
+        out += [ImportViolation(name, line, mod, text) for line, mod, text in
+                [i for i in found.imports if i[1].split(".")[0] in banned][:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
@@ -226,23 +248,131 @@ def _statement(node: ast.AST, lines: list[str]) -> tuple[int, str]:
     return ln, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""
 
 
-@functools.lru_cache(maxsize=512)
-def _imports_of(path: str, size: int, mtime_ns: int,  # noqa: ARG001 - time: the cache's key
-                banned: frozenset[str]) -> tuple[tuple[int, str | None, str], ...]:
-    """``(line, module, statement)`` of the file's first :data:`MAX_PER_FILE` forbidden imports, or
-    ``((0, None, why),)``; cached by path, size and time (each grading test asks again)."""
-    if size > MAX_BYTES:
-        return ((0, None, f"it is larger than {MAX_BYTES >> 20} MiB"),)
+@dataclass(frozen=True)
+class Scan:
+    """What the grader's scan read of one file: ``imports`` ``(line, module, statement)`` of each import
+    that can run whose module the scan can read, in line order; ``defined`` the function and class names
+    (:func:`vendored_engines`); ``unchecked`` why its imports could not be read ("" when they were);
+    ``seconds`` the scan's CPU time."""
+
+    imports: tuple[tuple[int, str, str], ...] = ()
+    defined: frozenset[str] = frozenset()
+    unchecked: str = ""
+    seconds: float = 0.0
+
+
+#: :func:`scan`'s results by the digest of a file's bytes (one scan per content, however often asked).
+_SCANS: dict[str, Scan] = {}
+#: The digest of a file by ``(path, size, mtime)``.
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def scan(path: str) -> Scan:
+    """The grader's scan of the ``.py`` file ``path`` (:class:`Scan`), done once per content (cached by
+    its SHA-256) and bounded: :mod:`ast` up to :data:`AST_BYTES`, :func:`_token_scan` above, nothing
+    above :data:`MAX_BYTES` (``unchecked`` says so)."""
+    st = os.stat(path)
+    if st.st_size > MAX_BYTES:
+        return Scan(unchecked=f"it is larger than {MAX_BYTES >> 20} MiB")
+    key = (path, st.st_size, st.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None or digest not in _SCANS:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES)
+        digest = _DIGESTS[key] = hashlib.sha256(data).hexdigest()
+        if digest not in _SCANS:
+            t0 = time.process_time()
+            found = _ast_scan(data) if len(data) <= AST_BYTES else _token_scan(data)
+            _SCANS[digest] = Scan(found.imports, found.defined, found.unchecked, time.process_time() - t0)
+    return _SCANS[digest]
+
+
+def _ast_scan(data: bytes) -> Scan:
+    """:class:`Scan` of a small file by :mod:`ast`: every import that can run (:func:`_imports`, guarded)."""
+    src = data.decode("utf-8", errors="replace")
     try:
-        lines, tree = _parsed(path)
-    except (OSError, SyntaxError, ValueError):
-        return ()
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError):
+        return Scan()
     except (RecursionError, MemoryError) as exc:
-        return ((0, None, f"it is nested too deeply for Python's parser ({type(exc).__name__}), so its imports "
-                          f"cannot be checked"),)
-    found = [(*_statement(node, lines), mod) for node, mod in _imports(tree, guarded=True)
-             if mod is not None and mod.split(".")[0] in banned]
-    return tuple(sorted((ln, mod, text) for ln, text, mod in found[:MAX_PER_FILE]))
+        return Scan(unchecked=f"it is nested too deeply for Python's parser ({type(exc).__name__}), so its "
+                              f"imports cannot be checked")
+    return Scan(_tree_imports(tree, src.splitlines()), frozenset(
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
+
+
+def _tree_imports(tree: ast.AST, lines: list[str]) -> tuple[tuple[int, str, str], ...]:
+    """``(line, module, statement)`` of each import in ``tree`` that can run and whose module is read."""
+    found = sorted((*_statement(node, lines), mod) for node, mod in _imports(tree, guarded=True) if mod is not None)
+    return tuple((ln, mod, text) for ln, text, mod in found)
+
+
+#: Words without which a file imports nothing :func:`_imports` reads (searched at C speed first).
+_IMPORT_WORDS = re.compile(r"import|exec|eval")
+#: A ``def``/``class`` name at the start of a line (:func:`vendored_engines` of a large file).
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+#: Tokens after which a new statement starts.
+_STARTS = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.ENCODING})
+
+
+def _token_scan(data: bytes) -> Scan:
+    """:class:`Scan` of a large file without building its tree: the statements holding ``import`` (or
+    ``from``) or a name of :data:`_DYNAMIC`, found by :mod:`tokenize` and each parsed alone by
+    :func:`_ast_scan` (at most :data:`MAX_STATEMENT` characters each); a file without such a word (a
+    C-speed search of its NFKC form, as Python reads names) is not tokenized."""
+    src = unicodedata.normalize("NFKC", data.decode("utf-8", errors="replace"))
+    defined = frozenset(_DEFINED.findall(src))
+    if not _IMPORT_WORDS.search(src):
+        return Scan(defined=defined)
+    lines, found, start, hit, depth, clause = src.splitlines(keepends=True), set(), None, False, 0, None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if start is None and tok.type not in _STARTS and tok.type != tokenize.COMMENT:
+                start = tok.start
+            if tok.type == tokenize.NAME and tok.string in {"import", *_DYNAMIC}:
+                hit = True
+            elif tok.type == tokenize.OP:
+                depth += (tok.string in "([{") - (tok.string in ")]}")
+                clause = tok.end if tok.string == ":" and depth == 0 and not hit else clause
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or tok.type == tokenize.OP and tok.string == ";":
+                if hit and start is not None:
+                    found |= _statement_imports(lines, start, tok.start, clause)
+                start, hit, depth, clause = None, False, 0, None
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the import reports a syntax error; what was read stays
+    except _TooLong as exc:
+        return Scan(defined=defined, unchecked=str(exc))
+    return Scan(tuple(sorted(found)), defined)
+
+
+class _TooLong(Exception):
+    """A statement holding an import word is longer than :data:`MAX_STATEMENT`."""
+
+
+def _statement_imports(lines: list[str], start: tuple[int, int], end: tuple[int, int],
+                       clause: tuple[int, int] | None) -> set[tuple[int, str, str]]:
+    """The imports (:func:`_ast_scan`) of the statement from ``start`` to ``end`` (tokenize's positions),
+    parsed alone, lines numbered as in the file; when it does not parse alone (``try: import torch``,
+    ``else: import torch``), its part after the ``clause`` colon."""
+    r0, r1 = start[0], end[0]
+    if sum(len(ln) for ln in lines[r0 - 1:r1]) > MAX_STATEMENT:
+        raise _TooLong(f"a statement at line {r0} holds an import and is longer than {MAX_STATEMENT:,} "
+                       f"characters, so its imports cannot be checked")
+    out: set[tuple[int, str, str]] = set()
+    for begin in (start, clause):
+        if begin is None:
+            continue
+        (b0, c0), (e0, c1) = begin, end
+        body = "".join(lines[b0 - 1:e0])
+        body = body[c0:len(body) - len(lines[e0 - 1]) + c1].lstrip()
+        try:
+            tree = ast.parse(body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for ln, mod, _ in _tree_imports(tree, []):
+            out.add((b0 + ln - 1, mod, lines[b0 + ln - 2].strip()[:200]))
+        break
+    return out
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
@@ -349,7 +479,8 @@ MIN_SHARED, MIN_SHARE = 20, 0.15
 
 
 def _defined(path: str) -> set[str]:
-    """The function and class names a file defines (any depth), or none when it cannot be parsed."""
+    """The function and class names a file defines (any depth), or none when it cannot be parsed (an installed
+    engine's file; a submission's is read by :func:`scan`)."""
     try:
         tree = _parsed(path)[1]
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
@@ -390,7 +521,7 @@ def vendored_engines(files: dict[str, str]) -> list[str]:
     sizes = {rel: os.path.getsize(p) for rel, p in files.items() if os.path.isfile(p)}
     if sum(sizes.values()) < MIN_VENDORED_BYTES:
         return []
-    defined = {rel: _distinctive(_defined(files[rel])) for rel in sizes}
+    defined = {rel: _distinctive(set(scan(files[rel]).defined)) for rel in sizes}
     ours = set().union(*defined.values())
     out = []
     for package, label in ENGINES.items():
