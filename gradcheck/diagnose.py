@@ -99,7 +99,7 @@ DIAGNOSES: dict[str, Record] = {
         "per call?)", "{advice}", _DROP),
     "forward-changes-state": Record(
         "forward changes the layer's state", "{call} changes the layer's state: "
-        "two calls with the same input differ by up to {diff:.3g}, yet a copy of the layer taken "
+        "{seen}, yet a copy of the layer taken "
         "before the first call gives that call's output again, so the forward is not random: each "
         "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
@@ -3500,7 +3500,7 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
 CARRIED = "state carried from one call to the next"
 
 
-def _state_fields(training: bool, diff: float, changed: list[str], call: str = "") -> dict[str, Any]:
+def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "") -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
     running statistics are named, tester14 #4, but the attributes it changes)."""
@@ -3521,7 +3521,8 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
         why = ": running statistics updated in eval mode (an eval forward must leave the layer as it is)"
         fix = ("update running_mean and running_var only when training=True; in eval mode normalise with them "
                "and leave them unchanged")
-    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix}
+    seen = (seen or "two calls with the same input differ by up to {diff:.3g}").format(diff=diff)
+    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix, "seen": seen}
 
 
 def _state_said(layer: Any, inputs, changed: list[str], call: str) -> tuple[list[str], str]:
@@ -3912,6 +3913,7 @@ class _Probes:
                 self.fwd(b, others)  # another instance's forward between a's forward and backward
                 shared = self.step(a, [], G)[1]
                 Y_stale, stale = self.step(d, [others, inputs], G)  # earlier: other data
+                carried = None if _same(Y_ref, Y_stale) else self.carried(b)
             except Exception as exc:  # noqa: BLE001
                 raised = type(exc.__cause__ or exc).__name__  # the student's own, not its wrapper
                 return self.probe(7, None, f"skipped (copies of the layer raised {raised})")
@@ -3922,12 +3924,32 @@ class _Probes:
                                  for g in (shared, stale))
         self.probe(7, not bad_shared and not bad_stale and not bad_y,
                    ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale))))
-        if bad_y:
+        if bad_y and carried is not None:  # tester19s M: an EMA of the inputs, at its fixed point on equal inputs
+            self.find("forward-changes-state", **_state_fields(self.training, float(np.nanmax(np.abs(
+                np.asarray(Y_ref, dtype=np.float64) - np.asarray(Y_stale, dtype=np.float64)))), *_state_said(
+                self.layer, inputs, carried, self.fcall), seen="after a call on other data, a call on the "
+                "check's input differs from a fresh copy's by up to {diff:.3g}, and a second call on it differs "
+                "again"))
+        elif bad_y:
             self.find("stale-output", "Y")
         elif bad_shared or bad_stale:
             code, ts = ("shared-cache", bad_shared) if bad_shared else ("stale-cache", bad_stale)
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
+
+    def carried(self, b) -> list[str] | None:
+        """Whether forward updates state that the next call reads, seen across calls on other data: ``b``, a copy
+        that ran one forward on other inputs, runs forward twice on the check's input, and the two outputs differ
+        (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
+        a kept output (stale-output) gives the same twice). The attributes the second call changed (a local
+        layer; [] for a sandboxed one), or None."""
+        Y1 = self.fwd(b, self.inputs)
+        before = _array_attrs(b) | _number_attrs(b)
+        Y2 = self.fwd(b, self.inputs)
+        if _same(Y1, Y2):
+            return None
+        after = _array_attrs(b) | _number_attrs(b)
+        return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
         """Per group of tensors, ``(agrees, u)``: one directional derivative of ``sum(Y * G)`` at the inputs
