@@ -3943,12 +3943,13 @@ class _Probes:
         (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
         a kept output (stale-output) gives the same twice). The attributes the second call changed (a local
         layer; [] for a sandboxed one), or None."""
+        o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
         Y1 = self.fwd(b, self.inputs)
-        before = _array_attrs(b) | _number_attrs(b)
+        before = _array_attrs(o) | _number_attrs(o)
         Y2 = self.fwd(b, self.inputs)
         if _same(Y1, Y2):
             return None
-        after = _array_attrs(b) | _number_attrs(b)
+        after = _array_attrs(o) | _number_attrs(o)
         return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
