@@ -270,6 +270,10 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor-sqrt-d": Record(
+        "1/sqrt(d) or 1/batch", "{t} is {count} times too {big}: {what}, e.g. attention's 1/sqrt(d_k) with d_k = "
+        "{d} (the last axis of {x}); the batch size is {count} as well, so it may instead be {alt}: a check at "
+        "another batch size tells which", "{fix}", _LIN),
     "factor-inverse-batch-m": Record(
         "extra 1/batch (1/m)", "{t} {be} {count} times too small: an extra 1/batch (1/m = 1/{count}, m the batch "
         "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
@@ -2627,6 +2631,25 @@ def _params_text(qualname: Any) -> str:
     return ", ".join(names) or "no arguments"
 
 
+def _sqrt_d(L: _Layer, m, n) -> dict | None:
+    """The fields of ``factor-sqrt-d`` when ``m`` is ``N`` or ``1/N`` times ``n`` for the batch size ``N`` and
+    ``N * N`` is the last axis ``d`` of a float input of two axes or more: a missing or extra 1/sqrt(d) (attention's
+    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None."""
+    N, ok = L.n_batch, np.isfinite(n)
+    x = next((nm for nm, x in zip(L.names, L.inputs) if x.ndim >= 2 and x.dtype.kind == "f"
+              and x.shape[-1] == N * N), None)
+    if N < 2 or x is None or not np.any(n[ok]):
+        return None
+    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    big = abs(c / N - 1) < 1e-6
+    if not big and abs(c * N - 1) >= 1e-6:
+        return None
+    return {"count": N, "big": "large" if big else "small", "d": N * N, "x": x,
+            "what": "a 1/sqrt(d) factor is missing" if big else "an extra 1/sqrt(d) factor",
+            "alt": "a missing 1/batch (a sum where a mean is due)" if big else "an extra 1/batch",
+            "fix": "scale it by 1/sqrt(d) as the forward does" if big else "divide by sqrt(d) once, as the forward does"}
+
+
 def _per_layer_m(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-inverse-batch-m`` when ``m`` is ``n / M`` for the batch size ``M`` on axis 1 of
     the layer's 2-D first input in Andrew Ng's layout (``A (in, M)``, ``Y (out, M)``, a weight ``(out, in)``),
@@ -2786,6 +2809,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
+        f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
