@@ -49,7 +49,7 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
-GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
+GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}")  # g{}: gA for self.A (tester19s GLU)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are taken as read, so their gradients are still looked for and checked.
