@@ -288,7 +288,7 @@ DIAGNOSES: dict[str, Record] = {
         "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
         "nowhere", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
-    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
+    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient: a "
                      "constant factor is wrong somewhere"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
@@ -1323,12 +1323,11 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
             return code, {"count": count, "words": words}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
-    named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     if ok.sum() == 1:  # one number is always some multiple of another: only a simple ratio is named
         simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
-    return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+    return "factor", {"c": c}  # one phrase: "2 times the correct gradient" (was also "twice the true value (x2)")
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
@@ -1618,6 +1617,13 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
     for words, cand in _permuted_copies(n, m.shape):
         if match(m, cand):
             return "permuted", {"how": f": it is {words}"}
+    for ax, size in enumerate(m.shape if m.shape == n.shape and m.size <= 4096 else ()):
+        for r in range(1, size):  # tester19s SplitHeadsSwap: [d2 * (1 - t**2), d1] where [d1, d2 * (1 - t**2)]
+            if match(m, np.roll(n, r, axis=ax)):
+                return "permuted", {"how": f": its last {r} of {size} entries along axis {ax} come first, the first "
+                                    f"{size - r} last (two pieces joined in the wrong order, e.g. np.concatenate([b, a], "
+                                    f"axis={ax}) where [a, b] is due: each piece goes where forward took its part of "
+                                    "the input from)"}
     a, b = np.sort(m.ravel()), np.sort(n.ravel())
     if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
         return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes "
