@@ -270,6 +270,12 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "flat-forward": Record(
+        "forward piecewise constant", "{t} should be 0: forward's output does not move when {x} moves by a small "
+        "step (the numerical {t} is 0 in every entry), though it does for a step of 0.5: forward is piecewise "
+        "constant in {x} (np.round, np.floor, astype(int), a comparison), so the true gradient of {x} is 0",
+        "return np.zeros_like({x}) for {t}; if {x} holds ids or counts, pass them as integers (--indices) and return "
+        "None", _NUM),
     "factor-sqrt-d": Record(
         "1/sqrt(d) or 1/batch", "{t} is {count} times too {big}: {what}, e.g. attention's 1/sqrt(d_k) with d_k = "
         "{d} (the last axis of {x}); the batch size is {count} as well, so it may instead be {alt}: a check at "
@@ -2637,6 +2643,20 @@ def _params_text(qualname: Any) -> str:
     return ", ".join(names) or "no arguments"
 
 
+def _flat_forward(L: _Layer, key, m, n) -> dict | None:
+    """The fields of ``flat-forward`` when the numerical gradient of a float input is exactly 0 in every entry, ``m``
+    is not, and a move of the input by 0.5 (one random direction) changes the output: a forward piecewise constant
+    in it (``np.round(X)``); else None."""
+    if not key.startswith("@") or key[1:] not in L.names or not m.size or np.any(n != 0) or not np.any(m != 0):
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or x.shape != m.shape:
+        return None
+    moved = L.fwd_with(i, x + 0.5 * np.random.default_rng(L.seed).standard_normal(x.shape))
+    return None if _same(moved, L.Y) else {"x": key[1:]}
+
+
 def _sqrt_d(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-sqrt-d`` when ``m`` is ``N`` or ``1/N`` times ``n`` for the batch size ``N`` and
     ``N * N`` is the last axis ``d`` of a float input of two axes or more: a missing or extra 1/sqrt(d) (attention's
@@ -2803,6 +2823,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
     if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
+    if (g := _flat_forward(L, key, m0, n0)) is not None:
+        return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)

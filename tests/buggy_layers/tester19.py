@@ -35,3 +35,28 @@ class AttentionNoScaleBwd(Attention):
         dP = dO @ self.V.swapaxes(-1, -2)
         dS = self.P * (dP - (dP * self.P).sum(-1, keepdims=True))  # BUG: * self.s missing
         return dS @ self.K, dS.swapaxes(-1, -2) @ self.Q, dV
+
+
+class RoundedLinear:
+    """Y = round(X) W: piecewise constant in X, so dX = 0."""
+
+    INPUT = (4, 5)
+    ADAPT = True
+
+    def __init__(self):
+        self.W = np.random.default_rng(0).normal(size=(5, 3))
+        self.dW = np.zeros_like(self.W)
+
+    def forward(self, X):
+        self.X = X
+        return np.round(X) @ self.W
+
+    def backward(self, dY):
+        self.dW = np.round(self.X).T @ dY
+        return np.zeros_like(self.X)
+
+
+class RoundedLinearDx(RoundedLinear):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.W.T  # BUG: the gradient of X @ W, but round(X) is flat in X (tester19s IntInput)
