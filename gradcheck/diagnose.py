@@ -456,6 +456,11 @@ DIAGNOSES: dict[str, Record] = {
         "the Jacobian's off-diagonal terms mix the wrong entries",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True)), the axis of forward's sum",
         "03-softmax-cross-entropy.md"),
+    "log-softmax-wrong-axis": Record(
+        "log-softmax backward sums over the wrong axis", "{t} = dY - p * dY.sum(axis={other}) with p = exp(out): "
+        "the sum is over axis {other}, but the log-softmax normalises over axis {axis} (exp(out) sums to 1 along "
+        "axis {axis})", "use dX = dY - p * dY.sum(axis={axis}, keepdims=True), the axis of forward's sum",
+        "03-softmax-cross-entropy.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -2155,6 +2160,23 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
+    return _log_softmax_axis(m, n, Y, G)
+
+
+def _log_softmax_axis(m, n, Y, G):
+    """A log-softmax's backward summing dY over another axis than forward's (tester19s LogSoftmaxAxis0Bwd): ``Y``
+    is a log-softmax along ``axis`` (exp(Y) sums to 1 there), ``n`` its VJP ``G - exp(Y) G.sum(axis)`` and ``m``
+    the same with the sum over ``other``; else None."""
+    if Y.ndim < 2 or np.any(Y > 1e-12):
+        return None
+    P = np.exp(Y)
+    for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
+        if not np.allclose(P.sum(axis=axis), 1.0, rtol=0, atol=1e-9) or not close(
+                n, G - P * G.sum(axis=axis, keepdims=True), 1e-5) or close(m, n, 1e-5):
+            continue
+        for other in range(Y.ndim):
+            if other != axis % Y.ndim and close(m, G - P * G.sum(axis=other, keepdims=True), 1e-5):
+                return "log-softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
     return None
 
 

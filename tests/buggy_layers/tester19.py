@@ -60,3 +60,23 @@ class RoundedLinearDx(RoundedLinear):
     def backward(self, dY):
         super().backward(dY)
         return dY @ self.W.T  # BUG: the gradient of X @ W, but round(X) is flat in X (tester19s IntInput)
+
+
+class LogSoftmax:
+    """Y = log softmax(X) over axis 1."""
+
+    INPUT = (4, 5)
+    ADAPT = True
+
+    def forward(self, X):
+        m = X.max(axis=1, keepdims=True)
+        self.out = X - m - np.log(np.exp(X - m).sum(axis=1, keepdims=True))
+        return self.out
+
+    def backward(self, dY):
+        return dY - np.exp(self.out) * dY.sum(axis=1, keepdims=True)
+
+
+class LogSoftmaxAxis0(LogSoftmax):
+    def backward(self, dY):
+        return dY - np.exp(self.out) * dY.sum(axis=0, keepdims=True)  # BUG: axis 0, forward's sum is over axis 1
