@@ -456,6 +456,9 @@ DIAGNOSES: dict[str, Record] = {
         "the Jacobian's off-diagonal terms mix the wrong entries",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True)), the axis of forward's sum",
         "03-softmax-cross-entropy.md"),
+    "gelu-two-forms": Record(
+        "GELU forward and backward of two forms", "{t} uses the derivative of the {bwd} GELU, but forward computes the "
+        "{fwd} one (they differ by up to about 1e-3)", "differentiate the form forward computes: {right}", _ACT),
     "log-softmax-wrong-axis": Record(
         "log-softmax backward sums over the wrong axis", "{t} = dY - p * dY.sum(axis={other}) with p = exp(out): "
         "the sum is over axis {other}, but the log-softmax normalises over axis {axis} (exp(out) sums to 1 along "
@@ -2160,7 +2163,39 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
-    return _log_softmax_axis(m, n, Y, G)
+    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G)
+
+
+#: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
+_GELU_C = np.sqrt(2 / np.pi)
+_GELUS = {
+    "exact (erf)": (lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+                    lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi),
+                    "0.5 (1 + erf(x / sqrt(2))) + x exp(-x**2 / 2) / sqrt(2 pi)"),
+    "tanh-approximated": (
+        lambda x: 0.5 * x * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3))),
+        lambda x: (0.5 * (1 + (t := np.tanh(_GELU_C * (x + 0.044715 * x**3))))
+                   + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * 0.044715 * x * x)),
+        "0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2), t = tanh(sqrt(2/pi) (x + 0.044715 x**3))"),
+}
+
+
+def _erf(x):
+    from scipy.special import erf
+    return erf(x)
+
+
+def _gelu_forms(m, n, X, Y, G):
+    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd): ``Y`` is
+    one form of ``X`` and ``m`` ``G`` times the other's derivative, ``n`` the first's; else None."""
+    if X.dtype.kind != "f" or X.shape != Y.shape or close(m, n, 1e-5):
+        return None
+    for fwd, (f, df, right) in _GELUS.items():
+        if close(Y, f(X), 1e-9) and close(n, G * df(X), 1e-5):
+            for bwd, (_, dg, _) in _GELUS.items():
+                if bwd != fwd and close(m, G * dg(X), 1e-7):
+                    return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
+    return None
 
 
 def _log_softmax_axis(m, n, Y, G):

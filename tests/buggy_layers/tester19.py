@@ -80,3 +80,27 @@ class LogSoftmax:
 class LogSoftmaxAxis0(LogSoftmax):
     def backward(self, dY):
         return dY - np.exp(self.out) * dY.sum(axis=0, keepdims=True)  # BUG: axis 0, forward's sum is over axis 1
+
+
+class GeluTanh:
+    """Y = GELU(X), tanh-approximated."""
+
+    INPUT = (4, 5)
+    ADAPT = True
+
+    def forward(self, X):
+        self.X = X
+        self.t = np.tanh(np.sqrt(2 / np.pi) * (X + 0.044715 * X**3))
+        return 0.5 * X * (1 + self.t)
+
+    def backward(self, dY):
+        X, t = self.X, self.t
+        return dY * (0.5 * (1 + t) + 0.5 * X * (1 - t**2) * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * X**2))
+
+
+class GeluTanhErfBackward(GeluTanh):
+    def backward(self, dY):
+        from scipy.special import erf
+
+        X = self.X  # BUG: the exact GELU's derivative for the tanh-approximated forward
+        return dY * (0.5 * (1 + erf(X / np.sqrt(2))) + X * np.exp(-X * X / 2) / np.sqrt(2 * np.pi))
