@@ -2702,8 +2702,9 @@ def _params_text(qualname: Any) -> str:
 
 def _flat_forward(L: _Layer, key, m, n) -> dict | None:
     """The fields of ``flat-forward`` when the numerical gradient of a float input is exactly 0 in every entry, ``m``
-    is not, and a move of the input by 0.5 (one random direction) changes the output: a forward piecewise constant
-    in it (``np.round(X)``); else None."""
+    is not, a move of the input by 0.5 (one random direction) changes the output and a weight's numerical gradient
+    is not 0 (the output is not rounded as a whole: piecewise-constant): a forward piecewise constant in that
+    input (``np.round(X) @ W``); else None."""
     if not key.startswith("@") or key[1:] not in L.names or not m.size or np.any(n != 0) or not np.any(m != 0):
         return None
     i = L.names.index(key[1:])
@@ -2711,7 +2712,10 @@ def _flat_forward(L: _Layer, key, m, n) -> dict | None:
     if x.dtype.kind != "f" or x.shape != m.shape:
         return None
     moved = L.fwd_with(i, x + 0.5 * np.random.default_rng(L.seed).standard_normal(x.shape))
-    return None if _same(moved, L.Y) else {"x": key[1:]}
+    if _same(moved, L.Y) or not (ws := [k for k, w in L.params.items() if w.dtype.kind == "f" and w.size <= 4096]):
+        return None
+    # a weight moves the output: it is not rounded to a grid as a whole (piecewise-constant, the structural probe's)
+    return {"x": key[1:]} if np.mean(L.numer(ws[:1])[ws[0]] != 0) > 0.5 else None  # most entries, not a flip
 
 
 def _sqrt_d(L: _Layer, m, n) -> dict | None:
