@@ -492,6 +492,10 @@ DIAGNOSES: dict[str, Record] = {
         "backward cropped the padded gradient as dxp[..., :H, :W], its first rows and columns, where the "
         "padding of {p} sits at both ends", "crop both ends: {t} = dxp[:, :, {p}:-{p}, {p}:-{p}] (pad = {p})",
         _CONV),
+    "pad-crop-off": Record(
+        "padding cropped too late", "{t} is the correct gradient shifted by {s} along its last two axes, the other "
+        "way: backward cropped the padded gradient {s} row(s) and column(s) too late, dxp[..., p+{s}:p+{s}+H, "
+        "p+{s}:p+{s}+W]", "crop from the pad: {t} = dxp[:, :, p:p+H, p:p+W] (dxp[:, :, p:-p, p:-p])", _CONV),
     "tanh-square-inside": Record(
         "tanh square missing", "{ts} {be} what backward gives with tanh's derivative taken as 1 - out where "
         "1 - out**2 is due (out = the tanh forward returns): the square is missing",
@@ -2442,6 +2446,10 @@ def _pad_crop_signature(L: _Layer, key, m, n):
         ok = np.isfinite(b)
         if ok.all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
             return "pad-not-cropped", {"p": p}
+    for sh in range(1, min(m.shape[-2:]) // 2 + 1):  # tester19s convpadcrop: dxp[..., p+1:p+1+H] (too late)
+        a, b = m[..., :-sh, :-sh], n[..., sh:, sh:]
+        if np.isfinite(b).all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
+            return "pad-crop-off", {"s": sh}
     return None
 
 

@@ -196,6 +196,7 @@ EXPECTED = {
     "tester19.py::RoundedLinearDx": "flat-forward",  # tester19s IntInput: np.round(X) @ W, dX = dY @ W.T
     "tester19.py::LogSoftmaxAxis0": "log-softmax-wrong-axis",  # tester19s LogSoftmaxAxis0Bwd
     "tester19.py::GeluTanhErfBackward": "gelu-two-forms",  # tester19s GeluTanhFwdErfBwd
+    "tester19.py::convlate": "pad-crop-off",  # tester19s convpadcrop: dxp[..., p+1:p+1+H]
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
