@@ -42,3 +42,17 @@ def test_g_name_is_the_gradient_of_its_weight(tmp_path):
     p = run_here("check", f"{f}::GLUSwapped", "--input-shape", "4,5")
     text = both(p)
     assert p.returncode == 1 and "gradient mismatch in dA, dB" in text, text
+
+
+def test_pieces_joined_in_the_wrong_order_are_named():
+    """SplitHeadsSwap's dX = [d2 * (1 - t**2), d1] where [d1, d2 * (1 - t**2)] is due: the correct gradient rolled
+    along axis 1, named as pieces joined in the wrong order (was: "no transpose of its axes reproduces it")."""
+    import numpy as np
+
+    from gradcheck.compare import close
+    from gradcheck.diagnose import _permutation
+
+    n = np.random.default_rng(0).standard_normal((4, 6))
+    code, fields = _permutation(np.concatenate([n[:, 3:], n[:, :3]], axis=1), n, lambda a, b: close(a, b, 1e-9))
+    assert code == "permuted" and "its last 3 of 6 entries along axis 1 come first" in fields["how"]
+    assert "np.concatenate([b, a], axis=1) where [a, b] is due" in fields["how"]
