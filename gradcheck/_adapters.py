@@ -49,7 +49,7 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
-GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
+GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}")  # g{}: gA for self.A (tester19s GLU)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are taken as read, so their gradients are still looked for and checked.
@@ -4170,20 +4170,31 @@ def _attribute_style(obj, inputs, kw, info, found):
 def _state_between_calls(obj, inputs, kw):
     """The public attributes (numbers, arrays) that a second forward on the same input (generators rewound) leaves
     different from the first: state forward updates and may read (``self.t += 1``); [] when a first call from the
-    same state gives another output (a random forward, not state). State restored after."""
+    same state gives another output (a random forward, not state). Of those, the ones the next call reads (moved
+    before it, its output changes: ``self.h``, not the caches ``self.hprev``, ``self.hn`` every call overwrites,
+    tester19s) when any is. State restored after."""
     def values():
         return {k: np.array(v, dtype=np.float64) for k, v in _fields(obj).items() if isinstance(k, str)
                 and not k.startswith("_") and (isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
                                                or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
+
+    def read_next(k, y2):
+        with _all_undone([obj]) as moved:
+            try:
+                setattr(obj, k, getattr(obj, k) + 1)
+            except Exception:  # noqa: BLE001 - a property: kept as changed
+                return True
+            return not np.array_equal(_run(obj, moved, inputs, kw), y2, equal_nan=True)
     with _all_undone([obj]) as rewind:
         with _all_undone([obj]) as again:
             y = _run(obj, again, inputs, kw)
         if not np.array_equal(y, _run(obj, rewind, inputs, kw), equal_nan=True):
             return []
         first = values()
-        _run(obj, rewind, inputs, kw)
-        second = values()
-    return [k for k, v in first.items() if k in second and not np.array_equal(v, second[k], equal_nan=True)]
+        with _all_undone([obj]) as again:
+            y2, second = _run(obj, again, inputs, kw), values()
+        changed = [k for k, v in first.items() if k in second and not np.array_equal(v, second[k], equal_nan=True)]
+        return [k for k in changed if read_next(k, y2)] or changed
 
 
 #: Attributes a backward that returns dX may store it in as well (*Neural Networks from Scratch*'s ``self.dinputs``).

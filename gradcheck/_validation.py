@@ -112,13 +112,32 @@ def parse_indices(text: str | None, shape) -> dict[int, int]:
 
 def index_inputs(shape, indices: dict[int, int], seed: int):
     """``shape`` with the inputs named by ``indices`` replaced by integer arrays of their shapes, drawn
-    from ``[0, HIGH)`` with seed ``[seed, 6]`` (:func:`layer_inputs` draws the floats from the shapes)."""
+    from ``[0, HIGH)`` with seed ``[seed, 6]`` (:func:`layer_inputs` draws the floats from the shapes).
+
+    An array of two or more ids always repeats one (:func:`with_repeat`): a scatter-add written
+    ``dW[idx] += dY`` (numpy's buffered fancy-index add) is right on distinct ids and wrong on repeated ones,
+    so a draw without a repeat would pass it (tester19s)."""
     if not indices:
         return shape
     rng = np.random.default_rng([seed, 6])
     shapes = [shape] if isinstance(shape[0], int) else list(shape)
-    spec = [rng.integers(0, indices[i], size=s) if i in indices else s for i, s in enumerate(shapes)]
+    spec = [with_repeat(rng.integers(0, indices[i], size=s)) if i in indices else s for i, s in enumerate(shapes)]
     return spec[0] if isinstance(shape[0], int) else spec
+
+
+def with_repeat(ids: np.ndarray) -> np.ndarray:
+    """``ids`` (drawn integer indices) with its last entry set to its first when no id repeats and it has two or
+    more entries, so that at least one index repeats; otherwise ``ids`` unchanged."""
+    flat = ids.reshape(-1)
+    if flat.size >= 2 and np.unique(flat).size == flat.size:
+        flat[-1] = flat[0]
+    return ids
+
+
+def repeats_no_index(x: np.ndarray) -> bool:
+    """Whether an integer input holds no repeated index (one entry, or all distinct): a scatter-add bug
+    (``dW[idx] += dY``) cannot show on it."""
+    return x.dtype.kind in "iu" and np.unique(x).size == x.size
 
 
 def parse_target(spec: str) -> tuple[str, str]:

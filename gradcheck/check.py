@@ -261,6 +261,10 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))
     diff = [x.dtype.kind == "f" for x in call.inputs]
     notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
+    notes += [f"no index repeats in {n} ({x.size} {'entry' if x.size == 1 else 'distinct entries'}), so a scatter-add "
+              "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
+              f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
+              if call.params and V.repeats_no_index(x)]
     dkeys = [k for k, d in zip(call.keys, diff) if d] + list(call.params)
     display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
     display.update({k: V.grad_name(k) for k in call.params})

@@ -100,7 +100,7 @@ DIAGNOSES: dict[str, Record] = {
         "per call?)", "{advice}", _DROP),
     "forward-changes-state": Record(
         "forward changes the layer's state", "{call} changes the layer's state: "
-        "two calls with the same input differ by up to {diff:.3g}, yet a copy of the layer taken "
+        "{seen}, yet a copy of the layer taken "
         "before the first call gives that call's output again, so the forward is not random: each "
         "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
@@ -271,6 +271,16 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "flat-forward": Record(
+        "forward piecewise constant", "{t} should be 0: forward's output does not move when {x} moves by a small "
+        "step (the numerical {t} is 0 in every entry), though it does for a step of 0.5: forward is piecewise "
+        "constant in {x} (np.round, np.floor, astype(int), a comparison), so the true gradient of {x} is 0",
+        "return np.zeros_like({x}) for {t}; if {x} holds ids or counts, pass them as integers (--indices) and return "
+        "None", _NUM),
+    "factor-sqrt-d": Record(
+        "1/sqrt(d) or 1/batch", "{t} is {count} times too {big}: {what}, e.g. attention's 1/sqrt(d_k) with d_k = "
+        "{d} (the last axis of {x}); the batch size is {count} as well, so it may instead be {alt}: a check at "
+        "another batch size tells which", "{fix}", _LIN),
     "factor-inverse-batch-m": Record(
         "extra 1/batch (1/m)", "{t} {be} {count} times too small: an extra 1/batch (1/m = 1/{count}, m the batch "
         "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
@@ -285,7 +295,7 @@ DIAGNOSES: dict[str, Record] = {
         "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
         "nowhere", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
-    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
+    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient: a "
                      "constant factor is wrong somewhere"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
@@ -453,6 +463,14 @@ DIAGNOSES: dict[str, Record] = {
         "the Jacobian's off-diagonal terms mix the wrong entries",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True)), the axis of forward's sum",
         "03-softmax-cross-entropy.md"),
+    "gelu-two-forms": Record(
+        "GELU forward and backward of two forms", "{t} uses the derivative of the {bwd} GELU, but forward computes the "
+        "{fwd} one (they differ by up to about 1e-3)", "differentiate the form forward computes: {right}", _ACT),
+    "log-softmax-wrong-axis": Record(
+        "log-softmax backward sums over the wrong axis", "{t} = dY - p * dY.sum(axis={other}) with p = exp(out): "
+        "the sum is over axis {other}, but the log-softmax normalises over axis {axis} (exp(out) sums to 1 along "
+        "axis {axis})", "use dX = dY - p * dY.sum(axis={axis}, keepdims=True), the axis of forward's sum",
+        "03-softmax-cross-entropy.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -481,6 +499,10 @@ DIAGNOSES: dict[str, Record] = {
         "backward cropped the padded gradient as dxp[..., :H, :W], its first rows and columns, where the "
         "padding of {p} sits at both ends", "crop both ends: {t} = dxp[:, :, {p}:-{p}, {p}:-{p}] (pad = {p})",
         _CONV),
+    "pad-crop-off": Record(
+        "padding cropped too late", "{t} is the correct gradient shifted by {s} along its last two axes, the other "
+        "way: backward cropped the padded gradient {s} row(s) and column(s) too late, dxp[..., p+{s}:p+{s}+H, "
+        "p+{s}:p+{s}+W]", "crop from the pad: {t} = dxp[:, :, p:p+H, p:p+W] (dxp[:, :, p:-p, p:-p])", _CONV),
     "tanh-square-inside": Record(
         "tanh square missing", "{ts} {be} what backward gives with tanh's derivative taken as 1 - out where "
         "1 - out**2 is due (out = the tanh forward returns): the square is missing",
@@ -1330,12 +1352,11 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
             return code, {"count": count, "words": words}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
-    named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     if ok.sum() == 1:  # one number is always some multiple of another: only a simple ratio is named
         simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
-    return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+    return "factor", {"c": c}  # one phrase: "2 times the correct gradient" (was also "twice the true value (x2)")
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
@@ -1625,6 +1646,13 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
     for words, cand in _permuted_copies(n, m.shape):
         if match(m, cand):
             return "permuted", {"how": f": it is {words}"}
+    for ax, size in enumerate(m.shape if m.shape == n.shape and m.size <= 4096 else ()):
+        for r in range(1, size):  # tester19s SplitHeadsSwap: [d2 * (1 - t**2), d1] where [d1, d2 * (1 - t**2)]
+            if match(m, np.roll(n, r, axis=ax)):
+                return "permuted", {"how": f": its last {r} of {size} entries along axis {ax} come first, the first "
+                                    f"{size - r} last (two pieces joined in the wrong order, e.g. np.concatenate([b, a], "
+                                    f"axis={ax}) where [a, b] is due: each piece goes where forward took its part of "
+                                    "the input from)"}
     a, b = np.sort(m.ravel()), np.sort(n.ravel())
     if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
         return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes "
@@ -2150,6 +2178,55 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
+    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G)
+
+
+#: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
+_GELU_C = np.sqrt(2 / np.pi)
+_GELUS = {
+    "exact (erf)": (lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+                    lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi),
+                    "0.5 (1 + erf(x / sqrt(2))) + x exp(-x**2 / 2) / sqrt(2 pi)"),
+    "tanh-approximated": (
+        lambda x: 0.5 * x * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3))),
+        lambda x: (0.5 * (1 + (t := np.tanh(_GELU_C * (x + 0.044715 * x**3))))
+                   + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * 0.044715 * x * x)),
+        "0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2), t = tanh(sqrt(2/pi) (x + 0.044715 x**3))"),
+}
+
+
+def _erf(x):
+    from scipy.special import erf
+    return erf(x)
+
+
+def _gelu_forms(m, n, X, Y, G):
+    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd): ``Y`` is
+    one form of ``X`` and ``m`` ``G`` times the other's derivative, ``n`` the first's; else None."""
+    if X.dtype.kind != "f" or X.shape != Y.shape or close(m, n, 1e-5):
+        return None
+    for fwd, (f, df, right) in _GELUS.items():
+        if close(Y, f(X), 1e-9) and close(n, G * df(X), 1e-5):
+            for bwd, (_, dg, _) in _GELUS.items():
+                if bwd != fwd and close(m, G * dg(X), 1e-7):
+                    return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
+    return None
+
+
+def _log_softmax_axis(m, n, Y, G):
+    """A log-softmax's backward summing dY over another axis than forward's (tester19s LogSoftmaxAxis0Bwd): ``Y``
+    is a log-softmax along ``axis`` (exp(Y) sums to 1 there), ``n`` its VJP ``G - exp(Y) G.sum(axis)`` and ``m``
+    the same with the sum over ``other``; else None."""
+    if Y.ndim < 2 or np.any(Y > 1e-12):
+        return None
+    P = np.exp(Y)
+    for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
+        if not np.allclose(P.sum(axis=axis), 1.0, rtol=0, atol=1e-9) or not close(
+                n, G - P * G.sum(axis=axis, keepdims=True), 1e-5) or close(m, n, 1e-5):
+            continue
+        for other in range(Y.ndim):
+            if other != axis % Y.ndim and close(m, G - P * G.sum(axis=other, keepdims=True), 1e-5):
+                return "log-softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
     return None
 
 
@@ -2380,6 +2457,10 @@ def _pad_crop_signature(L: _Layer, key, m, n):
         ok = np.isfinite(b)
         if ok.all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
             return "pad-not-cropped", {"p": p}
+    for sh in range(1, min(m.shape[-2:]) // 2 + 1):  # tester19s convpadcrop: dxp[..., p+1:p+1+H] (too late)
+        a, b = m[..., :-sh, :-sh], n[..., sh:, sh:]
+        if np.isfinite(b).all() and np.any(b != 0) and close(a, b, 1e-5) and not close(m, n, 1e-5):
+            return "pad-crop-off", {"s": sh}
     return None
 
 
@@ -2700,6 +2781,43 @@ def _params_text(qualname: Any) -> str:
     return ", ".join(names) or "no arguments"
 
 
+def _flat_forward(L: _Layer, key, m, n) -> dict | None:
+    """The fields of ``flat-forward`` when the numerical gradient of a float input is exactly 0 in every entry, ``m``
+    is not, a move of the input by 0.5 (one random direction) changes the output and a weight's numerical gradient
+    is not 0 (the output is not rounded as a whole: piecewise-constant): a forward piecewise constant in that
+    input (``np.round(X) @ W``); else None."""
+    if not key.startswith("@") or key[1:] not in L.names or not m.size or np.any(n != 0) or not np.any(m != 0):
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or x.shape != m.shape:
+        return None
+    moved = L.fwd_with(i, x + 0.5 * np.random.default_rng(L.seed).standard_normal(x.shape))
+    if _same(moved, L.Y) or not (ws := [k for k, w in L.params.items() if w.dtype.kind == "f" and w.size <= 4096]):
+        return None
+    # a weight moves the output: it is not rounded to a grid as a whole (piecewise-constant, the structural probe's)
+    return {"x": key[1:]} if np.mean(L.numer(ws[:1])[ws[0]] != 0) > 0.5 else None  # most entries, not a flip
+
+
+def _sqrt_d(L: _Layer, m, n) -> dict | None:
+    """The fields of ``factor-sqrt-d`` when ``m`` is ``N`` or ``1/N`` times ``n`` for the batch size ``N`` and
+    ``N * N`` is the last axis ``d`` of a float input of two axes or more: a missing or extra 1/sqrt(d) (attention's
+    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None."""
+    N, ok = L.n_batch, np.isfinite(n)
+    x = next((nm for nm, x in zip(L.names, L.inputs) if x.ndim >= 2 and x.dtype.kind == "f"
+              and x.shape[-1] == N * N), None)
+    if N < 2 or x is None or not np.any(n[ok]):
+        return None
+    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    big = abs(c / N - 1) < 1e-6
+    if not big and abs(c * N - 1) >= 1e-6:
+        return None
+    return {"count": N, "big": "large" if big else "small", "d": N * N, "x": x,
+            "what": "a 1/sqrt(d) factor is missing" if big else "an extra 1/sqrt(d) factor",
+            "alt": "a missing 1/batch (a sum where a mean is due)" if big else "an extra 1/batch",
+            "fix": "scale it by 1/sqrt(d) as the forward does" if big else "divide by sqrt(d) once, as the forward does"}
+
+
 def _per_layer_m(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-inverse-batch-m`` when ``m`` is ``n / M`` for the batch size ``M`` on axis 1 of
     the layer's 2-D first input in Andrew Ng's layout (``A (in, M)``, ``Y (out, M)``, a weight ``(out, in)``),
@@ -2847,6 +2965,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
     if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
+    if (g := _flat_forward(L, key, m0, n0)) is not None:
+        return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
@@ -2859,6 +2979,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
+        f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
@@ -3567,7 +3689,7 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
 CARRIED = "state carried from one call to the next"
 
 
-def _state_fields(training: bool, diff: float, changed: list[str], call: str = "") -> dict[str, Any]:
+def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "") -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
     running statistics are named, tester14 #4, but the attributes it changes)."""
@@ -3588,7 +3710,8 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
         why = ": running statistics updated in eval mode (an eval forward must leave the layer as it is)"
         fix = ("update running_mean and running_var only when training=True; in eval mode normalise with them "
                "and leave them unchanged")
-    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix}
+    seen = (seen or "two calls with the same input differ by up to {diff:.3g}").format(diff=diff)
+    return {"diff": diff, "attrs": attrs, "call": call, "why": why, "fix": fix, "seen": seen}
 
 
 def _state_said(layer: Any, inputs, changed: list[str], call: str) -> tuple[list[str], str]:
@@ -3979,6 +4102,7 @@ class _Probes:
                 self.fwd(b, others)  # another instance's forward between a's forward and backward
                 shared = self.step(a, [], G)[1]
                 Y_stale, stale = self.step(d, [others, inputs], G)  # earlier: other data
+                carried = None if _same(Y_ref, Y_stale) else self.carried(b)
             except Exception as exc:  # noqa: BLE001
                 raised = type(exc.__cause__ or exc).__name__  # the student's own, not its wrapper
                 return self.probe(7, None, f"skipped (copies of the layer raised {raised})")
@@ -3989,12 +4113,33 @@ class _Probes:
                                  for g in (shared, stale))
         self.probe(7, not bad_shared and not bad_stale and not bad_y,
                    ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale))))
-        if bad_y:
+        if bad_y and carried is not None:  # tester19s M: an EMA of the inputs, at its fixed point on equal inputs
+            self.find("forward-changes-state", **_state_fields(self.training, float(np.nanmax(np.abs(
+                np.asarray(Y_ref, dtype=np.float64) - np.asarray(Y_stale, dtype=np.float64)))), *_state_said(
+                self.layer, inputs, carried, self.fcall), seen="after a call on other data, a call on the "
+                "check's input differs from a fresh copy's by up to {diff:.3g}, and a second call on it differs "
+                "again"))
+        elif bad_y:
             self.find("stale-output", "Y")
         elif bad_shared or bad_stale:
             code, ts = ("shared-cache", bad_shared) if bad_shared else ("stale-cache", bad_stale)
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
+
+    def carried(self, b) -> list[str] | None:
+        """Whether forward updates state that the next call reads, seen across calls on other data: ``b``, a copy
+        that ran one forward on other inputs, runs forward twice on the check's input, and the two outputs differ
+        (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
+        a kept output (stale-output) gives the same twice). The attributes the second call changed (a local
+        layer; [] for a sandboxed one), or None."""
+        o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
+        Y1 = self.fwd(b, self.inputs)
+        before = _array_attrs(o) | _number_attrs(o)
+        Y2 = self.fwd(b, self.inputs)
+        if _same(Y1, Y2):
+            return None
+        after = _array_attrs(o) | _number_attrs(o)
+        return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
         """Per group of tensors, ``(agrees, u)``: one directional derivative of ``sum(Y * G)`` at the inputs

@@ -131,3 +131,45 @@ def test_indices_beyond_the_table_name_indices(tmp_path):
     p = run_here("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "9", *INIT)
     assert p.returncode == 3
     assert "--indices 9 drew ids up to HIGH - 1" in both(p) and "vocabulary size" in both(p)
+
+
+def test_drawn_ids_always_repeat_one():
+    """tester19s H: with 1000 rows, the ids drawn for 40 or 6 lookups (seeds 2, 5; 0-3) were all distinct, so
+    the buffered ``dW[idx] += dY`` PASSed: a drawn index array of two or more entries repeats one, whatever the
+    seed; one entry stays as drawn."""
+    from gradcheck._validation import index_inputs
+
+    for shape, seeds in (((8, 5), (2, 5)), ((2, 3), range(4)), ((2,), range(20))):
+        for seed in seeds:
+            ids = index_inputs(shape, {0: 1000}, seed)
+            assert ids.shape == shape and len(np.unique(ids)) < ids.size, (shape, seed)
+    assert index_inputs((1,), {0: 1000}, 0).shape == (1,)
+    mixed = index_inputs([(4,), (3, 2)], {0: 10**6}, 1)  # a float input beside: its shape stays a shape
+    assert len(np.unique(mixed[0])) == 3 and mixed[1] == (3, 2)
+
+
+def test_buffered_add_fails_on_distinct_seeds(tmp_path):
+    """The layer of the finding fails on seeds whose draw had no repeat (20 rows, 6 ids: seeds 0-3; a table of
+    20, not the finding's 1000, keeps the diagnosis cheap): with the np.add.at sentence in the full and fast
+    modes; the sample mode fails too, its directional test outside the sampled entries."""
+    f = student(tmp_path, LAYERS)
+    for seed, mode in ((0, "full"), (1, "fast"), (2, "sample")):
+        p = run_here("check", f"{f}::EmbeddingBuffered", "--input-shape", "2,3", "--indices", "20", "--init",
+                     json.dumps({"vocab_size": 20, "dim": 2}), "--seed", seed, "--mode", mode)
+        text = " ".join(both(p).split())
+        assert p.returncode == 1, text
+        assert "FAIL: EmbeddingBuffered: gradient mismatch in dW" in text
+        assert mode == "sample" or "accumulate with np.add.at(dW, idx, dY)" in text, text
+
+
+def test_distinct_ids_given_are_warned():
+    """Ids the user gives (the Python API) that repeat none: a scatter-add bug cannot show, and the note says so."""
+    from gradcheck import check_layer
+
+    ns = {}
+    exec(LAYERS, ns)
+    res = check_layer(ns["EmbeddingBuffered"](5, 3), np.array([[0, 1], [2, 3]]), twin=None)
+    assert res.passed
+    assert any("no index repeats in X (4 distinct entries)" in n and "np.add.at" in n for n in res.notes), res.notes
+    res = check_layer(ns["EmbeddingBuffered"](5, 3), np.array([[0, 1], [2, 0]]), twin=None)
+    assert not res.passed and not any("no index repeats" in n for n in res.notes)

@@ -91,7 +91,7 @@ def _mse(tmp_path, backward, *extra, src=MSE_AB, shape="8,3"):
 @pytest.mark.parametrize(("backward", "pred", "c", "said"), [
     ("(self.a - self.b) / self.a.size", "a", "0.5", "factor 2 of the derivative of the square"),
     ("-(self.a - self.b) / self.a.size", "b", "0.5", "factor 2 of the derivative of the square"),
-    ("4 * (self.a - self.b) / self.a.size", "a", "2", "twice the true value"),
+    ("4 * (self.a - self.b) / self.a.size", "a", "2", "2 times the correct gradient: a constant factor"),
     ("-3 * (self.a - self.b) / self.a.size", "b", "1.5", "1.5 times the correct gradient"),
     ("2 * (self.a - self.b) / len(self.a)", "a", "3", "a mean over all N*D = 24 elements of y_pred divides by 24, "
                                                      "not by N = 8"),

@@ -246,7 +246,7 @@ class WeightGrads:
 class TwoCandidates:
     def __init__(self): self.W = R.standard_normal((5, 3))
     def forward(self, X): self.X = X; return X @ self.W
-    def backward(self, dY): self.gW = HALF * self.X.T @ dY; self.hW = self.X.T @ dY; return dY @ self.W.T
+    def backward(self, dY): self.kW = HALF * self.X.T @ dY; self.hW = self.X.T @ dY; return dY @ self.W.T
 class TwoParallel:
     def __init__(self):
         self.p = {"W": R.standard_normal((5, 3))}; self.b = R.standard_normal(3); self.g1 = {}; self.g2 = {}
@@ -296,10 +296,10 @@ def test_a_gradient_found_by_place_against_central_differences():
 def test_an_ambiguous_gradient_is_named_in_a_warning_never_passed_silently(tmp_path):
     p = _check(tmp_path, PLACED, "TwoCandidates", "4,5", 0.5)
     out = flat(p)
-    assert ("WARNING: backward writes gW, hW, shaped like W (5, 3), but gradcheck cannot tell which, if any, is the "
+    assert ("WARNING: backward writes kW, hW, shaped like W (5, 3), but gradcheck cannot tell which, if any, is the "
             "gradient of W") in out
     assert p.returncode == 1 and "backward computes no" not in out and "PASS" not in out
-    assert ("FAIL: TwoCandidates: backward writes gW, hW, shaped like W (5, 3), but gradcheck cannot tell that one "
+    assert ("FAIL: TwoCandidates: backward writes kW, hW, shaped like W (5, 3), but gradcheck cannot tell that one "
             "of them is W's gradient: name it dW (or grad_W, W_grad)") in out
     p = _check(tmp_path, PLACED, "TwoParallel", "4,5", 1.0)  # b/db checked: p['W'] without a sure gradient fails
     out = flat(p)

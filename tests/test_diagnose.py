@@ -167,8 +167,8 @@ def test_planted_bug_is_named(cls, code, tensor):
     "cls, words",
     [
         (MeanDb, "db is the mean over the batch, not the sum"),
-        (Twice, "twice the true value (x2)"),
-        (Half, "half the true value (x0.5)"),
+        (Twice, "dW is 2 times the correct gradient: a constant"),
+        (Half, "dW is 0.5 times the correct gradient: a constant"),
         (BatchTimes, "a 1/batch is missing"),
         (OverBatch, "an extra 1/batch"),
         (Transposed, "dW is transposed"),

@@ -191,6 +191,12 @@ EXPECTED = {
     "scalars.py::PReLUDenseNoGrad": "weight-or-constant",  # tester14 #1: a 0-d alpha once a hyperparameter (PASS)
     "scalars.py::PReLUDenseF64NoGrad": "weight-or-constant",  # tester14 #1: np.float64 alpha, the same
     "state.py::AnnealedTanhCounts": "forward-changes-state",  # tester14 #4: a call counter, no training argument
+    "state.py::CenterRunningMeanEMA": "forward-changes-state",  # tester19s: an EMA, equal on equal inputs
+    "tester19.py::AttentionNoScaleBwd": "factor-sqrt-d",  # tester19s: 1/sqrt(d_k) = 1/2, the batch size too
+    "tester19.py::RoundedLinearDx": "flat-forward",  # tester19s IntInput: np.round(X) @ W, dX = dY @ W.T
+    "tester19.py::LogSoftmaxAxis0": "log-softmax-wrong-axis",  # tester19s LogSoftmaxAxis0Bwd
+    "tester19.py::GeluTanhErfBackward": "gelu-two-forms",  # tester19s GeluTanhFwdErfBwd
+    "tester19.py::convlate": "pad-crop-off",  # tester19s convpadcrop: dxp[..., p+1:p+1+H]
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -358,7 +364,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "styles.py::OutputLayer",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear", "scalars.py::PReLUDense", "scalars.py::PReLUDenseF64",
-           "state.py::AnnealedTanh",
+           "state.py::AnnealedTanh", "state.py::CenterRunningMean", "tester19.py::Attention", "tester19.py::RoundedLinear", "tester19.py::LogSoftmax", "tester19.py::GeluTanh",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",

@@ -29,3 +29,26 @@ class AnnealedTanhCounts(AnnealedTanh):
         self.t += 1  # BUG: every call anneals s, so two calls on the same input differ
         self.s = 1.0 / (1 + 0.001 * self.t)
         return super().forward(X)
+
+
+class CenterRunningMean:
+    """Y = X - mean(X, axis=0): the batch's own mean."""
+
+    ADAPT = True
+
+    def __init__(self):
+        self.mean = None
+
+    def forward(self, X):
+        self.mean = X.mean(axis=0)
+        return X - self.mean
+
+    def backward(self, dY):
+        return dY - dY.mean(axis=0)
+
+
+class CenterRunningMeanEMA(CenterRunningMean):
+    def forward(self, X):
+        m = X.mean(axis=0)  # BUG: the output reads an EMA of earlier calls' means (tester19s EMAState): two calls on
+        self.mean = m if self.mean is None else 0.9 * self.mean + 0.1 * m  # the same input agree (a fixed point)
+        return X - self.mean
