@@ -8,6 +8,12 @@ The notebooks (nbmake items, 10-60 s each) are moved to the front of the run: co
 last, they reached ``pytest -n 2``'s workers at the end, and one worker ran them alone
 while the other had finished. First, they run while the other worker takes the many short
 tests, and the short tests at the end balance the two (``--dist worksteal``, Makefile).
+
+The known-long tests (:data:`LONG_FIRST`) follow them, for the same reason: a 120 s module fixture that
+starts late on one worker makes the run's tail (the other worker, its short tests done, can only
+steal that module's remaining tests and run the fixture a second time). First in the order, they
+start the first worker's share, and worksteal hands the short tests at the end of that share to the
+other worker, so the run ends on short tests.
 """
 
 import os
@@ -23,9 +29,35 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+#: Node-id prefixes of the longest tests (``make test --durations=30``, session 18: seconds of setup or
+#: call on a quiet 2-core machine), longest first; a module with a module fixture is named whole, so its
+#: tests stay together behind the fixture. A test missing here only runs in its collected place.
+LONG_FIRST = (
+    "tests/test_grading_hostile.py",  # 122 s: module fixture grading ~100 hostile submissions
+    "tests/test_grading_cs231n.py",  # 45 s module fixture
+    "tests/test_grading_dask.py",  # 44 s module fixture (a LocalCluster)
+    "tests/test_cli_discovery.py::test_the_last_of_many_sub_layers_is_checked",  # 33 s + 8 s
+    "tests/test_cli.py::test_zoo_passes_and_writes_plots",  # 30 s
+    "tests/test_grading_signals_s14.py",  # 22 + 16 + 10 + 9 + 7 s
+    "tests/test_grading_adversarial.py",  # 27 s module fixture
+    "tests/test_buggy_layers.py",  # 24 s module fixture
+    "tests/test_autoprop_peer.py::test_autograd_numpy_test_files_pass_through_the_adapter",  # 20 s
+    "tests/test_grading_hidden_inputs.py::test_the_solution_earns_every_hidden_point_on_every_seed",  # 20 s
+    "tests/test_grading.py",  # 14 s module fixture, 12 s, 7 s
+)
+
+
+def _rank(item) -> tuple[int, int]:
+    """Notebooks (0), then the :data:`LONG_FIRST` tests in its order (1, i), then the rest (2)."""
+    if item.path.suffix == ".ipynb":
+        return (0, 0)
+    return next(((1, i) for i, p in enumerate(LONG_FIRST) if item.nodeid.startswith(p)), (2, 0))
+
+
 def pytest_collection_modifyitems(items):
-    """Notebooks first, every other test in its collected order (the same on every worker)."""
-    items.sort(key=lambda item: item.path.suffix != ".ipynb")  # a stable sort
+    """Notebooks first, then the known-long tests, every other test in its collected order (the same
+    order on every worker)."""
+    items.sort(key=_rank)  # a stable sort
 
 
 @pytest.fixture(autouse=True, scope="session")

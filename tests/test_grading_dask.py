@@ -1,7 +1,7 @@
 """Grading a batch on a dask.distributed cluster (``grade_batch(..., scheduler=ADDRESS)``; issue 11 §3).
 
 One module fixture starts a ``LocalCluster`` of two worker processes (one thread each)
-and grades the example assignment's solution, stub and mutants plus a few hostile
+and grades the example assignment's solution, stub and four mutants plus a few hostile
 submissions (tests/hostile/) through it, and the same folder with the local pool,
 same seed: every score, status and per-test outcome must be identical, the results
 must be written and signed by the client (a resumed batch skips them, regrades a
@@ -32,7 +32,12 @@ else:
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
 TESTS = ASSIGN / "tests"
-MUTANTS = sorted(json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text()))
+#: one mutant per grading test a mutant fails (Linear, ReLU, cross-entropy and its cache, the float64 test
+#: alone): every kind of per-test outcome goes through the cluster. The other four (db_not_summed,
+#: transposed_dW, factor_2, upstream_ignored) fail the same tests as one of these, so they take the same
+#: path through the cluster; test_grading.py grades each of the eight (each loses exactly its points).
+MUTANTS = ["cache_mutated", "db_mean", "float32", "sign_flip"]
+assert set(MUTANTS) <= set(json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text()))
 #: hostile submissions graded through the cluster too: the issue's bypass, a forged exit code, a forged
 #: reply frame, writes into the output folder (here the client's, which the worker must not reach)
 HOSTILE = ["abspath_patch", "exit70", "forged_frame", "write_outputs"]
