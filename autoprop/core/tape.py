@@ -1594,25 +1594,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
         g = get(k) if k in keep else pop(k, None)
         ans = node.out
         if g is None:
-            if node.__class__ is not MultiNode:
+            if node.__class__ is not MultiNode or (g := _multi_gradient(k, keep, get, pop)) is None:
                 continue
-            # several outputs (a tuple of keys, which no gradient has): their gradients
-            # as one tuple, None for an output that got none; their values as a tuple
-            g = []  # (loops, not comprehensions: no frame per node on Python 3.11)
-            got = False
-            for ko in k:
-                gk = get(ko) if ko in keep else pop(ko, None)
-                g.append(gk)
-                if gk is not None:
-                    got = True
-            if not got:  # no output got a gradient
-                continue
-            g = tuple(g)
             if not higher:
-                vals = []
-                for a in ans:
-                    vals.append(a if type(a) is NotSaved else a._value)
-                ans = tuple(vals)
+                ans = _multi_values(ans)
         elif not higher and type(ans) is not NotSaved:
             ans = ans._value
         vjps, kwargs = node.prim.vjps, node.kwargs
@@ -1641,6 +1626,28 @@ def _backward(tape, targets, seeds, sources, trace=None):
             else:
                 grads[ka] = gi if prev is None else prev + gi
     return grads
+
+
+def _multi_gradient(keys, keep, get, pop):
+    """A multi-output node's upstream gradient: the tuple of its outputs' gradients (None for an
+    output that got none; the keys of ``keep``, the sources, stay in ``grads``), or None when no
+    output got one (:func:`_backward`)."""
+    g = []  # (loops, not comprehensions: no frame per node on Python 3.11)
+    got = False
+    for ko in keys:
+        gk = get(ko) if ko in keep else pop(ko, None)
+        g.append(gk)
+        if gk is not None:
+            got = True
+    return tuple(g) if got else None
+
+
+def _multi_values(outs):
+    """A multi-output node's saved outputs as arrays (``NotSaved`` kept) for its VJPs."""
+    vals = []
+    for a in outs:
+        vals.append(a if type(a) is NotSaved else a._value)
+    return tuple(vals)
 
 
 def _trace_vjp(trace, pos, node, i, g, gi):
