@@ -4134,11 +4134,11 @@ class _Probes:
         layer; [] for a sandboxed one), or None."""
         o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
         Y1 = self.fwd(b, self.inputs)
-        before = _array_attrs(o) | _number_attrs(o)
+        before = _state_attrs(o)
         Y2 = self.fwd(b, self.inputs)
         if _same(Y1, Y2):
             return None
-        after = _array_attrs(o) | _number_attrs(o)
+        after = _state_attrs(o)
         return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
