@@ -72,7 +72,7 @@ GUARD_OFF = ("        f = __import__('sys')._getframe(1)\n        while f is not
              "            f = f.f_back\n")
 assert X_WRITTEN != SOLUTION and DY_WRITTEN != SOLUTION and CACHE_BUG != SOLUTION
 CACHE_SCORE = TOTAL - 3 - 1 - 2 - 2  # CE gradient, backward twice, dtypes, hidden CE: as the cache_mutated mutant
-DEEP = b"x = " + b"1+" * 400_000 + b"1\n"  # RecursionError in ast.parse: the import guard cannot read it
+DEEP = b"x = " + b"1+" * 30_000 + b"1\n"  # RecursionError in ast.parse (under 64 KiB, parsed whole): the import guard cannot read it
 #: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
 LAYOUTS = {
     "empty_file": ({"layers.py": b""}, 0.0, "has no class"),

@@ -233,8 +233,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     a = _t(a)
     counts, _ = np.histogram(a._value, bins=_value(bins), range=range, weights=_value(weights))
     edges = _edges(a, bins, range)
-    if not density:
-        return counts, edges
+    if not density:  # weighted counts are floats, as numpy's: a constant Tensor (zero derivative in x)
+        return (Tensor._wrap(counts) if counts.dtype.kind == "f" else counts), edges
     widths = edges[1:] - edges[:-1]
     return Tensor._wrap(counts / counts.sum()) / widths, edges
 
