@@ -688,16 +688,7 @@ class Sandbox:
         if n - len(buf) > _BIG_READ:
             return self._read_big(n, deadline, what)
         while len(buf) < n:
-            try:
-                chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
-            except BlockingIOError:
-                self._wait(deadline, what)
-                continue
-            if not chunk:
-                self._died(what)
-            buf += chunk
-            if time.monotonic() > min(deadline + self._grace, self._session_end):
-                self._wait(deadline, what)  # a reply that keeps coming still has its time limit
+            buf += self._chunk(min(max(n - len(buf), 1 << 16), 1 << 20), deadline, what)
         out = bytes(buf[:n])
         del buf[:n]
         return out
@@ -712,20 +703,28 @@ class Sandbox:
         self._rbuf.clear()
         try:
             while have < n:
-                try:
-                    chunk = os.read(self._r, min(n - have, 1 << 20))
-                except BlockingIOError:
-                    self._wait(deadline, what)
-                    continue
-                if not chunk:
-                    self._died(what)
+                chunk = self._chunk(min(n - have, 1 << 20), deadline, what)
                 view[have:have + len(chunk)] = chunk
                 have += len(chunk)
-                if time.monotonic() > min(deadline + self._grace, self._session_end):
-                    self._wait(deadline, what)
         finally:
             view.release()
         return out
+
+    def _chunk(self, size: int, deadline: float, what: str) -> bytes:
+        """One read of at most ``size`` bytes of the reply pipe for :meth:`_read_exact` and :meth:`_read_big`:
+        waits while the pipe is empty, names the child's death when it closed it, and still holds a reply that
+        keeps coming to its time limit (the wait after a read past the deadline kills the child)."""
+        while True:
+            try:
+                chunk = os.read(self._r, size)
+            except BlockingIOError:
+                self._wait(deadline, what)
+                continue
+            if not chunk:
+                self._died(what)
+            if time.monotonic() > min(deadline + self._grace, self._session_end):
+                self._wait(deadline, what)  # a reply that keeps coming still has its time limit
+            return chunk
 
     @property
     def _believed(self) -> bool:
