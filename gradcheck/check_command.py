@@ -554,17 +554,14 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
         return (f": forward {takes} {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")
-    if len(ran) < 2 and unread:  # mode='train'/'test' guessed: no branch of forward may test them
+    if unread and (len(ran) < 2 or same):  # mode='train'/'test' guessed: no branch of forward may test them
         return (f": forward {takes} {name}, but its source compares {name} with neither {on} nor {off} (the "
                 f"values gradcheck passed), and both gave the same output: a branch of forward that another "
-                f"{name} selects may never have run; only this one forward was checked")
+                f"{name} selects may never have run; "
+                + ("only this one forward was checked" if len(ran) < 2 else "both checks ran this one forward"))
     if len(ran) < 2:
         return (f": forward {takes} {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")
-    if same and unread:
-        return (f": forward {takes} {name}, but its source compares {name} with neither {on} nor {off} (the "
-                f"values gradcheck passed), and both gave the same output: a branch of forward that another "
-                f"{name} selects may never have run; both checks ran this one forward")
     if same:
         return (f": forward {takes} {name}; {name}={on} gave the same output as {name}={off} on this input, but "
                 "backward may still branch on the mode, so both modes are checked (--eval or --training checks one)")
