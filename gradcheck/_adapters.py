@@ -1770,18 +1770,20 @@ def _undecidable_order(obj, names, ambiguous: str) -> str:
     prediction and the wrong sign if the other is, and the numbers cannot tell the two apart."""
     good, bad = ambiguous.split(",")
     a, b = names
+    return _unordered(obj, names, f"L depends on {a} and {b} so that dL/d{a} = -dL/d{b} (a loss of {a} - {b}): "
+                      f"backward returns dL/d{good}, which is correct if {good} is the prediction and has the wrong "
+                      f"sign if {bad} is. The numbers cannot tell these two apart; only you can tell which argument "
+                      "is the prediction.")
+
+
+def _unordered(obj, names, why: str) -> str:
+    """Each usage error of a loss ``forward(a, b)`` whose argument order gradcheck cannot read: the class and its
+    forward, "the argument names do not say which is the prediction, and " ``why``, and the two ways to say it."""
+    a, b = names
     return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
-            f"prediction, and L depends on {a} and {b} so that dL/d{a} = -dL/d{b} (a loss of {a} - {b}): backward "
-            f"returns dL/d{good}, which is correct if {good} is the prediction and has the wrong sign if {bad} is. "
-            f"The numbers cannot tell these two apart; only you can tell which argument is the prediction. "
-            + _name_the_prediction(a, b))
-
-
-def _name_the_prediction(a: str, b: str) -> str:
-    """The end of each usage error of a loss whose argument order gradcheck cannot read: the two ways to say it."""
-    return (f"Name forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), (input, target) "
-            f"(PyTorch), (y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add --pred-arg {a} or "
-            f"--pred-arg {b} to say which is the prediction.")
+            f"prediction, and {why} Name forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), "
+            f"(input, target) (PyTorch), (y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add "
+            f"--pred-arg {a} or --pred-arg {b} to say which is the prediction.")
 
 
 def data_kind(a) -> str:
@@ -1810,16 +1812,14 @@ def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
     (tester14): right if that one is the prediction, the target's gradient (the wrong argument differentiated) if the
     other is; the numbers cannot tell the two apart, only the user can."""
     good, bad = matched.split(",")
-    a, b = names
     data = (f"y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}), so "
             f"the data cannot say it either" if same_kind(y_true, y_pred) else
             f"y_true and y_pred ({data_kind(y_true)} and {data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}) do "
             f"not say it either (L is not affine in exactly one of them, as a cross-entropy is in its target)")
-    return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
-            f"prediction, and {data}. backward matches dL/d{good} (the central "
-            f"differences of L with respect to {good}), so a correct loss with {good} as the prediction and a loss "
-            f"whose backward differentiates the wrong argument ({bad} the prediction) look the same: which argument "
-            f"is the prediction cannot be read from backward's own result. " + _name_the_prediction(a, b))
+    return _unordered(obj, names, f"{data}. backward matches dL/d{good} (the central differences of L with respect "
+                      f"to {good}), so a correct loss with {good} as the prediction and a loss whose backward "
+                      f"differentiates the wrong argument ({bad} the prediction) look the same: which argument is the "
+                      "prediction cannot be read from backward's own result.")
 
 
 def _factor(loss, y_true, y_pred, g, seed=1):
