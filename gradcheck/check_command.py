@@ -97,14 +97,15 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
-    diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-                          atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
-                          training=getattr(args, "training", "auto"))
     requested = getattr(args, "training", "auto")
+
+    def diagnose(lay, twin=None, reference=None):  # the layer as loaded, or its copy without an eps (no twin)
+        return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed,
+                              rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
+                              name=cname, training=requested)
+    diag = diagnose(layer, twin, reference)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, lambda lay: diagnose_layer(
-            lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname, training=requested))
+        _removed_eps(args, label, diag, diagnose)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
