@@ -1333,9 +1333,7 @@ def _return_names(fn, n, k):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
     ``n`` items must name them alike, with plain names."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
+    if (tree := _source(fn)) is None:
         return None
     found, todo = set(), list(ast.iter_child_nodes(tree.body[0])) if tree.body else []
     while todo:
