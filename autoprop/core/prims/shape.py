@@ -389,7 +389,9 @@ def _is_basic(key):
 def _getitem_vjp(g, ans, x, key):
     if isinstance(g, Tensor):  # an outer tape records the backward pass
         return index_add(g, key=key, shape=x.shape)
-    if _is_basic(key):  # the walk adds g into one buffer per x, in place (tape.Scatter)
+    # the walk adds g into one buffer per x, in place (tape.Scatter); a lone slice or int (a
+    # recurrent step's rows A[t::T]) is basic without _is_basic's loop
+    if type(key) in _BASIC or _is_basic(key):
         return Scatter(key, g, x.shape)
     return _index_add_fwd(g, key, x.shape)
 
