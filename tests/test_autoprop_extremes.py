@@ -127,8 +127,9 @@ def _cell(A, g=None):
 
 
 def test_rnn_cell_keeps_the_entries_beyond_1_6_at_its_edges_and_all_of_a_with_a_nan():
-    # the forward's two looks (largest, smallest) decide: every |a| <= 1.6 keeps nothing;
-    # the next float beyond +-1.6 is kept (on either side); a NaN keeps all of a
+    # the forward's look (the largest |a|, by argmax: session 20) decides: every |a| <= 1.6
+    # keeps nothing; the next float beyond +-1.6 is kept (on either side); a NaN keeps all of
+    # a, before or after an entry beyond 1.6 (argmax finds the first NaN either way)
     up, down = np.nextafter(1.6, 2.0), np.nextafter(-1.6, -2.0)
     saved, _ = _cell(np.array([[[1.6, -1.6, 0.0]]]))
     assert type(saved) is PartlySaved and saved.mask is None
@@ -138,11 +139,12 @@ def test_rnn_cell_keeps_the_entries_beyond_1_6_at_its_edges_and_all_of_a_with_a_
         saved, dA = _cell(A, np.ones((1, 3)))
         assert type(saved) is PartlySaved and saved.mask.tolist() == [[i == at for i in range(3)]]
         np.testing.assert_allclose(dA, 1.0 / np.cosh(A[:, 0]) ** 2, rtol=4e-15)
-    A = np.array([[[0.3, np.nan, 25.0]]])
-    saved, dA = _cell(A, np.array([[1.0, 0.0, 1.0]]))
-    assert type(saved) is np.ndarray  # all of a: the general path, as tanh's VJP
-    np.testing.assert_allclose(dA, [[1.0 / np.cosh(0.3) ** 2, 0.0, 1.0 / np.cosh(25.0) ** 2]],
-                               rtol=4e-15)
+    for A in (np.array([[[0.3, np.nan, 25.0]]]), np.array([[[0.3, -25.0, np.nan]]])):
+        g = np.where(np.isnan(A[:, 0]), 0.0, 1.0)
+        saved, dA = _cell(A, g)
+        assert type(saved) is np.ndarray  # all of a: the general path, as tanh's VJP
+        want = np.where(np.isnan(A[:, 0]), 0.0, 1.0 / np.cosh(np.nan_to_num(A[:, 0])) ** 2)
+        np.testing.assert_allclose(dA, want, rtol=4e-15)
 
 
 def test_lstm_gates_keep_nothing_at_the_edges_and_see_a_nan():

@@ -111,16 +111,23 @@ def _reads_ok(reads, vjps):  # (a well-formed ``reads`` for these VJPs: :class:`
         type(rs) is tuple and all(r in ("ans", *range(len(vjps))) for r in rs) for rs in reads)
 
 
-class _Variadic:
-    """VJPs (JVPs) of any number of arguments: ``fn(i, g, ans, *args, **kwargs)`` for each ``i``."""
+class _Variadic(dict):
+    """VJPs (JVPs) of any number of arguments: ``fn(i, g, ans, *args, **kwargs)`` for each ``i``.
+
+    ``vjps[i]`` is ``partial(fn, i)``, made once and then found by the dict's own lookup (no
+    Python frame: a stack of a recurrent layer's T states asks T times a record and a walk)."""
 
     __slots__ = ("fn",)
 
     def __init__(self, fn):
+        super().__init__()
         self.fn = fn
 
-    def __getitem__(self, i):
-        return partial(self.fn, i)  # (no Python frame between the walk and fn)
+    def __missing__(self, i):
+        p = partial(self.fn, i)  # (no Python frame between the walk and fn)
+        if len(self) < 4096:  # (a stack of more inputs makes its partials again: no growth)
+            self[i] = p
+        return p
 
 
 #: name -> Primitive: the one table of primitives.

@@ -215,14 +215,15 @@ def _cell_fwd(h, W, A, key):
     y = np.tanh(a)
     if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
         return y  # nobody differentiates it: nothing to keep
-    # a's extreme entries, NaN if an entry is NaN (argmax and argmin find the first NaN):
-    # two cheap looks, not np.abs(a) and a whole-array reduction (session 15)
-    hi, lo = (largest(a), smallest(a)) if a.size else (0.0, 0.0)
-    if hi <= _RNN_KEEP and lo >= -_RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
+    # |a|'s largest entry, NaN if an entry is NaN (argmax finds the first NaN): one look
+    # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
+    # which most steps of a trained or randomly initialised RNN need (session 20)
+    m = np.abs(a)
+    top = largest(m) if a.size else 0.0
+    if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
         return WithSaved((y, keep_entries(a)))
-    if hi == hi:  # some entries beyond +-1.6: those (usually a few)
-        kept = keep_entries(a, np.abs(a) > _RNN_KEEP)
-        top = max(hi, -lo)
+    if top == top:  # some entries beyond +-1.6: those (usually a few)
+        kept = keep_entries(a, m > _RNN_KEEP)
         if top > _COSH_MAX[a.dtype == np.float32] and type(kept) is PartlySaved:
             # where cosh overflows, 1 / cosh(a)^2 is 0 already: kept clipped, so that the VJP
             # takes cosh without _sech2's clip (two ufuncs a step)

@@ -389,7 +389,9 @@ def _is_basic(key):
 def _getitem_vjp(g, ans, x, key):
     if isinstance(g, Tensor):  # an outer tape records the backward pass
         return index_add(g, key=key, shape=x.shape)
-    if _is_basic(key):  # the walk adds g into one buffer per x, in place (tape.Scatter)
+    # the walk adds g into one buffer per x, in place (tape.Scatter); a lone slice or int (a
+    # recurrent step's rows A[t::T]) is basic without _is_basic's loop
+    if type(key) in _BASIC or _is_basic(key):
         return Scatter(key, g, x.shape)
     return _index_add_fwd(g, key, x.shape)
 
@@ -544,8 +546,13 @@ def _stack_key(i, ans, axis):
     return (builtins.slice(None),) * (axis % len(_shape(ans))) + (i,)
 
 
+_ALL = builtins.slice(None)
+
+
 def _stack_vjp(i, g, ans, *xs, axis=0):
-    return g[_stack_key(i, ans, axis)]  # a view of g (a recorded getitem on Tensors)
+    # a view of g (a recorded getitem on Tensors); g has the output's shape, so _stack_key's
+    # index from g's own ndim (one frame, not three: a recurrent layer's T hidden states)
+    return g[(_ALL,) * (axis % g.ndim) + (i,)]
 
 
 def _stack_jvp(i, t, ans, *xs, axis=0):
@@ -562,10 +569,13 @@ def stack(arrays, axis=0, out=None, **kw):
     return _stack_prim(*arrays, axis=axis)
 
 
+#: np.stack without numpy's ``__array_function__`` dispatch, which looks at every input again
+_np_stack = getattr(np.stack, "_implementation", np.stack)
+
 # One record for T inputs (the hidden states of a recurrent layer): not a reshape per
 # input and a concatenate, whose VJP would measure every input's offset again (O(T^2)).
 _stack_prim = defprim(
-    "stack", lambda *xs, axis=0: np.stack(xs, axis=axis), _Variadic(_stack_vjp),
+    "stack", lambda *xs, axis=0: _np_stack(xs, axis=axis), _Variadic(_stack_vjp),
     jvp=_Variadic(_stack_jvp),
     jacobian="a block embedding per input (a new axis)", vjp="dx_i = g[..., i] along axis (a view)",
     shapes="inputs of one shape (...) -> a new axis of length len(inputs) at axis",
