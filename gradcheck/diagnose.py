@@ -3663,15 +3663,15 @@ def _release(*objs) -> None:
             o.release()
 
 
-def _state_attrs(obj: Any) -> dict[str, np.ndarray]:
-    """Copies of the public float arrays, then real numbers (a call counter ``self.t``, an annealed ``self.s``; not a
-    bool: float64 0-d arrays), of a local object's attributes; {} for a sandboxed layer."""
+def _state_attrs(obj: Any, remote: bool = False) -> dict[str, np.ndarray]:
+    """Copies of the public numbers (a call counter ``self.t``, an annealed ``self.s``; not a bool) and numeric arrays
+    of a local object's attributes (:func:`gradcheck._adapters.state_values`); of a sandboxed layer, {} unless
+    ``remote`` (then read in its child: the attributes cannot be set from here, only compared)."""
+    from ._adapters import state_values
+
     if _remote(obj):
-        return {}
-    public = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
-    return {k: np.array(v, copy=True) for k, v in public if isinstance(v, np.ndarray) and v.dtype.kind == "f"} | {
-        k: np.array(v, dtype=np.float64) for k, v in public
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))}
+        return obj.state_values() if remote else {}
+    return state_values(obj)
 
 
 def _reads_itself(pristine: Any, run, name: str) -> bool:
@@ -4130,15 +4130,15 @@ class _Probes:
         """Whether forward updates state that the next call reads, seen across calls on other data: ``b``, a copy
         that ran one forward on other inputs, runs forward twice on the check's input, and the two outputs differ
         (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
-        a kept output (stale-output) gives the same twice). The attributes the second call changed (a local
-        layer; [] for a sandboxed one), or None."""
+        a kept output (stale-output) gives the same twice). The attributes the second call changed (of a
+        sandboxed layer too, read in its child: :meth:`gradcheck.sandbox.RemoteLayer.state_values`), or None."""
         o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
         Y1 = self.fwd(b, self.inputs)
-        before = _state_attrs(o)
+        before = _state_attrs(o, remote=True)
         Y2 = self.fwd(b, self.inputs)
         if _same(Y1, Y2):
             return None
-        after = _state_attrs(o)
+        after = _state_attrs(o, remote=True)
         return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:
