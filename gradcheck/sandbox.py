@@ -1358,7 +1358,7 @@ class _Remote:
         #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
         info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
         self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
-                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:24]}
+                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:32]}
         self.grads: dict[str, np.ndarray] = {}
         #: the staff policy of :meth:`Sandbox.load_layer`; :attr:`forward_calls_in_backward` the last count
         self.no_forward_in_backward, self.forward_calls_in_backward = False, None
