@@ -85,3 +85,17 @@ def test_forward_test_sets_the_weights_of_a_dx_only_layer_in_its_layout(tmp_path
                                      f"point in the layout (out, in) {square}."]
     assert "the output differs from the expected one" in got["LinOutInBiasSign"].markdown()
     assert "(out, in) told by forward" in got["LinOutInBiasSign"].markdown()
+
+
+def test_the_header_says_the_layout_the_forward_test_uses(tmp_path):
+    """The layout is told once (gradcheck._adapters._layout): by shape, and for a square W by forward; the header of
+    ``gradcheck check`` says it as the grader's note does (in-process adapter, no sandbox)."""
+    from gradcheck import _adapters
+
+    ns = {}
+    exec(compile(SQUARE, str(tmp_path / "sq.py"), "exec"), ns)  # noqa: S102 - the test's own layers
+    X = np.random.default_rng(2).standard_normal((6, 4))
+    texts = {n: _adapters.adapt(ns[n](), [X])[1]["text"] for n in ("LinInOut", "LinOutIn", "LinInOutTanh")}
+    assert texts["LinInOut"].endswith("-> dX only; W (in, out, told by forward: square)"), texts
+    assert texts["LinOutIn"].endswith("-> dX only; W (out, in, told by forward: square)"), texts
+    assert texts["LinInOutTanh"].endswith("-> dX only; W (in, out, told by forward: square)"), texts
