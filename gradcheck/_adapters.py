@@ -3115,11 +3115,79 @@ def _aliases(named, checked):
     return tied, views
 
 
-def _layout(w, inputs, y):
-    if w.ndim != 2 or len(inputs) != 1 or inputs[0].ndim < 2 or np.ndim(y) < 2 or w.shape[0] == w.shape[1]:
+def _layout(w, inputs, y, moved=None):
+    """``", weights (in, out)"`` or ``", weights (out, in)"``: how a 2-D weight ``w`` maps forward's one input (N, in) to
+    its output (N, out), by shape; a square ``w``, which its shape cannot tell, by forward itself when ``moved(step)``
+    gives forward's output with ``w[0, 1]`` moved by ``step``: for Y = X @ W (in, out) output column 1 alone moves
+    (with X[:, 0]), for Y = X @ W.T (out, in) column 0 alone (with X[:, 1]). "" when neither tells."""
+    if w.ndim != 2 or len(inputs) != 1 or inputs[0].ndim < 2 or np.ndim(y) < 2:
         return ""
     d, m = inputs[0].shape[-1], np.shape(y)[-1]
-    return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+    if w.shape[0] != w.shape[1]:
+        return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+    if moved is None or w.shape != (d, m) or d < 2:
+        return ""
+    base, y1 = moved(0.0), moved(1.0)
+    if np.shape(base) != np.shape(y1) or np.ndim(y1) < 2:
+        return ""
+    cols = list(np.flatnonzero(np.any(base != y1, axis=tuple(range(np.ndim(y1) - 1)))))
+    return ", weights (in, out)" if cols == [1] else ", weights (out, in)" if cols == [0] else ""
+
+
+def _seed_weights(obj, inputs, y, kw, names):
+    """``["W 5,3 float64 in, out", ...]``: name, shape, dtype and layout of the weights without gradients ``names``
+    (the seed protocol's own attributes; strings, as the sandbox's reply carries them: :func:`seed_weight`), the
+    layout of a 2-D one told by :func:`_layout` (``"in, out"``, ``"out, in"``, ``""``; a square one by forward, every
+    write undone): what the grader's forward test sets them from (:func:`set_weights`)."""
+    out = []
+    for n in names[:MAX_PROBED]:
+        w = _fields(obj).get(n) if "." not in n and "[" not in n else None
+        if not (isinstance(w, np.ndarray) and w.dtype.kind == "f"):
+            continue
+
+        def moved(step, w=w):
+            with _all_undone([obj]) as rewind:
+                keep = w[0, 1].copy()
+                try:
+                    w[0, 1] = keep + step
+                    return _run(obj, rewind, inputs, kw)
+                finally:
+                    w[0, 1] = keep
+        lay = (_try(_layout, w, inputs, y, moved if w.flags.writeable else None) or "") if inputs and y is not None \
+            else ""
+        out.append(f"{n} {','.join(map(str, w.shape))} {w.dtype.name} {lay.partition('(')[2].rstrip(')')}")
+    return out
+
+
+def seed_weight(text):
+    """``(name, shape, dtype, layout)`` of one :func:`_seed_weights` string (Markdown escapes dropped); None when it
+    is not one (the sandbox's reply is data)."""
+    parts = str(text).replace("\\", "").split(" ", 3)
+    try:
+        return parts[0], tuple(int(d) for d in parts[1].split(",") if d), np.dtype(parts[2]), parts[3]
+    except (IndexError, ValueError, TypeError):
+        return None
+
+
+def set_weights(layer, values):
+    """Write ``values`` (``{name: array}``) into the weights without gradients of an :class:`Adapted` ``layer`` (the
+    seed protocol's, :func:`_seed_weights`), in place when the shape allows, else rebound in the attribute's dtype:
+    the grader's forward test evaluates such a layer at its own point, as it sets a ``params`` dict's.
+
+    Raises
+    ------
+    AdapterError
+        A name that is not one of the layer's own float array attributes.
+    """
+    obj = getattr(layer, "obj", layer)
+    for k, v in values.items():
+        cur = _fields(obj).get(k) if isinstance(k, str) else None
+        if not (isinstance(cur, np.ndarray) and cur.dtype.kind == "f"):
+            raise AdapterError(f"{k!r} is not a float array attribute of {type(obj).__name__}")
+        if cur.shape == np.shape(v) and cur.flags.writeable:
+            cur[...] = v
+        else:
+            setattr(obj, k, np.array(v, dtype=cur.dtype))
 
 
 def _pair_info(obj, inputs):
@@ -4118,16 +4186,17 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
                              for w, gs in unsure.items()]
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
-    if not pairs:  # no stored gradient: a 0-d rate or eps not named like a weight is no parameter (M4's dropout rate)
-        info["unchecked"] = [w for w in info["unchecked"]
-                             if not (_number_like(getattr(*_owner(obj, children, w), None)) and _buffer_name(w))]
+    if not pairs:  # no stored gradient: a 0-d rate or eps not named like a weight is no parameter (M4's dropout rate);
+        info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, unchecked=[  # state forward
+            w for w in info["unchecked"] if not (_number_like(getattr(*_owner(obj, children, w), None)) and  # writes,
+                                                 _buffer_name(w))])  # self.mean of an EMA: a buffer, no parameter
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
         info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers
         info["unchecked"] += [w for w in unsure if w in (used or [])]  # no sure gradient: not a buffer
         dicts = [w for w in info["unchecked"] if isinstance(getattr(_owner(obj, children, w)[0], "params", None), dict)]
         info["unchecked"], info["unseen"] = [w for w in info["unchecked"] if w not in dicts], dicts  # not in params
-    info.update(_attribute_text(obj, inputs, y, (arrays, numbers, children, pairs, tied), info, why))
+    info.update(_attribute_text(obj, inputs, y, (arrays, numbers, children, pairs, tied, kw), info, why))
     lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
     info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
                                                                                for m, _, _ in ms},
@@ -4143,7 +4212,7 @@ def _attribute_style(obj, inputs, kw, info, found):
                "grads": "each of parameters()'s .grad is set to 0"}[zeroes]
         info["text"] += f"; {how} before each backward, as PyTorch's training loop does"
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
-                                              not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
+                                              not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
     if inputs is not None and not pairs and (made := _try(_recreated, obj, inputs, kw)):  # self.W = rng...() in forward
@@ -4165,17 +4234,23 @@ def _attribute_style(obj, inputs, kw, info, found):
     return layer, info
 
 
+def state_values(obj):
+    """``{name: float64 copy}`` of the public numbers (not bools) and numeric arrays of ``obj``'s own attributes
+    (``__dict__`` and slots): the state a forward may carry from one call to the next (a call counter ``self.t``, a
+    running mean ``self.mean``), compared across calls by :func:`_state_between_calls` and the diagnosis (also in
+    the sandbox's child, for a sandboxed layer: its ``fields`` request)."""
+    return {k: np.array(v, dtype=np.float64) for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]
+            if isinstance(k, str) and not k.startswith("_") and (
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
+
+
 def _state_between_calls(obj, inputs, kw):
     """The public attributes (numbers, arrays) that a second forward on the same input (generators rewound) leaves
     different from the first: state forward updates and may read (``self.t += 1``); [] when a first call from the
     same state gives another output (a random forward, not state). Of those, the ones the next call reads (moved
     before it, its output changes: ``self.h``, not the caches ``self.hprev``, ``self.hn`` every call overwrites,
     tester19s) when any is. State restored after."""
-    def values():
-        return {k: np.array(v, dtype=np.float64) for k, v in _fields(obj).items() if isinstance(k, str)
-                and not k.startswith("_") and (isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-                                               or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
-
     def read_next(k, y2):
         with _all_undone([obj]) as moved:
             try:
@@ -4188,9 +4263,9 @@ def _state_between_calls(obj, inputs, kw):
             y = _run(obj, again, inputs, kw)
         if not np.array_equal(y, _run(obj, rewind, inputs, kw), equal_nan=True):
             return []
-        first = values()
+        first = state_values(obj)
         with _all_undone([obj]) as again:
-            y2, second = _run(obj, again, inputs, kw), values()
+            y2, second = _run(obj, again, inputs, kw), state_values(obj)
         changed = [k for k, v in first.items() if k in second and not np.array_equal(v, second[k], equal_nan=True)]
         return [k for k in changed if read_next(k, y2)] or changed
 
@@ -4424,8 +4499,8 @@ def _stepped_only(obj):
 
 def _attribute_text(obj, inputs, y, found, info, why):
     """``protocol``, header ``text`` (and ``grad_attrs``) of :func:`_attribute_style`; ``found``: ``(arrays, number
-    attributes, sub-layers, pairs, tied)``."""
-    arrays, numbers, children, pairs, tied = found
+    attributes, sub-layers, pairs, tied, forward's keywords)``; of the seed protocol, ``info['seed_weights']``."""
+    arrays, numbers, children, pairs, tied, kw = found
     top = {w: g for w, g in pairs.items() if "." not in w}
     named = _shown(pairs)
     grads = [f"{named.get(w, w)}:{_as_written(g)}" for w, g in pairs.items()]  # the diagnosis names self.dW
@@ -4441,13 +4516,32 @@ def _attribute_text(obj, inputs, y, found, info, why):
         return {"protocol": "attribute", "grad_attrs": grads,
                 "text": "weights held by plain objects" if held else "a layer made of sub-layers"}
     if info["unchecked"]:
+        info["seed_weights"] = _seed_weights(obj, inputs, y, kw, info["unchecked"])
         return {"protocol": "seed", "text": f"array attributes without gradients ({', '.join(info['unchecked'])}): "
-                                            "backward(dY) -> dX only" if info.get("backward_ran", True) else
-                f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
+                                            f"backward(dY) -> dX only{_layouts_text(info)}{_state_text(info)}"
+                if info.get("backward_ran", True)
+                else f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
                 "raised when called after the probe forward"}
     if why:
         return {"protocol": "plain", "text": "a class with forward/backward, no gradient found"}
-    return {"protocol": "plain", "text": "a class with forward/backward and no parameters"}
+    return {"protocol": "plain", "text": f"a class with forward/backward and no parameters{_state_text(info)}"}
+
+
+def _layouts_text(info):
+    """``"; W (in, out)"``: the layouts :func:`_seed_weights` told (a square weight's by forward, said so); "" none."""
+    seed = [w for w in map(seed_weight, info.get("seed_weights") or []) if w is not None]
+    lays = [f"{n} ({lay}{', told by forward: square' if shape[0] == shape[-1] else ''})"
+            for n, shape, _, lay in seed if lay]
+    return f"; {', '.join(lays)}" if lays else ""
+
+
+def _state_text(info):
+    """The header's words for the arrays a layer without gradients writes in forward (``info['buffers']`` whose
+    ``buffer_why`` says so: an EMA's ``self.mean``, running statistics): state, not parameters; "" when none."""
+    why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
+    state = [w for w in info.get("buffers") or [] if "writes it" in why.get(w, "")]
+    return (f"; state forward updates: {', '.join(state)} (a buffer, as PyTorch's register_buffer and Keras's "
+            "non-trainable weights: not a parameter, so no gradient is due)") if state else ""
 
 
 def _returned(obj, inputs, kw):
@@ -4774,15 +4868,15 @@ def _private(w):
     return (path[0] if path else key).startswith("_")
 
 
-def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, key="unchecked"):
+def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, key="unchecked", unchecked=None):
     """The weights among ``info[key]`` (forward uses them: the output moves with them; backward sets no gradient; not
     private: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any
     mode of ``kws``: a running statistic, a dropout mask, a scratch buffer) is a buffer; one it only reads is a weight
     whose gradient backward forgot, whatever its name (a hidden bias ``bh``, Goodfellow's output bias ``c``, a
     temperature ``T``; a constant is marked private, ``self._T``, or declared by ``--constants``). The buffers join
     ``info['buffers']``, why in ``info['buffer_why']`` (``["buf: why"]``: strings, as ``read_from``, cross from the
-    sandbox); ``pairs`` is kept for the callers."""
-    unchecked = info[key]
+    sandbox); ``pairs`` is kept for the callers; ``unchecked``: the arrays to tell apart, when not ``info[key]``."""
+    unchecked = info[key] if unchecked is None else unchecked
     if not unchecked:
         return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()

@@ -800,6 +800,17 @@ class Child:
         except self.AD.AdapterError as exc:
             self.reply(False, {"stage": "usage", "message": str(exc)})
 
+    def op_fields(self, obj, req, packer):  # noqa: ARG002 - the state forward may carry (AD.state_values)
+        values = self.AD.state_values(getattr(obj, "obj", obj))  # an adapter's student object
+        self.reply(True, {"values": {k: describe(self.np, packer, v, 1) for k, v in values.items()}}, packer)
+
+    def op_weights(self, obj, req, packer):  # noqa: ARG002 - the grader's point for weights without gradients
+        try:
+            self.AD.set_weights(obj, req.get("values") or {})
+        except self.AD.AdapterError as exc:
+            return self.reply(False, {"stage": "usage", "message": str(exc)})
+        self.reply(True)
+
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)

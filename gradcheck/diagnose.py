@@ -331,8 +331,10 @@ DIAGNOSES: dict[str, Record] = {
         "without the chain rule's product with the weight {w}", "{t} = {prod}", _LIN),
     "activation-applied-twice": Record(
         "activation applied twice", "{t} is the local derivative evaluated at the output Y instead "
-        "of the input X: backward applies the activation again to its cached output (e.g. "
-        "sigmoid(self.out), where self.out already is sigmoid(X))", "use the cached output as it "
+        "of the input X, f'(Y) * dY with Y = f(X): backward takes its cached output for the input (e.g. "
+        "mish_grad(self.out) for a Mish, or sigmoid(self.out), where self.out already is sigmoid(X))",
+        "evaluate the derivative at the input: cache X in forward (self.X = X) and use dY * f'(self.X) "
+        "(Mish, GELU, Swish, ELU, softplus); a derivative written in the output takes the cached output as it "
         "is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", _ACT),
     "cached-output": Record(
         "output cached for input", "{t} {how}: backward uses the layer's output Y where its input "
@@ -484,6 +486,20 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "attention-softmax-diagonal": Record(
+        "attention softmax Jacobian diagonal only", "{t} uses only the diagonal of the attention softmax's "
+        "Jacobian: backward computes dS = P * (1 - P) * dP (P = softmax(Q K^T{scale}), forward's weights; dP = dY @ "
+        "V^T), but each weight P[i, j] depends on every score of its row, so the off-diagonal terms, -P[i, j] * "
+        "(P[i, :] * dP[i, :]).sum() + P[i, j]**2 * dP[i, j], are missing",
+        "dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)){scale_fix}, then dQ = dS @ K and dK = dS^T @ Q",
+        "33-attention.md"),
+    "col2im-overwrites": Record(
+        "col2im assigned, not added", "{t} keeps one window's contribution where the convolution's windows "
+        "overlap ({k} of {size} elements of {t} lie in two or more windows: the stride is smaller than the "
+        "kernel): col2im assigns (=) each window's patch where it must add (+=), so {t} equals the {which} "
+        "window's contribution alone there, and is right where one window covers an element",
+        "accumulate in col2im: dx[:, :, i*s:i*s+kh, j*s:j*s+kw] += the window's patch of dcols (or np.add.at), so "
+        "the gradients of every window that reads an element add up", _CONV),
     "maxpool-spread-evenly": Record(
         "max-pool gradient spread evenly", "{t} spreads each output's gradient evenly over its pooling window "
         "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
@@ -2423,6 +2439,29 @@ def _overwrite_signature(L: _Layer, key, m):
     for which, hit, o in _one_writer(reach):
         if close(m, np.where(hit, C[o, np.arange(x.size)], 0.0).reshape(x.shape), 1e-5):
             return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
+    return _window_group_overwrite(reach, C, m, x)
+
+
+def _window_group_overwrite(reach, C, m, x):
+    """A convolution's col2im that assigns (``=``) each window's patch where overlapping windows must add: the
+    outputs that read the same input elements (a window's output channels) are one writer, their contributions
+    ``C`` (outputs x input elements) summed; ``m`` is the one group's (the last, or first, in the outputs' order)
+    where several groups reach an element, the whole gradient where one does. Named only when some group has
+    several outputs and some element lies in several groups' windows."""
+    rows, group = np.unique(reach, axis=0, return_inverse=True)
+    group = group.ravel()
+    if len(rows) == reach.shape[0] or len(rows) < 2:
+        return None
+    first = np.array([np.flatnonzero(group == g)[0] for g in range(len(rows))])
+    rank = np.empty(len(rows), dtype=int)
+    rank[np.argsort(first)] = np.arange(len(rows))  # groups numbered in the outputs' order
+    sums = np.zeros((len(rows), x.size))
+    np.add.at(sums, rank[group], C)
+    windows = rows[np.argsort(first)]
+    shared = int(np.sum(windows.sum(axis=0) > 1))
+    for which, hit, o in _one_writer(windows) if shared else ():
+        if close(m, np.where(hit, sums[o, np.arange(x.size)], 0.0).reshape(x.shape), 1e-5):
+            return "col2im-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
 
 
@@ -3014,7 +3053,34 @@ _DETECTORS = (
     lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
-    lambda L, t, key, m, n: _next_h_signature(L, key, m, n))
+    lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
+    lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n))
+
+
+def _attention_softmax_signature(L: _Layer, key, m, n):
+    """Scaled dot-product attention ``softmax(Q K^T s) V`` (the inputs in that order, ``s`` 1/sqrt(d) or 1: forward's
+    output is recomputed from them, so the softmax's weights P are the layer's own) whose backward keeps the softmax
+    Jacobian's diagonal alone, ``dS = P * (1 - P) * dP``: ``m`` is dQ (or dK) through that dS and ``n`` through the
+    full ``P * (dP - (dP * P).sum(-1))``."""
+    if len(L.inputs) != 3 or not key.startswith("@") or key[1:] not in L.names[:2]:
+        return None
+    Q, K, V = L.inputs
+    if not all(a.dtype.kind == "f" and a.ndim >= 2 for a in (Q, K, V)) or Q.shape[-1] != K.shape[-1] \
+            or K.shape[-2] != V.shape[-2]:
+        return None
+    for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
+                          (1.0, "", "")):
+        S = Q @ K.swapaxes(-1, -2) * s
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        P = e / e.sum(axis=-1, keepdims=True)
+        if (P @ V).shape != L.Y.shape or not close(P @ V, L.Y, 1e-8):
+            continue
+        dP = L.G @ V.swapaxes(-1, -2)
+        right, diag = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s, P * (1 - P) * dP * s
+        back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
+        if close(n, back(right), 1e-5) and close(m, back(diag), 1e-5) and not close(m, n, 1e-5):
+            return "attention-softmax-diagonal", {"scale": scale, "scale_fix": fix and f" * (1{fix})"}
+    return None
 
 
 def _first_found(detectors, *args) -> tuple[str, dict] | None:
@@ -3663,15 +3729,15 @@ def _release(*objs) -> None:
             o.release()
 
 
-def _state_attrs(obj: Any) -> dict[str, np.ndarray]:
-    """Copies of the public float arrays, then real numbers (a call counter ``self.t``, an annealed ``self.s``; not a
-    bool: float64 0-d arrays), of a local object's attributes; {} for a sandboxed layer."""
+def _state_attrs(obj: Any, remote: bool = False) -> dict[str, np.ndarray]:
+    """Copies of the public numbers (a call counter ``self.t``, an annealed ``self.s``; not a bool) and numeric arrays
+    of a local object's attributes (:func:`gradcheck._adapters.state_values`); of a sandboxed layer, {} unless
+    ``remote`` (then read in its child: the attributes cannot be set from here, only compared)."""
+    from ._adapters import state_values
+
     if _remote(obj):
-        return {}
-    public = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
-    return {k: np.array(v, copy=True) for k, v in public if isinstance(v, np.ndarray) and v.dtype.kind == "f"} | {
-        k: np.array(v, dtype=np.float64) for k, v in public
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))}
+        return obj.state_values() if remote else {}
+    return state_values(obj)
 
 
 def _reads_itself(pristine: Any, run, name: str) -> bool:
@@ -4130,15 +4196,15 @@ class _Probes:
         """Whether forward updates state that the next call reads, seen across calls on other data: ``b``, a copy
         that ran one forward on other inputs, runs forward twice on the check's input, and the two outputs differ
         (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
-        a kept output (stale-output) gives the same twice). The attributes the second call changed (a local
-        layer; [] for a sandboxed one), or None."""
+        a kept output (stale-output) gives the same twice). The attributes the second call changed (of a
+        sandboxed layer too, read in its child: :meth:`gradcheck.sandbox.RemoteLayer.state_values`), or None."""
         o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
         Y1 = self.fwd(b, self.inputs)
-        before = _state_attrs(o)
+        before = _state_attrs(o, remote=True)
         Y2 = self.fwd(b, self.inputs)
         if _same(Y1, Y2):
             return None
-        after = _state_attrs(o)
+        after = _state_attrs(o, remote=True)
         return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:

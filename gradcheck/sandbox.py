@@ -1357,7 +1357,7 @@ class _Remote:
         #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
         info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
         self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
-                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:24]}
+                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:32]}
         self.grads: dict[str, np.ndarray] = {}
         #: the staff policy of :meth:`Sandbox.load_layer`; :attr:`forward_calls_in_backward` the last count
         self.no_forward_in_backward, self.forward_calls_in_backward = False, None
@@ -1586,6 +1586,21 @@ class RemoteLayer(_Remote):
             new.__dict__.update({k: v for k, v in self.__dict__.items() if k == "init_kwargs"})
             self._probed = new
         return self._probed
+
+    def state_values(self) -> dict[str, np.ndarray]:
+        """The public numbers and numeric arrays of the student's object in the child, as float64 arrays
+        (:func:`gradcheck._adapters.state_values`): the state a forward may carry between calls, which the diagnosis
+        compares across calls to name it (``self.mean``). Raises SandboxError as the other calls."""
+        meta = self._call("fields", "its attributes", {})
+        return {str(k): np.array(d["array"], dtype=np.float64) for k, d in (meta.get("values") or {}).items()
+                if isinstance(d, dict) and d.get("kind") in ("array", "scalar")}
+
+    def set_weights(self, values: dict[str, np.ndarray]) -> None:
+        """Set the student's weights without gradients (the seed protocol's ``self.W``, which :attr:`params` does
+        not hold) in the child to ``values`` (:func:`gradcheck._adapters.set_weights`): the grader's forward test
+        evaluates such a layer at its own point. Raises SandboxError as the other calls."""
+        self._call("weights", "setting its weights", {"values": {str(k): np.asarray(v, dtype=np.float64)
+                                                                 for k, v in values.items()}})
 
     def sublayer(self, index: int, inputs: Sequence[Any], training: bool | None) -> RemoteLayer | None:
         """``layers[index]`` of this model as its own layer in the child, adapted on ``inputs`` (the input it

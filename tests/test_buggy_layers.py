@@ -51,6 +51,15 @@ def test_correct_counterparts_pass(key):
     [
         ("activations.py::ReLUNoMask", ["dX equals dY", "multiply dY by f'(X)", "dY * (X > 0)"]),
         ("activations.py::SigmoidTwice", ["evaluated at the output Y instead of the input X", "dY * out * (1 - out)"]),
+        # session 20: the derivative of an activation not written in its output (Mish) taken at the output
+        ("session20.py::MishTwice", ["f'(Y) * dY with Y = f(X)", "cache X in forward (self.X = X) and use dY * "
+                                                                 "f'(self.X)"]),
+        ("session20.py::SDPASoftmaxDiag", ["dS = P * (1 - P) * dP", "dS = P * (dP - (dP * P).sum(axis=-1, "
+                                           "keepdims=True)) * (1 / np.sqrt(4))"]),
+        ("session20.py::ConvStridedCol2imAssign", ["96 of 196 elements of dX lie in two or more windows",
+                                                   "col2im assigns (=) each window's patch where it must add (+=)",
+                                                   "the last window's contribution alone"]),
+        ("conv.py::ConvIm2colAssign", ["the first window's contribution alone"]),
         ("linear.py::LinearCachedY", ["dW equals dY.T @ Y", "output Y where its input X is due", "self.X = X"]),
         ("linear.py::LinearInOutCachedYWide", ["dW equals Y.T @ dY"]),
         ("linear.py::LinearReshapeNotTranspose", ["right values in the wrong places", ".reshape(3, 4).transpose(1, 0)"]),

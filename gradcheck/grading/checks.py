@@ -236,14 +236,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
         if not np.all(np.isfinite(theirs[k])):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
-    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
-    point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
-             for k, v in ours.items()}
-    if params is not None:
-        if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
-            raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
-                                   f"shapes { {k: V.fmt_shape(v.shape) for k, v in ours.items()} }.")
-        point = {k: _finite_reference(f"params[{k!r}] given by the test", params[k]).copy() for k in ours}
+    point = _drawn_point(ours, seed, params)
     for k, v in point.items():
         try:
             theirs[k][...] = v
@@ -252,6 +245,77 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
         ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
+                 ) -> dict[str, np.ndarray]:
+    """The values :func:`evaluation_point` sets, in the reference's keys and shapes (``ours``): the test's ``params``,
+    or normal draws from ``seed`` alone (LeCun's ``1/sqrt(fan_in)`` for two axes or more). GradingTestError when the
+    test's params do not match the reference's."""
+    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
+    point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
+             for k, v in ours.items()}
+    if params is not None:
+        if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
+            raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
+                                   f"shapes { {k: V.fmt_shape(v.shape) for k, v in ours.items()} }.")
+        point = {k: _finite_reference(f"params[{k!r}] given by the test", params[k]).copy() for k in ours}
+    return point
+
+
+def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,
+                params: Mapping[str, np.ndarray] | None) -> list[str] | None:
+    """For the forward test of a sandboxed layer read as the seed protocol (``self.W`` used in forward, a backward
+    returning dX only, no ``params``: :func:`gradcheck._adapters._seed_weights`) that holds the reference's names:
+    the point of :func:`evaluation_point` set in the child (:meth:`~gradcheck.sandbox.RemoteLayer.set_weights`) and
+    in the reference, a 2-D weight in the student's layout (told by shape, a square one by each forward:
+    :func:`gradcheck._adapters._layout`, run on the reference here); the notes saying which layout was used. None:
+    not such a layer (:func:`evaluation_point` then sets, or refuses, its parameters)."""
+    from .._adapters import seed_weight
+
+    info, owner = getattr(layer, "protocol", None), type(layer).__name__
+    listed = info.get("seed_weights") if isinstance(info, dict) and info.get("protocol") == "seed" else None
+    seeds = {w[0]: w[1:] for w in map(seed_weight, listed if isinstance(listed, list) else []) if w is not None}
+    ours = getattr(reference, "params", None) or {}
+    if not (seeds and callable(getattr(layer, "set_weights", None)) and ours and set(ours) <= set(seeds)
+            and not V.layer_params(layer, owner)):
+        return None
+    point, values, notes = _drawn_point(ours, seed, params), {}, []
+    for k, v in ours.items():
+        shape, dtype, lay = seeds[k]
+        ref = _reference_layout(reference, k, xs) if v.ndim == 2 else ""
+        flip = v.ndim == 2 and (shape == v.shape[::-1] != v.shape or shape == v.shape and lay and ref and lay != ref)
+        if shape != (v.shape[::-1] if flip else v.shape):
+            raise StudentCodeError(f"{owner}.{k} has shape {V.fmt_shape(shape)}; the assignment expects "
+                                   f"{V.fmt_shape(v.shape)}" + (" (or its transpose)" if v.ndim == 2 else "") + ".")
+        values[k] = (point[k].T if flip else point[k]).astype(dtype)
+        ours[k][...] = values[k].T if flip else values[k]  # a float32 weight: the reference at the rounded point
+        if v.ndim == 2:
+            told = "told by forward (square: moving W[0, 1] moved one output column)" if shape[0] == shape[1] \
+                else "told by its shape"
+            notes.append(f"{owner}.{k} has no gradient (backward returns dX only): the grader set it to its point "
+                         f"in the layout ({lay or 'not told: as the reference'}) {told}" + (
+                             ", transposed from the reference's" if flip else "") + ".")
+    layer.set_weights(values)
+    return notes
+
+
+def _reference_layout(reference: Any, key: str, xs: list[np.ndarray]) -> str:
+    """``"in, out"`` or ``"out, in"`` of the reference's 2-D ``params[key]`` by :func:`gradcheck._adapters._layout`
+    (a square one by its forward, the entry put back), "" when it cannot tell."""
+    from .._adapters import _layout
+
+    w = reference.params[key]
+
+    def moved(step: float) -> np.ndarray:
+        keep = w[0, 1].copy()
+        try:
+            w[0, 1] = keep + step
+            return np.asarray(reference.forward(*[x.copy() for x in xs]), dtype=np.float64)
+        finally:
+            w[0, 1] = keep
+    y = moved(0.0)
+    return _layout(w, xs, y, moved).partition("(")[2].rstrip(")")
 
 
 def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
@@ -403,7 +467,9 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
     layer, xs = _one_output(layer, reference, _inputs(X))
-    evaluation_point(layer, reference, seed=seed, params=params)
+    notes = _seed_point(layer, reference, xs, seed, params)  # self.W without a gradient: set in the child
+    if notes is None:
+        evaluation_point(layer, reference, seed=seed, params=params)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
     out = layer.forward(*[x.copy() for x in xs], training=training)
@@ -415,12 +481,14 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         if not expect_nonfinite:
             raise
         Y = np.array(out, dtype=np.float64)
+    notes = notes or []
     if Y.shape != Y_ref.shape:
         msg = f"the output has shape {V.fmt_shape(Y.shape)}; expected {V.fmt_shape(Y_ref.shape)} for {given}."
-        return Verdict([Part("Y", points, False, msg)])
+        return Verdict([Part("Y", points, False, msg)], notes)
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
-        return Verdict([Part("Y", points, True)])
-    return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}.")])
+        return Verdict([Part("Y", points, True)], notes)
+    return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}.")],
+                   notes)
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,

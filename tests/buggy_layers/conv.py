@@ -149,3 +149,19 @@ class Conv1x1:
 class Conv1x1NoTranspose(Conv1x1):
     def dx(self, dY):
         return np.einsum("cf,nfhw->nchw", self.params["W"], dY)  # BUG: the transpose is missing ('fc' is due)
+
+
+class ConvIm2colAssign(ConvIm2col):
+    def backward(self, dout):
+        W, k, p = self.params["W"], self.k, self.pad
+        N, C, Hp, Wp = self.shape
+        Ho, Wo = Hp - k + 1, Wp - k + 1
+        d = self.dout_rows(dout)
+        self.grads["W"] = (d @ self.cols.T).reshape(W.shape)
+        self.grads["b"] = d.sum(axis=1)
+        dcols = (W.reshape(len(W), -1).T @ d).reshape(C, k, k, N, Ho, Wo)
+        dxp = np.zeros((C, N, Hp, Wp))
+        for i in range(k):
+            for j in range(k):
+                dxp[:, :, i:i + Ho, j:j + Wo] = dcols[:, i, j]  # BUG: = where += is due (session 20): col2im
+        return self.to_batch_major(dxp[:, :, p:-p, p:-p])
