@@ -57,6 +57,7 @@ __all__ = [
     "FLOAT_DTYPES",
     "KNOWN_FINITE",
     "NonFiniteError",
+    "UnlookedInputError",
     "Where",
     "check_array",
     "check_axis",
@@ -139,11 +140,15 @@ class _KnownFinite:
     output as known too.
     """
 
-    __slots__ = ("array", "ss")
+    __slots__ = ("array", "ss", "defer")
 
     def __init__(self):
         self.array = None
         self.ss = math.inf
+        #: True for the span of one built-in ``Linear``'s call in a ``Sequential`` that looks
+        #: at that output where it ends up instead (see ``Sequential.forward``): the Linear
+        #: then skips the look at its output ``Y`` (and clears the flag)
+        self.defer = False
 
 
 KNOWN_FINITE = _KnownFinite()
@@ -1042,6 +1047,24 @@ class NonFiniteError(ValueError):
         self.path.insert(0, index)
         self.args = (self._text(),)
         return self
+
+
+class UnlookedInputError(NonFiniteError):
+    """A NaN/inf in a layer's forward input that nobody looked at, found later by the layer.
+
+    :class:`~manualprop.Sequential` leaves a built-in ``Linear``'s output unlooked when a
+    ``Tanh`` follows (``Sequential.forward``): a NaN there reaches a later look, but
+    ``tanh(+-inf) = +-1`` hides an infinity until the ``Tanh``'s backward meets it in its
+    saturated entries and raises this; the ``Sequential`` replaces it by the ``Linear``'s own
+    message (the one its look at ``Y`` would have given in the forward pass).
+    """
+
+    def __init__(self, layer, method: str, X):
+        count, first, value = _first_bad(np.asarray(X)) or (0, (), None)
+        super().__init__(layer, method, (
+            f"X, the input of forward (not looked at inside a Sequential), has {count} NaN/inf "
+            f"value(s), the first at index {first} (value {value!r})"))
+        self.array = X
 
 
 def _first_bad(A: np.ndarray):

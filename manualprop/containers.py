@@ -6,7 +6,14 @@ import math
 
 import numpy as np
 
-from ._validation import KNOWN_FINITE, NonFiniteError, check_layer, nonfinite_output
+from ._validation import (
+    KNOWN_FINITE,
+    NonFiniteError,
+    UnlookedInputError,
+    check_layer,
+    nonfinite_output,
+    sum_of_squares,
+)
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .optim import Optimizer
 from .training import accuracy, compile_args, fit_loop
@@ -76,6 +83,23 @@ def _blame(err, layers, i, before, after, method):
         return None
     name, inputs = ("Y", "X") if method == "forward" else ("dX", "dY")
     return nonfinite_output(layers[i], method, after, name, inputs, ours=_builtin(type(layers[i]))).at(i)
+
+
+def _deferred_look(layers, held):
+    """The NonFiniteError of the first Linear in ``held`` (``(position, output)`` pairs, in
+    order) whose output has NaN/inf, as its own look at ``Y`` writes it (naming its
+    non-finite parameter, or the overflow); None when every one is finite.
+
+    ``Sequential.forward`` hands a built-in ``Linear`` followed by a built-in ``Tanh`` (and
+    then another ``Linear`` or the end) the flag that skips the look at its output: a NaN
+    there stays NaN through ``tanh`` and the next ``Linear``, whose own look (or the
+    container's look at the last ``Tanh``'s output) fails; this finds where it came from, so
+    the message is the one the first Linear's look gives. An infinity, which ``tanh`` turns
+    into +-1, is met by the ``Tanh``'s backward (``UnlookedInputError``)."""
+    for j, Y in held:
+        if not _all_finite(Y):
+            return nonfinite_output(layers[j], "forward", Y, "Y", "X").at(j)
+    return None
 
 
 def _builtin(kind) -> bool:
@@ -218,7 +242,12 @@ class Sequential:
         layer does not look for NaN/inf in the output of a built-in layer that cannot make
         one or has checked it (``Linear`` checks its output, which ``Tanh`` then does not;
         the ``Linear`` after that ``Tanh`` does not either); see ``_validation.KNOWN_FINITE``.
-        A layer of your own is never trusted.
+        A layer of your own is never trusted. A built-in ``Linear`` followed by a built-in
+        ``Tanh`` and then a built-in ``Linear`` (or the end) does not look at its output: a
+        NaN there reaches the next ``Linear``'s look (or this container's look at the
+        ``Tanh``'s output), and the message is the first ``Linear``'s own (``_deferred_look``);
+        an inf, which ``tanh`` makes +-1 exactly (the output's numbers are right), is named so
+        by the ``Tanh``'s backward.
 
         Raises
         ------
@@ -230,20 +259,35 @@ class Sequential:
         known, layers = KNOWN_FINITE, self.layers
         bound = None  # the previous output is finite (_FINITE_FORWARD) and this bounds X . X
         before = None  # the input of the previous layer (for the message of a NaN it made)
+        held = None  # [(position, output)] of the Linears whose output nobody looked at
+        n = len(layers)
         i = -1
         try:
-            for i in range(len(layers)):  # i: the position named if layer i raises
+            for i in range(n):  # i: the position named if layer i raises
                 layer = layers[i]
                 kind = type(layer)
                 if bound is not None and (_BUILTIN.get(kind) or _builtin(kind)):
                     known.array, known.ss = X, bound
                 else:
                     known.array = None
-                before, X = X, layer.forward(X, training=training)
+                if kind is Linear and i + 1 < n and type(layers[i + 1]) is Tanh and (
+                        i + 2 == n or type(layers[i + 2]) is Linear):
+                    known.defer = True  # Y's look moves to where it ends up (_deferred_look)
+                    before, X = X, layer.forward(X, training=training)
+                    held = [(i, X)] if held is None else [*held, (i, X)]
+                else:
+                    before, X = X, layer.forward(X, training=training)
                 rule = _FINITE_FORWARD.get(kind)
                 bound = None if rule is None else (
                     float(X.size) if rule is _SIZE else layer._ss.get(rule, _INF))
+            if held is not None and held[-1][0] == n - 2:  # the network ends in that Linear's Tanh
+                i = n - 1
+                if not sum_of_squares(X) < _INF:  # one look at the output (Y . Y <= size if finite)
+                    raise NonFiniteError(layers[i], "forward", "the output has NaN/inf")
         except NonFiniteError as err:
+            located = held and _deferred_look(layers, held)
+            if located:
+                raise located from None
             err.at(i)  # the position of the layer that made the values (or of its container)
             raise
         except ValueError as err:  # layer i refused its input: did layer i - 1 make a NaN?
@@ -253,6 +297,7 @@ class Sequential:
             raise
         finally:
             known.array = None
+            known.defer = False
         return X
 
     @property
@@ -300,6 +345,11 @@ class Sequential:
                     layer.backward(dY)
                     return None
         except NonFiniteError as err:
+            if type(err) is UnlookedInputError and 0 < i and type(layers[i - 1]) is Linear:
+                # a Tanh met a +-inf in the output the Linear before it did not look at
+                # (Sequential.forward): the Linear's own message, as its look would have given
+                located = nonfinite_output(layers[i - 1], "forward", err.array, "Y", "X").at(i - 1)
+                raise located from None
             err.at(i)
             raise
         except ValueError as err:  # layer i refused its dY: did layer i + 1 make a NaN?

@@ -23,6 +23,7 @@ from . import _validation
 from ._validation import (
     DOT_CHUNK,
     SS_LIMIT,
+    UnlookedInputError,
     Where,
     check_array,
     check_axis,
@@ -138,7 +139,10 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray, ss: float = math.inf) -> np.ndarray
     more pass (the minimum) finds whether there are any. ``ss``, a bound on ``X . X`` (the
     layer's ``_ss["X"]``), proves ``cosh`` finite when it is below ``_COSH_SS``: the same
     ufuncs as :func:`_sech2` then run without its ``np.errstate`` (:func:`_sech2_below_overflow`,
-    the same bits). Returns a
+    the same bits). A NaN ``ss`` says that nobody looked at ``X`` (a Sequential's ``Linear``
+    before this ``Tanh`` left its output unlooked): the saturated entries, the only place where
+    an infinity can be (``tanh(+-inf) = +-1``), are looked at (their sum of squares, which is
+    also their bound), and None is returned when one is NaN/inf. Returns a
     new array of Y's dtype.
     """
     if not Y.ndim:
@@ -147,8 +151,14 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray, ss: float = math.inf) -> np.ndarray
     np.subtract(1.0, d, out=d)
     if d.size and d.item(d.argmin()) < _TANH_CHEAP:  # smallest(d), inline
         saturated = d < _TANH_CHEAP
+        Xs = X[saturated]
+        if ss != ss:  # X not looked at (a NaN ss, in a Sequential): a +-inf hides here
+            # its saturated entries' look, and their bound (sum_of_squares, its one dot inline)
+            ss = float(_validation._vdot(Xs, Xs)) if Xs.size <= DOT_CHUNK else _validation.sum_of_squares(Xs)
+            if not ss < math.inf and not np.isfinite(Xs).all():
+                return None  # (tanh(+-inf) = +-1, tanh' = 0: the caller names it)
         sech2 = _sech2_below_overflow if ss < _COSH_SS.get(X.dtype, 0.0) else _sech2
-        d[saturated] = sech2(X[saturated])
+        d[saturated] = sech2(Xs)
     return d
 
 
@@ -326,10 +336,14 @@ class Linear(Layer):
             Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
         else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
             Y = Y + b
-        # output_ss's look, inline: Y . Y (by chunks above DOT_CHUNK elements)
-        ssy = float(_validation._vdot(Y, Y)) if Y.size <= DOT_CHUNK else _validation.sum_of_squares(Y)
-        if not ssy < math.inf:  # NaN/inf in Y (a parameter), or an overflow: output_ss writes the message
-            ssy = output_ss(Y, self, "forward", "Y", "X")
+        known = _validation.KNOWN_FINITE
+        if known.defer:  # in a Sequential that looks at Y where it ends up (Sequential.forward)
+            known.defer = False
+            ssy = math.nan  # not looked at (a NaN bound proves nothing)
+        else:  # output_ss's look, inline: Y . Y (by chunks above DOT_CHUNK elements)
+            ssy = float(_validation._vdot(Y, Y)) if Y.size <= DOT_CHUNK else _validation.sum_of_squares(Y)
+            if not ssy < math.inf:  # NaN/inf in Y (a parameter), or an overflow: output_ss writes the message
+                ssy = output_ss(Y, self, "forward", "Y", "X")
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
         return Y
@@ -486,6 +500,8 @@ class Tanh(_Elementwise):
         ss = self._ss
         ss["dY"] = ssd
         d = _tanh_grad(cache["X"], cache["Y"], ss.get("X") or math.inf)
+        if d is None:  # X came unlooked from a Linear in a Sequential, and has a +-inf
+            raise UnlookedInputError(self, "backward", cache["X"])
         return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 
