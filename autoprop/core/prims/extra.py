@@ -34,12 +34,12 @@ from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, _check_kw, _shape, _t, _value, times, unbroadcast
 from .elementwise import _binary, cast, floor_divide
+from .numeric import cumulative
 from .reductions import sum  # noqa: A004
 from .shape import (
     _gather,
     _positions,
     broadcast_to,
-    concatenate,
     getitem,
     moveaxis,
     ravel,
@@ -68,10 +68,10 @@ _S = builtins.slice
 VALUES_ONLY = tuple(dict.fromkeys(f for f in (  # (dict: numpy's aliases once, bitwise_not is invert)
     np.argwhere, np.flatnonzero, np.digitize, np.lexsort, np.isin, np.nanargmin, np.nanargmax,
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.iscomplexobj, np.isrealobj,
-    np.iscomplex, np.isreal, np.isneginf, np.isposinf, np.result_type, np.can_cast, np.common_type,
+    np.iscomplex, np.isreal, np.result_type, np.can_cast, np.common_type,
     np.min_scalar_type, np.array_equiv, np.linalg.matrix_rank, np.ravel_multi_index, np.unravel_index,
     np.array2string, np.array_repr, np.array_str, np.may_share_memory, np.shares_memory,
-    np.signbit, np.isinf, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+    np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
     np.invert, np.left_shift, np.right_shift, np.gcd, np.lcm, getattr(np, "bitwise_count", None),
 ) if f is not None))
 
@@ -262,18 +262,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
               numpy=tuple(f for f in [getattr(np, "cumulative_prod", None)] if f))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     _check_kw("cumulative_prod", dict(out=out, dtype=dtype))
-    x = _t(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"numpy.cumulative_prod: axis is required for a {x.ndim}-D array "
-                             f"(shape {x.shape}), as numpy's")
-        axis = 0
-    c = cumprod(x, axis=axis)
-    if not include_initial:
-        return c
-    one_shape = list(x.shape)
-    one_shape[axis] = 1
-    return concatenate(Tensor._wrap(np.ones(one_shape, x.dtype)), c, axis=axis)
+    return cumulative("cumulative_prod", x, axis, include_initial, cumprod, 1)
 
 
 def divmod_(x1, x2, /, out=None, **kw):
