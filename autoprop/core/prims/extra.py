@@ -34,15 +34,17 @@ from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, _check_kw, _shape, _t, _value, times, unbroadcast
 from .elementwise import _binary, cast, floor_divide
-from .numeric import cumulative
+from .numeric import bincount, cumulative
 from .reductions import sum  # noqa: A004
 from .shape import (
     _gather,
     _positions,
     broadcast_to,
+    concatenate,
     getitem,
     moveaxis,
     ravel,
+    reshape,
     stack,
     take,
     take_along_axis,
@@ -55,7 +57,7 @@ try:
 except ImportError:  # pragma: no cover - scipy comes with scikit-learn
     _ss = None
 
-__all__ = ["VALUES_ONLY", "unique", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges",
+__all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
            "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta"]
 
@@ -147,6 +149,52 @@ for _f in (getattr(np, n, None) for n in ("unique_values", "unique_counts", "uni
         defnumpy("unique", (_f,), _unique_like(_f))
 
 
+# numpy's set functions: sorted unique values, each the first occurrence of its value in
+# concatenate(ravel(ar1), ravel(ar2)) (np.unique's convention above: for a value in both arrays,
+# ar1's first copy gets the gradient, ar2's none); isin is values only (VALUES_ONLY)
+def _set_values(name, vals, *arrays):
+    ts = [_t(a) for a in arrays]
+    dtype = np.result_type(*[t.dtype for t in ts])
+    flat = concatenate(*[ravel(cast(t, dtype=dtype) if t.dtype != dtype else t) for t in ts], axis=0)
+    vals = np.asarray(vals)
+    if vals.size == 0:
+        return take(flat, np.zeros(0, np.intp), axis=0)
+    return take(flat, _first_occurrences(flat._value, vals), axis=0)
+
+
+@defcomposite("union1d", "take(concatenate(ar1, ar2), the first occurrence of each unique value): "
+                         "a value in both gives ar1's first copy the gradient", numpy=(np.union1d,))
+def union1d(ar1, ar2):
+    return _set_values("union1d", np.union1d(_value(ar1), _value(ar2)), ar1, ar2)
+
+
+@defcomposite("intersect1d", "take(ar1, the first occurrence of each common value) (return_indices: "
+                             "at numpy's ind1); ar2 gets no gradient, the indices are integers",
+              numpy=(np.intersect1d,))
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    res = np.intersect1d(_value(ar1), _value(ar2), assume_unique=assume_unique, return_indices=return_indices)
+    if not return_indices:
+        return _set_values("intersect1d", res, ar1)
+    return (take(ravel(_t(ar1)), res[1], axis=0), *res[1:])
+
+
+@defcomposite("setdiff1d", "take(ar1, the first occurrence of each value not in ar2) (assume_unique: "
+                           "ar1's elements not in ar2, in ar1's order); ar2 gets no gradient",
+              numpy=(np.setdiff1d,))
+def setdiff1d(ar1, ar2, assume_unique=False):
+    if assume_unique:
+        a = ravel(_t(ar1))
+        return take(a, np.flatnonzero(~np.isin(a._value, _value(ar2), assume_unique=True)), axis=0)
+    return _set_values("setdiff1d", np.setdiff1d(_value(ar1), _value(ar2)), ar1)
+
+
+@defcomposite("setxor1d", "take(concatenate(ar1, ar2), the first occurrence of each value in only "
+                          "one of them)", numpy=(np.setxor1d,))
+def setxor1d(ar1, ar2, assume_unique=False):
+    return _set_values("setxor1d", np.setxor1d(_value(ar1), _value(ar2), assume_unique=assume_unique),
+                       ar1, ar2)
+
+
 @defcomposite("sort_complex", "x gathered in numpy's order (real part, then imaginary part), as "
                               "complex: a permutation", numpy=(np.sort_complex,))
 def sort_complex(a):
@@ -223,20 +271,98 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - n
     return _edges(_t(a), bins, range)
 
 
-@defcomposite("histogram", "counts: integers (no gradient); edges: histogram_bin_edges; "
-                           "density=True: counts / (sum(counts) diff(edges))", numpy=(np.histogram,))
-def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+def _numpy_valued(value, recorded):
+    """numpy's own ``value`` (bit for bit) carrying ``recorded``'s derivative: ``value + (r - r)``
+    (numpy sums weighted counts in its own order; the recorded sum may round otherwise)."""
+    delta = recorded - recorded._value
+    return Tensor._wrap(value) + (delta if delta.dtype == value.dtype else cast(delta, dtype=value.dtype))
+
+
+def _counts(cols, edges, weights):
+    """numpy.histogramdd's weighted counts, recorded in the weights: each sample's bin found as
+    numpy finds it (searchsorted on the edges, the last edge in the last bin, outliers dropped),
+    then ``bincount(bin, weights)``: d counts[k] / d w_i = 1 where sample i falls in bin k."""
+    nbin = [e.size + 1 for e in edges]
+    where = []
+    for c, e in zip(cols, edges):
+        k = np.searchsorted(e, c, side="right")
+        k[c == e[-1]] -= 1
+        where.append(k)
+    flat = np.ravel_multi_index(where, nbin) if cols else np.zeros(0, np.intp)
+    h = reshape(bincount(flat, weights=ravel(_t(weights)), minlength=int(np.prod(nbin))), shape=nbin)
+    return getitem(h, (_S(1, -1),) * len(nbin))
+
+
+def _dd_histogram(cols, bins, range_, density, weights, res, np_edges):
+    """Counts and recorded edges of a D-dimensional histogram (``cols``: D 1-D Tensors; ``res``
+    and ``np_edges``: numpy's own counts and edges, whose values the results carry)."""
+    edges = [_numpy_valued(e, _edges(c, b, r)) for c, b, r, e in zip(cols, bins, range_, np_edges)]
     if isinstance(weights, Tensor):
-        raise TypeError("autoprop cannot record numpy.histogram(..., weights=<Tensor>): the "
-                        "weighted counts' derivative is not recorded; use np.bincount(np.digitize(x, "
-                        "edges) - 1, weights=w) (recorded in the weights)")
+        counts = _counts([c._value for c in cols], np_edges, weights)
+    else:  # counts: a constant (integers in 1-D unweighted, as numpy; else numpy's floats)
+        counts = Tensor._wrap(np.histogramdd(np.stack([c._value for c in cols], -1), bins=np_edges,
+                                             weights=_value(weights))[0])
+    if not density:
+        return (_numpy_valued(res, counts) if isinstance(weights, Tensor) else
+                Tensor._wrap(res) if res.dtype.kind == "f" else res), edges
+    total = sum(counts)
+    for i, e in enumerate(edges):  # counts / the bin's volume / sum(counts), as numpy
+        shape = [1] * len(edges)
+        shape[i] = -1
+        counts = counts / reshape(e[1:] - e[:-1], shape=tuple(shape))
+    return _numpy_valued(res, counts / total), edges
+
+
+def _per_axis(x, d, what):
+    if x is None or np.ndim(_value(x)) == 0 and not isinstance(x, (list, tuple)):
+        return [x] * d
+    if len(x) != d:
+        raise ValueError(f"numpy.histogramdd: {what} must have one entry per dimension ({d}); got {len(x)}")
+    return list(x)
+
+
+@defcomposite("histogramdd", "counts: constants without weights; with weights, bincount(bin of each "
+                             "sample, weights) (d counts/d w = 1 in the sample's bin); edges: "
+                             "histogram_bin_edges per axis (moving with min and max); density=True: "
+                             "counts / (sum(counts) * the bin's volume)", numpy=(np.histogramdd,))
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    if isinstance(sample, (list, tuple)):
+        cols = [ravel(_t(c)) for c in sample]
+    else:
+        s = _t(sample)
+        s = reshape(s, shape=(-1, 1)) if s.ndim == 1 else s
+        cols = [getitem(s, (_S(None), i)) for i in builtins.range(s.shape[1])]
+    res, np_edges = np.histogramdd(np.stack([c._value for c in cols], -1) if cols else _value(sample),
+                                   bins=_values(bins), range=range, density=density, weights=_value(weights))
+    d = len(cols)
+    bins_ = bins if isinstance(bins, (list, tuple)) and len(bins) == d else [bins] * d
+    return _dd_histogram(cols, bins_, _per_axis(range, d, "range"), density, weights, res, np_edges)
+
+
+@defcomposite("histogram2d", "histogramdd((x, y), ...): counts constants without weights, "
+                             "differentiable in the weights; edges moving with min and max",
+              numpy=(np.histogram2d,))
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # numpy's rule: one array of edges for both axes
+        bins = [bins, bins]
+    h, edges = histogramdd([x, y], bins=bins, range=range, density=density, weights=weights)
+    return h, edges[0], edges[1]
+
+
+@defcomposite("histogram", "counts: integers (no gradient); with weights, bincount(bin of each "
+                           "sample, weights) (d counts/d w = 1 in the sample's bin); edges: "
+                           "histogram_bin_edges; density=True: counts / (sum(counts) diff(edges))",
+              numpy=(np.histogram,))
+def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
     a = _t(a)
-    counts, _ = np.histogram(a._value, bins=_value(bins), range=range, weights=_value(weights))
-    edges = _edges(a, bins, range)
-    if not density:  # weighted counts are floats, as numpy's: a constant Tensor (zero derivative in x)
-        return (Tensor._wrap(counts) if counts.dtype.kind == "f" else counts), edges
-    widths = edges[1:] - edges[:-1]
-    return Tensor._wrap(counts / counts.sum()) / widths, edges
+    counts, np_edges = np.histogram(a._value, bins=_value(bins), range=range, density=density,
+                                    weights=_value(weights))
+    h, (edges,) = _dd_histogram([ravel(a)], [bins], [range], density, weights, counts, [np_edges])
+    return h, edges
 
 
 # --- statistics --------------------------------------------------------------------------------
