@@ -59,7 +59,7 @@ except ImportError:  # pragma: no cover - scipy comes with scikit-learn
 
 __all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
-           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta"]
+           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "betainc"]
 
 _S = builtins.slice
 
@@ -425,6 +425,21 @@ def _refuse_zeta_x(x):
             "or ap.stop_gradient(x)).")
 
 
+def _refuse_betainc_ab(a, b):
+    for name, v in (("a", a), ("b", b)):
+        if isinstance(v, Tensor) and _observe._carrier(v) is not None:
+            raise TypeError(
+                f"autoprop: scipy.special.betainc(a, b, x) is recorded in x only (d/dx = x^(a-1) "
+                f"(1-x)^(b-1) / B(a, b)); its derivative in the shape parameter {name} (a "
+                f"hypergeometric series, which jax and TensorFlow do not differentiate either) is "
+                f"not, and {name} carries gradient here (a watched Tensor). Pass {name} as a number "
+                f"or numpy array ({name}.numpy(), or ap.stop_gradient({name})).")
+
+
+def _dbetainc_dx(a, b, x):  # x^(a-1) (1-x)^(b-1) / B(a, b), in logs (xlogy: 0 at x = 0, a = 1)
+    return np.exp(_ss.xlogy(a - 1.0, x) + _ss.xlog1py(b - 1.0, -x) - _ss.betaln(a, b))
+
+
 def _dzeta_dq(x, q):
     return -x * _ss.zeta(x + 1.0, q)
 
@@ -448,6 +463,27 @@ if _ss is not None:
         _refuse_zeta_x(x)
         return Tensor._wrap(_ss.zeta(_value(x)))
 
+    def _betainc_ab(g, ans, a, b, x):  # (reached only when the dispatch check was bypassed)
+        _refuse_betainc_ab(Tensor._wrap(np.asarray(a)), Tensor._wrap(np.asarray(b)))
+        raise TypeError("autoprop: scipy.special.betainc is differentiable in x only; a gradient "
+                        "for a or b was requested (pass them as numbers or numpy arrays)")
+
+    def _np_betainc(a, b, x, out=None):
+        _check_kw("betainc", {"out": out})
+        _refuse_betainc_ab(a, b)
+        return betainc(_value(a), _value(b), x)
+
+    betainc = defprim(
+        "betainc", _ss.betainc, _betainc_ab, _betainc_ab,
+        lambda g, ans, a, b, x: unbroadcast(times(g, _dbetainc_dx(a, b, x)), _shape(x)),
+        jvp=(None, None, lambda t, ans, a, b, x: times(t, _dbetainc_dx(a, b, x))),
+        jacobian="d I_x(a, b)/dx = x^(a-1) (1-x)^(b-1) / B(a, b) (DLMF 8.17.2); a, b: refused "
+                 "when they carry gradient (as jax)",
+        vjp="dx = g x^(a-1) (1-x)^(b-1) / B(a, b)", shapes=BCAST,
+        kinks="x = 0 with a < 1 and x = 1 with b < 1: an infinite derivative",
+        source="special.betainc({0}, {1}, {2})")
+    defnumpy("scipy.special.betainc", (_ss.betainc,), _np_betainc)
+
     zeta = defprim(
         "zeta", _ss._ufuncs._zeta, None,
         lambda g, ans, x, q: unbroadcast(times(g, _dzeta_dq(x, q)), _shape(q)),
@@ -461,4 +497,4 @@ if _ss is not None:
     defnumpy("scipy.special.zeta", (_ss._ufuncs._zeta,), _np_zeta)
     defnumpy("scipy.special.zeta", (_ss._ufuncs._riemann_zeta,), _np_riemann_zeta)
 else:  # pragma: no cover
-    beta = zeta = None
+    beta = zeta = betainc = None
