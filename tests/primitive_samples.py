@@ -199,6 +199,7 @@ SAMPLES: dict[str, Sample] = {
     "betaln": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
     "beta": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
     "zeta": S(np.array([2.5, 3.0, 4.5]), (3,), domain=[None, (0.5, 3)]),
+    "betainc": S(np.array([2.0, 0.5, 3.0]), np.array([1.5, 2.0, 0.7]), (3,), domain=[None, None, (0.05, 0.95)]),
     "xlog1py": S((3, 4), (4,), domain=[(-2, 2), (-0.5, 3)]),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),

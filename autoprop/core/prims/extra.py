@@ -300,8 +300,9 @@ def _dd_histogram(cols, bins, range_, density, weights, res, np_edges):
     if isinstance(weights, Tensor):
         counts = _counts([c._value for c in cols], np_edges, weights)
     else:  # counts: a constant (integers in 1-D unweighted, as numpy; else numpy's floats)
+        w = None if weights is None else np.ravel(_value(weights))  # (np.histogram: a's shape)
         counts = Tensor._wrap(np.histogramdd(np.stack([c._value for c in cols], -1), bins=np_edges,
-                                             weights=_value(weights))[0])
+                                             weights=w)[0])
     if not density:
         return (_numpy_valued(res, counts) if isinstance(weights, Tensor) else
                 Tensor._wrap(res) if res.dtype.kind == "f" else res), edges
