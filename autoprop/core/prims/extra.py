@@ -1,4 +1,4 @@
-"""More numpy names over Tensors (session 19): the values-only table, selections, statistics.
+"""More numpy names over Tensors (sessions 19, 20): the values-only table, selections, statistics.
 
 * :data:`VALUES_ONLY`: numpy functions and ufuncs whose result is integers, booleans or
   metadata (``np.argwhere``, ``np.digitize``, ``np.isin``, ``np.signbit``, ``np.result_type``,
@@ -10,14 +10,24 @@
   the first occurrence gets the gradient, the index outputs are integers), ``np.sort_complex``,
   ``np.trim_zeros``, ``np.choose``, ``np.lib.stride_tricks.sliding_window_view`` (a read-only
   view in numpy, marked as one: ``views.py``).
-* ``np.histogram``/``histogram_bin_edges``: counts are integers; the edges ``linspace(min(x),
-  max(x), bins + 1)`` (when numpy computes them from the data) move with ``min(x)`` and
-  ``max(x)``, recorded: ``d edge_k = (1 - k/n) d min + (k/n) d max``.
+* numpy's set functions ``union1d``, ``intersect1d`` (``return_indices``), ``setdiff1d``,
+  ``setxor1d``: sorted unique values, each gathered at its first occurrence in
+  ``concatenate(ravel(ar1), ravel(ar2))`` (unique's convention: a value both arrays hold gives
+  ar1's first copy the gradient; ``intersect1d(return_indices=True)`` gathers at numpy's ind1).
+  jax 0.10.2 gives these a zero gradient; torch's gather at those positions is the reference.
+* ``np.histogram``/``histogram_bin_edges``/``histogram2d``/``histogramdd``: counts are
+  constants (integers for the 1-D unweighted histogram, as numpy); Tensor weights give weighted
+  counts recorded in the weights (``bincount`` of each sample's bin, found as numpy does), with
+  numpy's own values; the edges ``linspace(min(x), max(x), bins + 1)`` (when numpy computes them
+  from the data) move with ``min(x)`` and ``max(x)``, recorded: ``d edge_k = (1 - k/n) d min +
+  (k/n) d max``; ``density=True`` divides by the recorded volumes and total, as jax.
 * Statistics: ``np.nanvar``, ``np.nancumprod``, ``np.cumulative_prod``,
   ``np.divmod`` (the quotient is piecewise constant, the remainder ``np.remainder``'s record),
   ``np.astype``, ``np.unstack``.
-* scipy.special's ``beta`` and ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
-  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``).
+* scipy.special's ``beta``, ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
+  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``) and ``betainc``
+  (``I_x(a, b)``: differentiable in ``x``, ``d/dx = x^(a-1) (1-x)^(b-1) / B(a, b)``; a gradient
+  for ``a`` or ``b``, a hypergeometric series, is refused naming it, as jax refuses it).
 
 Each is the recorded functions numpy's documentation defines it by (jax.numpy differentiates the
 same). Derivations: ``lessons/10-gradient-tape.md`` (composites).
