@@ -1,4 +1,5 @@
-"""numpy and scipy names recorded in session 20: the set functions (np.union1d, intersect1d with
+"""numpy and scipy names recorded in session 20: complex np.linalg.eigh, svd and qr (PyTorch's
+formulas and convention; a loss that depends on the vectors' phases refused, as PyTorch does); the set functions (np.union1d, intersect1d with
 return_indices, setdiff1d, setxor1d; np.isin stays values only), np.histogram2d/histogramdd and
 np.histogram's weighted counts (differentiable in the weights), scipy.special.betainc (in x; a and
 b refused by name), the elementwise predicates np.isinf/isneginf/isposinf/signbit as bool Tensors
@@ -11,7 +12,7 @@ functions run in tests/test_autoprop_numpy_more.py (tests/more_samples.py's entr
 import numpy as np
 import pytest
 import scipy.special
-from vocab20_cases import JAX_CASES, SET_CASES, set_loss
+from vocab20_cases import COMPLEX_CASES, JAX_CASES, SET_CASES, set_loss
 from vocab20_refs import REFS
 
 import autoprop as ap
@@ -141,3 +142,57 @@ def test_cumulative_sum_and_prod_share_their_argument_handling():
         with pytest.raises(ValueError, match=rf"numpy.{f.__name__}: axis is required for a 2-D array"):
             f(x)
         np.testing.assert_array_equal(f(x[0]).numpy(), f(x.numpy()[0]))
+
+
+def _complex_central(f, a, extra, h=1e-6):
+    """dL/dx + i dL/dy by central differences (PyTorch's convention, autoprop's public one)."""
+    fd = np.zeros_like(a)
+    for j in np.ndindex(a.shape):
+        for unit in (1.0, 1j):
+            e = np.zeros_like(a)
+            e[j] = h * unit
+            fd[j] += unit * (f(np, a + e, *extra) - f(np, a - e, *extra)) / (2 * h)
+    return fd
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_CASES))
+def test_complex_eigh_svd_qr_match_torch_central_differences_and_forward_mode(name):
+    f, a, extra = COMPLEX_CASES[name]
+    t = ap.Variable(a)
+    with ap.GradientTape() as tape:
+        loss = f(np, t, *extra)
+    # numpy's decomposition (UPLO='U' and a wide QR: through the transpose and Q^H Y, to rounding)
+    np.testing.assert_allclose(float(loss.numpy()), float(f(np, a, *extra)), rtol=1e-13)
+    g = tape.gradient(loss, t).numpy()
+    np.testing.assert_allclose(g, np.array(REFS[name]), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(g, _complex_central(f, a, extra), rtol=1e-6, atol=1e-7)
+    direction = np.cos(np.arange(a.size)).reshape(a.shape) + 1j * np.sin(np.arange(a.size) * 0.7).reshape(a.shape)
+    with ap.ForwardAccumulator(t, direction) as acc:
+        loss = f(np, t, *extra)
+    h = 1e-6
+    fd = (f(np, a + h * direction, *extra) - f(np, a - h * direction, *extra)) / (2 * h)
+    np.testing.assert_allclose(float(np.real(acc.jvp(loss).numpy())), fd, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(float(np.real(acc.jvp(loss).numpy())), np.real(np.vdot(g, direction)), rtol=1e-9)
+
+
+def test_complex_decompositions_values_and_a_phase_dependent_loss_is_refused():
+    f, a, _ = COMPLEX_CASES["svd_wide"]
+    t = ap.Variable(a)
+    for got, want in zip(np.linalg.svd(t), np.linalg.svd(a)):  # full_matrices=True: numpy's phases
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    for uplo in ("L", "U"):
+        h = COMPLEX_CASES["eigh"][1]
+        for got, want in zip(np.linalg.eigh(ap.Variable(h), UPLO=uplo), np.linalg.eigh(h, UPLO=uplo)):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    for got, want in zip(np.linalg.qr(t), np.linalg.qr(a)):  # a wide A: R = [R_X | Q^H Y]
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    for call, what in ((lambda x: np.real(np.linalg.svd(x)[0]).sum(), "svd: the singular vectors"),
+                       (lambda x: np.imag(np.linalg.eigh(x)[1][0]).sum(), "eigh: the eigenvectors")):
+        with ap.GradientTape() as tape:
+            loss = call(t if "svd" in what else ap.Variable(COMPLEX_CASES["eigh"][1]))
+        with pytest.raises(ValueError, match=f"autoprop.{what} of a complex matrix are each defined up to a phase"):
+            tape.gradient(loss, tape.watched_variables())
+    with ap.GradientTape() as tape:  # the singular values alone: defined (svdvals)
+        s = np.linalg.svd(t, compute_uv=False)
+        loss = np.sum(s ** 2)
+    np.testing.assert_allclose(tape.gradient(loss, t).numpy(), 2 * a, rtol=1e-12)  # d ||A||_F^2 = 2 A

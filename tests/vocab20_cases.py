@@ -5,6 +5,11 @@ engine's gradient of each in tests/vocab20_refs.py.
 
 * Histograms (``histogram2d``/``histogramdd``, weighted, density) and ``betainc`` in x: jax.numpy
   and jax.scipy, which differentiate them as numpy defines them (the edges through min and max).
+* Complex ``np.linalg.eigh`` (as numpy reads A: its lower or upper triangle mirrored, the real
+  part of the diagonal; torch is given that Hermitian matrix, built from the input), ``svd``
+  (square, tall, wide) and ``qr`` (square, tall, wide) with losses invariant under the vectors'
+  phases (``|V|^2``, ``V f(w) V^H``, ``U f(s) V^H``): torch's gradient (``dL/dx + i dL/dy``, autoprop's
+  public convention).
 * The set functions: jax 0.10.2 returns a zero gradient for union1d & co., so the reference is
   torch, gathering each sorted unique value at its first occurrence in ``concatenate(ar1, ar2)``
   found by brute force (``(cat == v).nonzero()[0]``), the convention autoprop documents."""
@@ -64,6 +69,66 @@ def set_loss(np, f, kw, a, b):
     return (r * _weights(r.shape[0])).sum()
 
 
+def _cm(*shape):
+    return _r.standard_normal(shape) + 1j * _r.standard_normal(shape)
+
+
+A33, A42, A24, A23 = _cm(3, 3), _cm(4, 2), _cm(2, 4), _cm(2, 3)
+CW = {k: _r.standard_normal(s) for k, s in (("w", 3), ("v", (3, 3)), ("u42", (4, 2)), ("v42", (2, 2)), ("s", 2),
+                                           ("u24", (2, 2)), ("v24", (2, 4)), ("s3", 3))}
+CB = {k: _cm(*s) for k, s in (("33", (3, 3)), ("42", (4, 2)), ("24", (2, 4)), ("23", (2, 3)))}
+
+
+def loss_eigh(np, a, uplo="L", c=CW, b=CB):
+    w, v = np.linalg.eigh(a, UPLO=uplo)
+    return ((w * c["w"]).sum() + (np.abs(v) ** 2 * c["v"]).sum()
+            + np.real(((v * np.exp(w)) @ np.conj(np.swapaxes(v, -1, -2)) * b["33"]).sum()))
+
+
+def loss_svd(np, a, ku, kv, ks, kb, c=CW, b=CB):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return ((s * c[ks]).sum() + (np.abs(u) ** 2 * c[ku]).sum() + (np.abs(vh) ** 2 * c[kv]).sum()
+            + np.real(((u * np.sin(s)) @ vh * b[kb]).sum()))
+
+
+def loss_qr(np, a, kb, c=CW, b=CB):
+    q, r = np.linalg.qr(a)
+    return (np.real((q * b[kb][: q.shape[0], : q.shape[1]]).sum())
+            + np.imag((r * np.conj(b[kb][: r.shape[0], : r.shape[1]])).sum()) + (np.abs(r) ** 2).sum())
+
+
+#: name: (loss(np, a, *extra), a, extra); torch references
+COMPLEX_CASES = {
+    "eigh": (loss_eigh, A33, ()), "eigh_upper": (loss_eigh, A33, ("U",)),
+    "svd_square": (loss_svd, A33, ("v", "v", "s3", "33")), "svd_tall": (loss_svd, A42, ("u42", "v42", "s", "42")),
+    "svd_wide": (loss_svd, A24, ("u24", "v24", "s", "24")),
+    "qr_square": (loss_qr, A33, ("33",)), "qr_tall": (loss_qr, A42, ("42",)), "qr_wide": (loss_qr, A23, ("23",)),
+}
+
+
+def _torch_complex_refs(torch):  # pragma: no cover - under .venv-peers
+    class TNP:  # numpy's names the losses use, over torch
+        class linalg:
+            eigh = staticmethod(lambda a, UPLO="L": torch.linalg.eigh(a))  # a: the Hermitian numpy reads
+            svd = staticmethod(lambda a, full_matrices=False: torch.linalg.svd(a, full_matrices=False))
+            qr = staticmethod(torch.linalg.qr)
+        abs, exp, sin, real, imag, conj = torch.abs, torch.exp, torch.sin, torch.real, torch.imag, torch.conj
+        swapaxes = staticmethod(lambda x, i, j: x.transpose(i, j))
+
+    c = {k: torch.tensor(v) for k, v in CW.items()}
+    b = {k: torch.tensor(v) for k, v in CB.items()}
+    refs = {}
+    for name, (f, a, extra) in COMPLEX_CASES.items():
+        ta = torch.tensor(a, requires_grad=True)
+        x = ta
+        if f is loss_eigh:  # the Hermitian matrix numpy's eigh reads from A
+            tri = (lambda t: torch.triu(t, 1)) if extra == ("U",) else (lambda t: torch.tril(t, -1))
+            x = tri(ta) + tri(ta).conj().transpose(-1, -2) + torch.diag(torch.real(torch.diagonal(ta))).to(ta.dtype)
+        f(TNP, x, *extra, c=c, b=b).backward()
+        refs[name] = ta.grad.numpy().tolist()
+    return refs
+
+
 def write_refs(path):  # pragma: no cover - run by hand under .venv-peers (jax and torch)
     """``cd tests && ../../main/.venv-peers/bin/python -c "import vocab20_cases as c;
     c.write_refs('vocab20_refs.py')"``."""
@@ -83,6 +148,7 @@ def write_refs(path):  # pragma: no cover - run by hand under .venv-peers (jax a
         picked = torch.stack([cat[int((cat.detach() == float(v)).nonzero()[0, 0])] for v in vals])
         (picked * torch.tensor(_weights(len(vals)))).sum().backward()
         refs[name] = [(t.grad if t.grad is not None else torch.zeros_like(t)).numpy().tolist() for t in (ta, tb)]
+    refs.update(_torch_complex_refs(torch))
     with open(path, "w") as fh:
         fh.write('"""jax 0.10.2 and torch 2.13 references for tests/test_autoprop_vocab20.py, written by\n'
                  '``vocab20_cases.write_refs``."""\n\nREFS = {\n')
