@@ -474,22 +474,17 @@ if _ss is not None:
         _refuse_zeta_x(x)
         return Tensor._wrap(_ss.zeta(_value(x)))
 
-    def _betainc_ab(g, ans, a, b, x):  # (reached only when the dispatch check was bypassed)
-        _refuse_betainc_ab(Tensor._wrap(np.asarray(a)), Tensor._wrap(np.asarray(b)))
-        raise TypeError("autoprop: scipy.special.betainc is differentiable in x only; a gradient "
-                        "for a or b was requested (pass them as numbers or numpy arrays)")
-
     def _np_betainc(a, b, x, out=None):
         _check_kw("betainc", {"out": out})
         _refuse_betainc_ab(a, b)
         return betainc(_value(a), _value(b), x)
 
     betainc = defprim(
-        "betainc", _ss.betainc, _betainc_ab, _betainc_ab,
+        "betainc", _ss.betainc, None, None,
         lambda g, ans, a, b, x: unbroadcast(times(g, _dbetainc_dx(a, b, x)), _shape(x)),
         jvp=(None, None, lambda t, ans, a, b, x: times(t, _dbetainc_dx(a, b, x))),
         jacobian="d I_x(a, b)/dx = x^(a-1) (1-x)^(b-1) / B(a, b) (DLMF 8.17.2); a, b: refused "
-                 "when they carry gradient (as jax)",
+                 "when they carry gradient (as jax), by scipy.special.betainc's adaptor",
         vjp="dx = g x^(a-1) (1-x)^(b-1) / B(a, b)", shapes=BCAST,
         kinks="x = 0 with a < 1 and x = 1 with b < 1: an infinite derivative",
         source="special.betainc({0}, {1}, {2})")

@@ -528,7 +528,8 @@ svd = defprim(
     shapes="A (..., m, n) -> U (..., m, k), S (..., k), Vh (..., k, n), k = min(m, n): numpy's "
            "SVDResult of the thin SVD (full_matrices=True of a non-square A adds the extra vectors "
            "outside the record; compute_uv=False: the svdvals record)",
-    kinks="repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
+    kinks="complex A: PyTorch's formulas, a loss that depends on the singular vectors' phases refused "
+          "(ValueError, as PyTorch); repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
           "gives NaN; S alone is fine), forward mode gives them a NaN tangent; the extra vectors of "
           "full_matrices=True: no derivative, ValueError; hermitian=True refused",
     numpy=(np.linalg.svd,), np_call=_np_svd,
@@ -655,7 +656,7 @@ qr = defprim(
         "tril(M, -1)^T (Liao et al. 2019); an output that got no gradient drops its term",
     shapes="A (..., m, n), m >= n -> Q (..., m, n), R (..., n, n): numpy's QRResult (a wide A "
            "and mode='r'/'complete' outside the record, np.linalg.qr's adaptor)",
-    kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
+    kinks="complex A: PyTorch's formula (R's diagonal real, as LAPACK's); rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
     numpy=(np.linalg.qr,), np_call=_np_qr, source="{out} = np.linalg.qr({a})", multi=True,

@@ -1,5 +1,6 @@
-"""The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric matrix (numpy reads
-one triangle), eig and eigvals of a general real matrix with a real spectrum. Each is one
+"""The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric or complex Hermitian
+matrix (numpy reads one triangle; complex: PyTorch's formulas, ``_linalg_complex``), eig and
+eigvals of a general real matrix with a real spectrum. Each is one
 record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
 a term for each output that got a gradient, so the eigenvalues alone are differentiable at
 repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
@@ -116,7 +117,8 @@ eigh = defprim(
         "dA = Phi(M + M^T) (lower triangle)",
     shapes="A (..., n, n) symmetric -> eigenvalues (..., n) ascending, eigenvectors (..., n, n) "
            "(columns): numpy's EighResult",
-    kinks="repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
+    kinks="complex A: PyTorch's formulas, a loss that depends on the eigenvectors' phases refused "
+          "(ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
           "the eigenvectors there is refused, ValueError (jax gives NaN), and forward mode gives "
           "the eigenvectors a NaN tangent (jax's inf/NaN); only A's lower triangle is read",
     numpy=(np.linalg.eigh,), np_call=_np_eigh, source="{out} = np.linalg.eigh({a})",
