@@ -106,6 +106,15 @@ def test_histograms_values_types_and_unweighted_counts_are_constants():
     hd, ed = np.histogramdd(x, bins=4, weights=w)  # a 1-D sample: one dimension, as numpy
     rd = np.histogramdd(x.numpy(), bins=4, weights=w.numpy())
     assert np.array_equal(hd.numpy(), rd[0]) and np.array_equal(ed[0].numpy(), rd[1][0])
+    s = ap.Variable(JAX_CASES["histogramdd_weighted"][1][0])
+    grads = []
+    for bins in ([2, 3], np.array([2, 3])):  # bin counts per axis, a list or an array (numpy's len() rule)
+        with ap.GradientTape() as tape:
+            _, edges = np.histogramdd(s, bins=bins)
+            loss = np.sum(edges[0] ** 2) + np.sum(edges[1] ** 3)
+        grads.append(tape.gradient(loss, s).numpy())
+    assert np.count_nonzero(grads[0]) == 4  # min and max of each column
+    np.testing.assert_array_equal(grads[0], grads[1])
 
 
 def test_betainc_refuses_a_gradient_in_a_or_b_by_name_and_its_jvp_is_the_closed_form():

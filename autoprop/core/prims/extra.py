@@ -309,13 +309,14 @@ def _dd_histogram(cols, bins, range_, density, weights, res, np_edges):
     edges = [_numpy_valued(e, _edges(c, b, r)) for c, b, r, e in zip(cols, bins, range_, np_edges)]
     if isinstance(weights, Tensor):
         counts = _counts([c._value for c in cols], np_edges, weights)
-    else:  # counts: a constant (integers in 1-D unweighted, as numpy; else numpy's floats)
+        if not density:
+            return _numpy_valued(res, counts), edges
+    elif not density:  # counts: a constant (integers in 1-D unweighted, as numpy; else numpy's floats)
+        return (Tensor._wrap(res) if res.dtype.kind == "f" else res), edges
+    else:
         w = None if weights is None else np.ravel(_value(weights))  # (np.histogram: a's shape)
         counts = Tensor._wrap(np.histogramdd(np.stack([c._value for c in cols], -1), bins=np_edges,
                                              weights=w)[0])
-    if not density:
-        return (_numpy_valued(res, counts) if isinstance(weights, Tensor) else
-                Tensor._wrap(res) if res.dtype.kind == "f" else res), edges
     total = sum(counts)
     for i, e in enumerate(edges):  # counts / the bin's volume / sum(counts), as numpy
         shape = [1] * len(edges)
@@ -346,7 +347,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     res, np_edges = np.histogramdd(np.stack([c._value for c in cols], -1) if cols else _value(sample),
                                    bins=_values(bins), range=range, density=density, weights=_value(weights))
     d = len(cols)
-    bins_ = bins if isinstance(bins, (list, tuple)) and len(bins) == d else [bins] * d
+    bins_ = list(bins) if hasattr(bins, "__len__") and not isinstance(bins, str) else [bins] * d  # (numpy's rule)
     return _dd_histogram(cols, bins_, _per_axis(range, d, "range"), density, weights, res, np_edges)
 
 
