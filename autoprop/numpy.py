@@ -84,6 +84,10 @@ greater = _R.greater
 greater_equal = _R.greater_equal
 equal = _R.equal
 not_equal = _R.not_equal
+# elementwise predicates: bool Tensors (no gradient), as the comparisons
+isnan, isfinite, isinf, isneginf, isposinf, signbit = (
+    _R.isnan, _R.isfinite, _R.isinf, _R.isneginf, _R.isposinf, _R.signbit)
+isin = _F[_np.isin]  # (values only: an ndarray of bools, prims/extra.py's VALUES_ONLY)
 
 # reductions
 sum = _F[_np.sum]  # noqa: A001
@@ -147,7 +151,11 @@ for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logadde
               "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays",
               # numeric helpers (prims/numeric.py)
               "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "insert", "vander",
-              "piecewise", "polyfit"):
+              "piecewise", "polyfit",
+              # selections, set functions and histograms (prims/extra.py; the set functions'
+              # gradient goes to each value's first occurrence in concatenate(ar1, ar2), as unique's)
+              "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "histogram",
+              "histogram_bin_edges", "histogram2d", "histogramdd", "cumulative_sum", "cumulative_prod"):
     globals()[_name] = getattr(_R, _name)
 del _name
 row_stack = vstack  # noqa: F821 (numpy < 2's name)

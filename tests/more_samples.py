@@ -46,4 +46,25 @@ SAMPLES19 = {
     "unstack": F(lambda np, a: np.unstack(a, axis=1)[1] ** 2, (2, 3), autograd=False),
     "scipy_beta_zeta": F(lambda np, a, b: scipy.special.beta(a, b) + scipy.special.zeta(2.5, a + b),
                          (3,), (3,), domain=[(0.4, 2.0), (0.4, 2.0)], autograd=False),
+    # session 20: the set functions (a value in both arrays: the first copy in concatenate(a, b)),
+    # weighted 2-D/N-D histograms (in the weights and, through the edges, in the samples), betainc in x
+    "union1d": F(lambda np, a, b: np.union1d(np.concatenate([a, a[:1]]), b) * np.arange(1.0, 7.0)
+                 + np.union1d(a, a[1:]).sum(), (3,), (3,), autograd=False),
+    "intersect1d": F(lambda np, a, b: np.intersect1d(np.concatenate([a, a[:1], b[:2]]), np.concatenate([b[1:], a[2:]]))
+                     * np.arange(1.0, 3.0) + np.intersect1d(a, a, return_indices=True)[0].sum(), (3,), (3,),
+                     autograd=False),
+    "setdiff1d": F(lambda np, a, b: np.setdiff1d(np.concatenate([a, b[:1], a[:1]]), b) * np.arange(1.0, 4.0)
+                   + np.setdiff1d(a, b[:1], assume_unique=True), (3,), (3,), autograd=False),
+    "setxor1d": F(lambda np, a, b: np.setxor1d(np.concatenate([a, b[:1]]), b) * np.arange(1.0, 6.0), (3,), (3,),
+                  autograd=False),
+    "histogram2d": F(lambda np, a, b, w: np.histogram2d(a, b, bins=[2, 3], weights=w)[0] ** 2
+                     + np.histogram2d(a, b, bins=2)[1] * 3.0 + np.histogram2d(a, b, bins=2, density=True,
+                                                                              weights=w)[0].sum(),
+                     (7,), (7,), (7,), domain=[None, None, (0.5, 2.0)], autograd=False),
+    "histogramdd": F(lambda np, a, w: np.histogramdd(a, bins=(2, 2), range=[(0.0, 0.5), (0.0, 1.0)], weights=w)[0]
+                     + np.histogramdd(a, bins=2)[1][1].sum(), (6, 2), (6,), autograd=False),
+    "histogram_weighted": F(lambda np, a, w: np.histogram(a, bins=3, weights=w)[0] ** 2
+                            + np.histogram(a, bins=3, weights=w, density=True)[0], (7,), (7,), autograd=False),
+    "betainc": F(lambda np, x: scipy.special.betainc(np.array([2.0, 0.5, 3.0]), 1.5, x) ** 2, (3,),
+                 domain=[(0.05, 0.95)], autograd=False),
 }

@@ -103,7 +103,8 @@ SAMPLES: dict[str, Sample] = {
     "logical_and": S(_MASK, ~_MASK), "logical_or": S(_MASK, ~_MASK), "logical_not": S(_MASK),
     "sign": S((4,)), "floor": S((4,)), "ceil": S((4,)), "round": S((4,)),
     "floor_divide": S((3, 4), (4,), domain=[(-5, 5), (0.7, 1.3)]),
-    "isfinite": S((4,)), "isnan": S((4,)),
+    "isfinite": S((4,)), "isnan": S((4,)), "isinf": S((4,)), "signbit": S((4,)),
+    "isneginf": S((4,)), "isposinf": S((4,)),
     "argmax": S((3, 4), axis=1), "argmin": S((3, 4), axis=None),
     # reductions
     "sum": S((2, 3, 4), axis=(0, 2), keepdims=False),
@@ -198,6 +199,7 @@ SAMPLES: dict[str, Sample] = {
     "betaln": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
     "beta": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
     "zeta": S(np.array([2.5, 3.0, 4.5]), (3,), domain=[None, (0.5, 3)]),
+    "betainc": S(np.array([2.0, 0.5, 3.0]), np.array([1.5, 2.0, 0.7]), (3,), domain=[None, None, (0.05, 0.95)]),
     "xlog1py": S((3, 4), (4,), domain=[(-2, 2), (-0.5, 3)]),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),

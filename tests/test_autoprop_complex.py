@@ -89,10 +89,17 @@ G = {
     "flip_squeeze": lambda m, x: m.flip(m.squeeze(m.reshape(x * 1j, (1, 4)), 0)) * (x + 1j),
     "broadcast_to_pad": lambda m, x: m.pad(m.broadcast_to(x * 1j, (2, 4)), 1).ravel()[:4] + x,
     "take_along_axis": lambda m, x: m.take_along_axis(x * (1 + 1j), m.array([3, 0, 0, 2]), 0) * x,
+    # the decompositions (PyTorch's formulas), through outputs their vectors' phases leave alone:
+    # U sin(S) Vh of svd(full_matrices=True) (its extra vectors recorded, unused), V exp(w) V^H, Q and R
+    "svd_full": lambda m, x: (lambda u, s, vh: ((u[:, :1] * m.sin(s)) @ vh).ravel())(
+        *m.linalg.svd(m.reshape(x * (1 + 0.5j) + 0.3j, (4, 1)))),
+    "eigh_qr": lambda m, x: (lambda w, v: ((v * m.exp(w)) @ m.conj(m.transpose(v))).ravel())(
+        *m.linalg.eigh(m.reshape(x * (1 + 1j), (2, 2)))) + m.linalg.qr(m.reshape(x + 1j, (2, 2)))[0].ravel()
+        * m.linalg.qr(m.reshape(x * 1j - 0.5, (2, 2)))[1].ravel(),
 }
 # autograd has no VJP of np.flip, np.take_along_axis, and np.broadcast_to under np.pad:
 # central differences alone
-NO_AUTOGRAD = {"flip_squeeze", "take_along_axis", "broadcast_to_pad", "prod_with_a_zero"}
+NO_AUTOGRAD = {"flip_squeeze", "take_along_axis", "broadcast_to_pad", "prod_with_a_zero", "svd_full", "eigh_qr"}
 LOSSES = {
     "abs2": lambda m, y: m.sum(m.abs(y) ** 2),
     "real": lambda m, y: m.sum(m.real(y)),
@@ -199,13 +206,15 @@ def test_a_primitive_without_complex_rules_refuses_by_name(op):
             REFUSED[op](x)
 
 
-def test_complex_input_real_output_refused_in_the_walk():
-    """The singular values of a complex Variable are real: refused when the walk reaches them."""
-    z = ap.Variable(np.array([[1 + 1j, 2.0], [0.5j, 1.0]]))
+def test_complex_input_real_output_is_differentiated_in_the_walk():
+    """The singular values of a complex Variable are real (session 20: svdvals has PyTorch's complex
+    rule): d sum(s) / dA = U V^H, PyTorch's convention at the public boundary."""
+    a = np.array([[1 + 1j, 2.0], [0.5j, 1.0]])
+    z = ap.Variable(a)
     with ap.GradientTape() as t:
         y = np.sum(np.linalg.svd(z, compute_uv=False))
-    with pytest.raises(TypeError, match=r"autoprop\.svdvals: complex values are not supported"):
-        t.gradient(y, z)
+    u, _, vh = np.linalg.svd(a)
+    np.testing.assert_allclose(t.gradient(y, z).numpy(), u @ vh, rtol=1e-12)
 
 
 def test_complex_output_gradient_for_a_real_target_is_refused():
@@ -239,7 +248,7 @@ def test_every_ready_primitive_is_compared():
     from autoprop.core.registry import PRIMITIVES
     from tests.primitive_samples import SAMPLES
 
-    assert COMPLEX_READY <= set(PRIMITIVES)
+    assert COMPLEX_READY - {"svd_extra_vectors"} <= set(PRIMITIVES)  # (a helper record: _linalg_helpers)
     x = ap.Variable(X0.copy())
     with ap.GradientTape() as t:
         for g in G.values():

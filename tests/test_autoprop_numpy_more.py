@@ -33,11 +33,11 @@ def test_unique_gives_the_first_occurrence_the_gradient_and_index_outputs_stay_i
 
 @pytest.mark.parametrize("call", [
     lambda t: np.argwhere(t > 0), lambda t: np.flatnonzero(t), lambda t: np.digitize(t, [0.0, 0.5]),
-    lambda t: np.lexsort((t, -t)), lambda t: np.isin(t, [0.5]), lambda t: np.signbit(t),
-    lambda t: np.isinf(t), lambda t: np.linalg.matrix_rank(np.outer(t, t)), lambda t: np.nanargmin(t),
+    lambda t: np.lexsort((t, -t)), lambda t: np.isin(t, [0.5]),
+    lambda t: np.linalg.matrix_rank(np.outer(t, t)), lambda t: np.nanargmin(t),
     lambda t: np.nanargmax(t), lambda t: np.tril_indices_from(np.outer(t, t)),
     lambda t: np.diag_indices_from(np.outer(t, t)), lambda t: np.iscomplexobj(t), lambda t: np.result_type(t),
-    lambda t: np.histogram(t, bins=2)[0], lambda t: np.isneginf(t), lambda t: np.array_equiv(t, t),
+    lambda t: np.histogram(t, bins=2)[0], lambda t: np.array_equiv(t, t),
 ], ids=lambda c: c.__code__.co_positions and "")
 def test_integer_boolean_and_metadata_results_are_computed_on_the_values(call):
     v = np.array([0.5, -1.0, 0.0, 2.0])

@@ -60,6 +60,7 @@ SKIP = {"out"}  # refused everywhere, tested in test_autoprop_options.py
 TESTED_ELSEWHERE = dict.fromkeys(["N", "increasing", "cov", "full", "w", "method", "p"], "test_autoprop_vocab19.py")
 TESTED_ELSEWHERE |= dict.fromkeys(["return_counts", "return_index", "return_inverse", "sorted", "bins", "range",
                                    "density", "writeable", "trim"], "test_autoprop_numpy_more.py")
+TESTED_ELSEWHERE |= dict.fromkeys(["assume_unique", "return_indices"], "test_autoprop_vocab20.py")
 
 
 def _values(x):

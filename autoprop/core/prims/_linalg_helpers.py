@@ -100,8 +100,28 @@ def det_cofactor(a, ans, det):
     return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(inv)
 
 
+def _eye(n, like):
+    return np.eye(n, dtype=getattr(like, "dtype", np.float64))
+
+
+def _used(g):
+    """An output's gradient that contributes: not None (the output got none) and, on plain
+    arrays, not all zeros (HIPS autograd's test; on Tensors it is kept: a higher derivative)."""
+    return g is not None and (isinstance(g, Tensor) or bool(np.any(g)))
+
+
+def _right_solve(x, r):
+    """x R^-1, i.e. the solution Y of Y R = x (R^T Y^T = x^T)."""
+    return _mT(np.linalg.solve(_mT(r), _mT(x)))
+
+
 def _signs(rec, ref):
-    """+-1 per column: the sign that turns each column of ``rec`` into numpy's ``ref``."""
+    """+-1 per column: the sign that turns each column of ``rec`` into numpy's ``ref`` (complex
+    vectors: the phase e^(i phi) that does, a constant on the tape as a sign is)."""
+    if np.iscomplexobj(ref):
+        p = np.sum(np.conj(_value(rec)) * ref, axis=-2, keepdims=True)
+        a = np.abs(p)
+        return np.where(a > 0, p / np.where(a > 0, a, 1.0), 1.0)
     return np.where(np.sum(ref * _value(rec), axis=-2, keepdims=True) < 0, -1.0, 1.0)
 
 
@@ -118,7 +138,8 @@ def upper_by_transpose(rule):
 def eigh_upper(a, eigh, transpose):
     """``np.linalg.eigh(a, UPLO='U')`` on a Tensor: returns (w, v), numpy's signs."""
     nd = a.ndim
-    w, v = eigh(transpose(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)))
+    at = transpose(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    w, v = eigh(np.conj(at) if a.dtype.kind == "c" else at)  # (complex: the conjugate transpose)
     ref = np.linalg.eigh(a._value, UPLO="U").eigenvectors
     return w, v * _signs(v, ref).astype(a.dtype)
 
@@ -161,7 +182,7 @@ def svd_full(a, u, s, vh, concatenate):
     m, n = a.shape[-2:]
     uf, _, vhf = np.linalg.svd(a._value, full_matrices=True)
     d = _signs(u, uf[..., :, : min(m, n)]).astype(a.dtype)
-    u, vh = u * d, vh * _mT(d)  # U S Vh is unchanged by flipping a column of U and a row of Vh together
+    u, vh = u * d, vh * np.conj(_mT(d))  # U S Vh is unchanged by a phase on a column of U, its conjugate on Vh's row
     extra = _EXTRA(a)
     if m > n:
         return concatenate(u, extra, axis=-1), s, vh

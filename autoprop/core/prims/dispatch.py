@@ -113,9 +113,6 @@ _SUGGEST = {f: f"Recorded equivalent: {how}; or " for f, how in (
     (getattr(np, "polyadd", None), "p + q (np.pad the shorter one at the front)"),
     (getattr(np, "polysub", None), "p - q (np.pad the shorter one at the front)"),
     (getattr(np, "modf", None), "x - np.trunc(x) (the fraction, recorded) and np.trunc(x) (no gradient)"),
-    (getattr(np, "setdiff1d", None), "np.unique(x[~np.isin(x, y)]) (recorded in x)"),
-    (getattr(np, "intersect1d", None), "np.unique(x[np.isin(x, y)]) (recorded in x)"),
-    (getattr(np, "union1d", None), "np.unique(np.concatenate([x, y]))"),
     (getattr(np, "frexp", None), "np.ldexp(x, -e) with e = np.frexp(x.numpy())[1] (the mantissa)"),
 ) if f is not None}
 

@@ -36,7 +36,7 @@ __all__ = [
     "log10", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "clip", "where",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "sign",
     "floor", "ceil", "floor_divide", "round", "logical_and", "logical_or", "logical_not", "isfinite",
-    "isnan",
+    "isnan", "isinf", "signbit", "isneginf", "isposinf",
 ]
 
 _LN2 = float(np.log(2.0))
@@ -515,4 +515,10 @@ logical_not = defnondiff("logical_not", np.logical_not, _BOOL, numpy=(np.logical
                          methods=("__invert__",))
 isfinite = defnondiff("isfinite", np.isfinite, _BOOL, numpy=(np.isfinite,))
 isnan = defnondiff("isnan", np.isnan, _BOOL, numpy=(np.isnan,))
+# (the elementwise predicates, as comparisons: a bool Tensor of x's shape, no gradient, as
+# tf.math.is_inf; numpy's isneginf/isposinf are functions over these two ufuncs)
+isinf = defnondiff("isinf", np.isinf, _BOOL, numpy=(np.isinf,))
+signbit = defnondiff("signbit", np.signbit, _BOOL, numpy=(np.signbit,))
+isneginf = defnondiff("isneginf", lambda x: np.isneginf(x), _BOOL, numpy=(np.isneginf,))
+isposinf = defnondiff("isposinf", lambda x: np.isposinf(x), _BOOL, numpy=(np.isposinf,))
 defnumpy("positive", (np.positive,), lambda x: x)  # dispatch_ufunc returns +x itself

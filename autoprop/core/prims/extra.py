@@ -1,4 +1,4 @@
-"""More numpy names over Tensors (session 19): the values-only table, selections, statistics.
+"""More numpy names over Tensors (sessions 19, 20): the values-only table, selections, statistics.
 
 * :data:`VALUES_ONLY`: numpy functions and ufuncs whose result is integers, booleans or
   metadata (``np.argwhere``, ``np.digitize``, ``np.isin``, ``np.signbit``, ``np.result_type``,
@@ -10,14 +10,24 @@
   the first occurrence gets the gradient, the index outputs are integers), ``np.sort_complex``,
   ``np.trim_zeros``, ``np.choose``, ``np.lib.stride_tricks.sliding_window_view`` (a read-only
   view in numpy, marked as one: ``views.py``).
-* ``np.histogram``/``histogram_bin_edges``: counts are integers; the edges ``linspace(min(x),
-  max(x), bins + 1)`` (when numpy computes them from the data) move with ``min(x)`` and
-  ``max(x)``, recorded: ``d edge_k = (1 - k/n) d min + (k/n) d max``.
+* numpy's set functions ``union1d``, ``intersect1d`` (``return_indices``), ``setdiff1d``,
+  ``setxor1d``: sorted unique values, each gathered at its first occurrence in
+  ``concatenate(ravel(ar1), ravel(ar2))`` (unique's convention: a value both arrays hold gives
+  ar1's first copy the gradient; ``intersect1d(return_indices=True)`` gathers at numpy's ind1).
+  jax 0.10.2 gives these a zero gradient; torch's gather at those positions is the reference.
+* ``np.histogram``/``histogram_bin_edges``/``histogram2d``/``histogramdd``: counts are
+  constants (integers for the 1-D unweighted histogram, as numpy); Tensor weights give weighted
+  counts recorded in the weights (``bincount`` of each sample's bin, found as numpy does), with
+  numpy's own values; the edges ``linspace(min(x), max(x), bins + 1)`` (when numpy computes them
+  from the data) move with ``min(x)`` and ``max(x)``, recorded: ``d edge_k = (1 - k/n) d min +
+  (k/n) d max``; ``density=True`` divides by the recorded volumes and total, as jax.
 * Statistics: ``np.nanvar``, ``np.nancumprod``, ``np.cumulative_prod``,
   ``np.divmod`` (the quotient is piecewise constant, the remainder ``np.remainder``'s record),
   ``np.astype``, ``np.unstack``.
-* scipy.special's ``beta`` and ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
-  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``).
+* scipy.special's ``beta``, ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
+  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``) and ``betainc``
+  (``I_x(a, b)``: differentiable in ``x``, ``d/dx = x^(a-1) (1-x)^(b-1) / B(a, b)``; a gradient
+  for ``a`` or ``b``, a hypergeometric series, is refused naming it, as jax refuses it).
 
 Each is the recorded functions numpy's documentation defines it by (jax.numpy differentiates the
 same). Derivations: ``lessons/10-gradient-tape.md`` (composites).
@@ -34,6 +44,7 @@ from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, _check_kw, _shape, _t, _value, times, unbroadcast
 from .elementwise import _binary, cast, floor_divide
+from .numeric import bincount, cumulative
 from .reductions import sum  # noqa: A004
 from .shape import (
     _gather,
@@ -43,6 +54,7 @@ from .shape import (
     getitem,
     moveaxis,
     ravel,
+    reshape,
     stack,
     take,
     take_along_axis,
@@ -55,9 +67,9 @@ try:
 except ImportError:  # pragma: no cover - scipy comes with scikit-learn
     _ss = None
 
-__all__ = ["VALUES_ONLY", "unique", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges",
+__all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
-           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta"]
+           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "betainc"]
 
 _S = builtins.slice
 
@@ -68,10 +80,10 @@ _S = builtins.slice
 VALUES_ONLY = tuple(dict.fromkeys(f for f in (  # (dict: numpy's aliases once, bitwise_not is invert)
     np.argwhere, np.flatnonzero, np.digitize, np.lexsort, np.isin, np.nanargmin, np.nanargmax,
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.iscomplexobj, np.isrealobj,
-    np.iscomplex, np.isreal, np.isneginf, np.isposinf, np.result_type, np.can_cast, np.common_type,
+    np.iscomplex, np.isreal, np.result_type, np.can_cast, np.common_type,
     np.min_scalar_type, np.array_equiv, np.linalg.matrix_rank, np.ravel_multi_index, np.unravel_index,
     np.array2string, np.array_repr, np.array_str, np.may_share_memory, np.shares_memory,
-    np.signbit, np.isinf, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+    np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
     np.invert, np.left_shift, np.right_shift, np.gcd, np.lcm, getattr(np, "bitwise_count", None),
 ) if f is not None))
 
@@ -145,6 +157,52 @@ unique = defcomposite(
 for _f in (getattr(np, n, None) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")):
     if _f is not None:  # numpy 2's array-API names: the same gather (their derivative: unique's)
         defnumpy("unique", (_f,), _unique_like(_f))
+
+
+# numpy's set functions: sorted unique values, each the first occurrence of its value in
+# concatenate(ravel(ar1), ravel(ar2)) (np.unique's convention above: for a value in both arrays,
+# ar1's first copy gets the gradient, ar2's none); isin is values only (VALUES_ONLY)
+def _set_values(name, vals, *arrays):
+    ts = [_t(a) for a in arrays]
+    dtype = np.result_type(*[t.dtype for t in ts])
+    flat = concatenate(*[ravel(cast(t, dtype=dtype) if t.dtype != dtype else t) for t in ts], axis=0)
+    vals = np.asarray(vals)
+    if vals.size == 0:
+        return take(flat, np.zeros(0, np.intp), axis=0)
+    return take(flat, _first_occurrences(flat._value, vals), axis=0)
+
+
+@defcomposite("union1d", "take(concatenate(ar1, ar2), the first occurrence of each unique value): "
+                         "a value in both gives ar1's first copy the gradient", numpy=(np.union1d,))
+def union1d(ar1, ar2):
+    return _set_values("union1d", np.union1d(_value(ar1), _value(ar2)), ar1, ar2)
+
+
+@defcomposite("intersect1d", "take(ar1, the first occurrence of each common value) (return_indices: "
+                             "at numpy's ind1); ar2 gets no gradient, the indices are integers",
+              numpy=(np.intersect1d,))
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    res = np.intersect1d(_value(ar1), _value(ar2), assume_unique=assume_unique, return_indices=return_indices)
+    if not return_indices:
+        return _set_values("intersect1d", res, ar1)
+    return (take(ravel(_t(ar1)), res[1], axis=0), *res[1:])
+
+
+@defcomposite("setdiff1d", "take(ar1, the first occurrence of each value not in ar2) (assume_unique: "
+                           "ar1's elements not in ar2, in ar1's order); ar2 gets no gradient",
+              numpy=(np.setdiff1d,))
+def setdiff1d(ar1, ar2, assume_unique=False):
+    if assume_unique:
+        a = ravel(_t(ar1))
+        return take(a, np.flatnonzero(~np.isin(a._value, _value(ar2), assume_unique=True)), axis=0)
+    return _set_values("setdiff1d", np.setdiff1d(_value(ar1), _value(ar2)), ar1)
+
+
+@defcomposite("setxor1d", "take(concatenate(ar1, ar2), the first occurrence of each value in only "
+                          "one of them)", numpy=(np.setxor1d,))
+def setxor1d(ar1, ar2, assume_unique=False):
+    return _set_values("setxor1d", np.setxor1d(_value(ar1), _value(ar2), assume_unique=assume_unique),
+                       ar1, ar2)
 
 
 @defcomposite("sort_complex", "x gathered in numpy's order (real part, then imaginary part), as "
@@ -223,20 +281,100 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - n
     return _edges(_t(a), bins, range)
 
 
-@defcomposite("histogram", "counts: integers (no gradient); edges: histogram_bin_edges; "
-                           "density=True: counts / (sum(counts) diff(edges))", numpy=(np.histogram,))
-def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+def _numpy_valued(value, recorded):
+    """numpy's own ``value`` (bit for bit) carrying ``recorded``'s derivative: ``value + (r - r)``
+    (numpy sums weighted counts in its own order; the recorded sum may round otherwise)."""
+    delta = recorded - recorded._value
+    return Tensor._wrap(value) + (delta if delta.dtype == value.dtype else cast(delta, dtype=value.dtype))
+
+
+def _counts(cols, edges, weights):
+    """numpy.histogramdd's weighted counts, recorded in the weights: each sample's bin found as
+    numpy finds it (searchsorted on the edges, the last edge in the last bin, outliers dropped),
+    then ``bincount(bin, weights)``: d counts[k] / d w_i = 1 where sample i falls in bin k."""
+    nbin = [e.size + 1 for e in edges]
+    where = []
+    for c, e in zip(cols, edges):
+        k = np.searchsorted(e, c, side="right")
+        k[c == e[-1]] -= 1
+        where.append(k)
+    flat = np.ravel_multi_index(where, nbin) if cols else np.zeros(0, np.intp)
+    h = reshape(bincount(flat, weights=ravel(_t(weights)), minlength=int(np.prod(nbin))), shape=nbin)
+    return getitem(h, (_S(1, -1),) * len(nbin))
+
+
+def _dd_histogram(cols, bins, range_, density, weights, res, np_edges):
+    """Counts and recorded edges of a D-dimensional histogram (``cols``: D 1-D Tensors; ``res``
+    and ``np_edges``: numpy's own counts and edges, whose values the results carry)."""
+    edges = [_numpy_valued(e, _edges(c, b, r)) for c, b, r, e in zip(cols, bins, range_, np_edges)]
     if isinstance(weights, Tensor):
-        raise TypeError("autoprop cannot record numpy.histogram(..., weights=<Tensor>): the "
-                        "weighted counts' derivative is not recorded; use np.bincount(np.digitize(x, "
-                        "edges) - 1, weights=w) (recorded in the weights)")
+        counts = _counts([c._value for c in cols], np_edges, weights)
+        if not density:
+            return _numpy_valued(res, counts), edges
+    elif not density:  # counts: a constant (integers in 1-D unweighted, as numpy; else numpy's floats)
+        return (Tensor._wrap(res) if res.dtype.kind == "f" else res), edges
+    else:
+        w = None if weights is None else np.ravel(_value(weights))  # (np.histogram: a's shape)
+        counts = Tensor._wrap(np.histogramdd(np.stack([c._value for c in cols], -1), bins=np_edges,
+                                             weights=w)[0])
+    total = sum(counts)
+    for i, e in enumerate(edges):  # counts / the bin's volume / sum(counts), as numpy
+        shape = [1] * len(edges)
+        shape[i] = -1
+        counts = counts / reshape(e[1:] - e[:-1], shape=tuple(shape))
+    return _numpy_valued(res, counts / total), edges
+
+
+def _per_axis(x, d, what):
+    if x is None or np.ndim(_value(x)) == 0 and not isinstance(x, (list, tuple)):
+        return [x] * d
+    if len(x) != d:
+        raise ValueError(f"numpy.histogramdd: {what} must have one entry per dimension ({d}); got {len(x)}")
+    return list(x)
+
+
+@defcomposite("histogramdd", "counts: constants without weights; with weights, bincount(bin of each "
+                             "sample, weights) (d counts/d w = 1 in the sample's bin); edges: "
+                             "histogram_bin_edges per axis (moving with min and max); density=True: "
+                             "counts / (sum(counts) * the bin's volume)", numpy=(np.histogramdd,))
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    if isinstance(sample, (list, tuple)):
+        cols = [ravel(_t(c)) for c in sample]
+    else:
+        s = _t(sample)
+        s = reshape(s, shape=(-1, 1)) if s.ndim == 1 else s
+        cols = [getitem(s, (_S(None), i)) for i in builtins.range(s.shape[1])]
+    res, np_edges = np.histogramdd(np.stack([c._value for c in cols], -1) if cols else _value(sample),
+                                   bins=_values(bins), range=range, density=density, weights=_value(weights))
+    d = len(cols)
+    bins_ = list(bins) if hasattr(bins, "__len__") and not isinstance(bins, str) else [bins] * d  # (numpy's rule)
+    return _dd_histogram(cols, bins_, _per_axis(range, d, "range"), density, weights, res, np_edges)
+
+
+@defcomposite("histogram2d", "histogramdd((x, y), ...): counts constants without weights, "
+                             "differentiable in the weights; edges moving with min and max",
+              numpy=(np.histogram2d,))
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # numpy's rule: one array of edges for both axes
+        bins = [bins, bins]
+    h, edges = histogramdd([x, y], bins=bins, range=range, density=density, weights=weights)
+    return h, edges[0], edges[1]
+
+
+@defcomposite("histogram", "counts: integers (no gradient); with weights, bincount(bin of each "
+                           "sample, weights) (d counts/d w = 1 in the sample's bin); edges: "
+                           "histogram_bin_edges; density=True: counts / (sum(counts) diff(edges))",
+              numpy=(np.histogram,))
+def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
     a = _t(a)
-    counts, _ = np.histogram(a._value, bins=_value(bins), range=range, weights=_value(weights))
-    edges = _edges(a, bins, range)
-    if not density:  # weighted counts are floats, as numpy's: a constant Tensor (zero derivative in x)
-        return (Tensor._wrap(counts) if counts.dtype.kind == "f" else counts), edges
-    widths = edges[1:] - edges[:-1]
-    return Tensor._wrap(counts / counts.sum()) / widths, edges
+    counts, np_edges = np.histogram(a._value, bins=_value(bins), range=range, density=density,
+                                    weights=_value(weights))
+    h, (edges,) = _dd_histogram([ravel(a)], [bins], [range], density, weights, counts, [np_edges])
+    return h, edges
 
 
 # --- statistics --------------------------------------------------------------------------------
@@ -262,18 +400,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
               numpy=tuple(f for f in [getattr(np, "cumulative_prod", None)] if f))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     _check_kw("cumulative_prod", dict(out=out, dtype=dtype))
-    x = _t(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"numpy.cumulative_prod: axis is required for a {x.ndim}-D array "
-                             f"(shape {x.shape}), as numpy's")
-        axis = 0
-    c = cumprod(x, axis=axis)
-    if not include_initial:
-        return c
-    one_shape = list(x.shape)
-    one_shape[axis] = 1
-    return concatenate(Tensor._wrap(np.ones(one_shape, x.dtype)), c, axis=axis)
+    return cumulative("cumulative_prod", x, axis, include_initial, cumprod, 1)
 
 
 def divmod_(x1, x2, /, out=None, **kw):
@@ -310,6 +437,21 @@ def _refuse_zeta_x(x):
             "or ap.stop_gradient(x)).")
 
 
+def _refuse_betainc_ab(a, b):
+    for name, v in (("a", a), ("b", b)):
+        if isinstance(v, Tensor) and _observe._carrier(v) is not None:
+            raise TypeError(
+                f"autoprop: scipy.special.betainc(a, b, x) is recorded in x only (d/dx = x^(a-1) "
+                f"(1-x)^(b-1) / B(a, b)); its derivative in the shape parameter {name} (a "
+                f"hypergeometric series, which jax and TensorFlow do not differentiate either) is "
+                f"not, and {name} carries gradient here (a watched Tensor). Pass {name} as a number "
+                f"or numpy array ({name}.numpy(), or ap.stop_gradient({name})).")
+
+
+def _dbetainc_dx(a, b, x):  # x^(a-1) (1-x)^(b-1) / B(a, b), in logs (xlogy: 0 at x = 0, a = 1)
+    return np.exp(_ss.xlogy(a - 1.0, x) + _ss.xlog1py(b - 1.0, -x) - _ss.betaln(a, b))
+
+
 def _dzeta_dq(x, q):
     return -x * _ss.zeta(x + 1.0, q)
 
@@ -333,6 +475,22 @@ if _ss is not None:
         _refuse_zeta_x(x)
         return Tensor._wrap(_ss.zeta(_value(x)))
 
+    def _np_betainc(a, b, x, out=None):
+        _check_kw("betainc", {"out": out})
+        _refuse_betainc_ab(a, b)
+        return betainc(_value(a), _value(b), x)
+
+    betainc = defprim(
+        "betainc", _ss.betainc, None, None,
+        lambda g, ans, a, b, x: unbroadcast(times(g, _dbetainc_dx(a, b, x)), _shape(x)),
+        jvp=(None, None, lambda t, ans, a, b, x: times(t, _dbetainc_dx(a, b, x))),
+        jacobian="d I_x(a, b)/dx = x^(a-1) (1-x)^(b-1) / B(a, b) (DLMF 8.17.2); a, b: refused "
+                 "when they carry gradient (as jax), by scipy.special.betainc's adaptor",
+        vjp="dx = g x^(a-1) (1-x)^(b-1) / B(a, b)", shapes=BCAST,
+        kinks="x = 0 with a < 1 and x = 1 with b < 1: an infinite derivative",
+        source="special.betainc({0}, {1}, {2})")
+    defnumpy("scipy.special.betainc", (_ss.betainc,), _np_betainc)
+
     zeta = defprim(
         "zeta", _ss._ufuncs._zeta, None,
         lambda g, ans, x, q: unbroadcast(times(g, _dzeta_dq(x, q)), _shape(q)),
@@ -346,4 +504,4 @@ if _ss is not None:
     defnumpy("scipy.special.zeta", (_ss._ufuncs._zeta,), _np_zeta)
     defnumpy("scipy.special.zeta", (_ss._ufuncs._riemann_zeta,), _np_riemann_zeta)
 else:  # pragma: no cover
-    beta = zeta = None
+    beta = zeta = betainc = None

@@ -24,7 +24,15 @@ from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
-from ._linalg_helpers import det_cofactor, svd_full, upper_by_transpose
+from ._linalg_complex import (
+    _is_complex,
+    _mH,
+    qr_jvp_complex,
+    qr_vjp_complex,
+    svd_jvp_complex,
+    svd_vjp_complex,
+)
+from ._linalg_helpers import _eye, _right_solve, _used, det_cofactor, svd_full, upper_by_transpose
 from .elementwise import multiply
 from .shape import concatenate, reshape
 
@@ -236,10 +244,6 @@ def _result_type(name, fields):
     return collections.namedtuple(name, fields)
 
 
-def _eye(n, like):
-    return np.eye(n, dtype=getattr(like, "dtype", np.float64))
-
-
 def _inv_vjp(g, ans, a):
     return -(_mT(ans) @ g @ _mT(ans))
 
@@ -412,12 +416,6 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
-def _used(g):
-    """An output's gradient that contributes: not None (the output got none) and, on plain
-    arrays, not all zeros (HIPS autograd's test; on Tensors it is kept: a higher derivative)."""
-    return g is not None and (isinstance(g, Tensor) or bool(np.any(g)))
-
-
 # --- the thin SVD (Townsend 2016, "Differentiating the singular value decomposition") ---
 def _svd_fwd(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
@@ -451,6 +449,8 @@ def _svd_f(s, undefined="raise"):
 def _svd_vjp(g, ans, a):
     gu, gs, gvh = g
     u, s, vh = ans
+    if _is_complex(u):
+        return svd_vjp_complex(g, ans, _svd_f)
     v = _mT(vh)
     m, n = _shape(u)[-2], _shape(vh)[-1]
     k = _shape(s)[-1]
@@ -481,6 +481,8 @@ def _svd_vjp(g, ans, a):
 
 def _svd_jvp(t, ans, a):
     u, s, vh = ans
+    if _is_complex(u):
+        return svd_jvp_complex(t, ans, _svd_f)
     v = _mT(vh)
     m, n = _shape(u)[-2], _shape(vh)[-1]
     k = _shape(s)[-1]
@@ -526,7 +528,8 @@ svd = defprim(
     shapes="A (..., m, n) -> U (..., m, k), S (..., k), Vh (..., k, n), k = min(m, n): numpy's "
            "SVDResult of the thin SVD (full_matrices=True of a non-square A adds the extra vectors "
            "outside the record; compute_uv=False: the svdvals record)",
-    kinks="repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
+    kinks="complex A: PyTorch's formulas, a loss that depends on the singular vectors' phases refused "
+          "(ValueError, as PyTorch); repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
           "gives NaN; S alone is fine), forward mode gives them a NaN tangent; the extra vectors of "
           "full_matrices=True: no derivative, ValueError; hermitian=True refused",
     numpy=(np.linalg.svd,), np_call=_np_svd,
@@ -537,11 +540,15 @@ svd = defprim(
 # --- the singular values alone (np.linalg.svdvals, svd(compute_uv=False), norm ord 2/'nuc') ---
 def _svdvals_vjp(g, ans, a):
     u, _, vh = np.linalg.svd(a, full_matrices=False)
+    if _is_complex(u):  # conj(U diag(g) V^H), g real
+        return (np.conj(u) * np.expand_dims(np.real(g), -2)) @ np.conj(vh)
     return (u * np.expand_dims(g, -2)) @ vh  # U diag(g) V^T
 
 
 def _svdvals_jvp(t, ans, a):
     u, _, vh = np.linalg.svd(a, full_matrices=False)
+    if _is_complex(u):  # Re diag(U^H dA V)
+        return np.real(np.sum((_mH(u) @ t) * np.conj(vh), axis=-1))
     return np.sum((_mT(u) @ t) * vh, axis=-1)  # diag(U^T dA V)
 
 
@@ -573,11 +580,6 @@ def _qr_fwd(a):
     return q, r
 
 
-def _right_solve(x, r):
-    """x R^-1, i.e. the solution Y of Y R = x (R^T Y^T = x^T)."""
-    return _mT(np.linalg.solve(_mT(r), _mT(x)))
-
-
 def _qr_full_rank(r):
     d = np.abs(np.diagonal(np.asarray(_value(r)), axis1=-2, axis2=-1))
     if np.any(d <= builtins.max(r.shape[-2:]) * np.finfo(d.dtype).eps * d.max(axis=-1, keepdims=True)):
@@ -592,6 +594,8 @@ def _qr_vjp(g, ans, a):
     gq, gr = g
     q, r = ans
     _qr_full_rank(r)
+    if _is_complex(q):
+        return qr_vjp_complex(g, ans)
     gq = gq if _used(gq) else None
     mm = None if gr is None else r @ _mT(gr)  # M = R gR^T - gQ^T Q, a term per output used
     if gq is not None:
@@ -606,6 +610,8 @@ def _qr_vjp(g, ans, a):
 def _qr_jvp(t, ans, a):
     q, r = ans
     _qr_full_rank(r)
+    if _is_complex(q):
+        return qr_jvp_complex(t, ans)
     x = _right_solve(t, r)  # dA R^-1
     c = _mT(q) @ x
     low = np.tril(c, -1)
@@ -634,7 +640,8 @@ def _np_qr(a, mode="reduced"):
         q, r = qr(a)
     else:
         q, rx = qr(a[..., :m])
-        r = concatenate(rx, matmul(q, a[..., m:], transpose_a=True), axis=-1)
+        r = concatenate(rx, matmul(np.conj(q) if q.dtype.kind == "c" else q, a[..., m:], transpose_a=True),
+                        axis=-1)  # Q^H Y
     return r if mode == "r" else _QRResult(q, r)
 
 
@@ -649,7 +656,7 @@ qr = defprim(
         "tril(M, -1)^T (Liao et al. 2019); an output that got no gradient drops its term",
     shapes="A (..., m, n), m >= n -> Q (..., m, n), R (..., n, n): numpy's QRResult (a wide A "
            "and mode='r'/'complete' outside the record, np.linalg.qr's adaptor)",
-    kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
+    kinks="complex A: PyTorch's formula (R's diagonal real, as LAPACK's); rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
     numpy=(np.linalg.qr,), np_call=_np_qr, source="{out} = np.linalg.qr({a})", multi=True,

@@ -1,5 +1,6 @@
-"""The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric matrix (numpy reads
-one triangle), eig and eigvals of a general real matrix with a real spectrum. Each is one
+"""The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric or complex Hermitian
+matrix (numpy reads one triangle; complex: PyTorch's formulas, ``_linalg_complex``), eig and
+eigvals of a general real matrix with a real spectrum. Each is one
 record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
 a term for each output that got a gradient, so the eigenvalues alone are differentiable at
 repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
@@ -13,6 +14,7 @@ import numpy as np
 from ..registry import defcomposite, defprim
 from ..tensor import Tensor
 from ._common import _mT, _shape, _t
+from ._linalg_complex import _diag_embed, _diagonal, _is_complex, _mH, gauge_check
 from ._linalg_helpers import eigh_upper
 from .linalg import _eye, _lower_sym, _phi, _result_type, _used
 from .shape import transpose
@@ -49,9 +51,31 @@ def _eigh_gap(w, name="eigh", undefined="raise"):
     return off / (gap + _eye(n, w))
 
 
+def _eigh_vjp_complex(g, ans):
+    """PyTorch's linalg_eigh backward, in its convention (one conjugate in and out): gA = V (skew(V^H gV)
+    o F + diag(gw)) V^H, skew(X) = (X - X^H) / 2, refused when the loss depends on the eigenvectors'
+    phases (Im diag(V^H gV) != 0); then onto numpy's lower triangle (its diagonal's real part)."""
+    gw, gv = g
+    w, v = ans
+    vh = _mH(v)
+    m = None if gw is None else _diag_embed(np.real(gw) + np.zeros_like(w), v)
+    if _used(gv):
+        vhgv = vh @ np.conj(gv)
+        gauge_check("eigh", "eigenvectors", np.imag(_diagonal(vhgv)), [gv])
+        e = _eigh_gap(w) * (0.5 * (vhgv - _mH(vhgv)))
+        m = e if m is None else m + e
+    if m is None:
+        return np.zeros(_shape(v), v.dtype)
+    ga = v @ m @ vh  # Hermitian; numpy reads tril(A, -1), its mirror and Re diag(A)
+    low = np.tril(ga + _mH(ga), -1)
+    return np.conj(low + _eye(_shape(w)[-1], v) * np.real(ga))
+
+
 def _eigh_vjp(g, ans, a):
     gw, gv = g
     w, v = ans
+    if _is_complex(v):
+        return _eigh_vjp_complex(g, ans)
     vt = _mT(v)
     m = None if gw is None else (v * np.expand_dims(gw, -2)) @ vt  # V diag(gw) V^T
     if _used(gv):  # (eigenvalues alone, eigvalsh: no eigenvector term, defined at ties)
@@ -64,6 +88,10 @@ def _eigh_vjp(g, ans, a):
 
 def _eigh_jvp(t, ans, a):
     w, v = ans
+    if _is_complex(v):  # dA = tril(t, -1) + its conjugate mirror + Re diag(t), as numpy reads A
+        low = np.tril(t, -1)
+        p = _mH(v) @ (low + _mH(low) + _eye(_shape(w)[-1], v) * np.real(t)) @ v
+        return np.real(_diagonal(p)), v @ (_eigh_gap(w, undefined="nan") * p)
     p = _mT(v) @ _lower_sym(t) @ v
     n = _shape(w)[-1]
     dw = np.sum(p * _eye(n, p), axis=-1)  # the diagonal of V^T dA V
@@ -89,7 +117,8 @@ eigh = defprim(
         "dA = Phi(M + M^T) (lower triangle)",
     shapes="A (..., n, n) symmetric -> eigenvalues (..., n) ascending, eigenvectors (..., n, n) "
            "(columns): numpy's EighResult",
-    kinks="repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
+    kinks="complex A: PyTorch's formulas, a loss that depends on the eigenvectors' phases refused "
+          "(ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' gradient is defined (as jax); a gradient reaching "
           "the eigenvectors there is refused, ValueError (jax gives NaN), and forward mode gives "
           "the eigenvectors a NaN tangent (jax's inf/NaN); only A's lower triangle is read",
     numpy=(np.linalg.eigh,), np_call=_np_eigh, source="{out} = np.linalg.eigh({a})",

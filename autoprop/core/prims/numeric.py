@@ -264,22 +264,29 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     return np.cumsum(_nan_fill(a, 0.0), axis=axis)
 
 
+def cumulative(name, x, axis, include_initial, cum, initial):
+    """numpy 2's ``cumulative_sum``/``cumulative_prod`` over a recorded ``cum`` (np.cumsum,
+    cumprod): ``axis`` required beyond 1-D (as numpy), ``include_initial`` a leading slice of
+    ``initial`` (0 or 1, a constant) along ``axis``. The one place of their argument handling."""
+    x = _t(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"numpy.{name}: axis is required for a {x.ndim}-D array "
+                             f"(shape {x.shape}), as numpy's")
+        axis = 0
+    c = cum(x, axis=axis)
+    if not include_initial:
+        return c
+    shape = list(x.shape)
+    shape[axis] = 1
+    return concatenate(Tensor._wrap(np.full(shape, initial, x.dtype)), c, axis=axis)
+
+
 @defcomposite("cumulative_sum", "cumsum along axis, with a leading 0 for include_initial=True "
                                 "(numpy 2's name)", numpy=tuple(f for f in [getattr(np, "cumulative_sum", None)] if f))
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     _check_kw("cumulative_sum", dict(out=out, dtype=dtype))
-    x = _t(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"numpy.cumulative_sum: axis is required for a {x.ndim}-D array "
-                             f"(shape {x.shape}), as numpy's")
-        axis = 0
-    c = np.cumsum(x, axis=axis)
-    if not include_initial:
-        return c
-    zero_shape = list(x.shape)
-    zero_shape[axis] = 1
-    return concatenate(Tensor._wrap(np.zeros(zero_shape, x.dtype)), c, axis=axis)
+    return cumulative("cumulative_sum", x, axis, include_initial, np.cumsum, 0)
 
 
 @defcomposite("heaviside", "where(x1 < 0, 0, where(x1 > 0, 1, x2)), NaN at NaN: d/dx1 = 0, "
