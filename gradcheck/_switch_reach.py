@@ -58,6 +58,27 @@ def _tree(fn):
         return None
 
 
+def file_classes(path, name):
+    """``(module, [ClassDef])`` of the file ``path`` (:mod:`ast`, nothing runs): class ``name`` (a dotted name's last
+    part; at any depth, a top-level one first) and its bases defined there by a bare name, each once, the last base
+    first; ``(None, [])`` when the file cannot be read. The one reader of a class from its file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None, []
+    classes = {}
+    for c in ast.walk(tree):  # breadth first: a top-level class before a nested one of the same name
+        if isinstance(c, ast.ClassDef):
+            classes.setdefault(c.name, c)
+    todo, out = [name.rpartition(".")[2]], []
+    while todo:
+        if (c := classes.pop(todo.pop(), None)) is not None:
+            out.append(c)
+            todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    return tree, out
+
+
 def is_eval_word(word, eval_words) -> bool:
     """Whether a string a mode switch is compared with means eval mode: a word of ``eval_words`` (the adapters'
     ``EVAL_WORDS``) or one with an eval stem (``"predicting"``, ``"inferring"``, ``"validating"``: M5, read as
