@@ -35,7 +35,6 @@ import json
 import random
 import re
 import sys
-import textwrap
 import types
 import weakref
 
@@ -145,12 +144,7 @@ def _takes_training(fn):
         p.default, bool)) or p.kind == p.VAR_KEYWORD and not _kwargs_keys(fn) for p in ps.values())
 
 
-def _source(fn):
-    """The ast of ``fn``'s source, or None when it cannot be read."""
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return None
+_source = _switch_reach.source_tree  # the ast of a function's source, or None: the one cached parser
 
 
 def _kwargs_keys(fn):

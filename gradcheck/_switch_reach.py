@@ -49,13 +49,28 @@ _NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
-@functools.lru_cache(maxsize=512)
-def _tree(fn):
-    """The ast of ``fn``'s source (read once per function), or None."""
+def source_tree(fn):
+    """The ast module of ``fn``'s source (a method's: its function's), parsed once per function, or None when it
+    cannot be read. The one parser of a function's source (read only: the tree is shared)."""
+    fn = getattr(fn, "__func__", fn)
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    except (OSError, TypeError, SyntaxError, ValueError, IndexError):
+        return _parsed(fn)
+    except TypeError:  # an unhashable callable: parsed each time
+        return _parsed.__wrapped__(fn)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(fn):
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, ValueError):
         return None
+
+
+def _tree(fn):
+    """The first statement of ``fn``'s source (:func:`source_tree`: its ``def``), or None."""
+    tree = source_tree(fn)
+    return tree.body[0] if tree is not None and tree.body else None
 
 
 def file_classes(path, name):
