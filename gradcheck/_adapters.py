@@ -35,7 +35,6 @@ import json
 import random
 import re
 import sys
-import textwrap
 import types
 import weakref
 
@@ -145,12 +144,7 @@ def _takes_training(fn):
         p.default, bool)) or p.kind == p.VAR_KEYWORD and not _kwargs_keys(fn) for p in ps.values())
 
 
-def _source(fn):
-    """The ast of ``fn``'s source, or None when it cannot be read."""
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return None
+_source = _switch_reach.source_tree  # the ast of a function's source, or None: the one cached parser
 
 
 def _kwargs_keys(fn):
@@ -3340,24 +3334,6 @@ def _learning_rate(fn):
     return None if any(p.default is p.empty and p is not rates[0] for p in ps[1:]) else rates[0].name
 
 
-def _read_update(obj, before):
-    """After a ``backward(dY, learning_rate=LR_PROBE)`` that stepped the weights itself: each array of ``before``
-    (``{name: (the array, its copy before backward)}``) that backward moved gets its step, before - after, as
-    its gradient ``obj.<name>_grad`` (the step of plain gradient descent divided by its rate), and is put back."""
-    for k, (a, kept) in before.items():
-        new = getattr(obj, k, None)
-        if k.endswith("_grad") and k[:-5] in before:  # the step read at the last call
-            continue
-        if not (isinstance(new, np.ndarray) and new.shape == kept.shape) or new is a and np.array_equal(a, kept) \
-                and not isinstance(getattr(obj, f"{k}_grad", None), np.ndarray):  # a cache: never moved
-            continue
-        setattr(obj, f"{k}_grad", (kept - new) / LR_PROBE)  # a step of 0 (backward(0)) too
-        if new is a:
-            a[...] = kept
-        else:
-            setattr(obj, k, a)
-
-
 def stored_results(obj, inputs=None, training=True):
     """A layer whose methods are called another way than ``forward(X) -> Y``, ``backward(dY) -> dX``, made to be
     called so: its class becomes a subclass whose methods call the student's. A ``forward`` that returns nothing
@@ -3405,11 +3381,10 @@ def stored_results(obj, inputs=None, training=True):
             with _rate_set(self, lr, _rate_attributes(self, heads), LR_PROBE) as rate:
                 r = bwd(self, *dys, **rate, **kw)
             _sgd_read(before, LR_PROBE, [n for n, (_, wrong) in stored.items() if "stored" in wrong])
-        else:
-            before = {k: (v, v.copy()) for k, v in list(vars(self).items())[:MAX_PROBED]
-                      if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+        else:  # not probed: each float attribute backward moves
+            before = _sgd_snapshot(self, [n for n in _sgd_weights(self) if n.isidentifier()])
             r = bwd(self, *dys, **{lr: LR_PROBE}, **kw)
-            _read_update(self, before)
+            _sgd_read(_sgd_moved(before), LR_PROBE)
         return getattr(self, din, None) if r is None and din else r
     if not _subclass(obj, forward=forward, backward=backward, __slots__=(), _gradcheck_dx_after_step=after,
                      _gradcheck_read_from=read):  # a class whose instances cannot change class: read as it is
@@ -3728,6 +3703,15 @@ def _sgd_read(before, rate, keep=()):
             a[...] = kept
         else:
             setattr(o, k, a)
+
+
+def _sgd_moved(before):
+    """Of ``before`` (:func:`_sgd_snapshot` of weights not probed: every float attribute), the ones a backward
+    stepped: not a step read at the last call (``W_grad`` beside ``W``), nor an array it left as it was with no read
+    step beside it (a cache; a weight's step of 0, backward(0), is read once it has one)."""
+    homes = {_sgd_grad_name(k) for _, k, _, _ in before.values()}
+    return {n: (o, k, a, kept) for n, (o, k, a, kept) in before.items() if k not in homes and not (
+        getattr(o, k, None) is a and np.array_equal(a, kept) and not _float_array(getattr(o, _sgd_grad_name(k), None)))}
 
 
 def _sgd_stored(o, k, kept, new, rate):

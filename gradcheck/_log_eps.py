@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .diagnose import _find, class_and_bases, name_loss_gradient, rtol_advice
+from ._switch_reach import file_classes
+from .diagnose import _find, name_loss_gradient, rtol_advice
 
 #: The log functions whose argument is searched for ``+ c``.
 LOGS = ("log", "log2", "log10", "log1p")
@@ -113,17 +114,13 @@ def own_eps(path: str, cls: str, consts: list[float], places: list[str],
     backward's eps told apart; :data:`HELPERS` for the module's functions, Deep Learning from Scratch's
     ``cross_entropy_error``); all of them, the constants sorted, and ``{}`` when the class cannot be read there or
     has none of its own (an eps in a helper function)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, UnicodeDecodeError, SyntaxError):
-        tree = None
+    tree, classes = file_classes(path, cls)
     by_method: dict[str, dict[str, list[float]]] = {}
     seen: set[str] = set()
     # the module's constants (EPS = 1e-7), which a method's text alone does not bind
     bound = "".join(ast.unparse(n) + "\n" for n in (tree.body if tree else []) if isinstance(n, ast.Assign)
                     and isinstance(n.value, ast.Constant))
-    for node in class_and_bases(tree, cls.rpartition(".")[2]) if tree else []:  # a base not in the file is skipped
+    for node in classes:  # a base not in the file is skipped
         defs = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name not in seen]  # overridden: not run
         for f in defs:
             got = eps_free_text(bound + ast.unparse(f), True, limit) or ("", [], [])

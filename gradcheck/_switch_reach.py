@@ -49,13 +49,49 @@ _NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
-@functools.lru_cache(maxsize=512)
-def _tree(fn):
-    """The ast of ``fn``'s source (read once per function), or None."""
+def source_tree(fn):
+    """The ast module of ``fn``'s source (a method's: its function's), parsed once per function, or None when it
+    cannot be read. The one parser of a function's source (read only: the tree is shared)."""
+    fn = getattr(fn, "__func__", fn)
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    except (OSError, TypeError, SyntaxError, ValueError, IndexError):
+        return _parsed(fn)
+    except TypeError:  # an unhashable callable: parsed each time
+        return _parsed.__wrapped__(fn)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(fn):
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, ValueError):
         return None
+
+
+def _tree(fn):
+    """The first statement of ``fn``'s source (:func:`source_tree`: its ``def``), or None."""
+    tree = source_tree(fn)
+    return tree.body[0] if tree is not None and tree.body else None
+
+
+def file_classes(path, name):
+    """``(module, [ClassDef])`` of the file ``path`` (:mod:`ast`, nothing runs): class ``name`` (a dotted name's last
+    part; at any depth, a top-level one first) and its bases defined there by a bare name, each once, the last base
+    first; ``(None, [])`` when the file cannot be read. The one reader of a class from its file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None, []
+    classes = {}
+    for c in ast.walk(tree):  # breadth first: a top-level class before a nested one of the same name
+        if isinstance(c, ast.ClassDef):
+            classes.setdefault(c.name, c)
+    todo, out = [name.rpartition(".")[2]], []
+    while todo:
+        if (c := classes.pop(todo.pop(), None)) is not None:
+            out.append(c)
+            todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+    return tree, out
 
 
 def is_eval_word(word, eval_words) -> bool:

@@ -476,28 +476,43 @@ def _written_as(layer: Any, owner: str, k: str) -> str:
 
 def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     """``layer.params`` validated (``{}`` when absent), not copied (they are perturbed in place); float32
-    warns. ProtocolError: not a dict of str -> float arrays, or shared entries."""
+    warns. ProtocolError: not a dict of str -> float arrays, or shared entries (:func:`checked_params`)."""
     params = getattr(layer, "params", None)
     if params is None or type(params) in (list, tuple) and not params:  # params = []: none (DLFS vol. 2)
         return {}
-    if not isinstance(params, Mapping):
-        raise ProtocolError(paragraph(
-            f"{owner}.params must be a dict mapping names to numpy arrays;", f"got {type(params).__name__}."))
-    for k, v in params.items():
-        if not isinstance(k, str):
-            raise ProtocolError(f"{owner}.params keys must be strings; got key {k!r}.")
-        if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
-            got = f"{type(v).__name__}" + (f" of dtype {v.dtype}" if isinstance(v, np.ndarray) else "")
-            raise ProtocolError(paragraph(
-                f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
-                f"to compute the numerical gradient); got {got}."))
-        own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX)
+    entries = [(k, "str" if isinstance(k, str) else type(k).__name__, v, type(v).__name__ + (
+        f" of dtype {v.dtype}" if isinstance(v, np.ndarray) else ""), None) for k, v in (
+        params.items() if isinstance(params, Mapping) else ())]
+    out = checked_params(owner, entries, None if isinstance(params, Mapping) else type(params).__name__)
+    for k, v in out.items():
         if v.dtype != np.float64:
             warnings.warn(
                 f"{_written_as(layer, owner, k)} is {v.dtype}; it is perturbed in place (the layer may hold "
                 f"its own reference to the array), so its numerical gradient is only "
                 f"{v.dtype}-accurate. Create parameters as float64 for a tight check.", UserWarning, stacklevel=3)
-    return dict(params)
+    return out
+
+
+def checked_params(owner: str, entries: Any, not_a_dict: str | None = None) -> dict[str, np.ndarray]:
+    """The one check of a layer's ``params``, in process (:func:`layer_params`) or as the sandbox's child
+    describes them (:func:`gradcheck.sandbox._params_from`): ``{key: array}`` of ``entries``, each ``(key, its
+    type's name, the array or another value, what came (for the message), the child's array's ``(shape, strides,
+    itemsize)`` or None)``. ProtocolError: params not a dict (``not_a_dict``: its type's name), a key not a
+    string, a value not a float array, or one whose entries share memory."""
+    if not_a_dict is not None:
+        raise ProtocolError(paragraph(
+            f"{owner}.params must be a dict mapping names to numpy arrays;", f"got {not_a_dict}."))
+    out = {}
+    for k, key_type, v, got, layout in entries:
+        if key_type != "str":
+            raise ProtocolError(f"{owner}.params keys must be strings; got a key of type {key_type} ({k}).")
+        if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
+            raise ProtocolError(paragraph(
+                f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
+                f"to compute the numerical gradient); got {got}."))
+        own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX, layout=layout)
+        out[k] = v
+    return out
 
 
 def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> GradientShapeError:

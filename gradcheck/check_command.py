@@ -584,14 +584,10 @@ def source_switches(label: str) -> list[str]:
     file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
     import ast
 
-    from .diagnose import class_and_bases
+    from ._switch_reach import file_classes
     path, _, name = label.rpartition("::")
-    try:
-        tree = ast.parse(open(path, encoding="utf-8").read())  # noqa: SIM115 - a short read
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return []
     found = []
-    for c in class_and_bases(tree, name):
+    for c in file_classes(path, name)[1]:
         for node in ast.walk(c):
             what = None
             if isinstance(node, ast.Compare) and any(isinstance(v, ast.Constant) and isinstance(v.value, str)

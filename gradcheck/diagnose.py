@@ -33,6 +33,7 @@ from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._adapters import global_names, global_states, hold_random
+from ._switch_reach import file_classes
 from .check import CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
@@ -866,9 +867,7 @@ def _per_call_seeds(layer: Any) -> list[str]:
         path = (os.path.join(layer._sandbox.workdir, layer.file) if _remote(layer)  # its copy in the sandbox
                 else inspect.unwrap(type(obj).forward).__code__.co_filename)
         name = layer.class_name if _remote(layer) else type(obj).__name__
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError, AttributeError):
+    except (TypeError, AttributeError):
         return []
     seeded, changed = set(), set()
 
@@ -876,7 +875,7 @@ def _per_call_seeds(layer: Any) -> list[str]:
         return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
                 and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
-    for c in class_and_bases(tree, name, nested=True):
+    for c in file_classes(path, name)[1]:
         for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
             for n in ast.walk(fn):
                 f = n.func if isinstance(n, ast.Call) else None
@@ -887,18 +886,6 @@ def _per_call_seeds(layer: Any) -> list[str]:
                 elif fn.name != "__init__" and isinstance(n, ast.Assign):
                     changed |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)} & attrs(n.value)
     return [f"self.{a}" for a in sorted(seeded & changed)]
-
-
-def class_and_bases(tree: Any, name: str, nested: bool = False) -> list:
-    """The ``ast.ClassDef`` of class ``name`` in module ``tree`` and of its bases defined there (by a bare name), each
-    once, the last base first; ``nested``: a class at any depth, not only at the module's top."""
-    classes = {c.name: c for c in (ast.walk(tree) if nested else tree.body) if isinstance(c, ast.ClassDef)}
-    todo, out = [name], []
-    while todo:
-        if (c := classes.pop(todo.pop(), None)) is not None:
-            out.append(c)
-            todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
-    return out
 
 
 def _per_call_advice(seeds: list[str]) -> str:

@@ -61,11 +61,10 @@ from . import _seccomp
 from . import isolation as iso
 from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
-    PARAM_MEMORY_FIX,
+    checked_params,
     dtype_error,
     fmt_shape,
     forward_returned_none,
-    own_memory,
     paragraph,
     slot_name,
 )
@@ -1202,28 +1201,16 @@ class Sandbox:
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
+    """The child's description of a layer's ``params`` checked as in process (:func:`gradcheck._validation.checked_params`)."""
     desc = meta.get("params", {"kind": "absent"})
     if desc.get("kind") == "absent":
         return {}
-    if desc.get("kind") != "dict":
-        raise ProtocolError(paragraph(f"{owner}.params must be a dict mapping names to numpy arrays;",
-                                      f"got {desc.get('type', '?')}."))
-    out = {}
-    for k, d in desc.get("items", {}).items():
-        if d.get("key_type") != "str":
-            raise ProtocolError(f"{owner}.params keys must be strings; got a key of type {d.get('key_type')}.")
-        if d.get("kind") != "array" or d["array"].dtype.kind != "f":
-            got = f"ndarray of dtype {d['array'].dtype if d.get('kind') == 'array' else d.get('dtype')}" \
-                if d.get("kind") in ("array", "badarray") else d.get("type", d.get("kind"))
-            raise ProtocolError(paragraph(
-                f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
-                f"to compute the numerical gradient); got {got}."))
-        if d.get("layout"):  # the copy here has its own memory: check the child's array's layout
-            shape, strides, itemsize = d["layout"]
-            own_memory(None, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX,
-                       layout=(tuple(shape), tuple(strides), int(itemsize)))
-        out[k] = d["array"]
-    return out
+    return checked_params(owner, [
+        (k, d.get("key_type"), d.get("array") if d.get("kind") == "array" else None,
+         f"ndarray of dtype {d['array'].dtype if d.get('kind') == 'array' else d.get('dtype')}"
+         if d.get("kind") in ("array", "badarray") else d.get("type", d.get("kind")),
+         (tuple(d["layout"][0]), tuple(d["layout"][1]), int(d["layout"][2])) if d.get("layout") else None)
+        for k, d in desc.get("items", {}).items()], None if desc.get("kind") == "dict" else desc.get("type", "?"))
 
 
 class Shared:

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from gradcheck.grading import plugin, runner
+from gradcheck.grading import plugin, runner, static
 
 
 def _session(results_option):
@@ -38,7 +38,7 @@ def test_a_nested_namespace_package_is_skipped_not_raised(tmp_path, monkeypatch)
     (tmp_path / "ns1_s18" / "ns2").mkdir(parents=True)  # namespace packages (no __init__.py)
     (tmp_path / "ns1_s18" / "ns2" / "mod.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert runner._spec_files(["ns1_s18", "ns2", "mod"], None) == []
+    assert static.module_files("ns1_s18.ns2.mod", None) == []
 
 
 def test_hidden_and_site_packages_folders_are_not_walked(tmp_path):

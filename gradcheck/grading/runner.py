@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, ArchiveRefused, is_archive, unpack
+from .static import _imports, loaded_names, module_files
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -523,37 +524,12 @@ def _hex_sha256(path: str) -> str:
 DYNAMIC_IMPORT = "dynamic"
 
 
-def _spec_files(parts: list[str], where: list[str] | None) -> list[tuple[str, str]]:
-    """The source files of the modules ``parts[:1]``, ``parts[:2]``, ... (each package's ``__init__.py``, the
-    module's own file), found without running them: the top one through :data:`sys.meta_path` (editable installs
-    included) or, with ``where``, in those folders (a relative import); each next one in its parent's folders.
-    Pairs (the module's name, '' for a relative import; its file)."""
-    import importlib.machinery
-    import importlib.util
-
-    out: list[tuple[str, str]] = []
-    where_given = where is not None
-    for i in range(len(parts)):
-        try:
-            spec = importlib.util.find_spec(parts[0]) if i == 0 and where is None else \
-                importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
-        except (ImportError, ValueError, AttributeError, KeyError):  # KeyError: a namespace package's parent
-            spec = None                                                   # not imported (PathFinder reads sys.modules)
-        if spec is None:
-            break
-        if isinstance(spec.origin, str) and spec.origin.endswith(".py"):
-            out.append(("" if where_given else spec.name, spec.origin))
-        where = list(spec.submodule_search_locations or [])
-        if not where:
-            break
-    return out
-
-
 def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(:func:`_spec_files`' pairs of) the source files that the ``.py`` files under ``base`` (tests, helpers, ``conftest.py``) import anywhere,
-    at the top or inside a function (:func:`ast.walk`: ``import``, ``from ... import``, relative ones resolved
-    against their folder, ``importlib.import_module`` / ``__import__`` of a literal name); and where a name is
-    computed at run time (``"tests/test_x.py:12"``), which no walk can resolve."""
+    """(:func:`gradcheck.grading.static.module_files`' pairs of) the source files that the ``.py`` files under
+    ``base`` (tests, helpers, ``conftest.py``) import anywhere, at the top or inside a function, as the one import
+    scan reads them (:func:`gradcheck.grading.static._imports`: ``from pkg import mod`` loads ``pkg.mod``, relative
+    ones resolved against their folder, ``import_module``/``__import__``/``exec`` of literals); and where a name is
+    computed at run time (``"tests/test_x.py:12"``), which no scan can resolve."""
     hits: list[tuple[str, str]] = []
     dynamic: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):
@@ -565,25 +541,11 @@ def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
                 tree = ast.parse(Path(full).read_bytes(), full)
             except (OSError, SyntaxError, ValueError):
                 continue
-            for node in ast.walk(tree):
-                names: list[tuple[str, int]] = []
-                if isinstance(node, ast.Import):
-                    names = [(a.name, 0) for a in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    names = [(f"{node.module or ''}.{a.name}".strip("."), node.level) for a in node.names]
-                elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) == "import_module" or
-                                                     getattr(node.func, "id", None) in ("import_module",
-                                                                                         "__import__")):
-                    arg = node.args[0] if node.args else None
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        names = [(arg.value.lstrip("."), len(arg.value) - len(arg.value.lstrip(".")))]
-                    else:
-                        dynamic.append(f"{os.path.relpath(full, base)}:{node.lineno}")
-                for name, level in names:
-                    up = dirpath
-                    for _ in range(max(level - 1, 0)):
-                        up = os.path.dirname(up)
-                    hits += _spec_files([p for p in name.split(".") if p], [up] if level else None)
+            for node, mod in _imports(tree, guarded=True):
+                if mod is None:
+                    dynamic.append(f"{os.path.relpath(full, base)}:{node.lineno}")
+                for name in loaded_names(node, mod) if mod is not None else ():
+                    hits += module_files(name, dirpath if name.startswith(".") else None)
     return hits, dynamic
 
 
@@ -611,7 +573,7 @@ def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = Non
             continue
         where = os.path.realpath(where)
         if (t := name.partition(".")[0]) in _GRADING_PACKAGES:
-            top = getattr(sys.modules.get(t), "__file__", None) or next(iter(_spec_files([t], None)), ("", ""))[1]
+            top = getattr(sys.modules.get(t), "__file__", None) or next(iter(module_files(t, None)), ("", ""))[1]
             for dirpath, dirnames, filenames in os.walk(os.path.dirname(top or where)):
                 dirnames[:] = [d for d in dirnames if d != "__pycache__"]
                 files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))

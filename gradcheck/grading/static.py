@@ -128,7 +128,8 @@ def _text(node: ast.AST | None) -> str | None:
 
 
 def _imported(node: ast.AST, bound: frozenset[str] = frozenset()) -> list[str | None]:
-    """The modules ``node`` imports: ``import``, ``from ... import``, a call of a function of
+    """The modules ``node`` imports: ``import``, ``from ... import`` (a relative one's name begins with its dots:
+    the submission's own module; :func:`loaded_names` adds ``from a import b``'s ``a.b``), a call of a function of
     :data:`_DYNAMIC` (:func:`_dynamic`: ``__import__``/``import_module`` of a name built from literals,
     the imports of the code ``exec``/``eval`` run when it is built from literals); None where the scan
     cannot tell: such a call of a name or code known only at run time, a lookup it cannot read
@@ -136,8 +137,8 @@ def _imported(node: ast.AST, bound: frozenset[str] = frozenset()) -> list[str | 
     __import__``; a bare name only when the file does not bind it itself, ``bound``)."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
-    if isinstance(node, ast.ImportFrom):
-        return [node.module] if node.module and not node.level else []
+    if isinstance(node, ast.ImportFrom):  # a relative one with its dots: "." (from . import x), "..pkg"
+        return ["." * node.level + (node.module or "")]
     if not isinstance(node, ast.Call) or (name := _dynamic(node.func)) is None:
         taken = _dynamic(node) if isinstance(getattr(node, "ctx", ast.Load()), ast.Load) else None
         return [None] if taken is not None and not (isinstance(node, ast.Name) and node.id in bound) else []
@@ -200,6 +201,41 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
         else:
             children = list(ast.iter_child_nodes(node))
         stack += reversed(children)
+
+
+def loaded_names(node: ast.AST, module: str) -> list[str]:
+    """The modules an import of ``module`` (:func:`_imports`' pair) may load: ``module``, and, of ``from module
+    import b, c``, ``module.b`` and ``module.c`` (each loaded when it is a submodule: ``from pkg import helper``)."""
+    if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
+        return [module]
+    return [module + "." * (not module.endswith(".")) + a.name for a in node.names]
+
+
+def module_files(name: str, folder: str | None) -> list[tuple[str, str]]:
+    """``(module name, '' for a relative one; its source file)`` of the modules ``name`` loads (each package's
+    ``__init__.py``, the module's own file), found without running them: a relative name (``..pkg.mod``) in
+    the importing file's ``folder``, its parents for more dots; an absolute one in ``folder`` too when given,
+    else through :data:`sys.meta_path` (editable installs included); each next part in its parent's folders."""
+    import importlib.machinery
+
+    level = len(name) - len(name.lstrip("."))
+    parts = [p for p in name.split(".") if p]
+    where = None if folder is None else [functools.reduce(lambda d, _: os.path.dirname(d), range(level - 1), folder)]
+    out: list[tuple[str, str]] = []
+    for i in range(len(parts)):
+        try:
+            spec = importlib.util.find_spec(parts[0]) if i == 0 and where is None else \
+                importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
+        except (ImportError, ValueError, AttributeError, KeyError):  # KeyError: a namespace package's parent
+            spec = None                                                   # not imported (PathFinder reads sys.modules)
+        if spec is None:
+            break
+        if isinstance(spec.origin, str) and spec.origin.endswith(".py"):
+            out.append(("" if level else spec.name, spec.origin))
+        where = list(spec.submodule_search_locations or [])
+        if not where:
+            break
+    return out
 
 
 def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_FORBIDDEN, *,
@@ -419,8 +455,9 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     literals (``__import__("sc" + "ipy")``, ``getattr(builtins, "__import__")("scipy")``) and the code of
     ``exec("import x")`` are read; a dynamic import, ``exec`` or ``eval`` of a name or code known only at
     run time, a lookup of one the scan cannot read (``getattr(builtins, name)``) or one taken but not
-    called (``imp = __import__``) is reported with ``module`` None (the scan cannot tell what it imports). An own ``.py`` module the files import
-    is read too (what importing them runs); one they do not import is not.
+    called (``imp = __import__``) is reported with ``module`` None (the scan cannot tell what it imports). An own module or package the files
+    import (``import helper``, ``from . import helper``, ``from pkg import helper``) is read too (what importing them
+    runs); one they do not import is not.
 
     Parameters
     ----------
@@ -457,8 +494,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         found = []
         for node, mod in _imports(tree, guarded=False):
             top = None if mod is None else mod.split(".")[0]
-            if top in own and os.path.isfile(helper := os.path.join(folder, f"{top}.py")):
-                todo.append(helper)
+            if top in own or top == "":  # its own module (or package, relative import): read what it imports
+                todo += [f for n in loaded_names(node, mod) for _, f in module_files(n, folder)]
             if top is None or top and top not in provided and top not in own:
                 found.append((*_statement(node, lines), mod))
         name = os.path.relpath(path, root) if root else os.path.basename(path)
