@@ -440,6 +440,17 @@ def _clip_inside(x, lo, hi):
     return 1.0 if inside is None else inside
 
 
+def _clip_to_lo(x, lo, hi):
+    """1 where the result is ``lo``: numpy's clip is ``minimum(maximum(x, lo), hi)``, so
+    ``lo`` is used where x < lo, unless lo > hi (then the result is hi)."""
+    return (x < lo) if hi is None else (x < lo) * (lo <= hi)
+
+
+def _clip_to_hi(x, lo, hi):
+    """1 where the result is ``hi``: where ``maximum(x, lo) > hi`` (a tie goes to x or lo)."""
+    return (x > hi) if lo is None else (np.maximum(x, lo) > hi)
+
+
 def _np_clip(a, a_min=None, a_max=None, out=None, **kw):
     a_min = kw.pop("min", a_min)
     a_max = kw.pop("max", a_max)
@@ -450,13 +461,14 @@ def _np_clip(a, a_min=None, a_max=None, out=None, **kw):
 clip = defprim(
     "clip", lambda x, lo, hi: np.clip(x, lo, hi),
     lambda g, ans, x, lo, hi: unbroadcast(g * _clip_inside(x, lo, hi), _shape(x)),
-    lambda g, ans, x, lo, hi: unbroadcast(g * (x < lo), _shape(lo)),
-    lambda g, ans, x, lo, hi: unbroadcast(g * (x > hi), _shape(hi)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_to_lo(x, lo, hi), _shape(lo)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_to_hi(x, lo, hi), _shape(hi)),
     jvp=(lambda t, ans, x, lo, hi: t * _clip_inside(x, lo, hi),
-         lambda t, ans, x, lo, hi: t * (x < lo),
-         lambda t, ans, x, lo, hi: t * (x > hi)),
-    jacobian="1 to x where lo <= x <= hi, else 1 to the bound that was used",
-    vjp="dx = g [lo <= x <= hi], dlo = g [x < lo], dhi = g [x > hi]", shapes=BCAST,
+         lambda t, ans, x, lo, hi: t * _clip_to_lo(x, lo, hi),
+         lambda t, ans, x, lo, hi: t * _clip_to_hi(x, lo, hi)),
+    jacobian="1 to x where lo <= x <= hi, else 1 to the bound that was used "
+             "(numpy's minimum(maximum(x, lo), hi): hi where lo > hi)",
+    vjp="dx = g [lo <= x <= hi], dlo = g [x < lo <= hi], dhi = g [max(x, lo) > hi]", shapes=BCAST,
     kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule)",
     numpy=(np.clip,), np_call=_np_clip, methods=("clip",),
     source="np.clip({x}, {lo}, {hi})",
