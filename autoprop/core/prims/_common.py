@@ -167,6 +167,18 @@ def _value(x):
     return x._value if isinstance(x, Tensor) else x
 
 
+def _values(a):
+    """A Tensor's values, in lists and tuples too (``np.lexsort((a, b))``); others as they are."""
+    if isinstance(a, Tensor):
+        return a._value
+    return type(a)(_values(v) for v in a) if type(a) in (list, tuple) else a
+
+
+def _carries_tensor(value):
+    """True when a value is a Tensor or a list/tuple holding one (a keyword recorded, not cut)."""
+    return isinstance(value, Tensor) or (isinstance(value, (list, tuple)) and _holds_tensor(value))
+
+
 def _value_only(fn):
     """numpy functions that return plain values (bools, indices): computed on the values."""
     def run(*args, **kwargs):

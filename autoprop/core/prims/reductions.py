@@ -16,7 +16,7 @@ from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
-from ._common import SAME, _axes_tuple, _check_kw, _count, _keep_reduced, _shape, _t, times
+from ._common import SAME, _axes_tuple, _check_kw, _count, _keep_reduced, _shape, _t, _value, times
 from .elementwise import _share_of, absolute, where
 
 __all__ = [
@@ -89,6 +89,11 @@ def _np_reduction(name, prim=None):
     return fn
 
 
+def _cast(v, dtype):
+    """``v`` in ``dtype``: a Tensor (``initial=t``) through its recorded cast, so d/dt is kept."""
+    return v.astype(dtype) if isinstance(v, Tensor) else np.asarray(v, dtype)
+
+
 def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
     """numpy's ``initial=`` and ``where=`` of sum, prod, mean, max and min, from recorded
     primitives: the entries ``where`` leaves out become the reduction's identity (0 for a
@@ -100,7 +105,7 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
     from .elementwise import where as where_
 
     extreme = base in ("max", "min")
-    if initial is not _NONE and not np.isscalar(initial) and np.ndim(initial) != 0:
+    if initial is not _NONE and not np.isscalar(initial) and np.ndim(_value(initial)) != 0:
         raise TypeError(f"numpy.{name}(..., initial=...): initial must be a number; got {initial!r}")
     if mask is not True:
         m = np.asarray(mask, dtype=bool)
@@ -114,9 +119,9 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         if extreme and initial is _NONE:
             raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
                              f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
-        x = where_(m, x, np.asarray(initial if extreme else _IDENTITY[base], x.dtype))
+        x = where_(m, x, _cast(initial if extreme else _IDENTITY[base], x.dtype))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
-        r = sum(x, axis=axis, keepdims=keepdims) + np.asarray(initial, x.dtype)
+        r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
     else:
         r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
     if base == "mean" and mask is not True:
@@ -125,7 +130,7 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
             r = r * (_count(x.shape, axis) / np.asarray(kept, x.dtype))
     if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
         return r
-    c = np.asarray(initial, x.dtype)
+    c = _cast(initial, x.dtype)
     return {"sum": lambda: r + c, "prod": lambda: r * c, "max": lambda: maximum(r, c),
             "min": lambda: minimum(r, c)}[base]()
 

@@ -22,11 +22,13 @@ from ..tensor import Tensor
 from ._common import (
     SAME,
     _axes_tuple,
+    _carries_tensor,
     _check_kw,
     _shape,
     _t,
     _value,
     _value_only,
+    _values,
     unbroadcast,
 )
 from .elementwise import where
@@ -175,9 +177,12 @@ _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp",
 
 
 def _pad_pairs(value, ndim, default):
-    """numpy's per-axis (before, after) pairs of ``stat_length`` / ``end_values``."""
+    """numpy's per-axis (before, after) pairs of a pad option (Tensors: recorded entries)."""
     if value is None:
         return [(default, default)] * ndim
+    if _carries_tensor(value):
+        v = broadcast_to(_t(value), shape=(ndim, 2))
+        return [(getitem(v, (i, 0)), getitem(v, (i, 1))) for i in range(ndim)]
     return [tuple(row) for row in np.broadcast_to(np.asarray(_value(value), dtype=object), (ndim, 2))]
 
 
@@ -219,7 +224,7 @@ def _pad_ramp(a, ax, before, after, ends):
             continue
         edge = getitem(a, _along_axis(a.ndim, ax, sl))
         k = (np.arange(width) / width)[::-1 if rev else 1].astype(a.dtype).reshape(shape)
-        end = np.asarray(end, a.dtype)
+        end = end.astype(a.dtype) if isinstance(end, Tensor) else np.asarray(end, a.dtype)
         parts.append((edge - end) * k + end)
     if before:
         return concatenate(*([parts[0], a] + parts[1:]), axis=ax)
@@ -277,7 +282,7 @@ def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
             f"{', '.join(repr(m) for m in _PAD_MODES)}. Build other paddings from slices and "
             "np.concatenate, which are recorded.")
     if mode != "constant":
-        np.pad(a._value, pad_width, mode=mode, **kw)  # numpy's own checks of the options (cheap)
+        np.pad(a._value, pad_width, mode=mode, **{k: _values(v) for k, v in kw.items()})  # (its checks)
     widths = tuple(tuple(int(v) for v in row)
                    for row in np.broadcast_to(np.asarray(pad_width, dtype=int), (a.ndim, 2)))
     odd = kw.get("reflect_type", "even") == "odd"
@@ -285,9 +290,19 @@ def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
         return pad_by_index(a, widths, mode, **kw)
     if mode == "constant" and kw:
         raise TypeError(f"autoprop cannot record numpy.pad(..., mode='constant', {next(iter(kw))}=...)")
+    if mode == "constant" and _carries_tensor(constant_values):
+        return _pad_tensor_constants(a, widths, constant_values)
     if mode in ("constant", "empty"):
-        return pad(a, pad_width=widths, constant_values=_value(constant_values) if mode == "constant" else 0)
+        return pad(a, pad_width=widths, constant_values=constant_values if mode == "constant" else 0)
     return _pad_by_axis(a, widths, mode, kw)
+
+
+def _pad_tensor_constants(a, widths, constant_values):
+    """np.pad(mode='constant') with Tensor ``constant_values``: each padded entry a recorded gather
+    of its (axis, side) constant in numpy's order (numpy's pad of the labels), so d/dc sums g there."""
+    label = np.pad(np.full(a.shape, -1, np.intp), widths, constant_values=np.arange(2 * a.ndim).reshape(-1, 2))
+    consts = _t([c for pair in _pad_pairs(constant_values, a.ndim, 0) for c in pair]).astype(a.dtype)
+    return where(label < 0, pad(a, pad_width=widths, constant_values=0), _gather(consts, label, zero=True))
 
 
 pad = defprim(
@@ -295,7 +310,7 @@ pad = defprim(
     jvp=lambda t, ans, x, pad_width, constant_values=0: np.pad(t, pad_width),
     jacobian="an embedding (copies x into the middle)", vjp="dx = g with the padding sliced off",
     shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
-    kinks="the padding value gets no gradient (np.pad's modes edge, reflect, symmetric, wrap: "
+    kinks="a Tensor constant_values: recorded gathers of it (shape._pad_tensor_constants); np.pad's modes edge, reflect, symmetric, wrap: "
           "a gather, shape.pad_by_index; linear_ramp, maximum, minimum, mean, median, "
           "reflect_type='odd': recorded per axis, shape._pad_by_axis)",
           source="np.pad({x}, {pad_width}{_kw})",
