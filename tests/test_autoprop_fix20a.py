@@ -60,3 +60,201 @@ def test_clip_at_a_bound_still_gives_x_the_gradient():
     np.testing.assert_array_equal(gx, [1, 1])
     np.testing.assert_array_equal(glo, [0, 0])
     np.testing.assert_array_equal(ghi, [0, 0])
+
+
+# --- 2 and 7. a Tensor keyword that has a derivative is recorded, never cut ---------------------
+class _Strict:
+    """Every warning an error: a Tensor converted to numpy (TapeEscapeWarning) fails the test."""
+
+    def __enter__(self):
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("error")
+
+    def __exit__(self, *exc):
+        return self._w.__exit__(*exc)
+
+
+_X2 = np.arange(6.0).reshape(2, 3) - 2.5
+
+
+@pytest.mark.parametrize("call, cval", [
+    (lambda x, c: np.pad(x, 1, constant_values=c), 3.0),
+    (lambda x, c: np.pad(x, ((1, 2), (2, 1)), constant_values=c), [[1.0, 2.0], [3.0, 4.0]]),
+    (lambda x, c: np.pad(x, ((1, 0), (0, 2)), mode="constant", constant_values=c), [[5.0], [-1.0]]),
+    (lambda x, c: np.pad(x, ((2, 1), (1, 3)), mode="linear_ramp", end_values=c), [[1.0, -2.0], [0.5, 4.0]]),
+    (lambda x, c: np.pad(x, 2, mode="linear_ramp", end_values=c), 3.0),
+    (lambda x, c: np.sum(x, initial=c), 3.0),
+    (lambda x, c: np.prod(x, axis=0, initial=c), 3.0),
+    (lambda x, c: np.max(x, axis=1, initial=c), 1.0),
+    (lambda x, c: np.min(x, initial=c), -1.0),
+])
+def test_tensor_keyword_is_recorded_with_its_derivative(call, cval):
+    w = np.random.default_rng(0).normal(size=np.shape(call(_X2, cval)))
+    f = lambda x, c: np.sum(call(x, c) * w)  # noqa: E731
+    with _Strict():
+        y = call(ap.constant(_X2), ap.constant(np.asarray(cval)))
+        gx, gc = _grads(f, _X2, cval)
+    np.testing.assert_array_equal(np.asarray(y), call(_X2, np.asarray(cval)))
+    np.testing.assert_allclose(gc, _central(f, (_X2, cval), 1), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(gx, _central(f, (_X2, cval), 0), rtol=1e-7, atol=1e-8)
+    tc = ap.constant(np.asarray(cval))
+    with ap.ForwardAccumulator(tc, np.ones(np.shape(cval))) as acc:
+        yy = call(ap.constant(_X2), tc)
+    np.testing.assert_allclose(np.sum(np.asarray(acc.jvp(yy)) * w),
+                               np.sum(_central(f, (_X2, cval), 1)), rtol=1e-7)
+
+
+def test_tensor_in_a_tuple_keyword_and_histogram_range():
+    c = ap.Variable(3.0)
+    with _Strict(), ap.GradientTape(persistent=True) as tape:
+        y = np.pad(ap.constant([1.0, 2.0]), 1, constant_values=(c, 0.0))
+        e = np.histogram_bin_edges(ap.constant([0.3, 1.2]), bins=2, range=(c - 5.0, 5.0))
+        ly, le = np.sum(y * np.array([10.0, 1, 1, 20])), np.sum(e)
+    np.testing.assert_array_equal(np.asarray(y), [3.0, 1.0, 2.0, 0.0])
+    assert float(tape.gradient(ly, c)) == 10.0
+    np.testing.assert_array_equal(np.asarray(e), [-2.0, 1.5, 5.0])
+    assert float(tape.gradient(le, c)) == 1.5  # edges linspace(c - 5, 5, 3): 1 + 1/2 + 0
+
+
+# --- 3, 4, 12. every registered numpy name in numpy's result dtype and values -------------------
+_INTS = {
+    "int8": np.array([[3, 100], [120, -7]], np.int8),
+    "uint8": np.array([[3, 200], [250, 9]], np.uint8),
+    "int32": np.array([[3, 50000], [7, 1]], np.int32),
+    "bool": np.array([[True, False], [True, True]]),
+    "float32": np.array([[0.3, 0.7], [0.9, 0.2]], np.float32),
+    "complex64": np.array([[0.3, 0.7j], [0.9, 0.2]], np.complex64),
+}
+#: numpy's result is not a function of the values (np.empty_like: uninitialised memory)
+_NOT_VALUES = {"empty_like"}
+#: float32 / complex64 results that still differ from numpy's dtype (left: see the report)
+_KNOWN = {("float_power", "complex64"), ("real_if_close", "complex64"), ("eig", "complex64"),
+          ("eigvals", "complex64")}
+
+
+def _leaves(o):
+    return [v for x in o for v in _leaves(x)] if isinstance(o, (list, tuple)) else [o]
+
+
+def _registered():
+    from autoprop.core import registry as R
+    return [f for f in {**R._UFUNCS, **R._FUNCTIONS} if getattr(f, "__name__", "") not in _NOT_VALUES]
+
+
+@pytest.mark.parametrize("dtype", list(_INTS))
+def test_every_registered_function_gives_numpy_s_values_and_dtype(dtype):
+    """Each registered numpy/scipy name called as f(x) (a ufunc with two inputs: f(x, x[::-1])
+    for integers, f(x, 0.5) for floats) on a tiny array: where numpy accepts the call, the
+    Tensor call gives numpy's values and dtype (it was: norm of int32 nan, of uint8 13.78,
+    gradient(uint8) wrapped, nanmean(bool) 3.0, sp.expm1(int8) float16 inf, float32 with 0.5
+    float64, ...)."""
+    x = _INTS[dtype]
+    wrong = []
+    for f in _registered():
+        nin = getattr(f, "nin", 1)
+        args = (x,) if nin == 1 else (x, x[::-1].copy() if dtype in ("int8", "uint8", "int32", "bool")
+                                      else 0.5)[:nin]
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                want = f(*args)
+        except Exception:  # numpy refuses: nothing to compare
+            continue
+        if (f.__name__, dtype) in _KNOWN:
+            continue
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                got = f(*[ap.constant(a) if isinstance(a, np.ndarray) else a for a in args])
+        except Exception as e:
+            wrong.append(f"{f.__name__}: raises {type(e).__name__}: {str(e)[:60]}")
+            continue
+        for w, g in zip(_leaves(want), _leaves(got)):
+            if not hasattr(w, "dtype"):
+                continue
+            w, g = np.asarray(w), np.asarray(g.numpy() if isinstance(g, ap.Tensor) else g)
+            close = w.shape == g.shape and (np.array_equal(w, g, equal_nan=w.dtype.kind in "fc") or (
+                w.dtype.kind in "fc" and np.allclose(w, g, rtol=1e-6, atol=0, equal_nan=True)))
+            if w.dtype != g.dtype or not close:
+                wrong.append(f"{f.__name__}: numpy {w.ravel()[:3]} {w.dtype}, ours {g.ravel()[:3]} {g.dtype}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_tester_s_integer_and_boolean_cases():
+    import scipy.special as sp
+    cases = [(np.linalg.norm, np.array([3, 50000, 7, 1], np.int32)),
+             (np.linalg.norm, np.array([3, 200, 250, 9], np.uint8)),
+             (np.gradient, np.array([3, 200, 250, 9], np.uint8)),
+             (lambda v: np.interp(1.5, np.arange(4.0), v), np.array([3, -20000, 30000, 5], np.int16)),
+             (sp.expm1, np.array([3, 100, 120], np.int8)),
+             (lambda v: np.percentile(v, 30), np.array([3, 100, 120, -7], np.int8))]
+    m = np.array([True, False, True, True])
+    cases += [(f, m) for f in (np.nanmean, np.nanstd, np.nanvar, np.mean, np.nansum)]
+    for f, v in cases:
+        want, got = f(v), f(ap.constant(v))
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert float(np.linalg.norm(ap.constant(np.array([3, 50000, 7, 1], np.int32)))) == np.linalg.norm(
+        np.array([3, 50000, 7, 1], np.int32))  # (was nan)
+
+
+def test_a_float32_record_with_a_python_number_keeps_float32_and_its_gradient():
+    x = ap.Variable(np.array([0.3, -0.7], np.float32))
+    with ap.GradientTape() as tape:
+        y = np.copysign(x, -0.5) + np.heaviside(x, 0.5)
+    assert y.dtype == np.float32  # numpy: float32 (was float64)
+    g = tape.gradient(y, x)
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g.numpy(), [-1.0, 1.0])  # d copysign(x, -0.5) = sign(x) * -1
+
+
+# --- 5, 10. &, |, ^, <<, >>, ~ and divmod as numpy's operators -----------------------------------
+_I = np.array([3, -2, 7, 0])
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a | b, lambda a, b: a & b, lambda a, b: a ^ b,
+                                lambda a, b: a << b, lambda a, b: a >> b, lambda a, b: b | a,
+                                lambda a, b: b ^ a, lambda a, b: ~a, lambda a, b: b >> a % 3])
+@pytest.mark.parametrize("b", [4, np.array([1, 2, 3, 1]), True])
+def test_bitwise_operators_on_integer_tensors_are_numpy_s(op, b):
+    want, got = op(_I, b), op(ap.constant(_I), b)
+    assert isinstance(got, ap.Tensor)
+    assert got.dtype == want.dtype  # int64 (was bool: logical or/and)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_bitwise_operators_on_booleans_are_logical_and_on_floats_refused_as_numpy():
+    m, n = np.array([True, False, True]), np.array([True, True, False])
+    for op in (lambda a, b: a | b, lambda a, b: a & b, lambda a, b: a ^ b, lambda a, b: ~a):
+        np.testing.assert_array_equal(op(ap.constant(m), n).numpy(), op(m, n))
+        with pytest.raises(TypeError):
+            op(np.array([0.5, 2.0]), 1.0)
+        with pytest.raises(TypeError):  # numpy raises TypeError; it was a bool tensor
+            op(ap.constant(np.array([0.5, 2.0])), 1.0)
+
+
+def test_augmented_bitwise_assignment_follows_the_rules_of_plus_equals():
+    yi = ap.constant(np.arange(1, 5).reshape(2, 2))
+    yi[0]  # noqa: B018 - a view of yi exists
+    for aug in ("|=", "&=", "^=", "<<=", ">>="):
+        with pytest.raises(TypeError, match=r"has a view"):
+            exec(f"yi {aug} 1", {}, {"yi": yi})
+    z = ap.constant(np.array([1, 2]))
+    z |= 8
+    np.testing.assert_array_equal(z.numpy(), [9, 10])
+
+
+def test_builtin_divmod_of_tensors():
+    x = ap.Variable(np.array([1.5, -2.3, 4.0]))
+    with ap.GradientTape() as tape:
+        q, r = divmod(x, 0.7)
+    wq, wr = divmod(x.numpy(), 0.7)
+    np.testing.assert_array_equal(q.numpy(), wq)
+    np.testing.assert_allclose(r.numpy(), wr, rtol=1e-15)
+    np.testing.assert_array_equal(tape.gradient(r, x).numpy(), [1.0, 1.0, 1.0])
+    q2, r2 = divmod(5.0, ap.constant(np.array([2.0, 3.0])))
+    np.testing.assert_array_equal(np.stack([q2.numpy(), r2.numpy()]), np.array(divmod(5.0, np.array([2.0, 3.0]))))
+    qi, ri = divmod(ap.constant(_I), 3)
+    assert qi.dtype == ri.dtype == np.int64
+    np.testing.assert_array_equal(ri.numpy(), _I % 3)

@@ -412,24 +412,64 @@ class Tensor:
     def __getitem__(self, key):
         return _R.getitem(self, key)
 
+    # &, |, ^, <<, >>, ~: numpy's operators (bitwise on integers, logical on booleans, a
+    # TypeError on floats), computed on the values: integers and booleans carry no gradient.
+    def _bitwise(self, ufunc, a, b):
+        return Tensor._wrap(np.asarray(ufunc(_plain(a), _plain(b))))
+
     def __and__(self, other):
-        return _R.logical_and(self, other)
+        return self._bitwise(np.bitwise_and, self, other)
 
     def __rand__(self, other):
-        return _R.logical_and(other, self)
+        return self._bitwise(np.bitwise_and, other, self)
 
     def __or__(self, other):
-        return _R.logical_or(self, other)
+        return self._bitwise(np.bitwise_or, self, other)
 
     def __ror__(self, other):
-        return _R.logical_or(other, self)
+        return self._bitwise(np.bitwise_or, other, self)
+
+    def __xor__(self, other):
+        return self._bitwise(np.bitwise_xor, self, other)
+
+    def __rxor__(self, other):
+        return self._bitwise(np.bitwise_xor, other, self)
+
+    def __lshift__(self, other):
+        return self._bitwise(np.left_shift, self, other)
+
+    def __rlshift__(self, other):
+        return self._bitwise(np.left_shift, other, self)
+
+    def __rshift__(self, other):
+        return self._bitwise(np.right_shift, self, other)
+
+    def __rrshift__(self, other):
+        return self._bitwise(np.right_shift, other, self)
 
     def __invert__(self):
-        if self.dtype != np.bool_:
-            raise TypeError(
-                f"autoprop: ~ is defined for boolean tensors only (got dtype {self.dtype})"
-            )
-        return _R.logical_not(self)
+        return Tensor._wrap(np.asarray(np.invert(self._value)))
+
+    def __iand__(self, other):
+        return self._augmented("&", Tensor.__and__, other)
+
+    def __ior__(self, other):
+        return self._augmented("|", Tensor.__or__, other)
+
+    def __ixor__(self, other):
+        return self._augmented("^", Tensor.__xor__, other)
+
+    def __ilshift__(self, other):
+        return self._augmented("<<", Tensor.__lshift__, other)
+
+    def __irshift__(self, other):
+        return self._augmented(">>", Tensor.__rshift__, other)
+
+    def __divmod__(self, other):  # (numpy's divmod record: the remainder is differentiable)
+        return np.divmod(self, other)
+
+    def __rdivmod__(self, other):
+        return np.divmod(other, self)
 
     # --- numpy-style methods -------------------------------------------------
     @property
@@ -697,7 +737,7 @@ class Tensor:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs:  # np.tanh(t): straight to its primitive
             prim = _R._UFUNC_PRIMS.get(ufunc)
-            if prim is not None:
+            if prim is not None and _own_dtypes(inputs):
                 return prim(*inputs)
         out = kwargs.get("out")
         if out and isinstance(out[0], np.ndarray) and inputs and out[0] is inputs[0]:
@@ -706,6 +746,33 @@ class Tensor:
 
     def __array_function__(self, func, types, args, kwargs):
         return _R.dispatch_function(func, args, kwargs)
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _plain(a):
+    return a._value if isinstance(a, Tensor) else a
+
+
+def _own_dtypes(inputs):
+    """True when a ufunc's record gives numpy's result dtype without a look at numpy's type
+    resolution: every input a float or complex Tensor, a Python number only beside float64
+    ones (float32 with 0.5 stays float32 in numpy); anything else (integers, booleans, arrays,
+    numpy scalars) goes through ``dispatch_ufunc``, which follows the ufunc's own resolution."""
+    narrow = scalar = False
+    for a in inputs:
+        if type(a) is Tensor or type(a) is Variable:
+            dt = a._value.dtype
+            if dt is not _F64:
+                if dt.kind not in "fc":
+                    return False
+                narrow = True
+        elif type(a) is float or type(a) is int:
+            scalar = True
+        else:
+            return False
+    return not (narrow and scalar)
 
 
 def _shuffling():

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import _FUNCTIONS, _UFUNCS
+from ..registry import _FUNCTIONS, _OWNER, _UFUNCS
 from ..tensor import Tensor
 from ..views import VIEW_FUNCTIONS, mark_view
-from ._common import _check_kw
+from ._common import _check_kw, _holds_tensor, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
@@ -38,7 +38,46 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             + _SUGGEST.get(ufunc, "Use a supported function (see autoprop.PRIMITIVES), or ") +
             "ap.numpy_function(...) to run it as plain numpy with no gradient."
         )
-    return prim(*inputs)
+    return numpy_typed(ufunc, prim, inputs)
+
+
+def numpy_typed(ufunc, prim, inputs):
+    """``prim(*inputs)`` in numpy's result dtype: the ufunc's own type resolution (scipy's erf of
+    int8 is float64, numpy's rint of int8 float16, float32 with 0.5 float32). Inputs that carry
+    no derivative (integer and boolean Tensors, arrays, numbers) are the ufunc's own call on the
+    values, a constant Tensor; otherwise the record's result is cast to numpy's dtype (a recorded
+    cast) where it differs."""
+    if not _carries_float(inputs):
+        return _as_tensors(ufunc(*[_values(a) for a in inputs]))
+    try:
+        with np.errstate(all="ignore"):  # (numpy's dtype, from one-element stand-ins)
+            want = ufunc(*[np.ones((), v.dtype) if isinstance(v, np.ndarray) else v
+                           for v in (_values(a) for a in inputs)]).dtype
+    except (TypeError, ValueError, AttributeError):  # no loop, several outputs: the record decides
+        return prim(*inputs)
+    out = prim(*inputs)
+    return out if not isinstance(out, Tensor) or out.dtype == want else out.astype(want)
+
+
+def _carries_float(args):
+    """True when an argument (in lists and tuples too) is a float or complex Tensor, the only
+    ones a derivative reaches; False when every Tensor is integer or boolean."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._value.dtype.kind in "fc":
+                return True
+        elif type(a) in (list, tuple) and _carries_float(a):
+            return True
+    return False
+
+
+def _as_tensors(out):
+    """numpy's result with its arrays and numpy scalars as (constant) Tensors."""
+    if isinstance(out, (np.ndarray, np.generic)) and not isinstance(out, (np.str_, np.bytes_)):
+        return Tensor._wrap(np.asarray(out))
+    if isinstance(out, tuple) and hasattr(out, "_fields"):  # numpy's named results (SlogdetResult)
+        return type(out)(*(_as_tensors(o) for o in out))
+    return type(out)(_as_tensors(o) for o in out) if type(out) in (list, tuple) else out
 
 
 def _ufunc_name(ufunc):
@@ -84,8 +123,17 @@ def dispatch_function(func, args, kwargs):
                         "derivative (VJP). " + _SUGGEST.get(func, "Use a supported function (see "
                                                               "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
-    out = impl(*args, **kwargs)
+    if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
+            kwargs.values()) and (_holds_tensor(args) or _holds_tensor(kwargs.values())):
+        # integer and boolean Tensors only (no derivative): numpy's own function on the values
+        out = _as_tensors(func(*_values(args), **{k: _values(v) for k, v in kwargs.items()}))
+    else:
+        out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+#: the registry's owners whose functions compute on the values already (no Tensor wrapped)
+_ON_VALUES = ("values only", "shape facts", "constants")
 
 
 #: numpy functions that write into their first argument: the recorded way to build the result.

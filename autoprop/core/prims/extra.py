@@ -42,7 +42,7 @@ import numpy as np
 from .. import observe as _observe
 from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
-from ._common import BCAST, _check_kw, _shape, _t, _value, times, unbroadcast
+from ._common import BCAST, _check_kw, _shape, _t, _value, _values, times, unbroadcast
 from .elementwise import _binary, cast, floor_divide
 from .numeric import bincount, cumulative
 from .reductions import sum  # noqa: A004
@@ -93,10 +93,6 @@ def _ufunc_values(f):
         _check_kw(f.__name__, kwargs)
         return f(*[_value(a) for a in args])
     return run
-
-
-def _values(x):  # a Tensor's values, inside lists and tuples too (np.lexsort((a, b)))
-    return [_values(v) for v in x] if isinstance(x, (list, tuple)) else _value(x)
 
 
 def _function_values(f):
@@ -211,7 +207,7 @@ def sort_complex(a):
     a = _t(a)
     order = np.argsort(a._value, axis=-1, kind="stable")  # numpy's complex order: real, then imag
     s = take_along_axis(a, order, axis=-1)
-    return s if s.dtype.kind == "c" else cast(s, dtype=np.result_type(s.dtype, np.complex64))
+    return s if s.dtype.kind == "c" else cast(s, dtype=np.complex64 if s.dtype.char in "bhBH" else np.complex128)
 
 
 @defcomposite("trim_zeros", "x[first:last] along each trimmed axis, the slice numpy keeps",
@@ -266,17 +262,20 @@ sliding_window_view = sliding_windows  # (the registry's name of the composite)
 def _edges(a, bins, range_):
     """numpy's edges, recorded in ``min(a)`` and ``max(a)`` when numpy takes them from the data."""
     v = a._value
-    e = np.histogram_bin_edges(v, bins=_value(bins), range=range_)
-    if range_ is not None or np.ndim(_value(bins)) == 1 or v.size == 0:
+    plain = None if range_ is None else tuple(_value(r) for r in range_)
+    e = np.histogram_bin_edges(v, bins=_value(bins), range=plain)
+    ends = range_ is not None and np.ndim(_value(bins)) == 0 and any(isinstance(r, Tensor) for r in range_)
+    if (range_ is not None and not ends) or np.ndim(_value(bins)) == 1 or v.size == 0:
         return Tensor._wrap(e) if not isinstance(bins, Tensor) else _t(bins)
-    lo, hi = np.min(a), np.max(a)  # recorded (ties: split, as np.min)
+    lo, hi = (np.min(a), np.max(a)) if range_ is None else (_t(r) for r in range_)  # recorded
     w = np.linspace(0.0, 1.0, e.size).astype(e.dtype)  # d e_k = (1 - k/n) d lo + (k/n) d hi
     return Tensor._wrap(e) + (lo - lo._value) * (1.0 - w) + (hi - hi._value) * w
 
 
 @defcomposite("histogram_bin_edges", "linspace(min(x), max(x), bins + 1) when numpy takes the "
                                      "range from the data (d e_k = (1 - k/n) d min + (k/n) d max); "
-                                     "given edges or range: constants", numpy=(np.histogram_bin_edges,))
+                                     "given edges: constants; a given range: recorded in its Tensor "
+                                     "ends the same way", numpy=(np.histogram_bin_edges,))
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - numpy's name
     return _edges(_t(a), bins, range)
 
@@ -345,7 +344,8 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
         s = reshape(s, shape=(-1, 1)) if s.ndim == 1 else s
         cols = [getitem(s, (_S(None), i)) for i in builtins.range(s.shape[1])]
     res, np_edges = np.histogramdd(np.stack([c._value for c in cols], -1) if cols else _value(sample),
-                                   bins=_values(bins), range=range, density=density, weights=_value(weights))
+                                   bins=_values(bins), range=_values(range), density=density,
+                                   weights=_value(weights))
     d = len(cols)
     bins_ = list(bins) if hasattr(bins, "__len__") and not isinstance(bins, str) else [bins] * d  # (numpy's rule)
     return _dd_histogram(cols, bins_, _per_axis(range, d, "range"), density, weights, res, np_edges)
@@ -371,7 +371,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
               numpy=(np.histogram,))
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
     a = _t(a)
-    counts, np_edges = np.histogram(a._value, bins=_value(bins), range=range, density=density,
+    counts, np_edges = np.histogram(a._value, bins=_value(bins), range=_values(range), density=density,
                                     weights=_value(weights))
     h, (edges,) = _dd_histogram([ravel(a)], [bins], [range], density, weights, counts, [np_edges])
     return h, edges

@@ -325,7 +325,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
     return np.linalg.norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(
-        np.maximum(count - ddof, 0)).astype(a.dtype)
+        np.maximum(count - ddof, 0)).astype(np.zeros(0, a.dtype).real.dtype)  # (complex: a real std)
 
 
 @defcomposite("compress", "take(x, nonzero(condition), axis) (flattened for axis=None)",

@@ -645,6 +645,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         X = concatenate(X, Y, axis=0)
     if ddof is None:
         ddof = 0 if bias else 1
+    if X.dtype != np.result_type(X.dtype, np.float64):  # numpy computes in float64 at least
+        X = X.astype(np.result_type(X.dtype, np.float64))
     n = X.shape[1]
     w = None if fweights is None else _cov_weight(fweights, "fweights", n)
     aw = None if aweights is None else _cov_weight(aweights, "aweights", n)
