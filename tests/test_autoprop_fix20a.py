@@ -258,3 +258,36 @@ def test_builtin_divmod_of_tensors():
     qi, ri = divmod(ap.constant(_I), 3)
     assert qi.dtype == ri.dtype == np.int64
     np.testing.assert_array_equal(ri.numpy(), _I % 3)
+
+
+# --- 6. an axis out of range is numpy's AxisError, in every registered function ------------------
+@pytest.mark.parametrize("x", [np.arange(1.0, 4.0), np.arange(1.0, 7.0).reshape(2, 3)], ids=["1d", "2d"])
+def test_every_function_refuses_an_out_of_range_axis_as_numpy(x):
+    """f(x, axis=a) and f(x, 1, axis=a) (q, n, indices, ...) for a = ndim, -ndim-1 and in a
+    tuple: where numpy raises AxisError, the Tensor call raises too (an int axis: AxisError).
+    np.cumprod, np.diff, np.gradient, median/quantile, delete, take, trim_zeros,
+    cumulative_prod, unstack, norm computed with the axis taken modulo ndim."""
+    from autoprop.core import registry as R
+    nd, accepted = x.ndim, []
+    for f in R._FUNCTIONS:
+        for ax in (nd, -nd - 1, (0, nd), (-nd - 1,)):
+            for extra in ((), (1,)):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        f(x, *extra, axis=ax)
+                    continue
+                except np.exceptions.AxisError:
+                    pass
+                except Exception:
+                    continue
+                expected = np.exceptions.AxisError if np.ndim(ax) == 0 else Exception
+                try:
+                    f(ap.constant(x), *extra, axis=ax)
+                    accepted.append(f"{f.__name__}(x, {extra}, axis={ax})")
+                except expected:
+                    pass
+                except Exception as e:
+                    if not f.__name__.endswith(("fft", "ihfft")):  # (n=1: finding 9, refused)
+                        accepted.append(f"{f.__name__}(x, {extra}, axis={ax}): {type(e).__name__}")
+    assert not accepted, "\n".join(accepted)

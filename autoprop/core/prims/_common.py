@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from cmath import isfinite as _isfinite  # real and complex scalars
 
 import numpy as np
@@ -137,8 +138,22 @@ def einsum_diagonals(spec, ops, gather):
     return ",".join(subs) + arrow + out, ops
 
 
+def _axis_index(axis, ndim):
+    """numpy's normalisation of one axis: ``-ndim <= axis < ndim`` as ``0..ndim-1``, else numpy's
+    AxisError (the composites that compute an axis themselves, never calling numpy's function
+    on the values, check here: ``np.cumprod(x, axis=x.ndim)`` raises as numpy)."""
+    a = operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(a, ndim)
+    return a % ndim
+
+
 def _axes_tuple(axis, ndim):
-    return tuple(a % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    """One axis or several, each normalised by :func:`_axis_index`; a repeated one is numpy's ValueError."""
+    axes = tuple(_axis_index(a, ndim) for a in ((axis,) if np.ndim(axis) == 0 else axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    return axes
 
 
 def _no_out(name, kwargs):

@@ -42,7 +42,17 @@ import numpy as np
 from .. import observe as _observe
 from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
-from ._common import BCAST, _check_kw, _shape, _t, _value, _values, times, unbroadcast
+from ._common import (
+    BCAST,
+    _axes_tuple,
+    _check_kw,
+    _shape,
+    _t,
+    _value,
+    _values,
+    times,
+    unbroadcast,
+)
 from .elementwise import _binary, cast, floor_divide
 from .numeric import bincount, cumulative
 from .reductions import sum  # noqa: A004
@@ -215,10 +225,9 @@ def sort_complex(a):
 def trim_zeros(filt, trim="fb", axis=None):
     a = _t(filt)
     v, trim = a._value, trim.lower()
-    axes = range(v.ndim) if axis is None else [axis] if np.ndim(axis) == 0 else axis
+    axes = range(v.ndim) if axis is None else _axes_tuple(axis, v.ndim)
     key = [_S(None)] * v.ndim
     for ax in axes:
-        ax = ax % v.ndim
         nz = np.flatnonzero(np.any(v != 0, axis=tuple(d for d in range(v.ndim) if d != ax)))
         if nz.size == 0:  # all zeros: numpy keeps nothing
             key[ax] = _S(0, 0)

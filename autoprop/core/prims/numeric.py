@@ -14,7 +14,7 @@ import numpy as np
 
 from ..registry import defcomposite
 from ..tensor import Tensor
-from ._common import _check_kw, _t, _value
+from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
 from .elementwise import cast, power, where
 from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
@@ -91,8 +91,7 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
     if np.any((qv < 0) | (qv > 1)):
         raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]" if "quantile" in name
                          else f"numpy.{name}: percentiles must be in the range [0, 100]")
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        x % a.ndim for x in ((axis,) if np.ndim(axis) == 0 else axis))
+    axes = tuple(range(a.ndim)) if axis is None else _axes_tuple(axis, a.ndim)
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     flat = reshape(transpose(a, axes=rest + axes), shape=tuple(a.shape[d] for d in rest) + (-1,))
     s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first (NaNs last)
@@ -274,7 +273,7 @@ def cumulative(name, x, axis, include_initial, cum, initial):
             raise ValueError(f"numpy.{name}: axis is required for a {x.ndim}-D array "
                              f"(shape {x.shape}), as numpy's")
         axis = 0
-    c = cum(x, axis=axis)
+    c = cum(x, axis=_axis_index(axis, x.ndim))
     if not include_initial:
         return c
     shape = list(x.shape)
@@ -346,7 +345,7 @@ def extract(condition, arr):
               numpy=(np.delete,))
 def delete(arr, obj, axis=None):
     a = _t(arr)
-    a, axis = (ravel(a), 0) if axis is None else (a, int(axis) % builtins.max(a.ndim, 1))
+    a, axis = (ravel(a), 0) if axis is None else (a, _axis_index(axis, builtins.max(a.ndim, 1)))
     keep = np.delete(np.arange(a.shape[axis]), _value(obj))
     return np.take(a, keep, axis=axis)
 

@@ -494,7 +494,7 @@ def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
             raise ValueError(f"numpy.linalg.norm: ord={ord!r} needs a 1-D or 2-D array; got {x.ndim}-D")
         axis = 0 if x.ndim == 1 else (0, 1)
     if isinstance(axis, tuple) and len(axis) == 2:
-        return _matrix_norm(x, ord, tuple(a % x.ndim for a in axis), keepdims)
+        return _matrix_norm(x, ord, _axes_tuple(axis, x.ndim), keepdims)
     if isinstance(axis, tuple) and len(axis) == 1:
         axis = axis[0]
     if axis is not None and not isinstance(axis, (int, np.integer)):
@@ -529,7 +529,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     elif isinstance(axis, list):
         axis = tuple(axis)
     if isinstance(axis, tuple):
-        axis = tuple(int(a) % x.ndim for a in axis)
+        axis = _axes_tuple(axis, x.ndim)
     return _vector_norm(x, ord, axis, bool(keepdims))
 
 

@@ -737,14 +737,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise ValueError(f"numpy.take: mode must be 'raise', 'wrap' or 'clip'; got {mode!r}")
     a = _t(a)
     idx = _indices_value(indices)
-    n = a.size if axis is None else a.shape[axis]
+    n = a.size if axis is None else a.shape[axis := _axes_tuple(axis, a.ndim)[0]]  # (numpy's AxisError)
     if mode == "wrap":  # numpy's modes are index arithmetic: the gather stays one getitem
         idx = np.mod(idx, n)
     elif mode == "clip":
         idx = np.clip(idx, 0, n - 1)
     if axis is None:
         return getitem(reshape(a, shape=(-1,)), idx)
-    return getitem(a, (builtins.slice(None),) * (axis % a.ndim) + (idx,))
+    return getitem(a, (builtins.slice(None),) * axis + (idx,))
 
 
 def _tri_mask(shape, k, lower):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..registry import defcomposite
 from ..tensor import Tensor
-from ._common import _check_kw, _t, _value
+from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
 from .elementwise import clip, multiply, sqrt, subtract, where
 from .reductions import max, mean, min, prod, sum  # noqa: A004
 from .shape import (  # (_gather, _positions: the gathers at element positions, pad_by_index's too)
@@ -273,7 +273,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     a = _t(a)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
-    ax = axis % a.ndim
+    ax = _axis_index(axis, a.ndim)
     parts = []
     for extra in (prepend, append):
         if extra is np._NoValue:
@@ -312,8 +312,7 @@ def _spacing(d, n):
                           "((h2-h1)/(h1 h2)) f[i] + (h1/(h2(h1+h2))) f[i+1]", numpy=(np.gradient,))
 def gradient(f, *varargs, axis=None, edge_order=1):
     f = _t(f)
-    axes = tuple(range(f.ndim)) if axis is None else \
-        tuple(a % f.ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    axes = tuple(range(f.ndim)) if axis is None else _axes_tuple(axis, f.ndim)
     if not varargs:
         hs = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(_value(varargs[0])) == 0:
@@ -515,7 +514,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     a = _t(a)
     if axis is None:
         a, axis = reshape(a, shape=(-1,)), 0
-    x = moveaxis(a, axis, -1)
+    x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
     keep = np.tri(n, dtype=bool)  # row j keeps x_0..x_j
     rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), np.ones((), a.dtype))
@@ -532,7 +531,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     a = _t(a)
     axis = _axis_arg(axis)
     if axis is None or isinstance(axis, tuple):
-        axes = tuple(range(a.ndim)) if axis is None else tuple(x % a.ndim for x in axis)
+        axes = tuple(range(a.ndim)) if axis is None else _axes_tuple(axis, a.ndim)
         rest = [d for d in range(a.ndim) if d not in axes]
         moved = transpose(a, axes=tuple(rest) + axes)
         flat = reshape(moved, shape=tuple(a.shape[d] for d in rest) + (-1,))
@@ -540,7 +539,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         if keepdims:
             m = reshape(m, shape=tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
         return m
-    ax = axis % a.ndim
+    ax = _axis_index(axis, a.ndim)
     n = a.shape[ax]
     s = sort(a, axis=ax)
     mid = _S(n // 2, n // 2 + 1) if n % 2 else _S(n // 2 - 1, n // 2 + 1)
