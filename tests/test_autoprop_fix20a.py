@@ -291,3 +291,20 @@ def test_every_function_refuses_an_out_of_range_axis_as_numpy(x):
                     if not f.__name__.endswith(("fft", "ihfft")):  # (n=1: finding 9, refused)
                         accepted.append(f"{f.__name__}(x, {extra}, axis={ax}): {type(e).__name__}")
     assert not accepted, "\n".join(accepted)
+
+
+# --- 8. np.nan_to_num with Tensor replacements: recorded --------------------------------------------
+def test_nan_to_num_with_tensor_replacements():
+    v = np.array([0.3, np.nan, np.inf, -np.inf, np.nan])
+    c, p = ap.Variable(3.0), ap.Variable(-2.0)
+    with _Strict(), ap.GradientTape(persistent=True) as tape:
+        x = ap.Variable(v)
+        y = np.nan_to_num(x, nan=c, posinf=p, neginf=0.5)
+        loss = np.sum(y * np.arange(1.0, 6.0))
+    np.testing.assert_array_equal(y.numpy(), np.nan_to_num(v, nan=3.0, posinf=-2.0, neginf=0.5))
+    assert float(tape.gradient(loss, c)) == 2.0 + 5.0  # the two NaN entries
+    assert float(tape.gradient(loss, p)) == 3.0
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [1.0, 0, 0, 0, 0])
+    y32 = np.nan_to_num(ap.constant(v.astype(np.float32)), neginf=ap.constant(7.0))
+    assert y32.dtype == np.float32
+    np.testing.assert_array_equal(y32.numpy(), np.nan_to_num(v.astype(np.float32), neginf=7.0))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..registry import defcomposite, defnondiff, defprim
 from ..tensor import Tensor
-from ._common import SAME, _check_kw, _t, times
+from ._common import SAME, _check_kw, _t, _value, times
 from .elementwise import _binary, _unary, absolute, multiply, where
 
 try:
@@ -235,15 +235,20 @@ angle = defprim("angle", lambda z, deg=False: np.angle(z, deg=deg),
 
 
 @defcomposite("nan_to_num", "where(finite, x, replacement): g passes where x is finite, 0 to "
-                            "the replaced entries", numpy=(np.nan_to_num,))
+                            "the replaced entries (to a Tensor nan=/posinf=/neginf= there)",
+              numpy=(np.nan_to_num,))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = _t(x)
     if x.dtype.kind == "c":  # numpy replaces the real and imaginary parts each on its own
         parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in (real(x), imag(x))]
         return parts[0] + parts[1] * 1j
-    v = x._value
-    fill = np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)  # the replacements (values)
-    return where(np.isfinite(v), x, fill)
+    v, given = x._value, {"nan": nan, "posinf": posinf, "neginf": neginf}
+    fill = np.nan_to_num(v, **{k: _value(c) for k, c in given.items()})  # the replacements (values)
+    out = where(np.isfinite(v), x, fill)
+    for c, at in zip(given.values(), (np.isnan, np.isposinf, np.isneginf)):
+        if isinstance(c, Tensor):  # a Tensor replacement: recorded where it is used (d/dc = sum g there)
+            out = where(at(v), c if c.dtype == x.dtype else c.astype(x.dtype), out)
+    return out
 
 
 # --- scipy.special ----------------------------------------------------------------------
