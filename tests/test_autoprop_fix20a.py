@@ -308,3 +308,39 @@ def test_nan_to_num_with_tensor_replacements():
     y32 = np.nan_to_num(ap.constant(v.astype(np.float32)), neginf=ap.constant(7.0))
     assert y32.dtype == np.float32
     np.testing.assert_array_equal(y32.numpy(), np.nan_to_num(v.astype(np.float32), neginf=7.0))
+
+
+# --- 11. numpy's keywords: correction=, concatenate(dtype=), ufunc dtype=, astype(copy=) ----------
+@pytest.mark.parametrize("fn", [np.std, np.var, np.nanstd, np.nanvar])
+def test_correction_is_numpy_2_s_ddof(fn):
+    v = np.array([[0.3, 1.2, -0.5], [2.0, 0.1, 0.7]])
+    f = lambda a: np.sum(fn(a, axis=1, correction=1) * np.array([1.0, 3.0]))  # noqa: E731
+    np.testing.assert_allclose(fn(ap.constant(v), axis=1, correction=1).numpy(), fn(v, axis=1, correction=1),
+                               rtol=1e-15)
+    np.testing.assert_allclose(_grads(f, v)[0], _central(f, (v,), 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="simultaneously"):
+        fn(ap.constant(v), ddof=1, correction=1)
+
+
+def test_concatenate_and_ufunc_dtype_and_astype_copy():
+    x32 = ap.Variable(np.array([0.5, 1.0], np.float32))
+    x64 = ap.Variable(np.array([0.25, 2.0]))
+    with ap.GradientTape(persistent=True) as tape:
+        c = np.concatenate([x32, x64], dtype=np.float32)
+        e = np.exp(x32, dtype=np.float64)
+        a = np.add(x32, 1, dtype=np.float64)
+    want = np.concatenate([x32.numpy(), x64.numpy()], dtype=np.float32)
+    assert c.dtype == want.dtype and np.array_equal(c.numpy(), want)
+    assert e.dtype == a.dtype == np.float64  # numpy: the loop in float64
+    np.testing.assert_array_equal(e.numpy(), np.exp(x32.numpy(), dtype=np.float64))
+    np.testing.assert_array_equal(tape.gradient(c, x64).numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(tape.gradient(e, x32).numpy(), np.exp(x32.numpy().astype(float)), rtol=1e-7)
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        np.concatenate([x64, x32], dtype=np.int32)
+    with pytest.raises(TypeError):
+        np.concatenate([x64.numpy(), x32.numpy()], dtype=np.int32)  # (numpy: the same refusal)
+    assert x64.astype(np.float64, copy=False) is x64  # numpy returns the array itself
+    assert x64.astype(np.float32, copy=False).dtype == np.float32
+    assert np.astype(x64, np.float64, copy=False) is x64
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        x64.astype(np.float32, casting="safe")

@@ -518,9 +518,15 @@ class Tensor:
             return _R.min(self, axis=axis, keepdims=keepdims)
         return _R._FUNCTIONS[np.min](self, axis, out=out, keepdims=keepdims, **kw)
 
-    def astype(self, dtype):
-        """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient."""
-        return _R.cast(self, dtype=np.dtype(dtype))
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient. ndarray's
+        options: ``casting`` checked as numpy's; ``copy=False`` with the same dtype returns the
+        tensor itself (as numpy returns the array); ``order``/``subok`` change nothing here."""
+        dtype = np.dtype(dtype)
+        if not np.can_cast(self._value.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self._value.dtype!r} to {dtype!r} "
+                            f"according to the rule {casting!r}")
+        return self if not copy and dtype == self._value.dtype else _R.cast(self, dtype=dtype)
 
     def ravel(self, order="C"):
         """Flatten to one axis, reading in numpy's ``order`` ('C', 'F', 'A', 'K')."""

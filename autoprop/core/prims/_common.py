@@ -165,6 +165,31 @@ def _no_out(name, kwargs):
         )
 
 
+def _ddof(ddof, kw):
+    """numpy 2's ``correction=`` (the array API's name of ``ddof``), popped from ``kw``: the
+    ``ddof`` to use; both given is numpy's ValueError."""
+    correction = kw.pop("correction", None)
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def _cast_inputs(xs, dtype, casting="same_kind"):
+    """numpy's ``dtype=`` of a function that casts its inputs first (``np.concatenate``, a ufunc):
+    each Tensor's recorded cast (a float one keeps its gradient); numpy's TypeError for a cast
+    that ``casting`` forbids."""
+    if dtype is None:
+        return xs
+    dtype = np.dtype(dtype)
+    for x in xs:
+        if isinstance(x, Tensor) and not np.can_cast(x.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dtype!r} according to the "
+                            f"rule {casting!r}")
+    return [x.astype(dtype) if isinstance(x, Tensor) and x.dtype != dtype else x for x in xs]
+
+
 def _check_kw(name, kwargs, allowed=()):
     _no_out(name, kwargs)
     bad = [k for k, v in kwargs.items() if k not in allowed and k != "out" and v is not None

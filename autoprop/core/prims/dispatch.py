@@ -13,7 +13,7 @@ import numpy as np
 from ..registry import _FUNCTIONS, _OWNER, _UFUNCS
 from ..tensor import Tensor
 from ..views import VIEW_FUNCTIONS, mark_view
-from ._common import _check_kw, _holds_tensor, _values
+from ._common import _cast_inputs, _check_kw, _holds_tensor, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
@@ -27,7 +27,10 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         _add_at(ufunc, inputs)
     if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
         return ufunc_method(ufunc, method, inputs, kwargs)
-    _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
+    dtype = kwargs.get("dtype")
+    if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
+        kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
+    _check_kw(name, kwargs)  # where=, ...: refused, never dropped (a dropped option is a wrong number)
     if ufunc is np.positive:
         return inputs[0]
     prim = _UFUNCS.get(ufunc)
@@ -38,7 +41,18 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             + _SUGGEST.get(ufunc, "Use a supported function (see autoprop.PRIMITIVES), or ") +
             "ap.numpy_function(...) to run it as plain numpy with no gradient."
         )
+    if dtype is not None:
+        want = ufunc(*_stand_ins(inputs), dtype=dtype).dtype  # (numpy's own TypeError for a bad cast)
+        if want.kind in "fc":
+            inputs = _cast_inputs(list(inputs), want, "unsafe")
+        out = numpy_typed(ufunc, prim, inputs)
+        return out if out.dtype == want else out.astype(want)
     return numpy_typed(ufunc, prim, inputs)
+
+
+def _stand_ins(inputs):
+    """One-element arrays of the inputs' dtypes (numbers as they are: numpy's weak scalars)."""
+    return [np.ones((), v.dtype) if isinstance(v, np.ndarray) else v for v in (_values(a) for a in inputs)]
 
 
 def numpy_typed(ufunc, prim, inputs):
@@ -51,8 +65,7 @@ def numpy_typed(ufunc, prim, inputs):
         return _as_tensors(ufunc(*[_values(a) for a in inputs]))
     try:
         with np.errstate(all="ignore"):  # (numpy's dtype, from one-element stand-ins)
-            want = ufunc(*[np.ones((), v.dtype) if isinstance(v, np.ndarray) else v
-                           for v in (_values(a) for a in inputs)]).dtype
+            want = ufunc(*_stand_ins(inputs)).dtype
     except (TypeError, ValueError, AttributeError):  # no loop, several outputs: the record decides
         return prim(*inputs)
     out = prim(*inputs)

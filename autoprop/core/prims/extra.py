@@ -46,6 +46,7 @@ from ._common import (
     BCAST,
     _axes_tuple,
     _check_kw,
+    _ddof,
     _shape,
     _t,
     _value,
@@ -390,6 +391,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 @defcomposite("nanvar", "sum((x - nanmean(x))^2, NaNs as 0) / (count - ddof): NaNs get no gradient",
               numpy=(np.nanvar,))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    ddof = _ddof(ddof, kw)
     _check_kw("nanvar", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
@@ -424,7 +426,7 @@ defnumpy("divmod", (np.divmod,), divmod_)
 
 def astype(x, dtype, /, *, copy=True, device=None):
     """``np.astype(t, dtype)``: ``t.astype(dtype)`` (recorded as the cast)."""
-    return _t(x).astype(dtype)
+    return _t(x).astype(dtype, copy=copy)
 
 
 defnumpy("astype", (np.astype,), astype)

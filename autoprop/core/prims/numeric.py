@@ -14,7 +14,7 @@ import numpy as np
 
 from ..registry import defcomposite
 from ..tensor import Tensor
-from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
+from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
 from .elementwise import cast, power, where
 from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
@@ -319,6 +319,7 @@ def ldexp(x1, x2, /, out=None, **kw):
 @defcomposite("nanstd", "norm(x - nanmean(x), NaNs as 0) / sqrt(count - ddof): NaNs get no "
                         "gradient; the norm's subgradient 0 at zero spread", numpy=(np.nanstd,))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    ddof = _ddof(ddof, kw)
     _check_kw("nanstd", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))

@@ -16,7 +16,18 @@ from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
-from ._common import SAME, _axes_tuple, _check_kw, _count, _keep_reduced, _shape, _t, _value, times
+from ._common import (
+    SAME,
+    _axes_tuple,
+    _check_kw,
+    _count,
+    _ddof,
+    _keep_reduced,
+    _shape,
+    _t,
+    _value,
+    times,
+)
 from .elementwise import _share_of, absolute, where
 
 __all__ = [
@@ -587,6 +598,7 @@ def _given_mean(name, m):
                      "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     where_, given = kw.pop("where", None), _given_mean("var", kw.pop("mean", None))
+    ddof = _ddof(ddof, kw)
     _check_kw("var", dict(kw, out=out))
     a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
@@ -603,6 +615,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     where_, given = kw.pop("where", None), _given_mean("std", kw.pop("mean", None))
+    ddof = _ddof(ddof, kw)
     _check_kw("std", dict(kw, out=out))
     a = _in_dtype("std", a, dtype)
     if isinstance(axis, list):

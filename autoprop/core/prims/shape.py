@@ -23,6 +23,7 @@ from ._common import (
     SAME,
     _axes_tuple,
     _carries_tensor,
+    _cast_inputs,
     _check_kw,
     _shape,
     _t,
@@ -181,8 +182,7 @@ def _pad_pairs(value, ndim, default):
     if value is None:
         return [(default, default)] * ndim
     if _carries_tensor(value):
-        v = broadcast_to(_t(value), shape=(ndim, 2))
-        return [(getitem(v, (i, 0)), getitem(v, (i, 1))) for i in range(ndim)]
+        return [tuple(row) for row in broadcast_to(_t(value), shape=(ndim, 2))]
     return [tuple(row) for row in np.broadcast_to(np.asarray(_value(value), dtype=object), (ndim, 2))]
 
 
@@ -345,9 +345,9 @@ def _concat_jvp(i, t, ans, *xs, axis=0):
     return np.pad(t, widths)
 
 
-def _np_concatenate(arrays, axis=0, out=None, **kw):
+def _np_concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", **kw):
     _check_kw("concatenate", dict(kw, out=out))
-    return concatenate(*[_t(a) for a in arrays], axis=axis)
+    return concatenate(*_cast_inputs([_t(a) for a in arrays], dtype, casting), axis=axis)
 
 
 concatenate = defprim(
