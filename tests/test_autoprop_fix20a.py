@@ -344,3 +344,17 @@ def test_concatenate_and_ufunc_dtype_and_astype_copy():
     assert np.astype(x64, np.float64, copy=False) is x64
     with pytest.raises(TypeError, match="according to the rule 'safe'"):
         x64.astype(np.float32, casting="safe")
+
+
+def test_float32_functions_and_boolean_power_in_numpy_s_dtypes():
+    x = np.array([0.3, 1.7, -2.2, 0.9], np.float32)
+    t = ap.constant(x)
+    for f in (lambda v: np.select([v > 0], [v], 0.5), lambda v: np.linspace(v[0], v[1], 3),
+              lambda v: np.cov(v), lambda v: np.corrcoef(v, v[::-1]), lambda v: np.vander(v, 3),
+              lambda v: np.polyfit(np.arange(4.0, dtype=np.float32), v, 1)):
+        want, got = f(x), f(t)
+        assert got.dtype == want.dtype  # select, linspace: float32; cov, vander, polyfit: float64
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-7)
+    b = np.array([True, False])
+    assert (ap.constant(b) ** 2).dtype == (b ** 2).dtype == np.int8
+    assert (ap.constant(b) ** 3).dtype == (b ** 3).dtype

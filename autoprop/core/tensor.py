@@ -359,6 +359,8 @@ class Tensor:
         return _R.divide(other, self)
 
     def __pow__(self, other):
+        if self._value.dtype is _BOOL and type(other) is int and other == 2:
+            return Tensor._wrap(self._value ** 2)  # (numpy's b ** 2 is np.square(b): int8)
         return _R.power(self, other)
 
     def __rpow__(self, other):
@@ -754,7 +756,7 @@ class Tensor:
         return _R.dispatch_function(func, args, kwargs)
 
 
-_F64 = np.dtype(np.float64)
+_F64, _BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 
 
 def _plain(a):

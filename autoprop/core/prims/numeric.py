@@ -435,6 +435,8 @@ def vander(x, N=None, increasing=False):
     if x.ndim != 1:
         raise ValueError(f"numpy.vander: x must be a one-dimensional array or sequence; got shape {x.shape}")
     n = x.shape[0] if N is None else int(N)
+    if x.dtype != np.promote_types(x.dtype, int):  # numpy's dtype: float32 gives float64
+        x = x.astype(np.promote_types(x.dtype, int))
     cols, c = [], Tensor._wrap(np.ones(x.shape, x.dtype))
     for _ in range(n):
         cols.append(c)

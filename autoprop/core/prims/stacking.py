@@ -456,6 +456,7 @@ def vdot(a, b):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     if device not in (None, "cpu"):
         raise TypeError(f"numpy.linspace: device={device!r}; autoprop runs on the CPU only")
+    dt = np.result_type(_value(start), _value(stop), float(num))  # numpy's (Python numbers weak)
     start, stop = _t(start), _t(stop)
     num = int(num)
     if num < 0:
@@ -471,8 +472,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
                                                                   shape=(1,) + shape), axis=0)
     if axis != 0:
         y = moveaxis(y, 0, axis)
-    if dtype is not None:
-        y = y.astype(dtype)
+    if dtype is not None or y.dtype != dt:
+        y = y.astype(dt if dtype is None else dtype)
     return (y, step) if retstep else y
 
 
@@ -484,7 +485,8 @@ def select(condlist, choicelist, default=0):
     out = _t(default)
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         out = where(np.asarray(_value(cond), dtype=bool), choice, out)
-    return out
+    dt = np.result_type(*[_value(c) for c in choicelist], _value(default))  # numpy's (0.5 weak)
+    return out if out.dtype == dt else out.astype(dt)
 
 
 @defcomposite("meshgrid", "reshape and broadcast_to of each input", numpy=(np.meshgrid,))
