@@ -789,21 +789,6 @@ def copy(a, order="K", subok=False):
     return _views.not_a_view(a, lambda: reshape(a, shape=a.shape))
 
 
-
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
-    """``np.full_like``; a Tensor ``fill_value`` is broadcast by a recorded add (its
-    gradient is the sum of g over the copies), not copied in by numpy.copyto."""
-    if not isinstance(fill_value, Tensor):
-        return Tensor._wrap(np.full_like(_value(a), fill_value, dtype, order, subok, shape, **kw))
-    _check_kw("full_like", kw)
-    base = np.zeros_like(_value(a), dtype=dtype, shape=shape)
-    if base.dtype.kind not in "fc":  # an integer/bool result: no gradient, as numpy's cast
-        return Tensor._wrap(np.full_like(base, _value(fill_value)))
-    return Tensor._wrap(base) + fill_value.astype(base.dtype)
-
-
-defnumpy("constants", (np.full_like,), _full_like)
-
 for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,
            np.argsort, np.nonzero, np.argpartition, np.searchsorted):  # plain values (bools, indices)
     defnumpy("values only", (_f,), _value_only(_f))
