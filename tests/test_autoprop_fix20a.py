@@ -288,8 +288,7 @@ def test_every_function_refuses_an_out_of_range_axis_as_numpy(x):
                 except expected:
                     pass
                 except Exception as e:
-                    if not f.__name__.endswith(("fft", "ihfft")):  # (n=1: finding 9, refused)
-                        accepted.append(f"{f.__name__}(x, {extra}, axis={ax}): {type(e).__name__}")
+                    accepted.append(f"{f.__name__}(x, {extra}, axis={ax}): {type(e).__name__}")
     assert not accepted, "\n".join(accepted)
 
 
@@ -358,3 +357,47 @@ def test_float32_functions_and_boolean_power_in_numpy_s_dtypes():
     b = np.array([True, False])
     assert (ap.constant(b) ** 2).dtype == (b ** 2).dtype == np.int8
     assert (ap.constant(b) ** 3).dtype == (b ** 3).dtype
+
+
+# --- 9. numpy.fft's n= and s=: numpy's crop or zero-pad, differentiable (as torch and jax) --------
+_FFT_CASES = [
+    ("fft n=7 (pad)", lambda a: np.fft.fft(a, n=7), (5,), False),
+    ("fft n=3 (crop)", lambda a: np.fft.fft(a, n=3, norm="ortho"), (5,), True),
+    ("ifft n=6", lambda a: np.fft.ifft(a, n=6), (5,), True),
+    ("rfft n=9", lambda a: np.fft.rfft(a, n=9), (6,), False),
+    ("rfft n=4 axis 0", lambda a: np.fft.rfft(a, n=4, axis=0), (6, 2), False),
+    ("irfft n=9 (odd)", lambda a: np.fft.irfft(a, n=9), (5,), True),
+    ("irfft n=6 (crop)", lambda a: np.fft.irfft(a, n=6, norm="forward"), (5,), True),
+    ("irfft n=11 (pad)", lambda a: np.fft.irfft(a, n=11, axis=0), (4, 2), True),
+    ("hfft n=7", lambda a: np.fft.hfft(a, n=7), (4,), True),
+    ("ihfft n=5", lambda a: np.fft.ihfft(a, n=5), (7,), False),
+    ("fft2 s", lambda a: np.fft.fft2(a, s=(3, 5)), (2, 4), True),
+    ("ifftn s", lambda a: np.fft.ifftn(a, s=(4,), axes=(0,)), (3, 2), False),
+    ("rfftn s", lambda a: np.fft.rfftn(a, s=(3, 5), axes=(0, 1)), (2, 4), False),
+    ("rfft2 s", lambda a: np.fft.rfft2(a, s=(4, 3)), (2, 4), False),
+    ("irfft2 s odd", lambda a: np.fft.irfft2(a, s=(3, 5)), (2, 3), True),
+    ("irfftn s", lambda a: np.fft.irfftn(a, s=(4, 7), axes=(0, 1), norm="ortho"), (3, 3), True),
+]
+
+
+@pytest.mark.parametrize("name, f, shape, cplx", _FFT_CASES, ids=[c[0] for c in _FFT_CASES])
+def test_fft_lengths_match_numpy_and_central_differences(name, f, shape, cplx):
+    rng = np.random.default_rng(7)
+    v = rng.normal(size=shape) + (1j * rng.normal(size=shape) if cplx else 0)
+    want = f(v)
+    w = rng.normal(size=want.shape) + 1j * rng.normal(size=want.shape)
+    loss = lambda y: np.sum(np.real(y) * w.real + np.imag(y) * w.imag)  # noqa: E731
+    x = ap.Variable(v)
+    with ap.GradientTape() as tape:
+        y = f(x)
+        ly = loss(y)
+    assert y.shape == want.shape and y.dtype == want.dtype
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+    g = np.asarray(tape.gradient(ly, x))
+    h, fd = 1e-6, np.zeros(shape, complex)  # dL/dRe + i dL/dIm (TF's and torch's convention)
+    for i in np.ndindex(shape):
+        for unit in ((1.0, 1j) if cplx else (1.0,)):
+            e = np.zeros(shape, complex if cplx else float)
+            e[i] = h * unit
+            fd[i] += unit * (loss(f(v + e)) - loss(f(v - e))) / (2 * h)
+    np.testing.assert_allclose(g, fd if cplx else fd.real, rtol=1e-6, atol=1e-7)

@@ -6,8 +6,10 @@
 (``F[j, k] = exp(-2 pi i jk / n)``, any ``norm``), so each VJP is the transform itself
 applied to ``g`` (a transpose, no conjugate), and each JVP too (linear). ``rfft`` is the
 first ``n // 2 + 1`` rows of ``fft`` on a real input: its VJP is ``Re fft(g padded with
-zeros to n)``. ``fftshift``/``ifftshift`` are rolls. The length options ``n``/``s`` (a
-zero-padded or truncated transform) are refused. ``rfft2``/``rfftn`` are numpy's definition
+zeros to n)``. ``fftshift``/``ifftshift`` are rolls. The length options ``n``/``s`` are numpy's
+crop or zero-pad of the input (recorded slices and np.pad: their VJPs crop or pad ``g`` back, as
+torch and jax), then the transform; the inverse real ones take the output's lengths, ``irfftn``'s
+``s`` (an odd length too). ``rfft2``/``rfftn`` are numpy's definition
 (``rfft`` on the last axis, then ``fftn``). ``irfft``/``irfft2``/``irfftn`` are one record,
 ``irfftn`` (real-linear, not complex-linear: the hidden half of the spectrum is ``conj(c)``; its
 VJP below), and ``hfft``/``ihfft`` numpy's definitions through ``irfftn`` and ``rfft``.
@@ -19,18 +21,34 @@ import numpy as np
 
 from ..registry import PRIMITIVES, defcomposite, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import SAME, _check_kw, _shape, _t
+from ._common import SAME, _axes_tuple, _check_kw, _shape, _t
 from .stacking import _moved
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "fftshift", "ifftshift"]
 
 
-def _refuse_length(name, value, what):
-    if value is not None:
-        raise TypeError(
-            f"autoprop cannot record numpy.fft.{name}(..., {what}={value!r}): a zero-padded or "
-            f"truncated transform has no registered derivative; pad or slice the Tensor first "
-            f"(np.pad, x[..., :k]) and call numpy.fft.{name} without {what}")
+def _fit(a, axes, sizes):
+    """numpy's ``n``/``s``: ``a`` cropped or zero-padded at the end of each axis to its size
+    (recorded: a slice and np.pad; -1 keeps the axis, as numpy 2)."""
+    a = _t(a)
+    axes = _axes_tuple(axes, a.ndim)
+    if len(sizes) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    for ax, size in zip(axes, (int(k) for k in sizes)):
+        if size == -1 or size == a.shape[ax]:
+            continue
+        if size < 1:
+            raise ValueError(f"Invalid number of FFT data points ({size}) specified.")
+        if size < a.shape[ax]:
+            a = a[(slice(None),) * ax + (slice(0, size),)]
+        else:
+            a = np.pad(a, [(0, size - a.shape[ax]) if d == ax else (0, 0) for d in range(a.ndim)])
+    return a
+
+
+def _s_axes(a, s, axes):
+    """numpy's axes of ``s``: the last ``len(s)`` ones when ``axes`` is None."""
+    return tuple(range(-len(s), 0)) if axes is None else axes
 
 
 def _self_adjoint(name):
@@ -46,8 +64,7 @@ def _one_axis(name, f):
 
     def np_call(a, n=None, axis=-1, norm=None, out=None):
         _check_kw(name, {"out": out})
-        _refuse_length(name, n, "n")
-        return prim(a, axis=axis, norm=norm)
+        return prim(a if n is None else _fit(a, (axis,), (n,)), axis=axis, norm=norm)
 
     prim = defprim(name, fwd, _self_adjoint(name), jvp=linear_jvp(name),
                    jacobian=f"the {name} matrix (symmetric)", vjp=f"da = {name}(g) (F^T = F)", shapes=SAME,
@@ -61,7 +78,9 @@ def _many_axes(name, f, default):
 
     def np_call(a, s=None, axes=default, norm=None, out=None):
         _check_kw(name, {"out": out})
-        _refuse_length(name, s, "s")
+        if s is not None:
+            axes = _s_axes(a, s, axes)
+            a = _fit(a, axes, s)
         return prim(a, axes=axes, norm=norm)
 
     prim = defprim(name, fwd, _self_adjoint(name), jvp=linear_jvp(name),
@@ -94,8 +113,8 @@ def _rfft_fwd(a, axis=-1, norm=None):
 
 def _np_rfft(a, n=None, axis=-1, norm=None, out=None):
     _check_kw("rfft", {"out": out})
-    _refuse_length("rfft", n, "n")
-    if _t(a).dtype.kind == "c":
+    a = _t(a) if n is None else _fit(a, (axis,), (n,))
+    if a.dtype.kind == "c":
         raise TypeError("autoprop cannot record numpy.fft.rfft of a complex Tensor (numpy drops "
                         "the imaginary part); use numpy.fft.fft")
     return rfft(a, axis=axis, norm=norm)
@@ -115,8 +134,11 @@ ifftshift = _moved("ifftshift", np.fft.ifftshift, "x rolled by -(n // 2) along e
 @defcomposite("rfftn", "fftn(rfft(x, axis=axes[-1]), axes[:-1]) (numpy's own definition)",
               numpy=(np.fft.rfftn,))
 def rfftn(a, s=None, axes=None, norm=None, out=None):
-    _check_kw("fft.rfftn", {"out": out, "s": s})
+    _check_kw("fft.rfftn", {"out": out})
     a = _t(a)
+    if s is not None:
+        axes = _s_axes(a, s, axes)
+        a = _fit(a, axes, s)
     axes = tuple(range(a.ndim)) if axes is None else tuple(axes)
     r = _np_rfft(a, axis=axes[-1], norm=norm)
     return fftn(r, axes=axes[:-1], norm=norm) if len(axes) > 1 else r
@@ -139,7 +161,7 @@ def _irfft_scale(norm, n):
     return {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1.0 / np.sqrt(n), "forward": 1.0}[norm]
 
 
-def _irfftn_vjp(g, ans, a, axes=None, norm=None):
+def _irfftn_vjp(g, ans, a, axes=None, norm=None, s=None):
     nd = len(_shape(a))
     axes = tuple(range(nd)) if axes is None else axes
     last = axes[-1] % nd
@@ -157,8 +179,8 @@ def _irfftn_vjp(g, ans, a, axes=None, norm=None):
     return np.conj(r) * (w * _irfft_scale(norm, full))
 
 
-def _irfftn_fwd(a, axes=None, norm=None):
-    return np.fft.irfftn(a, axes=axes, norm=norm)
+def _irfftn_fwd(a, axes=None, norm=None, s=None):  # s: the output's lengths (an odd one too)
+    return np.fft.irfftn(a, s=s, axes=axes, norm=norm)
 
 
 irfftn_ = defprim("irfftn", _irfftn_fwd, _irfftn_vjp, jvp=linear_jvp("irfftn"),
@@ -166,27 +188,38 @@ irfftn_ = defprim("irfftn", _irfftn_fwd, _irfftn_vjp, jvp=linear_jvp("irfftn"),
                            "(real-linear in c, not complex-linear)",
                   vjp="dc = w s conj(rfftn(g)), w = 1 at the first and (even n) last coefficient "
                       "along the last axis, 2 between; s = 1/N, 1/sqrt(N) or 1 (norm)",
-                  shapes="c: m = n // 2 + 1 along the last axis; the result: n = 2 (m - 1)",
+                  shapes="c: m = n // 2 + 1 along the last axis; the result: n = 2 (m - 1), or s",
                   source="np.fft.irfftn({args}{_kw})", reads=((0,),))
 
 
 def _np_irfft_family(name, axes_of):
     def run(a, n_or_s=None, axes=None, norm=None, out=None, **kw):
         _check_kw(name, {"out": out})
-        _refuse_length(name, n_or_s, "n" if name in ("irfft", "hfft") else "s")
         a = _t(a)
-        return irfftn_(a, axes=axes_of(a, axes), norm=norm)
+        if n_or_s is None:
+            return irfftn_(a, axes=axes_of(a, axes), norm=norm)
+        s = (n_or_s,) if name in ("irfft", "hfft") else tuple(n_or_s)
+        axes = axes_of(a, _s_axes(a, s, axes) if name == "irfftn" else axes)
+        return _irfft_sized(a, axes, s, norm)
     return run
 
 
+def _irfft_sized(a, axes, s, norm):
+    """numpy's inverse real transform with output lengths ``s``: the input cropped or padded to
+    ``s`` on the other axes and to ``s[-1] // 2 + 1`` on the last (recorded), then ``irfftn``."""
+    s = [a.shape[ax] if k == -1 else int(k) for ax, k in zip(axes, s[:-1])] + [
+        2 * (a.shape[axes[-1]] - 1) if s[-1] == -1 else int(s[-1])]
+    return irfftn_(_fit(a, axes, s[:-1] + [s[-1] // 2 + 1]), axes=axes, norm=norm, s=tuple(s))
+
+
 def _axes_one(a, axis):
-    return ((-1 if axis is None else axis) % a.ndim,)
+    return _axes_tuple(-1 if axis is None else axis, a.ndim)
 
 
 def _axes_many(default):
     def get(a, axes):
         axes = default if axes is None else axes
-        return tuple(ax % a.ndim for ax in (range(a.ndim) if axes is None else axes))
+        return _axes_tuple(range(a.ndim) if axes is None else axes, a.ndim)
     return get
 
 
@@ -208,16 +241,16 @@ _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "b
 def _np_hfft(a, n=None, axis=-1, norm=None, out=None):
     """numpy's definition: ``irfft(conj(a), n, axis, norm=<swapped>)``."""
     _check_kw("hfft", {"out": out})
-    _refuse_length("hfft", n, "n")
     a = _t(a)
+    if n is not None:
+        return _irfft_sized(np.conj(a), _axes_one(a, axis), (n,), _SWAP[norm])
     return irfftn_(np.conj(a), axes=_axes_one(a, axis), norm=_SWAP[norm])
 
 
 def _np_ihfft(a, n=None, axis=-1, norm=None, out=None):
     """numpy's definition: ``conj(rfft(a, n, axis, norm=<swapped>))``."""
     _check_kw("ihfft", {"out": out})
-    _refuse_length("ihfft", n, "n")
-    return np.conj(_np_rfft(a, axis=axis, norm=_SWAP[norm]))
+    return np.conj(_np_rfft(a, n=n, axis=axis, norm=_SWAP[norm]))
 
 
 for _f, _impl in ((np.fft.irfft, _np_irfft), (np.fft.irfft2, _np_irfft2), (np.fft.irfftn, _np_irfftn),
