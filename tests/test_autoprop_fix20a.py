@@ -401,3 +401,18 @@ def test_fft_lengths_match_numpy_and_central_differences(name, f, shape, cplx):
             e[i] = h * unit
             fd[i] += unit * (loss(f(v + e)) - loss(f(v - e))) / (2 * h)
     np.testing.assert_allclose(g, fd if cplx else fd.real, rtol=1e-6, atol=1e-7)
+
+
+# --- 13, 14. messages name what the user called ------------------------------------------------------
+def test_refusal_messages_name_the_function_called():
+    import scipy.special as sp
+    x = ap.Variable(np.array([0.3, 1.2, -0.5, 2.0]))
+    with pytest.raises(TypeError, match=r"or call numpy\.percentile without weights"):
+        np.percentile(x, 30, method="inverted_cdf", weights=np.ones(4))
+    with pytest.raises(TypeError, match=r"record scipy\.special\.erf\(\.\.\., out=\.\.\.\).*y = scipy\.special\.erf"):
+        sp.erf(x, out=np.zeros(4))
+    a = ap.Variable(np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]]))
+    with ap.GradientTape() as tape:
+        s = np.sum(np.linalg.lstsq(a, np.array([1.0, 2.0, 3.0]), rcond=None)[0])
+    with pytest.raises(ValueError, match=r"numpy\.linalg\.pinv \(also inside numpy\.linalg\.lstsq"):
+        tape.gradient(s, a)

@@ -156,12 +156,17 @@ def _axes_tuple(axis, ndim):
     return axes
 
 
+def _qualified(name):
+    """``numpy.<name>``, or ``name`` itself when it names its module (``scipy.special.erf``)."""
+    return name if name.startswith("scipy.") else f"numpy.{name}"
+
+
 def _no_out(name, kwargs):
     if kwargs.get("out") is not None:
         raise TypeError(
-            f"autoprop cannot record numpy.{name}(..., out=...): writing into an existing "
+            f"autoprop cannot record {_qualified(name)}(..., out=...): writing into an existing "
             "array is an in-place update, which the tape cannot undo in the backward pass. "
-            f"Drop out= and use the returned tensor: y = np.{name}(...)."
+            f"Drop out= and use the returned tensor: y = {_qualified(name)}(...)."
         )
 
 
@@ -197,8 +202,8 @@ def _check_kw(name, kwargs, allowed=()):
            and not (k == "where" and v is True) and not (k == "subok" and v is True)]
     if bad:
         raise TypeError(
-            f"autoprop cannot record numpy.{name}(..., {bad[0]}=...): that option has no "
-            f"registered derivative. Call numpy.{name} without it (or compute on values "
+            f"autoprop cannot record {_qualified(name)}(..., {bad[0]}=...): that option has no "
+            f"registered derivative. Call {_qualified(name)} without it (or compute on values "
             "with ap.numpy_function, which gives no gradient)."
         )
 

@@ -30,7 +30,9 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     dtype = kwargs.get("dtype")
     if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
-    _check_kw(name, kwargs)  # where=, ...: refused, never dropped (a dropped option is a wrong number)
+    # where=, ...: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
+    label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
+    _check_kw(label if label.startswith("scipy.") else name, kwargs)
     if ufunc is np.positive:
         return inputs[0]
     prim = _UFUNCS.get(ufunc)

@@ -675,7 +675,8 @@ def _pinv_full_rank(a, rcond):
     s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
     if s.shape[-1] and np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
         raise ValueError(
-            "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
+            "numpy.linalg.pinv (also inside numpy.linalg.lstsq and numpy.polyfit): the derivative "
+            "of the pseudo-inverse exists only at a full-rank A "
             f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "
             f"rcond * the largest (rcond, numpy 2's rtol, = {rcond}): a perturbation that raises the rank makes "
             "A^+ jump. Regularise (solve with A^T A + lambda I) or remove the dependent columns."

@@ -148,7 +148,7 @@ def _q_method(name, method, kw):
     if kw.pop("weights", None) is not None:
         raise TypeError(f"autoprop cannot record numpy.{name}(..., weights=...): numpy's weighted "
                         "quantile (method='inverted_cdf' only) is not recorded; repeat the samples "
-                        "(np.repeat is recorded) or call numpy.{name} without weights")
+                        f"(np.repeat is recorded) or call numpy.{name} without weights")
     interpolation = kw.pop("interpolation", None)
     _check_kw(name, kw)
     return method if interpolation is None else interpolation
