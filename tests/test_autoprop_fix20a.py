@@ -416,3 +416,11 @@ def test_refusal_messages_name_the_function_called():
         s = np.sum(np.linalg.lstsq(a, np.array([1.0, 2.0, 3.0]), rcond=None)[0])
     with pytest.raises(ValueError, match=r"numpy\.linalg\.pinv \(also inside numpy\.linalg\.lstsq"):
         tape.gradient(s, a)
+
+
+def test_gradient_of_an_integer_target_warns():
+    x = ap.Variable(np.array([0.3, -1.2]))
+    with ap.GradientTape() as tape:
+        k = np.argmax(x) + ap.constant(np.array(1))
+    with pytest.warns(UserWarning, match="the target has the dtype int64, which carries no gradient"):
+        assert tape.gradient(k, x) is None

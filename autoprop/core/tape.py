@@ -1046,6 +1046,13 @@ class GradientTape:
                     f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
                     "that computes the loss forget to return it?"
                 )
+            if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
+                warnings.warn(
+                    f"GradientTape.gradient: the target has the dtype {t._value.dtype}, which carries no "
+                    "gradient (integers and booleans are piecewise constant): every source gets None "
+                    "(zeros with unconnected_gradients='zero'). Differentiate a float target "
+                    "(a loss computed from the float tensors, not from argmax, comparisons or casts).",
+                    stacklevel=3)
         seeds = ([None] * len(targets) if output_gradients is None  # (the usual case, inline)
                  else _pair_seeds(target, targets, output_gradients, "GradientTape.gradient"))
         if public:  # complex values on the tape: the user's upstream gradients in TF's convention
