@@ -424,3 +424,20 @@ def test_gradient_of_an_integer_target_warns():
         k = np.argmax(x) + ap.constant(np.array(1))
     with pytest.warns(UserWarning, match="the target has the dtype int64, which carries no gradient"):
         assert tape.gradient(k, x) is None
+
+
+def test_imag_of_a_real_tensor_is_no_view_and_boolean_inputs_are_numpy_s():
+    a = np.arange(3.0)
+    assert not np.shares_memory(np.imag(a), a)  # numpy 2: a new array
+    t = ap.constant(a)
+    i = np.imag(t)
+    i += 1.0  # allowed: not a view (it was refused as one)
+    np.testing.assert_array_equal(i.numpy(), [1.0, 1.0, 1.0])
+    z = np.imag(ap.constant(a + 1j))
+    with pytest.raises(TypeError, match="a view of another"):
+        z += 1.0  # a complex input's imag is numpy's view: refused as every view
+    b = np.array([True, False, True])
+    for f in (np.diff, lambda v: np.linspace(v[0], v[1], 3), lambda v: np.interp(0.5, [0.0, 1.0], v[:2]),
+              lambda v: np.histogram_bin_edges(v, 2)):
+        want, got = f(b), f(ap.constant(b))
+        assert got.dtype == want.dtype and np.array_equal(got.numpy(), want)  # (were refused)

@@ -184,6 +184,8 @@ def numpy_views(func, args, out):
     """``out`` of ``np.<func>(*args)`` on tensors, each result marked as the view numpy would give
     (a result that is an input tensor itself becomes a new recorded tensor, as numpy's new view)."""
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if func is np.imag and tensors and tensors[0].dtype.kind != "c":
+        return out  # numpy's imag of a real array is a new array of zeros, not a view
 
     def one(o):
         if not isinstance(o, Tensor) or not tensors:
