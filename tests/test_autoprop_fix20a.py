@@ -441,3 +441,10 @@ def test_imag_of_a_real_tensor_is_no_view_and_boolean_inputs_are_numpy_s():
               lambda v: np.histogram_bin_edges(v, 2)):
         want, got = f(b), f(ap.constant(b))
         assert got.dtype == want.dtype and np.array_equal(got.numpy(), want)  # (were refused)
+
+
+def test_the_norm_record_of_integers_is_in_float64_through_ap_numpy_too():
+    import autoprop.numpy as anp
+    for v in (np.array([3, 50000, 7, 1], np.int32), np.array([3, 200, 250, 9], np.uint8)):
+        for f in (anp.linalg.norm, anp.linalg.vector_norm):
+            np.testing.assert_allclose(float(f(ap.constant(v))), np.linalg.norm(v), rtol=1e-15)  # (was nan, 13.78)

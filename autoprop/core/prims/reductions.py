@@ -439,6 +439,8 @@ def _is_c(x):
 
 
 def _norm_fwd(x, axis=None, keepdims=False):
+    if x.dtype.kind in "biu":  # numpy's norm of integers: in float64 (x * x would wrap or overflow)
+        x = x.astype(np.float64)
     sq = (x * x.conj()).real if x.dtype.kind == "c" else x * x  # |x|^2 (complex: a real norm, as numpy)
     return np.sqrt(np.sum(sq, axis=axis, keepdims=keepdims))
 
