@@ -448,3 +448,14 @@ def test_the_norm_record_of_integers_is_in_float64_through_ap_numpy_too():
     for v in (np.array([3, 50000, 7, 1], np.int32), np.array([3, 200, 250, 9], np.uint8)):
         for f in (anp.linalg.norm, anp.linalg.vector_norm):
             np.testing.assert_allclose(float(f(ap.constant(v))), np.linalg.norm(v), rtol=1e-15)  # (was nan, 13.78)
+
+
+def test_a_source_used_with_zero_derivative_gets_zeros_not_none():
+    x, b = ap.Variable(np.array([0.3, -1.2, 0.0])), ap.Variable(np.array([1.0, -1.0, 0.7]))
+    with ap.GradientTape(persistent=True) as tape:
+        lc = np.sum(np.copysign(x, b))
+        lh = np.sum(np.heaviside(x, b))
+    np.testing.assert_array_equal(tape.gradient(lc, b).numpy(), [0.0, 0.0, 0.0])  # (was None)
+    np.testing.assert_array_equal(tape.gradient(lh, x).numpy(), [0.0, 0.0, 0.0])  # (was None)
+    np.testing.assert_array_equal(tape.gradient(lh, b).numpy(), [0.0, 0.0, 1.0])  # 1 where x = 0
+    np.testing.assert_array_equal(tape.gradient(lc, x).numpy(), [1.0, 1.0, 0.0])  # sign(b) sign(x)

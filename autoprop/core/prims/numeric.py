@@ -295,7 +295,15 @@ def heaviside(x1, x2, /, out=None, **kw):
     x1, x2 = _t(x1), _t(x2)
     v = x1._value
     step = np.heaviside(v, np.zeros((), np.result_type(v, x2.dtype)))  # 0, 1 or NaN, exactly
-    return where(v == 0, x2 + np.zeros_like(step), step)
+    return _connected(where(v == 0, x2 + np.zeros_like(step), step), x1)
+
+
+def _connected(out, x):
+    """``out``, with ``x`` recorded as an input of zero derivative (a where that never picks it):
+    a source used with derivative 0 gets zeros, not None (None: unconnected), as TF, torch, jax."""
+    if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
+        return out
+    return where(np.zeros(out.shape, bool), x, out)
 
 
 @defcomposite("copysign", "|x1| * (-1 where x2's sign bit is set, else 1): d/dx1 = that sign "
@@ -304,7 +312,7 @@ def copysign(x1, x2, /, out=None, **kw):
     _check_kw("copysign", dict(kw, out=out))
     x1, x2 = _t(x1), _t(x2)
     s = np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16))
-    return np.abs(x1) * s
+    return _connected(np.abs(x1) * s, x2)
 
 
 @defcomposite("ldexp", "x1 * 2**x2 (x2 an integer exponent, no gradient)", numpy=(np.ldexp,))
