@@ -102,8 +102,21 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
+def _hidden(item: pytest.Item) -> bool:
+    """Whether ``item``'s result is hidden from the student when they submit (``hidden``, ``after_due_date``,
+    ``after_published``)."""
+    m = item.get_closest_marker("visibility")
+    return m is not None and bool(m.args) and m.args[0] != "visible"
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    """Validate markers and gather every forbidden module (the sandbox blocks them all)."""
+    """Validate markers and gather every forbidden module (the sandbox blocks them all). In a grading session
+    the hidden tests (:func:`_hidden`) run after every visible one, each in a sandbox process of its own
+    (:meth:`_SandboxHolder.serve`), so nothing they give the submission reaches a visible test's output
+    (tester20g H2); the results keep the file's order."""
+    if config.getoption("--grading-submission", None):
+        config.stash[_PARTIAL]["order"] = {item.nodeid: k for k, item in enumerate(items)}
+        items[:] = [i for i in items if not _hidden(i)] + [i for i in items if _hidden(i)]
     for item in items:
         m = item.get_closest_marker("visibility")
         if m is not None and (not m.args or m.args[0] not in VISIBILITIES):
@@ -120,8 +133,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if config.stash.get(_RESULTS, None) is None or not config.getoption("--grading-results"):
         return  # not a grading session (any pytest run where gradcheck is installed): nothing to write or digest
-    config.stash[_PARTIAL]["collected"] = [i for i in session.items
-                                           if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
+    order = config.stash[_PARTIAL].get("order", {})
+    config.stash[_PARTIAL]["collected"] = sorted(
+        [i for i in session.items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))],
+        key=lambda i: order.get(i.nodeid, len(order)))
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
     _scan_submission(config)
@@ -188,6 +203,9 @@ class _SandboxHolder:
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
         self._wanted: list[str] = []  # the files the tests asked for by name (require), read first
+        self.serving: str | None = None  # whom the sandbox serves: "" the visible tests, else a hidden test's id
+        self.own_starts = 0  # the sandboxes started for a hidden test while the previous one was alive
+        self._own = False
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -344,9 +362,22 @@ class _SandboxHolder:
             for n in sb.notes:
                 self._note(n)
             self.sandbox, self.level, self._imported = sb, sb.isolation_level, set()
-            self.starts += 1
+            self.starts, self.own_starts, self._own = self.starts + (not self._own), self.own_starts + self._own, False
         self.sandbox.timeout = float(timeout)
         return self.sandbox
+
+    def serve(self, item: pytest.Item) -> None:
+        """Make the sandbox serve ``item``: the visible tests share one process; a hidden test (:func:`_hidden`)
+        gets a process of its own (the zygote forks it), so module globals it filled cannot reach another test's
+        output (tester20g H2: a Linear that recorded its hidden inputs printed them in a visible test). A start that
+        replaces a live sandbox is counted in :attr:`own_starts`, not in :attr:`starts` (crashes and timeouts)."""
+        who = item.nodeid if _hidden(item) else ""
+        if who == self.serving:
+            return
+        if self.serving is not None and self.sandbox is not None and not self.sandbox._dead:
+            self.close()
+            self._own = True
+        self.serving = who
 
     def imported(self, file: str, timeout: float):
         """The sandbox with ``file`` imported (once per sandbox). SandboxError when the import
@@ -472,7 +503,9 @@ class Student:
 
 @pytest.fixture
 def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder) -> Student:
-    """Load the submission's classes in the sandbox (see :class:`Student`)."""
+    """Load the submission's classes in the sandbox (see :class:`Student`; a hidden test's own: :meth:`_SandboxHolder.
+    serve`)."""
+    _gradcheck_sandboxes.serve(request.node)
     return Student(_gradcheck_sandboxes, request.node)
 
 
@@ -670,6 +703,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     extra.update(max_score=max_total, notes=notes, isolation=_isolation_level(config, holder),
                  tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
+                 hidden_sandbox_starts=holder.own_starts if holder is not None else 0,
                  import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)

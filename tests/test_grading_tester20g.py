@@ -1,0 +1,137 @@
+"""tester20g's grader findings (session 20): H1 a MemoryError named by the sandbox's child made a permanent grader
+error, H2 hidden tests' inputs reached a visible test's output, M2 staff mistakes charged to students, M3 two
+tests sharing a gradebook column, M4/M5 archives and folders with very many members, M6 --out inside --tests,
+M7 arrays beyond the probe's cap cost a correct layer its dX, and the LOW messages.
+"""
+
+import json
+
+import numpy as np
+
+from gradcheck.grading.checks import layer_gradients
+from gradcheck.grading.runner import grade_submission
+from gradcheck.sandbox import Sandbox
+from manualprop import Tanh
+
+#: Tanh twice: ``Hungry`` raises MemoryError only inside the grader's chunked forwards (a memory-hungry forward
+#: whose copies do not fit: found, as tester20g did, by the child's frame names); ``Liar`` raises a class of its own
+#: named "MemoryError" at every perturbed or stacked input (whatever the plan), after a correct forward and backward.
+MEMORY_LAYERS = """import sys
+import numpy as np
+
+class _ME(Exception):
+    pass
+_ME.__name__ = _ME.__qualname__ = "MemoryError"
+_FIRST = []
+
+class Hungry:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+    def forward(self, X, training=False):
+        f = sys._getframe(1)
+        while f is not None:
+            if "many" in f.f_code.co_name:
+                raise MemoryError("the copies do not fit")
+            f = f.f_back
+        self.Y = np.tanh(X)
+        return self.Y
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+
+class Liar(Hungry):
+    def forward(self, X, training=False):
+        if not _FIRST:
+            _FIRST.append(X.copy())
+        if X.shape != _FIRST[0].shape or 0 < np.abs(X - _FIRST[0]).max() < 1e-3:
+            raise _ME("fake")
+        self.Y = np.tanh(X)
+        return self.Y
+"""
+
+
+def test_a_memoryerror_the_child_names_is_retried_one_forward_at_a_time_then_the_submissions(tmp_path):
+    """H1: the child's word "MemoryError" made a grader error (raise --memory-mb; every rerun the same). Now the
+    check falls back to the element loop (one forward per call): a forward whose chunked copies did not fit passes
+    there, and one that still raises is the submission's failure, as a RuntimeError would be."""
+    (tmp_path / "hw.py").write_text(MEMORY_LAYERS)
+    X = np.random.default_rng(0).standard_normal((3, 4))
+    with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=60, memory_mb=1024) as sb:
+        hungry = layer_gradients(sb.load_layer("hw.py", "Hungry"), X, Tanh(), seed=1)
+        liar = layer_gradients(sb.load_layer("hw.py", "Liar"), X, Tanh(), seed=1)
+    assert hungry.passed and hungry.fraction == 1.0 and [p.name for p in hungry.parts] == ["dX"]
+    (part,) = liar.parts
+    assert not part.passed and liar.fraction == 0.0
+    assert "the numerical check could not run" in part.message and "MemoryError" in part.message
+    assert "--memory-mb" not in part.message
+
+
+#: Linear records every input it is given; Tanh raises them back as its error (tester20g H2's leaker).
+LEAKER = """import numpy as np
+_SEEN = []
+
+class Linear:
+    def __init__(self, in_features, out_features):
+        self.params = {"W": np.zeros((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {}
+    def forward(self, X, training=False):
+        _SEEN.append(X.ravel()[:3].tolist())
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = dY.T @ self.X, dY.sum(0)
+        return dY @ self.params["W"]
+
+class Tanh:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+    def forward(self, X, training=False):
+        if _SEEN:
+            raise RuntimeError("hidden test inputs: " + repr(_SEEN[:3]))
+        self.Y = np.tanh(X)
+        return self.Y
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+"""
+
+_LEAK_TESTS = """import pytest
+from manualprop import Linear, Tanh
+
+@pytest.mark.visibility("hidden")
+def test_linear(student, grade, rng):
+    '''Hidden: Linear'''
+    grade.layer_gradients(student.layer("hw.py", "Linear", in_features=3, out_features=2),
+                          rng.standard_normal((4, 3)), Linear(3, 2), seed=3)
+
+@pytest.mark.visibility("visible")
+def test_tanh_forward(student, grade, rng):
+    '''Tanh: forward'''
+    grade.layer_forward(student.layer("hw.py", "Tanh"), rng.standard_normal((5, 4)), Tanh())
+
+@pytest.mark.visibility("after_due_date")
+def test_tanh_later(student, grade, rng):
+    '''Later: Tanh'''
+    grade.layer_forward(student.layer("hw.py", "Tanh"), rng.standard_normal((5, 4)), Tanh())
+
+@pytest.mark.visibility("visible")
+def test_tanh_grad(student, grade, rng):
+    '''Tanh: dX'''
+    grade.layer_gradients(student.layer("hw.py", "Tanh"), rng.standard_normal((5, 4)), Tanh(), seed=1)
+"""
+
+
+def test_hidden_tests_run_after_the_visible_ones_each_in_a_sandbox_process_of_its_own(tmp_path):
+    """H2: one sandbox process served every test, so a hidden test placed first let the submission keep its
+    inputs in a module global and print them in a visible test's error. Now the hidden tests run last, each in a
+    fresh process (a hidden test's inputs do not reach an after_due_date test either); the results keep the file's
+    order."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hw.py").write_text(LEAKER)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hw.py").write_text(_LEAK_TESTS)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    tests = data["tests"]
+    assert [t["name"] for t in tests] == ["Hidden: Linear", "Tanh: forward", "Later: Tanh", "Tanh: dX"]
+    assert r.status == "graded" and [t["score"] for t in tests] == [1.0] * 4, tests
+    assert not any("hidden test inputs" in t["output"] for t in tests)
+    assert data["extra_data"]["sandbox_starts"] == 1 and data["extra_data"]["hidden_sandbox_starts"] == 2
