@@ -7,11 +7,15 @@ M7 arrays beyond the probe's cap cost a correct layer its dX, and the LOW messag
 import json
 
 import numpy as np
+import pytest
 
-from gradcheck.grading.checks import layer_gradients
+from gradcheck.errors import StudentCodeError
+from gradcheck.grading import plugin
+from gradcheck.grading.checks import GradingTestError, layer_gradients
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox
 from manualprop import Tanh
+from tests.test_cli import run_here
 
 #: Tanh twice: ``Hungry`` raises MemoryError only inside the grader's chunked forwards (a memory-hungry forward
 #: whose copies do not fit: found, as tester20g did, by the child's frame names); ``Liar`` raises a class of its own
@@ -135,3 +139,79 @@ def test_hidden_tests_run_after_the_visible_ones_each_in_a_sandbox_process_of_it
     assert r.status == "graded" and [t["score"] for t in tests] == [1.0] * 4, tests
     assert not any("hidden test inputs" in t["output"] for t in tests)
     assert data["extra_data"]["sandbox_starts"] == 1 and data["extra_data"]["hidden_sandbox_starts"] == 2
+
+
+class _BroadcastRef(Tanh):
+    """A reference of the wrong width: its forward raises numpy's broadcast error."""
+
+    def forward(self, X, training=False):
+        return np.tanh(X) + np.zeros(X.shape[1] + 1)
+
+
+def test_the_tests_own_mistakes_are_grading_test_errors_naming_them():
+    """M2: parts naming a tensor the reference lacks and a reference that raises were "The check stopped with
+    ValueError": 0 for the student, status graded. Now a GradingTestError (the part's names), or a reference frame
+    that the plugin turns into one (where the reference raised); an error in the test function itself is not."""
+    X = np.random.default_rng(0).standard_normal((3, 4))
+    with pytest.raises(GradingTestError, match=r"parts \['dW'\] are not tensors of the reference; it has \['dX'\]"):
+        layer_gradients(Tanh(), X, Tanh(), parts={"dW": 1})
+    with pytest.raises(ValueError) as err:
+        layer_gradients(Tanh(), X, _BroadcastRef())
+    where = plugin._reference_frame(err.value)
+    assert where.startswith("the reference: test_grading_tester20g.py, line ") and where.endswith(", in forward")
+    with pytest.raises(IndexError) as err:
+        np.zeros(2)[np.array([5])]  # the test's own code reading an array: not the reference
+    assert plugin._reference_frame(err.value) == ""
+
+
+class _Item:
+    """What the plugin reads of a pytest item: a node id, a test function (its docstring), markers, the module."""
+
+    def __init__(self, nodeid, doc="", module=None):
+        self.nodeid, self.name, self.path = nodeid, nodeid.split("::")[-1], "/t/test_x.py"
+        self.function, self.module = type("F", (), {"__doc__": doc}), module
+
+    def get_closest_marker(self, name):
+        return None
+
+
+def test_a_fixture_typo_a_constructor_keyword_typo_and_two_tests_of_one_name_are_the_tests():
+    """M2: a misspelt fixture (FixtureLookupError), a keyword the reference's class does not take either ("--init
+    key 'dim'", a flag the student never used) were charged to the student; M3: two tests of one name shared a
+    gradebook column. The fixture's and the keyword's are GradingTestErrors naming the test; a keyword only the
+    student's constructor refuses is the student's, without "--init"; two names are refused at collection."""
+    missing = pytest.FixtureLookupError.__new__(pytest.FixtureLookupError)
+    missing.argname = "studnet"
+    call = type("C", (), {"excinfo": type("E", (), {"value": missing})})
+    assert plugin._tests_own_error(_Item("test_x.py::test_a"), call) == \
+        "test_x.py: test_a asks for a fixture that does not exist"
+    assert "no fixture named 'studnet'" in plugin._exc_text(call.excinfo.value)
+
+    class Scale:  # the test module's reference, imported under any name
+        def __init__(self, d):
+            self.d = d
+    item = _Item("test_x.py::test_a", module=type("M", (), {"RefScale": Scale}))
+    text = "hw.py::Scale: --init key 'dim' is not an argument of Scale(d); it accepts: d."
+    err = plugin._init_refused(item, "hw.py", "Scale", {"dim": 4}, text)
+    assert isinstance(err, GradingTestError) and "the test builds Scale(dim=4) from hw.py" in str(err)
+    text = "hw.py::Scale: --init key 'd' is not an argument of Scale(dim); it accepts: dim."
+    err = plugin._init_refused(item, "hw.py", "Scale", {"d": 4}, text)
+    assert isinstance(err, StudentCodeError) and "--init" not in str(err)
+    assert str(err) == ("The grading test builds `Scale(d=4)` from `hw.py`, and your constructor cannot take that: "
+                        "the keyword 'd' is not an argument of Scale(dim); it accepts: dim. Use the constructor "
+                        "arguments the assignment gives.")
+    with pytest.raises(pytest.UsageError, match=r"test_x.py::test_a and test_x.py::test_b: two grading tests "
+                                                r"named 'Tanh'"):
+        plugin._one_name_each([_Item("test_x.py::test_a", "Tanh"), _Item("test_x.py::test_b", "Tanh\n\nmore")])
+
+
+def test_single_mode_refuses_a_bad_marker_with_exit_2_as_a_batch_does(tmp_path):
+    """M2: ``--single`` graded with ``visibility("hiden")`` and said "grader error ... pytest exit code 4", exit 1;
+    a batch refused it up front, exit 2. Now both exit 2 quoting pytest's line."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hw.py").write_text(MEMORY_LAYERS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hw.py").write_text(_LEAK_TESTS.replace('visibility("visible")', 'visibility("hiden")'))
+    r = run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert "visibility must be one of" in r.stderr and "got ('hiden',)" in r.stderr

@@ -170,7 +170,7 @@ def _weights(parts: Mapping[str, float] | None, names: Sequence[str]) -> dict[st
         return {n: 1.0 for n in names}
     unknown = set(parts) - set(names)
     if unknown:
-        raise ValueError(f"parts {sorted(unknown)} are not tensors of this layer; it has {list(names)}")
+        raise GradingTestError(f"parts {sorted(unknown)} are not tensors of the reference; it has {list(names)}")
     return {n: float(parts[n]) for n in names if n in parts}
 
 
@@ -579,13 +579,14 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters: the test is wrong.
     """
     declared = _declared(constants, reference)
+    ref_names = V.input_names(reference, len(_inputs(X)))
+    d_in = [f"d{n}" for n in ref_names]
+    weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}])  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X))
     _take_constants(layer, declared)
-    owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
-    d_in = [f"d{n}" for n in ref_names]
+    owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
-    weights = _weights(parts, names)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
     G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
     ref_call = Call(None, owner, xs, ref_names, point, training)
