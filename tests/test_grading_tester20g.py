@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gradcheck.errors import StudentCodeError
-from gradcheck.grading import archive, plugin
+from gradcheck.grading import archive, plugin, runner
 from gradcheck.grading.checks import GradingTestError, layer_gradients
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox
@@ -252,3 +252,24 @@ def test_a_zip_of_too_many_members_is_refused_from_its_end_record_before_it_is_o
     with pytest.raises(archive.ArchiveRefused, match=f"it holds {archive.MAX_MEMBERS + 1 if kind == 'classic' else 600001}"
                                                      f" members, more than {archive.MAX_MEMBERS}"):
         archive.unpack(path, tmp_path / "out")
+
+
+def test_a_folder_of_too_many_files_is_refused_after_reading_the_cap_of_entries(tmp_path, monkeypatch):
+    """M5: 200,000 empty files beside hw.py took 49.5 s to grade and 31 s per rerun to be skipped (every file
+    walked, hashed). A folder of more entries than a zip may hold is refused, its digest that of the reason, read
+    lazily up to the cap: a rerun's skip does not walk the folder again."""
+    monkeypatch.setattr(runner, "MAX_MEMBERS", 20)  # the zip's cap, 2000: a smaller one, as many files as it
+    sub = tmp_path / "manyfiles"
+    (sub / "d").mkdir(parents=True)
+    (sub / "hw.py").write_text("x = 1\n")
+    for i in range(18):
+        (sub / "d" / f"f{i}.txt").touch()
+    assert runner.not_a_submission(sub) is None  # 20 entries: the folder d, its 18 files and hw.py
+    (sub / "d" / "f18.txt").touch()
+    why = runner.not_a_submission(sub)
+    assert why is not None and "it holds more than 20 files and folders" in why
+
+    def never(*a, **k):
+        raise AssertionError("walked")
+    monkeypatch.setattr(runner.os, "walk", never)
+    assert runner.submission_digest(sub) == runner.submission_digest(sub)
