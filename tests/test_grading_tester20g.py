@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from gradcheck.errors import StudentCodeError
+from gradcheck.errors import StudentCodeError, UsageError
 from gradcheck.grading import archive, plugin, runner
 from gradcheck.grading.checks import GradingTestError, layer_gradients
 from gradcheck.grading.runner import grade_submission
@@ -273,3 +273,17 @@ def test_a_folder_of_too_many_files_is_refused_after_reading_the_cap_of_entries(
         raise AssertionError("walked")
     monkeypatch.setattr(runner.os, "walk", never)
     assert runner.submission_digest(sub) == runner.submission_digest(sub)
+
+
+def test_out_inside_the_tests_folder_is_refused_as_inside_the_submission_is(tmp_path):
+    """M6: ``--out course/tests/graded`` was accepted; the results changed the tests' digest, so every rerun said
+    "the grading tests changed" and graded everyone again. Refused up front now (exit 2), a link into it too."""
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    (tmp_path / "subs" / "alice" / "hw.py").write_text(MEMORY_LAYERS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hw.py").write_text(_LEAK_TESTS)
+    (tmp_path / "link").symlink_to(tmp_path / "tests")
+    for out in (tmp_path / "tests" / "graded", tmp_path / "link" / "graded"):
+        with pytest.raises(UsageError, match="--out must not be inside --tests"):
+            runner.check_grading_inputs(tmp_path / "subs", tmp_path / "tests", out, batch=True, isolation_here=False)
+    assert sorted(p.name for p in (tmp_path / "tests").iterdir()) == ["test_hw.py"]

@@ -748,7 +748,7 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     ------
     UsageError
         A bad option, a submission that is not a folder, a batch without submission folders,
-        tests without grading tests, an output folder inside the submission or not writable.
+        tests without grading tests, an output folder inside the submission or the tests' folder, or not writable.
     """
     check_options(**options)
     sub = Path(submission)
@@ -770,6 +770,11 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     if real_out == real_sub or real_sub in real_out.parents:
         raise UsageError("--out must not be inside SUBMISSION (student files and results stay "
                          f"apart{'' if real_out == out_p else f'; --out leads to {str(real_out)!r}'}).")
+    real_tests = Path(os.path.realpath(tests))
+    if real_tests.is_dir() and (real_out == real_tests or real_tests in real_out.parents):
+        raise UsageError("--out must not be inside --tests (the results would change the tests' digest, so a "
+                         "rerun would find the tests changed and grade every submission again"
+                         f"{'' if real_out == out_p else f'; --out leads to {str(real_out)!r}'}).")
     if out_p.exists() and not out_p.is_dir():
         raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is "
                          f"created if needed).")
