@@ -287,3 +287,34 @@ def test_out_inside_the_tests_folder_is_refused_as_inside_the_submission_is(tmp_
         with pytest.raises(UsageError, match="--out must not be inside --tests"):
             runner.check_grading_inputs(tmp_path / "subs", tmp_path / "tests", out, batch=True, isolation_here=False)
     assert sorted(p.name for p in (tmp_path / "tests").iterdir()) == ["test_hw.py"]
+
+
+class _ManyArrays:
+    """A correct Tanh with 600 array attributes (more than the probe examined one at a time); with ``read``, forward
+    also adds ``self.a{read}`` (no gradient)."""
+
+    def __init__(self, read=None):
+        self.params, self.grads, self.read = {}, {}, read
+        for i in range(600):
+            setattr(self, f"a{i}", np.ones(1))
+
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X) + (0.0 if self.read is None else getattr(self, f"a{self.read}"))
+        return self.Y
+
+    def backward(self, dY):
+        return dY * (1 - (self.Y - (0.0 if self.read is None else getattr(self, f"a{self.read}"))) ** 2)
+
+
+def test_arrays_beyond_the_probe_bound_are_tested_in_groups_and_named_briefly():
+    """M7: a correct Tanh with more than 512 unused arrays lost its dX points (the arrays beyond the probe's bound
+    were taken as read: NOT CHECKED), and the message listed 88 names with ",," doubled. Now they are tested in
+    groups: none is read (nothing undecided), and one that forward reads is still found; the list is capped."""
+    from gradcheck._adapters import adapt, missing_gradients, undecided_text
+
+    X = [np.random.default_rng(0).standard_normal((3, 4))]
+    assert missing_gradients(adapt(_ManyArrays(), X)[1]) == []
+    assert missing_gradients(adapt(_ManyArrays(read=590), X)[1]) == ["a590"]
+    text = undecided_text([f"a{i}" for i in range(20)], [f"a{i}" for i in range(20)], grading=True)
+    assert ",," not in text and "whether a0, a1, a2, a3, a4, a5, a6, a7, ... and 12 more are weights" in text
+    assert "then set grads['a0'], grads['a1']," in text and ", ... and 12 more, with them in params)" in text
