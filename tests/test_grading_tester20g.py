@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from gradcheck.errors import StudentCodeError, UsageError
+from gradcheck.errors import GradcheckError, StudentCodeError, UsageError
 from gradcheck.grading import archive, plugin, runner
 from gradcheck.grading.checks import GradingTestError, layer_gradients
 from gradcheck.grading.runner import grade_submission
@@ -45,6 +45,11 @@ class Hungry:
     def backward(self, dY):
         return dY * (1 - self.Y ** 2)
 
+class LongScale(Hungry):
+    def __init__(self):
+        self.params = {"s": np.ones(4, dtype=np.longdouble)}
+        self.grads = {"s": np.zeros(4, dtype=np.longdouble)}
+
 class Liar(Hungry):
     def forward(self, X, training=False):
         if not _FIRST:
@@ -65,6 +70,10 @@ def test_a_memoryerror_the_child_names_is_retried_one_forward_at_a_time_then_the
     with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=60, memory_mb=1024) as sb:
         hungry = layer_gradients(sb.load_layer("hw.py", "Hungry"), X, Tanh(), seed=1)
         liar = layer_gradients(sb.load_layer("hw.py", "Liar"), X, Tanh(), seed=1)
+        with pytest.raises(GradcheckError) as err:  # LOW: "must be a numpy float array ...; got float128"
+            sb.load_layer("hw.py", "LongScale")
+    assert "is float128 (numpy's longdouble), which gradcheck does not support" in str(err.value)
+    assert "must be a numpy float array" not in str(err.value)
     assert hungry.passed and hungry.fraction == 1.0 and [p.name for p in hungry.parts] == ["dX"]
     (part,) = liar.parts
     assert not part.passed and liar.fraction == 0.0
@@ -142,6 +151,8 @@ def test_hidden_tests_run_after_the_visible_ones_each_in_a_sandbox_process_of_it
     assert r.status == "graded" and [t["score"] for t in tests] == [1.0] * 4, tests
     assert not any("hidden test inputs" in t["output"] for t in tests)
     assert data["extra_data"]["sandbox_starts"] == 1 and data["extra_data"]["hidden_sandbox_starts"] == 2
+    # LOW: execution_time in whole seconds, as Gradescope's specification shows it; the exact time beside it
+    assert type(data["execution_time"]) is int and data["execution_time"] >= data["extra_data"]["seconds"] > 0
 
 
 class _BroadcastRef(Tanh):
@@ -318,3 +329,39 @@ def test_arrays_beyond_the_probe_bound_are_tested_in_groups_and_named_briefly():
     text = undecided_text([f"a{i}" for i in range(20)], [f"a{i}" for i in range(20)], grading=True)
     assert ",," not in text and "whether a0, a1, a2, a3, a4, a5, a6, a7, ... and 12 more are weights" in text
     assert "then set grads['a0'], grads['a1']," in text and ", ... and 12 more, with them in params)" in text
+
+
+class _ZeroLinear:
+    """A Linear (attribute style, W stored (in, out)) whose constructor leaves W and b at zero; ``plus_b`` False:
+    a forward that forgets ``+ b``."""
+
+    def __init__(self, plus_b=True):
+        self.W, self.b, self.plus_b = np.zeros((3, 2)), np.zeros(2), plus_b
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + (self.b if self.plus_b else 0.0)
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+def test_zero_weights_are_named_as_such_and_a_forward_without_b_as_one_that_ignores_b():
+    """LOW: W initialised to zeros was diagnosed as "a mask that drops every entry"; now the weights are named as
+    all zero (initialise them). A forward that forgets ``+ b`` was asked "Is the layer deterministic?"; now the
+    grader says forward does not depend on b."""
+    from gradcheck._adapters import adapt
+    from gradcheck.diagnose import diagnose_layer
+    from gradcheck.grading.checks import _ignored
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    diag = diagnose_layer(adapt(_ZeroLinear(), [X])[0], X)  # as check reads the layer
+    codes = [f.code for f in diag.findings]
+    assert "zero-weights" in codes and "all-dropped" not in codes, codes
+    text = next(f.message for f in diag.findings if f.code == "zero-weights")
+    assert "the weights W, b are all zero" in text and "initialise the weights" in text
+    res = type("R", (), {"gradients": {"numerical": {"db": np.zeros(2), "dW": np.ones((3, 2))}}})
+    assert _ignored(res, "db").startswith("The central differences of every entry of b are 0: your forward does "
+                                          "not depend on b")
+    assert _ignored(res, "dW") == ""

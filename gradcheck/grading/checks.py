@@ -762,8 +762,20 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
             a, b = _distinct(float(c.worst_a), float(c.worst_b))
             p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
                          f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or question}")
+                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or _ignored(res, records[p.name].tensor) or question}")
     return None
+
+
+def _ignored(res: Any, tensor: str) -> str:
+    """The hint for a parameter gradient whose central differences are 0 everywhere while the student's is not:
+    forward does not depend on that parameter (tester20g: a forward that forgets ``+ b`` was asked "Is the layer
+    deterministic?"); '' otherwise."""
+    numerical = (getattr(res, "gradients", None) or {}).get("numerical", {}).get(tensor)
+    name = tensor[1:] if tensor.startswith("d") else tensor
+    if numerical is None or tensor in ("dX", "dx") or np.any(np.isnan(numerical)) or np.any(numerical):
+        return ""
+    return (f"The central differences of every entry of {name} are 0: your forward does not depend on {name} "
+            f"(does it use {name}, e.g. add it?), while backward gives it a gradient.")
 
 
 def _accumulated(res: Any, tensor: str, part: str) -> str:

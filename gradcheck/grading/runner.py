@@ -1266,7 +1266,8 @@ def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], se
     extra.update(record)
     if kept:
         extra["isolation"] = kept
-    data["execution_time"] = round(seconds, 3)
+    data["execution_time"] = math.ceil(seconds)  # whole seconds, as Gradescope's specification shows it (136)
+    extra["seconds"] = round(seconds, 3)  # the exact time, which the gradebook and a resume read
     write_json(path, data, key)
 
 
@@ -1436,7 +1437,7 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         _UNSIGNED.add(str(results_path))  # the summary says so (tester16g L3)
         return None  # not written by this batch's grader (planted, edited, another batch's)
     name = extra.get("submission")
-    took = data.get("execution_time")  # the saved grading's own time (the gradebook shows it)
+    took = extra.get("seconds", data.get("execution_time"))  # the saved grading's own time (the gradebook's)
     ok = isinstance(took, (int, float)) and math.isfinite(took) and took >= 0
     return _from_results(data, name if isinstance(name, str) else results_path.parent.name,
                          "skipped", float(took) if ok else 0.0, results_path,
