@@ -332,19 +332,26 @@ def test_arrays_beyond_the_probe_bound_are_tested_in_groups_and_named_briefly():
 
 
 class _ZeroLinear:
-    """A Linear (attribute style, W stored (in, out)) whose constructor leaves W and b at zero; ``plus_b`` False:
-    a forward that forgets ``+ b``."""
+    """A Linear (attribute style, W stored (in, out)) whose constructor leaves W and b at zero."""
 
-    def __init__(self, plus_b=True):
-        self.W, self.b, self.plus_b = np.zeros((3, 2)), np.zeros(2), plus_b
+    def __init__(self):
+        self.W, self.b = np.zeros((3, 2)), np.zeros(2)
 
     def forward(self, X):
         self.X = X
-        return X @ self.W + (self.b if self.plus_b else 0.0)
+        return X @ self.W + self.b
 
     def backward(self, dY):
         self.dW, self.db = self.X.T @ dY, dY.sum(0)
         return dY @ self.W.T
+
+
+class _NoBias(_ZeroLinear):
+    """A forward that forgets ``+ b``."""
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W
 
 
 def test_zero_weights_are_named_as_such_and_a_forward_without_b_as_one_that_ignores_b():
@@ -365,3 +372,23 @@ def test_zero_weights_are_named_as_such_and_a_forward_without_b_as_one_that_igno
     assert _ignored(res, "db").startswith("The central differences of every entry of b are 0: your forward does "
                                           "not depend on b")
     assert _ignored(res, "dW") == ""
+
+
+def test_grade_reads_a_weight_stored_in_out_as_check_does_and_says_so():
+    """M1: an attribute-style Linear with W stored (in, out) got 0/4 ("Linear.W has shape (3, 2); the assignment
+    expects (2, 3)") while gradcheck check passed it. The reference's point is set transposed, dW compared transposed
+    back, and the verdict says which layout it used; a forward that forgets + b still fails db."""
+    from gradcheck._adapters import adapt
+    from gradcheck.grading.checks import layer_forward
+    from manualprop import Linear
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    verdict = layer_gradients(adapt(_ZeroLinear(), [X])[0], X, Linear(3, 2), seed=1)
+    assert verdict.passed and [p.name for p in verdict.parts] == ["dX", "dW", "db"], verdict.markdown()
+    assert verdict.notes == ["_ZeroLinear.W is stored (in, out), the reference's (out, in) transposed: the grader set "
+                             "it to the reference's point transposed and compared dW transposed back, as gradcheck "
+                             "check reads either layout."]
+    assert layer_forward(adapt(_ZeroLinear(), [X])[0], X, Linear(3, 2), seed=1).passed
+    wrong = layer_gradients(adapt(_NoBias(), [X])[0], X, Linear(3, 2), seed=1)
+    assert [p.name for p in wrong.parts if not p.passed] == ["db"]  # by central differences (the reference's db
+    assert "your forward does not depend on b" in wrong.parts[2].message  # is dY summed, as this backward's)

@@ -13,6 +13,7 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -229,22 +230,47 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
         raise StudentCodeError(_other_params(layer, owner, theirs, ours))
+    flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
     for k, v in ours.items():
-        if theirs[k].shape != v.shape:
+        if theirs[k].shape != (v.shape[::-1] if k in flips else v.shape):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
-                                   f"the assignment expects {V.fmt_shape(v.shape)}.")
+                                   f"the assignment expects {V.fmt_shape(v.shape)}" + (
+                                       " (or its transpose)." if v.ndim == 2 else "."))
         if not np.all(np.isfinite(theirs[k])):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
     point = _drawn_point(ours, seed, params)
     for k, v in point.items():
         try:
-            theirs[k][...] = v
+            theirs[k][...] = v.T if k in flips else v  # a weight stored transposed: in the student's layout
         except ValueError as exc:  # a read-only array
             raise StudentCodeError(f"{owner}.params[{k!r}] cannot be written ({exc}); the grader sets the "
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
-        ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
+        ours[k][...] = theirs[k].T if k in flips else theirs[k]  # float32: the reference at the same rounded point
+    with contextlib.suppress(AttributeError, TypeError):  # which weights the gradients' comparison transposes back
+        layer.__dict__["_grader_transposed"] = frozenset(flips)
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[str]:
+    """The notes on the weights :func:`evaluation_point` set transposed (a 2-D weight stored the other way round from
+    the reference's, as ``gradcheck check`` reads both: tester20g M1, ``self.W`` (in, out) against the reference's
+    (out, in)), each layout told by :func:`gradcheck._adapters._layout` on the reference."""
+    notes, owner = [], type(layer).__name__
+    for k in sorted(getattr(layer, "__dict__", {}).get("_grader_transposed", ())):
+        ref = _reference_layout(reference, k, xs)
+        theirs = {"out, in": "(in, out)", "in, out": "(out, in)"}.get(ref, "transposed")
+        notes.append(f"{owner}.{k} is stored {theirs}, the reference's{f' ({ref})' if ref else ''} transposed: the "
+                     f"grader set it to the reference's point transposed and compared d{k} transposed back, as "
+                     f"gradcheck check reads either layout.")
+    return notes
+
+
+def _as_stored(layer: Any, key: str, grad: Any) -> Any:
+    """The student's gradient of ``key`` in the reference's layout (transposed back when :func:`evaluation_point` set
+    the weight transposed)."""
+    flipped = key in getattr(layer, "__dict__", {}).get("_grader_transposed", ())
+    return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
 
 
 def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
@@ -481,6 +507,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     notes = _seed_point(layer, reference, xs, seed, params)  # self.W without a gradient: set in the child
     if notes is None:
         evaluation_point(layer, reference, seed=seed, params=params)
+        notes = _transposed_notes(layer, reference, _inputs(X))
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
     out = layer.forward(*[x.copy() for x in xs], training=training)
@@ -608,9 +635,10 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                                   f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
-    got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
+    got.update({f"d{k}": _as_stored(layer, k, grads.get(k, KeyError)) if isinstance(grads, Mapping) else KeyError
+                for k in keys})
     verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol)
-                       for n, w in weights.items()])
+                       for n, w in weights.items()], _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message

@@ -658,8 +658,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:
             entry["output"] = "All checked: " + ", ".join(f"`{p.name}`" for p in g.verdict.parts) + " ok."
-        if g.notes:
-            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(g.notes)).strip()
+        said = g.notes + [n for n in g.verdict.notes if n not in g.notes]  # the checks' own (a layout used)
+        if said:
+            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(said)).strip()
     if rep.when == "teardown":
         entry["score"] = round(entry["max_score"] * entry["fraction"], 4)
         props = [("points", entry["max_score"]), ("score", entry["score"]), ("visibility", entry["visibility"])]
