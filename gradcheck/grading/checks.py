@@ -266,9 +266,10 @@ def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[
     return notes
 
 
-def _as_stored(layer: Any, key: str, grad: Any) -> Any:
-    """The student's gradient of ``key`` in the reference's layout (transposed back when :func:`evaluation_point` set
-    the weight transposed)."""
+def _as_stored(layer: Any, key: str, grads: Any) -> Any:
+    """The student's gradient of ``key`` (``grads[key]``; KeyError when absent) in the reference's layout (transposed
+    back when :func:`evaluation_point` set the weight transposed)."""
+    grad = grads.get(key, KeyError) if isinstance(grads, Mapping) else KeyError
     flipped = key in getattr(layer, "__dict__", {}).get("_grader_transposed", ())
     return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
 
@@ -606,8 +607,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters: the test is wrong.
     """
     declared = _declared(constants, reference)
-    ref_names = V.input_names(reference, len(_inputs(X)))
-    d_in = [f"d{n}" for n in ref_names]
+    d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
     weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}])  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X))
     _take_constants(layer, declared)
@@ -616,7 +616,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     names = d_in + [f"d{k}" for k in keys]
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
     G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
-    ref_call = Call(None, owner, xs, ref_names, point, training)
+    ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
 
     def expected_for(dY):  # the pipeline's reference source, by part name; each finite
         grads = reference_source(reference, ref_call, dY)[1]
@@ -635,8 +635,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                                   f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
-    got.update({f"d{k}": _as_stored(layer, k, grads.get(k, KeyError)) if isinstance(grads, Mapping) else KeyError
-                for k in keys})
+    got.update({f"d{k}": _as_stored(layer, k, grads) for k in keys})
     verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol)
                        for n, w in weights.items()], _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
