@@ -426,7 +426,8 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
     submission holds takes the rest, the submission's own fault (:func:`_held_by_submission`: a 0 for these
     parts, saying so), never a grader error (tester17g F2: a submission that reserved its whole limit and freed
     it, or held it, made every check a grader error). An out-of-memory midway (the estimate is a model) after
-    every gradient matched the reference's is the grader's unless the submission held the memory then."""
+    every gradient matched the reference's is the submission's when it held the memory then, else the check runs
+    again one forward per call (:func:`_one_at_a_time`)."""
     budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
     measure = layer.check_memory_mib if callable(getattr(layer, "check_memory_mib", None)) else None
     estimate, held = measure(xs, shape) if measure is not None else (0.0, 0.0)
