@@ -506,6 +506,11 @@ def checked_params(owner: str, entries: Any, not_a_dict: str | None = None) -> d
     for k, key_type, v, got, layout in entries:
         if key_type != "str":
             raise ProtocolError(f"{owner}.params keys must be strings; got a key of type {key_type} ({k}).")
+        if not isinstance(v, np.ndarray) and str(got).startswith(("ndarray of dtype float", "ndarray of dtype long")):
+            raise ProtocolError(paragraph(  # float128 from the sandbox: a float array, but not one it supports
+                f"{owner}.params[{k!r}] is {str(got).rpartition(' ')[2]} (numpy's longdouble), which gradcheck does "
+                "not support (the grader computes in float64); create the parameters as float64 (np.float64, the "
+                "default)."))  # tester20g: "must be a numpy float array ...; got ndarray of dtype float128"
         if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
             raise ProtocolError(paragraph(
                 f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",

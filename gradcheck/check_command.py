@@ -257,11 +257,12 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
         codes = {f.code for d in [diag, *diag.other_modes] for f in d.findings}
-        dropped, one = "all-dropped" in codes, "one-sample-norm" in codes
+        dropped, one, zero = "all-dropped" in codes, "one-sample-norm" in codes, "zero-weights" in codes
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
         carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
-        why = ("drops every entry" if dropped else "normalises one sample (its output is beta for any input)" if one
+        why = ("has weights that are all zero (its output does not depend on its input)" if zero else
+               "drops every entry" if dropped else "normalises one sample (its output is beta for any input)" if one
                else "changes state the next call reads" if carried else "is random") + f"{where}, so no gradient " \
             "can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
@@ -391,7 +392,7 @@ def _random_only(diag) -> bool:
     not be checked (exit 3), nothing was found wrong."""
     from .diagnose import CARRIED
     errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped", "one-sample-norm") or (
+    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped", "one-sample-norm", "zero-weights") or (
         f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)  # tester16 M5: h carried
 
 

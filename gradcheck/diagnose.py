@@ -66,6 +66,19 @@ STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes 
               "output shape stable under perturbation")
 
 
+def _zero_weights(layer: Any) -> str:
+    """The names of a layer's parameters when it has a weight matrix (2 axes or more) and every parameter is all
+    zero (``self.W = np.zeros(...)`` left uninitialised: Y = 0 for any input), e.g. ``"W, b"``; '' otherwise."""
+    try:
+        params = V.layer_params(layer, type(layer).__name__)
+    except Exception:  # noqa: BLE001 - no params to read
+        return ""
+    arrays = [v for v in params.values() if isinstance(v, np.ndarray)]
+    if not arrays or not any(v.ndim >= 2 for v in arrays) or any(np.any(v) for v in arrays):
+        return ""
+    return ", ".join(params)
+
+
 class Record(NamedTuple):
     """One row of :data:`DIAGNOSES`: ``message`` and ``hint`` are :meth:`str.format` templates."""
 
@@ -115,6 +128,12 @@ DIAGNOSES: dict[str, Record] = {
         "check with a mask that keeps some entries (a drop rate below 1, or a keep probability above 0: "
         "CS231n's p is the probability of keeping a unit, others' p or rate that of dropping it), or check on "
         "a larger input", _DROP),
+    "zero-weights": Record(
+        "weights all zero", "in {mode} mode the forward does not depend on its input: the weights {names} are all "
+        "zero (as the constructor left them), so Y = 0 for any input and dX = 0 whatever backward does: a comparison "
+        "of zeros is no check",
+        "initialise the weights as the assignment says (small random values, e.g. "
+        "np.random.default_rng(0).standard_normal(shape) * 0.01), then check again", _LIN),
     "one-sample-norm": Record(
         "one sample", "in {mode} mode the forward does not depend on its input: with one sample in the batch, "
         "x - mean = 0, so a batch normalisation's training output is beta for any input, dX = 0 whatever "
@@ -3896,6 +3915,8 @@ class _Probes:
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and self.one_sample_norm(Y1) and self.constant():  # tester18s M4
             self.find("one-sample-norm", mode="training" if self.training is True else "this")
+        elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
+            self.find("zero-weights", names=zero, mode="training" if self.training is True else "this")  # tester20g
         elif ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "

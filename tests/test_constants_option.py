@@ -95,7 +95,7 @@ def test_params_dict_layer_gets_the_same_verdict(tmp_path):
     p, out = _check(tmp_path, DICT, "class_weights")
     assert p.returncode == 3, out
     assert ("cannot tell whether class_weights is a weight whose gradient backward forgot (then set "
-            "grads['class_weights'], with class_weights in params,) or a constant (then name it "
+            "grads['class_weights'], with it in params) or a constant (then name it "
             "self._class_weights, or pass --constants class_weights).") in out, out
     assert "PASS" not in out, out
     p, out = _check(tmp_path, DICT, "class_weights", "--constants", "class_weights")

@@ -6,6 +6,7 @@ each test below reads its results.
 
 import csv
 import json
+import math
 import os
 import shutil
 import signal
@@ -144,7 +145,8 @@ def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
     assert {s.status for s in again.submissions} == {"skipped"} and again.seed == 11
     assert {s.name: s.score for s in again.submissions}["solution"] == TOTAL
     # a skipped submission's time is its saved grading's time, in the result and in the gradebook
-    saved = results(out, "solution")["execution_time"]
+    saved = results(out, "solution")["extra_data"]["seconds"]  # execution_time: whole seconds, as Gradescope's spec
+    assert results(out, "solution")["execution_time"] == math.ceil(saved)
     assert saved > 0 and {s.name: s.seconds for s in again.submissions}["solution"] == saved
     with open(out / "gradebook.csv", newline="") as f:
         row = next(r for r in csv.DictReader(f) if r["submission"] == "solution")

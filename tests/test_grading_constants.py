@@ -151,7 +151,7 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
         assert "`dX`: ok" in got["output"] and "`db`: ok" in got["output"], got  # the checked parts shown
         assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
         assert graded[name]["score"] == 0.0 and rows[name]["status"] == "graded", rows
-    assert "grads['class_weights'], with class_weights in params," in out["constant_in_dict"]["output"]
+    assert "grads['class_weights'], with it in params)" in out["constant_in_dict"]["output"]
 
 
 def test_a_declared_constant_gives_full_marks(tmp_path):

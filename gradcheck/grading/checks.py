@@ -13,6 +13,7 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -170,7 +171,7 @@ def _weights(parts: Mapping[str, float] | None, names: Sequence[str]) -> dict[st
         return {n: 1.0 for n in names}
     unknown = set(parts) - set(names)
     if unknown:
-        raise ValueError(f"parts {sorted(unknown)} are not tensors of this layer; it has {list(names)}")
+        raise GradingTestError(f"parts {sorted(unknown)} are not tensors of the reference; it has {list(names)}")
     return {n: float(parts[n]) for n in names if n in parts}
 
 
@@ -229,22 +230,48 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
         raise StudentCodeError(_other_params(layer, owner, theirs, ours))
+    flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
     for k, v in ours.items():
-        if theirs[k].shape != v.shape:
+        if theirs[k].shape != (v.shape[::-1] if k in flips else v.shape):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
-                                   f"the assignment expects {V.fmt_shape(v.shape)}.")
+                                   f"the assignment expects {V.fmt_shape(v.shape)}" + (
+                                       " (or its transpose)." if v.ndim == 2 else "."))
         if not np.all(np.isfinite(theirs[k])):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
     point = _drawn_point(ours, seed, params)
     for k, v in point.items():
         try:
-            theirs[k][...] = v
+            theirs[k][...] = v.T if k in flips else v  # a weight stored transposed: in the student's layout
         except ValueError as exc:  # a read-only array
             raise StudentCodeError(f"{owner}.params[{k!r}] cannot be written ({exc}); the grader sets the "
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
-        ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
+        ours[k][...] = theirs[k].T if k in flips else theirs[k]  # float32: the reference at the same rounded point
+    with contextlib.suppress(AttributeError, TypeError):  # which weights the gradients' comparison transposes back
+        layer.__dict__["_grader_transposed"] = frozenset(flips)
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[str]:
+    """The notes on the weights :func:`evaluation_point` set transposed (a 2-D weight stored the other way round from
+    the reference's, as ``gradcheck check`` reads both: tester20g M1, ``self.W`` (in, out) against the reference's
+    (out, in)), each layout told by :func:`gradcheck._adapters._layout` on the reference."""
+    notes, owner = [], type(layer).__name__
+    for k in sorted(getattr(layer, "__dict__", {}).get("_grader_transposed", ())):
+        ref = _reference_layout(reference, k, xs)
+        theirs = {"out, in": "(in, out)", "in, out": "(out, in)"}.get(ref, "transposed")
+        notes.append(f"{owner}.{k} is stored {theirs}, the reference's{f' ({ref})' if ref else ''} transposed: the "
+                     f"grader set it to the reference's point transposed and compared d{k} transposed back, as "
+                     f"gradcheck check reads either layout.")
+    return notes
+
+
+def _as_stored(layer: Any, key: str, grads: Any) -> Any:
+    """The student's gradient of ``key`` (``grads[key]``; KeyError when absent) in the reference's layout (transposed
+    back when :func:`evaluation_point` set the weight transposed)."""
+    grad = grads.get(key, KeyError) if isinstance(grads, Mapping) else KeyError
+    flipped = key in getattr(layer, "__dict__", {}).get("_grader_transposed", ())
+    return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
 
 
 def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
@@ -399,7 +426,8 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
     submission holds takes the rest, the submission's own fault (:func:`_held_by_submission`: a 0 for these
     parts, saying so), never a grader error (tester17g F2: a submission that reserved its whole limit and freed
     it, or held it, made every check a grader error). An out-of-memory midway (the estimate is a model) after
-    every gradient matched the reference's is the grader's unless the submission held the memory then."""
+    every gradient matched the reference's is the submission's when it held the memory then, else the check runs
+    again one forward per call (:func:`_one_at_a_time`)."""
     budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
     measure = layer.check_memory_mib if callable(getattr(layer, "check_memory_mib", None)) else None
     estimate, held = measure(xs, shape) if measure is not None else (0.0, 0.0)
@@ -421,11 +449,22 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
         held = measure(xs, shape)[1] if measure is not None else 0.0
         if estimate + held > budget and held > HELD_SLACK_MIB:  # what the submission's code still holds took it
             raise _held_by_submission(layer, held, estimate, budget, "midway") from None
-        raise MemoryBudgetError(
-            f"checking {type(layer).__name__}'s gradients by central differences ran out of the sandbox's "
-            f"{budget} MiB (--memory-mb) midway, although they matched the reference's (estimated need: "
-            f"{estimate:.0f} MiB; the estimate is a model): raise --memory-mb or give the test smaller shapes, "
-            f"and grade again.") from None
+    return _one_at_a_time(layer, xs, config)
+
+
+def _one_at_a_time(layer: Any, xs: list[np.ndarray], config: CheckConfig):
+    """:func:`gradcheck.check_layer` of a sandboxed ``layer`` again by the element loop, one forward per call (no
+    chunk of perturbed copies in the child), after the chunked plan met a MemoryError (tester20g H1). The name
+    ``MemoryError`` in the child's report is the submission's word, not the grader's observation: a forward that
+    raises it (a real one or a class so named) where the grader's plan holds the least memory is the submission's
+    failure, reported as any exception of its forward (the numerical check could not run), never a grader error
+    that no ``--memory-mb`` mends and every rerun repeats. The memory the test needs was checked before
+    (:func:`_within_budget`)."""
+    layer.forward_many = None  # the instance's attribute hides the method: sources read no chunked protocol
+    try:
+        return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
+    finally:
+        del layer.forward_many
 
 
 def _held_by_submission(layer: Any, held: float, estimate: float, budget: int, when: str) -> StudentCodeError:
@@ -470,6 +509,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     notes = _seed_point(layer, reference, xs, seed, params)  # self.W without a gradient: set in the child
     if notes is None:
         evaluation_point(layer, reference, seed=seed, params=params)
+        notes = _transposed_notes(layer, reference, _inputs(X))
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
     out = layer.forward(*[x.copy() for x in xs], training=training)
@@ -568,16 +608,16 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters: the test is wrong.
     """
     declared = _declared(constants, reference)
+    d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}])  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X))
     _take_constants(layer, declared)
-    owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
-    d_in = [f"d{n}" for n in ref_names]
+    owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
-    weights = _weights(parts, names)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
     G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
-    ref_call = Call(None, owner, xs, ref_names, point, training)
+    ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
 
     def expected_for(dY):  # the pipeline's reference source, by part name; each finite
         grads = reference_source(reference, ref_call, dY)[1]
@@ -596,9 +636,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                                   f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
-    got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
+    got.update({f"d{k}": _as_stored(layer, k, grads) for k in keys})
     verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol)
-                       for n, w in weights.items()])
+                       for n, w in weights.items()], _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
@@ -750,8 +790,20 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
             a, b = _distinct(float(c.worst_a), float(c.worst_b))
             p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
                          f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or question}")
+                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or _ignored(res, records[p.name].tensor) or question}")
     return None
+
+
+def _ignored(res: Any, tensor: str) -> str:
+    """The hint for a parameter gradient whose central differences are 0 everywhere while the student's is not:
+    forward does not depend on that parameter (tester20g: a forward that forgets ``+ b`` was asked "Is the layer
+    deterministic?"); '' otherwise."""
+    numerical = (getattr(res, "gradients", None) or {}).get("numerical", {}).get(tensor)
+    name = tensor[1:] if tensor.startswith("d") else tensor
+    if numerical is None or tensor in ("dX", "dx") or np.any(np.isnan(numerical)) or np.any(numerical):
+        return ""
+    return (f"The central differences of every entry of {name} are 0: your forward does not depend on {name} "
+            f"(does it use {name}, e.g. add it?), while backward gives it a gradient.")
 
 
 def _accumulated(res: Any, tensor: str, part: str) -> str:

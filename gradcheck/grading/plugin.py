@@ -32,6 +32,7 @@ none of it.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import stat
 import time
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ..errors import GradcheckError, GraderError
+from ..errors import GradcheckError, GraderError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
@@ -102,8 +103,21 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
+def _hidden(item: pytest.Item) -> bool:
+    """Whether ``item``'s result is hidden from the student when they submit (``hidden``, ``after_due_date``,
+    ``after_published``)."""
+    m = item.get_closest_marker("visibility")
+    return m is not None and bool(m.args) and m.args[0] != "visible"
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    """Validate markers and gather every forbidden module (the sandbox blocks them all)."""
+    """Validate markers and gather every forbidden module (the sandbox blocks them all). In a grading session
+    the hidden tests (:func:`_hidden`) run after every visible one, each in a sandbox process of its own
+    (:meth:`_SandboxHolder.serve`), so nothing they give the submission reaches a visible test's output
+    (tester20g H2); the results keep the file's order."""
+    if config.getoption("--grading-submission", None):
+        config.stash[_PARTIAL]["order"] = {item.nodeid: k for k, item in enumerate(items)}
+        items[:] = [i for i in items if not _hidden(i)] + [i for i in items if _hidden(i)]
     for item in items:
         m = item.get_closest_marker("visibility")
         if m is not None and (not m.args or m.args[0] not in VISIBILITIES):
@@ -113,6 +127,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
+    _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
+
+
+def _one_name_each(graded: list) -> None:
+    """pytest.UsageError naming two graded tests of the same name (their docstrings' first line): the gradebook has
+    one column per name and results.json a row each, so they would share a column silently (tester20g M3)."""
+    seen: dict[str, str] = {}
+    for item in graded:
+        name = _entry(item)["name"]
+        if name in seen:
+            raise pytest.UsageError(
+                f"{seen[name]} and {item.nodeid}: two grading tests named {name!r} (the first line of their "
+                f"docstrings); each test's name is its column in the gradebook. Give one of them another docstring.")
+        seen[name] = item.nodeid
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -120,8 +148,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if config.stash.get(_RESULTS, None) is None or not config.getoption("--grading-results"):
         return  # not a grading session (any pytest run where gradcheck is installed): nothing to write or digest
-    config.stash[_PARTIAL]["collected"] = [i for i in session.items
-                                           if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
+    order = config.stash[_PARTIAL].get("order", {})
+    config.stash[_PARTIAL]["collected"] = sorted(
+        [i for i in session.items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))],
+        key=lambda i: order.get(i.nodeid, len(order)))
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
     _scan_submission(config)
@@ -188,6 +218,9 @@ class _SandboxHolder:
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
         self._wanted: list[str] = []  # the files the tests asked for by name (require), read first
+        self.serving: str | None = None  # whom the sandbox serves: "" the visible tests, else a hidden test's id
+        self.own_starts = 0  # the sandboxes started for a hidden test while the previous one was alive
+        self._own = False
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -344,9 +377,22 @@ class _SandboxHolder:
             for n in sb.notes:
                 self._note(n)
             self.sandbox, self.level, self._imported = sb, sb.isolation_level, set()
-            self.starts += 1
+            self.starts, self.own_starts, self._own = self.starts + (not self._own), self.own_starts + self._own, False
         self.sandbox.timeout = float(timeout)
         return self.sandbox
+
+    def serve(self, item: pytest.Item) -> None:
+        """Make the sandbox serve ``item``: the visible tests share one process; a hidden test (:func:`_hidden`)
+        gets a process of its own (the zygote forks it), so module globals it filled cannot reach another test's
+        output (tester20g H2: a Linear that recorded its hidden inputs printed them in a visible test). A start that
+        replaces a live sandbox is counted in :attr:`own_starts`, not in :attr:`starts` (crashes and timeouts)."""
+        who = item.nodeid if _hidden(item) else ""
+        if who == self.serving:
+            return
+        if self.serving is not None and self.sandbox is not None and not self.sandbox._dead:
+            self.close()
+            self._own = True
+        self.serving = who
 
     def imported(self, file: str, timeout: float):
         """The sandbox with ``file`` imported (once per sandbox). SandboxError when the import
@@ -433,9 +479,14 @@ class Student:
         key = (file, class_name, kind, repr(sorted(init.items())))
         sb = self._holder.imported(file, self.timeout)
         policy = self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None
-        obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
-            file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
-            no_forward_in_backward=policy))
+        try:
+            obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
+                file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
+                no_forward_in_backward=policy))
+        except UsageError as exc:
+            if "--init" not in str(exc):
+                raise
+            raise _init_refused(self._item, file, class_name, init, str(exc)) from None
         if callable(probed := getattr(obj, "probed", None)):  # built again with the test's input as its probe
             obj.probed = lambda xs, *a, **k: self._once(
                 (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), lambda: probed(xs, *a, **k))
@@ -470,9 +521,35 @@ class Student:
         return self._load(file, class_name, init, "loss")
 
 
+def _init_refused(item: pytest.Item, file: str, cls: str, init: dict, text: str) -> GradcheckError:
+    """The error of a constructor that cannot take the test's keywords ``init`` (its message ``text`` written for
+    ``gradcheck check --init``): the test's own mistake (GradingTestError) when the test module's reference class of
+    the same name does not take them either (tester20g M2: ``dim=4`` for ``Scale(d)``), else the submission's, in
+    words without a command-line flag the student never used."""
+    import inspect
+
+    shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
+    refs = [v for v in vars(getattr(item, "module", None) or object()).values()
+            if isinstance(v, type) and v.__name__ == cls]
+    for ref in refs[:1]:
+        try:
+            inspect.signature(ref).bind_partial(**init)
+        except TypeError as why:
+            return C.GradingTestError(f"the test builds {cls}({shown}) from {file}, which its own reference "
+                                      f"{ref.__module__}.{ref.__qualname__} does not accept either ({why}).")
+        except ValueError:  # no signature to read
+            pass
+    text = text.partition(": ")[2] if text.startswith(f"{file}::") else text
+    text = text.replace("--init key", "the keyword").split(", which only --init can give")[0]
+    return StudentCodeError(f"The grading test builds `{cls}({shown})` from `{file}`, and your constructor cannot "
+                            f"take that: {text.rstrip('.')}. Use the constructor arguments the assignment gives.")
+
+
 @pytest.fixture
 def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder) -> Student:
-    """Load the submission's classes in the sandbox (see :class:`Student`)."""
+    """Load the submission's classes in the sandbox (see :class:`Student`; a hidden test's own: :meth:`_SandboxHolder.
+    serve`)."""
+    _gradcheck_sandboxes.serve(request.node)
     return Student(_gradcheck_sandboxes, request.node)
 
 
@@ -549,7 +626,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     entry = results.setdefault(item.nodeid, _entry(item))
     if rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
-        exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {str(exc).strip()} ({where})")
+        exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {_exc_text(exc)} ({where})")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
@@ -581,8 +658,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:
             entry["output"] = "All checked: " + ", ".join(f"`{p.name}`" for p in g.verdict.parts) + " ok."
-        if g.notes:
-            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(g.notes)).strip()
+        said = g.notes + [n for n in g.verdict.notes if n not in g.notes]  # the checks' own (a layout used)
+        if said:
+            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(said)).strip()
     if rep.when == "teardown":
         entry["score"] = round(entry["max_score"] * entry["fraction"], 4)
         props = [("points", entry["max_score"]), ("score", entry["score"]), ("visibility", entry["visibility"])]
@@ -598,6 +676,11 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     submission runs in its sandbox process, so no name it lacks is looked up in the tests' frames;
     what it lacks reaches the test as the sandbox's own errors. '' for any other failure."""
     exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, pytest.FixtureLookupError):  # a fixture's name misspelt (tester20g M2: ``studnet``)
+        return f"{os.path.basename(str(item.path))}: {item.name} asks for a fixture that does not exist"
+    if isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, AssertionError)) and \
+            (where := _reference_frame(exc)):  # the reference raised (tester20g M2: a broadcast error)
+        return where
     if not isinstance(exc, (NameError, ImportError)) or isinstance(exc, GradcheckError):
         return ""
     tb, folder = exc.__traceback__, os.path.dirname(os.path.abspath(str(item.path)))
@@ -607,6 +690,39 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     if not where.startswith(folder + os.sep):
         return ""
     return f"{os.path.relpath(where, folder)}, line {tb.tb_lineno}"
+
+
+def _exc_text(exc: BaseException) -> str:
+    """An exception's text for a message (a FixtureLookupError's: the missing name, not its tuple)."""
+    if isinstance(exc, pytest.FixtureLookupError):
+        return f"no fixture named {exc.argname!r} (the grading fixtures: student, grade, rng, grading_seed)"
+    return str(exc).strip()
+
+
+def _library(path: str) -> bool:
+    """Whether ``path`` is Python's own or an installed package's code (numpy's), not staff or gradcheck code."""
+    import sysconfig
+
+    roots = {os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return path.startswith("<") or any(path.startswith(r + os.sep) for r in roots)
+
+
+def _reference_frame(exc: BaseException) -> str:
+    """Where code that gradcheck's checks called, outside gradcheck and the libraries, raised ``exc``: the test's
+    reference (``"ref_layers.py, line 12, in forward"``), '' for any other failure. The submission runs in its
+    sandbox process, so no code of it is in this traceback; an exception raised in gradcheck's own code or in the
+    test function itself (which may read the student's arrays) is not counted here."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append((os.path.abspath(tb.tb_frame.f_code.co_filename), tb.tb_lineno, tb.tb_frame.f_code.co_name))
+        tb = tb.tb_next
+    ours = [i for i, f in enumerate(frames) if f[0].startswith(package)]
+    called = [f for f in frames[ours[-1] + 1:] if not _library(f[0])] if ours else []
+    if not called or any(f[0].startswith(package) for f in called):
+        return ""
+    file, line, name = called[-1]
+    return f"the reference: {os.path.basename(file)}, line {line}, in {name}"
 
 
 def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> str:
@@ -664,12 +780,13 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                "score is 0 for now and not final: you will be graded again. Course staff have the details."
                if grader_error else _visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
-    out.update(score=total, execution_time=round(time.time() - partial["started"], 3), test_output_format="md",
+    out.update(score=total, execution_time=math.ceil(time.time() - partial["started"]), test_output_format="md",
                tests=tests)
     extra = out["extra_data"]
     extra.update(max_score=max_total, notes=notes, isolation=_isolation_level(config, holder),
                  tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
+                 hidden_sandbox_starts=holder.own_starts if holder is not None else 0,
                  import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GraderError, UsageError
-from .archive import MAX_BYTES, MAX_DEPTH, ArchiveRefused, is_archive, unpack
+from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
 from .static import _imports, loaded_names, module_files
 from .stopping import NOT_GRADED, stopped_by
 
@@ -364,11 +364,16 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
 
 
 def _too_large(folder: str) -> str | None:
-    """Why a submission folder is not graded when its regular files hold more than :data:`~gradcheck.grading.archive.
+    """Why a submission folder is not graded when it holds too many files and folders (:func:`_too_many`), its regular
+    files hold more than :data:`~gradcheck.grading.archive.
     MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), or
     its folders nest more than :data:`~gradcheck.grading.archive.MAX_DEPTH` deep (tester17g F3: 900 nested folders
     cost seconds at each walk), else None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full,
     39 s)."""
+    if _too_many(folder):
+        return (f"This submission is not graded: it holds more than {MAX_MEMBERS} files and folders (the cap of a "
+                f".zip submission too), more than the grader reads; score 0. Course staff can remove the files the "
+                f"grading does not need (it reads the .py files) and rerun the batch.")
     total, big = 0, []
     for dirpath, dirs, filenames in os.walk(folder, followlinks=False):
         if dirs and os.path.relpath(dirpath, folder).count(os.sep) + (dirpath != folder) >= MAX_DEPTH:
@@ -391,6 +396,24 @@ def _too_large(folder: str) -> str | None:
     return (f"This submission is not graded: its files hold more than {MAX_BYTES >> 20} MiB (the cap of a .zip "
             f"submission too" + (f"; largest: {largest}" if largest else "") + "), so the grader does not read them; score 0. Course staff can remove "
             "the large files (data, checkpoints: the grading needs the .py files) and rerun the batch.")
+
+
+def _too_many(folder: str) -> bool:
+    """Whether the submission ``folder`` holds more than :data:`~gradcheck.grading.archive.MAX_MEMBERS` files and
+    folders (any depth, links not followed), read lazily: it stops at the first entry over the cap, so a folder of
+    200,000 files is refused, and skipped by a rerun, after 2,001 directory entries (tester20g M5: 49.5 s to grade,
+    31 s per rerun to skip)."""
+    n, todo = 0, [folder]
+    while todo:
+        with contextlib.suppress(OSError), os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                n += 1
+                if n > MAX_MEMBERS:
+                    return True
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+    return False
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
@@ -725,7 +748,7 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     ------
     UsageError
         A bad option, a submission that is not a folder, a batch without submission folders,
-        tests without grading tests, an output folder inside the submission or not writable.
+        tests without grading tests, an output folder inside the submission or the tests' folder, or not writable.
     """
     check_options(**options)
     sub = Path(submission)
@@ -747,6 +770,11 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     if real_out == real_sub or real_sub in real_out.parents:
         raise UsageError("--out must not be inside SUBMISSION (student files and results stay "
                          f"apart{'' if real_out == out_p else f'; --out leads to {str(real_out)!r}'}).")
+    real_tests = Path(os.path.realpath(tests))
+    if real_tests.is_dir() and (real_out == real_tests or real_tests in real_out.parents):
+        raise UsageError("--out must not be inside --tests (the results would change the tests' digest, so a "
+                         "rerun would find the tests changed and grade every submission again"
+                         f"{'' if real_out == out_p else f'; --out leads to {str(real_out)!r}'}).")
     if out_p.exists() and not out_p.is_dir():
         raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is "
                          f"created if needed).")
@@ -1238,7 +1266,8 @@ def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], se
     extra.update(record)
     if kept:
         extra["isolation"] = kept
-    data["execution_time"] = round(seconds, 3)
+    data["execution_time"] = math.ceil(seconds)  # whole seconds, as Gradescope's specification shows it (136)
+    extra["seconds"] = round(seconds, 3)  # the exact time, which the gradebook and a resume read
     write_json(path, data, key)
 
 
@@ -1408,7 +1437,7 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         _UNSIGNED.add(str(results_path))  # the summary says so (tester16g L3)
         return None  # not written by this batch's grader (planted, edited, another batch's)
     name = extra.get("submission")
-    took = data.get("execution_time")  # the saved grading's own time (the gradebook shows it)
+    took = extra.get("seconds", data.get("execution_time"))  # the saved grading's own time (the gradebook's)
     ok = isinstance(took, (int, float)) and math.isfinite(took) and took >= 0
     return _from_results(data, name if isinstance(name, str) else results_path.parent.name,
                          "skipped", float(took) if ok else 0.0, results_path,
