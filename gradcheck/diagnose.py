@@ -607,6 +607,10 @@ class Diagnosis:
     sublayer: tuple[int, Diagnosis] | None = None
     training: bool | None = None
     other_modes: list[Diagnosis] = field(default_factory=list)
+    #: the parameters constant at init (zeros, ones) for which the layer was checked again at drawn values
+    #: (:func:`at_drawn_params`); ``drawn_failed``: that check failed, and this diagnosis is its
+    drawn: list[str] = field(default_factory=list)
+    drawn_failed: bool = False
 
     @property
     def passed(self) -> bool:
@@ -3140,7 +3144,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                    seed: int = 0, rtol: float = 1e-6, atol: float | None = None,
                    eps: float | None = None, training: bool | str = "auto", twin: Any = None,
                    reference: Any = None, name: str | None = None, localize: bool = True,
-                   n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
+                   n_dirs: int = 2, n_samples: int = 8, upstream: Any = None, drawn: bool = True) -> Diagnosis:
     """Check a layer and explain what is wrong: probes, numerical check, signatures, bad layer.
 
     Parameters
@@ -3163,6 +3167,9 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     name : str, optional
     localize : bool, default True
         For a container that fails, find the first failing layer.
+    drawn : bool, default True
+        When the layer passes and a parameter starts constant (zeros, ones: :func:`constant_params`), check a copy
+        again at drawn parameter values (:func:`at_drawn_params`), whose diagnosis is the result if it fails.
 
     Returns
     -------
@@ -3180,7 +3187,75 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
-        return _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
+        diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
+        if drawn and diag.passed:
+            diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
+                lay, X, owner, training, (None, None, False, upstream), kw), seed)
+        return diag
+
+
+def constant_params(layer: Any, owner: str) -> list[str]:
+    """The names of ``layer``'s parameters whose entries all hold one value (zeros, ones, any constant; a single
+    entry: 0 or +-1), sorted: values that can hide a term of backward (``dX`` never multiplied by ``gamma`` = ones,
+    a mask read before adding ``b`` = zeros, ``W`` for ``W.T`` when every entry is equal)."""
+    try:
+        params = V.layer_params(layer, owner)
+    except GradcheckError:
+        return []
+    out = []
+    for k, v in params.items():
+        a = np.asarray(v)
+        if a.size and np.all(np.isfinite(a)) and a.min() == a.max() and (a.size > 1 or abs(float(a.flat[0])) in (0, 1)):
+            out.append(k)
+    return sorted(out)
+
+
+def _constant_words(layer: Any, names: Sequence[str]) -> str:
+    """``"zeros/ones"``: the values of the constant parameters ``names``, as they read."""
+    params = V.layer_params(layer, "")
+    vals = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(params[k]).flat[0]), "constant")
+                         for k in names)
+    return "/".join(vals)
+
+
+def drawn_header(diag: Diagnosis, layer: Any) -> str:
+    """The header line of a check whose parameters start constant (``diag.drawn``), or ``""``."""
+    if not diag.drawn:
+        return ""
+    names = diag.drawn
+    line = (f"parameter{'s' if len(names) > 1 else ''} {', '.join(names)} {'are' if len(names) > 1 else 'is'} "
+            f"constant at init ({_constant_words(layer, names)}), which can hide terms: also checked at drawn "
+            f"values (normal, as the grader draws them)")
+    if diag.drawn_failed:
+        line += ("; the layer passes at its initial values but FAILS at the drawn ones: the table and diagnosis "
+                 "below are at the drawn values")
+    return line
+
+
+def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter is constant
+    (:func:`constant_params`); else ``check`` (the same diagnosis, without twin or reference, which hold their own
+    values) of a copy of ``layer`` with every parameter drawn as the grader draws them
+    (:func:`gradcheck.grading.checks.drawn_values`): its diagnosis when it fails (``drawn_failed``), else ``diag``;
+    either with ``drawn`` set (the header says so: :func:`drawn_header`). The student's layer is not changed."""
+    from .grading.checks import drawn_values
+
+    names = constant_params(layer, diag.name)
+    if not names:
+        return diag
+    try:
+        other = copy.deepcopy(layer)
+        params = V.layer_params(other, diag.name)
+        for k, v in drawn_values({k: params[k].shape for k in params}, seed).items():
+            params[k][...] = v
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied: checked at its own values only
+        return diag
+    diag.drawn = names
+    d = check(other)
+    if d.passed or d.result is None:
+        return diag
+    d.drawn, d.drawn_failed = names, True
+    return d
 
 
 def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
@@ -3661,7 +3736,7 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
         try:
             try:
                 d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
-                                   name=f"layers[{i}] {_class_name(sub)}", **kw)
+                                   name=f"layers[{i}] {_class_name(sub)}", drawn=False, **kw)
             except UsageError:
                 d = None
             except ProtocolError:  # a sub-layer without backward (a model steps its weights itself): not checkable alone

@@ -1,0 +1,106 @@
+"""Session 20b (tester20s): bugs hidden by parameters that start constant (gamma = ones, b = zeros, Wh = zeros), which
+the check finds at drawn parameter values (:func:`gradcheck.diagnose.at_drawn_params`), and their correct
+counterparts, which pass at both points."""
+
+import numpy as np
+
+INPUT = (5, 4)
+
+
+class LNOnes:
+    """LayerNorm over the last axis, gamma ones and beta zeros at init (attribute style)."""
+
+    ADAPT = True
+
+    def __init__(self, d=4):
+        self.gamma, self.beta = np.ones(d), np.zeros(d)
+
+    def forward(self, x):
+        mu, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+        self.inv = 1 / np.sqrt(var + 1e-5)
+        self.xhat = (x - mu) * self.inv
+        return self.gamma * self.xhat + self.beta
+
+    def backward(self, dy):
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(0), dy.sum(0)
+        dxh, D = dy * self.gamma, dy.shape[1]
+        return self.inv / D * (D * dxh - dxh.sum(1, keepdims=True) - self.xhat * (dxh * self.xhat).sum(1, keepdims=True))
+
+
+class LNGammaForgot(LNOnes):
+    def backward(self, dy):
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(0), dy.sum(0)
+        dxh, D = dy, dy.shape[1]  # BUG: dy * gamma due (gamma = ones at init hides it)
+        return self.inv / D * (D * dxh - dxh.sum(1, keepdims=True) - self.xhat * (dxh * self.xhat).sum(1, keepdims=True))
+
+
+class LinearReLUZeroBias:
+    """Linear + ReLU fused, b zeros at init."""
+
+    ADAPT = True
+
+    def __init__(self, n=4, m=3):
+        self.W, self.b = np.random.default_rng(0).normal(0, .5, (n, m)), np.zeros(m)
+
+    def forward(self, x):
+        self.x, self.z = x, x @ self.W + self.b
+        return np.maximum(self.z, 0)
+
+    def backward(self, dy):
+        da = dy * (self.z > 0)
+        self.dW, self.db = self.x.T @ da, da.sum(0)
+        return da @ self.W.T
+
+
+class LinearReLUMaskNoBias(LinearReLUZeroBias):
+    def forward(self, x):
+        self.x, self.z = x, x @ self.W  # BUG: the mask read from X @ W, without b (zeros at init hide it)
+        return np.maximum(self.z + self.b, 0)
+
+
+class RNNStepZeroWh:
+    """tanh(x Wx + h Wh + b), Wh and b zeros at init, two inputs."""
+
+    INPUT = [(3, 2), (3, 4)]
+    ADAPT = True
+
+    def __init__(self, D=2, H=4):
+        self.Wx, self.Wh, self.b = np.random.default_rng(0).normal(0, .3, (D, H)), np.zeros((H, H)), np.zeros(H)
+
+    def forward(self, x, h):
+        self.x, self.h = x, h
+        self.hn = np.tanh(x @ self.Wx + h @ self.Wh + self.b)
+        return self.hn
+
+    def backward(self, dhn):
+        da = dhn * (1 - self.hn**2)
+        self.dWx, self.dWh, self.db = self.x.T @ da, self.h.T @ da, da.sum(0)
+        return da @ self.Wx.T, da @ self.Wh.T
+
+
+class RNNStepWhNotTransposed(RNNStepZeroWh):
+    def backward(self, dhn):
+        da = dhn * (1 - self.hn**2)
+        self.dWx, self.dWh, self.db = self.x.T @ da, self.h.T @ da, da.sum(0)
+        return da @ self.Wx.T, da @ self.Wh  # BUG: Wh.T due (Wh = zeros at init hides it)
+
+
+class Affine:
+    """y = gamma * x + beta per feature (params/grads dicts), gamma 1.5 (a constant) and beta zeros at init."""
+
+    def __init__(self, d=4):
+        self.params, self.grads = {"gamma": np.full(d, 1.5), "beta": np.zeros(d)}, {}
+
+    def forward(self, x, training=False):
+        self.x = x
+        return x * self.params["gamma"] + self.params["beta"]
+
+    def backward(self, dy):
+        self.grads["gamma"], self.grads["beta"] = (dy * self.x).sum(0), dy.sum(0)
+        return dy * self.params["gamma"]
+
+
+class AffineBiasInDx(Affine):
+    def backward(self, dy):
+        self.grads["gamma"], self.grads["beta"] = (dy * self.x).sum(0), dy.sum(0)
+        return dy * (self.params["gamma"] + self.params["beta"])  # BUG: beta has no part in dX (zeros hide it)

@@ -1,0 +1,51 @@
+"""Session 20's tester's findings (tester t20s, fixer fixs20) checked through the CLI in this process and in
+:func:`gradcheck.diagnose.diagnose_layer`: bugs hidden by parameters that start constant (zeros, ones), found at
+drawn parameter values."""
+
+import numpy as np
+from test_cli import both, run_here
+
+from gradcheck.diagnose import constant_params, diagnose_layer
+from tests.buggy_layers import load
+
+BUGGY = "tests/buggy_layers/session20b.py"
+
+
+def test_constant_parameters_are_also_checked_at_drawn_values(tmp_path):
+    """H1: a LayerNorm whose dX never multiplies by gamma (ones at init) passed; the header now says its constant
+    parameters and the check at drawn values FAILs it, while the correct LayerNorm (gamma ones, beta zeros) PASSes
+    with the same header line."""
+    p = run_here("check", f"{BUGGY}::LNGammaForgot", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert ("parameters beta, gamma are constant at init (zeros/ones), which can hide terms: also checked at drawn "
+            "values") in " ".join(text.split()), text
+    assert "FAILS at the drawn ones" in " ".join(text.split()) and "FAIL: LNGammaForgot" in text, text
+    p = run_here("check", f"{BUGGY}::LNOnes", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "parameters beta, gamma are constant at init (zeros/ones)" in " ".join(text.split()), text
+    assert "PASS: LNOnes" in text and "FAILS at the drawn" not in " ".join(text.split()), text
+
+
+def test_params_dict_layer_with_a_constant_gamma_fails_at_drawn_values():
+    """H1 in process, params dicts: dX = dy * (gamma + beta) with gamma = 1.5 everywhere and beta zeros FAILs, the
+    student's own parameters left as they were; the correct layer passes, naming both as constant."""
+    layer, X, kw = load("session20b.py::AffineBiasInDx")
+    assert constant_params(layer, "AffineBiasInDx") == ["beta", "gamma"]
+    d = diagnose_layer(layer, X, **kw)
+    assert not d.passed and d.drawn == ["beta", "gamma"] and d.drawn_failed, d.report()
+    assert np.all(layer.params["gamma"] == 1.5) and np.all(layer.params["beta"] == 0)  # checked on a copy
+    assert not diagnose_layer(*load("session20b.py::AffineBiasInDx")[:2], drawn=False).drawn  # was a PASS
+    assert diagnose_layer(*load("session20b.py::AffineBiasInDx")[:2], drawn=False).passed
+    layer, X, kw = load("session20b.py::Affine")
+    d = diagnose_layer(layer, X, **kw)
+    assert d.passed and d.drawn == ["beta", "gamma"] and not d.drawn_failed, d.report()
+
+
+def test_no_constant_parameter_no_second_check():
+    """A parameter of distinct entries is not constant; a one-entry parameter is only at 0 or +-1."""
+    layer, _, _ = load("session20b.py::LinearReLUZeroBias")
+    assert constant_params(layer, "L") == ["b"]
+    layer.params["b"][...] = [0.1, 0.2, 0.3]
+    assert constant_params(layer, "L") == []
