@@ -104,3 +104,23 @@ class AffineBiasInDx(Affine):
     def backward(self, dy):
         self.grads["gamma"], self.grads["beta"] = (dy * self.x).sum(0), dy.sum(0)
         return dy * (self.params["gamma"] + self.params["beta"])  # BUG: beta has no part in dX (zeros hide it)
+
+
+class TanhCache:
+    """tanh, its output cached for backward."""
+
+    INPUT = (6, 5)
+    KWARGS = {"mode": "full"}
+
+    def forward(self, x, training=False):
+        self.y = np.tanh(x)
+        return self.y
+
+    def backward(self, dy):
+        return dy * (1 - self.y**2)
+
+
+class TanhFloat32Cache(TanhCache):
+    def forward(self, x, training=False):
+        self.y = np.tanh(x).astype(np.float32)  # BUG: a float32 cache: backward's 1 - y**2 at float32's precision
+        return np.tanh(x)
