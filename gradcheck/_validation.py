@@ -382,6 +382,29 @@ def _is_shape(x: Any) -> bool:
     return isinstance(x, tuple) and len(x) > 0 and all(isinstance(s, (int, np.integer)) for s in x)
 
 
+def drawn_values(shapes: Mapping[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
+    """The parameter values the grader evaluates at (:func:`gradcheck.grading.checks.evaluation_point`), also those ``gradcheck check`` checks
+    a layer at again when its parameters start constant (zeros, ones: values that hide terms,
+    :func:`gradcheck.diagnose.diagnose_layer`).
+
+    Parameters
+    ----------
+    shapes : mapping of str to tuple of int
+        Each parameter's shape, in the order drawn.
+    seed : int
+        The only source of the draws.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Normal draws, with standard deviation ``1/sqrt(fan_in)`` for two axes or more (LeCun's; ``fan_in`` the
+        product of all axes but the first) and 1 for a vector (a bias is then nonzero).
+    """
+    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
+    return {k: rng.standard_normal(s) / (np.sqrt(np.prod(s[1:])) if len(s) > 1 else 1.0)
+            for k, s in ((k, tuple(s)) for k, s in shapes.items())}
+
+
 def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
     """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid): a tuple
     of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data."""

@@ -127,6 +127,14 @@ DIAGNOSES: dict[str, Record] = {
         "check the settings the {other} was built with (its constructor takes {params}; they are "
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
+    "inverted-switch": Record(
+        "switch inverted", "forward is random in {off} mode and deterministic in {on} mode{identity}: a dropout "
+        "draws its mask in training and is the identity in eval, so the switch looks inverted (e.g. `if not "
+        "training:` where `if training:` is due){ref}", "draw the mask only when forward is told to train", _DROP),
+    "forward-factor": Record(
+        "a factor in forward", "{ts} {agree} with the reference's gradient{s} but not with central differences of "
+        "this forward, which is {c:.6g} times the reference's: the factor is forward's, not backward's{drop}",
+        "{fix}"),
     "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
@@ -1806,6 +1814,8 @@ class _Layer:
         self.protocol = ""
         #: a forward of k outputs read as one (:meth:`gradcheck._adapters.Outputs.data`), or None
         self.outputs: Mapping | None = None
+        #: a dropout layer's rate (:func:`_dropout_rate`), or None
+        self.rate: float | None = None
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2801,12 +2811,48 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
+    _forward_factor(L, res, diag)
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)
     _one_tanh(diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
+
+
+def _forward_factor(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
+    """"forward-factor" in place of the findings of the failing gradients (a constant factor, tester20s M2) when
+    forward differs from the reference's, every gradient agrees with the reference's, and each failing one is
+    one constant ``k`` times central differences of this forward: forward is ``1/k`` times the reference's. In eval
+    mode, with ``1/k = 1 - p`` (``L.rate``), the finding names a dropout's eval scaling."""
+    recs = [r for r in res.records if r.get("manual-vs-reference") is not None]
+    if not any(r.kind == "forward" and not r.get("manual-vs-reference").passed for r in recs):
+        return
+    grads = [r for r in res.records if r.kind == "gradient"]
+    if not grads or any((c := r.get("manual-vs-reference")) is None or not c.passed for r in grads):
+        return
+    manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
+    failing = [r.tensor for r in grads if not r.passed and r.tensor in manual and r.tensor in numer]
+    ks = []
+    for t in failing:
+        m, n = np.asarray(manual[t], dtype=np.float64).ravel(), np.asarray(numer[t], dtype=np.float64).ravel()
+        k = float(m @ n / (n @ n)) if n @ n > 0 else 0.0
+        if k == 0 or not close(m, k * n, rtol=1e-5, atol=1e-9):
+            return
+        ks.append(k)
+    if not ks or not np.allclose(ks, ks[0], rtol=1e-5):
+        return
+    c, p = 1 / ks[0], getattr(L, "rate", None)
+    drop, fix = "", "remove the factor from forward (or build the reference with the layer's settings)"
+    if L.eval_mode and p is not None and abs(c - (1 - p)) <= 1e-6:
+        drop = (f": in {L.eval_mode} forward multiplies by 1 - p = {c:.6g}, but inverted dropout is the identity in "
+                f"eval (its 1/(1 - p) is applied in training), as the reference's is")
+        fix = "return X unchanged in eval mode"
+    diag.findings = [f for f in diag.findings if f.tensor not in failing or f.severity != "error"]
+    many = len(failing) > 1
+    diag.findings.append(_find("forward-factor", failing[0], ts=", ".join(failing), s="s" * many,
+                               agree="agree" if many else "agrees", c=c,
+                               drop=drop, fix=fix))
 
 
 def _other_function(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
@@ -3194,8 +3240,9 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     localize : bool, default True
         For a container that fails, find the first failing layer.
     drawn : bool, default True
-        When the layer passes and a parameter starts constant (zeros, ones: :func:`constant_params`), check a copy
-        again at drawn parameter values (:func:`at_drawn_params`), whose diagnosis is the result if it fails.
+        When the layer passes and a parameter starts constant (zeros, ones: :func:`constant_params`), check it
+        again at drawn parameter values, its own put back after (:func:`at_drawn_params`), whose diagnosis is the
+        result if it fails.
 
     Returns
     -------
@@ -3261,24 +3308,26 @@ def drawn_header(diag: Diagnosis, layer: Any) -> str:
 def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
     """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter is constant
     (:func:`constant_params`); else ``check`` (the same diagnosis, without twin or reference, which hold their own
-    values) of a copy of ``layer`` with every parameter drawn as the grader draws them
-    (:func:`gradcheck.grading.checks.drawn_values`): its diagnosis when it fails (``drawn_failed``), else ``diag``;
-    either with ``drawn`` set (the header says so: :func:`drawn_header`). The student's layer is not changed."""
-    from .grading.checks import drawn_values
-
+    values) of ``layer`` with every parameter drawn as the grader draws them (:func:`gradcheck._validation.
+    drawn_values`), written in place and put back after (a copy could lose what closures hold): its diagnosis when
+    it fails with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header
+    says so: :func:`drawn_header`)."""
     names = constant_params(layer, diag.name)
     if not names:
         return diag
+    params = V.layer_params(layer, diag.name)
+    kept = {k: np.array(v, copy=True) for k, v in params.items()}
     try:
-        other = copy.deepcopy(layer)
-        params = V.layer_params(other, diag.name)
-        for k, v in drawn_values({k: params[k].shape for k in params}, seed).items():
+        for k, v in V.drawn_values({k: params[k].shape for k in params}, seed).items():
             params[k][...] = v
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied: checked at its own values only
+        d = check(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at its own values only
         return diag
+    finally:
+        for k, v in kept.items():
+            params[k][...] = v
     diag.drawn = names
-    d = check(other)
-    if d.passed or d.result is None:
+    if d.passed or d.result is None or d.error is not None or "non-finite" in d.codes:
         return diag
     d.drawn, d.drawn_failed = names, True
     return d
@@ -3326,12 +3375,45 @@ def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
         if d.result is not None:
             d.result.name = d.name
     diags = diags or [d]  # never empty: the last mode's diagnosis when each was set aside
+    _inverted_switch(layer, X, diags, seed)
     first = next((d for d in diags if not d.passed), diags[0])
     first.other_modes = [d for d in diags if d is not first]
     if first.result is not None:
         first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
         first.result.notes += [mode_worded(n, layer) for n in notes]
     return first
+
+
+def _dropout_rate(layer: Any) -> float | None:
+    """The layer's dropout rate (its number ``p``, ``rate``, ``drop_prob`` or ``dropout`` in (0, 1)), or None."""
+    for k in ("p", "rate", "drop_prob", "dropout", "drop_rate"):
+        with contextlib.suppress(Exception):  # noqa: BLE001 - an attribute that raises: none
+            v = getattr(getattr(layer, "obj", layer), k, None)
+            if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and 0 < v < 1:
+                return float(v)
+    return None
+
+
+def _inverted_switch(layer: Any, X: Any, diags: list[Diagnosis], seed: int) -> None:
+    """The "inverted-switch" finding of a forward random in eval mode and deterministic in training mode (tester20s
+    M1, M3: a dropout whose switch is inverted passed, "the forward is random"): a warning in the eval mode's
+    diagnosis; an error in the training mode's when its forward differs from the reference's ("other-function"),
+    saying whether the training forward is the identity (a copy of the layer run once)."""
+    ev = next((d for d in diags if d.training is False and d.held), None)
+    tr = next((d for d in diags if d.training is True and not d.held and d.result is not None), None)
+    if ev is None or tr is None:
+        return
+    identity = ""
+    with contextlib.suppress(Exception):  # noqa: BLE001 - a copy that cannot run: the identity unsaid
+        inputs = _probe_inputs(X, seed, ev.name)
+        Y = copy.deepcopy(layer).forward(*[x.copy() for x in inputs], training=True)
+        if len(inputs) == 1 and np.shape(Y) == inputs[0].shape and np.array_equal(np.asarray(Y), inputs[0]):
+            identity = " (the identity there)"
+    other = next((f for f in tr.findings if f.code == "other-function"), None)
+    ref = "; the reference, in training mode, drops units where this forward does not" if other else ""
+    f = _find("inverted-switch", None, "error" if other else "warning", off=mode_label(layer, False),
+              on=mode_label(layer, True), identity=identity, ref=ref)
+    (tr if other else ev).findings.insert(0, f) if other else ev.findings.append(f)
 
 
 def switch_variants(layer: Any) -> tuple[list[list[str]], Any, list[str]]:
@@ -3642,11 +3724,11 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 L.slots = grad_slots(layer)
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
+                L.rate = _dropout_rate(layer)
                 _signatures(L, res, diag)
                 if prec is not None:
                     _precision_finding(diag, *prec)
-            if prec is None:
-                _float32_backward(layer, res, diag)
+            _float32_backward(layer, res, diag) if prec is None else None
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))

@@ -62,3 +62,41 @@ def test_float32_cache_in_backward_fails_on_every_seed():
         assert "astype(np.float32)" in d.sentence() and "compute every array backward reads in float64" in d.sentence()
         layer, X, _ = load("session20b.py::TanhCache")
         assert diagnose_layer(layer, X, mode="full", seed=seed).passed, seed
+
+
+DROPOUT_INVERTED = open("tests/buggy_layers/session20b.py").read().split("class DropoutInverted:")[1].split("\n\n\n")[0]
+
+
+def test_inverted_dropout_switch_is_named_and_a_sibling_eps_is_not(tmp_path):
+    """M1, M3: a dropout drawing its mask in eval and the identity in training: with --reference the diagnosis
+    spoke of "the constant 1e-300 that forward adds inside np.log", a sibling file's (the copy without it was
+    checked without the reference, so it passed); now the switch is named inverted, and without --reference the
+    PASS warns of it."""
+    (tmp_path / "layer.py").write_text("import numpy as np\n\n\nclass DropoutInverted:" + DROPOUT_INVERTED + "\n")
+    (tmp_path / "other.py").write_text("import numpy as np\n\n\ndef ce(y):\n    return -np.log(y + 1e-300).sum()\n")
+    p = run_here("check", f"{tmp_path}/layer.py::DropoutInverted", "--input-shape", "4,3", "--reference",
+                 "manualprop.Dropout", "--init", '{"p": 0.5}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "np.log" not in text and "1e-300" not in text, text
+    assert ("forward is random in eval mode and deterministic in training mode (the identity there)" in text
+            and "the switch looks inverted" in text and "the reference, in training mode, drops units" in text), text
+    layer, X, _ = load("session20b.py::DropoutInverted")
+    d = diagnose_layer(layer, X)
+    assert d.passed and any(f.code == "inverted-switch" for f in d.findings), d.report()
+    assert "the switch looks inverted" in " ".join(d.report().split())
+
+
+def test_eval_scaling_of_a_dropout_is_forward_s_factor():
+    """M2: an eval forward returning x * (1 - p), backward the identity, against manualprop.Dropout: was "dX is
+    1.42857 times the correct gradient" (a factor in backward); now the factor is forward's, named as the eval
+    scaling inverted dropout does not have."""
+    import manualprop
+    from gradcheck import _adapters
+    from tests.buggy_layers.session20b import DropoutEvalScale
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    layer = _adapters.adapt(DropoutEvalScale(0.3), [X])[0]
+    d = diagnose_layer(layer, X, reference=manualprop.Dropout(p=0.3), training=False)
+    assert d.codes == ["forward-factor"], d.sentence()
+    assert "in eval mode forward multiplies by 1 - p = 0.7, but inverted dropout is the identity in eval" in d.sentence()

@@ -32,7 +32,7 @@ from ..numerical import difference_quotient
 from ..sources import Call, reference_source
 from .diagnosis import diagnose, reproduce
 
-__all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point", "drawn_values",
+__all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
            "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
            "loss_gradient", "backward_repeatable", "dtypes"]
 
@@ -252,36 +252,13 @@ def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str,
     """The values :func:`evaluation_point` sets, in the reference's keys and shapes (``ours``): the test's ``params``,
     or normal draws from ``seed`` alone (LeCun's ``1/sqrt(fan_in)`` for two axes or more). GradingTestError when the
     test's params do not match the reference's."""
-    point = drawn_values({k: v.shape for k, v in ours.items()}, seed)
+    point = V.drawn_values({k: v.shape for k, v in ours.items()}, seed)
     if params is not None:
         if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
             raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
                                    f"shapes { {k: V.fmt_shape(v.shape) for k, v in ours.items()} }.")
         point = {k: _finite_reference(f"params[{k!r}] given by the test", params[k]).copy() for k in ours}
     return point
-
-
-def drawn_values(shapes: Mapping[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
-    """The parameter values the grader evaluates at (:func:`evaluation_point`), also those ``gradcheck check`` checks
-    a layer at again when its parameters start constant (zeros, ones: values that hide terms,
-    :func:`gradcheck.diagnose.diagnose_layer`).
-
-    Parameters
-    ----------
-    shapes : mapping of str to tuple of int
-        Each parameter's shape, in the order drawn.
-    seed : int
-        The only source of the draws.
-
-    Returns
-    -------
-    dict of str to ndarray
-        Normal draws, with standard deviation ``1/sqrt(fan_in)`` for two axes or more (LeCun's; ``fan_in`` the
-        product of all axes but the first) and 1 for a vector (a bias is then nonzero).
-    """
-    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
-    return {k: rng.standard_normal(s) / (np.sqrt(np.prod(s[1:])) if len(s) > 1 else 1.0)
-            for k, s in ((k, tuple(s)) for k, s in shapes.items())}
 
 
 def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,

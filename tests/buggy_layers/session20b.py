@@ -124,3 +124,42 @@ class TanhFloat32Cache(TanhCache):
     def forward(self, x, training=False):
         self.y = np.tanh(x).astype(np.float32)  # BUG: a float32 cache: backward's 1 - y**2 at float32's precision
         return np.tanh(x)
+
+
+class DropoutInverted:
+    """params/grads dicts, forward(X, training): the mask drawn in eval, the identity in training (switch inverted)."""
+
+    INPUT = (4, 3)
+
+    def __init__(self, p=0.5):
+        self.p, self.params, self.grads = p, {}, {}
+        self.rng = np.random.default_rng(0)
+
+    def forward(self, X, training=False):
+        if not training:  # BUG: inverted; a dropout draws its mask in training
+            self.mask = self.rng.random(X.shape) > self.p
+            return X * self.mask / (1 - self.p)
+        self.mask = None
+        return X
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask / (1 - self.p)
+
+
+class DropoutEvalScale:
+    """forward(x, train_flg): inverted dropout whose eval forward multiplies by 1 - p (its backward the identity)."""
+
+    INPUT = (6, 5)
+
+    def __init__(self, p=0.3):
+        self.p = p
+
+    def forward(self, x, train_flg=True):
+        self.train_flg = train_flg
+        if train_flg:
+            self.mask = np.random.rand(*x.shape) > self.p
+            return x * self.mask / (1 - self.p)
+        return x * (1 - self.p)  # BUG: inverted dropout is the identity in eval
+
+    def backward(self, dy):
+        return dy * self.mask / (1 - self.p) if self.train_flg else dy
