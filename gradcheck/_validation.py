@@ -606,6 +606,9 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):
             hint = "Was the batch axis summed or averaged away?"
+        elif arr.ndim == len(expected_shape) == 1 and "backward" in produced_by:  # tester20s: db = dY.sum(axis=1)
+            hint = ("Summed over the wrong axis? A bias's gradient sums dY over every axis but its own: over the "
+                    "batch, axis=0, for a Linear (dY.sum(axis=0)); axis=(0, 2, 3) for a Conv2D's.")
         raise GradientShapeError(paragraph(
             f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))

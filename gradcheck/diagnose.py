@@ -278,6 +278,10 @@ DIAGNOSES: dict[str, Record] = {
         "gradient of the softmax cross-entropy -log p[y] is {want} (the minus of -log makes the "
         "true class's entry p[y] - 1 negative: raising its score lowers the loss)",
         "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}", "03-softmax-cross-entropy.md"),
+    "bias-wrong-axis": Record(
+        "summed over the wrong axis", "{t} is dY summed over {got} (keeping axis {keep}), where a bias's gradient "
+        "sums dY over every axis but its own, axis {own}: {due}; the shapes agree only because those axes have the "
+        "same size", "{t} = dY.sum({due})", _LIN),
     "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is "
                         "{count} times too small ({words})",
                         "use dY.sum(...) instead of dY.mean(...)", _LIN),
@@ -2085,7 +2089,8 @@ def _context_signature(L: _Layer, t, key, m, n):
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
     if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
-            and close(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
+            and close(m, at_y := L.numer([key], [Y])[key], 1e-5)  # the gradient the layer has at Y,
+            and not close(np.where(ok, n, at_y), at_y, 1e-5)):  # told from the one at X (tester20s M5: not linear)
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
@@ -3103,6 +3108,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
 #: RNN step) last.
 _DETECTORS = (
     lambda L, t, key, m, n: _pad_crop_signature(L, key, m, n),
+    lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
@@ -3118,6 +3124,28 @@ _DETECTORS = (
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n))
+
+
+def _axes_text(axes: Sequence[int]) -> str:
+    """``"axis=0"`` or ``"axis=(0, 2, 3)"``."""
+    return f"axis={axes[0]}" if len(axes) == 1 else f"axis={tuple(axes)}"
+
+
+def _bias_axis_signature(L: _Layer, key, m, n):
+    """A weight's 1-D gradient summed over the wrong axes of dY (tester20s M6: a Linear's ``db = dY.sum(axis=1)``
+    with as many samples as outputs, named a permuted upstream gradient before): ``m`` is dY summed over every axis
+    but one of its size, ``n`` over every axis but another (the bias's own)."""
+    G = L.G
+    if key.startswith("@") or m.ndim != 1 or G.ndim < 2 or not np.isfinite(n).all():
+        return None
+    sums = {k: G.sum(axis=tuple(a for a in range(G.ndim) if a != k)) for k in range(G.ndim) if G.shape[k] == m.size}
+    right = next((k for k, v in sums.items() if close(n, v)), None)
+    wrong = next((k for k, v in sums.items() if k != right and close(m, v) and not close(n, v)), None)
+    if right is None or wrong is None:
+        return None
+    return "bias-wrong-axis", {"got": _axes_text([a for a in range(G.ndim) if a != wrong]),
+                               "due": _axes_text([a for a in range(G.ndim) if a != right]), "keep": wrong,
+                               "own": right}
 
 
 def _attention_softmax_signature(L: _Layer, key, m, n):

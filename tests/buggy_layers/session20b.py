@@ -163,3 +163,64 @@ class DropoutEvalScale:
 
     def backward(self, dy):
         return dy * self.mask / (1 - self.p) if self.train_flg else dy
+
+
+class BNEval:
+    """BatchNorm, both modes; eval reads running_mean = 0, running_var = 1 as built (attribute style)."""
+
+    INPUT = (6, 4)
+    ADAPT = True
+
+    def __init__(self, d=4):
+        self.gamma, self.beta = np.linspace(.5, 1.5, d), np.linspace(-.2, .3, d)
+        self.running_mean, self.running_var = np.zeros(d), np.ones(d)
+
+    def forward(self, x, training=False):
+        self.training = training
+        mu, var = (x.mean(0), x.var(0)) if training else (self.running_mean, self.running_var)
+        self.inv = 1 / np.sqrt(var + 1e-5)
+        self.xhat = (x - mu) * self.inv
+        return self.gamma * self.xhat + self.beta
+
+    def backward(self, dy):
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(0), dy.sum(0)
+        dxh = dy * self.gamma
+        if not self.training:
+            return dxh * self.inv
+        N = dy.shape[0]
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xhat * (dxh * self.xhat).sum(0))
+
+
+class BNEvalNoInv(BNEval):
+    def backward(self, dy):
+        self.dgamma, self.dbeta = (dy * self.xhat).sum(0), dy.sum(0)
+        dxh = dy * self.gamma
+        if not self.training:
+            return dxh  # BUG: * self.inv (1/sqrt(1 + 1e-5) at the running var as built) missing
+        N = dy.shape[0]
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xhat * (dxh * self.xhat).sum(0))
+
+
+class LinearSquare:
+    """X @ W + b, (in, out) weights; checked with as many samples as outputs (3)."""
+
+    INPUT = (3, 4)
+    ADAPT = True
+
+    def __init__(self, n=4, m=3):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((n, m)) * 0.2, rng.standard_normal(m)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        return dY @ self.W.T
+
+
+class LinearDbAxis(LinearSquare):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=1)  # BUG: axis=0 (N == out, so the shape agrees)
+        return dY @ self.W.T
