@@ -1698,11 +1698,34 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
                                     f"{size - r} last (two pieces joined in the wrong order, e.g. np.concatenate([b, a], "
                                     f"axis={ax}) where [a, b] is due: each piece goes where forward took its part of "
                                     "the input from)"}
+    if m.shape == n.shape and (f := _block_order(m, n, match)) is not None:
+        return f
     a, b = np.sort(m.ravel()), np.sort(n.ravel())
     if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
         return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes "
                             "reproduces it): an index mix-up, e.g. rows and columns swapped in an "
                             "unravel_index/divmod, or a reshape where a transpose is due"}
+    return None
+
+
+def _block_order(m, n, match) -> tuple[str, dict] | None:
+    """``m`` is ``n`` cut into k >= 3 equal blocks along one axis, in another order (tester20s M4: an LSTM's
+    backward joining the gates' gradients i, f, g, o where forward slices i, f, o, g: dW's column blocks permuted)."""
+    for ax, size in enumerate(m.shape if m.size <= 65536 else ()):
+        for k in (k for k in range(3, min(size, 8) + 1) if size % k == 0):
+            mb, nb = np.split(m, k, axis=ax), np.split(n, k, axis=ax)
+            if any(np.ptp(np.nan_to_num(b)) == 0 for b in nb):  # a constant block matches any place
+                continue
+            fin = [np.isfinite(b) for b in nb]
+            order = [next((j for j in range(k) if close(np.where(fin[j], x, 0), np.where(fin[j], nb[j], 0))), None)
+                     for x in mb]
+            if None in order or sorted(order) != list(range(k)) or order == list(range(k)) \
+                    or not match(m, np.concatenate([nb[j] for j in order], axis=ax)):
+                continue
+            return "permuted", {"how": f": cut into {k} blocks of {size // k} along axis {ax}, its blocks hold the "
+                                f"correct ones in the order {tuple(order)}, not (0, ..., {k - 1}): the blocks are "
+                                f"permuted, as when backward joins the pieces (an LSTM's gates: i, f, g, o) in "
+                                f"another order than forward slices them (i, f, o, g); join them in forward's order"}
     return None
 
 
@@ -2817,6 +2840,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _forward_factor(L, res, diag)
+    if any(f.code == "permuted" and "the blocks are permuted" in f.message for f in diag.errors):  # M4: the cause
+        diag.findings.sort(key=lambda f: f.code == "wrong-values")  # first, the inputs' gradients it mixes after
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)

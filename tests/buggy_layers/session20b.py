@@ -224,3 +224,45 @@ class LinearDbAxis(LinearSquare):
     def backward(self, dY):
         self.dW, self.db = self.X.T @ dY, dY.sum(axis=1)  # BUG: axis=0 (N == out, so the shape agrees)
         return dY @ self.W.T
+
+
+def _sig(z):
+    return 1 / (1 + np.exp(-z))
+
+
+class LSTMCell:
+    """One LSTM step (x, h, c) -> (h, c), the gates sliced i, f, o, g from one product."""
+
+    INPUT = [(3, 2), (3, 4), (3, 4)]
+    ADAPT = True
+
+    def __init__(self, D=2, H=4):
+        rng = np.random.default_rng(0)
+        self.W, self.b, self.H = rng.normal(0, 0.3, (D + H, 4 * H)), rng.normal(0, 0.3, 4 * H), H
+
+    def forward(self, x, h, c):
+        H = self.H
+        self.z = np.concatenate([x, h], 1)
+        a = self.z @ self.W + self.b
+        self.i, self.f, self.o, self.g = _sig(a[:, :H]), _sig(a[:, H:2 * H]), _sig(a[:, 2 * H:3 * H]), np.tanh(a[:, 3 * H:])
+        self.c_prev, self.c = c, self.f * c + self.i * self.g
+        self.tc = np.tanh(self.c)
+        return self.o * self.tc, self.c
+
+    def gates(self, di, df, do, dg):
+        return [di * self.i * (1 - self.i), df * self.f * (1 - self.f), do * self.o * (1 - self.o),
+                dg * (1 - self.g**2)]
+
+    def backward(self, dh, dc):
+        dc = dc + dh * self.o * (1 - self.tc**2)
+        da = np.concatenate(self.gates(dc * self.g, dc * self.c_prev, dh * self.tc, dc * self.i), 1)
+        self.dW, self.db = self.z.T @ da, da.sum(0)
+        dz = da @ self.W.T
+        D = dz.shape[1] - self.H
+        return dz[:, :D], dz[:, D:], dc * self.f
+
+
+class LSTMCellGateOrder(LSTMCell):
+    def gates(self, di, df, do, dg):
+        i, f, o, g = super().gates(di, df, do, dg)
+        return [i, f, g, o]  # BUG: forward slices i, f, o, g
