@@ -487,6 +487,10 @@ def _add_check_parser(sub, fmt) -> None:
                    help="also compare forward output and gradients with our layer built from --init and "
                         "given the student's parameter values; with --loss, the loss value L and dL/dy_pred "
                         "with our loss (e.g. manualprop.MulticlassHinge)")
+    c.add_argument("--reference-init", metavar="JSON",
+                   help="the --reference's own constructor kwargs as a JSON object, e.g. '{\"in_features\": 4, "
+                        "\"out_features\": 3}', where the student's constructor names them otherwise (default: "
+                        "from --init and the layer's attributes of the reference's argument names)")
     modes = c.add_mutually_exclusive_group()
     modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
                        help="check forward(X, training=True) only (default: a forward that takes training is "

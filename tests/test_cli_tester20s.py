@@ -100,3 +100,81 @@ def test_eval_scaling_of_a_dropout_is_forward_s_factor():
     d = diagnose_layer(layer, X, reference=manualprop.Dropout(p=0.3), training=False)
     assert d.codes == ["forward-factor"], d.sentence()
     assert "in eval mode forward multiplies by 1 - p = 0.7, but inverted dropout is the identity in eval" in d.sentence()
+
+
+AFFINE = """
+import numpy as np
+
+class Affine:
+    def __init__(self, d_in, d_out):
+        rng = np.random.default_rng(3)
+        self.params = {"W": rng.normal(0, 0.1, (d_in, d_out)), "b": rng.normal(0, 0.1, d_out)}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.sum(0)
+        return dY @ self.params["W"].T
+
+class ReLU:
+    def forward(self, x):
+        self.mask = x > 0
+        return x * self.mask
+
+    def backward(self, dy):
+        return dy * self.mask
+
+class DropoutNewRng:
+    def __init__(self, p=0.2):
+        self.p = p
+
+    def forward(self, x, training=True):
+        rng = np.random.default_rng()
+        self.mask = (rng.random(x.shape) >= self.p) / (1 - self.p) if training else np.ones_like(x)
+        return x * self.mask
+
+    def backward(self, dy):
+        return dy * self.mask
+"""
+
+
+def test_reference_built_from_its_own_arguments(tmp_path):
+    """M7: a constructor naming its sizes d_in, d_out with --reference manualprop.Linear was a dead end naming
+    "Linear" as the class without the attribute; now the student's class is named and --reference-init gives the
+    reference its own arguments, with which the check runs and passes."""
+    f = tmp_path / "affine.py"
+    f.write_text(AFFINE)
+    args = ["check", f"{f}::Affine", "--input-shape", "6,4", "--init", '{"d_in": 4, "d_out": 3}', "--reference",
+            "manualprop.Linear"]
+    p = run_here(*args)
+    text = " ".join(both(p).split())
+    assert p.returncode == 2, text
+    assert "of Affine: its constructor needs 'in_features' and Affine has no attribute" in text, text
+    assert """--reference-init '{"in_features": ..., "out_features": ...}'""" in text, text
+    p = run_here(*args, "--reference-init", '{"in_features": 4, "out_features": 3}')
+    assert p.returncode == 0 and "PASS: Affine" in both(p) and "forward output match" in both(p), both(p)
+
+
+def test_indices_on_a_float_layer_point_at_indices(tmp_path):
+    """M8: a ReLU checked with --indices 5 returned integers and was told to remove a cast it does not have."""
+    f = tmp_path / "layers.py"
+    f.write_text(AFFINE)
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "4,3", "--indices", "5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "--indices 5 made input 0 integer indices" in text and "check it without --indices" in text, text
+    assert "remove the cast" not in text, text
+
+
+def test_a_per_call_mask_is_no_hidden_weight(tmp_path):
+    """M9: a dropout drawing from a generator made in each forward got a WARNING calling self.mask a weight
+    "inside an object gradcheck does not read weights from"; a per-call random mask is no weight."""
+    f = tmp_path / "layers.py"
+    f.write_text(AFFINE)
+    p = run_here("check", f"{f}::DropoutNewRng", "--input-shape", "6,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "non-deterministic" in text, text
+    assert "does not read weights from" not in text and "WARNING: forward reads self.mask" not in text, text
