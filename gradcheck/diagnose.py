@@ -282,6 +282,10 @@ DIAGNOSES: dict[str, Record] = {
         "summed over the wrong axis", "{t} is dY summed over {got} (keeping axis {keep}), where a bias's gradient "
         "sums dY over every axis but its own, axis {own}: {due}; the shapes agree only because those axes have the "
         "same size", "{t} = dY.sum({due})", _LIN),
+    "bias-sum-all": Record(
+        "summed over every axis", "{t} holds one number in every entry, dY summed over every axis ({v:.6g}), where "
+        "a bias's gradient keeps its own axis, axis {own}, and sums over the others: {due}", "{t} = dY.sum({due}) "
+        "(not dY.sum() or np.sum(dY) broadcast)", _LIN),
     "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is "
                         "{count} times too small ({words})",
                         "use dY.sum(...) instead of dY.mean(...)", _LIN),
@@ -316,6 +320,10 @@ DIAGNOSES: dict[str, Record] = {
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient: a "
                      "constant factor is wrong somewhere"),
+    "factor-attribute": Record(
+        "constant factor of a setting", "{t} is {c:.6g} times the correct gradient, and {c:.6g} is {what} (self.{k} "
+        "= {v:.6g}), a setting forward applies: backward misses its factor or applies it once too often (the "
+        "derivative of x / T is dY / T, of x * s is dY * s)", "apply self.{k} in backward as forward does"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
         "(L(y_true + s d) = s**{p} L(y_true + d)), and the factor {p} of the derivative of the {what} (d/dx x**{p} = "
@@ -326,6 +334,10 @@ DIAGNOSES: dict[str, Record] = {
                                lesson=_LIN),
     "sample-missing": Record("one sample missing", "{t} {how}: the loop misses one sample ({loop} "
                              "instead of range(N)?)", lesson=_LIN),
+    "position-missing": Record(
+        "one output position missing", "{t} lacks the contribution of the {which} output position along axis {ax} "
+        "(index {idx} of 0..{last}): the loop over output positions misses one ({loop} where range({size}) is due?)",
+        lesson=_CONV),
     "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
     "not-summed": Record(
         "not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
@@ -1843,6 +1855,8 @@ class _Layer:
         self.outputs: Mapping | None = None
         #: a dropout layer's rate (:func:`_dropout_rate`), or None
         self.rate: float | None = None
+        #: the layer's number settings (:func:`_layer_numbers`)
+        self.numbers: dict[str, float] = {}
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2467,6 +2481,25 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
             return "sample-missing", {"how": f"lacks the contribution of the {which} sample "
                                       f"(sample {idx} of 0..{last})",
                                       "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
+    return None
+
+
+def _position_signature(L: _Layer, key, m, n, tol=1e-5):
+    """One output position missing, the first or last along an axis after the batch's (tester20s M10: a 1-D
+    convolution's backward looping ``range(L_out - 1)``): ``m`` is the numerical gradient for dY with that position
+    zeroed (linear in dY), the sample-missing finding's kind along positions."""
+    G = L.G
+    if G.ndim < 2 or G.size > 4096 or close(m, n, tol):
+        return None
+    for ax in range(1, G.ndim):
+        size = G.shape[ax]
+        for which, idx in (("last", size - 1), ("first", 0)) if size >= 2 else ():
+            Gs = G.copy()
+            Gs[(slice(None),) * ax + (idx,)] = 0
+            if close(m, L.numer([key], G=Gs)[key], tol):
+                loop = f"range({size - 1})" if which == "last" else f"range(1, {size})"
+                return "position-missing", {"which": which, "ax": ax, "idx": idx, "last": size - 1, "loop": loop,
+                                            "size": size}
     return None
 
 
@@ -3113,6 +3146,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
     if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
+    if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
+        f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
@@ -3139,6 +3174,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
+    lambda L, t, key, m, n: _position_signature(L, key, m, n),
     lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
@@ -3165,6 +3201,10 @@ def _bias_axis_signature(L: _Layer, key, m, n):
         return None
     sums = {k: G.sum(axis=tuple(a for a in range(G.ndim) if a != k)) for k in range(G.ndim) if G.shape[k] == m.size}
     right = next((k for k, v in sums.items() if close(n, v)), None)
+    whole = np.full(m.shape, G.sum())
+    if right is not None and m.size > 1 and close(m, whole) and not close(n, whole):  # db = np.full(.., dY.sum())
+        return "bias-sum-all", {"v": float(G.sum()), "due": _axes_text([a for a in range(G.ndim) if a != right]),
+                                "own": right}
     wrong = next((k for k, v in sums.items() if k != right and close(m, v) and not close(n, v)), None)
     if right is None or wrong is None:
         return None
@@ -3437,9 +3477,35 @@ def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
     return first
 
 
+def _layer_numbers(layer: Any) -> dict[str, float]:
+    """The layer's public number attributes (not bools): a sandboxed layer's ``scalars``, an adapted one's own."""
+    got = getattr(layer, "scalars", None) if _remote(layer) else vars(getattr(layer, "obj", layer))
+    return {str(k): float(v) for k, v in dict(got or {}).items() if isinstance(k, str) and not k.startswith("_")
+            and isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)}
+
+
+#: The names of a dropout's rate (:func:`_dropout_rate`), never read as a factor's setting (its 1/(1-p) is mask-scale).
+_RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
+
+
+def _factor_attribute(L: _Layer, m, n) -> dict[str, Any] | None:
+    """The fields of "factor-attribute": the constant factor ``c`` of ``m`` over ``n`` is one number setting of the
+    layer or its inverse (``self.T = 2``), and no other setting is; None otherwise (a rate: mask-scale's)."""
+    nn = float(np.nansum(n * n))
+    if nn == 0:
+        return None
+    c = float(np.nansum(m * n)) / nn
+    hits = [(k, v, w) for k, v in getattr(L, "numbers", {}).items() if k not in _RATE_NAMES and v not in (0, 1, -1)
+            for w, x in (("self.{k}", v), ("1 / self.{k}", 1 / v)) if abs(x - c) <= 1e-6 * abs(c)]
+    if len(hits) != 1:
+        return None
+    k, v, w = hits[0]
+    return {"c": c, "k": k, "v": v, "what": w.format(k=k)}
+
+
 def _dropout_rate(layer: Any) -> float | None:
     """The layer's dropout rate (its number ``p``, ``rate``, ``drop_prob`` or ``dropout`` in (0, 1)), or None."""
-    for k in ("p", "rate", "drop_prob", "dropout", "drop_rate"):
+    for k in _RATE_NAMES:
         with contextlib.suppress(Exception):  # noqa: BLE001 - an attribute that raises: none
             v = getattr(getattr(layer, "obj", layer), k, None)
             if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and 0 < v < 1:
@@ -3777,7 +3843,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 L.slots = grad_slots(layer)
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
-                L.rate = _dropout_rate(layer)
+                L.rate, L.numbers = _dropout_rate(layer), _layer_numbers(layer)
                 _signatures(L, res, diag)
                 if prec is not None:
                     _precision_finding(diag, *prec)

@@ -266,3 +266,79 @@ class LSTMCellGateOrder(LSTMCell):
     def gates(self, di, df, do, dg):
         i, f, o, g = super().gates(di, df, do, dg)
         return [i, f, g, o]  # BUG: forward slices i, f, o, g
+
+
+class Conv1D:
+    """A valid 1-D convolution over the last axis, its loops over the output positions."""
+
+    INPUT = (3, 7)
+    ADAPT = True
+
+    def __init__(self, k=3):
+        self.w = np.random.default_rng(0).normal(size=k)
+
+    def forward(self, x):
+        self.x, k = x, len(self.w)
+        return np.stack([x[:, i:i + k] @ self.w for i in range(x.shape[1] - k + 1)], 1)
+
+    def positions(self, dy):
+        return range(dy.shape[1])
+
+    def backward(self, dy):
+        k = len(self.w)
+        dx, self.dw = np.zeros_like(self.x), np.zeros_like(self.w)
+        for i in self.positions(dy):
+            dx[:, i:i + k] += dy[:, i:i + 1] * self.w
+            self.dw += dy[:, i] @ self.x[:, i:i + k]
+        return dx
+
+
+class Conv1DMissesLast(Conv1D):
+    def positions(self, dy):
+        return range(dy.shape[1] - 1)  # BUG: the last output position skipped
+
+
+class BiasAdd:
+    """x + b, b a vector of random values (params/grads dicts)."""
+
+    INPUT = (4, 3)
+
+    def __init__(self):
+        self.params, self.grads = {"b": np.random.default_rng(1).standard_normal(3)}, {}
+
+    def forward(self, x, training=False):
+        return x + self.params["b"]
+
+    def backward(self, dy):
+        self.grads["b"] = dy.sum(axis=0)
+        return dy
+
+
+class BiasSumAll(BiasAdd):
+    def backward(self, dy):
+        self.grads["b"] = np.full_like(self.params["b"], dy.sum())  # BUG: dy.sum(axis=0)
+        return dy
+
+
+class SoftmaxT:
+    """softmax(x / T), T = 2."""
+
+    INPUT = (4, 3)
+    ADAPT = True
+
+    def __init__(self, T=2.0):
+        self.T = T
+
+    def forward(self, x):
+        z = x / self.T
+        e = np.exp(z - z.max(1, keepdims=True))
+        self.y = e / e.sum(1, keepdims=True)
+        return self.y
+
+    def backward(self, dy):
+        return self.y * (dy - (dy * self.y).sum(1, keepdims=True)) / self.T
+
+
+class SoftmaxTNoInverse(SoftmaxT):
+    def backward(self, dy):
+        return self.y * (dy - (dy * self.y).sum(1, keepdims=True))  # BUG: / self.T missing
