@@ -334,6 +334,10 @@ DIAGNOSES: dict[str, Record] = {
                                lesson=_LIN),
     "sample-missing": Record("one sample missing", "{t} {how}: the loop misses one sample ({loop} "
                              "instead of range(N)?)", lesson=_LIN),
+    "tanh-preactivation": Record(
+        "tanh's derivative at the pre-activation", "{t} takes tanh's derivative as 1 - a**2 with a the "
+        "pre-activation (the argument of tanh), where 1 - tanh(a)**2 = 1 - out**2 is due",
+        "cache the output out = np.tanh(a) and use dY * (1 - out**2)", _ACT),
     "position-missing": Record(
         "one output position missing", "{t} lacks the contribution of the {which} output position along axis {ax} "
         "(index {idx} of 0..{last}): the loop over output positions misses one ({loop} where range({size}) is due?)",
@@ -586,6 +590,30 @@ def _find(code: str, tensor: str | None = None, severity: str = "error", **field
     return Finding(code, msg + hint, tensor, severity)
 
 
+def _said_once(errs: Sequence[Finding]) -> list[str]:
+    """The sentences of ``errs``, one for the findings whose sentences differ only in the tensor they name
+    (tester20s: "dX ..., dW ..., db ..." the same words three times), naming them all: "dX, dW, db ..."."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in errs:
+        t = f.tensor
+        key = (f.code, re.sub(rf"(?<![\w.]){re.escape(t)}(?![\w\[])", "\0", f.sentence()) if t else f.sentence())
+        groups.setdefault(key, []).append(f)
+    out = []
+    for (_, text), fs in groups.items():
+        names = list(dict.fromkeys(f.tensor for f in fs if f.tensor))
+        if len(names) < 2:
+            out.append(fs[0].sentence())
+            continue
+        text = re.sub(r"\0 (\w+)", lambda g: "\0 " + _PLURAL.get(g[1], g[1][:-1] if g[1].endswith("s") else g[1]),
+                      text, count=1)
+        out.append(text.replace("\0", ", ".join(names), 1).replace("\0", "it"))
+    return out
+
+
+#: The verbs a finding's sentence starts with, for several tensors (:func:`_said_once`).
+_PLURAL = {"is": "are", "has": "have", "does": "do", "was": "were"}
+
+
 @dataclass
 class Finding:
     """One thing found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (a plain sentence),
@@ -677,7 +705,7 @@ class Diagnosis:
             return f"PASS: {self.name}: every gradient matches{excluded}."
         if errs:
             errs = errs[:1] if errs[0].code == "first-failing-layer" else errs
-            return head + " ".join(list(dict.fromkeys(f.sentence() for f in errs))[:3])
+            return head + " ".join(list(dict.fromkeys(_said_once(errs)))[:3])
         if self.error is not None:
             return head + str(self.error)
         what = self.result.mismatch() if self.result else "gradient mismatch in ?"
@@ -2503,6 +2531,21 @@ def _position_signature(L: _Layer, key, m, n, tol=1e-5):
     return None
 
 
+def _tanh_preactivation_signature(L: _Layer, key, m, n, tol=1e-5):
+    """A tanh output ``Y = tanh(a)`` whose backward takes 1 - a**2 (the pre-activation squared) where 1 - Y**2 is due
+    (tester20s M10: an RNN step): ``m`` is the numerical gradient for ``dY * (1 - a**2) / (1 - Y**2)``, ``a =
+    arctanh(Y)`` (backward is linear in what reaches a)."""
+    Y, G = L.Y, L.G
+    if Y.shape != G.shape or Y.size > 4096 or not np.all(np.abs(Y) < 1 - 1e-6) or close(m, n, tol):
+        return None
+    a = np.arctanh(Y)
+    if close(a, Y, 1e-3):  # a tanh near 0 is the identity: its derivative tells nothing
+        return None
+    if close(m, L.numer([key], G=G * (1 - a**2) / (1 - Y**2))[key], tol):
+        return "tanh-preactivation", {}
+    return None
+
+
 #: The largest Jacobian (outputs x input elements) :func:`_overwrite_signature` differentiates.
 _MAX_JACOBIAN = 250_000
 
@@ -3181,6 +3224,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
+    lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),

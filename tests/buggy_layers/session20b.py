@@ -342,3 +342,24 @@ class SoftmaxT:
 class SoftmaxTNoInverse(SoftmaxT):
     def backward(self, dy):
         return self.y * (dy - (dy * self.y).sum(1, keepdims=True))  # BUG: / self.T missing
+
+
+class RNNStepPreact(RNNStepZeroWh):
+    """tanh(x Wx + h Wh + b), the weights drawn (none constant)."""
+
+    def __init__(self, D=2, H=4):
+        rng = np.random.default_rng(0)
+        self.Wx, self.Wh, self.b = rng.normal(0, .6, (D, H)), rng.normal(0, .6, (H, H)), rng.normal(0, .6, H)
+
+
+class RNNStepTanhPreact(RNNStepPreact):
+    def forward(self, x, h):
+        self.x, self.h = x, h
+        self.a = x @ self.Wx + h @ self.Wh + self.b
+        self.hn = np.tanh(self.a)
+        return self.hn
+
+    def backward(self, dhn):
+        da = dhn * (1 - self.a**2)  # BUG: 1 - tanh(a)**2 = 1 - hn**2 due
+        self.dWx, self.dWh, self.db = self.x.T @ da, self.h.T @ da, da.sum(0)
+        return da @ self.Wx.T, da @ self.Wh.T
