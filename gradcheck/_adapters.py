@@ -3250,6 +3250,11 @@ def missing_gradients(info) -> list:
 _PARALLEL = {"params": "grads", "parameters": "grads", "weights": "gradients"}
 
 
+def _as_python(path: str) -> str:
+    """A dotted path as Python writes it: ``layers.0`` -> ``layers[0]`` (tester20s: "set self.layers.0.dW")."""
+    return re.sub(r"\.(\d+)(?=\.|\[|$)", r"[\1]", path)
+
+
 def undecided_text(names, unseen=(), grading=False) -> str:
     """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
     ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
@@ -3264,12 +3269,14 @@ def undecided_text(names, unseen=(), grading=False) -> str:
 
     def grad(w):
         path, dot, key = w.rpartition(".")
+        path = _as_python(path)
         if (it := item(w)) is not None:  # DLfS-2's params[2] beside grads: grads[2], not self.dparams[2] (session 16)
             return f"self.{path}{dot}{_PARALLEL.get(it[0], 'd' + it[0])}{it[1]}"
         return f"grads[{key!r}], with {key} in params," if w in unseen else f"self.{path}{dot}d{key}"
 
     def private(w):
         path, dot, key = w.rpartition(".")
+        path = _as_python(path)
         if (it := item(w)) is not None:  # not self._params[2]: an item has no name of its own to make private
             return f"an attribute of its own outside self.{path}{dot}{it[0]} (self._c)"
         return f"self.{path}{dot}_{key}"

@@ -83,6 +83,11 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
     """``--input-shape``: ``"8,5"`` or ``"(8, 5)"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list; else UsageError."""
     parts = [p for p in text.split(";") if p.strip()]
+    if ";" in text and len(parts) != len(text.split(";")):  # tester20s: '6,4;;4' read as two shapes, silently
+        empty = [i for i, p in enumerate(text.split(";")) if not p.strip()]
+        raise UsageError(paragraph(
+            f"--input-shape {text!r}: shape {empty[0]} (counting from 0) between the ';' is empty; give one shape per",
+            "input of forward, separated by ';' (e.g. '6,4;4;4')."))
     return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
 
 

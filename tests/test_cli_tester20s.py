@@ -178,3 +178,24 @@ def test_a_per_call_mask_is_no_hidden_weight(tmp_path):
     text = " ".join(both(p).split())
     assert p.returncode == 3 and "non-deterministic" in text, text
     assert "does not read weights from" not in text and "WARNING: forward reads self.mask" not in text, text
+
+
+def test_low_findings_wording():
+    """LOW: an empty shape between ';' is refused (was dropped silently); a list item's path is written as Python
+    (self.layers[0].dW, not self.layers.0.dW); a factor below 1 reads as "9 times too small", naming H*W."""
+    import pytest
+
+    from gradcheck import _validation as V
+    from gradcheck._adapters import undecided_text
+    from gradcheck.diagnose import name_signature
+    from gradcheck.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"shape 1 \(counting from 0\) between the ';' is empty"):
+        V.parse_input_shapes("6,4;;4")
+    assert V.parse_input_shapes("6,4;4;4") == [(6, 4), (4,), (4,)]
+    text = undecided_text(["layers.0.W"])
+    assert "self.layers[0].dW" in text and "self.layers[0]._W" in text and "layers.0.dW" not in text, text
+    n = np.random.default_rng(0).standard_normal(4)
+    f = name_signature("dbeta", n / 9, n, n_batch=2, y_size=72)
+    assert f.code == "factor" and "1/9 of the correct gradient, 9 times too small (9 = the 9 output positions per " \
+        "sample, e.g. H*W" in f.message, f.message
