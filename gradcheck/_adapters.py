@@ -2685,8 +2685,9 @@ def _run(obj, rewind, inputs, kw):
     except Exception as exc:  # noqa: BLE001 - student code: named as forward's, not the probe's
         raise _ForwardFailed(_raised(exc)) from exc
     try:
-        return np.array(y, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
+        # a complex Y (refused by the check, which says so): its real part, without numpy's ComplexWarning shown
+        return np.array(np.real(y) if np.iscomplexobj(y) else y, dtype=np.float64, copy=True)  # as the student's
+    except (TypeError, ValueError):  # output (tester20s hostile_complex_warning)
         raise _ForwardFailed(f"returned a {type(y).__name__}, not an array") from None
 
 

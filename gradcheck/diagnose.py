@@ -1205,6 +1205,10 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
          "X.T @ dY if W is (in, out))")
 
 
+#: The fix of a transposed input gradient in a layer without weights (an activation's dX: no product to swap).
+_INPUT_SWAP = "return {t} in its input's shape: a .T too many (e.g. dY.T * mask where dY * mask is due)"
+
+
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
                    n_batch: int = 1, y_size: int = 0, alternatives: Mapping[str, Any] | None = None,
                    tol: float = 1e-5, atol: float = 1e-9, fallback: bool = False,
@@ -3174,7 +3178,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
-    hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
+    hint = _INPUT_SWAP.format(t=t) if p is None and key.startswith("@") and not L.params else \
+        None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)  # tester20s: no dW advice
     if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
@@ -3328,7 +3333,8 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
             continue
         which = "@" + key if is_input else key
         num = numer([which]).get(which, np.full(exp, np.nan))
-        hint = None if key == L.names[0] else _layout_hint(key, L.inputs[0], L.G, num)
+        hint = (_INPUT_SWAP.format(t=t) if not L.params else None) if key == L.names[0] else \
+            _layout_hint(key, L.inputs[0], L.G, num)  # tester20s: an activation's dX gets no dW advice
         diag.findings.append(name_signature(t, arr, num, fallback=True, hint=hint))
 
 

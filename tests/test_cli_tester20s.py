@@ -199,3 +199,34 @@ def test_low_findings_wording():
     f = name_signature("dbeta", n / 9, n, n_batch=2, y_size=72)
     assert f.code == "factor" and "1/9 of the correct gradient, 9 times too small (9 = the 9 output positions per " \
         "sample, e.g. H*W" in f.message, f.message
+
+
+class _ComplexOut:
+    def forward(self, x):
+        return x.astype(np.complex128) * (1 + 1j)
+
+    def backward(self, dy):
+        return dy
+
+
+class _TransposedDx:
+    def forward(self, x, training=False):
+        return x * 2
+
+    def backward(self, dy):
+        return (dy * 2).T
+
+
+def test_hostile_outputs_wording():
+    """LOW: gradcheck's own cast of a complex Y warned ComplexWarning, shown as the student's output; an activation's
+    transposed dX was advised to swap a Linear's dW product."""
+    import warnings
+
+    from gradcheck import _adapters
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _adapters.adapt(_ComplexOut(), [np.ones((3, 4))])  # raised ComplexWarning before
+    d = diagnose_layer(_TransposedDx(), (3, 4))
+    said = " ".join(d.sentence().split())
+    assert "transposed" in said and "a .T too many" in said and "dW = dY.T @ X" not in said, said
