@@ -3531,6 +3531,18 @@ def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
     return first
 
 
+def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
+    """What the signatures read of ``layer`` beside its numbers, set on ``L``: its mode, protocol, outputs, gradient
+    slots, reference, dropout rate and number settings."""
+    L.eval_mode = _eval_mode(layer, training)
+    L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
+    L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
+                             else getattr(layer, "_gradcheck_returns_weights", False))
+    L.slots = grad_slots(layer)
+    L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
+    L.rate, L.numbers = _dropout_rate(layer), _layer_numbers(layer)
+
+
 def _layer_numbers(layer: Any) -> dict[str, float]:
     """The layer's public number attributes (not bools): a sandboxed layer's ``scalars``, an adapted one's own."""
     got = getattr(layer, "scalars", None) if _remote(layer) else vars(getattr(layer, "obj", layer))
@@ -3889,15 +3901,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if (prec := _precision_inside(L.fwd, inputs, L.params, res.seed)) is not None:
                     _no_kinks(res, prec[0])
             if not res.passed:
-                L.eval_mode = _eval_mode(layer, training)
-                L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
-
-                L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
-                                         else getattr(layer, "_gradcheck_returns_weights", False))
-                L.slots = grad_slots(layer)
-                L.reference = None if reference is None else (
-                    f"{type(reference).__module__}.{type(reference).__name__}")
-                L.rate, L.numbers = _dropout_rate(layer), _layer_numbers(layer)
+                _read_layer(L, layer, training, reference)
                 _signatures(L, res, diag)
                 if prec is not None:
                     _precision_finding(diag, *prec)
