@@ -3540,12 +3540,29 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
                              else getattr(layer, "_gradcheck_returns_weights", False))
     L.slots = grad_slots(layer)
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
-    L.rate, L.numbers = _dropout_rate(layer), _layer_numbers(layer)
+    used = _forward_reads(layer)
+    L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
+
+
+def _forward_reads(layer: Any) -> set[str]:
+    """The attributes ``self.<name>`` that forward's source (in the class or its bases: :func:`layer_classes`) names;
+    empty when it cannot be read."""
+    out: set[str] = set()
+    for c in layer_classes(layer)[1]:
+        for f in (f for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("forward", "call", "__call__")):
+            out |= {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                    and n.value.id == "self"}
+    return out
 
 
 def _layer_numbers(layer: Any) -> dict[str, float]:
     """The layer's public number attributes (not bools): a sandboxed layer's ``scalars``, an adapted one's own."""
-    got = getattr(layer, "scalars", None) if _remote(layer) else vars(getattr(layer, "obj", layer))
+    from ._adapters import _fields
+
+    try:  # a sandboxed layer's scalars; an adapted one's own attributes (__dict__ and slots)
+        got = getattr(layer, "scalars", None) if _remote(layer) else _fields(getattr(layer, "obj", layer))
+    except Exception:  # noqa: BLE001 - an object whose attributes cannot be read: no settings
+        return {}
     return {str(k): float(v) for k, v in dict(got or {}).items() if isinstance(k, str) and not k.startswith("_")
             and isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)}
 
@@ -3556,7 +3573,8 @@ _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
 
 def _factor_attribute(L: _Layer, m, n) -> dict[str, Any] | None:
     """The fields of "factor-attribute": the constant factor ``c`` of ``m`` over ``n`` is one number setting of the
-    layer or its inverse (``self.T = 2``), and no other setting is; None otherwise (a rate: mask-scale's)."""
+    layer that forward reads (``L.numbers``: ``self.T = 2``) or its inverse, and no other setting is; None otherwise
+    (a rate: mask-scale's)."""
     nn = float(np.nansum(n * n))
     if nn == 0:
         return None

@@ -234,9 +234,9 @@ EXPECTED = {
     "switches.py::PropDropBug": "mask-scale",
     "switches.py::ScaleTrainBackwardBug": "factor",  # Z13: Y the same in both modes, backward's training branch x2
     "switches.py::PredictingScaleBug": "factor",  # session 13 H3: self.is_predicting True in eval, dX x3 there
-    "switches.py::StageScaleBug": "factor",  # session 13 M7: forward(X, stage="fit"), dX x2 when "validate"
+    "switches.py::StageScaleBug": "factor-attribute",  # (the factor is 1 / self.c) session 13 M7: forward(X, stage="fit"), dX x2 when "validate"
     "switches.py::GetattrFlagScaleBug": "factor",  # session 13 M8: self.flag = bool(getattr(self, "is_eval"))
-    "switches.py::KindScaleBug": "factor",  # session 14 F1: self.kind "full"/"half", c forgotten at "half"
+    "switches.py::KindScaleBug": "factor-attribute",  # (1 / self.c) session 14 F1: self.kind "full"/"half", c forgotten at "half"
     "switches.py::NoisyScaleBug": "factor",  # session 14 F1: self.noisy, a plain boolean switch, dX x3 when True
     # session 16 (tester15b H6, issue 10): inplace=True writing into X as asked, its mask read after the write;
     # two booleans, x0.5 in one combination of the four; a string's third value, x2 there
@@ -289,7 +289,7 @@ EXPECTED = {
     "outputs.py::TwoOutIgnore": "ignored-output",
     "outputs.py::twooutnodz": "ignored-output",
     # session 17: a boolean or a string argument beside training, its other value's branch wrong (once a PASS)
-    "switch_beside.py::DropScaleBug": "factor",
+    "switch_beside.py::DropScaleBug": "factor-attribute",  # 1 / self.scale, forward's
     "switch_beside.py::SquareModeBug": "factor",
     # session 18 (L1, L2): a params/grads-dict layer's string switch beside training (once exit 3), and the argument
     # passed on to the base's forward, a helper, a function, a sub-layer (once PASS 'fast' alone)
