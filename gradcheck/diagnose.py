@@ -318,7 +318,8 @@ DIAGNOSES: dict[str, Record] = {
         "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
         "nowhere", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
-    "factor": Record("constant factor", "{t} is {how}: a constant factor is wrong somewhere"),
+    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient: a constant factor is wrong "
+                     "somewhere{more}"),
     "factor-attribute": Record(
         "constant factor of a setting", "{t} is {c:.6g} times the correct gradient, and {c:.6g} is {what} (self.{k} "
         "= {v:.6g}), a setting forward applies: backward misses its factor or applies it once too often (the "
@@ -600,7 +601,7 @@ def _said_once(errs: Sequence[Finding]) -> list[str]:
     out = []
     for (_, text), fs in groups.items():
         names = list(dict.fromkeys(f.tensor for f in fs if f.tensor))
-        if len(names) < 2:
+        if len(names) < 3:  # two are read apart as easily
             out.append(fs[0].sentence())
             continue
         text = re.sub(r"\0 (\w+)", lambda g: "\0 " + _PLURAL.get(g[1], g[1][:-1] if g[1].endswith("s") else g[1]),
@@ -1444,12 +1445,12 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
-    how, inv = f"{c:.6g} times the correct gradient", round(1 / c)
+    more, inv = "", round(1 / c)
     if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:  # tester20s: "0.111111 times": 9 times too small
         per = k // n_batch if k and n_batch and k % n_batch == 0 else 0
-        how = (f"1/{inv} of the correct gradient, {inv} times too small" + (
-            f" ({inv} = the {per} output positions per sample, e.g. H*W: a division by them too many)" * (per == inv)))
-    return "factor", {"c": c, "how": how}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
+        more = f" ({inv} times too small" + (
+            f"; {inv} = the {per} output positions per sample, e.g. H*W: a division by them too many" * (per == inv)) + ")"
+    return "factor", {"c": c, "more": more}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,

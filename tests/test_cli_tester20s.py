@@ -197,8 +197,8 @@ def test_low_findings_wording():
     assert "self.layers[0].dW" in text and "self.layers[0]._W" in text and "layers.0.dW" not in text, text
     n = np.random.default_rng(0).standard_normal(4)
     f = name_signature("dbeta", n / 9, n, n_batch=2, y_size=72)
-    assert f.code == "factor" and "1/9 of the correct gradient, 9 times too small (9 = the 9 output positions per " \
-        "sample, e.g. H*W" in f.message, f.message
+    assert f.code == "factor" and "0.111111 times the correct gradient: a constant factor is wrong somewhere (9 " \
+        "times too small; 9 = the 9 output positions per sample, e.g. H*W" in f.message, f.message
 
 
 class _ComplexOut:
