@@ -2685,8 +2685,9 @@ def _run(obj, rewind, inputs, kw):
     except Exception as exc:  # noqa: BLE001 - student code: named as forward's, not the probe's
         raise _ForwardFailed(_raised(exc)) from exc
     try:
-        return np.array(y, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
+        # a complex Y (refused by the check, which says so): its real part, without numpy's ComplexWarning shown
+        return np.array(np.real(y) if np.iscomplexobj(y) else y, dtype=np.float64, copy=True)  # as the student's
+    except (TypeError, ValueError):  # output (tester20s hostile_complex_warning)
         raise _ForwardFailed(f"returned a {type(y).__name__}, not an array") from None
 
 
@@ -3290,6 +3291,11 @@ def missing_gradients(info) -> list:
 _PARALLEL = {"params": "grads", "parameters": "grads", "weights": "gradients"}
 
 
+def _as_python(path: str) -> str:
+    """A dotted path as Python writes it: ``layers.0`` -> ``layers[0]`` (tester20s: "set self.layers.0.dW")."""
+    return re.sub(r"\.(\d+)(?=\.|\[|$)", r"[\1]", path)
+
+
 def undecided_text(names, unseen=(), grading=False) -> str:
     """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
     ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
@@ -3304,12 +3310,14 @@ def undecided_text(names, unseen=(), grading=False) -> str:
 
     def grad(w):
         path, dot, key = w.rpartition(".")
+        path = _as_python(path)
         if (it := item(w)) is not None:  # DLfS-2's params[2] beside grads: grads[2], not self.dparams[2] (session 16)
             return f"self.{path}{dot}{_PARALLEL.get(it[0], 'd' + it[0])}{it[1]}"
         return f"grads[{key!r}]" if w in unseen else f"self.{path}{dot}d{key}"
 
     def private(w):
         path, dot, key = w.rpartition(".")
+        path = _as_python(path)
         if (it := item(w)) is not None:  # not self._params[2]: an item has no name of its own to make private
             return f"an attribute of its own outside self.{path}{dot}{it[0]} (self._c)"
         return f"self.{path}{dot}_{key}"
@@ -4484,6 +4492,9 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
     objs = [obj] + ([v for _, v in walk(obj) if _is_layer(v) or _is_helper(v)] if deep else [])
     with _all_undone(objs) as rewind:
         y0 = _run(obj, rewind, inputs, kw)
+        again = _run(obj, rewind, inputs, kw)  # a forward random beyond rewinding (a generator made in each call):
+        if again.shape != y0.shape or not np.array_equal(again, y0, equal_nan=True):  # a change tells nothing, and
+            return []  # an array it rewrites per call (self.mask) is no weight (tester20s M9)
         for k, a in [(k, a) for k, a in _outside(obj, spaces, deep).items()
                      if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
             keep = a.copy()

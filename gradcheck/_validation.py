@@ -83,6 +83,11 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
     """``--input-shape``: ``"8,5"`` or ``"(8, 5)"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list; else UsageError."""
     parts = [p for p in text.split(";") if p.strip()]
+    if ";" in text and len(parts) != len(text.split(";")):  # tester20s: '6,4;;4' read as two shapes, silently
+        empty = [i for i, p in enumerate(text.split(";")) if not p.strip()]
+        raise UsageError(paragraph(
+            f"--input-shape {text!r}: shape {empty[0]} (counting from 0) between the ';' is empty; give one shape per",
+            "input of forward, separated by ';' (e.g. '6,4;4;4')."))
     return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
 
 
@@ -382,6 +387,29 @@ def _is_shape(x: Any) -> bool:
     return isinstance(x, tuple) and len(x) > 0 and all(isinstance(s, (int, np.integer)) for s in x)
 
 
+def drawn_values(shapes: Mapping[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
+    """The parameter values the grader evaluates at (:func:`gradcheck.grading.checks.evaluation_point`), also those ``gradcheck check`` checks
+    a layer at again when its parameters start constant (zeros, ones: values that hide terms,
+    :func:`gradcheck.diagnose.diagnose_layer`).
+
+    Parameters
+    ----------
+    shapes : mapping of str to tuple of int
+        Each parameter's shape, in the order drawn.
+    seed : int
+        The only source of the draws.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Normal draws, with standard deviation ``1/sqrt(fan_in)`` for two axes or more (LeCun's; ``fan_in`` the
+        product of all axes but the first) and 1 for a vector (a bias is then nonzero).
+    """
+    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
+    return {k: rng.standard_normal(s) / (np.sqrt(np.prod(s[1:])) if len(s) > 1 else 1.0)
+            for k, s in ((k, tuple(s)) for k, s in shapes.items())}
+
+
 def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
     """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid): a tuple
     of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data."""
@@ -588,6 +616,9 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):
             hint = "Was the batch axis summed or averaged away?"
+        elif arr.ndim == len(expected_shape) == 1 and "backward" in produced_by:  # tester20s: db = dY.sum(axis=1)
+            hint = ("Summed over the wrong axis? A bias's gradient sums dY over every axis but its own: over the "
+                    "batch, axis=0, for a Linear (dY.sum(axis=0)); axis=(0, 2, 3) for a Conv2D's.")
         raise GradientShapeError(paragraph(
             f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))

@@ -5,6 +5,7 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -36,10 +37,12 @@ def colorize(text: str, on: bool) -> str:
                   text, flags=re.M) if on else text
 
 
-def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = None):
+def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = None, owner: str = "",
+                    own: str | None = None):
     """``manualprop.NAME`` for ``--reference``, built with the checked ``layer``'s settings
-    (:func:`gradcheck.sources.constructor_kwargs`: ``init``, then its attributes such as ``eps``)
-    and a seeded ``rng`` if it takes one; UsageError otherwise."""
+    (:func:`gradcheck.sources.constructor_kwargs`: ``init``, then its attributes such as ``eps``), or with ``own``
+    (``--reference-init``, JSON: the reference's own kwargs, tester20s M7), and a seeded ``rng`` if it takes one;
+    UsageError otherwise, naming the checked class ``owner``."""
     import inspect
 
     import manualprop
@@ -53,7 +56,8 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
     if not isinstance(cls, type):
         raise UsageError(f"manualprop has no class {name!r} (for --reference).")
     try:
-        kwargs = constructor_kwargs(cls, layer, init, name, what="reference")
+        kwargs = (dict(V.parse_init_json(own)) if own is not None
+                  else constructor_kwargs(cls, layer, init, owner or name, what="reference"))
     except TwinError as exc:
         raise UsageError(f"--reference {spec}: {exc}") from None
     try:
@@ -80,12 +84,13 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
 def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """:func:`run_check` under the student's names."""
-    from .diagnose import diagnose_layer, mode_worded
+    from .diagnose import diagnose_layer, drawn_header, mode_worded
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
         _jacobian_usage(args, shape)
-    reference = build_reference(args.reference, init, args.seed, layer) if args.reference else None
+    reference = build_reference(args.reference, init, args.seed, layer, cname,
+                                getattr(args, "reference_init", None)) if args.reference else None
     twin, twin_note = _twin(args, layer, "layer", init)
     if getattr(args, "tape", False):
         from .student_tape import StudentTape
@@ -104,6 +109,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                               rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
                               name=cname, training=requested)
     diag = diagnose(layer, twin, reference)
+    _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
         _removed_eps(args, label, diag, diagnose)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
@@ -126,7 +132,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer)
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + ([drawn_header(diag, layer)] if diag.drawn else [])
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
@@ -134,6 +140,25 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
+    """An integer Y from a forward given integer inputs by ``--indices`` (``spec``; tester20s M8: a ReLU checked with
+    --indices 5 was told to remove a cast it does not have): the error says --indices made them, for an input of
+    integer ids (an embedding's), and to drop it for a layer of float inputs."""
+    idx = V.parse_indices(spec, shape)
+    err = diag.error
+    if not idx or err is None or not re.search(r"returned Y of dtype (int|uint|bool)", str(err)):
+        return
+    which = ", ".join(f"input {i}" for i in sorted(idx))
+    new = type(err)(V.paragraph(
+        f"{cname}'s forward returned integers: --indices {spec} made {which} integer indices, and forward passed "
+        "them through to Y (no cast in forward is needed for that).",
+        f"--indices is for an input of integer ids (an embedding lookup's); {cname} computes on floats: check it "
+        "without --indices."))
+    for d in [diag, *diag.other_modes]:
+        d.findings = [dataclasses.replace(f, message=f.message.replace(str(err), str(new))) for f in d.findings]
+        d.error = new if d.error is err else d.error
 
 
 def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
@@ -1174,7 +1199,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     cname = label.rpartition("::")[2]
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     twin, twin_note = _twin(args, loss, "loss", init)
-    reference = build_reference(args.reference, init, args.seed, loss) if args.reference else None
+    reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
+                                getattr(args, "reference_init", None)) if args.reference else None
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
                      eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given

@@ -461,9 +461,8 @@ def _add_check_parser(sub, fmt) -> None:
                     "standard normal from --seed. The class needs no base class: params/grads "
                     "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.")
     c.add_argument("target", metavar="path/to/file.py::ClassName")
-    c.add_argument("--input-shape", required=True, metavar="N,D",
-                   help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
-                        "e.g. '2,4,3;2,5,3;2,5,6'")
+    c.add_argument("--input-shape", required=True, metavar="N,D", help="shape of X, e.g. 8,5; for forward(Q, K, V) "
+                   "one shape per input separated by ';', e.g. '2,4,3;2,5,3;2,5,6'")
     c.add_argument("--indices", metavar="[POS:]HIGH",
                    help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
                         "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
@@ -473,20 +472,21 @@ def _add_check_parser(sub, fmt) -> None:
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
                 "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
                 "see gradcheck.check.default_atol)")
-    c.add_argument("--plots", metavar="DIR",
-                   help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
+    c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png and, per failing gradient, "
+                   "DIR/ClassName-dW-heatmap.png")
     c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
                    help="fast: random directional derivatives, then every element of a failing tensor; "
                         "full: every element; sample: 8 random elements per tensor (default fast)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
                    help="finite differences (default central)")
-    c.add_argument("--eps", type=float, default=None,
-                   help="relative step h = eps*max(1,|x|) (default: cube root of float64 epsilon, 6.1e-6, "
-                        "for central differences)")
+    c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "
+                   "of float64 epsilon, 6.1e-6, for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
                         "given the student's parameter values; with --loss, the loss value L and dL/dy_pred "
                         "with our loss (e.g. manualprop.MulticlassHinge)")
+    c.add_argument("--reference-init", metavar="JSON", help="the --reference's own constructor kwargs as a JSON "
+                   "object, e.g. '{\"in_features\": 4, \"out_features\": 3}' (default: from --init and the layer)")
     modes = c.add_mutually_exclusive_group()
     modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
                        help="check forward(X, training=True) only (default: a forward that takes training is "

@@ -309,15 +309,28 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
             raise TwinError(V.paragraph(
                 f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
                 f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
-                "Pass them with --init (init={...} in Python), or check without it."))
+                _own_kwargs_advice(cls, ps, what, "Pass them with --init (init={...} in Python), or check without it.")))
     extra = sorted(set(init) - used)
     if extra and not any(p.kind == p.VAR_KEYWORD for p in ps):  # a setting the twin cannot take
         raise TwinError(V.paragraph(
             f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
             f"its constructor takes no {', '.join(map(repr, extra))} (it takes "
             f"{', '.join(p.name for p in ps) or 'nothing'}).",
-            "Check without it, or (in Python) pass twin=<a built twin>."))
+            _own_kwargs_advice(cls, ps, what, "Check without it, or (in Python) pass twin=<a built twin>.")))
     return kwargs
+
+
+def _own_kwargs_advice(cls: type, ps: list, what: str, other: str) -> str:
+    """How to build the reference from its own arguments (``--reference-init``, tester20s M7: the student's constructor
+    names its sizes otherwise, d_in for in_features, so neither --init nor its attributes reach them); ``other``
+    for the twin."""
+    if what != "reference":
+        return other
+    names = [p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("rng", "name")
+             and p.default is p.empty] or [p.name for p in ps][:1]
+    eg = ", ".join(f'"{n}": ...' for n in names)
+    return (f"Give the reference its own arguments with --reference-init '{{{eg}}}' (for {cls.__name__}; --init "
+            "stays the checked class's), or check without --reference.")
 
 
 def _has(obj: Any, name: str) -> bool:

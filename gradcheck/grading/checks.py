@@ -279,9 +279,7 @@ def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str,
     """The values :func:`evaluation_point` sets, in the reference's keys and shapes (``ours``): the test's ``params``,
     or normal draws from ``seed`` alone (LeCun's ``1/sqrt(fan_in)`` for two axes or more). GradingTestError when the
     test's params do not match the reference's."""
-    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
-    point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
-             for k, v in ours.items()}
+    point = V.drawn_values({k: v.shape for k, v in ours.items()}, seed)
     if params is not None:
         if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
             raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
