@@ -415,3 +415,20 @@ def test_an_unconnected_source_beside_a_connected_one_gets_none_as_tape_gradient
     np.testing.assert_array_equal(zero[1], np.zeros(1))
     with pytest.raises(ValueError, match="no gradient reaches a source"):  # none connected: no code
         tape.backward_source(loss, [b])
+
+
+def test_notebook_01s_bytes_text_states_the_figures_its_cell_asserts():
+    # notebook 01 said "1184 bytes against 1312" long after its cell printed 1376: the cell now
+    # asserts the four figures (nbmake runs it), and its markdown must state each of them
+    import json
+    import re
+    from pathlib import Path
+
+    cells = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "01-manual-vs-tape.ipynb")
+                       .read_text())["cells"]
+    i = next(i for i, c in enumerate(cells) if "# the figures below" in "".join(c["source"]))
+    asserted = re.search(r"== \(([\d, ]+)\)  # the figures below", "".join(cells[i]["source"])).group(1)
+    text = " ".join("".join(cells[i + 1]["source"]).split())
+    for n in asserted.split(", "):
+        assert re.search(rf"\b{n}\b", text), n
+    assert "1184" not in text
