@@ -17,7 +17,8 @@ import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "Terminated", "stopped_by", "running_as_command", "starting"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "Terminated", "running_as_command", "say_stopped", "starting",
+           "stopped_by"]
 
 #: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -33,6 +34,34 @@ def stopped_by(exc: BaseException | None) -> str:
     """How the command was stopped, for messages: SIGTERM or Ctrl-C."""
     return ("SIGTERM (a time limit of the system running the grader, or a kill)"
             if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)")
+
+
+def say_stopped(exc: KeyboardInterrupt, during: str, then: str = "rerun the same command",
+                command: bool | None = None) -> int:
+    """Print ``gradcheck: stopped by <Ctrl-C or SIGTERM> <during>; <then>.`` on stderr; return the exit code.
+
+    Parameters
+    ----------
+    exc : KeyboardInterrupt
+        The stop (:class:`Terminated` for SIGTERM).
+    during, then : str
+        When it came (``while starting, ...``) and what to do now.
+    command : bool, optional
+        Whether this is the command (default :func:`running_as_command`): then, in the main thread, a second
+        Ctrl-C or SIGTERM is ignored so that it does not cut the message short (a library caller's handlers
+        are left alone).
+
+    Returns
+    -------
+    int
+        :data:`EXIT_TERMINATED` after SIGTERM, else :data:`EXIT_INTERRUPTED`.
+    """
+    if (running_as_command() if command is None else command) \
+            and threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
+    print(f"gradcheck: stopped by {stopped_by(exc)} {during}; {then}.", file=sys.stderr)
+    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
 
 
 def running_as_command() -> bool:
@@ -77,11 +106,7 @@ def starting(command: bool | None = None) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as exc:
-        for s in (signal.SIGTERM, signal.SIGINT):  # a second signal does not cut the message short
-            signal.signal(s, signal.SIG_IGN)
-        print(f"gradcheck: stopped by {stopped_by(exc)} while starting, before anything was done; rerun the same "
-              f"command.", file=sys.stderr)
-        raise SystemExit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED) from None
+        raise SystemExit(say_stopped(exc, "while starting, before anything was done", command=True)) from None
     except BaseException:
         signal.signal(signal.SIGTERM, previous)
         raise

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._startup import starting
+from ._startup import say_stopped, starting
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -659,6 +659,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except GradcheckError as exc:
         return _say_error(exc)
+    except KeyboardInterrupt as exc:  # a Ctrl-C mid-run: one line, as at start-up (grade words its own stops)
+        return say_stopped(exc, f"during `gradcheck {args.command}`, before it finished",
+                           "nothing it printed or wrote is a complete result; rerun the same command")
     except BrokenPipeError:  # `gradcheck ... | head`: the reader left; say nothing more (as cat and grep do)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again
