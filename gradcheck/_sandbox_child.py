@@ -259,9 +259,9 @@ def install_guards(cfg):
     class _Blocker(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):  # noqa: ARG002
             if name.split(".")[0] in blocked:
-                what = ("the course packages (gradcheck, manualprop, autoprop) are not available to submissions"
+                what = ("the course packages (gradcheck, manualprop, autoprop) are not available to checked or graded code"
                         if name.split(".")[0] in BLOCKED_PACKAGES else "this assignment does not allow it")
-                raise ImportError(f"No module named {name!r} in the grading sandbox: {what}.", name=name)
+                raise ImportError(f"No module named {name!r} in gradcheck's sandbox: {what}.", name=name)
             return None
     sys.meta_path.insert(0, _Blocker())
     for name in [m for m in sys.modules if m.split(".")[0] in blocked]:

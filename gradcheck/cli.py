@@ -111,7 +111,7 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = ()) -> None:
             installed = importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):  # a module without a spec (__main__ run as a script)
             installed = False
-        here = ("the course packages are not available to submissions" if top in BLOCKED_PACKAGES and top
+        here = ("the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
                 not in allow else None if installed else "it is not installed here")
         print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
                      f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
@@ -279,8 +279,7 @@ def _cmd_check(args) -> int:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
-                  and "returned None, so there is no output" not in text  # no shape matter: forward_returned_none
-                  and "gave Y as a tuple" not in text):  # (Y, attn_weights): the protocol, not the input's shape
+                  and not any(w in text for w in _NOT_SHAPE)):
                 failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
                 if isinstance(failed, StudentCodeError):
                     failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
@@ -365,6 +364,9 @@ def _unfit_init_arrays(args, init, shape, text):
 
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
 _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension")
+#: errors of forward whose words name the shape but that no other --input-shape mends: forward returned None,
+#: gave (Y, attn_weights) (the protocol), or is an exercise's stub (NotImplementedError)
+_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:

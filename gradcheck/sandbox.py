@@ -1072,10 +1072,11 @@ class Sandbox:
         if not ok and (stage == "import" or cls is None):
             at = f" at {e['where']}" if e.get("where") else ""
             line = f": {e['line']!r}" if e.get("line") else ""
+            message = (e.get("message") or "(no message)").rstrip(".") if at else e.get("message") or "(no message)"
             raise SandboxError(paragraph(
-                f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-                f"Expected a Python file that runs without errors when imported; {iso.PROVIDED_TEXT} "
-                f"are available (not the course packages).",
+                f"{file} does not import: {e.get('type')}: {message}{at}{line}.",
+                f"Expected a Python file that runs without errors when imported (the grader provides "
+                f"{iso.PROVIDED_TEXT} to submissions).",
                 _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
@@ -1159,7 +1160,10 @@ class Sandbox:
         msg = e.get("message") or "(no message)"
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
-                "FileNotFoundError": _DATA_FILES}.get(e.get("type"), "")
+                "FileNotFoundError": _DATA_FILES,
+                "NotImplementedError": "The exercise is not written yet: write the method's body (the line that "
+                                       "raises NotImplementedError) and check again."}.get(e.get("type"), "")
+        expected = "" if e.get("type") == "NotImplementedError" else expected
         if e.get("type") == "PermissionError" and "sandbox" in msg:
             hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:

@@ -151,7 +151,7 @@ def test_check_says_when_it_cannot_tell_what_an_import_or_exec_imports(tmp_path,
 
 
 @pytest.mark.parametrize("module, why", [("gradcheck_absent_module_7f3a", "it is not installed here"),
-                                         ("manualprop", "the course packages are not available to submissions")])
+                                         ("manualprop", "the checked code cannot import the course packages")])
 def test_check_never_says_works_here_for_an_import_that_fails_here_too(tmp_path, capsys, module, why):
     code = SOLUTION.replace("import numpy as np\n", f"import numpy as np\nimport {module}\n", 1)
     (tmp_path / "layers.py").write_text(code)

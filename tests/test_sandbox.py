@@ -344,7 +344,7 @@ def test_course_packages_cannot_be_imported(tmp_path):
     for mod in ("manualprop", "gradcheck.check", "autoprop"):
         f = linear(tmp_path, header=f"import {mod}\n")
         top = mod.split(".")[0]
-        with pytest.raises(SandboxError, match=rf"ImportError: No module named '{top}' in the grading sandbox"):
+        with pytest.raises(SandboxError, match=rf"ImportError: No module named '{top}' in gradcheck's sandbox"):
             run_linear(f)
 
 
