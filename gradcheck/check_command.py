@@ -587,8 +587,7 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
                 f"{name} selects may never have run; "
                 + ("only this one forward was checked" if len(ran) < 2 else "both checks ran this one forward"))
     if len(ran) < 2:
-        return (f": forward {takes} {name}, but {name}={on} gave the same output as {name}={off} on "
-                "this input, so it was checked once (--training checks the training forward alone)")
+        return f": forward {takes} {name}, but checked once (the note under the table says why)"
     if same:
         return (f": forward {takes} {name}; {name}={on} gave the same output as {name}={off} on this input, but "
                 "backward may still branch on the mode, so both modes are checked (--eval or --training checks one)")

@@ -297,18 +297,19 @@ class Uses(Ignores):
 def test_mode_header_says_what_was_checked_and_why(tmp_path):
     """The tester's D4: one forward(self, X, training=False) signature gave "eval" for one class and "eval
     and training" for another, with no reason in the header; the header now gives it."""
-    f = student(tmp_path, TWO_MODES)
+    f, texts = student(tmp_path, TWO_MODES), {}
 
     def header(cls, *extra):
         p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", *extra)
         assert p.returncode == 0, p.stdout + p.stderr
-        text = flat(p)
+        text = texts[cls] = flat(p)
         return text[text.index("mode: "):text.index("name tensor")].strip()
 
-    assert header("Ignores") == (
-        "mode: eval (forward(X, training=False)): forward takes training, but training=True gave the same "
-        "output as training=False on this input, so it was checked once (--training checks the training "
-        "forward alone)")
+    assert header("Ignores") == (  # the why once, in the note under the table (session 20: it was said twice)
+        "mode: eval (forward(X, training=False)): forward takes training, but checked once (the note under the "
+        "table says why)")
+    said = texts["Ignores"]
+    assert said.count("give the same output on this input: checked once, in eval mode") == 1, said
     assert header("Uses") == ("mode: eval and training (forward(X, training=False, then training=True)): "
                               "forward takes training, so both modes are checked (--eval or --training checks one)")
     for cls in ("Ignores", "Uses"):
