@@ -118,6 +118,17 @@ def test_hidden_tests_record_their_seed(batch):
     assert hidden and all("(seed 11)" in t["output"] for t in hidden)
 
 
+def test_docs_gradescope_example_states_this_batchs_scores(batch):
+    # docs/gradescope.md's example is this batch (solution, stub, the 8 mutants, seed 11): its scores line must be
+    # what grading it gives (it said mean 21.30 long after the batch gave 20.60)
+    _, _, res = batch
+    doc = (ROOT / "docs" / "gradescope.md").read_text()
+    example = doc[doc.index("Example (the assignment's solution, stub and 8 mutants"):]
+    assert "--seed 11" in example.split("```")[1]
+    stated = next(line for line in example.splitlines() if line.startswith("scores out of 28: "))
+    assert stated in res.summary().splitlines(), res.summary().splitlines()[1]
+
+
 def test_junit_xml_has_points_as_properties(batch):
     _, out, _ = batch
     root = ET.parse(out / "db_mean" / "junit.xml").getroot()
