@@ -121,7 +121,7 @@ def test_an_unknown_boolean_whose_other_value_gives_no_array_is_not_checked(tmp_
     f = student(tmp_path, ODD_FLAGS)
     p = run_here("check", f"{f}::Verbose", "--input-shape", "4,3")
     out = both(p)
-    assert p.returncode == 0 and "PASS: Verbose" in out and "verbose=True gave the same output" in out, out
+    assert p.returncode == 0 and "PASS: Verbose" in out and "verbose=True and verbose=False give the same output on this input: checked once" in out, out
     p = run_here("check", f"{f}::ReturnsCache", "--input-shape", "4,3")
     out = both(p)
     assert p.returncode == 3 and "PASS" not in out, out
