@@ -67,6 +67,8 @@ def test_solution_gets_full_marks(batch):
     data = results(out, "solution")
     assert data["score"] == TOTAL and not failing(data)
     assert data["extra_data"]["seed"] == 11 and data["extra_data"]["complete"] is True
+    # the three after_due_date tests share one process of their own (one per hidden visibility, not per test)
+    assert data["extra_data"]["sandbox_starts"] == 1 and data["extra_data"]["hidden_sandbox_starts"] == 1
 
 
 def test_stub_gets_zero_without_a_crash(batch):

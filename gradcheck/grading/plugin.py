@@ -103,21 +103,22 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
-def _hidden(item: pytest.Item) -> bool:
-    """Whether ``item``'s result is hidden from the student when they submit (``hidden``, ``after_due_date``,
-    ``after_published``)."""
+def _hidden(item: pytest.Item) -> str:
+    """``item``'s visibility if its result is hidden from the student when they submit (``hidden``,
+    ``after_due_date``, ``after_published``), else "" (visible, the default)."""
     m = item.get_closest_marker("visibility")
-    return m is not None and bool(m.args) and m.args[0] != "visible"
+    return str(m.args[0]) if m is not None and m.args and m.args[0] != "visible" else ""
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     """Validate markers and gather every forbidden module (the sandbox blocks them all). In a grading session
-    the hidden tests (:func:`_hidden`) run after every visible one, each in a sandbox process of its own
-    (:meth:`_SandboxHolder.serve`), so nothing they give the submission reaches a visible test's output
-    (tester20g H2); the results keep the file's order."""
+    the hidden tests (:func:`_hidden`) run after every visible one, grouped by their visibility, each group in a
+    sandbox process of its own (:meth:`_SandboxHolder.serve`), so nothing they give the submission reaches the
+    output of a test shown at another time (tester20g H2); the results keep the file's order."""
     if config.getoption("--grading-submission", None):
         config.stash[_PARTIAL]["order"] = {item.nodeid: k for k, item in enumerate(items)}
-        items[:] = [i for i in items if not _hidden(i)] + [i for i in items if _hidden(i)]
+        rank = {v: k for k, v in enumerate(VISIBILITIES)}  # visible first; a bad one is refused below
+        items[:] = sorted(items, key=lambda i: rank.get(_hidden(i) or "visible", len(rank)))
     for item in items:
         m = item.get_closest_marker("visibility")
         if m is not None and (not m.args or m.args[0] not in VISIBILITIES):
@@ -382,11 +383,13 @@ class _SandboxHolder:
         return self.sandbox
 
     def serve(self, item: pytest.Item) -> None:
-        """Make the sandbox serve ``item``: the visible tests share one process; a hidden test (:func:`_hidden`)
-        gets a process of its own (the zygote forks it), so module globals it filled cannot reach another test's
-        output (tester20g H2: a Linear that recorded its hidden inputs printed them in a visible test). A start that
-        replaces a live sandbox is counted in :attr:`own_starts`, not in :attr:`starts` (crashes and timeouts)."""
-        who = item.nodeid if _hidden(item) else ""
+        """Make the sandbox serve ``item``: the visible tests share one process; the hidden tests of one
+        visibility (:func:`_hidden`: ``hidden``, ``after_due_date``, ``after_published``, each shown to the student
+        at one time, or never) share a process of their own (the zygote forks it), so module globals they filled
+        cannot reach the output of a test shown at another time (tester20g H2: a Linear that recorded its hidden
+        inputs printed them in a visible test). A start that replaces a live sandbox is counted in
+        :attr:`own_starts`, not in :attr:`starts` (crashes and timeouts)."""
+        who = _hidden(item)
         if who == self.serving:
             return
         if self.serving is not None and self.sandbox is not None and not self.sandbox._dead:
