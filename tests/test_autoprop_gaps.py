@@ -156,6 +156,17 @@ def test_weighted_cov_refuses_what_numpy_refuses():
             np.cov(x, **kw)
 
 
+@pytest.mark.parametrize("f", [np.cov, np.corrcoef])
+def test_cov_refuses_more_than_two_dimensions_as_numpy(f):
+    # (docs21: a 3-D Tensor had reached the centred matmul and returned an array of zeros)
+    x3 = XC[:2].reshape(2, 3, 2)
+    for args, msg in [((x3,), "m has more than 2 dimensions"), ((XC, x3), "y has more than 2 dimensions")]:
+        with pytest.raises(ValueError, match=msg):
+            f(*args)
+        with pytest.raises(ValueError, match=msg):
+            f(*[ap.constant(a) for a in args])
+
+
 # --- np.gradient with coordinate arrays and edge_order=2 ----------------------------------
 XS = np.array([0.0, 0.3, 0.5, 1.2, 1.3, 2.0])  # uneven coordinates
 F2 = RNG.normal(size=(4, 6))

@@ -83,6 +83,29 @@ diagflat = _moved("diagflat", np.diagflat, "a matrix with ravel(x) on the diagon
 @defcomposite("trace", "sum(diagonal(x)): the VJP puts g on the diagonal", numpy=(np.trace,),
               methods=("trace",))
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """``numpy.trace`` over Tensors: the sum of the diagonal at ``offset``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, shape (..., n, m) with ``axis1``/``axis2`` the matrix axes
+    offset, axis1, axis2 : int
+        As numpy.
+
+    Returns
+    -------
+    Tensor
+        The remaining axes' shape, ``a``'s dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``dtype=`` or ``out=`` (no recorded derivative; ``out=`` would write in place).
+
+    Notes
+    -----
+    numpy's trace written in recorded primitives, ``sum(diagonal(a))``, so its gradient is the
+    composition's: ``g`` on the diagonal, 0 elsewhere. Source: ``lessons/10-gradient-tape.md``.
+    """
     _check_kw("trace", {"out": out, "dtype": dtype})
     return sum(diagonal(a, offset, axis1, axis2), axis=-1)
 
@@ -185,6 +208,34 @@ def _as_dtype(out, dtype, casting, name):
 
 @defcomposite("vstack", "concatenate(atleast_2d(x_i), axis=0)", numpy=(np.vstack,))
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    """``numpy.vstack`` over Tensors: ``concatenate(atleast_2d(x_i), axis=0)``.
+
+    Parameters
+    ----------
+    tup : list or tuple of Tensor or array_like; or one array, whose rows are stacked (as numpy)
+    dtype : numpy dtype, optional
+        The result is cast to it (a recorded cast).
+    casting : {'same_kind'}
+        Only numpy's default is recorded.
+
+    Returns
+    -------
+    Tensor
+        numpy's shape; the pieces' common dtype (or ``dtype``).
+
+    Raises
+    ------
+    TypeError
+        If ``tup`` is no list, tuple or array, or ``casting`` is not 'same_kind'.
+    ValueError
+        If the pieces' shapes do not fit (numpy's message).
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (reshape, concatenate), so its gradient is the
+    composition's: each input gets its own slice of ``g``. Source: ``lessons/10-gradient-tape.md``
+    (composites).
+    """
     parts = [atleast_2d(a) for a in _list(tup, "vstack")]
     return _as_dtype(concatenate(*parts, axis=0), dtype, casting, "vstack")
 
@@ -195,6 +246,34 @@ row_stack = vstack
 @defcomposite("hstack", "concatenate(atleast_1d(x_i)) along axis 1 (axis 0 for 1-D)",
               numpy=(np.hstack,))
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    """``numpy.hstack`` over Tensors: ``concatenate(atleast_1d(x_i))`` along axis 1 (axis 0 for 1-D).
+
+    Parameters
+    ----------
+    tup : list or tuple of Tensor or array_like; or one array (its rows are the pieces)
+    dtype : numpy dtype, optional
+        The result is cast to it (a recorded cast).
+    casting : {'same_kind'}
+        Only numpy's default is recorded.
+
+    Returns
+    -------
+    Tensor
+        numpy's shape; the pieces' common dtype (or ``dtype``).
+
+    Raises
+    ------
+    TypeError
+        If ``tup`` is no list, tuple or array, or ``casting`` is not 'same_kind'.
+    ValueError
+        If the pieces' shapes do not fit (numpy's message).
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (reshape, concatenate), so its gradient is the
+    composition's: each input gets its own slice of ``g``. Source: ``lessons/10-gradient-tape.md``
+    (composites).
+    """
     parts = [atleast_1d(a) for a in _list(tup, "hstack")]
     out = concatenate(*parts, axis=0 if parts and parts[0].ndim == 1 else 1)
     return _as_dtype(out, dtype, casting, "hstack")
@@ -202,12 +281,56 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
 
 @defcomposite("dstack", "concatenate(atleast_3d(x_i), axis=2)", numpy=(np.dstack,))
 def dstack(tup):
+    """``numpy.dstack`` over Tensors: ``concatenate(atleast_3d(x_i), axis=2)``.
+
+    Parameters
+    ----------
+    tup : list or tuple of Tensor or array_like; or one array (its rows are the pieces)
+
+    Returns
+    -------
+    Tensor
+        At least 3-D, numpy's shape; the pieces' common dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``tup`` is no list, tuple or array.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (reshape, concatenate), so its gradient is the
+    composition's: each input gets its own slice of ``g``. Source: ``lessons/10-gradient-tape.md``
+    (composites).
+    """
     return concatenate(*[atleast_3d(a) for a in _list(tup, "dstack")], axis=2)
 
 
 @defcomposite("column_stack", "concatenate of columns (1-D inputs become (n, 1))",
               numpy=(np.column_stack,))
 def column_stack(tup):
+    """``numpy.column_stack`` over Tensors: 1-D pieces become columns ``(n, 1)``, then
+    ``concatenate(..., axis=1)``.
+
+    Parameters
+    ----------
+    tup : list or tuple of Tensor or array_like; or one array (its rows are the pieces)
+
+    Returns
+    -------
+    Tensor, shape (n, sum of the pieces' columns)
+
+    Raises
+    ------
+    TypeError
+        If ``tup`` is no list, tuple or array.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (reshape, concatenate), so its gradient is the
+    composition's: each input gets its own slice of ``g``. Source: ``lessons/10-gradient-tape.md``
+    (composites).
+    """
     parts = [reshape(a, shape=(-1, 1)) if a.ndim < 2 else a for a in _list(tup, "column_stack")]
     return concatenate(*parts, axis=1)
 
@@ -215,6 +338,25 @@ def column_stack(tup):
 @defcomposite("append", "concatenate((arr, values), axis) (axis=None: of the flattened)",
               numpy=(np.append,))
 def append(arr, values, axis=None):
+    """``numpy.append`` over Tensors: ``concatenate((arr, values), axis)``.
+
+    Parameters
+    ----------
+    arr, values : Tensor or array_like
+        Both get gradients.
+    axis : int, optional
+        None (numpy's default): both are flattened first, the result is 1-D.
+
+    Returns
+    -------
+    Tensor
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (ravel, concatenate), so its gradient is the
+    composition's: each input gets its own slice of ``g``. Source: ``lessons/10-gradient-tape.md``
+    (composites).
+    """
     arr, values = _t(arr), _t(values)
     if axis is None:
         return concatenate(ravel(arr), ravel(values), axis=0)
@@ -224,6 +366,30 @@ def append(arr, values, axis=None):
 # --- splitting ---------------------------------------------------------------------------
 @defcomposite("array_split", "one record with an output per piece (split)", numpy=(np.array_split,))
 def array_split(ary, indices_or_sections, axis=0):
+    """``numpy.array_split`` over Tensors: like ``split``, but the sections need not be equal.
+
+    Parameters
+    ----------
+    ary : Tensor or array_like
+    indices_or_sections : int or sequence of int
+        A number of sections (the first ``n % k`` one longer, as numpy) or the split points.
+    axis : int, default 0
+
+    Returns
+    -------
+    list of Tensor
+        Views of ``ary`` along ``axis``.
+
+    Raises
+    ------
+    ValueError
+        For 0 or fewer sections; numpy's AxisError for an axis out of range.
+
+    Notes
+    -----
+    One recorded multi-output ``split`` (a :class:`~autoprop.core.tape.MultiNode`): the VJP puts
+    the pieces' gradients back side by side, zeros for a piece that got none.
+    """
     return split(ary, indices_or_sections, axis=axis, _equal=False)
 
 
@@ -253,12 +419,64 @@ def _along(a, idx_fn, axis):
 @defcomposite("sort", "take_along_axis(x, argsort(x)): g goes back to each element's place "
                       "(ties: numpy's stable order)", numpy=(np.sort,))
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """``numpy.sort`` over Tensors: the values in ascending order along ``axis``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int or None, default -1
+        None sorts the flattened array.
+    kind, stable : optional
+        Accepted; they change no sorted value. The gradient uses a stable order whatever they say.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape (1-D for ``axis=None``) and dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``order=`` (structured arrays: no derivative).
+
+    Notes
+    -----
+    ``take_along_axis(a, argsort(a, kind='stable'))``, a recorded gather: each element gets the
+    gradient of the place it was sorted to. Ties: equal elements keep their order (numpy's stable
+    sort), so the first of them gets the first tied place's gradient; they are not averaged.
+    Source: ``lessons/10-gradient-tape.md``.
+    """
     _check_kw("sort", {"order": order})
     return _along(a, lambda v, ax: np.argsort(v, axis=ax, kind="stable"), axis)
 
 
 @defcomposite("partition", "take_along_axis(x, argpartition(x, kth))", numpy=(np.partition,))
 def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """``numpy.partition`` over Tensors: the ``kth`` element in its sorted place, smaller ones before.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    kth : int or sequence of int
+    axis : int or None, default -1
+    kind : str, default 'introselect'
+        Passed to ``np.argpartition``.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``order=``.
+
+    Notes
+    -----
+    ``take_along_axis(a, argpartition(a, kth))``, a recorded gather: each element gets the
+    gradient of the place numpy's argpartition moved it to (at ties, numpy's choice).
+    """
     _check_kw("partition", {"order": order})
     return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis)
 
@@ -270,6 +488,32 @@ def _sl(nd, axis, s):
 
 @defcomposite("diff", "x[1:] - x[:-1] along the axis, n times", numpy=(np.diff,))
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """``numpy.diff`` over Tensors: ``x[1:] - x[:-1]`` along ``axis``, ``n`` times.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    n : int, default 1
+    axis : int, default -1
+    prepend, append : Tensor, array_like or scalar, optional
+        Joined to ``a`` along ``axis`` first (a scalar broadcast to one slice); a Tensor gets
+        its gradient.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape with ``n`` fewer entries along ``axis`` (after prepend/append).
+
+    Raises
+    ------
+    ValueError
+        If ``n < 0``; numpy's AxisError for an axis out of range.
+
+    Notes
+    -----
+    Recorded slices and subtractions (numpy's definition), so the gradient is the composition's:
+    ``dx_i = g_{i-1} - g_i`` for ``n = 1``.
+    """
     a = _t(a)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
@@ -311,6 +555,36 @@ def _spacing(d, n):
                           "formula for uneven steps h1, h2: (-h2/(h1(h1+h2))) f[i-1] + "
                           "((h2-h1)/(h1 h2)) f[i] + (h1/(h2(h1+h2))) f[i+1]", numpy=(np.gradient,))
 def gradient(f, *varargs, axis=None, edge_order=1):
+    """``numpy.gradient`` over Tensors: central differences inside, one-sided at the edges.
+
+    Parameters
+    ----------
+    f : Tensor or array_like
+    *varargs : scalar, or 1-D coordinate arrays (Tensors differentiable too)
+        The spacing: none (1), one scalar for all axes, or one entry per axis.
+    axis : int or tuple of int, optional
+    edge_order : {1, 2}
+
+    Returns
+    -------
+    Tensor, or tuple of Tensor (one per axis when there are several)
+        ``f``'s shape.
+
+    Raises
+    ------
+    TypeError
+        For a number of ``varargs`` that fits no axis count.
+    ValueError
+        For ``edge_order`` not 1 or 2, an axis shorter than ``edge_order + 1``, or a coordinate
+        array that is not 1-D or not of the axis' length.
+
+    Notes
+    -----
+    numpy's formulas written in recorded slices and arithmetic: ``(f[i+1] - f[i-1]) / 2h`` for an
+    even step, numpy's second-order formula for uneven steps h1, h2
+    (``-h2/(h1(h1+h2)) f[i-1] + (h2-h1)/(h1 h2) f[i] + h1/(h2(h1+h2)) f[i+1]``), so ``f`` and the
+    coordinates get the composition's gradient.
+    """
     f = _t(f)
     axes = tuple(range(f.ndim)) if axis is None else _axes_tuple(axis, f.ndim)
     if not varargs:
@@ -367,6 +641,29 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 @defcomposite("cross", "the components a_j b_k - a_k b_j (bilinear: multiply and subtract)",
               numpy=(np.cross,))
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``numpy.cross`` over Tensors: the cross product of 2- or 3-vectors along the given axes.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like, last axis (``axisa``/``axisb``) of length 2 or 3
+    axisa, axisb, axisc : int, default -1
+    axis : int, optional
+        Overrides the three.
+
+    Returns
+    -------
+    Tensor
+        3-vectors along ``axisc``; two 2-vectors give the scalar ``a0 b1 - a1 b0``.
+
+    Raises
+    ------
+    ValueError
+        If a vector axis has a length other than 2 or 3.
+
+    Notes
+    -----
+    Bilinear: the components ``a_j b_k - a_k b_j`` written as recorded products and differences.
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = moveaxis(_t(a), axisa, -1), moveaxis(_t(b), axisb, -1)
@@ -391,6 +688,21 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 @defcomposite("kron", "reshape(a[:, None, ...] * b[None, :, ...]): each entry a_i b_j once",
               numpy=(np.kron,))
 def kron(a, b):
+    """``numpy.kron`` over Tensors: the Kronecker product.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like
+
+    Returns
+    -------
+    Tensor, shape ``(a.shape[i] * b.shape[i], ...)`` (the shorter shape padded with leading 1s)
+
+    Notes
+    -----
+    ``reshape(a[:, None, ...] * b[None, :, ...])``: each product ``a_i b_j`` appears once, so
+    ``da_i = sum_j g_ij b_j`` and ``db_j = sum_i g_ij a_i`` (the recorded multiply's VJP).
+    """
     a, b = _t(a), _t(b)
     nd = builtins.max(a.ndim, b.ndim)
     sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
@@ -421,12 +733,56 @@ def _convolve_full_or_mode(a, v, mode, name):
 @defcomposite("convolve", "sum_j a[k - j] v[j]: a Toeplitz gather of a times v (its VJP "
                           "scatters back each product's share)", numpy=(np.convolve,))
 def convolve(a, v, mode="full"):
+    """``numpy.convolve`` over Tensors: the 1-D discrete convolution ``sum_j a[k - j] v[j]``.
+
+    Parameters
+    ----------
+    a, v : Tensor or array_like, 1-D, non-empty
+    mode : {'full', 'same', 'valid'}, default 'full'
+
+    Returns
+    -------
+    Tensor, shape (n + m - 1,), (max(n, m),) or (max(n, m) - min(n, m) + 1,)
+
+    Raises
+    ------
+    ValueError
+        For another ``mode``, or inputs that are not non-empty and 1-D.
+
+    Notes
+    -----
+    A recorded gather of ``a`` into the Toeplitz matrix ``T[k, j] = a[k - j]`` (0 outside ``a``),
+    times ``v`` (matmul), then numpy's slice for the mode: the gather's VJP adds each product's
+    share back to ``a``, the matmul's gives ``v`` its part.
+    """
     return _convolve_full_or_mode(a, v, mode, "convolve")
 
 
 @defcomposite("correlate", "sum_n a[n + k] conj(v[n]): convolve with conj(v) reversed (numpy's "
                            "swap and reversal when v is the longer)", numpy=(np.correlate,))
 def correlate(a, v, mode="valid"):
+    """``numpy.correlate`` over Tensors: ``c[k] = sum_n a[n + k] conj(v[n])``.
+
+    Parameters
+    ----------
+    a, v : Tensor or array_like, 1-D, non-empty
+    mode : {'valid', 'same', 'full'}, default 'valid'
+
+    Returns
+    -------
+    Tensor
+        As :func:`convolve` for the mode.
+
+    Raises
+    ------
+    ValueError
+        For another ``mode``, or inputs that are not non-empty and 1-D.
+
+    Notes
+    -----
+    numpy's definition in recorded primitives: ``convolve`` of ``a`` with ``conj(v)`` reversed
+    (numpy's swap and reversal when ``v`` is the longer), so the gradient is the composition's.
+    """
     a, v = _t(a), _t(v)
     if v.dtype.kind == "c":  # numpy conjugates v (c[k] = sum_n a[n + k] conj(v[n])), even for a real a
         v = conj(v)
@@ -438,6 +794,21 @@ def correlate(a, v, mode="valid"):
 
 @defcomposite("inner", "tensordot over the last axes of a and b", numpy=(np.inner,))
 def inner(a, b):
+    """``numpy.inner`` over Tensors: the sum product over the last axes of ``a`` and ``b``.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like
+        Last axes of one length; a 0-d operand multiplies.
+
+    Returns
+    -------
+    Tensor, shape ``a.shape[:-1] + b.shape[:-1]``
+
+    Notes
+    -----
+    The recorded ``tensordot`` over the last axes (``multiply`` for a scalar): its VJPs.
+    """
     a, b = _t(a), _t(b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
@@ -446,6 +817,21 @@ def inner(a, b):
 
 @defcomposite("vdot", "dot(ravel(conj(a)), ravel(b)) (conj only for a complex a)", numpy=(np.vdot,))
 def vdot(a, b):
+    """``numpy.vdot`` over Tensors: ``dot(ravel(conj(a)), ravel(b))``.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like, of one size
+        Flattened; ``a`` is conjugated when complex.
+
+    Returns
+    -------
+    Tensor, shape ()
+
+    Notes
+    -----
+    Recorded ``conj``, ``ravel`` and ``dot``: the gradient is the composition's.
+    """
     a = _t(a)
     return np.dot(ravel(conj(a) if a.dtype.kind == "c" else a), ravel(_t(b)))
 
@@ -454,6 +840,34 @@ def vdot(a, b):
 @defcomposite("linspace", "start + arange(num) * (stop - start) / div, the last point = stop",
               numpy=(np.linspace,))
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``numpy.linspace`` over Tensors: ``num`` points from ``start`` to ``stop``.
+
+    Parameters
+    ----------
+    start, stop : Tensor, array_like or scalar
+        Differentiable: point k is ``start + k (stop - start) / div`` (``div = num - 1``, or ``num``
+        with ``endpoint=False``), so ``d/dstart = 1 - k/div`` and ``d/dstop = k/div``.
+    num : int, default 50
+    endpoint : bool, default True
+        The last point is ``stop`` itself (its gradient goes to ``stop`` alone).
+    retstep : bool, default False
+        Also return the step ``(stop - start) / div`` (a Tensor).
+    dtype : numpy dtype, optional
+    axis : int, default 0
+        Where the points' axis goes when ``start``/``stop`` are arrays.
+    device : {None, 'cpu'}
+
+    Returns
+    -------
+    Tensor, shape (num,) + broadcast shape of start and stop; or (Tensor, Tensor) with ``retstep``
+
+    Raises
+    ------
+    ValueError
+        If ``num < 0``.
+    TypeError
+        For a device other than the CPU.
+    """
     if device not in (None, "cpu"):
         raise TypeError(f"numpy.linspace: device={device!r}; autoprop runs on the CPU only")
     dt = np.result_type(_value(start), _value(stop), float(num))  # numpy's (Python numbers weak)
@@ -480,6 +894,30 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 @defcomposite("select", "nested where: g goes to the first choice whose condition holds",
               numpy=(np.select,))
 def select(condlist, choicelist, default=0):
+    """``numpy.select`` over Tensors: at each place, the first choice whose condition holds.
+
+    Parameters
+    ----------
+    condlist : list of bool arrays (values; no gradient)
+    choicelist : list of Tensor or array_like, as long as ``condlist``
+    default : Tensor or scalar, default 0
+        Where no condition holds.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape; numpy's result dtype of the choices and ``default``.
+
+    Raises
+    ------
+    ValueError
+        If the two lists differ in length.
+
+    Notes
+    -----
+    Nested recorded ``where``: ``g`` goes to the first choice whose condition holds at each place,
+    to ``default`` where none does, and 0 to the others.
+    """
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     out = _t(default)
@@ -491,6 +929,32 @@ def select(condlist, choicelist, default=0):
 
 @defcomposite("meshgrid", "reshape and broadcast_to of each input", numpy=(np.meshgrid,))
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """``numpy.meshgrid`` over Tensors: coordinate grids from 1-D coordinate vectors.
+
+    Parameters
+    ----------
+    *xi : Tensor or array_like, 1-D (others are flattened, as numpy)
+    copy : bool
+        Changes no value (a Tensor is never written), so it has nothing to do here.
+    sparse : bool, default False
+        True: the reshaped vectors, not broadcast.
+    indexing : {'xy', 'ij'}, default 'xy'
+
+    Returns
+    -------
+    tuple of Tensor
+        One grid per input.
+
+    Raises
+    ------
+    ValueError
+        For another ``indexing``.
+
+    Notes
+    -----
+    Recorded ``reshape`` and ``broadcast_to``: each vector's gradient is ``g`` summed over the
+    axes it was broadcast along.
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     nd = len(xi)
@@ -503,6 +967,28 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 @defcomposite("broadcast_arrays", "broadcast_to the common shape", numpy=(np.broadcast_arrays,))
 def broadcast_arrays(*args, subok=False):
+    """``numpy.broadcast_arrays`` over Tensors: each input broadcast to the common shape.
+
+    Parameters
+    ----------
+    *args : Tensor or array_like
+    subok : bool
+        Changes nothing for Tensors.
+
+    Returns
+    -------
+    tuple of Tensor
+        Each of the broadcast shape (an input already of that shape is returned as it is).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not broadcast (numpy's message).
+
+    Notes
+    -----
+    Recorded ``broadcast_to``: the gradient is ``g`` summed over the broadcast axes.
+    """
     ts = [_t(a) for a in args]
     shape = np.broadcast_shapes(*[t.shape for t in ts])
     return tuple(t if t.shape == shape else broadcast_to(t, shape=shape) for t in ts)
@@ -512,6 +998,32 @@ def broadcast_arrays(*args, subok=False):
 @defcomposite("cumprod", "y_j = prod(x_0..x_j) as a product over a masked copy: exact with zeros "
                          "(O(n^2) memory along the axis)", numpy=(np.cumprod,))
 def cumprod(a, axis=None, dtype=None, out=None):
+    """``numpy.cumprod`` over Tensors: ``y_j = x_0 x_1 ... x_j`` along ``axis``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, optional
+        None (numpy's default): of the flattened array.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape (1-D for ``axis=None``) and dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``dtype=`` or ``out=``.
+    numpy.exceptions.AxisError
+        For an axis out of range.
+
+    Notes
+    -----
+    Each ``y_j`` is the recorded ``prod`` of a masked copy (row j keeps ``x_0..x_j``, ones
+    elsewhere), so the gradient is exact with zeros in ``x`` (no division by ``x``), at
+    O(n^2) memory along the axis.
+    """
     _check_kw("cumprod", {"out": out, "dtype": dtype})
     a = _t(a)
     if axis is None:
@@ -529,6 +1041,33 @@ def _axis_arg(axis):
 
 @defcomposite("median", "the mean of the middle element(s) of sort(x)", numpy=(np.median,))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.median`` over Tensors: the middle value (mean of the two middle ones for even n).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+        None: of the flattened array.
+    overwrite_input : bool
+        Changes no value (a Tensor is never written).
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape; NaN for a slice holding a NaN (as numpy).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    The mean of the middle element(s) of the recorded ``sort``: those one or two elements get
+    ``g`` (halved for two), the others 0. Ties go by numpy's stable order (``[1, 1, 1]``: the
+    middle one gets it all). A slice holding a NaN passes no gradient.
+    """
     _check_kw("median", {"out": out})
     a = _t(a)
     axis = _axis_arg(axis)
@@ -552,6 +1091,34 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 @defcomposite("average", "sum(w x) / sum(w) (weights None: mean)", numpy=(np.average,))
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``numpy.average`` over Tensors: ``sum(w x) / sum(w)`` along ``axis`` (no weights: the mean).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    weights : Tensor or array_like, optional
+        ``a``'s shape, or 1-D along a given ``axis``; a Tensor gets its gradient
+        ``(x - average) / sum(w)``.
+    returned : bool, default False
+        Also return the sum of the weights (of the average's shape).
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor, or (Tensor, Tensor) with ``returned``
+
+    Raises
+    ------
+    TypeError
+        If ``weights`` has another shape than ``a`` and no single ``axis`` is given.
+    ValueError
+        If 1-D weights do not have ``a.shape[axis]`` entries.
+
+    Notes
+    -----
+    Recorded ``multiply``, ``sum`` and ``divide``: the gradient is the composition's.
+    """
     a = _t(a)
     axis = _axis_arg(axis)
     if weights is None:
@@ -573,6 +1140,30 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 @defcomposite("ptp", "max(x) - min(x)", numpy=(np.ptp,))
 def ptp(a, axis=None, out=None, keepdims=False):
+    """``numpy.ptp`` over Tensors: ``max(x) - min(x)`` along ``axis``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape.
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    The recorded ``max`` and ``min`` reductions: ``g`` to the largest element, ``-g`` to the
+    smallest, each split evenly among tied elements (``[3, 3, 1]``: 0.5, 0.5, -1), the registry's
+    rule at ties.
+    """
     _check_kw("ptp", {"out": out})
     axis = _axis_arg(axis)
     return subtract(max(a, axis=axis, keepdims=bool(keepdims)), min(a, axis=axis, keepdims=bool(keepdims)))
@@ -585,12 +1176,58 @@ def _nan_fill(a, fill):
 
 @defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """``numpy.nansum`` over Tensors: the sum with NaNs counted as 0.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape.
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, ``dtype=`` and other options without a recorded derivative.
+
+    Notes
+    -----
+    ``sum(where(isnan(x), 0, x))`` in recorded primitives: the NaNs get gradient 0, the other
+    elements ``g``.
+    """
     _check_kw("nansum", dict(kw, out=out, dtype=dtype))
     return sum(_nan_fill(a, 0.0), axis=_axis_arg(axis), keepdims=bool(keepdims))
 
 
 @defcomposite("nanmean", "nansum(x) / count(not NaN)", numpy=(np.nanmean,))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """``numpy.nanmean`` over Tensors: the mean of the elements that are not NaN.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape; NaN for an all-NaN slice (0 / 0, as numpy).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, ``dtype=`` and other options without a recorded derivative.
+
+    Notes
+    -----
+    ``nansum(x) / count(not NaN)`` (the count a constant): each non-NaN element gets
+    ``g / count``, the NaNs 0.
+    """
     _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
     a = _t(a)
     count = np.sum(~np.isnan(a._value), axis=_axis_arg(axis), keepdims=bool(keepdims))
@@ -634,8 +1271,45 @@ def _cov_weight(w, name, n):
                      "numpy's normalisation (avg the w-weighted mean, fact = sum w - ddof "
                      "sum(w aweights) / sum w)", numpy=(np.cov,))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """``numpy.cov`` over Tensors: the covariance matrix of the rows (``rowvar=False``: the columns).
+
+    Parameters
+    ----------
+    m : Tensor or array_like, 1-D or 2-D
+    y : Tensor or array_like, optional
+        More variables, stacked under ``m``'s.
+    rowvar, bias : bool
+    ddof : int, optional
+        Default 1 (0 with ``bias=True``).
+    fweights, aweights : Tensor or array_like, 1-D, optional
+        Frequency and analytic weights; Tensors are differentiable.
+    dtype : numpy dtype, optional
+
+    Returns
+    -------
+    Tensor, shape (k, k) for k variables (() for one), at least float64 (as numpy)
+
+    Raises
+    ------
+    ValueError
+        For ``m`` or ``y`` of more than 2 dimensions, a non-integer ``ddof`` or negative weights.
+    TypeError
+        For non-integer ``fweights``.
+    RuntimeError
+        For weights that are not 1-D or not one per observation (numpy's).
+
+    Notes
+    -----
+    numpy's formula in recorded primitives: ``(X - mean)(X - mean)^H / (N - ddof)``; with weights
+    ``w = fweights * aweights``, ``(X - avg) diag(w) (X - avg)^H / fact`` with numpy's ``avg`` and
+    ``fact``. The gradient is the composition's. Non-positive degrees of freedom warn
+    (RuntimeWarning) and divide by 0, as numpy.
+    """
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
+    for name, v in (("m", m), ("y", y)):  # numpy's check (a 3-D m would reach the matmul)
+        if v is not None and np.ndim(_value(v)) > 2:
+            raise ValueError(f"{name} has more than 2 dimensions")
     X = atleast_2d(m)
     if not rowvar and np.ndim(_value(m)) != 1:
         X = transpose(X)
@@ -680,6 +1354,29 @@ def _conj_t(x):
 
 @defcomposite("corrcoef", "cov / (std_i std_j), clipped to [-1, 1] as numpy", numpy=(np.corrcoef,))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """``numpy.corrcoef`` over Tensors: ``cov_ij / (std_i std_j)``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like, 1-D or 2-D
+    y : Tensor or array_like, optional
+    rowvar : bool, default True
+    dtype : numpy dtype, optional
+
+    Returns
+    -------
+    Tensor, shape (k, k) (() for one variable: 1.0, gradient 0)
+
+    Raises
+    ------
+    ValueError, TypeError, RuntimeError
+        As :func:`cov` (``x`` or ``y`` of more than 2 dimensions: ValueError).
+
+    Notes
+    -----
+    Recorded :func:`cov`, ``sqrt`` of its diagonal, two divisions, and ``clip(-1, 1)`` as numpy:
+    the gradient is the composition's (clip's rule: an entry pushed beyond ±1 by rounding gets 0).
+    """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
