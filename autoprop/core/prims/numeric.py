@@ -35,6 +35,28 @@ def _along(nd, axis, s):
 @defcomposite("trapezoid", "sum(d * (y[1:] + y[:-1]) / 2) along axis, d = dx or diff(x)",
               numpy=tuple(f for f in (getattr(np, "trapezoid", None),) if f is not None))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``numpy.trapezoid`` over Tensors: ``sum(d * (y[1:] + y[:-1]) / 2)`` along ``axis``.
+
+    Parameters
+    ----------
+    y : Tensor or array_like
+    x : Tensor or array_like, optional
+        The sample points (1-D along ``axis``, or ``y``'s shape); ``d = diff(x)``. A Tensor gets
+        its gradient.
+    dx : float, default 1.0
+        The spacing when ``x`` is None.
+    axis : int, default -1
+
+    Returns
+    -------
+    Tensor
+        ``y``'s shape without ``axis``.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (slices, diff, multiply, sum), so its gradient is the
+    composition's. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     y = _t(y)
     if x is None:
         d = dx
@@ -50,6 +72,24 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 @defcomposite("polyval", "Horner's rule y = (...(p0 x + p1) x + ...) + pn: recorded products "
                          "and sums, so p and x both get gradients", numpy=(np.polyval,))
 def polyval(p, x):
+    """``numpy.polyval`` over Tensors: ``p[0] x**(n-1) + ... + p[n-1]`` by Horner's rule.
+
+    Parameters
+    ----------
+    p : Tensor or array_like, 1-D
+        Coefficients, highest power first.
+    x : Tensor, array_like or scalar
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (Horner's products and sums), so its gradient is the
+    composition's: ``p`` and ``x`` both get gradients. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     p, x = _t(p), _t(x)
     y = x * 0.0
     for i in range(p.shape[0]):
@@ -227,6 +267,33 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 @defcomposite("apply_along_axis", "func1d on each 1-D slice, stacked: the chain rule through "
                                   "func1d's own recorded operations", numpy=(np.apply_along_axis,))
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """``numpy.apply_along_axis`` over Tensors: ``func1d`` on every 1-D slice along ``axis``, stacked.
+
+    Parameters
+    ----------
+    func1d : callable
+        Called with a 1-D Tensor (then ``*args, **kwargs``); it is differentiated through the
+        operations it records, as any code on Tensors.
+    axis : int
+    arr : Tensor or array_like
+    *args, **kwargs
+        Passed to ``func1d``.
+
+    Returns
+    -------
+    Tensor
+        ``func1d``'s result axes put where ``axis`` was (numpy's rule).
+
+    Raises
+    ------
+    ValueError
+        When an axis other than ``axis`` has length 0 (as numpy).
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (moveaxis, getitem, stack, reshape, transpose, and func1d's own), so its gradient is the
+    composition's. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     arr = _t(arr)
     ax = axis % arr.ndim
     moved = moveaxis(arr, ax, -1)
@@ -246,6 +313,21 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 @defcomposite("float_power", "power in float64 (numpy's float_power): the power record on "
                              "float64 casts", numpy=(np.float_power,))
 def float_power(x1, x2):
+    """``numpy.float_power`` over Tensors: ``x1 ** x2`` computed in float64.
+
+    Parameters
+    ----------
+    x1, x2 : Tensor, array_like or scalar
+
+    Returns
+    -------
+    Tensor, float64, the broadcast shape
+
+    Notes
+    -----
+    The recorded ``power`` of float64 casts (numpy's definition), so the gradient is power's
+    (``d/dx1 = x2 x1**(x2-1)``, ``d/dx2 = x1**x2 log x1``) cast back to each input's dtype.
+    """
     return power(cast(_t(x1), dtype=np.dtype(np.float64)), cast(_t(x2), dtype=np.dtype(np.float64)))
 
 
@@ -253,12 +335,57 @@ def float_power(x1, x2):
 # it by (jax.numpy differentiates the same) -----------------------------------------------
 @defcomposite("nanprod", "prod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nanprod,))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """``numpy.nanprod`` over Tensors: the product with NaNs counted as 1.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape.
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, ``dtype=`` and other options without a recorded derivative.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (``prod(where(isnan(x), 1, x))``), so its gradient is the
+    composition's: the NaNs get gradient 0. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     _check_kw("nanprod", dict(kw, out=out, dtype=dtype))
     return prod(_nan_fill(a, 1.0), axis=_axis_arg(axis), keepdims=bool(keepdims))
 
 
 @defcomposite("nancumsum", "cumsum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nancumsum,))
 def nancumsum(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumsum`` over Tensors: the running sum with NaNs counted as 0.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, optional
+        None: of the flattened array.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` or ``dtype=``.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (``cumsum(where(isnan(x), 0, x))``), so its gradient is the
+    composition's: the NaNs get gradient 0. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     _check_kw("nancumsum", dict(out=out, dtype=dtype))
     return np.cumsum(_nan_fill(a, 0.0), axis=axis)
 
@@ -284,6 +411,33 @@ def cumulative(name, x, axis, include_initial, cum, initial):
 @defcomposite("cumulative_sum", "cumsum along axis, with a leading 0 for include_initial=True "
                                 "(numpy 2's name)", numpy=tuple(f for f in [getattr(np, "cumulative_sum", None)] if f))
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """``numpy.cumulative_sum`` (numpy 2) over Tensors: ``cumsum`` along ``axis``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    axis : int, optional
+        Required beyond 1-D, as numpy.
+    include_initial : bool, default False
+        A leading slice of zeros along ``axis`` (a constant: no gradient).
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape, one longer along ``axis`` with ``include_initial``.
+
+    Raises
+    ------
+    ValueError
+        For ``axis=None`` on an array of 2 or more dimensions.
+    TypeError
+        For ``out=`` or ``dtype=``.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (cumsum, concatenate), so its gradient is the
+    composition's. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     _check_kw("cumulative_sum", dict(out=out, dtype=dtype))
     return cumulative("cumulative_sum", x, axis, include_initial, np.cumsum, 0)
 
@@ -291,6 +445,30 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fal
 @defcomposite("heaviside", "where(x1 < 0, 0, where(x1 > 0, 1, x2)), NaN at NaN: d/dx1 = 0, "
                            "d/dx2 = 1 where x1 = 0", numpy=(np.heaviside,))
 def heaviside(x1, x2, /, out=None, **kw):
+    """``numpy.heaviside`` over Tensors: 0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``.
+
+    Parameters
+    ----------
+    x1 : Tensor or array_like
+        Gets gradient 0 everywhere (a zero array, not None: the step is piecewise constant and its
+        jump at 0 has no derivative).
+    x2 : Tensor, array_like or scalar
+        Gets ``g`` where ``x1 == 0``, 0 elsewhere.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape; NaN where ``x1`` is NaN (as numpy).
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other ufunc options.
+
+    Notes
+    -----
+    A recorded ``where`` of ``x2`` and numpy's own step values.
+    """
     _check_kw("heaviside", dict(kw, out=out))
     x1, x2 = _t(x1), _t(x2)
     v = x1._value
@@ -309,6 +487,29 @@ def _connected(out, x):
 @defcomposite("copysign", "|x1| * (-1 where x2's sign bit is set, else 1): d/dx1 = that sign "
                           "times sign(x1), d/dx2 = 0", numpy=(np.copysign,))
 def copysign(x1, x2, /, out=None, **kw):
+    """``numpy.copysign`` over Tensors: ``|x1|`` with the sign of ``x2`` (its sign bit: ``-0.0`` is
+    negative).
+
+    Parameters
+    ----------
+    x1, x2 : Tensor, array_like or scalar
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other ufunc options.
+
+    Notes
+    -----
+    ``absolute(x1) * s`` with ``s = -1`` where ``x2``'s sign bit is set, else 1 (a constant):
+    ``d/dx1 = s sign(x1)``, 0 at ``x1 = 0`` (abs's rule ``abs'(0) = 0``); ``x2`` gets gradient 0
+    (a zero array), its sign being piecewise constant.
+    """
     _check_kw("copysign", dict(kw, out=out))
     x1, x2 = _t(x1), _t(x2)
     s = np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16))
@@ -317,6 +518,28 @@ def copysign(x1, x2, /, out=None, **kw):
 
 @defcomposite("ldexp", "x1 * 2**x2 (x2 an integer exponent, no gradient)", numpy=(np.ldexp,))
 def ldexp(x1, x2, /, out=None, **kw):
+    """``numpy.ldexp`` over Tensors: ``x1 * 2**x2``.
+
+    Parameters
+    ----------
+    x1 : Tensor or array_like
+    x2 : array_like of int
+        The exponents (integers, no gradient).
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape; ``x1``'s float dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``x2`` is not integer (numpy refuses it too), or for ``out=``.
+
+    Notes
+    -----
+    The recorded ``multiply`` of ``x1`` by the constant ``2**x2``: ``d/dx1 = 2**x2``.
+    """
     _check_kw("ldexp", dict(kw, out=out))
     x1, x2 = _t(x1), _value(x2)
     if np.asarray(x2).dtype.kind not in "iub":
@@ -327,6 +550,33 @@ def ldexp(x1, x2, /, out=None, **kw):
 @defcomposite("nanstd", "norm(x - nanmean(x), NaNs as 0) / sqrt(count - ddof): NaNs get no "
                         "gradient; the norm's subgradient 0 at zero spread", numpy=(np.nanstd,))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """``numpy.nanstd`` over Tensors: the standard deviation of the elements that are not NaN.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    ddof : int, default 0
+        (``correction=``, numpy 2's name, too; both given is ValueError.)
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape, real (a complex input gives a real std).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, ``dtype=`` and other options without a recorded derivative.
+    ValueError
+        For both ``ddof`` and ``correction``.
+
+    Notes
+    -----
+    ``norm(x - nanmean(x), NaNs as 0) / sqrt(count - ddof)`` in recorded primitives: the NaNs get
+    gradient 0; where the spread is exactly 0 the norm's subgradient 0 applies (0, never NaN).
+    """
     ddof = _ddof(ddof, kw)
     _check_kw("nanstd", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
@@ -339,6 +589,29 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
 @defcomposite("compress", "take(x, nonzero(condition), axis) (flattened for axis=None)",
               numpy=(np.compress,), methods=("compress",))
 def compress(condition, a, axis=None, out=None):
+    """``numpy.compress`` over Tensors: the slices along ``axis`` where ``condition`` is true.
+
+    Parameters
+    ----------
+    condition : 1-D array_like of bool (values; no gradient)
+    a : Tensor or array_like
+    axis : int, optional
+        None: of the flattened array.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (ravel, take), so its gradient is the
+    composition's: the kept elements get ``g``, the others 0. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     _check_kw("compress", {"out": out})
     a = _t(a)
     idx = np.nonzero(np.asarray(_value(condition)).ravel())[0]
@@ -347,12 +620,51 @@ def compress(condition, a, axis=None, out=None):
 
 @defcomposite("extract", "take(ravel(x), nonzero(ravel(condition)))", numpy=(np.extract,))
 def extract(condition, arr):
+    """``numpy.extract`` over Tensors: ``ravel(arr)[ravel(condition) != 0]``.
+
+    Parameters
+    ----------
+    condition : array_like (values; no gradient)
+    arr : Tensor or array_like
+
+    Returns
+    -------
+    Tensor, 1-D
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (ravel, take), so its gradient is the
+    composition's: the picked elements get ``g``, the others 0. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     return compress(np.asarray(_value(condition)).ravel(), ravel(_t(arr)))
 
 
 @defcomposite("delete", "take(x, the positions numpy keeps, axis) (flattened for axis=None)",
               numpy=(np.delete,))
 def delete(arr, obj, axis=None):
+    """``numpy.delete`` over Tensors: ``arr`` without the entries ``obj`` along ``axis``.
+
+    Parameters
+    ----------
+    arr : Tensor or array_like
+    obj : int, slice or array_like of int
+    axis : int, optional
+        None: of the flattened array.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    numpy.exceptions.AxisError, IndexError
+        As numpy (it computes the kept positions).
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (ravel, take at the positions numpy keeps), so its gradient is the
+    composition's: the deleted entries get gradient 0. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     a = _t(arr)
     a, axis = (ravel(a), 0) if axis is None else (a, _axis_index(axis, builtins.max(a.ndim, 1)))
     keep = np.delete(np.arange(a.shape[axis]), _value(obj))
@@ -362,6 +674,35 @@ def delete(arr, obj, axis=None):
 @defcomposite("interp", "fp[j] + slope_j (x - xp[j]) on xp's interval j, fp[0] / fp[-1] (or "
                         "left / right) outside: gradients to x, xp and fp", numpy=(np.interp,))
 def interp(x, xp, fp, left=None, right=None, period=None):
+    """``numpy.interp`` over Tensors: piecewise-linear interpolation of ``(xp, fp)`` at ``x``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    xp : Tensor or array_like, 1-D, increasing, at least 2 points
+    fp : Tensor or array_like, ``xp``'s shape
+    left, right : Tensor or scalar, optional
+        The values below ``xp[0]`` and above ``xp[-1]`` (default ``fp[0]``, ``fp[-1]``).
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape.
+
+    Raises
+    ------
+    TypeError
+        For ``period=`` (unwrap ``x`` first).
+    ValueError
+        If ``xp`` and ``fp`` are not 1-D of one length of at least 2.
+
+    Notes
+    -----
+    ``fp[j] + (fp[j+1] - fp[j]) / (xp[j+1] - xp[j]) (x - xp[j])`` on ``xp``'s interval j, written
+    in recorded primitives: ``x``, ``xp`` and ``fp`` all get gradients. Kinks: at an inner knot
+    ``x == xp[j]`` ``x`` gets the slope of the interval to its right; at ``x == xp[-1]`` and
+    outside ``[xp[0], xp[-1]]`` it gets 0 (the value is ``fp[-1]``, ``left`` or ``right``).
+    """
     if period is not None:
         raise TypeError("autoprop cannot record numpy.interp(..., period=...); unwrap x first "
                         "(np.mod and np.concatenate are recorded)")
@@ -382,6 +723,29 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 @defcomposite("bincount", "index_add of weights at x (repeats accumulate): dweights = g[x]; "
                           "without weights, integer counts (no gradient)", numpy=(np.bincount,))
 def bincount(x, /, weights=None, minlength=0):
+    """``numpy.bincount`` over Tensors: the weighted count of each non-negative integer in ``x``.
+
+    Parameters
+    ----------
+    x : array_like of non-negative int (values; no gradient)
+    weights : Tensor or array_like, ``x``'s shape, optional
+        Differentiable: ``d counts[k] / d weights[i] = 1`` where ``x[i] == k``.
+    minlength : int, default 0
+
+    Returns
+    -------
+    Tensor, float64, shape (max(max(x) + 1, minlength),) with weights; without weights numpy's
+    integer counts (no gradient).
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` does not have ``x``'s shape, or as numpy (negative ``x``).
+
+    Notes
+    -----
+    The recorded ``index_add`` of the weights at ``x`` (repeats accumulate): ``dweights = g[x]``.
+    """
     xv = np.asarray(_value(x))
     counts = np.bincount(xv, minlength=minlength)  # numpy's checks and length
     if weights is None:
@@ -396,6 +760,30 @@ def bincount(x, /, weights=None, minlength=0):
 @defcomposite("block", "concatenate of the nested lists, the innermost along the last axis (each "
                        "leaf first given numpy's leading axes of length 1)", numpy=(np.block,))
 def block(arrays):
+    """``numpy.block`` over Tensors: one array assembled from nested lists of blocks.
+
+    Parameters
+    ----------
+    arrays : Tensor, array_like, or nested lists of them
+        The innermost lists are joined along the last axis, the next ones along the one before.
+
+    Returns
+    -------
+    Tensor
+        numpy's shape: every leaf first given leading axes of length 1 up to the largest ndim.
+
+    Raises
+    ------
+    TypeError
+        For tuples in the nesting (as numpy).
+    ValueError
+        If the blocks' shapes do not fit.
+
+    Notes
+    -----
+    numpy's function written in recorded primitives (reshape, concatenate), so its gradient is the
+    composition's: each block gets its slice of ``g``. Source: ``lessons/10-gradient-tape.md`` (composites).
+    """
     def depth(x):
         if isinstance(x, tuple):
             raise TypeError("numpy.block: tuples are not allowed in the nesting, as numpy's; use lists")
