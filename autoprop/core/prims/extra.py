@@ -197,6 +197,24 @@ def _set_values(name, vals, *arrays):
 @defcomposite("union1d", "take(concatenate(ar1, ar2), the first occurrence of each unique value): "
                          "a value in both gives ar1's first copy the gradient", numpy=(np.union1d,))
 def union1d(ar1, ar2):
+    """``numpy.union1d`` over Tensors: the sorted unique values of both arrays.
+
+    Parameters
+    ----------
+    ar1, ar2 : Tensor or array_like (flattened)
+
+    Returns
+    -------
+    Tensor, 1-D
+        Of the two inputs' common dtype.
+
+    Notes
+    -----
+    numpy's own function finds the values; the result is a recorded ``take`` from
+    ``concatenate(ravel(ar1), ravel(ar2))`` at each value's first occurrence there (``np.unique``'s
+    convention: a value both arrays hold gives ``ar1``'s first copy the gradient, ``ar2``'s none); the VJP scatters ``g`` back to those elements, 0 to the other copies.
+    torch's gather at the same positions is the reference (jax gives these a zero gradient).
+    """
     return _set_values("union1d", np.union1d(_value(ar1), _value(ar2)), ar1, ar2)
 
 
@@ -204,6 +222,25 @@ def union1d(ar1, ar2):
                              "at numpy's ind1); ar2 gets no gradient, the indices are integers",
               numpy=(np.intersect1d,))
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    """``numpy.intersect1d`` over Tensors: the sorted values both arrays hold.
+
+    Parameters
+    ----------
+    ar1, ar2 : Tensor or array_like (flattened)
+    assume_unique : bool, default False
+    return_indices : bool, default False
+        Also return numpy's integer indices into ``ar1`` and ``ar2`` (no gradient).
+
+    Returns
+    -------
+    Tensor, 1-D; or (Tensor, ndarray, ndarray) with ``return_indices``
+
+    Notes
+    -----
+    A recorded ``take`` from ``ar1`` at each common value's first occurrence (with
+    ``return_indices``: at numpy's ``ind1``): those elements get ``g``, ``ar1``'s other copies 0;
+    ``ar2`` is not on the path (its gradient is None).
+    """
     res = np.intersect1d(_value(ar1), _value(ar2), assume_unique=assume_unique, return_indices=return_indices)
     if not return_indices:
         return _set_values("intersect1d", res, ar1)
@@ -214,6 +251,23 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
                            "ar1's elements not in ar2, in ar1's order); ar2 gets no gradient",
               numpy=(np.setdiff1d,))
 def setdiff1d(ar1, ar2, assume_unique=False):
+    """``numpy.setdiff1d`` over Tensors: the sorted unique values of ``ar1`` not in ``ar2``.
+
+    Parameters
+    ----------
+    ar1, ar2 : Tensor or array_like (flattened)
+    assume_unique : bool, default False
+        True: ``ar1``'s elements not in ``ar2``, in ``ar1``'s order (as numpy).
+
+    Returns
+    -------
+    Tensor, 1-D
+
+    Notes
+    -----
+    A recorded ``take`` from ``ar1`` at each kept value's first occurrence: those elements get
+    ``g``, the other copies 0; ``ar2`` is not on the path (its gradient is None).
+    """
     if assume_unique:
         a = ravel(_t(ar1))
         return take(a, np.flatnonzero(~np.isin(a._value, _value(ar2), assume_unique=True)), axis=0)
@@ -223,6 +277,24 @@ def setdiff1d(ar1, ar2, assume_unique=False):
 @defcomposite("setxor1d", "take(concatenate(ar1, ar2), the first occurrence of each value in only "
                           "one of them)", numpy=(np.setxor1d,))
 def setxor1d(ar1, ar2, assume_unique=False):
+    """``numpy.setxor1d`` over Tensors: the sorted unique values in exactly one of the arrays.
+
+    Parameters
+    ----------
+    ar1, ar2 : Tensor or array_like (flattened)
+    assume_unique : bool, default False
+
+    Returns
+    -------
+    Tensor, 1-D
+
+    Notes
+    -----
+    numpy's own function finds the values; the result is a recorded ``take`` from
+    ``concatenate(ravel(ar1), ravel(ar2))`` at each value's first occurrence there (``np.unique``'s
+    convention); the VJP scatters ``g`` back to those elements, 0 to the other copies.
+    torch's gather at the same positions is the reference (jax gives these a zero gradient).
+    """
     return _set_values("setxor1d", np.setxor1d(_value(ar1), _value(ar2), assume_unique=assume_unique),
                        ar1, ar2)
 
@@ -230,6 +302,24 @@ def setxor1d(ar1, ar2, assume_unique=False):
 @defcomposite("sort_complex", "x gathered in numpy's order (real part, then imaginary part), as "
                               "complex: a permutation", numpy=(np.sort_complex,))
 def sort_complex(a):
+    """``numpy.sort_complex`` over Tensors: sorted by real part, then imaginary part, as complex.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Sorted along the last axis.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape, complex (complex64 for int8/int16/uint8/uint16 input, else complex128 or
+        ``a``'s complex dtype, as numpy).
+
+    Notes
+    -----
+    A recorded ``take_along_axis`` at numpy's stable argsort (a permutation: each element gets the
+    gradient of its sorted place; ties keep their order), then a cast to complex.
+    """
     a = _t(a)
     order = np.argsort(a._value, axis=-1, kind="stable")  # numpy's complex order: real, then imag
     s = take_along_axis(a, order, axis=-1)
@@ -239,6 +329,26 @@ def sort_complex(a):
 @defcomposite("trim_zeros", "x[first:last] along each trimmed axis, the slice numpy keeps",
               numpy=(np.trim_zeros,))
 def trim_zeros(filt, trim="fb", axis=None):
+    """``numpy.trim_zeros`` over Tensors: the leading and/or trailing zeros cut off.
+
+    Parameters
+    ----------
+    filt : Tensor or array_like
+    trim : str, default 'fb'
+        'f' front, 'b' back.
+    axis : int or tuple of int, optional
+        numpy 2's: trim along these axes (all by default), where a whole slice is zero.
+
+    Returns
+    -------
+    Tensor
+        A slice of ``filt`` (empty along an axis when all is zero).
+
+    Notes
+    -----
+    A recorded basic slice at the bounds numpy keeps: the kept elements get ``g``, the trimmed
+    zeros 0.
+    """
     a = _t(filt)
     v, trim = a._value, trim.lower()
     axes = range(v.ndim) if axis is None else _axes_tuple(axis, v.ndim)
@@ -255,6 +365,33 @@ def trim_zeros(filt, trim="fb", axis=None):
 @defcomposite("choose", "the element of choices[a[i]] at i: a gather from the stacked choices "
                         "(broadcast), numpy's mode for the index", numpy=(np.choose,))
 def choose(a, choices, out=None, mode="raise"):
+    """``numpy.choose`` over Tensors: at each place, the element of ``choices[a]``.
+
+    Parameters
+    ----------
+    a : array_like of int (values; no gradient)
+    choices : sequence of Tensor or array_like
+        Broadcast with ``a`` to one shape; each gets its gradient.
+    mode : {'raise', 'wrap', 'clip'}, default 'raise'
+        numpy's handling of an index out of range.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape; the choices' common dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+    ValueError
+        For an index out of range with ``mode='raise'`` (numpy's "invalid entry in choice array").
+
+    Notes
+    -----
+    A recorded gather from the stacked, broadcast choices at the positions numpy's own choose picks:
+    the chosen element gets ``g``; a choice broadcast from a smaller shape sums it.
+    """
     _check_kw("choose", {"out": out})
     idx = np.asarray(_value(a))
     ts = [_t(c) for c in choices]
@@ -273,6 +410,34 @@ _WINDOWS = np.lib.stride_tricks.sliding_window_view
                                      "windows that share an element); a read-only view in numpy",
               numpy=(np.lib.stride_tricks.sliding_window_view,))
 def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """``numpy.lib.stride_tricks.sliding_window_view`` over Tensors: every window of ``x``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    window_shape : int or tuple of int
+    axis : int or tuple of int, optional
+    subok : bool
+        Changes nothing for Tensors.
+    writeable : bool, default False
+        True is refused.
+
+    Returns
+    -------
+    Tensor
+        numpy's shape (each window axis shortened by ``window - 1``, then ``window_shape``); a
+        view in numpy, marked as one here (it refuses ``+=``).
+
+    Raises
+    ------
+    TypeError
+        For ``writeable=True`` (a Tensor is never written).
+
+    Notes
+    -----
+    A recorded gather at numpy's own windows of the element positions: the VJP adds ``g`` over the
+    windows that share an element (``[1, 2, 3]``, windows of 2: the middle element gets two).
+    """
     if writeable:
         raise TypeError("autoprop cannot record numpy's sliding_window_view with writeable=True: a "
                         "Tensor is never written; drop writeable=True (the windows are recorded)")
@@ -302,6 +467,28 @@ def _edges(a, bins, range_):
                                      "given edges: constants; a given range: recorded in its Tensor "
                                      "ends the same way", numpy=(np.histogram_bin_edges,))
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - numpy's name
+    """``numpy.histogram_bin_edges`` over Tensors: numpy's bin edges, recorded in the data's range.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    bins : int, str or array_like
+        Given edges (an array) are returned as they are (a Tensor of them stays one).
+    range : (float, float), optional
+        Its Tensor ends are recorded as the data's min and max would be.
+    weights : array_like, optional
+        Not used (numpy's bin estimators do not use it either).
+
+    Returns
+    -------
+    Tensor, 1-D, numpy's edges (its values, bit for bit)
+
+    Notes
+    -----
+    When numpy takes the range from the data the edges are ``linspace(min(a), max(a), n + 1)``,
+    recorded: ``d edge_k = (1 - k/n) d min + (k/n) d max``, so the smallest and largest elements
+    get the gradient (split evenly at ties, the min/max rule), the others 0.
+    """
     return _edges(_t(a), bins, range)
 
 
@@ -362,6 +549,30 @@ def _per_axis(x, d, what):
                              "histogram_bin_edges per axis (moving with min and max); density=True: "
                              "counts / (sum(counts) * the bin's volume)", numpy=(np.histogramdd,))
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    """``numpy.histogramdd`` over Tensors: the D-dimensional histogram and its edges.
+
+    Parameters
+    ----------
+    sample : Tensor or array_like, shape (N, D); or a sequence of D 1-D arrays
+    bins, range, density
+        As numpy (``bins`` and ``range`` one entry per dimension).
+    weights : Tensor or array_like, shape (N,), optional
+
+    Returns
+    -------
+    H : Tensor, shape of the bins
+        Counts: numpy's own values. Without weights and density a constant; with Tensor weights
+        ``d H[k] / d w_i = 1`` where sample i falls in bin k; ``density=True`` divides by the
+        recorded bin volumes and total.
+    edges : list of Tensor
+        One per dimension, as :func:`histogram_bin_edges` (recorded in each column's min and max
+        when numpy takes the range from the data).
+
+    Raises
+    ------
+    ValueError
+        If ``range`` (or a list of ``bins``) does not have one entry per dimension.
+    """
     if isinstance(sample, (list, tuple)):
         cols = [ravel(_t(c)) for c in sample]
     else:
@@ -380,6 +591,23 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
                              "differentiable in the weights; edges moving with min and max",
               numpy=(np.histogram2d,))
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    """``numpy.histogram2d`` over Tensors: :func:`histogramdd` of ``(x, y)``.
+
+    Parameters
+    ----------
+    x, y : Tensor or array_like, 1-D, of one length
+    bins, range, density
+        As numpy (one array of edges is used for both axes).
+    weights : Tensor or array_like, optional
+
+    Returns
+    -------
+    H : Tensor, shape (nx, ny)
+        float64 counts: a constant without weights and density, else recorded (see
+        :func:`histogramdd`).
+    xedges, yedges : Tensor
+        Recorded in each coordinate's min and max when numpy takes the range from the data.
+    """
     try:
         n = len(bins)
     except TypeError:
@@ -395,6 +623,31 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
                            "histogram_bin_edges; density=True: counts / (sum(counts) diff(edges))",
               numpy=(np.histogram,))
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - numpy's name
+    """``numpy.histogram`` over Tensors: the counts and the bin edges.
+
+    Parameters
+    ----------
+    a : Tensor or array_like (flattened)
+    bins : int, str or array_like, default 10
+    range : (float, float), optional
+    density : bool, optional
+    weights : Tensor or array_like, ``a``'s shape, optional
+
+    Returns
+    -------
+    hist : ndarray of int, or Tensor
+        Without weights or density: numpy's integer counts (no gradient, as numpy's are integers).
+        With Tensor weights: ``d hist[k] / d w_i = 1`` where ``a_i`` falls in bin k. With
+        ``density=True``: ``counts / (sum(counts) diff(edges))``, recorded in the edges too.
+    bin_edges : Tensor, 1-D
+        As :func:`histogram_bin_edges` (recorded in ``min(a)`` and ``max(a)`` when numpy takes the
+        range from the data).
+
+    Notes
+    -----
+    Each sample's bin is found as numpy finds it (searchsorted, the last edge in the last bin,
+    outliers dropped), then a recorded ``bincount``; the values are numpy's own.
+    """
     a = _t(a)
     counts, np_edges = np.histogram(a._value, bins=_value(bins), range=_values(range), density=density,
                                     weights=_value(weights))
@@ -406,6 +659,33 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 @defcomposite("nanvar", "sum((x - nanmean(x))^2, NaNs as 0) / (count - ddof): NaNs get no gradient",
               numpy=(np.nanvar,))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """``numpy.nanvar`` over Tensors: the variance of the elements that are not NaN.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    ddof : int, default 0
+        (``correction=``, numpy 2's name, too; both given is ValueError.)
+    keepdims : bool, default False
+
+    Returns
+    -------
+    Tensor
+        The reduced shape, real (``|d|**2`` for complex input, as numpy).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, ``dtype=`` and other options without a recorded derivative.
+    ValueError
+        For both ``ddof`` and ``correction``.
+
+    Notes
+    -----
+    ``sum((x - nanmean(x))**2, NaNs as 0) / (count - ddof)`` in recorded primitives, so the
+    gradient is the composition's, ``2 (x - mean) / (count - ddof)``; the NaNs get 0.
+    """
     ddof = _ddof(ddof, kw)
     _check_kw("nanvar", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
@@ -417,6 +697,28 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
 
 @defcomposite("nancumprod", "cumprod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nancumprod,))
 def nancumprod(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumprod`` over Tensors: the running product with NaNs counted as 1.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, optional
+        None: of the flattened array.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` or ``dtype=``.
+
+    Notes
+    -----
+    ``cumprod(where(isnan(x), 1, x))`` in recorded primitives (exact with zeros, as
+    :func:`~autoprop.core.prims.stacking.cumprod`): the NaNs get gradient 0.
+    """
     _check_kw("nancumprod", dict(out=out, dtype=dtype))
     return cumprod(_nan_fill(a, 1.0), axis=axis)
 
@@ -425,6 +727,33 @@ def nancumprod(a, axis=None, dtype=None, out=None):
                                  "(numpy 2's name)",
               numpy=tuple(f for f in [getattr(np, "cumulative_prod", None)] if f))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """``numpy.cumulative_prod`` (numpy 2) over Tensors: ``cumprod`` along ``axis``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    axis : int, optional
+        Required beyond 1-D, as numpy.
+    include_initial : bool, default False
+        A leading slice of ones along ``axis`` (a constant: no gradient).
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape, one longer along ``axis`` with ``include_initial``.
+
+    Raises
+    ------
+    ValueError
+        For ``axis=None`` on an array of 2 or more dimensions.
+    TypeError
+        For ``out=`` or ``dtype=``.
+
+    Notes
+    -----
+    The recorded ``cumprod`` composite (a product per prefix, exact with zeros) and a
+    ``concatenate``: the gradient is the composition's.
+    """
     _check_kw("cumulative_prod", dict(out=out, dtype=dtype))
     return cumulative("cumulative_prod", x, axis, include_initial, cumprod, 1)
 
@@ -449,6 +778,22 @@ defnumpy("astype", (np.astype,), astype)
 
 @defcomposite("unstack", "x[i] along axis for every i (views)", numpy=tuple(f for f in [getattr(np, "unstack", None)] if f))
 def unstack(x, /, *, axis=0):
+    """``numpy.unstack`` (numpy 2) over Tensors: the slices of ``x`` along ``axis``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    axis : int, default 0
+
+    Returns
+    -------
+    tuple of Tensor
+        ``x.shape[axis]`` views, each without ``axis``.
+
+    Notes
+    -----
+    Recorded ``moveaxis`` and basic indexing: each slice's gradient goes back to its place.
+    """
     x = moveaxis(_t(x), axis, 0)
     return tuple(getitem(x, (i,)) for i in builtins.range(x.shape[0]))
 
