@@ -273,6 +273,16 @@ def test_matrix_power_zero_is_a_constant_identity_and_the_exponent_must_be_an_in
         np.linalg.matrix_power(A, 1.5)
 
 
+@pytest.mark.parametrize("shape, n", [((2, 3), 1), ((2, 3), 0), ((2, 3), 2), ((3,), 1), ((4, 2, 3), -1)])
+def test_matrix_power_refuses_what_numpy_refuses(shape, n):
+    # (docs21: a (2, 3) matrix to the power 1 had come back as itself, where numpy raises)
+    x = np.ones(shape)
+    with pytest.raises(np.linalg.LinAlgError) as want:
+        np.linalg.matrix_power(x, n)
+    with pytest.raises(np.linalg.LinAlgError, match=str(want.value)):
+        np.linalg.matrix_power(ap.constant(x), n)
+
+
 NORMS = [
     ("vec_2", {}, (5,)), ("vec_1", {"ord": 1}, (5,)), ("vec_inf", {"ord": np.inf}, (5,)),
     ("vec_-inf", {"ord": -np.inf}, (5,)), ("vec_3", {"ord": 3}, (5,)), ("vec_0.5", {"ord": 0.5}, (5,)),

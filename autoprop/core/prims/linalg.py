@@ -388,6 +388,10 @@ def matrix_power(a, n):
     a = _t(a)
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"numpy.linalg.matrix_power: the exponent must be an integer; got {n!r}")
+    if a.ndim < 2:  # numpy's checks (n = 1 returns a itself, which would skip every matmul)
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     if n < 0:
         a, n = inv(a), -int(n)
     result, base = None, a
