@@ -127,3 +127,18 @@ def test_irfft_of_a_complex_variable_against_autograd(call):
         loss = np.sum(call(np, c) * w)
     ref = autograd.grad(lambda z: agn.sum(call(agn, z) * w))(c0)
     np.testing.assert_allclose(tape.gradient(loss, c).numpy(), np.conj(ref), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("f", [np.tril, np.triu])
+@pytest.mark.parametrize("k", [-1, 0, 1])
+def test_tril_triu_of_a_vector_are_numpys_square_matrix_and_its_gradient(f, k):
+    # numpy broadcasts a 1-D m as the rows of an (n, n) matrix (docs21: it had raised IndexError)
+    v = np.array([1.0, -2.0, 3.0])
+    G = np.arange(1.0, 10.0).reshape(3, 3)
+    x = ap.Variable(v)
+    with ap.GradientTape() as tape:
+        y = f(x, k)
+        loss = np.sum(y * G)
+    np.testing.assert_array_equal(y.numpy(), f(v, k))
+    kept = f(np.ones((3, 3)), k)  # v[j] sits in column j of every row; d/dv[j] = sum of G[i, j] kept
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), np.sum(kept * G, axis=0))

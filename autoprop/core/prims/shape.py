@@ -748,7 +748,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 def _tri_mask(shape, k, lower):
-    n, m = shape[-2], shape[-1]
+    n, m = shape[-2:] if len(shape) > 1 else (shape[-1], shape[-1])  # numpy: a 1-D m as (n, n) rows
     return np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
 
 
