@@ -134,6 +134,34 @@ ifftshift = _moved("ifftshift", np.fft.ifftshift, "x rolled by -(n // 2) along e
 @defcomposite("rfftn", "fftn(rfft(x, axis=axes[-1]), axes[:-1]) (numpy's own definition)",
               numpy=(np.fft.rfftn,))
 def rfftn(a, s=None, axes=None, norm=None, out=None):
+    """``numpy.fft.rfftn`` over Tensors: the N-D FFT of a real input, half the last axis kept.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, real
+    s : sequence of int, optional
+        Lengths along ``axes`` (numpy's crop or zero-pad first, recorded).
+    axes : sequence of int, optional
+        Default: all (the last ``len(s)`` with ``s``).
+    norm : {None, 'backward', 'ortho', 'forward'}
+
+    Returns
+    -------
+    Tensor, complex, shape of ``a`` with the last axis of ``axes`` ``n // 2 + 1`` long
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+    ValueError
+        For a length in ``s`` below 1, or ``s`` and ``axes`` of different lengths.
+
+    Notes
+    -----
+    numpy's own definition in recorded primitives, ``fftn(rfft(a, axis=axes[-1]), axes[:-1])``, so
+    its gradient is the composition's (autograd's rfft and fft rules; a real loss of the complex
+    result gives a real gradient for a real ``a``).
+    """
     _check_kw("fft.rfftn", {"out": out})
     a = _t(a)
     if s is not None:
@@ -146,6 +174,30 @@ def rfftn(a, s=None, axes=None, norm=None, out=None):
 
 @defcomposite("rfft2", "rfftn over the last two axes", numpy=(np.fft.rfft2,))
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """``numpy.fft.rfft2`` over Tensors: :func:`rfftn` over ``axes`` (default the last two).
+
+    Parameters
+    ----------
+    a : Tensor or array_like, real
+    s : sequence of int, optional
+    axes : sequence of int, default (-2, -1)
+    norm : {None, 'backward', 'ortho', 'forward'}
+
+    Returns
+    -------
+    Tensor, complex
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+    ValueError
+        As :func:`rfftn`.
+
+    Notes
+    -----
+    Calls :func:`rfftn`: the same recorded ``rfft`` and ``fftn``.
+    """
     return rfftn(a, s=s, axes=axes, norm=norm, out=out)
 
 

@@ -216,6 +216,26 @@ einsum = defprim(
 @defcomposite("outer", "reshape(a, (-1, 1)) * reshape(b, (1, -1)): da = g @ b, db = g^T @ a",
               numpy=(np.outer,))
 def outer(a, b, out=None):
+    """``numpy.outer`` over Tensors: ``out[i, j] = a[i] b[j]`` of the flattened inputs.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like (flattened, as numpy)
+
+    Returns
+    -------
+    Tensor, shape (a.size, b.size)
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    numpy's outer written in recorded primitives, ``reshape(a, (-1, 1)) * reshape(b, (1, -1))``,
+    so the gradient is the composition's: ``da = g @ b``, ``db = g^T @ a``.
+    """
     _no_out("outer", {"out": out})
     return multiply(reshape(_t(a), shape=(-1, 1)), reshape(_t(b), shape=(1, -1)))
 
@@ -223,6 +243,31 @@ def outer(a, b, out=None):
 @defcomposite("dot", "matmul for 1-D/2-D operands, tensordot over (last of a, second-to-last of b) "
                      "above", numpy=(np.dot,), methods=("dot",))
 def dot(a, b, out=None):
+    """``numpy.dot`` / ``Tensor.dot``: numpy's dot product.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like
+        0-d: a product; 1-D and 2-D: ``matmul``; above: the sum over ``a``'s last axis and ``b``'s
+        second-to-last (its only axis when 1-D).
+
+    Returns
+    -------
+    Tensor
+        numpy's shape (``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` above 2-D).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``.
+    ValueError
+        For mismatched inner lengths.
+
+    Notes
+    -----
+    The recorded ``multiply``, ``matmul`` or ``tensordot`` (numpy's definition): their VJPs,
+    ``da = g b^T``, ``db = a^T g`` for matrices.
+    """
     _no_out("dot", {"out": out})
     a, b = _t(a), _t(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -385,6 +430,31 @@ cholesky = defprim(
                               "through matmul: d(A^3) = dA A^2 + A dA A + A^2 dA",
               numpy=(np.linalg.matrix_power,))
 def matrix_power(a, n):
+    """``numpy.linalg.matrix_power`` over Tensors: ``A**n`` for an integer ``n``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, shape (..., m, m)
+    n : int
+        ``n < 0``: the power of ``inv(a)``; ``n == 0``: the identity, a constant (no gradient).
+
+    Returns
+    -------
+    Tensor, shape (..., m, m)
+
+    Raises
+    ------
+    TypeError
+        For a non-integer ``n``.
+    numpy.linalg.LinAlgError
+        For fewer than 2 axes or non-square matrices (numpy's messages), or a singular ``a`` with
+        ``n < 0``.
+
+    Notes
+    -----
+    numpy's binary powers written in recorded ``matmul`` (and ``inv``), so the gradient is the
+    composition's: ``d(A^3) = dA A^2 + A dA A + A^2 dA``; ``lessons/13-matrix-calculus.md``.
+    """
     a = _t(a)
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"numpy.linalg.matrix_power: the exponent must be an integer; got {n!r}")
@@ -410,6 +480,30 @@ def matrix_power(a, n):
 @defcomposite("multi_dot", "a chain of matmul, left to right (numpy may pick another order: the "
                            "same product up to rounding)", numpy=(np.linalg.multi_dot,))
 def multi_dot(arrays, *, out=None):
+    """``numpy.linalg.multi_dot`` over Tensors: the product of a chain of matrices.
+
+    Parameters
+    ----------
+    arrays : sequence of Tensor or array_like
+        Two or more; the first and last may be 1-D (as numpy).
+
+    Returns
+    -------
+    Tensor
+        numpy's shape.
+
+    Raises
+    ------
+    ValueError
+        For fewer than two arrays, or mismatched inner lengths.
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    Recorded ``matmul`` left to right (numpy may pick another order: the same product up to
+    rounding), so the gradient is the composition's.
+    """
     _no_out("multi_dot", {"out": out})
     arrays = [_t(a) for a in arrays]
     if len(arrays) < 2:

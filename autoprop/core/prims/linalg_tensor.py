@@ -20,6 +20,32 @@ __all__ = ["tensorsolve", "tensorinv"]
                              "reshaped: the chain rule through transpose, reshape and solve",
               numpy=(np.linalg.tensorsolve,))
 def tensorsolve(a, b, axes=None):
+    """``numpy.linalg.tensorsolve`` over Tensors: the ``x`` with ``tensordot(a, x, x.ndim) == b``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Shape ``b.shape + x.shape`` (after ``axes``), ``prod(x.shape) == prod(b.shape)``.
+    b : Tensor or array_like
+    axes : tuple of int, optional
+        Axes of ``a`` moved to the end first, in this order (as numpy).
+
+    Returns
+    -------
+    Tensor, shape ``a.shape[b.ndim:]``
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If the problem is not square (the message gives the sizes), or the reshaped matrix is
+        singular.
+
+    Notes
+    -----
+    numpy's own reshape to ``solve(A, ravel(b))`` with ``A`` of shape (prod(b.shape),
+    prod(x.shape)), in recorded ``transpose``, ``reshape`` and ``solve``: ``dX = A^-1 (dB - dA X)``
+    (``lessons/13-matrix-calculus.md``).
+    """
     a, b = _t(a), _t(b)
     if axes is not None:  # numpy moves these axes of a to the end, in this order
         order = [k for k in range(a.ndim) if k not in {k % a.ndim for k in axes}]
@@ -38,6 +64,31 @@ def tensorsolve(a, b, axes=None):
                            "reshaped to shape[ind:] + shape[:ind]: the chain rule through inv",
               numpy=(np.linalg.tensorinv,))
 def tensorinv(a, ind=2):
+    """``numpy.linalg.tensorinv`` over Tensors: the inverse with respect to ``tensordot(., ., ind)``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        ``prod(a.shape[:ind]) == prod(a.shape[ind:])``.
+    ind : int, default 2
+        The number of leading axes that form the first index.
+
+    Returns
+    -------
+    Tensor, shape ``a.shape[ind:] + a.shape[:ind]``
+
+    Raises
+    ------
+    ValueError
+        For ``ind`` that is not a positive integer.
+    numpy.linalg.LinAlgError
+        If the problem is not square, or the reshaped matrix is singular.
+
+    Notes
+    -----
+    ``inv`` of ``a`` reshaped to (prod(shape[:ind]), prod(shape[ind:])), reshaped back, in
+    recorded primitives: ``d(A^-1) = -A^-1 dA A^-1`` (``lessons/13-matrix-calculus.md``).
+    """
     a = _t(a)
     if not isinstance(ind, (int, np.integer)) or ind <= 0:
         raise ValueError(f"numpy.linalg.tensorinv: ind must be a positive integer; got {ind!r}")

@@ -534,6 +534,33 @@ _NP2 = hasattr(np.linalg, "vector_norm")
 @defcomposite("vector_norm", "numpy.linalg.norm's vector norms over any axes (axis=None: all of "
                              "them, as numpy)", numpy=(np.linalg.vector_norm,) if _NP2 else ())
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
+    """``numpy.linalg.vector_norm`` (numpy 2) over Tensors: the vector p-norm over ``axis``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    axis : int, tuple of int or None
+        None: over all axes (as numpy).
+    keepdims : bool, default False
+    ord : {2, 1, inf, -inf, 0, or another number}, default 2
+
+    Returns
+    -------
+    Tensor
+        The reduced shape, real.
+
+    Raises
+    ------
+    ValueError
+        For a string ``ord``.
+
+    Notes
+    -----
+    ``numpy.linalg.norm``'s vector norms in recorded primitives: 2, the ``norm`` record (the
+    subgradient 0 at ``x = 0``, never NaN); 1, ``sum(abs(x))`` (``abs'(0) = 0``); ``inf``/``-inf``,
+    ``max``/``min`` of ``abs(x)`` (split evenly at ties); 0, the count of nonzeros, a constant
+    (no gradient); another p, ``sum(abs(x)**p)**(1/p)``.
+    """
     x = _t(x)
     if isinstance(ord, str):
         raise ValueError(f"numpy.linalg.vector_norm: invalid norm order {ord!r} for vectors")
@@ -549,6 +576,30 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
 @defcomposite("matrix_norm", "numpy.linalg.norm's matrix norms over the last two axes",
               numpy=(np.linalg.matrix_norm,) if _NP2 else ())
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
+    """``numpy.linalg.matrix_norm`` (numpy 2) over Tensors: the matrix norm over the last two axes.
+
+    Parameters
+    ----------
+    x : Tensor or array_like, shape (..., m, n)
+    keepdims : bool, default False
+    ord : {'fro', 'nuc', 1, -1, 2, -2, inf, -inf}, default 'fro'
+
+    Returns
+    -------
+    Tensor, shape (...) (with keepdims (..., 1, 1)), real
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 axes, or another ``ord``.
+
+    Notes
+    -----
+    ``numpy.linalg.norm``'s matrix norms in recorded primitives: 'fro', the ``norm`` record; 1,
+    -1, inf, -inf, the max/min of the column/row sums of ``abs(x)`` (ties split evenly,
+    ``abs'(0) = 0``); 2, -2, 'nuc', the largest, smallest or sum of the singular values (the
+    ``svdvals`` record; tied largest values share the gradient evenly, the max rule).
+    """
     x = _t(x)
     if x.ndim < 2:
         raise ValueError(f"numpy.linalg.matrix_norm: x must have at least 2 axes; got shape {x.shape}")
@@ -599,6 +650,40 @@ def _given_mean(name, m):
 @defcomposite("var", "mean(|x - mean(x)|**2) * n / (n - ddof): chain rule through mean, subtract, "
                      "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """``numpy.var`` / ``Tensor.var``: the variance ``mean(|x - mean(x)|**2) * n / (n - ddof)``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    dtype : numpy dtype, optional
+        A float dtype to compute in (a truncating cast is refused).
+    ddof : int, default 0
+        (``correction=``, numpy 2's name, too; both given is ValueError.)
+    keepdims : bool, default False
+    where : array_like of bool, optional
+        Only these elements count; the others get gradient 0.
+    mean : Tensor or array_like, optional
+        numpy 2's precomputed mean (keepdims shape); a Tensor gets its gradient too (0 at the
+        true mean).
+
+    Returns
+    -------
+    Tensor
+        The reduced shape; real for complex input (``|d|**2``, as numpy).
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, a non-float ``mean``, or a ``dtype`` whose cast truncates.
+    ValueError
+        For both ``ddof`` and ``correction``.
+
+    Notes
+    -----
+    Recorded ``mean``, ``subtract``, ``multiply`` and ``sum`` (``conj`` and ``real`` for complex),
+    so the gradient is the composition's, ``2 (x - mean) / (n - ddof)``.
+    """
     where_, given = kw.pop("where", None), _given_mean("var", kw.pop("mean", None))
     ddof = _ddof(ddof, kw)
     _check_kw("var", dict(kw, out=out))
@@ -616,6 +701,39 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
                      "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """``numpy.std`` / ``Tensor.std``: the standard deviation ``norm(x - mean(x)) / sqrt(n - ddof)``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    dtype : numpy dtype, optional
+        A float dtype to compute in (a truncating cast is refused).
+    ddof : int, default 0
+        (``correction=``, numpy 2's name, too; both given is ValueError.)
+    keepdims : bool, default False
+    where : array_like of bool, optional
+        Only these elements count; the others get gradient 0.
+    mean : Tensor or array_like, optional
+        numpy 2's precomputed mean (keepdims shape).
+
+    Returns
+    -------
+    Tensor
+        The reduced shape, real.
+
+    Raises
+    ------
+    TypeError
+        For ``out=``, a non-float ``mean``, or a ``dtype`` whose cast truncates.
+    ValueError
+        For both ``ddof`` and ``correction``.
+
+    Notes
+    -----
+    The recorded ``norm`` of the deviations, divided by a constant: where the spread is exactly 0
+    the gradient is the norm's subgradient 0 (never the NaN of ``sqrt(var)``'s derivative there).
+    """
     where_, given = kw.pop("where", None), _given_mean("std", kw.pop("mean", None))
     ddof = _ddof(ddof, kw)
     _check_kw("std", dict(kw, out=out))

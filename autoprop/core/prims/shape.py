@@ -537,6 +537,28 @@ scatter_along_axis = defprim(
 @defcomposite("ravel", "reshape(x, (-1,)) (order 'F': of the transpose; 'K' on a strided view: "
                        "a gather): the VJP puts g back", numpy=(np.ravel,), methods=("ravel", "flatten"))
 def ravel(a, order="C"):
+    """``numpy.ravel`` / ``Tensor.ravel`` / ``Tensor.flatten``: the elements as a 1-D Tensor.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    order : {'C', 'F', 'A', 'K'}, default 'C'
+        numpy's reading order ('F': of the transpose; 'K' on a strided view: memory order).
+
+    Returns
+    -------
+    Tensor, shape (a.size,), ``a``'s dtype
+
+    Raises
+    ------
+    ValueError
+        For another ``order``.
+
+    Notes
+    -----
+    A recorded ``reshape`` (of the ``transpose`` for 'F'; a gather for 'K' on a strided view): the
+    VJP puts ``g`` back in ``a``'s shape, element for element.
+    """
     a = _t(a)
     o = _index_order(a, order, "ravel", allowed="CFAK")
     if isinstance(o, str):
@@ -546,6 +568,30 @@ def ravel(a, order="C"):
 
 @defcomposite("moveaxis", "a transpose: the VJP applies the inverse permutation", numpy=(np.moveaxis,))
 def moveaxis(a, source, destination):
+    """``numpy.moveaxis`` over Tensors: axes moved to new places, the others in their order.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    source, destination : int or sequence of int
+        Of one length.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s elements, axes permuted.
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    ValueError
+        For a repeated axis.
+
+    Notes
+    -----
+    A recorded ``transpose``: the VJP applies the inverse permutation to ``g``.
+    """
     a = _t(a)
     nd = a.ndim
     src = _axes_tuple(source, nd)
@@ -721,6 +767,33 @@ def _sections(n, k, equal):
 @defcomposite("split", "one record with an output per piece (multi-output node): the VJP "
               "puts the pieces' gradients back side by side", numpy=(np.split,))
 def split(ary, indices_or_sections, axis=0, _equal=True):
+    """``numpy.split`` over Tensors: equal pieces, or pieces at the given indices, along ``axis``.
+
+    Parameters
+    ----------
+    ary : Tensor or array_like
+    indices_or_sections : int or sequence of int
+        A number of equal sections, or the split points.
+    axis : int, default 0
+
+    Returns
+    -------
+    list of Tensor
+        Views of ``ary``.
+
+    Raises
+    ------
+    ValueError
+        If the sections are not equal ("array split does not result in an equal division"), or
+        for 0 or fewer sections.
+    numpy.exceptions.AxisError
+        For an axis out of range.
+
+    Notes
+    -----
+    One recorded multi-output node (``split_pieces``): the VJP puts the pieces' gradients back
+    side by side, zeros for a piece that got none.
+    """
     ary = _t(ary)
     nd = ary.ndim  # (once: a Tensor's property is a Python call)
     if not -nd <= axis < nd:
@@ -732,6 +805,35 @@ def split(ary, indices_or_sections, axis=0, _equal=True):
 
 @defcomposite("take", "x[indices] along axis: repeated indices accumulate in the VJP", numpy=(np.take,))
 def take(a, indices, axis=None, out=None, mode="raise"):
+    """``numpy.take`` over Tensors: elements at ``indices`` along ``axis``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    indices : int or array_like of int (values; no gradient)
+    axis : int, optional
+        None: of the flattened array.
+    mode : {'raise', 'wrap', 'clip'}, default 'raise'
+        numpy's handling of an index out of range (wrap: modulo; clip: to the ends).
+
+    Returns
+    -------
+    Tensor, shape ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``
+
+    Raises
+    ------
+    ValueError
+        For another ``mode``.
+    IndexError
+        For an index out of range with ``mode='raise'``.
+    TypeError
+        For ``out=``.
+
+    Notes
+    -----
+    A recorded ``getitem`` with an integer array: the VJP scatters ``g`` back, repeated indices
+    accumulating (``take(x, [0, 0])``: ``x[0]`` gets both).
+    """
     _check_kw("take", {"out": out})
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"numpy.take: mode must be 'raise', 'wrap' or 'clip'; got {mode!r}")
@@ -754,12 +856,46 @@ def _tri_mask(shape, k, lower):
 
 @defcomposite("tril", "where(lower-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.tril,))
 def tril(m, k=0):
+    """``numpy.tril`` over Tensors: the lower triangle (on and below diagonal ``k``), zeros above.
+
+    Parameters
+    ----------
+    m : Tensor or array_like, shape (..., n, m); a 1-D ``m`` is the rows of an (n, n) matrix
+    k : int, default 0
+
+    Returns
+    -------
+    Tensor
+        ``m``'s shape ((n, n) for 1-D) and dtype.
+
+    Notes
+    -----
+    A recorded ``where`` with numpy's mask: the VJP masks ``g`` the same way (the zeroed entries
+    get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
+    """
     m = _t(m)
     return where(_tri_mask(m.shape, k, True), m, np.zeros((), m.dtype))
 
 
 @defcomposite("triu", "where(upper-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.triu,))
 def triu(m, k=0):
+    """``numpy.triu`` over Tensors: the upper triangle (on and above diagonal ``k``), zeros below.
+
+    Parameters
+    ----------
+    m : Tensor or array_like, shape (..., n, m); a 1-D ``m`` is the rows of an (n, n) matrix
+    k : int, default 0
+
+    Returns
+    -------
+    Tensor
+        ``m``'s shape ((n, n) for 1-D) and dtype.
+
+    Notes
+    -----
+    A recorded ``where`` with numpy's mask: the VJP masks ``g`` the same way (the zeroed entries
+    get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
+    """
     m = _t(m)
     return where(_tri_mask(m.shape, k, False), m, np.zeros((), m.dtype))
 

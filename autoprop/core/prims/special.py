@@ -149,6 +149,27 @@ trunc = defnondiff("trunc", np.trunc, "trunc is piecewise constant", numpy=(np.t
 # --- exact compositions ----------------------------------------------------------------
 @defcomposite("fabs", "absolute(x) (the same values for real x)", numpy=(np.fabs,))
 def fabs(x, out=None, **kw):
+    """``numpy.fabs`` over Tensors: ``|x|`` for real ``x``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape and float dtype.
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other ufunc options.
+
+    Notes
+    -----
+    The recorded ``absolute``: ``d|x|/dx = sign(x)``, 0 at ``x = 0`` (the registry's
+    ``abs'(0) = 0``).
+    """
     _check_kw("fabs", dict(kw, out=out))
     return absolute(x)
 
@@ -206,6 +227,25 @@ conj = defprim("conj", np.conjugate, lambda g, ans, x: np.conjugate(g), jvp=lamb
 
 @defcomposite("real_if_close", "the identity for real input", numpy=(np.real_if_close,))
 def real_if_close(a, tol=100):
+    """``numpy.real_if_close`` over Tensors: a real Tensor as it is.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, real
+    tol : float
+        Unused for real input (numpy's tolerance for dropping an imaginary part).
+
+    Returns
+    -------
+    Tensor
+        ``a`` itself (the identity: ``g`` passes unchanged).
+
+    Raises
+    ------
+    TypeError
+        For a complex ``a``: whether numpy's result is real depends on the values, so no
+        derivative can be recorded for it; use ``np.real``.
+    """
     a = _t(a)
     if a.dtype.kind == "c":  # numpy's choice of dtype depends on the values: a real or complex result
         raise TypeError("autoprop cannot record numpy.real_if_close of a complex Tensor: whether "
@@ -238,6 +278,26 @@ angle = defprim("angle", lambda z, deg=False: np.angle(z, deg=deg),
                             "the replaced entries (to a Tensor nan=/posinf=/neginf= there)",
               numpy=(np.nan_to_num,))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``numpy.nan_to_num`` over Tensors: NaN, +inf and -inf replaced by finite numbers.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    copy : bool
+        Changes no value (a Tensor is never written).
+    nan, posinf, neginf : scalar or Tensor, optional
+        The replacements (numpy's defaults: 0 and the largest finite numbers); a Tensor gets the
+        sum of ``g`` over the places it fills.
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape and dtype (complex: the real and imaginary parts each replaced).
+
+    Notes
+    -----
+    A recorded ``where``: ``g`` passes where ``x`` is finite, the replaced entries get gradient 0.
+    """
     x = _t(x)
     if x.dtype.kind == "c":  # numpy replaces the real and imaginary parts each on its own
         parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in (real(x), imag(x))]
@@ -260,6 +320,26 @@ def _sigmoid_prim():
 
 @defcomposite("expit", "sigmoid(x): the recorded sigmoid primitive", numpy=_sp("expit"))
 def expit(x, out=None, **kw):
+    """``scipy.special.expit`` over Tensors: the logistic sigmoid ``1 / (1 + exp(-x))``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+
+    Returns
+    -------
+    Tensor
+        ``x``'s shape.
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other ufunc options.
+
+    Notes
+    -----
+    The recorded ``sigmoid`` primitive: ``d/dx = s (1 - s)`` (``lessons/02-activations.md``).
+    """
     _check_kw("expit", dict(kw, out=out))
     return _sigmoid_prim()(x)
 
