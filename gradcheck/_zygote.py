@@ -37,9 +37,17 @@ class ZygoteChild:
         self.started, self.ended = threading.Event(), threading.Event()
 
     def poll(self) -> int | None:
+        """The exit status told by the zygote (``-n`` for signal n), or None while it runs."""
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the end; :attr:`returncode` (None for a child lost with its zygote before its exit was told).
+
+        Raises
+        ------
+        subprocess.TimeoutExpired
+            When it has not ended after ``timeout`` seconds.
+        """
         if not self.ended.wait(timeout):
             raise subprocess.TimeoutExpired(self._zygote.child_name, timeout)
         return self.returncode
@@ -57,11 +65,15 @@ class ZygoteChild:
             return b"", None
 
     def kill(self) -> None:
-        if not self.lost:
+        """SIGKILL to the child; nothing when it is ``lost`` or its pid was never told (``pid`` 0, which
+        ``os.kill`` would read as the caller's own process group)."""
+        if not self.lost and self.pid > 0:
             os.kill(self.pid, signal.SIGKILL)
 
     def kill_group(self) -> None:
-        if not self.lost:
+        """SIGKILL to the child's process group (its session: what it started too); nothing when it is ``lost``
+        or its pid was never told (``os.killpg(0, ...)`` is the caller's own group)."""
+        if not self.lost and self.pid > 0:
             os.killpg(self.pid, signal.SIGKILL)
 
     def release(self) -> None:
@@ -182,6 +194,8 @@ class Zygote:
         return kid
 
     def release(self, rid: int) -> None:
+        """Forget child ``rid`` (:meth:`ZygoteChild.release`); under ``reap_on_release`` tell the zygote to reap it,
+        so its pid is reused only now."""
         with self._lock:
             if self._kids.pop(rid, None) is not None and self.reap_on_release:
                 with contextlib.suppress(OSError):

@@ -90,6 +90,25 @@ def test_a_zygote_that_dies_reports_its_children_lost(tmp_path):
         z.close()
 
 
+def test_a_child_whose_pid_was_never_told_is_not_signalled(monkeypatch):
+    # docs21: spawn returns a child with pid 0 after 30 s without an answer; the sandbox then raises and its
+    # clean-up kills the child's group: os.killpg(0, SIGKILL) would have killed the grader's own process group
+    from gradcheck import _zygote
+
+    sent = []
+    monkeypatch.setattr(_zygote.os, "kill", lambda pid, sig: sent.append(("kill", pid, sig)))
+    monkeypatch.setattr(_zygote.os, "killpg", lambda pid, sig: sent.append(("killpg", pid, sig)))
+    kid = _zygote.ZygoteChild(None, 1)
+    assert kid.pid == 0 and not kid.lost
+    kid.kill()
+    kid.kill_group()
+    assert sent == []
+    kid.pid = 4242  # told: signalled as before
+    kid.kill()
+    kid.kill_group()
+    assert sent == [("kill", 4242, signal.SIGKILL), ("killpg", 4242, signal.SIGKILL)]
+
+
 def test_the_grader_and_the_sandbox_fork_through_one_zygote_class(zygote, tmp_path):
     """One idea, one place: the grader's zygote and the sandbox's (``gradcheck check``) are the one
     ``gradcheck._zygote.Zygote`` and their children its ``ZygoteChild``; both servers run the one reply loop,
