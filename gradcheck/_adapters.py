@@ -1039,6 +1039,18 @@ class FunctionPair:
         self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
+        """``NAME_forward(*xs, **init)`` on fresh deep copies of ``init``; keep its cache; return a copy
+        of its output (several outputs joined as one, :class:`Outputs`).
+
+        ``training`` is accepted and not used: a CS231n pair's mode lives in ``init``
+        (``bn_param['mode']``), set by the caller.
+
+        Raises
+        ------
+        UnreadableError
+            When the result is no ``(out, cache)`` (nor ``(out_1, ..., out_k, cache)`` with a backward
+            taking ``k`` upstream gradients).
+        """
         self.call_keywords = copy.deepcopy(self._kwargs)
         out, self._cache = self._read(self.student_forward(*xs, **self.call_keywords))
         self._n, self._xs = len(xs), xs
@@ -1056,6 +1068,18 @@ class FunctionPair:
         return res
 
     def backward(self, dY):
+        """``NAME_backward(dY, cache)``: one gradient per array argument of forward, copied.
+
+        Trailing ``None`` for non-array arguments is dropped; a missing gradient for an integer input
+        (``word_embedding_backward``: ``dW`` only) is None; 2 or more gradients but fewer than the
+        inputs are returned as they came (the check then names the missing one).
+
+        Raises
+        ------
+        AdapterError
+            Before a forward, when forward's cache was None, when backward returns a dict, or when the
+            number of gradients fits no reading above.
+        """
         f, b = self.student_forward.__name__, self.student_backward.__name__
         if self._cache is None and not self._n:
             raise AdapterError(f"{b} called before {f}.")
@@ -1447,6 +1471,13 @@ class LossFunction:
         self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
 
     def forward(self, y_true, y_pred):
+        """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss.
+
+        Raises
+        ------
+        AdapterError
+            When ``fn`` does not return ``(loss, dx)``.
+        """
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
@@ -1455,6 +1486,13 @@ class LossFunction:
         return loss
 
     def backward(self):
+        """A copy of the ``dx`` the last forward returned (dL/dy_pred).
+
+        Raises
+        ------
+        AdapterError
+            Before a forward.
+        """
         if self._dx is None:
             raise AdapterError(f"{self.fn.__name__}: backward() called before forward().")
         return _copy(self._dx)
@@ -1554,9 +1592,13 @@ class BoundLoss:
 
     @property
     def grads(self):
+        """The student's loss's own ``grads`` (None when it has none)."""
         return getattr(self.obj, "grads", None)
 
     def forward(self, y_true, y_pred):
+        """The student's forward (or NNFS's ``calculate``) with the prediction and the target where its
+        parameter names put them (by keyword when one is keyword-only); returns its loss.
+        """
         self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
         if self.calculate is not None:
@@ -1564,6 +1606,11 @@ class BoundLoss:
         return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
+        """dL/dy_pred from the student's backward: given the upstream gradient 1.0 when it takes one (by
+        keyword for a keyword-only one); a stateless ``backward(y_pred, y_true)`` given copies of the
+        last forward's arrays (NNFS's combined softmax and cross-entropy: its own ``self.output``),
+        ``self.dinputs`` read when it returns None.
+        """
         if self.stateless is not None and self._last is not None:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
             if self.own_output:  # backward(dvalues=self.output, y_true): the layer's own output
@@ -2042,10 +2089,17 @@ class Adapted:
 
     @property
     def params(self):
+        """dict: the object's own ``params`` dict, or its weights by name (``W``, ``l1.W``, ``weights['W']``)
+        in a dict whose assignment sets the student's attribute (a number parameter: its 0-d buffer).
+        """
         return self.obj.params if self.own else _AttrParams(self)
 
     @property
     def grads(self):
+        """dict: the object's own ``grads``, or each weight's gradient read from where backward wrote it
+        (``pairs``), copied, in the weight's shape for a one-element weight; tied weights' gradients
+        summed into the checked one's.
+        """
         if self.own:
             return getattr(self.obj, "grads", None)
         out = {}
@@ -2077,6 +2131,10 @@ class Adapted:
         return total.astype(v.dtype, copy=False) if v.dtype.kind == "f" else total
 
     def forward(self, *xs, training=None):
+        """The student's forward on ``xs``, ``training`` passed under its own name (``train_flg``,
+        ``mode='train'``) or set on its switch attributes for the call and put back; returns a copy.
+        The attributes forward (re)bound are kept in :attr:`saved` (its cache).
+        """
         self._sync()
         self._mode = training  # an attribute switch (self.training): set for this call and its backward's, then put back
         with _switch_kept(self.obj, self.mode_keyword, training is not None):
@@ -2086,6 +2144,10 @@ class Adapted:
         return _copy(out)
 
     def backward(self, dY):
+        """The student's backward on ``dY`` in the mode of the last forward, after its ``zero_grad()``
+        (PyTorch's) where it has one; returns a copy of dX (or of the tuple), the stored
+        ``self.dinputs`` instead when :attr:`dx_stored` names it.
+        """
         self._sync()
         if self._zeroes == "module":
             self.obj.zero_grad()

@@ -119,6 +119,14 @@ class Packer:
 
     def ref(self, arr):
         # the shape given: np.ascontiguousarray makes a 0-d array 1-d
+        """Append ``arr``'s bytes (little-endian, C order) to the payload; return its JSON stand-in
+        (``{"__nd__": True, "dtype", "shape", "offset", "nbytes"}``).
+
+        Raises
+        ------
+        ValueError
+            For an array that is not boolean, integer or float (only those cross the pipe).
+        """
         a = self.np.ascontiguousarray(arr).reshape(self.np.shape(arr))
         if a.dtype.kind not in "biuf":
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
@@ -130,6 +138,9 @@ class Packer:
                 "offset": self.offset - len(b), "nbytes": len(b)}
 
     def encode(self, obj):
+        """``obj`` as JSON-ready data: arrays as :meth:`ref` stand-ins, dicts (string keys) and
+        lists/tuples item by item, numpy scalars as Python numbers, the rest as it is.
+        """
         if isinstance(obj, self.np.ndarray):
             return self.ref(obj)
         if isinstance(obj, dict):
@@ -139,6 +150,7 @@ class Packer:
         return obj.item() if isinstance(obj, self.np.generic) else obj
 
     def payload(self):
+        """bytes: the collected arrays, in the order :meth:`ref` took them."""
         return b"".join(self.parts)
 
 
@@ -566,16 +578,25 @@ class Child:
         self.progress(step)
 
     def keep(self, obj):
+        """Keep ``obj`` for later requests; return its id (a string)."""
         self.objects[oid := str(len(self.objects))] = obj
         return oid
 
     def fail(self, exc, stage="call", **meta):
+        """Reply a failure: ``stage="reply"`` when the result was too large to copy, else ``stage``
+        (default "call": the submission's code raised) with the error's report (class name, message,
+        where in the submission).
+        """
         big = oversized(exc)  # the adapters copying a result: not the student's code raising
         if big is not None:
             return self.reply(False, {"stage": "reply", **big})
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
 
     def set_params(self, obj, params):
+        """Write the parent's ``params`` (name -> array) into ``obj.params``: into the student's own array
+        where it has that shape and is writeable (so references to it see the change), else as a new
+        entry; nothing for an object without a ``params`` dict.
+        """
         own = getattr(obj, "params", None)
         for k, v in (params or {}).items():
             target = own.get(k) if isinstance(own, dict) else None
@@ -599,6 +620,10 @@ class Child:
         return {"kind": "dict", "items": items}
 
     def state(self, obj, packer):
+        """What the parent reads of an object: its ``params`` as :meth:`dict_of` describes them (with
+        their memory layout), and, of its first 200 attributes, the public numbers, bools and strings
+        (cut at 200 characters).
+        """
         items = list(getattr(getattr(obj, "obj", obj), "__dict__", {}).items())[:200]  # an adapter's student
         scalars = {k: v if not isinstance(v, str) else v[:200] for k, v in items
                    if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
@@ -786,25 +811,38 @@ class Child:
         self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
     def op_hold(self, obj, req, packer):  # noqa: ARG002 - a random forward held (AD.hold_random)
+        """Hold the random draws of the object's forward (``AD.hold_random``); reply how, or fail with
+        the student's error.
+        """
         try:
             self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
         except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
             self.fail(exc)
 
     def op_draws(self, obj, req, packer):  # noqa: ARG002 - the generators' fingerprints (AD.random_draws)
+        """Reply the fingerprints of the generators the object's forward may draw from
+        (``AD.random_draws``).
+        """
         self.reply(True, {"draws": self.AD.random_draws(obj)})
 
     def op_switch(self, obj, req, packer):  # noqa: ARG002 - another combination of forward's switches (AD.set_variant)
+        """Set combination ``index`` of forward's switches (``AD.set_variant``); reply it, or a usage
+        failure.
+        """
         try:
             self.reply(True, {"combo": self.AD.set_variant(obj, req.get("index"))})
         except self.AD.AdapterError as exc:
             self.reply(False, {"stage": "usage", "message": str(exc)})
 
     def op_fields(self, obj, req, packer):  # noqa: ARG002 - the state forward may carry (AD.state_values)
+        """Reply the state forward may carry (``AD.state_values``), each value described."""
         values = self.AD.state_values(getattr(obj, "obj", obj))  # an adapter's student object
         self.reply(True, {"values": {k: describe(self.np, packer, v, 1) for k, v in values.items()}}, packer)
 
     def op_weights(self, obj, req, packer):  # noqa: ARG002 - the grader's point for weights without gradients
+        """Set the weights the parent sends (``AD.set_weights``: the grader's values for weights without
+        gradients); reply ok, or a usage failure.
+        """
         try:
             self.AD.set_weights(obj, req.get("values") or {})
         except self.AD.AdapterError as exc:
@@ -812,6 +850,7 @@ class Child:
         self.reply(True)
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
+        """Forget object ``req["id"]`` (a copy the parent no longer uses); reply ok."""
         self.objects.pop(req["id"], None)
         self.reply(True)
 
@@ -1029,6 +1068,10 @@ def _public(cfg):
 
 
 def main():
+    """The child's entry point: read the configuration (``argv[1]``, or the file its ``fd_config``
+    descriptor holds), leave only its public part in ``sys.argv``, then run the zygote (a fork
+    server) or the request loop.
+    """
     cfg = json.loads(sys.argv[1])
     if "fd_config" in cfg:  # the configuration (host paths: the folders the guard refuses) read from a file given
         with open(cfg["fd_config"], "rb") as fh:  # by descriptor, closed now: never on the command line, which the

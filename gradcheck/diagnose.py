@@ -645,6 +645,7 @@ class Finding:
     severity: str = "error"
 
     def sentence(self) -> str:
+        """The message as one sentence: stripped, with a final period."""
         s = self.message.strip()
         return s if s.endswith(".") else s + "."
 

@@ -58,6 +58,9 @@ class Call:
 
     @cached_property
     def signature(self) -> str:
+        """str: the call for messages, ``forward(X, training=False) with X of shape (8, 5)`` (the
+        inputs' names and shapes; ``forward(X)`` when the layer's forward takes no training argument).
+        """
         xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(self.names, self.inputs))
         return f"{V.forward_call(self.layer, self.names, self.training)} with {xs}"  # as made (M6)
 

@@ -100,10 +100,12 @@ class NotSaved:
 
     @property
     def ndim(self):
+        """int: ``len(shape)``."""
         return len(self.shape)
 
     @property
     def size(self):
+        """int: the number of elements, ``prod(shape)``."""
         return math.prod(self.shape)
 
     def __len__(self):
@@ -366,9 +368,11 @@ class MultiNode(Node):
     __slots__ = ()
 
     def out_keys(self):
+        """tuple of int: the ``_key`` of each output (``key`` itself, already a tuple)."""
         return self.key
 
     def outs(self):
+        """tuple: the outputs (``out`` itself: Tensors, or :class:`NotSaved` where no VJP reads one)."""
         return self.out
 
 

@@ -385,6 +385,7 @@ class Layer:
 
     @built.setter
     def built(self, value):
+        """Set the flag (``bool(value)``); ``build`` sets it to True itself."""
         self.__dict__["built"] = bool(value)
 
     def _own_variables(self):
@@ -488,6 +489,15 @@ class Layer:
 
     @trainable.setter
     def trainable(self, value):
+        """Freeze (False) or unfreeze (True) the layer, its sub-layers and their Variables.
+
+        The weights declared non-trainable (``add_weight(trainable=False)``) stay so.
+
+        Raises
+        ------
+        TypeError
+            For a value that is not a bool (``True``/``False``, or numpy's bool).
+        """
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(
                 f"{type(self).__name__}.trainable must be True or False; got {value!r}"
@@ -648,6 +658,9 @@ class Model(Layer):
 
     @variables.setter
     def variables(self, value):
+        """Replace the model's own Variables (those :meth:`add_weight` made) by the dict ``value``
+        (name -> Variable); the sub-layers' and the attributes' Variables are still tracked.
+        """
         self.__dict__["_variables"] = dict(value)
 
     def compile(self, optimizer, loss, metrics=()):

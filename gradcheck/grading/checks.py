@@ -90,6 +90,7 @@ class Verdict:
 
     @property
     def passed(self) -> bool:
+        """bool: every part passed and nothing is left NOT CHECKED (an empty verdict passes)."""
         return all(p.passed for p in self.parts) and not self.not_checked
 
     @property
