@@ -659,13 +659,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     dtype : numpy dtype, optional
         A float dtype to compute in (a truncating cast is refused).
     ddof : int, default 0
-        (``correction=``, numpy 2's name, too; both given is ValueError.)
     keepdims : bool, default False
-    where : array_like of bool, optional
-        Only these elements count; the others get gradient 0.
-    mean : Tensor or array_like, optional
-        numpy 2's precomputed mean (keepdims shape); a Tensor gets its gradient too (0 at the
-        true mean).
+    **kw
+        numpy's ``where=`` (array_like of bool: only these elements count, the others get
+        gradient 0), numpy 2's ``mean=`` (the precomputed mean, keepdims shape; a Tensor gets its
+        gradient too, 0 at the true mean) and ``correction=`` (``ddof``'s numpy 2 name).
 
     Returns
     -------
@@ -710,12 +708,11 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     dtype : numpy dtype, optional
         A float dtype to compute in (a truncating cast is refused).
     ddof : int, default 0
-        (``correction=``, numpy 2's name, too; both given is ValueError.)
     keepdims : bool, default False
-    where : array_like of bool, optional
-        Only these elements count; the others get gradient 0.
-    mean : Tensor or array_like, optional
-        numpy 2's precomputed mean (keepdims shape).
+    **kw
+        numpy's ``where=`` (array_like of bool: only these elements count, the others get
+        gradient 0), numpy 2's ``mean=`` (the precomputed mean, keepdims shape) and
+        ``correction=`` (``ddof``'s numpy 2 name).
 
     Returns
     -------
