@@ -506,7 +506,7 @@ def copysign(x1, x2, /, out=None, **kw):
 
     Notes
     -----
-    ``absolute(x1) * s`` with ``s = -1`` where ``x2``'s sign bit is set, else 1 (a constant):
+    Recorded ``absolute(x1) * s`` with ``s = -1`` where ``x2``'s sign bit is set, else 1 (a constant):
     ``d/dx1 = s sign(x1)``, 0 at ``x1 = 0`` (abs's rule ``abs'(0) = 0``); ``x2`` gets gradient 0
     (a zero array), its sign being piecewise constant.
     """

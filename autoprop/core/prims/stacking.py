@@ -867,6 +867,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         If ``num < 0``.
     TypeError
         For a device other than the CPU.
+
+    Notes
+    -----
+    numpy's formula written in recorded primitives (multiply, add, concatenate), so the gradient
+    is the composition's. Source: ``lessons/10-gradient-tape.md`` (composites).
     """
     if device not in (None, "cpu"):
         raise TypeError(f"numpy.linspace: device={device!r}; autoprop runs on the CPU only")
