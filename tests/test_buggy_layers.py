@@ -60,6 +60,26 @@ def test_correct_counterparts_pass(key):
                                                    "col2im assigns (=) each window's patch where it must add (+=)",
                                                    "the last window's contribution alone"]),
         ("conv.py::ConvIm2colAssign", ["the first window's contribution alone"]),
+        # session 21: session 20's four unnamed kinds, each with its fix
+        ("session21.py::TiedAutoencoderNoDecoderTerm", ["dW lacks the gradient of one of W's two uses",
+                                                        "h @ W.T (h of shape (N, 3)", "without the output product's "
+                                                        "term dY.T @ h (its W.T use)", "X.T @ dh for an encoder"]),
+        ("session21.py::TiedLMLookupOnly", ["h of shape (N, T, 4)", "dY.reshape(-1, 7).T @ h.reshape(-1, 4)",
+                                            "np.add.at(dW, ids, dE)"]),
+        ("session21.py::MultiHeadAttentionMergeReshape", [
+            "dX, dWq, dWk, dWv are what backward gives when it merges the heads' gradients dq, dk, dv (N, H, T, d) "
+            "back into (N, T, H*d) by reshape alone", "6 features into 2 heads of 3",
+            "dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, 6), the same for dk and dv"]),
+        ("session21.py::MultiHeadAttentionSplitReshape", ["splits the merged output's gradient (N, T, H*d) into heads",
+                                                          "dO = dM.reshape(N, T, 2, 3).transpose(0, 2, 1, 3)"]),
+        ("session21.py::ELUOutNoAlpha", ["dX = dY * out where X < 0", "alpha * exp(X) = out + alpha",
+                                         "alpha = 0.7 here", "dX = dY * np.where(X > 0, 1, out + alpha)"]),
+        ("session21.py::ScaledDropoutIgnoresMode", [
+            "[eval]: dX is the gradient of the training-mode forward (self.dropout_param['mode'] = 'train'), but "
+            "this forward ran in eval mode (self.dropout_param['mode'] = 'test')", "e.g. self.mode = mode in forward"]),
+        ("session21.py::dropoutignoresmode", ["the train-mode forward (dropout_param['mode'] = 'train')",
+                                              "ran in test mode (dropout_param['mode'] = 'test')",
+                                              "dropout_param is in the cache: branch on dropout_param['mode']"]),
         ("linear.py::LinearCachedY", ["dW equals dY.T @ Y", "output Y where its input X is due", "self.X = X"]),
         ("linear.py::LinearInOutCachedYWide", ["dW equals Y.T @ dY"]),
         ("linear.py::LinearReshapeNotTranspose", ["right values in the wrong places", ".reshape(3, 4).transpose(1, 0)"]),
