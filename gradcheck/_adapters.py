@@ -3269,6 +3269,8 @@ def adapt(obj, inputs=None, training=True):
         obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
+    if isinstance(obj, Adapted) and info.get("protocol") == "seed" and info.get("seed_weights"):
+        obj.seed_weights = list(info["seed_weights"])  # drawn again when constant (a sandboxed layer's: its protocol)
     if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
         info["outputs"] = outs.data()
     return obj, info

@@ -73,6 +73,7 @@ def _zero_weights(layer: Any) -> str:
         params = V.layer_params(layer, type(layer).__name__)
     except Exception:  # noqa: BLE001 - no params to read
         return ""
+    params = params or seed_weights(layer)  # the seed protocol's self.W (no gradient), all zero: the same
     arrays = [v for v in params.values() if isinstance(v, np.ndarray)]
     if not arrays or not any(v.ndim >= 2 for v in arrays) or any(np.any(v) for v in arrays):
         return ""
@@ -709,6 +710,11 @@ class Diagnosis:
     #: (:func:`at_drawn_params`); ``drawn_failed``: that check failed, and this diagnosis is its
     drawn: list[str] = field(default_factory=list)
     drawn_failed: bool = False
+    #: of ``drawn``, the weights without gradients (the seed protocol's), and the words of their values ("zeros")
+    drawn_seed: list[str] = field(default_factory=list)
+    drawn_words: str = ""
+    #: the check at drawn values is the only one (weights without gradients all zero at init)
+    drawn_only: bool = False
 
     @property
     def passed(self) -> bool:
@@ -3577,9 +3583,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
               n_samples=n_samples)
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
-        if drawn and diag.passed:
+        zero = not diag.passed and set(diag.codes) == {"zero-weights"} and bool(seed_weights(layer))
+        if drawn and (diag.passed or zero):  # zero weights without gradients: checkable at drawn values alone
             diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
-                lay, X, owner, training, (None, None, False, upstream), kw), seed)
+                lay, X, owner, training, (None, None, False, upstream), kw), seed, only=zero)
         return diag
 
 
@@ -3591,61 +3598,108 @@ def constant_params(layer: Any, owner: str) -> list[str]:
         params = V.layer_params(layer, owner)
     except GradcheckError:
         return []
-    out = []
-    for k, v in params.items():
-        a = np.asarray(v)
-        if a.size and np.all(np.isfinite(a)) and a.min() == a.max() and (a.size > 1 or abs(float(a.flat[0])) in (0, 1)):
-            out.append(k)
-    return sorted(out)
+    return sorted(k for k, v in params.items() if _constant(v))
 
 
-def _constant_words(layer: Any, names: Sequence[str]) -> str:
-    """``"zeros/ones"``: the values of the constant parameters ``names``, as they read."""
-    params = V.layer_params(layer, "")
-    vals = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(params[k]).flat[0]), "constant")
-                         for k in names)
-    return "/".join(vals)
+def _constant(v: Any) -> bool:
+    """Every entry of ``v`` holds one finite value (a single entry: 0 or +-1)."""
+    a = np.asarray(v)
+    return bool(a.size and np.all(np.isfinite(a)) and a.min() == a.max()
+                and (a.size > 1 or abs(float(a.flat[0])) in (0, 1)))
 
 
-def drawn_header(diag: Diagnosis, layer: Any) -> str:
-    """The header line of a check whose parameters start constant (``diag.drawn``), or ``""``."""
+def seed_weights(layer: Any) -> dict[str, np.ndarray]:
+    """``{name: copy}`` of the seed protocol's weights without gradients (``self.W`` of a layer whose backward returns
+    dX alone: :func:`gradcheck._adapters._seed_weights`; a sandboxed layer's read in its child), {} for any other
+    layer or when they cannot be read."""
+    from ._adapters import Adapted, seed_weight
+
+    listed = (_protocol(layer, "seed") or {}).get("seed_weights") if _remote(layer) else \
+        vars(layer).get("seed_weights") if isinstance(layer, Adapted) else None
+    names = [w[0] for w in map(seed_weight, listed if isinstance(listed, list) else []) if w is not None]
+    if not names:
+        return {}
+    try:
+        values = _state_attrs(layer if _remote(layer) else layer.obj, remote=True)
+    except Exception:  # noqa: BLE001 - a child that cannot say: not drawn
+        return {}
+    return {k: values[k] for k in names if k in values}
+
+
+def _constant_words(values: Mapping[str, Any]) -> str:
+    """``"zeros/ones"``: the values of the constant arrays ``values``, as they read."""
+    words = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(v).flat[0]), "constant")
+                          for v in values.values())
+    return "/".join(words)
+
+
+def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the words were taken when drawn
+    """The header line of a check whose parameters (or weights without gradients) start constant (``diag.drawn``),
+    or ``""``."""
     if not diag.drawn:
         return ""
-    names = diag.drawn
-    line = (f"parameter{'s' if len(names) > 1 else ''} {', '.join(names)} {'are' if len(names) > 1 else 'is'} "
-            f"constant at init ({_constant_words(layer, names)}), which can hide terms: also checked at drawn "
-            f"values (normal, as the grader draws them)")
-    if diag.drawn_failed:
+    names, seeds = diag.drawn, [n for n in diag.drawn if n in diag.drawn_seed]
+    many = len(names) > 1
+    what = "parameters" if many else "parameter"
+    if seeds:
+        what = (f"weight{'s' if len(seeds) > 1 else ''} {', '.join(seeds)} (no gradient: {'they' if len(seeds) > 1 else 'it'}"
+                f" only {'enter' if len(seeds) > 1 else 'enters'} dX)" + (
+                    f" and parameter{'s' if len(names) - len(seeds) > 1 else ''} "
+                    f"{', '.join(n for n in names if n not in seeds)}" if len(seeds) < len(names) else ""))
+    else:
+        what = f"{what} {', '.join(names)}"
+    line = (f"{what} {'are' if many else 'is'} constant at init ({diag.drawn_words}), which can hide terms: also "
+            f"checked at drawn values (normal, as the grader draws them)")
+    if diag.drawn_only:
+        line += ("; at its initial values the output is 0 for any input (no check), so the table and verdict below "
+                 "are at the drawn values")
+    elif diag.drawn_failed:
         line += ("; the layer passes at its initial values but FAILS at the drawn ones: the table and diagnosis "
                  "below are at the drawn values")
     return line
 
 
-def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter is constant
-    (:func:`constant_params`); else ``check`` (the same diagnosis, without twin or reference, which hold their own
-    values) of ``layer`` with every parameter drawn as the grader draws them (:func:`gradcheck._validation.
-    drawn_values`), written in place and put back after (a copy could lose what closures hold): its diagnosis when
-    it fails with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header
-    says so: :func:`drawn_header`)."""
-    names = constant_params(layer, diag.name)
-    if not names:
+def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bool = False) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter, and no weight without a
+    gradient (the seed protocol's ``self.W``: :func:`seed_weights`), is constant (:func:`constant_params`); else
+    ``check`` (the same diagnosis, without twin or reference, which hold their own values) of ``layer`` with every
+    parameter and every such weight drawn as the grader draws them (:func:`gradcheck._validation.drawn_values`),
+    written in place (a weight without a gradient by :func:`gradcheck._adapters.set_weights`, in the sandbox's child
+    for a sandboxed layer) and put back after (a copy could lose what closures hold): its diagnosis when it fails
+    with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header says so:
+    :func:`drawn_header`). ``only``: ``diag`` is no check (weights without gradients all zero: the output is 0 for any
+    input), so the drawn check is the verdict, passed or not (``drawn_only``)."""
+    from ._adapters import set_weights
+
+    params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
+    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name)},
+             **{k: v for k, v in seeds.items() if _constant(v)}}
+    if not const:
         return diag
-    params = V.layer_params(layer, diag.name)
+    words = _constant_words({k: const[k] for k in sorted(const)})
     kept = {k: np.array(v, copy=True) for k, v in params.items()}
+    put = (lambda vals: layer.set_weights(vals)) if _remote(layer) else (lambda vals: set_weights(layer, vals))
     try:
-        for k, v in V.drawn_values({k: params[k].shape for k in params}, seed).items():
-            params[k][...] = v
+        drawn = V.drawn_values({**{k: params[k].shape for k in params}, **{k: v.shape for k, v in seeds.items()}},
+                               seed)
+        for k in params:
+            params[k][...] = drawn[k]
+        if seeds:
+            put({k: drawn[k] for k in seeds})
         d = check(layer)
     except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at its own values only
         return diag
     finally:
         for k, v in kept.items():
             params[k][...] = v
-    diag.drawn = names
-    if d.passed or d.result is None or d.error is not None or "non-finite" in d.codes:
+        if seeds:
+            with contextlib.suppress(Exception):
+                put(seeds)
+    diag.drawn, diag.drawn_seed, diag.drawn_words = sorted(const), sorted(seeds), words
+    if d.result is None or d.error is not None or "non-finite" in d.codes or d.passed and not only:
         return diag
-    d.drawn, d.drawn_failed = names, True
+    d.drawn, d.drawn_seed, d.drawn_words, d.drawn_failed, d.drawn_only = diag.drawn, diag.drawn_seed, words, \
+        not d.passed, only
     return d
 
 

@@ -275,3 +275,46 @@ def test_a_dropout_wrong_in_both_modes_is_named_in_both():
     d = diagnose("activations.py::DropoutNoScaleBothModes")
     assert d.codes == ["stale-mask"] and d.name.endswith("[eval]"), d.report()
     assert [o.codes for o in d.other_modes] == [["mask-scale"]], d.report()
+
+
+@pytest.mark.parametrize("lay", [0, 1])
+@pytest.mark.parametrize("n_w", [3, 4])
+def test_head_merge_reference_is_autograds_gradient(lay, n_w):
+    """The multi-head self-attention that head-merge-no-transpose recomputes (diagnose._mha_grads) has HIPS
+    autograd's gradients (X and each weight, both layouts, with and without Wo); its reshape-alone variants are what
+    the planted layers' backward returns (session 21)."""
+    import autograd
+    import autograd.numpy as anp
+
+    from gradcheck.diagnose import _mha_grads
+
+    rng = np.random.default_rng(5)
+    X, G = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
+    Ws = [rng.normal(0, 0.6, (6, 6)) for _ in range(n_w)]
+
+    def f(X, *Ws):
+        proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
+        q, k, v = (anp.transpose(anp.reshape(proj(X, W), (2, 4, 2, 3)), (0, 2, 1, 3)) for W in Ws[:3])
+        S = q @ anp.swapaxes(k, -1, -2) / anp.sqrt(3.0)
+        e = anp.exp(S - anp.max(S, axis=-1, keepdims=True))
+        M = anp.reshape(anp.transpose(e / anp.sum(e, axis=-1, keepdims=True) @ v, (0, 2, 1, 3)), (2, 4, 6))
+        return anp.sum((proj(M, Ws[3]) if len(Ws) == 4 else M) * G)
+
+    Y, got = _mha_grads(X, Ws, 2, 1 / np.sqrt(3), lay, G)
+    want = autograd.grad(f, list(range(1 + n_w)))(X, *Ws)
+    np.testing.assert_allclose(got["X"], want[0], rtol=1e-10, atol=1e-12)
+    for i in range(n_w):
+        np.testing.assert_allclose(got[i], want[1 + i], rtol=1e-10, atol=1e-12)
+    if lay == 0 and n_w == 4:  # the planted layers' own backward is the reshape-alone variant
+        from buggy_layers import session21
+
+        for cls, bug in ((session21.MultiHeadAttentionMergeReshape, "merge"),
+                         (session21.MultiHeadAttentionSplitReshape, "split")):
+            layer = cls()
+            layer.Wq, layer.Wk, layer.Wv, layer.Wo = Ws
+            np.testing.assert_allclose(layer.forward(X), Y, rtol=1e-12)
+            dX = layer.backward(G)
+            _, bad = _mha_grads(X, Ws, 2, 1 / np.sqrt(3), lay, G, bug)
+            np.testing.assert_allclose(dX, bad["X"], rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(layer.dWq, bad[0], rtol=1e-10, atol=1e-12)
+            assert not np.allclose(dX, got["X"])

@@ -205,3 +205,37 @@ class MultiHeadAttentionSplitReshape(MultiHeadAttention):
         dQ, dK, dV = _merge(dS @ self.k), _merge(dS.swapaxes(-1, -2) @ self.q), _merge(dv)
         self.dWq, self.dWk, self.dWv = (np.einsum("ntd,nte->de", self.X, g) for g in (dQ, dK, dV))
         return dQ @ self.Wq.T + dK @ self.Wk.T + dV @ self.Wv.T
+
+
+class SeedLinearZeros:
+    """The seed's own style (session 20's leftover 2): self.W used in forward, no gradient, backward(dY) -> dX alone;
+    W starts at zeros (a placeholder the assignment fills later), so it is checked at drawn values."""
+
+    ADAPT = True
+    INPUT = (5, 4)
+
+    def __init__(self, n=4):
+        self.W = np.zeros((n, n))
+
+    def forward(self, X):
+        return X @ self.W
+
+    def backward(self, dY):
+        return dY @ self.W.T
+
+
+class SeedLinearZerosNoT(SeedLinearZeros):
+    def backward(self, dY):
+        return dY @ self.W  # BUG: W.T due; W = zeros gives 0 either way
+
+
+class SeedLinearOnes(SeedLinearZeros):
+    """The same, W all ones (square, symmetric: W.T == W)."""
+
+    def __init__(self, n=4):
+        self.W = np.ones((n, n))
+
+
+class SeedLinearOnesNoT(SeedLinearOnes):
+    def backward(self, dY):
+        return dY @ self.W  # BUG: W.T due; W = ones is symmetric, so the two agree there
