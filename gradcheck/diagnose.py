@@ -1940,9 +1940,8 @@ class _Layer:
         self.rate: float | None = None
         #: the layer's number settings (:func:`_layer_numbers`)
         self.numbers: dict[str, float] = {}
-        #: ``(forward in the other mode, its fields)`` of a layer with two modes (:func:`_other_mode`), or None
+        #: ``(make the other mode's forward, its fields)`` of a layer with two modes (:func:`_other_mode`), or None
         self.other_mode: tuple[Any, dict[str, str]] | None = None
-        self.proxy = proxy
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -3765,7 +3764,7 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
-    L.other_mode = _other_mode(layer, L.proxy, training)
+    L.other_mode = _other_mode(layer, training)
 
 
 def _switch_said(layer: Any, training: bool) -> str:
@@ -3782,11 +3781,14 @@ def _switch_said(layer: Any, training: bool) -> str:
     return f"{name} = {said}" if name.startswith("self.") else f"{name}={said}"
 
 
-def _other_mode(layer: Any, proxy: Any, training: bool) -> tuple[Any, dict[str, str]] | None:
-    """``(forward in the other mode, float64, as L.fwd; the fields of backward-ignores-mode)`` for a layer with a
-    training and an eval mode: a class whose forward's switch the adapters set (training=, a mode string, CS231n's
-    ``self.dropout_param['mode']``), or a CS231n function pair run here whose ``*_param['mode']`` (train/test) is
-    flipped for each call; None otherwise (one mode, or a sandboxed pair: its --init lives in the child)."""
+def _other_mode(layer: Any, training: bool) -> tuple[Any, dict[str, str]] | None:
+    """``(make, fields)`` for a layer with a training and an eval mode: ``make()`` returns ``(forward in the other
+    mode, float64; its params; the copy it runs)`` on a copy of the layer (a training forward may update running
+    statistics, here or in a CS231n pair's ``bn_param``: the checked layer is left as it was; a sandboxed layer is
+    copied in its child), ``fields`` those of backward-ignores-mode. A class whose forward's switch the adapters set
+    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair run here, its copy's
+    ``*_param['mode']`` (train/test) flipped; None otherwise (one mode, or a sandboxed pair: its --init lives in the
+    child)."""
     from ._adapters import FunctionPair
 
     fix = ("branch on the mode in backward as forward does: keep it where backward reads it ({keep}) and, in {mode}, "
@@ -3799,33 +3801,42 @@ def _other_mode(layer: Any, proxy: Any, training: bool) -> tuple[Any, dict[str, 
         mode = layer._kwargs[key]["mode"]
         other = "test" if mode == "train" else "train"
 
-        def fwd(*xs):
-            d = layer._kwargs[key]
-            d["mode"] = other
-            try:
-                return np.asarray(proxy.forward(*xs, training=None), dtype=np.float64)
-            finally:
-                d["mode"] = mode
+        def make():
+            cp = copy.deepcopy(layer)
+            cp._kwargs[key]["mode"] = other
+            return _f64(_Proxy(cp), False), V.layer_params(cp, "copy"), cp
 
-        return fwd, {"mode": f"{mode} mode", "other": f"{other}-mode", "how": f"{key}['mode'] = {mode!r}",
-                     "other_how": f"{key}['mode'] = {other!r}",
-                     "fix": fix.format(keep=f"{key} is in the cache: branch on {key}['mode']", mode=f"{mode} mode")}
+        return make, {"mode": f"{mode} mode", "other": f"{other}-mode", "how": f"{key}['mode'] = {mode!r}",
+                      "other_how": f"{key}['mode'] = {other!r}",
+                      "fix": fix.format(keep=f"{key} is in the cache: branch on {key}['mode']", mode=f"{mode} mode")}
     if training_modes(layer, "auto") != [False, True]:
         return None
     mode, other = ("training mode", "eval-mode") if training else ("eval mode", "training-mode")
-    return _f64(proxy, not training), {
-        "mode": mode, "other": other, "how": _switch_said(layer, training),
-        "other_how": _switch_said(layer, not training),
-        "fix": fix.format(keep="e.g. self.mode = mode in forward", mode=mode)}
+
+    def make():
+        cp = copy.deepcopy(layer)
+        return _f64(_Proxy(cp), not training), V.layer_params(cp, "copy"), cp
+
+    return make, {"mode": mode, "other": other, "how": _switch_said(layer, training),
+                  "other_how": _switch_said(layer, not training),
+                  "fix": fix.format(keep="e.g. self.mode = mode in forward", mode=mode)}
 
 
 def _mode_ignored_signature(L: _Layer, key, m, n):
     """A backward that ignores the mode (session 20's leftover): ``m`` is the numerical gradient of the layer's
-    forward in its other mode (:func:`_other_mode`; for the check's dY), and that differs from this mode's ``n``."""
+    forward in its other mode (:func:`_other_mode`, on a copy; for the check's dY), and that differs from this mode's
+    ``n``."""
     if L.other_mode is None or not np.isfinite(n).all():
         return None
-    fwd, fields = L.other_mode
-    o = _numerical(fwd, L.inputs, L.params, L.G, input_names=L.keys, which=[key])[key]
+    make, fields = L.other_mode
+    cp = None
+    try:
+        fwd, params, cp = make()
+        if {k: np.shape(v) for k, v in params.items()} != {k: np.shape(v) for k, v in L.params.items()}:
+            return None
+        o = _numerical(fwd, L.inputs, params, L.G, input_names=L.keys, which=[key])[key]
+    finally:
+        _release(cp)
     if o.shape == m.shape and close(m, o, 1e-5) and not close(o, n, 1e-5):
         return "backward-ignores-mode", fields
     return None

@@ -318,3 +318,29 @@ def test_head_merge_reference_is_autograds_gradient(lay, n_w):
             np.testing.assert_allclose(dX, bad["X"], rtol=1e-10, atol=1e-12)
             np.testing.assert_allclose(layer.dWq, bad[0], rtol=1e-10, atol=1e-12)
             assert not np.allclose(dX, got["X"])
+
+
+def test_backward_ignores_mode_runs_the_other_mode_on_a_copy():
+    """backward-ignores-mode differentiates the forward of the other mode on a copy of the layer: a training forward
+    that updates state (a counter here; running statistics in a BatchNorm) leaves the checked layer as it was
+    (session 21). Checked in eval mode alone, so no other training forward runs."""
+    from buggy_layers import session21
+
+    class Counted(session21.ScaledDropoutIgnoresMode):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+
+        def forward(self, X):
+            if self.dropout_param["mode"] == "train":
+                self.steps += 1  # state a training forward updates (not read by forward)
+            return super().forward(X)
+
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((4, 6))
+    layer = adapt(Counted(), [X])[0]
+    steps = layer.obj.steps
+    d = diagnose_layer(layer, X, training=False)
+    assert not d.passed and d.codes == ["backward-ignores-mode"], d.report()
+    assert layer.obj.steps == steps and layer.obj.dropout_param["mode"] == "train"
