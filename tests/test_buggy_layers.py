@@ -344,3 +344,32 @@ def test_backward_ignores_mode_runs_the_other_mode_on_a_copy():
     d = diagnose_layer(layer, X, training=False)
     assert not d.passed and d.codes == ["backward-ignores-mode"], d.report()
     assert layer.obj.steps == steps and layer.obj.dropout_param["mode"] == "train"
+
+
+def test_elu_and_tied_terms_are_autograds():
+    """The formulas elu-alpha-missing and tied-weight-term-missing compare with (session 21), against HIPS autograd:
+    ELU's derivative is out + alpha where X <= 0; a tied table's gradient is the lookup's term plus the output
+    product's dY^T h (h = W[ids] held), the term the detector recovers from the output by least squares."""
+    import autograd
+    import autograd.numpy as anp
+    from buggy_layers import session21
+
+    rng = np.random.default_rng(6)
+    X, G, alpha = rng.standard_normal((4, 6)), rng.standard_normal((4, 6)), 0.7
+    Y = np.where(X > 0, X, alpha * np.expm1(X))
+    want = autograd.grad(lambda x: anp.sum(anp.where(x > 0, x, alpha * (anp.exp(x) - 1)) * G))(X)
+    np.testing.assert_allclose(G * np.where(X > 0, 1.0, Y + alpha), want, rtol=1e-12, atol=1e-14)
+
+    layer, ids = session21.TiedLM(), session21.TiedLM.INPUT
+    G = rng.standard_normal((4, 3, 7))
+    h = np.linalg.lstsq(layer.W, layer.forward(ids).reshape(-1, 7).T, rcond=None)[0].T  # as the detector reads it
+    np.testing.assert_allclose(h, layer.W[ids].reshape(-1, 4), rtol=1e-10, atol=1e-12)
+    full = autograd.grad(lambda W: anp.sum((W[ids] @ W.T) * G))(layer.W)
+    held = autograd.grad(lambda W: anp.sum((layer.W[ids] @ W.T) * G))(layer.W)
+    np.testing.assert_allclose(G.reshape(-1, 7).T @ h, held, rtol=1e-10, atol=1e-12)
+    layer.backward(G)
+    np.testing.assert_allclose(layer.dW, full, rtol=1e-10, atol=1e-12)  # the correct twin's backward
+    buggy = session21.TiedLMLookupOnly()
+    buggy.forward(ids)
+    buggy.backward(G)
+    np.testing.assert_allclose(buggy.dW, full - held, rtol=1e-10, atol=1e-12)  # the lookup's term alone
