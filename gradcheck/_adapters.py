@@ -197,8 +197,11 @@ def _switch_attr(fn):
     if obj is None or tree is None:
         return "self.training" if obj is not None and _mode_methods(obj) else None
     me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
-    read = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    mine = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
             and n.value.id == me]
+    # an attribute forward assigns itself (self.mode = self.dropout_param['mode'], kept for backward) is no switch
+    written = {n.attr for n in mine if isinstance(n.ctx, ast.Store)}
+    read = [n.attr for n in mine if n.attr not in written]
     for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
         if isinstance(getattr(obj, name, None), (bool, str)):
             return "self." + name
@@ -3328,6 +3331,8 @@ def adapt(obj, inputs=None, training=True):
         obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
+    if isinstance(obj, Adapted) and info.get("protocol") == "seed" and info.get("seed_weights"):
+        obj.seed_weights = list(info["seed_weights"])  # drawn again when constant (a sandboxed layer's: its protocol)
     if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
         info["outputs"] = outs.data()
     return obj, info

@@ -17,8 +17,8 @@ import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "Terminated", "running_as_command", "say_stopped", "starting",
-           "stopped_by"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "Terminated", "running_as_command", "say_stopped", "sigterm_raises",
+           "starting", "stopped_by"]
 
 #: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -83,10 +83,41 @@ def running_as_command() -> bool:
 
 
 @contextlib.contextmanager
+def sigterm_raises(command: bool | None = None) -> Iterator[None]:
+    """While inside, the first SIGTERM raises :class:`Terminated` in the main thread and later ones are ignored
+    (the stop the first started, a message or the grader's gradebook, is not cut short); the previous handler is
+    restored after. Used by :func:`starting`, the command's run (``gradcheck.cli.main``) and the grader's stops
+    (``gradcheck.grading.stopping.sigterm_stops``).
+
+    Parameters
+    ----------
+    command : bool, optional
+        Whether this is the command (default :func:`running_as_command`); otherwise, or outside the main thread,
+        nothing changes (a library caller's handlers are left alone).
+    """
+    if not (running_as_command() if command is None else command) \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    first = [True]
+
+    def handler(signum: int, frame: object) -> None:  # noqa: ARG001
+        if first[0]:
+            first[0] = False
+            raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def starting(command: bool | None = None) -> Iterator[None]:
-    """Guard the command's start-up: inside, SIGTERM raises :class:`Terminated`, and a Ctrl-C or SIGTERM prints
-    ``gradcheck: stopped by ... while starting`` and exits with :data:`EXIT_INTERRUPTED` or
-    :data:`EXIT_TERMINATED` (a ``SystemExit``, so no traceback). The previous SIGTERM handler is restored after.
+    """Guard the command's start-up: inside, SIGTERM raises :class:`Terminated` (:func:`sigterm_raises`), and a
+    Ctrl-C or SIGTERM prints ``gradcheck: stopped by ... while starting`` and exits with :data:`EXIT_INTERRUPTED`
+    or :data:`EXIT_TERMINATED` (a ``SystemExit``, so no traceback). The previous SIGTERM handler is restored after.
 
     Parameters
     ----------
@@ -98,16 +129,8 @@ def starting(command: bool | None = None) -> Iterator[None]:
             or threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, frame: object) -> None:  # noqa: ARG001
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
     try:
-        yield
+        with sigterm_raises(command=True):
+            yield
     except KeyboardInterrupt as exc:
         raise SystemExit(say_stopped(exc, "while starting, before anything was done", command=True)) from None
-    except BaseException:
-        signal.signal(signal.SIGTERM, previous)
-        raise
-    signal.signal(signal.SIGTERM, previous)

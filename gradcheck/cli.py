@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._startup import say_stopped, starting
+from ._startup import say_stopped, sigterm_raises, starting
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -658,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("zoo", "check", "train"):
             V.validate_cli_args(args)  # every option, before any work (and before output folders are made)
-        return int(args.func(args))
+        with sigterm_raises():  # the command's run: a SIGTERM is worded as a Ctrl-C is (143), not a silent rc -15
+            return int(args.func(args))
     except GradcheckError as exc:
         return _say_error(exc)
     except KeyboardInterrupt as exc:  # a Ctrl-C mid-run: one line, as at start-up (grade words its own stops)

@@ -73,6 +73,7 @@ def _zero_weights(layer: Any) -> str:
         params = V.layer_params(layer, type(layer).__name__)
     except Exception:  # noqa: BLE001 - no params to read
         return ""
+    params = params or seed_weights(layer)  # the seed protocol's self.W (no gradient), all zero: the same
     arrays = [v for v in params.values() if isinstance(v, np.ndarray)]
     if not arrays or not any(v.ndim >= 2 for v in arrays) or any(np.any(v) for v in arrays):
         return ""
@@ -554,6 +555,27 @@ DIAGNOSES: dict[str, Record] = {
         "window's contribution alone there, and is right where one window covers an element",
         "accumulate in col2im: dx[:, :, i*s:i*s+kh, j*s:j*s+kw] += the window's patch of dcols (or np.add.at), so "
         "the gradients of every window that reads an element add up", _CONV),
+    "tied-weight-term-missing": Record(
+        "one use of a tied weight missing", "{t} lacks the gradient of one of {w}'s two uses: forward uses {w} "
+        "twice, in the output's product {prod} (h of shape {h}, recovered from the output) and once before it (an "
+        "embedding lookup {w}[ids], or an encoder), and the chain rule adds both uses' gradients into {t}; backward's "
+        "{t} is the {have} alone, without {missing}",
+        "add the two uses' gradients into one {t}: the term of the earlier use (e.g. np.add.at(dW, ids, dE) for a "
+        "lookup, or X.T @ dh for an encoder) plus the output product's {term}", "30b-weight-tying.md"),
+    "head-merge-no-transpose": Record(
+        "heads merged by reshape alone", "{t} is what backward gives when it {where} by reshape alone: forward "
+        "splits the {D} features into {H} heads of {d} (reshape (N, T, {H}, {d}), then transpose(0, 2, 1, 3) to (N, "
+        "{H}, T, {d})), so the gradient must go back through the same two steps in reverse; a reshape alone puts "
+        "each head's values at other time steps", "{fix}", "34-multi-head-attention.md"),
+    "elu-alpha-missing": Record(
+        "ELU's alpha missing", "{t} = dY * out where X < 0: ELU's derivative there is alpha * exp(X) = out + alpha "
+        "(out = alpha * (exp(X) - 1), alpha = {alpha:.6g} here), so {t} lacks dY * alpha at the {k} of {size} "
+        "entries where X < 0 and is right elsewhere", "dX = dY * np.where(X > 0, 1, out + alpha) (or alpha * "
+        "np.exp(X) there), with the alpha forward used", _ACT),
+    "backward-ignores-mode": Record(
+        "backward ignores the mode", "{t} is the gradient of the {other} forward ({other_how}), but this forward ran "
+        "in {mode} ({how}): backward uses the {other} formula whatever the mode, so here it differentiates a "
+        "function this forward did not compute", "{fix}", _DROP),
     "maxpool-spread-evenly": Record(
         "max-pool gradient spread evenly", "{t} spreads each output's gradient evenly over its pooling window "
         "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
@@ -689,6 +711,11 @@ class Diagnosis:
     #: (:func:`at_drawn_params`); ``drawn_failed``: that check failed, and this diagnosis is its
     drawn: list[str] = field(default_factory=list)
     drawn_failed: bool = False
+    #: of ``drawn``, the weights without gradients (the seed protocol's), and the words of their values ("zeros")
+    drawn_seed: list[str] = field(default_factory=list)
+    drawn_words: str = ""
+    #: the check at drawn values is the only one (weights without gradients all zero at init)
+    drawn_only: bool = False
 
     @property
     def passed(self) -> bool:
@@ -1914,6 +1941,8 @@ class _Layer:
         self.rate: float | None = None
         #: the layer's number settings (:func:`_layer_numbers`)
         self.numbers: dict[str, float] = {}
+        #: ``(make the other mode's forward, its fields)`` of a layer with two modes (:func:`_other_mode`), or None
+        self.other_mode: tuple[Any, dict[str, str]] | None = None
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2309,7 +2338,7 @@ def _activation_signature(m, n, inputs, Y, G):
                                 ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
         if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):
             return "derivative-at-input", {"name": name, "right": right, "got": got}  # tester18s L5
-    if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None:
+    if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None or (f := _elu_alpha(m, n, inputs[0], Y, G)):
         return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
         softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
@@ -2369,6 +2398,24 @@ def _log_softmax_axis(m, n, Y, G):
         for other in range(Y.ndim):
             if other != axis % Y.ndim and close(m, G - P * G.sum(axis=other, keepdims=True), 1e-5):
                 return "log-softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
+    return None
+
+
+def _elu_alpha(m, n, X, Y, G):
+    """ELU (``Y = X`` where ``X > 0``, ``alpha (exp(X) - 1)`` elsewhere, alpha fitted from forward's output) whose
+    backward takes ``out`` for the derivative where ``X < 0``, not ``out + alpha`` (= alpha exp(X)): ``n`` is
+    ``dY * where(X > 0, 1, Y + alpha)`` and ``m`` is ``dY * where(X > 0, 1, Y)`` (session 20's leftover)."""
+    if X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape == n.shape:
+        return None
+    neg, e = X <= 0, np.expm1(np.minimum(X, 0))
+    if not neg.any() or neg.all() or not np.array_equal(Y[~neg], X[~neg]) or not np.any(e[neg]):
+        return None
+    alpha = float(Y[neg] @ e[neg] / (e[neg] @ e[neg]))
+    if alpha <= 0 or not close(Y[neg], alpha * e[neg], 1e-9):
+        return None
+    right, got = G * np.where(neg, Y + alpha, 1.0), G * np.where(neg, Y, 1.0)
+    if close(n, right, 1e-5) and close(m, got, 1e-5) and not close(m, n, 1e-5):
+        return "elu-alpha-missing", {"alpha": alpha, "k": int(neg.sum()), "size": X.size}
     return None
 
 
@@ -3258,7 +3305,10 @@ _DETECTORS = (
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
-    lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n))
+    lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
+    lambda L, t, key, m, n: _tied_signature(L, key, m, n),
+    lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
+    lambda L, t, key, m, n: _mode_ignored_signature(L, key, m, n))
 
 
 def _axes_text(axes: Sequence[int]) -> str:
@@ -3310,6 +3360,110 @@ def _attention_softmax_signature(L: _Layer, key, m, n):
         back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
         if close(n, back(right), 1e-5) and close(m, back(diag), 1e-5) and not close(m, n, 1e-5):
             return "attention-softmax-diagonal", {"scale": scale, "scale_fix": fix and f" * (1{fix})"}
+    return None
+
+
+def _tied_signature(L: _Layer, key, m, n):
+    """A weight used twice, tied (session 20's leftover): once in the output's product ``Y = h @ W.T`` (or ``h @
+    W``) and once before it (``h`` depends on ``W``: an embedding lookup ``W[ids]`` whose rows ``W.T`` projects back
+    to the vocabulary, an autoencoder's encoder ``tanh(X @ W)`` decoded by ``W.T``), whose backward keeps one use's
+    gradient alone. ``h`` is recovered from the output by least squares (``W`` of full rank; the product reproduces
+    ``Y`` to 1e-9), the product's term ``dY^T h`` (``h^T dY``) computed from it, and ``m`` is the correct ``n`` minus
+    that term, or that term alone; both terms nonzero (a plain Linear's earlier term is 0: not named)."""
+    W = L.params.get(key)
+    if key.startswith("@") or W is None or W.ndim != 2 or W.dtype.kind != "f" or m.shape != W.shape \
+            or not np.isfinite(n).all() or L.Y.ndim < 2:
+        return None
+    Y, G = L.Y.reshape(-1, L.Y.shape[-1]), L.G.reshape(-1, L.Y.shape[-1])
+    for prod, A, term in (("h @ W.T", W, "dY.T @ h"), ("h @ W", W.T, "h.T @ dY")):
+        if A.shape[0] != Y.shape[1] or A.shape[0] <= A.shape[1] or np.linalg.matrix_rank(A) < A.shape[1]:
+            continue
+        h = np.linalg.lstsq(A, Y.T, rcond=None)[0].T  # Y = h @ A.T
+        if not close(h @ A.T, Y, 1e-9, 1e-12):
+            continue
+        dec = G.T @ h if prod == "h @ W.T" else h.T @ G
+        enc, size = n - dec, np.sqrt(np.sum(n * n))
+        if min(np.sqrt(np.sum(dec * dec)), np.sqrt(np.sum(enc * enc))) <= 1e-3 * size or close(m, n, 1e-5):
+            continue
+        w, dims = key, f"(N{', T' * (L.Y.ndim > 2)}, {h.shape[1]})"
+        dy, hh = f"dY.reshape(-1, {Y.shape[1]})", f"h.reshape(-1, {h.shape[1]})"  # summed over every position
+        shaped = term if L.Y.ndim == 2 else f"{dy}.T @ {hh}" if prod == "h @ W.T" else f"{hh}.T @ {dy}"
+        fields = {"w": w, "prod": prod.replace("W", w), "h": dims, "term": shaped}
+        if close(m, enc, 1e-5):
+            return "tied-weight-term-missing", fields | {
+                "have": "earlier use's gradient", "missing": f"the output product's term {shaped} (its {w}.T use)"
+                if prod == "h @ W.T" else f"the output product's term {shaped}"}
+        if close(m, dec, 1e-5):
+            return "tied-weight-term-missing", fields | {
+                "have": f"output product's term {shaped}", "missing": "the earlier use's (the lookup's or encoder's)"}
+    return None
+
+
+def _heads(x, H):
+    """(N, T, D) -> (N, H, T, D/H): a multi-head split (reshape, then transpose(0, 2, 1, 3))."""
+    N, T, D = x.shape
+    return x.reshape(N, T, H, D // H).transpose(0, 2, 1, 3)
+
+
+def _mha_grads(X, Ws, H, s, lay, G, bug=""):
+    """Self-attention ``softmax(q k^T s) v`` over ``H`` heads of ``X`` (N, T, D), q = X @ Wq (``lay`` 0) or X @ Wq.T
+    (1), the heads merged then projected by Wo when ``Ws`` has four weights: ``(Y, grads)``, the gradients of ``X``
+    and of each weight for ``G``, backward's head reshapes as written or (``bug``) by reshape alone where the heads'
+    gradients are merged (``"merge"``) or dY's is split (``"split"``)."""
+    N, T, D = X.shape
+    d = D // H
+    proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
+    q, k, v = (_heads(proj(X, W), H) for W in Ws[:3])
+    S = q @ k.swapaxes(-1, -2) * s
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    P = e / e.sum(axis=-1, keepdims=True)
+    M = (P @ v).transpose(0, 2, 1, 3).reshape(N, T, D)
+    Y = proj(M, Ws[3]) if len(Ws) == 4 else M
+    Xf, grads = X.reshape(-1, D), {}
+    dM = G if len(Ws) == 3 else G @ (Ws[3].T if lay == 0 else Ws[3])
+    if len(Ws) == 4:
+        Mf, Gf = M.reshape(-1, D), G.reshape(-1, D)
+        grads[3] = Mf.T @ Gf if lay == 0 else Gf.T @ Mf
+    dO = dM.reshape(N, H, T, d) if bug == "split" else _heads(dM, H)
+    dP, dv = dO @ v.swapaxes(-1, -2), P.swapaxes(-1, -2) @ dO
+    dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s
+    dX = np.zeros_like(X)
+    for i, g in enumerate((dS @ k, dS.swapaxes(-1, -2) @ q, dv)):
+        gm = g.reshape(N, T, D) if bug == "merge" else g.transpose(0, 2, 1, 3).reshape(N, T, D)
+        grads[i] = Xf.T @ gm.reshape(-1, D) if lay == 0 else gm.reshape(-1, D).T @ Xf
+        dX += gm @ (Ws[i].T if lay == 0 else Ws[i])
+    return Y, {"X": dX, **grads}
+
+
+def _head_merge_signature(L: _Layer, key, m, n):
+    """Multi-head self-attention (one input X (N, T, D), three or four square weights Wq, Wk, Wv[, Wo] and nothing
+    else; forward recomputed from them, each order of the weights, both layouts, every head count, scale 1/sqrt(d)
+    or 1, until it reproduces the output to 1e-9) whose backward turns (N, H, T, d) back into (N, T, H*d), or dY's
+    gradient into heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's
+    leftover): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the reshape-alone backward."""
+    X, ws = L.inputs[0], list(L.params)
+    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or len(ws) not in (3, 4) \
+            or any(L.params[w].shape != (X.shape[2],) * 2 for w in ws) or not np.isfinite(n).all():
+        return None
+    D, G = X.shape[2], L.G
+    for order, lay, H in itertools.product(itertools.permutations(ws), (0, 1), range(2, D + 1)):
+        for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
+            Ws = [L.params[w] for w in order]
+            Y, right = _mha_grads(X, Ws, H, s, lay, G)
+            if not close(Y, L.Y, 1e-9, 1e-12):
+                continue
+            slot = "X" if key == L.keys[0] else order.index(key) if key in order else None
+            if slot is None or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
+                return None
+            d = D // H
+            for bug, where, fix in (
+                    ("merge", "merges the heads' gradients dq, dk, dv (N, H, T, d) back into (N, T, H*d)",
+                     f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
+                    ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
+                     f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
+                if close(m, _mha_grads(X, Ws, H, s, lay, G, bug)[1][slot], 1e-5):
+                    return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
+            return None
     return None
 
 
@@ -3429,9 +3583,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
               n_samples=n_samples)
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
-        if drawn and diag.passed:
+        zero = not diag.passed and set(diag.codes) == {"zero-weights"} and bool(seed_weights(layer))
+        if drawn and (diag.passed or zero):  # zero weights without gradients: checkable at drawn values alone
             diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
-                lay, X, owner, training, (None, None, False, upstream), kw), seed)
+                lay, X, owner, training, (None, None, False, upstream), kw), seed, only=zero)
         return diag
 
 
@@ -3443,61 +3598,108 @@ def constant_params(layer: Any, owner: str) -> list[str]:
         params = V.layer_params(layer, owner)
     except GradcheckError:
         return []
-    out = []
-    for k, v in params.items():
-        a = np.asarray(v)
-        if a.size and np.all(np.isfinite(a)) and a.min() == a.max() and (a.size > 1 or abs(float(a.flat[0])) in (0, 1)):
-            out.append(k)
-    return sorted(out)
+    return sorted(k for k, v in params.items() if _constant(v))
 
 
-def _constant_words(layer: Any, names: Sequence[str]) -> str:
-    """``"zeros/ones"``: the values of the constant parameters ``names``, as they read."""
-    params = V.layer_params(layer, "")
-    vals = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(params[k]).flat[0]), "constant")
-                         for k in names)
-    return "/".join(vals)
+def _constant(v: Any) -> bool:
+    """Every entry of ``v`` holds one finite value (a single entry: 0 or +-1)."""
+    a = np.asarray(v)
+    return bool(a.size and np.all(np.isfinite(a)) and a.min() == a.max()
+                and (a.size > 1 or abs(float(a.flat[0])) in (0, 1)))
 
 
-def drawn_header(diag: Diagnosis, layer: Any) -> str:
-    """The header line of a check whose parameters start constant (``diag.drawn``), or ``""``."""
+def seed_weights(layer: Any) -> dict[str, np.ndarray]:
+    """``{name: copy}`` of the seed protocol's weights without gradients (``self.W`` of a layer whose backward returns
+    dX alone: :func:`gradcheck._adapters._seed_weights`; a sandboxed layer's read in its child), {} for any other
+    layer or when they cannot be read."""
+    from ._adapters import Adapted, seed_weight
+
+    listed = (_protocol(layer, "seed") or {}).get("seed_weights") if _remote(layer) else \
+        vars(layer).get("seed_weights") if isinstance(layer, Adapted) else None
+    names = [w[0] for w in map(seed_weight, listed if isinstance(listed, list) else []) if w is not None]
+    if not names:
+        return {}
+    try:
+        values = _state_attrs(layer if _remote(layer) else layer.obj, remote=True)
+    except Exception:  # noqa: BLE001 - a child that cannot say: not drawn
+        return {}
+    return {k: values[k] for k in names if k in values}
+
+
+def _constant_words(values: Mapping[str, Any]) -> str:
+    """``"zeros/ones"``: the values of the constant arrays ``values``, as they read."""
+    words = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(v).flat[0]), "constant")
+                          for v in values.values())
+    return "/".join(words)
+
+
+def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the words were taken when drawn
+    """The header line of a check whose parameters (or weights without gradients) start constant (``diag.drawn``),
+    or ``""``."""
     if not diag.drawn:
         return ""
-    names = diag.drawn
-    line = (f"parameter{'s' if len(names) > 1 else ''} {', '.join(names)} {'are' if len(names) > 1 else 'is'} "
-            f"constant at init ({_constant_words(layer, names)}), which can hide terms: also checked at drawn "
-            f"values (normal, as the grader draws them)")
-    if diag.drawn_failed:
+    names, seeds = diag.drawn, [n for n in diag.drawn if n in diag.drawn_seed]
+    many = len(names) > 1
+    what = "parameters" if many else "parameter"
+    if seeds:
+        what = (f"weight{'s' if len(seeds) > 1 else ''} {', '.join(seeds)} (no gradient: {'they' if len(seeds) > 1 else 'it'}"
+                f" only {'enter' if len(seeds) > 1 else 'enters'} dX)" + (
+                    f" and parameter{'s' if len(names) - len(seeds) > 1 else ''} "
+                    f"{', '.join(n for n in names if n not in seeds)}" if len(seeds) < len(names) else ""))
+    else:
+        what = f"{what} {', '.join(names)}"
+    line = (f"{what} {'are' if many else 'is'} constant at init ({diag.drawn_words}), which can hide terms: also "
+            f"checked at drawn values (normal, as the grader draws them)")
+    if diag.drawn_only:
+        line += ("; at its initial values the output is 0 for any input (no check), so the table and verdict below "
+                 "are at the drawn values")
+    elif diag.drawn_failed:
         line += ("; the layer passes at its initial values but FAILS at the drawn ones: the table and diagnosis "
                  "below are at the drawn values")
     return line
 
 
-def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter is constant
-    (:func:`constant_params`); else ``check`` (the same diagnosis, without twin or reference, which hold their own
-    values) of ``layer`` with every parameter drawn as the grader draws them (:func:`gradcheck._validation.
-    drawn_values`), written in place and put back after (a copy could lose what closures hold): its diagnosis when
-    it fails with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header
-    says so: :func:`drawn_header`)."""
-    names = constant_params(layer, diag.name)
-    if not names:
+def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bool = False) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer`` at its own parameters) when no parameter, and no weight without a
+    gradient (the seed protocol's ``self.W``: :func:`seed_weights`), is constant (:func:`constant_params`); else
+    ``check`` (the same diagnosis, without twin or reference, which hold their own values) of ``layer`` with every
+    parameter and every such weight drawn as the grader draws them (:func:`gradcheck._validation.drawn_values`),
+    written in place (a weight without a gradient by :func:`gradcheck._adapters.set_weights`, in the sandbox's child
+    for a sandboxed layer) and put back after (a copy could lose what closures hold): its diagnosis when it fails
+    with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header says so:
+    :func:`drawn_header`). ``only``: ``diag`` is no check (weights without gradients all zero: the output is 0 for any
+    input), so the drawn check is the verdict, passed or not (``drawn_only``)."""
+    from ._adapters import set_weights
+
+    params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
+    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name)},
+             **{k: v for k, v in seeds.items() if _constant(v)}}
+    if not const:
         return diag
-    params = V.layer_params(layer, diag.name)
+    words = _constant_words({k: const[k] for k in sorted(const)})
     kept = {k: np.array(v, copy=True) for k, v in params.items()}
+    put = (lambda vals: layer.set_weights(vals)) if _remote(layer) else (lambda vals: set_weights(layer, vals))
     try:
-        for k, v in V.drawn_values({k: params[k].shape for k in params}, seed).items():
-            params[k][...] = v
+        drawn = V.drawn_values({**{k: params[k].shape for k in params}, **{k: v.shape for k, v in seeds.items()}},
+                               seed)
+        for k in params:
+            params[k][...] = drawn[k]
+        if seeds:
+            put({k: drawn[k] for k in seeds})
         d = check(layer)
     except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at its own values only
         return diag
     finally:
         for k, v in kept.items():
             params[k][...] = v
-    diag.drawn = names
-    if d.passed or d.result is None or d.error is not None or "non-finite" in d.codes:
+        if seeds:
+            with contextlib.suppress(Exception):
+                put(seeds)
+    diag.drawn, diag.drawn_seed, diag.drawn_words = sorted(const), sorted(seeds), words
+    if d.result is None or d.error is not None or "non-finite" in d.codes or d.passed and not only:
         return diag
-    d.drawn, d.drawn_failed = names, True
+    d.drawn, d.drawn_seed, d.drawn_words, d.drawn_failed, d.drawn_only = diag.drawn, diag.drawn_seed, words, \
+        not d.passed, only
     return d
 
 
@@ -3563,6 +3765,82 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
+    L.other_mode = _other_mode(layer, training)
+
+
+def _switch_said(layer: Any, training: bool) -> str:
+    """How mode ``training`` is set, in the layer's own words: ``self.dropout_param['mode'] = 'test'``,
+    ``train_flg=False``, ``training=False`` (its ``mode_keyword``, in the sandbox's protocol or on the adapted
+    layer)."""
+    info = _protocol(layer) or {}
+    mk = info.get("mode_keyword") or getattr(layer, "__dict__", {}).get("mode_keyword")
+    if not (isinstance(mk, (list, tuple)) and len(mk) == 3 and isinstance(mk[0], str)):
+        return f"training={training}"
+    name, value = mk[0], mk[2] if training else mk[1]
+    quoted = isinstance(value, str) and len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]
+    said = value if quoted else repr(value)  # a sandboxed layer's protocol carries the value as written
+    return f"{name} = {said}" if name.startswith("self.") else f"{name}={said}"
+
+
+def _other_mode(layer: Any, training: bool) -> tuple[Any, dict[str, str]] | None:
+    """``(make, fields)`` for a layer with a training and an eval mode: ``make()`` returns ``(forward in the other
+    mode, float64; its params; the copy it runs)`` on a copy of the layer (a training forward may update running
+    statistics, here or in a CS231n pair's ``bn_param``: the checked layer is left as it was; a sandboxed layer is
+    copied in its child), ``fields`` those of backward-ignores-mode. A class whose forward's switch the adapters set
+    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair run here, its copy's
+    ``*_param['mode']`` (train/test) flipped; None otherwise (one mode, or a sandboxed pair: its --init lives in the
+    child)."""
+    from ._adapters import FunctionPair
+
+    fix = ("branch on the mode in backward as forward does: keep it where backward reads it ({keep}) and, in {mode}, "
+           "differentiate the forward of that mode")
+    if isinstance(layer, FunctionPair):
+        key = next((k for k, v in layer._kwargs.items() if isinstance(v, dict)
+                    and v.get("mode") in ("train", "test", "eval")), None)
+        if key is None:
+            return None
+        mode = layer._kwargs[key]["mode"]
+        other = "test" if mode == "train" else "train"
+
+        def make():
+            cp = copy.deepcopy(layer)
+            cp._kwargs[key]["mode"] = other
+            return _f64(_Proxy(cp), False), V.layer_params(cp, "copy"), cp
+
+        return make, {"mode": f"{mode} mode", "other": f"{other}-mode", "how": f"{key}['mode'] = {mode!r}",
+                      "other_how": f"{key}['mode'] = {other!r}",
+                      "fix": fix.format(keep=f"{key} is in the cache: branch on {key}['mode']", mode=f"{mode} mode")}
+    if training_modes(layer, "auto") != [False, True]:
+        return None
+    mode, other = ("training mode", "eval-mode") if training else ("eval mode", "training-mode")
+
+    def make():
+        cp = copy.deepcopy(layer)
+        return _f64(_Proxy(cp), not training), V.layer_params(cp, "copy"), cp
+
+    return make, {"mode": mode, "other": other, "how": _switch_said(layer, training),
+                  "other_how": _switch_said(layer, not training),
+                  "fix": fix.format(keep="e.g. self.mode = mode in forward", mode=mode)}
+
+
+def _mode_ignored_signature(L: _Layer, key, m, n):
+    """A backward that ignores the mode (session 20's leftover): ``m`` is the numerical gradient of the layer's
+    forward in its other mode (:func:`_other_mode`, on a copy; for the check's dY), and that differs from this mode's
+    ``n``."""
+    if L.other_mode is None or not np.isfinite(n).all():
+        return None
+    make, fields = L.other_mode
+    cp = None
+    try:
+        fwd, params, cp = make()
+        if {k: np.shape(v) for k, v in params.items()} != {k: np.shape(v) for k, v in L.params.items()}:
+            return None
+        o = _numerical(fwd, L.inputs, params, L.G, input_names=L.keys, which=[key])[key]
+    finally:
+        _release(cp)
+    if o.shape == m.shape and close(m, o, 1e-5) and not close(o, n, 1e-5):
+        return "backward-ignores-mode", fields
+    return None
 
 
 def _forward_reads(layer: Any) -> set[str]:

@@ -60,6 +60,26 @@ def test_correct_counterparts_pass(key):
                                                    "col2im assigns (=) each window's patch where it must add (+=)",
                                                    "the last window's contribution alone"]),
         ("conv.py::ConvIm2colAssign", ["the first window's contribution alone"]),
+        # session 21: session 20's four unnamed kinds, each with its fix
+        ("session21.py::TiedAutoencoderNoDecoderTerm", ["dW lacks the gradient of one of W's two uses",
+                                                        "h @ W.T (h of shape (N, 3)", "without the output product's "
+                                                        "term dY.T @ h (its W.T use)", "X.T @ dh for an encoder"]),
+        ("session21.py::TiedLMLookupOnly", ["h of shape (N, T, 4)", "dY.reshape(-1, 7).T @ h.reshape(-1, 4)",
+                                            "np.add.at(dW, ids, dE)"]),
+        ("session21.py::MultiHeadAttentionMergeReshape", [
+            "dX, dWq, dWk, dWv are what backward gives when it merges the heads' gradients dq, dk, dv (N, H, T, d) "
+            "back into (N, T, H*d) by reshape alone", "6 features into 2 heads of 3",
+            "dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, 6), the same for dk and dv"]),
+        ("session21.py::MultiHeadAttentionSplitReshape", ["splits the merged output's gradient (N, T, H*d) into heads",
+                                                          "dO = dM.reshape(N, T, 2, 3).transpose(0, 2, 1, 3)"]),
+        ("session21.py::ELUOutNoAlpha", ["dX = dY * out where X < 0", "alpha * exp(X) = out + alpha",
+                                         "alpha = 0.7 here", "dX = dY * np.where(X > 0, 1, out + alpha)"]),
+        ("session21.py::ScaledDropoutIgnoresMode", [
+            "[eval]: dX is the gradient of the training-mode forward (self.dropout_param['mode'] = 'train'), but "
+            "this forward ran in eval mode (self.dropout_param['mode'] = 'test')", "e.g. self.mode = mode in forward"]),
+        ("session21.py::dropoutignoresmode", ["the train-mode forward (dropout_param['mode'] = 'train')",
+                                              "ran in test mode (dropout_param['mode'] = 'test')",
+                                              "dropout_param is in the cache: branch on dropout_param['mode']"]),
         ("linear.py::LinearCachedY", ["dW equals dY.T @ Y", "output Y where its input X is due", "self.X = X"]),
         ("linear.py::LinearInOutCachedYWide", ["dW equals Y.T @ dY"]),
         ("linear.py::LinearReshapeNotTranspose", ["right values in the wrong places", ".reshape(3, 4).transpose(1, 0)"]),
@@ -255,3 +275,101 @@ def test_a_dropout_wrong_in_both_modes_is_named_in_both():
     d = diagnose("activations.py::DropoutNoScaleBothModes")
     assert d.codes == ["stale-mask"] and d.name.endswith("[eval]"), d.report()
     assert [o.codes for o in d.other_modes] == [["mask-scale"]], d.report()
+
+
+@pytest.mark.parametrize("lay", [0, 1])
+@pytest.mark.parametrize("n_w", [3, 4])
+def test_head_merge_reference_is_autograds_gradient(lay, n_w):
+    """The multi-head self-attention that head-merge-no-transpose recomputes (diagnose._mha_grads) has HIPS
+    autograd's gradients (X and each weight, both layouts, with and without Wo); its reshape-alone variants are what
+    the planted layers' backward returns (session 21)."""
+    import autograd
+    import autograd.numpy as anp
+
+    from gradcheck.diagnose import _mha_grads
+
+    rng = np.random.default_rng(5)
+    X, G = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
+    Ws = [rng.normal(0, 0.6, (6, 6)) for _ in range(n_w)]
+
+    def f(X, *Ws):
+        proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
+        q, k, v = (anp.transpose(anp.reshape(proj(X, W), (2, 4, 2, 3)), (0, 2, 1, 3)) for W in Ws[:3])
+        S = q @ anp.swapaxes(k, -1, -2) / anp.sqrt(3.0)
+        e = anp.exp(S - anp.max(S, axis=-1, keepdims=True))
+        M = anp.reshape(anp.transpose(e / anp.sum(e, axis=-1, keepdims=True) @ v, (0, 2, 1, 3)), (2, 4, 6))
+        return anp.sum((proj(M, Ws[3]) if len(Ws) == 4 else M) * G)
+
+    Y, got = _mha_grads(X, Ws, 2, 1 / np.sqrt(3), lay, G)
+    want = autograd.grad(f, list(range(1 + n_w)))(X, *Ws)
+    np.testing.assert_allclose(got["X"], want[0], rtol=1e-10, atol=1e-12)
+    for i in range(n_w):
+        np.testing.assert_allclose(got[i], want[1 + i], rtol=1e-10, atol=1e-12)
+    if lay == 0 and n_w == 4:  # the planted layers' own backward is the reshape-alone variant
+        from buggy_layers import session21
+
+        for cls, bug in ((session21.MultiHeadAttentionMergeReshape, "merge"),
+                         (session21.MultiHeadAttentionSplitReshape, "split")):
+            layer = cls()
+            layer.Wq, layer.Wk, layer.Wv, layer.Wo = Ws
+            np.testing.assert_allclose(layer.forward(X), Y, rtol=1e-12)
+            dX = layer.backward(G)
+            _, bad = _mha_grads(X, Ws, 2, 1 / np.sqrt(3), lay, G, bug)
+            np.testing.assert_allclose(dX, bad["X"], rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(layer.dWq, bad[0], rtol=1e-10, atol=1e-12)
+            assert not np.allclose(dX, got["X"])
+
+
+def test_backward_ignores_mode_runs_the_other_mode_on_a_copy():
+    """backward-ignores-mode differentiates the forward of the other mode on a copy of the layer: a training forward
+    that updates state (a counter here; running statistics in a BatchNorm) leaves the checked layer as it was
+    (session 21). Checked in eval mode alone, so no other training forward runs."""
+    from buggy_layers import session21
+
+    class Counted(session21.ScaledDropoutIgnoresMode):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+
+        def forward(self, X):
+            if self.dropout_param["mode"] == "train":
+                self.steps += 1  # state a training forward updates (not read by forward)
+            return super().forward(X)
+
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((4, 6))
+    layer = adapt(Counted(), [X])[0]
+    steps = layer.obj.steps
+    d = diagnose_layer(layer, X, training=False)
+    assert not d.passed and d.codes == ["backward-ignores-mode"], d.report()
+    assert layer.obj.steps == steps and layer.obj.dropout_param["mode"] == "train"
+
+
+def test_elu_and_tied_terms_are_autograds():
+    """The formulas elu-alpha-missing and tied-weight-term-missing compare with (session 21), against HIPS autograd:
+    ELU's derivative is out + alpha where X <= 0; a tied table's gradient is the lookup's term plus the output
+    product's dY^T h (h = W[ids] held), the term the detector recovers from the output by least squares."""
+    import autograd
+    import autograd.numpy as anp
+    from buggy_layers import session21
+
+    rng = np.random.default_rng(6)
+    X, G, alpha = rng.standard_normal((4, 6)), rng.standard_normal((4, 6)), 0.7
+    Y = np.where(X > 0, X, alpha * np.expm1(X))
+    want = autograd.grad(lambda x: anp.sum(anp.where(x > 0, x, alpha * (anp.exp(x) - 1)) * G))(X)
+    np.testing.assert_allclose(G * np.where(X > 0, 1.0, Y + alpha), want, rtol=1e-12, atol=1e-14)
+
+    layer, ids = session21.TiedLM(), session21.TiedLM.INPUT
+    G = rng.standard_normal((4, 3, 7))
+    h = np.linalg.lstsq(layer.W, layer.forward(ids).reshape(-1, 7).T, rcond=None)[0].T  # as the detector reads it
+    np.testing.assert_allclose(h, layer.W[ids].reshape(-1, 4), rtol=1e-10, atol=1e-12)
+    full = autograd.grad(lambda W: anp.sum((W[ids] @ W.T) * G))(layer.W)
+    held = autograd.grad(lambda W: anp.sum((layer.W[ids] @ W.T) * G))(layer.W)
+    np.testing.assert_allclose(G.reshape(-1, 7).T @ h, held, rtol=1e-10, atol=1e-12)
+    layer.backward(G)
+    np.testing.assert_allclose(layer.dW, full, rtol=1e-10, atol=1e-12)  # the correct twin's backward
+    buggy = session21.TiedLMLookupOnly()
+    buggy.forward(ids)
+    buggy.backward(G)
+    np.testing.assert_allclose(buggy.dW, full - held, rtol=1e-10, atol=1e-12)  # the lookup's term alone

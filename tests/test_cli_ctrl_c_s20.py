@@ -63,3 +63,25 @@ def test_a_real_sigint_after_start_up_gives_the_line_not_a_traceback(tmp_path):
                        timeout=120, env=env, cwd=tmp_path)
     assert "Traceback" not in p.stderr and p.returncode == EXIT_INTERRUPTED, (p.returncode, p.stderr)
     assert p.stderr.startswith("gradcheck: stopped by Ctrl-C (SIGINT) during `gradcheck train`"), p.stderr
+
+
+@pytest.mark.parametrize("module", [True, False], ids=["python -m gradcheck", "console script"])
+@pytest.mark.parametrize("sig, code, how", [(signal.SIGINT, EXIT_INTERRUPTED, "Ctrl-C (SIGINT)"),
+                                            (signal.SIGTERM, EXIT_TERMINATED, "SIGTERM (a time limit")])
+def test_a_real_signal_mid_check_exits_130_or_143_with_one_line(tmp_path, module, sig, code, how):
+    """Session 21 (session 20's leftover): a real signal in the middle of ``gradcheck check`` (sent by the process
+    itself when the check imports its sandbox, after start-up), run as ``python -m gradcheck`` and as the console
+    script. Before: SIGTERM ended both by the signal with no word (rc -15; only start-up's SIGTERM was handled, and
+    the in-process test raised ``Terminated`` by hand); now one line and 143 (SIGINT 130), as at start-up."""
+    from tests.test_startup_signals import HOOK, SCRIPT
+
+    (tmp_path / "sitecustomize.py").write_text(HOOK.format(at="gradcheck.sandbox", sig=int(sig)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    how_run = ["-m", "gradcheck"] if module else ["-c", "import sys\n" + SCRIPT.format(argv0="/venv/bin/gradcheck")]
+    args = ["check", str(ROOT / "examples" / "student_linear_buggy.py") + "::Linear", "--input-shape", "8,5",
+            "--init", '{"in_features": 5, "out_features": 3}']
+    p = subprocess.run([sys.executable, *how_run, *args], capture_output=True, text=True, timeout=120, env=env,
+                       cwd=tmp_path)
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.startswith(f"gradcheck: stopped by {how}") and p.stderr.count("\n") == 1, p.stderr
+    assert "during `gradcheck check`, before it finished" in p.stderr and p.stdout == "", (p.stdout, p.stderr)

@@ -230,3 +230,36 @@ def test_hostile_outputs_wording():
     d = diagnose_layer(_TransposedDx(), (3, 4))
     said = " ".join(d.sentence().split())
     assert "transposed" in said and "a .T too many" in said and "dW = dY.T @ X" not in said, said
+
+
+SEED = "tests/buggy_layers/session21.py"
+
+
+def test_seed_style_constant_weights_are_also_checked_at_drawn_values():
+    """Session 21 (session 20's leftover 2): a seed-style layer (self.W without a gradient, backward(dY) -> dX alone)
+    whose W starts all ones (square: W.T == W) passed with dX = dY @ W; at zeros it was "NOT CHECKED: every entry
+    dropped" (a mask story for a weight). Both now FAIL at the drawn values, drawn in the sandbox's child and put
+    back; the header says which weight was constant; the correct twins PASS."""
+    for cls, words in (("SeedLinearOnesNoT", "(ones), which can hide terms: also checked at drawn values"),
+                       ("SeedLinearZerosNoT", "(zeros), which can hide terms: also checked at drawn values")):
+        p = run_here("check", f"{SEED}::{cls}", "--input-shape", "5,4")
+        text = " ".join(both(p).split())
+        assert p.returncode == 1 and f"FAIL: {cls}" in text, text
+        assert f"weight W (no gradient: it only enters dX) is constant at init {words}" in text, text
+        assert "dX multiplies dY by the transposed weight" in text, text
+        assert ("FAILS at the drawn ones" if "Ones" in cls else "at its initial values the output is 0 for any "
+                "input (no check), so the table and verdict below are at the drawn values") in text, text
+    for cls in ("SeedLinearOnes", "SeedLinearZeros"):
+        p = run_here("check", f"{SEED}::{cls}", "--input-shape", "5,4")
+        text = " ".join(both(p).split())
+        assert p.returncode == 0 and f"PASS: {cls}" in text and "constant at init" in text, text
+
+
+def test_seed_weights_drawn_in_process_are_put_back():
+    """The in-process read (the adapted layer's seed weights): drawn for the check, the student's zeros put back."""
+    layer, X, kw = load("session21.py::SeedLinearZerosNoT")
+    d = diagnose_layer(layer, X, **kw)
+    assert not d.passed and d.drawn == ["W"] and d.drawn_seed == ["W"] and d.drawn_only, d.report()
+    assert d.codes == ["transposed-weight"] and np.all(layer.obj.W == 0)
+    assert not diagnose_layer(*load("session21.py::SeedLinearOnesNoT")[:2], drawn=False).drawn
+    assert diagnose_layer(*load("session21.py::SeedLinearOnesNoT")[:2], drawn=False).passed  # as before

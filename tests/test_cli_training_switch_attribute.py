@@ -136,3 +136,46 @@ def test_switch_of_another_type_is_warned_never_a_silent_pass(tmp_path, arg, tes
     assert (f"WARNING: forward takes {name} that gradcheck does not read as a training switch, so only "
             f"{name}={shown} (its default) was checked") in out, out
     assert f"make {name} a boolean, or a mode/phase string" in out, out
+
+
+MODE_KEPT = '''
+import numpy as np
+
+
+class Dropout:
+    """CS231n style: self.dropout_param['mode'] read by forward and kept as self.mode for backward."""
+
+    def __init__(self, p=0.6):
+        self.dropout_param = {"mode": "train", "p": p, "seed": 3}
+
+    def forward(self, X):
+        p, mode = self.dropout_param["p"], self.dropout_param["mode"]
+        self.mask = np.random.default_rng(self.dropout_param["seed"]).random(X.shape) < p
+        self.mode = mode
+        return X * self.mask if mode == "train" else X * p
+
+    def backward(self, dY):
+        return dY * self.mask if self.mode == "train" else dY * self.dropout_param["p"]
+'''
+
+
+def test_an_attribute_forward_writes_is_no_switch(tmp_path):
+    """Session 21: ``self.mode = self.dropout_param['mode']`` (kept for backward) was taken for the switch, so the
+    checker set ``self.mode``, which forward overwrote: both "modes" ran the dict's 'train', the correct layer FAILed
+    ('dX equals dY' in eval) and one whose backward ignores the mode PASSed. The switch is the dict item."""
+    path = student(tmp_path, MODE_KEPT)
+    spec = importlib.util.spec_from_file_location("mode_kept", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    layer = _adapters.adapt(mod.Dropout(), [np.ones((4, 6))])[0]
+    assert _adapters.mode_keyword(layer.obj.forward) == ("self.dropout_param['mode']", "test", "train")
+    X = np.random.default_rng(0).standard_normal((4, 6))
+    assert np.array_equal(layer.forward(X, training=False), X * 0.6)
+    assert not np.array_equal(layer.forward(X, training=True), X * 0.6)
+    p, out = checked(path)
+    assert p.returncode == 0 and "PASS" in out and "self.dropout_param['mode'] = 'test'" in out, out
+    p, out = checked(student(tmp_path, MODE_KEPT.replace('if self.mode == "train" else dY * self.dropout_param["p"]',
+                                                         "")))
+    assert p.returncode == 1, out
+    assert "is the gradient of the training-mode forward (self.dropout_param['mode'] = 'train')" in " ".join(
+        out.split()), out

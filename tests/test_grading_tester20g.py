@@ -392,3 +392,73 @@ def test_grade_reads_a_weight_stored_in_out_as_check_does_and_says_so():
     wrong = layer_gradients(adapt(_NoBias(), [X])[0], X, Linear(3, 2), seed=1)
     assert [p.name for p in wrong.parts if not p.passed] == ["db"]  # by central differences (the reference's db
     assert "your forward does not depend on b" in wrong.parts[2].message  # is dY summed, as this backward's)
+
+
+SQUARE = """
+import numpy as np
+
+
+class SquareInOut:
+    \"\"\"An attribute-style Linear with a square W stored (in, out): Y = X @ W + b (session 21).\"\"\"
+
+    def __init__(self, n=3):
+        rng = np.random.default_rng(4)
+        self.W, self.b = rng.standard_normal((n, n)), np.zeros(n)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+class SquareOutIn(SquareInOut):
+    \"\"\"The same, W stored (out, in) as the reference's: Y = X @ W.T + b.\"\"\"
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W.T + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = dY.T @ self.X, dY.sum(0)
+        return dY @ self.W
+
+
+class SquareInOutDxNoT(SquareInOut):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W  # BUG: W.T due
+"""
+
+
+@pytest.mark.parametrize("where", ["in process", "sandbox"])
+def test_a_square_weight_stored_transposed_is_told_by_forward(tmp_path, where):
+    """Session 21 (session 20's leftover): a square W stored (in, out) in attribute style was set as stored, so the
+    grader evaluated the reference (out, in) at the transpose of the student's point: the correct layer got 0 for the
+    forward and dW (and dX). Its layout is now told by forward on each side (gradcheck._adapters._layout, as the seed
+    protocol's; a sandboxed layer's forward in its child): a correct square Linear gets full credit in each layout, a
+    wrong dX does not."""
+    from gradcheck._adapters import adapt
+    from gradcheck.grading.checks import layer_forward
+    from gradcheck.sandbox import Sandbox
+    from manualprop import Linear
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    (tmp_path / "square.py").write_text(SQUARE)
+    ns: dict = {}
+    exec(compile(SQUARE, "square.py", "exec"), ns)  # noqa: S102 - the test's own classes
+    with Sandbox(files={"square.py": str(tmp_path / "square.py")}, timeout=20) as sb:
+        def build(name):
+            return sb.load_layer("square.py", name) if where == "sandbox" else \
+                adapt(ns[name](), [X])[0]
+
+        for name in ("SquareInOut", "SquareOutIn"):
+            verdict = layer_gradients(build(name), X, Linear(3, 3), seed=1)
+            assert verdict.passed and [p.name for p in verdict.parts] == ["dX", "dW", "db"], verdict.markdown()
+            assert layer_forward(build(name), X, Linear(3, 3), seed=1).passed
+            said = [n for n in verdict.notes if "stored (in, out) (told by forward: square" in n]
+            assert len(said) == (name == "SquareInOut"), verdict.notes
+        wrong = layer_gradients(build("SquareInOutDxNoT"), X, Linear(3, 3), seed=1)
+        assert [p.name for p in wrong.parts if not p.passed] == ["dX"], wrong.markdown()

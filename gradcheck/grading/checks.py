@@ -207,8 +207,8 @@ def _distinct(a: float, b: float) -> tuple[str, str]:
     return sa, sb
 
 
-def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
-                     params: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mapping[str, np.ndarray] | None = None,
+                     xs: list[np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Set the parameters the grader evaluates at, in place, in the student's layer and the reference.
 
     The student's ``params`` must have the reference's keys and shapes and be finite; each is then
@@ -216,8 +216,10 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     with standard deviation ``1/sqrt(fan_in)`` for two or more axes (``fan_in`` the product of all
     axes but the first, LeCun's initialisation) and 1 for a vector (a bias is then nonzero). The
     reference gets the values as the student's arrays hold them (float32: rounded); a
-    :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. Returns the values set
-    (float64 copies).
+    :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. A 2-D weight stored the other way round
+    from the reference's is set transposed (its gradient compared transposed back, :func:`_as_stored`): told by its
+    shape, or for a square one, given the test's inputs ``xs``, by forward on each side (:func:`_square_flips`).
+    Returns the values set (float64 copies).
 
     Raises
     ------
@@ -240,6 +242,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
         if not np.all(np.isfinite(theirs[k])):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
+    flips |= _square_flips(layer, reference, theirs, ours, xs) if xs is not None else set()  # told by forward
     point = _drawn_point(ours, seed, params)
     for k, v in point.items():
         try:
@@ -253,6 +256,27 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
 
 
+def _square_flips(layer: Any, reference: Any, theirs: Mapping[str, np.ndarray], ours: Mapping[str, np.ndarray],
+                  xs: list[np.ndarray]) -> set[str]:
+    """The square 2-D weights of an attribute-style (or ``params``) layer stored transposed from the reference's
+    (``self.W`` (in, out) where the reference's is (out, in)): the shape cannot tell, so each layout is told by
+    forward (:func:`_forward_layout`: moving ``W[0, 1]`` moves output column 1 for ``X @ W``, column 0 for ``X @
+    W.T``), the student's in its sandbox (the weights travel with each forward), as the seed protocol's weights are
+    (:func:`_seed_point`); a side that cannot tell (another layer kind, a forward that raises) flips nothing."""
+    out = set()
+    for k, v in ours.items():
+        if v.ndim != 2 or v.shape[0] != v.shape[1] or np.shape(theirs[k]) != v.shape:
+            continue
+        ref = _reference_layout(reference, k, xs)
+        try:
+            mine = _forward_layout(layer.forward, theirs[k], xs) if ref else ""
+        except Exception:  # noqa: BLE001 - the student's forward raised: the forward test says so, not this
+            mine = ""
+        if ref and mine and mine != ref:
+            out.add(k)
+    return out
+
+
 def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[str]:
     """The notes on the weights :func:`evaluation_point` set transposed (a 2-D weight stored the other way round from
     the reference's, as ``gradcheck check`` reads both: tester20g M1, ``self.W`` (in, out) against the reference's
@@ -261,7 +285,10 @@ def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[
     for k in sorted(getattr(layer, "__dict__", {}).get("_grader_transposed", ())):
         ref = _reference_layout(reference, k, xs)
         theirs = {"out, in": "(in, out)", "in, out": "(out, in)"}.get(ref, "transposed")
-        notes.append(f"{owner}.{k} is stored {theirs}, the reference's{f' ({ref})' if ref else ''} transposed: the "
+        w = getattr(reference, "params", {}).get(k)
+        square = " (told by forward: square, moving W[0, 1] moved one output column)" if w is not None and \
+            w.ndim == 2 and w.shape[0] == w.shape[1] else ""
+        notes.append(f"{owner}.{k} is stored {theirs}{square}, the reference's{f' ({ref})' if ref else ''} transposed: the "
                      f"grader set it to the reference's point transposed and compared d{k} transposed back, as "
                      f"gradcheck check reads either layout.")
     return notes
@@ -329,15 +356,20 @@ def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,
 def _reference_layout(reference: Any, key: str, xs: list[np.ndarray]) -> str:
     """``"in, out"`` or ``"out, in"`` of the reference's 2-D ``params[key]`` by :func:`gradcheck._adapters._layout`
     (a square one by its forward, the entry put back), "" when it cannot tell."""
-    from .._adapters import _layout
+    return _forward_layout(reference.forward, reference.params[key], xs)
 
-    w = reference.params[key]
+
+def _forward_layout(forward: Any, w: np.ndarray, xs: list[np.ndarray]) -> str:
+    """``"in, out"``, ``"out, in"`` or "" of the 2-D weight ``w`` that ``forward`` reads, by
+    :func:`gradcheck._adapters._layout` (a square one: ``w[0, 1]`` moved by 1, which output column moves; the entry
+    put back)."""
+    from .._adapters import _layout
 
     def moved(step: float) -> np.ndarray:
         keep = w[0, 1].copy()
         try:
             w[0, 1] = keep + step
-            return np.asarray(reference.forward(*[x.copy() for x in xs]), dtype=np.float64)
+            return np.asarray(forward(*[x.copy() for x in xs]), dtype=np.float64)
         finally:
             w[0, 1] = keep
     y = moved(0.0)
@@ -507,7 +539,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     layer, xs = _one_output(layer, reference, _inputs(X))
     notes = _seed_point(layer, reference, xs, seed, params)  # self.W without a gradient: set in the child
     if notes is None:
-        evaluation_point(layer, reference, seed=seed, params=params)
+        evaluation_point(layer, reference, seed=seed, params=params, xs=xs)
         notes = _transposed_notes(layer, reference, _inputs(X))
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
@@ -612,7 +644,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     layer, xs = _one_output(layer, reference, _inputs(X))
     _take_constants(layer, declared)
     owner = type(layer).__name__
-    keys = list(point := evaluation_point(layer, reference, seed=seed, params=params))  # the parameters' names
+    keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
     G = np.random.default_rng(seed).standard_normal(Y_ref.shape)

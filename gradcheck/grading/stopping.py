@@ -10,11 +10,10 @@ results kept, the unfinished submissions written as not graded with :func:`stopp
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 from collections.abc import Iterator
 
-from .._startup import Terminated, stopped_by  # the command's start-up stops with the same words
+# the command's start-up and run stop with the same words and handler
+from .._startup import Terminated, sigterm_raises, stopped_by
 
 __all__ = ["Terminated", "sigterm_stops", "stopped_by", "NOT_GRADED"]
 
@@ -26,19 +25,7 @@ NOT_GRADED = "not graded"
 def sigterm_stops() -> Iterator[None]:
     """While inside, the first SIGTERM raises :class:`Terminated` in the main thread and later ones
     are ignored (the stop that the first started, writing the gradebook, is not cut short); the
-    previous handler is restored after. Outside the main thread nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
+    previous handler is restored after. Outside the main thread nothing changes
+    (:func:`gradcheck._startup.sigterm_raises`, also the command's)."""
+    with sigterm_raises(command=True):
         yield
-        return
-    first = [True]
-
-    def handler(signum: int, frame: object) -> None:  # noqa: ARG001
-        if first[0]:
-            first[0] = False
-            raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
