@@ -259,6 +259,25 @@ def test_rnn_cell_joint_vjp_gives_each_tracked_input_its_own_gradient(tracked, s
         np.testing.assert_array_equal(np.asarray(alone), full[i])
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_stack_joint_vjp_hands_each_tracked_input_its_slice_of_g(axis):
+    # stack's joint_vjp (the walk's one call for its T inputs) with a constant among them: each
+    # tracked input gets its own slice of g along axis, the bits of the VJP called alone
+    rng = np.random.default_rng(6)
+    xs = [rng.standard_normal((2, 3)) for _ in range(4)]
+    ts = [ap.constant(x) for x in xs]
+    tracked = [0, 1, 3]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in tracked])
+        y = R.stack([ts[0], ts[1], xs[2], ts[3]], axis=axis)
+    G = rng.standard_normal(y.shape)
+    got = tape.gradient(y, [ts[i] for i in tracked], output_gradients=G)
+    for i, d in zip(tracked, got):
+        np.testing.assert_array_equal(d.numpy(), np.take(G, i, axis=axis))
+        alone = R.PRIMITIVES["stack"].vjps[i](G, y.numpy(), *xs, axis=axis)
+        np.testing.assert_array_equal(alone, d.numpy())
+
+
 def test_rnn_cell_derivative_keeps_full_precision_in_saturation():
     # a = 20 and -30: 1 - y^2 rounds to 0; the record kept those pre-activations and takes
     # 1 / cosh(a)^2 there (1.70e-17 at 20), as manualprop's RNN
