@@ -220,7 +220,7 @@ def _cell_fwd(h, W, A, key):
     # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
     # which most steps of a trained or randomly initialised RNN need (session 20)
     m = np.abs(a)
-    top = largest(m) if a.size else 0.0
+    top = m.item(m.argmax()) if a.size else 0.0  # largest(m), inline (a frame fewer a step)
     if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
         return WithSaved((y, keep_entries(a)))
     if top == top:  # some entries beyond +-1.6: those (usually a few)

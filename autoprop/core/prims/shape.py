@@ -582,7 +582,7 @@ def _stack_jvp(i, t, ans, *xs, axis=0):
 def stack(arrays, axis=0, out=None, **kw):
     """``np.stack(arrays, axis)`` over Tensors: one record for all the inputs."""
     _check_kw("stack", dict(kw, out=out))
-    arrays = [_t(a) for a in arrays]
+    arrays = [a if type(a) is Tensor else _t(a) for a in arrays]  # (no call for a Tensor)
     if not arrays:
         raise ValueError("need at least one array to stack")
     return _stack_prim(*arrays, axis=axis)
