@@ -235,6 +235,49 @@ def test_rnn_cell_value_vjp_jvp_against_autograd_and_central_differences(key, sc
     np.testing.assert_allclose(jv, want, rtol=1e-13, atol=1e-300)
 
 
+@pytest.mark.parametrize("scale", [1.0, 12.0])
+@pytest.mark.parametrize("tracked", [(0,), (1,), (2,), (0, 2), (1, 2)])
+def test_rnn_cell_joint_vjp_gives_each_tracked_input_its_own_gradient(tracked, scale):
+    # the walk calls rnn_cell's joint_vjp once a node with the node's tracked inputs: a tape
+    # that follows only some of h, W, A gets, for each, the bits it gets when all three are
+    # followed, and the VJP called alone (registry.rnn_cell.vjps[i]) gives the same bits
+    args = _rnn_args(scale)
+    G = np.random.default_rng(4).standard_normal((4, 3))
+    key = (slice(None), 1)
+    _, full = _tape_vjp(lambda h, w, a: R.rnn_cell(h, w, a, key=key), args, G)
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in tracked])
+        y = R.rnn_cell(*ts, key=key)
+    (node,) = tape._nodes
+    assert [i for i, _ in node.pairs] == list(tracked)
+    vals, kwargs = list(node.vals), node.kwargs
+    got = tape.gradient(y, [ts[i] for i in tracked], output_gradients=G)
+    for i, d in zip(tracked, got):
+        np.testing.assert_array_equal(d.numpy(), full[i])
+        alone = R.rnn_cell.vjps[i](G, y.numpy(), *vals, **kwargs)
+        np.testing.assert_array_equal(np.asarray(alone), full[i])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_stack_joint_vjp_hands_each_tracked_input_its_slice_of_g(axis):
+    # stack's joint_vjp (the walk's one call for its T inputs) with a constant among them: each
+    # tracked input gets its own slice of g along axis, the bits of the VJP called alone
+    rng = np.random.default_rng(6)
+    xs = [rng.standard_normal((2, 3)) for _ in range(4)]
+    ts = [ap.constant(x) for x in xs]
+    tracked = [0, 1, 3]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in tracked])
+        y = R.stack([ts[0], ts[1], xs[2], ts[3]], axis=axis)
+    G = rng.standard_normal(y.shape)
+    got = tape.gradient(y, [ts[i] for i in tracked], output_gradients=G)
+    for i, d in zip(tracked, got):
+        np.testing.assert_array_equal(d.numpy(), np.take(G, i, axis=axis))
+        alone = R.PRIMITIVES["stack"].vjps[i](G, y.numpy(), *xs, axis=axis)
+        np.testing.assert_array_equal(alone, d.numpy())
+
+
 def test_rnn_cell_derivative_keeps_full_precision_in_saturation():
     # a = 20 and -30: 1 - y^2 rounds to 0; the record kept those pre-activations and takes
     # 1 / cosh(a)^2 there (1.70e-17 at 20), as manualprop's RNN
@@ -291,8 +334,8 @@ def test_rnn_cell_refuses_a_later_tape_that_follows_its_inputs_but_not_its_outpu
 
 def test_rnn_cell_shares_da_within_one_walk_only():
     # a persistent tape walked twice with the same seed array, changed in place in between:
-    # the second walk must not reuse the first walk's da (tape.WALKS), and each walk's three
-    # gradients come from one da
+    # the second walk must not reuse the first walk's da, and each walk's three gradients
+    # come from one da (the walk calls the record's joint_vjp)
     args = _rnn_args(12.0)
     ts = [ap.constant(a) for a in args]
     key = (slice(None), 3)

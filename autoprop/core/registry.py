@@ -73,11 +73,21 @@ class Primitive:
         variadic: one tuple of ``"ans"``/``"args"``, ``stack``'s ``()``); the tape saves only
         those, others are :class:`~autoprop.core.tape.NotSaved` (None: all saved).
         ``compact={i: f}`` saves ``f(value, shared)``, read alike (``relu``: ``x > 0``; ``lstm_gates``: a ``PartlySaved``).
+    joint_vjp : callable, optional
+        Every tracked input's VJP in one call, as jax's ``vjp``, for a record whose VJPs share
+        a computation (``rnn_cell``: ``da = g * tanh'(a)``): ``joint_vjp(pairs, g, ans, *args,
+        **kwargs)`` returns the gradients of the inputs named in ``pairs`` (the node's
+        ``(position, key)`` pairs), indexed by position (a list with None elsewhere, or a dict).
+        The reverse walk calls it once a node instead of ``vjps[i]`` once per input; ``vjps``
+        stay (forward mode's transposes and the registry's tests call them one by one) and
+        give the same values (``rnn_cell``, ``stack``).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")
+    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans",
+                 "joint_vjp")
 
-    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None, reads=None, compact=None):
+    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None, reads=None, compact=None,
+                 joint_vjp=None):
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
@@ -89,6 +99,7 @@ class Primitive:
         if reads is not None and not _reads_ok(reads, vjps):  # (a variadic record: one tuple)
             raise ValueError(f"autoprop: {name!r}: reads= needs a tuple per VJP; got {reads!r}")
         self.reads, self.compact, self.plans = reads, compact, {}  # plans: tape._plan's cache
+        self.joint_vjp = joint_vjp
 
     __call__ = call  # prim(*args, **kwargs): tape.call itself (no method frame around it)
 
@@ -176,7 +187,8 @@ def _add(prim, np_call):
 
 
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
-            numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None, multi=False):
+            numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None, multi=False,
+            joint_vjp=None):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
 
     Parameters
@@ -200,12 +212,14 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
         What each VJP reads, and smaller forms to save (:class:`Primitive`).
     multi : bool, default False
         Several outputs: a :class:`MultiPrimitive`.
+    joint_vjp : callable, optional
+        All the VJPs in one call (:class:`Primitive`), for a record whose VJPs share work.
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
     jvp = jvp if jvp is None or isinstance(jvp, (tuple, _Variadic)) else (jvp,)
     return _add((MultiPrimitive if multi else Primitive)(
-        name, fwd, vjps, doc, jvp, numpy, methods, source, reads, compact), np_call)
+        name, fwd, vjps, doc, jvp, numpy, methods, source, reads, compact, joint_vjp), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):

@@ -203,11 +203,6 @@ class WithSaved(tuple):
     __slots__ = ()
 
 
-#: How many reverse walks have started: a VJP that shares a computation among the VJPs of
-#: one record (``rnn_cell``'s ``g * tanh'``) reuses it only within the same walk.
-WALKS = [0]
-
-
 def whole_value_needed(part, ans):
     """Whether a VJP run on Tensors (an outer tape or a forward accumulator records the
     backward pass) would need the whole input that ``part`` (a :class:`PartlySaved`) stands
@@ -1574,7 +1569,6 @@ def _backward(tape, targets, seeds, sources, trace=None):
     an outer tape records the backward pass)."""
     tracked = tape._tracked
     higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
-    WALKS[0] += 1
     keep = set()  # (a loop, not a set comprehension: one frame fewer on Python 3.11)
     for s in sources:
         keep.add(s._key)
@@ -1611,15 +1605,21 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 ans = _multi_values(ans)
         elif not higher and type(ans) is not NotSaved:
             ans = ans._value
-        vjps, kwargs = node.prim.vjps, node.kwargs
+        prim, kwargs = node.prim, node.kwargs
         if cx is not None:
-            cx.check(node.prim, node.vals, ans, "an input of the reverse walk is complex")
+            cx.check(prim, node.vals, ans, "an input of the reverse walk is complex")
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
+        vjps, joint = prim.vjps, prim.joint_vjp
+        if joint is not None:  # every tracked input's gradient in one call, as jax's vjp:
+            joint = joint(node.pairs, g, ans, *ins, **kwargs)  # (indexed by position)
         for i, ka in node.pairs:
-            gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
+            if joint is None:  # one VJP per input
+                gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
+            else:
+                gi = joint[i]
             if gi is None:  # "no gradient" (a custom_gradient's grad_fn said so)
                 if trace:
                     trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: no gradient (None)")

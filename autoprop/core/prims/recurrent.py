@@ -7,7 +7,8 @@ record and one walk step per time step, not two). It keeps ``h`` (for ``dW``), i
 pre-activation ``a``, which is internal to the record, only the entries beyond +-1.6
 (``1 / cosh(a)^2`` there, where ``1 - y^2`` cancels): ``y`` is the next step's ``h``, so a
 step saves about what manualprop's cache holds, not a second (N, H) array. Its three VJPs
-share ``da = g * tanh'(a)`` (computed once per walk and record, :data:`tape.WALKS`).
+share ``da = g * tanh'(a)``: the reverse walk calls them as one (``joint_vjp``, as jax's
+``vjp``), which computes ``da`` once.
 Derivation: ``lessons/31-rnn-bptt.md``.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
@@ -41,7 +42,7 @@ import numpy as np
 from manualprop._extremes import largest, smallest  # (kernels: numpy only)
 
 from ..registry import defprim
-from ..tape import WALKS, PartlySaved, WithSaved, keep_entries, whole_value_needed
+from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
 from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
 from ._common import _all_finite, _mT, _shape, times, times_into
 from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
@@ -219,7 +220,7 @@ def _cell_fwd(h, W, A, key):
     # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
     # which most steps of a trained or randomly initialised RNN need (session 20)
     m = np.abs(a)
-    top = largest(m) if a.size else 0.0
+    top = m.item(m.argmax()) if a.size else 0.0  # largest(m), inline (a frame fewer a step)
     if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
         return WithSaved((y, keep_entries(a)))
     if top == top:  # some entries beyond +-1.6: those (usually a few)
@@ -288,30 +289,31 @@ def _cell_d_recorded(ans, h, W, A, key, saved):
     return d
 
 
-_MEMO = [None, None, None, 0]  # g, ans, da, walk: the three VJPs of one record share da
+def _cell_vjps(pairs, g, ans, h, W, A, key, saved=None):
+    """The three VJPs (dh, dW, dA) in one call, as jax's ``vjp``: ``da = g * tanh'(a)`` once,
+    then the gradient of each input in ``pairs`` (the node's tracked ``(position, key)``
+    pairs), by position: ``[dh, dW, dA]``, None for an input not asked for. The reverse walk
+    calls this (``joint_vjp``); on Tensors (an outer tape records the backward pass) ``da`` is
+    recorded once too, one ``da`` in the graph of the backward pass (``backward_source``)."""
+    if type(g) is np.ndarray and type(ans) is np.ndarray:
+        da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
+    else:
+        da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
+    out = [None, None, None]
+    for i, _ in pairs:
+        if i == 0:
+            out[0] = da @ W
+        elif i == 1:
+            out[1] = _mT(da) @ h
+        else:
+            out[2] = _getitem_vjp(da, ans, A, key)
+    return out
 
 
 def _cell_vjp(i, g, ans, h, W, A, key, saved=None):
-    """VJP ``i`` (dh, dW, dA) from ``da = g * tanh'(a)``. On arrays ``da`` is computed once per
-    record and walk: the first of its VJPs (they run in argument order) leaves it in
-    ``_MEMO``, found again by the identity of ``g`` and ``ans`` and the walk's number
-    (:data:`tape.WALKS`); dA, the last, clears it. On Tensors likewise (recorded once)."""
-    m = _MEMO
-    if m[1] is ans and m[0] is g and m[3] == WALKS[0]:
-        da = m[2]
-    else:
-        if type(g) is np.ndarray and type(ans) is np.ndarray:
-            da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
-        else:  # recorded once too: one da in the graph of the backward pass (backward_source)
-            da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
-        m[0], m[1], m[2], m[3] = g, ans, da, WALKS[0]
-    if i == 2:
-        m[0] = m[1] = m[2] = None  # nothing kept after the record's last VJP
-    if i == 0:
-        return da @ W
-    if i == 1:
-        return _mT(da) @ h
-    return _getitem_vjp(da, ans, A, key)
+    """VJP ``i`` (dh, dW, dA) alone: :func:`_cell_vjps` for that input (forward mode's
+    transposes and the registry's tests call the VJPs one by one)."""
+    return _cell_vjps(((i, None),), g, ans, h, W, A, key, saved)[i]
 
 
 def _cell_jvp(i, t, ans, h, W, A, key, saved=None):
@@ -332,4 +334,5 @@ rnn_cell = defprim(
         "at key (tape.Scatter)",
     shapes="h (N, H), W (H, H), A[key] (N, H) -> (N, H)",
     source="np.tanh({h} @ {W}.T + {A}[{key}])", reads=((1, "ans"), (0, "ans"), ("ans",)),
+    joint_vjp=_cell_vjps,
 )

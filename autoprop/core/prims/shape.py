@@ -616,6 +616,10 @@ def _stack_vjp(i, g, ans, *xs, axis=0):
     return g[(_ALL,) * (axis % g.ndim) + (i,)]
 
 
+def _stack_vjps(pairs, g, ans, *xs, axis=0):  # joint_vjp: the tracked inputs' views of g at once
+    return {i: g[(_ALL,) * (axis % g.ndim) + (i,)] for i, _ in pairs}  # (by position: _stack_vjp's)
+
+
 def _stack_jvp(i, t, ans, *xs, axis=0):
     key, shape = _stack_key(i, ans, axis), _shape(ans)
     return index_add(t, key=key, shape=shape) if isinstance(t, Tensor) else _index_add_fwd(t, key, shape)
@@ -624,7 +628,7 @@ def _stack_jvp(i, t, ans, *xs, axis=0):
 def stack(arrays, axis=0, out=None, **kw):
     """``np.stack(arrays, axis)`` over Tensors: one record for all the inputs."""
     _check_kw("stack", dict(kw, out=out))
-    arrays = [_t(a) for a in arrays]
+    arrays = [a if type(a) is Tensor else _t(a) for a in arrays]  # (no call for a Tensor)
     if not arrays:
         raise ValueError("need at least one array to stack")
     return _stack_prim(*arrays, axis=axis)
@@ -642,6 +646,7 @@ _stack_prim = defprim(
     shapes="inputs of one shape (...) -> a new axis of length len(inputs) at axis",
     numpy=(np.stack,), np_call=lambda *a, **kw: stack(*a, **kw),
     source="np.stack([{xs}]{_kw})", reads=(),  # the VJPs read only shapes (not the output)
+    joint_vjp=_stack_vjps,
 )
 
 
