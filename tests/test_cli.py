@@ -518,6 +518,22 @@ def test_cs231n_settings_argument_is_pointed_to_init():
     assert_no_traceback(p)
 
 
+def test_readme_cs231n_row_commands_run_as_pasted():
+    # newuser21 M1: the row gave affine's --input-shape and conv's --init side by side; pasted together
+    # on ::affine they exited 2 ("--init key 'conv_param' is not an argument of affine_forward"). Every
+    # `layers.py::NAME ...` command of the README runs on examples/cs231n_layers.py and passes.
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"`(layers\.py::\w+ --[^`]+)`", readme)
+    assert {c.split()[0] for c in commands} == {"layers.py::affine", "layers.py::conv"}, commands
+    for command in commands:
+        target, *options = shlex.split(command)
+        p = run_here("check", "examples/cs231n_" + target, *options)
+        assert p.returncode == 0 and "PASS" in p.stdout, (command, p.stdout[-1500:], p.stderr[-1500:])
+
+
 def test_exit_codes_one_rule_wrong_results_1_crashes_3(tmp_path):
     # newuser item 12: float32 output gave 1 but int64 output 3; a transposed non-square dW gave 3
     # "the checked code failed" though the diagnosis names it, and said the same sentence twice
