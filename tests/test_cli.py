@@ -293,6 +293,20 @@ def test_train_command_passes(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "epoch  30/30" in p.stdout and "max per-step relative loss difference" in p.stdout
     assert "PASS" in p.stdout and (tmp_path / "training.png").exists()
+    # newuser21 L8: each epoch's losses once (the progress lines printed them, then the table again), and the
+    # gradient error's floor said as the denominator it is, not as a second tolerance beside 1e-09
+    last = [line for line in p.stdout.splitlines() if line.split()[:1] == ["30"]]
+    assert len(last) == 1 and sum(last[0].split()[1] in line for line in p.stdout.splitlines()) == 1, last
+    assert "(floor" not in p.stdout and "|gm-gt|/max(|gm|+|gt|, 1e-06):" in p.stdout
+
+
+@pytest.mark.parametrize("command", ["zoo", "train"])
+def test_zoo_and_train_help_give_their_own_exit_codes(command):
+    # newuser21 L9: their --help repeated check's exit codes (exit 3 "the file does not import ...") and examples
+    p = run_here(command, "--help")
+    assert p.returncode == 0
+    assert "exit codes:" in p.stdout and "does not import" not in p.stdout and "\n  3  " not in p.stdout
+    assert "gradcheck check" not in p.stdout and f"gradcheck {command} " in p.stdout
 
 
 def test_train_command_fails_when_requirement_fails(tmp_path):
