@@ -279,6 +279,10 @@ def test_the_train_step_benchmark_runs_with_few_repeats_and_refuses_none():
     # lesson 12 said the LSTM tape keeps 1.9 times the manual cache while this table printed 1.18
     lesson = " ".join((script.parents[1] / "lessons" / "12-when-to-write-backward.md").read_text().split())
     assert re.findall(r"(\d\.\d+) times the bytes of the manual cache on an LSTM", lesson) == [printed["LSTM"]]
+    # and docs/speed.md's summary of the latest run (its byte ratios, which no load moves)
+    speed = (script.parents[1] / "docs" / "speed.md").read_text()
+    row = re.search(r"^\| saved bytes tape/manual: MLP, CNN, LSTM, RNN \|.*\| ([\d., ]+) \| <= 1\.2: ok \|$", speed, re.M)
+    assert row and row.group(1).split(", ") == [printed[k] for k in ("MLP", "CNN", "LSTM", "RNN")], row
     p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
 
