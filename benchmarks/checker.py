@@ -33,13 +33,18 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
 
 import manualprop as mp
 from gradcheck import check_layer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
 
 #: The rounding error of a central difference grows with the number of terms in L
 #: (about u |L| / h): for the Conv2D's 16,384 output elements it reaches 8e-9, above the
@@ -71,6 +76,7 @@ def _torch_time(kind: str, layer, X: np.ndarray) -> float | None:
         import torch
     except ImportError:
         return None
+    torch.set_num_threads(1)  # as numpy's BLAS (one_blas_thread)
     x = torch.tensor(X, dtype=torch.float64, requires_grad=True)
     W = torch.tensor(layer.params["W"], dtype=torch.float64, requires_grad=True)
     b = torch.tensor(layer.params["b"], dtype=torch.float64, requires_grad=True)
@@ -96,6 +102,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     global _clock
     _clock = CLOCK[args.clock]
+    with one_blas_thread():
+        return _table(args)
+
+
+def _table(args) -> int:
+    print(f"BLAS: {blas_kernel()}; float64; medians of {args.repeats} runs ({args.clock} clock)")
     rng = np.random.default_rng(0)
     cases = [
         ("conv", "Conv2D(8->16, 3x3, pad 1) on 4x8x16x16", mp.Conv2D(8, 16, 3, padding=1, rng=0),

@@ -5,7 +5,8 @@ tape step (the twin under a ``GradientTape``, then ``gradient`` w.r.t. the input
 every variable, with the same random upstream gradient) run interleaved in one process
 on the same data and the same initial parameters; the medians and the ratio
 tape/manual are printed. When ``torch`` is importable the same layer in PyTorch
-(float64, ``torch.set_num_threads(1)``) is timed too. Usage::
+(float64, ``torch.set_num_threads(1)``) is timed too; numpy's BLAS runs one thread
+(``_blas.one_blas_thread``), as torch's, and the kernel is printed. Usage::
 
     python benchmarks/layers.py                  # every entry
     python benchmarks/layers.py --only Conv2D --repeats 50
@@ -19,7 +20,9 @@ and a target ratio). Targets of the layer zoo issue: tape/manual <= 1.3 for Conv
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -29,6 +32,9 @@ import numpy as np
 import autoprop as ap
 import manualprop as mp
 from autoprop import layers as al
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
 
 try:  # optional: PyTorch CPU as a reference point
     import torch
@@ -175,7 +181,13 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--only", default=None, help="run the entries whose name contains this text")
     args = parser.parse_args(argv)
-    print(f"numpy {np.__version__}; torch: {'%s (1 thread, float64)' % torch.__version__ if torch else 'not installed'}")
+    with one_blas_thread():
+        _table(args)
+
+
+def _table(args):
+    print(f"numpy {np.__version__}; BLAS: {blas_kernel()}; "
+          f"torch: {'%s (1 thread, float64)' % torch.__version__ if torch else 'not installed'}")
     head = f"{'layer':<26}{'input':>18}{'manual (ms)':>13}{'tape (ms)':>11}{'tape/manual':>13}{'target':>8}"
     print(head + (f"{'torch (ms)':>12}" if torch else ""))
     for entry in ENTRIES:

@@ -33,7 +33,8 @@ import numpy as np
 import manualprop as mp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_step import interleaved  # noqa: E402  (benchmarks/ is no package)
+from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
+from train_step import interleaved  # noqa: E402
 
 N_OPS = 50
 SHAPE = (16, 32)
@@ -317,14 +318,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    from threadpoolctl import threadpool_limits
-
     import autoprop
 
     trees = [("this", autoprop)]
     if args.base:
         trees.insert(0, ("base", load_base(args.base)))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
+        print(f"BLAS: {blas_kernel()}")
         if not args.skip_ops:
             per_op(trees, args.repeats)
         if not args.skip_steps:

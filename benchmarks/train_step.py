@@ -33,13 +33,16 @@ import os
 import pstats
 import re
 import statistics
+import sys
 import time
 
 # jax reads its thread settings at import: one intra-op thread, as BLAS below.
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
 import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
 
 import autoprop as ap  # noqa: E402
 import manualprop as mp  # noqa: E402
@@ -686,16 +689,6 @@ def profile(n=300):
 
 
 # ---------------------------------------------------------------------------- main
-def blas_kernel():
-    """'openblas 0.3.x Haswell, 1 thread(s)' for each BLAS numpy links (threadpoolctl)."""
-    out = []
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            out.append(f"{info.get('internal_api')} {info.get('version')} "
-                       f"{info.get('architecture')}, {info.get('num_threads')} thread(s)")
-    return "; ".join(out) or "no BLAS found by threadpoolctl"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1000)
@@ -711,7 +704,7 @@ def main(argv=None):
     known = {m for _, m in PEERS}
     if peers is not None and not peers <= known:
         parser.error(f"--peers: unknown {sorted(peers - known)}; choose from {sorted(known)}")
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} interleaved steps")
         verdicts = mlp_table(args.repeats, peers)
         if not args.skip_nested:

@@ -18,7 +18,7 @@ import numpy as np
 from . import _validation as V
 from .config import mode_word
 from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
-from .sources import SAME_Y_OTHER_BACKWARD
+from .sources import NO_SWITCH, SAME_Y_OTHER_BACKWARD, pair_mode_line
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -490,9 +490,6 @@ def _reference_lines(diag) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-#: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
-#: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
-NO_SWITCH = "mode: forward has no training switch: one mode"
 #: The header's mode line of a forward with no training switch that is random (Z6: it said eval).
 RANDOM_NO_SWITCH = ("mode: training (forward has no training switch, and it draws a random mask on every call: "
                     "its training behaviour ran, the draws held fixed for the check)")
@@ -552,14 +549,6 @@ def _wrong_what(diag) -> str:
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
-
-
-def _modes(init: Any, path: str = "") -> list[str]:
-    """``bn_param mode 'train'`` for every ``mode`` key in the --init JSON (CS231n's bn_param, dropout_param)."""
-    if not isinstance(init, dict):
-        return []
-    return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode"] + [
-        m for k, v in init.items() for m in _modes(v, k)]
 
 
 def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True"), unread=False,
@@ -685,7 +674,7 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
     """The header's mode lines for a forward without a training switch gradcheck reads: a function pair's
     mode in ``--init``, or a boolean argument of another name (``info['unread_flag']``), whose default
     alone ran, named in a WARNING; so are the ``switches`` the class's source tests (:func:`source_switches`)."""
-    modes, flag = _modes(init), info.get("unread_flag")
+    flag = info.get("unread_flag")
     if flag:
         name, value = flag
         other = (f"the branch {name}={value == 'False'} selects" if value in ("True", "False")
@@ -695,8 +684,7 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
                 f"never ran. {_switches_read(name, value)} to have both modes checked."]
     if info.get("protocol") == "cs231n":
-        return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training switch" if modes
-                else NO_SWITCH]
+        return [pair_mode_line(init)]
     if switches:
         return ["mode: forward as it is (no training argument; see the WARNING)",
                 f"WARNING: the class tests {', '.join(switches)}, a training switch gradcheck does not set, so only "

@@ -544,6 +544,33 @@ def _add_loss_options(c) -> None:
                         "forward's names do not say (forward(self, a, b) of a - b: --pred-arg a)")
 
 
+#: zoo's and train's own exit codes and examples (newuser21 L9: their --help repeated check's, exit 3 "the file
+#: does not import" among them, which neither can give: they check our own layers).
+ZOO_EPILOG = """\
+exit codes:
+  0  pass: every built-in layer's and loss's gradients within tolerance
+  1  a gradient outside tolerance, or a layer that could not be checked (the table names it)
+  2  usage error: bad arguments (a negative --seed, an --atol out of range, a plots folder
+     that cannot be written); also gradcheck itself failing
+
+examples:
+  gradcheck zoo --plots demo-output/zoo
+  gradcheck zoo --no-plots --seed 3
+"""
+TRAIN_EPILOG = """\
+exit codes:
+  0  pass: manual and tape training agree and both reach the accuracy requirement
+  1  a requirement failed (its [FAIL] line: an accuracy, or a loss or gradient difference
+     above 1e-09)
+  2  usage error: bad arguments (--epochs below 1, a negative --seed, a plots folder that
+     cannot be written); also gradcheck itself failing
+
+examples:
+  gradcheck train --plots demo-output/train
+  gradcheck train --model cnn --epochs 15 --plots demo-output/train-cnn
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -553,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
-                       epilog=EPILOG, formatter_class=fmt)
+                       epilog=ZOO_EPILOG, formatter_class=fmt)
     _add_common(z, "weights, inputs and upstream gradients", 1e-9,
                 "absolute tolerance (default 1e-9)", "PNG plots into DIR")
     z.set_defaults(func=_cmd_zoo)
@@ -562,13 +589,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_constants(sub.choices["check"])
 
     t = sub.add_parser("train", help="train an MLP or a CNN on digits with manual and tape gradients and compare",
-                       epilog=EPILOG, formatter_class=fmt)
+                       epilog=TRAIN_EPILOG, formatter_class=fmt)
     t.add_argument("--epochs", type=int, default=30, help="epochs (default 30)")
     t.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
                    help="mlp: 64-32-10 tanh (accuracy >= 0.95); cnn: Conv2D-ReLU-MaxPool2D-Flatten-Linear "
                         "on 1x8x8 images (accuracy >= 0.97) (default mlp)")
     _add_common(t, "split, weights and batch order", None, "", "DIR/training.png")
-    t.add_argument("--no-progress", action="store_true", help="no progress bar; print each epoch instead")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar; a line per epoch instead")
     t.set_defaults(func=_cmd_train)
 
     from .grading.cli import add_grade_parser  # grade: gradcheck/grading/cli.py

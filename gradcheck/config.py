@@ -71,14 +71,18 @@ class CheckConfig:
 
 def training_modes(layer: Any, training: bool | str) -> list[bool]:
     """The modes a check runs ``forward`` in: ``[training]``, or ``[False, True]`` for "both"; "auto" is
-    "both" when ``layer.forward`` takes ``training`` or ``**kwargs`` (a sandboxed layer's ``signature``)."""
+    "both" when ``layer.forward`` takes ``training`` or ``**kwargs`` (a sandboxed layer's ``signature``). A CS231n
+    function pair is read by its student's forward (``student_forward``), as the sandbox's signature reads it
+    (:func:`gradcheck._adapters.signature`): its mode is a keyword argument (``bn_param['mode']``), one mode, in
+    ``check_layer`` as in ``gradcheck check`` (the adapter's ``training`` keyword is accepted and not used)."""
     if training == "auto":
         declared = getattr(layer, "signature", None)
         if isinstance(declared, dict) and "forward_training" in declared:
             takes = bool(declared["forward_training"])
         else:
             try:
-                ps = inspect.signature(getattr(layer, "forward", None)).parameters.values()
+                fwd = getattr(layer, "student_forward", None) or getattr(layer, "forward", None)
+                ps = inspect.signature(fwd).parameters.values()
             except (TypeError, ValueError):
                 ps = ()
             takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)

@@ -294,8 +294,12 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
                   label=f"theory: round-off eps |f(x0)| / h, eps = {u:.1e} = 2u (slope -1)")
         h_opt = (3 * u * fx / max(abs(f3), 1e-300)) ** (1 / 3)
         ax.axvline(h_opt, color=col, alpha=0.3, linewidth=4)
-        ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 3e-16 if j == 0 else 1e-13),
-                    color=col, fontsize="small", xytext=(-5, 0), textcoords="offset points", ha="right")
+        # below the curves, beside its line (nothing is drawn there): not over the legend or a line
+        ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 1e-15 if j == 0 else 1e-16),
+                    color=col, fontsize="small", xytext=(6 if j == 0 else -6, 0), textcoords="offset points",
+                    ha="left" if j == 0 else "right",
+                    va="center", bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": col,
+                                       "alpha": 0.9})
     ax.set(ylim=(1e-17, top * 3), xlim=(hs.min(), hs.max()), xlabel="step h",
            ylabel="absolute error of the estimate of f'(x0)",
            title=f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")

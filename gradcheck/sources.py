@@ -23,7 +23,30 @@ from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
+           "hold_masks", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
+
+#: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
+#: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
+NO_SWITCH = "mode: forward has no training switch: one mode"
+
+
+def init_modes(init: Any, path: str = "") -> list[str]:
+    """``bn_param mode 'train'`` for every ``mode`` key in a CS231n pair's keyword arguments (``--init``'s JSON, or
+    :func:`gradcheck.function_pair`'s ``**params``: CS231n's bn_param, dropout_param), nested dicts included."""
+    if not isinstance(init, dict):
+        return []
+    return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode"] + [
+        m for k, v in init.items() for m in init_modes(v, k)]
+
+
+def pair_mode_line(init: Any, given: str = "--init") -> str:
+    """The mode line of a CS231n function pair, whose forward has no training switch: its mode is a value among its
+    keyword arguments (``bn_param['mode']``), ``given`` in ``--init`` (``gradcheck check``'s header) or to
+    :func:`gradcheck.function_pair` (:func:`gradcheck.check_layer`'s note): one sentence for both (newuser21 M3: the
+    API said "checked once, in eval mode" of a pair that ran in bn_param's 'train')."""
+    modes = init_modes(init)
+    return f"mode: as given in {given} ({', '.join(modes)}); the forward has no training switch" if modes else NO_SWITCH
+
 
 #: The note of a check that ran once because both modes give the same output.
 SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "

@@ -293,6 +293,20 @@ def test_train_command_passes(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "epoch  30/30" in p.stdout and "max per-step relative loss difference" in p.stdout
     assert "PASS" in p.stdout and (tmp_path / "training.png").exists()
+    # newuser21 L8: each epoch's losses once (the progress lines printed them, then the table again), and the
+    # gradient error's floor said as the denominator it is, not as a second tolerance beside 1e-09
+    last = [line for line in p.stdout.splitlines() if line.split()[:1] == ["30"]]
+    assert len(last) == 1 and sum(last[0].split()[1] in line for line in p.stdout.splitlines()) == 1, last
+    assert "(floor" not in p.stdout and "|gm-gt|/max(|gm|+|gt|, 1e-06):" in p.stdout
+
+
+@pytest.mark.parametrize("command", ["zoo", "train"])
+def test_zoo_and_train_help_give_their_own_exit_codes(command):
+    # newuser21 L9: their --help repeated check's exit codes (exit 3 "the file does not import ...") and examples
+    p = run_here(command, "--help")
+    assert p.returncode == 0
+    assert "exit codes:" in p.stdout and "does not import" not in p.stdout and "\n  3  " not in p.stdout
+    assert "gradcheck check" not in p.stdout and f"gradcheck {command} " in p.stdout
 
 
 def test_train_command_fails_when_requirement_fails(tmp_path):
@@ -516,6 +530,22 @@ def test_cs231n_settings_argument_is_pointed_to_init():
     assert "conv_param is a dict of settings, not an array: pass it in --init" in err(p)
     assert """--init '{"conv_param": {"stride": 1, "pad": 1}}'""" in err(p)
     assert_no_traceback(p)
+
+
+def test_readme_cs231n_row_commands_run_as_pasted():
+    # newuser21 M1: the row gave affine's --input-shape and conv's --init side by side; pasted together
+    # on ::affine they exited 2 ("--init key 'conv_param' is not an argument of affine_forward"). Every
+    # `layers.py::NAME ...` command of the README runs on examples/cs231n_layers.py and passes.
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"`(layers\.py::\w+ --[^`]+)`", readme)
+    assert {c.split()[0] for c in commands} == {"layers.py::affine", "layers.py::conv"}, commands
+    for command in commands:
+        target, *options = shlex.split(command)
+        p = run_here("check", "examples/cs231n_" + target, *options)
+        assert p.returncode == 0 and "PASS" in p.stdout, (command, p.stdout[-1500:], p.stderr[-1500:])
 
 
 def test_exit_codes_one_rule_wrong_results_1_crashes_3(tmp_path):

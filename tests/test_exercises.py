@@ -146,6 +146,33 @@ def test_release_command_writes_the_student_version(tmp_path):
     assert changed == {f"ex{k}-{w}" for k in range(1, 6) for w in ("solution", "tests")}
 
 
+def test_readme_and_intros_give_the_release_command_of_the_student_versions(tmp_path):
+    # newuser21 M2: notebooks 07 and 09 are stored solved while their intro said "Replace raise
+    # NotImplementedError(...)", which a student opening them never saw; README and each intro now give the
+    # command that makes the student copy. Each command, run as written (its --out in tmp_path), writes it.
+    import re
+    import shlex
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = re.findall(r"`\.venv/bin/gradcheck (assignment release [^`]+)`", readme)
+    for name in ("07-exercises", "09-cs231n-exercises"):
+        intro = "".join(read(ROOT / "notebooks" / f"{name}.ipynb").cells[0].source)
+        said += [c for c in re.findall(r"`\.venv/bin/gradcheck (assignment release [^`]+)`", intro) if name in c]
+        assert f"`{name}.ipynb` in the folder `build/student/`" in intro and "solution version" in intro
+    assert len(said) == 3, said
+    for k, command in enumerate(said):
+        argv = shlex.split(command)
+        assert argv[-2:] == ["--out", "build/student"], command
+        out = tmp_path / str(k)
+        p = subprocess.run([str(SCRIPT) if SCRIPT.exists() else sys.executable, *([] if SCRIPT.exists() else
+                           ["-m", "gradcheck"]), *argv[:-1], str(out)], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+        assert p.returncode == 0, p.stderr
+        for src in argv[2:-2]:
+            text = "".join("".join(c.source) for c in read(out / Path(src).name).cells)
+            assert "# YOUR CODE HERE" in text and "raise NotImplementedError(" in text and "### BEGIN" not in text
+
+
 def test_student_version_stops_at_the_first_exercise(tmp_path):
     nb = read(release(NB, tmp_path).path)
     err = execute(nb)

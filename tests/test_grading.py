@@ -559,6 +559,19 @@ def test_docs_and_setup_name_every_dependency():
     assert [n for n in names if n not in docs] == [] and [n for n in names if n not in setup] == []
 
 
+def test_docs_run_autograder_excerpt_is_the_files_command():
+    # newuser21 L2: the excerpt left out --submission-timeout 600 and `|| true`
+    import re
+
+    def command(text):
+        return " ".join(text[text.index("gradcheck grade /autograder"):].replace("\\\n", " ").split("\n")[0].split())
+
+    doc = (ROOT / "docs" / "gradescope.md").read_text()
+    block = re.search(r"`run_autograder` is the same command.*?```bash\n(.*?)```", doc, re.S).group(1)
+    assert command(block) == command((ASSIGN / "run_autograder").read_text())  # the doc's assignment, linear_relu_ce
+    assert command(block).endswith("--submission-timeout 600 || true")
+
+
 def test_a_stray_script_beside_submission_folders_is_refused_as_ambiguous_and_batch_grades_them(
         tmp_path, capsys):
     # tester 7's T16: the staff's own collect.py beside alice/ and bob/ made the whole folder one

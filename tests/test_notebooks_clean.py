@@ -110,3 +110,27 @@ def test_has_an_inline_figure(path):
 )
 def test_figure_detection(source, expected):
     assert _shows_figure(source) is expected
+
+
+def test_figures_a_cell_asserts_are_the_ones_its_markdown_states():
+    """A code line ending in ``# stated in the text: A, B`` asserts A and B (equal as numbers to literals on that
+    line; nbmake runs it), and the notebook's markdown states each, so the prose cannot drift from what the cell
+    computes (newuser21: notebook 02 said p4(1 - p4) = 0.24 of 0.2347, notebook 03 quoted float32's optimal step
+    as 5e-3, 7.1e-3 and 3.2e-3)."""
+    import re
+
+    seen = 0
+    for path in NOTEBOOKS:
+        cells = _load(path)["cells"]
+        markdown = " ".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+        for c in cells:
+            for line in _source(c).splitlines() if c["cell_type"] == "code" else ():
+                m = re.search(r"# stated in the text: (.+)$", line)
+                if not m:
+                    continue
+                seen += 1
+                literals = {float(x) for x in re.findall(r"(?<![\w.])\d+\.?\d*(?:e-?\d+)?", line[:m.start()])}
+                for figure in (f.strip() for f in m.group(1).split(",")):
+                    assert float(figure) in literals, (path.name, figure, line)
+                    assert re.search(rf"(?<![\d.]){re.escape(figure)}(?!\d)", markdown), (path.name, figure)
+    assert seen >= 2

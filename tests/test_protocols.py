@@ -265,6 +265,33 @@ def test_cs231n_pairs_pass(name):
         assert "mode: as given in --init (bn_param mode 'train')" in t
 
 
+@pytest.mark.parametrize("name", ["batchnorm", "affine"])
+def test_cs231n_pair_mode_line_is_the_same_in_check_layer_and_the_cli(name):
+    # newuser21 M3: check_layer(function_pair(batchnorm_forward, ..., bn_param={"mode": "train"})) ran the pair
+    # twice (the adapter's ignored training keyword read as a switch) and said "checked once, in eval mode (pass
+    # training=True ...)", while gradcheck check said "mode: as given in --init (bn_param mode 'train')"
+    import importlib.util
+    import json
+
+    from gradcheck import check_layer, function_pair
+
+    spec = importlib.util.spec_from_file_location("cs231n_examples_mode", CS231N)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shp, init, _ = CS231N_CASES[name]
+    shapes = [tuple(int(n) for n in s.split(",")) for s in shp.split(";")]
+    pair = function_pair(getattr(mod, f"{name}_forward"), getattr(mod, f"{name}_backward"),
+                         **(json.loads(init) if init else {}))
+    r = check_layer(pair, shapes, twin=None)
+    cli = [line for line in cs231n(name).stdout.splitlines() if line.startswith("mode: ")]
+    api = [n for n in r.notes if n.startswith("mode: ")]
+    want = {"batchnorm": "mode: as given in --init (bn_param mode 'train'); the forward has no training switch",
+            "affine": "mode: forward has no training switch: one mode"}[name]
+    assert cli == [want] and api == [want.replace("--init", "function_pair's keywords")], (cli, api)
+    assert r.passed and r.other_modes == [] and r.training is False
+    assert not any("eval mode" in n or "training=True" in n for n in r.notes), r.notes
+
+
 @pytest.mark.parametrize("name, old, new, bad", [
     ("affine", "return dx, dw, dout.sum(axis=0)", "return dx, dw, dout.sum(axis=0) / len(dout)", "db"),
     ("relu", "return dout * (cache > 0)", "return dout", "dx"),  # the local derivative is missing
