@@ -1,9 +1,12 @@
 """numpy's names over autoprop Tensors: ``import autoprop.numpy as anp``.
 
 Each function accepts Tensors, numpy arrays and Python scalars and returns a Tensor;
-when a tape tracks an input the operation is recorded. Plain ``np.`` calls on Tensors
-reach the same functions through ``__array_function__`` / ``__array_ufunc__``, so numpy
-code is differentiated as written. A numpy function outside this list, ``out=``, and
+when a tape tracks an input the operation is recorded. Each name is numpy's own dispatch of
+that numpy function (``anp.f(...)`` does what ``np.f(...)`` does on Tensors, through
+``__array_function__`` / ``__array_ufunc__``'s code), so numpy code is differentiated as
+written and both spellings follow one rule: a call in which no Tensor is float or complex
+(integer or boolean Tensors, arrays, numbers) is numpy's own function on the values, in
+numpy's values and dtype, returned as constant Tensors. A numpy function outside this list, ``out=``, and
 in-place updates raise TypeError naming the function, why the tape cannot record it,
 and what to write instead.
 
@@ -26,44 +29,49 @@ array([3., 5., 7.])
 import types as _types
 
 import numpy as _np
+import scipy.special as _sp
 
 from .core import registry as _R
 
-_F = _R._FUNCTIONS
+# Each name is numpy's own dispatch of that numpy function or ufunc (``registry.numpy_name``):
+# ``anp.f(...)`` does what ``np.f(...)`` does on Tensors, one rule for both spellings (a call in
+# which no Tensor is float or complex is numpy's own function on the values, constant Tensors;
+# a ufunc's result in the ufunc's own dtype), and returns Tensors for arrays and numbers too.
+_b = _R.numpy_name
 
 # elementwise (ufuncs)
-add = _R.add
-subtract = _R.subtract
-multiply = _R.multiply
-divide = true_divide = _R.divide
-power = _R.power
-negative = _R.negative
-exp = _R.exp
-expm1 = _R.expm1
-log = _R.log
-log1p = _R.log1p
-log2 = _R.log2
-log10 = _R.log10
-sqrt = _R.sqrt
-square = _R.square
-reciprocal = _R.reciprocal
-abs = absolute = _R.absolute  # noqa: A001
-sin = _R.sin
-cos = _R.cos
-tan = _R.tan
-arcsin = _R.arcsin
-arccos = _R.arccos
-arctan = _R.arctan
-arctan2 = _R.arctan2
-sinh = _R.sinh
-cosh = _R.cosh
-tanh = _R.tanh
-maximum = _R.maximum
-minimum = _R.minimum
-logaddexp = _R.logaddexp
-matmul = _R.matmul
-where = _F[_np.where]
-clip = _F[_np.clip]
+add = _b(_np.add)
+subtract = _b(_np.subtract)
+multiply = _b(_np.multiply)
+divide = true_divide = _b(_np.divide)
+power = _b(_np.power)
+negative = _b(_np.negative)
+exp = _b(_np.exp)
+expm1 = _b(_np.expm1)
+log = _b(_np.log)
+log1p = _b(_np.log1p)
+log2 = _b(_np.log2)
+log10 = _b(_np.log10)
+sqrt = _b(_np.sqrt)
+square = _b(_np.square)
+reciprocal = _b(_np.reciprocal)
+abs = absolute = _b(_np.absolute)  # noqa: A001
+sin = _b(_np.sin)
+cos = _b(_np.cos)
+tan = _b(_np.tan)
+arcsin = _b(_np.arcsin)
+arccos = _b(_np.arccos)
+arctan = _b(_np.arctan)
+arctan2 = _b(_np.arctan2)
+sinh = _b(_np.sinh)
+cosh = _b(_np.cosh)
+tanh = _b(_np.tanh)
+maximum = _b(_np.maximum)
+minimum = _b(_np.minimum)
+logaddexp = _b(_np.logaddexp)
+matmul = _b(_np.matmul)
+where = _b(_np.where)
+clip = _b(_np.clip)
 
 
 def positive(x):
@@ -72,75 +80,69 @@ def positive(x):
 
 
 # not differentiable: the path is cut (None), see autoprop.explain("argmax")
-sign = _R.sign
-floor = _R.floor
-ceil = _R.ceil
-round = _R.round  # noqa: A001
-argmax = _R.argmax
-argmin = _R.argmin
-less = _R.less
-less_equal = _R.less_equal
-greater = _R.greater
-greater_equal = _R.greater_equal
-equal = _R.equal
-not_equal = _R.not_equal
+sign = _b(_np.sign)
+floor = _b(_np.floor)
+ceil = _b(_np.ceil)
+round = _b(_np.round)  # noqa: A001
+argmax = _b(_np.argmax)
+argmin = _b(_np.argmin)
+less = _b(_np.less)
+less_equal = _b(_np.less_equal)
+greater = _b(_np.greater)
+greater_equal = _b(_np.greater_equal)
+equal = _b(_np.equal)
+not_equal = _b(_np.not_equal)
 # elementwise predicates: bool Tensors (no gradient), as the comparisons
 isnan, isfinite, isinf, isneginf, isposinf, signbit = (
-    _R.isnan, _R.isfinite, _R.isinf, _R.isneginf, _R.isposinf, _R.signbit)
-isin = _F[_np.isin]  # (values only: an ndarray of bools, prims/extra.py's VALUES_ONLY)
+    _b(_np.isnan), _b(_np.isfinite), _b(_np.isinf), _b(_np.isneginf), _b(_np.isposinf), _b(_np.signbit))
+isin = _b(_np.isin)  # (values only: an ndarray of bools, prims/extra.py's VALUES_ONLY)
 
 # reductions
-sum = _F[_np.sum]  # noqa: A001
-mean = _F[_np.mean]
-max = amax = _F[_np.max]  # noqa: A001
-min = amin = _F[_np.min]  # noqa: A001
-prod = _F[_np.prod]
-cumsum = _F[_np.cumsum]
-var = _F[_np.var]
-std = _F[_np.std]
+sum = _b(_np.sum)  # noqa: A001
+mean = _b(_np.mean)
+max = amax = _b(_np.max)  # noqa: A001
+min = amin = _b(_np.min)  # noqa: A001
+prod = _b(_np.prod)
+cumsum = _b(_np.cumsum)
+var = _b(_np.var)
+std = _b(_np.std)
 
 # linear algebra
-dot = _F[_np.dot]
-einsum = _F[_np.einsum]
-tensordot = _F[_np.tensordot]
-outer = _F[_np.outer]
+dot = _b(_np.dot)
+einsum = _b(_np.einsum)
+tensordot = _b(_np.tensordot)
+outer = _b(_np.outer)
 
 # numpy.linalg (derivatives: autoprop.explain("inv"), ..., "eigh")
-linalg = _types.SimpleNamespace(
-    inv=_F[_np.linalg.inv], det=_F[_np.linalg.det], slogdet=_F[_np.linalg.slogdet],
-    solve=_F[_np.linalg.solve], cholesky=_F[_np.linalg.cholesky], eigh=_F[_np.linalg.eigh],
-    eigvalsh=_F[_np.linalg.eigvalsh], norm=_F[_np.linalg.norm],
-    matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
-    svd=_F[_np.linalg.svd], qr=_F[_np.linalg.qr], pinv=_F[_np.linalg.pinv],
-    lstsq=_F[_np.linalg.lstsq], tensorsolve=_F[_np.linalg.tensorsolve],
-    tensorinv=_F[_np.linalg.tensorinv], cond=_F[_np.linalg.cond],
-    **{k: _F[getattr(_np.linalg, k)] for k in ("svdvals", "vector_norm", "matrix_norm")
-       if hasattr(_np.linalg, k)},  # numpy >= 2
-)
+linalg = _types.SimpleNamespace(**{k: _b(getattr(_np.linalg, k)) for k in (
+    "inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm", "matrix_power",
+    "multi_dot", "svd", "qr", "pinv", "lstsq", "tensorsolve", "tensorinv", "cond",
+    "svdvals", "vector_norm", "matrix_norm") if hasattr(_np.linalg, k)})  # (the last three: numpy >= 2)
 
 # shape
-reshape = _F[_np.reshape]
-ravel = _F[_np.ravel]
-transpose = _F[_np.transpose]
-swapaxes = _F[_np.swapaxes]
-moveaxis = _F[_np.moveaxis]
-expand_dims = _F[_np.expand_dims]
-squeeze = _F[_np.squeeze]
-broadcast_to = _F[_np.broadcast_to]
-concatenate = _F[_np.concatenate]
-stack = _F[_np.stack]
-split = _F[_np.split]
-pad = _F[_np.pad]
-flip = _F[_np.flip]
-take = _F[_np.take]
-take_along_axis = _F[_np.take_along_axis]
-triu = _F[_np.triu]
-tril = _F[_np.tril]
+reshape = _b(_np.reshape)
+ravel = _b(_np.ravel)
+transpose = _b(_np.transpose)
+swapaxes = _b(_np.swapaxes)
+moveaxis = _b(_np.moveaxis)
+expand_dims = _b(_np.expand_dims)
+squeeze = _b(_np.squeeze)
+broadcast_to = _b(_np.broadcast_to)
+concatenate = _b(_np.concatenate)
+stack = _b(_np.stack)
+split = _b(_np.split)
+pad = _b(_np.pad)
+flip = _b(_np.flip)
+take = _b(_np.take)
+take_along_axis = _b(_np.take_along_axis)
+triu = _b(_np.triu)
+tril = _b(_np.tril)
 
 # more ufuncs (prims/special.py); erf/erfc are scipy.special's (public here too)
-mod, fix, conjugate = _R.remainder, _R.trunc, _R.conj
+mod, fix, conjugate = _b(_np.remainder), _b(_np.fix), _b(_np.conjugate)
+erf, erfc = _b(_sp.erf), _b(_sp.erfc)
 for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logaddexp2", "fmax",
-              "fmin", "remainder", "fmod", "trunc", "erf", "erfc", "conj", "sinc", "fabs",
+              "fmin", "remainder", "fmod", "trunc", "conj", "sinc", "fabs",
               "deg2rad", "rad2deg", "radians", "degrees", "real", "imag", "nan_to_num",
               # stacking, splitting, rearranging, statistics (prims/stacking.py)
               "vstack", "hstack", "dstack", "column_stack", "append", "atleast_1d", "atleast_2d",
@@ -156,7 +158,7 @@ for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logadde
               # gradient goes to each value's first occurrence in concatenate(ar1, ar2), as unique's)
               "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "histogram",
               "histogram_bin_edges", "histogram2d", "histogramdd", "cumulative_sum", "cumulative_prod"):
-    globals()[_name] = getattr(_R, _name)
+    globals()[_name] = _b(getattr(_np, _name))
 del _name
 row_stack = vstack  # noqa: F821 (numpy < 2's name)
 # np.array / np.asarray / np.r_ / np.c_ cannot be intercepted on lists: these keep the
@@ -167,8 +169,8 @@ r_ = _R.r_
 c_ = _R.c_
 
 # constants shaped like a tensor (not connected to it)
-zeros_like = _F[_np.zeros_like]
-ones_like = _F[_np.ones_like]
-full_like = _F[_np.full_like]
+zeros_like = _b(_np.zeros_like)
+ones_like = _b(_np.ones_like)
+full_like = _b(_np.full_like)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -31,7 +31,7 @@ def _z(m, x):
 
 #: records whose complex outputs (eigenvectors, singular vectors) are defined up to a phase each:
 #: scanned with a loss of |p|^2 alone there (Re(p W) depends on the phase, which is refused)
-PHASES = {"eigh", "svd"}
+PHASES = {"eigh", "eig", "svd"}
 
 
 def _loss(m, out, phases=False):

@@ -1,8 +1,9 @@
 """Complex matrices in np.linalg's decompositions: PyTorch's formulas, in PyTorch's convention
 (the gradient ``dL/dx + i dL/dy``), reached from autoprop's internal one (HIPS autograd's
 ``dL/dx - i dL/dy``) by one conjugate of the output gradients in and of the input gradient out;
-a JVP needs none (a tangent is a tangent). ``svd`` (PyTorch's ``svd_backward``/``svd_jvp``: U
-carries the phase term ``i Im diag(U^H gU) / s``), ``qr`` (R's diagonal real, as LAPACK's: Q^H dQ
+a JVP needs none (a tangent is a tangent). ``svd`` (PyTorch's ``svd_backward``: U carries the
+phase term ``i Im diag(U^H gU) / s``; its JVP is ``linalg._svd_jvp``, one function for real and
+complex A), ``qr`` (R's diagonal real, as LAPACK's: Q^H dQ
 is skew-Hermitian with ``i Im diag(Q^H dA R^-1)`` on its diagonal), and, for ``linalg_eig.py``'s
 eigh, the helpers and :func:`gauge_check`: a loss that depends on the phases of the singular
 vectors or eigenvectors (each defined up to ``e^(i phi)``) is refused, as PyTorch refuses it.
@@ -76,24 +77,6 @@ def svd_vjp_complex(g, ans, svd_f):
     if gv is not None and n > k:
         out = out + u @ s_inv @ _mH(gv) @ (_eye(n, u) - v @ vh)
     return np.conj(out)
-
-
-def svd_jvp_complex(t, ans, svd_f):
-    u, s, vh = ans
-    v = _mH(vh)
-    m, n, k = _shape(u)[-2], _shape(vh)[-1], _shape(s)[-1]
-    p = _mH(u) @ t @ v  # U^H dA V
-    ds = np.real(_diagonal(p))
-    f, S = svd_f(s, undefined="nan"), _diag_embed(s, u)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s_inv = _diag_embed(1.0 / s, u)
-        du = u @ (f * (p @ S + S @ _mH(p)) + _diag_embed(1j * np.imag(_diagonal(p)) / s, u))
-    dv = v @ (f * (S @ p + _mH(p) @ S))
-    if m > k:
-        du = du + (_eye(m, u) - u @ _mH(u)) @ t @ v @ s_inv
-    if n > k:
-        dv = dv + (_eye(n, u) - v @ vh) @ _mH(t) @ u @ s_inv
-    return du, ds, _mH(dv)
 
 
 def qr_vjp_complex(g, ans):

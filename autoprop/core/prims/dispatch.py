@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import _FUNCTIONS, _OWNER, _UFUNCS
-from ..tensor import Tensor
+from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
+from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
 from ._common import _cast_inputs, _check_kw, _holds_tensor, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
-__all__ = ["dispatch_ufunc", "dispatch_function", "numpy_views"]
+__all__ = ["dispatch_ufunc", "dispatch_function", "numpy_views", "numpy_name"]
 
 
 def dispatch_ufunc(ufunc, method, inputs, kwargs):
@@ -124,8 +124,12 @@ def _add_at(ufunc, inputs):
         "`np.add.at(x, idx, t)` on a 1-D x is `x + np.bincount(idx, weights=t, minlength=len(x))`.")
 
 
-def dispatch_function(func, args, kwargs):
-    """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot."""
+def dispatch_function(func, args, kwargs, named=False):
+    """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot.
+
+    ``named``: the call came through ``autoprop.numpy``'s name (:func:`numpy_name`), not numpy's
+    protocol, so it may hold no Tensor at all; such a call is numpy's own too (nothing in it
+    has a derivative)."""
     impl = _FUNCTIONS.get(func)
     if impl is None:
         name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
@@ -139,12 +143,51 @@ def dispatch_function(func, args, kwargs):
                                                               "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
-            kwargs.values()) and (_holds_tensor(args) or _holds_tensor(kwargs.values())):
+            kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values
         out = _as_tensors(func(*_values(args), **{k: _values(v) for k, v in kwargs.items()}))
     else:
         out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+def numpy_name(f):
+    """``autoprop.numpy``'s name for the numpy function or ufunc ``f``: ``np.f``'s own dispatch.
+
+    ``anp.f(*args)`` is what ``np.f(*args)`` does on Tensors (``Tensor.__array_ufunc__``'s
+    straight call of the record when every input is a float/complex Tensor, else
+    :func:`dispatch_ufunc`; :func:`dispatch_function`), so the two spellings follow one rule: a
+    call in which no Tensor is float or complex (integer or boolean Tensors, arrays and numbers
+    only) is numpy's own function on the values, returned as constant Tensors, and a ufunc's
+    record gives the ufunc's own result dtype (:func:`numpy_typed`).
+
+    Parameters
+    ----------
+    f : numpy function or ufunc (scipy.special's ufuncs too) with a registered record
+
+    Returns
+    -------
+    callable
+        Named as ``f``; it accepts Tensors, arrays and numbers and returns Tensors (a list or
+        tuple of them where numpy returns several arrays).
+    """
+    if isinstance(f, np.ufunc):
+        prim = _UFUNC_PRIMS.get(f)
+
+        def bound(*inputs, **kwargs):
+            if not kwargs and prim is not None and _own_dtypes(inputs):  # (Tensor.__array_ufunc__'s
+                return prim(*inputs)  # straight call: float/complex Tensors, numbers beside float64)
+            return dispatch_ufunc(f, "__call__", inputs, kwargs)
+        impl = _UFUNCS[f]
+    else:
+        def bound(*args, **kwargs):
+            return dispatch_function(f, args, kwargs, True)
+        impl = _FUNCTIONS[f]
+    bound.__name__ = bound.__qualname__ = f.__name__
+    bound.__doc__ = (getattr(impl, "__doc__", None) if not isinstance(impl, Primitive) else None) or (
+        f"``numpy.{f.__name__}`` over Tensors (numpy's own dispatch; the derivative: "
+        f"``autoprop.explain({(impl.name if isinstance(impl, Primitive) else f.__name__)!r})``).")
+    return bound
 
 
 #: the registry's owners whose functions compute on the values already (no Tensor wrapped)
@@ -183,6 +226,8 @@ _SUGGEST = {f: f"Recorded equivalent: {how}; or " for f, how in (
 def numpy_views(func, args, out):
     """``out`` of ``np.<func>(*args)`` on tensors, each result marked as the view numpy would give
     (a result that is an input tensor itself becomes a new recorded tensor, as numpy's new view)."""
+    if type(out) is Tensor and getattr(out, "_view", None) is not None and not any(a is out for a in args):
+        return out  # (a new tensor that tape.call's view check marked already)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if func is np.imag and tensors and tensors[0].dtype.kind != "c":
         return out  # numpy's imag of a real array is a new array of zeros, not a view

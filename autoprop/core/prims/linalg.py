@@ -29,7 +29,6 @@ from ._linalg_complex import (
     _mH,
     qr_jvp_complex,
     qr_vjp_complex,
-    svd_jvp_complex,
     svd_vjp_complex,
 )
 from ._linalg_helpers import _eye, _right_solve, _used, det_cofactor, svd_full, upper_by_transpose
@@ -578,26 +577,36 @@ def _svd_vjp(g, ans, a):
 
 
 def _svd_jvp(t, ans, a):
+    """The SVD's JVP, real and complex A in one: P = U^* dA V, dS = diag(P) (its real part),
+    dU = U (F o (P S + S P^*)) + (I - U U^*) dA V S^-1, dV = V (F o (S P + P^* S)) + (I - V V^*)
+    dA^* U S^-1, dVh = dV^*, with ^* the transpose for real A (Townsend 2016) and the conjugate
+    transpose for complex A, where dU also carries U's phase term U i Im diag(P) / S (PyTorch's
+    svd_jvp: V's phases fixed, U's carry it). What differs is that adjoint and that term."""
     u, s, vh = ans
-    if _is_complex(u):
-        return svd_jvp_complex(t, ans, _svd_f)
-    v = _mT(vh)
+    cx = _is_complex(u)
+    adj = _mH if cx else _mT  # (a tangent needs no conjugate of its own: only the adjoint differs)
+    v = adj(vh)
     m, n = _shape(u)[-2], _shape(vh)[-1]
     k = _shape(s)[-1]
     eye_k = _eye(k, s)
-    p = _mT(u) @ t @ v  # U^T dA V
+    p = adj(u) @ t @ v  # U^* dA V
     ds = np.sum(p * eye_k, axis=-1)
+    if cx:
+        ds = np.real(ds)
     f = _svd_f(s, undefined="nan")
     S = eye_k * np.expand_dims(s, -2)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         s_inv = eye_k * np.expand_dims(1.0 / s, -2)
-    du = u @ (f * (p @ S + S @ _mT(p)))
-    dv = v @ (f * (S @ p + _mT(p) @ S))
+        inner = f * (p @ S + S @ adj(p))
+        if cx:  # U's phase term, i Im diag(P) / s
+            inner = inner + eye_k * np.expand_dims(1j * np.imag(np.sum(p * eye_k, axis=-1)) / s, -2)
+    du = u @ inner
+    dv = v @ (f * (S @ p + adj(p) @ S))
     if m > k:
-        du = du + (_eye(m, s) - u @ _mT(u)) @ t @ v @ s_inv
+        du = du + (_eye(m, s) - u @ adj(u)) @ t @ v @ s_inv
     if n > k:
-        dv = dv + (_eye(n, s) - v @ vh) @ _mT(t) @ u @ s_inv
-    return du, ds, _mT(dv)
+        dv = dv + (_eye(n, s) - v @ vh) @ adj(t) @ u @ s_inv
+    return du, ds, adj(dv)
 
 
 def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):

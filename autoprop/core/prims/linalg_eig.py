@@ -1,6 +1,7 @@
 """The eigendecompositions: np.linalg.eigh and eigvalsh of a symmetric or complex Hermitian
 matrix (numpy reads one triangle; complex: PyTorch's formulas, ``_linalg_complex``), eig and
-eigvals of a general real matrix with a real spectrum. Each is one
+eigvals of a general matrix (real with a real or complex spectrum, or complex: PyTorch's
+linalg_eig_backward/linalg_eig_jvp, the eigenvectors' phases free). Each is one
 record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
 a term for each output that got a gradient, so the eigenvalues alone are differentiable at
 repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
@@ -134,20 +135,21 @@ def eigvalsh(a, UPLO="L"):  # noqa: N803
 
 
 
-# --- eig of a general real matrix with a real spectrum ---------------------------------
-# A = V diag(w) V^-1 with distinct real eigenvalues, numpy's unit-norm columns. With
+# --- eig of a general matrix: real (a real or a complex spectrum) or complex ----------------
+# A = V diag(w) V^-1 with distinct eigenvalues, numpy's unit-norm columns. Real V: with
 # P = V^-1 dA V: dw = diag(P), dV = Q - V diag(diag(V^T Q)), Q = V (F o P) (the second
 # term keeps each column at unit norm); the adjoint: dA = V^-T (diag(gw) + F o (V^T G)) V^T,
 # G = gV - V diag(diag(V^T gV)) (Magnus 1985, "On differentiating eigenvalues and
 # eigenvectors", Econometric Theory 1; the formula of autograd's grad_eig on real values).
+# Complex V (a complex A, or a real A with a complex spectrum): PyTorch's linalg_eig_backward,
+# gA = V^-H (diag(gw) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H, E_ij = w_j - w_i, in
+# its convention (dL/dx + i dL/dy); conjugated in and out (autoprop's convention inside,
+# core/complex.py) it is the real formula above with G = gV - conj(V) Re diag(V^T gV): the
+# columns' norms fixed, their phases free, so a loss that depends on the phases (Im diag(V^H gV)
+# != 0 in PyTorch's convention) is refused as PyTorch refuses it. Its JVP (linalg_eig_jvp):
+# dw = diag(P), dV = Q - V Re diag(V^H Q); a real A's gradient is the real part (core/complex.py).
 def _eig_fwd(a):
     w, v = np.linalg.eig(a)
-    if w.dtype.kind == "c":
-        raise ValueError(
-            "this matrix has complex eigenvalues, and autoprop differentiates "
-            "real functions only. A symmetric matrix (a covariance, a Hessian) has a real "
-            "spectrum: use np.linalg.eigh (it reads one triangle); for the values alone, "
-            "t.numpy() leaves the tape.")
     return w, v
 
 
@@ -157,7 +159,12 @@ def _eig_vjp(g, ans, a):
     n = _shape(w)[-1]
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
     if _used(gv):  # (eigenvalues alone, eigvals: no eigenvector term, defined at ties)
-        gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
+        if _is_complex(v):  # (PyTorch's V^H gV, conjugated: diag(V^T gV) its conjugate)
+            d = np.sum(v * gv, axis=-2, keepdims=True)
+            gauge_check("eig", "eigenvectors", np.imag(d), [gv])
+            gv = gv - np.conj(v) * np.real(d)  # the unit-norm constraint, the phases free
+        else:
+            gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
         e = _eigh_gap(w, "eig") * (_mT(v) @ gv)
         m = e if m is None else m + e
     if m is None:
@@ -171,6 +178,8 @@ def _eig_jvp(t, ans, a):
     n = _shape(w)[-1]
     dw = np.sum(p * _eye(n, p), axis=-1)
     q = v @ (_eigh_gap(w, "eig", undefined="nan") * p)
+    if _is_complex(v):  # dV = Q - V Re diag(V^H Q) (PyTorch's linalg_eig_jvp)
+        return dw, q - v * np.real(np.sum(np.conj(v) * q, axis=-2, keepdims=True))
     return dw, q - v * np.sum(v * q, axis=-2, keepdims=True)
 
 
@@ -184,13 +193,18 @@ _EigResult = _result_type("EigResult", "eigenvalues eigenvectors")
 eig = defprim(
     "eig", _eig_fwd, _eig_vjp, jvp=_eig_jvp,
     jacobian="A = V diag(w) V^-1, P = V^-1 dA V: dw = diag(P), dV = Q - V diag(diag(V^T Q)), "
-             "Q = V (F o P), F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
-    vjp="G = gV - V diag(diag(V^T gV)); dA = V^-T (diag(gw) + F o (V^T G)) V^T (Magnus 1985)",
-    shapes="A (..., n, n) with a real spectrum -> eigenvalues (..., n) (numpy's order), "
-           "eigenvectors (..., n, n) (unit-norm columns): numpy's EigResult",
-    kinks="complex eigenvalues: ValueError (real functions only; eigh for a symmetric A); "
-          "repeated eigenvalues: the eigenvalues' gradient is defined, a gradient reaching the "
-          "eigenvectors is refused, ValueError (forward mode: a NaN tangent)",
+             "Q = V (F o P), F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal; complex V: "
+             "dV = Q - V Re diag(V^H Q) (PyTorch's linalg_eig_jvp)",
+    vjp="G = gV - V diag(diag(V^T gV)); dA = V^-T (diag(gw) + F o (V^T G)) V^T (Magnus 1985); "
+        "complex V: PyTorch's linalg_eig_backward, V^-H (diag(gw) + (V^H gV - V^H V Re diag(V^H gV)) "
+        "/ conj(E)) V^H in its convention, i.e. G = gV - conj(V) Re diag(V^T gV) in autoprop's",
+    shapes="A (..., n, n) real or complex -> eigenvalues (..., n) (numpy's order), eigenvectors "
+           "(..., n, n) (unit-norm columns): numpy's EigResult (complex for a complex A or a "
+           "complex spectrum; a real A's gradient is real)",
+    kinks="complex eigenvectors: each defined up to a phase e^(i phi), a loss that depends on the "
+          "phases refused (ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' "
+          "gradient is defined, a gradient reaching the eigenvectors is refused, ValueError "
+          "(forward mode: a NaN tangent); a defective (non-diagonalizable) A: undefined",
     numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
     reads=(("ans",),),
 )
