@@ -23,11 +23,7 @@ PACKAGES = ("manualprop", "autoprop", "gradcheck")
 
 #: Gaps another helper of session 21 owns (those files were being changed beside this scan);
 #: delete an entry when its function gets its docstring, so the scan guards it too.
-KNOWN_GAPS = {
-    "autoprop/core/prims/linalg_eig.py": {"eigvalsh", "eigvals"},
-    "autoprop/core/prims/_linalg_complex.py": {"svd_vjp_complex", "svd_jvp_complex", "qr_vjp_complex",
-                                               "qr_jvp_complex"},
-}
+KNOWN_GAPS = {}
 
 
 def _missing(tree):

@@ -52,6 +52,27 @@ def gauge_check(name, vectors, phase, grads):
 
 
 def svd_vjp_complex(g, ans, svd_f):
+    """The VJP of ``np.linalg.svd`` of a complex matrix: PyTorch's ``svd_backward``.
+
+    Parameters
+    ----------
+    g : tuple of (array or None)
+        The output gradients ``(gU, gS, gVh)`` in autoprop's convention (None for an unused output).
+    ans : tuple of arrays
+        ``(U, S, Vh)``, U (..., m, k), S (..., k) real, Vh (..., k, n).
+    svd_f : callable
+        ``svd_f(s)`` -> F, F_ij = 1/(s_j^2 - s_i^2) off the diagonal (the real SVD's, shared).
+
+    Returns
+    -------
+    ndarray, shape (..., m, n), complex
+        dL/dA in autoprop's convention (conjugated in and out around PyTorch's formula).
+
+    Raises
+    ------
+    ValueError
+        When the loss depends on the singular vectors' phases (:func:`gauge_check`).
+    """
     gu, gs, gvh = g
     u, s, vh = ans
     v = _mH(vh)
@@ -80,6 +101,22 @@ def svd_vjp_complex(g, ans, svd_f):
 
 
 def qr_vjp_complex(g, ans):
+    """The VJP of ``np.linalg.qr`` (reduced) of a complex matrix: PyTorch's ``linalg_qr_backward``.
+
+    With ``M = R gR^H - gQ^H Q`` and ``K = tril(M, -1) + tril(M, -1)^H + Re diag(M)`` (Hermitian):
+    ``gA = (gQ + Q K) R^-H`` in PyTorch's convention, conjugated in and out here.
+
+    Parameters
+    ----------
+    g : tuple of (array or None)
+        ``(gQ, gR)`` in autoprop's convention (None for an unused output).
+    ans : tuple of arrays
+        ``(Q, R)``, Q (..., m, k), R (..., k, n) with a real diagonal (LAPACK's).
+
+    Returns
+    -------
+    ndarray, shape (..., m, n), complex
+    """
     gq, gr = g
     q, r = ans
     gq = np.conj(gq) if _used(gq) else None  # (PyTorch's convention from here on)
@@ -95,6 +132,23 @@ def qr_vjp_complex(g, ans):
 
 
 def qr_jvp_complex(t, ans):
+    """The JVP of ``np.linalg.qr`` of a complex matrix: tangents ``(dQ, dR)`` of ``(Q, R)``.
+
+    ``X = dA R^-1``, ``C = Q^H X``; ``Q^H dQ`` is skew-Hermitian with ``i Im diag(C)`` on its
+    diagonal (R's diagonal stays real), so ``dQ = X - Q (C - Omega)``, ``dR = (C - Omega) R``.
+
+    Parameters
+    ----------
+    t : ndarray, shape (..., m, n)
+        The tangent of A.
+    ans : tuple of arrays
+        ``(Q, R)`` as :func:`qr_vjp_complex`'s.
+
+    Returns
+    -------
+    tuple of ndarrays
+        ``(dQ, dR)`` with Q's and R's shapes.
+    """
     q, r = ans
     x = _right_solve(t, r)  # dA R^-1
     c = _mH(q) @ x

@@ -130,6 +130,25 @@ eigh = defprim(
 @defcomposite("eigvalsh", "the eigenvalue row of eigh: dA = Phi(2 V diag(g) V^T)",
               numpy=(np.linalg.eigvalsh,))
 def eigvalsh(a, UPLO="L"):  # noqa: N803
+    """The eigenvalues of a symmetric (Hermitian) matrix, ascending: numpy's ``np.linalg.eigvalsh``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, shape (..., n, n)
+        Real symmetric or complex Hermitian; only the triangle ``UPLO`` names is read.
+    UPLO : {'L', 'U'}, default 'L'
+
+    Returns
+    -------
+    Tensor, shape (..., n), real
+        The eigenvalue row of :func:`eigh`, so its gradient is eigh's with no eigenvector term:
+        ``dA = Phi(2 V diag(g) V^T)`` (the lower triangle), defined at repeated eigenvalues too.
+
+    Raises
+    ------
+    ValueError
+        ``UPLO`` other than 'L' or 'U'.
+    """
     return _np_eigh(a, UPLO).eigenvalues
 
 
@@ -213,4 +232,18 @@ eig = defprim(
 @defcomposite("eigvals", "the eigenvalue row of eig: dA = V^-T diag(g) V^T",
               numpy=(np.linalg.eigvals,))
 def eigvals(a):
+    """The eigenvalues of a general square matrix in numpy's order: numpy's ``np.linalg.eigvals``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, shape (..., n, n), real or complex
+
+    Returns
+    -------
+    Tensor, shape (..., n)
+        Complex for a complex A or a complex spectrum. The eigenvalue row of :func:`eig`, so its
+        gradient is ``dA = V^-T diag(g) V^T`` (Magnus 1985; PyTorch's ``linalg_eig_backward`` for
+        complex V, conjugated in and out), defined at repeated eigenvalues while A is
+        diagonalizable; a real A's gradient is real.
+    """
     return _np_eig(a).eigenvalues
