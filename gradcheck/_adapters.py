@@ -4151,6 +4151,8 @@ def _adapt(obj, inputs=None, training=True):
     kw = _training_kw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
+    if kinks := _try(_switch_reach.compared_constants, obj):  # np.clip(X, 0, 6): checked again around 6 (tester21s)
+        info["compared_constants"] = kinks
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
         if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each

@@ -84,7 +84,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
 def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """:func:`run_check` under the student's names."""
-    from .diagnose import diagnose_layer, drawn_header, mode_worded
+    from .diagnose import diagnose_layer, mode_worded, point_headers
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
@@ -132,7 +132,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + ([drawn_header(diag, layer)] if diag.drawn else [])
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]

@@ -330,6 +330,14 @@ EXPECTED = {
     "session20.py::ConvStridedCol2imAssign": "col2im-overwrites",
     "conv.py::ConvIm2colAssign": "col2im-overwrites",
     "session20b.py::RNNStepWhNotTransposed": "transposed-weight",  # Wh = zeros at init: found at drawn values
+    # session 21 (tester21s H2): a bound of forward beyond the drawn inputs (ReLU6's 6, a clamp's 4, softplus's 20)
+    # forgotten in backward, found at inputs around it (once PASS, or FAIL at one seed in five)
+    **{f"tester21s.py::{n}": "bound-side" for n in ("ReLU6NoUpper", "HardSigmoidNoUpper", "SoftplusThresholdZero",
+                                                     "ClampedExpNoMask")},
+    # session 21 (tester21s M2): a factor equal to the batch size by chance, the same at another batch size
+    "tester21s.py::SquaredReLUNo2": "factor",
+    "tester21s.py::SoftplusBetaExtraBeta": "factor-attribute",
+    "tester21s.py::Upsample2xMean": "factor",
     "session20b.py::TanhFloat32Cache": "float32-backward",  # passed on seed 0, "no known bug pattern" on seed 2
     "session20b.py::LinearDbAxis": "bias-wrong-axis",  # was "permuted-upstream" (a conv's example)
     "session20b.py::LSTMCellGateOrder": "permuted",  # dW's column blocks in another order (was: unravel_index)
@@ -398,6 +406,9 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
+           *(f"tester21s.py::{n}" for n in ("ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp",
+                                             "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
+                                             "RunningVarScale", "SquaredReLU")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
