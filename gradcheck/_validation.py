@@ -674,7 +674,12 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
                       keys: list[str]) -> dict[str, np.ndarray]:
     """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,
-    integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length."""
+    integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length. With exactly one float
+    input beside integer ones, a lone array is that input's gradient (an integer input gets none: ``--indices``;
+    tester21s M1), as is the tuple with None in the integer inputs' places."""
+    floats = [i for i, x in enumerate(inputs) if x.dtype.kind == "f"]
+    if len(inputs) > 1 and len(floats) == 1 and isinstance(ret, np.ndarray):
+        ret = tuple(ret if i == floats[0] else None for i in range(len(inputs)))
     if len(inputs) > 1 and (not isinstance(ret, (tuple, list)) or len(ret) != len(inputs)):
         got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                else "None" if ret is None else type(ret).__name__)
@@ -682,6 +687,8 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
             f"{owner}.{produced_by} returned {got};",
             f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
             "one per input of forward, in the same order"
+            + (f" (None in the place of an integer input: {', '.join(n for n, x in zip(names, inputs) if x.dtype.kind != 'f')})"
+               if len(floats) < len(inputs) else "")
             + (f": {', '.join('d' + n for n in names[len(ret):])} "
                f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
                and 0 < len(ret) < len(names) else ".")))

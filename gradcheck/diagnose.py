@@ -351,6 +351,12 @@ DIAGNOSES: dict[str, Record] = {
                                 lesson=_LIN),
     "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}",
                                lesson=_LIN),
+    "last-step-only": Record(
+        "gradient from the last time step only", "{t} is the gradient from the last time step's dY alone: axis 0 "
+        "is time (forward's output at a step moves with the inputs of earlier steps, not later ones), and the dY "
+        "of the other {k} steps never enters backward", "add each step's upstream gradient as the loop goes "
+        "back: dh = dY[t] + dh_next (dh_next = da @ Wh.T from step t + 1), not dh = dY[-1] once before the loop",
+        _LIN),
     "sample-missing": Record("one sample missing", "{t} {how}: the loop misses one sample ({loop} "
                              "instead of range(N)?)", lesson=_LIN),
     "tanh-preactivation": Record(
@@ -2552,6 +2558,40 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     return None
 
 
+def _causal_axis0(L: _Layer) -> bool:
+    """Whether axis 0 of the first input is time, not the batch: forward's output at index t along axis 0 moves
+    with the input at index 0 (a recurrence carries it) and not with the input at later indices (causal), for a
+    time-major RNN's ``(T, N, D)``; a batch's samples do not reach each other, a batch statistic reaches back."""
+    x = L.inputs[0] if L.inputs else None
+    if x is None or x.dtype.kind != "f" or x.ndim < 3 or x.shape[0] < 2 or np.ndim(L.Y) < 1 or L.Y.shape[0] != x.shape[0]:
+        return False
+    try:
+        first, last = x.copy(), x.copy()
+        first[0] += 0.5
+        last[-1] += 0.5
+        Yf, Yl = L.fwd_with(0, first), L.fwd_with(0, last)
+    except Exception:  # noqa: BLE001 - a forward that cannot run here: no time axis told
+        return False
+    if Yf.shape != L.Y.shape or Yl.shape != L.Y.shape:
+        return False
+    return bool(np.any(np.abs(Yf[-1] - L.Y[-1]) > 1e-9) and np.array_equal(Yl[:-1], L.Y[:-1]))
+
+
+def _last_step_signature(L: _Layer, key, m, tol=1e-5):
+    """The gradient from the last time step's upstream gradient alone (``dh = dY[-1]`` before the loop back, no
+    ``dY[t]`` added at each step) of a layer whose axis 0 is time (:func:`_causal_axis0`; tester21s M4: a
+    time-major RNN was named "col2im assigns where it must add" and "the last sample only"): ``m`` is the
+    numerical gradient for dY with every step but the last zeroed."""
+    G = L.G
+    if G.ndim < 2 or G.shape[0] < 2 or G.size > 4096 or not _causal_axis0(L):
+        return None
+    Gs = np.zeros_like(G)
+    Gs[-1] = G[-1]
+    if close(m, L.numer([key], G=Gs)[key], tol):
+        return "last-step-only", {"k": G.shape[0] - 1}
+    return None
+
+
 def _position_signature(L: _Layer, key, m, n, tol=1e-5):
     """One output position missing, the first or last along an axis after the batch's (tester20s M10: a 1-D
     convolution's backward looping ``range(L_out - 1)``): ``m`` is the numerical gradient for dY with that position
@@ -2629,11 +2669,23 @@ def _window_group_overwrite(reach, C, m, x):
     sums = np.zeros((len(rows), x.size))
     np.add.at(sums, rank[group], C)
     windows = rows[np.argsort(first)]
+    if _nested(windows):  # a recurrence's reach (step t reads steps <= t), no sliding windows (tester21s M4)
+        return None
     shared = int(np.sum(windows.sum(axis=0) > 1))
     for which, hit, o in _one_writer(windows) if shared else ():
         if close(m, np.where(hit, sums[o, np.arange(x.size)], 0.0).reshape(x.shape), 1e-5):
             return "col2im-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
+
+
+def _nested(windows: np.ndarray) -> bool:
+    """Whether every two of ``windows`` (rows: which input elements each reads) that overlap are nested, one inside
+    the other: the prefixes a recurrence reads, not a convolution's sliding windows (which overlap partly)."""
+    w = windows.astype(np.int64)
+    inter = w @ w.T
+    sizes = w.sum(axis=1)
+    overlap = inter > 0
+    return bool(np.all(~overlap | (inter == np.minimum.outer(sizes, sizes))))
 
 
 def _input_of(L: _Layer, key: str, m) -> tuple[int, np.ndarray] | None:
@@ -3257,6 +3309,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
+    lambda L, t, key, m, n: _last_step_signature(L, key, m),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),

@@ -111,3 +111,48 @@ def test_factor_equal_to_the_batch_size_by_chance(cls, words):
     layer, X, _ = load(f"tester21s.py::{cls}")
     d = diagnose_layer(layer, X)
     assert not d.passed and words in d.sentence() and "1/batch is missing" not in d.sentence(), d.sentence()
+
+
+def test_one_gradient_for_the_one_float_input_beside_an_integer_one():
+    """M1: forward(logits, y) with y integer (--indices 1:4) and backward returning dlogits alone was "expected a
+    tuple of 2 gradients"; --help says an integer input gets no gradient: checked, PASS, and the bug FAILs."""
+    p = run_here("check", f"{BUGGY}::SelectLogProb", "--input-shape", "5,4;5", "--indices", "1:4")
+    assert p.returncode == 0 and "PASS: SelectLogProb" in flat(p), flat(p)
+    p = run_here("check", f"{BUGGY}::SelectLogProbNoSoftmaxTerm", "--input-shape", "5,4;5", "--indices", "1:4")
+    assert p.returncode == 1 and "FAIL: SelectLogProbNoSoftmaxTerm" in flat(p), flat(p)
+    x, y = np.zeros((5, 4)), np.zeros(5, dtype=np.int64)
+    got = V.check_input_grads(np.ones((5, 4)), owner="L", produced_by="backward(dY)", names=["logits", "y"],
+                              inputs=[x, y], keys=["logits", "y"])
+    assert list(got) == ["logits"] and np.all(got["logits"] == 1)
+    with pytest.raises(Exception, match=r"None in the place of an integer input: y"):
+        V.check_input_grads((np.ones((5, 4)),), owner="L", produced_by="backward(dY)", names=["logits", "y"],
+                            inputs=[x, y], keys=["logits", "y"])
+
+
+def test_pair_whose_cache_is_none_and_backward_needs_nothing_is_checked():
+    """M3: posadd_forward returns (x + P, None), posadd_backward(dout, cache) -> (dout, dout.sum(0)): was NOT
+    CHECKED (exit 3, "returned cache None"); now PASS, and the mean-over-batch bug FAILs. A backward reading module
+    globals is still refused (tests/test_cli_cache_and_init.py)."""
+    p = run_here("check", f"{BUGGY}::posadd", "--input-shape", "2,3,4;3,4")
+    assert p.returncode == 0 and "PASS: posadd" in flat(p), flat(p)
+    p = run_here("check", f"{BUGGY}::posaddmean", "--input-shape", "2,3,4;3,4")
+    assert p.returncode == 1 and "FAIL: posaddmean" in flat(p), flat(p)
+
+
+def test_time_major_rnn_with_the_last_steps_gradient_alone():
+    """M4: no convolution windows in an RNN (was "col2im assigns (=) ... where it must add"), and the last time
+    step named, not the last sample."""
+    p = run_here("check", f"{BUGGY}::TimeMajorRNNLastStepOnly", "--input-shape", "4,3,2")
+    text = flat(p)
+    assert p.returncode == 1, text
+    assert "dX, dWx, dWh, db are the gradient from the last time step's dY alone" in text, text
+    assert "col2im" not in text and "window" not in text and "last sample" not in text, text
+
+
+def test_loss_without_a_named_pattern_gets_the_worst_element_line():
+    """M6: a loss FAIL printed no diagnosis line; now the line layers get (how many elements, the worst one)."""
+    p = run_here("check", f"{BUGGY}::SmoothL1Beta2NoBeta", "--loss", "--input-shape", "6,3")
+    text = flat(p)
+    assert p.returncode == 1, text
+    assert ("diagnosis: dy_pred differs from the correct gradient in 14 of 18 elements (no known bug pattern); the "
+            "largest error is at dy_pred[0, 2]: got 0.00319224, expected 0.00159612.") in text, text

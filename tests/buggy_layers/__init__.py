@@ -338,6 +338,8 @@ EXPECTED = {
     "tester21s.py::SquaredReLUNo2": "factor",
     "tester21s.py::SoftplusBetaExtraBeta": "factor-attribute",
     "tester21s.py::Upsample2xMean": "factor",
+    # session 21 (tester21s M4): a time-major RNN's backward with the last step's dY alone (was "col2im assigns")
+    "tester21s.py::TimeMajorRNNLastStepOnly": "last-step-only",
     "session20b.py::TanhFloat32Cache": "float32-backward",  # passed on seed 0, "no known bug pattern" on seed 2
     "session20b.py::LinearDbAxis": "bias-wrong-axis",  # was "permuted-upstream" (a conv's example)
     "session20b.py::LSTMCellGateOrder": "permuted",  # dW's column blocks in another order (was: unravel_index)
@@ -408,7 +410,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
            *(f"tester21s.py::{n}" for n in ("ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp",
                                              "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
-                                             "RunningVarScale", "SquaredReLU")),
+                                             "RunningVarScale", "SquaredReLU", "TimeMajorRNN")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",

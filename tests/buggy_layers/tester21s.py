@@ -252,3 +252,112 @@ class Upsample2xMean:
     def backward(self, dY):
         N, C, H, W = dY.shape
         return dY.reshape(N, C, H // 2, 2, W // 2, 2).mean(axis=(3, 5))  # BUG: mean, not sum
+
+
+# tester21s M4: a time-major RNN (T, N, D) whose backward takes the last step's dY alone
+
+
+class TimeMajorRNN:
+    """h_t = tanh(x_t Wx + h_{t-1} Wh + b) over axis 0 (time), all states returned (T, N, H), correct."""
+
+    ADAPT = True
+    INPUT = (4, 3, 2)
+
+    def __init__(self, D=2, H=3):
+        rng = np.random.default_rng(0)
+        self.Wx = rng.standard_normal((D, H)) / np.sqrt(D)
+        self.Wh = rng.standard_normal((H, H)) / np.sqrt(H)
+        self.b = rng.standard_normal(H) * 0.1
+
+    def forward(self, X):
+        T, N, _ = X.shape
+        self.X, self.hs = X, np.zeros((T + 1, N, self.Wh.shape[0]))
+        for t in range(T):
+            self.hs[t + 1] = np.tanh(X[t] @ self.Wx + self.hs[t] @ self.Wh + self.b)
+        return self.hs[1:].copy()
+
+    def _back(self, dY, last_only):
+        self.dWx, self.dWh, self.db = np.zeros_like(self.Wx), np.zeros_like(self.Wh), np.zeros_like(self.b)
+        dX, dh = np.zeros_like(self.X), np.zeros_like(dY[0])
+        for t in reversed(range(dY.shape[0])):
+            dh = (dY[-1] if t == dY.shape[0] - 1 else dh) if last_only else dh + dY[t]
+            da = dh * (1 - self.hs[t + 1] ** 2)
+            self.dWx += self.X[t].T @ da
+            self.dWh += self.hs[t].T @ da
+            self.db += da.sum(0)
+            dX[t] = da @ self.Wx.T
+            dh = da @ self.Wh.T
+        return dX
+
+    def backward(self, dY):
+        return self._back(dY, False)
+
+
+class TimeMajorRNNLastStepOnly(TimeMajorRNN):
+    def backward(self, dY):
+        return self._back(dY, True)  # BUG: dh = dY[-1] before the loop; dY[t] of the other steps never added
+
+
+# tester21s M1: forward(logits, y) with y integer (--indices 1:4), backward returning dlogits alone
+
+
+class SelectLogProb:
+    """log_softmax(logits)[n, y[n]], correct; backward returns the float input's gradient alone."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, logits, y):
+        z = logits - logits.max(1, keepdims=True)
+        self.p, self.y = np.exp(z) / np.exp(z).sum(1, keepdims=True), y
+        return np.log(self.p[np.arange(len(y)), y])
+
+    def backward(self, dY):
+        d = -self.p * dY[:, None]
+        d[np.arange(len(self.y)), self.y] += dY
+        return d
+
+
+class SelectLogProbNoSoftmaxTerm(SelectLogProb):
+    def backward(self, dY):
+        d = np.zeros_like(self.p)
+        d[np.arange(len(self.y)), self.y] = dY  # BUG: -p * dY forgotten
+        return d
+
+
+# tester21s M3: a CS231n pair whose forward returns cache None and whose backward needs nothing
+
+
+def posadd_forward(x, P):
+    """x (N, T, D) + P (T, D)."""
+    return x + P[None], None
+
+
+def posadd_backward(dout, cache):
+    return dout, dout.sum(0)
+
+
+def posaddmean_forward(x, P):
+    return x + P[None], None
+
+
+def posaddmean_backward(dout, cache):
+    return dout, dout.mean(0)  # BUG: the mean over the batch where P's gradient sums
+
+
+# tester21s M6: a loss FAIL with no pattern gets the layers' fallback line
+
+
+class SmoothL1Beta2NoBeta:
+    """Smooth L1 with beta = 2; backward's quadratic region returns d where d / beta is due."""
+
+    def __init__(self, beta=2.0):
+        self.beta = beta
+
+    def forward(self, y_pred, y_true):
+        self.d = y_pred - y_true
+        a = np.abs(self.d)
+        return np.mean(np.where(a < self.beta, 0.5 * self.d**2 / self.beta, a - 0.5 * self.beta))
+
+    def backward(self):
+        return np.where(np.abs(self.d) < self.beta, self.d, np.sign(self.d)) / self.d.size  # BUG: d, not d / beta
