@@ -1007,7 +1007,8 @@ def _jacobian(args, layer, twin, shape, cname, diag):
         m_lines, m_ok, fig = _jacobian_in_mode(args, layer, twin, X, cname, d, one)
         lines, ok = lines + m_lines, ok and m_ok
         if fig is not None:
-            figs.append((fig, f"{cname}-jacobian-{mode_word(bool(d.training))}.png"))
+            # one mode: no mode in the file's name either (tester21s L6: SiLU-jacobian-eval.png)
+            figs.append((fig, f"{cname}-jacobian.png" if one else f"{cname}-jacobian-{mode_word(bool(d.training))}.png"))
     return lines, ok, figs
 
 

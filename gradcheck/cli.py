@@ -518,7 +518,8 @@ def _add_check_parser(sub, fmt) -> None:
                    help="small layers (one input, at most 400 input and 400 output elements): compare the full "
                         "Jacobian dY/dX of the tape (--tape or --twin) with central differences, in each mode "
                         "checked (eval, training or both, as the table); a random forward's draws are held as "
-                        "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode")
+                        "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode "
+                        "(DIR/ClassName-jacobian.png for a forward with no training switch)")
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
                         "parameter names (x/t, input/target, logits/labels, y_true/y_pred...; when they do not "

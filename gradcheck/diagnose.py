@@ -545,7 +545,7 @@ DIAGNOSES: dict[str, Record] = {
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
-        "a pixel that is the maximum of two overlapping windows): backward assigns (=) where it "
+        "a pixel two overlapping windows both read (in max pooling: the maximum of both)): backward assigns (=) where it "
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
@@ -1779,6 +1779,15 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
     for ax, size in enumerate(m.shape if m.shape == n.shape and m.size <= 4096 else ()):
         for r in range(1, size):  # tester19s SplitHeadsSwap: [d2 * (1 - t**2), d1] where [d1, d2 * (1 - t**2)]
             if match(m, np.roll(n, r, axis=ax)):
+                # the piece that wrapped round is zeros: a shift, no two pieces (tester21s L4: [:, 1::2] for [:, ::2])
+                later = not np.any(np.take(n, range(size - r, size), axis=ax))
+                earlier = not later and not np.any(np.take(n, range(size - r), axis=ax))
+                if later or earlier:
+                    k = r if later else size - r
+                    return "permuted", {"how": f": its entries sit {k} place{'s' * (k > 1)} "
+                                        f"{'later' if later else 'earlier'} along axis {ax} than they must (a shift, "
+                                        f"zeros moved in): an index or slice start off by {k}, e.g. [{k}::2] where "
+                                        "[::2] is due, or a loop starting one place off"}
                 return "permuted", {"how": f": its last {r} of {size} entries along axis {ax} come first, the first "
                                     f"{size - r} last (two pieces joined in the wrong order, e.g. np.concatenate([b, a], "
                                     f"axis={ax}) where [a, b] is due: each piece goes where forward took its part of "
@@ -2795,13 +2804,19 @@ def _repeated_index_signature(L: _Layer, key, m):
         G, rows_of = L.G, x.shape + p.shape[1:]
         if G.shape != rows_of and G.ndim and G.shape[0] == x.shape[0] and G.size == np.prod(rows_of):
             G = G.reshape(rows_of)  # the lookups concatenated per sample (makemore's emb.view(n, -1))
+        bag = x.ndim >= 2 and G.shape == x.shape[:-1] + p.shape[1:]  # W[ids].mean(1) / .sum(1): a bag of lookups
+        if bag:  # each lookup of a bag gets the bag's dY, times the scale found below (1/L for a mean; tester21s M7)
+            G = np.broadcast_to(G.reshape(x.shape[:-1] + (1,) + p.shape[1:]), rows_of)
         if G.shape != rows_of:
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
         np.add.at(added, x, G)
         kept[x] = G
         rows = np.bincount(x.ravel(), minlength=len(p))
-        if (rows > 1).any() and close(L.numer([key])[key], added, 1e-5) and close(m, kept, 1e-5):
+        num = L.numer([key])[key]
+        aa = float(np.sum(added * added))
+        scale = float(np.sum(num * added)) / aa if bag and aa else 1.0
+        if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
     return None
 
@@ -3523,8 +3538,11 @@ def constant_params(layer: Any, owner: str) -> list[str]:
 
 
 def _constant_words(layer: Any, names: Sequence[str]) -> str:
-    """``"zeros/ones"``: the values of the constant parameters ``names``, as they read."""
-    params = V.layer_params(layer, "")
+    """``"zeros/ones"``: the values of the constant parameters ``names``, as they read (a float32 parameter's warning
+    was given by the check: not again, without the layer's name, tester21s L1)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        params = V.layer_params(layer, "")
     vals = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(params[k]).flat[0]), "constant")
                          for k in names)
     return "/".join(vals)

@@ -156,3 +156,27 @@ def test_loss_without_a_named_pattern_gets_the_worst_element_line():
     assert p.returncode == 1, text
     assert ("diagnosis: dy_pred differs from the correct gradient in 14 of 18 elements (no known bug pattern); the "
             "largest error is at dy_pred[0, 2]: got 0.00319224, expected 0.00159612.") in text, text
+
+
+def test_float32_parameter_warning_once_with_the_layer_name():
+    """L1: each float32 parameter's warning came twice, the second as ".W is float32" (no layer name)."""
+    p = run_here("check", f"{BUGGY}::LinearF32", "--input-shape", "6,5")
+    err = [ln for ln in p.stderr.splitlines() if "is float32; it is perturbed" in ln]
+    assert len(err) == 2 and all("LinearF32." in ln for ln in err), p.stderr
+
+
+def test_slice_start_off_by_one_is_a_shift():
+    """L4: dX[:, 1::2] where dX[:, ::2] is due was "two pieces joined in the wrong order"."""
+    layer, X, _ = load("tester21s.py::EveryOtherOffByOne")
+    d = diagnose_layer(layer, X)
+    assert d.codes[:1] == ["permuted"] and "its entries sit 1 place later along axis 1 than they must (a shift, zeros " \
+        "moved in): an index or slice start off by 1" in d.sentence() and "two pieces" not in d.sentence(), d.sentence()
+
+
+def test_jacobian_png_of_a_layer_with_no_mode_names_none(tmp_path):
+    """L6: a forward with no training switch wrote NAME-jacobian-eval.png."""
+    p = run_here("check", f"{BUGGY}::SoftplusThreshold", "--input-shape", "3,4", "--tape", "--jacobian", "--plots",
+                 str(tmp_path))
+    assert p.returncode == 0, flat(p)
+    assert (tmp_path / "SoftplusThreshold-jacobian.png").stat().st_size > 10_000
+    assert not list(tmp_path.glob("*-jacobian-*.png"))

@@ -361,3 +361,80 @@ class SmoothL1Beta2NoBeta:
 
     def backward(self):
         return np.where(np.abs(self.d) < self.beta, self.d, np.sign(self.d)) / self.d.size  # BUG: d, not d / beta
+
+
+# tester21s M7: an embedding bag (the mean of L lookups per sample) whose backward writes dW[ids] += (buffered)
+
+
+class EmbeddingBagMean:
+    """W[ids].mean(1) for ids (N, L), correct (np.add.at)."""
+
+    ADAPT = True
+    INPUT = np.array([[0, 3, 1], [1, 0, 2], [3, 3, 1], [2, 3, 0], [1, 1, 2]])
+
+    def __init__(self, V=4, D=3):
+        self.params, self.grads = {"W": np.random.default_rng(0).standard_normal((V, D))}, {}
+
+    def forward(self, ids):
+        self.ids = ids
+        return self.params["W"][ids].mean(1)
+
+    def backward(self, dY):
+        dW = np.zeros_like(self.params["W"])
+        np.add.at(dW, self.ids, np.repeat(dY[:, None, :], self.ids.shape[1], axis=1) / self.ids.shape[1])
+        self.grads["W"] = dW
+
+
+class EmbeddingBagMeanFancyAssign(EmbeddingBagMean):
+    def backward(self, dY):
+        dW = np.zeros_like(self.params["W"])
+        dW[self.ids] += dY[:, None, :] / self.ids.shape[1]  # BUG: buffered: one update per repeated row
+        self.grads["W"] = dW
+
+
+# tester21s L1: float32 parameters warned once each, with the layer's name
+
+
+class LinearF32:
+    """X @ W + b with W and b float32 (attribute style), correct."""
+
+    def __init__(self, i=5, o=3):
+        self.W = np.random.default_rng(0).standard_normal((i, o)).astype(np.float32)
+        self.b = np.zeros(o, dtype=np.float32)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+# tester21s L4: a slice start off by one in backward's scatter (was "two pieces joined in the wrong order")
+
+
+class EveryOther:
+    """(3 X)[:, ::2], correct."""
+
+    ADAPT = True
+    INPUT = (4, 6)
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.shape = X.shape
+        return (X * 3)[:, ::2]
+
+    def backward(self, dY):
+        dX = np.zeros(self.shape)
+        dX[:, ::2] = 3 * dY
+        return dX
+
+
+class EveryOtherOffByOne(EveryOther):
+    def backward(self, dY):
+        dX = np.zeros(self.shape)
+        dX[:, 1::2] = 3 * dY  # BUG: [1::2] where [::2] is due
+        return dX
