@@ -625,3 +625,126 @@ def set_attribute(holder, key, value):
             setattr(holder, ret[0].attr, value)
             return
     setattr(holder, key, value)
+
+
+#: numpy's names whose first argument is bounded by the next ones (``np.clip(x, 0, 6)``) or by one constant (a kink at
+#: it: ``np.maximum(x, 0)``, ``np.minimum(20, x)``); ``x.clip(a, b)`` as a method too.
+_BOUNDING = {"clip": 2, "minimum": 1, "maximum": 1, "fmin": 1, "fmax": 1}
+#: The calls taken as ``|x|``: a comparison of ``np.abs(x)`` with c is a kink at -c and at c.
+_ABS = {"abs", "absolute", "fabs"}
+
+
+def compared_constants(obj) -> list:
+    """The values of forward's first input at which ``obj.forward`` compares, clips, min/maxes or thresholds it,
+    read from its source (:func:`source_tree`; nothing runs): ``np.clip(X, 0, 6)`` gives 0 and 6; ``np.maximum(X,
+    c)``, ``np.minimum``, ``X > 20``, ``np.where(X > c, ...)``, ``x < -c``, ``np.abs(x) <= delta`` (-delta and delta)
+    likewise; an affine function of X is solved for X (``np.clip((X + 3) / 6, 0, 1)``: -3 and 3). A constant may be
+    a number, a sum or product of numbers, a module constant or a number held by the object (``self.threshold``).
+    X may pass through local names or attributes assigned from it (``x = X * self.beta``, ``self.X = X``) in the
+    order written. Sorted, each once; [] when the source cannot be read (the kinks of a compiled forward are not
+    known) or forward compares X with nothing constant.
+
+    Parameters
+    ----------
+    obj : object
+        A layer whose ``forward(X, ...)`` is a Python method (or a function pair's forward function).
+
+    Returns
+    -------
+    list of float
+    """
+    fn = getattr(obj, "forward", None)
+    tree = _tree(fn)
+    if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    names = [a.arg for a in tree.args.posonlyargs + tree.args.args]
+    if inspect.ismethod(fn):
+        names = names[1:]
+    if not names:
+        return []
+    space = getattr(getattr(fn, "__func__", fn), "__globals__", {})
+    env, found = {names[0]: (1.0, 0.0)}, set()
+
+    def const(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = const(node.operand)
+            return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = const(node.left), const(node.right)
+            if a is None or b is None or isinstance(node.op, ast.Div) and b == 0:
+                return None
+            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op), a / b if b else None)
+        v = None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            v = inspect.getattr_static(obj, node.attr, None)  # a property is not run
+        elif isinstance(node, ast.Name) and node.id not in env:
+            v = space.get(node.id)
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy" and getattr(
+            v, "shape", None) == () and getattr(getattr(v, "dtype", None), "kind", "") in "iuf"
+        return float(v) if ok else None
+
+    def key(node):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return "self." + node.attr
+        return None
+
+    def affine(node):
+        """``(a, b)`` with node = a X + b, or None."""
+        if (k := key(node)) is not None and k in env:
+            return env[k]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            f = affine(node.operand)
+            return None if f is None else (-f[0], -f[1])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            fl, fr = affine(node.left), affine(node.right)
+            cl, cr = const(node.left), const(node.right)
+            if fl is not None and cr is not None:
+                if isinstance(node.op, ast.Add):
+                    return fl[0], fl[1] + cr
+                if isinstance(node.op, ast.Sub):
+                    return fl[0], fl[1] - cr
+                if isinstance(node.op, ast.Mult):
+                    return fl[0] * cr, fl[1] * cr
+                return (fl[0] / cr, fl[1] / cr) if cr else None
+            if fr is not None and cl is not None and not isinstance(node.op, ast.Div):
+                if isinstance(node.op, ast.Add):
+                    return fr[0], fr[1] + cl
+                if isinstance(node.op, ast.Sub):
+                    return -fr[0], cl - fr[1]
+                return fr[0] * cl, fr[1] * cl
+        return None
+
+    def callee(node):
+        f = node.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+    def solve(node, c):
+        """The X at which ``node`` (affine in X, or the absolute value of one) equals ``c``."""
+        if isinstance(node, ast.Call) and callee(node) in _ABS and len(node.args) == 1:
+            return solve(node.args[0], c) + solve(node.args[0], -c)
+        f = affine(node)
+        return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
+
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            f = affine(stmt.value)
+            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if (k := key(t)) is not None and k not in names[:1]:
+                    env.pop(k, None) if f is None else env.__setitem__(k, f)
+        elif isinstance(stmt, ast.Compare):
+            sides = [stmt.left, *stmt.comparators]
+            for a, b in zip(sides, sides[1:]):
+                found.update(solve(a, const(b)) + solve(b, const(a)))
+        elif isinstance(stmt, ast.Call) and stmt.args:
+            name = callee(stmt)
+            if isinstance(stmt.func, ast.Attribute) and name == "clip" and affine(stmt.func.value) is not None:
+                found.update(v for r in stmt.args[:2] for v in solve(stmt.func.value, const(r)))
+            elif name in _BOUNDING:
+                pair = stmt.args[:1 + _BOUNDING[name]]
+                for i, x in enumerate(pair):
+                    found.update(v for j, r in enumerate(pair) if j != i for v in solve(x, const(r)))
+    return sorted(v for v in found if v == v and abs(v) != float("inf"))

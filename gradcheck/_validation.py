@@ -410,6 +410,42 @@ def drawn_values(shapes: Mapping[str, tuple[int, ...]], seed: int) -> dict[str, 
             for k, s in ((k, tuple(s)) for k, s in shapes.items())}
 
 
+#: Forward's constants farther from 0 than this are not checked around (:func:`straddled_values`): a constant
+#: guarding an overflow (``np.clip(x, -500, 500)`` before ``np.exp``) would put exp(500) ~ 1e217 into the check, its
+#: squares beyond float64; 50 covers ReLU6's 6, hard sigmoid's and hardtanh's, clamps and softplus's threshold 20
+#: (exp(51) ~ 1e22 still leaves squares and products finite).
+STRADDLE_MAX = 50.0
+#: How far from a constant the entries drawn around it stay at least: a kink of forward is there, and the checker's
+#: steps (about 1e-5) must not cross it.
+STRADDLE_GAP = 0.1
+
+
+def straddled_values(x: np.ndarray, constants: Sequence[float]) -> np.ndarray:
+    """Inputs around forward's constants (:func:`gradcheck.diagnose.at_straddled_inputs`), as ``drawn_values`` is
+    the parameters' other point: entry ``i`` of ``x`` (flat order) moved to ``c + s (STRADDLE_GAP + |x_i| / 2)`` with
+    ``c = constants[i % k]`` and the sign ``s`` alternating + and - over the entries of each constant, so that every
+    constant has entries on both sides of it once it has two entries.
+
+    Parameters
+    ----------
+    x : ndarray of float
+        The drawn input (standard normal), any shape.
+    constants : sequence of float
+        The values to straddle, ``k >= 1`` of them.
+
+    Returns
+    -------
+    ndarray of float64
+        The same shape as ``x``, a new array.
+    """
+    flat = np.abs(np.asarray(x, dtype=np.float64)).ravel()
+    i = np.arange(flat.size)
+    k = len(constants)
+    c = np.asarray(constants, dtype=np.float64)[i % k]
+    s = np.where((i // k) % 2 == 0, 1.0, -1.0)
+    return (c + s * (STRADDLE_GAP + flat / 2)).reshape(np.shape(x))
+
+
 def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
     """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid): a tuple
     of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data."""
@@ -638,7 +674,12 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
                       keys: list[str]) -> dict[str, np.ndarray]:
     """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,
-    integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length."""
+    integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length. With exactly one float
+    input beside integer ones, a lone array is that input's gradient (an integer input gets none: ``--indices``;
+    tester21s M1), as is the tuple with None in the integer inputs' places."""
+    floats = [i for i, x in enumerate(inputs) if x.dtype.kind == "f"]
+    if len(inputs) > 1 and len(floats) == 1 and isinstance(ret, np.ndarray):
+        ret = tuple(ret if i == floats[0] else None for i in range(len(inputs)))
     if len(inputs) > 1 and (not isinstance(ret, (tuple, list)) or len(ret) != len(inputs)):
         got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                else "None" if ret is None else type(ret).__name__)
@@ -646,6 +687,8 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
             f"{owner}.{produced_by} returned {got};",
             f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
             "one per input of forward, in the same order"
+            + (f" (None in the place of an integer input: {', '.join(n for n, x in zip(names, inputs) if x.dtype.kind != 'f')})"
+               if len(floats) < len(inputs) else "")
             + (f": {', '.join('d' + n for n in names[len(ret):])} "
                f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
                and 0 < len(ret) < len(names) else ".")))

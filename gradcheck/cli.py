@@ -468,7 +468,8 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--indices", metavar="[POS:]HIGH",
                    help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
                         "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
-                        "several as 0:5,2:7. No gradient is checked for an integer input")
+                        "several as 0:5,2:7. No gradient is checked for an integer input: backward returns None in "
+                        "its place, or, when one input alone is float, that input's gradient alone")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
@@ -517,7 +518,8 @@ def _add_check_parser(sub, fmt) -> None:
                    help="small layers (one input, at most 400 input and 400 output elements): compare the full "
                         "Jacobian dY/dX of the tape (--tape or --twin) with central differences, in each mode "
                         "checked (eval, training or both, as the table); a random forward's draws are held as "
-                        "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode")
+                        "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode "
+                        "(DIR/ClassName-jacobian.png for a forward with no training switch)")
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
                         "parameter names (x/t, input/target, logits/labels, y_true/y_pred...; when they do not "

@@ -352,6 +352,12 @@ DIAGNOSES: dict[str, Record] = {
                                 lesson=_LIN),
     "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}",
                                lesson=_LIN),
+    "last-step-only": Record(
+        "gradient from the last time step only", "{t} is the gradient from the last time step's dY alone: axis 0 "
+        "is time (forward's output at a step moves with the inputs of earlier steps, not later ones), and the dY "
+        "of the other {k} steps never enters backward", "add each step's upstream gradient as the loop goes "
+        "back: dh = dY[t] + dh_next (dh_next = da @ Wh.T from step t + 1), not dh = dY[-1] once before the loop",
+        _LIN),
     "sample-missing": Record("one sample missing", "{t} {how}: the loop misses one sample ({loop} "
                              "instead of range(N)?)", lesson=_LIN),
     "tanh-preactivation": Record(
@@ -414,6 +420,9 @@ DIAGNOSES: dict[str, Record] = {
         "fresh layer, but X times a mask (entries {scale}) after a training forward: the eval forward "
         "multiplies by the mask the training forward drew, so inference drops units", "in eval mode "
         "return X (or set self.mask to ones) and draw a mask only when training=True", _DROP),
+    "bound-side": Record(
+        "derivative wrong beyond a bound of forward", "{t} is wrong at exactly the {k} entr{s} where {side} (right "
+        "at the others), and forward compares {x} with {c} (a clip, np.minimum/np.maximum, a threshold): {what}", "{fix}", _ACT),
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
@@ -537,7 +546,7 @@ DIAGNOSES: dict[str, Record] = {
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
-        "a pixel that is the maximum of two overlapping windows): backward assigns (=) where it "
+        "a pixel two overlapping windows both read (in max pooling: the maximum of both)): backward assigns (=) where it "
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
@@ -716,6 +725,13 @@ class Diagnosis:
     drawn_words: str = ""
     #: the check at drawn values is the only one (weights without gradients all zero at init)
     drawn_only: bool = False
+    #: forward's constants beyond the drawn input around which the layer was checked again (:func:`at_straddled_inputs`),
+    #: the input's name and its largest magnitude; ``straddle_failed``: that check failed, and this diagnosis is its
+    straddled: list[float] = field(default_factory=list)
+    straddle_span: tuple[str, float] | None = None
+    straddle_failed: bool = False
+    #: the inputs of that check (``straddle_failed``)
+    straddle_at: list | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -1790,6 +1806,15 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
     for ax, size in enumerate(m.shape if m.shape == n.shape and m.size <= 4096 else ()):
         for r in range(1, size):  # tester19s SplitHeadsSwap: [d2 * (1 - t**2), d1] where [d1, d2 * (1 - t**2)]
             if match(m, np.roll(n, r, axis=ax)):
+                # the piece that wrapped round is zeros: a shift, no two pieces (tester21s L4: [:, 1::2] for [:, ::2])
+                later = not np.any(np.take(n, range(size - r, size), axis=ax))
+                earlier = not later and not np.any(np.take(n, range(size - r), axis=ax))
+                if later or earlier:
+                    k = r if later else size - r
+                    return "permuted", {"how": f": its entries sit {k} place{'s' * (k > 1)} "
+                                        f"{'later' if later else 'earlier'} along axis {ax} than they must (a shift, "
+                                        f"zeros moved in): an index or slice start off by {k}, e.g. [{k}::2] where "
+                                        "[::2] is due, or a loop starting one place off"}
                 return "permuted", {"how": f": its last {r} of {size} entries along axis {ax} come first, the first "
                                     f"{size - r} last (two pieces joined in the wrong order, e.g. np.concatenate([b, a], "
                                     f"axis={ax}) where [a, b] is due: each piece goes where forward took its part of "
@@ -1921,6 +1946,7 @@ class _Layer:
     def __init__(self, proxy, inputs, names, params, training, G=None, seed=0):
         self.inputs, self.names, self.params = inputs, list(names), params
         self.keys, self.fwd = ["@" + n for n in names], _f64(proxy, training)
+        self.proxy, self.training = proxy, training  # backward at another batch size (:func:`_factor_at_more`)
         self.Y = self.fwd(*inputs)
         # the upstream gradient check_layer drew (from default_rng(seed)), unless one was given
         self.G = np.random.default_rng(seed).standard_normal(self.Y.shape) if G is None else G
@@ -2588,6 +2614,40 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     return None
 
 
+def _causal_axis0(L: _Layer) -> bool:
+    """Whether axis 0 of the first input is time, not the batch: forward's output at index t along axis 0 moves
+    with the input at index 0 (a recurrence carries it) and not with the input at later indices (causal), for a
+    time-major RNN's ``(T, N, D)``; a batch's samples do not reach each other, a batch statistic reaches back."""
+    x = L.inputs[0] if L.inputs else None
+    if x is None or x.dtype.kind != "f" or x.ndim < 3 or x.shape[0] < 2 or np.ndim(L.Y) < 1 or L.Y.shape[0] != x.shape[0]:
+        return False
+    try:
+        first, last = x.copy(), x.copy()
+        first[0] += 0.5
+        last[-1] += 0.5
+        Yf, Yl = L.fwd_with(0, first), L.fwd_with(0, last)
+    except Exception:  # noqa: BLE001 - a forward that cannot run here: no time axis told
+        return False
+    if Yf.shape != L.Y.shape or Yl.shape != L.Y.shape:
+        return False
+    return bool(np.any(np.abs(Yf[-1] - L.Y[-1]) > 1e-9) and np.array_equal(Yl[:-1], L.Y[:-1]))
+
+
+def _last_step_signature(L: _Layer, key, m, tol=1e-5):
+    """The gradient from the last time step's upstream gradient alone (``dh = dY[-1]`` before the loop back, no
+    ``dY[t]`` added at each step) of a layer whose axis 0 is time (:func:`_causal_axis0`; tester21s M4: a
+    time-major RNN was named "col2im assigns where it must add" and "the last sample only"): ``m`` is the
+    numerical gradient for dY with every step but the last zeroed."""
+    G = L.G
+    if G.ndim < 2 or G.shape[0] < 2 or G.size > 4096 or not _causal_axis0(L):
+        return None
+    Gs = np.zeros_like(G)
+    Gs[-1] = G[-1]
+    if close(m, L.numer([key], G=Gs)[key], tol):
+        return "last-step-only", {"k": G.shape[0] - 1}
+    return None
+
+
 def _position_signature(L: _Layer, key, m, n, tol=1e-5):
     """One output position missing, the first or last along an axis after the batch's (tester20s M10: a 1-D
     convolution's backward looping ``range(L_out - 1)``): ``m`` is the numerical gradient for dY with that position
@@ -2665,11 +2725,23 @@ def _window_group_overwrite(reach, C, m, x):
     sums = np.zeros((len(rows), x.size))
     np.add.at(sums, rank[group], C)
     windows = rows[np.argsort(first)]
+    if _nested(windows):  # a recurrence's reach (step t reads steps <= t), no sliding windows (tester21s M4)
+        return None
     shared = int(np.sum(windows.sum(axis=0) > 1))
     for which, hit, o in _one_writer(windows) if shared else ():
         if close(m, np.where(hit, sums[o, np.arange(x.size)], 0.0).reshape(x.shape), 1e-5):
             return "col2im-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
+
+
+def _nested(windows: np.ndarray) -> bool:
+    """Whether every two of ``windows`` (rows: which input elements each reads) that overlap are nested, one inside
+    the other: the prefixes a recurrence reads, not a convolution's sliding windows (which overlap partly)."""
+    w = windows.astype(np.int64)
+    inter = w @ w.T
+    sizes = w.sum(axis=1)
+    overlap = inter > 0
+    return bool(np.all(~overlap | (inter == np.minimum.outer(sizes, sizes))))
 
 
 def _input_of(L: _Layer, key: str, m) -> tuple[int, np.ndarray] | None:
@@ -2779,13 +2851,19 @@ def _repeated_index_signature(L: _Layer, key, m):
         G, rows_of = L.G, x.shape + p.shape[1:]
         if G.shape != rows_of and G.ndim and G.shape[0] == x.shape[0] and G.size == np.prod(rows_of):
             G = G.reshape(rows_of)  # the lookups concatenated per sample (makemore's emb.view(n, -1))
+        bag = x.ndim >= 2 and G.shape == x.shape[:-1] + p.shape[1:]  # W[ids].mean(1) / .sum(1): a bag of lookups
+        if bag:  # each lookup of a bag gets the bag's dY, times the scale found below (1/L for a mean; tester21s M7)
+            G = np.broadcast_to(G.reshape(x.shape[:-1] + (1,) + p.shape[1:]), rows_of)
         if G.shape != rows_of:
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
         np.add.at(added, x, G)
         kept[x] = G
         rows = np.bincount(x.ravel(), minlength=len(p))
-        if (rows > 1).any() and close(L.numer([key])[key], added, 1e-5) and close(m, kept, 1e-5):
+        num = L.numer([key])[key]
+        aa = float(np.sum(added * added))
+        scale = float(np.sum(num * added)) / aa if bag and aa else 1.0
+        if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
     return None
 
@@ -3255,6 +3333,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _batch_unproven(L, key, m, n)):
+        f = _find("factor", t, **g)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
     if f is not None and f.code == "zero" and L.n_batch == 1:
         what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
                 else " is")
@@ -3291,6 +3371,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
+    lambda L, t, key, m, n: _last_step_signature(L, key, m),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
@@ -3587,6 +3668,11 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         if drawn and (diag.passed or zero):  # zero weights without gradients: checkable at drawn values alone
             diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed, only=zero)
+        if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
+            diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
+                layer, X2, owner, training, (None, None, False, upstream), kw), seed)
+        if not diag.passed and diag.result is not None:
+            _name_bound(layer, X, diag, seed)
         return diag
 
 
@@ -3679,28 +3765,170 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     words = _constant_words({k: const[k] for k in sorted(const)})
     kept = {k: np.array(v, copy=True) for k, v in params.items()}
     put = (lambda vals: layer.set_weights(vals)) if _remote(layer) else (lambda vals: set_weights(layer, vals))
-    try:
-        drawn = V.drawn_values({**{k: params[k].shape for k in params}, **{k: v.shape for k, v in seeds.items()}},
-                               seed)
-        for k in params:
-            params[k][...] = drawn[k]
-        if seeds:
-            put({k: drawn[k] for k in seeds})
-        d = check(layer)
-    except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at its own values only
+
+    def run():
+        try:
+            drawn = V.drawn_values({**{k: params[k].shape for k in params}, **{k: v.shape for k, v in seeds.items()}},
+                                   seed)
+            for k in params:
+                params[k][...] = drawn[k]
+            if seeds:
+                put({k: drawn[k] for k in seeds})
+            return check(layer)
+        finally:
+            for k, v in kept.items():
+                params[k][...] = v
+            if seeds:
+                with contextlib.suppress(Exception):
+                    put(seeds)
+    ran, d = _again_at(run, keep_pass=only)
+    if not ran:
         return diag
-    finally:
-        for k, v in kept.items():
-            params[k][...] = v
-        if seeds:
-            with contextlib.suppress(Exception):
-                put(seeds)
     diag.drawn, diag.drawn_seed, diag.drawn_words = sorted(const), sorted(seeds), words
-    if d.result is None or d.error is not None or "non-finite" in d.codes or d.passed and not only:
+    if d is None:
         return diag
     d.drawn, d.drawn_seed, d.drawn_words, d.drawn_failed, d.drawn_only = diag.drawn, diag.drawn_seed, words, \
         not d.passed, only
     return d
+
+
+def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None]:
+    """The one "check again at another point" step (:func:`at_drawn_params`: drawn parameters;
+    :func:`at_straddled_inputs`: inputs around forward's constants): ``(ran, d)``, ``d`` the diagnosis ``run()``
+    gave when it FAILS with the gradients compared (its verdict wins over the first point's PASS), else None
+    (passed, or stopped before comparing, or non-finite there); ``keep_pass``: a passing ``d`` too (the first point
+    was no check: weights without gradients all zero); ``ran`` False when ``run`` raised (the layer cannot be checked
+    there: the first point's verdict stands, and no header claims the second)."""
+    try:
+        d = run()
+    except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at the first point only
+        return False, None
+    if (d.passed and not keep_pass) or d.result is None or d.error is not None or "non-finite" in d.codes:
+        return True, None
+    return True, d
+
+
+def _compared_constants(layer: Any) -> list[float]:
+    """Forward's constants its first input is compared with (:func:`gradcheck._switch_reach.compared_constants`): a
+    sandboxed layer's from its protocol (read in its child), a local one's read here."""
+    from ._adapters import Adapted
+    from ._switch_reach import compared_constants
+
+    if (proto := _protocol(layer)) is not None and "compared_constants" in proto:
+        vals = proto.get("compared_constants")
+        return [float(v) for v in vals] if isinstance(vals, list) else []
+    if _remote(layer):
+        return []
+    try:
+        return compared_constants(layer.obj if isinstance(layer, Adapted) else layer)
+    except Exception:  # noqa: BLE001 - an unreadable forward: no constants known
+        return []
+
+
+def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer`` at the drawn inputs) checked again, by :func:`_again_at`, at
+    inputs around each constant forward compares its first input with (``np.clip(X, 0, 6)``, ``X > 20``:
+    :func:`_compared_constants`) that lies beyond the drawn input's range and within ``V.STRADDLE_MAX``
+    (:func:`gradcheck._validation.straddled_values`; tester21s H2: a ReLU6 whose backward forgets the clip at 6
+    passed, as standard-normal inputs never reach 6). ``check(X2)`` is the diagnosis at inputs ``X2``. ``diag`` may
+    also be one failing as "wrong at another input" (``stale-cache``: a probe's other input reached the bound): the
+    check there wins only when it names the bound (``bound-side``). Returns the diagnosis there when it fails
+    (``straddle_failed``), else ``diag``; either with ``straddled`` set (the header
+    says so: :func:`point_headers`)."""
+    consts = _compared_constants(layer)
+    if not consts:
+        return diag
+    inputs = _probe_inputs(X, seed, diag.name)
+    x0 = inputs[0]
+    if x0.dtype.kind != "f" or x0.size == 0:
+        return diag
+    lo, hi = float(x0.min()), float(x0.max())
+    outside = [c for c in consts if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
+    if not outside:
+        return diag
+    X2 = [V.straddled_values(x0, outside), *inputs[1:]]
+    ran, d = _again_at(lambda: check(X2))
+    if not ran:
+        return diag
+    span = (V.input_names(layer, len(inputs))[0], float(np.abs(x0).max()))
+    diag.straddled, diag.straddle_span = outside, span
+    if d is None:
+        return diag
+    d.straddled, d.straddle_span, d.straddle_failed, d.straddle_at = outside, span, True, X2
+    d.drawn, d.drawn_seed, d.drawn_words, d.drawn_only = diag.drawn, diag.drawn_seed, diag.drawn_words, diag.drawn_only
+    if not diag.passed:  # wrong at another input (a probe's): taken only when a bound of forward's explains it
+        _name_bound(layer, X, d, seed)
+        if "bound-side" not in d.codes:
+            diag.straddled, diag.straddle_span = [], None
+            return diag
+    return d
+
+
+def _name_bound(layer: Any, X: Any, diag: Diagnosis, seed: int) -> None:
+    """Put first in ``diag``'s findings the bound of forward's it forgets (``bound-side``): the first input's gradient
+    wrong at exactly the entries on one side of a constant forward compares the input with
+    (:func:`_compared_constants`), entries on both sides checked (tester21s H2, M5: a hard sigmoid whose mask forgets
+    the clip at 3 was named "derivative evaluated at the output Y"). A constant 0 is named only at inputs drawn
+    around it (``straddled``): a ReLU's mask has its own names (``missing-local-derivative``)."""
+    consts = _compared_constants(layer)
+    res = diag.result
+    if not consts or res is None or "bound-side" in diag.codes:
+        return
+    inputs = diag.straddle_at if diag.straddle_failed and diag.straddle_at else _probe_inputs(X, seed, diag.name)
+    x = inputs[0]
+    name = V.input_names(layer, len(inputs))[0]
+    man, num = (res.gradients.get(k, {}).get(f"d{name}") for k in ("manual", "numerical"))
+    if man is None or num is None or np.shape(man) != x.shape or np.shape(num) != x.shape:
+        return
+    man, num = np.asarray(man, dtype=np.float64), np.asarray(num, dtype=np.float64)
+    atol = max(res.atol, ATOL_FLOOR)
+    wrong = ~(np.abs(man - num) <= atol + res.rtol * (np.abs(man) + np.abs(num)))
+    if not wrong.any():
+        return
+    named = [c for c in consts if c != 0 or diag.straddled]
+    sides = [(f"{name} > {c:g}", f"{c:g}", x > c) for c in named] + [(f"{name} < {c:g}", f"{c:g}", x < c)
+                                                                     for c in named]
+    sides += [(f"{name} < {lo:g} or {name} > {hi:g}", f"{lo:g} and {hi:g}", (x < lo) | (x > hi))  # a clamp's ends
+              for lo, hi in itertools.combinations(named, 2)]
+    for side, c, part in sides:
+        if part.any() and (~part).any() and np.array_equal(wrong, part):
+            flat = bool(np.all(np.abs(num[part]) <= atol))
+            i = tuple(int(v) for v in np.argwhere(part)[0])
+            got, exp = float(man[i]), float(num[i])
+            if flat:
+                what = (f"forward is flat there (its output does not move with {name}), so the gradient there is 0, "
+                        f"but backward gives {got:.6g} at d{name}{list(i)}: its mask forgets the bound "
+                        f"at {c}")
+                fix = (f"apply the same bounds in backward as in forward, e.g. dY * (({name} > lo) & ({name} < hi)) "
+                       "for np.clip(X, lo, hi)")
+            else:
+                what = (f"backward's derivative there is not forward's (d{name}{list(i)}: got {got:.6g}, expected "
+                        f"{exp:.6g})")
+                fix = f"differentiate the branch forward takes where {side}, with the same comparison in backward"
+            k = int(part.sum())
+            t = f"d{name}"
+            diag.findings[:] = [f for f in diag.findings if not (f.tensor == t and f.code in (*SIGNATURES, "wrong-values"))]
+            diag.findings.insert(0, _find("bound-side", t, k=k, s="y" if k == 1 else "ies", side=side, what=what,
+                                          fix=fix, x=name, c=c))
+            return
+
+
+def point_headers(diag: Diagnosis, layer: Any) -> list[str]:
+    """The header lines of a check also made at another point: drawn parameters (:func:`drawn_header`), inputs
+    around forward's constants (``"forward compares X with 6, beyond the drawn inputs (|x| <= 2.9): also checked at
+    inputs around 6"``)."""
+    lines = [drawn_header(diag, layer)] if diag.drawn else []
+    if diag.straddled:
+        name, top = diag.straddle_span
+        cs = " and ".join(f"{c:g}" for c in diag.straddled)
+        line = (f"forward compares {name} with {cs}, beyond the drawn inputs (|{name.lower()}| <= "
+                f"{math.ceil(top * 10) / 10:g}): also checked at inputs around {cs} (entries on both sides, at "
+                f"least {V.STRADDLE_GAP:g} away)")
+        if diag.straddle_failed:
+            line += (f"; the layer passes at the drawn inputs but FAILS around {cs}: the table and diagnosis below "
+                     "are at those inputs")
+        lines.append(line)
+    return lines
 
 
 def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
@@ -3868,6 +4096,62 @@ def _layer_numbers(layer: Any) -> dict[str, float]:
 
 #: The names of a dropout's rate (:func:`_dropout_rate`), never read as a factor's setting (its 1/(1-p) is mask-scale).
 _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
+
+
+def _factor_at_more(L: _Layer, key: str) -> float | None:
+    """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
+    than the check's (each input grown by a sample along axis 0, a new upstream gradient), or None when the layer
+    cannot be run so (inputs of other batch sizes, an output whose axis 0 is not the batch, backward raising, no
+    constant factor there). The layer's cache is set back to the check's input after."""
+    N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
+    if i < 0 or N < 1 or any(np.ndim(x) == 0 or np.shape(x)[0] != N for x in L.inputs) or np.ndim(L.Y) == 0 \
+            or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
+        return None
+    xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) for x in L.inputs]
+    G = np.random.default_rng([L.seed, 21]).standard_normal((N + 1, *np.shape(L.Y)[1:]))
+    try:
+        Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
+        if np.shape(Y) != G.shape:
+            return None
+        m2 = np.asarray(_as_list(L.proxy.backward(G.copy()), len(xs))[i], dtype=np.float64)
+        n2 = L.numer([key], xs=xs, G=G)[key]
+    except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
+        return None
+    finally:
+        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own forward ran before: same input again
+            L.proxy.forward(*[x.copy() for x in L.inputs], training=L.training)
+    nn = float(np.sum(n2 * n2))
+    if m2.shape != n2.shape or not np.isfinite(nn) or nn == 0:
+        return None
+    c2 = float(np.sum(m2 * n2)) / nn
+    return c2 if close(m2, c2 * n2, 1e-6, 1e-9) else None
+
+
+def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
+    """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
+    its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
+    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
+    (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
+    if not key.startswith("@"):
+        return None
+    ok = np.isfinite(n)
+    nn = float(np.sum(n[ok] * n[ok]))
+    c2 = _factor_at_more(L, key) if nn else None
+    if c2 is None:
+        return None
+    c = float(np.sum(m[ok] * n[ok])) / nn
+    if abs(c2 / c - 1) > 1e-6:  # the factor moved with the batch
+        return None
+    more, inv = "", round(1 / c) if c else 0
+    if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
+        more = f" ({inv} times too small)"
+    N = L.n_batch
+    if any(abs(c * k - 1) < 1e-6 or abs(c / k - 1) < 1e-6 for k in (N,)):
+        more += f"; it equals the batch size {N} here by chance: the same factor at a batch of {N + 1}, so it is no 1/batch"
+    else:
+        more += (f"; the same factor at a batch of {N + 1}, so it is no 1/batch nor a count of batch x positions "
+                 f"(Y.size / {key[1:]}.size)")
+    return {"c": c, "more": more}
 
 
 def _factor_attribute(L: _Layer, m, n) -> dict[str, Any] | None:
@@ -4113,7 +4397,9 @@ def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, se
 
 def _eval_mask(layer, X, owner, seed: int) -> str | None:
     """The scale of the mask an eval forward multiplies X by (``"2"``: entries 0 and 2), for a layer
-    whose eval forward was the identity before a training forward; None when it still is."""
+    whose eval forward was the identity before a training forward; None when it still is, or when the output is not X
+    times a mask (0 where X is 0; its ratios to X 0 and one scale, or one value): an eval forward that subtracts a
+    running mean the training forward updated is no mask (tester21s H1)."""
     inputs = _probe_inputs(X, seed, owner)
     try:
         Y = np.asarray(layer.forward(inputs[0].copy(), training=False), dtype=np.float64)
@@ -4122,7 +4408,13 @@ def _eval_mask(layer, X, owner, seed: int) -> str | None:
     if Y.shape != inputs[0].shape or np.array_equal(Y, inputs[0]):
         return None
     nz = inputs[0] != 0
+    if np.any(Y[~nz] != 0):  # X times a mask is 0 where X is: no mask (tester21s H1)
+        return None
     r = np.unique(np.round(Y[nz] / inputs[0][nz], 12))
+    # a mask's pattern: entries 0 and one scale (1/(1 - p)), or 0 alone; X - running_mean (a running mean updated by
+    # the training forward) has a ratio per entry, no mask: not this finding (tester21s H1)
+    if not (r.size <= 2 and r[0] == 0 or r.size == 1):
+        return None
     return ", ".join(f"{v:.6g}" for v in r[:4])
 
 

@@ -225,9 +225,11 @@ def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("colum
         if not one:
             sub.suptitle(name, fontsize="medium")
         sub.colorbar(im, ax=axes, shrink=0.85, label=label)
-    words = ("" if len(shape) <= 2 else "rows: axis 0, columns: axis 1, panels: axes 2-3" if len(shape) == 4 else
-             "rows: axis 0, panels: axes 1-2" if len(shape) == 3 else
-             f"rows: axes 0-{len(shape) - 4} merged, columns: axis {len(shape) - 3}, panels: the last two axes")
+    k = len(shape)  # tester21s L3: a 3-D tensor's panels [i] are indexed by axis 0 ("rows: axis 0" said otherwise)
+    inside = f"in each panel, rows: axis {k - 2}, columns: axis {k - 1}"
+    words = ("" if k <= 2 else f"panels [i]: axis 0; {inside}" if k == 3 else
+             f"panels [i, j]: axes 0 and 1; {inside}" if k == 4 else
+             f"panels [i, j]: axes 0-{k - 4} merged and axis {k - 3}; {inside}")
     out = (f" (shape {tuple(shape)}: {words})" if words else "") + (
         f"; {len(at)} element(s) at a kink outlined" if at else "")
     if full != (R, C):

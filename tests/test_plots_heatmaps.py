@@ -93,6 +93,9 @@ def test_3d_is_one_column_of_panels():
     assert [ax.get_title() for ax in panels[:2]] == ["[0]", "[1]"]
     diff = panels[4].images[0].get_array()  # difference, sample 0: only row t = 2 is off
     assert np.abs(diff[2, 1:]).min() > 0.01 and np.abs(np.delete(diff, 2, axis=0)).max() < 1e-6
+    # tester21s L3: the panels [i] are axis 0, rows and columns inside a panel axes 1 and 2 (was "rows: axis 0")
+    assert "(shape (2, 4, 3): panels [i]: axis 0; in each panel, rows: axis 1, columns: axis 2)" in \
+        fig._suptitle.get_text()
 
 
 def test_2d_is_unchanged_three_panels():

@@ -1,0 +1,182 @@
+"""Session 21's tester's findings (tester21s, fixer fixs21) through the CLI in this process and through
+:func:`gradcheck.diagnose.diagnose_layer`: layers with a running mean wrongly failed as "eval forward reuses the
+training mask" (H1); bugs in input ranges standard-normal inputs never reach, found at inputs around forward's
+constants (H2, M5); a factor equal to the batch size by chance (M2)."""
+
+import numpy as np
+import pytest
+from test_cli import both, run_here
+
+from gradcheck import _validation as V
+from gradcheck._switch_reach import compared_constants
+from gradcheck.diagnose import diagnose_layer
+from tests.buggy_layers import load
+
+BUGGY = "tests/buggy_layers/tester21s.py"
+
+
+def flat(p):
+    return " ".join(both(p).split())
+
+
+@pytest.mark.parametrize("cls", ["RunningMeanCenter", "MeanOnlyBN", "RunningVarScale"])
+def test_running_statistics_are_no_training_mask(cls):
+    """H1: eval forward = X on a fresh layer (running mean 0, running variance 1) and X - running_mean after a
+    training forward: no mask, so PASS (was FAIL "eval forward reuses the training mask"), with and without --tape."""
+    for extra in ([], ["--tape"], ["--eval"]):
+        p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "6,5", *extra)
+        text = flat(p)
+        assert p.returncode == 0 and f"PASS: {cls}" in text, text
+        assert "reuses the training mask" not in text, text
+
+
+def test_dropout_reusing_its_mask_in_eval_is_still_named():
+    """The finding H1 narrowed still names a Dropout whose eval forward multiplies by the training mask."""
+    layer, X, kw = load("activations.py::DropoutEvalReusesMask")
+    d = diagnose_layer(layer, X, **kw)
+    assert not d.passed and "stale-mask-forward" in [c for e in [d, *d.other_modes] for c in e.codes], d.report()
+
+
+def test_compared_constants_read_from_forward():
+    """The constants forward compares its input with: np.clip, np.minimum/maximum, comparisons, np.where, an affine
+    function of X solved for X, self attributes, |x| (both signs); a comparison with a non-input is not one."""
+    assert compared_constants(load("tester21s.py::ReLU6")[0].obj) == [0.0, 6.0]
+    assert compared_constants(load("tester21s.py::HardSigmoid")[0].obj) == [-3.0, 3.0]  # (X + 3) / 6 in [0, 1]
+    assert compared_constants(load("tester21s.py::SoftplusThreshold")[0].obj) == [20.0]  # self.threshold
+    assert compared_constants(load("tester21s.py::ClampedExp")[0].obj) == [-4.0, 4.0]
+
+    class Huberish:
+        delta = 1.5
+
+        def forward(self, x, w):
+            z = 2 * x - 1
+            self.m = np.abs(z) <= self.delta  # z = +-1.5 at x = 1.25 and -0.25
+            return np.where(w > 3, z, 0) + x.clip(-7, 7)  # w is no input of interest
+
+    assert compared_constants(Huberish()) == [-7.0, -0.25, 1.25, 7.0]
+
+
+def test_straddled_values_sit_on_both_sides_of_each_constant():
+    z = np.random.default_rng(0).standard_normal((6, 5))
+    x = V.straddled_values(z, [-4.0, 4.0])
+    for i, c in enumerate([-4.0, 4.0]):
+        part = x.ravel()[i::2]
+        assert (part > c).sum() >= 7 and (part < c).sum() >= 7
+        assert np.all(np.abs(part - c) >= V.STRADDLE_GAP)
+
+
+@pytest.mark.parametrize("cls", ["ReLU6NoUpper", "HardSigmoidNoUpper", "SoftplusThresholdZero", "ClampedExpNoMask"])
+def test_bounds_beyond_the_drawn_inputs_fail_at_every_seed(cls):
+    """H2: a bound forgotten in backward where standard-normal inputs never go passed (HardSigmoidNoUpper failed at
+    seed 2 alone); now FAIL at seeds 0-4, named "bound-side" (M5: not "derivative evaluated at the output Y")."""
+    for seed in range(5):
+        layer, X, _ = load(f"tester21s.py::{cls}")
+        d = diagnose_layer(layer, X, seed=seed)
+        assert not d.passed and d.codes[0] == "bound-side", (seed, d.report())
+
+
+@pytest.mark.parametrize("cls", ["ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp", "SoftplusThreshold40",
+                                 "Hardtanh"])
+def test_correct_bounded_layers_pass_at_every_seed(cls):
+    for seed in range(5):
+        layer, X, _ = load(f"tester21s.py::{cls}")
+        d = diagnose_layer(layer, X, seed=seed)
+        assert d.passed, (seed, d.report())
+
+
+def test_header_says_where_the_layer_was_checked_again():
+    """The header names the constant, the drawn range and the verdict at the second point (CLI, sandboxed)."""
+    p = run_here("check", f"{BUGGY}::ReLU6NoUpper", "--input-shape", "6,5")
+    text = flat(p)
+    assert p.returncode == 1, text
+    assert ("forward compares X with 6, beyond the drawn inputs (|x| <= 2.7): also checked at inputs around 6 "
+            "(entries on both sides, at least 0.1 away); the layer passes at the drawn inputs but FAILS around 6") \
+        in text, text
+    assert "dX is wrong at exactly the 15 entries where X > 6" in text and "its mask forgets the bound at 6" in text
+    p = run_here("check", f"{BUGGY}::ReLU6", "--input-shape", "6,5", "--tape")
+    text = flat(p)
+    assert p.returncode == 0 and "also checked at inputs around 6" in text and "FAILS around" not in text, text
+    p = run_here("check", f"{BUGGY}::Hardtanh", "--input-shape", "6,5")  # -1 and 1 inside the drawn range
+    assert p.returncode == 0 and "also checked at inputs around" not in flat(p), flat(p)
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("SquaredReLUNo2", "dX is 0.5 times the correct gradient: a constant factor is wrong somewhere (2 times too "
+                       "small); it equals the batch size 2 here by chance: the same factor at a batch of 3"),
+    ("SoftplusBetaExtraBeta", "dX is 2 times the correct gradient, and 2 is self.beta"),
+    ("Upsample2xMean", "dX is 0.25 times the correct gradient: a constant factor is wrong somewhere (4 times too "
+                       "small); the same factor at a batch of 3, so it is no 1/batch")])
+def test_factor_equal_to_the_batch_size_by_chance(cls, words):
+    """M2: named "an extra 1/batch" / "a 1/batch is missing" though the factor is the same at another batch size."""
+    layer, X, _ = load(f"tester21s.py::{cls}")
+    d = diagnose_layer(layer, X)
+    assert not d.passed and words in d.sentence() and "1/batch is missing" not in d.sentence(), d.sentence()
+
+
+def test_one_gradient_for_the_one_float_input_beside_an_integer_one():
+    """M1: forward(logits, y) with y integer (--indices 1:4) and backward returning dlogits alone was "expected a
+    tuple of 2 gradients"; --help says an integer input gets no gradient: checked, PASS, and the bug FAILs."""
+    p = run_here("check", f"{BUGGY}::SelectLogProb", "--input-shape", "5,4;5", "--indices", "1:4")
+    assert p.returncode == 0 and "PASS: SelectLogProb" in flat(p), flat(p)
+    p = run_here("check", f"{BUGGY}::SelectLogProbNoSoftmaxTerm", "--input-shape", "5,4;5", "--indices", "1:4")
+    assert p.returncode == 1 and "FAIL: SelectLogProbNoSoftmaxTerm" in flat(p), flat(p)
+    x, y = np.zeros((5, 4)), np.zeros(5, dtype=np.int64)
+    got = V.check_input_grads(np.ones((5, 4)), owner="L", produced_by="backward(dY)", names=["logits", "y"],
+                              inputs=[x, y], keys=["logits", "y"])
+    assert list(got) == ["logits"] and np.all(got["logits"] == 1)
+    with pytest.raises(Exception, match=r"None in the place of an integer input: y"):
+        V.check_input_grads((np.ones((5, 4)),), owner="L", produced_by="backward(dY)", names=["logits", "y"],
+                            inputs=[x, y], keys=["logits", "y"])
+
+
+def test_pair_whose_cache_is_none_and_backward_needs_nothing_is_checked():
+    """M3: posadd_forward returns (x + P, None), posadd_backward(dout, cache) -> (dout, dout.sum(0)): was NOT
+    CHECKED (exit 3, "returned cache None"); now PASS, and the mean-over-batch bug FAILs. A backward reading module
+    globals is still refused (tests/test_cli_cache_and_init.py)."""
+    p = run_here("check", f"{BUGGY}::posadd", "--input-shape", "2,3,4;3,4")
+    assert p.returncode == 0 and "PASS: posadd" in flat(p), flat(p)
+    p = run_here("check", f"{BUGGY}::posaddmean", "--input-shape", "2,3,4;3,4")
+    assert p.returncode == 1 and "FAIL: posaddmean" in flat(p), flat(p)
+
+
+def test_time_major_rnn_with_the_last_steps_gradient_alone():
+    """M4: no convolution windows in an RNN (was "col2im assigns (=) ... where it must add"), and the last time
+    step named, not the last sample."""
+    p = run_here("check", f"{BUGGY}::TimeMajorRNNLastStepOnly", "--input-shape", "4,3,2")
+    text = flat(p)
+    assert p.returncode == 1, text
+    assert "dX, dWx, dWh, db are the gradient from the last time step's dY alone" in text, text
+    assert "col2im" not in text and "window" not in text and "last sample" not in text, text
+
+
+def test_loss_without_a_named_pattern_gets_the_worst_element_line():
+    """M6: a loss FAIL printed no diagnosis line; now the line layers get (how many elements, the worst one)."""
+    p = run_here("check", f"{BUGGY}::SmoothL1Beta2NoBeta", "--loss", "--input-shape", "6,3")
+    text = flat(p)
+    assert p.returncode == 1, text
+    assert ("diagnosis: dy_pred differs from the correct gradient in 14 of 18 elements (no known bug pattern); the "
+            "largest error is at dy_pred[0, 2]: got 0.00319224, expected 0.00159612.") in text, text
+
+
+def test_float32_parameter_warning_once_with_the_layer_name():
+    """L1: each float32 parameter's warning came twice, the second as ".W is float32" (no layer name)."""
+    p = run_here("check", f"{BUGGY}::LinearF32", "--input-shape", "6,5")
+    err = [ln for ln in p.stderr.splitlines() if "is float32; it is perturbed" in ln]
+    assert len(err) == 2 and all("LinearF32." in ln for ln in err), p.stderr
+
+
+def test_slice_start_off_by_one_is_a_shift():
+    """L4: dX[:, 1::2] where dX[:, ::2] is due was "two pieces joined in the wrong order"."""
+    layer, X, _ = load("tester21s.py::EveryOtherOffByOne")
+    d = diagnose_layer(layer, X)
+    assert d.codes[:1] == ["permuted"] and "its entries sit 1 place later along axis 1 than they must (a shift, zeros " \
+        "moved in): an index or slice start off by 1" in d.sentence() and "two pieces" not in d.sentence(), d.sentence()
+
+
+def test_jacobian_png_of_a_layer_with_no_mode_names_none(tmp_path):
+    """L6: a forward with no training switch wrote NAME-jacobian-eval.png."""
+    p = run_here("check", f"{BUGGY}::SoftplusThreshold", "--input-shape", "3,4", "--tape", "--jacobian", "--plots",
+                 str(tmp_path))
+    assert p.returncode == 0, flat(p)
+    assert (tmp_path / "SoftplusThreshold-jacobian.png").stat().st_size > 10_000
+    assert not list(tmp_path.glob("*-jacobian-*.png"))
