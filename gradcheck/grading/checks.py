@@ -27,10 +27,10 @@ from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close
 from ..config import CheckConfig
-from ..diagnose import _find, _float32_values, _low_precision, name_swaps
+from ..diagnose import _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient
-from ..sources import Call, reference_source
+from ..sources import Call, dY_written, reference_source
 from .diagnosis import diagnose, reproduce
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
@@ -627,7 +627,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     Y = layer.forward(*[x.copy() for x in xs], training=training)
     V.check_output(Y, owner=owner, tensor="Y", produced_by=_given(xs)[1], expected_shape=G.shape,
                    expected_why="the reference output's shape")
-    ret = layer.backward(G.copy())
+    dY = G.copy()
+    ret = layer.backward(dY)
+    written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
     if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
         what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
                 f"one {type(ret).__name__}" if ret is not None else "None")
@@ -642,7 +644,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference, written)
 
 
 def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
@@ -698,33 +700,69 @@ def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None
-              ) -> Verdict:
-    """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
-    (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
-    whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure. A forward
-    output ``Y`` in float32 precision (:func:`_float32_forward`) fails as check fails it, before central
-    differences (whose float32 round-off would read as a wrong gradient). A failed part against the ``reference``
-    first has the reference checked (:func:`_reference_confirmed`)."""
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
+              written: GradcheckError | None = None) -> Verdict:
+    """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: the one place grading
+    reads ``gradcheck check``'s verdict. First check's verdicts on the layer as a whole, each decided whatever the
+    parts say (:func:`_whole_layer`: a backward that wrote into dY, ``written``; a forward output ``Y`` in float32
+    precision, which fails as check fails it, before central differences, whose float32 round-off would read as a
+    wrong gradient; memory the submission holds that leaves the check none): each fails every part still passing,
+    so a second bug can never earn back what the first cost (tester21g H: a write into dY was judged only when
+    every part matched, and ``db = dY.mean`` beside it scored 4 more points). Then central differences
+    (``numerical``, run when every part matched), then check's NOT CHECKED as a whole
+    (:func:`gradcheck.check_command._undecided`, exit 3 there: no points, whatever else failed), and how to
+    reproduce a failure. A failed part against the ``reference`` first has the reference checked
+    (:func:`_reference_confirmed`)."""
     if numerical and not verdict.passed and reference is not None:
         _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
-    if numerical and verdict.passed and (why := _float32_forward(Y, xs)):
+    if whole := _whole_layer(verdict, layer, xs, shape, numerical, Y, written):
         for p in verdict.parts:
-            p.passed, p.message = False, (f"{p.name} matches the reference's, but it cannot be confirmed by central "
-                                          f"differences, as gradcheck check says (FAIL: wrong precision of Y): {why}")
+            if p.passed:
+                p.passed, p.message = False, whole(p.name)
     elif numerical and verdict.passed:
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
         if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
-    if verdict.passed:
-        from ..check_command import _undecided
+    from ..check_command import _undecided
 
-        verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True)
+    verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
+                                     matched=all(p.passed for p in verdict.parts))
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _whole_layer(verdict: Verdict, layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], numerical: bool, Y: Any,
+                 written: GradcheckError | None) -> Callable[[str], str] | None:
+    """The message (of a part's name) of ``gradcheck check``'s first failure of the layer as a whole, or None:
+    a backward that wrote into dY (``written``: :func:`gradcheck.sources.dY_written`, check's exit 1); with
+    ``numerical``, a float32 forward (:func:`_float32_forward`) and memory the submission's code holds that leaves
+    the numerical check too little (:func:`_held`; when every part matched :func:`_within_budget` measures it
+    before the check runs). Decided whatever the parts say: a part that fails does not hide them."""
+    if written is not None:
+        return lambda name: str(written)
+    if numerical and (why := _float32_forward(Y, xs)):
+        return lambda name: (f"{name} matches the reference's, but it cannot be confirmed by central differences, as "
+                             f"gradcheck check says (FAIL: wrong precision of Y): {why}")
+    if numerical and not verdict.passed and (held := _held(layer, xs, shape)) is not None:
+        return lambda name: str(held)
+    return None
+
+
+def _held(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...]) -> StudentCodeError | None:
+    """The student's error when the memory the submission's code holds (:func:`_held_by_submission`) leaves the
+    numerical check of ``layer`` on ``xs`` less than it needs of the sandbox's budget, else None (also for a layer
+    in this process, or a check that would not fit in any case: :func:`_within_budget` names that one)."""
+    budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
+    measure = getattr(layer, "check_memory_mib", None)
+    if not (isinstance(budget, int) and callable(measure)):
+        return None
+    estimate, held = measure(xs, shape)
+    if estimate <= budget < estimate + held and held > HELD_SLACK_MIB:
+        return _held_by_submission(layer, held, estimate, budget, "before it could run")
+    return None
 
 
 def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
@@ -734,7 +772,7 @@ def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
     if not isinstance(Y, np.ndarray) or Y.dtype.kind != "f":
         return ""
     if _low_precision(Y.dtype, xs):
-        return _find("float32", "Y", what="forward returns", dtype=Y.dtype).sentence()
+        return _find("float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
     return _find("float32-values", "Y").sentence() if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
 
 
