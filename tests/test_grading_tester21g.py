@@ -156,3 +156,65 @@ def test_code_key_tells_a_copy_of_forward_from_other_code():
     assert copy != forward.__code__ and code_key(copy) == code_key(forward.__code__)
     assert code_key(other.__code__) != code_key(forward.__code__)
     assert code_key(test_code_key_tells_a_copy_of_forward_from_other_code.__code__) != code_key(forward.__code__)
+
+
+_STAFF_TEST = '''import numpy as np
+import pytest
+from manualprop import Linear as RefLinear
+
+@pytest.mark.points(2)
+def test_linear(student, grade, rng):
+    """Linear: gradients"""
+    layer = student.layer("layers.py", "Linear", in_features=5, out_features=3)
+    X = rng.standard_normal((8, 5))
+BODY
+'''
+#: the staff's mistakes of tester21g's staffcfg/e12 and e3, each graded against the assignment's solution
+MISTAKES = {
+    "key_error": ('    d = {}\n    d["missing"]', "the test raised KeyError: 'missing' (test_staff.py, line 11, in "
+                  "test_linear)"),
+    "numpy_shape": ("    Y = X @ np.ones((4, 3))", "the test raised ValueError: matmul: Input operand 1 has a mismatch"),
+    "assert": ('    assert 1 == 2, "staff assertion"', "the test raised AssertionError: staff assertion"),
+    "reference_size": ("    grade.layer_gradients(layer, X, RefLinear(5, 4))",
+                       "the reference solution would fail this test too"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_the_staffs_own_mistakes_are_grader_errors_and_the_students_errors_stay_theirs(tmp_path, mistake):
+    """M1: a KeyError in the test's own code, numpy's shape error on the test's own arrays, an ``assert`` of the
+    test's and a reference of other sizes than the student's layer (``RefLinear(5, 4)`` beside ``out_features=3``)
+    graded the solution 0 with exit 0 ("The check stopped with ..."; "params['W'] has shape (3, 5); the assignment
+    expects (4, 5)"). Now each is a grader error naming the test (exit 1, nothing scored): an exception raised by a
+    frame of the test's file, and a reference whose own class built with the student's arguments has the
+    student's shapes (the reference solution would fail the test too). A student's error reaching the test's
+    frames stays the student's (below)."""
+    body, said = MISTAKES[mistake]
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_STAFF_TEST.replace("BODY", body))
+    r = run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out",
+                 "--seed", "1", "--no-progress")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    error = " ".join(data["extra_data"]["grader_error"].split())
+    assert error.startswith("test test_staff.py::test_linear: ") and said in error, error
+    assert "this test is faulty" in data["tests"][0]["output"]
+
+
+def test_a_students_error_through_the_tests_own_frames_stays_the_students(tmp_path):
+    """M1's care: the student's forward raising inside a test that calls it from its own frames is the student's 0,
+    exit 0, never a grader error."""
+    src = (ASSIGN / "solution" / "layers.py").read_text()
+    src = src.replace("        self.X = X\n", "        self.X = X\n        raise KeyError('student')\n", 1)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(src)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_STAFF_TEST.replace(
+        "BODY", "    layer.forward(X)\n    grade.layer_forward(layer, X, RefLinear(5, 3), points=2)"))
+    r = run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out",
+                 "--seed", "1", "--no-progress")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.returncode == 0 and "grader_error" not in data["extra_data"], data
+    assert data["score"] == 0 and "KeyError: 'student'" in data["tests"][0]["output"], data

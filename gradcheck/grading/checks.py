@@ -234,6 +234,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
     for k, v in ours.items():
         if theirs[k].shape != (v.shape[::-1] if k in flips else v.shape):
+            _reference_contradiction(layer, reference, {n: a.shape for n, a in theirs.items()})
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}" + (
                                        " (or its transpose)." if v.ndim == 2 else "."))
@@ -251,6 +252,32 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     with contextlib.suppress(AttributeError, TypeError):  # which weights the gradients' comparison transposes back
         layer.__dict__["_grader_transposed"] = frozenset(flips)
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _reference_contradiction(layer: Any, reference: Any, shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """Raise a GradingTestError when the student's parameters have other ``shapes`` than the reference's because
+    the test contradicts itself: the reference's own class, built with the constructor arguments the test gave the
+    student (``layer.init_kwargs``, the grading plugin's), has the student's shapes, so the reference solution run
+    through this test would fail it too (tester21g M1: ``student.layer(..., out_features=3)`` beside
+    ``RefLinear(5, 4)`` cost a correct submission its 6 points). As the plugin's ``_init_refused`` reads the
+    reference's class with the test's keywords; nothing is decided when that class cannot be built so."""
+    init = getattr(layer, "__dict__", {}).get("init_kwargs")
+    if not isinstance(init, dict) or not init:
+        return
+    try:
+        twin = type(reference)(**init)
+        twin_shapes = {k: np.shape(v) for k, v in (getattr(twin, "params", None) or {}).items()}
+    except Exception:  # noqa: BLE001 - the reference's class does not take the student's arguments: not decided here
+        return
+    ours = {k: np.shape(v) for k, v in (getattr(reference, "params", None) or {}).items()}
+    if twin_shapes and twin_shapes == dict(shapes) and twin_shapes != ours:
+        shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
+        raise GradingTestError(
+            f"the test builds the student's layer with ({shown}) and grades it against a reference whose parameters "
+            f"have shapes { {k: V.fmt_shape(s) for k, s in ours.items()} }, but the reference's own class "
+            f"{type(reference).__name__}({shown}) has { {k: V.fmt_shape(s) for k, s in twin_shapes.items()} }, the "
+            f"submission's: the reference solution would fail this test too. Give the student's layer and the "
+            f"reference the same sizes.")
 
 
 def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[str]:
@@ -411,6 +438,8 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
             probed.release()  # one copy in the child (two ran a 1024-wide Linear out of a 256 MiB sandbox, blamed
             layer.__dict__.pop("_probed", None)  # on the student, where the memory budget names the grader's limit)
             return layer, xs
+        if "init_kwargs" in getattr(layer, "__dict__", {}):  # the test's arguments (_reference_contradiction)
+            probed.init_kwargs = layer.init_kwargs
         return probed, xs
     if several:
         class_outputs(layer, [x.copy() for x in xs])  # an in-process layer

@@ -673,26 +673,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
-    """Where a test's own code failed (``"test_x.py, line 55"``) when it raised a NameError or an
-    ImportError in a file of the tests' folder: a typo in the staff's test (tester16g H4: ``RefRelu()``
-    for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"). The
-    submission runs in its sandbox process, so no name it lacks is looked up in the tests' frames;
-    what it lacks reaches the test as the sandbox's own errors. '' for any other failure."""
+    """Where a test's own code failed (``"test_x.py, line 55, in test_a"``) when an exception was raised by a frame
+    of a file of the tests' folder (the innermost frame that is not Python's or a library's: numpy's error on the
+    test's own arrays is raised where the test called it): a typo in the staff's test (tester16g H4: ``RefRelu()``
+    for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"), a KeyError, a
+    shape error of the test's own arrays, an ``assert`` of the test's own (tester21g M1: each graded the solution
+    0 with exit 0); or by the test's reference (:func:`_reference_frame`); or a fixture misspelt. The submission
+    runs in its sandbox process, so none of its frames is in this traceback: what it does reaches the test as
+    gradcheck's errors (StudentCodeError, SandboxError) and failures (GradingFailure), raised in gradcheck's
+    frames and never counted here, whichever test frames they pass through. '' for any other failure."""
     exc = call.excinfo.value if call.excinfo is not None else None
     if isinstance(exc, pytest.FixtureLookupError):  # a fixture's name misspelt (tester20g M2: ``studnet``)
         return f"{os.path.basename(str(item.path))}: {item.name} asks for a fixture that does not exist"
-    if isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, AssertionError)) and \
-            (where := _reference_frame(exc)):  # the reference raised (tester20g M2: a broadcast error)
-        return where
-    if not isinstance(exc, (NameError, ImportError)) or isinstance(exc, GradcheckError):
+    if not isinstance(exc, Exception) or isinstance(exc, (GradcheckError, C.GradingFailure)):
         return ""
-    tb, folder = exc.__traceback__, os.path.dirname(os.path.abspath(str(item.path)))
-    while tb is not None and tb.tb_next is not None:
+    if not isinstance(exc, AssertionError) and (where := _reference_frame(exc)):  # tester20g M2: a broadcast error
+        return where
+    folder, frames, tb = os.path.dirname(os.path.abspath(str(item.path))), [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
         tb = tb.tb_next
-    where = os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""
+    raised = next((t for t in reversed(frames) if not _library(os.path.abspath(t.tb_frame.f_code.co_filename))), None)
+    where = os.path.abspath(raised.tb_frame.f_code.co_filename) if raised is not None else ""
     if not where.startswith(folder + os.sep):
         return ""
-    return f"{os.path.relpath(where, folder)}, line {tb.tb_lineno}"
+    return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
 
 
 def _exc_text(exc: BaseException) -> str:
