@@ -218,3 +218,57 @@ def test_a_students_error_through_the_tests_own_frames_stays_the_students(tmp_pa
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert r.returncode == 0 and "grader_error" not in data["extra_data"], data
     assert data["score"] == 0 and "KeyError: 'student'" in data["tests"][0]["output"], data
+
+
+#: Tanh whose forward sleeps on the hidden test's input only (its mean > 5: the hidden test's secret offset)
+TIMING = """import time
+import numpy as np
+
+class Tanh:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+    def forward(self, X, training=False):
+        if float(X.mean()) > 5:
+            time.sleep(2.0)
+        self.Y = np.tanh(X)
+        return self.Y
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+"""
+_TIMING_TESTS = """import pytest
+from manualprop import Tanh
+
+@pytest.mark.visibility("hidden")
+def test_hidden(student, grade, rng):
+    '''Hidden: Tanh'''
+    for _ in range(6):
+        grade.layer_forward(student.layer("hw.py", "Tanh"), rng.standard_normal((4, 3)) + 7.25, Tanh())
+
+@pytest.mark.visibility("visible")
+def test_visible(student, grade, rng):
+    '''Tanh: forward'''
+    grade.layer_forward(student.layer("hw.py", "Tanh"), rng.standard_normal((4, 3)), Tanh())
+"""
+
+
+def test_a_hidden_tests_time_never_changes_what_the_student_sees(tmp_path):
+    """M3: a forward that slept only on the hidden test's input passed the whole submission's time limit, and the
+    top-level output ("Score 0, too slow: the whole submission took more than ...") and every visible row ("Not
+    counted ... Before that, this test had 2 / 2") told the student one bit of the hidden input. The hidden tests
+    run after the visible ones; a limit passed while they run now costs the hidden rows alone: the visible rows
+    keep their scores and the top-level output is the visible score line, saying nothing of time."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hw.py").write_text(TIMING)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hw.py").write_text(_TIMING_TESTS)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=3.0, submission_timeout=8)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    hidden, visible = data["tests"]
+    assert r.status == "graded" and data["extra_data"]["later_tests_too_slow"] is True, data
+    assert data["output"] == ("Score on the tests visible now: 1 / 1. Other tests are shown later and count in your "
+                              "final score.")
+    assert (visible["score"], visible["status"], visible["output"]) == (1.0, "passed", "All checked: `Y` ok."), visible
+    assert hidden["score"] == 0 and hidden["visibility"] == "hidden"
+    assert "the tests shown later (hidden, or after the due date or publication) together ran past the " \
+           "submission's time limit (8 s)" in hidden["output"]
+    assert data["score"] == r.score == 1.0 and "hidden" in r.message

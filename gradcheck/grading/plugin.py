@@ -47,11 +47,13 @@ from ..errors import GradcheckError, GraderError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
+    LATER_TESTS,
     VISIBILITIES,
     check_options,
     placeholder_results,
     result_row,
     tests_imports,
+    visible_score,
     write_json,
 )
 from .static import MAX_BYTES, forbidden_imports, format_violations, scan, vendored_engines
@@ -129,6 +131,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
     _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the first test shown later (:func:`_hidden`; they run after every visible test), create
+    :data:`LATER_TESTS` beside the results: a submission time limit passed from then on is charged to the later
+    tests' rows alone (``runner._later_too_slow``), so what the student sees at once never depends on them."""
+    path, partial = item.config.getoption("--grading-results", None), item.config.stash.get(_PARTIAL, None)
+    if path and partial is not None and _hidden(item) and not partial.get("later_started"):
+        partial["later_started"] = True
+        with contextlib.suppress(OSError):
+            Path(path).with_name(LATER_TESTS).touch()
 
 
 def _one_name_each(graded: list) -> None:
@@ -786,7 +800,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     notes = list(holder.notes) if holder is not None else []
     summary = ["The autograder failed (a problem on the grader's side, not in your submission); your "
                "score is 0 for now and not final: you will be graded again. Course staff have the details."
-               if grader_error else _visible_score(tests), *(f"Note: {n}" for n in notes)]
+               if grader_error else visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
     out.update(score=total, execution_time=math.ceil(time.time() - partial["started"]), test_output_format="md",
                tests=tests)
@@ -803,18 +817,6 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
         extra["integrity"] = _integrity(holder)
         _charge(config, time.monotonic() - t0)
     write_json(Path(path), out)
-
-
-def _visible_score(tests: list[dict]) -> str:
-    """The top-level output's score line, which Gradescope shows the student at once: the points of the
-    tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
-    ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
-    whole total for the gradebook."""
-    shown = [t for t in tests if t["visibility"] == "visible"]
-    line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
-            f"{round(sum(t['max_score'] for t in shown), 4):g}.")
-    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
-                   else "")
 
 
 def _not_counted(row: dict) -> dict:
