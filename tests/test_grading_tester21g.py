@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gradcheck.grading.checks import layer_gradients
-from gradcheck.grading.runner import grade_submission
+from gradcheck.grading.runner import grade_batch, grade_submission
 from gradcheck.sandbox import Sandbox
 from manualprop import Linear
 from tests.test_cli import run_here
@@ -272,3 +272,42 @@ def test_a_hidden_tests_time_never_changes_what_the_student_sees(tmp_path):
     assert "the tests shown later (hidden, or after the due date or publication) together ran past the " \
            "submission's time limit (8 s)" in hidden["output"]
     assert data["score"] == r.score == 1.0 and "hidden" in r.message
+
+
+@pytest.mark.parametrize("marker, call, said", [
+    ("points(5)", 'grade.layer_gradients(layer, X, RefLinear(5, 3), parts={"dX": 2, "dW": 2, "db": 2})',
+     "points(5) but its one check, grade.layer_gradients(...), gives parts sum 6"),
+    ("points(2)", "grade.layer_forward(layer, X, RefLinear(5, 3), points=3)",
+     "points(2) but its one check, grade.layer_forward(...), gives points= 3"),
+])
+def test_points_that_contradict_themselves_are_refused(tmp_path, marker, call, said):
+    """LOW: ``points(5)`` beside parts summing to 6 scaled a correct submission's 6 to 5 and db's loss to 1.67,
+    and ``points(2)`` beside ``points=3`` gave 2/2, silently. Now a test of one check whose literal points do not
+    add up to its marker is refused as a usage error naming it (exit 2), before anything is graded; a test of
+    several checks or trials shares its points by their weights, as the example assignment's hidden test does."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_STAFF_TEST.replace("points(2)", marker).replace(
+        "BODY", f"    {call}"))
+    r = run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out",
+                 "--seed", "1", "--no-progress")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "test_staff.py::test_linear: " + said in " ".join(r.stderr.split()), r.stderr
+
+
+def test_a_signed_result_copied_from_another_submission_is_named_when_graded_again(tmp_path):
+    """LOW: s01's signed results.json copied over s03's was graded again without a word (a hand-edited one is
+    named). Now it is named as one that is not that submission's signed result."""
+    solution = (ASSIGN / "solution" / "layers.py").read_text()
+    for name, text in {"a": solution, "b": solution.replace("dY.sum(axis=0)", "dY.mean(axis=0)")}.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(text)
+    kw = dict(progress=False, plot=False, seed=3, workers=2)
+    first = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "out", **kw)
+    assert {r.name: r.score for r in first.submissions} == {"a": 28.0, "b": 22.6667}
+    (tmp_path / "out" / "b" / "results.json").write_bytes((tmp_path / "out" / "a" / "results.json").read_bytes())
+    again = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "out", **kw)
+    assert again.unsigned == ["b"] and {r.name: r.score for r in again.submissions} == {"a": 28.0, "b": 22.6667}
+    assert "1 saved results.json did not carry this batch's signature of that submission (edited by hand, copied " \
+           "from another submission or batch, or planted) and were graded again: b" in again.summary()

@@ -130,6 +130,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
+        if why := _points_contradiction(item):
+            raise pytest.UsageError(why)
     _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
 
 
@@ -143,6 +145,47 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         partial["later_started"] = True
         with contextlib.suppress(OSError):
             Path(path).with_name(LATER_TESTS).touch()
+
+
+def _points_contradiction(item: pytest.Item) -> str:
+    """Why a test's points contradict themselves (tester21g LOW: each was rescaled silently), or '': a test whose
+    body makes one ``grade.<check>(...)`` call, outside any loop, giving its points as literals (``parts={"dX": 2,
+    ...}``, ``points=3``) that do not add up to its ``points(n)`` marker (1 without one), ``points(5)`` beside parts
+    summing to 6. A test of several calls (trials, several checks) shares its points among them by these weights,
+    as documented, and is not judged here."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(item.function)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return ""
+    calls, looped = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            looped.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "grade":
+            calls.append(node)
+    if len(calls) != 1 or id(calls[0]) in looped:
+        return ""
+    given = {k.arg: k.value for k in calls[0].keywords if k.arg in ("parts", "points")}
+    try:
+        total = sum(float(v) for v in ast.literal_eval(given["parts"]).values()) if "parts" in given else \
+            float(ast.literal_eval(given["points"])) if "points" in given else None
+    except (ValueError, TypeError, AttributeError, SyntaxError):
+        return ""
+    marker = item.get_closest_marker("points")
+    points = float(marker.args[0]) if marker is not None and marker.args else 1.0
+    if total is None or math.isclose(total, points):
+        return ""
+    what = "parts sum" if "parts" in given else "points="
+    return (f"{item.nodeid}: points({points:g}) but its one check, grade.{calls[0].func.attr}(...), gives "
+            f"{what} {total:g}{' (' + ast.unparse(given['parts']) + ')' if 'parts' in given else ''}: the test's points "
+            f"would be rescaled silently. Make them agree (points({total:g}), or parts/points adding up to "
+            f"{points:g}).")
 
 
 def _one_name_each(graded: list) -> None:

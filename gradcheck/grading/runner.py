@@ -124,7 +124,8 @@ class BatchResult:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
     ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
-    ``unsigned``: graded again because their saved results.json did not carry the batch's signature;
+    ``unsigned``: graded again because their saved results.json did not carry the batch's signature of that
+    submission (another submission's signed results copied into its folder too);
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept);
     ``dynamic_imports``: where the grading tests import a name computed at run time, when saved scores were kept
@@ -203,8 +204,8 @@ class BatchResult:
                          f"since this output folder was graded; the saved scores were kept (--force grades again)")
         if self.unsigned:
             lines.append(f"warning: {len(self.unsigned)} saved results.json did not carry this batch's "
-                         f"signature (edited by hand, copied from another batch, or planted) and were graded "
-                         f"again: {', '.join(map(display_name, self.unsigned))}")
+                         f"signature of that submission (edited by hand, copied from another submission or batch, "
+                         f"or planted) and were graded again: {', '.join(map(display_name, self.unsigned))}")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -1889,9 +1890,9 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     for s in subs:
         saved = folders[s.name] / "results.json"
         done = None if again else _load_done(saved, key)
-        if str(saved) in _UNSIGNED:
-            _UNSIGNED.discard(str(saved))
-            unsigned.append(s.name)
+        if str(saved) in _UNSIGNED or done is not None and done.name != s.name:  # tester21g LOW: another
+            _UNSIGNED.discard(str(saved))  # submission's signed results.json copied here is no more its own than an
+            unsigned.append(s.name)  # edited one: graded again, and named
         if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
             results.append(done)
             continue
