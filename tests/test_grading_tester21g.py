@@ -29,6 +29,7 @@ BUGS = {
     "nan_dY": "dY[0, 0] = np.nan",  # the same, with NaN (tester21g: y3 had "dX ok, dW ok")
     "float32": "float32",  # forward in float32: check's FAIL as a whole (wrong precision of Y)
     "constant": "constant",  # an array forward reads with no gradient: check's NOT CHECKED as a whole
+    "double_b": "double_b",  # forward adds b twice: db matches the reference, central differences find it wrong
 }
 
 
@@ -36,6 +37,8 @@ def _linear(name: str, bugs: frozenset[str]) -> str:
     """A Linear (W (3, 5), b (3,)) with ``bugs`` planted, as the class ``name``."""
     scale = "        self.class_weights = np.ones(3)\n" if "constant" in bugs else ""
     out = "(self.X @ self.params['W'].T + self.params['b'])" + (" * self.class_weights" if "constant" in bugs else "")
+    out += " + self.params['b']" if "double_b" in bugs else ""
+    out = f"({out})"
     out += ".astype(np.float32)" if "float32" in bugs else ""
     lines = [BUGS[b] for b in ("db_mean", "dW_sign", "zero_dY", "nan_dY") if b in bugs]
     after = "".join(f"        {line}\n" for line in lines if line.startswith("dY"))
@@ -54,7 +57,9 @@ def test_a_second_bug_never_raises_a_linear_layers_score(tmp_path):
     y9 21; e_zero_dY 18, e_zero_dY_db_mean 22.67). Now check's verdicts on the layer as a whole (the write into
     dY, a float32 forward, an array with no gradient: NOT CHECKED) are decided whatever the parts say. The
     property, on a real sandbox: for every set S of at most one bug and every other bug b, the fraction of S + b
-    is at most S's; and each whole-layer bug alone earns nothing."""
+    is at most S's; and each whole-layer bug alone earns nothing. The parts that match the reference beside a wrong
+    one are confirmed by central differences too (a forward adding b twice: db, 2/3 alone, was spared with dW
+    wrong: 2/3 again, now 1/3)."""
     sets = [frozenset(c) for k in range(3) for c in itertools.combinations(sorted(BUGS), k)]
     names = {s: "L_" + ("_".join(sorted(s)) or "correct") for s in sets}
     (tmp_path / "hw.py").write_text("import numpy as np\n\n" + "\n".join(_linear(names[s], s) for s in sets))
@@ -67,6 +72,9 @@ def test_a_second_bug_never_raises_a_linear_layers_score(tmp_path):
     assert score[frozenset({"db_mean", "dW_sign"})] == pytest.approx(1 / 3)
     for bug in ("zero_dY", "nan_dY", "float32", "constant"):
         assert score[frozenset({bug})] == 0.0, bug
+    # db found wrong by central differences alone, with another part wrong too (was: spared, 2/3 against 1/3)
+    assert score[frozenset({"double_b"})] == score[frozenset({"double_b", "db_mean"})] == pytest.approx(2 / 3)
+    assert score[frozenset({"double_b", "dW_sign"})] == pytest.approx(1 / 3)
     raised = [(sorted(s), b, score[s], score[s | {b}]) for s in sets if len(s) <= 1 for b in BUGS
               if b not in s and score[s | {b}] > score[s]]
     assert raised == []

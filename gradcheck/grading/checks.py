@@ -738,7 +738,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     wrong gradient; memory the submission holds that leaves the check none): each fails every part still passing,
     so a second bug can never earn back what the first cost (tester21g H: a write into dY was judged only when
     every part matched, and ``db = dY.mean`` beside it scored 4 more points). Then central differences
-    (``numerical``, run when every part matched), then check's NOT CHECKED as a whole
+    (``numerical``, run whenever a part matched: :func:`_numerical` when all did, :func:`_numerical_rest` for the
+    parts that matched beside wrong ones), then check's NOT CHECKED as a whole
     (:func:`gradcheck.check_command._undecided`, exit 3 there: no points, whatever else failed), and how to
     reproduce a failure. A failed part against the ``reference`` first has the reference checked
     (:func:`_reference_confirmed`)."""
@@ -748,11 +749,13 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
         for p in verdict.parts:
             if p.passed:
                 p.passed, p.message = False, whole(p.name)
-    elif numerical and verdict.passed:
+    elif numerical and any(p.passed for p in verdict.parts):
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
-        if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
+        if not verdict.passed:  # some parts wrong: the others are confirmed all the same
+            _numerical_rest(verdict, run, lambda t: rename.get(t, t))
+        elif failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
     from ..check_command import _undecided
 
@@ -851,13 +854,50 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
         return failed
     for p in verdict.parts:
         if p.name in records and not records[p.name].passed:
-            c = records[p.name].comparisons[0]
-            p.passed = False
-            a, b = _distinct(float(c.worst_a), float(c.worst_b))
-            p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
-                         f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or _ignored(res, records[p.name].tensor) or question}")
+            _disagrees(p, res, records[p.name], of, question)
     return None
+
+
+def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
+    """Fail part ``p``, whose gradient the check's ``record`` (of the result ``res``) finds unlike central
+    differences, with the check's figures and the likeliest cause (accumulated gradients, a parameter forward
+    ignores, else ``question``)."""
+    c = record.comparisons[0]
+    a, b = _distinct(float(c.worst_a), float(c.worst_b))
+    p.passed, p.message = False, (
+        f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
+        f"(worst element {p.name}{list(c.worst_index)}: {a} vs {b}). "
+        f"{_accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question}")
+
+
+def _numerical_rest(verdict: Verdict, run: Callable[[], Any], part_of: Callable[[str], str]) -> None:
+    """Central differences (``run()``, as :func:`_numerical`) for a verdict some of whose parts are already wrong
+    against the reference: each part that matched and that the check finds wrong fails, as when every part matched
+    (tester21g H: a forward adding b twice lost db's points to central differences, and with ``dX`` also wrong kept
+    them: a second bug raised the score). The check too slow, or an error no wrong part explains, fails the parts
+    that matched, as it fails every part when all matched; an error a wrong part explains (its shape, a NaN or
+    infinity, a missing gradient: the check's validation of what backward gave) leaves the verdict as it is."""
+    from ..errors import GradientShapeError, ProtocolError
+
+    left = [p for p in verdict.parts if p.passed]
+    try:
+        res = run()
+    except GraderError:
+        raise
+    except (GradientShapeError, NonFiniteError, ProtocolError):  # what a wrong part already costs
+        return
+    except GradcheckError as exc:
+        slow = getattr(exc, "reason", None) == "timeout"
+        for p in left:
+            p.passed, p.failed_as = False, "too slow" if slow else "wrong"
+            p.message = ("the numerical check (central differences: many calls of forward, each with the time "
+                         f"limit of one call) could not finish, so this gradient was not confirmed: {exc}" if slow
+                         else f"the numerical check could not run: {exc}")
+        return
+    records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
+    for p in left:
+        if p.name in records and not records[p.name].passed:
+            _disagrees(p, res, records[p.name], "", "Is the layer deterministic?")
 
 
 def _ignored(res: Any, tensor: str) -> str:
