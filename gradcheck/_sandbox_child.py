@@ -477,18 +477,14 @@ def _forward_codes(AD, obj):
 
 
 def code_key(code):
-    """What a code object computes, without its names and places: its bytecode, the names and constants it reads
-    (a nested code object's by its own key) and its arguments' count. Equal for ``forward.__code__`` and a copy of it
-    made by ``code.replace(co_name=...)`` or ``types.FunctionType(code, globals())`` (tester21g M2: such a copy,
-    another code object, escaped a count by identity)."""
+    """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key."""
     consts = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
                    for c in code.co_consts)
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
 def counting_calls(codes, fn, *args):
-    """``(fn(*args), n)``: n calls meanwhile of a code object in ``codes`` or equal to one by :func:`code_key`
-    (a copy of forward's code under another name; -1: the counter was removed)."""
+    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` (-1: the counter was removed)."""
     n, keys, seen = [0], {code_key(c) for c in codes}, {}
 
     def profile(frame, event, arg):  # noqa: ARG001
@@ -496,7 +492,7 @@ def counting_calls(codes, fn, *args):
             return
         code = frame.f_code
         hit = seen.get(id(code))
-        if hit is None or hit[0] is not code:  # one key per code object (kept alive here, so its id is not reused)
+        if hit is None or hit[0] is not code:  # kept alive here: its id is not reused
             hit = seen[id(code)] = (code, code in codes or code_key(code) in keys)
         n[0] += hit[1]
     sys.setprofile(profile)
