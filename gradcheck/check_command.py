@@ -925,17 +925,20 @@ def _not_plain_line(res, cname: str, why: str) -> str:
             f"but the weights' update could not be checked: {why}")
 
 
-def _undecided(info, cname: str, grading: bool = False) -> str:
+def _undecided(info, cname: str, grading: bool = False, matched: bool = True) -> str:
     """The NOT CHECKED line of arrays forward reads with no gradient beside weights with theirs
     (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none. With
     ``grading``, the grader's line: the declaration it offers is the grading test's ``constants=[...]``, not check's
-    ``--constants`` (:func:`gradcheck._adapters.undecided_text`)."""
+    ``--constants`` (:func:`gradcheck._adapters.undecided_text`); ``matched`` False: some checked gradients are wrong
+    (the grader's line beside failed parts)."""
     from ._adapters import missing_gradients, undecided_text
 
     names = missing_gradients(info)
     if not names:
         return ""
-    return (f"NOT CHECKED as a whole: {cname}: the gradients that were checked match (see above), but gradcheck "
+    checked = "the gradients that were checked match (see above), but" if matched else \
+        "besides the gradients that are wrong (see above),"
+    return (f"NOT CHECKED as a whole: {cname}: {checked} gradcheck "
             f"{undecided_text(names, [str(w) for w in info.get('unseen') or []], grading)}.")
 
 

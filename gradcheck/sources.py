@@ -20,7 +20,7 @@ from . import _validation as V
 from ._adapters import Adapted, _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
@@ -141,6 +141,19 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
 
+def dY_written(owner: str, dY: np.ndarray, G: np.ndarray) -> StudentCodeError | None:
+    """The one rule on a backward's upstream gradient: the error of a ``backward(dY)`` that left ``dY`` other than
+    ``G``, the value it was given (NaN compared equal to NaN), or None. ``dY`` is the array the student's backward
+    received (a sandboxed layer's caller array, into which :meth:`gradcheck.sandbox.RemoteLayer.backward` copies
+    what the child's backward wrote). Used by :func:`manual_source` (``gradcheck check``: exit 1) and by the grader
+    (:func:`gradcheck.grading.checks.layer_gradients`, whatever the other parts say), so the two cannot disagree."""
+    if V.identical(dY, G):
+        return None
+    return in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
+                    " (in a network the same dY can also reach another branch: a residual connection, or an "
+                    "output used twice)")
+
+
 def input_written(owner: str, name: str, what: str = "a layer", branch: str = "") -> InputModifiedError:
     """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child);
     ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`)."""
@@ -225,10 +238,8 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
-    if not V.identical(dY, G):
-        raise in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
-                        " (in a network the same dY can also reach another branch: a residual connection, or an "
-                        "output used twice)")
+    if written := dY_written(owner, dY, G):
+        raise written
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer)))
     return manual

@@ -27,10 +27,10 @@ from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close
 from ..config import CheckConfig
-from ..diagnose import _find, _float32_values, _low_precision, name_swaps
+from ..diagnose import _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient
-from ..sources import Call, reference_source
+from ..sources import Call, dY_written, reference_source
 from .diagnosis import diagnose, reproduce
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
@@ -236,6 +236,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
     for k, v in ours.items():
         if theirs[k].shape != (v.shape[::-1] if k in flips else v.shape):
+            _reference_contradiction(layer, reference, {n: a.shape for n, a in theirs.items()})
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}" + (
                                        " (or its transpose)." if v.ndim == 2 else "."))
@@ -275,6 +276,32 @@ def _square_flips(layer: Any, reference: Any, theirs: Mapping[str, np.ndarray], 
         if ref and mine and mine != ref:
             out.add(k)
     return out
+
+
+def _reference_contradiction(layer: Any, reference: Any, shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """Raise a GradingTestError when the student's parameters have other ``shapes`` than the reference's because
+    the test contradicts itself: the reference's own class, built with the constructor arguments the test gave the
+    student (``layer.init_kwargs``, the grading plugin's), has the student's shapes, so the reference solution run
+    through this test would fail it too (tester21g M1: ``student.layer(..., out_features=3)`` beside
+    ``RefLinear(5, 4)`` cost a correct submission its 6 points). As the plugin's ``_init_refused`` reads the
+    reference's class with the test's keywords; nothing is decided when that class cannot be built so."""
+    init = getattr(layer, "__dict__", {}).get("init_kwargs")
+    if not isinstance(init, dict) or not init:
+        return
+    try:
+        twin = type(reference)(**init)
+        twin_shapes = {k: np.shape(v) for k, v in (getattr(twin, "params", None) or {}).items()}
+    except Exception:  # noqa: BLE001 - the reference's class does not take the student's arguments: not decided here
+        return
+    ours = {k: np.shape(v) for k, v in (getattr(reference, "params", None) or {}).items()}
+    if twin_shapes and twin_shapes == dict(shapes) and twin_shapes != ours:
+        shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
+        raise GradingTestError(
+            f"the test builds the student's layer with ({shown}) and grades it against a reference whose parameters "
+            f"have shapes { {k: V.fmt_shape(s) for k, s in ours.items()} }, but the reference's own class "
+            f"{type(reference).__name__}({shown}) has { {k: V.fmt_shape(s) for k, s in twin_shapes.items()} }, the "
+            f"submission's: the reference solution would fail this test too. Give the student's layer and the "
+            f"reference the same sizes.")
 
 
 def _transposed_notes(layer: Any, reference: Any, xs: list[np.ndarray]) -> list[str]:
@@ -443,6 +470,8 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
             probed.release()  # one copy in the child (two ran a 1024-wide Linear out of a 256 MiB sandbox, blamed
             layer.__dict__.pop("_probed", None)  # on the student, where the memory budget names the grader's limit)
             return layer, xs
+        if "init_kwargs" in getattr(layer, "__dict__", {}):  # the test's arguments (_reference_contradiction)
+            probed.init_kwargs = layer.init_kwargs
         return probed, xs
     if several:
         class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
@@ -659,7 +688,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     Y = layer.forward(*[x.copy() for x in xs], training=training)
     V.check_output(Y, owner=owner, tensor="Y", produced_by=_given(xs)[1], expected_shape=G.shape,
                    expected_why="the reference output's shape")
-    ret = layer.backward(G.copy())
+    dY = G.copy()
+    ret = layer.backward(dY)
+    written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
     if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
         what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
                 f"one {type(ret).__name__}" if ret is not None else "None")
@@ -674,7 +705,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference, written)
 
 
 def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
@@ -730,33 +761,72 @@ def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None
-              ) -> Verdict:
-    """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
-    (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
-    whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure. A forward
-    output ``Y`` in float32 precision (:func:`_float32_forward`) fails as check fails it, before central
-    differences (whose float32 round-off would read as a wrong gradient). A failed part against the ``reference``
-    first has the reference checked (:func:`_reference_confirmed`)."""
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
+              written: GradcheckError | None = None) -> Verdict:
+    """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: the one place grading
+    reads ``gradcheck check``'s verdict. First check's verdicts on the layer as a whole, each decided whatever the
+    parts say (:func:`_whole_layer`: a backward that wrote into dY, ``written``; a forward output ``Y`` in float32
+    precision, which fails as check fails it, before central differences, whose float32 round-off would read as a
+    wrong gradient; memory the submission holds that leaves the check none): each fails every part still passing,
+    so a second bug can never earn back what the first cost (tester21g H: a write into dY was judged only when
+    every part matched, and ``db = dY.mean`` beside it scored 4 more points). Then central differences
+    (``numerical``, run whenever a part matched: :func:`_numerical` when all did, :func:`_numerical_rest` for the
+    parts that matched beside wrong ones), then check's NOT CHECKED as a whole
+    (:func:`gradcheck.check_command._undecided`, exit 3 there: no points, whatever else failed), and how to
+    reproduce a failure. A failed part against the ``reference`` first has the reference checked
+    (:func:`_reference_confirmed`)."""
     if numerical and not verdict.passed and reference is not None:
         _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
-    if numerical and verdict.passed and (why := _float32_forward(Y, xs)):
+    if whole := _whole_layer(verdict, layer, xs, shape, numerical, Y, written):
         for p in verdict.parts:
-            p.passed, p.message = False, (f"{p.name} matches the reference's, but it cannot be confirmed by central "
-                                          f"differences, as gradcheck check says (FAIL: wrong precision of Y): {why}")
-    elif numerical and verdict.passed:
+            if p.passed:
+                p.passed, p.message = False, whole(p.name)
+    elif numerical and any(p.passed for p in verdict.parts):
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
-        if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
+        if not verdict.passed:  # some parts wrong: the others are confirmed all the same
+            _numerical_rest(verdict, run, lambda t: rename.get(t, t))
+        elif failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
-    if verdict.passed:
-        from ..check_command import _undecided
+    from ..check_command import _undecided
 
-        verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True)
+    verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
+                                     matched=all(p.passed for p in verdict.parts))
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _whole_layer(verdict: Verdict, layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], numerical: bool, Y: Any,
+                 written: GradcheckError | None) -> Callable[[str], str] | None:
+    """The message (of a part's name) of ``gradcheck check``'s first failure of the layer as a whole, or None:
+    a backward that wrote into dY (``written``: :func:`gradcheck.sources.dY_written`, check's exit 1); with
+    ``numerical``, a float32 forward (:func:`_float32_forward`) and memory the submission's code holds that leaves
+    the numerical check too little (:func:`_held`; when every part matched :func:`_within_budget` measures it
+    before the check runs). Decided whatever the parts say: a part that fails does not hide them."""
+    if written is not None:
+        return lambda name: str(written)
+    if numerical and (why := _float32_forward(Y, xs)):
+        return lambda name: (f"{name} matches the reference's, but it cannot be confirmed by central differences, as "
+                             f"gradcheck check says (FAIL: wrong precision of Y): {why}")
+    if numerical and not verdict.passed and (held := _held(layer, xs, shape)) is not None:
+        return lambda name: str(held)
+    return None
+
+
+def _held(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...]) -> StudentCodeError | None:
+    """The student's error when the memory the submission's code holds (:func:`_held_by_submission`) leaves the
+    numerical check of ``layer`` on ``xs`` less than it needs of the sandbox's budget, else None (also for a layer
+    in this process, or a check that would not fit in any case: :func:`_within_budget` names that one)."""
+    budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
+    measure = getattr(layer, "check_memory_mib", None)
+    if not (isinstance(budget, int) and callable(measure)):
+        return None
+    estimate, held = measure(xs, shape)
+    if estimate <= budget < estimate + held and held > HELD_SLACK_MIB:
+        return _held_by_submission(layer, held, estimate, budget, "before it could run")
+    return None
 
 
 def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
@@ -766,7 +836,7 @@ def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
     if not isinstance(Y, np.ndarray) or Y.dtype.kind != "f":
         return ""
     if _low_precision(Y.dtype, xs):
-        return _find("float32", "Y", what="forward returns", dtype=Y.dtype).sentence()
+        return _find("float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
     return _find("float32-values", "Y").sentence() if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
 
 
@@ -816,13 +886,50 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
         return failed
     for p in verdict.parts:
         if p.name in records and not records[p.name].passed:
-            c = records[p.name].comparisons[0]
-            p.passed = False
-            a, b = _distinct(float(c.worst_a), float(c.worst_b))
-            p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
-                         f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{a} vs {b}). {_accumulated(res, records[p.name].tensor, p.name) or _ignored(res, records[p.name].tensor) or question}")
+            _disagrees(p, res, records[p.name], of, question)
     return None
+
+
+def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
+    """Fail part ``p``, whose gradient the check's ``record`` (of the result ``res``) finds unlike central
+    differences, with the check's figures and the likeliest cause (accumulated gradients, a parameter forward
+    ignores, else ``question``)."""
+    c = record.comparisons[0]
+    a, b = _distinct(float(c.worst_a), float(c.worst_b))
+    p.passed, p.message = False, (
+        f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
+        f"(worst element {p.name}{list(c.worst_index)}: {a} vs {b}). "
+        f"{_accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question}")
+
+
+def _numerical_rest(verdict: Verdict, run: Callable[[], Any], part_of: Callable[[str], str]) -> None:
+    """Central differences (``run()``, as :func:`_numerical`) for a verdict some of whose parts are already wrong
+    against the reference: each part that matched and that the check finds wrong fails, as when every part matched
+    (tester21g H: a forward adding b twice lost db's points to central differences, and with ``dX`` also wrong kept
+    them: a second bug raised the score). The check too slow, or an error no wrong part explains, fails the parts
+    that matched, as it fails every part when all matched; an error a wrong part explains (its shape, a NaN or
+    infinity, a missing gradient: the check's validation of what backward gave) leaves the verdict as it is."""
+    from ..errors import GradientShapeError, ProtocolError
+
+    left = [p for p in verdict.parts if p.passed]
+    try:
+        res = run()
+    except GraderError:
+        raise
+    except (GradientShapeError, NonFiniteError, ProtocolError):  # what a wrong part already costs
+        return
+    except GradcheckError as exc:
+        slow = getattr(exc, "reason", None) == "timeout"
+        for p in left:
+            p.passed, p.failed_as = False, "too slow" if slow else "wrong"
+            p.message = ("the numerical check (central differences: many calls of forward, each with the time "
+                         f"limit of one call) could not finish, so this gradient was not confirmed: {exc}" if slow
+                         else f"the numerical check could not run: {exc}")
+        return
+    records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
+    for p in left:
+        if p.name in records and not records[p.name].passed:
+            _disagrees(p, res, records[p.name], "", "Is the layer deterministic?")
 
 
 def _ignored(res: Any, tensor: str) -> str:

@@ -47,11 +47,13 @@ from ..errors import GradcheckError, GraderError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
+    LATER_TESTS,
     VISIBILITIES,
     check_options,
     placeholder_results,
     result_row,
     tests_imports,
+    visible_score,
     write_json,
 )
 from .static import MAX_BYTES, forbidden_imports, format_violations, scan, vendored_engines
@@ -128,7 +130,62 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
+        if why := _points_contradiction(item):
+            raise pytest.UsageError(why)
     _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the first test shown later (:func:`_hidden`; they run after every visible test), create
+    :data:`LATER_TESTS` beside the results: a submission time limit passed from then on is charged to the later
+    tests' rows alone (``runner._later_too_slow``), so what the student sees at once never depends on them."""
+    path, partial = item.config.getoption("--grading-results", None), item.config.stash.get(_PARTIAL, None)
+    if path and partial is not None and _hidden(item) and not partial.get("later_started"):
+        partial["later_started"] = True
+        with contextlib.suppress(OSError):
+            Path(path).with_name(LATER_TESTS).touch()
+
+
+def _points_contradiction(item: pytest.Item) -> str:
+    """Why a test's points contradict themselves (tester21g LOW: each was rescaled silently), or '': a test whose
+    body makes one ``grade.<check>(...)`` call, outside any loop, giving its points as literals (``parts={"dX": 2,
+    ...}``, ``points=3``) that do not add up to its ``points(n)`` marker (1 without one), ``points(5)`` beside parts
+    summing to 6. A test of several calls (trials, several checks) shares its points among them by these weights,
+    as documented, and is not judged here."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(item.function)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return ""
+    calls, looped = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            looped.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "grade":
+            calls.append(node)
+    if len(calls) != 1 or id(calls[0]) in looped:
+        return ""
+    given = {k.arg: k.value for k in calls[0].keywords if k.arg in ("parts", "points")}
+    try:
+        total = sum(float(v) for v in ast.literal_eval(given["parts"]).values()) if "parts" in given else \
+            float(ast.literal_eval(given["points"])) if "points" in given else None
+    except (ValueError, TypeError, AttributeError, SyntaxError):
+        return ""
+    marker = item.get_closest_marker("points")
+    points = float(marker.args[0]) if marker is not None and marker.args else 1.0
+    if total is None or math.isclose(total, points):
+        return ""
+    what = "parts sum" if "parts" in given else "points="
+    return (f"{item.nodeid}: points({points:g}) but its one check, grade.{calls[0].func.attr}(...), gives "
+            f"{what} {total:g}{' (' + ast.unparse(given['parts']) + ')' if 'parts' in given else ''}: the test's points "
+            f"would be rescaled silently. Make them agree (points({total:g}), or parts/points adding up to "
+            f"{points:g}).")
 
 
 def _one_name_each(graded: list) -> None:
@@ -673,26 +730,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
-    """Where a test's own code failed (``"test_x.py, line 55"``) when it raised a NameError or an
-    ImportError in a file of the tests' folder: a typo in the staff's test (tester16g H4: ``RefRelu()``
-    for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"). The
-    submission runs in its sandbox process, so no name it lacks is looked up in the tests' frames;
-    what it lacks reaches the test as the sandbox's own errors. '' for any other failure."""
+    """Where a test's own code failed (``"test_x.py, line 55, in test_a"``) when an exception was raised by a frame
+    of a file of the tests' folder (the innermost frame that is not Python's or a library's: numpy's error on the
+    test's own arrays is raised where the test called it): a typo in the staff's test (tester16g H4: ``RefRelu()``
+    for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"), a KeyError, a
+    shape error of the test's own arrays, an ``assert`` of the test's own (tester21g M1: each graded the solution
+    0 with exit 0); or by the test's reference (:func:`_reference_frame`); or a fixture misspelt. The submission
+    runs in its sandbox process, so none of its frames is in this traceback: what it does reaches the test as
+    gradcheck's errors (StudentCodeError, SandboxError) and failures (GradingFailure), raised in gradcheck's
+    frames and never counted here, whichever test frames they pass through. '' for any other failure."""
     exc = call.excinfo.value if call.excinfo is not None else None
     if isinstance(exc, pytest.FixtureLookupError):  # a fixture's name misspelt (tester20g M2: ``studnet``)
         return f"{os.path.basename(str(item.path))}: {item.name} asks for a fixture that does not exist"
-    if isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, AssertionError)) and \
-            (where := _reference_frame(exc)):  # the reference raised (tester20g M2: a broadcast error)
-        return where
-    if not isinstance(exc, (NameError, ImportError)) or isinstance(exc, GradcheckError):
+    if not isinstance(exc, Exception) or isinstance(exc, (GradcheckError, C.GradingFailure)):
         return ""
-    tb, folder = exc.__traceback__, os.path.dirname(os.path.abspath(str(item.path)))
-    while tb is not None and tb.tb_next is not None:
+    if not isinstance(exc, AssertionError) and (where := _reference_frame(exc)):  # tester20g M2: a broadcast error
+        return where
+    folder, frames, tb = os.path.dirname(os.path.abspath(str(item.path))), [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
         tb = tb.tb_next
-    where = os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""
+    raised = next((t for t in reversed(frames) if not _library(os.path.abspath(t.tb_frame.f_code.co_filename))), None)
+    where = os.path.abspath(raised.tb_frame.f_code.co_filename) if raised is not None else ""
     if not where.startswith(folder + os.sep):
         return ""
-    return f"{os.path.relpath(where, folder)}, line {tb.tb_lineno}"
+    return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
 
 
 def _exc_text(exc: BaseException) -> str:
@@ -781,7 +843,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     notes = list(holder.notes) if holder is not None else []
     summary = ["The autograder failed (a problem on the grader's side, not in your submission); your "
                "score is 0 for now and not final: you will be graded again. Course staff have the details."
-               if grader_error else _visible_score(tests), *(f"Note: {n}" for n in notes)]
+               if grader_error else visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
     out.update(score=total, execution_time=math.ceil(time.time() - partial["started"]), test_output_format="md",
                tests=tests)
@@ -798,18 +860,6 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
         extra["integrity"] = _integrity(holder)
         _charge(config, time.monotonic() - t0)
     write_json(Path(path), out)
-
-
-def _visible_score(tests: list[dict]) -> str:
-    """The top-level output's score line, which Gradescope shows the student at once: the points of the
-    tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
-    ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
-    whole total for the gradebook."""
-    shown = [t for t in tests if t["visibility"] == "visible"]
-    line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
-            f"{round(sum(t['max_score'] for t in shown), 4):g}.")
-    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
-                   else "")
 
 
 def _not_counted(row: dict) -> dict:

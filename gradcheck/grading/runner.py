@@ -124,7 +124,8 @@ class BatchResult:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
     ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
-    ``unsigned``: graded again because their saved results.json did not carry the batch's signature;
+    ``unsigned``: graded again because their saved results.json did not carry the batch's signature of that
+    submission (another submission's signed results copied into its folder too);
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept);
     ``dynamic_imports``: where the grading tests import a name computed at run time, when saved scores were kept
@@ -203,8 +204,8 @@ class BatchResult:
                          f"since this output folder was graded; the saved scores were kept (--force grades again)")
         if self.unsigned:
             lines.append(f"warning: {len(self.unsigned)} saved results.json did not carry this batch's "
-                         f"signature (edited by hand, copied from another batch, or planted) and were graded "
-                         f"again: {', '.join(map(display_name, self.unsigned))}")
+                         f"signature of that submission (edited by hand, copied from another submission or batch, "
+                         f"or planted) and were graded again: {', '.join(map(display_name, self.unsigned))}")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -1097,12 +1098,15 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         if (tmp_p / "junit.xml").exists():
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
         data = _read_json(tmp_p / "results.json")  # the plugin's, trusted from a pytest that ended normally (exit 0 or 1)
+        later = (tmp_p / LATER_TESTS).exists()  # the plugin began the tests shown later (hidden, after the due date)
     rows = data.get("tests") if isinstance(data, dict) else None  # the rows written so far
     if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
             code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
         data = None  # (a grader error: stopped on purpose)
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
+    if data is None and timed_out and later and _valid_rows(rows):
+        return _later_too_slow(results, submission_timeout, seed, record, seconds, key, _valid_rows(rows))
     if data is None and timed_out:
         if not _valid_rows(rows):  # stopped before the plugin wrote its rows (a loaded machine): out of its points
             rows = [result_row(n, mx, v, status="not run") for n, mx, v in _collected_rows(str(tests_p.resolve()))]
@@ -1230,6 +1234,11 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
 
+
+#: The file, beside the child's results file, that the plugin creates when the first test shown later (``hidden``,
+#: ``after_due_date``, ``after_published``; they run after every visible test) begins: a time limit passed after it
+#: is the later tests' (:func:`_later_too_slow`), and costs the student nothing they see now (tester21g M3).
+LATER_TESTS = "later-tests-started"
 
 #: The file, beside the child's results file, where the plugin writes the seconds of the grader's own scan of
 #: the submission (``plugin._scan_submission``); :func:`_run_child` adds them to ``--submission-timeout``.
@@ -1385,6 +1394,53 @@ def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record
            f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
     return _zero_result(path, msg, seed, record, seconds, key, "graded", _too_slow_rows(rows, limit), too_slow=True)
+
+
+def _later_too_slow(path: Path, limit: float, seed: int | None, record: dict[str, Any], seconds: float,
+                    key: bytes | None, rows: list[dict[str, Any]]) -> SubmissionResult:
+    """The result of a submission whose grading passed ``--submission-timeout`` (``limit``) while the tests shown
+    later ran (the plugin's :data:`LATER_TESTS`; every visible test had finished, in the plugin's ``rows``): the
+    visible rows keep their scores, each later row scores 0 saying why, the top-level output is the visible score
+    line (:func:`visible_score`), as any grading's, saying nothing of time; status "graded". A hidden test's time
+    so never changes what the student sees at once (tester21g M3: a forward that slept only on the hidden test's
+    input turned the whole submission's result into "Score 0, too slow": one bit of the hidden input per
+    submission). The total (``score``, the gradebook's) counts the later rows' 0; Gradescope hides it from the
+    student when tests are hidden (its autograder specification, "Controlling test case visibility")."""
+    why = (f"the tests shown later (hidden, or after the due date or publication) together ran past the "
+           f"submission's time limit ({limit:g} s) and were stopped")
+    tests = []
+    for t in rows:
+        if t["visibility"] == "visible":  # finished before any later test began
+            score = t.get("score") if isinstance(t.get("score"), (int, float)) and 0 <= t["score"] <= t["max_score"] \
+                else 0.0
+            tests.append(result_row(t["name"], t["max_score"], "visible", t["output"],
+                                    "passed" if t.get("status") == "passed" else "failed", float(score)))
+            continue
+        had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
+        text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
+                f"Not counted: {why}, so each of them scores 0. Before that, this test had {had:g} / "
+                f"{t['max_score']:g}:\n\n{t['output']}")
+        tests.append(result_row(t["name"], t["max_score"], t["visibility"], text))
+    data = placeholder_results(visible_score(tests), seed, complete=True)
+    data.update(score=round(sum(t["score"] for t in tests), 4), tests=tests)
+    data["extra_data"].update(execution_time=round(seconds, 3), max_score=round(sum(t["max_score"] for t in tests), 4),
+                              later_tests_too_slow=True)
+    _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
+    return _from_results(data, record["submission"], "graded", seconds, path,
+                         message=f"the tests shown later (hidden) passed the time limit of {limit:g} s: they score 0; "
+                                 f"the visible tests keep their scores")
+
+
+def visible_score(tests: list[dict]) -> str:
+    """The top-level output's score line, which Gradescope shows the student at once: the points of the
+    tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
+    ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
+    whole total for the gradebook."""
+    shown = [t for t in tests if t["visibility"] == "visible"]
+    line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
+            f"{round(sum(t['max_score'] for t in shown), 4):g}.")
+    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
+                   else "")
 
 
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
@@ -1834,9 +1890,9 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     for s in subs:
         saved = folders[s.name] / "results.json"
         done = None if again else _load_done(saved, key)
-        if str(saved) in _UNSIGNED:
-            _UNSIGNED.discard(str(saved))
-            unsigned.append(s.name)
+        if str(saved) in _UNSIGNED or done is not None and done.name != s.name:  # tester21g LOW: another
+            _UNSIGNED.discard(str(saved))  # submission's signed results.json copied here is no more its own than an
+            unsigned.append(s.name)  # edited one: graded again, and named
         if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
             results.append(done)
             continue
