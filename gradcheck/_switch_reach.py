@@ -662,89 +662,98 @@ def compared_constants(obj) -> list:
         names = names[1:]
     if not names:
         return []
-    space = getattr(getattr(fn, "__func__", fn), "__globals__", {})
-    env, found = {names[0]: (1.0, 0.0)}, set()
+    reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), names[0])
+    for stmt in ast.walk(tree):
+        reader.read(stmt)
+    return sorted(v for v in reader.found if v == v and abs(v) != float("inf"))
 
-    def const(node):
+
+class _ConstantReader:
+    """:func:`compared_constants`'s walk: ``env`` maps a name (``x``, ``self.X``) to ``(a, b)`` when it holds
+    ``a X + b`` of forward's first input ``first``; ``found`` collects the X values of the bounds met."""
+
+    def __init__(self, obj, space, first):
+        self.obj, self.space, self.first = obj, space, first
+        self.env, self.found = {first: (1.0, 0.0)}, set()
+
+    def const(self, node):
+        """The number ``node`` evaluates to without running code, or None."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return float(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = const(node.operand)
+            v = self.const(node.operand)
             return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            a, b = const(node.left), const(node.right)
+            a, b = self.const(node.left), self.const(node.right)
             if a is None or b is None or isinstance(node.op, ast.Div) and b == 0:
                 return None
             return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op), a / b if b else None)
         v = None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            v = inspect.getattr_static(obj, node.attr, None)  # a property is not run
-        elif isinstance(node, ast.Name) and node.id not in env:
-            v = space.get(node.id)
+            v = inspect.getattr_static(self.obj, node.attr, None)  # a property is not run
+        elif isinstance(node, ast.Name) and node.id not in self.env:
+            v = self.space.get(node.id)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy" and getattr(
             v, "shape", None) == () and getattr(getattr(v, "dtype", None), "kind", "") in "iuf"
         return float(v) if ok else None
 
+    @staticmethod
     def key(node):
+        """``"x"`` or ``"self.X"`` for a name or an attribute of self, else None."""
         if isinstance(node, ast.Name):
             return node.id
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return "self." + node.attr
         return None
 
-    def affine(node):
+    def affine(self, node):
         """``(a, b)`` with node = a X + b, or None."""
-        if (k := key(node)) is not None and k in env:
-            return env[k]
+        if (k := self.key(node)) is not None and k in self.env:
+            return self.env[k]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            f = affine(node.operand)
+            f = self.affine(node.operand)
             return None if f is None else (-f[0], -f[1])
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            fl, fr = affine(node.left), affine(node.right)
-            cl, cr = const(node.left), const(node.right)
-            if fl is not None and cr is not None:
-                if isinstance(node.op, ast.Add):
-                    return fl[0], fl[1] + cr
-                if isinstance(node.op, ast.Sub):
-                    return fl[0], fl[1] - cr
-                if isinstance(node.op, ast.Mult):
-                    return fl[0] * cr, fl[1] * cr
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))):
+            return None
+        fl, fr = self.affine(node.left), self.affine(node.right)
+        cl, cr = self.const(node.left), self.const(node.right)
+        op = type(node.op)
+        if fl is not None and cr is not None:
+            if op is ast.Div:
                 return (fl[0] / cr, fl[1] / cr) if cr else None
-            if fr is not None and cl is not None and not isinstance(node.op, ast.Div):
-                if isinstance(node.op, ast.Add):
-                    return fr[0], fr[1] + cl
-                if isinstance(node.op, ast.Sub):
-                    return -fr[0], cl - fr[1]
-                return fr[0] * cl, fr[1] * cl
+            return {ast.Add: (fl[0], fl[1] + cr), ast.Sub: (fl[0], fl[1] - cr), ast.Mult: (fl[0] * cr, fl[1] * cr)}[op]
+        if fr is not None and cl is not None and op is not ast.Div:
+            return {ast.Add: (fr[0], fr[1] + cl), ast.Sub: (-fr[0], cl - fr[1]), ast.Mult: (fr[0] * cl, fr[1] * cl)}[op]
         return None
 
+    @staticmethod
     def callee(node):
         f = node.func
         return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
-    def solve(node, c):
+    def solve(self, node, c):
         """The X at which ``node`` (affine in X, or the absolute value of one) equals ``c``."""
-        if isinstance(node, ast.Call) and callee(node) in _ABS and len(node.args) == 1:
-            return solve(node.args[0], c) + solve(node.args[0], -c)
-        f = affine(node)
+        if isinstance(node, ast.Call) and self.callee(node) in _ABS and len(node.args) == 1:
+            return self.solve(node.args[0], c) + self.solve(node.args[0], -c)
+        f = self.affine(node)
         return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
 
-    for stmt in ast.walk(tree):
+    def read(self, stmt):
+        """Take one node of forward's walk: an assignment moves ``env``, a comparison or bounding call adds bounds."""
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            f = affine(stmt.value)
+            f = self.affine(stmt.value)
             for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                if (k := key(t)) is not None and k not in names[:1]:
-                    env.pop(k, None) if f is None else env.__setitem__(k, f)
+                if (k := self.key(t)) is not None and k != self.first:
+                    self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
             for a, b in zip(sides, sides[1:]):
-                found.update(solve(a, const(b)) + solve(b, const(a)))
+                self.found.update(self.solve(a, self.const(b)) + self.solve(b, self.const(a)))
         elif isinstance(stmt, ast.Call) and stmt.args:
-            name = callee(stmt)
-            if isinstance(stmt.func, ast.Attribute) and name == "clip" and affine(stmt.func.value) is not None:
-                found.update(v for r in stmt.args[:2] for v in solve(stmt.func.value, const(r)))
+            name = self.callee(stmt)
+            if isinstance(stmt.func, ast.Attribute) and name == "clip" and self.affine(stmt.func.value) is not None:
+                self.found.update(v for r in stmt.args[:2] for v in self.solve(stmt.func.value, self.const(r)))
             elif name in _BOUNDING:
                 pair = stmt.args[:1 + _BOUNDING[name]]
                 for i, x in enumerate(pair):
-                    found.update(v for j, r in enumerate(pair) if j != i for v in solve(x, const(r)))
-    return sorted(v for v in found if v == v and abs(v) != float("inf"))
+                    self.found.update(v for j, r in enumerate(pair) if j != i for v in self.solve(x, self.const(r)))

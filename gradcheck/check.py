@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import FunctionPair
 from .compare import (
     ATOL_FLOOR,
     NOISY,
@@ -126,6 +125,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first.other_modes = [r for r in results if r is not first]
     first.notes[:0] = [one] if one else []
     first.notes += notes
+    from ._adapters import FunctionPair  # above the pipeline: imported here
+
     if isinstance(layer, FunctionPair):  # a CS231n pair: its mode is among its keyword arguments (newuser21 M3)
         first.notes.append(pair_mode_line(layer._kwargs, "function_pair's keywords"))
     return first

@@ -505,6 +505,25 @@ def _add_check_parser(sub, fmt) -> None:
                         "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
                         "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
                         "SECONDS per further call of a batch or of the probes")
+    _add_engine_options(c)
+    c.add_argument("--loss", action="store_true",
+                   help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
+                        "parameter names (x/t, input/target, logits/labels, y_true/y_pred...; when they do not "
+                        "tell, Keras's y_true, y_pred), backward() -> dL/dy_pred (backward(dout) is given 1.0); "
+                        "--input-shape is the shape of y_pred; dL/dy_pred is compared with central differences")
+    c.add_argument("--targets", metavar="KIND",
+                   help="with --loss, y_true: labels[:K] (integer classes in [0,K), K = last axis of y_pred "
+                        "by default; shape y_pred.shape[:-1], or y_pred.shape when K differs, e.g. labels:2 "
+                        "for 0/1 labels), onehot[:K], probs (softmax rows), real (standard normal), "
+                        "unit (uniform in [0.05, 0.95]) (default real); without --loss, the targets t of a "
+                        "model forward(x, t) -> loss, backward(dout=1) (Deep Learning from Scratch vol. 2): "
+                        "labels:K or onehot:K for the batch of x, held fixed while x and the params are checked")
+    _add_loss_options(c)
+    c.set_defaults(func=_cmd_check)
+
+
+def _add_engine_options(c) -> None:
+    """The options of ``gradcheck check`` that bring in autoprop: --twin, --tape, --jacobian."""
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
@@ -520,20 +539,6 @@ def _add_check_parser(sub, fmt) -> None:
                         "checked (eval, training or both, as the table); a random forward's draws are held as "
                         "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode "
                         "(DIR/ClassName-jacobian.png for a forward with no training switch)")
-    c.add_argument("--loss", action="store_true",
-                   help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
-                        "parameter names (x/t, input/target, logits/labels, y_true/y_pred...; when they do not "
-                        "tell, Keras's y_true, y_pred), backward() -> dL/dy_pred (backward(dout) is given 1.0); "
-                        "--input-shape is the shape of y_pred; dL/dy_pred is compared with central differences")
-    c.add_argument("--targets", metavar="KIND",
-                   help="with --loss, y_true: labels[:K] (integer classes in [0,K), K = last axis of y_pred "
-                        "by default; shape y_pred.shape[:-1], or y_pred.shape when K differs, e.g. labels:2 "
-                        "for 0/1 labels), onehot[:K], probs (softmax rows), real (standard normal), "
-                        "unit (uniform in [0.05, 0.95]) (default real); without --loss, the targets t of a "
-                        "model forward(x, t) -> loss, backward(dout=1) (Deep Learning from Scratch vol. 2): "
-                        "labels:K or onehot:K for the batch of x, held fixed while x and the params are checked")
-    _add_loss_options(c)
-    c.set_defaults(func=_cmd_check)
 
 
 def _add_loss_options(c) -> None:

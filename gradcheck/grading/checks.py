@@ -691,11 +691,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     dY = G.copy()
     ret = layer.backward(dY)
     written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
-    if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
-        what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
-                f"one {type(ret).__name__}" if ret is not None else "None")
-        return _fail_all(weights, f"backward(dY) returned {what}; expected a tuple of {len(d_in)} "
-                                  f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
+    if (short := _wrong_count(ret, xs, d_in, weights)) is not None:
+        return short
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, grads) for k in keys})
@@ -706,6 +703,16 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
+    """Every part failed when a backward of several inputs did not return one gradient per input, else None."""
+    if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
+        what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
+                f"one {type(ret).__name__}" if ret is not None else "None")
+        return _fail_all(weights, f"backward(dY) returned {what}; expected a tuple of {len(d_in)} "
+                                  f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
+    return None
 
 
 def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],

@@ -567,8 +567,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
     Returns
     -------
-    Tensor, or tuple of Tensor (one per axis when there are several)
-        ``f``'s shape.
+    Tensor of ``f``'s shape, or a tuple of them (one per axis when there are several)
 
     Raises
     ------
