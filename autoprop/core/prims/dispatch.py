@@ -8,6 +8,8 @@ view of its input marks the Tensor it returns as one (:mod:`autoprop.core.views`
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..registry import _FUNCTIONS, _OWNER, _UFUNCS
@@ -138,6 +140,8 @@ def dispatch_function(func, args, kwargs):
                         "derivative (VJP). " + _SUGGEST.get(func, "Use a supported function (see "
                                                               "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
+    if kwargs:  # np.linalg.inv(a=t): the records take numpy's required arguments by position
+        args, kwargs = _bind(func, args, kwargs)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (_holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values
@@ -145,6 +149,50 @@ def dispatch_function(func, args, kwargs):
     else:
         out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+def _bind(func, args, kwargs):
+    """``args, kwargs`` of ``np.<func>(...)`` with numpy's required parameters given by keyword
+    (``np.linalg.inv(a=t)``, ``np.diag(v=t)``, ``np.linalg.solve(t, b=u)``) moved into ``args``,
+    in numpy's order, as far as they follow the positional ones without a gap.
+
+    The records take their arrays by position (a record reads its Tensors from ``args``; one
+    with its Tensor in ``kwargs`` would call numpy again, which dispatches back) and name them
+    freely (``_moved``'s ``a`` is numpy's ``v``, ``m``, ``x``), so numpy's own signature decides,
+    read once per function (:func:`_required`). Optional parameters (``axis=``,
+    ``weights=``) stay keywords, as the records take them.
+    """
+    names = _REQUIRED.get(func)
+    if names is None:
+        names = _REQUIRED[func] = _required(func)
+    n = len(args)
+    if n >= len(names) or names[n] not in kwargs:
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    for name in names[n:]:
+        if name not in kwargs:
+            break
+        args.append(kwargs.pop(name))
+    return tuple(args), kwargs
+
+
+def _required(func):
+    """The names of ``func``'s leading parameters that have no default and may be given by
+    position or keyword (numpy's ``inspect.signature``; none when it has no signature)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # (a C function without a text signature)
+        return ()
+    names = []
+    for p in params:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            break
+        names.append(p.name)
+    return tuple(names)
+
+
+#: numpy function -> its required positional-or-keyword parameters' names (:func:`_required`)
+_REQUIRED: dict = {}
 
 
 #: the registry's owners whose functions compute on the values already (no Tensor wrapped)
