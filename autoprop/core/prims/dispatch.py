@@ -46,7 +46,7 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             "ap.numpy_function(...) to run it as plain numpy with no gradient."
         )
     if dtype is not None:
-        want = ufunc(*_stand_ins(inputs), dtype=dtype).dtype  # (numpy's own TypeError for a bad cast)
+        want = ufunc(*_stand_ins(inputs, ufunc), dtype=dtype).dtype  # (numpy's own TypeError for a bad cast)
         if want.kind in "fc":
             inputs = _cast_inputs(list(inputs), want, "unsafe")
         out = numpy_typed(ufunc, prim, inputs)
@@ -54,8 +54,12 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     return numpy_typed(ufunc, prim, inputs)
 
 
-def _stand_ins(inputs):
-    """One-element arrays of the inputs' dtypes (numbers as they are: numpy's weak scalars)."""
+def _stand_ins(inputs, ufunc=None):
+    """One-element arrays of the inputs' dtypes (numbers as they are: numpy's weak scalars), of
+    the inputs' ndim for a gufunc (``np.matmul``'s core dimensions: 0-d stand-ins it refuses)."""
+    if ufunc is not None and ufunc.signature is not None:
+        return [np.ones((1,) * v.ndim, v.dtype) if isinstance(v, np.ndarray) else v
+                for v in (_values(a) for a in inputs)]
     return [np.ones((), v.dtype) if isinstance(v, np.ndarray) else v for v in (_values(a) for a in inputs)]
 
 
@@ -69,7 +73,7 @@ def numpy_typed(ufunc, prim, inputs):
         return _as_tensors(ufunc(*[_values(a) for a in inputs]))
     try:
         with np.errstate(all="ignore"):  # (numpy's dtype, from one-element stand-ins)
-            want = ufunc(*_stand_ins(inputs)).dtype
+            want = ufunc(*_stand_ins(inputs, ufunc)).dtype
     except (TypeError, ValueError, AttributeError):  # no loop, several outputs: the record decides
         return prim(*inputs)
     out = prim(*inputs)
