@@ -32,7 +32,9 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     dtype = kwargs.get("dtype")
     if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
-    # where=, ...: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
+    if kwargs.get("where", True) is not True:  # the safe-divide idiom: out's values where not
+        return _masked(ufunc, inputs, kwargs)
+    # other options: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
     label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
     _check_kw(label if label.startswith("scipy.") else name, kwargs)
     if ufunc is np.positive:
@@ -52,6 +54,88 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         out = numpy_typed(ufunc, prim, inputs)
         return out if out.dtype == want else out.astype(want)
     return numpy_typed(ufunc, prim, inputs)
+
+
+def _masked(ufunc, inputs, kwargs):
+    """``np.divide(a, b, out=o, where=m)``: numpy's ufunc where ``m`` holds and ``o``'s values
+    elsewhere, as ``np.where(m, ufunc(a', b'), o)``, recorded.
+
+    ``a'``, ``b'`` are the inputs with their unselected entries replaced by their values at the
+    first selected entry (the "double where" of jax's FAQ), so the recorded ufunc is computed,
+    and differentiated, only at values the mask selects: the unselected entries' 0-division,
+    log(0) or nan never reach the forward or the gradient. The gradient of the result reaches
+    the inputs in the selected entries and ``o`` (a Tensor) in the others. numpy writes the
+    result into ``o``: an ndarray ``o`` gets numpy's values too (a later read of it is numpy's
+    number, with no gradient: use the returned Tensor); a Tensor ``o`` is never written (it is
+    immutable), the returned Tensor is the result.
+
+    Parameters
+    ----------
+    ufunc : np.ufunc with one output
+    inputs : tuple of Tensors, arrays or numbers
+    kwargs : dict
+        numpy's keywords: ``where`` (a boolean array or Tensor, broadcast to the result),
+        ``out`` (numpy's one-element tuple: an array or Tensor of the result's shape), others
+        as the ufunc's plain call takes them (``dtype=``).
+
+    Returns
+    -------
+    Tensor of ``o``'s shape and dtype (numpy's result).
+
+    Raises
+    ------
+    TypeError
+        Without ``out=`` (numpy leaves the unselected entries uninitialised), with a Tensor
+        input as ``out`` (written in place), several outputs, a mask that is not boolean, or
+        an output dtype numpy's ``same_kind`` casting refuses; each message names the rewrite
+        ``np.where(m, f(np.where(m, x, 1)), fill)``.
+    """
+    name = _ufunc_name(ufunc)
+    short = f"np.{ufunc.__name__}" if name == f"numpy.{ufunc.__name__}" else name
+    rewrite = (f"write np.where(mask, {short}(np.where(mask, x, 1)), fill), the safe value 1 (or any "
+               "value in the function's domain) where the mask is False, so the gradient never "
+               "sees an unselected entry")
+    kw = dict(kwargs)
+    where, out = kw.pop("where"), kw.pop("out", None)
+    if out is None:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) without out=: numpy leaves "
+                        f"the unselected entries uninitialised (arbitrary values). Give out= (a new "
+                        f"array, e.g. out=np.zeros_like(x)), or {rewrite}.")
+    out = out[0] if type(out) is tuple and len(out) == 1 else out
+    if ufunc.nout != 1 or type(out) is tuple:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) with several outputs; {rewrite}.")
+    if isinstance(out, Tensor) and any(a is out for a in inputs):
+        raise TypeError(f"autoprop Tensors are immutable: {name}(..., out=x, where=...) writes into its "
+                        f"input x. Instead, {rewrite.replace('fill', 'x')}.")
+    mask = np.asarray(_values(where))
+    if mask.dtype != np.bool_:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) with a mask of dtype {mask.dtype}: "
+                        "numpy takes a boolean where= (write where=m != 0)")
+    shape = np.shape(_values(out))
+    mask = np.broadcast_to(mask, shape)
+    first = np.flatnonzero(mask)[:1]
+
+    def safe(a):  # a's entries where the mask holds; elsewhere a's value at the first such entry
+        v = _values(a)
+        if not isinstance(v, np.ndarray):
+            return a
+        b = np.broadcast_to(v, shape)
+        fill = b.reshape(-1)[first] if first.size else np.ones((), v.dtype)
+        if isinstance(a, Tensor):
+            return np.where(mask, np.broadcast_to(a, shape), fill.reshape(()))
+        return np.where(mask, b, fill.reshape(()))
+    y = dispatch_ufunc(ufunc, "__call__", [safe(a) for a in inputs], kw)
+    want = np.dtype(_values(out).dtype)
+    if y.dtype != want:
+        if not np.can_cast(y.dtype, want, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc {ufunc.__name__!r} output from {y.dtype!r} to {want!r} "
+                            f"with casting rule 'same_kind' (numpy's error for out= of dtype {want})")
+        y = y.astype(want)
+    res = np.where(mask, y, out if isinstance(out, Tensor) else np.asarray(out))
+    res = res if res.dtype == want else res.astype(want)
+    if isinstance(out, np.ndarray):
+        np.copyto(out, res._value if isinstance(res, Tensor) else res)  # numpy's write into out
+    return res
 
 
 def _stand_ins(inputs, ufunc=None):
