@@ -542,3 +542,23 @@ def test_keyword_arrays_are_differentiated_as_numpy_names_them():
     np.testing.assert_allclose(sol.numpy(), np.linalg.solve(_SPD, np.ones(3)), rtol=1e-14)
     with pytest.raises(TypeError, match="positional-only"):  # numpy's own refusal, kept
         np.linalg.cholesky(a=a)
+
+
+@pytest.mark.parametrize("dx, dxp, dfp", [(np.float32, np.float32, np.float32), (np.float64, np.float32, np.float32),
+                                          (np.float32, np.float64, np.float32), (np.int64, np.float32, np.float32)])
+def test_interp_is_float64_as_numpy_whatever_the_inputs_dtypes(dx, dxp, dfp):
+    # before: float32 inputs gave a float32 result (numpy's interp computes in float64)
+    xs = np.array([0.1, 0.35, 0.8, 2.0, -1.0]).astype(dx)
+    xp_ = np.linspace(0, 1, 4).astype(dxp)
+    fp = np.array([0.3, -1.7, 2.9, 0.1]).astype(dfp)
+    want = np.interp(xs, xp_, fp)
+    f = ap.Variable(fp)
+    with ap.GradientTape() as tape:
+        y = np.interp(ap.constant(xs), xp_, f)
+        loss = ap.reduce_sum(y * np.arange(1.0, 6.0))
+    assert y.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-14, atol=1e-15)
+    g = tape.gradient(loss, f)  # d/dfp: the interpolation weights, in fp's own dtype
+    cd = central(lambda z: np.sum(np.interp(xs, xp_, z) * np.arange(1.0, 6.0)), fp.astype(np.float64), h=1e-6)
+    assert g.dtype == np.dtype(dfp)
+    np.testing.assert_allclose(g.numpy(), cd, rtol=1e-6, atol=1e-6)
