@@ -310,3 +310,18 @@ def test_the_central_difference_oracle_is_exact_on_a_quadratic_and_leaves_x_alon
     assert np.array_equal(x, before)
     assert central(lambda z: float(z ** 3), 2.0, h=h).shape == ()  # a 0-d point: d/dz z^3 = 12
     assert central(lambda z: float(z ** 3), 2.0, h=h) == pytest.approx(12.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: __import__("scipy.linalg").linalg.solve_triangular(x, np.ones(3), lower=True),
+     "scipy.linalg.solve_triangular"),
+    (lambda x: __import__("scipy.linalg").linalg.cho_solve((x, True), np.ones(3)), "scipy.linalg.cho_solve"),
+    (lambda x: __import__("scipy.linalg").linalg.expm(x), "scipy.linalg.expm"),
+])
+def test_the_escape_warning_names_the_scipy_function_not_its_decorator(call, name):
+    # before: "It happened inside scipy.wrapper" (the outermost scipy frame is scipy._lib's
+    # array-batching decorator, which converts the arrays before it calls the function)
+    x = ap.Variable(np.eye(3) * 2.0)
+    with pytest.warns(ap.TapeEscapeWarning, match=rf"inside {name.replace('.', chr(92) + '.')}, a scipy"):
+        with ap.GradientTape():
+            call(x)

@@ -231,21 +231,43 @@ def _recorded_numpy_caller():
     return found
 
 
+def _public_scipy(frame):
+    """``(module's public path, function name, whether that path names it)`` of a scipy frame;
+    a decorator's wrapper (scipy._lib's ``wrapper(*args)``, which converts the arrays before it
+    calls the function) is named by the function it wraps, the one of its closure's cells."""
+    def public(module, name):
+        path = ".".join(p for p in module.split(".") if not p.startswith("_"))
+        try:
+            return path, name, callable(getattr(importlib.import_module(path), name, None))
+        except ImportError:
+            return path, name, False
+    found = public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name)
+    if not found[2]:
+        for var in frame.f_code.co_freevars:
+            f = frame.f_locals.get(var)
+            if callable(f) and str(getattr(f, "__module__", "")).startswith("scipy."):
+                wrapped = public(f.__module__, getattr(f, "__name__", ""))
+                if wrapped[2]:
+                    return wrapped
+    return found
+
+
 def _scipy_hint():
     """Where the conversion ran inside scipy: the scipy function the user called (the
     outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
-    frame, outer = sys._getframe(2), None
+    frame, scipy_frames = sys._getframe(2), []
     while frame is not None:
         if f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
-            outer = frame
-        elif outer is not None and not frame.f_code.co_filename.startswith(_SKIP):
+            scipy_frames.append(frame)
+        elif scipy_frames and not frame.f_code.co_filename.startswith(_SKIP):
             break
         frame = frame.f_back
-    if outer is None:
+    if not scipy_frames:
         return ""
-    module = outer.f_globals.get("__name__", "scipy")
-    public = ".".join(p for p in module.split(".") if not p.startswith("_"))
-    name = outer.f_code.co_name
+    # the outermost frame that is a public scipy function (scipy.linalg.solve_triangular), not a
+    # decorator's wrapper around it (scipy._lib's ``wrapper``); else the outermost one
+    public, name = next((n for n in map(_public_scipy, reversed(scipy_frames)) if n[2]),
+                        _public_scipy(scipy_frames[-1]))[:2]
     ours = f"autoprop.{public}" if public.startswith("scipy.") else None
     try:
         mod = importlib.import_module(ours) if ours else None
