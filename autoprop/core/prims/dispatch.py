@@ -28,6 +28,11 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     if method == "at":
         _add_at(ufunc, inputs)
     if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
+        if not _carries_float(inputs) and not _carries_float(kwargs.values()):
+            # integer and boolean Tensors only (no derivative): numpy's own method on the values,
+            # in numpy's dtype (np.logaddexp.reduce of uint8 computes in float16)
+            return _as_tensors(getattr(ufunc, method)(*_values(inputs), **{
+                k: _values(v) for k, v in kwargs.items()}))
         return ufunc_method(ufunc, method, inputs, kwargs)
     dtype = kwargs.get("dtype")
     if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
