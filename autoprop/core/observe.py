@@ -252,6 +252,28 @@ def _public_scipy(frame):
     return found
 
 
+def _numpy_hint():
+    """Where the conversion ran inside numpy's ``np.r_[...]``/``np.c_[...]`` or ``np.full(shape,
+    t)``, which never dispatch (an index trick; a fill value copied into a new array): the
+    recorded spelling."""
+    frame = sys._getframe(2)
+    while frame is not None and f"{os.sep}numpy{os.sep}" not in frame.f_code.co_filename:
+        frame = frame.f_back  # (autoprop's own frames: Tensor.__array__, the observer)
+    while frame is not None and f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename:
+        code = frame.f_code
+        if code.co_name == "__getitem__" and code.co_filename.endswith("_index_tricks_impl.py"):
+            import numpy as np  # (numpy is loaded: its frame is running)
+            trick = "c_" if frame.f_locals.get("self") is np.c_ else "r_"
+            return (f" It happened inside np.{trick}[...], numpy's index trick, which never dispatches to "
+                    f"autoprop: write ap.numpy.{trick}[...] (the same indexing, recorded).")
+        if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
+            return (" It happened inside np.full(shape, t), which copies the fill value into a new "
+                    "array without dispatching to autoprop: write t + np.zeros(shape) (recorded: the "
+                    "fill's gradient is the sum of the result's), or np.full_like(a, t).")
+        frame = frame.f_back
+    return ""
+
+
 def _scipy_hint():
     """Where the conversion ran inside scipy: the scipy function the user called (the
     outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
@@ -369,7 +391,7 @@ def implicit_escape(tensor, how=None):
         "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
-        "tape on purpose." + _scipy_hint()
+        "tape on purpose." + (_numpy_hint() or _scipy_hint())
     )
     if _STRICT:
         raise TapeEscapeError(msg)
