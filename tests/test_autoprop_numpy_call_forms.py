@@ -562,3 +562,31 @@ def test_interp_is_float64_as_numpy_whatever_the_inputs_dtypes(dx, dxp, dfp):
     cd = central(lambda z: np.sum(np.interp(xs, xp_, z) * np.arange(1.0, 6.0)), fp.astype(np.float64), h=1e-6)
     assert g.dtype == np.dtype(dfp)
     np.testing.assert_allclose(g.numpy(), cd, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("x", [np.array([False, True, True]), np.array([0, 2, 5]),
+                               np.array([[0, 2, 5], [1, 1, 3]], np.uint8),
+                               np.array([[True, False, True], [False, False, True]])])
+def test_trapezoid_with_boolean_or_integer_sample_points_is_numpy_s(x):
+    # before: a boolean x raised "numpy boolean subtract ... not supported" (numpy's diff of
+    # booleans is their xor, which numpy's trapezoid uses)
+    y = np.array([[1.0, 2.0, 4.0], [0.5, 3.0, 1.0]])
+    w = np.array([1.0, -2.0])
+    v = ap.Variable(y)
+    with ap.GradientTape() as tape:
+        r = np.trapezoid(v, x=ap.constant(x))
+        loss = ap.reduce_sum(r * w)
+    np.testing.assert_array_equal(r.numpy(), np.trapezoid(y, x=x))
+    cd = central(lambda z: np.sum(np.trapezoid(z, x=x) * w), y, h=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), cd, rtol=1e-9, atol=1e-9)
+
+
+def test_isfortran_and_flags_answer_from_the_value():
+    # before: np.isfortran(t) raised AttributeError: 'Tensor' object has no attribute 'flags'
+    f, c = np.asfortranarray(np.ones((2, 3))), np.ones((2, 3))
+    assert np.isfortran(ap.constant(f)) is np.isfortran(f) is True
+    assert np.isfortran(ap.constant(c)) is np.isfortran(c) is False
+    t = ap.constant(c)
+    assert t.flags.c_contiguous and not t.flags.writeable
+    t.flags.writeable = True  # (a throw-away view's flag: the Tensor's values stay unwritable)
+    assert not t.flags.writeable

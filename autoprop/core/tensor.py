@@ -134,6 +134,15 @@ class Tensor:
         """int: number of elements."""
         return self._value.size
 
+    @property
+    def flags(self):
+        """numpy.flagsobj: the memory layout of the value (``np.isfortran(t)`` reads
+        ``t.flags.fnc``), as a read-only view's: ``writeable`` is False and setting a flag
+        changes only that throw-away view, never the Tensor."""
+        v = self._value.view()
+        v.setflags(write=False)
+        return v.flags
+
     def numpy(self):
         """Return a copy of the value as a numpy array (changing it cannot affect the tape).
 

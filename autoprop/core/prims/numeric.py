@@ -19,7 +19,7 @@ from .elementwise import cast, power, where
 from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
 from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
-from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
+from .stacking import _axis_arg, _nan_fill, nanmean, sort
 
 __all__ = ["trapezoid", "polyval", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
@@ -62,7 +62,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         d = dx
     else:
         x = _t(x)
-        d = diff(x) if x.ndim == 1 else diff(x, axis=axis)
+        # (numpy's dispatch: a boolean or integer x is numpy's own diff, xor for booleans)
+        d = np.diff(x) if x.ndim == 1 else np.diff(x, axis=axis)
         if x.ndim == 1 and y.ndim > 1:  # numpy: a 1-D x runs along axis
             d = reshape(d, shape=tuple(-1 if i == axis % y.ndim else 1 for i in range(y.ndim)))
     pairs = getitem(y, _along(y.ndim, axis, _S(1, None))) + getitem(y, _along(y.ndim, axis, _S(None, -1)))
