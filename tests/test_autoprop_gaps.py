@@ -310,3 +310,38 @@ def test_the_central_difference_oracle_is_exact_on_a_quadratic_and_leaves_x_alon
     assert np.array_equal(x, before)
     assert central(lambda z: float(z ** 3), 2.0, h=h).shape == ()  # a 0-d point: d/dz z^3 = 12
     assert central(lambda z: float(z ** 3), 2.0, h=h) == pytest.approx(12.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: __import__("scipy.linalg").linalg.solve_triangular(x, np.ones(3), lower=True),
+     "scipy.linalg.solve_triangular"),
+    (lambda x: __import__("scipy.linalg").linalg.cho_solve((x, True), np.ones(3)), "scipy.linalg.cho_solve"),
+    (lambda x: __import__("scipy.linalg").linalg.expm(x), "scipy.linalg.expm"),
+])
+def test_the_escape_warning_names_the_scipy_function_not_its_decorator(call, name):
+    # before: "It happened inside scipy.wrapper" (the outermost scipy frame is scipy._lib's
+    # array-batching decorator, which converts the arrays before it calls the function)
+    x = ap.Variable(np.eye(3) * 2.0)
+    with pytest.warns(ap.TapeEscapeWarning, match=rf"inside {name.replace('.', chr(92) + '.')}, a scipy"):
+        with ap.GradientTape():
+            call(x)
+
+
+@pytest.mark.parametrize("call, hint", [
+    (lambda x: np.r_[x, x], r"inside np\.r_\[\.\.\.\].*write ap\.numpy\.r_\[\.\.\.\]"),
+    (lambda x: np.c_[x, x], r"inside np\.c_\[\.\.\.\].*write ap\.numpy\.c_\[\.\.\.\]"),
+    (lambda x: np.full((2, 2), x[0]), r"inside np\.full\(shape, t\).*t \+ np\.zeros\(shape\)"),
+])
+def test_the_escape_warning_of_numpy_s_undispatched_builders_names_the_recorded_spelling(call, hint):
+    # before: the generic escape text only (np.full(shape, t) and np.r_/np.c_ never dispatch)
+    x = ap.Variable(np.array([1.0, 2.0]))
+    with pytest.warns(ap.TapeEscapeWarning, match=hint):
+        with ap.GradientTape():
+            call(x)
+    with ap.GradientTape(persistent=True) as tape:  # the spellings the hints give are recorded
+        r, c = ap.numpy.r_[x, x], ap.numpy.c_[x, x]
+        f = x[0] + np.zeros((2, 2))
+        loss_r, loss_c, loss_f = np.sum(r * [1.0, 2.0, 3.0, 4.0]), np.sum(c * [[1.0, 2.0], [3.0, 4.0]]), np.sum(f)
+    np.testing.assert_array_equal(tape.gradient(loss_r, x).numpy(), [4.0, 6.0])
+    np.testing.assert_array_equal(tape.gradient(loss_c, x).numpy(), [3.0, 7.0])
+    np.testing.assert_array_equal(tape.gradient(loss_f, x).numpy(), [4.0, 0.0])

@@ -502,3 +502,17 @@ def test_eig_of_a_complex_spectrum_and_repeated_eigenvalues_refused_by_name():
         loss = ap.sum(np.linalg.eig(A)[1])
     with pytest.raises(ValueError, match=r"autoprop.eig: .*repeated eigenvalues.*np.linalg.eigvals \("):
         tape.gradient(loss, A)
+
+
+@pytest.mark.parametrize("m, n, k", [(5, 3, None), (6, 2, 3), (2, 3, None)])
+def test_lstsq_residuals_of_a_complex_system_are_numpy_s_real_norms(m, n, k):
+    # before: sum(r * r), complex128 and another value (numpy's residuals are sum(|r|**2), float64)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))
+    shape = (m,) if k is None else (m, k)
+    b = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    want = np.linalg.lstsq(A, b, rcond=None)
+    got = np.linalg.lstsq(ap.constant(A), ap.constant(b), rcond=None)
+    assert got[1].dtype == want[1].dtype == np.float64 and got[1].shape == want[1].shape
+    np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-10)
+    np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-10, atol=1e-12)

@@ -26,6 +26,8 @@ Each is checked in reverse mode (VJP) and forward mode (JVP) against central dif
 where autograd gets it right, against autograd.
 """
 
+import warnings
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -428,3 +430,163 @@ def test_bincount_with_tensor_weights_scatters_the_gradient_back():
     np.testing.assert_allclose(b.numpy(), np.bincount(idx, weights=x0, minlength=4), rtol=1e-15)
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), 2 * np.bincount(idx, weights=x0)[idx], rtol=1e-15)
     np.testing.assert_array_equal(np.bincount(ap.constant(idx)), [2, 2, 1])
+
+
+# --- every registered numpy function with its arrays given by keyword ----------------------------
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_VEC = np.array([0.3, -1.2, 2.5, 0.7])
+_CANDIDATES = [  # positional argument lists tried in turn; the first one numpy's positional call takes
+    (_SPD,), (_VEC,), (_SPD, _SPD), (_SPD, np.array([1.0, -2.0, 0.5])), (_VEC, _VEC),
+    (np.array([0.5, 1.5]), np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, -1.0])),  # interp
+    (_SPD, 2), (np.array(0.5), np.array(2.0)), (_VEC, _VEC, _VEC),
+]
+
+
+def _leaves(out):
+    """The Tensors of a result (tuples, lists, numpy's named results), in order."""
+    if isinstance(out, ap.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _leaves(o)]
+    return []
+
+
+def _call(f, args, by_keyword, names):
+    """f's value leaves and the gradient of sum(leaf * w) in each float Variable argument; the
+    first ``by_keyword`` positional arguments' count stays positional, the rest go by name."""
+    vs = [ap.Variable(a) if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ap.GradientTape(persistent=True) as tape:
+            out = f(*vs[:by_keyword], **dict(zip(names[by_keyword:], vs[by_keyword:])))
+            leaves = [t for t in _leaves(out) if t.dtype.kind == "f"]
+            loss = sum(ap.reduce_sum(t * np.cos(np.arange(t.size)).reshape(t.shape)) for t in leaves)
+    grads = ([tape.gradient(loss, v) for v in vs if isinstance(v, ap.Variable)]
+             if leaves else [])
+    return [t.numpy() for t in _leaves(out)], [None if g is None else g.numpy() for g in grads]
+
+
+def _numpy_names(f):
+    import inspect
+    names = []
+    for p in inspect.signature(f).parameters.values():
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            break
+        names.append(p.name)
+    return names
+
+
+def test_every_registered_numpy_function_takes_its_arrays_by_keyword_as_by_position():
+    # before: np.linalg.inv(a=t), det(a=t), np.real(val=t), np.imag(val=t), np.sinc(x=t) ended in
+    # RecursionError (the record found no Tensor among its positional arguments and called numpy,
+    # which dispatched back), np.diag(v=t), diagflat(v=), fliplr(m=), flipud(m=), rot90(m=),
+    # np.fft.fftshift(x=)/ifftshift(x=) in "_moved.<locals>.fn() missing 1 required positional
+    # argument: 'a'", np.fix(x=t) in an internal name's TypeError
+    from autoprop.core.registry import _FUNCTIONS
+    checked, failed = [], []
+    for f in _FUNCTIONS:
+        names = _numpy_names(f)
+        if not names:
+            continue
+        for args in _CANDIDATES:
+            if len(args) > len(names):
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    f(*args)
+                want = _call(f, args, len(args), names)
+            except Exception:  # (numpy's positional call does not take these)
+                continue
+            break
+        else:
+            continue
+        label = f"{getattr(f, '__module__', 'numpy')}.{f.__name__}"
+        for k in range(len(args)):  # the arguments from position k on given by their numpy names
+            try:  # numpy's own refusal (np.unique_all(x=a): positional-only) is kept
+                f(*args[:k], **dict(zip(names[k:], args[k:])))
+            except TypeError:
+                with pytest.raises(TypeError):
+                    _call(f, args, k, names)
+                continue
+            try:
+                got = _call(f, args, k, names)
+            except Exception as exc:
+                failed.append(f"{label}[{k}]: {type(exc).__name__}: {str(exc)[:80]}")
+                continue
+            same = len(got[0]) == len(want[0]) and len(got[1]) == len(want[1]) and all(
+                np.array_equal(a, b, equal_nan=True) for a, b in zip(got[0], want[0])) and all(
+                (a is None and b is None) or (a is not None and b is not None
+                                              and np.array_equal(a, b, equal_nan=True))
+                for a, b in zip(got[1], want[1]))
+            if not same:
+                failed.append(f"{label}[{k}]: another value or gradient")
+        checked.append(label)
+    assert not failed, failed
+    assert len(checked) >= 150, len(checked)  # (the sweep reaches numpy's whole vocabulary)
+    for name in ("numpy.linalg.inv", "numpy.linalg.det", "numpy.real", "numpy.imag", "numpy.sinc",
+                 "numpy.diag", "numpy.diagflat", "numpy.fliplr", "numpy.flipud", "numpy.rot90",
+                 "numpy.fft.fftshift", "numpy.fft.ifftshift", "numpy.fix", "numpy.linalg.solve",
+                 "numpy.interp"):
+        assert name in checked, name
+
+
+def test_keyword_arrays_are_differentiated_as_numpy_names_them():
+    a = ap.Variable(_SPD)
+    with ap.GradientTape(persistent=True) as tape:
+        inv, det = np.linalg.inv(a=a), np.linalg.det(a=a)
+        sol = np.linalg.solve(b=np.ones(3), a=a)  # (any order, as numpy)
+    np.testing.assert_allclose(tape.gradient(det, a).numpy(), np.linalg.det(_SPD) * np.linalg.inv(_SPD).T,
+                               rtol=1e-13)
+    np.testing.assert_allclose(inv.numpy(), np.linalg.inv(_SPD), rtol=1e-14)
+    np.testing.assert_allclose(sol.numpy(), np.linalg.solve(_SPD, np.ones(3)), rtol=1e-14)
+    with pytest.raises(TypeError, match="positional-only"):  # numpy's own refusal, kept
+        np.linalg.cholesky(a=a)
+
+
+@pytest.mark.parametrize("dx, dxp, dfp", [(np.float32, np.float32, np.float32), (np.float64, np.float32, np.float32),
+                                          (np.float32, np.float64, np.float32), (np.int64, np.float32, np.float32)])
+def test_interp_is_float64_as_numpy_whatever_the_inputs_dtypes(dx, dxp, dfp):
+    # before: float32 inputs gave a float32 result (numpy's interp computes in float64)
+    xs = np.array([0.1, 0.35, 0.8, 2.0, -1.0]).astype(dx)
+    xp_ = np.linspace(0, 1, 4).astype(dxp)
+    fp = np.array([0.3, -1.7, 2.9, 0.1]).astype(dfp)
+    want = np.interp(xs, xp_, fp)
+    f = ap.Variable(fp)
+    with ap.GradientTape() as tape:
+        y = np.interp(ap.constant(xs), xp_, f)
+        loss = ap.reduce_sum(y * np.arange(1.0, 6.0))
+    assert y.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-14, atol=1e-15)
+    g = tape.gradient(loss, f)  # d/dfp: the interpolation weights, in fp's own dtype
+    cd = central(lambda z: np.sum(np.interp(xs, xp_, z) * np.arange(1.0, 6.0)), fp.astype(np.float64), h=1e-6)
+    assert g.dtype == np.dtype(dfp)
+    np.testing.assert_allclose(g.numpy(), cd, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("x", [np.array([False, True, True]), np.array([0, 2, 5]),
+                               np.array([[0, 2, 5], [1, 1, 3]], np.uint8),
+                               np.array([[True, False, True], [False, False, True]])])
+def test_trapezoid_with_boolean_or_integer_sample_points_is_numpy_s(x):
+    # before: a boolean x raised "numpy boolean subtract ... not supported" (numpy's diff of
+    # booleans is their xor, which numpy's trapezoid uses)
+    y = np.array([[1.0, 2.0, 4.0], [0.5, 3.0, 1.0]])
+    w = np.array([1.0, -2.0])
+    v = ap.Variable(y)
+    with ap.GradientTape() as tape:
+        r = np.trapezoid(v, x=ap.constant(x))
+        loss = ap.reduce_sum(r * w)
+    np.testing.assert_array_equal(r.numpy(), np.trapezoid(y, x=x))
+    cd = central(lambda z: np.sum(np.trapezoid(z, x=x) * w), y, h=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), cd, rtol=1e-9, atol=1e-9)
+
+
+def test_isfortran_and_flags_answer_from_the_value():
+    # before: np.isfortran(t) raised AttributeError: 'Tensor' object has no attribute 'flags'
+    f, c = np.asfortranarray(np.ones((2, 3))), np.ones((2, 3))
+    assert np.isfortran(ap.constant(f)) is np.isfortran(f) is True
+    assert np.isfortran(ap.constant(c)) is np.isfortran(c) is False
+    t = ap.constant(c)
+    assert t.flags.c_contiguous and not t.flags.writeable
+    t.flags.writeable = True  # (a throw-away view's flag: the Tensor's values stay unwritable)
+    assert not t.flags.writeable

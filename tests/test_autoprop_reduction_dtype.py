@@ -121,3 +121,31 @@ def test_the_methods_refuse_a_truncating_dtype_and_out_as_the_functions():
         x.mean(dtype=np.int64)
     with pytest.raises(TypeError, match="out="):
         x.sum(out=np.empty(()))
+
+
+_U8 = np.array([[3, 200], [7, 1]], np.uint8)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.logaddexp.reduce(a, axis=1), lambda a: np.logaddexp.accumulate(a, axis=0),
+    lambda a: np.hypot.reduce(a, axis=None), lambda a: np.add.accumulate(a, axis=0),
+    lambda a: np.multiply.outer(a[0], a[1]), lambda a: np.add.reduce(a, dtype=np.float32),
+    lambda a: np.maximum.reduce(a, axis=0), lambda a: np.logical_or.reduce(a > 5),
+    lambda a: np.divide.reduce(a, axis=1), lambda a: np.arctan2.outer(a[0], a[1]),
+], ids=["logaddexp.reduce", "logaddexp.accumulate", "hypot.reduce", "add.accumulate", "multiply.outer",
+        "add.reduce dtype", "maximum.reduce", "logical_or.reduce", "divide.reduce", "arctan2.outer"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int64, np.bool_])
+def test_ufunc_methods_of_integer_tensors_follow_numpy_s_dtypes(f, dtype):
+    # before: np.logaddexp.reduce of uint8 Tensors was float64 (numpy computes in float16)
+    a = _U8.astype(dtype)
+    try:
+        with np.errstate(all="ignore"):
+            want = np.asarray(f(a))
+    except TypeError:  # (numpy has no loop: the same refusal)
+        with pytest.raises(TypeError):
+            f(ap.constant(a))
+        return
+    with np.errstate(all="ignore"):
+        got = f(ap.constant(a))
+    assert isinstance(got, ap.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)

@@ -373,3 +373,20 @@ def test_item_assignment_into_a_constant_tensor_explains_the_numpy_way():
         with pytest.raises(TypeError, match="immutable: item assignment"):
             y[()] = 0.0  # carries gradient: the general message
     np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [1.0, 0.0, 0.0])
+
+
+def test_item_assignment_into_a_mask_tensor_gives_the_working_line():
+    # before: "Tensors are immutable, constants too ... np.zeros_like(t) ...": nothing about a mask
+    x = ap.Variable(np.array([[1.0, -2.0, 3.0], [-1.0, -0.5, 2.0]]))
+    with ap.GradientTape() as tape:
+        m = x > 0
+        with pytest.raises(TypeError, match=r"bool Tensor of shape \(2, 3\) is a boolean mask.*TensorFlow and jax.*"
+                                            r"m = \(x > 0\)\.numpy\(\), then m\[:, 0\] = True.*np\.where"):
+            m[:, 0] = True
+        m = (x > 0).numpy()  # the line the message gives, which works
+        m[:, 0] = True
+        y = np.sum(np.where(m, x, 0.0) ** 2)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[2.0, 0.0, 6.0], [-2.0, 0.0, 4.0]])
+    idx = ap.constant(np.array([0, 2, 1]))
+    with pytest.raises(TypeError, match=r"int64 Tensor of shape \(3,\) is an integer Tensor.*numpy\(\)"):
+        idx[0] = 1

@@ -231,21 +231,65 @@ def _recorded_numpy_caller():
     return found
 
 
+def _public_scipy(frame):
+    """``(module's public path, function name, whether that path names it)`` of a scipy frame;
+    a decorator's wrapper (scipy._lib's ``wrapper(*args)``, which converts the arrays before it
+    calls the function) is named by the function it wraps, the one of its closure's cells."""
+    def public(module, name):
+        path = ".".join(p for p in module.split(".") if not p.startswith("_"))
+        try:
+            return path, name, callable(getattr(importlib.import_module(path), name, None))
+        except ImportError:
+            return path, name, False
+    found = public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name)
+    if not found[2]:
+        for var in frame.f_code.co_freevars:
+            f = frame.f_locals.get(var)
+            if callable(f) and str(getattr(f, "__module__", "")).startswith("scipy."):
+                wrapped = public(f.__module__, getattr(f, "__name__", ""))
+                if wrapped[2]:
+                    return wrapped
+    return found
+
+
+def _numpy_hint():
+    """Where the conversion ran inside numpy's ``np.r_[...]``/``np.c_[...]`` or ``np.full(shape,
+    t)``, which never dispatch (an index trick; a fill value copied into a new array): the
+    recorded spelling."""
+    frame = sys._getframe(2)
+    while frame is not None and f"{os.sep}numpy{os.sep}" not in frame.f_code.co_filename:
+        frame = frame.f_back  # (autoprop's own frames: Tensor.__array__, the observer)
+    while frame is not None and f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename:
+        code = frame.f_code
+        if code.co_name == "__getitem__" and code.co_filename.endswith("_index_tricks_impl.py"):
+            import numpy as np  # (numpy is loaded: its frame is running)
+            trick = "c_" if frame.f_locals.get("self") is np.c_ else "r_"
+            return (f" It happened inside np.{trick}[...], numpy's index trick, which never dispatches to "
+                    f"autoprop: write ap.numpy.{trick}[...] (the same indexing, recorded).")
+        if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
+            return (" It happened inside np.full(shape, t), which copies the fill value into a new "
+                    "array without dispatching to autoprop: write t + np.zeros(shape) (recorded: the "
+                    "fill's gradient is the sum of the result's), or np.full_like(a, t).")
+        frame = frame.f_back
+    return ""
+
+
 def _scipy_hint():
     """Where the conversion ran inside scipy: the scipy function the user called (the
     outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
-    frame, outer = sys._getframe(2), None
+    frame, scipy_frames = sys._getframe(2), []
     while frame is not None:
         if f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
-            outer = frame
-        elif outer is not None and not frame.f_code.co_filename.startswith(_SKIP):
+            scipy_frames.append(frame)
+        elif scipy_frames and not frame.f_code.co_filename.startswith(_SKIP):
             break
         frame = frame.f_back
-    if outer is None:
+    if not scipy_frames:
         return ""
-    module = outer.f_globals.get("__name__", "scipy")
-    public = ".".join(p for p in module.split(".") if not p.startswith("_"))
-    name = outer.f_code.co_name
+    # the outermost frame that is a public scipy function (scipy.linalg.solve_triangular), not a
+    # decorator's wrapper around it (scipy._lib's ``wrapper``); else the outermost one
+    public, name = next((n for n in map(_public_scipy, reversed(scipy_frames)) if n[2]),
+                        _public_scipy(scipy_frames[-1]))[:2]
     ours = f"autoprop.{public}" if public.startswith("scipy.") else None
     try:
         mod = importlib.import_module(ours) if ours else None
@@ -347,7 +391,7 @@ def implicit_escape(tensor, how=None):
         "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
-        "tape on purpose." + _scipy_hint()
+        "tape on purpose." + (_numpy_hint() or _scipy_hint())
     )
     if _STRICT:
         raise TapeEscapeError(msg)

@@ -134,6 +134,15 @@ class Tensor:
         """int: number of elements."""
         return self._value.size
 
+    @property
+    def flags(self):
+        """numpy.flagsobj: the memory layout of the value (``np.isfortran(t)`` reads
+        ``t.flags.fnc``), as a read-only view's: ``writeable`` is False and setting a flag
+        changes only that throw-away view, never the Tensor."""
+        v = self._value.view()
+        v.setflags(write=False)
+        return v.flags
+
     def numpy(self):
         """Return a copy of the value as a numpy array (changing it cannot affect the tape).
 
@@ -264,6 +273,16 @@ class Tensor:
                 "autoprop Tensors are immutable: np.random.shuffle(t) (or rng.shuffle(t)) permutes t in "
                 "place, writing its items. Write t = t[rng.permutation(len(t))] (a recorded gather: "
                 "each element's gradient goes back to its place).")
+        if type(self) is Tensor and self._value.dtype.kind in "biu":  # m = x > 0; m[:, 0] = True
+            what = "a boolean mask (x > 0 of a Tensor is one)" if self.dtype.kind == "b" else "an integer Tensor"
+            raise TypeError(
+                f"autoprop Tensors are immutable, constants too: this {self.dtype} Tensor of shape "
+                f"{self.shape} is {what}, which carries no gradient, but item assignment "
+                "(t[...] = v) is refused for every Tensor, as in TensorFlow and jax. Take its values "
+                "first and edit the numpy array: m = (x > 0).numpy(), then m[:, 0] = True (a mask "
+                "or index array needs no gradient); or build it whole: m = (x > 0) | "
+                "(np.arange(x.shape[1]) == 0), or np.where(cond, new, m)."
+            )
         if type(self) is Tensor and _observe._carrier(self) is None:  # e.g. np.zeros_like(t)
             raise TypeError(
                 f"autoprop Tensors are immutable, constants too: this {self.dtype} Tensor of "

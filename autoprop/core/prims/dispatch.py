@@ -8,6 +8,8 @@ view of its input marks the Tensor it returns as one (:mod:`autoprop.core.views`
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
@@ -26,11 +28,18 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     if method == "at":
         _add_at(ufunc, inputs)
     if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
+        if not _carries_float(inputs) and not _carries_float(kwargs.values()):
+            # integer and boolean Tensors only (no derivative): numpy's own method on the values,
+            # in numpy's dtype (np.logaddexp.reduce of uint8 computes in float16)
+            return _as_tensors(getattr(ufunc, method)(*_values(inputs), **{
+                k: _values(v) for k, v in kwargs.items()}))
         return ufunc_method(ufunc, method, inputs, kwargs)
     dtype = kwargs.get("dtype")
     if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
-    # where=, ...: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
+    if kwargs.get("where", True) is not True:  # the safe-divide idiom: out's values where not
+        return _masked(ufunc, inputs, kwargs)
+    # other options: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
     label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
     _check_kw(label if label.startswith("scipy.") else name, kwargs)
     if ufunc is np.positive:
@@ -44,7 +53,7 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             "ap.numpy_function(...) to run it as plain numpy with no gradient."
         )
     if dtype is not None:
-        want = ufunc(*_stand_ins(inputs), dtype=dtype).dtype  # (numpy's own TypeError for a bad cast)
+        want = ufunc(*_stand_ins(inputs, ufunc), dtype=dtype).dtype  # (numpy's own TypeError for a bad cast)
         if want.kind in "fc":
             inputs = _cast_inputs(list(inputs), want, "unsafe")
         out = numpy_typed(ufunc, prim, inputs)
@@ -52,8 +61,94 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     return numpy_typed(ufunc, prim, inputs)
 
 
-def _stand_ins(inputs):
-    """One-element arrays of the inputs' dtypes (numbers as they are: numpy's weak scalars)."""
+def _masked(ufunc, inputs, kwargs):
+    """``np.divide(a, b, out=o, where=m)``: numpy's ufunc where ``m`` holds and ``o``'s values
+    elsewhere, as ``np.where(m, ufunc(a', b'), o)``, recorded.
+
+    ``a'``, ``b'`` are the inputs with their unselected entries replaced by their values at the
+    first selected entry (the "double where" of jax's FAQ), so the recorded ufunc is computed,
+    and differentiated, only at values the mask selects: the unselected entries' 0-division,
+    log(0) or nan never reach the forward or the gradient. The gradient of the result reaches
+    the inputs in the selected entries and ``o`` (a Tensor) in the others. numpy writes the
+    result into ``o``: an ndarray ``o`` gets numpy's values too (a later read of it is numpy's
+    number, with no gradient: use the returned Tensor); a Tensor ``o`` is never written (it is
+    immutable), the returned Tensor is the result.
+
+    Parameters
+    ----------
+    ufunc : np.ufunc with one output
+    inputs : tuple of Tensors, arrays or numbers
+    kwargs : dict
+        numpy's keywords: ``where`` (a boolean array or Tensor, broadcast to the result),
+        ``out`` (numpy's one-element tuple: an array or Tensor of the result's shape), others
+        as the ufunc's plain call takes them (``dtype=``).
+
+    Returns
+    -------
+    Tensor of ``o``'s shape and dtype (numpy's result).
+
+    Raises
+    ------
+    TypeError
+        Without ``out=`` (numpy leaves the unselected entries uninitialised), with a Tensor
+        input as ``out`` (written in place), several outputs, a mask that is not boolean, or
+        an output dtype numpy's ``same_kind`` casting refuses; each message names the rewrite
+        ``np.where(m, f(np.where(m, x, 1)), fill)``.
+    """
+    name = _ufunc_name(ufunc)
+    short = f"np.{ufunc.__name__}" if name == f"numpy.{ufunc.__name__}" else name
+    rewrite = (f"write np.where(mask, {short}(np.where(mask, x, 1)), fill), the safe value 1 (or any "
+               "value in the function's domain) where the mask is False, so the gradient never "
+               "sees an unselected entry")
+    kw = dict(kwargs)
+    where, out = kw.pop("where"), kw.pop("out", None)
+    if out is None:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) without out=: numpy leaves "
+                        f"the unselected entries uninitialised (arbitrary values). Give out= (a new "
+                        f"array, e.g. out=np.zeros_like(x)), or {rewrite}.")
+    out = out[0] if type(out) is tuple and len(out) == 1 else out
+    if ufunc.nout != 1 or type(out) is tuple:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) with several outputs; {rewrite}.")
+    if isinstance(out, Tensor) and any(a is out for a in inputs):
+        raise TypeError(f"autoprop Tensors are immutable: {name}(..., out=x, where=...) writes into its "
+                        f"input x. Instead, {rewrite.replace('fill', 'x')}.")
+    mask = np.asarray(_values(where))
+    if mask.dtype != np.bool_:
+        raise TypeError(f"autoprop cannot record {name}(..., where=...) with a mask of dtype {mask.dtype}: "
+                        "numpy takes a boolean where= (write where=m != 0)")
+    shape = np.shape(_values(out))
+    mask = np.broadcast_to(mask, shape)
+    first = np.flatnonzero(mask)[:1]
+
+    def safe(a):  # a's entries where the mask holds; elsewhere a's value at the first such entry
+        v = _values(a)
+        if not isinstance(v, np.ndarray):
+            return a
+        b = np.broadcast_to(v, shape)
+        fill = b.reshape(-1)[first] if first.size else np.ones((), v.dtype)
+        if isinstance(a, Tensor):
+            return np.where(mask, np.broadcast_to(a, shape), fill.reshape(()))
+        return np.where(mask, b, fill.reshape(()))
+    y = dispatch_ufunc(ufunc, "__call__", [safe(a) for a in inputs], kw)
+    want = np.dtype(_values(out).dtype)
+    if y.dtype != want:
+        if not np.can_cast(y.dtype, want, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc {ufunc.__name__!r} output from {y.dtype!r} to {want!r} "
+                            f"with casting rule 'same_kind' (numpy's error for out= of dtype {want})")
+        y = y.astype(want)
+    res = np.where(mask, y, out if isinstance(out, Tensor) else np.asarray(out))
+    res = res if res.dtype == want else res.astype(want)
+    if isinstance(out, np.ndarray):
+        np.copyto(out, res._value if isinstance(res, Tensor) else res)  # numpy's write into out
+    return res
+
+
+def _stand_ins(inputs, ufunc=None):
+    """One-element arrays of the inputs' dtypes (numbers as they are: numpy's weak scalars), of
+    the inputs' ndim for a gufunc (``np.matmul``'s core dimensions: 0-d stand-ins it refuses)."""
+    if ufunc is not None and ufunc.signature is not None:
+        return [np.ones((1,) * v.ndim, v.dtype) if isinstance(v, np.ndarray) else v
+                for v in (_values(a) for a in inputs)]
     return [np.ones((), v.dtype) if isinstance(v, np.ndarray) else v for v in (_values(a) for a in inputs)]
 
 
@@ -67,7 +162,7 @@ def numpy_typed(ufunc, prim, inputs):
         return _as_tensors(ufunc(*[_values(a) for a in inputs]))
     try:
         with np.errstate(all="ignore"):  # (numpy's dtype, from one-element stand-ins)
-            want = ufunc(*_stand_ins(inputs)).dtype
+            want = ufunc(*_stand_ins(inputs, ufunc)).dtype
     except (TypeError, ValueError, AttributeError):  # no loop, several outputs: the record decides
         return prim(*inputs)
     out = prim(*inputs)
@@ -142,6 +237,8 @@ def dispatch_function(func, args, kwargs, named=False):
                         "derivative (VJP). " + _SUGGEST.get(func, "Use a supported function (see "
                                                               "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
+    if kwargs:  # np.linalg.inv(a=t): the records take numpy's required arguments by position
+        args, kwargs = _bind(func, args, kwargs)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values
@@ -188,6 +285,50 @@ def numpy_name(f):
         f"``numpy.{f.__name__}`` over Tensors (numpy's own dispatch; the derivative: "
         f"``autoprop.explain({(impl.name if isinstance(impl, Primitive) else f.__name__)!r})``).")
     return bound
+
+
+def _bind(func, args, kwargs):
+    """``args, kwargs`` of ``np.<func>(...)`` with numpy's required parameters given by keyword
+    (``np.linalg.inv(a=t)``, ``np.diag(v=t)``, ``np.linalg.solve(t, b=u)``) moved into ``args``,
+    in numpy's order, as far as they follow the positional ones without a gap.
+
+    The records take their arrays by position (a record reads its Tensors from ``args``; one
+    with its Tensor in ``kwargs`` would call numpy again, which dispatches back) and name them
+    freely (``_moved``'s ``a`` is numpy's ``v``, ``m``, ``x``), so numpy's own signature decides,
+    read once per function (:func:`_required`). Optional parameters (``axis=``,
+    ``weights=``) stay keywords, as the records take them.
+    """
+    names = _REQUIRED.get(func)
+    if names is None:
+        names = _REQUIRED[func] = _required(func)
+    n = len(args)
+    if n >= len(names) or names[n] not in kwargs:
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    for name in names[n:]:
+        if name not in kwargs:
+            break
+        args.append(kwargs.pop(name))
+    return tuple(args), kwargs
+
+
+def _required(func):
+    """The names of ``func``'s leading parameters that have no default and may be given by
+    position or keyword (numpy's ``inspect.signature``; none when it has no signature)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # (a C function without a text signature)
+        return ()
+    names = []
+    for p in params:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            break
+        names.append(p.name)
+    return tuple(names)
+
+
+#: numpy function -> its required positional-or-keyword parameters' names (:func:`_required`)
+_REQUIRED: dict = {}
 
 
 #: the registry's owners whose functions compute on the values already (no Tensor wrapped)

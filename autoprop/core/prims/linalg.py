@@ -852,8 +852,8 @@ def lstsq(a, b, rcond=None):
     x : Tensor, (n,) or (n, k)
         ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off).
     residuals : Tensor, (k,) or (1,) for a 1-D b
-        Squared 2-norm of each column of ``b - a @ x`` when m > n and the rank is n;
-        otherwise empty, shape (0,), as numpy.
+        Squared 2-norm of each column of ``b - a @ x`` (``sum(|r|**2)``, real for a complex
+        system, as numpy) when m > n and the rank is n; otherwise empty, shape (0,), as numpy.
     rank : int
         numpy's rank of ``a`` (no gradient).
     s : Tensor, (min(m, n),)
@@ -879,8 +879,9 @@ def lstsq(a, b, rcond=None):
     x = matmul(pinv(a, rcond=rcond), b)
     if m > n and rank == n:
         r = b - matmul(a, x)
-        res = np.sum(r * r, axis=0)
+        # |r|^2: r * conj(r), real (numpy's residuals of a complex system are float64)
+        res = np.sum(np.real(r * np.conj(r)) if r.dtype.kind == "c" else r * r, axis=0)
         res = reshape(res, shape=(1,)) if b.ndim == 1 else res
     else:
-        res = Tensor._wrap(np.zeros((0,), dtype=a.dtype))
+        res = Tensor._wrap(np.zeros((0,), dtype=np.finfo(np.result_type(a._value, b._value)).dtype))
     return x, res, rank, svdvals(a)

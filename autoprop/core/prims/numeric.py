@@ -19,7 +19,7 @@ from .elementwise import cast, power, where
 from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
 from .shape import concatenate, getitem, index_add, moveaxis, ravel, reshape, stack, transpose
-from .stacking import _axis_arg, _nan_fill, diff, nanmean, sort
+from .stacking import _axis_arg, _nan_fill, nanmean, sort
 
 __all__ = ["trapezoid", "polyval", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian", "apply_along_axis", "float_power",
            "nanprod", "nancumsum", "cumulative_sum", "heaviside", "copysign", "ldexp", "nanstd", "compress",
@@ -62,7 +62,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         d = dx
     else:
         x = _t(x)
-        d = diff(x) if x.ndim == 1 else diff(x, axis=axis)
+        # (numpy's dispatch: a boolean or integer x is numpy's own diff, xor for booleans)
+        d = np.diff(x) if x.ndim == 1 else np.diff(x, axis=axis)
         if x.ndim == 1 and y.ndim > 1:  # numpy: a 1-D x runs along axis
             d = reshape(d, shape=tuple(-1 if i == axis % y.ndim else 1 for i in range(y.ndim)))
     pairs = getitem(y, _along(y.ndim, axis, _S(1, None))) + getitem(y, _along(y.ndim, axis, _S(None, -1)))
@@ -671,6 +672,9 @@ def delete(arr, obj, axis=None):
     return np.take(a, keep, axis=axis)
 
 
+_F64 = np.dtype(np.float64)
+
+
 @defcomposite("interp", "fp[j] + slope_j (x - xp[j]) on xp's interval j, fp[0] / fp[-1] (or "
                         "left / right) outside: gradients to x, xp and fp", numpy=(np.interp,))
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -687,7 +691,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     Returns
     -------
     Tensor
-        ``x``'s shape.
+        ``x``'s shape; float64 (complex128 for a complex ``fp``) as numpy's, whatever the
+        inputs' dtypes (float32 inputs are cast first, recorded).
 
     Raises
     ------
@@ -706,7 +711,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise TypeError("autoprop cannot record numpy.interp(..., period=...); unwrap x first "
                         "(np.mod and np.concatenate are recorded)")
-    x, xp, fp = _t(x), _t(xp), _t(fp)
+    # numpy computes in float64 (complex128 for a complex fp), whatever the inputs' dtypes
+    x, xp, fp = (a if a.dtype == dt else a.astype(dt) for a, dt in (
+        (_t(x), _F64), (_t(xp), _F64), (_t(fp), np.dtype(np.complex128 if _t(fp).dtype.kind == "c" else _F64))))
     if xp.ndim != 1 or fp.shape != xp.shape or xp.size < 2:
         raise ValueError(f"numpy.interp: xp and fp must be 1-D of one length (>= 2 here); got "
                          f"shapes {xp.shape} and {fp.shape}")
