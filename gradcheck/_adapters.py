@@ -1026,6 +1026,9 @@ class FunctionPair:
 
     params = {}
     grads = {}
+    #: its mode is a keyword argument (``bn_param['mode']``): :func:`gradcheck.config.training_modes` reads the
+    #: student's forward, not this adapter's, whose ``training`` keyword is accepted and not used
+    mode_in_keywords = True
 
     def __init__(self, fwd, bwd, init):
         self.student_forward, self.student_backward = fwd, bwd

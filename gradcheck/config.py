@@ -72,7 +72,7 @@ class CheckConfig:
 def training_modes(layer: Any, training: bool | str) -> list[bool]:
     """The modes a check runs ``forward`` in: ``[training]``, or ``[False, True]`` for "both"; "auto" is
     "both" when ``layer.forward`` takes ``training`` or ``**kwargs`` (a sandboxed layer's ``signature``). A CS231n
-    function pair is read by its student's forward (``student_forward``), as the sandbox's signature reads it
+    function pair (``mode_in_keywords``) is read by its student's forward (``student_forward``), as the sandbox's signature reads it
     (:func:`gradcheck._adapters.signature`): its mode is a keyword argument (``bn_param['mode']``), one mode, in
     ``check_layer`` as in ``gradcheck check`` (the adapter's ``training`` keyword is accepted and not used)."""
     if training == "auto":
@@ -81,7 +81,10 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
             takes = bool(declared["forward_training"])
         else:
             try:
-                fwd = getattr(layer, "student_forward", None) or getattr(layer, "forward", None)
+                # a class flag, not an attribute: an adapted layer hands attributes on to the student object,
+                # whose own forward(x, train_flg) would hide the adapter's training switch
+                pair = getattr(type(layer), "mode_in_keywords", False) is True
+                fwd = layer.student_forward if pair else getattr(layer, "forward", None)
                 ps = inspect.signature(fwd).parameters.values()
             except (TypeError, ValueError):
                 ps = ()
