@@ -8,6 +8,14 @@ and, for a failing model with a ``layers`` list, its first failing layer. Most s
 candidate gradient (from the numerical one, or from the layer run differently) and ask the one
 rule :func:`gradcheck.compare.close` whether the student's gradient is that candidate.
 :func:`check_vjp` checks one VJP alone.
+
+A pass is checked again at another point, by one step (:func:`_again_at`), where the first could
+hide a bug: at the grader's drawn parameters when one is constant at init (:func:`at_drawn_params`),
+and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
+:func:`at_straddled_inputs`); a failure there is the verdict. Before the signatures,
+:func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
+float16 inside, a rounding), and :func:`gradcheck.uncertainty.within_noise` names no bug for a
+mismatch within the numerical gradient's own spread.
 """
 
 from __future__ import annotations

@@ -14,7 +14,11 @@ Review 40(1), 1998), ``1e-20``, for a complex-analytic forward (:func:`complex_s
 quotient is formed; the plans choose which perturbed copies
 to run: element loop (:func:`numerical_gradient`), stacked batch (:func:`batched_input_scan`),
 chunked remote (:func:`many_scan`), directional (:func:`directional_derivatives`), sample (an
-element plan on ``indices``), the Jacobian (:func:`numerical_jacobian`).
+element plan on ``indices``), the Jacobian (:func:`numerical_jacobian`). A tensor whose default atol
+(the round-off of a large output) swamps its gradients (above :data:`~gradcheck.compare.NOISY` of its
+largest |gradient|) is differenced again with a step grown to where truncation and round-off balance
+(:func:`grown_step`), and compared with its own atol, which its :class:`~gradcheck.compare.Comparison`
+keeps: the one atol the verdict line and the diagnosis read.
 """
 
 from __future__ import annotations

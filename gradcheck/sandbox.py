@@ -24,6 +24,13 @@ process's zygote (:class:`~gradcheck._zygote.Zygote`), the same text run once wi
 imported, rather than started anew (0.02 s of CPU instead of 0.25): the fork sets the same limits, guards, environment and descriptors as a
 new child, draws new random seeds, and shares nothing with another check but the modules imported before any
 submitted code ran. Another ``python``, or a zygote that cannot start, starts the child anew.
+
+The parent imports the child's module for the one wire codec only; the child's ``OPS`` table is the one
+request dispatcher. :class:`RemoteLayer` and :class:`RemoteLoss` share one :class:`_Remote`; ``close()``
+kills the child's process group. A request's progress frames are believed only within the parent's own bound
+(N forwards: N per-call limits, never more). Forward's inputs and backward's ``dY`` cross as views of a memory
+file the parent maps too (:class:`Shared`), so a write into them is read by the parent's numpy; in a hostile
+sandbox a write into a cache is judged by a second backward after the same forward, compared here.
 """
 
 from __future__ import annotations

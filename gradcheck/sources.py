@@ -2,6 +2,15 @@
 (``"@<input name>"`` for inputs, parameter keys): the student's ``backward`` (:func:`manual_source`),
 the tape (:func:`tape_source`), a layer of ours (:func:`reference_source`); finite differences are
 :func:`gradcheck.numerical.layer_numerical_gradients`.
+
+The autoprop twin (:func:`twin_source`) and a reference layer are given the checked layer's
+parameters one way: names mapped by :func:`param_names` (PyTorch's ``weight`` as ``W``), a reversed
+weight transposed, a square one as stored or transposed by which reproduces the layer's forward
+(:func:`_oriented`, one probe for both). A random forward is held fixed for the check by one
+function, :func:`gradcheck.diagnose._hold`; the twin and a reference draw their own masks, so in a
+mode where the forward is random they are not compared (``diagnose.RANDOM_TWIN``,
+``RANDOM_REFERENCE``), while the student's forward on the tape runs with the same draws
+(``StudentTape.same_draws``).
 """
 
 from __future__ import annotations

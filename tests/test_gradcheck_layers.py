@@ -19,7 +19,7 @@ from tests.import_graph import first_cycle
 
 PKG = Path(__file__).resolve().parents[1] / "gradcheck"
 
-#: What each pipeline module may import of gradcheck at module level (ARCHITECTURE.md).
+#: What each pipeline module may import of gradcheck at module level (the one-way rule ARCHITECTURE.md states).
 ALLOWED = {
     "errors": set(),
     "compare": set(),

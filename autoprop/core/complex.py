@@ -19,7 +19,9 @@ real part (the imaginary direction does not exist there). In forward mode a tang
 holomorphic primitive and ``Re(conj(z) t) / |z|`` for ``abs``.
 
 Only the primitives in :data:`COMPLEX_READY` were checked against autograd and central
-differences on complex values (``tests/test_autoprop_complex.py``); any other primitive
+differences on complex values (``tests/test_autoprop_complex.py``; the decompositions ``eigh``,
+``svd``, ``svdvals``, ``qr`` also against torch, ``tests/test_autoprop_vocab20.py``, and
+``eig``/``eigvals`` in ``tests/test_autoprop_vocab21.py``); any other primitive
 that a tape or a ForwardAccumulator would differentiate at a complex value raises
 :func:`refusal` (a clear TypeError), never a silently wrong gradient.
 """

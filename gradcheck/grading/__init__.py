@@ -5,7 +5,10 @@ Student code never runs in the grader's process: each submission is graded by a 
 the student's classes run in a :class:`gradcheck.sandbox.Sandbox`. Modules: ``plugin`` (markers
 and fixtures), ``checks`` (:class:`Verdict`, one :class:`Part` per tensor), ``diagnosis`` (the
 sentence naming a bug), ``static`` (the ``ast`` import guard), ``runner`` (results.json, JUnit XML,
-gradebook, histogram; a batch here or on dask), ``cli`` (``gradcheck grade``), ``zygote``.
+gradebook, histogram; a batch here or on dask), ``cli`` (``gradcheck grade``), ``zygote``,
+``archive`` (a ``.zip`` submission), ``stopping`` (SIGTERM as Ctrl-C). ``runner`` owns the
+results.json rows (``VISIBILITIES``, ``result_row``, ``write_json``); ``plugin`` imports them from
+it, never the reverse.
 """
 
 from .checks import (

@@ -7,6 +7,9 @@ Nothing is reused across students; submitted code runs only in the sandbox the c
 The zygote holds no secret (no batch key) and reports each child's pid and exit status. It is the one
 :class:`gradcheck._zygote.Zygote` (the sandbox's zygote too) running the one reply loop,
 ``_sandbox_child.fork_server``; what is the grader's own is here: what it imports, what a child runs.
+It is a process of our own rather than :mod:`multiprocessing`'s forkserver: a batch may run on
+dask.distributed, whose worker processes are daemonic, and multiprocessing refuses to start children
+from a daemonic process.
 """
 
 from __future__ import annotations

@@ -8,8 +8,15 @@ col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stackin
 splitting, sorting and statistics functions as composites), ``fused`` (one record per
 layer operation: ``linear``, Linear's ``X @ W.T + b``), ``array_api`` (numpy 2's
 array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ... over the last axes),
-``linalg_tensor`` (numpy.linalg's tensorsolve and tensorinv over ``solve`` and ``inv``);
-``dispatch``: numpy's protocols routed to the records.
+``linalg_tensor`` (numpy.linalg's tensorsolve and tensorinv over ``solve`` and ``inv``),
+``recurrent`` (``rnn_cell``, ``lstm_gates``), ``linalg_eig`` (eigh, eigvalsh, eig, eigvals),
+``numeric`` (trapezoid, quantile, polyfit, interp, ... as composites), ``fft`` (numpy.fft),
+``extra`` (the values-only table, selections, histograms, more statistics);
+``_linalg_helpers`` and ``_linalg_complex`` beside ``linalg``, ``_common`` the helpers of every
+family; ``dispatch``: numpy's protocols routed to the records.
+
+A keyword argument that carries a derivative (``np.pad``'s ``constant_values``, ``initial=``,
+``nan_to_num``'s ``nan=``, a histogram's ``range``) is recorded when it is a Tensor, never cut.
 
 The families sit above the registry (they import its ``defprim`` & co.; it imports none of
 them). Importing this package imports them all, each record defined once, and then gives the

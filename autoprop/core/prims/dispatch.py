@@ -4,6 +4,15 @@
 :mod:`autoprop.core.prims` puts them: ``registry.dispatch_ufunc``), with the tables the
 records built (``registry._UFUNCS``, ``_FUNCTIONS``). A numpy function whose result is a
 view of its input marks the Tensor it returns as one (:mod:`autoprop.core.views`).
+
+The rules, each in one function: a call in which no Tensor is float or complex is numpy's own
+function on the values, returned as constant Tensors; a result comes in numpy's dtype
+(:func:`numpy_typed`: the ufunc's own type resolution; ``dtype=`` casts the inputs first,
+``_common._cast_inputs``); numpy's required parameters given by keyword move to their positions
+(:func:`_bind`), as the records take their arrays by position; a ufunc's ``where=`` with ``out=``
+is recorded as jax's "double where" (:func:`_masked`), and without ``out=`` refused; the functions
+that write into an argument (``_IN_PLACE``) and the names without a record (``_SUGGEST``) are
+refused naming the recorded way to write them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """numpy's numerical helpers that student code calls on arrays: ``np.trapezoid``,
 ``np.polyval``, ``np.quantile``/``np.percentile``/``np.nanquantile``/``np.nanpercentile`` (every
 method), ``np.nanmedian``, ``np.insert``, ``np.vander``, ``np.linalg.cond``, ``np.piecewise``, ``np.polyfit``,
-``np.apply_along_axis`` and ``np.float_power``, each built from recorded primitives
+``np.apply_along_axis``, ``np.float_power``, ``np.interp``, ``np.bincount(weights=)``,
+``np.nanstd``/``nanprod``/``nancumsum``, ``np.cumulative_sum``, ``np.heaviside``,
+``np.copysign``, ``np.ldexp``, ``np.block`` and ``np.compress``/``extract``/``delete``, each
+built from recorded primitives
 (``registry.defcomposite``): the derivative is the chain rule through them.
 Derivations: ``lessons/10-gradient-tape.md`` (composites).
 """
