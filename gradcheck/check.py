@@ -45,10 +45,10 @@ from .sources import (
     build_twin,
     copy_params_to_twin,
     guarded_backward,
-    hold_masks,
     in_place,
     manual_forward,
     manual_source,
+    masks_fixed,
     masks_held,
     pair_mode_line,
     reference_source,
@@ -106,14 +106,10 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
         if probe == "same backward":  # Z13 at the cost of one forward and one backward, not a second check
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
-        held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
-        # a held mask has this batch's shape: the inputs' differences are not stacked into a bigger batch
-        cfg_t = dataclasses.replace(cfg, batched=False) if t and cfg.batched == "auto" and masks_held(layer) else cfg
-        try:
+        with masks_fixed(layer, t and cfg.training in ("both", "auto")):
+            # a held mask has this batch's shape: the inputs' differences are not stacked into a bigger batch
+            cfg_t = dataclasses.replace(cfg, batched=False) if t and cfg.batched == "auto" and masks_held(layer) else cfg
             r = _check_mode(call, cfg_t, _rewound(rng), twin, init, reference, upstream)
-        finally:
-            for obj, prev in held:
-                obj.fix_mask(prev)
         if same and r.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
@@ -167,16 +163,12 @@ def same_backward(call: Call, seed: int) -> bool:
     try:
         for t in (False, True):
             c = dataclasses.replace(call, training=t)
-            held = hold_masks(call.layer) if t else []
-            try:
+            with masks_fixed(call.layer, t):
                 Y = c.forward(*[x.copy() for x in call.inputs])
                 if not isinstance(Y, np.ndarray):
                     return False
                 G = np.random.default_rng([seed, 13]).standard_normal(Y.shape) if G is None else G
                 out.append({k: np.array(v, copy=True) for k, v in manual_source(c, G).items()})
-            finally:
-                for obj, prev in held:
-                    obj.fix_mask(prev)
     except Exception:  # noqa: BLE001 - the full training check reports it
         return False
     return out[0].keys() == out[1].keys() and all(np.array_equal(out[0][k], out[1][k]) for k in out[0])
@@ -192,8 +184,7 @@ def _training_probe(call: Call, first: CheckResult) -> str:
     Y_eval = getattr(first, "_output", None)
     if Y_eval is None:  # no eval output kept (a non-repeatable forward): the calls of training_differs
         return "same output" if not training_differs(call) else "differs"
-    held = hold_masks(call.layer)
-    try:
+    with masks_fixed(call.layer):
         try:
             Y = call.output(*[x.copy() for x in call.inputs])  # compared, not kept: not copied (Call.output)
         except Exception:  # noqa: BLE001 - the training check reports it
@@ -207,9 +198,6 @@ def _training_probe(call: Call, first: CheckResult) -> str:
             got = manual_source(call, G)
         except Exception:  # noqa: BLE001 - the training check reports it
             return "same output"
-    finally:
-        for obj, prev in held:
-            obj.fix_mask(prev)
     same = got.keys() == mine.keys() and all(np.array_equal(got[k], mine[k]) for k in mine)
     return "same backward" if same else "same output"
 

@@ -1407,7 +1407,7 @@ def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: 
             r1, r2 = (np.sum((n - k * grad(x)) * d) for x in (c, c2))
             c = c - r1 * (c2 - c) / (r2 - r1) if r2 != r1 else c
         if 0 < c <= 1e-2 and np.abs(n - k * grad(c)).max() <= 0.05 * gap:
-            rel = float(np.max(np.abs(m - n) / np.maximum(np.abs(m) + np.abs(n), 1e-300)))
+            rel = float(relative_error(m, n, 1e-300).max())
             return _find("log-eps", tensor, rel=rel, c=c, y=what, advice=rtol_advice(rel, rtol))
     return None
 

@@ -15,6 +15,7 @@ mode where the forward is random they are not compared (``diagnose.RANDOM_TWIN``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -32,7 +33,7 @@ from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
+           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -264,33 +265,44 @@ def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: 
     return ret
 
 
-def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
-    """``fix_mask(True)`` on ``layer`` and the layers inside it at any depth (:func:`walk`; a sandboxed object's are
-    in its child) whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
-    out = []
+def _mask_settings(layer: Any):
+    """``(layer, its mask setting)`` of ``layer`` and of the layers inside it at any depth (:func:`walk`; a sandboxed
+    object's are in its child) that have ``fix_mask``, one at a time (a setting is read after the ones before it
+    were acted on); the setting is ``mask_fixed`` (or ``_masks.fixed``), None when it cannot be read back."""
     inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if not _scalar(v) and
                                                                 _is_layer(v)]  # a number or array is no layer
     for o in [layer, *inside]:
-        if callable(getattr(o, "fix_mask", None)):  # only a layer whose setting can be read back
-            prev = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
-            if prev is False:
-                o.fix_mask(True)
-                out.append((o, prev))
+        if callable(getattr(o, "fix_mask", None)):
+            yield o, getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
+
+
+def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
+    """``fix_mask(True)`` on ``layer`` and the layers inside it at any depth (:func:`_mask_settings`) whose mask is
+    not fixed (only a layer whose setting can be read back): the ``(layer, previous)`` pairs to undo."""
+    out = []
+    for o, prev in _mask_settings(layer):
+        if prev is False:
+            o.fix_mask(True)
+            out.append((o, prev))
     return out
+
+
+@contextlib.contextmanager
+def masks_fixed(layer: Any, hold: bool = True):
+    """:func:`hold_masks` for the block (nothing when not ``hold``), each mask set back as it was after it."""
+    held = hold_masks(layer) if hold else []
+    try:
+        yield
+    finally:
+        for obj, prev in held:
+            obj.fix_mask(prev)
 
 
 def masks_held(layer: Any) -> bool:
     """Whether ``layer`` or a layer inside it holds its dropout mask fixed (``fix_mask(True)`` or a 0/1 array, as
     :func:`hold_masks` sets it or the caller did): a mask of this batch's shape, so forward on a batch of another
     size raises by design and the inputs' finite differences are not stacked into one batch (tester17 L11)."""
-    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if not _scalar(v) and
-                                                                _is_layer(v)]
-    for o in [layer, *inside]:
-        if callable(getattr(o, "fix_mask", None)):
-            fixed = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
-            if fixed is not None and fixed is not False:
-                return True
-    return False
+    return any(fixed is not None and fixed is not False for _, fixed in _mask_settings(layer))
 
 
 def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
@@ -311,12 +323,8 @@ def training_differs(call: Call) -> bool:
         return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
     try:
         Y_eval = run(False)
-        held = hold_masks(call.layer)
-        try:
+        with masks_fixed(call.layer):
             Y_train = run(True)
-        finally:
-            for obj, prev in held:
-                obj.fix_mask(prev)
     except Exception:  # noqa: BLE001
         return True
     return not (Y_eval.shape == Y_train.shape and V.identical(Y_eval, Y_train))
@@ -472,14 +480,19 @@ class _MappedTwin:
         return getattr(self.twin, name)
 
 
+def _params_and_variables(obj: Any, twin: Any, owner: str) -> tuple[Mapping, Mapping]:
+    """``(obj.params or {}, twin.variables)``; TwinError when the twin has no ``variables`` dict."""
+    params, variables = getattr(obj, "params", None) or {}, getattr(twin, "variables", None)
+    if not isinstance(variables, Mapping):
+        raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
+    return params, variables
+
+
 def _with_params(obj: Any, twin: Any) -> Any:
     """``twin`` given ``obj``'s parameters; a :class:`_MappedTwin` named like it when some are named otherwise
     (PyTorch's ``weight``), of reversed shape, or square (then oriented by the forward in the check)."""
     owner = type(obj).__name__
-    params = getattr(obj, "params", None) or {}
-    variables = getattr(twin, "variables", None)
-    if not isinstance(variables, Mapping):
-        raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
+    params, variables = _params_and_variables(obj, twin, owner)
     names = mapped_names(variables, params, owner, f"twin {type(twin).__name__} of {owner}", TwinError)
     transposed = _MappedTwin(twin, names, [], owner).give(params)
     square = [k for k, p in params.items() if np.ndim(p) == 2 and np.shape(p)[0] == np.shape(p)[1]]
@@ -492,10 +505,7 @@ def _with_params(obj: Any, twin: Any) -> Any:
 def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
     """``twin.variables[k].assign(obj.params[k])`` for every key (an (in, out) weight transposed); returns
     the keys assigned transposed. TwinError when keys or shapes differ, or there is no ``variables`` dict."""
-    params = getattr(obj, "params", None) or {}
-    variables = getattr(twin, "variables", None)
-    if not isinstance(variables, Mapping):
-        raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
+    params, variables = _params_and_variables(obj, twin, owner)
     if set(variables) != set(params):
         raise TwinError(V.paragraph(
             f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",

@@ -514,16 +514,23 @@ _STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256":
           "--unsafe-no-isolation)"}
 
 
+def _walk_tests(base: str):
+    """``(folder, its file names sorted)`` below ``base`` in sorted order, as both scans of the grading tests read them
+    (:func:`tests_digest`, :func:`_static_imports`): without hidden folders (.venv, .git, .pytest_cache), nor
+    ``__pycache__``, ``site-packages`` and ``node_modules``."""
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and d not in ("__pycache__", "site-packages", "node_modules"))
+        yield dirpath, sorted(filenames)
+
+
 def tests_digest(tests: str | os.PathLike) -> str:
     """SHA-256 of the grading tests (a file, or a folder: every file's relative name and bytes;
     ``__pycache__`` and ``.pytest_cache``, which a run writes, left out). Saved in a batch's
     ``grading.json``: resuming with other tests grades every submission again."""
     h, base = hashlib.sha256(), os.fspath(tests)
     files = [base] if os.path.isfile(base) else []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")  # .venv, .git, .pytest_cache
-                             and d not in ("__pycache__", "site-packages", "node_modules"))
-        files += [os.path.join(dirpath, f) for f in sorted(filenames)]
+    files += [os.path.join(dirpath, f) for dirpath, filenames in _walk_tests(base) for f in filenames]
     for full in files:
         h.update(os.fsencode(os.path.relpath(full, base)) + b"\0")
         with contextlib.suppress(OSError):
@@ -556,10 +563,8 @@ def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
     computed at run time (``"tests/test_x.py:12"``), which no scan can resolve."""
     hits: list[tuple[str, str]] = []
     dynamic: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")  # .venv, .git, .pytest_cache
-                             and d not in ("__pycache__", "site-packages", "node_modules"))
-        for f in sorted(x for x in filenames if x.endswith(".py")):
+    for dirpath, filenames in _walk_tests(base):
+        for f in (x for x in filenames if x.endswith(".py")):
             full = os.path.join(dirpath, f)
             try:
                 tree = ast.parse(Path(full).read_bytes(), full)
