@@ -428,7 +428,7 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
     of the parameter that forward reads through one view (``self.Wh = self.W[5:8]``)."""
     if res is None:
         return []
-    from .compare import close
+    from .compare import close, mismatched
 
     out, failing = [], set(res.failing_tensors)
     man, num = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
@@ -459,8 +459,8 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
         block = np.zeros(m.shape, dtype=bool)
         block[tuple(slice(*(int(v) for v in p.split(":"))) if p.strip() != ":" else slice(None)
                     for p in box.split(","))] = True
-        diff, atol = np.abs(m - n), res.atol_of(V.grad_name(rep))
-        bad = np.isfinite(n) & (diff > atol) & (diff > res.rtol * (np.abs(m) + np.abs(n)))
+        atol = res.atol_of(V.grad_name(rep))
+        bad = np.isfinite(n) & mismatched(m, n, res.rtol, atol)
         if not bad.any() or (bad & ~block).any():
             continue
         c = float(np.median(m[block & bad] / n[block & bad])) if np.all(n[block & bad]) else 0.0

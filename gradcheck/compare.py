@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOL_FLOOR", "NOISY", "relative_error", "norm_relative_error", "close", "default_atol",
+__all__ = ["ATOL_FLOOR", "NOISY", "relative_error", "norm_relative_error", "close", "mismatched", "default_atol",
            "own_scale_atol", "atol_swamp_notes", "Comparison", "compare", "kink_mask"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
@@ -94,10 +94,28 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: 
         return False
     if np.array_equal(a, b):  # equal everywhere (no NaN): the rule holds, whatever rtol and atol
         return True
+    return bool(np.all(~mismatched(a, b, rtol, atol) | (equal_nan & np.isnan(a) & np.isnan(b))))
+
+
+def mismatched(a: Any, b: Any, rtol: float, atol: float) -> np.ndarray:
+    """The elements where ``a`` and ``b`` (one shape) break the rule of :func:`compare`: ``|a - b|``
+    above both ``atol`` and ``rtol (|a| + |b|)``, or not finite where they differ (an infinity
+    agrees only with itself; NaN with nothing).
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``a``
+
+    Examples
+    --------
+    >>> mismatched(np.array([1.0, np.inf, 2.0]), np.array([1.0, 1.0, 2.1]), 1e-6, 1e-9)
+    array([False,  True,  True])
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         d = np.abs(a - b)
         ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
-    return bool(np.all(ok | (equal_nan & np.isnan(a) & np.isnan(b))))
+    return ~ok
 
 
 def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:

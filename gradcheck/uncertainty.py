@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .compare import mismatched
+
 __all__ = ["NOISE_FACTOR", "within_noise"]
 
 #: The mismatch counts as noise when at most this many times the spread of the estimates.
@@ -29,7 +31,7 @@ def within_noise(manual: np.ndarray, numerical: np.ndarray,
     estimate_at : callable
         ``estimate_at(eps)``: the numerical gradient with relative step ``eps``.
     eps, rtol, atol : float
-        The step of ``numerical``; the check's tolerances (mismatch: ``|m - n| > atol, rtol (|m| + |n|)``).
+        The step of ``numerical``; the check's tolerances (mismatch: :func:`gradcheck.compare.mismatched`).
 
     Returns
     -------
@@ -41,8 +43,9 @@ def within_noise(manual: np.ndarray, numerical: np.ndarray,
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape:
         return None
-    diff = np.abs(m - n)
-    bad = np.isfinite(n) & (diff > atol) & (diff > rtol * (np.abs(m) + np.abs(n)))
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(m - n)
+    bad = np.isfinite(n) & mismatched(m, n, rtol, atol)  # an infinite m too: never noise
     if not bad.any():
         return None
     try:

@@ -462,3 +462,20 @@ def test_a_forward_that_differs_from_the_reference_is_no_gradient_mismatch(tmp_p
     f = write(tmp_path, LEAKY.replace("SLOPE", "0.2"), "wrong.py")  # and a backward wrong for its own forward
     p = run_here("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
     assert p.returncode == 1 and "FAIL: Leaky: forward mismatch in Y; gradient mismatch in dX." in flat(p), flat(p)
+
+
+def test_an_infinite_manual_entry_is_a_mismatch_never_noise():
+    """One element-wise rule (compare.mismatched) for close, the noise test and the view notes:
+    an infinite manual entry against a finite estimate mismatches (inf > rtol * inf was False)."""
+    from gradcheck.compare import close, mismatched
+    from gradcheck.uncertainty import within_noise
+
+    m, n = np.array([np.inf, 1.0 + 1e-3]), np.array([1.0, 1.0])
+    assert mismatched(m, n, 1e-6, 1e-9).tolist() == [True, True]
+    assert not close(m, n, 1e-6, 1e-9)
+    # the estimates at 2h and h/2 spread enough to excuse the finite entry, never the infinite one
+    assert within_noise(m, n, lambda e: n + np.array([0.0, 1e-3]) * (e / 1e-5), 1e-5, 1e-6, 1e-9) is None
+    finite = np.array([1.0, 1.0 + 1e-3])
+    got = within_noise(finite, n, lambda e: n + np.array([0.0, 1e-3]) * (e / 1e-5), 1e-5, 1e-6, 1e-9)
+    assert got is not None and abs(got[0] - 1e-3) < 1e-12
+    assert mismatched(np.array([np.inf, np.nan]), np.array([np.inf, np.nan]), 0, 0).tolist() == [False, True]
