@@ -1969,6 +1969,8 @@ class _Layer:
         self.numbers: dict[str, float] = {}
         #: ``(make the other mode's forward, its fields)`` of a layer with two modes (:func:`_other_mode`), or None
         self.other_mode: tuple[Any, dict[str, str]] | None = None
+        #: the seed protocol's weights without gradients, read when asked (:func:`seed_weights`; {} for the others)
+        self.seed_weights: Any = dict
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2225,7 +2227,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         if (f := _group_norm_signature(m, n, xi)) is not None:
             return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
-        return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
+        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L)
+                or ("missing-local-derivative", {}))
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
             and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
         return "stale-mask", {"scale": f"{s:.6g}"}  # the identity's dX times the mask a training forward left
@@ -2340,6 +2343,26 @@ def _returned_upstream(n, G, params):
             if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
+
+
+def _scale_dropped(n, G, L: _Layer):
+    """dX = dY in a layer whose correct dX is dY times a factor per feature, the same for every sample (``Y = X *
+    gamma``, a scale layer): the factor is missing, not an activation's derivative (session 21's r10, named "the
+    local derivative of the activation"). ``upstream-returned`` with the weight's name when a parameter (or a seed
+    protocol's weight) is that factor, else with the factor described; None when ``n / G`` differs between samples
+    or holds only 0s and 1s (a mask, a ReLU's derivative)."""
+    nz = G != 0
+    if G.ndim < 2 or G.shape[0] < 2 or not nz.all() or n.shape != G.shape:
+        return None
+    r = n / G
+    if not close(r, np.broadcast_to(r[:1], r.shape), 1e-9) or np.all(np.isin(np.round(r, 12), (0.0, 1.0))):
+        return None
+    for w, W in {**L.params, **L.seed_weights()}.items():
+        if (isinstance(W, np.ndarray) and W.dtype.kind == "f" and 0 < W.ndim < G.ndim + 1 and W.size > 1
+                and np.broadcast_shapes(W.shape, G.shape) == G.shape and close(G * W, n, 1e-9)):
+            return "upstream-returned", {"w": w, "prod": f"dY * {w}"}
+    return "upstream-returned", {"w": "factor s of shape " + str(r[:1].shape) + " (the same for every sample) that "
+                                 "forward multiplies X by", "prod": "dY * s"}
 
 
 def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarray]:
@@ -3344,7 +3367,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
-    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)) \
+            and not (key.startswith("@") and _factor_moves(L, key, m, n)):  # posaddmean: dP's 1/batch, told
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
@@ -3994,6 +4018,7 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
     L.other_mode = _other_mode(layer, training)
+    L.seed_weights = functools.cache(functools.partial(seed_weights, layer))
 
 
 def _switch_said(layer: Any, training: bool) -> str:
@@ -4100,14 +4125,19 @@ _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
 
 def _factor_at_more(L: _Layer, key: str) -> float | None:
     """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
-    than the check's (each input grown by a sample along axis 0, a new upstream gradient), or None when the layer
-    cannot be run so (inputs of other batch sizes, an output whose axis 0 is not the batch, backward raising, no
-    constant factor there). The layer's cache is set back to the check's input after."""
+    than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
+    gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
+    backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or any(np.ndim(x) == 0 or np.shape(x)[0] != N for x in L.inputs) or np.ndim(L.Y) == 0 \
-            or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
+    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
         return None
-    xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) for x in L.inputs]
+    # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
+    # (T, D) beside x (N, T, D), stays as checked
+    grow = [np.ndim(x) > 0 and np.shape(x)[0] == N for x in L.inputs]
+    if not grow[0]:
+        return None
+    xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
+          for x, g in zip(L.inputs, grow)]
     G = np.random.default_rng([L.seed, 21]).standard_normal((N + 1, *np.shape(L.Y)[1:]))
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
@@ -4127,21 +4157,28 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     return c2 if close(m2, c2 * n2, 1e-6, 1e-9) else None
 
 
+def _factor_moves(L: _Layer, key: str, m, n) -> bool | None:
+    """Whether the constant factor of input ``key``'s gradient (``m`` over ``n``) changes at one sample more
+    (:func:`_factor_at_more`, run once per key): True (a 1/batch really there), False (the same factor), None when it
+    cannot be told."""
+    memo = L.__dict__.setdefault("_moves", {})
+    if key not in memo:
+        ok = np.isfinite(n)
+        nn = float(np.sum(n[ok] * n[ok]))
+        c2 = _factor_at_more(L, key) if nn else None
+        memo[key] = None if c2 is None else abs(c2 / (float(np.sum(m[ok] * n[ok])) / nn) - 1) > 1e-6
+    return memo[key]
+
+
 def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
     """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
     its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
     more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
     (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
-    if not key.startswith("@"):
-        return None
+    if not key.startswith("@") or _factor_moves(L, key, m, n) is not False:
+        return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
-    nn = float(np.sum(n[ok] * n[ok]))
-    c2 = _factor_at_more(L, key) if nn else None
-    if c2 is None:
-        return None
-    c = float(np.sum(m[ok] * n[ok])) / nn
-    if abs(c2 / c - 1) > 1e-6:  # the factor moved with the batch
-        return None
+    c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
     more, inv = "", round(1 / c) if c else 0
     if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
         more = f" ({inv} times too small)"

@@ -194,6 +194,10 @@ def test_correct_counterparts_pass(key):
                                         "larger than the check's tolerance", "forward has no eps: backward adds one"]),
         ("loss_big_eps.py::CEEpsDiffer", ["forward's eps (1e-07) and backward's (0.01) differ"]),
         ("loss_labels.py::BCELogitsTargetGrad", ["backward returns dL/db, the gradient for the target"]),
+        # session 22: a scale layer's missing factor is no activation's derivative; posaddmean's 1/batch is told
+        ("session22.py::ScaleGammaNoGamma", ["the chain rule's product with the weight gamma", "dX = dY * gamma"]),
+        ("session22.py::ScaleSeedNoS", ["the chain rule's product with the weight s", "dX = dY * s"]),
+        ("tester21s.py::posaddmean", ["dP is 2 times too small (batch size 2): an extra 1/batch"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

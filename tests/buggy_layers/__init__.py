@@ -364,6 +364,11 @@ EXPECTED = {
     # session 21 (session 20's leftover 2): a seed-style dX-only layer whose W starts constant, drawn (PASS before)
     "session21.py::SeedLinearZerosNoT": "transposed-weight",
     "session21.py::SeedLinearOnesNoT": "transposed-weight",
+    # session 22 (session 21's leftovers): a scale layer's dX = dY (was "the local derivative of the activation"),
+    # a pair's dP = dout.mean(0) beside x (N, T, D) (was "1/sqrt(d) or 1/batch": the factor follows the batch)
+    "session22.py::ScaleGammaNoGamma": "upstream-returned",
+    "session22.py::ScaleSeedNoS": "upstream-returned",
+    "tester21s.py::posaddmean": "factor-inverse-batch",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -430,7 +435,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            *(f"tester21s.py::{n}" for n in ("ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp",
                                              "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
                                              "RunningVarScale", "SquaredReLU", "TimeMajorRNN",
-                                             "EmbeddingBagMean", "EveryOther")),
+                                             "EmbeddingBagMean", "EveryOther", "posadd")),
+           *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
