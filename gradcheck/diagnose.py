@@ -56,7 +56,8 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
-           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_focal_factor", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
+           "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
@@ -523,6 +524,21 @@ DIAGNOSES: dict[str, Record] = {
         "the product rule also gives {gamma:g} {less} log(p_t) (p_t = p where y = 1, 1 - p where y = 0)",
         "d/dp_t of -(1 - p_t)**gamma log(p_t) is gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma / p_t; "
         "then times +1 (y = 1) or -1 (y = 0) for d/dp, and the mean's 1/N", "05-binary-cross-entropy.md"),
+    "huber-branch-factor": Record(
+        "one branch's factor wrong (Huber / smooth L1)", "{t} is right where |y_pred - y_true| {right} {delta:.6g} but "
+        "{c:.6g} times the correct gradient at the {count} of {size} entries where |y_pred - y_true| {wrong} "
+        "{delta:.6g}: forward is {form}; {why}", "{fix}", "04-regression-losses.md"),
+    "focal-alpha-weight": Record(
+        "focal loss alpha_t wrong", "{t} weights the classes wrongly: forward is a focal loss weighted by alpha_t "
+        "(alpha = {alpha:.6g} where y = 1, 1 - alpha = {beta:.6g} where y = 0; gamma {gamma:g}), and backward {how}",
+        "multiply the derivative by the very alpha_t forward used: np.where(y == 1, alpha, 1 - alpha)",
+        "05-binary-cross-entropy.md"),
+    "dice-denominator-derivative": Record(
+        "Dice's quotient rule incomplete", "{t} {how}: forward is a {form} Dice loss 1 - (2 sum(p t) + s) / (sum(p) + "
+        "sum(t) + s) (smooth s = {s:.3g}), a quotient whose denominator depends on p too, so the quotient rule gives "
+        "d/dp_i = -(2 t_i D - N) / D**2 (N, D the numerator and denominator{per})", "dp = -(2 * t * den - num) / "
+        "den**2{fix}: the numerator's derivative 2 t times den, minus num times the denominator's derivative 1, over "
+        "den squared", "04-regression-losses.md"),
     "softmax-wrong-axis": Record(
         "softmax backward sums over the wrong axis", "{t} = p * (dY - (dY * p).sum(axis={other})): the sum is over "
         "axis {other}, but the softmax normalises over axis {axis} (each slice along axis {axis} sums to 1), so "
@@ -1550,7 +1566,9 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
     return (found or name_hinge_count(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
+            or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
+            or name_dice_quotient(tensor, manual, numerical, y_true, y_pred)
             or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol))
 
 
@@ -1559,43 +1577,196 @@ def name_huber_clip(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pre
     (tester15b HuberBug). Named only when ``numerical`` is ``k * clip(r, -delta, delta)`` (``k`` read where |r| is
     smallest, ``delta`` from the plateau) with some |r| beyond delta, and ``manual`` is ``k * r``; else None."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if (got := _huber_reading(m, n, y_true, y_pred)) is None:
+        return None
+    r, k, delta, beyond = got
+    if not close(m, k * r, 1e-5) or close(m, n, 1e-5):
+        return None
+    return _find("huber-not-clipped", tensor, k=k, delta=delta, count=int(beyond.sum()), size=r.size)
+
+
+def _huber_reading(m, n, y_true, y_pred):
+    """``(r, k, delta, beyond)`` when the correct gradient ``n`` is ``k * clip(r, -delta, delta)``, ``r = y_pred -
+    y_true`` (a Huber loss with delta, or smooth L1 with beta = delta: ``k`` read where |r| is smallest, ``delta``
+    from the plateau), some |r| beyond delta (``beyond``, a mask); else None."""
     t, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
     if t.shape != p.shape or m.shape != p.shape or n.shape != p.shape or t.dtype.kind != "f" or p.size < 3:
         return None
     r = p - t
     i = int(np.argmin(np.abs(r)))
-    if abs(r.flat[i]) < 1e-12 or not np.all(np.isfinite(n)):
+    if abs(r.flat[i]) < 1e-12 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m)):
         return None
     k = float(n.flat[i] / r.flat[i])
     if k <= 0:
         return None
     delta = float(np.max(np.abs(n))) / k
     beyond = np.abs(r) > delta * (1 + 1e-6)
-    if (not beyond.any() or not close(n, k * np.clip(r, -delta, delta), 1e-5)
-            or not close(m, k * r, 1e-5) or close(m, n, 1e-5)):
+    if not beyond.any() or not close(n, k * np.clip(r, -delta, delta), 1e-5):
         return None
-    return _find("huber-not-clipped", tensor, k=k, delta=delta, count=int(beyond.sum()), size=r.size)
+    return r, k, delta, beyond
+
+
+def name_huber_branch(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A Huber (delta) or smooth L1 (beta) loss whose backward is right on one side of the threshold and a constant
+    factor off on the other (session 21's leftover): smooth L1's quadratic branch ``0.5 r**2 / beta`` differentiated
+    as ``r`` (the 1/beta forgotten), Huber's linear branch ``delta (|r| - delta / 2)`` as ``sign(r)`` (delta
+    forgotten). The correct gradient is ``k * clip(r, -delta, delta)`` (:func:`_huber_reading`); the form is
+    Huber's when ``k`` is the mean's 1/size (or 1, or 1/N: slope 1 inside) and smooth L1's when ``k * delta`` is
+    (slope 1 beyond). PyTorch's ``HuberLoss``/``SmoothL1Loss`` docs give both; HIPS autograd checks them in
+    ``tests/test_buggy_layers.py``. None unless ``manual`` is ``c * numerical`` on one side alone (c != 1)."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if (got := _huber_reading(m, n, y_true, y_pred)) is None:
+        return None
+    r, k, delta, beyond = got
+    inside = np.abs(r) < delta * (1 - 1e-6)
+    if not inside.any() or close(m, n, 1e-5):
+        return None
+    ratios = []
+    for part in (inside, beyond):
+        c = float(np.sum(m[part] * n[part]) / np.sum(n[part] ** 2))
+        ratios.append(c if close(m[part], c * n[part], 1e-5) else None)
+    if None in ratios or sum(abs(c - 1) > 1e-5 for c in ratios) != 1:
+        return None
+    wrong_inside = abs(ratios[0] - 1) > 1e-5
+    c, part = ratios[0] if wrong_inside else ratios[1], inside if wrong_inside else beyond
+    sizes = {1.0, float(r.size), float(r.shape[0])}
+    form = ("huber" if any(abs(k * z - 1) < 1e-6 for z in sizes) else
+            "smooth" if any(abs(k * delta * z - 1) < 1e-6 for z in sizes) else "")
+    return _find("huber-branch-factor", tensor, **_huber_branch_words(form, wrong_inside, c, delta),
+                 right=">" if wrong_inside else "<", wrong="<" if wrong_inside else ">", delta=delta, c=c,
+                 count=int(part.sum()), size=r.size)
+
+
+def _huber_branch_words(form: str, inside: bool, c: float, delta: float) -> dict[str, str]:
+    """The ``form``, ``why`` and ``fix`` of ``huber-branch-factor``: which loss (``"huber"``, ``"smooth"`` or not
+    told, ``""``), which branch is ``c`` times off, and when ``c`` is delta (or 1/delta) the term forgotten."""
+    d, both = f"{delta:.6g}", abs(delta - 1) < 1e-6
+    forms = {"huber": f"a Huber loss with delta {d} (0.5 r**2 where |r| <= delta, delta (|r| - delta / 2) beyond; "
+                      "its derivative r inside, delta * sign(r) beyond)",
+             "smooth": f"a smooth L1 loss with beta {d} (0.5 r**2 / beta where |r| < beta, |r| - beta / 2 beyond; its "
+                       "derivative r / beta inside, sign(r) beyond)"}
+    said = forms.get(form, f"a Huber-type loss whose derivative is proportional to clip(r, -{d}, {d})")
+    fixes = {"huber": "np.clip(r, -delta, delta) (times the loss's 1/N)",
+             "smooth": "np.where(np.abs(r) < beta, r / beta, np.sign(r)) (times the loss's 1/N)"}
+    fix = "use " + fixes.get(form, "the derivative of each branch forward computes, with its own factor")
+    why = f"backward's {'quadratic' if inside else 'linear'} branch has a factor {c:.6g} too many"
+    if not both and form == "smooth" and inside and abs(c - delta) < 1e-6 * delta:
+        why = "backward differentiates the quadratic branch 0.5 r**2 / beta as r: the 1/beta is missing"
+    elif not both and form == "huber" and not inside and abs(c * delta - 1) < 1e-6:
+        why = "backward gives sign(r) beyond delta: the linear branch delta (|r| - delta / 2) has derivative " \
+              "delta * sign(r), the factor delta is missing"
+    elif not both and form == "huber" and inside and abs(c * delta - 1) < 1e-6:
+        why = "backward divides the quadratic branch's derivative by delta (smooth L1's r / beta), but Huber's is r"
+    elif not both and form == "smooth" and not inside and abs(c - delta) < 1e-6 * delta:
+        why = "backward multiplies sign(r) by beta beyond it (Huber's delta * sign(r)), but smooth L1's is sign(r)"
+    return {"form": said, "why": why, "fix": fix}
 
 
 def name_focal_factor(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
-    """A binary focal loss ``-(1 - p_t)**gamma log(p_t)`` whose backward leaves out the derivative of the factor
-    ``(1 - p_t)**gamma`` (tester15b FocalBug). Named only for 0/1 targets and probabilities when, for one gamma of 0.5
-    and 1 to 5, ``numerical`` is ``k`` times the loss's derivative and ``manual`` ``k`` times the factor's-constant
-    one (to a relative 1e-4: an eps of 1e-7 in the log is in it); else None."""
+    """A binary focal loss ``-alpha_t (1 - p_t)**gamma log(p_t)`` (RetinaNet's; ``alpha_t`` = alpha where y = 1, 1 -
+    alpha where y = 0, or no alpha) whose backward leaves out the derivative of the factor ``(1 - p_t)**gamma``
+    (tester15b FocalBug), or weights the classes wrongly (session 22: alpha for both classes, alpha_t left out,
+    alpha and 1 - alpha swapped). Named only for 0/1 targets and probabilities when, for one gamma of 0.5 and 1 to
+    5, ``numerical`` is the loss's derivative times one weight per class (``a1`` where y = 1, ``a0`` where y = 0:
+    alpha = a1 / (a1 + a0)) and ``manual`` the bug's (to a relative 1e-4: an eps of 1e-7 in the log is in it);
+    else None. The derivative is checked against HIPS autograd in ``tests/test_buggy_layers.py``."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     y, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
     if (y.shape != p.shape or m.shape != p.shape or n.shape != p.shape or not np.all(np.isin(y, (0, 1)))
-            or not np.all((p > 0) & (p < 1)) or not np.all(np.isfinite(n))):
+            or not np.all((p > 0) & (p < 1)) or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
         return None
-    pt, sgn = np.where(y == 1, p, 1 - p), np.where(y == 1, 1.0, -1.0)
+    pos = y == 1
+    pt, sgn = np.where(pos, p, 1 - p), np.where(pos, 1.0, -1.0)
     for gamma in (2.0, 1.0, 3.0, 4.0, 5.0, 0.5):
         part = -sgn * (1 - pt) ** gamma / pt
         full = part + sgn * gamma * (1 - pt) ** (gamma - 1) * np.log(pt)
-        k = float(np.sum(n * full) / np.sum(full * full))
-        if k > 0 and close(n, k * full, 1e-4) and close(m, k * part, 1e-4) and not close(m, n, 1e-4):
+        a = [_fit(n, full, pos), _fit(n, full, ~pos)]
+        if None in a or any(w <= 0 for w in a if w) or not close(n, np.where(pos, a[0], a[1]) * full, 1e-4) \
+                or close(m, n, 1e-4):
+            continue
+        if close(m, np.where(pos, a[0], a[1]) * part, 1e-4):
             less = "(1 - p_t)" if gamma == 2 else f"(1 - p_t)**{gamma - 1:g}"
             return _find("focal-factor-derivative", tensor, gamma=gamma, less=less)
+        if not pos.any() or pos.all() or abs(a[0] / a[1] - 1) < 1e-6:
+            return None  # one weight for both classes: no alpha to get wrong
+        for how, w1, w0 in (
+                ("weights both classes by alpha (the y = 0 entries need 1 - alpha)", a[0], a[0]),
+                ("weights both classes by 1 - alpha (the y = 1 entries need alpha)", a[1], a[1]),
+                ("leaves alpha_t out (its derivative is unweighted)", a[0] + a[1], a[0] + a[1]),
+                ("swaps alpha and 1 - alpha (alpha where y = 0, 1 - alpha where y = 1)", a[1], a[0])):
+            if close(m, np.where(pos, w1, w0) * full, 1e-4):
+                alpha = a[0] / (a[0] + a[1])
+                return _find("focal-alpha-weight", tensor, how=how, alpha=alpha, beta=1 - alpha, gamma=gamma)
+        return None
     return None
+
+
+def _fit(n, f, part) -> float | None:
+    """The least-squares factor ``c`` of ``n ~ c * f`` over the entries ``part``; None when there are none."""
+    ff = float(np.sum(f[part] ** 2))
+    return float(np.sum(n[part] * f[part])) / ff if part.any() and ff > 0 else None
+
+
+def name_dice_quotient(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A soft Dice loss ``1 - (2 sum(p t) + s) / (sum(p) + sum(t) + s)`` (over the whole batch, or per sample and
+    averaged) whose backward differentiates the numerator alone, ``-2 t / D`` (session 21's leftover: the quotient
+    rule's denominator term forgotten), or adds that term with the wrong sign. The correct gradient ``-(2 t_i D -
+    N) / D**2`` (times 1/B for B samples averaged) is linear in the target, ``n = A t + B0`` per group: its
+    smooth s and scale read from ``A`` and ``B0`` (``c = A**2 (2 I - P - T) / (4 B0 + 2 A)`` must be 1 or 1/B, s >=
+    0). HIPS autograd checks the formula in ``tests/test_buggy_layers.py``. None unless ``manual`` is the bug's."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    if t.shape != p.shape or m.shape != p.shape or n.shape != p.shape or p.ndim < 1 or not np.all(np.isfinite(n)) \
+            or close(m, n, 1e-5):
+        return None
+    B = p.shape[0]
+    for form, rows in (("batch-wide", [np.ones(p.shape, dtype=bool)]),
+                       ("per-sample", [np.broadcast_to(np.arange(B).reshape((B,) + (1,) * (p.ndim - 1)) == i, p.shape)
+                                      for i in range(B)])):
+        if form == "per-sample" and (B < 2 or p.ndim < 2):
+            continue
+        terms, s_read = [], []
+        for g in rows:
+            got = _dice_group(n[g], t[g], p[g], (1.0,) if form == "batch-wide" else (1.0 / B,))
+            if got is None:
+                break
+            terms.append(got[:2])
+            s_read.append(got[2])
+        else:
+            A = np.zeros(p.shape)
+            B0 = np.zeros(p.shape)
+            for g, (a, b) in zip(rows, terms):
+                A[g], B0[g] = a, b
+            for how, cand in (("is the numerator's derivative alone, -2 t / D: the denominator's derivative (its -N / "
+                               "D**2 term) is missing", A * t),
+                              ("adds the denominator's term with the wrong sign, -(2 t D + N) / D**2", A * t - B0)):
+                if close(m, cand, 1e-5):
+                    per = ", per sample, and the mean's 1/B = 1/" + str(B) if form == "per-sample" else ""
+                    fix = f" (per sample: keepdims sums over axis 1, then / {B})" if form == "per-sample" else ""
+                    return _find("dice-denominator-derivative", tensor, how=how, form=form, s=float(np.mean(s_read)),
+                                 per=per, fix=fix)
+            return None
+    return None
+
+
+def _dice_group(n, t, p, scales):
+    """``(A, B0, s)`` when ``n = A t + B0`` over one Dice group's entries and (A, B0) are a soft Dice loss's for a
+    scale in ``scales`` and a smooth ``s >= 0`` (read from A, B0 and the group's sums); None otherwise."""
+    if t.size < 2 or np.ptp(t) == 0:
+        return None
+    X = np.stack([t, np.ones_like(t)], axis=1)
+    (a, b), *_ = np.linalg.lstsq(X, n, rcond=None)
+    if not close(n, a * t + b, 1e-6) or a >= 0:
+        return None
+    I, P, T = float(np.sum(p * t)), float(np.sum(p)), float(np.sum(t))
+    den = 4 * b + 2 * a
+    if den == 0:
+        return None
+    c = a * a * (2 * I - P - T) / den
+    if not any(abs(c / z - 1) < 1e-5 for z in scales):
+        return None
+    s = -2 * c / a - P - T
+    return (a, b, s) if s >= -1e-6 * (P + T) else None
 
 
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:

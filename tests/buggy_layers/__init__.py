@@ -369,6 +369,15 @@ EXPECTED = {
     "session22.py::ScaleGammaNoGamma": "upstream-returned",
     "session22.py::ScaleSeedNoS": "upstream-returned",
     "tester21s.py::posaddmean": "factor-inverse-batch",
+    # session 22 (session 21's leftovers, "no known bug pattern" before): Huber's and smooth L1's branch factors, a
+    # focal loss's alpha_t and its factor's derivative with alpha, Dice's quotient rule without the denominator's term
+    "loss_smooth22.py::SmoothL1BetaNoBeta": "huber-branch-factor",
+    "loss_smooth22.py::HuberDeltaSignOnly": "huber-branch-factor",
+    "loss_focal22.py::FocalAlphaFactorConstant": "focal-factor-derivative",
+    "loss_focal22.py::FocalAlphaBothClasses": "focal-alpha-weight",
+    "loss_focal22.py::FocalAlphaDropped": "focal-alpha-weight",
+    "loss_dice22.py::DiceNoDenominator": "dice-denominator-derivative",
+    "loss_dice22.py::DicePerSampleNoDenominator": "dice-denominator-derivative",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -437,6 +446,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                              "RunningVarScale", "SquaredReLU", "TimeMajorRNN",
                                              "EmbeddingBagMean", "EveryOther", "posadd")),
            *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed")),
+           "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
+           "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
