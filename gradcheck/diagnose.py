@@ -3681,25 +3681,26 @@ def _heads(x, H):
     return x.reshape(N, T, H, D // H).transpose(0, 2, 1, 3)
 
 
-def _mha_grads(X, Ws, H, s, lay, G, bug=""):
-    """Self-attention ``softmax(q k^T s) v`` over ``H`` heads of ``X`` (N, T, D), q = X @ Wq (``lay`` 0) or X @ Wq.T
-    (1), the heads merged then projected by Wo when ``Ws`` has four weights: ``(Y, grads)``, the gradients of ``X``
-    and of each weight for ``G``, backward's head reshapes as written or (``bug``) by reshape alone where the heads'
+def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
+    """Self-attention ``softmax(q k^T s) v`` over ``H`` heads of ``X`` (N, T, D), q = X @ Wq + bq (``lay`` 0) or X @
+    Wq.T + bq (1), the heads merged then projected by Wo (+ bo) when ``Ws`` has four weights: ``(Y, grads)``, the
+    gradients of ``X`` and of each weight (by position) and each bias (``("b", i)``; ``bs``: a bias or None per
+    weight) for ``G``, backward's head reshapes as written or (``bug``) by reshape alone where the heads'
     gradients are merged (``"merge"``) or dY's is split (``"split"``)."""
     N, T, D = X.shape
-    d = D // H
+    d, bs = D // H, list(bs) if bs is not None else [None] * len(Ws)
     proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
-    q, k, v = (_heads(proj(X, W), H) for W in Ws[:3])
+    q, k, v = (_heads(proj(X, W) + (0 if b is None else b), H) for W, b in zip(Ws[:3], bs))
     S = q @ k.swapaxes(-1, -2) * s
     e = np.exp(S - S.max(axis=-1, keepdims=True))
     P = e / e.sum(axis=-1, keepdims=True)
     M = (P @ v).transpose(0, 2, 1, 3).reshape(N, T, D)
-    Y = proj(M, Ws[3]) if len(Ws) == 4 else M
+    Y = proj(M, Ws[3]) + (0 if bs[3] is None else bs[3]) if len(Ws) == 4 else M
     Xf, grads = X.reshape(-1, D), {}
     dM = G if len(Ws) == 3 else G @ (Ws[3].T if lay == 0 else Ws[3])
     if len(Ws) == 4:
         Mf, Gf = M.reshape(-1, D), G.reshape(-1, D)
-        grads[3] = Mf.T @ Gf if lay == 0 else Gf.T @ Mf
+        grads[3], grads["b", 3] = (Mf.T @ Gf if lay == 0 else Gf.T @ Mf), Gf.sum(axis=0)
     dO = dM.reshape(N, H, T, d) if bug == "split" else _heads(dM, H)
     dP, dv = dO @ v.swapaxes(-1, -2), P.swapaxes(-1, -2) @ dO
     dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s
@@ -3707,29 +3708,90 @@ def _mha_grads(X, Ws, H, s, lay, G, bug=""):
     for i, g in enumerate((dS @ k, dS.swapaxes(-1, -2) @ q, dv)):
         gm = g.reshape(N, T, D) if bug == "merge" else g.transpose(0, 2, 1, 3).reshape(N, T, D)
         grads[i] = Xf.T @ gm.reshape(-1, D) if lay == 0 else gm.reshape(-1, D).T @ Xf
+        grads["b", i] = gm.reshape(-1, D).sum(axis=0)
         dX += gm @ (Ws[i].T if lay == 0 else Ws[i])
     return Y, {"X": dX, **grads}
 
 
+def _bias_of(w: str, params: Mapping[str, np.ndarray], size: int) -> str | None:
+    """The name of weight ``w``'s bias among ``params`` (``Wq`` -> ``bq``, ``W_qkv`` -> ``b_qkv``, ``q_weight`` ->
+    ``q_bias``, ``weight`` -> ``bias``), a float vector of ``size``; None when there is none."""
+    for name in (("b" + w[1:]) if w[:1] in "Ww" else "", w.replace("weight", "bias"), w.replace("Weight", "Bias")):
+        if name and name != w and name in params and params[name].shape == (size,):
+            return name
+    return None
+
+
+def _attention_forms(params: Mapping[str, np.ndarray], D: int):
+    """The ways ``params`` can be a self-attention's projections over D features: ``(ws, lay, fused, biases)``,
+    ``ws`` the weight names in the order q, k, v[, o] (each (D, D)), or, ``fused``, one (D, 3D) (``lay`` 0) or (3D,
+    D) (1) weight for q, k, v side by side (PyTorch's in_proj_weight, a c_attn) then an optional (D, D) o; ``biases``
+    a bias name or None per weight (:func:`_bias_of`); every parameter used. Nothing for other parameters."""
+    square = [w for w, p in params.items() if p.shape == (D, D)]
+    fused = [w for w, p in params.items() if p.ndim == 2 and p.shape in ((D, 3 * D), (3 * D, D))]
+    if len(fused) == 1 and len(square) <= 1:
+        f = fused[0]
+        ws, lay = [f, *square], 0 if params[f].shape == (D, 3 * D) else 1
+        bias = [_bias_of(f, params, 3 * D), *(_bias_of(w, params, D) for w in square)]
+        if len(ws) + sum(b is not None for b in bias) == len(params):
+            yield ws, lay, True, bias
+        return
+    if fused or len(square) not in (3, 4):
+        return
+    bias = {w: _bias_of(w, params, D) for w in square}
+    if len(square) + sum(b is not None for b in bias.values()) != len(params):
+        return
+    for order, lay in itertools.product(itertools.permutations(square), (0, 1)):
+        yield list(order), lay, False, [bias[w] for w in order]
+
+
+def _attention_named(X, params, form, H, s, G, bug=""):
+    """:func:`_mha_grads` of one form of :func:`_attention_forms`: ``(Y, grads)`` by the parameters' names (a fused
+    weight's and bias's gradients the three side by side) and ``"X"``."""
+    ws, lay, fused, bias = form
+    D = X.shape[2]
+    if fused:
+        W, b = params[ws[0]], None if bias[0] is None else params[bias[0]]
+        parts = [W[:, i * D:(i + 1) * D] if lay == 0 else W[i * D:(i + 1) * D] for i in range(3)]
+        Ws, bs = parts + [params[w] for w in ws[1:]], [None if b is None else b[i * D:(i + 1) * D] for i in range(3)]
+        bs += [None if n is None else params[n] for n in bias[1:]]
+    else:
+        Ws, bs = [params[w] for w in ws], [None if n is None else params[n] for n in bias]
+    Y, g = _mha_grads(X, Ws, H, s, lay, G, bug, bs)
+    out = {"X": g["X"]}
+    if fused:
+        out[ws[0]] = np.concatenate([g[i] for i in range(3)], axis=1 - lay)
+        if bias[0] is not None:
+            out[bias[0]] = np.concatenate([g["b", i] for i in range(3)])
+        rest = [(w, n, 3) for w, n in zip(ws[1:], bias[1:])]
+    else:
+        rest = [(w, n, i) for i, (w, n) in enumerate(zip(ws, bias))]
+    for w, n, i in rest:
+        out[w] = g[i]
+        if n is not None:
+            out[n] = g["b", i]
+    return Y, out
+
+
 def _head_merge_signature(L: _Layer, key, m, n):
-    """Multi-head self-attention (one input X (N, T, D), three or four square weights Wq, Wk, Wv[, Wo] and nothing
-    else; forward recomputed from them, each order of the weights, both layouts, every head count, scale 1/sqrt(d)
-    or 1, until it reproduces the output to 1e-9) whose backward turns (N, H, T, d) back into (N, T, H*d), or dY's
-    gradient into heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's
-    leftover): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the reshape-alone backward."""
-    X, ws = L.inputs[0], list(L.params)
-    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or len(ws) not in (3, 4) \
-            or any(L.params[w].shape != (X.shape[2],) * 2 for w in ws) or not np.isfinite(n).all():
+    """Multi-head self-attention (one input X (N, T, D); weights Wq, Wk, Wv[, Wo], or one fused (D, 3D) q, k, v
+    projection[ and Wo], each with or without its bias (:func:`_attention_forms`), and nothing else; forward
+    recomputed from them, each order of the weights, both layouts, every head count, scale 1/sqrt(d) or 1, until it
+    reproduces the output to 1e-9) whose backward turns (N, H, T, d) back into (N, T, H*d), or dY's gradient into
+    heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's leftover; fused
+    and biased forms session 21's): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the
+    reshape-alone backward."""
+    X = L.inputs[0]
+    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or not np.isfinite(n).all():
         return None
     D, G = X.shape[2], L.G
-    for order, lay, H in itertools.product(itertools.permutations(ws), (0, 1), range(2, D + 1)):
+    for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
-            Ws = [L.params[w] for w in order]
-            Y, right = _mha_grads(X, Ws, H, s, lay, G)
+            Y, right = _attention_named(X, L.params, form, H, s, G)
             if not close(Y, L.Y, 1e-9, 1e-12):
                 continue
-            slot = "X" if key == L.keys[0] else order.index(key) if key in order else None
-            if slot is None or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
+            slot = "X" if key == L.keys[0] else key
+            if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
                 return None
             d = D // H
             for bug, where, fix in (
@@ -3737,7 +3799,7 @@ def _head_merge_signature(L: _Layer, key, m, n):
                      f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
                     ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
                      f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
-                if close(m, _mha_grads(X, Ws, H, s, lay, G, bug)[1][slot], 1e-5):
+                if close(m, _attention_named(X, L.params, form, H, s, G, bug)[1][slot], 1e-5):
                     return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
             return None
     return None

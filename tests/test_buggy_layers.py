@@ -213,6 +213,10 @@ def test_correct_counterparts_pass(key):
                                                "batch-wide Dice loss", "smooth s = 1)",
                                                "dp = -(2 * t * den - num) / den**2"]),
         ("loss_dice22.py::DicePerSampleNoDenominator", ["per-sample Dice loss", "the mean's 1/B = 1/4"]),
+        ("session22.py::FusedQKVAttentionSplitReshape", ["dX, dWqkv, dbqkv are what backward gives when it splits",
+                                                         "3 heads of 2", "dO = dM.reshape(N, T, 3, 2)"]),
+        ("session22.py::InProjAttentionMergeReshape", ["dX, din_proj_weight, din_proj_bias are what backward gives"]),
+        ("session22.py::BiasedMultiHeadAttentionMergeReshape", ["dbq, dbk, dbv are what backward gives when it merges"]),
     ],
 )
 def test_actionable_sentence(table, key, words):
@@ -466,3 +470,52 @@ def test_huber_focal_dice_formulas_are_autograds():
         np.testing.assert_allclose(got, -(2 * t * D - N) / D**2 / 4, rtol=1e-12, atol=1e-15)
         if s == 1.0:
             np.testing.assert_allclose(twin(loss_dice22.DicePerSample, p, t), got, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(("fused", "lay", "with_o"), [(True, 0, True), (True, 1, False), (False, 0, True),
+                                                      (False, 1, True)])
+def test_fused_and_biased_attention_reference_is_autograds_gradient(fused, lay, with_o):
+    """The fused (D, 3D) / (3D, D) q, k, v projection and the biased forms head-merge-no-transpose recomputes
+    (diagnose._attention_named over diagnose._attention_forms, session 22) have HIPS autograd's gradients: X, each
+    weight and each bias, by the parameters' names."""
+    import autograd
+    import autograd.numpy as anp
+
+    from gradcheck.diagnose import _attention_forms, _attention_named
+
+    rng = np.random.default_rng(9)
+    N, T, D, H = 2, 4, 6, 3
+    X, G = rng.standard_normal((N, T, D)), rng.standard_normal((N, T, D))
+    if fused:
+        params = {"Wqkv": rng.normal(0, 0.6, (D, 3 * D) if lay == 0 else (3 * D, D)), "bqkv": rng.normal(0, .3, 3 * D)}
+    else:
+        params = {f"W{c}": rng.normal(0, 0.6, (D, D)) for c in "qkv"} | {f"b{c}": rng.normal(0, .3, D) for c in "qkv"}
+    if with_o:
+        params |= {"Wo": rng.normal(0, 0.6, (D, D)), "bo": rng.normal(0, 0.3, D)}
+    names = list(params)
+
+    def f(X, *vals):
+        p = dict(zip(names, vals))
+        proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ anp.transpose(W))
+        if fused:
+            qkv = proj(X, p["Wqkv"]) + p["bqkv"]
+            parts = [qkv[..., i * D:(i + 1) * D] for i in range(3)]
+        else:
+            parts = [proj(X, p[f"W{c}"]) + p[f"b{c}"] for c in "qkv"]
+        q, k, v = (anp.transpose(anp.reshape(a, (N, T, H, D // H)), (0, 2, 1, 3)) for a in parts)
+        S = q @ anp.swapaxes(k, -1, -2) / anp.sqrt(D // H)
+        e = anp.exp(S - anp.max(S, axis=-1, keepdims=True))
+        M = anp.reshape(anp.transpose(e / anp.sum(e, axis=-1, keepdims=True) @ v, (0, 2, 1, 3)), (N, T, D))
+        return anp.sum((proj(M, p["Wo"]) + p["bo"] if with_o else M) * G)
+
+    want = autograd.grad(f, list(range(1 + len(names))))(X, *params.values())
+    hits = 0
+    for form in _attention_forms(params, D):
+        Y, got = _attention_named(X, params, form, H, 1 / np.sqrt(D // H), G)
+        if not np.allclose(np.sum(Y * G), f(X, *params.values()), rtol=1e-12):
+            continue  # another order or layout of the weights: not this forward
+        hits += 1
+        np.testing.assert_allclose(got["X"], want[0], rtol=1e-10, atol=1e-12)
+        for i, name in enumerate(names):
+            np.testing.assert_allclose(got[name], want[1 + i], rtol=1e-10, atol=1e-12, err_msg=name)
+    assert hits >= 1

@@ -378,6 +378,10 @@ EXPECTED = {
     "loss_focal22.py::FocalAlphaDropped": "focal-alpha-weight",
     "loss_dice22.py::DiceNoDenominator": "dice-denominator-derivative",
     "loss_dice22.py::DicePerSampleNoDenominator": "dice-denominator-derivative",
+    # session 22: head-merge-no-transpose on a fused q, k, v projection (either layout) and with biases (was unnamed)
+    "session22.py::FusedQKVAttentionSplitReshape": "head-merge-no-transpose",
+    "session22.py::InProjAttentionMergeReshape": "head-merge-no-transpose",
+    "session22.py::BiasedMultiHeadAttentionMergeReshape": "head-merge-no-transpose",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -445,7 +449,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                              "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
                                              "RunningVarScale", "SquaredReLU", "TimeMajorRNN",
                                              "EmbeddingBagMean", "EveryOther", "posadd")),
-           *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed")),
+           *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed", "FusedQKVAttention", "InProjAttention",
+                                            "BiasedMultiHeadAttention")),
            "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
