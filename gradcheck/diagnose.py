@@ -4250,7 +4250,7 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
-    L.other_mode = _other_mode(layer, training)
+    L.other_mode = _other_mode(layer, training, L.inputs)
     L.seed_weights = functools.cache(functools.partial(seed_weights, layer))
 
 
@@ -4268,29 +4268,35 @@ def _switch_said(layer: Any, training: bool) -> str:
     return f"{name} = {said}" if name.startswith("self.") else f"{name}={said}"
 
 
-def _other_mode(layer: Any, training: bool) -> tuple[Any, dict[str, str]] | None:
+def _other_mode(layer: Any, training: bool, inputs: Sequence[np.ndarray] = ()) -> tuple[Any, dict[str, str]] | None:
     """``(make, fields)`` for a layer with a training and an eval mode: ``make()`` returns ``(forward in the other
     mode, float64; its params; the copy it runs)`` on a copy of the layer (a training forward may update running
     statistics, here or in a CS231n pair's ``bn_param``: the checked layer is left as it was; a sandboxed layer is
     copied in its child), ``fields`` those of backward-ignores-mode. A class whose forward's switch the adapters set
-    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair run here, its copy's
-    ``*_param['mode']`` (train/test) flipped; None otherwise (one mode, or a sandboxed pair: its --init lives in the
-    child)."""
+    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair, its
+    ``*_param['mode']`` (train/test) flipped: on a copy of a pair run here, and for a sandboxed pair by building it
+    again in its child from its ``--init`` with the mode flipped (``RemoteLayer.loaded_with``; ``inputs``: the
+    probe, as it was loaded); None otherwise (one mode)."""
     from ._adapters import FunctionPair
 
     fix = ("branch on the mode in backward as forward does: keep it where backward reads it ({keep}) and, in {mode}, "
            "differentiate the forward of that mode")
-    if isinstance(layer, FunctionPair):
-        key = next((k for k, v in layer._kwargs.items() if isinstance(v, dict)
+    remote = _remote(layer) and (_protocol(layer) or {}).get("protocol") == "cs231n"
+    if isinstance(layer, FunctionPair) or remote:
+        kwargs = (layer.__dict__.get("_loaded") or (None,) * 3)[2] if remote else layer._kwargs
+        key = next((k for k, v in (kwargs or {}).items() if isinstance(v, dict)
                     and v.get("mode") in ("train", "test", "eval")), None)
         if key is None:
             return None
-        mode = layer._kwargs[key]["mode"]
+        mode = kwargs[key]["mode"]
         other = "test" if mode == "train" else "train"
 
         def make():
-            cp = copy.deepcopy(layer)
-            cp._kwargs[key]["mode"] = other
+            if remote:
+                cp = layer.loaded_with({**kwargs, key: {**kwargs[key], "mode": other}}, inputs)
+            else:
+                cp = copy.deepcopy(layer)
+                cp._kwargs[key]["mode"] = other
             return _f64(_Proxy(cp), False), V.layer_params(cp, "copy"), cp
 
         return make, {"mode": f"{mode} mode", "other": f"{other}-mode", "how": f"{key}['mode'] = {mode!r}",
