@@ -64,7 +64,8 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
-           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_focal_factor", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
+           "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
@@ -531,6 +532,21 @@ DIAGNOSES: dict[str, Record] = {
         "the product rule also gives {gamma:g} {less} log(p_t) (p_t = p where y = 1, 1 - p where y = 0)",
         "d/dp_t of -(1 - p_t)**gamma log(p_t) is gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma / p_t; "
         "then times +1 (y = 1) or -1 (y = 0) for d/dp, and the mean's 1/N", "05-binary-cross-entropy.md"),
+    "huber-branch-factor": Record(
+        "one branch's factor wrong (Huber / smooth L1)", "{t} is right where |y_pred - y_true| {right} {delta:.6g} but "
+        "{c:.6g} times the correct gradient at the {count} of {size} entries where |y_pred - y_true| {wrong} "
+        "{delta:.6g}: forward is {form}; {why}", "{fix}", "04-regression-losses.md"),
+    "focal-alpha-weight": Record(
+        "focal loss alpha_t wrong", "{t} weights the classes wrongly: forward is a focal loss weighted by alpha_t "
+        "(alpha = {alpha:.6g} where y = 1, 1 - alpha = {beta:.6g} where y = 0; gamma {gamma:g}), and backward {how}",
+        "multiply the derivative by the very alpha_t forward used: np.where(y == 1, alpha, 1 - alpha)",
+        "05-binary-cross-entropy.md"),
+    "dice-denominator-derivative": Record(
+        "Dice's quotient rule incomplete", "{t} {how}: forward is a {form} Dice loss 1 - (2 sum(p t) + s) / (sum(p) + "
+        "sum(t) + s) (smooth s = {s:.3g}), a quotient whose denominator depends on p too, so the quotient rule gives "
+        "d/dp_i = -(2 t_i D - N) / D**2 (N, D the numerator and denominator{per})", "dp = -(2 * t * den - num) / "
+        "den**2{fix}: the numerator's derivative 2 t times den, minus num times the denominator's derivative 1, over "
+        "den squared", "04-regression-losses.md"),
     "softmax-wrong-axis": Record(
         "softmax backward sums over the wrong axis", "{t} = p * (dY - (dY * p).sum(axis={other})): the sum is over "
         "axis {other}, but the softmax normalises over axis {axis} (each slice along axis {axis} sums to 1), so "
@@ -1558,7 +1574,9 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
     return (found or name_hinge_count(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
+            or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
+            or name_dice_quotient(tensor, manual, numerical, y_true, y_pred)
             or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol))
 
 
@@ -1567,43 +1585,196 @@ def name_huber_clip(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pre
     (tester15b HuberBug). Named only when ``numerical`` is ``k * clip(r, -delta, delta)`` (``k`` read where |r| is
     smallest, ``delta`` from the plateau) with some |r| beyond delta, and ``manual`` is ``k * r``; else None."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if (got := _huber_reading(m, n, y_true, y_pred)) is None:
+        return None
+    r, k, delta, beyond = got
+    if not close(m, k * r, 1e-5) or close(m, n, 1e-5):
+        return None
+    return _find("huber-not-clipped", tensor, k=k, delta=delta, count=int(beyond.sum()), size=r.size)
+
+
+def _huber_reading(m, n, y_true, y_pred):
+    """``(r, k, delta, beyond)`` when the correct gradient ``n`` is ``k * clip(r, -delta, delta)``, ``r = y_pred -
+    y_true`` (a Huber loss with delta, or smooth L1 with beta = delta: ``k`` read where |r| is smallest, ``delta``
+    from the plateau), some |r| beyond delta (``beyond``, a mask); else None."""
     t, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
     if t.shape != p.shape or m.shape != p.shape or n.shape != p.shape or t.dtype.kind != "f" or p.size < 3:
         return None
     r = p - t
     i = int(np.argmin(np.abs(r)))
-    if abs(r.flat[i]) < 1e-12 or not np.all(np.isfinite(n)):
+    if abs(r.flat[i]) < 1e-12 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m)):
         return None
     k = float(n.flat[i] / r.flat[i])
     if k <= 0:
         return None
     delta = float(np.max(np.abs(n))) / k
     beyond = np.abs(r) > delta * (1 + 1e-6)
-    if (not beyond.any() or not close(n, k * np.clip(r, -delta, delta), 1e-5)
-            or not close(m, k * r, 1e-5) or close(m, n, 1e-5)):
+    if not beyond.any() or not close(n, k * np.clip(r, -delta, delta), 1e-5):
         return None
-    return _find("huber-not-clipped", tensor, k=k, delta=delta, count=int(beyond.sum()), size=r.size)
+    return r, k, delta, beyond
+
+
+def name_huber_branch(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A Huber (delta) or smooth L1 (beta) loss whose backward is right on one side of the threshold and a constant
+    factor off on the other (session 21's leftover): smooth L1's quadratic branch ``0.5 r**2 / beta`` differentiated
+    as ``r`` (the 1/beta forgotten), Huber's linear branch ``delta (|r| - delta / 2)`` as ``sign(r)`` (delta
+    forgotten). The correct gradient is ``k * clip(r, -delta, delta)`` (:func:`_huber_reading`); the form is
+    Huber's when ``k`` is the mean's 1/size (or 1, or 1/N: slope 1 inside) and smooth L1's when ``k * delta`` is
+    (slope 1 beyond). PyTorch's ``HuberLoss``/``SmoothL1Loss`` docs give both; HIPS autograd checks them in
+    ``tests/test_buggy_layers.py``. None unless ``manual`` is ``c * numerical`` on one side alone (c != 1)."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if (got := _huber_reading(m, n, y_true, y_pred)) is None:
+        return None
+    r, k, delta, beyond = got
+    inside = np.abs(r) < delta * (1 - 1e-6)
+    if not inside.any() or close(m, n, 1e-5):
+        return None
+    ratios = []
+    for part in (inside, beyond):
+        c = float(np.sum(m[part] * n[part]) / np.sum(n[part] ** 2))
+        ratios.append(c if close(m[part], c * n[part], 1e-5) else None)
+    if None in ratios or sum(abs(c - 1) > 1e-5 for c in ratios) != 1:
+        return None
+    wrong_inside = abs(ratios[0] - 1) > 1e-5
+    c, part = ratios[0] if wrong_inside else ratios[1], inside if wrong_inside else beyond
+    sizes = {1.0, float(r.size), float(r.shape[0])}
+    form = ("huber" if any(abs(k * z - 1) < 1e-6 for z in sizes) else
+            "smooth" if any(abs(k * delta * z - 1) < 1e-6 for z in sizes) else "")
+    return _find("huber-branch-factor", tensor, **_huber_branch_words(form, wrong_inside, c, delta),
+                 right=">" if wrong_inside else "<", wrong="<" if wrong_inside else ">", delta=delta, c=c,
+                 count=int(part.sum()), size=r.size)
+
+
+def _huber_branch_words(form: str, inside: bool, c: float, delta: float) -> dict[str, str]:
+    """The ``form``, ``why`` and ``fix`` of ``huber-branch-factor``: which loss (``"huber"``, ``"smooth"`` or not
+    told, ``""``), which branch is ``c`` times off, and when ``c`` is delta (or 1/delta) the term forgotten."""
+    d, both = f"{delta:.6g}", abs(delta - 1) < 1e-6
+    forms = {"huber": f"a Huber loss with delta {d} (0.5 r**2 where |r| <= delta, delta (|r| - delta / 2) beyond; "
+                      "its derivative r inside, delta * sign(r) beyond)",
+             "smooth": f"a smooth L1 loss with beta {d} (0.5 r**2 / beta where |r| < beta, |r| - beta / 2 beyond; its "
+                       "derivative r / beta inside, sign(r) beyond)"}
+    said = forms.get(form, f"a Huber-type loss whose derivative is proportional to clip(r, -{d}, {d})")
+    fixes = {"huber": "np.clip(r, -delta, delta) (times the loss's 1/N)",
+             "smooth": "np.where(np.abs(r) < beta, r / beta, np.sign(r)) (times the loss's 1/N)"}
+    fix = "use " + fixes.get(form, "the derivative of each branch forward computes, with its own factor")
+    why = f"backward's {'quadratic' if inside else 'linear'} branch has a factor {c:.6g} too many"
+    if not both and form == "smooth" and inside and abs(c - delta) < 1e-6 * delta:
+        why = "backward differentiates the quadratic branch 0.5 r**2 / beta as r: the 1/beta is missing"
+    elif not both and form == "huber" and not inside and abs(c * delta - 1) < 1e-6:
+        why = "backward gives sign(r) beyond delta: the linear branch delta (|r| - delta / 2) has derivative " \
+              "delta * sign(r), the factor delta is missing"
+    elif not both and form == "huber" and inside and abs(c * delta - 1) < 1e-6:
+        why = "backward divides the quadratic branch's derivative by delta (smooth L1's r / beta), but Huber's is r"
+    elif not both and form == "smooth" and not inside and abs(c - delta) < 1e-6 * delta:
+        why = "backward multiplies sign(r) by beta beyond it (Huber's delta * sign(r)), but smooth L1's is sign(r)"
+    return {"form": said, "why": why, "fix": fix}
 
 
 def name_focal_factor(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
-    """A binary focal loss ``-(1 - p_t)**gamma log(p_t)`` whose backward leaves out the derivative of the factor
-    ``(1 - p_t)**gamma`` (tester15b FocalBug). Named only for 0/1 targets and probabilities when, for one gamma of 0.5
-    and 1 to 5, ``numerical`` is ``k`` times the loss's derivative and ``manual`` ``k`` times the factor's-constant
-    one (to a relative 1e-4: an eps of 1e-7 in the log is in it); else None."""
+    """A binary focal loss ``-alpha_t (1 - p_t)**gamma log(p_t)`` (RetinaNet's; ``alpha_t`` = alpha where y = 1, 1 -
+    alpha where y = 0, or no alpha) whose backward leaves out the derivative of the factor ``(1 - p_t)**gamma``
+    (tester15b FocalBug), or weights the classes wrongly (session 22: alpha for both classes, alpha_t left out,
+    alpha and 1 - alpha swapped). Named only for 0/1 targets and probabilities when, for one gamma of 0.5 and 1 to
+    5, ``numerical`` is the loss's derivative times one weight per class (``a1`` where y = 1, ``a0`` where y = 0:
+    alpha = a1 / (a1 + a0)) and ``manual`` the bug's (to a relative 1e-4: an eps of 1e-7 in the log is in it);
+    else None. The derivative is checked against HIPS autograd in ``tests/test_buggy_layers.py``."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     y, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
     if (y.shape != p.shape or m.shape != p.shape or n.shape != p.shape or not np.all(np.isin(y, (0, 1)))
-            or not np.all((p > 0) & (p < 1)) or not np.all(np.isfinite(n))):
+            or not np.all((p > 0) & (p < 1)) or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
         return None
-    pt, sgn = np.where(y == 1, p, 1 - p), np.where(y == 1, 1.0, -1.0)
+    pos = y == 1
+    pt, sgn = np.where(pos, p, 1 - p), np.where(pos, 1.0, -1.0)
     for gamma in (2.0, 1.0, 3.0, 4.0, 5.0, 0.5):
         part = -sgn * (1 - pt) ** gamma / pt
         full = part + sgn * gamma * (1 - pt) ** (gamma - 1) * np.log(pt)
-        k = float(np.sum(n * full) / np.sum(full * full))
-        if k > 0 and close(n, k * full, 1e-4) and close(m, k * part, 1e-4) and not close(m, n, 1e-4):
+        a = [_fit(n, full, pos), _fit(n, full, ~pos)]
+        if None in a or any(w <= 0 for w in a if w) or not close(n, np.where(pos, a[0], a[1]) * full, 1e-4) \
+                or close(m, n, 1e-4):
+            continue
+        if close(m, np.where(pos, a[0], a[1]) * part, 1e-4):
             less = "(1 - p_t)" if gamma == 2 else f"(1 - p_t)**{gamma - 1:g}"
             return _find("focal-factor-derivative", tensor, gamma=gamma, less=less)
+        if not pos.any() or pos.all() or abs(a[0] / a[1] - 1) < 1e-6:
+            return None  # one weight for both classes: no alpha to get wrong
+        for how, w1, w0 in (
+                ("weights both classes by alpha (the y = 0 entries need 1 - alpha)", a[0], a[0]),
+                ("weights both classes by 1 - alpha (the y = 1 entries need alpha)", a[1], a[1]),
+                ("leaves alpha_t out (its derivative is unweighted)", a[0] + a[1], a[0] + a[1]),
+                ("swaps alpha and 1 - alpha (alpha where y = 0, 1 - alpha where y = 1)", a[1], a[0])):
+            if close(m, np.where(pos, w1, w0) * full, 1e-4):
+                alpha = a[0] / (a[0] + a[1])
+                return _find("focal-alpha-weight", tensor, how=how, alpha=alpha, beta=1 - alpha, gamma=gamma)
+        return None
     return None
+
+
+def _fit(n, f, part) -> float | None:
+    """The least-squares factor ``c`` of ``n ~ c * f`` over the entries ``part``; None when there are none."""
+    ff = float(np.sum(f[part] ** 2))
+    return float(np.sum(n[part] * f[part])) / ff if part.any() and ff > 0 else None
+
+
+def name_dice_quotient(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A soft Dice loss ``1 - (2 sum(p t) + s) / (sum(p) + sum(t) + s)`` (over the whole batch, or per sample and
+    averaged) whose backward differentiates the numerator alone, ``-2 t / D`` (session 21's leftover: the quotient
+    rule's denominator term forgotten), or adds that term with the wrong sign. The correct gradient ``-(2 t_i D -
+    N) / D**2`` (times 1/B for B samples averaged) is linear in the target, ``n = A t + B0`` per group: its
+    smooth s and scale read from ``A`` and ``B0`` (``c = A**2 (2 I - P - T) / (4 B0 + 2 A)`` must be 1 or 1/B, s >=
+    0). HIPS autograd checks the formula in ``tests/test_buggy_layers.py``. None unless ``manual`` is the bug's."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    if t.shape != p.shape or m.shape != p.shape or n.shape != p.shape or p.ndim < 1 or not np.all(np.isfinite(n)) \
+            or close(m, n, 1e-5):
+        return None
+    B = p.shape[0]
+    for form, rows in (("batch-wide", [np.ones(p.shape, dtype=bool)]),
+                       ("per-sample", [np.broadcast_to(np.arange(B).reshape((B,) + (1,) * (p.ndim - 1)) == i, p.shape)
+                                      for i in range(B)])):
+        if form == "per-sample" and (B < 2 or p.ndim < 2):
+            continue
+        terms, s_read = [], []
+        for g in rows:
+            got = _dice_group(n[g], t[g], p[g], (1.0,) if form == "batch-wide" else (1.0 / B,))
+            if got is None:
+                break
+            terms.append(got[:2])
+            s_read.append(got[2])
+        else:
+            A = np.zeros(p.shape)
+            B0 = np.zeros(p.shape)
+            for g, (a, b) in zip(rows, terms):
+                A[g], B0[g] = a, b
+            for how, cand in (("is the numerator's derivative alone, -2 t / D: the denominator's derivative (its -N / "
+                               "D**2 term) is missing", A * t),
+                              ("adds the denominator's term with the wrong sign, -(2 t D + N) / D**2", A * t - B0)):
+                if close(m, cand, 1e-5):
+                    per = ", per sample, and the mean's 1/B = 1/" + str(B) if form == "per-sample" else ""
+                    fix = f" (per sample: keepdims sums over axis 1, then / {B})" if form == "per-sample" else ""
+                    return _find("dice-denominator-derivative", tensor, how=how, form=form, s=float(np.mean(s_read)),
+                                 per=per, fix=fix)
+            return None
+    return None
+
+
+def _dice_group(n, t, p, scales):
+    """``(A, B0, s)`` when ``n = A t + B0`` over one Dice group's entries and (A, B0) are a soft Dice loss's for a
+    scale in ``scales`` and a smooth ``s >= 0`` (read from A, B0 and the group's sums); None otherwise."""
+    if t.size < 2 or np.ptp(t) == 0:
+        return None
+    X = np.stack([t, np.ones_like(t)], axis=1)
+    (a, b), *_ = np.linalg.lstsq(X, n, rcond=None)
+    if not close(n, a * t + b, 1e-6) or a >= 0:
+        return None
+    I, P, T = float(np.sum(p * t)), float(np.sum(p)), float(np.sum(t))
+    den = 4 * b + 2 * a
+    if den == 0:
+        return None
+    c = a * a * (2 * I - P - T) / den
+    if not any(abs(c / z - 1) < 1e-5 for z in scales):
+        return None
+    s = -2 * c / a - P - T
+    return (a, b, s) if s >= -1e-6 * (P + T) else None
 
 
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
@@ -1977,6 +2148,8 @@ class _Layer:
         self.numbers: dict[str, float] = {}
         #: ``(make the other mode's forward, its fields)`` of a layer with two modes (:func:`_other_mode`), or None
         self.other_mode: tuple[Any, dict[str, str]] | None = None
+        #: the seed protocol's weights without gradients, read when asked (:func:`seed_weights`; {} for the others)
+        self.seed_weights: Any = dict
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2233,7 +2406,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         if (f := _group_norm_signature(m, n, xi)) is not None:
             return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
-        return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
+        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L)
+                or ("missing-local-derivative", {}))
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
             and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
         return "stale-mask", {"scale": f"{s:.6g}"}  # the identity's dX times the mask a training forward left
@@ -2348,6 +2522,26 @@ def _returned_upstream(n, G, params):
             if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
+
+
+def _scale_dropped(n, G, L: _Layer):
+    """dX = dY in a layer whose correct dX is dY times a factor per feature, the same for every sample (``Y = X *
+    gamma``, a scale layer): the factor is missing, not an activation's derivative (session 21's r10, named "the
+    local derivative of the activation"). ``upstream-returned`` with the weight's name when a parameter (or a seed
+    protocol's weight) is that factor, else with the factor described; None when ``n / G`` differs between samples
+    or holds only 0s and 1s (a mask, a ReLU's derivative)."""
+    nz = G != 0
+    if G.ndim < 2 or G.shape[0] < 2 or not nz.all() or n.shape != G.shape:
+        return None
+    r = n / G
+    if not close(r, np.broadcast_to(r[:1], r.shape), 1e-9) or np.all(np.isin(np.round(r, 12), (0.0, 1.0))):
+        return None
+    for w, W in {**L.params, **L.seed_weights()}.items():
+        if (isinstance(W, np.ndarray) and W.dtype.kind == "f" and 0 < W.ndim < G.ndim + 1 and W.size > 1
+                and np.broadcast_shapes(W.shape, G.shape) == G.shape and close(G * W, n, 1e-9)):
+            return "upstream-returned", {"w": w, "prod": f"dY * {w}"}
+    return "upstream-returned", {"w": "factor s of shape " + str(r[:1].shape) + " (the same for every sample) that "
+                                 "forward multiplies X by", "prod": "dY * s"}
 
 
 def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarray]:
@@ -3352,7 +3546,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
-    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)) \
+            and not (key.startswith("@") and _factor_moves(L, key, m, n)):  # posaddmean: dP's 1/batch, told
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
@@ -3494,25 +3689,26 @@ def _heads(x, H):
     return x.reshape(N, T, H, D // H).transpose(0, 2, 1, 3)
 
 
-def _mha_grads(X, Ws, H, s, lay, G, bug=""):
-    """Self-attention ``softmax(q k^T s) v`` over ``H`` heads of ``X`` (N, T, D), q = X @ Wq (``lay`` 0) or X @ Wq.T
-    (1), the heads merged then projected by Wo when ``Ws`` has four weights: ``(Y, grads)``, the gradients of ``X``
-    and of each weight for ``G``, backward's head reshapes as written or (``bug``) by reshape alone where the heads'
+def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
+    """Self-attention ``softmax(q k^T s) v`` over ``H`` heads of ``X`` (N, T, D), q = X @ Wq + bq (``lay`` 0) or X @
+    Wq.T + bq (1), the heads merged then projected by Wo (+ bo) when ``Ws`` has four weights: ``(Y, grads)``, the
+    gradients of ``X`` and of each weight (by position) and each bias (``("b", i)``; ``bs``: a bias or None per
+    weight) for ``G``, backward's head reshapes as written or (``bug``) by reshape alone where the heads'
     gradients are merged (``"merge"``) or dY's is split (``"split"``)."""
     N, T, D = X.shape
-    d = D // H
+    d, bs = D // H, list(bs) if bs is not None else [None] * len(Ws)
     proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
-    q, k, v = (_heads(proj(X, W), H) for W in Ws[:3])
+    q, k, v = (_heads(proj(X, W) + (0 if b is None else b), H) for W, b in zip(Ws[:3], bs))
     S = q @ k.swapaxes(-1, -2) * s
     e = np.exp(S - S.max(axis=-1, keepdims=True))
     P = e / e.sum(axis=-1, keepdims=True)
     M = (P @ v).transpose(0, 2, 1, 3).reshape(N, T, D)
-    Y = proj(M, Ws[3]) if len(Ws) == 4 else M
+    Y = proj(M, Ws[3]) + (0 if bs[3] is None else bs[3]) if len(Ws) == 4 else M
     Xf, grads = X.reshape(-1, D), {}
     dM = G if len(Ws) == 3 else G @ (Ws[3].T if lay == 0 else Ws[3])
     if len(Ws) == 4:
         Mf, Gf = M.reshape(-1, D), G.reshape(-1, D)
-        grads[3] = Mf.T @ Gf if lay == 0 else Gf.T @ Mf
+        grads[3], grads["b", 3] = (Mf.T @ Gf if lay == 0 else Gf.T @ Mf), Gf.sum(axis=0)
     dO = dM.reshape(N, H, T, d) if bug == "split" else _heads(dM, H)
     dP, dv = dO @ v.swapaxes(-1, -2), P.swapaxes(-1, -2) @ dO
     dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s
@@ -3520,29 +3716,90 @@ def _mha_grads(X, Ws, H, s, lay, G, bug=""):
     for i, g in enumerate((dS @ k, dS.swapaxes(-1, -2) @ q, dv)):
         gm = g.reshape(N, T, D) if bug == "merge" else g.transpose(0, 2, 1, 3).reshape(N, T, D)
         grads[i] = Xf.T @ gm.reshape(-1, D) if lay == 0 else gm.reshape(-1, D).T @ Xf
+        grads["b", i] = gm.reshape(-1, D).sum(axis=0)
         dX += gm @ (Ws[i].T if lay == 0 else Ws[i])
     return Y, {"X": dX, **grads}
 
 
+def _bias_of(w: str, params: Mapping[str, np.ndarray], size: int) -> str | None:
+    """The name of weight ``w``'s bias among ``params`` (``Wq`` -> ``bq``, ``W_qkv`` -> ``b_qkv``, ``q_weight`` ->
+    ``q_bias``, ``weight`` -> ``bias``), a float vector of ``size``; None when there is none."""
+    for name in (("b" + w[1:]) if w[:1] in "Ww" else "", w.replace("weight", "bias"), w.replace("Weight", "Bias")):
+        if name and name != w and name in params and params[name].shape == (size,):
+            return name
+    return None
+
+
+def _attention_forms(params: Mapping[str, np.ndarray], D: int):
+    """The ways ``params`` can be a self-attention's projections over D features: ``(ws, lay, fused, biases)``,
+    ``ws`` the weight names in the order q, k, v[, o] (each (D, D)), or, ``fused``, one (D, 3D) (``lay`` 0) or (3D,
+    D) (1) weight for q, k, v side by side (PyTorch's in_proj_weight, a c_attn) then an optional (D, D) o; ``biases``
+    a bias name or None per weight (:func:`_bias_of`); every parameter used. Nothing for other parameters."""
+    square = [w for w, p in params.items() if p.shape == (D, D)]
+    fused = [w for w, p in params.items() if p.ndim == 2 and p.shape in ((D, 3 * D), (3 * D, D))]
+    if len(fused) == 1 and len(square) <= 1:
+        f = fused[0]
+        ws, lay = [f, *square], 0 if params[f].shape == (D, 3 * D) else 1
+        bias = [_bias_of(f, params, 3 * D), *(_bias_of(w, params, D) for w in square)]
+        if len(ws) + sum(b is not None for b in bias) == len(params):
+            yield ws, lay, True, bias
+        return
+    if fused or len(square) not in (3, 4):
+        return
+    bias = {w: _bias_of(w, params, D) for w in square}
+    if len(square) + sum(b is not None for b in bias.values()) != len(params):
+        return
+    for order, lay in itertools.product(itertools.permutations(square), (0, 1)):
+        yield list(order), lay, False, [bias[w] for w in order]
+
+
+def _attention_named(X, params, form, H, s, G, bug=""):
+    """:func:`_mha_grads` of one form of :func:`_attention_forms`: ``(Y, grads)`` by the parameters' names (a fused
+    weight's and bias's gradients the three side by side) and ``"X"``."""
+    ws, lay, fused, bias = form
+    D = X.shape[2]
+    if fused:
+        W, b = params[ws[0]], None if bias[0] is None else params[bias[0]]
+        parts = [W[:, i * D:(i + 1) * D] if lay == 0 else W[i * D:(i + 1) * D] for i in range(3)]
+        Ws, bs = parts + [params[w] for w in ws[1:]], [None if b is None else b[i * D:(i + 1) * D] for i in range(3)]
+        bs += [None if n is None else params[n] for n in bias[1:]]
+    else:
+        Ws, bs = [params[w] for w in ws], [None if n is None else params[n] for n in bias]
+    Y, g = _mha_grads(X, Ws, H, s, lay, G, bug, bs)
+    out = {"X": g["X"]}
+    if fused:
+        out[ws[0]] = np.concatenate([g[i] for i in range(3)], axis=1 - lay)
+        if bias[0] is not None:
+            out[bias[0]] = np.concatenate([g["b", i] for i in range(3)])
+        rest = [(w, n, 3) for w, n in zip(ws[1:], bias[1:])]
+    else:
+        rest = [(w, n, i) for i, (w, n) in enumerate(zip(ws, bias))]
+    for w, n, i in rest:
+        out[w] = g[i]
+        if n is not None:
+            out[n] = g["b", i]
+    return Y, out
+
+
 def _head_merge_signature(L: _Layer, key, m, n):
-    """Multi-head self-attention (one input X (N, T, D), three or four square weights Wq, Wk, Wv[, Wo] and nothing
-    else; forward recomputed from them, each order of the weights, both layouts, every head count, scale 1/sqrt(d)
-    or 1, until it reproduces the output to 1e-9) whose backward turns (N, H, T, d) back into (N, T, H*d), or dY's
-    gradient into heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's
-    leftover): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the reshape-alone backward."""
-    X, ws = L.inputs[0], list(L.params)
-    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or len(ws) not in (3, 4) \
-            or any(L.params[w].shape != (X.shape[2],) * 2 for w in ws) or not np.isfinite(n).all():
+    """Multi-head self-attention (one input X (N, T, D); weights Wq, Wk, Wv[, Wo], or one fused (D, 3D) q, k, v
+    projection[ and Wo], each with or without its bias (:func:`_attention_forms`), and nothing else; forward
+    recomputed from them, each order of the weights, both layouts, every head count, scale 1/sqrt(d) or 1, until it
+    reproduces the output to 1e-9) whose backward turns (N, H, T, d) back into (N, T, H*d), or dY's gradient into
+    heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's leftover; fused
+    and biased forms session 21's): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the
+    reshape-alone backward."""
+    X = L.inputs[0]
+    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or not np.isfinite(n).all():
         return None
     D, G = X.shape[2], L.G
-    for order, lay, H in itertools.product(itertools.permutations(ws), (0, 1), range(2, D + 1)):
+    for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
-            Ws = [L.params[w] for w in order]
-            Y, right = _mha_grads(X, Ws, H, s, lay, G)
+            Y, right = _attention_named(X, L.params, form, H, s, G)
             if not close(Y, L.Y, 1e-9, 1e-12):
                 continue
-            slot = "X" if key == L.keys[0] else order.index(key) if key in order else None
-            if slot is None or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
+            slot = "X" if key == L.keys[0] else key
+            if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
                 return None
             d = D // H
             for bug, where, fix in (
@@ -3550,7 +3807,7 @@ def _head_merge_signature(L: _Layer, key, m, n):
                      f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
                     ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
                      f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
-                if close(m, _mha_grads(X, Ws, H, s, lay, G, bug)[1][slot], 1e-5):
+                if close(m, _attention_named(X, L.params, form, H, s, G, bug)[1][slot], 1e-5):
                     return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
             return None
     return None
@@ -4001,7 +4258,8 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
-    L.other_mode = _other_mode(layer, training)
+    L.other_mode = _other_mode(layer, training, L.inputs)
+    L.seed_weights = functools.cache(functools.partial(seed_weights, layer))
 
 
 def _switch_said(layer: Any, training: bool) -> str:
@@ -4018,29 +4276,35 @@ def _switch_said(layer: Any, training: bool) -> str:
     return f"{name} = {said}" if name.startswith("self.") else f"{name}={said}"
 
 
-def _other_mode(layer: Any, training: bool) -> tuple[Any, dict[str, str]] | None:
+def _other_mode(layer: Any, training: bool, inputs: Sequence[np.ndarray] = ()) -> tuple[Any, dict[str, str]] | None:
     """``(make, fields)`` for a layer with a training and an eval mode: ``make()`` returns ``(forward in the other
     mode, float64; its params; the copy it runs)`` on a copy of the layer (a training forward may update running
     statistics, here or in a CS231n pair's ``bn_param``: the checked layer is left as it was; a sandboxed layer is
     copied in its child), ``fields`` those of backward-ignores-mode. A class whose forward's switch the adapters set
-    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair run here, its copy's
-    ``*_param['mode']`` (train/test) flipped; None otherwise (one mode, or a sandboxed pair: its --init lives in the
-    child)."""
+    (training=, a mode string, CS231n's ``self.dropout_param['mode']``), or a CS231n function pair, its
+    ``*_param['mode']`` (train/test) flipped: on a copy of a pair run here, and for a sandboxed pair by building it
+    again in its child from its ``--init`` with the mode flipped (``RemoteLayer.loaded_with``; ``inputs``: the
+    probe, as it was loaded); None otherwise (one mode)."""
     from ._adapters import FunctionPair
 
     fix = ("branch on the mode in backward as forward does: keep it where backward reads it ({keep}) and, in {mode}, "
            "differentiate the forward of that mode")
-    if isinstance(layer, FunctionPair):
-        key = next((k for k, v in layer._kwargs.items() if isinstance(v, dict)
+    remote = _remote(layer) and (_protocol(layer) or {}).get("protocol") == "cs231n"
+    if isinstance(layer, FunctionPair) or remote:
+        kwargs = (layer.__dict__.get("_loaded") or (None,) * 3)[2] if remote else layer._kwargs
+        key = next((k for k, v in (kwargs or {}).items() if isinstance(v, dict)
                     and v.get("mode") in ("train", "test", "eval")), None)
         if key is None:
             return None
-        mode = layer._kwargs[key]["mode"]
+        mode = kwargs[key]["mode"]
         other = "test" if mode == "train" else "train"
 
         def make():
-            cp = copy.deepcopy(layer)
-            cp._kwargs[key]["mode"] = other
+            if remote:
+                cp = layer.loaded_with({**kwargs, key: {**kwargs[key], "mode": other}}, inputs)
+            else:
+                cp = copy.deepcopy(layer)
+                cp._kwargs[key]["mode"] = other
             return _f64(_Proxy(cp), False), V.layer_params(cp, "copy"), cp
 
         return make, {"mode": f"{mode} mode", "other": f"{other}-mode", "how": f"{key}['mode'] = {mode!r}",
@@ -4108,14 +4372,19 @@ _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
 
 def _factor_at_more(L: _Layer, key: str) -> float | None:
     """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
-    than the check's (each input grown by a sample along axis 0, a new upstream gradient), or None when the layer
-    cannot be run so (inputs of other batch sizes, an output whose axis 0 is not the batch, backward raising, no
-    constant factor there). The layer's cache is set back to the check's input after."""
+    than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
+    gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
+    backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or any(np.ndim(x) == 0 or np.shape(x)[0] != N for x in L.inputs) or np.ndim(L.Y) == 0 \
-            or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
+    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
         return None
-    xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) for x in L.inputs]
+    # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
+    # (T, D) beside x (N, T, D), stays as checked
+    grow = [np.ndim(x) > 0 and np.shape(x)[0] == N for x in L.inputs]
+    if not grow[0]:
+        return None
+    xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
+          for x, g in zip(L.inputs, grow)]
     G = np.random.default_rng([L.seed, 21]).standard_normal((N + 1, *np.shape(L.Y)[1:]))
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
@@ -4135,21 +4404,28 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     return c2 if close(m2, c2 * n2, 1e-6, 1e-9) else None
 
 
+def _factor_moves(L: _Layer, key: str, m, n) -> bool | None:
+    """Whether the constant factor of input ``key``'s gradient (``m`` over ``n``) changes at one sample more
+    (:func:`_factor_at_more`, run once per key): True (a 1/batch really there), False (the same factor), None when it
+    cannot be told."""
+    memo = L.__dict__.setdefault("_moves", {})
+    if key not in memo:
+        ok = np.isfinite(n)
+        nn = float(np.sum(n[ok] * n[ok]))
+        c2 = _factor_at_more(L, key) if nn else None
+        memo[key] = None if c2 is None else abs(c2 / (float(np.sum(m[ok] * n[ok])) / nn) - 1) > 1e-6
+    return memo[key]
+
+
 def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
     """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
     its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
     more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
     (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
-    if not key.startswith("@"):
-        return None
+    if not key.startswith("@") or _factor_moves(L, key, m, n) is not False:
+        return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
-    nn = float(np.sum(n[ok] * n[ok]))
-    c2 = _factor_at_more(L, key) if nn else None
-    if c2 is None:
-        return None
-    c = float(np.sum(m[ok] * n[ok])) / nn
-    if abs(c2 / c - 1) > 1e-6:  # the factor moved with the batch
-        return None
+    c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
     more, inv = "", round(1 / c) if c else 0
     if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
         more = f" ({inv} times too small)"

@@ -1585,6 +1585,16 @@ class RemoteLayer(_Remote):
             self._probed = new
         return self._probed
 
+    def loaded_with(self, init: Mapping[str, Any], inputs: Sequence[np.ndarray]) -> RemoteLayer:
+        """This layer built again in the child (the same file, class and seed) with the constructor or function-pair
+        arguments ``init`` in place of its own (a CS231n pair's ``--init`` with ``bn_param['mode']`` flipped: the
+        forward of its other mode), adapted on ``inputs`` when this one was loaded with a probe. A new object in
+        the child (:meth:`release` frees it). Raises as :meth:`Sandbox.load_layer`."""
+        file, cls, _, seed, probed = self.__dict__["_loaded"]
+        return self._sandbox.load_layer(file, cls, dict(init), seed=seed,
+                                        probe_inputs=list(inputs) if probed else None,
+                                        no_forward_in_backward=self.no_forward_in_backward)
+
     def state_values(self) -> dict[str, np.ndarray]:
         """The public numbers and numeric arrays of the student's object in the child, as float64 arrays
         (:func:`gradcheck._adapters.state_values`): the state a forward may carry between calls, which the diagnosis

@@ -194,6 +194,29 @@ def test_correct_counterparts_pass(key):
                                         "larger than the check's tolerance", "forward has no eps: backward adds one"]),
         ("loss_big_eps.py::CEEpsDiffer", ["forward's eps (1e-07) and backward's (0.01) differ"]),
         ("loss_labels.py::BCELogitsTargetGrad", ["backward returns dL/db, the gradient for the target"]),
+        # session 22: a scale layer's missing factor is no activation's derivative; posaddmean's 1/batch is told
+        ("session22.py::ScaleGammaNoGamma", ["the chain rule's product with the weight gamma", "dX = dY * gamma"]),
+        ("session22.py::ScaleSeedNoS", ["the chain rule's product with the weight s", "dX = dY * s"]),
+        ("tester21s.py::posaddmean", ["dP is 2 times too small (batch size 2): an extra 1/batch"]),
+        # session 22: the losses' named patterns
+        ("loss_smooth22.py::SmoothL1BetaNoBeta", ["smooth L1 loss with beta 0.5", "the 1/beta is missing",
+                                                  "np.where(np.abs(r) < beta, r / beta, np.sign(r))"]),
+        ("loss_smooth22.py::HuberDeltaSignOnly", ["right where |y_pred - y_true| < 0.7 but 1.42857 times",
+                                                  "Huber loss with delta 0.7", "the factor delta is missing",
+                                                  "np.clip(r, -delta, delta)"]),
+        ("loss_focal22.py::FocalAlphaFactorConstant", ["modulating factor (1 - p_t)**2"]),
+        ("loss_focal22.py::FocalAlphaBothClasses", ["alpha = 0.25 where y = 1, 1 - alpha = 0.75 where y = 0",
+                                                    "weights both classes by alpha",
+                                                    "np.where(y == 1, alpha, 1 - alpha)"]),
+        ("loss_focal22.py::FocalAlphaDropped", ["leaves alpha_t out"]),
+        ("loss_dice22.py::DiceNoDenominator", ["the numerator's derivative alone, -2 t / D",
+                                               "batch-wide Dice loss", "smooth s = 1)",
+                                               "dp = -(2 * t * den - num) / den**2"]),
+        ("loss_dice22.py::DicePerSampleNoDenominator", ["per-sample Dice loss", "the mean's 1/B = 1/4"]),
+        ("session22.py::FusedQKVAttentionSplitReshape", ["dX, dWqkv, dbqkv are what backward gives when it splits",
+                                                         "3 heads of 2", "dO = dM.reshape(N, T, 3, 2)"]),
+        ("session22.py::InProjAttentionMergeReshape", ["dX, din_proj_weight, din_proj_bias are what backward gives"]),
+        ("session22.py::BiasedMultiHeadAttentionMergeReshape", ["dbq, dbk, dbv are what backward gives when it merges"]),
     ],
 )
 def test_actionable_sentence(table, key, words):
@@ -373,3 +396,126 @@ def test_elu_and_tied_terms_are_autograds():
     buggy.forward(ids)
     buggy.backward(G)
     np.testing.assert_allclose(buggy.dW, full - held, rtol=1e-10, atol=1e-12)  # the lookup's term alone
+
+
+def test_huber_focal_dice_formulas_are_autograds():
+    """The correct gradients huber-branch-factor, focal-alpha-weight and dice-denominator-derivative read (session
+    22), against HIPS autograd: Huber's clip(r, -delta, delta) / size, smooth L1's where(|r| < beta, r / beta,
+    sign(r)) / size, the alpha-weighted focal loss's alpha_t (gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma
+    / p_t) (+1 or -1) / size, Dice's -(2 t D - N) / D**2 (batch-wide, and per sample / B); the planted correct twins'
+    backward is autograd's gradient, and each planted bug's is the one its name describes."""
+    import autograd
+    import autograd.numpy as anp
+    from buggy_layers import loss_dice22, loss_focal22, loss_smooth22
+
+    def twin(cls, yp, yt):
+        loss = cls()
+        loss.forward(yp, yt)
+        return loss.backward()
+
+    rng = np.random.default_rng(8)
+    yp, yt = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+    r = yp - yt
+    for d in (0.5, 0.7, 2.0):
+        huber = autograd.grad(lambda p, d=d: anp.mean(anp.where(anp.abs(p - yt) <= d, 0.5 * (p - yt) ** 2,
+                                                                 d * (anp.abs(p - yt) - 0.5 * d))))(yp)
+        np.testing.assert_allclose(huber, np.clip(r, -d, d) / r.size, rtol=1e-12, atol=1e-15)
+        smooth = autograd.grad(lambda p, d=d: anp.mean(anp.where(anp.abs(p - yt) < d, 0.5 * (p - yt) ** 2 / d,
+                                                                  anp.abs(p - yt) - 0.5 * d)))(yp)
+        np.testing.assert_allclose(smooth, np.where(np.abs(r) < d, r / d, np.sign(r)) / r.size, rtol=1e-12,
+                                   atol=1e-15)
+        if d == 0.7:
+            np.testing.assert_allclose(twin(loss_smooth22.HuberDelta, yp, yt), huber, rtol=1e-12, atol=1e-15)
+            bug = twin(loss_smooth22.HuberDeltaSignOnly, yp, yt)  # beyond delta: sign(r) / size, delta missing
+            np.testing.assert_allclose(bug, np.where(np.abs(r) <= d, huber, huber / d), rtol=1e-12, atol=1e-15)
+        if d == 0.5:
+            np.testing.assert_allclose(twin(loss_smooth22.SmoothL1Beta, yp, yt), smooth, rtol=1e-12, atol=1e-15)
+            bug = twin(loss_smooth22.SmoothL1BetaNoBeta, yp, yt)  # inside: r / size, the 1/beta missing
+            np.testing.assert_allclose(bug, np.where(np.abs(r) < d, smooth * d, smooth), rtol=1e-12, atol=1e-15)
+
+    p, y = rng.uniform(0.05, 0.95, (10, 1)), (rng.uniform(size=(10, 1)) < 0.5).astype(int)
+    for g, a in ((2.0, 0.25), (1.0, 0.6), (0.5, 0.25)):
+        def focal(q, g=g, a=a, w=None):
+            qt = anp.where(y == 1, q, 1 - q)
+            return -anp.mean(anp.where(y == 1, a, 1 - a) * (1 - qt) ** g * anp.log(qt))
+
+        pt, at = np.where(y == 1, p, 1 - p), np.where(y == 1, a, 1 - a)
+        unweighted = (g * (1 - pt) ** (g - 1) * np.log(pt) - (1 - pt) ** g / pt) * np.where(y == 1, 1, -1) / p.size
+        got = autograd.grad(focal)(p)
+        np.testing.assert_allclose(got, at * unweighted, rtol=1e-12, atol=1e-15)
+        if (g, a) == (2.0, 0.25):
+            np.testing.assert_allclose(twin(loss_focal22.FocalAlpha, p, y), got, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(twin(loss_focal22.FocalAlphaDropped, p, y), unweighted, rtol=1e-12)
+            np.testing.assert_allclose(twin(loss_focal22.FocalAlphaBothClasses, p, y), a * unweighted, rtol=1e-12)
+
+    p, t = rng.uniform(0.05, 0.95, (4, 6)), (rng.uniform(size=(4, 6)) < 0.5).astype(float)
+    for s in (1.0, 1e-6):
+        def dice(q, s=s):
+            return 1 - (2 * anp.sum(q * t) + s) / (anp.sum(q) + anp.sum(t) + s)
+
+        N, D = 2 * np.sum(p * t) + s, np.sum(p) + np.sum(t) + s
+        got = autograd.grad(dice)(p)
+        np.testing.assert_allclose(got, -(2 * t * D - N) / D**2, rtol=1e-12, atol=1e-15)
+        if s == 1.0:
+            np.testing.assert_allclose(twin(loss_dice22.Dice, p, t), got, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(twin(loss_dice22.DiceNoDenominator, p, t), -2 * t / D, rtol=1e-12)
+
+        def per_sample(q, s=s):
+            num = 2 * anp.sum(q * t, axis=1, keepdims=True) + s
+            return anp.mean(1 - num / (anp.sum(q, axis=1, keepdims=True) + anp.sum(t, axis=1, keepdims=True) + s))
+
+        N = 2 * np.sum(p * t, axis=1, keepdims=True) + s
+        D = np.sum(p, axis=1, keepdims=True) + np.sum(t, axis=1, keepdims=True) + s
+        got = autograd.grad(per_sample)(p)
+        np.testing.assert_allclose(got, -(2 * t * D - N) / D**2 / 4, rtol=1e-12, atol=1e-15)
+        if s == 1.0:
+            np.testing.assert_allclose(twin(loss_dice22.DicePerSample, p, t), got, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(("fused", "lay", "with_o"), [(True, 0, True), (True, 1, False), (False, 0, True),
+                                                      (False, 1, True)])
+def test_fused_and_biased_attention_reference_is_autograds_gradient(fused, lay, with_o):
+    """The fused (D, 3D) / (3D, D) q, k, v projection and the biased forms head-merge-no-transpose recomputes
+    (diagnose._attention_named over diagnose._attention_forms, session 22) have HIPS autograd's gradients: X, each
+    weight and each bias, by the parameters' names."""
+    import autograd
+    import autograd.numpy as anp
+
+    from gradcheck.diagnose import _attention_forms, _attention_named
+
+    rng = np.random.default_rng(9)
+    N, T, D, H = 2, 4, 6, 3
+    X, G = rng.standard_normal((N, T, D)), rng.standard_normal((N, T, D))
+    if fused:
+        params = {"Wqkv": rng.normal(0, 0.6, (D, 3 * D) if lay == 0 else (3 * D, D)), "bqkv": rng.normal(0, .3, 3 * D)}
+    else:
+        params = {f"W{c}": rng.normal(0, 0.6, (D, D)) for c in "qkv"} | {f"b{c}": rng.normal(0, .3, D) for c in "qkv"}
+    if with_o:
+        params |= {"Wo": rng.normal(0, 0.6, (D, D)), "bo": rng.normal(0, 0.3, D)}
+    names = list(params)
+
+    def f(X, *vals):
+        p = dict(zip(names, vals))
+        proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ anp.transpose(W))
+        if fused:
+            qkv = proj(X, p["Wqkv"]) + p["bqkv"]
+            parts = [qkv[..., i * D:(i + 1) * D] for i in range(3)]
+        else:
+            parts = [proj(X, p[f"W{c}"]) + p[f"b{c}"] for c in "qkv"]
+        q, k, v = (anp.transpose(anp.reshape(a, (N, T, H, D // H)), (0, 2, 1, 3)) for a in parts)
+        S = q @ anp.swapaxes(k, -1, -2) / anp.sqrt(D // H)
+        e = anp.exp(S - anp.max(S, axis=-1, keepdims=True))
+        M = anp.reshape(anp.transpose(e / anp.sum(e, axis=-1, keepdims=True) @ v, (0, 2, 1, 3)), (N, T, D))
+        return anp.sum((proj(M, p["Wo"]) + p["bo"] if with_o else M) * G)
+
+    want = autograd.grad(f, list(range(1 + len(names))))(X, *params.values())
+    hits = 0
+    for form in _attention_forms(params, D):
+        Y, got = _attention_named(X, params, form, H, 1 / np.sqrt(D // H), G)
+        if not np.allclose(np.sum(Y * G), f(X, *params.values()), rtol=1e-12):
+            continue  # another order or layout of the weights: not this forward
+        hits += 1
+        np.testing.assert_allclose(got["X"], want[0], rtol=1e-10, atol=1e-12)
+        for i, name in enumerate(names):
+            np.testing.assert_allclose(got[name], want[1 + i], rtol=1e-10, atol=1e-12, err_msg=name)
+    assert hits >= 1

@@ -137,6 +137,9 @@ def test_pair_whose_cache_is_none_and_backward_needs_nothing_is_checked():
     assert p.returncode == 0 and "PASS: posadd" in flat(p), flat(p)
     p = run_here("check", f"{BUGGY}::posaddmean", "--input-shape", "2,3,4;3,4")
     assert p.returncode == 1 and "FAIL: posaddmean" in flat(p), flat(p)
+    # session 22: the factor 1/2 follows the batch (1/3 at a batch of 3, P kept as checked): an extra 1/batch, no
+    # longer "an extra 1/sqrt(d) factor ... or 1/batch" for d = 4 = 2**2
+    assert "dP is 2 times too small (batch size 2): an extra 1/batch" in flat(p) and "sqrt" not in flat(p), flat(p)
 
 
 def test_time_major_rnn_with_the_last_steps_gradient_alone():
@@ -150,12 +153,20 @@ def test_time_major_rnn_with_the_last_steps_gradient_alone():
 
 
 def test_loss_without_a_named_pattern_gets_the_worst_element_line():
-    """M6: a loss FAIL printed no diagnosis line; now the line layers get (how many elements, the worst one)."""
-    p = run_here("check", f"{BUGGY}::SmoothL1Beta2NoBeta", "--loss", "--input-shape", "6,3")
+    """M6: a loss FAIL printed no diagnosis line; now the line layers get (how many elements, the worst one). Session
+    22 names M6's own example (smooth L1's missing 1/beta, huber-branch-factor), so a log-cosh with tanh(2 d) for
+    tanh(d) shows the line."""
+    p = run_here("check", f"{BUGGY}::LogCoshTanh2", "--loss", "--input-shape", "6,3")
     text = flat(p)
     assert p.returncode == 1, text
-    assert ("diagnosis: dy_pred differs from the correct gradient in 14 of 18 elements (no known bug pattern); the "
-            "largest error is at dy_pred[0, 2]: got 0.00319224, expected 0.00159612.") in text, text
+    assert ("diagnosis: dy_pred differs from the correct gradient in 18 of 18 elements (no known bug pattern); the "
+            "largest error is at dy_pred[0, 2]: got 0.00635652, expected 0.00318873.") in text, text
+    p = run_here("check", f"{BUGGY}::SmoothL1Beta2NoBeta", "--loss", "--input-shape", "6,3")
+    text = flat(p)
+    assert p.returncode == 1 and "no known bug pattern" not in text, text
+    assert ("diagnosis: dy_pred is right where |y_pred - y_true| > 2 but 2 times the correct gradient at the 14 of 18 "
+            "entries where |y_pred - y_true| < 2: forward is a smooth L1 loss with beta 2") in text, text
+    assert "the 1/beta is missing; use np.where(np.abs(r) < beta, r / beta, np.sign(r))" in text, text
 
 
 def test_float32_parameter_warning_once_with_the_layer_name():

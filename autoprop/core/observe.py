@@ -267,9 +267,9 @@ def _numpy_hint():
             return (f" It happened inside np.{trick}[...], numpy's index trick, which never dispatches to "
                     f"autoprop: write ap.numpy.{trick}[...] (the same indexing, recorded).")
         if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
-            return (" It happened inside np.full(shape, t), which copies the fill value into a new "
-                    "array without dispatching to autoprop: write t + np.zeros(shape) (recorded: the "
-                    "fill's gradient is the sum of the result's), or np.full_like(a, t).")
+            return (" It happened inside np.full(shape, t), which makes a numpy array of its own and copies "
+                    "the fill value into it, so its result is never a Tensor: write t + np.zeros(shape) "
+                    "(recorded: the fill's gradient is the sum of the result's), or np.full_like(a, t).")
         frame = frame.f_back
     return ""
 

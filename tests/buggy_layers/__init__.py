@@ -364,6 +364,24 @@ EXPECTED = {
     # session 21 (session 20's leftover 2): a seed-style dX-only layer whose W starts constant, drawn (PASS before)
     "session21.py::SeedLinearZerosNoT": "transposed-weight",
     "session21.py::SeedLinearOnesNoT": "transposed-weight",
+    # session 22 (session 21's leftovers): a scale layer's dX = dY (was "the local derivative of the activation"),
+    # a pair's dP = dout.mean(0) beside x (N, T, D) (was "1/sqrt(d) or 1/batch": the factor follows the batch)
+    "session22.py::ScaleGammaNoGamma": "upstream-returned",
+    "session22.py::ScaleSeedNoS": "upstream-returned",
+    "tester21s.py::posaddmean": "factor-inverse-batch",
+    # session 22 (session 21's leftovers, "no known bug pattern" before): Huber's and smooth L1's branch factors, a
+    # focal loss's alpha_t and its factor's derivative with alpha, Dice's quotient rule without the denominator's term
+    "loss_smooth22.py::SmoothL1BetaNoBeta": "huber-branch-factor",
+    "loss_smooth22.py::HuberDeltaSignOnly": "huber-branch-factor",
+    "loss_focal22.py::FocalAlphaFactorConstant": "focal-factor-derivative",
+    "loss_focal22.py::FocalAlphaBothClasses": "focal-alpha-weight",
+    "loss_focal22.py::FocalAlphaDropped": "focal-alpha-weight",
+    "loss_dice22.py::DiceNoDenominator": "dice-denominator-derivative",
+    "loss_dice22.py::DicePerSampleNoDenominator": "dice-denominator-derivative",
+    # session 22: head-merge-no-transpose on a fused q, k, v projection (either layout) and with biases (was unnamed)
+    "session22.py::FusedQKVAttentionSplitReshape": "head-merge-no-transpose",
+    "session22.py::InProjAttentionMergeReshape": "head-merge-no-transpose",
+    "session22.py::BiasedMultiHeadAttentionMergeReshape": "head-merge-no-transpose",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -430,7 +448,11 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            *(f"tester21s.py::{n}" for n in ("ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp",
                                              "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
                                              "RunningVarScale", "SquaredReLU", "TimeMajorRNN",
-                                             "EmbeddingBagMean", "EveryOther")),
+                                             "EmbeddingBagMean", "EveryOther", "posadd")),
+           *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed", "FusedQKVAttention", "InProjAttention",
+                                            "BiasedMultiHeadAttention")),
+           "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
+           "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",

@@ -345,6 +345,9 @@ def posaddmean_backward(dout, cache):
     return dout, dout.mean(0)  # BUG: the mean over the batch where P's gradient sums
 
 
+INPUTS = {"posadd": [(2, 3, 4), (3, 4)], "posaddmean": [(2, 3, 4), (3, 4)]}  # as test_cli_tester21s checks them
+
+
 # tester21s M6: a loss FAIL with no pattern gets the layers' fallback line
 
 
@@ -438,3 +441,15 @@ class EveryOtherOffByOne(EveryOther):
         dX = np.zeros(self.shape)
         dX[:, 1::2] = 3 * dY  # BUG: [1::2] where [::2] is due
         return dX
+
+
+class LogCoshTanh2:
+    """mean(log(cosh(d))); backward's tanh(2 d) where tanh(d) is due: no known pattern (session 22: the
+    fallback line's example, SmoothL1Beta2NoBeta now being named huber-branch-factor)."""
+
+    def forward(self, y_pred, y_true):
+        self.d = y_pred - y_true
+        return np.mean(np.log(np.cosh(self.d)))
+
+    def backward(self):
+        return np.tanh(2 * self.d) / self.d.size  # BUG: tanh(2 d), not tanh(d)

@@ -21,6 +21,7 @@ import inspect
 
 import numpy as np
 
+from ..observe import _numpy_hint
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
 from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
@@ -238,6 +239,8 @@ def dispatch_function(func, args, kwargs, named=False):
     if impl is None:
         name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
         if func in _IN_PLACE:
+            if hint := _numpy_hint():  # numpy's np.full(shape, t, dtype=...): copyto into its own array
+                raise TypeError(f"{name} would copy a Tensor into a numpy array, which leaves the tape.{hint}")
             raise TypeError(
                 f"autoprop Tensors are immutable: {name} writes into its first argument in place "
                 f"(a Tensor never changes, and values written into a numpy array from a Tensor "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 
 import numpy as np
 
@@ -742,10 +743,25 @@ split_pieces = defprim(
 def _split_bounds(n, indices_or_sections, equal):
     """numpy's ``(start, stop)`` of each piece of an axis of length ``n``: ``k`` sections
     (equal ones for ``np.split``, ``np.array_split``'s first ``n % k`` one longer) or the
-    indices (as numpy's slices ``x[i:j]``: negative ones count from the end)."""
+    indices (as numpy's slices ``x[i:j]``: negative ones count from the end).
+
+    As numpy's ``split``/``array_split`` read them (numpy/lib/_shape_base_impl.py): what has no
+    ``len`` is a number of sections (``2.0`` too: numpy takes ``n % k`` and ``int(k)``); a
+    sequence's entries are slice bounds, so a float one (``[1.0, 2.0]``, a float array or
+    Tensor) raises numpy's TypeError instead of being truncated."""
     if isinstance(indices_or_sections, (int, np.integer)):
         return _sections(n, int(indices_or_sections), equal)
-    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    given = _value(indices_or_sections)  # a Tensor of indices: its values (no gradient)
+    try:
+        len(given)
+    except TypeError:  # a number of sections (numpy's scalar branch)
+        if equal and n % given:
+            raise ValueError("array split does not result in an equal division") from None
+        return _sections(n, int(given), equal)
+    try:
+        bounds = [0] + [operator.index(i) for i in given] + [n]
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ method") from None
     pieces = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         lo, hi, _ = builtins.slice(lo, hi).indices(n)
