@@ -663,9 +663,24 @@ def compared_constants(obj) -> list:
     if not names:
         return []
     reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), names[0])
-    for stmt in ast.walk(tree):
-        reader.read(stmt)
+    for node in _in_order(tree):
+        reader.read(node)
     return sorted(v for v in reader.found if v == v and abs(v) != float("inf"))
+
+
+def _in_order(tree):
+    """The nodes under ``tree`` in the order Python evaluates them (children first, statements in the order
+    written): an assignment after the expression it assigns, so ``h = np.clip(h, 0, 6)`` reads ``h`` as it was
+    before it is rebound (``ast.walk`` is breadth-first: every statement of a body before the calls inside the
+    first one, so a name rebound later was read with its later value)."""
+    stack = [(tree, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            yield node
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
 class _ConstantReader:

@@ -56,6 +56,48 @@ def test_compared_constants_read_from_forward():
     assert compared_constants(Huberish()) == [-7.0, -0.25, 1.25, 7.0]
 
 
+
+class _ReLU6Rebound:
+    """ReLU6 through a local name rebound after the clip reads it; backward forgets the clip at 6 (review22)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        h = X * 1.0
+        h = np.clip(h, 0, 6)  # reads h = X, then rebinds h
+        return h
+
+    def backward(self, dY):
+        return dY * (self.X > 0)  # BUG: gradient 1 above 6
+
+
+def test_compared_constants_follow_the_order_written():
+    """A name is read with the value it holds where the comparison stands, not the value a later statement gives it
+    (review22: ``ast.walk`` is breadth-first, so ``h = np.clip(h, 0, 6)`` was read after h's rebinding: no constant,
+    and ``z = X - 1; np.minimum(z, 5); z = X * 10`` gave 0.5 for 6)."""
+
+    class Shifted:
+        def forward(self, X):
+            z = X - 1
+            out = np.minimum(z, 5)  # X = 6
+            z = X * 10
+            return out + z
+
+    assert compared_constants(_ReLU6Rebound()) == [0.0, 6.0]
+    assert compared_constants(Shifted()) == [6.0]
+
+
+def test_bound_forgotten_behind_a_rebound_name_fails():
+    """The ReLU6 above passed (its constants unread, no check around 6); now FAIL, the bound at 6 named."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    d = diagnose_layer(adapt(_ReLU6Rebound(), [X])[0], X)
+    assert not d.passed and d.codes[0] == "bound-side", d.report()
+    assert "forward compares X with 6" in d.report(), d.report()
+
 def test_straddled_values_sit_on_both_sides_of_each_constant():
     z = np.random.default_rng(0).standard_normal((6, 5))
     x = V.straddled_values(z, [-4.0, 4.0])
