@@ -754,12 +754,16 @@ class _ConstantReader:
         return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
 
     def read(self, stmt):
-        """Take one node of forward's walk: an assignment moves ``env``, a comparison or bounding call adds bounds."""
+        """Take one node of forward's walk: an assignment (``+=`` too) moves ``env``, a comparison or bounding call adds bounds."""
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             f = self.affine(stmt.value)
             for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 if (k := self.key(t)) is not None and k != self.first:
                     self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+        elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
+            if (k := self.key(stmt.target)) is not None and k != self.first and k in self.env:
+                f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+                self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
             for a, b in zip(sides, sides[1:]):

@@ -89,6 +89,27 @@ def test_compared_constants_follow_the_order_written():
     assert compared_constants(Shifted()) == [6.0]
 
 
+
+def test_compared_constants_follow_augmented_assignments():
+    """``h += 3`` moves h as ``h = h + 3`` does (review22: it was read as h = X, so clip((X + 3) / 6, 0, 1) written
+    with += gave 0 and 6 for -3 and 3); ``h *= x`` (no longer affine) forgets h."""
+
+    class HardSigmoidAug:
+        def forward(self, X):
+            h = X * 1.0
+            h += 3
+            h /= 6
+            return np.clip(h, 0, 1)
+
+    class Squared:
+        def forward(self, X):
+            h = X + 0.0
+            h *= X
+            return np.minimum(h, 4)
+
+    assert compared_constants(HardSigmoidAug()) == [-3.0, 3.0]
+    assert compared_constants(Squared()) == []
+
 def test_bound_forgotten_behind_a_rebound_name_fails():
     """The ReLU6 above passed (its constants unread, no check around 6); now FAIL, the bound at 6 named."""
     from gradcheck._adapters import adapt
