@@ -3766,8 +3766,7 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     from ._adapters import set_weights
 
     params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
-    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name)},
-             **{k: v for k, v in seeds.items() if _constant(v)}}
+    const = {k: v for k, v in {**params, **seeds}.items() if _constant(v)}  # (constant_params's rule, params read once)
     if not const:
         return diag
     words = _constant_words({k: const[k] for k in sorted(const)})
