@@ -3888,8 +3888,8 @@ def _name_bound(layer: Any, X: Any, diag: Diagnosis, seed: int) -> None:
     if man is None or num is None or np.shape(man) != x.shape or np.shape(num) != x.shape:
         return
     man, num = np.asarray(man, dtype=np.float64), np.asarray(num, dtype=np.float64)
-    atol = max(res.atol, ATOL_FLOOR)
-    wrong = ~(np.abs(man - num) <= atol + res.rtol * (np.abs(man) + np.abs(num)))
+    atol = res.atol_of(f"d{name}")  # the check's own rule, with the atol dX was compared with (its own scale too)
+    wrong = np.isfinite(num) & ~(relative_error(man, num, tiny=max(atol / res.rtol, 1e-300)) <= res.rtol)
     if not wrong.any():
         return
     named = [c for c in consts if c != 0 or diag.straddled]

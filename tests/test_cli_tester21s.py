@@ -243,3 +243,30 @@ def test_jacobian_png_of_a_layer_with_no_mode_names_none(tmp_path):
     assert p.returncode == 0, flat(p)
     assert (tmp_path / "SoftplusThreshold-jacobian.png").stat().st_size > 10_000
     assert not list(tmp_path.glob("*-jacobian-*.png"))
+
+
+class _TinyReLU6NoUpper:
+    """1e-12 ReLU6 whose backward forgets the clip at 6: every |dX| is below the default atol, so the check compares
+    dX at its own scale (review22)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        return 1e-12 * np.clip(X, 0, 6)
+
+    def backward(self, dY):
+        return 1e-12 * dY * (self.X > 0)  # BUG: gradient above 6
+
+
+def test_the_bound_is_named_with_the_atol_the_check_compared_with():
+    """The entries the bound-side finding counts wrong are those the check failed (its rule and the tensor's own
+    atol, 4e-21 here): with max(res.atol, ATOL_FLOOR) = 1e-9 none was, and the diagnosis was "no known bug
+    pattern" (review22)."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    d = diagnose_layer(adapt(_TinyReLU6NoUpper(), [X])[0], X)
+    assert not d.passed and d.codes[0] == "bound-side", d.report()
+    assert d.result.atol_of("dX") < 1e-15, d.result.atol_of("dX")
