@@ -3341,8 +3341,10 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
-    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _batch_unproven(L, key, m, n)):
-        f = _find("factor", t, **g)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
+    told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \
+        else None  # {}: the factor follows the batch (a 1/batch proven); None: not told
+    if told:
+        f = _find("factor", t, **told)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
     if f is not None and f.code == "zero" and L.n_batch == 1:
         what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
                 else " is")
@@ -3352,7 +3354,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "with a batch of at least 2")
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
-    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)):
+    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and told is None and (g := _sqrt_d(L, m, n)):
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
@@ -4137,8 +4139,9 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
 def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
     """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
     its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
-    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
-    (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
+    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); ``{}`` when it follows the batch
+    (a 1/N really there: no 1/sqrt(d) either, :func:`_sqrt_d`); None for a parameter's gradient (a sum over the
+    samples), or when it cannot be told."""
     if not key.startswith("@"):
         return None
     ok = np.isfinite(n)
@@ -4148,7 +4151,7 @@ def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
         return None
     c = float(np.sum(m[ok] * n[ok])) / nn
     if abs(c2 / c - 1) > 1e-6:  # the factor moved with the batch
-        return None
+        return {}
     more, inv = "", round(1 / c) if c else 0
     if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
         more = f" ({inv} times too small)"

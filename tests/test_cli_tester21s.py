@@ -270,3 +270,46 @@ def test_the_bound_is_named_with_the_atol_the_check_compared_with():
     d = diagnose_layer(adapt(_TinyReLU6NoUpper(), [X])[0], X)
     assert not d.passed and d.codes[0] == "bound-side", d.report()
     assert d.result.atol_of("dX") < 1e-15, d.result.atol_of("dX")
+
+
+class _MeanScale:
+    """Y = X / N, N the batch size; backward forgets the 1/N (a true 1/batch, at N = 2 with d = 4 = N * N)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        return X / X.shape[0]
+
+    def backward(self, dY):
+        return dY  # BUG: 1/N missing
+
+
+class _ScaledProduct:
+    """Y = (X @ W) / sqrt(4); backward's dW forgets the 1/sqrt(d) (d = 4 = N * N at a batch of 2)."""
+
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((4, 4))}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] / 2.0
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY  # BUG: / 2 missing
+        return dY @ self.params["W"].T / 2.0
+
+
+def test_a_factor_that_follows_the_batch_is_a_1_over_batch_not_sqrt_d():
+    """M2's check at one sample more also tells 1/sqrt(d) from 1/batch (review22): a factor 2 = N that is 3 at a
+    batch of 3 is the missing 1/batch, which the diagnosis said second, after "a 1/sqrt(d) factor is missing ... a
+    check at another batch size tells which" (that check had run); a parameter's gradient, which the second batch
+    size does not tell, keeps both readings."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((2, 4))
+    d = diagnose_layer(adapt(_MeanScale(), [X])[0], X)
+    assert not d.passed and d.codes == ["factor-batch"], d.report()
+    d = diagnose_layer(adapt(_ScaledProduct(), [X])[0], X)
+    assert not d.passed and d.codes == ["factor-sqrt-d"], d.report()
