@@ -647,13 +647,14 @@ def compared_constants(obj) -> list:
     Parameters
     ----------
     obj : object
-        A layer whose ``forward(X, ...)`` is a Python method (or a function pair's forward function).
+        A layer whose ``forward(X, ...)`` is a Python method, or a function pair's adapter (its
+        ``student_forward``, the student's ``NAME_forward(x, ...)``, is read, not the adapter's forward).
 
     Returns
     -------
     list of float
     """
-    fn = getattr(obj, "forward", None)
+    fn = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)  # a pair's: the student's function
     tree = _tree(fn)
     if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []

@@ -313,3 +313,43 @@ def test_a_factor_that_follows_the_batch_is_a_1_over_batch_not_sqrt_d():
     assert not d.passed and d.codes == ["factor-batch"], d.report()
     d = diagnose_layer(adapt(_ScaledProduct(), [X])[0], X)
     assert not d.passed and d.codes == ["factor-sqrt-d"], d.report()
+
+
+_PAIR = '''
+import numpy as np
+
+
+def relu6_forward(x):
+    return np.clip(x, 0, 6), x
+
+
+def relu6_backward(dout, cache):
+    return dout * ((cache > 0) & (cache < 6))
+
+
+def relu6bug_forward(x):
+    return np.clip(x, 0, 6), x
+
+
+def relu6bug_backward(dout, cache):
+    return dout * (cache > 0)  # BUG: the clip at 6 forgotten
+'''
+
+
+def test_a_function_pairs_bounds_are_read_from_the_students_forward(tmp_path):
+    """A CS231n pair's constants are read from the student's NAME_forward, not the adapter's forward(*xs) (review22:
+    none was read, so relu6 whose backward forgets the clip at 6 PASSED in the sandbox, and in this process too);
+    the correct pair still passes."""
+    import importlib.util
+
+    from gradcheck._adapters import FunctionPair
+
+    (tmp_path / "pair.py").write_text(_PAIR)
+    spec = importlib.util.spec_from_file_location("review22_pair", tmp_path / "pair.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert compared_constants(FunctionPair(mod.relu6bug_forward, mod.relu6bug_backward, {})) == [0.0, 6.0]
+    p = run_here("check", f"{tmp_path / 'pair.py'}::relu6bug", "--input-shape", "6,5")
+    assert p.returncode == 1 and "wrong at exactly the 15 entries where x > 6" in flat(p), flat(p)
+    p = run_here("check", f"{tmp_path / 'pair.py'}::relu6", "--input-shape", "6,5")
+    assert p.returncode == 0 and "PASS: relu6" in flat(p), flat(p)
