@@ -4157,8 +4157,10 @@ def _adapt(obj, inputs=None, training=True):
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
+    # np.clip(X, 0, 6): checked again around 6 (tester21s); a pair's NAME_forward too (its student_forward)
+    kinks = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
     if isinstance(obj, FunctionPair):
-        return obj, _pair_info(obj, inputs)
+        return obj, {**_pair_info(obj, inputs), **kinks}
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     mk = mode_keyword(obj.forward)
@@ -4166,9 +4168,7 @@ def _adapt(obj, inputs=None, training=True):
     unsafe = _unsafe_flag(obj, inputs, mk)
     kw = _training_kw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
-    info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
-    if kinks := _try(_switch_reach.compared_constants, obj):  # np.clip(X, 0, 6): checked again around 6 (tester21s)
-        info["compared_constants"] = kinks
+    info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": [], **kinks}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
         if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each

@@ -647,13 +647,14 @@ def compared_constants(obj) -> list:
     Parameters
     ----------
     obj : object
-        A layer whose ``forward(X, ...)`` is a Python method (or a function pair's forward function).
+        A layer whose ``forward(X, ...)`` is a Python method, or a function pair's adapter (its
+        ``student_forward``, the student's ``NAME_forward(x, ...)``, is read, not the adapter's forward).
 
     Returns
     -------
     list of float
     """
-    fn = getattr(obj, "forward", None)
+    fn = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)  # a pair's: the student's function
     tree = _tree(fn)
     if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
@@ -663,9 +664,24 @@ def compared_constants(obj) -> list:
     if not names:
         return []
     reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), names[0])
-    for stmt in ast.walk(tree):
-        reader.read(stmt)
+    for node in _in_order(tree):
+        reader.read(node)
     return sorted(v for v in reader.found if v == v and abs(v) != float("inf"))
+
+
+def _in_order(tree):
+    """The nodes under ``tree`` in the order Python evaluates them (children first, statements in the order
+    written): an assignment after the expression it assigns, so ``h = np.clip(h, 0, 6)`` reads ``h`` as it was
+    before it is rebound (``ast.walk`` is breadth-first: every statement of a body before the calls inside the
+    first one, so a name rebound later was read with its later value)."""
+    stack = [(tree, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            yield node
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
 class _ConstantReader:
@@ -739,12 +755,16 @@ class _ConstantReader:
         return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
 
     def read(self, stmt):
-        """Take one node of forward's walk: an assignment moves ``env``, a comparison or bounding call adds bounds."""
+        """Take one node of forward's walk: an assignment (``+=`` too) moves ``env``, a comparison or bounding call adds bounds."""
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             f = self.affine(stmt.value)
             for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 if (k := self.key(t)) is not None and k != self.first:
                     self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+        elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
+            if (k := self.key(stmt.target)) is not None and k != self.first and k in self.env:
+                f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+                self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
             for a, b in zip(sides, sides[1:]):

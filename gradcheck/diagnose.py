@@ -3535,8 +3535,10 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
-    if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _batch_unproven(L, key, m, n)):
-        f = _find("factor", t, **g)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
+    told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \
+        else None  # {}: the factor follows the batch (a 1/batch proven); None: not told
+    if told:
+        f = _find("factor", t, **told)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
     if f is not None and f.code == "zero" and L.n_batch == 1:
         what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
                 else " is")
@@ -4023,8 +4025,7 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     from ._adapters import set_weights
 
     params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
-    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name)},
-             **{k: v for k, v in seeds.items() if _constant(v)}}
+    const = {k: v for k, v in {**params, **seeds}.items() if _constant(v)}  # (constant_params's rule, params read once)
     if not const:
         return diag
     words = _constant_words({k: const[k] for k in sorted(const)})
@@ -4146,8 +4147,8 @@ def _name_bound(layer: Any, X: Any, diag: Diagnosis, seed: int) -> None:
     if man is None or num is None or np.shape(man) != x.shape or np.shape(num) != x.shape:
         return
     man, num = np.asarray(man, dtype=np.float64), np.asarray(num, dtype=np.float64)
-    atol = max(res.atol, ATOL_FLOOR)
-    wrong = ~(np.abs(man - num) <= atol + res.rtol * (np.abs(man) + np.abs(num)))
+    atol = res.atol_of(f"d{name}")  # the check's own rule, with the atol dX was compared with (its own scale too)
+    wrong = np.isfinite(num) & ~(relative_error(man, num, tiny=max(atol / res.rtol, 1e-300)) <= res.rtol)
     if not wrong.any():
         return
     named = [c for c in consts if c != 0 or diag.straddled]

@@ -157,3 +157,24 @@ def test_where_refusals_name_the_working_rewrite():
         np.log(x, out=np.zeros(2), where=np.array([1, 0]))
     with pytest.raises(TypeError, match="same_kind"):
         np.log(x, out=np.zeros(2, np.int64), where=x.numpy() > 0)
+
+
+def test_where_with_dtype_computes_in_that_dtype_as_numpy():
+    # review22: dtype= was dropped when where= was given (the division ran in float64 where numpy's
+    # ran in float32 and cast into out), and dtype=np.int64, which numpy refuses, was accepted
+    a0, b0 = np.array([1.0, 2.0, 3.0]), np.array([3.0, 0.0, 7.0])
+    mask = b0 != 0
+    a = ap.Variable(a0)
+    with ap.GradientTape() as tape:
+        y = np.divide(a, b0, out=np.zeros(3), where=mask, dtype=np.float32)
+        loss = np.sum(y * np.array([1.0, 2.0, 4.0]))
+    want = np.divide(a0, b0, out=np.zeros(3), where=mask, dtype=np.float32)
+    assert y.dtype == np.float64 and want[0] != 1 / 3  # float32's 1/3 in a float64 out
+    np.testing.assert_array_equal(y.numpy(), want)
+    g = tape.gradient(loss, a).numpy()  # d/da of float64(float32(a) / float32(b)): the float32 quotient's
+    np.testing.assert_allclose(g, [np.float32(1) / np.float32(3), 0.0, 4 * (np.float32(1) / np.float32(7))],
+                               rtol=1e-7)
+    with pytest.raises(TypeError, match="No loop matching"):
+        np.divide(a0, b0, out=np.zeros(3, np.float32), where=mask, dtype=np.int64)
+    with pytest.raises(TypeError, match="No loop matching"):
+        np.divide(a, b0, out=np.zeros(3, np.float32), where=mask, dtype=np.int64)

@@ -56,6 +56,69 @@ def test_compared_constants_read_from_forward():
     assert compared_constants(Huberish()) == [-7.0, -0.25, 1.25, 7.0]
 
 
+
+class _ReLU6Rebound:
+    """ReLU6 through a local name rebound after the clip reads it; backward forgets the clip at 6 (review22)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        h = X * 1.0
+        h = np.clip(h, 0, 6)  # reads h = X, then rebinds h
+        return h
+
+    def backward(self, dY):
+        return dY * (self.X > 0)  # BUG: gradient 1 above 6
+
+
+def test_compared_constants_follow_the_order_written():
+    """A name is read with the value it holds where the comparison stands, not the value a later statement gives it
+    (review22: ``ast.walk`` is breadth-first, so ``h = np.clip(h, 0, 6)`` was read after h's rebinding: no constant,
+    and ``z = X - 1; np.minimum(z, 5); z = X * 10`` gave 0.5 for 6)."""
+
+    class Shifted:
+        def forward(self, X):
+            z = X - 1
+            out = np.minimum(z, 5)  # X = 6
+            z = X * 10
+            return out + z
+
+    assert compared_constants(_ReLU6Rebound()) == [0.0, 6.0]
+    assert compared_constants(Shifted()) == [6.0]
+
+
+
+def test_compared_constants_follow_augmented_assignments():
+    """``h += 3`` moves h as ``h = h + 3`` does (review22: it was read as h = X, so clip((X + 3) / 6, 0, 1) written
+    with += gave 0 and 6 for -3 and 3); ``h *= x`` (no longer affine) forgets h."""
+
+    class HardSigmoidAug:
+        def forward(self, X):
+            h = X * 1.0
+            h += 3
+            h /= 6
+            return np.clip(h, 0, 1)
+
+    class Squared:
+        def forward(self, X):
+            h = X + 0.0
+            h *= X
+            return np.minimum(h, 4)
+
+    assert compared_constants(HardSigmoidAug()) == [-3.0, 3.0]
+    assert compared_constants(Squared()) == []
+
+def test_bound_forgotten_behind_a_rebound_name_fails():
+    """The ReLU6 above passed (its constants unread, no check around 6); now FAIL, the bound at 6 named."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    d = diagnose_layer(adapt(_ReLU6Rebound(), [X])[0], X)
+    assert not d.passed and d.codes[0] == "bound-side", d.report()
+    assert "forward compares X with 6" in d.report(), d.report()
+
 def test_straddled_values_sit_on_both_sides_of_each_constant():
     z = np.random.default_rng(0).standard_normal((6, 5))
     x = V.straddled_values(z, [-4.0, 4.0])
@@ -191,3 +254,113 @@ def test_jacobian_png_of_a_layer_with_no_mode_names_none(tmp_path):
     assert p.returncode == 0, flat(p)
     assert (tmp_path / "SoftplusThreshold-jacobian.png").stat().st_size > 10_000
     assert not list(tmp_path.glob("*-jacobian-*.png"))
+
+
+class _TinyReLU6NoUpper:
+    """1e-12 ReLU6 whose backward forgets the clip at 6: every |dX| is below the default atol, so the check compares
+    dX at its own scale (review22)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        return 1e-12 * np.clip(X, 0, 6)
+
+    def backward(self, dY):
+        return 1e-12 * dY * (self.X > 0)  # BUG: gradient above 6
+
+
+def test_the_bound_is_named_with_the_atol_the_check_compared_with():
+    """The entries the bound-side finding counts wrong are those the check failed (its rule and the tensor's own
+    atol, 4e-21 here): with max(res.atol, ATOL_FLOOR) = 1e-9 none was, and the diagnosis was "no known bug
+    pattern" (review22)."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    d = diagnose_layer(adapt(_TinyReLU6NoUpper(), [X])[0], X)
+    assert not d.passed and d.codes[0] == "bound-side", d.report()
+    assert d.result.atol_of("dX") < 1e-15, d.result.atol_of("dX")
+
+
+class _MeanScale:
+    """Y = X / N, N the batch size; backward forgets the 1/N (a true 1/batch, at N = 2 with d = 4 = N * N)."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        return X / X.shape[0]
+
+    def backward(self, dY):
+        return dY  # BUG: 1/N missing
+
+
+class _ScaledProduct:
+    """Y = (X @ W) / sqrt(4); backward's dW forgets the 1/sqrt(d) (d = 4 = N * N at a batch of 2)."""
+
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((4, 4))}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] / 2.0
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY  # BUG: / 2 missing
+        return dY @ self.params["W"].T / 2.0
+
+
+def test_a_factor_that_follows_the_batch_is_a_1_over_batch_not_sqrt_d():
+    """M2's check at one sample more also tells 1/sqrt(d) from 1/batch (review22): a factor 2 = N that is 3 at a
+    batch of 3 is the missing 1/batch, which the diagnosis said second, after "a 1/sqrt(d) factor is missing ... a
+    check at another batch size tells which" (that check had run); a parameter's gradient, which the second batch
+    size does not tell, keeps both readings."""
+    from gradcheck._adapters import adapt
+
+    X = np.random.default_rng(0).standard_normal((2, 4))
+    d = diagnose_layer(adapt(_MeanScale(), [X])[0], X)
+    assert not d.passed and d.codes == ["factor-batch"], d.report()
+    d = diagnose_layer(adapt(_ScaledProduct(), [X])[0], X)
+    assert not d.passed and d.codes == ["factor-sqrt-d"], d.report()
+
+
+_PAIR = '''
+import numpy as np
+
+
+def relu6_forward(x):
+    return np.clip(x, 0, 6), x
+
+
+def relu6_backward(dout, cache):
+    return dout * ((cache > 0) & (cache < 6))
+
+
+def relu6bug_forward(x):
+    return np.clip(x, 0, 6), x
+
+
+def relu6bug_backward(dout, cache):
+    return dout * (cache > 0)  # BUG: the clip at 6 forgotten
+'''
+
+
+def test_a_function_pairs_bounds_are_read_from_the_students_forward(tmp_path):
+    """A CS231n pair's constants are read from the student's NAME_forward, not the adapter's forward(*xs) (review22:
+    none was read, so relu6 whose backward forgets the clip at 6 PASSED in the sandbox, and in this process too);
+    the correct pair still passes."""
+    import importlib.util
+
+    from gradcheck._adapters import FunctionPair
+
+    (tmp_path / "pair.py").write_text(_PAIR)
+    spec = importlib.util.spec_from_file_location("review22_pair", tmp_path / "pair.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert compared_constants(FunctionPair(mod.relu6bug_forward, mod.relu6bug_backward, {})) == [0.0, 6.0]
+    p = run_here("check", f"{tmp_path / 'pair.py'}::relu6bug", "--input-shape", "6,5")
+    assert p.returncode == 1 and "wrong at exactly the 15 entries where x > 6" in flat(p), flat(p)
+    p = run_here("check", f"{tmp_path / 'pair.py'}::relu6", "--input-shape", "6,5")
+    assert p.returncode == 0 and "PASS: relu6" in flat(p), flat(p)

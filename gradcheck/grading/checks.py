@@ -400,7 +400,7 @@ def _forward_layout(forward: Any, w: np.ndarray, xs: list[np.ndarray]) -> str:
         finally:
             w[0, 1] = keep
     y = moved(0.0)
-    return _layout(w, xs, y, moved).partition("(")[2].rstrip(")")
+    return _layout(w, xs, y, lambda step: y if step == 0 else moved(step)).partition("(")[2].rstrip(")")  # (y: base)
 
 
 def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:

@@ -44,11 +44,11 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             return _as_tensors(getattr(ufunc, method)(*_values(inputs), **{
                 k: _values(v) for k, v in kwargs.items()}))
         return ufunc_method(ufunc, method, inputs, kwargs)
+    if kwargs.get("where", True) is not True:  # the safe-divide idiom: out's values where not
+        return _masked(ufunc, inputs, kwargs)  # (dtype= too: its plain call below honours it)
     dtype = kwargs.get("dtype")
     if dtype is not None:  # numpy's dtype=: the output's dtype, the inputs cast to it (recorded)
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
-    if kwargs.get("where", True) is not True:  # the safe-divide idiom: out's values where not
-        return _masked(ufunc, inputs, kwargs)
     # other options: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
     label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
     _check_kw(label if label.startswith("scipy.") else name, kwargs)
