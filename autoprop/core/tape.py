@@ -291,6 +291,20 @@ class Scatter:
         return prev, True
 
 
+def _count_in(t, items, seen):
+    """How many times ``t`` is among ``items``, or among the items of a list or tuple there (a
+    variadic record's arguments, ``np.stack([a, b])``), each such container once (``seen``: the
+    ids of those already counted)."""
+    n = 0
+    for a in items:
+        if a is t:
+            n += 1
+        elif type(a) in (list, tuple) and id(a) not in seen:
+            seen.add(id(a))
+            n += _count_in(t, a, seen)
+    return n
+
+
 class Node:
     """One recorded primitive application.
 
@@ -807,6 +821,35 @@ class GradientTape:
         self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._used = False
+        _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
+
+    def _holds(self, t, need):
+        """The number of references to Tensor ``t`` this tape holds (in its nodes' arguments,
+        values, keyword arguments and outputs, its watched tensors and its breadcrumbs), the
+        newest nodes first, counting stops once it reaches ``need``: what
+        :func:`autoprop.core.views.held_elsewhere` does not count as an alias. A container two
+        nodes share (nested tapes record one argument tuple) is counted once, as it holds ``t``
+        once."""
+        n, seen = 0, set()
+        for node in reversed(self._nodes):
+            out = node.out
+            if out is t:
+                n += 1
+            elif type(out) is tuple and id(out) not in seen:
+                seen.add(id(out))
+                n += _count_in(t, out, seen)
+            for c in (node.args, node.vals, node.kwargs):
+                if c and id(c) not in seen:
+                    seen.add(id(c))
+                    n += _count_in(t, c.values() if type(c) is dict else c, seen)
+            if n >= need:
+                return n
+        n += _count_in(t, self._watched, seen) + _count_in(t, self._keep or (), seen)
+        for crumbs in (self._escapes or (), (self._cut_args or {}).values(),
+                       (self._post_mortem or {}).values()):
+            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text)
+                n += _count_in(t, entry, seen)
+        return n
 
     def _clear(self):
         self._complex = False
