@@ -265,7 +265,12 @@ class Tensor:
         return self
 
     def __deepcopy__(self, memo):
-        return type(self)._wrap(self._value.copy()) if type(self) is Tensor else Tensor(self)
+        # numpy's deepcopy is a new array with the same values: here ``t.copy()``, recorded as the
+        # identity, so the gradient flows through it (a new constant cut the path silently: tester22a
+        # H2) and, as a new tensor no one else holds, ``c = copy.deepcopy(h); c *= 2`` rebinds c
+        # and leaves h, as numpy's does. (TensorFlow's EagerTensor returns itself, which would make
+        # that an alias here.) A Variable's deepcopy is a new Variable, as tf.Variable's (below).
+        return self.copy()
 
     # --- in-place updates are refused ----------------------------------------
     def __setitem__(self, key, value):
