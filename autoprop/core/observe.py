@@ -298,8 +298,25 @@ def _scipy_hint():
     if mod is not None and callable(getattr(mod, name, None)):
         return (f" It happened inside {public}.{name}, a scipy function that converts its input "
                 f"to numpy: use {ours}.{name} (the same signature, recorded) instead.")
+    np_twin = _numpy_linalg_twin(public, name)
+    if np_twin:
+        return (f" It happened inside {public}.{name}, a scipy function that converts its input "
+                f"to numpy: use {np_twin} on the Tensor instead (recorded; numpy's signature, which "
+                "may differ from scipy's).")
     return (f" It happened inside {public}.{name}, a scipy function that converts its input to "
-            "numpy and has no autoprop twin: write it with autoprop ops or ap.numpy_function.")
+            "numpy and has no autoprop twin: write it with numpy operations on the Tensor (recorded), "
+            "or give it a gradient with @ap.custom_gradient (ap.numpy_function would run it, but "
+            "its output is a constant: no gradient).")
+
+
+def _numpy_linalg_twin(public, name):
+    """``"np.linalg.<name>"`` when scipy.linalg's function ``name`` has a numpy.linalg namesake
+    that autoprop records (``scipy.linalg.eigh``: ``np.linalg.eigh``), else None."""
+    if public != "scipy.linalg":
+        return None
+    import numpy as np  # (numpy is loaded: scipy's frame is running)
+    f = getattr(np.linalg, name, None)
+    return f"np.linalg.{name}" if f is not None and f in _R._FUNCTIONS else None
 
 
 def _describe(tensor, tape):
@@ -390,8 +407,9 @@ def implicit_escape(tensor, how=None):
         f"{kind} will miss this contribution. Fix: np.stack([a, b]) instead of np.array([a, b]) "
         "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
-        "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
-        "tape on purpose." + (_numpy_hint() or _scipy_hint())
+        "assignment, and for plain-numpy code the tape cannot see, @ap.custom_gradient with its "
+        "VJP (ap.numpy_function runs such code too, but its output is a constant: no gradient); "
+        "call .numpy() to leave the tape on purpose." + (_numpy_hint() or _scipy_hint())
     )
     if _STRICT:
         raise TapeEscapeError(msg)
