@@ -21,7 +21,10 @@ Source: ``lessons/10-gradient-tape.md``.
 from __future__ import annotations
 
 import importlib
+import itertools
+import linecache
 import os
+import re
 import sys
 import warnings
 import weakref
@@ -274,6 +277,31 @@ def _numpy_hint():
     return ""
 
 
+def _call_text(frame):
+    """The source text of the call running in ``frame``: its columns on CPython 3.11+ (the
+    positions of the instruction at ``f_lasti``), else its whole line."""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is not None:
+        pos = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+        if pos and pos[0] == pos[1] == frame.f_lineno and pos[2] is not None and pos[3] is not None:
+            return line.encode()[pos[2]:pos[3]].decode(errors="replace")  # (columns count bytes)
+    return line
+
+
+def _ndarray_method_hint():
+    """Where the conversion ran inside ``a.dot(t)`` with ``a`` a numpy array, a C method that
+    never dispatches (the user's frame calls ``.dot(``): the recorded spellings."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        frame = frame.f_back  # (autoprop's own frames: Tensor.__array__, the observer)
+    if frame is None or not re.search(r"\.dot\s*\(", _call_text(frame)):
+        return ""
+    return (" It happened inside a.dot(t) with `a` a numpy array: ndarray.dot is numpy's C method "
+            "and never dispatches to autoprop (t.dot(a) on the Tensor does). Write a @ t or "
+            "np.dot(a, t) (recorded).")
+
+
 def _scipy_hint():
     """Where the conversion ran inside scipy: the scipy function the user called (the
     outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
@@ -409,7 +437,8 @@ def implicit_escape(tensor, how=None):
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, and for plain-numpy code the tape cannot see, @ap.custom_gradient with its "
         "VJP (ap.numpy_function runs such code too, but its output is a constant: no gradient); "
-        "call .numpy() to leave the tape on purpose." + (_numpy_hint() or _scipy_hint())
+        "call .numpy() to leave the tape on purpose."
+        + (_numpy_hint() or _scipy_hint() or _ndarray_method_hint())
     )
     if _STRICT:
         raise TapeEscapeError(msg)
