@@ -36,3 +36,29 @@ def test_ndarray_dot_with_a_variable_names_the_matmul_and_np_dot():
     with ap.strict_mode(), pytest.raises(ap.TapeEscapeError, match=r"Write a @ t or np\.dot\(a, t\)"):
         with ap.GradientTape():
             X.dot(W)
+
+
+def test_as_strided_reads_a_tensors_strides_and_its_warning_names_sliding_window_view():
+    # r_as_strided.py: x.strides raised AttributeError, and explicit strides gave a gradient of
+    # None with the generic warning; the recorded rewrite is sliding_window_view
+    from numpy.lib.stride_tricks import as_strided, sliding_window_view
+
+    img = np.arange(36.0).reshape(6, 6) / 10
+    x = ap.Variable(img, name="x")
+    assert x.strides == img.strides == (48, 8) and (x * 2.0).strides == (48, 8)
+    with pytest.raises(AttributeError):
+        x.strides = (8, 48)  # read-only, as the value's
+    for strides in (x.strides + x.strides, (48, 8, 48, 8)):
+        msg = _escape(lambda t, s=strides: as_strided(t, shape=(4, 4, 3, 3), strides=s), x)
+        assert "inside np.lib.stride_tricks.as_strided" in msg
+        assert "np.lib.stride_tricks.sliding_window_view(t, window_shape, axis=...) (recorded" in msg
+    W3 = np.arange(9.0).reshape(3, 3)
+    with ap.GradientTape() as tape:
+        y = np.sum(np.einsum("ijkl,kl->ij", sliding_window_view(x, (3, 3)), W3) ** 2)
+    windows = as_strided(img, shape=(4, 4, 3, 3), strides=img.strides * 2)
+    conv = np.einsum("ijkl,kl->ij", windows, W3)
+    want = np.zeros_like(img)  # d sum(conv^2) / d img: each window's 2 conv[i, j] W3 back in place
+    for i, j in np.ndindex(4, 4):
+        want[i:i + 3, j:j + 3] += 2 * conv[i, j] * W3
+    assert float(y) == pytest.approx(float(np.sum(conv ** 2)), rel=1e-14)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-13)

@@ -131,6 +131,14 @@ class Tensor:
         return self._value.ndim
 
     @property
+    def strides(self):
+        """tuple of int: the strides of the value's memory, in bytes, as ``ndarray.strides``
+        (read-only: numpy code such as ``as_strided(x, shape, x.strides + x.strides)`` reads
+        them; ``as_strided`` itself reads raw memory and leaves the tape, its warning names
+        ``sliding_window_view``, which is recorded)."""
+        return self._value.strides
+
+    @property
     def size(self):
         """int: number of elements."""
         return self._value.size
