@@ -1235,10 +1235,10 @@ class GradientTape:
 
         Parameters
         ----------
-        target : Tensor, shape (batch, y1, ..., yn), or nested list/tuple/dict of them
+        target : Tensor, shape (batch, y1, ..., yn) with n >= 1, or nested list/tuple/dict of them
             A nested target (TensorFlow takes one Tensor) gives one result per tensor,
             nested like ``target``.
-        source : Tensor, shape (batch, x1, ..., xm)
+        source : Tensor, shape (batch, x1, ..., xm) with m >= 1
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
         parallel_iterations, experimental_use_pfor
             Ignored.
@@ -1251,7 +1251,8 @@ class GradientTape:
         Raises
         ------
         ValueError
-            If the first dimensions of ``target`` and ``source`` differ or either is 0-d.
+            If the first dimensions of ``target`` and ``source`` differ, or either has rank
+            below 2 (TensorFlow's "must have rank at least 2").
         TypeError
             If ``source`` is not one Tensor, or a target is None or a string.
 
@@ -1293,7 +1294,15 @@ class GradientTape:
         """:meth:`batch_jacobian` of one target leaf."""
         _check_target(target, "batch_jacobian")
         target = target if isinstance(target, Tensor) else Tensor(target)
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+        for what, t in (("target", target), ("source", source)):
+            if t.ndim < 2:  # TensorFlow: "Shape (3,) must have rank at least 2"
+                raise ValueError(
+                    f"batch_jacobian: Shape {t.shape} must have rank at least 2: the {what} is "
+                    f"(batch, ...) with at least one axis per example, as in TensorFlow. A rank-1 "
+                    f"{what} has one number per example: reshape it to (batch, 1) "
+                    f"({what}[:, None]), or take the diagonal of tape.jacobian(target, source)."
+                )
+        if target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"batch_jacobian: the first dimension of target {target.shape} and source "
                 f"{source.shape} must be the same batch size"
