@@ -272,9 +272,9 @@ def _numpy_hint():
         if code.co_name == "as_strided" and "stride_tricks" in code.co_filename:
             return (" It happened inside np.lib.stride_tricks.as_strided, which reads the memory of a "
                     "numpy array and never dispatches to autoprop: write "
-                    "np.lib.stride_tricks.sliding_window_view(t, window_shape, axis=...) (recorded: "
-                    "each window's gradient goes back to its elements), with a step taken by slicing "
-                    "its result (windows[::2, ::2]).")
+                    "np.lib.stride_tricks.sliding_window_view on the Tensor, with the window's shape "
+                    "(and axis=...), recorded: each window's gradient goes back to its elements; take "
+                    "a step by slicing its result (windows[::2, ::2]).")
         if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
             return (" It happened inside np.full(shape, t), which copies the fill value into a new "
                     "array without dispatching to autoprop: write t + np.zeros(shape) (recorded: the "
