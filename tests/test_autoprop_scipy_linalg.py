@@ -52,6 +52,8 @@ CASES = {  # name: (f(module, a, b...), inputs)
     "inv": (lambda m, a: m.inv(a), GEN),
     "inv pos lower": (lambda m, a: m.inv(a, assume_a="pos", lower=True), SPD),
     "det": (lambda m, a: m.det(a), GEN),
+    "expm": (lambda m, a: m.expm(a), 0.5 * _M),
+    "expm batched": (lambda m, a: m.expm(a), 0.4 * RNG.normal(size=(2, 3, 3))),
 }
 
 
@@ -163,6 +165,24 @@ def test_the_escape_warning_names_the_twin_or_numpys_spelling_and_never_numpy_fu
     assert "use autoprop.scipy.linalg.solve_triangular (the same signature, recorded)" in msg
     msg = _escape_message(sl.eigh, SPD)  # no twin here, numpy's is recorded
     assert "use np.linalg.eigh on the Tensor instead" in msg
+    assert "use autoprop.scipy.linalg.expm" in _escape_message(sl.expm, GEN)
     msg = _escape_message(sl.sqrtm, SPD)  # neither: custom_gradient, and numpy_function gives no gradient
     assert "@ap.custom_gradient" in msg and "its output is a constant: no gradient" in msg
     assert "or ap.numpy_function." not in msg and "ap.numpy_function(...) for plain-numpy code" not in msg
+
+
+def test_expm_second_derivative_agrees_with_central_differences_of_scipys_frechet_derivative():
+    # the VJP is expm of a block matrix through the record itself, so an outer tape differentiates it
+    A0, G, T = 0.5 * _M, RNG.normal(size=(N, N)), RNG.normal(size=(N, N))
+    A = ap.Variable(A0)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = np.sum(al.expm(A) * G)
+        z = np.sum(inner.gradient(y, A) * T)
+    np.testing.assert_allclose(outer.gradient(z, A).numpy(),
+                               _scipy_central(lambda m, a: np.sum(sl.expm_frechet(a.T, G, compute_expm=False) * T),
+                                              [A0], 1.0)[0], rtol=1e-6, atol=1e-8)
+    with ap.GradientTape() as tape:
+        E = al.expm(A)
+    np.testing.assert_allclose(tape.gradient(E, A, output_gradients=G).numpy(),
+                               sl.expm_frechet(A0.T, G, compute_expm=False), rtol=1e-13, atol=1e-14)

@@ -18,7 +18,9 @@ checked against HIPS autograd and central differences in ``tests/test_autoprop_s
   ``np.linalg.inv`` of the matrix scipy's chosen solver reads (``'sym'``/``'her'``/``'pos'``: the
   ``lower`` or upper triangle mirrored; ``'diagonal'``, ``'tridiagonal'``, ``'upper triangular'``,
   ``'lower triangular'``: those entries only);
-* ``det(a)``: ``np.linalg.det``.
+* ``det(a)``: ``np.linalg.det``;
+* ``expm(A)``: a record of its own (``autoprop.explain("expm")``): scipy's value; its VJP is the
+  Frechet derivative at A^T, the top-right block of ``expm([[A^T, g], [0, A^T]])``.
 
 The values are those of the numpy.linalg routines (LU with partial pivoting for a triangular
 system, where scipy substitutes): equal to scipy's up to rounding. ``check_finite`` is honoured
@@ -43,9 +45,10 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ..core import registry as _R
 from ..core.prims._common import _t
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "inv", "solve", "solve_triangular"]
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_triangular"]
 
 _TRANS = {0: 0, "N": 0, "n": 0, 1: 1, "T": 1, "t": 1, 2: 2, "C": 2, "c": 2}
 _GENERAL = (None, "gen", "general", "banded")  # banded: the band is where a's nonzeros are
@@ -364,3 +367,31 @@ def det(a, overwrite_a=False, check_finite=True):
     a = _square(a, "det")
     _finite(check_finite, a)
     return _np.linalg.det(a)
+
+
+def expm(A):
+    """``scipy.linalg.expm``: the matrix exponential, recorded.
+
+    Parameters
+    ----------
+    A : Tensor or array_like, shape (..., n, n)
+        Real.
+
+    Returns
+    -------
+    Tensor
+        shape (..., n, n): scipy's value (Pade approximation with scaling and squaring).
+
+    Raises
+    ------
+    ValueError
+        A non-square ``A``.
+    TypeError
+        A complex ``A`` (the record's rules are checked at real values only).
+
+    Notes
+    -----
+    dE = L(A, dA), the top-right block of expm([[A, dA], [0, A]]); the VJP is L(A^T, g)
+    (Higham 2008, *Functions of Matrices*, Thm 3.6 and (3.17)).
+    """
+    return _R.expm(_square(A, "expm"))
