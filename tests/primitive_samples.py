@@ -147,6 +147,7 @@ SAMPLES: dict[str, Sample] = {
     "solve": S(_A2, np.array([0.5, -1.0, 2.0])),  # a batch of A, one vector b (broadcast)
     "cholesky": S(np.stack([_SPD, _SPD + np.eye(3)])),
     "eigh": S(_SPD),
+    "expm": S(_A2),
     "eig": S(_EIG),
     "svd": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),

@@ -352,9 +352,13 @@ def test_unsupported_numpy_function_names_itself():
 
 def test_in_place_operator_rebinds_a_tensor_and_item_assignment_is_refused():
     t = ap.constant([1.0, 2.0])
-    t0 = t
+    key = t._key
     t += 1  # t = t + 1: a new tensor, as TF's eager tensors
-    assert t0.numpy().tolist() == [1.0, 2.0] and t.numpy().tolist() == [2.0, 3.0]
+    assert t._key != key and t.numpy().tolist() == [2.0, 3.0]
+    t0 = t  # an alias: numpy's `t += 1` would change t0 too, so it is refused (tests/test_autoprop_aliases.py)
+    with pytest.raises(TypeError, match="something else also holds"):
+        t += 1
+    assert t0.numpy().tolist() == [2.0, 3.0]
     with pytest.raises(TypeError, match="immutable"):
         t[0] = 3.0
     v = ap.Variable([1.0, 2.0])

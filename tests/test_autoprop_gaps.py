@@ -235,11 +235,8 @@ def test_gradients_and_tangents_through_in_place_operators():
     want = autograd.grad(lambda x: anp.sum(_inplace_chain(2.0 * x, W)))(x0)
     x = ap.Variable(x0)
     with ap.GradientTape() as tape:
-        z = 2.0 * x
-        z0 = z
-        y = np.sum(_inplace_chain(z, W))
+        y = np.sum(_inplace_chain(2.0 * x, W))  # (a z the caller also held would be refused: an alias)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-13)
-    np.testing.assert_array_equal(z0.numpy(), 2.0 * x0)  # the first tensor is unchanged
     u = RNG.normal(size=x0.shape)
     with ap.ForwardAccumulator(x, u) as acc:
         y = np.sum(_inplace_chain(2.0 * x, W))

@@ -563,3 +563,22 @@ def test_draw_tape_wraps_long_primitive_names_to_fit_their_boxes():
     assert "".join(lines) == "sparse_softmax_cross_entropy_with_logits"
     assert max(map(len, lines)) <= 16 and len(lines) == 3
     assert _wrap_name("matmul") == "matmul"
+
+
+def test_batch_jacobian_refuses_a_rank_1_target_or_source_as_tensorflow():
+    # tester22a LOW (tfapi2.py bj_rank1): a (3,) target gave a (3, 2) result; TF raises
+    # ValueError "Shape (3,) must have rank at least 2" (target and source: (batch, ...))
+    x = ap.Variable(np.ones((3, 2)))
+    with ap.GradientTape(persistent=True) as t:
+        y = np.sum(x * x, axis=1)
+        v = ap.Variable(np.ones(3))
+        w = v * 2.0
+        z = x * 3.0
+        y2 = y[:, None]  # the rewrite the message names
+    with pytest.raises(ValueError, match=r"Shape \(3,\) must have rank at least 2: the target.*target\[:, None\]"):
+        t.batch_jacobian(y, x)
+    with pytest.raises(ValueError, match=r"Shape \(3,\) must have rank at least 2: the source"):
+        t.batch_jacobian(z, v)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        t.batch_jacobian(w, v)
+    np.testing.assert_array_equal(t.batch_jacobian(y2, x).numpy(), 2.0 * np.ones((3, 1, 2)))

@@ -250,7 +250,7 @@ def test_every_source_template_computes_its_primitive():
         want = p.fwd(*args, **kwargs)
         code, inputs = call_source(p, *args, **kwargs)
         ns = {"np": np, **inputs}
-        exec("from scipy import special\nfrom manualprop._im2col import im2col, col2im\n" + code, ns)
+        exec("from scipy import special\nimport scipy.linalg\nfrom manualprop._im2col import im2col, col2im\n" + code, ns)
         if isinstance(p, registry.MultiPrimitive):  # a tuple (or list) of outputs, numpy's
             assert len(ns["out"]) == len(want), (name, code)
             pairs = zip(ns["out"], want)

@@ -460,3 +460,33 @@ def test_the_recurrent_twins_save_at_most_1_2x_manualprops_caches(kind):
         tape.watch(xs)
         t(xs, training=True)
     assert bench._saved_bytes_tape(tape) <= 1.2 * manual == 1.2 * {"LSTM": 221184, "RNN": 53248}[kind], kind
+
+
+def test_deepcopy_of_a_tensor_on_the_tape_is_a_recorded_copy_that_keeps_the_gradient():
+    # tester22a H2 (r_deepcopy.py): copy.deepcopy of a Tensor was a new constant, and the gradient
+    # silently lost that path: [0.462, -0.762, 0.964] for tanh(x) + x (1 - tanh(x)^2)
+    import copy
+
+    x0 = np.array([0.5, -1.0, 2.0])
+    want = np.tanh(x0) + x0 * (1 - np.tanh(x0) ** 2)
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        h = np.tanh(x)
+        cache = copy.deepcopy({"h": h, "same": h})  # a student snapshotting the forward's cache
+        y = np.sum(cache["h"] * x)
+        d = copy.deepcopy(h)
+        d *= 2.0  # a new tensor, as numpy's deepcopy is a new array: rebinds d, h unchanged
+    assert cache["h"] is not h and cache["same"] is cache["h"]  # (the memo: one copy of one tensor)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-14)
+    np.testing.assert_array_equal(h.numpy(), np.tanh(x0))
+    np.testing.assert_array_equal(d.numpy(), 2.0 * np.tanh(x0))
+    with ap.ForwardAccumulator(x, np.ones(3)) as acc:
+        y = np.sum(copy.deepcopy(np.tanh(x)) * x)
+    assert float(acc.jvp(y)) == pytest.approx(float(np.sum(want)), rel=1e-14)
+    v = copy.deepcopy(x)  # a Variable's is a new Variable (tf.Variable's): its own gradient
+    assert type(v) is ap.Variable and v is not x and v.name == x.name and v.trainable
+    with ap.GradientTape() as tape:
+        z = np.sum(x * v)
+    gx, gv = tape.gradient(z, [x, v])
+    np.testing.assert_array_equal(gx.numpy(), x0)
+    np.testing.assert_array_equal(gv.numpy(), x0)

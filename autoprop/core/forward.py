@@ -26,6 +26,7 @@ import numpy as np
 
 from . import complex as _complex
 from . import tape as _tape
+from . import views as _views
 from .tape import (
     _FORWARD,
     _RECORDING,
@@ -118,6 +119,17 @@ class ForwardAccumulator:
                 )
             self._tangents[id(p)] = (p, tv)
         self._recording = False
+        _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
+
+    def _holds(self, t, need):
+        """The number of references to Tensor ``t`` this accumulator holds, as a primal or
+        output (its entry) or as a tangent (``jvp`` hands it out): what
+        :func:`autoprop.core.views.held_elsewhere` does not count as an alias."""
+        entry = self._tangents.get(id(t))
+        n = 0 if entry is None else (entry[0] is t) + (entry[1] is t)
+        if n < need:
+            n += sum(e[1] is t for e in self._tangents.values() if e is not entry)
+        return n
 
     def __enter__(self):
         if self._recording:

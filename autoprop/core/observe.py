@@ -21,7 +21,10 @@ Source: ``lessons/10-gradient-tape.md``.
 from __future__ import annotations
 
 import importlib
+import itertools
+import linecache
 import os
+import re
 import sys
 import warnings
 import weakref
@@ -266,12 +269,43 @@ def _numpy_hint():
             trick = "c_" if frame.f_locals.get("self") is np.c_ else "r_"
             return (f" It happened inside np.{trick}[...], numpy's index trick, which never dispatches to "
                     f"autoprop: write ap.numpy.{trick}[...] (the same indexing, recorded).")
+        if code.co_name == "as_strided" and "stride_tricks" in code.co_filename:
+            return (" It happened inside np.lib.stride_tricks.as_strided, which reads the memory of a "
+                    "numpy array and never dispatches to autoprop: write "
+                    "np.lib.stride_tricks.sliding_window_view on the Tensor, with the window's shape "
+                    "(and axis=...), recorded: each window's gradient goes back to its elements; take "
+                    "a step by slicing its result (windows[::2, ::2]).")
         if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
             return (" It happened inside np.full(shape, t), which makes a numpy array of its own and copies "
                     "the fill value into it, so its result is never a Tensor: write t + np.zeros(shape) "
                     "(recorded: the fill's gradient is the sum of the result's), or np.full_like(a, t).")
         frame = frame.f_back
     return ""
+
+
+def _call_text(frame):
+    """The source text of the call running in ``frame``: its columns on CPython 3.11+ (the
+    positions of the instruction at ``f_lasti``), else its whole line."""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is not None:
+        pos = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+        if pos and pos[0] == pos[1] == frame.f_lineno and pos[2] is not None and pos[3] is not None:
+            return line.encode()[pos[2]:pos[3]].decode(errors="replace")  # (columns count bytes)
+    return line
+
+
+def _ndarray_method_hint():
+    """Where the conversion ran inside ``a.dot(t)`` with ``a`` a numpy array, a C method that
+    never dispatches (the user's frame calls ``.dot(``): the recorded spellings."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        frame = frame.f_back  # (autoprop's own frames: Tensor.__array__, the observer)
+    if frame is None or not re.search(r"\.dot\s*\(", _call_text(frame)):
+        return ""
+    return (" It happened inside a.dot(t) with `a` a numpy array: ndarray.dot is numpy's C method "
+            "and never dispatches to autoprop (t.dot(a) on the Tensor does). Write a @ t or "
+            "np.dot(a, t) (recorded).")
 
 
 def _scipy_hint():
@@ -298,8 +332,25 @@ def _scipy_hint():
     if mod is not None and callable(getattr(mod, name, None)):
         return (f" It happened inside {public}.{name}, a scipy function that converts its input "
                 f"to numpy: use {ours}.{name} (the same signature, recorded) instead.")
+    np_twin = _numpy_linalg_twin(public, name)
+    if np_twin:
+        return (f" It happened inside {public}.{name}, a scipy function that converts its input "
+                f"to numpy: use {np_twin} on the Tensor instead (recorded; numpy's signature, which "
+                "may differ from scipy's).")
     return (f" It happened inside {public}.{name}, a scipy function that converts its input to "
-            "numpy and has no autoprop twin: write it with autoprop ops or ap.numpy_function.")
+            "numpy and has no autoprop twin: write it with numpy operations on the Tensor (recorded), "
+            "or give it a gradient with @ap.custom_gradient (ap.numpy_function would run it, but "
+            "its output is a constant: no gradient).")
+
+
+def _numpy_linalg_twin(public, name):
+    """``"np.linalg.<name>"`` when scipy.linalg's function ``name`` has a numpy.linalg namesake
+    that autoprop records (``scipy.linalg.eigh``: ``np.linalg.eigh``), else None."""
+    if public != "scipy.linalg":
+        return None
+    import numpy as np  # (numpy is loaded: scipy's frame is running)
+    f = getattr(np.linalg, name, None)
+    return f"np.linalg.{name}" if f is not None and f in _R._FUNCTIONS else None
 
 
 def _describe(tensor, tape):
@@ -390,8 +441,10 @@ def implicit_escape(tensor, how=None):
         f"{kind} will miss this contribution. Fix: np.stack([a, b]) instead of np.array([a, b]) "
         "or np.asarray([a, b]) of Tensors (numpy gives a list no hook, np.stack dispatches and is "
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
-        "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
-        "tape on purpose." + (_numpy_hint() or _scipy_hint())
+        "assignment, and for plain-numpy code the tape cannot see, @ap.custom_gradient with its "
+        "VJP (ap.numpy_function runs such code too, but its output is a constant: no gradient); "
+        "call .numpy() to leave the tape on purpose."
+        + (_numpy_hint() or _scipy_hint() or _ndarray_method_hint())
     )
     if _STRICT:
         raise TapeEscapeError(msg)

@@ -856,6 +856,8 @@ def _assembled(em, outputs, rebuild):
     header = ["import numpy as np"]
     if "special." in code_body:
         header.append("from scipy import special")
+    if "scipy.linalg." in code_body:
+        header.append("import scipy.linalg")
     kernels = [k for k in ("im2col", "col2im") if k + "(" in code_body]
     if kernels:
         header.append("from manualprop._im2col import " + ", ".join(kernels))

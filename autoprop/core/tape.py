@@ -291,6 +291,20 @@ class Scatter:
         return prev, True
 
 
+def _count_in(t, items, seen):
+    """How many times ``t`` is among ``items``, or among the items of a list or tuple there (a
+    variadic record's arguments, ``np.stack([a, b])``), each such container once (``seen``: the
+    ids of those already counted)."""
+    n = 0
+    for a in items:
+        if a is t:
+            n += 1
+        elif type(a) in (list, tuple) and id(a) not in seen:
+            seen.add(id(a))
+            n += _count_in(t, a, seen)
+    return n
+
+
 class Node:
     """One recorded primitive application.
 
@@ -807,6 +821,35 @@ class GradientTape:
         self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._used = False
+        _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
+
+    def _holds(self, t, need):
+        """The number of references to Tensor ``t`` this tape holds (in its nodes' arguments,
+        values, keyword arguments and outputs, its watched tensors and its breadcrumbs), the
+        newest nodes first, counting stops once it reaches ``need``: what
+        :func:`autoprop.core.views.held_elsewhere` does not count as an alias. A container two
+        nodes share (nested tapes record one argument tuple) is counted once, as it holds ``t``
+        once."""
+        n, seen = 0, set()
+        for node in reversed(self._nodes):
+            out = node.out
+            if out is t:
+                n += 1
+            elif type(out) is tuple and id(out) not in seen:
+                seen.add(id(out))
+                n += _count_in(t, out, seen)
+            for c in (node.args, node.vals, node.kwargs):
+                if c and id(c) not in seen:
+                    seen.add(id(c))
+                    n += _count_in(t, c.values() if type(c) is dict else c, seen)
+            if n >= need:
+                return n
+        n += _count_in(t, self._watched, seen) + _count_in(t, self._keep or (), seen)
+        for crumbs in (self._escapes or (), (self._cut_args or {}).values(),
+                       (self._post_mortem or {}).values()):
+            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text)
+                n += _count_in(t, entry, seen)
+        return n
 
     def _clear(self):
         self._complex = False
@@ -1192,10 +1235,10 @@ class GradientTape:
 
         Parameters
         ----------
-        target : Tensor, shape (batch, y1, ..., yn), or nested list/tuple/dict of them
+        target : Tensor, shape (batch, y1, ..., yn) with n >= 1, or nested list/tuple/dict of them
             A nested target (TensorFlow takes one Tensor) gives one result per tensor,
             nested like ``target``.
-        source : Tensor, shape (batch, x1, ..., xm)
+        source : Tensor, shape (batch, x1, ..., xm) with m >= 1
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
         parallel_iterations, experimental_use_pfor
             Ignored.
@@ -1208,7 +1251,8 @@ class GradientTape:
         Raises
         ------
         ValueError
-            If the first dimensions of ``target`` and ``source`` differ or either is 0-d.
+            If the first dimensions of ``target`` and ``source`` differ, or either has rank
+            below 2 (TensorFlow's "must have rank at least 2").
         TypeError
             If ``source`` is not one Tensor, or a target is None or a string.
 
@@ -1250,7 +1294,15 @@ class GradientTape:
         """:meth:`batch_jacobian` of one target leaf."""
         _check_target(target, "batch_jacobian")
         target = target if isinstance(target, Tensor) else Tensor(target)
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+        for what, t in (("target", target), ("source", source)):
+            if t.ndim < 2:  # TensorFlow: "Shape (3,) must have rank at least 2"
+                raise ValueError(
+                    f"batch_jacobian: Shape {t.shape} must have rank at least 2: the {what} is "
+                    f"(batch, ...) with at least one axis per example, as in TensorFlow. A rank-1 "
+                    f"{what} has one number per example: reshape it to (batch, 1) "
+                    f"({what}[:, None]), or take the diagonal of tape.jacobian(target, source)."
+                )
+        if target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"batch_jacobian: the first dimension of target {target.shape} and source "
                 f"{source.shape} must be the same batch size"

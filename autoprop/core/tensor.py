@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from . import views as _views
 from .views import not_a_view
 
 _FLOAT_KINDS = ("f", "c")
@@ -128,6 +129,14 @@ class Tensor:
     def ndim(self):
         """int: number of axes."""
         return self._value.ndim
+
+    @property
+    def strides(self):
+        """tuple of int: the strides of the value's memory, in bytes, as ``ndarray.strides``
+        (read-only: numpy code such as ``as_strided(x, shape, x.strides + x.strides)`` reads
+        them; ``as_strided`` itself reads raw memory and leaves the tape, its warning names
+        ``sliding_window_view``, which is recorded)."""
+        return self._value.strides
 
     @property
     def size(self):
@@ -264,7 +273,12 @@ class Tensor:
         return self
 
     def __deepcopy__(self, memo):
-        return type(self)._wrap(self._value.copy()) if type(self) is Tensor else Tensor(self)
+        # numpy's deepcopy is a new array with the same values: here ``t.copy()``, recorded as the
+        # identity, so the gradient flows through it (a new constant cut the path silently: tester22a
+        # H2) and, as a new tensor no one else holds, ``c = copy.deepcopy(h); c *= 2`` rebinds c
+        # and leaves h, as numpy's does. (TensorFlow's EagerTensor returns itself, which would make
+        # that an alias here.) A Variable's deepcopy is a new Variable, as tf.Variable's (below).
+        return self.copy()
 
     # --- in-place updates are refused ----------------------------------------
     def __setitem__(self, key, value):
@@ -303,10 +317,13 @@ class Tensor:
 
     # `t += 1` is `t = t + 1`: a new tensor bound to the name (recorded; the old tensor, which
     # a tape may have saved, is unchanged), as TF's eager tensors. A Variable refuses them
-    # (below), as tf.Variable. A tensor that is a view of another tensor's values (``b[0]``,
-    # ``b.T``, ``b.reshape(...)``) refuses them too: numpy's ``row = b[0]; row *= 3`` writes
-    # through into ``b``, and a new tensor would leave ``b`` as it was -- a forward value
-    # that silently differs from the same code on arrays.
+    # (below), as tf.Variable. Where numpy's `t += 1` would be seen through another name, the
+    # rebinding would give a forward value that silently differs from the same code on arrays,
+    # so it is refused (one rule, views.py): on a view of another tensor's values (``b[0]``,
+    # ``b.T``, ``b.reshape(...)``: numpy's ``row = b[0]; row *= 3`` writes through into ``b``), on
+    # a tensor that has a view, and on a tensor something else holds (``b = t``, ``hist.append(t)``,
+    # a caller's argument: ``views.held_elsewhere``; not a 0-d tensor, numpy's scalar, which
+    # numpy's ``+=`` rebinds too).
     def _augmented(self, op, fn, other):
         made, views = getattr(self, "_view", None), getattr(self, "_views", None)
         if views is not None and made is None:
@@ -325,6 +342,20 @@ class Tensor:
                 f"Compute the whole tensor anew (`b = b * scale` with a scale array, "
                 f"ap.where(mask, new, b), or ap.numpy.concatenate of pieces), or write "
                 f"`t = t {op} value` if only t should change. Source: lessons/10-gradient-tape.md."
+            )
+        if self._value.ndim and _views.held_elsewhere(self, other):
+            raise TypeError(
+                f"autoprop: `t {op}= value` on a tensor that something else also holds: another "
+                f"name (`b = t`), a list, dict or attribute (`hist.append(t)`, `cache['t'] = t`, "
+                f"`self.t = t`), the caller's variable when a function changes its argument "
+                f"(`def f(z): z -= z.mean()`), or in Jupyter `Out[n]` and `_` when t was a cell's "
+                f"displayed value. numpy would change that one array in place, so every holder "
+                f"would see the new values; autoprop never writes into a tensor, so only t would "
+                f"be rebound and the others would keep the old values, unlike numpy's. Write "
+                f"`t = t {op} value`: t becomes a new tensor and the other names still hold the "
+                f"old value (as after a .copy() in numpy); where they should see the new value, "
+                f"store or return the new t (`z = z - z.mean(); return z`). "
+                f"Source: lessons/10-gradient-tape.md."
             )
         return fn(self, other)
 

@@ -1,19 +1,26 @@
-"""numpy's views, on tensors that are never written.
+"""numpy's views and aliases, on tensors that are never written.
 
 numpy's ``row = b[0]`` (and ``b.T``, ``b.reshape(...)``, ``np.fliplr(b)``, ...) is a view: ``row *= 3``
-writes through into ``b``, and ``b *= 2`` changes ``row``. An autoprop Tensor is never written
-(``t *= 3`` binds ``t`` to a new tensor, as TensorFlow's), so the same code would give other
-values. Instead of a silently different number, the augmented operators are refused on a view and
-on a tensor that has one (:meth:`autoprop.Tensor._augmented`); this module marks both (the tape
-marks a primitive's result that shares its input's memory; numpy's dispatch, ``prims/dispatch.py``,
-the result of a numpy function that gives a view). Source: ``lessons/10-gradient-tape.md``.
+writes through into ``b``, and ``b *= 2`` changes ``row``. An alias is the same hazard with the
+same memory: after ``b = a`` (or ``hist.append(a)``, ``cache["a"] = a``, or a function given ``a``
+as its argument ``z``), numpy's ``a *= 3`` changes what ``b`` (``hist[0]``, the caller's ``a``)
+holds. An autoprop Tensor is never written (``t *= 3`` binds ``t`` to a new tensor, as
+TensorFlow's), so the same code would give other values. Instead of a silently different number,
+the augmented operators are refused on a view, on a tensor that has one, and on a tensor that
+something else holds (:meth:`autoprop.Tensor._augmented`, one rule). This module marks views (the
+tape marks a primitive's result that shares its input's memory; numpy's dispatch,
+``prims/dispatch.py``, the result of a numpy function that gives a view) and counts the other
+holders of a tensor (:func:`held_elsewhere`). Source: ``lessons/10-gradient-tape.md`` §7.
 """
 
 from __future__ import annotations
 
+import sys
+import weakref
+
 import numpy as np
 
-__all__ = ["mark_view", "not_a_view", "VIEW_FUNCTIONS"]
+__all__ = ["mark_view", "not_a_view", "held_elsewhere", "calibrate", "HOLDERS", "VIEW_FUNCTIONS"]
 
 #: numpy functions whose result is a view of their input (or the input itself): their tensors are
 #: marked as views whatever autoprop computed (a gather, or the input tensor itself).
@@ -38,3 +45,90 @@ def not_a_view(a, make):
     t = make()
     t._view, a._views = None, before
     return t
+
+
+#: autoprop's own holders of tensors, weakly: every GradientTape (its nodes, watched tensors and
+#: breadcrumbs) and ForwardAccumulator (its tangents). Each has ``_holds(t, need)``, the number of
+#: references to ``t`` it holds (it may stop counting at ``need``); :func:`held_elsewhere` does
+#: not count them as holders, as the tape saving a tensor is no alias the student wrote.
+HOLDERS = weakref.WeakSet()
+#: ``sys.getrefcount(t)`` inside :func:`held_elsewhere` for a tensor one name holds, reached from
+#: ``t *= 1`` through ``Tensor.__imul__`` and ``Tensor._augmented`` (the caller's slot, the
+#: interpreter's stack, each frame's ``self``, getrefcount's argument: the number differs between
+#: CPython versions, so it is measured at import by :func:`calibrate`); ``_SELF``: what ``t *= t``
+#: adds to it (the right operand on the stack and as ``other``).
+_BASE = _SELF = None
+
+
+class _Count(Exception):
+    """Raised by :func:`held_elsewhere` while :func:`calibrate` measures (``n``: the count)."""
+
+    def __init__(self, n):
+        super().__init__(n)
+        self.n = n
+
+
+def held_elsewhere(t, other):
+    """How many references to Tensor ``t`` exist besides the one name an augmented operator
+    (``t *= other``) rebinds and autoprop's own (:data:`HOLDERS`): another name, a list, a dict,
+    an attribute, a caller's variable. Called only by ``Tensor._augmented``, at the depth
+    :func:`calibrate` measured.
+
+    Parameters
+    ----------
+    t : Tensor
+        The left operand, of any shape (``Tensor._augmented`` skips 0-d ones).
+    other : object
+        The right operand (``t *= t`` holds ``t`` twice more).
+
+    Returns
+    -------
+    int
+        0 when nothing else holds ``t``; otherwise a positive count.
+    """
+    n = sys.getrefcount(t)
+    if _BASE is None:
+        raise _Count(n)
+    n -= _BASE + (_SELF if other is t else 0)
+    if n > 0:
+        for holder in list(HOLDERS):
+            n -= holder._holds(t, n)
+            if n <= 0:
+                return 0
+    return max(n, 0)
+
+
+def calibrate(make):
+    """Measure :data:`_BASE` and :data:`_SELF` once, at import, with probes in which exactly one
+    name holds a fresh tensor ``make()`` and does ``t *= 1`` (``t *= t``), so that the count holds
+    on any CPython version (tensor.py calls it once ``Tensor`` exists).
+
+    A local name (``LOAD_FAST``) and a module-level one (``LOAD_NAME``, a script, a notebook cell)
+    are measured both; should a CPython load one without a reference (a borrowed stack slot), the
+    larger count is kept: no unaliased ``t *= 1`` is ever refused, at the cost of missing a local
+    alias on that version (tests/test_autoprop_aliases.py checks they agree here).
+
+    Returns
+    -------
+    tuple of int
+        The counts (local, module-level, local ``t *= t``).
+    """
+    global _BASE, _SELF
+
+    def count(code, ns):
+        try:
+            exec(code, ns)  # noqa: S102 - our own probe text
+        except _Count as c:
+            return c.n
+        raise RuntimeError("autoprop: the alias probe did not reach views.held_elsewhere")
+
+    before, _BASE = (_BASE, _SELF), None  # None: held_elsewhere raises the count it sees
+    try:
+        local = count("def f(make):\n    t = make()\n    t *= 1\nf(make)", {"make": make})
+        module = count("t *= 1", {"t": make()})
+        both = count("def f(make):\n    t = make()\n    t *= t\nf(make)", {"make": make})
+    except BaseException:
+        _BASE, _SELF = before
+        raise
+    _BASE, _SELF = max(local, module), both - local
+    return local, module, both

@@ -5,7 +5,9 @@ linalg_eig_backward/linalg_eig_jvp, the eigenvectors' phases free). Each is one
 record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
 a term for each output that got a gradient, so the eigenvalues alone are differentiable at
 repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
-``grad_eig`` on real values); ``lessons/13-matrix-calculus.md``.
+``grad_eig`` on real values); ``lessons/13-matrix-calculus.md``. Beside them, the matrix
+exponential (scipy.linalg.expm; ``autoprop.scipy.linalg.expm``), whose derivative is its
+Frechet derivative, the top-right block of the exponential of a block matrix.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ._linalg_helpers import eigh_upper
 from .linalg import _eye, _lower_sym, _phi, _result_type, _used
 from .shape import transpose
 
-__all__ = ["eigh", "eigvalsh", "eig", "eigvals"]
+__all__ = ["eigh", "eigvalsh", "eig", "eigvals", "expm"]
 
 
 # --- eigh of a symmetric matrix (its lower triangle, as numpy reads it) ----------------
@@ -247,3 +249,31 @@ def eigvals(a):
         diagonalizable; a real A's gradient is real.
     """
     return _np_eig(a).eigenvalues
+
+
+# --- expm: the matrix exponential (scipy.linalg.expm) ----------------------------------------
+def _expm_fwd(a):
+    import scipy.linalg  # (a dependency, as scipy.special; loaded on first use)
+
+    return scipy.linalg.expm(a)
+
+
+def _frechet(a, t):
+    """L(a, t), the Frechet derivative of expm at ``a`` in direction ``t``: the top-right block of
+    expm([[a, t], [0, a]]) (Higham 2008, *Functions of Matrices*, Thm 3.6 and (10.15); Mathias
+    1996). On Tensors (an outer tape) through the record itself, so it is differentiated again."""
+    n = _shape(a)[-1]
+    zero = np.zeros(_shape(a), np.result_type(getattr(a, "dtype", float), getattr(t, "dtype", float)))
+    big = np.concatenate([np.concatenate([a, t], axis=-1), np.concatenate([zero, a], axis=-1)], axis=-2)
+    e = expm(big) if isinstance(big, Tensor) else _expm_fwd(big)
+    return e[..., :n, n:]
+
+
+expm = defprim(
+    "expm", _expm_fwd, lambda g, ans, a: _frechet(_mT(a), g), jvp=lambda t, ans, a: _frechet(a, t),
+    jacobian="dE = L(A, dA), the top-right block of expm([[A, dA], [0, A]]) (Higham 2008, Thm 3.6)",
+    vjp="dA = L(A^T, g), the top-right block of expm([[A^T, g], [0, A^T]]) (the adjoint of L(A, .) "
+        "is L(A^T, .): Higham 2008 (3.17))",
+    shapes="A (..., n, n) -> (..., n, n)", kinks="none: expm is entire",
+    source="{out} = scipy.linalg.expm({a})", reads=((0,),),
+)

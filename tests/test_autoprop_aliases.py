@@ -1,0 +1,230 @@
+"""`t += v` on a tensor that something else holds is refused (tester22a H1, lessons/10 §7).
+
+numpy's ``a *= 3`` changes the one array every holder sees (``b = a``, ``hist.append(a)``,
+``cache["a"] = a``, a caller's variable handed to a function); autoprop never writes into a tensor,
+so rebinding only ``a`` (TensorFlow's rule) gave a silently different number (r_alias.py: numpy
+189.0, autoprop 21.0). The rule is the views' (``core/views.py``, ``Tensor._augmented``); these
+tests pin each form tester22a found, and that the unaliased forms keep working: what a tape or a
+forward accumulator holds is no alias.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+from autoprop.core import views
+
+X0 = np.array([0.5, -1.0, 2.0])
+ALIAS = r"something else also holds.*Write `t = t \{op} value`.*still hold the old value"
+
+
+def _refused(op):
+    return pytest.raises(TypeError, match=ALIAS.replace("{op}", op))
+
+
+def _on_tape(program, x0=X0):
+    """``program(x)`` recorded, with its gradient: (value, gradient)."""
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        y = program(x)
+    return float(y.numpy()), tape.gradient(y, x).numpy()
+
+
+def _central(program, x0=X0, h=1e-6):
+    return np.array([(program(x0 + h * e) - program(x0 - h * e)) / (2 * h) for e in np.eye(x0.size)])
+
+
+# --- the seven forms of tester22a's progs7.py / r_alias.py: numpy writes through, so refused ----
+def _b_equals_a(x):
+    a = x * 2.0
+    b = a
+    a += 1.0
+    return np.sum(b ** 2)
+
+
+def _hist_list(x):
+    a = x * 2.0
+    hist = [a]
+    a *= 3.0
+    return np.sum(hist[0] ** 2)
+
+
+def _helper_normalizes_its_argument(x):
+    def normalize(z):
+        z -= z.mean()
+        z /= z.std()
+        return z
+    a = x * 1.0
+    normalize(a)  # the return is ignored: numpy's a is normalized in place
+    return np.sum(a ** 3)
+
+
+def _cache_dict(x):
+    cache = {}
+    out = np.outer(x, np.ones(2))
+    cache["out"] = out
+    out += 1.0
+    return np.sum(cache["out"] * out)
+
+
+def _append_in_a_loop(x):
+    h = np.tanh(x)
+    hs = []
+    for _ in range(3):
+        hs.append(h)
+        h *= 0.5
+    return np.sum(np.stack(hs) * np.arange(3)[:, None])
+
+
+def _b_plus_equals_a(x):
+    a = x + 0.0
+    b = a
+    b += a
+    return np.sum(a * b)
+
+
+def _name_kept_before_update(x):
+    x = x * 1.0
+    y = x
+    x -= 0.1 * x
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("program, op", [
+    (_b_equals_a, "+"), (_hist_list, "*"), (_helper_normalizes_its_argument, "-"), (_cache_dict, "+"),
+    (_append_in_a_loop, "*"), (_b_plus_equals_a, "+"), (_name_kept_before_update, "-"),
+])
+def test_an_augmented_operator_on_a_tensor_something_else_holds_is_refused(program, op):
+    program(X0.copy())  # numpy runs it (writing through: the value autoprop must not differ from)
+    with _refused(op):
+        _on_tape(program)
+    with _refused(op):  # on constants too, and with no tape: the forward value would differ
+        program(ap.constant(X0))
+
+
+def test_r_alias_numpy_value_is_the_one_the_rewrite_must_reach():
+    def numpy_semantics(x):  # r_alias.py written without the alias: what numpy computed
+        a = x * 2.0
+        a = a * 3.0
+        hist = [a]
+        return np.sum(hist[0] ** 2)
+    assert _hist_list(X0.copy()) == pytest.approx(189.0, rel=1e-15)
+    value, grad = _on_tape(numpy_semantics)
+    assert value == pytest.approx(189.0, rel=1e-15)
+    np.testing.assert_allclose(grad, 72.0 * X0, rtol=1e-14)  # d/dx sum((6x)^2)
+    np.testing.assert_allclose(grad, _central(_hist_list), rtol=1e-7)
+
+
+# --- what keeps working: one name, rebinding, the tape's and accumulator's own references -------
+def _plain(x):
+    a = x * 2.0
+    a *= 3.0  # one name: rebinding is numpy's answer too
+    a += x
+    a **= 2.0
+    a /= 7.0
+    a -= 1.0
+    return np.sum(a)
+
+
+def _loss_in_a_loop(x):
+    loss = 0.0
+    for k in range(4):
+        term = np.sum(np.tanh(x * (k + 1.0)) ** 2)
+        loss += term  # a float, then a 0-d tensor: numpy's scalar rebinds too
+    total = loss
+    total += 1.0  # an alias of a 0-d tensor: numpy's np.float64 is immutable, rebinding is its rule
+    return total - loss
+
+
+def _saved_by_the_tape(x):
+    h = np.tanh(x)  # tanh's record keeps its output h
+    w = x * 0.5
+    u = h * w  # multiply's record keeps both arguments
+    h *= 0.5
+    h += h  # t += t: the right operand is the same tensor
+    s = np.stack([h, w])  # a variadic record keeps its list
+    w -= 1.0
+    return np.sum(u) + np.sum(s) + np.sum(h * w)
+
+
+@pytest.mark.parametrize("program", [_plain, _loss_in_a_loop, _saved_by_the_tape])
+def test_unaliased_augmented_operators_rebind_with_numpys_value_and_gradient(program):
+    value, grad = _on_tape(program)
+    assert value == pytest.approx(program(X0.copy()), rel=1e-13)
+    np.testing.assert_allclose(grad, _central(program), rtol=1e-6, atol=1e-8)
+
+
+def test_plain_rebinding_matches_the_analytic_gradient():
+    value, grad = _on_tape(_plain)
+    want = (6.0 * X0 + X0) ** 2 / 7.0 - 1.0  # ((2x * 3 + x)^2 / 7 - 1
+    assert value == pytest.approx(float(np.sum(want)), rel=1e-14)
+    np.testing.assert_allclose(grad, 14.0 * X0, rtol=1e-14)  # d/dx (7x)^2 / 7
+
+
+def test_references_of_nested_persistent_tapes_and_accumulators_are_not_aliases():
+    x = ap.Variable(X0)
+    with ap.GradientTape(persistent=True) as outer:
+        with ap.GradientTape() as inner:
+            h = np.exp(x)  # both tapes record it (one argument tuple, two nodes)
+            y = h * x
+            h *= 2.0
+            y += np.sum(h)
+        g = inner.gradient(y, x)
+        g *= 1.0  # a gradient the walk handed out
+        e = np.exp(x)  # exp's record keeps e
+    np.testing.assert_allclose(g.numpy(), np.exp(X0) * (X0 + 7.0), rtol=1e-14)  # sum(y) = e^x.x + 3 sum(2e^x)
+    assert outer._holds(e, 9) == 1
+    e *= 2.0  # after the block: the persistent tape still holds e
+    np.testing.assert_array_equal(e.numpy(), 2.0 * np.exp(X0))
+    t = ap.constant(X0)
+    with ap.GradientTape() as tape:
+        tape.watch(t)  # the tape's list of watched tensors
+        t *= 2.0
+    with ap.ForwardAccumulator(x, np.ones(3)) as acc:
+        y = x * x
+        y *= 3.0
+    jvp = acc.jvp(y)  # the accumulator keeps it as well
+    jvp *= 0.5
+    np.testing.assert_allclose(jvp.numpy(), 3.0 * X0, rtol=1e-15)
+
+
+def test_a_breadcrumb_of_an_escape_is_not_an_alias():
+    x = ap.Variable(X0)
+    with pytest.warns(ap.TapeEscapeWarning), ap.GradientTape() as tape:
+        a = x * 2.0
+        _ = np.asarray(a)  # explain()'s breadcrumb keeps a
+        a *= 3.0
+        y = np.sum(a)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), np.full(3, 6.0))
+
+
+def test_a_variable_still_refuses_with_tensorflows_error():
+    v = ap.Variable(X0)
+    with pytest.raises(RuntimeError, match="assign_add"):
+        v += 1.0
+    w = v  # aliased or not
+    with pytest.raises(RuntimeError, match=r"v.assign\(v \* value\)"):
+        w *= 2.0
+
+
+def test_the_message_names_jupyters_output_history():
+    a = ap.constant(X0)
+    Out = {1: a}  # IPython keeps a cell's displayed value in Out[n] and _
+    with pytest.raises(TypeError, match=r"Jupyter `Out\[n\]` and `_`"):
+        a *= 2.0
+    assert Out[1] is a
+
+
+def test_calibration_agrees_for_a_local_and_a_module_level_name():
+    local, module, both = views.calibrate(lambda: ap.constant(X0))
+    assert local == module == views._BASE and both - local == views._SELF > 0
+    ns = {"t": ap.constant(X0), "np": np}
+    exec("t *= 2.0\nt += t", ns)  # module level (a script, a notebook cell): one name
+    np.testing.assert_array_equal(ns["t"].numpy(), 4.0 * X0)
+    ns = {"t": ap.constant(X0)}
+    with _refused("*"):
+        exec("b = t\nt *= 2.0", ns)
+    with _refused("*"):
+        exec("class C:\n    pass\nc = C()\nc.t = t\nc.t *= 2.0", ns)  # an attribute and a global
