@@ -407,9 +407,12 @@ def test_interp_nanstd_compress_extract_delete_values_and_gradients():
 @pytest.mark.parametrize("kw", [{}, {"axis": 1, "ddof": 1}, {"axis": 0, "keepdims": True}])
 def test_var_and_std_with_where_agree_with_numpy_and_central_differences(fn, kw):
     # before: "autoprop cannot record numpy.var(..., where=...)" (sum/mean(where=) worked)
-    x = R.standard_normal((3, 4))
+    # its own generator (the module's R gave inputs that depended on the tests run before it under
+    # -n 2); this draw keeps one entry of column 2, where the variance is exactly 0 in numpy
+    x = np.random.default_rng(57).standard_normal((3, 4))
     w = x > -0.5
     w[:, :2] = True
+    assert w.sum(axis=0).tolist() == [3, 3, 1, 2]
     v = ap.Variable(x)
     with ap.GradientTape() as tape:
         y = fn(v, where=w, **kw)
@@ -418,6 +421,18 @@ def test_var_and_std_with_where_agree_with_numpy_and_central_differences(fn, kw)
     g = tape.gradient(y, v, output_gradients=u).numpy()
     np.testing.assert_allclose(g, central(lambda z: np.sum(fn(z, where=w, **kw) * u), x, h=1e-6), rtol=1e-6, atol=1e-8)
     assert np.all(g[~w] == 0)
+
+
+def test_a_masked_mean_is_the_kept_entries_sum_over_their_count_as_numpy():
+    # a mean over where= was mean(all, zeros left out) * n / kept: one ulp off numpy's sum / kept, so
+    # the variance of a column with one kept entry came out 4.9e-32, not numpy's exact 0
+    x = np.random.default_rng(57).standard_normal((3, 4))
+    w = x > -0.5
+    w[:, :2] = True
+    got = np.mean(ap.constant(x), axis=0, keepdims=True, where=w).numpy()
+    np.testing.assert_allclose(got, np.mean(x, axis=0, keepdims=True, where=w), rtol=1e-15)
+    assert got[0, 2] == x[0, 2]  # one kept entry: the mean is that entry, exactly
+    assert np.var(ap.constant(x), axis=0, where=w).numpy()[2] == 0.0
 
 
 def test_bincount_with_tensor_weights_scatters_the_gradient_back():

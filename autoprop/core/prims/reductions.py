@@ -133,12 +133,12 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         x = where_(m, x, _cast(initial if extreme else _IDENTITY[base], x.dtype))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
         r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
+    elif base == "mean" and mask is not True:  # numpy's order: the kept entries' sum / their count
+        kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
+        with np.errstate(invalid="ignore", divide="ignore"):  # (a mean times count/kept was off by an ulp)
+            r = sum(x, axis=axis, keepdims=keepdims) / np.asarray(kept, x.dtype)
     else:
         r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
-    if base == "mean" and mask is not True:
-        kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = r * (_count(x.shape, axis) / np.asarray(kept, x.dtype))
     if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
         return r
     c = _cast(initial, x.dtype)
