@@ -3720,11 +3720,31 @@ def seed_weights(layer: Any) -> dict[str, np.ndarray]:
     return {k: values[k] for k in names if k in values}
 
 
+def _transpose_blind(v: Any) -> bool:
+    """``v`` is a square matrix (2 x 2 or more) equal to its transpose within the check's rtol 1e-6 (symmetric: the
+    identity, a diagonal), not constant: ``dY @ W`` where ``dY @ W.T`` is due gives the right values there, so a
+    missing ``.T`` passes (tester22s H1: a symmetric or identity init)."""
+    a = np.asarray(v)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 2 or a.dtype.kind != "f" or _constant(a):
+        return False
+    return bool(np.all(np.isfinite(a)) and np.abs(a - a.T).max() <= 1e-6 * np.abs(a).max())
+
+
+def _structure_word(v: Any) -> str:
+    """How the values of ``v`` (constant, or square and symmetric: :func:`_transpose_blind`) read: "zeros", "ones",
+    "constant", "identity", "diagonal" or "symmetric"."""
+    a = np.asarray(v)
+    if _transpose_blind(a):
+        diag = np.diag(np.diag(a))
+        return "identity" if np.array_equal(a, np.eye(len(a))) else "diagonal" if np.array_equal(a, diag) \
+            else "symmetric"
+    return {0.0: "zeros", 1.0: "ones"}.get(float(a.flat[0]), "constant")
+
+
 def _constant_words(values: Mapping[str, Any]) -> str:
-    """``"zeros/ones"``: the values of the constant arrays ``values``, as they read."""
-    words = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(v).flat[0]), "constant")
-                          for v in values.values())
-    return "/".join(words)
+    """``"zeros/ones"``: the values of the constant (or symmetric: :func:`_structure_word`) arrays ``values``, as
+    they read."""
+    return "/".join(dict.fromkeys(_structure_word(v) for v in values.values()))
 
 
 def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the words were taken when drawn
@@ -3742,7 +3762,7 @@ def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the word
                     f"{', '.join(n for n in names if n not in seeds)}" if len(seeds) < len(names) else ""))
     else:
         what = f"{what} {', '.join(names)}"
-    line = (f"{what} {'are' if many else 'is'} constant at init ({diag.drawn_words}), which can hide terms: also "
+    line = (f"{what} {'are' if many else 'is'} {_drawn_state(diag.drawn_words)}, which can hide terms: also "
             f"checked at drawn values (normal, as the grader draws them)")
     if diag.drawn_only:
         line += ("; at its initial values the output is 0 for any input (no check), so the table and verdict below "
@@ -3751,6 +3771,16 @@ def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the word
         line += ("; the layer passes at its initial values but FAILS at the drawn ones: the table and diagnosis "
                  "below are at the drawn values")
     return line
+
+
+def _drawn_state(words: str) -> str:
+    """``"constant at init (zeros)"``, ``"symmetric at init (identity: a square weight equal to its transpose hides
+    a missing .T)"`` or both, for the words of :func:`_constant_words`."""
+    sym = {"identity", "diagonal", "symmetric"}
+    ws = set(words.split("/"))
+    adj = " or ".join(a for a, there in (("constant", bool(ws - sym)), ("symmetric", bool(ws & sym))) if there)
+    return f"{adj} at init ({words}" + (": a square weight equal to its transpose hides a missing .T)" if ws & sym
+                                        else ")")
 
 
 def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bool = False) -> Diagnosis:
@@ -3766,8 +3796,8 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     from ._adapters import set_weights
 
     params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
-    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name)},
-             **{k: v for k, v in seeds.items() if _constant(v)}}
+    const = {**{k: v for k, v in params.items() if k in constant_params(layer, diag.name) or _transpose_blind(v)},
+             **{k: v for k, v in seeds.items() if _constant(v) or _transpose_blind(v)}}
     if not const:
         return diag
     words = _constant_words({k: const[k] for k in sorted(const)})

@@ -364,6 +364,8 @@ EXPECTED = {
     # session 21 (session 20's leftover 2): a seed-style dX-only layer whose W starts constant, drawn (PASS before)
     "session21.py::SeedLinearZerosNoT": "transposed-weight",
     "session21.py::SeedLinearOnesNoT": "transposed-weight",
+    # session 22 (tester22s H1): a square weight symmetric at init (the identity, (A + A.T) / 2), drawn (PASS before)
+    **{f"tester22s.py::{n}": "transposed-weight" for n in ("SymTanhNoT", "SeedSymLinearNoT", "EyeDenseNoT")},
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -443,7 +445,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
                                            "PredictingScale", "StageScale", "GetattrFlagScale", "KindScale",
                                            "NoisyScale", "ReLUInplace", "SquareDouble", "ActThree", "DropEnabled",
-                                           "LinearHasBias", "LinearBiasArg"))]
+                                           "LinearHasBias", "LinearBiasArg")),
+           *(f"tester22s.py::{n}" for n in ("SymTanh", "SeedSymLinear", "EyeDense"))]
 
 
 def load(key: str):

@@ -1,0 +1,83 @@
+"""Session 22 (tester22s): bugs a layer's initial values or form hide. A square weight that starts symmetric (the
+identity of an IRNN, (A + A.T) / 2) makes ``dY @ W`` equal ``dY @ W.T``, so a missing ``.T`` passes at init; it is
+found at drawn values (:func:`gradcheck.diagnose.at_drawn_params`, H1)."""
+
+import numpy as np
+
+INPUT = (5, 4)
+
+
+class SymTanh:
+    """tanh(X @ W), W symmetric at init (a Hopfield-style coupling), attribute style (W/dW), correct."""
+
+    ADAPT = True
+
+    def __init__(self, D=4):
+        A = np.random.default_rng(17).standard_normal((D, D))
+        self.W = (A + A.T) / 2
+
+    def forward(self, X):
+        self.X = X
+        self.Y = np.tanh(X @ self.W)
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.dW = self.X.T @ dZ
+        return dZ @ self.W.T
+
+
+class SymTanhNoT(SymTanh):
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.dW = self.X.T @ dZ
+        return dZ @ self.W  # BUG: W.T due; W symmetric at init, so the two agree there
+
+
+class SeedSymLinear:
+    """X @ W, the seed's style (no dW: backward(dY) -> dX alone), W symmetric at init, correct."""
+
+    ADAPT = True
+
+    def __init__(self, D=4):
+        A = np.random.default_rng(15).standard_normal((D, D))
+        self.W = (A + A.T) / 2
+
+    def forward(self, X):
+        return X @ self.W
+
+    def backward(self, dY):
+        return dY @ self.W.T
+
+
+class SeedSymLinearNoT(SeedSymLinear):
+    def backward(self, dY):
+        return dY @ self.W  # BUG: W.T due
+
+
+class EyeDense:
+    """tanh(X @ W + b), params/grads dicts, W the identity at init (residual-friendly), b nonzero, correct."""
+
+    def __init__(self, D=4):
+        self.params = {"W": np.eye(D), "b": np.linspace(0.1, 0.4, D)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        self.Y = np.tanh(X @ self.params["W"] + self.params["b"])
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.grads["W"] = self.X.T @ dZ
+        self.grads["b"] = dZ.sum(0)
+        return dZ @ self.params["W"].T
+
+
+class EyeDenseNoT(EyeDense):
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.grads["W"] = self.X.T @ dZ
+        self.grads["b"] = dZ.sum(0)
+        return dZ @ self.params["W"]  # BUG: W.T due; W = I at init
+

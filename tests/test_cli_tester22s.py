@@ -1,0 +1,40 @@
+"""Session 22's tester's findings (tester22s, fixer fixs22) through the CLI in this process and through
+:func:`gradcheck.diagnose.diagnose_layer`: a square weight symmetric at init hides a missing ``.T`` (H1)."""
+
+import numpy as np
+import pytest
+from test_cli import both, run_here
+
+from gradcheck.diagnose import _transpose_blind, diagnose_layer
+from tests.buggy_layers import load
+
+BUGGY = "tests/buggy_layers/tester22s.py"
+
+
+@pytest.mark.parametrize("cls", ["SymTanhNoT", "SeedSymLinearNoT", "EyeDenseNoT"])
+def test_symmetric_weight_at_init_is_checked_at_drawn_values(cls):
+    """H1: dX = d @ W where d @ W.T is due passed while W was symmetric (the identity, (A + A.T) / 2); checked again
+    at drawn values it FAILs, named the transposed weight, and the header says why."""
+    p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1 and f"FAIL: {cls}" in text, text
+    assert "symmetric at init" in text and "hides a missing .T" in text and "FAILS at the drawn ones" in text, text
+    assert "transposed weight" in text, text
+
+
+@pytest.mark.parametrize("cls", ["SymTanh", "SeedSymLinear", "EyeDense"])
+def test_symmetric_weight_correct_twin_passes_at_both_points(cls):
+    layer, X, kw = load(f"tester22s.py::{cls}")
+    d = diagnose_layer(layer, X, **kw)
+    assert d.passed and d.drawn == ["W"] and not d.drawn_failed, d.report()
+    assert d.drawn_words in ("symmetric", "identity"), d.drawn_words
+
+
+def test_transpose_blind_weights():
+    """Square, 2 x 2 or more, equal to its transpose within 1e-6 relative, not constant (that rule is its own)."""
+    A = np.random.default_rng(0).standard_normal((3, 3))
+    assert _transpose_blind(A + A.T) and _transpose_blind(np.eye(3)) and _transpose_blind(np.diag([1.0, 2, 3]))
+    assert not _transpose_blind(A) and not _transpose_blind(np.ones((3, 3)))  # constant: constant_params' rule
+    assert not _transpose_blind(np.eye(1)) and not _transpose_blind(np.eye(3)[:2]) and not _transpose_blind(A[0])
+    assert not _transpose_blind(np.eye(3, dtype=int))
+
