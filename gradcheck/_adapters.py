@@ -2912,7 +2912,8 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
         found = {}
         for w in used:
             o, key = _owner(obj, children, w)
-            names = [g for g in _grad_candidates(key) if isinstance(_grad(o, g), np.ndarray)
+            names = [g for g in _grad_candidates(key) + _property_grad_candidates(o, key)
+                     if isinstance(_grad(o, g), np.ndarray)
                      or ("[" not in g and _is_number(_grad(o, g)))]  # dalpha = np.sum(...): a number
             if len(names) > 1:
                 raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
@@ -3071,6 +3072,23 @@ def _grad_candidates(key):
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{_key_text(k)}]" for k in path[1])
     return list(dict.fromkeys([g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]))
+
+
+def _property_grad_candidates(o, key):
+    """The gradient names (:func:`_grad_candidates`) of each public property of ``o``'s class whose getter returns the
+    array attribute ``key`` itself: ``dW`` for ``self._w`` behind ``@property W`` (tester22s H2: ``_w`` was read as a
+    weight without a gradient, so a wrong ``self.dW`` passed unchecked)."""
+    v = getattr(o, key, None) if "[" not in key and "." not in key else None
+    if not isinstance(v, np.ndarray):
+        return []
+    out = []
+    for name in dir(type(o))[:MAX_PROBED * 4]:
+        if name.startswith("_") or name == key or not isinstance(inspect.getattr_static(o, name, None), property):
+            continue
+        with contextlib.suppress(Exception):  # a getter that raises or needs state: no such name
+            if getattr(o, name) is v:
+                out += _grad_candidates(name)
+    return out
 
 
 def _lazy_build(obj, inputs, kw):

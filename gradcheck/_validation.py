@@ -727,13 +727,16 @@ def own_grad_names(names: Mapping[str, str]):
 def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
     """``{"parameters['W1']": "grads['dW1']"}`` of an attribute-style layer's gradient slots (``{weight: "self.<where
     backward stores its gradient>"}``) whose gradient's item key is ``d`` + the weight's item key in another
-    container, deeplearning.ai's naming; the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
+    container, deeplearning.ai's naming, or a private attribute's whose gradient has a public name (``self._w`` behind
+    a property ``W``, with ``self.dW``); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
     out = {}
     for w, g in slots.items():
         wm = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", w)
         gm = re.fullmatch(r"(?:self\.)?(\w+\[(['\"])d(\w+)\2\])", str(g))
         if wm and gm and gm.group(3) == wm.group(2):
             out[w] = gm.group(1)
+        elif (pm := re.fullmatch(r"self\.(d[A-Za-z]\w*)", str(g))) and re.fullmatch(r"_[A-Za-z]\w*", w):
+            out[w] = pm.group(1)  # self._w behind @property W, its gradient self.dW: named dW (tester22s H2)
     return out
 
 

@@ -38,3 +38,13 @@ def test_transpose_blind_weights():
     assert not _transpose_blind(np.eye(1)) and not _transpose_blind(np.eye(3)[:2]) and not _transpose_blind(A[0])
     assert not _transpose_blind(np.eye(3, dtype=int))
 
+
+def test_weight_behind_a_property_is_paired_with_its_public_gradient():
+    """H2: W a property over self._w and backward's self.dW twice the right value: "_w is a parameter with no gradient
+    to check" then PASS before; now dW is checked (named dW, the student's name) and FAILs as a factor 2."""
+    p = run_here("check", f"{BUGGY}::PropWDouble", "--input-shape", "5,3")
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: PropWDouble: gradient mismatch in dW." in text, text
+    assert "dW is 2 times the correct gradient" in text and "no gradient to check" not in text, text
+    p = run_here("check", f"{BUGGY}::PropW", "--input-shape", "5,3")
+    assert p.returncode == 0 and "PASS: PropW: every gradient (dX, dW) matches" in both(p), both(p)

@@ -81,3 +81,34 @@ class EyeDenseNoT(EyeDense):
         self.grads["b"] = dZ.sum(0)
         return dZ @ self.params["W"]  # BUG: W.T due; W = I at init
 
+
+class PropW:
+    """X @ W with W a property over self._w (H2: the gradient self.dW is paired with the property's name), correct."""
+
+    ADAPT = True
+    INPUT = (5, 3)
+
+    def __init__(self):
+        self._w = np.array([[1.0, -2.0], [0.5, 0.3], [-0.7, 1.1]])
+
+    @property
+    def W(self):
+        return self._w
+
+    @W.setter
+    def W(self, v):
+        self._w = v
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        return dY @ self.W.T
+
+
+class PropWDouble(PropW):
+    def backward(self, dY):
+        self.dW = 2 * self.X.T @ dY  # BUG: factor 2 (passed: _w read as a weight without a gradient)
+        return dY @ self.W.T
