@@ -48,3 +48,23 @@ def test_weight_behind_a_property_is_paired_with_its_public_gradient():
     assert "dW is 2 times the correct gradient" in text and "no gradient to check" not in text, text
     p = run_here("check", f"{BUGGY}::PropW", "--input-shape", "5,3")
     assert p.returncode == 0 and "PASS: PropW: every gradient (dX, dW) matches" in both(p), both(p)
+
+
+@pytest.mark.parametrize(("cls", "what", "got"), [("IntWeights", "W", "ndarray of dtype int64"),
+                                                  ("IntScale", "s", "int")])
+def test_integer_attribute_with_a_gradient_is_refused_as_a_params_dict_entry_is(cls, what, got):
+    """H3: an integer attribute backward writes a gradient for is a parameter: exit 3 with the params dict's message
+    (it was skipped: "a class with forward/backward and no parameters", then PASS with a wrong dW or ds)."""
+    p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "5,4" if cls == "IntScale" else "5,3")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert (f"{cls}.{what} must be a numpy float array (it is perturbed in place to compute the numerical "
+            f"gradient); got {got} (backward writes a gradient for it, so it is a parameter). Write it as float") \
+        in text, text
+
+
+def test_integer_counter_beside_a_time_step_is_no_parameter():
+    """self.t = 0 (an int) beside self.dt = 0.1 that backward never writes: not a parameter, the layer checked."""
+    p = run_here("check", f"{BUGGY}::IntCounter", "--input-shape", "5,4")
+    assert p.returncode == 0 and "PASS: IntCounter: every gradient (dX, ds) matches" in both(p), both(p)
+

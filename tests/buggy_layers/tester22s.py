@@ -112,3 +112,52 @@ class PropWDouble(PropW):
     def backward(self, dY):
         self.dW = 2 * self.X.T @ dY  # BUG: factor 2 (passed: _w read as a weight without a gradient)
         return dY @ self.W.T
+
+
+class IntWeights:
+    """X @ W + b with W and b typed as integers (H3: refused with exit 3, as a params dict's integer entry is)."""
+
+    INPUT = (5, 3)
+
+    def __init__(self):
+        self.W = np.array([[1, 2], [3, -1], [0, 2]])
+        self.b = np.array([0, 1])
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY * 3  # wrong, and never compared: W is refused first
+        self.db = dY.sum(0)
+        return dY @ self.W.T
+
+
+class IntScale:
+    """s * tanh(X) with s = 1, an int (H3), and a float time step dt = 0.1 that backward never writes (no gradient)."""
+
+    INPUT = (5, 4)
+
+    def __init__(self):
+        self.s, self.t, self.dt = 1, 0, 0.1
+
+    def forward(self, X):
+        self.tX = np.tanh(X)
+        return self.s * self.tX
+
+    def backward(self, dY):
+        self.ds = np.mean(dY * self.tX)  # wrong (a mean), never compared: s is refused first
+        return dY * self.s * (1 - self.tX ** 2)
+
+
+class IntCounter(IntScale):
+    """The same with s = 1.0, a float: the int counter t beside dt (not written by backward) is no parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.s = 1.0
+
+    def backward(self, dY):
+        self.ds = np.sum(dY * self.tX)
+        return dY * self.s * (1 - self.tX ** 2)
+
