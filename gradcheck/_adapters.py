@@ -1598,6 +1598,8 @@ class BoundLoss:
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
                      "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
+        if len(names) == 2 and self.calculate is None and (bounds := _try(_loss_bounds, obj, names, roles)):
+            self.info.update(bounds)  # the prediction's bounds forward compares it with (tester22s H4)
 
     @property
     def params(self):
@@ -1637,6 +1639,17 @@ class BoundLoss:
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
+
+
+def _loss_bounds(obj, names, roles):
+    """``{"compared_constants": [...], "residual_constants": [...]}`` of a loss's forward (:func:`_switch_reach.
+    compared_constants`): the values of the prediction it compares it with (``np.clip(p, eps, 1 - eps)``), and those
+    of the residual prediction - target (``np.abs(y_pred - y_true) <= delta``: the target read as 0), not already
+    the first; {} when it compares with none. The check is made again at predictions around them (tester22s H4)."""
+    pred, target = names[roles.index("y_pred")], names[roles.index("y_true")]
+    direct = _switch_reach.compared_constants(obj, pred)
+    residual = [c for c in _switch_reach.compared_constants(obj, pred, (target,)) if c not in direct]
+    return {"compared_constants": direct, "residual_constants": residual} if direct or residual else {}
 
 
 def _roles(pred_first):

@@ -3863,6 +3863,18 @@ def _compared_constants(layer: Any) -> list[float]:
         return []
 
 
+def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
+    """The constants forward compares its first input with (:func:`_compared_constants`) beyond the range of
+    ``inputs[0]`` and within ``V.STRADDLE_MAX``: where a forward that gives zeros on the drawn inputs may not
+    (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``), so that is no mask dropping every entry but a layer
+    checked around them (:func:`at_straddled_inputs`; tester22s H4)."""
+    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
+    if x0.dtype.kind != "f" or x0.size == 0:
+        return []
+    lo, hi = float(x0.min()), float(x0.max())
+    return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
+
+
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
     """``diag`` (a passing diagnosis of ``layer`` at the drawn inputs) checked again, by :func:`_again_at`, at
     inputs around each constant forward compares its first input with (``np.clip(X, 0, 6)``, ``X > 20``:
@@ -3880,8 +3892,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    lo, hi = float(x0.min()), float(x0.max())
-    outside = [c for c in consts if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
+    outside = _bounds_beyond(layer, inputs)
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -4946,7 +4957,8 @@ class _Probes:
             self.find("one-sample-norm", mode="training" if self.training is True else "this")
         elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
             self.find("zero-weights", names=zero, mode="training" if self.training is True else "this")  # tester20g
-        elif ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
+        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _bounds_beyond(layer, inputs):
+            # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
