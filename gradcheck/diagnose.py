@@ -126,6 +126,11 @@ DIAGNOSES: dict[str, Record] = {
         "{seen}, yet a copy of the layer taken "
         "before the first call gives that call's output again, so the forward is not random: each "
         "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
+    "state-held": Record(
+        "state put back", "{call} updates {attrs} and then reads it in the same call (a running mean updated and "
+        "used); a copy taken before the first call gives that call's output again, so the layer was checked on "
+        "that state: {attrs} put back to {its} value before the first call before every forward, so each "
+        "evaluation differentiates this call's output as a function of its input"),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -4786,6 +4791,47 @@ def _state_attrs(obj: Any, remote: bool = False) -> dict[str, np.ndarray]:
     return state_values(obj)
 
 
+class _StateProxy(_Proxy):
+    """The layer as the checker calls it when its training forward updates state it then reads (a running mean
+    updated and used in the same call: :func:`_hold_state`): before every forward the attributes ``values`` are put
+    back (:func:`gradcheck._adapters.set_weights`, in the child for a sandboxed layer); no chunked scans in the
+    child, which would not put them back."""
+
+    def __init__(self, layer: Any, values: dict[str, np.ndarray]):
+        from ._adapters import set_weights
+
+        super().__init__(layer)
+        self.__dict__.pop("forward_many", None)
+        self._put = (lambda: layer.set_weights(values)) if _remote(layer) else (lambda: set_weights(layer, values))
+
+    def rewind(self) -> None:
+        super().rewind()
+        self._put()
+
+
+def _hold_state(layer: Any, pristine: Any, run) -> tuple[_StateProxy, list[str]] | None:
+    """``(proxy, names)``: ``layer`` called through a :class:`_StateProxy` putting back the float array attributes
+    its forwards changed since ``pristine`` (a copy taken before the first call) to their values there, when two
+    calls through it (``run(obj)``: a forward on the probe inputs) agree; else None (the state is not a float
+    array, or the forward is random too). Each evaluation of the check then starts from the same state, as a copy
+    taken before the call does (tester22s M1: an EMA of the batch mean updated and used in the same forward, exact
+    backward, FAILed "forward changes the layer's state")."""
+    def state(o):
+        return _state_attrs(o if _remote(o) else getattr(o, "obj", o), remote=True)
+
+    try:
+        before, now = state(pristine), state(layer)
+        changed = {k: v for k, v in before.items() if k in now and not _exact(v, now[k])}
+        if not changed:
+            return None
+        proxy = _StateProxy(layer, changed)
+        if _exact(np.asarray(run(proxy), dtype=np.float64), np.asarray(run(proxy), dtype=np.float64)):
+            return proxy, sorted(changed)
+    except Exception:  # noqa: BLE001 - an attribute that cannot be put back: the finding stands
+        return None
+    return None
+
+
 def _reads_itself(pristine: Any, run, name: str) -> bool:
     """Whether the value forward leaves in the attribute ``name`` depends on the one it found there
     (a running statistic: new = m * old + ...), not a cache every forward overwrites: two copies of
@@ -4952,6 +4998,12 @@ class _Probes:
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
                 layer, inputs, changed, self.fcall))
+            if self.training is True and "training=" in fields["call"] and (
+                    kept := _hold_state(layer, pristine, lambda obj: self.fwd(obj, inputs))) is not None:
+                self.proxy, names = kept  # tester22s M1: checked on the state before the first call
+                ok, words = True, ", ".join("self." + k for k in names)
+                self.find("state-held", severity="info", call=fields["call"], attrs=words,
+                          its="their" if len(names) > 1 else "its")
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and self.one_sample_norm(Y1) and self.constant():  # tester18s M4
             self.find("one-sample-norm", mode="training" if self.training is True else "this")
@@ -5198,6 +5250,8 @@ class _Probes:
         draw other masks)."""
         # a random layer (held in its child when sandboxed): copies would draw other masks
         random = _find_rngs(self.layer) or self.diag.held
+        if any(f.code == "state-held" for f in self.diag.findings):  # its state put back: no call carries over
+            return self.probe(7, None, "skipped (the state forward updates is put back before every forward)")
         if random or pristine is None:
             return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")

@@ -170,3 +170,28 @@ def test_bounded_straddle_stays_inside_the_range():
     for j, c in enumerate((0.01, 0.99)):  # entry i straddles constant i % 2, alternately above and below it
         mine = y.ravel()[j::2]
         assert (mine < c).any() and (mine > c).any() and np.all(np.abs(mine - c) >= 0.004), y
+
+
+@pytest.mark.parametrize("extra", [[], ["--training"]])
+def test_running_mean_updated_and_used_is_checked_with_its_state_put_back(extra):
+    """M1: rm = 0.9 rm + 0.1 mean(X), then y = X - rm, exact backward dY - 0.1 dY.sum(0) / N: FAILed "forward changes
+    the layer's state" though a copy taken before the call gives its output again (central differences on a copy:
+    3.6e-10 off). Checked with rm put back before every forward: PASS, the note saying so."""
+    p = run_here("check", f"{BUGGY}::EMACenter", "--input-shape", "5,4", *extra)
+    text = both(p)
+    assert p.returncode == 0 and "PASS: EMACenter" in text, text
+    assert "self.rm put back to its value before the first call before every forward" in text, text
+    assert "changes the layer's state" not in text, text
+
+
+def test_running_mean_without_its_path_fails_on_the_gradient():
+    """M1: the same layer whose backward returns dY (the path through rm missing) FAILs on dX, not on the state."""
+    p = run_here("check", f"{BUGGY}::EMACenterNoMeanPath", "--input-shape", "5,4", "--training")
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: EMACenterNoMeanPath: gradient mismatch in dX." in text, text
+    assert "changes the layer's state" not in text, text
+    layer, X, kw = load("tester22s.py::EMACenterNoMeanPath")
+    d = diagnose_layer(layer, X, **kw)
+    man, num = (d.result.gradients[k]["dX"] for k in ("manual", "numerical"))
+    G = np.asarray(man)  # backward returned dY itself: the upstream gradient
+    assert np.allclose(num, G - 0.1 * G.sum(0) / 5, rtol=1e-6, atol=1e-9)  # dX = dY - 0.1 dY.sum(0) / N

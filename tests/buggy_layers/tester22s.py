@@ -206,3 +206,33 @@ class Softshrink:
 class SoftshrinkZero(Softshrink):
     def backward(self, dY):
         return dY * 0.0  # BUG: the active region |x| > lambd forgotten
+
+
+class EMACenter:
+    """Training: rm = 0.9 rm + 0.1 mean(X), updated and then used, y = X - rm; eval: X - rm (M1: FAILed "forward
+    changes the layer's state"; checked with rm put back before every forward), correct."""
+
+    ADAPT = True
+    INPUT = (5, 4)
+    KWARGS = {"training": True}
+
+    def __init__(self, D=4):
+        self.rm = np.zeros(D)
+        self.momentum = 0.1
+
+    def forward(self, X, training=False):
+        if training:
+            self.rm = (1 - self.momentum) * self.rm + self.momentum * X.mean(0)
+            self.N = X.shape[0]
+        self.training = training
+        return X - self.rm
+
+    def backward(self, dY):
+        if self.training:
+            return dY - self.momentum * dY.sum(0) / self.N
+        return dY
+
+
+class EMACenterNoMeanPath(EMACenter):
+    def backward(self, dY):
+        return dY  # BUG in training: the running mean rm depends on X (the -0.1 * dY.sum(0) / N term)
