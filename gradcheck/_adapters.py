@@ -4359,8 +4359,7 @@ def _attribute_style(obj, inputs, kw, info, found):
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
-    if inputs is not None and (ints := _try(_integer_params, obj, inputs, kw, pairs)):  # self.W = np.array([[1, 2]])
-        pairs = {**pairs, **ints}  # parameters: refused as a params dict's are (checked_params), exit 3 (tester22s H3)
+    pairs = {**pairs, **(_try(_integer_params, obj, inputs, kw, pairs) or {} if inputs is not None else {})}  # int W: refused
     info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
         numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
     if unsure:
