@@ -10,7 +10,8 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 :func:`check_vjp` checks one VJP alone.
 
 A pass is checked again at another point, by one step (:func:`_again_at`), where the first could
-hide a bug: at the grader's drawn parameters when one is constant at init (:func:`at_drawn_params`),
+hide a bug: at the grader's drawn parameters when one is constant at init, or a square weight equal to its
+transpose (the identity: a missing ``.T`` passes there) (:func:`at_drawn_params`),
 and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
 :func:`at_straddled_inputs`); a failure there is the verdict. Before the signatures,
 :func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
