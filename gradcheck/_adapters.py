@@ -1598,6 +1598,8 @@ class BoundLoss:
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
                      "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
+        if len(names) == 2 and self.calculate is None and (bounds := _try(_loss_bounds, obj, names, roles)):
+            self.info.update(bounds)  # the prediction's bounds forward compares it with (tester22s H4)
 
     @property
     def params(self):
@@ -1637,6 +1639,17 @@ class BoundLoss:
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
+
+
+def _loss_bounds(obj, names, roles):
+    """``{"compared_constants": [...], "residual_constants": [...]}`` of a loss's forward (:func:`_switch_reach.
+    compared_constants`): the values of the prediction it compares it with (``np.clip(p, eps, 1 - eps)``), and those
+    of the residual prediction - target (``np.abs(y_pred - y_true) <= delta``: the target read as 0), not already
+    the first; {} when it compares with none. The check is made again at predictions around them (tester22s H4)."""
+    pred, target = names[roles.index("y_pred")], names[roles.index("y_true")]
+    direct = _switch_reach.compared_constants(obj, pred)
+    residual = [c for c in _switch_reach.compared_constants(obj, pred, (target,)) if c not in direct]
+    return {"compared_constants": direct, "residual_constants": residual} if direct or residual else {}
 
 
 def _roles(pred_first):
@@ -2912,7 +2925,8 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
         found = {}
         for w in used:
             o, key = _owner(obj, children, w)
-            names = [g for g in _grad_candidates(key) if isinstance(_grad(o, g), np.ndarray)
+            names = [g for g in _grad_candidates(key) + _property_grad_candidates(o, key)
+                     if isinstance(_grad(o, g), np.ndarray)
                      or ("[" not in g and _is_number(_grad(o, g)))]  # dalpha = np.sum(...): a number
             if len(names) > 1:
                 raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
@@ -2925,6 +2939,35 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                 written[hp].update(_sibling_arrays(owners[hp.rpartition(".")[0]], h))
         more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
+
+
+def _integer_params(obj, inputs, kw, taken):
+    """``{attribute: gradient}`` of ``obj``'s own integer attributes (an int array ``self.W = np.array([[1, 2]])``, an
+    int ``self.s = 1``; not a bool) for which one backward writes a float gradient by name (``self.dW``, ``self.ds``:
+    :func:`_grad_candidates`) of their shape, not already ``taken`` by a weight: parameters written with integers.
+    Paired, they reach the one rule for a parameter's type (:func:`gradcheck._validation.checked_params`: a float
+    array, exit 3), as a params dict's ``params['W']`` does (tester22s H3: they were skipped, so a wrong ``dW``
+    PASSed as "a class with forward/backward and no parameters"). State restored after."""
+    ints = {k: v for k, v in list(_fields(obj).items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
+            and (isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size
+                 or isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))}
+    if not ints:
+        return {}
+    out, gone = {}, set(taken.values())
+    names = {g for k in ints for g in _grad_candidates(k) if "[" not in g and "." not in g and g not in gone}
+    with _all_undone([obj]) as rewind:
+        had = {g: (a, _copy(a)) for g in names if (a := getattr(obj, g, None)) is not None}
+        y = _run(obj, rewind, inputs, kw)
+        _probe_backward(obj, y)
+        written = {g for g in names if (a := getattr(obj, g, None)) is not None and (
+            g not in had or a is not had[g][0] or not np.array_equal(a, had[g][1]))}  # self.dt = 0.1 is no gradient
+        for k, v in ints.items():
+            gs = [g for g in _grad_candidates(k) if g in written
+                  and (isinstance(a := getattr(obj, g, None), np.ndarray) and a.dtype.kind == "f"
+                       and a.size == np.size(v) or _is_number(a))]
+            if len(gs) == 1:
+                out[k] = gs[0]
+    return out
 
 
 def _idle_weights(obj, inputs, kw, unused, children=None):
@@ -3071,6 +3114,23 @@ def _grad_candidates(key):
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{_key_text(k)}]" for k in path[1])
     return list(dict.fromkeys([g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]))
+
+
+def _property_grad_candidates(o, key):
+    """The gradient names (:func:`_grad_candidates`) of each public property of ``o``'s class whose getter returns the
+    array attribute ``key`` itself: ``dW`` for ``self._w`` behind ``@property W`` (tester22s H2: ``_w`` was read as a
+    weight without a gradient, so a wrong ``self.dW`` passed unchecked)."""
+    v = getattr(o, key, None) if "[" not in key and "." not in key else None
+    if not isinstance(v, np.ndarray):
+        return []
+    out = []
+    for name in dir(type(o))[:MAX_PROBED * 4]:
+        if name.startswith("_") or name == key or not isinstance(inspect.getattr_static(o, name, None), property):
+            continue
+        with contextlib.suppress(Exception):  # a getter that raises or needs state: no such name
+            if getattr(o, name) is v:
+                out += _grad_candidates(name)
+    return out
 
 
 def _lazy_build(obj, inputs, kw):
@@ -4299,6 +4359,7 @@ def _attribute_style(obj, inputs, kw, info, found):
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
+    pairs = {**pairs, **(_try(_integer_params, obj, inputs, kw, pairs) or {} if inputs is not None else {})}  # int W: refused
     info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
         numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
     if unsure:

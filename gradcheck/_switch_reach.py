@@ -634,7 +634,7 @@ _BOUNDING = {"clip": 2, "minimum": 1, "maximum": 1, "fmin": 1, "fmax": 1}
 _ABS = {"abs", "absolute", "fabs"}
 
 
-def compared_constants(obj) -> list:
+def compared_constants(obj, first: str | None = None, zero: tuple = ()) -> list:
     """The values of forward's first input at which ``obj.forward`` compares, clips, min/maxes or thresholds it,
     read from its source (:func:`source_tree`; nothing runs): ``np.clip(X, 0, 6)`` gives 0 and 6; ``np.maximum(X,
     c)``, ``np.minimum``, ``X > 20``, ``np.where(X > c, ...)``, ``x < -c``, ``np.abs(x) <= delta`` (-delta and delta)
@@ -649,6 +649,11 @@ def compared_constants(obj) -> list:
     obj : object
         A layer whose ``forward(X, ...)`` is a Python method, or a function pair's adapter (its
         ``student_forward``, the student's ``NAME_forward(x, ...)``, is read, not the adapter's forward).
+    first : str, optional
+        The argument of forward taken as X (a loss's prediction ``y_pred``); default its first.
+    zero : tuple of str
+        Arguments read as 0 (a loss's target ``y_true``): ``np.abs(y_pred - y_true) <= delta`` then gives -delta
+        and delta, bounds of the residual ``y_pred - y_true`` (tester22s H4).
 
     Returns
     -------
@@ -661,9 +666,10 @@ def compared_constants(obj) -> list:
     names = [a.arg for a in tree.args.posonlyargs + tree.args.args]
     if inspect.ismethod(fn):
         names = names[1:]
-    if not names:
+    if not names or first is not None and first not in names:
         return []
-    reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), names[0])
+    reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), first or names[0])
+    reader.zero = {z for z in zero if z in names and z != reader.first}
     for node in _in_order(tree):
         reader.read(node)
     return sorted(v for v in reader.found if v == v and abs(v) != float("inf"))
@@ -691,6 +697,10 @@ class _ConstantReader:
     def __init__(self, obj, space, first):
         self.obj, self.space, self.first = obj, space, first
         self.env, self.found = {first: (1.0, 0.0)}, set()
+        #: a name holding the absolute value of ``a X + b`` (``a = np.abs(X)``; tester22s H4): its ``(a, b)``
+        self.absolute = {}
+        #: names read as 0 (:func:`compared_constants`'s ``zero``), and what is assigned from them (``self.y = y``)
+        self.zero = set()
 
     def const(self, node):
         """The number ``node`` evaluates to without running code, or None."""
@@ -705,6 +715,8 @@ class _ConstantReader:
                 return None
             return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op), a / b if b else None)
         v = None
+        if self.zero and (k := self.key(node)) is not None and k in self.zero:
+            return 0.0
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             v = inspect.getattr_static(self.obj, node.attr, None)  # a property is not run
         elif isinstance(node, ast.Name) and node.id not in self.env:
@@ -751,6 +763,9 @@ class _ConstantReader:
         """The X at which ``node`` (affine in X, or the absolute value of one) equals ``c``."""
         if isinstance(node, ast.Call) and self.callee(node) in _ABS and len(node.args) == 1:
             return self.solve(node.args[0], c) + self.solve(node.args[0], -c)
+        if (k := self.key(node)) is not None and k in self.absolute:  # a = np.abs(X); a <= self.delta
+            f = self.absolute[k]
+            return [] if f[0] == 0 or c is None else [(c - f[1]) / f[0], (-c - f[1]) / f[0]]
         f = self.affine(node)
         return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
 
@@ -758,9 +773,15 @@ class _ConstantReader:
         """Take one node of forward's walk: an assignment (``+=`` too) moves ``env``, a comparison or bounding call adds bounds."""
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             f = self.affine(stmt.value)
+            v = stmt.value
+            g = self.affine(v.args[0]) if isinstance(v, ast.Call) and self.callee(v) in _ABS and len(v.args) == 1 \
+                else None
             for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if self.zero and (k := self.key(t)) is not None and self.key(v) in self.zero:
+                    self.zero.add(k)  # self.y = y_true
                 if (k := self.key(t)) is not None and k != self.first:
                     self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+                    self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
         elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
             if (k := self.key(stmt.target)) is not None and k != self.first and k in self.env:
                 f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))

@@ -529,13 +529,18 @@ def _written_as(layer: Any, owner: str, k: str) -> str:
     the sandbox), ``Linear.params['W']`` for one with a params dict. A wrapper the checker calls the layer through
     (a :class:`gradcheck.sources.Wrapper`, diagnose's ``_Proxy``, holding it as ``_layer``) answers for the layer: one name in every check of a run, so the
     float32 warning is printed once (tester16 finding 9: ``Linear.W`` then ``Linear.params['W']``)."""
+    return f"{owner}.{k}" if _attribute_layer(layer) else f"{owner}.params[{k!r}]"
+
+
+def _attribute_layer(layer: Any) -> bool:
+    """``layer`` (or the layer a checker's wrapper holds) is an attribute-style one: its parameters are attributes
+    (``self.W``), in process (an :class:`gradcheck._adapters.Adapted`) or in the sandbox."""
     while any(c.__name__ == "Wrapper" and c.__module__ == "gradcheck.sources" for c in type(layer).__mro__):
         layer = layer._layer  # sources.Wrapper (not imported: sources imports this module)
     d = getattr(layer, "__dict__", {})
     proto = d.get("protocol")
-    attribute = (isinstance(proto, Mapping) and proto.get("protocol") == "attribute") or \
+    return (isinstance(proto, Mapping) and proto.get("protocol") == "attribute") or \
         ("pairs" in d and d.get("own") is False)  # an in-process _adapters.Adapted
-    return f"{owner}.{k}" if attribute else f"{owner}.params[{k!r}]"
 
 
 def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
@@ -547,7 +552,8 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     entries = [(k, "str" if isinstance(k, str) else type(k).__name__, v, type(v).__name__ + (
         f" of dtype {v.dtype}" if isinstance(v, np.ndarray) else ""), None) for k, v in (
         params.items() if isinstance(params, Mapping) else ())]
-    out = checked_params(owner, entries, None if isinstance(params, Mapping) else type(params).__name__)
+    out = checked_params(owner, entries, None if isinstance(params, Mapping) else type(params).__name__,
+                         attribute=_attribute_layer(layer))
     for k, v in out.items():
         if v.dtype != np.float64:
             warnings.warn(
@@ -557,12 +563,15 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     return out
 
 
-def checked_params(owner: str, entries: Any, not_a_dict: str | None = None) -> dict[str, np.ndarray]:
+def checked_params(owner: str, entries: Any, not_a_dict: str | None = None,
+                   attribute: bool = False) -> dict[str, np.ndarray]:
     """The one check of a layer's ``params``, in process (:func:`layer_params`) or as the sandbox's child
     describes them (:func:`gradcheck.sandbox._params_from`): ``{key: array}`` of ``entries``, each ``(key, its
     type's name, the array or another value, what came (for the message), the child's array's ``(shape, strides,
-    itemsize)`` or None)``. ProtocolError: params not a dict (``not_a_dict``: its type's name), a key not a
-    string, a value not a float array, or one whose entries share memory."""
+    itemsize)`` or None)``; ``attribute``: an attribute-style layer's (named ``Linear.W``, not ``params['W']``; an
+    integer attribute backward writes a gradient for is one: tester22s H3). ProtocolError: params not a dict
+    (``not_a_dict``: its type's name), a key not a string, a value not a float array, or one whose entries share
+    memory."""
     if not_a_dict is not None:
         raise ProtocolError(paragraph(
             f"{owner}.params must be a dict mapping names to numpy arrays;", f"got {not_a_dict}."))
@@ -576,9 +585,14 @@ def checked_params(owner: str, entries: Any, not_a_dict: str | None = None) -> d
                 "not support (the grader computes in float64); create the parameters as float64 (np.float64, the "
                 "default)."))  # tester20g: "must be a numpy float array ...; got ndarray of dtype float128"
         if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
+            where = f"{owner}.{k}" if attribute else f"{owner}.params[{k!r}]"
+            ints = re.fullmatch(r"int|ndarray of dtype u?int\d*", str(got))  # typed as integers: [[1, 2]], 1
             raise ProtocolError(paragraph(
-                f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
-                f"to compute the numerical gradient); got {got}."))
+                f"{where} must be a numpy float array (it is perturbed in place",
+                f"to compute the numerical gradient); got {got}" + (
+                    f"{' (backward writes a gradient for it, so it is a parameter)' if attribute else ''}. Write it "
+                    "as float: np.array([[1.0, 2.0], ...]) or .astype(float) for an array, 1.0 for a number."
+                    if ints else ".")))
         own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX, layout=layout)
         out[k] = v
     return out
@@ -727,13 +741,16 @@ def own_grad_names(names: Mapping[str, str]):
 def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
     """``{"parameters['W1']": "grads['dW1']"}`` of an attribute-style layer's gradient slots (``{weight: "self.<where
     backward stores its gradient>"}``) whose gradient's item key is ``d`` + the weight's item key in another
-    container, deeplearning.ai's naming; the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
+    container, deeplearning.ai's naming, or a private attribute's whose gradient has a public name (``self._w`` behind
+    a property ``W``, with ``self.dW``); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
     out = {}
     for w, g in slots.items():
         wm = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", w)
         gm = re.fullmatch(r"(?:self\.)?(\w+\[(['\"])d(\w+)\2\])", str(g))
         if wm and gm and gm.group(3) == wm.group(2):
             out[w] = gm.group(1)
+        elif (pm := re.fullmatch(r"self\.(d[A-Za-z]\w*)", str(g))) and re.fullmatch(r"_[A-Za-z]\w*", w):
+            out[w] = pm.group(1)  # self._w behind @property W, its gradient self.dW: named dW (tester22s H2)
     return out
 
 

@@ -5,6 +5,7 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -1198,6 +1199,10 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         res.twin_note = twin_note
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
         args, label, res, (y_true, y_pred), twin, reference)
+    if res.passed and (st := _loss_straddled(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
+        straddle_line, res2, y_pred = st  # checked again at predictions around forward's bounds (tester22s H4)
+        res = res2 or res
+        eps_note = f"{eps_note}\n{straddle_line}" if eps_note else straddle_line
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1240,6 +1245,79 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _loss_straddled(args, loss, data, more):
+    """``(header line, result, y_pred)`` of a passing loss check made again at predictions around the bounds its
+    forward compares the prediction with beyond the drawn data (:func:`gradcheck._adapters._loss_bounds`: a clip at
+    eps and 1 - eps, ``|y_pred - y_true| <= delta``), as a layer's is (:func:`gradcheck.diagnose.
+    at_straddled_inputs`; tester22s H4: a Huber at delta 5 whose backward forgets delta passed); the result there
+    and its predictions when it fails, else the first; None when there is no such bound (or --pred probs, whose
+    rows must stay on the simplex). ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, name)``."""
+    from .check import check_loss, loss_arg_names
+
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    y_true, y_pred = data
+    kind = args.pred or "real"
+    consts, base, x = _straddle_plan(info, y_true, y_pred, kind)
+    if not consts:
+        return None
+    y2 = _bounded_straddle(base, x, consts, (0.0, 1.0) if kind == "unit" else (-np.inf, np.inf))
+    try:
+        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                          eps=args.eps, name=more[2], reference=more[1])
+    except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
+        return None
+    pred, target = loss_arg_names(loss)
+    what = f"{pred} - {target}" if base is y_true else pred
+    cs = " and ".join(f"{c:g}" for c in consts)
+    line = (f"forward compares {what} with {cs}, beyond the drawn data ({float(np.min(x)):.2g} to "
+            f"{float(np.max(x)):.2g}): also checked at {pred}" + (f" with {what}" if base is y_true else "")
+            + f" around {cs} (entries on both sides)")
+    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
+        return line, None, y_pred
+    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
+                   "those predictions"), res2, y2
+
+
+def _bounded_straddle(base, x, consts, bounds):
+    """The predictions ``base + x2`` with ``x2`` the straddled values of ``x`` around ``consts``
+    (:func:`gradcheck._validation.straddled_values`; ``base`` None: 0), each entry's distance to its constant at
+    most half the room to ``bounds`` (``(0, 1)`` for --pred unit), so the predictions stay inside."""
+    x2 = V.straddled_values(x, consts)
+    i = np.arange(x2.size)
+    c = np.asarray(consts, dtype=np.float64)[i % len(consts)].reshape(x2.shape)
+    b = 0.0 if base is None else np.asarray(base, dtype=np.float64)
+    d = x2 - c
+    lo, hi = bounds
+    room = np.where(d > 0, hi - (b + c), (b + c) - lo)
+    y = b + c + np.sign(d) * np.minimum(np.abs(d), np.maximum(room, 0.0) / 2)
+    return np.clip(y, lo + 1e-3, hi - 1e-3) if np.isfinite(lo) else y
+
+
+def _straddle_plan(info, y_true, y_pred, kind):
+    """``(constants, base, x)`` of :func:`_loss_straddled`: the residual ``x = y_pred - y_true`` about ``base =
+    y_true`` for bounds of the residual (a float target of y_pred's shape), else ``x = y_pred`` about 0 for bounds of
+    the prediction itself; only constants beyond ``x``'s drawn range (and inside (0, 1) for --pred unit)."""
+    def floats(key):
+        vals = info.get(key) if isinstance(info, dict) else None
+        out = []
+        for v in vals if isinstance(vals, (list, tuple)) else []:
+            with contextlib.suppress(TypeError, ValueError):
+                out.append(float(v))
+        return [c for c in out if np.isfinite(c) and abs(c) <= V.STRADDLE_MAX]
+    if kind == "probs" or np.asarray(y_pred).dtype.kind != "f":
+        return [], None, None
+    yt = np.asarray(y_true)
+    for key, base in (("residual_constants", y_true), ("compared_constants", None)):
+        if base is not None and (yt.shape != np.shape(y_pred) or yt.dtype.kind != "f"):
+            continue
+        x = np.asarray(y_pred, dtype=np.float64) - (0.0 if base is None else yt)
+        consts = [c for c in floats(key) if (c < x.min() or c > x.max())
+                  and (kind != "unit" or base is not None or 0.0 < c < 1.0)]
+        if consts:
+            return consts, base, x
+    return [], None, None
 
 
 def _loss_eps_reading(args, label: str, res, data, twin, reference):

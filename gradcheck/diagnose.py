@@ -10,7 +10,8 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 :func:`check_vjp` checks one VJP alone.
 
 A pass is checked again at another point, by one step (:func:`_again_at`), where the first could
-hide a bug: at the grader's drawn parameters when one is constant at init (:func:`at_drawn_params`),
+hide a bug: at the grader's drawn parameters when one is constant at init, or a square weight equal to its
+transpose (the identity: a missing ``.T`` passes there) (:func:`at_drawn_params`),
 and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
 :func:`at_straddled_inputs`); a failure there is the verdict. Before the signatures,
 :func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
@@ -127,6 +128,11 @@ DIAGNOSES: dict[str, Record] = {
         "{seen}, yet a copy of the layer taken "
         "before the first call gives that call's output again, so the forward is not random: each "
         "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
+    "state-held": Record(
+        "state put back", "{call} updates {attrs} and then reads it in the same call (a running mean updated and "
+        "used); a copy taken before the first call gives that call's output again, so the layer was checked on "
+        "that state: {attrs} put back to {its} value before the first call before every forward, so each "
+        "evaluation differentiates this call's output as a function of its input"),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -3979,11 +3985,31 @@ def seed_weights(layer: Any) -> dict[str, np.ndarray]:
     return {k: values[k] for k in names if k in values}
 
 
+def _transpose_blind(v: Any) -> bool:
+    """``v`` is a square matrix (2 x 2 or more) equal to its transpose within the check's rtol 1e-6 (symmetric: the
+    identity, a diagonal), not constant: ``dY @ W`` where ``dY @ W.T`` is due gives the right values there, so a
+    missing ``.T`` passes (tester22s H1: a symmetric or identity init)."""
+    a = np.asarray(v)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 2 or a.dtype.kind != "f" or _constant(a):
+        return False
+    return bool(np.all(np.isfinite(a)) and np.abs(a - a.T).max() <= 1e-6 * np.abs(a).max())
+
+
+def _structure_word(v: Any) -> str:
+    """How the values of ``v`` (constant, or square and symmetric: :func:`_transpose_blind`) read: "zeros", "ones",
+    "constant", "identity", "diagonal" or "symmetric"."""
+    a = np.asarray(v)
+    if _transpose_blind(a):
+        diag = np.diag(np.diag(a))
+        return "identity" if np.array_equal(a, np.eye(len(a))) else "diagonal" if np.array_equal(a, diag) \
+            else "symmetric"
+    return {0.0: "zeros", 1.0: "ones"}.get(float(a.flat[0]), "constant")
+
+
 def _constant_words(values: Mapping[str, Any]) -> str:
-    """``"zeros/ones"``: the values of the constant arrays ``values``, as they read."""
-    words = dict.fromkeys({0.0: "zeros", 1.0: "ones"}.get(float(np.asarray(v).flat[0]), "constant")
-                          for v in values.values())
-    return "/".join(words)
+    """``"zeros/ones"``: the values of the constant (or symmetric: :func:`_structure_word`) arrays ``values``, as
+    they read."""
+    return "/".join(dict.fromkeys(_structure_word(v) for v in values.values()))
 
 
 def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the words were taken when drawn
@@ -4001,7 +4027,7 @@ def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the word
                     f"{', '.join(n for n in names if n not in seeds)}" if len(seeds) < len(names) else ""))
     else:
         what = f"{what} {', '.join(names)}"
-    line = (f"{what} {'are' if many else 'is'} constant at init ({diag.drawn_words}), which can hide terms: also "
+    line = (f"{what} {'are' if many else 'is'} {_drawn_state(diag.drawn_words)}, which can hide terms: also "
             f"checked at drawn values (normal, as the grader draws them)")
     if diag.drawn_only:
         line += ("; at its initial values the output is 0 for any input (no check), so the table and verdict below "
@@ -4010,6 +4036,16 @@ def drawn_header(diag: Diagnosis, layer: Any) -> str:  # noqa: ARG001 - the word
         line += ("; the layer passes at its initial values but FAILS at the drawn ones: the table and diagnosis "
                  "below are at the drawn values")
     return line
+
+
+def _drawn_state(words: str) -> str:
+    """``"constant at init (zeros)"``, ``"symmetric at init (identity: a square weight equal to its transpose hides
+    a missing .T)"`` or both, for the words of :func:`_constant_words`."""
+    sym = {"identity", "diagonal", "symmetric"}
+    ws = set(words.split("/"))
+    adj = " or ".join(a for a, there in (("constant", bool(ws - sym)), ("symmetric", bool(ws & sym))) if there)
+    return f"{adj} at init ({words}" + (": a square weight equal to its transpose hides a missing .T)" if ws & sym
+                                        else ")")
 
 
 def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bool = False) -> Diagnosis:
@@ -4025,7 +4061,7 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     from ._adapters import set_weights
 
     params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
-    const = {k: v for k, v in {**params, **seeds}.items() if _constant(v)}  # (constant_params's rule, params read once)
+    const = {k: v for k, v in {**params, **seeds}.items() if _constant(v) or _transpose_blind(v)}  # (constant_params's rule, params read once)
     if not const:
         return diag
     words = _constant_words({k: const[k] for k in sorted(const)})
@@ -4091,6 +4127,18 @@ def _compared_constants(layer: Any) -> list[float]:
         return []
 
 
+def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
+    """The constants forward compares its first input with (:func:`_compared_constants`) beyond the range of
+    ``inputs[0]`` and within ``V.STRADDLE_MAX``: where a forward that gives zeros on the drawn inputs may not
+    (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``), so that is no mask dropping every entry but a layer
+    checked around them (:func:`at_straddled_inputs`; tester22s H4)."""
+    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
+    if x0.dtype.kind != "f" or x0.size == 0:
+        return []
+    lo, hi = float(x0.min()), float(x0.max())
+    return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
+
+
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
     """``diag`` (a passing diagnosis of ``layer`` at the drawn inputs) checked again, by :func:`_again_at`, at
     inputs around each constant forward compares its first input with (``np.clip(X, 0, 6)``, ``X > 20``:
@@ -4108,8 +4156,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    lo, hi = float(x0.min()), float(x0.max())
-    outside = [c for c in consts if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
+    outside = _bounds_beyond(layer, inputs)
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -5022,6 +5069,47 @@ def _state_attrs(obj: Any, remote: bool = False) -> dict[str, np.ndarray]:
     return state_values(obj)
 
 
+class _StateProxy(_Proxy):
+    """The layer as the checker calls it when its training forward updates state it then reads (a running mean
+    updated and used in the same call: :func:`_hold_state`): before every forward the attributes ``values`` are put
+    back (:func:`gradcheck._adapters.set_weights`, in the child for a sandboxed layer); no chunked scans in the
+    child, which would not put them back."""
+
+    def __init__(self, layer: Any, values: dict[str, np.ndarray]):
+        from ._adapters import set_weights
+
+        super().__init__(layer)
+        self.__dict__.pop("forward_many", None)
+        self._put = (lambda: layer.set_weights(values)) if _remote(layer) else (lambda: set_weights(layer, values))
+
+    def rewind(self) -> None:
+        super().rewind()
+        self._put()
+
+
+def _hold_state(layer: Any, pristine: Any, run) -> tuple[_StateProxy, list[str]] | None:
+    """``(proxy, names)``: ``layer`` called through a :class:`_StateProxy` putting back the float array attributes
+    its forwards changed since ``pristine`` (a copy taken before the first call) to their values there, when two
+    calls through it (``run(obj)``: a forward on the probe inputs) agree; else None (the state is not a float
+    array, or the forward is random too). Each evaluation of the check then starts from the same state, as a copy
+    taken before the call does (tester22s M1: an EMA of the batch mean updated and used in the same forward, exact
+    backward, FAILed "forward changes the layer's state")."""
+    def state(o):
+        return _state_attrs(o if _remote(o) else getattr(o, "obj", o), remote=True)
+
+    try:
+        before, now = state(pristine), state(layer)
+        changed = {k: v for k, v in before.items() if k in now and not _exact(v, now[k])}
+        if not changed:
+            return None
+        proxy = _StateProxy(layer, changed)
+        if _exact(np.asarray(run(proxy), dtype=np.float64), np.asarray(run(proxy), dtype=np.float64)):
+            return proxy, sorted(changed)
+    except Exception:  # noqa: BLE001 - an attribute that cannot be put back: the finding stands
+        return None
+    return None
+
+
 def _reads_itself(pristine: Any, run, name: str) -> bool:
     """Whether the value forward leaves in the attribute ``name`` depends on the one it found there
     (a running statistic: new = m * old + ...), not a cache every forward overwrites: two copies of
@@ -5188,12 +5276,19 @@ class _Probes:
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
                 layer, inputs, changed, self.fcall))
+            if self.training is True and "training=" in fields["call"] and (
+                    kept := _hold_state(layer, pristine, lambda obj: self.fwd(obj, inputs))) is not None:
+                self.proxy, names = kept  # tester22s M1: checked on the state before the first call
+                ok, words = True, ", ".join("self." + k for k in names)
+                self.find("state-held", severity="info", call=fields["call"], attrs=words,
+                          its="their" if len(names) > 1 else "its")
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and self.one_sample_norm(Y1) and self.constant():  # tester18s M4
             self.find("one-sample-norm", mode="training" if self.training is True else "this")
         elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
             self.find("zero-weights", names=zero, mode="training" if self.training is True else "this")  # tester20g
-        elif ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
+        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _bounds_beyond(layer, inputs):
+            # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
@@ -5433,6 +5528,8 @@ class _Probes:
         draw other masks)."""
         # a random layer (held in its child when sandboxed): copies would draw other masks
         random = _find_rngs(self.layer) or self.diag.held
+        if any(f.code == "state-held" for f in self.diag.findings):  # its state put back: no call carries over
+            return self.probe(7, None, "skipped (the state forward updates is put back before every forward)")
         if random or pristine is None:
             return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")

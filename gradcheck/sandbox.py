@@ -1221,7 +1221,8 @@ def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
          f"ndarray of dtype {d['array'].dtype if d.get('kind') == 'array' else d.get('dtype')}"
          if d.get("kind") in ("array", "badarray") else d.get("type", d.get("kind")),
          (tuple(d["layout"][0]), tuple(d["layout"][1]), int(d["layout"][2])) if d.get("layout") else None)
-        for k, d in desc.get("items", {}).items()], None if desc.get("kind") == "dict" else desc.get("type", "?"))
+        for k, d in desc.get("items", {}).items()], None if desc.get("kind") == "dict" else desc.get("type", "?"),
+        attribute=isinstance(meta.get("protocol"), dict) and meta["protocol"].get("protocol") == "attribute")
 
 
 class Shared:

@@ -32,7 +32,8 @@ def test_a_value_that_is_not_a_float_array_and_params_that_are_not_a_dict():
     I = np.ones(3, dtype=np.int64)
     got = _both({"W": I}, {"kind": "dict", "items": {"W": {"key_type": "str", "kind": "array", "array": I}}})
     assert got == ["L.params['W'] must be a numpy float array (it is perturbed in place to compute the numerical "
-                   "gradient); got ndarray of dtype int64."] * 2
+                   "gradient); got ndarray of dtype int64. Write it as float: np.array([[1.0, 2.0], ...]) or "
+                   ".astype(float) for an array, 1.0 for a number."] * 2
     got = _both([np.ones(3)], {"kind": "other", "type": "list"})
     assert got == ["L.params must be a dict mapping names to numpy arrays; got list."] * 2
 
