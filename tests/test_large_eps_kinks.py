@@ -74,3 +74,23 @@ def test_an_all_kink_comparison_keeps_its_error():
                 kinks=np.array([True, True]))
     assert c.passed and c.max_abs_error == 0.0
     assert c.kink_abs_error == pytest.approx(0.5) and c.kink_rel_error == pytest.approx(1.0)
+
+
+def test_a_large_eps_mismatch_is_named_as_its_truncation_error_with_the_true_max():
+    # fixn22 #3: --mode full --eps 1e-3 on a correct tanh: 'max absolute error 4.621e-07' then 'by at most 3.19e-08',
+    # blaming rounding; the failing entries' mismatch is the step's truncation error
+    from gradcheck import diagnose_layer
+    d = diagnose_layer(ScaledTanh(1.0), X, eps=1e-3, mode="full")
+    c = d.result.records[0].get("manual-vs-numerical")
+    s = d.sentence()
+    assert not c.passed and f"by at most {c.max_abs_error:.3g}," in s, s
+    assert "truncation error of central differences at eps=0.001" in s and "165 times" in s, s
+    assert "drop --eps" in s
+
+
+def test_within_noise_gives_the_largest_mismatch_of_all_entries():
+    from gradcheck.uncertainty import within_noise
+    m = np.array([1.0, 1e-3])
+    n = m + [5e-7, 1e-8]  # entry 0 within rtol of its size, entry 1 not
+    spread = {2e-3: n + [0, 2e-8], 5e-4: n - [0, 1e-8]}
+    assert within_noise(m, n, spread.get, 1e-3, 1e-6, 1e-12) == pytest.approx((5e-7, 2e-8))
