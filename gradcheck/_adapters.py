@@ -48,7 +48,8 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
-GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}")  # g{}: gA for self.A (tester19s GLU)
+GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}",  # g{}: gA for self.A (tester19s GLU)
+              "nabla_{}")  # Nielsen's nabla_W, nabla_b (tester22s)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are tested in groups (:func:`_used_beyond`), those it cannot tell taken as read.
@@ -2322,7 +2323,7 @@ def _gradient_name(k, names):
 def _gradient_namer(names):
     """:func:`_gradient_name` for many attributes against the same ``names``: their gradient names made once."""
     grads = _gradient_names(tuple(names))
-    return lambda k: k in grads or k.startswith(("grad", "d_")) or k.endswith("_grad") or (
+    return lambda k: k in grads or k.startswith(("grad", "d_", "nabla_")) or k.endswith("_grad") or (
         k[:1] == "d" and k[1:2].isupper())
 
 
