@@ -1199,7 +1199,12 @@ class Outputs:
     writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
     """
 
-    def __init__(self, names, outs, grads=None):
+    def __init__(self, names, outs, grads=None, keep=None):
+        #: the positions of the float outputs checked; the others (integer: argmax indices) have no gradient
+        self.total, self.keep = len(outs), list(range(len(outs)) if keep is None else keep)
+        self.dropped = [f"{n} {tuple(np.shape(o))} ({np.asarray(o).dtype})"
+                        for j, (n, o) in enumerate(zip(names, outs)) if j not in self.keep]
+        names, outs = [names[j] for j in self.keep], [outs[j] for j in self.keep]
         self.names, self.shapes = list(names), [np.shape(o) for o in outs]
         self.stacked = len(set(self.shapes)) == 1
         #: backward's names of the k upstream gradients (``dnext_h``, ``dnext_c``), or ``dY[j]`` in the joined dY
@@ -1217,16 +1222,22 @@ class Outputs:
         """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
         not k, or no longer share a shape when the first forward's did."""
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        if len(outs) == self.total:
+            outs = tuple(outs[j] for j in self.keep)
         shapes = [np.shape(o) for o in outs]
         if len(outs) != len(self.names) or (self.stacked and len(set(shapes)) > 1):
             raise AdapterError(f"forward returned {len(outs)} outputs of shapes {', '.join(map(str, shapes))}; "
-                               f"its first call returned {len(self.names)} ({self._shown()}).")
+                               f"its first call returned {self.total} ({self._shown()}).")
         self.shapes = shapes
+        if len(outs) == 1:  # one float output beside integer ones: Y itself
+            return outs[0]
         return np.stack(outs) if self.stacked else np.concatenate([np.reshape(o, -1) for o in outs])
 
     def split(self, dY):
         """The k upstream gradients in ``dY`` (the gradient of :meth:`join`'s last ``Y``), views of it."""
         k, sizes = len(self.names), [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
+        if k == 1:
+            return (dY,)
         want = f"({k}, ...)" if self.stacked else f"({sum(sizes)},)"
         if np.ndim(dY) < 1 or (np.shape(dY)[0] != k if self.stacked else np.shape(dY) != (sum(sizes),)):
             raise AdapterError(f"dY has shape {np.shape(dY)}; the {k} outputs joined as one are {want}.")
@@ -1241,13 +1252,17 @@ class Outputs:
     def text(self):
         """The header's account: ``2 outputs (h (3, 4), c (3, 4)) checked as one stacked Y (2, 3, 4) ...``."""
         k = len(self.names)
+        ints = (f"; {' and '.join(self.dropped)}, an integer output, {'is' if len(self.dropped) == 1 else 'are'} "
+                "not differentiated (indices have no gradient)") if self.dropped else ""
+        if k == 1:
+            return f"{self.total} outputs: {self._shown()} checked as Y, backward gets its dY{ints}"
         if self.stacked:
             ds = ", ".join(f"dY[{j}]" for j in range(k)) if k <= 4 else f"dY[0], ..., dY[{k - 1}]"
             how = f"one stacked Y {(k, *self.shapes[0])} (Y[j] is output j, in this order); backward gets {ds}"
         else:
             how = (f"one Y ({sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)},), each flattened and "
                    "concatenated in this order; backward gets dY cut back into their shapes")
-        return f"{k} outputs ({self._shown()}) checked as {how}"
+        return f"{k} outputs ({self._shown()}) checked as {how}{ints}"
 
     def attach(self, obj):
         """Switch ``obj`` to a subclass of its class (same name) whose ``forward`` returns :meth:`join` of its
@@ -1388,6 +1403,13 @@ def several_outputs(res, backward, forward, cached=False):
     not read as two outputs (its check says Y is a tuple).
     """
     outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
+    if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
+        keep = [j for j, o in enumerate(outs) if o.dtype.kind == "f"]  # (Y, argmax): torch's return_indices=True
+        if 0 < len(keep) < len(outs) and _takes(backward, len(keep)):  # indices have no gradient (tester22s)
+            grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(keep)]
+            return Outputs(_return_names(forward, len(res), len(outs)) or
+                           [f"output {j + 1}" for j in range(len(outs))], outs,
+                           grads if all(g.isidentifier() for g in grads) else None, keep)
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
     if not _takes(backward, len(outs) + cached):
