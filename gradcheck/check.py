@@ -281,7 +281,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew
     roundoff = default_atol(Y, G, cfg.step, cfg.method, floor=0.0) if cfg_atol_default else None
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
-                                              atols, cfg_atol_default and atol > ATOL_FLOOR, roundoff)
+                                              atols, cfg_atol_default and atol > ATOL_FLOOR, roundoff, cx := [])
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     for k in dkeys:  # a default atol above every |gradient| passes anything
         if cfg_atol_default and atols[k] > ATOL_FLOOR:
@@ -291,7 +291,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=twin_note, notes=notes, mode=cfg.mode, method=cfg.method,
+        twin_note=twin_note, notes=notes, mode=cfg.mode, method=cfg.method, complex_step=cx,
         gradients={**{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
                    "numerical": {display[k]: v for k, v in numerical.items()}})
     res._output = output  # the eval output, for _training_probe (not a field: not in to_dict)
@@ -338,13 +338,15 @@ def _upstream(upstream, rng, shape, owner) -> np.ndarray:
 
 
 def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
-                           roundoff=None):
+                           roundoff=None, complex_keys=None):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
     ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets
     a grown step (:func:`grown_step`); with ``roundoff`` (the default atol without its floor), a tensor
-    all below the floor or failing its directional test may be compared at its own scale (:func:`_own_scale`).
+    all below the floor or failing its directional test may be compared at its own scale (:func:`_own_scale`);
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step.
     """
+    complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
@@ -380,8 +382,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff, display[k], notes,
                                                below_floor(k, scale(k, sc.grad)), k in strict and cs):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan)
-        numerical[k] = sc.grad
-        comps[k].update(cs)
+        _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
     if cfg.mode == "full":
         for k, sc in scan(dkeys).items():
@@ -415,6 +416,14 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             elements(k, sc)
     notes += [_after_directional(display[k], comps[k], atols[k] < atol) for k in failing]
     return comps, numerical
+
+
+def _keep(numerical, comps, complex_keys, k, sc, cs, name) -> None:
+    """Keep tensor ``k``'s numerical gradient and comparisons ``cs``; ``name`` in ``complex_keys`` when its
+    :class:`Scan` is the complex step."""
+    numerical[k] = sc.grad
+    comps.update(cs)
+    complex_keys.extend([name] if sc.how == "complex" else [])
 
 
 def _grown_note(name, a0, top, step, eps, atol) -> str:

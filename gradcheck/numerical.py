@@ -372,6 +372,10 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
             args[which] = X + 1j * COMPLEX_STEP * u
             Yc = np.asarray(forward(*args))
     except Exception as exc:  # noqa: BLE001
+        if any(w in str(e) for e in (exc, exc.__cause__, exc.__context__) if e is not None
+               for w in ("cross the sandbox", "sent to the sandbox")):
+            return False, ("the layer runs in the sandbox, whose pipe carries real arrays only (check_layer in "
+                           "Python differences a layer of this process by the complex step)")
         return False, f"forward does not accept a complex input ({type(exc).__name__})"
     if Yc.dtype.kind != "c":
         return False, "forward returned a real array for a complex input (it drops the imaginary part)"

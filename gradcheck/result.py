@@ -69,6 +69,8 @@ class CheckResult:
     method: str = "central"
     training: bool | None = None
     other_modes: list[CheckResult] = field(default_factory=list, repr=False)
+    #: method "complex": the tensors whose numerical gradient is the complex step (the others: central differences)
+    complex_step: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -201,6 +203,22 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
     return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", wrap(f"ERROR {n}: {m}"))])
 
 
+def _method_words(r) -> str:
+    """The footnote's method: for the complex step, which tensors it differenced (h=1e-20) and that the rest, whose
+    step ``eps`` is shown, were central differences (fixn22 #2: 'complex step, eps=6.06e-06' when none was)."""
+    if r.method != "complex":
+        return _METHOD_WORDS.get(r.method, r.method)
+    if not r.complex_step and any("complex step not used" in n for n in r.notes):
+        return "central differences (the complex step was asked for but not used: see the notes)"
+    if not r.complex_step:
+        return ("central differences (the complex step, asked for, differences only a tensor whose directional "
+                "test fails, and none did)")
+    rest = [rec.tensor for rec in r.records if rec.kind == "gradient" and rec.tensor not in r.complex_step]
+    return (f"complex step Im L(x+ih)/h with h=1e-20 for {', '.join(r.complex_step)}"
+            + (f"; central differences for {', '.join(rest)}" if rest else "")
+            + ("; the directional screen central" if r.mode == "fast" else ""))
+
+
 def _shown(c, which: str) -> float:
     """A comparison's largest error for the table: of the compared elements, or of the excused kinks when no
     element was left (never 0 by omission: 24 kinks of a tanh showed 0.0e+00, fixn22 #1)."""
@@ -218,7 +236,7 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
     lines = ["", wrap(
         f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. |a-b| <= "
         f"{r0.atol_words()} or |a-b| <= rtol*(|a|+|b|). numerical = "
-        f"{_METHOD_WORDS.get(r0.method, r0.method)}, "
+        f"{_method_words(r0)}, "
         f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
         + (f" 'dirs': random directional derivatives <g, u> against "
            f"{_DIRECTIONAL.get(r0.method, _DIRECTIONAL['central'])}." if dirs else ""))]
