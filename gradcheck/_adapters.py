@@ -1491,8 +1491,23 @@ def class_outputs(obj, inputs):
     return outs
 
 
+#: The suffixes of a loss's derivative function beside it (the tutorial style: ``mse`` with ``mse_prime``).
+DERIVATIVE_SUFFIXES = ("_prime", "_grad", "_derivative")
+
+
+def loss_derivative(fn):
+    """The function ``NAME_prime`` (or ``_grad``, ``_derivative``) defined beside a loss function ``NAME`` in its
+    module (the tutorial style ``mse(y_true, y_pred) -> float`` with ``mse_prime(y_true, y_pred) -> dL/dy_pred``),
+    or None."""
+    names = getattr(fn, "__globals__", {})
+    return next((g for s in DERIVATIVE_SUFFIXES if inspect.isfunction(g := names.get(fn.__name__ + s))), None)
+
+
 class LossFunction:
-    """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol.
+    """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol; or, with a derivative
+    function beside it (:func:`loss_derivative`: ``mse`` and ``mse_prime``), the pair ``fn(...) -> loss``,
+    ``prime(...) -> dL/dy_pred``, both called in the order their names say (:func:`loss_order`; Keras's
+    ``(y_true, y_pred)`` by default), as :class:`FunctionPair` reads CS231n's ``NAME_forward``/``NAME_backward``.
 
     ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first) and keeps ``dx``;
     ``backward()`` returns a copy of it, named ``gradient_name`` (``d`` + fn's first argument).
@@ -1501,24 +1516,48 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
+        self.prime = loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
+        self.pred_first = True
+        if self.prime is not None:  # mse(y_true, y_pred): the order its names say, Keras's by default
+            self.pred_first, _, by_name = loss_order(fn)
+            roles = _roles(self.pred_first)
+            call = (f"{_bound(fn.__name__, names, roles)} -> loss and {_bound(self.prime.__name__, names, roles)} "
+                    f"-> dL/dy_pred (a loss function with its derivative {self.prime.__name__} beside it)")
+            names = names if self.pred_first else names[::-1]  # (prediction, target), as CS231n's (x, y)
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
         self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
+        if self.prime is not None:
+            self.info.update(call=call, by_name=by_name, pred_arg=names[0])
+
+    def _args(self, y_true, y_pred):
+        return (y_pred, y_true) if self.pred_first else (y_true, y_pred)
 
     def forward(self, y_true, y_pred):
-        """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss.
+        """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss. With a derivative
+        function, ``fn`` and it in their names' order (the loss, and ``dx`` kept).
 
         Raises
         ------
         AdapterError
-            When ``fn`` does not return ``(loss, dx)``.
+            When ``fn`` does not return ``(loss, dx)`` (and has no derivative function beside it).
         """
+        if self.prime is not None:
+            loss = self.fn(*self._args(y_true, y_pred), **copy.deepcopy(self._kwargs))
+            if isinstance(loss, tuple):
+                raise AdapterError(f"{self.fn.__name__} returned a tuple of {len(loss)} beside its derivative "
+                                   f"{self.prime.__name__}: a loss function with a derivative returns the loss alone.")
+            self._dx = self.prime(*self._args(np.array(y_true, copy=True), np.array(y_pred, copy=True)),
+                                  **copy.deepcopy(self._kwargs))
+            return loss
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
-                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
+                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'} (a loss returning the "
+                               f"loss alone needs its derivative beside it: {self.fn.__name__}_prime, _grad or "
+                               "_derivative).")
         loss, self._dx = res
         return loss
 
