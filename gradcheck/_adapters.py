@@ -48,7 +48,8 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
-GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}")  # g{}: gA for self.A (tester19s GLU)
+GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}",  # g{}: gA for self.A (tester19s GLU)
+              "nabla_{}")  # Nielsen's nabla_W, nabla_b (tester22s)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are tested in groups (:func:`_used_beyond`), those it cannot tell taken as read.
@@ -1198,7 +1199,12 @@ class Outputs:
     writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
     """
 
-    def __init__(self, names, outs, grads=None):
+    def __init__(self, names, outs, grads=None, keep=None):
+        #: the positions of the float outputs checked; the others (integer: argmax indices) have no gradient
+        self.total, self.keep = len(outs), list(range(len(outs)) if keep is None else keep)
+        self.dropped = [f"{n} {tuple(np.shape(o))} ({np.asarray(o).dtype})"
+                        for j, (n, o) in enumerate(zip(names, outs)) if j not in self.keep]
+        names, outs = [names[j] for j in self.keep], [outs[j] for j in self.keep]
         self.names, self.shapes = list(names), [np.shape(o) for o in outs]
         self.stacked = len(set(self.shapes)) == 1
         #: backward's names of the k upstream gradients (``dnext_h``, ``dnext_c``), or ``dY[j]`` in the joined dY
@@ -1216,16 +1222,22 @@ class Outputs:
         """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
         not k, or no longer share a shape when the first forward's did."""
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        if len(outs) == self.total:
+            outs = tuple(outs[j] for j in self.keep)
         shapes = [np.shape(o) for o in outs]
         if len(outs) != len(self.names) or (self.stacked and len(set(shapes)) > 1):
             raise AdapterError(f"forward returned {len(outs)} outputs of shapes {', '.join(map(str, shapes))}; "
-                               f"its first call returned {len(self.names)} ({self._shown()}).")
+                               f"its first call returned {self.total} ({self._shown()}).")
         self.shapes = shapes
+        if len(outs) == 1:  # one float output beside integer ones: Y itself
+            return outs[0]
         return np.stack(outs) if self.stacked else np.concatenate([np.reshape(o, -1) for o in outs])
 
     def split(self, dY):
         """The k upstream gradients in ``dY`` (the gradient of :meth:`join`'s last ``Y``), views of it."""
         k, sizes = len(self.names), [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
+        if k == 1:
+            return (dY,)
         want = f"({k}, ...)" if self.stacked else f"({sum(sizes)},)"
         if np.ndim(dY) < 1 or (np.shape(dY)[0] != k if self.stacked else np.shape(dY) != (sum(sizes),)):
             raise AdapterError(f"dY has shape {np.shape(dY)}; the {k} outputs joined as one are {want}.")
@@ -1240,13 +1252,17 @@ class Outputs:
     def text(self):
         """The header's account: ``2 outputs (h (3, 4), c (3, 4)) checked as one stacked Y (2, 3, 4) ...``."""
         k = len(self.names)
+        ints = (f"; {' and '.join(self.dropped)}, an integer output, {'is' if len(self.dropped) == 1 else 'are'} "
+                "not differentiated (indices have no gradient)") if self.dropped else ""
+        if k == 1:
+            return f"{self.total} outputs: {self._shown()} checked as Y, backward gets its dY{ints}"
         if self.stacked:
             ds = ", ".join(f"dY[{j}]" for j in range(k)) if k <= 4 else f"dY[0], ..., dY[{k - 1}]"
             how = f"one stacked Y {(k, *self.shapes[0])} (Y[j] is output j, in this order); backward gets {ds}"
         else:
             how = (f"one Y ({sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)},), each flattened and "
                    "concatenated in this order; backward gets dY cut back into their shapes")
-        return f"{k} outputs ({self._shown()}) checked as {how}"
+        return f"{k} outputs ({self._shown()}) checked as {how}{ints}"
 
     def attach(self, obj):
         """Switch ``obj`` to a subclass of its class (same name) whose ``forward`` returns :meth:`join` of its
@@ -1387,6 +1403,13 @@ def several_outputs(res, backward, forward, cached=False):
     not read as two outputs (its check says Y is a tuple).
     """
     outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
+    if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
+        keep = [j for j, o in enumerate(outs) if o.dtype.kind == "f"]  # (Y, argmax): torch's return_indices=True
+        if 0 < len(keep) < len(outs) and _takes(backward, len(keep)):  # indices have no gradient (tester22s)
+            grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(keep)]
+            return Outputs(_return_names(forward, len(res), len(outs)) or
+                           [f"output {j + 1}" for j in range(len(outs))], outs,
+                           grads if all(g.isidentifier() for g in grads) else None, keep)
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
     if not _takes(backward, len(outs) + cached):
@@ -1468,8 +1491,23 @@ def class_outputs(obj, inputs):
     return outs
 
 
+#: The suffixes of a loss's derivative function beside it (the tutorial style: ``mse`` with ``mse_prime``).
+DERIVATIVE_SUFFIXES = ("_prime", "_grad", "_derivative")
+
+
+def loss_derivative(fn):
+    """The function ``NAME_prime`` (or ``_grad``, ``_derivative``) defined beside a loss function ``NAME`` in its
+    module (the tutorial style ``mse(y_true, y_pred) -> float`` with ``mse_prime(y_true, y_pred) -> dL/dy_pred``),
+    or None."""
+    names = getattr(fn, "__globals__", {})
+    return next((g for s in DERIVATIVE_SUFFIXES if inspect.isfunction(g := names.get(fn.__name__ + s))), None)
+
+
 class LossFunction:
-    """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol.
+    """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol; or, with a derivative
+    function beside it (:func:`loss_derivative`: ``mse`` and ``mse_prime``), the pair ``fn(...) -> loss``,
+    ``prime(...) -> dL/dy_pred``, both called in the order their names say (:func:`loss_order`; Keras's
+    ``(y_true, y_pred)`` by default), as :class:`FunctionPair` reads CS231n's ``NAME_forward``/``NAME_backward``.
 
     ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first) and keeps ``dx``;
     ``backward()`` returns a copy of it, named ``gradient_name`` (``d`` + fn's first argument).
@@ -1478,24 +1516,48 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
+        self.prime = loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
+        self.pred_first = True
+        if self.prime is not None:  # mse(y_true, y_pred): the order its names say, Keras's by default
+            self.pred_first, _, by_name = loss_order(fn)
+            roles = _roles(self.pred_first)
+            call = (f"{_bound(fn.__name__, names, roles)} -> loss and {_bound(self.prime.__name__, names, roles)} "
+                    f"-> dL/dy_pred (a loss function with its derivative {self.prime.__name__} beside it)")
+            names = names if self.pred_first else names[::-1]  # (prediction, target), as CS231n's (x, y)
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
         self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
+        if self.prime is not None:
+            self.info.update(call=call, by_name=by_name, pred_arg=names[0])
+
+    def _args(self, y_true, y_pred):
+        return (y_pred, y_true) if self.pred_first else (y_true, y_pred)
 
     def forward(self, y_true, y_pred):
-        """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss.
+        """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss. With a derivative
+        function, ``fn`` and it in their names' order (the loss, and ``dx`` kept).
 
         Raises
         ------
         AdapterError
-            When ``fn`` does not return ``(loss, dx)``.
+            When ``fn`` does not return ``(loss, dx)`` (and has no derivative function beside it).
         """
+        if self.prime is not None:
+            loss = self.fn(*self._args(y_true, y_pred), **copy.deepcopy(self._kwargs))
+            if isinstance(loss, tuple):
+                raise AdapterError(f"{self.fn.__name__} returned a tuple of {len(loss)} beside its derivative "
+                                   f"{self.prime.__name__}: a loss function with a derivative returns the loss alone.")
+            self._dx = self.prime(*self._args(np.array(y_true, copy=True), np.array(y_pred, copy=True)),
+                                  **copy.deepcopy(self._kwargs))
+            return loss
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
-                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
+                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'} (a loss returning the "
+                               f"loss alone needs its derivative beside it: {self.fn.__name__}_prime, _grad or "
+                               "_derivative).")
         loss, self._dx = res
         return loss
 
@@ -2335,7 +2397,7 @@ def _gradient_name(k, names):
 def _gradient_namer(names):
     """:func:`_gradient_name` for many attributes against the same ``names``: their gradient names made once."""
     grads = _gradient_names(tuple(names))
-    return lambda k: k in grads or k.startswith(("grad", "d_")) or k.endswith("_grad") or (
+    return lambda k: k in grads or k.startswith(("grad", "d_", "nabla_")) or k.endswith("_grad") or (
         k[:1] == "d" and k[1:2].isupper())
 
 

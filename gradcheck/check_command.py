@@ -238,7 +238,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     info = getattr(layer, "protocol", None) or {}
     if _passed_but_unpaired(diag) and (fails := _unpaired(info, cname)):
         print("\n" + "\n".join(colorize(V.wrap(line), color) for line in fails))
-        return EXIT_MISMATCH
+        return EXIT_STUDENT if all(line.startswith("NOT CHECKED") for line in fails) else EXIT_MISMATCH
     if _passed_but_unpaired(diag) and (undecided := _undecided(info, cname)):  # H4: neither PASS nor FAIL
         print(colorize("\n" + V.wrap(undecided), color))
         return EXIT_STUDENT
@@ -858,18 +858,19 @@ def _init_array_lines(init: dict[str, Any]) -> list[str]:
 
 
 def _unpaired(info, cname: str) -> list:
-    """The FAIL lines of weights without a checked gradient although backward wrote one: an array of the weight's
-    shape the checker cannot pair with it (``info['ambiguous']``, "W (4, 3): g"), and, in the attribute style, a
-    weight with no gradient beside weights with theirs. Empty: neither."""
+    """The lines of weights without a checked gradient although backward wrote one: NOT CHECKED (exit 3, nothing
+    was found wrong: tester22s) for an array of the weight's shape the checker cannot pair with it
+    (``info['ambiguous']``, "W (4, 3): g"); FAIL for a gradient that cannot be checked (a weight of the class or
+    module, made anew in every forward, a list). Empty: neither."""
     lines, unsure = [], []
     for a in info.get("ambiguous") or []:  # backward writes self.g shaped like W: W's gradient, maybe wrong
         w, _, arrays = str(a).partition(": ")
         name = w.split(" (")[0]
         unsure.append(name)
-        lines.append(f"FAIL: {cname}: backward writes {arrays}, shaped like {w}, but gradcheck cannot tell that "
-                     f"{'it is' if ', ' not in arrays else 'one of them is'} {name}'s gradient: name it "
-                     f"{_grad_name(name)} (or {_grad_name(name, 'grad_')}, {_grad_name(name, '', '_grad')}); "
-                     "its values are not checked, so the check cannot pass.")
+        lines.append(f"NOT CHECKED as a whole: {cname}: backward writes {arrays}, shaped like {w}, but gradcheck "
+                     f"cannot tell that {'it is' if ', ' not in arrays else 'one of them is'} {name}'s gradient: name "
+                     f"it {_grad_name(name)} (or {_grad_name(name, 'grad_')}, {_grad_name(name, '', '_grad')}); its "
+                     "values are not checked, so the check can neither pass nor fail.")
     for h in info.get("hidden") or []:  # backward writes an array of a class's or the module's weight's shape
         w, _, arrays = str(h).partition(": ")
         if arrays:

@@ -43,11 +43,17 @@ from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._adapters import global_names, global_states, hold_random
 from ._switch_reach import file_classes
-from .check import CheckResult, TensorRecord, check_layer, same_backward
+from .check import LARGE_STEP, CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import EXIT_STUDENT, GradcheckError, GradientShapeError, ProtocolError, UsageError
-from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
+from .numerical import (
+    DEFAULT_EPS,
+    default_eps,
+    difference_quotient,
+    numerical_gradient,
+    numerical_jacobian,
+)
 from .numerical import directional_derivatives as _directional
 from .numerical import directional_kinks as _directional_kinks
 from .numerical import layer_numerical_gradients as _numerical
@@ -276,6 +282,12 @@ DIAGNOSES: dict[str, Record] = {
         "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use {remedy}"
         "an input where forward keeps its digits (no large offset cancelled inside); where the true "
         "gradient is 0, an --atol above the noise decides", _NUM),
+    "large-step": Record(
+        "eps too large for the numerical gradient", "{t} differs from the numerical gradient by at most {err:.3g}, "
+        "its failing entries by no more than the truncation error of {method} differences at eps={eps:g} (the same "
+        "differences with the step doubled or halved move by {unc:.3g} at the worst of them): eps={eps:g} is {ratio:.3g} times the step that suits float64 "
+        "({default:.3g}), so at this step the numerical gradient cannot tell a bug from its own truncation error, "
+        "and no bug is named", "drop --eps (eps=None in Python) to check at the default step", _NUM),
     "log-eps": Record(
         "small constant inside a log", "{t} differs from the numerical gradient by a relative {rel:.2g} "
         "at most, exactly as the gradient of log(y + c) with c = {c:.2g} differs from that of log(y), "
@@ -3523,6 +3535,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         n[k] = np.nan
     noise = within_noise(m, n, lambda e: L.numer([key], eps=e, method=res.method)[key],
                          res.eps, res.rtol, res.atol_of(t))
+    if noise is not None and res.method != "complex" and res.eps > LARGE_STEP * default_eps(res.method):
+        return _find("large-step", t, err=noise[0], unc=noise[1], method=res.method, eps=res.eps,  # fixn22 #3
+                     ratio=res.eps / default_eps(res.method), default=default_eps(res.method))
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
                      "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._kernel import METHODS, OFFSETS, _check_method, difference_quotient, kernel
-from .compare import norm_relative_error
+from .compare import norm_relative_error, smooth_mask
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
@@ -372,6 +372,10 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
             args[which] = X + 1j * COMPLEX_STEP * u
             Yc = np.asarray(forward(*args))
     except Exception as exc:  # noqa: BLE001
+        if any(w in str(e) for e in (exc, exc.__cause__, exc.__context__) if e is not None
+               for w in ("cross the sandbox", "sent to the sandbox")):
+            return False, ("the layer runs in the sandbox, whose pipe carries real arrays only (check_layer in "
+                           "Python differences a layer of this process by the complex step)")
         return False, f"forward does not accept a complex input ({type(exc).__name__})"
     if Yc.dtype.kind != "c":
         return False, "forward returned a real array for a complex input (it drops the imaginary part)"
@@ -454,8 +458,9 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     there) is a wrong gradient there; else it is halved (kinks whose jumps differ in sign can cancel in the
     difference of the one-sided quotients, not in the central one, so only one entry is judged by them),
     down to single entries, at a kink when the analytic value lies between their one-sided quotients
-    (:func:`gradcheck.compare.kink_mask`'s rule); a smooth ``L`` with a wrong gradient is halved until
-    ``budget``. About
+    (:func:`gradcheck.compare.kink_mask`'s rule) and their disagreement does not halve with the step as a
+    smooth function's does (:func:`gradcheck.compare.smooth_mask`, two more steps); a smooth ``L`` with a wrong
+    gradient is halved until ``budget``. About
     ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
     disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
     """
@@ -493,6 +498,9 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
         slack = 1e-6 * (abs(dp) + abs(dm)) + noise
         if abs(dp - dm) <= 4 * noise or not min(dp, dm) - slack <= a <= max(dp, dm) + slack:
             return None  # one entry, not between its one-sided quotients: wrong there
+        smaller = [kernel("central", [along(part, e), along(part, -e)], [e, -e], L0)[1:] for e in (eps / 2, eps / 4)]
+        if smooth_mask(np.array(dp), np.array(dm), smaller):
+            return None  # its one-sided quotients part as a smooth function's (a large step), no kink (fixn22 #1)
         k = next(k for k in part)
         j = lo - int(ends[keys.index(k)])
         found.setdefault(k, []).append(tuple(int(i) for i in np.unravel_index(j, np.shape(dirs[k]))))

@@ -350,9 +350,11 @@ def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
 
 
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
-                    allow_scalar: bool = False) -> np.ndarray | None:
+                    allow_scalar: bool = False, like: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
+                    ) -> np.ndarray | None:
     """A described return value as an ndarray, or a one-paragraph error: outputs and gradients are
-    floating point (a loss value, ``allow_scalar``, may be an integer)."""
+    floating point (a loss value, ``allow_scalar``, may be an integer). ``like``: ``(parameter, its shape, dY's
+    shape)`` of a parameter's gradient, for the advice on a single number (fixn22 #4: ``db = dY.sum()``)."""
     kind = desc.get("kind") if isinstance(desc, dict) else None
     if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar:
         raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
@@ -382,11 +384,23 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
         advice = (f"expected the numpy array {tensor} alone: backward returns the gradient of its input; "
                   "the gradients of the weights go in grads (or attributes such as self.dW), not in the "
                   "returned value.")
+    elif kind == "scalar" and like is not None and like[1] != ():
+        advice = f"expected a numpy ndarray of {like[0]}'s shape {fmt_shape(like[1])}: " + _sum_advice(tensor, *like)
     elif kind in ("list", "scalar"):
         advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
     else:
         advice = f"expected a numpy ndarray holding {tensor}, computed with numpy operations."
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
+
+
+def _sum_advice(tensor: str, name: str, shape: tuple[int, ...], dy_shape: tuple[int, ...]) -> str:
+    """How to sum dY into a parameter's gradient of ``shape``: over the axes ``dY`` has and ``shape`` lacks."""
+    lead = len(dy_shape) - len(shape)
+    if lead > 0 and tuple(dy_shape[lead:]) == tuple(shape):  # a bias: sum over the batch (and time) axes only
+        axes = "0" if lead == 1 else repr(tuple(range(lead)))
+        return (f"sum over the batch axis only, {tensor} = dY.sum(axis={axes}), not over every axis (dY.sum() "
+                "gives one number).")
+    return f"keep {name}'s axes when summing (dY.sum() over every axis gives one number)."
 
 
 def _zero_d(desc: Any, param: Any) -> Any:
@@ -1678,7 +1692,9 @@ class RemoteLayer(_Remote):
             slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
                                              tensor=f"d{k}", allow_none=True,
-                                             produced_by=f"{slot_name(slots, k)} after backward(dY)")
+                                             produced_by=f"{slot_name(slots, k)} after backward(dY)",
+                                             like=(k, tuple(np.shape(self.params[k])), tuple(dY.shape))
+                                             if isinstance(self.params.get(k), np.ndarray) else None)
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
             names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
