@@ -73,6 +73,13 @@ def _tree(fn):
     return tree.body[0] if tree is not None and tree.body else None
 
 
+@functools.lru_cache(maxsize=512)
+def _nodes(tree):
+    """Every node of ``tree`` in :func:`ast.walk`'s order, listed once per tree (:func:`_parsed` keeps the tree):
+    grading reads the same reference's forward for every test, and :meth:`_Walk.visit` walks it twice a time."""
+    return tuple(ast.walk(tree))
+
+
 def file_classes(path, name):
     """``(module, [ClassDef])`` of the file ``path`` (:mod:`ast`, nothing runs): class ``name`` (a dotted name's last
     part; at any depth, a top-level one first) and its bases defined there by a bare name, each once, the last base
@@ -145,9 +152,10 @@ class _Walk:
         if tree is None:
             return
         env = _Env(self, fn, dict(binds), owner)
-        for node in ast.walk(tree):
+        nodes = _nodes(tree)
+        for node in nodes:
             env.note(node)
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Call):
                 env.follow(node, depth)
 

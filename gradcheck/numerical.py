@@ -198,13 +198,16 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
 def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.ndarray],
               params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
               indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
-              max_per_call: int = MANY_MAX, method: str = "central") -> Scan:
+              max_per_call: int = MANY_MAX, method: str = "central",
+              unperturbed: Callable[[], np.ndarray] | None = None) -> Scan:
     """The element loop's copies of one tensor (input position ``key`` or parameter key), sent in chunks.
 
     ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` (as
     :meth:`gradcheck.sandbox.RemoteLayer.forward_many`): per forward the arrays or None (the previous),
     parameters to set and ``(key, flat_index, value)`` edits for it alone. Chunks of about ``budget``
-    elements, at most ``max_per_call`` forwards. Returns a :class:`Scan`; TypeError for a non-float tensor.
+    elements, at most ``max_per_call`` forwards. ``unperturbed()``: the output at the unperturbed point, when
+    the caller has it (:func:`layer_numerical_gradients`: one forward for every tensor), else one more
+    ``forward_many`` call computes it. Returns a :class:`Scan`; TypeError for a non-float tensor.
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
@@ -235,7 +238,7 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
         return out
 
     def f0():
-        return scalar_objective(forward_many([xs], [full], [[]])[0], G)
+        return scalar_objective(forward_many([xs], [full], [[]])[0] if unperturbed is None else unperturbed(), G)
 
     return _element_scan(evaluate, base, method, eps, indices, "many", f0)
 
@@ -270,9 +273,11 @@ def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.
 
 
 def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray],
-                      rng: np.random.Generator | None = None) -> tuple[bool, str]:
+                      rng: np.random.Generator | None = None,
+                      unperturbed: Callable[[], np.ndarray] | None = None) -> tuple[bool, str]:
     """Whether samples along axis 0 are computed independently: ``(ok, reason why not)``; the rows of
-    ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative."""
+    ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative
+    (``unperturbed()``: ``forward(X)`` when the caller has it)."""
     rng = rng or np.random.default_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
         return False, "an input has no batch axis"
@@ -289,7 +294,8 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 
     Z = [other(x) for x in inputs]
     try:
-        Y = np.asarray(forward(*[x.copy() for x in inputs]), dtype=np.float64)
+        Y = np.asarray(forward(*[x.copy() for x in inputs]) if unperturbed is None else unperturbed(),
+                       dtype=np.float64)
         Y1 = np.asarray(forward(*_concat_inputs(inputs, Z)), dtype=np.float64)
         Y2 = np.asarray(forward(*_concat_inputs(Z, inputs)), dtype=np.float64)
     except Exception as exc:  # noqa: BLE001 - any failure means "use the element loop"
@@ -305,10 +311,12 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 
 def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                        G: np.ndarray, *, eps: float = DEFAULT_EPS, budget: int = BATCH_BUDGET,
-                       indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
+                       indices: Sequence[tuple[int, ...]] | None = None, method: str = "central",
+                       unperturbed: Callable[[], np.ndarray] | None = None) -> Scan:
     """Finite differences w.r.t. ``inputs[which]`` (float64) of a :func:`batch_independent` layer: the
     copies with element ``p`` of every sample moved, stacked along axis 0, one ``forward`` per chunk of
-    about ``budget`` input elements; sample ``n`` uses ``sum(Y[n] * G[n])``. Returns a :class:`Scan`."""
+    about ``budget`` input elements; sample ``n`` uses ``sum(Y[n] * G[n])``. ``unperturbed()``: the
+    output at ``inputs`` when the caller has it. Returns a :class:`Scan`."""
     X = inputs[which]
     N, shape = X.shape[0], X.shape
     P = int(np.prod(X.shape[1:], dtype=np.int64))
@@ -317,8 +325,8 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
     offs = OFFSETS[method]
     points = [Xf + o * H for o in offs]
     Gf = np.asarray(G, dtype=np.float64).reshape(N, -1)
-    L0 = np.einsum("nk,nk->n", np.asarray(forward(*[x.copy() for x in inputs]), dtype=np.float64)
-                   .reshape(N, -1), Gf)[:, None]
+    Y0 = forward(*[x.copy() for x in inputs]) if unperturbed is None else unperturbed()
+    L0 = np.einsum("nk,nk->n", np.asarray(Y0, dtype=np.float64).reshape(N, -1), Gf)[:, None]
     values = [np.full((N, P), np.nan) for _ in offs]
     evaluated = np.zeros((N, P), dtype=bool)
     if indices is None:
@@ -554,7 +562,9 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     differentiated); ``params`` are perturbed in place and restored; ``eps`` relative (None:
     :func:`default_eps`); ``input_names`` default ``"X"`` or ``"X0", ...``; ``which``/``indices``:
     only these keys / elements (others NaN); ``notes`` gets the fallbacks. Returns ``{key: float64
-    gradient}`` (:class:`Scan` objects if ``detail``).
+    gradient}`` (:class:`Scan` objects if ``detail``). The output at the unperturbed point, which the
+    stacked batch's probe and objective and every chunked tensor's objective read, is computed once, by
+    the first plan that reads it (a sandboxed layer: one round trip, not one per plan and tensor).
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]
@@ -570,10 +580,17 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     def objective() -> float:
         return scalar_objective(forward(*[w.copy() for w in work]), G)
 
+    once: list[np.ndarray] = []
+
+    def unperturbed() -> np.ndarray:  # forward at the unperturbed point: one call for every plan
+        if not once:
+            once.append(forward(*[w.copy() for w in work]))
+        return once[0]
+
     def element(key, arr, position=None):
         if forward_many is not None:
             return many_scan(forward_many, work, params, key if position is None else position, G, eps=eps,
-                             indices=sel(key), method=real)
+                             indices=sel(key), method=real, unperturbed=unperturbed)
         return numerical_gradient(objective, arr, eps=eps, method=real, indices=sel(key), detail=True)
 
     n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
@@ -587,7 +604,7 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                      f"entry of {names} would be {len(OFFSETS[real])} times its size in one forward "
                      f"(over {STACK_MAX:,} elements), as many forwards as one entry at a time and more memory")
     if stacked and batched is not True:
-        stacked, why = batch_independent(forward, work)
+        stacked, why = batch_independent(forward, work, unperturbed=unperturbed)
         if not stacked:
             notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")
     out: dict[str, Scan] = {}
@@ -595,7 +612,8 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
         name = input_names[i]
         sc = _complex_input(forward, work, i, G, sel(name), notes, name) if method == "complex" else None
         if sc is None:
-            sc = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real)
+            sc = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real,
+                                     unperturbed=unperturbed)
                   if stacked else element(name, work[i], i))
         out[name] = sc
     if method == "complex" and params:

@@ -333,8 +333,9 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
     """A string from the child made safe to show: control characters removed, truncated (``...``) and,
     with ``markdown`` (grading: results are Markdown), Markdown's active characters backslash-escaped."""
-    s = text if isinstance(text, str) else str(text)
-    s = "".join(ch if ch.isprintable() else " " for ch in s[: limit + 1])
+    s = (text if isinstance(text, str) else str(text))[: limit + 1]
+    if not s.isprintable():  # (the usual reply is printable: no loop over its characters)
+        s = "".join(ch if ch.isprintable() else " " for ch in s)
     s = s[:limit] + "..." if len(s) > limit else s
     return s.translate(_MD_SPECIAL) if markdown else s
 

