@@ -265,6 +265,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                        color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
+    if lessons := list(dict.fromkeys(f.lesson for f in diag.errors if f.lesson)):  # newuser22: --json alone named it
+        print(colorize(V.wrap(f"read: {', '.join(lessons)}"), color))
     for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
         print(colorize(V.wrap(line), color))
     for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
