@@ -250,8 +250,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
-            print(V.wrap(f"{cname}: forward values not checked (central differences test backward against your own "
-                         f"forward): pass {_reference_hint(cname, 'manualprop.Linear')} to compare them."))
+            print(V.wrap(_forward_unchecked(cname, info, res)))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
@@ -266,6 +265,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                        color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
+    _print_lessons(diag, color)
     for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
         print(colorize(V.wrap(line), color))
     for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
@@ -1391,6 +1391,24 @@ def _loss_lines(loss, res) -> list[str]:
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
     return lines
+
+
+def _print_lessons(diag, color) -> None:
+    """``read: lessons/...``: the lessons that explain the bugs found (newuser22: only --json's ``lesson`` named them)."""
+    if lessons := list(dict.fromkeys(f.lesson for f in diag.errors if f.lesson)):
+        print(colorize(V.wrap(f"read: {', '.join(lessons)}"), color))
+
+
+def _forward_unchecked(cname: str, info: Any, res) -> str:
+    """The line of a PASS that compared no forward values: ``--reference manualprop.<Class>`` to compare them, except
+    for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
+    give to a manualprop layer's parameters; newuser22)."""
+    shapes = getattr(res, "input_shape", None) or ()
+    pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))
+    how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
+           "layer holds them as parameters" if pair else
+           f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them")
+    return f"{cname}: forward values not checked (central differences test backward against your own forward): {how}."
 
 
 def _reference_hint(cname, example="manualprop.MulticlassHinge"):

@@ -67,6 +67,11 @@ examples:
   gradcheck check my_layer.py::Tanh --input-shape 3,4 --tape --jacobian --plots out/
   gradcheck train --epochs 30 --plots demo-output/train
 """
+#: ``check --help``'s exit codes and examples: EPILOG (``gradcheck --help``'s, for every command) without what zoo
+#: and train do (newuser22: check's help named their exit codes and examples).
+CHECK_EPILOG = "\n".join(line for line in EPILOG.replace(" (train: every requirement met)", "").replace(
+    "; the output names it (zoo: also a layer that\n     could not be checked; train: a requirement failed)",
+    "; the output names it").splitlines() if not line.startswith(("  gradcheck zoo", "  gradcheck train"))) + "\n"
 
 
 def _say_error(exc: GradcheckError) -> int:
@@ -455,7 +460,7 @@ def _add_constants(c) -> None:
 def _add_check_parser(sub, fmt) -> None:
     """The options of ``gradcheck check``."""
     c = sub.add_parser(
-        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG, formatter_class=fmt,
+        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=CHECK_EPILOG, formatter_class=fmt,
         description="Import path/to/file.py in a separate sandbox process (gradcheck.sandbox: "
                     "no access to the course packages, memory and time limits, see --timeout), "
                     "build ClassName(**INIT) there and compare its backward() "

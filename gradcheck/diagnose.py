@@ -351,6 +351,10 @@ DIAGNOSES: dict[str, Record] = {
         "1/sqrt(d) or 1/batch", "{t} is {count} times too {big}: {what}, e.g. attention's 1/sqrt(d_k) with d_k = "
         "{d} (the last axis of {x}); the batch size is {count} as well, so it may instead be {alt}: a check at "
         "another batch size tells which", "{fix}", _LIN),
+    "factor-sqrt-dk": Record(
+        "a factor sqrt(d_k)", "{t} is {c:.6g} times the correct gradient, and {c:.6g} = {what}, with {d} the last axis "
+        "of {x}: {how}, e.g. attention's scores Q K^T / sqrt(d_k) (d_k = {d}) whose backward {which}", "{fix}",
+        "33-attention.md"),
     "factor-inverse-batch-m": Record(
         "extra 1/batch (1/m)", "{t} {be} {count} times too small: an extra 1/batch (1/m = 1/{count}, m the batch "
         "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
@@ -538,6 +542,13 @@ DIAGNOSES: dict[str, Record] = {
         "every step but the last misses the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
+    "steps-not-summed": Record(
+        "time steps' gradients not summed", "{t}: right for a sequence of one time step but not for {T} steps, "
+        "while {x} is right at every step: each step's contribution is right, and they are not added up. A gradient "
+        "over time steps overwritten instead of accumulated (an = where += is due in the loop over the steps) keeps "
+        "one step's contribution alone", "set the gradient to zeros before the loop over the steps and add each "
+        "step's contribution to it (+=): a weight shared by every step gets the sum of their gradients",
+        "31-rnn-bptt.md"),
     "huber-not-clipped": Record(
         "Huber's clip missing", "{t} is {k:.6g} times (y_pred - y_true) everywhere, the square's derivative: forward "
         "is a Huber loss with delta {delta:.6g} (quadratic where |y_pred - y_true| <= {delta:.6g}, linear beyond), "
@@ -693,12 +704,14 @@ def _said_once(errs: Sequence[Finding]) -> list[str]:
     out = []
     for (_, text), fs in groups.items():
         names = list(dict.fromkeys(f.tensor for f in fs if f.tensor))
-        if len(names) < 3:  # two are read apart as easily
+        if len(names) < 2:
             out.append(fs[0].sentence())
             continue
         text = re.sub(r"\0 (\w+)", lambda g: "\0 " + _PLURAL.get(g[1], g[1][:-1] if g[1].endswith("s") else g[1]),
                       text, count=1)
-        out.append(text.replace("\0", ", ".join(names), 1).replace("\0", "it"))
+        # newuser22: two were said as the first alone ("dQ is 1.73205 times ...", dK's left out)
+        both = " and ".join(names) if len(names) == 2 else ", ".join(names)
+        out.append(text.replace("\0", both, 1).replace("\0", "it"))
     return out
 
 
@@ -3215,6 +3228,48 @@ def _carry_signature(L: _Layer, key, m, n):
     return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
 
 
+def _steps_not_summed(L: _Layer, key, m, n):
+    """A recurrent layer's weight gradient that keeps one time step's contribution where the chain rule sums every
+    step's (newuser22: lesson 31's ``rnn_bug.py``, ``self.grads["W_ih"] = dA.T @ X[:, t]`` in the loop over the steps,
+    ``=`` where ``+=`` is due). Only for a weight and a sequence input ``(N, T, D)``, ``T >= 2``, of a forward whose
+    output is ``(N, T, H)`` and causal (moving step T-1 of the input leaves the earlier steps of the output as they
+    were): backward's gradient of the sequence input is right at T steps (so each step's contribution is) and the
+    weight's is right for the one-step sequence ``X[:, :1]`` (nothing to sum), while ``m`` is not ``n``. The layer's
+    cache is set back to the check's input after."""
+    X, Y, G, proxy = L.inputs[0], L.Y, L.G, getattr(L, "proxy", None)
+    if (key not in L.params or proxy is None or X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2]
+            or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f" or close(m, n, 1e-5)):
+        return None
+    moved = X.copy()
+    moved[:, -1] += 0.5 + np.abs(moved[:, -1])
+    if not np.array_equal(L.fwd_with(0, moved)[:, :-1], Y[:, :-1]):
+        return None  # not causal: no time steps
+    x = L.keys[0]
+    one = [X[:, :1], *L.inputs[1:]]
+    try:
+        dx = np.asarray(_as_list(_backward_of(L, L.inputs, G), len(L.inputs))[0], dtype=np.float64)
+        if dx.shape != X.shape or not close(dx, L.numer([x])[x], 1e-5):
+            return None  # the input's gradient is wrong too: another bug
+        _backward_of(L, one, G[:, :1])
+        g = getattr(proxy, "grads", None)
+        m1 = np.array(g[key], dtype=np.float64) if isinstance(g, Mapping) and key in g else None
+    except Exception:  # noqa: BLE001 - a layer that cannot run a one-step sequence: not told
+        return None
+    finally:
+        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
+            proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+    if m1 is None or m1.shape != m.shape or not close(m1, L.numer([key], xs=one, G=G[:, :1])[key], 1e-5):
+        return None
+    return "steps-not-summed", {"T": X.shape[1], "x": V.grad_name(L.names[0])}
+
+
+def _backward_of(L: _Layer, xs, G):
+    """The layer's forward on ``xs`` (copies), its grads zeroed, then ``backward(G)``: what backward returned."""
+    L.proxy.forward(*[a.copy() for a in xs], training=L.training)
+    _reset_grads(L.proxy)
+    return L.proxy.backward(G.copy())
+
+
 def _one_tanh(diag: Diagnosis) -> None:
     """One ``tanh-square-inside`` sentence naming every tensor wrong through the missing square (an RNN step's
     dx, dprev_h, dWx, dWh, db), at the first one's place, instead of one each."""
@@ -3400,6 +3455,29 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
             "fix": "scale it by 1/sqrt(d) as the forward does" if big else "divide by sqrt(d) once, as the forward does"}
 
 
+def _sqrt_dk(L: _Layer, m, n) -> dict | None:
+    """The fields of ``factor-sqrt-dk`` when ``m`` is ``sqrt(d)`` or ``1/sqrt(d)`` times ``n`` for the last axis ``d >
+    1`` that two float inputs of two axes or more share (attention's Q and K, whose scores' 1/sqrt(d_k) backward
+    misses or applies twice; newuser22, lesson 33); else None."""
+    ok = np.isfinite(n)
+    nn = float(np.sum(n[ok] * n[ok]))
+    if not nn:
+        return None
+    c = float(np.sum(m[ok] * n[ok])) / nn
+    last = [x.shape[-1] if x.ndim >= 2 and x.dtype.kind == "f" else 0 for x in L.inputs]
+    for name, d in zip(L.names, last):
+        d = d if last.count(d) >= 2 else 0  # scores of two inputs over one axis d (Q K^T): a factor 2 is no sqrt(4)
+        for k, what, how, which, fix in (
+                (np.sqrt(d), f"sqrt({d})", f"a factor 1/sqrt({d}) is missing", "misses the 1/sqrt(d_k)",
+                 "multiply the scores' gradient by 1/sqrt(d_k), as forward multiplies the scores, before Q's and K's "
+                 "gradients are taken from it"),
+                (1 / np.sqrt(d) if d else 0, f"1/sqrt({d})", f"a factor 1/sqrt({d}) too many",
+                 "applies the 1/sqrt(d_k) twice", "apply 1/sqrt(d_k) once, as forward does")):
+            if d > 1 and abs(c - k) <= 1e-6 * abs(k):
+                return {"c": c, "what": what, "d": d, "x": name, "how": how, "which": which, "fix": fix}
+    return None
+
+
 def _per_layer_m(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-inverse-batch-m`` when ``m`` is ``n / M`` for the batch size ``M`` on axis 1 of
     the layer's 2-D first input in Andrew Ng's layout (``A (in, M)``, ``Y (out, M)``, a weight ``(out, in)``),
@@ -3574,6 +3652,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
+    if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
+        f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
@@ -3597,6 +3677,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
+    lambda L, t, key, m, n: _steps_not_summed(L, key, m, n),
     lambda L, t, key, m, n: _last_step_signature(L, key, m),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),

@@ -183,3 +183,14 @@ def test_pytorchs_option_names_are_refused_with_ours(make, words):
     with pytest.raises(TypeError) as info:
         make()
     assert words in str(info.value)
+
+
+def test_a_frozen_layer_says_so_in_its_repr():
+    # newuser22: Linear(3, 2, trainable=False) printed as Linear(in_features=3, out_features=2), as a trainable one
+    assert repr(Linear(3, 2, name="fc1", trainable=False)) == \
+        "Linear(in_features=3, out_features=2, name='fc1', trainable=False)"
+    relu = ReLU()
+    relu.trainable = False
+    assert repr(relu) == "ReLU(trainable=False)"
+    relu.trainable = True
+    assert repr(relu) == repr(ReLU())

@@ -217,6 +217,13 @@ def test_correct_counterparts_pass(key):
                                                          "3 heads of 2", "dO = dM.reshape(N, T, 3, 2)"]),
         ("session22.py::InProjAttentionMergeReshape", ["dX, din_proj_weight, din_proj_bias are what backward gives"]),
         ("session22.py::BiasedMultiHeadAttentionMergeReshape", ["dbq, dbk, dbv are what backward gives when it merges"]),
+        # newuser22: lesson 31's and 33's planted bugs were "no known bug pattern" and "a constant factor" (dK unsaid)
+        ("session22d.py::RNNStepsOverwrite", ["dW_ih and db: right for a sequence of one time step but not for 4 "
+                                              "steps, while dX is right", "overwritten instead of accumulated",
+                                              "dW_hh is all zeros"]),
+        ("session22d.py::AttentionNoScaleBackward", ["dQ and dK are 1.73205 times the correct gradient, and 1.73205 = "
+                                                     "sqrt(3), with 3 the last axis of Q", "1/sqrt(d_k)"]),
+        ("session22d.py::AttentionScaleTwice", ["dQ and dK are 0.57735 times", "= 1/sqrt(3)", "twice"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

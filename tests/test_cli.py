@@ -535,11 +535,11 @@ def test_cs231n_settings_argument_is_pointed_to_init():
 def test_readme_cs231n_row_commands_run_as_pasted():
     # newuser21 M1: the row gave affine's --input-shape and conv's --init side by side; pasted together
     # on ::affine they exited 2 ("--init key 'conv_param' is not an argument of affine_forward"). Every
-    # `layers.py::NAME ...` command of the README runs on examples/cs231n_layers.py and passes.
+    # `layers.py::NAME ...` command of docs/checking.md (moved from the README) runs on examples/cs231n_layers.py and passes.
     import re
     import shlex
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "checking.md").read_text(encoding="utf-8")
     commands = re.findall(r"`(layers\.py::\w+ --[^`]+)`", readme)
     assert {c.split()[0] for c in commands} == {"layers.py::affine", "layers.py::conv"}, commands
     for command in commands:

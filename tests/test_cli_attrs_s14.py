@@ -286,7 +286,7 @@ def test_rule_without_stored_gradients_names_every_array_a_parameter_with_no_gra
 def test_readme_states_the_rule_once():
     from pathlib import Path
 
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "checking.md").read_text().split())
     assert "is a weight whose gradient was forgotten (a wrong result, exit 1) when it is named like a weight" \
         not in readme
     assert "when it is named like a weight" not in readme  # tester15 H3: no list of weight-like names

@@ -584,6 +584,8 @@ class Layer:
         args, name = self._repr_args(), self.__dict__.get("name")
         if name is not None and name != type(self).__name__:  # Keras's name=, when given
             args = f"{args}, name={name!r}" if args else f"name={name!r}"
+        if self.__dict__.get("_trainable", True) is False:  # a frozen layer says so (newuser22)
+            args = f"{args}, trainable=False" if args else "trainable=False"
         return f"{type(self).__name__}({args})"
 
     def _input(self, x, **spec):

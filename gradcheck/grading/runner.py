@@ -1570,7 +1570,9 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
     counts, _, bars = ax.hist(scores, bins=np.arange(0, np.ceil(mx) + 2) - 0.5, color="#4C72B0",
                               edgecolor="white", rwidth=0.9)
-    ax.bar_label(bars, labels=[f"{int(c)}" if c else "" for c in counts], fontsize=9, padding=2)
+    # on a white box above the mean and median lines, which may cross a bar's label (newuser22)
+    ax.bar_label(bars, labels=[f"{int(c)}" if c else "" for c in counts], fontsize=9, padding=2, zorder=4,
+                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 2.5})
     if len(scores):
         ax.axvline(scores.mean(), color="#C44E52", ls="--", lw=1.5,
                    label=f"mean {scores.mean():.1f}")
