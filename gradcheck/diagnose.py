@@ -1550,12 +1550,20 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
-    more, inv = "", round(1 / c)
-    if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:  # tester20s: "0.111111 times": 9 times too small
+    more = ""
+    if inv := _times_too_small(c):  # tester20s: "0.111111 times": 9 times too small
         per = k // n_batch if k and n_batch and k % n_batch == 0 else 0
         more = f" ({inv} times too small" + (
             f"; {inv} = the {per} output positions per sample, e.g. H*W: a division by them too many" * (per == inv)) + ")"
     return "factor", {"c": c, "more": more}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
+
+
+def _times_too_small(c: float) -> int:
+    """``k`` when the constant factor ``c`` of a gradient over the correct one is ``1/k`` for an integer ``k >= 2``
+    (to a relative 1e-6), else 0: the one rule behind "k times too small" (a factor 0.111111 reads as 9 times too
+    small; tester20s), for :func:`name_signature` and the factor that does not follow the batch."""
+    inv = round(1 / c) if c and np.isfinite(c) else 0
+    return inv if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv else 0
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
@@ -4439,7 +4447,7 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
     backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
+    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked
@@ -4489,9 +4497,7 @@ def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
         return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
     c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
-    more, inv = "", round(1 / c) if c else 0
-    if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
-        more = f" ({inv} times too small)"
+    more = f" ({inv} times too small)" if (inv := _times_too_small(c)) else ""
     N = L.n_batch
     if any(abs(c * k - 1) < 1e-6 or abs(c / k - 1) < 1e-6 for k in (N,)):
         more += f"; it equals the batch size {N} here by chance: the same factor at a batch of {N + 1}, so it is no 1/batch"
