@@ -3820,27 +3820,50 @@ def _head_merge_signature(L: _Layer, key, m, n):
     heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's leftover; fused
     and biased forms session 21's): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the
     reshape-alone backward."""
-    X = L.inputs[0]
-    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or not np.isfinite(n).all():
+    if not np.isfinite(n).all() or (found := _head_form(L)) is None:
         return None
-    D, G = X.shape[2], L.G
+    (form, H, s), right = found
+    slot = "X" if key == L.keys[0] else key
+    if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
+        return None
+    D = L.inputs[0].shape[2]
+    d = D // H
+    for bug, where, fix in (
+            ("merge", "merges the heads' gradients dq, dk, dv (N, H, T, d) back into (N, T, H*d)",
+             f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
+            ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
+             f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
+        if close(m, _head_form(L, bug)[1][slot], 1e-5):
+            return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
+    return None
+
+
+def _head_form(L: _Layer, bug: str = "") -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
+    """``((form, H, s), grads)``: the first multi-head self-attention (form of :func:`_attention_forms`, head count
+    ``H``, scale ``s``) that reproduces ``L``'s output to 1e-9, and its gradients by name (:func:`_attention_named`,
+    with ``bug`` "merge" or "split" as :func:`_mha_grads` plants it); None when no form does or ``L`` is no such
+    layer. Searched once per layer and each bug's gradients computed once, kept on ``L`` (review22: every failing
+    tensor of the layer ran the whole search again, up to ~288 :func:`_mha_grads`)."""
+    memo = L.__dict__.setdefault("_head_form", {})
+    if "" not in memo:
+        memo[""] = _head_search(L)
+    if memo[""] is not None and bug not in memo:
+        (form, H, s), X = memo[""][0], L.inputs[0]
+        memo[bug] = ((form, H, s), _attention_named(X, L.params, form, H, s, L.G, bug)[1])
+    return memo[bug]
+
+
+def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
+    """:func:`_head_form`'s search (no bug planted), run once per layer."""
+    X = L.inputs[0]
+    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape:
+        return None
+    D = X.shape[2]
     for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
-            Y, right = _attention_named(X, L.params, form, H, s, G)
-            if not close(Y, L.Y, 1e-9, 1e-12):
-                continue
-            slot = "X" if key == L.keys[0] else key
-            if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
-                return None
-            d = D // H
-            for bug, where, fix in (
-                    ("merge", "merges the heads' gradients dq, dk, dv (N, H, T, d) back into (N, T, H*d)",
-                     f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
-                    ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
-                     f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
-                if close(m, _attention_named(X, L.params, form, H, s, G, bug)[1][slot], 1e-5):
-                    return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
-            return None
+            Y, right = _attention_named(X, L.params, form, H, s, L.G)
+            if close(Y, L.Y, 1e-9, 1e-12):
+                return (form, H, s), right
     return None
 
 
