@@ -391,6 +391,8 @@ EXPECTED = {
     # M1: a running mean updated and used in the same training forward, checked with it put back before every forward
     # (FAILed "forward changes the layer's state" before); dX = dY: the mean's path through rm missing
     "tester22s.py::EMACenterNoMeanPath": "missing-local-derivative",
+    # session 22 (review22): a bound read through forward's rebinding of its own input (X = X + 3; clip at 3)
+    "rebound22.py::ReLU6ShiftedNoUpper": "bound-side",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -460,7 +462,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                              "EmbeddingBagMean", "EveryOther", "posadd")),
            *(f"session22.py::{n}" for n in ("ScaleGamma", "ScaleSeed", "FusedQKVAttention", "InProjAttention",
                                             "BiasedMultiHeadAttention")),
-           "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
+           "rebound22.py::ReLU6Shifted", "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
