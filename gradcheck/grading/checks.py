@@ -702,7 +702,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference, written)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
@@ -803,8 +803,8 @@ def _directional_misses(layer: Any, xs: list[np.ndarray], d_in: list[str], shape
     return [n for n in names if _directional_miss(layer, xs, params, n, d_in, grads.get(n), G, rng, training)]
 
 
-def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
+def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], shape: tuple[int, ...],
+              cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
               written: GradcheckError | None = None) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: the one place grading
     reads ``gradcheck check``'s verdict. First check's verdicts on the layer as a whole, each decided whatever the
@@ -917,7 +917,8 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
 
     When the check stops on an error a part outside ``names`` explains (a gradient of the wrong shape, a NaN or
     infinity, a missing gradient: the check's validation of what backward gave), the parts ``names`` are confirmed
-    one by one by ``confirm`` (:func:`_confirm_directionally`: the names it finds wrong, None when it cannot tell),
+    one by one by ``confirm`` (:func:`_confirm_directionally`: the names it finds wrong; None when it cannot tell, a
+    forward that is not repeatable: then they stay as the reference judged them),
     so a second bug never earns back what central differences would have cost (review22: a forward adding b twice
     lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
     other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
@@ -937,8 +938,8 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
             if p.name in wrong:
                 p.passed, p.message = False, (
                     f"{p.name} matches the reference's, but disagrees with the central difference of your forward "
-                    f"along a random direction (the numerical check stopped on another part: {exc}). Does forward "
-                    f"compute what backward differentiates?")
+                    f"along a random direction (the numerical check stopped on another part: "
+                    f"{str(exc).rstrip('.')}). Does forward compute what backward differentiates?")
         return None
     except GradcheckError as exc:
         return _not_confirmed(verdict, left, exc)
