@@ -698,6 +698,12 @@ def _in_order(tree):
         stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
+#: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called
+#: on): ``X = np.asarray(X)`` leaves X what it was; a bound of the result is a bound of X.
+_SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "astype", "copy", "reshape",
+                "ravel", "flatten", "squeeze", "atleast_1d", "atleast_2d", "float64", "float32"}
+
+
 class _ConstantReader:
     """:func:`compared_constants`'s walk: ``env`` maps a name (``x``, ``self.X``) to ``(a, b)`` when it holds
     ``a X + b`` of forward's first input ``first``; ``found`` collects the X values of the bounds met."""
@@ -743,9 +749,16 @@ class _ConstantReader:
         return None
 
     def affine(self, node):
-        """``(a, b)`` with node = a X + b, or None."""
+        """``(a, b)`` with node = a X + b, or None; a call holding its argument's values (:data:`_SAME_VALUES`:
+        ``np.asarray(x)``, ``x.astype(float)``) is its argument."""
         if (k := self.key(node)) is not None and k in self.env:
             return self.env[k]
+        if isinstance(node, ast.Attribute) and node.attr == "T":  # the same values, transposed
+            return self.affine(node.value)
+        if isinstance(node, ast.Call) and self.callee(node) in _SAME_VALUES:
+            f = node.func
+            on = f.value if isinstance(f, ast.Attribute) and self.affine(f.value) is not None else None
+            return self.affine(on if on is not None else node.args[0]) if on is not None or node.args else None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             f = self.affine(node.operand)
             return None if f is None else (-f[0], -f[1])
@@ -787,11 +800,11 @@ class _ConstantReader:
             for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 if self.zero and (k := self.key(t)) is not None and self.key(v) in self.zero:
                     self.zero.add(k)  # self.y = y_true
-                if (k := self.key(t)) is not None and k != self.first:
+                if (k := self.key(t)) is not None:  # forward's own X too: X = X - 3 composes (review22)
                     self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
                     self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
         elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
-            if (k := self.key(stmt.target)) is not None and k != self.first and k in self.env:
+            if (k := self.key(stmt.target)) is not None and k in self.env:
                 f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
                 self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
         elif isinstance(stmt, ast.Compare):

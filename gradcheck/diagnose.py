@@ -1563,12 +1563,20 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
-    more, inv = "", round(1 / c)
-    if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:  # tester20s: "0.111111 times": 9 times too small
+    more = ""
+    if inv := _times_too_small(c):  # tester20s: "0.111111 times": 9 times too small
         per = k // n_batch if k and n_batch and k % n_batch == 0 else 0
         more = f" ({inv} times too small" + (
             f"; {inv} = the {per} output positions per sample, e.g. H*W: a division by them too many" * (per == inv)) + ")"
     return "factor", {"c": c, "more": more}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
+
+
+def _times_too_small(c: float) -> int:
+    """``k`` when the constant factor ``c`` of a gradient over the correct one is ``1/k`` for an integer ``k >= 2``
+    (to a relative 1e-6), else 0: the one rule behind "k times too small" (a factor 0.111111 reads as 9 times too
+    small; tester20s), for :func:`name_signature` and the factor that does not follow the batch."""
+    inv = round(1 / c) if c and np.isfinite(c) else 0
+    return inv if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv else 0
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
@@ -3893,27 +3901,50 @@ def _head_merge_signature(L: _Layer, key, m, n):
     heads, by reshape alone, without the transpose(0, 2, 1, 3) the head split needs (session 20's leftover; fused
     and biased forms session 21's): ``n`` is the recomputed correct gradient of ``key`` and ``m`` that of the
     reshape-alone backward."""
-    X = L.inputs[0]
-    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape or not np.isfinite(n).all():
+    if not np.isfinite(n).all() or (found := _head_form(L)) is None:
         return None
-    D, G = X.shape[2], L.G
+    (form, H, s), right = found
+    slot = "X" if key == L.keys[0] else key
+    if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
+        return None
+    D = L.inputs[0].shape[2]
+    d = D // H
+    for bug, where, fix in (
+            ("merge", "merges the heads' gradients dq, dk, dv (N, H, T, d) back into (N, T, H*d)",
+             f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
+            ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
+             f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
+        if close(m, _head_form(L, bug)[1][slot], 1e-5):
+            return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
+    return None
+
+
+def _head_form(L: _Layer, bug: str = "") -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
+    """``((form, H, s), grads)``: the first multi-head self-attention (form of :func:`_attention_forms`, head count
+    ``H``, scale ``s``) that reproduces ``L``'s output to 1e-9, and its gradients by name (:func:`_attention_named`,
+    with ``bug`` "merge" or "split" as :func:`_mha_grads` plants it); None when no form does or ``L`` is no such
+    layer. Searched once per layer and each bug's gradients computed once, kept on ``L`` (review22: every failing
+    tensor of the layer ran the whole search again, up to ~288 :func:`_mha_grads`)."""
+    memo = L.__dict__.setdefault("_head_form", {})
+    if "" not in memo:
+        memo[""] = _head_search(L)
+    if memo[""] is not None and bug not in memo:
+        (form, H, s), X = memo[""][0], L.inputs[0]
+        memo[bug] = ((form, H, s), _attention_named(X, L.params, form, H, s, L.G, bug)[1])
+    return memo[bug]
+
+
+def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
+    """:func:`_head_form`'s search (no bug planted), run once per layer."""
+    X = L.inputs[0]
+    if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape:
+        return None
+    D = X.shape[2]
     for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
-            Y, right = _attention_named(X, L.params, form, H, s, G)
-            if not close(Y, L.Y, 1e-9, 1e-12):
-                continue
-            slot = "X" if key == L.keys[0] else key
-            if slot not in right or not close(n, right[slot], 1e-5) or close(m, n, 1e-5):
-                return None
-            d = D // H
-            for bug, where, fix in (
-                    ("merge", "merges the heads' gradients dq, dk, dv (N, H, T, d) back into (N, T, H*d)",
-                     f"dQ = dq.transpose(0, 2, 1, 3).reshape(N, T, {D}), the same for dk and dv"),
-                    ("split", "splits the merged output's gradient (N, T, H*d) into heads (N, H, T, d)",
-                     f"dO = dM.reshape(N, T, {H}, {d}).transpose(0, 2, 1, 3)")):
-                if close(m, _attention_named(X, L.params, form, H, s, G, bug)[1][slot], 1e-5):
-                    return "head-merge-no-transpose", {"where": where, "fix": fix, "H": H, "d": d, "D": D}
-            return None
+            Y, right = _attention_named(X, L.params, form, H, s, L.G)
+            if close(Y, L.Y, 1e-9, 1e-12):
+                return (form, H, s), right
     return None
 
 
@@ -4520,7 +4551,7 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
     backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N or getattr(L, "proxy", None) is None:
+    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked
@@ -4570,9 +4601,7 @@ def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
         return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
     c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
-    more, inv = "", round(1 / c) if c else 0
-    if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv:
-        more = f" ({inv} times too small)"
+    more = f" ({inv} times too small)" if (inv := _times_too_small(c)) else ""
     N = L.n_batch
     if any(abs(c * k - 1) < 1e-6 or abs(c / k - 1) < 1e-6 for k in (N,)):
         more += f"; it equals the batch size {N} here by chance: the same factor at a batch of {N + 1}, so it is no 1/batch"

@@ -307,6 +307,28 @@ def test_a_dropout_wrong_in_both_modes_is_named_in_both():
     assert [o.codes for o in d.other_modes] == [["mask-scale"]], d.report()
 
 
+@pytest.mark.parametrize("key", ["session21.py::MultiHeadAttentionMergeReshape",
+                                 "session22.py::FusedQKVAttentionSplitReshape"])
+def test_head_merge_search_runs_once_per_layer(key, monkeypatch):
+    """review22: _head_merge_signature searched every form, order, head count and scale again for each failing tensor
+    of the same layer (up to ~288 _mha_grads each); now once per layer (kept on the _Layer), each planted bug's
+    gradients once: no call of _mha_grads repeats another's arguments, and the layer is still named."""
+    import gradcheck.diagnose as D
+
+    calls, real = [], D._mha_grads
+
+    def counted(X, Ws, H, s, lay, G, bug="", bs=None):
+        calls.append((H, s, lay, bug, tuple(w.tobytes() for w in Ws),
+                      tuple(b is not None and b.tobytes() for b in bs or ())))
+        return real(X, Ws, H, s, lay, G, bug, bs)
+
+    monkeypatch.setattr(D, "_mha_grads", counted)
+    d = diagnose(key)
+    assert d.codes[0] == "head-merge-no-transpose", d.report()
+    failing = {f.tensor for f in d.findings if f.code == "head-merge-no-transpose"}
+    assert len(failing) >= 2 and calls and len(calls) == len(set(calls)), (failing, len(calls), len(set(calls)))
+
+
 @pytest.mark.parametrize("lay", [0, 1])
 @pytest.mark.parametrize("n_w", [3, 4])
 def test_head_merge_reference_is_autograds_gradient(lay, n_w):

@@ -119,6 +119,45 @@ def test_bound_forgotten_behind_a_rebound_name_fails():
     assert not d.passed and d.codes[0] == "bound-side", d.report()
     assert "forward compares X with 6" in d.report(), d.report()
 
+
+def test_compared_constants_follow_a_rebinding_of_forwards_own_input():
+    """review22: ``X = X - 3`` was read as X (bounds 0 and 6 for 3 and 9); a call holding X's values
+    (``np.asarray(X)``) keeps X; a name is read as it was where it is used (``m = X > 1`` before ``X = X * 2``: 1,
+    not 0.5); X rebound to something else bounds nothing (it was read as X)."""
+
+    class Shifted:
+        def forward(self, X):
+            X = np.asarray(X, dtype=float)
+            X = X - 3
+            return np.clip(X, 0, 6)
+
+    class Ordered:
+        def forward(self, X):
+            self.m = X > 1
+            X = X * 2
+            return np.minimum(X, 6) * self.m
+
+    class Replaced:
+        def forward(self, X):
+            X = np.exp(X)
+            return np.maximum(X, 1)
+
+    assert compared_constants(Shifted()) == [3.0, 9.0]
+    assert compared_constants(Ordered()) == [1.0, 3.0]
+    assert compared_constants(Replaced()) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_bound_read_through_a_rebound_input_is_named_and_its_twin_passes(seed):
+    """review22: relu6(X + 3) written ``X = X + 3; np.clip(X, 0, 6)`` (bounds -3 and 3, read as 0 and 6): the backward
+    forgetting the clip at 3 was named missing-local-derivative (stale-cache at seed 0); now bound-side at seeds
+    0-4, its correct twin PASS."""
+    bad, X, _ = load("rebound22.py::ReLU6ShiftedNoUpper")
+    d = diagnose_layer(bad, X, seed=seed)
+    assert not d.passed and d.codes[0] == "bound-side", d.report()
+    good, X, _ = load("rebound22.py::ReLU6Shifted")
+    assert diagnose_layer(good, X, seed=seed).passed
+
 def test_straddled_values_sit_on_both_sides_of_each_constant():
     z = np.random.default_rng(0).standard_normal((6, 5))
     x = V.straddled_values(z, [-4.0, 4.0])

@@ -30,6 +30,9 @@ BUGS = {
     "float32": "float32",  # forward in float32: check's FAIL as a whole (wrong precision of Y)
     "constant": "constant",  # an array forward reads with no gradient: check's NOT CHECKED as a whole
     "double_b": "double_b",  # forward adds b twice: db matches the reference, central differences find it wrong
+    "dX_sign": "dX = -dX",  # a wrong dX value: check_layer runs, and finds db wrong beside double_b
+    "dX_shape": "dX = dX[:, :4]",  # a dX of the wrong shape: check_layer stops on it (review22: db was spared)
+    "dX_nan": "dX[0, 0] = np.nan",  # a NaN in dX: check_layer stops on it too (review22: db was spared)
 }
 
 
@@ -40,13 +43,14 @@ def _linear(name: str, bugs: frozenset[str]) -> str:
     out += " + self.params['b']" if "double_b" in bugs else ""
     out = f"({out})"
     out += ".astype(np.float32)" if "float32" in bugs else ""
-    lines = [BUGS[b] for b in ("db_mean", "dW_sign", "zero_dY", "nan_dY") if b in bugs]
-    after = "".join(f"        {line}\n" for line in lines if line.startswith("dY"))
+    lines = [BUGS[b] for b in ("db_mean", "dW_sign", "zero_dY", "nan_dY", "dX_sign", "dX_shape", "dX_nan")
+             if b in bugs]
+    after = "".join(f"        {line}\n" for line in lines if line.startswith(("dY", "dX")))
     return (f"class {name}:\n    def __init__(self):\n"
             f"        self.params = {{'W': np.full((3, 5), 0.3), 'b': np.zeros(3)}}\n        self.grads = {{}}\n{scale}"
             f"    def forward(self, X, training=False):\n        self.X = X\n        return {out}\n"
             f"    def backward(self, dY):\n        dW = dY.T @ self.X\n        db = dY.sum(axis=0)\n"
-            + "".join(f"        {line}\n" for line in lines if not line.startswith("dY")) +
+            + "".join(f"        {line}\n" for line in lines if not line.startswith(("dY", "dX"))) +
             f"        self.grads['W'], self.grads['b'] = dW, db\n        dX = dY @ self.params['W']\n{after}"
             f"        return dX\n")
 
@@ -59,7 +63,7 @@ def test_a_second_bug_never_raises_a_linear_layers_score(tmp_path):
     property, on a real sandbox: for every set S of at most one bug and every other bug b, the fraction of S + b
     is at most S's; and each whole-layer bug alone earns nothing. The parts that match the reference beside a wrong
     one are confirmed by central differences too (a forward adding b twice: db, 2/3 alone, was spared with dW
-    wrong: 2/3 again, now 1/3)."""
+    wrong: 2/3 again, now 1/3), also when the other part's shape or a NaN in it stops check_layer (review22)."""
     sets = [frozenset(c) for k in range(3) for c in itertools.combinations(sorted(BUGS), k)]
     names = {s: "L_" + ("_".join(sorted(s)) or "correct") for s in sets}
     (tmp_path / "hw.py").write_text("import numpy as np\n\n" + "\n".join(_linear(names[s], s) for s in sets))
@@ -75,6 +79,11 @@ def test_a_second_bug_never_raises_a_linear_layers_score(tmp_path):
     # db found wrong by central differences alone, with another part wrong too (was: spared, 2/3 against 1/3)
     assert score[frozenset({"double_b"})] == score[frozenset({"double_b", "db_mean"})] == pytest.approx(2 / 3)
     assert score[frozenset({"double_b", "dW_sign"})] == pytest.approx(1 / 3)
+    # review22: with dX's shape or a NaN in dX stopping the check, db was spared (2/3, above dX = -dX's 1/3); now
+    # each part that matched is confirmed by a central difference of the student's forward all the same
+    for dx in ("dX_sign", "dX_shape", "dX_nan"):
+        assert score[frozenset({dx})] == pytest.approx(2 / 3), dx
+        assert score[frozenset({"double_b", dx})] == pytest.approx(1 / 3), dx
     raised = [(sorted(s), b, score[s], score[s | {b}]) for s in sets if len(s) <= 1 for b in BUGS
               if b not in s and score[s | {b}] > score[s]]
     assert raised == []

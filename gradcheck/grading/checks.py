@@ -503,7 +503,7 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
         raise _held_by_submission(layer, held, estimate, budget, "before it could run")
     try:
         return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
-    except GradcheckError as exc:  # reached only when every gradient matched the reference's
+    except GradcheckError as exc:  # an out-of-memory midway is retried below; any other error goes to _numerical
         if not isinstance(budget, int) or "MemoryError" not in str(exc):
             raise
         held = measure(xs, shape)[1] if measure is not None else 0.0
@@ -702,7 +702,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference, written)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
@@ -748,7 +748,7 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
 
 
 def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_in: list[str], grad: Any,
-                      G: np.ndarray, rng: np.random.Generator) -> bool:
+                      G: np.ndarray, rng: np.random.Generator, training: bool = False) -> bool:
     """Whether the reference's gradient ``grad`` of tensor ``name`` (an input's, or ``d`` + a parameter key) misses
     the central difference of ``sum(forward * G)`` along a random direction by more than round-off."""
     target = xs[d_in.index(name)] if name in d_in else params[name[1:]]
@@ -758,7 +758,7 @@ def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_
 
     def loss(step: float) -> float:
         target[...] = base + step * v
-        return float(np.sum(ref.forward(*[x.copy() for x in xs], training=False) * G))
+        return float(np.sum(ref.forward(*[x.copy() for x in xs], training=training) * G))
 
     try:
         num = difference_quotient(loss, h)  # the one central-difference kernel
@@ -767,8 +767,44 @@ def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_
     return not close(num, float(np.sum(grad * v)), 1e-4, 1e-7)
 
 
-def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
+def _confirm_directionally(layer: Any, xs: list[np.ndarray], d_in: list[str], shape: tuple[int, ...],
+                           config: CheckConfig, names: list[str]) -> list[str] | None:
+    """The parts among ``names`` (tensors that matched the reference) whose student's gradient misses one central
+    difference of the student's own forward along a random direction (:func:`_directional_miss`, in the test's
+    mode, with the test's upstream gradient ``G``: ``standard_normal(shape)`` of ``config.seed``, as
+    :func:`layer_gradients` drew it); for when :func:`gradcheck.check_layer` stopped on another part's error (its
+    shape, a NaN) and so confirmed none. Another forward and backward run; the student's gradients are read as
+    backward gives them (the layer's own layout). None when forward is not repeatable (two forwards differ: a random
+    or stateful layer, which check's seeding handles and one direction cannot), or a part's tensor is not found."""
+    training, xs = bool(config.training), [x.copy() for x in xs]  # _directional_miss steps an input in place
+    try:
+        return _directional_misses(layer, xs, d_in, shape, config.seed, training, names)
+    except GraderError:
+        raise
+    except GradcheckError:  # forward or backward raised this time: no confirmation either way
+        return None
+
+
+def _directional_misses(layer: Any, xs: list[np.ndarray], d_in: list[str], shape: tuple[int, ...], seed: int,
+                        training: bool, names: list[str]) -> list[str] | None:
+    """:func:`_confirm_directionally`'s work, its errors raised."""
+    Y = layer.forward(*[x.copy() for x in xs], training=training)
+    if not isinstance(Y, np.ndarray) or not np.array_equal(Y, layer.forward(*[x.copy() for x in xs],
+                                                                            training=training)):
+        return None
+    G = np.random.default_rng(seed).standard_normal(shape)
+    ret = layer.backward(G.copy())
+    grads = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
+    grads |= {f"d{k}": v for k, v in (getattr(layer, "grads", None) or {}).items()}
+    params = getattr(layer, "params", None) or {}
+    if any(n not in d_in and n[1:] not in params for n in names):
+        return None
+    rng = np.random.default_rng([seed, 23])
+    return [n for n in names if _directional_miss(layer, xs, params, n, d_in, grads.get(n), G, rng, training)]
+
+
+def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], shape: tuple[int, ...],
+              cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
               written: GradcheckError | None = None) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: the one place grading
     reads ``gradcheck check``'s verdict. First check's verdicts on the layer as a whole, each decided whatever the
@@ -777,8 +813,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     wrong gradient; memory the submission holds that leaves the check none): each fails every part still passing,
     so a second bug can never earn back what the first cost (tester21g H: a write into dY was judged only when
     every part matched, and ``db = dY.mean`` beside it scored 4 more points). Then central differences
-    (``numerical``, run whenever a part matched: :func:`_numerical` when all did, :func:`_numerical_rest` for the
-    parts that matched beside wrong ones), then check's NOT CHECKED as a whole
+    (``numerical``, run whenever a part matched: :func:`_numerical` confirms the parts that matched, beside wrong
+    ones too), then check's NOT CHECKED as a whole
     (:func:`gradcheck.check_command._undecided`, exit 3 there: no points, whatever else failed), and how to
     reproduce a failure. A failed part against the ``reference`` first has the reference checked
     (:func:`_reference_confirmed`)."""
@@ -792,10 +828,10 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
-        if not verdict.passed:  # some parts wrong: the others are confirmed all the same
-            _numerical_rest(verdict, run, lambda t: rename.get(t, t))
-        elif failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
-            return failed
+        confirm = partial(_confirm_directionally, layer, xs, d_in, shape, cfg)
+        if failed := _numerical(verdict, {p.name for p in verdict.parts if p.passed}, run,
+                                lambda t: rename.get(t, t), "", "Is the layer deterministic?", confirm):
+            return failed  # every part had matched: the check's error fails them all
     from ..check_command import _undecided
 
     verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
@@ -872,29 +908,62 @@ def _take_constants(layer: Any, names: list[str]) -> None:
         take_constants(layer, ",".join(present))
 
 
-def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[], Any],
-               part_of: Callable[[str], str], of: str, question: str) -> Verdict | None:
-    """Fail each part whose gradient the pipeline's result ``run()`` (:func:`gradcheck.check_layer`
-    or :func:`gradcheck.check_loss`: the student's gradient vs central differences; ``part_of`` maps
-    its tensor names to parts) finds wrong; a verdict failing every part when the check cannot run."""
+def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_of: Callable[[str], str], of: str,
+               question: str, confirm: Callable[[list[str]], list[str] | None] | None = None) -> Verdict | None:
+    """Confirm the parts ``names`` of ``verdict`` (those that matched the reference) by central differences: the
+    pipeline's result ``run()`` (:func:`gradcheck.check_layer` or :func:`gradcheck.check_loss`: the student's
+    gradient vs central differences; ``part_of`` maps its tensor names to parts) failing a part's gradient fails
+    that part (:func:`_disagrees`, with ``question`` when no hint applies).
+
+    When the check stops on an error a part outside ``names`` explains (a gradient of the wrong shape, a NaN or
+    infinity, a missing gradient: the check's validation of what backward gave), the parts ``names`` are confirmed
+    one by one by ``confirm`` (:func:`_confirm_directionally`: the names it finds wrong; None when it cannot tell, a
+    forward that is not repeatable: then they stay as the reference judged them),
+    so a second bug never earns back what central differences would have cost (review22: a forward adding b twice
+    lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
+    other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
+    part (returned), else in place (None returned)."""
+    from ..errors import GradientShapeError, ProtocolError
+
+    left = [p for p in verdict.parts if p.name in names]
     try:
         res = run()
-        records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
     except GraderError:  # the grader's (MemoryBudgetError), never the submission's
         raise
+    except (GradientShapeError, NonFiniteError, ProtocolError) as exc:
+        if confirm is None or len(left) == len(verdict.parts):
+            return _not_confirmed(verdict, left, exc)
+        wrong = confirm([p.name for p in left]) or []
+        for p in left:
+            if p.name in wrong:
+                p.passed, p.message = False, (
+                    f"{p.name} matches the reference's, but disagrees with the central difference of your forward "
+                    f"along a random direction (the numerical check stopped on another part: "
+                    f"{str(exc).rstrip('.')}). Does forward compute what backward differentiates?")
+        return None
     except GradcheckError as exc:
-        if getattr(exc, "reason", None) != "timeout":
-            return _fail_all(weights, f"the numerical check could not run: {exc}")
-        failed = _fail_all(weights, (  # each call had the limit: a forward too slow, not a wrong gradient
-            "the numerical check (central differences: many calls of forward, each with the time limit "
-            f"of one call) could not finish, so this gradient was not confirmed: {exc}"))
-        for p in failed.parts:
-            p.failed_as = "too slow"
-        return failed
-    for p in verdict.parts:
+        return _not_confirmed(verdict, left, exc)
+    records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
+    for p in left:
         if p.name in records and not records[p.name].passed:
             _disagrees(p, res, records[p.name], of, question)
     return None
+
+
+def _not_confirmed(verdict: Verdict, left: list[Part], exc: GradcheckError) -> Verdict | None:
+    """Fail the parts ``left`` that central differences could not confirm (the check's error ``exc``; a timeout:
+    each call had the limit, so a forward too slow, failed as "too slow", not a wrong gradient): a new verdict
+    when ``left`` is every part of ``verdict``, else in place (None)."""
+    slow = getattr(exc, "reason", None) == "timeout"
+    message = ("the numerical check (central differences: many calls of forward, each with the time limit of one "
+               f"call) could not finish, so this gradient was not confirmed: {exc}" if slow
+               else f"the numerical check could not run: {exc}")
+    if len(left) == len(verdict.parts):
+        verdict = Verdict([Part(p.name, p.points, p.passed, p.message) for p in verdict.parts])
+        left = verdict.parts
+    for p in left:
+        p.passed, p.message, p.failed_as = False, message, "too slow" if slow else "wrong"
+    return verdict if left is verdict.parts else None
 
 
 def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
@@ -907,36 +976,6 @@ def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
         f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
         f"(worst element {p.name}{list(c.worst_index)}: {a} vs {b}). "
         f"{_accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question}")
-
-
-def _numerical_rest(verdict: Verdict, run: Callable[[], Any], part_of: Callable[[str], str]) -> None:
-    """Central differences (``run()``, as :func:`_numerical`) for a verdict some of whose parts are already wrong
-    against the reference: each part that matched and that the check finds wrong fails, as when every part matched
-    (tester21g H: a forward adding b twice lost db's points to central differences, and with ``dX`` also wrong kept
-    them: a second bug raised the score). The check too slow, or an error no wrong part explains, fails the parts
-    that matched, as it fails every part when all matched; an error a wrong part explains (its shape, a NaN or
-    infinity, a missing gradient: the check's validation of what backward gave) leaves the verdict as it is."""
-    from ..errors import GradientShapeError, ProtocolError
-
-    left = [p for p in verdict.parts if p.passed]
-    try:
-        res = run()
-    except GraderError:
-        raise
-    except (GradientShapeError, NonFiniteError, ProtocolError):  # what a wrong part already costs
-        return
-    except GradcheckError as exc:
-        slow = getattr(exc, "reason", None) == "timeout"
-        for p in left:
-            p.passed, p.failed_as = False, "too slow" if slow else "wrong"
-            p.message = ("the numerical check (central differences: many calls of forward, each with the time "
-                         f"limit of one call) could not finish, so this gradient was not confirmed: {exc}" if slow
-                         else f"the numerical check could not run: {exc}")
-        return
-    records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
-    for p in left:
-        if p.name in records and not records[p.name].passed:
-            _disagrees(p, res, records[p.name], "", "Is the layer deterministic?")
 
 
 def _ignored(res: Any, tensor: str) -> str:
@@ -1028,7 +1067,7 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
-        if failed := _numerical(verdict, {"dy_pred": points}, run, lambda t: "dy_pred", " of the loss",
+        if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
                                 "Does forward compute the same loss backward differentiates?"):
             return failed
     verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True)] if n and not part.passed]
