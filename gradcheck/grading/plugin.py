@@ -639,9 +639,27 @@ class Grade:
 
 def _recorded(name: str):
     def method(self: Grade, *args: Any, **kwargs: Any) -> C.Verdict:
-        return self.check(getattr(C, name)(*args, **kwargs))
+        check = getattr(C, name)
+        _bound(check, name, args, kwargs)
+        return self.check(check(*args, **kwargs))
     method.__name__, method.__doc__ = name, f":func:`gradcheck.grading.checks.{name}`, recorded."
     return method
+
+
+def _bound(check: Any, name: str, args: tuple, kwargs: dict) -> None:
+    """The staff's arguments of ``grade.<name>(...)`` bound against the check's signature before it runs: a keyword
+    it does not take (``grade.layer_gradients(..., point=3)``), one too many or one missing is the test's mistake, a
+    :class:`~gradcheck.grading.checks.GradingTestError` (tester22g H1: the TypeError, raised in this frame, not the
+    test's, cost every student the test's points with exit 0), never the submission's."""
+    import inspect
+
+    try:
+        inspect.signature(check).bind(*args, **kwargs)
+    except TypeError as exc:
+        takes = ", ".join(p.name + ("=" if p.kind is p.KEYWORD_ONLY else "")
+                          for p in inspect.signature(check).parameters.values())
+        raise C.GradingTestError(f"grade.{name}(...) was called with arguments it does not take: {exc} "
+                                 f"(grade.{name} takes {takes}).") from None
 
 
 for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
