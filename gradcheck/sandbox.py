@@ -43,6 +43,7 @@ import hashlib
 import importlib.util
 import json
 import marshal
+import math
 import mmap
 import os
 import resource
@@ -134,6 +135,13 @@ class SandboxError(StudentCodeError):
     def __init__(self, message: str, *, reason: str = "exception", output: str = ""):
         super().__init__(message)
         self.reason, self.output = reason, output
+
+
+class SandboxStarved(GraderError):
+    """A call into the submitted code was stopped at its time limit while its process was still runnable and had had
+    less CPU time than the limit: the machine's other load had it past the allowance (:data:`STARVED_FACTOR`), so
+    the call's time says nothing of the submission (tester22g H2: identical submissions scored 36, 36, 34, 36 on a
+    loaded machine). The grader's error, never the student's "too slow": graded again on a quieter machine."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -482,6 +490,7 @@ class Sandbox:
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
+        self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -754,21 +763,41 @@ class Sandbox:
         now = time.monotonic()
         if now >= self._session_end or self._proc is None:
             return False
-        used, busy = _tree_cpu(self._proc.pid)
-        used -= self._cpu0
-        if not busy or used >= self.timeout - 0.05:
+        short = self._cpu_short()
+        if short is None:
             return False
-        more = min(max(self.timeout - used, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
+        more = min(max(short, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
         if more <= 0:
             return False
         self._grace = now + more - deadline
         return True
 
+    def _cpu_short(self) -> float | None:
+        """The CPU time (s) the running call has not had of its limit while its process is still runnable (the
+        machine's other load has it), or None: the process is asleep or waiting, or has had its limit (less 0.05 s,
+        the clock's ticks)."""
+        if self._proc is None:
+            return None
+        used, busy = _tree_cpu(self._proc.pid)
+        short = self.timeout - (used - self._cpu0)
+        return short if busy and short > 0.05 else None
+
+    def _overran(self, deadline: float) -> float:
+        """A call ended (a progress frame, the reply): the wall clock it ran past ``deadline`` (a starved call's,
+        :meth:`_starved`; 0 for any other), added to the session's limit (the time was the machine's other load's)
+        and returned (a batch's limit of all its forwards grows by it too: :meth:`_reply`)."""
+        over = max(0.0, time.monotonic() - deadline)
+        self._slack += over
+        return over
+
     def _timeout(self, what: str, deadline: float) -> None:
         what = self._steps.get(self._step, what)
         end = self._session_end
         session = time.monotonic() >= end and end <= deadline
+        starved = self._cpu_short()  # still runnable, short of CPU: the machine's load, past the allowance
         self._kill()
+        if starved is not None:
+            self._starved_out(what, starved)
         limit = (f"the session limit of {self.session_timeout + self._extra:g} s" + (
                  f" ({self.session_timeout:g} s, plus {self.timeout:g} s for each of the {self._extra_calls} further "
                  f"calls of batches and load probes)" if self._extra_calls else "") if session else
@@ -839,7 +868,17 @@ class Sandbox:
 
     @property
     def _session_end(self) -> float:
-        return self._started + self.session_timeout + self._extra
+        return self._started + self.session_timeout + self._extra + self._slack
+
+    def _starved_out(self, what: str, short: float) -> None:
+        """The killed sandbox is dead from now on, by the machine's load: :class:`SandboxStarved`."""
+        msg = paragraph(f"{what} was stopped at its time limit ({self.timeout:g} s of wall clock for each call, up "
+                        f"to {STARVED_FACTOR} times that for a process the machine's other load starves) while its "
+                        f"process was still runnable and {short:.2f} s short of that much CPU time:",
+                        "the grading machine was too busy to time the submission fairly. Grade it again on a "
+                        "machine with less load (fewer --workers).")
+        self._dead, self._dead_reason = msg, "starved"
+        raise SandboxStarved(msg)
 
     def _extend(self, calls: int) -> None:
         """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given (the child's
@@ -879,14 +918,18 @@ class Sandbox:
             step = reply["progress"]
             done = reply.get("done")
             if each and step == "forwards" and type(done) is int and (self._done or 0) < done <= each:
-                deadline, self._done = min(time.monotonic() + self.timeout, self._budget[1]), done
+                self._budget = (each, self._budget[1] + self._overran(deadline))  # N allowances, not one
+                end = self._budget[1] if done < each else math.inf  # the reply after the last: its own limit
+                deadline, self._done = min(time.monotonic() + self.timeout, end), done
                 self._mark()
             self._step = step if isinstance(step, str) and step in self._steps else None
             if probes and self._step in ("constructor", "forward", "backward") and calls < PROBE_CALLS - 1:
+                self._overran(deadline)
                 calls, new = calls + 1, min(time.monotonic() + self.timeout, cap)  # the next call's own limit
                 self._extend(1)
                 deadline = new
                 self._mark()
+        self._overran(deadline)
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
@@ -909,6 +952,8 @@ class Sandbox:
         ``shared``: arrays the child gets as views of memory this process maps too (:class:`Shared`),
         ``req["shared"]`` there. SandboxError: the sandbox is dead, timed out, the child exited or broke
         the protocol."""
+        if self._dead_reason == "starved":
+            raise SandboxStarved(self._dead)
         if self._dead or self._proc is None:
             why = paragraph("the sandbox stopped earlier.", self._dead) if self._dead else \
                 "the sandbox is closed."

@@ -711,11 +711,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
+        from ..sandbox import SandboxStarved
+
+        busy = isinstance(exc, SandboxStarved)  # the machine's load had the time (tester22g H2), not the submission
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
                                    "gradcheck: a check needs more memory than --memory-mb" if memory else
+                                   "gradcheck: the machine's load starved the sandbox" if busy else
                                    "gradcheck: the grader failed before any submitted code ran")
         what = ("this test is faulty" if faulty_test else "this check needs more memory than the autograder "
-                "allows" if memory else "the autograder failed before running your code")
+                "allows" if memory else "the grading machine was too busy to time your code fairly; it is graded "
+                "again" if busy else "the autograder failed before running your code")
         entry.update(status="failed", fraction=0.0,
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
