@@ -57,3 +57,41 @@ def test_points_is_taken_by_layer_gradients_as_by_the_one_part_checks(tmp_path):
                                                                ("db", 1.0, False)]
     with pytest.raises(GradingTestError, match="both parts= and points= were given"):
         layer_gradients(Linear(5, 3), X, Linear(5, 3), parts={"dX": 1}, points=3)
+
+
+@pytest.mark.parametrize("name, kept", [("notes 10:30.txt", "notes 10:30.txt"), ("see http:/x.txt", "see http:/x.txt"),
+                                        ("lab:2/c.txt", "lab:2/c.txt")])
+def test_a_colon_in_a_member_name_is_unpacked(tmp_path, name, kept):
+    """M1: any top-level member with ':' was refused ("would be written outside the submission's folder"), so a
+    zip holding ``notes 10:30.txt`` beside layers.py graded nothing. On Linux a colon is a file name's; only a
+    Windows drive prefix (``C:``) is refused."""
+    import io
+    import zipfile
+
+    from gradcheck.grading.archive import unpack
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("layers.py", "x = 1\n")
+        z.writestr(name, "hello\n")
+    (tmp_path / "sub.zip").write_bytes(buf.getvalue())
+    (tmp_path / "out").mkdir()
+    unpack(tmp_path / "sub.zip", tmp_path / "out")
+    assert (tmp_path / "out" / kept).read_text() == "hello\n" and (tmp_path / "out" / "layers.py").exists()
+
+
+@pytest.mark.parametrize("name", ["C:/x/layers.py", "c:layers.py", "D:\\\\evil.py", "/etc/x.py", "../x.py"])
+def test_a_drive_an_absolute_path_and_dotdot_are_still_refused(tmp_path, name):
+    import io
+    import zipfile
+
+    from gradcheck.grading.archive import ArchiveRefused, unpack
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo(name), "x = 1\n")
+    (tmp_path / "sub.zip").write_bytes(buf.getvalue())
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ArchiveRefused, match="would be written outside the submission's folder"):
+        unpack(tmp_path / "sub.zip", tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []
