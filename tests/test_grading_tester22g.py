@@ -95,3 +95,51 @@ def test_a_drive_an_absolute_path_and_dotdot_are_still_refused(tmp_path, name):
     with pytest.raises(ArchiveRefused, match="would be written outside the submission's folder"):
         unpack(tmp_path / "sub.zip", tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_stopped_force_run_keeps_the_old_results_of_submissions_it_never_started(tmp_path):
+    """M5: ``--force`` stopped by SIGTERM wrote "not graded" over the complete results of every submission it had
+    not started (25 of 32 became 'not graded'). An old result now stays until a new one replaces it: the never
+    started keep their rows and results.json (still complete, so a rerun keeps them); the one that started, and
+    whose files changed, is not graded."""
+    import csv
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_grading_sigterm import ROOT, SLOW, TESTS, _submission
+
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("a_first", "b_kept", "c_kept"):
+        _submission(subs / name, (ASSIGN / "solution" / "layers.py").read_text())
+    r = run_here("grade", subs, "--tests", TESTS, "--out", out, "--workers", "2", "--timeout", "60", "--no-progress")
+    assert r.returncode == 0, r.stdout
+    (subs / "a_first" / "layers.py").write_text(SLOW)  # changed, graded first, slow: the signal comes inside it
+    proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS), "--out",
+                             str(out), "--workers", "1", "--force", "--timeout", "60", "--no-progress"], cwd=ROOT,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # until a_first's placeholder replaced its old result: its grading runs
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            try:
+                if json.loads((out / "a_first" / "results.json").read_text())["extra_data"]["complete"] is False:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.05)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in stderr, (stdout, stderr)
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert rows["a_first"]["score"] == "" and rows["a_first"]["status"].startswith("not graded"), rows
+    for name in ("b_kept", "c_kept"):
+        assert rows[name]["score"] == "28", rows[name]
+        data = json.loads((out / name / "results.json").read_text())
+        assert data["score"] == 28 and data["extra_data"]["complete"] is True, data

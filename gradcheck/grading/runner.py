@@ -1902,6 +1902,22 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     return results, todo, changed, unsigned
 
 
+def _never_started(todo: list[Path], results: list[SubmissionResult], folders: dict[str, Path], key: bytes
+                   ) -> list[SubmissionResult]:
+    """The saved results ``--force`` would have replaced, of the submissions in ``todo`` a signal stopped the batch
+    before they started (their results.json is still this batch's signed, complete result of the same files, as
+    :func:`_resume` keeps without ``--force``): kept, not erased into "not graded" (tester22g M5: a stopped
+    ``--force`` run turned 25 complete results into 'not graded'). A submission that started has its placeholder
+    there, and is not graded; with the tests or options changed (stale) none is kept."""
+    taken = {r.name for r in results}
+    kept = []
+    for s in todo:
+        done = None if s.name in taken else _load_done(folders[s.name] / "results.json", key)
+        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+            kept.append(done)
+    return kept
+
+
 def _imports_moved(folders: dict[str, Path]) -> tuple[list[str], list[str]]:
     """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
     ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again;
@@ -1989,6 +2005,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
         seconds, interrupted = time.monotonic() - t0, stop is not None
+        if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
+            results += _never_started(todo, results, folders, key)
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
