@@ -47,6 +47,7 @@ import math
 import mmap
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
@@ -490,6 +491,7 @@ class Sandbox:
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
+        self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
@@ -913,6 +915,9 @@ class Sandbox:
                                          "more than the grader's memory could copy") from None
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")
+            if reply.get("rid") != self._rid:  # a frame the submission wrote into the reply pipe (tester22g M3)
+                raise wire.ProtocolViolation("a reply frame without this request's id (a frame the submission's code "
+                                             "wrote into the grader's reply channel)")
             if "ok" in reply or "progress" not in reply:
                 break
             step = reply["progress"]
@@ -965,7 +970,8 @@ class Sandbox:
         self._cpu = self._cpu_limit(len(args["batches"]) - 1 if op == "forward_many" else
                                     PROBE_CALLS - 1 if op in ("load", "sublayer") else 0)
         try:
-            head = {"op": op, "args": packer.encode(args), "cpu": self._cpu} | (
+            self._rid = secrets.token_hex(8)  # echoed by each frame of the reply: a forged frame lacks it
+            head = {"op": op, "args": packer.encode(args), "cpu": self._cpu, "rid": self._rid} | (
                 {"shared": shared.spec} if shared is not None else {})
             data = wire.frame(head, packer.payload())
         except ValueError as exc:

@@ -143,3 +143,68 @@ def test_a_stopped_force_run_keeps_the_old_results_of_submissions_it_never_start
         assert rows[name]["score"] == "28", rows[name]
         data = json.loads((out / name / "results.json").read_text())
         assert data["score"] == 28 and data["extra_data"]["complete"] is True, data
+
+
+FORGE = '''import json as _json, os as _os, struct as _struct, sys as _sys
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.params = {"W": np.full((3, 5), 0.3), "b": np.zeros(3)}
+        self.grads = {}
+    def forward(self, X, training=False):
+        if X.shape[0] == 7:  # a well-formed frame into the reply pipe, then the true reply
+            hb = _json.dumps(HEAD).encode()
+            _os.write(_json.loads(_sys.argv[1])["fd_out"], b"GCSB" + _struct.pack(">IQ", len(hb), 0) + hb)
+        return X @ self.params["W"].T + self.params["b"]
+    def backward(self, dY):
+        return dY @ self.params["W"]
+'''
+
+
+@pytest.mark.parametrize("head", [{"ok": True, "meta": {}},
+                                  {"ok": False, "meta": {"stage": "grader"},
+                                   "error": {"type": "OSError", "message": "grader broke", "where": ""}}])
+def test_a_forged_reply_frame_is_detected_and_never_shifts_the_replies(tmp_path, head):
+    """M3: a well-formed frame written by the submission into the reply pipe (attacks/p_forge_ok_shift,
+    p_forge_grader_continue) was read as the reply of the running request, and the true one as the next request's:
+    the replies stayed shifted for the rest of the session ("The check stopped with AttributeError: 'NoneType'
+    object has no attribute 'get'"; every later class "has no forward() method"; "raised OSError: grader broke"
+    for every constructor). Each frame now carries the request's id: a forged one is detected as raw garbage is
+    (the sandbox stopped, a message naming the grader's channel), and a new sandbox answers truly."""
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "hw.py").write_text(FORGE.replace("HEAD", repr(head)))
+    X = np.arange(35.0).reshape(7, 5) / 10
+    with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=30) as sb:
+        layer = sb.load_layer("hw.py", "Linear")
+        assert layer.forward(X[:4]).shape == (4, 3)
+        with pytest.raises(SandboxError, match="without this request's id .*wrote into the grader's reply channel") as e:
+            layer.forward(X)
+        assert e.value.reason == "protocol"
+    with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=30) as sb:
+        np.testing.assert_array_equal(sb.load_layer("hw.py", "Linear").forward(X[:4]), X[:4] @ np.full((5, 3), 0.3))
+
+
+def test_an_exception_of_the_graders_own_code_is_a_grader_error_never_the_students_message(tmp_path):
+    """M3's other half: an exception of gradcheck's own code during a check was shown to the student as "The check
+    stopped with AttributeError: 'NoneType' object has no attribute 'get'" and scored 0. Now it is a grader error
+    (exit 1) naming where it was raised, and the student reads only that the autograder failed."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_STAFF_TEST.replace(
+        "BODY", "    grade.layer_forward(layer, X, RefLinear(5, 3), points=2)"))
+    (tmp_path / "tests" / "conftest.py").write_text(  # a bug planted in gradcheck's code (compiled as its file)
+        "import gradcheck.grading.checks as C\n"
+        "exec(compile('def broken(*a, **k):\\n    return None.get(\"x\")\\n', C.__file__, 'exec'), C.__dict__)\n"
+        "C._finite_reference = C.broken\n")
+    from gradcheck.grading.runner import grade_submission
+
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", seed=1)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    error = data["extra_data"].get("grader_error", "")
+    assert "gradcheck's own code raised AttributeError: 'NoneType' object has no attribute 'get'" in error, data
+    assert "in broken" in error and r.status != "graded", (r.status, error)
+    out = data["tests"][0]["output"]
+    assert "AttributeError" not in out and "the autograder's own code failed" in out, out

@@ -705,22 +705,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     entry = results.setdefault(item.nodeid, _entry(item))
     if rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
         exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {_exc_text(exc)} ({where})")
+    elif rep.failed and isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, C.GradingFailure,
+                                                                           SandboxStartFailure)):
+        exc = _internal_error(exc)  # gradcheck's own bug (tester22g M3: "The check stopped with AttributeError")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
+        internal = isinstance(exc, _InternalError)
         from ..sandbox import SandboxStarved
 
         busy = isinstance(exc, SandboxStarved)  # the machine's load had the time (tester22g H2), not the submission
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
                                    "gradcheck: a check needs more memory than --memory-mb" if memory else
                                    "gradcheck: the machine's load starved the sandbox" if busy else
+                                   "gradcheck: the grader's own code failed" if internal else
                                    "gradcheck: the grader failed before any submitted code ran")
         what = ("this test is faulty" if faulty_test else "this check needs more memory than the autograder "
                 "allows" if memory else "the grading machine was too busy to time your code fairly; it is graded "
-                "again" if busy else "the autograder failed before running your code")
+                "again" if busy else "the autograder's own code failed during this check" if internal else
+                "the autograder failed before running your code")
         entry.update(status="failed", fraction=0.0,
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
@@ -778,6 +784,25 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     if not where.startswith(folder + os.sep):
         return ""
     return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
+
+
+class _InternalError(GraderError):
+    """An exception of gradcheck's own code during a graded check (not the test's, not the submission's: what the
+    submission does reaches the grader as gradcheck's errors): a grader error naming where it was raised."""
+
+
+def _internal_error(exc: Exception) -> _InternalError:
+    """``exc``, raised by gradcheck's (or a library's) code during a check, as a grader error for the staff naming the
+    innermost frame of gradcheck's (the student reads only that the autograder failed, never the exception)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    ours = [t for t in frames if os.sep + "gradcheck" + os.sep in t.tb_frame.f_code.co_filename] or frames
+    where = (f" ({os.path.basename(ours[-1].tb_frame.f_code.co_filename)}, line {ours[-1].tb_lineno}, in "
+             f"{ours[-1].tb_frame.f_code.co_name})") if ours else ""
+    return _InternalError(f"gradcheck's own code raised {type(exc).__name__}: {_exc_text(exc)}{where}: a bug of the "
+                          f"grader, not the submission's; please report it")
 
 
 def _exc_text(exc: BaseException) -> str:
