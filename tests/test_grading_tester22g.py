@@ -208,3 +208,32 @@ def test_an_exception_of_the_graders_own_code_is_a_grader_error_never_the_studen
     assert "in broken" in error and r.status != "graded", (r.status, error)
     out = data["tests"][0]["output"]
     assert "AttributeError" not in out and "the autograder's own code failed" in out, out
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("l\u0430yers.py", "`l\u0430yers.py` (character 2 is U+0430 CYRILLIC SMALL LETTER A)"),
+    ("layers\u200b.py", "`layers\\u200b.py` (character 7 is U+200B ZERO WIDTH SPACE)"),
+    ("\u202eyp.sreyal", "`\\u202eyp.sreyal` (character 1 is U+202E RIGHT-TO-LEFT OVERRIDE)"),
+    ("layers.py ", "`layers.py ` (character 10 is U+0020 SPACE at the end)"),
+    ("layers.py\n", "`layers.py\\x0a` (character 10 is U+000A, a control character)"),
+    ("my layers.py", "`my layers.py`"),
+])
+def test_a_file_name_in_a_students_message_names_its_confusable_characters(name, shown):
+    """M4: ``found: `lаyers.py``` (a Cyrillic а), a zero-width space, a right-to-left override, a trailing space or a
+    newline looked exactly like the ``layers.py`` the test wanted. Each is now escaped as a submission's name is
+    (:func:`display_name`, the invisible ones too) and its odd characters named."""
+    from gradcheck.grading.runner import shown_file
+
+    assert shown_file(name) == shown
+
+
+def test_the_missing_file_message_names_a_homoglyph(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "l\u0430yers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_STAFF_TEST.replace(
+        "BODY", "    grade.layer_forward(layer, X, RefLinear(5, 3), points=2)"))
+    run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out",
+             "--seed", "1", "--no-progress")
+    out = json.loads((tmp_path / "out" / "results.json").read_text())["tests"][0]["output"]
+    assert "found: `l\u0430yers.py` (character 2 is U+0430 CYRILLIC SMALL LETTER A)." in out, out

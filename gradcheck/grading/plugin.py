@@ -52,6 +52,7 @@ from .runner import (
     check_options,
     placeholder_results,
     result_row,
+    shown_file,
     tests_imports,
     visible_score,
     write_json,
@@ -327,7 +328,8 @@ class _SandboxHolder:
         files = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*")) if p.is_file()]
         found = [f for f in files if all(_visible(n) for n in f.split("/"))]
         similar = [f for f in found if f.rsplit("/", 1)[-1].lower() == base]
-        found = found if len(found) <= 12 else [*found[:12], f"... ({len(found) - 12} more)"]
+        more = f", ... ({len(found) - 12} more)" if len(found) > 12 else ""
+        found = found[:12]
         # what was there but not read: a folder named with a dot (skipped), a link to a folder (never followed)
         hidden: dict[str, list[str]] = {}
         for f in files:
@@ -361,8 +363,8 @@ class _SandboxHolder:
                 + ("" if similar or not_read else " Did you upload the right file (a .py file, not a notebook or a zip)?")
                 + (" Upload the files themselves, not a link to them." if any("symbolic link" in r for r in not_read)
                    else ""))
-        shown = ", ".join(f"`{f}`" for f in found) if found else ("no file the autograder reads" if not_read else
-                                                                   "no files at all")
+        shown = ", ".join(shown_file(f) for f in found) + more if found else (  # confusables named (M4)
+            "no file the autograder reads" if not_read else "no files at all")
         seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
         folder = f" `{file}` is a folder, not a file." if (self.root / file).is_dir() else ""
         if file.endswith(".py") and (self.root / file[:-3] / "__init__.py").is_file():  # one clear note (L9)
