@@ -650,12 +650,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         The input(s), away from kinks (:func:`away_from_kinks`). For several inputs (a CS231n pair
         whose ``backward`` returns ``(dx, dw, db)``) the parts are named after the **reference's**
         ``forward`` arguments, whatever the student called theirs.
-    parts : mapping of str -> float, optional
-        Points per tensor, e.g. ``{"dX": 2, "dW": 2, "db": 2}``; default 1 each.
-    points : float, optional
-        The check's total instead, shared equally by its tensors (``points=3`` for a ReLU's one ``dX``; for a
-        Linear's ``dX``, ``dW``, ``db`` 1 each), as ``points`` of the one-part checks (:func:`layer_forward`).
-        Not with ``parts``.
+    parts, points : mapping of str -> float, or float, optional
+        Points per tensor (``{"dX": 2, "dW": 2, "db": 2}``; default 1 each), or their total shared equally.
     seed : int, default 0
         Seeds ``G``, the parameters (:func:`evaluation_point`) and the numerical check's draws.
     params : mapping of str -> ndarray, optional
