@@ -332,6 +332,13 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
     return total / tick, busy
 
 
+def _quoted(line: str) -> str:
+    """A source line of the child's (already cleaned, and Markdown-escaped for a hostile sandbox: :func:`_clean`)
+    in quotes, as it is: ``repr`` doubled each backslash of the escaping (tester22g L1: ``1 \\\\<\\\\< 30`` shown for
+    ``1 << 30``)."""
+    return f"'{line}'"
+
+
 def _signal_name(num: int) -> str:
     return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
@@ -1129,7 +1136,7 @@ class Sandbox:
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
             at = f" at {e['where']}" if e.get("where") else ""
-            line = f": {e['line']!r}" if e.get("line") else ""
+            line = f": {_quoted(e['line'])}" if e.get("line") else ""
             message = (e.get("message") or "(no message)").rstrip(".") if at else e.get("message") or "(no message)"
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {message}{at}{line}.",
@@ -1213,7 +1220,7 @@ class Sandbox:
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
         quote = e.get("line") and (e.get("message") or "") not in e["line"]
-        at = f" (at {e['where']}: {e['line']!r})" if e.get("where") and quote else (
+        at = f" (at {e['where']}: {_quoted(e['line'])})" if e.get("where") and quote else (
             f" (at {e['where']})" if e.get("where") else "")
         msg = e.get("message") or "(no message)"
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",

@@ -237,3 +237,19 @@ def test_the_missing_file_message_names_a_homoglyph(tmp_path):
              "--seed", "1", "--no-progress")
     out = json.loads((tmp_path / "out" / "results.json").read_text())["tests"][0]["output"]
     assert "found: `l\u0430yers.py` (character 2 is U+0430 CYRILLIC SMALL LETTER A)." in out, out
+
+
+def test_a_quoted_source_line_is_markdown_escaped_once(tmp_path):
+    """L1: the line a student's error came from was Markdown-escaped, then quoted by ``repr``, which doubled each
+    backslash: ``'big = np.ones((1 \\\\<\\\\< 30,))'`` rendered as ``1 \\<\\< 30``. Now quoted as it is."""
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "hw.py").write_text("import numpy as np\n\nclass L:\n    def __init__(self):\n"
+                                    "        self.params, self.grads = {}, {}\n"
+                                    "    def forward(self, X, training=False):\n"
+                                    "        return np.ones((1 << 2, 1)) @ np.ones((2, 2))\n"
+                                    "    def backward(self, dY):\n        return dY\n")
+    with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=30, hostile=True) as sb:
+        with pytest.raises(SandboxError) as e:
+            sb.load_layer("hw.py", "L").forward(np.ones((2, 2)))
+    assert "'return np.ones((1 \\<\\< 2, 1)) @ np.ones((2, 2))'" in str(e.value), str(e.value)
