@@ -87,6 +87,11 @@ def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
     return header, read(plen) if plen else b""
 
 
+#: The id of the request being answered (the parent's ``"rid"``, unguessable), echoed in each of its frames: a frame
+#: the submission writes into the reply pipe without it is detected, not taken for a reply (tester22g M3; reading it
+#: from this process's memory is within "the child's word").
+REQUEST = [None]
+
 #: ``[(shape, dtype, nbytes)]`` of the result being copied for a reply (by :meth:`Packer.copy` or the adapters'
 #: ``_copy``, :func:`note_copies`), None between copies: a MemoryError meanwhile is an oversized reply.
 COPYING = [None]
@@ -923,7 +928,7 @@ class Child:
                 return
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
                 _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
-            op, COPYING[0] = header.get("op"), None
+            op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
             _cpu_limit(header.get("cpu"))
             try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
                 shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
@@ -1030,7 +1035,7 @@ def _run(cfg, np, AD):
                 getattr(sys, name).flush()
             except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
                 pass
-        out.write(frame(head, payload))
+        out.write(frame({**head, "rid": REQUEST[0]}, payload))
         out.flush()
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     # the submission's folder joins sys.path only once the bootstrap's own imports are done and the guards are

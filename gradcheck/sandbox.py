@@ -43,9 +43,11 @@ import hashlib
 import importlib.util
 import json
 import marshal
+import math
 import mmap
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
@@ -134,6 +136,13 @@ class SandboxError(StudentCodeError):
     def __init__(self, message: str, *, reason: str = "exception", output: str = ""):
         super().__init__(message)
         self.reason, self.output = reason, output
+
+
+class SandboxStarved(GraderError):
+    """A call into the submitted code was stopped at its time limit while its process was still runnable and had had
+    less CPU time than the limit: the machine's other load had it past the allowance (:data:`STARVED_FACTOR`), so
+    the call's time says nothing of the submission (tester22g H2: identical submissions scored 36, 36, 34, 36 on a
+    loaded machine). The grader's error, never the student's "too slow": graded again on a quieter machine."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -323,6 +332,13 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
     return total / tick, busy
 
 
+def _quoted(line: str) -> str:
+    """A source line of the child's (already cleaned, and Markdown-escaped for a hostile sandbox: :func:`_clean`)
+    in quotes, as it is: ``repr`` doubled each backslash of the escaping (tester22g L1: ``1 \\\\<\\\\< 30`` shown for
+    ``1 << 30``)."""
+    return f"'{line}'"
+
+
 def _signal_name(num: int) -> str:
     return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
@@ -497,6 +513,8 @@ class Sandbox:
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
+        self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
+        self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -769,21 +787,41 @@ class Sandbox:
         now = time.monotonic()
         if now >= self._session_end or self._proc is None:
             return False
-        used, busy = _tree_cpu(self._proc.pid)
-        used -= self._cpu0
-        if not busy or used >= self.timeout - 0.05:
+        short = self._cpu_short()
+        if short is None:
             return False
-        more = min(max(self.timeout - used, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
+        more = min(max(short, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
         if more <= 0:
             return False
         self._grace = now + more - deadline
         return True
 
+    def _cpu_short(self) -> float | None:
+        """The CPU time (s) the running call has not had of its limit while its process is still runnable (the
+        machine's other load has it), or None: the process is asleep or waiting, or has had its limit (less 0.05 s,
+        the clock's ticks)."""
+        if self._proc is None:
+            return None
+        used, busy = _tree_cpu(self._proc.pid)
+        short = self.timeout - (used - self._cpu0)
+        return short if busy and short > 0.05 else None
+
+    def _overran(self, deadline: float) -> float:
+        """A call ended (a progress frame, the reply): the wall clock it ran past ``deadline`` (a starved call's,
+        :meth:`_starved`; 0 for any other), added to the session's limit (the time was the machine's other load's)
+        and returned (a batch's limit of all its forwards grows by it too: :meth:`_reply`)."""
+        over = max(0.0, time.monotonic() - deadline)
+        self._slack += over
+        return over
+
     def _timeout(self, what: str, deadline: float) -> None:
         what = self._steps.get(self._step, what)
         end = self._session_end
         session = time.monotonic() >= end and end <= deadline
+        starved = self._cpu_short()  # still runnable, short of CPU: the machine's load, past the allowance
         self._kill()
+        if starved is not None:
+            self._starved_out(what, starved)
         limit = (f"the session limit of {self.session_timeout + self._extra:g} s" + (
                  f" ({self.session_timeout:g} s, plus {self.timeout:g} s for each of the {self._extra_calls} further "
                  f"calls of batches and load probes)" if self._extra_calls else "") if session else
@@ -854,7 +892,17 @@ class Sandbox:
 
     @property
     def _session_end(self) -> float:
-        return self._started + self.session_timeout + self._extra
+        return self._started + self.session_timeout + self._extra + self._slack
+
+    def _starved_out(self, what: str, short: float) -> None:
+        """The killed sandbox is dead from now on, by the machine's load: :class:`SandboxStarved`."""
+        msg = paragraph(f"{what} was stopped at its time limit ({self.timeout:g} s of wall clock for each call, up "
+                        f"to {STARVED_FACTOR} times that for a process the machine's other load starves) while its "
+                        f"process was still runnable and {short:.2f} s short of that much CPU time:",
+                        "the grading machine was too busy to time the submission fairly. Grade it again on a "
+                        "machine with less load (fewer --workers).")
+        self._dead, self._dead_reason = msg, "starved"
+        raise SandboxStarved(msg)
 
     def _extend(self, calls: int) -> None:
         """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given (the child's
@@ -889,19 +937,26 @@ class Sandbox:
                                          "more than the grader's memory could copy") from None
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")
+            if reply.get("rid") != self._rid:  # a frame the submission wrote into the reply pipe (tester22g M3)
+                raise wire.ProtocolViolation("a reply frame without this request's id (a frame the submission's code "
+                                             "wrote into the grader's reply channel)")
             if "ok" in reply or "progress" not in reply:
                 break
             step = reply["progress"]
             done = reply.get("done")
             if each and step == "forwards" and type(done) is int and (self._done or 0) < done <= each:
-                deadline, self._done = min(time.monotonic() + self.timeout, self._budget[1]), done
+                self._budget = (each, self._budget[1] + self._overran(deadline))  # N allowances, not one
+                end = self._budget[1] if done < each else math.inf  # the reply after the last: its own limit
+                deadline, self._done = min(time.monotonic() + self.timeout, end), done
                 self._mark()
             self._step = step if isinstance(step, str) and step in self._steps else None
             if probes and self._step in ("constructor", "forward", "backward") and calls < PROBE_CALLS - 1:
+                self._overran(deadline)
                 calls, new = calls + 1, min(time.monotonic() + self.timeout, cap)  # the next call's own limit
                 self._extend(1)
                 deadline = new
                 self._mark()
+        self._overran(deadline)
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
@@ -924,6 +979,8 @@ class Sandbox:
         ``shared``: arrays the child gets as views of memory this process maps too (:class:`Shared`),
         ``req["shared"]`` there. SandboxError: the sandbox is dead, timed out, the child exited or broke
         the protocol."""
+        if self._dead_reason == "starved":
+            raise SandboxStarved(self._dead)
         if self._dead or self._proc is None:
             why = paragraph("the sandbox stopped earlier.", self._dead) if self._dead else \
                 "the sandbox is closed."
@@ -935,7 +992,8 @@ class Sandbox:
         self._cpu = self._cpu_limit(len(args["batches"]) - 1 if op == "forward_many" else
                                     PROBE_CALLS - 1 if op in ("load", "sublayer") else 0)
         try:
-            head = {"op": op, "args": packer.encode(args), "cpu": self._cpu} | (
+            self._rid = secrets.token_hex(8)  # echoed by each frame of the reply: a forged frame lacks it
+            head = {"op": op, "args": packer.encode(args), "cpu": self._cpu, "rid": self._rid} | (
                 {"shared": shared.spec} if shared is not None else {})
             data = wire.frame(head, packer.payload())
         except ValueError as exc:
@@ -1093,7 +1151,7 @@ class Sandbox:
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
             at = f" at {e['where']}" if e.get("where") else ""
-            line = f": {e['line']!r}" if e.get("line") else ""
+            line = f": {_quoted(e['line'])}" if e.get("line") else ""
             message = (e.get("message") or "(no message)").rstrip(".") if at else e.get("message") or "(no message)"
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {message}{at}{line}.",
@@ -1177,7 +1235,7 @@ class Sandbox:
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
         quote = e.get("line") and (e.get("message") or "") not in e["line"]
-        at = f" (at {e['where']}: {e['line']!r})" if e.get("where") and quote else (
+        at = f" (at {e['where']}: {_quoted(e['line'])})" if e.get("where") and quote else (
             f" (at {e['where']})" if e.get("where") else "")
         msg = e.get("message") or "(no message)"
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",

@@ -54,10 +54,12 @@ def is_archive(path: str | os.PathLike) -> bool:
 
 def _member_path(name: str) -> list[str] | None:
     """The member's path as parts (backslashes read as separators), ``[]`` for one left out
-    (``__MACOSX/``: resource forks), or None when it would leave the folder (absolute, a drive,
-    ``..``, a NUL)."""
+    (``__MACOSX/``: resource forks), or None when it would leave the folder (absolute, a Windows drive ``C:``,
+    ``..``, a NUL). A colon elsewhere is a file name's (``notes 10:30.txt``, tester22g M1: refused as leaving the
+    folder)."""
     parts = name.replace("\\", "/").split("/")
-    if name.startswith(("/", "\\")) or "\0" in name or ":" in parts[0] or ".." in parts:
+    drive = len(parts[0]) >= 2 and parts[0][1] == ":" and parts[0][0].isascii() and parts[0][0].isalpha()
+    if name.startswith(("/", "\\")) or "\0" in name or drive or ".." in parts:
         return None
     parts = [p for p in parts if p not in ("", ".")]
     return [] if parts and parts[0] == "__MACOSX" else parts
@@ -68,7 +70,7 @@ def _check_member(info: zipfile.ZipInfo) -> list[str]:
     parts = _member_path(info.filename)
     if parts is None:
         raise ArchiveRefused(f"its member {info.filename[:200]!r} would be written outside the "
-                             f"submission's folder (an absolute path or '..')")
+                             f"submission's folder (an absolute path, a drive or '..')")
     mode = info.external_attr >> 16 if info.create_system == 3 else 0  # 3: made on Unix
     if stat.S_ISLNK(mode):
         raise ArchiveRefused(f"its member {info.filename[:200]!r} is a symbolic link (links are "

@@ -167,9 +167,14 @@ def _fail_all(names: Mapping[str, float], message: str) -> Verdict:
     return Verdict([Part(n, w, False, message) for n, w in names.items()])
 
 
-def _weights(parts: Mapping[str, float] | None, names: Sequence[str]) -> dict[str, float]:
+def _weights(parts: Mapping[str, float] | None, names: Sequence[str], points: float | None = None) -> dict[str, float]:
+    """Points per part: ``parts`` (a subset of ``names``), or ``points`` shared equally by all of ``names``, or 1
+    each; both given is the test's mistake (GradingTestError)."""
+    if parts is not None and points is not None:
+        raise GradingTestError(f"both parts= and points= were given; give parts= (points per tensor: {list(names)}) "
+                               f"or points= (the check's total, shared equally), not both")
     if parts is None:
-        return {n: 1.0 for n in names}
+        return {n: 1.0 if points is None else float(points) / max(len(names), 1) for n in names}
     unknown = set(parts) - set(names)
     if unknown:
         raise GradingTestError(f"parts {sorted(unknown)} are not tensors of the reference; it has {list(names)}")
@@ -592,12 +597,14 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
-                     parts: Mapping[str, float] | None = None, rtol: float = 1e-7, atol: float = 1e-10) -> Verdict:
+                     parts: Mapping[str, float] | None = None, rtol: float = 1e-7, atol: float = 1e-10,
+                     points: float | None = None) -> Verdict:
     """Grade what a CS231n function pair's forward writes into a dict argument (``bn_param``).
 
     After one ``forward(X)`` each ``keyword[key]`` as forward left it
     (:attr:`~gradcheck.sandbox.RemoteLayer.call_keywords`) must equal ``expected[key]``
-    (:func:`gradcheck.compare.close`); ``parts`` gives the points per key (default 1 each). Graded: CS231n's running
+    (:func:`gradcheck.compare.close`); ``parts`` gives the points per key (default 1 each; ``points``, as in
+    :func:`layer_gradients`, their total shared equally). Graded: CS231n's running
     statistics ``running = momentum * running + (1 - momentum) * batch`` (assignment 2,
     ``batchnorm_forward``). Returns one part per key, named ``bn_param['running_mean']``;
     StudentCodeError when forward raised or returned a non-array.
@@ -606,7 +613,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
     layer.forward(*[x.copy() for x in xs])
     left = (getattr(layer, "call_keywords", None) or {}).get(keyword, {})
     verdict = Verdict()
-    for k, w in _weights(parts, list(expected)).items():
+    for k, w in _weights(parts, list(expected), points).items():
         name, want, got = f"{keyword}[{k!r}]", np.asarray(expected[k], dtype=np.float64), left.get(k, KeyError)
         if got is KeyError:
             msg = (f"forward left no {name}; it must store the updated value in {keyword} (the caller's dict), "
@@ -627,7 +634,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
                     seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
                     numerical: bool = True, params: Mapping[str, np.ndarray] | None = None,
-                    constants: Sequence[str] = ()) -> Verdict:
+                    constants: Sequence[str] = (), points: float | None = None) -> Verdict:
     """Grade ``backward``: each tensor against the reference and against central differences.
 
     One forward and one backward at the evaluation point with a seeded upstream gradient ``G``,
@@ -643,8 +650,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         The input(s), away from kinks (:func:`away_from_kinks`). For several inputs (a CS231n pair
         whose ``backward`` returns ``(dx, dw, db)``) the parts are named after the **reference's**
         ``forward`` arguments, whatever the student called theirs.
-    parts : mapping of str -> float, optional
-        Points per tensor, e.g. ``{"dX": 2, "dW": 2, "db": 2}``; default 1 each.
+    parts, points : mapping of str -> float, or float, optional
+        Points per tensor (``{"dX": 2, "dW": 2, "db": 2}``; default 1 each), or their total shared equally.
     seed : int, default 0
         Seeds ``G``, the parameters (:func:`evaluation_point`) and the numerical check's draws.
     params : mapping of str -> ndarray, optional
@@ -665,11 +672,11 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         :func:`evaluation_point` refused the student's parameters, or forward raised.
     GradingTestError
         A reference output or gradient is not finite, or ``constants`` is not a list of names of arrays outside the
-        reference's parameters: the test is wrong.
+        reference's parameters, or both ``parts`` and ``points`` were given: the test is wrong.
     """
     declared = _declared(constants, reference)
     d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
-    weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}])  # the test's
+    weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}], points)  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X))
     _take_constants(layer, declared)
     owner = type(layer).__name__

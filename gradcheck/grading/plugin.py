@@ -52,6 +52,7 @@ from .runner import (
     check_options,
     placeholder_results,
     result_row,
+    shown_file,
     tests_imports,
     visible_score,
     write_json,
@@ -327,7 +328,8 @@ class _SandboxHolder:
         files = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*")) if p.is_file()]
         found = [f for f in files if all(_visible(n) for n in f.split("/"))]
         similar = [f for f in found if f.rsplit("/", 1)[-1].lower() == base]
-        found = found if len(found) <= 12 else [*found[:12], f"... ({len(found) - 12} more)"]
+        more = f", ... ({len(found) - 12} more)" if len(found) > 12 else ""
+        found = found[:12]
         # what was there but not read: a folder named with a dot (skipped), a link to a folder (never followed)
         hidden: dict[str, list[str]] = {}
         for f in files:
@@ -361,8 +363,8 @@ class _SandboxHolder:
                 + ("" if similar or not_read else " Did you upload the right file (a .py file, not a notebook or a zip)?")
                 + (" Upload the files themselves, not a link to them." if any("symbolic link" in r for r in not_read)
                    else ""))
-        shown = ", ".join(f"`{f}`" for f in found) if found else ("no file the autograder reads" if not_read else
-                                                                   "no files at all")
+        shown = ", ".join(shown_file(f) for f in found) + more if found else (  # confusables named (M4)
+            "no file the autograder reads" if not_read else "no files at all")
         seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
         folder = f" `{file}` is a folder, not a file." if (self.root / file).is_dir() else ""
         if file.endswith(".py") and (self.root / file[:-3] / "__init__.py").is_file():  # one clear note (L9)
@@ -639,9 +641,27 @@ class Grade:
 
 def _recorded(name: str):
     def method(self: Grade, *args: Any, **kwargs: Any) -> C.Verdict:
-        return self.check(getattr(C, name)(*args, **kwargs))
+        check = getattr(C, name)
+        _bound(check, name, args, kwargs)
+        return self.check(check(*args, **kwargs))
     method.__name__, method.__doc__ = name, f":func:`gradcheck.grading.checks.{name}`, recorded."
     return method
+
+
+def _bound(check: Any, name: str, args: tuple, kwargs: dict) -> None:
+    """The staff's arguments of ``grade.<name>(...)`` bound against the check's signature before it runs: a keyword
+    it does not take (``grade.layer_gradients(..., point=3)``), one too many or one missing is the test's mistake, a
+    :class:`~gradcheck.grading.checks.GradingTestError` (tester22g H1: the TypeError, raised in this frame, not the
+    test's, cost every student the test's points with exit 0), never the submission's."""
+    import inspect
+
+    try:
+        inspect.signature(check).bind(*args, **kwargs)
+    except TypeError as exc:
+        takes = ", ".join(p.name + ("=" if p.kind is p.KEYWORD_ONLY else "")
+                          for p in inspect.signature(check).parameters.values())
+        raise C.GradingTestError(f"grade.{name}(...) was called with arguments it does not take: {exc} "
+                                 f"(grade.{name} takes {takes}).") from None
 
 
 for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
@@ -687,17 +707,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     entry = results.setdefault(item.nodeid, _entry(item))
     if rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
         exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {_exc_text(exc)} ({where})")
+    elif rep.failed and isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, C.GradingFailure,
+                                                                           SandboxStartFailure)):
+        exc = _internal_error(exc)  # gradcheck's own bug (tester22g M3: "The check stopped with AttributeError")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
+        internal = isinstance(exc, _InternalError)
+        from ..sandbox import SandboxStarved
+
+        busy = isinstance(exc, SandboxStarved)  # the machine's load had the time (tester22g H2), not the submission
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
                                    "gradcheck: a check needs more memory than --memory-mb" if memory else
+                                   "gradcheck: the machine's load starved the sandbox" if busy else
+                                   "gradcheck: the grader's own code failed" if internal else
                                    "gradcheck: the grader failed before any submitted code ran")
         what = ("this test is faulty" if faulty_test else "this check needs more memory than the autograder "
-                "allows" if memory else "the autograder failed before running your code")
+                "allows" if memory else "the grading machine was too busy to time your code fairly; it is graded "
+                "again" if busy else "the autograder's own code failed during this check" if internal else
+                "the autograder failed before running your code")
         entry.update(status="failed", fraction=0.0,
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
@@ -755,6 +786,25 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     if not where.startswith(folder + os.sep):
         return ""
     return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
+
+
+class _InternalError(GraderError):
+    """An exception of gradcheck's own code during a graded check (not the test's, not the submission's: what the
+    submission does reaches the grader as gradcheck's errors): a grader error naming where it was raised."""
+
+
+def _internal_error(exc: Exception) -> _InternalError:
+    """``exc``, raised by gradcheck's (or a library's) code during a check, as a grader error for the staff naming the
+    innermost frame of gradcheck's (the student reads only that the autograder failed, never the exception)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    ours = [t for t in frames if os.sep + "gradcheck" + os.sep in t.tb_frame.f_code.co_filename] or frames
+    where = (f" ({os.path.basename(ours[-1].tb_frame.f_code.co_filename)}, line {ours[-1].tb_lineno}, in "
+             f"{ours[-1].tb_frame.f_code.co_name})") if ours else ""
+    return _InternalError(f"gradcheck's own code raised {type(exc).__name__}: {_exc_text(exc)}{where}: a bug of the "
+                          f"grader, not the submission's; please report it")
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -626,15 +626,16 @@ def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str
 
 
 #: characters that move a terminal's cursor, recolour or retitle it, or reorder text (bidi controls), beside C0/C1
-_UNSAFE = frozenset("\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x7f")
+_UNSAFE = frozenset("\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x7f"
+                    "\u200b\u200c\u200d\u2060\ufeff")  # and the invisible ones (zero-width: tester22g M4)
 
 
 def display_name(name: str) -> str:
     """A name (a folder's, a file's) as printable UTF-8 text, the one escaping of every name the grader prints:
     unchanged when valid UTF-8 without a backslash or a control character; otherwise ``\\`` doubled, non-UTF-8
-    bytes shown as ``\\xNN``, a control character (ESC, a carriage return, DEL, a bidi override) as ``\\xNN`` or
-    ``\\uNNNN`` (no two names shown alike; tester17g L7: an ESC sequence in a folder's name reached the staff's
-    terminal raw)."""
+    bytes shown as ``\\xNN``, a control character (ESC, a carriage return, DEL, a bidi override, a zero-width one)
+    as ``\\xNN`` or ``\\uNNNN`` (no two names shown alike; tester17g L7: an ESC sequence in a folder's name reached
+    the staff's terminal raw)."""
     raw = os.fsencode(name)
     text = None
     with contextlib.suppress(UnicodeDecodeError):
@@ -645,6 +646,29 @@ def display_name(name: str) -> str:
     shown = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
     return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}")
                    if c < " " or "\x80" <= c <= "\x9f" or c in _UNSAFE else c for c in shown)
+
+
+def odd_characters(name: str, limit: int = 3) -> str:
+    """The characters of a file's ``name`` a reader cannot tell from others, each named (tester22g M4: ``found:
+    `lаyers.py``` with a Cyrillic ``а`` looked exactly like the ``layers.py`` the test wanted): every character outside
+    printable ASCII, and a space at either end, as ``character 2 is U+0430 CYRILLIC SMALL LETTER A`` (at most
+    ``limit``, then how many more); '' for a name of printable ASCII."""
+    odd = [(i, c) for i, c in enumerate(name) if not (" " < c < "\x7f" or c == " " and 0 < i < len(name) - 1)]
+    said = []
+    for i, c in odd[:limit]:
+        what = unicodedata.name(c, "") or (", a byte that is not UTF-8" if "\udc80" <= c <= "\udcff" else
+                                           ", a control character")
+        end = " at the end" if c == " " and i == len(name) - 1 else " at the start" if c == " " else ""
+        said.append(f"character {i + 1} is U+{ord(c):04X}{'' if what[:1] == ',' else ' '}{what}{end}")
+    return "; ".join(said) + (f"; and {len(odd) - limit} more" if len(odd) > limit else "")
+
+
+def shown_file(name: str) -> str:
+    """A file's name in a student's Markdown message: :func:`display_name` in backticks, followed by the characters
+    :func:`odd_characters` names: ``lаyers.py`` is shown ``lаyers.py`` in backticks, then ``(character 2 is U+0430
+    CYRILLIC SMALL LETTER A)``."""
+    note = odd_characters(name)
+    return f"`{display_name(name)}`" + (f" ({note})" if note else "")
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
@@ -1909,6 +1933,22 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     return results, todo, changed, unsigned
 
 
+def _never_started(todo: list[Path], results: list[SubmissionResult], folders: dict[str, Path], key: bytes
+                   ) -> list[SubmissionResult]:
+    """The saved results ``--force`` would have replaced, of the submissions in ``todo`` a signal stopped the batch
+    before they started (their results.json is still this batch's signed, complete result of the same files, as
+    :func:`_resume` keeps without ``--force``): kept, not erased into "not graded" (tester22g M5: a stopped
+    ``--force`` run turned 25 complete results into 'not graded'). A submission that started has its placeholder
+    there, and is not graded; with the tests or options changed (stale) none is kept."""
+    taken = {r.name for r in results}
+    kept = []
+    for s in todo:
+        done = None if s.name in taken else _load_done(folders[s.name] / "results.json", key)
+        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+            kept.append(done)
+    return kept
+
+
 def _imports_moved(folders: dict[str, Path]) -> tuple[list[str], list[str]]:
     """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
     ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again;
@@ -1996,6 +2036,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
         seconds, interrupted = time.monotonic() - t0, stop is not None
+        if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
+            results += _never_started(todo, results, folders, key)
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
