@@ -72,8 +72,9 @@ class Forger(Linear):
         while f is not None and f.f_code.co_name != "op_forward_many":
             f = f.f_back
         fd = _json.loads(_sys.argv[1])["fd_out"]
+        rid = getattr(_sys.modules.get("__main__"), "REQUEST", [None])[0]  # the running request's id, echoed
         for done in range(1, 10**9 if f is not None else 1):
-            head = _json.dumps({"progress": "forwards", "done": done}).encode()
+            head = _json.dumps({"rid": rid, "progress": "forwards", "done": done}).encode()
             _os.write(fd, b"GCSB" + _struct.pack(">IQ", len(head), 0) + head)
             _time.sleep(0.45)
         return super().forward(X, training=training)
@@ -93,7 +94,8 @@ def test_gradients(student, grade, rng):
 
 def test_forged_progress_frames_cannot_keep_the_numerical_check_alive(tmp_path):
     """Before: a forward that writes the child's progress frames itself reset the parent's deadline for
-    ever and ran to the session limit (120 s here). Now the parent gives a batch of N forwards N times
+    ever and ran to the session limit (120 s here). The forged frames carry the running request's id, read
+    from the child's memory (frames without it are refused at once since session 22: the id is no secret). Now the parent gives a batch of N forwards N times
     the limit of one call, counted from its request: the forger is stopped within that budget and its
     row says so (the plugin of ``gradcheck grade``'s child, with --timeout 0.5)."""
     (tmp_path / "sub").mkdir()

@@ -528,7 +528,12 @@ def test_the_adapters_reach_the_child_compiled_through_a_file_not_the_command_li
         assert check_layer(layer, (4, 5), twin=None).passed
     cfg = json.loads(started[0][-1])
     assert "adapters" not in cfg and isinstance(cfg["fd_adapters"], int)
-    assert max(len(arg) for arg in started[0]) < 64 << 10
+    # the largest argument left is the child's own source (65,576 bytes in session 22, when the request ids were
+    # added: past the 64 KiB this test had chosen); Linux bounds one argument at 128 KiB (MAX_ARG_STRLEN), so keep
+    # a quarter of that free: past 96 KiB the bootstrap must leave the command line as the adapters did
+    longest = max(started[0], key=len)
+    assert longest == sbmod._child_source() or len(longest) < 16 << 10
+    assert len(longest.encode()) < 96 << 10
 
 
 def test_process_sandboxes_fork_from_one_zygote_each_child_fresh_alone_and_reaped(tmp_path):
