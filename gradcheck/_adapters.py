@@ -5469,8 +5469,8 @@ def _rewinding(cls):
 
 def hold_random(layer, how="fix_mask"):
     """Hold a random forward fixed for a gradient check, in the process where ``layer`` lives (the
-    sandbox child's side of :meth:`gradcheck.sandbox.RemoteLayer.hold_random`; in process,
-    gradcheck.diagnose does it).
+    sandbox child's side of :meth:`gradcheck.sandbox.RemoteLayer.adapter`; in process,
+    :func:`gradcheck.diagnose.adapter_call` calls it).
 
     ``how="fix_mask"``: ``fix_mask(True)`` (manualprop.Dropout's switch) of the layer and of every layer it holds
     at any depth (:func:`walk`); returns the class names of those fixed (``"Net, Dropout"``), ``""`` when none

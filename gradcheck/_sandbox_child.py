@@ -827,44 +827,34 @@ class Child:
             return self.fail(exc)
         self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
-    def op_hold(self, obj, req, packer):  # noqa: ARG002 - a random forward held (AD.hold_random)
-        """Hold the random draws of the object's forward (``AD.hold_random``); reply how, or fail with
-        the student's error.
-        """
+    def op_adapter(self, obj, req, packer):
+        """``AD.<name>(obj, *args)`` for a ``name`` of :data:`ADAPTER_CALLS`; reply its value (strings, lists,
+        dicts; numbers and arrays described), a usage failure when the adapters refuse (AdapterError), or, for a
+        call that runs the submission's code (its ``fix_mask``), the student's error."""
+        name = req.get("name")
+        if name not in ADAPTER_CALLS:
+            raise ProtocolViolation(f"no adapter call {str(name)[:40]!r}")
+        student, unwrap = ADAPTER_CALLS[name]
         try:
-            self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
-        except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
-            self.fail(exc)
-
-    def op_draws(self, obj, req, packer):  # noqa: ARG002 - the generators' fingerprints (AD.random_draws)
-        """Reply the fingerprints of the generators the object's forward may draw from
-        (``AD.random_draws``).
-        """
-        self.reply(True, {"draws": self.AD.random_draws(obj)})
-
-    def op_switch(self, obj, req, packer):  # noqa: ARG002 - another combination of forward's switches (AD.set_variant)
-        """Set combination ``index`` of forward's switches (``AD.set_variant``); reply it, or a usage
-        failure.
-        """
-        try:
-            self.reply(True, {"combo": self.AD.set_variant(obj, req.get("index"))})
-        except self.AD.AdapterError as exc:
-            self.reply(False, {"stage": "usage", "message": str(exc)})
-
-    def op_fields(self, obj, req, packer):  # noqa: ARG002 - the state forward may carry (AD.state_values)
-        """Reply the state forward may carry (``AD.state_values``), each value described."""
-        values = self.AD.state_values(getattr(obj, "obj", obj))  # an adapter's student object
-        self.reply(True, {"values": {k: describe(self.np, packer, v, 1) for k, v in values.items()}}, packer)
-
-    def op_weights(self, obj, req, packer):  # noqa: ARG002 - the grader's point for weights without gradients
-        """Set the weights the parent sends (``AD.set_weights``: the grader's values for weights without
-        gradients); reply ok, or a usage failure.
-        """
-        try:
-            self.AD.set_weights(obj, req.get("values") or {})
+            value = getattr(self.AD, name)(getattr(obj, "obj", obj) if unwrap else obj, *req.get("args") or ())
         except self.AD.AdapterError as exc:
             return self.reply(False, {"stage": "usage", "message": str(exc)})
-        self.reply(True)
+        except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised (other rows: the loop's)
+            if not student:
+                raise
+            return self.fail(exc)
+        self.reply(True, {"value": self.plain(value, packer)}, packer)
+
+    def plain(self, value, packer):
+        """An adapter's result as reply data: strings, bools and None as they are, dicts and lists item by item,
+        numbers and arrays described (:func:`describe`: only their base class read)."""
+        if value is None or type(value) in (str, bool):
+            return value
+        if type(value) is dict:
+            return {str(k): self.plain(v, packer) for k, v in value.items()}
+        if type(value) in (list, tuple):
+            return [self.plain(v, packer) for v in value]
+        return describe(self.np, packer, value, 1)
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         """Forget object ``req["id"]`` (a copy the parent no longer uses); reply ok."""
@@ -976,6 +966,12 @@ def oversized(exc, packer=None):
 
 #: The request dispatcher: op name -> method (``load`` takes no object).
 OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_")}
+#: The adapters' functions the parent calls on an object (``op_adapter``), each ``name: (runs the submission's code,
+#: on the student's object behind an adapter)``: a random forward held (its ``fix_mask``), the generators'
+#: fingerprints, another combination of forward's switches, the state forward may carry, the grader's point for
+#: weights without gradients.
+ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
+                 "state_values": (False, True), "set_weights": (False, False)}
 
 
 class _Tail:

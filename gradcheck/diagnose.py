@@ -41,7 +41,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._adapters import global_names, global_states, hold_random
+from ._adapters import global_names, global_states
 from ._switch_reach import file_classes
 from .check import LARGE_STEP, CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
@@ -866,20 +866,19 @@ class Diagnosis:
 # ------------------------------------------------------------- the layer as the checker calls it
 
 
-def random_draws(layer: Any) -> dict[str, str]:
-    """``{generator: fingerprint of its state}`` of the generators reachable from ``layer`` and the global ones,
-    in the process where it lives (:func:`gradcheck._adapters.random_draws`): two differ after a call that drew."""
+def adapter_call(layer: Any, name: str, *args: Any) -> Any:
+    """The adapters' ``name(layer, *args)`` in the process where ``layer`` lives: a sandboxed layer's in its child
+    (:meth:`gradcheck.sandbox.RemoteLayer.adapter`), any other here, on the student's object behind an adapter where
+    :data:`gradcheck._sandbox_child.ADAPTER_CALLS` says the child's is. ``name``: ``hold_random`` (``how="fix_mask"``:
+    ``fix_mask(True)`` on it and the layers inside it, the class names of those fixed, ``""`` none; ``"unfix_mask"``,
+    ``"rewind"``, ``"release"``), ``random_draws`` (``{generator: fingerprint}``: two differ after a call that drew),
+    ``state_values``, ``set_weights`` (``values``) or ``set_variant`` (``index``)."""
+    from . import _adapters
+    from ._sandbox_child import ADAPTER_CALLS
+
     if _remote(layer):
-        return layer.random_draws()
-    from ._adapters import random_draws as draws
-    return draws(layer)
-
-
-def _fix_masks(obj: Any, how: str = "fix_mask") -> str:
-    """``fix_mask(True)`` on ``obj`` and on the layers inside it at any depth (in a sandboxed layer's child);
-    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`); ``how="unfix_mask"``:
-    ``fix_mask(False)`` on them."""
-    return obj.hold_random(how) if _remote(obj) else hold_random(obj, how)
+        return layer.adapter(name, *args)
+    return getattr(_adapters, name)(getattr(layer, "obj", layer) if ADAPTER_CALLS[name][1] else layer, *args)
 
 
 #: How many times a held mask that drops every entry is drawn again (:meth:`_Probes.redraw`): 5 draws of a
@@ -903,7 +902,7 @@ class _Proxy(Wrapper):
         self._states = [_rng_state(r) for r in self._rngs]
         self._global = global_states() if rewind else None
         # a sandboxed layer: its generators are rewound in its child
-        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""
+        self.remote = adapter_call(layer, "hold_random", "rewind") if rewind and _remote(layer) else ""
         fwd = layer.forward
 
         def forward(*xs, training=False):
@@ -951,7 +950,7 @@ def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
     layer as the check should call it, the :data:`HELD` code and its :data:`DIAGNOSES` fields; None
     when neither makes two calls agree (a generator made anew inside forward).
     """
-    if fixed := _fix_masks(layer):
+    if fixed := adapter_call(layer, "hold_random"):
         run(layer)
         if _exact(run(layer), run(layer)):
             return _Proxy(layer), "held-mask", {"fixed": fixed}
@@ -4106,7 +4105,7 @@ def seed_weights(layer: Any) -> dict[str, np.ndarray]:
     if not names:
         return {}
     try:
-        values = _state_attrs(layer if _remote(layer) else layer.obj, remote=True)
+        values = adapter_call(layer, "state_values")
     except Exception:  # noqa: BLE001 - a child that cannot say: not drawn
         return {}
     return {k: values[k] for k in names if k in values}
@@ -4185,7 +4184,6 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     with the gradients compared (``drawn_failed``), else ``diag``; either with ``drawn`` set (the header says so:
     :func:`drawn_header`). ``only``: ``diag`` is no check (weights without gradients all zero: the output is 0 for any
     input), so the drawn check is the verdict, passed or not (``drawn_only``)."""
-    from ._adapters import set_weights
 
     params, seeds = V.layer_params(layer, diag.name), seed_weights(layer)
     const = {k: v for k, v in {**params, **seeds}.items() if _constant(v) or _transpose_blind(v)}  # (constant_params's rule, params read once)
@@ -4193,7 +4191,7 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
         return diag
     words = _constant_words({k: const[k] for k in sorted(const)})
     kept = {k: np.array(v, copy=True) for k, v in params.items()}
-    put = (lambda vals: layer.set_weights(vals)) if _remote(layer) else (lambda vals: set_weights(layer, vals))
+    put = functools.partial(adapter_call, layer, "set_weights")
 
     def run():
         try:
@@ -5183,15 +5181,13 @@ def _release(*objs) -> None:
             o.release()
 
 
-def _state_attrs(obj: Any, remote: bool = False) -> dict[str, np.ndarray]:
+def _state_attrs(obj: Any) -> dict[str, np.ndarray]:
     """Copies of the public numbers (a call counter ``self.t``, an annealed ``self.s``; not a bool) and numeric arrays
-    of a local object's attributes (:func:`gradcheck._adapters.state_values`); of a sandboxed layer, {} unless
-    ``remote`` (then read in its child: the attributes cannot be set from here, only compared)."""
+    of a local object's own attributes (:func:`gradcheck._adapters.state_values`); {} for a sandboxed layer (whose
+    attributes cannot be set from here: :func:`adapter_call` reads them in its child, to compare)."""
     from ._adapters import state_values
 
-    if _remote(obj):
-        return obj.state_values() if remote else {}
-    return state_values(obj)
+    return {} if _remote(obj) else state_values(obj)
 
 
 class _StateProxy(_Proxy):
@@ -5201,11 +5197,10 @@ class _StateProxy(_Proxy):
     child, which would not put them back."""
 
     def __init__(self, layer: Any, values: dict[str, np.ndarray]):
-        from ._adapters import set_weights
 
         super().__init__(layer)
         self.__dict__.pop("forward_many", None)
-        self._put = (lambda: layer.set_weights(values)) if _remote(layer) else (lambda: set_weights(layer, values))
+        self._put = functools.partial(adapter_call, layer, "set_weights", values)
 
     def rewind(self) -> None:
         super().rewind()
@@ -5220,7 +5215,7 @@ def _hold_state(layer: Any, pristine: Any, run) -> tuple[_StateProxy, list[str]]
     taken before the call does (tester22s M1: an EMA of the batch mean updated and used in the same forward, exact
     backward, FAILed "forward changes the layer's state")."""
     def state(o):
-        return _state_attrs(o if _remote(o) else getattr(o, "obj", o), remote=True)
+        return adapter_call(o, "state_values")
 
     try:
         before, now = state(pristine), state(layer)
@@ -5468,13 +5463,13 @@ class _Probes:
         advanced by one unheld forward and rewound to their new states from then on."""
         layer = self.layer
         if code == "held-mask":
-            _fix_masks(layer, "unfix_mask")
+            adapter_call(layer, "hold_random", "unfix_mask")
             self.fwd(layer, self.inputs)
-            _fix_masks(layer)
+            adapter_call(layer, "hold_random")
             self.proxy = _Proxy(layer)
             return
         if _remote(layer):
-            layer.hold_random("release")
+            adapter_call(layer, "hold_random", "release")
         self.fwd(layer, self.inputs)
         self.proxy = _Proxy(layer, rewind=True)
 
@@ -5639,11 +5634,12 @@ class _Probes:
                 self.find("second-backward", t)
 
     def backward_draws(self, G) -> str:
-        """Which random generators a backward after a forward moves (:func:`random_draws`), ``""`` none."""
+        """Which random generators a backward after a forward moves (:func:`adapter_call`'s ``random_draws``),
+        ``""`` none."""
         self.fwd(self.proxy, self.inputs)
-        before = random_draws(self.layer)
+        before = adapter_call(self.layer, "random_draws")
         self.bwd(G)
-        after = random_draws(self.layer)
+        after = adapter_call(self.layer, "random_draws")
         return ", ".join(k for k in before if before[k] != after.get(k))
 
     def cache(self, pristine, G) -> None:
@@ -5703,14 +5699,13 @@ class _Probes:
         that ran one forward on other inputs, runs forward twice on the check's input, and the two outputs differ
         (an exponential moving average of the inputs, which two calls on equal inputs leave at its fixed point;
         a kept output (stale-output) gives the same twice). The attributes the second call changed (of a
-        sandboxed layer too, read in its child: :meth:`gradcheck.sandbox.RemoteLayer.state_values`), or None."""
-        o = b if _remote(b) or getattr(b, "obj", None) is None else b.obj  # an adapter's student object
+        sandboxed layer too, read in its child: :func:`adapter_call`), or None."""
         Y1 = self.fwd(b, self.inputs)
-        before = _state_attrs(o, remote=True)
+        before = adapter_call(b, "state_values")  # an adapter's student object's
         Y2 = self.fwd(b, self.inputs)
         if _same(Y1, Y2):
             return None
-        after = _state_attrs(o, remote=True)
+        after = adapter_call(b, "state_values")
         return [k for k, v in before.items() if k in after and not _exact(v, after[k])]
 
     def along(self, fwd, xs, got, G, keys, groups) -> list[tuple[bool, dict]]:

@@ -1410,6 +1410,12 @@ def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
     return out
 
 
+#: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
+_ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
+                    "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
+                    "set_variant": ("{}'s switches", list)}
+
+
 class _Remote:
     """Shared part of :class:`RemoteLayer` and :class:`RemoteLoss`."""
 
@@ -1454,6 +1460,28 @@ class _Remote:
                              "was released (RemoteLayer.release).")
         return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed,
                                   shared=shared)
+
+    def adapter(self, name: str, *args: Any) -> Any:
+        """The adapters' ``name(obj, *args)`` (a function of :mod:`gradcheck._adapters` named in
+        :data:`gradcheck._sandbox_child.ADAPTER_CALLS`) run on the student's object in the child, as
+        :func:`gradcheck.diagnose.adapter_call` runs it on a local one: ``hold_random(how)`` (a random forward held:
+        what was held, "" nothing), ``random_draws()`` (the generators' fingerprints), ``state_values()`` (its public
+        numbers and numeric arrays as float64), ``set_weights(values)`` (weights without gradients set: the grader's
+        point), ``set_variant(index)`` (a combination of forward's switches: its texts). The reply is checked
+        against :data:`_ADAPTER_REPLIES` (the child is untrusted): strings cleaned, a wrong type read as empty.
+        Raises SandboxError as the other calls; GraderError when the adapters refuse (``stage="usage"``)."""
+        if self.__dict__.get("_released"):
+            raise UsageError(f"{self.class_name}.{name}: this copy of the layer was released (RemoteLayer.release).")
+        what, kind = _ADAPTER_REPLIES[name]
+        got = self._sandbox.call("adapter", {"id": self._id, "name": name, "args": list(args)},
+                                 what.format(self.class_name)).get("value")
+        if kind is dict:  # str values (fingerprints) and described numbers (state) as float64 arrays
+            return {str(k): v if isinstance(v, str) else np.array(v["array"], dtype=np.float64)
+                    for k, v in got.items() if isinstance(v, str) or isinstance(v, dict) and v.get("kind") in
+                    ("array", "scalar") and isinstance(v.get("array"), np.ndarray)} if isinstance(got, dict) else {}
+        if kind is list:
+            return [_clean(x) for x in got if isinstance(x, str)][:64] if isinstance(got, list) else []
+        return _clean(got) if isinstance(got, str) else "" if kind is str else None
 
     def _backward(self, dY: np.ndarray | None, call: str) -> dict:
         """The student's backward's reply, with ``dY_written`` (dY as backward left it, read here from the shared
@@ -1669,21 +1697,6 @@ class RemoteLayer(_Remote):
                                         probe_inputs=list(inputs) if probed else None,
                                         no_forward_in_backward=self.no_forward_in_backward)
 
-    def state_values(self) -> dict[str, np.ndarray]:
-        """The public numbers and numeric arrays of the student's object in the child, as float64 arrays
-        (:func:`gradcheck._adapters.state_values`): the state a forward may carry between calls, which the diagnosis
-        compares across calls to name it (``self.mean``). Raises SandboxError as the other calls."""
-        meta = self._call("fields", "its attributes", {})
-        return {str(k): np.array(d["array"], dtype=np.float64) for k, d in (meta.get("values") or {}).items()
-                if isinstance(d, dict) and d.get("kind") in ("array", "scalar")}
-
-    def set_weights(self, values: dict[str, np.ndarray]) -> None:
-        """Set the student's weights without gradients (the seed protocol's ``self.W``, which :attr:`params` does
-        not hold) in the child to ``values`` (:func:`gradcheck._adapters.set_weights`): the grader's forward test
-        evaluates such a layer at its own point. Raises SandboxError as the other calls."""
-        self._call("weights", "setting its weights", {"values": {str(k): np.asarray(v, dtype=np.float64)
-                                                                 for k, v in values.items()}})
-
     def sublayer(self, index: int, inputs: Sequence[Any], training: bool | None) -> RemoteLayer | None:
         """``layers[index]`` of this model as its own layer in the child, adapted on ``inputs`` (the input it
         receives in the model) as the check reads a layer (:func:`gradcheck.diagnose.first_failing_sublayer`); None
@@ -1692,32 +1705,15 @@ class RemoteLayer(_Remote):
                                                              "training": training})
         return None if meta.get("id") is None else RemoteLayer(self._sandbox, meta, self.file)
 
-    def hold_random(self, how: str = "fix_mask") -> str:
-        """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):
-        ``"fix_mask"`` (the layer's own switch), ``"rewind"`` (its generators rewound before every
-        forward) or ``"release"``; returns what was held ("" nothing), also kept in
-        :attr:`held_random`. Raises SandboxError (its fix_mask raised)."""
-        meta = self._sandbox.call("hold", {"id": self._id, "how": how},
-                                  f"{self.class_name}.fix_mask(True)")
-        self.held_random = _clean(meta.get("how") or "")
-        return self.held_random
-
     def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
         """Check another combination of forward's switches (:func:`gradcheck._adapters.set_variant`: ``index`` of
         :attr:`protocol`'s ``switch_variants``; None: forward's own): set in the child, and in :attr:`protocol`
         (``switch_combo``, ``mode_labels``: ``labels``, the rows' labels), of this proxy and of its later clones."""
-        meta = self._sandbox.call("switch", {"id": self._id, "index": index}, f"{self.class_name}'s switches")
-        combo = [_clean(x) for x in meta.get("combo") or []][:64]
+        combo = self.adapter("set_variant", index)
         base = self.__dict__.setdefault("_base_protocol", dict(self.protocol))
         self.protocol = {**base, **({"switch_combo": combo} if combo else {}),
                          **({"mode_labels": [_clean(x) for x in labels]} if index is not None else {})}
         self._meta = {**self._meta, "protocol": dict(self.protocol)}
-
-    def random_draws(self) -> dict[str, str]:
-        """The fingerprints of the child's generators (:func:`gradcheck._adapters.random_draws`): a call between
-        two readings that drew random numbers changes one."""
-        meta = self._sandbox.call("draws", {"id": self._id}, f"{self.class_name}'s random generators")
-        return dict(meta.get("draws") or {})
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""

@@ -352,7 +352,7 @@ def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,
                 params: Mapping[str, np.ndarray] | None) -> list[str] | None:
     """For the forward test of a sandboxed layer read as the seed protocol (``self.W`` used in forward, a backward
     returning dX only, no ``params``: :func:`gradcheck._adapters._seed_weights`) that holds the reference's names:
-    the point of :func:`evaluation_point` set in the child (:meth:`~gradcheck.sandbox.RemoteLayer.set_weights`) and
+    the point of :func:`evaluation_point` set in the child (:meth:`~gradcheck.sandbox.RemoteLayer.adapter`'s ``set_weights``) and
     in the reference, a 2-D weight in the student's layout (told by shape, a square one by each forward:
     :func:`gradcheck._adapters._layout`, run on the reference here); the notes saying which layout was used. None:
     not such a layer (:func:`evaluation_point` then sets, or refuses, its parameters)."""
@@ -362,7 +362,7 @@ def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,
     listed = info.get("seed_weights") if isinstance(info, dict) and info.get("protocol") == "seed" else None
     seeds = {w[0]: w[1:] for w in map(seed_weight, listed if isinstance(listed, list) else []) if w is not None}
     ours = getattr(reference, "params", None) or {}
-    if not (seeds and callable(getattr(layer, "set_weights", None)) and ours and set(ours) <= set(seeds)
+    if not (seeds and callable(getattr(layer, "adapter", None)) and ours and set(ours) <= set(seeds)
             and not V.layer_params(layer, owner)):
         return None
     point, values, notes = _drawn_point(ours, seed, params), {}, []
@@ -381,7 +381,7 @@ def _seed_point(layer: Any, reference: Any, xs: list[np.ndarray], seed: int,
             notes.append(f"{owner}.{k} has no gradient (backward returns dX only): the grader set it to its point "
                          f"in the layout ({lay or 'not told: as the reference'}) {told}" + (
                              ", transposed from the reference's" if flip else "") + ".")
-    layer.set_weights(values)
+    layer.adapter("set_weights", values)
     return notes
 
 
