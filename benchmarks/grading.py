@@ -39,6 +39,8 @@ from gradcheck.grading.runner import _child_env, grade_batch  # noqa: E402
 from gradcheck.grading.zygote import shared, spawn  # noqa: E402
 from gradcheck.sandbox import Sandbox  # noqa: E402
 
+TARGET_PER_MINUTE = 150  # submissions per minute with 2 workers on 2 cores (docs/speed.md)
+
 
 def _median_time(fn, n: int = 5) -> float:
     ts = []
@@ -121,7 +123,7 @@ def side_by_side(subs: Path, tmp: Path, workers: int, n_workers: int, rounds: in
     return lres, lwall
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=50, help="submissions to grade (default 50)")
     ap.add_argument("--workers", type=int, default=2, help="workers of the local pool (default 2)")
@@ -158,8 +160,9 @@ def main() -> None:
     checks = max(mean_sub - t_pytest - t_sandbox, 0.0)
     print(f"graded {len(res.submissions)} submissions ({len(kinds)} kinds: solution + mutants) "
           f"with {args.workers} workers on {os.cpu_count()} cores in {wall:.1f} s")
-    print(f"throughput: {rate:.0f} submissions per minute (target >= 150 on 2 cores; load average now "
-          f"{os.getloadavg()[0]:.1f})")
+    met = rate >= TARGET_PER_MINUTE
+    print(f"throughput: {rate:.0f} submissions per minute (target >= {TARGET_PER_MINUTE} on 2 cores: "
+          f"{'ok' if met else 'MISS'}; load average now {os.getloadavg()[0]:.1f})")
     print(f"per submission (mean wall time in a worker): {mean_sub:.2f} s")
     print(f"  isolation: child pytest start {t_pytest:.2f} s (forked from the zygote; a fresh python -m pytest "
           f"{t_fresh:.2f} s) + sandbox start {t_sandbox:.2f} s = {t_pytest + t_sandbox:.2f} s "
@@ -171,7 +174,8 @@ def main() -> None:
     print(f"scores: {sorted({s.score for s in res.submissions})}; max {res.submissions[0].max_score:g}; "
           f"median submission time {statistics.median(per):.2f} s, slowest {max(per):.2f} s; "
           f"{len(exec_times)} results.json written")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
