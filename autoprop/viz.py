@@ -34,6 +34,17 @@ def _label_source(t):
     return f"watched\n{t.shape}"
 
 
+def _sizes(items, ncol, nrow, heading):
+    """A box's width and the figure's size in inches: each column as wide as the longest label
+    needs (9-point monospace: 0.075 in a character) and the figure at least as wide as its
+    title (11 points: about 0.09 in a character), no wider: a notebook shrinks a wide figure,
+    and its labels with it."""
+    widest = max(len(line) for _k, label, _kind, _d in items for line in label.splitlines())
+    box_in = 0.075 * widest + 0.3
+    fig_w = min(max(0.6 + (box_in + 0.45) * ncol, 0.09 * len(heading) + 0.5), 40)
+    return box_in, (fig_w, min(1.2 + 0.85 * nrow, 30))
+
+
 def draw_tape(tape, path=None, title=None, max_ops=60):
     """Draw the recorded graph of ``tape`` with matplotlib and return the Figure.
 
@@ -79,15 +90,17 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
     items, edges = _graph(nodes)
     columns, y = _layout(items, edges)
     ncol, nrow, pos_of = max(columns) + 1, max(len(v) for v in columns.values()), {}
-    fig_w = min(3 + 2.1 * ncol, 40)
-    fig_h = min(1.8 + 1.0 * nrow, 30)
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    heading = title or f"GradientTape: {len(tape._nodes)} recorded ops (forward pass, left to right)"
+    if more > 0:
+        heading += f" - first {max_ops} shown, {more} more"
+    box_in, size = _sizes(items, ncol, nrow, heading)
+    fig, ax = plt.subplots(figsize=size)
     for c, col in columns.items():
         for key, _l, _k in col:
             pos_of[key] = (c * 2.3, y[key])
     colors = {"src": ("#d9f2d9", "#2e7d32"), "op": ("#dbe8fb", "#1f4e9c"),
               "const": ("#eeeeee", "#888888")}
-    w, h = 1.7, 0.62
+    w, h = 2.3 * box_in / (box_in + 0.45), 0.62
     for a, b in edges:
         (x0, y0), (x1, y1) = pos_of[a], pos_of[b]
         ax.annotate("", xy=(x1 - w / 2, y1), xytext=(x0 + w / 2, y0),
@@ -104,9 +117,6 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
     ax.set_xlim(-1.3, (ncol - 1) * 2.3 + 1.3)
     ax.set_ylim(-(nrow / 2.0) - 0.3, nrow / 2.0 + 0.3)
     ax.set_axis_off()
-    heading = title or f"GradientTape: {len(tape._nodes)} recorded ops (forward pass, left to right)"
-    if more > 0:
-        heading += f" - first {max_ops} shown, {more} more"
     ax.set_title(heading, fontsize=11)
     fig.tight_layout()
     if path is not None:
