@@ -10,6 +10,8 @@ forward accumulator holds is no alias.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -228,3 +230,56 @@ def test_calibration_agrees_for_a_local_and_a_module_level_name():
         exec("b = t\nt *= 2.0", ns)
     with _refused("*"):
         exec("class C:\n    pass\nc = C()\nc.t = t\nc.t *= 2.0", ns)  # an attribute and a global
+
+
+# --- review23: a frame's f_locals snapshot (CPython < 3.13: locals(), a debugger) is no holder -------------------
+def _debugged(program):
+    """``program()`` under a trace function that reads each frame's ``f_locals``, as pdb, debugpy and PyCharm do
+    where they stop (on CPython < 3.13 that leaves a snapshot dict on the frame holding each local's value)."""
+    def trace(frame, event, arg):
+        frame.f_locals  # noqa: B018 - the read is the point
+        return trace
+
+    sys.settrace(trace)
+    try:
+        return program()
+    finally:
+        sys.settrace(None)
+
+
+def _snapshot_then_rebind():
+    t = ap.constant(X0)
+    locals()  # a snapshot of the frame's locals, kept on the frame (CPython < 3.13)
+    t *= 2.0
+    return t
+
+
+def _stale_snapshot_alias_gone():
+    t = ap.constant(X0)
+    b = t
+    locals()  # the snapshot holds t twice, as t and b
+    b = None  # noqa: F841 - the alias is gone; the snapshot is stale until read again
+    t += 1.0
+    return t
+
+
+def _snapshot_with_an_alias():
+    t = ap.constant(X0)
+    b = t  # noqa: F841 - the alias the rule must still see
+    locals()
+    t *= 2.0
+
+
+def test_a_frames_locals_snapshot_is_no_alias():
+    """review23: ``breakpoint()`` (or ``locals()``) before ``t *= 2`` in the same function raised the alias TypeError on
+    CPython 3.11, the snapshot dict CPython keeps on the frame counted as a holder; a real alias is still refused."""
+    np.testing.assert_array_equal(_snapshot_then_rebind().numpy(), 2.0 * X0)
+    np.testing.assert_array_equal(_stale_snapshot_alias_gone().numpy(), X0 + 1.0)
+    np.testing.assert_array_equal(_debugged(_snapshot_then_rebind).numpy(), 2.0 * X0)
+    np.testing.assert_array_equal(_debugged(lambda: _on_tape(_plain))[1], 14.0 * X0)
+    with _refused("*"):
+        _snapshot_with_an_alias()
+    with _refused("*"):
+        _debugged(_snapshot_with_an_alias)
+    with _refused("-"):
+        _debugged(lambda: _on_tape(_helper_normalizes_its_argument))

@@ -70,9 +70,10 @@ class _Count(Exception):
 
 def held_elsewhere(t, other):
     """How many references to Tensor ``t`` exist besides the one name an augmented operator
-    (``t *= other``) rebinds and autoprop's own (:data:`HOLDERS`): another name, a list, a dict,
-    an attribute, a caller's variable. Called only by ``Tensor._augmented``, at the depth
-    :func:`calibrate` measured.
+    (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and, on CPython < 3.13, the
+    ``f_locals`` snapshots of the frames on the stack (:func:`_in_snapshots`: ``locals()``, a
+    debugger's stop): another name, a list, a dict, an attribute, a caller's variable. Called only
+    by ``Tensor._augmented``, at the depth :func:`calibrate` measured.
 
     Parameters
     ----------
@@ -89,13 +90,39 @@ def held_elsewhere(t, other):
     n = sys.getrefcount(t)
     if _BASE is None:
         raise _Count(n)
-    n -= _BASE + (_SELF if other is t else 0)
+    base = _BASE + (_SELF if other is t else 0)
+    n, held = n - base, 0
     if n > 0:
         for holder in list(HOLDERS):
-            n -= holder._holds(t, n)
-            if n <= 0:
+            held += holder._holds(t, n - held)
+            if n - held <= 0:
                 return 0
-    return max(n, 0)
+    if n - held > 0 and _SNAPSHOTS:  # (each holder counted all it holds: it stopped short of the need)
+        snapshots = _in_snapshots(t)
+        if snapshots:
+            n = sys.getrefcount(t) - base - snapshots  # (the snapshots made fresh: their references counted now)
+    return max(n - held, 0)
+
+
+#: CPython before 3.13 keeps a function frame's ``f_locals`` as a dict snapshot on the frame once anything asked
+#: for it (``locals()``, ``vars()``, a debugger: pdb, debugpy and PyCharm read ``frame.f_locals`` where they stop), a
+#: reference to each local's value for the rest of the call (PEP 667, which ends this in 3.13, describes it). The
+#: snapshot is no holder the student wrote: ``breakpoint()`` then ``t *= 2`` in the same function was refused as an
+#: alias (review23).
+_SNAPSHOTS = sys.version_info < (3, 13)
+_OPTIMIZED = 0x1  # inspect.CO_OPTIMIZED: a function's frame, whose f_locals is a snapshot (a module's is its globals)
+
+
+def _in_snapshots(t):
+    """The references to ``t`` in the ``f_locals`` snapshots of the function frames on the stack (CPython < 3.13),
+    each snapshot brought up to date first (``frame.f_locals`` does it: a name rebound or deleted since is no longer
+    there), so that what they hold is exactly the locals' values now."""
+    n, frame = 0, sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_flags & _OPTIMIZED:
+            n += sum(v is t for v in frame.f_locals.values())
+        frame = frame.f_back
+    return n
 
 
 def calibrate(make):
