@@ -283,3 +283,51 @@ def test_a_frames_locals_snapshot_is_no_alias():
         _debugged(_snapshot_with_an_alias)
     with _refused("-"):
         _debugged(lambda: _on_tape(_helper_normalizes_its_argument))
+
+
+def _fails(X):
+    return X @ np.ones((4, 2))  # X has 3 entries: matmul raises inside autoprop's record
+
+
+def test_the_frames_of_an_errors_traceback_are_no_alias():
+    """review23: in IPython and Jupyter a cell's error inside f(t) is kept (sys.last_traceback) with f's frame,
+    X = t, Tensor.__matmul__'s self = t and tape.call's *args tuple; every later ``t *= 2`` was refused. The
+    finished frames of the last error's and of the handled exception's traceback hold no alias; the program's own
+    holders still do (a name, a tuple it kept)."""
+    t = ap.constant(X0)
+    with pytest.raises(ValueError) as info:
+        _fails(t)
+    names = ("last_type", "last_value", "last_traceback")
+    saved = {k: getattr(sys, k) for k in names if hasattr(sys, k)}
+    sys.last_type, sys.last_value, sys.last_traceback = info.type, info.value, info.tb  # as IPython keeps them
+    try:
+        t *= 2.0  # f's finished frame holds t
+        np.testing.assert_array_equal(t.numpy(), 2.0 * X0)
+        b = t
+        with _refused("*"):
+            t *= 2.0
+        del b
+        u = ap.constant(X0)
+        try:
+            np.ones(3) @ _fails(u)
+        except ValueError:
+            u += 1.0  # the exception being handled: its traceback holds u
+        np.testing.assert_array_equal(u.numpy(), X0 + 1.0)
+        kept = []
+
+        def keeps(*args):
+            kept.append(args)  # the program's own tuple: it holds t
+            raise RuntimeError
+
+        w = ap.constant(X0)
+        with pytest.raises(RuntimeError) as info:
+            keeps(w)
+        sys.last_value, sys.last_traceback = info.value, info.tb
+        with _refused("-"):
+            w -= 1.0
+    finally:
+        for k in names:
+            if k in saved:
+                setattr(sys, k, saved[k])
+            elif hasattr(sys, k):
+                delattr(sys, k)

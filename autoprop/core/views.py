@@ -70,10 +70,10 @@ class _Count(Exception):
 
 def held_elsewhere(t, other):
     """How many references to Tensor ``t`` exist besides the one name an augmented operator
-    (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and, on CPython < 3.13, the
-    ``f_locals`` snapshots of the frames on the stack (:func:`_in_snapshots`: ``locals()``, a
-    debugger's stop): another name, a list, a dict, an attribute, a caller's variable. Called only
-    by ``Tensor._augmented``, at the depth :func:`calibrate` measured.
+    (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and those no code of the student's
+    holds (:func:`_unseen`: a frame's ``f_locals`` snapshot, the finished frames of an error's
+    traceback): another name, a list, a dict, an attribute, a caller's variable. Called only by
+    ``Tensor._augmented``, at the depth :func:`calibrate` measured.
 
     Parameters
     ----------
@@ -97,32 +97,78 @@ def held_elsewhere(t, other):
             held += holder._holds(t, n - held)
             if n - held <= 0:
                 return 0
-    if n - held > 0 and _SNAPSHOTS:  # (each holder counted all it holds: it stopped short of the need)
-        snapshots = _in_snapshots(t)
-        if snapshots:
-            n = sys.getrefcount(t) - base - snapshots  # (the snapshots made fresh: their references counted now)
+    if n - held > 0:  # (each holder counted all it holds: it stopped short of the need)
+        unseen = _unseen(t)
+        if unseen:  # (counted again: reading a frame's f_locals may have made its snapshot)
+            n = sys.getrefcount(t) - base - unseen
     return max(n - held, 0)
 
 
 #: CPython before 3.13 keeps a function frame's ``f_locals`` as a dict snapshot on the frame once anything asked
 #: for it (``locals()``, ``vars()``, a debugger: pdb, debugpy and PyCharm read ``frame.f_locals`` where they stop), a
-#: reference to each local's value for the rest of the call (PEP 667, which ends this in 3.13, describes it). The
-#: snapshot is no holder the student wrote: ``breakpoint()`` then ``t *= 2`` in the same function was refused as an
-#: alias (review23).
+#: reference to each local's value for the rest of the call (PEP 667, which ends this in 3.13, describes it).
 _SNAPSHOTS = sys.version_info < (3, 13)
 _OPTIMIZED = 0x1  # inspect.CO_OPTIMIZED: a function's frame, whose f_locals is a snapshot (a module's is its globals)
 
 
-def _in_snapshots(t):
-    """The references to ``t`` in the ``f_locals`` snapshots of the function frames on the stack (CPython < 3.13),
-    each snapshot brought up to date first (``frame.f_locals`` does it: a name rebound or deleted since is no longer
-    there), so that what they hold is exactly the locals' values now."""
-    n, frame = 0, sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_flags & _OPTIMIZED:
+def _unseen(t):
+    """The references to ``t`` that no code the student wrote holds (review23), which :func:`held_elsewhere` does not
+    count: the ``f_locals`` snapshots of the function frames on the stack (CPython < 3.13: ``breakpoint()`` or
+    ``locals()`` then ``t *= 2`` in the same function was refused), and the locals of the finished frames of an
+    exception's traceback, kept for a post-mortem debugger (``sys.last_traceback``: in IPython and Jupyter a cell's
+    error inside ``f(t)`` kept ``f``'s frame, ``X = t``, and every later ``t *= 2`` was refused; the exception being
+    handled, ``except: t *= 2``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
+    (a closure's) only its snapshot, as the cell may be a closure's that reads it. Each snapshot is brought up to date
+    first (``frame.f_locals`` does it), so that it holds exactly the locals' values now."""
+    n, live, frame = 0, set(), sys._getframe(1)
+    while frame is not None:  # (from held_elsewhere's frame, whose snapshot a debugger may have made too)
+        live.add(frame)
+        if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
             n += sum(v is t for v in frame.f_locals.values())
         frame = frame.f_back
+    for frame in _traceback_frames(live):
+        n += _finished_holds(t, frame)
     return n
+
+
+def _finished_holds(t, frame):
+    """The references to ``t`` a finished ``frame`` holds: each plain local bound to it (its slot, and its snapshot
+    on CPython < 3.13), each local in a cell (a closure's, which may read it: its snapshot alone), and the entries of
+    a tuple in a plain local that nothing but this frame holds (``*args``: ``tape.call``'s, numpy's dispatch's)."""
+    code, n = frame.f_code, 0
+    cells = set(code.co_cellvars) | set(code.co_freevars)
+    mine = 3 + _SNAPSHOTS  # a tuple's references when only the frame's slot holds it: v, getrefcount's argument
+    local = frame.f_locals
+    for name in list(local):
+        v, plain = local[name], name in code.co_varnames and name not in cells
+        if v is t:
+            n += _SNAPSHOTS + plain
+        elif plain and type(v) is tuple and sys.getrefcount(v) == mine:
+            n += sum(x is t for x in v)
+    return n
+
+
+def _traceback_frames(live, limit=200):
+    """The finished function frames (not in ``live``, the stack's) of the tracebacks of the last uncaught exception
+    (``sys.last_exc``, ``sys.last_value``, ``sys.last_traceback``) and of the one being handled, with their causes and
+    contexts, each frame once (at most ``limit``)."""
+    excs = [getattr(sys, "last_exc", None), getattr(sys, "last_value", None), sys.exc_info()[1]]
+    tbs, seen_exc = [getattr(sys, "last_traceback", None)], set()
+    while excs and len(seen_exc) < limit:
+        e = excs.pop()
+        if isinstance(e, BaseException) and id(e) not in seen_exc:
+            seen_exc.add(id(e))
+            tbs.append(e.__traceback__)
+            excs += [e.__cause__, e.__context__]
+    out, seen = [], set()
+    for tb in tbs:
+        while tb is not None and len(out) < limit:
+            f = tb.tb_frame
+            if f not in live and id(f) not in seen and f.f_code.co_flags & _OPTIMIZED:
+                seen.add(id(f))
+                out.append(f)
+            tb = tb.tb_next
+    return out
 
 
 def calibrate(make):
