@@ -331,3 +331,24 @@ def test_the_frames_of_an_errors_traceback_are_no_alias():
                 setattr(sys, k, saved[k])
             elif hasattr(sys, k):
                 delattr(sys, k)
+
+
+def test_copy_copy_is_a_new_tensor_as_numpys_is_a_new_array():
+    """review23: copy.copy(t) returned t itself, so ``prev = copy.copy(h); prev *= 2`` (numpy: a new array, h
+    unchanged) was refused as an alias; now a recorded copy, whose gradient flows as deepcopy's does."""
+    import copy
+
+    def scaled_copy(h):
+        prev = copy.copy(h)
+        prev *= 2.0
+        return prev
+
+    h = ap.constant(X0)
+    np.testing.assert_array_equal(scaled_copy(h).numpy(), scaled_copy(X0.copy()))
+    np.testing.assert_array_equal(h.numpy(), X0)
+    x = ap.Variable(X0)
+    with ap.GradientTape() as tape:
+        y = np.sum(scaled_copy(np.tanh(x)) * x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * (np.tanh(X0) + X0 * (1 - np.tanh(X0) ** 2)),
+                               rtol=1e-14)
+    assert copy.copy(x) is x  # a Variable's copy.copy is unchanged
