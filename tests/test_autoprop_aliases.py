@@ -313,6 +313,22 @@ def test_the_frames_of_an_errors_traceback_are_no_alias():
         except ValueError:
             u += 1.0  # the exception being handled: its traceback holds u
         np.testing.assert_array_equal(u.numpy(), X0 + 1.0)
+        for fails in (lambda z: np.dot(z, np.ones((4, 2))), lambda z: np.concatenate([z, np.ones((2, 2))])):
+            z = ap.constant(X0)
+            try:
+                fails(z)  # numpy's dispatch: args tuples its frames share, the list given
+            except ValueError as exc:
+                sys.last_value, sys.last_traceback = exc, exc.__traceback__
+            z *= 2.0
+            np.testing.assert_array_equal(z.numpy(), 2.0 * X0)
+        z = ap.constant(X0)
+        parts = [z, np.ones((2, 2))]  # the program's own list: it holds z
+        try:
+            np.concatenate(parts)
+        except ValueError as exc:
+            sys.last_value, sys.last_traceback = exc, exc.__traceback__
+        with _refused("*"):
+            z *= 2.0
         kept = []
 
         def keeps(*args):

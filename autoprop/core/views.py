@@ -126,25 +126,40 @@ def _unseen(t):
         if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
             n += sum(v is t for v in frame.f_locals.values())
         frame = frame.f_back
-    for frame in _traceback_frames(live):
-        n += _finished_holds(t, frame)
-    return n
+    return n + _finished_holds(t, _traceback_frames(live))
 
 
-def _finished_holds(t, frame):
-    """The references to ``t`` a finished ``frame`` holds: each plain local bound to it (its slot, and its snapshot
-    on CPython < 3.13), each local in a cell (a closure's, which may read it: its snapshot alone), and the entries of
-    a tuple in a plain local that nothing but this frame holds (``*args``: ``tape.call``'s, numpy's dispatch's)."""
-    code, n = frame.f_code, 0
-    cells = set(code.co_cellvars) | set(code.co_freevars)
-    mine = 3 + _SNAPSHOTS  # a tuple's references when only the frame's slot holds it: v, getrefcount's argument
-    local = frame.f_locals
-    for name in list(local):
-        v, plain = local[name], name in code.co_varnames and name not in cells
+_CONTAINERS = (tuple, list, dict)
+
+
+def _finished_holds(t, frames):
+    """The references to ``t`` the finished ``frames`` hold: each plain local bound to it (its slot, and its snapshot
+    on CPython < 3.13), each local in a cell (a closure's, which may read it: its snapshot alone), and each entry of
+    a tuple, list or dict (at any depth) that nothing but those frames and such containers holds, as its reference
+    count tells (``*args``, shared by the frames of numpy's dispatch, ``[t, u]`` given to ``np.concatenate``)."""
+    n, held = 0, {}  # id -> [container, references from the frames and the containers found free]
+
+    def note(v, k):
         if v is t:
-            n += _SNAPSHOTS + plain
-        elif plain and type(v) is tuple and sys.getrefcount(v) == mine:
-            n += sum(x is t for x in v)
+            return k
+        if type(v) in _CONTAINERS and len(v) <= 1000:
+            held.setdefault(id(v), [v, 0])[1] += k
+        return 0
+
+    for frame in frames:
+        code, local = frame.f_code, frame.f_locals
+        cells = set(code.co_cellvars) | set(code.co_freevars)
+        for name in list(local):
+            plain = name in code.co_varnames and name not in cells
+            n += note(local[name], _SNAPSHOTS + plain if plain else _SNAPSHOTS)
+    free, more = set(), True
+    while more:  # a container whose every reference is one counted is free; then its entries are counted
+        more = False
+        for key, entry in list(held.items()):
+            if key not in free and sys.getrefcount(entry[0]) - 2 == entry[1]:  # (entry's slot, the argument)
+                free.add(key)
+                more = True
+                n += sum(note(v, 1) for v in list(entry[0].values() if type(entry[0]) is dict else entry[0]))
     return n
 
 
