@@ -1519,11 +1519,16 @@ class LossFunction:
         self.prime = loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
-        self.pred_first = True
+        self.pred_first = self.prime_first = True
         if self.prime is not None:  # mse(y_true, y_pred): the order its names say, Keras's by default
             self.pred_first, _, by_name = loss_order(fn)
-            roles = _roles(self.pred_first)
-            call = (f"{_bound(fn.__name__, names, roles)} -> loss and {_bound(self.prime.__name__, names, roles)} "
+            # the derivative in the order its own names say (mse(y_pred, y_true) beside mse_prime(y_true, y_pred):
+            # review23, it was called in the loss's order and an exact pair FAILed); else the loss's
+            prime_first, pnames, prime_by_name = loss_order(self.prime)
+            self.prime_first = prime_first if prime_by_name else self.pred_first
+            pnames = pnames + names[len(pnames):]
+            call = (f"{_bound(fn.__name__, names, _roles(self.pred_first))} -> loss and "
+                    f"{_bound(self.prime.__name__, pnames, _roles(self.prime_first))} "
                     f"-> dL/dy_pred (a loss function with its derivative {self.prime.__name__} beside it)")
             names = names if self.pred_first else names[::-1]  # (prediction, target), as CS231n's (x, y)
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
@@ -1549,8 +1554,8 @@ class LossFunction:
             if isinstance(loss, tuple):
                 raise AdapterError(f"{self.fn.__name__} returned a tuple of {len(loss)} beside its derivative "
                                    f"{self.prime.__name__}: a loss function with a derivative returns the loss alone.")
-            self._dx = self.prime(*self._args(np.array(y_true, copy=True), np.array(y_pred, copy=True)),
-                                  **copy.deepcopy(self._kwargs))
+            yt, yp = np.array(y_true, copy=True), np.array(y_pred, copy=True)
+            self._dx = self.prime(*((yp, yt) if self.prime_first else (yt, yp)), **copy.deepcopy(self._kwargs))
             return loss
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):

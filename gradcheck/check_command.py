@@ -1293,13 +1293,22 @@ def _bounded_straddle(base, x, consts, bounds):
     lo, hi = bounds
     room = np.where(d > 0, hi - (b + c), (b + c) - lo)
     y = b + c + np.sign(d) * np.minimum(np.abs(d), np.maximum(room, 0.0) / 2)
-    return np.clip(y, lo + 1e-3, hi - 1e-3) if np.isfinite(lo) else y
+    edge = EDGE_ROOM / 2
+    return np.clip(y, lo + edge, hi - edge) if np.isfinite(lo) else y
+
+
+#: A bound of the prediction closer than this to an end of its range (0 or 1 for --pred unit) is not straddled: no
+#: entry fits beyond it at a distance central differences resolve. np.clip(p, 1e-7, 1 - 1e-7), a log's guard, put
+#: every entry below 1e-7 at the edge (then 1e-3), where the differences of log(p) at h = 6e-6 err by (h/p)**2/3 =
+#: 1.2e-5 > rtol 1e-6, and an exact BCE FAILed (review23); entries stay EDGE_ROOM / 2 = 0.005 inside, 4.8e-7 there.
+EDGE_ROOM = 0.01
 
 
 def _straddle_plan(info, y_true, y_pred, kind):
     """``(constants, base, x)`` of :func:`_loss_straddled`: the residual ``x = y_pred - y_true`` about ``base =
     y_true`` for bounds of the residual (a float target of y_pred's shape), else ``x = y_pred`` about 0 for bounds of
-    the prediction itself; only constants beyond ``x``'s drawn range (and inside (0, 1) for --pred unit)."""
+    the prediction itself; only constants beyond ``x``'s drawn range (and for --pred unit at least :data:`EDGE_ROOM`
+    inside (0, 1), so that entries fit on both sides)."""
     def floats(key):
         vals = info.get(key) if isinstance(info, dict) else None
         out = []
@@ -1315,7 +1324,7 @@ def _straddle_plan(info, y_true, y_pred, kind):
             continue
         x = np.asarray(y_pred, dtype=np.float64) - (0.0 if base is None else yt)
         consts = [c for c in floats(key) if (c < x.min() or c > x.max())
-                  and (kind != "unit" or base is not None or 0.0 < c < 1.0)]
+                  and (kind != "unit" or base is not None or EDGE_ROOM <= c <= 1.0 - EDGE_ROOM)]
         if consts:
             return consts, base, x
     return [], None, None

@@ -10,6 +10,8 @@ forward accumulator holds is no alias.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -228,3 +230,141 @@ def test_calibration_agrees_for_a_local_and_a_module_level_name():
         exec("b = t\nt *= 2.0", ns)
     with _refused("*"):
         exec("class C:\n    pass\nc = C()\nc.t = t\nc.t *= 2.0", ns)  # an attribute and a global
+
+
+# --- review23: a frame's f_locals snapshot (CPython < 3.13: locals(), a debugger) is no holder -------------------
+def _debugged(program):
+    """``program()`` under a trace function that reads each frame's ``f_locals``, as pdb, debugpy and PyCharm do
+    where they stop (on CPython < 3.13 that leaves a snapshot dict on the frame holding each local's value)."""
+    def trace(frame, event, arg):
+        frame.f_locals  # noqa: B018 - the read is the point
+        return trace
+
+    sys.settrace(trace)
+    try:
+        return program()
+    finally:
+        sys.settrace(None)
+
+
+def _snapshot_then_rebind():
+    t = ap.constant(X0)
+    locals()  # a snapshot of the frame's locals, kept on the frame (CPython < 3.13)
+    t *= 2.0
+    return t
+
+
+def _stale_snapshot_alias_gone():
+    t = ap.constant(X0)
+    b = t
+    locals()  # the snapshot holds t twice, as t and b
+    b = None  # noqa: F841 - the alias is gone; the snapshot is stale until read again
+    t += 1.0
+    return t
+
+
+def _snapshot_with_an_alias():
+    t = ap.constant(X0)
+    b = t  # noqa: F841 - the alias the rule must still see
+    locals()
+    t *= 2.0
+
+
+def test_a_frames_locals_snapshot_is_no_alias():
+    """review23: ``breakpoint()`` (or ``locals()``) before ``t *= 2`` in the same function raised the alias TypeError on
+    CPython 3.11, the snapshot dict CPython keeps on the frame counted as a holder; a real alias is still refused."""
+    np.testing.assert_array_equal(_snapshot_then_rebind().numpy(), 2.0 * X0)
+    np.testing.assert_array_equal(_stale_snapshot_alias_gone().numpy(), X0 + 1.0)
+    np.testing.assert_array_equal(_debugged(_snapshot_then_rebind).numpy(), 2.0 * X0)
+    np.testing.assert_array_equal(_debugged(lambda: _on_tape(_plain))[1], 14.0 * X0)
+    with _refused("*"):
+        _snapshot_with_an_alias()
+    with _refused("*"):
+        _debugged(_snapshot_with_an_alias)
+    with _refused("-"):
+        _debugged(lambda: _on_tape(_helper_normalizes_its_argument))
+
+
+def _fails(X):
+    return X @ np.ones((4, 2))  # X has 3 entries: matmul raises inside autoprop's record
+
+
+def test_the_frames_of_an_errors_traceback_are_no_alias():
+    """review23: in IPython and Jupyter a cell's error inside f(t) is kept (sys.last_traceback) with f's frame,
+    X = t, Tensor.__matmul__'s self = t and tape.call's *args tuple; every later ``t *= 2`` was refused. The
+    finished frames of the last error's and of the handled exception's traceback hold no alias; the program's own
+    holders still do (a name, a tuple it kept)."""
+    t = ap.constant(X0)
+    with pytest.raises(ValueError) as info:
+        _fails(t)
+    names = ("last_type", "last_value", "last_traceback")
+    saved = {k: getattr(sys, k) for k in names if hasattr(sys, k)}
+    sys.last_type, sys.last_value, sys.last_traceback = info.type, info.value, info.tb  # as IPython keeps them
+    try:
+        t *= 2.0  # f's finished frame holds t
+        np.testing.assert_array_equal(t.numpy(), 2.0 * X0)
+        b = t
+        with _refused("*"):
+            t *= 2.0
+        del b
+        u = ap.constant(X0)
+        try:
+            np.ones(3) @ _fails(u)
+        except ValueError:
+            u += 1.0  # the exception being handled: its traceback holds u
+        np.testing.assert_array_equal(u.numpy(), X0 + 1.0)
+        for fails in (lambda z: np.dot(z, np.ones((4, 2))), lambda z: np.concatenate([z, np.ones((2, 2))])):
+            z = ap.constant(X0)
+            try:
+                fails(z)  # numpy's dispatch: args tuples its frames share, the list given
+            except ValueError as exc:
+                sys.last_value, sys.last_traceback = exc, exc.__traceback__
+            z *= 2.0
+            np.testing.assert_array_equal(z.numpy(), 2.0 * X0)
+        z = ap.constant(X0)
+        parts = [z, np.ones((2, 2))]  # the program's own list: it holds z
+        try:
+            np.concatenate(parts)
+        except ValueError as exc:
+            sys.last_value, sys.last_traceback = exc, exc.__traceback__
+        with _refused("*"):
+            z *= 2.0
+        kept = []
+
+        def keeps(*args):
+            kept.append(args)  # the program's own tuple: it holds t
+            raise RuntimeError
+
+        w = ap.constant(X0)
+        with pytest.raises(RuntimeError) as info:
+            keeps(w)
+        sys.last_value, sys.last_traceback = info.value, info.tb
+        with _refused("-"):
+            w -= 1.0
+    finally:
+        for k in names:
+            if k in saved:
+                setattr(sys, k, saved[k])
+            elif hasattr(sys, k):
+                delattr(sys, k)
+
+
+def test_copy_copy_is_a_new_tensor_as_numpys_is_a_new_array():
+    """review23: copy.copy(t) returned t itself, so ``prev = copy.copy(h); prev *= 2`` (numpy: a new array, h
+    unchanged) was refused as an alias; now a recorded copy, whose gradient flows as deepcopy's does."""
+    import copy
+
+    def scaled_copy(h):
+        prev = copy.copy(h)
+        prev *= 2.0
+        return prev
+
+    h = ap.constant(X0)
+    np.testing.assert_array_equal(scaled_copy(h).numpy(), scaled_copy(X0.copy()))
+    np.testing.assert_array_equal(h.numpy(), X0)
+    x = ap.Variable(X0)
+    with ap.GradientTape() as tape:
+        y = np.sum(scaled_copy(np.tanh(x)) * x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * (np.tanh(X0) + X0 * (1 - np.tanh(X0) ** 2)),
+                               rtol=1e-14)
+    assert copy.copy(x) is x  # a Variable's copy.copy is unchanged

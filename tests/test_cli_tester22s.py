@@ -197,3 +197,37 @@ def test_running_mean_without_its_path_fails_on_the_gradient():
     man, num = (d.result.gradients[k]["dX"] for k in ("manual", "numerical"))
     G = np.asarray(man)  # backward returned dY itself: the upstream gradient
     assert np.allclose(num, G - 0.1 * G.sum(0) / 5, rtol=1e-6, atol=1e-9)  # dX = dY - 0.1 dY.sum(0) / N
+
+
+GUARDED_BCE = """
+import numpy as np
+
+class BCE:
+    def forward(self, y_true, y_pred):
+        self.y, self.p = y_true, np.clip(y_pred, 1e-7, 1 - 1e-7)
+        return float(-np.mean(self.y * np.log(self.p) + (1 - self.y) * np.log(1 - self.p)))
+
+    def backward(self):
+        return (self.p - self.y) / (self.p * (1 - self.p)) / self.y.size
+"""
+
+
+def test_loss_clip_at_the_unit_range_edge_is_not_straddled(tmp_path):
+    """review23: a BCE guarding its log with np.clip(p, 1e-7, 1 - 1e-7), exact backward, FAILed under --pred unit:
+    no entry fits below 1e-7 at a distance the differences resolve, so the 'straddled' predictions were all clipped
+    to 1e-3 and 0.999, where central differences of log at eps=6e-6 err by (h/p)**2/3 = 1.2e-5 > rtol (a relative
+    6.1e-06 in the table). A bound within 0.01 of the range's edge is not straddled."""
+    f = student(tmp_path, GUARDED_BCE)
+    p = run_here("check", f"{f}::BCE", "--loss", "--input-shape", "8,3", "--pred", "unit", "--targets", "labels:2")
+    text = both(p)
+    assert p.returncode == 0 and "PASS: BCE" in text, text
+    assert "also checked at" not in text, text
+
+
+def test_bounded_straddle_plan_drops_bounds_at_the_edge():
+    from gradcheck.check_command import _straddle_plan
+
+    yp = np.random.default_rng(0).uniform(0.05, 0.95, (8, 3))
+    info = {"compared_constants": [1e-7, 0.01, 0.99, 1 - 1e-7]}
+    consts, base, _ = _straddle_plan(info, np.zeros((8, 3)), yp, "unit")
+    assert consts == [0.01, 0.99] and base is None

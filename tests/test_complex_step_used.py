@@ -64,3 +64,39 @@ def test_fast_mode_that_never_needed_the_complex_step_says_so(mode):
     res = check_layer(TanhLinear(), X0, twin=None, method="complex", mode=mode)
     assert res.passed and "the complex step, asked for, differences only a tensor whose directional test fails" in \
         " ".join(res.table().split())
+
+
+class TanhPlusTinyAbs:
+    """tanh(X) + 1e-6 |X|, whose backward forgets the 1e-6 sign(X) (review23)."""
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.tanh(X) + 1e-6 * np.abs(X)
+
+    def backward(self, dY):
+        return dY * (1 - np.tanh(self.X) ** 2)
+
+
+def test_a_small_non_analytic_term_is_not_differenced_by_the_complex_step():
+    """review23: the screen let tanh(X) + 1e-6 |X| through (complex step and central differences 1.7e-6 apart, under
+    its 1e-5), and the complex step, blind to abs's derivative, PASSed a backward missing 1e-6 sign(X) that central
+    differences FAIL. At a tenth of rtol, beyond Richardson's round-off, the screen refuses it: the verdicts agree."""
+    X = np.random.default_rng(0).standard_normal((50, 40))
+    central = check_layer(TanhPlusTinyAbs(), X, twin=None, method="central", mode="full")
+    cx = check_layer(TanhPlusTinyAbs(), X, twin=None, method="complex", mode="full")
+    assert not central.passed and not cx.passed and cx.complex_step == []
+    assert "complex step not used for @X" in " ".join(cx.table().split())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_screen_takes_analytic_forwards_with_steep_directions(seed):
+    """The screen's finite difference is Richardson's: central differences' truncation put tanh(X @ W) (W of 60 rows)
+    2.4e-7 off along some directions, above the 1e-7 screen."""
+    from gradcheck.numerical import complex_step_supported
+
+    rng = np.random.default_rng(seed)
+    W, X = rng.standard_normal((60, 40)), rng.standard_normal((50, 60))
+    for f in (lambda X: np.tanh(X @ W), lambda X: np.exp(3 * X), lambda X: np.cos(5 * X)):
+        G = rng.standard_normal(f(X).shape)
+        assert complex_step_supported(f, [X], 0, G, np.random.default_rng(seed)) == (True, "")

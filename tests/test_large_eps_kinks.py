@@ -94,3 +94,17 @@ def test_within_noise_gives_the_largest_mismatch_of_all_entries():
     n = m + [5e-7, 1e-8]  # entry 0 within rtol of its size, entry 1 not
     spread = {2e-3: n + [0, 2e-8], 5e-4: n - [0, 1e-8]}
     assert within_noise(m, n, spread.get, 1e-3, 1e-6, 1e-12) == pytest.approx((5e-7, 2e-8))
+
+
+def test_check_vjp_takes_a_large_step_for_no_kink_and_keeps_relus():
+    """review23: check_vjp had its own kink test without smooth_mask: at eps=0.1 a tanh VJP 0.3% too large had 23 of
+    its 24 entries excused as kinks (one compared). It now reads kinks by check_layer's rule; a ReLU's stay."""
+    from gradcheck.diagnose import check_vjp
+
+    res = check_vjp("tanh", lambda g, ans, x: g * (1 - ans ** 2) * 1.003, X, eps=0.1)
+    c = res.records[0].comparisons[0]
+    assert not res.passed and c.kinks == [] and c.n_compared == X.size
+    x = X.copy()
+    x[0, :3] = [1e-7, -2e-7, 3e-7]
+    res = check_vjp(lambda x: np.maximum(x, 0), lambda g, ans, x: g * (x > 0), x)
+    assert res.passed and res.records[0].comparisons[0].kinks == [(0, 0), (0, 1), (0, 2)]

@@ -52,3 +52,32 @@ def test_the_derivative_pair_against_the_closed_form():
     assert np.allclose(loss.backward(), (p - y) / (p * (1 - p)) / y.size, rtol=1e-13)
     assert loss.gradient_name == "dp"
     assert check_loss(loss_function(ns["mse"]), y, p, twin=None).passed
+
+
+SWAPPED = """
+import numpy as np
+
+def mse(y_pred, y_true):
+    return np.mean((y_pred - y_true) ** 2)
+
+def mse_prime(y_true, y_pred):
+    return 2 * (y_pred - y_true) / y_true.size
+"""
+
+
+def test_the_derivative_is_called_in_its_own_names_order(tmp_path):
+    """review23: mse(y_pred, y_true) beside mse_prime(y_true, y_pred) (each order said by its names) FAILed, the
+    derivative handed the arguments in the loss's order (its result the exact gradient's negative, relative error
+    1.0), while the header said mse_prime(y_pred=y_pred, y_true=y_true)."""
+    f = student(tmp_path, SWAPPED, "losses.py")
+    p = run_here("check", f"{f}::mse", "--loss", "--input-shape", "6,3")
+    out = both(p)
+    assert p.returncode == 0 and "PASS: mse: dL/dy_pred matches" in out, out
+    assert "mse(y_pred=y_pred, y_true=y_true) -> loss and mse_prime(y_true=y_true, y_pred=y_pred)" in out, out
+    rng = np.random.default_rng(1)
+    yp, yt = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    ns = {}
+    exec(SWAPPED, ns)  # noqa: S102 - the test's own source
+    loss = loss_function(ns["mse"])
+    assert loss.forward(yt, yp) == pytest.approx(np.mean((yp - yt) ** 2), rel=1e-15)
+    np.testing.assert_allclose(loss.backward(), 2 * (yp - yt) / yt.size, rtol=1e-15)

@@ -270,7 +270,11 @@ class Tensor:
             yield self[i]
 
     def __copy__(self):
-        return self
+        # numpy's copy.copy is a new array (ndarray.__copy__): here a recorded ``t.copy()``, as
+        # ``__deepcopy__`` below (review23: it returned t itself, so ``prev = copy.copy(h);
+        # prev *= 2`` was refused as an alias of h, where numpy leaves h as it was). A Variable's
+        # is itself, as before.
+        return self.copy() if type(self) is Tensor else self
 
     def __deepcopy__(self, memo):
         # numpy's deepcopy is a new array with the same values: here ``t.copy()``, recorded as the

@@ -70,9 +70,10 @@ class _Count(Exception):
 
 def held_elsewhere(t, other):
     """How many references to Tensor ``t`` exist besides the one name an augmented operator
-    (``t *= other``) rebinds and autoprop's own (:data:`HOLDERS`): another name, a list, a dict,
-    an attribute, a caller's variable. Called only by ``Tensor._augmented``, at the depth
-    :func:`calibrate` measured.
+    (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and those no code of the student's
+    holds (:func:`_unseen`: a frame's ``f_locals`` snapshot, the finished frames of an error's
+    traceback): another name, a list, a dict, an attribute, a caller's variable. Called only by
+    ``Tensor._augmented``, at the depth :func:`calibrate` measured.
 
     Parameters
     ----------
@@ -89,13 +90,100 @@ def held_elsewhere(t, other):
     n = sys.getrefcount(t)
     if _BASE is None:
         raise _Count(n)
-    n -= _BASE + (_SELF if other is t else 0)
+    base = _BASE + (_SELF if other is t else 0)
+    n, held = n - base, 0
     if n > 0:
         for holder in list(HOLDERS):
-            n -= holder._holds(t, n)
-            if n <= 0:
+            held += holder._holds(t, n - held)
+            if n - held <= 0:
                 return 0
-    return max(n, 0)
+    if n - held > 0:  # (each holder counted all it holds: it stopped short of the need)
+        unseen = _unseen(t)
+        if unseen:  # (counted again: reading a frame's f_locals may have made its snapshot)
+            n = sys.getrefcount(t) - base - unseen
+    return max(n - held, 0)
+
+
+#: CPython before 3.13 keeps a function frame's ``f_locals`` as a dict snapshot on the frame once anything asked
+#: for it (``locals()``, ``vars()``, a debugger: pdb, debugpy and PyCharm read ``frame.f_locals`` where they stop), a
+#: reference to each local's value for the rest of the call (PEP 667, which ends this in 3.13, describes it).
+_SNAPSHOTS = sys.version_info < (3, 13)
+_OPTIMIZED = 0x1  # inspect.CO_OPTIMIZED: a function's frame, whose f_locals is a snapshot (a module's is its globals)
+
+
+def _unseen(t):
+    """The references to ``t`` that no code the student wrote holds (review23), which :func:`held_elsewhere` does not
+    count: the ``f_locals`` snapshots of the function frames on the stack (CPython < 3.13: ``breakpoint()`` or
+    ``locals()`` then ``t *= 2`` in the same function was refused), and the locals of the finished frames of an
+    exception's traceback, kept for a post-mortem debugger (``sys.last_traceback``: in IPython and Jupyter a cell's
+    error inside ``f(t)`` kept ``f``'s frame, ``X = t``, and every later ``t *= 2`` was refused; the exception being
+    handled, ``except: t *= 2``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
+    (a closure's) only its snapshot, as the cell may be a closure's that reads it. Each snapshot is brought up to date
+    first (``frame.f_locals`` does it), so that it holds exactly the locals' values now."""
+    n, live, frame = 0, set(), sys._getframe(1)
+    while frame is not None:  # (from held_elsewhere's frame, whose snapshot a debugger may have made too)
+        live.add(frame)
+        if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
+            n += sum(v is t for v in frame.f_locals.values())
+        frame = frame.f_back
+    return n + _finished_holds(t, _traceback_frames(live))
+
+
+_CONTAINERS = (tuple, list, dict)
+
+
+def _finished_holds(t, frames):
+    """The references to ``t`` the finished ``frames`` hold: each plain local bound to it (its slot, and its snapshot
+    on CPython < 3.13), each local in a cell (a closure's, which may read it: its snapshot alone), and each entry of
+    a tuple, list or dict (at any depth) that nothing but those frames and such containers holds, as its reference
+    count tells (``*args``, shared by the frames of numpy's dispatch, ``[t, u]`` given to ``np.concatenate``)."""
+    n, held = 0, {}  # id -> [container, references from the frames and the containers found free]
+
+    def note(v, k):
+        if v is t:
+            return k
+        if type(v) in _CONTAINERS and len(v) <= 1000:
+            held.setdefault(id(v), [v, 0])[1] += k
+        return 0
+
+    for frame in frames:
+        code, local = frame.f_code, frame.f_locals
+        cells = set(code.co_cellvars) | set(code.co_freevars)
+        for name in list(local):
+            plain = name in code.co_varnames and name not in cells
+            n += note(local[name], _SNAPSHOTS + plain if plain else _SNAPSHOTS)
+    free, more = set(), True
+    while more:  # a container whose every reference is one counted is free; then its entries are counted
+        more = False
+        for key, entry in list(held.items()):
+            if key not in free and sys.getrefcount(entry[0]) - 2 == entry[1]:  # (entry's slot, the argument)
+                free.add(key)
+                more = True
+                n += sum(note(v, 1) for v in list(entry[0].values() if type(entry[0]) is dict else entry[0]))
+    return n
+
+
+def _traceback_frames(live, limit=200):
+    """The finished function frames (not in ``live``, the stack's) of the tracebacks of the last uncaught exception
+    (``sys.last_exc``, ``sys.last_value``, ``sys.last_traceback``) and of the one being handled, with their causes and
+    contexts, each frame once (at most ``limit``)."""
+    excs = [getattr(sys, "last_exc", None), getattr(sys, "last_value", None), sys.exc_info()[1]]
+    tbs, seen_exc = [getattr(sys, "last_traceback", None)], set()
+    while excs and len(seen_exc) < limit:
+        e = excs.pop()
+        if isinstance(e, BaseException) and id(e) not in seen_exc:
+            seen_exc.add(id(e))
+            tbs.append(e.__traceback__)
+            excs += [e.__cause__, e.__context__]
+    out, seen = [], set()
+    for tb in tbs:
+        while tb is not None and len(out) < limit:
+            f = tb.tb_frame
+            if f not in live and id(f) not in seen and f.f_code.co_flags & _OPTIMIZED:
+                seen.add(id(f))
+                out.append(f)
+            tb = tb.tb_next
+    return out
 
 
 def calibrate(make):
