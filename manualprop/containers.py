@@ -215,10 +215,13 @@ class Sequential:
                 if g:
                     return None
                 continue
-            if type(p) is not dict or type(g) is not dict or [*p] != [*g]:
+            if type(p) is not dict or type(g) is not dict:
+                return None
+            keys = [*p]
+            if keys != [*g]:
                 return None
             try:
-                "".join(p)  # every key a str (1 and True are equal keys with different flat names)
+                "".join(keys)  # every key a str (1 and True are equal keys with different flat names)
             except TypeError:
                 return None
             variables += p.values()

@@ -164,6 +164,20 @@ def _gradient_value(grad):
     return grad
 
 
+class _StepLabel:
+    """``label(i)`` of :meth:`Optimizer.step`'s pair ``i``: a :class:`_ParamKey` of the ``i``-th key
+    of ``params`` (or, for ``step(model)``, of ``model.params``, the flat dict made only when a
+    message is written)."""
+
+    __slots__ = ("params", "model")
+
+    def __init__(self, params, model: bool):
+        self.params, self.model = params, model
+
+    def __call__(self, i: int) -> _ParamKey:
+        return _ParamKey(list(self.params.params if self.model else self.params)[i])
+
+
 class _ParamKey:
     """The label ``params['<key>']`` of a :meth:`Optimizer.step` pair, formatted only for a message."""
 
@@ -468,7 +482,6 @@ class Optimizer:
                 self.step(model.params, model.grads)
                 return
             variables, gradients = lists
-            label = lambda i: _ParamKey(list(model.params)[i])  # noqa: E731  (only for a message)
         else:
             if params.keys() != grads.keys():  # compared as sets
                 raise ValueError(
@@ -476,9 +489,10 @@ class Optimizer:
                     f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
                 )
             variables, gradients = [*params.values()], [*map(grads.__getitem__, params)]
-            label = lambda i: _ParamKey(list(params)[i])  # noqa: E731
         if not (_plain_sgd(self) and _sgd_on_arrays(self.learning_rate, gradients, variables)):
-            self._update_all(gradients, variables, "step", label)
+            # the general path; its messages name pair i as params[<key>] (a model's flat dict
+            # made only to write one)
+            self._update_all(gradients, variables, "step", _StepLabel(params, grads is None))
         self.iterations += 1
 
 
