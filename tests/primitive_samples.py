@@ -148,6 +148,8 @@ SAMPLES: dict[str, Sample] = {
     "cholesky": S(np.stack([_SPD, _SPD + np.eye(3)])),
     "eigh": S(_SPD),
     "expm": S(_A2),
+    "sqrtm": S(np.stack([_SPD, _A @ _A.T + np.eye(3)])),
+    "solve_sylvester": S(_A, np.array([[1.0, 0.2], [0.1, 2.0]]), (3, 2)),
     "eig": S(_EIG),
     "svd": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),

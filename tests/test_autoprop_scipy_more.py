@@ -105,3 +105,111 @@ def test_multigammaln_refuses_what_scipy_refuses():
         aps.multigammaln(3.0, 2.5)
     with pytest.raises(ValueError, match=r"> 0.5 \* \(d-1\)"):
         aps.multigammaln(ap.constant([3.0, 0.9]), 3)
+
+
+# --- scipy.linalg: sqrtm, solve_sylvester, solve_banded ------------------------------------------
+import autograd.numpy as agn  # noqa: E402
+import autograd.scipy.linalg as agl  # noqa: E402
+import scipy.linalg as sl  # noqa: E402
+
+from autoprop.scipy import linalg as apl  # noqa: E402
+
+_R = np.random.default_rng(23)
+SPD = (lambda m: m @ m.T + 3.0 * np.eye(3))(_R.standard_normal((3, 3)))
+A3, B2, Q32 = _R.standard_normal((3, 3)) + 2 * np.eye(3), _R.standard_normal((2, 2)) + 2 * np.eye(2), \
+    _R.standard_normal((3, 2))
+AB = np.array([[0.0, 0.7, -0.4, 0.3, 0.9], [2.5, 3.1, 2.2, 2.9, 3.4], [0.5, -0.6, 0.8, 0.2, 0.0]])
+W_OUT = _R.standard_normal((3, 3))
+
+
+def _central_grad(f, x, h=1e-6):
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        out[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
+    return out
+
+
+def _tape_grad_hvp(f, x, v):
+    """grad f(x) and the Hessian-vector product H v, reverse over reverse."""
+    X = ap.constant(x)
+    with ap.GradientTape() as outer:
+        outer.watch(X)
+        with ap.GradientTape() as inner:
+            inner.watch(X)
+            y = f(X)
+        g = inner.gradient(y, X)
+        gv = np.sum(g * v)
+    return g.numpy(), outer.gradient(gv, X).numpy()
+
+
+# name, autoprop loss (np: autoprop's twins), autograd loss, point
+LINALG = [
+    ("sqrtm", lambda x: np.sum(np.sin(apl.sqrtm(x)) * W_OUT), lambda x: agn.sum(agn.sin(agl.sqrtm(x)) * W_OUT),
+     SPD),
+    ("sylvester_a", lambda x: np.sum(apl.solve_sylvester(x, B2, Q32) ** 2),
+     lambda x: agn.sum(agl.solve_sylvester(x, B2, Q32) ** 2), A3),
+    ("sylvester_b", lambda x: np.sum(apl.solve_sylvester(A3, x, Q32) ** 2),
+     lambda x: agn.sum(agl.solve_sylvester(A3, x, Q32) ** 2), B2),
+    ("sylvester_q", lambda x: np.sum(np.cos(apl.solve_sylvester(A3, B2, x))),
+     lambda x: agn.sum(agn.cos(agl.solve_sylvester(A3, B2, x))), Q32),
+    ("banded_ab", lambda x: np.sum(apl.solve_banded((1, 1), x, np.arange(1.0, 6.0)) ** 3),
+     lambda x: agn.sum(agl.solve_banded((1, 1), x, np.arange(1.0, 6.0)) ** 3), AB),
+    ("banded_b", lambda x: np.sum(apl.solve_banded((1, 1), AB, x) ** 3),
+     lambda x: agn.sum(agl.solve_banded((1, 1), AB, x) ** 3), np.arange(1.0, 6.0)),
+]
+
+
+@pytest.mark.parametrize("name,f,fa,x", LINALG, ids=[c[0] for c in LINALG])
+def test_scipy_linalg_gradients_and_hvps_match_autograd_and_central_differences(name, f, fa, x):
+    v = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
+    g, hv = _tape_grad_hvp(f, x, v)
+    plain = lambda z: f(z).numpy()  # noqa: E731
+    np.testing.assert_allclose(g, _central_grad(plain, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, autograd.grad(fa)(x), rtol=1e-9, atol=1e-11)
+    if not name.startswith("banded"):  # (autograd's solve_banded VJP is not differentiable again)
+        ag_hv = autograd.grad(lambda z: agn.sum(autograd.grad(fa)(z) * v))(x)
+        np.testing.assert_allclose(hv, ag_hv, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(hv, _central_grad(lambda z: np.sum(_tape_grad_hvp(f, z, v)[0] * v), x),
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_values_are_scipys_and_batches_are_matrix_by_matrix():
+    np.testing.assert_allclose(apl.sqrtm(SPD).numpy(), sl.sqrtm(SPD), rtol=1e-12)
+    np.testing.assert_allclose(apl.solve_sylvester(A3, B2, Q32).numpy(), sl.solve_sylvester(A3, B2, Q32), rtol=1e-12)
+    b = np.arange(1.0, 6.0)
+    np.testing.assert_allclose(apl.solve_banded((1, 1), AB, b).numpy(), sl.solve_banded((1, 1), AB, b), rtol=1e-12)
+    # a batch: each matrix's own gradient (sqrtm's VJP solves a batch of Sylvester equations)
+    stack = np.stack([SPD, SPD @ SPD / 10.0 + np.eye(3)])
+    X = ap.Variable(stack)
+    with ap.GradientTape() as tape:
+        y = np.sum(np.sin(apl.sqrtm(X)) * W_OUT)
+    g = tape.gradient(y, X).numpy()
+    for k in range(2):
+        np.testing.assert_allclose(g[k], autograd.grad(LINALG[0][2])(stack[k]), rtol=1e-9)
+    Q = ap.Variable(np.stack([Q32, 2 * Q32]))
+    with ap.GradientTape() as tape:
+        y = np.sum(apl.solve_sylvester(A3, B2, Q) ** 2)
+    gq, ga = tape.gradient(y, [Q, X])
+    assert ga is None
+    for k, s in enumerate((1.0, 2.0)):
+        ref = autograd.grad(lambda q: agn.sum(agl.solve_sylvester(A3, B2, q) ** 2))(s * Q32)
+        np.testing.assert_allclose(gq.numpy()[k], ref, rtol=1e-9)
+
+
+def test_shape_errors_name_the_function_and_the_shapes():
+    with pytest.raises(ValueError, match=r"solve_sylvester: q must have shape \(\.\.\., 3, 2\).*got shape \(2, 3\)"):
+        apl.solve_sylvester(A3, B2, Q32.T)
+    with pytest.raises(ValueError, match=r"solve_banded: ab must have shape \(l \+ u \+ 1, n\) = \(4, n\)"):
+        apl.solve_banded((2, 1), AB, np.ones(5))
+    with pytest.raises(ValueError, match=r"solve_banded: b must have 5 rows"):
+        apl.solve_banded((1, 1), AB, np.ones(4))
+    with pytest.raises(ValueError, match=r"sqrtm: expected a square matrix"):
+        apl.sqrtm(np.ones((2, 3)))
+
+
+def test_a_real_matrix_with_a_complex_square_root_is_refused_on_a_tape():
+    A = ap.Variable(np.array([[-1.0, 0.2], [0.3, 2.0]]))  # an eigenvalue below 0
+    with ap.GradientTape(), pytest.raises(TypeError, match="sqrtm: complex values are not supported"):
+        apl.sqrtm(A)
