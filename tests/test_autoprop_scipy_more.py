@@ -209,7 +209,17 @@ def test_shape_errors_name_the_function_and_the_shapes():
         apl.sqrtm(np.ones((2, 3)))
 
 
-def test_a_real_matrix_with_a_complex_square_root_is_refused_on_a_tape():
-    A = ap.Variable(np.array([[-1.0, 0.2], [0.3, 2.0]]))  # an eigenvalue below 0
-    with ap.GradientTape(), pytest.raises(TypeError, match="sqrtm: complex values are not supported"):
-        apl.sqrtm(A)
+def test_a_real_matrix_with_a_complex_square_root_matches_central_differences():
+    """(autograd's own sqrtm VJP is wrong at complex values: tests/test_autoprop_complex.py)"""
+    a0 = np.array([[-1.0, 0.2], [0.3, 2.0]])  # an eigenvalue below 0: scipy's sqrtm is complex
+    w = np.array([[0.3 - 0.2j, 1.1], [-0.4j, 0.7 + 0.5j]])
+
+    def f(a):
+        return np.sum(np.real(apl.sqrtm(a) * w)) + np.sum(np.abs(apl.sqrtm(a)) ** 2)
+
+    A = ap.Variable(a0)
+    with ap.GradientTape() as tape:
+        y = f(A)
+    assert apl.sqrtm(a0).numpy().dtype.kind == "c"
+    np.testing.assert_allclose(tape.gradient(y, A).numpy(), _central_grad(lambda z: f(z).numpy(), a0),
+                               rtol=1e-6, atol=1e-8)

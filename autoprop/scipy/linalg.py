@@ -409,26 +409,25 @@ def sqrtm(A):
     Parameters
     ----------
     A : Tensor or array_like, shape (..., n, n)
-        Real.
+        Real or complex.
 
     Returns
     -------
     Tensor
-        shape (..., n, n): scipy's value Y (Y Y = A). Real when A has no eigenvalue on the
-        negative real axis; otherwise scipy's value is complex, which a tape refuses (the record's
-        rules are checked at real values; split the computation or use a positive semidefinite A).
+        shape (..., n, n): scipy's value Y (Y Y = A). Complex for a complex A, and for a real A
+        with an eigenvalue on the negative real axis (scipy's value).
 
     Raises
     ------
     ValueError
         A non-square ``A``.
-    TypeError
-        A complex ``A`` or a complex square root while a tape records.
 
     Notes
     -----
     Y dY + dY Y = dA, so dY = sylv(Y, Y, dA) and the VJP is sylv(Y^T, Y^T, g) (Higham 2008,
-    *Functions of Matrices*, (6.5)); infinite at a singular A. ``autoprop.explain("sqrtm")``.
+    *Functions of Matrices*, (6.5)); sqrtm is holomorphic, so at complex values these are the
+    same formulas (autoprop.core.complex's convention); infinite at a singular A.
+    ``autoprop.explain("sqrtm")``.
     """
     return _R.sqrtm(_square(A, "sqrtm"))
 
@@ -441,7 +440,7 @@ def solve_sylvester(a, b, q):
     a : Tensor or array_like, shape (..., n, n)
     b : Tensor or array_like, shape (..., m, m)
     q : Tensor or array_like, shape (..., n, m)
-        Real; leading (batch) axes broadcast, one matrix at a time (scipy's is 2-D only).
+        Real or complex; leading (batch) axes broadcast, one matrix at a time (scipy's is 2-D only).
 
     Returns
     -------

@@ -343,7 +343,6 @@ sqrtm = defprim(
     vjp="dA = sylv(Y^T, Y^T, g) (the adjoint Sylvester equation)",
     shapes="A (..., n, n) -> (..., n, n)",
     kinks="A singular (an eigenvalue 0, where Y Y's Sylvester operator is singular): an infinite "
-          "derivative; a real A with a complex square root (a negative eigenvalue): a complex result, "
-          "refused on a tape",
+          "derivative; a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
     source="{out} = scipy.linalg.sqrtm({a})", reads=(("ans",),),
 )
