@@ -21,9 +21,19 @@ Written from autograd's documented API, no code copied:
   and ``(x, u) -> JVP`` (reverse-over-reverse, forward-over-reverse, ...).
 * ``combo_check(fun, argnums, **kw)(*arg_lists, **kw_lists)``: ``check_grads`` over
   every combination.
+* ``deriv(fun)``: forward mode along a tangent of ones; ``holomorphic_grad``: complex input
+  (counted "complex", below); ``grad`` of a complex output raises TypeError, as autograd.
 * ``autograd.numpy``: numpy itself for plain values; a call with a Tensor anywhere in
   its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
-  to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``.
+  to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``, and
+  ``autograd.numpy.linalg``'s helpers ``T`` (a batched transpose) and ``_dot``.
+* ``autograd.scipy``: ``special`` and ``linalg`` are scipy's modules routed to
+  :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+  themselves); ``stats``, ``signal`` and ``integrate``, of which autoprop has no twin, give
+  plain values scipy's answer and refuse a Tensor with NotImplementedError naming the function.
+
+The checks' random directions for a complex output are complex, and the inner product is
+``sum(Re(conj(a) b))`` (autograd's), so the imaginary part of a derivative is checked too.
 
 Complex numbers: autoprop differentiates real functions. A check or derivative whose
 input is complex is not run: it counts as "complex" and, if no real check ran in that
@@ -82,12 +92,22 @@ def _is_complex(x):
     return onp.iscomplexobj(x._value if isinstance(x, Tensor) else x)
 
 
-def _randn_like(x):
-    return _unflat(x, [onp.random.randn(*onp.shape(_val(a))) for a in _flat(x)])
+def _randn_like(x, complex_ok=False):
+    """A random direction shaped as ``x``; with ``complex_ok``, complex where ``x`` is (so both
+    the real and the imaginary parts of a complex output are checked)."""
+    def draw(a):
+        v = onp.random.randn(*onp.shape(_val(a)))
+        if complex_ok and _is_complex(a):
+            v = v + 1j * onp.random.randn(*onp.shape(_val(a)))
+        return v
+    return _unflat(x, [draw(a) for a in _flat(x)])
 
 
 def _inner(a, b):
-    return sum(float(onp.sum(onp.asarray(_val(p), dtype=float) * onp.asarray(_val(q), dtype=float)))
+    """The real inner product ``sum(Re(conj(a) b))`` (autograd's, for complex vector spaces):
+    with a complex direction ``v``, ``<v, dy>`` reads the real and the imaginary parts of dy;
+    the tape reads a complex output gradient the same way (``Re(conj(g) dy)``)."""
+    return sum(float(onp.sum(onp.real(onp.conj(onp.asarray(_val(p))) * onp.asarray(_val(q)))))
                for p, q in zip(_flat(a), _flat(b)))
 
 
@@ -158,7 +178,7 @@ def make_vjp(fun, x):
         if not pairs:  # a constant function
             return _unflat(X, [anp.zeros_like(a) for a in _flat(X)])
         ts = [t for t, _ in pairs]
-        ws = [w if isinstance(w, Tensor) else onp.broadcast_to(onp.asarray(w, dtype=float), t.shape)
+        ws = [w if isinstance(w, Tensor) else onp.broadcast_to(_numeric(w), t.shape)
               for t, w in pairs]
         g = tape.gradient(ts, _flat(X), output_gradients=ws)
         return _unflat(X, _zeros_where_none(g, X))
@@ -221,7 +241,26 @@ def grad(fun, x):
     vjp, y = make_vjp(fun, x)
     if onp.size(_val(y)) != 1:
         raise TypeError(f"grad requires a scalar-valued function; got shape {onp.shape(_val(y))}")
+    if _is_complex(y):  # autograd: "Grad only applies to real scalar-output functions"
+        raise TypeError("grad requires a real scalar-valued function; got a complex output "
+                        "(autograd's holomorphic_grad is for those)")
     return _result(vjp(onp.ones(onp.shape(_val(y)))))
+
+
+@_nary
+@_grad_or_complex
+def deriv(fun, x):
+    """The forward-mode derivative along a tangent of ones (autograd's ``deriv``: the
+    derivative of a scalar function of a scalar, elementwise for elementwise functions)."""
+    return _result(make_jvp(fun, x)(onp.ones(onp.shape(_val(x))))[1])
+
+
+def holomorphic_grad(fun, argnum=0):
+    """autograd's gradient of a holomorphic function at a complex point: complex input,
+    which autoprop's real-function tests exclude (counted "complex", as ``check_grads``)."""
+    def run(*args, **kwargs):
+        _note_complex()
+    return run
 
 
 @_nary
@@ -268,8 +307,13 @@ def _close(a, b):
 def _numerical_jvp(fun, x, u):
     plus = _val(fun(_axpy(EPS / 2, u, x)))
     minus = _val(fun(_axpy(-EPS / 2, u, x)))
-    return _unflat(plus, [(onp.asarray(p, dtype=float) - onp.asarray(m, dtype=float)) / EPS
-                          for p, m in zip(_flat(plus), _flat(minus))])
+    return _unflat(plus, [(_numeric(p) - _numeric(m)) / EPS for p, m in zip(_flat(plus), _flat(minus))])
+
+
+def _numeric(a):
+    """A value as a float or complex array (integers and booleans as floats)."""
+    a = onp.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(float)
 
 
 def _note_complex():
@@ -283,7 +327,7 @@ def _note_complex():
 
 def _check_vjp(fun, x):
     vjp, y = make_vjp(fun, x)
-    u, v = _randn_like(x), _randn_like(_val(y))
+    u, v = _randn_like(x), _randn_like(_val(y), complex_ok=True)
     exact = _inner(u, vjp(v))
     numeric = _inner(v, _numerical_jvp(fun, x, u))
     assert _close(numeric, exact), (
@@ -294,7 +338,7 @@ def _check_vjp(fun, x):
 def _check_jvp(fun, x):
     u = _randn_like(x)
     _, jv = make_jvp(fun, x)(u)
-    w = _randn_like(_val(jv))
+    w = _randn_like(_val(jv), complex_ok=True)
     exact, numeric = _inner(w, jv), _inner(w, _numerical_jvp(fun, x, u))
     assert _close(numeric, exact), (
         f"JVP check of {getattr(fun, '__name__', fun)} failed at {x}:\n"
@@ -469,7 +513,7 @@ def install():
     linalg_mod.__dict__.update(T=_T, _dot=_dot)
     test_util = types.ModuleType("autograd.test_util")
     test_util.__dict__.update(check_grads=check_grads, combo_check=combo_check)
-    for op in (grad, value_and_grad, elementwise_grad, jacobian):
+    for op in (grad, value_and_grad, elementwise_grad, jacobian, deriv, holomorphic_grad):
         setattr(pkg, op.__name__, op)
     pkg.numpy, pkg.test_util = numpy_mod, test_util
     pkg.tuple = tuple  # autograd's differentiable tuple: a tape differentiates a plain one
