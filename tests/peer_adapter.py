@@ -27,10 +27,10 @@ Written from autograd's documented API, no code copied:
   its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
   to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``, and
   ``autograd.numpy.linalg``'s helpers ``T`` (a batched transpose) and ``_dot``.
-* ``autograd.scipy``: ``special`` and ``linalg`` are scipy's modules routed to
+* ``autograd.scipy``: ``special``, ``linalg`` and ``stats`` are scipy's modules routed to
   :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
-  themselves); ``stats``, ``signal`` and ``integrate``, of which autoprop has no twin, give
-  plain values scipy's answer and refuse a Tensor with NotImplementedError naming the function.
+  themselves); ``signal`` and ``integrate``, of which autoprop has no twin, give plain values
+  scipy's answer and refuse a Tensor with NotImplementedError naming the function.
 
 The checks' random directions for a complex output are complex, and the inner product is
 ``sum(Re(conj(a) b))`` (autograd's), so the imaginary part of a derivative is checked too.
@@ -461,6 +461,19 @@ class _Unclaimed:
         return self._obj(*args, **kwargs)
 
 
+class _RoutedObject:
+    """A scipy object with methods (``scipy.stats.norm``): a method autoprop's twin ``ap_obj`` has
+    goes there for Tensors and to scipy for plain values; the others are :class:`_Unclaimed`."""
+
+    def __init__(self, obj, ap_obj, path):
+        self._obj, self._ap, self._path = obj, ap_obj, path
+
+    def __getattr__(self, name):
+        if name in getattr(self._ap, "_methods", {}):
+            return _routed(name, getattr(self._obj, name), self._ap)
+        return _Unclaimed(getattr(self._obj, name), f"{self._path}.{name}")
+
+
 def _unclaimed_module(name, scipy_name):
     """A module ``name`` over scipy's module or object ``scipy_name`` (``scipy.stats``,
     ``scipy.stats.multivariate_normal``), its attributes :class:`_Unclaimed`."""
@@ -475,11 +488,27 @@ def _unclaimed_module(name, scipy_name):
     return mod
 
 
+def _stats_module(name, real, twins):
+    """``autograd.scipy.stats`` (or its ``multivariate_normal``): the distributions autoprop.scipy.stats
+    twins are :class:`_RoutedObject`; a module ``twins`` of one distribution routes its methods."""
+    mod = types.ModuleType(name)
+    mod.__path__ = []
+
+    def attr(a):
+        if hasattr(twins, "_methods"):  # (the module stands for one distribution)
+            return getattr(_RoutedObject(real, twins, f"scipy.stats.{twins._name}"), a)
+        twin = getattr(twins, a, None)
+        path = f"scipy.stats.{a}"
+        return _RoutedObject(getattr(real, a), twin, path) if twin is not None else _Unclaimed(getattr(real, a), path)
+    mod.__getattr__ = attr
+    return mod
+
+
 def _scipy_modules():
-    """autograd.scipy's modules: ``special`` and ``linalg`` are scipy's, routed to
+    """autograd.scipy's modules: ``special``, ``linalg`` and ``stats`` are scipy's, routed to
     :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
-    themselves); ``stats``, ``signal`` and ``integrate``, of which autoprop has no twin,
-    answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
+    themselves); ``signal`` and ``integrate`` (and stats' untwinned names), of which autoprop
+    has no twin, answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
     import scipy.linalg
     import scipy.special
 
@@ -488,10 +517,13 @@ def _scipy_modules():
     mods = {"autograd.scipy": types.ModuleType("autograd.scipy"),
             "autograd.scipy.special": _Stand("autograd.scipy.special", scipy.special, aps.special),
             "autograd.scipy.linalg": _Stand("autograd.scipy.linalg", scipy.linalg, aps.linalg)}
-    for sub in ("stats", "signal", "integrate"):
+    import scipy.stats
+
+    for sub in ("signal", "integrate"):
         mods[f"autograd.scipy.{sub}"] = _unclaimed_module(f"autograd.scipy.{sub}", f"scipy.{sub}")
-    mods["autograd.scipy.stats.multivariate_normal"] = _unclaimed_module(
-        "autograd.scipy.stats.multivariate_normal", "scipy.stats.multivariate_normal")
+    mods["autograd.scipy.stats"] = _stats_module("autograd.scipy.stats", scipy.stats, aps.stats)
+    mods["autograd.scipy.stats.multivariate_normal"] = _stats_module(
+        "autograd.scipy.stats.multivariate_normal", scipy.stats.multivariate_normal, aps.stats.multivariate_normal)
     mods["autograd.scipy"].__path__ = []
     for full, mod in mods.items():
         parent, _, leaf = full.rpartition(".")

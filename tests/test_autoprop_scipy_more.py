@@ -223,3 +223,83 @@ def test_a_real_matrix_with_a_complex_square_root_matches_central_differences():
     assert apl.sqrtm(a0).numpy().dtype.kind == "c"
     np.testing.assert_allclose(tape.gradient(y, A).numpy(), _central_grad(lambda z: f(z).numpy(), a0),
                                rtol=1e-6, atol=1e-8)
+
+
+# --- scipy.stats --------------------------------------------------------------------------------
+import autograd.scipy.stats as ags_stats  # noqa: E402
+import scipy.stats as sst  # noqa: E402
+
+from autoprop.scipy import stats as aps_stats  # noqa: E402
+
+_XS = np.array([[-0.7, 0.2, 1.9], [0.4, -1.3, 0.8]])
+_POS = np.array([[0.6, 1.7, 3.2], [2.2, 0.9, 4.1]])
+_U = np.array([[0.15, 0.5, 0.85], [0.3, 0.62, 0.07]])
+_LOC, _SCALE = np.array([0.3, -0.2, 0.1]), np.array([[1.3], [0.7]])
+_COV = np.array([[2.0, 0.3, -0.2], [0.3, 1.5, 0.4], [-0.2, 0.4, 1.2]])
+_ALPHA = np.array([1.5, 2.2, 3.1])
+_XD = np.array([0.2, 0.5, 0.3])
+# (dist, method, args, which args get a gradient)
+STATS = [
+    ("norm", m, (_XS, _LOC, _SCALE), (0, 1, 2)) for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")
+] + [
+    ("t", "pdf", (_XS, 3.5, _LOC, _SCALE), (0, 1, 2, 3)), ("t", "logpdf", (_XS, 3.5, _LOC, _SCALE), (0, 1, 2, 3)),
+    ("t", "cdf", (_XS, np.array([2.5, 4.0, 7.0]), _LOC, _SCALE), (0, 2, 3)),
+    ("t", "logcdf", (_XS, 4.0, _LOC, _SCALE), (0, 2, 3)),
+    ("gamma", "pdf", (_POS, 2.3), (0, 1)), ("gamma", "logpdf", (_POS, 2.3, 0.1, 1.4), (0, 1, 2, 3)),
+    ("gamma", "cdf", (_POS, 2.3), (0,)),
+    ("chi2", "pdf", (_POS, 3.0), (0, 1)), ("chi2", "logpdf", (_POS, 3.0), (0, 1)), ("chi2", "cdf", (_POS, 3.0), (0,)),
+    ("beta", "pdf", (_U, 2.5, 1.7), (0, 1, 2)), ("beta", "logpdf", (_U, 2.5, 1.7), (0, 1, 2)),
+    ("beta", "cdf", (_U, 2.5, 1.7), (0,)),
+    ("poisson", "pmf", (np.array([0.0, 2.0, 5.0]), _POS), (1,)), ("poisson", "logpmf", (np.array([3.0]), _POS), (1,)),
+    ("poisson", "cdf", (np.array([0.0, 2.0, 5.0]), _POS), (1,)),
+    ("multivariate_normal", "logpdf", (_XS, _LOC, _COV), (0, 1, 2)),
+    ("multivariate_normal", "pdf", (_XS[0], _LOC, _COV), (0, 1, 2)),
+    ("dirichlet", "logpdf", (_XD, _ALPHA), (1,)), ("dirichlet", "pdf", (_XD, _ALPHA), (1,)),
+]
+
+
+# the arguments autograd 1.9.1 differentiates (others: central differences only); its multivariate
+# normal reads the whole cov, scipy (and autoprop, below) its lower triangle
+AUTOGRAD_WRT = {("t", "cdf"): (0, 2), ("t", "logcdf"): (0, 2), ("gamma", "logpdf"): (), ("chi2", "pdf"): (0,),
+                ("chi2", "logpdf"): (0,), ("multivariate_normal", "logpdf"): (0, 1),
+                ("multivariate_normal", "pdf"): (0, 1), ("gamma", "pdf"): (0, 1)}
+
+
+def _ag_stats(dist, method):
+    mod = ags_stats.multivariate_normal if dist == "multivariate_normal" else getattr(ags_stats, dist)
+    return getattr(mod, method)
+
+
+@pytest.mark.parametrize("dist,method,args,wrt", STATS, ids=[f"{d}.{m}" for d, m, _, _ in STATS])
+def test_scipy_stats_values_are_scipys_and_gradients_autograds_and_central_differences(dist, method, args, wrt):
+    ours, theirs = getattr(getattr(aps_stats, dist), method), getattr(getattr(sst, dist), method)
+    r = ours(*args)  # (plain arguments: a plain array or a constant Tensor)
+    np.testing.assert_allclose(r.numpy() if isinstance(r, ap.Tensor) else r, theirs(*args), rtol=1e-10, atol=1e-300)
+
+    def at(fn, i, z, m=np):  # sum(sin(fn(args with args[i] = z)))
+        return m.sum(m.sin(fn(*[z if k == i else a for k, a in enumerate(args)])))
+
+    for i in wrt:
+        xi = np.asarray(args[i], dtype=float)
+        v = ap.Variable(xi)
+        with ap.GradientTape() as tape:
+            y = at(ours, i, v)
+        g = tape.gradient(y, v).numpy()
+        np.testing.assert_allclose(g, _central_grad(lambda z, i=i: at(theirs, i, z), xi), rtol=1e-5, atol=1e-8)
+        if i in AUTOGRAD_WRT.get((dist, method), wrt):
+            ref = autograd.grad(lambda z, i=i: at(_ag_stats(dist, method), i, z, agn))(xi)
+            np.testing.assert_allclose(g, ref, rtol=1e-8, atol=1e-12)
+
+
+def test_scipy_stats_refusals_say_what_is_twinned():
+    with pytest.raises(AttributeError, match=r"stats.norm has no 'rvs': its twinned methods are cdf, logcdf"):
+        aps_stats.norm.rvs(size=3)
+    with pytest.raises(TypeError, match="frozen distributions are not twinned"):
+        aps_stats.norm(0.0, 1.0)
+    df = ap.Variable([3.0])
+    with ap.GradientTape(), pytest.raises(TypeError, match=r"betainc\(a, b, x\) is recorded in x only"):
+        aps_stats.t.cdf(0.5, df)
+    with pytest.raises(ValueError, match="normal simplex"):
+        aps_stats.dirichlet.logpdf(np.array([0.2, 0.5, 0.4]), _ALPHA)
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        aps_stats.multivariate_normal.logpdf(_XS, _LOC, np.diag([1.0, 1.0, 0.0]))
