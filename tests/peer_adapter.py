@@ -27,10 +27,11 @@ Written from autograd's documented API, no code copied:
   its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
   to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``, and
   ``autograd.numpy.linalg``'s helpers ``T`` (a batched transpose) and ``_dot``.
-* ``autograd.scipy``: ``special``, ``linalg`` and ``stats`` are scipy's modules routed to
-  :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
-  themselves); ``signal`` and ``integrate``, of which autoprop has no twin, give plain values
-  scipy's answer and refuse a Tensor with NotImplementedError naming the function.
+* ``autograd.scipy``: ``special``, ``linalg``, ``stats`` and ``signal`` are scipy's modules
+  routed to :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+  themselves; autograd's own ``convolve(..., axes=, dot_axes=)`` is not scipy's signature);
+  ``integrate``, of which autoprop has no twin, gives plain values scipy's answer and refuses
+  a Tensor with NotImplementedError naming the function.
 
 The checks' random directions for a complex output are complex, and the inner product is
 ``sum(Re(conj(a) b))`` (autograd's), so the imaginary part of a derivative is checked too.
@@ -505,10 +506,10 @@ def _stats_module(name, real, twins):
 
 
 def _scipy_modules():
-    """autograd.scipy's modules: ``special``, ``linalg`` and ``stats`` are scipy's, routed to
-    :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
-    themselves); ``signal`` and ``integrate`` (and stats' untwinned names), of which autoprop
-    has no twin, answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
+    """autograd.scipy's modules: ``special``, ``linalg``, ``stats`` and ``signal`` are scipy's,
+    routed to :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+    themselves); ``integrate`` (and stats' untwinned names), of which autoprop has no twin,
+    answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
     import scipy.linalg
     import scipy.special
 
@@ -517,10 +518,11 @@ def _scipy_modules():
     mods = {"autograd.scipy": types.ModuleType("autograd.scipy"),
             "autograd.scipy.special": _Stand("autograd.scipy.special", scipy.special, aps.special),
             "autograd.scipy.linalg": _Stand("autograd.scipy.linalg", scipy.linalg, aps.linalg)}
+    import scipy.signal
     import scipy.stats
 
-    for sub in ("signal", "integrate"):
-        mods[f"autograd.scipy.{sub}"] = _unclaimed_module(f"autograd.scipy.{sub}", f"scipy.{sub}")
+    mods["autograd.scipy.signal"] = _Stand("autograd.scipy.signal", scipy.signal, aps.signal)
+    mods["autograd.scipy.integrate"] = _unclaimed_module("autograd.scipy.integrate", "scipy.integrate")
     mods["autograd.scipy.stats"] = _stats_module("autograd.scipy.stats", scipy.stats, aps.stats)
     mods["autograd.scipy.stats.multivariate_normal"] = _stats_module(
         "autograd.scipy.stats.multivariate_normal", scipy.stats.multivariate_normal, aps.stats.multivariate_normal)

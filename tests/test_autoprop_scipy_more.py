@@ -303,3 +303,62 @@ def test_scipy_stats_refusals_say_what_is_twinned():
         aps_stats.dirichlet.logpdf(np.array([0.2, 0.5, 0.4]), _ALPHA)
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
         aps_stats.multivariate_normal.logpdf(_XS, _LOC, np.diag([1.0, 1.0, 0.0]))
+
+
+# --- scipy.signal -------------------------------------------------------------------------------
+import autograd.scipy.signal as ags_signal  # noqa: E402
+import scipy.signal as ssig  # noqa: E402
+
+from autoprop.scipy import signal as aps_signal  # noqa: E402
+
+CONV = [((6,), (3,)), ((3,), (5,)), ((5, 4), (3, 2)), ((4, 3), (4, 1)), ((3, 3, 2), (2, 2, 2))]
+
+
+@pytest.mark.parametrize("mode", ["full", "valid", "same"])
+@pytest.mark.parametrize("s1,s2", CONV, ids=[f"{a}x{b}" for a, b in CONV])
+def test_convolve_and_correlate_values_are_scipys_and_gradients_autograds(s1, s2, mode):
+    r = np.random.default_rng(len(s1) * 10 + s2[0])
+    a, b = r.normal(size=s1), r.normal(size=s2)
+    pairs = [(aps_signal.convolve, ssig.convolve), (aps_signal.correlate, ssig.correlate)]
+    if len(s1) == 2:
+        pairs += [(aps_signal.convolve2d, ssig.convolve2d), (aps_signal.correlate2d, ssig.correlate2d)]
+    for ours, theirs in pairs:
+        ref = theirs(a, b, mode)
+        np.testing.assert_allclose(ours(a, b, mode).numpy(), ref, rtol=1e-12, atol=1e-13)
+        w = r.normal(size=ref.shape)
+        A, B = ap.Variable(a), ap.Variable(b)
+        with ap.GradientTape() as tape:
+            y = np.sum(ours(A, B, mode) * w)
+        ga, gb = (g.numpy() for g in tape.gradient(y, [A, B]))
+        np.testing.assert_allclose(ga, _central_grad(lambda z, f=theirs, w=w: np.sum(f(z, b, mode) * w), a),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gb, _central_grad(lambda z, f=theirs, w=w: np.sum(f(a, z, mode) * w), b),
+                                   rtol=1e-6, atol=1e-8)
+        if ours is aps_signal.convolve and not (mode == "valid" and s1[0] < s2[0]):  # (autograd swaps no inputs)
+            ref_a, ref_b = autograd.grad(lambda p, q, w=w: agn.sum(ags_signal.convolve(p, q, mode=mode) * w),
+                                         (0, 1))(a, b)
+            np.testing.assert_allclose(ga, ref_a, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(gb, ref_b, rtol=1e-10, atol=1e-12)
+
+
+def test_convolve2d_correlate2d_and_refusals():
+    r = np.random.default_rng(5)
+    a = r.normal(size=(5, 6))
+    for s2 in ((3, 2), (2, 2), (4, 3), (1, 4), (6, 7)):  # even and odd kernels; one larger than a
+        b = r.normal(size=s2)
+        for mode in ("full", "valid", "same"):
+            for ours, theirs in ((aps_signal.convolve2d, ssig.convolve2d), (aps_signal.correlate2d, ssig.correlate2d)):
+                try:
+                    ref = theirs(a, b, mode)
+                except ValueError:
+                    with pytest.raises(ValueError):
+                        ours(a, b, mode)
+                    continue
+                np.testing.assert_allclose(ours(a, b, mode).numpy(), ref, rtol=1e-12, atol=1e-13)
+    b = r.normal(size=(3, 2))
+    with pytest.raises(NotImplementedError, match="boundary='fill' with fillvalue=0 only"):
+        aps_signal.convolve2d(a, b, boundary="wrap")
+    with pytest.raises(ValueError, match="same dimensionality"):
+        aps_signal.convolve(a, b[0])
+    with pytest.raises(ValueError, match="one must be at least as large as the other"):
+        aps_signal.convolve(a, r.normal(size=(6, 5)), mode="valid")
