@@ -362,3 +362,19 @@ def test_convolve2d_correlate2d_and_refusals():
         aps_signal.convolve(a, b[0])
     with pytest.raises(ValueError, match="one must be at least as large as the other"):
         aps_signal.convolve(a, r.normal(size=(6, 5)), mode="valid")
+
+
+def test_t_cdf_is_smooth_through_its_centre():
+    """The betainc form's slope is 0 * inf at z = 0 (nan, and inf at 1e-9 before the series)."""
+    xs = np.array([0.0, 1e-9, -3e-3, 0.0099, 0.0101, 0.5, -2.0])
+    for df in (1.0, 3.0, 30.0):
+        x = ap.Variable(xs)
+        with ap.GradientTape() as outer:
+            with ap.GradientTape() as inner:
+                y = np.sum(aps_stats.t.cdf(x, df, 0.0, 1.0))
+            g = inner.gradient(y, x)
+            s = np.sum(g)
+        np.testing.assert_allclose(g.numpy(), sst.t.pdf(xs, df), rtol=1e-10)
+        np.testing.assert_allclose(outer.gradient(s, x).numpy(),
+                                   (sst.t.pdf(xs + 1e-6, df) - sst.t.pdf(xs - 1e-6, df)) / 2e-6, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(aps_stats.t.cdf(xs[2:], df)), sst.t.cdf(xs[2:], df), rtol=1e-13)
