@@ -21,9 +21,20 @@ Written from autograd's documented API, no code copied:
   and ``(x, u) -> JVP`` (reverse-over-reverse, forward-over-reverse, ...).
 * ``combo_check(fun, argnums, **kw)(*arg_lists, **kw_lists)``: ``check_grads`` over
   every combination.
+* ``deriv(fun)``: forward mode along a tangent of ones; ``holomorphic_grad``: complex input
+  (counted "complex", below); ``grad`` of a complex output raises TypeError, as autograd.
 * ``autograd.numpy``: numpy itself for plain values; a call with a Tensor anywhere in
   its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
-  to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``.
+  to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``, and
+  ``autograd.numpy.linalg``'s helpers ``T`` (a batched transpose) and ``_dot``.
+* ``autograd.scipy``: ``special``, ``linalg``, ``stats`` and ``signal`` are scipy's modules
+  routed to :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+  themselves; autograd's own ``convolve(..., axes=, dot_axes=)`` is not scipy's signature);
+  ``integrate``, of which autoprop has no twin, gives plain values scipy's answer and refuses
+  a Tensor with NotImplementedError naming the function.
+
+The checks' random directions for a complex output are complex, and the inner product is
+``sum(Re(conj(a) b))`` (autograd's), so the imaginary part of a derivative is checked too.
 
 Complex numbers: autoprop differentiates real functions. A check or derivative whose
 input is complex is not run: it counts as "complex" and, if no real check ran in that
@@ -82,12 +93,22 @@ def _is_complex(x):
     return onp.iscomplexobj(x._value if isinstance(x, Tensor) else x)
 
 
-def _randn_like(x):
-    return _unflat(x, [onp.random.randn(*onp.shape(_val(a))) for a in _flat(x)])
+def _randn_like(x, complex_ok=False):
+    """A random direction shaped as ``x``; with ``complex_ok``, complex where ``x`` is (so both
+    the real and the imaginary parts of a complex output are checked)."""
+    def draw(a):
+        v = onp.random.randn(*onp.shape(_val(a)))
+        if complex_ok and _is_complex(a):
+            v = v + 1j * onp.random.randn(*onp.shape(_val(a)))
+        return v
+    return _unflat(x, [draw(a) for a in _flat(x)])
 
 
 def _inner(a, b):
-    return sum(float(onp.sum(onp.asarray(_val(p), dtype=float) * onp.asarray(_val(q), dtype=float)))
+    """The real inner product ``sum(Re(conj(a) b))`` (autograd's, for complex vector spaces):
+    with a complex direction ``v``, ``<v, dy>`` reads the real and the imaginary parts of dy;
+    the tape reads a complex output gradient the same way (``Re(conj(g) dy)``)."""
+    return sum(float(onp.sum(onp.real(onp.conj(onp.asarray(_val(p))) * onp.asarray(_val(q)))))
                for p, q in zip(_flat(a), _flat(b)))
 
 
@@ -158,7 +179,7 @@ def make_vjp(fun, x):
         if not pairs:  # a constant function
             return _unflat(X, [anp.zeros_like(a) for a in _flat(X)])
         ts = [t for t, _ in pairs]
-        ws = [w if isinstance(w, Tensor) else onp.broadcast_to(onp.asarray(w, dtype=float), t.shape)
+        ws = [w if isinstance(w, Tensor) else onp.broadcast_to(_numeric(w), t.shape)
               for t, w in pairs]
         g = tape.gradient(ts, _flat(X), output_gradients=ws)
         return _unflat(X, _zeros_where_none(g, X))
@@ -221,7 +242,26 @@ def grad(fun, x):
     vjp, y = make_vjp(fun, x)
     if onp.size(_val(y)) != 1:
         raise TypeError(f"grad requires a scalar-valued function; got shape {onp.shape(_val(y))}")
+    if _is_complex(y):  # autograd: "Grad only applies to real scalar-output functions"
+        raise TypeError("grad requires a real scalar-valued function; got a complex output "
+                        "(autograd's holomorphic_grad is for those)")
     return _result(vjp(onp.ones(onp.shape(_val(y)))))
+
+
+@_nary
+@_grad_or_complex
+def deriv(fun, x):
+    """The forward-mode derivative along a tangent of ones (autograd's ``deriv``: the
+    derivative of a scalar function of a scalar, elementwise for elementwise functions)."""
+    return _result(make_jvp(fun, x)(onp.ones(onp.shape(_val(x))))[1])
+
+
+def holomorphic_grad(fun, argnum=0):
+    """autograd's gradient of a holomorphic function at a complex point: complex input,
+    which autoprop's real-function tests exclude (counted "complex", as ``check_grads``)."""
+    def run(*args, **kwargs):
+        _note_complex()
+    return run
 
 
 @_nary
@@ -268,8 +308,13 @@ def _close(a, b):
 def _numerical_jvp(fun, x, u):
     plus = _val(fun(_axpy(EPS / 2, u, x)))
     minus = _val(fun(_axpy(-EPS / 2, u, x)))
-    return _unflat(plus, [(onp.asarray(p, dtype=float) - onp.asarray(m, dtype=float)) / EPS
-                          for p, m in zip(_flat(plus), _flat(minus))])
+    return _unflat(plus, [(_numeric(p) - _numeric(m)) / EPS for p, m in zip(_flat(plus), _flat(minus))])
+
+
+def _numeric(a):
+    """A value as a float or complex array (integers and booleans as floats)."""
+    a = onp.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(float)
 
 
 def _note_complex():
@@ -283,7 +328,7 @@ def _note_complex():
 
 def _check_vjp(fun, x):
     vjp, y = make_vjp(fun, x)
-    u, v = _randn_like(x), _randn_like(_val(y))
+    u, v = _randn_like(x), _randn_like(_val(y), complex_ok=True)
     exact = _inner(u, vjp(v))
     numeric = _inner(v, _numerical_jvp(fun, x, u))
     assert _close(numeric, exact), (
@@ -294,7 +339,7 @@ def _check_vjp(fun, x):
 def _check_jvp(fun, x):
     u = _randn_like(x)
     _, jv = make_jvp(fun, x)(u)
-    w = _randn_like(_val(jv))
+    w = _randn_like(_val(jv), complex_ok=True)
     exact, numeric = _inner(w, jv), _inner(w, _numerical_jvp(fun, x, u))
     assert _close(numeric, exact), (
         f"JVP check of {getattr(fun, '__name__', fun)} failed at {x}:\n"
@@ -389,6 +434,106 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
     return ns.multiply(ns.expand_dims(D, -1), onp.eye(n))
 
 
+def _T(x):
+    """autograd.numpy.linalg's ``T``: the last two axes swapped (a batched transpose)."""
+    return (anp if _has_tensor(x) else onp).swapaxes(x, -1, -2)
+
+
+def _dot(a, b):
+    """autograd.numpy.linalg's ``_dot``: ``einsum('...ij,...jk->...ik', a, b)``."""
+    return (anp if _has_tensor((a, b)) else onp).einsum("...ij,...jk->...ik", a, b)
+
+
+class _Unclaimed:
+    """A scipy object (``scipy.stats.norm``, ``scipy.signal.convolve``, ...) of which autoprop
+    has no twin: plain values go to scipy; a Tensor argument raises NotImplementedError naming
+    it (called on a Tensor, scipy's Python code would take its values off the tape)."""
+
+    def __init__(self, obj, path):
+        self._obj, self._path = obj, path
+
+    def __getattr__(self, name):
+        return _Unclaimed(getattr(self._obj, name), f"{self._path}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        if _has_tensor(args) or _has_tensor(kwargs):
+            raise NotImplementedError(f"autoprop has no twin of {self._path} (autograd's "
+                                      f"autograd.{self._path}); it is not differentiated here")
+        return self._obj(*args, **kwargs)
+
+
+class _RoutedObject:
+    """A scipy object with methods (``scipy.stats.norm``): a method autoprop's twin ``ap_obj`` has
+    goes there for Tensors and to scipy for plain values; the others are :class:`_Unclaimed`."""
+
+    def __init__(self, obj, ap_obj, path):
+        self._obj, self._ap, self._path = obj, ap_obj, path
+
+    def __getattr__(self, name):
+        if name in getattr(self._ap, "_methods", {}):
+            return _routed(name, getattr(self._obj, name), self._ap)
+        return _Unclaimed(getattr(self._obj, name), f"{self._path}.{name}")
+
+
+def _unclaimed_module(name, scipy_name):
+    """A module ``name`` over scipy's module or object ``scipy_name`` (``scipy.stats``,
+    ``scipy.stats.multivariate_normal``), its attributes :class:`_Unclaimed`."""
+    import importlib
+
+    mod = types.ModuleType(name)
+    mod.__path__ = []
+    head, _, tail = scipy_name.partition(".stats.")
+    real = importlib.import_module(head if tail else scipy_name)
+    real = getattr(importlib.import_module("scipy.stats"), tail) if tail else real
+    mod.__getattr__ = lambda attr: _Unclaimed(getattr(real, attr), f"{scipy_name}.{attr}")
+    return mod
+
+
+def _stats_module(name, real, twins):
+    """``autograd.scipy.stats`` (or its ``multivariate_normal``): the distributions autoprop.scipy.stats
+    twins are :class:`_RoutedObject`; a module ``twins`` of one distribution routes its methods."""
+    mod = types.ModuleType(name)
+    mod.__path__ = []
+
+    def attr(a):
+        if hasattr(twins, "_methods"):  # (the module stands for one distribution)
+            return getattr(_RoutedObject(real, twins, f"scipy.stats.{twins._name}"), a)
+        twin = getattr(twins, a, None)
+        path = f"scipy.stats.{a}"
+        return _RoutedObject(getattr(real, a), twin, path) if twin is not None else _Unclaimed(getattr(real, a), path)
+    mod.__getattr__ = attr
+    return mod
+
+
+def _scipy_modules():
+    """autograd.scipy's modules: ``special``, ``linalg``, ``stats`` and ``signal`` are scipy's,
+    routed to :mod:`autoprop.scipy`'s twins for Tensors (scipy's ufuncs dispatch to autoprop by
+    themselves); ``integrate`` (and stats' untwinned names), of which autoprop has no twin,
+    answer plain values and refuse Tensors (:class:`_Unclaimed`)."""
+    import scipy.linalg
+    import scipy.special
+
+    import autoprop.scipy as aps
+
+    mods = {"autograd.scipy": types.ModuleType("autograd.scipy"),
+            "autograd.scipy.special": _Stand("autograd.scipy.special", scipy.special, aps.special),
+            "autograd.scipy.linalg": _Stand("autograd.scipy.linalg", scipy.linalg, aps.linalg)}
+    import scipy.signal
+    import scipy.stats
+
+    mods["autograd.scipy.signal"] = _Stand("autograd.scipy.signal", scipy.signal, aps.signal)
+    mods["autograd.scipy.integrate"] = _unclaimed_module("autograd.scipy.integrate", "scipy.integrate")
+    mods["autograd.scipy.stats"] = _stats_module("autograd.scipy.stats", scipy.stats, aps.stats)
+    mods["autograd.scipy.stats.multivariate_normal"] = _stats_module(
+        "autograd.scipy.stats.multivariate_normal", scipy.stats.multivariate_normal, aps.stats.multivariate_normal)
+    mods["autograd.scipy"].__path__ = []
+    for full, mod in mods.items():
+        parent, _, leaf = full.rpartition(".")
+        if parent in mods:
+            setattr(mods[parent], leaf, mod)
+    return mods
+
+
 def install():
     """Put the stand-ins under autograd's module names (sys.modules)."""
     pkg = types.ModuleType("autograd")
@@ -399,9 +544,10 @@ def install():
     random_mod = _Stand("autograd.numpy.random", onp.random, None)
     linalg_mod = _Stand("autograd.numpy.linalg", onp.linalg, getattr(anp, "linalg", None))
     numpy_mod.__dict__.update(random=random_mod, linalg=linalg_mod, make_diagonal=make_diagonal)
+    linalg_mod.__dict__.update(T=_T, _dot=_dot)
     test_util = types.ModuleType("autograd.test_util")
     test_util.__dict__.update(check_grads=check_grads, combo_check=combo_check)
-    for op in (grad, value_and_grad, elementwise_grad, jacobian):
+    for op in (grad, value_and_grad, elementwise_grad, jacobian, deriv, holomorphic_grad):
         setattr(pkg, op.__name__, op)
     pkg.numpy, pkg.test_util = numpy_mod, test_util
     pkg.tuple = tuple  # autograd's differentiable tuple: a tape differentiates a plain one
@@ -409,6 +555,9 @@ def install():
         "autograd": pkg, "autograd.numpy": numpy_mod, "autograd.numpy.random": random_mod,
         "autograd.numpy.linalg": linalg_mod, "autograd.test_util": test_util,
     })
+    scipy_mods = _scipy_modules()
+    pkg.scipy = scipy_mods["autograd.scipy"]
+    sys.modules.update(scipy_mods)
 
 
 # --- the pytest plugin (child process only) --------------------------------------------

@@ -41,6 +41,15 @@ def _central(f, x, h=1e-6):
     return out
 
 
+def _spl(m):
+    """scipy.linalg's twins: autoprop's for numpy code, autograd's for autograd.numpy."""
+    import autograd.scipy.linalg
+
+    import autoprop.scipy.linalg
+
+    return autoprop.scipy.linalg if m is np else autograd.scipy.linalg
+
+
 # g: a complex function of a real x (through np and numpy-like module m); each appears
 # in the losses sum(abs(g)**2), sum(real(g)), sum(imag(g)), sum(angle(g))
 G = {
@@ -96,10 +105,17 @@ G = {
     "eigh_qr": lambda m, x: (lambda w, v: ((v * m.exp(w)) @ m.conj(m.transpose(v))).ravel())(
         *m.linalg.eigh(m.reshape(x * (1 + 1j), (2, 2)))) + m.linalg.qr(m.reshape(x + 1j, (2, 2)))[0].ravel()
         * m.linalg.qr(m.reshape(x * 1j - 0.5, (2, 2)))[1].ravel(),
+    # scipy.linalg's holomorphic matrix functions (the real formulas, transposes unconjugated)
+    "sqrtm_sylvester": lambda m, x: _spl(m).sqrtm(m.reshape(x * (1 + 0.5j), (2, 2)) + 3 * m.eye(2)).ravel()
+        + _spl(m).solve_sylvester(m.reshape(x + 1j, (2, 2)) + 2 * m.eye(2),
+                                  m.reshape(x * 1j, (2, 2)) + 3 * m.eye(2), m.reshape(x, (2, 2))).ravel(),
 }
 # autograd has no VJP of np.flip, np.take_along_axis, and np.broadcast_to under np.pad:
 # central differences alone
-NO_AUTOGRAD = {"flip_squeeze", "take_along_axis", "broadcast_to_pad", "prod_with_a_zero", "svd_full", "eigh_qr"}
+# autograd 1.9.1's sqrtm VJP is wrong at complex values (0.05 off central differences in abs2) and its
+# solve_sylvester gives a real input a complex gradient (its real part right): central differences too
+NO_AUTOGRAD = {"flip_squeeze", "take_along_axis", "broadcast_to_pad", "prod_with_a_zero", "svd_full", "eigh_qr",
+               "sqrtm_sylvester"}
 LOSSES = {
     "abs2": lambda m, y: m.sum(m.abs(y) ** 2),
     "real": lambda m, y: m.sum(m.real(y)),

@@ -47,7 +47,7 @@ COMPLEX_READY = frozenset({
     # the decompositions: PyTorch's formulas (prims/linalg.py, linalg_eig.py), gauge-invariant losses
     "eigh", "eig", "svd", "svdvals", "qr", "svd_extra_vectors",
     # holomorphic matrix functions; the Fourier transforms (linear)
-    "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfftn",
+    "inv", "solve", "det", "sqrtm", "solve_sylvester", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfftn",
 })
 
 

@@ -97,7 +97,9 @@ def note_escape(tensor, how, value):
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
-        if tensor._key in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
+        if tensor._key in tape._tracked or (tape._cuts and id(tensor) in tape._cuts) or (
+                type(tensor) is Variable and tape._watch_accessed and tensor.trainable
+                and tensor._value.dtype.kind in "fc"):  # (a Variable it would watch on first use)
             if tape._escapes is None:
                 tape._escapes = []
             if len(tape._escapes) < MAX_CRUMBS:

@@ -759,6 +759,26 @@ _watch_ops = _observe.watch_ops
 _unwatch = _observe.unwatch
 
 
+def _plain_target_after_escape(t, escapes):
+    """The message for a target that is a plain value (not a Tensor) on a tape that saw a
+    gradient-carrying tensor's value leave it: every gradient would be None for that reason."""
+    how, tensor, _value, pos = escapes[0]
+    others = len({id(e[1]) for e in escapes} - {id(tensor)})
+    more = f" (and {others} more tensors so)" if others else ""
+    kind = f"numpy {type(t).__name__}" if isinstance(t, (np.ndarray, np.generic)) else type(t).__name__
+    who = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else "a tensor"
+    return (
+        f"GradientTape.gradient: the target is a plain {kind}, not a Tensor, because the computation "
+        f"left the tape: {who} of shape {tensor.shape} that carries gradient was turned into a plain "
+        f"value by {how} after {pos} recorded ops{more} ("
+        + ("a quiet, explicit conversion: give the Tensor itself as the target" if how in (".numpy()", ".item()")
+           else "the TapeEscapeWarning at that line names it and the fix")
+        + "). Every gradient would be None. Keep the computation on Tensors: np.stack / "
+        "np.concatenate instead of np.array([...]) of Tensors, a @ t or np.dot(a, t) instead of "
+        "a.dot(t) with `a` a numpy array, autoprop.scipy's twins instead of scipy functions that convert their "
+        "input (scipy.special.logsumexp, scipy.linalg.*).")
+
+
 class GradientTape:
     """Record operations for reverse-mode automatic differentiation, as ``tf.GradientTape``.
 
@@ -1088,6 +1108,8 @@ class GradientTape:
                     f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
                     "that computes the loss forget to return it?"
                 )
+            if self._escapes and not isinstance(t, Tensor):
+                raise TypeError(_plain_target_after_escape(t, self._escapes))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
                 warnings.warn(
                     f"GradientTape.gradient: the target has the dtype {t._value.dtype}, which carries no "

@@ -1,3 +1,3 @@
-"""scipy's names over autoprop Tensors: ``from autoprop.scipy import special, linalg``."""
+"""scipy's names over autoprop Tensors: ``from autoprop.scipy import special, linalg, stats, signal``."""
 
-from . import linalg, special  # noqa: F401
+from . import linalg, signal, special, stats  # noqa: F401

@@ -21,6 +21,11 @@ checked against HIPS autograd and central differences in ``tests/test_autoprop_s
 * ``det(a)``: ``np.linalg.det``;
 * ``expm(A)``: a record of its own (``autoprop.explain("expm")``): scipy's value; its VJP is the
   Frechet derivative at A^T, the top-right block of ``expm([[A^T, g], [0, A^T]])``.
+* ``sqrtm(A)`` and ``solve_sylvester(a, b, q)``: records of their own (``autoprop.explain("sqrtm")``),
+  scipy's values; their derivatives are Sylvester solves (``Y dY + dY Y = dA``);
+* ``solve_banded((l, u), ab, b)``: ``np.linalg.solve`` of the matrix the band ``ab`` holds (LAPACK's
+  band storage, ``a[i, j] = ab[u + i - j, j]``), gathered from ``ab``, so the gradient of ``ab``
+  lives on the band entries scipy reads (its unused corners get 0).
 
 The values are those of the numpy.linalg routines (LU with partial pivoting for a triangular
 system, where scipy substitutes): equal to scipy's up to rounding. ``check_finite`` is honoured
@@ -48,7 +53,8 @@ import numpy as _np
 from ..core import registry as _R
 from ..core.prims._common import _t
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_triangular"]
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_banded", "solve_sylvester",
+           "solve_triangular", "sqrtm"]
 
 _TRANS = {0: 0, "N": 0, "n": 0, 1: 1, "T": 1, "t": 1, 2: 2, "C": 2, "c": 2}
 _GENERAL = (None, "gen", "general", "banded")  # banded: the band is where a's nonzeros are
@@ -395,3 +401,115 @@ def expm(A):
     (Higham 2008, *Functions of Matrices*, Thm 3.6 and (3.17)).
     """
     return _R.expm(_square(A, "expm"))
+
+
+def sqrtm(A):
+    """``scipy.linalg.sqrtm``: the principal square root of a matrix, recorded.
+
+    Parameters
+    ----------
+    A : Tensor or array_like, shape (..., n, n)
+        Real or complex.
+
+    Returns
+    -------
+    Tensor
+        shape (..., n, n): scipy's value Y (Y Y = A). Complex for a complex A, and for a real A
+        with an eigenvalue on the negative real axis (scipy's value).
+
+    Raises
+    ------
+    ValueError
+        A non-square ``A``.
+
+    Notes
+    -----
+    Y dY + dY Y = dA, so dY = sylv(Y, Y, dA) and the VJP is sylv(Y^T, Y^T, g) (Higham 2008,
+    *Functions of Matrices*, (6.5)); sqrtm is holomorphic, so at complex values these are the
+    same formulas (autoprop.core.complex's convention); infinite at a singular A.
+    ``autoprop.explain("sqrtm")``.
+    """
+    return _R.sqrtm(_square(A, "sqrtm"))
+
+
+def solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester``: X with ``a X + X b = q``, recorded.
+
+    Parameters
+    ----------
+    a : Tensor or array_like, shape (..., n, n)
+    b : Tensor or array_like, shape (..., m, m)
+    q : Tensor or array_like, shape (..., n, m)
+        Real or complex; leading (batch) axes broadcast, one matrix at a time (scipy's is 2-D only).
+
+    Returns
+    -------
+    Tensor
+        shape (..., n, m): scipy's value (Bartels-Stewart).
+
+    Raises
+    ------
+    ValueError
+        A non-square ``a`` or ``b``, or a ``q`` whose last two axes are not (n, m).
+
+    Notes
+    -----
+    dX = sylv(a, b, dq - da X - X db); the VJP solves the adjoint equation a^T L + L b^T = g, then
+    dq = L, da = -L X^T, db = -X^T L (Kao & Hennequin 2020, *Automatic differentiation of Sylvester,
+    Lyapunov and algebraic Riccati equations*). ``autoprop.explain("solve_sylvester")``.
+    """
+    a, b, q = _square(a, "solve_sylvester"), _square(b, "solve_sylvester"), _t(q)
+    if q.ndim < 2 or q.shape[-2:] != (a.shape[-1], b.shape[-1]):
+        raise ValueError(f"autoprop.scipy.linalg.solve_sylvester: q must have shape (..., {a.shape[-1]}, "
+                         f"{b.shape[-1]}) for a {a.shape} and b {b.shape}; got shape {q.shape}")
+    return _R.solve_sylvester(a, b, q)
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.solve_banded``: x with ``a x = b`` for a banded ``a`` in LAPACK's band storage, recorded.
+
+    Parameters
+    ----------
+    l_and_u : (int, int)
+        The numbers of nonzero lower and upper diagonals.
+    ab : Tensor or array_like, shape (l + u + 1, n)
+        The band: ``a[i, j] = ab[u + i - j, j]`` (scipy's layout).
+    b : Tensor or array_like, shape (n,) or (n, k)
+    overwrite_ab, overwrite_b : bool
+        Accepted for scipy's signature (change no value).
+    check_finite : bool
+
+    Returns
+    -------
+    Tensor
+        ``b``'s shape.
+
+    Raises
+    ------
+    ValueError
+        ``ab`` not of shape (l + u + 1, n), ``b`` not of n rows, or infs/NaNs with ``check_finite``.
+    numpy.linalg.LinAlgError
+        A singular ``a``.
+
+    Notes
+    -----
+    The dense ``a`` is gathered from ``ab`` (recorded indexing), then ``np.linalg.solve``
+    (``d x = -a^-1 da x + a^-1 db``; ``autoprop.explain("solve")``): the gradient of ``ab`` is that
+    of ``a`` at the band entries, 0 at the corners LAPACK never reads. The value is numpy's LU
+    with partial pivoting (scipy's banded LU), equal up to rounding.
+    """
+    lower, upper = (int(k) for k in l_and_u)
+    ab, b = _t(ab), _t(b)
+    n = ab.shape[-1] if ab.ndim == 2 else 0
+    if ab.ndim != 2 or ab.shape[0] != lower + upper + 1:
+        raise ValueError(f"autoprop.scipy.linalg.solve_banded: ab must have shape (l + u + 1, n) = "
+                         f"({lower + upper + 1}, n) for (l, u) = ({lower}, {upper}); got shape {ab.shape}")
+    if b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(f"autoprop.scipy.linalg.solve_banded: b must have {n} rows (ab's columns), "
+                         f"shape ({n},) or ({n}, k); got shape {b.shape}")
+    _finite(check_finite, ab, b)
+    i, j = _np.indices((n, n))
+    row = upper + i - j  # a[i, j] = ab[u + i - j, j] on the band
+    band = (row >= 0) & (row <= lower + upper)
+    a = _np.where(band, ab[_np.where(band, row, 0), j], 0.0)
+    return _np.linalg.solve(a, b)

@@ -3,8 +3,11 @@
 scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
 ``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
-``scipy.special.expit(x)`` is recorded as written. ``logsumexp``, ``softmax``,
-``log_softmax`` and ``polygamma`` are plain Python functions in scipy that convert their input to an
+``scipy.special.expit(x)`` is recorded as written; so do ``gammainc``, ``gammaincc``, ``jv``
+(``jn``), ``yv``, ``yn``, ``iv``, ``ive`` (in x; a gradient for the order or shape parameter is
+refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
+(piecewise constant: no gradient). ``logsumexp``, ``softmax``,
+``log_softmax``, ``polygamma`` and ``multigammaln`` are plain Python functions in scipy that convert their input to an
 ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
 records, a ``TapeEscapeWarning`` names the scipy function and its twin here; an error
 under ``ap.strict_mode()``). Use these instead; they are autoprop's primitives with
@@ -38,6 +41,9 @@ digamma = psi = _R.digamma
 ndtr, log_ndtr, ndtri, gamma, loggamma, betaln, i0, i1, xlog1py, entr, log_expit, erfcx, expm1, log1p = (
     _R.ndtr, _R.log_ndtr, _R.ndtri, _R.gamma, _R.loggamma, _R.betaln, _R.i0, _R.i1, _R.xlog1py, _R.entr,
     _R.log_expit, _R.erfcx, _R.expm1, _R.log1p)
+gammainc, gammaincc, jv, yv, yn, iv, ive = _R.gammainc, _R.gammaincc, _R.jv, _R.yv, _R.yn, _R.iv, _R.ive
+jn = jv
+j0, j1, y0, y1, erfcinv, rgamma, gammasgn = _R.j0, _R.j1, _R.y0, _R.y1, _R.erfcinv, _R.rgamma, _R.gammasgn
 
 
 def polygamma(n, x):
@@ -106,3 +112,36 @@ def log_softmax(x, axis=None):
     if axis is None:
         return _R.log_softmax(x.reshape(-1), axis=0).reshape(x.shape)
     return _R.log_softmax(x, axis=axis)
+
+
+def multigammaln(a, d):
+    """``scipy.special.multigammaln(a, d)``: the log of the multivariate gamma function, recorded.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Every entry above ``(d - 1) / 2``.
+    d : int
+        The dimension (no gradient).
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape: ``d (d - 1) / 4 log(pi) + sum_(j=0)^(d-1) gammaln(a - j / 2)`` (Muirhead,
+        *Aspects of Multivariate Statistical Theory*, Theorem 2.1.12; scipy's own formula), so
+        ``d/da = sum_j digamma(a - j / 2)``, recorded through ``gammaln``.
+
+    Raises
+    ------
+    ValueError
+        For a ``d`` that is not a positive integer, or an ``a`` at or below ``(d - 1) / 2``
+        (scipy's conditions and messages).
+    """
+    a = _t(a)
+    if not (_np.isscalar(d) or _np.ndim(d) == 0) or _np.floor(d) != d or d < 1:
+        raise ValueError("d should be a positive integer (dimension)")
+    d = int(d)
+    if _np.any(a._value <= 0.5 * (d - 1)):
+        raise ValueError(f"condition a ({a._value}) > 0.5 * (d-1) ({0.5 * (d - 1)}) not met")
+    shifted = a[..., None] - 0.5 * _np.arange(d)
+    return _R.sum(_R.gammaln(shifted), axis=-1) + (d * (d - 1) * 0.25) * _np.log(_np.pi)

@@ -7,7 +7,10 @@ a term for each output that got a gradient, so the eigenvalues alone are differe
 repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
 ``grad_eig`` on real values); ``lessons/13-matrix-calculus.md``. Beside them, the matrix
 exponential (scipy.linalg.expm; ``autoprop.scipy.linalg.expm``), whose derivative is its
-Frechet derivative, the top-right block of the exponential of a block matrix.
+Frechet derivative, the top-right block of the exponential of a block matrix; the Sylvester
+equation's solution (scipy.linalg.solve_sylvester) and the principal square root
+(scipy.linalg.sqrtm), whose derivatives are Sylvester solves (Kao & Hennequin 2020; Higham
+2008, (6.5)).
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import numpy as np
 
 from ..registry import defcomposite, defprim
 from ..tensor import Tensor
-from ._common import _mT, _shape, _t
+from ._common import _holds_tensor, _mT, _shape, _t, unbroadcast
 from ._linalg_complex import _diag_embed, _diagonal, _is_complex, _mH, gauge_check
 from ._linalg_helpers import eigh_upper
 from .linalg import _eye, _lower_sym, _phi, _result_type, _used
 from .shape import transpose
 
-__all__ = ["eigh", "eigvalsh", "eig", "eigvals", "expm"]
+__all__ = ["eigh", "eigvalsh", "eig", "eigvals", "expm", "solve_sylvester", "sqrtm"]
 
 
 # --- eigh of a symmetric matrix (its lower triangle, as numpy reads it) ----------------
@@ -276,4 +279,70 @@ expm = defprim(
         "is L(A^T, .): Higham 2008 (3.17))",
     shapes="A (..., n, n) -> (..., n, n)", kinks="none: expm is entire",
     source="{out} = scipy.linalg.expm({a})", reads=((0,),),
+)
+
+
+# --- solve_sylvester: A X + X B = Q (scipy.linalg.solve_sylvester); sqrtm ----------------------
+def _sylvester_fwd(a, b, q):
+    """scipy's Bartels-Stewart solve of ``a x + x b = q``, one matrix at a time over broadcast
+    leading axes (scipy's own is 2-D only)."""
+    import scipy.linalg
+
+    a, b, q = np.asarray(a), np.asarray(b), np.asarray(q)
+    if a.ndim == b.ndim == q.ndim == 2:
+        return scipy.linalg.solve_sylvester(a, b, q)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    a, b, q = (np.broadcast_to(m, batch + m.shape[-2:]) for m in (a, b, q))
+    out = np.empty(batch + q.shape[-2:], np.result_type(a, b, q, 1.0))
+    for i in np.ndindex(*batch):
+        out[i] = scipy.linalg.solve_sylvester(a[i], b[i], q[i])
+    return out
+
+
+def _sylv(a, b, q):
+    """``solve_sylvester(a, b, q)``: recorded when any operand is a Tensor (an outer tape or an
+    accumulator records the derivative), else the value."""
+    return solve_sylvester(a, b, q) if _holds_tensor((a, b, q)) else _sylvester_fwd(a, b, q)
+
+
+def _sylvester_joint(pairs, g, ans, a, b, q):
+    # <G, dX> = <L, dQ - dA X - X dB> with A^T L + L B^T = G (the adjoint Sylvester equation)
+    lam = _sylv(_mT(a), _mT(b), g)
+    parts = {0: lambda: unbroadcast(-(lam @ _mT(ans)), _shape(a)),
+             1: lambda: unbroadcast(-(_mT(ans) @ lam), _shape(b)), 2: lambda: unbroadcast(lam, _shape(q))}
+    return {i: parts[i]() for i, _ in pairs}
+
+
+solve_sylvester = defprim(
+    "solve_sylvester", _sylvester_fwd,
+    lambda g, ans, a, b, q: _sylvester_joint([(0, None)], g, ans, a, b, q)[0],
+    lambda g, ans, a, b, q: _sylvester_joint([(1, None)], g, ans, a, b, q)[1],
+    lambda g, ans, a, b, q: _sylvester_joint([(2, None)], g, ans, a, b, q)[2],
+    jvp=(lambda t, ans, a, b, q: _sylv(a, b, -(t @ ans)), lambda t, ans, a, b, q: _sylv(a, b, -(ans @ t)),
+         lambda t, ans, a, b, q: _sylv(a, b, t)),
+    jacobian="A dX + dX B = dQ - dA X - X dB: dX = sylv(A, B, dQ - dA X - X dB) (Kao & Hennequin "
+             "2020, Automatic differentiation of Sylvester, Lyapunov and Riccati equations, eq. 5)",
+    vjp="L = sylv(A^T, B^T, g) (the adjoint equation A^T L + L B^T = g); dQ = L, dA = -L X^T, dB = -X^T L",
+    shapes="A (..., n, n), B (..., m, m), Q (..., n, m) -> X (..., n, m); batch axes broadcast",
+    kinks="A and -B sharing an eigenvalue: no unique solution (scipy's answer is then unreliable)",
+    source="{out} = scipy.linalg.solve_sylvester({a}, {b}, {q})", reads=((0, 1, "ans"),) * 3,
+    joint_vjp=_sylvester_joint,
+)
+
+
+def _sqrtm_fwd(a):
+    import scipy.linalg
+
+    return scipy.linalg.sqrtm(a)
+
+
+sqrtm = defprim(
+    "sqrtm", _sqrtm_fwd, lambda g, ans, a: _sylv(_mT(ans), _mT(ans), g),
+    jvp=lambda t, ans, a: _sylv(ans, ans, t),
+    jacobian="Y Y = A, so Y dY + dY Y = dA: dY = sylv(Y, Y, dA) (Higham 2008, Functions of Matrices, (6.5))",
+    vjp="dA = sylv(Y^T, Y^T, g) (the adjoint Sylvester equation)",
+    shapes="A (..., n, n) -> (..., n, n)",
+    kinks="A singular (an eigenvalue 0, where Y Y's Sylvester operator is singular): an infinite "
+          "derivative; a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
+    source="{out} = scipy.linalg.sqrtm({a})", reads=(("ans",),),
 )

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defcomposite, defnondiff, defprim
+from .. import observe as _observe
+from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
-from ._common import SAME, _check_kw, _t, _value, times
+from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
 from .elementwise import _binary, _unary, absolute, multiply, where
 
 try:
@@ -449,3 +450,91 @@ if _ss is not None:
     __all__ += ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
                 "betaln", "xlog1py"]
 
+
+
+# --- scipy.special: incomplete gamma, Bessel J/Y/I of any order, erfcinv, rgamma, gammasgn ----------
+# (HIPS autograd's autograd/scipy/special.py differentiates the same ones.) Each factor is written
+# with scipy's ufuncs, which dispatch to these records on a Tensor, so every order is recorded.
+_SQRT_PI = float(np.sqrt(np.pi))
+
+
+def _refuse_param(fn, p, pname, formula, why):
+    """A gradient for the parameter ``p`` of ``fn(p, x)`` (recorded in x only) is refused by name."""
+    if isinstance(p, Tensor) and _observe._carrier(p) is not None:
+        raise TypeError(
+            f"autoprop: scipy.special.{fn}({pname}, x) is recorded in x only ({formula}); its "
+            f"derivative in {pname} ({why}) is not, and {pname} carries gradient here (a watched "
+            f"Tensor). Pass {pname} as a number or numpy array ({pname}.numpy(), or "
+            f"ap.stop_gradient({pname})).")
+
+
+def _in_x(name, ufunc, factor, formula, pname, why, kinks):
+    """The record of scipy's ``ufunc(p, x)``, differentiable in ``x``: VJP ``g * factor(ans, p, x)``
+    summed to x's shape, JVP ``t * factor``; scipy's ufunc dispatches here through an adaptor that
+    refuses a ``p`` carrying gradient (:func:`_refuse_param`)."""
+    prim = defprim(
+        name, ufunc, None, lambda g, ans, p, x: unbroadcast(times(g, factor(ans, p, x)), _shape(x)),
+        jvp=(None, lambda t, ans, p, x: times(t, factor(ans, p, x))),
+        jacobian=f"{formula}; {pname}: refused when it carries gradient", vjp=f"dx = g * ({formula.split(' = ', 1)[-1]})",
+        shapes=BCAST, kinks=kinks, source=f"special.{name}({{0}}, {{1}})")
+
+    def np_call(p, x, out=None, **kw):
+        _check_kw(f"scipy.special.{name}", dict(kw, out=out))
+        _refuse_param(name, p, pname, formula, why)
+        return prim(_value(p), x)
+    defnumpy(f"scipy.special.{name}", (ufunc,), np_call)
+    return prim
+
+
+def _dgammainc(ans, a, x):  # x^(a-1) e^(-x) / gamma(a), in logs (xlogy: 0 log 0 = 0 at a = 1)
+    return np.exp(_ss.xlogy(a - 1.0, x) - x - _ss.gammaln(a))
+
+
+if _ss is not None:
+    _WHY_A = "a series in log(x), which jax and TensorFlow do not differentiate either"
+    _WHY_V = "a series in the order; jax and torch do not differentiate it either"
+    gammainc = _in_x("gammainc", _ss.gammainc, _dgammainc,
+                     "d P(a, x)/dx = x^(a-1) e^(-x) / gamma(a) (DLMF 8.8.13)", "a", _WHY_A,
+                     kinks="x = 0 with a < 1: inf; x < 0: nan (as scipy)")
+    gammaincc = _in_x("gammaincc", _ss.gammaincc, lambda ans, a, x: -_dgammainc(ans, a, x),
+                      "d Q(a, x)/dx = -x^(a-1) e^(-x) / gamma(a) (Q = 1 - P, DLMF 8.2.5)", "a", _WHY_A,
+                      kinks="x = 0 with a < 1: -inf; x < 0: nan (as scipy)")
+    jv = _in_x("jv", _ss.jv, lambda ans, v, x: 0.5 * (_ss.jv(v - 1.0, x) - _ss.jv(v + 1.0, x)),
+               "d J_v(x)/dx = (J_(v-1)(x) - J_(v+1)(x)) / 2 (DLMF 10.6.1)", "v", _WHY_V,
+               kinks="x < 0 with a non-integer v: nan (as scipy)")
+    yv = _in_x("yv", _ss.yv, lambda ans, v, x: 0.5 * (_ss.yv(v - 1.0, x) - _ss.yv(v + 1.0, x)),
+               "d Y_v(x)/dx = (Y_(v-1)(x) - Y_(v+1)(x)) / 2 (DLMF 10.6.1)", "v", _WHY_V,
+               kinks="x = 0: a pole; x < 0: nan (as scipy)")
+    yn = _in_x("yn", _ss.yn, lambda ans, n, x: 0.5 * (_ss.yn(n - 1, x) - _ss.yn(n + 1, x)),
+               "d Y_n(x)/dx = (Y_(n-1)(x) - Y_(n+1)(x)) / 2 (DLMF 10.6.1)", "n",
+               "an integer order: no derivative", kinks="x = 0: a pole; x < 0: nan (as scipy)")
+    iv = _in_x("iv", _ss.iv, lambda ans, v, x: 0.5 * (_ss.iv(v - 1.0, x) + _ss.iv(v + 1.0, x)),
+               "d I_v(x)/dx = (I_(v-1)(x) + I_(v+1)(x)) / 2 (DLMF 10.29.1)", "v", _WHY_V,
+               kinks="x < 0 with a non-integer v: nan (as scipy)")
+    # ive = iv e^(-|x|): d/dx = e^(-|x|) (I_(v-1) + I_(v+1)) / 2 - sign(x) ive (no division by x)
+    ive = _in_x("ive", _ss.ive,
+                lambda ans, v, x: 0.5 * (_ss.ive(v - 1.0, x) + _ss.ive(v + 1.0, x)) - np.sign(x) * ans,
+                "d ive(v, x)/dx = (ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x) (DLMF 10.29.1 "
+                "times e^(-|x|))", "v", _WHY_V, kinks="x = 0: |x| has a kink (sign(0) = 0 taken)")
+    j0 = _elementwise("j0", _ss.j0, lambda ans, x: -_ss.j1(x), "-j1(x) (DLMF 10.6.2)", source="special.j0({x})")
+    y0 = _elementwise("y0", _ss.y0, lambda ans, x: -_ss.y1(x), "-y1(x) (DLMF 10.6.2)",
+                      kinks="x = 0: a pole; x < 0: nan (as scipy)", source="special.y0({x})")
+    j1 = _elementwise("j1", _ss.j1, lambda ans, x: 0.5 * (_ss.j0(x) - _ss.jv(2.0, x)),
+                      "(j0(x) - jv(2, x)) / 2 (DLMF 10.6.1)", source="special.j1({x})")
+    y1 = _elementwise("y1", _ss.y1, lambda ans, x: 0.5 * (_ss.y0(x) - _ss.yv(2.0, x)),
+                      "(y0(x) - yv(2, x)) / 2 (DLMF 10.6.1)", kinks="x = 0: a pole; x < 0: nan (as scipy)",
+                      source="special.y1({x})")
+    erfcinv = _elementwise("erfcinv", _ss.erfcinv, lambda ans, x: (-_SQRT_PI / 2.0) * np.exp(ans * ans),
+                           "-sqrt(pi)/2 exp(erfcinv(x)^2) (the inverse function rule: erfc' = "
+                           "-2/sqrt(pi) exp(-y^2))", kinks="x = 0, 2: -inf; outside [0, 2]: nan",
+                           source="special.erfcinv({x})")
+    rgamma = _elementwise("rgamma", _ss.rgamma, lambda ans, x: -ans * _ss.digamma(x),
+                          "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2)",
+                          kinks="x = 0, -1, -2, ...: nan (0 times digamma's pole; the true slope "
+                                "there is finite)", source="special.rgamma({x})")
+    gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
+                          numpy=(_ss.gammasgn,))
+    __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
+                "rgamma", "gammasgn"]
+else:  # pragma: no cover
+    gammainc = gammaincc = jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = None

@@ -1,0 +1,316 @@
+"""``scipy.stats`` densities and distribution functions over autoprop Tensors, recorded on the tape.
+
+scipy.stats' distributions are Python code that converts its input to numpy arrays: called on a
+Tensor they return a plain array, off the tape (a ``TapeEscapeWarning`` while a tape records, and
+``tape.gradient`` of a target computed from it says why). These twins have scipy's signatures for
+the methods listed, and are written with recorded numpy functions and ``scipy.special``'s recorded
+ufuncs, so their derivatives are the chain rule through those records (each checked against HIPS
+autograd and central differences in ``tests/test_autoprop_scipy_more.py``, and by autograd's own
+``tests/test_scipy.py`` through ``tests/test_autoprop_peer.py``):
+
+* ``norm``: ``pdf, logpdf, cdf, logcdf, sf, logsf(x, loc=0, scale=1)``;
+* ``t``: ``pdf, logpdf, cdf, logcdf(x, df, loc=0, scale=1)``;
+* ``gamma``: ``pdf, logpdf, cdf(x, a, loc=0, scale=1)``; ``chi2``: the same with ``df``;
+* ``beta``: ``pdf, logpdf, cdf(x, a, b, loc=0, scale=1)``;
+* ``poisson``: ``pmf, logpmf, cdf(k, mu, loc=0)`` (``k`` integers: no gradient);
+* ``multivariate_normal``: ``pdf, logpdf(x, mean=None, cov=1, allow_singular=False)``,
+  ``entropy(mean=None, cov=1)``; a matrix ``cov`` is read by its lower triangle, as scipy (so the
+  gradient of ``cov`` lives there); a singular ``cov`` (``allow_singular=True``) is a constant;
+* ``dirichlet``: ``pdf, logpdf(x, alpha)``.
+
+The distribution functions (``cdf``) go through ``scipy.special.betainc``/``gammainc``/``gammaincc``,
+which are recorded in their last argument only: a gradient for a shape parameter (``df``, ``a``,
+``b``) of a ``cdf`` is refused by name. Other methods (``rvs``, ``fit``, ``ppf``, frozen
+distributions ``norm(loc, scale)``) are not twinned: an AttributeError or TypeError says so.
+Sources: scipy's own formulas (``scipy/stats/_continuous_distns.py``, ``_multivariate.py``).
+
+Examples
+--------
+>>> import numpy as np, autoprop as ap
+>>> from autoprop.scipy import stats
+>>> mu = ap.Variable([0.5])
+>>> with ap.GradientTape() as tape:
+...     nll = -np.sum(stats.norm.logpdf(np.array([0.1, 0.9, 1.4]), mu, 2.0))
+>>> tape.gradient(nll, mu).numpy()   # -sum(x - mu) / scale^2
+array([-0.225])
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from ..core.prims._common import _t
+from ..core.tensor import Tensor
+
+try:
+    import scipy.special as _ss
+except ImportError:  # pragma: no cover - scipy comes with scikit-learn
+    _ss = None
+
+__all__ = ["norm", "t", "gamma", "chi2", "beta", "poisson", "multivariate_normal", "dirichlet"]
+
+_LOG_2PI = float(_np.log(2.0 * _np.pi))
+
+
+def _std(x, loc, scale):
+    """(x - loc) / scale, and log(scale)."""
+    return (x - loc) / scale, _np.log(scale)
+
+
+def _value(x):
+    return x._value if isinstance(x, Tensor) else x
+
+
+def _carries(x):
+    from ..core import observe
+
+    return isinstance(x, Tensor) and observe._carrier(x) is not None
+
+
+class _Distribution:
+    """A scipy.stats distribution's twinned methods (the others raise, naming what exists)."""
+
+    def __init__(self, name, methods):
+        self._name = name
+        self._methods = dict(methods)
+        for key, fn in methods.items():
+            fn.__name__ = key
+            fn.__qualname__ = f"{name}.{key}"
+            setattr(self, key, fn)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise AttributeError(
+            f"autoprop.scipy.stats.{self._name} has no {attr!r}: its twinned methods are "
+            f"{', '.join(sorted(self._methods))} (scipy's signatures). Use scipy.stats.{self._name}.{attr} "
+            "on plain arrays (x.numpy()): no gradient.")
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"autoprop.scipy.stats.{self._name}: frozen distributions are not twinned; call "
+                        f"its methods with the parameters ({self._name}.logpdf(x, ...)).")
+
+    def __repr__(self):
+        return f"<autoprop.scipy.stats.{self._name}: {', '.join(sorted(self._methods))}>"
+
+
+# --- univariate continuous ------------------------------------------------------------------------
+def _norm_logpdf(x, loc=0, scale=1):
+    z, log_s = _std(x, loc, scale)
+    return -0.5 * z * z - 0.5 * _LOG_2PI - log_s
+
+
+def _norm_pdf(x, loc=0, scale=1):
+    return _np.exp(_norm_logpdf(x, loc, scale))
+
+
+def _norm_cdf(x, loc=0, scale=1):
+    return _ss.ndtr(_std(x, loc, scale)[0])
+
+
+def _norm_logcdf(x, loc=0, scale=1):
+    return _ss.log_ndtr(_std(x, loc, scale)[0])
+
+
+def _norm_sf(x, loc=0, scale=1):
+    return _ss.ndtr(-_std(x, loc, scale)[0])
+
+
+def _norm_logsf(x, loc=0, scale=1):
+    return _ss.log_ndtr(-_std(x, loc, scale)[0])
+
+
+norm = _Distribution("norm", {"pdf": _norm_pdf, "logpdf": _norm_logpdf, "cdf": _norm_cdf, "logcdf": _norm_logcdf,
+                              "sf": _norm_sf, "logsf": _norm_logsf})
+
+
+def _t_logpdf(x, df, loc=0, scale=1):
+    z, log_s = _std(x, loc, scale)
+    return (_ss.gammaln((df + 1.0) / 2.0) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi)
+            - (df + 1.0) / 2.0 * _np.log1p(z * z / df) - log_s)
+
+
+def _t_pdf(x, df, loc=0, scale=1):
+    return _np.exp(_t_logpdf(x, df, loc, scale))
+
+
+_T_SERIES = 1e-2  # |z| below this: the Taylor series at 0 (the betainc form's derivative is 0 * inf at 0)
+
+
+def _t_cdf(x, df, loc=0, scale=1):
+    # F(z) = 1 - I_w(df/2, 1/2) / 2 for z > 0 and I_w(df/2, 1/2) / 2 for z <= 0, w = df / (df + z^2)
+    # (Abramowitz & Stegun 26.7.1 with 26.5.27; scipy's stdtr). Near z = 0, w -> 1 where I_w's slope
+    # is infinite and dw/dz is 0: the series F = 1/2 + f(0) (z - A z^3/(3 df) + A(A+1) z^5/(10 df^2)
+    # - A(A+1)(A+2) z^7/(42 df^3)), A = (df + 1)/2 (the density's binomial series integrated; the next
+    # term is below 1e-18 there), and the betainc form sees z = 1 in its place (the double-where rule)
+    z = _std(x, loc, scale)[0]
+    small = _np.abs(_value(z)) < _T_SERIES
+    zb = _np.where(small, 1.0, z)
+    tail = 0.5 * _ss.betainc(df / 2.0, 0.5, df / (df + zb * zb))  # (a df that carries gradient: refused)
+    far = _np.where(_value(z) > 0, 1.0 - tail, tail)
+    if not _np.any(small):
+        return far
+    zs = _np.where(small, z, 0.0)
+    a, z2 = (df + 1.0) / 2.0, zs * zs
+    f0 = _np.exp(_ss.gammaln(a) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi))
+    near = 0.5 + f0 * zs * (1.0 - a * z2 / (3.0 * df) * (1.0 - (a + 1.0) * 3.0 * z2 / (10.0 * df)
+                                                          * (1.0 - (a + 2.0) * 10.0 * z2 / (42.0 * df))))
+    return _np.where(small, near, far)
+
+
+def _t_logcdf(x, df, loc=0, scale=1):
+    return _np.log(_t_cdf(x, df, loc, scale))
+
+
+t = _Distribution("t", {"pdf": _t_pdf, "logpdf": _t_logpdf, "cdf": _t_cdf, "logcdf": _t_logcdf})
+
+
+def _gamma_logpdf(x, a, loc=0, scale=1):
+    y, log_s = _std(x, loc, scale)
+    return _ss.xlogy(a - 1.0, y) - y - _ss.gammaln(a) - log_s
+
+
+def _gamma_cdf(x, a, loc=0, scale=1):
+    return _ss.gammainc(a, _std(x, loc, scale)[0])
+
+
+gamma = _Distribution("gamma", {"pdf": lambda x, a, loc=0, scale=1: _np.exp(_gamma_logpdf(x, a, loc, scale)),
+                                "logpdf": _gamma_logpdf, "cdf": _gamma_cdf})
+# chi2(df) is gamma(df / 2, scale = 2): scipy's chi2_gen
+chi2 = _Distribution("chi2", {
+    "pdf": lambda x, df, loc=0, scale=1: _np.exp(_gamma_logpdf(x, df / 2.0, loc, 2.0 * scale)),
+    "logpdf": lambda x, df, loc=0, scale=1: _gamma_logpdf(x, df / 2.0, loc, 2.0 * scale),
+    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale)})
+
+
+def _beta_logpdf(x, a, b, loc=0, scale=1):
+    y, log_s = _std(x, loc, scale)
+    return _ss.xlogy(a - 1.0, y) + _ss.xlog1py(b - 1.0, -y) - _ss.betaln(a, b) - log_s
+
+
+beta = _Distribution("beta", {
+    "pdf": lambda x, a, b, loc=0, scale=1: _np.exp(_beta_logpdf(x, a, b, loc, scale)),
+    "logpdf": _beta_logpdf,
+    "cdf": lambda x, a, b, loc=0, scale=1: _ss.betainc(a, b, _std(x, loc, scale)[0])})
+
+
+# --- poisson (k: integers, no gradient) -------------------------------------------------------------
+def _k(k, loc, who):
+    if _carries(k) or _carries(loc):
+        raise TypeError(f"autoprop.scipy.stats.poisson.{who}: k and loc are integers (no gradient); "
+                        "the rate mu is differentiable")
+    return _np.asarray(_value(k), dtype=float) - _np.asarray(_value(loc), dtype=float)
+
+
+def _poisson_logpmf(k, mu, loc=0):
+    k = _k(k, loc, "logpmf")
+    ok = (k >= 0) & (k == _np.floor(k))  # scipy: -inf off the non-negative integers
+    return _np.where(ok, _ss.xlogy(_np.where(ok, k, 0.0), mu) - _ss.gammaln(_np.where(ok, k, 0.0) + 1.0) - mu,
+                     -_np.inf)
+
+
+def _poisson_cdf(k, mu, loc=0):
+    k = _np.floor(_k(k, loc, "cdf"))
+    return _np.where(k >= 0, _ss.gammaincc(_np.where(k >= 0, k, 0.0) + 1.0, mu), 0.0)  # scipy's pdtr
+
+
+poisson = _Distribution("poisson", {"pmf": lambda k, mu, loc=0: _np.exp(_poisson_logpmf(k, mu, loc)),
+                                    "logpmf": _poisson_logpmf, "cdf": _poisson_cdf})
+
+
+# --- multivariate normal --------------------------------------------------------------------------
+def _mvn_args(x, mean, cov):
+    cov = _t(cov)
+    d = cov.shape[-1] if cov.ndim == 2 else (cov.shape[0] if cov.ndim == 1 else None)
+    if d is None:
+        d = _t(mean).shape[-1] if mean is not None and _np.ndim(_value(mean)) else 1
+    if cov.ndim == 0:
+        cov = cov * _np.eye(d)
+    elif cov.ndim == 1:
+        cov = cov * _np.eye(d)  # scipy: a 1-D cov is the diagonal
+    elif cov.ndim != 2 or cov.shape[0] != d or cov.shape[1] != d:
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: cov must be a scalar, a vector or a square "
+                         f"matrix; got shape {cov.shape}")
+    else:  # scipy reads the lower triangle (its eigh(cov, lower=True)): the symmetric matrix it stands for
+        cov = _np.tril(cov) + _np.swapaxes(_np.tril(cov, -1), -1, -2)
+    mean = _np.zeros(d) if mean is None else _t(mean)
+    if mean.shape not in ((d,), ()):
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: mean must have shape ({d},); got {mean.shape}")
+    if x is not None:
+        x = _t(x)
+        x = x.reshape(x.shape + (1,)) if d == 1 and (x.ndim == 0 or x.shape[-1] != 1) else x
+        if x.shape[-1] != d:
+            raise ValueError(f"autoprop.scipy.stats.multivariate_normal: x's last axis must have length {d}; "
+                             f"got shape {x.shape}")
+    return x, mean, cov, d
+
+
+def _psd(cov, allow_singular):
+    """(rank, log pseudo-determinant, a function of dev giving the Mahalanobis square, the support
+    mask) of cov: scipy's _PSD (eigenvalues at or below 1e6 eps max|s| are zero)."""
+    s = _np.linalg.eigvalsh(_np.asarray(_value(cov)))
+    eps = 1e6 * _np.finfo(float).eps * _np.max(_np.abs(s))
+    if _np.min(s) < -eps:
+        raise ValueError("the input matrix must be symmetric positive semidefinite")
+    if _np.min(s) > eps:  # full rank: recorded solve and slogdet (cov may carry gradient)
+        def maha(dev):  # dev^T cov^-1 dev for each point (the rows of dev)
+            flat = dev.reshape(-1, len(s))
+            return _np.sum(flat * _np.linalg.solve(cov, flat.T).T, axis=1).reshape(dev.shape[:-1])
+        return len(s), _np.linalg.slogdet(cov)[1], maha, None
+    if not allow_singular:
+        raise _np.linalg.LinAlgError("singular matrix")
+    if _carries(cov):
+        raise TypeError("autoprop.scipy.stats.multivariate_normal: a singular cov (allow_singular=True) is "
+                        "taken as a constant, and this cov carries gradient: the pseudo-determinant's "
+                        "derivative jumps where the rank changes")
+    w, u = _np.linalg.eigh(_np.asarray(_value(cov)))
+    keep = w > eps
+    proj = u[:, keep] / _np.sqrt(w[keep])
+    null = u[:, ~keep]
+    return (int(keep.sum()), float(_np.sum(_np.log(w[keep]))), lambda dev: _np.sum((dev @ proj) ** 2, axis=-1),
+            null)
+
+
+def _mvn_logpdf(x, mean=None, cov=1, allow_singular=False):
+    x, mean, cov, d = _mvn_args(x, mean, cov)
+    rank, log_det, maha, null = _psd(cov, allow_singular)
+    dev = x - mean
+    out = -0.5 * (rank * _LOG_2PI + log_det + maha(dev))
+    if null is not None and null.shape[1]:  # scipy: -inf off the support of a singular cov
+        off = _np.any(_np.abs(_np.asarray(_value(dev)) @ null) > 1e-8 * (1.0 + _np.abs(_np.asarray(_value(dev))).max()),
+                      axis=-1)
+        out = _np.where(off, -_np.inf, out)
+    return out
+
+
+def _mvn_entropy(mean=None, cov=1):
+    _, _, cov, d = _mvn_args(None, mean, cov)
+    rank, log_det, _, _ = _psd(cov, True)
+    return 0.5 * (rank * (1.0 + _LOG_2PI) + log_det)
+
+
+multivariate_normal = _Distribution("multivariate_normal", {
+    "logpdf": _mvn_logpdf,
+    "pdf": lambda x, mean=None, cov=1, allow_singular=False: _np.exp(_mvn_logpdf(x, mean, cov, allow_singular)),
+    "entropy": _mvn_entropy})
+
+
+# --- dirichlet (components along the first axis, as scipy) ------------------------------------------
+def _dirichlet_logpdf(x, alpha):
+    x, alpha = _t(x), _t(alpha)
+    if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
+        raise ValueError(f"autoprop.scipy.stats.dirichlet: x's first axis must have length {alpha.shape[0]} "
+                         f"(alpha's, a vector); got x of shape {x.shape}, alpha of shape {alpha.shape}")
+    xv = _np.asarray(_value(x))
+    if _np.any(xv < 0) or _np.any(xv > 1):
+        raise ValueError("Each entry in 'x' must be greater than or equal to zero and less than or equal to one.")
+    if _np.any(_np.abs(_np.sum(xv, axis=0) - 1.0) > 10e-10):
+        raise ValueError("The input vector 'x' must lie within the normal simplex. but np.sum(x, 0) - 1 = "
+                         f"{_np.sum(xv, axis=0) - 1.0}.")
+    a = alpha.reshape(alpha.shape + (1,) * (x.ndim - 1))
+    log_b = _np.sum(_ss.gammaln(alpha)) - _ss.gammaln(_np.sum(alpha))
+    return _np.sum(_ss.xlogy(a - 1.0, x), axis=0) - log_b
+
+
+dirichlet = _Distribution("dirichlet", {"logpdf": _dirichlet_logpdf,
+                                        "pdf": lambda x, alpha: _np.exp(_dirichlet_logpdf(x, alpha))})
