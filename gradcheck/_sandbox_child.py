@@ -1,9 +1,10 @@
 """Bootstrap of a sandbox child process (:mod:`gradcheck.sandbox`): standalone, stdlib and numpy only.
 
-The parent runs this text with ``python -I -S -c <source> <config JSON>`` (no path into this
-repository) and imports it for the wire codec only: one encoder and decoder for both sides. Once
-student code has run the child is untrusted: the parent validates all it sends and decides
-everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
+The parent runs this module's bytecode, read from an anonymous file by a one-line bootstrap
+(``python -I -S -B -c <sandbox._BOOT> <its descriptor> <config JSON>``: no path into this repository, and no
+argument near Linux's 128 KiB per argument), and imports it for the wire codec only: one encoder and
+decoder for both sides. Once student code has run the child is untrusted: the parent validates all
+it sends and decides everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
 a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOWED_DTYPES`), never
 a pickle. What student code returns is sent as a copy of its plain base-class array or number.
 """
