@@ -529,6 +529,17 @@ DIAGNOSES: dict[str, Record] = {
         "but backward gives {got:.6g} there{how}; every other entry is right",
         "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
+    "ignored-target-not-masked": Record(
+        "ignored targets not masked", "{t} is not zero at the {k} of {n} {rows} whose target is {c:g}, where the "
+        "loss's gradient is 0: forward leaves them out of the loss (an ignore index), but backward gives them "
+        "{what}; the other {rows} are right", "multiply backward's result by the mask forward used (e.g. d * "
+        "mask[:, None], mask = labels != ignore_index) and divide by the same count of kept {rows}",
+        "03-softmax-cross-entropy.md"),
+    "ignored-target-count": Record(
+        "divided by every target, ignored ones too", "{t} is {kept}/{n} = {r:.6g} times the correct gradient: "
+        "forward leaves the {k} {rows} whose target is {c:g} out of the loss (an ignore index) and averages over the "
+        "{kept} kept, but backward divides by all {n}", "divide by the count of kept {rows} (mask.sum(), mask = "
+        "labels != ignore_index), as forward does", "03-softmax-cross-entropy.md"),
     "ignored-output": Record(
         "upstream gradient of an output ignored", "{t} {be} the gradient with {g} set to zero: backward does "
         "not use the upstream gradient {g} of forward's output {name} (output {j} of {k}), so {t} {lack} the "
@@ -1607,6 +1618,8 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     shape = np.shape(y_pred)
     if (found := name_target_gradient(tensor, manual, numerical, forward, y_true, y_pred, names)) is not None:
         return found
+    if (found := name_ignored_target(tensor, manual, numerical, y_true)) is not None:
+        return found
     found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
@@ -1816,6 +1829,54 @@ def _dice_group(n, t, p, scales):
     return (a, b, s) if s >= -1e-6 * (P + T) else None
 
 
+def name_ignored_target(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
+    """A loss that leaves out the entries whose target is one value ``c`` (an ``ignore_index``: ``labels != -100``)
+    and whose backward does not (session 23: a masked cross-entropy without its mask in backward). Named only when
+    some target value ``c`` holds where ``numerical`` is 0 in every entry (or row, for labels of shape (N,) against
+    (N, C)), ``manual`` is not 0 there, and ``manual`` matches ``numerical`` everywhere else
+    (``"ignored-target-not-masked"``); or ``manual`` is 0 there too and ``kept/n`` times ``numerical`` elsewhere, a
+    mean over every entry where forward's is over the kept ones (``"ignored-target-count"``).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like, shape (N, ...)
+        Backward's result and the central differences of L.
+    y_true : array_like
+        The targets the check used: of ``numerical``'s shape (an entry each) or of its shape without the last axis
+        (a row each, class labels).
+
+    Returns
+    -------
+    Finding or None
+        ``"ignored-target-not-masked"``, or None.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if (m.shape != n.shape or y.dtype.kind not in "iuf" or y.shape not in (n.shape, n.shape[:-1]) or y.size < 2
+            or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
+        return None
+    rowwise = y.shape != n.shape
+    scale = float(np.max(np.abs(n), initial=0.0))
+    zero_n = np.abs(n) <= 1e-9 * scale
+    for c in np.unique(y):
+        hit = y == c
+        at = np.broadcast_to(hit[..., None], n.shape) if rowwise else hit
+        if hit.all() or not zero_n[at].all():
+            continue
+        k, rows = int(hit.sum()), "rows" if rowwise else "entries"
+        r = (y.size - k) / y.size
+        if close(m[at], n[at], 1e-6) and close(m[~at], r * n[~at], 1e-6) and not close(m[~at], n[~at], 1e-6):
+            return _find("ignored-target-count", tensor, k=k, n=y.size, kept=y.size - k, r=r, rows=rows, c=float(c))
+        if close(m[at], n[at], 1e-6) or not close(m[~at], n[~at], 1e-6):
+            continue
+        bad = (np.abs(m) > 1e-9 * scale) & at
+        what = (f"nonzero values (row {int(np.argmax(bad.reshape(-1, n.shape[-1]).any(axis=1)))} among them)"
+                if rowwise else f"nonzero values at {int(bad.sum())} of them")
+        return _find("ignored-target-not-masked", tensor, k=k, n=y.size, rows=rows, c=float(c), what=what)
+    return None
+
+
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
     """A multiclass hinge (CS231n's ``svm_loss``) whose backward gets the correct class's entry wrong (tester15 L3:
     ``dx[np.arange(N), y] -= 1`` where the count of positive margins is due, or nothing subtracted). Named only when
@@ -1839,7 +1900,8 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     """
     m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
     if (y.dtype.kind not in "iu" or n.ndim != 2 or m.shape != n.shape or y.shape != n.shape[:1]
-            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
+            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))
+            or not np.all((y >= 0) & (y < n.shape[1]))):  # labels that are no column (an ignore index -100)
         return None
     rows = np.arange(n.shape[0])
     label = np.zeros(n.shape, dtype=bool)
