@@ -498,6 +498,34 @@ DIAGNOSES: dict[str, Record] = {
         "skip path missing", "{t} lacks the skip connection's gradient: it equals the correct gradient minus dY "
         "(forward returns {x} + F({x}), a residual, and the identity path carries dY back to {x} unchanged)",
         "add it: d{x} = dY + (the gradient through F)", _LIN),
+    "gate-factor-missing": Record(
+        "a gate's factor missing", "{t} is the correct gradient divided by a factor between {lo:.3g} and {hi:.3g} "
+        "that differs per entry and stays the same for another dY: a factor forward multiplies {x} by is missing "
+        "on {x}'s path, such as a gate (an LSTM's c_t = f * c_prev + i * g gives dc_prev = dc_t * f, the forget "
+        "gate f)", "multiply {t} by that factor as forward multiplies {x} by it (an LSTM: dC = dc * f, with "
+        "forward's f)", "32-lstm.md"),
+    "gated-skip-missing": Record(
+        "gated direct path missing", "{t} lacks the direct path from {x} to the output: it is the correct gradient "
+        "minus dY times a factor between {lo:.3g} and {hi:.3g} that differs per entry and stays the same for "
+        "another dY, the gradient of forward mixing {x} into its output through a gate (a GRU's h_new = (1 - z) * "
+        "n + z * h carries dY * z straight back to h)", "add that path to {t}: in a GRU, dH = dY * z + (the "
+        "gradient back through the gates and n)", "32b-gru.md"),
+    "attention-use-missing": Record(
+        "a use of the input missing", "{t} is the gradient through {have} alone: forward uses {x} three times "
+        "({uses}), and the chain rule adds the three uses' gradients, so {t} lacks {missing}{how}",
+        "start {t} from zeros and add each projection's gradient: {fix}", "34-multi-head-attention.md"),
+    "branch-upstream-dY": Record(
+        "a branch given dY", "{t} is the gradient {t} would have if {p} were zero: backward passes the output's "
+        "gradient dY to the part of forward that comes before {p}'s, where that part's own output gradient is due, "
+        "dY plus what comes back through {p}'s part (two residual branches, H = X + F1(X) and Y = H + F2(H): dH = "
+        "dY + (the gradient back through F2), and F1's backward takes dH, not dY)", "run the later part's "
+        "backward first and give the earlier part its output's full gradient (d1 = dH * (1 - F1**2), with dH = "
+        "dY + d2 @ B)", "35-transformer-block.md"),
+    "transposed-conv-stride": Record(
+        "the stride ignored in backward", "{t} is what backward gives reading dY at positions l + k: forward (a "
+        "transposed convolution of stride {s}) adds tap k of input position l to output position l * {s} + k, so "
+        "backward must read dY at those positions; it ignores the stride", "read tap k's positions with the stride: "
+        "dY[:, :, k:k + (L - 1) * {s} + 1:{s}] (L = {L} input positions)", "20b-conv-transpose.md"),
     "factor-inverse-time": Record(
         "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}); "
         "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
@@ -3271,6 +3299,89 @@ def _skip_signature(L: _Layer, key, m, n):
     return None
 
 
+def _gate_signature(L: _Layer, key, m, n):
+    """A recurrent cell's state input whose gradient misses a gate (newuser22's leftovers: lesson 32's
+    ``lstm_bug.py`` returns ``dc`` where ``dc * f`` is due; lesson 32b's ``gru_bug.py`` returns ``dah @ W_hh``
+    without the direct path's ``dY * z``). Only for an input after the first with the output's shape, every entry
+    of ``m`` and dY nonzero: ``n = r m`` with ``r`` strictly between 0 and 1, not one number ("gate-factor-missing"),
+    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing"); each confirmed at a second upstream gradient, the
+    factor the same there (a factor of forward's, a gate, not of dY). The layer's cache is set back after."""
+    if (got := _input_of(L, key, m)) is None or got[0] == 0 or got[1].shape != L.Y.shape or L.G.shape != m.shape:
+        return None
+    i, G = got[0], L.G
+    for code, num, den in (("gate-factor-missing", n, m), ("gated-skip-missing", n - m, G)):
+        if not (np.all(np.abs(den) > 1e-6 * np.abs(den).max(initial=0.0)) and np.all(np.isfinite(num))):
+            continue
+        r = num / den
+        if not (np.all((r > 1e-9) & (r < 1 - 1e-9)) and np.ptp(r) > 1e-3):
+            continue
+        G2 = np.random.default_rng([L.seed, 23]).standard_normal(G.shape)
+        try:
+            m2 = np.asarray(_as_list(_backward_of(L, L.inputs, G2), len(L.inputs))[i], dtype=np.float64)
+        except Exception:  # noqa: BLE001 - student code at another dY: not told
+            return None
+        finally:
+            with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
+                L.proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+        n2 = L.numer([key], G=G2)[key]
+        if m2.shape == m.shape and close(n2 if code == "gate-factor-missing" else n2 - m2,
+                                         r * (m2 if code == "gate-factor-missing" else G2), 1e-5):
+            return code, {"x": L.names[i], "lo": float(r.min()), "hi": float(r.max())}
+    return None
+
+
+def _branch_signature(L: _Layer, key, m, n):
+    """A weight's gradient as it would be with another weight ``p`` zero (newuser22's leftover: lesson 35's
+    ``two_branch_bug.py`` gives the first of two residual branches dY where dH = dY + (what comes back through the
+    second) is due, so dA is A's gradient as if B were 0). ``key`` and ``p`` weight matrices (a mask read without the
+    bias is another bug); ``p`` set to zero in place and put back; named only when the output changes with it and
+    ``m`` matches the central differences there, not ``n``, and those are not 0."""
+    if key not in L.params or np.ndim(L.params[key]) < 2 or not np.isfinite(n).all():
+        return None
+    for p, w in L.params.items():  # weight matrices only: a bias zero is no branch (LinearReLUMaskNoBias's mask)
+        if p == key or not isinstance(w, np.ndarray) or w.dtype.kind != "f" or w.ndim < 2 or not np.any(w):
+            continue
+        kept = w.copy()
+        try:
+            w[...] = 0
+            if close(L.fwd(*[a.copy() for a in L.inputs]), L.Y, 1e-9):
+                continue
+            n0 = L.numer([key])[key]
+        except Exception:  # noqa: BLE001 - a layer that cannot run with p zero: not told
+            continue
+        finally:
+            w[...] = kept
+        if close(m, n0, 1e-5) and not close(n0, n, 1e-5) and not close(n0, 0 * n0):
+            return "branch-upstream-dY", {"p": p}
+    return None
+
+
+def _conv_transpose_stride_signature(L: _Layer, key, m, n):
+    """A 1-D transposed convolution (PyTorch's layout: X (N, C_in, L), W (C_in, C_out, K), an optional bias (C_out,),
+    Y (N, C_out, (L - 1) s + K), stride ``s >= 2``; forward recomputed from them to 1e-9) whose backward reads dY at
+    ``l + k`` where forward wrote tap k of position l at ``l s + k`` (newuser22's leftover: lesson 20b's
+    ``conv_transpose_bug.py``, ``dY[:, :, k:k + L]``): ``m`` is dX or dW computed so."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    ws = [k for k, w in L.params.items() if w.ndim == 3]
+    if len(L.inputs) != 1 or X.ndim != 3 or Y.ndim != 3 or len(ws) != 1 or key not in (L.keys[0], ws[0]):
+        return None
+    W = L.params[ws[0]]
+    (N, C, Ln), (C2, O, K) = X.shape, W.shape
+    s, rest = divmod(Y.shape[2] - K, Ln - 1) if Ln > 1 else (0, 1)
+    if C2 != C or Y.shape[:2] != (N, O) or rest or s < 2:
+        return None
+    b = [w for k, w in L.params.items() if w.shape == (O,)]
+    Y2 = np.zeros(Y.shape) + (b[0][:, None] if len(b) == 1 else 0.0)
+    for k in range(K):
+        Y2[:, :, k:k + (Ln - 1) * s + 1:s] += np.einsum("ncl,co->nol", X, W[:, :, k])
+    if not close(Y2, Y, 1e-9, 1e-12):
+        return None
+    taps = [G[:, :, k:k + Ln] for k in range(K)]
+    bug = (sum(np.einsum("nol,co->ncl", t, W[:, :, k]) for k, t in enumerate(taps)) if key == L.keys[0]
+           else np.stack([np.einsum("ncl,nol->co", X, t) for t in taps], axis=2))
+    return ("transposed-conv-stride", {"s": s, "L": Ln}) if close(m, bug, 1e-5) else None
+
+
 def _carry_signature(L: _Layer, key, m, n):
     """A recurrent layer's backward that does not carry the hidden state's gradient back a step (tester15 L3:
     CS231n's ``rnn_backward`` calling ``rnn_step_backward(dh[:, t, :], cache[t])`` without ``+ dprev``). Only for the
@@ -3415,8 +3526,9 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _forward_factor(L, res, diag)
-    if any(f.code == "permuted" and "the blocks are permuted" in f.message for f in diag.errors):  # M4: the cause
-        diag.findings.sort(key=lambda f: f.code == "wrong-values")  # first, the inputs' gradients it mixes after
+    if any(f.code == "permuted" and "the blocks are permuted" in f.message or f.code == "branch-upstream-dY"
+           for f in diag.errors):  # M4: the cause first, the inputs' gradients it mixes after (a branch given dY:
+        diag.findings.sort(key=lambda f: f.code == "wrong-values")  # dX is wrong through the same dH, session 23)
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)
@@ -3762,10 +3874,14 @@ _DETECTORS = (
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
+    lambda L, t, key, m, n: _gate_signature(L, key, m, n),
+    lambda L, t, key, m, n: _conv_transpose_stride_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
+    lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
+    lambda L, t, key, m, n: _branch_signature(L, key, m, n),
     lambda L, t, key, m, n: _mode_ignored_signature(L, key, m, n))
 
 
@@ -3891,7 +4007,8 @@ def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
         gm = g.reshape(N, T, D) if bug == "merge" else g.transpose(0, 2, 1, 3).reshape(N, T, D)
         grads[i] = Xf.T @ gm.reshape(-1, D) if lay == 0 else gm.reshape(-1, D).T @ Xf
         grads["b", i] = gm.reshape(-1, D).sum(axis=0)
-        dX += gm @ (Ws[i].T if lay == 0 else Ws[i])
+        grads["X", i] = gm @ (Ws[i].T if lay == 0 else Ws[i])  # X's use in the q, k or v projection
+        dX += grads["X", i]
     return Y, {"X": dX, **grads}
 
 
@@ -3940,7 +4057,7 @@ def _attention_named(X, params, form, H, s, G, bug=""):
     else:
         Ws, bs = [params[w] for w in ws], [None if n is None else params[n] for n in bias]
     Y, g = _mha_grads(X, Ws, H, s, lay, G, bug, bs)
-    out = {"X": g["X"]}
+    out = {"X": g["X"], **{("X", i): g["X", i] for i in range(3)}}
     if fused:
         out[ws[0]] = np.concatenate([g[i] for i in range(3)], axis=1 - lay)
         if bias[0] is not None:
@@ -3981,6 +4098,33 @@ def _head_merge_signature(L: _Layer, key, m, n):
     return None
 
 
+def _attention_use_signature(L: _Layer, key, m, n):
+    """Self-attention's dX with one or two of X's three uses left out (newuser22's leftover: lesson 34's
+    ``self_attention_bug.py`` writes ``dX = dZ @ W`` in its loop over the q, k and v projections, ``=`` where ``+=``
+    is due, keeping v's alone): the layer is one :func:`_head_form` reproduces (any head count, one too), ``n`` its
+    correct dX and ``m`` the sum of a strict subset of its three uses' gradients."""
+    if key != L.keys[0] or not np.isfinite(n).all() or (found := _head_form(L)) is None:
+        return None
+    (form, H, s), right = found
+    if not close(n, right["X"], 1e-5) or close(m, n, 1e-5):
+        return None
+    ws, lay, fused, _ = form
+    w = [f"{ws[0]}[{'qkv'[i]}]" for i in range(3)] if fused else ws[:3]
+    prod = [f"X @ {v}" if lay == 0 else f"X @ {v}.T" for v in w]
+    x, role = L.names[0], ("query", "key", "value")
+    for have in (*itertools.combinations(range(3), 1), *itertools.combinations(range(3), 2)):
+        if close(m, sum(right["X", i] for i in have), 1e-5):
+            names = [f"the {role[i]} projection {prod[i]}" for i in range(3)]
+            how = (" (an assignment in a loop over the projections, = where += is due, keeps the last one's alone)"
+                   if have == (2,) else "")
+            back = [f"d{'QKV'[i]} @ {w[i]}{'.T' if lay == 0 else ''}" for i in range(3)]
+            return "attention-use-missing", {
+                "have": " and ".join(names[i] for i in have), "x": x, "uses": "; ".join(prod),
+                "missing": " and ".join(f"the gradient through {names[i]}" for i in range(3) if i not in have),
+                "how": how, "fix": f"d{x} = " + " + ".join(back)}
+    return None
+
+
 def _head_form(L: _Layer, bug: str = "") -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
     """``((form, H, s), grads)``: the first multi-head self-attention (form of :func:`_attention_forms`, head count
     ``H``, scale ``s``) that reproduces ``L``'s output to 1e-9, and its gradients by name (:func:`_attention_named`,
@@ -4002,7 +4146,7 @@ def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarra
     if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape:
         return None
     D = X.shape[2]
-    for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
+    for form, H in itertools.product(_attention_forms(L.params, D), range(1, D + 1)):  # one head too (session 23)
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
             Y, right = _attention_named(X, L.params, form, H, s, L.G)
             if close(Y, L.Y, 1e-9, 1e-12):

@@ -399,6 +399,12 @@ EXPECTED = {
     # session 23: a masked cross-entropy checked again with labels at its ignore_index -100 (PASS before)
     "loss_ignore23.py::MaskedCENoMask": "ignored-target-not-masked",
     "loss_ignore23.py::MaskedCEAllRows": "ignored-target-count",
+    # session 23: the lessons' planted bugs that had no name (newuser22's leftover)
+    "lessons23.py::LSTMCellNoForgetGate": "gate-factor-missing",
+    "lessons23.py::GRUCellNoDirectPath": "gated-skip-missing",
+    "lessons23.py::SelfAttentionLastUse": "attention-use-missing",
+    "lessons23.py::ConvTranspose1DNoStride": "transposed-conv-stride",
+    "lessons23.py::TwoBranchBlockDY": "branch-upstream-dY",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -471,6 +477,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                             "BiasedMultiHeadAttention")),
            "rebound22.py::ReLU6Shifted", "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
+           *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
