@@ -418,6 +418,17 @@ DIAGNOSES: dict[str, Record] = {
         "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
+    "weight-skips-derivative": Record(
+        "derivative missing in a weight's gradient", "{t} = {prod}: it takes dY itself where the gradient at the "
+        "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {t} = {fix} with dZ = dY * f'(Z), "
+        "the same dZ the other gradients use", "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for "
+        "{t} too: {t} = {fix}", _LIN),
+    "mean-path-missing": Record(
+        "the batch mean's path missing", "{t} equals dY, but forward's output also depends on the batch mean of "
+        "{x}: the correct gradient is dY {sign} {k:.6g} * dY.mean(axis=0), whose second term, the same for every "
+        "sample, is the path through that mean (a mean subtracted, or a running mean updated and used in a training forward: rm "
+        "= (1 - m) * rm + m * X.mean(axis=0) then X - rm gives dY - m * dY.mean(axis=0))", "add the mean's path: "
+        "{t} = dY {sign} {k:.6g} * dY.mean(axis=0)", _NORM),
     "upstream-returned": Record(
         "dY returned as dX", "{t} equals dY: backward returns the upstream gradient unchanged, "
         "without the chain rule's product with the weight {w}", "{t} = {prod}", _LIN),
@@ -750,8 +761,25 @@ def _said_once(errs: Sequence[Finding]) -> list[str]:
                       text, count=1)
         # newuser22: two were said as the first alone ("dQ is 1.73205 times ...", dK's left out)
         both = " and ".join(names) if len(names) == 2 else ", ".join(names)
-        out.append(text.replace("\0", both, 1).replace("\0", "it"))
+        out.append(re.sub(r"(\w+'?\w* )?\0( \w+)?", functools.partial(_again, both=both), text.replace("\0", both, 1)))
     return out
+
+
+#: Words after which a tensor's name is part of a noun phrase ("the correct dX is"), not a pronoun's place.
+_DETERMINERS = {"the", "a", "an", "correct", "numerical", "backward's", "one", "nonzero", "whole"}
+
+
+def _again(g: re.Match, *, both: str) -> str:
+    """A later mention of several tensors in one sentence (:func:`_said_once`): "they" before a verb ("so they
+    lack"), the names after a determiner ("the correct dX and dW are"), else "them" ("backward never computes
+    them"; session 22 kept the template's "it" for two tensors)."""
+    before, word = g[1] or "", (g[2] or "")[1:]
+    verb = _PLURAL.get(word) or (word[:-1] if len(word) > 2 and word.endswith("s") and word not in ("as", "its")
+                                 else word if word in ("would", "will", "can", "must") else None)
+    after = f" {verb}" if verb is not None else g[2] or ""
+    if before.strip().lower() in _DETERMINERS:
+        return f"{before}{both}{after}"
+    return f"{before}{'they' if verb is not None else 'them'}{after}"
 
 
 #: The verbs a finding's sentence starts with, for several tensors (:func:`_said_once`).
@@ -1427,6 +1455,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
                      None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
             found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
+            if found is not None and found[0] == "zero":  # the tensor named, not "it": said once for several
+                found = "zero", {**found[1], "why": f"backward never computes {tensor} (or overwrites {tensor} "
+                                                    "with zeros)"}
             if loss and found is not None and found[0] == "factor":
                 found = _normalisation(tensor, found[1]["c"], m.shape, n_batch) or found
     if found is not None:
@@ -2535,7 +2566,7 @@ def _context_signature(L: _Layer, t, key, m, n):
         if (f := _group_norm_signature(m, n, xi)) is not None:
             return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
-        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L)
+        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L) or _mean_path_dropped(n, G, L, key)
                 or ("missing-local-derivative", {}))
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
             and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
@@ -2651,6 +2682,21 @@ def _returned_upstream(n, G, params):
             if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
+
+
+def _mean_path_dropped(n, G, L: _Layer, key):
+    """``dX = dY`` where ``dY + c * dY.mean(axis=0)`` is due (tester22s's EMANorm_bug_const, named an activation's
+    missing derivative in session 22): forward subtracts ``-c`` times the batch mean of X, as a running mean updated
+    and used in a training forward does (``rm = 0.9 rm + 0.1 X.mean(0)``, ``Y = X - rm``: c = -0.1). Only for a 2-D
+    input whose correct gradient minus dY is the same in every row and ``c`` times dY's column means."""
+    if n.ndim != 2 or n.shape[0] < 2 or not np.any(mean := G.mean(axis=0)):
+        return None
+    d = n - G
+    c = float(np.sum(d[0] * mean) / np.sum(mean * mean))
+    if not (close(d, np.broadcast_to(d[0], d.shape), 1e-6) and close(d, np.broadcast_to(c * mean, d.shape), 1e-6) and abs(c) > 1e-9):
+        return None
+    sign = "-" if c < 0 else "+"
+    return "mean-path-missing", {"x": key.lstrip("@"), "sign": sign, "k": abs(c)}
 
 
 def _scale_dropped(n, G, L: _Layer):
@@ -3356,6 +3402,22 @@ def _branch_signature(L: _Layer, key, m, n):
     return None
 
 
+def _weight_derivative_signature(L: _Layer, key, m, n):
+    """A dense layer's weight (or bias) gradient computed from dY where the pre-activation's dZ is due (tester22s's
+    NablaW_bug, ``nabla_W = X.T @ dY``: unnamed in session 22): X (N, D), dY (N, K), ``m`` is ``X.T @ dY`` (a (D, K)
+    weight), ``dY.T @ X`` (a (K, D) one) or ``dY.sum(axis=0)`` (a bias), and the correct gradient is not."""
+    X, G, p = L.inputs[0], L.G, L.params.get(key)
+    if p is None or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0] or close(m, n, 1e-5):
+        return None
+    z = "X @ W + b"
+    for prod, got, fix in (("X.T @ dY", X.T @ G, "X.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
+                           ("dY.sum(axis=0)", G.sum(axis=0), "dZ.sum(axis=0)")):
+        if got.shape == m.shape and close(m, got, 1e-6):
+            return "weight-skips-derivative", {"prod": prod.replace("X", L.names[0], 1) if prod[0] == "X" else prod,
+                                               "fix": fix, "z": z}
+    return None
+
+
 def _conv_transpose_stride_signature(L: _Layer, key, m, n):
     """A 1-D transposed convolution (PyTorch's layout: X (N, C_in, L), W (C_in, C_out, K), an optional bias (C_out,),
     Y (N, C_out, (L - 1) s + K), stride ``s >= 2``; forward recomputed from them to 1e-9) whose backward reads dY at
@@ -3882,6 +3944,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
     lambda L, t, key, m, n: _branch_signature(L, key, m, n),
+    lambda L, t, key, m, n: _weight_derivative_signature(L, key, m, n),
     lambda L, t, key, m, n: _mode_ignored_signature(L, key, m, n))
 
 

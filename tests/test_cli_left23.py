@@ -52,3 +52,51 @@ def test_ignored_target_names_only_a_gradient_zero_at_one_target_value():
     assert name_ignored_target("dy", n * 4 / 6, n, y).code == "ignored-target-count"
     m[0, 0] += 1  # a kept row wrong too: another bug
     assert name_ignored_target("dy", m, n, y) is None and name_ignored_target("dy", n, n, y) is None
+
+
+def test_several_tensors_said_once_say_them_they_or_the_names_never_it():
+    """Session 22's leftover: "dparams[0] and dparams[1] are all zeros: backward never computes it"."""
+    from gradcheck.diagnose import Finding, _said_once
+
+    def two(text):
+        return _said_once([Finding("zero", text.replace("T", t), t) for t in ("dA", "dB")])
+
+    assert two("T is all zeros: backward never computes T (or overwrites T with zeros)") == [
+        "dA and dB are all zeros: backward never computes them (or overwrites them with zeros)."]
+    assert two("T is 2 times too large, so T lacks x; the correct T is y; start T from zeros") == [
+        "dA and dB are 2 times too large, so they lack x; the correct dA and dB are y; start them from zeros."]
+    assert _said_once([Finding("zero", "dA is all zeros: backward never computes dA", "dA")]) == [
+        "dA is all zeros: backward never computes dA."]
+
+
+def test_twin_false_is_no_twin_and_true_is_auto():
+    """Session 22's leftover: check_layer(..., twin=False) raised "The twin of Tanh has no 'variables' dict"."""
+    from gradcheck import check_layer
+    from gradcheck.errors import UsageError
+    from manualprop import Tanh
+
+    off = check_layer(Tanh(), (4, 3), twin=False)
+    assert off.passed and off.twin is None and "tape" not in off.gradients
+    on = check_layer(Tanh(), (4, 3), twin=True)
+    assert on.passed and on.twin == "autoprop.layers.dense.Tanh" and "tape" in on.gradients
+    with pytest.raises(UsageError, match=r"twin must be 'auto' \(or True\), None \(or False\)"):
+        check_layer(Tanh(), (4, 3), twin="yes")
+
+
+@pytest.mark.parametrize(("key", "code", "words"), [
+    ("tester22s.py::EMACenterNoMeanPath", "mean-path-missing", "the correct gradient is dY - 0.1 * dY.mean(axis=0)"),
+    ("session23.py::NablaWNoDerivative", "weight-skips-derivative", "dW = X.T @ dY: it takes dY itself"),
+    ("lessons23.py::LSTMCellNoForgetGate", "gate-factor-missing", "dC is the correct gradient divided by a factor"),
+    ("lessons23.py::GRUCellNoDirectPath", "gated-skip-missing", "dH lacks the direct path from H to the output"),
+    ("lessons23.py::SelfAttentionLastUse", "attention-use-missing",
+     "dX is the gradient through the value projection X @ W_v.T alone"),
+    ("lessons23.py::ConvTranspose1DNoStride", "transposed-conv-stride", "reading dY at positions l + k"),
+    ("lessons23.py::TwoBranchBlockDY", "branch-upstream-dY", "dA is the gradient dA would have if B were zero"),
+])
+def test_session_22s_unnamed_and_misnamed_bugs_are_named(key, code, words):
+    """The lessons' planted bugs (newuser22) and tester22s's EMANorm_bug_const (named an activation's derivative)
+    and NablaW_bug (no name): each named, its sentence the fix; the correct twins PASS (the planted-bug table)."""
+    from tests.buggy_layers import diagnose, first_code
+
+    d = diagnose(key)
+    assert first_code(d) == code and words in d.sentence(), d.sentence()

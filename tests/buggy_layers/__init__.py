@@ -390,7 +390,7 @@ EXPECTED = {
     "tester22s.py::SoftshrinkZero": "bound-side",
     # M1: a running mean updated and used in the same training forward, checked with it put back before every forward
     # (FAILed "forward changes the layer's state" before); dX = dY: the mean's path through rm missing
-    "tester22s.py::EMACenterNoMeanPath": "missing-local-derivative",
+    "tester22s.py::EMACenterNoMeanPath": "mean-path-missing",  # session 23: was named an activation's derivative
     "session22d.py::RNNStepsOverwrite": "steps-not-summed",
     "session22d.py::AttentionNoScaleBackward": "factor-sqrt-dk",
     "session22d.py::AttentionScaleTwice": "factor-sqrt-dk",
@@ -405,6 +405,7 @@ EXPECTED = {
     "lessons23.py::SelfAttentionLastUse": "attention-use-missing",
     "lessons23.py::ConvTranspose1DNoStride": "transposed-conv-stride",
     "lessons23.py::TwoBranchBlockDY": "branch-upstream-dY",
+    "session23.py::NablaWNoDerivative": "weight-skips-derivative",  # tester22s's NablaW_bug, unnamed in session 22
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -478,6 +479,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "rebound22.py::ReLU6Shifted", "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
+           "session23.py::NablaW",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
