@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from . import _sandbox_child as wire
-from . import _seccomp
+from . import _seccomp, _tmpdirs
 from . import isolation as iso
 from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
@@ -343,7 +343,20 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
 def _tree_cpu(pid: int) -> tuple[float, bool]:
     """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
     them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
-    tick, total, busy, todo, seen = os.sysconf("SC_CLK_TCK"), 0, False, [pid], set()
+    total, states = _tree_stat(pid)
+    return total, b"R" in states
+
+
+def _tree_stopped(pid: int) -> bool:
+    """Whether process ``pid`` or one of its descendants is stopped (state ``T``, or ``t`` under a tracer), as after
+    a SIGSTOP it sent itself (``signal.raise_signal(signal.SIGSTOP)``: the guard refuses ``os.kill``, not that)."""
+    return bool(_tree_stat(pid)[1] & {b"T", b"t"})
+
+
+def _tree_stat(pid: int) -> tuple[float, set[bytes]]:
+    """CPU seconds (user + system) used by process ``pid`` and its descendants, and their states (``R``, ``S``,
+    ``T``...: proc(5)), read from ``/proc`` (Linux); ``(0.0, set())`` where it cannot be."""
+    tick, total, states, todo, seen = os.sysconf("SC_CLK_TCK"), 0, set(), [pid], set()
     while todo:
         p = todo.pop()
         if p in seen:
@@ -357,9 +370,9 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
                     todo.extend(int(c) for c in f.read().split())
         except (OSError, ValueError):
             continue
-        busy = busy or fields[0] == b"R"
+        states.add(fields[0])
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-    return total / tick, busy
+    return total / tick, states
 
 
 def _quoted(line: str) -> str:
@@ -551,7 +564,7 @@ class Sandbox:
         self._sock: socket.socket | None = None  # ours of the socket memory files go through (:class:`Shared`)
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
         self._reading = 0  # the bytes of the read under way (:meth:`_read_exact`), named if it runs out of memory
-        self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
+        self.workdir = _tmpdirs.mkdtemp("gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
             self._root_dir, self.workdir = self.workdir, os.path.join(self.workdir, "submission")
             os.mkdir(self.workdir, 0o755)
@@ -583,7 +596,7 @@ class Sandbox:
     def _linked_site(self, names: Sequence[str]) -> list[str]:
         """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
         real folders linked (what the child may read of them)."""
-        self._libdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-lib-")
+        self._libdir = _tmpdirs.mkdtemp("gradcheck-sandbox-lib-")
         real = []
         for name, folder in iso.package_folders(names):
             os.symlink(folder, os.path.join(self._libdir, name))
@@ -850,6 +863,7 @@ class Sandbox:
         end = self._session_end
         session = time.monotonic() >= end and end <= deadline
         starved = self._cpu_short()  # still runnable, short of CPU: the machine's load, past the allowance
+        stopped = self._proc is not None and _tree_stopped(self._proc.pid)
         self._kill()
         if starved is not None:
             self._starved_out(what, starved)
@@ -868,8 +882,10 @@ class Sandbox:
             limit = f"{limit}, the limit of one call"
         more = (f" (after {self._grace:.1f} s more wall clock: the CPU time the machine's other load had taken "
                 f"from it)") if self._grace and not session else ""
-        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.",
-                             "Is there an infinite loop, or a computation far larger than needed?",
+        why = ("The process had stopped itself (state 'stopped', as after signal.raise_signal(signal.SIGSTOP) or "
+               "SIGTSTP), so it could never finish." if stopped else
+               "Is there an infinite loop, or a computation far larger than needed?")
+        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.", why,
                              self._tail()), "timeout")
 
     def _died(self, what: str) -> None:
@@ -1299,7 +1315,7 @@ class Sandbox:
             self._slot = None
         for d in (self._root_dir or self.workdir, self._libdir):
             if d:
-                shutil.rmtree(d, ignore_errors=True)
+                _tmpdirs.remove(d)
 
     def __enter__(self) -> Sandbox:
         return self
