@@ -43,7 +43,7 @@ from typing import Any
 from .. import _tmpdirs
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
-from .static import _imports, loaded_names, module_files
+from .static import _imports, code_span, loaded_names, module_files
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -669,7 +669,7 @@ def shown_file(name: str) -> str:
     :func:`odd_characters` names: ``lаyers.py`` is shown ``lаyers.py`` in backticks, then ``(character 2 is U+0430
     CYRILLIC SMALL LETTER A)``."""
     note = odd_characters(name)
-    return f"`{display_name(name)}`" + (f" ({note})" if note else "")
+    return code_span(display_name(name)) + (f" ({note})" if note else "")  # a backtick in it too (tester22g)
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
