@@ -2310,6 +2310,9 @@ class _Layer:
         self.other_mode: tuple[Any, dict[str, str]] | None = None
         #: the seed protocol's weights without gradients, read when asked (:func:`seed_weights`; {} for the others)
         self.seed_weights: Any = dict
+        #: forward has coarse values inside (:func:`_precision_inside`: float16, a rounding), so central differences
+        #: are not its gradient
+        self.coarse = False
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -3405,9 +3408,12 @@ def _branch_signature(L: _Layer, key, m, n):
 def _weight_derivative_signature(L: _Layer, key, m, n):
     """A dense layer's weight (or bias) gradient computed from dY where the pre-activation's dZ is due (tester22s's
     NablaW_bug, ``nabla_W = X.T @ dY``: unnamed in session 22): X (N, D), dY (N, K), ``m`` is ``X.T @ dY`` (a (D, K)
-    weight), ``dY.T @ X`` (a (K, D) one) or ``dY.sum(axis=0)`` (a bias), and the correct gradient is not."""
+    weight), ``dY.T @ X`` (a (K, D) one) or ``dY.sum(axis=0)`` (a bias), and the correct gradient is neither that
+    nor 0; not for a forward with coarse values inside (``L.coarse``: a float16 or rounded linear layer's X.T @ dY is
+    right, its central differences are not)."""
     X, G, p = L.inputs[0], L.G, L.params.get(key)
-    if p is None or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0] or close(m, n, 1e-5):
+    if (p is None or L.coarse or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0] or close(m, n, 1e-5)
+            or close(n, 0 * n)):  # a parameter forward does not use (BiasLinearIgnoresB's b): another bug
         return None
     z = "X @ W + b"
     for prod, got, fix in (("X.T @ dY", X.T @ G, "X.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
@@ -5237,6 +5243,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     _no_kinks(res, prec[0])
             if not res.passed:
                 _read_layer(L, layer, training, reference)
+                L.coarse = prec is not None  # central differences of a rounded forward: no weight-skips-derivative
                 _signatures(L, res, diag)
                 if prec is not None:
                     _precision_finding(diag, *prec)
