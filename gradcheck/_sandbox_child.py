@@ -1,9 +1,10 @@
 """Bootstrap of a sandbox child process (:mod:`gradcheck.sandbox`): standalone, stdlib and numpy only.
 
-The parent runs this text with ``python -I -S -c <source> <config JSON>`` (no path into this
-repository) and imports it for the wire codec only: one encoder and decoder for both sides. Once
-student code has run the child is untrusted: the parent validates all it sends and decides
-everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
+The parent runs this module's bytecode, read from an anonymous file by a one-line bootstrap
+(``python -I -S -B -c <sandbox._BOOT> <its descriptor> <config JSON>``: no path into this repository, and no
+argument near Linux's 128 KiB per argument), and imports it for the wire codec only: one encoder and
+decoder for both sides. Once student code has run the child is untrusted: the parent validates all
+it sends and decides everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
 a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOWED_DTYPES`), never
 a pickle. What student code returns is sent as a copy of its plain base-class array or number.
 """
@@ -468,8 +469,28 @@ def _error(exc, workdir):
     if isinstance(exc, RecursionError) and RECURSION[0] is not None:
         msg = (f"{msg.splitlines()[0] if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
+    msg = _host_paths(msg)
     return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
+
+
+def _host_paths(text):
+    """``text`` with the interpreter's own folders named rather than shown (tester22g: a student read "cannot import
+    name 'sigmoid_helper' from 'code' (/root/.pyenv/versions/3.11.7/lib/python3.11/code.py)"): the standard
+    library's folder as ``<standard library>``, numpy's site folder as ``<site-packages>``, the interpreter's
+    prefixes as ``<python>``; the longest first, each as written and resolved."""
+    try:
+        places = [(os.path.dirname(os.__file__), "<standard library>")]
+        if (np := sys.modules.get("numpy")) is not None and getattr(np, "__file__", None):
+            places.append((os.path.dirname(os.path.dirname(np.__file__)), "<site-packages>"))
+        places += [(p, "<python>") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p]
+        places += [(os.path.realpath(p), label) for p, label in places]
+        for path, label in sorted(places, key=lambda pl: -len(pl[0])):
+            if len(path) > 4 and path != os.sep:
+                text = text.replace(path, label)
+    except BaseException:  # noqa: BLE001 - a module or attribute the submission replaced: the text as it is
+        pass
+    return text
 
 
 def _forward_codes(AD, obj):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
+
+from . import _tmpdirs
 
 __all__ = ["Zygote", "ZygoteChild"]
 
@@ -119,7 +119,7 @@ class Zygote:
         self._lock, self._kids, self._next = threading.Lock(), {}, 0
         self.reap_on_release, self.kill_lost, self.child_name = reap_on_release, kill_lost, child_name
         try:
-            self._home = tempfile.mkdtemp(prefix=f"{name}-")
+            self._home = _tmpdirs.mkdtemp(f"{name}-")
             self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             cfg = {**cfg, "fd_sock": theirs.fileno(), "reap_on_release": reap_on_release}
             with theirs:
@@ -132,7 +132,7 @@ class Zygote:
             if hasattr(self, "_sock"):
                 self._sock.close()
             if hasattr(self, "_home"):
-                shutil.rmtree(self._home, ignore_errors=True)
+                _tmpdirs.remove(self._home)
             raise
         finally:  # the server has its copies
             for fd in fds:
@@ -212,4 +212,4 @@ class Zygote:
             self._proc.wait()
         self._reader.join(5.0)
         self._sock.close()
-        shutil.rmtree(self._home, ignore_errors=True)
+        _tmpdirs.remove(self._home)

@@ -77,8 +77,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     ``layer`` follows the manualprop protocol (``params``/``grads`` dicts, may be absent;
     ``forward(X, training=False)``; ``backward(dY) -> dX``, a tuple for several inputs); parameters
     are perturbed in place and restored. ``X``: input(s) or shape(s) (``N(0, 1)`` from ``seed``).
-    ``twin``: "auto" (``autoprop.layers.<SameName>``, ``init`` its kwargs), None, an autoprop layer or
-    an object with ``tape_gradients``. ``reference``: a layer of ours given the same parameters;
+    ``twin``: "auto" or True (``autoprop.layers.<SameName>``, ``init`` its kwargs), None or False, an autoprop
+    layer or an object with ``tape_gradients``. ``reference``: a layer of ours given the same parameters;
     ``upstream``: ``G`` (default ``N(0, 1)``). The other keywords are :class:`CheckConfig` (or
     ``config``); ``training="auto"`` checks eval, then training when it changes the output, and
     returns the first failing mode's result. A forward giving two outputs for one input fails
@@ -574,9 +574,9 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
                name: str | None = None, reference: Any = None) -> CheckResult:
     """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs
-    numerical; ``twin="auto"``: ``autoprop.losses.<SameName>``; ``reference``: a manualprop loss whose value
-    ``L`` and gradient are compared too (central differences see only the gradient: a loss off by a
-    constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. Returns a
+    numerical; ``twin="auto"`` (or True): ``autoprop.losses.<SameName>``, None or False: none; ``reference``: a
+    manualprop loss whose value ``L`` and gradient are compared too (central differences see only the gradient: a
+    loss off by a constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. Returns a
     :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as :func:`check_layer`.
     """
     owner = name or type(loss).__name__

@@ -1204,6 +1204,10 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         straddle_line, res2, y_pred = st  # checked again at predictions around forward's bounds (tester22s H4)
         res = res2 or res
         eps_note = f"{eps_note}\n{straddle_line}" if eps_note else straddle_line
+    if res.passed and (st := _loss_at_target_constants(args, loss, (y_true, y_pred), (twin, reference, cname))):
+        target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
+        res = res2 or res
+        eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1279,6 +1283,60 @@ def _loss_straddled(args, loss, data, more):
         return line, None, y_pred
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    "those predictions"), res2, y2
+
+
+def _loss_at_target_constants(args, loss, data, more):
+    """``(header line, result, y_true)`` of a passing loss check made again with targets that hold the constants
+    forward compares the target with and the drawn targets never take (:func:`_target_values`: labels equal to an
+    ``ignore_index`` of -100), as :func:`_loss_straddled` does for the prediction's bounds (session 23: a masked
+    cross-entropy whose backward forgets the mask passed); the result there and its targets when it fails, else
+    the first; None when forward compares the target with no such constant or the loss cannot run there.
+    ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, name)``."""
+    from .check import check_loss, loss_arg_names
+
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    y_true, y_pred = data
+    if (plan := _target_values(info.get("target_constants") if isinstance(info, dict) else None, y_true)) is None:
+        return None
+    consts, y2 = plan
+    try:
+        res2 = check_loss(loss, y2, y_pred, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                          eps=args.eps, name=more[2], reference=more[1])
+    except Exception:  # noqa: BLE001 - a loss that cannot take those targets: the first verdict stands
+        return None
+    target = loss_arg_names(loss)[1]
+    cs = " and ".join(f"{c:g}" for c in consts)
+    line = (f"forward compares {target} with {cs}, which the drawn {target} never hold: also checked with every "
+            f"third entry of {target} set to {cs}")
+    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
+        return line, None, y_true
+    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
+                   "those targets"), res2, y2
+
+
+def _target_values(vals, y_true):
+    """``(constants, targets)``: the constants ``vals`` forward compares the target with that the drawn ``y_true``
+    does not hold (integer labels: an integer not among them; float targets: one beyond their range), and a copy of
+    ``y_true`` with every third entry, from the first, set to them in turn; None when there is none, or fewer than
+    two entries (one must keep a drawn value)."""
+    yt = np.asarray(y_true)
+    if yt.size < 2 or yt.dtype.kind not in "iuf" or not isinstance(vals, (list, tuple)):
+        return None
+    consts = []
+    for v in vals:
+        with contextlib.suppress(TypeError, ValueError):
+            c = float(v)
+            if (np.isfinite(c) and abs(c) <= 1e6 and c not in consts and (
+                    c == int(c) and c not in yt and (yt.dtype.kind == "i" or c >= 0) if yt.dtype.kind in "iu"
+                    else c < yt.min() or c > yt.max())):
+                consts.append(c)
+    if not consts:
+        return None
+    y2 = yt.copy()
+    flat = y2.reshape(-1)
+    at = np.arange(0, flat.size, 3)
+    flat[at] = np.asarray(consts, dtype=np.float64)[np.arange(at.size) % len(consts)].astype(yt.dtype)
+    return consts, y2
 
 
 def _bounded_straddle(base, x, consts, bounds):

@@ -697,6 +697,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("zoo", "check", "train"):
             V.validate_cli_args(args)  # every option, before any work (and before output folders are made)
+        if args.command in ("check", "grade"):  # the folders a killed gradcheck left in /tmp (tester22g: kill -9)
+            from . import _tmpdirs
+            _tmpdirs.sweep()
         with sigterm_raises():  # the command's run: a SIGTERM is worded as a Ctrl-C is (143), not a silent rc -15
             return int(args.func(args))
     except GradcheckError as exc:

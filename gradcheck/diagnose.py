@@ -418,6 +418,17 @@ DIAGNOSES: dict[str, Record] = {
         "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
+    "weight-skips-derivative": Record(
+        "derivative missing in a weight's gradient", "{t} = {prod}: it takes dY itself where the gradient at the "
+        "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {t} = {fix} with dZ = dY * f'(Z), "
+        "the same dZ the other gradients use", "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for "
+        "{t} too: {t} = {fix}", _LIN),
+    "mean-path-missing": Record(
+        "the batch mean's path missing", "{t} equals dY, but forward's output also depends on the batch mean of "
+        "{x}: the correct gradient is dY {sign} {k:.6g} * dY.mean(axis=0), whose second term, the same for every "
+        "sample, is the path through that mean (a mean subtracted, or a running mean updated and used in a training forward: rm "
+        "= (1 - m) * rm + m * X.mean(axis=0) then X - rm gives dY - m * dY.mean(axis=0))", "add the mean's path: "
+        "{t} = dY {sign} {k:.6g} * dY.mean(axis=0)", _NORM),
     "upstream-returned": Record(
         "dY returned as dX", "{t} equals dY: backward returns the upstream gradient unchanged, "
         "without the chain rule's product with the weight {w}", "{t} = {prod}", _LIN),
@@ -498,6 +509,34 @@ DIAGNOSES: dict[str, Record] = {
         "skip path missing", "{t} lacks the skip connection's gradient: it equals the correct gradient minus dY "
         "(forward returns {x} + F({x}), a residual, and the identity path carries dY back to {x} unchanged)",
         "add it: d{x} = dY + (the gradient through F)", _LIN),
+    "gate-factor-missing": Record(
+        "a gate's factor missing", "{t} is the correct gradient divided by a factor between {lo:.3g} and {hi:.3g} "
+        "that differs per entry and stays the same for another dY: a factor forward multiplies {x} by is missing "
+        "on {x}'s path, such as a gate (an LSTM's c_t = f * c_prev + i * g gives dc_prev = dc_t * f, the forget "
+        "gate f)", "multiply {t} by that factor as forward multiplies {x} by it (an LSTM: dC = dc * f, with "
+        "forward's f)", "32-lstm.md"),
+    "gated-skip-missing": Record(
+        "gated direct path missing", "{t} lacks the direct path from {x} to the output: it is the correct gradient "
+        "minus dY times a factor between {lo:.3g} and {hi:.3g} that differs per entry and stays the same for "
+        "another dY, the gradient of forward mixing {x} into its output through a gate (a GRU's h_new = (1 - z) * "
+        "n + z * h carries dY * z straight back to h)", "add that path to {t}: in a GRU, dH = dY * z + (the "
+        "gradient back through the gates and n)", "32b-gru.md"),
+    "attention-use-missing": Record(
+        "a use of the input missing", "{t} is the gradient through {have} alone: forward uses {x} three times "
+        "({uses}), and the chain rule adds the three uses' gradients, so {t} lacks {missing}{how}",
+        "start {t} from zeros and add each projection's gradient: {fix}", "34-multi-head-attention.md"),
+    "branch-upstream-dY": Record(
+        "a branch given dY", "{t} is the gradient {t} would have if {p} were zero: backward passes the output's "
+        "gradient dY to the part of forward that comes before {p}'s, where that part's own output gradient is due, "
+        "dY plus what comes back through {p}'s part (two residual branches, H = X + F1(X) and Y = H + F2(H): dH = "
+        "dY + (the gradient back through F2), and F1's backward takes dH, not dY)", "run the later part's "
+        "backward first and give the earlier part its output's full gradient (d1 = dH * (1 - F1**2), with dH = "
+        "dY + d2 @ B)", "35-transformer-block.md"),
+    "transposed-conv-stride": Record(
+        "the stride ignored in backward", "{t} is what backward gives reading dY at positions l + k: forward (a "
+        "transposed convolution of stride {s}) adds tap k of input position l to output position l * {s} + k, so "
+        "backward must read dY at those positions; it ignores the stride", "read tap k's positions with the stride: "
+        "dY[:, :, k:k + (L - 1) * {s} + 1:{s}] (L = {L} input positions)", "20b-conv-transpose.md"),
     "factor-inverse-time": Record(
         "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}); "
         "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
@@ -529,6 +568,17 @@ DIAGNOSES: dict[str, Record] = {
         "but backward gives {got:.6g} there{how}; every other entry is right",
         "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
+    "ignored-target-not-masked": Record(
+        "ignored targets not masked", "{t} is not zero at the {k} of {n} {rows} whose target is {c:g}, where the "
+        "loss's gradient is 0: forward leaves them out of the loss (an ignore index), but backward gives them "
+        "{what}; the other {rows} are right", "multiply backward's result by the mask forward used (e.g. d * "
+        "mask[:, None], mask = labels != ignore_index) and divide by the same count of kept {rows}",
+        "03-softmax-cross-entropy.md"),
+    "ignored-target-count": Record(
+        "divided by every target, ignored ones too", "{t} is {kept}/{n} = {r:.6g} times the correct gradient: "
+        "forward leaves the {k} {rows} whose target is {c:g} out of the loss (an ignore index) and averages over the "
+        "{kept} kept, but backward divides by all {n}", "divide by the count of kept {rows} (mask.sum(), mask = "
+        "labels != ignore_index), as forward does", "03-softmax-cross-entropy.md"),
     "ignored-output": Record(
         "upstream gradient of an output ignored", "{t} {be} the gradient with {g} set to zero: backward does "
         "not use the upstream gradient {g} of forward's output {name} (output {j} of {k}), so {t} {lack} the "
@@ -711,8 +761,25 @@ def _said_once(errs: Sequence[Finding]) -> list[str]:
                       text, count=1)
         # newuser22: two were said as the first alone ("dQ is 1.73205 times ...", dK's left out)
         both = " and ".join(names) if len(names) == 2 else ", ".join(names)
-        out.append(text.replace("\0", both, 1).replace("\0", "it"))
+        out.append(re.sub(r"(\w+'?\w* )?\0( \w+)?", functools.partial(_again, both=both), text.replace("\0", both, 1)))
     return out
+
+
+#: Words after which a tensor's name is part of a noun phrase ("the correct dX is"), not a pronoun's place.
+_DETERMINERS = {"the", "a", "an", "correct", "numerical", "backward's", "one", "nonzero", "whole"}
+
+
+def _again(g: re.Match, *, both: str) -> str:
+    """A later mention of several tensors in one sentence (:func:`_said_once`): "they" before a verb ("so they
+    lack"), the names after a determiner ("the correct dX and dW are"), else "them" ("backward never computes
+    them"; session 22 kept the template's "it" for two tensors)."""
+    before, word = g[1] or "", (g[2] or "")[1:]
+    verb = _PLURAL.get(word) or (word[:-1] if len(word) > 2 and word.endswith("s") and word not in ("as", "its")
+                                 else word if word in ("would", "will", "can", "must") else None)
+    after = f" {verb}" if verb is not None else g[2] or ""
+    if before.strip().lower() in _DETERMINERS:
+        return f"{before}{both}{after}"
+    return f"{before}{'they' if verb is not None else 'them'}{after}"
 
 
 #: The verbs a finding's sentence starts with, for several tensors (:func:`_said_once`).
@@ -1387,6 +1454,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
                      None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
             found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
+            if found is not None and found[0] == "zero":  # the tensor named, not "it": said once for several
+                found = "zero", {**found[1], "why": f"backward never computes {tensor} (or overwrites {tensor} "
+                                                    "with zeros)"}
             if loss and found is not None and found[0] == "factor":
                 found = _normalisation(tensor, found[1]["c"], m.shape, n_batch) or found
     if found is not None:
@@ -1606,6 +1676,8 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     shape = np.shape(y_pred)
     if (found := name_target_gradient(tensor, manual, numerical, forward, y_true, y_pred, names)) is not None:
         return found
+    if (found := name_ignored_target(tensor, manual, numerical, y_true)) is not None:
+        return found
     found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
@@ -1815,6 +1887,54 @@ def _dice_group(n, t, p, scales):
     return (a, b, s) if s >= -1e-6 * (P + T) else None
 
 
+def name_ignored_target(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
+    """A loss that leaves out the entries whose target is one value ``c`` (an ``ignore_index``: ``labels != -100``)
+    and whose backward does not (session 23: a masked cross-entropy without its mask in backward). Named only when
+    some target value ``c`` holds where ``numerical`` is 0 in every entry (or row, for labels of shape (N,) against
+    (N, C)), ``manual`` is not 0 there, and ``manual`` matches ``numerical`` everywhere else
+    (``"ignored-target-not-masked"``); or ``manual`` is 0 there too and ``kept/n`` times ``numerical`` elsewhere, a
+    mean over every entry where forward's is over the kept ones (``"ignored-target-count"``).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like, shape (N, ...)
+        Backward's result and the central differences of L.
+    y_true : array_like
+        The targets the check used: of ``numerical``'s shape (an entry each) or of its shape without the last axis
+        (a row each, class labels).
+
+    Returns
+    -------
+    Finding or None
+        ``"ignored-target-not-masked"``, or None.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if (m.shape != n.shape or y.dtype.kind not in "iuf" or y.shape not in (n.shape, n.shape[:-1]) or y.size < 2
+            or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
+        return None
+    rowwise = y.shape != n.shape
+    scale = float(np.max(np.abs(n), initial=0.0))
+    zero_n = np.abs(n) <= 1e-9 * scale
+    for c in np.unique(y):
+        hit = y == c
+        at = np.broadcast_to(hit[..., None], n.shape) if rowwise else hit
+        if hit.all() or not zero_n[at].all():
+            continue
+        k, rows = int(hit.sum()), "rows" if rowwise else "entries"
+        r = (y.size - k) / y.size
+        if close(m[at], n[at], 1e-6) and close(m[~at], r * n[~at], 1e-6) and not close(m[~at], n[~at], 1e-6):
+            return _find("ignored-target-count", tensor, k=k, n=y.size, kept=y.size - k, r=r, rows=rows, c=float(c))
+        if close(m[at], n[at], 1e-6) or not close(m[~at], n[~at], 1e-6):
+            continue
+        bad = (np.abs(m) > 1e-9 * scale) & at
+        what = (f"nonzero values (row {int(np.argmax(bad.reshape(-1, n.shape[-1]).any(axis=1)))} among them)"
+                if rowwise else f"nonzero values at {int(bad.sum())} of them")
+        return _find("ignored-target-not-masked", tensor, k=k, n=y.size, rows=rows, c=float(c), what=what)
+    return None
+
+
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
     """A multiclass hinge (CS231n's ``svm_loss``) whose backward gets the correct class's entry wrong (tester15 L3:
     ``dx[np.arange(N), y] -= 1`` where the count of positive margins is due, or nothing subtracted). Named only when
@@ -1838,7 +1958,8 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     """
     m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
     if (y.dtype.kind not in "iu" or n.ndim != 2 or m.shape != n.shape or y.shape != n.shape[:1]
-            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
+            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))
+            or not np.all((y >= 0) & (y < n.shape[1]))):  # labels that are no column (an ignore index -100)
         return None
     rows = np.arange(n.shape[0])
     label = np.zeros(n.shape, dtype=bool)
@@ -2188,6 +2309,9 @@ class _Layer:
         self.other_mode: tuple[Any, dict[str, str]] | None = None
         #: the seed protocol's weights without gradients, read when asked (:func:`seed_weights`; {} for the others)
         self.seed_weights: Any = dict
+        #: forward has coarse values inside (:func:`_precision_inside`: float16, a rounding), so central differences
+        #: are not its gradient
+        self.coarse = False
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2444,7 +2568,7 @@ def _context_signature(L: _Layer, t, key, m, n):
         if (f := _group_norm_signature(m, n, xi)) is not None:
             return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
-        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L)
+        return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L) or _mean_path_dropped(n, G, L, key)
                 or ("missing-local-derivative", {}))
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
             and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
@@ -2560,6 +2684,21 @@ def _returned_upstream(n, G, params):
             if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
+
+
+def _mean_path_dropped(n, G, L: _Layer, key):
+    """``dX = dY`` where ``dY + c * dY.mean(axis=0)`` is due (tester22s's EMANorm_bug_const, named an activation's
+    missing derivative in session 22): forward subtracts ``-c`` times the batch mean of X, as a running mean updated
+    and used in a training forward does (``rm = 0.9 rm + 0.1 X.mean(0)``, ``Y = X - rm``: c = -0.1). Only for a 2-D
+    input whose correct gradient minus dY is the same in every row and ``c`` times dY's column means."""
+    if n.ndim != 2 or n.shape[0] < 2 or not np.any(mean := G.mean(axis=0)):
+        return None
+    d = n - G
+    c = float(np.sum(d[0] * mean) / np.sum(mean * mean))
+    if not (close(d, np.broadcast_to(d[0], d.shape), 1e-6) and close(d, np.broadcast_to(c * mean, d.shape), 1e-6) and abs(c) > 1e-9):
+        return None
+    sign = "-" if c < 0 else "+"
+    return "mean-path-missing", {"x": key.lstrip("@"), "sign": sign, "k": abs(c)}
 
 
 def _scale_dropped(n, G, L: _Layer):
@@ -3208,6 +3347,108 @@ def _skip_signature(L: _Layer, key, m, n):
     return None
 
 
+def _gate_signature(L: _Layer, key, m, n):
+    """A recurrent cell's state input whose gradient misses a gate (newuser22's leftovers: lesson 32's
+    ``lstm_bug.py`` returns ``dc`` where ``dc * f`` is due; lesson 32b's ``gru_bug.py`` returns ``dah @ W_hh``
+    without the direct path's ``dY * z``). Only for an input after the first with the output's shape, every entry
+    of ``m`` and dY nonzero: ``n = r m`` with ``r`` strictly between 0 and 1, not one number ("gate-factor-missing"),
+    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing"); each confirmed at a second upstream gradient, the
+    factor the same there (a factor of forward's, a gate, not of dY). The layer's cache is set back after."""
+    if (got := _input_of(L, key, m)) is None or got[0] == 0 or got[1].shape != L.Y.shape or L.G.shape != m.shape:
+        return None
+    i, G = got[0], L.G
+    for code, num, den in (("gate-factor-missing", n, m), ("gated-skip-missing", n - m, G)):
+        if not (np.all(np.abs(den) > 1e-6 * np.abs(den).max(initial=0.0)) and np.all(np.isfinite(num))):
+            continue
+        r = num / den
+        if not (np.all((r > 1e-9) & (r < 1 - 1e-9)) and np.ptp(r) > 1e-3):
+            continue
+        G2 = np.random.default_rng([L.seed, 23]).standard_normal(G.shape)
+        try:
+            m2 = np.asarray(_as_list(_backward_of(L, L.inputs, G2), len(L.inputs))[i], dtype=np.float64)
+        except Exception:  # noqa: BLE001 - student code at another dY: not told
+            return None
+        finally:
+            with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
+                L.proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+        n2 = L.numer([key], G=G2)[key]
+        if m2.shape == m.shape and close(n2 if code == "gate-factor-missing" else n2 - m2,
+                                         r * (m2 if code == "gate-factor-missing" else G2), 1e-5):
+            return code, {"x": L.names[i], "lo": float(r.min()), "hi": float(r.max())}
+    return None
+
+
+def _branch_signature(L: _Layer, key, m, n):
+    """A weight's gradient as it would be with another weight ``p`` zero (newuser22's leftover: lesson 35's
+    ``two_branch_bug.py`` gives the first of two residual branches dY where dH = dY + (what comes back through the
+    second) is due, so dA is A's gradient as if B were 0). ``key`` and ``p`` weight matrices (a mask read without the
+    bias is another bug); ``p`` set to zero in place and put back; named only when the output changes with it and
+    ``m`` matches the central differences there, not ``n``, and those are not 0."""
+    if key not in L.params or np.ndim(L.params[key]) < 2 or not np.isfinite(n).all():
+        return None
+    for p, w in L.params.items():  # weight matrices only: a bias zero is no branch (LinearReLUMaskNoBias's mask)
+        if p == key or not isinstance(w, np.ndarray) or w.dtype.kind != "f" or w.ndim < 2 or not np.any(w):
+            continue
+        kept = w.copy()
+        try:
+            w[...] = 0
+            if close(L.fwd(*[a.copy() for a in L.inputs]), L.Y, 1e-9):
+                continue
+            n0 = L.numer([key])[key]
+        except Exception:  # noqa: BLE001 - a layer that cannot run with p zero: not told
+            continue
+        finally:
+            w[...] = kept
+        if close(m, n0, 1e-5) and not close(n0, n, 1e-5) and not close(n0, 0 * n0):
+            return "branch-upstream-dY", {"p": p}
+    return None
+
+
+def _weight_derivative_signature(L: _Layer, key, m, n):
+    """A dense layer's weight (or bias) gradient computed from dY where the pre-activation's dZ is due (tester22s's
+    NablaW_bug, ``nabla_W = X.T @ dY``: unnamed in session 22): X (N, D), dY (N, K), ``m`` is ``X.T @ dY`` (a (D, K)
+    weight), ``dY.T @ X`` (a (K, D) one) or ``dY.sum(axis=0)`` (a bias), and the correct gradient is neither that
+    nor 0; not for a forward with coarse values inside (``L.coarse``: a float16 or rounded linear layer's X.T @ dY is
+    right, its central differences are not)."""
+    X, G, p = L.inputs[0], L.G, L.params.get(key)
+    if (p is None or L.coarse or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0] or close(m, n, 1e-5)
+            or close(n, 0 * n)):  # a parameter forward does not use (BiasLinearIgnoresB's b): another bug
+        return None
+    z = "X @ W + b"
+    for prod, got, fix in (("X.T @ dY", X.T @ G, "X.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
+                           ("dY.sum(axis=0)", G.sum(axis=0), "dZ.sum(axis=0)")):
+        if got.shape == m.shape and close(m, got, 1e-6):
+            return "weight-skips-derivative", {"prod": prod.replace("X", L.names[0], 1) if prod[0] == "X" else prod,
+                                               "fix": fix, "z": z}
+    return None
+
+
+def _conv_transpose_stride_signature(L: _Layer, key, m, n):
+    """A 1-D transposed convolution (PyTorch's layout: X (N, C_in, L), W (C_in, C_out, K), an optional bias (C_out,),
+    Y (N, C_out, (L - 1) s + K), stride ``s >= 2``; forward recomputed from them to 1e-9) whose backward reads dY at
+    ``l + k`` where forward wrote tap k of position l at ``l s + k`` (newuser22's leftover: lesson 20b's
+    ``conv_transpose_bug.py``, ``dY[:, :, k:k + L]``): ``m`` is dX or dW computed so."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    ws = [k for k, w in L.params.items() if w.ndim == 3]
+    if len(L.inputs) != 1 or X.ndim != 3 or Y.ndim != 3 or len(ws) != 1 or key not in (L.keys[0], ws[0]):
+        return None
+    W = L.params[ws[0]]
+    (N, C, Ln), (C2, O, K) = X.shape, W.shape
+    s, rest = divmod(Y.shape[2] - K, Ln - 1) if Ln > 1 else (0, 1)
+    if C2 != C or Y.shape[:2] != (N, O) or rest or s < 2:
+        return None
+    b = [w for k, w in L.params.items() if w.shape == (O,)]
+    Y2 = np.zeros(Y.shape) + (b[0][:, None] if len(b) == 1 else 0.0)
+    for k in range(K):
+        Y2[:, :, k:k + (Ln - 1) * s + 1:s] += np.einsum("ncl,co->nol", X, W[:, :, k])
+    if not close(Y2, Y, 1e-9, 1e-12):
+        return None
+    taps = [G[:, :, k:k + Ln] for k in range(K)]
+    bug = (sum(np.einsum("nol,co->ncl", t, W[:, :, k]) for k, t in enumerate(taps)) if key == L.keys[0]
+           else np.stack([np.einsum("ncl,nol->co", X, t) for t in taps], axis=2))
+    return ("transposed-conv-stride", {"s": s, "L": Ln}) if close(m, bug, 1e-5) else None
+
+
 def _carry_signature(L: _Layer, key, m, n):
     """A recurrent layer's backward that does not carry the hidden state's gradient back a step (tester15 L3:
     CS231n's ``rnn_backward`` calling ``rnn_step_backward(dh[:, t, :], cache[t])`` without ``+ dprev``). Only for the
@@ -3352,8 +3593,9 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _forward_factor(L, res, diag)
-    if any(f.code == "permuted" and "the blocks are permuted" in f.message for f in diag.errors):  # M4: the cause
-        diag.findings.sort(key=lambda f: f.code == "wrong-values")  # first, the inputs' gradients it mixes after
+    if any(f.code == "permuted" and "the blocks are permuted" in f.message or f.code == "branch-upstream-dY"
+           for f in diag.errors):  # M4: the cause first, the inputs' gradients it mixes after (a branch given dY:
+        diag.findings.sort(key=lambda f: f.code == "wrong-values")  # dX is wrong through the same dH, session 23)
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)
@@ -3699,10 +3941,15 @@ _DETECTORS = (
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
+    lambda L, t, key, m, n: _gate_signature(L, key, m, n),
+    lambda L, t, key, m, n: _conv_transpose_stride_signature(L, key, m, n),
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
+    lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
+    lambda L, t, key, m, n: _branch_signature(L, key, m, n),
+    lambda L, t, key, m, n: _weight_derivative_signature(L, key, m, n),
     lambda L, t, key, m, n: _mode_ignored_signature(L, key, m, n))
 
 
@@ -3828,7 +4075,8 @@ def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
         gm = g.reshape(N, T, D) if bug == "merge" else g.transpose(0, 2, 1, 3).reshape(N, T, D)
         grads[i] = Xf.T @ gm.reshape(-1, D) if lay == 0 else gm.reshape(-1, D).T @ Xf
         grads["b", i] = gm.reshape(-1, D).sum(axis=0)
-        dX += gm @ (Ws[i].T if lay == 0 else Ws[i])
+        grads["X", i] = gm @ (Ws[i].T if lay == 0 else Ws[i])  # X's use in the q, k or v projection
+        dX += grads["X", i]
     return Y, {"X": dX, **grads}
 
 
@@ -3877,7 +4125,7 @@ def _attention_named(X, params, form, H, s, G, bug=""):
     else:
         Ws, bs = [params[w] for w in ws], [None if n is None else params[n] for n in bias]
     Y, g = _mha_grads(X, Ws, H, s, lay, G, bug, bs)
-    out = {"X": g["X"]}
+    out = {"X": g["X"], **{("X", i): g["X", i] for i in range(3)}}
     if fused:
         out[ws[0]] = np.concatenate([g[i] for i in range(3)], axis=1 - lay)
         if bias[0] is not None:
@@ -3918,6 +4166,33 @@ def _head_merge_signature(L: _Layer, key, m, n):
     return None
 
 
+def _attention_use_signature(L: _Layer, key, m, n):
+    """Self-attention's dX with one or two of X's three uses left out (newuser22's leftover: lesson 34's
+    ``self_attention_bug.py`` writes ``dX = dZ @ W`` in its loop over the q, k and v projections, ``=`` where ``+=``
+    is due, keeping v's alone): the layer is one :func:`_head_form` reproduces (any head count, one too), ``n`` its
+    correct dX and ``m`` the sum of a strict subset of its three uses' gradients."""
+    if key != L.keys[0] or not np.isfinite(n).all() or (found := _head_form(L)) is None:
+        return None
+    (form, H, s), right = found
+    if not close(n, right["X"], 1e-5) or close(m, n, 1e-5):
+        return None
+    ws, lay, fused, _ = form
+    w = [f"{ws[0]}[{'qkv'[i]}]" for i in range(3)] if fused else ws[:3]
+    prod = [f"X @ {v}" if lay == 0 else f"X @ {v}.T" for v in w]
+    x, role = L.names[0], ("query", "key", "value")
+    for have in (*itertools.combinations(range(3), 1), *itertools.combinations(range(3), 2)):
+        if close(m, sum(right["X", i] for i in have), 1e-5):
+            names = [f"the {role[i]} projection {prod[i]}" for i in range(3)]
+            how = (" (an assignment in a loop over the projections, = where += is due, keeps the last one's alone)"
+                   if have == (2,) else "")
+            back = [f"d{'QKV'[i]} @ {w[i]}{'.T' if lay == 0 else ''}" for i in range(3)]
+            return "attention-use-missing", {
+                "have": " and ".join(names[i] for i in have), "x": x, "uses": "; ".join(prod),
+                "missing": " and ".join(f"the gradient through {names[i]}" for i in range(3) if i not in have),
+                "how": how, "fix": f"d{x} = " + " + ".join(back)}
+    return None
+
+
 def _head_form(L: _Layer, bug: str = "") -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
     """``((form, H, s), grads)``: the first multi-head self-attention (form of :func:`_attention_forms`, head count
     ``H``, scale ``s``) that reproduces ``L``'s output to 1e-9, and its gradients by name (:func:`_attention_named`,
@@ -3939,7 +4214,7 @@ def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarra
     if len(L.inputs) != 1 or X.ndim != 3 or X.dtype.kind != "f" or L.Y.shape != X.shape:
         return None
     D = X.shape[2]
-    for form, H in itertools.product(_attention_forms(L.params, D), range(2, D + 1)):
+    for form, H in itertools.product(_attention_forms(L.params, D), range(1, D + 1)):  # one head too (session 23)
         for s in (1 / np.sqrt(D // H), 1.0) if D % H == 0 else ():
             Y, right = _attention_named(X, L.params, form, H, s, L.G)
             if close(Y, L.Y, 1e-9, 1e-12):
@@ -4966,6 +5241,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     _no_kinks(res, prec[0])
             if not res.passed:
                 _read_layer(L, layer, training, reference)
+                L.coarse = prec is not None  # central differences of a rounded forward: no weight-skips-derivative
                 _signatures(L, res, diag)
                 if prec is not None:
                     _precision_finding(diag, *prec)

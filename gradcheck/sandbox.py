@@ -10,7 +10,8 @@ returned :class:`RemoteLayer` follows the manualprop layer protocol in the paren
         Y = layer.forward(X)            # a plain float ndarray, validated in the parent
         dX = layer.backward(dY)         # layer.grads filled from the child's reply
 
-The child (:mod:`gradcheck._sandbox_child`, run as text by ``python -I -S``) sees copies of the
+The child (:mod:`gradcheck._sandbox_child`, its bytecode read from an anonymous file by the one-line bootstrap
+``python -I -S -B -c`` runs: :data:`_BOOT`) sees copies of the
 allowed submission files (not :data:`SHADOW_NAMES` nor standard-library names), the standard
 library and numpy, not the course packages; an audit hook refuses other files, processes, signals,
 sockets, links and ctypes; it sets resource limits on itself before any student code runs; every
@@ -66,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from . import _sandbox_child as wire
-from . import _seccomp
+from . import _seccomp, _tmpdirs
 from . import isolation as iso
 from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
@@ -153,6 +154,35 @@ def _child_source(name: str = "_sandbox_child.py") -> str:
         return fh.read()
 
 
+#: What ``python -I -S -B -c`` runs (:func:`_child_argv`): the child's own code (:func:`_child_code`) read from the
+#: anonymous file whose descriptor is the next argument, then run as ``__main__``. The code was the argument itself
+#: until session 23, 65,576 bytes in session 22 against Linux's 128 KiB per argument (MAX_ARG_STRLEN), nearer each
+#: session; the marshalled bytecode also spares each new interpreter compiling it (about 35 ms). Another bytecode
+#: (``Sandbox(python=...)`` of another version) is refused by name, as the adapters' are.
+_BOOT = ("import sys, marshal, _frozen_importlib_external as _e\n"
+         "with open(int(sys.argv.pop(1)), 'rb') as _f:\n    _m, _c = _f.read(4), _f.read()\n"
+         "if _m != _e.MAGIC_NUMBER:\n"
+         "    sys.stderr.write('gradcheck sandbox: the child runs Python %s (%s), whose bytecode differs from the "
+         "grader\\'s: give Sandbox(python=...) the grader\\'s own version\\n' % (sys.version.split()[0], "
+         "sys.executable))\n    sys.exit(70)\n"
+         "del _e, _f, _m\nexec(marshal.loads(_c))\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _child_code() -> bytes:
+    """:func:`_child_source` compiled once per process and marshalled behind the bytecode's magic number, as
+    :func:`_adapters_code`: what :data:`_BOOT` reads and runs."""
+    return importlib.util.MAGIC_NUMBER + marshal.dumps(compile(_child_source(), "<gradcheck sandbox child>", "exec"))
+
+
+def _child_argv(python: str) -> tuple[list[str], int]:
+    """``(argv, fd)``: the command starting a child (or the zygote) before its configuration, ``python -I -S -B -c``
+    :data:`_BOOT` and the descriptor of the anonymous file holding :func:`_child_code` (:func:`_adapters_fd`), which
+    the child must inherit and the caller closes once it started: no argument over a few hundred bytes."""
+    fd = _adapters_fd(_child_code(), "gradcheck-child")
+    return [python, "-I", "-S", "-B", "-c", _BOOT, str(fd)], fd
+
+
 def _adapters_text() -> str:
     """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_switch_reach.py`` as the module
     ``_switch_reach``, then ``_adapters.py``'s text."""
@@ -228,9 +258,9 @@ def _zygote_for(python: str, sys_path: list[str], env: dict[str, str]) -> Zygote
             return None
         try:
             code_fd = _adapters_fd()
-            z = Zygote([python, "-I", "-S", "-B", "-c", _child_source()],
-                       {"zygote": True, "fd_adapters": code_fd, "sys_path": sys_path}, same,
-                       name="gradcheck-sandbox-zygote", fds=(code_fd,), own_home=True, reap_on_release=True,
+            argv, boot_fd = _child_argv(python)
+            z = Zygote(argv, {"zygote": True, "fd_adapters": code_fd, "sys_path": sys_path}, same,
+                       name="gradcheck-sandbox-zygote", fds=(code_fd, boot_fd), own_home=True, reap_on_release=True,
                        kill_lost=True, child_name="sandbox child", key=key)
         except OSError:
             z = None
@@ -313,7 +343,20 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
 def _tree_cpu(pid: int) -> tuple[float, bool]:
     """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
     them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
-    tick, total, busy, todo, seen = os.sysconf("SC_CLK_TCK"), 0, False, [pid], set()
+    total, states = _tree_stat(pid)
+    return total, b"R" in states
+
+
+def _tree_stopped(pid: int) -> bool:
+    """Whether process ``pid`` or one of its descendants is stopped (state ``T``, or ``t`` under a tracer), as after
+    a SIGSTOP it sent itself (``signal.raise_signal(signal.SIGSTOP)``: the guard refuses ``os.kill``, not that)."""
+    return bool(_tree_stat(pid)[1] & {b"T", b"t"})
+
+
+def _tree_stat(pid: int) -> tuple[float, set[bytes]]:
+    """CPU seconds (user + system) used by process ``pid`` and its descendants, and their states (``R``, ``S``,
+    ``T``...: proc(5)), read from ``/proc`` (Linux); ``(0.0, set())`` where it cannot be."""
+    tick, total, states, todo, seen = os.sysconf("SC_CLK_TCK"), 0, set(), [pid], set()
     while todo:
         p = todo.pop()
         if p in seen:
@@ -327,9 +370,9 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
                     todo.extend(int(c) for c in f.read().split())
         except (OSError, ValueError):
             continue
-        busy = busy or fields[0] == b"R"
+        states.add(fields[0])
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-    return total / tick, busy
+    return total / tick, states
 
 
 def _quoted(line: str) -> str:
@@ -521,7 +564,7 @@ class Sandbox:
         self._sock: socket.socket | None = None  # ours of the socket memory files go through (:class:`Shared`)
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
         self._reading = 0  # the bytes of the read under way (:meth:`_read_exact`), named if it runs out of memory
-        self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
+        self.workdir = _tmpdirs.mkdtemp("gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
             self._root_dir, self.workdir = self.workdir, os.path.join(self.workdir, "submission")
             os.mkdir(self.workdir, 0o755)
@@ -553,7 +596,7 @@ class Sandbox:
     def _linked_site(self, names: Sequence[str]) -> list[str]:
         """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
         real folders linked (what the child may read of them)."""
-        self._libdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-lib-")
+        self._libdir = _tmpdirs.mkdtemp("gradcheck-sandbox-lib-")
         real = []
         for name, folder in iso.package_folders(names):
             os.symlink(folder, os.path.join(self._libdir, name))
@@ -619,7 +662,7 @@ class Sandbox:
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        code_fd, cfg_fd, bpf_fd, self._seccomp_fd = -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
+        code_fd, cfg_fd, boot_fd, bpf_fd, self._seccomp_fd = -1, -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -630,16 +673,17 @@ class Sandbox:
             if self._proc is None:  # a new interpreter: another python, the grader's sandboxes, or no zygote
                 cfg["fd_adapters"] = code_fd = _adapters_fd()
                 cfg_fd = _adapters_fd(json.dumps(cfg).encode(), "gradcheck-config")
+                argv, boot_fd = _child_argv(python)
                 self._proc = subprocess.Popen(
-                    [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps({"fd_config": cfg_fd})],
+                    [*prefix, *argv, json.dumps({"fd_config": cfg_fd})],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
                     start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, shm_fd, bpf_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
@@ -819,6 +863,7 @@ class Sandbox:
         end = self._session_end
         session = time.monotonic() >= end and end <= deadline
         starved = self._cpu_short()  # still runnable, short of CPU: the machine's load, past the allowance
+        stopped = self._proc is not None and _tree_stopped(self._proc.pid)
         self._kill()
         if starved is not None:
             self._starved_out(what, starved)
@@ -837,8 +882,10 @@ class Sandbox:
             limit = f"{limit}, the limit of one call"
         more = (f" (after {self._grace:.1f} s more wall clock: the CPU time the machine's other load had taken "
                 f"from it)") if self._grace and not session else ""
-        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.",
-                             "Is there an infinite loop, or a computation far larger than needed?",
+        why = ("The process had stopped itself (state 'stopped', as after signal.raise_signal(signal.SIGSTOP) or "
+               "SIGTSTP), so it could never finish." if stopped else
+               "Is there an infinite loop, or a computation far larger than needed?")
+        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.", why,
                              self._tail()), "timeout")
 
     def _died(self, what: str) -> None:
@@ -1268,7 +1315,7 @@ class Sandbox:
             self._slot = None
         for d in (self._root_dir or self.workdir, self._libdir):
             if d:
-                shutil.rmtree(d, ignore_errors=True)
+                _tmpdirs.remove(d)
 
     def __enter__(self) -> Sandbox:
         return self

@@ -556,12 +556,16 @@ def has_twin(obj: Any, kind: str = "layer", names: Sequence[str] = ()) -> bool:
 
 
 def resolve_twin(obj, twin, init, kind, name: str | None = None):
-    """The twin to use: (object or None, note why none: :data:`ADD_TWIN` where :func:`has_twin`)."""
+    """The twin to use: (object or None, note why none: :data:`ADD_TWIN` where :func:`has_twin`). ``twin=False`` is
+    None and ``True`` is "auto" (session 22: False was taken for a twin object, "The twin of Tanh has no 'variables'
+    dict; got NoneType")."""
+    if isinstance(twin, (bool, np.bool_)):
+        twin = "auto" if twin else None
     if twin is None:
         return None, ADD_TWIN if has_twin(obj, kind, [name] if name else []) else ""
     if isinstance(twin, str):
         if twin != "auto":
-            raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")
+            raise UsageError(f"twin must be 'auto' (or True), None (or False) or an autoprop object; got {twin!r}.")
         try:
             return build_twin(obj, kind, init)
         except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class

@@ -54,7 +54,9 @@ REBIND = "self.grads = [np.dot(self.x.T, dout), np.sum(dout, axis=0)]"
 
 @pytest.mark.parametrize("store, code, words", [
     (IN_PLACE, 0, "PASS: Net: every gradient (dX, dparams[0], dparams[1]) matches"),
-    (REBIND, 1, "dparams[0] and dparams[1] are all zeros"),  # one sentence for both (fixd22)
+    # one sentence for both (fixd22), which says "them", not "it" (session 23)
+    (REBIND, 1, "dparams[0] and dparams[1] are all zeros: backward never computes them (or overwrites them with "
+                "zeros)"),
 ])
 def test_a_model_listing_its_layers_arrays_checks_its_own_gradients(tmp_path, store, code, words):
     p = run_here("check", f"{student(tmp_path, DLFS2.replace('STORE', store), f'dlfs2_{code}.py')}::Net",

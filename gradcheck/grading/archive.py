@@ -97,6 +97,11 @@ def _unreadable(info: zipfile.ZipInfo, exc: BaseException) -> ArchiveRefused:
     """The refusal of a member whose bytes cannot be read back (corrupt, or a compression Python lacks)."""
     method = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
               zipfile.ZIP_LZMA: "LZMA"}.get(info.compress_type, f"method {info.compress_type}")
+    if isinstance(exc, zipfile.BadZipFile) and "File name in directory" in str(exc):  # tester22g: not "damaged"
+        return ArchiveRefused(f"its member {info.filename[:200]!r} has another name in its own header than in the "
+                              f"archive's index ({str(exc)[:300]}): the archive was edited after it was made, or a "
+                              f"member was renamed in it", "Zip the files again with your system's own zip, or upload "
+                              "them themselves.")
     why = ("is compressed with a method the grader cannot read" if isinstance(exc, NotImplementedError) else
            "is damaged (its compressed bytes do not decompress)")
     return ArchiveRefused(f"its member {info.filename[:200]!r} {why} ({method}: {type(exc).__name__})",
@@ -108,8 +113,16 @@ def _os_refusal(info: zipfile.ZipInfo, parts: list[str], root: Path, exc: OSErro
     (the grader's own failure: a full disk)."""
     name = info.filename[:200]
     if exc.errno == errno.ENAMETOOLONG:
-        return ArchiveRefused(f"its member {name!r} has a name longer than a file system allows (255 bytes per "
-                              f"file or folder name)", "Give the file and its folders shorter names.")
+        long = max(parts, key=lambda p: len(os.fsencode(p)), default="")
+        if len(os.fsencode(long)) > _limit(root, "PC_NAME_MAX", 255):
+            return ArchiveRefused(f"its member {name!r} has a file or folder name of {len(os.fsencode(long)):,} "
+                                  f"bytes ({long[:40]!r}...), longer than a file system allows (255 bytes per name)",
+                                  "Give the file and its folders shorter names.")
+        size = len(os.fsencode("/".join(parts)))  # tester22g: 31 names of 250 bytes each was "a name too long"
+        return ArchiveRefused(f"its member {name!r} has a path of {size:,} bytes through {len(parts) - 1} folders, "
+                              f"longer than a file system allows for a whole path ({_limit(root, 'PC_PATH_MAX', 4096):,} "
+                              f"bytes, the grader's own folder's included), though each name in it is short enough",
+                              "Put the file in fewer folders, or give the folders shorter names.")
     if isinstance(exc, (FileExistsError, NotADirectoryError, IsADirectoryError)):
         clash = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
                       if root.joinpath(*parts[:i]).is_file() or i == len(parts) and root.joinpath(*parts).is_dir()),
@@ -117,6 +130,14 @@ def _os_refusal(info: zipfile.ZipInfo, parts: list[str], root: Path, exc: OSErro
         return ArchiveRefused(f"two of its members clash: a file and a folder have the same name {clash!r} "
                               f"(at {name!r})", "Zip the folder again so that no file and folder share a name.")
     return None
+
+
+def _limit(root: Path, name: str, default: int) -> int:
+    """The file system's limit ``name`` (``PC_NAME_MAX``, ``PC_PATH_MAX``: :func:`os.pathconf`) at ``root``."""
+    try:
+        return int(os.pathconf(root, name))
+    except (OSError, ValueError):
+        return default
 
 
 def _write_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, budget: int) -> int:

@@ -341,22 +341,22 @@ class _SandboxHolder:
         dotted = [f for f in files if f.lower().endswith(".py") and not _visible(f.rsplit("/", 1)[-1])
                   and all(_visible(n) for n in f.split("/")[:-1])]
         similar += [f for f in dotted if f.rsplit("/", 1)[-1].lstrip(".").lower() == base]
-        not_read = [f"`{f}` (a file whose name starts with a dot: the autograder skips it)" for f in dotted[:12]]
+        not_read = [f"{shown_file(f)} (a file whose name starts with a dot: the autograder skips it)" for f in dotted[:12]]
         for folder, inside in hidden.items():
             match = [f for f in inside if f.rsplit("/", 1)[-1].lower() == base]
             similar += match
             what = "a folder whose name starts with a dot" if folder.rsplit("/", 1)[-1][:1] == "." else \
                 "a folder of macOS archive data"
-            not_read.append(f"`{folder}/` ({what}: the autograder skips it"
-                            + (f"; it holds {', '.join(f'`{f}`' for f in match[:3])})" if match else ")"))
+            not_read.append(f"{shown_file(folder + '/')} ({what}: the autograder skips it"
+                            + (f"; it holds {', '.join(shown_file(f) for f in match[:3])})" if match else ")"))
         root = "" if self.root == self.submission else self.root.relative_to(self.submission).as_posix() + "/"
         for rel, why in self.refused.items():
             if why == "a symbolic link to a folder":
                 try:
-                    target = f" to `{os.readlink(self.root / rel)}`"
+                    target = f" to {shown_file(os.readlink(self.root / rel))}"
                 except OSError:
                     target = ""
-                not_read.append(f"`{root}{rel}` (a symbolic link{target}: the autograder never follows links "
+                not_read.append(f"{shown_file(root + rel)} (a symbolic link{target}: the autograder never follows links "
                                 f"inside a submission)")
         hint = (f"Name the file exactly `{file}` (the name is case-sensitive) and upload it at the top level of "
                 f"the submission, not inside a folder."

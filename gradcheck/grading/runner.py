@@ -40,9 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _tmpdirs
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
-from .static import _imports, loaded_names, module_files
+from .static import _imports, code_span, loaded_names, module_files
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -668,7 +669,7 @@ def shown_file(name: str) -> str:
     :func:`odd_characters` names: ``lаyers.py`` is shown ``lаyers.py`` in backticks, then ``(character 2 is U+0430
     CYRILLIC SMALL LETTER A)``."""
     note = odd_characters(name)
-    return f"`{display_name(name)}`" + (f" ({note})" if note else "")
+    return code_span(display_name(name)) + (f" ({note})" if note else "")  # a backtick in it too (tester22g)
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
@@ -1108,7 +1109,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     _start_results(out_p, seed, key, "Grading started but did not finish; if you see this, the "
                    "autograder stopped unexpectedly.", isolation=record["isolation"])
     stopped = SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results))
-    with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
+    with _tmpdirs.TemporaryDirectory("gradcheck-grade-") as tmp:
         tmp_p = Path(tmp)
         (tmp_p / "cwd").mkdir()
         args = _pytest_args(tests_p, tmp_p, "junit_family = xunit1\n", "-p", "no:unraisableexception",
@@ -1177,7 +1178,7 @@ def _grade_nothing(nothing: str, grade: functools.partial) -> SubmissionResult:
     """An entry that is :func:`not_a_submission`: ``grade`` (:func:`_grade` of all but the folder) of an
     empty folder (nothing of it is read), its results.json's output (and the result's message)
     ``nothing``, and every test's row 0 points saying it too."""
-    with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
+    with _tmpdirs.TemporaryDirectory("gradcheck-nothing-") as empty:
         r = grade(Path(empty))
     if r.status == "graded":
         results, key = grade.keywords["results"], grade.keywords["key"]
@@ -1196,7 +1197,7 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
     """A ``.zip`` submission: unpacked safely (:func:`gradcheck.grading.archive.unpack`) into a
     private folder and graded from there; one the grader refuses to unpack is 0 points, saying
     why (:func:`_grade_nothing`)."""
-    with tempfile.TemporaryDirectory(prefix="gradcheck-zip-") as tmp:
+    with _tmpdirs.TemporaryDirectory("gradcheck-zip-") as tmp:
         files = Path(tmp) / "files"
         files.mkdir()
         try:
@@ -1348,7 +1349,7 @@ def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
     with our plugin (nothing is run, no submission); empty when the collection fails (its exit code
     and log in :data:`_COLLECTION`)."""
     code, log = None, ""
-    with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
+    with _tmpdirs.TemporaryDirectory("gradcheck-collect-") as tmp:
         (Path(tmp) / "cwd").mkdir()
         args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
         with contextlib.suppress(OSError):
@@ -1834,7 +1835,7 @@ def grade_on_worker(submission: str, tests: str, options: dict[str, Any],
     watcher = threading.Thread(target=watch, name="gradcheck-stop-watch", daemon=True)
     watcher.start()
     try:
-        with tempfile.TemporaryDirectory(prefix="gradcheck-worker-") as tmp:
+        with _tmpdirs.TemporaryDirectory("gradcheck-worker-") as tmp:
             out = Path(tmp) / "out"
             r = grade_submission(submission, tests, out, **options, _stopper=stopper)
             data = json.loads((out / "results.json").read_text(encoding="utf-8"))

@@ -38,7 +38,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations",
+__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -411,6 +411,18 @@ def _statement_imports(lines: list[str], start: tuple[int, int], end: tuple[int,
     return out
 
 
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span that shows it whole: fenced by one backtick more than its longest run of
+    backticks, padded with a space where it starts or ends with a backtick or with spaces at both ends (CommonMark
+    strips one such space each side). tester22g: a submitted file named ``la`yers](http://x).py`` ended its single
+    backtick span at its own backtick."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == " " and text[-1:] == " " and text.strip()) \
+        else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
     """A Markdown paragraph naming each forbidden import (or file that could not be checked) and why it
     costs the credit."""
@@ -421,12 +433,12 @@ def format_violations(violations: list[ImportViolation], forbidden: Iterable[str
     text = (f"This part of the assignment must be written without automatic differentiation: "
             f"{', '.join(sorted(set(forbidden)))} may not be imported")
     if found:
-        where = "; ".join(f"`{v.statement}` ({v.file}, line {v.line})" for v in found)
+        where = "; ".join(f"{code_span(v.statement)} ({code_span(v.file)}, line {v.line})" for v in found)
         text += (f", and the submission imports {', '.join(sorted({v.module.split('.')[0] for v in found}))}: "
                  f"{where}")
     if unchecked:
         text += (f"{'. Also' if found else ', and'} the autograder could not check " +
-                 "; ".join(f"`{v.file}`: {v.statement}" for v in unchecked) +
+                 "; ".join(f"{code_span(v.file)}: {v.statement}" for v in unchecked) +
                  ". Remove the file or simplify it")
     text += f" (and {more} more)" if more else ""
     return text + ". No credit is given for this part; derive the gradients by hand with numpy."
