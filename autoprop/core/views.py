@@ -15,6 +15,8 @@ holders of a tensor (:func:`held_elsewhere`). Source: ``lessons/10-gradient-tape
 
 from __future__ import annotations
 
+import builtins
+import re
 import sys
 import weakref
 
@@ -72,8 +74,9 @@ def held_elsewhere(t, other):
     """How many references to Tensor ``t`` exist besides the one name an augmented operator
     (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and those no code of the student's
     holds (:func:`_unseen`: a frame's ``f_locals`` snapshot, the finished frames of an error's
-    traceback): another name, a list, a dict, an attribute, a caller's variable. Called only by
-    ``Tensor._augmented``, at the depth :func:`calibrate` measured.
+    traceback, IPython's output history ``Out[n]`` and ``_``): another name, a list, a dict, an
+    attribute, a caller's variable. Called only by ``Tensor._augmented``, at the depth
+    :func:`calibrate` measured.
 
     Parameters
     ----------
@@ -117,7 +120,8 @@ def _unseen(t):
     ``locals()`` then ``t *= 2`` in the same function was refused), and the locals of the finished frames of an
     exception's traceback, kept for a post-mortem debugger (``sys.last_traceback``: in IPython and Jupyter a cell's
     error inside ``f(t)`` kept ``f``'s frame, ``X = t``, and every later ``t *= 2`` was refused; the exception being
-    handled, ``except: t *= 2``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
+    handled, ``except: t *= 2``), and an interactive interpreter's output history (:func:`_output_history_holds`:
+IPython's ``Out[n]`` and ``_``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
     (a closure's) only its snapshot, as the cell may be a closure's that reads it. Each snapshot is brought up to date
     first (``frame.f_locals`` does it), so that it holds exactly the locals' values now."""
     n, live, frame = 0, set(), sys._getframe(1)
@@ -126,7 +130,37 @@ def _unseen(t):
         if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
             n += sum(v is t for v in frame.f_locals.values())
         frame = frame.f_back
-    return n + _finished_holds(t, _traceback_frames(live))
+    return n + _finished_holds(t, _traceback_frames(live)) + _output_history_holds(t)
+
+
+#: the names under which IPython's displayhook keeps a cell's displayed value (``_``, ``__``, ``___``, ``_<n>``)
+_OUT_NAME = re.compile(r"_{1,3}|_[0-9]+")
+
+
+def _output_history_holds(t):
+    """The references to ``t`` that an interactive interpreter's output history holds (fixr23): IPython and Jupyter
+    keep a cell's displayed value (its last line) in ``Out[n]`` (``_oh``), in the names ``_n``, ``_``, ``__`` and
+    ``___`` (in the user's namespace and its hidden twin, as ``InteractiveShell.push(..., interactive=False)`` puts
+    them), on the displayhook (``_``, ``__``, ``___``) and on the last ``ExecutionResult`` (``.result``); the plain
+    ``python`` REPL in ``builtins._``. That is history, not program state: displaying ``t`` and then ``t += 1`` in a
+    later cell was refused. Only the entries that IPython itself put there count: ``b = t`` in a cell, and a name
+    ``_`` the user assigned (which IPython's hidden namespace does not hold), are still aliases. Source:
+    ``IPython/core/displayhook.py`` (``DisplayHook.update_user_ns``)."""
+    n = builtins.__dict__.get("_") is t  # (the python REPL's sys.displayhook; IPython leaves builtins._ alone)
+    getipython = sys.modules.get("IPython.core.getipython")
+    shell = getipython.get_ipython() if getipython is not None else None
+    if shell is None:
+        return n
+    hook, ns, hidden = getattr(shell, "displayhook", None), shell.user_ns, getattr(shell, "user_ns_hidden", {})
+    n += sum(getattr(hook, u, None) is t for u in ("_", "__", "___"))
+    for name, v in list(hidden.items()):  # (IPython's own entries: a name the user rebinds leaves this one)
+        if v is t and type(name) is str and _OUT_NAME.fullmatch(name):
+            n += 1 + (ns.get(name) is t)
+    out = hidden.get("_oh")
+    if type(out) is dict:
+        n += sum(v is t for v in list(out.values()))
+    results = {id(r): r for r in (getattr(shell, "last_execution_result", None), getattr(hook, "exec_result", None))}
+    return n + sum(getattr(r, "result", None) is t for r in results.values() if r is not None)
 
 
 _CONTAINERS = (tuple, list, dict)
