@@ -419,3 +419,30 @@ def test_ipythons_output_history_is_no_alias():
     # t shown (Out[3]), doubled (Out[5]), 1 taken (Out[7], Out[10], Out[13]): history keeps what was shown
     assert ("ipython t [0.0, -3.0, 3.0] Out {3: [0.5, -1.0, 2.0], 5: [1.0, -2.0, 4.0], 7: [1.0, -2.0, 4.0], "
             "10: [0.0, -3.0, 3.0], 13: [0.0, -3.0, 3.0], 19: [0.0, -3.0, 3.0]}") in run.stdout.splitlines(), run.stdout
+
+
+def test_unary_plus_is_a_new_tensor_as_numpys_is_a_new_array():
+    """review23 LOW: ``+t`` (and np.positive(t), ap.numpy.positive(t)) returned t itself, so ``b = +t; b += 1``
+    (numpy: a new array, t unchanged) was refused as an alias; now a recorded copy, as copy.copy's (5845837)."""
+    def shifted(h, plus):
+        b = plus(h)
+        b += 1.0
+        return b * h
+
+    for plus in (lambda h: +h, np.positive, ap.numpy.positive):
+        h = ap.constant(X0)
+        np.testing.assert_array_equal(shifted(h, plus).numpy(), shifted(X0.copy(), plus))
+        np.testing.assert_array_equal(h.numpy(), X0)
+        x = ap.Variable(X0)
+        with ap.GradientTape() as tape:
+            y = np.sum(shifted(np.tanh(x), plus))  # (tanh + 1) tanh: gradient (2 tanh + 1) (1 - tanh^2)
+        th = np.tanh(X0)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), (2 * th + 1) * (1 - th ** 2), rtol=1e-14)
+    b = ap.constant(X0)
+    c = +b
+    with _refused("+"):  # an alias is still one
+        d = c
+        c += 1.0
+    assert d is c
+    v = ap.Variable(X0)
+    assert +v is v  # a Variable's unary plus is unchanged

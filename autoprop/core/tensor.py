@@ -441,7 +441,10 @@ class Tensor:
         return _R.negative(self)
 
     def __pos__(self):
-        return self
+        # numpy's +a is a new array (np.positive): here a recorded ``t.copy()``, as copy.copy's
+        # (fixr23, review23 LOW: it returned t itself, so ``b = +t; b += 1`` was refused as an
+        # alias of t, where numpy leaves t as it was). A Variable's is itself, as before.
+        return self.copy() if type(self) is Tensor else self
 
     def __abs__(self):
         return _R.absolute(self)
