@@ -446,3 +446,59 @@ def test_unary_plus_is_a_new_tensor_as_numpys_is_a_new_array():
     assert d is c
     v = ap.Variable(X0)
     assert +v is v  # a Variable's unary plus is unchanged
+
+
+def _doubled_in_a_loop(x, form):
+    """Each of two temporaries doubled by ``t *= 2`` inside a for loop, in one of the loop forms below."""
+    out, pair = [], (x * 1.0, np.tanh(x))
+    if form == "list":
+        for t in [x * 1.0, np.tanh(x)]:
+            t *= 2.0
+            out.append(t)
+    elif form == "tuple":
+        for t in (x * 1.0, np.tanh(x)):
+            t *= 2.0
+            out.append(t)
+    elif form == "enumerate":
+        for _, t in enumerate([x * 1.0, np.tanh(x)]):
+            t *= 2.0
+            out.append(t)
+    elif form == "zip":
+        for t, _ in zip([x * 1.0, np.tanh(x)], "ab"):
+            t *= 2.0
+            out.append(t)
+    elif form == "kept list":  # numpy changes pair's arrays too: refused
+        for t in pair:
+            t *= 2.0
+            out.append(t)
+    elif form == "twice":  # numpy's second pass sees the first's change (4x): refused
+        for t in [x * 1.0] * 2:
+            t *= 2.0
+            out.append(t)
+    return np.sum(out[0] * out[1]) + np.sum(pair[0] * 0.0)
+
+
+@pytest.mark.parametrize("form", ["list", "tuple", "enumerate", "zip"])
+def test_a_for_loops_temporary_list_is_no_alias(form):
+    """review23 LOW: ``for t in [a(), b()]: t *= 2`` was refused, the temporary list holding t; numpy changes
+    the list's slot too, but nothing can read a slot its iterator has passed. Values as numpy's, and the
+    gradient of sum(2x * 2 tanh x) = 4 (tanh x + x (1 - tanh^2 x)) analytically."""
+    np.testing.assert_allclose(_on_tape(lambda x: _doubled_in_a_loop(x, form))[0],
+                               float(_doubled_in_a_loop(X0.copy(), form)), rtol=1e-15)
+    th = np.tanh(X0)
+    np.testing.assert_allclose(_on_tape(lambda x: _doubled_in_a_loop(x, form))[1], 4 * (th + X0 * (1 - th ** 2)),
+                               rtol=1e-14)
+    ns = {"a": lambda: ap.constant(X0)}  # and at module level (a script, a notebook cell)
+    exec("out = []\nfor t in [a(), a()]:\n    t *= 2.0\n    out.append(t)", ns)  # noqa: S102
+    assert [o.numpy().tolist() for o in ns["out"]] == [(2 * X0).tolist()] * 2
+
+
+@pytest.mark.parametrize("form", ["kept list", "twice"])
+def test_a_list_the_program_keeps_or_reads_again_in_a_loop_is_still_an_alias(form):
+    """The forms where numpy's in-place change is seen again (a list a name keeps; a slot the loop has yet to
+    read) are still refused."""
+    with _refused("*"):
+        _on_tape(lambda x: _doubled_in_a_loop(x, form))
+    ns = {"a": lambda: ap.constant(X0)}
+    with _refused("*"):
+        exec("u = a()\nfor t in [u, a()]:\n    t *= 2.0", ns)  # noqa: S102 - u is a holder itself
