@@ -75,8 +75,9 @@ clip = _b(_np.clip)
 
 
 def positive(x):
-    """``+x``: the same tensor (the identity; its VJP passes ``g`` through)."""
-    return _R._t(x)
+    """``+x``: a new tensor with ``x``'s values, as numpy's ``+a`` is a new array (a recorded copy,
+    ``Tensor.__pos__``; its VJP passes ``g`` through)."""
+    return +_R._t(x)
 
 
 # not differentiable: the path is cut (None), see autoprop.explain("argmax")

@@ -352,8 +352,7 @@ class Tensor:
                 f"autoprop: `t {op}= value` on a tensor that something else also holds: another "
                 f"name (`b = t`), a list, dict or attribute (`hist.append(t)`, `cache['t'] = t`, "
                 f"`self.t = t`), the caller's variable when a function changes its argument "
-                f"(`def f(z): z -= z.mean()`), or in Jupyter `Out[n]` and `_` when t was a cell's "
-                f"displayed value. numpy would change that one array in place, so every holder "
+                f"(`def f(z): z -= z.mean()`). numpy would change that one array in place, so every holder "
                 f"would see the new values; autoprop never writes into a tensor, so only t would "
                 f"be rebound and the others would keep the old values, unlike numpy's. Write "
                 f"`t = t {op} value`: t becomes a new tensor and the other names still hold the "
@@ -442,7 +441,10 @@ class Tensor:
         return _R.negative(self)
 
     def __pos__(self):
-        return self
+        # numpy's +a is a new array (np.positive): here a recorded ``t.copy()``, as copy.copy's
+        # (fixr23, review23 LOW: it returned t itself, so ``b = +t; b += 1`` was refused as an
+        # alias of t, where numpy leaves t as it was). A Variable's is itself, as before.
+        return self.copy() if type(self) is Tensor else self
 
     def __abs__(self):
         return _R.absolute(self)

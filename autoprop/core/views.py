@@ -15,6 +15,9 @@ holders of a tensor (:func:`held_elsewhere`). Source: ``lessons/10-gradient-tape
 
 from __future__ import annotations
 
+import builtins
+import gc
+import re
 import sys
 import weakref
 
@@ -72,8 +75,9 @@ def held_elsewhere(t, other):
     """How many references to Tensor ``t`` exist besides the one name an augmented operator
     (``t *= other``) rebinds, autoprop's own (:data:`HOLDERS`) and those no code of the student's
     holds (:func:`_unseen`: a frame's ``f_locals`` snapshot, the finished frames of an error's
-    traceback): another name, a list, a dict, an attribute, a caller's variable. Called only by
-    ``Tensor._augmented``, at the depth :func:`calibrate` measured.
+    traceback, IPython's output history ``Out[n]`` and ``_``): another name, a list, a dict, an
+    attribute, a caller's variable. Called only by ``Tensor._augmented``, at the depth
+    :func:`calibrate` measured.
 
     Parameters
     ----------
@@ -101,6 +105,8 @@ def held_elsewhere(t, other):
         unseen = _unseen(t)
         if unseen:  # (counted again: reading a frame's f_locals may have made its snapshot)
             n = sys.getrefcount(t) - base - unseen
+        if n - held > 0:
+            n -= _loop_holds(t)
     return max(n - held, 0)
 
 
@@ -117,7 +123,8 @@ def _unseen(t):
     ``locals()`` then ``t *= 2`` in the same function was refused), and the locals of the finished frames of an
     exception's traceback, kept for a post-mortem debugger (``sys.last_traceback``: in IPython and Jupyter a cell's
     error inside ``f(t)`` kept ``f``'s frame, ``X = t``, and every later ``t *= 2`` was refused; the exception being
-    handled, ``except: t *= 2``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
+    handled, ``except: t *= 2``), and an interactive interpreter's output history (:func:`_output_history_holds`:
+IPython's ``Out[n]`` and ``_``). A traceback frame's plain local counts its slot and its snapshot; one in a cell
     (a closure's) only its snapshot, as the cell may be a closure's that reads it. Each snapshot is brought up to date
     first (``frame.f_locals`` does it), so that it holds exactly the locals' values now."""
     n, live, frame = 0, set(), sys._getframe(1)
@@ -126,7 +133,77 @@ def _unseen(t):
         if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
             n += sum(v is t for v in frame.f_locals.values())
         frame = frame.f_back
-    return n + _finished_holds(t, _traceback_frames(live))
+    return n + _finished_holds(t, _traceback_frames(live)) + _output_history_holds(t)
+
+
+_ITERATORS = {type(iter([])): list, type(iter(())): tuple}
+_CACHING = (enumerate, zip)  # each keeps its last result tuple, to refill in place once nothing else holds it
+
+
+def _loop_holds(t):
+    """The references to ``t`` that a ``for`` loop's temporaries hold and no code can read again (fixr23, review23
+    LOW: ``for t in [a(), b()]: t *= 2`` was refused, the temporary list holding ``t``; numpy would change that
+    slot too, but nothing can read it). Counted: the slots that the list's (tuple's) iterator has passed, in a list
+    or tuple whose one reference is that iterator (an iterator reads forward only, so whoever holds it, the loop's
+    value stack, ``enumerate`` or ``zip``, never reads a passed slot again); and the last result tuple that an
+    ``enumerate`` or ``zip`` keeps, to refill before it hands it out again. A slot the iterator has yet to reach
+    counts, as the loop will read it (``for t in [a()] * 2``: numpy's second pass sees the first's change); a list
+    a name keeps (``ts = [a(), b()]; for t in ts``) has two references, and a name in the list (``for t in [u,
+    v]``) is a holder itself, so both are still refused. Found by the garbage collector's referrers (two scans of
+    every tracked object, tens of milliseconds in a large program), so only once every other count has failed."""
+    found = gc.get_referrers(t)
+    n, maybe = 0, [c for c, k in zip(found, _refcounts(found)) if k == _ONE and type(c) in (list, tuple)]
+    for h in gc.get_referrers(*maybe) if maybe else ():
+        if type(h) in _CACHING:  # (one of maybe held only by an enumerate or zip: its result tuple)
+            n += sum(v is t for c in maybe if type(c) is tuple and any(c is r for r in gc.get_referents(h))
+                     for v in c)
+        elif type(h) in _ITERATORS:
+            state = h.__reduce__()  # (iter, (c,), index): index is the next slot the loop reads
+            c = state[1][0] if len(state) == 3 else None
+            if type(c) is _ITERATORS[type(h)] and any(c is m for m in maybe):
+                n += sum(v is t for v in c[:state[2]])
+            del state, c
+    return n
+
+
+def _refcounts(objs):
+    """``sys.getrefcount`` of each of ``objs`` (a list), seen from here: :data:`_ONE` is its count for an object
+    that one reference besides ``objs``'s holds."""
+    return [sys.getrefcount(c) for c in objs]
+
+
+#: measured, not assumed (CPython 3.14's borrowed references give lower counts): a list held by ``objs`` only, + 1
+_ONE = _refcounts([[]])[0] + 1
+
+
+#: the names under which IPython's displayhook keeps a cell's displayed value (``_``, ``__``, ``___``, ``_<n>``)
+_OUT_NAME = re.compile(r"_{1,3}|_[0-9]+")
+
+
+def _output_history_holds(t):
+    """The references to ``t`` that an interactive interpreter's output history holds (fixr23): IPython and Jupyter
+    keep a cell's displayed value (its last line) in ``Out[n]`` (``_oh``), in the names ``_n``, ``_``, ``__`` and
+    ``___`` (in the user's namespace and its hidden twin, as ``InteractiveShell.push(..., interactive=False)`` puts
+    them), on the displayhook (``_``, ``__``, ``___``) and on the last ``ExecutionResult`` (``.result``); the plain
+    ``python`` REPL in ``builtins._``. That is history, not program state: displaying ``t`` and then ``t += 1`` in a
+    later cell was refused. Only the entries that IPython itself put there count: ``b = t`` in a cell, and a name
+    ``_`` the user assigned (which IPython's hidden namespace does not hold), are still aliases. Source:
+    ``IPython/core/displayhook.py`` (``DisplayHook.update_user_ns``)."""
+    n = builtins.__dict__.get("_") is t  # (the python REPL's sys.displayhook; IPython leaves builtins._ alone)
+    getipython = sys.modules.get("IPython.core.getipython")
+    shell = getipython.get_ipython() if getipython is not None else None
+    if shell is None:
+        return n
+    hook, ns, hidden = getattr(shell, "displayhook", None), shell.user_ns, getattr(shell, "user_ns_hidden", {})
+    n += sum(getattr(hook, u, None) is t for u in ("_", "__", "___"))
+    for name, v in list(hidden.items()):  # (IPython's own entries: a name the user rebinds leaves this one)
+        if v is t and type(name) is str and _OUT_NAME.fullmatch(name):
+            n += 1 + (ns.get(name) is t)
+    out = hidden.get("_oh")
+    if type(out) is dict:
+        n += sum(v is t for v in list(out.values()))
+    results = {id(r): r for r in (getattr(shell, "last_execution_result", None), getattr(hook, "exec_result", None))}
+    return n + sum(getattr(r, "result", None) is t for r in results.values() if r is not None)
 
 
 _CONTAINERS = (tuple, list, dict)

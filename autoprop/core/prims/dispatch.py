@@ -52,8 +52,8 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
     # other options: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
     label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
     _check_kw(label if label.startswith("scipy.") else name, kwargs)
-    if ufunc is np.positive:
-        return inputs[0]
+    if ufunc is np.positive:  # (a new tensor, as numpy's is a new array: Tensor.__pos__)
+        return +inputs[0]
     prim = _UFUNCS.get(ufunc)
     if prim is None:
         raise TypeError(

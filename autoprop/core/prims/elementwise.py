@@ -534,4 +534,4 @@ isinf = defnondiff("isinf", np.isinf, _BOOL, numpy=(np.isinf,))
 signbit = defnondiff("signbit", np.signbit, _BOOL, numpy=(np.signbit,))
 isneginf = defnondiff("isneginf", lambda x: np.isneginf(x), _BOOL, numpy=(np.isneginf,))
 isposinf = defnondiff("isposinf", lambda x: np.isposinf(x), _BOOL, numpy=(np.isposinf,))
-defnumpy("positive", (np.positive,), lambda x: x)  # dispatch_ufunc returns +x itself
+defnumpy("positive", (np.positive,), lambda x: +x)  # a recorded copy, as dispatch_ufunc's (Tensor.__pos__)
