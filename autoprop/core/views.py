@@ -151,7 +151,10 @@ def _loop_holds(t):
     a name keeps (``ts = [a(), b()]; for t in ts``) has two references, and a name in the list (``for t in [u,
     v]``) is a holder itself, so both are still refused. Found by the garbage collector's referrers (two scans of
     every tracked object, tens of milliseconds in a large program), so only once every other count has failed."""
-    found = gc.get_referrers(t)
+    try:
+        found = gc.get_referrers(t)
+    except PermissionError:  # a sandbox that refuses gc's inspection (gradcheck's): nothing exempted
+        return 0
     n, maybe = 0, [c for c, k in zip(found, _refcounts(found)) if k == _ONE and type(c) in (list, tuple)]
     for h in gc.get_referrers(*maybe) if maybe else ():
         if type(h) in _CACHING:  # (one of maybe held only by an enumerate or zip: its result tuple)
