@@ -310,9 +310,10 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
     os.chmod(dest, 0o644)
 
 
-def _tree_cpu(pid: int) -> tuple[float, bool]:
-    """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
-    them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
+def _tree_cpu(pid: int, reaped: bool = False) -> tuple[float, bool]:
+    """CPU seconds (user + system) used by process ``pid`` and its descendants (with ``reaped``, also those of
+    their children that ended and were waited for: ``cutime``, ``cstime``), and whether any of them is runnable
+    (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
     tick, total, busy, todo, seen = os.sysconf("SC_CLK_TCK"), 0, False, [pid], set()
     while todo:
         p = todo.pop()
@@ -329,6 +330,7 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
             continue
         busy = busy or fields[0] == b"R"
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+        total += reaped and int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16 and 17)
     return total / tick, busy
 
 

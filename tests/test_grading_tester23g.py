@@ -1,0 +1,121 @@
+"""tester23g's grader findings (session 23).
+
+M1: 62 files of 1 MiB of ``import os`` lines beside a correct solution scored 0/22 "too slow ... make forward and
+backward faster" at load 12 with every test Not run: the plugin's scan of the files (about 2.4 s of CPU per MiB)
+was charged only once it had ended, and it never ended within the limit. Now the sandbox receives (and the scan
+reads) at most ``MAX_READ_BYTES`` of ``.py`` files, the tests' own files first; the scan is charged file by file;
+a time limit passed before any sandbox started is the grader's failure, not the student's slowness.
+
+M2: the whole-submission limit was wall clock alone (0.8 s of CPU per forward took 213-244 s of the 300 s limit at
+load 10): now a process tree still runnable and short of its CPU time at the limit gets the rest, up to
+``STARVED_FACTOR`` times the limit (a sleeping one still ends at the limit).
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradcheck import sandbox
+from gradcheck.grading import plugin, runner
+from gradcheck.grading.plugin import MAX_READ_BYTES, _SandboxHolder
+
+IMPORT_OS = "import os\n" * (100 << 10)  # 1,000 KiB of import lines (about 2.4 s of scan each, measured)
+
+
+def test_the_sandbox_receives_and_the_scan_reads_at_most_max_read_bytes(tmp_path):
+    for i in range(6):
+        (tmp_path / f"data{i:02d}.py").write_text(f"# file {i}\n" + IMPORT_OS)
+    (tmp_path / "layers.py").write_text("import numpy as np\n")
+    (tmp_path / "zz_helpers.py").write_text("x = 1\n")
+    holder = _SandboxHolder(None, tmp_path)
+    files = holder.files()
+    sizes = sum(Path(p).stat().st_size for p in files.values())
+    assert sizes <= MAX_READ_BYTES and {"layers.py", "zz_helpers.py"} <= set(files)  # the small files first
+    assert sorted(files) == ["data00.py", "data01.py", "data02.py", "data03.py", "layers.py", "zz_helpers.py"]
+    (note,) = holder.notes
+    assert ("has 8 .py files; the autograder reads at most 200 files and 4 MiB in all (the files the tests load by "
+            "name, then the smallest others), so 2 were not read and cannot be imported: `data04.py`, `data05.py`."
+            ) in note
+    holder.require("data05.py")  # a file a test loads by name is read, whatever its size
+    assert "data05.py" in holder.files() and len(holder.notes) == 1  # the note replaced, not added to
+
+
+def test_the_scan_is_charged_file_by_file(tmp_path, monkeypatch):
+    """The charge was written once the whole scan had ended: a scan the runner's limit stopped was never charged."""
+    sub, results = tmp_path / "sub", tmp_path / "out" / "results.json"
+    sub.mkdir(), results.parent.mkdir()
+    for i in range(3):
+        (sub / f"f{i}.py").write_text("x = 1\n")
+    charged = []
+
+    def slow_scan(path):
+        seconds = results.with_name(runner.GRADER_SECONDS)
+        charged.append(float(seconds.read_text()) if seconds.exists() else 0.0)
+        time.sleep(0.2)
+
+    class Config:
+        stash = {plugin._PARTIAL: {}}
+
+        @staticmethod
+        def getoption(name, default=None):
+            return {"--grading-submission": str(sub), "--grading-results": str(results)}.get(name, default)
+
+    monkeypatch.setattr(plugin, "scan", slow_scan)
+    plugin._scan_submission(Config)
+    assert charged[0] == 0.0 and charged[1] >= 0.19 and charged[2] >= 0.39  # each file's seconds as it ends
+    assert float(results.with_name(runner.GRADER_SECONDS).read_text()) >= 0.59
+
+
+def _child(tmp_path, seconds):
+    """Arguments of a child pytest whose one test sleeps ``seconds``."""
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "test_sleep.py").write_text(f"import time\n\ndef test_sleep():\n    time.sleep({seconds})\n")
+    return ["-q", "-p", "no:cacheprovider", str(tmp_path / "test_sleep.py")], tmp_path / "cwd"
+
+
+def test_a_starved_submission_gets_the_cpu_time_it_did_not_have(tmp_path, monkeypatch):
+    """The load stands in deterministically: the tree sleeps while ``/proc`` says it is runnable with no CPU had;
+    before, it was stopped at its 1.5 s limit."""
+    args, cwd = _child(tmp_path, 3)
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (0.0, True))
+    code, log, stopped = runner._run_child(args, cwd, 1.5, None)
+    assert (code, stopped) == (0, ""), log
+
+
+def test_a_starved_submission_is_stopped_at_its_backstop_as_the_grader_s_failure(tmp_path, monkeypatch):
+    args, cwd = _child(tmp_path, 60)
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (0.0, True))
+    t0 = time.monotonic()
+    code, _, stopped = runner._run_child(args, cwd, 0.4, None)
+    assert stopped == "starved" and code < 0 and time.monotonic() - t0 >= sandbox.STARVED_FACTOR * 0.4
+
+
+@pytest.mark.parametrize("used", [None, 5.0])
+def test_a_sleeping_submission_or_one_that_had_its_cpu_time_ends_at_the_limit(tmp_path, monkeypatch, used):
+    """Asleep (the real ``/proc`` reading), or runnable having had its CPU time: the submission's own time."""
+    args, cwd = _child(tmp_path, 60)
+    if used is not None:
+        monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (used, True))
+    t0 = time.monotonic()
+    code, _, stopped = runner._run_child(args, cwd, 1.0, None)
+    assert stopped == "slow" and code < 0 and time.monotonic() - t0 < sandbox.STARVED_FACTOR * 1.0
+
+
+def test_tree_cpu_counts_the_ended_children_it_reaped():
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                              "subprocess.run([sys.executable, '-c', 'x = 0\\nfor i in range(10**7): x += i'])\n"
+                              "time.sleep(60)"])
+    try:
+        for _ in range(1200):  # until the grandchild has ended and been waited for (no wall-clock bound asserted)
+            live, _ = sandbox._tree_cpu(child.pid)
+            with_reaped, _ = sandbox._tree_cpu(child.pid, reaped=True)
+            if with_reaped - live >= 0.2:
+                break
+            time.sleep(0.05)
+        assert with_reaped - live >= 0.2
+    finally:
+        child.kill(), child.wait()
