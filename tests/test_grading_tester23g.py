@@ -119,3 +119,38 @@ def test_tree_cpu_counts_the_ended_children_it_reaped():
         assert with_reaped - live >= 0.2
     finally:
         child.kill(), child.wait()
+
+
+def test_the_suggested_command_carries_a_manualprop_reference_and_its_own_settings():
+    """M3: a LayerNorm without eps failed the grade, and the suggested command (without --reference) PASSed; with the
+    reference it says "the two compute different functions ... look for a forward bug"."""
+    import manualprop
+    from gradcheck.grading.diagnosis import reproduce
+
+    class Graded:
+        file, class_name, init_kwargs = "layers.py", "LayerNorm", {"normalized_shape": 5}
+
+    said = reproduce(Graded(), (4, 5), reference=manualprop.LayerNorm(5))
+    assert said == ("To see the full diagnosis on your computer, run: `gradcheck check layers.py::LayerNorm --init "
+                    "'{\"normalized_shape\": 5}' --input-shape 4,5 --reference manualprop.LayerNorm --reference-init "
+                    "'{\"normalized_shape\": [5]}'`.")
+    Graded.class_name, Graded.init_kwargs = "MSE", None
+    assert reproduce(Graded(), (7, 3), loss=True, reference=manualprop.MeanSquaredError()).endswith(
+        "`gradcheck check layers.py::MSE --input-shape 7,3 --loss --reference manualprop.MeanSquaredError`.")
+
+
+def test_the_suggested_command_of_a_staff_reference_says_what_it_cannot_compare(tmp_path):
+    """A reference in the staff's tests folder: the student has no such file, so the command cannot name it; the
+    sentence says the command compares backward with the student's own forward, and names no path or source."""
+    import manualprop
+    from gradcheck.grading.diagnosis import reproduce
+
+    class Scale(manualprop.Linear):  # a staff class (not manualprop's own, even when built on one)
+        pass
+
+    class Graded:
+        file, class_name, init_kwargs = "layers.py", "Scale", {"dim": 4}
+
+    said = reproduce(Graded(), (5, 4), reference=Scale(4, 4))
+    assert "--reference" not in said and "course's own reference, which this command does not have" in said
+    assert "test_grading_tester23g" not in said and __file__ not in said and "class Scale" not in said

@@ -843,7 +843,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
 
     verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
                                      matched=all(p.passed for p in verdict.parts))
-    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
+    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None,
+                                                reference=reference)):
         verdict.notes.append(how)
     return verdict
 
@@ -1077,7 +1078,7 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
                                 "Does forward compute the same loss backward differentiates?"):
             return failed
-    verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True)] if n and not part.passed]
+    verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict
 
 
