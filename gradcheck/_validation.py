@@ -685,6 +685,22 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     return out
 
 
+def loss_scalar(value: Any, owner: str, signature: str) -> np.float64:
+    """The loss value ``L`` a loss's forward returned (``owner``'s ``signature``, for the messages), as the check,
+    the sandbox's ``RemoteLoss`` and the grader read it (``grade.loss_value``, tester23g M4: a shape (1,) scored
+    there and was refused by check):
+    a scalar (shape ``()``) of a real number type, as float64.
+
+    Raises
+    ------
+    GradcheckError
+        As :func:`check_output` with ``expected_shape=()``: None, another shape (a size-1
+        axis named), a non-numeric dtype, NaN or infinity (:class:`~gradcheck.errors.NonFiniteError`).
+    """
+    return np.float64(check_output(value, owner=owner, tensor="L", produced_by=signature,
+                                     expected_shape=(), expected_why="a scalar loss", integer_ok=True))
+
+
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
                       keys: list[str]) -> dict[str, np.ndarray]:
     """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,

@@ -74,6 +74,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    loss_scalar,
     paragraph,
     slot_name,
 )
@@ -1786,6 +1787,8 @@ class RemoteLoss(_Remote):
         if arr.size != 1:
             raise GradientShapeError(f"{self.class_name}.{call} returned an array of shape {fmt_shape(arr.shape)}; "
                                      f"expected a single number (the loss).")
+        if arr.shape != ():  # a shape (1,): refused as check refuses it in this process (tester23g M4)
+            loss_scalar(arr, self.class_name, self.protocol.get("signature") or call)
         return float(arr.reshape(()))
 
     def backward(self) -> np.ndarray:

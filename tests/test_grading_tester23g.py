@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gradcheck import sandbox
@@ -154,3 +155,116 @@ def test_the_suggested_command_of_a_staff_reference_says_what_it_cannot_compare(
     said = reproduce(Graded(), (5, 4), reference=Scale(4, 4))
     assert "--reference" not in said and "course's own reference, which this command does not have" in said
     assert "test_grading_tester23g" not in said and __file__ not in said and "class Scale" not in said
+
+
+class _Float32Sigmoid:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.Y = (1 / (1 + np.exp(-X))).astype(np.float32)
+        return self.Y
+
+    def backward(self, dY):
+        return dY * self.Y * (1 - self.Y)
+
+
+def test_a_float32_forward_fails_the_forward_test_as_check_fails_it():
+    """M4 (a): grade.layer_forward gave 1/1 to a float32 forward (within its rtol), check says FAIL: wrong dtype of
+    Y, and the gradient tests failed it; now the forward test says check's verdict."""
+    import manualprop
+    from gradcheck.grading.checks import layer_forward
+
+    X = np.random.default_rng(0).standard_normal((6, 4))
+    v = layer_forward(_Float32Sigmoid(), X, manualprop.Sigmoid())
+    assert not v.passed and v.parts[0].message.startswith(
+        "Y has float32 precision, as gradcheck check says (FAIL: wrong dtype of Y): forward returns float32")
+    assert layer_forward(manualprop.Sigmoid(), X, manualprop.Sigmoid()).passed
+
+
+class _OneElementMSE:
+    def forward(self, y_true, y_pred):
+        self.d = y_pred - y_true
+        return np.mean(self.d ** 2, keepdims=True).reshape(1)
+
+    def backward(self):
+        return 2 * self.d / self.d.size
+
+
+def test_a_loss_of_shape_1_fails_the_value_test_as_check_refuses_it():
+    """M4 (b): loss_value 1/1, loss_gradient 0/2, check refuses: one rule (``_validation.loss_scalar``) now."""
+    import manualprop
+    from gradcheck import check_loss
+    from gradcheck.errors import GradientShapeError
+    from gradcheck.grading.checks import loss_value
+
+    rng = np.random.default_rng(1)
+    y, p = rng.standard_normal((7, 3)), rng.standard_normal((7, 3))
+    v = loss_value(_OneElementMSE(), y, p, manualprop.MeanSquaredError())
+    assert not v.passed and "gave L with shape (1,); expected shape () (a scalar loss)" in v.parts[0].message
+    with pytest.raises(GradientShapeError, match=r"gave L with shape \(1,\); expected shape \(\) \(a scalar loss\)"):
+        check_loss(_OneElementMSE(), y, p, twin=None)
+    assert loss_value(manualprop.MeanSquaredError(), y, p, manualprop.MeanSquaredError()).passed
+
+
+class _RowScale:
+    """A per-feature scale with gamma and beta stored as (1, d): the same elements as the reference's (d,)."""
+
+    def __init__(self, dim):
+        self.params = {"gamma": np.ones((1, dim)), "beta": np.zeros((1, dim))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X * self.params["gamma"] + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads = {"gamma": (dY * self.X).sum(0, keepdims=True), "beta": dY.sum(0, keepdims=True)}
+        return dY * self.params["gamma"]
+
+
+class _RefScale:
+    def __init__(self, dim):
+        self.params = {"gamma": np.ones(dim), "beta": np.zeros(dim)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X * self.params["gamma"] + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads = {"gamma": (dY * self.X).sum(0), "beta": dY.sum(0)}
+        return dY * self.params["gamma"]
+
+
+def test_a_parameter_kept_with_a_size_1_axis_is_graded_as_check_passes_it():
+    """M4 (c): Scale's gamma as (1, d), mathematically right, scored 0/3 "the assignment expects (4,)" while check
+    PASSed; a wrong gradient in that layout still fails, and another arrangement of the elements is still refused,
+    saying the reference pins it."""
+    from gradcheck import check_layer
+    from gradcheck.errors import StudentCodeError
+    from gradcheck.grading.checks import layer_gradients
+
+    X = np.random.default_rng(2).standard_normal((5, 4))
+    assert check_layer(_RowScale(4), X, twin=None).passed
+    v = layer_gradients(_RowScale(4), X, _RefScale(4), parts={"dX": 1, "dgamma": 1, "dbeta": 1}, seed=3)
+    assert [p.passed for p in v.parts] == [True, True, True], [p.message for p in v.parts]
+
+    class MeanBeta(_RowScale):
+        def backward(self, dY):
+            dX = super().backward(dY)
+            self.grads["beta"] = dY.mean(0, keepdims=True)
+            return dX
+
+    v = layer_gradients(MeanBeta(4), X, _RefScale(4), parts={"dX": 1, "dgamma": 1, "dbeta": 1}, seed=3)
+    assert {p.name: p.passed for p in v.parts} == {"dX": True, "dgamma": True, "dbeta": False}
+    assert "mean over the batch, not the sum" in v.parts[[p.name for p in v.parts].index("dbeta")].message
+
+    class Square(_RowScale):
+        def __init__(self, dim):
+            super().__init__(dim)
+            self.params = {"gamma": np.ones((2, dim // 2)), "beta": np.zeros((2, dim // 2))}
+
+    with pytest.raises(StudentCodeError, match=r"has shape \(2, 2\); the assignment expects \(4,\) \(its reference "
+                                               r"layer's: .* only axes of size 1 may be added or left out\)"):
+        layer_gradients(Square(4), X, _RefScale(4), parts={"dX": 1, "dgamma": 1, "dbeta": 1}, seed=3)
