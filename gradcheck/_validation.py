@@ -490,7 +490,8 @@ def input_names(layer: Any, n: int) -> list[str]:
 
 def raised(exc: BaseException) -> str:
     """``"ValueError: first line (at file.py:LINE in func)"``, the innermost frame outside gradcheck."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    detail = str(exc).strip().split("\n", 1)[0].rstrip("\r") if str(exc).strip() else "(no message)"  # not
+    # splitlines: it ends a line at \x0b, \x0c, \x1c-\x1e and U+0085 too, and lost what followed (tester23g L6)
     detail = detail[:-1] if detail.endswith(".") else detail  # the caller ends the sentence
     where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
                   for fr in reversed(traceback.extract_tb(exc.__traceback__))

@@ -350,12 +350,16 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 
 
 def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
-    """A string from the child made safe to show: control characters removed, truncated (``...``) and,
-    with ``markdown`` (grading: results are Markdown), Markdown's active characters backslash-escaped."""
-    s = (text if isinstance(text, str) else str(text))[: limit + 1]
+    """A string from the child made safe to show: truncated at ``limit`` characters (``...``), a whitespace control
+    character (tab, newline, ...) as a space, any other unprintable one (ESC, C1 controls, format characters)
+    escaped as Python writes it (``\\x1b``: tester23g L6, what followed an ESC was lost), and with ``markdown``
+    (grading: results are Markdown), Markdown's active characters backslash-escaped."""
+    full = text if isinstance(text, str) else str(text)
+    s = full[:limit]
     if not s.isprintable():  # (the usual reply is printable: no loop over its characters)
-        s = "".join(ch if ch.isprintable() else " " for ch in s)
-    s = s[:limit] + "..." if len(s) > limit else s
+        s = "".join(ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
+                    for ch in s)
+    s = s + "..." if len(full) > limit else s
     return s.translate(_MD_SPECIAL) if markdown else s
 
 

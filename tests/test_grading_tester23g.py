@@ -268,3 +268,22 @@ def test_a_parameter_kept_with_a_size_1_axis_is_graded_as_check_passes_it():
     with pytest.raises(StudentCodeError, match=r"has shape \(2, 2\); the assignment expects \(4,\) \(its reference "
                                                r"layer's: .* only axes of size 1 may be added or left out\)"):
         layer_gradients(Square(4), X, _RefScale(4), parts={"dX": 1, "dgamma": 1, "dbeta": 1}, seed=3)
+
+
+def test_an_exception_message_with_control_characters_is_escaped_not_cut(tmp_path):
+    """L6: ``ValueError('ctl \\x0b\\x1b[31mred ... end')`` showed as ``ValueError: ctl    ``: the child took the message's
+    first line by ``str.splitlines``, which ends a line at \\x0b, \\x0c, \\x1c-\\x1e and U+0085 too."""
+    from gradcheck.errors import StudentCodeError
+    from gradcheck.sandbox import Sandbox
+
+    (tmp_path / "ctl.py").write_text(
+        "class Sigmoid:\n    def __init__(self):\n        self.params, self.grads = {}, {}\n\n"
+        "    def forward(self, X, training=False):\n"
+        "        raise ValueError('ctl \\x01\\x0b\\x0c\\x1b[31mred\\x7f\\x85\\x9b31m \\ufffe end\\nsecond line')\n\n"
+        "    def backward(self, dY):\n        return dY\n")
+    with Sandbox(files=[str(tmp_path / "ctl.py")], timeout=5.0) as sb:
+        layer = sb.load_layer("ctl.py", "Sigmoid", {})
+        with pytest.raises(StudentCodeError) as err:
+            layer.forward(np.ones((2, 3)))
+    said = str(err.value)
+    assert "ValueError: ctl \\x01  \\x1b[31mred\\x7f \\x9b31m \\ufffe end (at ctl.py:6" in said, said  # first line
