@@ -287,3 +287,39 @@ def test_an_exception_message_with_control_characters_is_escaped_not_cut(tmp_pat
             layer.forward(np.ones((2, 3)))
     said = str(err.value)
     assert "ValueError: ctl \\x01  \\x1b[31mred\\x7f \\x9b31m \\ufffe end (at ctl.py:6" in said, said  # first line
+
+
+def test_a_loss_gradient_missing_its_mean_is_named_as_check_names_it():
+    """A missing /size in MSE's gradient was "21 times the correct gradient: a constant factor is wrong somewhere";
+    check --loss says the mean's 1/(N*D) is missing; the grader now says it too."""
+    from gradcheck.grading.checks import loss_gradient
+
+    class NoDiv(_OneElementMSE):
+        def forward(self, y_true, y_pred):
+            self.d = y_pred - y_true
+            return float(np.mean(self.d ** 2))
+
+        def backward(self):
+            return 2 * self.d
+
+    import manualprop
+
+    rng = np.random.default_rng(3)
+    v = loss_gradient(NoDiv(), rng.standard_normal((7, 3)), rng.standard_normal((7, 3)), manualprop.MeanSquaredError())
+    assert v.parts[0].message == ("dy_pred is 21 times too large: the mean's 1/(N*D) is missing: a mean over all "
+                                  "N*D = 21 elements of y_pred divides by 21."), v.parts[0].message
+
+
+def test_a_test_of_several_trials_names_each_tensor_once(tmp_path):
+    """"All checked: `dX`, `dX` ok." for a test of two trials; each name once now."""
+    import json
+
+    root = Path(__file__).resolve().parents[1] / "assignments" / "linear_relu_ce"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text((root / "solution" / "layers.py").read_text())
+    res = runner.grade_submission(tmp_path / "sub", root / "tests", tmp_path / "out", seed=1)
+    assert res.status == "graded" and res.score == res.max_score
+    rows = {t["name"]: t["output"] for t in json.loads((tmp_path / "out" / "results.json").read_text())["tests"]}
+    named = [out.split("\n")[0].split("`")[1::2] for out in rows.values() if out.startswith("All checked")]
+    assert named and all(len(set(n)) == len(n) for n in named), rows
+    assert any(out == "All checked: `dX`, `dW`, `db` ok." for out in rows.values()), rows

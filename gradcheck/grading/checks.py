@@ -1036,8 +1036,9 @@ def _accumulated(res: Any, tensor: str, part: str) -> str:
             "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:
-    """One graded tensor: missing, None, non-finite, or compared with the reference and named."""
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False) -> Part:
+    """One graded tensor: missing, None, non-finite, or compared with the reference and named (``loss``: a loss's
+    gradient, its normalisation named as check names it, tester23g: "21 times ... a constant factor")."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
@@ -1051,7 +1052,7 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
     msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=rtol,
-                   atol=ATOL_FLOOR if atol is None else atol)
+                   atol=ATOL_FLOOR if atol is None else atol, loss=loss)
     return Part(name, w, not msg, msg)
 
 
@@ -1098,7 +1099,7 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     reference.forward(yt.copy(), z.copy())
     expected = _finite_reference("gradient dL/dlogits", reference.backward())
     loss.forward(yt.copy(), z.copy())
-    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol)
+    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True)
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)

@@ -22,7 +22,7 @@ __all__ = ["diagnose", "reproduce"]
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
-             atol: float = 1e-9) -> str:
+             atol: float = 1e-9, loss: bool = False) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
     Parameters
@@ -38,6 +38,9 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         Known wrong answers and their sentences, e.g. ``{"dX does not use dY ...": d_ones}``.
     rtol, atol : float
         Tolerances of the comparisons.
+    loss : bool, default False
+        ``got`` is a loss's gradient dL/dy_pred: a constant factor that is a count of its elements is named as the
+        loss's normalisation ("the mean's 1/(N*D) is missing"), as ``gradcheck check --loss`` names it.
 
     Returns
     -------
@@ -54,7 +57,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     ''
     """
     finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
-                             n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True)
+                             n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
+                             loss=loss)
     return "" if finding is None else finding.sentence()
 
 
