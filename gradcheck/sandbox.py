@@ -311,11 +311,18 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
     os.chmod(dest, 0o644)
 
 
-def _tree_cpu(pid: int, reaped: bool = False) -> tuple[float, bool]:
-    """CPU seconds (user + system) used by process ``pid`` and its descendants (with ``reaped``, also those of
-    their children that ended and were waited for: ``cutime``, ``cstime``), and whether any of them is runnable
-    (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
-    tick, total, busy, todo, seen = os.sysconf("SC_CLK_TCK"), 0, False, [pid], set()
+def _tree_cpu(pid: int) -> tuple[float, bool]:
+    """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
+    them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
+    procs, busy = _tree_procs(pid)
+    return sum(procs.values()), busy
+
+
+def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], bool]:
+    """The CPU seconds (user + system) of process ``pid`` and of each of its descendants, by ``(pid, start time)``
+    (a pid reused later is another key), and whether any of them is runnable (state ``R``): read from ``/proc``
+    (Linux), ``({}, False)`` where it cannot be."""
+    tick, out, busy, todo, seen = os.sysconf("SC_CLK_TCK"), {}, False, [pid], set()
     while todo:
         p = todo.pop()
         if p in seen:
@@ -327,12 +334,11 @@ def _tree_cpu(pid: int, reaped: bool = False) -> tuple[float, bool]:
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", "rb") as f:
                     todo.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
+            out[p, int(fields[19])] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime; starttime (22)
+        except (OSError, ValueError, IndexError):
             continue
         busy = busy or fields[0] == b"R"
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-        total += reaped and int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16 and 17)
-    return total / tick, busy
+    return out, busy
 
 
 def _quoted(line: str) -> str:

@@ -80,14 +80,14 @@ def test_a_starved_submission_gets_the_cpu_time_it_did_not_have(tmp_path, monkey
     """The load stands in deterministically: the tree sleeps while ``/proc`` says it is runnable with no CPU had;
     before, it was stopped at its 1.5 s limit."""
     args, cwd = _child(tmp_path, 3)
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (0.0, True))
+    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, True))
     code, log, stopped = runner._run_child(args, cwd, 1.5, None)
     assert (code, stopped) == (0, ""), log
 
 
 def test_a_starved_submission_is_stopped_at_its_backstop_as_the_grader_s_failure(tmp_path, monkeypatch):
     args, cwd = _child(tmp_path, 60)
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (0.0, True))
+    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, True))
     t0 = time.monotonic()
     code, _, stopped = runner._run_child(args, cwd, 0.4, None)
     assert stopped == "starved" and code < 0 and time.monotonic() - t0 >= sandbox.STARVED_FACTOR * 0.4
@@ -98,26 +98,29 @@ def test_a_sleeping_submission_or_one_that_had_its_cpu_time_ends_at_the_limit(tm
     """Asleep (the real ``/proc`` reading), or runnable having had its CPU time: the submission's own time."""
     args, cwd = _child(tmp_path, 60)
     if used is not None:
-        monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, reaped=False: (used, True))
+        monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): used}, True))
     t0 = time.monotonic()
     code, _, stopped = runner._run_child(args, cwd, 1.0, None)
     assert stopped == "slow" and code < 0 and time.monotonic() - t0 < sandbox.STARVED_FACTOR * 1.0
 
 
-def test_tree_cpu_counts_the_ended_children_it_reaped():
+def test_the_meter_counts_the_cpu_time_of_a_process_that_ended():
+    """A sandbox's processes end killed, and the kernel then adds their time to no one's: the meter keeps each
+    process's last reading (a grandchild that used CPU and ended still counts; the live tree alone no longer has it)."""
     import subprocess
 
     child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
-                              "subprocess.run([sys.executable, '-c', 'x = 0\\nfor i in range(10**7): x += i'])\n"
+                              "subprocess.run([sys.executable, '-c', 'x = 0\\nfor i in range(2 * 10**7): x += i'])\n"
                               "time.sleep(60)"])
+    meter = runner._TreeMeter(child.pid)
     try:
-        for _ in range(1200):  # until the grandchild has ended and been waited for (no wall-clock bound asserted)
-            live, _ = sandbox._tree_cpu(child.pid)
-            with_reaped, _ = sandbox._tree_cpu(child.pid, reaped=True)
-            if with_reaped - live >= 0.2:
+        for _ in range(2400):  # until the grandchild has run and ended (no wall-clock bound asserted)
+            total = meter.sample()
+            if len(meter.seen) >= 2 and len(sandbox._tree_procs(child.pid)[0]) == 1:
                 break
             time.sleep(0.05)
-        assert with_reaped - live >= 0.2
+        live = sum(sandbox._tree_procs(child.pid)[0].values())
+        assert len(meter.seen) == 2 and total - live >= 0.2, (meter.seen, live)
     finally:
         child.kill(), child.wait()
 
