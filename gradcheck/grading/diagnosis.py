@@ -105,8 +105,9 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     ref, unseen = _reference_args(reference)
     return (f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss + ref)}`."
             + (" The autograder compares your results with the course's own reference, which this command does not "
-               "have: it checks your backward against your own forward, so a wrong forward output can PASS there. "
-               "If it does, compare your forward's output with the assignment's formula." if unseen else ""))
+               "have: it checks your backward against your own forward, so it cannot see a wrong forward output. "
+               "If it finds nothing wrong, compare your forward's output with the assignment's formula." if unseen
+               else ""))
 
 
 def _same(value: Any, default: Any) -> bool:
