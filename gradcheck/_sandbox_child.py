@@ -467,10 +467,10 @@ def _error(exc, workdir):
         pass
     name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
     if isinstance(exc, RecursionError) and RECURSION[0] is not None:
-        msg = (f"{msg.splitlines()[0] if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
+        msg = (f"{_first_line(msg) if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
     msg = _host_paths(msg)
-    return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
+    return {"type": name, "message": _first_line(msg)[:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
 
@@ -491,6 +491,13 @@ def _host_paths(text):
     except BaseException:  # noqa: BLE001 - a module or attribute the submission replaced: the text as it is
         pass
     return text
+
+
+def _first_line(msg):
+    """The first line of an exception's message: up to its first newline alone (``str.splitlines`` also ends a line
+    at a vertical tab, form feed, file separators and U+0085, and a message holding one lost what followed, tester23g
+    L6); the parent escapes the control characters (``sandbox._clean``)."""
+    return msg.split("\n", 1)[0].rstrip("\r")
 
 
 def _forward_codes(AD, obj):

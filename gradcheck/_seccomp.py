@@ -5,8 +5,8 @@ Namespaces and a dedicated uid do not isolate what the kernel keeps per uid or o
 kernel keyrings (a key added to the user keyring of a sandbox uid outlives the sandbox and the uid pool is
 reused, so a later sandbox running another student's code could read it: a channel between students), another
 process's memory, anonymous memory files (``memfd_create``: memory not counted by ``RLIMIT_AS``), BPF, io_uring,
-mounts and new namespaces, and a lower priority or another scheduling policy (a submission starving itself
-to be granted more time). Each of :data:`DENIED` fails with ``EPERM``; ``clone`` asking for a new namespace
+mounts and new namespaces, and a lower priority, another scheduling policy or a pinned CPU (a submission
+starving itself to be granted more time). Each of :data:`DENIED` fails with ``EPERM``; ``clone`` asking for a new namespace
 too; ``clone3`` fails with ``ENOSYS`` (its flags are in memory a filter cannot read; the C library then uses
 ``clone``); a system call of another ABI (i386 or x32 on x86_64) fails with ``EPERM``. Flatpak's filter, which
 bwrap's option was made for, denies the same families. Only x86_64 and aarch64 are known: elsewhere
@@ -32,8 +32,9 @@ DENIED = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct", "swapon",
     "swapoff", "reboot", "syslog", "quotactl", "lookup_dcookie",
     # a lower priority or another policy (os.nice(19), SCHED_IDLE) starved the submission on purpose and claimed
-    # the starvation extension of its time limit (tester19g F7); without CAP_SYS_NICE only lowering is possible
-    "setpriority", "sched_setparam", "sched_setscheduler", "sched_setattr",
+    # the starvation extension of its time limit (tester19g F7); without CAP_SYS_NICE only lowering is possible;
+    # so does pinning itself to one busy core (os.sched_setaffinity(0, {0}), tester23g L4)
+    "setpriority", "sched_setparam", "sched_setscheduler", "sched_setattr", "sched_setaffinity",
     "iopl", "ioperm", "modify_ldt", "uselib",  # x86_64 only (_X86_64_ONLY)
 )
 
@@ -44,12 +45,12 @@ _X86_64 = dict(zip(
     DENIED + ("clone", "clone3"),
     (250, 248, 249, 101, 310, 311, 312, 438, 440, 319, 447, 323, 298, 321, 425, 426, 427, 165, 166, 155, 161,
      428, 429, 430, 431, 432, 433, 442, 272, 308, 303, 304, 300, 246, 320, 175, 313, 176, 163, 167, 168, 169,
-     103, 179, 212, 141, 142, 144, 314, 172, 173, 154, 134, 56, 435), strict=True))
+     103, 179, 212, 141, 142, 144, 314, 203, 172, 173, 154, 134, 56, 435), strict=True))
 _AARCH64 = dict(zip(
     tuple(n for n in DENIED if n not in _X86_64_ONLY) + ("clone", "clone3"),
     (219, 217, 218, 117, 270, 271, 272, 438, 440, 279, 447, 282, 241, 280, 425, 426, 427, 40, 39, 41, 51, 428,
      429, 430, 431, 432, 433, 442, 97, 268, 264, 265, 262, 104, 294, 105, 273, 106, 89, 224, 225, 142, 116, 60,
-     18, 140, 118, 119, 274, 220, 435), strict=True))
+     18, 140, 118, 119, 274, 122, 220, 435), strict=True))
 _MACHINES = {"x86_64": (0xC000003E, _X86_64), "amd64": (0xC000003E, _X86_64),
              "aarch64": (0xC00000B7, _AARCH64), "arm64": (0xC00000B7, _AARCH64)}
 #: clone flags asking for a namespace (user, mount, pid, net, ipc, uts, cgroup)

@@ -490,7 +490,8 @@ def input_names(layer: Any, n: int) -> list[str]:
 
 def raised(exc: BaseException) -> str:
     """``"ValueError: first line (at file.py:LINE in func)"``, the innermost frame outside gradcheck."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    detail = str(exc).strip().split("\n", 1)[0].rstrip("\r") if str(exc).strip() else "(no message)"  # not
+    # splitlines: it ends a line at \x0b, \x0c, \x1c-\x1e and U+0085 too, and lost what followed (tester23g L6)
     detail = detail[:-1] if detail.endswith(".") else detail  # the caller ends the sentence
     where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
                   for fr in reversed(traceback.extract_tb(exc.__traceback__))
@@ -683,6 +684,22 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             f"(first at index {first}: {float(out[first])});",
             "expected finite numbers. Check for division by zero, log of 0, or exp overflow."))
     return out
+
+
+def loss_scalar(value: Any, owner: str, signature: str) -> np.float64:
+    """The loss value ``L`` a loss's forward returned (``owner``'s ``signature``, for the messages), as the check,
+    the sandbox's ``RemoteLoss`` and the grader read it (``grade.loss_value``, tester23g M4: a shape (1,) scored
+    there and was refused by check):
+    a scalar (shape ``()``) of a real number type, as float64.
+
+    Raises
+    ------
+    GradcheckError
+        As :func:`check_output` with ``expected_shape=()``: None, another shape (a size-1
+        axis named), a non-numeric dtype, NaN or infinity (:class:`~gradcheck.errors.NonFiniteError`).
+    """
+    return np.float64(check_output(value, owner=owner, tensor="L", produced_by=signature,
+                                     expected_shape=(), expected_why="a scalar loss", integer_ok=True))
 
 
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],

@@ -75,6 +75,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    loss_scalar,
     paragraph,
     slot_name,
 )
@@ -343,20 +344,21 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
 def _tree_cpu(pid: int) -> tuple[float, bool]:
     """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
     them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
-    total, states = _tree_stat(pid)
-    return total, b"R" in states
+    procs, states = _tree_procs(pid)
+    return sum(procs.values()), b"R" in states
 
 
 def _tree_stopped(pid: int) -> bool:
     """Whether process ``pid`` or one of its descendants is stopped (state ``T``, or ``t`` under a tracer), as after
     a SIGSTOP it sent itself (``signal.raise_signal(signal.SIGSTOP)``: the guard refuses ``os.kill``, not that)."""
-    return bool(_tree_stat(pid)[1] & {b"T", b"t"})
+    return bool(_tree_procs(pid)[1] & {b"T", b"t"})
 
 
-def _tree_stat(pid: int) -> tuple[float, set[bytes]]:
-    """CPU seconds (user + system) used by process ``pid`` and its descendants, and their states (``R``, ``S``,
-    ``T``...: proc(5)), read from ``/proc`` (Linux); ``(0.0, set())`` where it cannot be."""
-    tick, total, states, todo, seen = os.sysconf("SC_CLK_TCK"), 0, set(), [pid], set()
+def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], set[bytes]]:
+    """The CPU seconds (user + system) of process ``pid`` and of each of its descendants, by ``(pid, start time)``
+    (a pid reused later is another key), and their states (``R``, ``S``, ``T``...: proc(5)): read from ``/proc``
+    (Linux), ``({}, set())`` where it cannot be."""
+    tick, out, states, todo, seen = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set()
     while todo:
         p = todo.pop()
         if p in seen:
@@ -368,11 +370,11 @@ def _tree_stat(pid: int) -> tuple[float, set[bytes]]:
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", "rb") as f:
                     todo.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
+            out[p, int(fields[19])] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime; starttime (22)
+        except (OSError, ValueError, IndexError):
             continue
         states.add(fields[0])
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-    return total / tick, states
+    return out, states
 
 
 def _quoted(line: str) -> str:
@@ -390,12 +392,16 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 
 
 def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
-    """A string from the child made safe to show: control characters removed, truncated (``...``) and,
-    with ``markdown`` (grading: results are Markdown), Markdown's active characters backslash-escaped."""
-    s = (text if isinstance(text, str) else str(text))[: limit + 1]
+    """A string from the child made safe to show: truncated at ``limit`` characters (``...``), a whitespace control
+    character (tab, newline, ...) as a space, any other unprintable one (ESC, C1 controls, format characters)
+    escaped as Python writes it (``\\x1b``: tester23g L6, what followed an ESC was lost), and with ``markdown``
+    (grading: results are Markdown), Markdown's active characters backslash-escaped."""
+    full = text if isinstance(text, str) else str(text)
+    s = full[:limit]
     if not s.isprintable():  # (the usual reply is printable: no loop over its characters)
-        s = "".join(ch if ch.isprintable() else " " for ch in s)
-    s = s[:limit] + "..." if len(s) > limit else s
+        s = "".join(ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
+                    for ch in s)
+    s = s + "..." if len(full) > limit else s
     return s.translate(_MD_SPECIAL) if markdown else s
 
 
@@ -1827,6 +1833,8 @@ class RemoteLoss(_Remote):
         if arr.size != 1:
             raise GradientShapeError(f"{self.class_name}.{call} returned an array of shape {fmt_shape(arr.shape)}; "
                                      f"expected a single number (the loss).")
+        if arr.shape != ():  # a shape (1,): refused as check refuses it in this process (tester23g M4)
+            loss_scalar(arr, self.class_name, self.protocol.get("signature") or call)
         return float(arr.reshape(()))
 
     def backward(self) -> np.ndarray:

@@ -429,16 +429,23 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     assert [n for n in os.listdir(temp) if not n.startswith("gradcheck-zygote-")] == []
 
 
-def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_points(tmp_path, monkeypatch):
+@pytest.mark.parametrize("ran", [True, False])
+def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_points(tmp_path, monkeypatch, ran):
     """On a loaded machine the whole-submission limit can pass before the child pytest has collected
     (no rows written): the row was "0 in 4.1 s" with no maximum. Now the rows come from a collection
-    of the tests alone, each 0 out of its points (28 in all)."""
+    of the tests alone, each 0 out of its points (28 in all). When no sandbox had started (``ran`` False: the
+    plugin's ``STUDENT_STARTED`` marker absent), none of the student's code ran, so it is the grader's failure,
+    never "make forward and backward faster" (tester23g M1)."""
     from gradcheck.grading import runner
 
     real = runner._run_child
 
     def too_slow(args, cwd, limit, stopper):  # the grading child is killed; the collection of the tests runs
-        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", True)
+        if "--collect-only" in args:
+            return real(args, cwd, limit, stopper)
+        if ran:
+            (Path(cwd).parent / runner.STUDENT_STARTED).touch()
+        return -9, "", "slow"
 
     # the collection is cached per tests folder: cleared, so this test does not depend on which ran before it
     runner._collected_rows.cache_clear()
@@ -447,9 +454,15 @@ def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_
     (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
     res = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", submission_timeout=4)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert res.status == "graded" and res.score == 0.0 and res.max_score == 28.0
+    assert res.score == 0.0 and res.max_score == 28.0
     assert data["extra_data"]["max_score"] == 28.0 and len(data["tests"]) > 1
-    assert all(t["score"] == 0 and "too slow" in t["output"] for t in data["tests"])
+    if ran:
+        assert res.status == "graded" and "forward and backward faster" in data["output"]
+        assert all(t["score"] == 0 and "too slow" in t["output"] for t in data["tests"])
+    else:
+        assert res.status == GRADER_ERROR and "forward" not in data["output"]
+        assert "none of the submission's code had run when its time limit (4 s) passed" in res.message, res.message
+        assert all(t["score"] == 0 and "too slow" not in t["output"] for t in data["tests"])
 
 
 def test_a_batch_where_every_submission_is_too_slow_counts_out_of_the_assignments_points(tmp_path):
@@ -569,7 +582,7 @@ def test_a_killed_grading_process_says_so_and_whether_it_left_a_log(tmp_path, mo
     real = runner._run_child
 
     def killed(args, cwd, limit, stopper):
-        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", False)
+        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", "")
 
     runner._collected_rows.cache_clear()
     monkeypatch.setattr(runner, "_run_child", killed)

@@ -35,6 +35,7 @@ class Linear:
         got = [_try(lambda: os.nice(19)), _try(lambda: os.setpriority(os.PRIO_PROCESS, 0, 10)),
                _try(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))),
                _try(lambda: os.sched_setparam(0, os.sched_param(0))),
+               _try(lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})),  # tester23g L4
                str(os.getpriority(os.PRIO_PROCESS, 0)), str(os.sched_getscheduler(0))]
         raise RuntimeError("SCHED " + "".join(got))
 
@@ -52,10 +53,11 @@ def test_the_sandbox_cannot_deprioritise_itself(tmp_path):
         with pytest.raises(StudentCodeError) as err:
             layer.forward(np.ones((2, 3)))
     own = f"{os.getpriority(os.PRIO_PROCESS, 0)}{os.sched_getscheduler(0)}"  # the grader's nice and policy, kept
-    assert f"SCHED EEEE{own} " in str(err.value)  # each denied (EPERM)
+    assert f"SCHED EEEEE{own} " in str(err.value)  # each denied (EPERM)
 
 
 def test_the_filter_lists_the_scheduling_calls_on_both_machines():
     for table in (_seccomp._X86_64, _seccomp._AARCH64):
-        assert {"setpriority", "sched_setparam", "sched_setscheduler", "sched_setattr"} <= set(table)
+        assert {"setpriority", "sched_setparam", "sched_setscheduler", "sched_setattr", "sched_setaffinity"} <= set(table)
     assert {_seccomp._X86_64[n] for n in ("setpriority", "sched_setscheduler", "sched_setattr")} == {141, 144, 314}
+    assert (_seccomp._X86_64["sched_setaffinity"], _seccomp._AARCH64["sched_setaffinity"]) == (203, 122)

@@ -223,8 +223,9 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     reference gets the values as the student's arrays hold them (float32: rounded); a
     :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. A 2-D weight stored the other way round
     from the reference's is set transposed (its gradient compared transposed back, :func:`_as_stored`): told by its
-    shape, or for a square one, given the test's inputs ``xs``, by forward on each side (:func:`_square_flips`).
-    Returns the values set (float64 copies).
+    shape, or for a square one, given the test's inputs ``xs``, by forward on each side (:func:`_square_flips`). One
+    kept with axes of size 1 more or fewer (``(1, d)`` for ``(d,)``, :func:`_size1_axes`) is set reshaped, its
+    gradient compared reshaped. Returns the values set (float64 copies).
 
     Raises
     ------
@@ -239,12 +240,15 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     if set(theirs) != set(ours):
         raise StudentCodeError(_other_params(layer, owner, theirs, ours))
     flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
+    axes = {k: theirs[k].shape for k, v in ours.items() if k not in flips and _size1_axes(theirs[k].shape, v.shape)}
     for k, v in ours.items():
-        if theirs[k].shape != (v.shape[::-1] if k in flips else v.shape):
+        if theirs[k].shape != (v.shape[::-1] if k in flips else axes.get(k, v.shape)):
             _reference_contradiction(layer, reference, {n: a.shape for n, a in theirs.items()})
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}" + (
-                                       " (or its transpose)." if v.ndim == 2 else "."))
+                                       " (or its transpose)" if v.ndim == 2 else "") + " (its reference layer's: "
+                                   "the same number of elements in another arrangement is another function's "
+                                   "parameter; only axes of size 1 may be added or left out).")
         if not np.all(np.isfinite(theirs[k])):
             raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
@@ -252,13 +256,14 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     point = _drawn_point(ours, seed, params)
     for k, v in point.items():
         try:
-            theirs[k][...] = v.T if k in flips else v  # a weight stored transposed: in the student's layout
+            theirs[k][...] = v.T if k in flips else v.reshape(theirs[k].shape)  # in the student's layout
         except ValueError as exc:  # a read-only array
             raise StudentCodeError(f"{owner}.params[{k!r}] cannot be written ({exc}); the grader sets the "
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
-        ours[k][...] = theirs[k].T if k in flips else theirs[k]  # float32: the reference at the same rounded point
+        ours[k][...] = theirs[k].T if k in flips else theirs[k].reshape(ours[k].shape)  # float32: rounded as theirs
     with contextlib.suppress(AttributeError, TypeError):  # which weights the gradients' comparison transposes back
         layer.__dict__["_grader_transposed"] = frozenset(flips)
+        layer.__dict__["_grader_axes"] = {k: (axes[k], ours[k].shape) for k in axes}  # (1, d) for (d,): reshaped
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
 
 
@@ -331,7 +336,17 @@ def _as_stored(layer: Any, key: str, grads: Any) -> Any:
     back when :func:`evaluation_point` set the weight transposed)."""
     grad = grads.get(key, KeyError) if isinstance(grads, Mapping) else KeyError
     flipped = key in getattr(layer, "__dict__", {}).get("_grader_transposed", ())
+    stored, ref = getattr(layer, "__dict__", {}).get("_grader_axes", {}).get(key, (None, None))
+    if isinstance(grad, np.ndarray) and stored is not None and grad.shape == stored:
+        return grad.reshape(ref)  # a parameter kept with axes of size 1 more or fewer: its gradient alike
     return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
+
+
+def _size1_axes(theirs: tuple[int, ...], ours: tuple[int, ...]) -> bool:
+    """Whether a student's parameter shape ``theirs`` differs from the reference's ``ours`` by axes of size 1 alone
+    (``(1, 4)`` for ``(4,)``): the same elements in the same order, as ``gradcheck check`` (which knows no reference)
+    takes it, so the grade takes it too (tester23g M4: Scale's gamma as (1, d) PASSed there, 0/3 here)."""
+    return theirs != ours and [n for n in theirs if n != 1] == [n for n in ours if n != 1]
 
 
 def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
@@ -590,6 +605,8 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     if Y.shape != Y_ref.shape:
         msg = f"the output has shape {V.fmt_shape(Y.shape)}; expected {V.fmt_shape(Y_ref.shape)} for {given}."
         return Verdict([Part("Y", points, False, msg)], notes)
+    if why := _float32_forward(out, xs):  # as check fails it, and the gradient tests after it (tester23g M4)
+        return Verdict([Part("Y", points, False, f"Y has float32 precision, {why}")], notes)
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)], notes)
     return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}.")],
@@ -843,7 +860,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
 
     verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
                                      matched=all(p.passed for p in verdict.parts))
-    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
+    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None,
+                                                reference=reference)):
         verdict.notes.append(how)
     return verdict
 
@@ -858,8 +876,7 @@ def _whole_layer(verdict: Verdict, layer: Any, xs: list[np.ndarray], shape: tupl
     if written is not None:
         return lambda name: str(written)
     if numerical and (why := _float32_forward(Y, xs)):
-        return lambda name: (f"{name} matches the reference's, but it cannot be confirmed by central differences, as "
-                             f"gradcheck check says (FAIL: wrong precision of Y): {why}")
+        return lambda name: f"{name} matches the reference's, but it cannot be confirmed by central differences, {why}"
     if numerical and not verdict.passed and (held := _held(layer, xs, shape)) is not None:
         return lambda name: str(held)
     return None
@@ -882,12 +899,16 @@ def _held(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...]) -> StudentCo
 def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
     """``gradcheck check``'s diagnosis of a forward whose output ``Y`` has float32 precision for float64 inputs ``xs``
     (a float32 dtype, or float64 values that are all float32 numbers: its structural probe,
-    :mod:`gradcheck.diagnose`'s "float32" and "float32-values"), or ""."""
+    :mod:`gradcheck.diagnose`'s "float32" and "float32-values"; check's "wrong dtype" and "wrong precision" of Y),
+    or "". Read by :func:`layer_forward` and :func:`layer_gradients` alike (tester23g M4: the forward test scored
+    a float32 forward 1/1)."""
     if not isinstance(Y, np.ndarray) or Y.dtype.kind != "f":
         return ""
     if _low_precision(Y.dtype, xs):
-        return _find("float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
-    return _find("float32-values", "Y").sentence() if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
+        return "as gradcheck check says (FAIL: wrong dtype of Y): " + _find(
+            "float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
+    return "as gradcheck check says (FAIL: wrong precision of Y): " + _find("float32-values", "Y").sentence() \
+        if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
 
 
 def _declared(constants: Any, reference: Any) -> list[str]:
@@ -1015,8 +1036,9 @@ def _accumulated(res: Any, tensor: str, part: str) -> str:
             "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:
-    """One graded tensor: missing, None, non-finite, or compared with the reference and named."""
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False) -> Part:
+    """One graded tensor: missing, None, non-finite, or compared with the reference and named (``loss``: a loss's
+    gradient, its normalisation named as check names it, tester23g: "21 times ... a constant factor")."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
@@ -1030,7 +1052,7 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
     msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=rtol,
-                   atol=ATOL_FLOOR if atol is None else atol)
+                   atol=ATOL_FLOOR if atol is None else atol, loss=loss)
     return Part(name, w, not msg, msg)
 
 
@@ -1046,7 +1068,14 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
     L_ref = float(_finite_reference("loss value", float(reference.forward(np.array(y_true, copy=True),
                                                                           np.array(logits, copy=True))),
                                     expected=expect_nonfinite))
-    L = float(loss.forward(np.array(y_true, copy=True), np.array(logits, copy=True)))
+    out = loss.forward(np.array(y_true, copy=True), np.array(logits, copy=True))
+    try:  # check's reading of L (a scalar): grade and check say the same of a shape (1,) (tester23g M4)
+        L = float(V.loss_scalar(out, type(loss).__name__,
+                              (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"))
+    except NonFiniteError:
+        L = float(np.asarray(out, dtype=np.float64))  # compared below: a NaN the test may expect
+    except GradcheckError as exc:
+        return Verdict([Part("L", points, False, str(exc))])
     if _agree(np.array(L), np.array(L_ref), rtol, atol, expect_nonfinite):
         return Verdict([Part("L", points, True)])
     if not np.isfinite(L):
@@ -1070,14 +1099,14 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     reference.forward(yt.copy(), z.copy())
     expected = _finite_reference("gradient dL/dlogits", reference.backward())
     loss.forward(yt.copy(), z.copy())
-    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol)
+    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True)
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
                                 "Does forward compute the same loss backward differentiates?"):
             return failed
-    verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True)] if n and not part.passed]
+    verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict
 
 

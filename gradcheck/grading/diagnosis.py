@@ -7,6 +7,7 @@ of bug signatures (shared with ``gradcheck check``): a submitted tensor against 
 
 from __future__ import annotations
 
+import inspect
 import json
 import shlex
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,7 @@ __all__ = ["diagnose", "reproduce"]
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
-             atol: float = 1e-9) -> str:
+             atol: float = 1e-9, loss: bool = False) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
     Parameters
@@ -37,6 +38,9 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         Known wrong answers and their sentences, e.g. ``{"dX does not use dY ...": d_ones}``.
     rtol, atol : float
         Tolerances of the comparisons.
+    loss : bool, default False
+        ``got`` is a loss's gradient dL/dy_pred: a constant factor that is a count of its elements is named as the
+        loss's normalisation ("the mean's 1/(N*D) is missing"), as ``gradcheck check --loss`` names it.
 
     Returns
     -------
@@ -53,12 +57,13 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     ''
     """
     finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
-                             n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True)
+                             n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
+                             loss=loss)
     return "" if finding is None else finding.sentence()
 
 
 def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = None, *,
-              training: bool | None = None, loss: bool = False) -> str:
+              training: bool | None = None, loss: bool = False, reference: Any = None) -> str:
     """The sentence telling a student how to run this check on their own computer, or "".
 
     ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file``
@@ -66,7 +71,12 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the plugin) the ``--init`` (no
     ``file``: ""). ``shape`` is the input's (a loss: ``y_pred``'s), or one per input
     (``'6,4;4,3;3'``); ``training`` gives ``--training`` / ``--eval`` (None: the CLI's default,
-    both); ``loss`` adds ``--loss``.
+    both); ``loss`` adds ``--loss``. ``reference`` is the grader's reference object: one of manualprop's classes
+    adds ``--reference manualprop.NAME`` with ``--reference-init`` of its own settings (read from it by
+    :func:`gradcheck.sources.constructor_kwargs`), so the command compares the forward output too (tester23g M3:
+    without it, a LayerNorm without eps PASSed there while the grader failed it); any other (the course's own, which
+    the student does not have) adds a sentence saying the command cannot compare the forward with it, naming no
+    file.
 
     Examples
     --------
@@ -77,6 +87,9 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     >>> Graded.class_name = "affine"
     >>> reproduce(Graded(), [(6, 4), (4, 3), (3,)]).split(': ')[1]
     "`gradcheck check layers.py::affine --input-shape '6,4;4,3;3'`."
+    >>> import manualprop
+    >>> print(reproduce(Graded(), (4, 5), reference=manualprop.LayerNorm(5)).split(': ', 1)[1])
+    `gradcheck check layers.py::affine --input-shape 4,5 --reference manualprop.LayerNorm --reference-init '{"normalized_shape": [5]}'`.
     """
     file = getattr(obj, "file", None)
     if not isinstance(file, str) or not file:
@@ -89,4 +102,40 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     spec = ";".join(",".join(str(int(n)) for n in s) for s in shapes)
     cmd += ["--input-shape", shlex.quote(spec)] if shapes else []
     cmd += [] if training is None else ["--training" if training else "--eval"]
-    return f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss)}`."
+    ref, unseen = _reference_args(reference)
+    return (f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss + ref)}`."
+            + (" The autograder compares your results with the course's own reference, which this command does not "
+               "have: it checks your backward against your own forward, so it cannot see a wrong forward output. "
+               "If it finds nothing wrong, compare your forward's output with the assignment's formula." if unseen
+               else ""))
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether a constructor argument's ``value`` is its ``default`` (an array never is)."""
+    try:
+        return default is not inspect.Parameter.empty and bool(value == default or np.dtype(value) == np.dtype(default))
+    except (TypeError, ValueError):
+        return False
+
+
+def _reference_args(reference: Any) -> tuple[list[str], bool]:
+    """``--reference manualprop.NAME --reference-init JSON`` for a reference of manualprop's classes (its own
+    settings), and whether there is a reference the student cannot run (not manualprop's: ``[]``, True)."""
+    if reference is None:
+        return [], False
+    import manualprop
+
+    from ..sources import constructor_kwargs
+
+    cls = type(reference)
+    if getattr(manualprop, cls.__name__, None) is not cls:
+        return [], True
+    try:
+        defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
+        kwargs = {k: v for k, v in constructor_kwargs(cls, reference, {}, cls.__name__, what="reference").items()
+                  if not _same(v, defaults.get(k, inspect.Parameter.empty))}  # the settings that are not defaults
+        own = json.dumps(kwargs, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)) if kwargs \
+            else ""
+    except Exception:  # noqa: BLE001 - settings it does not show: the command builds it from --init
+        own = ""
+    return ["--reference", f"manualprop.{cls.__name__}", *(["--reference-init", shlex.quote(own)] if own else [])], False

@@ -1129,12 +1129,23 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
         data = _read_json(tmp_p / "results.json")  # the plugin's, trusted from a pytest that ended normally (exit 0 or 1)
         later = (tmp_p / LATER_TESTS).exists()  # the plugin began the tests shown later (hidden, after the due date)
+        ran = (tmp_p / STUDENT_STARTED).exists()  # the plugin started a sandbox: the submission's code ran
     rows = data.get("tests") if isinstance(data, dict) else None  # the rows written so far
     if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
             code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
         data = None  # (a grader error: stopped on purpose)
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
+    if data is None and (timed_out == "starved" or timed_out and not ran):
+        from ..sandbox import STARVED_FACTOR
+
+        why = ("the machine was too busy to time the submission fairly: at its wall-clock backstop "
+               f"({STARVED_FACTOR} times the limit of {submission_timeout:g} s) its grading was still runnable and "
+               "had had less CPU time than the limit" if ran else
+               f"none of the submission's code had run when its time limit ({submission_timeout:g} s) passed: the "
+               "grader's own preparation (reading the submission's files) did not finish")
+        return _grader_failure(results, f"Not graded: {why}; grade it again (on a quieter machine).", seed, record,
+                               seconds, key, tests_p, rows)
     if data is None and timed_out and later and _valid_rows(rows):
         return _later_too_slow(results, submission_timeout, seed, record, seconds, key, _valid_rows(rows))
     if data is None and timed_out:
@@ -1226,7 +1237,9 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
     ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
     ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
-    Returns the exit code, the log (:func:`_log_excerpt`), whether the time ran out."""
+    The limit is extended by the grader's own seconds (:data:`GRADER_SECONDS`) and, for a process tree the machine's
+    load starves, by the CPU time it did not have (:func:`_starved_end`). Returns the exit code, the log
+    (:func:`_log_excerpt`), and ``""``, or why the child was stopped: ``"slow"`` or ``"starved"``."""
     from .zygote import shared, spawn
 
     env = _child_env()
@@ -1240,21 +1253,27 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
-    timed_out, start, extra = False, time.monotonic(), 0.0
+    timed_out, start, extra, end = "", time.monotonic(), 0.0, time.monotonic() + submission_timeout
+    meter = _TreeMeter(proc.pid)
     try:
         while True:
             try:
-                log, _ = proc.communicate(timeout=max(0.0, start + submission_timeout + extra - time.monotonic()))
+                log, _ = proc.communicate(timeout=max(0.0, min(end - time.monotonic(), _SAMPLE)))
                 break
             except subprocess.TimeoutExpired:
+                meter.sample()
+                if time.monotonic() < end:
+                    continue
                 grader = _grader_seconds(cwd.parent / GRADER_SECONDS, submission_timeout)
-                if grader <= extra:
+                if grader > extra:  # the grader's own scan of the files is not the submission's time
+                    end, extra = end + grader - extra, grader
+                    continue
+                end, timed_out = _starved_end(meter, start, submission_timeout + extra)
+                if timed_out:
                     raise
-                extra = grader  # the grader's own scan of the files is not the submission's time
     except subprocess.TimeoutExpired:
         _killpg(proc, signal.SIGKILL)
         log, _ = proc.communicate()
-        timed_out = True
     except BaseException:  # Ctrl-C (one submission, graded in the main thread): stop it first
         _stop_children([proc])
         raise
@@ -1265,10 +1284,56 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
 
 
+#: Seconds between two readings of a grading's process tree (:class:`_TreeMeter`).
+_SAMPLE = 0.5
+
+
+class _TreeMeter:
+    """The CPU seconds a grading's process tree has used, the processes that ended included: each process's last
+    reading (``sandbox._tree_procs``, every :data:`_SAMPLE` s while the runner waits), so a sandbox that ended loses
+    at most its last half second (the kernel adds an ended process's time to its parent's only when the parent
+    waited for it, and a sandbox's processes end killed: measured, 0.4 s of a closed sandbox's 0.9 s were lost)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.seen, self.busy = pid, {}, False
+
+    def sample(self) -> float:
+        """Read the tree now; the CPU seconds of every process seen so far (``busy``: one is runnable now)."""
+        from ..sandbox import _tree_procs
+
+        procs, states = _tree_procs(self.pid)
+        self.busy = b"R" in states
+        self.seen.update(procs)
+        return sum(self.seen.values())
+
+
+def _starved_end(meter: _TreeMeter, start: float, limit: float) -> tuple[float, str]:
+    """At the end of a submission's ``limit`` (s of wall clock from ``start``): a later end when the grading's
+    process tree (the child pytest and its sandboxes, those ended included: ``meter``) is still runnable and has had less CPU
+    time than the limit, so the machine's other load had the rest (tester23g M2: 0.8 s of CPU per forward took
+    213-244 s of a 300 s limit at load 10): it gets the CPU time it has not had, as a call into the sandbox does
+    (:data:`~gradcheck.sandbox.STARVED_FACTOR`), up to that many times the limit in wall clock. Returns the new end
+    and ``""``; ``"slow"`` (the tree is asleep or waiting, or had its CPU time: the submission's) or ``"starved"``
+    (at the wall-clock backstop, still runnable and short: the machine's, a grader error) to stop it."""
+    from ..sandbox import STARVED_FACTOR
+
+    now, used = time.monotonic(), meter.sample()
+    short = limit - used
+    if not meter.busy or short <= 0.05:
+        return now, "slow"
+    backstop = start + STARVED_FACTOR * limit
+    return (min(now + short, backstop), "") if now < backstop else (now, "starved")
+
+
 #: The file, beside the child's results file, that the plugin creates when the first test shown later (``hidden``,
 #: ``after_due_date``, ``after_published``; they run after every visible test) begins: a time limit passed after it
 #: is the later tests' (:func:`_later_too_slow`), and costs the student nothing they see now (tester21g M3).
 LATER_TESTS = "later-tests-started"
+
+#: The file, beside the child's results file, that the plugin creates before it starts the submission's first sandbox:
+#: a time limit passed without it was the grader's own work (the scan of the files), never the submission's code
+#: (tester23g M1: "make forward and backward faster" when none had run).
+STUDENT_STARTED = "student-code-started"
 
 #: The file, beside the child's results file, where the plugin writes the seconds of the grader's own scan of
 #: the submission (``plugin._scan_submission``); :func:`_run_child` adds them to ``--submission-timeout``.
