@@ -234,6 +234,12 @@ def _cmd_check(args) -> int:
     if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
         raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
                          "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
+    if args.method == "complex":  # newuser23 M2: an option accepted and not honoured is a wrong number
+        raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
+                         "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
+                         "(it was run as central differences). Use --method central, forward or richardson here, or "
+                         "check_layer(layer, X, method='complex') / check_loss(..., method='complex') in Python, "
+                         "which differences a layer of your own process by the complex step.")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -486,7 +492,8 @@ def _add_check_parser(sub, fmt) -> None:
                    help="fast: random directional derivatives, then every element of a failing tensor; "
                         "full: every element; sample: 8 random elements per tensor (default fast)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
-                   help="finite differences (default central)")
+                   help="finite differences (default central). complex is refused here (exit 2): the sandbox's "
+                        "pipe carries real arrays only; it works in Python, check_layer(..., method='complex')")
     c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "
                    "of float64 epsilon, 6.1e-6, for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
