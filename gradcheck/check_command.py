@@ -248,9 +248,6 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
-    if (line := _vacuous_verdict(diag, cname)) is not None:
-        print(colorize("\n" + V.wrap(line), color))
-        return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
             print(V.wrap(_forward_unchecked(cname, info, res)))
@@ -382,7 +379,11 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
 
 def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     """The PASS line of a check that passed (exit 0), or NOT CHECKED when no gradient was compared (exit 3,
-    tester16 H1: never a PASS of nothing); None when it did not pass."""
+    tester16 H1: never a PASS of nothing), or NOT CHECKED for a tensor given no verdict (:func:`_vacuous_verdict`);
+    None when it did not pass."""
+    if (line := _vacuous_verdict(diag, cname)) is not None:
+        print(colorize("\n" + V.wrap(line), color))
+        return EXIT_STUDENT
     if (none := _nothing_compared(diag)) is not None:
         print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
                                       "to give (give the layer a real input or a parameter)."), color))
