@@ -2834,8 +2834,12 @@ def _probe_backward(obj, y):
 
 
 def _raised(exc):
-    """How a report says the student's code raised ``exc``: ``raised ValueError: ...`` (120 characters of it)."""
-    return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    """How a report says the student's code raised ``exc``: ``raised ValueError: ...``, its first 120 characters cut
+    at a word with `` ...`` (newuser23 L1: cut mid-word, "(size 4 is ; arrays not checked" read as garbled)."""
+    text = str(exc)
+    if len(text) > 120:
+        text = text[:120].rsplit(" ", 1)[0].rstrip(" ,;:(") + " ..."
+    return f"raised {type(exc).__name__}: {text}"
 
 
 def _run(obj, rewind, inputs, kw):
@@ -4777,8 +4781,9 @@ def _attribute_text(obj, inputs, y, found, info, why):
                 if info.get("backward_ran", True)
                 else f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
                 "raised when called after the probe forward"}
-    if why:
-        return {"protocol": "plain", "text": "a class with forward/backward, no gradient found"}
+    if why:  # nothing measured (forward raised on the probe, ...): backward never ran, its gradients are unknown
+        return {"protocol": "plain", "text": "a class with forward/backward, its gradients not known (backward was "
+                                             "not run)"}
     return {"protocol": "plain", "text": f"a class with forward/backward and no parameters{_state_text(info)}"}
 
 

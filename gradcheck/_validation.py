@@ -729,9 +729,10 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                 and np.any(r != 0):
             raise UsageError(paragraph(
                 f"{owner}.{produced_by} returned a nonzero float gradient d{n} {fmt_shape(r.shape)} for the input "
-                f"{n}, which was given as integer indices (--indices): this layer differentiates {n}, so {n} "
-                "takes real values and its gradient is to be checked.",
-                f"Leave --indices out for {n} (give it only for an input of ids, such as an embedding's)."))
+                f"{n}, which was given as integer indices (an integer array; --indices on the command line): this "
+                f"layer differentiates {n}, so {n} takes real values and its gradient is to be checked.",
+                f"Give {n} as a float array ({n}.astype(np.float64)) in Python, or leave --indices out for {n} on "
+                "the command line (integer inputs are only for ids, such as an embedding's)."))  # newuser23 L8
     return {k: check_output(r, owner=owner, tensor=grad_name(n), produced_by=produced_by, expected_shape=x.shape,
                             expected_why=f"the shape of the input {n}")
             for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}

@@ -344,9 +344,46 @@ def _passed_but_unpaired(diag) -> bool:
                               for d in ds)
 
 
+def _vacuous_verdict(diag, cname: str) -> str | None:
+    """The NOT CHECKED line of a check that found nothing wrong but gave some tensor no verdict
+    (``CheckResult.unchecked``): a default atol above every |value| of it, which would pass any gradient of that
+    size (newuser23 H1), or a mismatch within the truncation error of the user's large step (M4); with what to do.
+    None otherwise (a real failure elsewhere stays a FAIL)."""
+    ds = [diag, *diag.other_modes]
+    if any(d.error is not None or d.codes or d.result is None or d.result.failing_tensors for d in ds):
+        return None
+    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}}
+    for d in ds:
+        for r in d.result.records:
+            for c in r.comparisons:
+                if c.unchecked in why:
+                    why[c.unchecked].setdefault(r.tensor, f"{c.atol:.3g}")
+    if not why["atol"] and not why["step"]:
+        return None
+    parts = []
+    if why["atol"]:
+        ts = list(why["atol"])
+        parts.append(f"the finite differences cannot tell {', '.join(ts)} from any gradient of its size ("
+                     + ", ".join(f"atol={a} for {t}" for t, a in why["atol"].items())
+                     + f", the round-off of the output, is larger than every |{ts[0]}|). Check the layer on inputs "
+                     "or parameters that keep the output near 1 (a large constant offset swamps the step), or pass "
+                     "--atol to compare at a tolerance you choose")
+    if why["step"]:
+        eps = diag.result.eps
+        parts.append(f"{', '.join(why['step'])} differ{'s' if len(why['step']) == 1 else ''} from central differences "
+                     f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
+                     "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
+                     "(eps=None in Python) to check at the default step")
+    return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
+
+
 def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     """The PASS line of a check that passed (exit 0), or NOT CHECKED when no gradient was compared (exit 3,
-    tester16 H1: never a PASS of nothing); None when it did not pass."""
+    tester16 H1: never a PASS of nothing), or NOT CHECKED for a tensor given no verdict (:func:`_vacuous_verdict`);
+    None when it did not pass."""
+    if (line := _vacuous_verdict(diag, cname)) is not None:
+        print(colorize("\n" + V.wrap(line), color))
+        return EXIT_STUDENT
     if (none := _nothing_compared(diag)) is not None:
         print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
                                       "to give (give the layer a real input or a parameter)."), color))

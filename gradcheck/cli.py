@@ -218,6 +218,17 @@ def _cmd_zoo(args) -> int:
     return EXIT_PASS
 
 
+def _refuse_complex(method: str) -> None:
+    """UsageError (exit 2) for ``--method complex``: the sandbox's pipe carries real arrays only, and an option
+    accepted and not honoured is a wrong number (newuser23 M2: it ran as central differences, exit 0)."""
+    if method == "complex":
+        raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
+                         "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
+                         "(it was run as central differences). Use --method central, forward or richardson here, or "
+                         "check_layer(layer, X, method='complex') / check_loss(..., method='complex') in Python, "
+                         "which differences a layer of your own process by the complex step.")
+
+
 def _cmd_check(args) -> int:
     from .check_command import run_check, run_check_loss
 
@@ -234,6 +245,7 @@ def _cmd_check(args) -> int:
     if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
         raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
                          "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
+    _refuse_complex(args.method)
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -378,6 +390,8 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
     """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
     20 distinct lines (``--verbose``: 200), each cut at 200 characters."""
     lines = text.rstrip("\n").splitlines()
+    dropped = re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", lines[0]) if lines else None
+    lines = lines[1:] if dropped else lines  # the sandbox keeps the output's tail only (Sandbox.output)
     if not lines:
         if verbose:
             print(f"gradcheck: {name} printed nothing.", file=sys.stderr)
@@ -388,6 +402,10 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
     shown = runs[-n:]
     more = (f" (the last {len(shown)} of {len(runs)} distinct lines"
             + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
+    if dropped:  # newuser23 L2: "the last 200 of 261 distinct lines" of a forward that printed 5000 per call
+        more = (f" (the last {len(shown)} distinct lines of its last {sum(len(ln) + 1 for ln in lines):,} bytes; "
+                f"{int(dropped.group(1)):,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
+                                                                           "; --verbose shows more") + ")")
     print(f"gradcheck: output of {name} (its print calls, stdout and stderr){more}:", file=sys.stderr)
     for ln, count in shown:
         ln = ln if len(ln) <= 200 else ln[:200] + " [...]"
@@ -486,7 +504,8 @@ def _add_check_parser(sub, fmt) -> None:
                    help="fast: random directional derivatives, then every element of a failing tensor; "
                         "full: every element; sample: 8 random elements per tensor (default fast)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
-                   help="finite differences (default central)")
+                   help="finite differences (default central). complex is refused here (exit 2): the sandbox's "
+                        "pipe carries real arrays only; it works in Python, check_layer(..., method='complex')")
     c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "
                    "of float64 epsilon, 6.1e-6, for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",

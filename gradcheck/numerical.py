@@ -51,6 +51,22 @@ STACK_MAX = 1 << 21
 MANY_MAX = 256
 
 
+#: Forward calls of one scan from which a progress bar may show (newuser23 M1: a 1000x1000 check printed nothing
+#: for over 10 minutes).
+PROGRESS_MIN = 32
+
+
+def _progress(total: int, what: str):
+    """A tqdm bar on stderr over ``total`` forward calls differencing ``what``: on a terminal only (the project's
+    convention, as ``gradcheck train``), from :data:`PROGRESS_MIN` calls, shown after 2 s; else a silent one."""
+    import sys
+
+    from tqdm.auto import tqdm
+    on = total >= PROGRESS_MIN and sys.stderr is not None and sys.stderr.isatty()
+    return tqdm(total=total, desc=f"differencing {what}", unit="forward", file=sys.stderr, leave=False,
+                delay=2.0, disable=not on)
+
+
 def default_eps(method: str = "central", dtype=np.float64) -> float:
     """The default relative step of ``method`` in ``dtype`` (the table above). Raises ValueError for an unknown method."""
     _check_method(method)
@@ -221,9 +237,17 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
 
     def evaluate(jobs):
         out = []
-        for start in range(0, len(jobs), per_call):
+        with _progress(-(-len(jobs) // per_call), f"{'input ' + str(key) if is_input else key}") as bar:
+            for start in range(0, len(jobs), per_call):
+                out += _many_chunk(jobs[start:start + per_call])
+                bar.update()
+        return out
+
+    def _many_chunk(chunk):
+        out = []
+        for start in range(0, len(chunk), per_call):
             ins, pars, edits = [], [], []
-            for j, (idx, value) in enumerate(jobs[start:start + per_call]):
+            for j, (idx, value) in enumerate(chunk[start:start + per_call]):
                 if is_input:
                     row = list(xs)
                     row[key] = base.copy()
@@ -338,7 +362,9 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
         positions = np.unique(flat % P)
     k = len(offs)  # a chunk of m positions is k*m copies of the batch, k*m*N*P input elements
     per_chunk = max(1, min(len(positions), budget // max(1, k * N * P)))
+    bar = _progress(-(-len(positions) // per_chunk), f"input {which}")
     for start in range(0, len(positions), per_chunk):
+        bar.update()
         pos = positions[start:start + per_chunk]
         m = len(pos)
         big = np.broadcast_to(Xf, (k, m, N, P)).copy()
@@ -351,6 +377,7 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
         for s in range(k):
             values[s][:, pos] = Lb[s].T
         evaluated[:, pos] = True
+    bar.close()
     est, dp, dm = kernel(method, values, points, L0, Xf)
     if mask is not None:
         evaluated &= mask

@@ -35,8 +35,14 @@ class TensorRecord:
 
     @property
     def passed(self) -> bool:
-        """True when every comparison of this tensor passed."""
+        """True when every comparison of this tensor passed (one that gives no verdict too: see :attr:`vacuous`)."""
         return all(c.passed for c in self.comparisons)
+
+    @property
+    def vacuous(self) -> bool:
+        """Whether a comparison of this tensor gives no verdict (``Comparison.unchecked``: an atol that passes any
+        gradient of its size, or the step's truncation error covering its mismatch): NOT CHECKED."""
+        return any(c.unchecked for c in self.comparisons)
 
     def get(self, pair: str) -> Comparison | None:
         """The comparison for ``pair``, or None when that pair was not computed."""
@@ -75,9 +81,16 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         """True when at least one gradient was compared and every comparison of every tensor is within tolerance,
-        in every mode checked: nothing compared is never a pass (tester16 H1; :attr:`compared`)."""
-        return (self.compared and all(r.passed for r in self.records)
+        in every mode checked: nothing compared is never a pass (tester16 H1; :attr:`compared`), nor a tensor whose
+        atol passes any gradient of its size (newuser23 H1; :attr:`unchecked`)."""
+        return (self.compared and all(r.passed for r in self.records) and not self.unchecked
                 and all(o.passed for o in self.other_modes))
+
+    @property
+    def unchecked(self) -> list[str]:
+        """The tensors whose comparison gives no verdict (``TensorRecord.vacuous``: an atol that passes any gradient
+        of their size, or the step's truncation error), in every mode, e.g. ``["dX"]``: NOT CHECKED (exit 3)."""
+        return list(dict.fromkeys(r.tensor for x in [self, *self.other_modes] for r in x.records if r.vacuous))
 
     @property
     def compared(self) -> bool:
@@ -189,7 +202,7 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
                for p in shown),
              f"{max((_shown(c, 'abs') for c in rec.comparisons), default=0.0):.1e}", _checked(rec),
              *([str(max((len(c.kinks) for c in rec.comparisons), default=0) or "")] if kinks else []),
-             "ok" if rec.passed else "FAIL"]
+             "NOT CHECKED" if rec.vacuous and rec.passed else "ok" if rec.passed else "FAIL"]
             for res in results for i, rec in enumerate(res.records)]
     rows += [[name, "-", "-", *("-" for _ in shown), "-", "-", *(["-"] if kinks else []), "ERROR"] for name, _ in errors]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]

@@ -69,7 +69,7 @@ class StudentTape:
         if stage == "tape":
             raise TapeUnavailable(paragraph(
                 f"{lay.class_name}.forward raised {e.get('type', 'an exception')} on autoprop tensors{at}: "
-                f"{e.get('message', '')}", "; manual vs numerical only"))
+                f"{str(e.get('message', '')).rstrip(' .;')}; manual vs numerical only"))  # newuser23 L4: "). ;"
         raise lay.sandbox._student_error(what, err)
 
     def _escape_text(self, escapes) -> str:

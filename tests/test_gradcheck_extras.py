@@ -258,7 +258,8 @@ def test_a_1_percent_wrong_dw_fails_under_a_large_bias_and_a_right_one_passes(bi
     assert good.passed, good.table()
     assert not any("WARNING" in n for n in good.notes), good.notes
     grown = [n for n in good.notes if "differenced with a step" in n]
-    assert len(grown) == (3 if bias == 1e8 else 0), good.notes  # dX, dW, db: atol 0.059 > 1e-3 |g|
+    # dX, dW: atol 0.059 > 1e-3 |g|; db's entries move by eps * 1e8, its round-off under the floor (newuser23 H1)
+    assert len(grown) == (2 if bias == 1e8 else 0), good.notes
     if bias == 1e8:
         atol = float(grown[1].rpartition("compared with atol=")[2])
         assert "10000 times larger" in grown[1] and atol < 1e-4 < 0.059  # round-off / 1e4 + the measured change
