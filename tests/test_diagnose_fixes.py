@@ -153,7 +153,9 @@ def test_grader_message_gives_a_command_that_reproduces_the_failure(tmp_path):
     assert not verdict.passed
     line = next(n for n in verdict.notes if "gradcheck check" in n)
     cmd = line.split("`")[1]
-    assert cmd == "gradcheck check layers.py::Linear --init '{\"in_features\": 5, \"out_features\": 3}' --input-shape 8,5"
+    # with the reference, so that a forward-side bug is not blamed on backward (tester23g M3)
+    assert cmd == ("gradcheck check layers.py::Linear --init '{\"in_features\": 5, \"out_features\": 3}' --input-shape "
+                   "8,5 --reference manualprop.Linear --reference-init '{\"in_features\": 5, \"out_features\": 3}'")
     script = Path(sys.executable).parent / shlex.split(cmd)[0]
     p = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "MPLBACKEND": "Agg"})

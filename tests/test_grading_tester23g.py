@@ -80,14 +80,14 @@ def test_a_starved_submission_gets_the_cpu_time_it_did_not_have(tmp_path, monkey
     """The load stands in deterministically: the tree sleeps while ``/proc`` says it is runnable with no CPU had;
     before, it was stopped at its 1.5 s limit."""
     args, cwd = _child(tmp_path, 3)
-    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, True))
+    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, {b"R"}))
     code, log, stopped = runner._run_child(args, cwd, 1.5, None)
     assert (code, stopped) == (0, ""), log
 
 
 def test_a_starved_submission_is_stopped_at_its_backstop_as_the_grader_s_failure(tmp_path, monkeypatch):
     args, cwd = _child(tmp_path, 60)
-    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, True))
+    monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, {b"R"}))
     t0 = time.monotonic()
     code, _, stopped = runner._run_child(args, cwd, 0.4, None)
     assert stopped == "starved" and code < 0 and time.monotonic() - t0 >= sandbox.STARVED_FACTOR * 0.4
@@ -98,7 +98,7 @@ def test_a_sleeping_submission_or_one_that_had_its_cpu_time_ends_at_the_limit(tm
     """Asleep (the real ``/proc`` reading), or runnable having had its CPU time: the submission's own time."""
     args, cwd = _child(tmp_path, 60)
     if used is not None:
-        monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): used}, True))
+        monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): used}, {b"R"}))
     t0 = time.monotonic()
     code, _, stopped = runner._run_child(args, cwd, 1.0, None)
     assert stopped == "slow" and code < 0 and time.monotonic() - t0 < sandbox.STARVED_FACTOR * 1.0
