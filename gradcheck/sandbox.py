@@ -68,7 +68,7 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import _seccomp
 from . import isolation as iso
-from ._adapters import CACHE_ADVICE, expected
+from ._adapters import CACHE_ADVICE, STORED_INPUTS_ADVICE, expected
 from ._validation import (
     checked_params,
     dtype_error,
@@ -403,6 +403,9 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
                   "returned value.")
     elif kind == "scalar" and like is not None and like[1] != ():
         advice = f"expected a numpy ndarray of {like[0]}'s shape {fmt_shape(like[1])}: " + _sum_advice(tensor, *like)
+    elif kind == "list" and "backward" in produced_by:  # numpy-ml: one dX per input forward appended to self.X
+        advice = (f"expected a numpy ndarray (a list is not accepted; build {tensor} with numpy operations)."
+                  + STORED_INPUTS_ADVICE)
     elif kind in ("list", "scalar"):
         advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
     else:

@@ -1,0 +1,83 @@
+"""Session 23's tester's findings (tester23s, fixer fixs23): public numpy layer code (CS231n, numpy-ml,
+ML-From-Scratch, Nielsen) through ``gradcheck check``."""
+
+import pytest
+from test_cli import both, run_here, student
+
+BUGGY = "tests/buggy_layers/tester23s.py"
+
+
+@pytest.mark.parametrize(("cls", "grad"), [("BNTrainCacheDouble", "dgamma"), ("FrozenLinearDouble", "dW")])
+def test_training_check_probes_in_training_mode(cls, grad):
+    """H1: a mode set by train()/eval() or self.trainable, a backward that runs only after a training forward: the
+    discovery probed in eval under --training, backward raised, the weights became "gradients unknown" and the planted
+    factor 2 PASSed (exit 0). Probed in the checked mode, the gradient is paired and FAILs."""
+    p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "6,4", "--training")
+    text = both(p)
+    assert p.returncode == 1 and f"FAIL: {cls}: gradient mismatch in {grad}." in text, text
+    assert f"{grad} is 2 times the correct gradient" in text and "no gradient checked" not in text, text
+
+
+@pytest.mark.parametrize(("cls", "grads"), [("BNTrainCache", "dX, dgamma, dbeta"), ("FrozenLinear", "dX, dW")])
+def test_training_check_correct_twin_passes(cls, grads):
+    p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "6,4", "--training")
+    assert p.returncode == 0 and f"PASS: {cls}: every gradient ({grads}) matches" in both(p), both(p)
+
+
+def test_backward_never_observed_with_weights_is_not_checked(tmp_path):
+    """H1's guard: a probe backward that raised leaves the weights' gradients unknown; the check then compares dX
+    alone and PASSed (exit 0) with a note. Now NOT CHECKED (exit 3): a gradient never seen is no PASS."""
+    src = """
+    import numpy as np
+
+    class Flaky:
+        calls = 0
+
+        def __init__(self):
+            self.W = np.random.default_rng(0).standard_normal(4) + 2.0
+
+        def forward(self, X):
+            self.X = X
+            return X * self.W
+
+        def backward(self, dY):
+            Flaky.calls += 1
+            if Flaky.calls <= 3:  # the discovery's probes
+                raise RuntimeError("not ready")
+            self.dW = 2.0 * (dY * self.X).sum(0)  # never checked
+            return dY * self.W
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'flaky.py')}::Flaky", "--input-shape", "3,4")
+    text = both(p)
+    assert p.returncode == 3 and "PASS" not in text, text
+    assert "NOT CHECKED as a whole: Flaky: backward raised when gradcheck called it after its probe forward, so " \
+           "gradcheck could not see whether backward sets the gradient of W (dW)" in " ".join(text.split()), text
+
+
+@pytest.mark.parametrize("cls", ["NmDense", "NmBatchNorm"])
+def test_numpy_ml_layer_checked_as_written(cls):
+    """M1: numpy-ml's conventions (parameters built by the first forward in a dict of None, inputs appended to self.X,
+    gradients[k] += ... reset by flush_gradients(), retain_derived, backward asserting self.trainable) FAILed "gave dX
+    as a list" / "inside an object gradcheck does not read weights from". Now checked as written and PASS; BatchNorm's
+    eval (trainable=False) has no backward, so training mode alone is checked, said in the header."""
+    p = run_here("check", f"{BUGGY}::{cls}", "--input-shape", "6,4")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and f"PASS: {cls}: every gradient" in text, text
+    assert "created by the first forward, then checked" in text and "flush_gradients() is called before each " \
+           "forward" in text, text
+    if cls == "NmBatchNorm":
+        assert "forward reads self.trainable, and backward asserts it" in text and "training mode alone" in text, text
+
+
+def test_numpy_ml_planted_bug_fails():
+    p = run_here("check", f"{BUGGY}::NmDenseDoubleDW", "--input-shape", "6,4")
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: NmDenseDoubleDW: gradient mismatch in dparameters['W']." in text, text
+    assert "dparameters['W'] is 2 times the correct gradient" in text, text
+
+
+def test_stored_input_list_refusal_says_what_to_do():
+    p = run_here("check", f"{BUGGY}::XList", "--input-shape", "6,4")
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "XList.backward(dY) returned a list of 2 arrays" in text, text
+    assert "numpy-ml's self.X.append(X)" in text and "flush_gradients()" in text, text
