@@ -531,6 +531,8 @@ class Sandbox:
             os.chmod(self.workdir, 0o755)
         try:
             self._copy_files(files)
+            if not self.hostile and isolation == "process" and (python or sys.executable) == sys.executable:
+                _give_font_cache(self.workdir)  # the child's HOME: import matplotlib without building it (M2)
             self._start(python or sys.executable)
         except BaseException:
             self.close()
@@ -1797,6 +1799,41 @@ class RemoteLoss(_Remote):
 _DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "
                "file (such as W.npy) is not there. Build the arrays in code (a seeded np.random.default_rng) "
                "or pass values through --init.")
+
+
+def _give_font_cache(workdir: str) -> None:
+    """Copy this interpreter's matplotlib font cache (``fontlist-v*.json``) into ``workdir/.cache/matplotlib``, where the
+    child, whose ``HOME`` is ``workdir``, looks for it, when a submitted file there mentions matplotlib: without it the
+    child's ``import matplotlib.pyplot`` builds the cache and starts a ``threading.Timer`` (its "building the font
+    cache" warning), which the sandbox refuses (tester23s M2). The cache is built here once where it is missing."""
+    try:
+        names = [os.path.join(d, f) for d, _, fs in os.walk(workdir) for f in fs if f.endswith(".py")][:200]
+        if not any(b"matplotlib" in open(f, "rb").read(1 << 20) for f in names):
+            return
+    except OSError:
+        return
+    for src in _font_cache_files():
+        dest = os.path.join(workdir, ".cache", "matplotlib")
+        os.makedirs(dest, mode=0o755, exist_ok=True)
+        shutil.copyfile(src, os.path.join(dest, os.path.basename(src)))
+
+
+@functools.lru_cache(maxsize=1)
+def _font_cache_files() -> tuple[str, ...]:
+    """The ``fontlist-v*.json`` files of this interpreter's matplotlib cache folder, built once here (importing
+    ``matplotlib.font_manager``) when there are none; () without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return ()
+    import glob
+
+    import matplotlib
+
+    def found():
+        return tuple(sorted(glob.glob(os.path.join(matplotlib.get_cachedir(), "fontlist-v*.json"))))
+    if not found():
+        with contextlib.suppress(Exception):
+            import matplotlib.font_manager  # noqa: F401 - builds the cache
+    return found()
 
 
 def sibling_files(path: str) -> dict[str, str]:

@@ -81,3 +81,27 @@ def test_stored_input_list_refusal_says_what_to_do():
     text = " ".join(both(p).split())
     assert p.returncode == 3 and "XList.backward(dY) returned a list of 2 arrays" in text, text
     assert "numpy-ml's self.X.append(X)" in text and "flush_gradients()" in text, text
+
+
+def test_layer_file_importing_pyplot_is_checked(tmp_path):
+    """M2: the sandbox's HOME is its own folder, so ``import matplotlib.pyplot`` built the font cache there and started
+    a threading.Timer: exit 3 "the grading sandbox does not allow starting threads". The cache is copied in: PASS."""
+    pytest.importorskip("matplotlib")
+    src = """
+    import numpy as np
+    import matplotlib.pyplot as plt
+
+    class Scale:
+        def __init__(self):
+            self.a = np.array([1.5, -0.5, 2.0])
+
+        def forward(self, X):
+            self.X = X
+            return X * self.a
+
+        def backward(self, dY):
+            self.da = (dY * self.X).sum(0)
+            return dY * self.a
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mpl_layer.py')}::Scale", "--input-shape", "4,3")
+    assert p.returncode == 0 and "PASS: Scale: every gradient (dX, da) matches" in both(p), both(p)
