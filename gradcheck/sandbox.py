@@ -1847,7 +1847,41 @@ def sibling_files(path: str) -> dict[str, str]:
     out = {e: os.path.join(folder, e) for e in sorted(os.listdir(folder))
            if e.endswith(".py") and e != os.path.basename(path) and os.path.isfile(os.path.join(folder, e))
            and _shadow_reason(e) is None}
+    out.update(_package_files(folder))
     out[os.path.basename(path)] = os.path.abspath(path)
+    return out
+
+
+#: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes.
+PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES = 4, 300, 8 << 20
+
+
+def _package_files(folder: str) -> dict[str, str]:
+    """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
+    folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
+    ``.py`` files, its ``.py`` files and those of such subfolders, at most :data:`PACKAGE_DEPTH` deep, hidden folders,
+    ``__pycache__`` and virtual environments (``pyvenv.cfg``, ``site-packages``) skipped; {} past
+    :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes (a project folder, not a package: only the checked
+    file's own folder's files are copied then)."""
+    out, total = {}, 0
+    for top in sorted(os.listdir(folder)):
+        root = os.path.join(folder, top)
+        if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
+            continue
+        for d, dirs, files in os.walk(root):
+            rel = os.path.relpath(d, folder)
+            if rel.count(os.sep) >= PACKAGE_DEPTH or "pyvenv.cfg" in files or os.path.basename(d) == "site-packages":
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x)))
+            for f in sorted(f for f in files if f.endswith(".py")):
+                src = os.path.join(d, f)
+                if os.path.islink(src) or not os.path.isfile(src):
+                    continue
+                total += os.path.getsize(src)
+                out[os.path.join(rel, f).replace(os.sep, "/")] = src
+                if len(out) > PACKAGE_FILES or total > PACKAGE_BYTES:
+                    return {}
     return out
 
 

@@ -105,3 +105,40 @@ def test_layer_file_importing_pyplot_is_checked(tmp_path):
     """
     p = run_here("check", f"{student(tmp_path, src, 'mpl_layer.py')}::Scale", "--input-shape", "4,3")
     assert p.returncode == 0 and "PASS: Scale: every gradient (dX, da) matches" in both(p), both(p)
+
+
+def test_package_folder_beside_the_checked_file_is_importable(tmp_path):
+    """M3: CS231n's layout, ``from cs231n.layers import affine_forward, affine_backward`` in a file beside the cs231n/
+    folder (with a relative import inside it): exit 3 "No module named 'cs231n'" before, as only the folder's own .py
+    files were copied into the sandbox. The package's .py files are copied too: PASS."""
+    pkg = tmp_path / "cs231n"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("def matmul(a, b):\n    return a @ b\n")
+    (pkg / "layers.py").write_text(
+        "from .helpers import matmul\n\n\n"
+        "def affine_forward(x, w, b):\n    return matmul(x, w) + b, (x, w, b)\n\n\n"
+        "def affine_backward(dout, cache):\n    x, w, b = cache\n"
+        "    return dout @ w.T, x.T @ dout, dout.sum(axis=0)\n")
+    (tmp_path / "check_affine.py").write_text("from cs231n.layers import affine_forward, affine_backward  # noqa\n")
+    p = run_here("check", f"{tmp_path / 'check_affine.py'}::affine", "--input-shape", "4,3;3,5;5")
+    assert p.returncode == 0 and "PASS: affine: every gradient (dx, dw, db) matches" in both(p), both(p)
+
+
+def test_package_files_bounded(tmp_path):
+    from gradcheck.sandbox import PACKAGE_FILES, sibling_files
+
+    (tmp_path / "a.py").write_text("")
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "m.py").write_text("")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "h.py").write_text("")
+    (tmp_path / "venv").mkdir()
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("")
+    (tmp_path / "venv" / "v.py").write_text("")
+    assert sorted(sibling_files(str(tmp_path / "a.py"))) == ["a.py", "pkg/sub/m.py"]
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(PACKAGE_FILES + 1):
+        (big / f"m{i}.py").write_text("")
+    assert sorted(sibling_files(str(tmp_path / "a.py"))) == ["a.py"]  # a project, not a package: its own folder
