@@ -888,7 +888,10 @@ def _variant_text(b, f):
 def not_a_layer(name):
     """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer."""
     return (f"{name} is a function, not a class or a {name}_forward/{name}_backward function pair (a function "
-            f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
+            f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss; one returning (loss, grad) of its "
+            f"first argument with data beside it, as CS231n's svm_loss_naive(W, X, y, reg) -> (loss, dW), is checked "
+            f"with --loss, --input-shape giving W's shape and --init every other argument: --loss --input-shape 4,3 "
+            f"--init '{{\"X\": [[...], ...], \"y\": [...], \"reg\": 0.1}}'). {expected()}")
 
 
 def check_init(kind, target, init, n_inputs=None):
@@ -909,7 +912,7 @@ def check_init(kind, target, init, n_inputs=None):
     given = list(init or {})
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
-        n = 2 if kind == "loss_function" else n_inputs or 0
+        n = (1 if objective(fn, init) else 2) if kind == "loss_function" else n_inputs or 0
         last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
         arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
@@ -925,7 +928,7 @@ def check_init(kind, target, init, n_inputs=None):
                         f"{', '.join(named) or 'no keyword arguments'}.")
     if kind == "functions":
         _backward_missing(*target, init, n_inputs)
-    extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
+    extra = (ps[1:] if objective(fn, init) else ps[2:]) if kind == "loss_function" else ps if kind == "class" else []
     missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in _NAMED]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -934,8 +937,12 @@ def check_init(kind, target, init, n_inputs=None):
         eg = "[[1, 1, 0], [1, 0, 0]]" if kind == "loss_function" else "[[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]"
         arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: {eg} is 2x3); gradcheck passes "
                   "it as a float64 array." if arrays else "")
+        pos = [p.name for p in ps if p.kind in _POSITIONAL]
+        data = (f" If {pos[1]} is data rather than the target of a loss of {pos[0]} (svm_loss_naive(W, X, y, reg) -> "
+                f"(loss, dW)), give {pos[1]} in --init too: the gradient of {pos[0]} alone is then checked, every other "
+                f"argument fixed." if kind == "loss_function" and len(pos) > 2 else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{example}'.{arrays}")
+                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}")
 
 
 def _init_example(init, missing):
@@ -1573,6 +1580,15 @@ def loss_derivative(fn):
     return next((g for s in DERIVATIVE_SUFFIXES if inspect.isfunction(g := names.get(fn.__name__ + s))), None)
 
 
+def objective(fn, init):
+    """True when ``--init`` names ``fn``'s second positional argument: ``svm_loss_naive(W, X, y, reg) -> (loss, dW)``
+    with ``X``, ``y``, ``reg`` in ``--init`` is a function of its first argument alone (CS231n assignment 1's first
+    gradient check, tester23s M4), checked for the gradient of that argument, every other one fixed; the targets
+    ``--loss`` draws are not passed."""
+    pos = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    return len(pos) >= 2 and pos[1] in (init or {})
+
+
 class LossFunction:
     """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol; or, with a derivative
     function beside it (:func:`loss_derivative`: ``mse`` and ``mse_prime``), the pair ``fn(...) -> loss``,
@@ -1586,7 +1602,8 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        self.prime = loss_derivative(fn)
+        self.objective = objective(fn, init)  # f(W, X, y, reg): W's gradient, the rest from --init
+        self.prime = None if self.objective else loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
         self.pred_first = True
@@ -1622,7 +1639,7 @@ class LossFunction:
             self._dx = self.prime(*self._args(np.array(y_true, copy=True), np.array(y_pred, copy=True)),
                                   **copy.deepcopy(self._kwargs))
             return loss
-        res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
+        res = self.fn(y_pred, *(() if self.objective else (y_true,)), **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
                                f"{'' if not isinstance(res, tuple) else f' of {len(res)}'} (a loss returning the "

@@ -1217,6 +1217,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
+    if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
+        what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
+                "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
     for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):

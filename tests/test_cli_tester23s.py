@@ -142,3 +142,48 @@ def test_package_files_bounded(tmp_path):
     for i in range(PACKAGE_FILES + 1):
         (big / f"m{i}.py").write_text("")
     assert sorted(sibling_files(str(tmp_path / "a.py"))) == ["a.py"]  # a project, not a package: its own folder
+
+
+SVM = """
+import numpy as np
+
+def svm_loss_naive(W, X, y, reg):
+    dW = np.zeros(W.shape)
+    loss = 0.0
+    for i in range(X.shape[0]):
+        scores = X[i].dot(W)
+        for j in range(W.shape[1]):
+            if j == y[i]:
+                continue
+            margin = scores[j] - scores[y[i]] + 1
+            if margin > 0:
+                loss += margin
+                dW[:, j] += X[i]
+                dW[:, y[i]] -= X[i]
+    loss = loss / X.shape[0] + reg * np.sum(W * W)
+    return loss, dW / X.shape[0] + 2 * reg * W * FACTOR
+"""
+SVM_INIT = '{"X": [[1.0, 2.0, -1.0, 0.5], [0.3, -1.2, 0.7, 2.0], [-0.4, 0.9, 1.1, -0.6]], "y": [0, 2, 1], "reg": 0.1}'
+
+
+@pytest.mark.parametrize(("factor", "code"), [("1", 0), ("0.5", 1)])
+def test_function_of_its_first_argument_with_data_in_init(tmp_path, factor, code):
+    """M4: CS231n's svm_loss_naive(W, X, y, reg) -> (loss, dW): --loss took X for the target and refused X in --init
+    (the messages went in a circle). --init naming the second argument makes it a function of W alone: its gradient
+    is checked with X, y, reg fixed (the regularisation's dW halved: FAIL)."""
+    path = student(tmp_path, SVM.replace("FACTOR", factor), "linear_svm.py")
+    p = run_here("check", f"{path}::svm_loss_naive", "--loss", "--input-shape", "4,3", "--init", SVM_INIT)
+    text = " ".join(both(p).split())
+    assert p.returncode == code, text
+    assert "a function of W alone: the gradient of W is checked, X, y, reg fixed as --init gives them" in text, text
+    assert ("PASS: svm_loss_naive: dL/dW matches" if code == 0 else "FAIL: svm_loss_naive") in text, text
+
+
+def test_function_with_data_messages_name_the_form(tmp_path):
+    path = student(tmp_path, SVM.replace("FACTOR", "1"), "linear_svm.py")
+    p = run_here("check", f"{path}::svm_loss_naive", "--input-shape", "4,3")
+    assert p.returncode == 2 and "svm_loss_naive(W, X, y, reg) -> (loss, dW), is checked with --loss, --input-shape " \
+        "giving W's shape and --init every other argument" in " ".join(both(p).split()), both(p)
+    p = run_here("check", f"{path}::svm_loss_naive", "--loss", "--input-shape", "4,3")
+    assert p.returncode == 2 and "give X in --init too: the gradient of W alone is then checked" in \
+        " ".join(both(p).split()), both(p)
