@@ -1185,6 +1185,8 @@ class Sandbox:
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
                                       if e.get("type") == "TypeError" else "")
         cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
+        if "forward" not in have and (passes := _pass_methods(cls_name, have)):
+            raise UsageError(passes)
         if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
             raise UsageError(scalar)
         for m in ("forward", "backward"):
@@ -1378,6 +1380,25 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
 
 #: micrograd's scalar ``Value`` methods (tanh, relu, exp) beside its backward(); a Neuron/MLP's parameters()
 _SCALAR_OPS = {"tanh", "relu", "exp", "sigmoid", "log"}
+
+
+def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:
+    """The usage error for ML-From-Scratch's layer protocol (tester23s M5): ``forward_pass(X, training)`` and
+    ``backward_pass(accum_grad)``, weights made by ``initialize(optimizer)`` and stepped inside ``backward_pass`` (no
+    gradient stored); ``""`` otherwise."""
+    have = set(methods)
+    if not {"forward_pass", "backward_pass"} <= have:
+        return ""
+    init = ("; its weights are made by initialize(optimizer), which gradcheck does not call" if "initialize" in have
+            else "")
+    return paragraph(
+        f"{cls_name} has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol), not forward() and "
+        f"backward(){init}. Such a backward_pass(accum_grad) steps the weights with the optimizer (self.W = "
+        "self.W_opt.update(self.W, grad_w)) and stores no gradient, so gradcheck cannot read the weights' gradients "
+        "from it.",
+        f"To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
+        f"the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
+        f"__init__ (call initialize with an optimizer there).")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:

@@ -187,3 +187,35 @@ def test_function_with_data_messages_name_the_form(tmp_path):
     p = run_here("check", f"{path}::svm_loss_naive", "--loss", "--input-shape", "4,3")
     assert p.returncode == 2 and "give X in --init too: the gradient of W alone is then checked" in \
         " ".join(both(p).split()), both(p)
+
+
+def test_forward_pass_backward_pass_layer_is_named(tmp_path):
+    """M5: ML-From-Scratch's Dense (forward_pass/backward_pass, initialize(optimizer), weights stepped in
+    backward_pass) was called "a module of scalar autograd values (micrograd's ...)"."""
+    src = """
+    import numpy as np
+
+    class Dense:
+        def __init__(self, n_units=3, input_shape=(4,)):
+            self.n_units, self.input_shape = n_units, input_shape
+
+        def initialize(self, optimizer):
+            self.W, self.W_opt = np.ones((self.input_shape[0], self.n_units)), optimizer
+
+        def parameters(self):
+            return self.W.size
+
+        def forward_pass(self, X, training=True):
+            self.layer_input = X
+            return X @ self.W
+
+        def backward_pass(self, accum_grad):
+            W = self.W
+            self.W = self.W_opt.update(self.W, self.layer_input.T @ accum_grad)
+            return accum_grad @ W.T
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mlfs.py')}::Dense", "--input-shape", "6,4")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "micrograd" not in text, text
+    assert "Dense has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol)" in text, text
+    assert "initialize(optimizer), which gradcheck does not call" in text and "steps the weights" in text, text
