@@ -1396,9 +1396,9 @@ def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:
         f"backward(){init}. Such a backward_pass(accum_grad) steps the weights with the optimizer (self.W = "
         "self.W_opt.update(self.W, grad_w)) and stores no gradient, so gradcheck cannot read the weights' gradients "
         "from it.",
-        f"To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
-        f"the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
-        f"__init__ (call initialize with an optimizer there).")
+        "To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
+        "the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
+        "__init__ (call initialize with an optimizer there).")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
