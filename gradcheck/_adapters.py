@@ -4577,12 +4577,8 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
-    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract
-        how = {"module": "zero_grad() is called", "parameters": "each of parameters()'s zero_grad() is called",
-               "grads": "each of parameters()'s .grad is set to 0", "flush": ""}[zeroes]
-        info["text"] += (f"; {how} before each backward, as PyTorch's training loop does" if how else
-                         f"; {FLUSH}() is called before each forward and the gradients it resets are zeroed before "
-                         "each backward, as numpy-ml's training loop does (update() flushes after each step)")
+    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract; numpy-ml's flush
+        info["text"] += ZEROING_TEXT[zeroes]
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
@@ -4773,6 +4769,14 @@ def _numbers_kind(v):
         return np.asarray(v).dtype.kind
     except (ValueError, TypeError):  # ragged
         return ""
+
+
+#: The header's words for each way :func:`_zeroing` finds of resetting accumulated gradients.
+ZEROING_TEXT = {**{k: f"; {how} before each backward, as PyTorch's training loop does" for k, how in (
+    ("module", "zero_grad() is called"), ("parameters", "each of parameters()'s zero_grad() is called"),
+    ("grads", "each of parameters()'s .grad is set to 0"))},
+    "flush": f"; {FLUSH}() is called before each forward and the gradients it resets are zeroed before each backward, "
+             "as numpy-ml's training loop does (update() flushes after each step)"}
 
 
 def _zeroing(obj):
