@@ -179,12 +179,18 @@ def _kwargs_keys_of(fn):
     return tuple(keys.items())
 
 
+#: forward's booleans that keep what backward needs (numpy-ml's ``retain_derived=True``; False: "the layer will not
+#: be expected to backprop through this input", so backward has nothing to work on): no switch, only True is passed
+RETAIN_FLAGS = ("retain_derived",)
+
+
 def _switch_params(fn):
-    """forward's parameters by name, with the switches read from ``**kwargs`` as keyword-only ones."""
+    """forward's parameters by name, with the switches read from ``**kwargs`` as keyword-only ones; a
+    :data:`RETAIN_FLAGS` boolean whose default is True is left out (its default, the value backward needs, is run)."""
     ps = dict(_params(fn) or {})
     for k, d in _kwargs_keys(fn).items():
         ps.setdefault(k, inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=d))
-    return ps
+    return {k: p for k, p in ps.items() if not (k in RETAIN_FLAGS and p.default is True)}
 
 
 def _switch_attr(fn):
@@ -757,6 +763,53 @@ def _training_kw(fn, training, keyword=None):
     return _one_switch(fn, training, name, off, on)
 
 
+class ModeKw(dict):
+    """Forward's keywords of one mode (:func:`_training_kw`) that also remember the mode, so that a switch set
+    outside forward's arguments (``self.training`` by train()/eval(), ``self.bn_param['mode']``) is set again right
+    before each probe forward (:func:`_forward`): rewinding an object between probes puts back the value it had,
+    and probes of other modes set it in between (tester23s H1: a layer caching only in training mode was probed in
+    eval under ``--training``)."""
+
+    def __init__(self, fn, training, keyword=None):
+        super().__init__(_training_kw(fn, training, keyword))
+        self.training, self.keyword = training, keyword
+
+    def apply(self, obj):
+        """Set ``obj``'s switches outside forward's arguments to this mode (none: nothing)."""
+        if self.training is not None and _set_switches(self.keyword) and callable(getattr(obj, "forward", None)):
+            _training_kw(obj.forward, self.training, self.keyword)
+
+
+def _forward(obj, xs, kw):
+    """``obj.forward(*xs, **kw)``, in the mode of ``kw`` where it is a :class:`ModeKw` (its switches set first)."""
+    if isinstance(kw, ModeKw):
+        kw.apply(obj)
+    _flush(obj)
+    return obj.forward(*xs, **kw)
+
+
+#: numpy-ml's reset (``LayerBase.flush_gradients``): it empties the inputs forward appends to ``self.X`` and zeroes the
+#: accumulated ``gradients``; its ``update()`` calls it after each step, so every forward of its training loop follows one
+FLUSH = "flush_gradients"
+
+
+def _flushes(obj):
+    """True when ``obj``'s class has numpy-ml's ``flush_gradients()`` taking no argument (:data:`FLUSH`)."""
+    fn = getattr(type(obj), FLUSH, None)
+    return callable(fn) and not [p for p in (_params(fn) or {}).values() if p.default is p.empty][1:]
+
+
+def _flush(obj):
+    """Call numpy-ml's ``flush_gradients()`` on ``obj`` where it has one (:func:`_flushes`), as its training loop does
+    before every forward but the first: forward then stores one input (``self.X.append(X)``), so backward returns one
+    dX, and backward's ``gradients[k] += ...`` starts from zero (tester23s M1)."""
+    if _flushes(obj):
+        try:
+            getattr(obj, FLUSH)()
+        except Exception:  # noqa: BLE001 - numpy-ml's asserts trainable: a frozen layer's loop never flushes it
+            pass
+
+
 def _one_switch(fn, training, name, off, on):
     """:func:`_training_kw` of one switch (or of sub-layers' ``", "``-joined attributes)."""
     if name.startswith(SET_SWITCHES):  # set on the object (train()/eval() where it has them), or its module
@@ -835,7 +888,10 @@ def _variant_text(b, f):
 def not_a_layer(name):
     """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer."""
     return (f"{name} is a function, not a class or a {name}_forward/{name}_backward function pair (a function "
-            f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
+            f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss; one returning (loss, grad) of its "
+            f"first argument with data beside it, as CS231n's svm_loss_naive(W, X, y, reg) -> (loss, dW), is checked "
+            f"with --loss, --input-shape giving W's shape and --init every other argument: --loss --input-shape 4,3 "
+            f"--init '{{\"X\": [[...], ...], \"y\": [...], \"reg\": 0.1}}'). {expected()}")
 
 
 def check_init(kind, target, init, n_inputs=None):
@@ -856,7 +912,7 @@ def check_init(kind, target, init, n_inputs=None):
     given = list(init or {})
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
-        n = 2 if kind == "loss_function" else n_inputs or 0
+        n = (1 if objective(fn, init) else 2) if kind == "loss_function" else n_inputs or 0
         last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
         arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
@@ -872,7 +928,7 @@ def check_init(kind, target, init, n_inputs=None):
                         f"{', '.join(named) or 'no keyword arguments'}.")
     if kind == "functions":
         _backward_missing(*target, init, n_inputs)
-    extra = ps[2:] if kind == "loss_function" else ps if kind == "class" else []  # a loss's x, y: the data
+    extra = (ps[1:] if objective(fn, init) else ps[2:]) if kind == "loss_function" else ps if kind == "class" else []
     missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in _NAMED]
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -881,8 +937,12 @@ def check_init(kind, target, init, n_inputs=None):
         eg = "[[1, 1, 0], [1, 0, 0]]" if kind == "loss_function" else "[[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]"
         arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: {eg} is 2x3); gradcheck passes "
                   "it as a float64 array." if arrays else "")
+        pos = [p.name for p in ps if p.kind in _POSITIONAL]
+        data = (f" If {pos[1]} is data rather than the target of a loss of {pos[0]} (svm_loss_naive(W, X, y, reg) -> "
+                f"(loss, dW)), give {pos[1]} in --init too: the gradient of {pos[0]} alone is then checked, every other "
+                f"argument fixed." if kind == "loss_function" and len(pos) > 2 else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{example}'.{arrays}")
+                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}")
 
 
 def _init_example(init, missing):
@@ -1005,10 +1065,27 @@ def signature(obj):
         out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
         out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
         out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
+        if frozen_backward(fwd, bwd):
+            out["eval_backward"] = False  # config.training_modes: "auto" checks training mode alone
     if (ps := _params(bwd)) is not None:
         out["backward_params"] = [p.name for p in ps.values() if p.kind in _POSITIONAL]
         out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps.values())
     return fparams, out
+
+
+def frozen_backward(fwd, bwd):
+    """``"self.trainable"`` when forward's switch (:func:`mode_keyword`) is the attribute ``self.NAME`` and backward
+    asserts it (numpy-ml's ``assert self.trainable, "Layer is frozen"``): eval mode has no backward, so "auto" checks
+    training mode alone (tester23s M1); else None."""
+    mk = mode_keyword(fwd) if callable(fwd) else None
+    if not mk or not mk[0].startswith("self.") or ", " in mk[0] or "[" in mk[0] or mk[2] is not True:
+        return None
+    attr = mk[0].removeprefix("self.")
+    tree = _source(bwd) if callable(bwd) else None
+    hit = tree is not None and any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Attribute) and n.test.attr == attr
+                                   and isinstance(n.test.value, ast.Name) and n.test.value.id == "self"
+                                   for n in ast.walk(tree))
+    return mk[0] if hit else None
 
 
 def _numbers(e) -> bool:
@@ -1470,10 +1547,10 @@ def _probe_result(obj, inputs, kw):
     xs = [np.array(x, copy=True) for x in inputs]
     if not isinstance(getattr(obj, "__dict__", None), dict):
         _step("forward")
-        return copy.deepcopy(obj).forward(*xs, **kw)
+        return _forward(copy.deepcopy(obj), xs, kw)
     with _all_undone([obj, *dict(sublayers(obj)).values()]):
         _step("forward")
-        return obj.forward(*xs, **kw)
+        return _forward(obj, xs, kw)
 
 
 def class_outputs(obj, inputs):
@@ -1484,7 +1561,7 @@ def class_outputs(obj, inputs):
     held = _fields(obj).get("_gradcheck_outputs")
     if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
         return held  # a pair reads its outputs at each forward
-    res = _probe_result(obj, inputs, _training_kw(obj.forward, False, mode_keyword(obj.forward)))
+    res = _probe_result(obj, inputs, ModeKw(obj.forward, False, mode_keyword(obj.forward)))
     outs = several_outputs(res, obj.backward, type(obj).forward)
     if outs is not None:
         outs.attach(obj)
@@ -1503,6 +1580,15 @@ def loss_derivative(fn):
     return next((g for s in DERIVATIVE_SUFFIXES if inspect.isfunction(g := names.get(fn.__name__ + s))), None)
 
 
+def objective(fn, init):
+    """True when ``--init`` names ``fn``'s second positional argument: ``svm_loss_naive(W, X, y, reg) -> (loss, dW)``
+    with ``X``, ``y``, ``reg`` in ``--init`` is a function of its first argument alone (CS231n assignment 1's first
+    gradient check, tester23s M4), checked for the gradient of that argument, every other one fixed; the targets
+    ``--loss`` draws are not passed."""
+    pos = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    return len(pos) >= 2 and pos[1] in (init or {})
+
+
 class LossFunction:
     """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol; or, with a derivative
     function beside it (:func:`loss_derivative`: ``mse`` and ``mse_prime``), the pair ``fn(...) -> loss``,
@@ -1516,7 +1602,8 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        self.prime = loss_derivative(fn)
+        self.objective = objective(fn, init)  # f(W, X, y, reg): W's gradient, the rest from --init
+        self.prime = None if self.objective else loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
         self.pred_first = self.prime_first = True
@@ -1557,7 +1644,7 @@ class LossFunction:
             yt, yp = np.array(y_true, copy=True), np.array(y_pred, copy=True)
             self._dx = self.prime(*((yp, yt) if self.prime_first else (yt, yp)), **copy.deepcopy(self._kwargs))
             return loss
-        res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
+        res = self.fn(y_pred, *(() if self.objective else (y_true,)), **copy.deepcopy(self._kwargs))
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
                                f"{'' if not isinstance(res, tuple) else f' of {len(res)}'} (a loss returning the "
@@ -2134,6 +2221,8 @@ class Adapted:
         self._grad_attr = {**{m: g for ms in self.tied.values() for m, g, _ in ms}, **self.pairs}
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
+        #: False: backward asserts forward's switch (numpy-ml's frozen layer): "auto" checks training mode alone
+        self.eval_backward = frozen_backward(obj.forward, obj.backward) is None
         self._mode = None  # the training= of the last forward: an attribute switch is set to it again for backward
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
@@ -2238,6 +2327,7 @@ class Adapted:
         self._mode = training  # an attribute switch (self.training): set for this call and its backward's, then put back
         with _switch_kept(self.obj, self.mode_keyword, training is not None):
             before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
+            _flush(self.obj)  # numpy-ml: one stored input, gradients from zero
             out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
             self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
         return _copy(out)
@@ -2250,6 +2340,11 @@ class Adapted:
         self._sync()
         if self._zeroes == "module":
             self.obj.zero_grad()
+        elif self._zeroes == "flush":  # numpy-ml: its gradients zeroed as flush_gradients() does, self.X kept
+            for k, g in self.pairs.items():
+                v = _grad(self._grad_owner(k, g), g)
+                if isinstance(v, np.ndarray) and v.flags.writeable:
+                    v[...] = 0
         elif self._zeroes:  # the loop's `for p in model.parameters(): p.zero_grad()` (or `p.grad[...] = 0`)
             for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
                 p.zero_grad() if self._zeroes == "parameters" else p.grad.fill(0)
@@ -2846,7 +2941,7 @@ def _run(obj, rewind, inputs, kw):
     rewind()
     _step("forward")
     try:
-        y = obj.forward(*[x.copy() for x in inputs], **kw)
+        y = _forward(obj, [x.copy() for x in inputs], kw)
     except Exception as exc:  # noqa: BLE001 - student code: named as forward's, not the probe's
         raise _ForwardFailed(_raised(exc)) from exc
     try:
@@ -3220,6 +3315,10 @@ def _lazy_build(obj, inputs, kw):
             if isinstance(d.get("params"), dict):
                 out.update({prefix + k: v for k, v in d["params"].items() if isinstance(v, np.ndarray)})
         return out
+    if (slots := _none_slots(obj)) and inputs:  # numpy-ml: parameters = {"W": None} replaced by the first forward
+        made = _fill_slots(obj, inputs, kw, slots)
+        if made is not None:
+            return made
     before = params()
     children = dict(sublayers(obj))
     owners = [("", obj), *((n + ".", c) for n, c in children.items())]
@@ -3243,6 +3342,35 @@ def _lazy_build(obj, inputs, kw):
             elif isinstance(d.get("params"), dict) and key in d["params"]:
                 del d["params"][key]
     return kept
+
+
+def _none_slots(obj):
+    """The dict attributes of ``obj`` whose values are all None (numpy-ml's ``self.parameters = {"W": None, "b":
+    None}`` until its first forward calls ``_init_params()``)."""
+    return [k for k, v in _fields(obj).items()
+            if isinstance(v, dict) and v and len(v) <= MAX_PROBED and all(x is None for x in v.values())]
+
+
+def _fill_slots(obj, inputs, kw, slots):
+    """:func:`_lazy_build` of a layer whose first forward fills ``slots`` (:func:`_none_slots`) with arrays and sets
+    its own flags (``is_initialized``, ``n_in``): that forward is kept whole, as a second one would build the weights
+    again, and numpy-ml's ``flush_gradients()`` then empties what it stored (:func:`_flush`). Returns the parameters
+    it created (``parameters['W']``), or None (nothing filled: every change undone) for the general rule."""
+    kept, was = {}, dict(_fields(obj))
+    switches = {n.removeprefix("self.").split("[")[0].split(".")[0]
+                for n in (_set_switches(getattr(kw, "keyword", None)) or "").split(", ") if n.startswith("self.")}
+    with _all_undone([obj]) as rewind:
+        _run(obj, rewind, inputs, kw)
+        filled = [f"{k}[{key!r}]" for k in slots for key, v in (getattr(obj, k, None) or {}).items()
+                  if isinstance(v, np.ndarray) and v.dtype.kind == "f"] if all(
+            isinstance(getattr(obj, k, None), dict) for k in slots) else []
+        if filled:  # what forward bound anew (not the mode switch the probe set: put back as it was)
+            kept = {k: v for k, v in _fields(obj).items() if k not in switches and was.get(k, kept) is not v}
+    if not filled:
+        return None
+    _fields(obj).update(kept)  # the objects the forward bound (the new dicts, is_initialized = True)
+    _flush(obj)
+    return filled
 
 
 def _grad(obj, name):
@@ -4302,8 +4430,8 @@ def _adapt(obj, inputs=None, training=True):
     mk = mode_keyword(obj.forward)
     tr = _takes_training(obj.forward) and mk is None  # with switches to set: wrapped (Y14)
     unsafe = _unsafe_flag(obj, inputs, mk)
-    kw = _training_kw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
-    kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
+    kw = ModeKw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
+    kws = [kw] + ([ModeKw(obj.forward, False, mk)] if (kw or _set_switches(mk)) and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": [], **kinks}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
@@ -4332,14 +4460,14 @@ def _adapt(obj, inputs=None, training=True):
         if labels := switch_labels(obj.forward, mk):
             info["mode_labels"] = labels
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
-    cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
+    cached = _try(class_cache, obj, inputs, ModeKw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = f"; {outs.text()}" if outs else ""
     if cached is not None:
         tail += ("; forward returns (Y, cache) and backward takes (dY, cache): the cache forward returned is "
                  "passed to backward, as for a CS231n function pair") + (f"; {cached.outputs.text()}"
                                                                          if cached.outputs else "")
-    built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
+    built = (_try(_lazy_build, obj, inputs, ModeKw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
@@ -4463,10 +4591,8 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
-    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract
-        how = {"module": "zero_grad() is called", "parameters": "each of parameters()'s zero_grad() is called",
-               "grads": "each of parameters()'s .grad is set to 0"}[zeroes]
-        info["text"] += f"; {how} before each backward, as PyTorch's training loop does"
+    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract; numpy-ml's flush
+        info["text"] += ZEROING_TEXT[zeroes]
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
@@ -4659,6 +4785,14 @@ def _numbers_kind(v):
         return ""
 
 
+#: The header's words for each way :func:`_zeroing` finds of resetting accumulated gradients.
+ZEROING_TEXT = {**{k: f"; {how} before each backward, as PyTorch's training loop does" for k, how in (
+    ("module", "zero_grad() is called"), ("parameters", "each of parameters()'s zero_grad() is called"),
+    ("grads", "each of parameters()'s .grad is set to 0"))},
+    "flush": f"; {FLUSH}() is called before each forward and the gradients it resets are zeroed before each backward, "
+             "as numpy-ml's training loop does (update() flushes after each step)"}
+
+
 def _zeroing(obj):
     """How a layer's accumulated gradients (``p.grad += ...``) are zeroed before each backward, as PyTorch's loop does:
     ``"module"``, its class's ``zero_grad()``; ``"parameters"``, the ``zero_grad()`` of each object its
@@ -4666,6 +4800,8 @@ def _zeroing(obj):
     ``.grad`` arrays set to 0 in place (``optimizer.zero_grad(set_to_none=False)``); None: none of these."""
     if callable(getattr(type(obj), "zero_grad", None)):
         return "module"
+    if _flushes(obj):  # numpy-ml's flush_gradients(): also empties self.X, so only its gradients are zeroed
+        return "flush"
     ps = getattr(type(obj), "parameters", None)
     if not callable(ps) or [p for p in (_params(ps) or {}).values() if p.default is p.empty][1:]:
         return None
@@ -4892,7 +5028,8 @@ class ReturnedGradients:
             f"(shape {', '.join(str(s) for s in want[:n])}), the weights' gradients stored by backward (self.dW, or "
             f"grads['W'] for a params dict) and not returned; or every gradient returned: the tuple ({', '.join(names)}) of shapes "
             f"{', '.join(str(s) for s in want)}: one gradient per input, then one per weight in the order the class "
-            f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}.")
+            f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}."
+            + (STORED_INPUTS_ADVICE if isinstance(rets, list) and n == 1 and all(np.shape(r) == want[0] for r in rets) else ""))
 
     @staticmethod
     def by_shape(n, rets, want):
@@ -4941,6 +5078,13 @@ class ReturnedGradients:
         _subclass(obj, f"{cls.__name__}.backward returns (dX, dW, ...), but gradcheck cannot wrap this class to read "
                   "the weights' gradients from it; store them in backward (self.dW) and return dX alone",
                   backward=backward, _gradcheck_returns_weights=True)
+
+
+#: What to do about a backward returning one dX per input forward stored (tester23s M1, numpy-ml's convention).
+STORED_INPUTS_ADVICE = (" If forward appends its input to a list (numpy-ml's self.X.append(X)) and backward returns one dX per "
+            "stored input, the list grew because gradcheck runs forward many times: give the class numpy-ml's "
+            "flush_gradients() (it empties that list and zeroes the gradients; gradcheck calls it before each "
+            "forward, as numpy-ml's update() does after each step), or keep the last input alone (self.X = [X]).")
 
 
 def _returned_grads(obj, inputs, kw, weights, info, keys=False):
@@ -5012,7 +5156,7 @@ def _central_gaps(obj, inputs, kw, weight, grads):
         def loss(t):
             rewind()
             weight[...] = base + t * u
-            y = obj.forward(*[x.copy() for x in inputs], **kw)
+            y = _forward(obj, [x.copy() for x in inputs], kw)
             return float(np.sum(np.asarray(y, dtype=np.float64) * np.random.default_rng(7).standard_normal(np.shape(y))))
         try:
             d = difference_quotient(loss, eps, "central")
@@ -5336,7 +5480,7 @@ def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
     mk, twin = _lead(obj.forward, mk), _twin(obj) if inputs else None
     for keyword, *_ in variants if twin is not None else ():
         for training in (False, True):
-            Y, why = _twin_forward(twin, inputs, _training_kw(twin.forward, training, keyword))
+            Y, why = _twin_forward(twin, inputs, ModeKw(twin.forward, training, keyword))
             if not why and not (isinstance(Y, np.ndarray) and Y.dtype.kind == "f"):
                 why = f"returned a {type(Y).__name__}"
             if why and not isinstance(keyword[1], tuple):  # a string's value: kind='sigmoid'
@@ -5384,7 +5528,7 @@ def _twin_forward(twin, inputs, kw):
     """``(Y, "")`` of one forward of ``twin`` (:func:`_twin`) on copies of ``inputs``, or ``(None, "raised ...")``."""
     xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
     try:
-        return twin.forward(*[np.array(x, copy=True) for x in xs], **kw), ""
+        return _forward(twin, [np.array(x, copy=True) for x in xs], kw), ""
     except Exception as exc:  # noqa: BLE001 - student code
         return None, _raised(exc)
 

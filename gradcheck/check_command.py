@@ -604,7 +604,10 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
-        return ""
+        frozen = (getattr(layer, "signature", None) or {}).get("eval_backward") is False or \
+            getattr(layer, "eval_backward", True) is False
+        return (f": forward {takes} {name}, and backward asserts it (a frozen layer has no backward, numpy-ml's "
+                f"convention), so training mode alone is checked (--eval checks {name}={off})") if frozen else ""
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
         return (f": forward {takes} {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")
@@ -832,8 +835,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     seed = [w for w in unchecked if w not in unsure] if info.get("protocol") == "seed" else unchecked
     names, grads = ", ".join(seed), ", ".join(_grad_name(w) for w in seed)
     if seed and info.get("protocol") == "seed" and info.get("backward_ran") is False:  # no claim unobserved
-        lines.append(f"note: backward raised when gradcheck called it after a probe forward, so it could not see "
-                     f"whether backward sets {grads}; only the gradient of the input is checked.")
+        lines.append(f"WARNING: backward raised when gradcheck called it after a probe forward, so it could not see "
+                     f"whether backward sets {grads}; only the gradient of the input is checked, so the check "
+                     "cannot pass (see the verdict).")
     elif seed and info.get("protocol") == "seed":
         lines.append(f"note: {names} {'is a parameter' if len(seed) == 1 else 'are parameters'} with no "
                      f"gradient to check: backward computes no {grads}, so only the gradient of the input is "
@@ -900,6 +904,12 @@ def _unpaired(info, cname: str) -> list:
     (``info['ambiguous']``, "W (4, 3): g"); FAIL for a gradient that cannot be checked (a weight of the class or
     module, made anew in every forward, a list). Empty: neither."""
     lines, unsure = [], []
+    unknown = [str(w) for w in info.get("unchecked") or []] if info.get("backward_ran") is False else []
+    if unknown:  # tester23s H1: the probe's backward raised, so whether it sets their gradients is unknown
+        lines.append(f"NOT CHECKED as a whole: {cname}: backward raised when gradcheck called it after its probe "
+                     f"forward, so gradcheck could not see whether backward sets the gradient of "
+                     f"{', '.join(unknown)} ({', '.join(map(_grad_name, unknown))}); only the gradient of the input "
+                     "was compared, so the check can neither pass nor fail.")
     for a in info.get("ambiguous") or []:  # backward writes self.g shaped like W: W's gradient, maybe wrong
         w, _, arrays = str(a).partition(": ")
         name = w.split(" (")[0]
@@ -1248,6 +1258,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
+    if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
+        what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
+                "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
     for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):

@@ -74,7 +74,9 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
     "both" when ``layer.forward`` takes ``training`` or ``**kwargs`` (a sandboxed layer's ``signature``). A CS231n
     function pair (``mode_in_keywords``) is read by its student's forward (``student_forward``), as the sandbox's signature reads it
     (:func:`gradcheck._adapters.signature`): its mode is a keyword argument (``bn_param['mode']``), one mode, in
-    ``check_layer`` as in ``gradcheck check`` (the adapter's ``training`` keyword is accepted and not used)."""
+    ``check_layer`` as in ``gradcheck check`` (the adapter's ``training`` keyword is accepted and not used). A layer
+    whose backward asserts its switch (``eval_backward`` False: numpy-ml's frozen layer has no backward) is checked
+    in training mode alone."""
     if training == "auto":
         declared = getattr(layer, "signature", None)
         if isinstance(declared, dict) and "forward_training" in declared:
@@ -89,7 +91,9 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
             except (TypeError, ValueError):
                 ps = ()
             takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
-        training = "both" if takes else False
+        frozen = (declared.get("eval_backward") if isinstance(declared, dict) else
+                  getattr(layer, "eval_backward", True)) is False  # backward asserts self.trainable (numpy-ml)
+        training = True if takes and frozen else "both" if takes else False
     return [False, True] if training == "both" else [bool(training)]
 
 

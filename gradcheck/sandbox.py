@@ -69,7 +69,7 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import _seccomp, _tmpdirs
 from . import isolation as iso
-from ._adapters import CACHE_ADVICE, expected
+from ._adapters import CACHE_ADVICE, STORED_INPUTS_ADVICE, expected
 from ._validation import (
     checked_params,
     dtype_error,
@@ -463,6 +463,9 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
                   "returned value.")
     elif kind == "scalar" and like is not None and like[1] != ():
         advice = f"expected a numpy ndarray of {like[0]}'s shape {fmt_shape(like[1])}: " + _sum_advice(tensor, *like)
+    elif kind == "list" and "backward" in produced_by:  # numpy-ml: one dX per input forward appended to self.X
+        advice = (f"expected a numpy ndarray (a list is not accepted; build {tensor} with numpy operations)."
+                  + STORED_INPUTS_ADVICE)
     elif kind in ("list", "scalar"):
         advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
     else:
@@ -588,6 +591,8 @@ class Sandbox:
             os.chmod(self.workdir, 0o755)
         try:
             self._copy_files(files)
+            if not self.hostile and isolation == "process" and (python or sys.executable) == sys.executable:
+                _give_font_cache(self.workdir)  # the child's HOME: import matplotlib without building it (M2)
             self._start(python or sys.executable)
         except BaseException:
             self.close()
@@ -1244,6 +1249,8 @@ class Sandbox:
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
                                       if e.get("type") == "TypeError" else "")
         cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
+        if "forward" not in have and (passes := _pass_methods(cls_name, have)):
+            raise UsageError(passes)
         if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
             raise UsageError(scalar)
         for m in ("forward", "backward"):
@@ -1437,6 +1444,25 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
 
 #: micrograd's scalar ``Value`` methods (tanh, relu, exp) beside its backward(); a Neuron/MLP's parameters()
 _SCALAR_OPS = {"tanh", "relu", "exp", "sigmoid", "log"}
+
+
+def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:
+    """The usage error for ML-From-Scratch's layer protocol (tester23s M5): ``forward_pass(X, training)`` and
+    ``backward_pass(accum_grad)``, weights made by ``initialize(optimizer)`` and stepped inside ``backward_pass`` (no
+    gradient stored); ``""`` otherwise."""
+    have = set(methods)
+    if not {"forward_pass", "backward_pass"} <= have:
+        return ""
+    init = ("; its weights are made by initialize(optimizer), which gradcheck does not call" if "initialize" in have
+            else "")
+    return paragraph(
+        f"{cls_name} has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol), not forward() and "
+        f"backward(){init}. Such a backward_pass(accum_grad) steps the weights with the optimizer (self.W = "
+        "self.W_opt.update(self.W, grad_w)) and stores no gradient, so gradcheck cannot read the weights' gradients "
+        "from it.",
+        "To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
+        "the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
+        "__init__ (call initialize with an optimizer there).")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
@@ -1862,6 +1888,41 @@ _DATA_FILES = ("Only the .py files of the layer's folder are copied into the san
                "or pass values through --init.")
 
 
+def _give_font_cache(workdir: str) -> None:
+    """Copy this interpreter's matplotlib font cache (``fontlist-v*.json``) into ``workdir/.cache/matplotlib``, where the
+    child, whose ``HOME`` is ``workdir``, looks for it, when a submitted file there mentions matplotlib: without it the
+    child's ``import matplotlib.pyplot`` builds the cache and starts a ``threading.Timer`` (its "building the font
+    cache" warning), which the sandbox refuses (tester23s M2). The cache is built here once where it is missing."""
+    try:
+        names = [os.path.join(d, f) for d, _, fs in os.walk(workdir) for f in fs if f.endswith(".py")][:200]
+        if not any(b"matplotlib" in open(f, "rb").read(1 << 20) for f in names):
+            return
+    except OSError:
+        return
+    for src in _font_cache_files():
+        dest = os.path.join(workdir, ".cache", "matplotlib")
+        os.makedirs(dest, mode=0o755, exist_ok=True)
+        shutil.copyfile(src, os.path.join(dest, os.path.basename(src)))
+
+
+@functools.lru_cache(maxsize=1)
+def _font_cache_files() -> tuple[str, ...]:
+    """The ``fontlist-v*.json`` files of this interpreter's matplotlib cache folder, built once here (importing
+    ``matplotlib.font_manager``) when there are none; () without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return ()
+    import glob
+
+    import matplotlib
+
+    def found():
+        return tuple(sorted(glob.glob(os.path.join(matplotlib.get_cachedir(), "fontlist-v*.json"))))
+    if not found():
+        with contextlib.suppress(Exception):
+            import matplotlib.font_manager  # noqa: F401 - builds the cache
+    return found()
+
+
 def sibling_files(path: str) -> dict[str, str]:
     """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers); UsageError if no file."""
     if not os.path.exists(path):
@@ -1873,7 +1934,41 @@ def sibling_files(path: str) -> dict[str, str]:
     out = {e: os.path.join(folder, e) for e in sorted(os.listdir(folder))
            if e.endswith(".py") and e != os.path.basename(path) and os.path.isfile(os.path.join(folder, e))
            and _shadow_reason(e) is None}
+    out.update(_package_files(folder))
     out[os.path.basename(path)] = os.path.abspath(path)
+    return out
+
+
+#: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes.
+PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES = 4, 300, 8 << 20
+
+
+def _package_files(folder: str) -> dict[str, str]:
+    """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
+    folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
+    ``.py`` files, its ``.py`` files and those of such subfolders, at most :data:`PACKAGE_DEPTH` deep, hidden folders,
+    ``__pycache__`` and virtual environments (``pyvenv.cfg``, ``site-packages``) skipped; {} past
+    :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes (a project folder, not a package: only the checked
+    file's own folder's files are copied then)."""
+    out, total = {}, 0
+    for top in sorted(os.listdir(folder)):
+        root = os.path.join(folder, top)
+        if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
+            continue
+        for d, dirs, files in os.walk(root):
+            rel = os.path.relpath(d, folder)
+            if rel.count(os.sep) >= PACKAGE_DEPTH or "pyvenv.cfg" in files or os.path.basename(d) == "site-packages":
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x)))
+            for f in sorted(f for f in files if f.endswith(".py")):
+                src = os.path.join(d, f)
+                if os.path.islink(src) or not os.path.isfile(src):
+                    continue
+                total += os.path.getsize(src)
+                out[os.path.join(rel, f).replace(os.sep, "/")] = src
+                if len(out) > PACKAGE_FILES or total > PACKAGE_BYTES:
+                    return {}
     return out
 
 
