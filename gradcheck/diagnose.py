@@ -427,10 +427,9 @@ DIAGNOSES: dict[str, Record] = {
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
     "weight-skips-derivative": Record(
-        "derivative missing in a weight's gradient", "{t} = {prod}: it takes dY itself where the gradient at the "
-        "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {t} = {fix} with dZ = dY * f'(Z), "
-        "the same dZ the other gradients use", "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for "
-        "{t} too: {t} = {fix}", _LIN),
+        "derivative missing in a dense layer's gradient", "{eq}: {it} dY itself where the gradient at the "
+        "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {fixeq} with dZ = dY * f'(Z){same}",
+        "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for {t}{too}: {fixeq}", _LIN),
     "mean-path-missing": Record(
         "the batch mean's path missing", "{t} equals dY, but forward's output also depends on the batch mean of "
         "{x}: the correct gradient is dY {sign} {k:.6g} * dY.mean(axis=0), whose second term, the same for every "
@@ -537,7 +536,7 @@ DIAGNOSES: dict[str, Record] = {
         "a branch given dY", "{t} is the gradient {t} would have if {p} were zero: backward passes the output's "
         "gradient dY to the part of forward that comes before {p}'s, where that part's own output gradient is due, "
         "dY plus what comes back through {p}'s part (two residual branches, H = X + F1(X) and Y = H + F2(H): dH = "
-        "dY + (the gradient back through F2), and F1's backward takes dH, not dY)", "run the later part's "
+        "dY + (the gradient back through F2), and F1's backward takes dH, not dY){also}", "run the later part's "
         "backward first and give the earlier part its output's full gradient (d1 = dH * (1 - F1**2), with dH = "
         "dY + d2 @ B)", "35-transformer-block.md"),
     "transposed-conv-stride": Record(
@@ -600,6 +599,24 @@ DIAGNOSES: dict[str, Record] = {
         "every step but the last misses the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
+    "first-step-missing": Record(
+        "the first time step missing", "{t} {be} the gradients of the sequence without its first step: forward run "
+        "on steps 1..{last} from the state after step 0 (its output there) as the initial state gives the same outputs, "
+        "and backward gives that shorter sequence's gradients, so {x}[:, 0] is zero, the weights lack step 0's "
+        "share and the initial state's gradient ({h0}) is that of the state after step 0: the loop back over the steps "
+        "stops before step 0", "loop over reversed(range(T)), not reversed(range(1, T)): step 0's backward adds its "
+        "share to the weights' gradients, gives {x}[:, 0], and turns the carried gradient into the initial state's",
+        "31-rnn-bptt.md"),
+    "state-carry-incomplete": Record(
+        "a carried state's gradient missing", "{t} {be} right for a sequence of one time step, and {x}[:, {last}] is "
+        "right, but not at {T} steps: each step's own derivatives are right and what is carried back from step to step "
+        "is not. Forward's output is not its whole state (run on steps 1..{last} from its output at step 0 as the "
+        "initial state, it gives other outputs): a second state is carried between the steps, such as an LSTM's cell "
+        "state c, so two gradients come back from step t + 1 to step t, the output's (dprev_h) and the second "
+        "state's (dprev_c), and one of them is missing or wrong (the numbers cannot tell which)", "in the loop over reversed(range(T)), give each "
+        "step's backward the gradient of every state that step passes on (an LSTM: dnext_h = dY[:, t] + dprev_h and "
+        "dnext_c = dprev_c, both from step t + 1's backward, 0 after the last step), not zeros",
+        "31-rnn-bptt.md"),
     "steps-not-summed": Record(
         "time steps' gradients not summed", "{t}: right for a sequence of one time step but not for {T} steps, "
         "while {x} is right at every step: each step's contribution is right, and they are not added up. A gradient "
@@ -3401,8 +3418,8 @@ def _branch_signature(L: _Layer, key, m, n):
     second) is due, so dA is A's gradient as if B were 0). ``key`` and ``p`` weight matrices (a mask read without the
     bias is another bug); ``p`` set to zero in place and put back; named only when the output changes with it and
     ``m`` matches the central differences there, not ``n``, and those are not 0."""
-    if key not in L.params or np.ndim(L.params[key]) < 2 or not np.isfinite(n).all():
-        return None
+    if key not in L.params or min(np.shape(L.params[key]), default=0) < 2 or not np.isfinite(n).all():
+        return None  # a (1, K) bias is no weight matrix (numpy-ml's b: at b = 0 "if W were zero" holds by chance)
     for p, w in L.params.items():  # weight matrices only: a bias zero is no branch (LinearReLUMaskNoBias's mask)
         if p == key or not isinstance(w, np.ndarray) or w.dtype.kind != "f" or w.ndim < 2 or not np.any(w):
             continue
@@ -3417,27 +3434,97 @@ def _branch_signature(L: _Layer, key, m, n):
         finally:
             w[...] = kept
         if close(m, n0, 1e-5) and not close(n0, n, 1e-5) and not close(n0, 0 * n0):
-            return "branch-upstream-dY", {"p": p}
+            return "branch-upstream-dY", {"p": p, "also": ""}
     return None
 
 
-def _weight_derivative_signature(L: _Layer, key, m, n):
-    """A dense layer's weight (or bias) gradient computed from dY where the pre-activation's dZ is due (tester22s's
-    NablaW_bug, ``nabla_W = X.T @ dY``: unnamed in session 22): X (N, D), dY (N, K), ``m`` is ``X.T @ dY`` (a (D, K)
-    weight), ``dY.T @ X`` (a (K, D) one) or ``dY.sum(axis=0)`` (a bias), and the correct gradient is neither that
-    nor 0; not for a forward with coarse values inside (``L.coarse``: a float16 or rounded linear layer's X.T @ dY is
-    right, its central differences are not)."""
+def _one_branch(L: _Layer, diag: Diagnosis, manual: Mapping, numer: Mapping) -> None:
+    """The input's gradient named in the ``branch-upstream-dY`` sentence (lesson 35's ``two_branch_bug.py``: dX =
+    dH + d1 @ A with d1 from dY, "no known bug pattern" in session 23) when the numbers show it is wrong through the
+    same dH: with ``p`` zero forward is the first part alone, ``Y0 = X + F1(X)``, whose gradient for an upstream
+    ``v`` is ``g0(v) = v + J1^T v``; backward's ``m = dH + J1^T dY`` then gives ``dH = m - g0(dY) + dY``, and
+    ``g0(dH)`` is the correct gradient ``n`` (to 1e-5). Only for the first input, of the output's shape."""
+    branch = _of_code(diag, "branch-upstream-dY")[:1]
+    x, X = L.keys[0], L.inputs[0]
+    t = V.grad_name(L.names[0])
+    other = [f for f in _of_code(diag, "wrong-values") if f.severity == "error" and f.tensor == t]
+    if not branch or not other or X.shape != L.Y.shape or L.G.shape != X.shape:
+        return
+    m, n = manual.get(t), numer.get(t)
+    if m is None or n is None:
+        return
+    m, n = np.asarray(m, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    for p, w in L.params.items():
+        if not isinstance(w, np.ndarray) or w.dtype.kind != "f" or min(w.shape, default=0) < 2 or not np.any(w):
+            continue
+        if f"if {p} were zero" not in branch[0].message:
+            continue
+        kept = w.copy()
+        try:
+            w[...] = 0
+            dH = m - L.numer([x])[x] + L.G
+            right = L.numer([x], G=dH)[x]
+        except Exception:  # noqa: BLE001 - a layer that cannot run with p zero: not told
+            return
+        finally:
+            w[...] = kept
+        if close(right, n, 1e-5):
+            also = (f"; {t} is wrong through the same dH: it is dH plus F1's gradient for dY, where F1's gradient "
+                    f"for dH is due (e.g. {t} = dH + d1 @ A, with d1 = dH * (1 - F1**2) for the first part "
+                    "tanh(X @ A.T))")
+            msg = branch[0].message.replace("F1's backward takes dH, not dY)",
+                                            f"F1's backward takes dH, not dY){also}", 1)
+            _as_one(diag, branch + other, Finding("branch-upstream-dY", msg, branch[0].tensor, "error"))
+            return
+
+
+def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
+    """A dense layer's gradient computed from dY where the pre-activation's dZ is due (tester22s's NablaW_bug,
+    ``nabla_W = X.T @ dY``: unnamed in session 22; tester23s's numpy-ml ``FullyConnectedTanh_bug_noact``, ``dZ = dLdy``
+    for all three, session 24): X (N, D), dY (N, K), ``m`` is ``X.T @ dY`` (a (D, K) weight), ``dY.T @ X`` (a (K, D)
+    one), ``dY.sum(axis=0)`` (a bias, also kept (1, K)) or, for X, ``dY @ W.T`` (``dY @ W``) with a (D, K) ((K, D))
+    weight W, and the correct gradient is neither that nor 0; not for a forward with coarse values inside
+    (``L.coarse``: a float16 or rounded linear layer's X.T @ dY is right, its central differences are not)."""
     X, G, p = L.inputs[0], L.G, L.params.get(key)
-    if (p is None or L.coarse or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0] or close(m, n, 1e-5)
-            or close(n, 0 * n)):  # a parameter forward does not use (BiasLinearIgnoresB's b): another bug
+    if ((p is None and key != L.keys[0]) or L.coarse or X.ndim != 2 or G.ndim != 2 or X.shape[0] != G.shape[0]
+            or close(m, n, 1e-5) or close(n, 0 * n)):  # a parameter forward does not use (BiasLinearIgnoresB's b)
         return None
-    z = "X @ W + b"
-    for prod, got, fix in (("X.T @ dY", X.T @ G, "X.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
-                           ("dY.sum(axis=0)", G.sum(axis=0), "dZ.sum(axis=0)")):
+    z, x = "X @ W + b", L.names[0]
+    if p is None:  # the input's gradient: dY through a (D, K) or (K, D) weight, the pre-activation's dZ skipped
+        forms = [(f"dY @ {w}.T", G @ W.T, f"dZ @ {w}.T") if W.shape == (X.shape[1], G.shape[1]) else
+                 (f"dY @ {w}", G @ W, f"dZ @ {w}") for w, W in L.params.items()
+                 if isinstance(W, np.ndarray) and W.ndim == 2 and W.shape in ((X.shape[1], G.shape[1]),
+                                                                             (G.shape[1], X.shape[1]))]
+    else:
+        keep = m.shape == (1, G.shape[1])  # numpy-ml's dZ.sum(axis=0, keepdims=True)
+        total = "dY.sum(axis=0, keepdims=True)" if keep else "dY.sum(axis=0)"
+        forms = [(f"{x}.T @ dY", X.T @ G, f"{x}.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
+                 (total, G.sum(axis=0, keepdims=keep), total.replace("dY", "dZ"))]
+    for prod, got, fix in forms:
         if got.shape == m.shape and close(m, got, 1e-6):
-            return "weight-skips-derivative", {"prod": prod.replace("X", L.names[0], 1) if prod[0] == "X" else prod,
-                                               "fix": fix, "z": z}
+            return "weight-skips-derivative", {"eq": f"{t} = {prod}", "fixeq": f"{t} = {fix}", "z": z,
+                                               "it": "it takes", "same": ", the same dZ the other gradients use",
+                                               "too": " too"}
     return None
+
+
+def _one_dense_dz(diag: Diagnosis) -> None:
+    """One ``weight-skips-derivative`` sentence for every tensor that skips the activation's derivative (a dense
+    tanh's dX, dW and db all from dY: tester23s's numpy-ml ``FullyConnectedTanh_bug_noact``), at the first one's
+    place, instead of three sentences of the same words."""
+    hits = _of_code(diag, "weight-skips-derivative")
+    if len(hits) < 2:
+        return
+    eqs = [re.match(r"(.*?): it takes", f.message)[1] for f in hits]
+    fixes = [re.search(r"so (.*?) with dZ", f.message)[1] for f in hits]
+    z = re.search(r"pre-activation Z = (.*?) is due", hits[0].message)[1]
+    _as_one(diag, hits, _find("weight-skips-derivative", ", ".join(f.tensor for f in hits), eq=_listed(eqs),
+                              fixeq=_listed(fixes), z=z, it="each takes", same="", too=""))
+
+
+def _listed(items: Sequence[str]) -> str:
+    """``"a, b and c"``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _conv_transpose_stride_signature(L: _Layer, key, m, n):
@@ -3502,7 +3589,10 @@ def _steps_not_summed(L: _Layer, key, m, n):
     weight's is right for the one-step sequence ``X[:, :1]`` (nothing to sum), while ``m`` is not ``n``. The layer's
     cache is set back to the check's input after."""
     X, Y, G, proxy = L.inputs[0], L.Y, L.G, getattr(L, "proxy", None)
-    if (key not in L.params or proxy is None or X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2]
+    i = L.keys.index(key) if key in L.keys else None  # a function pair's weight is an input (tester23s's rnn_wlast)
+    if i == 0 or (i is not None and L.inputs[i].shape == Y[:, 0].shape):
+        return None  # the sequence itself, or an initial state (N, H): no weight shared by the steps
+    if ((key not in L.params and i is None) or proxy is None or X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2]
             or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f" or close(m, n, 1e-5)):
         return None
     moved = X.copy()
@@ -3515,9 +3605,10 @@ def _steps_not_summed(L: _Layer, key, m, n):
         dx = np.asarray(_as_list(_backward_of(L, L.inputs, G), len(L.inputs))[0], dtype=np.float64)
         if dx.shape != X.shape or not close(dx, L.numer([x])[x], 1e-5):
             return None  # the input's gradient is wrong too: another bug
-        _backward_of(L, one, G[:, :1])
+        r1 = _backward_of(L, one, G[:, :1])
         g = getattr(proxy, "grads", None)
-        m1 = np.array(g[key], dtype=np.float64) if isinstance(g, Mapping) and key in g else None
+        m1 = (np.array(_as_list(r1, len(one))[i], dtype=np.float64) if i is not None else
+              np.array(g[key], dtype=np.float64) if isinstance(g, Mapping) and key in g else None)
     except Exception:  # noqa: BLE001 - a layer that cannot run a one-step sequence: not told
         return None
     finally:
@@ -3526,6 +3617,119 @@ def _steps_not_summed(L: _Layer, key, m, n):
     if m1 is None or m1.shape != m.shape or not close(m1, L.numer([key], xs=one, G=G[:, :1])[key], 1e-5):
         return None
     return "steps-not-summed", {"T": X.shape[1], "x": V.grad_name(L.names[0])}
+
+
+def _initial_state(L: _Layer) -> int | None:
+    """The index ``j >= 1`` of a sequence layer's initial-state input: the first input is a sequence ``(N, T, D)``,
+    ``2 <= T <= 32``, of a forward whose output ``(N, T, H)`` is causal (moving step T-1 of the input leaves the
+    earlier steps of the output as they were), and input ``j`` has the shape of one step's output ``(N, H)`` and
+    moves the first step's output (CS231n's ``rnn_forward(x, h0, Wx, Wh, b)``). None for any other layer."""
+    X, Y = L.inputs[0], L.Y
+    if X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2] or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f":
+        return None
+    try:
+        moved = X.copy()
+        moved[:, -1] += 0.5 + np.abs(moved[:, -1])
+        if not np.array_equal(L.fwd_with(0, moved)[:, :-1], Y[:, :-1]):
+            return None  # not causal: no time steps
+        for j, a in enumerate(L.inputs[1:], 1):
+            if a.shape == Y[:, 0].shape and a.dtype.kind == "f" and \
+                    not close(L.fwd_with(j, a + 0.5 + np.abs(a))[:, 0], Y[:, 0], 1e-9):
+                return j
+    except Exception:  # noqa: BLE001 - a forward that cannot run here: no sequence told
+        return None
+    return None
+
+
+def _later_steps(L: _Layer, j: int) -> tuple[list[np.ndarray], bool]:
+    """The inputs of the sequence without its first step, started from the first step's output as the initial
+    state (input ``j``), and whether forward gives the outputs of steps 1..T-1 again from them (to 1e-9): True when
+    the output is the layer's whole state (an RNN's h), False when more is carried (an LSTM's cell state c)."""
+    xs = [a.copy() for a in L.inputs]
+    xs[0], xs[j] = L.inputs[0][:, 1:].copy(), L.Y[:, 0].copy()
+    try:
+        return xs, close(L.fwd(*[a.copy() for a in xs]), L.Y[:, 1:], 1e-9, 1e-12)
+    except Exception:  # noqa: BLE001 - a forward that cannot run a shorter sequence: not told
+        return xs, False
+
+
+def _first_step_signature(L: _Layer, key, m, n):
+    """The gradients of the sequence without its first step (tester23s's ``rnn_offbyone``: CS231n's ``rnn_backward``
+    looping over ``reversed(range(1, T))``, "no known bug pattern" in session 23): for a sequence layer with an initial
+    state (:func:`_initial_state`) whose output is its whole state (:func:`_later_steps`: forward from the first
+    step's output gives the later steps again), ``m`` is the central differences of that shorter sequence for dY's
+    steps 1..T-1, for the sequence with its step 0 zero (nothing reached it), for the initial state the gradient of
+    the state after step 0; and ``n`` is not."""
+    if close(m, n, 1e-5) or (j := _initial_state(L)) is None:
+        return None
+    xs, whole = _later_steps(L, j)
+    if not whole:
+        return None
+    got = L.numer([key], xs=xs, G=L.G[:, 1:])[key]
+    if key == L.keys[0]:
+        got = np.concatenate([np.zeros_like(got[:, :1]), got], axis=1)
+    if got.shape == m.shape and close(m, got, 1e-5) and not close(n, got, 1e-5):
+        return "first-step-missing", {"be": "is", "x": V.grad_name(L.names[0]), "h0": V.grad_name(L.names[j]),
+                                      "last": L.Y.shape[1] - 1}
+    return None
+
+
+def _carry_probe(L: _Layer, j: int) -> bool:
+    """Whether backward is right for the one-step sequence (every input's and parameter's gradient against central
+    differences, to 1e-5) and, at T steps, right for the sequence's last step: each step's own derivatives are
+    right, whatever comes back from a later step aside. Computed once per layer; the layer's cache is set back to
+    the check's input after."""
+    if "_carry_probe" in L.__dict__:
+        return L.__dict__["_carry_probe"]
+    X, G, ok = L.inputs[0], L.G, False
+    one = [X[:, :1].copy(), *L.inputs[1:]]
+    floats = [k for k, a in zip(L.keys, L.inputs) if a.dtype.kind == "f"]
+    try:
+        got = _as_list(_backward_of(L, one, G[:, :1]), len(one))
+        g = getattr(L.proxy, "grads", None)
+        mine = {k: got[i] for i, k in enumerate(L.keys) if k in floats}
+        mine |= {k: g.get(k) if isinstance(g, Mapping) else None for k in L.params}
+        right = L.numer(floats + list(L.params), xs=one, G=G[:, :1])
+        ok = all(mine[k] is not None and close(np.asarray(mine[k], dtype=np.float64), right[k], 1e-5)
+                 for k in right)
+        if ok:
+            dx = np.asarray(_as_list(_backward_of(L, L.inputs, G), len(L.inputs))[0], dtype=np.float64)
+            x = L.keys[0]
+            ok = dx.shape == X.shape and close(dx[:, -1], L.numer([x])[x][:, -1], 1e-5)
+    except Exception:  # noqa: BLE001 - a layer that cannot run a one-step sequence: not told
+        ok = False
+    finally:
+        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
+            L.proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+    L.__dict__["_carry_probe"] = ok
+    return ok
+
+
+def _state_carry_signature(L: _Layer, key, m, n):
+    """A state beyond the output whose gradient is not carried back in full (tester23s's ``lstm_nodc``: CS231n's
+    ``lstm_backward`` giving each step ``dnext_c = 0``, "no known bug pattern" in session 23): a sequence layer with an
+    initial state (:func:`_initial_state`) whose output is not its whole state (:func:`_later_steps`: forward from
+    the first step's output does not give the later steps again), backward right for a one-step sequence and at the
+    last step (:func:`_carry_probe`), and ``m`` not ``n``: what is wrong is carried from step to step."""
+    if close(m, n, 1e-5) or (j := _initial_state(L)) is None or _later_steps(L, j)[1] or not _carry_probe(L, j):
+        return None
+    return "state-carry-incomplete", {"be": "is", "x": V.grad_name(L.names[0]), "last": L.Y.shape[1] - 1,
+                                      "T": L.Y.shape[1]}
+
+
+def _one_step_finding(diag: Diagnosis, code: str) -> None:
+    """One sentence of ``code`` (``first-step-missing``, ``state-carry-incomplete``) naming every tensor it was
+    found for (a sequence's dx, dh0 and each weight's: one loop's bug), at the first one's place."""
+    hits = _of_code(diag, code)
+    if len(hits) < 2:
+        return
+    ts = [f.tensor for f in hits]
+    x = re.search(r"so (\S+)\[:, 0\] is zero|and (\S+)\[:, \d+\] is right", hits[0].message)
+    last = int(re.search(r"steps 1\.\.(\d+)", hits[0].message)[1])
+    fields = {"be": "are", "x": next(g for g in x.groups() if g) if x else "dx", "last": last, "T": last + 1}
+    if code == "first-step-missing":
+        fields["h0"] = re.search(r"initial state's gradient \((\S+)\)", hits[0].message)[1]
+    _as_one(diag, hits, _find(code, _listed(ts), **fields))
 
 
 def _backward_of(L: _Layer, xs, G):
@@ -3617,6 +3821,10 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_carry(L, diag)
     _one_ignored(diag)
     _one_tanh(diag)
+    _one_dense_dz(diag)
+    _one_step_finding(diag, "first-step-missing")
+    _one_step_finding(diag, "state-carry-incomplete")
+    _one_branch(L, diag, manual, numer)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -3948,6 +4156,8 @@ _DETECTORS = (
     _context_signature,
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _steps_not_summed(L, key, m, n),
+    lambda L, t, key, m, n: _first_step_signature(L, key, m, n),
+    lambda L, t, key, m, n: _state_carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _last_step_signature(L, key, m),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
@@ -3969,8 +4179,8 @@ _DETECTORS = (
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
+    lambda L, t, key, m, n: _weight_derivative_signature(L, key, m, n, t),
     lambda L, t, key, m, n: _branch_signature(L, key, m, n),
-    lambda L, t, key, m, n: _weight_derivative_signature(L, key, m, n),
     lambda L, t, key, m, n: _mode_ignored_signature(L, key, m, n))
 
 

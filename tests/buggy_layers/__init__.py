@@ -406,6 +406,12 @@ EXPECTED = {
     "lessons23.py::ConvTranspose1DNoStride": "transposed-conv-stride",
     "lessons23.py::TwoBranchBlockDY": "branch-upstream-dY",
     "session23.py::NablaWNoDerivative": "weight-skips-derivative",  # tester22s's NablaW_bug, unnamed in session 22
+    # session 24 (session 23's leftovers, "no known bug pattern" before): tester23s's CS231n rnn/lstm pairs and numpy-ml
+    # dense tanh, each with one planted bug (its db was misnamed a branch given dY, b = 0 at init)
+    "session24.py::rnnoffbyone": "first-step-missing",
+    "session24.py::rnnwlast": "steps-not-summed",
+    "session24.py::lstmnodc": "state-carry-incomplete",
+    "session24.py::NmDenseTanhNoAct": "weight-skips-derivative",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -479,7 +485,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "rebound22.py::ReLU6Shifted", "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
-           "session23.py::NablaW",
+           "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
