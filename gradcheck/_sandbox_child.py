@@ -999,7 +999,7 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 #: fingerprints, another combination of forward's switches, the state forward may carry, the grader's point for
 #: weights without gradients.
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
-                 "state_values": (False, True), "set_weights": (False, False)}
+                 "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True)}
 
 
 class _Tail:

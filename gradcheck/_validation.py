@@ -28,6 +28,7 @@ from .errors import (
     NonFiniteError,
     ProtocolError,
     StudentCodeError,
+    UnusableError,
     UsageError,
 )
 
@@ -597,6 +598,26 @@ def checked_params(owner: str, entries: Any, not_a_dict: str | None = None,
         own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX, layout=layout)
         out[k] = v
     return out
+
+
+def stored_inputs_error(owner: str, bcall: str, where: str) -> UnusableError:
+    """The usage error (exit 2) of a backward that gave dX as a list because forward appends its input to a list
+    attribute ``where`` (``"self.X (a list of 7 arrays of shape (6, 4))"``, :func:`gradcheck._adapters.stored_inputs`)
+    that nothing empties between gradcheck's calls: numpy-ml's storage without its ``flush_gradients()``
+    (tester23s's ``nmlike.py::D_xlist``, exit 1 "gave dX as a list" before, its advice an "if"). Refused rather than
+    checked with the list emptied by gradcheck: the class as written keeps every input, and a backward that reads an
+    earlier one is a bug such a check would hide."""
+    name = where.split(" ", 1)[0]
+    return UnusableError(paragraph(
+        f"{owner}.{bcall} gave dX as a list: forward appends its input to {where} after gradcheck's forward calls, "
+        "and backward returns one dX per stored input (numpy-ml's convention), while gradcheck gives it one dY, "
+        "for the last forward.",
+        f"{owner} has no flush_gradients() to empty that list between calls (numpy-ml's layers have one, which "
+        "gradcheck calls before each forward, as numpy-ml's update() does after each step), so it cannot be "
+        "checked as written.",
+        f"Add one to the class, `def flush_gradients(self): {name} = []` (zeroing the gradients there too), or "
+        f"store the last input alone ({name} = [X]); in your own training loop, empty the list after each step "
+        "too, or backward reads the inputs of earlier steps."))
 
 
 def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> GradientShapeError:

@@ -74,6 +74,7 @@ from .sources import (
     grad_slots,
     inplace_asked,
     layer_branch,
+    stored_inputs_refusal,
     training_differs,
 )
 from .uncertainty import within_noise
@@ -5823,8 +5824,11 @@ class _Probes:
                               owner=self.owner, call=self.fcall)
 
     def bwd(self, G, obj=None):
-        return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner,
-                              call="backward(dY)")
+        ret = V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
+        if isinstance(ret, list) and len(self.inputs) == 1 and \
+                (refused := stored_inputs_refusal(obj or self.proxy, self.owner, "backward(dY)")):
+            raise refused  # numpy-ml's stored inputs without a flush, as the check refuses them (sources)
+        return ret
 
     def grads_of(self, obj, ret) -> dict[str, np.ndarray]:
         """``{"dX": ..., "dW": ...}``: the returned gradients of float inputs and ``obj.grads``."""

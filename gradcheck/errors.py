@@ -1,5 +1,7 @@
 """Exception types raised by gradcheck (one paragraph each: layer, tensor, expected, came) and exit codes:
-1 the checked code computed something wrong, 3 it could not be checked, 2 usage or gradcheck's own failure.
+1 the checked code computed something wrong, 3 it could not be checked (it failed when run, or NOT CHECKED), 2 usage:
+the command, or the file's class or function as written, cannot be used (the message says what to change), or
+gradcheck's own failure.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
     "GraderError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
-    "InputModifiedError", "MissingGradientError"]
+    "InputModifiedError", "MissingGradientError", "UnusableError"]
 
 
 class GradcheckError(Exception):
@@ -41,6 +43,13 @@ class NotCheckedError(StudentCodeError):
 
 class ProtocolError(StudentCodeError):
     """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict (exit 3)."""
+
+
+class UnusableError(ProtocolError):
+    """The class or function named cannot be used as written, nothing run failed: no ``forward()`` or ``backward()``,
+    or a forward storing its inputs in a list nothing empties between calls (exit 2, as a usage error: the message
+    says what to change). A ProtocolError all the same: in a graded submission it is the student's to fix."""
+    exit_code = EXIT_USAGE
 
 
 class MissingGradientError(ProtocolError):

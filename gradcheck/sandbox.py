@@ -69,7 +69,7 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import _seccomp, _tmpdirs
 from . import isolation as iso
-from ._adapters import CACHE_ADVICE, STORED_INPUTS_ADVICE, expected
+from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
     checked_params,
     dtype_error,
@@ -78,6 +78,7 @@ from ._validation import (
     loss_scalar,
     paragraph,
     slot_name,
+    stored_inputs_error,
 )
 from ._zygote import Zygote, ZygoteChild
 from .compare import close
@@ -463,10 +464,7 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
                   "returned value.")
     elif kind == "scalar" and like is not None and like[1] != ():
         advice = f"expected a numpy ndarray of {like[0]}'s shape {fmt_shape(like[1])}: " + _sum_advice(tensor, *like)
-    elif kind == "list" and "backward" in produced_by:  # numpy-ml: one dX per input forward appended to self.X
-        advice = (f"expected a numpy ndarray (a list is not accepted; build {tensor} with numpy operations)."
-                  + STORED_INPUTS_ADVICE)
-    elif kind in ("list", "scalar"):
+    elif kind in ("list", "scalar"):  # a list of stored inputs (numpy-ml's) is told before: RemoteLayer.backward
         advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
     else:
         advice = f"expected a numpy ndarray holding {tensor}, computed with numpy operations."
@@ -1503,7 +1501,7 @@ def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
 #: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
-                    "set_variant": ("{}'s switches", list)}
+                    "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str)}
 
 
 class _Remote:
@@ -1846,6 +1844,8 @@ class RemoteLayer(_Remote):
             return tuple(_value_to_array(v, owner=self.class_name, produced_by=call, allow_none=True,
                                          tensor=names[i] if i < len(names) else f"gradient #{i + 1}")
                          for i, v in enumerate(value.get("items", [])))
+        if value.get("kind") == "list" and (where := self.adapter("stored_inputs")):  # tester23s's D_xlist
+            raise stored_inputs_error(self.class_name, call, where)
         return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import Adapted, _is_layer, _scalar, cache_guard, walk
+from ._adapters import Adapted, _is_layer, _scalar, cache_guard, stored_inputs, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -254,11 +254,24 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
+    if isinstance(ret, list) and len(inputs) == 1 and (refused := stored_inputs_refusal(call.layer, owner, bcall)):
+        raise refused
     if written := dY_written(owner, dY, G):
         raise written
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer)))
     return manual
+
+
+def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeError | None:
+    """:func:`gradcheck._validation.stored_inputs_error` for a local layer whose backward returned a list because
+    forward appends its input to a list attribute nothing empties (:func:`gradcheck._adapters.stored_inputs`; a
+    sandboxed layer's backward asks its child, :meth:`gradcheck.sandbox.RemoteLayer.backward`); None otherwise."""
+    inner = layer
+    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
+        inner = inner._layer
+    where = stored_inputs(getattr(inner, "obj", inner))
+    return V.stored_inputs_error(owner, bcall, where) if where else None
 
 
 def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: Any) -> Any:
