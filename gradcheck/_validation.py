@@ -516,11 +516,12 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
 
 
 def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:
-    """ProtocolError naming the first of ``methods`` that ``obj`` lacks, and the ``protocol``."""
+    """UnusableError (a ProtocolError, exit 2: the object not usable as written, nothing run) naming the first of
+    ``methods`` that ``obj`` lacks, and the ``protocol``."""
     for m in methods:
         if not callable(getattr(obj, m, None)):
             have = sorted(a for a in dir(obj) if not a.startswith("_") and callable(getattr(obj, a, None)))
-            raise ProtocolError(paragraph(
+            raise UnusableError(paragraph(
                 f"{owner} has no {m}() method.",
                 f"Expected the {protocol} protocol: {', '.join(f'{x}()' for x in methods)}.",
                 f"Public methods found: {', '.join(have) if have else 'none'}."))

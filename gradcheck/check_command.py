@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _validation as V
 from .config import mode_word
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError, error_kind
 from .sources import NO_SWITCH, SAME_Y_OTHER_BACKWARD, pair_mode_line
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
@@ -275,7 +275,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
-            print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
+            print(V.wrap(f"gradcheck: {error_kind(diag.error)} (exit {diag.error.exit_code}): {diag.error}"),
                   file=sys.stderr)
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):

@@ -28,11 +28,10 @@ from .errors import (
     EXIT_STUDENT,
     EXIT_USAGE,
     GradcheckError,
-    GraderError,
     NonFiniteError,
-    NotCheckedError,
     StudentCodeError,
     UsageError,
+    error_kind,
 )
 
 __all__ = ["main", "build_parser", "load_class"]
@@ -49,10 +48,12 @@ exit codes:
      could not be checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
-     a file or class that does not exist, a loss checked without --loss; also gradcheck
-     itself failing outside the checked code (e.g. its sandbox out of memory)
+     a file or class that does not exist, a loss checked without --loss, a class or function
+     not usable as written (no forward/backward, a function that is no forward/backward pair,
+     a forward storing its inputs in a list nothing empties): the message says what to change;
+     also gradcheck itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
-     ImportError), the class has no forward/backward, its constructor, forward or backward
+     ImportError), its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
      (then every later backward reads changed data, so no number it gives can be trusted),
      or forward is random with draws gradcheck cannot hold (a generator made anew in forward),
@@ -75,13 +76,7 @@ CHECK_EPILOG = "\n".join(line for line in EPILOG.replace(" (train: every require
 
 
 def _say_error(exc: GradcheckError) -> int:
-    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed",
-            EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")
-    if isinstance(exc, GraderError):
-        kind = "gradcheck could not run the check"
-    elif isinstance(exc, NotCheckedError):
-        kind = "not checked"
-    print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
+    print(V.wrap(f"gradcheck: {error_kind(exc)} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
     return exc.exit_code
 
 

@@ -11,7 +11,7 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
     "GraderError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
-    "InputModifiedError", "MissingGradientError", "UnusableError"]
+    "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind"]
 
 
 class GradcheckError(Exception):
@@ -42,7 +42,8 @@ class NotCheckedError(StudentCodeError):
 
 
 class ProtocolError(StudentCodeError):
-    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict (exit 3)."""
+    """``params`` not a dict of arrays, ``grads`` not a dict, forward returning None, backward's gradients not lining up
+    with the inputs and weights (exit 3); a class without ``forward``/``backward`` is an :class:`UnusableError`."""
 
 
 class UnusableError(ProtocolError):
@@ -70,3 +71,14 @@ class NonFiniteError(StudentCodeError):
 class InputModifiedError(StudentCodeError):
     """``forward`` wrote into its input: the caller's array changed, a wrong result (exit 1)."""
     exit_code = EXIT_MISMATCH
+
+
+def error_kind(exc: GradcheckError) -> str:
+    """The words the CLI says before an error's exit code (``gradcheck: usage error (exit 2): ...``), by its exit
+    code and type, the same wherever the error is printed (the check's diagnosis or the command)."""
+    if isinstance(exc, GraderError):
+        return "gradcheck could not run the check"
+    if isinstance(exc, NotCheckedError):
+        return "not checked"
+    return {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed",
+            EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")

@@ -82,7 +82,14 @@ from ._validation import (
 )
 from ._zygote import Zygote, ZygoteChild
 from .compare import close
-from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
+from .errors import (
+    GraderError,
+    GradientShapeError,
+    ProtocolError,
+    StudentCodeError,
+    UnusableError,
+    UsageError,
+)
 from .sources import grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
@@ -1252,8 +1259,8 @@ class Sandbox:
         if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
             raise UsageError(scalar)
         for m in ("forward", "backward"):
-            if m not in have:
-                raise ProtocolError(paragraph(
+            if m not in have:  # the class not usable as written, nothing run failed: exit 2 (a bare function's too)
+                raise UnusableError(paragraph(
                     f"{file}::{cls_name} has no {m}() method.",
                     f"Expected the manualprop {kind} protocol: forward(), backward().",
                     expected() if kind == "layer" else "",

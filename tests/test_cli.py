@@ -179,7 +179,8 @@ def test_missing_class_exit_2_lists_classes(tmp_path):
     assert_no_traceback(p)
 
 
-def test_class_without_backward_exit_3(tmp_path):
+def test_class_without_backward_exit_2(tmp_path):
+    """Not usable as written, nothing run failed: a usage error (exit 2), as a bare function's (session 24)."""
     f = student(tmp_path, """
         class Linear:
             def __init__(self, in_features, out_features):
@@ -188,7 +189,7 @@ def test_class_without_backward_exit_3(tmp_path):
                 return X
     """)
     p = check(f)
-    assert p.returncode == 3
+    assert p.returncode == 2
     assert "no backward() method" in err(p) and "forward(), backward()" in err(p)
     assert_no_traceback(p)
 

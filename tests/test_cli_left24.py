@@ -105,3 +105,37 @@ def test_a_list_from_backward_without_stored_inputs_stays_a_wrong_result(tmp_pat
     p = run_here("check", f"{f}::Listy", "--input-shape", "3,4", cwd=tmp_path)
     text = " ".join(both(p).split())
     assert p.returncode == 1 and "gave dX as a list" in text and "numpy-ml" not in text, text
+
+
+@pytest.mark.parametrize(("source", "target", "extra", "words"), [
+    ("class NoForward:\n    def backward(self, dY):\n        return dY\n", "NoForward", [], "has no forward() method"),
+    ("class NoBackward:\n    def forward(self, X):\n        return 2 * X\n", "NoBackward", [],
+     "has no backward() method"),
+    ("class LossNoBackward:\n    def forward(self, y_true, y_pred):\n        return float(((y_pred - y_true)**2).sum())\n",
+     "LossNoBackward", ["--loss"], "has no backward() method"),
+    ("def bare(x):\n    return x\n", "bare", [], "is a function, not a class"),
+])
+def test_a_class_or_function_not_usable_as_written_is_a_usage_error(tmp_path, source, target, extra, words):
+    """Session 23's leftover: a class without forward exited 3 ("the checked code failed", though nothing had run)
+    where a bare function exited 2. Both are the named thing not usable as written: exit 2, saying what is due."""
+    f = tmp_path / "mine.py"
+    f.write_text(source)
+    p = run_here("check", f"{f}::{target}", "--input-shape", "3,4", *extra, cwd=tmp_path)
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "usage error (exit 2)" in text and words in text, text
+    assert "Expected" in text, text  # what is due
+
+
+def test_check_layer_on_an_object_without_backward_is_a_usage_error():
+    from gradcheck import check_layer
+    from gradcheck.errors import EXIT_USAGE, ProtocolError, UnusableError
+
+    class NoBackward:
+        params, grads = {}, {}
+
+        def forward(self, X, training=False):
+            return X
+
+    with pytest.raises(UnusableError, match=r"no backward\(\) method") as ei:
+        check_layer(NoBackward(), (3, 4))
+    assert ei.value.exit_code == EXIT_USAGE and isinstance(ei.value, ProtocolError)
