@@ -220,10 +220,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     atol = cfg.atol_for(Y, G)
     cfg_atol_default = cfg.atol is None
     notes: list[str] = _large_step_note(cfg)
-    if cfg.atol is None and atol > ATOL_FLOOR:
-        notes.append(f"atol={atol:.2g} (default: the round-off of the finite differences, "
-                     f"u*sum|Y*G|/h = 2.2e-16*{float(np.sum(np.abs(Y * G))):.3g}/{cfg.step:.3g}; "
-                     "pass --atol / atol= to set it)")
+    first_notes = len(notes)  # the default atol's note goes here once the atols used are known
     cfg = cfg.replace(atol=atol)
     sources = {"manual": manual_source(call, G)}
     records: list[TensorRecord] = []
@@ -275,6 +272,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
                                               atols, cfg_atol_default and max(atols.values(), default=0) > ATOL_FLOOR,
                                               roundoff, cx := [])
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
+    notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
         if cfg_atol_default and atols[k] > ATOL_FLOOR:
             _swamped(k, atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes)
@@ -288,6 +286,25 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     res._output = output  # the eval output, for _training_probe (not a field: not in to_dict)
     res._manual, res._upstream = sources["manual"], G  # backward's gradients for dY = G, for _training_probe
     return res
+
+
+def _default_atol_note(default: bool, atol: float, atols: dict, roundoff: dict | None, display: dict, Y, G,
+                       step: float) -> list[str]:
+    """The note on the default atol above the floor, stating the one each tensor was compared with (newuser23's
+    offset.py: it gave the default step's 7.5e+04 beside the 29.9 dX was compared with after a grown step): the
+    tensors still at their round-off at the default step (``roundoff``), one figure when they share it; none when
+    every tensor was compared with an atol of its own (a grown step's, its own scale's: their notes say so)."""
+    if not default or roundoff is None:
+        return []
+    kept = {display[k]: a for k, a in atols.items() if a == max(ATOL_FLOOR, roundoff[k]) and a > ATOL_FLOOR}
+    if not kept:
+        return []
+    figures = sorted({f"{a:.3g}" for a in kept.values()})
+    said = (f"atol={figures[0]}" if len(figures) == 1 else
+            "atol=" + ", ".join(f"{a:.3g} ({t})" for t, a in kept.items()))
+    return [f"{said} (default: the round-off of the finite differences, u*sum|Y*G|/h = "
+            f"2.2e-16*{float(np.sum(np.abs(Y * G))):.3g}/h, h the step each entry moves by, at least {step:.3g}; "
+            "pass --atol / atol= to set it)"]
 
 
 def _tensor_atols(call, Y, G, cfg, dkeys, atol, default) -> tuple[dict, dict | None]:
@@ -483,9 +500,10 @@ def _keep(numerical, comps, complex_keys, k, sc, cs, name) -> None:
 def _grown_note(name, a0, top, step, eps, atol) -> str:
     """The note on a tensor differenced with a grown ``step`` (the default ``eps``) as the default atol ``a0``
     swamped it."""
-    return (f"{name}: the default atol={a0:.2g} (the round-off u*sum|Y*G|/h) swamps |{name}| <= {top:.3g}, so {name} "
-            f"was differenced with a step {step / eps:g} times larger (eps={step:.3g}, up to where the estimates stop "
-            f"agreeing: Nocedal & Wright sec. 8.1) and compared with atol={atol:.2g}")
+    return (f"{name}: at the default step (eps={eps:.3g}) the round-off of the finite differences, u*sum|Y*G|/h, "
+            f"swamps |{name}| <= {top:.3g} ({a0 / top:.2g} times larger), so {name} was differenced with a step "
+            f"{step / eps:g} times larger (eps={step:.3g}, up to where the estimates stop agreeing: Nocedal & Wright "
+            f"sec. 8.1) and compared with atol={atol:.3g}")
 
 
 def _at_fraction(scan, k, step, idx, fraction):
@@ -580,10 +598,10 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
         return False
     if not top > 0 or own >= atols[k]:
         return False
-    a0, atols[k] = atols[k], own
-    why = (f"every |{name}| is below atol={a0:.2g} (at most {top:.3g}), a comparison any gradient of that size "
+    atols[k] = own
+    why = (f"every |{name}| is below the default atol (at most {top:.3g}), a comparison any gradient of that size "
            "would pass" if vacuous else "its directional test failed")
-    notes.append(f"{name}: {why}; so {name} was compared at its own scale, with atol={own:.2g} (1e-9 of its "
+    notes.append(f"{name}: {why}; so {name} was compared at its own scale, with atol={own:.3g} (1e-9 of its "
                  f"largest |entry|, not below the round-off {roundoff:.2g})")
     return True
 

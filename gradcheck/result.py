@@ -144,7 +144,7 @@ class CheckResult:
         own = {r.tensor: self.atol_of(r.tensor) for r in self.records if r.kind == "gradient"}
         if all(a == self.atol for a in own.values()):
             return f"atol={self.atol:g}"
-        return "atol=" + ", ".join(f"{a:.2g} ({t})" for t, a in own.items())
+        return "atol=" + ", ".join(f"{a:.3g} ({t})" for t, a in own.items())
 
     @property
     def rows(self) -> list[dict[str, Any]]:

@@ -139,3 +139,26 @@ def test_check_layer_on_an_object_without_backward_is_a_usage_error():
     with pytest.raises(UnusableError, match=r"no backward\(\) method") as ei:
         check_layer(NoBackward(), (3, 4))
     assert ei.value.exit_code == EXIT_USAGE and isinstance(ei.value, ProtocolError)
+
+
+def test_one_atol_figure_for_one_check(tmp_path):
+    """newuser23's offset.py (y = 3x + 3e14, a sign-flipped backward): the notes gave dX's check three atol figures,
+    7.5e+04 (the default step's, which no comparison used), 30 and 29.9 (one number at two precisions). Every figure
+    is now the one dX was compared with; the verdict stays NOT CHECKED (exit 3)."""
+    import re
+
+    f = tmp_path / "offset.py"
+    f.write_text(textwrap.dedent('''
+        class Offset:
+            def __init__(self):
+                self.params = {}; self.grads = {}
+            def forward(self, X, training=False):
+                return 3.0 * X + 3e14
+            def backward(self, dY):
+                return -3.0 * dY
+    '''))
+    p = run_here("check", f"{f}::Offset", "--input-shape", "3,4", cwd=tmp_path)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "NOT CHECKED" in text, text
+    figures = set(re.findall(r"atol=([0-9.e+-]+[0-9])", text))
+    assert figures == {"29.9"}, (figures, text)

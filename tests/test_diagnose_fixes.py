@@ -287,7 +287,7 @@ def test_the_verdict_states_each_grown_tensors_own_atol_and_one_atol_otherwise()
     own = {t: res.atol_of(t) for t in ("dX", "dW", "db")}
     assert all(a < 1e-4 < 0.05 < res.atol for a in own.values()), own
     words = res.atol_words()
-    assert words == "atol=" + ", ".join(f"{a:.2g} ({t})" for t, a in own.items()) and f"{res.atol:g}" not in words
+    assert words == "atol=" + ", ".join(f"{a:.3g} ({t})" for t, a in own.items()) and f"{res.atol:g}" not in words
     lin = diagnose_layer(mp.Linear(5, 3, rng=0), (8, 5), mode="full").result
     assert lin.passed and all(lin.atol_of(t) == lin.atol for t in ("dX", "dW", "db"))
     assert lin.atol_words() == f"atol={lin.atol:g}"
