@@ -3624,7 +3624,15 @@ def _initial_state(L: _Layer) -> int | None:
     """The index ``j >= 1`` of a sequence layer's initial-state input: the first input is a sequence ``(N, T, D)``,
     ``2 <= T <= 32``, of a forward whose output ``(N, T, H)`` is causal (moving step T-1 of the input leaves the
     earlier steps of the output as they were), and input ``j`` has the shape of one step's output ``(N, H)`` and
-    moves the first step's output (CS231n's ``rnn_forward(x, h0, Wx, Wh, b)``). None for any other layer."""
+    moves the first step's output (CS231n's ``rnn_forward(x, h0, Wx, Wh, b)``). None for any other layer. Found once
+    per layer (kept on ``L``)."""
+    if "_initial_state" not in L.__dict__:
+        L.__dict__["_initial_state"] = _find_initial_state(L)
+    return L.__dict__["_initial_state"]
+
+
+def _find_initial_state(L: _Layer) -> int | None:
+    """:func:`_initial_state`, found by running forward on moved inputs."""
     X, Y = L.inputs[0], L.Y
     if X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2] or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f":
         return None
@@ -3718,19 +3726,17 @@ def _state_carry_signature(L: _Layer, key, m, n):
                                       "T": L.Y.shape[1]}
 
 
-def _one_step_finding(diag: Diagnosis, code: str) -> None:
+def _one_step_finding(L: _Layer, diag: Diagnosis, code: str) -> None:
     """One sentence of ``code`` (``first-step-missing``, ``state-carry-incomplete``) naming every tensor it was
     found for (a sequence's dx, dh0 and each weight's: one loop's bug), at the first one's place."""
     hits = _of_code(diag, code)
     if len(hits) < 2:
         return
-    ts = [f.tensor for f in hits]
-    x = re.search(r"so (\S+)\[:, 0\] is zero|and (\S+)\[:, \d+\] is right", hits[0].message)
-    last = int(re.search(r"steps 1\.\.(\d+)", hits[0].message)[1])
-    fields = {"be": "are", "x": next(g for g in x.groups() if g) if x else "dx", "last": last, "T": last + 1}
+    last = L.Y.shape[1] - 1
+    fields = {"be": "are", "x": V.grad_name(L.names[0]), "last": last, "T": last + 1}
     if code == "first-step-missing":
-        fields["h0"] = re.search(r"initial state's gradient \((\S+)\)", hits[0].message)[1]
-    _as_one(diag, hits, _find(code, _listed(ts), **fields))
+        fields["h0"] = V.grad_name(L.names[_initial_state(L) or 1])
+    _as_one(diag, hits, _find(code, _listed([f.tensor for f in hits]), **fields))
 
 
 def _backward_of(L: _Layer, xs, G):
@@ -3823,8 +3829,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_ignored(diag)
     _one_tanh(diag)
     _one_dense_dz(diag)
-    _one_step_finding(diag, "first-step-missing")
-    _one_step_finding(diag, "state-carry-incomplete")
+    _one_step_finding(L, diag, "first-step-missing")
+    _one_step_finding(L, diag, "state-carry-incomplete")
     _one_branch(L, diag, manual, numer)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
