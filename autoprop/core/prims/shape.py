@@ -654,11 +654,21 @@ _stack_prim = defprim(
 # --- splitting: one record with several outputs ------------------------------------------
 def _split_fwd(x, pieces, axis):
     """The pieces ``x[..., lo:hi]`` along ``axis`` (views), one per ``(lo, hi)``."""
-    lead = (builtins.slice(None),) * axis
+    try:
+        keys = _split_keys(pieces, axis)
+    except TypeError:  # pieces given as lists (unhashable): not remembered
+        keys = _split_keys.__wrapped__(pieces, axis)
     out = []  # (a loop: no generator frame)
-    for lo, hi in pieces:
-        out.append(x[lead + (builtins.slice(lo, hi),)])
+    for key in keys:
+        out.append(x[key])
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _split_keys(pieces, axis):
+    """The index ``(:, ..., :, lo:hi)`` of each piece (remembered, as :func:`_sections`)."""
+    lead = (builtins.slice(None),) * axis
+    return tuple(lead + (builtins.slice(lo, hi),) for lo, hi in pieces)
 
 
 def _tiles(pieces, n):
