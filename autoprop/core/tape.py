@@ -1734,6 +1734,8 @@ def _multi_gradient(keys, keep, get, pop):
 
 def _multi_values(outs):
     """A multi-output node's saved outputs as arrays (``NotSaved`` kept) for its VJPs."""
+    if type(outs[0]) is NotSaved:  # a record saves all its outputs or none (_record_multi)
+        return outs
     vals = []
     for a in outs:
         vals.append(a if type(a) is NotSaved else a._value)

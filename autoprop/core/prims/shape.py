@@ -691,10 +691,17 @@ def _split_vjp(g, ans, x, pieces, axis):
             if isinstance(gi, Tensor):  # an outer tape records: recorded ops
                 return _split_vjp_recorded(g, ans, x, pieces, axis)
             given.append(gi)
-    lead = (builtins.slice(None),) * axis
-    dtype = np.result_type(*given)
     shape = _shape(x)
     tiles = _tiles(pieces, shape[axis])
+    if tiles and len(given) == len(pieces):  # every piece got one (an LSTM's i, f, g, o)
+        try:
+            dx = np.concatenate(given, axis=axis)  # side by side: the same values, one call
+        except ValueError:  # (a 0-d gradient, or one of another shape than its piece: below)
+            dx = None
+        if dx is not None and dx.shape == shape:
+            return dx
+    lead = (builtins.slice(None),) * axis
+    dtype = np.result_type(*given)
     dx = np.empty(shape, dtype) if tiles else np.zeros(shape, dtype)
     for gi, (lo, hi) in zip(g, pieces):
         part = dx[lead + (builtins.slice(lo, hi),)]
