@@ -433,6 +433,56 @@ def test_lstm_gates_with_no_entry_kept_take_the_output_form_everywhere():
     np.testing.assert_allclose(tape.gradient(z, a, output_gradients=G).numpy(), ref, rtol=4e-15, atol=0)
 
 
+def test_lstm_gates_with_nothing_beyond_the_thresholds_keep_no_mask():
+    # session 24: a sigmoid pre-activation in 1.6..1.9 or below -1.6 fails the quick |a| <= 1.6
+    # test, but 1 - s is accurate there, so nothing is kept: the record keeps no mask either,
+    # and its VJP takes the output form everywhere (the bits of a save-all tape, HIPS autograd's
+    # values); a NaN still keeps the mask, so that the VJP applies the 0·inf rule there
+    import autograd
+    import autograd.numpy as anp
+
+    from autoprop.core.tape import PartlySaved
+
+    rng = np.random.default_rng(11)
+    A = rng.uniform(-1.5, 1.5, (5, 16))
+    A[0, :4] = [1.7, 1.9, -1.7, -40.0]  # block i: not kept (1 - s >= 0.13 there)
+    A[1, 12:] = [np.nextafter(1.9, 0.0), -3.0, -30.0, 1.61]  # block o
+    G = rng.standard_normal(A.shape)
+
+    def gates(w):
+        s = 1.0 / (1.0 + anp.exp(-w))
+        return anp.concatenate([s[:, :8], anp.tanh(w[:, 8:12]), s[:, 12:]], axis=1)
+
+    grads = []
+    for save_all in (False, True):
+        a = ap.constant(A)
+        with ap.GradientTape() as tape:
+            tape._save_all = save_all
+            tape.watch(a)
+            z = R.lstm_gates(a * 1.0)
+        if not save_all:
+            kept = tape._nodes[1].vals[0]
+            assert type(kept) is PartlySaved and kept.mask is None and kept.values.size == 0
+        grads.append(tape.gradient(z, a, output_gradients=G).numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    ref = autograd.grad(lambda w: anp.sum(gates(w) * G))(A)
+    np.testing.assert_allclose(grads[0], ref, rtol=4e-15, atol=0)
+
+    A[2, 5] = np.nan  # block f; nothing else beyond a threshold
+    G[2, 5] = 0.0
+    a = ap.constant(A)
+    with ap.GradientTape() as tape:
+        tape.watch(a)
+        z = R.lstm_gates(a * 1.0)
+    kept = tape._nodes[1].vals[0]
+    assert type(kept) is PartlySaved and kept.mask is not None and kept.values.size == 0
+    g = tape.gradient(z, a, output_gradients=G).numpy()
+    assert g[2, 5] == 0.0  # 0 * NaN is 0 under the 0·inf rule
+    ok = np.ones(A.shape, bool)
+    ok[2, 5] = False
+    np.testing.assert_array_equal(g[ok], grads[0][ok])
+
+
 @pytest.mark.parametrize("kind", ["LSTM", "RNN"])
 def test_the_recurrent_twins_save_at_most_1_2x_manualprops_caches(kind):
     # issue 15's memory target for the recurrent steps of benchmarks/train_step.py (16->32, B16,

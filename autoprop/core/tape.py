@@ -505,19 +505,22 @@ def call_multi(prim, /, *args, **kwargs):
     except (ValueError, TypeError, IndexError) as exc:
         raise _op_exception(prim, vals, kwargs, exc) from exc
     outs = []
+    dt = None  # the first output's dtype, or the first complex one's (eigh of a Hermitian A: w real, v complex)
+    base = src = None  # the array the last view viewed and the input it is (split's pieces all view x)
     for arr in arrs:
         out = _new_tensor(Tensor)  # Tensor._wrap, inlined (as in call)
         out._value = arr
         out._key = _next_key()
-        if arr.base is not None:  # a view of an input's values: out *= 3 is refused
-            _mark_view(prim, args, vals, out)
+        b = arr.base
+        if b is not None:  # a view of an input's values: out *= 3 is refused
+            if b is base and src is not None:  # the input found for the piece before
+                _views.mark_view(out, src, prim.name)
+            else:
+                base, src = b, _mark_view(prim, args, vals, out)
+        if dt is None or arr.dtype.kind == "c" and dt.kind != "c":
+            dt = arr.dtype
         outs.append(out)
     outs = tuple(outs)
-    dt = outs[0]._value.dtype if outs else None
-    for o in outs:  # a complex output beside real ones (eigh of a Hermitian A: w real, v complex)
-        if o._value.dtype.kind == "c":  # (a loop, not next(generator): no frame on Python 3.11)
-            dt = o._value.dtype
-            break
     if _RECORDING and outs:
         if dt.kind == "c":  # recorded only by a primitive with complex rules (_record_complex)
             for tape in list(_RECORDING):
@@ -555,11 +558,9 @@ def _record_multi(tape, prim, args, vals, kwargs, outs, shared):
             for out in outs[1:]:
                 _observe.carry_cut(tape, prim.vjps, args, out)
         return False
-    one = tape._nodes[n]
-    node = _new_node(MultiNode)
-    node.prim, node.args, node.vals, node.kwargs, node.pairs = (
-        one.prim, one.args, one.vals, one.kwargs, one.pairs)
-    saved = type(one.out) is not NotSaved  # ("ans" in the record's reads: all outputs kept)
+    node = tape._nodes[n]
+    node.__class__ = MultiNode  # (the same slots: the node becomes a MultiNode in place)
+    saved = type(node.out) is not NotSaved  # ("ans" in the record's reads: all outputs kept)
     keys, kept = [], []  # (loops, not generators: no frame per output on Python 3.11)
     for out in outs:
         keys.append(out._key)
@@ -570,7 +571,6 @@ def _record_multi(tape, prim, args, vals, kwargs, outs, shared):
             ns = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None  # (_not_saved, inlined)
             kept.append(_not_saved(ov) if ns is None else ns)
     node.key, node.out = tuple(keys), tuple(kept)
-    tape._nodes[n] = node
     tape._tracked.update(node.key)
     return True
 
@@ -601,18 +601,23 @@ def _op_exception(prim, vals, kwargs, exc):
 
 def _mark_view(prim, args, vals, out):
     """Mark ``out`` as a view of an input tensor's values, so that ``out *= 3`` is refused
-    (:meth:`Tensor._augmented`): numpy would write through into that input."""
+    (:meth:`Tensor._augmented`): numpy would write through into that input.
+
+    Returns the input when ``out``'s ``base`` is that input's array itself (the usual case),
+    so that :func:`call_multi` marks the other views of the same array without a search;
+    None otherwise (found by shared memory, which depends on each view's extent, or no input)."""
     base = out._value.base
     i = 0
     for v in vals:  # the usual case first: numpy's view of an input's array (x[:, t])
         if v is base and isinstance(args[i], Tensor):
             _views.mark_view(out, args[i], prim.name)
-            return
+            return args[i]
         i += 1
     for a, v in zip(args, vals):
         if isinstance(a, Tensor) and np.may_share_memory(out._value, v):
             _views.mark_view(out, a, prim.name)
-            return
+            return None
+    return None
 
 
 def _plan(prim, mask, n):
@@ -1729,6 +1734,8 @@ def _multi_gradient(keys, keep, get, pop):
 
 def _multi_values(outs):
     """A multi-output node's saved outputs as arrays (``NotSaved`` kept) for its VJPs."""
+    if type(outs[0]) is NotSaved:  # a record saves all its outputs or none (_record_multi)
+        return outs
     vals = []
     for a in outs:
         vals.append(a if type(a) is NotSaved else a._value)

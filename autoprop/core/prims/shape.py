@@ -654,11 +654,21 @@ _stack_prim = defprim(
 # --- splitting: one record with several outputs ------------------------------------------
 def _split_fwd(x, pieces, axis):
     """The pieces ``x[..., lo:hi]`` along ``axis`` (views), one per ``(lo, hi)``."""
-    lead = (builtins.slice(None),) * axis
+    try:
+        keys = _split_keys(pieces, axis)
+    except TypeError:  # pieces given as lists (unhashable): not remembered
+        keys = _split_keys.__wrapped__(pieces, axis)
     out = []  # (a loop: no generator frame)
-    for lo, hi in pieces:
-        out.append(x[lead + (builtins.slice(lo, hi),)])
+    for key in keys:
+        out.append(x[key])
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _split_keys(pieces, axis):
+    """The index ``(:, ..., :, lo:hi)`` of each piece (remembered, as :func:`_sections`)."""
+    lead = (builtins.slice(None),) * axis
+    return tuple(lead + (builtins.slice(lo, hi),) for lo, hi in pieces)
 
 
 def _tiles(pieces, n):
@@ -681,10 +691,17 @@ def _split_vjp(g, ans, x, pieces, axis):
             if isinstance(gi, Tensor):  # an outer tape records: recorded ops
                 return _split_vjp_recorded(g, ans, x, pieces, axis)
             given.append(gi)
-    lead = (builtins.slice(None),) * axis
-    dtype = np.result_type(*given)
     shape = _shape(x)
     tiles = _tiles(pieces, shape[axis])
+    if tiles and len(given) == len(pieces):  # every piece got one (an LSTM's i, f, g, o)
+        try:
+            dx = np.concatenate(given, axis=axis)  # side by side: the same values, one call
+        except ValueError:  # (a 0-d gradient, or one of another shape than its piece: below)
+            dx = None
+        if dx is not None and dx.shape == shape:
+            return dx
+    lead = (builtins.slice(None),) * axis
+    dtype = np.result_type(*given)
     dx = np.empty(shape, dtype) if tiles else np.zeros(shape, dtype)
     for gi, (lo, hi) in zip(g, pieces):
         part = dx[lead + (builtins.slice(lo, hi),)]
