@@ -350,11 +350,21 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
     size (newuser23 H1), or a mismatch within the truncation error of the user's large step (M4); with what to do.
     None otherwise (a real failure elsewhere stays a FAIL)."""
     ds = [diag, *diag.other_modes]
-    if any(d.error is not None or d.codes or d.result is None or d.result.failing_tensors for d in ds):
+    if any(d.error is not None or d.codes or d.result is None for d in ds):
+        return None
+    return _vacuous_line([d.result for d in ds], cname)
+
+
+def _vacuous_line(results, cname: str) -> str | None:
+    """:func:`_vacuous_verdict`'s line from the ``results`` of every mode checked (a layer's) or the one of a loss;
+    None when one has a failing tensor or none has a tensor given no verdict."""
+    from .compare import VACUOUS
+
+    if any(r.failing_tensors for r in results):
         return None
     why: dict[str, dict[str, str]] = {"atol": {}, "step": {}}
-    for d in ds:
-        for r in d.result.records:
+    for res in results:
+        for r in res.records:
             for c in r.comparisons:
                 if c.unchecked in why:
                     why[c.unchecked].setdefault(r.tensor, f"{c.atol:.3g}")
@@ -365,11 +375,11 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
         ts = list(why["atol"])
         parts.append(f"the finite differences cannot tell {', '.join(ts)} from any gradient of its size ("
                      + ", ".join(f"atol={a} for {t}" for t, a in why["atol"].items())
-                     + f", the round-off of the output, is larger than every |{ts[0]}|). Check the layer on inputs "
-                     "or parameters that keep the output near 1 (a large constant offset swamps the step), or pass "
-                     "--atol to compare at a tolerance you choose")
+                     + f", the round-off of the output, is larger than every |{ts[0]}|, or than {100 * VACUOUS:g}% of "
+                     "the largest). Check the layer on inputs or parameters that keep the output near 1 (a large "
+                     "constant offset swamps the step), or pass --atol to compare at a tolerance you choose")
     if why["step"]:
-        eps = diag.result.eps
+        eps = results[0].eps
         parts.append(f"{', '.join(why['step'])} differ{'s' if len(why['step']) == 1 else ''} from central differences "
                      f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
                      "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
@@ -1281,6 +1291,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                                      res.atol_of(g))
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
+    if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
+        print(colorize("\n" + V.wrap(line), color))
+        return EXIT_STUDENT
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
