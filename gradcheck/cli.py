@@ -225,8 +225,8 @@ def _refuse_complex(method: str) -> None:
         raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
                          "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
                          "(it was run as central differences). Use --method central, forward or richardson here, or "
-                         "check_layer(layer, X, method='complex') / check_loss(..., method='complex') in Python, "
-                         "which differences a layer of your own process by the complex step.")
+                         "check_layer(layer, X, method='complex') in Python, which differences a layer of your own "
+                         "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
 def _cmd_check(args) -> int:
@@ -246,6 +246,9 @@ def _cmd_check(args) -> int:
         raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
                          "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
     _refuse_complex(args.method)
+    if args.loss and args.method != "central":  # review24g: it ran central differences, said only in the footer
+        raise UsageError(f"--method {args.method} is for a layer's check; a loss (--loss) is checked by central "
+                         "differences only (check_loss has no other method), so drop --method.")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
