@@ -127,3 +127,28 @@ def test_cli_an_atol_a_sizeable_share_of_the_gradient_exit_3(tmp_path):
     text = both(p)
     assert p.returncode == 3, text
     assert "NOT CHECKED: Offset:" in text and "PASS" not in text, text
+
+
+class TanhOffset:
+    """tanh(X) + c, its dX times k."""
+
+    def __init__(self, c, k):
+        self.params, self.grads, self.c, self.k = {}, {}, c, k
+
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X)
+        return self.Y + self.c
+
+    def backward(self, dY):
+        return self.k * dY * (1 - self.Y ** 2)
+
+
+def test_a_tanh_10_percent_wrong_under_a_huge_offset_is_not_a_pass():
+    """tanh(X) + 1e12 (8x6, full): atol 0.29 after the step grew; dX 1.1 times the gradient PASSed. At 1e10 (atol
+    0.0044, a WARNING) a 1% error still FAILs and the right dX PASSes."""
+    X = np.random.default_rng(0).standard_normal((8, 6))
+    for k in (1.0, 1.1):
+        res = check_layer(TanhOffset(1e12, k), X, twin=None, mode="full")
+        assert not res.passed and res.unchecked == ["dX"] and res.failing_tensors == [], res.table()
+    assert check_layer(TanhOffset(1e10, 1.01), X, twin=None, mode="full").failing_tensors == ["dX"]
+    assert check_layer(TanhOffset(1e10, 1.0), X, twin=None, mode="full").passed
