@@ -683,7 +683,8 @@ def compared_constants(obj, first: str | None = None, zero: tuple = ()) -> list:
         names = names[1:]
     if not names or first is not None and first not in names:
         return []
-    reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), first or names[0])
+    space = {**getattr(getattr(fn, "__func__", fn), "__globals__", {}), **_defaults(fn)}
+    reader = _ConstantReader(obj, space, first or names[0])
     reader.zero = {z for z in zero if z in names and z != reader.first}
     for node in _in_order(tree):
         reader.read(node)
@@ -709,6 +710,17 @@ def _in_order(tree):
 #: on): ``X = np.asarray(X)`` leaves X what it was; a bound of the result is a bound of X.
 _SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "astype", "copy", "reshape",
                 "ravel", "flatten", "squeeze", "atleast_1d", "atleast_2d", "float64", "float32"}
+
+
+def _defaults(fn) -> dict:
+    """``{name: default}`` of ``fn``'s parameters, None for one without a default: the values a forward called without
+    them compares with (``forward(self, logits, labels, ignore_index=-100)``: -100, review24g), each hiding a module
+    constant of its name; {} when the signature cannot be read."""
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: None if p.default is p.empty else p.default for p in ps}
 
 
 class _ConstantReader:
