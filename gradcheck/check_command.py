@@ -607,17 +607,16 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
     the eval output (:func:`gradcheck.sources.training_differs`); ``same``: both ran, the training forward giving
     the eval output (backward may still branch on the mode)."""
-    from .config import training_modes
+    from .config import eval_backward_refused, training_modes
 
     name, off, on = words
     takes = "reads" if name.startswith(("self.", "global ", "env ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
-        frozen = (getattr(layer, "signature", None) or {}).get("eval_backward") is False or \
-            getattr(layer, "eval_backward", True) is False
         return (f": forward {takes} {name}, and backward asserts it (a frozen layer has no backward, numpy-ml's "
-                f"convention), so training mode alone is checked (--eval checks {name}={off})") if frozen else ""
+                f"convention), so training mode alone is checked (--eval checks {name}={off})") \
+            if eval_backward_refused(layer) else ""
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
         return (f": forward {takes} {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")

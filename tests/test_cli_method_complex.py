@@ -67,10 +67,10 @@ def test_the_refusal_names_only_what_exists():
     import inspect
 
     from gradcheck import check_layer, check_loss
-    from gradcheck.cli import _refuse_complex
+    from gradcheck.cli import _refuse_method
     from gradcheck.errors import UsageError
 
     with pytest.raises(UsageError) as err:
-        _refuse_complex("complex")
+        _refuse_method("complex")
     assert "check_layer(" in str(err.value) and "method" in inspect.signature(check_layer).parameters
     assert ("check_loss(..., method=" in str(err.value)) == ("method" in inspect.signature(check_loss).parameters)
