@@ -1357,10 +1357,13 @@ def _loss_at_target_constants(args, loss, data, more):
     from .check import check_loss, loss_arg_names
 
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    info = info if isinstance(info, dict) else {}
     y_true, y_pred = data
-    if (plan := _target_values(info.get("target_constants") if isinstance(info, dict) else None, y_true)) is None:
+    plan = _target_values(info.get("target_constants"), y_true)
+    ordered = None if plan is not None else _ordered_target_values(info.get("target_ordered"), y_true)
+    if plan is None and ordered is None:
         return None
-    consts, y2 = plan
+    bounds, consts, y2 = ordered or (None, *plan)
     try:
         res2 = check_loss(loss, y2, y_pred, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
                           eps=args.eps, name=more[2], reference=more[1])
@@ -1369,11 +1372,33 @@ def _loss_at_target_constants(args, loss, data, more):
     target = loss_arg_names(loss)[1]
     cs = " and ".join(f"{c:g}" for c in consts)
     line = (f"forward compares {target} with {cs}, which the drawn {target} never hold: also checked with every "
-            f"third entry of {target} set to {cs}")
+            f"third entry of {target} set to {cs}") if bounds is None else (
+        f"forward orders {target} against {' and '.join(f'{c:g}' for c in bounds)}, which the drawn {target} reach "
+        f"but never pass: also checked with every third entry of {target} set to {cs}, beyond it")
     if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
         return line, None, y_true
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    "those targets"), res2, y2
+
+
+def _ordered_target_values(vals, y_true):
+    """``(bounds, values, targets)`` for integer labels: the constants ``vals`` forward orders the target against
+    (``labels >= 0``: 0) that are the drawn labels' smallest or largest, the integers just beyond them (-1), and a
+    copy of ``y_true`` with every third entry set to those (:func:`_target_values`); None when there is none
+    (review24g: a cross-entropy keeping ``labels >= 0`` whose backward forgets the mask passed, no drawn label being
+    negative)."""
+    yt = np.asarray(y_true)
+    if yt.size < 2 or yt.dtype.kind != "i" or not isinstance(vals, (list, tuple)):
+        return None
+    pairs = []
+    for v in vals:
+        with contextlib.suppress(TypeError, ValueError):
+            c = float(v)
+            if np.isfinite(c) and c == int(c) and abs(c) <= 1e6:
+                pairs += [(c, b) for b in [c - 1] * bool(c == yt.min()) + [c + 1] * bool(c == yt.max())
+                          if b not in yt and b not in (p[1] for p in pairs)]
+    plan = _target_values([b for _, b in pairs], yt) if pairs else None
+    return None if plan is None else (list(dict.fromkeys(c for c, _ in pairs)), *plan)
 
 
 def _target_values(vals, y_true):
