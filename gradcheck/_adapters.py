@@ -1811,18 +1811,20 @@ class BoundLoss:
 
 
 def _loss_bounds(obj, names, roles):
-    """``{"compared_constants": [...], "residual_constants": [...], "target_constants": [...]}`` of a loss's forward
+    """``{"compared_constants": [...], "residual_constants": [...], "target_constants": [...], "target_ordered": [...]}``
+    of a loss's forward
     (:func:`_switch_reach.compared_constants`): the values of the prediction it compares it with (``np.clip(p, eps,
     1 - eps)``), those of the residual prediction - target (``np.abs(y_pred - y_true) <= delta``: the target read as
     0), not already the first, and those it compares the target itself with (``labels != self.ignore_index``); {}
     when it compares with none. The check is made again at predictions around the first two (tester22s H4) and at
     targets holding the third (session 23: a masked cross-entropy's backward that forgets its mask passed, the drawn
-    labels never being -100)."""
+    labels never being -100) or just beyond the fourth, those of ordering comparisons (``labels >= 0``: -1)."""
     pred, target = names[roles.index("y_pred")], names[roles.index("y_true")]
     direct = _switch_reach.compared_constants(obj, pred)
     residual = [c for c in _switch_reach.compared_constants(obj, pred, (target,)) if c not in direct]
     out = {"compared_constants": direct, "residual_constants": residual,
-           "target_constants": _switch_reach.compared_constants(obj, target)}
+           "target_constants": _switch_reach.compared_constants(obj, target),
+           "target_ordered": _switch_reach.compared_constants(obj, target, ordered=True)}
     return out if any(out.values()) else {}
 
 

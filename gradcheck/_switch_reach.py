@@ -649,7 +649,7 @@ _BOUNDING = {"clip": 2, "minimum": 1, "maximum": 1, "fmin": 1, "fmax": 1}
 _ABS = {"abs", "absolute", "fabs"}
 
 
-def compared_constants(obj, first: str | None = None, zero: tuple = ()) -> list:
+def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered: bool = False) -> list:
     """The values of forward's first input at which ``obj.forward`` compares, clips, min/maxes or thresholds it,
     read from its source (:func:`source_tree`; nothing runs): ``np.clip(X, 0, 6)`` gives 0 and 6; ``np.maximum(X,
     c)``, ``np.minimum``, ``X > 20``, ``np.where(X > c, ...)``, ``x < -c``, ``np.abs(x) <= delta`` (-delta and delta)
@@ -669,6 +669,9 @@ def compared_constants(obj, first: str | None = None, zero: tuple = ()) -> list:
     zero : tuple of str
         Arguments read as 0 (a loss's target ``y_true``): ``np.abs(y_pred - y_true) <= delta`` then gives -delta
         and delta, bounds of the residual ``y_pred - y_true`` (tester22s H4).
+    ordered : bool
+        Only the values met in an ordering comparison (``<``, ``<=``, ``>``, ``>=``: ``labels >= 0`` gives 0), whose
+        other side forward handles too (review24g: a masked loss keeping ``labels >= 0``).
 
     Returns
     -------
@@ -683,11 +686,12 @@ def compared_constants(obj, first: str | None = None, zero: tuple = ()) -> list:
         names = names[1:]
     if not names or first is not None and first not in names:
         return []
-    reader = _ConstantReader(obj, getattr(getattr(fn, "__func__", fn), "__globals__", {}), first or names[0])
+    space = {**getattr(getattr(fn, "__func__", fn), "__globals__", {}), **_defaults(fn)}
+    reader = _ConstantReader(obj, space, first or names[0])
     reader.zero = {z for z in zero if z in names and z != reader.first}
     for node in _in_order(tree):
         reader.read(node)
-    return sorted(v for v in reader.found if v == v and abs(v) != float("inf"))
+    return sorted(v for v in (reader.ordered if ordered else reader.found) if v == v and abs(v) != float("inf"))
 
 
 def _in_order(tree):
@@ -711,6 +715,17 @@ _SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray
                 "ravel", "flatten", "squeeze", "atleast_1d", "atleast_2d", "float64", "float32"}
 
 
+def _defaults(fn) -> dict:
+    """``{name: default}`` of ``fn``'s parameters, None for one without a default: the values a forward called without
+    them compares with (``forward(self, logits, labels, ignore_index=-100)``: -100, review24g), each hiding a module
+    constant of its name; {} when the signature cannot be read."""
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: None if p.default is p.empty else p.default for p in ps}
+
+
 class _ConstantReader:
     """:func:`compared_constants`'s walk: ``env`` maps a name (``x``, ``self.X``) to ``(a, b)`` when it holds
     ``a X + b`` of forward's first input ``first``; ``found`` collects the X values of the bounds met."""
@@ -722,6 +737,9 @@ class _ConstantReader:
         self.absolute = {}
         #: names read as 0 (:func:`compared_constants`'s ``zero``), and what is assigned from them (``self.y = y``)
         self.zero = set()
+        #: the X values of ``found`` met in an ordering comparison (``labels >= 0``; :func:`compared_constants`'s
+        #: ``ordered``)
+        self.ordered = set()
 
     def const(self, node):
         """The number ``node`` evaluates to without running code, or None."""
@@ -816,8 +834,10 @@ class _ConstantReader:
                 self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
-            for a, b in zip(sides, sides[1:]):
-                self.found.update(self.solve(a, self.const(b)) + self.solve(b, self.const(a)))
+            for a, b, op in zip(sides, sides[1:], stmt.ops):
+                vs = self.solve(a, self.const(b)) + self.solve(b, self.const(a))
+                self.found.update(vs)
+                self.ordered.update(vs if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) else ())
         elif isinstance(stmt, ast.Call) and stmt.args:
             name = self.callee(stmt)
             if isinstance(stmt.func, ast.Attribute) and name == "clip" and self.affine(stmt.func.value) is not None:

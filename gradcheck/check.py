@@ -17,6 +17,7 @@ from . import _validation as V
 from .compare import (
     ATOL_FLOOR,
     NOISY,
+    VACUOUS,
     Comparison,
     atol_swamp_notes,
     close,
@@ -275,7 +276,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
         if cfg_atol_default and atols[k] > ATOL_FLOOR:
-            _swamped(k, atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes)
+            _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes)
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -321,11 +322,12 @@ def _tensor_atols(call, Y, G, cfg, dkeys, atol, default) -> tuple[dict, dict | N
     return atols, roundoff
 
 
-def _swamped(k, atol, arrays, name, records, notes) -> None:
-    """The notes on a tensor whose default ``atol`` swamps its ``arrays`` (:func:`atol_swamp_notes`); one above every
-    |value| (:func:`swamped_by`) marks its comparisons ``unchecked="atol"``: NOT CHECKED (newuser23 H1)."""
+def _swamped(atol, arrays, name, records, notes) -> None:
+    """The notes on a tensor whose default ``atol`` swamps its ``arrays`` (:func:`atol_swamp_notes`); one above
+    :data:`~gradcheck.compare.VACUOUS` of every |value| (:func:`swamped_by`) marks its comparisons ``unchecked="atol"``:
+    NOT CHECKED (newuser23 H1; review24g: a layer's at 47% of |dX|, a loss's at any share)."""
     notes += atol_swamp_notes(atol, {name: arrays})
-    if swamped_by(atol, arrays)[0]:
+    if swamped_by(atol, arrays, VACUOUS)[0]:
         for rec in records:
             if rec.tensor == name and rec.kind != "forward":
                 rec.comparisons = [dataclasses.replace(c, unchecked="atol") for c in rec.comparisons]
@@ -716,7 +718,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         return float(scalar(out))
 
     L = value()
-    rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
+    rtol, atol = cfg.rtol, _loss_atol(cfg, L, yp)
     g = guarded_backward(loss, owner=owner, call="backward()",
                          expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
@@ -751,11 +753,23 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                     rtol, atol, rescan=rescan)}
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
+    notes = _large_step_note(cfg)
+    if cfg.atol is None and atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size
+        _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note, notes=_large_step_note(cfg), gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
+        twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
+
+
+def _loss_atol(cfg: CheckConfig, L: float, yp: np.ndarray) -> float:
+    """A loss check's atol: the given one, or the round-off of ``L`` over the steps ``y_pred``'s entries take
+    (:func:`default_atol` with :func:`~gradcheck.numerical.step_sizes`, as a layer's tensors: review24g, over ``eps``
+    alone it was ``|p|`` times too large, and an MSE with the wrong sign passed at predictions ~1e10)."""
+    if cfg.atol is not None:
+        return cfg.atol
+    return max(ATOL_FLOOR, default_atol(L, 1.0, cfg.step, cfg.method, floor=0.0, steps=step_sizes(yp, cfg.step)))
 
 
 def loss_gradient_name(loss: Any) -> str:

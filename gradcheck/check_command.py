@@ -350,11 +350,21 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
     size (newuser23 H1), or a mismatch within the truncation error of the user's large step (M4); with what to do.
     None otherwise (a real failure elsewhere stays a FAIL)."""
     ds = [diag, *diag.other_modes]
-    if any(d.error is not None or d.codes or d.result is None or d.result.failing_tensors for d in ds):
+    if any(d.error is not None or d.codes or d.result is None for d in ds):
+        return None
+    return _vacuous_line([d.result for d in ds], cname)
+
+
+def _vacuous_line(results, cname: str) -> str | None:
+    """:func:`_vacuous_verdict`'s line from the ``results`` of every mode checked (a layer's) or the one of a loss;
+    None when one has a failing tensor or none has a tensor given no verdict."""
+    from .compare import VACUOUS
+
+    if any(r.failing_tensors for r in results):
         return None
     why: dict[str, dict[str, str]] = {"atol": {}, "step": {}}
-    for d in ds:
-        for r in d.result.records:
+    for res in results:
+        for r in res.records:
             for c in r.comparisons:
                 if c.unchecked in why:
                     why[c.unchecked].setdefault(r.tensor, f"{c.atol:.3g}")
@@ -365,11 +375,11 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
         ts = list(why["atol"])
         parts.append(f"the finite differences cannot tell {', '.join(ts)} from any gradient of its size ("
                      + ", ".join(f"atol={a} for {t}" for t, a in why["atol"].items())
-                     + f", the round-off of the output, is larger than every |{ts[0]}|). Check the layer on inputs "
-                     "or parameters that keep the output near 1 (a large constant offset swamps the step), or pass "
-                     "--atol to compare at a tolerance you choose")
+                     + f", the round-off of the output, is larger than every |{ts[0]}|, or than {100 * VACUOUS:g}% of "
+                     "the largest). Check the layer on inputs or parameters that keep the output near 1 (a large "
+                     "constant offset swamps the step), or pass --atol to compare at a tolerance you choose")
     if why["step"]:
-        eps = diag.result.eps
+        eps = results[0].eps
         parts.append(f"{', '.join(why['step'])} differ{'s' if len(why['step']) == 1 else ''} from central differences "
                      f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
                      "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
@@ -597,17 +607,16 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
     the eval output (:func:`gradcheck.sources.training_differs`); ``same``: both ran, the training forward giving
     the eval output (backward may still branch on the mode)."""
-    from .config import training_modes
+    from .config import eval_backward_refused, training_modes
 
     name, off, on = words
     takes = "reads" if name.startswith(("self.", "global ", "env ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
-        frozen = (getattr(layer, "signature", None) or {}).get("eval_backward") is False or \
-            getattr(layer, "eval_backward", True) is False
         return (f": forward {takes} {name}, and backward asserts it (a frozen layer has no backward, numpy-ml's "
-                f"convention), so training mode alone is checked (--eval checks {name}={off})") if frozen else ""
+                f"convention), so training mode alone is checked (--eval checks {name}={off})") \
+            if eval_backward_refused(layer) else ""
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
         return (f": forward {takes} {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")
@@ -1281,6 +1290,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                                      res.atol_of(g))
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
+    if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
+        print(colorize("\n" + V.wrap(line), color))
+        return EXIT_STUDENT
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
@@ -1345,10 +1357,13 @@ def _loss_at_target_constants(args, loss, data, more):
     from .check import check_loss, loss_arg_names
 
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    info = info if isinstance(info, dict) else {}
     y_true, y_pred = data
-    if (plan := _target_values(info.get("target_constants") if isinstance(info, dict) else None, y_true)) is None:
+    plan = _target_values(info.get("target_constants"), y_true)
+    ordered = None if plan is not None else _ordered_target_values(info.get("target_ordered"), y_true)
+    if plan is None and ordered is None:
         return None
-    consts, y2 = plan
+    bounds, consts, y2 = ordered or (None, *plan)
     try:
         res2 = check_loss(loss, y2, y_pred, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
                           eps=args.eps, name=more[2], reference=more[1])
@@ -1357,11 +1372,33 @@ def _loss_at_target_constants(args, loss, data, more):
     target = loss_arg_names(loss)[1]
     cs = " and ".join(f"{c:g}" for c in consts)
     line = (f"forward compares {target} with {cs}, which the drawn {target} never hold: also checked with every "
-            f"third entry of {target} set to {cs}")
+            f"third entry of {target} set to {cs}") if bounds is None else (
+        f"forward orders {target} against {' and '.join(f'{c:g}' for c in bounds)}, which the drawn {target} reach "
+        f"but never pass: also checked with every third entry of {target} set to {cs}, beyond it")
     if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
         return line, None, y_true
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    "those targets"), res2, y2
+
+
+def _ordered_target_values(vals, y_true):
+    """``(bounds, values, targets)`` for integer labels: the constants ``vals`` forward orders the target against
+    (``labels >= 0``: 0) that are the drawn labels' smallest or largest, the integers just beyond them (-1), and a
+    copy of ``y_true`` with every third entry set to those (:func:`_target_values`); None when there is none
+    (review24g: a cross-entropy keeping ``labels >= 0`` whose backward forgets the mask passed, no drawn label being
+    negative)."""
+    yt = np.asarray(y_true)
+    if yt.size < 2 or yt.dtype.kind != "i" or not isinstance(vals, (list, tuple)):
+        return None
+    pairs = []
+    for v in vals:
+        with contextlib.suppress(TypeError, ValueError):
+            c = float(v)
+            if np.isfinite(c) and c == int(c) and abs(c) <= 1e6:
+                pairs += [(c, b) for b in [c - 1] * bool(c == yt.min()) + [c + 1] * bool(c == yt.max())
+                          if b not in yt and b not in (p[1] for p in pairs)]
+    plan = _target_values([b for _, b in pairs], yt) if pairs else None
+    return None if plan is None else (list(dict.fromkeys(c for c, _ in pairs)), *plan)
 
 
 def _target_values(vals, y_true):

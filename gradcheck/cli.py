@@ -213,15 +213,19 @@ def _cmd_zoo(args) -> int:
     return EXIT_PASS
 
 
-def _refuse_complex(method: str) -> None:
+def _refuse_method(method: str, loss: bool = False) -> None:
     """UsageError (exit 2) for ``--method complex``: the sandbox's pipe carries real arrays only, and an option
-    accepted and not honoured is a wrong number (newuser23 M2: it ran as central differences, exit 0)."""
+    accepted and not honoured is a wrong number (newuser23 M2: it ran as central differences, exit 0); and for
+    ``--loss`` with another method than central (review24g: it ran central differences, said only in the footer)."""
+    if loss and method not in ("central", "complex"):
+        raise UsageError(f"--method {method} is for a layer's check; a loss (--loss) is checked by central "
+                         "differences only (check_loss has no other method), so drop --method.")
     if method == "complex":
         raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
                          "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
                          "(it was run as central differences). Use --method central, forward or richardson here, or "
-                         "check_layer(layer, X, method='complex') / check_loss(..., method='complex') in Python, "
-                         "which differences a layer of your own process by the complex step.")
+                         "check_layer(layer, X, method='complex') in Python, which differences a layer of your own "
+                         "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
 def _cmd_check(args) -> int:
@@ -240,7 +244,7 @@ def _cmd_check(args) -> int:
     if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
         raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
                          "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
-    _refuse_complex(args.method)
+    _refuse_method(args.method, args.loss)
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")

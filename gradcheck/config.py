@@ -11,7 +11,7 @@ from .compare import ATOL_FLOOR, default_atol
 from .errors import UsageError
 from .numerical import METHODS, default_eps
 
-__all__ = ["CheckConfig", "MODES", "training_modes", "mode_word"]
+__all__ = ["CheckConfig", "MODES", "training_modes", "eval_backward_refused", "mode_word"]
 
 #: Numerical modes: every element, random directional derivatives, sampled elements.
 MODES = ("full", "fast", "sample")
@@ -91,10 +91,17 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
             except (TypeError, ValueError):
                 ps = ()
             takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
-        frozen = (declared.get("eval_backward") if isinstance(declared, dict) else
-                  getattr(layer, "eval_backward", True)) is False  # backward asserts self.trainable (numpy-ml)
-        training = True if takes and frozen else "both" if takes else False
+        training = True if takes and eval_backward_refused(layer) else "both" if takes else False
     return [False, True] if training == "both" else [bool(training)]
+
+
+def eval_backward_refused(layer: Any) -> bool:
+    """Whether ``layer``'s backward asserts its mode switch (numpy-ml's ``assert self.trainable``: a frozen layer has
+    no backward), read from a sandboxed layer's ``signature`` (``eval_backward`` False) or the adapter's attribute:
+    :func:`training_modes` then checks training mode alone, and ``gradcheck check``'s header says why."""
+    declared = getattr(layer, "signature", None)
+    return (declared.get("eval_backward") if isinstance(declared, dict) else getattr(layer, "eval_backward", True)) \
+        is False
 
 
 def mode_word(training: bool) -> str:

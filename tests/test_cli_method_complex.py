@@ -47,3 +47,30 @@ def test_other_methods_still_run(tmp_path):
     f = student(tmp_path, TANH)
     p = run_here("check", f"{f}::Tanh", "--input-shape", "3,4", "--method", "richardson")
     assert p.returncode == 0 and "PASS: Tanh" in both(p), both(p)
+
+
+@pytest.mark.parametrize("method", ["forward", "richardson"])
+def test_another_method_with_loss_is_refused_not_ignored(tmp_path, method):
+    """review24g: --loss --method forward (or richardson) ran central differences, exit 0 (check_loss has no method):
+    an option accepted and not honoured. --method central, what runs, is still accepted."""
+    f = student(tmp_path, TANH)
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "4,3", "--method", method)
+    text = both(p)
+    assert p.returncode == 2 and f"--method {method}" in text and "central differences" in text, text
+    assert "PASS" not in text, text
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "4,3", "--method", "central")
+    assert p.returncode == 0 and "PASS: MSE" in both(p), both(p)
+
+
+def test_the_refusal_names_only_what_exists():
+    """review24g: it pointed to check_loss(..., method='complex'), which raises TypeError (no such keyword)."""
+    import inspect
+
+    from gradcheck import check_layer, check_loss
+    from gradcheck.cli import _refuse_method
+    from gradcheck.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        _refuse_method("complex")
+    assert "check_layer(" in str(err.value) and "method" in inspect.signature(check_layer).parameters
+    assert ("check_loss(..., method=" in str(err.value)) == ("method" in inspect.signature(check_loss).parameters)

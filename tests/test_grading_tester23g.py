@@ -210,6 +210,27 @@ def test_a_loss_of_shape_1_fails_the_value_test_as_check_refuses_it():
     assert loss_value(manualprop.MeanSquaredError(), y, p, manualprop.MeanSquaredError()).passed
 
 
+def test_a_sandboxed_loss_of_shape_1_is_refused_as_in_process(tmp_path):
+    """review24g: the line of RemoteLoss that refuses a shape (1,) (the grader's and gradcheck check's submissions run
+    in the sandbox) was untested: removed, the sandboxed loss scored the value test and check passed it."""
+    import manualprop
+    from gradcheck import check_loss
+    from gradcheck.errors import GradientShapeError
+    from gradcheck.grading.checks import loss_value
+
+    f = tmp_path / "s.py"
+    f.write_text("import numpy as np\n\nclass OneMSE:\n    def forward(self, y_true, y_pred):\n"
+                 "        self.d = y_pred - y_true\n        return np.mean(self.d ** 2, keepdims=True).reshape(1)\n\n"
+                 "    def backward(self):\n        return 2 * self.d / self.d.size\n")
+    rng = np.random.default_rng(1)
+    y, p = rng.standard_normal((7, 3)), rng.standard_normal((7, 3))
+    with sandbox.Sandbox(files={"s.py": str(f)}, timeout=30) as sb:  # refused where it is first called: the load
+        with pytest.raises(GradientShapeError, match=r"gave L with shape \(1,\); expected shape \(\) \(a scalar"):
+            loss = sb.load_loss("s.py", "OneMSE")
+            assert not loss_value(loss, y, p, manualprop.MeanSquaredError()).passed
+            check_loss(loss, y, p, twin=None)
+
+
 class _RowScale:
     """A per-feature scale with gamma and beta stored as (1, d): the same elements as the reference's (d,)."""
 
