@@ -10,12 +10,16 @@ support is checked against central differences of scipy's function, and is 0 off
 (a constant there) and at an invalid parameter (nan, a constant).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special as ss
+import scipy.stats as sst
 
 import autoprop as ap
 from autoprop.scipy import special as aps
+from autoprop.scipy import stats as aps_stats
 
 IN_X = ["gammainc", "gammaincc", "jv", "jn", "yv", "yn", "iv", "ive"]
 
@@ -43,3 +47,89 @@ def test_the_special_twins_still_record_x_and_give_scipys_value(name):
     # a plain order array, a constant Tensor order: values, no refusal
     np.testing.assert_array_equal(getattr(aps, name)(ap.constant([2.0, 3.0]), 0.8).numpy(),
                                   getattr(ss, name)([2.0, 3.0], 0.8))
+
+
+# --- scipy.stats off the support and at invalid parameters ------------------------------------------
+_X = np.array([-1.5, -0.2, 0.0, 0.3, 0.5, 1.0, 1.7, 4.0])
+# (dist, method, args after x); each with x = _X, loc 0.2 and scale 1.5, and again with scale -1 and 0
+CASES = [(d, m, a) for d, ms, a in [
+    ("norm", ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"), ()),
+    ("t", ("pdf", "logpdf", "cdf", "logcdf"), (3.5,)),
+    ("gamma", ("pdf", "logpdf", "cdf"), (2.5,)), ("gamma", ("pdf", "logpdf", "cdf"), (1.0,)),
+    ("gamma", ("pdf", "logpdf", "cdf"), (0.6,)),
+    ("chi2", ("pdf", "logpdf", "cdf"), (3.0,)), ("chi2", ("pdf", "logpdf", "cdf"), (2.0,)),
+    ("beta", ("pdf", "logpdf", "cdf"), (2.5, 1.7)), ("beta", ("pdf", "logpdf", "cdf"), (1.0, 1.0)),
+] for m in ms]
+
+
+def _values(dist, method, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = getattr(getattr(aps_stats, dist), method)(*args)
+        return np.asarray(ours.numpy() if isinstance(ours, ap.Tensor) else ours), getattr(getattr(sst, dist), method)(*args)
+
+
+@pytest.mark.parametrize("dist,method,shape", CASES, ids=[f"{d}.{m}{a}" for d, m, a in CASES])
+@pytest.mark.parametrize("loc,scale", [(0.2, 1.5), (-0.3, 0.4), (0.2, -1.0), (0.2, 0.0)])
+def test_stats_values_are_scipys_off_the_support_and_at_a_bad_scale(dist, method, shape, loc, scale):
+    ours, theirs = _values(dist, method, _X, *shape, np.float64(loc), np.float64(scale))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("dist,method,args", [
+    ("gamma", "pdf", (1.0, -0.5)), ("gamma", "logpdf", (1.0, -0.5)), ("gamma", "cdf", (1.0, 0.0)),
+    ("gamma", "pdf", (1.0, 0.0)), ("chi2", "logpdf", (1.0, -1.0)), ("chi2", "cdf", (1.0, 0.0)),
+    ("t", "pdf", (1.0, -1.0)), ("t", "cdf", (1.0, 0.0)), ("beta", "logpdf", (0.5, -0.5, 2.0)),
+    ("beta", "pdf", (0.5, 2.0, 0.0)), ("beta", "cdf", (0.5, 2.0, -1.0)),
+    ("poisson", "logpmf", (0.0, -1.0)), ("poisson", "pmf", (0.0, -1.0)), ("poisson", "cdf", (0.0, -1.0)),
+    ("poisson", "logpmf", (0.0, 0.0)), ("poisson", "cdf", (2.0, 0.0)),
+])
+def test_stats_values_are_scipys_at_a_shape_parameter_out_of_its_domain(dist, method, args):
+    ours, theirs = _values(dist, method, *(np.float64(a) for a in args))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-300)
+
+
+def _central(f, x, h=1e-6):
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = np.sum(f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("dist,method,shape", CASES, ids=[f"{d}.{m}{a}" for d, m, a in CASES])
+def test_stats_gradients_are_zero_off_the_support_and_central_differences_inside(dist, method, shape):
+    xs = np.array([-1.5, -0.2, 0.3, 0.5, 0.9, 1.6, 4.0])  # (loc 0.2, scale 1.5: the beta support is [0.2, 1.7])
+    x = ap.Variable(xs)
+    with ap.GradientTape() as tape:
+        y = getattr(getattr(aps_stats, dist), method)(x, *shape, 0.2, 1.5)
+        s = np.sum(np.where(np.isfinite(y.numpy()), y, 0.0))
+    g = tape.gradient(s, x).numpy()
+    ref = getattr(getattr(sst, dist), method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cd = np.array([_central(lambda v: ref(v, *shape, 0.2, 1.5), np.array([v]))[0] for v in xs])
+    inside = np.isfinite(cd) & np.isfinite(ref(xs, *shape, 0.2, 1.5))
+    assert np.all(np.isfinite(g)), g
+    np.testing.assert_allclose(g[inside], cd[inside], rtol=1e-5, atol=1e-8)
+    if dist in ("gamma", "chi2"):
+        np.testing.assert_array_equal(g[xs < 0.2], 0.0)
+    if dist == "beta":
+        np.testing.assert_array_equal(g[(xs < 0.2) | (xs > 1.7)], 0.0)
+
+
+def test_stats_gradient_of_the_scale_and_shape_skips_points_off_the_support():
+    # the log-likelihood of data with some points off the support: -inf there, as scipy; the
+    # gradient of a shape parameter over the points inside is finite and central differences'
+    xs = np.array([0.3, 0.9, 2.5])
+    a = ap.Variable(2.5)
+    with ap.GradientTape() as tape:
+        y = np.sum(aps_stats.gamma.logpdf(xs, a, 0.0, 1.5))
+    cd = _central(lambda v: np.sum(sst.gamma.logpdf(xs, v[0], 0.0, 1.5)), np.array([2.5]))[0]
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), cd, rtol=1e-6)
+    with ap.GradientTape() as tape:
+        y = aps_stats.gamma.logpdf(np.array([-1.0, 0.9]), a)
+    np.testing.assert_array_equal(y.numpy()[0], -np.inf)
+    g = tape.gradient(y, a).numpy()
+    np.testing.assert_allclose(g, np.log(0.9) - ss.digamma(2.5), rtol=1e-12)
