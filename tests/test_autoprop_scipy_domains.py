@@ -133,3 +133,32 @@ def test_stats_gradient_of_the_scale_and_shape_skips_points_off_the_support():
     np.testing.assert_array_equal(y.numpy()[0], -np.inf)
     g = tape.gradient(y, a).numpy()
     np.testing.assert_allclose(g, np.log(0.9) - ss.digamma(2.5), rtol=1e-12)
+
+
+# --- scipy.stats.dirichlet: scipy's checks, and x with K - 1 components -------------------------------
+@pytest.mark.parametrize("x,alpha", [
+    ([0.2, 0.3, 0.5], [0.0, 1.0, 2.0]), ([0.2, 0.3, 0.5], [-1.0, 1.0, 2.0]), ([0.0, 0.5, 0.5], [0.5, 1.0, 2.0]),
+    ([0.2, 0.3, 0.5], [[1.0, 2.0, 3.0]]), ([0.2, 0.8], [1.0, 2.0, 3.0, 4.0]), ([0.7, 0.5], [1.0, 2.0, 3.0]),
+    ([0.2, 0.3, 0.6], [1.0, 2.0, 3.0]), ([-0.2, 0.6, 0.6], [1.0, 2.0, 3.0]),
+])
+def test_dirichlet_refuses_what_scipy_refuses_with_scipys_message(x, alpha):
+    with pytest.raises(ValueError) as theirs:
+        sst.dirichlet.logpdf(np.array(x), np.array(alpha))
+    with pytest.raises(ValueError, match=r"^" + __import__("re").escape(str(theirs.value)[:40])):
+        aps_stats.dirichlet.logpdf(np.array(x), np.array(alpha))
+
+
+def test_dirichlet_takes_x_with_one_component_fewer_as_scipy():
+    alpha = np.array([0.7, 2.0, 3.5])
+    xs = np.array([[0.2, 0.5], [0.3, 0.1]])  # (two points; their last components 0.5 and 0.4)
+    x = ap.Variable(xs)
+    with ap.GradientTape() as tape:
+        y = aps_stats.dirichlet.logpdf(x, alpha)
+        total = np.sum(y)
+    np.testing.assert_allclose(y.numpy(), sst.dirichlet.logpdf(xs, alpha), rtol=1e-12)
+    # d/dx_i = (alpha_i - 1) / x_i - (alpha_K - 1) / x_K, x_K = 1 - sum(x)
+    last = 1.0 - xs.sum(axis=0)
+    expect = (alpha[:2, None] - 1.0) / xs - (alpha[2] - 1.0) / last
+    np.testing.assert_allclose(tape.gradient(total, x).numpy(), expect, rtol=1e-12)
+    cd = _central(lambda v: np.sum(sst.dirichlet.logpdf(v.reshape(2, 2), alpha)), xs.ravel()).reshape(2, 2)
+    np.testing.assert_allclose(expect, cd, rtol=1e-5)

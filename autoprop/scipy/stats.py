@@ -16,7 +16,8 @@ autograd and central differences in ``tests/test_autoprop_scipy_more.py``, and b
 * ``multivariate_normal``: ``pdf, logpdf(x, mean=None, cov=1, allow_singular=False)``,
   ``entropy(mean=None, cov=1)``; a matrix ``cov`` is read by its lower triangle, as scipy (so the
   gradient of ``cov`` lives there); a singular ``cov`` (``allow_singular=True``) is a constant;
-* ``dirichlet``: ``pdf, logpdf(x, alpha)``.
+* ``dirichlet``: ``pdf, logpdf(x, alpha)`` (``x`` with K or K - 1 components along its first axis, as
+  scipy: the last one is then ``1 - sum(x)``).
 
 Off the support each method gives scipy's value (``pdf`` 0, ``logpdf`` -inf, ``cdf`` 0 or 1: constants,
 whose gradient is 0), and nan where a parameter is out of its domain (``scale <= 0``, a shape
@@ -361,17 +362,31 @@ multivariate_normal = _Distribution("multivariate_normal", {
 
 # --- dirichlet (components along the first axis, as scipy) ------------------------------------------
 def _dirichlet_logpdf(x, alpha):
+    # scipy's _dirichlet_check_parameters and _dirichlet_check_input, with their messages (review24a:
+    # an alpha <= 0 gave -inf and an x = 0 with alpha < 1 +inf, where scipy refuses; the K - 1 form
+    # of x, whose last component is 1 - sum(x), was refused, where scipy takes it)
     x, alpha = _t(x), _t(alpha)
-    if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
-        raise ValueError(f"autoprop.scipy.stats.dirichlet: x's first axis must have length {alpha.shape[0]} "
-                         f"(alpha's, a vector); got x of shape {x.shape}, alpha of shape {alpha.shape}")
+    av = _np.asarray(alpha._value)
+    if _np.min(av) <= 0:
+        raise ValueError("All parameters must be greater than 0")
+    if alpha.ndim != 1:
+        raise ValueError(f"Parameter vector 'a' must be one dimensional, but a.shape = {alpha.shape}.")
+    if x.ndim not in (1, 2) or x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):
+        raise ValueError("Vector 'x' must have either the same number of entries as, or one entry fewer than, "
+                         f"parameter vector 'a', but alpha.shape = {alpha.shape} and x.shape = {x.shape}.")
+    if x.shape[0] != alpha.shape[0]:  # (the last component, recorded: its gradient reaches the others)
+        x = _np.concatenate([x, 1.0 - _np.sum(x, axis=0, keepdims=True)], axis=0)
     xv = _np.asarray(_value(x))
-    if _np.any(xv < 0) or _np.any(xv > 1):
-        raise ValueError("Each entry in 'x' must be greater than or equal to zero and less than or equal to one.")
-    if _np.any(_np.abs(_np.sum(xv, axis=0) - 1.0) > 10e-10):
-        raise ValueError("The input vector 'x' must lie within the normal simplex. but np.sum(x, 0) - 1 = "
-                         f"{_np.sum(xv, axis=0) - 1.0}.")
+    if _np.min(xv) < 0:
+        raise ValueError("Each entry in 'x' must be greater than or equal to zero.")
+    if _np.max(xv) > 1:
+        raise ValueError("Each entry in 'x' must be smaller or equal one.")
     a = alpha.reshape(alpha.shape + (1,) * (x.ndim - 1))
+    if _np.any((xv == 0) & (_np.asarray(_value(a)) < 1)):
+        raise ValueError("Each entry in 'x' must be greater than zero if its alpha is less than one.")
+    if _np.any(_np.abs(_np.sum(xv, axis=0) - 1.0) > 10e-10):
+        raise ValueError(f"The input vector 'x' must lie within the normal simplex. but np.sum(x, 0) = "
+                         f"{_np.sum(xv, axis=0)}.")
     log_b = _np.sum(_ss.gammaln(alpha)) - _ss.gammaln(_np.sum(alpha))
     return _np.sum(_ss.xlogy(a - 1.0, x), axis=0) - log_b
 
