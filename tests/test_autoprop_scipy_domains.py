@@ -162,3 +162,16 @@ def test_dirichlet_takes_x_with_one_component_fewer_as_scipy():
     np.testing.assert_allclose(tape.gradient(total, x).numpy(), expect, rtol=1e-12)
     cd = _central(lambda v: np.sum(sst.dirichlet.logpdf(v.reshape(2, 2), alpha)), xs.ravel()).reshape(2, 2)
     np.testing.assert_allclose(expect, cd, rtol=1e-5)
+
+
+# --- scipy.linalg.solve_banded: (l, u) as scipy takes it ------------------------------------------------
+@pytest.mark.parametrize("l_and_u", [(1.5, -0.5), (-1, 2), (2, -1), (1.0, 0)])
+def test_solve_banded_refuses_l_and_u_that_are_not_non_negative_integers(l_and_u):
+    from autoprop.scipy import linalg as apl
+
+    ab = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
+    with pytest.raises(ValueError, match=r"solve_banded: \(l, u\) must be two non-negative integers"):
+        apl.solve_banded(l_and_u, ab, np.ones(4))
+    # numpy integers are integers: scipy's value
+    np.testing.assert_allclose(apl.solve_banded((np.int64(1), np.int64(0)), ab, np.ones(4)).numpy(),
+                               __import__("scipy.linalg").linalg.solve_banded((1, 0), ab, np.ones(4)), rtol=1e-12)
