@@ -175,3 +175,19 @@ def test_solve_banded_refuses_l_and_u_that_are_not_non_negative_integers(l_and_u
     # numpy integers are integers: scipy's value
     np.testing.assert_allclose(apl.solve_banded((np.int64(1), np.int64(0)), ab, np.ones(4)).numpy(),
                                __import__("scipy.linalg").linalg.solve_banded((1, 0), ab, np.ones(4)), rtol=1e-12)
+
+
+# --- scipy.signal: numbers and empty inputs ------------------------------------------------------------
+def test_convolve_of_two_numbers_is_their_product_and_empty_inputs_are_refused_by_name():
+    import scipy.signal as ssig
+
+    from autoprop.scipy import signal as aps_signal
+
+    a = ap.Variable(2.0)
+    for fn in ("convolve", "correlate"):
+        with ap.GradientTape() as tape:
+            y = getattr(aps_signal, fn)(a, np.array(3.0))
+        assert float(y.numpy()) == float(getattr(ssig, fn)(np.array(2.0), np.array(3.0))) == 6.0
+        assert float(tape.gradient(y, a).numpy()) == 3.0
+    with pytest.raises(ValueError, match=r"signal.convolve: an empty input \(shapes \(0,\) and \(1,\)\)"):
+        aps_signal.convolve(np.array([]), np.array([1.0]))
