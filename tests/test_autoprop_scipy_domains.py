@@ -21,7 +21,7 @@ import autoprop as ap
 from autoprop.scipy import special as aps
 from autoprop.scipy import stats as aps_stats
 
-IN_X = ["gammainc", "gammaincc", "jv", "jn", "yv", "yn", "iv", "ive"]
+IN_X = ["gammainc", "gammaincc", "jv", "jn", "yv", "yn", "iv", "ive", "stdtr"]
 
 
 @pytest.mark.parametrize("name", IN_X)
@@ -191,3 +191,31 @@ def test_convolve_of_two_numbers_is_their_product_and_empty_inputs_are_refused_b
         assert float(tape.gradient(y, a).numpy()) == 3.0
     with pytest.raises(ValueError, match=r"signal.convolve: an empty input \(shapes \(0,\) and \(1,\)\)"):
         aps_signal.convolve(np.array([]), np.array([1.0]))
+
+
+# --- scipy.stats.t at a large df and at df = inf ------------------------------------------------------------------
+@pytest.mark.parametrize("df", [50.0, 99.9, 100.0, 1e3, 1e6, 1e10, 1e15, 1e20, np.inf])
+@pytest.mark.parametrize("method", ["logpdf", "pdf", "cdf", "logcdf"])
+def test_t_is_scipys_at_a_large_df_and_the_normal_at_df_inf(df, method):
+    """review24a: the difference of gammaln's in the log density cancelled (df = 1e10: logpdf off by 6e-7, 1e15: by 3)
+    and the betainc form of the cdf lost its digits (df = 1e15: cdf(1.0) 0.883 for scipy's 0.841); df = inf gave nan
+    (scipy: the normal)."""
+    xs = np.array([-6.0, -1.0, 0.004, 1.0, 3.5])
+    ours = getattr(aps_stats.t, method)(ap.constant(xs), df, 0.0, 1.0).numpy()
+    np.testing.assert_allclose(ours, getattr(sst.t, method)(xs, df, 0.0, 1.0), rtol=1e-11, atol=1e-14)
+
+
+def test_t_log_norm_series_meets_the_gammaln_form_and_its_df_gradient_is_digamma():
+    from autoprop.core.prims.special import t_log_norm
+
+    # either side of df = 100, where the series takes over, and far beyond: mpmath's values at 40 digits
+    mp = {99.9: -0.9214409939202817077, 100.0: -0.92143849154300455812, 1000.0: -0.91918853316300612511,
+          1e10: -0.91893853322967274178}
+    np.testing.assert_allclose(t_log_norm(np.array(list(mp))), list(mp.values()), rtol=0, atol=1e-14)
+    d = ap.Variable([3.0, 100.0, 1e4])
+    with ap.GradientTape() as tape:
+        y = np.sum(t_log_norm(d))
+    a = d.numpy()
+    expect = 0.5 * (ss.digamma((a + 1.0) / 2.0) - ss.digamma(a / 2.0)) - 0.5 / a  # d/d(df) of log c
+    # (the digamma difference loses ~1e-16 absolute at df = 1e4, where the gradient is 1/(4 df^2) = 2.5e-9)
+    np.testing.assert_allclose(tape.gradient(y, d).numpy(), expect, rtol=1e-9, atol=1e-15)

@@ -4,8 +4,8 @@ scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``dig
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
 ``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
 ``scipy.special.expit(x)`` is recorded as written; so do ``gammainc``, ``gammaincc``, ``jv``
-(``jn``), ``yv``, ``yn``, ``iv``, ``ive`` (in x; a gradient for the order or shape parameter is
-refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
+(``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
+is refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
 (piecewise constant: no gradient). ``logsumexp``, ``softmax``,
 ``log_softmax``, ``polygamma`` and ``multigammaln`` are plain Python functions in scipy that convert their input to an
 ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
@@ -65,6 +65,7 @@ def _in_x(name, pname):
 
 gammainc, gammaincc = _in_x("gammainc", "a"), _in_x("gammaincc", "a")
 jv, yv, iv, ive, yn = _in_x("jv", "v"), _in_x("yv", "v"), _in_x("iv", "v"), _in_x("ive", "v"), _in_x("yn", "n")
+stdtr = _in_x("stdtr", "df")
 jn = jv
 j0, j1, y0, y1, erfcinv, rgamma, gammasgn = _R.j0, _R.j1, _R.y0, _R.y1, _R.erfcinv, _R.rgamma, _R.gammasgn
 

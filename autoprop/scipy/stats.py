@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..core.prims._common import _t
+from ..core.prims.special import t_log_norm
 from ..core.tensor import Tensor
 
 try:
@@ -163,40 +164,30 @@ norm = _Distribution("norm", {"pdf": _norm_pdf, "logpdf": _norm_logpdf, "cdf": _
 
 
 def _t_logpdf(x, df, loc=0, scale=1):
+    # log c(df) - (df + 1)/2 log1p(z^2/df) - log(scale), c(df) by t_log_norm (a series from df = 100 on, where the
+    # gammaln's cancel); df = inf: the normal's, as scipy's t._logpdf
     z, log_s, bad = _std(x, loc, scale)
     df, bad_df = _domain(df, lambda v: v > 0)
-    return _scipy_values(_ss.gammaln((df + 1.0) / 2.0) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi)
-                         - (df + 1.0) / 2.0 * _np.log1p(z * z / df) - log_s, bad | bad_df)
+    inf = _np.isposinf(_np.asarray(_value(df)))
+    if _np.any(inf):
+        safe = _np.where(inf, 1.0, df)
+        kernel = _np.where(inf, -0.5 * z * z, -(safe + 1.0) / 2.0 * _np.log1p(z * z / safe))
+    else:
+        kernel = -(df + 1.0) / 2.0 * _np.log1p(z * z / df)
+    return _scipy_values(t_log_norm(df) + kernel - log_s, bad | bad_df)
 
 
 def _t_pdf(x, df, loc=0, scale=1):
     return _np.exp(_t_logpdf(x, df, loc, scale))
 
 
-_T_SERIES = 1e-2  # |z| below this: the Taylor series at 0 (the betainc form's derivative is 0 * inf at 0)
-
-
 def _t_cdf(x, df, loc=0, scale=1):
-    # F(z) = 1 - I_w(df/2, 1/2) / 2 for z > 0 and I_w(df/2, 1/2) / 2 for z <= 0, w = df / (df + z^2)
-    # (Abramowitz & Stegun 26.7.1 with 26.5.27; scipy's stdtr). Near z = 0, w -> 1 where I_w's slope
-    # is infinite and dw/dz is 0: the series F = 1/2 + f(0) (z - A z^3/(3 df) + A(A+1) z^5/(10 df^2)
-    # - A(A+1)(A+2) z^7/(42 df^3)), A = (df + 1)/2 (the density's binomial series integrated; the next
-    # term is below 1e-18 there), and the betainc form sees z = 1 in its place (the double-where rule)
+    # scipy's own stdtr(df, z), recorded in z (its derivative the t density; review24a: the betainc form
+    # 1 - I_w(df/2, 1/2)/2, w = df/(df + z^2), lost its digits where w rounds near 1, cdf(1.0) at df = 1e15
+    # was 0.883 for scipy's 0.841, and needed a series near z = 0); a df that carries gradient: refused
     z, _, bad = _std(x, loc, scale)
     df, bad_df = _domain(df, lambda v: v > 0)
-    bad = bad | bad_df
-    small = _np.abs(_value(z)) < _T_SERIES
-    zb = _np.where(small, 1.0, z)
-    tail = 0.5 * _ss.betainc(df / 2.0, 0.5, df / (df + zb * zb))  # (a df that carries gradient: refused)
-    far = _np.where(_value(z) > 0, 1.0 - tail, tail)
-    if not _np.any(small):
-        return _scipy_values(far, bad)
-    zs = _np.where(small, z, 0.0)
-    a, z2 = (df + 1.0) / 2.0, zs * zs
-    f0 = _np.exp(_ss.gammaln(a) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi))
-    near = 0.5 + f0 * zs * (1.0 - a * z2 / (3.0 * df) * (1.0 - (a + 1.0) * 3.0 * z2 / (10.0 * df)
-                                                          * (1.0 - (a + 2.0) * 10.0 * z2 / (42.0 * df))))
-    return _scipy_values(_np.where(small, near, far), bad)
+    return _scipy_values(_ss.stdtr(df, z), bad | bad_df)
 
 
 def _t_logcdf(x, df, loc=0, scale=1):
