@@ -219,3 +219,24 @@ def test_t_log_norm_series_meets_the_gammaln_form_and_its_df_gradient_is_digamma
     expect = 0.5 * (ss.digamma((a + 1.0) / 2.0) - ss.digamma(a / 2.0)) - 0.5 / a  # d/d(df) of log c
     # (the digamma difference loses ~1e-16 absolute at df = 1e4, where the gradient is 1/(4 df^2) = 2.5e-9)
     np.testing.assert_allclose(tape.gradient(y, d).numpy(), expect, rtol=1e-9, atol=1e-15)
+
+
+# --- scipy.special.gammainc's second derivative at x = 0 ---------------------------------------------------------
+@pytest.mark.parametrize("a,d2", [(1.0, -1.0), (2.0, 1.0), (2.5, 0.0), (3.0, 0.0)])
+def test_gammainc_second_derivative_at_zero_is_autograds(a, d2):
+    """review24a: the first derivative's log form exp((a-1) log x - x) / gamma(a) is 0 times 1/x at x = 0, so the
+    second derivative was 0 at a = 2, where P''(0) = e^0 (1 - 0) = 1 (autograd's: the power form)."""
+    import autograd
+    import autograd.scipy.special as ags
+
+    x = ap.constant(np.array([0.0, 0.7]))
+    with ap.GradientTape() as outer:
+        outer.watch(x)
+        with ap.GradientTape() as inner:
+            inner.watch(x)
+            y = ss.gammainc(a, x) - ss.gammaincc(a, x)  # (= 2 P - 1)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x).numpy()
+    ref = autograd.elementwise_grad(autograd.elementwise_grad(lambda v: ags.gammainc(a, v) - ags.gammaincc(a, v)))
+    np.testing.assert_allclose(h, ref(np.array([0.0, 0.7])), rtol=1e-12)
+    assert h[0] == 2.0 * d2

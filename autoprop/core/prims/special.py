@@ -486,8 +486,16 @@ def _in_x(name, ufunc, factor, formula, pname, why, kinks):
     return prim
 
 
-def _dgammainc(ans, a, x):  # x^(a-1) e^(-x) / gamma(a), in logs (xlogy: 0 log 0 = 0 at a = 1)
-    return np.exp(_ss.xlogy(a - 1.0, x) - x - _ss.gammaln(a))
+def _dgammainc(ans, a, x):
+    # x^(a-1) e^(-x) / gamma(a): in logs where x > 0 (x^(a-1) alone overflows for a large a); at x = 0 the power
+    # itself, whose derivative there is (a-1) x^(a-2) e^(-x) / gamma(a) - ... (P'' at 0 is 1 for a = 2, autograd's),
+    # which the log form's exp(log 0) = 0 times 1/x turned into 0 (review24a)
+    at0 = np.asarray(_value(x)) == 0
+    if not np.any(at0):
+        return np.exp(_ss.xlogy(a - 1.0, x) - x - _ss.gammaln(a))
+    xs = np.where(at0, 1.0, x)
+    return np.where(at0, np.power(x, a - 1.0) * np.exp(-x - _ss.gammaln(a)),
+                    np.exp(_ss.xlogy(a - 1.0, xs) - xs - _ss.gammaln(a)))
 
 
 _T_BIG = 100.0  # df at and above this: t_log_norm's asymptotic series
