@@ -240,3 +240,22 @@ def test_gammainc_second_derivative_at_zero_is_autograds(a, d2):
     ref = autograd.elementwise_grad(autograd.elementwise_grad(lambda v: ags.gammainc(a, v) - ags.gammaincc(a, v)))
     np.testing.assert_allclose(h, ref(np.array([0.0, 0.7])), rtol=1e-12)
     assert h[0] == 2.0 * d2
+
+
+@pytest.mark.parametrize("a,b,at0,at1", [(2.0, 2.0, 6.0, -6.0), (0.5, 2.0, -np.inf, -0.75), (2.0, 0.5, 0.75, np.inf),
+                                         (3.0, 1.0, 0.0, 6.0), (1.0, 1.0, 0.0, 0.0)])
+def test_betainc_second_derivative_at_the_ends(a, b, at0, at1):
+    """review24a: as gammainc's, betainc's x-derivative x^(a-1) (1-x)^(b-1) / B(a, b) in logs lost its slope at x = 0
+    and 1 (I = 3x^2 - 2x^3 for a = b = 2: I''(0) = 6, I''(1) = -6, were 0 and 0). The values: the powers
+    differentiated, (a-1) x^(a-2) (1-x)^(b-1) / B - (b-1) x^(a-1) (1-x)^(b-2) / B."""
+    x = ap.constant(np.array([0.0, 1.0, 0.4]))
+    with ap.GradientTape() as outer:
+        outer.watch(x)
+        with ap.GradientTape() as inner:
+            inner.watch(x)
+            y = ss.betainc(a, b, x)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x).numpy()
+    np.testing.assert_allclose(h[:2], [at0, at1], rtol=1e-12)
+    cd = (ss.betainc(a, b, 0.4 + 1e-5) - 2 * ss.betainc(a, b, 0.4) + ss.betainc(a, b, 0.4 - 1e-5)) / 1e-10
+    np.testing.assert_allclose(h[2], cd, rtol=1e-4, atol=1e-6)

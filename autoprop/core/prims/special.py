@@ -490,7 +490,7 @@ def _dgammainc(ans, a, x):
     # x^(a-1) e^(-x) / gamma(a): in logs where x > 0 (x^(a-1) alone overflows for a large a); at x = 0 the power
     # itself, whose derivative there is (a-1) x^(a-2) e^(-x) / gamma(a) - ... (P'' at 0 is 1 for a = 2, autograd's),
     # which the log form's exp(log 0) = 0 times 1/x turned into 0 (review24a)
-    at0 = np.asarray(_value(x)) == 0
+    at0 = (np.asarray(_value(x)) == 0) & (np.asarray(_value(a)) >= 1)  # (a < 1: the log form's -inf is right)
     if not np.any(at0):
         return np.exp(_ss.xlogy(a - 1.0, x) - x - _ss.gammaln(a))
     xs = np.where(at0, 1.0, x)
