@@ -259,3 +259,16 @@ def test_betainc_second_derivative_at_the_ends(a, b, at0, at1):
     np.testing.assert_allclose(h[:2], [at0, at1], rtol=1e-12)
     cd = (ss.betainc(a, b, 0.4 + 1e-5) - 2 * ss.betainc(a, b, 0.4) + ss.betainc(a, b, 0.4 - 1e-5)) / 1e-10
     np.testing.assert_allclose(h[2], cd, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("who,call", [
+    ("chi2.cdf", lambda p: aps_stats.chi2.cdf(1.0, p)), ("gamma.cdf", lambda p: aps_stats.gamma.cdf(1.0, p)),
+    ("beta.cdf", lambda p: aps_stats.beta.cdf(0.3, 2.0, p)), ("t.cdf", lambda p: aps_stats.t.cdf(0.3, p)),
+    ("t.cdf", lambda p: aps_stats.t.logcdf(0.3, p)),
+])
+def test_a_cdf_refuses_a_shape_parameter_by_the_distributions_name(who, call):
+    """review24a: chi2.cdf(x, df) with a watched df was refused naming scipy.special.gammainc's ``a``."""
+    p = ap.Variable(3.0)
+    with ap.GradientTape(), pytest.raises(TypeError, match=rf"stats\.{who} is recorded in x, loc and scale only.*"
+                                                            r"shape parameter (df|a|b) .*carries gradient"):
+        call(p)

@@ -98,6 +98,19 @@ def _carries(x):
     return isinstance(x, Tensor) and observe._carrier(x) is not None
 
 
+def _shape_constant(who, **params):
+    """A ``cdf`` is recorded in x, loc and scale only: a shape parameter that carries gradient is refused by the
+    distribution's name and the parameter's (scipy.special's adaptor would name gammainc's ``a`` for chi2's df)."""
+    for name, p in params.items():
+        if _carries(p):
+            raise TypeError(
+                f"autoprop.scipy.stats.{who} is recorded in x, loc and scale only: its derivative in the shape "
+                f"parameter {name} (a series of the incomplete gamma, beta or t function's parameter, which autoprop, "
+                f"jax and TensorFlow do not differentiate) is not, and {name} carries gradient here (a watched "
+                f"Tensor). Pass {name} as a number or numpy array ({name}.numpy(), or ap.stop_gradient({name})); "
+                f"the pdf and logpdf are differentiable in {name}.")
+
+
 class _Distribution:
     """A scipy.stats distribution's twinned methods (the others raise, naming what exists)."""
 
@@ -185,6 +198,7 @@ def _t_cdf(x, df, loc=0, scale=1):
     # scipy's own stdtr(df, z), recorded in z (its derivative the t density; review24a: the betainc form
     # 1 - I_w(df/2, 1/2)/2, w = df/(df + z^2), lost its digits where w rounds near 1, cdf(1.0) at df = 1e15
     # was 0.883 for scipy's 0.841, and needed a series near z = 0); a df that carries gradient: refused
+    _shape_constant("t.cdf", df=df)
     z, _, bad = _std(x, loc, scale)
     df, bad_df = _domain(df, lambda v: v > 0)
     return _scipy_values(_ss.stdtr(df, z), bad | bad_df)
@@ -205,7 +219,9 @@ def _gamma_logpdf(x, a, loc=0, scale=1):
     return _scipy_values(_ss.xlogy(a - 1.0, y) - y - _ss.gammaln(a) - log_s, bad | bad_a, (below, -_np.inf))
 
 
-def _gamma_cdf(x, a, loc=0, scale=1):
+def _gamma_cdf(x, a, loc=0, scale=1, who=None):
+    name, pname, p = who or ("gamma.cdf", "a", a)  # (chi2's: its df, of which a is df / 2)
+    _shape_constant(name, **{pname: p})
     y, _, bad = _std(x, loc, scale)
     a, bad_a = _domain(a, lambda v: v > 0)
     below = _value(y) < 0
@@ -218,7 +234,7 @@ gamma = _Distribution("gamma", {"pdf": lambda x, a, loc=0, scale=1: _np.exp(_gam
 chi2 = _Distribution("chi2", {
     "pdf": lambda x, df, loc=0, scale=1: _np.exp(_gamma_logpdf(x, df / 2.0, loc, 2.0 * scale)),
     "logpdf": lambda x, df, loc=0, scale=1: _gamma_logpdf(x, df / 2.0, loc, 2.0 * scale),
-    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale)})
+    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale, who=("chi2.cdf", "df", df))})
 
 
 def _beta_std(x, a, b, loc, scale):
@@ -239,6 +255,7 @@ def _beta_logpdf(x, a, b, loc=0, scale=1):
 
 
 def _beta_cdf(x, a, b, loc=0, scale=1):
+    _shape_constant("beta.cdf", a=a, b=b)
     y, _, below, above, bad, a, b = _beta_std(x, a, b, loc, scale)
     return _scipy_values(_ss.betainc(a, b, y), bad, (below, 0.0), (above, 1.0))
 
