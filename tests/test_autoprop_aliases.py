@@ -287,6 +287,36 @@ def test_a_frames_locals_snapshot_is_no_alias():
         _debugged(lambda: _on_tape(_helper_normalizes_its_argument))
 
 
+def _kept_snapshot(x):
+    h = x * 1.0
+    saved = locals()  # the program keeps the dict (CPython < 3.13: the frame's snapshot itself)
+    h *= 3.0  # numpy: saved["h"] is h, changed in place
+    return np.sum(saved["h"] * 1.0 + h)
+
+
+def _snapshot_a_debugger_keeps():
+    import pdb
+
+    t = ap.constant(X0)
+    debugger = pdb.Pdb()
+    debugger.curframe_locals = sys._getframe().f_locals  # (where pdb keeps it after a stop, and after `c`)
+    t *= 2.0
+    del debugger
+    return t
+
+
+def test_a_locals_snapshot_the_program_keeps_is_an_alias():
+    """review24a: the f_locals exemption also covered ``saved = locals()``, on CPython < 3.13 the frame's snapshot dict
+    itself: ``h *= 3`` rebound h and ``saved["h"]`` kept the old value, numpy 12 x, autoprop 4 x and the gradient 4
+    for numpy's 6, silently. A snapshot is no holder only while nothing but its frame (and a debugger's
+    ``curframe_locals``) holds it."""
+    assert float(np.sum(_kept_snapshot(np.array([2.0])))) == 12.0  # numpy's value
+    with _refused("*"):
+        _on_tape(_kept_snapshot, np.array([2.0]))
+    np.testing.assert_array_equal(_snapshot_a_debugger_keeps().numpy(), 2.0 * X0)
+    np.testing.assert_array_equal(_snapshot_then_rebind().numpy(), 2.0 * X0)
+
+
 def _fails(X):
     return X @ np.ones((4, 2))  # X has 3 entries: matmul raises inside autoprop's record
 

@@ -83,3 +83,17 @@ def test_a_plain_target_without_an_escape_is_still_none_and_logging_a_value_is_h
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * X[0])
     with pytest.raises(TypeError, match=r"plain numpy ndarray.*by \.numpy\(\).*give the Tensor itself"):
         tape.gradient(logged, x)  # the logged value given as the target: said, not None
+
+
+def test_a_plain_constant_beside_a_tensor_target_is_no_escape():
+    """review24a: ``tape.gradient([loss, 0.0], x)`` after ``loss.numpy()`` was logged raised the escape TypeError
+    ("the target is a plain float ... because the computation left the tape"), though loss is a Tensor target; the
+    plain entry is a constant, as TensorFlow's (session 22 gave loss's gradient)."""
+    x = ap.Variable(X[0])
+    with ap.GradientTape(persistent=True) as tape:
+        loss = np.sum(x ** 2)
+        logged = loss.numpy()  # noqa: F841 - the logging that records the quiet escape
+    np.testing.assert_allclose(tape.gradient([loss, 0.0], x).numpy(), 2 * X[0])
+    np.testing.assert_allclose(tape.gradient({"l": loss, "reg": np.float64(0.0)}, x).numpy(), 2 * X[0])
+    with pytest.raises(TypeError, match=r"target is a plain float"):
+        tape.gradient([0.0, 1.0], x)  # (nothing but plain values: said, as before)

@@ -1107,13 +1107,16 @@ class GradientTape:
                     f"{type(s).__name__}{_not_a_nest(s)}"
                 )
         targets = [target] if isinstance(target, Tensor) else _flatten(target)[0]
+        # (a plain target beside a Tensor one, [loss, 0.0], is a constant, as TensorFlow's: the escape message is
+        # for a nest of plain values only, whose every gradient would be None; review24a)
+        escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
         for t in targets:
             if t is None or isinstance(t, (str, bytes)):
                 raise TypeError(
                     f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
                     "that computes the loss forget to return it?"
                 )
-            if self._escapes and not isinstance(t, Tensor):
+            if escaped:
                 raise TypeError(_plain_target_after_escape(t, self._escapes))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
                 warnings.warn(

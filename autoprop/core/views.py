@@ -131,9 +131,44 @@ IPython's ``Out[n]`` and ``_``). A traceback frame's plain local counts its slot
     while frame is not None:  # (from held_elsewhere's frame, whose snapshot a debugger may have made too)
         live.add(frame)
         if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED:
-            n += sum(v is t for v in frame.f_locals.values())
+            n += _snapshot_holds(frame, t)
         frame = frame.f_back
     return n + _finished_holds(t, _traceback_frames(live)) + _output_history_holds(t)
+
+
+def _snapshot_base():
+    return sys.getrefcount(sys._getframe().f_locals)
+
+
+#: ``sys.getrefcount(frame.f_locals)`` of a snapshot that nothing but its frame holds (measured, as :data:`_ONE`)
+_SNAPSHOT_BASE = _snapshot_base()
+
+
+def _snapshot_holds(frame, t):
+    """The references to ``t`` in the ``f_locals`` snapshot of ``frame``, a live function frame, when nothing but the
+    frame and debuggers holds that dict, else 0 (review24a): on CPython < 3.13 ``saved = locals()`` is that very dict,
+    which the program reads (``saved["h"]``: numpy's is the array ``h *= 3`` changed), so then its entries are
+    holders. (The dict is never named here: a tracer, as the tests' and pdb's, would keep it in this frame's own
+    snapshot.)"""
+    extra = sys.getrefcount(frame.f_locals) - _SNAPSHOT_BASE
+    if extra > 0 and _debugger_holds(frame) < extra:
+        return 0
+    return sum(v is t for v in frame.f_locals.values())
+
+
+def _debugger_holds(frame):
+    """How many ``bdb`` debuggers (pdb, ipdb) keep the ``f_locals`` snapshot of ``frame`` as their
+    ``curframe_locals`` (the frame where they stopped; kept after ``c`` too): those references are no program's."""
+    bdb = sys.modules.get("bdb")
+    if bdb is None:
+        return 0
+    try:
+        return sum(1 for r in gc.get_referrers(frame.f_locals)  # (the debugger, or its __dict__ once made)
+                   if (isinstance(r, bdb.Bdb) and getattr(r, "curframe_locals", None) is frame.f_locals)
+                   or (type(r) is dict and r.get("curframe_locals") is frame.f_locals
+                       and any(isinstance(o, bdb.Bdb) and getattr(o, "__dict__", None) is r for o in gc.get_referrers(r))))
+    except PermissionError:  # a sandbox that refuses gc's inspection (gradcheck's): a holder
+        return 0
 
 
 _ITERATORS = {type(iter([])): list, type(iter(())): tuple}

@@ -487,7 +487,8 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     Raises
     ------
     ValueError
-        ``ab`` not of shape (l + u + 1, n), ``b`` not of n rows, or infs/NaNs with ``check_finite``.
+        ``(l, u)`` not two non-negative integers, ``ab`` not of shape (l + u + 1, n), ``b`` not of n
+        rows, or infs/NaNs with ``check_finite``.
     numpy.linalg.LinAlgError
         A singular ``a``.
 
@@ -498,6 +499,10 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     of ``a`` at the band entries, 0 at the corners LAPACK never reads. The value is numpy's LU
     with partial pivoting (scipy's banded LU), equal up to rounding.
     """
+    if (len(l_and_u) != 2 or not all(_np.ndim(k) == 0 and _np.asarray(k).dtype.kind in "iu" and k >= 0
+                                     for k in l_and_u)):  # (int() would truncate 1.5: scipy refuses it)
+        raise ValueError(f"autoprop.scipy.linalg.solve_banded: (l, u) must be two non-negative integers, the "
+                         f"numbers of lower and upper diagonals; got {l_and_u!r}")
     lower, upper = (int(k) for k in l_and_u)
     ab, b = _t(ab), _t(b)
     n = ab.shape[-1] if ab.ndim == 2 else 0

@@ -47,12 +47,17 @@ def _check(in1, in2, mode, method, who):
         raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.")
     if method not in _METHODS:
         raise ValueError(f"Acceptable method flags are 'auto', 'direct', or 'fft'; got {method!r}")
+    if in1.size == 0 or in2.size == 0:
+        raise ValueError(f"autoprop.scipy.signal.{who}: an empty input (shapes {in1.shape} and {in2.shape}); "
+                         "scipy's direct method refuses it too")
     return in1, in2
 
 
 def _convolve(in1, in2, mode):
     """The N-d convolution sum(in1[n - m] in2[m]): windows of the padded in1 against flipped in2."""
     s1 = in1.shape
+    if in1.ndim == 0:  # (two numbers: their product, as scipy)
+        return in1 * in2
     if mode == "valid":
         if not all(a >= b for a, b in zip(in1.shape, in2.shape)):
             if not all(b >= a for a, b in zip(in1.shape, in2.shape)):
@@ -89,8 +94,9 @@ def convolve(in1, in2, mode="full", method="auto"):
     Raises
     ------
     ValueError
-        Different numbers of dimensions, an unknown mode or method, or ``'valid'`` with neither input
-        at least as large as the other in every dimension (scipy's messages).
+        Different numbers of dimensions, an unknown mode or method, an empty input, or ``'valid'`` with
+        neither input at least as large as the other in every dimension (scipy's messages). Two 0-d
+        inputs give their product, as scipy.
     TypeError
         A complex input.
 

@@ -4,8 +4,8 @@ scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``dig
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
 ``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
 ``scipy.special.expit(x)`` is recorded as written; so do ``gammainc``, ``gammaincc``, ``jv``
-(``jn``), ``yv``, ``yn``, ``iv``, ``ive`` (in x; a gradient for the order or shape parameter is
-refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
+(``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
+is refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
 (piecewise constant: no gradient). ``logsumexp``, ``softmax``,
 ``log_softmax``, ``polygamma`` and ``multigammaln`` are plain Python functions in scipy that convert their input to an
 ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
@@ -30,6 +30,7 @@ array([0.09  , 0.2447, 0.6652])
 from __future__ import annotations
 
 import numpy as _np
+import scipy.special as _ss
 
 from ..core import registry as _R
 from ..core.prims._common import _t
@@ -41,7 +42,30 @@ digamma = psi = _R.digamma
 ndtr, log_ndtr, ndtri, gamma, loggamma, betaln, i0, i1, xlog1py, entr, log_expit, erfcx, expm1, log1p = (
     _R.ndtr, _R.log_ndtr, _R.ndtri, _R.gamma, _R.loggamma, _R.betaln, _R.i0, _R.i1, _R.xlog1py, _R.entr,
     _R.log_expit, _R.erfcx, _R.expm1, _R.log1p)
-gammainc, gammaincc, jv, yv, yn, iv, ive = _R.gammainc, _R.gammaincc, _R.jv, _R.yv, _R.yn, _R.iv, _R.ive
+
+
+def _in_x(name, pname):
+    """The twin of scipy's ufunc ``name(p, x)``, recorded in ``x`` only: it calls scipy's ufunc on
+    ``x`` as a Tensor, so autoprop's adaptor runs (``prims/special.py``: a ``p`` that carries
+    gradient is refused by name). The record itself (``_R.<name>``) has no VJP for ``p``: called
+    directly it gave a gradient of None for a watched ``p``, with no error (review24a)."""
+    ufunc = getattr(_ss, name)
+
+    def twin(p, x):
+        return ufunc(p, _t(x))
+
+    twin.__name__ = twin.__qualname__ = name
+    twin.__doc__ = (
+        f"``scipy.special.{name}({pname}, x)``, recorded in ``x``: scipy's value, and its derivative in x "
+        f"(``autoprop.explain({name!r})``). Broadcasts as scipy's ufunc; real values.\n\n"
+        f"Raises\n------\nTypeError\n    A ``{pname}`` that carries gradient (a watched Tensor, or one with a "
+        f"tangent): its derivative in {pname} is not recorded. Pass it as a number or numpy array.\n")
+    return twin
+
+
+gammainc, gammaincc = _in_x("gammainc", "a"), _in_x("gammaincc", "a")
+jv, yv, iv, ive, yn = _in_x("jv", "v"), _in_x("yv", "v"), _in_x("iv", "v"), _in_x("ive", "v"), _in_x("yn", "n")
+stdtr = _in_x("stdtr", "df")
 jn = jv
 j0, j1, y0, y1, erfcinv, rgamma, gammasgn = _R.j0, _R.j1, _R.y0, _R.y1, _R.erfcinv, _R.rgamma, _R.gammasgn
 

@@ -16,7 +16,12 @@ autograd and central differences in ``tests/test_autoprop_scipy_more.py``, and b
 * ``multivariate_normal``: ``pdf, logpdf(x, mean=None, cov=1, allow_singular=False)``,
   ``entropy(mean=None, cov=1)``; a matrix ``cov`` is read by its lower triangle, as scipy (so the
   gradient of ``cov`` lives there); a singular ``cov`` (``allow_singular=True``) is a constant;
-* ``dirichlet``: ``pdf, logpdf(x, alpha)``.
+* ``dirichlet``: ``pdf, logpdf(x, alpha)`` (``x`` with K or K - 1 components along its first axis, as
+  scipy: the last one is then ``1 - sum(x)``).
+
+Off the support each method gives scipy's value (``pdf`` 0, ``logpdf`` -inf, ``cdf`` 0 or 1: constants,
+whose gradient is 0), and nan where a parameter is out of its domain (``scale <= 0``, a shape
+``a``, ``b`` or ``df <= 0``, ``mu < 0``), as scipy's ``_argcheck``.
 
 The distribution functions (``cdf``) go through ``scipy.special.betainc``/``gammainc``/``gammaincc``,
 which are recorded in their last argument only: a gradient for a shape parameter (``df``, ``a``,
@@ -40,6 +45,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..core.prims._common import _t
+from ..core.prims.special import t_log_norm
 from ..core.tensor import Tensor
 
 try:
@@ -53,8 +59,33 @@ _LOG_2PI = float(_np.log(2.0 * _np.pi))
 
 
 def _std(x, loc, scale):
-    """(x - loc) / scale, and log(scale)."""
-    return (x - loc) / scale, _np.log(scale)
+    """``(x - loc) / scale``, ``log(scale)`` and where the scale is out of scipy's domain (``scale <= 0``
+    or nan: scipy's value there is nan, :func:`_scipy_values`; the formulas see scale 1 there)."""
+    scale, bad = _domain(scale, lambda s: s > 0)
+    return (x - loc) / scale, _np.log(scale), bad
+
+
+def _domain(p, ok):
+    """``p`` with the entries where ``ok(p's values)`` fails replaced by 1 (so that no formula sees
+    them: a nan or an inf there would reach the gradient), and the mask of those entries."""
+    bad = ~ok(_np.asarray(_value(p)))
+    return (_np.where(bad, 1.0, p) if _np.any(bad) else p), bad
+
+
+def _support(y, outside, inner):
+    """``y`` with the entries off the support (the mask ``outside``) replaced by ``inner``, a point
+    inside, so that the formula neither makes nor differentiates a nan there (the double-where rule)."""
+    return _np.where(outside, inner, y) if _np.any(outside) else y
+
+
+def _scipy_values(out, bad, *fills):
+    """scipy's conventions on a method's value: each ``(mask, value)`` of ``fills`` (off the support:
+    0, -inf or 1, constants, so the gradient there is 0), then nan where ``bad`` (a parameter out of
+    its domain: scipy's ``_argcheck``). Python scalars, so a float32 value stays float32."""
+    for mask, value in fills:
+        if _np.any(mask):
+            out = _np.where(mask, value, out)
+    return _np.where(bad, _np.nan, out) if _np.any(bad) else out
 
 
 def _value(x):
@@ -65,6 +96,19 @@ def _carries(x):
     from ..core import observe
 
     return isinstance(x, Tensor) and observe._carrier(x) is not None
+
+
+def _shape_constant(who, **params):
+    """A ``cdf`` is recorded in x, loc and scale only: a shape parameter that carries gradient is refused by the
+    distribution's name and the parameter's (scipy.special's adaptor would name gammainc's ``a`` for chi2's df)."""
+    for name, p in params.items():
+        if _carries(p):
+            raise TypeError(
+                f"autoprop.scipy.stats.{who} is recorded in x, loc and scale only: its derivative in the shape "
+                f"parameter {name} (a series of the incomplete gamma, beta or t function's parameter, which autoprop, "
+                f"jax and TensorFlow do not differentiate) is not, and {name} carries gradient here (a watched "
+                f"Tensor). Pass {name} as a number or numpy array ({name}.numpy(), or ap.stop_gradient({name})); "
+                f"the pdf and logpdf are differentiable in {name}.")
 
 
 class _Distribution:
@@ -95,9 +139,13 @@ class _Distribution:
 
 
 # --- univariate continuous ------------------------------------------------------------------------
+# Each method gives scipy's value off the support (0, -inf or 1) and nan where a parameter is out of
+# its domain (scale <= 0, a shape <= 0), as scipy.stats' rv_continuous does (_argcheck, _support_mask);
+# the formulas are evaluated at a point inside there (review24a: they gave nan, or a finite wrong
+# number: gamma.pdf(-0.5, 1.0) was exp(0.5), norm.cdf(x, 0, -1) was ndtr(-x)).
 def _norm_logpdf(x, loc=0, scale=1):
-    z, log_s = _std(x, loc, scale)
-    return -0.5 * z * z - 0.5 * _LOG_2PI - log_s
+    z, log_s, bad = _std(x, loc, scale)
+    return _scipy_values(-0.5 * z * z - 0.5 * _LOG_2PI - log_s, bad)
 
 
 def _norm_pdf(x, loc=0, scale=1):
@@ -105,19 +153,23 @@ def _norm_pdf(x, loc=0, scale=1):
 
 
 def _norm_cdf(x, loc=0, scale=1):
-    return _ss.ndtr(_std(x, loc, scale)[0])
+    z, _, bad = _std(x, loc, scale)
+    return _scipy_values(_ss.ndtr(z), bad)
 
 
 def _norm_logcdf(x, loc=0, scale=1):
-    return _ss.log_ndtr(_std(x, loc, scale)[0])
+    z, _, bad = _std(x, loc, scale)
+    return _scipy_values(_ss.log_ndtr(z), bad)
 
 
 def _norm_sf(x, loc=0, scale=1):
-    return _ss.ndtr(-_std(x, loc, scale)[0])
+    z, _, bad = _std(x, loc, scale)
+    return _scipy_values(_ss.ndtr(-z), bad)
 
 
 def _norm_logsf(x, loc=0, scale=1):
-    return _ss.log_ndtr(-_std(x, loc, scale)[0])
+    z, _, bad = _std(x, loc, scale)
+    return _scipy_values(_ss.log_ndtr(-z), bad)
 
 
 norm = _Distribution("norm", {"pdf": _norm_pdf, "logpdf": _norm_logpdf, "cdf": _norm_cdf, "logcdf": _norm_logcdf,
@@ -125,37 +177,31 @@ norm = _Distribution("norm", {"pdf": _norm_pdf, "logpdf": _norm_logpdf, "cdf": _
 
 
 def _t_logpdf(x, df, loc=0, scale=1):
-    z, log_s = _std(x, loc, scale)
-    return (_ss.gammaln((df + 1.0) / 2.0) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi)
-            - (df + 1.0) / 2.0 * _np.log1p(z * z / df) - log_s)
+    # log c(df) - (df + 1)/2 log1p(z^2/df) - log(scale), c(df) by t_log_norm (a series from df = 100 on, where the
+    # gammaln's cancel); df = inf: the normal's, as scipy's t._logpdf
+    z, log_s, bad = _std(x, loc, scale)
+    df, bad_df = _domain(df, lambda v: v > 0)
+    inf = _np.isposinf(_np.asarray(_value(df)))
+    if _np.any(inf):
+        safe = _np.where(inf, 1.0, df)
+        kernel = _np.where(inf, -0.5 * z * z, -(safe + 1.0) / 2.0 * _np.log1p(z * z / safe))
+    else:
+        kernel = -(df + 1.0) / 2.0 * _np.log1p(z * z / df)
+    return _scipy_values(t_log_norm(df) + kernel - log_s, bad | bad_df)
 
 
 def _t_pdf(x, df, loc=0, scale=1):
     return _np.exp(_t_logpdf(x, df, loc, scale))
 
 
-_T_SERIES = 1e-2  # |z| below this: the Taylor series at 0 (the betainc form's derivative is 0 * inf at 0)
-
-
 def _t_cdf(x, df, loc=0, scale=1):
-    # F(z) = 1 - I_w(df/2, 1/2) / 2 for z > 0 and I_w(df/2, 1/2) / 2 for z <= 0, w = df / (df + z^2)
-    # (Abramowitz & Stegun 26.7.1 with 26.5.27; scipy's stdtr). Near z = 0, w -> 1 where I_w's slope
-    # is infinite and dw/dz is 0: the series F = 1/2 + f(0) (z - A z^3/(3 df) + A(A+1) z^5/(10 df^2)
-    # - A(A+1)(A+2) z^7/(42 df^3)), A = (df + 1)/2 (the density's binomial series integrated; the next
-    # term is below 1e-18 there), and the betainc form sees z = 1 in its place (the double-where rule)
-    z = _std(x, loc, scale)[0]
-    small = _np.abs(_value(z)) < _T_SERIES
-    zb = _np.where(small, 1.0, z)
-    tail = 0.5 * _ss.betainc(df / 2.0, 0.5, df / (df + zb * zb))  # (a df that carries gradient: refused)
-    far = _np.where(_value(z) > 0, 1.0 - tail, tail)
-    if not _np.any(small):
-        return far
-    zs = _np.where(small, z, 0.0)
-    a, z2 = (df + 1.0) / 2.0, zs * zs
-    f0 = _np.exp(_ss.gammaln(a) - _ss.gammaln(df / 2.0) - 0.5 * _np.log(df * _np.pi))
-    near = 0.5 + f0 * zs * (1.0 - a * z2 / (3.0 * df) * (1.0 - (a + 1.0) * 3.0 * z2 / (10.0 * df)
-                                                          * (1.0 - (a + 2.0) * 10.0 * z2 / (42.0 * df))))
-    return _np.where(small, near, far)
+    # scipy's own stdtr(df, z), recorded in z (its derivative the t density; review24a: the betainc form
+    # 1 - I_w(df/2, 1/2)/2, w = df/(df + z^2), lost its digits where w rounds near 1, cdf(1.0) at df = 1e15
+    # was 0.883 for scipy's 0.841, and needed a series near z = 0); a df that carries gradient: refused
+    _shape_constant("t.cdf", df=df)
+    z, _, bad = _std(x, loc, scale)
+    df, bad_df = _domain(df, lambda v: v > 0)
+    return _scipy_values(_ss.stdtr(df, z), bad | bad_df)
 
 
 def _t_logcdf(x, df, loc=0, scale=1):
@@ -166,12 +212,20 @@ t = _Distribution("t", {"pdf": _t_pdf, "logpdf": _t_logpdf, "cdf": _t_cdf, "logc
 
 
 def _gamma_logpdf(x, a, loc=0, scale=1):
-    y, log_s = _std(x, loc, scale)
-    return _ss.xlogy(a - 1.0, y) - y - _ss.gammaln(a) - log_s
+    y, log_s, bad = _std(x, loc, scale)
+    a, bad_a = _domain(a, lambda v: v > 0)
+    below = _value(y) < 0  # (support: x >= loc)
+    y = _support(y, below, 1.0)
+    return _scipy_values(_ss.xlogy(a - 1.0, y) - y - _ss.gammaln(a) - log_s, bad | bad_a, (below, -_np.inf))
 
 
-def _gamma_cdf(x, a, loc=0, scale=1):
-    return _ss.gammainc(a, _std(x, loc, scale)[0])
+def _gamma_cdf(x, a, loc=0, scale=1, who=None):
+    name, pname, p = who or ("gamma.cdf", "a", a)  # (chi2's: its df, of which a is df / 2)
+    _shape_constant(name, **{pname: p})
+    y, _, bad = _std(x, loc, scale)
+    a, bad_a = _domain(a, lambda v: v > 0)
+    below = _value(y) < 0
+    return _scipy_values(_ss.gammainc(a, _support(y, below, 1.0)), bad | bad_a, (below, 0.0))
 
 
 gamma = _Distribution("gamma", {"pdf": lambda x, a, loc=0, scale=1: _np.exp(_gamma_logpdf(x, a, loc, scale)),
@@ -180,18 +234,35 @@ gamma = _Distribution("gamma", {"pdf": lambda x, a, loc=0, scale=1: _np.exp(_gam
 chi2 = _Distribution("chi2", {
     "pdf": lambda x, df, loc=0, scale=1: _np.exp(_gamma_logpdf(x, df / 2.0, loc, 2.0 * scale)),
     "logpdf": lambda x, df, loc=0, scale=1: _gamma_logpdf(x, df / 2.0, loc, 2.0 * scale),
-    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale)})
+    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale, who=("chi2.cdf", "df", df))})
+
+
+def _beta_std(x, a, b, loc, scale):
+    """y = (x - loc) / scale moved inside [0, 1] where it is off the support, log(scale), the masks
+    (below 0, above 1, a parameter out of its domain), a and b (1 where out of their domain)."""
+    y, log_s, bad = _std(x, loc, scale)
+    a, bad_a = _domain(a, lambda v: v > 0)
+    b, bad_b = _domain(b, lambda v: v > 0)
+    yv = _value(y)
+    below, above = yv < 0, yv > 1
+    return _support(y, below | above, 0.5), log_s, below, above, bad | bad_a | bad_b, a, b
 
 
 def _beta_logpdf(x, a, b, loc=0, scale=1):
-    y, log_s = _std(x, loc, scale)
-    return _ss.xlogy(a - 1.0, y) + _ss.xlog1py(b - 1.0, -y) - _ss.betaln(a, b) - log_s
+    y, log_s, below, above, bad, a, b = _beta_std(x, a, b, loc, scale)
+    return _scipy_values(_ss.xlogy(a - 1.0, y) + _ss.xlog1py(b - 1.0, -y) - _ss.betaln(a, b) - log_s, bad,
+                         (below | above, -_np.inf))
+
+
+def _beta_cdf(x, a, b, loc=0, scale=1):
+    _shape_constant("beta.cdf", a=a, b=b)
+    y, _, below, above, bad, a, b = _beta_std(x, a, b, loc, scale)
+    return _scipy_values(_ss.betainc(a, b, y), bad, (below, 0.0), (above, 1.0))
 
 
 beta = _Distribution("beta", {
     "pdf": lambda x, a, b, loc=0, scale=1: _np.exp(_beta_logpdf(x, a, b, loc, scale)),
-    "logpdf": _beta_logpdf,
-    "cdf": lambda x, a, b, loc=0, scale=1: _ss.betainc(a, b, _std(x, loc, scale)[0])})
+    "logpdf": _beta_logpdf, "cdf": _beta_cdf})
 
 
 # --- poisson (k: integers, no gradient) -------------------------------------------------------------
@@ -204,14 +275,16 @@ def _k(k, loc, who):
 
 def _poisson_logpmf(k, mu, loc=0):
     k = _k(k, loc, "logpmf")
+    mu, bad = _domain(mu, lambda v: v >= 0)  # (scipy: nan for mu < 0)
     ok = (k >= 0) & (k == _np.floor(k))  # scipy: -inf off the non-negative integers
-    return _np.where(ok, _ss.xlogy(_np.where(ok, k, 0.0), mu) - _ss.gammaln(_np.where(ok, k, 0.0) + 1.0) - mu,
-                     -_np.inf)
+    return _scipy_values(_np.where(ok, _ss.xlogy(_np.where(ok, k, 0.0), mu) - _ss.gammaln(_np.where(ok, k, 0.0) + 1.0)
+                                   - mu, -_np.inf), bad)
 
 
 def _poisson_cdf(k, mu, loc=0):
     k = _np.floor(_k(k, loc, "cdf"))
-    return _np.where(k >= 0, _ss.gammaincc(_np.where(k >= 0, k, 0.0) + 1.0, mu), 0.0)  # scipy's pdtr
+    mu, bad = _domain(mu, lambda v: v >= 0)
+    return _scipy_values(_np.where(k >= 0, _ss.gammaincc(_np.where(k >= 0, k, 0.0) + 1.0, mu), 0.0), bad)  # pdtr
 
 
 poisson = _Distribution("poisson", {"pmf": lambda k, mu, loc=0: _np.exp(_poisson_logpmf(k, mu, loc)),
@@ -297,17 +370,31 @@ multivariate_normal = _Distribution("multivariate_normal", {
 
 # --- dirichlet (components along the first axis, as scipy) ------------------------------------------
 def _dirichlet_logpdf(x, alpha):
+    # scipy's _dirichlet_check_parameters and _dirichlet_check_input, with their messages (review24a:
+    # an alpha <= 0 gave -inf and an x = 0 with alpha < 1 +inf, where scipy refuses; the K - 1 form
+    # of x, whose last component is 1 - sum(x), was refused, where scipy takes it)
     x, alpha = _t(x), _t(alpha)
-    if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
-        raise ValueError(f"autoprop.scipy.stats.dirichlet: x's first axis must have length {alpha.shape[0]} "
-                         f"(alpha's, a vector); got x of shape {x.shape}, alpha of shape {alpha.shape}")
+    av = _np.asarray(alpha._value)
+    if _np.min(av) <= 0:
+        raise ValueError("All parameters must be greater than 0")
+    if alpha.ndim != 1:
+        raise ValueError(f"Parameter vector 'a' must be one dimensional, but a.shape = {alpha.shape}.")
+    if x.ndim not in (1, 2) or x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):
+        raise ValueError("Vector 'x' must have either the same number of entries as, or one entry fewer than, "
+                         f"parameter vector 'a', but alpha.shape = {alpha.shape} and x.shape = {x.shape}.")
+    if x.shape[0] != alpha.shape[0]:  # (the last component, recorded: its gradient reaches the others)
+        x = _np.concatenate([x, 1.0 - _np.sum(x, axis=0, keepdims=True)], axis=0)
     xv = _np.asarray(_value(x))
-    if _np.any(xv < 0) or _np.any(xv > 1):
-        raise ValueError("Each entry in 'x' must be greater than or equal to zero and less than or equal to one.")
-    if _np.any(_np.abs(_np.sum(xv, axis=0) - 1.0) > 10e-10):
-        raise ValueError("The input vector 'x' must lie within the normal simplex. but np.sum(x, 0) - 1 = "
-                         f"{_np.sum(xv, axis=0) - 1.0}.")
+    if _np.min(xv) < 0:
+        raise ValueError("Each entry in 'x' must be greater than or equal to zero.")
+    if _np.max(xv) > 1:
+        raise ValueError("Each entry in 'x' must be smaller or equal one.")
     a = alpha.reshape(alpha.shape + (1,) * (x.ndim - 1))
+    if _np.any((xv == 0) & (_np.asarray(_value(a)) < 1)):
+        raise ValueError("Each entry in 'x' must be greater than zero if its alpha is less than one.")
+    if _np.any(_np.abs(_np.sum(xv, axis=0) - 1.0) > 10e-10):
+        raise ValueError(f"The input vector 'x' must lie within the normal simplex. but np.sum(x, 0) = "
+                         f"{_np.sum(xv, axis=0)}.")
     log_b = _np.sum(_ss.gammaln(alpha)) - _ss.gammaln(_np.sum(alpha))
     return _np.sum(_ss.xlogy(a - 1.0, x), axis=0) - log_b
 
