@@ -1,0 +1,60 @@
+"""Issue 15, session 24: manualprop's B16 step without work plain numpy does not do.
+
+Each cut keeps every value and every check: the tests compare with the formula written out
+(the same numpy calls, so the same bits) and make each check fire where it moved.
+"""
+
+import numpy as np
+import pytest
+
+import manualprop as mp
+from manualprop import losses
+
+
+def _ce_by_hand(z, y):
+    """SoftmaxCrossEntropy's forward and backward as the seed writes them (np.arange each call)."""
+    shifted = z - z.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    p = e / s
+    n = len(y)
+    value = float(np.add.reduce(np.log(s[:, 0]) - shifted[np.arange(n), y], axis=None)) / n
+    dz = p.copy()
+    dz[np.arange(n), y] -= 1
+    dz *= 1.0 / n
+    return value, dz
+
+
+@pytest.mark.parametrize("n", [1, 3, 16, 16, 64, 5])
+def test_cross_entropy_row_index_kept_per_batch_size_gives_the_same_bits(n):
+    rng = np.random.default_rng(n)
+    z = rng.standard_normal((n, 10)) * 3
+    y = rng.integers(0, 10, size=n)
+    loss = mp.SoftmaxCrossEntropy()
+    value = loss.forward(y, z)
+    dz = loss.backward()
+    want_value, want_dz = _ce_by_hand(z, y)
+    assert value == want_value
+    assert np.array_equal(dz, want_dz)
+
+
+def test_the_kept_row_index_is_arange_read_only_and_one_object_per_size():
+    losses._ROWS.clear()
+    rows = losses._rows(7)
+    assert rows.dtype == np.arange(7).dtype and np.array_equal(rows, np.arange(7))
+    assert losses._rows(7) is rows
+    with pytest.raises(ValueError, match="read-only"):
+        rows[0] = 3  # nobody can shift the labels of a later batch
+    for n in range(1, losses._ROWS_MAX + 5):  # bounded: cleared when it grows large
+        assert np.array_equal(losses._rows(n), np.arange(n))
+        assert len(losses._ROWS) <= losses._ROWS_MAX
+
+
+def test_a_label_out_of_range_is_still_refused_with_the_kept_row_index():
+    loss = mp.SoftmaxCrossEntropy()
+    z = np.zeros((4, 3))
+    loss.forward(np.array([0, 1, 2, 0]), z)  # the index for 4 rows is kept now
+    with pytest.raises(ValueError, match="y_true"):
+        loss.forward(np.array([0, 1, 3, 0]), z)
+    with pytest.raises(ValueError, match="y_true"):
+        loss.forward(np.array([0, -1, 2, 0]), z)
