@@ -58,3 +58,31 @@ def test_a_label_out_of_range_is_still_refused_with_the_kept_row_index():
         loss.forward(np.array([0, 1, 3, 0]), z)
     with pytest.raises(ValueError, match="y_true"):
         loss.forward(np.array([0, -1, 2, 0]), z)
+
+
+class _SkipsLayerInit(mp.Linear):
+    """A student's subclass whose __init__ does not call super().__init__()."""
+
+    def __init__(self, W, b):
+        self.in_features, self.out_features, self.dtype = W.shape[1], W.shape[0], W.dtype
+        self.params = {"W": W, "b": b}
+        self.grads = {"W": np.zeros_like(W), "b": np.zeros_like(b)}
+        self.cache = None
+
+
+def test_every_layer_has_its_own_sums_of_squares_from_construction_and_no_class_attribute():
+    from manualprop.layers import Layer
+
+    # a class attribute named _ss (session 16's descriptor) keeps CPython from specialising
+    # the reads of layer._ss; Layer.__new__ makes the dict instead
+    assert all("_ss" not in vars(cls) for cls in type(mp.Linear(2, 2)).__mro__)
+    a, b = _SkipsLayerInit(np.ones((2, 3)), np.zeros(2)), mp.Tanh()
+    assert a._ss == {} and b._ss == {} and a._ss is not b._ss and "_ss" in vars(a)
+    a.forward(np.ones((4, 3)))
+    assert a._ss["X"] == 12.0 and b._ss == {}
+    assert Layer.__new__(mp.Tanh)._ss == {}
+    import copy
+    import pickle
+
+    for c in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert c._ss == a._ss and c._ss is not a._ss
