@@ -86,3 +86,23 @@ def test_every_layer_has_its_own_sums_of_squares_from_construction_and_no_class_
 
     for c in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
         assert c._ss == a._ss and c._ss is not a._ss
+
+
+def test_float_ss_takes_the_known_bound_first_and_never_for_none():
+    from manualprop import _validation as V
+
+    known = V.KNOWN_FINITE
+    X = np.full((2, 3), 2.0)
+    assert known.array is None and V.float_ss(None) is None  # None is no array, even when nothing is known
+    try:
+        known.array, known.ss = X, 99.0
+        assert V.float_ss(X) == 99.0  # the identity test, no look
+        assert V.float_ss(X.copy()) == 24.0  # another object: its own look
+        assert V.float_ss(None) is None and V.float_ss([[1.0]]) is None
+    finally:
+        known.array, known.ss = None, np.inf
+    # a bad input still gets check_array's message, inside a container too
+    with pytest.raises(TypeError, match=r"Linear\(in_features=3, out_features=2\)\.forward: X must be a NumPy array"):
+        mp.Linear(3, 2).forward(None)
+    with pytest.raises(TypeError, match=r"X must have dtype float64"):
+        mp.Sequential(mp.Linear(3, 2), mp.Tanh()).forward(np.ones((2, 3), np.float32))
