@@ -266,7 +266,10 @@ def float_ss(X):
     The fast path of manualprop's most used layers, for an input that must be a float32 or
     float64 ndarray (not a subclass); they test the rest of their structural checks (dtype,
     ``ndim``, shape) themselves, inline. The bound is ``KNOWN_FINITE.ss`` when ``X`` is
-    ``KNOWN_FINITE.array`` (no look), else the sum of squares (one BLAS dot) when it is finite.
+    ``KNOWN_FINITE.array`` (no look; tested first: a container sets it only to the output of a
+    built-in layer, a float32/float64 array that layer checked, or of its subclass when given
+    one, which the full check would pass too), else the sum of squares (one BLAS dot) when it is
+    finite.
     None means: not a float ndarray, or a NaN or an inf may be in it (or finite values whose
     squares overflowed): the caller then runs the full check (:func:`check_array`,
     :func:`check_grad_output`), which writes the usual message (naming the first bad index),
@@ -274,11 +277,11 @@ def float_ss(X):
     singletons, so the dtype test is two identity tests; any other dtype object takes the full
     check.
     """
+    known = KNOWN_FINITE
+    if X is known.array and X is not None:  # (None: nothing is known)
+        return known.ss
     if type(X) is not np.ndarray or not (X.dtype is _F64 or X.dtype is _F32):
         return None
-    known = KNOWN_FINITE
-    if X is known.array:
-        return known.ss
     value = float(_vdot(X, X)) if X.size <= DOT_CHUNK else sum_of_squares(X)  # sum_of_squares, inline
     return value if value < _INF else None
 

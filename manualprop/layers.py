@@ -170,25 +170,6 @@ def _sech2_below_overflow(x: np.ndarray) -> np.ndarray:
     return np.multiply(c, c, out=c)
 
 
-class _OwnDict:
-    """A class attribute that gives each instance without one its own empty dict, kept in the
-    instance's ``__dict__`` (so that later reads find it there and never come back here).
-
-    Not a ``__getattr__``: a class that defines one has every attribute read of its objects
-    go through it (``slot_tp_getattr_hook``), which also keeps CPython from specialising
-    those reads; 11,700 of the 604,000 instructions of a B16 MLP step (issue 15, session 16).
-    """
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self
-        obj.__dict__[self.name] = own = {}
-        return own
-
-
 class Layer:
     """Small base class for manualprop's own layers.
 
@@ -197,19 +178,24 @@ class Layer:
     ``forward`` and ``backward``.
     """
 
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        # sums of squares of the last checked tensors ("X", "Y", "dY", "dX"): bounds that prove
+        # products finite without a look (Linear.backward, Sequential); not part of the cache.
+        # Made here, not in __init__, so that a subclass whose __init__ skips Layer.__init__ has
+        # its own too. Not a class attribute that makes it at the first read (session 16's
+        # descriptor) nor a __getattr__: either keeps CPython from specialising every read of
+        # ``layer._ss`` (about 11 a step of an MLP; issue 15, session 24).
+        self._ss: dict[str, float] = {}
+        return self
+
     def __init__(self):
         self.params: dict[str, np.ndarray] = {}
         self.grads: dict[str, np.ndarray] = {}
         self.cache = None
-        # sums of squares of the last checked tensors ("X", "Y", "dY", "dX"): bounds that prove
-        # products finite without a look (Linear.backward, Sequential); not part of the cache
-        self._ss: dict[str, float] = {}
 
     def __call__(self, X, training=False):
         return self.forward(X, training=training)
-
-    # a subclass whose __init__ skipped Layer.__init__ gets its own ``_ss`` at the first read
-    _ss = _OwnDict()
 
     def forward(self, X, training=False):  # pragma: no cover - abstract
         """Return Y for input X and store what backward needs in ``self.cache``."""

@@ -36,6 +36,24 @@ __all__ = [
 ]
 
 
+#: ``np.arange(n)`` by batch size ``n``, read-only: the row index of a label gather
+#: (``shifted[rows, y]``), made once per batch size instead of on every call (about 0.25 us a
+#: call at a batch of 16, twice a step; issue 15). Cleared when it grows large.
+_ROWS: dict = {}
+_ROWS_MAX = 64
+
+
+def _rows(n: int) -> np.ndarray:
+    """``np.arange(n)`` (int64, read-only), kept in ``_ROWS``: the same indices, never written."""
+    rows = _ROWS.get(n)
+    if rows is None:
+        if len(_ROWS) >= _ROWS_MAX:
+            _ROWS.clear()
+        rows = _ROWS[n] = np.arange(n)
+        rows.flags.writeable = False
+    return rows
+
+
 class Loss:
     """Small base class: ``reduction``, ``cache``, ``__call__`` and the ``repr`` used in messages.
 
@@ -154,7 +172,7 @@ class SoftmaxCrossEntropy(Loss):
         p /= s  # e is not needed again: the softmax in its place (the same bits as e / s)
         if kind == "labels" and not self.label_smoothing:
             # -log_p[i, y_i] = log(s_i) - shifted[i, y_i] (the same bits): no full log_p
-            per = np.log(s[:, 0]) - shifted[np.arange(N), y]
+            per = np.log(s[:, 0]) - shifted[_rows(N), y]
             T = None
         else:
             log_p = shifted - np.log(s)
@@ -183,7 +201,7 @@ class SoftmaxCrossEntropy(Loss):
         p, y, T, scale = cache["p"], cache["y"], cache["T"], cache["scale"]
         if T is None:
             dz = p.copy()
-            dz[np.arange(len(y)), y] -= 1
+            dz[_rows(len(y)), y] -= 1
         else:
             dz = p * T.sum(axis=1, keepdims=True) - T
         dz *= scale  # dz is a new array: scaled in place

@@ -3,8 +3,10 @@
 ``Layer.__getattr__`` gave a subclass whose ``__init__`` skipped ``Layer.__init__`` its ``_ss``
 (the sums of squares its checks keep). A class that defines ``__getattr__`` has every
 attribute read of its objects go through it, which also keeps CPython from specialising the
-reads (11,700 of a B16 MLP step's 604,000 instructions); a class attribute that makes the
-dict at the first read does the same job without that.
+reads (11,700 of a B16 MLP step's 604,000 instructions). Session 16 replaced it by a class
+attribute that made the dict at the first read, which still kept every read of ``layer._ss``
+from being specialised; since session 24 ``Layer.__new__`` makes it (tested below, and in
+tests/test_manualprop_s24.py).
 """
 
 import numpy as np
