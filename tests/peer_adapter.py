@@ -416,7 +416,8 @@ class _Stand(types.ModuleType):
         obj = getattr(self._np, name)
         if callable(obj) and not isinstance(obj, type):
             obj = _routed(name, obj, self._ap)
-        elif hasattr(obj, "__getitem__") and hasattr(self._ap, name):  # np.r_, np.c_
+        elif hasattr(obj, "__getitem__") and getattr(self._ap, name, obj) is not obj:  # np.r_, np.c_
+            # (autoprop.numpy's own object: every other name it gives is numpy's, np.float64 too)
             obj = _RoutedIndex(obj, getattr(self._ap, name))
         self.__dict__[name] = obj
         return obj

@@ -51,8 +51,13 @@ def test_a_python_number_conversion_of_a_tracked_tensor_warns_at_the_users_line(
     assert name.split(".")[-1] + "(t" in linecache.getline(__file__, got[0].lineno)
     assert "getitem" in msg and "shape ()" in msg and "Python number" in msg
     assert "np.exp(t)" in msg and ".item()" in msg and "stop_gradient" in msg
-    # the path really is cut: only x[1]'s direct use counts (what the warning is about)
-    assert tape.gradient(y, x).numpy()[0] == 0.0
+    # the path is cut, so the gradient would miss it (dx[0] = 0): refused since session 24; int()
+    # is piecewise constant, so its derivative really is 0 and the gradient stands
+    if name == "int":
+        np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 1.0])
+    else:
+        with pytest.raises(ap.TapeEscapeError, match="left the tape implicitly"):
+            tape.gradient(y, x)
 
 
 @pytest.mark.parametrize("name, conv", CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
@@ -74,11 +79,11 @@ def test_the_testers_example_warns_and_the_recorded_spelling_matches_autograd():
     np.testing.assert_allclose(want, [2 * math.e, math.e], rtol=1e-15)
 
 
-def test_fromiter_over_a_tensor_warns_per_element():
+def test_fromiter_over_a_tensor_warns_once_for_the_line():
     x = ap.Variable([1.0, 2.0, 3.0], name="x")
-    with ap.GradientTape():
+    with ap.GradientTape():  # one warning per line per recording (the tape counts the three)
         s, got = _escapes(lambda: np.sum(np.fromiter((v for v in x), float)))
-    assert s == 6.0 and len(got) == 3
+    assert s == 6.0 and len(got) == 1 and "not repeated" in str(got[0].message)
 
 
 def test_explicit_ways_and_tensors_without_gradient_stay_quiet():
@@ -101,7 +106,8 @@ def test_forward_mode_warns_for_a_tensor_with_a_tangent():
     with ap.ForwardAccumulator(x, [1.0, 0.0]) as acc:
         (y, z), got = _escapes(lambda: (math.exp(x[0]) * x[1], x[1].item()))
     assert len(got) == 1 and "ForwardAccumulator" in str(got[0].message)
-    assert acc.jvp(y) is not None
+    with pytest.raises(ap.TapeEscapeError, match="ForwardAccumulator.jvp"):  # it would be 0, not 2e
+        acc.jvp(y)
 
 
 def test_explain_says_which_path_escaped_when_the_target_is_still_connected():

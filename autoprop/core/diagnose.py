@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import registry
+from .observe import IMPLICIT, TapeEscapeError, carries_value, partial_escape_text
 from .tape import NotSaved, PartlySaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
@@ -140,7 +141,7 @@ def _causes(tape, target, reach):
                     causes.append(text)
     escaped = [e for e in (tape._escapes or []) if e[1]._key in reach]
     if escaped and not causes:
-        how, t, _value, pos = escaped[0]
+        how, t, _value, pos, _site = escaped[0]
         causes.append(
             f"the value of a tensor computed from the source left the tape through {how} "
             f"(after {pos} recorded ops); operations on the plain "
@@ -174,24 +175,9 @@ def _escaped_paths(tape, reach, target):
     while it recorded, before the target was computed. A path through one of them is not
     in the gradient (``math.exp(x[0]) * x[1]``: connected through ``x[1]``, the ``x[0]``
     path escaped through float()). Empty when there are none."""
-    # the recorded ops the target is computed by, and the first one after which an op
-    # on that path read a constant (a plain number/array, or a tensor the tape does not
-    # track): only an escape before such an op can have fed the target
-    nodes = tape._nodes
-    pos_of = {k: i for i, n in enumerate(nodes) for k in n.out_keys()}
-    stack, seen_keys, last_const = [target._key], set(), -1
-    while stack:
-        k = stack.pop()
-        if k in seen_keys or k not in pos_of:
-            continue
-        seen_keys.add(k)
-        i = pos_of[k]
-        node = nodes[i]
-        stack.extend(node.keys)
-        if len(node.parents) < len(node.args):
-            last_const = max(last_const, i)
+    last_const = _last_reentry(tape, [target], _positions(tape))
     seen, parts = set(), []
-    for how, t, _value, pos in tape._escapes or []:
+    for how, t, _value, pos, _site in tape._escapes or []:
         if t._key not in reach or pos > last_const or (how, t._key) in seen:
             continue
         seen.add((how, t._key))
@@ -451,3 +437,96 @@ def explain_op(name, file=None):
     if file is not False:
         print(text, file=file or sys.stdout)
     return text
+
+def _positions(tape):
+    """``Tensor._key`` of each recorded output -> the position of the op that made it."""
+    return {k: i for i, n in enumerate(tape._nodes) for k in n.out_keys()}
+
+
+def _last_reentry(tape, targets, pos_of):
+    """The last recorded op on the way back from ``targets`` that read a constant which could
+    hold a value that left the tape (a plain float number or array, or a tensor the tape does
+    not track: :func:`autoprop.core.observe.carries_value`), or -1. Only an escape before that op (its position at
+    most this one) can have fed a target: a value that left the tape comes back only as such a
+    constant. Heuristic in one direction only: plain arrays cannot be traced, so every such
+    constant is suspected."""
+    nodes = tape._nodes
+    stack, seen_keys, last_const = [t._key for t in targets if isinstance(t, Tensor)], set(), -1
+    while stack:
+        k = stack.pop()
+        if k in seen_keys or k not in pos_of:
+            continue
+        seen_keys.add(k)
+        i = pos_of[k]
+        node = nodes[i]
+        stack.extend(node.keys)
+        if i > last_const and len(node.parents) < len(node.args):
+            parents = node.parents
+            if any(carries_value(a) for j, a in enumerate(node.args) if j not in parents):
+                last_const = i
+    return last_const
+
+
+def _integral(value):
+    """An escaped value converted to integers or booleans (``np.int64(t)``, ``t.astype`` through
+    numpy): piecewise constant, its derivative really is 0, so nothing is lost."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and dtype.kind in "biu"
+
+
+def refuse_partial_escape(tape, targets, sources):
+    """Raise :class:`~autoprop.TapeEscapeError` when a value computed from one of ``sources``
+    left the tape implicitly (:data:`autoprop.core.observe.IMPLICIT`: float(), ``np.asarray``,
+    an assignment into an ndarray, ``.tolist()``) before an op on the way back from ``targets``
+    read a constant that could hold it (:func:`_last_reentry`): the gradient would miss that
+    path and be wrong (tester24a's loop conv into ``np.zeros`` plus an L2 term: ``dw`` only
+    the L2 term, ``db`` None), where a target that left the tape entirely is refused by
+    ``tape._plain_target_after_escape``. Escapes after the target was made, of values that
+    depend on no requested source, and the explicit exits (``.numpy()``, ``.item()``) pass.
+
+    Parameters
+    ----------
+    tape : GradientTape
+    targets : list of Tensor
+    sources : list of Tensor
+
+    Raises
+    ------
+    TapeEscapeError
+        Naming the first escape's ``file:line``, how it left, how many values left and at
+        which lines, and what to write instead.
+    """
+    implicit = [e for e in tape._escapes if e[0] in IMPLICIT and not _integral(e[2])]
+    if not implicit:
+        return
+    key = (tuple(t._key for t in targets if isinstance(t, Tensor)), tuple(s._key for s in sources),
+           len(tape._nodes), len(tape._escapes))
+    if getattr(tape, "_escape_checked", None) == key:
+        return  # (jacobian: one reverse walk per row, one check)
+    reach = {s._key for s in sources}
+    for node in tape._nodes:
+        for k in node.keys:
+            if k in reach:
+                reach.update(node.out_keys())
+                break
+    implicit = [e for e in implicit if e[1]._key in reach]
+    if implicit:
+        last = _last_reentry(tape, targets, _positions(tape))
+        implicit = [e for e in implicit if e[3] <= last]
+    if not implicit:
+        tape._escape_checked = key
+        return
+    raise TapeEscapeError(_partial_escape_message(tape, implicit, sources))
+
+
+def _partial_escape_message(tape, escapes, sources):
+    """The text of :func:`refuse_partial_escape`'s error: which requested sources lost a path."""
+    escaped, lost = {e[1]._key for e in escapes}, []
+    for s in sources:  # (the error path only: one forward pass per source)
+        mine = {s._key}
+        for node in tape._nodes:
+            if any(k in mine for k in node.keys):
+                mine.update(node.out_keys())
+        if mine & escaped:
+            lost.append(_name(s))
+    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], e[3], e[4]) for e in escapes], lost)

@@ -27,6 +27,7 @@ import numpy as np
 from . import complex as _complex
 from . import tape as _tape
 from . import views as _views
+from .observe import TapeEscapeError, carries_value, partial_escape_text
 from .tape import (
     _FORWARD,
     _RECORDING,
@@ -119,6 +120,10 @@ class ForwardAccumulator:
                 )
             self._tangents[id(p)] = (p, tv)
         self._recording = False
+        # partial escapes (as GradientTape.gradient refuses them): the ops pushed so far, the
+        # implicit escapes of tensors with a tangent (how, tensor, ops then, file:line), and per
+        # output the last op on its tangent's way that read a constant able to hold such a value
+        self._ops, self._escapes, self._reentry = 0, [], {}
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
     def _holds(self, t, need):
@@ -135,6 +140,7 @@ class ForwardAccumulator:
         if self._recording:
             raise RuntimeError("ForwardAccumulator: already open")
         self._recording = True
+        self._warned_sites = None  # (observe: one TapeEscapeWarning per line per recording)
         _FORWARD.append(self)
         _sync_extra()
         return self
@@ -160,6 +166,7 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
+        self._note_reentry(args, which, (out,))
         _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
         saved = _FORWARD[:]
@@ -202,6 +209,7 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
+        self._note_reentry(args, which, outs)
         for out in outs:  # (a complex output, or input, of a primitive without complex rules)
             _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
@@ -223,6 +231,26 @@ class ForwardAccumulator:
             if raw:
                 tangent = Tensor._wrap(np.asarray(tangent, dtype=out._value.dtype))
             tans[id(out)] = (out, tangent)
+
+    def _note_reentry(self, args, which, outs):
+        """Count the op and carry to its outputs the last op on their tangents' way that read a
+        constant able to hold a value that left (``observe.carries_value``): what :meth:`jvp`
+        compares the escapes' times with, as ``diagnose.refuse_partial_escape`` does for a tape."""
+        i, self._ops = self._ops, self._ops + 1
+        last = max(self._reentry.get(id(args[j]), -1) for j in which)
+        if any(carries_value(a) for j, a in enumerate(args) if j not in which):
+            last = i
+        if last >= 0:
+            for out in outs:
+                self._reentry[id(out)] = last
+
+    def _refuse_partial_escape(self, p):
+        """Raise TapeEscapeError when a value with a tangent left implicitly before an op on
+        ``p``'s tangent's way read a constant that could hold it: the JVP would miss that path."""
+        last = self._reentry.get(id(p), -1)
+        fed = [e for e in self._escapes if e[2] <= last]
+        if fed:
+            raise TapeEscapeError(partial_escape_text("ForwardAccumulator.jvp", fed, ["the primals"]))
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The tangent (Jacobian-vector product) of each computed tensor.
@@ -247,6 +275,8 @@ class ForwardAccumulator:
                 out.append(Tensor._wrap(np.zeros(np.shape(p), getattr(p, "dtype", float)))
                            if mode == "zero" else None)
             else:
+                if self._escapes:
+                    self._refuse_partial_escape(p)
                 out.append(entry[1])
         return rebuild(out)
 

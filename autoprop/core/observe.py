@@ -29,6 +29,8 @@ import sys
 import warnings
 import weakref
 
+from numpy import dtype as np_dtype
+
 from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
 
 #: Tapes that want to hear about operations they do not record: paused by
@@ -92,8 +94,21 @@ def note_cut(opname, why, inputs, outputs):
         cut_by(opname, why, inputs, o)
 
 
+#: The conversions that leave the tape *implicitly* (they warn): what gradient() refuses when
+#: a value that depends on a requested source left through one of them before the target was
+#: made (``diagnose.partial_escape``). ``.numpy()``, ``.item()`` and ``format()`` are the explicit,
+#: documented exits (TensorFlow's ``.numpy()``): quiet and never refused. ``int()`` and
+#: ``operator.index()`` are piecewise constant (their derivative is 0): nothing can be lost.
+IMPLICIT = ("float()", "complex()", "numpy conversion (np.asarray / np.array)", ".tolist()")
+
+
 def note_escape(tensor, how, value):
-    """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy())."""
+    """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy()).
+
+    The tape keeps ``(how, tensor, value, position, site)``: ``position`` is the number of
+    ops recorded so far, ``site`` the user's ``file:line`` for an implicit conversion
+    (:data:`IMPLICIT`), else None."""
+    site = None
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
@@ -103,7 +118,14 @@ def note_escape(tensor, how, value):
             if tape._escapes is None:
                 tape._escapes = []
             if len(tape._escapes) < MAX_CRUMBS:
-                tape._escapes.append((how, tensor, value, len(tape._nodes)))
+                if site is None and how in IMPLICIT:
+                    site = _user_site()
+                tape._escapes.append((how, tensor, value, len(tape._nodes), site))
+    if how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
+        for acc in _FORWARD:  # an open ForwardAccumulator loses the tangent the same way
+            entry = acc._tangents.get(id(tensor))
+            if entry is not None and entry[0] is tensor and len(acc._escapes) < MAX_CRUMBS:
+                acc._escapes.append((how, tensor, acc._ops, site or _user_site()))
 
 
 def after_op(prim, args, out):
@@ -156,11 +178,17 @@ class TapeEscapeWarning(UserWarning):
     cannot be told apart from ``float(t)``): they warn too. The explicit ways to take a value
     on purpose (``.numpy()``, ``.item()``, ``.numpy().tolist()``) stay quiet. ``ap.strict_mode()``
     (or ``warnings.simplefilter("error", ap.TapeEscapeWarning)``) turns it into an error.
+    One warning per line of the user's code while a tape records (a loop writing 128 elements
+    into an ndarray warns once); the tape counts every escape, and ``tape.gradient`` refuses a
+    target one of them may have fed (``diagnose.refuse_partial_escape``), saying how many.
     """
 
 
 class TapeEscapeError(TypeError):
-    """The strict-mode form of :class:`TapeEscapeWarning`."""
+    """The strict-mode form of :class:`TapeEscapeWarning`; also what ``tape.gradient`` (and
+    ``jacobian``, ``batch_jacobian``, ``ForwardAccumulator.jvp``) raise for a target that a
+    value which left the tape implicitly may have fed (a partial escape: the result would be
+    wrong), in every mode."""
 
 
 #: ``[True]`` while strict mode is on (:func:`strict_mode`).
@@ -204,6 +232,32 @@ def _user_stacklevel():
             return level
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _user_site():
+    """``"file:line"`` of the first frame outside autoprop, numpy and scipy (the user's line)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_SKIP) or f"{os.sep}scipy{os.sep}" in name or name.startswith("<__array")):
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+def _first_at_site(carrier):
+    """True for the first implicit escape at the user's line during this recording of
+    ``carrier`` (a tape or an accumulator), False for a repeat: one TapeEscapeWarning per line
+    per recording (a loop over 128 elements warned 128 times); the tape counts every escape,
+    and ``gradient`` and ``explain`` report the counts."""
+    seen = getattr(carrier, "_warned_sites", None)
+    if seen is None:
+        seen = carrier._warned_sites = set()
+    site = _user_site()
+    if site in seen:
+        return False
+    seen.add(site)
+    return True
 
 
 _NUMPY_DIR = _SKIP[0] if sys.modules.get("numpy") is not None else None
@@ -385,6 +439,11 @@ def _carrier(tensor):
     return None
 
 
+_NOT_REPEATED = (
+    " (One warning per line while this tape records: later conversions at this line are not "
+    "repeated but counted; tape.gradient refuses a target they may have fed, saying how many.)")
+
+
 def implicit_escape(tensor, how=None):
     """An implicit conversion while a tape records: warn (or raise in strict mode) when
     ``tensor`` carries gradient (:func:`_carrier`).
@@ -397,6 +456,8 @@ def implicit_escape(tensor, how=None):
     tape = _carrier(tensor)
     if tape is None:
         return
+    if how is not None and not _STRICT and not _first_at_site(tape):
+        return  # (warned at this line already during this recording; the tape counts it)
     kind = "ForwardAccumulator" if getattr(tape, "_forward", False) else "GradientTape"
     if how is not None:
         msg = (
@@ -422,7 +483,7 @@ def implicit_escape(tensor, how=None):
             )
         if _STRICT:
             raise TapeEscapeError(msg)
-        warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())
+        warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
         return
     fn = _recorded_numpy_caller()
     if fn is not None:  # a container of Tensors given to a numpy function autoprop records
@@ -450,4 +511,57 @@ def implicit_escape(tensor, how=None):
     )
     if _STRICT:
         raise TapeEscapeError(msg)
-    warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())
+    if _first_at_site(tape):
+        warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
+
+def carries_value(a):
+    """Could the constant argument ``a`` of a recorded op hold a value that left the tape?
+    A float or complex number, array or Tensor could; an integer, a bool, an index (slices,
+    ``...``), a dtype, None or a string cannot (a value that left through ``float()`` and came
+    back as an integer has the derivative 0: nothing is lost). Read by
+    ``diagnose.refuse_partial_escape`` and the ForwardAccumulator's twin of it."""
+    if a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type)):
+        return False
+    if isinstance(a, (tuple, list)):
+        return any(carries_value(x) for x in a)
+    dtype = getattr(a, "dtype", None)  # ndarray, numpy scalar, Tensor, NotSaved
+    if dtype is not None:
+        try:
+            return np_dtype(dtype).kind in "fcO"
+        except TypeError:
+            return True
+    return True
+
+
+def partial_escape_text(who, escapes, lost):
+    """The message of the error ``who`` (``"GradientTape.gradient"``, ``"ForwardAccumulator.jvp"``)
+    raises for a partial escape: ``escapes`` the ``(how, tensor, position, site)`` of each value that
+    left, ``lost`` how the requested sources it came from are named. It names the first escape's
+    ``file:line`` and its way out, how many left and at which lines, and what to write instead."""
+    how, tensor, pos, site = escapes[0]
+    sites = {}
+    for e in escapes:
+        sites[e[3]] = sites.get(e[3], 0) + 1
+    path, _, line = (site or "?:0").rpartition(":")
+    text = linecache.getline(path, int(line) if line.isdigit() else 0).strip()
+    after = text.split("]", 1)[1].lstrip() if "]" in text else ""
+    setitem = after.startswith("=") and not after.startswith("==")
+    way = how + (" (an assignment into a numpy array, `out[...] = t`, converts t so)" if setitem else "")
+    n, lines = len(escapes), len(sites)
+    where = "; ".join(f"{s} ({c}x)" for s, c in list(sites.items())[:3]) + ("; ..." if lines > 3 else "")
+    who_t = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else f"a tensor of shape {tensor.shape}"
+    return (
+        f"{who}: refused, the result would be wrong: {n} value{'s' if n > 1 else ''} computed from "
+        f"{', '.join(lost[:4]) or 'the sources'}{', ...' if len(lost) > 4 else ''} left the tape implicitly "
+        "before the target was made, and the target was then computed partly off the tape (it is still a "
+        "Tensor because another part stayed on it), so the paths through those values would be missing: a "
+        "partial gradient, or None for a source whose only path left. The first: "
+        f"{who_t} left through {way} at {site} (after {pos} recorded ops){': ' + text if text else ''}. "
+        f"{n} in all, at {lines} line{'s' if lines > 1 else ''}: {where}. Write instead: keep the "
+        "computation on Tensors: collect the pieces in a Python list and stack them (`pieces.append(t)`, "
+        "then `out = np.stack(pieces).reshape(shape)`, or ap.numpy.stack) instead of writing them into an "
+        "np.zeros buffer or np.array([...]); tape operations (np.einsum over "
+        "np.lib.stride_tricks.sliding_window_view, ap.where, np.concatenate, np.exp(t) for math.exp(t)) "
+        "instead of float(), .tolist() or numpy on plain arrays. A value taken only to print or log: "
+        "t.item() or t.numpy() (the explicit exits, never refused), or take it after the target is made."
+    )

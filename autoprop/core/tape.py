@@ -767,7 +767,7 @@ _unwatch = _observe.unwatch
 def _plain_target_after_escape(t, escapes):
     """The message for a target that is a plain value (not a Tensor) on a tape that saw a
     gradient-carrying tensor's value leave it: every gradient would be None for that reason."""
-    how, tensor, _value, pos = escapes[0]
+    how, tensor, _value, pos, _site = escapes[0]
     others = len({id(e[1]) for e in escapes} - {id(tensor)})
     more = f" (and {others} more tensors so)" if others else ""
     kind = f"numpy {type(t).__name__}" if isinstance(t, (np.ndarray, np.generic)) else type(t).__name__
@@ -915,6 +915,7 @@ class GradientTape:
         return False
 
     def _start(self):
+        self._warned_sites = None  # (observe: one TapeEscapeWarning per line per recording)
         self._recording = True
         _RECORDING.append(self)
         if self._watch_ref is not None:
@@ -1057,7 +1058,9 @@ class GradientTape:
             If ``unconnected_gradients`` is unknown or ``output_gradients`` does not
             match ``target``.
         TypeError
-            If a source is not a Tensor.
+            If a source is not a Tensor or the target left the tape; TapeEscapeError (a
+            TypeError) if a value from a requested source left it implicitly before the
+            target was made and may have fed it (lesson 10, section 7).
         """
         if self._used and not self._persistent:
             raise RuntimeError(
@@ -1125,6 +1128,8 @@ class GradientTape:
                     "(zeros with unconnected_gradients='zero'). Differentiate a float target "
                     "(a loss computed from the float tensors, not from argmax, comparisons or casts).",
                     stacklevel=3)
+        if self._escapes:  # a part of the target may have left the tape: refuse a partial gradient
+            _diagnose.refuse_partial_escape(self, targets, flat_sources)
         seeds = ([None] * len(targets) if output_gradients is None  # (the usual case, inline)
                  else _pair_seeds(target, targets, output_gradients, "GradientTape.gradient"))
         if public:  # complex values on the tape: the user's upstream gradients in TF's convention

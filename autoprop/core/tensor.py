@@ -175,9 +175,8 @@ class Tensor:
         elif copy:
             v = v.copy()
         if _RECORDING or _FORWARD:  # (an open ForwardAccumulator loses the tangent too)
-            if _RECORDING:
-                _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)
-            _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line
+            _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line (or raises)
+            _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)  # (after: refused never left)
         return v
 
     def __len__(self):
@@ -188,20 +187,20 @@ class Tensor:
         # np.fromiter(...) call: they cannot be told apart here, so every one of them warns
         # while a tape records and t carries gradient (the rule: Notes of the class).
         if _RECORDING or _FORWARD:
-            _observe.note_escape(self, "float()", float(self._value))
             _observe.implicit_escape(self, "float()")
+            _observe.note_escape(self, "float()", float(self._value))
         return float(self._value)
 
     def __complex__(self):
         if _RECORDING or _FORWARD:
-            _observe.note_escape(self, "complex()", complex(self._value))
             _observe.implicit_escape(self, "complex()")
+            _observe.note_escape(self, "complex()", complex(self._value))
         return complex(self._value)
 
     def __int__(self):
         if _RECORDING or _FORWARD:
-            _observe.note_escape(self, "int()", int(self._value))
             _observe.implicit_escape(self, "int()")
+            _observe.note_escape(self, "int()", int(self._value))
         return int(self._value)
 
     def __index__(self):
@@ -233,9 +232,8 @@ class Tensor:
         """
         if _RECORDING or _FORWARD:
             v = self._value.tolist()
-            if _RECORDING:
-                _observe.note_escape(self, ".tolist()", self._value)
             _observe.implicit_escape(self, ".tolist()")
+            _observe.note_escape(self, ".tolist()", self._value)
             return v
         return self._value.tolist()
 

@@ -6,9 +6,17 @@ that numpy function (``anp.f(...)`` does what ``np.f(...)`` does on Tensors, thr
 ``__array_function__`` / ``__array_ufunc__``'s code), so numpy code is differentiated as
 written and both spellings follow one rule: a call in which no Tensor is float or complex
 (integer or boolean Tensors, arrays, numbers) is numpy's own function on the values, in
-numpy's values and dtype, returned as constant Tensors. A numpy function outside this list, ``out=``, and
-in-place updates raise TypeError naming the function, why the tape cannot record it,
-and what to write instead.
+numpy's values and dtype, returned as constant Tensors. ``out=`` and in-place updates raise
+TypeError naming the function, why the tape cannot record it, and what to write instead.
+
+Every other numpy name is numpy's own object, as ``autograd.numpy`` re-exports numpy:
+``anp.zeros is np.zeros`` (plain arrays from constructors, ``anp.pi``, ``anp.newaxis``), and
+``autoprop.numpy.linalg``, ``.fft`` and ``.random`` are modules
+(``from autoprop.numpy.linalg import solve``). A Tensor given to such a function is recorded or
+refused exactly as through plain numpy: numpy dispatches it to autoprop, which records the
+function or raises TypeError naming it (``np.searchsorted``); a function that does not
+dispatch converts the Tensor to an array, which warns (``TapeEscapeWarning``), and
+``tape.gradient`` refuses a target it may have fed. Porting from HIPS autograd: lesson 10, §9.
 
 The derivative of each name: ``autoprop.explain(name)``. Conventions at kinks and
 ties (``abs'(0) = 0``, ties in max/maximum split evenly): see
@@ -26,12 +34,12 @@ Examples
 array([3., 5., 7.])
 """
 
-import types as _types
-
 import numpy as _np
 import scipy.special as _sp
 
-from .core import registry as _R
+from ..core import registry as _R
+from ._names import numpy_attr as _numpy_attr
+from ._names import numpy_dir as _numpy_dir
 
 # Each name is numpy's own dispatch of that numpy function or ufunc (``registry.numpy_name``):
 # ``anp.f(...)`` does what ``np.f(...)`` does on Tensors, one rule for both spellings (a call in
@@ -114,11 +122,9 @@ einsum = _b(_np.einsum)
 tensordot = _b(_np.tensordot)
 outer = _b(_np.outer)
 
-# numpy.linalg (derivatives: autoprop.explain("inv"), ..., "eigh")
-linalg = _types.SimpleNamespace(**{k: _b(getattr(_np.linalg, k)) for k in (
-    "inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm", "matrix_power",
-    "multi_dot", "svd", "qr", "pinv", "lstsq", "tensorsolve", "tensorinv", "cond",
-    "svdvals", "vector_norm", "matrix_norm") if hasattr(_np.linalg, k)})  # (the last three: numpy >= 2)
+# numpy.linalg, numpy.fft, numpy.random: real submodules, as autograd.numpy's
+# (``from autoprop.numpy.linalg import solve``; derivatives: autoprop.explain("inv"), ...)
+from . import fft, linalg, random  # noqa: E402, F401 (in __all__)
 
 # shape
 reshape = _b(_np.reshape)
@@ -174,4 +180,16 @@ zeros_like = _b(_np.zeros_like)
 ones_like = _b(_np.ones_like)
 full_like = _b(_np.full_like)
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [n for n in dir() if not n.startswith("_")]  # (autoprop's own names; numpy's come on use)
+
+
+def __getattr__(name):
+    """Every other numpy name is numpy's own object (``anp.zeros is np.zeros``, ``anp.pi``,
+    ``anp.newaxis``, ``anp.float64``), as ``autograd.numpy`` re-exports numpy: a Tensor given to
+    it is recorded or refused exactly as through plain numpy (``__array_function__``)."""
+    return _numpy_attr(_np, __name__, name)
+
+
+def __dir__():
+    return _numpy_dir(_np, globals())
+
