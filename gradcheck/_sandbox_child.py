@@ -771,7 +771,9 @@ class Child:
     def op_sublayer(self, obj, req, packer):
         """``obj.layers[index]`` adapted as the check reads a layer (on the probe ``inputs`` it receives in the
         model), kept as a new object (gradcheck.diagnose.first_failing_sublayer); ``{"id": None}`` when there is
-        no such layer or the adapters cannot read it (not checkable alone, not blamed)."""
+        no such layer or the adapters cannot read it (not checkable alone, not blamed). The parent's ``params`` are
+        written into the model first (a probe's last forward may have sent others: a weight zeroed, put back there)."""
+        self.set_params(obj, req.get("params"))
         layers, i = getattr(obj, "layers", None), req.get("index")
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers):
             return self.reply(True, {"id": None})

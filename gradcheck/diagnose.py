@@ -3419,8 +3419,9 @@ def _branch_signature(L: _Layer, key, m, n):
     second) is due, so dA is A's gradient as if B were 0). ``key`` and ``p`` weight matrices (a mask read without the
     bias is another bug); ``p`` set to zero in place and put back; named only when the output changes with it and
     ``m`` matches the central differences there, not ``n``, and those are not 0."""
-    if key not in L.params or min(np.shape(L.params[key]), default=0) < 2 or not np.isfinite(n).all():
-        return None  # a (1, K) bias is no weight matrix (numpy-ml's b: at b = 0 "if W were zero" holds by chance)
+    if (key not in L.params or np.ndim(L.params[key]) < 2 or min(np.shape(L.params[key])) < 2
+            or not np.isfinite(n).all()):  # a (K,) or (1, K) bias is no weight matrix (numpy-ml's (1, K) b: at b = 0
+        return None  # "if W were zero" holds by chance; a (K,) one's probe left a sandboxed model's W zeroed: s24)
     for p, w in L.params.items():  # weight matrices only: a bias zero is no branch (LinearReLUMaskNoBias's mask)
         if p == key or not isinstance(w, np.ndarray) or w.dtype.kind != "f" or w.ndim < 2 or not np.any(w):
             continue

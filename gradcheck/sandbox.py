@@ -1795,9 +1795,11 @@ class RemoteLayer(_Remote):
     def sublayer(self, index: int, inputs: Sequence[Any], training: bool | None) -> RemoteLayer | None:
         """``layers[index]`` of this model as its own layer in the child, adapted on ``inputs`` (the input it
         receives in the model) as the check reads a layer (:func:`gradcheck.diagnose.first_failing_sublayer`); None
-        when the model has no such layer or the adapters cannot read it. Raises SandboxError as the other calls."""
+        when the model has no such layer or the adapters cannot read it. The model's :attr:`params` are sent with it
+        (as with a forward): the child's arrays hold what the last forward sent, which a probe may have changed (a
+        weight zeroed by a diagnosis, put back here only). Raises SandboxError as the other calls."""
         meta = self._call("sublayer", f"layers[{index}]", {"index": index, "inputs": _inputs(inputs),
-                                                             "training": training})
+                                                             "training": training, "params": self.params})
         return None if meta.get("id") is None else RemoteLayer(self._sandbox, meta, self.file)
 
     def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
