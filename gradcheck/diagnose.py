@@ -176,6 +176,11 @@ DIAGNOSES: dict[str, Record] = {
         "check the settings the {other} was built with (its constructor takes {params}; they are "
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
+    "random-eval": Record(
+        "random in eval mode", "forward is random in {off} mode: it draws a new mask at inference, where a "
+        "dropout is the identity (Y = X){ref}", "in eval mode return the input unchanged (an inverted dropout "
+        "scales only while training), e.g. `if not training: self.output = inputs.copy(); return`; the gradient "
+        "check itself held the draws fixed, so it tests backward against this forward as written", _DROP),
     "inverted-switch": Record(
         "switch inverted", "forward is random in {off} mode and deterministic in {on} mode{identity}: a dropout "
         "draws its mask in training and is the identity in eval, so the switch looks inverted (e.g. `if not "
@@ -4931,6 +4936,20 @@ def _dropout_rate(layer: Any) -> float | None:
     return None
 
 
+def _random_eval(layer: Any, ev: Diagnosis) -> None:
+    """The "random-eval" finding of a forward random in eval mode (its draws held; tester24s nb23r: a dropout
+    applied at inference): an error, first, when the reference's eval forward, deterministic, differs from it
+    ("other-function": the reference was compared, :func:`_reference_fixed`), else a warning; none for a forward
+    without a training switch (:func:`gradcheck.config.training_modes`: one mode, random by design)."""
+    if training_modes(layer, "auto") == [False]:  # no training switch: random in every call, by design (a dropout)
+        return
+    other = any(f.code == "other-function" for f in ev.findings)
+    ref = ("; the reference's eval forward is deterministic and this one differs from it, so the forward is "
+           "wrong, whatever its gradients" if other else "")
+    f = _find("random-eval", None, "error" if other else "warning", off=mode_label(layer, False), ref=ref)
+    ev.findings.insert(0, f) if other else ev.findings.append(f)
+
+
 def _inverted_switch(layer: Any, X: Any, diags: list[Diagnosis], seed: int) -> None:
     """The "inverted-switch" finding of a forward random in eval mode and deterministic in training mode (tester20s
     M1, M3: a dropout whose switch is inverted passed, "the forward is random"): a warning in the eval mode's
@@ -4938,6 +4957,8 @@ def _inverted_switch(layer: Any, X: Any, diags: list[Diagnosis], seed: int) -> N
     saying whether the training forward is the identity (a copy of the layer run once)."""
     ev = next((d for d in diags if d.training is False and d.held), None)
     tr = next((d for d in diags if d.training is True and not d.held and d.result is not None), None)
+    if ev is not None and tr is None:  # random in eval mode, and not shown deterministic in training mode
+        _random_eval(layer, ev)
     if ev is None or tr is None:
         return
     identity = ""
@@ -5198,6 +5219,17 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
     return isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])
 
 
+def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
+    """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
+    manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
+    try:
+        Y1, Y2 = (np.asarray(reference.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+                  for _ in range(2))
+    except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random
+        return False
+    return _exact(Y1, Y2)
+
+
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
 #: meaningless).
 _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
@@ -5233,7 +5265,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
-    random_ref = reference is not None and bool(diag.held)
+    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared: a forward
+    # random where the reference's is not differs from it (tester24s nb23r: dropout applied in eval mode)
+    random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
