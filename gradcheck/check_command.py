@@ -352,13 +352,13 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
     ds = [diag, *diag.other_modes]
     if any(d.error is not None or d.codes or d.result is None or d.result.failing_tensors for d in ds):
         return None
-    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}}
+    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}, "penalty": {}}
     for d in ds:
         for r in d.result.records:
             for c in r.comparisons:
                 if c.unchecked in why:
                     why[c.unchecked].setdefault(r.tensor, f"{c.atol:.3g}")
-    if not why["atol"] and not why["step"]:
+    if not any(why.values()):
         return None
     parts = []
     if why["atol"]:
@@ -374,6 +374,11 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
                      f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
                      "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
                      "(eps=None in Python) to check at the default step")
+    if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
+        ts = ", ".join(why["penalty"])
+        parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "
+                     "penalty's gradient of a strength gradcheck does not know (see the diagnosis): that term is not "
+                     "checked, the rest matched. Set the regularisers to 0 to check the whole gradient")
     return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
 
 

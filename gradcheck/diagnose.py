@@ -241,6 +241,32 @@ DIAGNOSES: dict[str, Record] = {
                             "as it was", "assign {slot} = ... in backward"),
     "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
                          lesson="00-chain-rule.md"),
+    "penalty-checked": Record(
+        "penalty's gradient", "{t} has a term that does not multiply dY, backward(0)'s {t}: it is the gradient of "
+        "the penalty the layer states ({names} = {l1:g}, {l2:g}: l1*sum|{w}| + l2*sum({w}**2), gradient "
+        "l1*sign({w}) + 2*l2*{w}), as it should be; the rest of {t}, backward(dY) - backward(0), was checked "
+        "against central differences of forward"),
+    "penalty-l2-half": Record(
+        "L2 gradient halved", "{t}'s term that does not multiply dY, backward(0)'s {t}, is l2*{w}: half the gradient "
+        "of the L2 penalty the layer states ({names} = {l1:g}, {l2:g}): the derivative of l2*sum({w}**2) is "
+        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.dweights += 2 * "
+        "self.weight_regularizer_l2 * self.weights)", _LIN),
+    "penalty-l1-sign": Record(
+        "L1 gradient sign", "{t}'s term that does not multiply dY, backward(0)'s {t}: its L1 part {how}, but the "
+        "gradient of l1*sum|{w}| (the penalty the layer states, {names} = {l1:g}, {l2:g}) is +l1 where {w} > 0 "
+        "and -l1 where {w} < 0, l1*sign({w})", "dL1 = np.ones_like(W); dL1[W < 0] = -1; "
+        "add l1 * dL1", _LIN),
+    "penalty-wrong": Record(
+        "penalty gradient wrong", "{t}'s term that does not multiply dY, backward(0)'s {t}, differs (by up to "
+        "{err:.3g}) from the gradient of the penalty the layer states ({names} = {l1:g}, {l2:g}: "
+        "l1*sign({w}) + 2*l2*{w})", "add exactly l1*sign(W) + 2*l2*W, the gradient of l1*sum|W| + l2*sum(W**2)",
+        _LIN),
+    "penalty-unknown": Record(
+        "penalty not checked", "{t} has a term that does not multiply dY, backward(0)'s {t} = {fit} with P = {w}: "
+        "the gradient of a penalty (L2 weight decay, L1) whose strength gradcheck does not know, so that term of "
+        "{t} is NOT CHECKED; the rest of {t}, backward(dY) - backward(0), was checked against central differences "
+        "of forward", "to check the whole of {t}, set the penalty's strength to 0 (its --init argument), or state it as "
+        "Neural Networks from Scratch does (weight_regularizer_l1, weight_regularizer_l2 attributes)"),
     "stale-gradient": Record(
         "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
@@ -909,7 +935,10 @@ class Diagnosis:
         if self.result is not None and self.result.unchecked and not self.result.failing_tensors:
             step = [r.tensor for r in self.result.records if any(c.unchecked == "step" for c in r.comparisons)]
             atol = [t for t in self.result.unchecked if t not in step]
-            why = ([f"the atol of {', '.join(atol)} passes any gradient of its size (see the notes)"] if atol else []) + (
+            pen = [r.tensor for r in self.result.records if any(c.unchecked == "penalty" for c in r.comparisons)]
+            atol = [t for t in atol if t not in pen]
+            why = ([f"the penalty term of {', '.join(pen)} is not checked (see the notes)"] if pen else []) + (
+                [f"the atol of {', '.join(atol)} passes any gradient of its size (see the notes)"] if atol else []) + (
                 [f"{', '.join(step)} differ(s) from central differences at eps={self.result.eps:g} only within their "
                  "truncation error, so at this step a bug cannot be told from the step's; drop --eps (eps=None in "
                  "Python) to check at the default step"] if step else [])
@@ -5219,6 +5248,81 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
     return isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])
 
 
+#: The penalty attributes a layer states per parameter (Neural Networks from Scratch's Layer_Dense):
+#: ``{parameter names: (l1 attribute, l2 attribute)}``.
+_PENALTY_ATTRS = {("weights", "W", "weight"): ("weight_regularizer_l1", "weight_regularizer_l2"),
+                  ("biases", "b", "bias"): ("bias_regularizer_l1", "bias_regularizer_l2")}
+
+
+def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
+    """``(l1, l2, "weight_regularizer_l1, weight_regularizer_l2")`` of parameter ``key`` when the layer states them
+    (:data:`_PENALTY_ATTRS`, numbers, one nonzero): its loss adds l1*sum|P| + l2*sum(P**2) (the book's
+    Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the nnfs package has no loss); None
+    otherwise."""
+    obj = getattr(layer, "_layer", layer)
+    for keys, attrs in _PENALTY_ATTRS.items():
+        if key not in keys:
+            continue
+        vals = []
+        for a in attrs:
+            try:
+                v = getattr(getattr(obj, "obj", obj), a)
+            except Exception:  # noqa: BLE001 - not stated
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                return None
+            vals.append(float(v))
+        return (vals[0], vals[1], ", ".join(attrs)) if any(vals) else None
+    return None
+
+
+def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float) -> bool:
+    """Whether ``free`` is ``right`` (to 1e-9 relative), an entry where P is 0 anywhere in [-l1, l1]: |P|'s
+    subgradient there (the book writes +l1: np.ones_like, then -1 where P < 0)."""
+    if free.shape != right.shape:
+        return False
+    zero = P == 0
+    ok = np.abs(free - right) <= 1e-9 * (np.abs(free) + np.abs(right)) + 1e-15
+    return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
+
+
+def _penalty_fit(P: np.ndarray, free: np.ndarray) -> str | None:
+    """``"0.02*W"``-like text when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b
+    nonzero: a penalty's gradient of strengths gradcheck was not told; None otherwise."""
+    if free.shape != P.shape or not np.any(P):
+        return None
+    A = np.stack([P.ravel(), np.sign(P).ravel()], axis=1)
+    coef = np.linalg.lstsq(A, free.ravel(), rcond=None)[0]
+    if not _penalty_close(free.ravel(), A @ coef, P.ravel(), 0.0) or not np.any(np.abs(coef) > 1e-12):
+        return None
+    a, b = (float(c) if abs(c) > 1e-12 * (np.abs(free).max() + 1e-300) else 0.0 for c in coef)
+    return " + ".join(x for x in (f"{a:.6g}*P" if a else "", f"{b:.6g}*sign(P)" if b else "") if x)
+
+
+class _DataPart(Wrapper):
+    """The layer as the check calls it when a parameter gradient has a penalty's dY-free term
+    (:meth:`_Probes.penalty`): backward(dY) gives, for the keys ``keys``, backward(dY) - backward(0), the part that
+    multiplies dY, which central differences of forward check; the other gradients as backward gives them."""
+
+    def __init__(self, proxy: Any, keys: Sequence[str]):
+        self._proxy, self._layer, self._keys = proxy, getattr(proxy, "_layer", proxy), list(keys)
+        self.forward, self._grads = proxy.forward, None
+        many = getattr(proxy, "forward_many", None)
+        if callable(many):
+            self.forward_many = many
+
+    def backward(self, dY):
+        self._proxy.backward(np.zeros_like(np.asarray(dY)))
+        free = {k: np.array(self._proxy.grads[k], dtype=np.float64) for k in self._keys}
+        ret = self._proxy.backward(dY)
+        grads = dict(self._proxy.grads)
+        self._grads = {**grads, **{k: np.asarray(grads[k], dtype=np.float64) - free[k] for k in self._keys}}
+        return ret
+
+    params = property(lambda self: self._proxy.params)
+    grads = property(lambda self: self._proxy.grads if self._grads is None else self._grads)
+
+
 def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
@@ -5268,6 +5372,8 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared: a forward
     # random where the reference's is not differs from it (tester24s nb23r: dropout applied in eval mode)
     random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
+    if proxy is not None and probes.penalties:  # a penalty's dY-free term: the data part is checked
+        proxy = _DataPart(proxy, list(probes.penalties))
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
@@ -5278,6 +5384,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                                                 training=training, name=owner,
                                                 reference=None if random_ref else reference,
                                                 upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
+            for key, how in probes.penalties.items():  # a penalty of unknown strength: that term not checked
+                for c in (c for r in res.records if r.tensor == V.grad_name(key) for c in r.comparisons):
+                    c.unchecked = "penalty" if how == "unknown" else c.unchecked
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref:
@@ -5641,6 +5750,9 @@ class _Probes:
         self.proxy = _Proxy(layer)
         #: the gradients whose directional derivatives at the check's input disagree (second_input)
         self.wrong_here: list[str] = []
+        #: ``{param key: "stated" | "unknown"}``: a dY-free term of its gradient, a penalty's (:meth:`penalty`):
+        #: the check compares the data part, backward(dY) - backward(0) (:class:`_DataPart`)
+        self.penalties: dict[str, str] = {}
 
     def fwd(self, obj, xs):
         return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
@@ -5932,17 +6044,23 @@ class _Probes:
         affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > self.atol and t not in acc]
         nonlin = [t for t in g1
                   if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc + affine]
-        self.probe(4, not nonlin and not affine, "; ".join(
-            [f"backward(0) gives nonzero {t}" for t in affine]
-            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+        # an affine backward's data part, g(dY) - g(0), must be linear in dY for a penalty's term to be read off
+        curved = [t for t in affine if not close(g2[t] - g0[t], 2 * (g1[t] - g0[t]), 1e-9, 1e-12)]
         const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
         uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
+        penalised = []  # a penalty's dY-free term, read off (tester24s n03, nb04): its data part checked apart
         for t in affine:
             if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
                 self.find("stale-gradient", t)
                 continue
+            if t not in curved and self.penalty(t, g0[t]):
+                penalised.append(t)
+                continue
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
+        self.probe(4, not nonlin and not set(affine) - set(penalised), "; ".join(
+            [f"backward(0) gives nonzero {t}" for t in affine if t not in penalised]
+            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
         after = _dx_after_step(self.layer)
         for t in nonlin:
             if after and V.grad_key(t) not in self.params:  # an input's gradient, with the stepped weights
@@ -5964,6 +6082,43 @@ class _Probes:
                 self.find("random-backward", t, what=moved)
             else:
                 self.find("second-backward", t)
+
+    def penalty(self, t: str, free: np.ndarray) -> bool:
+        """Whether the dY-free term ``free`` (backward(0)) of parameter gradient ``t`` is a penalty's gradient, its
+        finding made: the penalty the layer states (:func:`_stated_penalty`: Neural Networks from Scratch's
+        ``weight_regularizer_l1``/``_l2``, whose loss adds l1*sum|W| + l2*sum(W**2), the book's
+        Loss.regularization_loss) compared with its gradient l1*sign(W) + 2*l2*W, naming l2*W for 2*l2*W and a
+        flipped sign; with none stated, a term a*W + b*sign(W) is a penalty of unknown strength, not checked.
+        The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
+        key = V.grad_key(t)
+        if key not in self.params:
+            return False
+        P = np.asarray(self.params[key], dtype=np.float64)
+        free = np.asarray(free, dtype=np.float64)
+        if (stated := _stated_penalty(self.layer, key)) is None:
+            if (fit := _penalty_fit(P, free)) is None:
+                return False
+            self.penalties[key] = "unknown"
+            self.find("penalty-unknown", t, "info", w=key, fit=fit)
+            return True
+        l1, l2, names = stated
+        self.penalties[key] = "stated"
+        fields = dict(w=key, names=names, l1=l1, l2=l2)
+        sign = np.sign(P)
+        if _penalty_close(free, l1 * sign + 2 * l2 * P, P, l1):
+            self.find("penalty-checked", t, "info", **fields)
+        elif l2 and _penalty_close(free, l1 * sign + l2 * P, P, l1):
+            self.find("penalty-l2-half", t, **fields)
+        elif l1 and (how := next((h for wrong, h in (
+                (-sign, f"is -l1*sign({key}), the opposite sign"),
+                (np.ones_like(P), f"is +l1 everywhere, also where {key} < 0 (the -1 there is missing)"),
+                (-np.ones_like(P), "is -l1 everywhere")) if _penalty_close(free, l1 * wrong + 2 * l2 * P, P, 0.0)),
+                None)):
+            self.find("penalty-l1-sign", t, how=how, **fields)
+        else:
+            err = float(np.max(np.abs(free - (l1 * sign + 2 * l2 * P)), initial=0))
+            self.find("penalty-wrong", t, err=err, **fields)
+        return True
 
     def backward_draws(self, G) -> str:
         """Which random generators a backward after a forward moves (:func:`adapter_call`'s ``random_draws``),

@@ -54,3 +54,80 @@ def test_dropout_random_in_eval_mode_warns_without_reference(tmp_path):
     ok = nnfs_file(tmp_path, name="ok.py")
     p = run_here("check", f"{ok}::Layer_Dropout", "--input-shape", "6,5", "--init", '{"rate": 0.3}', "--training")
     assert p.returncode == 0 and "random in eval mode" not in both(p), both(p)
+
+
+DENSE = ("--input-shape", "4,3")
+
+
+def dense_init(**regs):
+    import json
+    return ("--init", json.dumps({"n_inputs": 3, "n_neurons": 2, **regs}))
+
+
+def test_dense_with_regularisers_passes_its_data_part_and_its_penalty_term(tmp_path):
+    """n03, n04: the book's Layer_Dense with weight_regularizer_l2 (or _l1) FAILed "backward is not linear in dY"
+    (backward adds 2*l2*W, l1*sign(W) to dweights, the penalty's gradient); now the dY-free term is checked against
+    the gradient of the penalty the layer states and the rest against central differences: PASS."""
+    f = nnfs_file(tmp_path)
+    for regs in ({"weight_regularizer_l2": 0.01, "bias_regularizer_l2": 0.01}, {"weight_regularizer_l1": 0.01},
+                 {"weight_regularizer_l1": 0.02, "weight_regularizer_l2": 0.03}):
+        p = run_here("check", f"{f}::Layer_Dense", *DENSE, *dense_init(**regs))
+        text = both(p)
+        assert p.returncode == 0, (regs, text)
+        assert "it is the gradient of the penalty the layer states" in text and "not linear" not in text, text
+
+
+def test_dense_regulariser_bugs_are_named(tmp_path):
+    """nb04: l2*W for 2*l2*W; nb05: dL1 = 1 where W < 0 too; the L1 sign flipped: each FAILs naming it (they FAILed
+    "backward is not linear in dY", the words of the correct layer)."""
+    l2 = nnfs_file(tmp_path, "self.dweights += 2 * self.weight_regularizer_l2 * \\",
+                   "self.dweights += self.weight_regularizer_l2 * \\", name="l2.py")
+    p = run_here("check", f"{l2}::Layer_Dense", *DENSE, *dense_init(weight_regularizer_l2=0.01))
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "is l2*weights: half the gradient of the L2 penalty the layer states" in text, text
+    l1 = nnfs_file(tmp_path, "dL1[self.weights < 0] = -1", "dL1[self.weights < 0] = 1", name="l1.py")
+    p = run_here("check", f"{l1}::Layer_Dense", *DENSE, *dense_init(weight_regularizer_l1=0.01))
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "its L1 part is +l1 everywhere, also where weights < 0" in text, text
+    flip = nnfs_file(tmp_path, "dL1 = np.ones_like(self.weights)\n            dL1[self.weights < 0] = -1",
+                     "dL1 = -np.ones_like(self.weights)\n            dL1[self.weights < 0] = 1", name="flip.py")
+    p = run_here("check", f"{flip}::Layer_Dense", *DENSE, *dense_init(weight_regularizer_l1=0.01))
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "its L1 part is -l1*sign(weights), the opposite sign" in text, text
+
+
+def test_a_penalty_of_unknown_strength_is_not_checked_and_a_wrong_data_part_still_fails(tmp_path):
+    """A dW with 2*lam*W added, lam an attribute gradcheck does not know: NOT CHECKED (exit 3) for that term, never
+    a PASS, saying what to do; the same layer with dW missing X.T (dY summed) still FAILs."""
+    body = '''
+import numpy as np
+
+
+class Dense:
+    def __init__(self, n_in, n_out, lam=0.01):
+        self.W = np.random.default_rng(0).standard_normal((n_in, n_out))
+        self.b = np.zeros(n_out)
+        self.lam = lam
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = DW + 2 * self.lam * self.W
+        self.db = dY.sum(0)
+        return dY @ self.W.T
+'''
+    f = tmp_path / "wd.py"
+    f.write_text(body.replace("DW", "self.X.T @ dY"))
+    p = run_here("check", f"{f}::Dense", "--input-shape", "4,3", "--init", '{"n_in": 3, "n_out": 2}')
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "NOT CHECKED: Dense: dW has a term that does not multiply dY" in text, text
+    assert "backward(0)'s dW = 0.02*P with P = W" in text and "set the penalty's strength to 0" in text, text
+    f.write_text(body.replace("DW", "2 * self.X.T @ dY"))
+    p = run_here("check", f"{f}::Dense", "--input-shape", "4,3", "--init", '{"n_in": 3, "n_out": 2}')
+    assert p.returncode == 1, both(p)
