@@ -5593,6 +5593,28 @@ def global_states(states=None):
     return states
 
 
+#: numpy's functions as this module found them, before any checked code ran (the sandbox child loads it first; in
+#: process, gradcheck imports it before the file it checks): :func:`numpy_patched` compares with them.
+_NUMPY_AS_LOADED = {**{f"np.{n}": getattr(np, n) for n in ("dot", "matmul", "zeros", "ones", "empty", "eye", "full",
+                                                          "array", "asarray")},
+                    **{f"np.random.{n}": getattr(np.random, n) for n in ("randn", "rand", "random", "normal",
+                                                                         "uniform", "standard_normal")}}
+
+
+def numpy_patched(layer):
+    """``{"np.dot": "nnfs.core", ...}``: numpy's functions (:data:`_NUMPY_AS_LOADED`) that the checked code replaced
+    (the Neural Networks from Scratch book's header ``nnfs.init()`` wraps np.dot, np.zeros, np.eye and
+    np.random.randn to return float32: nnfs 0.5.1's core.py), each with the module of its replacement; {} when none
+    was. ``layer`` is not read (every adapter call takes one)."""
+    out = {}
+    for name, orig in _NUMPY_AS_LOADED.items():
+        mod, attr = (np.random, name[10:]) if name.startswith("np.random.") else (np, name[3:])
+        now = getattr(mod, attr, orig)
+        if now is not orig:
+            out[name] = str(getattr(now, "__module__", None) or type(now).__name__)[:80]
+    return out
+
+
 def random_draws(layer):
     """``{name: fingerprint}`` of the states of the generators reachable from ``layer`` (:func:`generators`:
     ``self.rng`` as ``Generator 0``...) and of the global ones (numpy's, Python's ``random``): a call that draws

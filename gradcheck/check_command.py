@@ -275,8 +275,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
-            print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
-                  file=sys.stderr)
+            what = "not checked" if isinstance(diag.error, NotCheckedError) else "the checked code failed"
+            print(V.wrap(f"gradcheck: {what} (exit {diag.error.exit_code}): {diag.error}"), file=sys.stderr)
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT

@@ -54,7 +54,14 @@ from .check import (
 )
 from .compare import ATOL_FLOOR, close, compare, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import EXIT_STUDENT, GradcheckError, GradientShapeError, ProtocolError, UsageError
+from .errors import (
+    EXIT_STUDENT,
+    GradcheckError,
+    GradientShapeError,
+    NotCheckedError,
+    ProtocolError,
+    UsageError,
+)
 from .numerical import (
     DEFAULT_EPS,
     default_eps,
@@ -189,6 +196,11 @@ DIAGNOSES: dict[str, Record] = {
         "a factor in forward", "{ts} {agree} with the reference's gradient{s} but not with central differences of "
         "this forward, which is {c:.6g} times the reference's: the factor is forward's, not backward's{drop}",
         "{fix}"),
+    "numpy-patched": Record(
+        "numpy replaced", "forward returns {dtype} for a float64 input, and the checked code replaced numpy's own "
+        "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
+        "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
+        "checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
@@ -989,7 +1001,8 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     :data:`gradcheck._sandbox_child.ADAPTER_CALLS` says the child's is. ``name``: ``hold_random`` (``how="fix_mask"``:
     ``fix_mask(True)`` on it and the layers inside it, the class names of those fixed, ``""`` none; ``"unfix_mask"``,
     ``"rewind"``, ``"release"``), ``random_draws`` (``{generator: fingerprint}``: two differ after a call that drew),
-    ``state_values``, ``set_weights`` (``values``) or ``set_variant`` (``index``)."""
+    ``state_values``, ``set_weights`` (``values``), ``set_variant`` (``index``) or ``numpy_patched`` (``{"np.dot":
+    module of its replacement}``: numpy's functions the checked code replaced)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 
@@ -5323,6 +5336,25 @@ class _DataPart(Wrapper):
     grads = property(lambda self: self._proxy.grads if self._grads is None else self._grads)
 
 
+def _numpy_patched(layer: Any) -> dict[str, str]:
+    """The fields of the "numpy-patched" finding when the checked code replaced numpy's functions
+    (:func:`gradcheck._adapters.numpy_patched`, read where the layer lives): ``names`` ("np.dot, np.zeros"), ``by``
+    (the replacements' modules) and ``fix`` (nnfs.init()'s own switches when nnfs.core replaced them); {} none."""
+    try:
+        patched = adapter_call(layer, "numpy_patched")
+    except Exception:  # noqa: BLE001 - an older child, or none to ask: the float32 finding as before
+        return {}
+    if not isinstance(patched, dict) or not patched:
+        return {}
+    mods = list(dict.fromkeys(str(m) for m in patched.values()))
+    nnfs = any(m.split(".")[0] == "nnfs" for m in mods)
+    fix = ("nnfs.init() does this (nnfs 0.5.1: np.dot computes in float64 and returns float32, np.zeros, np.eye "
+           "and np.random.randn give float32); for the check call nnfs.init(dot_precision_workaround=False, "
+           "default_dtype=None), which leaves numpy as it is, or remove nnfs.init()" if nnfs else
+           "do not replace numpy's functions in the file you check")
+    return {"names": ", ".join(patched), "by": ", ".join(mods), "fix": fix}
+
+
 def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
@@ -5857,6 +5889,11 @@ class _Probes:
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
+        if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
+            self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
+                       **_precision(y_dtype))
+            raise NotCheckedError(f"forward returns {y_dtype}: the checked code replaced numpy's {patched['names']} "
+                                  f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", **_precision(y_dtype))

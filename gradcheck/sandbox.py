@@ -1503,7 +1503,7 @@ def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
 #: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
-                    "set_variant": ("{}'s switches", list)}
+                    "set_variant": ("{}'s switches", list), "numpy_patched": ("{}'s numpy functions", dict)}
 
 
 class _Remote:

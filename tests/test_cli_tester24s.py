@@ -131,3 +131,31 @@ class Dense:
     f.write_text(body.replace("DW", "2 * self.X.T @ dY"))
     p = run_here("check", f"{f}::Dense", "--input-shape", "4,3", "--init", '{"n_in": 3, "n_out": 2}')
     assert p.returncode == 1, both(p)
+
+
+def test_nnfs_init_is_named_as_the_cause_of_float32_not_the_layer(tmp_path):
+    """n01: the book's header `nnfs.init()` (nnfs 0.5.1, copied in tests/fixtures/nnfs_pkg) replaces np.dot, np.zeros,
+    np.eye and np.random.randn with float32 versions; the correct Layer_Dense FAILed "wrong dtype of Y ... do not
+    cast, e.g. no astype(np.float32)", a cast the file does not have. Now NOT CHECKED (exit 3) naming the replaced
+    functions, nnfs.core's, and the fix; with nnfs.init(dot_precision_workaround=False, default_dtype=None) the
+    same layer PASSes (numpy left as it is), and a real astype(np.float32) still FAILs naming the cast."""
+    import shutil
+
+    shutil.copytree(pathlib.Path(__file__).parent / "fixtures" / "nnfs_pkg" / "nnfs", tmp_path / "nnfs")
+    f = nnfs_file(tmp_path, header="import nnfs\n\nnnfs.init()\n")
+    p = run_here("check", f"{f}::Layer_Dense", *DENSE, *dense_init())
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "astype" not in text.replace("nnfs.init", ""), text
+    assert ("the checked code replaced numpy's own np.dot, np.zeros, np.eye, np.random.randn (with nnfs.core's)"
+            in text), text
+    assert "nnfs.init(dot_precision_workaround=False, default_dtype=None)" in text and "not checked (exit 3)" in text
+    f64 = nnfs_file(tmp_path, header="import nnfs\n\nnnfs.init(dot_precision_workaround=False, default_dtype=None)\n",
+                    name="f64.py")
+    p = run_here("check", f"{f64}::Layer_Dense", *DENSE, *dense_init())
+    assert p.returncode == 0, both(p)
+    cast = nnfs_file(tmp_path, "self.output = np.dot(inputs, self.weights) + self.biases",
+                     "self.output = (np.dot(inputs, self.weights) + self.biases).astype(np.float32)", name="cast.py")
+    p = run_here("check", f"{cast}::Layer_Dense", *DENSE, *dense_init())
+    text = both(p)
+    assert p.returncode == 1 and "astype(np.float32)" in text and "replaced numpy" not in text, text
