@@ -826,7 +826,9 @@ def find(mod, name):
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
     NAME may itself end in ``_forward``); else a backward variant ``STEM_backward_V`` named as NAME or
-    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME is a CS231n loss
+    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME beside a function
+    ``NAME_backward`` is such a pair (Andrew Ng's course: ``relu(Z) -> (A, cache)``, ``relu_backward(dA, cache)``);
+    else a function NAME is a CS231n loss
     ``NAME(x, y) -> (loss, dx)``. AdapterError when nothing fits: the message lists the classes, function pairs
     and other backward functions found.
     """
@@ -844,6 +846,9 @@ def find(mod, name):
     for b, f in variants.items():  # batchnorm_backward_alt (::batchnorm_backward_alt or ::batchnorm_alt)
         if f and name in (b, b.replace("_backward", "", 1)):
             return "functions", (getattr(mod, f), getattr(mod, b))
+    back = getattr(mod, f"{name}_backward", None)
+    if inspect.isfunction(obj) and inspect.isfunction(back):  # Andrew Ng's course: relu(Z) -> (A, cache) and
+        return "functions", (obj, back)  # relu_backward(dA, cache), a CS231n pair without _forward (tester24s g04)
     if inspect.isfunction(obj):  # softmax_loss(x, y) -> (loss, dx): a loss, never a layer
         return "loss_function", obj
     if obj is not None:

@@ -159,3 +159,23 @@ def test_nnfs_init_is_named_as_the_cause_of_float32_not_the_layer(tmp_path):
     p = run_here("check", f"{cast}::Layer_Dense", *DENSE, *dense_init())
     text = both(p)
     assert p.returncode == 1 and "astype(np.float32)" in text and "replaced numpy" not in text, text
+
+
+NG = pathlib.Path(__file__).parent / "fixtures" / "ng_dnn_utils_v2.py"
+
+
+def test_ng_relu_and_relu_backward_are_checked_as_a_pair(tmp_path):
+    """g04: Andrew Ng's relu(Z) -> (A, cache) beside relu_backward(dA, cache) was refused ("a function, not a class
+    or a relu_forward/relu_backward function pair", suggesting --loss, which crashed); now NAME with NAME_backward is
+    a pair: relu and sigmoid PASS, the course's planted bugs (mask on dA, sigmoid's (1 - s) missing) FAIL."""
+    for name in ("relu", "sigmoid"):
+        p = run_here("check", f"{NG}::{name}", "--input-shape", "3,4")
+        assert p.returncode == 0 and f"PASS: {name}: every gradient (dZ)" in both(p), both(p)
+    text = NG.read_text()
+    for name, old, new, said in (("relu", "dZ[Z <= 0] = 0", "dZ[dA <= 0] = 0", "dZ differs"),
+                                 ("sigmoid", "dZ = dA * s * (1 - s)", "dZ = dA * s", "the factor (1 - out) is missing")):
+        assert text.count(old) == 1, old
+        f = tmp_path / f"bug_{name}.py"
+        f.write_text(text.replace(old, new))
+        p = run_here("check", f"{f}::{name}", "--input-shape", "3,4")
+        assert p.returncode == 1 and said in both(p), both(p)
