@@ -918,7 +918,9 @@ def check_init(kind, target, init, n_inputs=None):
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
         n = (1 if objective(fn, init) else 2) if kind == "loss_function" else n_inputs or 0
-        last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
+        # the last array: an argument --init does not give and that has no default (pool_forward(A_prev,
+        # hparameters, mode='max') with hparameters given: A_prev alone; tester24s g11)
+        last = max([i for i, q in enumerate(pos) if q not in given and _params(fn)[q].default is P.empty] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
         arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
         if arrays:

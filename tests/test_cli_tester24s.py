@@ -179,3 +179,21 @@ def test_ng_relu_and_relu_backward_are_checked_as_a_pair(tmp_path):
         f.write_text(text.replace(old, new))
         p = run_here("check", f"{f}::{name}", "--input-shape", "3,4")
         assert p.returncode == 1 and said in both(p), both(p)
+
+
+KULBEAR_CNN = pathlib.Path(__file__).parent / "fixtures" / "ng_cnn_kulbear.py"
+
+
+def test_ng_pool_takes_a_dict_argument_given_in_init_and_says_no_pooling_mode_is_a_training_mode():
+    """g11: pool_forward(A_prev, hparameters, mode="max") with --init '{"hparameters": {...}}' was refused ("hparameters
+    is an array input"): mode's default made hparameters look like an array before an argument not given. Now the
+    dict is taken as given and the check runs (stride 1: Kulbear's pool_backward is right there, PASS; stride 2: its
+    public bug, windows at h not h*stride, FAILs); the header no longer calls mode 'max' a training mode (LOW 4:
+    "mode: as given in --init (mode 'max'); the forward has no training switch")."""
+    for stride, code in ((1, 0), (2, 1)):
+        for init in (f'{{"hparameters": {{"stride": {stride}, "f": 2}}}}',
+                     f'{{"hparameters": {{"stride": {stride}, "f": 2}}, "mode": "max"}}'):
+            p = run_here("check", f"{KULBEAR_CNN}::pool", "--input-shape", "2,4,4,3", "--init", init)
+            text = both(p)
+            assert p.returncode == code, (init, text)
+            assert "array input" not in text and "mode: forward has no training switch: one mode" in text, text
