@@ -413,6 +413,11 @@ DIAGNOSES: dict[str, Record] = {
         "with the central differences of this layer's own output, which have no 1/m: a convention mismatch, "
         "not necessarily a bug", "to check the layer alone, check {undo}; or check the whole model "
         "against its cost J (with the 1/m), as the course's gradient_check_n does", _LIN),
+    "transposed-m": Record(
+        "transposed (and 1/m)", "{t} is transposed, and {count} times too small: its transpose times m (m = {count}, "
+        "the batch size on axis 1 of {x} {shape}) is the correct gradient. The 1/m is Andrew Ng's convention (said "
+        "below); the transpose is a bug: for W of shape (out, in) with Z = W A_prev + b, dW = dZ A_prev.T / m, not "
+        "its transpose", "", _LIN),
     "mixed-batch-m": Record(
         "1/m in some gradients only", "{t} {be} {count} times too small (1/m = 1/{count}, m the batch size on axis 1 "
         "of {x} {shape}) while {others} {have} no 1/m: backward divides some gradients by m and not the others, "
@@ -3899,6 +3904,7 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     if not found:
         return
     x, ts = L.inputs[0], [f.tensor for f in found]
+    flipped = [f.tensor for f in _of_code(diag, "transposed-m")]  # divided by m too: the adapter multiplies it
     res = diag.result
     others = [] if res is None else [r.tensor for r in res.records if r.kind == "gradient" and r.passed
                                       and V.grad_key(r.tensor) in L.params or r.kind == "gradient" and r.passed
@@ -3908,7 +3914,7 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
         merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others),
                        have="have" if len(others) > 1 else "has", **fields)
     else:
-        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts), **fields)
+        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts + flipped), **fields)
     merged.tensor = found[0].tensor
     _as_one(diag, found, merged)
 
@@ -3973,6 +3979,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
+    if f is None and np.ndim(m) == 2 and m.shape[0] == m.shape[1] and key in L.params | {
+            "@" + k: 0 for k in L.names[1:]} and (g := _per_layer_m(L, m.T, n)):
+        f = _find("transposed-m", t, **g)  # tester24s gb02: Ng's dW / m, transposed as well
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
             and (g := _mask_scale(L, m)) is not None:  # the mask's scale before a coincidental N (tester18s M3)
         pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)

@@ -197,3 +197,31 @@ def test_ng_pool_takes_a_dict_argument_given_in_init_and_says_no_pooling_mode_is
             text = both(p)
             assert p.returncode == code, (init, text)
             assert "array input" not in text and "mode: forward has no training switch: one mode" in text, text
+
+
+NG_APP = pathlib.Path(__file__).parent / "fixtures" / "ng_dnn_app_utils_v2.py"
+ADAPTER = ("\n\nlinear_m_forward = linear_forward\n\n\ndef linear_m_backward(dout, cache):\n"
+           "    dA, dW, db = linear_backward(dout, cache); m = dout.shape[1]; return dA, m * dW, m * db\n")
+
+
+def test_ng_dw_transposed_and_divided_by_m_is_named_and_the_adapter_shown_is_right(tmp_path):
+    """gb02: Ng's linear_backward with dW = (1/m dZ A_prev.T).T said "dW differs ... (no known bug pattern)" and
+    suggested an adapter multiplying db alone by m. Now dW is named transposed (and 1/m), the adapter multiplies dW
+    and db by m, and that adapter, pasted in, leaves exactly the transpose to FAIL (the course's own file PASSes)."""
+    text = NG_APP.read_text()
+    old = "dW = 1. / m * np.dot(dZ, A_prev.T)"
+    assert text.count(old) == 1
+    f = tmp_path / "bug.py"
+    f.write_text(text.replace(old, old + ".T"))
+    shapes = ("--input-shape", "3,4;3,3;3,1")
+    p = run_here("check", f"{f}::linear", *shapes)
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "dW is transposed, and 4 times too small: its transpose times m" in out, out
+    assert "m = dout.shape[1]; return dA, m * dW, m * db; and check ::linear_m" in out, out
+    f.write_text(text.replace(old, old + ".T") + ADAPTER)
+    p = run_here("check", f"{f}::linear_m", *shapes)
+    assert p.returncode == 1 and "dW is transposed: its transpose is the correct gradient" in both(p), both(p)
+    f.write_text(text + ADAPTER)
+    p = run_here("check", f"{f}::linear_m", *shapes)
+    assert p.returncode == 0, both(p)
