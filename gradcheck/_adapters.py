@@ -4290,6 +4290,9 @@ def _sgd_header(obj, bwd, param, heads, weights):
         owners = sorted({_rate_label(o, k, paths) for o, k in _rate_attributes(obj, heads)},
                         key=lambda t: not t.startswith("self."))
         given = f"it steps with the rate in {', '.join(owners)}, set to {r} for each call and put back"
+    if weights is not None and not weights:  # Tanh's backward(output_gradient, learning_rate): no weight moved
+        return (f"; backward({args}) takes a learning rate ({given}), and the layer has no weights to step (the "
+                "probe moved none): only the returned gradient is checked")
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "

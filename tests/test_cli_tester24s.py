@@ -225,3 +225,16 @@ def test_ng_dw_transposed_and_divided_by_m_is_named_and_the_adapter_shown_is_rig
     f.write_text(text + ADAPTER)
     p = run_here("check", f"{f}::linear_m", *shapes)
     assert p.returncode == 0, both(p)
+
+
+def test_header_of_a_parameterless_backward_with_a_learning_rate_reads_right():
+    """TheIndependentCode's Tanh: backward(output_gradient, learning_rate), no weights: the header said "... the same
+    on a second call, moving ) divided by 0.25 is read as its gradient (<weight>_grad; ..." (an empty list of
+    weights); now it says the layer has no weights to step and only the returned gradient is checked."""
+    tic = pathlib.Path(__file__).parent / "fixtures" / "tic"
+    p = run_here("check", "activations.py::Tanh", "--input-shape", "3,1", cwd=tic)
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "moving )" not in text and "<weight>_grad" not in text, text
+    assert ("backward(output_gradient, learning_rate) takes a learning rate (it is called with learning_rate=0.25), "
+            "and the layer has no weights to step") in text, text
