@@ -238,3 +238,23 @@ def test_header_of_a_parameterless_backward_with_a_learning_rate_reads_right():
     assert "moving )" not in text and "<weight>_grad" not in text, text
     assert ("backward(output_gradient, learning_rate) takes a learning rate (it is called with learning_rate=0.25), "
             "and the layer has no weights to step") in text, text
+
+
+def test_a_file_that_trains_at_top_level_is_told_to_guard_it(tmp_path):
+    """w01: the book's chapter file as published trains at module level; the import timed out with "Is there an
+    infinite loop". Now the timeout while importing names the file's top-level calls and `if __name__ ==
+    "__main__":`; the same loop inside a function call made by the layer does not get that advice."""
+    body = NNFS.read_text() + "\n\nX = np.zeros((3, 2))\nfor epoch in range(10**12):\n    X = X + 1\n"
+    f = tmp_path / "chapter.py"
+    f.write_text(body)
+    p = run_here("check", f"{f}::Layer_Dense", *DENSE, *dense_init(), "--timeout", "1")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "importing chapter.py did not finish within" in text, text
+    assert ('chapter.py calls something at top level (line 95: X = np.zeros((3, 2)); line 96: for epoch in '
+            'range(10**12):)') in text and 'Put that code under `if __name__ == "__main__":`' in text, text
+    f.write_text(NNFS.read_text().replace("        self.output = np.dot(inputs, self.weights) + self.biases",
+                                          "        while True:\n            pass"))
+    p = run_here("check", f"{f}::Layer_Dense", *DENSE, *dense_init(), "--timeout", "1")
+    text = both(p)
+    assert p.returncode == 3 and "did not finish within" in text and "__main__" not in text, text
