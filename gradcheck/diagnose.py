@@ -5326,7 +5326,7 @@ class _DataPart(Wrapper):
     (:meth:`_Probes.penalty`): backward(dY) gives, for the keys ``keys``, backward(dY) - backward(0), the part that
     multiplies dY, which central differences of forward check; the other gradients as backward gives them."""
 
-    def __init__(self, proxy: Any, keys: Sequence[str]):
+    def __init__(self, proxy: Any, keys: Mapping[str, str]):
         self._proxy, self._layer, self._keys = proxy, getattr(proxy, "_layer", proxy), list(keys)
         self.forward, self._grads = proxy.forward, None
         many = getattr(proxy, "forward_many", None)
@@ -5343,6 +5343,14 @@ class _DataPart(Wrapper):
 
     params = property(lambda self: self._proxy.params)
     grads = property(lambda self: self._proxy.grads if self._grads is None else self._grads)
+
+    @staticmethod
+    def unchecked(res: CheckResult, penalties: Mapping[str, str]) -> None:
+        """Mark the comparisons of each gradient whose penalty is of unknown strength (``penalties[key] ==
+        "unknown"``, :meth:`_Probes.penalty`) ``unchecked = "penalty"``: that term is not checked, NOT CHECKED."""
+        for key in (k for k, how in penalties.items() if how == "unknown"):
+            for c in (c for r in res.records if r.tensor == V.grad_name(key) for c in r.comparisons):
+                c.unchecked = "penalty"
 
 
 def _numpy_patched(layer: Any) -> dict[str, str]:
@@ -5410,11 +5418,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
-    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared: a forward
-    # random where the reference's is not differs from it (tester24s nb23r: dropout applied in eval mode)
+    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)
     random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
-    if proxy is not None and probes.penalties:  # a penalty's dY-free term: the data part is checked
-        proxy = _DataPart(proxy, list(probes.penalties))
+    proxy = _DataPart(proxy, probes.penalties) if proxy is not None and probes.penalties else proxy
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
@@ -5425,9 +5431,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                                                 training=training, name=owner,
                                                 reference=None if random_ref else reference,
                                                 upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
-            for key, how in probes.penalties.items():  # a penalty of unknown strength: that term not checked
-                for c in (c for r in res.records if r.tensor == V.grad_name(key) for c in r.comparisons):
-                    c.unchecked = "penalty" if how == "unknown" else c.unchecked
+            _DataPart.unchecked(res, probes.penalties)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref:
