@@ -32,6 +32,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import os
 import random
 import re
 import sys
@@ -890,8 +891,75 @@ def _variant_text(b, f):
             f"{b} (no {b.partition('_backward')[0]}_forward to pair it with)")
 
 
-def not_a_layer(name):
-    """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer."""
+def _companion_backward(mod, name):
+    """``(backward's name, its argument names, the file it is in or "")`` for a function that reads as ``NAME``'s
+    backward under another naming than ``NAME_backward``: its name, case and underscores ignored, NAME +
+    backward/back/grad/backprop; in ``mod``, else defined in a Python file beside it (read with :mod:`ast`, not run:
+    Alescontrela/Numpy-CNN's forward.py ``convolution`` and backward.py ``convolutionBackward``); None if none."""
+    want = {name.replace("_", "").lower() + w for w in ("backward", "back", "grad", "backprop")}
+    for k, v in list(vars(mod).items())[:MAX_WALKED]:
+        if inspect.isfunction(v) and k.replace("_", "").lower() in want:
+            return k, list(_params(v) or {}), ""
+    here = os.path.dirname(os.path.abspath(getattr(mod, "__file__", "") or "."))
+    with contextlib.suppress(OSError):
+        for f in sorted(os.listdir(here))[:64]:
+            if not f.endswith(".py"):
+                continue
+            with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
+                with open(os.path.join(here, f), encoding="utf-8", errors="replace") as fh:
+                    tree = ast.parse(fh.read(1_000_000))
+                for node in tree.body:
+                    if isinstance(node, ast.FunctionDef) and node.name.replace("_", "").lower() in want:
+                        return node.name, [a.arg for a in node.args.posonlyargs + node.args.args], f
+    return None
+
+
+def _companion_text(fwd, bwd_name, bps, where):
+    """The few lines that make ``fwd(...) -> out`` and ``bwd_name(dout, *its inputs)`` (argument names ``bps``, in
+    the file ``where`` or "" here) a CS231n pair gradcheck reads: ``NAME_forward`` returning ``(out, cache)`` with the
+    inputs backward takes, ``NAME_backward(dout, cache)``; a backward argument not named as one of forward's is taken,
+    in order, from forward's arguments backward does not name (said, to be checked); "" when they do not fit."""
+    fps, bps = list(_params(fwd) or {}), bps[1:]
+    spare, cache, guessed = [p for p in fps if p not in bps], [], []
+    for b in bps:
+        if b not in fps and not spare:
+            return ""
+        cache.append(b if b in fps else spare.pop(0))
+        guessed += [] if b in fps else [f"{b} as forward's {cache[-1]}"]
+    name = fwd.__name__
+    sig = ", ".join(str(p) for p in (_params(fwd) or {}).values())
+    tup = ", ".join(cache) + ("," if len(cache) == 1 else "")
+    text = (f"def {name}_forward({sig}): return {name}({', '.join(fps)}), ({tup});   "
+            f"def {name}_backward(dout, cache): return {bwd_name}(dout, *cache)")
+    return text + (f" ({', '.join(guessed)}, by position: check it)" if guessed else "")
+
+
+def _companion_where(mod, name, bwd_name, where):
+    """Where the adapter of :func:`_companion_text` goes: the checked file itself (its backward in it), or a new
+    file beside the package folder both files are in (Alescontrela's CNN/forward.py and CNN/backward.py import
+    ``CNN.utils``: only from the folder above does that import work), importing both."""
+    if not where:
+        return "Add these lines to the file and check ::{n} again".format(n=name)
+    here = os.path.dirname(os.path.abspath(getattr(mod, "__file__", "") or "."))
+    stem = os.path.basename(getattr(mod, "__file__", "") or "")[:-3]
+    if os.path.isfile(os.path.join(here, "__init__.py")):  # the folder's own name is the sandbox copy's here
+        return (f"Its folder is a package (it has __init__.py): write a new file beside that folder, where the "
+                f"package's own imports work, e.g. pair.py: from PKG.{stem} import {name}; from PKG.{where[:-3]} "
+                f"import {bwd_name} (PKG the folder's name); and these lines; then check pair.py::{name}")
+    return f"Add these lines to the file, with from {where[:-3]} import {bwd_name}, and check ::{name} again"
+
+
+def not_a_layer(name, mod=None, fn=None):
+    """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer; when ``mod``
+    has its backward under another name (:func:`_companion_backward`), that backward and the adapter to write."""
+    if mod is not None and fn is not None and (bwd := _companion_backward(mod, name)) is not None and (
+            code := _companion_text(fn, *bwd)):
+        where = f" in {bwd[2]}" if bwd[2] else ""
+        return (f"{name} is a function, and its backward is {bwd[0]}({', '.join(bwd[1])}){where}, which takes the "
+                f"forward's inputs, "
+                f"not a cache: gradcheck reads a function pair NAME_forward(...) -> (out, cache) with "
+                f"NAME_backward(dout, cache) -> gradients of the array inputs. {_companion_where(mod, name, *bwd[::2])} "
+                f"(the pair {name}_forward/{name}_backward is found first): {code}.")
     return (f"{name} is a function, not a class or a {name}_forward/{name}_backward function pair (a function "
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss; one returning (loss, grad) of its "
             f"first argument with data beside it, as CS231n's svm_loss_naive(W, X, y, reg) -> (loss, dW), is checked "

@@ -714,7 +714,8 @@ class Child:
                                       "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
                                       "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
         if kind == "loss_function" and req.get("kind") == "layer":
-            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(req["class"])})
+            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(
+                req["class"], self._module(req["file"]), target)})
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):

@@ -258,3 +258,31 @@ def test_a_file_that_trains_at_top_level_is_told_to_guard_it(tmp_path):
     p = run_here("check", f"{f}::Layer_Dense", *DENSE, *dense_init(), "--timeout", "1")
     text = both(p)
     assert p.returncode == 3 and "did not finish within" in text and "__main__" not in text, text
+
+
+def test_a_forward_with_its_backward_under_another_name_gets_the_adapter_to_write(tmp_path):
+    """a01: Alescontrela/Numpy-CNN's CNN/forward.py::convolution was refused as "a function, not a class or a
+    convolution_forward/convolution_backward pair" suggesting --loss, not noticing backward.py's
+    convolutionBackward(dconv_prev, conv_in, filt, s). Now the refusal names it and shows the adapter; that adapter,
+    written as it says (pair.py beside the package), is checked: the values agree, and only the bias's shape (3, 1),
+    the repository's own convention, differs from the bias given (3,)."""
+    import shutil
+
+    shutil.copytree(pathlib.Path(__file__).parent / "fixtures" / "alescontrela", tmp_path, dirs_exist_ok=True)
+    shapes = ("--input-shape", "2,5,5;3,2,3,3;3")
+    p = run_here("check", "CNN/forward.py::convolution", *shapes, cwd=tmp_path)
+    text = both(p)
+    assert p.returncode == 2, text
+    assert ("its backward is convolutionBackward(dconv_prev, conv_in, filt, s) in backward.py, which takes the "
+            "forward's inputs, not a cache") in text and "--loss" not in text, text
+    adapter = ("def convolution_forward(image, filt, bias, s=1): return convolution(image, filt, bias, s), (image, "
+               "filt, s); def convolution_backward(dout, cache): return convolutionBackward(dout, *cache) (conv_in "
+               "as forward's image, by position: check it)")
+    assert adapter in text, text
+    (tmp_path / "pair.py").write_text(
+        "from CNN.forward import convolution\nfrom CNN.backward import convolutionBackward\n\n\n"
+        "def convolution_forward(image, filt, bias, s=1):\n    return convolution(image, filt, bias, s), (image, filt, s)"
+        "\n\n\ndef convolution_backward(dout, cache):\n    return convolutionBackward(dout, *cache)\n")
+    p = run_here("check", "pair.py::convolution", *shapes, cwd=tmp_path)
+    text = both(p)
+    assert p.returncode == 1 and "dbias has shape (3, 1), expected (3,), the shape of bias: values right" in text, text
