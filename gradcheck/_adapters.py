@@ -32,6 +32,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import os
 import random
 import re
 import sys
@@ -841,7 +842,9 @@ def find(mod, name):
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
     NAME may itself end in ``_forward``); else a backward variant ``STEM_backward_V`` named as NAME or
-    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME is a CS231n loss
+    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME beside a function
+    ``NAME_backward`` is such a pair (Andrew Ng's course: ``relu(Z) -> (A, cache)``, ``relu_backward(dA, cache)``);
+    else a function NAME is a CS231n loss
     ``NAME(x, y) -> (loss, dx)``. AdapterError when nothing fits: the message lists the classes, function pairs
     and other backward functions found.
     """
@@ -859,6 +862,9 @@ def find(mod, name):
     for b, f in variants.items():  # batchnorm_backward_alt (::batchnorm_backward_alt or ::batchnorm_alt)
         if f and name in (b, b.replace("_backward", "", 1)):
             return "functions", (getattr(mod, f), getattr(mod, b))
+    back = getattr(mod, f"{name}_backward", None)
+    if inspect.isfunction(obj) and inspect.isfunction(back):  # Andrew Ng's course: relu(Z) -> (A, cache) and
+        return "functions", (obj, back)  # relu_backward(dA, cache), a CS231n pair without _forward (tester24s g04)
     if inspect.isfunction(obj):  # softmax_loss(x, y) -> (loss, dx): a loss, never a layer
         return "loss_function", obj
     if obj is not None:
@@ -900,8 +906,75 @@ def _variant_text(b, f):
             f"{b} (no {b.partition('_backward')[0]}_forward to pair it with)")
 
 
-def not_a_layer(name):
-    """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer."""
+def _companion_backward(mod, name):
+    """``(backward's name, its argument names, the file it is in or "")`` for a function that reads as ``NAME``'s
+    backward under another naming than ``NAME_backward``: its name, case and underscores ignored, NAME +
+    backward/back/grad/backprop; in ``mod``, else defined in a Python file beside it (read with :mod:`ast`, not run:
+    Alescontrela/Numpy-CNN's forward.py ``convolution`` and backward.py ``convolutionBackward``); None if none."""
+    want = {name.replace("_", "").lower() + w for w in ("backward", "back", "grad", "backprop")}
+    for k, v in list(vars(mod).items())[:MAX_WALKED]:
+        if inspect.isfunction(v) and k.replace("_", "").lower() in want:
+            return k, list(_params(v) or {}), ""
+    here = os.path.dirname(os.path.abspath(getattr(mod, "__file__", "") or "."))
+    with contextlib.suppress(OSError):
+        for f in sorted(os.listdir(here))[:64]:
+            if not f.endswith(".py"):
+                continue
+            with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
+                with open(os.path.join(here, f), encoding="utf-8", errors="replace") as fh:
+                    tree = ast.parse(fh.read(1_000_000))
+                for node in tree.body:
+                    if isinstance(node, ast.FunctionDef) and node.name.replace("_", "").lower() in want:
+                        return node.name, [a.arg for a in node.args.posonlyargs + node.args.args], f
+    return None
+
+
+def _companion_text(fwd, bwd_name, bps, where):
+    """The few lines that make ``fwd(...) -> out`` and ``bwd_name(dout, *its inputs)`` (argument names ``bps``, in
+    the file ``where`` or "" here) a CS231n pair gradcheck reads: ``NAME_forward`` returning ``(out, cache)`` with the
+    inputs backward takes, ``NAME_backward(dout, cache)``; a backward argument not named as one of forward's is taken,
+    in order, from forward's arguments backward does not name (said, to be checked); "" when they do not fit."""
+    fps, bps = list(_params(fwd) or {}), bps[1:]
+    spare, cache, guessed = [p for p in fps if p not in bps], [], []
+    for b in bps:
+        if b not in fps and not spare:
+            return ""
+        cache.append(b if b in fps else spare.pop(0))
+        guessed += [] if b in fps else [f"{b} as forward's {cache[-1]}"]
+    name = fwd.__name__
+    sig = ", ".join(str(p) for p in (_params(fwd) or {}).values())
+    tup = ", ".join(cache) + ("," if len(cache) == 1 else "")
+    text = (f"def {name}_forward({sig}): return {name}({', '.join(fps)}), ({tup});   "
+            f"def {name}_backward(dout, cache): return {bwd_name}(dout, *cache)")
+    return text + (f" ({', '.join(guessed)}, by position: check it)" if guessed else "")
+
+
+def _companion_where(mod, name, bwd_name, where):
+    """Where the adapter of :func:`_companion_text` goes: the checked file itself (its backward in it), or a new
+    file beside the package folder both files are in (Alescontrela's CNN/forward.py and CNN/backward.py import
+    ``CNN.utils``: only from the folder above does that import work), importing both."""
+    if not where:
+        return "Add these lines to the file and check ::{n} again".format(n=name)
+    here = os.path.dirname(os.path.abspath(getattr(mod, "__file__", "") or "."))
+    stem = os.path.basename(getattr(mod, "__file__", "") or "")[:-3]
+    if os.path.isfile(os.path.join(here, "__init__.py")):  # the folder's own name is the sandbox copy's here
+        return (f"Its folder is a package (it has __init__.py): write a new file beside that folder, where the "
+                f"package's own imports work, e.g. pair.py: from PKG.{stem} import {name}; from PKG.{where[:-3]} "
+                f"import {bwd_name} (PKG the folder's name); and these lines; then check pair.py::{name}")
+    return f"Add these lines to the file, with from {where[:-3]} import {bwd_name}, and check ::{name} again"
+
+
+def not_a_layer(name, mod=None, fn=None):
+    """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer; when ``mod``
+    has its backward under another name (:func:`_companion_backward`), that backward and the adapter to write."""
+    if mod is not None and fn is not None and (bwd := _companion_backward(mod, name)) is not None and (
+            code := _companion_text(fn, *bwd)):
+        where = f" in {bwd[2]}" if bwd[2] else ""
+        return (f"{name} is a function, and its backward is {bwd[0]}({', '.join(bwd[1])}){where}, which takes the "
+                f"forward's inputs, "
+                f"not a cache: gradcheck reads a function pair NAME_forward(...) -> (out, cache) with "
+                f"NAME_backward(dout, cache) -> gradients of the array inputs. {_companion_where(mod, name, *bwd[::2])} "
+                f"(the pair {name}_forward/{name}_backward is found first): {code}.")
     return (f"{name} is a function, not a class or a {name}_forward/{name}_backward function pair (a function "
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss; one returning (loss, grad) of its "
             f"first argument with data beside it, as CS231n's svm_loss_naive(W, X, y, reg) -> (loss, dW), is checked "
@@ -928,7 +1001,9 @@ def check_init(kind, target, init, n_inputs=None):
     if kind != "class":
         pos = [p.name for p in ps if p.kind in _POSITIONAL]
         n = (1 if objective(fn, init) else 2) if kind == "loss_function" else n_inputs or 0
-        last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
+        # the last array: an argument --init does not give and that has no default (pool_forward(A_prev,
+        # hparameters, mode='max') with hparameters given: A_prev alone; tester24s g11)
+        last = max([i for i, q in enumerate(pos) if q not in given and _params(fn)[q].default is P.empty] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
         arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
         if arrays:
@@ -4300,6 +4375,9 @@ def _sgd_header(obj, bwd, param, heads, weights):
         owners = sorted({_rate_label(o, k, paths) for o, k in _rate_attributes(obj, heads)},
                         key=lambda t: not t.startswith("self."))
         given = f"it steps with the rate in {', '.join(owners)}, set to {r} for each call and put back"
+    if weights is not None and not weights:  # Tanh's backward(output_gradient, learning_rate): no weight moved
+        return (f"; backward({args}) takes a learning rate ({given}), and the layer has no weights to step (the "
+                "probe moved none): only the returned gradient is checked")
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
@@ -5608,6 +5686,28 @@ def global_states(states=None):
     np.random.set_state(states[0])
     random.setstate(states[1])
     return states
+
+
+#: numpy's functions as this module found them, before any checked code ran (the sandbox child loads it first; in
+#: process, gradcheck imports it before the file it checks): :func:`numpy_patched` compares with them.
+_NUMPY_AS_LOADED = {**{f"np.{n}": getattr(np, n) for n in ("dot", "matmul", "zeros", "ones", "empty", "eye", "full",
+                                                          "array", "asarray")},
+                    **{f"np.random.{n}": getattr(np.random, n) for n in ("randn", "rand", "random", "normal",
+                                                                         "uniform", "standard_normal")}}
+
+
+def numpy_patched(layer):
+    """``{"np.dot": "nnfs.core", ...}``: numpy's functions (:data:`_NUMPY_AS_LOADED`) that the checked code replaced
+    (the Neural Networks from Scratch book's header ``nnfs.init()`` wraps np.dot, np.zeros, np.eye and
+    np.random.randn to return float32: nnfs 0.5.1's core.py), each with the module of its replacement; {} when none
+    was. ``layer`` is not read (every adapter call takes one)."""
+    out = {}
+    for name, orig in _NUMPY_AS_LOADED.items():
+        mod, attr = (np.random, name[10:]) if name.startswith("np.random.") else (np, name[3:])
+        now = getattr(mod, attr, orig)
+        if now is not orig:
+            out[name] = str(getattr(now, "__module__", None) or type(now).__name__)[:80]
+    return out
 
 
 def random_draws(layer):

@@ -714,7 +714,8 @@ class Child:
                                       "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
                                       "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
         if kind == "loss_function" and req.get("kind") == "layer":
-            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(req["class"])})
+            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(
+                req["class"], self._module(req["file"]), target)})
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):
@@ -999,9 +1000,10 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 #: The adapters' functions the parent calls on an object (``op_adapter``), each ``name: (runs the submission's code,
 #: on the student's object behind an adapter)``: a random forward held (its ``fix_mask``), the generators'
 #: fingerprints, another combination of forward's switches, the state forward may carry, the grader's point for
-#: weights without gradients.
+#: weights without gradients, numpy's functions the submission replaced (nnfs.init()).
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
-                 "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True)}
+                 "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True),
+                 "numpy_patched": (False, False)}
 
 
 class _Tail:

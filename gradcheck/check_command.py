@@ -362,13 +362,13 @@ def _vacuous_line(results, cname: str) -> str | None:
 
     if any(r.failing_tensors for r in results):
         return None
-    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}}
+    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}, "penalty": {}}
     for res in results:
         for r in res.records:
             for c in r.comparisons:
                 if c.unchecked in why:
                     why[c.unchecked].setdefault(r.tensor, f"{c.atol:.3g}")
-    if not why["atol"] and not why["step"]:
+    if not any(why.values()):
         return None
     parts = []
     if why["atol"]:
@@ -384,6 +384,11 @@ def _vacuous_line(results, cname: str) -> str | None:
                      f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
                      "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
                      "(eps=None in Python) to check at the default step")
+    if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
+        ts = ", ".join(why["penalty"])
+        parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "
+                     "penalty's gradient of a strength gradcheck does not know (see the diagnosis): that term is not "
+                     "checked, the rest matched. Set the regularisers to 0 to check the whole gradient")
     return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
 
 

@@ -54,7 +54,14 @@ from .check import (
 )
 from .compare import ATOL_FLOOR, close, compare, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import EXIT_STUDENT, GradcheckError, GradientShapeError, ProtocolError, UsageError
+from .errors import (
+    EXIT_STUDENT,
+    GradcheckError,
+    GradientShapeError,
+    NotCheckedError,
+    ProtocolError,
+    UsageError,
+)
 from .numerical import (
     DEFAULT_EPS,
     default_eps,
@@ -177,6 +184,11 @@ DIAGNOSES: dict[str, Record] = {
         "check the settings the {other} was built with (its constructor takes {params}; they are "
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
+    "random-eval": Record(
+        "random in eval mode", "forward is random in {off} mode: it draws a new mask at inference, where a "
+        "dropout is the identity (Y = X){ref}", "in eval mode return the input unchanged (an inverted dropout "
+        "scales only while training), e.g. `if not training: self.output = inputs.copy(); return`; the gradient "
+        "check itself held the draws fixed, so it tests backward against this forward as written", _DROP),
     "inverted-switch": Record(
         "switch inverted", "forward is random in {off} mode and deterministic in {on} mode{identity}: a dropout "
         "draws its mask in training and is the identity in eval, so the switch looks inverted (e.g. `if not "
@@ -185,6 +197,11 @@ DIAGNOSES: dict[str, Record] = {
         "a factor in forward", "{ts} {agree} with the reference's gradient{s} but not with central differences of "
         "this forward, which is {c:.6g} times the reference's: the factor is forward's, not backward's{drop}",
         "{fix}"),
+    "numpy-patched": Record(
+        "numpy replaced", "forward returns {dtype} for a float64 input, and the checked code replaced numpy's own "
+        "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
+        "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
+        "checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
@@ -237,6 +254,32 @@ DIAGNOSES: dict[str, Record] = {
                             "as it was", "assign {slot} = ... in backward"),
     "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
                          lesson="00-chain-rule.md"),
+    "penalty-checked": Record(
+        "penalty's gradient", "{t} has a term that does not multiply dY, backward(0)'s {t}: it is the gradient of "
+        "the penalty the layer states ({names} = {l1:g}, {l2:g}: l1*sum|{w}| + l2*sum({w}**2), gradient "
+        "l1*sign({w}) + 2*l2*{w}), as it should be; the rest of {t}, backward(dY) - backward(0), was checked "
+        "against central differences of forward"),
+    "penalty-l2-half": Record(
+        "L2 gradient halved", "{t}'s term that does not multiply dY, backward(0)'s {t}, is l2*{w}: half the gradient "
+        "of the L2 penalty the layer states ({names} = {l1:g}, {l2:g}): the derivative of l2*sum({w}**2) is "
+        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.dweights += 2 * "
+        "self.weight_regularizer_l2 * self.weights)", _LIN),
+    "penalty-l1-sign": Record(
+        "L1 gradient sign", "{t}'s term that does not multiply dY, backward(0)'s {t}: its L1 part {how}, but the "
+        "gradient of l1*sum|{w}| (the penalty the layer states, {names} = {l1:g}, {l2:g}) is +l1 where {w} > 0 "
+        "and -l1 where {w} < 0, l1*sign({w})", "dL1 = np.ones_like(W); dL1[W < 0] = -1; "
+        "add l1 * dL1", _LIN),
+    "penalty-wrong": Record(
+        "penalty gradient wrong", "{t}'s term that does not multiply dY, backward(0)'s {t}, differs (by up to "
+        "{err:.3g}) from the gradient of the penalty the layer states ({names} = {l1:g}, {l2:g}: "
+        "l1*sign({w}) + 2*l2*{w})", "add exactly l1*sign(W) + 2*l2*W, the gradient of l1*sum|W| + l2*sum(W**2)",
+        _LIN),
+    "penalty-unknown": Record(
+        "penalty not checked", "{t} has a term that does not multiply dY, backward(0)'s {t} = {fit} with P = {w}: "
+        "the gradient of a penalty (L2 weight decay, L1) whose strength gradcheck does not know, so that term of "
+        "{t} is NOT CHECKED; the rest of {t}, backward(dY) - backward(0), was checked against central differences "
+        "of forward", "to check the whole of {t}, set the penalty's strength to 0 (its --init argument), or state it as "
+        "Neural Networks from Scratch does (weight_regularizer_l1, weight_regularizer_l2 attributes)"),
     "stale-gradient": Record(
         "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
@@ -371,6 +414,11 @@ DIAGNOSES: dict[str, Record] = {
         "with the central differences of this layer's own output, which have no 1/m: a convention mismatch, "
         "not necessarily a bug", "to check the layer alone, check {undo}; or check the whole model "
         "against its cost J (with the 1/m), as the course's gradient_check_n does", _LIN),
+    "transposed-m": Record(
+        "transposed (and 1/m)", "{t} is transposed, and {count} times too small: its transpose times m (m = {count}, "
+        "the batch size on axis 1 of {x} {shape}) is the correct gradient. The 1/m is Andrew Ng's convention (said "
+        "below); the transpose is a bug: for W of shape (out, in) with Z = W A_prev + b, dW = dZ A_prev.T / m, not "
+        "its transpose", "", _LIN),
     "mixed-batch-m": Record(
         "1/m in some gradients only", "{t} {be} {count} times too small (1/m = 1/{count}, m the batch size on axis 1 "
         "of {x} {shape}) while {others} {have} no 1/m: backward divides some gradients by m and not the others, "
@@ -922,7 +970,10 @@ class Diagnosis:
         if self.result is not None and self.result.unchecked and not self.result.failing_tensors:
             step = [r.tensor for r in self.result.records if any(c.unchecked == "step" for c in r.comparisons)]
             atol = [t for t in self.result.unchecked if t not in step]
-            why = ([f"the atol of {', '.join(atol)} passes any gradient of its size (see the notes)"] if atol else []) + (
+            pen = [r.tensor for r in self.result.records if any(c.unchecked == "penalty" for c in r.comparisons)]
+            atol = [t for t in atol if t not in pen]
+            why = ([f"the penalty term of {', '.join(pen)} is not checked (see the notes)"] if pen else []) + (
+                [f"the atol of {', '.join(atol)} passes any gradient of its size (see the notes)"] if atol else []) + (
                 [f"{', '.join(step)} differ(s) from central differences at eps={self.result.eps:g} only within their "
                  "truncation error, so at this step a bug cannot be told from the step's; drop --eps (eps=None in "
                  "Python) to check at the default step"] if step else [])
@@ -973,7 +1024,8 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     :data:`gradcheck._sandbox_child.ADAPTER_CALLS` says the child's is. ``name``: ``hold_random`` (``how="fix_mask"``:
     ``fix_mask(True)`` on it and the layers inside it, the class names of those fixed, ``""`` none; ``"unfix_mask"``,
     ``"rewind"``, ``"release"``), ``random_draws`` (``{generator: fingerprint}``: two differ after a call that drew),
-    ``state_values``, ``set_weights`` (``values``) or ``set_variant`` (``index``)."""
+    ``state_values``, ``set_weights`` (``values``), ``set_variant`` (``index``) or ``numpy_patched`` (``{"np.dot":
+    module of its replacement}``: numpy's functions the checked code replaced)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 
@@ -4068,6 +4120,7 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     if not found:
         return
     x, ts = L.inputs[0], [f.tensor for f in found]
+    flipped = [f.tensor for f in _of_code(diag, "transposed-m")]  # divided by m too: the adapter multiplies it
     res = diag.result
     others = [] if res is None else [r.tensor for r in res.records if r.kind == "gradient" and r.passed
                                       and V.grad_key(r.tensor) in L.params or r.kind == "gradient" and r.passed
@@ -4077,7 +4130,7 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
         merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others),
                        have="have" if len(others) > 1 else "has", **fields)
     else:
-        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts), **fields)
+        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts + flipped), **fields)
     merged.tensor = found[0].tensor
     _as_one(diag, found, merged)
 
@@ -4142,6 +4195,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
         f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
+    if f is None and np.ndim(m) == 2 and m.shape[0] == m.shape[1] and key in L.params | {
+            "@" + k: 0 for k in L.names[1:]} and (g := _per_layer_m(L, m.T, n)):
+        f = _find("transposed-m", t, **g)  # tester24s gb02: Ng's dW / m, transposed as well
     if f is not None and f.code in ("factor", "factor-inverse-batch", "factor-batch") and key == L.keys[0] \
             and (g := _mask_scale(L, m)) is not None:  # the mask's scale before a coincidental N (tester18s M3)
         pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)
@@ -5149,6 +5205,20 @@ def _dropout_rate(layer: Any) -> float | None:
     return None
 
 
+def _random_eval(layer: Any, ev: Diagnosis) -> None:
+    """The "random-eval" finding of a forward random in eval mode (its draws held; tester24s nb23r: a dropout
+    applied at inference): an error, first, when the reference's eval forward, deterministic, differs from it
+    ("other-function": the reference was compared, :func:`_reference_fixed`), else a warning; none for a forward
+    without a training switch (:func:`gradcheck.config.training_modes`: one mode, random by design)."""
+    if training_modes(layer, "auto") == [False]:  # no training switch: random in every call, by design (a dropout)
+        return
+    other = any(f.code == "other-function" for f in ev.findings)
+    ref = ("; the reference's eval forward is deterministic and this one differs from it, so the forward is "
+           "wrong, whatever its gradients" if other else "")
+    f = _find("random-eval", None, "error" if other else "warning", off=mode_label(layer, False), ref=ref)
+    ev.findings.insert(0, f) if other else ev.findings.append(f)
+
+
 def _inverted_switch(layer: Any, X: Any, diags: list[Diagnosis], seed: int) -> None:
     """The "inverted-switch" finding of a forward random in eval mode and deterministic in training mode (tester20s
     M1, M3: a dropout whose switch is inverted passed, "the forward is random"): a warning in the eval mode's
@@ -5156,6 +5226,8 @@ def _inverted_switch(layer: Any, X: Any, diags: list[Diagnosis], seed: int) -> N
     saying whether the training forward is the identity (a copy of the layer run once)."""
     ev = next((d for d in diags if d.training is False and d.held), None)
     tr = next((d for d in diags if d.training is True and not d.held and d.result is not None), None)
+    if ev is not None and tr is None:  # random in eval mode, and not shown deterministic in training mode
+        _random_eval(layer, ev)
     if ev is None or tr is None:
         return
     identity = ""
@@ -5416,6 +5488,119 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
     return isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])
 
 
+#: The penalty attributes a layer states per parameter (Neural Networks from Scratch's Layer_Dense):
+#: ``{parameter names: (l1 attribute, l2 attribute)}``.
+_PENALTY_ATTRS = {("weights", "W", "weight"): ("weight_regularizer_l1", "weight_regularizer_l2"),
+                  ("biases", "b", "bias"): ("bias_regularizer_l1", "bias_regularizer_l2")}
+
+
+def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
+    """``(l1, l2, "weight_regularizer_l1, weight_regularizer_l2")`` of parameter ``key`` when the layer states them
+    (:data:`_PENALTY_ATTRS`, numbers, one nonzero): its loss adds l1*sum|P| + l2*sum(P**2) (the book's
+    Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the nnfs package has no loss); None
+    otherwise."""
+    obj = getattr(layer, "_layer", layer)
+    for keys, attrs in _PENALTY_ATTRS.items():
+        if key not in keys:
+            continue
+        vals = []
+        for a in attrs:
+            try:
+                v = getattr(getattr(obj, "obj", obj), a)
+            except Exception:  # noqa: BLE001 - not stated
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                return None
+            vals.append(float(v))
+        return (vals[0], vals[1], ", ".join(attrs)) if any(vals) else None
+    return None
+
+
+def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float) -> bool:
+    """Whether ``free`` is ``right`` (to 1e-9 relative), an entry where P is 0 anywhere in [-l1, l1]: |P|'s
+    subgradient there (the book writes +l1: np.ones_like, then -1 where P < 0)."""
+    if free.shape != right.shape:
+        return False
+    zero = P == 0
+    ok = np.abs(free - right) <= 1e-9 * (np.abs(free) + np.abs(right)) + 1e-15
+    return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
+
+
+def _penalty_fit(P: np.ndarray, free: np.ndarray) -> str | None:
+    """``"0.02*W"``-like text when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b
+    nonzero: a penalty's gradient of strengths gradcheck was not told; None otherwise."""
+    if free.shape != P.shape or not np.any(P):
+        return None
+    A = np.stack([P.ravel(), np.sign(P).ravel()], axis=1)
+    coef = np.linalg.lstsq(A, free.ravel(), rcond=None)[0]
+    if not _penalty_close(free.ravel(), A @ coef, P.ravel(), 0.0) or not np.any(np.abs(coef) > 1e-12):
+        return None
+    a, b = (float(c) if abs(c) > 1e-12 * (np.abs(free).max() + 1e-300) else 0.0 for c in coef)
+    return " + ".join(x for x in (f"{a:.6g}*P" if a else "", f"{b:.6g}*sign(P)" if b else "") if x)
+
+
+class _DataPart(Wrapper):
+    """The layer as the check calls it when a parameter gradient has a penalty's dY-free term
+    (:meth:`_Probes.penalty`): backward(dY) gives, for the keys ``keys``, backward(dY) - backward(0), the part that
+    multiplies dY, which central differences of forward check; the other gradients as backward gives them."""
+
+    def __init__(self, proxy: Any, keys: Mapping[str, str]):
+        self._proxy, self._layer, self._keys = proxy, getattr(proxy, "_layer", proxy), list(keys)
+        self.forward, self._grads = proxy.forward, None
+        many = getattr(proxy, "forward_many", None)
+        if callable(many):
+            self.forward_many = many
+
+    def backward(self, dY):
+        self._proxy.backward(np.zeros_like(np.asarray(dY)))
+        free = {k: np.array(self._proxy.grads[k], dtype=np.float64) for k in self._keys}
+        ret = self._proxy.backward(dY)
+        grads = dict(self._proxy.grads)
+        self._grads = {**grads, **{k: np.asarray(grads[k], dtype=np.float64) - free[k] for k in self._keys}}
+        return ret
+
+    params = property(lambda self: self._proxy.params)
+    grads = property(lambda self: self._proxy.grads if self._grads is None else self._grads)
+
+    @staticmethod
+    def unchecked(res: CheckResult, penalties: Mapping[str, str]) -> None:
+        """Mark the comparisons of each gradient whose penalty is of unknown strength (``penalties[key] ==
+        "unknown"``, :meth:`_Probes.penalty`) ``unchecked = "penalty"``: that term is not checked, NOT CHECKED."""
+        for key in (k for k, how in penalties.items() if how == "unknown"):
+            for c in (c for r in res.records if r.tensor == V.grad_name(key) for c in r.comparisons):
+                c.unchecked = "penalty"
+
+
+def _numpy_patched(layer: Any) -> dict[str, str]:
+    """The fields of the "numpy-patched" finding when the checked code replaced numpy's functions
+    (:func:`gradcheck._adapters.numpy_patched`, read where the layer lives): ``names`` ("np.dot, np.zeros"), ``by``
+    (the replacements' modules) and ``fix`` (nnfs.init()'s own switches when nnfs.core replaced them); {} none."""
+    try:
+        patched = adapter_call(layer, "numpy_patched")
+    except Exception:  # noqa: BLE001 - an older child, or none to ask: the float32 finding as before
+        return {}
+    if not isinstance(patched, dict) or not patched:
+        return {}
+    mods = list(dict.fromkeys(str(m) for m in patched.values()))
+    nnfs = any(m.split(".")[0] == "nnfs" for m in mods)
+    fix = ("nnfs.init() does this (nnfs 0.5.1: np.dot computes in float64 and returns float32, np.zeros, np.eye "
+           "and np.random.randn give float32); for the check call nnfs.init(dot_precision_workaround=False, "
+           "default_dtype=None), which leaves numpy as it is, or remove nnfs.init()" if nnfs else
+           "do not replace numpy's functions in the file you check")
+    return {"names": ", ".join(patched), "by": ", ".join(mods), "fix": fix}
+
+
+def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
+    """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
+    manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
+    try:
+        Y1, Y2 = (np.asarray(reference.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+                  for _ in range(2))
+    except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random
+        return False
+    return _exact(Y1, Y2)
+
+
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
 #: meaningless).
 _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
@@ -5451,7 +5636,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
-    random_ref = reference is not None and bool(diag.held)
+    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)
+    random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
+    proxy = _DataPart(proxy, probes.penalties) if proxy is not None and probes.penalties else proxy
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
@@ -5462,6 +5649,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                                                 training=training, name=owner,
                                                 reference=None if random_ref else reference,
                                                 upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
+            _DataPart.unchecked(res, probes.penalties)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref:
@@ -5825,6 +6013,9 @@ class _Probes:
         self.proxy = _Proxy(layer)
         #: the gradients whose directional derivatives at the check's input disagree (second_input)
         self.wrong_here: list[str] = []
+        #: ``{param key: "stated" | "unknown"}``: a dY-free term of its gradient, a penalty's (:meth:`penalty`):
+        #: the check compares the data part, backward(dY) - backward(0) (:class:`_DataPart`)
+        self.penalties: dict[str, str] = {}
 
     def fwd(self, obj, xs):
         return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
@@ -5932,6 +6123,11 @@ class _Probes:
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
+        if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
+            self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
+                       **_precision(y_dtype))
+            raise NotCheckedError(f"forward returns {y_dtype}: the checked code replaced numpy's {patched['names']} "
+                                  f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", **_precision(y_dtype))
@@ -6119,17 +6315,23 @@ class _Probes:
         affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > self.atol and t not in acc]
         nonlin = [t for t in g1
                   if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc + affine]
-        self.probe(4, not nonlin and not affine, "; ".join(
-            [f"backward(0) gives nonzero {t}" for t in affine]
-            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+        # an affine backward's data part, g(dY) - g(0), must be linear in dY for a penalty's term to be read off
+        curved = [t for t in affine if not close(g2[t] - g0[t], 2 * (g1[t] - g0[t]), 1e-9, 1e-12)]
         const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
         uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
+        penalised = []  # a penalty's dY-free term, read off (tester24s n03, nb04): its data part checked apart
         for t in affine:
             if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
                 self.find("stale-gradient", t)
                 continue
+            if t not in curved and self.penalty(t, g0[t]):
+                penalised.append(t)
+                continue
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
+        self.probe(4, not nonlin and not set(affine) - set(penalised), "; ".join(
+            [f"backward(0) gives nonzero {t}" for t in affine if t not in penalised]
+            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
         after = _dx_after_step(self.layer)
         for t in nonlin:
             if after and V.grad_key(t) not in self.params:  # an input's gradient, with the stepped weights
@@ -6151,6 +6353,43 @@ class _Probes:
                 self.find("random-backward", t, what=moved)
             else:
                 self.find("second-backward", t)
+
+    def penalty(self, t: str, free: np.ndarray) -> bool:
+        """Whether the dY-free term ``free`` (backward(0)) of parameter gradient ``t`` is a penalty's gradient, its
+        finding made: the penalty the layer states (:func:`_stated_penalty`: Neural Networks from Scratch's
+        ``weight_regularizer_l1``/``_l2``, whose loss adds l1*sum|W| + l2*sum(W**2), the book's
+        Loss.regularization_loss) compared with its gradient l1*sign(W) + 2*l2*W, naming l2*W for 2*l2*W and a
+        flipped sign; with none stated, a term a*W + b*sign(W) is a penalty of unknown strength, not checked.
+        The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
+        key = V.grad_key(t)
+        if key not in self.params:
+            return False
+        P = np.asarray(self.params[key], dtype=np.float64)
+        free = np.asarray(free, dtype=np.float64)
+        if (stated := _stated_penalty(self.layer, key)) is None:
+            if (fit := _penalty_fit(P, free)) is None:
+                return False
+            self.penalties[key] = "unknown"
+            self.find("penalty-unknown", t, "info", w=key, fit=fit)
+            return True
+        l1, l2, names = stated
+        self.penalties[key] = "stated"
+        fields = dict(w=key, names=names, l1=l1, l2=l2)
+        sign = np.sign(P)
+        if _penalty_close(free, l1 * sign + 2 * l2 * P, P, l1):
+            self.find("penalty-checked", t, "info", **fields)
+        elif l2 and _penalty_close(free, l1 * sign + l2 * P, P, l1):
+            self.find("penalty-l2-half", t, **fields)
+        elif l1 and (how := next((h for wrong, h in (
+                (-sign, f"is -l1*sign({key}), the opposite sign"),
+                (np.ones_like(P), f"is +l1 everywhere, also where {key} < 0 (the -1 there is missing)"),
+                (-np.ones_like(P), "is -l1 everywhere")) if _penalty_close(free, l1 * wrong + 2 * l2 * P, P, 0.0)),
+                None)):
+            self.find("penalty-l1-sign", t, how=how, **fields)
+        else:
+            err = float(np.max(np.abs(free - (l1 * sign + 2 * l2 * P)), initial=0))
+            self.find("penalty-wrong", t, err=err, **fields)
+        return True
 
     def backward_draws(self, G) -> str:
         """Which random generators a backward after a forward moves (:func:`adapter_call`'s ``random_draws``),

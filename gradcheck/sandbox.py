@@ -403,6 +403,29 @@ def _quoted(line: str) -> str:
     return f"'{line}'"
 
 
+def _top_level_calls(path: str) -> list[str]:
+    """``"line 921: X, y = spiral_data(samples=100, classes=3)"`` for each top-level statement of the Python file
+    ``path`` that calls something or loops when the file is imported (not an import, def, class, or
+    ``if __name__ == "__main__":``), read with :mod:`ast` (nothing runs); [] when it cannot be read or has none."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            src = fh.read(2_000_000)
+        tree = ast.parse(src)
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return []
+    lines, out = src.splitlines(), []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test)):
+            continue
+        if isinstance(node, (ast.For, ast.While)) or any(isinstance(n, ast.Call) for n in ast.walk(node)):
+            out.append(f"line {node.lineno}: {lines[node.lineno - 1].strip()[:60]}")
+    return out
+
+
 def _signal_name(num: int) -> str:
     return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
@@ -584,6 +607,7 @@ class Sandbox:
         self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
+        self._importing = ""
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
         self._sock: socket.socket | None = None  # ours of the socket memory files go through (:class:`Shared`)
@@ -912,6 +936,14 @@ class Sandbox:
         why = ("The process had stopped itself (state 'stopped', as after signal.raise_signal(signal.SIGSTOP) or "
                "SIGTSTP), so it could never finish." if stopped else
                "Is there an infinite loop, or a computation far larger than needed?")
+        top = _top_level_calls(os.path.join(self.workdir, self._importing)) if self._step == "import" and \
+            self._importing and not stopped else []
+        if top:  # tester24s w01: a chapter file that trains at module level, timed out while imported
+            why = (f"Importing a file runs its top-level code, and {self._importing} calls something at top level "
+                   f"({'; '.join(top[:3])}{'; ...' if len(top) > 3 else ''}): a script that loads data or trains "
+                   "after its classes runs all of it when gradcheck imports the file. Put that code under `if "
+                   "__name__ == \"__main__\":` (indented), so that importing the file only defines its classes and "
+                   "functions. " + why)
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.", why,
                              self._tail()), "timeout")
 
@@ -1213,6 +1245,7 @@ class Sandbox:
         shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
         what = f"{file}::{cls}({shown})"
         probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and grads)"
+        self._importing = file  # the file whose top-level code a timeout while importing names (_timeout)
         self._steps = {"import": f"importing {file}", "constructor": f"building {what}",
                        "forward": f"{cls}.forward (called on the probe input {probing}",
                        "backward": f"{cls}.backward (called after a probe forward {probing}"}
@@ -1508,7 +1541,8 @@ def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
 #: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
-                    "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str)}
+                    "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str),
+                    "numpy_patched": ("{}'s numpy functions", dict)}
 
 
 class _Remote:

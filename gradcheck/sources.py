@@ -40,12 +40,20 @@ __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "
 NO_SWITCH = "mode: forward has no training switch: one mode"
 
 
+#: The values of a CS231n ``mode`` key that name a training mode (True) or an evaluation mode (False).
+_TRAINING_WORDS = {"train": True, "training": True, "test": False, "eval": False, "evaluation": False,
+                   "inference": False, "predict": False}
+
+
 def init_modes(init: Any, path: str = "") -> list[str]:
     """``bn_param mode 'train'`` for every ``mode`` key in a CS231n pair's keyword arguments (``--init``'s JSON, or
-    :func:`gradcheck.function_pair`'s ``**params``: CS231n's bn_param, dropout_param), nested dicts included."""
+    :func:`gradcheck.function_pair`'s ``**params``: CS231n's bn_param, dropout_param), nested dicts included; a
+    mode that names no training mode (Andrew Ng's pool_forward(..., mode='max'), the pooling) is left out: the
+    header said "mode: as given in --init (mode 'max'); the forward has no training switch" (tester24s)."""
     if not isinstance(init, dict):
         return []
-    return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode"] + [
+    return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode" and _TRAINING_WORDS.get(
+        str(v).lower()) is not None] + [
         m for k, v in init.items() for m in init_modes(v, k)]
 
 
