@@ -411,17 +411,27 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 
 
 def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
-    """A string from the child made safe to show: truncated at ``limit`` characters (``...``), a whitespace control
-    character (tab, newline, ...) as a space, any other unprintable one (ESC, C1 controls, format characters)
-    escaped as Python writes it (``\\x1b``: tester23g L6, what followed an ESC was lost), and with ``markdown``
-    (grading: results are Markdown), Markdown's active characters backslash-escaped."""
+    """A string from the child made safe to show: a whitespace control character (tab, newline, ...) as a space, any
+    other unprintable one (ESC, C1 controls, format characters) escaped as Python writes it (``\\x1b``: tester23g
+    L6, what followed an ESC was lost), with ``markdown`` (grading: results are Markdown) Markdown's active characters
+    backslash-escaped, then cut to at most ``limit`` characters and ``...`` (review24: the cut came before the
+    escaping, and 300 ESCs gave 1,203 characters); an escape is never cut in half."""
     full = text if isinstance(text, str) else str(text)
-    s = full[:limit]
-    if not s.isprintable():  # (the usual reply is printable: no loop over its characters)
-        s = "".join(ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
-                    for ch in s)
-    s = s + "..." if len(full) > limit else s
-    return s.translate(_MD_SPECIAL) if markdown else s
+    head = full[:limit]  # each character gives at least one: no more of ``full`` can fit
+    s = head if head.isprintable() else "".join(map(_shown, head))  # (usually printable: no per-character loop)
+    s = s.translate(_MD_SPECIAL) if markdown else s
+    if len(s) > limit:  # escapes grew it: keep the whole escapes that fit
+        pieces = [_shown(ch) for ch in head]
+        pieces = [x.translate(_MD_SPECIAL) for x in pieces] if markdown else pieces
+        ends = np.cumsum([len(x) for x in pieces])
+        s = "".join(pieces[:int(np.searchsorted(ends, limit, side="right"))])
+        return s + "..."
+    return s + "..." if len(full) > limit else s
+
+
+def _shown(ch: str) -> str:
+    """One character as :func:`_clean` shows it: itself when printable, a space for whitespace, else its escape."""
+    return ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
 
 
 def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
