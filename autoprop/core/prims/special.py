@@ -452,6 +452,25 @@ if _ss is not None:
 
 
 
+def _drgamma(ans, x):
+    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...): there the
+    # reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated:
+    # cos(pi x) gamma(1-x) - sin(pi x) gamma(1-x) digamma(1-x) / pi, = (-1)^n n! at x = -n; written with
+    # recorded primitives, so higher orders are right there too (rgamma''(0) = 2 euler_gamma)
+    xv = np.asarray(_value(x))
+    pole = (xv <= 0) & (xv == np.floor(xv))
+    if not pole.any():
+        return -ans * _ss.digamma(x)
+    direct = -ans * _ss.digamma(np.where(pole, 0.5, x))
+    big = pole & (xv < -170)  # n! overflows: the slope is (-1)^n inf
+    z = np.where(pole & ~big, x, 0.0)
+    gz = _ss.gamma(1.0 - z)
+    refl = np.cos(np.pi * z) * gz - np.sin(np.pi * z) * gz * _ss.digamma(1.0 - z) / np.pi
+    if big.any():
+        refl = np.where(big, np.where(np.mod(xv, 2) == 0, np.inf, -np.inf), refl)
+    return np.where(pole, refl, direct)
+
+
 # --- scipy.special: incomplete gamma, Bessel J/Y/I of any order, erfcinv, rgamma, gammasgn ----------
 # (HIPS autograd's autograd/scipy/special.py differentiates the same ones.) Each factor is written
 # with scipy's ufuncs, which dispatch to these records on a Tensor, so every order is recorded.
@@ -579,10 +598,12 @@ if _ss is not None:
                   "density (DLMF 8.17.2 through x -> df/(df + x^2))", "df",
                   "a hypergeometric series, as betainc's a; jax and TensorFlow do not differentiate it either",
                   kinks="none in x (df = inf: the normal's ndtr)")
-    rgamma = _elementwise("rgamma", _ss.rgamma, lambda ans, x: -ans * _ss.digamma(x),
-                          "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2)",
-                          kinks="x = 0, -1, -2, ...: nan (0 times digamma's pole; the true slope "
-                                "there is finite)", source="special.rgamma({x})")
+    rgamma = _elementwise("rgamma", _ss.rgamma, _drgamma,
+                          "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2); at x = 0, -1, -2, ... "
+                          "(0 times digamma's pole) the reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi "
+                          "(DLMF 5.5.3) differentiated: (-1)^n n! at x = -n",
+                          kinks="none: the zeros x = 0, -1, -2, ... take the reflection formula's derivative "
+                                "((-1)^n n!, +-inf past n = 170)", source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
     __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",

@@ -1,0 +1,32 @@
+"""review24's leftovers in autoprop.scipy: rgamma's slope at its zeros, sqrtm at a singular matrix,
+multivariate_normal's mean against cov, t.logcdf far in the tail (references: mpmath at 40 digits, scipy)."""
+
+import numpy as np
+
+import autoprop as ap
+from autoprop.scipy import special as sp
+
+
+def _grads(f, x0):
+    x = ap.Variable(np.asarray(x0, dtype=np.float64))
+    with ap.GradientTape() as t2:
+        with ap.GradientTape() as t:
+            y = f(x)
+        g = t.gradient(y, x)
+    return np.asarray(g), np.asarray(t2.gradient(g, x))
+
+
+def test_rgamma_slope_at_its_zeros():
+    """d/dx 1/gamma(x) at x = -n is (-1)^n n! (it was nan: 0 times digamma's pole); the second derivative there
+    too (mpmath.diff(mpmath.rgamma, x, 2) at 40 digits: 1.1544313298030657 = 2 euler_gamma at 0)."""
+    x = [0.0, -1.0, -2.0, -3.0, -10.0, -0.5, 1.5]
+    g, h = _grads(lambda t: sp.rgamma(t).sum(), x)
+    assert np.allclose(g, [1.0, -1.0, 2.0, -6.0, 3628800.0, 0.010293631611320775, -0.0411745264452831],
+                       rtol=1e-13, atol=0)
+    assert np.allclose(h, [1.1544313298030657, 0.8455686701969343, -3.6911373403938685, 15.073412021181605,
+                           -17068079.590410635, 2.5200855519537972, -1.053308871051089], rtol=1e-12, atol=0)
+    x = ap.Variable(np.array([-171.0, -172.0]))
+    with ap.GradientTape() as t:
+        y = sp.rgamma(x).sum()
+    g = np.asarray(t.gradient(y, x))
+    assert np.array_equal(g, [-np.inf, np.inf])  # (-1)^n n! overflows
