@@ -2,6 +2,7 @@
 multivariate_normal's mean against cov, t.logcdf far in the tail (references: mpmath at 40 digits, scipy)."""
 
 import numpy as np
+import pytest
 
 import autoprop as ap
 from autoprop.scipy import special as sp
@@ -30,3 +31,22 @@ def test_rgamma_slope_at_its_zeros():
         y = sp.rgamma(x).sum()
     g = np.asarray(t.gradient(y, x))
     assert np.array_equal(g, [-np.inf, np.inf])  # (-1)^n n! overflows
+
+
+def test_multivariate_normal_dimension_as_scipy_infers_it():
+    """scipy (1.17, _process_parameters_psd) takes the dimension from mean's size, else from a matrix cov, else 1,
+    and a one-dimensional distribution needs a cov of one entry: a scalar mean with a (2, 2) or (2,) cov, or no mean
+    with a (2,) cov, is refused (it was broadcast to a 2-D distribution: a value scipy never gives)."""
+    from scipy.stats import multivariate_normal as mvn
+
+    from autoprop.scipy.stats import multivariate_normal as amvn
+
+    x = [0.1, 0.2]
+    for mean, cov in ((0.5, np.eye(2)), (0.5, [1.0, 2.0]), (None, [1.0, 2.0]), ([0.5, 0.2], [1.0, 2.0, 3.0])):
+        with pytest.raises(ValueError):
+            mvn.logpdf(x, mean, cov)
+        with pytest.raises(ValueError, match="multivariate_normal: .*cov"):
+            amvn.logpdf(x, mean, cov)
+    for mean, cov in ((0.5, [[2.0]]), ([0.5], [2.0]), (None, 3.0), ([0.5, 0.2], 2.0), (None, np.eye(2)),
+                      ([0.5, 0.2], [1.0, 2.0]), (0.5, 2.0)):
+        assert np.allclose(np.asarray(amvn.logpdf(x, mean, cov)), mvn.logpdf(x, mean, cov), rtol=1e-12, atol=0)

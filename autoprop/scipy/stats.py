@@ -293,21 +293,33 @@ poisson = _Distribution("poisson", {"pmf": lambda k, mu, loc=0: _np.exp(_poisson
 
 # --- multivariate normal --------------------------------------------------------------------------
 def _mvn_args(x, mean, cov):
+    # the dimension as scipy's _process_parameters_psd infers it: mean's size when mean is given, else cov's side
+    # when cov is a matrix, else 1; a one-dimensional distribution takes a cov of one entry (review24: a scalar
+    # mean with a matrix or vector cov was broadcast, where scipy refuses)
     cov = _t(cov)
-    d = cov.shape[-1] if cov.ndim == 2 else (cov.shape[0] if cov.ndim == 1 else None)
-    if d is None:
-        d = _t(mean).shape[-1] if mean is not None and _np.ndim(_value(mean)) else 1
+    d = int(_np.size(_value(mean))) if mean is not None else (cov.shape[0] if cov.ndim == 2 else 1)
+    if d == 1 and cov.size != 1:
+        said = "mean has one entry" if mean is not None else "no mean is given and cov is not a matrix"
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: {said}, so the distribution is "
+                         f"one-dimensional (scipy's rule) and cov must have one entry; got shape {cov.shape}: "
+                         "give a mean of cov's dimension")
+    if d == 1:
+        cov = cov.reshape((1, 1))
+        mean = None if mean is None else _t(mean).reshape((1,))
     if cov.ndim == 0:
         cov = cov * _np.eye(d)
-    elif cov.ndim == 1:
+    elif cov.ndim == 1 and cov.shape[0] == d:
         cov = cov * _np.eye(d)  # scipy: a 1-D cov is the diagonal
+    elif cov.ndim == 1:
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: a vector cov is the diagonal and must have "
+                         f"length {d}, mean's; got shape {cov.shape}")
     elif cov.ndim != 2 or cov.shape[0] != d or cov.shape[1] != d:
         raise ValueError(f"autoprop.scipy.stats.multivariate_normal: cov must be a scalar, a vector or a square "
                          f"matrix; got shape {cov.shape}")
     else:  # scipy reads the lower triangle (its eigh(cov, lower=True)): the symmetric matrix it stands for
         cov = _np.tril(cov) + _np.swapaxes(_np.tril(cov, -1), -1, -2)
     mean = _np.zeros(d) if mean is None else _t(mean)
-    if mean.shape not in ((d,), ()):
+    if mean.shape != (d,):
         raise ValueError(f"autoprop.scipy.stats.multivariate_normal: mean must have shape ({d},); got {mean.shape}")
     if x is not None:
         x = _t(x)
