@@ -50,3 +50,34 @@ def test_multivariate_normal_dimension_as_scipy_infers_it():
     for mean, cov in ((0.5, [[2.0]]), ([0.5], [2.0]), (None, 3.0), ([0.5, 0.2], 2.0), (None, np.eye(2)),
                       ([0.5, 0.2], [1.0, 2.0]), (0.5, 2.0)):
         assert np.allclose(np.asarray(amvn.logpdf(x, mean, cov)), mvn.logpdf(x, mean, cov), rtol=1e-12, atol=0)
+
+
+def test_sqrtm_gradient_at_a_singular_matrix_is_infinite_where_it_is():
+    """review24: at A = diag(1, 0) the gradient of sum(sqrtm(A)) was 4.5e15 (autograd gives the same: its Sylvester
+    solve divides by rounding noise). In Y's eigenbasis dA_ij = h_ij / (s_i + s_j): at the null eigenvalue the
+    derivative is infinite (d sqrt(lam)/d lam = 1 / (2 sqrt(lam))), 1 / (1 + 0) beside it; a gradient not reaching
+    the null space stays finite; higher order and tangents are refused there."""
+    from autoprop.scipy import linalg as al
+
+    def grad(A, G):
+        x = ap.Variable(np.asarray(A, dtype=np.float64))
+        with ap.GradientTape() as t:
+            y = (al.sqrtm(x) * G).sum()
+        return np.asarray(t.gradient(y, x))
+
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")  # scipy's LinAlgWarning: the matrix is singular
+        assert np.array_equal(grad([[1.0, 0.0], [0.0, 0.0]], np.ones((2, 2))), [[0.5, 1.0], [1.0, np.inf]])
+        # rank one [[2, 1], [1, 0.5]]: null vector (1, -2) / sqrt(5), so the signs of its outer product
+        assert np.array_equal(grad([[2.0, 1.0], [1.0, 0.5]], np.ones((2, 2))), [[np.inf, -np.inf], [-np.inf, np.inf]])
+        assert np.array_equal(grad([[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 0.0]]), [[0.5, 0.0], [0.0, 0.0]])
+        # near-singular but not singular: the Sylvester solve, 1 / (2 sqrt(1e-12)) = 5e5 exactly
+        assert np.allclose(grad([[1.0, 0.0], [0.0, 1e-12]], np.ones((2, 2))), [[0.5, 1 / (1 + 1e-6)],
+                                                                             [1 / (1 + 1e-6), 5e5]], rtol=1e-9)
+        x = ap.Variable(np.array([[1.0, 0.0], [0.0, 0.0]]))
+        with pytest.raises(ValueError, match="sqrtm: A is singular"):
+            with ap.GradientTape() as t2:
+                with ap.GradientTape() as t:
+                    y = al.sqrtm(x).sum()
+                g = t.gradient(y, x)
+            t2.gradient(g.sum(), x)
