@@ -46,6 +46,7 @@ import numpy as _np
 
 from ..core.prims._common import _t
 from ..core.prims.special import t_log_norm
+from ..core.prims.special import t_logcdf as _t_logcdf_prim
 from ..core.tensor import Tensor
 
 try:
@@ -205,7 +206,13 @@ def _t_cdf(x, df, loc=0, scale=1):
 
 
 def _t_logcdf(x, df, loc=0, scale=1):
-    return _np.log(_t_cdf(x, df, loc, scale))
+    # log stdtr(df, z) recorded as one record (registry t_logcdf): finite far in the lower tail, where stdtr
+    # underflows and log(stdtr) was -inf with a nan gradient (review24: x = -100, df = 1e4: -3470.9135628836716,
+    # slope 50.004998, mpmath), its derivative pdf/cdf formed in logs; a df that carries gradient: refused
+    _shape_constant("t.logcdf", df=df)
+    z, log_s, bad = _std(x, loc, scale)
+    df, bad_df = _domain(df, lambda v: v > 0)
+    return _scipy_values(_t_logcdf_prim(_value(df), z), bad | bad_df)
 
 
 t = _Distribution("t", {"pdf": _t_pdf, "logpdf": _t_logpdf, "cdf": _t_cdf, "logcdf": _t_logcdf})
