@@ -1265,6 +1265,10 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         straddle_line, res2, y_pred = st  # checked again at predictions around forward's bounds (tester22s H4)
         res = res2 or res
         eps_note = f"{eps_note}\n{straddle_line}" if eps_note else straddle_line
+    if res.passed and (st := _loss_clipped_edge(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
+        edge_line, res2, y_pred = st  # a clip close to 0 or 1: entries inside it, at a step that stays there
+        res = res2 or res
+        eps_note = f"{eps_note}\n{edge_line}" if eps_note else edge_line
     if res.passed and (st := _loss_at_target_constants(args, loss, (y_true, y_pred), (twin, reference, cname))):
         target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
         res = res2 or res
@@ -1452,6 +1456,69 @@ def _bounded_straddle(base, x, consts, bounds):
 #: every entry below 1e-7 at the edge (then 1e-3), where the differences of log(p) at h = 6e-6 err by (h/p)**2/3 =
 #: 1.2e-5 > rtol 1e-6, and an exact BCE FAILed (review23); entries stay EDGE_ROOM / 2 = 0.005 inside, 4.8e-7 there.
 EDGE_ROOM = 0.01
+
+
+def _loss_clipped_edge(args, loss, data, more):
+    """``(header line, result, y_pred)`` of a passing --pred unit loss check made again with every third entry of the
+    prediction inside a clip closer than :data:`EDGE_ROOM` to 0 or 1 that the drawn predictions never reach
+    (``np.clip(p, 1e-3, 1 - 1e-3)``: at 5e-4 and 0.9995), which :func:`_loss_straddled` leaves alone, at a step of a
+    quarter of the clip's distance to the edge, so that the differences of those entries stay inside the clip (0:
+    forward is flat there) and the others are far from it (review24: a BCE whose backward forgot the clip at 1e-3
+    passed). A backward giving those entries the gradient it gives at the clip value itself (the clip written in
+    forward and backward alike, as a float guard usually is) is read as passing, with the line saying so: the exact
+    derivative there is 0; one giving them anything else fails. The result there and its predictions when it fails,
+    else the first; None when there is no such clip or the loss cannot run there."""
+    from .check import check_loss, loss_arg_names, loss_gradient_name
+    from .numerical import default_eps
+
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    vals = info.get("compared_constants") if isinstance(info, dict) else None
+    y_true, y_pred = data
+    yp = np.asarray(y_pred)
+    if (args.pred or "real") != "unit" or yp.dtype.kind != "f" or yp.size < 2 or not isinstance(vals, (list, tuple)):
+        return None
+    consts = []
+    for v in vals:
+        with contextlib.suppress(TypeError, ValueError):
+            c = float(v)
+            if (0.0 < c < min(EDGE_ROOM, yp.min()) or max(1.0 - EDGE_ROOM, yp.max()) < c < 1.0) and c not in consts:
+                consts.append(c)
+    if not consts:
+        return None
+    inner = np.array([c / 2 if c < 0.5 else (1.0 + c) / 2 for c in consts])
+    room = min(min(c, 1.0 - c) for c in consts)
+    eps = min(args.eps or default_eps("central"), room / 4)
+    at = np.arange(0, yp.size, 3)
+    y2, y3 = yp.astype(np.float64), yp.astype(np.float64)
+    y2.reshape(-1)[at] = inner[np.arange(at.size) % len(consts)]
+    y3.reshape(-1)[at] = np.asarray(consts)[np.arange(at.size) % len(consts)]
+    try:
+        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol, eps=eps,
+                          name=more[2], reference=more[1])
+        gname = loss_gradient_name(loss)
+        g2 = res2.gradients.get("manual", {}).get(gname)
+        loss.forward(np.array(y_true, copy=True), y3.copy())
+        g3 = np.asarray(loss.backward(), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
+        return None
+    pred = loss_arg_names(loss)[0]
+    cs, ins = " and ".join(f"{c:.10g}" for c in consts), " and ".join(f"{v:.10g}" for v in inner)
+    line = (f"forward clips {pred} at {cs}, which the drawn {pred} never reach: also checked with every third entry "
+            f"of {pred} at {ins}, inside the clip, at a step of {eps:.2g} that stays there")
+    if res2.passed or gname not in res2.gradients.get("numerical", {}) or g2 is None:
+        return line, None, y_pred
+    g2, num = np.asarray(g2), np.asarray(res2.gradients["numerical"][gname])
+    inside = np.zeros(yp.size, dtype=bool)
+    inside[at] = True
+    inside = inside.reshape(yp.shape)
+    off = ~np.isclose(g2, num, rtol=res2.rtol, atol=res2.atol_of(gname))
+    if g3.shape == g2.shape and not (off & ~inside).any() and np.all(num[inside] == 0) and np.allclose(
+            g2[inside], g3[inside], rtol=1e-12, atol=0):
+        return line + (f": backward gives them the gradient it gives at {cs} itself, where forward's derivative "
+                       "is 0 (the clip written in forward and backward alike, as a float guard usually is): read "
+                       "as passing"), None, y_pred
+    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
+                   "those predictions"), res2, y2
 
 
 def _straddle_plan(info, y_true, y_pred, kind):

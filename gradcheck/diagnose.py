@@ -4151,7 +4151,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         n[k] = np.nan
     noise = within_noise(m, n, lambda e: L.numer([key], eps=e, method=res.method,
                                                  **({"indices": part} if part else {}))[key],
-                         res.eps, res.rtol, res.atol_of(t))
+                         res.eps, res.rtol, res.atol_of(t),
+                         some=lambda e, idx: L.numer([key], eps=e, method=res.method, indices={key: idx})[key])
     if noise is not None and res.method != "complex" and res.eps > LARGE_STEP * default_eps(res.method):
         return _find("large-step", t, err=noise[0], unc=noise[1], method=res.method, eps=res.eps,  # fixn22 #3
                      ratio=res.eps / default_eps(res.method), default=default_eps(res.method))

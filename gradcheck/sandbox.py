@@ -434,17 +434,27 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 
 
 def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
-    """A string from the child made safe to show: truncated at ``limit`` characters (``...``), a whitespace control
-    character (tab, newline, ...) as a space, any other unprintable one (ESC, C1 controls, format characters)
-    escaped as Python writes it (``\\x1b``: tester23g L6, what followed an ESC was lost), and with ``markdown``
-    (grading: results are Markdown), Markdown's active characters backslash-escaped."""
+    """A string from the child made safe to show: a whitespace control character (tab, newline, ...) as a space, any
+    other unprintable one (ESC, C1 controls, format characters) escaped as Python writes it (``\\x1b``: tester23g
+    L6, what followed an ESC was lost), with ``markdown`` (grading: results are Markdown) Markdown's active characters
+    backslash-escaped, then cut to at most ``limit`` characters and ``...`` (review24: the cut came before the
+    escaping, and 300 ESCs gave 1,203 characters); an escape is never cut in half."""
     full = text if isinstance(text, str) else str(text)
-    s = full[:limit]
-    if not s.isprintable():  # (the usual reply is printable: no loop over its characters)
-        s = "".join(ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
-                    for ch in s)
-    s = s + "..." if len(full) > limit else s
-    return s.translate(_MD_SPECIAL) if markdown else s
+    head = full[:limit]  # each character gives at least one: no more of ``full`` can fit
+    s = head if head.isprintable() else "".join(map(_shown, head))  # (usually printable: no per-character loop)
+    s = s.translate(_MD_SPECIAL) if markdown else s
+    if len(s) > limit:  # escapes grew it: keep the whole escapes that fit
+        pieces = [_shown(ch) for ch in head]
+        pieces = [x.translate(_MD_SPECIAL) for x in pieces] if markdown else pieces
+        ends = np.cumsum([len(x) for x in pieces])
+        s = "".join(pieces[:int(np.searchsorted(ends, limit, side="right"))])
+        return s + "..."
+    return s + "..." if len(full) > limit else s
+
+
+def _shown(ch: str) -> str:
+    """One character as :func:`_clean` shows it: itself when printable, a space for whitespace, else its escape."""
+    return ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
 
 
 def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
@@ -1982,18 +1992,21 @@ def sibling_files(path: str) -> dict[str, str]:
     return out
 
 
-#: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes.
-PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES = 4, 300, 8 << 20
+#: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes, and the
+#: entries (files and folders) listed while looking for them.
+PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES, PACKAGE_ENTRIES = 4, 300, 8 << 20, 20000
 
 
 def _package_files(folder: str) -> dict[str, str]:
     """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
     folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
     ``.py`` files, its ``.py`` files and those of such subfolders, at most :data:`PACKAGE_DEPTH` deep, hidden folders,
-    ``__pycache__`` and virtual environments (``pyvenv.cfg``, ``site-packages``) skipped; {} past
-    :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes (a project folder, not a package: only the checked
-    file's own folder's files are copied then)."""
-    out, total = {}, 0
+    ``__pycache__`` and virtual environments (``pyvenv.cfg``, ``site-packages``) skipped, and below the top folder
+    (which may be a namespace package: ``pkg/sub/m.py``) a folder without ``.py`` files is not entered (review24: a
+    file checked in a home folder walked all of it 4 deep); {} past :data:`PACKAGE_FILES` files,
+    :data:`PACKAGE_BYTES` bytes or :data:`PACKAGE_ENTRIES` listed entries (a project folder, not a package: only the
+    checked file's own folder's files are copied then)."""
+    out, total, seen = {}, 0, 0
     for top in sorted(os.listdir(folder)):
         root = os.path.join(folder, top)
         if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
@@ -2003,8 +2016,13 @@ def _package_files(folder: str) -> dict[str, str]:
             if rel.count(os.sep) >= PACKAGE_DEPTH or "pyvenv.cfg" in files or os.path.basename(d) == "site-packages":
                 dirs[:] = []
                 continue
-            dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x)))
-            for f in sorted(f for f in files if f.endswith(".py")):
+            seen += len(dirs) + len(files)
+            if seen > PACKAGE_ENTRIES:
+                return {}
+            py = sorted(f for f in files if f.endswith(".py"))
+            dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x))) if (
+                py or d == root) else []
+            for f in py:
                 src = os.path.join(d, f)
                 if os.path.islink(src) or not os.path.isfile(src):
                     continue

@@ -219,6 +219,7 @@ SAMPLES: dict[str, Sample] = {
     "rgamma": S((4,), domain=[(0.3, 4)]),
     "gammasgn": S((4,), domain=[(-3.7, 4)]),
     "stdtr": S(np.array([0.7, 3.0, 250.0]), (3,), domain=[None, (-3, 3)]),
+    "t_logcdf": S(np.array([0.7, 3.0, 1e4]), (3,), domain=[None, (-3, 3)]),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),
     "scatter_patches": S((2, 3, 3, 2, 3, 4), x_shape=(2, 3, 5, 6), **_PATCH),

@@ -219,3 +219,28 @@ def test_forward_pass_backward_pass_layer_is_named(tmp_path):
     assert p.returncode == 2 and "micrograd" not in text, text
     assert "Dense has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol)" in text, text
     assert "initialize(optimizer), which gradcheck does not call" in text and "steps the weights" in text, text
+
+
+def test_package_files_do_not_walk_folders_without_python(tmp_path, monkeypatch):
+    """review24: every identifier-named folder was walked 4 deep, .py files or not (a file checked in a large home
+    folder was slow). Below a top folder (which may be a namespace package, ``pkg/sub/m.py``), a folder without .py
+    files is listed but not entered; past PACKAGE_ENTRIES listed entries the folder is a project, not a package."""
+    import os
+
+    from gradcheck import sandbox
+
+    (tmp_path / "a.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "m.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "deeper" / "x.py").write_text("")
+    (tmp_path / "Documents" / "notes" / "old" / "older").mkdir(parents=True)
+    (tmp_path / "Documents" / "notes" / "old" / "o.py").write_text("")
+    listed = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": listed.append(os.path.relpath(p, tmp_path)) or real(p))
+    assert sorted(sandbox.sibling_files(str(tmp_path / "a.py"))) == ["a.py", "pkg/sub/deeper/x.py", "pkg/sub/m.py"]
+    assert os.path.join("Documents", "notes") in listed and os.path.join("Documents", "notes", "old") not in listed
+    monkeypatch.setattr(sandbox, "PACKAGE_ENTRIES", 6)
+    for i in range(6):
+        (tmp_path / "Documents" / f"photo{i}.jpg").write_text("")
+    assert sorted(sandbox.sibling_files(str(tmp_path / "a.py"))) == ["a.py"]

@@ -46,6 +46,7 @@ import numpy as _np
 
 from ..core.prims._common import _t
 from ..core.prims.special import t_log_norm
+from ..core.prims.special import t_logcdf as _t_logcdf_prim
 from ..core.tensor import Tensor
 
 try:
@@ -205,7 +206,13 @@ def _t_cdf(x, df, loc=0, scale=1):
 
 
 def _t_logcdf(x, df, loc=0, scale=1):
-    return _np.log(_t_cdf(x, df, loc, scale))
+    # log stdtr(df, z) recorded as one record (registry t_logcdf): finite far in the lower tail, where stdtr
+    # underflows and log(stdtr) was -inf with a nan gradient (review24: x = -100, df = 1e4: -3470.9135628836716,
+    # slope 50.004998, mpmath), its derivative pdf/cdf formed in logs; a df that carries gradient: refused
+    _shape_constant("t.logcdf", df=df)
+    z, log_s, bad = _std(x, loc, scale)
+    df, bad_df = _domain(df, lambda v: v > 0)
+    return _scipy_values(_t_logcdf_prim(_value(df), z), bad | bad_df)
 
 
 t = _Distribution("t", {"pdf": _t_pdf, "logpdf": _t_logpdf, "cdf": _t_cdf, "logcdf": _t_logcdf})
@@ -293,21 +300,33 @@ poisson = _Distribution("poisson", {"pmf": lambda k, mu, loc=0: _np.exp(_poisson
 
 # --- multivariate normal --------------------------------------------------------------------------
 def _mvn_args(x, mean, cov):
+    # the dimension as scipy's _process_parameters_psd infers it: mean's size when mean is given, else cov's side
+    # when cov is a matrix, else 1; a one-dimensional distribution takes a cov of one entry (review24: a scalar
+    # mean with a matrix or vector cov was broadcast, where scipy refuses)
     cov = _t(cov)
-    d = cov.shape[-1] if cov.ndim == 2 else (cov.shape[0] if cov.ndim == 1 else None)
-    if d is None:
-        d = _t(mean).shape[-1] if mean is not None and _np.ndim(_value(mean)) else 1
+    d = int(_np.size(_value(mean))) if mean is not None else (cov.shape[0] if cov.ndim == 2 else 1)
+    if d == 1 and cov.size != 1:
+        said = "mean has one entry" if mean is not None else "no mean is given and cov is not a matrix"
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: {said}, so the distribution is "
+                         f"one-dimensional (scipy's rule) and cov must have one entry; got shape {cov.shape}: "
+                         "give a mean of cov's dimension")
+    if d == 1:
+        cov = cov.reshape((1, 1))
+        mean = None if mean is None else _t(mean).reshape((1,))
     if cov.ndim == 0:
         cov = cov * _np.eye(d)
-    elif cov.ndim == 1:
+    elif cov.ndim == 1 and cov.shape[0] == d:
         cov = cov * _np.eye(d)  # scipy: a 1-D cov is the diagonal
+    elif cov.ndim == 1:
+        raise ValueError(f"autoprop.scipy.stats.multivariate_normal: a vector cov is the diagonal and must have "
+                         f"length {d}, mean's; got shape {cov.shape}")
     elif cov.ndim != 2 or cov.shape[0] != d or cov.shape[1] != d:
         raise ValueError(f"autoprop.scipy.stats.multivariate_normal: cov must be a scalar, a vector or a square "
                          f"matrix; got shape {cov.shape}")
     else:  # scipy reads the lower triangle (its eigh(cov, lower=True)): the symmetric matrix it stands for
         cov = _np.tril(cov) + _np.swapaxes(_np.tril(cov, -1), -1, -2)
     mean = _np.zeros(d) if mean is None else _t(mean)
-    if mean.shape not in ((d,), ()):
+    if mean.shape != (d,):
         raise ValueError(f"autoprop.scipy.stats.multivariate_normal: mean must have shape ({d},); got {mean.shape}")
     if x is not None:
         x = _t(x)

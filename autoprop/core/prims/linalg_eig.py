@@ -336,13 +336,66 @@ def _sqrtm_fwd(a):
     return scipy.linalg.sqrtm(a)
 
 
+def _sqrtm_vjp(g, ans, a):
+    """dA = sylv(Y^T, Y^T, g), except at a singular Y (review24: autograd and this gave 4.5e15 at diag(1, 0), the
+    solve dividing by rounding noise): see :func:`_sqrtm_singular_vjp`."""
+    if _holds_tensor((g, ans)) or np.ndim(ans) != 2:
+        _sqrtm_refuse_singular(ans)
+        return _sylv(_mT(ans), _mT(ans), g)
+    out = _sqrtm_singular_vjp(np.asarray(g), np.asarray(ans))
+    return _sylv(_mT(ans), _mT(ans), g) if out is None else out
+
+
+def _sqrtm_zero(y):
+    """The eigenvalues and vectors ``(s, V)`` of a square root ``y`` and the mask of those at 0 to working precision
+    (``|s| <= sqrt(n eps) max|s|``: ``s^2``, A's eigenvalue, at most ``n eps`` of A's largest, numpy's
+    matrix_rank tolerance; so A singular to working precision), or None when none is."""
+    s, v = np.linalg.eig(y)
+    zero = np.abs(s) <= np.sqrt(s.size * np.finfo(float).eps) * np.max(np.abs(s), initial=0.0)
+    return (s, v, zero) if zero.any() else None
+
+
+def _sqrtm_refuse_singular(ans):
+    y = np.asarray(ans._value if isinstance(ans, Tensor) else ans)
+    ys = y.reshape((-1,) + y.shape[-2:])
+    if any(_sqrtm_zero(m) is not None for m in ys):
+        raise ValueError("autoprop.sqrtm: A is singular (an eigenvalue 0 to working precision), where the "
+                         "derivative of its square root is infinite; only reverse mode's first-order gradient of one "
+                         "matrix is given there (+-inf in the entries it reaches), not a tangent, a batch or a "
+                         "higher order")
+
+
+def _sqrtm_singular_vjp(g, y):
+    """dA at a singular ``y`` (diagonalizable, Y = V S V^-1): Y dY + dY Y = dA gives (V^-1 dY V)_ij = (V^-1 dA V)_ij
+    / (s_i + s_j) (Higham 2008, (6.5) in Y's eigenbasis), so dA = V^-T K V^T with K = (V^T g V^-T) / (s_i + s_j);
+    where s_i = s_j = 0 (to working precision) a nonzero numerator makes K infinite, and the entries of dA it
+    reaches are +-inf (the true derivative: d sqrt(lam)/d lam = 1 / (2 sqrt(lam)) at lam = 0); a numerator of 0
+    there contributes 0 (the 0 inf rule). None when y is not singular."""
+    found = _sqrtm_zero(y)
+    if found is None:
+        return None
+    s, v, zero = found
+    vi = np.linalg.inv(v)
+    h = v.T @ g @ vi.T
+    both = zero[:, None] & zero[None, :]
+    k = np.where(both, 0.0, h / np.where(both, 1.0, s[:, None] + s[None, :]))
+    finite = vi.T @ k @ v.T
+    hot = both & (np.abs(h) > np.sqrt(np.finfo(float).eps) * np.max(np.abs(h), initial=0.0))
+    reach = vi.T @ np.where(hot, np.sign(np.real(h)), 0.0) @ v.T
+    reach = np.real(reach) if np.isrealobj(y) else reach
+    finite = np.real(finite) if np.isrealobj(y) and np.isrealobj(g) else finite
+    big = np.abs(reach) > np.sqrt(np.finfo(float).eps)
+    return np.where(big, np.sign(np.real(reach)) * np.inf, finite)
+
+
 sqrtm = defprim(
-    "sqrtm", _sqrtm_fwd, lambda g, ans, a: _sylv(_mT(ans), _mT(ans), g),
-    jvp=lambda t, ans, a: _sylv(ans, ans, t),
+    "sqrtm", _sqrtm_fwd, _sqrtm_vjp,
+    jvp=lambda t, ans, a: _sqrtm_refuse_singular(ans) or _sylv(ans, ans, t),
     jacobian="Y Y = A, so Y dY + dY Y = dA: dY = sylv(Y, Y, dA) (Higham 2008, Functions of Matrices, (6.5))",
     vjp="dA = sylv(Y^T, Y^T, g) (the adjoint Sylvester equation)",
     shapes="A (..., n, n) -> (..., n, n)",
-    kinks="A singular (an eigenvalue 0, where Y Y's Sylvester operator is singular): an infinite "
-          "derivative; a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
+    kinks="A singular (an eigenvalue 0 to working precision, where Y Y's Sylvester operator is singular): "
+          "an infinite derivative, +-inf in the entries of dA it reaches (the eigenbasis solve; refused at higher "
+          "order and for a batch); a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
     source="{out} = scipy.linalg.sqrtm({a})", reads=(("ans",),),
 )
