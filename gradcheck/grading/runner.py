@@ -1964,9 +1964,9 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
     stopped it, None if none did."""
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from manualprop.training import progress_bar
 
-        bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission",
+        bar = progress_bar()(total=total, initial=len(results), desc="grading", unit="submission",
                    dynamic_ncols=True, disable=None)  # None: no bar when stderr is no terminal
     futs: list = []
     interrupted = None
