@@ -912,6 +912,13 @@ class Diagnosis:
         what = self.result.mismatch() if self.result else "gradient mismatch in ?"
         return head + f"{what} (no known bug pattern; see the worst elements above)."
 
+    def flagged(self) -> dict[tuple[str, str], str]:
+        """``(result name, tensor) -> finding name`` of the error findings naming a tensor, in every mode:
+        the table marks a row whose compared elements agree as failed by that check (:func:`gradcheck.result.format_table`
+        keeps those whose row passed; newuser24 L4)."""
+        return {(d.result.name, t.strip()): f.name for d in [self, *self.other_modes]
+                if d.result is not None for f in d.errors if f.tensor for t in f.tensor.split(",")}
+
     def notes(self) -> list[str]:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
         failed = [f"{p.name} ({p.detail})" for p in self.probes if p.passed is False]
@@ -923,7 +930,7 @@ class Diagnosis:
 
     def report(self) -> str:
         """The check's table, the failed probes, the notes, the lessons, the sentence."""
-        lines = [self.result.table(), ""] if self.result is not None else []
+        lines = [self.result.table(flagged=self.flagged()), ""] if self.result is not None else []
         lines += [V.wrap(line) for line in self.notes()]
         lessons = dict.fromkeys(f.lesson for f in self.errors if f.lesson)
         lines += [f"read: {', '.join(lessons)}"] if lessons else []
