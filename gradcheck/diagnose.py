@@ -3944,7 +3944,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    bias = key in L.params and p.ndim >= 1 and np.squeeze(p).ndim <= 1 and "b" in key.lower()  # (1, d) kept too
+    bias = p is not None and p.ndim >= 1 and np.squeeze(p).ndim <= 1 and "b" in key.lower()  # a pair's b, (1, d)
     f = name_signature(t, m, n, is_bias=bias,
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
@@ -3984,7 +3984,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
 
 def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any, expected: Any, *, G: np.ndarray,
                 training: bool = False, rtol: float = 1e-6, atol: float = ATOL_FLOOR,
-                alternatives: Mapping[str, Any] | None = None, seconds: float | None = None) -> Finding:
+                alternatives: Mapping[str, Any] | None = None, seconds: float | None = None,
+                names: Sequence[str] | None = None) -> Finding:
     """The grader's finding for a wrong gradient ``tensor`` of ``layer``: check's own (:func:`layer_signature`).
 
     Parameters
@@ -4008,6 +4009,9 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     seconds : float, optional
         The budget: no layer-aware signature (:data:`_DETECTORS`, which difference the layer again) is started once
         it is spent; the finding is then the numbers' (None: no budget, as ``gradcheck check``).
+    names : sequence of str, optional
+        The inputs' names the parts are named after (the reference's: ``tensor`` ``"db"`` is input ``"b"``);
+        default the layer's own forward arguments.
 
     Returns
     -------
@@ -4022,8 +4026,8 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     deadline = None if seconds is None else time.monotonic() + seconds
     m, n = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     xs = [np.array(x, copy=True) for x in inputs]
-    L = _Layer(layer, xs, V.input_names(layer, len(xs)), V.layer_params(layer, type(layer).__name__), training,
-               G=np.asarray(G, dtype=np.float64))
+    L = _Layer(layer, xs, list(names or V.input_names(layer, len(xs))), V.layer_params(layer, type(layer).__name__),
+               training, G=np.asarray(G, dtype=np.float64))
     _read_layer(L, layer, training, None)
     return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
                            deadline=deadline)

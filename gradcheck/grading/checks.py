@@ -651,7 +651,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
 #: Seconds per wrong part the grader may spend on ``gradcheck check``'s signatures that run the layer again
 #: (:func:`gradcheck.diagnose.name_graded`: each wrong tensor is named as check names it, newuser24 M1); once spent,
 #: the part is named from its numbers alone and its message ends with check's command. 0: numbers alone.
-DIAGNOSIS_SECONDS = 2.0
+DIAGNOSIS_SECONDS = 5.0
 
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
@@ -723,17 +723,17 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
     if (short := _wrong_count(ret, xs, d_in, weights)) is not None:
         return short
-    grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
-    got.update({f"d{k}": _as_stored(layer, k, grads) for k in keys})
-    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, seconds=DIAGNOSIS_SECONDS) if numerical else {}
+    got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, seconds=DIAGNOSIS_SECONDS,
+                  names=ref_call.names) if numerical else {}
     verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
                        for n, w in weights.items()], _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
-    cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+    return _as_check(verdict, layer, xs, d_in, G.shape, CheckConfig(rtol=rtol, atol=atol, seed=seed,
+                                                                    training=training), numerical, Y, reference, written)
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:

@@ -24,7 +24,8 @@ __all__ = ["diagnose", "reproduce"]
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
              atol: float = 1e-9, loss: bool = False, layer: Any = None, inputs: Sequence[np.ndarray] = (),
-             upstream: np.ndarray | None = None, training: bool = False, seconds: float | None = None) -> str:
+             upstream: np.ndarray | None = None, training: bool = False, seconds: float | None = None,
+             names: Sequence[str] | None = None) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
     With the ``layer`` it came from, a wrong tensor is named by ``gradcheck check``'s own path
@@ -58,6 +59,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         The graded mode (with ``layer``).
     seconds : float, optional
         The budget of the signatures that run the layer again (with ``layer``; None: none; 0: the numbers alone).
+    names : sequence of str, optional
+        The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
 
     Returns
     -------
@@ -80,7 +83,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
                                                                                             or seconds > 0):
         try:
             finding = name_graded(layer, inputs, tensor, got, expected, G=upstream, training=training, rtol=rtol,
-                                  atol=atol, alternatives=alternatives, seconds=seconds)
+                                  atol=atol, alternatives=alternatives, seconds=seconds, names=names)
         except GradcheckError:  # the forward failed when run again: the numbers' finding stands
             pass
     return "" if finding is None else finding.sentence()
