@@ -88,13 +88,22 @@ def _nodes(tree):
     return tuple(n for n in nodes if isinstance(n, _NOTED)), tuple(n for n in nodes if isinstance(n, ast.Call))
 
 
+@functools.lru_cache(maxsize=64)
+def _file_tree(path: str, mtime_ns: int, size: int) -> ast.Module:  # noqa: ARG001 - the key: a changed file is read again
+    """The :mod:`ast` tree of the file ``path`` as it is at ``(mtime_ns, size)``."""
+    with open(path, encoding="utf-8") as fh:
+        return ast.parse(fh.read())
+
+
 def file_classes(path, name):
     """``(module, [ClassDef])`` of the file ``path`` (:mod:`ast`, nothing runs): class ``name`` (a dotted name's last
     part; at any depth, a top-level one first) and its bases defined there by a bare name, each once, the last base
-    first; ``(None, [])`` when the file cannot be read. The one reader of a class from its file."""
+    first; ``(None, [])`` when the file cannot be read. The one reader of a class from its file; a file's tree is
+    parsed once while its size and modification time stay (:func:`_file_tree`: the grader names each wrong part through
+    check's signatures, which read the class, newuser24 M1). The trees are shared: read them, never change them."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
+        st = os.stat(path)
+        tree = _file_tree(os.fspath(path), st.st_mtime_ns, st.st_size)
     except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError):
         return None, []
     classes = {}

@@ -220,7 +220,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
-        print(colorize(res.table(), color))
+        print(colorize(res.table(flagged=diag.flagged()), color))
     if any(p.passed is False for p in diag.probes):
         print()  # the failed probes' line stands apart from the table
     for line in diag.notes() + jac_lines:

@@ -31,6 +31,7 @@ import itertools
 import math
 import os
 import re
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,7 +87,8 @@ from .sources import (
 )
 from .uncertainty import within_noise
 
-__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "layer_signature",
+           "name_graded", "name_log_eps",
            "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
@@ -981,6 +983,13 @@ class Diagnosis:
         what = self.result.mismatch() if self.result else "gradient mismatch in ?"
         return head + f"{what} (no known bug pattern; see the worst elements above)."
 
+    def flagged(self) -> dict[tuple[str, str], str]:
+        """``(result name, tensor) -> finding name`` of the error findings naming a tensor, in every mode:
+        the table marks a row whose compared elements agree as failed by that check (:func:`gradcheck.result.format_table`
+        keeps those whose row passed; newuser24 L4)."""
+        return {(d.result.name, t.strip()): f.name for d in [self, *self.other_modes]
+                if d.result is not None for f in d.errors if f.tensor for t in f.tensor.split(",")}
+
     def notes(self) -> list[str]:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
         failed = [f"{p.name} ({p.detail})" for p in self.probes if p.passed is False]
@@ -992,7 +1001,7 @@ class Diagnosis:
 
     def report(self) -> str:
         """The check's table, the failed probes, the notes, the lessons, the sentence."""
-        lines = [self.result.table(), ""] if self.result is not None else []
+        lines = [self.result.table(flagged=self.flagged()), ""] if self.result is not None else []
         lines += [V.wrap(line) for line in self.notes()]
         lessons = dict.fromkeys(f.lesson for f in self.errors if f.lesson)
         lines += [f"read: {', '.join(lessons)}"] if lessons else []
@@ -4159,7 +4168,41 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
                      "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")
-    m0, n0, own = m, n, res.atol_of(t)
+    return layer_signature(L, t, m, n, res.rtol, res.atol_of(t), part=part)
+
+
+def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
+                    alternatives: Mapping[str, Any] | None = None, deadline: float | None = None) -> Finding:
+    """The finding of one wrong gradient ``t``: :func:`name_signature`, refined, then the layer-aware signatures
+    (:data:`_DETECTORS`), else the worst element; the one path of ``gradcheck check`` (:func:`_tensor_signature`)
+    and of the grader (:func:`name_graded`; newuser24 M1: "no known bug pattern" where check named the bug).
+
+    Parameters
+    ----------
+    L : _Layer
+        The layer: inputs, parameters, output ``Y``, upstream gradient ``G``, forward.
+    t : str
+        The tensor's display name (``"dX"``, ``"dW"``).
+    m, n : ndarray
+        The gradient under suspicion and the correct one, of one shape (NaN in ``n``: a kink, left out).
+    rtol, atol : float
+        The comparison's tolerances (the worst element is told with them; ``atol`` below
+        :data:`gradcheck.compare.ATOL_FLOOR` rescales both tensors to order 1 for the signatures).
+    part : mapping, optional
+        The sampled entries of a large tensor (``{key: [index, ...]}``): the detectors that difference the whole
+        tensor again are skipped.
+    alternatives : mapping of str -> ndarray, optional
+        Known wrong answers and their sentences (:func:`name_signature`).
+    deadline : float, optional
+        No layer-aware signature is started after it (:func:`time.monotonic`; None: every one is tried).
+
+    Returns
+    -------
+    Finding
+        Never None: ``"wrong-values"`` (the worst element) when no signature matches.
+    """
+    key = "@" + V.grad_key(t) if V.grad_key(t) in L.names else V.grad_key(t)
+    m0, n0, own = m, n, atol
     # compared at its own scale (every entry below the floor): the signatures' tolerances are for
     if 0 < own < ATOL_FLOOR:  # gradients of order 1
         m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)
@@ -4171,8 +4214,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
-                       n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
+    bias = p is not None and p.ndim >= 1 and np.squeeze(p).ndim <= 1 and "b" in key.lower()  # a pair's b, (1, d)
+    f = name_signature(t, m, n, is_bias=bias,
+                       n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
     told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \
         else None  # {}: the factor follows the batch (a 1/batch proven); None: not told
@@ -4206,9 +4250,60 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
-    if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n)) is not None:  # they difference the
-        return _find(found[0], t, **found[1])  # whole tensor again, at other inputs: not of a sampled large one
-    return _worst_element(t, m0, n0, res.rtol, own)
+    if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n, deadline=deadline)) is not None:  # they
+        return _find(found[0], t, **found[1])  # difference the whole tensor again, at other inputs: not a sampled one
+    return _worst_element(t, m0, n0, rtol, own)
+
+
+def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any, expected: Any, *, G: np.ndarray,
+                training: bool = False, rtol: float = 1e-6, atol: float = ATOL_FLOOR,
+                alternatives: Mapping[str, Any] | None = None, seconds: float | None = None,
+                names: Sequence[str] | None = None) -> Finding:
+    """The grader's finding for a wrong gradient ``tensor`` of ``layer``: check's own (:func:`layer_signature`).
+
+    Parameters
+    ----------
+    layer : object
+        The graded layer (a :class:`~gradcheck.sandbox.RemoteLayer` or a local one) at the graded parameters.
+    inputs : sequence of ndarray
+        The graded inputs (copied: the signatures run forward on them again).
+    tensor : str
+        The part's name (``"dX"``, ``"dW"``).
+    got, expected : array_like
+        The student's gradient and the reference's, of one shape.
+    G : ndarray
+        The upstream gradient the grader gave backward (of the output's shape).
+    training : bool, default False
+        The graded mode.
+    rtol, atol : float
+        The grader's tolerances, for the worst element's sentence.
+    alternatives : mapping of str -> ndarray, optional
+        The grader's known wrong answers and their sentences.
+    seconds : float, optional
+        The budget: no layer-aware signature (:data:`_DETECTORS`, which difference the layer again) is started once
+        it is spent; the finding is then the numbers' (None: no budget, as ``gradcheck check``).
+    names : sequence of str, optional
+        The inputs' names the parts are named after (the reference's: ``tensor`` ``"db"`` is input ``"b"``);
+        default the layer's own forward arguments.
+
+    Returns
+    -------
+    Finding
+        The named bug, or ``"wrong-values"`` (the worst element).
+
+    Raises
+    ------
+    GradcheckError
+        The student's forward failed when run again.
+    """
+    deadline = None if seconds is None else time.monotonic() + seconds
+    m, n = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    xs = [np.array(x, copy=True) for x in inputs]
+    L = _Layer(layer, xs, list(names or V.input_names(layer, len(xs))), V.layer_params(layer, type(layer).__name__),
+               training, G=np.asarray(G, dtype=np.float64))
+    _read_layer(L, layer, training, None)
+    return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
+                           deadline=deadline)
 
 
 #: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
@@ -4518,10 +4613,13 @@ def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarra
     return None
 
 
-def _first_found(detectors, *args) -> tuple[str, dict] | None:
+def _first_found(detectors, *args, deadline: float | None = None) -> tuple[str, dict] | None:
     """The first ``(code, fields)`` of ``detect(*args)`` over ``detectors``; one whose probe of the layer raises
-    (student code, or a layer that cannot run there, e.g. at Y) names nothing."""
+    (student code, or a layer that cannot run there, e.g. at Y) names nothing; none is started after ``deadline``
+    (:func:`time.monotonic`; the grader's budget, :func:`name_graded`)."""
     for detect in detectors:
+        if deadline is not None and time.monotonic() > deadline:
+            return None
         try:
             if found := detect(*args):
                 return found

@@ -61,7 +61,9 @@ def _progress(total: int, what: str):
     convention, as ``gradcheck train``), from :data:`PROGRESS_MIN` calls, shown after 2 s; else a silent one."""
     import sys
 
-    from tqdm.auto import tqdm
+    from manualprop.training import progress_bar
+
+    tqdm = progress_bar()
     on = total >= PROGRESS_MIN and sys.stderr is not None and sys.stderr.isatty()
     return tqdm(total=total, desc=f"differencing {what}", unit="forward", file=sys.stderr, leave=False,
                 delay=2.0, disable=not on)

@@ -3,7 +3,7 @@ the text tables the CLI prints (:func:`format_table`); diagnosis, grading and th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,9 +152,10 @@ class CheckResult:
         return [{"name": self.name, "tensor": r.tensor, "kind": r.kind, "shape": r.shape, **vars(c),
                  "kinks": len(c.kinks)} for r in self.records for c in r.comparisons]
 
-    def table(self, details: bool = True) -> str:
-        """Text table of this result and its other modes (:func:`format_table`)."""
-        return format_table([self, *self.other_modes], details=details)
+    def table(self, details: bool = True, flagged: Mapping[tuple[str, str], str] | None = None) -> str:
+        """Text table of this result and its other modes (:func:`format_table`; ``flagged``: the tensors another
+        check found wrong)."""
+        return format_table([self, *self.other_modes], details=details, flagged=flagged)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (no raw gradient arrays)."""
@@ -187,11 +188,18 @@ _DIRECTIONAL = {"central": "(L(x+hu)-L(x-hu))/2h", "forward": "(L(x+hu)-L(x))/h"
 
 
 def format_table(results: Sequence[CheckResult], details: bool = True,
-                 errors: Sequence[tuple[str, str]] = ()) -> str:
+                 errors: Sequence[tuple[str, str]] = (),
+                 flagged: Mapping[tuple[str, str], str] | None = None) -> str:
     """One text table of ``results``, a row per tensor: each pair's largest relative error (``-`` not
     computed), the largest absolute error, what was checked, kinks, status; footnotes under it.
-    ``details``: a paragraph per failure; ``errors``: ``(name, message)`` of entries not checked.
+    ``details``: a paragraph per failure; ``errors``: ``(name, message)`` of entries not checked; ``flagged``:
+    ``(result name, tensor) -> check`` of a tensor whose compared elements agree but which another
+    check found wrong (a structural probe of :func:`gradcheck.diagnose.diagnose_layer`, newuser24 L4: ``--mode sample``
+    showed ``dX 8/40 ok`` above "FAIL: wrong result of dX"): its status is ``FAIL (<check>)`` and its paragraph says
+    that check found it wrong.
     """
+    flagged = {k: v for k, v in (flagged or {}).items()
+               if any(r.name == k[0] and rec.tensor == k[1] and rec.passed for r in results for rec in r.records)}
     shown = [p for p in ALL_PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
     shown = shown or ["manual-vs-numerical"]
     kinks = any(c.kinks for res in results for rec in res.records for c in rec.comparisons)
@@ -202,6 +210,7 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
                for p in shown),
              f"{max((_shown(c, 'abs') for c in rec.comparisons), default=0.0):.1e}", _checked(rec),
              *([str(max((len(c.kinks) for c in rec.comparisons), default=0) or "")] if kinks else []),
+             f"FAIL ({flagged[res.name, rec.tensor]})" if (res.name, rec.tensor) in flagged else
              "NOT CHECKED" if rec.vacuous and rec.passed else "ok" if rec.passed else "FAIL"]
             for res in results for i, rec in enumerate(res.records)]
     rows += [[name, "-", "-", *("-" for _ in shown), "-", "-", *(["-"] if kinks else []), "ERROR"] for name, _ in errors]
@@ -212,7 +221,10 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
 
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows] + _footnotes(results)
-    fail = format_failures(results) if details else ""
+    fail = "\n".join([p for p in [format_failures(results)] if p] + [
+        wrap(f"FAIL {name} {tensor} ({check}): the compared elements agree with the numerical gradient, but the check "
+             f"'{check}' found {tensor} wrong (the diagnosis below).") for (name, tensor), check in flagged.items()]) \
+        if details else ""
     return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", wrap(f"ERROR {n}: {m}"))])
 
 

@@ -152,12 +152,12 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
                  log=print) -> TrainReport:
     """Train manual and tape models side by side (module docstring): a :class:`TrainReport`. ``progress``:
     a tqdm bar on a terminal (else epoch lines to ``log``); ``plots_dir``: write ``training.png`` there."""
-    from tqdm.auto import tqdm
-
     import autoprop as ap
     import manualprop as mp
     from autoprop.losses import SoftmaxCrossEntropy as TapeCE
-    from manualprop.training import accuracy, iterate_minibatches
+    from manualprop.training import accuracy, iterate_minibatches, progress_bar
+
+    tqdm = progress_bar()
     config = config or TrainConfig()
     progress = progress and bool(getattr(sys.stderr, "isatty", lambda: False)())  # no bar in a log
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)

@@ -20,6 +20,8 @@ Sources: ``lessons/22-batchnorm.md``, ``lessons/23-layernorm.md``.
 from __future__ import annotations
 
 import numbers
+import sys
+import warnings
 
 import numpy as np
 
@@ -33,7 +35,43 @@ from ._validation import (
 from .init import norm_params
 from .layers import Layer
 
-__all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm", "update_running_stats"]
+__all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm", "update_running_stats", "MomentumConventionWarning"]
+
+#: A batch norm's ``momentum`` above it warns (:class:`MomentumConventionWarning`): PyTorch's default is 0.1, Keras's
+#: 0.99 (which means 0.01 here).
+KERAS_LIKE_MOMENTUM = 0.5
+
+
+class MomentumConventionWarning(UserWarning):
+    """A batch norm built with ``momentum`` above :data:`KERAS_LIKE_MOMENTUM`: here, as in PyTorch, ``momentum``
+    weighs the new batch, while Keras's weighs the old running value (its 0.99 is 0.01 here; newuser24 L10: a
+    Keras user's ``BatchNorm1D(3, momentum=0.99)`` silently kept 1% of the running statistics per step). Silence it
+    with ``warnings.filterwarnings("ignore", category=MomentumConventionWarning)`` when PyTorch's meaning is meant."""
+
+
+def _momentum_convention(momentum: float, name: str) -> None:
+    """Warn (:class:`MomentumConventionWarning`) when ``momentum`` > :data:`KERAS_LIKE_MOMENTUM`, naming both
+    conventions and the value that means Keras's; ``name`` is the layer's class name."""
+    if momentum <= KERAS_LIKE_MOMENTUM:
+        return
+    keep = 1 - momentum
+    warnings.warn(
+        f"{name}(momentum={momentum:g}): here momentum weighs the NEW batch, as PyTorch's does "
+        f"(running = (1 - momentum) * running + momentum * batch), so {momentum:g} keeps only {keep:.3g} of the "
+        f"running statistics at each training step. Keras's momentum weighs the OLD value (moving = momentum * "
+        f"moving + (1 - momentum) * batch): Keras's momentum={momentum:g} is momentum={keep:.3g} here (or use "
+        f"autoprop.layers.BatchNormalization(momentum={momentum:g}), which takes Keras's meaning). If PyTorch's "
+        f"meaning is intended, silence this with warnings.filterwarnings('ignore', "
+        f"category=manualprop.norm.MomentumConventionWarning).", MomentumConventionWarning, stacklevel=_caller())
+
+
+def _caller() -> int:
+    """The ``stacklevel`` of the first frame outside manualprop and autoprop (the line that built the layer, through
+    autoprop's twin constructors too)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in ("manualprop", "autoprop"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def update_running_stats(running_mean, running_var, mean, var, count, momentum):
@@ -70,6 +108,7 @@ class _BatchNorm(Layer):
         self.num_features = check_positive_int(num_features, "num_features", name)
         self.eps = check_scalar(eps, "eps", name, low=0.0, low_inclusive=False)
         self.momentum = check_scalar(momentum, "momentum", name, low=0.0, high=1.0)
+        _momentum_convention(self.momentum, name)
         self.dtype = check_float_dtype(dtype, name)
         self.params = norm_params(self.num_features, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
@@ -164,6 +203,8 @@ class BatchNorm1D(_BatchNorm):
         ``C``.
     eps : float > 0, default 1e-5
     momentum : float in [0, 1], default 0.1
+        The weight of the new batch in the running statistics (PyTorch's meaning; Keras's ``momentum`` is ``1 -``
+        this one). Above 0.5 a :class:`MomentumConventionWarning` says so.
     dtype : {np.float64, np.float32}
 
     Attributes
@@ -219,6 +260,8 @@ class BatchNorm2D(_BatchNorm):
         ``C``.
     eps : float > 0, default 1e-5
     momentum : float in [0, 1], default 0.1
+        The weight of the new batch in the running statistics (PyTorch's meaning; Keras's ``momentum`` is ``1 -``
+        this one). Above 0.5 a :class:`MomentumConventionWarning` says so.
     dtype : {np.float64, np.float32}
 
     Notes

@@ -16,7 +16,27 @@ import numpy as np
 from ._validation import check_positive_int
 from .init import as_rng
 
-__all__ = ["History", "accuracy", "compile_args", "fit_loop", "iterate_minibatches"]
+__all__ = ["History", "accuracy", "compile_args", "fit_loop", "iterate_minibatches", "progress_bar"]
+
+
+def progress_bar():
+    """tqdm's bar class as ``tqdm.auto`` chooses it (a widget in a notebook that has ipywidgets, else text), imported
+    without its ``TqdmWarning: IProgress not found``: a notebook kernel without ipywidgets gets the text bar, and no
+    warning under the first cell that checks or fits (newuser24 L6). The one import of tqdm of the three packages.
+
+    Returns
+    -------
+    type
+        ``tqdm.auto.tqdm``.
+    """
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=TqdmWarning)
+        from tqdm.auto import tqdm
+    return tqdm
 
 
 class History:
@@ -179,8 +199,7 @@ def fit_loop(model, x, y, *, epochs=1, batch_size=32, validation_data=None, shuf
     ValueError
         x and y of different lengths, empty data, non-positive epochs or batch_size.
     """
-    from tqdm.auto import tqdm
-
+    tqdm = progress_bar()
     where = f"{type(model).__name__}.{name}"
     x, y = _check_xy(x, y, where)
     epochs = check_positive_int(epochs, "epochs", where)

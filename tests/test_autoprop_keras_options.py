@@ -41,7 +41,7 @@ def test_a_frozen_built_in_layer_is_left_out_and_untouched_while_the_other_learn
     fc2 = Linear(4, 2, name="fc2", rng=2)
     model = Sequential(fc1, Tanh(), fc2)
     assert model.trainable_variables == [fc2.variables["W"], fc2.variables["b"]]
-    assert [v.name for v in model.non_trainable_variables] == ["W", "b"]
+    assert [v.name for v in model.non_trainable_variables] == ["0.W", "0.b"]  # its path in the model (newuser24 L2)
     W1, b1 = fc1.variables["W"].numpy().copy(), fc1.variables["b"].numpy().copy()
     W2, b2 = fc2.variables["W"].numpy().copy(), fc2.variables["b"].numpy().copy()
 

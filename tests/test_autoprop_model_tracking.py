@@ -33,7 +33,7 @@ def _compiled(model):
 def test_a_subclassed_model_trains_exactly_as_the_same_sequential():
     m = M()
     seq = ap.Sequential([Linear(3, 4, rng=0), Tanh(), Linear(4, 2, rng=1)])
-    assert [v.name for v in m.trainable_weights] == ["W", "b", "W", "b"]
+    assert [v.name for v in m.trainable_weights] == ["l1.W", "l1.b", "l2.W", "l2.b"]  # named by path (newuser24 L2)
     assert m.trainable_variables == [m.l1.variables["W"], m.l1.variables["b"],
                                      m.l2.variables["W"], m.l2.variables["b"]]
     assert list(m.variables) == ["l1.W", "l1.b", "l2.W", "l2.b"]

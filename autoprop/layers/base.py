@@ -65,6 +65,19 @@ def _tracked(obj):
             yield from walk(name, attrs[name])
 
 
+def _name_by_path(variables):
+    """Name each Variable of ``variables`` (a model's ``variables``: dotted path -> Variable) by its path, as Keras
+    names a variable by its layer's (``"d1.W"``, newuser24 L2: ``[v.name for v in model.trainable_variables]`` was
+    ``['W', 'b', 'W', 'b']``), when its name is still a part of the path (a layer's key ``"W"``, or the shorter path
+    of a sub-model, ``"d1.W"`` under ``"enc.d1.W"``): a name given by hand (``Variable(..., name="scale")``) stays.
+    Returns ``variables``."""
+    for path, v in variables.items():
+        name = v.name
+        if name != path and path.endswith("." + name):
+            v.name = path
+    return variables
+
+
 def _freeze(value):
     """Freeze what ``value`` holds (a Variable, a Layer, or lists, tuples and dicts of
     them): assigned as an attribute of a frozen layer (in its ``build``, say)."""
@@ -647,7 +660,8 @@ class Model(Layer):
         (``"l1.W"``, ``"blocks.0.b"``), those of the sub-layers and Variables assigned
         as attributes (directly or in lists, tuples and dicts), in assignment order, as
         ``keras.Model`` tracks them. Each Variable once (a shared one under its first
-        path)."""
+        path), and named by its path (``v.name == "l1.W"``: unique, as Keras's names;
+        :func:`_name_by_path`)."""
         out = dict(self.__dict__.get("_variables", {}))
         seen = {id(v) for v in out.values()}
         for path, item in _tracked(self):
@@ -656,6 +670,18 @@ class Model(Layer):
                 if id(v) not in seen:
                     seen.add(id(v))
                     out[f"{path}.{key}" if key else path] = v
+        return _name_by_path(out)
+
+    def _all_variables(self):
+        """:meth:`Layer._all_variables`, each Variable named by its path in :attr:`variables` (:func:`_name_by_path`)
+        the first time the model lists it (the names are the model's, as Keras's; a step lists them at no cost)."""
+        out = super()._all_variables()
+        named = self.__dict__.setdefault("_path_named", set())
+        for v in out:
+            if id(v) not in named:
+                self.variables  # noqa: B018 - names them
+                named.update(id(v) for v in out)
+                break
         return out
 
     @variables.setter
@@ -804,8 +830,9 @@ class Sequential(Model):
     def variables(self):
         """dict of Variable: every layer's variables, keyed ``"<index>.<name>"`` as the
         manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...), after the weights a
-        subclass made with :meth:`add_weight` (keyed by their names)."""
-        return {**self.__dict__.get("_variables", {}), **flat_variables(enumerate(self.layers))}
+        subclass made with :meth:`add_weight` (keyed by their names); each Variable named by its
+        key (:func:`_name_by_path`)."""
+        return _name_by_path({**self.__dict__.get("_variables", {}), **flat_variables(enumerate(self.layers))})
 
     @variables.setter
     def variables(self, value):

@@ -648,16 +648,21 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
     return verdict
 
 
+#: Seconds per wrong part the grader may spend on ``gradcheck check``'s signatures that run the layer again
+#: (:func:`gradcheck.diagnose.name_graded`: each wrong tensor is named as check names it, newuser24 M1); once spent,
+#: the part is named from its numbers alone and its message ends with check's command. 0: numbers alone.
+DIAGNOSIS_SECONDS = 5.0
+
+
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
                     seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
                     numerical: bool = True, params: Mapping[str, np.ndarray] | None = None,
                     constants: Sequence[str] = (), points: float | None = None) -> Verdict:
     """Grade ``backward``: each tensor against the reference and against central differences.
 
-    One forward and one backward at the evaluation point with a seeded upstream gradient ``G``,
-    against :func:`gradcheck.sources.reference_source`. Each tensor (``dX``, ``d<key>``) is a part:
-    a wrong ``db`` (value, shape, None, missing key) costs ``db``'s points alone. When all match,
-    :func:`gradcheck.check_layer` (the student's backward vs central differences) must pass too.
+    One forward and one backward at the evaluation point with a seeded upstream gradient ``G``, against
+    :func:`gradcheck.sources.reference_source`. Each tensor (``dX``, ``d<key>``) is a part: a wrong ``db`` (value,
+    shape, None, missing key) costs ``db``'s points alone. When all match, :func:`gradcheck.check_layer` must pass.
 
     Parameters
     ----------
@@ -677,7 +682,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         The checker's tolerances (atol None: :func:`gradcheck.compare.default_atol` against central
         differences, :data:`gradcheck.compare.ATOL_FLOOR` against the reference).
     training, numerical : bool, default False, True
-        The mode; whether to require agreement with central differences too.
+        The mode; whether to require agreement with central differences too (and to name a wrong part by check's
+        signatures that run the layer again, :data:`DIAGNOSIS_SECONDS`; False: by its numbers alone).
     constants : sequence of str, optional
         Arrays the student's forward only reads (``["class_weights"]``, ``"inner.scale"``), constants as ``gradcheck
         check --constants`` declares them; undeclared, one beside weights with gradients is NOT CHECKED as a whole
@@ -717,16 +723,17 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
     if (short := _wrong_count(ret, xs, d_in, weights)) is not None:
         return short
-    grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
-    got.update({f"d{k}": _as_stored(layer, k, grads) for k in keys})
-    verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol)
+    got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, seconds=DIAGNOSIS_SECONDS,
+                  names=ref_call.names) if numerical else {}
+    verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
                        for n, w in weights.items()], _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
-    for p in verdict.parts:
-        p.message = swaps[p.name].sentence() if p.name in swaps else p.message
-    cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+    for p in (p for p in verdict.parts if p.name in swaps):
+        p.message = swaps[p.name].sentence()
+    return _as_check(verdict, layer, xs, d_in, G.shape, CheckConfig(rtol=rtol, atol=atol, seed=seed,
+                                                                    training=training), numerical, Y, reference, written)
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
@@ -1036,9 +1043,10 @@ def _accumulated(res: Any, tensor: str, part: str) -> str:
             "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False) -> Part:
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, **graded) -> Part:
     """One graded tensor: missing, None, non-finite, or compared with the reference and named (``loss``: a loss's
-    gradient, its normalisation named as check names it, tester23g: "21 times ... a constant factor")."""
+    gradient, its normalisation named as check names it, tester23g: "21 times ... a constant factor"; ``graded``:
+    the layer, inputs, upstream gradient and mode, for check's own signatures, :func:`diagnose`)."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
@@ -1052,7 +1060,7 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False) -> 
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
     msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=rtol,
-                   atol=ATOL_FLOOR if atol is None else atol, loss=loss)
+                   atol=ATOL_FLOOR if atol is None else atol, loss=loss, **graded)
     return Part(name, w, not msg, msg)
 
 

@@ -15,15 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnose import name_signature
+from ..diagnose import name_graded, name_signature
+from ..errors import GradcheckError
 
 __all__ = ["diagnose", "reproduce"]
 
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
-             atol: float = 1e-9, loss: bool = False) -> str:
+             atol: float = 1e-9, loss: bool = False, layer: Any = None, inputs: Sequence[np.ndarray] = (),
+             upstream: np.ndarray | None = None, training: bool = False, seconds: float | None = None,
+             names: Sequence[str] | None = None) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
+
+    With the ``layer`` it came from, a wrong tensor is named by ``gradcheck check``'s own path
+    (:func:`gradcheck.diagnose.name_graded`: the bug signatures that read the layer's input, output and forward, as
+    "dX = dY * out: the factor (1 - out) is missing"), so grade and check name one bug alike; without it (a loss's
+    gradient, a dtype test), or when the layer's forward fails when run again, from the numbers alone.
 
     Parameters
     ----------
@@ -41,6 +49,18 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     loss : bool, default False
         ``got`` is a loss's gradient dL/dy_pred: a constant factor that is a count of its elements is named as the
         loss's normalisation ("the mean's 1/(N*D) is missing"), as ``gradcheck check --loss`` names it.
+    layer : object, optional
+        The graded layer at the graded parameters (its forward is run again on ``inputs``).
+    inputs : sequence of ndarray
+        The graded inputs (with ``layer``).
+    upstream : ndarray, optional
+        The upstream gradient backward was given (with ``layer``).
+    training : bool, default False
+        The graded mode (with ``layer``).
+    seconds : float, optional
+        The budget of the signatures that run the layer again (with ``layer``; None: none; 0: the numbers alone).
+    names : sequence of str, optional
+        The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
 
     Returns
     -------
@@ -59,6 +79,13 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
+    if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (seconds is None
+                                                                                            or seconds > 0):
+        try:
+            finding = name_graded(layer, inputs, tensor, got, expected, G=upstream, training=training, rtol=rtol,
+                                  atol=atol, alternatives=alternatives, seconds=seconds, names=names)
+        except GradcheckError:  # the forward failed when run again: the numbers' finding stands
+            pass
     return "" if finding is None else finding.sentence()
 
 

@@ -19,6 +19,7 @@ import csv
 import functools
 import hashlib
 import hmac
+import importlib.util
 import json
 import math
 import os
@@ -592,14 +593,17 @@ def _realpath(path: str, folders: dict[str, str]) -> str:
 
 
 def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = None) -> dict[str, str]:
-    """Path -> SHA-256 of what the grading tests use from outside their folder (tester17g F6: a reference fixed
+    """Name -> SHA-256 of what the grading tests use from outside their folder (tester17g F6: a reference fixed
     in a staff module beside the tests, or in manualprop, kept its stale scores on resume): the source file
     of every module loaded in this process (``modules``, :data:`sys.modules`; the plugin calls this once the
     tests are collected) or imported anywhere in the tests' files, inside a test function too
     (:func:`_static_imports`), that is neither the standard library nor a third-party package in site-packages,
-    nor in ``tests`` (:func:`tests_digest` covers those), and every ``.py`` file of :data:`_GRADING_PACKAGES`
-    (gradcheck's own checks included, wherever installed). An import by a name computed at run time is
-    recorded as ``"<file>:<line>"`` -> :data:`DYNAMIC_IMPORT` (a resume warns it cannot tell whether it changed)."""
+    nor in ``tests`` (:func:`tests_digest` covers those), named by its path relative to the tests' folder
+    (``"../ref/ref_linear.py"``); and each of :data:`_GRADING_PACKAGES` (gradcheck's own checks included, wherever
+    installed) as ``"package:gradcheck"``, the digest of all its ``.py`` files (:func:`_package_digest`). An import
+    by a name computed at run time is recorded as ``"<file>:<line>"`` -> :data:`DYNAMIC_IMPORT` (a resume warns it
+    cannot tell whether it changed). No path of the grading machine is recorded (newuser24 L7: each results.json
+    carried 110 absolute paths, 13.9 KB); :func:`changed_imports` resolves the names again."""
     import sysconfig
 
     paths = sysconfig.get_paths()
@@ -610,36 +614,65 @@ def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = Non
     loaded = [(name, getattr(mod, "__file__", None))
               for name, mod in list((sys.modules if modules is None else modules).items())]
     files: set[str] = set()
-    walked: set[str] = set()  # each package's folder walked once, not once per module of it loaded (~150)
+    packages: dict[str, str] = {}  # each package's folder walked once, not once per module of it loaded (~150)
     folders: dict[str, str] = {}  # each folder resolved once (:func:`_realpath`): 650 modules live in ~60
     for name, where in loaded + static:
         if not isinstance(where, str) or not where.endswith(".py"):
             continue
         if (t := name.partition(".")[0]) in _GRADING_PACKAGES:
-            top = getattr(sys.modules.get(t), "__file__", None) or next(iter(module_files(t, None)), ("", ""))[1]
-            if (folder := os.path.dirname(top or _realpath(where, folders))) in walked:
-                continue
-            walked.add(folder)
-            for dirpath, dirnames, filenames in os.walk(folder):
-                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-                files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
+            if t not in packages:
+                top = getattr(sys.modules.get(t), "__file__", None) or next(iter(module_files(t, None)), ("", ""))[1]
+                packages[t] = os.path.dirname(top or _realpath(where, folders))
         elif not (where := _realpath(where, folders)).startswith(skip) and not where.startswith(base + os.sep) \
                 and "-packages" + os.sep not in where:
             files.add(where)
-    return {**{f: _hex_sha256(f) for f in sorted(files)}, **dict.fromkeys(dynamic, DYNAMIC_IMPORT)}
+    return {**{f"package:{t}": _package_digest(packages[t]) for t in sorted(packages)},
+            **{os.path.relpath(f, base): _hex_sha256(f) for f in sorted(files)},
+            **dict.fromkeys(dynamic, DYNAMIC_IMPORT)}
 
 
-def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str]:
-    """The files of a results.json's ``extra_data.tests_imports`` (:func:`tests_imports`) whose bytes differ
-    now (changed or gone), in order; ``cache`` memoises the digests over many results. An import by a name
-    computed at run time (:data:`DYNAMIC_IMPORT`) is never 'changed': :func:`_imports_moved` warns about it."""
+def _package_digest(folder: str) -> str:
+    """SHA-256 of a package's ``.py`` files below ``folder`` (each one's path relative to it and its bytes' SHA-256,
+    in sorted order; ``__pycache__`` left out); '' for a folder that is not there."""
+    if not folder or not os.path.isdir(folder):
+        return ""
+    h, names = hashlib.sha256(), []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        names += [os.path.relpath(os.path.join(dirpath, f), folder) for f in filenames if f.endswith(".py")]
+    for name in sorted(names):
+        h.update(os.fsencode(name) + b"\0" + _hex_sha256(os.path.join(folder, name)).encode() + b"\0")
+    return h.hexdigest()
+
+
+def _import_path(name: str, tests: str) -> tuple[str, str]:
+    """``(what to show, its digest now)`` of a :func:`tests_imports` name: ``"package:P"`` -> the package P as
+    imported here (its folder), a relative path -> that file beside ``tests``' folder, an absolute one (a
+    results.json of an earlier version) -> itself."""
+    if name.startswith("package:"):
+        spec = importlib.util.find_spec(pkg := name.partition(":")[2])
+        folder = os.path.dirname(spec.origin) if spec is not None and spec.origin else ""
+        return f"the {pkg} package ({folder or 'not found'})", _package_digest(folder)
+    base = os.path.realpath(tests)
+    full = os.path.normpath(os.path.join(base if os.path.isdir(base) else os.path.dirname(base), name))
+    return full, _hex_sha256(full)
+
+
+def changed_imports(saved: Any, tests: str | os.PathLike, cache: dict[str, tuple[str, str]] | None = None) -> list[str]:
+    """The files and packages of a results.json's ``extra_data.tests_imports`` (:func:`tests_imports`, names resolved
+    against the grading tests' folder ``tests``) whose bytes differ now (changed or gone), in order, as staff read
+    them (a path, "the gradcheck package (...)"); ``cache`` memoises the digests over many results. An import by a
+    name computed at run time (:data:`DYNAMIC_IMPORT`) is never 'changed': :func:`_imports_moved` warns about it."""
     cache = {} if cache is None else cache
     if not isinstance(saved, dict):
         return []
     out = []
-    for path, digest in saved.items():
-        if isinstance(path, str) and digest != DYNAMIC_IMPORT and cache.setdefault(path, _hex_sha256(path)) != digest:
-            out.append(path)
+    for name, digest in saved.items():
+        if not isinstance(name, str) or digest == DYNAMIC_IMPORT:
+            continue
+        shown, now = cache[name] if name in cache else cache.setdefault(name, _import_path(name, os.fspath(tests)))
+        if now != digest:
+            out.append(shown)
     return out
 
 
@@ -1964,9 +1997,9 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
     stopped it, None if none did."""
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from manualprop.training import progress_bar
 
-        bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission",
+        bar = progress_bar()(total=total, initial=len(results), desc="grading", unit="submission",
                    dynamic_ncols=True, disable=None)  # None: no bar when stderr is no terminal
     futs: list = []
     interrupted = None
@@ -2032,16 +2065,17 @@ def _never_started(todo: list[Path], results: list[SubmissionResult], folders: d
     return kept
 
 
-def _imports_moved(folders: dict[str, Path]) -> tuple[list[str], list[str]]:
+def _imports_moved(folders: dict[str, Path], tests: str | os.PathLike) -> tuple[list[str], list[str]]:
     """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
-    ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again;
-    and the places where they import a name computed at run time (:data:`DYNAMIC_IMPORT`: a warning)."""
-    cache: dict[str, str] = {}
+    ``extra_data.tests_imports`` of the saved results, names resolved against ``tests``) that changed since: every
+    submission is graded again; and the places where they import a name computed at run time
+    (:data:`DYNAMIC_IMPORT`: a warning)."""
+    cache: dict[str, tuple[str, str]] = {}
     moved: dict[str, None] = {}
     dynamic: dict[str, None] = {}
     for folder in folders.values():
         if (saved := _saved_extra(folder / "results.json")) is not None:
-            moved.update(dict.fromkeys(changed_imports(saved[1].get("tests_imports"), cache)))
+            moved.update(dict.fromkeys(changed_imports(saved[1].get("tests_imports"), tests, cache)))
             if isinstance(recorded := saved[1].get("tests_imports"), dict):
                 dynamic.update(dict.fromkeys(k for k, v in recorded.items() if v == DYNAMIC_IMPORT))
     return list(moved), list(dynamic)
@@ -2110,7 +2144,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        moved, dynamic = _imports_moved(folders) if not force and not stale else ([], [])
+        moved, dynamic = _imports_moved(folders, tests) if not force and not stale else ([], [])
         if moved:
             stale, _STALE["tests_imports"] = ["tests_imports"], (
                 "the modules the grading tests import from outside --tests (" + ", ".join(

@@ -140,7 +140,7 @@ EXPECTED = {
     # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
     "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
     # issue 10 (tester10 T9, T14, T5, T11, L3): students' protocols read as written; a bug FAILs, named
-    "protocols.py::NnfsDenseMeanBias": "factor-inverse-batch",
+    "protocols.py::NnfsDenseMeanBias": "bias-mean",  # biases (1, n): a bias (newuser24 M1: one rule with grade)
     "protocols.py::DkeysLinearTwice": "factor",
     "protocols.py::ParamGradsLinearMeanBias": "bias-mean",
     "protocols.py::TorchParamsLinearTwice": "factor",
