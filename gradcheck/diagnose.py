@@ -31,9 +31,8 @@ import itertools
 import math
 import os
 import re
-import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -4172,7 +4171,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
 
 
 def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
-                    alternatives: Mapping[str, Any] | None = None, deadline: float | None = None) -> Finding:
+                    alternatives: Mapping[str, Any] | None = None, spent: Callable[[], bool] | None = None) -> Finding:
     """The finding of one wrong gradient ``t``: :func:`name_signature`, refined, then the layer-aware signatures
     (:data:`_DETECTORS`), else the worst element; the one path of ``gradcheck check`` (:func:`_tensor_signature`)
     and of the grader (:func:`name_graded`; newuser24 M1: "no known bug pattern" where check named the bug).
@@ -4193,8 +4192,9 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         tensor again are skipped.
     alternatives : mapping of str -> ndarray, optional
         Known wrong answers and their sentences (:func:`name_signature`).
-    deadline : float, optional
-        No layer-aware signature is started after it (:func:`time.monotonic`; None: every one is tried).
+    spent : callable, optional
+        ``spent()`` true: no further layer-aware signature is started (the grader's budget of forwards,
+        :func:`name_graded`; None: every one is tried).
 
     Returns
     -------
@@ -4250,14 +4250,14 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
-    if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n, deadline=deadline)) is not None:  # they
+    if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n, spent=spent)) is not None:  # they
         return _find(found[0], t, **found[1])  # difference the whole tensor again, at other inputs: not a sampled one
     return _worst_element(t, m0, n0, rtol, own)
 
 
 def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any, expected: Any, *, G: np.ndarray,
                 training: bool = False, rtol: float = 1e-6, atol: float = ATOL_FLOOR,
-                alternatives: Mapping[str, Any] | None = None, seconds: float | None = None,
+                alternatives: Mapping[str, Any] | None = None, forwards: int | None = None,
                 names: Sequence[str] | None = None) -> Finding:
     """The grader's finding for a wrong gradient ``tensor`` of ``layer``: check's own (:func:`layer_signature`).
 
@@ -4279,9 +4279,11 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
         The grader's tolerances, for the worst element's sentence.
     alternatives : mapping of str -> ndarray, optional
         The grader's known wrong answers and their sentences.
-    seconds : float, optional
-        The budget: no layer-aware signature (:data:`_DETECTORS`, which difference the layer again) is started once
-        it is spent; the finding is then the numbers' (None: no budget, as ``gradcheck check``).
+    forwards : int, optional
+        The budget, in forwards of the layer: no layer-aware signature (:data:`_DETECTORS`, which difference the
+        layer again) is started once that many have run; the finding is then the numbers' (None: no budget, as
+        ``gradcheck check``). A count, not seconds, so that the sentence a student gets does not depend on the
+        grading machine's load.
     names : sequence of str, optional
         The inputs' names the parts are named after (the reference's: ``tensor`` ``"db"`` is input ``"b"``);
         default the layer's own forward arguments.
@@ -4296,14 +4298,21 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     GradcheckError
         The student's forward failed when run again.
     """
-    deadline = None if seconds is None else time.monotonic() + seconds
     m, n = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     xs = [np.array(x, copy=True) for x in inputs]
     L = _Layer(layer, xs, list(names or V.input_names(layer, len(xs))), V.layer_params(layer, type(layer).__name__),
                training, G=np.asarray(G, dtype=np.float64))
     _read_layer(L, layer, training, None)
+    calls, fwd = [0], L.fwd
+
+    def counted(*x):
+        calls[0] += 1
+        return fwd(*x)
+
+    L.fwd = counted
+    spent = None if forwards is None else (lambda: calls[0] >= forwards)
     return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
-                           deadline=deadline)
+                           spent=spent)
 
 
 #: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
@@ -4613,12 +4622,12 @@ def _head_search(L: _Layer) -> tuple[tuple[Any, int, float], dict[str, np.ndarra
     return None
 
 
-def _first_found(detectors, *args, deadline: float | None = None) -> tuple[str, dict] | None:
+def _first_found(detectors, *args, spent: Callable[[], bool] | None = None) -> tuple[str, dict] | None:
     """The first ``(code, fields)`` of ``detect(*args)`` over ``detectors``; one whose probe of the layer raises
-    (student code, or a layer that cannot run there, e.g. at Y) names nothing; none is started after ``deadline``
-    (:func:`time.monotonic`; the grader's budget, :func:`name_graded`)."""
+    (student code, or a layer that cannot run there, e.g. at Y) names nothing; none is started once ``spent()``
+    (the grader's budget of forwards, :func:`name_graded`)."""
     for detect in detectors:
-        if deadline is not None and time.monotonic() > deadline:
+        if spent is not None and spent():
             return None
         try:
             if found := detect(*args):

@@ -62,10 +62,10 @@ class _Student:
 @pytest.fixture(autouse=True)
 def _numbers_alone(monkeypatch):
     """Scores only, 200 seeds a bug: a wrong part is named from its numbers alone, without check's signatures that
-    run the layer again (a message, never a score: ``checks.DIAGNOSIS_SECONDS``, newuser24 M1)."""
+    run the layer again (a message, never a score: ``checks.DIAGNOSIS_FORWARDS``, newuser24 M1)."""
     from gradcheck.grading import checks
 
-    monkeypatch.setattr(checks, "DIAGNOSIS_SECONDS", 0.0)
+    monkeypatch.setattr(checks, "DIAGNOSIS_FORWARDS", 0)
 
 
 def score(test, mod, seed):

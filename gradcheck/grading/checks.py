@@ -648,10 +648,12 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
     return verdict
 
 
-#: Seconds per wrong part the grader may spend on ``gradcheck check``'s signatures that run the layer again
-#: (:func:`gradcheck.diagnose.name_graded`: each wrong tensor is named as check names it, newuser24 M1); once spent,
-#: the part is named from its numbers alone and its message ends with check's command. 0: numbers alone.
-DIAGNOSIS_SECONDS = 5.0
+#: Forwards of the layer per wrong part the grader may spend on ``gradcheck check``'s signatures that run the layer
+#: again (:func:`gradcheck.diagnose.name_graded`: each wrong tensor is named as check names it, newuser24 M1); once
+#: spent, no further signature starts and the part is named from its numbers alone, its message ending with check's
+#: command. 0: numbers alone. A count, not seconds, so that a student's sentence does not depend on the grading
+#: machine's load (the planted max-pool overwrite needs 442, an unnamed one ends by 640).
+DIAGNOSIS_FORWARDS = 1000
 
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
@@ -683,7 +685,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         differences, :data:`gradcheck.compare.ATOL_FLOOR` against the reference).
     training, numerical : bool, default False, True
         The mode; whether to require agreement with central differences too (and to name a wrong part by check's
-        signatures that run the layer again, :data:`DIAGNOSIS_SECONDS`; False: by its numbers alone).
+        signatures that run the layer again, :data:`DIAGNOSIS_FORWARDS`; False: by its numbers alone).
     constants : sequence of str, optional
         Arrays the student's forward only reads (``["class_weights"]``, ``"inner.scale"``), constants as ``gradcheck
         check --constants`` declares them; undeclared, one beside weights with gradients is NOT CHECKED as a whole
@@ -725,7 +727,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         return short
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
-    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, seconds=DIAGNOSIS_SECONDS,
+    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, forwards=DIAGNOSIS_FORWARDS,
                   names=ref_call.names) if numerical else {}
     verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
                        for n, w in weights.items()], _transposed_notes(layer, reference, xs))

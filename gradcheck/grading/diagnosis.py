@@ -24,7 +24,7 @@ __all__ = ["diagnose", "reproduce"]
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
              atol: float = 1e-9, loss: bool = False, layer: Any = None, inputs: Sequence[np.ndarray] = (),
-             upstream: np.ndarray | None = None, training: bool = False, seconds: float | None = None,
+             upstream: np.ndarray | None = None, training: bool = False, forwards: int | None = None,
              names: Sequence[str] | None = None) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
@@ -57,8 +57,9 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         The upstream gradient backward was given (with ``layer``).
     training : bool, default False
         The graded mode (with ``layer``).
-    seconds : float, optional
-        The budget of the signatures that run the layer again (with ``layer``; None: none; 0: the numbers alone).
+    forwards : int, optional
+        The budget, in forwards of the layer, of the signatures that run it again (with ``layer``; None: none; 0: the
+        numbers alone).
     names : sequence of str, optional
         The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
 
@@ -79,11 +80,11 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
-    if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (seconds is None
-                                                                                            or seconds > 0):
+    if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (forwards is None
+                                                                                            or forwards > 0):
         try:
             finding = name_graded(layer, inputs, tensor, got, expected, G=upstream, training=training, rtol=rtol,
-                                  atol=atol, alternatives=alternatives, seconds=seconds, names=names)
+                                  atol=atol, alternatives=alternatives, forwards=forwards, names=names)
         except GradcheckError:  # the forward failed when run again: the numbers' finding stands
             pass
     return "" if finding is None else finding.sentence()
