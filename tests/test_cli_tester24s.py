@@ -286,3 +286,60 @@ def test_a_forward_with_its_backward_under_another_name_gets_the_adapter_to_writ
     p = run_here("check", "pair.py::convolution", *shapes, cwd=tmp_path)
     text = both(p)
     assert p.returncode == 1 and "dbias has shape (3, 1), expected (3,), the shape of bias: values right" in text, text
+
+
+LIN_PLUS_W = '''
+import numpy as np
+
+
+class Lin:
+    def __init__(self):
+        r = np.random.default_rng(0)
+        self.params = {"W": r.standard_normal((4, 3)), "b": np.zeros(3)}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY + self.params["W"]   # bug: + W
+        self.grads["b"] = dY.sum(0)
+        return dY @ self.params["W"].T
+
+
+class LinReg(Lin):
+    def __init__(self, reg=0.1):
+        super().__init__()
+        self.reg = reg
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.X.T @ dY + COEF * self.params["W"]
+        return dX
+'''
+
+
+def test_a_dy_free_term_no_stated_number_explains_is_a_bug_not_a_penalty(tmp_path):
+    """fixp24: a layer with no regulariser at all whose dW adds W (a = 1) FAILs naming the term 1*W as a bug (it
+    was NOT CHECKED 'Set the regularisers to 0' after 179520d, with no regulariser to set); a term 0.1*W with
+    reg = 0.1 stated (the coefficient is reg, CS231n's 0.5*reg*sum(W**2) convention) is NOT CHECKED naming reg and
+    both conventions; 0.3*W with reg = 0.1 (neither reg nor 2*reg) FAILs."""
+    f = tmp_path / "lin.py"
+    f.write_text(LIN_PLUS_W.replace("COEF", "self.reg"))
+    p = run_here("check", f"{f}::Lin", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "FAIL" in text and "NOT CHECKED" not in text and "regularisers to 0" not in text, text
+    assert "1*W" in text and "no number the layer states" in text, text
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "NOT CHECKED: LinReg" in text and "0.1*W" in text, text
+    assert "reg = 0.1" in text and "0.5*reg*sum(W**2)" in text and "reg*sum(W**2) -> 2*reg*W" in text, text
+    assert "set reg to 0" in text, text
+    f.write_text(LIN_PLUS_W.replace("COEF", "0.3"))
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "0.3*W" in text and "NOT CHECKED" not in text, text
