@@ -377,8 +377,9 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
     if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
         ts = ", ".join(why["penalty"])
         parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "
-                     "penalty's gradient of a strength gradcheck does not know (see the diagnosis): that term is not "
-                     "checked, the rest matched. Set the regularisers to 0 to check the whole gradient")
+                     "penalty's gradient whose strength the layer states but whose loss gradcheck does not know (see "
+                     "the diagnosis): that term is not checked, the rest matched. Set the strength the diagnosis "
+                     "names to 0 to check the whole gradient")
     return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
 
 

@@ -127,7 +127,7 @@ class Dense:
     text = both(p)
     assert p.returncode == 3, text
     assert "NOT CHECKED: Dense: dW has a term that does not multiply dY" in text, text
-    assert "backward(0)'s dW = 0.02*P with P = W" in text and "set the penalty's strength to 0" in text, text
+    assert "backward(0)'s dW = 0.02*P with P = W" in text and "0.02 is 2*lam with lam = 0.01" in text and "set lam to 0" in text, text
     f.write_text(body.replace("DW", "2 * self.X.T @ dY"))
     p = run_here("check", f"{f}::Dense", "--input-shape", "4,3", "--init", '{"n_in": 3, "n_out": 2}')
     assert p.returncode == 1, both(p)
@@ -335,7 +335,7 @@ def test_a_dy_free_term_no_stated_number_explains_is_a_bug_not_a_penalty(tmp_pat
     p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
     text = both(p)
     assert p.returncode == 3, text
-    assert "NOT CHECKED: LinReg" in text and "0.1*W" in text, text
+    assert "NOT CHECKED: LinReg" in text and "0.1*P with P = W: 0.1 is reg" in text, text
     assert "reg = 0.1" in text and "0.5*reg*sum(W**2)" in text and "reg*sum(W**2) -> 2*reg*W" in text, text
     assert "set reg to 0" in text, text
     f.write_text(LIN_PLUS_W.replace("COEF", "0.3"))
