@@ -343,3 +343,36 @@ def test_a_dy_free_term_no_stated_number_explains_is_a_bug_not_a_penalty(tmp_pat
     text = both(p)
     assert p.returncode == 1, text
     assert "0.3*W" in text and "NOT CHECKED" not in text, text
+
+
+def test_a_reference_given_but_not_compared_says_why_not_pass_reference(tmp_path):
+    """fixp24: a dropout checked in training mode with --reference manualprop.Dropout: the reference draws its own
+    mask, so it is not compared; the PASS's forward line said 'pass --reference manualprop.Dropout' to a user who
+    had. It says the reference was not compared and why; without --reference the hint stays."""
+    f = tmp_path / "drop.py"
+    f.write_text('''
+import numpy as np
+
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+        self.rng = np.random.default_rng(0)
+
+    def forward(self, X, training=True):
+        if not training:
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+''')
+    args = ("check", f"{f}::Dropout", "--input-shape", "5,4", "--training")
+    p = run_here(*args, "--reference", "manualprop.Dropout")
+    text = both(p)
+    assert p.returncode == 0 and "PASS: Dropout" in text, text
+    assert "pass --reference" not in text, text
+    assert "--reference manualprop.Dropout was not compared: the forward is random in training mode" in text, text
+    p = run_here(*args)
+    assert "pass --reference manualprop.Dropout to compare them" in both(p), both(p)
