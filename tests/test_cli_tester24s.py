@@ -338,6 +338,9 @@ def test_a_dy_free_term_no_stated_number_explains_is_a_bug_not_a_penalty(tmp_pat
     assert "NOT CHECKED: LinReg" in text and "0.1*P with P = W: 0.1 is reg" in text, text
     assert "reg = 0.1" in text and "0.5*reg*sum(W**2)" in text and "reg*sum(W**2) -> 2*reg*W" in text, text
     assert "set reg to 0" in text, text
+    f.write_text(LIN_PLUS_W.replace("COEF", "self.reg").replace("self.reg = reg", "self.reg = np.float64(reg)"))
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")  # a numpy number states it too
+    assert p.returncode == 3 and "0.1 is reg with reg = 0.1" in both(p), both(p)
     f.write_text(LIN_PLUS_W.replace("COEF", "0.3"))
     p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
     text = both(p)
