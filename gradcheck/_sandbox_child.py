@@ -670,6 +670,8 @@ class Child:
         (cut at 200 characters).
         """
         items = list(getattr(getattr(obj, "obj", obj), "__dict__", {}).items())[:200]  # an adapter's student
+        np_num = (self.np.integer, self.np.floating)  # reg = np.float64(0.1): a number too (fixp24), sent as one
+        items = [(k, v.item() if isinstance(v, np_num) else v) for k, v in items]
         scalars = {k: v if not isinstance(v, str) else v[:200] for k, v in items
                    if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
         return {"params": self.dict_of(packer, getattr(obj, "params", None), True), "scalars": scalars}

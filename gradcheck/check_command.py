@@ -250,7 +250,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
-            print(V.wrap(_forward_unchecked(cname, info, res)))
+            print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
@@ -387,8 +387,9 @@ def _vacuous_line(results, cname: str) -> str | None:
     if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
         ts = ", ".join(why["penalty"])
         parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "
-                     "penalty's gradient of a strength gradcheck does not know (see the diagnosis): that term is not "
-                     "checked, the rest matched. Set the regularisers to 0 to check the whole gradient")
+                     "penalty's gradient whose strength the layer states but whose loss gradcheck does not know (see "
+                     "the diagnosis): that term is not checked, the rest matched. Set the strength the diagnosis "
+                     "names to 0 to check the whole gradient")
     return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
 
 
@@ -1625,16 +1626,29 @@ def _print_lessons(diag, color) -> None:
         print(colorize(V.wrap(f"read: {', '.join(lessons)}"), color))
 
 
-def _forward_unchecked(cname: str, info: Any, res) -> str:
+def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None, diag=None) -> str:
     """The line of a PASS that compared no forward values: ``--reference manualprop.<Class>`` to compare them, except
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
-    give to a manualprop layer's parameters; newuser22)."""
+    give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
+    forward random in every mode checked (:data:`~gradcheck.diagnose.RANDOM_REFERENCE` in its notes), else the
+    notes say (fixp24: it said 'pass --reference ...' to a user who had)."""
+    from .config import mode_word
+    from .diagnose import RANDOM_REFERENCE
+
+    lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
+    if reference:
+        modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
+        random = [mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
+        return lead + (f"--reference {reference} was not compared: the forward is random in "
+                       f"{' and '.join(random)} mode, its draws held fixed for the check, and {reference} draws its "
+                       "own mask, which gradcheck cannot make yours" if random else
+                       f"--reference {reference} gave no forward comparison (see the notes above)") + "."
     shapes = getattr(res, "input_shape", None) or ()
     pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))
     how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
            "layer holds them as parameters" if pair else
            f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them")
-    return f"{cname}: forward values not checked (central differences test backward against your own forward): {how}."
+    return lead + how + "."
 
 
 def _reference_hint(cname, example="manualprop.MulticlassHinge"):

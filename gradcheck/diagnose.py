@@ -277,10 +277,17 @@ DIAGNOSES: dict[str, Record] = {
         _LIN),
     "penalty-unknown": Record(
         "penalty not checked", "{t} has a term that does not multiply dY, backward(0)'s {t} = {fit} with P = {w}: "
-        "the gradient of a penalty (L2 weight decay, L1) whose strength gradcheck does not know, so that term of "
-        "{t} is NOT CHECKED; the rest of {t}, backward(dY) - backward(0), was checked against central differences "
-        "of forward", "to check the whole of {t}, set the penalty's strength to 0 (its --init argument), or state it as "
-        "Neural Networks from Scratch does (weight_regularizer_l1, weight_regularizer_l2 attributes)"),
+        "{match}, the gradient of a penalty (L2 weight decay, L1) under a usual convention ({conv}); which penalty "
+        "the loss adds gradcheck cannot know, so that term of {t} is NOT CHECKED; the rest of {t}, backward(dY) - "
+        "backward(0), was checked against central differences of forward", "to check the whole of {t}, set {attrs} "
+        "to 0 (the attribute, or its --init argument), or state the penalty as Neural Networks from Scratch does "
+        "(weight_regularizer_l1, weight_regularizer_l2 attributes)"),
+    "penalty-bug": Record(
+        "dY-free term", "{t} has a term that does not multiply dY, backward(0)'s {t} = {fit}, and no number the "
+        "layer states explains it ({stated}): a penalty's gradient would be s*{w} or 2*s*{w} (L2: 0.5*s*sum({w}**2) "
+        "or s*sum({w}**2)) or s*sign({w}) (L1) for a strength s the layer holds. The gradient of forward has no "
+        "such term", "remove {fit} from {t} (it is not part of the chain rule, dL/d{w} is built from dY alone); a "
+        "regulariser's strength belongs on the layer (an attribute or constructor argument)", _LIN),
     "stale-gradient": Record(
         "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
@@ -5634,9 +5641,9 @@ def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float
     return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
 
 
-def _penalty_fit(P: np.ndarray, free: np.ndarray) -> str | None:
-    """``"0.02*W"``-like text when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b
-    nonzero: a penalty's gradient of strengths gradcheck was not told; None otherwise."""
+def _penalty_fit(P: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
+    """``(a, b)`` when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b nonzero (a
+    coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; None otherwise."""
     if free.shape != P.shape or not np.any(P):
         return None
     A = np.stack([P.ravel(), np.sign(P).ravel()], axis=1)
@@ -5644,7 +5651,34 @@ def _penalty_fit(P: np.ndarray, free: np.ndarray) -> str | None:
     if not _penalty_close(free.ravel(), A @ coef, P.ravel(), 0.0) or not np.any(np.abs(coef) > 1e-12):
         return None
     a, b = (float(c) if abs(c) > 1e-12 * (np.abs(free).max() + 1e-300) else 0.0 for c in coef)
-    return " + ".join(x for x in (f"{a:.6g}*P" if a else "", f"{b:.6g}*sign(P)" if b else "") if x)
+    return a, b
+
+
+def _fit_text(a: float, b: float, w: str) -> str:
+    """``"0.02*W + 0.01*sign(W)"``: the term a*w + b*sign(w), its zero parts left out."""
+    return " + ".join(x for x in (f"{a:.6g}*{w}" if a else "", f"{b:.6g}*sign({w})" if b else "") if x)
+
+
+def _penalty_match(a: float, b: float, numbers: Mapping[str, float], w: str) -> tuple[str, str, list[str]] | None:
+    """``(what matched, conventions, attribute names)`` when every nonzero coefficient of a*w + b*sign(w) is a
+    stated number under a usual convention (to 1e-9 relative): a == s (CS231n's 0.5*reg*sum(W**2), gradient
+    reg*W), a == 2*s (reg*sum(W**2), gradient 2*reg*W), b == s (L1 reg*sum|W|, gradient reg*sign(W)); None when a
+    coefficient matches none (a term the layer's numbers do not explain: a bug)."""
+    def near(x, y):
+        return abs(x - y) <= 1e-9 * abs(y)
+    said, conv, names = [], [], []
+    for coef, forms in ((a, ((1.0, "0.5*{n}*sum({w}**2) -> {n}*{w}"), (2.0, "{n}*sum({w}**2) -> 2*{n}*{w}"))),
+                        (b, ((1.0, "{n}*sum(|{w}|) -> {n}*sign({w})"),))):
+        if not coef:
+            continue
+        hit = next(((n, m, form) for m, form in forms for n, s in numbers.items() if near(coef, m * s)), None)
+        if hit is None:
+            return None
+        n, m, _ = hit
+        said.append(f"{coef:.6g} is {'2*' if m == 2 else ''}{n} with {n} = {numbers[n]:g}")
+        conv.append("; ".join(f.format(n=n, w=w) for _, f in forms))
+        names.append(n)
+    return ", ".join(said), "; ".join(conv), names
 
 
 class _DataPart(Wrapper):
@@ -6477,8 +6511,15 @@ class _Probes:
         if (stated := _stated_penalty(self.layer, key)) is None:
             if (fit := _penalty_fit(P, free)) is None:
                 return False
+            numbers = {k: v for k, v in _layer_numbers(self.layer).items() if v}
+            if (match := _penalty_match(*fit, numbers, key)) is None:  # fixp24: no stated strength explains it
+                self.penalties[key] = "stated"
+                stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states no number"
+                self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
+                return True
             self.penalties[key] = "unknown"
-            self.find("penalty-unknown", t, "info", w=key, fit=fit)
+            self.find("penalty-unknown", t, "info", w=key, fit=_fit_text(*fit, "P"), match=match[0], conv=match[1],
+                      attrs=" and ".join(dict.fromkeys(match[2])))
             return True
         l1, l2, names = stated
         self.penalties[key] = "stated"

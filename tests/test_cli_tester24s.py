@@ -127,7 +127,7 @@ class Dense:
     text = both(p)
     assert p.returncode == 3, text
     assert "NOT CHECKED: Dense: dW has a term that does not multiply dY" in text, text
-    assert "backward(0)'s dW = 0.02*P with P = W" in text and "set the penalty's strength to 0" in text, text
+    assert "backward(0)'s dW = 0.02*P with P = W" in text and "0.02 is 2*lam with lam = 0.01" in text and "set lam to 0" in text, text
     f.write_text(body.replace("DW", "2 * self.X.T @ dY"))
     p = run_here("check", f"{f}::Dense", "--input-shape", "4,3", "--init", '{"n_in": 3, "n_out": 2}')
     assert p.returncode == 1, both(p)
@@ -286,3 +286,96 @@ def test_a_forward_with_its_backward_under_another_name_gets_the_adapter_to_writ
     p = run_here("check", "pair.py::convolution", *shapes, cwd=tmp_path)
     text = both(p)
     assert p.returncode == 1 and "dbias has shape (3, 1), expected (3,), the shape of bias: values right" in text, text
+
+
+LIN_PLUS_W = '''
+import numpy as np
+
+
+class Lin:
+    def __init__(self):
+        r = np.random.default_rng(0)
+        self.params = {"W": r.standard_normal((4, 3)), "b": np.zeros(3)}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY + self.params["W"]   # bug: + W
+        self.grads["b"] = dY.sum(0)
+        return dY @ self.params["W"].T
+
+
+class LinReg(Lin):
+    def __init__(self, reg=0.1):
+        super().__init__()
+        self.reg = reg
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.X.T @ dY + COEF * self.params["W"]
+        return dX
+'''
+
+
+def test_a_dy_free_term_no_stated_number_explains_is_a_bug_not_a_penalty(tmp_path):
+    """fixp24: a layer with no regulariser at all whose dW adds W (a = 1) FAILs naming the term 1*W as a bug (it
+    was NOT CHECKED 'Set the regularisers to 0' after 179520d, with no regulariser to set); a term 0.1*W with
+    reg = 0.1 stated (the coefficient is reg, CS231n's 0.5*reg*sum(W**2) convention) is NOT CHECKED naming reg and
+    both conventions; 0.3*W with reg = 0.1 (neither reg nor 2*reg) FAILs."""
+    f = tmp_path / "lin.py"
+    f.write_text(LIN_PLUS_W.replace("COEF", "self.reg"))
+    p = run_here("check", f"{f}::Lin", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "FAIL" in text and "NOT CHECKED" not in text and "regularisers to 0" not in text, text
+    assert "1*W" in text and "no number the layer states" in text, text
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "NOT CHECKED: LinReg" in text and "0.1*P with P = W: 0.1 is reg" in text, text
+    assert "reg = 0.1" in text and "0.5*reg*sum(W**2)" in text and "reg*sum(W**2) -> 2*reg*W" in text, text
+    assert "set reg to 0" in text, text
+    f.write_text(LIN_PLUS_W.replace("COEF", "self.reg").replace("self.reg = reg", "self.reg = np.float64(reg)"))
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")  # a numpy number states it too
+    assert p.returncode == 3 and "0.1 is reg with reg = 0.1" in both(p), both(p)
+    f.write_text(LIN_PLUS_W.replace("COEF", "0.3"))
+    p = run_here("check", f"{f}::LinReg", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "0.3*W" in text and "NOT CHECKED" not in text, text
+
+
+def test_a_reference_given_but_not_compared_says_why_not_pass_reference(tmp_path):
+    """fixp24: a dropout checked in training mode with --reference manualprop.Dropout: the reference draws its own
+    mask, so it is not compared; the PASS's forward line said 'pass --reference manualprop.Dropout' to a user who
+    had. It says the reference was not compared and why; without --reference the hint stays."""
+    f = tmp_path / "drop.py"
+    f.write_text('''
+import numpy as np
+
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+        self.rng = np.random.default_rng(0)
+
+    def forward(self, X, training=True):
+        if not training:
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+''')
+    args = ("check", f"{f}::Dropout", "--input-shape", "5,4", "--training")
+    p = run_here(*args, "--reference", "manualprop.Dropout")
+    text = both(p)
+    assert p.returncode == 0 and "PASS: Dropout" in text, text
+    assert "pass --reference" not in text, text
+    assert "--reference manualprop.Dropout was not compared: the forward is random in training mode" in text, text
+    p = run_here(*args)
+    assert "pass --reference manualprop.Dropout to compare them" in both(p), both(p)
