@@ -4179,29 +4179,26 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
 
 def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
                     alternatives: Mapping[str, Any] | None = None, spent: Callable[[], bool] | None = None) -> Finding:
-    """The finding of one wrong gradient ``t``: :func:`name_signature`, refined, then the layer-aware signatures
-    (:data:`_DETECTORS`), else the worst element; the one path of ``gradcheck check`` (:func:`_tensor_signature`)
-    and of the grader (:func:`name_graded`; newuser24 M1: "no known bug pattern" where check named the bug).
+    """One wrong gradient ``t``'s finding: :func:`name_signature`, refined, then :data:`_DETECTORS`, else the worst
+    element; one path for ``gradcheck check`` (:func:`_tensor_signature`) and the grader (:func:`name_graded`).
 
     Parameters
     ----------
     L : _Layer
         The layer: inputs, parameters, output ``Y``, upstream gradient ``G``, forward.
     t : str
-        The tensor's display name (``"dX"``, ``"dW"``).
+        The tensor's display name (``"dX"``).
     m, n : ndarray
         The gradient under suspicion and the correct one, of one shape (NaN in ``n``: a kink, left out).
     rtol, atol : float
         The comparison's tolerances (the worst element is told with them; ``atol`` below
         :data:`gradcheck.compare.ATOL_FLOOR` rescales both tensors to order 1 for the signatures).
     part : mapping, optional
-        The sampled entries of a large tensor (``{key: [index, ...]}``): the detectors that difference the whole
-        tensor again are skipped.
+        A large tensor's sampled entries (``{key: [index, ...]}``): no detector differences it whole again.
     alternatives : mapping of str -> ndarray, optional
         Known wrong answers and their sentences (:func:`name_signature`).
     spent : callable, optional
-        ``spent()`` true: no further layer-aware signature is started (the grader's budget of forwards,
-        :func:`name_graded`; None: every one is tried).
+        Once ``spent()`` (the grader's budget of forwards, :func:`name_graded`), no further detector starts.
 
     Returns
     -------
@@ -4221,7 +4218,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    bias = p is not None and p.ndim >= 1 and np.squeeze(p).ndim <= 1 and "b" in key.lower()  # a pair's b, (1, d)
+    bias = p is not None and (p.ndim == 1 or p.ndim == 2 and p.shape[0] == 1) and "b" in key.lower()  # not Ng's (d, 1)
     f = name_signature(t, m, n, is_bias=bias,
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
