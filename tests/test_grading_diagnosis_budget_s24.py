@@ -24,7 +24,8 @@ class Counting(MaxPoolOverlapOverwrites):
         return super().forward(X, training)
 
 
-def _graded(forwards):
+def _graded_point():
+    """The buggy layer after one forward and backward, its input, upstream gradient and both dX; calls reset."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal(MaxPoolOverlap.INPUT)
     ref, bug = MaxPoolOverlap(), Counting()
@@ -34,6 +35,11 @@ def _graded(forwards):
     bug.forward(X)
     got = bug.backward(G.copy())
     Counting.calls = 0
+    return bug, X, G, got, expected
+
+
+def _graded(forwards):
+    bug, X, G, got, expected = _graded_point()
     finding = name_graded(bug, [X], "dX", got, expected, G=G, forwards=forwards)
     return finding, Counting.calls
 
@@ -71,14 +77,6 @@ def test_the_sentence_does_not_depend_on_the_clock(monkeypatch):
 def test_zero_means_numbers_alone(forwards):
     from gradcheck.grading.diagnosis import diagnose
 
-    rng = np.random.default_rng(3)
-    X = rng.standard_normal(MaxPoolOverlap.INPUT)
-    ref, bug = MaxPoolOverlap(), Counting()
-    G = rng.standard_normal(ref.forward(X).shape)
-    ref.forward(X)
-    expected = ref.backward(G)
-    bug.forward(X)
-    got = bug.backward(G.copy())
-    Counting.calls = 0
+    bug, X, G, got, expected = _graded_point()
     diagnose("dX", got, expected, layer=bug, inputs=[X], upstream=G, forwards=forwards)
     assert Counting.calls == 0
