@@ -775,6 +775,12 @@ DIAGNOSES: dict[str, Record] = {
         "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
         "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
         "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "pool-stride-ignored": Record(
+        "the stride ignored in backward", "{t} is {mode} pooling's gradient over windows whose corners are at (h, w), "
+        "not at (h*stride, w*stride): forward (stride {s}, windows of {k}) takes output (h, w)'s window from row "
+        "h*stride and column w*stride on, so backward must route dY[h, w] back there; it ignores the stride",
+        "place each window where forward took it: vert_start = h * stride, horiz_start = w * stride (then "
+        "vert_end = vert_start + f, horiz_end = horiz_start + f)", "21-pooling.md"),
     "window-overwrites": Record(
         "window assigned, not added", "{t} keeps one window's gradient where pooling windows overlap ({k} of "
         "{size} elements of {t} lie in two or more windows): backward assigns (=) the whole window, wiping the "
@@ -3296,18 +3302,12 @@ def _window_signature(L: _Layer, key, m):
     if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size:
         return None
     i, x = got
-    big, windows = 4 * float(np.abs(x).max(initial=0.0)) + 10.0, np.zeros((L.Y.size, x.size), dtype=bool)
-    for j in range(x.size):
-        xj = x.copy()
-        xj.flat[j] = big
-        windows[:, j] = (np.abs(L.fwd_with(i, xj) - L.Y) > 1e-9 * big).ravel()
+    windows = _forward_windows(L, i, x)
     sizes, flat, G = windows.sum(axis=1), x.ravel(), L.G.ravel()
     if not windows.any(axis=0).any() or np.any(sizes == 0):
         return None
     pick = np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1)  # each window's maximum
-    right = np.zeros(x.size)
-    np.add.at(right, pick, G)
-    if not close(L.numer([key])[key].ravel(), right, 1e-5):
+    if not close(L.numer([key])[key].ravel(), _pooled(windows, flat, G, "max"), 1e-5):
         return None  # not a max pool over these windows
     if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
         return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
@@ -3315,6 +3315,86 @@ def _window_signature(L: _Layer, key, m):
     for which, hit, o in _one_writer(windows) if shared else ():
         if close(m.ravel(), np.where(hit & (pick[o] == np.arange(x.size)), G[o], 0.0), 1e-5):
             return "window-overwrites", {"k": shared, "size": x.size, "which": which}
+    return None
+
+
+def _forward_windows(L: _Layer, i: int, x: np.ndarray) -> np.ndarray:
+    """``(outputs, input elements)`` booleans: which elements of input ``i`` (``x``) each output reads, read from
+    forward (an element made far larger changes exactly the outputs whose window holds it: one forward per element);
+    found once per layer and input (kept on ``L``)."""
+    cache = L.__dict__.setdefault("_windows", {})
+    if i not in cache:
+        big, windows = 4 * float(np.abs(x).max(initial=0.0)) + 10.0, np.zeros((L.Y.size, x.size), dtype=bool)
+        for j in range(x.size):
+            xj = x.copy()
+            xj.flat[j] = big
+            windows[:, j] = (np.abs(L.fwd_with(i, xj) - L.Y) > 1e-9 * big).ravel()
+        cache[i] = windows
+    return cache[i]
+
+
+def _pooled(windows: np.ndarray, flat: np.ndarray, G: np.ndarray, mode: str) -> np.ndarray:
+    """Pooling's gradient of the input (flattened) over ``windows`` (outputs x input elements) for the flattened
+    upstream gradient ``G``: ``"max"`` routes each output's ``G`` to its window's largest element of ``flat``,
+    ``"average"`` spreads it evenly over its window."""
+    if mode == "average":
+        return (windows * (G / windows.sum(axis=1))[:, None]).sum(axis=0)
+    out = np.zeros(flat.size)
+    np.add.at(out, np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1), G)
+    return out
+
+
+def _window_boxes(windows: np.ndarray, x_shape: tuple, y_shape: tuple) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(strides, extent)`` when every output's window is a box of one extent (per axis) in the input, whose corner
+    along each axis is the output's index there times that axis's stride (a pooling's windows without padding:
+    ``vert_start = h * stride``); None otherwise. An axis of one output has stride 1."""
+    if len(x_shape) != len(y_shape):
+        return None
+    idx = np.array(np.unravel_index(np.arange(windows.shape[0]), y_shape)).T
+    lo, hi = np.zeros_like(idx), np.zeros_like(idx)
+    for o, row in enumerate(windows):
+        at = np.array(np.unravel_index(np.flatnonzero(row), x_shape))
+        if not at.size:
+            return None
+        lo[o], hi[o] = at.min(axis=1), at.max(axis=1)
+        if at.shape[1] != np.prod(hi[o] - lo[o] + 1):
+            return None  # not a box
+    extent = hi[0] - lo[0] + 1
+    last = np.argmax(idx, axis=0)  # per axis, an output of the largest index there: its corner over its index
+    strides = np.array([lo[o, a] // idx[o, a] if idx[o, a] else 1 for a, o in enumerate(last)])
+    if np.any(hi - lo + 1 != extent) or np.any(lo != idx * strides):
+        return None
+    return strides, extent
+
+
+def _pool_stride_signature(L: _Layer, key, m, n):
+    """A pooling backward that ignores the stride (Kulbear's published ``pool_backward``, tester24s g07/g11:
+    ``vert_start = h`` where ``h * stride`` is due): forward's windows (:func:`_forward_windows`) are boxes with a
+    stride above 1 (:func:`_window_boxes`), the correct gradient is max or average pooling's over them, and ``m`` the
+    same pooling's over boxes of the same extent with their corners at the output's index (stride 1)."""
+    if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size or not np.all(np.isfinite(n)):
+        return None
+    i, x = got
+    windows = _forward_windows(L, i, x)
+    if (boxes := _window_boxes(windows, x.shape, L.Y.shape)) is None or np.all(boxes[0] == 1):
+        return None
+    strides, extent = boxes
+    idx = np.array(np.unravel_index(np.arange(L.Y.size), L.Y.shape)).T
+    if np.any(idx.max(axis=0) + extent > np.array(x.shape)):
+        return None
+    unstrided = np.zeros_like(windows)
+    for o, corner in enumerate(idx):
+        box = np.zeros(x.shape, dtype=bool)
+        box[tuple(slice(c, c + e) for c, e in zip(corner, extent))] = True
+        unstrided[o] = box.ravel()
+    flat, G = x.ravel(), L.G.ravel()
+    for mode in ("max", "average"):
+        if close(n.ravel(), _pooled(windows, flat, G, mode), 1e-5):
+            if close(m.ravel(), _pooled(unstrided, flat, G, mode), 1e-5):
+                moved = [int(s) for s in strides[strides > 1]]
+                return "pool-stride-ignored", {"s": moved[0] if len(set(moved)) == 1 else tuple(moved), "mode": mode,
+                                               "k": "x".join(str(int(e)) for e in extent[strides > 1])}
+            return None
     return None
 
 
@@ -4340,6 +4420,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _window_signature(L, key, m),
+    lambda L, t, key, m, n: _pool_stride_signature(L, key, m, n),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
