@@ -1717,6 +1717,11 @@ class LossFunction:
     def _args(self, y_true, y_pred):
         return (y_pred, y_true) if self.pred_first else (y_true, y_pred)
 
+    def loaded_with(self, init):
+        """This loss function with the arguments ``init`` in place of its own (``reg = 0``), as
+        :meth:`gradcheck.sandbox.RemoteLoss.loaded_with` builds a sandboxed one."""
+        return LossFunction(self.fn, init)
+
     def forward(self, y_true, y_pred):
         """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss. With a derivative
         function, ``fn`` and it in their names' order (the loss, and ``dx`` kept).
@@ -5708,6 +5713,31 @@ def numpy_patched(layer):
         if now is not orig:
             out[name] = str(getattr(now, "__module__", None) or type(now).__name__)[:80]
     return out
+
+
+#: The words of a regulariser's strength in an attribute's name (:func:`strength_name`): CS231n's ``reg``, Neural
+#: Networks from Scratch's ``weight_regularizer_l2``, Keras's ``l1``/``l2``, ``lam``/``lambd``/``lambda_``, PyTorch's
+#: ``weight_decay``, ``wd``, scikit-learn's ``alpha``, ``penalty``.
+_STRENGTH_WORDS = re.compile(r"regs?|regul[a-z]*|l[12][a-z0-9]*|lamb?d?a?|lamda|lmbda?|penalt[a-z]*|alpha[0-9]*|wd|w?decay")
+
+
+def strength_name(name: str) -> bool:
+    """Whether the attribute name ``name`` reads as a regulariser's strength, with or without leading underscores
+    (``reg``, ``self._reg``, ``weight_regularizer_l2``, ``l2_lambda``, ``weight_decay``, ``alpha``): a word of it,
+    split at underscores and case changes, is one of :data:`_STRENGTH_WORDS` (``decay`` only beside ``weight``).
+    ``stride``, ``eps``, ``momentum``, ``lr`` are not."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    return any(_STRENGTH_WORDS.fullmatch(w) and (not w.endswith("decay") or "weight" in words or w == "wdecay")
+               for w in words)
+
+
+def penalty_numbers(layer):
+    """``{name: value}`` of the numbers among ``layer``'s own attributes (``__dict__`` and slots; not bools, finite,
+    nonzero) whose names read as a regulariser's strength (:func:`strength_name`), private ones (``self._reg``) too:
+    the strengths a penalty's gradient in backward may be made of (:meth:`gradcheck.diagnose._Probes.penalty`)."""
+    return {k: float(v) for k, v in list(_fields(layer).items())[:MAX_PROBED * 4]
+            if isinstance(k, str) and strength_name(k) and isinstance(v, (int, float, np.number))
+            and not isinstance(v, (bool, np.bool_)) and np.isfinite(v) and v != 0}
 
 
 def random_draws(layer):

@@ -1292,7 +1292,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
-                                     y_true, y_pred, res.rtol, loss_arg_names(loss))
+                                     y_true, y_pred, res.rtol, loss_arg_names(loss), loss=loss, init=init)
         finding = better_finding(finding, eps_finding)  # the copy without the eps: exact, where the eps blurs
         if finding is None and g in res.failing_tensors:  # tester21s M6: a layer's fallback line, for a loss too
             from .diagnose import _worst_element

@@ -1552,7 +1552,8 @@ def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
                     "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str),
-                    "numpy_patched": ("{}'s numpy functions", dict)}
+                    "numpy_patched": ("{}'s numpy functions", dict),
+                    "penalty_numbers": ("{}'s regulariser strengths", dict)}
 
 
 class _Remote:
@@ -1599,6 +1600,12 @@ class _Remote:
                              "was released (RemoteLayer.release).")
         return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed,
                                   shared=shared)
+
+    def release(self) -> None:
+        """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
+        if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
+            self._sandbox.request("free", {"id": self._id}, what=f"releasing a copy of {self.class_name}")
+        self._released = True
 
     def adapter(self, name: str, *args: Any) -> Any:
         """The adapters' ``name(obj, *args)`` (a function of :mod:`gradcheck._adapters` named in
@@ -1856,12 +1863,6 @@ class RemoteLayer(_Remote):
                          **({"mode_labels": [_clean(x) for x in labels]} if index is not None else {})}
         self._meta = {**self._meta, "protocol": dict(self.protocol)}
 
-    def release(self) -> None:
-        """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
-        if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
-            self._sandbox.request("free", {"id": self._id}, what=f"releasing a copy of {self.class_name}")
-        self._released = True
-
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = _names(self.forward_params, len(inputs))
         xs = ", ".join(f"{n} of shape {fmt_shape(np.shape(x))}" for n, x in zip(names, inputs))
@@ -1916,6 +1917,14 @@ class RemoteLoss(_Remote):
         if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
             call, pred = f"forward({names[0]}, {names[1]})", names[0]
         return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
+
+    def loaded_with(self, init: Mapping[str, Any]) -> RemoteLoss:
+        """This loss built again in the child (the same file and name) with the arguments ``init`` in place of its
+        own (CS231n's ``svm_loss_naive(W, X, y, reg)`` with ``reg = 0``: its gradient without the penalty), as
+        :meth:`RemoteLayer.loaded_with` builds a layer. A new object in the child (:meth:`release` frees it).
+        Raises as :meth:`Sandbox.load_loss`."""
+        file, cls = self.__dict__["_loaded"][:2]
+        return self._sandbox.load_loss(file, cls, dict(init))
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""

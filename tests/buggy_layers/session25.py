@@ -71,3 +71,32 @@ def poolstride_backward(dA, cache, mode="max"):
 
 poolstride_forward = poolavg_forward = poolstrideavg_forward = pool_forward
 poolavg_backward, poolstrideavg_backward = pool_backward, poolstride_backward
+
+
+# ---- a strided layer (a 1-D pooling of stride 1 and window 1: a Linear) whose dW adds W by mistake: stride = 1 is
+# no regulariser's strength (session 24's leftover: "1 is stride", NOT CHECKED), so the term is a bug
+class StridedLinear:
+    INPUT = (5, 4)
+
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(0).standard_normal((4, 3)), "b": np.zeros(3)}
+        self.grads = {}
+        self.stride = 1
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X[:, ::self.stride] @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X[:, ::self.stride].T @ dY
+        self.grads["b"] = dY.sum(0)
+        dX = np.zeros_like(self.X)
+        dX[:, ::self.stride] = dY @ self.params["W"].T
+        return dX
+
+
+class StridedLinearPlusW(StridedLinear):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.grads["W"] + self.stride * self.params["W"]  # BUG: + W (read as "1 is stride")
+        return dX
