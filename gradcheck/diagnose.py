@@ -663,6 +663,13 @@ DIAGNOSES: dict[str, Record] = {
         "every step but the last misses the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
+    "rnn-carry-scaled": Record(
+        "hidden-state gradient carried scaled", "{t}[:, t] is the gradient with what comes back from the later steps "
+        "(in an RNN: from step t+1 through the hidden state, dh_next or dprev) multiplied by {c:g} at each step "
+        "(checked at steps {steps} of 0..{last}, and right at the last): backward adds {c:g} * dprev to step t's "
+        "upstream gradient, where the chain rule adds dprev itself, so step t+k's gradient reaches step t scaled by "
+        "{c:g}**k{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, with no factor on "
+        "dprev (the gradient of h_prev that step t+1's backward returned)", "31-rnn-bptt.md"),
     "first-step-missing": Record(
         "the first time step missing", "{t} {be} the gradients of the sequence without its first step: forward run "
         "on steps 1..{last} from the state after step 0 (its output there) as the initial state gives the same outputs, "
@@ -3791,14 +3798,39 @@ def _carry_signature(L: _Layer, key, m, n):
     moved[:, T - 1] += 0.5 + np.abs(moved[:, T - 1])
     if not np.array_equal(L.fwd_with(0, moved)[:, : T - 1], Y[:, : T - 1]):
         return None  # not causal: no hidden state carried forward in time
-    steps = sorted({0, T - 2})
-    for t in steps:  # two steps, not all T: each costs a numerical gradient of the whole sequence
+    steps, c = sorted({0, T - 2}), 0.0
+    for t in steps[::-1]:  # two steps, not all T: each costs a numerical gradient of the whole sequence
         Gt = np.zeros_like(G)
         Gt[:, t] = G[:, t]
         alone = L.numer([key], G=Gt)[key][:, t]
-        if not close(m[:, t], alone, 1e-5) or close(n[:, t], alone, 1e-5):
+        if close(n[:, t], alone, 1e-5):
             return None
+        if not c and close(m[:, t], alone, 1e-5):
+            continue  # nothing carried
+        if t == T - 2 and not c:  # the carry scaled by c: step T-1's gradient reaches step T-2 times c
+            if (c := _carried_share(L, key, m[:, t] - alone, T - 1, t)) is None:
+                return None
+            continue
+        scaled = G * c ** np.arange(T).reshape(1, T, *[1] * (G.ndim - 2))  # step tau's reaches step 0 times c**tau
+        if not (c and close(m[:, 0], L.numer([key], G=scaled)[key][:, 0], 1e-5)):
+            return None
+    if c:
+        return "rnn-carry-scaled", {"c": c, "T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
     return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
+
+
+def _carried_share(L: _Layer, key: str, rest: np.ndarray, tau: int, t: int) -> float | None:
+    """``c`` when ``rest`` (backward's gradient of input step ``t`` less that of step t's own output) is ``c`` times
+    the gradient step ``tau``'s output sends back to input step ``t`` (central differences, the upstream gradient
+    cut to step ``tau``), ``0 < |c - 1|`` and c not 0 (to 1e-5; a carry scaled by c); None otherwise."""
+    Gt = np.zeros_like(L.G)
+    Gt[:, tau] = L.G[:, tau]
+    back = L.numer([key], G=Gt)[key][:, t]
+    bb = float(np.sum(back * back))
+    c = float(np.sum(rest * back)) / bb if bb else 0.0
+    if not c or abs(c - 1) < 1e-4 or not close(rest, c * back, 1e-5, 1e-9):
+        return None
+    return round(c, 6) if abs(c - round(c, 6)) < 1e-7 else c
 
 
 def _steps_not_summed(L: _Layer, key, m, n):
@@ -3987,16 +4019,18 @@ def _as_one(diag: Diagnosis, found: list[Finding], merged: Finding) -> None:
 
 
 def _one_carry(L: _Layer, diag: Diagnosis) -> None:
-    """The ``rnn-no-carry`` finding with the other failing tensors (h0's, the weights') named in it as wrong through
-    the same missing term, instead of one "no known bug pattern" each."""
-    carry = _of_code(diag, "rnn-no-carry")[:1]
+    """The ``rnn-no-carry`` (or ``rnn-carry-scaled``) finding with the other failing tensors (h0's, the weights')
+    named in it as wrong through the same term, instead of one "no known bug pattern" each."""
+    carry = (_of_code(diag, "rnn-no-carry") or _of_code(diag, "rnn-carry-scaled"))[:1]
     others = [f for f in _of_code(diag, "wrong-values") if f.severity == "error"]
     if not carry or not others:
         return
+    scaled = re.search(r"multiplied by (\S+) at each step", carry[0].message)
     also = (f"; {', '.join(f.tensor for f in others)} {'are' if len(others) > 1 else 'is'} wrong through the same "
-            "missing term (they sum the steps' gradients)")
+            f"{'scaled' if scaled else 'missing'} term (they sum the steps' gradients)")
     T = L.inputs[0].shape[1]
-    _as_one(diag, carry + others, _find("rnn-no-carry", carry[0].tensor, T=T, last=T - 1, also=also,
+    _as_one(diag, carry + others, _find(carry[0].code, carry[0].tensor, T=T, last=T - 1, also=also,
+                                        c=float(scaled[1]) if scaled else 0.0,
                                         steps=" and ".join(map(str, sorted({0, T - 2})))))
 
 

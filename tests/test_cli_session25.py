@@ -128,3 +128,19 @@ def test_a_loss_functions_penalty_gradient_of_another_convention_is_named(tmp_pa
         assert p.returncode == 0, both(p)
     p = run_here("check", f"{svm(tmp_path, grad='reg * W', data='pass')}::svm_loss_naive", *SVM_INIT)
     assert p.returncode == 1 and "penalty term" not in both(p) and "no known bug pattern" in both(p), both(p)
+
+
+def test_an_rnn_carrying_half_the_hidden_states_gradient_is_named(tmp_path):
+    """The planted RNNNoCarryHalf (session 16: ``dY[:, t] + 0.5 * dprev``) FAILed "no known bug pattern" in every
+    tensor: the factor is read off step T-2 (its gradient less step T-2's own output's is 0.5 times what step T-1's
+    output sends back) and confirmed at step 0 (step tau's gradient reaching it times 0.5**tau): one sentence names
+    it, with h0's and the weights' gradients wrong through it; the missing carry keeps its own name."""
+    f = TABLE / "rnn_seq.py"
+    p = run_here("check", f"{f}::RNNNoCarryHalf", "--input-shape", "3,4,2;3,3")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "multiplied by 0.5 at each step (checked at steps 0 and 2 of 0..3, and right at the last): backward adds " \
+           "0.5 * dprev to step t's upstream gradient" in text, text
+    assert "dh0, dWx, dWh, db are wrong through the same scaled term" in text and "no known bug" not in text, text
+    p = run_here("check", f"{f}::RNNNoCarry", "--input-shape", "3,4,2;3,3")
+    assert p.returncode == 1 and "is the gradient of step t's own output alone" in both(p), both(p)

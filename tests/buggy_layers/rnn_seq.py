@@ -50,7 +50,8 @@ class RNNNoCarry(RNN):
 
 
 class RNNNoCarryHalf(RNN):
-    """Not this bug: the carried gradient halved (no name fits; the carry is there)."""
+    """Not this bug: the carried gradient halved (the carry is there, scaled; named rnn-carry-scaled since session 25,
+    "no known bug pattern" before)."""
 
     def backward(self, dhs):
         for g in self.grads.values():
