@@ -982,6 +982,50 @@ def not_a_layer(name, mod=None, fn=None):
             f"--init '{{\"X\": [[...], ...], \"y\": [...], \"reg\": 0.1}}'). {expected()}")
 
 
+#: The words of a forward-like and a backward-like method's name (:func:`no_layer_methods`): Caffe's
+#: ``bottom``/``top`` (nicodjimenez/lstm's ``bottom_data_is``/``top_diff_is``), Theano's ``fprop``/``bprop``.
+_FORWARD_WORDS, _BACKWARD_WORDS = ("forward", "fprop", "bottom", "data", "predict", "run"), (
+    "backward", "bprop", "top", "diff", "grad")
+
+
+def no_layer_methods(cls, file=""):
+    """The usage error for a class with neither ``forward`` nor ``backward`` (nor Keras's ``call``, PyTorch's
+    ``__call__``, ML-From-Scratch's ``forward_pass``, micrograd's ``parameters``: refused by their own words), saying
+    what it has (its public methods with their signatures) and the adapter class a student writes around it: a
+    forward and a backward calling its own methods (read from their names, :data:`_FORWARD_WORDS`), the weights its
+    own arrays (tester24s l01: nicodjimenez/lstm's ``LstmNode(lstm_param, lstm_state)`` got a refusal about its
+    constructor's arguments); ``""`` for any other class."""
+    if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in (
+            "forward", "backward", "call", "__call__", "forward_pass", "parameters")):
+        return ""
+    meths = [(k, v) for k, v in list(vars(cls).items())[:MAX_WALKED] if inspect.isfunction(v) and not k.startswith("_")]
+    name = cls.__name__
+
+    def pick(words):
+        return next((k for k, _ in meths if any(w in k.lower() for w in words)), None)
+    fwd, bwd = pick(_FORWARD_WORDS), pick(_BACKWARD_WORDS)
+    fcall = f"self.node.{fwd}(X, ...)" if fwd else "the method of its forward pass, on X"
+    bcall = f"self.node.{bwd}(dY, ...)" if bwd else "the method of its backward pass, on dY"
+    where = f" beside {os.path.basename(file)}" if file else ""
+    return (f"{name} has no forward() and no backward() method: its public methods are "
+            f"{', '.join(_unbound(_written_as(v, k)) for k, v in meths) or 'none'}, so gradcheck cannot call it as a layer "
+            f"(forward(X) -> Y and backward(dY) -> dX on numpy arrays). To check it, write a class{where} that "
+            f"presents that protocol and check that class: class {name}Layer: def __init__(self): self.node = "
+            f"{_unbound(_written_as(cls.__init__, name))} (its arguments built "
+            "here from numbers); self.params = {name: each weight array the node computes with, the same objects, "
+            "not copies}; self.grads = {}.   def forward(self, X): " + fcall + "; return a copy of its output "
+            "array.   def backward(self, dY): set the gradients it adds into (+=) to zeros; " + bcall + "; "
+            "self.grads = {name: the gradient it left for that weight}; return the gradient of X it computed.   An "
+            "input it returns no gradient for is held as a constant (self._x = ..., the leading underscore says so); "
+            "several inputs and outputs are forward(h, s) and backward returning a tuple (dh, ds). "
+            f"Then: gradcheck check FILE::{name}Layer --input-shape ...")
+
+
+def _unbound(written):
+    """A method's :func:`_written_as` without its ``self``: ``f(self, x)`` as ``f(x)``."""
+    return written.replace("(self, ", "(", 1).replace("(self)", "()", 1)
+
+
 def check_init(kind, target, init, n_inputs=None):
     """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments, or a
     class's constructor has a required argument (other than ``rng``) that ``init`` does not give.
@@ -1018,6 +1062,9 @@ def check_init(kind, target, init, n_inputs=None):
                         f"{', '.join(named) or 'no keyword arguments'}.")
     if kind == "functions":
         _backward_missing(*target, init, n_inputs)
+    if kind == "class" and (why := no_layer_methods(target, getattr(sys.modules.get(target.__module__), "__file__",
+                                                                    ""))):
+        raise InitError(why)
     extra = (ps[1:] if objective(fn, init) else ps[2:]) if kind == "loss_function" else ps if kind == "class" else []
     missing = [p.name for p in extra if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in _NAMED]

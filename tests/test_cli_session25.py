@@ -144,3 +144,84 @@ def test_an_rnn_carrying_half_the_hidden_states_gradient_is_named(tmp_path):
     assert "dh0, dWx, dWh, db are wrong through the same scaled term" in text and "no known bug" not in text, text
     p = run_here("check", f"{f}::RNNNoCarry", "--input-shape", "3,4,2;3,3")
     assert p.returncode == 1 and "is the gradient of step t's own output alone" in both(p), both(p)
+
+
+NODE = '''
+import numpy as np
+
+
+class Param:
+    def __init__(self, n, d):
+        rng = np.random.default_rng(0)
+        self.w, self.b = 0.3 * rng.standard_normal((n, d + n)), 0.1 * rng.standard_normal(n)
+        self.w_diff, self.b_diff = np.zeros_like(self.w), np.zeros_like(self.b)
+
+
+class State:
+    def __init__(self, n):
+        self.h, self.bottom_diff_h = np.zeros(n), np.zeros(n)
+
+
+class TanhNode:
+    def __init__(self, param, state):
+        self.param, self.state = param, state
+
+    def bottom_data_is(self, x, h_prev=None):
+        if h_prev is None:
+            h_prev = np.zeros_like(self.state.h)
+        self.xc = np.hstack((x, h_prev))
+        self.state.h = np.tanh(self.param.w @ self.xc + self.param.b)
+
+    def top_diff_is(self, top_diff_h):
+        dz = DZ
+        self.param.w_diff += np.outer(dz, self.xc)
+        self.param.b_diff += dz
+        self.state.bottom_diff_h = (self.param.w.T @ dz)[len(self.xc) - len(dz):]
+'''
+ADAPTER = '''
+import numpy as np
+
+from node import Param, State, TanhNode
+
+
+class TanhNodeLayer:
+    def __init__(self):
+        self.param = Param(4, 3)
+        self.node = TanhNode(self.param, State(4))
+        self._x = np.linspace(-1, 1, 3)
+        self.params = {"w": self.param.w, "b": self.param.b}
+        self.grads = {}
+
+    def forward(self, h_prev):
+        self.node.bottom_data_is(self._x, h_prev)
+        return self.node.state.h.copy()
+
+    def backward(self, dh):
+        self.param.w_diff, self.param.b_diff = np.zeros_like(self.param.w), np.zeros_like(self.param.b)
+        self.node.top_diff_is(dh)
+        self.grads = {"w": self.param.w_diff, "b": self.param.b_diff}
+        return self.node.state.bottom_diff_h
+'''
+
+
+def test_a_class_without_forward_and_backward_is_told_so_with_the_adapter_to_write(tmp_path):
+    """tester24s l01: nicodjimenez/lstm's LstmNode (Caffe's names: bottom_data_is(x, s_prev, h_prev), top_diff_is(
+    top_diff_h, top_diff_s); objects as constructor arguments) got "LstmNode(lstm_param, lstm_state) needs
+    lstm_param, lstm_state, which only --init can give". The refusal now says what it found (no forward, no backward;
+    its methods) and the adapter class to write around it; the adapter written as it says (a node of the same
+    protocol) is checked: PASS, and FAIL with the node's tanh derivative missing."""
+    (tmp_path / "node.py").write_text(NODE.replace("DZ", "(1 - self.state.h ** 2) * top_diff_h"))
+    p = run_here("check", f"{tmp_path / 'node.py'}::TanhNode", "--input-shape", "4")
+    text = both(p)
+    assert p.returncode == 2 and "which only --init can give" not in text, text
+    assert "TanhNode has no forward() and no backward() method: its public methods are bottom_data_is(x, " \
+           "h_prev=None), top_diff_is(top_diff_h), so gradcheck cannot call it as a layer" in text, text
+    assert "class TanhNodeLayer: def __init__(self): self.node = TanhNode(param, state)" in text, text
+    assert "def forward(self, X): self.node.bottom_data_is(X, ...)" in text, text
+    assert "self.node.top_diff_is(dY, ...)" in text and "check FILE::TanhNodeLayer" in text, text
+    (tmp_path / "layer.py").write_text(ADAPTER)
+    p = run_here("check", f"{tmp_path / 'layer.py'}::TanhNodeLayer", "--input-shape", "4")
+    assert p.returncode == 0 and "PASS: TanhNodeLayer" in both(p), both(p)
+    (tmp_path / "node.py").write_text(NODE.replace("DZ", "top_diff_h"))
+    p = run_here("check", f"{tmp_path / 'layer.py'}::TanhNodeLayer", "--input-shape", "4")
+    assert p.returncode == 1, both(p)
