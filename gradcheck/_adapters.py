@@ -1254,10 +1254,30 @@ class FunctionPair:
         self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if _numbers(e) else e for j, e in v.items()}
                         if isinstance(v, dict) else v for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
+        self._dict_weights(bwd)
         self.backward_keywords = backward_keywords(bwd, self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
         self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
+
+    def _dict_weights(self, bwd):
+        """Andrew Ng's pairs (deep-learning.ai's ``rnn_cell_forward(xt, a_prev, parameters)`` with
+        ``rnn_cell_backward(da_next, cache) -> {"dxt": ..., "da_prev": ..., "dWax": ...}``): when backward returns a
+        dict (:func:`dict_gradients`) with a key ``"d" + name`` for a float array of a dict argument of ``init``
+        (``parameters["Wax"]``), every float array of those dicts is a weight (:attr:`params`, passed to forward
+        itself, not a copy, so perturbing it moves forward), its gradient the key ``"d" + name`` (0 without one: a
+        weight forward's checked outputs do not reach, ``Wya`` beside ``a_next``)."""
+        self.grad_keys = dict_gradients(bwd) or []
+        if self.grad_keys:  # JSON's nested lists in a dict argument (parameters["Wax"]: a matrix) as float64 arrays
+            self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if isinstance(e, list) and _nested_numbers(e)
+                                and _numbers_kind(e) in "fiu" else e for j, e in v.items()} if isinstance(v, dict)
+                            else v for k, v in self._kwargs.items()}
+        where = {j: k for k, v in self._kwargs.items() if isinstance(v, dict) for j, e in v.items()
+                 if isinstance(e, np.ndarray) and e.dtype.kind == "f"}
+        self.weights_in = where if any("d" + j in self.grad_keys for j in where) else {}
+        if self.weights_in:
+            self.params = {j: self._kwargs[k][j] for j, k in self.weights_in.items()}
+            self.grads = {}
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
         """``NAME_forward(*xs, **init)`` on fresh deep copies of ``init``; keep its cache; return a copy
@@ -1273,6 +1293,8 @@ class FunctionPair:
             taking ``k`` upstream gradients).
         """
         self.call_keywords = copy.deepcopy(self._kwargs)
+        for j, k in self.weights_in.items():  # the weights themselves (Ng's parameters["Wax"])
+            self.call_keywords[k][j] = self.params[j]
         out, self._cache = self._read(self.student_forward(*xs, **self.call_keywords))
         self._n, self._xs = len(xs), xs
         return _copy(out)
@@ -1282,11 +1304,38 @@ class FunctionPair:
         ``(dout_1, ..., dout_k, cache)`` is read as one output (:class:`Outputs`). UnreadableError otherwise."""
         if self.outputs is None and not (isinstance(res, tuple) and len(res) == 2):
             self.outputs = several_outputs(res, self.student_backward, self.student_forward, cached=True)
+        if self.outputs is None and self.grad_keys and isinstance(res, tuple) and len(res) > 2:
+            self.outputs = _first_outputs(res[:-1], self.student_backward, self.student_forward)
         if self.outputs is not None:
             return self.outputs.join(res[:-1] if isinstance(res, tuple) else res), res[-1]
         if not (isinstance(res, tuple) and len(res) == 2):
             raise UnreadableError(unreadable(self.student_forward, self.student_backward, res))
         return res
+
+    def _from_dict(self, g):
+        """The input gradients of a backward's dict of gradients ``g`` (Andrew Ng's ``{"dxt": ..., "da_prev": ...,
+        "dWax": ...}``), by the ``d<name>`` convention: one per array argument of forward, in order; the weights'
+        (:meth:`_dict_weights`) into :attr:`grads` (copies; 0 for a weight without a key). AdapterError naming the
+        keys when an input's is missing, or when backward returns a dict and no weight reads its keys."""
+        f, b = self.student_forward.__name__, self.student_backward.__name__
+        names = [n for n, p in (_params(self.student_forward) or {}).items() if p.kind in _POSITIONAL][:self._n]
+        missing = [f"d{n}" for n in names if f"d{n}" not in g]
+        if missing or len(names) < self._n:
+            raise AdapterError(
+                f"{b} returned a dict (keys {', '.join(map(str, list(g)[:20])) or 'none'}) without "
+                f"{', '.join(missing) or 'a key per array input'}: gradcheck reads a dict of gradients by the name of "
+                f"each array argument of {f} with d before it ({', '.join('d' + n for n in names)}), and of each "
+                "array of a dict argument given in --init (dWax for parameters['Wax']); or return a tuple with one "
+                f"gradient per array argument of {f}, in order (dx, dw, db for x, w, b).")
+        unread = [str(k) for k in g if k not in {f"d{n}" for n in [*names, *self.weights_in]}]
+        if unread:  # a gradient nothing here is read as: never left unchecked in silence
+            raise AdapterError(
+                f"{b} returned a dict whose keys {', '.join(unread[:20])} name no array argument of {f} and no "
+                "weight: gradcheck reads a dict of gradients by d and the name of each array argument, and of each "
+                "array of a dict argument given in --init (dWax for parameters['Wax']) when backward's source returns "
+                "a dict written out ({\"dxt\": dxt, ...}, or a name bound to one)")
+        self.grads = {j: _copy(g[f"d{j}"]) if f"d{j}" in g else np.zeros_like(w) for j, w in self.params.items()}
+        return tuple(g[f"d{n}"] for n in names)
 
     def backward(self, dY):
         """``NAME_backward(dY, cache)``: one gradient per array argument of forward, copied.
@@ -1298,8 +1347,9 @@ class FunctionPair:
         Raises
         ------
         AdapterError
-            Before a forward, when forward's cache was None and backward raised on it, when backward returns a dict, or when the
-            number of gradients fits no reading above.
+            Before a forward, when forward's cache was None and backward raised on it, when backward returns a dict
+            without a ``d<name>`` key per array input (:meth:`_from_dict`), or when the number of gradients fits no
+            reading above.
         """
         f, b = self.student_forward.__name__, self.student_backward.__name__
         if self._cache is None and not self._n:
@@ -1319,9 +1369,7 @@ class FunctionPair:
                                "(x, w, b)); a backward reads its cache, not module globals or other state left by "
                                "the last forward") from exc
         if isinstance(g, dict):
-            raise AdapterError(
-                f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
-                f"gradient per array argument of {f}, in order (dx, dw, db for x, w, b).")
+            g = self._from_dict(g)
         many = isinstance(g, (tuple, list)) or inspect.isgenerator(g) or (
             isinstance(g, np.ndarray) and g.dtype == object and g.ndim == 1)  # np.array([dx, dw, db])
         g = tuple(g) if many else (g,)
@@ -1403,6 +1451,18 @@ def pair(fwd, bwd, init):
 # --------------------------------------------------------------------------- several outputs
 
 
+def _first_outputs(outs, backward, forward):
+    """:class:`Outputs` of the first j of forward's k outputs ``outs`` when ``backward`` takes j upstream gradients
+    and the cache, ``1 <= j < k``, those j float arrays (Ng's ``rnn_cell_forward -> (a_next, yt_pred, cache)`` with
+    ``rnn_cell_backward(da_next, cache)``: yt_pred has no gradient there, not checked, said); else None."""
+    j = next((j for j in range(1, len(outs)) if _takes(backward, j + 1)), 0)
+    if not j or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs[:j]):
+        return None
+    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:j]
+    return Outputs(_return_names(forward, len(outs) + 1, len(outs)) or [f"out{i}" for i in range(len(outs))], outs,
+                   grads if all(g.isidentifier() for g in grads) else None, keep=list(range(j)))
+
+
 class Outputs:
     """A forward with k >= 2 outputs presented as one output ``Y``, for both protocols (the check pipeline
     checks one output; ``L = sum(Y * G)`` is the sum of each output's ``sum(out_j * G_j)``).
@@ -1418,6 +1478,9 @@ class Outputs:
         self.total, self.keep = len(outs), list(range(len(outs)) if keep is None else keep)
         self.dropped = [f"{n} {tuple(np.shape(o))} ({np.asarray(o).dtype})"
                         for j, (n, o) in enumerate(zip(names, outs)) if j not in self.keep]
+        #: float outputs backward takes no gradient for (Ng's yt_pred beside rnn_cell_backward(da_next, cache))
+        self.untaken = [d for d in self.dropped if d.endswith("(float64)") or d.endswith("(float32)")]
+        self.dropped = [d for d in self.dropped if d not in self.untaken]
         names, outs = [names[j] for j in self.keep], [outs[j] for j in self.keep]
         self.names, self.shapes = list(names), [np.shape(o) for o in outs]
         self.stacked = len(set(self.shapes)) == 1
@@ -1468,6 +1531,9 @@ class Outputs:
         k = len(self.names)
         ints = (f"; {' and '.join(self.dropped)}, an integer output, {'is' if len(self.dropped) == 1 else 'are'} "
                 "not differentiated (indices have no gradient)") if self.dropped else ""
+        ints += (f"; {' and '.join(self.untaken)}: backward takes no upstream gradient for "
+                 f"{'it' if len(self.untaken) == 1 else 'them'}, so {'it is' if len(self.untaken) == 1 else 'they are'}"
+                 " not checked") if self.untaken else ""
         if k == 1:
             return f"{self.total} outputs: {self._shown()} checked as Y, backward gets its dY{ints}"
         if self.stacked:
@@ -1607,6 +1673,31 @@ def _return_names(fn, n, k):
         todo.extend(ast.iter_child_nodes(node))
     names = list(found.pop()) if len(found) == 1 else [None]
     return names if None not in names and len(set(names)) == k else None
+
+
+def dict_gradients(fn):
+    """The keys of the dict of gradients ``fn`` returns, read from its source (Andrew Ng's deep-learning.ai
+    ``rnn_cell_backward(da_next, cache)``: ``gradients = {"dxt": dxt, "da_prev": da_prev, "dWax": dWax, ...}; return
+    gradients``): every return statement of ``fn`` itself returns a dict literal with string keys, or a name bound to
+    one; None otherwise."""
+    if (tree := _source(fn)) is None or not tree.body:
+        return None
+    bound, returns, todo = {}, [], list(ast.iter_child_nodes(tree.body[0]))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            bound[node.targets[0].id] = node.value
+        returns += [node.value] if isinstance(node, ast.Return) else []
+        todo.extend(ast.iter_child_nodes(node))
+    dicts = [bound.get(r.id) if isinstance(r, ast.Name) else r for r in returns]
+    keys = [[k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if isinstance(d, ast.Dict) and d.keys and all(k is not None for k in d.keys) else None for d in dicts]
+    if not keys or any(k is None or len(k) != len(d.keys) for k, d in zip(keys, dicts)):
+        return None
+    return list(dict.fromkeys(k for ks in keys for k in ks))
 
 
 def several_outputs(res, backward, forward, cached=False):
@@ -3717,6 +3808,12 @@ def _pair_info(obj, inputs):
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
     text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
+    if obj.weights_in:  # Ng's parameters["Wax"]: weights, their gradients the dict's "dWax"
+        ws, b = [f"{k}[{j!r}]" for j, k in obj.weights_in.items()], obj.student_backward.__name__
+        none = [j for j in obj.weights_in if f"d{j}" not in obj.grad_keys]
+        text += (f"; {', '.join(ws)} are weights, each gradient read from the dict {b} returns under d and its name "
+                 f"(d{next(iter(obj.weights_in))})" + (f"; {', '.join(none)}: no key, read as 0 (forward's checked "
+                                                       "outputs must not depend on them)" if none else ""))
     text += (f"; --init {', '.join(obj.backward_keywords)} passed to {obj.student_backward.__name__} too (its "
              "signature names it)" if obj.backward_keywords else "")
     others = [b for b, g in backward_variants(getattr(obj.student_forward, "__globals__", {})).items()

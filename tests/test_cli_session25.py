@@ -225,3 +225,38 @@ def test_a_class_without_forward_and_backward_is_told_so_with_the_adapter_to_wri
     (tmp_path / "node.py").write_text(NODE.replace("DZ", "top_diff_h"))
     p = run_here("check", f"{tmp_path / 'layer.py'}::TanhNodeLayer", "--input-shape", "4")
     assert p.returncode == 1, both(p)
+
+
+def test_ng_rnn_and_lstm_cells_returning_a_dict_of_gradients_are_read_by_key(tmp_path):
+    """tester24s g12: Andrew Ng's rnn_cell_forward(xt, a_prev, parameters) -> (a_next, yt_pred, cache) with
+    rnn_cell_backward(da_next, cache) -> {"dxt": ..., "da_prev": ..., "dWax": ..., "dWaa": ..., "dba": ...} was
+    refused (a tuple of 3; a dict). Now the outputs backward takes gradients for are checked (yt_pred is said not to
+    be), the dict is read by the d<name> convention for each array argument and each array of parameters (weights,
+    perturbed as forward's own), a weight without a key read as 0: the course's cells PASS (every gradient, dWya
+    and dby 0), a missing dWaa FAILs, lstm_cell's ignored dc_next is named; keys naming nothing are refused."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("s25", TABLE / "session25.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    f = TABLE / "session25.py"
+    rnn = ("--input-shape", "3,4;5,4", "--init", json.dumps(mod.INIT["rnncell"]))
+    p = run_here("check", f"{f}::rnncell", *rnn)
+    text = both(p)
+    assert p.returncode == 0 and "PASS: rnncell: every gradient (dxt, da_prev, dWax, dWaa, dWya, dba, dby)" in text
+    assert "a_next (5, 4) checked as Y" in text and "yt_pred (2, 4) (float64): backward takes no upstream gradient " \
+           "for it, so it is not checked" in text, text
+    assert "parameters['Wax'], parameters['Waa']" in text and "Wya, by: no key, read as 0" in text, text
+    p = run_here("check", f"{f}::rnncellnodWaa", *rnn)
+    assert p.returncode == 1 and "dWaa is all zeros" in both(p), both(p)
+    lstm = ("--input-shape", "3,4;5,4;5,4", "--init", json.dumps(mod.INIT["lstmcell"]))
+    p = run_here("check", f"{f}::lstmcell", *lstm)
+    assert p.returncode == 0 and "PASS: lstmcell: every gradient (dxt, da_prev, dc_prev, dWf, dWi" in both(p), both(p)
+    p = run_here("check", f"{f}::lstmcellnodc", *lstm)
+    assert p.returncode == 1 and "backward does not use the upstream gradient dc_next" in both(p), both(p)
+    g = tmp_path / "cell.py"
+    g.write_text((TABLE / "session25.py").read_text().replace('"dba": np.sum(dtanh, axis=1, keepdims=1)}\n    return',
+                                                              '"dba": np.sum(dtanh, axis=1, keepdims=1), "dbb": 0}\n'
+                                                              '    return', 1))
+    p = run_here("check", f"{g}::rnncell", *rnn)
+    assert p.returncode == 3 and "keys dbb name no array argument of rnncell_forward" in both(p), both(p)

@@ -419,6 +419,9 @@ EXPECTED = {
     # newuser24 L9: a (loss, grad) function's penalty gradient of another convention than its loss's penalty
     **{f"loss_penalty25.py::{n}": "loss-penalty-convention" for n in ("svmreghalf", "softmaxhalftwice",
                                                                         "softmaxnoreg")},
+    # Ng's rnn_cell/lstm_cell pairs, backward returning a dict of gradients (read by key since session 25)
+    "session25.py::rnncellnodWaa": "zero",  # no "dWaa" key: read as 0
+    "session25.py::lstmcellnodc": "ignored-output",
     "rnn_seq.py::RNNNoCarryHalf": "rnn-carry-scaled",  # 0.5 * dprev carried (in UNNAMED from session 16 to 24)
 }
 
@@ -492,7 +495,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "rebound22.py::ReLU6Shifted", "loss_smooth22.py::SmoothL1Beta", "loss_smooth22.py::HuberDelta", "loss_focal22.py::FocalAlpha",
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
-           "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear",
+           "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
