@@ -113,6 +113,13 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = ()) -> None:
             installed = False
         here = ("the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
                 not in allow else None if installed else "it is not installed here")
+        if v.condition is not None:  # `if GPU: import cupy`: runs only when the test is true
+            print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`) under `if {v.condition}:`, "
+                         f"which the grader's sandbox does not provide ({PROVIDED_TEXT} are available there): "
+                         f"graded, this import fails if `{v.condition}` is true there (the scan cannot tell "
+                         f"whether it is). " + ("It would work here." if here is None else
+                                                 f"It would not import here either: {here}.")) + "\n")
+            continue
         print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
                      f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
                      f"import fails, and at the top of a file it scores 0 on every test. " +

@@ -48,3 +48,37 @@ def test_the_grading_tests_relative_import_package_submodule_and_exec_are_digest
     files = sorted(str(p.relative_to(tmp_path)) for _, f in hits for p in [Path(f)])
     assert files == ["staff/extra_s20.py", "staff/pkg/__init__.py", "staff/pkg/helper.py", "tests/helper_s20.py"]
     assert dynamic == []  # before: exec's import was not read (no file, no dynamic mark)
+
+
+def _saito_layout(root):
+    """Deep Learning from Scratch 2's layout (tester25s): the checked file beside a package ``common`` whose
+    modules import the package by its name (``from common.np import *``), and ``if GPU: import cupy``."""
+    (root / "common").mkdir()
+    (root / "common" / "__init__.py").write_text("")
+    (root / "common" / "config.py").write_text("GPU = False\n")
+    (root / "common" / "np.py").write_text("from common.config import GPU\nif GPU:\n    import cupy as np\n"
+                                           "else:\n    import numpy as np\n")
+    (root / "common" / "functions.py").write_text("from common.np import *\nimport scipy\n")
+    (root / "layers.py").write_text("from common.functions import *\n")
+
+
+def test_a_package_module_importing_its_package_by_name_is_the_submission_s_own(tmp_path):
+    _saito_layout(tmp_path)
+    found = [(v.file, v.line, v.module, v.condition) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    # before: `common` was looked for beside common/functions.py (inside common/), not found, and reported as
+    # a missing module in functions.py and np.py; and cupy's import was reported as unconditional
+    assert found == [("functions.py", 2, "scipy", None), ("np.py", 3, "cupy", "GPU")]
+
+
+def test_check_words_a_conditional_import_as_conditional(tmp_path, capsys):
+    from gradcheck.cli import _warn_unavailable_imports
+
+    _saito_layout(tmp_path)
+    _warn_unavailable_imports([str(tmp_path / "layers.py")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "imports common" not in out
+    assert ("WARNING: np.py:3 imports cupy (`import cupy as np`) under `if GPU:`, which the grader's sandbox does "
+            "not provide") in out and "fails if `GPU` is true there" in out
+    cupy = out[out.index("np.py:3"):]
+    assert "remove it" not in cupy.split("WARNING")[0]
+    assert "WARNING: functions.py:2 imports scipy (`import scipy`), which" in out  # unconditional: as before

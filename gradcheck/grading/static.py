@@ -64,6 +64,27 @@ class ImportViolation:
     line: int
     module: str | None
     statement: str
+    #: the test of the innermost ``if`` the import sits under whose branch the scan cannot decide
+    #: (``GPU`` of ``if GPU: import cupy``), else None: the import runs whenever its file does
+    condition: str | None = None
+
+
+def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
+    """Each statement inside the body or ``else`` of an ``if`` whose test :func:`_taken` cannot decide,
+    mapped to that test's source (the innermost such ``if``)."""
+    out: dict[ast.AST, str] = {}
+
+    def visit(node: ast.AST, cond: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = cond
+            if isinstance(node, ast.If) and child is not node.test and _taken(node.test) is None:
+                inner = ast.unparse(node.test)
+            if inner is not None:
+                out[child] = inner
+            visit(child, inner)
+
+    visit(tree, None)
+    return out
 
 
 #: Calls that import the module (``"import"``) or run the code (``"code"``) their first argument names:
@@ -459,7 +480,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     """Imports the grader's sandbox cannot satisfy, found with :mod:`ast` (nothing runs).
 
     A graded submission can import the standard library, :data:`gradcheck.isolation.PROVIDED_PACKAGES`
-    (numpy) and its own modules (a ``.py`` file or folder beside the importing file); any other
+    (numpy) and its own modules (a ``.py`` file or folder beside the importing file, or beside one of ``files``, whose
+    folders are on ``sys.path`` where they run: a package's module importing the package by name); any other
     top-level module (scipy, the course packages, torch) fails there, though it may be installed
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
     ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported,
@@ -490,6 +512,7 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     provided = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | set(PROVIDED_PACKAGES)
     out: list[ImportViolation] = []
     todo, seen = sorted(files, reverse=True), set()
+    roots = sorted({os.path.dirname(os.path.abspath(f)) for f in todo})  # on sys.path where the files run
     while todo:
         path = os.path.abspath(todo.pop())
         if path in seen:
@@ -498,21 +521,25 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
             continue
         folder = os.path.dirname(os.path.abspath(path))
-        own = {e[:-3] if e.endswith(".py") else e for e in os.listdir(folder)}
+        owners: dict[str, str] = {}  # own module or package -> the folder it is found in: beside the file, else a root
+        for base in [folder, *roots]:
+            for e in os.listdir(base):
+                owners.setdefault(e[:-3] if e.endswith(".py") else e, base)
         try:
             lines, tree = _parsed(path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # the import itself reports it, graded or checked
-        found = []
+        found, conditions = [], _conditions(tree)
         for node, mod in _imports(tree, guarded=False):
             top = None if mod is None else mod.split(".")[0]
-            if top in own or top == "":  # its own module (or package, relative import): read what it imports
-                todo += [f for n in loaded_names(node, mod) for _, f in module_files(n, folder)]
-            if top is None or top and top not in provided and top not in own:
-                found.append((*_statement(node, lines), mod))
+            if top in owners or top == "":  # its own module (or package, relative import): read what it imports
+                base = folder if top == "" else owners[top]
+                todo += [f for n in loaded_names(node, mod) for _, f in module_files(n, base)]
+            if top is None or top and top not in provided and top not in owners:
+                found.append((*_statement(node, lines), mod, conditions.get(node)))
         name = os.path.relpath(path, root) if root else os.path.basename(path)
-        out += [ImportViolation(name, ln, mod, text)
-                for ln, text, mod in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
+        out += [ImportViolation(name, ln, mod, text, cond)
+                for ln, text, mod, cond in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
