@@ -214,18 +214,13 @@ def _cmd_zoo(args) -> int:
 
 
 def _refuse_method(method: str, loss: bool = False) -> None:
-    """UsageError (exit 2) for ``--method complex``: the sandbox's pipe carries real arrays only, and an option
-    accepted and not honoured is a wrong number (newuser23 M2: it ran as central differences, exit 0); and for
-    ``--loss`` with another method than central (review24g: it ran central differences, said only in the footer)."""
-    if loss and method not in ("central", "complex"):
+    """UsageError (exit 2) for ``--loss`` with another method than central (review24g: it ran central differences,
+    said only in the footer): an option accepted and not honoured is a wrong number. ``--method complex`` of a
+    layer runs: its forwards of the complex step cross the sandbox's pipe as complex128 (the request says its
+    reply may hold nothing else: :mod:`gradcheck._sandbox_child`)."""
+    if loss and method != "central":
         raise UsageError(f"--method {method} is for a layer's check; a loss (--loss) is checked by central "
                          "differences only (check_loss has no other method), so drop --method.")
-    if method == "complex":
-        raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
-                         "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
-                         "(it was run as central differences). Use --method central, forward or richardson here, or "
-                         "check_layer(layer, X, method='complex') in Python, which differences a layer of your own "
-                         "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
 def _cmd_check(args) -> int:
@@ -503,8 +498,11 @@ def _add_check_parser(sub, fmt) -> None:
                    help="fast: random directional derivatives, then every element of a failing tensor; "
                         "full: every element; sample: 8 random elements per tensor (default fast)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
-                   help="finite differences (default central). complex is refused here (exit 2): the sandbox's "
-                        "pipe carries real arrays only; it works in Python, check_layer(..., method='complex')")
+                   help="finite differences (default central). complex: the complex step Im L(X+ih)/h "
+                        "(h=1e-20, no cancellation) for the inputs of a complex-analytic forward; a forward that "
+                        "is not (abs, np.maximum's kinks, .astype(float)) gets central differences and a note "
+                        "saying why; parameters always central. In fast mode only a tensor whose directional "
+                        "test fails is differenced by it (--mode full for every entry)")
     c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "
                    "of float64 epsilon, 6.1e-6, for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
