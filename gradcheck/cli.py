@@ -265,10 +265,7 @@ def _cmd_check(args) -> int:
                     if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
                 obj = _load_loss(sb, args, path, name, init, shape, probe)
             else:
-                probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
-                obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
-                                    probe_inputs=probe, targets=_model_targets(args, shape))
-                args.load_edited = _edited_loader(args, path, name, init, shape, probe)
+                obj = _load_layer(sb, args, path, name, init, shape)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
@@ -303,6 +300,19 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _load_layer(sb, args, path, name, init, shape):
+    """The layer ``name`` of ``path`` loaded in the sandbox ``sb`` (its protocol read on inputs of ``shape``); first, for
+    a long check, the line saying so (:class:`gradcheck.check_command.LongCheck`, kept as ``args.long_check``)."""
+    from .check_command import LongCheck
+
+    args.long_check = LongCheck(args, shape, name, sb)
+    probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
+    obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                        probe_inputs=probe, targets=_model_targets(args, shape))
+    args.load_edited = _edited_loader(args, path, name, init, shape, probe)
+    return obj
 
 
 def _load_loss(sb, args, path, name, init, shape, probe):

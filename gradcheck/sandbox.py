@@ -60,7 +60,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -632,6 +632,10 @@ class Sandbox:
         self.memory_mb, self.output_limit, self.max_procs = int(memory_mb), int(output_limit), int(max_procs)
         self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self.notes: list[str] = []
+        #: called after each forward, forward_many and backward that :meth:`call` sends, with ``(op, elements, seconds)``:
+        #: the elements of the arrays it sent (a forward's inputs, each of forward_many's, dY) and its wall time
+        #: (``gradcheck check``'s progress bar, :class:`gradcheck.check_command.LongCheck`); None: nothing
+        self.on_work: Callable[[str, int, float], None] | None = None
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
@@ -1212,8 +1216,11 @@ class Sandbox:
     def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None,
              shared: Shared | None = None, reply_dtypes: frozenset[str] = wire.ALLOWED_DTYPES) -> dict:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
-        ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata."""
+        ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata. Tells :attr:`on_work`."""
+        start = time.monotonic()
         ok, meta, err = self.request(op, args, what=what, shared=shared, reply_dtypes=reply_dtypes)
+        if self.on_work is not None and op in ("forward", "forward_many", "backward"):
+            self.on_work(op, _sent_elements(args, shared), time.monotonic() - start)
         if not ok and err is None and meta.get("stage") == "usage":  # the adapters refused gradcheck's own request
             raise self._refused(what, meta)
         if not ok:
@@ -1509,6 +1516,18 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
         elif a.dtype.kind not in "biuf":
             raise UsageError(f"inputs sent to the sandbox must be numeric arrays; got dtype {a.dtype}.")
     return out
+
+
+def _sent_elements(args: dict[str, Any], shared: Shared | None) -> int:
+    """The elements of the arrays a forward, forward_many or backward request sent: its shared inputs or dY, or each
+    forward's inputs of a forward_many (None: the previous again, computed again)."""
+    if shared is not None:
+        return sum(int(a.size) for a in shared.sent)
+    total, prev = 0, 0
+    for batch in args.get("batches") or []:
+        prev = prev if batch is None else sum(int(np.size(x)) for x in batch)
+        total += prev
+    return total
 
 
 def _complex_step(batches: Sequence[Sequence[np.ndarray] | None]) -> bool:
