@@ -491,7 +491,9 @@ def _add_check_parser(sub, fmt) -> None:
                     "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.")
     c.add_argument("target", metavar="path/to/file.py::ClassName")
     c.add_argument("--input-shape", required=True, metavar="N,D", help="shape of X, e.g. 8,5; for forward(Q, K, V) "
-                   "one shape per input separated by ';', e.g. '2,4,3;2,5,3;2,5,6'")
+                   "one shape per input separated by ';', e.g. '2,4,3;2,5,3;2,5,6'. At most 10**7 elements per "
+                        "input; a check whose planned forwards make a large input long says so before it starts "
+                        "(a progress bar on a terminal): a small batch finds the same bugs")
     c.add_argument("--indices", metavar="[POS:]HIGH",
                    help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
                         "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
