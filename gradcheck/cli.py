@@ -386,8 +386,10 @@ def _unfit_init_arrays(args, init, shape, text):
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
 _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension")
 #: errors of forward whose words name the shape but that no other --input-shape mends: forward returned None,
-#: gave (Y, attn_weights) (the protocol), or is an exercise's stub (NotImplementedError)
-_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError")
+#: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
+#: step's complex input (``sandbox._complex_value``)
+_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError",
+              "for a complex input (the complex step)")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:

@@ -168,6 +168,35 @@ def test_a_forward_that_is_not_complex_analytic_gets_central_differences_and_say
         assert p.returncode == 0 and f"PASS: {name}" in text, text
 
 
+SWITCH = """
+import numpy as np
+class Switch:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+        self.n = 0
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X)
+        if np.iscomplexobj(X):
+            self.n += 1
+            if self.n > 1:  # the screen got a complex output; the scan gets real ones
+                return self.Y.real.copy()
+        return self.Y
+    def backward(self, dY):
+        return dY * (1 - self.Y)
+"""
+
+
+def test_a_forward_that_drops_the_imaginary_part_after_the_screen_is_refused_not_read_as_0(tmp_path):
+    """The scan's real outputs are refused by the one reply validator (read as complex, their Im would be a
+    derivative of 0): the check stops naming why, with no advice on --input-shape (the shape was right)."""
+    f = student(tmp_path, SWITCH)
+    p = run_here("check", f"{f}::Switch", "--input-shape", "6,5", "--method", "complex", "--mode", "full")
+    text = both(p)
+    assert p.returncode == 1 and "PASS" not in text, text
+    assert "gave Y as a numpy array of dtype float64 for a complex input (the complex step); expected complex128" \
+        in text and "change --input-shape" not in text, text
+
+
 @pytest.mark.parametrize("name", ["AbsBug", "CastTanhBug"])
 def test_a_wrong_backward_of_a_forward_that_drops_the_imaginary_part_fails(tmp_path, name):
     p, text = check(tmp_path, name)
