@@ -514,7 +514,7 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
                    help="finite differences (default central). complex: the complex step Im L(X+ih)/h "
                         "(h=1e-20, no cancellation) for the inputs of a complex-analytic forward; a forward that "
-                        "is not (abs, np.maximum's kinks, .astype(float)) gets central differences and a note "
+                        "is not (abs, .astype(float), np.real) gets central differences and a note "
                         "saying why; parameters always central. In fast mode only a tensor whose directional "
                         "test fails is differenced by it (--mode full for every entry)")
     c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "

@@ -38,8 +38,8 @@ from .compare import norm_relative_error, smooth_mask
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
-           "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET",
-           "grown_step", "directional_kinks"]
+           "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many",
+           "MANY_BUDGET", "grown_step", "directional_kinks"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
