@@ -7,6 +7,12 @@ decoder for both sides. Once student code has run the child is untrusted: the pa
 it sends and decides everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
 a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOWED_DTYPES`), never
 a pickle. What student code returns is sent as a copy of its plain base-class array or number.
+
+The dtypes a reply may hold are the request's to say (``"reply_dtypes"``, default :data:`ALLOWED_DTYPES`, the real
+ones): a forward of the complex step asks for :data:`COMPLEX_DTYPES` alone, so its reply carries complex128 and
+nothing else, and every other reply carries no complex array. The child packs only those (anything else is
+described as a ``"badarray"``, whose dtype the parent names) and the parent decodes only those
+(:func:`decode`'s ``allowed``), so a real reply is never read as complex nor a complex one cast to real.
 """
 
 import functools
@@ -24,6 +30,8 @@ MAGIC = b"GCSB"
 #: Exit code of a child whose own bootstrap failed (not the submission's code): the parent says so.
 INTERNAL_EXIT = 70
 ALLOWED_DTYPES = frozenset(("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"))
+#: The dtypes of a complex-step forward (the parent's inputs, and all its reply may hold): complex128 alone.
+COMPLEX_DTYPES = frozenset(("<c16",))
 BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
 MAX_DEPTH, MAX_NODES = 8, 200_000  # nesting and JSON values of one decoded frame
 def _guard_tables():
@@ -115,8 +123,9 @@ def note_copies(np, AD):
 class Packer:
     """Collects the arrays of one frame into its payload; :meth:`encode` gives the JSON stand-ins."""
 
-    def __init__(self, np):
+    def __init__(self, np, allowed=ALLOWED_DTYPES):
         self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
+        self.allowed = frozenset(allowed)  # the dtypes this frame may carry (little-endian ``dtype.str``)
 
     def copy(self, a):
         """A copy of the plain array ``a`` for the reply, its size noted first (a MemoryError here is the reply's)."""
@@ -131,10 +140,10 @@ class Packer:
         Raises
         ------
         ValueError
-            For an array that is not boolean, integer or float (only those cross the pipe).
+            For an array whose dtype is not among :attr:`allowed` (by default boolean, integer or float).
         """
         a = self.np.ascontiguousarray(arr).reshape(self.np.shape(arr))
-        if a.dtype.kind not in "biuf":
+        if a.dtype.kind not in "biufc" or a.dtype.newbyteorder("<").str not in self.allowed:
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
         b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
         self.parts.append(b)
@@ -160,12 +169,12 @@ class Packer:
         return b"".join(self.parts)
 
 
-def decode(np, obj, payload, max_nodes=MAX_NODES):
+def decode(np, obj, payload, max_nodes=MAX_NODES, allowed=ALLOWED_DTYPES):
     """The header with its array stand-ins replaced by new arrays; ProtocolViolation past the rules.
 
-    At most :data:`MAX_DEPTH` levels and ``max_nodes`` values; every stand-in is checked (dtype,
-    shape, size) before any array is built and no payload byte backs two arrays, so a frame never
-    costs more memory than its own length.
+    At most :data:`MAX_DEPTH` levels and ``max_nodes`` values; every stand-in is checked (dtype among
+    ``allowed``, shape, size) before any array is built and no payload byte backs two arrays, so a frame
+    never costs more memory than its own length.
     """
     spans, count = [], [0]
 
@@ -175,7 +184,7 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
             raise ProtocolViolation("a reply nested too deeply or with too many values")
         if isinstance(o, dict) and o.get("__nd__") is True:
             dtype, shape, off, n = o.get("dtype"), o.get("shape"), o.get("offset"), o.get("nbytes")
-            if dtype not in ALLOWED_DTYPES:
+            if type(dtype) is not str or dtype not in allowed:
                 raise ProtocolViolation(f"an array of dtype {repr(dtype)[:40]}")
             if not (type(shape) is list and len(shape) <= 32 and all(type(x) is int and x >= 0 for x in shape)):
                 raise ProtocolViolation("an array with a malformed shape")
@@ -206,21 +215,33 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
         check = build = None  # payload lived until the cyclic collector ran (30 MiB per request of a 2000x2000 input)
 
 
+def reply_dtypes(header):
+    """The dtypes the reply to request ``header`` may hold: its ``"reply_dtypes"`` among :data:`ALLOWED_DTYPES` and
+    :data:`COMPLEX_DTYPES`, else :data:`ALLOWED_DTYPES`."""
+    asked = header.get("reply_dtypes")
+    if type(asked) is not list:
+        return ALLOWED_DTYPES
+    return frozenset(d for d in asked if type(d) is str) & (ALLOWED_DTYPES | COMPLEX_DTYPES)
+
+
 def describe(np, packer, value, depth=0):
     """A value returned by student code as plain data: an array, a scalar, None, a tuple, or another type.
 
     Only the value's base class is read (``np.ndarray.view``, ``float.__float__``), so nothing
-    the submission's subclass defines runs or reaches the parent.
+    the submission's subclass defines runs or reaches the parent. An array whose dtype the reply may not hold
+    (``packer.allowed``: a complex one in a real request, a real one in a complex-step forward's) is a
+    ``"badarray"`` naming its dtype; a number is sent as float64, where the reply may hold it.
     """
     t = type(value)
     if value is None:
         return {"kind": "none"}
     if issubclass(t, np.ndarray):
         a = np.ndarray.view(value, np.ndarray)
-        if a.dtype.kind in "biuf" and a.dtype.itemsize <= 8:
+        if a.dtype.kind in "biufc" and a.dtype.newbyteorder("<").str in packer.allowed:
             return {"kind": "array", "type": t.__name__, "array": packer.ref(packer.copy(a))}
         return {"kind": "badarray", "type": t.__name__, "dtype": str(a.dtype), "shape": list(a.shape)}
-    if issubclass(t, (float, int)) and not issubclass(t, bool) or issubclass(t, np.generic):
+    if (issubclass(t, (float, int)) and not issubclass(t, bool) or issubclass(t, np.generic)) and \
+            "<f8" in packer.allowed:
         plain = (float.__float__(value) if issubclass(t, float) else int.__float__(value) if issubclass(t, int)
                  else np.ndarray.view(np.asarray(value), np.ndarray))
         if np.asarray(plain).dtype.kind in "biuf":
@@ -611,7 +632,7 @@ class Child:
             os.close(fds[0])
         out = []
         for s in spec:
-            if s["dtype"] not in ALLOWED_DTYPES:
+            if s["dtype"] not in ALLOWED_DTYPES | COMPLEX_DTYPES:  # the parent's (complex: the complex step's)
                 raise ProtocolViolation(f"a shared array of dtype {s['dtype']!r}")
             n = functools.reduce(int.__mul__, s["shape"], 1)
             out.append(frombuffer(mm, dtype(s["dtype"]), n, s["offset"]).reshape(s["shape"]))
@@ -955,14 +976,15 @@ class Child:
             _cpu_limit(header.get("cpu"))
             try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
                 shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
-                req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40)
+                req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40,
+                             allowed=ALLOWED_DTYPES | COMPLEX_DTYPES)  # the parent's request
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
                 payload = header = None
                 self.fail(exc, "grader")
                 continue
             if shared is not None:
                 req["shared"] = shared
-            payload, packer = None, Packer(self.np)
+            payload, packer = None, Packer(self.np, reply_dtypes(header))
             try:  # the parent sends only the ops of OPS
                 args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
                 OPS[op](self, *args)

@@ -79,8 +79,100 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
     from .sources import grad_slots
 
-    with V.own_grad_names(V.own_names_of(grad_slots(layer))):
+    long_check = getattr(args, "long_check", None)
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))), \
+            long_check.running(layer) if long_check is not None else contextlib.nullcontext():
         return _run_check(args, layer, label, init, shape)
+
+
+#: ``gradcheck check``'s work, in forwards of its input times the input's elements, from which it says before the
+#: layer is loaded how much it plans, suggests a smaller input or mode, and shows a progress bar on a terminal
+#: (session 24: a buggy tanh at 2000x4000, under the 10**7 cap, ran for minutes with no word). 2.5e8: a 1000x250
+#: input's failing fast check, 20-60 s on 2 shared cores.
+LONG_CHECK = 250_000_000
+#: Forwards and backwards a check runs besides its element plans (its probes, directional tests and diagnosis),
+#: counted through the sandbox in fast mode: 48 on a passing tanh, 90-110 on a Linear, about 130 on a failing tanh.
+CHECK_CALLS = 150
+
+
+def planned_forwards(mode: str, method: str, sizes: Sequence[int], n_samples: int = 8) -> int:
+    """About how many forwards of its input a check of tensors of ``sizes`` elements runs at most: :data:`CHECK_CALLS`
+    plus the element plan's (``len(OFFSETS[method])`` per entry; central for the complex step's parameters): every
+    entry in full mode, ``n_samples`` per tensor in sample mode, and in fast mode a failing tensor's
+    (:data:`~gradcheck.check.FAST_SAMPLE` sampled entries above :data:`~gradcheck.check.FAST_SAMPLE_ABOVE`, else all).
+    An estimate: a failing tensor whose sample passes is checked whole, and a forward whose modes differ twice."""
+    from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE
+    from .numerical import OFFSETS
+
+    k = len(OFFSETS["central" if method == "complex" else method])
+    each = {"full": lambda n: n, "sample": lambda n: min(n, n_samples),
+            "fast": lambda n: FAST_SAMPLE if n > FAST_SAMPLE_ABOVE else n}[mode]
+    return CHECK_CALLS + k * sum(each(int(n)) for n in sizes)
+
+
+def _on_terminal() -> bool:
+    """Whether stderr is a terminal: the progress bar's rule (no bar in a log, a pipe or a notebook's capture)."""
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+class LongCheck:
+    """What ``gradcheck check`` says of a long check, made before the layer is loaded: when :func:`planned_forwards`
+    of the inputs times their elements exceeds :data:`LONG_CHECK`, a line on stderr naming the sizes, the plan, a
+    smaller input and a quicker mode. :meth:`running` (around the check) adds the parameters to the plan and, on a
+    terminal, shows a tqdm bar over the forwards, whose rate gives the time left: the elements the sandbox was sent
+    (:attr:`gradcheck.sandbox.Sandbox.on_work`) over the input's elements. No time is foretold from one forward: a
+    check's first forwards share the input's memory, its chunked ones copy it through a pipe, several times slower
+    (1000x2000: 0.13 s, then 0.5 s per forward)."""
+
+    def __init__(self, args, shape, name: str, sandbox) -> None:
+        self.shapes = [tuple(shape)] if isinstance(shape[0], int) else [tuple(s) for s in shape]
+        self.elements = sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)
+        self.args, self.name, self.sandbox = args, name, sandbox
+        self.planned = planned_forwards(args.mode, args.method, [self.elements])
+        self.long, self.done, self.bar = False, 0.0, None
+        self._say()
+
+    def _say(self) -> None:
+        """The line of a long check (once), when the plan makes it one."""
+        if self.long or self.planned * self.elements <= LONG_CHECK:
+            return
+        self.long = True
+        what = " and ".join(V.fmt_shape(s) for s in self.shapes)
+        small = ";".join(",".join(str(d) for d in (min(s[0], 8), *s[1:])) for s in self.shapes)
+        quicker = {"fast": "; --mode sample differences 8 random entries per tensor",
+                   "full": "; --mode fast (the default) differences a tensor's entries only where its directional "
+                           "test fails, --mode sample 8 random entries per tensor"}.get(self.args.mode, "")
+        print(V.wrap(f"gradcheck: a long check: {self.name}'s input {what} has {self.elements:,} elements, and --mode "
+                     f"{self.args.mode} runs up to about {self.planned:,} forwards of it. A smaller batch finds the "
+                     f"same bugs: --input-shape {small}{quicker}."), file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def running(self, layer):
+        """Around the check of ``layer``: the plan with its parameters (and the line, if they make it long), the bar."""
+        sizes = [self.elements] + [int(np.size(v)) for v in (getattr(layer, "params", None) or {}).values()]
+        self.planned = planned_forwards(self.args.mode, self.args.method, sizes)
+        self._say()
+        if not (self.long and _on_terminal()):
+            yield self
+            return
+        from manualprop.training import progress_bar
+        self.bar = progress_bar()(total=self.planned, desc=f"checking {self.name}", unit="forward", file=sys.stderr,
+                                  leave=False, dynamic_ncols=True)
+        self.sandbox.on_work = self._worked
+        try:
+            yield self
+        finally:
+            self.sandbox.on_work = None
+            self.bar.close()
+
+    def _worked(self, op: str, elements: int, seconds: float) -> None:  # noqa: ARG002 - Sandbox.on_work's protocol
+        """:attr:`Sandbox.on_work`: the bar moved by the forwards' worth of elements sent (a stacked forward of k
+        copies counts k); past the plan its total grows rather than the bar passing its end."""
+        before = int(self.done)
+        self.done += elements / max(1, self.elements)
+        if int(self.done) > before:
+            self.bar.total = max(self.bar.total, int(self.done))
+            self.bar.update(int(self.done) - before)
 
 
 def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:

@@ -221,18 +221,13 @@ def _cmd_zoo(args) -> int:
 
 
 def _refuse_method(method: str, loss: bool = False) -> None:
-    """UsageError (exit 2) for ``--method complex``: the sandbox's pipe carries real arrays only, and an option
-    accepted and not honoured is a wrong number (newuser23 M2: it ran as central differences, exit 0); and for
-    ``--loss`` with another method than central (review24g: it ran central differences, said only in the footer)."""
-    if loss and method not in ("central", "complex"):
+    """UsageError (exit 2) for ``--loss`` with another method than central (review24g: it ran central differences,
+    said only in the footer): an option accepted and not honoured is a wrong number. ``--method complex`` of a
+    layer runs: its forwards of the complex step cross the sandbox's pipe as complex128 (the request says its
+    reply may hold nothing else: :mod:`gradcheck._sandbox_child`)."""
+    if loss and method != "central":
         raise UsageError(f"--method {method} is for a layer's check; a loss (--loss) is checked by central "
                          "differences only (check_loss has no other method), so drop --method.")
-    if method == "complex":
-        raise UsageError("--method complex is not available in gradcheck check: the checked code runs in a sandbox "
-                         "process whose pipe carries real arrays only, so the complex step cannot reach its forward "
-                         "(it was run as central differences). Use --method central, forward or richardson here, or "
-                         "check_layer(layer, X, method='complex') in Python, which differences a layer of your own "
-                         "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
 def _cmd_check(args) -> int:
@@ -277,10 +272,7 @@ def _cmd_check(args) -> int:
                     if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
                 obj = _load_loss(sb, args, path, name, init, shape, probe)
             else:
-                probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
-                obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
-                                    probe_inputs=probe, targets=_model_targets(args, shape))
-                args.load_edited = _edited_loader(args, path, name, init, shape, probe)
+                obj = _load_layer(sb, args, path, name, init, shape)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
@@ -315,6 +307,19 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _load_layer(sb, args, path, name, init, shape):
+    """The layer ``name`` of ``path`` loaded in the sandbox ``sb`` (its protocol read on inputs of ``shape``); first, for
+    a long check, the line saying so (:class:`gradcheck.check_command.LongCheck`, kept as ``args.long_check``)."""
+    from .check_command import LongCheck
+
+    args.long_check = LongCheck(args, shape, name, sb)
+    probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
+    obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                        probe_inputs=probe, targets=_model_targets(args, shape))
+    args.load_edited = _edited_loader(args, path, name, init, shape, probe)
+    return obj
 
 
 def _load_loss(sb, args, path, name, init, shape, probe):
@@ -388,8 +393,10 @@ def _unfit_init_arrays(args, init, shape, text):
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
 _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension")
 #: errors of forward whose words name the shape but that no other --input-shape mends: forward returned None,
-#: gave (Y, attn_weights) (the protocol), or is an exercise's stub (NotImplementedError)
-_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError")
+#: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
+#: step's complex input (``sandbox._complex_value``)
+_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError",
+              "for a complex input (the complex step)")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
@@ -493,7 +500,9 @@ def _add_check_parser(sub, fmt) -> None:
                     "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.")
     c.add_argument("target", metavar="path/to/file.py::ClassName")
     c.add_argument("--input-shape", required=True, metavar="N,D", help="shape of X, e.g. 8,5; for forward(Q, K, V) "
-                   "one shape per input separated by ';', e.g. '2,4,3;2,5,3;2,5,6'")
+                   "one shape per input separated by ';', e.g. '2,4,3;2,5,3;2,5,6'. At most 10**7 elements per "
+                        "input; a check whose planned forwards make a large input long says so before it starts "
+                        "(a progress bar on a terminal): a small batch finds the same bugs")
     c.add_argument("--indices", metavar="[POS:]HIGH",
                    help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
                         "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
@@ -510,8 +519,11 @@ def _add_check_parser(sub, fmt) -> None:
                    help="fast: random directional derivatives, then every element of a failing tensor; "
                         "full: every element; sample: 8 random elements per tensor (default fast)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
-                   help="finite differences (default central). complex is refused here (exit 2): the sandbox's "
-                        "pipe carries real arrays only; it works in Python, check_layer(..., method='complex')")
+                   help="finite differences (default central). complex: the complex step Im L(X+ih)/h "
+                        "(h=1e-20, no cancellation) for the inputs of a complex-analytic forward; a forward that "
+                        "is not (abs, .astype(float), np.real) gets central differences and a note "
+                        "saying why; parameters always central. In fast mode only a tensor whose directional "
+                        "test fails is differenced by it (--mode full for every entry)")
     c.add_argument("--eps", type=float, default=None, help="relative step h = eps*max(1,|x|) (default: cube root "
                    "of float64 epsilon, 6.1e-6, for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",

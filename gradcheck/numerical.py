@@ -8,7 +8,9 @@ Methods (``u`` the dtype's machine epsilon; Nocedal & Wright, *Numerical Optimiz
 ``(phi(h) - phi(-h)) / 2h``, O(h^2), ``u**(1/3)`` = 6.06e-6 (absolute errors 1e-10 to 6e-10 on
 manualprop's layers); forward, O(h), ``u**(1/2)``; richardson ``(4 C(h/2) - C(h)) / 3``, O(h^4),
 ``u**(1/5)``; complex ``Im phi(ih) / h``, O(h^2) with no subtraction (Squire & Trapp, SIAM
-Review 40(1), 1998), ``1e-20``, for a complex-analytic forward (:func:`complex_step_supported`).
+Review 40(1), 1998; Martins, Sturdza & Alonso, ACM TOMS 29(3), 2003), ``1e-20``, for a complex-analytic
+forward (:func:`complex_step_supported`), its outputs read by :func:`complex_objective` (a real one refused),
+in process or chunked to a sandboxed layer (:func:`many_scan`).
 
 :func:`kernel` (in ``_kernel.py``, standalone: the sandbox child's probes use it too) is the only place a
 quotient is formed; the plans choose which perturbed copies
@@ -36,8 +38,8 @@ from .compare import norm_relative_error, smooth_mask
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
-           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET",
-           "grown_step", "directional_kinks"]
+           "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many",
+           "MANY_BUDGET", "grown_step", "directional_kinks"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
@@ -147,6 +149,16 @@ def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
     return float(np.add.reduce(np.asarray(Y, dtype=np.float64) * G, axis=None))
 
 
+def complex_objective(Y: np.ndarray, G: np.ndarray) -> complex:
+    """``L = sum(Y * G)`` of a complex-step output ``Y`` (complex128 for an input ``X + ih``), whose imaginary part
+    :func:`kernel` reads. TypeError for a real ``Y``: forward dropped the imaginary part, and reading its ``L`` as
+    complex would give a derivative of 0, not an error."""
+    if not (isinstance(Y, np.ndarray) and Y.dtype.kind == "c"):
+        raise TypeError(f"forward returned {getattr(Y, 'dtype', type(Y).__name__)} for a complex input: it drops "
+                        "the imaginary part, so the complex step cannot differentiate it")
+    return complex(np.add.reduce(Y * G, axis=None))
+
+
 def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: str, eps: float, indices,
                   how: str, f0: Callable[[], float] | None = None) -> Scan:
     """The element plans: ``evaluate([(index, stored value), ...]) -> [L, ...]``; ``f0()`` the objective."""
@@ -225,12 +237,18 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
     parameters to set and ``(key, flat_index, value)`` edits for it alone. Chunks of about ``budget``
     elements, at most ``max_per_call`` forwards. ``unperturbed()``: the output at the unperturbed point, when
     the caller has it (:func:`layer_numerical_gradients`: one forward for every tensor), else one more
-    ``forward_many`` call computes it. Returns a :class:`Scan`; TypeError for a non-float tensor.
+    ``forward_many`` call computes it. ``method="complex"``: an input's copies are complex128 with one entry
+    moved by ``ih``, each output read by :func:`complex_objective`. Returns a :class:`Scan`; TypeError for a
+    non-float tensor, ValueError for the complex step of a parameter (set by real edits).
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
     if base.dtype.kind != "f":
         raise TypeError("many_scan differentiates floating-point arrays only")
+    if method == "complex" and not is_input:
+        raise ValueError(f"many_scan: the complex step moves inputs only; parameter {key!r} takes a real method")
+    objective, cell = ((complex_objective, base.astype(np.complex128)) if method == "complex" else
+                       (scalar_objective, None))
     base = np.array(base, dtype=np.float64 if is_input else base.dtype, copy=True)
     full = {k: np.array(v, copy=True) for k, v in params.items()}
     xs = [np.array(x, copy=True) for x in inputs]
@@ -252,7 +270,7 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
             for j, (idx, value) in enumerate(chunk[start:start + per_call]):
                 if is_input:
                     row = list(xs)
-                    row[key] = base.copy()
+                    row[key] = base.copy() if cell is None else cell.copy()
                     row[key][idx] = value
                     ins.append(row)
                     edits.append([])
@@ -260,13 +278,13 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
                     ins.append(xs if j == 0 else None)
                     edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(value))])
                 pars.append(full if j == 0 else {})
-            out += [scalar_objective(Y, G) for Y in forward_many(ins, pars, edits)]
+            out += [objective(Y, G) for Y in forward_many(ins, pars, edits)]
         return out
 
     def f0():
         return scalar_objective(forward_many([xs], [full], [[]])[0] if unperturbed is None else unperturbed(), G)
 
-    return _element_scan(evaluate, base, method, eps, indices, "many", f0)
+    return _element_scan(evaluate, base, method, eps, indices, "complex" if method == "complex" else "many", f0)
 
 
 def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, np.ndarray]
@@ -418,14 +436,13 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
             args[which] = X + 1j * COMPLEX_STEP * u
             Yc = np.asarray(forward(*args))
     except Exception as exc:  # noqa: BLE001
-        if any(w in str(e) for e in (exc, exc.__cause__, exc.__context__) if e is not None
-               for w in ("cross the sandbox", "sent to the sandbox")):
-            return False, ("the layer runs in the sandbox, whose pipe carries real arrays only (check_layer in "
-                           "Python differences a layer of this process by the complex step)")
-        return False, f"forward does not accept a complex input ({type(exc).__name__})"
+        said = " ".join(str(exc).split())
+        if "for a complex input" in said:  # the sandbox's refusal of a real output (sandbox._complex_value)
+            return False, "forward returned a real array for a complex input (it drops the imaginary part)"
+        return False, f"forward does not accept a complex input ({type(exc).__name__}: {said[:160]})"
     if Yc.dtype.kind != "c":
         return False, "forward returned a real array for a complex input (it drops the imaginary part)"
-    cs = float(kernel("complex", [np.sum(Yc * G)], [1j * COMPLEX_STEP])[0])
+    cs = float(kernel("complex", [complex_objective(Yc, G)], [1j * COMPLEX_STEP])[0])
     hc = DEFAULT_EPS * max(1.0, float(np.abs(X).max()))
     cd = difference_quotient(L, hc, "richardson")  # O(h^4): central's h^2 L'''/6 exceeds 1e-7 (tanh(X @ W))
     noise = 8 * np.finfo(np.float64).eps * float(np.sum(np.abs(np.real(Yc) * G))) / hc  # cd's round-off
@@ -649,7 +666,8 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     out: dict[str, Scan] = {}
     for i in wanted:
         name = input_names[i]
-        sc = _complex_input(forward, work, i, G, sel(name), notes, name) if method == "complex" else None
+        sc = _complex_input(forward, work, i, G, sel(name), notes, name, (forward_many, params)) \
+            if method == "complex" else None
         if sc is None:
             sc = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real,
                                      unperturbed=unperturbed)
@@ -664,8 +682,10 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     return out if detail else {k: s.grad for k, s in out.items()}
 
 
-def _complex_input(forward, work, i, G, indices, notes, name) -> Scan | None:
-    """The complex-step scan of input ``i``, or None (with a note) when the forward is not complex-analytic."""
+def _complex_input(forward, work, i, G, indices, notes, name, many=(None, None)) -> Scan | None:
+    """The complex-step scan of input ``i``, or None (with a note) when the forward is not complex-analytic; with
+    ``many = (forward_many, params)`` (a sandboxed layer) its copies go in chunks (:func:`many_scan`), else one
+    forward each."""
     ok, why = complex_step_supported(forward, work, i, G)
 
     def evaluate(jobs):  # a complex copy of input i with one element moved per job
@@ -674,10 +694,11 @@ def _complex_input(forward, work, i, G, indices, notes, name) -> Scan | None:
             args = [x.copy() for x in work]
             args[i] = args[i].astype(np.complex128)
             args[i][idx] = value
-            Y = np.asarray(forward(*args))
-            out.append(np.sum(Y * G) if np.iscomplexobj(Y) else scalar_objective(Y, G))
+            out.append(complex_objective(forward(*args), G))
         return out
 
+    if ok and many[0] is not None:
+        return many_scan(many[0], work, many[1], i, G, eps=COMPLEX_STEP, indices=indices, method="complex")
     if ok:
         return _element_scan(evaluate, work[i], "complex", COMPLEX_STEP, indices, "complex")
     notes.append(f"complex step not used for {name}: {why}; central differences instead")

@@ -60,7 +60,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -511,6 +511,28 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
+def _complex_value(desc: Any, *, owner: str, produced_by: str) -> np.ndarray:
+    """The output Y of a forward of the complex step (an input ``X + ih``) as complex128, or a one-paragraph error:
+    an output of any other dtype (a real one: forward dropped the imaginary part) is never read as complex.
+
+    Raises
+    ------
+    GradientShapeError
+        Naming the dtype that came, what drops the imaginary part, and that the complex step needs a forward
+        complex-analytic in its input (Squire & Trapp, SIAM Review 40(1), 1998).
+    """
+    kind = desc.get("kind") if isinstance(desc, dict) else None
+    if kind == "array" and isinstance(desc.get("array"), np.ndarray) and desc["array"].dtype == np.complex128:
+        return desc["array"]
+    got = (f"a numpy array of dtype {desc.get('dtype')}" if kind == "badarray" else
+           "None" if kind == "none" else f"an object of type {desc.get('type', '?')}" if isinstance(desc, dict)
+           else "something unreadable")
+    raise GradientShapeError(paragraph(
+        f"{owner}.{produced_by} gave Y as {got} for a complex input (the complex step); expected complex128.",
+        "A real output means forward dropped the imaginary part (np.real, abs, .astype(float), np.array(..., "
+        "dtype=float), float()): the complex step needs a forward that is complex-analytic in its input."))
+
+
 def _sum_advice(tensor: str, name: str, shape: tuple[int, ...], dy_shape: tuple[int, ...]) -> str:
     """How to sum dY into a parameter's gradient of ``shape``: over the axes ``dY`` has and ``shape`` lacks."""
     lead = len(dy_shape) - len(shape)
@@ -610,6 +632,10 @@ class Sandbox:
         self.memory_mb, self.output_limit, self.max_procs = int(memory_mb), int(output_limit), int(max_procs)
         self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self.notes: list[str] = []
+        #: called after each forward, forward_many and backward that :meth:`call` sends, with ``(op, elements, seconds)``:
+        #: the elements of the arrays it sent (a forward's inputs, each of forward_many's, dY) and its wall time
+        #: (``gradcheck check``'s progress bar, :class:`gradcheck.check_command.LongCheck`); None: nothing
+        self.on_work: Callable[[str, int, float], None] | None = None
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
@@ -1033,14 +1059,17 @@ class Sandbox:
         outrun the wall clock); below :data:`CPU_CEILING`."""
         return min(int(self.session_timeout + self._extra + calls * self.timeout) + 1, CPU_CEILING - 1)
 
-    def _reply(self, deadline: float, what: str, each: int = 0, probes: bool = False) -> tuple[bool, dict, dict | None]:
+    def _reply(self, deadline: float, what: str, each: int = 0, probes: bool = False,
+               allowed: frozenset[str] = wire.ALLOWED_DTYPES) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned.
         ``each`` (forward_many: the number of forwards sent): each forward has the time limit, its
         deadline starts again at each ``"forwards"`` progress frame that counts more done (at most
         ``each``), but never after ``each`` limits from the request: the child writes the frames, so
         a forged one cannot keep it alive longer than the forwards it was given could take. ``probes`` (a load):
         the same for each step frame of a call into the submitted code (its constructor, each probe forward
-        and backward), at most :data:`PROBE_CALLS` limits from the request."""
+        and backward), at most :data:`PROBE_CALLS` limits from the request. ``allowed``: the dtypes the request
+        said its reply may hold; an array of any other is a protocol violation (the one reply validator:
+        :func:`gradcheck._sandbox_child.decode`)."""
         self._budget = (each, deadline + (each - 1) * self.timeout) if each else None
         self._extend(max(each - 1, 0))
         cap, calls = deadline + (PROBE_CALLS - 1) * self.timeout, 0
@@ -1073,7 +1102,7 @@ class Sandbox:
                 deadline = new
                 self._mark()
         self._overran(deadline)
-        meta = wire.decode(np, reply.get("meta", {}), payload)
+        meta = wire.decode(np, reply.get("meta", {}), payload, allowed=allowed)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
             raise wire.ProtocolViolation("a malformed error report")
@@ -1087,14 +1116,16 @@ class Sandbox:
             meta["scalars"] = _clean_strings(scalars, False)
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
-    def request(self, op: str, args: dict[str, Any], *, what: str,
-                shared: Shared | None = None) -> tuple[bool, dict, dict | None]:
+    def request(self, op: str, args: dict[str, Any], *, what: str, shared: Shared | None = None,
+                reply_dtypes: frozenset[str] = wire.ALLOWED_DTYPES) -> tuple[bool, dict, dict | None]:
         """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in
         messages) and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings
         cleaned) and, when the student's code raised, ``{"type", "message", "where", "line"}``.
         ``shared``: arrays the child gets as views of memory this process maps too (:class:`Shared`),
-        ``req["shared"]`` there. SandboxError: the sandbox is dead, timed out, the child exited or broke
-        the protocol."""
+        ``req["shared"]`` there. ``reply_dtypes``: the dtypes the reply's arrays may hold (the request says so;
+        the child packs no other, and an array of another is refused here): the real ones, or
+        :data:`~gradcheck._sandbox_child.COMPLEX_DTYPES` alone for a forward of the complex step. SandboxError: the
+        sandbox is dead, timed out, the child exited or broke the protocol."""
         if self._dead_reason == "starved":
             raise SandboxStarved(self._dead)
         if self._dead or self._proc is None:
@@ -1103,14 +1134,15 @@ class Sandbox:
             raise SandboxError(f"{what} cannot run: {why}", reason=self._dead_reason or "exit",
                                output=self.output)
         deadline = time.monotonic() + self.timeout
-        packer = wire.Packer(np)
+        packer = wire.Packer(np, wire.ALLOWED_DTYPES | wire.COMPLEX_DTYPES)  # what the parent itself sends
         # the CPU limit of this request: the session's limit as the request may extend it (:meth:`_reply`)
         self._cpu = self._cpu_limit(len(args["batches"]) - 1 if op == "forward_many" else
                                     PROBE_CALLS - 1 if op in ("load", "sublayer") else 0)
         try:
             self._rid = secrets.token_hex(8)  # echoed by each frame of the reply: a forged frame lacks it
             head = {"op": op, "args": packer.encode(args), "cpu": self._cpu, "rid": self._rid} | (
-                {"shared": shared.spec} if shared is not None else {})
+                {"shared": shared.spec} if shared is not None else {}) | (
+                {"reply_dtypes": sorted(reply_dtypes)} if reply_dtypes != wire.ALLOWED_DTYPES else {})
             data = wire.frame(head, packer.payload())
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
@@ -1122,7 +1154,7 @@ class Sandbox:
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
-                                        probes=op in ("load", "sublayer"))
+                                        probes=op in ("load", "sublayer"), allowed=reply_dtypes)
         except wire.ReplyTooLarge as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
@@ -1154,7 +1186,7 @@ class Sandbox:
         shape, dtype = meta.get("shape"), str(meta.get("dtype")).replace("\\", "")
         array = (f" (the array being copied: shape {tuple(shape)}, {np.dtype(dtype).name}, "
                  f"{size(meta.get('array_nbytes'))})" if isinstance(shape, list) and len(shape) <= 32
-                 and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES else "")
+                 and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES | wire.COMPLEX_DTYPES else "")
         return SandboxError(paragraph(
             f"{what}: the submission produced an oversized reply of {size(meta.get('nbytes'))}{array}: copying",
             f"its result for the grader raised MemoryError: it ran out of the sandbox's {self.memory_mb} MiB",
@@ -1182,10 +1214,13 @@ class Sandbox:
                        "protocol")
 
     def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None,
-             shared: Shared | None = None) -> dict:
+             shared: Shared | None = None, reply_dtypes: frozenset[str] = wire.ALLOWED_DTYPES) -> dict:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
-        ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata."""
-        ok, meta, err = self.request(op, args, what=what, shared=shared)
+        ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata. Tells :attr:`on_work`."""
+        start = time.monotonic()
+        ok, meta, err = self.request(op, args, what=what, shared=shared, reply_dtypes=reply_dtypes)
+        if self.on_work is not None and op in ("forward", "forward_many", "backward"):
+            self.on_work(op, _sent_elements(args, shared), time.monotonic() - start)
         if not ok and err is None and meta.get("stage") == "usage":  # the adapters refused gradcheck's own request
             raise self._refused(what, meta)
         if not ok:
@@ -1473,11 +1508,32 @@ class Shared:
 
 
 def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
+    """The arrays of a forward's ``inputs``: numeric, a complex one (the complex step's) as complex128."""
     out = [np.asarray(x) for x in inputs]
-    for a in out:
-        if a.dtype.kind not in "biuf":
+    for i, a in enumerate(out):
+        if a.dtype.kind == "c":
+            out[i] = a.astype(np.complex128, copy=False)
+        elif a.dtype.kind not in "biuf":
             raise UsageError(f"inputs sent to the sandbox must be numeric arrays; got dtype {a.dtype}.")
     return out
+
+
+def _sent_elements(args: dict[str, Any], shared: Shared | None) -> int:
+    """The elements of the arrays a forward, forward_many or backward request sent: its shared inputs or dY, or each
+    forward's inputs of a forward_many (None: the previous again, computed again)."""
+    if shared is not None:
+        return sum(int(a.size) for a in shared.sent)
+    total, prev = 0, 0
+    for batch in args.get("batches") or []:
+        prev = prev if batch is None else sum(int(np.size(x)) for x in batch)
+        total += prev
+    return total
+
+
+def _complex_step(batches: Sequence[Sequence[np.ndarray] | None]) -> bool:
+    """Whether a forward's inputs (``batches``: one list per forward, None the previous) are the complex step's:
+    then its reply may hold complex128 alone (:meth:`Sandbox.request`'s ``reply_dtypes``)."""
+    return any(x.dtype.kind == "c" for b in batches if b is not None for x in b)
 
 
 def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
@@ -1593,13 +1649,15 @@ class _Remote:
         return self._sandbox
 
     def _call(self, op: str, what: str, args: dict[str, Any], expected: str = "", failed=None,
-              shared: Shared | None = None) -> dict:
-        """One request about this object (``id`` added); ``what`` names the call in errors."""
+              shared: Shared | None = None, complex_step: bool = False) -> dict:
+        """One request about this object (``id`` added); ``what`` names the call in errors; ``complex_step``: a
+        forward of the complex step, whose reply may hold complex128 arrays alone."""
         if self.__dict__.get("_released"):
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
         return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed,
-                                  shared=shared)
+                                  shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
+                                  wire.ALLOWED_DTYPES)
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
@@ -1681,8 +1739,11 @@ class _Remote:
                     f"{d:.3g}), so it read what the first one changed. {CACHE_ADVICE}")
         return None
 
-    def _value(self, desc: Any, call: str) -> np.ndarray:
-        """A forward's described value: a layer's output Y, or a loss's value L (a number allowed)."""
+    def _value(self, desc: Any, call: str, complex_step: bool = False) -> np.ndarray:
+        """A forward's described value: a layer's output Y, or a loss's value L (a number allowed); of a forward of
+        the complex step (``complex_step``), Y as complex128, anything else refused (:func:`_complex_value`)."""
+        if complex_step:
+            return _complex_value(desc, owner=self.class_name, produced_by=call)
         return _value_to_array(desc, owner=self.class_name, tensor="L" if self._loss else "Y", produced_by=call,
                                allow_scalar=self._loss)
 
@@ -1691,10 +1752,14 @@ class _Remote:
         InputModifiedError (exit 1) when the reply says it wrote into an input."""
         xs = _inputs(inputs)
         call = self._call_text(xs, training)
+        cx = _complex_step([xs]) and not self._loss
         shared = Shared(xs)  # what forward leaves in its inputs is read here, after the reply
         meta = self._call("forward", call, {"params": self.params, "training": training},
                           f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.",
-                          shared=shared)
+                          shared=shared, complex_step=cx)
+        if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
+            self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
+            return self._value(meta.get("value"), call, True), call
         self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
         names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
         mutated = shared.changed()
@@ -1731,11 +1796,13 @@ class _Remote:
                 raise UsageError(f"{name} has {len(given)} entries for {len(batches)} inputs.")
         training = None if self._loss else training
         call = self._call_text(batches[0], training) if batches else "forward()"
+        cx = _complex_step(batches) and not self._loss
         meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
                            "training": training, "edits": edits}, "Expected forward to return the output array.",
-                          lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
-        return [self._value(v, call) for v in meta.get("values", [])]
+                          lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})",
+                          complex_step=cx)
+        return [self._value(v, call, cx) for v in meta.get("values", [])]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)

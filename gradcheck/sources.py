@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import Adapted, _is_layer, _scalar, cache_guard, stored_inputs, walk
-from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
+from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
@@ -151,9 +151,20 @@ class Call:
 
         def many(inputs_list, params_list, edits_list):
             Ys = self.layer.forward_many(inputs_list, params_list, training=self.training, edits_list=edits_list)
-            return [V.check_output(y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=shape,
+            return [self._complex_output(y, shape) if y.dtype.kind == "c" else
+                    V.check_output(y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=shape,
                                    expected_why="the shape of the unperturbed output") for y in Ys]
         return many
+
+    def _complex_output(self, Y: np.ndarray, shape) -> np.ndarray:
+        """A complex-step output of ``forward_many`` (complex128: the sandbox gives no other for complex inputs,
+        nor a complex one for real inputs), its shape checked as a real output's; its real part is forward's
+        value, checked on real inputs (:meth:`forward`)."""
+        if tuple(Y.shape) != tuple(shape):
+            raise GradientShapeError(V.paragraph(
+                f"{self.owner}.{self.signature} gave Y with shape {V.fmt_shape(Y.shape)} for a complex input (the "
+                f"complex step); expected shape {V.fmt_shape(tuple(shape))} (the shape of the unperturbed output)."))
+        return Y
 
 
 def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer",
