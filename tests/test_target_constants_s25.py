@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from test_cli import both, run_here, student
 
+from gradcheck._switch_reach import compared_constants
+
 VALID = """
 import numpy as np
 
@@ -72,3 +74,119 @@ def test_ordered_constants_go_past_the_drawn_labels_whether_or_not_the_bound_is_
     line, consts, y2 = _target_plan({"target_constants": [-100.0, 0.0], "target_ordered": [0.0]}, none0, "labels")
     assert consts == [-100.0, -1.0] and y2.tolist() == [-100, 2, 3, -1, 2, 3, -100], (consts, y2)
     assert "compares labels with -100" in line and "orders labels against 0" in line, line
+
+
+def test_a_constant_in_a_local_variable_of_forward_is_read_as_the_literal_is():
+    class Literal:
+        def forward(self, X):
+            return np.clip(X, 1e-3, 1 - 1e-3)
+
+    class Local:  # review25g H2: eps = 1e-3 was not seen
+        def forward(self, X):
+            eps = 1e-3
+            return np.clip(X, eps, 1 - eps)
+
+    class Alias:  # ignore = self.ignore_index: the attribute's value
+        ignore_index = -100
+
+        def forward(self, X):
+            ignore = self.ignore_index
+            return X != ignore
+
+    class Unpacked:
+        def forward(self, X):
+            lo, hi = -2.0, 2.0
+            return (X > lo) & (X < hi)
+
+    class Either:  # two constant assignments: both are values forward may compare with, none is guessed
+        def forward(self, X, training=False):
+            if training:
+                eps = 1e-3
+            else:
+                eps = 1e-5
+            return np.maximum(X, eps)
+
+    assert compared_constants(Literal()) == compared_constants(Local()) == [0.001, 0.999]
+    assert compared_constants(Alias()) == [-100.0] and compared_constants(Unpacked()) == [-2.0, 2.0]
+    assert compared_constants(Either()) == [1e-5, 1e-3]
+
+
+EPS = 0.25  # a module constant a local variable of forward hides
+
+
+def test_a_local_variable_hides_the_module_constant_and_is_not_guessed_when_it_varies():
+    class Hidden:  # forward's own eps, not the module's
+        def forward(self, X):
+            EPS = 1e-3
+            return np.clip(X, EPS, 1.0)
+
+    class Module:
+        def forward(self, X):
+            return np.clip(X, EPS, 1.0)
+
+    class Looped:  # assigned in a loop: its values cannot be read without running it (not the module's 0.25)
+        def forward(self, X):
+            EPS = 1.0
+            for _ in range(3):
+                EPS = EPS / 10
+            return np.clip(X, EPS, 2.0)
+
+    class Augmented:
+        def forward(self, X):
+            EPS = 1.0
+            EPS *= 0.5
+            return X > EPS
+
+    class FromData:  # a value computed from the input: no constant
+        def forward(self, X):
+            EPS = float(X.mean())
+            return X > EPS
+
+    assert compared_constants(Hidden()) == [0.001, 1.0] and compared_constants(Module()) == [0.25, 1.0]
+    assert compared_constants(Looped()) == [2.0] and compared_constants(Augmented()) == []
+    assert compared_constants(FromData()) == []
+
+
+BCE_LOCAL = """
+import numpy as np
+
+
+class BCELocal:
+    def forward(self, y_true, y_pred):
+        eps = 1e-3
+        self.y, self.q, self.p = y_true, y_pred, np.clip(y_pred, eps, 1 - eps)
+        return float(-np.mean(self.y * np.log(self.p) + (1 - self.y) * np.log(1 - self.p)))
+
+    def backward(self):
+        return (self.q - self.y) / (self.q * (1 - self.q)) / self.y.size  # BUG: forgets the clip
+
+
+class BCELocalClipped(BCELocal):
+    def backward(self):
+        inside = (self.q > 1e-3) & (self.q < 1 - 1e-3)
+        return (self.p - self.y) / (self.p * (1 - self.p)) / self.y.size * inside
+"""
+
+ALIAS = VALID.replace("def forward(self, logits, labels):", "def forward(self, logits, labels):\n"
+                      "        ignore = self.ignore_index").replace(
+    "self.mask = labels >= 0", "self.mask = labels != ignore").replace(
+    "class ValidCE:", "class CE:\n    def __init__(self, ignore_index=-100):\n"
+    "        self.ignore_index = ignore_index\n").replace("ValidCENoMask(ValidCE)", "CENoMask(CE)")
+
+
+def test_a_bce_whose_clip_constant_is_a_local_variable_fails_when_backward_forgets_the_clip(tmp_path):
+    f = student(tmp_path, BCE_LOCAL)
+    args = ["--loss", "--input-shape", "8,3", "--pred", "unit", "--targets", "labels:2"]
+    bad = run_here("check", f"{f}::BCELocal", *args)
+    assert bad.returncode == 1 and "forward clips y_pred at 0.001 and 0.999" in both(bad), both(bad)
+    good = run_here("check", f"{f}::BCELocalClipped", *args)
+    assert good.returncode == 0 and "PASS: BCELocalClipped" in both(good), both(good)
+
+
+def test_a_masked_loss_comparing_with_a_local_alias_of_ignore_index_fails_without_the_mask(tmp_path):
+    f = student(tmp_path, ALIAS)
+    args = ["--loss", "--input-shape", "12,4", "--targets", "labels"]
+    bad = run_here("check", f"{f}::CENoMask", *args)
+    assert bad.returncode == 1 and "forward compares labels with -100" in both(bad), both(bad)
+    good = run_here("check", f"{f}::CE", *args)
+    assert good.returncode == 0 and "PASS: CE" in both(good), both(good)
