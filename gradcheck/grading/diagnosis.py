@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnose import name_graded, name_signature
+from ..diagnose import is_bias_gradient, name_graded, name_signature
 from ..errors import GradcheckError
 
 __all__ = ["diagnose", "reproduce"]
@@ -77,7 +77,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     >>> diagnose("dX", E, E)
     ''
     """
-    finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
+    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected)),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
     if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (forwards is None
