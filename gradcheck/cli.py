@@ -228,6 +228,17 @@ def _refuse_method(method: str, loss: bool = False) -> None:
                          "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
+def _check_mode(mode: str | None, loss: bool) -> str:
+    """The ``--mode`` of a check: as given, else fast for a layer and full for a loss (``--loss``); UsageError (exit
+    2) for a loss's fast or sample, which check_loss has not (review25g L4: ``--loss --mode sample`` was accepted and
+    every element checked, ``all 160`` in the table: an option accepted and not honoured)."""
+    if loss and mode not in (None, "full"):
+        raise UsageError(f"--mode {mode} is for a layer's check; a loss (--loss) is checked at every element of its "
+                         "prediction's gradient (check_loss has no fast or sample mode), so drop --mode (or give "
+                         "--mode full).")
+    return mode or ("full" if loss else "fast")
+
+
 def _cmd_check(args) -> int:
     from .check_command import run_check, run_check_loss
 
@@ -245,6 +256,7 @@ def _cmd_check(args) -> int:
         raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
                          "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
     _refuse_method(args.method, args.loss)
+    args.mode = _check_mode(args.mode, args.loss)
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -499,9 +511,10 @@ def _add_check_parser(sub, fmt) -> None:
                 "see gradcheck.check.default_atol)")
     c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png and, per failing gradient, "
                    "DIR/ClassName-dW-heatmap.png")
-    c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
+    c.add_argument("--mode", choices=("full", "fast", "sample"), default=None,
                    help="fast: random directional derivatives, then every element of a failing tensor; "
-                        "full: every element; sample: 8 random elements per tensor (default fast)")
+                        "full: every element; sample: 8 random elements per tensor (default fast; a loss, "
+                        "--loss, is checked at every element: full only)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
                    help="finite differences (default central). complex is refused here (exit 2): the sandbox's "
                         "pipe carries real arrays only; it works in Python, check_layer(..., method='complex')")
