@@ -1506,6 +1506,7 @@ def _loss_clipped_edge(args, loss, data, more):
     derivative there is 0; one giving them anything else fails. The result there and its predictions when it fails,
     else the first; None when there is no such clip or the loss cannot run there."""
     from .check import check_loss, loss_arg_names, loss_gradient_name
+    from .compare import close, mismatched
     from .numerical import default_eps
 
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
@@ -1548,9 +1549,9 @@ def _loss_clipped_edge(args, loss, data, more):
     inside = np.zeros(yp.size, dtype=bool)
     inside[at] = True
     inside = inside.reshape(yp.shape)
-    off = ~np.isclose(g2, num, rtol=res2.rtol, atol=res2.atol_of(gname))
-    if g3.shape == g2.shape and not (off & ~inside).any() and np.all(num[inside] == 0) and np.allclose(
-            g2[inside], g3[inside], rtol=1e-12, atol=0):
+    off = mismatched(g2, num, res2.rtol, res2.atol_of(gname))  # the one rule (review25g L5: was np.isclose)
+    if g3.shape == g2.shape and not (off & ~inside).any() and np.all(num[inside] == 0) and close(
+            g2[inside], g3[inside], 1e-12, 0.0):
         return line + (f": backward gives them the gradient it gives at {cs} itself, where forward's derivative "
                        "is 0 (the clip written in forward and backward alike, as a float guard usually is): read "
                        "as passing"), None, y_pred
