@@ -726,8 +726,8 @@ def _local_bindings(tree) -> dict:
     and classes are scopes of their own, not read) and what each is assigned: the expressions of its plain
     assignments (``eps = 1e-3``; ``lo, hi = 0.0, 6.0`` element by element), in the order written; None for a name
     bound in a way whose value cannot be read without running the code: in a loop's body or as its variable, by
-    ``+=``, an unpacking of something else, ``with ... as``, ``:=``, ``except ... as``, an import, ``global`` or
-    ``nonlocal`` (review25g H2: ``eps = 1e-3`` was not seen, and a name assigned twice or in a loop must not be
+    ``+=``, an unpacking of something else, ``with ... as``, ``:=``, ``except ... as``, an import, ``nonlocal``, or
+    declared ``global`` and assigned (one declared and only read is the module's, not listed; review25g H2: ``eps = 1e-3`` was not seen, and a name assigned twice or in a loop must not be
     guessed). A parameter assigned in the body is listed too (its default is then one value of several). Every
     name listed hides the module constant of its name."""
     out = {}
@@ -763,13 +763,16 @@ def _local_bindings(tree) -> dict:
                 for n in ast.walk(t) if t is not None else ():
                     if isinstance(n, ast.Name):
                         bind(n.id, None)
-            elif isinstance(c, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ExceptHandler)):
+            elif isinstance(c, ast.Global):  # the module's name: read as it is, unless forward assigns it
+                declared.update(c.names)
+            elif isinstance(c, (ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ExceptHandler)):
                 for n in getattr(c, "names", None) or [c.name] * bool(getattr(c, "name", None)):
                     bind(n if isinstance(n, str) else (n.asname or n.name).split(".")[0], None)
             walk(c, inner)
 
+    declared = set()
     walk(tree, False)
-    return out
+    return {k: None if k in declared else v for k, v in out.items()}
 
 
 #: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called

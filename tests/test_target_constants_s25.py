@@ -142,7 +142,13 @@ def test_a_local_variable_hides_the_module_constant_and_is_not_guessed_when_it_v
             EPS = float(X.mean())
             return X > EPS
 
+    class Declared:  # global EPS, only read: the module's
+        def forward(self, X):
+            global EPS  # noqa: PLW0602 - the student's style
+            return np.clip(X, EPS, 1.0)
+
     assert compared_constants(Hidden()) == [0.001, 1.0] and compared_constants(Module()) == [0.25, 1.0]
+    assert compared_constants(Declared()) == [0.25, 1.0]
     assert compared_constants(Looped()) == [2.0] and compared_constants(Augmented()) == []
     assert compared_constants(FromData()) == []
 
