@@ -228,10 +228,17 @@ def _refuse_method(method: str, loss: bool = False) -> None:
                          "process by the complex step (a loss's check, check_loss, takes central differences only).")
 
 
-def _check_mode(mode: str | None, loss: bool) -> str:
+def _check_mode(args) -> str:
     """The ``--mode`` of a check: as given, else fast for a layer and full for a loss (``--loss``); UsageError (exit
-    2) for a loss's fast or sample, which check_loss has not (review25g L4: ``--loss --mode sample`` was accepted and
-    every element checked, ``all 160`` in the table: an option accepted and not honoured)."""
+    2) for the options a loss has not: a fast or sample mode (review25g L4: ``--loss --mode sample`` was accepted and
+    every element checked, ``all 160`` in the table: an option accepted and not honoured), --tape, --jacobian,
+    --training and --eval."""
+    loss, mode = args.loss, args.mode
+    if loss and (args.tape or args.jacobian):
+        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
+    if loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
+        raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
+                         "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
     if loss and mode not in (None, "full"):
         raise UsageError(f"--mode {mode} is for a layer's check; a loss (--loss) is checked at every element of its "
                          "prediction's gradient (check_loss has no fast or sample mode), so drop --mode (or give "
@@ -250,13 +257,8 @@ def _cmd_check(args) -> int:
     if not args.loss and (args.pred or args.pred_arg):
         raise UsageError(f"{'--pred describes the data' if args.pred else '--pred-arg names the prediction'} of a "
                          "loss; add --loss.")
-    if args.loss and (args.tape or args.jacobian):
-        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
-    if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
-        raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
-                         "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
+    args.mode = _check_mode(args)
     _refuse_method(args.method, args.loss)
-    args.mode = _check_mode(args.mode, args.loss)
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
