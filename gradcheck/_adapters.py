@@ -672,12 +672,14 @@ def _passed_words(fn, name, depth=0) -> tuple[list, bool]:
 
 
 def _string(fn, node):
-    """The str ``node`` stands for in ``fn``: a literal, a module constant (``TRAIN``), a class or instance
-    attribute (``self.TRAIN``, ``Cls.TRAIN``); None for anything else."""
+    """The str ``node`` stands for in ``fn``: a literal, a local of ``fn`` assigned one, a module constant
+    (``TRAIN``), a class or instance attribute (``self.TRAIN``, ``Cls.TRAIN``); None for anything else
+    (:func:`gradcheck._switch_reach.local_constant`)."""
     if isinstance(node, ast.Constant):
         v = node.value
     elif isinstance(node, ast.Name):
-        v = _globals(fn).get(node.id)
+        local, v = _switch_reach.local_constant(fn, node.id)  # forward's own TEST = "test" hides the module's
+        v = v if local else _globals(fn).get(node.id)
     elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         owner = getattr(fn, "__self__", None) if node.value.id == "self" else _globals(fn).get(node.value.id)
         v = getattr(owner, node.attr, None) if isinstance(owner, type) or node.value.id == "self" else None

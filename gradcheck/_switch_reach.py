@@ -194,7 +194,8 @@ class _Env:
         if isinstance(node, ast.Constant):
             v = node.value
         elif isinstance(node, ast.Name) and node.id not in self.binds:
-            v = self.closure.get(node.id, self.glob.get(node.id))
+            local, v = local_constant(self.fn, node.id)  # a local of the function, not the module's name
+            v = v if local else self.closure.get(node.id, self.glob.get(node.id))
         else:
             p = self.path(node) if isinstance(node, ast.Attribute) else None
             v = _value(self.walk.obj, p) if p and not p.startswith("E:") and "[*]" not in p else None
@@ -218,7 +219,8 @@ class _Env:
         if isinstance(node, ast.Name):
             if node.id in self.binds:
                 return self.binds[node.id]
-            if node.id in self.glob and not isinstance(self.glob[node.id], (types.FunctionType, type)):
+            if node.id in self.glob and not isinstance(self.glob[node.id], (types.FunctionType, type)) \
+                    and not local_constant(self.fn, node.id)[0]:  # a local or parameter hides the module's name
                 return f"G:{self.mod}:{node.id}"
             return None
         if isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and node.args \
@@ -721,6 +723,21 @@ def _in_order(tree):
         stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
+def local_constant(fn, name) -> tuple[bool, object]:
+    """``(local, value)``: whether ``name`` is a local variable or parameter of function ``fn`` (a name Python looks
+    up in the frame, never in the module), and the literal it holds when its one binding in ``fn``'s body assigns
+    one (``TEST = "test"``, :func:`_local_bindings`), else None. ``(False, None)`` for a name ``fn`` does not bind
+    or whose code cannot be read: its module's or a closure's then (review25g H2: a local of forward was read as
+    the module constant of its name)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None or name not in code.co_varnames + code.co_cellvars:
+        return False, None
+    tree = _tree(fn)
+    got = _local_bindings(tree).get(name) if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return True, got[0].value if got and len(got) == 1 and isinstance(got[0], ast.Constant) else None
+
+
+@functools.lru_cache(maxsize=512)
 def _local_bindings(tree) -> dict:
     """``{name: [value nodes] or None}``: the local variables of function ``tree`` (forward; its nested functions
     and classes are scopes of their own, not read) and what each is assigned: the expressions of its plain
@@ -729,7 +746,8 @@ def _local_bindings(tree) -> dict:
     ``+=``, an unpacking of something else, ``with ... as``, ``:=``, ``except ... as``, an import, ``nonlocal``, or
     declared ``global`` and assigned (one declared and only read is the module's, not listed; review25g H2: ``eps = 1e-3`` was not seen, and a name assigned twice or in a loop must not be
     guessed). A parameter assigned in the body is listed too (its default is then one value of several). Every
-    name listed hides the module constant of its name."""
+    name listed hides the module constant of its name. Cached per tree (:func:`source_tree` shares them): read,
+    never change, the dict."""
     out = {}
 
     def bind(name, value):

@@ -196,3 +196,43 @@ def test_a_masked_loss_comparing_with_a_local_alias_of_ignore_index_fails_withou
     assert bad.returncode == 1 and "forward compares labels with -100" in both(bad), both(bad)
     good = run_here("check", f"{f}::CE", *args)
     assert good.returncode == 0 and "PASS: CE" in both(good), both(good)
+
+
+SWITCHES = '''
+import numpy as np
+
+FIT = "other"  # module constants a local of forward hides
+TRAINING = True
+
+
+class LocalWord:
+    def forward(self, X, mode="predict"):
+        FIT = "fit"
+        if mode == FIT:
+            return 2 * X
+        return X
+
+
+class LocalFlag:
+    def forward(self, X, TRAINING=False):
+        return 2 * X if TRAINING else X
+'''
+
+
+def test_a_local_of_forward_hides_the_module_constant_in_the_mode_words_and_switches(tmp_path):
+    """The same kind in the training-switch walk: ``FIT = "fit"`` in forward is the word ``mode`` is compared with
+    (the module's FIT was read: "other"), and a parameter ``TRAINING`` is no module switch ``global TRAINING``."""
+    import importlib.util
+
+    from gradcheck import _adapters, _switch_reach
+
+    path = tmp_path / "switches_s25.py"
+    path.write_text(SWITCHES)
+    spec = importlib.util.spec_from_file_location("switches_s25", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert _adapters.mode_words(mod.LocalWord().forward, "mode") == ["fit"]
+    assert _switch_reach.argument_words(mod.LocalWord().forward, "mode") == (["fit"], False)
+    assert [n for n, *_ in _switch_reach.reached_switches(mod.LocalFlag().forward, ["TRAINING"])] == []
+    assert _switch_reach.local_constant(mod.LocalWord().forward, "FIT") == (True, "fit")
+    assert _switch_reach.local_constant(mod.LocalWord().forward, "np") == (False, None)
