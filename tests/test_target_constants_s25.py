@@ -236,3 +236,33 @@ def test_a_local_of_forward_hides_the_module_constant_in_the_mode_words_and_swit
     assert [n for n, *_ in _switch_reach.reached_switches(mod.LocalFlag().forward, ["TRAINING"])] == []
     assert _switch_reach.local_constant(mod.LocalWord().forward, "FIT") == (True, "fit")
     assert _switch_reach.local_constant(mod.LocalWord().forward, "np") == (False, None)
+
+
+RELU6 = """
+import numpy as np
+
+
+class ReLU6Local:
+    def forward(self, X):
+        cap = 6.0
+        self.X = X
+        return np.clip(X, 0.0, cap)
+
+    def backward(self, dY):
+        return dY * (self.X > 0)  # BUG: forgets the cap at 6
+
+
+class ReLU6LocalOk(ReLU6Local):
+    def backward(self, dY):
+        return dY * ((self.X > 0) & (self.X < 6.0))
+"""
+
+
+def test_a_layers_bound_in_a_local_variable_is_straddled(tmp_path):
+    """The layers' straddle (diagnose.at_straddled_inputs) reads the same constants: a ReLU6 whose cap is a local
+    ``cap = 6.0`` and whose backward forgets it PASSed (the drawn X never reach 6)."""
+    f = student(tmp_path, RELU6)
+    bad = run_here("check", f"{f}::ReLU6Local", "--input-shape", "4,3")
+    assert bad.returncode == 1 and "forgets the bound at 6" in both(bad), both(bad)
+    good = run_here("check", f"{f}::ReLU6LocalOk", "--input-shape", "4,3")
+    assert good.returncode == 0, both(good)
