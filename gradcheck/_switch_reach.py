@@ -194,7 +194,8 @@ class _Env:
         if isinstance(node, ast.Constant):
             v = node.value
         elif isinstance(node, ast.Name) and node.id not in self.binds:
-            v = self.closure.get(node.id, self.glob.get(node.id))
+            local, v = local_constant(self.fn, node.id)  # a local of the function, not the module's name
+            v = v if local else self.closure.get(node.id, self.glob.get(node.id))
         else:
             p = self.path(node) if isinstance(node, ast.Attribute) else None
             v = _value(self.walk.obj, p) if p and not p.startswith("E:") and "[*]" not in p else None
@@ -218,7 +219,8 @@ class _Env:
         if isinstance(node, ast.Name):
             if node.id in self.binds:
                 return self.binds[node.id]
-            if node.id in self.glob and not isinstance(self.glob[node.id], (types.FunctionType, type)):
+            if node.id in self.glob and not isinstance(self.glob[node.id], (types.FunctionType, type)) \
+                    and not local_constant(self.fn, node.id)[0]:  # a local or parameter hides the module's name
                 return f"G:{self.mod}:{node.id}"
             return None
         if isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and node.args \
@@ -663,7 +665,8 @@ def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered:
     read from its source (:func:`source_tree`; nothing runs): ``np.clip(X, 0, 6)`` gives 0 and 6; ``np.maximum(X,
     c)``, ``np.minimum``, ``X > 20``, ``np.where(X > c, ...)``, ``x < -c``, ``np.abs(x) <= delta`` (-delta and delta)
     likewise; an affine function of X is solved for X (``np.clip((X + 3) / 6, 0, 1)``: -3 and 3). A constant may be
-    a number, a sum or product of numbers, a module constant or a number held by the object (``self.threshold``).
+    a number, a sum or product of numbers, a module constant, a number held by the object (``self.threshold``)
+    or a local variable of forward assigned one (``eps = 1e-3``, ``ignore = self.ignore_index``; :func:`_local_bindings`).
     X may pass through local names or attributes assigned from it (``x = X * self.beta``, ``self.X = X``) in the
     order written. Sorted, each once; [] when the source cannot be read (the kinks of a compiled forward are not
     known) or forward compares X with nothing constant.
@@ -697,6 +700,8 @@ def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered:
         return []
     space = {**getattr(getattr(fn, "__func__", fn), "__globals__", {}), **_defaults(fn)}
     reader = _ConstantReader(obj, space, first or names[0])
+    reader.local = _local_bindings(tree)
+    reader.params = set(_defaults(fn))
     reader.zero = {z for z in zero if z in names and z != reader.first}
     for node in _in_order(tree):
         reader.read(node)
@@ -718,10 +723,86 @@ def _in_order(tree):
         stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
+def local_constant(fn, name) -> tuple[bool, object]:
+    """``(local, value)``: whether ``name`` is a local variable or parameter of function ``fn`` (a name Python looks
+    up in the frame, never in the module), and the literal it holds when its one binding in ``fn``'s body assigns
+    one (``TEST = "test"``, :func:`_local_bindings`), else None. ``(False, None)`` for a name ``fn`` does not bind
+    or whose code cannot be read: its module's or a closure's then (review25g H2: a local of forward was read as
+    the module constant of its name)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None or name not in code.co_varnames + code.co_cellvars:
+        return False, None
+    tree = _tree(fn)
+    got = _local_bindings(tree).get(name) if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return True, got[0].value if got and len(got) == 1 and isinstance(got[0], ast.Constant) else None
+
+
+@functools.lru_cache(maxsize=512)
+def _local_bindings(tree) -> dict:
+    """``{name: [value nodes] or None}``: the local variables of function ``tree`` (forward; its nested functions
+    and classes are scopes of their own, not read) and what each is assigned: the expressions of its plain
+    assignments (``eps = 1e-3``; ``lo, hi = 0.0, 6.0`` element by element), in the order written; None for a name
+    bound in a way whose value cannot be read without running the code: in a loop's body or as its variable, by
+    ``+=``, an unpacking of something else, ``with ... as``, ``:=``, ``except ... as``, an import, ``nonlocal``, or
+    declared ``global`` and assigned (one declared and only read is the module's, not listed; review25g H2: ``eps = 1e-3`` was not seen, and a name assigned twice or in a loop must not be
+    guessed). A parameter assigned in the body is listed too (its default is then one value of several). Every
+    name listed hides the module constant of its name. Cached per tree (:func:`source_tree` shares them): read,
+    never change, the dict."""
+    out = {}
+
+    def bind(name, value):
+        if value is None or out.get(name, []) is None:
+            out[name] = None
+        else:
+            out.setdefault(name, []).append(value)
+
+    def targets(t, value, looped):
+        if isinstance(t, ast.Name):
+            bind(t.id, None if looped else value)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            vals = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(t.elts) \
+                and not any(isinstance(e, ast.Starred) for e in (*t.elts, *value.elts)) else [None] * len(t.elts)
+            for e, v in zip(t.elts, vals):
+                targets(e.value if isinstance(e, ast.Starred) else e, v, looped)
+
+    def walk(node, looped):
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            inner = looped or isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and c not in (
+                getattr(node, "iter", None), getattr(node, "test", None))
+            if isinstance(c, ast.Assign):
+                for t in c.targets:
+                    targets(t, c.value, inner)
+            elif isinstance(c, ast.AnnAssign) and c.value is not None:
+                targets(c.target, c.value, inner)
+            elif isinstance(c, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem)):
+                t = c.optional_vars if isinstance(c, ast.withitem) else c.target
+                for n in ast.walk(t) if t is not None else ():
+                    if isinstance(n, ast.Name):
+                        bind(n.id, None)
+            elif isinstance(c, ast.Global):  # the module's name: read as it is, unless forward assigns it
+                declared.update(c.names)
+            elif isinstance(c, (ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ExceptHandler)):
+                for n in getattr(c, "names", None) or [c.name] * bool(getattr(c, "name", None)):
+                    bind(n if isinstance(n, str) else (n.asname or n.name).split(".")[0], None)
+            walk(c, inner)
+
+    declared = set()
+    walk(tree, False)
+    return {k: None if k in declared else v for k, v in out.items()}
+
+
 #: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called
 #: on): ``X = np.asarray(X)`` leaves X what it was; a bound of the result is a bound of X.
 _SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "astype", "copy", "reshape",
                 "ravel", "flatten", "squeeze", "atleast_1d", "atleast_2d", "float64", "float32"}
+
+
+def _number(v) -> bool:
+    """Whether ``v`` is a real number: a Python int or float (not a bool) or a numpy scalar of one."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy" and getattr(
+        v, "shape", None) == () and getattr(getattr(v, "dtype", None), "kind", "") in "iuf"
 
 
 def _defaults(fn) -> dict:
@@ -749,6 +830,32 @@ class _ConstantReader:
         #: the X values of ``found`` met in an ordering comparison (``labels >= 0``; :func:`compared_constants`'s
         #: ``ordered``)
         self.ordered = set()
+        #: forward's local variables and what each is assigned (:func:`_local_bindings`), and its parameters
+        self.local, self.params = {}, set()
+
+    def values(self, node, depth=0) -> list:
+        """The numbers ``node`` may evaluate to without running code: :meth:`const`'s one, or for a local variable
+        assigned several constants (``eps = 1e-3`` in one branch, ``eps = 1e-5`` in the other) each of them, and
+        the sums, products and conditional expressions of such (at most :data:`_MAX` values); [] when it is none
+        (a local bound in a loop or from data: its value is not guessed)."""
+        if depth > 8:
+            return []
+        if isinstance(node, ast.Name) and node.id in self.local and node.id not in self.env:
+            got = [v for e in self.local[node.id] or () for v in self.values(e, depth + 1)]
+            default = self.space.get(node.id) if node.id in self.params else None  # a parameter assigned again
+            got += [float(default)] if _number(default) else []
+            return list(dict.fromkeys(got))[:_MAX]
+        if isinstance(node, ast.IfExp):
+            return list(dict.fromkeys(self.values(node.body, depth + 1) + self.values(node.orelse, depth + 1)))[:_MAX]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return [-v if isinstance(node.op, ast.USub) else v for v in self.values(node.operand, depth + 1)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            ls, rs = self.values(node.left, depth + 1), self.values(node.right, depth + 1)
+            f = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__}.get(
+                type(node.op), lambda a, b: a / b if b else None)
+            return list(dict.fromkeys(v for a in ls for b in rs if (v := f(a, b)) is not None))[:_MAX]
+        c = self.const(node)
+        return [] if c is None else [c]
 
     def const(self, node):
         """The number ``node`` evaluates to without running code, or None."""
@@ -767,11 +874,13 @@ class _ConstantReader:
             return 0.0
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             v = inspect.getattr_static(self.obj, node.attr, None)  # a property is not run
+        elif isinstance(node, ast.Name) and node.id in self.local and node.id not in self.env:
+            one = self.local[node.id] is not None and len(self.local[node.id]) == 1 and node.id not in self.params
+            got = self.values(node) if one else []  # a local assigned once: its value; more: none is guessed
+            return got[0] if len(got) == 1 else None
         elif isinstance(node, ast.Name) and node.id not in self.env:
             v = self.space.get(node.id)
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy" and getattr(
-            v, "shape", None) == () and getattr(getattr(v, "dtype", None), "kind", "") in "iuf"
-        return float(v) if ok else None
+        return float(v) if _number(v) else None
 
     @staticmethod
     def key(node):
@@ -844,14 +953,16 @@ class _ConstantReader:
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
             for a, b, op in zip(sides, sides[1:], stmt.ops):
-                vs = self.solve(a, self.const(b)) + self.solve(b, self.const(a))
+                vs = [v for c in self.values(b) for v in self.solve(a, c)] + [
+                    v for c in self.values(a) for v in self.solve(b, c)]
                 self.found.update(vs)
                 self.ordered.update(vs if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) else ())
         elif isinstance(stmt, ast.Call) and stmt.args:
             name = self.callee(stmt)
             if isinstance(stmt.func, ast.Attribute) and name == "clip" and self.affine(stmt.func.value) is not None:
-                self.found.update(v for r in stmt.args[:2] for v in self.solve(stmt.func.value, self.const(r)))
+                self.found.update(v for r in stmt.args[:2] for c in self.values(r) for v in self.solve(stmt.func.value, c))
             elif name in _BOUNDING:
                 pair = stmt.args[:1 + _BOUNDING[name]]
                 for i, x in enumerate(pair):
-                    self.found.update(v for j, r in enumerate(pair) if j != i for v in self.solve(x, self.const(r)))
+                    self.found.update(v for j, r in enumerate(pair) if j != i for c in self.values(r)
+                                      for v in self.solve(x, c))

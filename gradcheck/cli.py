@@ -230,6 +230,24 @@ def _refuse_method(method: str, loss: bool = False) -> None:
                          "differences only (check_loss has no other method), so drop --method.")
 
 
+def _check_mode(args) -> str:
+    """The ``--mode`` of a check: as given, else fast for a layer and full for a loss (``--loss``); UsageError (exit
+    2) for the options a loss has not: a fast or sample mode (review25g L4: ``--loss --mode sample`` was accepted and
+    every element checked, ``all 160`` in the table: an option accepted and not honoured), --tape, --jacobian,
+    --training and --eval."""
+    loss, mode = args.loss, args.mode
+    if loss and (args.tape or args.jacobian):
+        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
+    if loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
+        raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
+                         "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
+    if loss and mode not in (None, "full"):
+        raise UsageError(f"--mode {mode} is for a layer's check; a loss (--loss) is checked at every element of its "
+                         "prediction's gradient (check_loss has no fast or sample mode), so drop --mode (or give "
+                         "--mode full).")
+    return mode or ("full" if loss else "fast")
+
+
 def _cmd_check(args) -> int:
     from .check_command import run_check, run_check_loss
 
@@ -241,11 +259,7 @@ def _cmd_check(args) -> int:
     if not args.loss and (args.pred or args.pred_arg):
         raise UsageError(f"{'--pred describes the data' if args.pred else '--pred-arg names the prediction'} of a "
                          "loss; add --loss.")
-    if args.loss and (args.tape or args.jacobian):
-        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
-    if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
-        raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
-                         "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
+    args.mode = _check_mode(args)
     _refuse_method(args.method, args.loss)
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
@@ -515,9 +529,10 @@ def _add_check_parser(sub, fmt) -> None:
                 "see gradcheck.check.default_atol)")
     c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png and, per failing gradient, "
                    "DIR/ClassName-dW-heatmap.png")
-    c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
+    c.add_argument("--mode", choices=("full", "fast", "sample"), default=None,
                    help="fast: random directional derivatives, then every element of a failing tensor; "
-                        "full: every element; sample: 8 random elements per tensor (default fast)")
+                        "full: every element; sample: 8 random elements per tensor (default fast; a loss, "
+                        "--loss, is checked at every element: full only)")
     c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
                    help="finite differences (default central). complex: the complex step Im L(X+ih)/h "
                         "(h=1e-20, no cancellation) for the inputs of a complex-analytic forward; a forward that "

@@ -87,7 +87,7 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "layer_signature",
-           "name_graded", "name_log_eps",
+           "name_graded", "name_log_eps", "is_bias_gradient",
            "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
@@ -1514,6 +1514,31 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 
 #: The fix of a transposed input gradient in a layer without weights (an activation's dX: no product to swap).
 _INPUT_SWAP = "return {t} in its input's shape: a .T too many (e.g. dY.T * mask where dY * mask is due)"
+
+
+def is_bias_gradient(tensor: str, shape: Sequence[int] | None) -> bool:
+    """Whether gradient ``tensor`` of a parameter of shape ``shape`` is a bias's, as :func:`name_signature`'s
+    ``is_bias`` takes it (a ``1/batch`` factor then "the mean over the batch, not the sum"): the parameter's name
+    (:func:`gradcheck._validation.grad_key`: ``db`` -> ``b``, ``dbiases``, ``dbeta``) holds a ``b`` and its shape is
+    a row's, ``(d,)`` or ``(1, d)``. Andrew Ng's ``(d, 1)`` column ``b`` is not: his course's ``db = np.sum(dZ,
+    axis=1, keepdims=True) / m`` (session 24's merge). The one rule of check's signatures and the grader's numbers
+    (review25g L3: the grader read every ``db...`` as a bias).
+
+    Parameters
+    ----------
+    tensor : str
+        The gradient's name (``"db"``, ``"dW"``).
+    shape : sequence of int or None
+        The parameter's (or its gradient's) shape; None: not a parameter (False).
+
+    Returns
+    -------
+    bool
+    """
+    if shape is None:
+        return False
+    shape = tuple(shape)
+    return "b" in V.grad_key(tensor).lstrip("@").lower() and (len(shape) == 1 or len(shape) == 2 and shape[0] == 1)
 
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
@@ -4404,8 +4429,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    bias = p is not None and (p.ndim == 1 or p.ndim == 2 and p.shape[0] == 1) and "b" in key.lower()  # not Ng's (d, 1)
-    f = name_signature(t, m, n, is_bias=bias,
+    f = name_signature(t, m, n, is_bias=p is not None and is_bias_gradient(t, p.shape),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
     told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \

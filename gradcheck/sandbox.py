@@ -60,6 +60,7 @@ import sysconfig
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -2076,37 +2077,58 @@ PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES, PACKAGE_ENTRIES = 4, 300, 8 << 20, 
 def _package_files(folder: str) -> dict[str, str]:
     """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
     folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
-    ``.py`` files, its ``.py`` files and those of such subfolders, at most :data:`PACKAGE_DEPTH` deep, hidden folders,
-    ``__pycache__`` and virtual environments (``pyvenv.cfg``, ``site-packages``) skipped, and below the top folder
-    (which may be a namespace package: ``pkg/sub/m.py``) a folder without ``.py`` files is not entered (review24: a
-    file checked in a home folder walked all of it 4 deep); {} past :data:`PACKAGE_FILES` files,
-    :data:`PACKAGE_BYTES` bytes or :data:`PACKAGE_ENTRIES` listed entries (a project folder, not a package: only the
-    checked file's own folder's files are copied then)."""
-    out, total, seen = {}, 0, 0
+    ``.py`` files, its ``.py`` files and those of such subfolders (:func:`_top_package`). A top folder past a bound
+    is skipped alone, with a warning naming it (review25g M4: a ``data/`` folder of 20,001 images beside the file
+    stopped ``mypkg/`` from being copied): past :data:`PACKAGE_ENTRIES` counted entries of its own, or when its
+    files would take the copied ones past :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes."""
+    out, total = {}, 0
     for top in sorted(os.listdir(folder)):
         root = os.path.join(folder, top)
         if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
             continue
-        for d, dirs, files in os.walk(root):
-            rel = os.path.relpath(d, folder)
-            if rel.count(os.sep) >= PACKAGE_DEPTH or "pyvenv.cfg" in files or os.path.basename(d) == "site-packages":
-                dirs[:] = []
-                continue
-            seen += len(dirs) + len(files)
-            if seen > PACKAGE_ENTRIES:
-                return {}
-            py = sorted(f for f in files if f.endswith(".py"))
-            dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x))) if (
-                py or d == root) else []
-            for f in py:
-                src = os.path.join(d, f)
-                if os.path.islink(src) or not os.path.isfile(src):
-                    continue
-                total += os.path.getsize(src)
-                out[os.path.join(rel, f).replace(os.sep, "/")] = src
-                if len(out) > PACKAGE_FILES or total > PACKAGE_BYTES:
-                    return {}
+        got, size, why = _top_package(folder, root)
+        if why is None and (len(out) + len(got) > PACKAGE_FILES or total + size > PACKAGE_BYTES):
+            why = (f"its {len(got)} .py files ({size:,} bytes) would take the copied modules past {PACKAGE_FILES} "
+                   f"files or {PACKAGE_BYTES >> 20} MB")
+        if why is not None:
+            warnings.warn(f"{top}/ beside the checked file was not copied into the sandbox ({why}: a project "
+                          f"folder, not a package): an import of its modules fails there; check a file whose "
+                          f"folder holds only what it imports.", UserWarning, stacklevel=3)
+            continue
+        out.update(got)
+        total += size
     return out
+
+
+def _top_package(folder: str, root: str) -> tuple[dict[str, str], int, str | None]:
+    """``(files, bytes, why)``: the ``.py`` files under the top folder ``root`` of ``folder`` as
+    :func:`_package_files` copies them, their bytes, and why the folder is not copied (None: it is). Walked at
+    most :data:`PACKAGE_DEPTH` deep; hidden folders, ``__pycache__`` and virtual environments (``pyvenv.cfg``,
+    ``site-packages``) skipped; below ``root`` (which may be a namespace package: ``pkg/sub/m.py``) a folder
+    without ``.py`` files is not entered (review24: a file checked in a home folder walked all of it 4 deep).
+    Counted toward :data:`PACKAGE_ENTRIES`: the entries of each folder holding ``.py`` files and the folders
+    entered, not the files of one without (a folder of images is listed once, and is no package)."""
+    out, total, seen = {}, 0, 0
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, folder)
+        if rel.count(os.sep) >= PACKAGE_DEPTH or "pyvenv.cfg" in files or os.path.basename(d) == "site-packages":
+            dirs[:] = []
+            continue
+        py = sorted(f for f in files if f.endswith(".py"))
+        dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x))) if (
+            py or d == root) else []
+        seen += len(dirs) + (len(files) if py else 0)
+        if seen > PACKAGE_ENTRIES:
+            return {}, 0, f"more than {PACKAGE_ENTRIES} entries"
+        for f in py:
+            src = os.path.join(d, f)
+            if os.path.islink(src) or not os.path.isfile(src):
+                continue
+            total += os.path.getsize(src)
+            out[os.path.join(rel, f).replace(os.sep, "/")] = src
+            if len(out) > PACKAGE_FILES or total > PACKAGE_BYTES:
+                return {}, 0, f"more than {PACKAGE_FILES} .py files or {PACKAGE_BYTES >> 20} MB"
+    return out, total, None
 
 
 @functools.lru_cache(maxsize=1)

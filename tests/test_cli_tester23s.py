@@ -141,7 +141,9 @@ def test_package_files_bounded(tmp_path):
     big.mkdir()
     for i in range(PACKAGE_FILES + 1):
         (big / f"m{i}.py").write_text("")
-    assert sorted(sibling_files(str(tmp_path / "a.py"))) == ["a.py"]  # a project, not a package: its own folder
+    with pytest.warns(UserWarning, match=r"^big/ beside the checked file was not copied"):  # a project folder:
+        got = sorted(sibling_files(str(tmp_path / "a.py")))  # skipped alone (review25g M4: it took pkg/ with it)
+    assert got == ["a.py", "pkg/sub/m.py"]
 
 
 SVM = """
@@ -241,6 +243,11 @@ def test_package_files_do_not_walk_folders_without_python(tmp_path, monkeypatch)
     assert sorted(sandbox.sibling_files(str(tmp_path / "a.py"))) == ["a.py", "pkg/sub/deeper/x.py", "pkg/sub/m.py"]
     assert os.path.join("Documents", "notes") in listed and os.path.join("Documents", "notes", "old") not in listed
     monkeypatch.setattr(sandbox, "PACKAGE_ENTRIES", 6)
-    for i in range(6):
+    for i in range(6):  # files of a folder without .py files are not counted (review25g M4)
         (tmp_path / "Documents" / f"photo{i}.jpg").write_text("")
-    assert sorted(sandbox.sibling_files(str(tmp_path / "a.py"))) == ["a.py"]
+    assert sorted(sandbox.sibling_files(str(tmp_path / "a.py"))) == ["a.py", "pkg/sub/deeper/x.py", "pkg/sub/m.py"]
+    for i in range(6):  # those of a folder with .py files are: past the bound that folder alone is skipped
+        (tmp_path / "Documents" / f"script{i}.py").write_text("")
+    with pytest.warns(UserWarning, match=r"^Documents/ .*more than 6 entries"):
+        got = sorted(sandbox.sibling_files(str(tmp_path / "a.py")))
+    assert got == ["a.py", "pkg/sub/deeper/x.py", "pkg/sub/m.py"]

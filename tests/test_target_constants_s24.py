@@ -71,12 +71,16 @@ VALID = CE.replace("class ArgCE:", "class ValidCE:").replace(
 
 
 def test_ordered_target_values_go_just_beyond_a_drawn_end():
-    from gradcheck.check_command import _ordered_target_values
+    from gradcheck.check_command import _target_plan
+
+    def plan(vals, y):
+        return _target_plan({"target_constants": vals, "target_ordered": vals}, y, "labels")
 
     y = np.array([0, 1, 2, 3, 0, 1, 2])
-    bounds, values, y2 = _ordered_target_values(["0.0", "3.0", "1.0"], y)  # 1 is inside the drawn range
-    assert bounds == [0.0, 3.0] and values == [-1.0, 4.0] and y2.tolist() == [-1, 1, 2, 4, 0, 1, -1]
-    assert _ordered_target_values(["2.0"], y) is None and _ordered_target_values(["0.0"], y.astype(float)) is None
+    line, values, y2 = plan(["0.0", "3.0", "1.0"], y)  # 1 is inside the drawn range
+    assert "orders labels against 0 and 3" in line and values == [-1.0, 4.0] and y2.tolist() == [-1, 1, 2, 4, 0, 1, -1]
+    assert plan(["2.0"], y) is None
+    assert plan(["0.0"], y.astype(float))[1] == [-1.0]  # float targets too (review25g H1: not 0, a kept value)
 
 
 def test_a_masked_loss_keeping_labels_at_least_0_is_checked_at_minus_1(tmp_path):

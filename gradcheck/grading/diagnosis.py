@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnose import name_graded, name_signature
+from ..diagnose import is_bias_gradient, name_graded, name_signature
 from ..errors import GradcheckError
 
 __all__ = ["diagnose", "reproduce"]
@@ -36,8 +36,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     Parameters
     ----------
     tensor : str
-        Display name, e.g. ``"db"``; a name starting with ``db`` is a bias (a ``1/N`` factor is
-        named "the mean over the batch, not the sum").
+        Display name, e.g. ``"db"``; a bias's (:func:`gradcheck.diagnose.is_bias_gradient`: ``db`` of a ``(d,)``
+        or ``(1, d)`` b) ``1/N`` factor is named "the mean over the batch, not the sum".
     got, expected : ndarray
         The submitted value (any shape) and the correct one.
     batch_size : int, optional
@@ -54,7 +54,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     inputs : sequence of ndarray
         The graded inputs (with ``layer``).
     upstream : ndarray, optional
-        The upstream gradient backward was given (with ``layer``).
+        The upstream gradient backward was given (required with ``layer``, as ``inputs`` are).
     training : bool, default False
         The graded mode (with ``layer``).
     forwards : int, optional
@@ -68,6 +68,12 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     str
         A sentence ending with a period; "" when ``got`` is in fact correct.
 
+    Raises
+    ------
+    ValueError
+        ``layer`` given without ``upstream`` or without ``inputs``: its signatures need both (review25g L6: without
+        the upstream gradient they ran on NaN and said "no known bug pattern").
+
     Examples
     --------
     >>> import numpy as np
@@ -77,7 +83,13 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     >>> diagnose("dX", E, E)
     ''
     """
-    finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
+    if layer is not None and (upstream is None or not len(inputs)):
+        missing = " and ".join(["inputs (the graded inputs)"] * (not len(inputs))
+                               + ["upstream (the upstream gradient backward was given)"] * (upstream is None))
+        raise ValueError(f"diagnose({tensor!r}, layer={type(layer).__name__}): a layer's signatures run it again on "
+                         f"the graded inputs and upstream gradient; {missing} not given. Pass them, or no layer "
+                         "(the numbers alone).")
+    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected)),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
     if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (forwards is None
