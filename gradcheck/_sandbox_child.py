@@ -9,6 +9,7 @@ a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOW
 a pickle. What student code returns is sent as a copy of its plain base-class array or number.
 """
 
+import _lsprof
 import functools
 import json
 import linecache
@@ -501,12 +502,38 @@ def _first_line(msg):
 
 
 def _forward_codes(AD, obj):
-    """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count."""
+    """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count: the
+    forward the grader calls (an instance attribute ``self.forward = self._fwd`` before the class's, redteam25 H1)
+    and every class's ``forward`` over the MRO, each unwrapped by :func:`_callable_codes`."""
     inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
-    fns = [obj.student_forward] if isinstance(obj, AD.FunctionPair) else [
-        vars(c).get("forward") for c in type(inner).__mro__ if c is not object]
-    fns = [getattr(f, "__func__", f) for f in fns]
-    return {f.__code__ for f in fns if isinstance(f, types.FunctionType)}
+    fns = [_quiet(getattr, obj, "student_forward"), _quiet(getattr, inner, "forward")]
+    if not isinstance(obj, AD.FunctionPair):
+        fns += [_quiet(lambda c: vars(c).get("forward"), c) for c in _quiet(lambda: type(inner).__mro__) or ()
+                if c is not object]
+    codes = set()
+    for f in fns:
+        codes |= _callable_codes(f)
+    return codes
+
+
+def _callable_codes(f, depth=0):
+    """The code objects a call of ``f`` runs first: a function's own (a ``functools.wraps`` wrapper's wrapped
+    function's instead, not the wrapper's, which a decorator shares with every function it decorates), a bound
+    method's or static/class method's ``__func__``, a ``functools.partial``'s ``func``, a callable object's
+    ``__call__``. Nothing of the submission runs: attributes are read from the objects' and types' dicts."""
+    if f is None or depth > 8:
+        return set()
+    t, d = type(f), _quiet(object.__getattribute__, f, "__dict__") or {}
+    if "__wrapped__" in d:
+        return _callable_codes(d["__wrapped__"], depth + 1)
+    if t is types.FunctionType:
+        return {f.__code__}
+    if t in (types.MethodType, staticmethod, classmethod):
+        return _callable_codes(f.__func__, depth + 1)
+    if isinstance(f, functools.partial):
+        return _callable_codes(functools.partial.func.__get__(f), depth + 1)
+    call = next((vars(c)["__call__"] for c in t.__mro__ if "__call__" in vars(c)), None)
+    return _callable_codes(call, depth + 1) if isinstance(call, types.FunctionType) else set()
 
 
 def code_key(code):
@@ -516,25 +543,34 @@ def code_key(code):
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
-def counting_calls(codes, fn, *args):
-    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` (-1: the counter was removed)."""
-    n, keys, seen = [0], {code_key(c) for c in codes}, {}
+#: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` or ``time``
+#: is not read)
+_COUNTER = (_lsprof.Profiler, sys.getprofile, time.perf_counter)
 
-    def profile(frame, event, arg):  # noqa: ARG001
-        if event != "call":
-            return
-        code = frame.f_code
-        hit = seen.get(id(code))
-        if hit is None or hit[0] is not code:  # kept alive here: its id is not reused
-            hit = seen[id(code)] = (code, code in codes or code_key(code) in keys)
-        n[0] += hit[1]
-    sys.setprofile(profile)
+
+def counting_calls(codes, fn, *args):
+    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` while ``fn`` ran, counted by the
+    standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its counts live in C, with no Python
+    function, closure or frame of the counter for the submission's code to edit (redteam25 H1b: a Python profile
+    function's closure was), and switching it off or on is refused to the submission by the audit hook. What is
+    left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of ``fn``
+    for (at least half of) the time ``fn`` took, which a clear and a second, shorter call of ``fn`` cannot forge."""
+    profiler, getprofile, clock = _COUNTER
+    prof = profiler(builtins=False)
+    prof.enable()
+    start = clock()
     try:
         ret = fn(*args)
     finally:
-        intact = sys.getprofile() is profile
-        sys.setprofile(None)
-    return ret, n[0] if intact else -1
+        took = clock() - start
+        intact = getprofile() is prof
+        prof.disable()
+    own = _callable_codes(fn)
+    stats = prof.getstats()
+    if not intact or own and not any(e.code in own and e.callcount and e.totaltime >= took / 2 for e in stats):
+        return ret, -1
+    keys = {code_key(c) for c in codes}
+    return ret, sum(e.callcount for e in stats if isinstance(e.code, types.CodeType) and code_key(e.code) in keys)
 
 
 def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):

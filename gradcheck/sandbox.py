@@ -95,6 +95,11 @@ from .sources import grad_slots, inplace_asked, input_written, switch_branch
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support", "Shared"]
 
+#: The staff's words for a forward-in-backward count the submission's code switched off or cleared
+#: (``_sandbox_child.counting_calls`` returned -1): the policy fails (redteam25 H1b).
+TAMPERED = ("(Staff: the grader's count of forward calls was switched off or cleared during backward: the submission's "
+            "code changed the grader's counter; read its backward.)")
+
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
 #: The child's open-file limit: each forward input or dY the submission's objects still hold keeps one descriptor
@@ -1635,7 +1640,8 @@ class _Remote:
                 f"{self.class_name}.backward called {self.class_name}.forward" +
                 (f" {n} time(s)" if type(n) is int and n > 0 else " (or switched off the count of such calls)"),
                 "while computing the gradient. This assignment requires a backward derived by hand: use what",
-                "forward cached (for example self.X), never forward again (as central differences of forward do)."),
+                "forward cached (for example self.X), never forward again (as central differences of forward do).",
+                *([] if type(n) is int and n > 0 else [TAMPERED])),
                 reason="policy", output=self._sandbox.output)
         if why := self._cache_written(dY, meta, call):
             raise StudentCodeError(why[:2000])
