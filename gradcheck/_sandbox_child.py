@@ -443,6 +443,20 @@ def _frames(tb):
     return out
 
 
+def _adapters_own(AD, exc, workdir):
+    """Whether ``exc`` is an error of the adapters' own code, not of the submission's: a built-in exception raised
+    in the adapters' module (its innermost frame), with no frame of the submission's files in its traceback
+    (redteam25 M2: a partial's missing ``__name__`` was reported as "affine.__init__() raised AttributeError")."""
+    try:
+        frames = _frames(exc.__traceback__)
+        work = os.path.realpath(workdir) + os.sep
+        return (type(exc).__module__ == "builtins" and bool(frames)
+                and frames[-1][0] == AD.build.__code__.co_filename
+                and not any(f and not f.startswith("<") and os.path.realpath(f).startswith(work) for f, _, _ in frames))
+    except BaseException:  # noqa: BLE001 - a traceback the submission forged: its own error
+        return False
+
+
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -766,7 +780,7 @@ class Child:
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
-            return self.fail(exc, "init", signature=sig_text)
+            return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)

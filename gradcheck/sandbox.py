@@ -85,6 +85,7 @@ from .compare import close
 from .errors import (
     GraderError,
     GradientShapeError,
+    InternalError,
     ProtocolError,
     StudentCodeError,
     UnusableError,
@@ -1313,6 +1314,11 @@ class Sandbox:
             raise self._student_error(f"{cls}.{step}, called on the probe input while {file}::{cls} was loaded,",
                                       err, f"Expected {step} to return "
                                       f"{'the output array' if step == 'forward' else 'dX'}.")
+        if not ok and stage == "internal":  # the adapters' own error (_sandbox_child._adapters_own): never the student's
+            raise InternalError(paragraph(
+                f"gradcheck could not present {file}::{cls} to its checks: its own adapter failed with "
+                f"{e.get('type')}: {e.get('message') or '(no message)'}.",
+                "This is an error of gradcheck, not of the submitted code: please report it with the file."))
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ..errors import GradcheckError, GraderError, StudentCodeError, UsageError
+from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
@@ -756,7 +756,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
-        internal = isinstance(exc, _InternalError)
+        internal = isinstance(exc, InternalError)
         from ..sandbox import SandboxStarved
 
         busy = isinstance(exc, SandboxStarved)  # the machine's load had the time (tester22g H2), not the submission
@@ -829,7 +829,7 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
 
 
-class _InternalError(GraderError):
+class _InternalError(InternalError):
     """An exception of gradcheck's own code during a graded check (not the test's, not the submission's: what the
     submission does reaches the grader as gradcheck's errors): a grader error naming where it was raised."""
 
