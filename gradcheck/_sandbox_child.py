@@ -557,9 +557,12 @@ def code_key(code):
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
-#: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` or ``time``
-#: is not read)
-_COUNTER = (_lsprof.Profiler, sys.getprofile, time.perf_counter)
+#: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)
+_COUNTER = (_lsprof.Profiler, sys.getprofile)
+
+
+def _counter_mark():
+    """Called once by :func:`counting_calls` under its profiler before backward: its record gone means cleared."""
 
 
 def counting_calls(codes, fn, *args):
@@ -567,21 +570,20 @@ def counting_calls(codes, fn, *args):
     standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its counts live in C, with no Python
     function, closure or frame of the counter for the submission's code to edit (redteam25 H1b: a Python profile
     function's closure was), and switching it off or on is refused to the submission by the audit hook. What is
-    left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of ``fn``
-    for (at least half of) the time ``fn`` took, which a clear and a second, shorter call of ``fn`` cannot forge."""
-    profiler, getprofile, clock = _COUNTER
+    left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of
+    :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself."""
+    profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
-    start = clock()
     try:
+        _counter_mark()
         ret = fn(*args)
     finally:
-        took = clock() - start
         intact = getprofile() is prof
         prof.disable()
-    own = _callable_codes(fn)
     stats = prof.getstats()
-    if not intact or own and not any(e.code in own and e.callcount and e.totaltime >= took / 2 for e in stats):
+    marks = {_counter_mark.__code__} | _callable_codes(fn)
+    if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     keys = {code_key(c) for c in codes}
     return ret, sum(e.callcount for e in stats if isinstance(e.code, types.CodeType) and code_key(e.code) in keys)

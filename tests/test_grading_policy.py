@@ -157,7 +157,8 @@ def test_the_forward_the_grader_calls_is_counted(tmp_path, how):
 TAMPER = {
     # the C profiler's record emptied at the end of backward
     "profiler_cleared": ("import sys\n        sys.getprofile().clear()\n", -1),
-    # cleared, then backward called again (without differences) to put a call of it back: too short
+    # cleared, then backward called again to put a record of its call back: the grader's mark made before
+    # backward is gone all the same
     "cleared_and_called_again": ("import sys\n        if not getattr(self, '_again', False):\n"
                                  "            sys.getprofile().clear()\n            self._again = True\n"
                                  "            type(self).backward(self, dY)\n            self._again = False\n", -1),
@@ -169,8 +170,8 @@ TAMPER = {
 @pytest.mark.parametrize("how", sorted(TAMPER))
 def test_a_counter_edited_by_backward_fails_the_policy_with_a_word_to_staff(tmp_path, how):
     """H1b: the count runs in the submission's process; it is now the C profiler's (no closure or frame of a Python
-    counter to edit), which the submission can only clear: then the profiler no longer holds the backward's own
-    call for its whole time, and the policy fails with a sentence for staff, where fd_poison scored 28/28."""
+    counter to edit), which the submission can only clear: then the profiler no longer holds the call the grader
+    made before backward, and the policy fails with a sentence for staff, where fd_poison scored 28/28."""
     edit, code = TAMPER[how]
     src = CHEAT.replace("        self.X = X\n        return dX", "        " + edit + "        self.X = X\n        return dX")
     assert src != CHEAT
