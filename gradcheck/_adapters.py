@@ -839,6 +839,29 @@ def _one_switch(fn, training, name, off, on):
     return {name: on if training else off}
 
 
+def _calls(f):
+    """A function whose closure's ``f`` it calls with its own arguments (the template of :func:`named`)."""
+    def named(*args, **kwargs):
+        return f(*args, **kwargs)
+    return named
+
+
+def named(f, name, module_globals):
+    """``f``, or, when it has no string ``__name__`` (``affine_forward = functools.partial(_affine_forward)``, a
+    callable object: redteam25 M2, the adapters read ``fwd.__name__`` and blamed their AttributeError on the
+    student), a function named ``name`` calling it, in the student's module's globals (``module_globals``: what the
+    adapters read of a forward's ``__globals__``), its ``__wrapped__`` ``f`` (its signature; the forward the
+    no-forward-in-backward policy counts)."""
+    if isinstance(getattr(f, "__name__", None), str):
+        return f
+    template = _calls(f)
+    out = types.FunctionType(template.__code__, module_globals, name, None, template.__closure__)
+    out.__qualname__, out.__wrapped__ = name, f
+    out.__doc__ = getattr(f, "__doc__", None) if isinstance(getattr(f, "__doc__", None), str) else None
+    out.__module__ = module_globals.get("__name__")
+    return out
+
+
 def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
@@ -857,7 +880,8 @@ def find(mod, name):
     for suffix in SUFFIXES:
         f, b = getattr(mod, f"{base}_forward{suffix}", None), getattr(mod, f"{base}_backward{suffix}", None)
         if callable(f) and callable(b):
-            return "functions", (f, b)
+            return "functions", (named(f, f"{base}_forward{suffix}", vars(mod)),
+                                 named(b, f"{base}_backward{suffix}", vars(mod)))
         if callable(f):
             raise AdapterError(f"{base}_forward{suffix} has no {base}_backward{suffix} next to it. {expected()}")
     variants = backward_variants(vars(mod))
@@ -1446,6 +1470,8 @@ def pair(fwd, bwd, init):
         return FunctionPair.forward(self, *xs, training=training)
     forward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_ONLY)] + [P(n, P.POSITIONAL_ONLY)
                                               for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
+    fwd, bwd = (named(f, n, getattr(inspect.unwrap(getattr(f, "func", f)), "__globals__", {}))
+                for f, n in ((fwd, "layer_forward"), (bwd, "layer_backward")))
     name = fwd.__name__.split("_forward")[0]
     return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
 

@@ -15,6 +15,7 @@ described as a ``"badarray"``, whose dtype the parent names) and the parent deco
 (:func:`decode`'s ``allowed``), so a real reply is never read as complex nor a complex one cast to real.
 """
 
+import _lsprof
 import functools
 import json
 import linecache
@@ -463,6 +464,20 @@ def _frames(tb):
     return out
 
 
+def _adapters_own(AD, exc, workdir):
+    """Whether ``exc`` is an error of the adapters' own code, not of the submission's: a built-in exception raised
+    in the adapters' module (its innermost frame), with no frame of the submission's files in its traceback
+    (redteam25 M2: a partial's missing ``__name__`` was reported as "affine.__init__() raised AttributeError")."""
+    try:
+        frames = _frames(exc.__traceback__)
+        work = os.path.realpath(workdir) + os.sep
+        return (type(exc).__module__ == "builtins" and bool(frames)
+                and frames[-1][0] == AD.build.__code__.co_filename
+                and not any(f and not f.startswith("<") and os.path.realpath(f).startswith(work) for f, _, _ in frames))
+    except BaseException:  # noqa: BLE001 - a traceback the submission forged: its own error
+        return False
+
+
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -522,12 +537,38 @@ def _first_line(msg):
 
 
 def _forward_codes(AD, obj):
-    """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count."""
+    """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count: the
+    forward the grader calls (an instance attribute ``self.forward = self._fwd`` before the class's, redteam25 H1)
+    and every class's ``forward`` over the MRO, each unwrapped by :func:`_callable_codes`."""
     inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
-    fns = [obj.student_forward] if isinstance(obj, AD.FunctionPair) else [
-        vars(c).get("forward") for c in type(inner).__mro__ if c is not object]
-    fns = [getattr(f, "__func__", f) for f in fns]
-    return {f.__code__ for f in fns if isinstance(f, types.FunctionType)}
+    fns = [_quiet(getattr, obj, "student_forward"), _quiet(getattr, inner, "forward")]
+    if not isinstance(obj, AD.FunctionPair):
+        fns += [_quiet(lambda c: vars(c).get("forward"), c) for c in _quiet(lambda: type(inner).__mro__) or ()
+                if c is not object]
+    codes = set()
+    for f in fns:
+        codes |= _callable_codes(f)
+    return codes
+
+
+def _callable_codes(f, depth=0):
+    """The code objects a call of ``f`` runs first: a function's own (a ``functools.wraps`` wrapper's wrapped
+    function's instead, not the wrapper's, which a decorator shares with every function it decorates), a bound
+    method's or static/class method's ``__func__``, a ``functools.partial``'s ``func``, a callable object's
+    ``__call__``. Nothing of the submission runs: attributes are read from the objects' and types' dicts."""
+    if f is None or depth > 8:
+        return set()
+    t, d = type(f), _quiet(object.__getattribute__, f, "__dict__") or {}
+    if "__wrapped__" in d:
+        return _callable_codes(d["__wrapped__"], depth + 1)
+    if t is types.FunctionType:
+        return {f.__code__}
+    if t in (types.MethodType, staticmethod, classmethod):
+        return _callable_codes(f.__func__, depth + 1)
+    if isinstance(f, functools.partial):
+        return _callable_codes(functools.partial.func.__get__(f), depth + 1)
+    call = next((vars(c)["__call__"] for c in t.__mro__ if "__call__" in vars(c)), None)
+    return _callable_codes(call, depth + 1) if isinstance(call, types.FunctionType) else set()
 
 
 def code_key(code):
@@ -537,25 +578,36 @@ def code_key(code):
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
-def counting_calls(codes, fn, *args):
-    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` (-1: the counter was removed)."""
-    n, keys, seen = [0], {code_key(c) for c in codes}, {}
+#: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)
+_COUNTER = (_lsprof.Profiler, sys.getprofile)
 
-    def profile(frame, event, arg):  # noqa: ARG001
-        if event != "call":
-            return
-        code = frame.f_code
-        hit = seen.get(id(code))
-        if hit is None or hit[0] is not code:  # kept alive here: its id is not reused
-            hit = seen[id(code)] = (code, code in codes or code_key(code) in keys)
-        n[0] += hit[1]
-    sys.setprofile(profile)
+
+def _counter_mark():
+    """Called once by :func:`counting_calls` under its profiler before backward: its record gone means cleared."""
+
+
+def counting_calls(codes, fn, *args):
+    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` while ``fn`` ran, counted by the
+    standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its counts live in C, with no Python
+    function, closure or frame of the counter for the submission's code to edit (redteam25 H1b: a Python profile
+    function's closure was), and switching it off or on is refused to the submission by the audit hook. What is
+    left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of
+    :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself."""
+    profiler, getprofile = _COUNTER
+    prof = profiler(builtins=False)
+    prof.enable()
     try:
+        _counter_mark()
         ret = fn(*args)
     finally:
-        intact = sys.getprofile() is profile
-        sys.setprofile(None)
-    return ret, n[0] if intact else -1
+        intact = getprofile() is prof
+        prof.disable()
+    stats = prof.getstats()
+    marks = {_counter_mark.__code__} | _callable_codes(fn)
+    if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
+        return ret, -1
+    keys = {code_key(c) for c in codes}
+    return ret, sum(e.callcount for e in stats if isinstance(e.code, types.CodeType) and code_key(e.code) in keys)
 
 
 def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
@@ -751,7 +803,7 @@ class Child:
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
-            return self.fail(exc, "init", signature=sig_text)
+            return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)

@@ -4472,7 +4472,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
 def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any, expected: Any, *, G: np.ndarray,
                 training: bool = False, rtol: float = 1e-6, atol: float = ATOL_FLOOR,
                 alternatives: Mapping[str, Any] | None = None, forwards: int | None = None,
-                names: Sequence[str] | None = None) -> Finding:
+                names: Sequence[str] | None = None, before_forward: Callable[[], None] | None = None) -> Finding:
     """The grader's finding for a wrong gradient ``tensor`` of ``layer``: check's own (:func:`layer_signature`).
 
     Parameters
@@ -4501,6 +4501,10 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     names : sequence of str, optional
         The inputs' names the parts are named after (the reference's: ``tensor`` ``"db"`` is input ``"b"``);
         default the layer's own forward arguments.
+    before_forward : callable, optional
+        Called before each forward the signatures run (the grader's clock,
+        :class:`gradcheck.grading.diagnosis.DiagnosisClock`); a ``TimeoutError`` it raises stops them: no further
+        signature starts and the finding is the numbers'.
 
     Returns
     -------
@@ -4517,14 +4521,22 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     L = _Layer(layer, xs, list(names or V.input_names(layer, len(xs))), V.layer_params(layer, type(layer).__name__),
                training, G=np.asarray(G, dtype=np.float64))
     _read_layer(L, layer, training, None)
-    calls, fwd = [0], L.fwd
+    calls, fwd, stopped = [0], L.fwd, [False]
 
     def counted(*x):
+        if before_forward is not None and not stopped[0]:
+            try:
+                before_forward()
+            except TimeoutError:
+                stopped[0] = True
+        if stopped[0]:  # every further probe of the detector running now fails (named nothing), none starts
+            raise TimeoutError("the diagnosis's time ran out")
         calls[0] += 1
         return fwd(*x)
 
     L.fwd = counted
-    spent = None if forwards is None else (lambda: calls[0] >= forwards)
+    spent = None if forwards is None and before_forward is None else (
+        lambda: stopped[0] or forwards is not None and calls[0] >= forwards)
     return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
                            spent=spent)
 

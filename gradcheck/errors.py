@@ -10,7 +10,7 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
+    "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
     "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind"]
 
 
@@ -29,6 +29,11 @@ class TwinError(GradcheckError):
 
 class GraderError(GradcheckError):
     """gradcheck itself failed outside the checked code, e.g. its sandbox ran out of memory (exit 2)."""
+
+
+class InternalError(GraderError):
+    """gradcheck's own code failed (a bug of gradcheck's, e.g. an adapter reading a submission), never reported as
+    the checked code's failure (exit 2)."""
 
 
 class StudentCodeError(GradcheckError):

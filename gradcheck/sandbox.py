@@ -86,6 +86,7 @@ from .compare import close
 from .errors import (
     GraderError,
     GradientShapeError,
+    InternalError,
     ProtocolError,
     StudentCodeError,
     UnusableError,
@@ -95,6 +96,11 @@ from .sources import grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support", "Shared"]
+
+#: The staff's words for a forward-in-backward count the submission's code switched off or cleared
+#: (``_sandbox_child.counting_calls`` returned -1): the policy fails (redteam25 H1b).
+TAMPERED = ("(Staff: the grader's count of forward calls was switched off or cleared during backward: the submission's "
+            "code changed the grader's counter; read its backward.)")
 
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
@@ -640,6 +646,7 @@ class Sandbox:
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
+        self._uncharged = 0  # inside uncharged(): each request extends the session by its own limit
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
         self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
@@ -957,7 +964,7 @@ class Sandbox:
             self._starved_out(what, starved)
         limit = (f"the session limit of {self.session_timeout + self._extra:g} s" + (
                  f" ({self.session_timeout:g} s, plus {self.timeout:g} s for each of the {self._extra_calls} further "
-                 f"calls of batches and load probes)" if self._extra_calls else "") if session else
+                 f"calls of batches, load probes and the bug diagnosis)" if self._extra_calls else "") if session else
                  f"{self.timeout:g} s (wall clock)")
         n, last = self._budget or (0, 0.0)
         if n > 1 and not session and deadline >= last:  # forward_many: the limit of all its forwards
@@ -1047,6 +1054,19 @@ class Sandbox:
         self._dead, self._dead_reason = msg, "starved"
         raise SandboxStarved(msg)
 
+    @contextlib.contextmanager
+    def uncharged(self):
+        """Requests made inside are not charged to the session's limit: each extends it by the per-call limit (the
+        most it may take; the child's CPU limit too), as a batch's further forwards do. For the grader's own work
+        on the submission's code, the bug diagnosis's forwards (:func:`gradcheck.grading.diagnosis.diagnose`), which
+        the score must not depend on (redteam25 H2: a slow buggy submission lost the points of its correct parts
+        to the session's limit). Bounded by the caller's budget of forwards."""
+        self._uncharged += 1
+        try:
+            yield self
+        finally:
+            self._uncharged -= 1
+
     def _extend(self, calls: int) -> None:
         """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given (the child's
         CPU limit was set for the most the request may add: :meth:`request`, :meth:`_cpu_limit`)."""
@@ -1134,6 +1154,8 @@ class Sandbox:
                 "the sandbox is closed."
             raise SandboxError(f"{what} cannot run: {why}", reason=self._dead_reason or "exit",
                                output=self.output)
+        if self._uncharged:  # before the CPU limit is set below: it includes this call's own limit
+            self._extend(1)
         deadline = time.monotonic() + self.timeout
         packer = wire.Packer(np, wire.ALLOWED_DTYPES | wire.COMPLEX_DTYPES)  # what the parent itself sends
         # the CPU limit of this request: the session's limit as the request may extend it (:meth:`_reply`)
@@ -1328,6 +1350,11 @@ class Sandbox:
             raise self._student_error(f"{cls}.{step}, called on the probe input while {file}::{cls} was loaded,",
                                       err, f"Expected {step} to return "
                                       f"{'the output array' if step == 'forward' else 'dX'}.")
+        if not ok and stage == "internal":  # the adapters' own error (_sandbox_child._adapters_own): never the student's
+            raise InternalError(paragraph(
+                f"gradcheck could not present {file}::{cls} to its checks: its own adapter failed with "
+                f"{e.get('type')}: {e.get('message') or '(no message)'}.",
+                "This is an error of gradcheck, not of the submitted code: please report it with the file."))
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
@@ -1701,7 +1728,8 @@ class _Remote:
                 f"{self.class_name}.backward called {self.class_name}.forward" +
                 (f" {n} time(s)" if type(n) is int and n > 0 else " (or switched off the count of such calls)"),
                 "while computing the gradient. This assignment requires a backward derived by hand: use what",
-                "forward cached (for example self.X), never forward again (as central differences of forward do)."),
+                "forward cached (for example self.X), never forward again (as central differences of forward do).",
+                *([] if type(n) is int and n > 0 else [TAMPERED])),
                 reason="policy", output=self._sandbox.output)
         if why := self._cache_written(dY, meta, call):
             raise StudentCodeError(why[:2000])

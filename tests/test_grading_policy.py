@@ -118,3 +118,86 @@ def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
     if source is CHEAT:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in failed[0]["output"]
+
+
+#: redteam25 H1: one line that took the policy's count away, each with the count or message it now gives
+FORWARD_ELSEWHERE = {
+    # the forward the grader calls is an instance attribute: the count looked only in the classes' dicts (28/28)
+    "instance_attribute": ("    def __init__(self, in_features, out_features",
+                           "    def __init__(self, in_features, out_features", "self.forward = self._fwd"),
+    "partial": ("    def __init__(self, in_features, out_features", "    def __init__(self, in_features, out_features",
+                "self.forward = functools.partial(type(self)._fwd, self)"),
+}
+
+
+def _with_forward_as(how):
+    """The central-differences cheat with its forward renamed ``_fwd`` and bound in ``__init__`` as ``how`` says."""
+    src = "import functools\n" + CHEAT.replace("    def forward(self, X", "    def _fwd(self, X", 1)
+    init = src.index("    def __init__(self, in_features, out_features")
+    body = src.index("\n\n", init)
+    assign = FORWARD_ELSEWHERE[how][2]
+    return src[:body] + f"\n        {assign}" + src[body:]
+
+
+@pytest.mark.parametrize("how", sorted(FORWARD_ELSEWHERE))
+def test_the_forward_the_grader_calls_is_counted(tmp_path, how):
+    """H1a: ``self.forward = self._fwd`` (or a ``functools.partial`` of it) in ``__init__``: the grader calls the
+    instance's forward, so its code is what the count looks for (76 calls, as the class-dict forward's)."""
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, _with_forward_as(how)) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        layer.forward(X)
+        with pytest.raises(SandboxError, match="Linear.backward called Linear.forward") as info:
+            layer.backward(dY)
+        assert info.value.reason == "policy" and layer.forward_calls_in_backward == 76
+
+
+#: redteam25 H1b: a backward that edits the counter to say "not counted" (subs_fd/fd_poison edited the Python
+#: profile function's closure: 28/28), each with the count it now gives (-1: the count was tampered with)
+TAMPER = {
+    # the C profiler's record emptied at the end of backward
+    "profiler_cleared": ("import sys\n        sys.getprofile().clear()\n", -1),
+    # cleared, then backward called again to put a record of its call back: the grader's mark made before
+    # backward is gone all the same
+    "cleared_and_called_again": ("import sys\n        if not getattr(self, '_again', False):\n"
+                                 "            sys.getprofile().clear()\n            self._again = True\n"
+                                 "            type(self).backward(self, dY)\n            self._again = False\n", -1),
+    # fd_poison's edit: no closure to reach now (its AttributeError fails the test as well)
+    "closure": ("import sys\n        sys.getprofile().__closure__\n", None),
+}
+
+
+@pytest.mark.parametrize("how", sorted(TAMPER))
+def test_a_counter_edited_by_backward_fails_the_policy_with_a_word_to_staff(tmp_path, how):
+    """H1b: the count runs in the submission's process; it is now the C profiler's (no closure or frame of a Python
+    counter to edit), which the submission can only clear: then the profiler no longer holds the call the grader
+    made before backward, and the policy fails with a sentence for staff, where fd_poison scored 28/28."""
+    edit, code = TAMPER[how]
+    src = CHEAT.replace("        self.X = X\n        return dX", "        " + edit + "        self.X = X\n        return dX")
+    assert src != CHEAT
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, src) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        layer.forward(X)
+        if code is None:
+            with pytest.raises(StudentCodeError, match="has no attribute '__closure__'"):
+                layer.backward(dY)
+            return
+        with pytest.raises(SandboxError) as info:
+            layer.backward(dY)
+        text = " ".join(str(info.value).split())
+        assert info.value.reason == "policy" and layer.forward_calls_in_backward == code, text
+        assert "(or switched off the count of such calls)" in text and "Staff: the grader's" in text
+
+
+def test_a_decorated_forward_and_backward_count_no_call(tmp_path):
+    """A ``functools.wraps`` decorator on both forward and backward: the count looks for the wrapped forward's code,
+    not the wrapper's, which backward's own call runs too (an honest backward counted 1 call of forward)."""
+    deco = ("import functools\n\n\ndef logged(f):\n    @functools.wraps(f)\n    def wrapper(*a, **k):\n"
+            "        return f(*a, **k)\n    return wrapper\n")
+    src = deco + SOLUTION.replace("    def forward(self, X", "    @logged\n    def forward(self, X", 1).replace(
+        "    def backward(self, dY", "    @logged\n    def backward(self, dY", 1)
+    X = np.random.default_rng(1).standard_normal((4, 5))
+    with _sandbox(tmp_path, src) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        assert check_layer(layer, X, twin=None).passed and layer.forward_calls_in_backward == 0

@@ -7,10 +7,12 @@ of bug signatures (shared with ``gradcheck check``): a submitted tensor against 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import shlex
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,66 @@ import numpy as np
 from ..diagnose import is_bias_gradient, name_graded, name_signature
 from ..errors import GradcheckError
 
-__all__ = ["diagnose", "reproduce"]
+__all__ = ["diagnose", "reproduce", "DiagnosisClock", "CLOCK"]
+
+#: The sentence added to a diagnosis its clock stopped (:class:`DiagnosisClock`).
+OUT_OF_TIME = ("(The grader's time for naming the bug ran out, so it is named from the numbers alone; the score does "
+               "not depend on it.)")
+
+
+class DiagnosisClock:
+    """The grader's time for the bug diagnoses of one submission: not the submission's (redteam25 H2).
+
+    The diagnosis runs the student's forward again (up to ``checks.DIAGNOSIS_FORWARDS`` per wrong part), a
+    message only: its wall-clock seconds are handed to ``charge`` (the plugin's: the runner adds them to
+    ``--submission-timeout``, as the grader's scan of the files), and the sandbox's session limit is extended
+    for its requests (:meth:`gradcheck.sandbox.Sandbox.uncharged`). They are bounded here: once ``seconds`` in all
+    are spent, no diagnosis runs a further forward, and its sentence says so (:data:`OUT_OF_TIME`).
+
+    Parameters
+    ----------
+    seconds : float
+        The submission's diagnoses' seconds in all.
+    charge : callable
+        ``charge(seconds)``, called with the seconds spent since its last call (at most every ``every`` seconds,
+        and when a diagnosis ends).
+    clock : callable, default time.monotonic
+        The clock (a test's fake).
+    every : float, default 0.25
+        The longest time between two charges while a diagnosis runs.
+    """
+
+    def __init__(self, seconds: float, charge: Callable[[float], None], clock: Callable[[], float] = time.monotonic,
+                 every: float = 0.25):
+        self.left, self.charge, self.clock, self.every = float(seconds), charge, clock, float(every)
+        self._since = None
+
+    def tick(self) -> None:
+        """Before each forward of a diagnosis: charge the time spent; ``TimeoutError`` once none is left."""
+        now = self.clock()
+        if now - self._since >= self.every or now - self._since >= self.left:
+            self._pay(now)
+        if self.left <= 0:
+            raise TimeoutError("the grader's time for the diagnosis ran out")
+
+    def _pay(self, now: float) -> None:
+        spent, self._since = max(now - self._since, 0.0), now
+        self.left -= spent
+        self.charge(spent)
+
+    @contextlib.contextmanager
+    def running(self):
+        """One diagnosis: yields :meth:`tick`; its time is charged when it ends."""
+        self._since = self.clock()
+        try:
+            yield self.tick
+        finally:
+            self._pay(self.clock())
+
+
+#: The submission's :class:`DiagnosisClock` (``[None]``: none, the diagnosis's forwards bounded by their count alone;
+#: set by the grading plugin when the runner gives ``--grading-submission-timeout``).
+CLOCK: list[DiagnosisClock | None] = [None]
 
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
@@ -92,14 +153,38 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected)),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
+    late = ""
     if finding is not None and layer is not None and np.shape(got) == np.shape(expected) and (forwards is None
                                                                                             or forwards > 0):
+        finding, late = _named_graded(finding, layer, inputs, tensor, got, expected, G=upstream, training=training,
+                                      rtol=rtol, atol=atol, alternatives=alternatives, forwards=forwards, names=names)
+    return "" if finding is None else finding.sentence() + late
+
+
+def _named_graded(finding, layer, *args, **kw):
+    """``(finding, note)``: :func:`gradcheck.diagnose.name_graded`'s finding (``finding``, the numbers', when the
+    forward run again failed or its time ran out) and the note of :data:`OUT_OF_TIME` ("" when it did not): its
+    time is the grader's (:data:`CLOCK`), not charged to the sandbox's session (:meth:`Sandbox.uncharged`)."""
+    from ..sandbox import Sandbox
+
+    clock, sb = CLOCK[0], getattr(layer, "sandbox", None)
+    if clock is not None and clock.left <= 0:
+        return finding, " " + OUT_OF_TIME
+    stopped = []
+
+    def tick():
         try:
-            finding = name_graded(layer, inputs, tensor, got, expected, G=upstream, training=training, rtol=rtol,
-                                  atol=atol, alternatives=alternatives, forwards=forwards, names=names)
-        except GradcheckError:  # the forward failed when run again: the numbers' finding stands
+            clock.tick()
+        except TimeoutError:
+            stopped.append(True)
+            raise
+    with (clock.running() if clock is not None else contextlib.nullcontext()), \
+            (sb.uncharged() if isinstance(sb, Sandbox) else contextlib.nullcontext()):
+        try:
+            finding = name_graded(layer, *args, **kw, before_forward=tick if clock is not None else None)
+        except (GradcheckError, TimeoutError):  # the forward failed when run again: the numbers' finding stands
             pass
-    return "" if finding is None else finding.sentence()
+    return finding, " " + OUT_OF_TIME if stopped else ""
 
 
 def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = None, *,

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ..errors import GradcheckError, GraderError, StudentCodeError, UsageError
+from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
@@ -87,6 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--grading-timeout", metavar="SECONDS", type=float, default=3.0,
                 help="wall-clock limit of each call into the student's code (default and cap of "
                      "timeout(seconds))")
+    g.addoption("--grading-submission-timeout", metavar="SECONDS", type=float, default=None,
+                help="the runner's limit of the whole grading (gradcheck grade --submission-timeout): the bug "
+                     "diagnoses' seconds are the grader's, added to it up to that much (DiagnosisClock)")
     g.addoption("--grading-memory-mb", metavar="MIB", type=int, default=1024,
                 help="memory limit of the sandbox process")
     g.addoption("--grading-isolation", choices=("namespaces", "none"), default="namespaces",
@@ -215,6 +218,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
     _scan_submission(config)
+    _start_diagnosis_clock(config)
+
+
+def _start_diagnosis_clock(config: pytest.Config) -> None:
+    """The submission's :class:`~gradcheck.grading.diagnosis.DiagnosisClock`: the bug diagnoses' seconds are the
+    grader's, charged to :data:`GRADER_SECONDS` as the scan's are (the runner adds them to ``--submission-timeout``,
+    up to that much in all: the clock has what the scan left of it), so the score never depends on them
+    (redteam25 H2). None without ``--grading-submission-timeout`` (the diagnoses' forwards counted alone)."""
+    from .diagnosis import CLOCK, DiagnosisClock
+
+    limit = config.getoption("--grading-submission-timeout", None)
+    CLOCK[0] = None if not limit or not config.getoption("--grading-results", None) else DiagnosisClock(
+        max(float(limit) - config.stash[_PARTIAL].get("grader_seconds", 0.0), 0.0), lambda s: _charge(config, s))
 
 
 def _scan_submission(config: pytest.Config) -> None:
@@ -740,7 +756,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
-        internal = isinstance(exc, _InternalError)
+        internal = isinstance(exc, InternalError)
         from ..sandbox import SandboxStarved
 
         busy = isinstance(exc, SandboxStarved)  # the machine's load had the time (tester22g H2), not the submission
@@ -813,7 +829,7 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
 
 
-class _InternalError(GraderError):
+class _InternalError(InternalError):
     """An exception of gradcheck's own code during a graded check (not the test's, not the submission's: what the
     submission does reaches the grader as gradcheck's errors): a grader error naming where it was raised."""
 

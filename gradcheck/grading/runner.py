@@ -1166,6 +1166,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
                             "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
                             "--junitxml", str(tmp_p / "junit.xml"), "--grading-submission", str(sub),
                             "--grading-seed", str(int(seed)), "--grading-timeout", str(float(timeout)),
+                            "--grading-submission-timeout", str(float(submission_timeout)),
                             "--grading-memory-mb", str(int(memory_mb)), "--grading-isolation",
                             "none" if record["isolation"] == "none" else "namespaces",
                             "-W", "ignore::pytest.PytestAssertRewriteWarning")  # the zygote imported the plugin
