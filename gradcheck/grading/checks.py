@@ -727,15 +727,44 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         return short
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+    got, Y = {n: _frozen(g) for n, g in got.items()}, _frozen(Y)  # what is scored, before any diagnosis runs
     graded = dict(layer=layer, inputs=xs, upstream=G, training=training, forwards=DIAGNOSIS_FORWARDS,
                   names=ref_call.names) if numerical else {}
-    verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
-                       for n, w in weights.items()], _transposed_notes(layer, reference, xs))
+    with _params_kept(layer):
+        parts = [_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
+                 for n, w in weights.items()]
+    verdict = Verdict(parts, _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
     return _as_check(verdict, layer, xs, d_in, G.shape, CheckConfig(rtol=rtol, atol=atol, seed=seed,
                                                                     training=training), numerical, Y, reference, written)
+
+
+def _frozen(value: Any) -> Any:
+    """A copy of an array the grader scores (a returned gradient, ``grads[k]``, the output), so that nothing run
+    after backward can change it: the layer-aware diagnosis of a wrong part runs the student's forward and backward
+    again and zeroes the layer's gradients in place first (:func:`gradcheck.diagnose._backward_of`; newuser25 H1: the
+    GRU of lesson 32b's ``gru_bug.py`` scored 1/6, its correct dW_ih, dW_hh, db_ih and db_hh read as zeros after the
+    "gated direct path missing" diagnosis of dH, 5/6 with ``numerical=False``). Anything else as it is."""
+    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+
+
+@contextlib.contextmanager
+def _params_kept(layer: Any):
+    """Run the diagnosis of the wrong parts with ``layer``'s parameters (the evaluation point) put back after, value
+    for value, whatever a signature that steps or zeroes one in place left (each puts its own back; this holds
+    when one did not): the numerical check that scores the other parts runs at the graded point."""
+    params = getattr(layer, "params", None)
+    kept = {k: v.copy() for k, v in params.items() if isinstance(v, np.ndarray)} if isinstance(params, Mapping) else {}
+    try:
+        yield
+    finally:
+        for k, v in kept.items():
+            now = params.get(k)
+            if isinstance(now, np.ndarray) and now.shape == v.shape and now.flags.writeable and \
+                    not np.array_equal(now, v, equal_nan=True):
+                np.copyto(now, v, casting="unsafe")
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
