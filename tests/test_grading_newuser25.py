@@ -189,3 +189,174 @@ def test_the_plugin_runs_every_trial_and_names_the_failing_one(tmp_path):
         "Passed: trial 0: batch 4, trial 1: batch 5." in last
     assert rows["no failing trial"]["status"] == "passed"
 
+
+# ---- H3: a backward of two inputs returning one gradient
+class GRUDxOnly(L23.GRUCell):
+    def backward(self, dY):
+        return super().backward(dY)[0]  # BUG: dH forgotten
+
+
+class GRUDxOnlyDoubled(GRUDxOnly):
+    def forward(self, X, H, training=False):
+        return 2 * super().forward(X, H)  # its weights' gradients are the reference's, not this forward's
+
+
+def test_a_forgotten_input_gradient_costs_the_inputs_parts_alone():
+    """newuser25 H3: ``return dx`` where ``return dx, dh`` is due scored 0 on every part, its correct dW and db
+    too. The parameters' gradients are read and graded; which input a lone array belongs to cannot be told, so both
+    inputs' parts fail with the sentence."""
+    verdict = checks.layer_gradients(GRUDxOnly(), GRU_X, L23.GRUCell(), points=6)
+    said = ("backward(dY) returned one ndarray; expected a tuple of 2 gradients (dX, dH), one per input of forward, "
+            "in order.")
+    assert {p.name: (p.passed, p.message) for p in verdict.parts} == {
+        "dX": (False, said), "dH": (False, said), "dW_ih": (True, ""), "dW_hh": (True, ""), "db_ih": (True, ""),
+        "db_hh": (True, "")}
+    assert verdict.fraction == pytest.approx(4 / 6)
+
+
+def test_the_weights_read_beside_a_forgotten_input_gradient_are_still_confirmed_numerically():
+    verdict = checks.layer_gradients(GRUDxOnlyDoubled(), GRU_X, L23.GRUCell(), points=6)
+    assert verdict.fraction == 0.0, verdict.markdown()
+    assert "disagrees with the central difference of your forward" in {p.name: p.message for p in verdict.parts}[
+        "dW_ih"]
+
+
+# ---- M1: a forward of its own, its backward consistent with it
+class GRUGateOrder(L23.GRUCell):
+    """r and z swapped in forward and backward alike (newuser25's j_gru_gate_order): rows [z, r, n] read where the
+    reference has [r, z, n]. Its forward takes ``training`` and ignores it."""
+
+    def _swapped(self, arrays):
+        H = self.H
+        order = np.r_[H:2 * H, 0:H, 2 * H:3 * H]  # its own inverse
+        return {k: v[order] for k, v in arrays.items()}
+
+    def forward(self, X, H, training=False):
+        kept, self.params = self.params, self._swapped(self.params)
+        try:
+            return super().forward(X, H)
+        finally:
+            self.params = kept
+
+    def backward(self, dY):
+        kept, self.params = self.params, self._swapped(self.params)
+        try:
+            ret = super().backward(dY)
+        finally:
+            self.params = kept
+        self.grads = self._swapped(self.grads)
+        return ret
+
+
+def test_a_consistent_layer_with_another_forward_is_told_so_and_nothing_of_modes():
+    """newuser25 M1: "dx is the gradient of the training-mode forward (training=True) ... branch on the mode in
+    backward" for a GRU whose forward ignores ``training``."""
+    verdict = checks.layer_gradients(GRUGateOrder(), GRU_X, L23.GRUCell(), points=6)
+    assert verdict.fraction == 0.0
+    for p in verdict.parts:
+        assert p.message.startswith(f"{p.name} is not the reference's gradient, but it is the gradient of your own "
+                                    f"forward"), p.message
+        assert "forward computes another function than the assignment's" in p.message
+        assert "mode" not in p.message and "training" not in p.message, p.message
+
+
+def test_the_mode_signature_needs_two_modes():
+    from gradcheck.diagnose import name_graded
+
+    layer, ref = GRUGateOrder(), L23.GRUCell()
+    verdict = checks.layer_gradients(layer, GRU_X, ref, points=6, numerical=False)  # sets the evaluation point
+    G = np.random.default_rng(0).standard_normal((4, 5))
+    layer.forward(*GRU_X)
+    got = layer.backward(G.copy())[0]
+    ref.forward(*GRU_X)
+    finding = name_graded(layer, GRU_X, "dX", got, ref.backward(G.copy())[0], G=G)
+    assert finding.code != "backward-ignores-mode", (finding.sentence(), verdict.markdown())
+
+
+# ---- M4: float32
+class GRUFloat32(L23.GRUCell):
+    def forward(self, X, H, training=False):
+        kept = self.params
+        self.params = {k: v.astype(np.float32) for k, v in kept.items()}
+        try:
+            return super().forward(X.astype(np.float32), H.astype(np.float32))
+        finally:
+            self.params = kept
+
+    def backward(self, dY):
+        kept = self.params
+        self.params = {k: v.astype(np.float32) for k, v in kept.items()}
+        try:
+            return super().backward(dY.astype(np.float32))
+        finally:
+            self.params = kept
+
+
+@pytest.mark.parametrize("numerical", [True, False])
+def test_every_part_of_a_float32_layer_names_float32(numerical):
+    """newuser25 M4: the parts that missed the reference by float32 round-off were "differs ... in 1 of 54 elements
+    (no known bug pattern)", without a word of float32."""
+    verdict = checks.layer_gradients(GRUFloat32(), GRU_X, L23.GRUCell(), points=6, numerical=numerical)
+    failed = [p for p in verdict.parts if not p.passed]
+    assert failed if numerical else True
+    for p in failed:
+        assert "FAIL: wrong dtype of Y): forward returns float32 for a float64 input" in p.message, p.message
+        assert "no known bug pattern" not in p.message, p.message
+
+
+def test_staff_accept_float32_by_the_reference_alone_at_its_precision():
+    """The policy's one knob (docs/gradescope.md): ``numerical=False, rtol=1e-4`` compares with the reference alone,
+    to a tolerance float32 meets; with the default central differences a float32 forward earns nothing."""
+    assert checks.layer_gradients(GRUFloat32(), GRU_X, L23.GRUCell(), points=6).fraction == 0.0
+    assert checks.layer_gradients(GRUFloat32(), GRU_X, L23.GRUCell(), points=6, numerical=False,
+                                  rtol=1e-4).fraction == 1.0
+
+
+# ---- M2, M3: docs/gradescope.md's examples, run as written
+DOC = Path(__file__).resolve().parents[1] / "docs" / "gradescope.md"
+ASSIGN = Path(__file__).resolve().parents[1] / "assignments" / "linear_relu_ce"
+
+
+def _section(title):
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(f"### {title}")
+    return text[start:text.index("\n## ", start)]
+
+
+def test_the_two_input_example_grades_as_the_docs_say(tmp_path):
+    import json
+    import re
+
+    from gradcheck.grading.runner import grade_submission
+
+    section = _section("A layer with two inputs, and a reference beside the tests")
+    files = re.findall(r"^```python file=(\S+)\n(.*?)^```", section, re.S | re.M)
+    assert [f for f, _ in files] == ["tests/ref_rnn.py", "tests/test_rnn.py", "submission/layers.py"]
+    for name, body in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body)
+    r = grade_submission(tmp_path / "submission", tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    (test,) = json.loads(Path(r.results_path).read_text())["tests"]
+    said = re.search(r"^submission: (\S+) / (\S+) in .*\n +(\S+)  (.*)$", section, re.M)
+    assert (r.score, r.max_score, test["score"], test["name"]) == (float(said[1]), float(said[2]), float(said[3]),
+                                                                   said[4])
+    shown = section.split("The test's output in `results.json`:\n\n```\n")[1].split("```")[0]
+    assert test["output"].startswith(shown.strip()), test["output"]
+
+
+def test_the_regrade_of_one_submission_works_as_the_docs_say(tmp_path):
+    """Its results.json deleted, the batch's own command grades that submission alone again."""
+    from gradcheck.grading.runner import grade_batch
+
+    assert "rm graded/alice/results.json" in _section("Regrading one submission")
+    solution = (ASSIGN / "solution" / "layers.py").read_text()
+    for name, text in {"alice": solution, "bob": solution.replace("dY.sum(axis=0)", "dY.mean(axis=0)")}.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(text)
+    kw = dict(progress=False, plot=False, seed=3, workers=2)
+    first = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "graded", **kw)
+    (tmp_path / "graded" / "alice" / "results.json").unlink()
+    again = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "graded", **kw)
+    assert {r.name: r.status for r in again.submissions} == {"alice": "graded", "bob": "skipped"}
+    assert {r.name: r.score for r in again.submissions} == {r.name: r.score for r in first.submissions}
+    assert "alice" in (tmp_path / "graded" / "gradebook.csv").read_text()
