@@ -360,3 +360,36 @@ def test_the_regrade_of_one_submission_works_as_the_docs_say(tmp_path):
     assert {r.name: r.status for r in again.submissions} == {"alice": "graded", "bob": "skipped"}
     assert {r.name: r.score for r in again.submissions} == {r.name: r.score for r in first.submissions}
     assert "alice" in (tmp_path / "graded" / "gradebook.csv").read_text()
+
+
+def test_only_grades_the_named_submission_and_keeps_the_others(tmp_path):
+    """``gradcheck grade ... --only NAME`` (newuser25 M2): the one named graded again, the others kept; one never
+    graded is left out with its row saying so; a changed seed, --force or an unknown name is refused before
+    anything is written."""
+    from gradcheck.errors import UsageError
+    from gradcheck.grading.runner import ONLY_LEFT, grade_batch
+
+    solution = (ASSIGN / "solution" / "layers.py").read_text()
+    for name, text in {"alice": solution, "bob": solution.replace("dY.sum(axis=0)", "dY.mean(axis=0)")}.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(text)
+    kw = dict(progress=False, plot=False, workers=2)
+    first = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "graded", seed=3, **kw)
+    (tmp_path / "subs" / "carol").mkdir()
+    (tmp_path / "subs" / "carol" / "layers.py").write_text(solution)
+    meta = (tmp_path / "graded" / "grading.json").read_text()
+    for bad, said in [(dict(only=["dave"]), "--only 'dave': the batch has no submission of that name (its "
+                                            "submissions: alice, bob, carol)."),
+                      (dict(only=["bob"], force=True), "--force grades every submission again: give one of them."),
+                      (dict(only=["bob"], seed=4), "--only: the seed (--seed: the hidden tests' inputs) changed since")]:
+        with pytest.raises(UsageError) as exc:
+            grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "graded", **{"seed": 3, **bad}, **kw)
+        assert said in str(exc.value)
+        assert (tmp_path / "graded" / "grading.json").read_text() == meta and not (tmp_path / "graded" / "carol").exists()
+    res = grade_batch(tmp_path / "subs", ASSIGN / "tests", tmp_path / "graded", only=["bob"], **kw)
+    assert {r.name: r.status for r in res.submissions} == {"alice": "skipped", "bob": "graded"}
+    assert {r.name: r.score for r in res.submissions} == {r.name: r.score for r in first.submissions}
+    assert res.only_left == ["carol"] and "left out by --only have no saved result of their files" in res.summary()
+    rows = (tmp_path / "graded" / "gradebook.csv").read_text().splitlines()
+    assert [r.split(",")[0] for r in rows[1:]] == ["alice", "bob", "carol"] and ONLY_LEFT in rows[3]
+    assert not (tmp_path / "graded" / "carol" / "results.json").exists()
