@@ -393,3 +393,17 @@ def test_only_grades_the_named_submission_and_keeps_the_others(tmp_path):
     rows = (tmp_path / "graded" / "gradebook.csv").read_text().splitlines()
     assert [r.split(",")[0] for r in rows[1:]] == ["alice", "bob", "carol"] and ONLY_LEFT in rows[3]
     assert not (tmp_path / "graded" / "carol" / "results.json").exists()
+
+
+# ---- LOW: check's hint of a reference for a layer manualprop has no twin of
+def test_the_reference_hint_says_when_manualprop_has_no_class_of_the_name():
+    from types import SimpleNamespace
+
+    from gradcheck.check_command import _forward_unchecked
+
+    res = SimpleNamespace(input_shape=(2, 3, 9))
+    conv, linear = _forward_unchecked("Conv1D", {}, res), _forward_unchecked("Linear", {}, res)
+    assert "pass --reference manualprop.NAME (e.g. manualprop.Linear) to compare them, when one of manualprop's " \
+           "classes computes what Conv1D does under another name (manualprop has none named Conv1D; when none " \
+           "does, compare its output with the assignment's formula" in conv, conv
+    assert linear.endswith("pass --reference manualprop.Linear to compare them."), linear
