@@ -1401,7 +1401,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
-                         f"gradient); {_reference_hint(cname)} compares it."))
+                         f"gradient); {_reference_hint(cname)} compares it{_no_twin(cname, 'L')}."))
         return EXIT_PASS
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
@@ -1776,8 +1776,18 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))
     how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
            "layer holds them as parameters" if pair else
-           f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them")
+           f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them{_no_twin(cname, 'its output')}")
     return lead + how + "."
+
+
+def _no_twin(cname: str, what: str) -> str:
+    """"" when manualprop has a class named ``cname`` (:func:`_reference_hint` names it), else the words that it has
+    none, so that ``--reference manualprop.NAME`` is not read as the promise of a twin (newuser25 LOW: a Conv1D and
+    a GRUCell were told to pass manualprop.NAME, e.g. manualprop.Linear, for a comparison manualprop cannot make)."""
+    if "manualprop.NAME" not in _reference_hint(cname):
+        return ""
+    return (f", when one of manualprop's classes computes what {cname} does under another name (manualprop has none "
+            f"named {cname}; when none does, compare {what} with the assignment's formula, e.g. a value worked by hand)")
 
 
 def _reference_hint(cname, example="manualprop.MulticlassHinge"):

@@ -5404,7 +5404,9 @@ def _other_mode(layer: Any, training: bool, inputs: Sequence[np.ndarray] = ()) -
 def _mode_ignored_signature(L: _Layer, key, m, n):
     """A backward that ignores the mode (session 20's leftover): ``m`` is the numerical gradient of the layer's
     forward in its other mode (:func:`_other_mode`, on a copy; for the check's dY), and that differs from this mode's
-    ``n``."""
+    ``n``. Only for a layer with a mode: a forward that takes ``training`` and gives the same output in both modes
+    has none (newuser25 M1: a GRU with r and z swapped in forward and backward alike was told to "branch on the
+    mode", its backward the gradient of its own forward, which differs from the reference's)."""
     if L.other_mode is None or not np.isfinite(n).all():
         return None
     make, fields = L.other_mode
@@ -5412,6 +5414,8 @@ def _mode_ignored_signature(L: _Layer, key, m, n):
     try:
         fwd, params, cp = make()
         if {k: np.shape(v) for k, v in params.items()} != {k: np.shape(v) for k, v in L.params.items()}:
+            return None
+        if close(fwd(*[x.copy() for x in L.inputs]), L.Y, 1e-12, 0.0):  # one forward in both modes: no mode
             return None
         o = _numerical(fwd, L.inputs, params, L.G, input_names=L.keys, which=[key])[key]
     finally:

@@ -79,7 +79,8 @@ def score(test, mod, seed):
         return exc.fraction
     except StudentCodeError:  # e.g. an output of the wrong shape: the plugin scores the test 0
         return 0.0
-    return 1.0
+    failure = grade.failure()  # every trial ran and counts (newuser25 H2): the plugin raises it at the test's end
+    return 1.0 if failure is None else failure.fraction
 
 
 LRC = _module(ROOT / "assignments" / "linear_relu_ce" / "tests" / "test_linear_relu_ce.py", "lrc_tests")
@@ -102,8 +103,9 @@ BUGS = {
     # the label index on the wrong axis: right when every label is the same class
     "ce_labels_on_wrong_axis": ("linear_relu_ce", [("d[np.arange(n), self.y] -= 1.0", "d[:, self.y] -= 1.0")],
                                 [LRC.test_hidden_ce_random], 0),
+    # the loss value, its third check, is right: 1 of 3 checks (every check counts, newuser25 H2)
     "softmax_labels_on_wrong_axis": ("cs231n_layers", [("dx[np.arange(N), y] -= 1.0", "dx[:, y] -= 1.0")],
-                                     [CS.test_hidden_softmax_loss], 0),
+                                     [CS.test_hidden_softmax_loss], 1 / 3),
     # dx not reshaped back to x's shape: right when x has one feature axis
     "affine_dx_flat": ("cs231n_layers", [("dx = (dout @ w.T).reshape(x.shape)", "dx = dout @ w.T")],
                        [CS.test_hidden_affine_random_shapes], 2 / 3),
@@ -140,9 +142,9 @@ def test_the_tester_s_identity_relu_gets_nothing_with_the_tester_s_seed():
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
-def test_a_branch_bug_is_caught_by_the_first_trial_on_every_seed(bug):
-    """The first trial exercises the branch, so the bug earns on every seed only the share of that
-    trial's tensors it leaves right (0 for a test of one tensor), never the points of a lucky draw."""
+def test_a_branch_bug_is_caught_by_every_trial_on_every_seed(bug):
+    """Every trial exercises the branch and every trial counts (newuser25 H2), so the bug earns on every seed only
+    the share of the tensors it leaves right (0 for a test of one tensor), never the points of a lucky draw."""
     assignment, edits, tests, fraction = BUGS[bug]
     mod = _submission(assignment, bug, *edits)
     for test in tests:

@@ -48,4 +48,5 @@ def test_failing_trial_keeps_its_notes(tmp_path):
     (test,) = json.loads(Path(r.results_path).read_text())["tests"]
     assert test["score"] == pytest.approx(1.5), test  # trial 0 both parts, trial 1 dX: 3 of 4 parts
     out = test["output"]
-    assert "`db`: **wrong**" in out and out.endswith("\n\ntrial 0: batch 1\n\ntrial 1: batch 4"), out
+    assert "`db`: **wrong**" in out and out.startswith("1 of 2 checks failed: trial 1: batch 4."), out
+    assert "**trial 1: batch 4**" in out and out.endswith("Passed: trial 0: batch 1."), out  # each named (newuser25)

@@ -25,7 +25,7 @@ import numpy as np
 from .. import _validation as V
 from .._adapters import class_outputs
 from ..check import check_layer, check_loss
-from ..compare import ATOL_FLOOR, close
+from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
 from ..diagnose import _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
@@ -161,10 +161,6 @@ def _given(xs: list[np.ndarray]) -> tuple[str, str]:
         return f"X of shape {V.fmt_shape(xs[0].shape)}", f"forward(X) with X of shape {V.fmt_shape(xs[0].shape)}"
     given = "inputs of shapes " + ", ".join(V.fmt_shape(x.shape) for x in xs)
     return given, f"forward(...) with {given}"
-
-
-def _fail_all(names: Mapping[str, float], message: str) -> Verdict:
-    return Verdict([Part(n, w, False, message) for n, w in names.items()])
 
 
 def _weights(parts: Mapping[str, float] | None, names: Sequence[str], points: float | None = None) -> dict[str, float]:
@@ -723,29 +719,108 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     dY = G.copy()
     ret = layer.backward(dY)
     written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
-    if (short := _wrong_count(ret, xs, d_in, weights)) is not None:
-        return short
-    got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
+    short = _wrong_count(ret, xs, d_in)  # the inputs' parts alone fail: the parameters' are read (newuser25 H3)
+    got: dict[str, Any] = dict.fromkeys(d_in, short) if short else dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
-    graded = dict(layer=layer, inputs=xs, upstream=G, training=training, forwards=DIAGNOSIS_FORWARDS,
-                  names=ref_call.names) if numerical else {}
-    verdict = Verdict([_part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], rtol, atol, **graded)
-                       for n, w in weights.items()], _transposed_notes(layer, reference, xs))
+    got, Y = {n: _frozen(g) for n, g in got.items()}, _frozen(Y)  # what is scored, before any diagnosis runs
+    cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
+    parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
+                          ref_call.names)
+    verdict = Verdict(parts, _transposed_notes(layer, reference, xs))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
-    return _as_check(verdict, layer, xs, d_in, G.shape, CheckConfig(rtol=rtol, atol=atol, seed=seed,
-                                                                    training=training), numerical, Y, reference, written)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
-def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float]) -> Verdict | None:
-    """Every part failed when a backward of several inputs did not return one gradient per input, else None."""
+def _frozen(value: Any) -> Any:
+    """A copy of an array the grader scores (a returned gradient, ``grads[k]``, the output), so that nothing run
+    after backward can change it: the layer-aware diagnosis of a wrong part runs the student's forward and backward
+    again and zeroes the layer's gradients in place first (:func:`gradcheck.diagnose._backward_of`; newuser25 H1: the
+    GRU of lesson 32b's ``gru_bug.py`` scored 1/6, its correct dW_ih, dW_hh, db_ih and db_hh read as zeros after the
+    "gated direct path missing" diagnosis of dH, 5/6 with ``numerical=False``). Anything else as it is."""
+    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+
+
+@contextlib.contextmanager
+def _params_kept(layer: Any):
+    """Run the diagnosis of the wrong parts with ``layer``'s parameters (the evaluation point) put back after, value
+    for value, whatever a signature that steps or zeroes one in place left (each puts its own back; this holds
+    when one did not): the numerical check that scores the other parts runs at the graded point."""
+    params = getattr(layer, "params", None)
+    kept = {k: v.copy() for k, v in params.items() if isinstance(v, np.ndarray)} if isinstance(params, Mapping) else {}
+    try:
+        yield
+    finally:
+        for k, v in kept.items():
+            now = params.get(k)
+            if isinstance(now, np.ndarray) and now.shape == v.shape and now.flags.writeable and \
+                    not np.array_equal(now, v, equal_nan=True):
+                np.copyto(now, v, casting="unsafe")
+
+
+def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
+                  got: Mapping[str, Any], expected: Mapping[str, np.ndarray], ones: Mapping[str, np.ndarray],
+                  keys: list[str], short: str, cfg: CheckConfig, numerical: bool, G: np.ndarray, Y: Any,
+                  Y_ref: np.ndarray, names: list[str]) -> list[Part]:
+    """The parts of :func:`layer_gradients`, each from the frozen ``got`` against ``expected``, named: by check's
+    signatures that run the layer again (``numerical``; its parameters put back after, :func:`_params_kept`), as the
+    gradient of the student's own forward when that forward is not the reference's (:func:`_own_function`), by the
+    float32 precision of the output ``Y`` when it has it (:func:`_float32_part`, no signature then), and an input's
+    part by the count's sentence ``short`` (:func:`_wrong_count`)."""
+    why32 = _float32_forward(Y, xs)
+    graded = dict(layer=layer, inputs=xs, upstream=G, training=bool(cfg.training), forwards=DIAGNOSIS_FORWARDS,
+                  names=names) if numerical and not why32 else {}
+    with _params_kept(layer):
+        parts = [Part(n, w, False, short) if short and n in d_in else
+                 _part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], cfg.rtol, cfg.atol, **graded)
+                 for n, w in weights.items()]
+        if numerical and not why32:
+            _own_function(parts, layer, xs, d_in, cfg, got, expected, Y, Y_ref, short)
+    for p in parts if why32 else []:
+        if not p.passed and not (short and p.name in d_in):
+            p.message = _float32_part(p, got[p.name], expected[p.name], why32)
+    return parts
+
+
+def _own_function(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: list[str], cfg: CheckConfig,
+                  got: Mapping[str, Any], expected: Mapping[str, np.ndarray], Y: Any, Y_ref: np.ndarray,
+                  short: str) -> None:
+    """Say so when a wrong part is the gradient of the student's own forward and that forward's output differs from
+    the reference's: backward is right for the function forward computes, which is not the assignment's (newuser25
+    M1: a GRU with r and z swapped in forward and backward alike was told to "branch on the mode"). Each such part
+    (of the reference's shape, finite, not failed by the count of ``short``) that one central difference of the
+    student's forward along a random direction confirms (:func:`_confirm_directionally`) gets this sentence; a
+    message only, the score is the comparison's."""
+    if not (isinstance(Y, np.ndarray) and Y.shape == Y_ref.shape) or _agree(Y, Y_ref, 1e-7, 1e-10, False):
+        return
+    wrong = [p for p in parts if not p.passed and not (short and p.name in d_in)
+             and np.shape(got[p.name]) == expected[p.name].shape
+             and np.all(np.isfinite(np.asarray(got[p.name], dtype=np.float64)))]
+    if not wrong:
+        return
+    misses = _confirm_directionally(layer, xs, d_in, Y_ref.shape, cfg, [p.name for p in wrong])
+    for p in wrong if misses is not None else []:
+        if p.name not in misses:
+            p.message = (f"{p.name} is not the reference's gradient, but it is the gradient of your own forward (it "
+                         f"agrees with a central difference of your forward along a random direction), whose output "
+                         f"differs from the reference's ({_worst(np.asarray(Y, np.float64), Y_ref, 'Y')}): backward "
+                         f"is consistent with forward, and forward computes another function than the "
+                         f"assignment's. Fix forward (compare it with the assignment's formula); backward must then "
+                         f"follow it.")
+
+
+def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str]) -> str:
+    """The sentence for the inputs' parts when a backward of several inputs did not return one gradient per input
+    (``return dx`` where ``return dx, dh`` is due), else "". Which input a lone array is the gradient of cannot be
+    told, so every input's part fails with it; the parameters' gradients (``grads``) are graded as any (newuser25
+    H3: a GRU's ``return dx`` scored 0 on its correct dW and db too)."""
     if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
         what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
                 f"one {type(ret).__name__}" if ret is not None else "None")
-        return _fail_all(weights, f"backward(dY) returned {what}; expected a tuple of {len(d_in)} "
-                                  f"gradients ({', '.join(d_in)}), one per input of forward, in order.")
-    return None
+        return (f"backward(dY) returned {what}; expected a tuple of {len(d_in)} gradients ({', '.join(d_in)}), one "
+                f"per input of forward, in order.")
+    return ""
 
 
 def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
@@ -918,6 +993,21 @@ def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
             "float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
     return "as gradcheck check says (FAIL: wrong precision of Y): " + _find("float32-values", "Y").sentence() \
         if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
+
+
+def _float32_part(p: Part, got: Any, expected: np.ndarray, why: str) -> str:
+    """The message of a wrong part ``p`` of a layer whose forward has float32 precision (``why``,
+    :func:`_float32_forward`): its difference from the reference's gradient ``expected`` is float32 round-off alone
+    when they agree to 1e-4 (float32 keeps about 7 digits; a gradient of several float32 steps, about 6), else its
+    own message and the float32 cause beside it (newuser25 M4: "dX differs ... in 1 of 54 elements (no known bug
+    pattern)" said nothing of float32)."""
+    g = np.asarray(got, dtype=np.float64) if isinstance(got, np.ndarray) else None
+    if g is not None and g.shape == expected.shape and close(g, expected, 1e-4, 1e-7 * float(np.abs(expected).max(
+            initial=0.0))):
+        return (f"{p.name} differs from the reference's by float32 round-off alone (max relative error "
+                f"{float(relative_error(g, expected).max()):.1e}), "
+                f"{why}")
+    return f"{p.message.rstrip()} Forward has float32 precision too, {why}"
 
 
 def _declared(constants: Any, reference: Any) -> list[str]:

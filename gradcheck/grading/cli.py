@@ -80,6 +80,10 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
              "(tcp://HOST:8786) or its scheduler file; one task per submission, each isolated on "
              "its worker; results are written here (pip install .[distributed]; docs/dask.md)")
     arg("--force", action="store_true", help="regrade submissions that already have results")
+    arg("--only", action="append", default=[], metavar="NAME",
+        help="in a batch, grade only the submission NAME again (as --force, for it alone; repeat for more): the "
+             "others keep their saved results, and one without any is left out, its gradebook row saying so; "
+             "refused when the tests, seed or options changed since the batch was graded")
     arg("--seed", type=int, default=None, metavar="N",
         help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch "
              "reuses the seed in DIR/grading.json or draws and records a new one)")
@@ -142,7 +146,7 @@ def _grade(args: argparse.Namespace) -> int:
         try:
             res = runner.grade_batch(args.submission, args.tests, out, workers=args.workers,
                                      force=args.force, seed=args.seed, scheduler=args.scheduler,
-                                     progress=not args.no_progress, **opts)
+                                     progress=not args.no_progress, only=args.only, **opts)
         except KeyboardInterrupt as exc:  # a second Ctrl-C while the first was being handled
             print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
             return _stopped(exc)
@@ -151,9 +155,9 @@ def _grade(args: argparse.Namespace) -> int:
             return EXIT_TERMINATED if res.stopped_by.startswith("SIGTERM") else EXIT_INTERRUPTED
         errors = any(s.status == GRADER_ERROR for s in res.submissions)
         return EXIT_MISMATCH if errors else EXIT_PASS
-    if args.scheduler is not None:
-        raise UsageError("--scheduler grades a batch (a folder of submission folders); one "
-                         "submission is graded here, without it.")
+    if args.scheduler is not None or args.only:
+        raise UsageError(f"{'--scheduler' if args.scheduler is not None else '--only'} is for a batch (a folder of "
+                         f"submission folders); one submission is graded here, without it.")
     try:
         r = runner.grade_submission(args.submission, args.tests, out, seed=args.seed or 0, **opts)
     except KeyboardInterrupt as exc:

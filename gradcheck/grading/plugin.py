@@ -658,25 +658,50 @@ def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder
 class Grade:
     """Partial credit for one test (the ``grade`` fixture): ``layer_forward``, ``layer_gradients``,
     ``forward_keywords``, ``loss_value``, ``loss_gradient``, ``backward_repeatable``, ``dtypes`` run
-    the check of that name (:mod:`gradcheck.grading.checks`) and record its parts; the test earns
-    the points-weighted share passed so far and ends with the diagnosis when a part failed."""
+    the check of that name (:mod:`gradcheck.grading.checks`) and record its parts. Every check of the test runs and
+    counts, as pytest-subtests and Gradescope's partial credit count each trial (newuser25 H2: a test of several
+    trials scored the trials before the first failure, so one bug scored 31 or 31.667 by which trial failed first):
+    the test earns the points-weighted share of all the parts passed, and fails at its end (:meth:`failure`, raised
+    by :func:`pytest_pyfunc_call`) with each failing check's diagnosis, named by the notes given before it
+    ("trial 2: batch 3")."""
 
     def __init__(self, item: pytest.Item):
         self._item, self.verdict, self.notes = item, C.Verdict(), []
+        #: ``(notes given since the check before, verdict)`` of each check, in order
+        self.checks: list[tuple[list[str], C.Verdict]] = []
 
     def check(self, verdict: C.Verdict) -> C.Verdict:
-        """Record ``verdict``'s parts; raise when one failed (the test then ends with its diagnosis)."""
+        """Record ``verdict``'s parts (the test goes on: a failure is raised at its end, :meth:`failure`)."""
+        said = sum(len(n) for n, _ in self.checks)
+        self.checks.append((self.notes[said:], verdict))
         self.verdict.parts += verdict.parts
         self.verdict.notes += verdict.notes
         self.verdict.not_checked = "\n\n".join(t for t in (self.verdict.not_checked, verdict.not_checked) if t)
         self._item.stash[_FRACTION] = self.verdict.fraction
-        if not verdict.passed:
-            raise C.GradingFailure(self.verdict.markdown(), self.verdict.fraction)
         return verdict
 
     def note(self, text: str) -> None:
-        """Add a Markdown remark shown with the test's result."""
+        """Add a Markdown remark shown with the test's result; notes given before a check name it (a trial)."""
         self.notes.append(text)
+
+    def failure(self) -> C.GradingFailure | None:
+        """The test's failure once it has run (None when every check passed): :meth:`markdown`, and the share of the
+        test's points its passed parts earn, by their weights, over every check."""
+        return None if self.verdict.passed else C.GradingFailure(self.markdown(), self.verdict.fraction)
+
+    def markdown(self) -> str:
+        """The failing test's output: one check's diagnosis and the notes; for several, which failed (named by their
+        notes, else "check k of n"), each failing one's diagnosis under its name, then those that passed."""
+        if len(self.checks) < 2:
+            return "\n\n".join([self.verdict.markdown(), *self.notes]).strip()
+        named = [("; ".join(n) or f"check {i + 1} of {len(self.checks)}", v) for i, (n, v) in enumerate(self.checks)]
+        failed = [(name, v) for name, v in named if not v.passed]
+        passed = [name for name, v in named if v.passed]
+        head = (f"{len(failed)} of {len(named)} checks failed: {', '.join(n for n, _ in failed)}. Every check counts: "
+                f"this test earns the share of its points that the parts passed, over all {len(named)}.")
+        later = self.notes[sum(len(n) for n, _ in self.checks):]  # notes after the last check
+        return "\n\n".join([head, *(f"**{name}**\n\n{v.markdown()}" for name, v in failed),
+                             *([f"Passed: {', '.join(passed)}."] if passed else []), *later])
 
 
 def _recorded(name: str):
@@ -724,6 +749,15 @@ def _entry(item: pytest.Item) -> dict:
             "max_score": float(points.args[0]) if points is not None else 1.0,
             "visibility": vis.args[0] if vis is not None else "visible",
             "status": "passed", "output": "", "fraction": 1.0, "skipped": False}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """A graded test whose checks failed fails once its body has run (:meth:`Grade.failure`): every trial ran."""
+    outcome = yield
+    g = pyfuncitem.stash.get(_GRADE, None)
+    if g is not None and outcome.excinfo is None and (failure := g.failure()) is not None:
+        outcome.force_exception(failure)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -782,7 +816,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             text = str(exc).strip()
             output = f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else ".")
         g = item.stash.get(_GRADE, None)  # the trials' notes up to the failing one (tester18g L7: "trial 2: batch")
-        notes = "\n\n".join(g.notes) if g is not None and rep.when == "call" else ""
+        own = g is not None and isinstance(exc, C.GradingFailure) and str(exc) == g.markdown()  # said them already
+        notes = "\n\n".join(g.notes) if g is not None and rep.when == "call" and not own else ""
         entry.update(status="failed", fraction=exc.fraction if isinstance(exc, C.GradingFailure) else 0.0,
                      output=(output + "\n\n" + notes).strip() if notes else output)
     g = item.stash.get(_GRADE, None)

@@ -131,7 +131,8 @@ class BatchResult:
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept);
     ``dynamic_imports``: where the grading tests import a name computed at run time, when saved scores were kept
-    (:func:`_imports_moved`: a resume cannot tell whether that module changed).
+    (:func:`_imports_moved`: a resume cannot tell whether that module changed); ``only_left``: with ``--only``, the
+    others without a saved result of their files, not graded (:func:`_only_these`).
     """
 
     submissions: list[SubmissionResult]
@@ -152,6 +153,7 @@ class BatchResult:
     stopped_by: str = ""
     not_in_batch: list[str] = field(default_factory=list)
     dynamic_imports: list[str] = field(default_factory=list)
+    only_left: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -196,6 +198,9 @@ class BatchResult:
                          f"folder are no longer in the batch (removed or renamed since): "
                          f"{', '.join(map(display_name, self.not_in_batch))}; their results.json are "
                          f"kept, but gradebook.csv has no row for them")
+        if self.only_left:
+            lines.append(f"note: {len(self.only_left)} submission(s) left out by --only have no saved result of their "
+                         f"files (not graded; their gradebook rows say so): {', '.join(map(display_name, self.only_left))}")
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
@@ -1605,10 +1610,12 @@ def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
 
 
 def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,
-                options: dict[str, Any]) -> tuple[int, list[str]]:
+                options: dict[str, Any], only: bool = False) -> tuple[int, list[str]]:
     """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
-    a resumed batch whose seed, tests or options differ grades every submission again."""
+    a resumed batch whose seed, tests or options differ grades every submission again. With ``only`` (``--only``)
+    such a change is a UsageError, raised before anything is written: the others' saved scores would be kept
+    beside scores of other tests, and recorded as current."""
     saved = _read_json(meta)
     saved = saved if isinstance(saved, dict) else {}
     if seed is None:
@@ -1618,6 +1625,9 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     graded_by = {"seed": seed, "tests_sha256": tests_digest(tests),
                  "options": {k: options[k] for k in sorted(options) if k != "seed"}}
     stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    if only and stale:
+        raise UsageError(f"--only: {_STALE[stale[0]]} changed since this output folder was graded, so every "
+                         f"submission must be graded again (its scores would not be comparable); run without --only.")
     meta.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src),
                                 **graded_by}, indent=2))
     return seed, stale
@@ -2094,12 +2104,67 @@ def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, no
                           "results are kept).") from None
 
 
+def _stale_imports(folders: dict[str, Path], tests: str | os.PathLike, force: bool, stale: list[str]
+                   ) -> tuple[list[str], list[str], list[str]]:
+    """``(stale, moved, dynamic)``: ``stale`` with ``"tests_imports"`` when a module the grading tests import from
+    outside ``--tests`` changed since the saved results (:func:`_imports_moved`'s ``moved``; its words in
+    :data:`_STALE`), and where the tests import a name computed at run time; nothing is read with ``force`` or
+    when ``stale`` already says every submission is graded again."""
+    moved, dynamic = _imports_moved(folders, tests) if not force and not stale else ([], [])
+    if moved:
+        stale, _STALE["tests_imports"] = ["tests_imports"], (
+            "the modules the grading tests import from outside --tests (" + ", ".join(
+                display_name(m) for m in moved[:3]) + (", ..." if len(moved) > 3 else "") + ")")
+    return stale, moved, dynamic
+
+
+#: The gradebook status of a submission ``--only`` left out that has no saved result of its files
+ONLY_LEFT = "not graded: left out by --only"
+
+
+def _check_only(only: Sequence[str], subs: list[Path], force: bool) -> None:
+    """UsageError, before anything is graded or written, for ``--only`` beside ``--force`` (which grades everyone)
+    or naming a submission the batch does not hold (the names it holds are listed)."""
+    if not only:
+        return
+    if force:
+        raise UsageError("--only grades the submissions it names again and keeps the others' results; --force grades "
+                         "every submission again: give one of them.")
+    names = {s.name for s in subs}
+    if unknown := [n for n in only if n not in names]:
+        shown = ", ".join(display_name(n) for n in sorted(names)[:20]) + (", ..." if len(names) > 20 else "")
+        raise UsageError(f"--only {display_name(unknown[0])!r}: the batch has no submission of that name (its "
+                         f"submissions: {shown}).")
+
+
+def _only_these(only: Sequence[str], subs: list[Path], todo: list[Path], results: list[SubmissionResult],
+                changed: list[str], unsigned: list[str], moved: list[str]
+                ) -> tuple[list[Path], list[SubmissionResult], dict[str, str], list[str], list[str]]:
+    """``--only``'s batch: ``(to grade, saved results kept, {name: gradebook status}, changed, unsigned)``. The
+    named submissions are graded again (their saved results dropped); every other keeps its saved result, and one
+    without a result of its files (never graded, changed since, or unsigned) is not graded: its gradebook row says
+    :data:`ONLY_LEFT`, nothing of it is written, and it is not among those said to be graded again (``changed``,
+    ``unsigned``). Without ``only``, the batch as it is. A grading test's import from outside ``--tests`` that
+    changed (``moved``) is a UsageError, as a changed test is (:func:`_batch_meta`)."""
+    if not only:
+        return todo, results, {}, changed, unsigned
+    if moved:
+        raise UsageError(f"--only: the modules the grading tests import from outside --tests ({display_name(moved[0])}"
+                         f") changed since this output folder was graded, so every submission must be graded again; "
+                         f"run without --only.")
+    named = set(only)
+    return ([s for s in subs if s.name in named], [r for r in results if r.name not in named],
+            {s.name: ONLY_LEFT for s in todo if s.name not in named}, [n for n in changed if n in named],
+            [n for n in unsigned if n in named])
+
+
 def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                 out: str | os.PathLike, *, workers: int | None = None, force: bool = False,
                 seed: int | None = None, timeout: float = 3.0, submission_timeout: float = 300.0,
                 memory_mb: int = 1024, progress: bool = True, plot: bool = True,
                 on_done: Callable[[SubmissionResult], None] | None = None,
-                unsafe_no_isolation: bool = False, scheduler: str | None = None) -> BatchResult:
+                unsafe_no_isolation: bool = False, scheduler: str | None = None,
+                only: Sequence[str] = ()) -> BatchResult:
     """Grade every submission folder of ``submissions_dir`` in parallel, here or on Dask.
 
     Parameters
@@ -2108,9 +2173,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         One sub-folder per submission (:func:`submission_folders`); as in
         :func:`grade_submission`; ``out/<submission>/`` (:func:`result_folders`) and
         ``out/gradebook.csv``, ``scores.png``, ``grading.json`` (the seed, for resuming).
-    workers, force, seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation, scheduler
-        As ``gradcheck grade``'s options of these names (:mod:`gradcheck.grading.cli`);
-        with ``scheduler`` the batch runs on Dask (:class:`_Pool`, docs/dask.md).
+    workers, force, seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation, scheduler, only
+        As ``gradcheck grade``'s options of these names (:mod:`gradcheck.grading.cli`); with ``scheduler`` the batch
+        runs on Dask (:class:`_Pool`, docs/dask.md), with ``only`` the named alone are graded (:func:`_only_these`).
     progress, plot : bool, default True
         Show a tqdm progress bar; write the histogram.
     on_done : callable, optional
@@ -2137,20 +2202,18 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     check_tests_collect(tests)
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
+    _check_only(only, subs, force)
     # reach and check the cluster before anything is written
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
     with _locked(out_p, pool):  # another run on this folder is refused, naming it
-        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
+        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options, only=bool(only))
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        moved, dynamic = _imports_moved(folders, tests) if not force and not stale else ([], [])
-        if moved:
-            stale, _STALE["tests_imports"] = ["tests_imports"], (
-                "the modules the grading tests import from outside --tests (" + ", ".join(
-                    display_name(m) for m in moved[:3]) + (", ..." if len(moved) > 3 else "") + ")")
+        stale, moved, dynamic = _stale_imports(folders, tests, force, stale)
         results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
+        todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
         seconds, interrupted = time.monotonic() - t0, stop is not None
@@ -2159,17 +2222,17 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
-        gradebook = _batch_gradebook(out_p, results, seed, not_graded)
+        gradebook = _batch_gradebook(out_p, results, seed, {**left, **not_graded})
         scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
         hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
                               f"submissions)") if plot and scored and not interrupted else None
         return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
-                           gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
-                           unsigned=unsigned,
+                           gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed, unsigned=unsigned,
                            not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
                            regraded_because=[_STALE[k] for k in stale] if not force else [],
                            renamed={n: p.name for n, p in folders.items()
                                     if p != result_folder(out_p, n)}, left_out=left_out(src),
                            not_submissions=not_submissions(src),
                            not_in_batch=results_not_in_batch(out_p, folders),
-                           dynamic_imports=dynamic if any(r.status == "skipped" for r in results) else [])
+                           dynamic_imports=dynamic if any(r.status == "skipped" for r in results) else [],
+                           only_left=sorted(left))

@@ -270,9 +270,9 @@ def test_max_pool_gradient(student, grade, rng):
 @pytest.mark.visibility("after_due_date")
 def test_hidden_affine_random_shapes(student, grade, rng, grading_seed):
     """Hidden: affine gradients for random input shapes and sizes"""
-    for trial in range(3):
-        n_axes = int(rng.integers(2 if trial == 0 else 1, 4))  # the first x has axes to flatten
-        shape = (int(rng.integers(2, 9)), *(int(v) for v in rng.integers(2 if trial == 0 else 1, 5, size=n_axes)))
+    for trial in range(3):  # every trial counts, so each x has axes to flatten (a dx left flat fails each alike)
+        n_axes = int(rng.integers(2, 4))
+        shape = (int(rng.integers(2, 9)), *(int(v) for v in rng.integers(2, 5, size=n_axes)))
         m = int(rng.integers(2, 7))
         grade.note(f"trial {trial}: x of shape {shape}, {m} outputs (seed {grading_seed})")
         grade.layer_gradients(affine(student), affine_inputs(rng, shape, m), RefAffine(),
@@ -300,11 +300,11 @@ def test_hidden_batchnorm(student, grade, rng, grading_seed):
 def test_hidden_conv_random(student, grade, rng, grading_seed):
     """Hidden: conv gradients for random kernels, strides and paddings"""
     for trial in range(2):
-        n, c, f = (int(v) for v in rng.integers(1, 4, size=3))
+        n, c, f = int(rng.integers(2, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
         kernel = tuple(int(v) for v in rng.integers(1, 4, size=2))
-        stride, pad = int(rng.integers(1, 3)), int(rng.integers(1, 3))
-        if trial == 0:  # the visible test has stride 1 and pad 1: the first hidden trial has neither,
-            stride, pad, n = 2, 2, max(n, 2)  # and a batch of two or more (one hides batch-axis bugs)
+        # the visible test has stride 1 and pad 1: every hidden trial (each counts) has neither, and a batch of two
+        # or more (one hides batch-axis bugs), so a backward that ignores either fails each trial alike
+        stride, pad = int(rng.integers(2, 4)), 2
         x_shape = (n, c, int(rng.integers(3, 7)), int(rng.integers(3, 7)))
         grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad {pad} "
                    f"(seed {grading_seed})")
@@ -316,20 +316,21 @@ def test_hidden_conv_random(student, grade, rng, grading_seed):
 @pytest.mark.visibility("after_due_date")
 def test_hidden_max_pool_overlapping(student, grade, rng, grading_seed):
     """Hidden: max-pool gradient with overlapping windows (stride smaller than the window) and random shapes"""
-    # windows overlap: a pixel that is the max of two windows gets both. The first window is not square
-    # and its stride differs from both sides: every visible test has 2x2 windows, so a max_pool that reads
-    # pool_height for both sides, or takes the stride for the window, would otherwise score on some seeds
+    # windows overlap: a pixel that is the max of two windows gets both. Every window is not square and its
+    # stride differs from both sides: every visible test has 2x2 windows, so a max_pool that reads pool_height
+    # for both sides, or takes the stride for the window, would otherwise score on some seeds; every trial counts,
+    # so each has all three, and a bug fails each trial alike
     trials = [((2, 3), 1, (2, 2, 5, 6))]
     for _ in range(2):
-        size = tuple(int(v) for v in rng.integers(1, 4, size=2))
-        stride = int(rng.integers(1, 4))
+        size = tuple(int(v) for v in rng.permutation([2, 3, 4])[:2])
+        stride = int(rng.integers(1, min(size)))
         trials.append((size, stride, (int(rng.integers(1, 4)), int(rng.integers(1, 4)),
-                                      int(rng.integers(size[0], 8)), int(rng.integers(size[1], 8)))))
+                                      int(rng.integers(size[0] + stride, 8)), int(rng.integers(size[1] + stride, 8)))))
     for trial, (size, stride, shape) in enumerate(trials):
         grade.note(f"trial {trial}: x {shape}, window {size}, stride {stride} (seed {grading_seed})")
         x = rng.standard_normal(shape)
-        if trial == 0:  # pixel (2, 2) is the maximum of the six windows over it, in every channel
-            x[:, :, 2, 2] = x.max(axis=(2, 3)) + 0.5
+        # pixel (size[0] - 1, size[1] - 1) is the maximum of the four windows (or more) over it, in every channel
+        x[:, :, size[0] - 1, size[1] - 1] = x.max(axis=(2, 3)) + 0.5
         grade.layer_gradients(max_pool(student, size, stride), x, mp.MaxPool2D(size, stride),
                               seed=int(rng.integers(2**31)))
 
