@@ -363,7 +363,9 @@ def test_diagnose_signatures():
     E = rng.standard_normal((3, 5))
     assert "transposed" in diagnose("dW", E.T, E)
     assert "opposite sign" in diagnose("dX", -E, E)
-    assert "mean over the batch" in diagnose("db", E / 8, E, batch_size=8)
+    assert "mean over the batch" in diagnose("db", E[0] / 8, E[0], batch_size=8)  # a bias: (d,) (or (1, d))
+    # a (3, 5) "db" is no bias by its shape (one rule with check's, review25g L3): the factor is named alone
+    assert "8 times too small (batch size 8): an extra 1/batch" in diagnose("db", E / 8, E, batch_size=8)
     assert "8 times too large" in diagnose("db", E * 8, E, batch_size=8)
     assert "2 times the correct" in diagnose("dW", 2 * E, E)
     assert "not summed over the batch" in diagnose("db", np.stack([E[0] / 2, E[0] / 2]), E[0])

@@ -271,4 +271,4 @@ def test_cli_grades_on_the_cluster(graded, tmp_path, capsys):
     assert json.loads((tmp_path / "out" / "one" / "results.json").read_text())["score"] == 28.0
     assert main(["grade", str(subs / "one"), "--tests", str(TESTS), "--out", str(tmp_path / "o2"),
                  "--scheduler", graded["address"]]) == 2
-    assert "--scheduler grades a batch" in capsys.readouterr().err
+    assert "--scheduler is for a batch (a folder of submission folders)" in " ".join(capsys.readouterr().err.split())
