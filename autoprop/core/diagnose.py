@@ -24,7 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import registry
-from .observe import IMPLICIT, TapeEscapeError, carries_value, partial_escape_text
+from .observe import (
+    IMPLICIT,
+    TapeEscapeError,
+    carries_value,
+    kwargs_carry_value,
+    partial_escape_text,
+)
 from .tape import NotSaved, PartlySaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
@@ -446,7 +452,8 @@ def _positions(tape):
 def _last_reentry(tape, targets, pos_of):
     """The last recorded op on the way back from ``targets`` that read a constant which could
     hold a value that left the tape (a plain float number or array, or a tensor the tape does
-    not track: :func:`autoprop.core.observe.carries_value`), or -1. Only an escape before that op (its position at
+    not track: :func:`autoprop.core.observe.carries_value`; positional or keyword,
+    :func:`~autoprop.core.observe.kwargs_carry_value`), or -1. Only an escape before that op (its position at
     most this one) can have fed a target: a value that left the tape comes back only as such a
     constant. Heuristic in one direction only: plain arrays cannot be traced, so every such
     constant is suspected."""
@@ -460,9 +467,10 @@ def _last_reentry(tape, targets, pos_of):
         i = pos_of[k]
         node = nodes[i]
         stack.extend(node.keys)
-        if i > last_const and len(node.parents) < len(node.args):
+        if i > last_const and (len(node.parents) < len(node.args) or node.kwargs):
             parents = node.parents
-            if any(carries_value(a) for j, a in enumerate(node.args) if j not in parents):
+            if any(carries_value(a) for j, a in enumerate(node.args) if j not in parents) or (
+                    kwargs_carry_value(node.kwargs)):  # (np.pad's constant_values=: review25a H1)
                 last_const = i
     return last_const
 

@@ -520,7 +520,8 @@ def carries_value(a):
     ``...``), a dtype, None or a string cannot (a value that left through ``float()`` and came
     back as an integer has the derivative 0: nothing is lost). Read by
     ``diagnose.refuse_partial_escape`` and the ForwardAccumulator's twin of it."""
-    if a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type)):
+    if a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type, np_dtype)) or (
+            callable(a) and getattr(a, "dtype", None) is None):  # (np.piecewise's functions)
         return False
     if isinstance(a, (tuple, list)):
         return any(carries_value(x) for x in a)
@@ -531,6 +532,19 @@ def carries_value(a):
         except TypeError:
             return True
     return True
+
+
+#: Keyword arguments of a record that cannot carry a value back onto the tape: a record's own saved arrays
+#: (``tape.WithSaved``), ``pinv``'s ``rcond`` (a threshold: A^+ does not depend on it where it is
+#: differentiable), a cast's ``dtype``.
+STATIC_KWARGS = frozenset({"saved", "rcond", "dtype"})
+
+
+def kwargs_carry_value(kwargs):
+    """Could a keyword argument of a recorded op (``node.kwargs``) hold a value that left the tape
+    (``np.pad(x, 1, constant_values=float(x[0]))``, review25a H1)? :func:`carries_value` of each, except
+    :data:`STATIC_KWARGS`. ``kwargs`` is a dict or None."""
+    return bool(kwargs) and any(carries_value(v) for k, v in kwargs.items() if k not in STATIC_KWARGS)
 
 
 def partial_escape_text(who, escapes, lost):

@@ -458,7 +458,23 @@ def _norm_jvp(t, ans, x, axis=None, keepdims=False):
     return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
 
 
+def _order_read(out, ord):  # noqa: A002
+    """``out`` times ``ord / ord`` (exactly ``out``) for a float order that picks a branch (2.0: the norm
+    record, 1.0: a sum, -1.0 and -2.0 of a matrix): the order is then a recorded constant, so a value that
+    left the tape and came back as the order (``ord=float(t)``: its slope d||x||_p/dp would be lost) is refused
+    by the partial-escape check as any other constant is (review25a). An integer order is static (numpy's and
+    jax's, which requires a concrete one); an infinite one picks max|x| (its slope in p tends to 0); another
+    float order is recorded already (``abs(x) ** p``)."""
+    if isinstance(ord, (float, np.floating)) and ord in (1, -1, 2, -2):
+        return out * (ord / ord)
+    return out
+
+
 def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
+    return _order_read(_vector_norm_of(x, ord, axis, keepdims), ord)
+
+
+def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
     if ord is None or ord == 2:
         return norm(x, axis=axis, keepdims=keepdims)
     a = absolute(x)
@@ -476,6 +492,10 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    return _order_read(_matrix_norm_of(x, ord, axes, keepdims), ord)
+
+
+def _matrix_norm_of(x, ord, axes, keepdims):  # noqa: A002
     row, col = axes
     if ord in (None, "fro"):
         return norm(x, axis=axes, keepdims=keepdims)

@@ -1,0 +1,109 @@
+"""review25a's partial escapes (session 25): a value that left the tape coming back through a keyword
+argument of a recorded op (np.pad's constant_values=, np.linalg.norm's ord=), a real escape hidden by the
+breadcrumb cap after 10,000 logged values, constants autoprop's own composites make (np.std, np.diagflat,
+np.linspace) counted as the user's, and the ForwardAccumulator's boundary case (an escape read back by the
+very next op). Every refused gradient's true value is stated from central differences; every allowed one is
+checked against them."""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ap.TapeEscapeWarning)
+        yield
+
+
+def _central(f, x0, h=1e-6):
+    x0 = np.asarray(x0, dtype=float)
+    out = np.zeros_like(x0)
+    for i in range(x0.size):
+        e = np.zeros_like(x0)
+        e.flat[i] = h
+        out.flat[i] = (f(x0 + e) - f(x0 - e)) / (2 * h)
+    return out
+
+
+def _pad_loss(x):
+    return np.sum(np.pad(x, 1, constant_values=float(x[0])))
+
+
+def test_pad_constant_values_from_float_is_refused_in_reverse_and_forward_mode():
+    """review25a H1: np.sum(np.pad(x, 1, constant_values=float(x[0]))) at [1, 2, 3] gave the gradient
+    [1, 1, 1] (the truth [3, 1, 1]: x[0] is also each of the two padded entries) and the jvp 1.0 (truth 3.0),
+    with no error: the escaped value came back as a keyword argument, which the check did not read."""
+    x0 = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(_central(lambda v: np.sum(np.pad(v, 1, constant_values=v[0])), x0), [3, 1, 1],
+                               rtol=1e-8)
+    x = ap.Variable(x0)
+    with _quiet():
+        with ap.GradientTape() as tape:
+            y = _pad_loss(x)
+        with pytest.raises(ap.TapeEscapeError, match="left the tape implicitly"):
+            tape.gradient(y, x)
+        with ap.ForwardAccumulator(x, np.array([1.0, 0.0, 0.0])) as acc:
+            y = _pad_loss(x)
+        with pytest.raises(ap.TapeEscapeError, match="ForwardAccumulator.jvp"):
+            acc.jvp(y)
+    # a plain keyword constant that did not come from the tape, with no escape, is still differentiated
+    with ap.GradientTape() as tape:
+        y = np.sum(np.pad(x, 1, constant_values=7.0))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [1.0, 1.0, 1.0])
+
+
+def test_a_keyword_float_constant_counts_for_the_check_a_static_one_does_not():
+    """The check reads every recorded op's keyword arguments as it reads its positional ones; the ones that
+    cannot hold a value (an integer, a dtype, pinv's rcond threshold, a record's own saved arrays) do not
+    count, so logging with float() then pinv or a cast stays allowed."""
+    from autoprop.core.observe import kwargs_carry_value
+
+    assert kwargs_carry_value({"constant_values": 2.5})
+    assert kwargs_carry_value({"constant_values": np.array([1.0, 2.0])})
+    assert not kwargs_carry_value({"axis": 0, "keepdims": False, "dtype": np.dtype("float64")})
+    assert not kwargs_carry_value({"rcond": 1e-15})
+    assert not kwargs_carry_value({"saved": np.ones(3)})
+    a0 = np.array([[2.0, 0.3], [0.1, 1.5], [0.4, -0.2]])
+    a = ap.Variable(a0)
+    with _quiet(), ap.GradientTape() as tape:
+        _logged = float(np.sum(a))
+        y = np.sum(np.linalg.pinv(a)) + np.sum(a.astype(np.float64))
+    g = tape.gradient(y, a).numpy()
+    np.testing.assert_allclose(g, _central(lambda v: np.sum(np.linalg.pinv(v)) + np.sum(v), a0), rtol=1e-6)
+
+
+def test_norm_order_from_float_is_refused():
+    """review25a LOW: np.linalg.norm(x, ord=float(t)) read the order as a branch (2.0 is the 2-norm), so the
+    derivative through the order, d||x||_p/dp, was lost with no error. A float order is a value the check
+    sees (a finite one: inf picks max|x|, whose slope in p is 0 in the limit); an integer order is static."""
+    x0 = np.array([1.0, 2.0, 3.0, 4.0])
+
+    def f(v):  # ||v||_p with p = v[0] + 1
+        p = v[0] + 1
+        return np.sum(np.abs(v) ** p) ** (1 / p)
+    truth = _central(f, x0)
+    assert abs(truth[0] - np.linalg.norm(x0) ** -1 * x0[0]) > 0.3  # the order's own slope is not small
+    for order in (lambda c: c + 1, lambda c: (c + 1) * 1.5, lambda c: -(c + 1)):
+        x = ap.Variable(x0)
+        with _quiet(), ap.GradientTape() as tape:
+            y = np.linalg.norm(x, ord=order(float(x[0])))
+        with pytest.raises(ap.TapeEscapeError):
+            tape.gradient(y, x)
+    x = ap.Variable(x0.reshape(2, 2))
+    with _quiet(), ap.GradientTape() as tape:
+        y = np.linalg.norm(x, ord=float(x[0, 0]))  # the matrix 1-norm, a float order
+    with pytest.raises(ap.TapeEscapeError):
+        tape.gradient(y, x)
+    for order in (2, 2.0, np.inf, 1):  # no escape: the same numbers as numpy's and a gradient
+        x = ap.Variable(x0)
+        with ap.GradientTape() as tape:
+            y = np.linalg.norm(x, ord=order)
+        assert float(y.numpy()) == pytest.approx(np.linalg.norm(x0, ord=order), rel=1e-15)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                                   _central(lambda v, o=order: np.linalg.norm(v, ord=o), x0), rtol=1e-6)
