@@ -107,3 +107,60 @@ def test_norm_order_from_float_is_refused():
         assert float(y.numpy()) == pytest.approx(np.linalg.norm(x0, ord=order), rel=1e-15)
         np.testing.assert_allclose(tape.gradient(y, x).numpy(),
                                    _central(lambda v, o=order: np.linalg.norm(v, ord=o), x0), rtol=1e-6)
+
+
+def _logged_then_escaped(n, how):
+    """review25a H2's reproducer (r/crumbs.py): ``n`` logged values, then a partial escape (an assignment into an
+    ndarray) that the loss reads back; the true gradient of sum(w*w) + 0.5 sum(w*w) is 3 w = [3, 6]."""
+    w = ap.Variable([1.0, 2.0])
+    with _quiet(), ap.GradientTape() as tape:
+        h = w * w
+        for _ in range(n):
+            _v = h[0].item() if how == "item" else (h[0].numpy() if how == "numpy" else float(h[1]))
+        out = np.zeros(2)
+        out[0] = h[0]
+        out[1] = h[1]
+        loss = np.sum(out * np.array([1.0, 1.0])) + 0.5 * np.sum(w * w)
+    return tape, loss, w
+
+
+def test_a_real_escape_after_ten_thousand_logged_values_is_still_refused():
+    """review25a H2: after 10,000 breadcrumbs on one tape (observe.MAX_CRUMBS, the explicit exits counted too)
+    the partial escape was not recorded: the gradient [1, 2] was given, the truth [3, 6]."""
+    from autoprop.core import observe
+
+    for how in ("numpy", "item"):
+        tape, loss, w = _logged_then_escaped(observe.MAX_CRUMBS, how)
+        assert len(tape._escapes) == observe.MAX_CRUMBS  # the breadcrumbs stay capped
+        with pytest.raises(ap.TapeEscapeError, match="left the tape implicitly"):
+            tape.gradient(loss, w)
+    # implicit escapes beyond the cap: kept one per tensor (the first, and a count), so memory stays bounded by
+    # the tape's own size; the message counts all of them
+    tape, loss, w = _logged_then_escaped(observe.MAX_CRUMBS + 500, "float")
+    assert len(tape._escapes) == observe.MAX_CRUMBS
+    with pytest.raises(ap.TapeEscapeError, match="10502 values"):
+        tape.gradient(loss, w)
+    # the check still tells escapes by source: beyond the cap, the value of another source
+    w, c = ap.Variable([1.0, 2.0]), ap.Variable([3.0])
+    with _quiet(), ap.GradientTape(persistent=True) as tape:
+        for _ in range(observe.MAX_CRUMBS):
+            _v = c.numpy()
+        cf = float(c[0] * 2.0)  # an implicit escape of c, beyond the cap
+        loss = np.sum(w * w) * cf
+    np.testing.assert_array_equal(tape.gradient(loss, w).numpy(), [12.0, 24.0])  # d/dw 6 (w0^2 + w1^2)
+    with pytest.raises(ap.TapeEscapeError):
+        tape.gradient(loss, [w, c])
+
+
+def test_escape_crumbs_stay_bounded_in_a_long_logged_loop():
+    """One recording with many float() logs of the same tensor: one kept entry beyond the cap, not one per log."""
+    from autoprop.core import observe
+
+    w = ap.Variable([1.0, 2.0])
+    with _quiet(), ap.GradientTape() as tape:
+        s = np.sum(w * w)
+        for _ in range(observe.MAX_CRUMBS + 3000):
+            _v = float(s)
+    assert len(tape._escapes) == observe.MAX_CRUMBS
+    assert len(tape._escape_overflow) == 1
+    np.testing.assert_array_equal(tape.gradient(s, w).numpy(), [2.0, 4.0])  # made before the escapes

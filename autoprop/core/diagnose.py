@@ -505,10 +505,13 @@ def refuse_partial_escape(tape, targets, sources):
         which lines, and what to write instead.
     """
     implicit = [e for e in tape._escapes if e[0] in IMPLICIT and not _integral(e[2])]
+    more = tape._escape_overflow  # (those beyond the breadcrumbs' cap, one per tensor: observe._overflow)
+    if more:
+        implicit += [(how, t, None, pos, site, n) for how, t, pos, site, n in more.values()]
     if not implicit:
         return
     key = (tuple(t._key for t in targets if isinstance(t, Tensor)), tuple(s._key for s in sources),
-           len(tape._nodes), len(tape._escapes))
+           len(tape._nodes), len(tape._escapes), sum(e[4] for e in more.values()) if more else 0)
     if getattr(tape, "_escape_checked", None) == key:
         return  # (jacobian: one reverse walk per row, one check)
     reach = {s._key for s in sources}
@@ -537,4 +540,4 @@ def _partial_escape_message(tape, escapes, sources):
                 mine.update(node.out_keys())
         if mine & escaped:
             lost.append(_name(s))
-    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], e[3], e[4]) for e in escapes], lost)
+    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], *e[3:]) for e in escapes], lost)

@@ -117,15 +117,44 @@ def note_escape(tensor, how, value):
                 and tensor._value.dtype.kind in "fc"):  # (a Variable it would watch on first use)
             if tape._escapes is None:
                 tape._escapes = []
+            if site is None and how in IMPLICIT:
+                site = _user_site()
             if len(tape._escapes) < MAX_CRUMBS:
-                if site is None and how in IMPLICIT:
-                    site = _user_site()
                 tape._escapes.append((how, tensor, value, len(tape._nodes), site))
+            elif how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
+                _overflow(tape, how, tensor, site)
     if how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
-        for acc in _FORWARD:  # an open ForwardAccumulator loses the tangent the same way
+        # an open ForwardAccumulator loses the tangent the same way; its refusal reads only the earliest
+        # position, so the capped list (the first MAX_CRUMBS, in order) can hide none
+        for acc in _FORWARD:
             entry = acc._tangents.get(id(tensor))
             if entry is not None and entry[0] is tensor and len(acc._escapes) < MAX_CRUMBS:
                 acc._escapes.append((how, tensor, acc._ops, site or _user_site()))
+
+
+class EscapedRef:
+    """What a tape keeps of a tensor that left it implicitly beyond :data:`MAX_CRUMBS` breadcrumbs: its
+    ``_key``, ``shape`` and ``dtype``, not its value (a Variable is kept itself: the model holds it)."""
+
+    __slots__ = ("_key", "shape", "dtype")
+
+    def __init__(self, tensor):
+        self._key, self.shape, self.dtype = tensor._key, tensor.shape, tensor.dtype
+
+
+def _overflow(tape, how, tensor, site):
+    """An implicit escape beyond the cap (review25a H2: after 10,000 logged ``.numpy()`` values a real partial
+    escape was dropped and ``gradient`` gave [1, 2] for [3, 6]). ``tape._escape_overflow`` keeps one entry per
+    tensor, ``[how, tensor or EscapedRef, position, site, count]`` (its first escape: the earliest position is
+    what ``diagnose.refuse_partial_escape`` compares), so it grows at most with the tensors the tape tracks."""
+    if tape._escape_overflow is None:
+        tape._escape_overflow = {}
+    entry = tape._escape_overflow.get(tensor._key)
+    if entry is not None:
+        entry[4] += 1
+        return
+    kept = tensor if type(tensor) is Variable else EscapedRef(tensor)
+    tape._escape_overflow[tensor._key] = [how, kept, len(tape._nodes), site, 1]
 
 
 def after_op(prim, args, out):
@@ -550,18 +579,19 @@ def kwargs_carry_value(kwargs):
 def partial_escape_text(who, escapes, lost):
     """The message of the error ``who`` (``"GradientTape.gradient"``, ``"ForwardAccumulator.jvp"``)
     raises for a partial escape: ``escapes`` the ``(how, tensor, position, site)`` of each value that
-    left, ``lost`` how the requested sources it came from are named. It names the first escape's
-    ``file:line`` and its way out, how many left and at which lines, and what to write instead."""
-    how, tensor, pos, site = escapes[0]
+    left (``(how, tensor, position, site, count)`` for ``count`` of them), ``lost`` how the requested
+    sources it came from are named. It names the first escape's ``file:line`` and its way out, how
+    many left and at which lines, and what to write instead."""
+    how, tensor, pos, site = escapes[0][:4]
     sites = {}
-    for e in escapes:
-        sites[e[3]] = sites.get(e[3], 0) + 1
+    for e in escapes:  # (a fifth field: how many escapes the entry stands for, observe._overflow)
+        sites[e[3]] = sites.get(e[3], 0) + (e[4] if len(e) > 4 else 1)
     path, _, line = (site or "?:0").rpartition(":")
     text = linecache.getline(path, int(line) if line.isdigit() else 0).strip()
     after = text.split("]", 1)[1].lstrip() if "]" in text else ""
     setitem = after.startswith("=") and not after.startswith("==")
     way = how + (" (an assignment into a numpy array, `out[...] = t`, converts t so)" if setitem else "")
-    n, lines = len(escapes), len(sites)
+    n, lines = sum(sites.values()), len(sites)
     where = "; ".join(f"{s} ({c}x)" for s, c in list(sites.items())[:3]) + ("; ..." if lines > 3 else "")
     who_t = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else f"a tensor of shape {tensor.shape}"
     return (

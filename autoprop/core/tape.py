@@ -845,6 +845,7 @@ class GradientTape:
         self._keep = None  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
         self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
+        self._escape_overflow = None  # the implicit ones beyond observe.MAX_CRUMBS: observe.note_escape
         self._used = False
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
@@ -885,7 +886,7 @@ class GradientTape:
         self._cuts = None
         self._keep = None
         self._cut_args = None
-        self._escapes = None
+        self._escapes = self._escape_overflow = None
         self._used = False
 
     def _crumbs(self):
@@ -1398,7 +1399,7 @@ class GradientTape:
         if self._cuts is not None:
             self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
-            self._escapes = None
+            self._escapes = self._escape_overflow = None
         if self._watch_ref is not None:
             _unwatch(self._watch_ref)
             self._watch_ref = None
