@@ -1,0 +1,80 @@
+"""review25a's findings in autoprop.scipy (session 25): sqrtm's gradient at a matrix with a tiny but nonzero
+eigenvalue (inf for 2e10), the scale gradient of gamma/beta/chi2.cdf with a point at loc (nan), rgamma's
+slope far left of 0. References: the exact eigenbasis formula, mpmath at 60 digits (values written here:
+mpmath is not a dependency), HIPS autograd, central differences, scipy."""
+
+import warnings
+
+import autograd
+import autograd.numpy as agn
+import autograd.scipy.linalg as agl
+import numpy as np
+import pytest
+
+import autoprop as ap
+from autoprop.scipy import linalg as al
+
+G = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def _sqrtm_grad(A, g=G):
+    x = ap.Variable(np.asarray(A, dtype=np.float64))
+    with ap.GradientTape() as t:
+        y = (al.sqrtm(x) * g).sum()
+    return np.asarray(t.gradient(y, x))
+
+
+@pytest.mark.parametrize("e", [1e-20, 4e-16, 1e-30])
+def test_sqrtm_gradient_at_a_tiny_eigenvalue_is_the_exact_finite_one(e):
+    """review25a H3: at A = diag(1, 1e-20) the gradient was [0.5, 2, 3, inf] and at diag(1, 4e-16) inf too (a
+    tiny eigenvalue was called 0 under sqrt(n eps)); Y = diag(1, sqrt(e)) is exact, and dA_ij = G_ij / (s_i + s_j)
+    (Higham 2008, (6.5) in Y's eigenbasis): 2e10, 1e8, 2e15. HIPS autograd gives the same."""
+    s = np.sqrt([1.0, e])
+    exact = G / (s[:, None] + s[None, :])
+    ours = _sqrtm_grad(np.diag([1.0, e]))
+    np.testing.assert_allclose(ours, exact, rtol=1e-12)
+    if e >= 1e-20:
+        ag = autograd.grad(lambda a: agn.sum(agl.sqrtm(a) * G))(np.diag([1.0, e]))
+        np.testing.assert_allclose(ours, ag, rtol=1e-12)
+
+
+def test_sqrtm_gradient_near_singular_triangular_against_mpmath():
+    """A non-diagonal A = [[1, 0.5], [0, e]] (eigenvalues exactly 1 and e): the VJP L solves Y^T L + L Y^T = G
+    with Y exact (y12 = 0.5 / (1 + sqrt(e))), solved by mpmath at 60 digits. (0, 0) loses digits to cancellation
+    (1e-10 out of terms of size 1: rtol 1e-6 there)."""
+    cases = {1e-20: [1.0e-10, 2.0, -7.5e9, 1.5e10],
+             4e-16: [1.99999994e-08, 1.99999996, -3.7499996e7, 7.5000001e7],
+             1e-30: None}
+    for e, exact in cases.items():
+        ours = _sqrtm_grad([[1.0, 0.5], [0.0, e]]).ravel()
+        if exact is not None:
+            np.testing.assert_allclose(ours[1:], exact[1:], rtol=1e-7)
+            np.testing.assert_allclose(ours[0], exact[0], rtol=1e-6)
+        assert np.all(np.isfinite(ours))
+    # A = [[2, -1], [0, 1e-30]]: s = (sqrt 2, 1e-15), still resolved: mpmath 0.70710678118654757, 1.4142135623730951,
+    # 1.25e15, 2.5e15
+    np.testing.assert_allclose(_sqrtm_grad([[2.0, -1.0], [0.0, 1e-30]]).ravel(),
+                               [0.70710678118654757, 1.4142135623730951, 1.25e15, 2.5e15], rtol=1e-9)
+
+
+def test_sqrtm_tangent_and_second_order_at_a_tiny_eigenvalue_are_given():
+    """review25a H3: ForwardAccumulator at diag(1, 1e-20) raised 'A is singular'; dY = dA_ij / (s_i + s_j):
+    5e9 at tangent diag(0, 1). The second derivative of sum(sqrtm(A)) in that direction: d2/dt2 sqrt(1e-20 + t) =
+    -1/4 (1e-20)^(-3/2) = -2.5e29."""
+    A = ap.Variable(np.diag([1.0, 1e-20]))
+    with ap.ForwardAccumulator(A, np.diag([0.0, 1.0])) as acc:
+        Y = al.sqrtm(A)
+    np.testing.assert_allclose(np.asarray(acc.jvp(Y)), [[0.0, 0.0], [0.0, 5e9]], rtol=1e-12, atol=0)
+    with ap.GradientTape() as t2:
+        with ap.GradientTape() as t:
+            y = al.sqrtm(A).sum()
+        g11 = t.gradient(y, A)[1, 1]
+    h = np.asarray(t2.gradient(g11, A))
+    np.testing.assert_allclose(h[1, 1], -2.5e29, rtol=1e-9)
+    # the singular case itself stays refused for a tangent (test_autoprop_scipy_s24r: inf in reverse mode)
+    B = ap.Variable(np.diag([1.0, 0.0]))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="sqrtm: A is singular"):
+            with ap.ForwardAccumulator(B, np.diag([0.0, 1.0])):
+                al.sqrtm(B)
