@@ -78,3 +78,46 @@ def test_sqrtm_tangent_and_second_order_at_a_tiny_eigenvalue_are_given():
         with pytest.raises(ValueError, match="sqrtm: A is singular"):
             with ap.ForwardAccumulator(B, np.diag([0.0, 1.0])):
                 al.sqrtm(B)
+
+
+CDFS = {  # name: (autoprop's cdf(x, scale), scipy's)
+    "gamma": (lambda x, s: _aps().gamma.cdf(x, 0.5, 0.0, s), lambda x, s: _sst().gamma.cdf(x, 0.5, 0.0, s)),
+    "beta": (lambda x, s: _aps().beta.cdf(x, 0.5, 2.0, 0.0, s), lambda x, s: _sst().beta.cdf(x, 0.5, 2.0, 0.0, s)),
+    "chi2": (lambda x, s: _aps().chi2.cdf(x, 1.0, 0.0, s), lambda x, s: _sst().chi2.cdf(x, 1.0, 0.0, s)),
+}
+
+
+def _aps():
+    from autoprop.scipy import stats
+
+    return stats
+
+
+def _sst():
+    import scipy.stats
+
+    return scipy.stats
+
+
+@pytest.mark.parametrize("name", list(CDFS))
+def test_cdf_scale_gradient_with_a_point_at_loc_is_finite(name):
+    """review25a M1: gamma/beta/chi2.cdf at x == loc with shape < 1 made the whole scale gradient nan (the density
+    is infinite at 0, times dy/dscale = 0). At x == loc the cdf is 0 for every scale, so that entry's derivative is
+    0, as off the support; the sum's slope is the other point's: central differences of scipy's cdf (h = 1e-6):
+    gamma -0.15767343, beta -0.13608276, chi2(df=1) -0.15559955 (review25a's r/cdf_scale.py)."""
+    ours, theirs = CDFS[name]
+    xs = np.array([0.0, 1.0])
+    s = ap.Variable(1.5)
+    with ap.GradientTape() as t:
+        y = ours(xs, s).sum()
+    g = float(np.asarray(t.gradient(y, s)))
+    h = 1e-6
+    cd = (theirs(xs, 1.5 + h).sum() - theirs(xs, 1.5 - h).sum()) / (2 * h)
+    assert np.isfinite(g) and g == pytest.approx(cd, rel=1e-7)
+    assert g == pytest.approx({"gamma": -0.15767343, "beta": -0.13608276, "chi2": -0.15559955}[name], rel=1e-7)
+    x = ap.Variable(xs)
+    with ap.GradientTape() as t:  # in x: 0 at the support's edge (the cdf is 0 there and to its left)
+        y = ours(x, 1.5).sum()
+    gx = np.asarray(t.gradient(y, x))
+    assert gx[0] == 0.0 and gx[1] == pytest.approx((theirs(1.0 + h, 1.5) - theirs(1.0 - h, 1.5)) / (2 * h), rel=1e-7)
+    np.testing.assert_allclose(np.asarray(ours(xs, 1.5)), theirs(xs, 1.5), rtol=1e-14, atol=0)
