@@ -164,3 +164,18 @@ def test_escape_crumbs_stay_bounded_in_a_long_logged_loop():
     assert len(tape._escapes) == observe.MAX_CRUMBS
     assert len(tape._escape_overflow) == 1
     np.testing.assert_array_equal(tape.gradient(s, w).numpy(), [2.0, 4.0])  # made before the escapes
+
+
+def test_forward_mode_refuses_an_escape_read_back_by_the_very_next_op():
+    """review25a's mutation (ForwardAccumulator._refuse_partial_escape's ``e[2] <= last`` made ``<``): an escape
+    counted at op n and read back by op n itself. c = float(x[0]); y = x * c at x = [1, 2]: the true tangent along
+    (1, 0) is d(x * x0)/dx0 = (2 x0, x1) = [2, 2] (the recorded spelling's, below); the mutant gave [1, 0]."""
+    x = ap.Variable([1.0, 2.0])
+    with _quiet(), ap.ForwardAccumulator(x, np.array([1.0, 0.0])) as acc:
+        c = float(x[0])
+        y = x * c
+    with pytest.raises(ap.TapeEscapeError, match="ForwardAccumulator.jvp"):
+        acc.jvp(y)
+    with _quiet(), ap.ForwardAccumulator(x, np.array([1.0, 0.0])) as acc:
+        y = x * x[0]  # the recorded spelling
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [2.0, 2.0])

@@ -121,3 +121,18 @@ def test_cdf_scale_gradient_with_a_point_at_loc_is_finite(name):
     gx = np.asarray(t.gradient(y, x))
     assert gx[0] == 0.0 and gx[1] == pytest.approx((theirs(1.0 + h, 1.5) - theirs(1.0 - h, 1.5)) / (2 * h), rel=1e-7)
     np.testing.assert_allclose(np.asarray(ours(xs, 1.5)), theirs(xs, 1.5), rtol=1e-14, atol=0)
+
+
+def test_rgamma_slope_at_zeros_left_of_minus_17():
+    """review25a's mutation (_drgamma's overflow cut ``x < -170`` made ``x < -17``): rgamma'(-n) = (-1)^n n!, finite
+    up to n = 170: 20! = 2432902008176640000 at -20, 170! = 7.257415615307999e306 at -170 (math.factorial)."""
+    import math
+
+    from autoprop.scipy import special as sp
+
+    x = ap.Variable(np.array([-20.0, -21.0, -170.0]))
+    with ap.GradientTape() as t:
+        y = sp.rgamma(x).sum()
+    g = np.asarray(t.gradient(y, x))
+    np.testing.assert_allclose(g, [float(math.factorial(20)), -float(math.factorial(21)), float(math.factorial(170))],
+                               rtol=1e-13, atol=0)
