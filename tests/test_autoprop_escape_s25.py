@@ -179,3 +179,51 @@ def test_forward_mode_refuses_an_escape_read_back_by_the_very_next_op():
     with _quiet(), ap.ForwardAccumulator(x, np.array([1.0, 0.0])) as acc:
         y = x * x[0]  # the recorded spelling
     np.testing.assert_array_equal(acc.jvp(y).numpy(), [2.0, 2.0])
+
+
+OWN = {  # composites whose implementation makes a float constant of its own (a count, 0..num-1, an appended 0)
+    "std": (lambda x: np.std(x), lambda v: np.std(v)),
+    "std ddof": (lambda x: np.std(x, ddof=1), lambda v: np.std(v, ddof=1)),
+    "std where": (lambda x: np.std(x, where=np.array([True, True, False, True])),
+                  lambda v: np.std(v, where=np.array([True, True, False, True]))),
+    "diagflat": (lambda x: np.sum(np.diagflat(x) ** 3),
+                 lambda v: np.sum(np.diagflat(v) ** 3)),
+    "diag": (lambda x: np.sum(np.diag(x) ** 3),
+             lambda v: np.sum(np.diag(v) ** 3)),
+    "linspace": (lambda x: np.sum(np.linspace(x[0], x[1], 5) ** 2), lambda v: np.sum(np.linspace(v[0], v[1], 5) ** 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(OWN))
+def test_logging_then_a_composite_with_its_own_constants_is_not_refused(name):
+    """review25a M2: a value logged with float() mid-tape and never used, then np.std, np.diagflat or np.linspace,
+    raised TapeEscapeError: their implementations' own constants (sqrt(n - ddof), the appended 0, 0..num-1) looked
+    like a place the value could come back. Marked at creation (observe.own), they do not count; the gradient is
+    central differences'."""
+    fn, ref = OWN[name]
+    x0 = np.array([1.0, 2.0, 4.0, 7.0])
+    x = ap.Variable(x0)
+    with _quiet(), ap.GradientTape() as tape:
+        _logged = float(np.sum(x))
+        y = fn(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), _central(ref, x0), rtol=1e-7, atol=1e-9)
+    with _quiet(), ap.GradientTape() as tape:  # the user's constant still counts: the logged value used
+        c = float(np.sum(x))
+        y = fn(x) * c
+    with pytest.raises(ap.TapeEscapeError):
+        tape.gradient(y, x)
+
+
+def test_an_own_mark_never_spreads_to_a_value_computed_with_the_users():
+    """observe.own's marks: numpy arithmetic on a marked float or array gives an unmarked one (the user's escaped
+    value mixed in would otherwise pass the check), and an operation with a Tensor records the marked operand."""
+    from autoprop.core.observe import OwnArray, OwnFloat, carries_value, own
+
+    f, a = own(2.0), own(np.arange(3.0))
+    assert type(f) is OwnFloat and type(a) is OwnArray and not carries_value(f) and not carries_value(a)
+    for v in (f * 3.0, f + np.float64(1.0), a * 2.0, a + np.ones(3), np.concatenate([a, np.ones(1)]), a.sum(),
+              np.dot(a, np.ones(3)), np.sqrt(a)):
+        assert carries_value(v) and type(v) not in (OwnFloat, OwnArray), type(v)
+    t = ap.constant([1.0, 2.0, 3.0])
+    for v in (a * t, t * a, f * t):
+        assert isinstance(v, ap.Tensor) and type(v._value) is np.ndarray

@@ -29,6 +29,7 @@ import sys
 import warnings
 import weakref
 
+import numpy as np
 from numpy import dtype as np_dtype
 
 from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
@@ -543,13 +544,66 @@ def implicit_escape(tensor, how=None):
     if _first_at_site(tape):
         warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
 
+class OwnFloat(float):
+    """A Python float that autoprop's own implementation made (``std``'s ``sqrt(n - ddof)``): never a value
+    that left the tape, so :func:`carries_value` passes it (review25a M2: ``float(t)`` logged, then ``np.std(x)``,
+    was refused). Arithmetic on it gives a plain float, so the mark never reaches a value mixed with the user's."""
+
+    __slots__ = ()
+
+
+class OwnArray(np.ndarray):
+    """An ndarray that autoprop's own implementation made (``linspace``'s ``0..num-1``, the 0 ``diagflat``
+    appends), passed by :func:`carries_value` as :class:`OwnFloat` is. A numpy operation on it gives a plain
+    ndarray (its operands unmarked first), so the mark never reaches a value computed with the user's; beside a
+    Tensor it defers to the Tensor's dispatch, which records it, mark and all."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(i, Tensor) for i in inputs):
+            return NotImplemented
+        if "out" in kwargs:
+            kwargs["out"] = _unmarked(kwargs["out"])
+        return getattr(ufunc, method)(*_unmarked(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if any(issubclass(t, Tensor) for t in types):
+            return NotImplemented
+        return func(*_unmarked(args), **_unmarked(kwargs))
+
+
+def _unmarked(x):
+    """``x`` with every :class:`OwnArray` in it (in tuples, lists and dict values) a plain ndarray view."""
+    if type(x) is OwnArray:
+        return x.view(np.ndarray)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_unmarked(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _unmarked(v) for k, v in x.items()}
+    return x
+
+
+def own(value):
+    """``value`` (a float number or an ndarray made inside autoprop) marked as autoprop's own constant:
+    :class:`OwnFloat` or :class:`OwnArray` (a view), which :func:`carries_value` passes. For the constants an
+    implementation computes from shapes and counts only, never from a value the user gave."""
+    if isinstance(value, np.ndarray):
+        return value.view(OwnArray)
+    if isinstance(value, np.generic):
+        return np.asarray(value).view(OwnArray)  # (0-d: keeps its dtype)
+    return OwnFloat(value) if isinstance(value, float) else value  # (an int carries no value anyway)
+
+
+_OWN = (OwnFloat, OwnArray)
+
+
 def carries_value(a):
     """Could the constant argument ``a`` of a recorded op hold a value that left the tape?
     A float or complex number, array or Tensor could; an integer, a bool, an index (slices,
     ``...``), a dtype, None or a string cannot (a value that left through ``float()`` and came
-    back as an integer has the derivative 0: nothing is lost). Read by
+    back as an integer has the derivative 0: nothing is lost), nor a constant autoprop's own
+    implementation made (:func:`own`). Read by
     ``diagnose.refuse_partial_escape`` and the ForwardAccumulator's twin of it."""
-    if a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type, np_dtype)) or (
+    if type(a) in _OWN or a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type, np_dtype)) or (
             callable(a) and getattr(a, "dtype", None) is None):  # (np.piecewise's functions)
         return False
     if isinstance(a, (tuple, list)):

@@ -386,7 +386,10 @@ class MultiNode(Node):
 
 
 _new_tensor = _new_node = object.__new__
-_SEQ = (list, tuple)
+#: What an argument becomes before the forward sees it: a Python list is an array (``[[1., 2.]] @ w``, as
+#: TensorFlow), a float autoprop made (``observe.OwnFloat``, marked for the escape check only) a plain float,
+#: which numpy promotes as a weak scalar (a float32 tensor / it stays float32).
+_PLAIN = {list: np.asarray, tuple: np.asarray, _observe.OwnFloat: float}
 
 
 def _op_error(prim, vals, kwargs, exc):
@@ -422,8 +425,7 @@ def call(prim, /, *args, **kwargs):
     """
     vals = []  # (a loop, not a comprehension: one frame fewer on Python 3.11)
     for a in args:
-        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
-        # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
+        vals.append(a._value if isinstance(a, Tensor) else _PLAIN[type(a)](a) if type(a) in _PLAIN else a)
     if kwargs and "axis" in kwargs and type(kwargs["axis"]) is list:  # axis=[0, 1] is (0, 1), as TF
         kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
@@ -499,7 +501,7 @@ def call_multi(prim, /, *args, **kwargs):
     """
     vals = []
     for a in args:
-        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
+        vals.append(a._value if isinstance(a, Tensor) else _PLAIN[type(a)](a) if type(a) in _PLAIN else a)
     try:
         arrs = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:

@@ -13,6 +13,7 @@ import numpy as np
 
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
+from ..observe import own
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
@@ -130,13 +131,13 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         if extreme and initial is _NONE:
             raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
                              f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
-        x = where_(m, x, _cast(initial if extreme else _IDENTITY[base], x.dtype))
+        x = where_(m, x, _cast(initial, x.dtype) if extreme else own(_cast(_IDENTITY[base], x.dtype)))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
         r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
     elif base == "mean" and mask is not True:  # numpy's order: the kept entries' sum / their count
         kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
         with np.errstate(invalid="ignore", divide="ignore"):  # (a mean times count/kept was off by an ulp)
-            r = sum(x, axis=axis, keepdims=keepdims) / np.asarray(kept, x.dtype)
+            r = sum(x, axis=axis, keepdims=keepdims) / own(np.asarray(kept, x.dtype))
     else:
         r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
     if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
@@ -647,11 +648,11 @@ def _masked_spread(a, axis, ddof, keepdims, where_, name, given_mean=None):
     w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
     n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
     d = a - (np.mean(a, axis=axis, keepdims=True, where=w) if given_mean is None else given_mean)
-    d = d * w.astype(a.dtype)
+    d = d * own(w.astype(a.dtype))
     if name == "std":
-        return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
+        return norm(d, axis=axis, keepdims=bool(keepdims)) / own(np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype))
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d
-    return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / own(n.astype(dd.dtype))
 
 
 def _given_mean(name, m):
@@ -760,7 +761,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     if where_ is not None:
         return _masked_spread(a, axis, ddof, keepdims, where_, "std", given)
     d = a - (mean(a, axis=axis, keepdims=True) if given is None else given)
-    return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
+    return norm(d, axis=axis, keepdims=bool(keepdims)) / own(float(np.sqrt(_count(a.shape, axis) - ddof)))
 
 
 #: ufunc.reduce and ufunc.accumulate as the numpy function they compute (numpy's own

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import observe as _observe
+from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
@@ -179,7 +180,7 @@ def _scaled(name, factor):
     @defcomposite(name, f"x * ({factor[0]}): the derivative is the constant", numpy=(getattr(np, name),))
     def fn(x, out=None, **kw):
         _check_kw(name, dict(kw, out=out))
-        return multiply(x, factor[1])  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
+        return multiply(x, own(factor[1]))  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
     return fn
 
 
@@ -305,7 +306,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         return parts[0] + parts[1] * 1j
     v, given = x._value, {"nan": nan, "posinf": posinf, "neginf": neginf}
     fill = np.nan_to_num(v, **{k: _value(c) for k, c in given.items()})  # the replacements (values)
-    out = where(np.isfinite(v), x, fill)
+    finite = np.isfinite(v)  # (none replaced: fill's entries are x's own values, none read back)
+    out = where(finite, x, own(fill) if finite.all() else fill)
     for c, at in zip(given.values(), (np.isnan, np.isposinf, np.isneginf)):
         if isinstance(c, Tensor):  # a Tensor replacement: recorded where it is used (d/dc = sum g there)
             out = where(at(v), c if c.dtype == x.dtype else c.astype(x.dtype), out)

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from ..observe import own
 from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
@@ -882,7 +883,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     delta = stop - start
     shape = np.broadcast_shapes(start.shape, stop.shape)
-    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    steps = own(np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape)))
     step = delta / div if div > 0 else delta * np.nan
     y = (steps * step if div > 0 else steps * delta) + start
     if endpoint and num > 1:
@@ -1035,7 +1036,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
     keep = np.tri(n, dtype=bool)  # row j keeps x_0..x_j
-    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), np.ones((), a.dtype))
+    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), own(np.ones((), a.dtype)))
     return moveaxis(prod(rows, axis=-1), -1, axis)
 
 
@@ -1175,7 +1176,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def _nan_fill(a, fill):
     a = _t(a)
-    return where(np.isnan(a._value), np.asarray(fill, a.dtype), a)
+    return where(np.isnan(a._value), own(np.asarray(fill, a.dtype)), a)
 
 
 @defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
@@ -1235,7 +1236,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
     a = _t(a)
     count = np.sum(~np.isnan(a._value), axis=_axis_arg(axis), keepdims=bool(keepdims))
-    return nansum(a, axis=axis, keepdims=keepdims) / count.astype(a.dtype)
+    return nansum(a, axis=axis, keepdims=keepdims) / own(count.astype(a.dtype))
 
 
 def _nan_extreme(name, fn, fill):
@@ -1247,7 +1248,7 @@ def _nan_extreme(name, fn, fill):
         axis = _axis_arg(axis)
         r = fn(_nan_fill(a, fill), axis=axis, keepdims=bool(keepdims))
         all_nan = np.all(np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
-        return where(all_nan, np.asarray(np.nan, a.dtype), r) if np.any(all_nan) else r
+        return where(all_nan, own(np.asarray(np.nan, a.dtype)), r) if np.any(all_nan) else r
     return run
 
 
@@ -1333,7 +1334,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         w = aw if w is None else w * aw
     if w is None:
         Xc = X - mean(X, axis=1, keepdims=True)
-        c = (Xc @ _conj_t(Xc)) / float(n - ddof)
+        c = (Xc @ _conj_t(Xc)) / own(float(n - ddof))
     else:
         w_sum = sum(w)
         Xc = X - sum(X * w, axis=1, keepdims=True) / w_sum
@@ -1387,7 +1388,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     d = sqrt(diagonal(c))
     c = c / reshape(d, shape=(-1, 1))
     c = c / reshape(d, shape=(1, -1))
-    return clip(c, -1.0, 1.0)
+    return clip(c, own(-1.0), own(1.0))
 
 
 # --- r_ and c_: index-expression concatenation -----------------------------------------------
