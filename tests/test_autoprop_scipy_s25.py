@@ -136,3 +136,27 @@ def test_rgamma_slope_at_zeros_left_of_minus_17():
     g = np.asarray(t.gradient(y, x))
     np.testing.assert_allclose(g, [float(math.factorial(20)), -float(math.factorial(21)), float(math.factorial(170))],
                                rtol=1e-13, atol=0)
+
+
+def test_rgamma_slope_and_curvature_near_its_zeros():
+    """review25a LOW: near (not at) a zero -n, -rgamma(x) digamma(x) multiplies a tiny and a huge factor and its
+    derivative cancels: rgamma'' at -1 + 1e-9 was 205.48 (mpmath 0.8456). Within 0.1 of -n the reflection
+    formula's derivative is used. References: mpmath.diff(mpmath.rgamma, x, k) at 50 digits."""
+    from autoprop.scipy import special as sp
+
+    x0 = [-1 + 1e-9, -1e-9, -5 + 1e-7, -19.999999, -2.00000001, -0.03, -3.05]
+    d1 = [-0.99999999915443135002, 0.99999999884556866823, -119.99995905317548694, 2432887310920319153.4,
+          2.0000000369113725666, 0.96360140618082203905, -6.7167307886061349273]
+    d2 = [0.84556867759549648071, 1.1544313337383341498, 409.46824754108224743, -14697234838530689916.0,
+          -3.691137217789678085, 1.2719448080799590611, 13.49794809640837044]
+    x = ap.Variable(np.array(x0))
+    with ap.GradientTape() as t2:
+        with ap.GradientTape() as t:
+            y = sp.rgamma(x).sum()
+        g = t.gradient(y, x)
+    h = t2.gradient(g, x)
+    np.testing.assert_allclose(np.asarray(g), d1, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(np.asarray(h), d2, rtol=1e-12, atol=0)
+    with ap.ForwardAccumulator(x, np.ones(len(x0))) as acc:
+        y = sp.rgamma(x)
+    np.testing.assert_allclose(np.asarray(acc.jvp(y)), d1, rtol=1e-13, atol=0)

@@ -455,22 +455,30 @@ if _ss is not None:
 
 
 def _drgamma(ans, x):
-    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...): there the
-    # reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated:
-    # cos(pi x) gamma(1-x) - sin(pi x) gamma(1-x) digamma(1-x) / pi, = (-1)^n n! at x = -n; written with
-    # recorded primitives, so higher orders are right there too (rgamma''(0) = 2 euler_gamma)
+    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...), and near one
+    # (|x + n| < 0.1) a product of a tiny and a huge factor whose derivative cancels (review25a: the second
+    # derivative at -1 + 1e-9 was 205.48 for mpmath's 0.8456): there the reflection 1/gamma(x) = sin(pi x)
+    # gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated, with x = -n + d and sin(pi x) = (-1)^n
+    # sin(pi d) (d exact: x + n loses nothing so near -n): (-1)^n (cos(pi d) gamma(1-x) - sin(pi d) gamma(1-x)
+    # digamma(1-x) / pi), = (-1)^n n! at x = -n; written with recorded primitives, so higher orders are right
+    # there too (rgamma''(0) = 2 euler_gamma)
     xv = np.asarray(_value(x))
-    pole = (xv <= 0) & (xv == np.floor(xv))
-    if not pole.any():
+    n = np.rint(xv)
+    near = (n <= 0) & (np.abs(xv - n) < 0.1) & (n >= -170)  # (past 170, n! overflows)
+    big = (xv < -170) & (xv == np.floor(xv))  # a zero where n! overflows: the slope is (-1)^n inf
+    if not (near.any() or big.any()):
         return -ans * _ss.digamma(x)
-    direct = -ans * _ss.digamma(np.where(pole, 0.5, x))
-    big = pole & (xv < -170)  # n! overflows: the slope is (-1)^n inf
-    z = np.where(pole & ~big, x, 0.0)
-    gz = _ss.gamma(1.0 - z)
-    refl = np.cos(np.pi * z) * gz - np.sin(np.pi * z) * gz * _ss.digamma(1.0 - z) / np.pi
+    direct = -ans * _ss.digamma(np.where(near | big, 0.5, x))
+    z = np.where(near, x, own(0.0))
+    d = z - own(np.where(near, n, 0.0))
+    sign = own(np.where(np.mod(n, 2) == 0, 1.0, -1.0))
+    gz = _ss.gamma(own(1.0) - z)
+    pi = own(np.pi)
+    refl = sign * (np.cos(pi * d) * gz - np.sin(pi * d) * gz * _ss.digamma(own(1.0) - z) / pi)
+    out = np.where(near, refl, direct)
     if big.any():
-        refl = np.where(big, np.where(np.mod(xv, 2) == 0, np.inf, -np.inf), refl)
-    return np.where(pole, refl, direct)
+        out = np.where(big, own(np.where(np.mod(xv, 2) == 0, np.inf, -np.inf)), out)
+    return out
 
 
 # --- scipy.special: incomplete gamma, Bessel J/Y/I of any order, erfcinv, rgamma, gammasgn ----------
@@ -666,8 +674,9 @@ if _ss is not None:
                           "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2); at x = 0, -1, -2, ... "
                           "(0 times digamma's pole) the reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi "
                           "(DLMF 5.5.3) differentiated: (-1)^n n! at x = -n",
-                          kinks="none: the zeros x = 0, -1, -2, ... take the reflection formula's derivative "
-                                "((-1)^n n!, +-inf past n = 170)", source="special.rgamma({x})")
+                          kinks="none (rgamma is entire): at and within 0.1 of the zeros x = 0, -1, ..., -170 the "
+                                "reflection formula's derivative ((-1)^n n! at -n), +-inf at the zeros past -170",
+                          source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
     __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
