@@ -160,3 +160,26 @@ def test_rgamma_slope_and_curvature_near_its_zeros():
     with ap.ForwardAccumulator(x, np.ones(len(x0))) as acc:
         y = sp.rgamma(x)
     np.testing.assert_allclose(np.asarray(acc.jvp(y)), d1, rtol=1e-13, atol=0)
+
+
+def test_t_logcdf_beyond_the_square_root_of_the_largest_float():
+    """review25a LOW: t.logcdf for |x| > 1.3e154 was -inf (x^2 overflowed in log1p(x^2 / df)). References: mpmath at
+    60 digits, log(betainc(df/2, 1/2, 0, df/(df + x^2), regularized)/2) and its derivative by mpmath.diff."""
+    from autoprop.scipy import stats as aps
+
+    xs = np.array([-1e240, -1e155, -1e200, -1e300, -2e154])
+    dfs = np.array([3.0, 3.0, 1e4, 1.0, 30.0])
+    val = [-1657.7635435166682926, -1070.6043448031866431, -4559124.0082619296468, -691.92025778406310543,
+           -10610.347453340567013]
+    d1 = [2.9999999999999999582e-240, 2.9999999999999999785e-155, 1.0000000000000000303e-196,
+          9.999999999999999475e-301, 1.4999999999999999446e-153]
+    x = ap.Variable(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no overflow warning either)
+        with ap.GradientTape() as t:
+            y = aps.t.logcdf(x, dfs)
+            s = y.sum()
+        g = t.gradient(s, x)
+    np.testing.assert_allclose(np.asarray(y), val, rtol=1e-13, atol=0)
+    # the slope is exp(log pdf - log cdf): at df = 1e4 both are -4.6e6, so their 1e-16 relative becomes 6e-10
+    np.testing.assert_allclose(np.asarray(g), d1, rtol=2e-9, atol=0)

@@ -565,6 +565,20 @@ def _dstdtr(ans, df, x):  # the t density at x (df = inf: the normal's)
     return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)))
 
 
+def _log1p_sq(x, df):
+    """``log(1 + x^2 / df)``, also where ``x^2`` overflows (``|x| > 1.3e154``: it was inf, so t.logcdf was -inf at
+    x = -1e240, df = 3, for mpmath's -1657.76; review25a): ``2 log|x| - log(df) + log1p(df / x^2)`` there, with
+    ``x / 1e150`` squared first. Recorded when ``x`` or ``df`` is a Tensor; the unused branch sees a safe x (the
+    double-where rule)."""
+    big = np.abs(np.asarray(_value(x))) > 1e150
+    if not big.any():
+        return np.log1p(x * x / df)
+    xs = np.where(big, own(1.0), x)
+    xb = np.where(big, x, own(1e150)) / own(1e150)  # (|xb| >= 1: its square neither overflows nor vanishes)
+    far = own(2.0 * np.log(1e150)) + np.log(xb * xb) - np.log(df) + np.log1p(df / (xb * xb) / own(1e300))
+    return np.where(big, far, np.log1p(xs * xs / df))
+
+
 def _log_betainc_tail(df, x):
     """``log stdtr(df, x)`` for ``x < 0`` far in the tail, where stdtr underflows: ``stdtr = I_w(a, 1/2) / 2``,
     ``w = df / (df + x^2)``, ``a = df / 2`` (DLMF 8.17.2 through x -> w), with ``log I_w(a, b) = a log w + b log(1 - w)
@@ -573,9 +587,10 @@ def _log_betainc_tail(df, x):
     near 1 for a large df). Against mpmath at 50 digits: relative 1e-16 at (x, df) = (-100, 1e4), 3e-13 at (-40,
     1e6)."""
     a, b = df / 2.0, 0.5
-    r = x * x
+    with np.errstate(over="ignore"):  # (|x| > 1.3e154: r = inf, w = 0, log w from _log1p_sq)
+        r = x * x
     w = df / (df + r)
-    log_w, log_1mw = -np.log1p(r / df), -np.log1p(df / r)
+    log_w, log_1mw = -_log1p_sq(x, df), -np.log1p(df / r)
     tiny = 1e-300
     c, d = np.ones_like(w), 1.0 - (a + b) * w / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
@@ -614,7 +629,8 @@ def _t_logcdf_fwd(df, x):
 def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where both underflow
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
-    return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)) - ans)
+    with np.errstate(over="ignore"):  # (-x^2/2 of the normal's branch where x^2 overflows and df is finite)
+        return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * _log1p_sq(x, safe)) - ans)
 
 
 if _ss is not None:
