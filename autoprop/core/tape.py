@@ -874,8 +874,8 @@ class GradientTape:
                 return n
         n += _count_in(t, self._watched, seen) + _count_in(t, self._keep or (), seen)
         for crumbs in (self._escapes or (), (self._cut_args or {}).values(),
-                       (self._post_mortem or {}).values()):
-            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text)
+                       (self._post_mortem or {}).values(), (self._escape_overflow or {}).values()):
+            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text), [how, Variable, ...]
                 n += _count_in(t, entry, seen)
         return n
 
