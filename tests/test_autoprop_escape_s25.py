@@ -191,6 +191,13 @@ OWN = {  # composites whose implementation makes a float constant of its own (a 
     "diag": (lambda x: np.sum(np.diag(x) ** 3),
              lambda v: np.sum(np.diag(v) ** 3)),
     "linspace": (lambda x: np.sum(np.linspace(x[0], x[1], 5) ** 2), lambda v: np.sum(np.linspace(v[0], v[1], 5) ** 2)),
+    "gradient": (lambda x: np.sum(np.gradient(x) ** 2), lambda v: np.sum(np.gradient(v) ** 2)),
+    "gradient 2": (lambda x: np.sum(np.gradient(x, 2, edge_order=2) ** 2),
+                   lambda v: np.sum(np.gradient(v, 2, edge_order=2) ** 2)),
+    "nanmean": (lambda x: np.nanmean(x ** 2), lambda v: np.nanmean(v ** 2)),
+    "tril": (lambda x: np.sum(np.tril(x.reshape(2, 2)) ** 2), lambda v: np.sum(np.tril(v.reshape(2, 2)) ** 2)),
+    "trapezoid": (lambda x: np.trapezoid(x ** 2), lambda v: np.trapezoid(v ** 2)),
+    "corrcoef": (lambda x: np.sum(np.corrcoef(x.reshape(2, 2)) * 1), lambda v: np.sum(np.corrcoef(v.reshape(2, 2)))),
 }
 
 

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from ..observe import own
+from ..observe import OwnFloat, own
 from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
@@ -588,7 +588,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     f = _t(f)
     axes = tuple(range(f.ndim)) if axis is None else _axes_tuple(axis, f.ndim)
     if not varargs:
-        hs = [1.0] * len(axes)
+        hs = [own(1.0)] * len(axes)  # (numpy's default step: autoprop's constant, not the user's)
     elif len(varargs) == 1 and np.ndim(_value(varargs[0])) == 0:
         hs = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
@@ -608,13 +608,15 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         def at(s, ax=ax):
             return getitem(f, _sl(f.ndim, ax, s))
         if np.ndim(_value(h)) == 0:  # uniform
-            mid = (at(_S(2, None)) - at(_S(None, -2))) / (2.0 * h)
+            ours = type(h) is OwnFloat or isinstance(h, (int, np.integer))  # (no escaped value: 2 h is ours too)
+            mid = (at(_S(2, None)) - at(_S(None, -2))) / (own(2.0 * h) if ours else 2.0 * h)
             if edge_order == 1:
                 first = (at(_S(1, 2)) - at(_S(0, 1))) / h
                 last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
-            else:
-                first = (-1.5 * at(_S(0, 1)) + 2.0 * at(_S(1, 2)) - 0.5 * at(_S(2, 3))) / h
-                last = (0.5 * at(_S(n - 3, n - 2)) - 2.0 * at(_S(n - 2, n - 1)) + 1.5 * at(_S(n - 1, n))) / h
+            else:  # numpy's one-sided second-order coefficients (constants of its formula)
+                c1, c2, c3 = own(1.5), own(2.0), own(0.5)
+                first = (own(-1.5) * at(_S(0, 1)) + c2 * at(_S(1, 2)) - c3 * at(_S(2, 3))) / h  # (-c1: a plain float)
+                last = (c3 * at(_S(n - 3, n - 2)) - c2 * at(_S(n - 2, n - 1)) + c1 * at(_S(n - 1, n))) / h
         else:  # the differences h (n - 1,) of a coordinate array, along ax
             h = reshape(h, shape=tuple(n - 1 if i == ax else 1 for i in range(f.ndim)))
 
