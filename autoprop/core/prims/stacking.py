@@ -535,6 +535,12 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
+def _twice(h):
+    """``2 h`` of numpy.gradient's uniform step: autoprop's own constant (``observe.own``) when ``h`` is the
+    default step or an integer, which no value that left the tape can be."""
+    return own(2.0 * h) if type(h) is OwnFloat or isinstance(h, (int, np.integer)) else 2.0 * h
+
+
 def _spacing(d, n):
     """One entry of numpy.gradient's ``varargs``: a scalar step, or a coordinate array of
     length ``n`` -> its differences (a scalar again when they are all equal, as numpy)."""
@@ -608,15 +614,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         def at(s, ax=ax):
             return getitem(f, _sl(f.ndim, ax, s))
         if np.ndim(_value(h)) == 0:  # uniform
-            ours = type(h) is OwnFloat or isinstance(h, (int, np.integer))  # (no escaped value: 2 h is ours too)
-            mid = (at(_S(2, None)) - at(_S(None, -2))) / (own(2.0 * h) if ours else 2.0 * h)
+            mid = (at(_S(2, None)) - at(_S(None, -2))) / _twice(h)
             if edge_order == 1:
                 first = (at(_S(1, 2)) - at(_S(0, 1))) / h
                 last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
-            else:  # numpy's one-sided second-order coefficients (constants of its formula)
-                c1, c2, c3 = own(1.5), own(2.0), own(0.5)
-                first = (own(-1.5) * at(_S(0, 1)) + c2 * at(_S(1, 2)) - c3 * at(_S(2, 3))) / h  # (-c1: a plain float)
-                last = (c3 * at(_S(n - 3, n - 2)) - c2 * at(_S(n - 2, n - 1)) + c1 * at(_S(n - 1, n))) / h
+            else:  # numpy's one-sided second-order coefficients: constants of its formula, autoprop's own
+                first = (own(-1.5) * at(_S(0, 1)) + own(2.0) * at(_S(1, 2)) - own(0.5) * at(_S(2, 3))) / h
+                last = (own(0.5) * at(_S(n - 3, n - 2)) - own(2.0) * at(_S(n - 2, n - 1)) + own(1.5) * at(_S(n - 1, n))) / h
         else:  # the differences h (n - 1,) of a coordinate array, along ax
             h = reshape(h, shape=tuple(n - 1 if i == ax else 1 for i in range(f.ndim)))
 
