@@ -231,7 +231,7 @@ def _gamma_cdf(x, a, loc=0, scale=1, who=None):
     _shape_constant(name, **{pname: p})
     y, _, bad = _std(x, loc, scale)
     a, bad_a = _domain(a, lambda v: v > 0)
-    below = _value(y) < 0
+    below = _value(y) <= 0  # (at y = 0 the cdf is 0 for every scale: no inf (the density, a < 1) times dy/ds = 0)
     return _scipy_values(_ss.gammainc(a, _support(y, below, 1.0)), bad | bad_a, (below, 0.0))
 
 
@@ -264,6 +264,9 @@ def _beta_logpdf(x, a, b, loc=0, scale=1):
 def _beta_cdf(x, a, b, loc=0, scale=1):
     _shape_constant("beta.cdf", a=a, b=b)
     y, _, below, above, bad, a, b = _beta_std(x, a, b, loc, scale)
+    edge = _value(y) == 0  # the cdf is 0 for every scale there (as _gamma_cdf's; review25a M1: nan for a < 1)
+    if _np.any(edge):
+        below, y = below | edge, _support(y, edge, 0.5)
     return _scipy_values(_ss.betainc(a, b, y), bad, (below, 0.0), (above, 1.0))
 
 

@@ -692,7 +692,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
     sq = d * d if d.dtype.kind != "c" else np.real(d * np.conj(d))  # (numpy's |d|^2 for complex)
-    return sum(sq, axis=axis, keepdims=bool(keepdims)) / np.maximum(count - ddof, 0).astype(sq.dtype)
+    return sum(sq, axis=axis, keepdims=bool(keepdims)) / _observe.own(np.maximum(count - ddof, 0).astype(sq.dtype))
 
 
 @defcomposite("nancumprod", "cumprod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nancumprod,))

@@ -13,6 +13,7 @@ import numpy as np
 
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
+from ..observe import own
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
@@ -130,13 +131,13 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         if extreme and initial is _NONE:
             raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
                              f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
-        x = where_(m, x, _cast(initial if extreme else _IDENTITY[base], x.dtype))
+        x = where_(m, x, _cast(initial, x.dtype) if extreme else own(_cast(_IDENTITY[base], x.dtype)))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
         r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
     elif base == "mean" and mask is not True:  # numpy's order: the kept entries' sum / their count
         kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
         with np.errstate(invalid="ignore", divide="ignore"):  # (a mean times count/kept was off by an ulp)
-            r = sum(x, axis=axis, keepdims=keepdims) / np.asarray(kept, x.dtype)
+            r = sum(x, axis=axis, keepdims=keepdims) / own(np.asarray(kept, x.dtype))
     else:
         r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
     if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
@@ -458,7 +459,23 @@ def _norm_jvp(t, ans, x, axis=None, keepdims=False):
     return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
 
 
+def _order_read(out, ord):  # noqa: A002
+    """``out`` times ``ord / ord`` (exactly ``out``) for a float order that picks a branch (2.0: the norm
+    record, 1.0: a sum, -1.0 and -2.0 of a matrix): the order is then a recorded constant, so a value that
+    left the tape and came back as the order (``ord=float(t)``: its slope d||x||_p/dp would be lost) is refused
+    by the partial-escape check as any other constant is (review25a). An integer order is static (numpy's and
+    jax's, which requires a concrete one); an infinite one picks max|x| (its slope in p tends to 0); another
+    float order is recorded already (``abs(x) ** p``)."""
+    if isinstance(ord, (float, np.floating)) and ord in (1, -1, 2, -2):
+        return out * (ord / ord)
+    return out
+
+
 def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
+    return _order_read(_vector_norm_of(x, ord, axis, keepdims), ord)
+
+
+def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
     if ord is None or ord == 2:
         return norm(x, axis=axis, keepdims=keepdims)
     a = absolute(x)
@@ -476,6 +493,10 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    return _order_read(_matrix_norm_of(x, ord, axes, keepdims), ord)
+
+
+def _matrix_norm_of(x, ord, axes, keepdims):  # noqa: A002
     row, col = axes
     if ord in (None, "fro"):
         return norm(x, axis=axes, keepdims=keepdims)
@@ -627,11 +648,11 @@ def _masked_spread(a, axis, ddof, keepdims, where_, name, given_mean=None):
     w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
     n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
     d = a - (np.mean(a, axis=axis, keepdims=True, where=w) if given_mean is None else given_mean)
-    d = d * w.astype(a.dtype)
+    d = d * own(w.astype(a.dtype))
     if name == "std":
-        return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
+        return norm(d, axis=axis, keepdims=bool(keepdims)) / own(np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype))
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d
-    return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / own(n.astype(dd.dtype))
 
 
 def _given_mean(name, m):
@@ -740,7 +761,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     if where_ is not None:
         return _masked_spread(a, axis, ddof, keepdims, where_, "std", given)
     d = a - (mean(a, axis=axis, keepdims=True) if given is None else given)
-    return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
+    return norm(d, axis=axis, keepdims=bool(keepdims)) / own(float(np.sqrt(_count(a.shape, axis) - ddof)))
 
 
 #: ufunc.reduce and ufunc.accumulate as the numpy function they compute (numpy's own

@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from .. import views as _views
+from ..observe import own
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
 from ..tape import Scatter
 from ..tensor import Tensor
@@ -162,7 +163,7 @@ def _gather(a, idx, zero=False):
     """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
     flat = reshape(a, shape=(-1,))
     if zero:
-        flat = concatenate(flat, Tensor._wrap(np.zeros(1, a.dtype)), axis=0)
+        flat = concatenate(flat, own(np.zeros(1, a.dtype)), axis=0)  # (autoprop's own 0: observe.own)
     return getitem(flat, (np.asarray(idx, dtype=np.intp),))
 
 
@@ -912,7 +913,7 @@ def tril(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, True), m, np.zeros((), m.dtype))
+    return where(_tri_mask(m.shape, k, True), m, own(np.zeros((), m.dtype)))
 
 
 @defcomposite("triu", "where(upper-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.triu,))
@@ -935,7 +936,7 @@ def triu(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, False), m, np.zeros((), m.dtype))
+    return where(_tri_mask(m.shape, k, False), m, own(np.zeros((), m.dtype)))
 
 
 # --- numpy functions that are no primitive: shape facts, values-only answers, constants --

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import observe as _observe
+from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
@@ -179,7 +180,7 @@ def _scaled(name, factor):
     @defcomposite(name, f"x * ({factor[0]}): the derivative is the constant", numpy=(getattr(np, name),))
     def fn(x, out=None, **kw):
         _check_kw(name, dict(kw, out=out))
-        return multiply(x, factor[1])  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
+        return multiply(x, own(factor[1]))  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
     return fn
 
 
@@ -305,7 +306,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         return parts[0] + parts[1] * 1j
     v, given = x._value, {"nan": nan, "posinf": posinf, "neginf": neginf}
     fill = np.nan_to_num(v, **{k: _value(c) for k, c in given.items()})  # the replacements (values)
-    out = where(np.isfinite(v), x, fill)
+    finite = np.isfinite(v)  # (none replaced: fill's entries are x's own values, none read back)
+    out = where(finite, x, own(fill) if finite.all() else fill)
     for c, at in zip(given.values(), (np.isnan, np.isposinf, np.isneginf)):
         if isinstance(c, Tensor):  # a Tensor replacement: recorded where it is used (d/dc = sum g there)
             out = where(at(v), c if c.dtype == x.dtype else c.astype(x.dtype), out)
@@ -453,22 +455,30 @@ if _ss is not None:
 
 
 def _drgamma(ans, x):
-    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...): there the
-    # reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated:
-    # cos(pi x) gamma(1-x) - sin(pi x) gamma(1-x) digamma(1-x) / pi, = (-1)^n n! at x = -n; written with
-    # recorded primitives, so higher orders are right there too (rgamma''(0) = 2 euler_gamma)
+    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...), and near one
+    # (|x + n| < 0.1) a product of a tiny and a huge factor whose derivative cancels (review25a: the second
+    # derivative at -1 + 1e-9 was 205.48 for mpmath's 0.8456): there the reflection 1/gamma(x) = sin(pi x)
+    # gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated, with x = -n + d and sin(pi x) = (-1)^n
+    # sin(pi d) (d exact: x + n loses nothing so near -n): (-1)^n (cos(pi d) gamma(1-x) - sin(pi d) gamma(1-x)
+    # digamma(1-x) / pi), = (-1)^n n! at x = -n; written with recorded primitives, so higher orders are right
+    # there too (rgamma''(0) = 2 euler_gamma)
     xv = np.asarray(_value(x))
-    pole = (xv <= 0) & (xv == np.floor(xv))
-    if not pole.any():
+    n = np.rint(xv)
+    near = (n <= 0) & (np.abs(xv - n) < 0.1) & (n >= -170)  # (past 170, n! overflows)
+    big = (xv < -170) & (xv == np.floor(xv))  # a zero where n! overflows: the slope is (-1)^n inf
+    if not (near.any() or big.any()):
         return -ans * _ss.digamma(x)
-    direct = -ans * _ss.digamma(np.where(pole, 0.5, x))
-    big = pole & (xv < -170)  # n! overflows: the slope is (-1)^n inf
-    z = np.where(pole & ~big, x, 0.0)
-    gz = _ss.gamma(1.0 - z)
-    refl = np.cos(np.pi * z) * gz - np.sin(np.pi * z) * gz * _ss.digamma(1.0 - z) / np.pi
+    direct = -ans * _ss.digamma(np.where(near | big, 0.5, x))
+    z = np.where(near, x, own(0.0))
+    d = z - own(np.where(near, n, 0.0))
+    sign = own(np.where(np.mod(n, 2) == 0, 1.0, -1.0))
+    gz = _ss.gamma(own(1.0) - z)
+    pi = own(np.pi)
+    refl = sign * (np.cos(pi * d) * gz - np.sin(pi * d) * gz * _ss.digamma(own(1.0) - z) / pi)
+    out = np.where(near, refl, direct)
     if big.any():
-        refl = np.where(big, np.where(np.mod(xv, 2) == 0, np.inf, -np.inf), refl)
-    return np.where(pole, refl, direct)
+        out = np.where(big, own(np.where(np.mod(xv, 2) == 0, np.inf, -np.inf)), out)
+    return out
 
 
 # --- scipy.special: incomplete gamma, Bessel J/Y/I of any order, erfcinv, rgamma, gammasgn ----------
@@ -555,6 +565,20 @@ def _dstdtr(ans, df, x):  # the t density at x (df = inf: the normal's)
     return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)))
 
 
+def _log1p_sq(x, df):
+    """``log(1 + x^2 / df)``, also where ``x^2`` overflows (``|x| > 1.3e154``: it was inf, so t.logcdf was -inf at
+    x = -1e240, df = 3, for mpmath's -1657.76; review25a): ``2 log|x| - log(df) + log1p(df / x^2)`` there, with
+    ``x / 1e150`` squared first. Recorded when ``x`` or ``df`` is a Tensor; the unused branch sees a safe x (the
+    double-where rule)."""
+    big = np.abs(np.asarray(_value(x))) > 1e150
+    if not big.any():
+        return np.log1p(x * x / df)
+    xs = np.where(big, own(1.0), x)
+    xb = np.where(big, x, own(1e150)) / own(1e150)  # (|xb| >= 1: its square neither overflows nor vanishes)
+    far = own(2.0 * np.log(1e150)) + np.log(xb * xb) - np.log(df) + np.log1p(df / (xb * xb) / own(1e300))
+    return np.where(big, far, np.log1p(xs * xs / df))
+
+
 def _log_betainc_tail(df, x):
     """``log stdtr(df, x)`` for ``x < 0`` far in the tail, where stdtr underflows: ``stdtr = I_w(a, 1/2) / 2``,
     ``w = df / (df + x^2)``, ``a = df / 2`` (DLMF 8.17.2 through x -> w), with ``log I_w(a, b) = a log w + b log(1 - w)
@@ -563,9 +587,10 @@ def _log_betainc_tail(df, x):
     near 1 for a large df). Against mpmath at 50 digits: relative 1e-16 at (x, df) = (-100, 1e4), 3e-13 at (-40,
     1e6)."""
     a, b = df / 2.0, 0.5
-    r = x * x
+    with np.errstate(over="ignore"):  # (|x| > 1.3e154: r = inf, w = 0, log w from _log1p_sq)
+        r = x * x
     w = df / (df + r)
-    log_w, log_1mw = -np.log1p(r / df), -np.log1p(df / r)
+    log_w, log_1mw = -_log1p_sq(x, df), -np.log1p(df / r)
     tiny = 1e-300
     c, d = np.ones_like(w), 1.0 - (a + b) * w / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
@@ -604,7 +629,8 @@ def _t_logcdf_fwd(df, x):
 def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where both underflow
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
-    return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)) - ans)
+    with np.errstate(over="ignore"):  # (-x^2/2 of the normal's branch where x^2 overflows and df is finite)
+        return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * _log1p_sq(x, safe)) - ans)
 
 
 if _ss is not None:
@@ -664,8 +690,9 @@ if _ss is not None:
                           "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2); at x = 0, -1, -2, ... "
                           "(0 times digamma's pole) the reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi "
                           "(DLMF 5.5.3) differentiated: (-1)^n n! at x = -n",
-                          kinks="none: the zeros x = 0, -1, -2, ... take the reflection formula's derivative "
-                                "((-1)^n n!, +-inf past n = 170)", source="special.rgamma({x})")
+                          kinks="none (rgamma is entire): at and within 0.1 of the zeros x = 0, -1, ..., -170 the "
+                                "reflection formula's derivative ((-1)^n n! at -n), +-inf at the zeros past -170",
+                          source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
     __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
