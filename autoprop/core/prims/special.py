@@ -354,11 +354,25 @@ def _xlogy_fwd(a, b):
     return _ss.xlogy(a, b) if _ss is not None else np.where(a == 0, 0.0, a * np.log(b))
 
 
+def _a_over(a, b, pole):
+    """``a / b``, the d/db factor of xlogy (``b``) and xlog1py (``1 + b``), guarded only at
+    ``a = 0`` with ``b = pole`` (0/0; xlogy(0, b) is 0 for every b, so d/db is 0 there, and so
+    are its derivatives). At ``a = 0`` with any other ``b`` the quotient itself is 0 and keeps
+    its dependence on ``a``: d/da (d/db) = 1 / b there, as jax (testGradOfXlogyAtZero); a guard
+    on ``a = 0`` alone made that mixed second derivative 0."""
+    den = b if pole == 0 else 1.0 + b
+    both = (np.asarray(_val(a)) == 0) & (np.asarray(_val(b)) == pole)
+    if not np.any(both):
+        return a / den
+    return np.where(both, 0.0, a / np.where(both, 1.0, den))
+
+
 xlogy = _binary(
-    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b),
-    lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, b)),
-    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 where a = 0)",
-    kinks="a = 0: xlogy is 0 for every b, so d/db is 0 there; b <= 0: d/da as log(b) (-inf, nan)",
+    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b), lambda ans, a, b: _a_over(a, b, 0.0),
+    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 at a = b = 0)",
+    kinks="a = 0: d/db = a / b = 0, its derivative in a 1 / b (as jax); a = b = 0: d/db is 0 "
+          "(xlogy(0, b) = 0 for every b), and so are its derivatives there (the true d2/da db = 1/b "
+          "is infinite; jax gives nan); b <= 0: d/da as log(b) (-inf, nan)",
     numpy=_sp("xlogy"),
     source="special.xlogy({0}, {1})",
 )
@@ -402,10 +416,26 @@ else:  # pragma: no cover
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
+# i1(x) / x = sum_k (x^2 / 4)^k / (2 k! (k + 1)!) (DLMF 10.25.2): its coefficients in x^2, k < 10
+# (the next term is below 1e-20 for |x| < 1)
+_I1_OVER_X_SERIES = tuple(0.5 / (float(np.prod(np.arange(1, k + 1))) * float(np.prod(np.arange(1, k + 2))))
+                          / 4.0 ** k for k in range(10))
+
+
 def _i1_over_x(x):
-    """i1(x) / x, 1/2 at x = 0 (its limit), recorded when x is a Tensor."""
-    zero = x == 0
-    return np.where(zero, 0.5, _ss.i1(x) / np.where(zero, 1.0, x))
+    """i1(x) / x, recorded when x is a Tensor: for |x| < 1 its Taylor series (a polynomial in
+    x^2: 1/2 at 0, and every derivative right at and near 0, where the quotient differentiated
+    cancels; a guard at 0 made it a constant there: the third derivative of i1 at 0 was 1/2,
+    truly 3/8), else the quotient."""
+    xv = np.asarray(_val(x))
+    small = np.abs(xv) < 1.0
+    v = x * x
+    p = _I1_OVER_X_SERIES[-1]
+    for c in reversed(_I1_OVER_X_SERIES[:-1]):
+        p = p * v + c
+    if np.all(small):
+        return p
+    return np.where(small, p, _ss.i1(x) / np.where(small, 1.0, x))
 
 
 if _ss is not None:
@@ -426,7 +456,7 @@ if _ss is not None:
     i0 = _elementwise("i0", _ss.i0, lambda ans, x: _ss.i1(x), "i1(x) (DLMF 10.29.3)",
                       source="special.i0({x})")
     i1 = _elementwise("i1", _ss.i1, lambda ans, x: _ss.i0(x) - _i1_over_x(x),
-                      "i0(x) - i1(x) / x (DLMF 10.29.2; 1/2 at x = 0)", source="special.i1({x})")
+                      "i0(x) - i1(x) / x (DLMF 10.29.2; i1(x) / x a Taylor series for |x| < 1)", source="special.i1({x})")
     entr = _elementwise("entr", _ss.entr, lambda ans, x: -np.log(x) - 1.0, "-log(x) - 1",
                         kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
     log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
@@ -442,10 +472,11 @@ if _ss is not None:
         kinks="poles where a, b or a + b is 0, -1, -2, ...", source="special.betaln({0}, {1})")
     xlog1py = _binary(
         "xlog1py", _ss.xlog1py, lambda ans, a, b: np.log1p(b),
-        lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, 1.0 + b)),
+        lambda ans, a, b: _a_over(a, b, -1.0),
         "d (a log1p b)/da = log1p(b), d/db = a / (1 + b)",
-        "da = g log1p(b), db = g a / (1 + b) (0 where a = 0)",
-        kinks="a = 0: xlog1py is 0 for every b, so d/db is 0 there; b <= -1: d/da -inf, nan",
+        "da = g log1p(b), db = g a / (1 + b) (0 at a = 0, b = -1)",
+        kinks="a = 0: d/db = a / (1 + b) = 0, its derivative in a 1 / (1 + b) (as jax); a = 0, b = -1: "
+              "d/db and its derivatives 0 (xlog1py(0, b) = 0 for every b; jax: nan); b <= -1: d/da -inf, nan",
         source="special.xlog1py({0}, {1})")
     __all__ += ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
                 "betaln", "xlog1py"]
