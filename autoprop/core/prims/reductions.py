@@ -818,5 +818,30 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
         "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
-        "recorded binary ufunc are. Use the numpy function instead (np.sum for "
-        "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")
+        "recorded binary ufunc are. " + _method_hint(ufunc, method))
+
+
+_REDUCE_NAME = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                np.logaddexp: "autoprop.scipy.special.logsumexp"}
+
+
+def _method_hint(ufunc, method):
+    """What to write instead of an unrecorded ``np.<ufunc>.<method>``, in recorded functions."""
+    red = _REDUCE_NAME.get(ufunc, "sum")
+    red = red if red.startswith("autoprop") else "np." + red
+    if method == "reduceat":
+        return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
+                f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
+                "(numpy gives x[i] itself where i >= j).")
+    if method == "accumulate" and ufunc is np.logaddexp:
+        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
+                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
+                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
+    if method == "at":
+        return "ufunc.at writes in place, which a Tensor never does."
+    if ufunc is np.hypot and method == "reduce":
+        return "np.hypot.reduce(x) is np.linalg.norm(x, axis=0)."
+    if ufunc in (np.fmax, np.fmin) and method == "reduce":
+        return f"np.{ufunc.__name__}.reduce(x) is np.nan{ufunc.__name__[1:]}(x, axis=0)."
+    return ("Write it with the recorded numpy functions (np.sum for np.add.reduce, np.cumsum for "
+            "np.add.accumulate, broadcasting for outer).")
