@@ -3,7 +3,8 @@
 scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
 ``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
-``scipy.special.expit(x)`` is recorded as written; so do ``gammainc``, ``gammaincc``, ``jv``
+``scipy.special.expit(x)`` is recorded as written; so do ``gammainc`` and ``gammaincc`` (in both
+arguments; the second derivative in ``a`` is refused by name), ``jv``
 (``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
 is refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
 (piecewise constant: no gradient). ``logsumexp``, ``softmax``,
@@ -63,7 +64,7 @@ def _in_x(name, pname):
     return twin
 
 
-gammainc, gammaincc = _in_x("gammainc", "a"), _in_x("gammaincc", "a")
+gammainc, gammaincc = _R.gammainc, _R.gammaincc  # (both arguments: autoprop.explain("gammainc"))
 jv, yv, iv, ive, yn = _in_x("jv", "v"), _in_x("yv", "v"), _in_x("iv", "v"), _in_x("ive", "v"), _in_x("yn", "n")
 stdtr = _in_x("stdtr", "df")
 jn = jv

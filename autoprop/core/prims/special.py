@@ -639,14 +639,7 @@ def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where 
 
 
 if _ss is not None:
-    _WHY_A = "a series in log(x), which jax and TensorFlow do not differentiate either"
     _WHY_V = "a series in the order; jax and torch do not differentiate it either"
-    gammainc = _in_x("gammainc", _ss.gammainc, _dgammainc,
-                     "d P(a, x)/dx = x^(a-1) e^(-x) / gamma(a) (DLMF 8.8.13)", "a", _WHY_A,
-                     kinks="x = 0 with a < 1: inf; x < 0: nan (as scipy)")
-    gammaincc = _in_x("gammaincc", _ss.gammaincc, lambda ans, a, x: -_dgammainc(ans, a, x),
-                      "d Q(a, x)/dx = -x^(a-1) e^(-x) / gamma(a) (Q = 1 - P, DLMF 8.2.5)", "a", _WHY_A,
-                      kinks="x = 0 with a < 1: -inf; x < 0: nan (as scipy)")
     jv = _in_x("jv", _ss.jv, lambda ans, v, x: 0.5 * (_ss.jv(v - 1.0, x) - _ss.jv(v + 1.0, x)),
                "d J_v(x)/dx = (J_(v-1)(x) - J_(v+1)(x)) / 2 (DLMF 10.6.1)", "v", _WHY_V,
                kinks="x < 0 with a non-integer v: nan (as scipy)")
@@ -699,8 +692,8 @@ if _ss is not None:
                                 "((-1)^n n!, +-inf past n = 170)", source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
-    __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
+    __all__ += ["jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
                 "rgamma", "gammasgn", "stdtr", "t_logcdf"]
 else:  # pragma: no cover
-    gammainc = gammaincc = jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
+    jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
     t_logcdf = None
