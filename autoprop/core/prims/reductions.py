@@ -275,15 +275,22 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
+def _lse_share(x, ans, axis, keepdims):
+    """softmax(x) along ``axis`` from logsumexp's output (``_share_of``; +inf inputs share evenly)."""
+    return _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims),
+                     lambda: np.sum(np.isposinf(_value(x)), axis=axis, keepdims=True))
+
+
 logsumexp = defprim(
     "logsumexp", _logsumexp_fwd,
     lambda g, ans, x, axis=None, keepdims=False: times(
-        _keep_reduced(g, x.shape, axis, keepdims), _share_of(x, _keep_reduced(ans, x.shape, axis, keepdims))),
+        _keep_reduced(g, x.shape, axis, keepdims), _lse_share(x, ans, axis, keepdims)),
     jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
-        times(t, _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims))), axis=axis, keepdims=keepdims),
+        times(t, _lse_share(x, ans, axis, keepdims)), axis=axis, keepdims=keepdims),
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
     kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
-          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
+          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
+          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
           source="special.logsumexp({x}{_kw})",
 )
 
