@@ -2,7 +2,8 @@
 
 scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
-``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
+``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``i0e``, ``i1e``, ``entr``, ``log_expit``, ``expm1``, ``log1p``,
+``exp1``, ``expi``, ``spence``, ``rel_entr``, ``kl_div``, ``beta``) dispatch to autoprop when called on a Tensor, so
 ``scipy.special.expit(x)`` is recorded as written; so do ``gammainc`` and ``gammaincc`` (in both
 arguments; the second derivative in ``a`` is refused by name), ``jv``
 (``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
@@ -70,6 +71,7 @@ stdtr = _in_x("stdtr", "df")
 jn = jv
 j0, j1, y0, y1, erfcinv, rgamma, gammasgn = _R.j0, _R.j1, _R.y0, _R.y1, _R.erfcinv, _R.rgamma, _R.gammasgn
 beta = _R.beta  # (both arguments; scipy.special.beta on a Tensor reaches the same record)
+i0e, i1e, exp1, expi, spence, rel_entr, kl_div = _R.i0e, _R.i1e, _R.exp1, _R.expi, _R.spence, _R.rel_entr, _R.kl_div
 
 
 def betainc(a, b, x):
