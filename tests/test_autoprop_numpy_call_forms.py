@@ -250,6 +250,10 @@ def test_autoprop_numpy_ufunc_methods_take_numpys_positional_arguments_and_plain
     z = np.zeros(3)  # ufunc.at on plain arrays: numpy's own, in place
     assert apn.add.at(z, [0, 0, 2], 1.0) is None
     np.testing.assert_array_equal(z, [2.0, 0.0, 1.0])
+    apn.multiply.at(z, indices=[0], b=3.0)  # (by keyword too: never dropped)
+    np.testing.assert_array_equal(z, [6.0, 0.0, 1.0])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
+        apn.add.at(z, [0], 1.0, where=True)
     assert (apn.add.nin, apn.add.nout, apn.add.identity) == (2, 1, 0)
     with pytest.raises(TypeError, match=r"numpy.add.at on a Tensor.*writes in place"):
         apn.add.at(x, [0], 1.0)

@@ -333,8 +333,10 @@ def _ufunc_method(f, method):
         if kwargs.get("out", 0) is None:  # numpy's default, as numpy's protocol drops it
             del kwargs["out"]
         if method == "at":
-            if not _holds_tensor(args) and not _holds_tensor(kwargs.values()):
-                return f.at(*args)  # plain arrays: numpy's own, in place
+            if not _holds_tensor(args) and not _holds_tensor(kwargs.values()):  # plain arrays: numpy's own
+                for name in set(kwargs) - {"indices", "b"}:
+                    raise TypeError(f"{f.__name__}.at() got an unexpected keyword argument {name!r}")
+                return f.at(args[0], *(kwargs[n] for n in ("indices", "b") if n in kwargs))  # (in place)
             _add_at(f, args)
         if method == "reduceat":  # the indices are an argument of the method, not an input
             inputs = inputs + (kwargs.pop("indices"),) if "indices" in kwargs else inputs
