@@ -150,13 +150,13 @@ def _tie_routed(name, fwd, word, op):
 
 maximum = _tie_routed("maximum", np.maximum, "larger", ">")
 minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
-def _share_of(x, ans, count_posinf=None):
+def _share_of(x, ans, count_posinf=None, exp=np.exp):
     """exp(x - ans): the softmax weight of ``x`` in ``ans = logsumexp(...)``; an input at
     -inf gets 0, also where ``ans`` is -inf (every input masked), where x - ans is nan.
     Where ``ans`` is +inf (inf - inf: nan), the limit of the weights: the ``count_posinf()``
     inputs at +inf share 1 evenly, the finite ones get 0 (logaddexp(inf, 5): 1 and 0;
-    logaddexp(inf, inf): 1/2 each, as sigmoid(a - b) on a = b)."""
-    w = np.exp(x - ans)
+    logaddexp(inf, inf): 1/2 each, as sigmoid(a - b) on a = b). ``exp``: np.exp2 for logaddexp2."""
+    w = exp(x - ans)
     if _all_finite(w):
         return w
     xv = _value(x)

@@ -19,7 +19,7 @@ from .. import observe as _observe
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _unary, absolute, multiply, where
+from .elementwise import _binary, _posinf_pair, _share_of, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -101,9 +101,12 @@ hypot = _binary(
 )
 logaddexp2 = _binary(
     "logaddexp2", np.logaddexp2,
-    lambda ans, a, b: np.exp2(a - ans), lambda ans, a, b: np.exp2(b - ans),
+    lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b), np.exp2),
+    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b), np.exp2),
     "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
     "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+    kinks="as logaddexp: an input at -inf gets 0; at +inf the limit, 1 beside a finite input, 1/2 each at "
+          "(inf, inf) (jax: 1 each)",
 )
 
 
