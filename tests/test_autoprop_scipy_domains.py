@@ -22,9 +22,10 @@ from autoprop.scipy import special as aps
 from autoprop.scipy import stats as aps_stats
 
 IN_X = ["gammainc", "gammaincc", "jv", "jn", "yv", "yn", "iv", "ive", "stdtr"]
+REFUSE_P = [n for n in IN_X if n not in ("gammainc", "gammaincc")]  # (a: tests/test_autoprop_incgamma.py)
 
 
-@pytest.mark.parametrize("name", IN_X)
+@pytest.mark.parametrize("name", REFUSE_P)
 def test_the_special_twins_refuse_a_parameter_that_carries_gradient(name):
     p, x = ap.Variable(2.0), ap.Variable(0.8)
     with ap.GradientTape(), pytest.raises(TypeError, match=rf"{'jv' if name == 'jn' else name}\(.*\) is "

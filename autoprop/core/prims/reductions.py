@@ -276,15 +276,22 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
+def _lse_share(x, ans, axis, keepdims):
+    """softmax(x) along ``axis`` from logsumexp's output (``_share_of``; +inf inputs share evenly)."""
+    return _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims),
+                     lambda: np.sum(np.isposinf(_value(x)), axis=axis, keepdims=True))
+
+
 logsumexp = defprim(
     "logsumexp", _logsumexp_fwd,
     lambda g, ans, x, axis=None, keepdims=False: times(
-        _keep_reduced(g, x.shape, axis, keepdims), _share_of(x, _keep_reduced(ans, x.shape, axis, keepdims))),
+        _keep_reduced(g, x.shape, axis, keepdims), _lse_share(x, ans, axis, keepdims)),
     jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
-        times(t, _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims))), axis=axis, keepdims=keepdims),
+        times(t, _lse_share(x, ans, axis, keepdims)), axis=axis, keepdims=keepdims),
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
     kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
-          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
+          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
+          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
           source="special.logsumexp({x}{_kw})",
 )
 
@@ -839,5 +846,30 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
         "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
-        "recorded binary ufunc are. Use the numpy function instead (np.sum for "
-        "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")
+        "recorded binary ufunc are. " + _method_hint(ufunc, method))
+
+
+_REDUCE_NAME = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                np.logaddexp: "autoprop.scipy.special.logsumexp"}
+
+
+def _method_hint(ufunc, method):
+    """What to write instead of an unrecorded ``np.<ufunc>.<method>``, in recorded functions."""
+    red = _REDUCE_NAME.get(ufunc, "sum")
+    red = red if red.startswith("autoprop") else "np." + red
+    if method == "reduceat":
+        return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
+                f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
+                "(numpy gives x[i] itself where i >= j).")
+    if method == "accumulate" and ufunc is np.logaddexp:
+        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
+                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
+                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
+    if method == "at":
+        return "ufunc.at writes in place, which a Tensor never does."
+    if ufunc is np.hypot and method == "reduce":
+        return "np.hypot.reduce(x) is np.linalg.norm(x, axis=0)."
+    if ufunc in (np.fmax, np.fmin) and method == "reduce":
+        return f"np.{ufunc.__name__}.reduce(x) is np.nan{ufunc.__name__[1:]}(x, axis=0)."
+    return ("Write it with the recorded numpy functions (np.sum for np.add.reduce, np.cumsum for "
+            "np.add.accumulate, broadcasting for outer).")

@@ -20,7 +20,7 @@ from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _unary, absolute, multiply, where
+from .elementwise import _binary, _posinf_pair, _share_of, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -102,9 +102,12 @@ hypot = _binary(
 )
 logaddexp2 = _binary(
     "logaddexp2", np.logaddexp2,
-    lambda ans, a, b: np.exp2(a - ans), lambda ans, a, b: np.exp2(b - ans),
+    lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b), np.exp2),
+    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b), np.exp2),
     "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
     "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+    kinks="as logaddexp: an input at -inf gets 0; at +inf the limit, 1 beside a finite input, 1/2 each at "
+          "(inf, inf) (jax: 1 each)",
 )
 
 
@@ -356,11 +359,25 @@ def _xlogy_fwd(a, b):
     return _ss.xlogy(a, b) if _ss is not None else np.where(a == 0, 0.0, a * np.log(b))
 
 
+def _a_over(a, b, pole):
+    """``a / b``, the d/db factor of xlogy (``b``) and xlog1py (``1 + b``), guarded only at
+    ``a = 0`` with ``b = pole`` (0/0; xlogy(0, b) is 0 for every b, so d/db is 0 there, and so
+    are its derivatives). At ``a = 0`` with any other ``b`` the quotient itself is 0 and keeps
+    its dependence on ``a``: d/da (d/db) = 1 / b there, as jax (testGradOfXlogyAtZero); a guard
+    on ``a = 0`` alone made that mixed second derivative 0."""
+    den = b if pole == 0 else 1.0 + b
+    both = (np.asarray(_val(a)) == 0) & (np.asarray(_val(b)) == pole)
+    if not np.any(both):
+        return a / den
+    return np.where(both, 0.0, a / np.where(both, 1.0, den))
+
+
 xlogy = _binary(
-    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b),
-    lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, b)),
-    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 where a = 0)",
-    kinks="a = 0: xlogy is 0 for every b, so d/db is 0 there; b <= 0: d/da as log(b) (-inf, nan)",
+    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b), lambda ans, a, b: _a_over(a, b, 0.0),
+    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 at a = b = 0)",
+    kinks="a = 0: d/db = a / b = 0, its derivative in a 1 / b (as jax); a = b = 0: d/db is 0 "
+          "(xlogy(0, b) = 0 for every b), and so are its derivatives there (the true d2/da db = 1/b "
+          "is infinite; jax gives nan); b <= 0: d/da as log(b) (-inf, nan)",
     numpy=_sp("xlogy"),
     source="special.xlogy({0}, {1})",
 )
@@ -404,10 +421,26 @@ else:  # pragma: no cover
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
+# i1(x) / x = sum_k (x^2 / 4)^k / (2 k! (k + 1)!) (DLMF 10.25.2): its coefficients in x^2, k < 10
+# (the next term is below 1e-20 for |x| < 1)
+_I1_OVER_X_SERIES = tuple(0.5 / (float(np.prod(np.arange(1, k + 1))) * float(np.prod(np.arange(1, k + 2))))
+                          / 4.0 ** k for k in range(10))
+
+
 def _i1_over_x(x):
-    """i1(x) / x, 1/2 at x = 0 (its limit), recorded when x is a Tensor."""
-    zero = x == 0
-    return np.where(zero, 0.5, _ss.i1(x) / np.where(zero, 1.0, x))
+    """i1(x) / x, recorded when x is a Tensor: for |x| < 1 its Taylor series (a polynomial in
+    x^2: 1/2 at 0, and every derivative right at and near 0, where the quotient differentiated
+    cancels; a guard at 0 made it a constant there: the third derivative of i1 at 0 was 1/2,
+    truly 3/8), else the quotient."""
+    xv = np.asarray(_val(x))
+    small = np.abs(xv) < 1.0
+    v = x * x
+    p = _I1_OVER_X_SERIES[-1]
+    for c in reversed(_I1_OVER_X_SERIES[:-1]):
+        p = p * v + c
+    if np.all(small):
+        return p
+    return np.where(small, p, _ss.i1(x) / np.where(small, 1.0, x))
 
 
 if _ss is not None:
@@ -428,7 +461,7 @@ if _ss is not None:
     i0 = _elementwise("i0", _ss.i0, lambda ans, x: _ss.i1(x), "i1(x) (DLMF 10.29.3)",
                       source="special.i0({x})")
     i1 = _elementwise("i1", _ss.i1, lambda ans, x: _ss.i0(x) - _i1_over_x(x),
-                      "i0(x) - i1(x) / x (DLMF 10.29.2; 1/2 at x = 0)", source="special.i1({x})")
+                      "i0(x) - i1(x) / x (DLMF 10.29.2; i1(x) / x a Taylor series for |x| < 1)", source="special.i1({x})")
     entr = _elementwise("entr", _ss.entr, lambda ans, x: -np.log(x) - 1.0, "-log(x) - 1",
                         kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
     log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
@@ -444,10 +477,11 @@ if _ss is not None:
         kinks="poles where a, b or a + b is 0, -1, -2, ...", source="special.betaln({0}, {1})")
     xlog1py = _binary(
         "xlog1py", _ss.xlog1py, lambda ans, a, b: np.log1p(b),
-        lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, 1.0 + b)),
+        lambda ans, a, b: _a_over(a, b, -1.0),
         "d (a log1p b)/da = log1p(b), d/db = a / (1 + b)",
-        "da = g log1p(b), db = g a / (1 + b) (0 where a = 0)",
-        kinks="a = 0: xlog1py is 0 for every b, so d/db is 0 there; b <= -1: d/da -inf, nan",
+        "da = g log1p(b), db = g a / (1 + b) (0 at a = 0, b = -1)",
+        kinks="a = 0: d/db = a / (1 + b) = 0, its derivative in a 1 / (1 + b) (as jax); a = 0, b = -1: "
+              "d/db and its derivatives 0 (xlog1py(0, b) = 0 for every b; jax: nan); b <= -1: d/da -inf, nan",
         source="special.xlog1py({0}, {1})")
     __all__ += ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
                 "betaln", "xlog1py"]
@@ -634,14 +668,7 @@ def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where 
 
 
 if _ss is not None:
-    _WHY_A = "a series in log(x), which jax and TensorFlow do not differentiate either"
     _WHY_V = "a series in the order; jax and torch do not differentiate it either"
-    gammainc = _in_x("gammainc", _ss.gammainc, _dgammainc,
-                     "d P(a, x)/dx = x^(a-1) e^(-x) / gamma(a) (DLMF 8.8.13)", "a", _WHY_A,
-                     kinks="x = 0 with a < 1: inf; x < 0: nan (as scipy)")
-    gammaincc = _in_x("gammaincc", _ss.gammaincc, lambda ans, a, x: -_dgammainc(ans, a, x),
-                      "d Q(a, x)/dx = -x^(a-1) e^(-x) / gamma(a) (Q = 1 - P, DLMF 8.2.5)", "a", _WHY_A,
-                      kinks="x = 0 with a < 1: -inf; x < 0: nan (as scipy)")
     jv = _in_x("jv", _ss.jv, lambda ans, v, x: 0.5 * (_ss.jv(v - 1.0, x) - _ss.jv(v + 1.0, x)),
                "d J_v(x)/dx = (J_(v-1)(x) - J_(v+1)(x)) / 2 (DLMF 10.6.1)", "v", _WHY_V,
                kinks="x < 0 with a non-integer v: nan (as scipy)")
@@ -695,8 +722,8 @@ if _ss is not None:
                           source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
-    __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
+    __all__ += ["jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
                 "rgamma", "gammasgn", "stdtr", "t_logcdf"]
 else:  # pragma: no cover
-    gammainc = gammaincc = jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
+    jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
     t_logcdf = None
