@@ -106,8 +106,8 @@ def _shape_constant(who, **params):
         if _carries(p):
             raise TypeError(
                 f"autoprop.scipy.stats.{who} is recorded in x, loc and scale only: its derivative in the shape "
-                f"parameter {name} (a series of the incomplete gamma, beta or t function's parameter, which autoprop, "
-                f"jax and TensorFlow do not differentiate) is not, and {name} carries gradient here (a watched "
+                f"parameter {name} (a derivative of the incomplete gamma, beta or t function in its parameter) is not "
+                f"recorded here, and {name} carries gradient here (a watched "
                 f"Tensor). Pass {name} as a number or numpy array ({name}.numpy(), or ap.stop_gradient({name})); "
                 f"the pdf and logpdf are differentiable in {name}.")
 
