@@ -698,6 +698,7 @@ def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered:
     space = {**getattr(getattr(fn, "__func__", fn), "__globals__", {}), **_defaults(fn)}
     reader = _ConstantReader(obj, space, first or names[0])
     reader.zero = {z for z in zero if z in names and z != reader.first}
+    reader.partial = _partial_assignments(tree)
     for node in _in_order(tree):
         reader.read(node)
     return sorted(v for v in (reader.ordered if ordered else reader.found) if v == v and abs(v) != float("inf"))
@@ -716,6 +717,42 @@ def _in_order(tree):
             continue
         stack.append((node, True))
         stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
+
+
+def _assigned_keys(stmts) -> set:
+    """The names and attributes of self (``x``, ``self.X``: :meth:`_ConstantReader.key`) assigned anywhere in
+    ``stmts``."""
+    return {k for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if (k := _ConstantReader.key(t)) is not None}
+
+
+@functools.lru_cache(maxsize=512)
+def _partial_assignments(tree) -> frozenset:
+    """The ids of the assignments under ``tree`` that run on some paths only, each name or attribute of self it
+    assigns keeping what it held on the others: in one branch of an ``if`` whose other branch does not assign it
+    too, in a loop's body (it may run no time), in an ``except`` handler or a ``match`` case. tester25s H1: DLfS-2's
+    ``if ts.ndim == 3: ts = ts.argmax(axis=2)`` (its one-hot branch) was read as rebinding the targets always, so
+    ``ts != self.ignore_label`` compared no target, no label was set to -1, and a backward forgetting the mask
+    PASSED."""
+    out = set()
+
+    def mark(stmts, other=frozenset()):
+        out.update(id(n) for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                   and not any(_ConstantReader.key(t) in other for t in (
+                       n.targets if isinstance(n, ast.Assign) else [n.target])))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            mark(node.body, _assigned_keys(node.orelse))
+            mark(node.orelse, _assigned_keys(node.body))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            mark(node.body)
+        elif isinstance(node, ast.Try):
+            mark([s for h in node.handlers for s in h.body])
+        elif isinstance(node, ast.Match):
+            mark([s for c in node.cases for s in c.body])
+    return frozenset(out)
 
 
 #: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called
@@ -749,6 +786,9 @@ class _ConstantReader:
         #: the X values of ``found`` met in an ordering comparison (``labels >= 0``; :func:`compared_constants`'s
         #: ``ordered``)
         self.ordered = set()
+        #: the ids of the assignments run on some paths only (:func:`_partial_assignments`): one assigning what is
+        #: not ``a X + b`` leaves the name what it was (the other paths keep it)
+        self.partial = frozenset()
 
     def const(self, node):
         """The number ``node`` evaluates to without running code, or None."""
@@ -835,8 +875,11 @@ class _ConstantReader:
                 if self.zero and (k := self.key(t)) is not None and self.key(v) in self.zero:
                     self.zero.add(k)  # self.y = y_true
                 if (k := self.key(t)) is not None:  # forward's own X too: X = X - 3 composes (review22)
-                    self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
-                    self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
+                    keep = id(stmt) in self.partial  # if ts.ndim == 3: ts = ts.argmax(axis=2): ts may still be X
+                    if f is not None or not keep:
+                        self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+                    if g is not None or not keep:
+                        self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
         elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
             if (k := self.key(stmt.target)) is not None and k in self.env:
                 f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))

@@ -1,0 +1,82 @@
+"""tester25s: Deep Learning from Scratch 2's layers (``tests/fixtures/dlfs2/layers.py``, the book's code verbatim)
+and one planted bug each, checked by ``gradcheck check``.
+
+* H1: ``TimeSoftmaxWithLoss.forward`` begins ``if ts.ndim == 3: ts = ts.argmax(axis=2)`` (its one-hot branch); that
+  rebinding, run on one path only, was read as rebinding ``ts`` always, so ``ts != self.ignore_label`` compared no
+  target, no label was set to -1, and a backward forgetting the mask PASSED.
+* H2: ``self.grads[0] = dW`` (the ``[...]`` forgotten) PASSED: the gradient was read from the new array, while a
+  model that collected ``layer.grads`` keeps the old one and never moves its weights.
+"""
+
+import ast
+from pathlib import Path
+
+from test_cli import both, run_here
+
+from gradcheck._switch_reach import compared_constants
+
+BOOK = Path(__file__).resolve().parent / "fixtures" / "dlfs2" / "layers.py"
+SOURCE = BOOK.read_text(encoding="utf-8")
+
+
+def _edited(tmp_path, *edits, name="layers.py"):
+    """The book's file with each ``(old, new)`` made once (each must occur exactly once)."""
+    text = SOURCE
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    return f
+
+
+def _book():
+    ns = {}
+    exec(compile(SOURCE, str(BOOK), "exec"), ns)  # noqa: S102 - the fixture, the book's code
+    return ns
+
+
+# --- H1: a name rebound on one path keeps what it held on the others ---------------------------------------------
+
+COPY = ("        dx = ys\n", "        dx = ys.copy()\n")  # tester25s's b2_tswl_copy: backward no longer writes ys
+NOMASK = ("        dx *= mask[:, np.newaxis]  # ignore_labelに該当するデータは勾配を0にする\n", "")
+TSWL = ["--loss", "--input-shape", "2,3,5", "--targets", "labels:5"]
+
+
+def test_the_one_hot_branch_leaves_the_targets_compared_with_the_ignore_label():
+    book = _book()
+    loss = book["TimeSoftmaxWithLoss"]()
+    assert compared_constants(loss, "ts") == [-1.0]  # was []: ts read as ts.argmax(axis=2) always
+    assert compared_constants(book["SoftmaxWithLoss"](), "t") == []  # compares self.t.size, not its values
+
+
+def test_only_assignments_on_some_paths_are_partial():
+    from gradcheck._switch_reach import _partial_assignments
+
+    tree = ast.parse(
+        "def f(x, t):\n"
+        "    a = x\n"                      # 0: always
+        "    if t.ndim == 3:\n"
+        "        t = t.argmax(axis=2)\n"   # 1: one branch only
+        "    if x.ndim == 2:\n"
+        "        x = x + 1\n"              # 2: both branches assign x
+        "    else:\n"
+        "        x = x - 1\n"              # 3
+        "    for i in range(3):\n"
+        "        a = a * 2\n"              # 4: a loop may run no time
+        "    return a\n")
+    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
+    assigns.sort(key=lambda n: n.lineno)
+    partial = _partial_assignments(tree)
+    assert [id(a) in partial for a in assigns] == [False, True, False, False, True]
+
+
+def test_a_masked_time_loss_with_a_one_hot_branch_is_checked_at_the_ignore_label(tmp_path):
+    f = _edited(tmp_path, COPY, NOMASK)
+    bad = run_here("check", f"{f}::TimeSoftmaxWithLoss", *TSWL)
+    text = both(bad)
+    assert bad.returncode == 1, text
+    assert "forward compares ts with -1, which the drawn ts never hold" in text, text
+    assert "whose target is -1, where the loss's gradient is 0" in text, text
+    good = run_here("check", f"{_edited(tmp_path, COPY, name='good.py')}::TimeSoftmaxWithLoss", *TSWL)
+    assert good.returncode == 0 and "PASS: TimeSoftmaxWithLoss" in both(good), both(good)
