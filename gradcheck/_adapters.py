@@ -4692,6 +4692,8 @@ def _attribute_style(obj, inputs, kw, info, found):
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
+    if inputs is not None and pairs and (rebound := _try(_rebound_grads, obj, inputs, kw)):  # self.grads[0] = dW
+        info["rebound"] = rebound
     if inputs is not None and not pairs and (made := _try(_recreated, obj, inputs, kw)):  # self.W = rng...() in forward
         info["recreated"] = made
     if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
@@ -4814,6 +4816,62 @@ def _copied_params(obj, children, arrays, used):
         if src is not None:
             out.append((k, src))
     return out
+
+
+def _list_grads(o):
+    """``[(i, array)]`` of the float arrays in ``o``'s ``grads`` list held beside a ``params`` list (DLfS-2's
+    ``self.grads = [np.zeros_like(W)]``); [] when ``o`` has no such pair of lists."""
+    d = _fields(o)
+    ps, gs = d.get("params"), d.get("grads")
+    if not (isinstance(ps, list) and isinstance(gs, list)):
+        return []
+    return [(i, g) for i, g in enumerate(gs[:MAX_PROBED]) if _float_array(g)]
+
+
+def _rebound_grads(obj, inputs, kw):
+    """``["grads[0]", "layers.0.grads[1] (the model's grads[1])"]``: the items of a ``grads`` list (beside a ``params``
+    list, :func:`_list_grads`, in ``obj`` or a sub-layer as they are after one forward) that the next backward binds
+    to another array (``self.grads[0] = dW``, or a new list) instead of writing into them (``self.grads[0][...] =
+    dW``): a model that collected ``layer.grads`` before (``self.grads += layer.grads``, DLfS-2's ``TwoLayerNet``)
+    keeps the old arrays, so its optimizer steps with zeros and the weights never move (tester25s H2: such a layer
+    PASSED, its gradient being read from the new array). Each sub-layer's item the model's own list holds is named
+    with its place there. State restored after."""
+    with _all_undone([obj, *dict(sublayers(obj)).values()]) as rewind:  # the sub-layers' lists put back too
+        y = _run(obj, rewind, inputs, kw)
+        owners = {"": obj, **dict(sublayers(obj))}
+        lists = {n: _fields(o).get("grads") for n, o in owners.items()}
+        before = {(n, i): g for n, o in owners.items() for i, g in _list_grads(o)}
+        if not before:
+            return []
+        own = _fields(obj).get("params")  # the model's params[j] is the sub-layer's params[i]: its grads[j] the old
+        own = own if isinstance(own, list) else []  # grads[i] (by the params: an earlier probe may have rebound it)
+        _probe_backward(obj, y)
+        out = []
+        for (n, i), g in before.items():
+            gs = _fields(owners[n]).get("grads")
+            if isinstance(gs, list) and i < len(gs) and gs[i] is g:
+                continue
+            name = f"{n}.grads[{i}]" if n else f"grads[{i}]"
+            new = " (a new list)" if gs is not lists[n] else ""
+            ps = _fields(owners[n]).get("params")
+            p = ps[i] if n and isinstance(ps, list) and i < len(ps) else None
+            held = next((j for j, a in enumerate(own) if a is p), None) if p is not None else None
+            out.append(name + new + (f" (the model's grads[{held}])" if held is not None else ""))
+        return out
+
+
+def _rebound_text(rebound):
+    """The FAIL line of :func:`_rebound_grads`' items (``["grads[0]", ...]``), or of a sub-layer's ones the model's own
+    list holds (``"layers.0.grads[0] (the model's grads[0])"``)."""
+    names = [r.split(" (")[0] for r in rebound]
+    one = len(names) == 1
+    first = names[0].rpartition(".")[2]
+    held = [r.rpartition("(the model's ")[2].rstrip(")") for r in rebound if "(the model's " in r]
+    return (f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
+            f"{'it' if one else 'them'}; models that collected layer.grads keep the old "
+            f"{'one' if one else 'ones'}" + (f" (this model's {_names(held)}, never written: its optimizer steps with "
+                                             "zeros)" if held else "")
+            + f": write `self.{first}[...] = dW`, not `self.{first} = dW`")
 
 
 def _copies_text(cls, copies):

@@ -80,3 +80,33 @@ def test_a_masked_time_loss_with_a_one_hot_branch_is_checked_at_the_ignore_label
     assert "whose target is -1, where the loss's gradient is 0" in text, text
     good = run_here("check", f"{_edited(tmp_path, COPY, name='good.py')}::TimeSoftmaxWithLoss", *TSWL)
     assert good.returncode == 0 and "PASS: TimeSoftmaxWithLoss" in both(good), both(good)
+
+
+# --- H2: self.grads[0] = dW rebinds what a model collected ------------------------------------------------------
+
+W = '{"W": [[0.3, -1.2, 0.5], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.3], [0.6, -0.5, 0.1], [-1.0, 0.2, 0.8]]}'
+REBIND = "backward replaced grads[0] with a new array instead of writing into it; models that collected layer.grads " \
+    "keep the old one: write `self.grads[0][...] = dW`, not `self.grads[0] = dW`"
+
+
+def test_a_rebound_list_gradient_fails_naming_the_rebind(tmp_path):
+    f = _edited(tmp_path, ("        dW = np.dot(self.x.T, dout)\n        self.grads[0][...] = dW\n",
+                           "        dW = np.dot(self.x.T, dout)\n        self.grads[0] = dW\n"))
+    bad = run_here("check", f"{f}::MatMul", "--input-shape", "4,5", "--init", W)
+    assert bad.returncode == 1 and f"FAIL: MatMul: {REBIND}." in both(bad), both(bad)
+    good = run_here("check", f"{BOOK}::MatMul", "--input-shape", "4,5", "--init", W)
+    assert good.returncode == 0 and "PASS: MatMul" in both(good) and "replaced" not in both(good), both(good)
+
+
+def test_a_model_whose_layer_rebinds_its_gradients_is_told_why_they_are_zero(tmp_path):
+    old = "        self.grads[0][...] = dW\n        self.grads[1][...] = db\n"
+    f = _edited(tmp_path, (old, "        self.grads[0] = dW\n        self.grads[1] = db\n"))
+    init = '{"input_size": 4, "hidden_size": 5, "output_size": 3}'
+    bad = run_here("check", f"{f}::TwoLayerNet", "--input-shape", "6,4", "--init", init, "--targets", "labels:3")
+    text = both(bad)
+    assert bad.returncode == 1, text
+    assert ("diagnosis: backward replaced layers.0.grads[0], layers.0.grads[1], layers.2.grads[0] and "
+            "layers.2.grads[1] with new arrays instead of writing into them; models that collected layer.grads keep "
+            "the old ones (this model's grads[0], grads[1], grads[2] and grads[3], never written: its optimizer steps "
+            "with zeros)") in text, text
+    assert "backward never computes them" not in text, text
