@@ -254,16 +254,13 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
-    sentence = diag.sentence()
-    prefix = f"FAIL: {diag.name}: "
-    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+    said = _rebound_said(info, res, diag.sentence().removeprefix(f"FAIL: {diag.name}: "))  # self.grads[0] = dW
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1; a random forward
         # cannot be checked (exit 3): NOT CHECKED
         print(colorize(f"\n{_verdict_word(diag)}: {diag.name}: {_wrong_what(diag)}.",
                        color))
-    said = _rebound_said(info, res, said) if failing else said
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
     _print_lessons(diag, color)
@@ -306,7 +303,7 @@ def _rebound_said(info, res, said: str) -> str:
     from ._adapters import _rebound_text
 
     rebound = [str(r) for r in info.get("rebound") or []]
-    if not rebound:
+    if not rebound or res is None or not res.failing_tensors:
         return said
     slots = {m[1] if (m := re.search(r"the model's grads\[(\d+)\]", r)) else r.partition("[")[2].partition("]")[0]
              for r in rebound if "." not in r.split(" (")[0] or "the model's" in r}
