@@ -28,7 +28,7 @@ _MAX = 16
 _NOT_A_SWITCH = re.compile(
     r"bias|affine|^use_|^has_|^with_|^enable|batch_first|bidirectional|inplace|keepdim|flatten|^return_|normali|"
     r"center|scale|shuffle|verbose|debug|cache|built|initiali|frozen|freeze|trainable|requires_grad|fix|fused|"
-    r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
+    r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf|^stateful$", re.IGNORECASE)
 #: Of those, the feature toggles (``use_dropout``, ``enable_noise``, ``with_mask``): configuration only when
 #: ``__init__`` sets them from one of its arguments (``self.use_dropout = dropout != 1``, which ``--init``
 #: chooses); one ``__init__`` sets to a constant is a plain switch, each value checked (tester18s H1: a constant
@@ -39,6 +39,10 @@ _TOGGLE = re.compile(r"^(?i:use|enable|with)(_|[A-Z])|^(?i:enabled?)$")
 #: longer reads), so only the branch of the value as built runs, and :func:`config_toggles` names them for a WARNING.
 #: So are :data:`_TOGGLE`'s set from an ``__init__`` argument.
 _HAS = re.compile(r"^(?i:has)(_|[A-Z])")
+#: Keras's and DLfS-2's ``stateful`` (a recurrent layer carrying its state from one forward to the next), set from an
+#: ``__init__`` argument: the layer as built, named by :func:`config_toggles` like a ``has_*`` (tester25s M3: a TimeRNN
+#: was checked with self.stateful flipped, as if it were a mode).
+_BUILT_AS = re.compile(r"^(?i:stateful)$")
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
 #: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
@@ -423,13 +427,14 @@ def _set_from_argument(obj, name) -> list:
 
 def config_toggles(fn, names) -> list:
     """``[(name, value, [(argument, direct)])]`` of the boolean attributes forward ``fn`` branches on that gradcheck
-    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) whatever sets it, a feature toggle (:data:`_TOGGLE`)
-    that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
+    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) or ``stateful`` (:data:`_BUILT_AS`) whatever sets it, a
+    feature toggle (:data:`_TOGGLE`) that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
     the header WARNS naming each, never a silent PASS of one branch. ``names`` as :func:`_values` takes them."""
     obj, out = getattr(fn, "__self__", None), []
     for name, value, words in _walked(fn):
         last = _last(name)
-        if not name.startswith("self.") or not isinstance(value, bool) or not (_HAS.match(last) or _TOGGLE.match(last)):
+        if not name.startswith("self.") or not isinstance(value, bool) or not (
+                _HAS.match(last) or _TOGGLE.match(last) or _BUILT_AS.match(last)):
             continue
         if _values(name, value, words, names, obj) is None:
             out.append((name, value, _set_from_argument(obj, name) if obj is not None else []))

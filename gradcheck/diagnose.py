@@ -40,8 +40,8 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import _state as _rng_state
+from ._adapters import forward_takes, global_names, global_states
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._adapters import global_names, global_states
 from ._switch_reach import file_classes
 from .check import (
     FAST_SAMPLE_ABOVE,
@@ -5963,6 +5963,8 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
             if (sub := model.sublayer(i, xs, training)) is None:
                 return None
         elif i < len(model.layers):  # as the check calls it (a forward without training, a self-step)
+            if not forward_takes(model.layers[i], len(xs)):  # RNN.forward(x, h_prev): not checkable alone (M3)
+                return None
             sub = _adapted_sub(model.layers[i], xs, training)
         else:
             return None

@@ -11,6 +11,7 @@ and one planted bug each, checked by ``gradcheck check``.
 import ast
 from pathlib import Path
 
+import numpy as np
 from test_cli import both, run_here
 
 from gradcheck._switch_reach import compared_constants
@@ -110,3 +111,57 @@ def test_a_model_whose_layer_rebinds_its_gradients_is_told_why_they_are_zero(tmp
             "the old ones (this model's grads[0], grads[1], grads[2] and grads[3], never written: its optimizer steps "
             "with zeros)") in text, text
     assert "backward never computes them" not in text, text
+
+
+# --- M3: the book's time layers: only params[i] are parameters, stateful is the layer as built -------------------
+
+RNN_INIT = ('{"Wx": [[-0.2, 0.13, 0.3, -0.49], [0.38, 0.13, 0.39, 0.14], [0.58, -0.47, 0.89, 0.6]], '
+            '"Wh": [[0.45, 0.38, -0.01, 0.33], [-0.33, -0.91, 0.84, 0.24], [-1.03, -0.53, -0.31, 0.17], '
+            '[0.66, 0.15, -0.22, 0.23]], "b": [0.2, -0.28, 0.29, 0.02]}')
+
+
+def _f64(tmp_path, *edits, name="layers64.py"):
+    """The book's file in float64 (its ``dtype='f'`` made ``'d'``, as tester25s's fx64), with ``edits``."""
+    f = _edited(tmp_path, *edits, name=name)
+    f.write_text(f.read_text(encoding="utf-8").replace("dtype='f'", "dtype='d'"), encoding="utf-8")
+    return f
+
+
+def _time_rnn(f, *more):
+    return run_here("check", f"{f}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT, *more)
+
+
+def test_the_books_time_rnn_passes_with_stateful_as_built(tmp_path):
+    p = _time_rnn(_f64(tmp_path))
+    text = both(p)
+    assert p.returncode == 0 and "PASS: TimeRNN: every gradient (dX, dparams[0], dparams[1], dparams[2])" in text, text
+    assert "WARNING: forward branches on self.stateful, the layer's configuration as built" in text, text
+    assert "h/dh" not in text and "cache[" not in text and "required positional argument" not in text, text
+
+
+def test_a_stateful_time_rnn_pairs_no_state_or_cache_and_is_not_checked_for_its_carried_h(tmp_path):
+    init = RNN_INIT[:-1] + ', "stateful": true}'
+    p = run_here("check", f"{_f64(tmp_path)}::TimeRNN", "--input-shape", "2,3,3", "--init", init)
+    text = both(p)
+    assert p.returncode == 3 and "NOT CHECKED: TimeRNN: forward changes the layer's state" in text, text
+    assert "each call updates state (self.h) that the next call reads" in text, text
+    assert "h/dh" not in text and "shape of dh" not in text and "dlayers.0.cache" not in text, text
+    assert "required positional argument" not in text, text
+
+
+def test_a_time_rnn_bug_is_named_not_gradchecks_call_of_its_cell(tmp_path):
+    f = _f64(tmp_path, ("            dx, dh = layer.backward(dhs[:, t, :] + dh)\n",
+                        "            dx, dh = layer.backward(dhs[:, t, :])\n"))
+    p = _time_rnn(f)
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: TimeRNN: gradient mismatch in dX" in text, text
+    assert "backward does not add the gradient that comes back from the later steps" in text, text
+    assert "required positional argument" not in text and "first layer whose own check fails" not in text, text
+
+
+def test_forward_takes_reads_the_signature():
+    from gradcheck._adapters import forward_takes
+
+    book = _book()
+    rnn = book["RNN"](*(np.zeros(s) for s in ((3, 4), (4, 4), (4,))))
+    assert not forward_takes(rnn, 1) and forward_takes(rnn, 2) and forward_takes(book["Sigmoid"](), 1)
