@@ -6090,13 +6090,28 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
 CARRIED = "state carried from one call to the next"
 
 
-def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "") -> dict[str, Any]:
+def _built_not_stateful(layer: Any) -> bool:
+    """Whether the layer was built with ``self.stateful = False`` (the adapters' ``config_toggles``, in the protocol of
+    a sandboxed layer too): state its forward carries from one call to the next is then a bug, not a stateful RNN
+    (tester25s: DLfS-2's TimeRNN with its ``if not self.stateful`` test inverted)."""
+    toggles = (_protocol(getattr(layer, "_layer", layer)) or {}).get("config_toggles") or []
+    return any(str(t).startswith("self.stateful|False|") for t in toggles)
+
+
+def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "",
+                  fresh: bool = False) -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
-    running statistics are named, tester14 #4, but the attributes it changes)."""
+    running statistics are named, tester14 #4, but the attributes it changes); ``fresh``: the layer is built with
+    ``self.stateful = False`` (:func:`_built_not_stateful`), so the carried state is a wrong result, not NOT CHECKED."""
     attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
     call = call or f"forward(X, training={training})"
-    if "training=" not in call:
+    if "training=" not in call and fresh:
+        why = (" (the layer is built with self.stateful = False: each forward must start from a fresh state, so "
+               "carrying it from one call to the next is a bug)")
+        fix = (f"when self.stateful is False, set {_attrs_or(changed[:1])} afresh at the start of every forward "
+               "(as DLfS-2's TimeRNN: if not self.stateful or self.h is None: self.h = np.zeros(...))")
+    elif "training=" not in call:
         why = (f" ({CARRIED}: finite differences of L need an output that depends on this call's input and the "
                "weights alone, so no gradient was compared; a stateful RNN that carries h may be right)")
         fix = (f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
@@ -6246,7 +6261,7 @@ class _Probes:
             fields["advice"] = _per_call_advice(seeds)
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
-                layer, inputs, changed, self.fcall))
+                layer, inputs, changed, self.fcall), fresh=_built_not_stateful(layer))
             if self.training is True and "training=" in fields["call"] and (
                     kept := _hold_state(layer, pristine, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, names = kept  # tester22s M1: checked on the state before the first call
@@ -6592,7 +6607,7 @@ class _Probes:
                 np.asarray(Y_ref, dtype=np.float64) - np.asarray(Y_stale, dtype=np.float64)))), *_state_said(
                 self.layer, inputs, carried, self.fcall), seen="after a call on other data, a call on the "
                 "check's input differs from a fresh copy's by up to {diff:.3g}, and a second call on it differs "
-                "again"))
+                "again", fresh=_built_not_stateful(self.layer)))
         elif bad_y:
             self.find("stale-output", "Y")
         elif bad_shared or bad_stale:

@@ -165,3 +165,13 @@ def test_forward_takes_reads_the_signature():
     book = _book()
     rnn = book["RNN"](*(np.zeros(s) for s in ((3, 4), (4, 4), (4,))))
     assert not forward_takes(rnn, 1) and forward_takes(rnn, 2) and forward_takes(book["Sigmoid"](), 1)
+
+
+def test_a_time_rnn_built_not_stateful_that_carries_h_fails(tmp_path):
+    old = "        if not self.stateful or self.h is None:\n            self.h = np.zeros((N, H), dtype='f')\n\n" \
+        "        for t in range(T):\n            layer = RNN(*self.params)"
+    f = _f64(tmp_path, (old, old.replace("if not self.stateful", "if self.stateful")))
+    p = _time_rnn(f)
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: TimeRNN: forward changes the layer's state" in text, text
+    assert "the layer is built with self.stateful = False: each forward must start from a fresh state" in text, text
