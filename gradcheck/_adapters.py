@@ -4909,8 +4909,11 @@ def _rebound_text(rebound):
     one = len(names) == 1
     first = names[0].rpartition(".")[2]
     held = [r.rpartition("(the model's ")[2].rstrip(")") for r in rebound if "(the model's " in r]
-    return (f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
-            f"{'it' if one else 'them'}; models that collected layer.grads keep the old "
+    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {_names(names)}"
+            if any("(a new list)" in r for r in rebound) else
+            f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
+            f"{'it' if one else 'them'}")
+    return (f"{lead}; models that collected layer.grads keep the old "
             f"{'one' if one else 'ones'}" + (f" (this model's {_names(held)}, never written: its optimizer steps with "
                                              "zeros)" if held else "")
             + f": write `self.{first}[...] = dW`, not `self.{first} = dW`")
