@@ -175,3 +175,17 @@ def test_a_time_rnn_built_not_stateful_that_carries_h_fails(tmp_path):
     text = both(p)
     assert p.returncode == 1 and "FAIL: TimeRNN: forward changes the layer's state" in text, text
     assert "the layer is built with self.stateful = False: each forward must start from a fresh state" in text, text
+
+
+EMB = ["--input-shape", "6,4", "--indices", "3", "--init",
+       '{"W": [[-1.14, -1.07, -0.76], [0.77, -1.04, -1.03], [-0.39, 1.39, -0.92]]}']
+
+
+def test_the_books_float32_time_embedding_fails_for_its_float32_output_not_its_cells(tmp_path):
+    p = run_here("check", f"{BOOK}::TimeEmbedding", *EMB)
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: TimeEmbedding: wrong dtype of Y." in text, text
+    assert "Y is float32, expected float64" in text and "precision lost" in text, text
+    assert "first layer whose own check fails" not in text and "IndexError" not in text, text
+    good = run_here("check", f"{_f64(tmp_path)}::TimeEmbedding", *EMB)
+    assert good.returncode == 0 and "PASS: TimeEmbedding" in both(good), both(good)
