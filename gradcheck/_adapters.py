@@ -4834,7 +4834,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
-    pairs = _in_order({**pairs, **sub_pairs}, children)
+    pairs = _only_listed(obj, children, _in_order({**pairs, **sub_pairs}, children))  # DLfS-2: params[i] alone
     pairs = {**pairs, **(_try(_integer_params, obj, inputs, kw, pairs) or {} if inputs is not None else {})}  # int W: refused
     info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
         numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
@@ -4869,6 +4869,8 @@ def _attribute_style(obj, inputs, kw, info, found):
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
+    if inputs is not None and pairs and (rebound := _try(_rebound_grads, obj, inputs, kw)):  # self.grads[0] = dW
+        info["rebound"] = rebound
     if inputs is not None and not pairs and (made := _try(_recreated, obj, inputs, kw)):  # self.W = rng...() in forward
         info["recreated"] = made
     if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
@@ -4886,6 +4888,35 @@ def _attribute_style(obj, inputs, kw, info, found):
     if inputs is not None and len(inputs) == 1 and (dx := _try(_stored_dx, obj, inputs, kw)) is not None:
         _read_stored_dx(layer, info, *dx)  # backward returns dX and stores self.dinputs, and the two differ
     return layer, info
+
+
+def forward_takes(obj, n) -> bool:
+    """Whether ``obj.forward`` (a function pair adapter's: the student's) can be called with ``n`` positional inputs.
+
+    A model's sub-layer whose forward needs more (DLfS-2's ``RNN.forward(x, h_prev)`` inside ``TimeRNN``, which
+    calls it with a state the model keeps) is not checkable alone on the input it receives: not blamed (tester25s
+    M3: the diagnosis said ``RNN.forward(x) ... missing 'h_prev'``, gradcheck's own call).
+
+    Parameters
+    ----------
+    obj : object
+        A layer (a student's class instance or an adapter of one).
+    n : int
+        How many inputs the caller would pass.
+
+    Returns
+    -------
+    bool
+        False only when forward's signature is read and refuses ``n`` positional arguments.
+    """
+    fn = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
+    try:
+        inspect.signature(fn).bind(*[None] * n)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): taken as callable
+        return True
+    return True
 
 
 def state_values(obj):
@@ -4991,6 +5022,78 @@ def _copied_params(obj, children, arrays, used):
         if src is not None:
             out.append((k, src))
     return out
+
+
+def _list_grads(o):
+    """``[(i, array)]`` of the float arrays in ``o``'s ``grads`` list held beside a ``params`` list (DLfS-2's
+    ``self.grads = [np.zeros_like(W)]``); [] when ``o`` has no such pair of lists."""
+    d = _fields(o)
+    ps, gs = d.get("params"), d.get("grads")
+    if not (isinstance(ps, list) and isinstance(gs, list)):
+        return []
+    return [(i, g) for i, g in enumerate(gs[:MAX_PROBED]) if _float_array(g)]
+
+
+def _only_listed(obj, children, pairs):
+    """``pairs`` without those of an object that lists its parameters in a ``params`` list beside a ``grads`` list
+    (:func:`_list_grads`, DLfS-2's ``self.params = [Wx, Wh, b]``, ``self.grads[i]`` the gradient of ``params[i]``)
+    whose weight is not an item of that ``params``: in that protocol only the listed arrays are parameters. tester25s
+    M3: a TimeRNN's state ``self.h`` was paired with ``self.dh`` (the gradient of the initial state), and the
+    ``cache`` tuples of the RNNs its forward creates with their ``grads`` by position."""
+    def listed(w):
+        path, _, key = w.rpartition(".")
+        o = children.get(path) if path else obj
+        return o is None or not _list_grads(o) or key.startswith("params[")
+    return {w: g for w, g in pairs.items() if listed(w)}
+
+
+def _rebound_grads(obj, inputs, kw):
+    """``["grads[0]", "layers.0.grads[1] (the model's grads[1])"]``: the items of a ``grads`` list (beside a ``params``
+    list, :func:`_list_grads`, in ``obj`` or a sub-layer as they are after one forward) that the next backward binds
+    to another array (``self.grads[0] = dW``, or a new list) instead of writing into them (``self.grads[0][...] =
+    dW``): a model that collected ``layer.grads`` before (``self.grads += layer.grads``, DLfS-2's ``TwoLayerNet``)
+    keeps the old arrays, so its optimizer steps with zeros and the weights never move (tester25s H2: such a layer
+    PASSED, its gradient being read from the new array). Each sub-layer's item the model's own list holds is named
+    with its place there. State restored after."""
+    with _all_undone([obj, *dict(sublayers(obj)).values()]) as rewind:  # the sub-layers' lists put back too
+        y = _run(obj, rewind, inputs, kw)
+        owners = {"": obj, **dict(sublayers(obj))}
+        lists = {n: _fields(o).get("grads") for n, o in owners.items()}
+        before = {(n, i): g for n, o in owners.items() for i, g in _list_grads(o)}
+        if not before:
+            return []
+        own = _fields(obj).get("params")  # the model's params[j] is the sub-layer's params[i]: its grads[j] the old
+        own = own if isinstance(own, list) else []  # grads[i] (by the params: an earlier probe may have rebound it)
+        _probe_backward(obj, y)
+        out = []
+        for (n, i), g in before.items():
+            gs = _fields(owners[n]).get("grads")
+            if isinstance(gs, list) and i < len(gs) and gs[i] is g:
+                continue
+            name = f"{n}.grads[{i}]" if n else f"grads[{i}]"
+            new = " (a new list)" if gs is not lists[n] else ""
+            ps = _fields(owners[n]).get("params")
+            p = ps[i] if n and isinstance(ps, list) and i < len(ps) else None
+            held = next((j for j, a in enumerate(own) if a is p), None) if p is not None else None
+            out.append(name + new + (f" (the model's grads[{held}])" if held is not None else ""))
+        return out
+
+
+def _rebound_text(rebound):
+    """The FAIL line of :func:`_rebound_grads`' items (``["grads[0]", ...]``), or of a sub-layer's ones the model's own
+    list holds (``"layers.0.grads[0] (the model's grads[0])"``)."""
+    names = [r.split(" (")[0] for r in rebound]
+    one = len(names) == 1
+    first = names[0].rpartition(".")[2]
+    held = [r.rpartition("(the model's ")[2].rstrip(")") for r in rebound if "(the model's " in r]
+    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {_names(names)}"
+            if any("(a new list)" in r for r in rebound) else
+            f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
+            f"{'it' if one else 'them'}")
+    return (f"{lead}; models that collected layer.grads keep the old "
+            f"{'one' if one else 'ones'}" + (f" (this model's {_names(held)}, never written: its optimizer steps with "
+                                             "zeros)" if held else "")
+            + f": write `self.{first}[...] = dW`, not `self.{first} = dW`")
 
 
 def _copies_text(cls, copies):

@@ -851,7 +851,8 @@ class Child:
         written into the model first (a probe's last forward may have sent others: a weight zeroed, put back there)."""
         self.set_params(obj, req.get("params"))
         layers, i = getattr(obj, "layers", None), req.get("index")
-        if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers):
+        if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) \
+                or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
             return self.reply(True, {"id": None})
         self.AD.on_step = self.enter
         try:

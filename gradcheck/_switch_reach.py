@@ -28,7 +28,7 @@ _MAX = 16
 _NOT_A_SWITCH = re.compile(
     r"bias|affine|^use_|^has_|^with_|^enable|batch_first|bidirectional|inplace|keepdim|flatten|^return_|normali|"
     r"center|scale|shuffle|verbose|debug|cache|built|initiali|frozen|freeze|trainable|requires_grad|fix|fused|"
-    r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
+    r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf|^stateful$", re.IGNORECASE)
 #: Of those, the feature toggles (``use_dropout``, ``enable_noise``, ``with_mask``): configuration only when
 #: ``__init__`` sets them from one of its arguments (``self.use_dropout = dropout != 1``, which ``--init``
 #: chooses); one ``__init__`` sets to a constant is a plain switch, each value checked (tester18s H1: a constant
@@ -39,6 +39,10 @@ _TOGGLE = re.compile(r"^(?i:use|enable|with)(_|[A-Z])|^(?i:enabled?)$")
 #: longer reads), so only the branch of the value as built runs, and :func:`config_toggles` names them for a WARNING.
 #: So are :data:`_TOGGLE`'s set from an ``__init__`` argument.
 _HAS = re.compile(r"^(?i:has)(_|[A-Z])")
+#: Keras's and DLfS-2's ``stateful`` (a recurrent layer carrying its state from one forward to the next), set from an
+#: ``__init__`` argument: the layer as built, named by :func:`config_toggles` like a ``has_*`` (tester25s M3: a TimeRNN
+#: was checked with self.stateful flipped, as if it were a mode).
+_BUILT_AS = re.compile(r"^(?i:stateful)$")
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
 #: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
@@ -425,13 +429,14 @@ def _set_from_argument(obj, name) -> list:
 
 def config_toggles(fn, names) -> list:
     """``[(name, value, [(argument, direct)])]`` of the boolean attributes forward ``fn`` branches on that gradcheck
-    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) whatever sets it, a feature toggle (:data:`_TOGGLE`)
-    that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
+    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) or ``stateful`` (:data:`_BUILT_AS`) whatever sets it, a
+    feature toggle (:data:`_TOGGLE`) that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
     the header WARNS naming each, never a silent PASS of one branch. ``names`` as :func:`_values` takes them."""
     obj, out = getattr(fn, "__self__", None), []
     for name, value, words in _walked(fn):
         last = _last(name)
-        if not name.startswith("self.") or not isinstance(value, bool) or not (_HAS.match(last) or _TOGGLE.match(last)):
+        if not name.startswith("self.") or not isinstance(value, bool) or not (
+                _HAS.match(last) or _TOGGLE.match(last) or _BUILT_AS.match(last)):
             continue
         if _values(name, value, words, names, obj) is None:
             out.append((name, value, _set_from_argument(obj, name) if obj is not None else []))
@@ -703,6 +708,7 @@ def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered:
     reader.local = _local_bindings(tree)
     reader.params = set(_defaults(fn))
     reader.zero = {z for z in zero if z in names and z != reader.first}
+    reader.partial = _partial_assignments(tree)
     for node in _in_order(tree):
         reader.read(node)
     return sorted(v for v in (reader.ordered if ordered else reader.found) if v == v and abs(v) != float("inf"))
@@ -793,6 +799,42 @@ def _local_bindings(tree) -> dict:
     return {k: None if k in declared else v for k, v in out.items()}
 
 
+def _assigned_keys(stmts) -> set:
+    """The names and attributes of self (``x``, ``self.X``: :meth:`_ConstantReader.key`) assigned anywhere in
+    ``stmts``."""
+    return {k for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if (k := _ConstantReader.key(t)) is not None}
+
+
+@functools.lru_cache(maxsize=512)
+def _partial_assignments(tree) -> frozenset:
+    """The ids of the assignments under ``tree`` that run on some paths only, each name or attribute of self it
+    assigns keeping what it held on the others: in one branch of an ``if`` whose other branch does not assign it
+    too, in a loop's body (it may run no time), in an ``except`` handler or a ``match`` case. tester25s H1: DLfS-2's
+    ``if ts.ndim == 3: ts = ts.argmax(axis=2)`` (its one-hot branch) was read as rebinding the targets always, so
+    ``ts != self.ignore_label`` compared no target, no label was set to -1, and a backward forgetting the mask
+    PASSED."""
+    out = set()
+
+    def mark(stmts, other=frozenset()):
+        out.update(id(n) for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                   and not any(_ConstantReader.key(t) in other for t in (
+                       n.targets if isinstance(n, ast.Assign) else [n.target])))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            mark(node.body, _assigned_keys(node.orelse))
+            mark(node.orelse, _assigned_keys(node.body))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            mark(node.body)
+        elif isinstance(node, ast.Try):
+            mark([s for h in node.handlers for s in h.body])
+        elif isinstance(node, ast.Match):
+            mark([s for c in node.cases for s in c.body])
+    return frozenset(out)
+
+
 #: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called
 #: on): ``X = np.asarray(X)`` leaves X what it was; a bound of the result is a bound of X.
 _SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "astype", "copy", "reshape",
@@ -832,6 +874,9 @@ class _ConstantReader:
         self.ordered = set()
         #: forward's local variables and what each is assigned (:func:`_local_bindings`), and its parameters
         self.local, self.params = {}, set()
+        #: the ids of the assignments run on some paths only (:func:`_partial_assignments`): one assigning what is
+        #: not ``a X + b`` leaves the name what it was (the other paths keep it)
+        self.partial = frozenset()
 
     def values(self, node, depth=0) -> list:
         """The numbers ``node`` may evaluate to without running code: :meth:`const`'s one, or for a local variable
@@ -944,8 +989,11 @@ class _ConstantReader:
                 if self.zero and (k := self.key(t)) is not None and self.key(v) in self.zero:
                     self.zero.add(k)  # self.y = y_true
                 if (k := self.key(t)) is not None:  # forward's own X too: X = X - 3 composes (review22)
-                    self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
-                    self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
+                    keep = id(stmt) in self.partial  # if ts.ndim == 3: ts = ts.argmax(axis=2): ts may still be X
+                    if f is not None or not keep:
+                        self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+                    if g is not None or not keep:
+                        self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
         elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
             if (k := self.key(stmt.target)) is not None and k in self.env:
                 f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))

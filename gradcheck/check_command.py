@@ -346,9 +346,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
-    sentence = diag.sentence()
-    prefix = f"FAIL: {diag.name}: "
-    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+    said = _rebound_said(info, res, diag.sentence().removeprefix(f"FAIL: {diag.name}: "))  # self.grads[0] = dW
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1; a random forward
@@ -387,6 +385,24 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _rebound_said(info, res, said: str) -> str:
+    """The diagnosis of a failing check where backward rebinds items of a ``grads`` list (``info['rebound']``,
+    :func:`gradcheck._adapters._rebound_grads`): those items named in place of ``said`` when every failing tensor is
+    one of them (a model's ``dparams[0]`` all zeros because its sub-layer's ``self.grads[0] = dW`` left the model's
+    list the old array, tester25s H2), else after it."""
+    from ._adapters import _rebound_text
+
+    rebound = [str(r) for r in info.get("rebound") or []]
+    if not rebound or res is None or not res.failing_tensors:
+        return said
+    slots = {m[1] if (m := re.search(r"the model's grads\[(\d+)\]", r)) else r.partition("[")[2].partition("]")[0]
+             for r in rebound if "." not in r.split(" (")[0] or "the model's" in r}
+    text = _rebound_text(rebound) + "."
+    if set(res.failing_tensors) <= {f"dparams[{i}]" for i in slots}:
+        return text
+    return f"{said} Also: {text}"
 
 
 def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
@@ -1037,6 +1053,10 @@ def _unpaired(info, cname: str) -> list:
                      f"{ws} changes nothing (the next forward replaces it), so {gs} cannot be checked and training "
                      "cannot change the weights; create them once (in __init__, or in forward only while they are "
                      "None), so the check cannot pass.")
+    if info.get("rebound"):  # self.grads[0] = dW: a model's list keeps the old array (tester25s H2)
+        from ._adapters import _rebound_text
+
+        lines.append(f"FAIL: {cname}: {_rebound_text(info['rebound'])}.")
     lists = [str(r).partition(": ") for r in info.get("lists") or []]  # self.W = [[0.1, ...]]: not an array
     if lists:
         ws, gs = ", ".join(w for w, _, _ in lists), ", ".join(g for _, _, g in lists if g)

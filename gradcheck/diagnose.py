@@ -40,8 +40,8 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import _state as _rng_state
+from ._adapters import forward_takes, global_names, global_states
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._adapters import global_names, global_states
 from ._switch_reach import file_classes
 from .check import (
     FAST_SAMPLE_ABOVE,
@@ -6205,6 +6205,8 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
             if (sub := model.sublayer(i, xs, training)) is None:
                 return None
         elif i < len(model.layers):  # as the check calls it (a forward without training, a self-step)
+            if not forward_takes(model.layers[i], len(xs)):  # RNN.forward(x, h_prev): not checkable alone (M3)
+                return None
             sub = _adapted_sub(model.layers[i], xs, training)
         else:
             return None
@@ -6218,6 +6220,8 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
                 return None
             if d is not None and d.result is None and isinstance(d.error, ProtocolError):
                 return None
+            if d is not None and d.result is None and _forward_raised(d):  # the model's own forward did not: the
+                return None  # input gradcheck gave it is not what the model does (Embedding's int idx made float)
             if d is not None and not d.passed:
                 return i, sub, d
             try:
@@ -6228,6 +6232,13 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
         finally:
             _release(sub)  # a sandboxed sub-layer: the child's handle on it freed (a local one: nothing)
     return None  # (itertools.count: not reached)
+
+
+def _forward_raised(d: Diagnosis) -> bool:
+    """Whether a sub-layer's check stopped because its forward raised on the input :func:`first_failing_sublayer`
+    gave it (a ``student-code`` finding naming ``.forward(``): the model's forward ran, so that input is not what the
+    model passes it (tester25s: DLfS-2's TimeEmbedding, whose Embedding got the indices as floats, was blamed)."""
+    return any(f.code == "student-code" and ".forward(" in f.message for f in d.findings if f.severity == "error")
 
 
 def _adapted_sub(sub: Any, xs: list[np.ndarray], training) -> Any:
@@ -6330,13 +6341,28 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
 CARRIED = "state carried from one call to the next"
 
 
-def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "") -> dict[str, Any]:
+def _built_not_stateful(layer: Any) -> bool:
+    """Whether the layer was built with ``self.stateful = False`` (the adapters' ``config_toggles``, in the protocol of
+    a sandboxed layer too): state its forward carries from one call to the next is then a bug, not a stateful RNN
+    (tester25s: DLfS-2's TimeRNN with its ``if not self.stateful`` test inverted)."""
+    toggles = (_protocol(getattr(layer, "_layer", layer)) or {}).get("config_toggles") or []
+    return any(str(t).startswith("self.stateful|False|") for t in toggles)
+
+
+def _state_fields(training: bool, diff: float, changed: list[str], call: str = "", seen: str = "",
+                  fresh: bool = False) -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
-    running statistics are named, tester14 #4, but the attributes it changes)."""
+    running statistics are named, tester14 #4, but the attributes it changes); ``fresh``: the layer is built with
+    ``self.stateful = False`` (:func:`_built_not_stateful`), so the carried state is a wrong result, not NOT CHECKED."""
     attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
     call = call or f"forward(X, training={training})"
-    if "training=" not in call:
+    if "training=" not in call and fresh:
+        why = (" (the layer is built with self.stateful = False: each forward must start from a fresh state, so "
+               "carrying it from one call to the next is a bug)")
+        fix = (f"when self.stateful is False, set {_attrs_or(changed[:1])} afresh at the start of every forward "
+               "(as DLfS-2's TimeRNN: if not self.stateful or self.h is None: self.h = np.zeros(...))")
+    elif "training=" not in call:
         why = (f" ({CARRIED}: finite differences of L need an output that depends on this call's input and the "
                "weights alone, so no gradient was compared; a stateful RNN that carries h may be right)")
         fix = (f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
@@ -6486,7 +6512,7 @@ class _Probes:
             fields["advice"] = _per_call_advice(seeds)
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
-                layer, inputs, changed, self.fcall))
+                layer, inputs, changed, self.fcall), fresh=_built_not_stateful(layer))
             if self.training is True and "training=" in fields["call"] and (
                     kept := _hold_state(layer, pristine, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, names = kept  # tester22s M1: checked on the state before the first call
@@ -6503,7 +6529,9 @@ class _Probes:
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
-        low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
+        low = _low_precision(y_dtype, inputs if any(x.dtype.kind == "f" for x in inputs) else [
+            v for v in self.params.values() if isinstance(v, np.ndarray)])  # integer inputs: the weights' (tester25s)
+        # float32 Y for float64 inputs (or weights, for integer inputs: TimeEmbedding): cannot reach 1e-6
         if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
                        **_precision(y_dtype))
@@ -6832,7 +6860,7 @@ class _Probes:
                 np.asarray(Y_ref, dtype=np.float64) - np.asarray(Y_stale, dtype=np.float64)))), *_state_said(
                 self.layer, inputs, carried, self.fcall), seen="after a call on other data, a call on the "
                 "check's input differs from a fresh copy's by up to {diff:.3g}, and a second call on it differs "
-                "again"))
+                "again", fresh=_built_not_stateful(self.layer)))
         elif bad_y:
             self.find("stale-output", "Y")
         elif bad_shared or bad_stale:

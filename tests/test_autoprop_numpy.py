@@ -190,6 +190,9 @@ KEYS = [
     ("slice + int array", (slice(None), np.array([2, 2, 0]))),
     ("2d int array", np.array([[0, 0], [1, 0]])),
     ("tensor index", "tensor"),
+    # numpy reads a tuple inside the key tuple as an index array: its repeats add too
+    ("tuple in key repeated", ((0, 0, 3),)), ("tuple + slice", ((3, 3, 0), slice(None, 2))),
+    ("range", range(1, 3)),
 ]
 
 

@@ -26,6 +26,7 @@ Each is checked in reverse mode (VJP) and forward mode (JVP) against central dif
 where autograd gets it right, against autograd.
 """
 
+import types
 import warnings
 
 import autograd
@@ -35,6 +36,7 @@ import pytest
 from oracles import central
 
 import autoprop as ap
+import autoprop.numpy as apn
 
 R = np.random.default_rng(10)
 X = R.standard_normal((3, 4))
@@ -218,6 +220,65 @@ def test_ufunc_reduce_accumulate_and_outer_are_the_numpy_functions_they_compute(
     # before: TypeError "autoprop cannot record numpy.add.reduce on a Tensor: only plain
     # calls of ufuncs are recorded"
     _check(f, autograd_f=ag)
+
+
+def _with_names(f, module):
+    """``f`` with its global ``np`` bound to ``module`` (the table's numpy forms through
+    ``autoprop.numpy``'s names)."""
+    return types.FunctionType(f.__code__, dict(f.__globals__, np=module), f.__name__, f.__defaults__,
+                              f.__closure__)
+
+
+@pytest.mark.parametrize("f, ag", [c[1:] for c in UFUNC_METHODS], ids=[c[0] for c in UFUNC_METHODS])
+def test_autoprop_numpy_ufuncs_have_the_methods_numpy_code_calls(f, ag):
+    """``anp.add.reduce``, ``anp.maximum.accumulate``, ``anp.multiply.outer``,
+    ``anp.logaddexp.reduce`` ... (tester25a: AttributeError "'function' object has no attribute
+    'reduce'"): the same records as numpy's own methods on Tensors, checked as those are
+    (central differences, forward mode, autograd where it has the function)."""
+    _check(_with_names(f, apn), autograd_f=ag)
+
+
+def test_autoprop_numpy_ufunc_methods_take_numpys_positional_arguments_and_plain_arrays():
+    x = ap.constant(X)
+    np.testing.assert_array_equal(apn.add.reduce(x, 1).numpy(), np.add.reduce(X, 1))
+    np.testing.assert_array_equal(apn.maximum.reduce(x, 1, None, None, True).numpy(),
+                                  np.maximum.reduce(X, 1, keepdims=True))
+    np.testing.assert_array_equal(apn.multiply.accumulate(x, 1).numpy(), np.multiply.accumulate(X, 1))
+    out = apn.add.reduce(X)  # a plain array: numpy's own values, as a constant Tensor
+    assert isinstance(out, ap.Tensor) and out.dtype == np.float64
+    np.testing.assert_array_equal(out.numpy(), np.add.reduce(X))
+    z = np.zeros(3)  # ufunc.at on plain arrays: numpy's own, in place
+    assert apn.add.at(z, [0, 0, 2], 1.0) is None
+    np.testing.assert_array_equal(z, [2.0, 0.0, 1.0])
+    apn.multiply.at(z, indices=[0], b=3.0)  # (by keyword too: never dropped)
+    np.testing.assert_array_equal(z, [6.0, 0.0, 1.0])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
+        apn.add.at(z, [0], 1.0, where=True)
+    assert (apn.add.nin, apn.add.nout, apn.add.identity) == (2, 1, 0)
+    with pytest.raises(TypeError, match=r"numpy.add.at on a Tensor.*writes in place"):
+        apn.add.at(x, [0], 1.0)
+    with pytest.raises(TypeError, match=r"numpy.add.reduceat on a Tensor.*np.stack\(\[np.sum\(x\[i:j\]"):
+        apn.add.reduceat(x, [0, 2])
+    with pytest.raises(TypeError, match=r"numpy.logaddexp.accumulate on a Tensor.*np.logaddexp\(y\[-1\]"):
+        apn.logaddexp.accumulate(x)
+    with pytest.raises(TypeError, match=r"multiple values for argument 'axis'"):
+        apn.add.reduce(x, 1, axis=0)
+
+
+def test_the_hinted_running_logsumexp_is_recorded_and_right():
+    """The rewrite logaddexp.accumulate's refusal names (logsumexp of the masked rows): numpy's
+    values, and d y_j / d x_i = exp(x_i - y_j) for i <= j (the softmax of each prefix)."""
+    from autoprop.scipy.special import logsumexp
+
+    x0, w = R.standard_normal(5), R.standard_normal(5)
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        y = logsumexp(np.where(np.tri(5, dtype=bool), x, -np.inf), axis=1)
+        loss = ap.reduce_sum(y * w)
+    want = np.logaddexp.accumulate(x0)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-15)
+    jac = np.exp(x0[None, :] - want[:, None]) * np.tri(5)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), w @ jac, rtol=1e-13)
 
 
 def test_running_max_and_min_route_each_gradient_to_the_running_extreme():

@@ -336,3 +336,62 @@ def test_registry_records_of_the_new_families_are_complete():
     assert "__mod__" in R.PRIMITIVES["remainder"].methods
     for f in (np.vstack, np.kron, np.cov, np.median, np.fabs, np.deg2rad, np.nan_to_num):
         assert R._OWNER[f] in R.COMPOSITES
+
+
+def _nested(f, x0, y0, first, second):
+    """d/d(second) of d f / d(first) at (x0, y0), by two nested tapes."""
+    x, y = ap.Variable(x0), ap.Variable(y0)
+    with ap.GradientTape() as t2:
+        with ap.GradientTape() as t1:
+            out = f(x, y)
+        g = t1.gradient(out, (x, y)[first])
+    return float(g.numpy()), float(t2.gradient(g, (x, y)[second]).numpy())
+
+
+@pytest.mark.parametrize("name,den", [("xlogy", lambda b: b), ("xlog1py", lambda b: 1.0 + b)])
+def test_xlogy_db_keeps_its_dependence_on_a_at_a_zero(name, den):
+    """d/db xlogy(a, b) = a / b is 0 at a = 0, and its derivative in a is 1 / b there (jax's
+    testGradOfXlogyAtZero: 1/3 at b = 3; xlog1py 1/4). A guard on a = 0 alone gave 0."""
+    f = getattr(scipy.special, name)
+    for b in (3.0, 0.5, -0.25):
+        db, d2 = _nested(f, 0.0, b, 1, 0)
+        assert db == 0.0
+        assert d2 == pytest.approx(1.0 / den(b), rel=1e-15)
+        a = ap.Variable(0.0)  # forward over reverse: the same mixed derivative
+        bb = ap.Variable(b)
+        with ap.ForwardAccumulator(a, 1.0) as acc:
+            with ap.GradientTape() as t:
+                out = f(a, bb)
+            g = t.gradient(out, bb)
+        assert float(acc.jvp(g).numpy()) == pytest.approx(1.0 / den(b), rel=1e-15)
+        h = 1e-6  # central differences of the analytic d/db = a / den(b) in a
+        assert d2 == pytest.approx((h / den(b) - (-h) / den(b)) / (2 * h), rel=1e-9)
+    pole = 0.0 if name == "xlogy" else -1.0  # a = 0 at the pole of d/db: 0, not 0/0
+    db, d2 = _nested(f, 0.0, pole, 1, 1)
+    assert (db, d2) == (0.0, 0.0)
+
+
+def test_i1_derivatives_at_and_near_zero_from_its_series():
+    """i1(x) = x/2 + x^3/16 + x^5/384 + ... (DLMF 10.25.2): i1''(0) = 0, i1'''(0) = 3/8, and
+    i1'''(x) = 3/8 + 5 x^2 / 32 + ... near 0. A guard at 0 in i1' = i0 - i1/x gave 1/2 at 0
+    (jax, whose guard is another, gives i1''(0) = 1, i1'''(0) = 3/2)."""
+    for x0, d2_true, d3_true in ((0.0, 0.0, 0.375), (1e-3, 3e-3 / 8 + 5e-9 / 96, 0.375 + 5e-6 / 32)):
+        x = ap.Variable(x0)
+        with ap.GradientTape() as t3:
+            with ap.GradientTape() as t2:
+                with ap.GradientTape() as t1:
+                    y = scipy.special.i1(x)
+                d1 = t1.gradient(y, x)
+            d2 = t2.gradient(d1, x)
+        d3 = t3.gradient(d2, x)
+        assert float(d2.numpy()) == pytest.approx(d2_true, abs=1e-15)
+        assert float(d3.numpy()) == pytest.approx(d3_true, rel=1e-12)
+    for x0 in (0.5, -0.9, 1.5):  # the series (|x| < 1) and the quotient agree with central differences
+        h = 1e-5
+        d1 = [float(autograd.grad(autograd.scipy.special.i1)(x0 + s * h)) for s in (1, -1)]
+        x = ap.Variable(x0)
+        with ap.GradientTape() as t2:
+            with ap.GradientTape() as t1:
+                y = scipy.special.i1(x)
+            g = t1.gradient(y, x)
+        assert float(t2.gradient(g, x).numpy()) == pytest.approx((d1[0] - d1[1]) / (2 * h), rel=1e-8)

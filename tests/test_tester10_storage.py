@@ -55,8 +55,9 @@ REBIND = "self.grads = [np.dot(self.x.T, dout), np.sum(dout, axis=0)]"
 @pytest.mark.parametrize("store, code, words", [
     (IN_PLACE, 0, "PASS: Net: every gradient (dX, dparams[0], dparams[1]) matches"),
     # one sentence for both (fixd22), which says "them", not "it" (session 23)
-    (REBIND, 1, "dparams[0] and dparams[1] are all zeros: backward never computes them (or overwrites them with "
-                "zeros)"),
+    (REBIND, 1, "diagnosis: backward bound grads to a new list (self.grads = [...]) instead of writing into "
+                "layers.0.grads[0] and layers.0.grads[1]; models that collected layer.grads keep the old ones (this "
+                "model's grads[0] and grads[1], never written: its optimizer steps with zeros)"),  # tester25s H2
 ])
 def test_a_model_listing_its_layers_arrays_checks_its_own_gradients(tmp_path, store, code, words):
     p = run_here("check", f"{student(tmp_path, DLFS2.replace('STORE', store), f'dlfs2_{code}.py')}::Net",

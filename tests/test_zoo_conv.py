@@ -325,6 +325,31 @@ def test_take_along_axis_dispatch_and_repeats():
     np.testing.assert_allclose(d, expected, rtol=1e-14)
 
 
+def test_take_along_axis_indices_broadcast_over_a_size_one_axis_accumulate():
+    """Indices of width 1 along ``axis`` that broadcast over a size-1 axis of ``arr`` pick the
+    same element many times: the VJP must add, not assign (JAX's testTakeAlongAxisIssue1521;
+    jax.grad gives [[10, 10, 10]], the old put_along_axis path gave [[1, 1, 1]])."""
+    x = ap.Variable(np.array([[0.0, 1.0, 2.0]]))
+    idx = np.repeat(np.arange(3), 10).reshape(30, 1)
+    with ap.GradientTape() as tape:
+        y = ap.sum(np.take_along_axis(x, idx, axis=-1))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[10.0, 10.0, 10.0]])
+    rng = np.random.default_rng(3)  # 3-D, the broadcast on the middle axis, random cotangent
+    A, I, G = rng.standard_normal((4, 1, 3)), rng.integers(0, 3, (4, 5, 1)), rng.standard_normal((4, 5, 1))
+    fancy = (np.arange(4)[:, None, None], np.zeros((1, 5, 1), int), I)  # the same gather, autograd's
+    expected = grad(lambda A: anp.sum(A[fancy] * G))(A)
+    a, g = ap.Variable(A), ap.Variable(G)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = np.take_along_axis(a, I, axis=2)
+        d = inner.gradient(y, a, output_gradients=g)  # a recorded scatter_along_axis of g
+        h = ap.sum(d * d)
+    np.testing.assert_allclose(d.numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(outer.gradient(h, g).numpy(), 2 * expected[fancy], rtol=1e-14)
+    src = ap.PRIMITIVES["scatter_along_axis"].source(dict(indices=I, axis=2, shape=(4, 1, 3)))
+    assert "np.add.at" in src  # the written backward adds too
+
+
 # ---------------------------------------------------------------- pooling
 
 POOL_CASES = [

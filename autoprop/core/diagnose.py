@@ -24,7 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import registry
-from .observe import IMPLICIT, TapeEscapeError, carries_value, partial_escape_text
+from .observe import (
+    IMPLICIT,
+    TapeEscapeError,
+    carries_value,
+    kwargs_carry_value,
+    partial_escape_text,
+)
 from .tape import NotSaved, PartlySaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
@@ -446,7 +452,8 @@ def _positions(tape):
 def _last_reentry(tape, targets, pos_of):
     """The last recorded op on the way back from ``targets`` that read a constant which could
     hold a value that left the tape (a plain float number or array, or a tensor the tape does
-    not track: :func:`autoprop.core.observe.carries_value`), or -1. Only an escape before that op (its position at
+    not track: :func:`autoprop.core.observe.carries_value`; positional or keyword,
+    :func:`~autoprop.core.observe.kwargs_carry_value`), or -1. Only an escape before that op (its position at
     most this one) can have fed a target: a value that left the tape comes back only as such a
     constant. Heuristic in one direction only: plain arrays cannot be traced, so every such
     constant is suspected."""
@@ -460,9 +467,10 @@ def _last_reentry(tape, targets, pos_of):
         i = pos_of[k]
         node = nodes[i]
         stack.extend(node.keys)
-        if i > last_const and len(node.parents) < len(node.args):
+        if i > last_const and (len(node.parents) < len(node.args) or node.kwargs):
             parents = node.parents
-            if any(carries_value(a) for j, a in enumerate(node.args) if j not in parents):
+            if any(carries_value(a) for j, a in enumerate(node.args) if j not in parents) or (
+                    kwargs_carry_value(node.kwargs)):  # (np.pad's constant_values=: review25a H1)
                 last_const = i
     return last_const
 
@@ -497,10 +505,13 @@ def refuse_partial_escape(tape, targets, sources):
         which lines, and what to write instead.
     """
     implicit = [e for e in tape._escapes if e[0] in IMPLICIT and not _integral(e[2])]
+    more = tape._escape_overflow  # (those beyond the breadcrumbs' cap, one per tensor: observe._overflow)
+    if more:
+        implicit += [(how, t, None, pos, site, n) for how, t, pos, site, n in more.values()]
     if not implicit:
         return
     key = (tuple(t._key for t in targets if isinstance(t, Tensor)), tuple(s._key for s in sources),
-           len(tape._nodes), len(tape._escapes))
+           len(tape._nodes), len(tape._escapes), sum(e[4] for e in more.values()) if more else 0)
     if getattr(tape, "_escape_checked", None) == key:
         return  # (jacobian: one reverse walk per row, one check)
     reach = {s._key for s in sources}
@@ -529,4 +540,4 @@ def _partial_escape_message(tape, escapes, sources):
                 mine.update(node.out_keys())
         if mine & escaped:
             lost.append(_name(s))
-    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], e[3], e[4]) for e in escapes], lost)
+    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], *e[3:]) for e in escapes], lost)

@@ -27,7 +27,7 @@ import numpy as np
 from . import complex as _complex
 from . import tape as _tape
 from . import views as _views
-from .observe import TapeEscapeError, carries_value, partial_escape_text
+from .observe import TapeEscapeError, carries_value, kwargs_carry_value, partial_escape_text
 from .tape import (
     _FORWARD,
     _RECORDING,
@@ -166,7 +166,7 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
-        self._note_reentry(args, which, (out,))
+        self._note_reentry(args, kwargs, which, (out,))
         _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
         saved = _FORWARD[:]
@@ -209,7 +209,7 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
-        self._note_reentry(args, which, outs)
+        self._note_reentry(args, kwargs, which, outs)
         for out in outs:  # (a complex output, or input, of a primitive without complex rules)
             _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
@@ -232,13 +232,14 @@ class ForwardAccumulator:
                 tangent = Tensor._wrap(np.asarray(tangent, dtype=out._value.dtype))
             tans[id(out)] = (out, tangent)
 
-    def _note_reentry(self, args, which, outs):
+    def _note_reentry(self, args, kwargs, which, outs):
         """Count the op and carry to its outputs the last op on their tangents' way that read a
-        constant able to hold a value that left (``observe.carries_value``): what :meth:`jvp`
-        compares the escapes' times with, as ``diagnose.refuse_partial_escape`` does for a tape."""
+        constant able to hold a value that left (``observe.carries_value``, a keyword argument
+        too: ``observe.kwargs_carry_value``): what :meth:`jvp` compares the escapes' times with,
+        as ``diagnose.refuse_partial_escape`` does for a tape."""
         i, self._ops = self._ops, self._ops + 1
         last = max(self._reentry.get(id(args[j]), -1) for j in which)
-        if any(carries_value(a) for j, a in enumerate(args) if j not in which):
+        if any(carries_value(a) for j, a in enumerate(args) if j not in which) or kwargs_carry_value(kwargs):
             last = i
         if last >= 0:
             for out in outs:

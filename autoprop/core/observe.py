@@ -29,6 +29,7 @@ import sys
 import warnings
 import weakref
 
+import numpy as np
 from numpy import dtype as np_dtype
 
 from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
@@ -117,15 +118,44 @@ def note_escape(tensor, how, value):
                 and tensor._value.dtype.kind in "fc"):  # (a Variable it would watch on first use)
             if tape._escapes is None:
                 tape._escapes = []
+            if site is None and how in IMPLICIT:
+                site = _user_site()
             if len(tape._escapes) < MAX_CRUMBS:
-                if site is None and how in IMPLICIT:
-                    site = _user_site()
                 tape._escapes.append((how, tensor, value, len(tape._nodes), site))
+            elif how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
+                _overflow(tape, how, tensor, site)
     if how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
-        for acc in _FORWARD:  # an open ForwardAccumulator loses the tangent the same way
+        # an open ForwardAccumulator loses the tangent the same way; its refusal reads only the earliest
+        # position, so the capped list (the first MAX_CRUMBS, in order) can hide none
+        for acc in _FORWARD:
             entry = acc._tangents.get(id(tensor))
             if entry is not None and entry[0] is tensor and len(acc._escapes) < MAX_CRUMBS:
                 acc._escapes.append((how, tensor, acc._ops, site or _user_site()))
+
+
+class EscapedRef:
+    """What a tape keeps of a tensor that left it implicitly beyond :data:`MAX_CRUMBS` breadcrumbs: its
+    ``_key``, ``shape`` and ``dtype``, not its value (a Variable is kept itself: the model holds it)."""
+
+    __slots__ = ("_key", "shape", "dtype")
+
+    def __init__(self, tensor):
+        self._key, self.shape, self.dtype = tensor._key, tensor.shape, tensor.dtype
+
+
+def _overflow(tape, how, tensor, site):
+    """An implicit escape beyond the cap (review25a H2: after 10,000 logged ``.numpy()`` values a real partial
+    escape was dropped and ``gradient`` gave [1, 2] for [3, 6]). ``tape._escape_overflow`` keeps one entry per
+    tensor, ``[how, tensor or EscapedRef, position, site, count]`` (its first escape: the earliest position is
+    what ``diagnose.refuse_partial_escape`` compares), so it grows at most with the tensors the tape tracks."""
+    if tape._escape_overflow is None:
+        tape._escape_overflow = {}
+    entry = tape._escape_overflow.get(tensor._key)
+    if entry is not None:
+        entry[4] += 1
+        return
+    kept = tensor if type(tensor) is Variable else EscapedRef(tensor)
+    tape._escape_overflow[tensor._key] = [how, kept, len(tape._nodes), site, 1]
 
 
 def after_op(prim, args, out):
@@ -514,13 +544,67 @@ def implicit_escape(tensor, how=None):
     if _first_at_site(tape):
         warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
 
+class OwnFloat(float):
+    """A Python float that autoprop's own implementation made (``std``'s ``sqrt(n - ddof)``): never a value
+    that left the tape, so :func:`carries_value` passes it (review25a M2: ``float(t)`` logged, then ``np.std(x)``,
+    was refused). Arithmetic on it gives a plain float, so the mark never reaches a value mixed with the user's."""
+
+    __slots__ = ()
+
+
+class OwnArray(np.ndarray):
+    """An ndarray that autoprop's own implementation made (``linspace``'s ``0..num-1``, the 0 ``diagflat``
+    appends), passed by :func:`carries_value` as :class:`OwnFloat` is. A numpy operation on it gives a plain
+    ndarray (its operands unmarked first), so the mark never reaches a value computed with the user's; beside a
+    Tensor it defers to the Tensor's dispatch, which records it, mark and all."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(i, Tensor) for i in inputs):
+            return NotImplemented
+        if "out" in kwargs:
+            kwargs["out"] = _unmarked(kwargs["out"])
+        return getattr(ufunc, method)(*_unmarked(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if any(issubclass(t, Tensor) for t in types):
+            return NotImplemented
+        return func(*_unmarked(args), **_unmarked(kwargs))
+
+
+def _unmarked(x):
+    """``x`` with every :class:`OwnArray` in it (in tuples, lists and dict values) a plain ndarray view."""
+    if type(x) is OwnArray:
+        return x.view(np.ndarray)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_unmarked(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _unmarked(v) for k, v in x.items()}
+    return x
+
+
+def own(value):
+    """``value`` (a float number or an ndarray made inside autoprop) marked as autoprop's own constant:
+    :class:`OwnFloat` or :class:`OwnArray` (a view), which :func:`carries_value` passes. For the constants an
+    implementation computes from shapes and counts only, never from a value the user gave."""
+    if isinstance(value, np.ndarray):
+        return value.view(OwnArray)
+    if isinstance(value, np.generic):
+        return np.asarray(value).view(OwnArray)  # (0-d: keeps its dtype)
+    return OwnFloat(value) if isinstance(value, float) else value  # (an int carries no value anyway)
+
+
+_OWN = (OwnFloat, OwnArray)
+
+
 def carries_value(a):
     """Could the constant argument ``a`` of a recorded op hold a value that left the tape?
     A float or complex number, array or Tensor could; an integer, a bool, an index (slices,
     ``...``), a dtype, None or a string cannot (a value that left through ``float()`` and came
-    back as an integer has the derivative 0: nothing is lost). Read by
+    back as an integer has the derivative 0: nothing is lost), nor a constant autoprop's own
+    implementation made (:func:`own`). Read by
     ``diagnose.refuse_partial_escape`` and the ForwardAccumulator's twin of it."""
-    if a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type)):
+    if type(a) in _OWN or a is None or a is Ellipsis or isinstance(a, (bool, int, str, slice, type, np_dtype)) or (
+            callable(a) and getattr(a, "dtype", None) is None):  # (np.piecewise's functions)
         return False
     if isinstance(a, (tuple, list)):
         return any(carries_value(x) for x in a)
@@ -533,21 +617,35 @@ def carries_value(a):
     return True
 
 
+#: Keyword arguments of a record that cannot carry a value back onto the tape: a record's own saved arrays
+#: (``tape.WithSaved``), ``pinv``'s ``rcond`` (a threshold: A^+ does not depend on it where it is
+#: differentiable), a cast's ``dtype``.
+STATIC_KWARGS = frozenset({"saved", "rcond", "dtype"})
+
+
+def kwargs_carry_value(kwargs):
+    """Could a keyword argument of a recorded op (``node.kwargs``) hold a value that left the tape
+    (``np.pad(x, 1, constant_values=float(x[0]))``, review25a H1)? :func:`carries_value` of each, except
+    :data:`STATIC_KWARGS`. ``kwargs`` is a dict or None."""
+    return bool(kwargs) and any(carries_value(v) for k, v in kwargs.items() if k not in STATIC_KWARGS)
+
+
 def partial_escape_text(who, escapes, lost):
     """The message of the error ``who`` (``"GradientTape.gradient"``, ``"ForwardAccumulator.jvp"``)
     raises for a partial escape: ``escapes`` the ``(how, tensor, position, site)`` of each value that
-    left, ``lost`` how the requested sources it came from are named. It names the first escape's
-    ``file:line`` and its way out, how many left and at which lines, and what to write instead."""
-    how, tensor, pos, site = escapes[0]
+    left (``(how, tensor, position, site, count)`` for ``count`` of them), ``lost`` how the requested
+    sources it came from are named. It names the first escape's ``file:line`` and its way out, how
+    many left and at which lines, and what to write instead."""
+    how, tensor, pos, site = escapes[0][:4]
     sites = {}
-    for e in escapes:
-        sites[e[3]] = sites.get(e[3], 0) + 1
+    for e in escapes:  # (a fifth field: how many escapes the entry stands for, observe._overflow)
+        sites[e[3]] = sites.get(e[3], 0) + (e[4] if len(e) > 4 else 1)
     path, _, line = (site or "?:0").rpartition(":")
     text = linecache.getline(path, int(line) if line.isdigit() else 0).strip()
     after = text.split("]", 1)[1].lstrip() if "]" in text else ""
     setitem = after.startswith("=") and not after.startswith("==")
     way = how + (" (an assignment into a numpy array, `out[...] = t`, converts t so)" if setitem else "")
-    n, lines = len(escapes), len(sites)
+    n, lines = sum(sites.values()), len(sites)
     where = "; ".join(f"{s} ({c}x)" for s, c in list(sites.items())[:3]) + ("; ..." if lines > 3 else "")
     who_t = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else f"a tensor of shape {tensor.shape}"
     return (

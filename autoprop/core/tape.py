@@ -386,7 +386,10 @@ class MultiNode(Node):
 
 
 _new_tensor = _new_node = object.__new__
-_SEQ = (list, tuple)
+#: What an argument becomes before the forward sees it: a Python list is an array (``[[1., 2.]] @ w``, as
+#: TensorFlow), a float autoprop made (``observe.OwnFloat``, marked for the escape check only) a plain float,
+#: which numpy promotes as a weak scalar (a float32 tensor / it stays float32).
+_PLAIN = {list: np.asarray, tuple: np.asarray, _observe.OwnFloat: float}
 
 
 def _op_error(prim, vals, kwargs, exc):
@@ -422,8 +425,7 @@ def call(prim, /, *args, **kwargs):
     """
     vals = []  # (a loop, not a comprehension: one frame fewer on Python 3.11)
     for a in args:
-        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
-        # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
+        vals.append(a._value if isinstance(a, Tensor) else _PLAIN[type(a)](a) if type(a) in _PLAIN else a)
     if kwargs and "axis" in kwargs and type(kwargs["axis"]) is list:  # axis=[0, 1] is (0, 1), as TF
         kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
@@ -499,7 +501,7 @@ def call_multi(prim, /, *args, **kwargs):
     """
     vals = []
     for a in args:
-        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
+        vals.append(a._value if isinstance(a, Tensor) else _PLAIN[type(a)](a) if type(a) in _PLAIN else a)
     try:
         arrs = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:
@@ -845,6 +847,7 @@ class GradientTape:
         self._keep = None  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
         self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
+        self._escape_overflow = None  # the implicit ones beyond observe.MAX_CRUMBS: observe.note_escape
         self._used = False
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
@@ -871,8 +874,8 @@ class GradientTape:
                 return n
         n += _count_in(t, self._watched, seen) + _count_in(t, self._keep or (), seen)
         for crumbs in (self._escapes or (), (self._cut_args or {}).values(),
-                       (self._post_mortem or {}).values()):
-            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text)
+                       (self._post_mortem or {}).values(), (self._escape_overflow or {}).values()):
+            for entry in crumbs:  # (how, tensor, value, position), (op, args), (source, text), [how, Variable, ...]
                 n += _count_in(t, entry, seen)
         return n
 
@@ -885,7 +888,7 @@ class GradientTape:
         self._cuts = None
         self._keep = None
         self._cut_args = None
-        self._escapes = None
+        self._escapes = self._escape_overflow = None
         self._used = False
 
     def _crumbs(self):
@@ -1398,7 +1401,7 @@ class GradientTape:
         if self._cuts is not None:
             self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
-            self._escapes = None
+            self._escapes = self._escape_overflow = None
         if self._watch_ref is not None:
             _unwatch(self._watch_ref)
             self._watch_ref = None

@@ -8,6 +8,11 @@ written and both spellings follow one rule: a call in which no Tensor is float o
 (integer or boolean Tensors, arrays, numbers) is numpy's own function on the values, in
 numpy's values and dtype, returned as constant Tensors. ``out=`` and in-place updates raise
 TypeError naming the function, why the tape cannot record it, and what to write instead.
+A ufunc's name has numpy's methods too: ``anp.add.reduce``, ``anp.maximum.accumulate``,
+``anp.multiply.outer``, ``anp.logaddexp.reduce`` are recorded as the numpy function each computes
+(sum, a running max, a broadcast product, logsumexp), exactly as ``np.add.reduce(t)``;
+``reduceat``, ``at`` on a Tensor and the methods with no recorded function raise TypeError
+naming what to write (``at`` on plain arrays is numpy's own, in place).
 
 Every other numpy name is numpy's own object, as ``autograd.numpy`` re-exports numpy:
 ``anp.zeros is np.zeros`` (plain arrays from constructors, ``anp.pi``, ``anp.newaxis``), and

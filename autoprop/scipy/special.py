@@ -2,8 +2,10 @@
 
 scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
-``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``entr``, ``log_expit``, ``expm1``, ``log1p``) dispatch to autoprop when called on a Tensor, so
-``scipy.special.expit(x)`` is recorded as written; so do ``gammainc``, ``gammaincc``, ``jv``
+``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``i0e``, ``i1e``, ``entr``, ``log_expit``, ``expm1``, ``log1p``,
+``exp1``, ``expi``, ``spence``, ``rel_entr``, ``kl_div``, ``beta``) dispatch to autoprop when called on a Tensor, so
+``scipy.special.expit(x)`` is recorded as written; so do ``gammainc`` and ``gammaincc`` (in both
+arguments; the second derivative in ``a`` is refused by name), ``jv``
 (``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
 is refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and ``gammasgn``
 (piecewise constant: no gradient). ``logsumexp``, ``softmax``,
@@ -63,11 +65,60 @@ def _in_x(name, pname):
     return twin
 
 
-gammainc, gammaincc = _in_x("gammainc", "a"), _in_x("gammaincc", "a")
+gammainc, gammaincc = _R.gammainc, _R.gammaincc  # (both arguments: autoprop.explain("gammainc"))
 jv, yv, iv, ive, yn = _in_x("jv", "v"), _in_x("yv", "v"), _in_x("iv", "v"), _in_x("ive", "v"), _in_x("yn", "n")
 stdtr = _in_x("stdtr", "df")
 jn = jv
 j0, j1, y0, y1, erfcinv, rgamma, gammasgn = _R.j0, _R.j1, _R.y0, _R.y1, _R.erfcinv, _R.rgamma, _R.gammasgn
+beta = _R.beta  # (both arguments; scipy.special.beta on a Tensor reaches the same record)
+i0e, i1e, exp1, expi, spence, rel_entr, kl_div = _R.i0e, _R.i1e, _R.exp1, _R.expi, _R.spence, _R.rel_entr, _R.kl_div
+
+
+def betainc(a, b, x):
+    """``scipy.special.betainc(a, b, x)``, the regularised incomplete beta function, recorded in ``x``.
+
+    Parameters
+    ----------
+    a, b : array_like (or Tensors that carry no gradient)
+        The shape parameters, positive.
+    x : Tensor or array_like
+        In [0, 1]; broadcast with ``a`` and ``b``.
+
+    Returns
+    -------
+    Tensor
+        scipy's value; d/dx = x^(a-1) (1-x)^(b-1) / B(a, b) (DLMF 8.17.2; ``autoprop.explain("betainc")``).
+
+    Raises
+    ------
+    TypeError
+        An ``a`` or ``b`` that carries gradient: the derivative in the shape parameters is not recorded
+        (nor in jax: "Betainc gradient with respect to a and b not supported").
+    """
+    return _ss.betainc(a, b, _t(x))
+
+
+def zeta(x, q=None):
+    """``scipy.special.zeta(x, q)``, the Hurwitz zeta function (Riemann's for ``q=None``), recorded in ``q``.
+
+    Parameters
+    ----------
+    x : array_like (or a Tensor that carries no gradient)
+        The exponent.
+    q : Tensor or array_like, optional
+        The shift; None: Riemann's zeta of ``x`` (a constant Tensor).
+
+    Returns
+    -------
+    Tensor
+        scipy's value; d/dq = -x zeta(x + 1, q) (DLMF 25.11.17; ``autoprop.explain("zeta")``).
+
+    Raises
+    ------
+    TypeError
+        An ``x`` that carries gradient: the derivative in the exponent is not recorded.
+    """
+    return _ss.zeta(_t(x), None) if q is None else _ss.zeta(x, _t(q))
 
 
 def polygamma(n, x):

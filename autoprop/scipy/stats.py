@@ -23,9 +23,10 @@ Off the support each method gives scipy's value (``pdf`` 0, ``logpdf`` -inf, ``c
 whose gradient is 0), and nan where a parameter is out of its domain (``scale <= 0``, a shape
 ``a``, ``b`` or ``df <= 0``, ``mu < 0``), as scipy's ``_argcheck``.
 
-The distribution functions (``cdf``) go through ``scipy.special.betainc``/``gammainc``/``gammaincc``,
-which are recorded in their last argument only: a gradient for a shape parameter (``df``, ``a``,
-``b``) of a ``cdf`` is refused by name. Other methods (``rvs``, ``fit``, ``ppf``, frozen
+The distribution functions (``cdf``) go through ``scipy.special.betainc``/``gammainc``/``stdtr``:
+``gammainc`` is recorded in its shape ``a`` too (``autoprop/core/prims/incgamma.py``), so ``gamma.cdf``
+and ``chi2.cdf`` are differentiable in ``a`` and ``df``; ``betainc`` and ``stdtr`` are recorded in their
+last argument only, so a gradient for ``beta.cdf``'s ``a``, ``b`` or ``t.cdf``'s ``df`` is refused by name. Other methods (``rvs``, ``fit``, ``ppf``, frozen
 distributions ``norm(loc, scale)``) are not twinned: an AttributeError or TypeError says so.
 Sources: scipy's own formulas (``scipy/stats/_continuous_distns.py``, ``_multivariate.py``).
 
@@ -106,8 +107,8 @@ def _shape_constant(who, **params):
         if _carries(p):
             raise TypeError(
                 f"autoprop.scipy.stats.{who} is recorded in x, loc and scale only: its derivative in the shape "
-                f"parameter {name} (a series of the incomplete gamma, beta or t function's parameter, which autoprop, "
-                f"jax and TensorFlow do not differentiate) is not, and {name} carries gradient here (a watched "
+                f"parameter {name} (a derivative of the incomplete gamma, beta or t function in its parameter) is not "
+                f"recorded here, and {name} carries gradient here (a watched "
                 f"Tensor). Pass {name} as a number or numpy array ({name}.numpy(), or ap.stop_gradient({name})); "
                 f"the pdf and logpdf are differentiable in {name}.")
 
@@ -226,12 +227,12 @@ def _gamma_logpdf(x, a, loc=0, scale=1):
     return _scipy_values(_ss.xlogy(a - 1.0, y) - y - _ss.gammaln(a) - log_s, bad | bad_a, (below, -_np.inf))
 
 
-def _gamma_cdf(x, a, loc=0, scale=1, who=None):
-    name, pname, p = who or ("gamma.cdf", "a", a)  # (chi2's: its df, of which a is df / 2)
-    _shape_constant(name, **{pname: p})
+def _gamma_cdf(x, a, loc=0, scale=1):
+    # differentiable in a too: gammainc's record carries its derivative in a (fixj25: the series and Legendre's
+    # continued fraction, checked against jax)
     y, _, bad = _std(x, loc, scale)
     a, bad_a = _domain(a, lambda v: v > 0)
-    below = _value(y) < 0
+    below = _value(y) <= 0  # (at y = 0 the cdf is 0 for every scale: no inf (the density, a < 1) times dy/ds = 0)
     return _scipy_values(_ss.gammainc(a, _support(y, below, 1.0)), bad | bad_a, (below, 0.0))
 
 
@@ -241,7 +242,7 @@ gamma = _Distribution("gamma", {"pdf": lambda x, a, loc=0, scale=1: _np.exp(_gam
 chi2 = _Distribution("chi2", {
     "pdf": lambda x, df, loc=0, scale=1: _np.exp(_gamma_logpdf(x, df / 2.0, loc, 2.0 * scale)),
     "logpdf": lambda x, df, loc=0, scale=1: _gamma_logpdf(x, df / 2.0, loc, 2.0 * scale),
-    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale, who=("chi2.cdf", "df", df))})
+    "cdf": lambda x, df, loc=0, scale=1: _gamma_cdf(x, df / 2.0, loc, 2.0 * scale)})
 
 
 def _beta_std(x, a, b, loc, scale):
@@ -264,6 +265,9 @@ def _beta_logpdf(x, a, b, loc=0, scale=1):
 def _beta_cdf(x, a, b, loc=0, scale=1):
     _shape_constant("beta.cdf", a=a, b=b)
     y, _, below, above, bad, a, b = _beta_std(x, a, b, loc, scale)
+    edge = _value(y) == 0  # the cdf is 0 for every scale there (as _gamma_cdf's; review25a M1: nan for a < 1)
+    if _np.any(edge):
+        below, y = below | edge, _support(y, edge, 0.5)
     return _scipy_values(_ss.betainc(a, b, y), bad, (below, 0.0), (above, 1.0))
 
 

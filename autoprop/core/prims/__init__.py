@@ -4,7 +4,8 @@
 mean, max, logsumexp, softmax, norm, prod, var, ...), ``shape`` (reshape, transpose,
 indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
 dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and
-col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stacking,
+col2im), ``special`` (more ufuncs, scipy.special), ``incgamma`` (scipy.special.gammainc and
+gammaincc, differentiable in both arguments), ``stacking`` (numpy's stacking,
 splitting, sorting and statistics functions as composites), ``fused`` (one record per
 layer operation: ``linear``, Linear's ``X @ W.T + b``), ``array_api`` (numpy 2's
 array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ... over the last axes),
@@ -27,11 +28,11 @@ record by name (``registry.tanh``, ``registry.unbroadcast``, ``registry.dispatch
 from .. import registry as _registry  # noqa: I001  (the families in their registration order)
 from . import _common
 from . import elementwise, reductions, shape, linalg, windows
-from . import special, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
+from . import special, incgamma, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
 from . import extra
 from . import dispatch
 
-FAMILIES = (elementwise, reductions, shape, linalg, windows, special, stacking, fused, array_api,
+FAMILIES = (elementwise, reductions, shape, linalg, windows, special, incgamma, stacking, fused, array_api,
             linalg_tensor, recurrent, linalg_eig, numeric, fft, extra)
 
 #: What the registry holds besides the families' records: the helpers of every VJP

@@ -288,6 +288,9 @@ def numpy_name(f):
                 return prim(*inputs)  # straight call: float/complex Tensors, numbers beside float64)
             return dispatch_ufunc(f, "__call__", inputs, kwargs)
         impl = _UFUNCS[f]
+        for method in _UFUNC_METHOD_ARGS:  # anp.add.reduce, anp.maximum.accumulate, anp.multiply.outer
+            setattr(bound, method, _ufunc_method(f, method))
+        bound.nin, bound.nout, bound.identity = f.nin, f.nout, f.identity
     else:
         def bound(*args, **kwargs):
             return dispatch_function(f, args, kwargs, True)
@@ -297,6 +300,54 @@ def numpy_name(f):
         f"``numpy.{f.__name__}`` over Tensors (numpy's own dispatch; the derivative: "
         f"``autoprop.explain({(impl.name if isinstance(impl, Primitive) else f.__name__)!r})``).")
     return bound
+
+
+# a ufunc method's parameters after its array(s), in numpy's order (numpy's __array_ufunc__ hands
+# them to dispatch_ufunc by keyword; the names' methods take them by position too)
+_UFUNC_METHOD_ARGS = {
+    "reduce": (1, ("axis", "dtype", "out", "keepdims", "initial", "where")),
+    "accumulate": (1, ("axis", "dtype", "out")),
+    "outer": (2, ()),
+    "reduceat": (1, ("indices", "axis", "dtype", "out")),
+    "at": (1, ("indices", "b")),
+}
+
+
+def _ufunc_method(f, method):
+    """``anp.<ufunc>.<method>``: numpy's ``np.<ufunc>.<method>`` as numpy dispatches it on Tensors
+    (:func:`dispatch_ufunc`: reduce, accumulate and outer recorded as the numpy function each
+    computes, :func:`~.reductions.ufunc_method`; the others refused, naming what to write), with
+    arrays and numbers accepted as by every ``autoprop.numpy`` name. ``at`` with no Tensor at all
+    is numpy's own (in place into the array, as numpy)."""
+    n_arrays, names = _UFUNC_METHOD_ARGS[method]
+
+    def call(*args, **kwargs):
+        if len(args) > n_arrays + len(names):
+            raise TypeError(f"{f.__name__}.{method}() takes at most {n_arrays + len(names)} "
+                            f"positional arguments ({len(args)} given)")
+        inputs = args[:n_arrays]
+        for name, value in zip(names, args[n_arrays:]):
+            if name in kwargs:
+                raise TypeError(f"{f.__name__}.{method}() got multiple values for argument {name!r}")
+            kwargs[name] = value
+        if kwargs.get("out", 0) is None:  # numpy's default, as numpy's protocol drops it
+            del kwargs["out"]
+        if method == "at":
+            if not _holds_tensor(args) and not _holds_tensor(kwargs.values()):  # plain arrays: numpy's own
+                for name in set(kwargs) - {"indices", "b"}:
+                    raise TypeError(f"{f.__name__}.at() got an unexpected keyword argument {name!r}")
+                return f.at(args[0], *(kwargs[n] for n in ("indices", "b") if n in kwargs))  # (in place)
+            _add_at(f, args)
+        if method == "reduceat":  # the indices are an argument of the method, not an input
+            inputs = inputs + (kwargs.pop("indices"),) if "indices" in kwargs else inputs
+        return dispatch_ufunc(f, method, inputs, kwargs)
+
+    call.__name__ = method
+    call.__qualname__ = f"{f.__name__}.{method}"
+    call.__doc__ = (f"``numpy.{f.__name__}.{method}`` over Tensors (numpy's own dispatch: reduce, "
+                    "accumulate and outer are recorded as the numpy function each computes, "
+                    "``autoprop.core.prims.reductions.ufunc_method``).")
+    return call
 
 
 def _bind(func, args, kwargs):

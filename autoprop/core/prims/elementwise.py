@@ -150,21 +150,36 @@ def _tie_routed(name, fwd, word, op):
 
 maximum = _tie_routed("maximum", np.maximum, "larger", ">")
 minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
-def _share_of(x, ans):
+def _share_of(x, ans, count_posinf=None, exp=np.exp):
     """exp(x - ans): the softmax weight of ``x`` in ``ans = logsumexp(...)``; an input at
-    -inf gets 0, also where ``ans`` is -inf (every input masked), where x - ans is nan."""
-    w = np.exp(x - ans)
+    -inf gets 0, also where ``ans`` is -inf (every input masked), where x - ans is nan.
+    Where ``ans`` is +inf (inf - inf: nan), the limit of the weights: the ``count_posinf()``
+    inputs at +inf share 1 evenly, the finite ones get 0 (logaddexp(inf, 5): 1 and 0;
+    logaddexp(inf, inf): 1/2 each, as sigmoid(a - b) on a = b). ``exp``: np.exp2 for logaddexp2."""
+    w = exp(x - ans)
     if _all_finite(w):
         return w
-    return np.where(np.isneginf(_value(x)), 0.0, w)
+    xv = _value(x)
+    w = np.where(np.isneginf(xv), 0.0, w)
+    top = np.isposinf(_value(ans))
+    if count_posinf is not None and np.any(top):
+        w = np.where(top, np.isposinf(xv) / np.maximum(count_posinf(), 1), w)
+    return w
+
+
+def _posinf_pair(a, b):
+    return lambda: np.isposinf(_value(a)) * 1.0 + np.isposinf(_value(b))
 
 
 logaddexp = _binary(
-    "logaddexp", np.logaddexp, lambda ans, a, b: _share_of(a, ans), lambda ans, a, b: _share_of(b, ans),
+    "logaddexp", np.logaddexp, lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b)),
+    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b)),
     "d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
     "da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)",
     kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0; "
-          "an input at -inf gets 0, also when both are -inf (a masked pair: never nan)",
+          "an input at -inf gets 0, also when both are -inf (a masked pair: never nan); at +inf the limit "
+          "of sigmoid(a - b): 1 to an infinite input beside a finite one, 1/2 each when both are +inf "
+          "(jax gives 1 each, and e^b to a finite b; torch nan)",
 )
 arctan2 = _binary(
     "arctan2", np.arctan2, lambda ans, y, x: x / (x * x + y * y), lambda ans, y, x: -y / (x * x + y * y),

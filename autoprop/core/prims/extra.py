@@ -70,7 +70,7 @@ from .shape import (
     take,
     take_along_axis,
 )
-from .special import remainder
+from .special import _elementwise, _i1_over_x, remainder
 from .stacking import _axis_arg, _nan_fill, cumprod, nanmean
 
 try:
@@ -80,7 +80,8 @@ except ImportError:  # pragma: no cover - scipy comes with scikit-learn
 
 __all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
-           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "betainc"]
+           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "betainc",
+           "i0e", "i1e", "exp1", "expi", "rel_entr", "kl_div", "spence"]
 
 _S = builtins.slice
 
@@ -692,7 +693,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
     sq = d * d if d.dtype.kind != "c" else np.real(d * np.conj(d))  # (numpy's |d|^2 for complex)
-    return sum(sq, axis=axis, keepdims=bool(keepdims)) / np.maximum(count - ddof, 0).astype(sq.dtype)
+    return sum(sq, axis=axis, keepdims=bool(keepdims)) / _observe.own(np.maximum(count - ddof, 0).astype(sq.dtype))
 
 
 @defcomposite("nancumprod", "cumprod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nancumprod,))
@@ -884,5 +885,51 @@ if _ss is not None:
     # adaptors that refuse an x that carries gradient (the record itself is differentiable in q only)
     defnumpy("scipy.special.zeta", (_ss._ufuncs._zeta,), _np_zeta)
     defnumpy("scipy.special.zeta", (_ss._ufuncs._riemann_zeta,), _np_riemann_zeta)
+
+# -log1p(u) / u = -sum_k (-u)^k / (k + 1): spence's derivative log(z) / (1 - z) at z = 1 + u, a polynomial
+# for |u| < 1/4 (28 terms: the next below 1e-18), where the quotient differentiated cancels
+_SPENCE_SERIES = tuple(-((-1.0) ** k) / (k + 1) for k in range(28))
+
+
+def _dspence(ans, z):
+    u = z - 1.0
+    near = np.abs(np.asarray(_value(u))) < 0.25
+    p = _SPENCE_SERIES[-1]
+    for c in reversed(_SPENCE_SERIES[:-1]):
+        p = p * u + c
+    if np.all(near):
+        return p
+    return np.where(near, p, np.log(z) / (1.0 - np.where(near, 0.5, z)))
+
+
+def _di1e(ans, x):
+    # i1e = e^(-|x|) i1(x): i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2), i1(x) / x its series near 0
+    return _ss.i0e(x) - np.exp(-np.abs(x)) * _i1_over_x(x) - np.sign(x) * ans
+
+
+if _ss is not None:
+    i0e = _elementwise("i0e", _ss.i0e, lambda ans, x: _ss.i1e(x) - np.sign(x) * ans,
+                       "i1e(x) - sign(x) i0e(x) (DLMF 10.29.3 times e^(-|x|))",
+                       kinks="x = 0: e^(-|x|) has a kink (sign(0) = 0 taken: 0, as jax)", source="special.i0e({x})")
+    i1e = _elementwise("i1e", _ss.i1e, _di1e, "i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2; "
+                       "i1(x) / x a Taylor series for |x| < 1)", kinks="x = 0: 1/2 (the kink of e^(-|x|) "
+                       "meets i1(0) = 0: differentiable)", source="special.i1e({x})")
+    exp1 = _elementwise("exp1", _ss.exp1, lambda ans, x: -np.exp(-x) / x, "-e^(-x) / x (DLMF 6.2.1)",
+                        kinks="x = 0: -inf; x < 0: nan (scipy's real exp1)", source="special.exp1({x})")
+    expi = _elementwise("expi", _ss.expi, lambda ans, x: np.exp(x) / x, "e^x / x (DLMF 6.2.5)",
+                        kinks="x = 0: a pole", source="special.expi({x})")
+    spence = _elementwise("spence", _ss.spence, _dspence, "log(z) / (1 - z) (scipy's spence(z) = integral from 1 "
+                          "to z of log(t) / (1 - t) dt, DLMF 25.12.1; -1 at z = 1, a Taylor series there)",
+                          kinks="z = 0: +inf; z < 0: nan (as scipy)", source="special.spence({x})")
+    rel_entr = _binary(
+        "rel_entr", _ss.rel_entr, lambda ans, x, y: np.log(x / y) + 1.0, lambda ans, x, y: -x / y,
+        "d (x log(x/y))/dx = log(x/y) + 1, d/dy = -x / y", "dx = g (log(x/y) + 1), dy = -g x / y",
+        kinks="x = 0: d/dx -inf (one-sided), d/dy 0; x < 0 or y <= 0 (scipy's inf): nan or inf",
+        source="special.rel_entr({0}, {1})")
+    kl_div = _binary(
+        "kl_div", _ss.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1.0 - x / y,
+        "d (x log(x/y) - x + y)/dx = log(x/y), d/dy = 1 - x / y", "dx = g log(x/y), dy = g (1 - x / y)",
+        kinks="x = 0: d/dx -inf (one-sided), d/dy 1; x < 0 or y <= 0 (scipy's inf): nan or inf",
+        source="special.kl_div({0}, {1})")
 else:  # pragma: no cover
-    beta = zeta = betainc = None
+    beta = zeta = betainc = i0e = i1e = exp1 = expi = spence = rel_entr = kl_div = None

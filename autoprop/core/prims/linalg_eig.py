@@ -347,19 +347,25 @@ def _sqrtm_vjp(g, ans, a):
 
 
 def _sqrtm_zero(y):
-    """The eigenvalues and vectors ``(s, V)`` of a square root ``y`` and the mask of those at 0 to working precision
-    (``|s| <= sqrt(n eps) max|s|``: ``s^2``, A's eigenvalue, at most ``n eps`` of A's largest, numpy's
-    matrix_rank tolerance; so A singular to working precision), or None when none is."""
+    """The eigenvalues and vectors ``(s, V)`` of a square root ``y`` and the mask of those that are 0 to working
+    precision, or None when none is. 0 means at most eig's own rounding, ``|s| <= n eps max|s|`` (eps of y's
+    dtype): the Sylvester solve (LAPACK trsyl) then divides by rounding noise (its smallest divisor is eps
+    max|Y|), and ``s_i + s_j`` of two of them is exactly 0 in exact arithmetic for a singular A whose Schur form
+    has an exact 0 (``[[2, 1], [1, 0.5]]``: eig(Y) gives -5.6e-17). A tiny but resolved eigenvalue is not 0
+    (review25a: diag(1, 1e-20), ``s = 1e-10``, was called singular under session 24's ``sqrt(n eps)``, giving inf
+    for the exact 2e10): there the solve divides by ``s_i + s_j`` itself and is right."""
     s, v = np.linalg.eig(y)
-    zero = np.abs(s) <= np.sqrt(s.size * np.finfo(float).eps) * np.max(np.abs(s), initial=0.0)
-    return (s, v, zero) if zero.any() else None
+    eps = np.finfo(np.result_type(y.dtype, np.float32)).eps
+    zero = np.abs(s) <= s.size * eps * np.max(np.abs(s), initial=0.0)
+    return (np.where(zero, 0.0, s), v, zero) if zero.any() else None
 
 
 def _sqrtm_refuse_singular(ans):
     y = np.asarray(ans._value if isinstance(ans, Tensor) else ans)
     ys = y.reshape((-1,) + y.shape[-2:])
     if any(_sqrtm_zero(m) is not None for m in ys):
-        raise ValueError("autoprop.sqrtm: A is singular (an eigenvalue 0 to working precision), where the "
+        raise ValueError("autoprop.sqrtm: A is singular (an eigenvalue of its square root 0 to working precision: "
+                         "at most n eps max|s|), where the "
                          "derivative of its square root is infinite; only reverse mode's first-order gradient of one "
                          "matrix is given there (+-inf in the entries it reaches), not a tangent, a batch or a "
                          "higher order")
@@ -394,7 +400,7 @@ sqrtm = defprim(
     jacobian="Y Y = A, so Y dY + dY Y = dA: dY = sylv(Y, Y, dA) (Higham 2008, Functions of Matrices, (6.5))",
     vjp="dA = sylv(Y^T, Y^T, g) (the adjoint Sylvester equation)",
     shapes="A (..., n, n) -> (..., n, n)",
-    kinks="A singular (an eigenvalue 0 to working precision, where Y Y's Sylvester operator is singular): "
+    kinks="A singular (an eigenvalue of Y at most n eps max|s|, where Y Y's Sylvester operator is singular): "
           "an infinite derivative, +-inf in the entries of dA it reaches (the eigenbasis solve; refused at higher "
           "order and for a batch); a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
     source="{out} = scipy.linalg.sqrtm({a})", reads=(("ans",),),

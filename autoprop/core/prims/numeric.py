@@ -15,6 +15,7 @@ import builtins
 
 import numpy as np
 
+from ..observe import own
 from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
@@ -35,9 +36,12 @@ def _along(nd, axis, s):
     return (_S(None),) * (axis % nd) + (s,)
 
 
+_ONE = own(1.0)  # (trapezoid's default dx: autoprop's, not a value the user gave)
+
+
 @defcomposite("trapezoid", "sum(d * (y[1:] + y[:-1]) / 2) along axis, d = dx or diff(x)",
               numpy=tuple(f for f in (getattr(np, "trapezoid", None),) if f is not None))
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y, x=None, dx=_ONE, axis=-1):
     """``numpy.trapezoid`` over Tensors: ``sum(d * (y[1:] + y[:-1]) / 2)`` along ``axis``.
 
     Parameters
@@ -70,7 +74,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         if x.ndim == 1 and y.ndim > 1:  # numpy: a 1-D x runs along axis
             d = reshape(d, shape=tuple(-1 if i == axis % y.ndim else 1 for i in range(y.ndim)))
     pairs = getitem(y, _along(y.ndim, axis, _S(1, None))) + getitem(y, _along(y.ndim, axis, _S(None, -1)))
-    return sum(d * pairs / 2.0, axis=axis)
+    return sum(d * pairs / own(2.0), axis=axis)
 
 
 @defcomposite("polyval", "Horner's rule y = (...(p0 x + p1) x + ...) + pn: recorded products "
@@ -95,7 +99,7 @@ def polyval(p, x):
     composition's: ``p`` and ``x`` both get gradients. Source: ``lessons/10-gradient-tape.md`` (composites).
     """
     p, x = _t(p), _t(x)
-    y = x * 0.0
+    y = x * own(0.0)
     for i in range(p.shape[0]):
         y = y * x + getitem(p, (i,))
     return y
@@ -516,7 +520,7 @@ def copysign(x1, x2, /, out=None, **kw):
     """
     _check_kw("copysign", dict(kw, out=out))
     x1, x2 = _t(x1), _t(x2)
-    s = np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16))
+    s = own(np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16)))
     return _connected(np.abs(x1) * s, x2)
 
 
@@ -548,7 +552,7 @@ def ldexp(x1, x2, /, out=None, **kw):
     x1, x2 = _t(x1), _value(x2)
     if np.asarray(x2).dtype.kind not in "iub":
         raise TypeError(f"numpy.ldexp: the exponent x2 must be integers, as numpy's; got {np.asarray(x2).dtype}")
-    return x1 * np.ldexp(np.ones((), np.result_type(x1.dtype, np.float16)), x2)
+    return x1 * own(np.ldexp(np.ones((), np.result_type(x1.dtype, np.float16)), x2))
 
 
 @defcomposite("nanstd", "norm(x - nanmean(x), NaNs as 0) / sqrt(count - ddof): NaNs get no "
@@ -586,8 +590,8 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     a, axis = _t(a), _axis_arg(axis)
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
-    return np.linalg.norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(
-        np.maximum(count - ddof, 0)).astype(np.zeros(0, a.dtype).real.dtype)  # (complex: a real std)
+    return np.linalg.norm(d, axis=axis, keepdims=bool(keepdims)) / own(np.sqrt(
+        np.maximum(count - ddof, 0)).astype(np.zeros(0, a.dtype).real.dtype))  # (complex: a real std)
 
 
 @defcomposite("compress", "take(x, nonzero(condition), axis) (flattened for axis=None)",

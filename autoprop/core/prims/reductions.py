@@ -13,6 +13,7 @@ import numpy as np
 
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
+from ..observe import own
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
@@ -130,13 +131,13 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         if extreme and initial is _NONE:
             raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
                              f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
-        x = where_(m, x, _cast(initial if extreme else _IDENTITY[base], x.dtype))
+        x = where_(m, x, _cast(initial, x.dtype) if extreme else own(_cast(_IDENTITY[base], x.dtype)))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
         r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
     elif base == "mean" and mask is not True:  # numpy's order: the kept entries' sum / their count
         kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
         with np.errstate(invalid="ignore", divide="ignore"):  # (a mean times count/kept was off by an ulp)
-            r = sum(x, axis=axis, keepdims=keepdims) / np.asarray(kept, x.dtype)
+            r = sum(x, axis=axis, keepdims=keepdims) / own(np.asarray(kept, x.dtype))
     else:
         r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
     if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
@@ -275,15 +276,22 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
+def _lse_share(x, ans, axis, keepdims):
+    """softmax(x) along ``axis`` from logsumexp's output (``_share_of``; +inf inputs share evenly)."""
+    return _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims),
+                     lambda: np.sum(np.isposinf(_value(x)), axis=axis, keepdims=True))
+
+
 logsumexp = defprim(
     "logsumexp", _logsumexp_fwd,
     lambda g, ans, x, axis=None, keepdims=False: times(
-        _keep_reduced(g, x.shape, axis, keepdims), _share_of(x, _keep_reduced(ans, x.shape, axis, keepdims))),
+        _keep_reduced(g, x.shape, axis, keepdims), _lse_share(x, ans, axis, keepdims)),
     jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
-        times(t, _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims))), axis=axis, keepdims=keepdims),
+        times(t, _lse_share(x, ans, axis, keepdims)), axis=axis, keepdims=keepdims),
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
     kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
-          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
+          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
+          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
           source="special.logsumexp({x}{_kw})",
 )
 
@@ -458,7 +466,23 @@ def _norm_jvp(t, ans, x, axis=None, keepdims=False):
     return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
 
 
+def _order_read(out, ord):  # noqa: A002
+    """``out`` times ``ord / ord`` (exactly ``out``) for a float order that picks a branch (2.0: the norm
+    record, 1.0: a sum, -1.0 and -2.0 of a matrix): the order is then a recorded constant, so a value that
+    left the tape and came back as the order (``ord=float(t)``: its slope d||x||_p/dp would be lost) is refused
+    by the partial-escape check as any other constant is (review25a). An integer order is static (numpy's and
+    jax's, which requires a concrete one); an infinite one picks max|x| (its slope in p tends to 0); another
+    float order is recorded already (``abs(x) ** p``)."""
+    if isinstance(ord, (float, np.floating)) and ord in (1, -1, 2, -2):
+        return out * (ord / ord)
+    return out
+
+
 def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
+    return _order_read(_vector_norm_of(x, ord, axis, keepdims), ord)
+
+
+def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
     if ord is None or ord == 2:
         return norm(x, axis=axis, keepdims=keepdims)
     a = absolute(x)
@@ -476,6 +500,10 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    return _order_read(_matrix_norm_of(x, ord, axes, keepdims), ord)
+
+
+def _matrix_norm_of(x, ord, axes, keepdims):  # noqa: A002
     row, col = axes
     if ord in (None, "fro"):
         return norm(x, axis=axes, keepdims=keepdims)
@@ -627,11 +655,11 @@ def _masked_spread(a, axis, ddof, keepdims, where_, name, given_mean=None):
     w = np.broadcast_to(np.asarray(getattr(where_, "_value", where_), dtype=bool), a.shape)
     n = np.sum(w, axis=axis, keepdims=bool(keepdims)) - ddof
     d = a - (np.mean(a, axis=axis, keepdims=True, where=w) if given_mean is None else given_mean)
-    d = d * w.astype(a.dtype)
+    d = d * own(w.astype(a.dtype))
     if name == "std":
-        return norm(d, axis=axis, keepdims=bool(keepdims)) / np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype)
+        return norm(d, axis=axis, keepdims=bool(keepdims)) / own(np.sqrt(np.maximum(n, 0)).astype(np.finfo(a.dtype).dtype))
     dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d
-    return sum(dd, axis=axis, keepdims=bool(keepdims)) / n.astype(dd.dtype)
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / own(n.astype(dd.dtype))
 
 
 def _given_mean(name, m):
@@ -740,7 +768,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     if where_ is not None:
         return _masked_spread(a, axis, ddof, keepdims, where_, "std", given)
     d = a - (mean(a, axis=axis, keepdims=True) if given is None else given)
-    return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
+    return norm(d, axis=axis, keepdims=bool(keepdims)) / own(float(np.sqrt(_count(a.shape, axis) - ddof)))
 
 
 #: ufunc.reduce and ufunc.accumulate as the numpy function they compute (numpy's own
@@ -818,5 +846,30 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
         "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
-        "recorded binary ufunc are. Use the numpy function instead (np.sum for "
-        "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")
+        "recorded binary ufunc are. " + _method_hint(ufunc, method))
+
+
+_REDUCE_NAME = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                np.logaddexp: "autoprop.scipy.special.logsumexp"}
+
+
+def _method_hint(ufunc, method):
+    """What to write instead of an unrecorded ``np.<ufunc>.<method>``, in recorded functions."""
+    red = _REDUCE_NAME.get(ufunc, "sum")
+    red = red if red.startswith("autoprop") else "np." + red
+    if method == "reduceat":
+        return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
+                f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
+                "(numpy gives x[i] itself where i >= j).")
+    if method == "accumulate" and ufunc is np.logaddexp:
+        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
+                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
+                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
+    if method == "at":
+        return "ufunc.at writes in place, which a Tensor never does."
+    if ufunc is np.hypot and method == "reduce":
+        return "np.hypot.reduce(x) is np.linalg.norm(x, axis=0)."
+    if ufunc in (np.fmax, np.fmin) and method == "reduce":
+        return f"np.{ufunc.__name__}.reduce(x) is np.nan{ufunc.__name__[1:]}(x, axis=0)."
+    return ("Write it with the recorded numpy functions (np.sum for np.add.reduce, np.cumsum for "
+            "np.add.accumulate, broadcasting for outer).")

@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from .. import views as _views
+from ..observe import own
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
 from ..tape import Scatter
 from ..tensor import Tensor
@@ -162,7 +163,7 @@ def _gather(a, idx, zero=False):
     """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
     flat = reshape(a, shape=(-1,))
     if zero:
-        flat = concatenate(flat, Tensor._wrap(np.zeros(1, a.dtype)), axis=0)
+        flat = concatenate(flat, own(np.zeros(1, a.dtype)), axis=0)  # (autoprop's own 0: observe.own)
     return getitem(flat, (np.asarray(idx, dtype=np.intp),))
 
 
@@ -363,8 +364,9 @@ concatenate = defprim(
 
 # --- indexing: getitem and its transpose index_add -------------------------------------
 def _is_advanced(key):
-    parts = key if isinstance(key, tuple) else (key,)
-    return builtins.any(isinstance(k, (np.ndarray, list)) for k in parts)
+    """True unless ``key`` is basic (:func:`_is_basic`): numpy reads any other entry (an array,
+    a list, a range, a tuple inside the key tuple) as an index array, whose repeats must add."""
+    return not _is_basic(key)
 
 
 def _index_add_fwd(g, key, shape):
@@ -465,13 +467,21 @@ def _indices_value(indices):
     return np.asarray(_value(indices))
 
 
+def _selects_each_once(ishape, axis, shape):
+    """True when ``take_along_axis(arr, indices, axis)`` reads each element of ``arr`` at most
+    once, so its transpose may assign (``put_along_axis``) instead of adding: one index per row
+    along ``axis``, and ``indices`` broadcasting over no size-1 axis of ``arr`` (indices of
+    shape (30, 1) on an arr of shape (1, 3) read each picked element 30 times)."""
+    return ishape[axis] == 1 and builtins.all(
+        i <= n for d, (i, n) in enumerate(zip(ishape, shape)) if d != axis)
+
+
 def _scatter_along_axis_fwd(g, indices, axis, shape):
     g = np.asarray(g)
     indices = _indices_value(indices)
     axis = axis % len(shape)
     out = np.zeros(shape, dtype=g.dtype)
-    if indices.shape[axis] == 1:
-        # one index per row along the axis: no repeats, plain assignment is exact
+    if _selects_each_once(indices.shape, axis, shape):  # no repeats: assignment is exact
         np.put_along_axis(out, indices, g, axis=axis)
     else:
         np.add.at(out, _along_axis_index(indices, axis, shape), g)  # repeats accumulate
@@ -517,7 +527,7 @@ def _scatter_along_axis_source(v):
     """Zeros with ``g`` added along ``axis`` at ``indices`` (``take_along_axis``'s transpose)."""
     shape, axis = tuple(v["shape"]), v["axis"] % len(v["shape"])
     head = "{out} = np.zeros({shape}, dtype={g}.dtype)\n"
-    if np.shape(_indices_value(v["indices"]))[axis] == 1:
+    if _selects_each_once(np.shape(_indices_value(v["indices"])), axis, shape):
         return head + "np.put_along_axis({out}, {indices}, {g}, axis=%d)" % axis
     idx = ", ".join("{indices}" if d == axis else "np.arange(%d).reshape(%r)"
                     % (n, tuple(n if e == d else 1 for e in range(len(shape)))) for d, n in enumerate(shape))
@@ -912,7 +922,7 @@ def tril(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, True), m, np.zeros((), m.dtype))
+    return where(_tri_mask(m.shape, k, True), m, own(np.zeros((), m.dtype)))
 
 
 @defcomposite("triu", "where(upper-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.triu,))
@@ -935,7 +945,7 @@ def triu(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, False), m, np.zeros((), m.dtype))
+    return where(_tri_mask(m.shape, k, False), m, own(np.zeros((), m.dtype)))
 
 
 # --- numpy functions that are no primitive: shape facts, values-only answers, constants --

@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import observe as _observe
+from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _unary, absolute, multiply, where
+from .elementwise import _binary, _posinf_pair, _share_of, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -101,9 +102,12 @@ hypot = _binary(
 )
 logaddexp2 = _binary(
     "logaddexp2", np.logaddexp2,
-    lambda ans, a, b: np.exp2(a - ans), lambda ans, a, b: np.exp2(b - ans),
+    lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b), np.exp2),
+    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b), np.exp2),
     "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
     "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+    kinks="as logaddexp: an input at -inf gets 0; at +inf the limit, 1 beside a finite input, 1/2 each at "
+          "(inf, inf) (jax: 1 each)",
 )
 
 
@@ -179,7 +183,7 @@ def _scaled(name, factor):
     @defcomposite(name, f"x * ({factor[0]}): the derivative is the constant", numpy=(getattr(np, name),))
     def fn(x, out=None, **kw):
         _check_kw(name, dict(kw, out=out))
-        return multiply(x, factor[1])  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
+        return multiply(x, own(factor[1]))  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
     return fn
 
 
@@ -305,7 +309,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         return parts[0] + parts[1] * 1j
     v, given = x._value, {"nan": nan, "posinf": posinf, "neginf": neginf}
     fill = np.nan_to_num(v, **{k: _value(c) for k, c in given.items()})  # the replacements (values)
-    out = where(np.isfinite(v), x, fill)
+    finite = np.isfinite(v)  # (none replaced: fill's entries are x's own values, none read back)
+    out = where(finite, x, own(fill) if finite.all() else fill)
     for c, at in zip(given.values(), (np.isnan, np.isposinf, np.isneginf)):
         if isinstance(c, Tensor):  # a Tensor replacement: recorded where it is used (d/dc = sum g there)
             out = where(at(v), c if c.dtype == x.dtype else c.astype(x.dtype), out)
@@ -354,11 +359,25 @@ def _xlogy_fwd(a, b):
     return _ss.xlogy(a, b) if _ss is not None else np.where(a == 0, 0.0, a * np.log(b))
 
 
+def _a_over(a, b, pole):
+    """``a / b``, the d/db factor of xlogy (``b``) and xlog1py (``1 + b``), guarded only at
+    ``a = 0`` with ``b = pole`` (0/0; xlogy(0, b) is 0 for every b, so d/db is 0 there, and so
+    are its derivatives). At ``a = 0`` with any other ``b`` the quotient itself is 0 and keeps
+    its dependence on ``a``: d/da (d/db) = 1 / b there, as jax (testGradOfXlogyAtZero); a guard
+    on ``a = 0`` alone made that mixed second derivative 0."""
+    den = b if pole == 0 else 1.0 + b
+    both = (np.asarray(_val(a)) == 0) & (np.asarray(_val(b)) == pole)
+    if not np.any(both):
+        return a / den
+    return np.where(both, 0.0, a / np.where(both, 1.0, den))
+
+
 xlogy = _binary(
-    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b),
-    lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, b)),
-    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 where a = 0)",
-    kinks="a = 0: xlogy is 0 for every b, so d/db is 0 there; b <= 0: d/da as log(b) (-inf, nan)",
+    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b), lambda ans, a, b: _a_over(a, b, 0.0),
+    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 at a = b = 0)",
+    kinks="a = 0: d/db = a / b = 0, its derivative in a 1 / b (as jax); a = b = 0: d/db is 0 "
+          "(xlogy(0, b) = 0 for every b), and so are its derivatives there (the true d2/da db = 1/b "
+          "is infinite; jax gives nan); b <= 0: d/da as log(b) (-inf, nan)",
     numpy=_sp("xlogy"),
     source="special.xlogy({0}, {1})",
 )
@@ -402,10 +421,26 @@ else:  # pragma: no cover
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
+# i1(x) / x = sum_k (x^2 / 4)^k / (2 k! (k + 1)!) (DLMF 10.25.2): its coefficients in x^2, k < 10
+# (the next term is below 1e-20 for |x| < 1)
+_I1_OVER_X_SERIES = tuple(0.5 / (float(np.prod(np.arange(1, k + 1))) * float(np.prod(np.arange(1, k + 2))))
+                          / 4.0 ** k for k in range(10))
+
+
 def _i1_over_x(x):
-    """i1(x) / x, 1/2 at x = 0 (its limit), recorded when x is a Tensor."""
-    zero = x == 0
-    return np.where(zero, 0.5, _ss.i1(x) / np.where(zero, 1.0, x))
+    """i1(x) / x, recorded when x is a Tensor: for |x| < 1 its Taylor series (a polynomial in
+    x^2: 1/2 at 0, and every derivative right at and near 0, where the quotient differentiated
+    cancels; a guard at 0 made it a constant there: the third derivative of i1 at 0 was 1/2,
+    truly 3/8), else the quotient."""
+    xv = np.asarray(_val(x))
+    small = np.abs(xv) < 1.0
+    v = x * x
+    p = _I1_OVER_X_SERIES[-1]
+    for c in reversed(_I1_OVER_X_SERIES[:-1]):
+        p = p * v + c
+    if np.all(small):
+        return p
+    return np.where(small, p, _ss.i1(x) / np.where(small, 1.0, x))
 
 
 if _ss is not None:
@@ -426,7 +461,7 @@ if _ss is not None:
     i0 = _elementwise("i0", _ss.i0, lambda ans, x: _ss.i1(x), "i1(x) (DLMF 10.29.3)",
                       source="special.i0({x})")
     i1 = _elementwise("i1", _ss.i1, lambda ans, x: _ss.i0(x) - _i1_over_x(x),
-                      "i0(x) - i1(x) / x (DLMF 10.29.2; 1/2 at x = 0)", source="special.i1({x})")
+                      "i0(x) - i1(x) / x (DLMF 10.29.2; i1(x) / x a Taylor series for |x| < 1)", source="special.i1({x})")
     entr = _elementwise("entr", _ss.entr, lambda ans, x: -np.log(x) - 1.0, "-log(x) - 1",
                         kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
     log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
@@ -442,10 +477,11 @@ if _ss is not None:
         kinks="poles where a, b or a + b is 0, -1, -2, ...", source="special.betaln({0}, {1})")
     xlog1py = _binary(
         "xlog1py", _ss.xlog1py, lambda ans, a, b: np.log1p(b),
-        lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, 1.0 + b)),
+        lambda ans, a, b: _a_over(a, b, -1.0),
         "d (a log1p b)/da = log1p(b), d/db = a / (1 + b)",
-        "da = g log1p(b), db = g a / (1 + b) (0 where a = 0)",
-        kinks="a = 0: xlog1py is 0 for every b, so d/db is 0 there; b <= -1: d/da -inf, nan",
+        "da = g log1p(b), db = g a / (1 + b) (0 at a = 0, b = -1)",
+        kinks="a = 0: d/db = a / (1 + b) = 0, its derivative in a 1 / (1 + b) (as jax); a = 0, b = -1: "
+              "d/db and its derivatives 0 (xlog1py(0, b) = 0 for every b; jax: nan); b <= -1: d/da -inf, nan",
         source="special.xlog1py({0}, {1})")
     __all__ += ["ndtr", "log_ndtr", "ndtri", "gamma", "loggamma", "i0", "i1", "entr", "log_expit", "erfcx",
                 "betaln", "xlog1py"]
@@ -453,22 +489,30 @@ if _ss is not None:
 
 
 def _drgamma(ans, x):
-    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...): there the
-    # reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated:
-    # cos(pi x) gamma(1-x) - sin(pi x) gamma(1-x) digamma(1-x) / pi, = (-1)^n n! at x = -n; written with
-    # recorded primitives, so higher orders are right there too (rgamma''(0) = 2 euler_gamma)
+    # d/dx 1/gamma(x) = -rgamma(x) digamma(x) (DLMF 5.2.2), 0 times a pole at x = -n (n = 0, 1, ...), and near one
+    # (|x + n| < 0.1) a product of a tiny and a huge factor whose derivative cancels (review25a: the second
+    # derivative at -1 + 1e-9 was 205.48 for mpmath's 0.8456): there the reflection 1/gamma(x) = sin(pi x)
+    # gamma(1-x) / pi (DLMF 5.5.3), smooth for x < 1, differentiated, with x = -n + d and sin(pi x) = (-1)^n
+    # sin(pi d) (d exact: x + n loses nothing so near -n): (-1)^n (cos(pi d) gamma(1-x) - sin(pi d) gamma(1-x)
+    # digamma(1-x) / pi), = (-1)^n n! at x = -n; written with recorded primitives, so higher orders are right
+    # there too (rgamma''(0) = 2 euler_gamma)
     xv = np.asarray(_value(x))
-    pole = (xv <= 0) & (xv == np.floor(xv))
-    if not pole.any():
+    n = np.rint(xv)
+    near = (n <= 0) & (np.abs(xv - n) < 0.1) & (n >= -170)  # (past 170, n! overflows)
+    big = (xv < -170) & (xv == np.floor(xv))  # a zero where n! overflows: the slope is (-1)^n inf
+    if not (near.any() or big.any()):
         return -ans * _ss.digamma(x)
-    direct = -ans * _ss.digamma(np.where(pole, 0.5, x))
-    big = pole & (xv < -170)  # n! overflows: the slope is (-1)^n inf
-    z = np.where(pole & ~big, x, 0.0)
-    gz = _ss.gamma(1.0 - z)
-    refl = np.cos(np.pi * z) * gz - np.sin(np.pi * z) * gz * _ss.digamma(1.0 - z) / np.pi
+    direct = -ans * _ss.digamma(np.where(near | big, 0.5, x))
+    z = np.where(near, x, own(0.0))
+    d = z - own(np.where(near, n, 0.0))
+    sign = own(np.where(np.mod(n, 2) == 0, 1.0, -1.0))
+    gz = _ss.gamma(own(1.0) - z)
+    pi = own(np.pi)
+    refl = sign * (np.cos(pi * d) * gz - np.sin(pi * d) * gz * _ss.digamma(own(1.0) - z) / pi)
+    out = np.where(near, refl, direct)
     if big.any():
-        refl = np.where(big, np.where(np.mod(xv, 2) == 0, np.inf, -np.inf), refl)
-    return np.where(pole, refl, direct)
+        out = np.where(big, own(np.where(np.mod(xv, 2) == 0, np.inf, -np.inf)), out)
+    return out
 
 
 # --- scipy.special: incomplete gamma, Bessel J/Y/I of any order, erfcinv, rgamma, gammasgn ----------
@@ -555,6 +599,20 @@ def _dstdtr(ans, df, x):  # the t density at x (df = inf: the normal's)
     return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)))
 
 
+def _log1p_sq(x, df):
+    """``log(1 + x^2 / df)``, also where ``x^2`` overflows (``|x| > 1.3e154``: it was inf, so t.logcdf was -inf at
+    x = -1e240, df = 3, for mpmath's -1657.76; review25a): ``2 log|x| - log(df) + log1p(df / x^2)`` there, with
+    ``x / 1e150`` squared first. Recorded when ``x`` or ``df`` is a Tensor; the unused branch sees a safe x (the
+    double-where rule)."""
+    big = np.abs(np.asarray(_value(x))) > 1e150
+    if not big.any():
+        return np.log1p(x * x / df)
+    xs = np.where(big, own(1.0), x)
+    xb = np.where(big, x, own(1e150)) / own(1e150)  # (|xb| >= 1: its square neither overflows nor vanishes)
+    far = own(2.0 * np.log(1e150)) + np.log(xb * xb) - np.log(df) + np.log1p(df / (xb * xb) / own(1e300))
+    return np.where(big, far, np.log1p(xs * xs / df))
+
+
 def _log_betainc_tail(df, x):
     """``log stdtr(df, x)`` for ``x < 0`` far in the tail, where stdtr underflows: ``stdtr = I_w(a, 1/2) / 2``,
     ``w = df / (df + x^2)``, ``a = df / 2`` (DLMF 8.17.2 through x -> w), with ``log I_w(a, b) = a log w + b log(1 - w)
@@ -563,9 +621,10 @@ def _log_betainc_tail(df, x):
     near 1 for a large df). Against mpmath at 50 digits: relative 1e-16 at (x, df) = (-100, 1e4), 3e-13 at (-40,
     1e6)."""
     a, b = df / 2.0, 0.5
-    r = x * x
+    with np.errstate(over="ignore"):  # (|x| > 1.3e154: r = inf, w = 0, log w from _log1p_sq)
+        r = x * x
     w = df / (df + r)
-    log_w, log_1mw = -np.log1p(r / df), -np.log1p(df / r)
+    log_w, log_1mw = -_log1p_sq(x, df), -np.log1p(df / r)
     tiny = 1e-300
     c, d = np.ones_like(w), 1.0 - (a + b) * w / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
@@ -604,18 +663,12 @@ def _t_logcdf_fwd(df, x):
 def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where both underflow
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
-    return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * np.log1p(x * x / safe)) - ans)
+    with np.errstate(over="ignore"):  # (-x^2/2 of the normal's branch where x^2 overflows and df is finite)
+        return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * _log1p_sq(x, safe)) - ans)
 
 
 if _ss is not None:
-    _WHY_A = "a series in log(x), which jax and TensorFlow do not differentiate either"
     _WHY_V = "a series in the order; jax and torch do not differentiate it either"
-    gammainc = _in_x("gammainc", _ss.gammainc, _dgammainc,
-                     "d P(a, x)/dx = x^(a-1) e^(-x) / gamma(a) (DLMF 8.8.13)", "a", _WHY_A,
-                     kinks="x = 0 with a < 1: inf; x < 0: nan (as scipy)")
-    gammaincc = _in_x("gammaincc", _ss.gammaincc, lambda ans, a, x: -_dgammainc(ans, a, x),
-                      "d Q(a, x)/dx = -x^(a-1) e^(-x) / gamma(a) (Q = 1 - P, DLMF 8.2.5)", "a", _WHY_A,
-                      kinks="x = 0 with a < 1: -inf; x < 0: nan (as scipy)")
     jv = _in_x("jv", _ss.jv, lambda ans, v, x: 0.5 * (_ss.jv(v - 1.0, x) - _ss.jv(v + 1.0, x)),
                "d J_v(x)/dx = (J_(v-1)(x) - J_(v+1)(x)) / 2 (DLMF 10.6.1)", "v", _WHY_V,
                kinks="x < 0 with a non-integer v: nan (as scipy)")
@@ -664,12 +717,13 @@ if _ss is not None:
                           "-rgamma(x) digamma(x) (1/gamma differentiated, DLMF 5.2.2); at x = 0, -1, -2, ... "
                           "(0 times digamma's pole) the reflection 1/gamma(x) = sin(pi x) gamma(1-x) / pi "
                           "(DLMF 5.5.3) differentiated: (-1)^n n! at x = -n",
-                          kinks="none: the zeros x = 0, -1, -2, ... take the reflection formula's derivative "
-                                "((-1)^n n!, +-inf past n = 170)", source="special.rgamma({x})")
+                          kinks="none (rgamma is entire): at and within 0.1 of the zeros x = 0, -1, ..., -170 the "
+                                "reflection formula's derivative ((-1)^n n! at -n), +-inf at the zeros past -170",
+                          source="special.rgamma({x})")
     gammasgn = defnondiff("gammasgn", _ss.gammasgn, "gammasgn is piecewise constant (+1 or -1)",
                           numpy=(_ss.gammasgn,))
-    __all__ += ["gammainc", "gammaincc", "jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
+    __all__ += ["jv", "yv", "yn", "iv", "ive", "j0", "y0", "j1", "y1", "erfcinv",
                 "rgamma", "gammasgn", "stdtr", "t_logcdf"]
 else:  # pragma: no cover
-    gammainc = gammaincc = jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
+    jv = yv = yn = iv = ive = j0 = y0 = j1 = y1 = erfcinv = rgamma = gammasgn = stdtr = None
     t_logcdf = None

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from ..observe import OwnFloat, own
 from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
@@ -534,6 +535,12 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
+def _twice(h):
+    """``2 h`` of numpy.gradient's uniform step: autoprop's own constant (``observe.own``) when ``h`` is the
+    default step or an integer, which no value that left the tape can be."""
+    return own(2.0 * h) if type(h) is OwnFloat or isinstance(h, (int, np.integer)) else 2.0 * h
+
+
 def _spacing(d, n):
     """One entry of numpy.gradient's ``varargs``: a scalar step, or a coordinate array of
     length ``n`` -> its differences (a scalar again when they are all equal, as numpy)."""
@@ -587,7 +594,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     f = _t(f)
     axes = tuple(range(f.ndim)) if axis is None else _axes_tuple(axis, f.ndim)
     if not varargs:
-        hs = [1.0] * len(axes)
+        hs = [own(1.0)] * len(axes)  # (numpy's default step: autoprop's constant, not the user's)
     elif len(varargs) == 1 and np.ndim(_value(varargs[0])) == 0:
         hs = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
@@ -607,13 +614,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         def at(s, ax=ax):
             return getitem(f, _sl(f.ndim, ax, s))
         if np.ndim(_value(h)) == 0:  # uniform
-            mid = (at(_S(2, None)) - at(_S(None, -2))) / (2.0 * h)
+            mid = (at(_S(2, None)) - at(_S(None, -2))) / _twice(h)
             if edge_order == 1:
                 first = (at(_S(1, 2)) - at(_S(0, 1))) / h
                 last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
-            else:
-                first = (-1.5 * at(_S(0, 1)) + 2.0 * at(_S(1, 2)) - 0.5 * at(_S(2, 3))) / h
-                last = (0.5 * at(_S(n - 3, n - 2)) - 2.0 * at(_S(n - 2, n - 1)) + 1.5 * at(_S(n - 1, n))) / h
+            else:  # numpy's one-sided second-order coefficients: constants of its formula, autoprop's own
+                first = (own(-1.5) * at(_S(0, 1)) + own(2.0) * at(_S(1, 2)) - own(0.5) * at(_S(2, 3))) / h
+                last = (own(0.5) * at(_S(n - 3, n - 2)) - own(2.0) * at(_S(n - 2, n - 1)) + own(1.5) * at(_S(n - 1, n))) / h
         else:  # the differences h (n - 1,) of a coordinate array, along ax
             h = reshape(h, shape=tuple(n - 1 if i == ax else 1 for i in range(f.ndim)))
 
@@ -882,7 +889,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     delta = stop - start
     shape = np.broadcast_shapes(start.shape, stop.shape)
-    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    steps = own(np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape)))
     step = delta / div if div > 0 else delta * np.nan
     y = (steps * step if div > 0 else steps * delta) + start
     if endpoint and num > 1:
@@ -1035,7 +1042,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
     keep = np.tri(n, dtype=bool)  # row j keeps x_0..x_j
-    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), np.ones((), a.dtype))
+    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), own(np.ones((), a.dtype)))
     return moveaxis(prod(rows, axis=-1), -1, axis)
 
 
@@ -1175,7 +1182,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def _nan_fill(a, fill):
     a = _t(a)
-    return where(np.isnan(a._value), np.asarray(fill, a.dtype), a)
+    return where(np.isnan(a._value), own(np.asarray(fill, a.dtype)), a)
 
 
 @defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
@@ -1235,7 +1242,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
     a = _t(a)
     count = np.sum(~np.isnan(a._value), axis=_axis_arg(axis), keepdims=bool(keepdims))
-    return nansum(a, axis=axis, keepdims=keepdims) / count.astype(a.dtype)
+    return nansum(a, axis=axis, keepdims=keepdims) / own(count.astype(a.dtype))
 
 
 def _nan_extreme(name, fn, fill):
@@ -1247,7 +1254,7 @@ def _nan_extreme(name, fn, fill):
         axis = _axis_arg(axis)
         r = fn(_nan_fill(a, fill), axis=axis, keepdims=bool(keepdims))
         all_nan = np.all(np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
-        return where(all_nan, np.asarray(np.nan, a.dtype), r) if np.any(all_nan) else r
+        return where(all_nan, own(np.asarray(np.nan, a.dtype)), r) if np.any(all_nan) else r
     return run
 
 
@@ -1333,7 +1340,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         w = aw if w is None else w * aw
     if w is None:
         Xc = X - mean(X, axis=1, keepdims=True)
-        c = (Xc @ _conj_t(Xc)) / float(n - ddof)
+        c = (Xc @ _conj_t(Xc)) / own(float(n - ddof))
     else:
         w_sum = sum(w)
         Xc = X - sum(X * w, axis=1, keepdims=True) / w_sum
@@ -1387,7 +1394,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     d = sqrt(diagonal(c))
     c = c / reshape(d, shape=(-1, 1))
     c = c / reshape(d, shape=(1, -1))
-    return clip(c, -1.0, 1.0)
+    return clip(c, own(-1.0), own(1.0))
 
 
 # --- r_ and c_: index-expression concatenation -----------------------------------------------
