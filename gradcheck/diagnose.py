@@ -360,6 +360,12 @@ DIAGNOSES: dict[str, Record] = {
         "tensor matches backward's, so backward is the exact derivative of the loss without the eps (the two differ "
         "by about eps/y per probability y). This is expected from such an eps, not a bug in backward",
         "{advice}", _NUM),
+    "log-eps-read-as-0": Record(
+        "small constant inside a log, read as 0", "backward is the derivative of the loss without the {c} that forward "
+        "adds inside a log ({where}; Deep Learning from Scratch's cross_entropy_error, whose backward y - t is the "
+        "gradient of log(y)): the table compares backward with the central differences of forward with the {c} "
+        "removed; as written the difference is at most a relative {rel:.1e} here (about eps/y per probability y, "
+        "computed at this check's y), which is no bug"),
     "large-eps": Record(
         "eps too large", "{t} differs from the derivative of the loss only by the eps {c} ({said}): the loss's copy "
         "with its eps removed passes (relative error {ef:.1e}), but {c} is larger than the check's tolerance (rtol {rtol:g}), so it is not "

@@ -1,0 +1,80 @@
+"""Deep Learning from Scratch 1 and 2 (Koki Saito) as the books lay them out (tester25s, session 25): the files beside
+the books' own ``common/`` package (``tests/fixtures/dlfs2``, MIT, copied with their provenance). Each test fails on
+the code before its fix.
+
+- M5: the books' ``log(y + 1e-7)`` in ``common/functions.py``'s cross_entropy_error is read as a float guard (its
+  copy without the eps could not be written into a package's folder, so the check FAILed "no known bug pattern");
+  a model's check PASSes with a note naming it, as a loss's does, and the eps of ``common/util.py``, a file nothing
+  checked imports, is not named.
+"""
+
+import pathlib
+
+from test_cli import both, run_here
+
+from gradcheck._log_eps import eps_free_texts, imported_files
+from gradcheck.sandbox import sibling_files
+
+DLFS2 = pathlib.Path(__file__).parent / "fixtures" / "dlfs2"
+
+
+def test_only_the_files_the_checked_file_imports_are_read_for_an_eps():
+    files = sibling_files(str(DLFS2 / "two_layer_net.py"))
+    assert "common/util.py" in files  # copied into the sandbox, but imported by nothing here
+    used = imported_files("two_layer_net.py", files)
+    assert set(used) == {"two_layer_net.py", "common/__init__.py", "common/layers.py", "common/functions.py",
+                         "common/np.py", "common/config.py"}
+    texts, consts, places = eps_free_texts(str(DLFS2 / "two_layer_net.py"), files, True, 1e-2)
+    assert sorted(texts) == ["common/functions.py"] and consts == [1e-7] and places == ["log"]
+    # rnnlm imports common.util through common.base_model (`from common.util import to_gpu, to_cpu`)
+    assert "common/util.py" in imported_files("rnnlm.py", sibling_files(str(DLFS2 / "rnnlm.py")))
+
+
+def test_a_models_cross_entropy_guard_is_a_pass_with_a_note():
+    p = run_here("check", "two_layer_net.py::TwoLayerNet", "--input-shape", "6,4",
+                 "--init", '{"input_size":4,"hidden_size":5,"output_size":3}', "--targets", "labels:3", cwd=DLFS2)
+    out = both(p)
+    assert p.returncode == 0, out  # was 1: "dparams[3] ... max relative error 1.175e-06 > rtol 1e-06"
+    assert "PASS: TwoLayerNet" in out
+    assert ("backward is the derivative of the loss without the 1e-07 that forward adds inside a log "
+            "(common/functions.py;") in out
+    assert "as written the difference is at most a relative 1.2e-06 here" in out
+
+
+def test_a_loss_whose_guard_is_in_the_books_common_package_passes_with_a_note():
+    p = run_here("check", "simple_time_loss.py::Simple_TimeSoftmaxWithLoss", "--input-shape", "2,3,5", "--loss",
+                 "--targets", "labels:5", cwd=DLFS2)
+    out = both(p)
+    assert p.returncode == 0, out  # was 1: "5 of 30 elements (no known bug pattern)", relative error 1.307e-06
+    assert "NOTE: backward is the derivative of the loss without its 1e-07 (forward's log(y + 1e-07) read as" in out
+    assert "1e-06" not in out.split("NOTE:")[1].split("which is no bug")[0]  # common/util.py's eps is not named
+    assert "with the eps the difference is at most a relative 1.3e-06 here" in out
+
+
+RNNLM = ["check", "rnnlm.py::Rnnlm", "--input-shape", "2,3", "--init",
+         '{"vocab_size":5,"wordvec_size":3,"hidden_size":4}', "--indices", "5"]
+
+
+def test_a_models_error_on_the_drawn_targets_shape_says_how_to_give_another():
+    p = run_here(*RNNLM, "--targets", "labels:5", cwd=DLFS2)
+    out = both(p)
+    assert p.returncode == 3, out
+    assert "'ts = ts.reshape(N * T)'" in out
+    assert ("gradcheck drew the targets t (--targets labels:5) with shape (2,), one per example of the batch: if "
+            "forward expects t of another shape") in out
+    assert "--targets labels:5@2,3" in out
+
+
+def test_targets_at_a_shape_draws_t_of_that_shape():
+    p = run_here(*RNNLM, "--targets", "labels:5@2,3", cwd=DLFS2)
+    out = both(p)
+    assert "t fixed (--targets labels:5@2,3: 5-class labels of shape (2, 3))" in out
+    assert "cannot reshape" not in out  # forward ran on t (2, 3): the check went on (its verdict is another matter)
+
+
+def test_targets_at_a_shape_is_refused_with_loss_and_when_not_a_shape(tmp_path):
+    p = run_here("check", "simple_time_loss.py::Simple_TimeSoftmaxWithLoss", "--input-shape", "2,3,5", "--loss",
+                 "--targets", "labels:5@2,3", cwd=DLFS2)
+    assert p.returncode == 2 and "'@SHAPE' gives the shape of a model's targets t (without --loss)" in both(p)
+    p = run_here(*RNNLM, "--targets", "labels:5@2;x", cwd=DLFS2)
+    assert p.returncode == 2 and "after '@' comes the shape of t" in both(p), both(p)
