@@ -128,6 +128,9 @@ _LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
 _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
           "class attribute or a global keeps an earlier input; overwrite the cache on every "
           "forward (self.X = X), stored on self")
+#: the float32 of Deep Learning from Scratch 2, whose layers build their arrays with ``dtype='f'`` (tester25s M4)
+_DLFS_F = ("; an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f'), "
+           "np.zeros_like(x, dtype='f')) is float32: make it dtype='d' (or leave out the dtype) to check it")
 _LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
          "1e-6 and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.{dtype}))")
 
@@ -203,7 +206,7 @@ DIAGNOSES: dict[str, Record] = {
         "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
         "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
         "checked", "{fix}", _NUM),
-    "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
+    "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
@@ -5963,7 +5966,9 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
     remote = _remote(model)  # a sandboxed model: each sub-layer adapted in the child (RemoteLayer.sublayer)
     if not remote and not isinstance(getattr(model, "layers", None), (list, tuple)):
         return None
-    xs = [np.array(x, dtype=np.float64, copy=True) for x in inputs]
+    # integer indices stay integers (tester25s M4: TimeEmbedding's first Embedding was given float ids and blamed
+    # for the IndexError)
+    xs = [np.array(x, dtype=None if np.asarray(x).dtype.kind in "iub" else np.float64, copy=True) for x in inputs]
     for i in itertools.count():
         if remote:
             if (sub := model.sublayer(i, xs, training)) is None:
@@ -5982,6 +5987,9 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
                 return None
             if d is not None and d.result is None and isinstance(d.error, ProtocolError):
                 return None
+            if i and d is not None and d.result is None and ".forward(" in str(d.error or ""):
+                return None  # its forward fails on the previous layer's output, which the model ran without error:
+                # the layers are no chain (Deep Learning from Scratch 2's TimeEmbedding: one Embedding per time step)
             if d is not None and not d.passed:
                 return i, sub, d
             try:
@@ -6267,7 +6275,12 @@ class _Probes:
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
-        low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
+        # float32 Y for float64 inputs, or for float64 weights beside integer inputs (tester25s M4: Deep Learning from
+        # Scratch 2's TimeEmbedding, out = np.empty(..., dtype='f'), FAILed dW at 2e-3, float32's rounding)
+        floats = [x for x in inputs if np.asarray(x).dtype.kind == "f"]
+        weights = [] if floats else [w for w in self.params.values() if isinstance(w, np.ndarray)]
+        low = _low_precision(y_dtype, floats or weights)  # cannot reach 1e-6
+        given = "a float64 input" if floats else "float64 parameters (the input holds integers)"
         if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
                        **_precision(y_dtype))
@@ -6275,7 +6288,7 @@ class _Probes:
                                   f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", **_precision(y_dtype))
+                       what="forward returns", given=given, dlfs=_DLFS_F, **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -6439,7 +6452,8 @@ class _Probes:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
                 self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", **_precision(d))
+                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_DLFS_F,
+                          **_precision(d))
         return bad_shape, nonfinite, never
 
     def repeat(self, G):

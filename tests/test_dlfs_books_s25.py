@@ -6,6 +6,12 @@ the code before its fix.
   copy without the eps could not be written into a package's folder, so the check FAILed "no known bug pattern");
   a model's check PASSes with a note naming it, as a loss's does, and the eps of ``common/util.py``, a file nothing
   checked imports, is not named.
+- M6: Rnnlm's tokens (N, T) take targets (N, T): ``--targets labels:K@N,T``; the error on the default t says so.
+- M8: the books' folders: a file of ``common/`` itself, and one in ``ch05/`` with ``sys.path.append(os.pardir)``,
+  are checked with the package copied (they exited 3, "No module named 'common'").
+- M4: TimeEmbedding's ``out = np.empty(..., dtype='f')`` beside float64 weights and integer ids is float32's
+  round-off, named as a float32 Y is for a float64 input (it was a gradient mismatch of 2e-3, the sub-layer blamed
+  for the float ids the localisation gave it).
 """
 
 import pathlib
@@ -78,3 +84,60 @@ def test_targets_at_a_shape_is_refused_with_loss_and_when_not_a_shape(tmp_path):
     assert p.returncode == 2 and "'@SHAPE' gives the shape of a model's targets t (without --loss)" in both(p)
     p = run_here(*RNNLM, "--targets", "labels:5@2;x", cwd=DLFS2)
     assert p.returncode == 2 and "after '@' comes the shape of t" in both(p), both(p)
+
+
+W3 = '{"W":[[-1.1421,-1.0693,-0.7573],[0.7687,-1.0379,-1.026],[-0.3926,1.3877,-0.9175]]}'
+
+
+def test_a_float32_output_beside_float64_weights_and_integer_ids_is_named_float32():
+    p = run_here("check", "time_embedding.py::TimeEmbedding", "--input-shape", "6,4", "--init", W3, "--indices", "3",
+                 cwd=DLFS2)
+    out = both(p)
+    assert "max relative error" not in out, out  # was: dparams[0] 2.110e-03 > rtol, manual=1.023, numerical=1.019
+    assert "FAIL: TimeEmbedding: wrong dtype of Y." in out, out  # as a float32 Y for a float64 input is today
+    assert "diagnosis: forward returns float32 for float64 parameters (the input holds integers)" in out, out
+    assert "an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f')" in out, out
+    assert "first layer whose own check fails" not in out, out  # no Embedding blamed for float ids
+
+
+DLFS1 = pathlib.Path(__file__).parent / "fixtures" / "dlfs1"
+AFFINE = ["--input-shape", "4,5", "--init",
+          '{"W":[[0.3,0.8,0.3],[-1.3,0.9,0.4],[-0.5,0.5,0.3],[0.2,0.02,0.5],[-0.7,-0.1,-0.4]],"b":[0.1,-0.5,-0.4]}']
+
+
+def test_a_file_of_the_books_common_package_is_checked_where_it_is():
+    """Before: exit 3 "No module named 'common' ... remove it" for common/layers.py's own `from common.functions`."""
+    p = run_here("check", "common/layers.py::Affine", *AFFINE, cwd=DLFS1)
+    assert p.returncode == 0 and "PASS: Affine" in both(p), both(p)
+
+
+def test_a_file_in_a_chapters_folder_appending_its_parent_to_sys_path_is_checked():
+    """Before: exit 3 "No module named 'common'" for ch05/my_layers.py's `sys.path.append(os.pardir)`, from the
+    folder above and from ch05/ itself."""
+    for cwd, f in ((DLFS1, "ch05/my_layers.py"), (DLFS1 / "ch05", "my_layers.py")):
+        p = run_here("check", f"{f}::Affine", *AFFINE, cwd=cwd)
+        assert p.returncode == 0 and "PASS: Affine" in both(p), both(p)
+
+
+def test_the_parents_packages_are_copied_only_when_the_file_reaches_them_so():
+    from gradcheck.sandbox import sibling_files
+
+    files = sibling_files(str(DLFS1 / "ch05" / "my_layers.py"))
+    assert {"common/__init__.py", "common/layers.py", "common/functions.py", "common/util.py"} <= set(files)
+    assert sibling_files(str(DLFS1 / "common" / "layers.py"))["common/functions.py"] == str(
+        DLFS1 / "common" / "functions.py")
+
+
+
+def test_the_parents_package_is_not_copied_for_a_file_that_does_not_reach_it_so(tmp_path):
+    from gradcheck.sandbox import sibling_files
+
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "__init__.py").write_text("")
+    (tmp_path / "common" / "layers.py").write_text("X = 1\n")
+    (tmp_path / "ch05").mkdir()
+    f = tmp_path / "ch05" / "mine.py"
+    f.write_text("from common.layers import X\n")  # no sys.path.append(os.pardir): run from ch05/, it fails too
+    assert "common/layers.py" not in sibling_files(str(f))
+    f.write_text("import sys, os\nsys.path.append(os.pardir)\nfrom common.layers import X\n")
+    assert sibling_files(str(f))["common/layers.py"] == str(tmp_path / "common" / "layers.py")
