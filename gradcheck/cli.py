@@ -229,7 +229,7 @@ def _refuse_method(method: str, loss: bool = False) -> None:
 
 
 def _cmd_check(args) -> int:
-    from .check_command import run_check, run_check_loss, targets_shape_hint
+    from .check_command import run_check, run_check_loss
 
     shape = V.parse_input_shapes(args.input_shape)  # validated with the other options: V.validate_cli_args
     init = V.parse_init_json(args.init)
@@ -294,8 +294,6 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
-            elif not args.loss and (hint := targets_shape_hint(args, shape, text)):
-                failed.args = (f"{text} {hint}",)
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
                   and not any(w in text for w in _NOT_SHAPE)):
                 failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
