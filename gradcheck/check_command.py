@@ -5,6 +5,7 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import json
@@ -1303,6 +1304,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
         res = res2 or res
         eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
+    branch = _target_branch_line(label, loss_arg_names(loss)[1], args.targets) if res.passed else ""
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1311,7 +1313,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                 "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):
+    for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note) + [branch] * bool(branch):
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
@@ -1575,6 +1577,35 @@ def _straddle_plan(info, y_true, y_pred, kind):
         if consts:
             return consts, base, x
     return [], None, None
+
+
+def _target_branch_line(label: str, target: str, targets: str | None) -> str:
+    """The NOTE of a passing loss whose backward branches on its targets (tester25s: Deep Learning from Scratch 1's
+    SoftmaxWithLoss, ``if self.t.size == self.y.size:`` one-hot, else labels): only the branch the drawn targets
+    take was checked, and the other kind of targets is named. Read with :mod:`ast` from the class's file: an ``if``
+    of backward that reads an attribute forward set from its ``target`` argument; "" when there is none."""
+    from ._switch_reach import file_classes
+
+    path, _, cls = label.rpartition("::")
+    _, classes = file_classes(path, cls)
+    methods = {f.name: f for c in reversed(classes) for f in c.body if isinstance(f, ast.FunctionDef)}
+    fwd, bwd = methods.get("forward"), methods.get("backward")
+    if fwd is None or bwd is None:
+        return ""
+    params = [a.arg for a in fwd.args.args[1:]]
+    names = {target} | ({params[1]} if len(params) > 1 else set())  # forward(x, t): t when not named as a target
+    held = {t.attr for n in ast.walk(fwd) if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names}
+    for n in ast.walk(bwd):
+        if isinstance(n, ast.If) and any(isinstance(a, ast.Attribute) and a.attr in held and isinstance(a.value, ast.Name)
+                                         and a.value.id == "self" for a in ast.walk(n.test)):
+            kind = str(targets or "real").partition(":")[0]
+            other = {"labels": "onehot", "onehot": "labels"}.get(kind)
+            return (f"NOTE: backward branches on the targets (`if {ast.unparse(n.test)}:`, line {n.lineno}): only "
+                    f"the branch these targets ({kind}) take was checked" +
+                    (f"; check with --targets {other}{':' + targets.partition(':')[2] if ':' in str(targets) else ''}"
+                     " too" if other else ""))
+    return ""
 
 
 def _loss_eps_reading(args, label: str, res, data, twin, reference):

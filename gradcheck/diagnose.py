@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -131,6 +132,11 @@ _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): 
 #: the float32 of Deep Learning from Scratch 2, whose layers build their arrays with ``dtype='f'`` (tester25s M4)
 _DLFS_F = ("; an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f'), "
            "np.zeros_like(x, dtype='f')) is float32: make it dtype='d' (or leave out the dtype) to check it")
+def _dlfs_f(dtype) -> str:
+    """:data:`_DLFS_F` for a float32 ``dtype``, "" for another (a float16 is not told of dtype='f')."""
+    return _DLFS_F if np.dtype(dtype) == np.float32 else ""
+
+
 _LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
          "1e-6 and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.{dtype}))")
 
@@ -1789,7 +1795,9 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         return found
     if (found := name_ignored_target(tensor, manual, numerical, y_true)) is not None:
         return found
-    found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
+    # a 1-D y_pred is a batch of N scalar predictions (a sigmoid's, Deep Learning from Scratch's SigmoidWithLoss):
+    # its missing 1/N is a missing 1/batch (tester25s L: "6 times ... a constant factor", 6 the batch size)
+    found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
@@ -2404,6 +2412,8 @@ class _Layer:
         self.eval_mode = ""
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
+        #: that reference's ``eps`` (a norm's), and the checked layer itself (its source read by :func:`_sqrt_eps`)
+        self.reference_eps, self.layer = None, None
         #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
         self.returns_weights = False
         #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`gradcheck.sources.grad_slots`)
@@ -3960,9 +3970,37 @@ def _other_function(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                                  ("manual-vs-reference", "reference", L.reference)):
             c = rec.get(pair)
             if rec.kind == "forward" and c is not None and not c.passed:
-                diag.findings.append(_find("other-function", rec.tensor, other=other,
-                                           err=c.max_abs_error, params=_params_text(obj)))
+                f = _find("other-function", rec.tensor, other=other, err=c.max_abs_error, params=_params_text(obj))
+                ref = getattr(L, "reference_eps", None) if other == "reference" else None
+                if isinstance(ref, float) and (mine := _sqrt_eps(getattr(L, "layer", None))) and mine[0] != ref:
+                    f = dataclasses.replace(f, message=f.message.rstrip(".") + (
+                        f". Forward adds {mine[1]}{f' (= {mine[0]:g})' * (mine[1] != f'{mine[0]:g}')} under its "
+                        f"square root, its eps, where the reference's eps is {ref:g} (Deep Learning from Scratch's "
+                        f"BatchNormalization adds 10e-7): give the reference the same, --reference-init "
+                        f"'{{..., \"eps\": {mine[0]:g}}}'"))
+                diag.findings.append(f)
                 return
+
+
+def _sqrt_eps(layer: Any) -> tuple[float, str] | None:
+    """``(c, its text)`` of the small constant forward adds under a square root, ``np.sqrt(var + 10e-7)`` (a norm's
+    eps written into forward, Deep Learning from Scratch's BatchNormalization), read from the class's file
+    (:func:`layer_classes`); None when there is none or several differ."""
+    found = set()
+    lines, classes = layer_classes(layer) if layer is not None else ([], [])
+    for c in classes:
+        for fn in (f for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("forward", "__forward")):
+            for n in ast.walk(fn):
+                f = n.func if isinstance(n, ast.Call) else None
+                if f is None or (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) != "sqrt" or not n.args:
+                    continue
+                a = n.args[0]
+                if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add):
+                    for k in (a.left, a.right):
+                        if isinstance(k, ast.Constant) and isinstance(k.value, float) and 0 < k.value <= 1e-2:
+                            line = lines[k.lineno - 1] if k.lineno <= len(lines) else ""
+                            found.add((float(k.value), line[k.col_offset:k.end_col_offset] or ast.unparse(k)))
+    return found.pop() if len({v for v, _ in found}) == 1 else None
 
 
 def _params_text(qualname: Any) -> str:
@@ -5120,6 +5158,8 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
                              else getattr(layer, "_gradcheck_returns_weights", False))
     L.slots = grad_slots(layer)
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
+    L.reference_eps = getattr(reference, "eps", None)  # a norm's, compared with forward's own (:func:`_sqrt_eps`)
+    L.layer = layer
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
     L.other_mode = _other_mode(layer, training, L.inputs)
@@ -6288,7 +6328,7 @@ class _Probes:
                                   f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", given=given, dlfs=_DLFS_F, **_precision(y_dtype))
+                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype), **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -6452,7 +6492,7 @@ class _Probes:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
                 self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_DLFS_F,
+                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d),
                           **_precision(d))
         return bad_shape, nonfinite, never
 

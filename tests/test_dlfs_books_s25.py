@@ -141,3 +141,61 @@ def test_the_parents_package_is_not_copied_for_a_file_that_does_not_reach_it_so(
     assert "common/layers.py" not in sibling_files(str(f))
     f.write_text("import sys, os\nsys.path.append(os.pardir)\nfrom common.layers import X\n")
     assert sibling_files(str(f))["common/layers.py"] == str(tmp_path / "common" / "layers.py")
+
+
+SIGMOID_NODIV = '''
+# After oreilly-japan/deep-learning-from-scratch-2 common/layers.py (SigmoidWithLoss), MIT License, Copyright (c) 2018
+# Koki Saitoh; backward's division by the batch size taken out (the bug checked for).
+import numpy as np
+from common.functions import cross_entropy_error
+
+
+class SigmoidWithLoss:
+    def forward(self, x, t):
+        self.t = t
+        self.y = 1 / (1 + np.exp(-x))
+        return cross_entropy_error(np.c_[1 - self.y, self.y], self.t)
+
+    def backward(self, dout=1):
+        return (self.y - self.t) * dout
+'''
+
+
+def test_a_missing_batch_division_of_1d_predictions_names_the_batch_size(tmp_path):
+    """Before: "dy_pred is 6 times the correct gradient: a constant factor is wrong", 6 the batch size unsaid."""
+    import shutil
+
+    shutil.copytree(DLFS2 / "common", tmp_path / "common")
+    (tmp_path / "swl.py").write_text(SIGMOID_NODIV)
+    p = run_here("check", "swl.py::SigmoidWithLoss", "--input-shape", "6", "--loss", "--targets", "labels:2",
+                 cwd=tmp_path)
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "dy_pred is 6 times too large (batch size 6): a 1/batch is missing" in out, out
+
+
+def test_a_reference_with_another_eps_than_the_books_batchnorm_is_told_so():
+    """Before: "check the settings ... or look for a forward bug": the book's 10e-7 under the square root unsaid."""
+    init = '{"gamma":[0.0006,0.1494,-0.1371,-0.4453],"beta":[-1.7383,-1.3366,-1.3611,-0.3516]}'
+    args = ["check", "common/layers.py::BatchNormalization", "--input-shape", "6,4", "--init", init, "--training",
+            "--reference", "manualprop.BatchNorm1D", "--reference-init"]
+    p = run_here(*args, '{"num_features":4}', cwd=DLFS1)
+    out = both(p)
+    assert p.returncode == 1, out
+    assert ("Forward adds 10e-7 (= 1e-06) under its square root, its eps, where the reference's eps is 1e-05" in out)
+    assert """--reference-init '{..., "eps": 1e-06}'""" in out, out
+    p = run_here(*args, '{"num_features":4,"eps":1e-06}', cwd=DLFS1)  # the advice, taken
+    assert p.returncode == 0 and "and the forward output match" in both(p), both(p)
+
+
+def test_a_pass_of_a_loss_whose_backward_branches_on_the_targets_names_the_other_kind():
+    """Book 1's SoftmaxWithLoss: `if self.t.size == self.y.size:` (one-hot) else labels; a PASS on labels checked
+    one branch. Before: nothing said (a bug in the one-hot branch passed unseen on labels)."""
+    p = run_here("check", "common/layers.py::SoftmaxWithLoss", "--input-shape", "4,5", "--loss", "--targets",
+                 "labels:5", cwd=DLFS1)
+    out = both(p)
+    assert p.returncode == 0, out
+    assert ("NOTE: backward branches on the targets (`if self.t.size == self.y.size:`, line 86): only the branch "
+            "these targets (labels) take was checked; check with --targets onehot:5 too") in out, out
+    p = run_here("check", "common/layers.py::Affine", *AFFINE, cwd=DLFS1)
+    assert "branches on the targets" not in both(p)
