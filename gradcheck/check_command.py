@@ -1304,7 +1304,6 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
         res = res2 or res
         eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
-    branch = _target_branch_line(label, loss_arg_names(loss)[1], args.targets) if res.passed else ""
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1313,7 +1312,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                 "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note) + [branch] * bool(branch):
+    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
@@ -1579,13 +1578,15 @@ def _straddle_plan(info, y_true, y_pred, kind):
     return [], None, None
 
 
-def _target_branch_line(label: str, target: str, targets: str | None) -> str:
+def _branch_note(label: str, target: str, args) -> str:
     """The NOTE of a passing loss whose backward branches on its targets (tester25s: Deep Learning from Scratch 1's
     SoftmaxWithLoss, ``if self.t.size == self.y.size:`` one-hot, else labels): only the branch the drawn targets
-    take was checked, and the other kind of targets is named. Read with :mod:`ast` from the class's file: an ``if``
-    of backward that reads an attribute forward set from its ``target`` argument; "" when there is none."""
+    take was checked, and the other kind of targets (``args.targets``) is named. Read with :mod:`ast` from the
+    class's file: an ``if`` of backward that reads an attribute forward set from its ``target`` argument; "" when
+    there is none."""
     from ._switch_reach import file_classes
 
+    targets = args.targets
     path, _, cls = label.rpartition("::")
     _, classes = file_classes(path, cls)
     methods = {f.name: f for c in reversed(classes) for f in c.body if isinstance(f, ast.FunctionDef)}
