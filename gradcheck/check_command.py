@@ -5,6 +5,7 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import json
@@ -203,8 +204,10 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                               name=cname, training=requested)
     diag = diagnose(layer, twin, reference)
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
+    if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
+        diag.error.args = (f"{diag.error} {hint}",)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, diagnose)
+        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -288,15 +291,39 @@ def _inplace_lines(layer) -> list[str]:
             for value, x in asked.items()]
 
 
-def _removed_eps(args, label: str, diag, check) -> None:
+#: the words of a forward's error about an array's shape (an error of t's shape among them)
+SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension",
+               "index", "out of bounds")
+
+
+def targets_shape_hint(args, shape, text: str) -> str:
+    """The sentence added to a model's forward error about a shape (``text``) when ``--targets`` drew t with the
+    default shape (tester25s M6: Deep Learning from Scratch 2's Rnnlm takes tokens xs (N, T) and ts (N, T); gradcheck
+    drew t (N,) and the error, ``ts.reshape(N * T)``, read as the model's): the shape gradcheck drew and how to give
+    another (``--targets labels:K@N,T``); "" when --targets gave a shape, there is none, or the error is no shape's."""
+    spec = str(getattr(args, "targets", None) or "")
+    if not spec or "@" in spec or getattr(args, "loss", False) or not any(w in text for w in SHAPE_WORDS):
+        return ""
+    kind, k = parse_kind(spec, TARGET_KINDS, "--targets")
+    first = shape if isinstance(shape[0], int) else shape[0]
+    drew = (first[0],) + ((k,) if kind == "onehot" else ())
+    return (f"gradcheck drew the targets t (--targets {spec}) with shape {V.fmt_shape(drew)}, one per example of the "
+            f"batch: if forward expects t of another shape (a language model's tokens (N, T): t of shape (N, T)), "
+            f"give it after '@', e.g. --targets {spec}@{','.join(map(str, first))} (a one-hot's class axis is added "
+            "to it); if that shape is right, the error is in forward.")
+
+
+def _removed_eps(args, label: str, diag, check, plain: bool = False) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
-    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`);
+    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`;
+    ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
     when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`)."""
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, sibling_files(path))
+    where = ", ".join(sorted(texts))
     if not texts:
         return
     try:
@@ -304,7 +331,7 @@ def _removed_eps(args, label: str, diag, check) -> None:
             other = check(edited)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
         return
-    name_removed_eps(diag, consts, other) or name_through_eps_free(diag, consts, other)  # tester13 M3
+    name_removed_eps(diag, consts, other, plain, where) or name_through_eps_free(diag, consts, other)  # tester13 M3
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -1276,6 +1303,9 @@ TARGET_KINDS, PRED_KINDS = ("labels", "onehot", "probs", "real", "unit"), ("real
 def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int | None]:
     """``"labels:5"`` -> ``("labels", 5)``, ``"real"`` -> ``("real", None)``; UsageError for an unknown kind or K < 2."""
     kind, _, count = str(spec).strip().partition(":")
+    if "@" in count:
+        raise UsageError(f"{flag} {spec!r}: '@SHAPE' gives the shape of a model's targets t (without --loss); "
+                         "with --loss, y_true's shape follows --input-shape.")
     if kind not in kinds:
         raise UsageError(f"{flag} must be one of {', '.join(kinds)} (labels and onehot may add ':K' classes); "
                          f"got {spec!r}.")
@@ -1394,7 +1424,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                 "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):
+    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
@@ -1695,6 +1725,37 @@ def _straddle_plan(info, y_true, y_pred, kind):
         if consts:
             return consts, base, x
     return [], None, None
+
+
+def _branch_note(label: str, target: str, args) -> str:
+    """The NOTE of a passing loss whose backward branches on its targets (tester25s: Deep Learning from Scratch 1's
+    SoftmaxWithLoss, ``if self.t.size == self.y.size:`` one-hot, else labels): only the branch the drawn targets
+    take was checked, and the other kind of targets (``args.targets``) is named. Read with :mod:`ast` from the
+    class's file: an ``if`` of backward that reads an attribute forward set from its ``target`` argument; "" when
+    there is none."""
+    from ._switch_reach import file_classes
+
+    targets = args.targets
+    path, _, cls = label.rpartition("::")
+    _, classes = file_classes(path, cls)
+    methods = {f.name: f for c in reversed(classes) for f in c.body if isinstance(f, ast.FunctionDef)}
+    fwd, bwd = methods.get("forward"), methods.get("backward")
+    if fwd is None or bwd is None:
+        return ""
+    params = [a.arg for a in fwd.args.args[1:]]
+    names = {target} | ({params[1]} if len(params) > 1 else set())  # forward(x, t): t when not named as a target
+    held = {t.attr for n in ast.walk(fwd) if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names}
+    for n in ast.walk(bwd):
+        if isinstance(n, ast.If) and any(isinstance(a, ast.Attribute) and a.attr in held and isinstance(a.value, ast.Name)
+                                         and a.value.id == "self" for a in ast.walk(n.test)):
+            kind = str(targets or "real").partition(":")[0]
+            other = {"labels": "onehot", "onehot": "labels"}.get(kind)
+            return (f"NOTE: backward branches on the targets (`if {ast.unparse(n.test)}:`, line {n.lineno}): only "
+                    f"the branch these targets ({kind}) take was checked" +
+                    (f"; check with --targets {other}{':' + targets.partition(':')[2] if ':' in str(targets) else ''}"
+                     " too" if other else ""))
+    return ""
 
 
 def _loss_eps_reading(args, label: str, res, data, twin, reference):

@@ -356,7 +356,8 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
     def load(texts):
         with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
             files = sibling_files(path)
-            for k, t in texts.items():
+            for k, t in texts.items():  # k may be a package's file, "common/functions.py" (tester25s M5)
+                os.makedirs(os.path.dirname(os.path.join(d, k)), exist_ok=True)
                 with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
                     fh.write(t)
                 files[k] = os.path.join(d, k)
@@ -377,13 +378,21 @@ def _model_targets(args, shape):
     if not args.targets:
         return None
     from .check_command import loss_data, parse_kind
-    kind, k = parse_kind(args.targets, ("labels", "onehot", "real", "probs", "unit"), "--targets")
+    spec, at, given = str(args.targets).partition("@")
+    kind, k = parse_kind(spec, ("labels", "onehot", "real", "probs", "unit"), "--targets")
     if kind not in ("labels", "onehot") or k is None:
         raise UsageError(f"--targets {args.targets} without --loss: a model forward(x, t) -> loss takes its targets "
                          "as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet "
                          "--input-shape 8,4 --targets labels:3; for a loss class, add --loss.")
-    n = shape[0] if isinstance(shape[0], int) else shape[0][0]
-    t, _, what = loss_data(args.targets, "real", (n, k), args.seed)
+    if at:  # tester25s M6: Rnnlm's token input (N, T) takes t of shape (N, T)
+        try:
+            batch = V._parse_shape(given)
+        except (UsageError, ValueError):
+            raise UsageError(f"--targets {args.targets}: after '@' comes the shape of t (without a one-hot's class "
+                             f"axis), sizes separated by commas, e.g. --targets {spec}@8,5; got {given!r}.") from None
+    else:
+        batch = (shape[0] if isinstance(shape[0], int) else shape[0][0],)
+    t, _, what = loss_data(spec, "real", (*batch, k), args.seed)
     return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
 
 
@@ -574,7 +583,9 @@ def _add_check_parser(sub, fmt) -> None:
                         "for 0/1 labels), onehot[:K], probs (softmax rows), real (standard normal), "
                         "unit (uniform in [0.05, 0.95]) (default real); without --loss, the targets t of a "
                         "model forward(x, t) -> loss, backward(dout=1) (Deep Learning from Scratch vol. 2): "
-                        "labels:K or onehot:K for the batch of x, held fixed while x and the params are checked")
+                        "labels:K or onehot:K for the batch of x (t of shape (N,); labels:K@N,T gives t another "
+                        "shape, e.g. (N, T) for a language model's tokens, a one-hot's class axis added to it), held "
+                        "fixed while x and the params are checked")
     _add_loss_options(c)
     c.set_defaults(func=_cmd_check)
 

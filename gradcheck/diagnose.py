@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -128,6 +129,14 @@ _LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
 _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
           "class attribute or a global keeps an earlier input; overwrite the cache on every "
           "forward (self.X = X), stored on self")
+#: the float32 of Deep Learning from Scratch 2, whose layers build their arrays with ``dtype='f'`` (tester25s M4)
+_DLFS_F = ("; an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f'), "
+           "np.zeros_like(x, dtype='f')) is float32: make it dtype='d' (or leave out the dtype) to check it")
+def _dlfs_f(dtype) -> str:
+    """:data:`_DLFS_F` for a float32 ``dtype``, "" for another (a float16 is not told of dtype='f')."""
+    return _DLFS_F if np.dtype(dtype) == np.float32 else ""
+
+
 _LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
          "1e-6 and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.{dtype}))")
 
@@ -203,7 +212,7 @@ DIAGNOSES: dict[str, Record] = {
         "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
         "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
         "checked", "{fix}", _NUM),
-    "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
+    "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
@@ -367,6 +376,12 @@ DIAGNOSES: dict[str, Record] = {
         "tensor matches backward's, so backward is the exact derivative of the loss without the eps (the two differ "
         "by about eps/y per probability y). This is expected from such an eps, not a bug in backward",
         "{advice}", _NUM),
+    "log-eps-read-as-0": Record(
+        "small constant inside a log, read as 0", "backward is the derivative of the loss without the {c} that forward "
+        "adds inside a log ({where}; Deep Learning from Scratch's cross_entropy_error, whose backward y - t is the "
+        "gradient of log(y)): the table compares backward with the central differences of forward with the {c} "
+        "removed; as written the difference is at most a relative {rel:.1e} here (about eps/y per probability y, "
+        "computed at this check's y), which is no bug"),
     "large-eps": Record(
         "eps too large", "{t} differs from the derivative of the loss only by the eps {c} ({said}): the loss's copy "
         "with its eps removed passes (relative error {ef:.1e}), but {c} is larger than the check's tolerance (rtol {rtol:g}), so it is not "
@@ -1835,7 +1850,9 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         return found
     if (found := name_ignored_target(tensor, manual, numerical, y_true)) is not None:
         return found
-    found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
+    # a 1-D y_pred is a batch of N scalar predictions (a sigmoid's, Deep Learning from Scratch's SigmoidWithLoss):
+    # its missing 1/N is a missing 1/batch (tester25s L: "6 times ... a constant factor", 6 the batch size)
+    found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
@@ -2505,6 +2522,8 @@ class _Layer:
         self.eval_mode = ""
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
+        #: that reference's ``eps`` (a norm's), and the checked layer itself (its source read by :func:`_sqrt_eps`)
+        self.reference_eps, self.layer = None, None
         #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
         self.returns_weights = False
         #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`gradcheck.sources.grad_slots`)
@@ -4162,9 +4181,37 @@ def _other_function(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                                  ("manual-vs-reference", "reference", L.reference)):
             c = rec.get(pair)
             if rec.kind == "forward" and c is not None and not c.passed:
-                diag.findings.append(_find("other-function", rec.tensor, other=other,
-                                           err=c.max_abs_error, params=_params_text(obj)))
+                f = _find("other-function", rec.tensor, other=other, err=c.max_abs_error, params=_params_text(obj))
+                ref = getattr(L, "reference_eps", None) if other == "reference" else None
+                if isinstance(ref, float) and (mine := _sqrt_eps(getattr(L, "layer", None))) and mine[0] != ref:
+                    f = dataclasses.replace(f, message=f.message.rstrip(".") + (
+                        f". Forward adds {mine[1]}{f' (= {mine[0]:g})' * (mine[1] != f'{mine[0]:g}')} under its "
+                        f"square root, its eps, where the reference's eps is {ref:g} (Deep Learning from Scratch's "
+                        f"BatchNormalization adds 10e-7): give the reference the same, --reference-init "
+                        f"'{{..., \"eps\": {mine[0]:g}}}'"))
+                diag.findings.append(f)
                 return
+
+
+def _sqrt_eps(layer: Any) -> tuple[float, str] | None:
+    """``(c, its text)`` of the small constant forward adds under a square root, ``np.sqrt(var + 10e-7)`` (a norm's
+    eps written into forward, Deep Learning from Scratch's BatchNormalization), read from the class's file
+    (:func:`layer_classes`); None when there is none or several differ."""
+    found = set()
+    lines, classes = layer_classes(layer) if layer is not None else ([], [])
+    for c in classes:
+        for fn in (f for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("forward", "__forward")):
+            for n in ast.walk(fn):
+                f = n.func if isinstance(n, ast.Call) else None
+                if f is None or (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) != "sqrt" or not n.args:
+                    continue
+                a = n.args[0]
+                if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add):
+                    for k in (a.left, a.right):
+                        if isinstance(k, ast.Constant) and isinstance(k.value, float) and 0 < k.value <= 1e-2:
+                            line = lines[k.lineno - 1] if k.lineno <= len(lines) else ""
+                            found.add((float(k.value), line[k.col_offset:k.end_col_offset] or ast.unparse(k)))
+    return found.pop() if len({v for v, _ in found}) == 1 else None
 
 
 def _params_text(qualname: Any) -> str:
@@ -5334,6 +5381,8 @@ def _read_layer(L: _Layer, layer: Any, training: bool, reference: Any) -> None:
                              else getattr(layer, "_gradcheck_returns_weights", False))
     L.slots = grad_slots(layer)
     L.reference = None if reference is None else f"{type(reference).__module__}.{type(reference).__name__}"
+    L.reference_eps = getattr(reference, "eps", None)  # a norm's, compared with forward's own (:func:`_sqrt_eps`)
+    L.layer = layer
     used = _forward_reads(layer)
     L.rate, L.numbers = _dropout_rate(layer), {k: v for k, v in _layer_numbers(layer).items() if k in used}
     L.other_mode = _other_mode(layer, training, L.inputs)
@@ -6199,7 +6248,9 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
     remote = _remote(model)  # a sandboxed model: each sub-layer adapted in the child (RemoteLayer.sublayer)
     if not remote and not isinstance(getattr(model, "layers", None), (list, tuple)):
         return None
-    xs = [np.array(x, dtype=np.float64, copy=True) for x in inputs]
+    # integer indices stay integers (tester25s M4: TimeEmbedding's first Embedding was given float ids and blamed
+    # for the IndexError)
+    xs = [np.array(x, dtype=None if np.asarray(x).dtype.kind in "iub" else np.float64, copy=True) for x in inputs]
     for i in itertools.count():
         if remote:
             if (sub := model.sublayer(i, xs, training)) is None:
@@ -6222,6 +6273,9 @@ def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagn
                 return None
             if d is not None and d.result is None and _forward_raised(d):  # the model's own forward did not: the
                 return None  # input gradcheck gave it is not what the model does (Embedding's int idx made float)
+            if i and d is not None and d.result is None and ".forward(" in str(d.error or ""):
+                return None  # its forward fails on the previous layer's output, which the model ran without error:
+                # the layers are no chain (Deep Learning from Scratch 2's TimeEmbedding: one Embedding per time step)
             if d is not None and not d.passed:
                 return i, sub, d
             try:
@@ -6529,9 +6583,12 @@ class _Probes:
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
                       "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
-        low = _low_precision(y_dtype, inputs if any(x.dtype.kind == "f" for x in inputs) else [
-            v for v in self.params.values() if isinstance(v, np.ndarray)])  # integer inputs: the weights' (tester25s)
-        # float32 Y for float64 inputs (or weights, for integer inputs: TimeEmbedding): cannot reach 1e-6
+        # float32 Y for float64 inputs, or for float64 weights beside integer inputs (tester25s M4: Deep Learning from
+        # Scratch 2's TimeEmbedding, out = np.empty(..., dtype='f'), FAILed dW at 2e-3, float32's rounding)
+        floats = [x for x in inputs if np.asarray(x).dtype.kind == "f"]
+        weights = [] if floats else [w for w in self.params.values() if isinstance(w, np.ndarray)]
+        low = _low_precision(y_dtype, floats or weights)  # cannot reach 1e-6
+        given = "a float64 input" if floats else "float64 parameters (the input holds integers)"
         if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
                        **_precision(y_dtype))
@@ -6539,7 +6596,7 @@ class _Probes:
                                   f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", **_precision(y_dtype))
+                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype), **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -6703,7 +6760,8 @@ class _Probes:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
                 self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", **_precision(d))
+                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d),
+                          **_precision(d))
         return bad_shape, nonfinite, never
 
     def repeat(self, G):

@@ -36,6 +36,7 @@ sandbox a write into a cache is judged by a second backward after the same forwa
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import fcntl
@@ -47,6 +48,7 @@ import marshal
 import math
 import mmap
 import os
+import re
 import resource
 import secrets
 import select
@@ -2093,8 +2095,31 @@ def sibling_files(path: str) -> dict[str, str]:
            if e.endswith(".py") and e != os.path.basename(path) and os.path.isfile(os.path.join(folder, e))
            and _shadow_reason(e) is None}
     out.update(_package_files(folder))
+    out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = os.path.abspath(path)
     return out
+
+
+def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:
+    """``{"common/layers.py": path}`` of the packages in ``folder``'s parent that the file ``path`` imports by name
+    and ``have`` (the files beside it) lacks, when that is how the file finds them (tester25s M8, Deep Learning from
+    Scratch's layout): the file is in that package (``common/layers.py`` importing ``common.functions``), or it
+    appends its parent folder to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). Copied within
+    :func:`_package_files`' bounds; {} otherwise."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return {}
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and not n.level}
+    parent = os.path.dirname(folder)
+    pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
+    wanted = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)
+              and (t == os.path.basename(folder) or pardir) and os.path.isfile(os.path.join(parent, t, "__init__.py"))}
+    return _package_files(parent, wanted) if wanted and parent != folder else {}
 
 
 #: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes, and the
@@ -2102,15 +2127,17 @@ def sibling_files(path: str) -> dict[str, str]:
 PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES, PACKAGE_ENTRIES = 4, 300, 8 << 20, 20000
 
 
-def _package_files(folder: str) -> dict[str, str]:
+def _package_files(folder: str, only: set[str] | None = None) -> dict[str, str]:
     """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
     folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
     ``.py`` files, its ``.py`` files and those of such subfolders (:func:`_top_package`). A top folder past a bound
     is skipped alone, with a warning naming it (review25g M4: a ``data/`` folder of 20,001 images beside the file
     stopped ``mypkg/`` from being copied): past :data:`PACKAGE_ENTRIES` counted entries of its own, or when its
-    files would take the copied ones past :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes."""
+    files would take the copied ones past :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes. ``only``: the top folders to read, all without it."""
     out, total = {}, 0
     for top in sorted(os.listdir(folder)):
+        if only is not None and top not in only:  # :func:`_parent_packages`: the packages named alone
+            continue
         root = os.path.join(folder, top)
         if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
             continue

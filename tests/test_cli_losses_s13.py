@@ -64,15 +64,16 @@ def test_dlfs2_zero_output_bias_is_not_called_unused(tmp_path, eps):
 
 def test_dlfs2_eps_inside_log_is_named_not_first_sample_only(tmp_path):
     """Before: FAIL (8.9e-6 > 1e-6) with "dparams[0] is the gradient of the first sample only"; the mismatch is
-    the 1e-7 inside the log, measured by the numerical gradient of the same model with the eps removed."""
+    the 1e-7 inside the log, measured by the numerical gradient of the same model with the eps removed. Since
+    session 25 (tester25s M5) a PASS with a note naming the guard, as a loss's check gives (it was a FAIL saying
+    "not a bug in backward")."""
     p, out = _dlfs2(tmp_path, " + 1e-7")
     assert "first sample only" not in out, out
-    assert p.returncode == 1, out
-    assert "FAIL: TwoLayerNet: gradient mismatch in dparams[0], dparams[2]." in out, out
-    assert ("diagnosis: dparams[0], dparams[2] differ from the numerical gradient only by the constant 1e-07 that "
-            "forward adds inside np.log") in out, out
-    assert "with it removed, the numerical gradient of every tensor matches backward's" in out, out
-    assert "not a bug in backward" in out, out
+    assert p.returncode == 0, out
+    assert "PASS: TwoLayerNet" in out, out
+    assert ("note: backward is the derivative of the loss without the 1e-07 that forward adds inside a log "
+            "(two_layer_net.py;") in out, out
+    assert "the table compares backward with the central differences of forward with the 1e-07 removed" in out, out
 
 
 def test_dlfs2_real_bug_with_eps_is_still_named(tmp_path):

@@ -193,8 +193,8 @@ def test_sigmoid_bug_in_a_model_is_localised_beside_the_log_eps(tmp_path, scale,
 
 def test_correct_sigmoid_model_keeps_the_log_eps_diagnosis(tmp_path):
     p, out = _sigmoid_net(tmp_path, "Sigmoid", "30", " + 1e-7")
-    assert p.returncode == 1, out
-    assert "differ from the numerical gradient only by the constant 1e-07 that forward adds inside np.log" in out, out
+    assert p.returncode == 0, out  # session 25 (tester25s M5): a PASS with the note, was a FAIL "not a bug"
+    assert "backward is the derivative of the loss without the 1e-07 that forward adds inside a log" in out, out
     assert "whose own check fails" not in out, out
 
 

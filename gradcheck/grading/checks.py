@@ -27,7 +27,7 @@ from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
-from ..diagnose import _find, _float32_values, _low_precision, _precision, name_swaps
+from ..diagnose import _dlfs_f, _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient
 from ..sources import Call, dY_written, reference_source
@@ -990,7 +990,8 @@ def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
         return ""
     if _low_precision(Y.dtype, xs):
         return "as gradcheck check says (FAIL: wrong dtype of Y): " + _find(
-            "float32", "Y", what="forward returns", **_precision(Y.dtype)).sentence()
+            "float32", "Y", what="forward returns", given="a float64 input", dlfs=_dlfs_f(Y.dtype),
+            **_precision(Y.dtype)).sentence()
     return "as gradcheck check says (FAIL: wrong precision of Y): " + _find("float32-values", "Y").sentence() \
         if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
 
