@@ -5795,9 +5795,11 @@ _PENALTY_ATTRS = {("weights", "W", "weight"): ("weight_regularizer_l1", "weight_
 
 def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
     """``(l1, l2, "weight_regularizer_l1, weight_regularizer_l2")`` of parameter ``key`` when the layer states them
-    (:data:`_PENALTY_ATTRS`, numbers, one nonzero): its loss adds l1*sum|P| + l2*sum(P**2) (the book's
-    Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the nnfs package has no loss); None
-    otherwise."""
+    (:data:`_PENALTY_ATTRS`: one of the pair at least, a number; a missing partner is 0): its loss adds
+    l1*sum|P| + l2*sum(P**2) (the book's Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the
+    nnfs package has no loss). Both 0 is stated too: that parameter's penalty term is 0 (review25g M1: a bias term
+    copied from the weights' with bias_regularizer_l2 = 0 is wrong, not a penalty of unknown strength). None when
+    neither is present, or one is not a number."""
     obj = getattr(layer, "_layer", layer)
     for keys, attrs in _PENALTY_ATTRS.items():
         if key not in keys:
@@ -5806,12 +5808,17 @@ def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
         for a in attrs:
             try:
                 v = getattr(getattr(obj, "obj", obj), a)
-            except Exception:  # noqa: BLE001 - not stated
+            except AttributeError:  # review25g L2: weight_regularizer_l2 alone states l1 = 0
+                vals.append(None)
+                continue
+            except Exception:  # noqa: BLE001 - not readable: not stated
                 return None
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 return None
             vals.append(float(v))
-        return (vals[0], vals[1], ", ".join(attrs)) if any(vals) else None
+        if all(v is None for v in vals):
+            return None
+        return (vals[0] or 0.0, vals[1] or 0.0, ", ".join(attrs))
     return None
 
 
@@ -5840,17 +5847,25 @@ def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float
     return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
 
 
-def _penalty_fit(P: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
-    """``(a, b)`` when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b nonzero (a
-    coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; None otherwise."""
+def _penalty_fit(P: np.ndarray, free: np.ndarray) -> list[tuple[float, float]]:
+    """The ways ``(a, b)`` that ``free`` is a*P + b*sign(P) (exact to 1e-9 relative) with a or b nonzero (a
+    coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; [] none. One
+    way (least squares) when P and sign(P) are independent; when |P| is one number c wherever P is not 0 (W =
+    np.full(..., 0.1): the columns are collinear, review25g M2) any split fits, so the two single-column ones,
+    (a, 0) and (0, a*c), P alone first."""
     if free.shape != P.shape or not np.any(P):
-        return None
-    A = np.stack([P.ravel(), np.sign(P).ravel()], axis=1)
-    coef = np.linalg.lstsq(A, free.ravel(), rcond=None)[0]
-    if not _penalty_close(free.ravel(), A @ coef, P.ravel(), 0.0) or not np.any(np.abs(coef) > 1e-12):
-        return None
-    a, b = (float(c) if abs(c) > 1e-12 * (np.abs(free).max() + 1e-300) else 0.0 for c in coef)
-    return a, b
+        return []
+    p, f, mags = P.ravel(), free.ravel(), np.abs(P[P != 0])
+    tiny = 1e-12 * (np.abs(free).max() + 1e-300)
+    if mags.max() - mags.min() <= 1e-9 * mags.max():  # sign(P) = P / c
+        a = float(p @ f / (p @ p))
+        fits = [(a, 0.0), (0.0, a * float(mags.mean()))]
+    else:
+        coef = np.linalg.lstsq(np.stack([p, np.sign(p)], axis=1), f, rcond=None)[0]
+        fits = [(float(coef[0]), float(coef[1]))]
+    fits = [(a, b) for a, b in fits if _penalty_close(f, a * p + b * np.sign(p), p, 0.0)]
+    fits = [(a if abs(a) > tiny else 0.0, b if abs(b) > tiny else 0.0) for a, b in fits]
+    return [(a, b) for a, b in fits if a or b]
 
 
 def _fit_text(a: float, b: float, w: str) -> str:
@@ -6708,10 +6723,12 @@ class _Probes:
         P = np.asarray(self.params[key], dtype=np.float64)
         free = np.asarray(free, dtype=np.float64)
         if (stated := _stated_penalty(self.layer, key)) is None:
-            if (fit := _penalty_fit(P, free)) is None:
+            if not (fits := _penalty_fit(P, free)):
                 return False
             numbers = _penalty_numbers(self.layer)
-            if (match := _penalty_match(*fit, numbers, key)) is None:  # fixp24: no stated strength explains it
+            fit, match = next(((f, m) for f in fits if (m := _penalty_match(*f, numbers, key)) is not None),
+                              (fits[0], None))
+            if match is None:  # fixp24: no stated strength explains it
                 self.penalties[key] = "stated"
                 stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states none"
                 self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
