@@ -157,3 +157,29 @@ class DenseL1:
     text = " ".join(both(p).split())
     assert p.returncode == 3, text
     assert "0.01*sign(P) with P = W: 0.01 is lam with lam = 0.01" in text, text
+
+
+def test_check_layer_explains_a_dy_free_term_the_diagnosis_splits_off():
+    """L1: check_layer FAILed a correct regularised layer with a bare FAIL while diagnose_layer (the CLI) PASSes it;
+    check_layer compares backward with forward's gradient alone, so the FAIL stands, but its result now says dW has
+    a term backward(0) leaves nonzero and that diagnose_layer checks it apart. A wrong data part without such a term
+    gets no such note, nor does the CLI (the diagnosis names the term itself)."""
+    import gradcheck
+
+    X = np.random.default_rng(1).standard_normal((4, 3))
+    r = gradcheck.check_layer(LoneL2(), X)
+    assert not r.passed and r.failing_tensors == ["dW"], r
+    note = next(n for n in r.notes if n.startswith("dW has a term that does not multiply dY"))
+    assert "backward(0) gives a nonzero dW (up to 0.0" in note and "gradcheck.diagnose_layer" in note, note
+    assert gradcheck.diagnose_layer(LoneL2(), X).passed
+
+    class Doubled(LoneL2):
+        def backward(self, dY):
+            dX = super().backward(dY)
+            self.grads["W"] = 2 * self.X.T @ dY
+            return dX
+
+    r = gradcheck.check_layer(Doubled(), X)
+    assert r.failing_tensors == ["dW"] and not any("does not multiply dY" in n for n in r.notes), r.notes
+    d = gradcheck.diagnose_layer(LoneL2(coef=1.0), X)
+    assert not any("check_layer compares" in n for n in d.result.notes), d.result.notes
