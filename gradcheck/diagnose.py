@@ -6715,28 +6715,16 @@ class _Probes:
         finding made: the penalty the layer states (:func:`_stated_penalty`: Neural Networks from Scratch's
         ``weight_regularizer_l1``/``_l2``, whose loss adds l1*sum|W| + l2*sum(W**2), the book's
         Loss.regularization_loss) compared with its gradient l1*sign(W) + 2*l2*W, naming l2*W for 2*l2*W and a
-        flipped sign; with none stated, a term a*W + b*sign(W) is a penalty of unknown strength, not checked.
-        The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
+        flipped sign; with none stated (or 0 stated), :meth:`unstated_penalty`. The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
         key = V.grad_key(t)
         if key not in self.params:
             return False
         P = np.asarray(self.params[key], dtype=np.float64)
         free = np.asarray(free, dtype=np.float64)
-        if (stated := _stated_penalty(self.layer, key)) is None:
-            if not (fits := _penalty_fit(P, free)):
-                return False
-            numbers = _penalty_numbers(self.layer)
-            fit, match = next(((f, m) for f in fits if (m := _penalty_match(*f, numbers, key)) is not None),
-                              (fits[0], None))
-            if match is None:  # fixp24: no stated strength explains it
-                self.penalties[key] = "stated"
-                stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states none"
-                self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
-                return True
-            self.penalties[key] = "unknown"
-            self.find("penalty-unknown", t, "info", w=key, fit=_fit_text(*fit, "P"), match=match[0], conv=match[1],
-                      attrs=" and ".join(dict.fromkeys(match[2])))
-            return True
+        stated = _stated_penalty(self.layer, key)
+        if stated is None or not (stated[0] or stated[1]):
+            if (done := self.unstated_penalty(t, key, P, free, stated is not None)) is not None:
+                return done
         l1, l2, names = stated
         self.penalties[key] = "stated"
         fields = dict(w=key, names=names, l1=l1, l2=l2)
@@ -6754,6 +6742,31 @@ class _Probes:
         else:
             err = float(np.max(np.abs(free - (l1 * sign + 2 * l2 * P)), initial=0))
             self.find("penalty-wrong", t, err=err, **fields)
+        return True
+
+    def unstated_penalty(self, t: str, key: str, P: np.ndarray, free: np.ndarray, zero: bool) -> bool | None:
+        """:meth:`penalty` for a dY-free term ``free`` of ``t`` when the layer states no strength of ``key``'s
+        penalty (``zero``: it states 0, :func:`_stated_penalty`): not a*P + b*sign(P), False (not linear); a
+        number named as a strength (:func:`_penalty_numbers`) explains it, penalty-unknown (NOT CHECKED); none,
+        penalty-bug. With 0 stated (review25g M1: a bias term copied from the weights', 2*weight_regularizer_l2*b
+        where bias_regularizer_l2 = 0) a term no other strength explains is checked against the stated 0 (None:
+        :meth:`penalty` goes on, penalty-wrong); True when its finding is made."""
+        if not (fits := _penalty_fit(P, free)):
+            return False
+        numbers = _penalty_numbers(self.layer)
+        fit, match = next(((f, m) for f in fits if (m := _penalty_match(*f, numbers, key)) is not None),
+                          (fits[0], None))
+        nnfs = {a for attrs in _PENALTY_ATTRS.values() for a in attrs}
+        if zero and (match is None or set(match[2]) & nnfs):
+            return None
+        if match is None:  # fixp24: no stated strength explains it
+            self.penalties[key] = "stated"
+            stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states none"
+            self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
+            return True
+        self.penalties[key] = "unknown"
+        self.find("penalty-unknown", t, "info", w=key, fit=_fit_text(*fit, "P"), match=match[0], conv=match[1],
+                  attrs=" and ".join(dict.fromkeys(match[2])))
         return True
 
     def backward_draws(self, G) -> str:

@@ -14,9 +14,17 @@ DENSE_INIT = ("--input-shape", "4,3", "--init", json.dumps({"n_inputs": 3, "n_ne
                                                            "weight_regularizer_l2": 0.01}))
 
 
-def nnfs_bias_copied(tmp_path, bias_term):
-    """The book's Layer_Dense with nonzero initial biases, its bias gradient's L2 term ``bias_term``."""
+def nnfs_bias_copied(tmp_path, bias_term, weight_term=""):
+    """The book's Layer_Dense with nonzero initial biases, ``bias_term`` added to its bias gradient (``weight_term``
+    to its weights', ``self.weight_decay = 0.01`` set)."""
     text = NNFS.read_text()
+    if weight_term:
+        old = "        self.dweights = np.dot(self.inputs.T, dvalues)\n"
+        assert text.count(old) == 1
+        text = text.replace(old, old + f"        self.dweights += {weight_term}\n")
+        old = "        self.bias_regularizer_l2 = bias_regularizer_l2\n"
+        assert text.count(old) == 1
+        text = text.replace(old, old + "        self.weight_decay = 0.01\n")
     old = "self.biases = np.zeros((1, n_neurons))"
     assert text.count(old) == 1
     text = text.replace(old, "self.biases = 0.1 * np.random.default_rng(0).standard_normal((1, n_neurons))")
@@ -43,6 +51,21 @@ def test_a_bias_term_where_the_layer_states_its_bias_penalty_is_0_fails(tmp_path
     f = nnfs_bias_copied(tmp_path, "2 * self.bias_regularizer_l2 * self.biases")
     p = run_here("check", f"{f}::Layer_Dense", *DENSE_INIT)
     assert p.returncode == 0, both(p)
+
+
+def test_a_stated_0_penalty_leaves_other_terms_to_their_own_rules(tmp_path):
+    """M1's rule only reads a penalty-shaped term against the stated 0: a constant added to dbiases (not
+    a*b + c*sign(b)) is "not linear in dY", as before; a term 2*weight_decay*W, a strength of another name the layer
+    holds beside weight_regularizer_l1/_l2 = 0, is a penalty of unknown strength: NOT CHECKED, not FAIL."""
+    init = ("--input-shape", "4,3", "--init", json.dumps({"n_inputs": 3, "n_neurons": 5}))
+    f = nnfs_bias_copied(tmp_path, "0.5")
+    p = run_here("check", f"{f}::Layer_Dense", *init)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "backward is not linear in dY" in text and "penalty the layer states" not in text, text
+    f = nnfs_bias_copied(tmp_path, "0", weight_term="2 * self.weight_decay * self.weights")
+    p = run_here("check", f"{f}::Layer_Dense", *init)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "0.02 is 2*weight_decay with weight_decay = 0.01" in text, text
 
 
 CONST = '''
