@@ -5847,19 +5847,23 @@ def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float
     return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
 
 
-def _penalty_fit(P: np.ndarray, free: np.ndarray) -> list[tuple[float, float]]:
+def _penalty_fit(P: np.ndarray, free: np.ndarray, numbers: Mapping[str, float] | None = None) -> list[tuple[float,
+                                                                                                      float]]:
     """The ways ``(a, b)`` that ``free`` is a*P + b*sign(P) (exact to 1e-9 relative) with a or b nonzero (a
     coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; [] none. One
     way (least squares) when P and sign(P) are independent; when |P| is one number c wherever P is not 0 (W =
     np.full(..., 0.1): the columns are collinear, review25g M2) any split fits, so the two single-column ones,
-    (a, 0) and (0, a*c), P alone first."""
+    (a, 0) and (0, a*c), P alone first, then for each strength s of ``numbers`` (:func:`_penalty_numbers`) the
+    splits whose L2 part is s or 2*s (L1 and L2 together, :func:`_penalty_match` tells which fit a strength)."""
     if free.shape != P.shape or not np.any(P):
         return []
     p, f, mags = P.ravel(), free.ravel(), np.abs(P[P != 0])
     tiny = 1e-12 * (np.abs(free).max() + 1e-300)
     if mags.max() - mags.min() <= 1e-9 * mags.max():  # sign(P) = P / c
         a = float(p @ f / (p @ p))
-        fits = [(a, 0.0), (0.0, a * float(mags.mean()))]
+        c = float(mags.mean())
+        fits = [(a, 0.0), (0.0, a * c)] + [(m * v, (a - m * v) * c) for v in (numbers or {}).values()
+                                              for m in (1.0, 2.0)]
     else:
         coef = np.linalg.lstsq(np.stack([p, np.sign(p)], axis=1), f, rcond=None)[0]
         fits = [(float(coef[0]), float(coef[1]))]
@@ -6751,9 +6755,9 @@ class _Probes:
         penalty-bug. With 0 stated (review25g M1: a bias term copied from the weights', 2*weight_regularizer_l2*b
         where bias_regularizer_l2 = 0) a term no other strength explains is checked against the stated 0 (None:
         :meth:`penalty` goes on, penalty-wrong); True when its finding is made."""
-        if not (fits := _penalty_fit(P, free)):
-            return False
         numbers = _penalty_numbers(self.layer)
+        if not (fits := _penalty_fit(P, free, numbers)):
+            return False
         fit, match = next(((f, m) for f in fits if (m := _penalty_match(*f, numbers, key)) is not None),
                           (fits[0], None))
         nnfs = {a for attrs in _PENALTY_ATTRS.values() for a in attrs}

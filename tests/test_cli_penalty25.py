@@ -15,7 +15,8 @@ DENSE_INIT = ("--input-shape", "4,3", "--init", json.dumps({"n_inputs": 3, "n_ne
 
 
 def nnfs_bias_copied(tmp_path, bias_term, weight_term=""):
-    """The book's Layer_Dense with nonzero initial biases, ``bias_term`` added to its bias gradient (``weight_term``
+    """The book's Layer_Dense with nonzero initial biases (weights and biases from seeded generators: the same
+    layer every run), ``bias_term`` added to its bias gradient (``weight_term``
     to its weights', ``self.weight_decay = 0.01`` set)."""
     text = NNFS.read_text()
     if weight_term:
@@ -28,6 +29,9 @@ def nnfs_bias_copied(tmp_path, bias_term, weight_term=""):
     old = "self.biases = np.zeros((1, n_neurons))"
     assert text.count(old) == 1
     text = text.replace(old, "self.biases = 0.1 * np.random.default_rng(0).standard_normal((1, n_neurons))")
+    old = "self.weights = 0.01 * np.random.randn(n_inputs, n_neurons)"  # drawn from numpy's global generator
+    assert text.count(old) == 1
+    text = text.replace(old, "self.weights = 0.01 * np.random.default_rng(1).standard_normal((n_inputs, n_neurons))")
     old = "        self.dbiases = np.sum(dvalues, axis=0, keepdims=True)\n"
     assert text.count(old) == 1
     text = text.replace(old, old + f"        self.dbiases += {bias_term}\n")
@@ -77,6 +81,7 @@ class Dense:
         self.W = np.full((n_in, n_out), 0.1)
         self.b = np.zeros(n_out)
         self.reg = reg
+        self.lam = 0.07
 
     def forward(self, X):
         self.X = X
@@ -95,10 +100,13 @@ def test_a_penalty_on_constant_weights_is_read_as_on_drawn_weights(tmp_path):
     """M2: W = 0.1 everywhere, dW += 2*reg*W (correct): W and sign(W) are collinear, the least-squares split was
     0.00019802*W + 0.0019802*sign(W), "no number the layer states explains it": FAIL, the student told to remove a
     right term. Now the single-column fits are tried: NOT CHECKED (exit 3) as with drawn W, for the L2 form and the
-    L1 form reg*sign(W); a term no stated number explains (3*reg*W) still FAILs."""
+    L1 form reg*sign(W), and L2 and L1 together (any split fits: the one whose parts are strengths); a term no
+    stated number explains (3*reg*W) still FAILs."""
     f = tmp_path / "const.py"
     for term, said in (("2 * self.reg * self.W", "0.02 is 2*reg with reg = 0.01"),
-                       ("self.reg * np.sign(self.W)", "0.01 is reg with reg = 0.01")):
+                       ("self.reg * np.sign(self.W)", "0.01 is reg with reg = 0.01"),
+                       ("2 * self.reg * self.W + self.lam * np.sign(self.W)",
+                        "0.02 is 2*reg with reg = 0.01, 0.07 is lam with lam = 0.07")):
         f.write_text(CONST.replace("TERM", term))
         p = run_here("check", f"{f}::Dense", "--input-shape", "4,3")
         text = " ".join(both(p).split())
