@@ -50,6 +50,7 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     TapeUnavailable,
+    Wrapper,
     build_twin,
     copy_params_to_twin,
     guarded_backward,
@@ -95,7 +96,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
                          f"check_layer({layer.__name__}(...), X).")
-    owner = name or type(layer).__name__
+    owner, proxied = name or type(layer).__name__, isinstance(layer, Wrapper)
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(cfg.seed)
     inputs = V.layer_inputs(X, rng, owner)
@@ -126,6 +127,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     for r in results if len(results) > 1 else ():
         r.name = f"{owner} [{mode_word(r.training)}]"
     first = next((r for r in results if not r.passed), results[0])
+    if not proxied:  # the diagnosis's own proxy: its probes name such a term themselves
+        first.notes += _dy_free_notes(Call(layer, owner, inputs, names, params, bool(first.training)), first)
     first.other_modes = [r for r in results if r is not first]
     first.notes[:0] = [one] if one else []
     first.notes += notes
@@ -134,6 +137,43 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     if isinstance(layer, FunctionPair):  # a CS231n pair: its mode is among its keyword arguments (newuser21 M3)
         first.notes.append(pair_mode_line(layer._kwargs, "function_pair's keywords"))
     return first
+
+
+#: check_layer's note on a failing parameter gradient with a term that does not multiply dY (review25g L1).
+DY_FREE = ("{t} has a term that does not multiply dY: backward(0) gives a nonzero {t} (up to {m:.3g}), a "
+           "regulariser's gradient or a bug. check_layer compares backward with the gradient of forward alone, so "
+           "that term fails here; gradcheck.diagnose_layer (what `gradcheck check` runs) checks it apart, against "
+           "the penalty the layer states, and the rest of {t} against central differences.")
+
+
+def _dy_free_notes(call: Call, res: CheckResult) -> list[str]:
+    """:data:`DY_FREE` for each failing parameter gradient of ``res`` that backward(0) leaves nonzero (one forward
+    and one backward of ``call``, after the check); [] when none fails, or when that forward or backward raises
+    (the check's own verdict and errors stand).
+
+    Parameters
+    ----------
+    call : Call
+        The layer, its inputs and parameters, in the mode of ``res``.
+    res : CheckResult
+        The result shown; only its failing tensors are probed.
+
+    Returns
+    -------
+    list of str
+        The notes, in the order of ``call.params``.
+    """
+    failing = set(res.failing_tensors)
+    keys = [k for k in call.params if V.grad_name(k) in failing]
+    if not keys:
+        return []
+    try:
+        Y = call.forward(*[x.copy() for x in call.inputs])
+        free = manual_source(call, np.zeros_like(Y))
+    except Exception:  # noqa: BLE001 - the check's verdict stands without the note
+        return []
+    mags = {k: float(np.max(np.abs(free[k]), initial=0.0)) for k in keys if k in free}
+    return [DY_FREE.format(t=V.grad_name(k), m=m) for k, m in mags.items() if m > 0]
 
 
 def _as_cli_reads(layer: Any, inputs: list[np.ndarray]) -> Any:

@@ -5884,9 +5884,11 @@ _PENALTY_ATTRS = {("weights", "W", "weight"): ("weight_regularizer_l1", "weight_
 
 def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
     """``(l1, l2, "weight_regularizer_l1, weight_regularizer_l2")`` of parameter ``key`` when the layer states them
-    (:data:`_PENALTY_ATTRS`, numbers, one nonzero): its loss adds l1*sum|P| + l2*sum(P**2) (the book's
-    Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the nnfs package has no loss); None
-    otherwise."""
+    (:data:`_PENALTY_ATTRS`: one of the pair at least, a number; a missing partner is 0): its loss adds
+    l1*sum|P| + l2*sum(P**2) (the book's Loss.regularization_loss, Sentdex/nnfs_book Chapter_18/Ch18_Final.py; the
+    nnfs package has no loss). Both 0 is stated too: that parameter's penalty term is 0 (review25g M1: a bias term
+    copied from the weights' with bias_regularizer_l2 = 0 is wrong, not a penalty of unknown strength). None when
+    neither is present, or one is not a number."""
     obj = getattr(layer, "_layer", layer)
     for keys, attrs in _PENALTY_ATTRS.items():
         if key not in keys:
@@ -5895,12 +5897,17 @@ def _stated_penalty(layer: Any, key: str) -> tuple[float, float, str] | None:
         for a in attrs:
             try:
                 v = getattr(getattr(obj, "obj", obj), a)
-            except Exception:  # noqa: BLE001 - not stated
+            except AttributeError:  # review25g L2: weight_regularizer_l2 alone states l1 = 0
+                vals.append(None)
+                continue
+            except Exception:  # noqa: BLE001 - not readable: not stated
                 return None
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 return None
             vals.append(float(v))
-        return (vals[0], vals[1], ", ".join(attrs)) if any(vals) else None
+        if all(v is None for v in vals):
+            return None
+        return (vals[0] or 0.0, vals[1] or 0.0, ", ".join(attrs))
     return None
 
 
@@ -5929,17 +5936,29 @@ def _penalty_close(free: np.ndarray, right: np.ndarray, P: np.ndarray, l1: float
     return bool(np.all(ok | (zero & (np.abs(free) <= abs(l1) * (1 + 1e-9)))))
 
 
-def _penalty_fit(P: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
-    """``(a, b)`` when ``free`` is a*P + b*sign(P) (least squares, exact to 1e-9 relative) with a or b nonzero (a
-    coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; None otherwise."""
+def _penalty_fit(P: np.ndarray, free: np.ndarray, numbers: Mapping[str, float] | None = None) -> list[tuple[float,
+                                                                                                      float]]:
+    """The ways ``(a, b)`` that ``free`` is a*P + b*sign(P) (exact to 1e-9 relative) with a or b nonzero (a
+    coefficient below 1e-12 of max|free| is 0): a penalty's gradient, or a term added by mistake; [] none. One
+    way (least squares) when P and sign(P) are independent; when |P| is one number c wherever P is not 0 (W =
+    np.full(..., 0.1): the columns are collinear, review25g M2) any split fits, so the two single-column ones,
+    (a, 0) and (0, a*c), P alone first, then for each strength s of ``numbers`` (:func:`_penalty_numbers`) the
+    splits whose L2 part is s or 2*s (L1 and L2 together, :func:`_penalty_match` tells which fit a strength)."""
     if free.shape != P.shape or not np.any(P):
-        return None
-    A = np.stack([P.ravel(), np.sign(P).ravel()], axis=1)
-    coef = np.linalg.lstsq(A, free.ravel(), rcond=None)[0]
-    if not _penalty_close(free.ravel(), A @ coef, P.ravel(), 0.0) or not np.any(np.abs(coef) > 1e-12):
-        return None
-    a, b = (float(c) if abs(c) > 1e-12 * (np.abs(free).max() + 1e-300) else 0.0 for c in coef)
-    return a, b
+        return []
+    p, f, mags = P.ravel(), free.ravel(), np.abs(P[P != 0])
+    tiny = 1e-12 * (np.abs(free).max() + 1e-300)
+    if mags.max() - mags.min() <= 1e-9 * mags.max():  # sign(P) = P / c
+        a = float(p @ f / (p @ p))
+        c = float(mags.mean())
+        fits = [(a, 0.0), (0.0, a * c)] + [(m * v, (a - m * v) * c) for v in (numbers or {}).values()
+                                              for m in (1.0, 2.0)]
+    else:
+        coef = np.linalg.lstsq(np.stack([p, np.sign(p)], axis=1), f, rcond=None)[0]
+        fits = [(float(coef[0]), float(coef[1]))]
+    fits = [(a, b) for a, b in fits if _penalty_close(f, a * p + b * np.sign(p), p, 0.0)]
+    fits = [(a if abs(a) > tiny else 0.0, b if abs(b) > tiny else 0.0) for a, b in fits]
+    return [(a, b) for a, b in fits if a or b]
 
 
 def _fit_text(a: float, b: float, w: str) -> str:
@@ -6826,26 +6845,16 @@ class _Probes:
         finding made: the penalty the layer states (:func:`_stated_penalty`: Neural Networks from Scratch's
         ``weight_regularizer_l1``/``_l2``, whose loss adds l1*sum|W| + l2*sum(W**2), the book's
         Loss.regularization_loss) compared with its gradient l1*sign(W) + 2*l2*W, naming l2*W for 2*l2*W and a
-        flipped sign; with none stated, a term a*W + b*sign(W) is a penalty of unknown strength, not checked.
-        The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
+        flipped sign; with none stated (or 0 stated), :meth:`unstated_penalty`. The data part, backward(dY) - backward(0), is checked as usual (``self.penalties``); False otherwise."""
         key = V.grad_key(t)
         if key not in self.params:
             return False
         P = np.asarray(self.params[key], dtype=np.float64)
         free = np.asarray(free, dtype=np.float64)
-        if (stated := _stated_penalty(self.layer, key)) is None:
-            if (fit := _penalty_fit(P, free)) is None:
-                return False
-            numbers = _penalty_numbers(self.layer)
-            if (match := _penalty_match(*fit, numbers, key)) is None:  # fixp24: no stated strength explains it
-                self.penalties[key] = "stated"
-                stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states none"
-                self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
-                return True
-            self.penalties[key] = "unknown"
-            self.find("penalty-unknown", t, "info", w=key, fit=_fit_text(*fit, "P"), match=match[0], conv=match[1],
-                      attrs=" and ".join(dict.fromkeys(match[2])))
-            return True
+        stated = _stated_penalty(self.layer, key)
+        if stated is None or not (stated[0] or stated[1]):
+            if (done := self.unstated_penalty(t, key, P, free, stated is not None)) is not None:
+                return done
         l1, l2, names = stated
         self.penalties[key] = "stated"
         fields = dict(w=key, names=names, l1=l1, l2=l2)
@@ -6863,6 +6872,31 @@ class _Probes:
         else:
             err = float(np.max(np.abs(free - (l1 * sign + 2 * l2 * P)), initial=0))
             self.find("penalty-wrong", t, err=err, **fields)
+        return True
+
+    def unstated_penalty(self, t: str, key: str, P: np.ndarray, free: np.ndarray, zero: bool) -> bool | None:
+        """:meth:`penalty` for a dY-free term ``free`` of ``t`` when the layer states no strength of ``key``'s
+        penalty (``zero``: it states 0, :func:`_stated_penalty`): not a*P + b*sign(P), False (not linear); a
+        number named as a strength (:func:`_penalty_numbers`) explains it, penalty-unknown (NOT CHECKED); none,
+        penalty-bug. With 0 stated (review25g M1: a bias term copied from the weights', 2*weight_regularizer_l2*b
+        where bias_regularizer_l2 = 0) a term no other strength explains is checked against the stated 0 (None:
+        :meth:`penalty` goes on, penalty-wrong); True when its finding is made."""
+        numbers = _penalty_numbers(self.layer)
+        if not (fits := _penalty_fit(P, free, numbers)):
+            return False
+        fit, match = next(((f, m) for f in fits if (m := _penalty_match(*f, numbers, key)) is not None),
+                          (fits[0], None))
+        nnfs = {a for attrs in _PENALTY_ATTRS.values() for a in attrs}
+        if zero and (match is None or set(match[2]) & nnfs):
+            return None
+        if match is None:  # fixp24: no stated strength explains it
+            self.penalties[key] = "stated"
+            stated = ", ".join(f"{n} = {v:g}" for n, v in numbers.items()) or "it states none"
+            self.find("penalty-bug", t, w=key, fit=_fit_text(*fit, key), stated=stated)
+            return True
+        self.penalties[key] = "unknown"
+        self.find("penalty-unknown", t, "info", w=key, fit=_fit_text(*fit, "P"), match=match[0], conv=match[1],
+                  attrs=" and ".join(dict.fromkeys(match[2])))
         return True
 
     def backward_draws(self, G) -> str:
@@ -6972,13 +7006,16 @@ class _Probes:
         if not group or any(f.code in stale for f in self.diag.findings):
             return
         fwd, agree, wrong = _f64(self.proxy, self.training), [], []
+        # a penalty's dY-free term (:meth:`penalty`) is not forward's: the data part is compared (fixp25: dW +
+        # 2*weight_decay*W FAILed "stale cache" for some weights, the term's share near the tolerance)
+        proxy = _DataPart(self.proxy, self.penalties) if self.penalties else self.proxy
         shapes = {V.grad_name(k): p.shape for k, p in self.params.items()}
         shapes |= {V.grad_name(n): x.shape for n, x in zip(self.names, self.inputs)}
         try:  # the check's input, two others, then the check's input again (state, or the input?)
             for xs in [self.inputs, self.others(), self.others(), self.inputs]:
                 if len(agree) > 1 and agree[-1] or len(agree) == 3 and agree != [True, False, False]:
                     break
-                got = self.step(self.proxy, [xs], G)[1]
+                got = self.step(proxy, [xs], G)[1]
                 if set(got) != {V.grad_name(k.lstrip("@")) for k in group} or any(
                         got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
