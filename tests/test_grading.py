@@ -525,8 +525,10 @@ def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
     for name in ("c_slow", "d_slow", "e_slow"):
         (subs / name).mkdir(parents=True)
         # slow in every test: a constructor that sleeps (a hang at import is recorded once and fails fast)
+        # (a layer: forward and backward; a class without them is refused at load, before its constructor runs)
         (subs / name / "layers.py").write_text(
             "import time\n\nclass Linear:\n    def __init__(self, *a, **k):\n        time.sleep(60)\n\n"
+            "    def forward(self, X):\n        return X\n\n    def backward(self, dY):\n        return dY\n\n"
             "ReLU = SoftmaxCrossEntropy = Linear\n")
     proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", subs, "--tests", TESTS, "--out", out,
                              "--workers", "2", "--timeout", "60", "--no-progress"], cwd=ROOT, text=True,
