@@ -228,7 +228,7 @@ def _cli(*args):
 def test_cli_grade_one_submission(tmp_path):
     p = _cli(ASSIGN / "mutants" / "float32", "--tests", TESTS, "--out", tmp_path / "one")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "float32: 26 / 28" in p.stdout
+    assert "float32: 22.6667 / 28" in p.stdout  # its dX parts too, as check fails a float32 dX (redteam25 M1)
     assert (tmp_path / "one" / "results.json").exists() and (tmp_path / "one" / "junit.xml").exists()
 
 

@@ -347,3 +347,39 @@ def test_a_test_of_several_trials_names_each_tensor_once(tmp_path):
     named = [out.split("\n")[0].split("`")[1::2] for out in rows.values() if out.startswith("All checked")]
     assert named and all(len(set(n)) == len(n) for n in named), rows
     assert any(out == "All checked: `dX`, `dW`, `db` ok." for out in rows.values()), rows
+
+
+class _Float32Grads:
+    """A float64 Linear whose backward hands back float32 gradients (redteam25 M1)."""
+
+    def __init__(self, W, b):
+        self.params = {"W": W.copy(), "b": b.copy()}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]  # W (out, in), as manualprop's
+
+    def backward(self, dY):
+        self.grads = {"W": (dY.T @ self.X).astype(np.float32), "b": dY.sum(axis=0)}
+        return (dY @ self.params["W"]).astype(np.float32)
+
+
+def test_float32_gradients_fail_their_parts_as_check_fails_them():
+    """redteam25 M1: grade gave full marks to float32 dx, dw, db (within its rtol) where check says FAIL: wrong dtype
+    of dx, dw, db; now each float32 part fails with check's words, and a float64 part beside it keeps its points."""
+    import manualprop
+    from gradcheck.grading.checks import layer_gradients
+
+    rng = np.random.default_rng(0)
+    W, b, X = rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal((5, 4))
+    ref = manualprop.Linear(4, 3)
+    ref.params["W"][...], ref.params["b"][...] = W, b
+    v = layer_gradients(_Float32Grads(W, b), X, ref)
+    parts = {p.name: p for p in v.parts}
+    assert not parts["dX"].passed and not parts["dW"].passed and parts["db"].passed, v.parts
+    assert parts["dX"].message.startswith("dX has float32 precision, as gradcheck check says (FAIL: wrong dtype of "
+                                          "dX): backward returns dX as float32 for a float64 input")
+    # the documented way to accept float32 code (docs/gradescope.md): no central differences, a float32 tolerance
+    v = layer_gradients(_Float32Grads(W, b), X, ref, numerical=False, rtol=1e-4)
+    assert v.passed, v.parts

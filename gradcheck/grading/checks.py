@@ -773,7 +773,8 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
                   names=names) if numerical and not why32 else {}
     with _params_kept(layer):
         parts = [Part(n, w, False, short) if short and n in d_in else
-                 _part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], cfg.rtol, cfg.atol, **graded)
+                 _part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], cfg.rtol, cfg.atol,
+                       dtype=numerical, **graded)
                  for n, w in weights.items()]
         if numerical and not why32:
             _own_function(parts, layer, xs, d_in, cfg, got, expected, Y, Y_ref, short)
@@ -1136,10 +1137,12 @@ def _accumulated(res: Any, tensor: str, part: str) -> str:
             "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, **graded) -> Part:
-    """One graded tensor: missing, None, non-finite, or compared with the reference and named (``loss``: a loss's
-    gradient, its normalisation named as check names it, tester23g: "21 times ... a constant factor"; ``graded``:
-    the layer, inputs, upstream gradient and mode, for check's own signatures, :func:`diagnose`)."""
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dtype=True, **graded) -> Part:
+    """One graded tensor: missing, None, non-finite, of a lower float precision than the reference's (``dtype``: as
+    check fails it; off in a test that gives up the central differences, ``numerical=False``, the documented way to
+    accept float32 code), or compared with the reference and named (``loss``: a loss's gradient, its normalisation
+    named as check names it, tester23g: "21 times ... a constant factor"; ``graded``: the layer, inputs, upstream
+    gradient and mode, for check's own signatures, :func:`diagnose`)."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
@@ -1149,6 +1152,11 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, **g
     g = np.asarray(g)
     if g.shape == expected.shape and not np.all(np.isfinite(g.astype(np.float64))):
         return Part(name, w, False, f"{name} contains NaN or infinity.")
+    if dtype and g.dtype.kind == "f" and g.dtype.itemsize < 8 and expected.dtype == np.float64:
+        # as check fails it (redteam25 M1: a float32 dx, dw, db scored 47/47 where check said FAIL: wrong dtype)
+        return Part(name, w, False, f"{name} has {g.dtype} precision, as gradcheck check says (FAIL: wrong dtype of "
+                    f"{name}): " + _find("float32", name, what=f"backward returns {name} as", given="a float64 input",
+                                         dlfs=_dlfs_f(g.dtype), **_precision(g.dtype)).sentence())
     alternatives = {} if ones is None else {
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
@@ -1200,7 +1208,8 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     reference.forward(yt.copy(), z.copy())
     expected = _finite_reference("gradient dL/dlogits", reference.backward())
     loss.forward(yt.copy(), z.copy())
-    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True)
+    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True,
+                 dtype=numerical)
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
