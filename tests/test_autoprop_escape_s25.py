@@ -198,6 +198,17 @@ OWN = {  # composites whose implementation makes a float constant of its own (a 
     "tril": (lambda x: np.sum(np.tril(x.reshape(2, 2)) ** 2), lambda v: np.sum(np.tril(v.reshape(2, 2)) ** 2)),
     "trapezoid": (lambda x: np.trapezoid(x ** 2), lambda v: np.trapezoid(v ** 2)),
     "corrcoef": (lambda x: np.sum(np.corrcoef(x.reshape(2, 2)) * 1), lambda v: np.sum(np.corrcoef(v.reshape(2, 2)))),
+    # session 26 (review25a's leftover): the quantile family's weights from an integer or autoprop's own q, and
+    # vander's column of ones
+    "nanmedian": (lambda x: np.nanmedian(x ** 2), lambda v: np.nanmedian(v ** 2)),
+    "nanmedian axis": (lambda x: np.sum(np.nanmedian(np.stack([x, x ** 2]), axis=1)),
+                       lambda v: np.sum(np.nanmedian(np.stack([v, v ** 2]), axis=1))),
+    "percentile 30": (lambda x: np.percentile(x ** 2, 30), lambda v: np.percentile(v ** 2, 30)),
+    "percentile [10, 90]": (lambda x: np.sum(np.percentile(x ** 2, [10, 90])), lambda v: np.sum(np.percentile(v ** 2, [10, 90]))),
+    "nanpercentile 35": (lambda x: np.nanpercentile(x ** 2, 35), lambda v: np.nanpercentile(v ** 2, 35)),
+    "quantile 1": (lambda x: np.quantile(x ** 2, 1), lambda v: np.quantile(v ** 2, 1)),
+    "quantile of x": (lambda x: np.quantile(x ** 2, x[0] / 4), lambda v: np.quantile(v ** 2, v[0] / 4)),
+    "vander": (lambda x: np.sum(np.vander(x / 4, 3) ** 2), lambda v: np.sum(np.vander(v / 4, 3) ** 2)),
 }
 
 
@@ -234,3 +245,22 @@ def test_an_own_mark_never_spreads_to_a_value_computed_with_the_users():
     t = ap.constant([1.0, 2.0, 3.0])
     for v in (a * t, t * a, f * t):
         assert isinstance(v, ap.Tensor) and type(v._value) is np.ndarray
+
+
+@pytest.mark.parametrize("q", [0.3, np.array([0.1, 0.9])])
+def test_a_users_float_quantile_still_counts_after_a_logged_value(q):
+    """The quantile weights come from q: a float q the user gave could be a value that left the tape (as the 0.3 of
+    x * 0.3), so it counts; autoprop's own q (nanmedian's 0.5, an integer percentile's q / 100) does not (above).
+    The same call with the explicit exit .item() is not refused."""
+    x0 = np.array([1.0, 2.0, 4.0, 7.0])
+    x = ap.Variable(x0)
+    with _quiet(), ap.GradientTape() as tape:
+        _logged = float(np.sum(x))
+        y = np.sum(np.quantile(x, q))
+    with pytest.raises(ap.TapeEscapeError):
+        tape.gradient(y, x)
+    with _quiet(), ap.GradientTape() as tape:
+        _logged = np.sum(x).item()
+        y = np.sum(np.quantile(x, q))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), _central(lambda v: np.sum(np.quantile(v, q)), x0),
+                               rtol=1e-7, atol=1e-9)

@@ -15,7 +15,7 @@ import builtins
 
 import numpy as np
 
-from ..observe import own
+from ..observe import OwnFloat, carries_value, own
 from ..registry import defcomposite
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
@@ -134,7 +134,8 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
     qv = qt.numpy()
     a = _t(a)
     weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # a Python number: numpy's weak q
-    dt = np.result_type(a.dtype, q if weak else qt.dtype, np.float16)  # numpy's result dtype
+    weak_q = float(q) if type(q) is OwnFloat else q  # (autoprop's q = 0.5 or 30 / 100: a Python float's dtype)
+    dt = np.result_type(a.dtype, weak_q if weak else qt.dtype, np.float16)  # numpy's result dtype
     a = a if a.dtype == dt else cast(a, dtype=dt)
     if np.any((qv < 0) | (qv > 1)):
         raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]" if "quantile" in name
@@ -162,9 +163,12 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
         lo, hi = np.where(out, np.where(v < 0, 0, hi_n), lo), np.where(out, np.where(v < 0, 0, hi_n), hi)
         gamma = np.asarray(props["fix_gamma"](v - fl, v), dtype=np.float64)
         slope = _SLOPE.get(method)
-        t = Tensor._wrap(gamma.astype(a.dtype))
+        # gamma comes from n and q: autoprop's own constant unless q is a value the user gave (a float
+        # or float array could be one that left the tape: it counts, as x * 0.3 does; review25a)
+        t = gamma.astype(a.dtype)
+        t = own(t) if isinstance(q, Tensor) or not carries_value(q) else Tensor._wrap(t)
         if slope is not None and isinstance(q, Tensor):  # gamma = v(q) - floor(v): dv/dq
-            t = t + (qt - qv).astype(a.dtype).reshape(qb.shape) * np.asarray(slope(n), a.dtype)
+            t = t + (qt - own(np.asarray(qv))).astype(a.dtype).reshape(qb.shape) * own(np.asarray(slope(n), a.dtype))
     grid = tuple(np.arange(k).reshape((-1,) + (1,) * (s.ndim - 2 - i)) for i, k in enumerate(s.shape[1:]))
     below = getitem(s, (lo,) + grid)
     if t is None:
@@ -188,7 +192,11 @@ def _no_overwrite(name, overwrite_input):
 
 def _pct(q):
     """q / 100, a Python number staying one (numpy's weak scalar: float32 data stay float32)."""
-    return q / 100.0 if isinstance(q, (int, float)) and not isinstance(q, bool) else _t(q) / 100.0
+    if isinstance(q, (int, float)) and not isinstance(q, bool):
+        return q / 100.0 if carries_value(q) else own(q / 100.0)  # (an integer percentile: autoprop's q)
+    if not isinstance(q, Tensor) and not carries_value(q):  # (integers: [10, 90])
+        return own(np.asarray(q) / 100.0)
+    return _t(q) / 100.0
 
 
 def _q_method(name, method, kw):
@@ -269,7 +277,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     each slice, half the gradient to each of two; an all-NaN slice is NaN (no gradient)."""
     _check_kw("nanmedian", {"out": out})
     _no_overwrite("nanmedian", overwrite_input)
-    return _quantile(a, 0.5, _axis_arg(axis), keepdims, "linear", "nanmedian", nan=True)
+    return _quantile(a, own(0.5), _axis_arg(axis), keepdims, "linear", "nanmedian", nan=True)
 
 
 @defcomposite("apply_along_axis", "func1d on each 1-D slice, stacked: the chain rule through "
@@ -847,11 +855,12 @@ def vander(x, N=None, increasing=False):
     n = x.shape[0] if N is None else int(N)
     if x.dtype != np.promote_types(x.dtype, int):  # numpy's dtype: float32 gives float64
         x = x.astype(np.promote_types(x.dtype, int))
-    cols, c = [], Tensor._wrap(np.ones(x.shape, x.dtype))
+    cols, c = [], own(np.ones(x.shape, x.dtype))  # (autoprop's constant: no escape check counts it)
     for _ in range(n):
         cols.append(c)
         c = c * x
     v = stack(cols, axis=1) if cols else Tensor._wrap(np.ones((x.shape[0], 0), x.dtype))
+    v = v if isinstance(v, Tensor) else Tensor._wrap(np.asarray(v))  # (N=1: the ones alone)
     return v if increasing else getitem(v, (_S(None), _S(None, None, -1)))
 
 

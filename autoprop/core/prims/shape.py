@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from .. import views as _views
-from ..observe import own
+from ..observe import OwnArray, own
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
 from ..tape import Scatter
 from ..tensor import Tensor
@@ -639,7 +639,8 @@ def _stack_jvp(i, t, ans, *xs, axis=0):
 def stack(arrays, axis=0, out=None, **kw):
     """``np.stack(arrays, axis)`` over Tensors: one record for all the inputs."""
     _check_kw("stack", dict(kw, out=out))
-    arrays = [a if type(a) is Tensor else _t(a) for a in arrays]  # (no call for a Tensor)
+    # (no call for a Tensor; autoprop's own constant stays marked: observe.own)
+    arrays = [a if type(a) is Tensor or type(a) is OwnArray else _t(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     return _stack_prim(*arrays, axis=axis)
