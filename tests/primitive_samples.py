@@ -114,6 +114,7 @@ SAMPLES: dict[str, Sample] = {
     "prod": S((3, 4), axis=1, keepdims=False),
     "cumsum": S((3, 4), axis=0),
     "logsumexp": S((3, 4), axis=-1),
+    "logsumexp_b": S((3, 4), (3, 1), axis=0, domain=[None, POS]),
     "log_softmax": S((3, 4), axis=-1),
     "softmax": S((3, 4), axis=0),
     "norm": S((3, 4), axis=1, keepdims=False),

@@ -35,7 +35,9 @@ import numpy as _np
 import scipy.special as _ss
 
 from ..core import registry as _R
+from ..core.observe import own
 from ..core.prims._common import _t
+from ..core.tensor import Tensor
 
 # scipy's ufuncs: the records (scipy.special.expit(tensor) reaches the same ones)
 expit, logit, xlogy, gammaln, erf, erfc, erfinv = (
@@ -150,27 +152,42 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a : Tensor or array_like
     axis : int, tuple of int or None
     b : array_like or Tensor, optional
-        Weights: ``log(sum(b exp(a)))`` = logsumexp(a + log b) (b > 0).
+        Weights of any sign, broadcast against ``a`` (a Tensor: differentiable too).
     keepdims : bool
+    return_sign : bool
+        Also return sign(S), S = sum(b exp(a)); the value is then log|S|.
 
     Returns
     -------
-    Tensor
+    Tensor, or (Tensor, Tensor) for ``return_sign=True``
+        scipy's values: log|S| (NaN where S < 0 without ``return_sign``, as scipy) and the sign, a
+        constant (-1, 0 or 1: no gradient, as jax's). d log|S|/da = b e^a / S, d/db = e^a / S
+        (``autoprop.explain("logsumexp_b")``); without ``b``, softmax(a) (``explain("logsumexp")``).
 
     Raises
     ------
     TypeError
-        For ``return_sign=True`` or weights ``b`` that are not all positive.
+        For complex weights ``b`` (no recorded derivative).
     """
-    if return_sign:
-        raise TypeError("autoprop's logsumexp does not record return_sign=True")
     a = _t(a)
-    if b is not None:
-        bv = _np.asarray(b._value if hasattr(b, "_value") else b)
-        if not _np.all(bv > 0):
-            raise TypeError("autoprop's logsumexp records positive weights b only")
-        a = a + _np.log(_t(b))
-    return _R.logsumexp(a, axis=_axis(axis), keepdims=bool(keepdims))
+    if b is None:
+        out = _R.logsumexp(a, axis=_axis(axis), keepdims=bool(keepdims))
+        if not return_sign:
+            return out
+        b_value = None
+    else:
+        b = b if isinstance(b, Tensor) else _np.asarray(b)
+        if _np.iscomplexobj(b) or a.dtype.kind == "c":
+            raise TypeError("autoprop's logsumexp records real a and weights b only; got a complex one "
+                            "(scipy.special.logsumexp(a.numpy(), b=...) gives the value, with no gradient)")
+        out = _R.logsumexp_b(a, b, axis=_axis(axis), keepdims=bool(keepdims))
+        b_value = _np.asarray(b._value if isinstance(b, Tensor) else b)
+    sign = _ss.logsumexp(a._value, axis=_axis(axis), b=b_value, keepdims=bool(keepdims), return_sign=True)[1]
+    sign = _np.asarray(sign, out.dtype)
+    if return_sign:
+        return out, Tensor._wrap(sign)
+    negative = sign < 0  # (scipy: log of a negative sum, NaN)
+    return _R.where(negative, own(_np.asarray(_np.nan, out.dtype)), out) if _np.any(negative) else out
 
 
 def softmax(x, axis=None):

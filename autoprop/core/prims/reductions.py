@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:  # (logsumexp_b's value is scipy's; reached only from autoprop.scipy.special)
+    import scipy.special as _ss
+except ImportError:  # pragma: no cover
+    _ss = None
+
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
 from ..observe import own
@@ -28,11 +33,12 @@ from ._common import (
     _t,
     _value,
     times,
+    unbroadcast,
 )
 from .elementwise import _share_of, absolute, where
 
 __all__ = [
-    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
+    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "logsumexp_b", "log_softmax", "softmax",
     "sparse_softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_mean", "norm", "argmax", "argmin", "var", "std",
     "vector_norm", "matrix_norm",
 ]
@@ -293,6 +299,48 @@ logsumexp = defprim(
           "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
           "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
           source="special.logsumexp({x}{_kw})",
+)
+
+
+# --- logsumexp with weights b of any sign: log|S|, S = sum(b exp(a)) (scipy's return_sign=True) ---------------
+# d log|S| / da_i = b_i e^(a_i) / S = sign(S) b_i exp(a_i - log|S|), d/db_i = sign(S) exp(a_i - log|S|): the
+# weights' own derivative at b_i = 0 too (e^(a_i) / S, where jax's mask b == 0 -> a = -inf gives 0). sign(S) is
+# piecewise constant: no gradient (as jax's return_sign).
+def _lse_b_fwd(a, b, axis=None, keepdims=False):
+    return _ss.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=True)[0]
+
+
+def _lse_b_factor(ans, a, b, axis, keepdims):
+    """sign(S) exp(a - log|S|) in a and b's broadcast shape (``ans`` kept along ``axis``); sign(S) on values."""
+    av, bv = _value(a), _value(b)
+    sign = np.sign(_ss.logsumexp(av, axis=axis, b=bv, keepdims=True, return_sign=True)[1])
+    shape = np.broadcast_shapes(np.shape(av), np.shape(bv))
+    return own(sign) * np.exp(a - _keep_reduced(ans, shape, axis, keepdims))
+
+
+def _lse_b_da(ans, a, b, axis, keepdims):
+    w = b * _lse_b_factor(ans, a, b, axis, keepdims)
+    zero = _value(b) == 0  # (b_i = 0: 0, also where exp(a_i - log|S|) overflows)
+    return where(zero, own(np.zeros((), w.dtype)), w) if np.any(zero) else w
+
+
+logsumexp_b = defprim(
+    "logsumexp_b", _lse_b_fwd,
+    lambda g, ans, a, b, axis=None, keepdims=False: unbroadcast(times(
+        _keep_reduced(g, np.broadcast_shapes(_shape(a), _shape(b)), axis, keepdims),
+        _lse_b_da(ans, a, b, axis, keepdims)), _shape(a)),
+    lambda g, ans, a, b, axis=None, keepdims=False: unbroadcast(times(
+        _keep_reduced(g, np.broadcast_shapes(_shape(a), _shape(b)), axis, keepdims),
+        _lse_b_factor(ans, a, b, axis, keepdims)), _shape(b)),
+    jvp=(lambda t, ans, a, b, axis=None, keepdims=False: np.sum(
+        times(t, _lse_b_da(ans, a, b, axis, keepdims)), axis=axis, keepdims=keepdims),
+         lambda t, ans, a, b, axis=None, keepdims=False: np.sum(
+        times(t, _lse_b_factor(ans, a, b, axis, keepdims)), axis=axis, keepdims=keepdims)),
+    jacobian="log|S|, S = sum(b exp(a)) along the axis: d/da = b e^a / S, d/db = e^a / S (sign(S) no gradient)",
+    vjp="da = g sign(S) b exp(a - log|S|), db = g sign(S) exp(a - log|S|)", shapes="a, b broadcast; " + _REDUCED,
+    kinks="S = 0 (log|S| = -inf): infinite; b_i = 0: d/da_i = 0 and d/db_i = e^(a_i) / S (jax gives 0 there); "
+          "the value is scipy's logsumexp(a, b=b, return_sign=True)[0]",
+    source="special.logsumexp({0}, b={1}{_kw}, return_sign=True)[0]",
 )
 
 
