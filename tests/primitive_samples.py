@@ -202,7 +202,9 @@ SAMPLES: dict[str, Sample] = {
     "erfcx": S((4,)),
     "betaln": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
     "beta": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]),
-    "zeta": S(np.array([2.5, 3.0, 4.5]), (3,), domain=[None, (0.5, 3)]),
+    "zeta": S((3,), (3,), domain=[(1.5, 4.5), (0.5, 3)]),
+    "zeta_dx": S((3,), (3,), domain=[(1.5, 4.5), (0.5, 3)]),
+    "zeta_dxx": S(2.5, (3,), domain=[None, (0.5, 3)]),  # (its x-derivative, the third, is refused)
     "i0e": S((4,)), "i1e": S((4,)), "exp1": S((4,), domain=[(0.3, 3)]), "expi": S((4,), domain=[(0.3, 3)]),
     "spence": S((4,), domain=[(0.3, 3)]),
     "rel_entr": S((3, 4), (4,), domain=[(0.3, 3), (0.3, 3)]), "kl_div": S((4,), (3, 4), domain=[(0.3, 3), (0.3, 3)]),

@@ -3,7 +3,7 @@
 scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``gammaln``, ``digamma``,
 ``gamma``, ``loggamma``, ``betaln``, ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``ndtr``,
 ``log_ndtr``, ``ndtri``, ``i0``, ``i1``, ``i0e``, ``i1e``, ``entr``, ``log_expit``, ``expm1``, ``log1p``,
-``exp1``, ``expi``, ``spence``, ``rel_entr``, ``kl_div``, ``beta``) dispatch to autoprop when called on a Tensor, so
+``exp1``, ``expi``, ``spence``, ``rel_entr``, ``kl_div``, ``beta``, ``zeta``) dispatch to autoprop when called on a Tensor, so
 ``scipy.special.expit(x)`` is recorded as written; so do ``gammainc`` and ``gammaincc`` (in both
 arguments; the second derivative in ``a`` is refused by name), ``jv``
 (``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``stdtr`` (in x; a gradient for the order or shape parameter
@@ -101,26 +101,29 @@ def betainc(a, b, x):
 
 
 def zeta(x, q=None):
-    """``scipy.special.zeta(x, q)``, the Hurwitz zeta function (Riemann's for ``q=None``), recorded in ``q``.
+    """``scipy.special.zeta(x, q)``, the Hurwitz zeta function (Riemann's for ``q=None``), recorded in both.
 
     Parameters
     ----------
-    x : array_like (or a Tensor that carries no gradient)
-        The exponent.
+    x : Tensor or array_like
+        The exponent; differentiable where x > 1.
     q : Tensor or array_like, optional
-        The shift; None: Riemann's zeta of ``x`` (a constant Tensor).
+        The shift; None: Riemann's zeta of ``x`` (recorded as ``zeta(x, 1)`` where x carries gradient).
 
     Returns
     -------
     Tensor
-        scipy's value; d/dq = -x zeta(x + 1, q) (DLMF 25.11.17; ``autoprop.explain("zeta")``).
+        scipy's value; d/dq = -x zeta(x + 1, q) (DLMF 25.11.17), d/dx = -sum_k log(k + q) (k + q)^-x by the
+        Euler-Maclaurin summation scipy evaluates zeta with, to second order in x
+        (``autoprop.explain("zeta")``, ``explain("zeta_dx")``).
 
     Raises
     ------
     TypeError
-        An ``x`` that carries gradient: the derivative in the exponent is not recorded.
+        Riemann's zeta of an ``x`` that carries gradient with an entry at or below 1 (scipy's analytic
+        continuation there is not differentiated); the third derivative in ``x``.
     """
-    return _ss.zeta(_t(x), None) if q is None else _ss.zeta(x, _t(q))
+    return _ss.zeta(_t(x)) if q is None else _ss.zeta(_t(x), _t(q))
 
 
 def polygamma(n, x):

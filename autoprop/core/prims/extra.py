@@ -24,8 +24,10 @@
 * Statistics: ``np.nanvar``, ``np.nancumprod``, ``np.cumulative_prod``,
   ``np.divmod`` (the quotient is piecewise constant, the remainder ``np.remainder``'s record),
   ``np.astype``, ``np.unstack``.
-* scipy.special's ``beta``, ``zeta`` (``zeta(x, q)``: differentiable in ``q``,
-  ``d/dq = -x zeta(x + 1, q)``; a gradient for ``x`` is refused, naming ``x``) and ``betainc``
+* scipy.special's ``beta``, ``zeta`` (``zeta(x, q)``: ``d/dq = -x zeta(x + 1, q)``, and in ``x``
+  ``-sum_k log(k + q) (k + q)^-x`` by the Euler-Maclaurin summation scipy evaluates zeta with, to second
+  order (records ``zeta_dx``, ``zeta_dxx``; the third in x refused by name); Riemann's ``zeta(x)`` as
+  ``zeta(x, 1)`` for x > 1) and ``betainc``
   (``I_x(a, b)``: differentiable in ``x``, ``d/dx = x^(a-1) (1-x)^(b-1) / B(a, b)``; a gradient
   for ``a`` or ``b``, a hypergeometric series, is refused naming it, as jax refuses it).
 
@@ -80,7 +82,7 @@ except ImportError:  # pragma: no cover - scipy comes with scikit-learn
 
 __all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
-           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "betainc",
+           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "zeta_dx", "zeta_dxx", "betainc",
            "i0e", "i1e", "exp1", "expi", "rel_entr", "kl_div", "spence"]
 
 _S = builtins.slice
@@ -800,13 +802,12 @@ def unstack(x, /, *, axis=0):
 
 
 # --- scipy.special: beta, zeta -------------------------------------------------------------------
-def _refuse_zeta_x(x):
-    if isinstance(x, Tensor) and _observe._carrier(x) is not None:
+def _refuse_riemann_zeta_x(x):
+    if isinstance(x, Tensor) and _observe._carrier(x) is not None and not np.all(np.asarray(x._value) > 1):
         raise TypeError(
-            "autoprop: scipy.special.zeta(x, q) is recorded in q only (d/dq = -x zeta(x + 1, q)); "
-            "its derivative in the exponent x (a series in log(k + q)) is not, and x carries "
-            "gradient here (a watched Tensor). Pass x as a number or numpy array (x.numpy(), "
-            "or ap.stop_gradient(x)).")
+            "autoprop: scipy.special.zeta(x) (Riemann's) is recorded in x for x > 1 (as zeta(x, 1): "
+            "d/dx = -sum_k log(k) k^-x); this x has an entry at or below 1, where scipy continues it "
+            "analytically and its derivative is not recorded. Pass x as a number or numpy array there.")
 
 
 def _refuse_betainc_ab(a, b):
@@ -838,6 +839,52 @@ def _dzeta_dq(x, q):
     return -x * _ss.zeta(x + 1.0, q)
 
 
+# d^k/dx^k zeta(x, q), k = 1, 2, by the Euler-Maclaurin summation scipy's own zeta evaluates (Cephes zeta.c;
+# DLMF 2.10.1 applied to sum_k (k + q)^-x): zeta = sum_(k<N) (k + q)^-x + a^(1-x) / (x - 1) + a^-x / 2
+# + sum_(j=1..12) B_2j / (2j)! x (x + 1) ... (x + 2j - 2) a^(1 - x - 2j), a = q + N >= max(10, x), each term
+# differentiated in x in closed form (the j-th: times (D1 - log a), then ((D1 - log a)^2 - D2), D_m = sum_i
+# (x + i)^-m); x > 1, q > 0 (elsewhere nan: scipy's real zeta has no x-derivative we record there).
+_EM = tuple(float(ss_b) for ss_b in (_ss.bernoulli(24)[2::2] / _ss.factorial(np.arange(2, 25, 2))
+                                      if _ss is not None else ()))
+
+
+def zeta_x_derivative(x, q, k=1):
+    """``d^k zeta(x, q) / dx^k`` (k = 1 or 2) on arrays: float64, the broadcast shape; NaN where x <= 1 or q <= 0."""
+    x, q = (np.array(v, dtype=np.float64) for v in np.broadcast_arrays(_value(x), _value(q)))
+    ok = (x > 1) & (q > 0) & np.isfinite(x) & np.isfinite(q)
+    xs, qs = np.where(ok, x, 2.0), np.where(ok, q, 1.0)
+    n = np.clip(np.ceil(np.maximum(10.0, xs) - qs), 9, 200)
+    d1, d2 = np.zeros_like(xs), np.zeros_like(xs)
+    for i in range(int(n.max())):
+        lg = np.log(qs + i)
+        term = np.where(i < n, np.exp(-xs * lg), 0.0)
+        d1 -= lg * term
+        d2 += lg * lg * term
+    lg, u = np.log(qs + n), xs - 1.0
+    t = np.exp(-u * lg) / u  # a^(1-x) / (x - 1)
+    d1 -= t * (lg + 1.0 / u)
+    d2 += t * ((lg + 1.0 / u) ** 2 + 1.0 / u ** 2)
+    h = np.exp(-xs * lg) / 2.0
+    d1 -= lg * h
+    d2 += lg * lg * h
+    p, s1, s2 = np.ones_like(xs), np.zeros_like(xs), np.zeros_like(xs)
+    for j, c in enumerate(_EM, 1):
+        for i in (range(1) if j == 1 else range(2 * j - 3, 2 * j - 1)):  # the factors x + i of x (x+1)...(x+2j-2)
+            p, s1, s2 = p * (xs + i), s1 + 1.0 / (xs + i), s2 + 1.0 / (xs + i) ** 2
+        term = c * p * np.exp(-(xs + 2 * j - 1) * lg)
+        d1 += term * (s1 - lg)
+        d2 += term * ((s1 - lg) ** 2 - s2)
+    out = np.where(ok, d1 if k == 1 else d2, np.nan)
+    return out[()] if out.ndim == 0 else out
+
+
+def _refuse_third_in_x(*_):
+    raise TypeError(
+        "autoprop: the third derivative of scipy.special.zeta(x, q) in x is not recorded; the first and second "
+        "are (zeta_dx, zeta_dxx), and all their derivatives in q. Stop the outermost tape's gradient through x "
+        "(ap.stop_gradient(x)) to differentiate in q only.")
+
+
 if _ss is not None:
     beta = _binary(
         "beta", _ss.beta,
@@ -847,14 +894,11 @@ if _ss is not None:
         "da = g B (digamma(a) - digamma(a + b)), db = g B (digamma(b) - digamma(a + b))",
         kinks="poles where a or b is 0, -1, -2, ...", source="special.beta({0}, {1})")
 
-    def _np_zeta(x, q, out=None):
-        _check_kw("zeta", {"out": out})
-        _refuse_zeta_x(x)
-        return zeta(_value(x), q)
-
     def _np_riemann_zeta(x, out=None):
         _check_kw("zeta", {"out": out})
-        _refuse_zeta_x(x)
+        _refuse_riemann_zeta_x(x)
+        if isinstance(x, Tensor) and _observe._carrier(x) is not None:
+            return zeta(x, _observe.own(np.ones((), x.dtype)))
         return Tensor._wrap(_ss.zeta(_value(x)))
 
     def _np_betainc(a, b, x, out=None):
@@ -873,17 +917,46 @@ if _ss is not None:
         source="special.betainc({0}, {1}, {2})")
     defnumpy("scipy.special.betainc", (_ss.betainc,), _np_betainc)
 
+    def _zeta_x_record(k, dx_vjp, dx_jvp):
+        """zeta_dx (k = 1) or zeta_dxx (k = 2): d^k zeta / dx^k, and its q-derivative d/dx^k of -x zeta(x + 1, q)."""
+        if k == 1:  # d/dq zeta_x = -zeta(x + 1, q) - x zeta_x(x + 1, q)
+            def dq(x, q):
+                return -zeta(x + 1.0, q) - x * zeta_dx(x + 1.0, q)
+        else:  # d/dq zeta_xx = -2 zeta_x(x + 1, q) - x zeta_xx(x + 1, q)
+            def dq(x, q):
+                return -2.0 * zeta_dx(x + 1.0, q) - x * zeta_dxx(x + 1.0, q)
+        return defprim(
+            "zeta_dx" if k == 1 else "zeta_dxx", lambda x, q: zeta_x_derivative(x, q, k), dx_vjp,
+            lambda g, ans, x, q: unbroadcast(times(g, dq(x, q)), _shape(q)),
+            jvp=(dx_jvp, lambda t, ans, x, q: times(t, dq(x, q))),
+            jacobian=("d/dx: zeta_dxx; " if k == 1 else "d/dx: refused (the third in x); ")
+            + "d/dq: d^%d/dx^%d of -x zeta(x + 1, q)" % (k, k),
+            vjp="dx = g * d^%d zeta/dx^%d, dq = g * d/dq of it" % (k + 1, k + 1), shapes=BCAST,
+            kinks="x <= 1 or q <= 0: nan (Euler-Maclaurin for x > 1, q > 0)",
+            source="from autoprop.core.prims.extra import zeta_x_derivative\n"
+                   "{out} = zeta_x_derivative({0}, {1}, %d)" % k)
+
+    zeta_dxx = _zeta_x_record(2, _refuse_third_in_x, _refuse_third_in_x)
+    zeta_dx = _zeta_x_record(
+        1, lambda g, ans, x, q: unbroadcast(times(g, zeta_dxx(x, q)), _shape(x)),
+        lambda t, ans, x, q: times(t, zeta_dxx(x, q)))
+
+    def _dzeta_dx(x, q):
+        return zeta_dx(x, q) if isinstance(x, Tensor) or isinstance(q, Tensor) else zeta_x_derivative(x, q, 1)
+
     zeta = defprim(
-        "zeta", _ss._ufuncs._zeta, None,
+        "zeta", _ss._ufuncs._zeta,
+        lambda g, ans, x, q: unbroadcast(times(g, _dzeta_dx(x, q)), _shape(x)),
         lambda g, ans, x, q: unbroadcast(times(g, _dzeta_dq(x, q)), _shape(q)),
-        jvp=(None, lambda t, ans, x, q: times(t, _dzeta_dq(x, q))),
-        jacobian="d zeta(x, q)/dq = -x zeta(x + 1, q) (DLMF 25.11.17); x: refused when it carries gradient",
-        vjp="dq = -g x zeta(x + 1, q)", shapes=BCAST,
-        kinks="x = 1: a pole; q <= 0: poles (as scipy)",
-        source="special.zeta({0}, {1})")
-    # scipy.special.zeta(x, q) calls the ufunc _zeta (zeta(x): _riemann_zeta), routed through the
-    # adaptors that refuse an x that carries gradient (the record itself is differentiable in q only)
-    defnumpy("scipy.special.zeta", (_ss._ufuncs._zeta,), _np_zeta)
+        jvp=(lambda t, ans, x, q: times(t, _dzeta_dx(x, q)), lambda t, ans, x, q: times(t, _dzeta_dq(x, q))),
+        jacobian="d zeta(x, q)/dq = -x zeta(x + 1, q) (DLMF 25.11.17); d/dx = -sum_k log(k + q) (k + q)^-x, "
+                 "by Euler-Maclaurin (the record zeta_dx; zeta_x_derivative)",
+        vjp="dx = g * zeta_dx(x, q), dq = -g x zeta(x + 1, q)", shapes=BCAST,
+        kinks="x = 1: a pole; q <= 0: poles (as scipy); d/dx where x <= 1 or q <= 0: nan; the third "
+              "derivative in x: refused",
+        numpy=(_ss._ufuncs._zeta,), source="special.zeta({0}, {1})")
+    # scipy.special.zeta(x, q) calls the ufunc _zeta, recorded in both arguments; zeta(x) (Riemann's,
+    # _riemann_zeta) is recorded as zeta(x, 1) where x carries gradient (x > 1; refused by name below 1)
     defnumpy("scipy.special.zeta", (_ss._ufuncs._riemann_zeta,), _np_riemann_zeta)
 
 # -log1p(u) / u = -sum_k (-u)^k / (k + 1): spence's derivative log(z) / (1 - z) at z = 1 + u, a polynomial
