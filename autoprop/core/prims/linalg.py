@@ -31,7 +31,15 @@ from ._linalg_complex import (
     qr_vjp_complex,
     svd_vjp_complex,
 )
-from ._linalg_helpers import _eye, _right_solve, _used, det_cofactor, qr_complete, svd_full, upper_by_transpose
+from ._linalg_helpers import (
+    _eye,
+    _right_solve,
+    _used,
+    det_cofactor,
+    qr_complete,
+    svd_full,
+    upper_by_transpose,
+)
 from .elementwise import multiply
 from .shape import concatenate, reshape
 
