@@ -207,3 +207,49 @@ def test_qr_complete_where_lapack_skipped_a_reflection_refuses_only_the_extra_co
     np.testing.assert_array_equal(tape.gradient(y_r, a).numpy(), tape.gradient(y_q1, a).numpy())
     with pytest.raises(ValueError, match="skipped a Householder reflection"):
         tape.gradient(y_q, a)
+
+
+def test_pinv_along_a_path_of_constant_rank_is_differentiable():
+    """tester25a's "pinv #2792 rank-deficient" (JAX's issue 2792; refused before): A(p) = [[0, 0], [-p, 1]] /
+    (1 + p^2) has rank 1 for every p, so A^+ is differentiable in p (Golub & Pereyra 1973, Theorem 4.3): d/dp of
+    sum(A^+ * W) = -2 at p = 2 (jax.grad: -1.9999999999999993), reverse and forward mode, and central differences.
+    autograd's pinv(x^T x) of a (2, 4) x (rank 2 of 4): torch and jax agreed to 2e-14 in session 26."""
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def a_of(p):
+        return np.stack([np.stack([p * 0, p * 0]), np.stack([-p, p * 0 + 1.0])]) / (1 + p ** 2)
+
+    p = ap.Variable(2.0)
+    with ap.GradientTape() as tape:
+        y = np.sum(np.linalg.pinv(a_of(p)) * w)
+    with ap.ForwardAccumulator(p, 1.0) as acc:
+        yf = np.sum(np.linalg.pinv(a_of(p)) * w)
+    h = 1e-6
+    want = (np.sum(np.linalg.pinv(a_of(2.0 + h)) * w) - np.sum(np.linalg.pinv(a_of(2.0 - h)) * w)) / (2 * h)
+    assert want == pytest.approx(-2.0, rel=1e-8)
+    assert float(tape.gradient(y, p).numpy()) == pytest.approx(-2.0, rel=1e-14)
+    assert float(acc.jvp(yf).numpy()) == pytest.approx(-2.0, rel=1e-14)
+    x0 = RNG.normal(size=(2, 4))
+    wx = RNG.normal(size=(4, 4))
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        y = np.sum(np.linalg.pinv(x.T @ x) * wx)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), _cd(lambda v: np.sum(np.linalg.pinv(v.T @ v) * wx), x0),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_pinv_refuses_a_tangent_that_changes_the_rank():
+    """At a rank-deficient A, a direction with a part in both null spaces (U_perp^T dA V_perp != 0) raises the rank
+    and A^+ jumps (central differences grow as 1/h): forward mode refuses it by name; a rank-keeping tangent of the
+    same A gets central differences' value."""
+    u, v = np.array([1.0, 2.0, 0.5]), np.array([1.0, -1.0, 2.0, 0.5])
+    a = ap.Variable(np.outer(u, v))
+    with pytest.raises(ValueError, match=r"rank 1 < min\(m, n\) = 3.*changes the rank"), \
+            ap.ForwardAccumulator(a, np.ones((3, 4))):
+        np.linalg.pinv(a)
+    du, dv = np.array([0.3, -0.2, 1.0]), np.array([0.1, 0.5, -0.3, 0.2])
+    with ap.ForwardAccumulator(a, np.outer(du, v) + np.outer(u, dv)) as acc:
+        x = np.linalg.pinv(a)
+    h = 1e-6
+    want = (np.linalg.pinv(np.outer(u + h * du, v + h * dv)) - np.linalg.pinv(np.outer(u - h * du, v - h * dv))) / (2 * h)
+    np.testing.assert_allclose(acc.jvp(x).numpy(), want, rtol=1e-7, atol=1e-9)

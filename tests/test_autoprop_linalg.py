@@ -383,19 +383,29 @@ def test_lstsq_gradient_in_b_and_what_it_returns():
     assert res_sq.shape == (0,)
 
 
-def test_pinv_and_lstsq_refuse_the_derivative_at_a_rank_deficient_matrix():
-    low = np.outer([1.0, 2.0, 0.5], [1.0, -1.0, 2.0, 0.5])  # rank 1
+def test_pinv_and_lstsq_at_a_rank_deficient_matrix_differentiate_along_rank_keeping_paths():
+    """Session 26 (was refused): A^+ at a rank-1 A has a derivative along paths that keep the rank (Golub &
+    Pereyra 1973): the gradient paired with such a direction is central differences of numpy's pinv/lstsq along
+    it; forward mode refuses a tangent that changes the rank (test_autoprop_gaps_s26 for more)."""
+    u, v = np.array([1.0, 2.0, 0.5]), np.array([1.0, -1.0, 2.0, 0.5])
+    du, dv = np.array([0.3, -0.2, 1.0]), np.array([0.1, 0.5, -0.3, 0.2])
+    low = np.outer(u, v)  # rank 1
     A = ap.constant(low)
     with ap.GradientTape(persistent=True) as tape:
         tape.watch(A)
         p = np.linalg.pinv(A)
         x = np.linalg.lstsq(A, ap.constant(b3))[0]
-        losses = (ap.sum(p), ap.sum(x))
+        losses = (ap.sum(p * p), ap.sum(x * x))
     np.testing.assert_allclose(p.numpy(), np.linalg.pinv(low), rtol=1e-12)  # the values are numpy's
     np.testing.assert_allclose(x.numpy(), np.linalg.lstsq(low, b3)[0], rtol=1e-12)
-    for y in losses:
-        with pytest.raises(ValueError, match="full-rank"):
-            tape.gradient(y, A)
+    direction = np.outer(du, v) + np.outer(u, dv)  # d/ds of (u + s du)(v + s dv)^T at s = 0
+    path = lambda s: np.outer(u + s * du, v + s * dv)  # noqa: E731
+    for y, f in zip(losses, (lambda m: np.sum(np.linalg.pinv(m) ** 2), lambda m: np.sum(np.linalg.lstsq(m, b3)[0] ** 2))):
+        h = 1e-6
+        want = (f(path(h)) - f(path(-h))) / (2 * h)
+        assert float(np.sum(tape.gradient(y, A).numpy() * direction)) == pytest.approx(want, rel=1e-7)
+    with pytest.raises(ValueError, match="changes the rank"), ap.ForwardAccumulator(A, np.ones((3, 4))):
+        np.linalg.pinv(A)
     np.testing.assert_allclose(np.linalg.pinv(ap.constant(SPD), hermitian=True).numpy(),  # (recorded since
                                np.linalg.pinv(SPD, hermitian=True), rtol=1e-12)  # session 19)
     with pytest.raises(ValueError, match="rcond or rtol"):

@@ -38,11 +38,6 @@ _NO_TWIN = "autoprop has no twin of scipy."
 #: failures must be exactly these: a new failure, a failure for another reason, or a listed test
 #: that passes (the list is then stale) fails the test.
 EXPECTED_FAIL = (
-    ("test_linalg.py::test_pinv", "the derivative of the pseudo-inverse exists only at a full-rank A",
-     "its second half differentiates pinv(x^T x), a rank-deficient matrix; autoprop refuses the "
-     "derivative of pinv below full rank (pinv jumps where the rank changes, so the gradient with "
-     "respect to that matrix does not exist; autograd's fixed-rank formula is right only along "
-     "rank-preserving directions, as here). The full-rank half passes before it."),
     ("test_fft.py::test_rfftn_odd_not_implemented", "DID NOT RAISE NotImplementedError",
      "asserts autograd's own limitation (no rfftn gradient for an odd last axis); autoprop "
      "differentiates it, and the same check_grads passes"),

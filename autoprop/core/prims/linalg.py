@@ -779,25 +779,35 @@ qr = defprim(
 
 
 
-# --- the pseudo-inverse and least squares (full rank) --------------------------------
-# X = A^+ of a full-rank A (rank min(m, n), so the rank is locally constant and A^+ is
-# smooth): dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X (Golub & Pereyra
-# 1973, "The differentiation of pseudo-inverses and nonlinear least squares problems",
-# Theorem 4.3); its adjoint gives the VJP below (the formula of autograd's grad_pinv).
-def _pinv_full_rank(a, rcond):
-    s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
-    if s.shape[-1] and np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
+# --- the pseudo-inverse and least squares (a constant rank) -------------------------------
+# X = A^+ where the rank of A is locally constant along the path (full rank min(m, n) always is):
+# dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X (Golub & Pereyra 1973, "The
+# differentiation of pseudo-inverses and nonlinear least squares problems", Theorem 4.3, for any
+# constant rank r); its adjoint gives the VJP below (the formula of autograd's grad_pinv; jax's and
+# torch's pinv give it too). Below full rank (numpy's rank: singular values above rcond * the largest)
+# a direction dA with a part U_perp^H dA V_perp in the null spaces changes the rank, and A^+ jumps
+# along it: forward mode sees its tangent and refuses it; reverse mode cannot see the path and gives
+# the derivative along the paths that keep the rank (the formula maps that part to 0).
+def _pinv_rank_kept(t, a, rcond):
+    """Raise ValueError if the tangent ``t`` of a rank-deficient ``a`` changes its rank."""
+    av, tv = np.asarray(_value(a)), np.asarray(_value(t))
+    u, s, vh = np.linalg.svd(av)
+    r = np.sum(s > np.asarray(rcond)[..., None] * s[..., :1], axis=-1)[..., None] if s.shape[-1] else 0
+    if np.all(r == s.shape[-1]):
+        return
+    up = u * (np.arange(u.shape[-1]) >= r)[..., None, :]  # U_perp, V_perp: the columns beyond the rank
+    vp = np.conj(_mT(vh)) * (np.arange(vh.shape[-1]) >= r)[..., None, :]
+    normal = np.linalg.norm(np.conj(_mT(up)) @ tv @ vp, axis=(-2, -1))
+    if np.any(normal > 1e-8 * np.linalg.norm(tv, axis=(-2, -1))):
         raise ValueError(
-            "numpy.linalg.pinv (also inside numpy.linalg.lstsq and numpy.polyfit): the derivative "
-            "of the pseudo-inverse exists only at a full-rank A "
-            f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "
-            f"rcond * the largest (rcond, numpy 2's rtol, = {rcond}): a perturbation that raises the rank makes "
-            "A^+ jump. Regularise (solve with A^T A + lambda I) or remove the dependent columns."
-        )
+            "numpy.linalg.pinv (also inside numpy.linalg.lstsq and numpy.polyfit): this A has rank "
+            f"{int(np.min(r))} < min(m, n) = {s.shape[-1]} (singular values at or below rcond * the largest, "
+            f"rcond = numpy 2's rtol = {rcond}), and the tangent changes the rank (its part in A's null spaces, "
+            "U_perp^T dA V_perp, is not 0): A^+ jumps along it, so it has no derivative. Along a path that keeps "
+            "the rank (Golub & Pereyra 1973) the derivative is recorded; or regularise (A^T A + lambda I).")
 
 
 def _pinv_vjp(g, ans, a, rcond):
-    _pinv_full_rank(a, rcond)
     x, xt = ans, _mT(ans)
     m, n = _shape(a)[-2:]
     return (-(xt @ g @ xt) + (_eye(m, a) - a @ x) @ _mT(g) @ (x @ xt)
@@ -805,7 +815,7 @@ def _pinv_vjp(g, ans, a, rcond):
 
 
 def _pinv_jvp(t, ans, a, rcond):
-    _pinv_full_rank(a, rcond)
+    _pinv_rank_kept(t, a, rcond)
     x, xt = ans, _mT(ans)
     m, n = _shape(a)[-2:]
     return (-(x @ t @ x) + (x @ xt) @ _mT(t) @ (_eye(m, a) - a @ x)
@@ -831,8 +841,10 @@ pinv = defprim(
              "(Golub & Pereyra 1973)",
     vjp="dA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)",
     shapes="A (..., m, n) -> (..., n, m)",
-    kinks="rank-deficient A (a singular value <= rcond * the largest): A^+ jumps when the "
-          "rank changes, ValueError in the backward/forward-mode pass; hermitian=True: the "
+    kinks="rank-deficient A (a singular value <= rcond * the largest): the derivative along paths "
+          "that keep the rank (Golub & Pereyra's theorem holds for any constant rank); a direction that "
+          "changes it has none (A^+ jumps): forward mode refuses such a tangent (ValueError), reverse mode "
+          "cannot see the path and gives the constant-rank derivative, as jax, torch and autograd; hermitian=True: the "
           "pseudo-inverse of the symmetric matrix A's lower triangle stands for (numpy reads only "
           "that triangle), so the upper triangle gets no gradient",
     numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",
