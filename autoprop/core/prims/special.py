@@ -639,7 +639,9 @@ def _log_betainc_tail(df, x):
             h = h * d * c
         if np.all(np.abs(d * c - 1.0) < 1e-16):
             break
-    return a * log_w + b * log_1mw - np.log(a) - _ss.betaln(a, b) + np.log(h) - np.log(2.0)
+    # -log(a) - betaln(a, 1/2) = t_log_norm(df) + log 2 - log(df)/2 (Gamma(a + 1/2)/Gamma(a) is t_log_norm's ratio):
+    # its series from df = 100 on, where scipy's betaln(a, 1/2) cancels (review25a: 2e-10 at df = 1e6)
+    return a * log_w + b * log_1mw + t_log_norm(df) - 0.5 * np.log(df) + np.log(h)
 
 
 def _t_logcdf_fwd(df, x):
@@ -655,9 +657,32 @@ def _t_logcdf_fwd(df, x):
         fin = tail & ~inf
         if inf.any():
             out[inf] = _ss.log_ndtr(x[inf])
+        big = fin & (df >= 1e5) & (np.abs(x) <= 1e150)
+        if big.any():
+            out[big] = _log_tail_quadrature(df[big], x[big])
+        fin &= ~big
         if fin.any():
             out[fin] = _log_betainc_tail(df[fin], x[fin])
     return out[()] if out.ndim == 0 else out
+
+
+_LAGUERRE = np.polynomial.laguerre.laggauss(20)
+
+
+def _log_tail_quadrature(df, x):
+    """``log stdtr(df, x)`` for ``x < 0`` in the tail and ``df >= 1e5``, where the continued fraction converges in
+    O(sqrt(df)) terms (review25a: 8.2e-7 relative at df = 1e16, x = -40, the slope 6.6e-4): the Mills-ratio form
+    ``F(x) = f(x) int_0^inf g(s) ds``, ``g(s) = f(x - s) / f(x) = (1 + (s^2 + 2|x| s) / (df + x^2))^(-(df+1)/2)``,
+    by 20-node Gauss-Laguerre quadrature (DLMF 3.5.27) after ``s = v / k``, ``k = (df + 1) |x| / (df + x^2)`` the
+    decay rate of g at 0, so the integrand ``g(v / k) e^v`` is nearly flat (curvature O(1/x^2 + 1/df)). Against
+    mpmath's betainc at 60 digits: below 3.2e-16 relative for df in 1e5..1e16, x from -37 to -1e12."""
+    v, w = _LAGUERRE
+    ax, r = -x[..., None], (df + x * x)[..., None]
+    k = (df[..., None] + 1.0) * ax / r
+    s = v / k
+    log_g = -(df[..., None] + 1.0) / 2.0 * np.log1p((s * s + 2.0 * ax * s) / r)
+    log_f = t_log_norm(df) - (df + 1.0) / 2.0 * _log1p_sq(x, df)
+    return log_f - np.log(k[..., 0]) + np.log(np.sum(w * np.exp(log_g + v), axis=-1))
 
 
 def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where both underflow
