@@ -930,7 +930,9 @@ if _ss is not None:
             lambda g, ans, x, q: unbroadcast(times(g, dq(x, q)), _shape(q)),
             jvp=(dx_jvp, lambda t, ans, x, q: times(t, dq(x, q))),
             jacobian=("d/dx: zeta_dxx; " if k == 1 else "d/dx: refused (the third in x); ")
-            + "d/dq: d^%d/dx^%d of -x zeta(x + 1, q)" % (k, k),
+            + "d/dq = %s of -x zeta(x + 1, q) (DLMF 25.11.17): -%s" % (
+                ("d/dx", "zeta(x + 1, q) - x zeta_dx(x + 1, q)") if k == 1 else
+                ("d2/dx2", "2 zeta_dx(x + 1, q) - x zeta_dxx(x + 1, q)")),
             vjp="dx = g * d^%d zeta/dx^%d, dq = g * d/dq of it" % (k + 1, k + 1), shapes=BCAST,
             kinks="x <= 1 or q <= 0: nan (Euler-Maclaurin for x > 1, q > 0)",
             source="from autoprop.core.prims.extra import zeta_x_derivative\n"
