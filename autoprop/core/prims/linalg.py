@@ -880,7 +880,8 @@ def lstsq(a, b, rcond=None):
     Raises
     ------
     ValueError
-        For a non-2-D ``a``; in the backward pass for a rank-deficient ``a`` (see ``pinv``).
+        For a non-2-D ``a``; in forward mode for a tangent that changes a rank-deficient ``a``'s rank (see
+        ``pinv``: reverse mode gives the derivative along paths that keep the rank).
 
     Notes
     -----
