@@ -135,7 +135,10 @@ def test_zeta_mixed_derivatives_riemann_and_the_refusals():
                                -ss.zeta(x0 + 1, q0) - x0 * zeta_x_derivative(x0 + 1, q0), rtol=1e-13)
     with ap.GradientTape() as tape:
         r = np.sum(ss.zeta(x))
-    assert float(r.numpy()) == np.sum(ss.zeta(x0))
+    assert float(r.numpy()) == np.sum(ss.zeta(x0))  # (scipy's Riemann values, not zeta(x, 1)'s)
+    with ap.GradientTape():
+        z = ss.zeta(ap.Variable(np.linspace(1.001, 60, 1001)))
+    np.testing.assert_array_equal(z.numpy(), ss.zeta(np.linspace(1.001, 60, 1001)))
     np.testing.assert_allclose(tape.gradient(r, x).numpy(), zeta_x_derivative(x0, 1.0), rtol=1e-15)
     assert zeta_x_derivative(2.0, 1.0) == pytest.approx(-0.93754825431584375370, rel=1e-15, abs=0)  # zeta'(2), DLMF 25.6.11
     with ap.GradientTape(), pytest.raises(TypeError, match=r"at or below 1"):

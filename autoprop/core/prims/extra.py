@@ -897,8 +897,9 @@ if _ss is not None:
     def _np_riemann_zeta(x, out=None):
         _check_kw("zeta", {"out": out})
         _refuse_riemann_zeta_x(x)
-        if isinstance(x, Tensor) and _observe._carrier(x) is not None:
-            return zeta(x, _observe.own(np.ones((), x.dtype)))
+        if isinstance(x, Tensor) and _observe._carrier(x) is not None:  # (scipy's Riemann value: zeta(x, 1)'s
+            y = zeta(x, _observe.own(np.ones((), x.dtype)))  # differs by up to 5 ulp, added as a constant)
+            return y + _observe.own(np.asarray(_ss.zeta(x._value) - y._value))
         return Tensor._wrap(_ss.zeta(_value(x)))
 
     def _np_betainc(a, b, x, out=None):
