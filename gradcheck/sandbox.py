@@ -2091,13 +2091,51 @@ def sibling_files(path: str) -> dict[str, str]:
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))
-    out = {e: os.path.join(folder, e) for e in sorted(os.listdir(folder))
-           if e.endswith(".py") and e != os.path.basename(path) and os.path.isfile(os.path.join(folder, e))
-           and _shadow_reason(e) is None}
+    out = _sibling_modules(path, folder)
     out.update(_package_files(folder))
     out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = os.path.abspath(path)
     return out
+
+
+def _sibling_modules(path: str, folder: str) -> dict[str, str]:
+    """``{name: path}`` of the other ``.py`` files beside the checked file ``path``, within the bounds of the local
+    packages (:data:`PACKAGE_FILES` files, :data:`PACKAGE_BYTES` bytes by apparent size; redteam26 L4: 20,000 one-line
+    files took 10 s to copy, a sparse 300 MB ``notes_data.py`` was written to /tmp). Past a bound, only the modules the
+    file imports by name are copied (a file over the bytes alone is never), with a warning naming what was left out."""
+    base = os.path.basename(path)
+    found = [(e, os.path.join(folder, e)) for e in sorted(os.listdir(folder))
+             if e.endswith(".py") and e != base and _shadow_reason(e) is None]
+    found = [(e, p, os.path.getsize(p)) for e, p in found if os.path.isfile(p)]
+    if len(found) <= PACKAGE_FILES and sum(n for _, _, n in found) <= PACKAGE_BYTES:
+        return {e: p for e, p, _ in found}
+    tops, _ = _imported_tops(path)
+    out, total = {}, 0
+    for e, p, n in found:
+        if e[:-3] in tops and len(out) < PACKAGE_FILES and total + n <= PACKAGE_BYTES:
+            out[e], total = p, total + n
+    left = [e for e, _, _ in found if e not in out]
+    warnings.warn(f"the folder of {base} holds {len(found)} other .py files ({sum(n for _, _, n in found):,} bytes): "
+                  f"more than {PACKAGE_FILES} files or {PACKAGE_BYTES >> 20} MB, so only the {len(out)} it imports by "
+                  f"name {'were' if len(out) != 1 else 'was'} copied into the sandbox; {len(left)} not copied "
+                  f"({', '.join(left[:3])}{', ...' if len(left) > 3 else ''}): an import of one of them fails there; "
+                  "check a file whose folder holds only what it imports.", UserWarning, stacklevel=3)
+    return out
+
+
+def _imported_tops(path: str) -> tuple[set[str], str]:
+    """``(top-level names the file imports absolutely, its text)``; ``(set(), "")`` for a file that cannot be read or
+    parsed."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return set(), ""
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and not n.level}
+    return tops, text
 
 
 def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:
@@ -2106,15 +2144,9 @@ def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, 
     Scratch's layout): the file is in that package (``common/layers.py`` importing ``common.functions``), or it
     appends its parent folder to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). Copied within
     :func:`_package_files`' bounds; {} otherwise."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        tree = ast.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    tops, text = _imported_tops(path)
+    if not text:
         return {}
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-             and not n.level}
     parent = os.path.dirname(folder)
     pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
     wanted = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)

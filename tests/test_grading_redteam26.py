@@ -223,3 +223,30 @@ def test_every_gradebook_cell_is_guarded_against_csv_injection(tmp_path):
     assert '";=1+1"' in text and '"a;b"' in text  # quoted: one cell for a reader splitting at ";"
     for line in csv.reader(open(path, encoding="utf-8", newline=""), delimiter=";"):  # a semicolon locale's reading
         assert not [c for c in line if c.lstrip()[:1] in ("=", "+", "-", "@")], line
+
+
+def test_the_files_beside_a_checked_file_are_copied_within_the_package_bounds(tmp_path):
+    """L4: ``gradcheck check`` copied every ``.py`` beside the file (20,000: 10 s; a sparse 300 MB one written to
+    /tmp). Now the bounds of the local packages hold for them (300 files, 8 MB): past one, only the modules the file
+    imports are copied, never one over the bytes alone, and a warning says what was left out."""
+    import os
+
+    from gradcheck.sandbox import PACKAGE_BYTES, PACKAGE_FILES, sibling_files
+
+    (tmp_path / "layers.py").write_text("import helper\nimport notes_data\n")
+    (tmp_path / "helper.py").write_text("x = 1\n")
+    with open(tmp_path / "notes_data.py", "wb") as fh:  # sparse: its apparent size counts, nothing is read
+        fh.truncate(PACKAGE_BYTES + 1)
+    with pytest.warns(UserWarning, match=r"1 not copied \(notes_data\.py\)"):
+        small = sibling_files(str(tmp_path / "layers.py"))
+    assert set(small) == {"layers.py", "helper.py"}  # over the bytes: the big one alone is left out
+    for i in range(PACKAGE_FILES + 1):
+        (tmp_path / f"m{i:04d}.py").write_text("x = 1\n")
+    with pytest.warns(UserWarning, match=r"holds 303 other \.py files .*only the 1 it imports by name was copied "
+                                         r"into the sandbox; 302 not copied \(m0000\.py, m0001\.py, m0002\.py, \.\.\.\)"):
+        got = sibling_files(str(tmp_path / "layers.py"))
+    assert set(got) == {"layers.py", "helper.py"} and got["layers.py"] == os.path.abspath(tmp_path / "layers.py")
+    os.remove(tmp_path / "notes_data.py")
+    for i in range(PACKAGE_FILES + 1 - 10):
+        os.remove(tmp_path / f"m{i:04d}.py")
+    assert len(sibling_files(str(tmp_path / "layers.py"))) == 12  # within the bounds: every file, as before
