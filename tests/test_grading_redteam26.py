@@ -250,3 +250,82 @@ def test_the_files_beside_a_checked_file_are_copied_within_the_package_bounds(tm
     for i in range(PACKAGE_FILES + 1 - 10):
         os.remove(tmp_path / f"m{i:04d}.py")
     assert len(sibling_files(str(tmp_path / "layers.py"))) == 12  # within the bounds: every file, as before
+
+
+ESCAPE = '''import os
+import tempfile
+
+import numpy as np
+
+os.chdir(tempfile.gettempdir())  # the writable folder: the sandbox's own (process) or its private /tmp (namespaces)
+os.makedirs("a/b/c/d/e/f/g/h", exist_ok=True)
+_top = os.open(".", os.O_RDONLY)
+os.chdir("a/b/c/d/e/f/g/h")
+# the hook judges the relative name against the cwd (inside); the kernel against _top (redteam26 M1)
+_root = os.open("/".join([".."] * 8), os.O_RDONLY, dir_fd=_top)
+try:
+    _fd = os.open("tmp/MARK", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=_root)
+    os.close(_fd)
+    WROTE = "yes"
+except OSError as e:
+    WROTE = type(e).__name__
+try:
+    READ = os.read(os.open("etc/hostname", os.O_RDONLY, dir_fd=_root), 100)
+except OSError as e:
+    READ = type(e).__name__
+
+
+class Linear:
+    def __init__(self, in_features, out_features):
+        self.params = {"W": np.ones((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        raise RuntimeError(f"wrote={WROTE} read={READ!r}")
+
+    def backward(self, dY):
+        return dY
+'''
+
+
+@pytest.mark.parametrize("isolation", ["process", "namespaces"])
+def test_check_isolation_namespaces_holds_a_file_past_the_audit_hook(tmp_path, isolation):
+    """M1: a checked file that gets past the process sandbox's audit hook (a folder descriptor and chdir) writes and
+    reads what the user can: the default, a seat belt for one's own code, as README and --help now say. With
+    ``--isolation namespaces`` (the grader's OS sandbox) the same file writes only into its private /tmp and finds no
+    /etc/hostname: nothing appears outside."""
+    import os
+    import subprocess
+    import sys
+
+    from gradcheck.sandbox import support
+
+    if isolation == "namespaces" and support()[0] == "none":
+        pytest.skip(f"no namespaces sandbox here: {support()[1]}")
+    mark = f"gradcheck_rt26_m1_{os.getpid()}_{tmp_path.name}.txt"
+    (tmp_path / "layers.py").write_text(ESCAPE.replace("MARK", mark))
+    try:
+        out = subprocess.run([sys.executable, "-m", "gradcheck", "check", f"{tmp_path / 'layers.py'}::Linear",
+                              "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3}',
+                              "--isolation", isolation], capture_output=True, text=True, timeout=300)
+        said = " ".join((out.stdout + out.stderr).split())
+        assert out.returncode == 3, said
+        if isolation == "process":  # what the docs now say: past the hook, the user's rights
+            assert os.path.exists(f"/tmp/{mark}") and "wrote=yes" in said and "read=b" in said, said
+        else:
+            assert not os.path.exists(f"/tmp/{mark}") and "read='FileNotFoundError'" in said, said
+    finally:
+        if os.path.exists(f"/tmp/{mark}"):
+            os.remove(f"/tmp/{mark}")
+
+
+def test_check_isolation_namespaces_refuses_tape(tmp_path):
+    """--tape needs autoprop in the child, which the namespaces sandbox does not mount: a usage error, not a check
+    that silently ran elsewhere."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "gradcheck", "check", str(ROOT / "examples" / "student_linear_buggy.py")
+                          + "::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3}',
+                          "--isolation", "namespaces", "--tape"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "use --isolation process with --tape" in " ".join(out.stderr.split()), out.stderr
