@@ -719,7 +719,11 @@ class Sandbox:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
         self._seccomp_fd = iso.seccomp_fd()  # passed to bwrap, closed once it started
-        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd), cfg
+        cmd = iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd)
+        # bwrap's options (host paths: the runtime's, numpy's, the submission's folder) from an anonymous file, not
+        # its command line, which is the sandbox's /proc/1/cmdline (redteam26 L3); closed once it started, as seccomp's
+        self._bwrap_args_fd = _adapters_fd(b"".join(a.encode() + b"\0" for a in cmd[1:-1]), "gradcheck-bwrap-args")
+        return [cmd[0], "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -760,6 +764,7 @@ class Sandbox:
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
         code_fd, cfg_fd, boot_fd, bpf_fd, self._seccomp_fd = -1, -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
+        args_fd, self._bwrap_args_fd = getattr(self, "_bwrap_args_fd", -1), -1
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -774,13 +779,13 @@ class Sandbox:
                 self._proc = subprocess.Popen(
                     [*prefix, *argv, json.dumps({"fd_config": cfg_fd})],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *(f for f in (bpf_fd, args_fd) if f >= 0)),
                     start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd, args_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()

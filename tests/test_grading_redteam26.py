@@ -329,3 +329,46 @@ def test_check_isolation_namespaces_refuses_tape(tmp_path):
                           + "::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3}',
                           "--isolation", "namespaces", "--tape"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "use --isolation process with --tape" in " ".join(out.stderr.split()), out.stderr
+
+
+PROC1 = ESCAPE.split("try:\n")[0] + '''try:
+    CMDLINE = os.read(os.open("proc/1/cmdline", os.O_RDONLY, dir_fd=_root), 1 << 16)
+except OSError as e:
+    CMDLINE = type(e).__name__
+
+
+class Linear:
+    def __init__(self, in_features, out_features):
+        self.params = {"W": np.ones((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        raise RuntimeError(CMDLINE.hex() if isinstance(CMDLINE, bytes) else CMDLINE)
+
+    def backward(self, dY):
+        return dY
+'''
+
+
+def test_the_namespaces_sandboxs_pid_1_names_no_host_path(tmp_path):
+    """L3: past the audit hook, ``/proc/1/cmdline`` (bubblewrap, pid 1 of the sandbox) listed its mounts' host paths
+    (the venv's numpy, the grading folder). Its options now come from an anonymous file (``bwrap --args FD``): the
+    command line names bwrap, the descriptor and the child's own (path-free) command."""
+    import os
+    import re
+
+    import numpy
+
+    from gradcheck.sandbox import Sandbox, support
+
+    if support()[0] == "none":
+        pytest.skip(f"no namespaces sandbox here: {support()[1]}")
+    (tmp_path / "layers.py").write_text(PROC1)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, isolation="namespaces", timeout=30) as sb:
+        with pytest.raises(Exception) as info:  # forward raises the command line, hex-coded: the probe's load says it
+            sb.load_layer("layers.py", "Linear", INIT).forward(np.ones((2, 5)))
+        argv = bytes.fromhex(re.search(r"[0-9a-f]{40,}", str(info.value)).group()).split(b"\0")
+        shown = b" ".join(argv).decode()
+        assert argv[1] == b"--args" and argv[2].isdigit() and argv[3] == b"--", argv
+        assert sb.workdir not in shown and os.path.dirname(os.path.realpath(numpy.__file__)) not in shown, shown
+        assert "--ro-bind" not in shown, shown
