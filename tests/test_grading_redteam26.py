@@ -21,7 +21,7 @@ from tests.test_grading_policy import CHEAT, INIT, SOLUTION, _sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: decorators a student puts on both forward and backward, none of them functools.wraps
+#: decorators a student puts on both forward and backward
 DECORATORS = {
     "function": ("def deco(f):\n    def wrapper(self, *args, **kwargs):\n"
                  "        return f(self, *args, **kwargs)\n    return wrapper\n"),
@@ -29,6 +29,9 @@ DECORATORS = {
               "    def __get__(self, obj, typ=None):\n        return lambda *a, **k: self(obj, *a, **k)\n\n"
               "    def __call__(self, obj, *args, **kwargs):\n        return self.f(obj, *args, **kwargs)\n"),
     "twice": ("def deco(f):\n    def wrapper(self, *args, **kwargs):\n"
+              "        return f(self, *args, **kwargs)\n    return wrapper\n"),
+    # functools.wraps (held before): the wrapped functions are forward's and backward's codes
+    "wraps": ("import functools\n\n\ndef deco(f):\n    @functools.wraps(f)\n    def wrapper(self, *args, **kwargs):\n"
               "        return f(self, *args, **kwargs)\n    return wrapper\n"),
 }
 
@@ -41,7 +44,7 @@ def _decorated(source, how):
 
 
 @pytest.mark.parametrize("how", sorted(DECORATORS))
-def test_a_decorator_without_wraps_on_both_counts_no_call_of_an_honest_backward(tmp_path, how):
+def test_a_decorator_on_both_counts_no_call_of_an_honest_backward(tmp_path, how):
     """H1: the solution with a decorator on both methods: 0 calls (was 1, 2 for the class-based one), and check's
     verdict PASS under the policy."""
     X = np.random.default_rng(1).standard_normal((4, 5))
