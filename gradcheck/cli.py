@@ -592,20 +592,7 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--verbose", "-v", action="store_true",
                    help="always show what the checked code printed (its last 200 lines); without it the last "
                         "20 lines are shown when the code fails")
-    c.add_argument("--isolation", choices=("process", "namespaces"), default="process",
-                   help="process (default): the file runs in a child process with memory and time limits and a "
-                        "Python audit hook that refuses files outside its folder, other processes, sockets and "
-                        "the course packages: a seat belt for your own code, not a wall (code written to get past "
-                        "the hook reads and writes what you can); namespaces: the grader's operating-system "
-                        "sandbox (bubblewrap, Linux; gradcheck grade's): a filesystem of the Python runtime and "
-                        "numpy read-only, the file's folder copied read-only, a private /tmp, no network; only "
-                        "numpy and the standard library import, as in grading; not with --tape. Check a file you "
-                        "did not write with namespaces (or gradcheck grade)")
-    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                   help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
-                        "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
-                        "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
-                        "SECONDS per further call of a batch or of the probes")
+    _add_sandbox_options(c)
     _add_engine_options(c)
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
@@ -623,6 +610,24 @@ def _add_check_parser(sub, fmt) -> None:
                         "fixed while x and the params are checked")
     _add_loss_options(c)
     c.set_defaults(func=_cmd_check)
+
+
+def _add_sandbox_options(c) -> None:
+    """The options of ``gradcheck check`` on its sandbox: --isolation, --timeout."""
+    c.add_argument("--isolation", choices=("process", "namespaces"), default="process",
+                   help="process (default): the file runs in a child process with memory and time limits and a "
+                        "Python audit hook that refuses files outside its folder, other processes, sockets and "
+                        "the course packages: a seat belt for your own code, not a wall (code written to get past "
+                        "the hook reads and writes what you can); namespaces: the grader's operating-system "
+                        "sandbox (bubblewrap, Linux; gradcheck grade's): a filesystem of the Python runtime and "
+                        "numpy read-only, the file's folder copied read-only, a private /tmp, no network; only "
+                        "numpy and the standard library import, as in grading; not with --tape. Check a file you "
+                        "did not write with namespaces (or gradcheck grade)")
+    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
+                        "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
+                        "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
+                        "SECONDS per further call of a batch or of the probes")
 
 
 def _add_engine_options(c) -> None:
