@@ -586,13 +586,88 @@ def _counter_mark():
     """Called once by :func:`counting_calls` under its profiler before backward: its record gone means cleared."""
 
 
-def counting_calls(codes, fn, *args):
-    """``(fn(*args), n)``: n calls of code in ``codes`` or of its :func:`code_key` while ``fn`` ran, counted by the
-    standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its counts live in C, with no Python
-    function, closure or frame of the counter for the submission's code to edit (redteam25 H1b: a Python profile
-    function's closure was), and switching it off or on is refused to the submission by the audit hook. What is
-    left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of
-    :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself."""
+def _student_methods(AD, obj):
+    """``(forward, backward, direct)`` for :func:`counting_calls`: the student's forward the grader's call of
+    ``obj.forward`` runs, and the backward its call of ``obj.backward`` enters: behind an adapter, the student's
+    function or method the adapter calls once per call (a CS231n pair's ``student_forward``/``student_backward``, an
+    adapted layer's or loss's own), ``direct`` False; else ``obj``'s own, ``direct`` True (called by the grader)."""
+    if isinstance(obj, AD.FunctionPair):
+        return obj.student_forward, obj.student_backward, False
+    inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
+    return _quiet(getattr, inner, "forward"), _quiet(getattr, inner, "backward"), inner is obj
+
+
+def _entry_chain(f, depth=0):
+    """The code objects one call of ``f`` enters one inside the other, outermost first, as far as they can be read
+    without running anything: a function's own code, then its ``functools.wraps`` wrapped function's chain (or, for a
+    wrapper without ``__wrapped__``, the chain of the one callable its closure holds: a decorator's ``f``); a bound,
+    static or class method's function's; a ``functools.partial``'s ``func``'s; a callable object's ``__call__`` (and
+    its ``__wrapped__``'s chain); a C-level wrapper (``functools.lru_cache``) its ``__wrapped__``'s.
+    :func:`counting_calls` takes one call of each, where the profiler recorded it, as backward's own."""
+    if f is None or depth > 8:
+        return []
+    t, d = type(f), _quiet(object.__getattribute__, f, "__dict__") or {}
+    inner = _entry_chain(d["__wrapped__"], depth + 1) if "__wrapped__" in d else []
+    if t is types.FunctionType:
+        if "__wrapped__" not in d:
+            held = [c.cell_contents for c in f.__closure__ or () if _quiet(lambda c=c: callable(c.cell_contents))]
+            inner = _entry_chain(held[0], depth + 1) if len(held) == 1 else []
+        return [f.__code__] + inner
+    if t in (types.MethodType, staticmethod, classmethod):
+        return _entry_chain(f.__func__, depth + 1)
+    if isinstance(f, functools.partial):
+        return _entry_chain(functools.partial.func.__get__(f), depth + 1)
+    call = next((vars(c)["__call__"] for c in t.__mro__ if "__call__" in vars(c)), None)
+    return ([call.__code__] if isinstance(call, types.FunctionType) else []) + inner
+
+
+def _entry_calls(stats, chain, direct, keys):
+    """The calls of backward's own entry (:func:`_entry_chain`) as the profiler recorded them, one per code, outermost
+    first: the first code called at the top (by the grader: ``direct``) or at all (by an adapter), each next one called
+    by the one before; then, while the last is one of forward's codes (``keys``: a wrapper forward and backward share,
+    a class-based decorator's ``__call__`` behind the lambda its ``__get__`` returns), the one forward's code of
+    another key that it called. The chain ends where the record disagrees, so each code counted off was called."""
+    by_code = {id(e.code): e for e in stats}
+    inward = {}  # id(code) -> calls of it made by recorded callers
+    for e in stats:
+        for s in e.calls or ():
+            inward[id(s.code)] = inward.get(id(s.code), 0) + s.callcount
+    made = []
+    for c in chain:
+        e = by_code.get(id(c))
+        if e is None:
+            break
+        if not made:
+            if (e.callcount - inward.get(id(c), 0) if direct else e.callcount) < 1:
+                break
+        elif not any(s.code is c and s.callcount for s in by_code[id(made[-1])].calls or ()):
+            break
+        made.append(c)
+    while made and len(made) < 16 and code_key(made[-1]) in keys:
+        seen = {code_key(c) for c in made}
+        nxt = {id(s.code): s.code for s in by_code[id(made[-1])].calls or () if isinstance(s.code, types.CodeType)
+               and s.callcount and code_key(s.code) in keys and code_key(s.code) not in seen}
+        if len(nxt) != 1:
+            break
+        made.append(next(iter(nxt.values())))
+    return made
+
+
+def counting_calls(codes, fn, *args, student=None):
+    """``(fn(*args), n)``: n calls of forward made while ``fn`` (backward) ran: calls of code in ``codes`` or of its
+    :func:`code_key`, counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
+    counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
+    (redteam25 H1b: a Python profile function's closure was), and switching it off or on is refused to the submission
+    by the audit hook. What is left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer
+    holds the call of :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself.
+
+    Backward's own entry is not a call of forward (redteam26 H1, H2): a decorator without ``functools.wraps`` gives
+    forward and backward one wrapper code, and a self-adjoint backward (``dout * self.c`` beside ``x * self.c``) has
+    forward's key. ``student`` (:func:`_student_methods`; None: ``(None, fn, True)``) names the student's forward and
+    the backward the call of ``fn`` enters: the one call of each code of that entry (:func:`_entry_calls`) is taken
+    off its key's count; every further call is counted (a backward that is forward's code and calls it again, or
+    calls forward). ``n`` is the largest count of one key divided by the times one call of forward enters a code of
+    that key (a decorator applied twice: one call of forward, two of its wrapper code)."""
     profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
@@ -606,8 +681,17 @@ def counting_calls(codes, fn, *args):
     marks = {_counter_mark.__code__} | _callable_codes(fn)
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
-    keys = {code_key(c) for c in codes}
-    return ret, sum(e.callcount for e in stats if isinstance(e.code, types.CodeType) and code_key(e.code) in keys)
+    forward, entry, direct = (None, fn, True) if student is None else student
+    keys, counts, per_call = {code_key(c) for c in codes}, {}, {}
+    for e in stats:
+        if isinstance(e.code, types.CodeType) and (k := code_key(e.code)) in keys:
+            counts[k] = counts.get(k, 0) + e.callcount
+    for c in _entry_calls(stats, _entry_chain(entry), direct, keys):
+        if (k := code_key(c)) in counts:
+            counts[k] -= 1
+    for c in _entry_chain(forward):
+        per_call[code_key(c)] = per_call.get(code_key(c), 0) + 1
+    return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
 def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
@@ -913,7 +997,8 @@ class Child:
         guard = _quiet(self.AD.cache_guard, obj) if req.get("guard", True) else None
         try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
-                ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
+                ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args,
+                                            student=_student_methods(self.AD, obj))
             else:
                 ret, calls = obj.backward(*args), None
         except BaseException as exc:  # noqa: BLE001

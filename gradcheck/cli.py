@@ -91,11 +91,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
     print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
 
 
-def _warn_unavailable_imports(files, allow: tuple[str, ...] = ()) -> None:
+def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool = False) -> None:
     """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
     grader's sandbox cannot satisfy, or whose module the scan cannot tell
     (:func:`gradcheck.grading.static.unavailable_imports`). It says whether the import works in this
-    check: installed here and not a course package (``allow``: those ``--tape`` lets import)."""
+    check: installed here and not a course package (``allow``: those ``--tape`` lets import), and not in the grader's
+    sandbox (``graders``: ``--isolation namespaces``)."""
     from ._sandbox_child import BLOCKED_PACKAGES
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
@@ -111,7 +112,8 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = ()) -> None:
             installed = importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):  # a module without a spec (__main__ run as a script)
             installed = False
-        here = ("the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
+        here = ("this check runs in the grader's sandbox (--isolation namespaces)" if graders else
+                "the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
                 not in allow else None if installed else "it is not installed here")
         if v.condition is not None:  # `if GPU: import cupy`: runs only when the test is true
             print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`) under `if {v.condition}:`, "
@@ -269,11 +271,12 @@ def _cmd_check(args) -> int:
 
     path, name = V.parse_target(args.target)
     allow = ("autoprop", "manualprop") if args.tape else ()
-    with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow) as sb:
+    with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow,
+                 **_check_isolation(args)) as sb:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
-        _warn_unavailable_imports([os.path.abspath(path)], allow)
+        _warn_unavailable_imports([os.path.abspath(path)], allow, sb.isolation == "namespaces")
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
@@ -361,7 +364,7 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
                     fh.write(t)
                 files[k] = os.path.join(d, k)
-            with Sandbox(files=files, timeout=args.timeout) as sb:
+            with Sandbox(files=files, timeout=args.timeout, **_check_isolation(args)) as sb:
                 if loss:
                     yield sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe,
                                        pred_arg=args.pred_arg)
@@ -369,6 +372,27 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
     return load
+
+
+def _check_isolation(args) -> dict:
+    """The :class:`~gradcheck.sandbox.Sandbox` keywords of ``gradcheck check --isolation``: ``process`` (the default:
+    a child process, its audit hook a seat belt), or ``namespaces``, the grader's operating-system sandbox (not
+    hostile: check's own messages, links beside the file followed with the user's rights). UsageError when
+    namespaces were asked with ``--tape`` (the course packages are not mounted there) or this machine has none,
+    in the grader's words (:func:`gradcheck.sandbox.support`)."""
+    if getattr(args, "isolation", "process") != "namespaces":
+        return {}
+    if args.tape:
+        raise UsageError("--tape runs your forward on autoprop tensors, which the namespaces sandbox does not mount "
+                         "(only numpy and the standard library, as in grading); use --isolation process with --tape.")
+    from .sandbox import support
+
+    level, detail = support()
+    if level == "none":
+        raise UsageError(f"--isolation namespaces: the operating-system sandbox is not available on this machine: "
+                         f"{detail}. Check a file you did not write on a machine that has it (or with "
+                         "gradcheck grade there); --isolation process is a seat belt for your own code.")
+    return {"isolation": "namespaces", "hostile": False}
 
 
 def _model_targets(args, shape):
@@ -516,7 +540,9 @@ def _add_check_parser(sub, fmt) -> None:
     c = sub.add_parser(
         "check", help="check a layer class from a .py file (manual vs numerical)", epilog=CHECK_EPILOG, formatter_class=fmt,
         description="Import path/to/file.py in a separate sandbox process (gradcheck.sandbox: "
-                    "no access to the course packages, memory and time limits, see --timeout), "
+                    "memory and time limits, see --timeout; an audit hook refusing files outside its folder, "
+                    "processes, sockets and the course packages, a seat belt for your own code, not a wall: "
+                    "--isolation namespaces for a file you did not write), "
                     "build ClassName(**INIT) there and compare its backward() "
                     "and grads against central differences of L = sum(forward(X) * G), X and G "
                     "standard normal from --seed. The class needs no base class: params/grads "
@@ -566,11 +592,7 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--verbose", "-v", action="store_true",
                    help="always show what the checked code printed (its last 200 lines); without it the last "
                         "20 lines are shown when the code fails")
-    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                   help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
-                        "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
-                        "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
-                        "SECONDS per further call of a batch or of the probes")
+    _add_sandbox_options(c)
     _add_engine_options(c)
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
@@ -588,6 +610,24 @@ def _add_check_parser(sub, fmt) -> None:
                         "fixed while x and the params are checked")
     _add_loss_options(c)
     c.set_defaults(func=_cmd_check)
+
+
+def _add_sandbox_options(c) -> None:
+    """The options of ``gradcheck check`` on its sandbox: --isolation, --timeout."""
+    c.add_argument("--isolation", choices=("process", "namespaces"), default="process",
+                   help="process (default): the file runs in a child process with memory and time limits and a "
+                        "Python audit hook that refuses files outside its folder, other processes, sockets and "
+                        "the course packages: a seat belt for your own code, not a wall (code written to get past "
+                        "the hook reads and writes what you can); namespaces: the grader's operating-system "
+                        "sandbox (bubblewrap, Linux; gradcheck grade's): a filesystem of the Python runtime and "
+                        "numpy read-only, the file's folder copied read-only, a private /tmp, no network; only "
+                        "numpy and the standard library import, as in grading; not with --tape. Check a file you "
+                        "did not write with namespaces (or gradcheck grade)")
+    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
+                        "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
+                        "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
+                        "SECONDS per further call of a batch or of the probes")
 
 
 def _add_engine_options(c) -> None:

@@ -719,7 +719,11 @@ class Sandbox:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
         self._seccomp_fd = iso.seccomp_fd()  # passed to bwrap, closed once it started
-        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd), cfg
+        cmd = iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid", seccomp=self._seccomp_fd)
+        # bwrap's options (host paths: the runtime's, numpy's, the submission's folder) from an anonymous file, not
+        # its command line, which is the sandbox's /proc/1/cmdline (redteam26 L3); closed once it started, as seccomp's
+        self._bwrap_args_fd = _adapters_fd(b"".join(a.encode() + b"\0" for a in cmd[1:-1]), "gradcheck-bwrap-args")
+        return [cmd[0], "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -760,6 +764,7 @@ class Sandbox:
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
         code_fd, cfg_fd, boot_fd, bpf_fd, self._seccomp_fd = -1, -1, -1, getattr(self, "_seccomp_fd", -1), -1  # closed below
+        args_fd, self._bwrap_args_fd = getattr(self, "_bwrap_args_fd", -1), -1
         try:
             if not prefix and not self.hostile and python == sys.executable and \
                     (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
@@ -774,13 +779,13 @@ class Sandbox:
                 self._proc = subprocess.Popen(
                     [*prefix, *argv, json.dumps({"fd_config": cfg_fd})],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *([bpf_fd] if bpf_fd >= 0 else [])),
+                    pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *(f for f in (bpf_fd, args_fd) if f >= 0)),
                     start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd, args_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
@@ -2091,13 +2096,51 @@ def sibling_files(path: str) -> dict[str, str]:
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))
-    out = {e: os.path.join(folder, e) for e in sorted(os.listdir(folder))
-           if e.endswith(".py") and e != os.path.basename(path) and os.path.isfile(os.path.join(folder, e))
-           and _shadow_reason(e) is None}
+    out = _sibling_modules(path, folder)
     out.update(_package_files(folder))
     out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = os.path.abspath(path)
     return out
+
+
+def _sibling_modules(path: str, folder: str) -> dict[str, str]:
+    """``{name: path}`` of the other ``.py`` files beside the checked file ``path``, within the bounds of the local
+    packages (:data:`PACKAGE_FILES` files, :data:`PACKAGE_BYTES` bytes by apparent size; redteam26 L4: 20,000 one-line
+    files took 10 s to copy, a sparse 300 MB ``notes_data.py`` was written to /tmp). Past a bound, only the modules the
+    file imports by name are copied (a file over the bytes alone is never), with a warning naming what was left out."""
+    base = os.path.basename(path)
+    found = [(e, os.path.join(folder, e)) for e in sorted(os.listdir(folder))
+             if e.endswith(".py") and e != base and _shadow_reason(e) is None]
+    found = [(e, p, os.path.getsize(p)) for e, p in found if os.path.isfile(p)]
+    if len(found) <= PACKAGE_FILES and sum(n for _, _, n in found) <= PACKAGE_BYTES:
+        return {e: p for e, p, _ in found}
+    tops, _ = _imported_tops(path)
+    out, total = {}, 0
+    for e, p, n in found:
+        if e[:-3] in tops and len(out) < PACKAGE_FILES and total + n <= PACKAGE_BYTES:
+            out[e], total = p, total + n
+    left = [e for e, _, _ in found if e not in out]
+    warnings.warn(f"the folder of {base} holds {len(found)} other .py files ({sum(n for _, _, n in found):,} bytes): "
+                  f"more than {PACKAGE_FILES} files or {PACKAGE_BYTES >> 20} MB, so only the {len(out)} it imports by "
+                  f"name {'were' if len(out) != 1 else 'was'} copied into the sandbox; {len(left)} not copied "
+                  f"({', '.join(left[:3])}{', ...' if len(left) > 3 else ''}): an import of one of them fails there; "
+                  "check a file whose folder holds only what it imports.", UserWarning, stacklevel=3)
+    return out
+
+
+def _imported_tops(path: str) -> tuple[set[str], str]:
+    """``(top-level names the file imports absolutely, its text)``; ``(set(), "")`` for a file that cannot be read or
+    parsed."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return set(), ""
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and not n.level}
+    return tops, text
 
 
 def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:
@@ -2106,15 +2149,9 @@ def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, 
     Scratch's layout): the file is in that package (``common/layers.py`` importing ``common.functions``), or it
     appends its parent folder to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). Copied within
     :func:`_package_files`' bounds; {} otherwise."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        tree = ast.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    tops, text = _imported_tops(path)
+    if not text:
         return {}
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-             and not n.level}
     parent = os.path.dirname(folder)
     pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
     wanted = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)

@@ -18,7 +18,8 @@ Markers: ``points(n)`` (default 1); ``visibility(v)`` (Gradescope's: ``visible``
 each call into the student's code (``--grading-timeout`` is the default and the cap);
 ``forbid_imports(*modules)``, checked with :mod:`ast` before the test (the sandbox refuses them at
 run time too): no credit, a clear message; ``gradcheck_no_forward_in_backward``, a staff policy: a
-``backward`` that calls its own ``forward`` fails (counted in the sandbox).
+``backward`` that calls its own ``forward`` fails (counted in the sandbox); ``(False)`` on one test switches a
+module's ``pytestmark`` off for that test (one that calls backward for another property, e.g. dtypes).
 
 Fixtures: ``student`` (:class:`Student`: the submission's classes in the session's sandbox),
 ``grade`` (:class:`Grade`: the checks of :mod:`gradcheck.grading.checks`, partial credit per
@@ -66,8 +67,29 @@ _MARKERS = (
     "timeout(seconds): wall-clock limit of each call into the student's code (gradcheck.grading); "
     "also pytest-timeout's per-test limit when that plugin is active",
     "forbid_imports(*modules): the submission may not import these modules (gradcheck.grading)",
-    "gradcheck_no_forward_in_backward: a backward that calls the layer's forward fails (gradcheck.grading)",
+    "gradcheck_no_forward_in_backward(on=True): a backward that calls the layer's forward fails "
+    "(gradcheck.grading); (False) on a test switches a module's pytestmark off for it",
 )
+
+def _policy_on(item: pytest.Item) -> bool:
+    """Whether the staff policy ``gradcheck_no_forward_in_backward`` holds in ``item``: its closest marker (the test's
+    own before its class's and module's ``pytestmark``), on unless that marker says ``False``
+    (``@pytest.mark.gradcheck_no_forward_in_backward(False)``, or ``on=False``).
+
+    Raises
+    ------
+    GradingTestError
+        When the marker's argument is not True or False (a test's mistake, never the submission's).
+    """
+    m = item.get_closest_marker("gradcheck_no_forward_in_backward")
+    if m is None:
+        return False
+    on = m.kwargs.get("on", m.args[0] if m.args else True)
+    if on is not True and on is not False or len(m.args) > 1 or set(m.kwargs) - {"on"}:
+        raise C.GradingTestError(f"{item.nodeid}: gradcheck_no_forward_in_backward takes True or False (on=...); "
+                               f"got {m.args!r} {m.kwargs!r}")
+    return on
+
 
 _RESULTS = pytest.StashKey[dict]()
 _PARTIAL = pytest.StashKey[dict]()
@@ -580,7 +602,7 @@ class Student:
         self._guard()
         key = (file, class_name, kind, repr(sorted(init.items())))
         sb = self._holder.imported(file, self.timeout)
-        policy = self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None
+        policy = _policy_on(self._item)
         try:
             obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
                 file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),

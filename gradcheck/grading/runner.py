@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import csv
 import functools
 import hashlib
 import hmac
@@ -23,6 +22,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -1665,9 +1665,8 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
     has the status and no score (not 0).
 
     Columns: ``submission, score, max_score, percent, status, seconds, seed``, then each test's
-    score (names as in results.json). The submission is its :func:`display_name`, with a ``'``
-    before a name starting with ``= + - @``, a tab, a carriage return (a spreadsheet would run it
-    as a formula: CSV injection, OWASP's advice) or a ``'`` (so that no two names share a cell).
+    score (names as in results.json). The submission is its :func:`display_name`; every text cell
+    (names, statuses, the header's test names) is guarded by :func:`_csv_cell` (CSV injection).
     """
     with _replaced(Path(path)) as tmp:
         _write_rows(tmp, results, seed, not_graded, list(dict.fromkeys(t for r in results for t in r.tests)))
@@ -1678,17 +1677,38 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
                 names: list[str]) -> None:
     """The gradebook's CSV at ``p`` (:func:`write_gradebook`)."""
     with open(p, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed",
-                    *names])
+        def row(cells):
+            fh.write(",".join(_csv_cell(str(c)) for c in cells) + "\r\n")
+        row(["submission", "score", "max_score", "percent", "status", "seconds", "seed", *names])
         rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
                           f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
                           _saved_status(r), f"{r.seconds:.2f}", seed,
                           *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
         rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
-        for name, cells in sorted(rows, key=lambda row: row[0]):
-            shown = display_name(name)
-            w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown, *cells])
+        for name, cells in sorted(rows, key=lambda r: r[0]):
+            row([display_name(name), *cells])
+
+
+#: What starts a formula in a spreadsheet (OWASP's CSV-injection advice), after any leading whitespace
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: Characters that make a cell quoted: the comma and the separators of other locales and readers (a
+#: semicolon-separated locale's Excel splits ``;=1+1`` there), the quote, line ends
+_QUOTED = frozenset(',;\t"\r\n')
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
+def _csv_cell(text: str) -> str:
+    """One cell of the gradebook as CSV text, guarded against CSV injection as OWASP advises: a ``'`` before text
+    whose first character after leading whitespace starts a formula (``= + - @``, a tab, a carriage return;
+    `` =HYPERLINK(...)`` too) or is a ``'`` (so that no two names share a cell); a cell holding a separator (``,``
+    ``;``, a tab), a quote or a line end in double quotes (quotes doubled), so no reader's separator starts a new
+    cell inside it (``;=1+1``). Numbers the grader wrote (``28``, ``4.46``) are as they are."""
+    if not _NUMBER.fullmatch(text):
+        if text.lstrip()[:1] in _FORMULA_START or text.lstrip()[:1] == "'" or text[:1] in _FORMULA_START:
+            text = "'" + text
+        if _QUOTED & set(text):
+            text = '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,

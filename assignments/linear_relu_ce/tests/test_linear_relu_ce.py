@@ -94,6 +94,7 @@ def test_ce_backward_repeatable(student, grade, rng):
 
 @pytest.mark.points(2)
 @pytest.mark.visibility("visible")
+@pytest.mark.gradcheck_no_forward_in_backward(False)  # a property of dtypes: the policy is the gradient tests' own
 def test_dtypes(student, grade, rng):
     """All layers: outputs and gradients are float64"""
     X = away_from_kinks(rng.standard_normal((4, 5)))
