@@ -134,3 +134,19 @@ def test_an_element_that_does_not_converge_is_nan_alone(monkeypatch):
     got = ig.gammainc_a_derivative(np.array([3.0, 5000.0, 10.0, 5000.0]), np.array([2.0, 4990.0, 15.0, 5010.0]), 1)
     np.testing.assert_allclose(got[[0, 2]], [D1[2], D1[3]], rtol=1e-13)
     assert np.isnan(got[1]) and np.isnan(got[3])
+
+
+def test_third_derivative_da2_dx_with_a_a_variable():
+    """d3P/(da2 dx) is recorded (gammainc_daa's x-derivative dP/dx ((log x - psi(a))^2 - psi'(a))): with a a
+    Variable the outer tape, asked for x only, called gammainc_daa's VJP for a and raised 'd3P/da3 is not
+    recorded' (review26a); the walk calls no VJP for an input no source is computed from. mpmath.diff of
+    gammainc(s, 0, z, regularized=True) at 30 digits: -0.028108381380361245 (a trigamma sign flipped in the
+    formula, review26a's surviving mutant, gives 0.1645)."""
+    a, x = ap.Variable(2.0), ap.Variable(3.0)
+    with ap.GradientTape() as t3:
+        with ap.GradientTape() as t2:
+            with ap.GradientTape() as t1:
+                y = scipy.special.gammainc(a, x)
+            d1 = t1.gradient(y, a)
+        d2 = t2.gradient(d1, a)
+    assert float(t3.gradient(d2, x).numpy()) == pytest.approx(-0.028108381380361245, rel=1e-13)

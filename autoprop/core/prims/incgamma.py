@@ -226,7 +226,8 @@ def _refuse_third_in_a(*_):
     raise TypeError(
         "autoprop: the third derivative of scipy.special.gammainc / gammaincc in a (d3P/da3) is not "
         "recorded; the first and second are (gammainc_da, gammainc_daa), and all their derivatives in x. "
-        "Stop the outermost tape's gradient through a (ap.stop_gradient(a)) to differentiate in x only.")
+        "The tape that asked for it differentiated the second derivative in a once more: ask that tape for "
+        "x only (tape.gradient(d2, x)), or take the third by central differences of the second.")
 
 
 def _dx_of(k):
