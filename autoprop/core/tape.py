@@ -1714,11 +1714,7 @@ def _walk(tape, targets, seeds, sources, trace=None):
         else:
             ins = node.vals
         vjps, joint = prim.vjps, prim.joint_vjp
-        pairs = node.pairs
-        for _, ka in pairs:
-            if ka not in reach:  # no source is computed from this input: its VJP is not asked for
-                pairs = [p for p in pairs if p[1] in reach]
-                break
+        pairs = _asked(node.pairs, reach)
         if not pairs:
             continue
         if joint is not None:  # every tracked input's gradient in one call, as jax's vjp:
@@ -1764,6 +1760,15 @@ def _reaching(nodes, keep):
                     add(k)
                 break
     return reach
+
+
+def _asked(pairs, reach):
+    """A node's ``pairs`` (input position, key) without the inputs no source is computed from (not in
+    ``reach``, :func:`_reaching`): their VJPs are not asked for."""
+    for _, ka in pairs:
+        if ka not in reach:
+            return [p for p in pairs if p[1] in reach]
+    return pairs
 
 
 def _multi_gradient(keys, keep, get, pop):
