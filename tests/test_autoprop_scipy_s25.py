@@ -183,3 +183,23 @@ def test_t_logcdf_beyond_the_square_root_of_the_largest_float():
     np.testing.assert_allclose(np.asarray(y), val, rtol=1e-13, atol=0)
     # the slope is exp(log pdf - log cdf): at df = 1e4 both are -4.6e6, so their 1e-16 relative becomes 6e-10
     np.testing.assert_allclose(np.asarray(g), d1, rtol=2e-9, atol=0)
+
+
+def test_sqrtm_gradient_where_eig_cannot_resolve_a_small_eigenvalue_is_inf():
+    """review26a M: at A = Q diag(1, l) Q^T (Q a rotation by 0.3), stored in floats, A's small eigenvalue is known
+    only to ~eps ||A||; for l = 1e-20 and 0 the stored matrix's is 9.9e-18, and session 25's test |s| <= n eps max|s|
+    (right for a diagonal A only) called it resolved: a finite gradient 16% off the exact one at the stored matrix
+    (mpmath at 60 digits: dA[0, 0] 3.87044e6 for autoprop's 3.26255e6). Now +-inf, as at an exact 0; just above the
+    resolution the exact figures (mpmath, G = [[0.3, -0.7], [1.1, 0.4]]) within the decompositions' accuracy."""
+    th = 0.3
+    Q = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+    G2 = np.array([[0.3, -0.7], [1.1, 0.4]])
+    for lam in (1e-20, 0.0, 1e-16):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            g = _sqrtm_grad(Q @ np.diag([1.0, lam]) @ Q.T, G2)
+        assert np.isinf(g[0, 0]) and np.all(np.isinf(g) | (g == 0))
+    g = _sqrtm_grad(Q @ np.diag([1.0, 1e-12]) @ Q.T, G2)
+    assert g[0, 0] == pytest.approx(12153.9, rel=2e-5)
+    g = _sqrtm_grad(Q @ np.diag([1.0, 1e-10]) @ Q.T, G2)
+    assert g[0, 0] == pytest.approx(1215.48, rel=1e-5)
