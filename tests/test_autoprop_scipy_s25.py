@@ -13,6 +13,7 @@ import pytest
 
 import autoprop as ap
 from autoprop.scipy import linalg as al
+from autoprop.scipy import stats as st
 
 G = np.array([[1.0, 2.0], [3.0, 4.0]])
 
@@ -121,6 +122,28 @@ def test_cdf_scale_gradient_with_a_point_at_loc_is_finite(name):
     gx = np.asarray(t.gradient(y, x))
     assert gx[0] == 0.0 and gx[1] == pytest.approx((theirs(1.0 + h, 1.5) - theirs(1.0 - h, 1.5)) / (2 * h), rel=1e-7)
     np.testing.assert_allclose(np.asarray(ours(xs, 1.5)), theirs(xs, 1.5), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("b", [0.5, 1.0, 2.0])
+def test_beta_cdf_with_a_point_at_the_upper_edge_is_finite(b):
+    """review26a L: beta.cdf with b < 1 and a point at x == loc + scale made the loc and scale gradients -inf (and
+    d/dx inf there). The cdf is 1 there, taken as constant as at the lower edge (the derivative from outside);
+    jax.grad of jax.scipy.stats.beta.cdf (clip) gives 0 there for every b, and the other point's slope:
+    at b = 0.5 [[0.10825317547305485, 0.0], -0.10825317547305485, -0.027063293868263713]; central differences
+    of scipy's cdf at the other point alone agree."""
+    s, l, x = ap.Variable(2.0), ap.Variable(0.0), ap.Variable(np.array([0.5, 2.0]))
+    with ap.GradientTape() as t:
+        y = ap.reduce_sum(st.beta.cdf(x, 2.0, b, l, s))
+    gx, gl, gs = (np.asarray(g) for g in t.gradient(y, [x, l, s]))
+    assert gx[1] == 0.0 and np.all(np.isfinite([gx[0], gl, gs]))
+    f = _sst().beta.cdf
+    h = 1e-6
+    assert gx[0] == pytest.approx((f(0.5 + h, 2.0, b, 0.0, 2.0) - f(0.5 - h, 2.0, b, 0.0, 2.0)) / (2 * h), rel=1e-7)
+    assert float(gl) == pytest.approx(-gx[0], rel=1e-14)
+    assert float(gs) == pytest.approx((f(0.5, 2.0, b, 0.0, 2.0 + h) - f(0.5, 2.0, b, 0.0, 2.0 - h)) / (2 * h), rel=1e-7)
+    if b == 0.5:
+        np.testing.assert_allclose([gx[0], float(gl), float(gs)],
+                                   [0.10825317547305485, -0.10825317547305485, -0.027063293868263713], rtol=1e-13)
 
 
 def test_rgamma_slope_at_zeros_left_of_minus_17():
