@@ -930,12 +930,15 @@ if _ss is not None:
                           kinks="z = 0: -inf (log z); z < 0: nan (as scipy)", source="special.spence({x})")
     rel_entr = _binary(
         "rel_entr", _ss.rel_entr, lambda ans, x, y: np.log(x / y) + 1.0, lambda ans, x, y: -x / y,
-        "d (x log(x/y))/dx = log(x/y) + 1, d/dy = -x / y", "dx = g (log(x/y) + 1), dy = -g x / y",
+        "d (x log(x/y))/dx = log(x/y) + 1, d/dy = -x / y (scipy.special.rel_entr's definition, x log(x/y) for "
+        "x, y > 0, by the product rule and d log(x/y)/dy = -1/y)", "dx = g (log(x/y) + 1), dy = -g x / y",
         kinks="x = 0: d/dx -inf (one-sided), d/dy 0; x < 0 or y <= 0 (scipy's inf): nan or inf",
         source="special.rel_entr({0}, {1})")
     kl_div = _binary(
         "kl_div", _ss.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1.0 - x / y,
-        "d (x log(x/y) - x + y)/dx = log(x/y), d/dy = 1 - x / y", "dx = g log(x/y), dy = g (1 - x / y)",
+        "d (x log(x/y) - x + y)/dx = log(x/y), d/dy = 1 - x / y (scipy.special.kl_div's definition, "
+        "x log(x/y) - x + y for x, y > 0: rel_entr's derivatives plus those of -x + y)",
+        "dx = g log(x/y), dy = g (1 - x / y)",
         kinks="x = 0: d/dx -inf (one-sided), d/dy 1; x < 0 or y <= 0 (scipy's inf): nan or inf",
         source="special.kl_div({0}, {1})")
 else:  # pragma: no cover
