@@ -150,3 +150,14 @@ def test_third_derivative_da2_dx_with_a_a_variable():
             d1 = t1.gradient(y, a)
         d2 = t2.gradient(d1, a)
     assert float(t3.gradient(d2, x).numpy()) == pytest.approx(-0.028108381380361245, rel=1e-13)
+
+
+def test_large_a_quadrature_in_blocks_gives_each_elements_own_value():
+    """The quadrature runs in blocks of 2048 elements (384 nodes each): a batch across a block boundary gives
+    every element its value alone."""
+    from autoprop.core.prims.incgamma import gammainc_a_derivative
+    a = np.full(2050, 1e6)
+    x = a + np.linspace(-3.0, 3.0, a.size) * 1e3
+    got = gammainc_a_derivative(a, x, 1)
+    for i in (0, 2047, 2048, 2049):
+        assert got[i] == gammainc_a_derivative(a[i], x[i], 1)
