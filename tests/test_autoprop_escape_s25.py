@@ -264,3 +264,40 @@ def test_a_users_float_quantile_still_counts_after_a_logged_value(q):
         y = np.sum(np.quantile(x, q))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), _central(lambda v: np.sum(np.quantile(v, q)), x0),
                                rtol=1e-7, atol=1e-9)
+
+
+def _layer_cases():
+    from autoprop import layers as L
+    return {
+        "LayerNorm": (lambda: L.LayerNorm(5), (4, 5)), "LeakyReLU": (lambda: L.LeakyReLU(), (4, 5)),
+        "GELU": (lambda: L.GELU(), (4, 5)), "GELU-tanh": (lambda: L.GELU(approximate="tanh"), (4, 5)),
+        "ELU": (lambda: L.ELU(), (4, 5)), "Softplus": (lambda: L.Softplus(), (4, 5)),
+        "BatchNorm1D": (lambda: L.BatchNorm1D(5), (4, 5)), "BatchNorm2D": (lambda: L.BatchNorm2D(2), (2, 2, 3, 3)),
+        "BatchNormalization": (lambda: L.BatchNormalization(), (4, 5)),
+        "Dropout": (lambda: L.Dropout(0.3, rng=0), (4, 5)), "RNN": (lambda: L.RNN(5, 3, rng=0), (2, 3, 5)),
+        "LSTM": (lambda: L.LSTM(5, 3, rng=0), (2, 3, 5)), "GRU": (lambda: L.GRU(5, 3, rng=0), (2, 3, 5)),
+        "MultiHeadAttention": (lambda: L.MultiHeadAttention(4, 2, rng=0), (2, 3, 4)),
+        "TransformerBlock": (lambda: L.TransformerBlock(4, 2, 8, rng=0), (2, 3, 4)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_layer_cases()))
+@pytest.mark.parametrize("training", [False, True])
+def test_logging_then_autoprops_own_layers_is_not_refused(name, training):
+    """review26a M: after a float() logged mid-tape, LayerNorm, LeakyReLU, GELU, ELU, Softplus (and BatchNorm in
+    either mode, Dropout training, RNN/LSTM/GRU's zero initial state, attention's 1/sqrt(d)) were refused "the result
+    would be wrong": their own constants counted as the user's. Now the gradient is the one without the float()."""
+    make, shape = _layer_cases()[name]
+    x0 = np.random.default_rng(3).standard_normal(shape)
+    grads = []
+    for logged in (False, True):
+        layer = make()  # (the same initial weights and dropout mask each time: seeded)
+        x = ap.Variable(x0)
+        with _quiet(), ap.GradientTape() as tape:
+            h = np.tanh(x)
+            if logged:
+                _print_me = float(np.mean(h))
+            y = layer(h, training=training)
+            loss = np.sum(np.sin(y))
+        grads.append(tape.gradient(loss, x).numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

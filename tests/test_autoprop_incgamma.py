@@ -83,3 +83,81 @@ def test_edges_and_the_third_derivative_in_a_refused_by_name():
         d2 = t2.gradient(d1, a)
     with pytest.raises(TypeError, match=r"third derivative of scipy.special.gammainc.*in a"):
         t3.gradient(d2, a)
+
+
+# (a, z) with x = a + z sqrt(a): dP/da, d2P/da2 by mpmath.quad at 50 digits of int (log t - psi(a))^k' t^(a-1)
+# e^-t / Gamma(a) dt (k' = 1; (log t - psi)^2 - psi'(a) for the second), mpmath's own loggamma, digamma and
+# polygamma; at (1e4, -2) also mpmath.diff of gammainc (agrees to 1e-16). jax.grad at (1e10, 0): -3.98945156e-06,
+# 7e-6 off (its prefactor x^a e^-x / Gamma(a) loses eps a log a; autoprop's did too: 2.5e-7 at 1e8).
+LARGE_A = [
+    ((1e4, -2.0), -0.00053081913130245155, 1.0724073357700988e-5),
+    ((1e6, 0.5), -0.00035199202962341053, -1.7595204510217765e-7),
+    ((1e8, -0.3), -3.8139319344825089e-5, 1.1441967443355345e-9),
+    ((1e10, 0.0), -3.989422804047572e-6, None),  # (d2 crosses 0 near x = a: 3.3e-27, autoprop ~1e-15 / a off)
+    ((1e13, 3.0), -1.4014768465684939e-9, -1.329557046274762e-15),
+    ((1e16, -8.0), -5.0522626630915929e-23, 4.0418102921456882e-30),
+    ((1e6, 35.0), -4.3285738822961806e-264, -1.489091296108714e-265),
+]
+
+
+def test_large_a_by_quadrature_each_element_alone_and_in_a_batch():
+    """a >= 1e4 is the quadrature (review26a: one element a = 1e10 beside x ~ a made the series of the whole
+    batch NaN after 3-5 s, and the prefactor lost 2.5e-7 at a = 1e8): each element alone and the batch with
+    small ones (series and fraction) beside it give the same figures, mpmath's to 1e-11."""
+    from autoprop.core.prims.incgamma import gammainc_a_derivative
+    a0 = np.array([p[0][0] for p in LARGE_A])
+    x0 = a0 + np.array([p[0][1] for p in LARGE_A]) * np.sqrt(a0)
+    d1 = np.array([p[1] for p in LARGE_A])
+    a_all, x_all = np.concatenate([a0, A]), np.concatenate([x0, X])
+    ga, _ = _grads(scipy.special.gammainc, a_all, x_all)
+    np.testing.assert_allclose(ga, np.concatenate([d1, D1]), rtol=1e-11, atol=0)
+    for i, (_, want1, want2) in enumerate(LARGE_A):
+        assert gammainc_a_derivative(a0[i], x0[i], 1) == pytest.approx(want1, rel=1e-11, abs=0)
+        if want2 is not None:
+            assert gammainc_a_derivative(a0[i], x0[i], 2) == pytest.approx(want2, rel=1e-10, abs=0)
+        else:
+            assert abs(gammainc_a_derivative(a0[i], x0[i], 2)) < 1e-15 / a0[i]
+    # gamma.cdf and chi2.cdf take the same path (review26a: [nan nan])
+    import autoprop.scipy.stats as st
+    a = ap.Variable(np.array([4.0, 2e10]))
+    with ap.GradientTape() as tape:
+        y = ap.reduce_sum(st.chi2.cdf(np.array([1.0, 2e10]), a))
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), [-0.07551711845458525, 0.5 * -3.989422804047572e-6],
+                               rtol=1e-11)
+
+
+def test_an_element_that_does_not_converge_is_nan_alone(monkeypatch):
+    """The series and the fraction stop per element: one element beyond the term limit is NaN, the others keep
+    their values (before: the whole branch NaN)."""
+    import autoprop.core.prims.incgamma as ig
+    monkeypatch.setattr(ig, "_MAXITER", 60)
+    got = ig.gammainc_a_derivative(np.array([3.0, 5000.0, 10.0, 5000.0]), np.array([2.0, 4990.0, 15.0, 5010.0]), 1)
+    np.testing.assert_allclose(got[[0, 2]], [D1[2], D1[3]], rtol=1e-13)
+    assert np.isnan(got[1]) and np.isnan(got[3])
+
+
+def test_third_derivative_da2_dx_with_a_a_variable():
+    """d3P/(da2 dx) is recorded (gammainc_daa's x-derivative dP/dx ((log x - psi(a))^2 - psi'(a))): with a a
+    Variable the outer tape, asked for x only, called gammainc_daa's VJP for a and raised 'd3P/da3 is not
+    recorded' (review26a); the walk calls no VJP for an input no source is computed from. mpmath.diff of
+    gammainc(s, 0, z, regularized=True) at 30 digits: -0.028108381380361245 (a trigamma sign flipped in the
+    formula, review26a's surviving mutant, gives 0.1645)."""
+    a, x = ap.Variable(2.0), ap.Variable(3.0)
+    with ap.GradientTape() as t3:
+        with ap.GradientTape() as t2:
+            with ap.GradientTape() as t1:
+                y = scipy.special.gammainc(a, x)
+            d1 = t1.gradient(y, a)
+        d2 = t2.gradient(d1, a)
+    assert float(t3.gradient(d2, x).numpy()) == pytest.approx(-0.028108381380361245, rel=1e-13)
+
+
+def test_large_a_quadrature_in_blocks_gives_each_elements_own_value():
+    """The quadrature runs in blocks of 2048 elements (384 nodes each): a batch across a block boundary gives
+    every element its value alone."""
+    from autoprop.core.prims.incgamma import gammainc_a_derivative
+    a = np.full(2050, 1e6)
+    x = a + np.linspace(-3.0, 3.0, a.size) * 1e3
+    got = gammainc_a_derivative(a, x, 1)
+    for i in (0, 2047, 2048, 2049):
+        assert got[i] == gammainc_a_derivative(a[i], x[i], 1)

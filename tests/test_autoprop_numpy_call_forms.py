@@ -205,6 +205,8 @@ UFUNC_METHODS = [  # (id, ufunc-method form, autograd's equivalent)
     ("minimum.reduce", lambda a: np.minimum.reduce(a), lambda a: anp.min(a, axis=0)),
     ("logaddexp.reduce", lambda a: np.logaddexp.reduce(a, axis=1),
      lambda a: anp.log(anp.sum(anp.exp(a), axis=1))),
+    ("logaddexp.reduce keepdims", lambda a: np.logaddexp.reduce(a, axis=1, keepdims=True),  # (review26a: refused)
+     lambda a: anp.log(anp.sum(anp.exp(a), axis=1, keepdims=True))),
     ("add.accumulate", lambda a: np.add.accumulate(a), lambda a: anp.cumsum(a, axis=0)),
     ("multiply.accumulate", lambda a: np.multiply.accumulate(a, axis=1), None),
     ("maximum.accumulate", lambda a: np.maximum.accumulate(a, axis=1), None),  # (autograd lacks
@@ -244,6 +246,11 @@ def test_autoprop_numpy_ufunc_methods_take_numpys_positional_arguments_and_plain
     np.testing.assert_array_equal(apn.maximum.reduce(x, 1, None, None, True).numpy(),
                                   np.maximum.reduce(X, 1, keepdims=True))
     np.testing.assert_array_equal(apn.multiply.accumulate(x, 1).numpy(), np.multiply.accumulate(X, 1))
+    # numpy's order after the array: axis, dtype, out (review26a's surviving mutant swapped dtype and out)
+    r = apn.add.reduce(x, 1, np.float32)
+    assert r.dtype == np.add.reduce(X, 1, np.float32).dtype == np.float32
+    with pytest.raises(TypeError, match=r"numpy.sum\(\.\.\., out=\.\.\.\): writing into an existing array"):
+        apn.add.reduce(x, 1, None, np.empty(X.shape[0]))
     out = apn.add.reduce(X)  # a plain array: numpy's own values, as a constant Tensor
     assert isinstance(out, ap.Tensor) and out.dtype == np.float64
     np.testing.assert_array_equal(out.numpy(), np.add.reduce(X))
@@ -263,6 +270,8 @@ def test_autoprop_numpy_ufunc_methods_take_numpys_positional_arguments_and_plain
         apn.logaddexp.accumulate(x)
     with pytest.raises(TypeError, match=r"multiple values for argument 'axis'"):
         apn.add.reduce(x, 1, axis=0)
+    with pytest.raises(TypeError, match=r"autoprop cannot record numpy.logaddexp.reduce\(\.\.\., initial=\.\.\.\)"):
+        apn.logaddexp.reduce(x, 1, initial=0.0)  # (the name was 'numpy.numpy.logaddexp.reduce')
 
 
 def test_the_hinted_running_logsumexp_is_recorded_and_right():

@@ -13,6 +13,7 @@ import pytest
 
 import autoprop as ap
 from autoprop.scipy import linalg as al
+from autoprop.scipy import stats as st
 
 G = np.array([[1.0, 2.0], [3.0, 4.0]])
 
@@ -123,6 +124,28 @@ def test_cdf_scale_gradient_with_a_point_at_loc_is_finite(name):
     np.testing.assert_allclose(np.asarray(ours(xs, 1.5)), theirs(xs, 1.5), rtol=1e-14, atol=0)
 
 
+@pytest.mark.parametrize("b", [0.5, 1.0, 2.0])
+def test_beta_cdf_with_a_point_at_the_upper_edge_is_finite(b):
+    """review26a L: beta.cdf with b < 1 and a point at x == loc + scale made the loc and scale gradients -inf (and
+    d/dx inf there). The cdf is 1 there, taken as constant as at the lower edge (the derivative from outside);
+    jax.grad of jax.scipy.stats.beta.cdf (clip) gives 0 there for every b, and the other point's slope:
+    at b = 0.5 [[0.10825317547305485, 0.0], -0.10825317547305485, -0.027063293868263713]; central differences
+    of scipy's cdf at the other point alone agree."""
+    s, l, x = ap.Variable(2.0), ap.Variable(0.0), ap.Variable(np.array([0.5, 2.0]))
+    with ap.GradientTape() as t:
+        y = ap.reduce_sum(st.beta.cdf(x, 2.0, b, l, s))
+    gx, gl, gs = (np.asarray(g) for g in t.gradient(y, [x, l, s]))
+    assert gx[1] == 0.0 and np.all(np.isfinite([gx[0], gl, gs]))
+    f = _sst().beta.cdf
+    h = 1e-6
+    assert gx[0] == pytest.approx((f(0.5 + h, 2.0, b, 0.0, 2.0) - f(0.5 - h, 2.0, b, 0.0, 2.0)) / (2 * h), rel=1e-7)
+    assert float(gl) == pytest.approx(-gx[0], rel=1e-14)
+    assert float(gs) == pytest.approx((f(0.5, 2.0, b, 0.0, 2.0 + h) - f(0.5, 2.0, b, 0.0, 2.0 - h)) / (2 * h), rel=1e-7)
+    if b == 0.5:
+        np.testing.assert_allclose([gx[0], float(gl), float(gs)],
+                                   [0.10825317547305485, -0.10825317547305485, -0.027063293868263713], rtol=1e-13)
+
+
 def test_rgamma_slope_at_zeros_left_of_minus_17():
     """review25a's mutation (_drgamma's overflow cut ``x < -170`` made ``x < -17``): rgamma'(-n) = (-1)^n n!, finite
     up to n = 170: 20! = 2432902008176640000 at -20, 170! = 7.257415615307999e306 at -170 (math.factorial)."""
@@ -183,3 +206,23 @@ def test_t_logcdf_beyond_the_square_root_of_the_largest_float():
     np.testing.assert_allclose(np.asarray(y), val, rtol=1e-13, atol=0)
     # the slope is exp(log pdf - log cdf): at df = 1e4 both are -4.6e6, so their 1e-16 relative becomes 6e-10
     np.testing.assert_allclose(np.asarray(g), d1, rtol=2e-9, atol=0)
+
+
+def test_sqrtm_gradient_where_eig_cannot_resolve_a_small_eigenvalue_is_inf():
+    """review26a M: at A = Q diag(1, l) Q^T (Q a rotation by 0.3), stored in floats, A's small eigenvalue is known
+    only to ~eps ||A||; for l = 1e-20 and 0 the stored matrix's is 9.9e-18, and session 25's test |s| <= n eps max|s|
+    (right for a diagonal A only) called it resolved: a finite gradient 16% off the exact one at the stored matrix
+    (mpmath at 60 digits: dA[0, 0] 3.87044e6 for autoprop's 3.26255e6). Now +-inf, as at an exact 0; just above the
+    resolution the exact figures (mpmath, G = [[0.3, -0.7], [1.1, 0.4]]) within the decompositions' accuracy."""
+    th = 0.3
+    Q = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+    G2 = np.array([[0.3, -0.7], [1.1, 0.4]])
+    for lam in (1e-20, 0.0, 1e-16):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            g = _sqrtm_grad(Q @ np.diag([1.0, lam]) @ Q.T, G2)
+        assert np.isinf(g[0, 0]) and np.all(np.isinf(g) | (g == 0))
+    g = _sqrtm_grad(Q @ np.diag([1.0, 1e-12]) @ Q.T, G2)
+    assert g[0, 0] == pytest.approx(12153.9, rel=2e-5)
+    g = _sqrtm_grad(Q @ np.diag([1.0, 1e-10]) @ Q.T, G2)
+    assert g[0, 0] == pytest.approx(1215.48, rel=1e-5)

@@ -1683,6 +1683,7 @@ def _walk(tape, targets, seeds, sources, trace=None):
         grads[k] = v if k not in grads else grads[k] + v
 
     nodes = tape._nodes[:]  # a snapshot: a recording tape may append while we walk
+    reach = _reaching(nodes, keep)
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
@@ -1713,9 +1714,12 @@ def _walk(tape, targets, seeds, sources, trace=None):
         else:
             ins = node.vals
         vjps, joint = prim.vjps, prim.joint_vjp
+        pairs = _asked(node.pairs, reach)
+        if not pairs:
+            continue
         if joint is not None:  # every tracked input's gradient in one call, as jax's vjp:
-            joint = joint(node.pairs, g, ans, *ins, **kwargs)  # (indexed by position)
-        for i, ka in node.pairs:
+            joint = joint(pairs, g, ans, *ins, **kwargs)  # (indexed by position)
+        for i, ka in pairs:
             if joint is None:  # one VJP per input
                 gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
             else:
@@ -1737,6 +1741,34 @@ def _walk(tape, targets, seeds, sources, trace=None):
             else:
                 grads[ka] = gi if prev is None else prev + gi
     return grads
+
+
+def _reaching(nodes, keep):
+    """The keys whose gradient the walk needs: the sources' (``keep``) and every recorded output computed
+    from one. An input computed from no source gets no VJP call (its gradient would reach no source):
+    the walk does no work for it, and a VJP that refuses (the third derivative of gammainc in a, with
+    a a Variable the outer tape watched but was not asked for; review26a) is not called."""
+    reach = set(keep)
+    add = reach.add
+    for node in nodes:  # (recording order: an input is recorded before the ops that use it)
+        for _, ka in node.pairs:
+            if ka in reach:
+                k = node.key
+                if node.__class__ is MultiNode:
+                    reach.update(k)
+                else:
+                    add(k)
+                break
+    return reach
+
+
+def _asked(pairs, reach):
+    """A node's ``pairs`` (input position, key) without the inputs no source is computed from (not in
+    ``reach``, :func:`_reaching`): their VJPs are not asked for."""
+    for _, ka in pairs:
+        if ka not in reach:
+            return [p for p in pairs if p[1] in reach]
+    return pairs
 
 
 def _multi_gradient(keys, keep, get, pop):

@@ -17,6 +17,7 @@ from manualprop._validation import check_array
 from manualprop.attention import causal_mask
 
 from ..core import registry as R
+from ..core.observe import own
 from ..core.tensor import Tensor
 from .base import Layer
 
@@ -55,7 +56,7 @@ class ScaledDotProductAttention(Layer):
         k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype, nonempty=True)
         check_array(vals[2], where, "V", shape=(*B, k.shape[-2], "dv"), dtype=q.dtype)
         Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
-        S = (Q @ K.swapaxes(-1, -2)) * (1.0 / math.sqrt(d))
+        S = (Q @ K.swapaxes(-1, -2)) * own(1.0 / math.sqrt(d))  # (own: the layer's constant, observe.own)
         if self.causal:
             S = R.where(causal_mask(S.shape[-2], S.shape[-1]), -np.inf, S)
         return R.softmax(S, axis=-1) @ V

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import manualprop as mp
 
+from ..core.observe import own
 from .base import Layer
 
 __all__ = ["Dropout"]
@@ -53,4 +54,4 @@ class Dropout(Layer):
             return x
         keep = self._masks.get(x.shape, f"autoprop.layers.{self!r}.__call__")
         scale = 1.0 / (1.0 - self.p) if self.p < 1 else 0.0
-        return x * (keep * scale).astype(x.dtype, copy=False)
+        return x * own((keep * scale).astype(x.dtype, copy=False))  # (the layer's own mask: observe.own)

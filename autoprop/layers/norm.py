@@ -20,6 +20,7 @@ from manualprop._validation import (
 )
 from manualprop.norm import update_running_stats
 
+from ..core.observe import own
 from .base import Layer
 
 __all__ = ["BatchNorm1D", "BatchNorm2D", "BatchNormalization", "LayerNorm"]
@@ -41,12 +42,13 @@ class _BatchNorm(Layer):
             mean = x.sum(axis=axes, keepdims=True) / m
             xc = x - mean
             var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased: divide by m
-            inv_std = 1.0 / np.sqrt(var + self.eps)
+            inv_std = own(1.0) / np.sqrt(var + own(float(self.eps)))  # (own: the layer's constants, observe.own)
             self.running_mean, self.running_var = self._running_stats(
                 mean._value.reshape(-1), var._value.reshape(-1), m)  # values only
-        else:  # running statistics: constants for the tape
-            xc = x - self.running_mean.reshape(bshape)
-            inv_std = (1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape)
+        else:  # running statistics: constants for the tape, the layer's own (state without gradient, as
+            # PyTorch's buffers: never a value the user logged, so the partial-escape check passes them)
+            xc = x - own(self.running_mean.reshape(bshape))
+            inv_std = own((1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape))
         return xc * (inv_std * gamma) + beta
 
     def _running_stats(self, mean, var, m):
@@ -137,7 +139,7 @@ class LayerNorm(Layer):
         mean = x.sum(axis=axes, keepdims=True) / m  # sum / m: cheaper VJP than mean
         xc = x - mean
         var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased
-        xhat = xc * (1.0 / np.sqrt(var + self.eps))
+        xhat = xc * (own(1.0) / np.sqrt(var + own(float(self.eps))))  # (own: the layer's constants)
         return xhat * self.variables["gamma"] + self.variables["beta"]
 
 

@@ -16,6 +16,7 @@ from manualprop._validation import check_array
 
 from .. import numpy as ap_numpy
 from ..core import registry as R
+from ..core.observe import own
 from ..core.tensor import Tensor
 from .base import Layer
 
@@ -36,7 +37,7 @@ class _Recurrent(Layer):
         out = []
         for name, s in states.items():
             if s is None:
-                out.append(Tensor(np.zeros((N, self.hidden_size), dtype=self.dtype)))
+                out.append(own(np.zeros((N, self.hidden_size), dtype=self.dtype)))  # (the layer's own zeros)
             else:
                 value = s._value if isinstance(s, Tensor) else s
                 where = f"autoprop.layers.{self!r}.__call__"  # (the layer's repr: only for a given state)

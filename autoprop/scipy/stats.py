@@ -293,6 +293,9 @@ def _beta_cdf(x, a, b, loc=0, scale=1):
     edge = _value(y) == 0  # the cdf is 0 for every scale there (as _gamma_cdf's; review25a M1: nan for a < 1)
     if _np.any(edge):
         below, y = below | edge, _support(y, edge, 0.5)
+    top = _value(y) == 1  # x == loc + scale: the cdf is 1 there, taken as constant as at the lower edge (the
+    if _np.any(top):  # derivative from outside, 0, as jax's clip; from inside it is -inf for b < 1: review26a)
+        above, y = above | top, _support(y, top, 0.5)
     return _scipy_values(_ss.betainc(a, b, y), bad, (below, 0.0), (above, 1.0))
 
 

@@ -157,8 +157,9 @@ def _axes_tuple(axis, ndim):
 
 
 def _qualified(name):
-    """``numpy.<name>``, or ``name`` itself when it names its module (``scipy.special.erf``)."""
-    return name if name.startswith("scipy.") else f"numpy.{name}"
+    """``numpy.<name>``, or ``name`` itself when it names its module (``scipy.special.erf``,
+    ``numpy.logaddexp.reduce``: review26a saw 'numpy.numpy.logaddexp.reduce')."""
+    return name if name.startswith(("scipy.", "numpy.")) else f"numpy.{name}"
 
 
 def _no_out(name, kwargs):

@@ -72,7 +72,7 @@ from .shape import (
     take,
     take_along_axis,
 )
-from .special import _elementwise, _i1_over_x, remainder
+from .special import _elementwise, _i1e_over_x, _polyval, remainder
 from .stacking import _axis_arg, _nan_fill, cumprod, nanmean
 
 try:
@@ -964,23 +964,30 @@ if _ss is not None:
 
 # -log1p(u) / u = -sum_k (-u)^k / (k + 1): spence's derivative log(z) / (1 - z) at z = 1 + u, a polynomial
 # for |u| < 1/4 (28 terms: the next below 1e-18), where the quotient differentiated cancels
-_SPENCE_SERIES = tuple(-((-1.0) ** k) / (k + 1) for k in range(28))
+_SPENCE_SERIES = np.array([-((-1.0) ** k) / (k + 1) for k in range(28)])
 
 
 def _dspence(ans, z):
+    """d spence(z)/dz = log(z) / (1 - z), recorded when z is a Tensor.
+
+    scipy's ``spence(z) = integral from 1 to z of log(t) / (1 - t) dt`` (DLMF 25.12.1 with z -> 1 - z:
+    scipy's docstring), so its derivative is the integrand (the fundamental theorem of calculus). At
+    z = 1 the quotient is 0 / 0 and, differentiated again, cancels: for ``|z - 1| < 1/4`` it is
+    ``-log1p(u) / u = -sum_k (-u)^k / (k + 1)``, ``u = z - 1`` (the Mercator series of log1p, DLMF
+    4.6.1), 28 terms (the next below 1e-18 relative), -1 at z = 1 and every derivative right there.
+    ``-inf`` at z = 0 (log z), NaN for z < 0 (as scipy's spence)."""
     u = z - 1.0
     near = np.abs(np.asarray(_value(u))) < 0.25
-    p = _SPENCE_SERIES[-1]
-    for c in reversed(_SPENCE_SERIES[:-1]):
-        p = p * u + c
+    p = _polyval(u, _SPENCE_SERIES)
     if np.all(near):
         return p
     return np.where(near, p, np.log(z) / (1.0 - np.where(near, 0.5, z)))
 
 
 def _di1e(ans, x):
-    # i1e = e^(-|x|) i1(x): i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2), i1(x) / x its series near 0
-    return _ss.i0e(x) - np.exp(-np.abs(x)) * _i1_over_x(x) - np.sign(x) * ans
+    # i1e = e^(-|x|) i1(x): i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2), every term a scaled function
+    # (i1e(x) / x its series near 0), finite for every finite x
+    return _ss.i0e(x) - _i1e_over_x(x) - np.sign(x) * ans
 
 
 if _ss is not None:
@@ -988,7 +995,7 @@ if _ss is not None:
                        "i1e(x) - sign(x) i0e(x) (DLMF 10.29.3 times e^(-|x|))",
                        kinks="x = 0: e^(-|x|) has a kink (sign(0) = 0 taken: 0, as jax)", source="special.i0e({x})")
     i1e = _elementwise("i1e", _ss.i1e, _di1e, "i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2; "
-                       "i1(x) / x a Taylor series for |x| < 1)", kinks="x = 0: 1/2 (the kink of e^(-|x|) "
+                       "i1e(x) / x = e^(-|x|) times a Taylor series for |x| < 1)", kinks="x = 0: 1/2 (the kink of e^(-|x|) "
                        "meets i1(0) = 0: differentiable)", source="special.i1e({x})")
     exp1 = _elementwise("exp1", _ss.exp1, lambda ans, x: -np.exp(-x) / x, "-e^(-x) / x (DLMF 6.2.1)",
                         kinks="x = 0: -inf; x < 0: nan (scipy's real exp1)", source="special.exp1({x})")
@@ -996,15 +1003,18 @@ if _ss is not None:
                         kinks="x = 0: a pole", source="special.expi({x})")
     spence = _elementwise("spence", _ss.spence, _dspence, "log(z) / (1 - z) (scipy's spence(z) = integral from 1 "
                           "to z of log(t) / (1 - t) dt, DLMF 25.12.1; -1 at z = 1, a Taylor series there)",
-                          kinks="z = 0: +inf; z < 0: nan (as scipy)", source="special.spence({x})")
+                          kinks="z = 0: -inf (log z); z < 0: nan (as scipy)", source="special.spence({x})")
     rel_entr = _binary(
         "rel_entr", _ss.rel_entr, lambda ans, x, y: np.log(x / y) + 1.0, lambda ans, x, y: -x / y,
-        "d (x log(x/y))/dx = log(x/y) + 1, d/dy = -x / y", "dx = g (log(x/y) + 1), dy = -g x / y",
+        "d (x log(x/y))/dx = log(x/y) + 1, d/dy = -x / y (scipy.special.rel_entr's definition, x log(x/y) for "
+        "x, y > 0, by the product rule and d log(x/y)/dy = -1/y)", "dx = g (log(x/y) + 1), dy = -g x / y",
         kinks="x = 0: d/dx -inf (one-sided), d/dy 0; x < 0 or y <= 0 (scipy's inf): nan or inf",
         source="special.rel_entr({0}, {1})")
     kl_div = _binary(
         "kl_div", _ss.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1.0 - x / y,
-        "d (x log(x/y) - x + y)/dx = log(x/y), d/dy = 1 - x / y", "dx = g log(x/y), dy = g (1 - x / y)",
+        "d (x log(x/y) - x + y)/dx = log(x/y), d/dy = 1 - x / y (scipy.special.kl_div's definition, "
+        "x log(x/y) - x + y for x, y > 0: rel_entr's derivatives plus those of -x + y)",
+        "dx = g log(x/y), dy = g (1 - x / y)",
         kinks="x = 0: d/dx -inf (one-sided), d/dy 1; x < 0 or y <= 0 (scipy's inf): nan or inf",
         source="special.kl_div({0}, {1})")
 else:  # pragma: no cover

@@ -348,15 +348,27 @@ def _sqrtm_vjp(g, ans, a):
 
 def _sqrtm_zero(y):
     """The eigenvalues and vectors ``(s, V)`` of a square root ``y`` and the mask of those that are 0 to working
-    precision, or None when none is. 0 means at most eig's own rounding, ``|s| <= n eps max|s|`` (eps of y's
-    dtype): the Sylvester solve (LAPACK trsyl) then divides by rounding noise (its smallest divisor is eps
-    max|Y|), and ``s_i + s_j`` of two of them is exactly 0 in exact arithmetic for a singular A whose Schur form
-    has an exact 0 (``[[2, 1], [1, 0.5]]``: eig(Y) gives -5.6e-17). A tiny but resolved eigenvalue is not 0
-    (review25a: diag(1, 1e-20), ``s = 1e-10``, was called singular under session 24's ``sqrt(n eps)``, giving inf
-    for the exact 2e10): there the solve divides by ``s_i + s_j`` itself and is right."""
+    precision, or None when none is.
+
+    0 means: A's eigenvalue ``l_i = s_i^2`` is not resolved from 0 by the eig and Schur decompositions scipy's
+    sqrtm and this VJP compute in floating point, ``|s_i|^2 <= n eps |w_i| |A| |v_i|`` (w_i the left eigenvector,
+    row i of V^-1; |A| bounded by |Y| |Y|; eps of y's dtype): the componentwise condition of ``l_i`` times eps
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, section 7.2; Geurts 1982), the error rounding
+    the data by eps each entry can make in it. For a diagonal A that is ``n eps |l_i|``, relative: diag(1, 1e-20)'s
+    ``s = 1e-10`` is resolved and its exact 2e10 given (review25a); for ``Q diag(1, 1e-20) Q^T`` it is about
+    ``eps ||A||``, and the stored matrix's small eigenvalue 1e-17 is not resolved: the derivative there is
+    ``1/(2 s)`` of an s known to no digit (review26a: session 25 gave a finite number 16% off; now +-inf). Just
+    above that the VJP is as good as the decompositions: for Q diag(1, l) Q^T (a rotation by 0.3) its relative error
+    against mpmath at 60 digits is 5e-4 at l = 1e-15 and 3e-15, 1.5e-5 at 1e-14, 5e-6 at 1e-12, 1e-8 at 1e-10."""
     s, v = np.linalg.eig(y)
     eps = np.finfo(np.result_type(y.dtype, np.float32)).eps
-    zero = np.abs(s) <= s.size * eps * np.max(np.abs(s), initial=0.0)
+    try:
+        w = np.linalg.inv(v)
+    except np.linalg.LinAlgError:  # (a defective Y: no eigenbasis; every eigenvalue counted unresolved)
+        return np.zeros_like(s), v, np.ones(s.shape, bool)
+    ay = np.abs(y)
+    cond = np.einsum("ij,jk,ki->i", np.abs(w), ay @ ay, np.abs(v))
+    zero = np.abs(s) ** 2 <= s.size * eps * cond
     return (np.where(zero, 0.0, s), v, zero) if zero.any() else None
 
 
@@ -364,8 +376,8 @@ def _sqrtm_refuse_singular(ans):
     y = np.asarray(ans._value if isinstance(ans, Tensor) else ans)
     ys = y.reshape((-1,) + y.shape[-2:])
     if any(_sqrtm_zero(m) is not None for m in ys):
-        raise ValueError("autoprop.sqrtm: A is singular (an eigenvalue of its square root 0 to working precision: "
-                         "at most n eps max|s|), where the "
+        raise ValueError("autoprop.sqrtm: A is singular to working precision (an eigenvalue of A not resolved "
+                         "from 0: |s|^2 <= n eps |w| |A| |v|, its componentwise condition), where the "
                          "derivative of its square root is infinite; only reverse mode's first-order gradient of one "
                          "matrix is given there (+-inf in the entries it reaches), not a tangent, a batch or a "
                          "higher order")
@@ -400,7 +412,8 @@ sqrtm = defprim(
     jacobian="Y Y = A, so Y dY + dY Y = dA: dY = sylv(Y, Y, dA) (Higham 2008, Functions of Matrices, (6.5))",
     vjp="dA = sylv(Y^T, Y^T, g) (the adjoint Sylvester equation)",
     shapes="A (..., n, n) -> (..., n, n)",
-    kinks="A singular (an eigenvalue of Y at most n eps max|s|, where Y Y's Sylvester operator is singular): "
+    kinks="A singular to working precision (an eigenvalue l of A with |l| <= n eps |w| |A| |v|, its componentwise "
+          "condition: not resolved from 0 by the decompositions, and Y Y's Sylvester operator singular): "
           "an infinite derivative, +-inf in the entries of dA it reaches (the eigenbasis solve; refused at higher "
           "order and for a batch); a real A with a negative eigenvalue has a complex Y (holomorphic: the same rules)",
     source="{out} = scipy.linalg.sqrtm({a})", reads=(("ans",),),

@@ -878,9 +878,10 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     if method in ("reduce", "accumulate") and len(inputs) == 1:
         kw = dict(kwargs)
         axis = kw.pop("axis", 0)
-        if method == "reduce" and ufunc is np.logaddexp:
+        if method == "reduce" and ufunc is np.logaddexp:  # (keepdims as numpy's: review26a)
+            keepdims = bool(kw.pop("keepdims", False))
             _check_kw(name, kw)
-            return logsumexp(_t(inputs[0]), axis=axis)
+            return logsumexp(_t(inputs[0]), axis=axis, keepdims=keepdims)
         target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
         if target is not None:
             return _FUNCTIONS[target](inputs[0], axis=axis, **kw)

@@ -58,9 +58,14 @@ arctanh = _elementwise("arctanh", np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x)
                        kinks="|x| = 1: inf; |x| > 1: nan (as numpy)")
 
 
+# sum_k c[k] v^k by Horner's rule, the one loop the series below share: numpy's own, which records on a
+# Tensor v (products and sums: every derivative order of the polynomial is right)
+_polyval = np.polynomial.polynomial.polyval
+
+
 # d/du sin(u)/u = sum_k (-1)^k 2k u^(2k-1) / (2k+1)!, k >= 1: the coefficients of u^(2k-1)
-_SINC_D_SERIES = tuple((-1) ** k * 2 * k / float(np.prod(np.arange(1, 2 * k + 2, dtype=float)))
-                       for k in range(1, 11))
+_SINC_D_SERIES = np.array([(-1) ** k * 2 * k / float(np.prod(np.arange(1, 2 * k + 2, dtype=float)))
+                           for k in range(1, 11)])
 
 
 def _sinc_d(ans, x):
@@ -72,11 +77,7 @@ def _sinc_d(ans, x):
     xv = x._value if isinstance(x, Tensor) else np.asarray(x)
     small = np.abs(xv) < 1.0 / np.pi
     u = np.pi * x
-    v = u * u
-    p = _SINC_D_SERIES[-1]
-    for c in reversed(_SINC_D_SERIES[:-1]):
-        p = p * v + c
-    series = np.pi * u * p
+    series = np.pi * u * _polyval(u * u, _SINC_D_SERIES)
     if np.all(small):
         return series
     direct = (np.cos(np.pi * x) - ans) / np.where(small, 1.0, x)
@@ -423,8 +424,8 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 # i1(x) / x = sum_k (x^2 / 4)^k / (2 k! (k + 1)!) (DLMF 10.25.2): its coefficients in x^2, k < 10
 # (the next term is below 1e-20 for |x| < 1)
-_I1_OVER_X_SERIES = tuple(0.5 / (float(np.prod(np.arange(1, k + 1))) * float(np.prod(np.arange(1, k + 2))))
-                          / 4.0 ** k for k in range(10))
+_I1_OVER_X_SERIES = np.array([0.5 / (float(np.prod(np.arange(1, k + 1))) * float(np.prod(np.arange(1, k + 2))))
+                              / 4.0 ** k for k in range(10)])
 
 
 def _i1_over_x(x):
@@ -434,13 +435,22 @@ def _i1_over_x(x):
     truly 3/8), else the quotient."""
     xv = np.asarray(_val(x))
     small = np.abs(xv) < 1.0
-    v = x * x
-    p = _I1_OVER_X_SERIES[-1]
-    for c in reversed(_I1_OVER_X_SERIES[:-1]):
-        p = p * v + c
+    p = _polyval(x * x, _I1_OVER_X_SERIES)
     if np.all(small):
         return p
     return np.where(small, p, _ss.i1(x) / np.where(small, 1.0, x))
+
+
+def _i1e_over_x(x):
+    """i1e(x) / x = e^(-|x|) i1(x) / x, recorded when x is a Tensor: for |x| < 1 e^(-|x|) times the series
+    of :func:`_i1_over_x`, else scipy's scaled i1e(x) / x (finite to |x| = 1e308: i1(x) itself overflows
+    beyond |x| ~ 713, and e^(-|x|) i1(x) / x was inf * 0 = nan there; review26a)."""
+    small = np.abs(np.asarray(_val(x))) < 1.0
+    if np.all(small):
+        return np.exp(-np.abs(x)) * _polyval(x * x, _I1_OVER_X_SERIES)
+    xs = np.where(small, x, 0.0)  # (x * x overflowed at |x| = 1e300 in the branch not taken)
+    p = np.exp(-np.abs(xs)) * _polyval(xs * xs, _I1_OVER_X_SERIES)
+    return np.where(small, p, _ss.i1e(x) / np.where(small, 1.0, x))
 
 
 if _ss is not None:
