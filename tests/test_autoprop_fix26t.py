@@ -1,0 +1,73 @@
+"""Session 26's OpInfo findings (tester26t, fixed by fixt26): np.diff's every argument form
+(n == 0 returns the input, as numpy), reductions of a 0-d Tensor over axis 0 or -1, slogdet at a
+singular matrix, norm's subgradient 0 at the origin for every ord, block_diag, batched lstsq."""
+
+import itertools
+
+import numpy as np
+import pytest
+from oracles import central
+
+import autoprop as ap
+
+R = np.random.default_rng(26)
+
+
+def _value_and_grads(f, xs, w):
+    """``f(*xs)``'s value and the gradients of ``sum(f * w)`` in every ``xs`` (None: unconnected)."""
+    vs = [ap.Variable(np.array(x, dtype=float)) for x in xs]
+    with ap.GradientTape() as tape:
+        y = f(*vs)
+        loss = ap.reduce_sum(y * w)
+    return y.numpy(), [None if g is None else np.asarray(g) for g in tape.gradient(loss, vs)]
+
+
+# --- 1. np.diff, every argument form ------------------------------------------------------
+_X = R.standard_normal((3, 4))
+_EXTRAS = {"none": None, "scalar": 0.7, "row": R.standard_normal((3, 2)), "col": R.standard_normal((2, 4))}
+
+
+def _diff_cases():
+    for n, axis, pre, app in itertools.product((0, 1, 2, 3, 5, 7), (-1, 0, 1), _EXTRAS, _EXTRAS):
+        ax = axis % 2
+        fits = {"none": True, "scalar": True, "row": ax == 1, "col": ax == 0}
+        if fits[pre] and fits[app]:
+            yield n, axis, pre, app
+
+
+@pytest.mark.parametrize("n, axis, pre, app", list(_diff_cases()))
+def test_diff_every_argument_form_is_numpy_s_value_with_the_central_difference_gradient(n, axis, pre, app):
+    # before: n == 0 with prepend/append returned the joined array; numpy returns x unchanged
+    extras = [(k, _EXTRAS[name]) for k, name in (("prepend", pre), ("append", app)) if _EXTRAS[name] is not None]
+    xs = [_X] + [np.asarray(v, dtype=float) for _, v in extras]
+
+    def f(x, *e):
+        return np.diff(x, n=n, axis=axis, **{k: v for (k, _), v in zip(extras, e)})
+
+    want = f(*xs)
+    w = R.standard_normal(want.shape)
+    y, grads = _value_and_grads(f, xs, w)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y, want, rtol=1e-14, atol=1e-15)
+    if n == 0:  # x itself: the extras take no part
+        np.testing.assert_array_equal(grads[0], w)
+        assert all(g is None for g in grads[1:])
+        return
+    for k, g in enumerate(grads):
+        cd = central(lambda z, k=k: np.sum(f(*xs[:k], z, *xs[k + 1:]) * w), xs[k], h=1e-6)
+        if g is None:  # (an extra the differences never reach: n > the joined length)
+            np.testing.assert_array_equal(cd, 0.0)
+        else:
+            np.testing.assert_allclose(g, cd, rtol=1e-7, atol=1e-8)
+
+
+def test_diff_n0_returns_the_tensor_itself_and_refuses_as_numpy():
+    x = ap.Variable([1.0, 4.0, 9.0])
+    assert np.diff(x, n=0, prepend=5.0, append=[1.0, 2.0]) is x  # (numpy: `return a`)
+    assert np.diff(ap.Variable(3.0), n=0) is not None  # 0-d and n == 0: numpy returns it too
+    with pytest.raises(ValueError, match="diff requires input that is at least one dimensional"):
+        np.diff(ap.Variable(3.0))
+    with pytest.raises(ValueError, match="order must be non-negative but got -1"):
+        np.diff(x, n=-1)
+    with pytest.raises(np.exceptions.AxisError):
+        np.diff(x, axis=1)
