@@ -71,3 +71,57 @@ def test_diff_n0_returns_the_tensor_itself_and_refuses_as_numpy():
         np.diff(x, n=-1)
     with pytest.raises(np.exceptions.AxisError):
         np.diff(x, axis=1)
+
+
+# --- 2. reductions of a 0-d Tensor over axis 0 or -1 (numpy accepts them) ---------------------
+_REDUCE_0D = {
+    "sum": np.sum, "max": np.max, "amax": np.amax, "min": np.min, "amin": np.amin, "prod": np.prod,
+    "nansum": np.nansum, "nanmean": np.nanmean, "nanprod": np.nanprod, "nanmax": np.nanmax,
+    "nanmin": np.nanmin, "nanvar": np.nanvar, "nanstd": np.nanstd, "ptp": np.ptp,
+    "cumsum": np.cumsum, "cumprod": np.cumprod, "method sum": lambda x, **kw: x.sum(**kw),
+    "method prod": lambda x, **kw: x.prod(**kw), "add.reduce": lambda x, **kw: np.add.reduce(x, **kw),
+}
+
+
+def _second(f, x0):
+    """f's value, first derivative (reverse), second derivative (reverse over reverse) and JVP at x0."""
+    x = ap.Variable(x0)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = f(x)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x)
+    with ap.ForwardAccumulator(x, ap.constant(1.0)) as acc:
+        j = acc.jvp(f(x))
+    return y.numpy(), g.numpy(), None if h is None else h.numpy(), j.numpy()
+
+
+@pytest.mark.parametrize("name, keepdims, axis", [
+    (n, k, a) for n in sorted(_REDUCE_0D) for k in (False, True, None) for a in (0, -1)
+    if k is None or not n.startswith("cum")])  # (numpy's cumsum/cumprod take no keepdims)
+def test_reductions_of_a_0d_tensor_over_axis_0_or_minus_1_are_numpy_s(name, keepdims, axis):
+    # before: tape.gradient raised ZeroDivisionError in _keep_reduced (sum, max, min, prod,
+    # nansum, nanmean ...); prod's second derivative and cumsum/cumprod raised AxisError
+    fn = _REDUCE_0D[name]
+    kw = {"axis": axis} if keepdims is None else {"axis": axis, "keepdims": keepdims}
+    x0 = np.float64(1.5)
+    want = fn(x0, **kw)
+    y, g, h, j = _second(lambda x: np.sum(fn(x, **kw) ** 3), x0)  # x^3 where the reduction is x
+    np.testing.assert_array_equal(fn(ap.constant(x0), **kw).numpy(), want)
+    if name in ("nanvar", "nanstd", "ptp"):  # 0 whatever x: a constant
+        assert float(g) == 0.0 and float(j) == 0.0 and (h is None or float(h) == 0.0)
+    else:
+        np.testing.assert_allclose([float(y), float(g), float(h), float(j)],
+                                   [x0 ** 3, 3 * x0 ** 2, 6 * x0, 3 * x0 ** 2], rtol=1e-15)
+
+
+@pytest.mark.parametrize("call", [lambda x: np.linalg.norm(x, axis=0), lambda x: np.linalg.norm(x, 2, -1),
+                                  lambda x: np.linalg.vector_norm(x, axis=0),
+                                  lambda x: np.linalg.vector_norm(x, axis=-1, keepdims=True)])
+def test_norm_of_a_0d_tensor_over_an_axis_is_numpy_s_axis_error(call):
+    # before: vector_norm raised ZeroDivisionError (numpy: AxisError); norm returned a value
+    with pytest.raises(np.exceptions.AxisError):
+        call(np.float64(2.0))
+    with pytest.raises(np.exceptions.AxisError):
+        call(ap.Variable(2.0))
+    np.testing.assert_array_equal(np.linalg.norm(ap.Variable(-2.0)).numpy(), 2.0)

@@ -20,6 +20,7 @@ from ..tensor import _EXTRA, _RECORDING, Tensor
 from ._common import (
     SAME,
     _axes_tuple,
+    _axis_index,
     _check_kw,
     _count,
     _ddof,
@@ -225,6 +226,8 @@ def _prod_others_recorded(x, axis):
     from .shape import reshape, transpose  # the shape family imports this one's neighbours
 
     nd = x.ndim
+    if nd == 0:  # (numpy reduces a 0-d x over axis 0 or -1 too: no other element, product 1)
+        return np.ones((), x.dtype)
     axes = tuple(range(nd)) if axis is None else tuple(sorted(_axes_tuple(axis, nd)))
     perm = tuple(d for d in range(nd) if d not in axes) + axes
     xt = transpose(x, axes=perm)
@@ -250,7 +253,7 @@ prod = defprim(
 
 
 def _cumsum_vjp(g, ans, x, axis=None):
-    if axis is None:
+    if axis is None or not _shape(x):  # (a 0-d x over axis 0 or -1: a 1-D result, as numpy)
         return np.flip(np.cumsum(np.flip(g, 0), 0), 0).reshape(_shape(x))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
@@ -540,6 +543,8 @@ def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         axis = axis[0]
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise ValueError(f"numpy.linalg.norm: axis must be None, an int or a pair; got {axis!r}")
+    if axis is not None:  # numpy's AxisError (a 0-d x has no axis 0 here, unlike the reductions)
+        axis = _axis_index(axis, x.ndim)
     if isinstance(ord, str):
         raise ValueError(f"numpy.linalg.norm: ord={ord!r} is a matrix norm; give a pair of axes")
     return _vector_norm(x, ord, axis, keepdims)
@@ -596,8 +601,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
         axis = tuple(range(x.ndim))
     elif isinstance(axis, list):
         axis = tuple(axis)
-    if isinstance(axis, tuple):
-        axis = _axes_tuple(axis, x.ndim)
+    axis = _axes_tuple(axis, x.ndim) if isinstance(axis, tuple) else _axis_index(axis, x.ndim)
     return _vector_norm(x, ord, axis, bool(keepdims))
 
 

@@ -1043,7 +1043,9 @@ def cumprod(a, axis=None, dtype=None, out=None):
     """
     _check_kw("cumprod", {"out": out, "dtype": dtype})
     a = _t(a)
-    if axis is None:
+    if axis is None or a.ndim == 0:  # (a 0-d ``a`` over axis 0 or -1: 1-D too, as numpy)
+        if axis is not None:
+            _axis_index(axis, 1)
         a, axis = reshape(a, shape=(-1,)), 0
     x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
