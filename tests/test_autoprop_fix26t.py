@@ -125,3 +125,45 @@ def test_norm_of_a_0d_tensor_over_an_axis_is_numpy_s_axis_error(call):
     with pytest.raises(np.exceptions.AxisError):
         call(ap.Variable(2.0))
     np.testing.assert_array_equal(np.linalg.norm(ap.Variable(-2.0)).numpy(), 2.0)
+
+
+# --- 3. slogdet at a singular matrix; det's gradient there is the cofactor matrix ---------------
+_SING = np.array([[1.0, 2.0], [2.0, 4.0]])
+
+
+def test_slogdet_at_a_singular_matrix_refuses_its_derivative_by_name():
+    # before: numpy's values, then a bare "LinAlgError: Singular matrix" from np.linalg.inv in
+    # the VJP (torch gives [[-inf, inf], [inf, -inf]], jax the opposite signs: no derivative)
+    a = ap.Variable(_SING)
+    with ap.GradientTape() as tape:
+        sign, logdet = np.linalg.slogdet(a)
+    assert (float(sign.numpy()), float(logdet.numpy())) == (0.0, -np.inf)
+    with pytest.raises(ValueError, match=r"numpy.linalg.slogdet: the derivative of logabsdet .* singular A; "
+                                         r"the 2x2 matrix is singular .*np.linalg.det\(A\)'s gradient"):
+        tape.gradient(logdet, a)
+    with pytest.raises(ValueError, match=r"slogdet.*2x2 matrix is singular"):
+        with ap.ForwardAccumulator(a, ap.constant(np.ones((2, 2)))) as acc:
+            acc.jvp(np.linalg.slogdet(a)[1])
+
+
+def test_slogdet_of_a_batch_names_the_singular_matrix_and_a_zero_cotangent_passes():
+    batch = np.stack([np.diag([2.0, 3.0]), _SING])
+    a = ap.Variable(batch)
+    with ap.GradientTape(persistent=True) as tape:
+        logdet = np.linalg.slogdet(a)[1]
+        first = logdet[0] * 1.5  # the singular matrix's logabsdet carries no derivative here
+        both = ap.reduce_sum(logdet)
+    np.testing.assert_allclose(tape.gradient(first, a).numpy(), [np.diag([0.75, 0.5]), np.zeros((2, 2))],
+                               rtol=1e-15)
+    with pytest.raises(ValueError, match=r"slogdet.*matrix \(batch index \(1,\)\) is singular"):
+        tape.gradient(both, a)
+
+
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix():
+    # (kept: torch 2.13 gives another value here; central differences agree with the cofactor)
+    a = ap.Variable(_SING)
+    with ap.GradientTape() as tape:
+        d = np.linalg.det(a)
+    g = tape.gradient(d, a).numpy()
+    np.testing.assert_allclose(g, [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g, central(np.linalg.det, _SING, h=1e-6), rtol=1e-8, atol=1e-9)

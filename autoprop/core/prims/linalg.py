@@ -325,15 +325,36 @@ def _slogdet_fwd(a):
     return np.asarray(sign), np.asarray(logabsdet)
 
 
+def _slogdet_regular(ans, a, pull=None):
+    """``a`` itself when each matrix is invertible (numpy's sign != 0); refuses a singular one
+    whose logabsdet carries a derivative (``pull`` nonzero there, or always when ``pull`` is
+    None), as log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
+    entries are +-inf or 0/0 (torch and jax give +-inf with opposite signs). A singular
+    matrix whose cotangent is 0 gets gradient 0: it is replaced by I before the inverse."""
+    singular = np.asarray(_value(ans[0])) == 0
+    if not singular.any():
+        return a
+    blocking = singular if pull is None else singular & (np.asarray(_value(pull)) != 0)
+    if blocking.any():
+        where = f" (batch index {tuple(int(i) for i in np.argwhere(blocking)[0])})" if blocking.ndim else ""
+        raise ValueError(
+            f"numpy.linalg.slogdet: the derivative of logabsdet = log|det A| does not exist at a singular "
+            f"A; the {_shape(a)[-2]}x{_shape(a)[-1]} matrix{where} is singular (det A = 0, logabsdet = -inf, "
+            "and d log|det A| = tr(adj(A) dA) / det A is unbounded). np.linalg.det(A)'s gradient, the "
+            "cofactor matrix, is finite there; or keep A away from singular (A + lambda I).")
+    return np.where(singular[..., None, None], _eye(_shape(a)[-1], a), a)
+
+
 def _slogdet_vjp(g, ans, a):
     gl = g[1]  # the sign is piecewise constant: its gradient g[0] contributes nothing
     if gl is None:
         return np.zeros(_shape(a), getattr(a, "dtype", np.float64))
+    a = _slogdet_regular(ans, a, gl)
     return np.expand_dims(np.expand_dims(gl, -1), -1) * _mT(np.linalg.inv(a))
 
 
 def _slogdet_jvp(t, ans, a):
-    return np.zeros_like(ans[0]), _trace_inv_times(t, a)
+    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a))
 
 
 def _np_slogdet(a):
@@ -346,9 +367,10 @@ slogdet = defprim(
     vjp="dA = g_logabsdet A^-T (the sign's gradient adds nothing; a gradient on the sign alone: zeros)",
     shapes="A (..., n, n) -> sign (...), logabsdet (...): numpy's SlogdetResult",
     kinks="the sign is piecewise constant: a zero derivative (as jax; autograd ignores it); singular A: "
-          "logabsdet -inf, and the VJP's inv raises LinAlgError",
+          "logabsdet -inf and no derivative (+-inf entries): a ValueError naming slogdet, unless that "
+          "matrix's cotangent is 0",
     numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="{out} = np.linalg.slogdet({a})",
-    reads=((0,),),
+    reads=((0, "ans"),),  # (the sign: 0 marks a singular A)
 )
 
 
