@@ -167,3 +167,52 @@ def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix():
     g = tape.gradient(d, a).numpy()
     np.testing.assert_allclose(g, [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(g, central(np.linalg.det, _SING, h=1e-6), rtol=1e-8, atol=1e-9)
+
+
+# --- 4. norm's subgradient 0 at the origin for every order --------------------------------------
+_ROWS = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, -2.0], [0.5, -1.5, 2.0]])  # the origin, a zero entry, none
+
+
+def _p_norm_grad(x, p):
+    """d ||x||_p / dx of one row: sign(x) |x|^(p-1) ||x||^(1-p) where it exists, 0 elsewhere (torch's)."""
+    a = np.abs(x)
+    if not a.any() or (p < 0 and not a.all()):
+        return np.zeros_like(x)
+    n = np.sum(a[a > 0] ** p) ** (1 / p)
+    return np.where(a > 0, np.sign(x) * np.where(a > 0, a, 1.0) ** (p - 1) * n ** (1 - p), 0.0)
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 3, 3.5, 4, -1, -1.5, 2.5])
+@pytest.mark.parametrize("how", ["norm axis", "norm axis keepdims", "vector_norm tuple axis", "norm 1-D"])
+def test_p_norm_gradient_is_0_at_zero_entries_and_the_origin_never_nan(p, how):
+    # before: NaN at the origin for p = 1.5, 3, 3.5, 4 (lesson 10 promises the subgradient 0,
+    # torch gives 0), NaN at a zero entry for p = 0.5
+    calls = {"norm axis": lambda x: np.linalg.norm(x, ord=p, axis=1),
+             "norm axis keepdims": lambda x: np.linalg.norm(x, ord=p, axis=1, keepdims=True),
+             "vector_norm tuple axis": lambda x: np.linalg.vector_norm(x, ord=p, axis=(1,)),
+             "norm 1-D": lambda x: np.stack([np.linalg.norm(x[i], ord=p) for i in range(3)])}
+    f = calls[how]
+    w = np.array([1.0, -2.0, 0.5])
+    x = ap.Variable(_ROWS)
+    with ap.GradientTape(persistent=True) as outer:
+        with ap.GradientTape() as tape:
+            y = f(x)
+            loss = ap.reduce_sum(np.reshape(y, (3,)) * w)
+        g = tape.gradient(loss, x)
+        gsum = ap.reduce_sum(g[0])  # the origin's row: no Hessian; 0 given (torch: NaN)
+    with np.errstate(divide="ignore"):  # (numpy's own 0 ** p, p < 0)
+        ref = [np.linalg.norm(r, ord=p) for r in _ROWS]
+        cd = central(lambda z: np.linalg.norm(z[2], ord=p) * w[2], _ROWS, h=1e-6)
+    np.testing.assert_allclose(np.reshape(y.numpy(), (3,)), ref, rtol=1e-15)
+    want = np.stack([wi * _p_norm_grad(r, p) for wi, r in zip(w, _ROWS)])
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(g.numpy()[2], cd[2], rtol=1e-7)  # (the smooth row)
+    h = outer.gradient(gsum, x)
+    assert h is None or not np.isnan(h.numpy()).any()
+    if h is not None:
+        np.testing.assert_array_equal(h.numpy()[0], 0.0)
+    t = R.standard_normal(_ROWS.shape)
+    with ap.ForwardAccumulator(x, ap.constant(t)) as acc:
+        y = f(x)
+    np.testing.assert_allclose(np.reshape(acc.jvp(y).numpy(), (3,)), np.sum(want / w[:, None] * t, axis=1),
+                               rtol=1e-13, atol=1e-300)

@@ -498,8 +498,26 @@ def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
                                        dtype=x.dtype))
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
-    p = float(ord)
-    return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return _p_norm(a, float(ord), axis, keepdims)
+
+
+def _p_norm(a, p, axis, keepdims):
+    """``sum(a**p)**(1/p)`` of ``a = |x|`` for a finite ``p`` other than 0, 1 and 2, with the
+    subgradient 0 where a derivative is unbounded (torch's choice, for every p):
+    at an entry ``a_i = 0`` (``p a^(p-1)`` is inf for ``p < 1``; ``0 * inf`` = NaN downstream for
+    ``p < 0``) and at a reduced slice that is all 0 (``s^(1/p - 1) = inf`` times 0 = NaN for
+    ``p > 1``). Only then is each zero replaced, through ``where``, by a constant: the value is
+    numpy's, the other entries' derivatives unchanged, and higher derivatives there 0 too."""
+    live = a._value > 0
+    if live.all():
+        return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    one = own(np.ones((), a.dtype))
+    at_zero = own(np.full((), 0.0 if p > 0 else np.inf, a.dtype))  # 0**p, exactly (p < 0: inf)
+    s = sum(where(live, where(live, a, one) ** p, at_zero), axis=axis, keepdims=keepdims)
+    empty = s._value == 0  # an all-zero slice (p > 0): the norm 0
+    if not empty.any():
+        return s ** (1.0 / p)
+    return where(empty, own(np.zeros((), a.dtype)), where(empty, one, s) ** (1.0 / p))
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
