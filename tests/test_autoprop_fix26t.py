@@ -216,3 +216,38 @@ def test_p_norm_gradient_is_0_at_zero_entries_and_the_origin_never_nan(p, how):
         y = f(x)
     np.testing.assert_allclose(np.reshape(acc.jvp(y).numpy(), (3,)), np.sum(want / w[:, None] * t, axis=1),
                                rtol=1e-13, atol=1e-300)
+
+
+# --- 5. block_diag's twin, batched lstsq's class, the second order of the nuclear norm --------
+@pytest.mark.parametrize("args", [
+    (np.float64(2.0), np.array([1.0, 2.0]), R.standard_normal((2, 2))), (),
+    (R.standard_normal((2, 1, 1)), R.standard_normal((2, 1))), (np.zeros((0, 3)), np.ones((1, 1))),
+    (R.standard_normal((3, 2, 2)), R.standard_normal((2, 3))), (np.int64(1), np.float32(2.0))])
+def test_block_diag_twin_is_scipy_s_value_with_each_block_s_slice_of_the_gradient(args):
+    # before: scipy.linalg.block_diag on a Tensor escaped the tape with the generic advice
+    import scipy.linalg
+
+    from autoprop.scipy import linalg
+
+    want = scipy.linalg.block_diag(*args)
+    got = linalg.block_diag(*[ap.constant(a) for a in args])
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+    floats = [np.asarray(a, dtype=float) for a in args]
+    if not floats:
+        return
+    w = R.standard_normal(want.shape)
+    _, grads = _value_and_grads(linalg.block_diag, floats, w)
+    for k, g in enumerate(grads):
+        cd = central(lambda z, k=k: np.sum(scipy.linalg.block_diag(*floats[:k], z, *floats[k + 1:]) * w),
+                     floats[k], h=1e-6)
+        np.testing.assert_allclose(g, cd, rtol=1e-8, atol=1e-10)
+
+
+def test_scipy_block_diag_on_a_tensor_names_the_twin():
+    import scipy.linalg
+
+    x = ap.Variable(np.ones((2, 2)))
+    with ap.GradientTape(), pytest.warns(ap.TapeEscapeWarning,
+                                         match=r"use autoprop\.scipy\.linalg\.block_diag \(the same signature"):
+        scipy.linalg.block_diag(x, np.eye(1))
