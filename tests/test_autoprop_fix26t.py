@@ -251,3 +251,28 @@ def test_scipy_block_diag_on_a_tensor_names_the_twin():
     with ap.GradientTape(), pytest.warns(ap.TapeEscapeWarning,
                                          match=r"use autoprop\.scipy\.linalg\.block_diag \(the same signature"):
         scipy.linalg.block_diag(x, np.eye(1))
+
+
+@pytest.mark.parametrize("a, b", [(np.ones((2, 3, 3)), np.ones((2, 3))), (np.ones((3, 3)), np.ones((2, 3, 3))),
+                                  (np.ones(3), np.ones(3))])
+def test_lstsq_of_a_batch_raises_numpy_s_linalg_error(a, b):
+    # before: ValueError (numpy raises LinAlgError, which code may catch)
+    with pytest.raises(np.linalg.LinAlgError) as numpy_s:
+        np.linalg.lstsq(a, b)
+    with pytest.raises(np.linalg.LinAlgError, match=str(numpy_s.value) + r" \(numpy\.linalg\.lstsq: a must be 2-D"):
+        np.linalg.lstsq(ap.Variable(a), b)
+
+
+@pytest.mark.parametrize("ord_", ["nuc", 2, -2])
+def test_second_order_of_a_singular_value_norm_at_the_zero_matrix_names_the_norm(ord_):
+    # before: the message told the user to call svd(compute_uv=False), which they never wrote
+    x = ap.Variable(np.zeros((2, 3)))
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as tape:
+            y = np.linalg.norm(x, ord_)
+        g = tape.gradient(y, x)  # the first order exists (a subgradient from LAPACK's U and V)
+        gs = ap.reduce_sum(g * g)
+    assert np.isfinite(g.numpy()).all()
+    with pytest.raises(ValueError, match=r"If you wrote no svd: this is the second derivative of singular values "
+                                         r"\(np\.linalg\.norm\(A, 'nuc'\)"):
+        outer.gradient(gs, x)

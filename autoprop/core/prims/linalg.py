@@ -558,9 +558,13 @@ def _svd_f(s, undefined="raise"):
             return np.where(tie | zero, np.nan, off / (gap + _eye(k, s) + tie))
         raise ValueError(
             "autoprop.svd: the derivative of the singular vectors is undefined at repeated "
-            "or zero singular values (jax gives NaN there). Use the singular values alone "
-            "(np.linalg.svd(a, compute_uv=False), or only S of the result) when their gradient "
-            "is all you need."
+            "or zero singular values (jax gives NaN there). If you differentiate np.linalg.svd's U "
+            "or Vh: use the singular values alone (np.linalg.svd(a, compute_uv=False), or only S "
+            "of the result) when their gradient is all you need. If you wrote no svd: this is the "
+            "second derivative of singular values (np.linalg.norm(A, 'nuc'), norm(A, 2) or "
+            "norm(A, -2), np.linalg.svdvals, lstsq's s), whose first derivative U diag(g) V^T "
+            "holds the singular vectors: it does not exist at this A (the zero matrix, or tied "
+            "singular values); differentiate once, or at an A with distinct nonzero singular values."
         )
     return off / (gap + _eye(k, s))
 
@@ -883,8 +887,10 @@ def lstsq(a, b, rcond=None):
 
     Raises
     ------
+    numpy.linalg.LinAlgError
+        For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
     ValueError
-        For a non-2-D ``a``; in the backward pass for a rank-deficient ``a`` (see ``pinv``).
+        In the backward pass for a rank-deficient ``a`` (see ``pinv``).
 
     Notes
     -----
@@ -892,8 +898,11 @@ def lstsq(a, b, rcond=None):
     derivation in ``lessons/13-matrix-calculus.md``.
     """
     a, b = _t(a), _t(b)
-    if a.ndim != 2 or b.ndim not in (1, 2):
-        raise ValueError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got {a.shape} and {b.shape}")
+    if a.ndim != 2 or b.ndim not in (1, 2):  # (numpy's class and words: lstsq takes no batch)
+        bad = a.ndim if a.ndim != 2 else b.ndim
+        raise np.linalg.LinAlgError(f"{bad}-dimensional array given. Array must be two-dimensional "
+                                    f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
+                                    f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
     m, n = a.shape
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * builtins.max(m, n)
