@@ -512,12 +512,14 @@ def _p_norm(a, p, axis, keepdims):
     if live.all():
         return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
     one = own(np.ones((), a.dtype))
-    at_zero = own(np.full((), 0.0 if p > 0 else np.inf, a.dtype))  # 0**p, exactly (p < 0: inf)
+    at_zero = a * own(np.zeros((), a.dtype))  # (0, on the tape: a derivative 0 at every order)
+    if p < 0:
+        at_zero = at_zero + own(np.full((), np.inf, a.dtype))  # 0**p = inf
     s = sum(where(live, where(live, a, one) ** p, at_zero), axis=axis, keepdims=keepdims)
     empty = s._value == 0  # an all-zero slice (p > 0): the norm 0
     if not empty.any():
         return s ** (1.0 / p)
-    return where(empty, own(np.zeros((), a.dtype)), where(empty, one, s) ** (1.0 / p))
+    return where(empty, s, where(empty, one, s) ** (1.0 / p))  # (s is 0 there)
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
