@@ -23,6 +23,8 @@ checked against HIPS autograd and central differences in ``tests/test_autoprop_s
   Frechet derivative at A^T, the top-right block of ``expm([[A^T, g], [0, A^T]])``.
 * ``sqrtm(A)`` and ``solve_sylvester(a, b, q)``: records of their own (``autoprop.explain("sqrtm")``),
   scipy's values; their derivatives are Sylvester solves (``Y dY + dY Y = dA``);
+* ``block_diag(*arrs)``: the blocks along the diagonal, zeros elsewhere (scipy's batched form too):
+  recorded concatenations, linear, so each block's gradient is its slice of the output's;
 * ``solve_banded((l, u), ab, b)``: ``np.linalg.solve`` of the matrix the band ``ab`` holds (LAPACK's
   band storage, ``a[i, j] = ab[u + i - j, j]``), gathered from ``ab``, so the gradient of ``ab``
   lives on the band entries scipy reads (its unused corners get 0).
@@ -53,8 +55,8 @@ import numpy as _np
 from ..core import registry as _R
 from ..core.prims._common import _t
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_banded", "solve_sylvester",
-           "solve_triangular", "sqrtm"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_banded",
+           "solve_sylvester", "solve_triangular", "sqrtm"]
 
 _TRANS = {0: 0, "N": 0, "n": 0, 1: 1, "T": 1, "t": 1, 2: 2, "C": 2, "c": 2}
 _GENERAL = (None, "gen", "general", "banded")  # banded: the band is where a's nonzeros are
@@ -373,6 +375,41 @@ def det(a, overwrite_a=False, check_finite=True):
     a = _square(a, "det")
     _finite(check_finite, a)
     return _np.linalg.det(a)
+
+
+def block_diag(*arrs):
+    """``scipy.linalg.block_diag``: the arrays along the diagonal of one matrix, zeros elsewhere, recorded.
+
+    Parameters
+    ----------
+    *arrs : Tensor or array_like
+        Each of shape (..., m_i, n_i); a scalar counts as (1, 1), a 1-D array of n as (1, n) (scipy's
+        ``atleast_nd(a, 2)``); the leading (batch) shapes broadcast against each other (scipy >= 1.15).
+
+    Returns
+    -------
+    Tensor, shape (..., sum m_i, sum n_i)
+        In the arrays' result dtype; ``block_diag()`` is shape (1, 0), float64, as scipy.
+
+    Notes
+    -----
+    Linear in each block: recorded ``broadcast_to`` and ``concatenate`` of the blocks and zero
+    fillers, so the gradient of block i is the (m_i, n_i) slice of the output's gradient at its
+    place (summed over broadcast batch axes), as jax's and torch's ``block_diag``.
+    """
+    blocks = [_t(a) for a in (arrs or ([],))]
+    blocks = [b.reshape((1,) * (2 - b.ndim) + b.shape) if b.ndim < 2 else b for b in blocks]
+    batch = _np.broadcast_shapes(*(b.shape[:-2] for b in blocks))
+    blocks = [_np.broadcast_to(b, batch + b.shape[-2:]) for b in blocks]
+    dtype = _np.result_type(*(b.dtype for b in blocks))
+    cols = sum(b.shape[-1] for b in blocks)
+    rows, c = [], 0
+    for b in blocks:
+        m, n = b.shape[-2:]
+        rows.append(_np.concatenate([_np.zeros(batch + (m, c), dtype), b.astype(dtype),
+                                     _np.zeros(batch + (m, cols - c - n), dtype)], axis=-1))
+        c += n
+    return _np.concatenate(rows, axis=-2)
 
 
 def expm(A):

@@ -70,17 +70,19 @@ def unbroadcast(g, shape):
 
 def _keep_reduced(g, shape, axis, keepdims):
     """Reshape a reduction's gradient so it broadcasts against the input again."""
-    if keepdims:
+    if keepdims or not shape:  # (a 0-d input: numpy reduces it over axis 0 or -1 to itself)
         return g
     if axis is None:
-        return g.reshape((1,) * len(shape)) if len(shape) else g
+        return g.reshape((1,) * len(shape))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = {a % len(shape) for a in axes}
     return g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
 def _count(shape, axis):
-    if axis is None:
+    """How many entries a reduction over ``axis`` of an array of ``shape`` combines (1 for a
+    0-d array, whose axis 0 or -1 numpy's reductions accept)."""
+    if axis is None or not shape:
         return math.prod(shape)  # exact Python ints (np.prod costs more than a small VJP)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return math.prod(shape[a] for a in axes)

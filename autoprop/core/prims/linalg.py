@@ -333,15 +333,36 @@ def _slogdet_fwd(a):
     return np.asarray(sign), np.asarray(logabsdet)
 
 
+def _slogdet_regular(ans, a, pull=None):
+    """``a`` itself when each matrix is invertible (numpy's sign != 0); refuses a singular one
+    whose logabsdet carries a derivative (``pull`` nonzero there, or always when ``pull`` is
+    None), as log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
+    entries are +-inf or 0/0 (torch and jax give +-inf with opposite signs). A singular
+    matrix whose cotangent is 0 gets gradient 0: it is replaced by I before the inverse."""
+    singular = np.asarray(_value(ans[0])) == 0
+    if not singular.any():
+        return a
+    blocking = singular if pull is None else singular & (np.asarray(_value(pull)) != 0)
+    if blocking.any():
+        where = f" (batch index {tuple(int(i) for i in np.argwhere(blocking)[0])})" if blocking.ndim else ""
+        raise ValueError(
+            f"numpy.linalg.slogdet: the derivative of logabsdet = log|det A| does not exist at a singular "
+            f"A; the {_shape(a)[-2]}x{_shape(a)[-1]} matrix{where} is singular (det A = 0, logabsdet = -inf, "
+            "and d log|det A| = tr(adj(A) dA) / det A is unbounded). np.linalg.det(A)'s gradient, the "
+            "cofactor matrix, is finite there; or keep A away from singular (A + lambda I).")
+    return np.where(singular[..., None, None], _eye(_shape(a)[-1], a), a)
+
+
 def _slogdet_vjp(g, ans, a):
     gl = g[1]  # the sign is piecewise constant: its gradient g[0] contributes nothing
     if gl is None:
         return np.zeros(_shape(a), getattr(a, "dtype", np.float64))
+    a = _slogdet_regular(ans, a, gl)
     return np.expand_dims(np.expand_dims(gl, -1), -1) * _mT(np.linalg.inv(a))
 
 
 def _slogdet_jvp(t, ans, a):
-    return np.zeros_like(ans[0]), _trace_inv_times(t, a)
+    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a))
 
 
 def _np_slogdet(a):
@@ -354,9 +375,10 @@ slogdet = defprim(
     vjp="dA = g_logabsdet A^-T (the sign's gradient adds nothing; a gradient on the sign alone: zeros)",
     shapes="A (..., n, n) -> sign (...), logabsdet (...): numpy's SlogdetResult",
     kinks="the sign is piecewise constant: a zero derivative (as jax; autograd ignores it); singular A: "
-          "logabsdet -inf, and the VJP's inv raises LinAlgError",
+          "logabsdet -inf and no derivative (+-inf entries): a ValueError naming slogdet, unless that "
+          "matrix's cotangent is 0",
     numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="{out} = np.linalg.slogdet({a})",
-    reads=((0,),),
+    reads=((0, "ans"),),  # (the sign: 0 marks a singular A)
 )
 
 
@@ -544,9 +566,13 @@ def _svd_f(s, undefined="raise"):
             return np.where(tie | zero, np.nan, off / (gap + _eye(k, s) + tie))
         raise ValueError(
             "autoprop.svd: the derivative of the singular vectors is undefined at repeated "
-            "or zero singular values (jax gives NaN there). Use the singular values alone "
-            "(np.linalg.svd(a, compute_uv=False), or only S of the result) when their gradient "
-            "is all you need."
+            "or zero singular values (jax gives NaN there). If you differentiate np.linalg.svd's U "
+            "or Vh: use the singular values alone (np.linalg.svd(a, compute_uv=False), or only S "
+            "of the result) when their gradient is all you need. If you wrote no svd: this is the "
+            "second derivative of singular values (np.linalg.norm(A, 'nuc'), norm(A, 2) or "
+            "norm(A, -2), np.linalg.svdvals, lstsq's s), whose first derivative U diag(g) V^T "
+            "holds the singular vectors: it does not exist at this A (the zero matrix, or tied "
+            "singular values); differentiate once, or at an A with distinct nonzero singular values."
         )
     return off / (gap + _eye(k, s))
 
@@ -879,9 +905,11 @@ def lstsq(a, b, rcond=None):
 
     Raises
     ------
+    numpy.linalg.LinAlgError
+        For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
     ValueError
-        For a non-2-D ``a``; in forward mode for a tangent that changes a rank-deficient ``a``'s rank (see
-        ``pinv``: reverse mode gives the derivative along paths that keep the rank).
+        In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
+        mode gives the derivative along paths that keep the rank).
 
     Notes
     -----
@@ -889,8 +917,11 @@ def lstsq(a, b, rcond=None):
     derivation in ``lessons/13-matrix-calculus.md``.
     """
     a, b = _t(a), _t(b)
-    if a.ndim != 2 or b.ndim not in (1, 2):
-        raise ValueError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got {a.shape} and {b.shape}")
+    if a.ndim != 2 or b.ndim not in (1, 2):  # (numpy's class and words: lstsq takes no batch)
+        bad = a.ndim if a.ndim != 2 else b.ndim
+        raise np.linalg.LinAlgError(f"{bad}-dimensional array given. Array must be two-dimensional "
+                                    f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
+                                    f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
     m, n = a.shape
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * builtins.max(m, n)

@@ -598,7 +598,8 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     a, axis = _t(a), _axis_arg(axis)
     count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
-    return np.linalg.norm(d, axis=axis, keepdims=bool(keepdims)) / own(np.sqrt(
+    return np.linalg.norm(d, axis=None if a.ndim == 0 else axis,  # (norm has no axis 0 at 0-d)
+                          keepdims=bool(keepdims)) / own(np.sqrt(
         np.maximum(count - ddof, 0)).astype(np.zeros(0, a.dtype).real.dtype))  # (complex: a real std)
 
 

@@ -25,6 +25,7 @@ from ..tensor import _EXTRA, _RECORDING, Tensor
 from ._common import (
     SAME,
     _axes_tuple,
+    _axis_index,
     _check_kw,
     _count,
     _ddof,
@@ -231,6 +232,8 @@ def _prod_others_recorded(x, axis):
     from .shape import reshape, transpose  # the shape family imports this one's neighbours
 
     nd = x.ndim
+    if nd == 0:  # (numpy reduces a 0-d x over axis 0 or -1 too: no other element, product 1)
+        return np.ones((), x.dtype)
     axes = tuple(range(nd)) if axis is None else tuple(sorted(_axes_tuple(axis, nd)))
     perm = tuple(d for d in range(nd) if d not in axes) + axes
     xt = transpose(x, axes=perm)
@@ -256,7 +259,7 @@ prod = defprim(
 
 
 def _cumsum_vjp(g, ans, x, axis=None):
-    if axis is None:
+    if axis is None or not _shape(x):  # (a 0-d x over axis 0 or -1: a 1-D result, as numpy)
         return np.flip(np.cumsum(np.flip(g, 0), 0), 0).reshape(_shape(x))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
@@ -543,8 +546,28 @@ def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
                                        dtype=x.dtype))
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
-    p = float(ord)
-    return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return _p_norm(a, float(ord), axis, keepdims)
+
+
+def _p_norm(a, p, axis, keepdims):
+    """``sum(a**p)**(1/p)`` of ``a = |x|`` for a finite ``p`` other than 0, 1 and 2, with the
+    subgradient 0 where a derivative is unbounded (torch's choice, for every p):
+    at an entry ``a_i = 0`` (``p a^(p-1)`` is inf for ``p < 1``; ``0 * inf`` = NaN downstream for
+    ``p < 0``) and at a reduced slice that is all 0 (``s^(1/p - 1) = inf`` times 0 = NaN for
+    ``p > 1``). Only then is each zero replaced, through ``where``, by a constant: the value is
+    numpy's, the other entries' derivatives unchanged, and higher derivatives there 0 too."""
+    live = a._value > 0
+    if live.all():
+        return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    one = own(np.ones((), a.dtype))
+    at_zero = a * own(np.zeros((), a.dtype))  # (0, on the tape: a derivative 0 at every order)
+    if p < 0:
+        at_zero = at_zero + own(np.full((), np.inf, a.dtype))  # 0**p = inf
+    s = sum(where(live, where(live, a, one) ** p, at_zero), axis=axis, keepdims=keepdims)
+    empty = s._value == 0  # an all-zero slice (p > 0): the norm 0
+    if not empty.any():
+        return s ** (1.0 / p)
+    return where(empty, s, where(empty, one, s) ** (1.0 / p))  # (s is 0 there)
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
@@ -588,6 +611,8 @@ def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         axis = axis[0]
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise ValueError(f"numpy.linalg.norm: axis must be None, an int or a pair; got {axis!r}")
+    if axis is not None:  # numpy's AxisError (a 0-d x has no axis 0 here, unlike the reductions)
+        axis = _axis_index(axis, x.ndim)
     if isinstance(ord, str):
         raise ValueError(f"numpy.linalg.norm: ord={ord!r} is a matrix norm; give a pair of axes")
     return _vector_norm(x, ord, axis, keepdims)
@@ -644,8 +669,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
         axis = tuple(range(x.ndim))
     elif isinstance(axis, list):
         axis = tuple(axis)
-    if isinstance(axis, tuple):
-        axis = _axes_tuple(axis, x.ndim)
+    axis = _axes_tuple(axis, x.ndim) if isinstance(axis, tuple) else _axis_index(axis, x.ndim)
     return _vector_norm(x, ord, axis, bool(keepdims))
 
 

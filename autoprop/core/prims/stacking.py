@@ -503,12 +503,14 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     Returns
     -------
     Tensor
-        ``a``'s shape with ``n`` fewer entries along ``axis`` (after prepend/append).
+        ``a``'s shape with ``n`` fewer entries along ``axis`` (after prepend/append); ``a``
+        itself for ``n == 0``, prepend/append ignored (numpy's rule).
 
     Raises
     ------
     ValueError
-        If ``n < 0``; numpy's AxisError for an axis out of range.
+        If ``n < 0``, or ``a`` is 0-d (and ``n > 0``), as numpy; numpy's AxisError for an axis
+        out of range.
 
     Notes
     -----
@@ -516,8 +518,12 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     ``dx_i = g_{i-1} - g_i`` for ``n = 1``.
     """
     a = _t(a)
+    if n == 0:  # numpy returns its input unchanged, before prepend/append or any check
+        return a
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
     ax = _axis_index(axis, a.ndim)
     parts = []
     for extra in (prepend, append):
@@ -1037,7 +1043,9 @@ def cumprod(a, axis=None, dtype=None, out=None):
     """
     _check_kw("cumprod", {"out": out, "dtype": dtype})
     a = _t(a)
-    if axis is None:
+    if axis is None or a.ndim == 0:  # (a 0-d ``a`` over axis 0 or -1: 1-D too, as numpy)
+        if axis is not None:
+            _axis_index(axis, 1)
         a, axis = reshape(a, shape=(-1,)), 0
     x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
