@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _validation as V
+from . import check as check_module
 from ._adapters import _state as _rng_state
 from ._adapters import forward_takes, global_names, global_states
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
@@ -7196,3 +7197,42 @@ def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, 
     dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
                   atol=atol * np.sqrt(x.size), how="directional")
     return dot, src
+
+
+def _penalty_split(layer: Any, inputs: list[np.ndarray], config: CheckConfig, more: dict) -> CheckResult | None:
+    """:data:`gradcheck.check.penalty_split`: for a layer ``check_layer`` failed with a parameter gradient holding a
+    term that does not multiply dY (a regulariser's), the result ``gradcheck check`` gives it (:func:`diagnose_layer`:
+    that term checked apart against the penalty the layer states, the rest against central differences), with the
+    diagnosis's words on that term as notes; None, keeping check_layer's own FAIL and its note, when the diagnosis
+    names no penalty, stops on an error, or fails where its result passes (a wrong penalty: "penalty-wrong").
+    review25g L1: check_layer FAILed a correct L2-regularised Dense that the CLI PASSes; one path, one verdict.
+
+    Parameters
+    ----------
+    layer : object
+        The layer as given to check_layer (the diagnosis adapts it as check_layer does).
+    inputs : list of ndarray
+        check_layer's inputs, float64 (integer indices as they are).
+    config : CheckConfig
+        check_layer's settings (mode, method, seed, tolerances, eps, training, directions, samples).
+    more : dict
+        check_layer's ``twin``, ``reference``, ``upstream`` and ``name``.
+
+    Returns
+    -------
+    CheckResult or None
+    """
+    d = diagnose_layer(layer, inputs if len(inputs) > 1 else inputs[0], mode=config.mode, method=config.method,
+                       seed=config.seed, rtol=config.rtol, atol=config.atol, eps=config.eps, training=config.training,
+                       twin=more["twin"], reference=more["reference"], name=more["name"], localize=False,
+                       n_dirs=config.n_dirs, n_samples=config.n_samples, upstream=more["upstream"], drawn=False)
+    said = [f for x in [d, *d.other_modes] for f in x.findings if f.code.startswith("penalty")]
+    res = d.result
+    if res is None or not said or any(x.error is not None for x in [d, *d.other_modes]) or (
+            res.passed and not d.passed):
+        return None
+    res.notes += list(dict.fromkeys(f.sentence() for f in said))
+    return res
+
+
+check_module.penalty_split = _penalty_split
