@@ -604,10 +604,9 @@ def _verdict_word(d) -> str:
 def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
-    from .diagnose import CARRIED
-    errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped", "one-sample-norm", "zero-weights") or (
-        f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)  # tester16 M5: h carried
+    from .diagnose import not_checkable
+
+    return not_checkable(diag)
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
@@ -726,6 +725,8 @@ def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
     errs = [f for f in diag.findings if f.severity == "error"]
     tensors = list(dict.fromkeys(f.tensor for f in errs if f.tensor))
+    if errs and errs[0].code == "sublayer-not-checked":  # "layers[1] (TimeLSTM) cannot be checked inside the model"
+        return errs[0].message.partition(", as it cannot alone")[0] + " (see the diagnosis)"
     if not tensors:  # what stopped the check before any gradient was compared (a random forward)
         return f"{errs[0].name} (see the diagnosis)" if errs else "a wrong result (see the diagnosis)"
     kinds = {f.code for f in errs}

@@ -352,6 +352,9 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "sublayer-not-checked": Record(
+        "a layer not checkable", "layers[{i}] ({cls}) cannot be checked inside the model, as it cannot alone: {why}; "
+        "so the model is not checked either{how}", lesson="07-sequential.md"),
     "numerical-noise": Record(
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
         "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
@@ -1007,7 +1010,7 @@ class Diagnosis:
             excluded = f" ({kinks} element(s) at a kink excluded)" if kinks else ""
             return f"PASS: {self.name}: every gradient matches{excluded}."
         if errs:
-            errs = errs[:1] if errs[0].code == "first-failing-layer" else errs
+            errs = errs[:1] if errs[0].code in ("first-failing-layer", "sublayer-not-checked") else errs
             return head + " ".join(list(dict.fromkeys(_said_once(errs)))[:3])
         if self.error is not None:
             return head + str(self.error)
@@ -6252,7 +6255,38 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
         i, sub, d = found
         diag.sublayer = (i, d)
         why = d.errors[0].message if d.errors else (d.error or "gradient mismatch")
-        diag.findings.insert(0, _find("first-failing-layer", i=i, cls=_class_name(sub), why=why))
+        if not_checkable(d):  # a stateful sub-layer: NOT CHECKED in the model as alone (tester25s: Rnnlm's TimeLSTM)
+            diag.findings.insert(0, _find("sublayer-not-checked", i=i, cls=_class_name(sub), why=why,
+                                          how=_stateless_advice(sub, d)))
+        else:
+            diag.findings.insert(0, _find("first-failing-layer", i=i, cls=_class_name(sub), why=why))
+
+
+def not_checkable(diag: Diagnosis) -> bool:
+    """Whether nothing wrong was found and no gradient could be compared in this mode: a random forward gradcheck
+    cannot hold, a mask dropping every entry, a one-sample batch normalisation, weights all zero, state carried from
+    one call to the next (tester16 M5), or a sub-layer of a model that is one of these (session 26: a model holding a
+    stateful TimeLSTM is NOT CHECKED as that layer alone is, not FAIL). The one rule of ``gradcheck check``'s NOT
+    CHECKED for these (exit 3)."""
+    errs = [f for f in diag.findings if f.severity == "error"]
+    return diag.error is None and bool(errs) and all(
+        f.code in ("non-deterministic", "all-dropped", "one-sample-norm", "zero-weights", "sublayer-not-checked")
+        or (f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)
+
+
+def _stateless_advice(sub: Any, d: Diagnosis) -> str:
+    """How to have a sub-layer that carries state (:data:`CARRIED`) checked: alone, built not stateful (its
+    ``stateful`` argument, when gradcheck saw it as the adapters' config toggle ``self.stateful|True|stateful:1``),
+    else with its state reset; "" for another reason (a random sub-layer: its own finding says how)."""
+    if not any(f.code == "forward-changes-state" and CARRIED in f.message for f in d.findings):
+        return ""
+    cls = _class_name(sub)
+    toggles = (_protocol(getattr(sub, "_layer", sub)) or {}).get("config_toggles") or []
+    arg = next((str(t).split("|")[2].split(":")[0] for t in toggles if str(t).startswith("self.stateful|True|")
+                and ":" in str(t).split("|")[2]), "stateful")
+    return (f"; its formulas are checked by checking {cls} alone, built not stateful (gradcheck check FILE::{cls} "
+            f"--init '{{\"{arg}\": false, ...its weights}}'), which runs the same forward and backward from a fresh "
+            f"state, or by resetting its state before each forward of the model")
 
 
 def _class_name(layer: Any) -> str:
