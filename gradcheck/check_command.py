@@ -232,6 +232,8 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
+    lines += [x for x in [cache_rewritten_line(layer, V.layer_inputs(  # backward wrote into an array forward made
+        getattr(args, "inputs", shape), np.random.default_rng([args.seed, 3]), cname))] if x]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -311,6 +313,32 @@ def targets_shape_hint(args, shape, text: str) -> str:
             f"batch: if forward expects t of another shape (a language model's tokens (N, T): t of shape (N, T)), "
             f"give it after '@', e.g. --targets {spec}@{','.join(map(str, first))} (a one-hot's class axis is added "
             "to it); if that shape is right, the error is in forward.")
+
+
+def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
+    """The note of a (sandboxed) layer or loss whose backward wrote into an array its forward made and cached
+    (:attr:`gradcheck.sandbox._Remote.cache_rewritten`; Deep Learning from Scratch 2's TimeSoftmaxWithLoss,
+    ``dx = ys; dx[np.arange(N * T), ts] -= 1``), which was refused (exit 3) until session 26: harmless where every
+    backward follows its own forward, as the check calls them and a training loop does, so the verdict stands; whether
+    a second backward after one forward gives another answer is measured here (one forward, two backwards on
+    ``inputs``: y_true, y_pred for a ``loss``). None when backward wrote into no such array."""
+    said = getattr(layer, "cache_rewritten", None)
+    if not said:
+        return None
+    where = said.partition(" in place;")[0]
+    try:
+        layer.forward(*[np.array(x, copy=True) for x in inputs])
+        G = None if loss else np.ones_like(np.asarray(layer.forward(*[np.array(x, copy=True) for x in inputs])))
+        a, b = (np.asarray(layer.backward() if loss else layer.backward(G), dtype=np.float64) for _ in range(2))
+        d = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+    except Exception:  # noqa: BLE001 - a second backward that raises: said so
+        d = None
+    twice = ("" if d is None else  # a second backward that raises (a CS231n pair's cache is used once): not said
+             f"; a second backward after the same forward gives another answer (max difference {d:.3g})" if d else
+             "; a second backward after the same forward gives the same answer here")
+    from .diagnose import _find
+
+    return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
 
 
 def _removed_eps(args, label: str, diag, check, plain: bool = False) -> None:
@@ -1394,9 +1422,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
-    cname = label.rpartition("::")[2]
+    cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
-    twin, twin_note = _twin(args, loss, "loss", init)
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
                                 getattr(args, "reference_init", None)) if args.reference else None
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
@@ -1425,7 +1452,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                 "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args)) if x]:
+    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
+                                                      cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
