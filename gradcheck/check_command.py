@@ -206,8 +206,11 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
         diag.error.args = (f"{diag.error} {hint}",)
+    f64: dict[str, str] = {}
+    if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference))
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None)
+        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -315,6 +318,42 @@ def targets_shape_hint(args, shape, text: str) -> str:
             "to it); if that shape is right, the error is in forward.")
 
 
+def _in_float64(args, label: str, layer, diag, check):
+    """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
+    ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
+    :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
+    files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
+    "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
+    as it is for other code, for a float64 layer casting what it computed (``Y.astype(np.float32)`` in a method of
+    its class: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL), or when the copy
+    cannot be written or run. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
+    diagnosis is not the copy's."""
+    from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
+    from .diagnose import _find, _precision
+    from .errors import NotCheckedError
+    from .sandbox import sibling_files
+
+    path, _, cls = label.rpartition("::")
+    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    if low is None or cast_lines(path, cls):
+        return diag, {}
+    texts, places = float64_texts(path, sibling_files(path), cls)
+    if not texts:
+        return diag, {}
+    try:
+        with args.load_edited(texts) as edited:
+            other = check(edited)
+    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+        return diag, {}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
+    if low_y(other) is not None:
+        diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
+        diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
+        return diag, {}
+    other.findings.insert(0, _find("float64-copy", None, severity="info", **fields))
+    return other, texts
+
+
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
     """The note of a (sandboxed) layer or loss whose backward wrote into an array its forward made and cached
     (:attr:`gradcheck.sandbox._Remote.cache_rewritten`; Deep Learning from Scratch 2's TimeSoftmaxWithLoss,
@@ -341,16 +380,21 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
 
 
-def _removed_eps(args, label: str, diag, check, plain: bool = False) -> None:
+def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
     copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`;
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
-    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`)."""
+    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
+    ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
+    out of that copy (a float32 copy would only say float32 again)."""
+    from ._float64_copy import float64_text
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, sibling_files(path))
+    if texts and float64:
+        texts = {**float64, **{k: (float64_text(t) or (t,))[0] for k, t in texts.items()}}
     where = ", ".join(sorted(texts))
     if not texts:
         return
@@ -578,7 +622,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
     within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-    print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
+    f64 = " (its float32 code checked on a float64 copy: see the note)" if any(
+        f.code == "float64-copy" for f in diag.findings) else ""
+    print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
 
 

@@ -214,6 +214,20 @@ DIAGNOSES: dict[str, Record] = {
         "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
         "checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
+    # float32 code checked on its float64 copy (gradcheck._float64_copy; tester25s, session 26)
+    "float64-copy": Record(
+        "checked in float64", "{cls} computes in {dtype} ({where}): central differences of a {dtype} forward are "
+        "noise far above the 1e-6 tolerance ({dtype} keeps about {digits} significant digits), so, as "
+        "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
+        "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
+        "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold"),
+    "float32-kept": Record(
+        "precision lost", "{cls}'s forward returns {dtype} even on a copy of its files with its declared {dtype} "
+        "dtypes written float64 ({where}): the {dtype} comes from somewhere gradcheck does not rewrite (a cast "
+        "in another file, a library, data loaded as {dtype}), and central differences of a {dtype} forward are "
+        "noise far above the 1e-6 tolerance, so it is not checked", "make forward compute in float64 (np.float64, "
+        "the default; dtype='d') to check it", _NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
