@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -96,7 +96,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
                          f"check_layer({layer.__name__}(...), X).")
-    owner, proxied = name or type(layer).__name__, isinstance(layer, Wrapper)
+    owner, proxied, given = name or type(layer).__name__, isinstance(layer, Wrapper), layer
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(cfg.seed)
     inputs = V.layer_inputs(X, rng, owner)
@@ -128,7 +128,11 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
         r.name = f"{owner} [{mode_word(r.training)}]"
     first = next((r for r in results if not r.passed), results[0])
     if not proxied:  # the diagnosis's own proxy: its probes name such a term themselves
-        first.notes += _dy_free_notes(Call(layer, owner, inputs, names, params, bool(first.training)), first)
+        free = _dy_free_notes(Call(layer, owner, inputs, names, params, bool(first.training)), first)
+        if free and penalty_split is not None and (split := penalty_split(
+                given, inputs, cfg, dict(twin=twin, reference=reference, upstream=upstream, name=owner))) is not None:
+            return split  # the verdict of gradcheck check (review25g L1; session 26): one path, one verdict
+        first.notes += free
     first.other_modes = [r for r in results if r is not first]
     first.notes[:0] = [one] if one else []
     first.notes += notes
@@ -138,6 +142,13 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
         first.notes.append(pair_mode_line(layer._kwargs, "function_pair's keywords"))
     return first
 
+
+#: The diagnosis's reading of a failing parameter gradient's term that does not multiply dY (a regulariser's
+#: ``dW += 2*l2*W``): ``penalty_split(layer, inputs, config, {twin, reference, upstream, name})`` -> the result of
+#: ``gradcheck check`` (the term checked apart against the penalty the layer states, the rest against central
+#: differences), or None to keep check_layer's own. Set by :mod:`gradcheck.diagnose` when it loads (it imports this
+#: module, which cannot import it back: a module slot, as autoprop's floors call up); None until then.
+penalty_split: Callable[[Any, list, CheckConfig, dict], CheckResult | None] | None = None
 
 #: check_layer's note on a failing parameter gradient with a term that does not multiply dY (review25g L1).
 DY_FREE = ("{t} has a term that does not multiply dY: backward(0) gives a nonzero {t} (up to {m:.3g}), a "

@@ -206,8 +206,11 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
         diag.error.args = (f"{diag.error} {hint}",)
+    f64: dict[str, str] = {}
+    if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference))
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None)
+        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -232,6 +235,8 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
+    lines += [x for x in [cache_rewritten_line(layer, V.layer_inputs(  # backward wrote into an array forward made
+        getattr(args, "inputs", shape), np.random.default_rng([args.seed, 3]), cname))] if x]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -313,16 +318,83 @@ def targets_shape_hint(args, shape, text: str) -> str:
             "to it); if that shape is right, the error is in forward.")
 
 
-def _removed_eps(args, label: str, diag, check, plain: bool = False) -> None:
+def _in_float64(args, label: str, layer, diag, check):
+    """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
+    ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
+    :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
+    files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
+    "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
+    as it is for other code, for a float64 layer casting what it computed (``Y.astype(np.float32)`` in a method of
+    its class: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL), or when the copy
+    cannot be written or run. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
+    diagnosis is not the copy's."""
+    from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
+    from .diagnose import _find, _precision
+    from .errors import NotCheckedError
+    from .sandbox import sibling_files
+
+    path, _, cls = label.rpartition("::")
+    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    if low is None or cast_lines(path, cls):
+        return diag, {}
+    texts, places = float64_texts(path, sibling_files(path), cls)
+    if not texts:
+        return diag, {}
+    try:
+        with args.load_edited(texts) as edited:
+            other = check(edited)
+    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+        return diag, {}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
+    if low_y(other) is not None:
+        diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
+        diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
+        return diag, {}
+    other.findings.insert(0, _find("float64-copy", None, severity="info", **fields))
+    return other, texts
+
+
+def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
+    """The note of a (sandboxed) layer or loss whose backward wrote into an array its forward made and cached
+    (:attr:`gradcheck.sandbox._Remote.cache_rewritten`; Deep Learning from Scratch 2's TimeSoftmaxWithLoss,
+    ``dx = ys; dx[np.arange(N * T), ts] -= 1``), which was refused (exit 3) until session 26: harmless where every
+    backward follows its own forward, as the check calls them and a training loop does, so the verdict stands; whether
+    a second backward after one forward gives another answer is measured here (one forward, two backwards on
+    ``inputs``: y_true, y_pred for a ``loss``). None when backward wrote into no such array."""
+    said = getattr(layer, "cache_rewritten", None)
+    if not said:
+        return None
+    where = said.partition(" in place;")[0]
+    try:
+        layer.forward(*[np.array(x, copy=True) for x in inputs])
+        G = None if loss else np.ones_like(np.asarray(layer.forward(*[np.array(x, copy=True) for x in inputs])))
+        a, b = (np.asarray(layer.backward() if loss else layer.backward(G), dtype=np.float64) for _ in range(2))
+        d = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+    except Exception:  # noqa: BLE001 - a second backward that raises: said so
+        d = None
+    twice = ("" if d is None else  # a second backward that raises (a CS231n pair's cache is used once): not said
+             f"; a second backward after the same forward gives another answer (max difference {d:.3g})" if d else
+             "; a second backward after the same forward gives the same answer here")
+    from .diagnose import _find
+
+    return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
+
+
+def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
     copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`;
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
-    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`)."""
+    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
+    ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
+    out of that copy (a float32 copy would only say float32 again)."""
+    from ._float64_copy import float64_text
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, sibling_files(path))
+    if texts and float64:
+        texts = {**float64, **{k: (float64_text(t) or (t,))[0] for k, t in texts.items()}}
     where = ", ".join(sorted(texts))
     if not texts:
         return
@@ -550,7 +622,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
     within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-    print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
+    f64 = " (its float32 code checked on a float64 copy: see the note)" if any(
+        f.code == "float64-copy" for f in diag.findings) else ""
+    print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
 
 
@@ -604,10 +678,9 @@ def _verdict_word(d) -> str:
 def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
-    from .diagnose import CARRIED
-    errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped", "one-sample-norm", "zero-weights") or (
-        f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)  # tester16 M5: h carried
+    from .diagnose import not_checkable
+
+    return not_checkable(diag)
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
@@ -726,6 +799,8 @@ def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
     errs = [f for f in diag.findings if f.severity == "error"]
     tensors = list(dict.fromkeys(f.tensor for f in errs if f.tensor))
+    if errs and errs[0].code == "sublayer-not-checked":  # "layers[1] (TimeLSTM) cannot be checked inside the model"
+        return errs[0].message.partition(", as it cannot alone")[0] + " (see the diagnosis)"
     if not tensors:  # what stopped the check before any gradient was compared (a random forward)
         return f"{errs[0].name} (see the diagnosis)" if errs else "a wrong result (see the diagnosis)"
     kinds = {f.code for f in errs}
@@ -1393,9 +1468,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
-    cname = label.rpartition("::")[2]
+    cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
-    twin, twin_note = _twin(args, loss, "loss", init)
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
                                 getattr(args, "reference_init", None)) if args.reference else None
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
@@ -1424,7 +1498,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                 "gives them")
     print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args)) if x]:
+    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
+                                                      cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))

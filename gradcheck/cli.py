@@ -54,8 +54,10 @@ exit codes:
      also gradcheck itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), its constructor, forward or backward
-     raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
-     (then every later backward reads changed data, so no number it gives can be trusted),
+     raised, hung, exited or crashed, or backward wrote into dY or into the input forward cached
+     (the caller's array: every later backward reads changed data, so no number it gives can
+     be trusted; an array forward made itself and backward writes into is checked, each
+     backward after its own forward, and a note says what a second backward gives),
      or forward is random with draws gradcheck cannot hold (a generator made anew in forward),
      or forward returned None and stored no self.output (return Y), or --training/--eval asked
      for a mode gradcheck cannot select (a switch it does not set)

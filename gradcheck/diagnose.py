@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _validation as V
+from . import check as check_module
 from ._adapters import _state as _rng_state
 from ._adapters import forward_takes, global_names, global_states
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
@@ -213,6 +214,20 @@ DIAGNOSES: dict[str, Record] = {
         "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
         "checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
+    # float32 code checked on its float64 copy (gradcheck._float64_copy; tester25s, session 26)
+    "float64-copy": Record(
+        "checked in float64", "{cls} computes in {dtype} ({where}): central differences of a {dtype} forward are "
+        "noise far above the 1e-6 tolerance ({dtype} keeps about {digits} significant digits), so, as "
+        "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
+        "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
+        "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold"),
+    "float32-kept": Record(
+        "precision lost", "{cls}'s forward returns {dtype} even on a copy of its files with its declared {dtype} "
+        "dtypes written float64 ({where}): the {dtype} comes from somewhere gradcheck does not rewrite (a cast "
+        "in another file, a library, data loaded as {dtype}), and central differences of a {dtype} forward are "
+        "noise far above the 1e-6 tolerance, so it is not checked", "make forward compute in float64 (np.float64, "
+        "the default; dtype='d') to check it", _NUM),
     "float32-weight": Record(
         "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
         "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
@@ -317,6 +332,11 @@ DIAGNOSES: dict[str, Record] = {
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
+    # session 26 (tester25s: Deep Learning from Scratch 2's TimeSoftmaxWithLoss, dx = ys; dx[...] -= 1): not refused
+    "cache-rewritten": Record(
+        "backward writes into its cache", "{where} in place, an array its forward made (not an input): harmless where "
+        "every backward follows its own forward, as gradcheck called them (the verdict stands) and as a training "
+        "loop does{twice}; copy before writing (e.g. dx = ys.copy()) if backward may be called twice"),
     "dx-after-step": Record(
         "dX after the step", "backward computes {t} with the weights after its own gradient-descent step: "
         "given a learning rate of 0 it returns another (nonzero) {t} than given {rate}, and a correct {t} does "
@@ -351,6 +371,9 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "sublayer-not-checked": Record(
+        "a layer not checkable", "layers[{i}] ({cls}) cannot be checked inside the model, as it cannot alone: {why}; "
+        "so the model is not checked either{how}", lesson="07-sequential.md"),
     "numerical-noise": Record(
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
         "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
@@ -1006,7 +1029,7 @@ class Diagnosis:
             excluded = f" ({kinks} element(s) at a kink excluded)" if kinks else ""
             return f"PASS: {self.name}: every gradient matches{excluded}."
         if errs:
-            errs = errs[:1] if errs[0].code == "first-failing-layer" else errs
+            errs = errs[:1] if errs[0].code in ("first-failing-layer", "sublayer-not-checked") else errs
             return head + " ".join(list(dict.fromkeys(_said_once(errs)))[:3])
         if self.error is not None:
             return head + str(self.error)
@@ -6251,7 +6274,38 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
         i, sub, d = found
         diag.sublayer = (i, d)
         why = d.errors[0].message if d.errors else (d.error or "gradient mismatch")
-        diag.findings.insert(0, _find("first-failing-layer", i=i, cls=_class_name(sub), why=why))
+        if not_checkable(d):  # a stateful sub-layer: NOT CHECKED in the model as alone (tester25s: Rnnlm's TimeLSTM)
+            diag.findings.insert(0, _find("sublayer-not-checked", i=i, cls=_class_name(sub), why=why,
+                                          how=_stateless_advice(sub, d)))
+        else:
+            diag.findings.insert(0, _find("first-failing-layer", i=i, cls=_class_name(sub), why=why))
+
+
+def not_checkable(diag: Diagnosis) -> bool:
+    """Whether nothing wrong was found and no gradient could be compared in this mode: a random forward gradcheck
+    cannot hold, a mask dropping every entry, a one-sample batch normalisation, weights all zero, state carried from
+    one call to the next (tester16 M5), or a sub-layer of a model that is one of these (session 26: a model holding a
+    stateful TimeLSTM is NOT CHECKED as that layer alone is, not FAIL). The one rule of ``gradcheck check``'s NOT
+    CHECKED for these (exit 3)."""
+    errs = [f for f in diag.findings if f.severity == "error"]
+    return diag.error is None and bool(errs) and all(
+        f.code in ("non-deterministic", "all-dropped", "one-sample-norm", "zero-weights", "sublayer-not-checked")
+        or (f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)
+
+
+def _stateless_advice(sub: Any, d: Diagnosis) -> str:
+    """How to have a sub-layer that carries state (:data:`CARRIED`) checked: alone, built not stateful (its
+    ``stateful`` argument, when gradcheck saw it as the adapters' config toggle ``self.stateful|True|stateful:1``),
+    else with its state reset; "" for another reason (a random sub-layer: its own finding says how)."""
+    if not any(f.code == "forward-changes-state" and CARRIED in f.message for f in d.findings):
+        return ""
+    cls = _class_name(sub)
+    toggles = (_protocol(getattr(sub, "_layer", sub)) or {}).get("config_toggles") or []
+    arg = next((str(t).split("|")[2].split(":")[0] for t in toggles if str(t).startswith("self.stateful|True|")
+                and ":" in str(t).split("|")[2]), "stateful")
+    return (f"; its formulas are checked by checking {cls} alone, built not stateful (gradcheck check FILE::{cls} "
+            f"--init '{{\"{arg}\": false, ...its weights}}'), which runs the same forward and backward from a fresh "
+            f"state, or by resetting its state before each forward of the model")
 
 
 def _class_name(layer: Any) -> str:
@@ -6824,6 +6878,8 @@ class _Probes:
                 self.find("dx-after-step", t, rate=after)
             else:
                 self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
+        moved = self.backward_draws(G) if differ else ""
+        differ = differ if moved else self.own_cache(differ, a, lambda: run(G, reset=False))
         self.probe(5, not acc and not differ, "; ".join(
             [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
@@ -6833,12 +6889,22 @@ class _Probes:
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
-        moved = self.backward_draws(G) if differ else ""
         for t in differ:
             if moved:
                 self.find("random-backward", t, what=moved)
             else:
                 self.find("second-backward", t)
+
+    def own_cache(self, differ: list[str], first: dict, again) -> list[str]:
+        """``differ`` (the gradients a second backward on the same forward changed), or [] when the sandbox saw
+        backward write into an array its forward made (:attr:`gradcheck.sandbox._Remote.cache_rewritten`) and a
+        forward and backward ``again`` give ``first`` (those gradients) back: each backward after its own forward is
+        right, so the check's verdict stands, and ``gradcheck check``'s "cache-rewritten" note says what a second
+        backward gives (session 26; before, such a backward was refused, exit 3)."""
+        if not differ or not getattr(self.layer, "cache_rewritten", None):
+            return differ
+        fresh = again()
+        return differ if not all(_same(first[t], fresh[t]) for t in differ) else []  # else state moved too
 
     def penalty(self, t: str, free: np.ndarray) -> bool:
         """Whether the dY-free term ``free`` (backward(0)) of parameter gradient ``t`` is a penalty's gradient, its
@@ -7196,3 +7262,42 @@ def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, 
     dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
                   atol=atol * np.sqrt(x.size), how="directional")
     return dot, src
+
+
+def _penalty_split(layer: Any, inputs: list[np.ndarray], config: CheckConfig, more: dict) -> CheckResult | None:
+    """:data:`gradcheck.check.penalty_split`: for a layer ``check_layer`` failed with a parameter gradient holding a
+    term that does not multiply dY (a regulariser's), the result ``gradcheck check`` gives it (:func:`diagnose_layer`:
+    that term checked apart against the penalty the layer states, the rest against central differences), with the
+    diagnosis's words on that term as notes; None, keeping check_layer's own FAIL and its note, when the diagnosis
+    names no penalty, stops on an error, or fails where its result passes (a wrong penalty: "penalty-wrong").
+    review25g L1: check_layer FAILed a correct L2-regularised Dense that the CLI PASSes; one path, one verdict.
+
+    Parameters
+    ----------
+    layer : object
+        The layer as given to check_layer (the diagnosis adapts it as check_layer does).
+    inputs : list of ndarray
+        check_layer's inputs, float64 (integer indices as they are).
+    config : CheckConfig
+        check_layer's settings (mode, method, seed, tolerances, eps, training, directions, samples).
+    more : dict
+        check_layer's ``twin``, ``reference``, ``upstream`` and ``name``.
+
+    Returns
+    -------
+    CheckResult or None
+    """
+    d = diagnose_layer(layer, inputs if len(inputs) > 1 else inputs[0], mode=config.mode, method=config.method,
+                       seed=config.seed, rtol=config.rtol, atol=config.atol, eps=config.eps, training=config.training,
+                       twin=more["twin"], reference=more["reference"], name=more["name"], localize=False,
+                       n_dirs=config.n_dirs, n_samples=config.n_samples, upstream=more["upstream"], drawn=False)
+    said = [f for x in [d, *d.other_modes] for f in x.findings if f.code.startswith("penalty")]
+    res = d.result
+    if res is None or not said or any(x.error is not None for x in [d, *d.other_modes]) or (
+            res.passed and not d.passed):
+        return None
+    res.notes += list(dict.fromkeys(f.sentence() for f in said))
+    return res
+
+
+check_module.penalty_split = _penalty_split

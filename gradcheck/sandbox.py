@@ -477,13 +477,15 @@ def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
 
 
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
-                    allow_scalar: bool = False, like: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
-                    ) -> np.ndarray | None:
+                    allow_scalar: bool = False, like: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None,
+                    integers: bool = False) -> np.ndarray | None:
     """A described return value as an ndarray, or a one-paragraph error: outputs and gradients are
-    floating point (a loss value, ``allow_scalar``, may be an integer). ``like``: ``(parameter, its shape, dY's
-    shape)`` of a parameter's gradient, for the advice on a single number (fixn22 #4: ``db = dY.sum()``)."""
+    floating point (a loss value, ``allow_scalar``, may be an integer; ``integers``: an integer array is returned as
+    it came, for the grader, which fails that part alone, :attr:`RemoteLayer.integers_read`). ``like``:
+    ``(parameter, its shape, dY's shape)`` of a parameter's gradient, for the advice on a single number (fixn22 #4:
+    ``db = dY.sum()``)."""
     kind = desc.get("kind") if isinstance(desc, dict) else None
-    if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar:
+    if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar and not integers:
         raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
     if kind == "array" or kind == "none" and allow_none:
         return desc.get("array")
@@ -1651,6 +1653,10 @@ class _Remote:
     """Shared part of :class:`RemoteLayer` and :class:`RemoteLoss`."""
 
     _loss = False  # RemoteLoss: forward(y_true, y_pred) -> L, no training mode
+    #: what the child's cache guard said of the last backward that wrote into an array its forward made (Deep Learning
+    #: from Scratch 2's TimeSoftmaxWithLoss: ``dx = ys; dx[...] -= 1``): harmless when each backward follows its
+    #: forward, as the checker calls them, so not refused; the diagnosis says a second backward differs
+    cache_rewritten: str | None = None
 
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         self._sandbox, self._id, self._meta, self.file = sandbox, meta["id"], meta, file
@@ -1757,7 +1763,8 @@ class _Remote:
             return guard or (f"{self.class_name}.backward modified its cache ({name}, the array forward received) in "
                              f"place; copy before writing. {CACHE_ADVICE}")
         if not self._sandbox.hostile:
-            return guard
+            self.cache_rewritten = guard or self.cache_rewritten
+            return None
         args = {"id": self._id, "count_forward": False, "guard": False} | ({} if dY is None else {"dY": dY})
         ok, again, _err = self._sandbox.request("backward", args, what=f"{self.class_name}.{call} (again)")
         if not ok:  # a second backward that raises (a cache deleted after use) is the backward-twice test's
@@ -1874,6 +1881,9 @@ class RemoteLayer(_Remote):
 
     #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); a write is refused here
     cache_guarded = True
+    #: backward's integer gradients returned as they came (a context of the grader, :func:`gradcheck.grading.checks.
+    #: layer_gradients`: an int64 dX fails its part alone, redteam25), else refused for the whole call (the check)
+    integers_read = False
 
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         super().__init__(sandbox, meta, file)
@@ -1991,7 +2001,7 @@ class RemoteLayer(_Remote):
         else:
             slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
-                                             tensor=f"d{k}", allow_none=True,
+                                             tensor=f"d{k}", allow_none=True, integers=self.integers_read,
                                              produced_by=f"{slot_name(slots, k)} after backward(dY)",
                                              like=(k, tuple(np.shape(self.params[k])), tuple(dY.shape))
                                              if isinstance(self.params.get(k), np.ndarray) else None)
@@ -1999,11 +2009,13 @@ class RemoteLayer(_Remote):
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
             names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
             return tuple(_value_to_array(v, owner=self.class_name, produced_by=call, allow_none=True,
-                                         tensor=names[i] if i < len(names) else f"gradient #{i + 1}")
+                                         tensor=names[i] if i < len(names) else f"gradient #{i + 1}",
+                                         integers=self.integers_read)
                          for i, v in enumerate(value.get("items", [])))
         if value.get("kind") == "list" and (where := self.adapter("stored_inputs")):  # tester23s's D_xlist
             raise stored_inputs_error(self.class_name, call, where)
-        return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True)
+        return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True,
+                               integers=self.integers_read)
 
 
 class RemoteLoss(_Remote):

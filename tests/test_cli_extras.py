@@ -257,10 +257,10 @@ def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(
     """The tester's D3: exit 3, which --help and the README described only as import failure/raise/hang/crash."""
     help_text = " ".join(run("check", "--help").stdout.split())
     three = help_text.split("3 the code could not be checked:")[1].split("examples:")[0]
-    assert "backward wrote into dY or into what forward cached" in three, three
+    assert "backward wrote into dY or into the input forward cached" in three, three
     readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "checking.md").read_text().split())
     assert "3 your code could not be checked (it did not import, raised, hung, exited or crashed, or its " \
-           "backward wrote into dY or into what forward cached" in readme
+           "backward wrote into dY or into the input forward cached" in readme
     writes = (("self.X *= 2", "modified its cache (self.X"), ("dY *= 2", "modified its upstream gradient dY"))
     for write, words in writes:
         f = student(tmp_path, CACHE_WRITER.replace("WRITE", write))

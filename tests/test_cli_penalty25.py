@@ -191,14 +191,18 @@ class DenseL1:
 
 
 def test_check_layer_explains_a_dy_free_term_the_diagnosis_splits_off():
-    """L1: check_layer FAILed a correct regularised layer with a bare FAIL while diagnose_layer (the CLI) PASSes it;
-    check_layer compares backward with forward's gradient alone, so the FAIL stands, but its result now says dW has
-    a term backward(0) leaves nonzero and that diagnose_layer checks it apart. A wrong data part without such a term
-    gets no such note, nor does the CLI (the diagnosis names the term itself)."""
+    """L1: check_layer FAILed a correct regularised layer with a bare FAIL while diagnose_layer (the CLI) PASSes it.
+    Session 26: one path, one verdict: check_layer gives the diagnosis's result (the term checked apart against the
+    penalty the layer states), PASS, saying so (tests/test_check_layer_penalty_s26.py); a wrong penalty (l2*W for
+    2*l2*W) keeps its FAIL, whose note says dW has a term backward(0) leaves nonzero and that diagnose_layer checks
+    it apart. A wrong data part without such a term gets no such note, nor does the CLI (the diagnosis names the
+    term itself)."""
     import gradcheck
 
     X = np.random.default_rng(1).standard_normal((4, 3))
     r = gradcheck.check_layer(LoneL2(), X)
+    assert r.passed and any("it is the gradient of the penalty the layer states" in n for n in r.notes), r.notes
+    r = gradcheck.check_layer(LoneL2(coef=1.0), X)
     assert not r.passed and r.failing_tensors == ["dW"], r
     note = next(n for n in r.notes if n.startswith("dW has a term that does not multiply dY"))
     assert "backward(0) gives a nonzero dW (up to 0.0" in note and "gradcheck.diagnose_layer" in note, note
