@@ -1,0 +1,129 @@
+"""newuser26's findings on the grader, run as a TA would on Gradescope (hw2: Affine, ReLU, BatchNorm, cross-entropy).
+
+1 (HIGH): a correct submission lost points. The central difference of softmax cross-entropy at logits
+``800 + 40 N(0, 1)`` takes the step ``h = eps * |z|`` (4.9e-3) and is off by its truncation error ``h^2 |f'''| / 6``
+(2.1e-9 at a gradient of 5.3e-4; a quarter of that at ``h/2``: the round-off of the loss is 1e-12 there), which no
+tolerance bounded: manualprop's own SoftmaxCrossEntropy failed ``check_loss`` on 23 of 40 draws (Softmax's
+``check_layer`` on 33), while HIPS autograd agrees with it to 1.6e-12. A failing element is now compared with
+Richardson's extrapolation of the differences at ``h``, ``h/2``, ``h/4`` where it has converged
+(:func:`gradcheck.compare.extrapolated`), and a part that matched the reference keeps its points when the same check
+fails the reference alike (:func:`gradcheck.grading.checks._reference_fails_too`).
+"""
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer, check_loss
+from gradcheck.compare import close, extrapolated
+from gradcheck.grading import checks, class_labels
+from manualprop import LogSoftmax, Softmax
+from manualprop import SoftmaxCrossEntropy as RefCE
+
+SEEDS = range(40)
+
+
+def _large_logits(seed, shape=(6, 5)):
+    rng = np.random.default_rng(seed)
+    return 800.0 + 40 * rng.standard_normal(shape), class_labels(rng, shape[0], shape[1])
+
+
+class ScaledCE(RefCE):
+    """Softmax cross-entropy whose gradient is ``1 + k`` times the right one (all entries, or entry ``at``)."""
+
+    def __init__(self, k, at=None):
+        super().__init__()
+        self.k, self.at = k, at
+
+    def backward(self):
+        g = super().backward().copy()
+        if self.at is None:
+            return g * (1 + self.k)
+        g[self.at] *= 1 + self.k
+        return g
+
+
+def _exact(y, z):
+    ref = RefCE()
+    ref.forward(y, z.copy())
+    return ref.backward()
+
+
+def test_the_central_difference_at_large_logits_is_off_by_its_truncation_error():
+    """The fault: halving the step quarters the error (truncation, h^2), where round-off would double it."""
+    z, y = _large_logits(5)
+    g, i = _exact(y, z), (4, 4)
+    h = 6.06e-6 * abs(z[i])
+
+    def central(step):
+        zp, zm = z.copy(), z.copy()
+        zp[i] += step
+        zm[i] -= step
+        return (RefCE().forward(y, zp) - RefCE().forward(y, zm)) / (2 * step)
+    errors = [central(h * f) - g[i] for f in (1, 0.5, 0.25)]
+    assert errors[0] > 1e-6 * 2 * abs(g[i]) and errors[0] > 1e-9  # beyond rtol and the floor: a FAIL before
+    assert 3.5 < errors[0] / errors[1] < 4.5 and 3.5 < errors[1] / errors[2] < 4.5
+    R, ok = extrapolated(*(np.array(central(h * f)) for f in (1, 0.5, 0.25)), 1e-6, 1e-9)
+    assert bool(ok) and abs(float(R) - g[i]) < 1e-11
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_check_loss_passes_manualprops_cross_entropy_at_large_logits(seed):
+    z, y = _large_logits(seed)
+    res = check_loss(RefCE(), y, z, twin=None)
+    assert res.passed, res.table()
+
+
+def test_the_extrapolated_elements_are_counted_and_said():
+    z, y = _large_logits(5)
+    res = check_loss(RefCE(), y, z, twin=None)
+    c = res.records[-1].get("manual-vs-numerical")
+    assert res.passed and c.extrapolated >= 1
+    assert "Richardson's extrapolation" in res.table()
+
+
+@pytest.mark.parametrize("layer", [Softmax, LogSoftmax])
+def test_check_layer_passes_softmax_at_large_inputs(layer):
+    failed = [s for s in range(12) if not check_layer(layer(), _large_logits(s)[0], twin=None).passed]
+    assert failed == []
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_wrong_gradient_still_fails_at_large_logits(seed):
+    """The extrapolation is a better estimate, not a wider tolerance: every planted error the rule rejects against
+    the exact gradient (manualprop's, autograd's to 1.6e-12) fails the check too."""
+    z, y = _large_logits(seed)
+    exact = _exact(y, z)
+    for k, at in [(5e-6, None), (1e-4, None), (1e-4, np.unravel_index(int(np.argmax(np.abs(exact))), exact.shape))]:
+        wrong = ScaledCE(k, at)
+        wrong.forward(y, z.copy())
+        assert not close(wrong.backward(), exact, 1e-6, 1e-9)
+        assert not check_loss(ScaledCE(k, at), y, z, twin=None).passed, (k, at)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_grader_gives_a_correct_cross_entropy_its_points_at_large_logits(seed):
+    """As newuser26's hidden test: ``grade.loss_gradient`` of a correct loss at ``800 + 40 N(0, 1)``."""
+    z, y = _large_logits(seed)
+    v = checks.loss_gradient(RefCE(), y, z, RefCE(), points=1)
+    assert v.passed and v.fraction == 1.0, v.markdown()
+    assert not checks.loss_gradient(ScaledCE(1e-4), y, z, RefCE(), points=1).passed
+
+
+class Rippled(RefCE):
+    """Cross-entropy whose forward adds ``1e-9 sum(sin(1e4 z))``, a ripple no central difference at the default step
+    resolves (``h`` is 50 of its periods) and that backward leaves out: the check fails it, and fails the reference
+    of the same class alike."""
+
+    def forward(self, y_true, y_pred):
+        return super().forward(y_true, y_pred) + 1e-9 * float(np.sum(np.sin(1e4 * np.asarray(y_pred))))
+
+
+def test_a_part_that_matches_a_reference_the_check_fails_alike_keeps_its_points():
+    z, y = _large_logits(3)
+    assert not check_loss(Rippled(), y, z, twin=None).passed  # the point is beyond the check, for the reference too
+    v = checks.loss_gradient(Rippled(), y, z, Rippled(), points=2)
+    assert v.passed and v.fraction == 1.0, v.markdown()
+    assert "disagree with both alike" in v.parts[0].message
+    # a student whose backward is the reference's and whose forward is not still fails: the check sees two functions
+    v = checks.loss_gradient(Rippled(), y, z, RefCE(), points=2)
+    assert not v.passed and "disagrees with central differences" in v.parts[0].message
