@@ -149,12 +149,13 @@ class SandboxError(StudentCodeError):
     ``"reply"`` (an oversized reply: its size and the limit named),
     ``"refused"``, ``"policy"`` (a staff policy: no forward in backward) or ``"start"`` (the child
     could not start, before any submitted code ran: the grader's setup). ``output``: the tail of
-    what the child printed.
+    what the child printed. ``step``: the call into the submitted code that ended the sandbox (``"import"``,
+    ``"constructor"``, or a load probe's ``"forward"`` or ``"backward"``), else None.
     """
 
-    def __init__(self, message: str, *, reason: str = "exception", output: str = ""):
+    def __init__(self, message: str, *, reason: str = "exception", output: str = "", step: str | None = None):
         super().__init__(message)
-        self.reason, self.output = reason, output
+        self.reason, self.output, self.step = reason, output, step
 
 
 class SandboxStarved(GraderError):
@@ -915,7 +916,7 @@ class Sandbox:
     def _fail(self, msg: str, reason: str) -> None:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
         self._dead, self._dead_reason = msg, reason
-        raise SandboxError(msg, reason=reason, output=self.output)
+        raise SandboxError(msg, reason=reason, output=self.output, step=self._step)
 
     def _mark(self) -> None:
         """A call into the submitted code starts: no time added yet, its CPU time from here."""

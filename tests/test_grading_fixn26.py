@@ -203,3 +203,72 @@ def test_a_batch_without_namespaces_writes_nothing(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="refuses to run untrusted code"):
         grade_batch(subs, ASSIGN / "tests", tmp_path / "graded", progress=False)
     assert not list((tmp_path / "graded").rglob("results.json"))
+
+
+# ------------------------------------------------------------------ 3: a backward that kills the load probe (MEDIUM)
+# A correct forward scored 0 ("Affine: forward output" 0/2) when backward segfaulted or hung in the probe the grader
+# runs to read the layer as gradcheck check reads it (forward, then backward), while a backward raising
+# NotImplementedError got the forward's 2/2: the sandbox was dead, and the forward test ran in it. Now the layer is
+# loaded again without the probe in a new sandbox and its forward graded on its own.
+
+AFFINE = '''
+import numpy as np
+
+
+class Affine:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        BODY
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"]
+'''
+
+AFFINE_TESTS = '''
+import pytest
+from manualprop import Linear as RefLinear
+
+pytestmark = [pytest.mark.timeout(2)]
+
+
+@pytest.mark.points(2)
+def test_affine_forward(student, grade, rng):
+    """Affine: forward output"""
+    grade.layer_forward(student.layer("layers.py", "Affine", in_features=5, out_features=3),
+                        rng.standard_normal((8, 5)), RefLinear(5, 3), points=2)
+
+
+@pytest.mark.points(6)
+def test_affine_gradients(student, grade, rng):
+    """Affine: gradients"""
+    grade.layer_gradients(student.layer("layers.py", "Affine", in_features=5, out_features=3),
+                          rng.standard_normal((8, 5)), RefLinear(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
+'''
+
+
+@pytest.mark.parametrize("body, says", [
+    ("raise NotImplementedError('TODO')", "raised NotImplementedError"),
+    ("import ctypes; ctypes.string_at(0)", "killed by SIGSEGV"),
+    ("import os; os._exit(3)", "ended the sandbox process with exit code"),
+    ("while True: pass", "did not finish within"),
+], ids=["raises", "segfaults", "exits", "hangs"])
+def test_a_correct_forward_keeps_its_points_whatever_backward_does(tmp_path, body, says):
+    from gradcheck.grading.runner import grade_submission
+    from gradcheck.sandbox import support
+
+    sub, tests = tmp_path / "sub", tmp_path / "tests"
+    sub.mkdir()
+    tests.mkdir()
+    (sub / "layers.py").write_text(AFFINE.replace("BODY", body))
+    (tests / "test_affine.py").write_text(AFFINE_TESTS)
+    r = grade_submission(sub, tests, tmp_path / "out", timeout=2.0, unsafe_no_isolation=support()[0] == "none")
+    rows = {t["name"]: t for t in json.loads(Path(r.results_path).read_text())["tests"]}
+    assert rows["Affine: forward output"]["score"] == 2, rows["Affine: forward output"]["output"]
+    assert rows["Affine: gradients"]["score"] == 0 and says in " ".join(rows["Affine: gradients"]["output"].split())

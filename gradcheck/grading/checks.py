@@ -476,9 +476,9 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
         try:
             probed = layer.probed([x.copy() for x in xs])
         except StudentCodeError as exc:  # the probe's copy of a 2 GiB broadcast: the graded call below names it
-            if getattr(exc, "reason", None) == "timeout":  # as it always has; a forward too slow: one timeout
-                raise
-            return layer, xs
+            if getattr(exc, "reason", None) == "timeout" and getattr(exc, "step", None) != "backward":
+                raise  # as it always has; a forward too slow: one timeout
+            return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
         if not several and _params_as_loaded(layer, reference):  # a params dict: graded as loaded, with the probe's
