@@ -2026,7 +2026,10 @@ class RemoteLoss(_Remote):
         return self._sandbox.load_loss(file, cls, dict(init))
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
-        """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
+        """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward. The data
+        sent is kept (``last_data``, the grader's own copies): the command a grade prints for the student takes its
+        kinds (:func:`gradcheck.grading.diagnosis.reproduce`)."""
+        self.last_data = (np.array(y_true, copy=True), np.array(y_pred, copy=True))
         arr, call = self._forward([y_true, y_pred], None)
         if arr.size != 1:
             raise GradientShapeError(f"{self.class_name}.{call} returned an array of shape {fmt_shape(arr.shape)}; "

@@ -272,3 +272,50 @@ def test_a_correct_forward_keeps_its_points_whatever_backward_does(tmp_path, bod
     rows = {t["name"]: t for t in json.loads(Path(r.results_path).read_text())["tests"]}
     assert rows["Affine: forward output"]["score"] == 2, rows["Affine: forward output"]["output"]
     assert rows["Affine: gradients"]["score"] == 0 and says in " ".join(rows["Affine: gradients"]["output"].split())
+
+
+# ------------------------------------------------------------------ 4: every suggested command runs as printed (MEDIUM)
+# The cross-entropy feedback's "run: `gradcheck check ... --loss`" omitted --targets labels, and the command exited 3
+# on its default real targets. Each assignment is graded with a bug in a loss and in layers; every command its
+# feedback prints is run as printed, in the submission's folder, and must find the bug (exit 1) or pass (exit 0),
+# never a usage error (2) or an unusable check (3).
+
+PLANTED = {
+    "linear_relu_ce": [("return d / n", "return 2 * d / n"),  # SoftmaxCrossEntropy.backward twice the gradient
+                       ('self.grads["b"] = dY.sum(axis=0)', 'self.grads["b"] = dY.mean(axis=0)')],  # Linear db
+    "cs231n_layers": [("    dx /= N\n", "\n"),  # softmax_loss's dx not averaged
+                      ("db = dout.sum(axis=0)", "db = 2 * dout.sum(axis=0)"),  # affine_backward
+                      ("dgamma = (dout * xhat).sum(axis=0)", "dgamma = dout.sum(axis=0)")],  # batchnorm_backward
+}
+
+
+@pytest.mark.parametrize("assignment", sorted(PLANTED))
+def test_every_command_the_feedback_suggests_runs_as_printed(tmp_path, assignment):
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    from gradcheck.grading.runner import grade_submission
+    from gradcheck.sandbox import support
+
+    src = (ROOT / "assignments" / assignment / "solution" / "layers.py").read_text()
+    for old, new in PLANTED[assignment]:
+        assert src.count(old) == 1
+        src = src.replace(old, new)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text(src)
+    r = grade_submission(sub, ROOT / "assignments" / assignment / "tests", tmp_path / "out", seed=0,
+                         unsafe_no_isolation=support()[0] == "none")
+    outputs = [t["output"] for t in json.loads(Path(r.results_path).read_text())["tests"]]
+    commands = sorted({c for o in outputs for c in re.findall(r"run: `(gradcheck check [^`]+)`", o)})
+    assert any("--loss" in c for c in commands) and any("--loss" not in c for c in commands), commands
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    for c in commands:
+        argv = shlex.split(c)
+        p = subprocess.run([sys.executable, "-m", "gradcheck", *argv[1:]], cwd=sub, env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode in (0, 1), (c, p.returncode, p.stdout[-1500:], p.stderr[-1500:])
+        if "--loss" in c:
+            assert p.returncode == 1 and "gradient mismatch" in p.stdout, (c, p.stdout[-1500:])
