@@ -175,7 +175,7 @@ def test_single_without_namespaces_writes_a_not_graded_results_json(tmp_path, mo
     extra = data["extra_data"]
     assert extra["complete"] is False and extra["status"] == "not graded" and extra["isolation"] == "refused"
     assert data["output"].startswith("This submission is not graded") and "This is not your score" in data["output"]
-    assert "Operation not permitted" in data["output"] and "Regrade All Submissions" in data["output"]
+    assert "Operation not permitted" in data["output"] and "Manage Submissions" in data["output"]
     # what the refusal means, not "install bubblewrap" (it is installed)
     assert "installing bubblewrap again does not help" in err and "seccomp" in err and "Install bubblewrap" not in err
     assert extra["reason"].startswith("refused: this machine cannot isolate")
@@ -319,3 +319,91 @@ def test_every_command_the_feedback_suggests_runs_as_printed(tmp_path, assignmen
         assert p.returncode in (0, 1), (c, p.returncode, p.stdout[-1500:], p.stderr[-1500:])
         if "--loss" in c:
             assert p.returncode == 1 and "gradient mismatch" in p.stdout, (c, p.stdout[-1500:])
+
+
+# ------------------------------------------------------------------ 5: the autograder zip, setup.sh, SIGTERM (MEDIUM)
+# docs/gradescope.md said "backprop-lab/: this repository" and gave no command; setup.sh's pip install fails where
+# the system Python is externally managed (PEP 668); a SIGTERM's results.json promised "it will be graded again",
+# which Gradescope does not do by itself.
+
+
+@pytest.mark.parametrize("assignment", ["linear_relu_ce", "cs231n_layers"])
+def test_the_autograder_zip_holds_the_entry_points_the_tests_and_the_packages_alone(tmp_path, assignment, capsys):
+    import stat
+    import subprocess
+    import sys
+    import zipfile
+
+    from gradcheck.cli import main
+
+    assert main(["assignment", "autograder", str(ROOT / "assignments" / assignment), "--out", str(tmp_path)]) == 0
+    path = tmp_path / f"autograder-{assignment}.zip"
+    assert str(path) in capsys.readouterr().out
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        modes = {n: z.getinfo(n).external_attr >> 16 for n in names}
+        z.extractall(tmp_path / "x")
+    tests = sorted(p.relative_to(ROOT / "assignments" / assignment).as_posix()
+                   for p in (ROOT / "assignments" / assignment / "tests").rglob("*.py") if "__pycache__" not in p.parts)
+    top = sorted(n for n in names if not n.startswith("backprop-lab/"))
+    assert top == sorted(["setup.sh", "run_autograder", *tests])
+    assert all(modes[n] & stat.S_IXUSR for n in ("setup.sh", "run_autograder"))
+    inside = {n.split("/")[1] for n in names if n.startswith("backprop-lab/")}
+    assert inside == {"pyproject.toml", "README.md", "manualprop", "autoprop", "gradcheck"}
+    assert not [n for n in names if any(w in n for w in ("solution", "mutants", ".venv", ".git/", "__pycache__",
+                                                         "notebooks/", "lessons/"))]
+    shipped = {n.removeprefix("backprop-lab/") for n in names if n.endswith(".py") and n.startswith("backprop-lab/")}
+    assert shipped == {p.relative_to(ROOT).as_posix() for pkg in ("manualprop", "autoprop", "gradcheck")
+                       for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts}
+    # the packed packages import as they are (what setup.sh installs)
+    code = "import gradcheck.grading.plugin, autoprop, manualprop, sys; print(gradcheck.__file__)"
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       env={"PYTHONPATH": str(tmp_path / "x" / "backprop-lab"), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0 and str(tmp_path / "x" / "backprop-lab") in p.stdout, p.stderr[-2000:]
+
+
+def test_the_autograder_zip_refuses_tests_holding_a_solution(tmp_path):
+    import shutil
+
+    from gradcheck.assignment import autograder_zip
+    from gradcheck.errors import UsageError
+
+    a = tmp_path / "hw"
+    shutil.copytree(ROOT / "assignments" / "linear_relu_ce", a, ignore=shutil.ignore_patterns("__pycache__"))
+    (a / "tests" / "helper.py").write_text("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n")
+    with pytest.raises(UsageError, match="tests/helper.py hold solution markers"):
+        autograder_zip(a, tmp_path / "dist")
+    with pytest.raises(UsageError, match="no setup.sh"):
+        autograder_zip(a / "tests", tmp_path / "dist")
+
+
+@pytest.mark.parametrize("assignment", ["linear_relu_ce", "cs231n_layers"])
+def test_setup_installs_into_a_venv_that_run_autograder_uses(assignment):
+    setup = (ROOT / "assignments" / assignment / "setup.sh").read_text()
+    run = (ROOT / "assignments" / assignment / "run_autograder").read_text()
+    assert "python3 -m venv /opt/backprop-lab" in setup and "/opt/backprop-lab/bin/python -m pip install" in setup
+    assert "python3 -m pip install" not in setup  # PEP 668: refused by an externally managed system Python
+    assert "sys.version_info < (3, 10)" in setup
+    assert run.index('export PATH="/opt/backprop-lab/bin:$PATH"') < run.index("gradcheck grade")
+
+
+@pytest.mark.parametrize("single", [True, False])
+def test_a_stopped_submission_says_who_grades_it_again(tmp_path, single):
+    from gradcheck.grading.runner import _write_not_graded
+    from gradcheck.grading.stopping import Terminated
+
+    _write_not_graded(tmp_path / "results.json", Terminated(), 0, None, single=single)
+    out = " ".join(json.loads((tmp_path / "results.json").read_text())["output"].split())
+    assert "This is not your score." in out and "it will be graded again" not in out
+    if single:  # Gradescope: nothing runs run_autograder again by itself
+        assert "does not run again by itself: course staff must run it again" in out and "submit again" in out
+    else:  # a batch: the summary asks staff to rerun, which resumes with it
+        assert "when they rerun the grading" in out
+
+
+def test_the_docs_give_the_zip_command_the_base_image_and_the_local_trial():
+    doc = " ".join((ROOT / "docs" / "gradescope.md").read_text().split())
+    for said in ("gradcheck assignment autograder assignments/linear_relu_ce --out dist/", "manylinux_2_28",
+                 "Python 3.10 or later", "externally managed (PEP 668", "### Trying the /autograder layout locally",
+                 "### Check the isolation first", "extra_data.isolation", "Manage Submissions"):
+        assert said in doc, said

@@ -936,8 +936,8 @@ def _write_refused(out: Path, exc: UsageError, seed: Any) -> bool:
     data = placeholder_results(
         "This submission is not graded: the autograder refused to run submitted code, because this machine cannot "
         "isolate it. This is not your score; course staff must fix the autograder's setup and then regrade it "
-        "(on Gradescope: Regrade All Submissions, on the Manage Submissions page).\n\nFor course staff: no "
-        f"namespaces sandbox here: {support()[1]}. The autograder's output (stdout, hidden from students) and "
+        "(on Gradescope: rerun the autograder from the assignment's Manage Submissions page).\n\nFor course "
+        f"staff: no namespaces sandbox here: {support()[1]}. The autograder's output (stdout, hidden from students) and "
         "extra_data.reason say what it means and what helps; docs/gradescope.md, 'Check the isolation first'.",
         seed if isinstance(seed, int) else None)
     data["extra_data"].update(status=NOT_GRADED, reason=f"refused: {exc}", isolation="refused")
@@ -1206,7 +1206,7 @@ def _grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, o
         return _grade_archive(Path(submission), grade) if is_archive(submission) else grade(sub)
     except KeyboardInterrupt as exc:  # one submission graded in the main thread: its child is stopped
         with contextlib.suppress(OSError):
-            _write_not_graded(results, exc, seed, _key)
+            _write_not_graded(results, exc, seed, _key, single=_stopper is None)
         raise
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -1749,16 +1749,20 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
 
 
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
-                      key: bytes | None) -> str:
+                      key: bytes | None, single: bool = False) -> str:
     """Write results.json at ``path`` for a submission whose grading the signal ``stop`` ended
     before it finished: the status :data:`NOT_GRADED` and why, incomplete (a rerun grades it), and
     ``score`` 0 because Gradescope's schema requires a top-level score when no test row carries one
-    (tester17g L10); the output tells the student it is not their score. Returns the gradebook's
-    status, the reason included (the gradebook's row has no score)."""
+    (tester17g L10); the output tells the student it is not their score, and who grades it again: for a
+    batch's submission the batch's rerun, which the summary asks for; for one submission (``single``,
+    Gradescope's ``run_autograder``, where nothing runs again by itself: newuser26 M5) course staff's regrade
+    or a new submission. Returns the gradebook's status, the reason included (the gradebook's row has no score)."""
     how = stopped_by(stop)
+    again = ("The autograder does not run again by itself: course staff must run it again on this submission "
+             "(on Gradescope: from the assignment's Manage Submissions page), or submit again." if single else
+             "Course staff grade it again when they rerun the grading (it resumes with the submissions not graded).")
     data = placeholder_results(f"This submission is not graded: the grading was stopped by {how} "
-                               f"before this submission's grading finished. This is not your score; "
-                               f"it will be graded again.", seed)
+                               f"before this submission's grading finished. This is not your score. {again}", seed)
     data["extra_data"].update(status=NOT_GRADED, reason=f"stopped by {how}")
     write_json(path, data, key)
     return f"{NOT_GRADED}: stopped by {how}"
