@@ -407,3 +407,47 @@ def test_the_docs_give_the_zip_command_the_base_image_and_the_local_trial():
                  "Python 3.10 or later", "externally managed (PEP 668", "### Trying the /autograder layout locally",
                  "### Check the isolation first", "extra_data.isolation", "Manage Submissions"):
         assert said in doc, said
+
+
+# ------------------------------------------------------------------ 6: LOW
+def test_the_score_line_says_shown_later_only_of_tests_that_are():
+    from gradcheck.grading.runner import visible_score
+
+    def rows(*vis):
+        return [{"visibility": v, "score": 1.0, "max_score": 1.0} for v in vis]
+    assert visible_score(rows("visible", "after_due_date")).endswith("Other tests are shown later and count in your "
+                                                                      "final score.")
+    assert visible_score(rows("visible", "hidden")).endswith("Other tests, not shown to you, count in your final "
+                                                              "score.")
+    assert "some are shown later, some are not shown" in visible_score(rows("visible", "hidden", "after_published"))
+    assert visible_score(rows("visible")) == "Score on the tests visible now: 1 / 1."
+
+
+def test_a_relu_that_multiplies_by_its_output_is_named():
+    from gradcheck import diagnose_layer
+    from tests.buggy_layers.activations import INPUT, ReLUOutputAsMask
+
+    X = np.random.default_rng(0).standard_normal(INPUT)
+    d = diagnose_layer(ReLUOutputAsMask(), X)
+    said = " ".join(f.message for f in d.findings)
+    assert "relu-output-as-mask" in [f.code for f in d.findings], said
+    assert "dX = dY * out" in said and "(X > 0)" in said
+
+
+def test_a_zero_point_part_is_not_bold_wrong():
+    v = checks.Verdict([checks.Part("dgamma", 0.0, False, "why"), checks.Part("dX", 1.0, True),
+                        checks.Part("dbeta", 1.0, False, "why")])
+    lines = v.markdown().splitlines()
+    assert lines[0] == "- `dbeta`: **wrong** - why"
+    assert lines[1] == "- `dgamma`: wrong (0 points in this test) - why"
+
+
+def test_a_gradient_of_the_students_own_forward_gives_its_own_error_against_the_reference():
+    from manualprop import BatchNorm1D
+
+    X = 0.05 * np.random.default_rng(4).standard_normal((8, 3))  # a variance of 0.0025: eps 1e-5 or 1e-8 shows
+    v = checks.layer_gradients(BatchNorm1D(3, eps=1e-8), X, BatchNorm1D(3), training=True, seed=3, rtol=1e-5,
+                               parts={"dX": 1, "dgamma": 1, "dbeta": 1})
+    dx = next(p for p in v.parts if p.name == "dX")
+    assert not dx.passed and "gradient of your own forward" in dx.message, dx.message
+    assert "dX's own max relative error against the reference's is" in dx.message and "rtol=1e-05" in dx.message

@@ -102,9 +102,13 @@ class Verdict:
         return 1.0 if total <= 0 else sum(p.points for p in self.parts if p.passed) / total
 
     def markdown(self) -> str:
-        """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes."""
-        lines = [f"- `{p.name}`: {'ok' if p.passed else f'**{p.failed_as}**'}" + (f" - {p.message}" if p.message else "")
-                 for p in sorted(self.parts, key=lambda p: p.passed)]
+        """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes. A failing
+        part worth 0 points (``parts={"dgamma": 0}``) says so, unbolded, after those that cost points (newuser26: a
+        0-point part printed **wrong** like one that costs them)."""
+        def mark(p: Part) -> str:
+            return "ok" if p.passed else f"**{p.failed_as}**" if p.points else f"{p.failed_as} (0 points in this test)"
+        lines = [f"- `{p.name}`: {mark(p)}" + (f" - {p.message}" if p.message else "")
+                 for p in sorted(self.parts, key=lambda p: (p.passed, not p.points))]
         return "\n".join(lines + [f"\n{t}" for t in [self.not_checked] * bool(self.not_checked) + self.notes])
 
 
@@ -801,14 +805,18 @@ def _own_function(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: lis
     if not wrong:
         return
     misses = _confirm_directionally(layer, xs, d_in, Y_ref.shape, cfg, [p.name for p in wrong])
+    y_err = float(np.max(relative_error(np.asarray(Y, np.float64), Y_ref)))
     for p in wrong if misses is not None else []:
         if p.name not in misses:
+            err = float(np.max(relative_error(np.asarray(got[p.name], np.float64), expected[p.name])))
             p.message = (f"{p.name} is not the reference's gradient, but it is the gradient of your own forward (it "
                          f"agrees with a central difference of your forward along a random direction), whose output "
-                         f"differs from the reference's ({_worst(np.asarray(Y, np.float64), Y_ref, 'Y')}): backward "
-                         f"is consistent with forward, and forward computes another function than the "
-                         f"assignment's. Fix forward (compare it with the assignment's formula); backward must then "
-                         f"follow it.")
+                         f"differs from the reference's ({_worst(np.asarray(Y, np.float64), Y_ref, 'Y')}; max "
+                         f"relative error {y_err:.2g}): backward is consistent with forward, and forward computes "
+                         f"another function than the assignment's, or the same one with another constant (an eps?). "
+                         f"{p.name}'s own max relative error against the reference's is {err:.2g}, above this test's "
+                         f"rtol={cfg.rtol:g}. Fix forward (compare it with the assignment's formula); backward must "
+                         f"then follow it.")
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str]) -> str:

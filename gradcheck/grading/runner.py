@@ -1643,12 +1643,17 @@ def visible_score(tests: list[dict]) -> str:
     """The top-level output's score line, which Gradescope shows the student at once: the points of the
     tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
     ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
-    whole total for the gradebook."""
+    whole total for the gradebook. The other tests are said to be shown later only when some are
+    (``after_due_date``, ``after_published``): a ``hidden`` test is never shown to the student (newuser26)."""
     shown = [t for t in tests if t["visibility"] == "visible"]
     line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
             f"{round(sum(t['max_score'] for t in shown), 4):g}.")
-    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
-                   else "")
+    later = any(t["visibility"] in ("after_due_date", "after_published") for t in tests)
+    never = any(t["visibility"] == "hidden" for t in tests)
+    return line + {(True, False): " Other tests are shown later and count in your final score.",
+                   (False, True): " Other tests, not shown to you, count in your final score.",
+                   (True, True): " Other tests count in your final score: some are shown later, some are not shown.",
+                   (False, False): ""}[(later, never)]
 
 
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
