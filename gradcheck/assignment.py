@@ -1,4 +1,5 @@
-"""``gradcheck assignment release``: the student version of a solution notebook, lesson or Python file.
+"""``gradcheck assignment release``: the student version of a solution notebook, lesson or Python file;
+``gradcheck assignment autograder``: the zip Gradescope builds an assignment's autograder from (:func:`autograder_zip`).
 
 The markers are nbgrader's; what becomes of them, and what is refused so that no solution leaks,
 is :data:`DESCRIPTION`. "Exercise N" counts the cells (a lesson's code blocks, a Python file's
@@ -15,6 +16,8 @@ import copy
 import json
 import os
 import re
+import stat
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,8 @@ from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
            "ReleaseReport", "holds_solutions", "solution_cell", "student_source", "student_notebook",
-           "student_markdown", "student_python", "release", "add_assignment_parser", "cmd_release"]
+           "student_markdown", "student_python", "release", "add_assignment_parser", "cmd_release", "cmd_autograder",
+           "autograder_zip", "AUTOGRADER_PACKAGES"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -795,20 +799,132 @@ and a student version stops at its first exercise.
 """
 
 
+# ---------------------------------------------------------------- gradcheck assignment autograder
+# The zip Gradescope builds an assignment's autograder image from: ``setup.sh`` and ``run_autograder`` at its top, the
+# grading tests, and ``backprop-lab/``, the source ``setup.sh`` installs: ``pyproject.toml``, ``README.md`` and the
+# ``.py`` files of manualprop, autoprop and gradcheck, nothing else. So no ``.venv``, ``.git``, ``__pycache__``,
+# solution, mutant, notebook or lesson reaches the image the students' code runs beside; a file of the tests that
+# holds a solution (a notebook :func:`holds_solutions` finds, a ``.py`` or ``.md`` file with ``### BEGIN SOLUTION``)
+# is refused (newuser26 M5: the docs said "backprop-lab/: this repository", and a TA zipped the working copy).
+
+#: The import packages ``setup.sh`` installs, copied from the source tree (``.py`` files only: they hold no other)
+AUTOGRADER_PACKAGES = ("manualprop", "autoprop", "gradcheck")
+#: The files of the source tree's top that ``pip install`` reads (``pyproject.toml`` names ``README.md``)
+_TOP_FILES = ("pyproject.toml", "README.md")
+_ENTRY = ("setup.sh", "run_autograder")
+
+
+def _source_tree(source: str | os.PathLike | None) -> Path:
+    """The backprop-lab source tree: ``source``, or the one this gradcheck was imported from; UsageError when it is
+    not one (an installed copy has no ``pyproject.toml`` beside its packages)."""
+    root = Path(source) if source is not None else Path(__file__).resolve().parents[1]
+    missing = [n for n in (*_TOP_FILES, *AUTOGRADER_PACKAGES) if not (root / n).exists()]
+    if missing:
+        raise UsageError(f"{str(root)!r} is not a backprop-lab source tree (no {', '.join(missing)}): run this from a "
+                         f"checkout of the repository (pip install -e .), or pass --source PATH to one.")
+    return root
+
+
+def _files(folder: Path) -> list[Path]:
+    """The regular files under ``folder`` (links not followed), without ``__pycache__``, compiled files and names
+    starting with a dot, in name order."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        for f in sorted(filenames):
+            p = Path(dirpath) / f
+            if not f.startswith(".") and not f.endswith((".pyc", ".pyo")) and stat.S_ISREG(p.lstat().st_mode):
+                out.append(p)
+    return out
+
+
+def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
+                   source: str | os.PathLike | None = None) -> Path:
+    """Write ``out/autograder-<assignment's name>.zip`` for Gradescope and return its path.
+
+    Parameters
+    ----------
+    assignment : path
+        A folder holding ``setup.sh``, ``run_autograder`` and ``tests/`` (the grading tests, with any helpers).
+    out : path
+        The folder for the zip (created).
+    source : path, optional
+        The backprop-lab source tree (default: the one this gradcheck was imported from).
+
+    Returns
+    -------
+    Path
+        The zip: ``setup.sh`` and ``run_autograder`` (mode 755), ``tests/...``, ``backprop-lab/{pyproject.toml,
+        README.md}`` and ``backprop-lab/<package>/**/*.py`` for each of :data:`AUTOGRADER_PACKAGES`.
+
+    Raises
+    ------
+    UsageError
+        ``assignment`` lacks one of its three entries, ``source`` is not a source tree, or a file of the tests holds
+        a solution (module docstring).
+    """
+    a = Path(assignment)
+    missing = [n for n in (*_ENTRY, "tests") if not (a / n).exists()]
+    if missing:
+        raise UsageError(f"{str(assignment)!r} is not an assignment folder: it has no {', '.join(missing)} "
+                         f"(expected setup.sh, run_autograder and tests/, as assignments/linear_relu_ce has).")
+    root = _source_tree(source)
+    members = [(a / n, n) for n in _ENTRY]
+    members += [(p, "tests/" + p.relative_to(a / "tests").as_posix()) for p in _files(a / "tests")]
+    leaks = [name for p, name in members if p.suffix == ".ipynb" and holds_solutions(p)] + [
+        name for p, name in members if p.suffix in (".py", ".md") and BEGIN_SOLUTION in p.read_text(errors="replace")]
+    if leaks:
+        raise UsageError(f"{', '.join(leaks)} hold solution markers (### BEGIN SOLUTION): not packed, as the image "
+                         f"runs the students' code beside the tests. Remove the solutions from the tests first.")
+    members += [(root / n, "backprop-lab/" + n) for n in _TOP_FILES]
+    members += [(p, "backprop-lab/" + p.relative_to(root).as_posix()) for pkg in AUTOGRADER_PACKAGES
+                for p in _files(root / pkg) if p.suffix == ".py"]
+    Path(out).mkdir(parents=True, exist_ok=True)
+    path = Path(out) / f"autograder-{a.resolve().name}.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for p, name in members:
+            info = zipfile.ZipInfo.from_file(p, name)
+            info.external_attr = ((0o755 if name in _ENTRY else 0o644) | stat.S_IFREG) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, p.read_bytes())
+    return path
+
+
 def add_assignment_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``assignment`` (and its ``release``) to the ``gradcheck`` parser's subparsers."""
     fmt = argparse.RawDescriptionHelpFormatter
     a = sub.add_parser("assignment", help="exercise notebooks and lessons: make the student version (release)",
                        description="Author exercise notebooks (nbgrader's markers).", epilog=EXAMPLES,
                        formatter_class=fmt)
-    asub = a.add_subparsers(dest="assignment_command", metavar="{release}", required=True)
+    asub = a.add_subparsers(dest="assignment_command", metavar="{release,autograder}", required=True)
     r = asub.add_parser("release", help="write the student version of solution notebooks",
                         description=DESCRIPTION, epilog=EXAMPLES, formatter_class=fmt)
     r.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="solution notebook(s) (.ipynb), lesson(s) (.md) or Python file(s) (.py)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the student version(s)")
     r.set_defaults(func=cmd_release)
+    z = asub.add_parser("autograder", help="write the zip Gradescope builds an assignment's autograder from",
+                        description="Write OUT/autograder-NAME.zip for Gradescope from an assignment folder (setup.sh, "
+                        "run_autograder, tests/): those, and backprop-lab/ with pyproject.toml, README.md and the "
+                        "packages' .py files only (no .venv, .git, solutions, mutants, notebooks or lessons). "
+                        "docs/gradescope.md says how to upload and check it.", formatter_class=fmt,
+                        epilog="example:\n  gradcheck assignment autograder assignments/linear_relu_ce --out dist/")
+    z.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment folder, e.g. assignments/linear_relu_ce")
+    z.add_argument("--out", required=True, metavar="DIR", help="folder for the zip (created)")
+    z.add_argument("--source", metavar="PATH", default=None,
+                   help="the backprop-lab source tree to pack (default: the one gradcheck runs from)")
+    z.set_defaults(func=cmd_autograder)
     return a
+
+
+def cmd_autograder(args: argparse.Namespace) -> int:
+    """Run ``gradcheck assignment autograder``; print the zip's path and size; return the exit code."""
+    path = autograder_zip(args.assignment, args.out, source=args.source)
+    with zipfile.ZipFile(path) as z:
+        n = len(z.namelist())
+    print(f"wrote {path} ({n} files, {path.stat().st_size / 1024:.0f} KiB): upload it as the autograder of the "
+          f"Gradescope assignment (docs/gradescope.md)")
+    return EXIT_PASS
 
 
 def cmd_release(args: argparse.Namespace) -> int:

@@ -1429,6 +1429,48 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
     return y_true, y_pred, f"y_true: {tkind} of shape {tuple(shape)}"
 
 
+def data_options(y_true: Any, y_pred: Any) -> list[str]:
+    """The ``--targets`` and ``--pred`` options under which :func:`loss_data` draws data of the kinds of ``y_true`` and
+    ``y_pred`` (the grader's), for a command a student can run as printed (newuser26 M4: the grader's "run: gradcheck
+    check ... --loss" for a cross-entropy graded on class labels omitted ``--targets labels``, and the command
+    exited 3 on its default real targets). The default kind (real) is left out.
+
+    Kinds: integer ``y_true`` of ``y_pred``'s shape less its last axis, in ``[0, K)``, K that axis: ``labels``; of
+    ``y_pred``'s shape: ``labels:K``, K its largest value + 1 (at least 2); floats of ``y_pred``'s shape: ``onehot``
+    (0/1 rows summing to 1), ``probs`` (rows of non-negative entries summing to 1, to 1e-9), ``unit`` (all in (0,
+    1)), else real; ``y_pred`` the same kinds but the first two.
+
+    >>> data_options(np.array([0, 2, 1]), np.zeros((3, 4)))
+    ['--targets', 'labels']
+    >>> data_options(np.eye(3)[[0, 2]], np.full((2, 3), 1 / 3))
+    ['--targets', 'onehot', '--pred', 'probs']
+    >>> data_options(np.array([[0, 1], [1, 1]]), np.full((2, 2), 0.3))
+    ['--targets', 'labels:2', '--pred', 'unit']
+    """
+    t, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+
+    def kind(a: np.ndarray) -> str:
+        with np.errstate(invalid="ignore"):
+            rows = a.ndim >= 1 and a.size > 0 and np.all(a >= 0) and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9)
+            if rows and np.all((a == 0) | (a == 1)):
+                return "onehot"
+            if rows:
+                return "probs"
+            return "unit" if a.size and np.all((a > 0) & (a < 1)) else "real"
+
+    out = []
+    if t.dtype.kind in "iub" and p.ndim >= 1 and t.size:
+        last = p.shape[-1]
+        if t.shape == p.shape[:-1] and t.min() >= 0 and t.max() < last:
+            out = ["--targets", "labels"]
+        elif t.shape == p.shape and t.min() >= 0:
+            out = ["--targets", f"labels:{max(int(t.max()) + 1, 2)}"]
+    elif t.shape == p.shape and (tk := kind(t.astype(np.float64))) != "real":
+        out = ["--targets", tk]
+    pk = kind(p) if p.size else "real"
+    return out + (["--pred", pk] if pk in ("probs", "unit") else [])
+
+
 def finite_loss_data(args, loss, shape, text: str) -> UsageError | None:
     """When a loss's forward gave NaN or inf on the data ``--pred``/``--targets`` left at their default (real
     numbers) but is finite on probabilities and class labels (Neural Networks from Scratch's

@@ -601,6 +601,10 @@ DIAGNOSES: dict[str, Record] = {
     "sigmoid-missing-one-minus": Record(
         "sigmoid's (1 - out) missing", "{t} = dY * out: the factor (1 - out) is missing in sigmoid's derivative",
         "sigmoid'(x) = s * (1 - s), so dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
+    "relu-output-as-mask": Record(
+        "ReLU's output used as its derivative", "{t} = dY * out: backward multiplies dY by ReLU's output max(X, 0) "
+        "where its derivative, the 0/1 mask (X > 0), is due, so {t} is X times the correct gradient at the {k} of {n} "
+        "entries where X > 0", "dX = dY * (X > 0) (cache the mask, or out > 0, in forward)", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -2983,7 +2987,7 @@ def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarr
 
 
 def _activation_signature(m, n, inputs, Y, G):
-    """tanh's square missing, sigmoid's (1 - out) missing, softmax's diagonal only: named only when the correct ``n`` is that
+    """tanh's square missing, sigmoid's (1 - out) missing, ReLU's output for its mask, softmax's diagonal only: named only when the correct ``n`` is that
     activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from
     ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
@@ -2993,6 +2997,9 @@ def _activation_signature(m, n, inputs, Y, G):
     if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
         return "sigmoid-missing-one-minus", {}
     X = inputs[0]
+    if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
+            and close(m, G * Y) and not close(m, n, 1e-5)):  # newuser26: a ReLU's dY * out
+        return "relu-output-as-mask", {"k": int((X > 0).sum()), "n": X.size}
     for name, right, got, d in (("tanh", "(1 - out**2)", "(1 - X**2)", lambda v: 1 - v**2),
                                 ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
         if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):

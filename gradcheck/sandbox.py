@@ -149,12 +149,13 @@ class SandboxError(StudentCodeError):
     ``"reply"`` (an oversized reply: its size and the limit named),
     ``"refused"``, ``"policy"`` (a staff policy: no forward in backward) or ``"start"`` (the child
     could not start, before any submitted code ran: the grader's setup). ``output``: the tail of
-    what the child printed.
+    what the child printed. ``step``: the call into the submitted code that ended the sandbox (``"import"``,
+    ``"constructor"``, or a load probe's ``"forward"`` or ``"backward"``), else None.
     """
 
-    def __init__(self, message: str, *, reason: str = "exception", output: str = ""):
+    def __init__(self, message: str, *, reason: str = "exception", output: str = "", step: str | None = None):
         super().__init__(message)
-        self.reason, self.output = reason, output
+        self.reason, self.output, self.step = reason, output, step
 
 
 class SandboxStarved(GraderError):
@@ -922,7 +923,7 @@ class Sandbox:
     def _fail(self, msg: str, reason: str) -> None:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
         self._dead, self._dead_reason = msg, reason
-        raise SandboxError(msg, reason=reason, output=self.output)
+        raise SandboxError(msg, reason=reason, output=self.output, step=self._step)
 
     def _mark(self) -> None:
         """A call into the submitted code starts: no time added yet, its CPU time from here."""
@@ -2042,7 +2043,10 @@ class RemoteLoss(_Remote):
         return self._sandbox.load_loss(file, cls, dict(init))
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
-        """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
+        """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward. The data
+        sent is kept (``last_data``, the grader's own copies): the command a grade prints for the student takes its
+        kinds (:func:`gradcheck.grading.diagnosis.reproduce`)."""
+        self.last_data = (np.array(y_true, copy=True), np.array(y_pred, copy=True))
         arr, call = self._forward([y_true, y_pred], None)
         if arr.size != 1:
             raise GradientShapeError(f"{self.class_name}.{call} returned an array of shape {fmt_shape(arr.shape)}; "

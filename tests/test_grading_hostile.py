@@ -341,7 +341,8 @@ def test_without_namespaces_the_grader_refuses_unless_told_and_records_none(tmp_
     with pytest.raises(UsageError) as info:
         grade_submission(sub, ASSIGN / "tests", tmp_path / "out")
     assert "refuses to run untrusted code" in str(info.value) and "--unsafe-no-isolation" in str(info.value)
-    assert not (tmp_path / "out" / "results.json").exists()
+    refused = json.loads((tmp_path / "out" / "results.json").read_text())  # one submission: Gradescope shows why
+    assert refused["score"] == 0 and refused["tests"] == [] and refused["extra_data"]["status"] == "not graded"
     r = grade_submission(sub, ASSIGN / "tests", tmp_path / "out2", unsafe_no_isolation=True)
     data = json.loads(Path(r.results_path).read_text())
     assert r.score == TOTAL and data["extra_data"]["isolation"] == "none"

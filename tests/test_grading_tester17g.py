@@ -38,7 +38,8 @@ def test_the_output_students_see_counts_only_the_tests_visible_to_them_now(tmp_p
     r = grade_submission(SOLUTION, tests, tmp_path / "out", unsafe_no_isolation=True)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert r.status == "graded" and data["score"] == 9.0 and data["extra_data"]["max_score"] == 9.0
-    assert data["output"].startswith("Score on the tests visible now: 2 / 2. Other tests are shown later")
+    assert data["output"].startswith("Score on the tests visible now: 2 / 2. Other tests count in your final score: "
+                                      "some are shown later, some are not shown.")  # hidden and after_due_date
     assert "9" not in data["output"].split("Note:")[0]
 
 

@@ -102,9 +102,13 @@ class Verdict:
         return 1.0 if total <= 0 else sum(p.points for p in self.parts if p.passed) / total
 
     def markdown(self) -> str:
-        """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes."""
-        lines = [f"- `{p.name}`: {'ok' if p.passed else f'**{p.failed_as}**'}" + (f" - {p.message}" if p.message else "")
-                 for p in sorted(self.parts, key=lambda p: p.passed)]
+        """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes. A failing
+        part worth 0 points (``parts={"dgamma": 0}``) says so, unbolded, after those that cost points (newuser26: a
+        0-point part printed **wrong** like one that costs them)."""
+        def mark(p: Part) -> str:
+            return "ok" if p.passed else f"**{p.failed_as}**" if p.points else f"{p.failed_as} (0 points in this test)"
+        lines = [f"- `{p.name}`: {mark(p)}" + (f" - {p.message}" if p.message else "")
+                 for p in sorted(self.parts, key=lambda p: (p.passed, not p.points))]
         return "\n".join(lines + [f"\n{t}" for t in [self.not_checked] * bool(self.not_checked) + self.notes])
 
 
@@ -476,9 +480,9 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
         try:
             probed = layer.probed([x.copy() for x in xs])
         except StudentCodeError as exc:  # the probe's copy of a 2 GiB broadcast: the graded call below names it
-            if getattr(exc, "reason", None) == "timeout":  # as it always has; a forward too slow: one timeout
-                raise
-            return layer, xs
+            if getattr(exc, "reason", None) == "timeout" and getattr(exc, "step", None) != "backward":
+                raise  # as it always has; a forward too slow: one timeout
+            return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
         if not several and _params_as_loaded(layer, reference):  # a params dict: graded as loaded, with the probe's
@@ -825,14 +829,18 @@ def _own_function(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: lis
     if not wrong:
         return
     misses = _confirm_directionally(layer, xs, d_in, Y_ref.shape, cfg, [p.name for p in wrong])
+    y_err = float(np.max(relative_error(np.asarray(Y, np.float64), Y_ref)))
     for p in wrong if misses is not None else []:
         if p.name not in misses:
+            err = float(np.max(relative_error(np.asarray(got[p.name], np.float64), expected[p.name])))
             p.message = (f"{p.name} is not the reference's gradient, but it is the gradient of your own forward (it "
                          f"agrees with a central difference of your forward along a random direction), whose output "
-                         f"differs from the reference's ({_worst(np.asarray(Y, np.float64), Y_ref, 'Y')}): backward "
-                         f"is consistent with forward, and forward computes another function than the "
-                         f"assignment's. Fix forward (compare it with the assignment's formula); backward must then "
-                         f"follow it.")
+                         f"differs from the reference's ({_worst(np.asarray(Y, np.float64), Y_ref, 'Y')}; max "
+                         f"relative error {y_err:.2g}): backward is consistent with forward, and forward computes "
+                         f"another function than the assignment's, or the same one with another constant (an eps?). "
+                         f"{p.name}'s own max relative error against the reference's is {err:.2g}, above this test's "
+                         f"rtol={cfg.rtol:g}. Fix forward (compare it with the assignment's formula); backward must "
+                         f"then follow it.")
 
 
 def _wrong_count(ret: Any, xs: list[np.ndarray], d_in: list[str]) -> str:
@@ -962,8 +970,10 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
         confirm = partial(_confirm_directionally, layer, xs, d_in, shape, cfg)
+        ref_run = None if reference is None else partial(check_layer, reference, xs if len(xs) > 1 else xs[0],
+                                                         twin=None, config=cfg)
         if failed := _numerical(verdict, {p.name for p in verdict.parts if p.passed}, run,
-                                lambda t: rename.get(t, t), "", "Is the layer deterministic?", confirm):
+                                lambda t: rename.get(t, t), "", "Is the layer deterministic?", confirm, ref_run):
             return failed  # every part had matched: the check's error fails them all
     from ..check_command import _undecided
 
@@ -1062,7 +1072,8 @@ def _take_constants(layer: Any, names: list[str]) -> None:
 
 
 def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_of: Callable[[str], str], of: str,
-               question: str, confirm: Callable[[list[str]], list[str] | None] | None = None) -> Verdict | None:
+               question: str, confirm: Callable[[list[str]], list[str] | None] | None = None,
+               reference_run: Callable[[], Any] | None = None) -> Verdict | None:
     """Confirm the parts ``names`` of ``verdict`` (those that matched the reference) by central differences: the
     pipeline's result ``run()`` (:func:`gradcheck.check_layer` or :func:`gradcheck.check_loss`: the student's
     gradient vs central differences; ``part_of`` maps its tensor names to parts) failing a part's gradient fails
@@ -1075,7 +1086,8 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     so a second bug never earns back what central differences would have cost (review22: a forward adding b twice
     lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
     other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
-    part (returned), else in place (None returned)."""
+    part (returned), else in place (None returned). A part the check fails keeps its points when ``reference_run()``,
+    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`)."""
     from ..errors import GradientShapeError, ProtocolError
 
     left = [p for p in verdict.parts if p.name in names]
@@ -1097,10 +1109,48 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     except GradcheckError as exc:
         return _not_confirmed(verdict, left, exc)
     records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
-    for p in left:
-        if p.name in records and not records[p.name].passed:
+    failing = [p for p in left if p.name in records and not records[p.name].passed]
+    shared = _reference_fails_too(res, records, [p.name for p in failing], reference_run) if failing else {}
+    for p in failing:
+        if p.name in shared:
+            p.message = shared[p.name]
+        else:
             _disagrees(p, res, records[p.name], of, question)
     return None
+
+
+def _reference_fails_too(res: Any, records: Mapping[str, Any], names: list[str],
+                         reference_run: Callable[[], Any] | None) -> dict[str, str]:
+    """The parts among ``names`` (matched the reference, failed by the check's result ``res``, whose records by part
+    name are ``records``) that the same check of the reference at the same point (``reference_run()``) fails alike:
+    its gradient and its central differences agree with the student's (the rule, at the check's tolerances), so the
+    student's code is the reference's as far as the check sees, and the check cannot confirm the reference either
+    (newuser26: manualprop's softmax cross-entropy at logits near 800 failed 23 of 40 draws before the truncation
+    error of the step was bounded). ``{name: message}``; each such part keeps its points, the message saying why
+    and giving both errors for staff. Empty without ``reference_run`` or when it raises."""
+    if reference_run is None or not names:
+        return {}
+    try:
+        ref = reference_run()
+    except Exception:  # noqa: BLE001 - a reference the check cannot run: the student's verdict stands
+        return {}
+    theirs = {r.tensor: r for r in ref.records if r.kind == "gradient"}
+    out = {}
+    for n in names:
+        mine, other = records[n], theirs.get(n)
+        if other is None or other.passed:
+            continue
+        atol = res.atol_of(mine.tensor)
+        got = [(res.gradients.get(src, {}).get(mine.tensor), ref.gradients.get(src, {}).get(other.tensor), k * atol)
+               for src, k in (("manual", 1), ("numerical", 2))]  # two round-offs between two numerical gradients
+        if all(a is not None and b is not None and close(a, b, res.rtol, tol) for a, b, tol in got):
+            c, r = mine.comparisons[0], other.comparisons[0]
+            out[n] = (f"{n} matches the reference's; central differences at this point disagree with both alike (max "
+                      f"relative error {c.max_rel_error:.2e} for yours, {r.max_rel_error:.2e} for the reference's, "
+                      f"rtol {res.rtol:g}), so they cannot confirm it here and it keeps its points (for staff: the "
+                      f"test's point is beyond what the numerical check resolves; run gradcheck check on the "
+                      f"reference there).")
+    return out
 
 
 def _not_confirmed(verdict: Verdict, left: list[Part], exc: GradcheckError) -> Verdict | None:
@@ -1242,8 +1292,9 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
+        ref_run = partial(check_loss, reference, yt, z, twin=None, rtol=rtol, atol=atol)
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
-                                "Does forward compute the same loss backward differentiates?"):
+                                "Does forward compute the same loss backward differentiates?", reference_run=ref_run):
             return failed
     verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict

@@ -196,7 +196,10 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the plugin) the ``--init`` (no
     ``file``: ""). ``shape`` is the input's (a loss: ``y_pred``'s), or one per input
     (``'6,4;4,3;3'``); ``training`` gives ``--training`` / ``--eval`` (None: the CLI's default,
-    both); ``loss`` adds ``--loss``. ``reference`` is the grader's reference object: one of manualprop's classes
+    both); ``loss`` adds ``--loss`` and the ``--targets`` and ``--pred`` options of the data the loss was last
+    graded on (its ``last_data``, :func:`gradcheck.check_command.data_options`), so the command runs as printed
+    (newuser26 M4: a cross-entropy graded on labels was told a command without ``--targets labels``, which exits 3).
+    ``reference`` is the grader's reference object: one of manualprop's classes
     adds ``--reference manualprop.NAME`` with ``--reference-init`` of its own settings (read from it by
     :func:`gradcheck.sources.constructor_kwargs`), so the command compares the forward output too (tester23g M3:
     without it, a LayerNorm without eps PASSed there while the grader failed it); any other (the course's own, which
@@ -228,6 +231,10 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     cmd += ["--input-shape", shlex.quote(spec)] if shapes else []
     cmd += [] if training is None else ["--training" if training else "--eval"]
     ref, unseen = _reference_args(reference)
+    if loss and isinstance(data := getattr(obj, "__dict__", {}).get("last_data"), tuple) and len(data) == 2:
+        from ..check_command import data_options
+
+        ref = data_options(*data) + ref
     return (f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss + ref)}`."
             + (" The autograder compares your results with the course's own reference, which this command does not "
                "have: it checks your backward against your own forward, so it cannot see a wrong forward output. "

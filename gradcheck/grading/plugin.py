@@ -612,10 +612,33 @@ class Student:
                 raise
             raise _init_refused(self._item, file, class_name, init, str(exc)) from None
         if callable(probed := getattr(obj, "probed", None)):  # built again with the test's input as its probe
-            obj.probed = lambda xs, *a, **k: self._once(
-                (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), lambda: probed(xs, *a, **k))
+            obj.probed = lambda xs, *a, **k: self._probe(
+                (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), obj, lambda: probed(xs, *a, **k),
+                lambda: self._holder.imported(file, self.timeout).load_layer(
+                    file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
+                    no_forward_in_backward=policy))
         obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
         return obj
+
+    def _probe(self, key: tuple, obj: Any, call: Any, reload: Any) -> Any:
+        """``obj.probed(...)`` (``call``) once per key (:meth:`_once`). When the probe's backward ended the sandbox
+        (a crash, an exit, a hang: ``SandboxError.step`` "backward"), ``obj`` is loaded again without a probe in a new
+        sandbox (``reload()``) and the error raised, so the grader reads ``obj`` as loaded: a forward is graded on its
+        own (newuser26: a correct Affine.forward scored 0 when its backward segfaulted in the probe, 2/2 when it
+        raised NotImplementedError), and the gradients' test meets the backward itself. The failure is kept
+        (``load_failures``), so a later test's probe does not run that backward again."""
+        from ..sandbox import SandboxError
+
+        try:
+            return self._once(key, call)
+        except SandboxError as exc:
+            if exc.step != "backward" or exc.reason not in ("signal", "exit", "timeout"):
+                raise
+            self._holder.load_failures.setdefault(key, exc)
+            if obj._sandbox._dead:  # the proxy as loaded, in a new sandbox (the probe's copy never came)
+                fresh = reload()
+                obj.__dict__.update({k: v for k, v in fresh.__dict__.items() if k not in ("probed", "init_kwargs")})
+            raise
 
     def _once(self, key: tuple, call: Any) -> Any:
         """``call()``, unless the same call (``key``: file, class, arguments, and the probe input's shapes and dtypes)
@@ -628,7 +651,7 @@ class Student:
             raise SandboxError(f"Not run: {first} This happened when `{key[1]}` was first loaded with these "
                                f"arguments and input shapes, in an earlier test; it is not run again (the same call "
                                f"would not finish again), so every test that loads it so fails for this reason.",
-                               reason=first.reason)
+                               reason=first.reason, step=getattr(first, "step", None))
         try:
             return call()
         except SandboxError as exc:

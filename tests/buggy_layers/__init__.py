@@ -30,6 +30,7 @@ EXPECTED = {
     "linear.py::LinearLoopOverwrites": "last-sample-only",
     "linear.py::LinearReshapeNotTranspose": "permuted",
     "activations.py::ReLUNoMask": "missing-local-derivative",
+    "activations.py::ReLUOutputAsMask": "relu-output-as-mask",
     "activations.py::LeakyReLUNoSlope": "missing-local-derivative",
     "activations.py::SigmoidTwice": "activation-applied-twice",
     "activations.py::SigmoidNoDerivative": "missing-local-derivative",

@@ -23,6 +23,15 @@ class ReLUNoMask(ReLU):
         return dY  # BUG: "ReLU passes the gradient through"
 
 
+class ReLUOutputAsMask(ReLU):
+    def forward(self, X, training=False):
+        self.out = np.maximum(X, 0)
+        return self.out
+
+    def backward(self, dY):
+        return dY * self.out  # BUG: the output where the mask (X > 0) is due (newuser26)
+
+
 class LeakyReLU:
     params, grads = {}, {}
 
