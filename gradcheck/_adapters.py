@@ -4834,7 +4834,10 @@ def _attribute_style(obj, inputs, kw, info, found):
     if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
-    pairs = _only_listed(obj, children, _in_order({**pairs, **sub_pairs}, children))  # DLfS-2: params[i] alone
+    every = _in_order({**pairs, **sub_pairs}, children)
+    pairs = _only_listed(obj, children, every)  # DLfS-2: params[i] alone, and a weight outside params named (M1)
+    if outside := _outside_params(obj, inputs, kws, children, {w: g for w, g in every.items() if w not in pairs}):
+        pairs, info["outside_params"] = {**pairs, **outside}, [f"{w}: {g}" for w, g in outside.items()]
     pairs = {**pairs, **(_try(_integer_params, obj, inputs, kw, pairs) or {} if inputs is not None else {})}  # int W: refused
     info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
         numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
@@ -5045,6 +5048,21 @@ def _only_listed(obj, children, pairs):
         o = children.get(path) if path else obj
         return o is None or not _list_grads(o) or key.startswith("params[")
     return {w: g for w, g in pairs.items() if listed(w)}
+
+
+def _outside_params(obj, inputs, kws, children, dropped):
+    """Of the pairs :func:`_only_listed` ``dropped``, those of a weight of the object's own kept outside its ``params``
+    list (``self.b`` beside ``self.params = [W]``) whose gradient backward stores under the weight's name (``self.db``,
+    :data:`GRAD_NAMES`) and which forward does not write (state such as a TimeRNN's ``self.h`` with ``self.dh``, the
+    initial state's gradient, stays dropped: tester25s M3). They are checked as the attribute style checks them, and
+    the header says the weight is not in params (a model collecting ``layer.params`` never trains it). review26g M1:
+    such a layer was NOT CHECKED, told to "set self.db", which it did, and its wrong db (``dout.mean``) no longer
+    FAILed as it did before the list rule."""
+    named = {w: g for w, g in dropped.items() if "." not in w and "[" not in w and g in {f.format(w) for f in GRAD_NAMES}}
+    if not named or inputs is None:
+        return {}
+    written = _try(_forward_writes, obj, inputs, kws, list(named), children)
+    return {} if written is None else {w: g for w, g in named.items() if w not in written}
 
 
 def _rebound_grads(obj, inputs, kw):

@@ -999,6 +999,10 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{_grad_name(unchecked[0], '', '_grad')}): a weight whose gradient backward forgot, or a constant; "
                      "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
                      "other gradients match (--constants names constants).")
+    for w, _, g in (str(p).partition(": ") for p in info.get("outside_params") or []):  # review26g M1
+        lines.append(f"WARNING: forward uses {w}, which is not in self.params: a model that collects layer.params and "
+                     f"layer.grads (Deep Learning from Scratch 2's) never updates it. Its gradient self.{g} is "
+                     f"checked by name here; append self.{w} to self.params and self.{g} to self.grads.")
     buffers = list(info.get("buffers") or [])
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1

@@ -331,3 +331,44 @@ def test_a_time_loss_forgetting_its_mask_fails_whatever_its_one_hot_branch(tmp_p
         assert p.returncode == code, both(p)
         if not masked:
             assert "forward compares ts with -1, which the drawn ts never hold" in both(p), both(p)
+
+
+# --- review26g M1: a list-style layer's weight kept outside params, its gradient stored by name -----------------
+
+BIAS_OUTSIDE = """
+import numpy as np
+
+W0 = np.array([[0.3, -1.2, 0.5], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.3], [0.6, -0.5, 0.1], [-1.0, 0.2, 0.8]])
+
+
+class BiasOutside:
+    def __init__(self):
+        self.params, self.grads = [W0.copy()], [np.zeros_like(W0)]
+        self.b, self.db = np.array([0.1, -0.2, 0.3]), np.zeros(3)
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.params[0] + self.b
+
+    def backward(self, dout):
+        self.grads[0][...] = self.x.T @ dout
+        self.db = dout.SUM(axis=0)
+        return dout @ self.params[0].T
+"""
+OUTSIDE = "WARNING: forward uses b, which is not in self.params: a model that collects layer.params and"
+
+
+def test_a_bias_kept_outside_params_is_checked_by_name_and_named_as_outside(tmp_path):
+    """review26g M1: at 360d4c8 the wrong db FAILed; session 25's list rule (only params[i] are parameters) made both
+    NOT CHECKED with "backward sets no gradient attribute for it (then set self.db)", which backward does."""
+    for how, code, verdict in (("sum", 0, "PASS: BiasOutside: every gradient (dX, dparams[0], db)"),
+                               ("mean", 1, "FAIL: BiasOutside: gradient mismatch in db.")):
+        f = tmp_path / f"outside_{how}.py"
+        f.write_text(BIAS_OUTSIDE.replace("SUM", how), encoding="utf-8")
+        p = run_here("check", f"{f}::BiasOutside", "--input-shape", "4,5")
+        text = both(p)
+        assert p.returncode == code and verdict in text, text
+        assert OUTSIDE in text and "append self.b to self.params and self.db to self.grads" in text, text
+        assert "sets no gradient attribute" not in text and "NOT CHECKED" not in text, text
+        if how == "mean":
+            assert "db is the mean over the batch, not the sum" in text, text
