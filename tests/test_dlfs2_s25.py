@@ -195,6 +195,7 @@ TS_FORMS = {
     "for": ("for _ in range(ts.ndim - 2):\n    ts = ts.argmax(axis=-1)\n", [-1.0]),
     "for/else after a break": (
         "for d in range(3):\n    if d == ts.ndim:\n        break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "for/else, no break": ("for d in range(ts.ndim):\n    pass\nelse:\n    ts = ts.argmax(axis=2)\n", []),
     "while/else after a break": (
         "while ts.ndim > 5:\n    break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
     "with": ("with contextlib.suppress(ValueError):\n    ts = ts.argmax(axis=2)\n", [-1.0]),
