@@ -4695,6 +4695,7 @@ def _adapt(obj, inputs=None, training=True):
     """
     # np.clip(X, 0, 6): checked again around 6 (tester21s); a pair's NAME_forward too (its student_forward)
     kinks = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
+    kinks |= {"dtype_f": True} if _try(uses_dtype_f, obj) else {}  # float32 advice of DLfS-2's dtype='f' (review26g L2)
     if isinstance(obj, FunctionPair):
         return obj, {**_pair_info(obj, inputs), **kinks}
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
@@ -5035,6 +5036,23 @@ def _list_grads(o):
     if not (isinstance(ps, list) and isinstance(gs, list)):
         return []
     return [(i, g) for i, g in enumerate(gs[:MAX_PROBED]) if _float_array(g)]
+
+
+def uses_dtype_f(obj) -> bool:
+    """Whether the code of the module of ``obj``'s class, of a sub-layer's, or of a function pair's functions, passes
+    ``dtype='f'`` to a call (Deep Learning from Scratch 2's ``np.empty(..., dtype='f')``; read with :mod:`ast`, so a
+    comment or a string saying it does not count): only then is a float32 result told of the book's dtype='f'."""
+    fns = [getattr(obj, "student_forward", None), getattr(obj, "student_backward", None)]
+    owners = [f for f in fns if f is not None] or [type(o) for o in [obj, *dict(sublayers(obj)).values()]]
+    for mod in dict.fromkeys(inspect.getmodule(o) for o in owners):
+        try:
+            tree = ast.parse(inspect.getsource(mod)) if mod is not None else None
+        except (OSError, TypeError, SyntaxError, ValueError):
+            continue
+        if tree is not None and any(isinstance(n, ast.keyword) and n.arg == "dtype" and isinstance(
+                n.value, ast.Constant) and n.value.value == "f" for n in ast.walk(tree)):
+            return True
+    return False
 
 
 def _only_listed(obj, children, pairs):

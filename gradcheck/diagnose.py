@@ -132,9 +132,17 @@ _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): 
 #: the float32 of Deep Learning from Scratch 2, whose layers build their arrays with ``dtype='f'`` (tester25s M4)
 _DLFS_F = ("; an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f'), "
            "np.zeros_like(x, dtype='f')) is float32: make it dtype='d' (or leave out the dtype) to check it")
-def _dlfs_f(dtype) -> str:
-    """:data:`_DLFS_F` for a float32 ``dtype``, "" for another (a float16 is not told of dtype='f')."""
-    return _DLFS_F if np.dtype(dtype) == np.float32 else ""
+def _dlfs_f(dtype, layer: Any = None) -> str:
+    """:data:`_DLFS_F` for a float32 ``dtype`` when the checked code makes arrays with ``dtype='f'`` (``layer``'s
+    protocol's ``dtype_f``, :func:`gradcheck._adapters.uses_dtype_f`), else "": a plain ``astype(np.float32)`` is not
+    told of the book (review26g L2), nor a float16 of dtype='f', nor a layer not given."""
+    if np.dtype(dtype) != np.float32 or layer is None:
+        return ""
+    if (proto := _protocol(layer)) is not None:
+        return _DLFS_F if proto.get("dtype_f") else ""
+    from ._adapters import uses_dtype_f
+
+    return _DLFS_F if uses_dtype_f(getattr(layer, "obj", layer)) else ""
 
 
 _LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
@@ -6615,7 +6623,7 @@ class _Probes:
                                   f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype), **_precision(y_dtype))
+                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype, layer), **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -6779,7 +6787,7 @@ class _Probes:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
                 self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d),
+                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d, self.layer),
                           **_precision(d))
         return bad_shape, nonfinite, never
 

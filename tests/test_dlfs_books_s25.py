@@ -233,3 +233,32 @@ def test_relative_imports_are_read_from_the_importing_files_package(tmp_path):
     assert sorted(imported_files("main.py", files)) == ["main.py", "pkg/__init__.py", "pkg/a.py", "pkg/b.py",
                                                          "pkg/c.py"]
     assert sorted(imported_files("pkg/d.py", files)) == ["pkg/__init__.py", "pkg/b.py", "pkg/d.py"]
+
+
+FLOAT32 = '''
+"""A tanh computing in float32 (this docstring's dtype='f' is no code)."""
+import numpy as np
+
+
+class Tanh32:
+    def forward(self, X):
+        self.Y = CAST
+        return self.Y
+
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+'''
+
+
+def test_the_books_dtype_f_advice_is_given_only_to_code_using_dtype_f(tmp_path):
+    """review26g L2: every float32 message carried Deep Learning from Scratch 2's dtype='f' advice, a plain
+    ``astype(np.float32)`` too."""
+    for cast, told in (("np.tanh(X.astype(np.float32))", False), ("np.tanh(X).astype(np.float32, copy=False) + "
+                                                                   "np.zeros(X.shape, dtype='f')", True)):
+        f = tmp_path / f"tanh{told}.py"
+        f.write_text(FLOAT32.replace("CAST", cast), encoding="utf-8")
+        p = run_here("check", f"{f}::Tanh32", "--input-shape", "4,5")
+        out = " ".join(both(p).split())
+        assert p.returncode == 1 and "FAIL: Tanh32: wrong dtype of Y." in out, out
+        assert "no astype(np.float32)" in out, out
+        assert ("an array made with dtype='f' (Deep Learning from Scratch 2's" in out) is told, out
