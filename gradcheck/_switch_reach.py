@@ -1028,23 +1028,18 @@ class _ConstantReader:
                 self.absolute.pop(k, None)
 
     def scope(self, node):
-        """A function (lambda, class) defined in forward, read where it stands: its own names hide forward's; the
-        names it declares ``nonlocal`` and the attributes of forward's self it assigns may, after it, hold what its
-        body left in them or what they held (it may be called or not)."""
+        """A function (lambda, class) defined in forward, read where it stands, with forward's names as they are
+        there (``def masked(ts): return ts != self.ignore_label``, called with forward's ts: its parameters are not
+        known, so a name like forward's is read as forward's, never losing a constant); after it, the names it
+        declares ``nonlocal`` and the attributes of forward's self it assigns may hold what its body left in them or
+        what they held (it may be called or not), and forward's other names are as they were."""
         start = self.state()
         own = _own_names(node)
-        for k in own:
-            self.env.pop(k, None)
-            self.absolute.pop(k, None)
         self.expr(node.body) if isinstance(node, ast.Lambda) else self.run(node.body)
         end = self.state()
         shared = {k for s in end for k in s if k not in own and (k.startswith("self.") and "self" not in own
                                                                    or k in _declared(node, ast.Nonlocal))}
-        self.restore(self.join(start, tuple({k: v for k, v in s.items() if k in shared} for s in end)))
-        for s, before in zip((self.env, self.absolute), start):  # forward's other names: as they were
-            for k in [k for k in s if k not in shared and k not in before]:
-                del s[k]
-            s.update({k: v for k, v in before.items() if k not in shared})
+        self.restore(self.join(start, tuple({k: v for k, v in s.items() if k in shared} for s in end)))  # the rest as before
 
     def expr(self, node, maybe=False):
         """Read the expression ``node`` as Python evaluates it, its parts first; ``maybe``: it runs on some paths

@@ -208,6 +208,11 @@ TS_FORMS = {
         "def onehot(ts):\n    ts = ts.argmax(axis=2)\n    return ts\nif ts.ndim == 3:\n    ts = onehot(ts)\n", [-1.0]),
     "nested function's nonlocal ts": (
         "def onehot():\n    nonlocal ts\n    ts = ts.argmax(axis=2)\nif ts.ndim == 3:\n    onehot()\n", [-1.0]),
+    "nested function's nonlocal ts moved": (
+        "def shift():\n    nonlocal ts\n    ts = ts - 1\nif ts.min() > 0:\n    shift()\n", [-1.0, 0.0]),
+    "nested function moving its own ts": ("def shift(ts):\n    ts = ts - 1\n    return ts\n", [-1.0]),
+    "nested function comparing its ts": (
+        "def masked(ts):\n    return ts != self.ignore_label\nm = masked(ts)\nts = ts.argmax(axis=2)\n", [-1.0]),
     "rebound always": ("ts = ts.argmax(axis=2)\n", []),
 }
 TS_TEMPLATE = """
