@@ -1539,20 +1539,25 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 _INPUT_SWAP = "return {t} in its input's shape: a .T too many (e.g. dY.T * mask where dY * mask is due)"
 
 
-def is_bias_gradient(tensor: str, shape: Sequence[int] | None) -> bool:
-    """Whether gradient ``tensor`` of a parameter of shape ``shape`` is a bias's, as :func:`name_signature`'s
-    ``is_bias`` takes it (a ``1/batch`` factor then "the mean over the batch, not the sum"): the parameter's name
-    (:func:`gradcheck._validation.grad_key`: ``db`` -> ``b``, ``dbiases``, ``dbeta``) holds a ``b`` and its shape is
-    a row's, ``(d,)`` or ``(1, d)``. Andrew Ng's ``(d, 1)`` column ``b`` is not: his course's ``db = np.sum(dZ,
-    axis=1, keepdims=True) / m`` (session 24's merge). The one rule of check's signatures and the grader's numbers
-    (review25g L3: the grader read every ``db...`` as a bias).
+def is_bias_gradient(tensor: str, shape: Sequence[int] | None, parameter: bool | None = None) -> bool:
+    """Whether gradient ``tensor`` is a bias's, as :func:`name_signature`'s ``is_bias`` takes it (a ``1/batch``
+    factor then "the mean over the batch, not the sum"), decided by its role and shape, never by its display name:
+    the gradient of a parameter (not of an input) of a row's shape, ``(d,)`` or ``(1, d)``: one value per feature
+    broadcast over the batch, whose gradient sums over the batch (``b``, ``biases``, ``beta``, Deep Learning from
+    Scratch 2's ``params[1]``, a per-feature scale). Andrew Ng's ``(d, 1)`` column ``b`` is not: his course's ``db =
+    np.sum(dZ, axis=1, keepdims=True) / m`` (session 24's merge). The one rule of check's signatures and the grader's
+    numbers (review25g L3: the grader read every ``db...`` as a bias; review26g L3: a list-style ``dparams[1]`` of
+    shape (d,) got "an extra 1/batch" where a dict layer's ``db`` got "the mean over the batch").
 
     Parameters
     ----------
     tensor : str
-        The gradient's name (``"db"``, ``"dW"``).
+        The gradient's name (``"db"``, ``"dparams[1]"``, ``"dX"``): read only when ``parameter`` is None.
     shape : sequence of int or None
         The parameter's (or its gradient's) shape; None: not a parameter (False).
+    parameter : bool, optional
+        Whether ``tensor`` is a parameter's gradient; None (a caller that does not know): unless it is named as an
+        input's (:func:`gradcheck._validation.grad_key` ``X``, ``x``, ``input`` or ``inputs``).
 
     Returns
     -------
@@ -1561,7 +1566,9 @@ def is_bias_gradient(tensor: str, shape: Sequence[int] | None) -> bool:
     if shape is None:
         return False
     shape = tuple(shape)
-    return "b" in V.grad_key(tensor).lstrip("@").lower() and (len(shape) == 1 or len(shape) == 2 and shape[0] == 1)
+    if parameter is None:
+        parameter = V.grad_key(tensor).lstrip("@").lower() not in ("x", "input", "inputs")
+    return bool(parameter) and (len(shape) == 1 or len(shape) == 2 and shape[0] == 1)
 
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
@@ -4484,7 +4491,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    f = name_signature(t, m, n, is_bias=p is not None and is_bias_gradient(t, p.shape),
+    f = name_signature(t, m, n, is_bias=is_bias_gradient(t, None if p is None else p.shape, key in L.params or other_input),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
     told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \
