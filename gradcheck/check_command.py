@@ -1011,10 +1011,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{_grad_name(unchecked[0], '', '_grad')}): a weight whose gradient backward forgot, or a constant; "
                      "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
                      "other gradients match (--constants names constants).")
-    for w, _, g in (str(p).partition(": ") for p in info.get("outside_params") or []):  # review26g M1
-        lines.append(f"WARNING: forward uses {w}, which is not in self.params: a model that collects layer.params and "
-                     f"layer.grads (Deep Learning from Scratch 2's) never updates it. Its gradient self.{g} is "
-                     f"checked by name here; append self.{w} to self.params and self.{g} to self.grads.")
+    lines += _outside_params_lines(info)
     buffers = list(info.get("buffers") or [])
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1
@@ -1030,6 +1027,16 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "gradcheck cannot tell a forgotten weight from a constant, so the layer is NOT CHECKED as a "
                      "whole (exit 3) (--constants names constants).")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _outside_params_lines(info) -> list[str]:
+    """The header's WARNING for each weight a list-style layer (Deep Learning from Scratch 2's ``params``/``grads``
+    lists) keeps outside its ``params`` but gives a gradient by name (``info['outside_params']``, ``["b: db"]``):
+    checked by name, never trained by a model collecting ``layer.params`` (review26g M1)."""
+    return [f"WARNING: forward uses {w}, which is not in self.params: a model that collects layer.params and "
+            f"layer.grads (Deep Learning from Scratch 2's) never updates it. Its gradient self.{g} is checked by name "
+            f"here; append self.{w} to self.params and self.{g} to self.grads."
+            for w, _, g in (str(p).partition(": ") for p in info.get("outside_params") or [])]
 
 
 def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
