@@ -1145,10 +1145,11 @@ def _breaks(stmts) -> bool:
         s = todo.pop()
         if isinstance(s, ast.Break):
             return True
-        if not isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                              ast.Lambda)):
+        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            todo += s.orelse  # an inner loop's else is outside that loop: its break ends this one
+        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             todo += ast.iter_child_nodes(s)
-    return any(_breaks(s.orelse) for s in stmts if isinstance(s, (ast.For, ast.AsyncFor, ast.While)))
+    return False
 
 
 def _irrefutable(case) -> bool:

@@ -196,6 +196,9 @@ TS_FORMS = {
     "for/else after a break": (
         "for d in range(3):\n    if d == ts.ndim:\n        break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
     "for/else, no break": ("for d in range(ts.ndim):\n    pass\nelse:\n    ts = ts.argmax(axis=2)\n", []),
+    "for/else, a break in an inner loop's else": (
+        "for d in range(3):\n    if d:\n        for e in range(2):\n            pass\n        else:\n            break\n"
+        "else:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
     "while/else after a break": (
         "while ts.ndim > 5:\n    break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
     "with": ("with contextlib.suppress(ValueError):\n    ts = ts.argmax(axis=2)\n", [-1.0]),
