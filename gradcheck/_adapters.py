@@ -5077,13 +5077,17 @@ def _outside_params(obj, inputs, kws, children, pairs, info):
     the pairs of a weight of the object's own kept outside its ``params`` list (``self.b`` beside ``self.params =
     [W]``) whose gradient backward stores under the weight's name (``self.db``, :data:`GRAD_NAMES`) and which forward
     does not write (state such as a TimeRNN's ``self.h`` with ``self.dh``, the initial state's gradient, stays
-    dropped: tester25s M3). Those are checked as the attribute style checks them, listed in
+    dropped: tester25s M3), and which is no view of an item of ``params`` (book 1's ``self.W`` beside book 2's
+    ``self.params = [self.W, self.b]``: the same array, checked as ``params[0]``). Those are checked as the attribute style checks them, listed in
     ``info['outside_params']`` (``["b: db"]``) for the header to say the weight is not in params (a model collecting
     ``layer.params`` never trains it). review26g M1: such a layer was NOT CHECKED, told to "set self.db", which it
     did, and its wrong db (``dout.mean``) no longer FAILed as it did before the list rule."""
     kept = _only_listed(obj, children, pairs)
+    ps = _fields(obj).get("params")
+    listed = [p for p in ps if isinstance(p, np.ndarray)] if isinstance(ps, list) else []
     named = {w: g for w, g in pairs.items() if w not in kept and "." not in w and "[" not in w
-             and g in {f.format(w) for f in GRAD_NAMES}}
+             and g in {f.format(w) for f in GRAD_NAMES} and isinstance(a := getattr(obj, w, None), np.ndarray)
+             and not any(np.shares_memory(a, p) for p in listed)}  # self.W is params[0]: an alias, listed
     written = _try(_forward_writes, obj, inputs, kws, list(named), children) if named and inputs is not None else None
     outside = {} if written is None else {w: g for w, g in named.items() if w not in written}
     if outside:

@@ -381,3 +381,37 @@ def test_a_bias_kept_outside_params_is_checked_by_name_and_named_as_outside(tmp_
         assert "sets no gradient attribute" not in text and "NOT CHECKED" not in text, text
         if how == "mean":
             assert "db is the mean over the batch, not the sum" in text, text
+
+
+MIXED = """
+import numpy as np
+
+
+class Mixed:
+    def __init__(self):
+        self.W = np.array([[0.3, -1.2, 0.5], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.3], [0.6, -0.5, 0.1], [-1.0, 0.2, 0.8]])
+        self.b = np.array([0.1, -0.2, 0.3])
+        self.params = [self.W, self.b]
+        self.grads = [np.zeros_like(self.W), np.zeros_like(self.b)]
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b
+
+    def backward(self, dout):
+        self.dW, self.db = self.x.T @ dout, dout.sum(axis=0)
+        self.grads[0][...] = self.dW
+        self.grads[1][...] = self.db
+        return dout @ self.W.T
+"""
+
+
+def test_book_ones_names_of_book_twos_params_are_no_weights_outside_params(tmp_path):
+    """self.W is params[0], the same array (review26g's list_alias Mixed): checked once as params[0], no WARNING;
+    reading it as a weight outside params checked dW and dparams[0] each against the summed gradient (FAIL 0.33)."""
+    f = tmp_path / "mixed.py"
+    f.write_text(MIXED, encoding="utf-8")
+    p = run_here("check", f"{f}::Mixed", "--input-shape", "4,5")
+    text = both(p)
+    assert p.returncode == 0 and "PASS: Mixed: every gradient (dX, dparams[0], dparams[1])" in text, text
+    assert "not in self.params" not in text, text
