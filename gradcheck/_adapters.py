@@ -4693,8 +4693,7 @@ def _adapt(obj, inputs=None, training=True):
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
-    # np.clip(X, 0, 6): checked again around 6 (tester21s); a pair's NAME_forward too (its student_forward)
-    kinks = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
+    kinks = _source_facts(obj)
     if isinstance(obj, FunctionPair):
         return obj, {**_pair_info(obj, inputs), **kinks}
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
@@ -4834,7 +4833,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
-    pairs = _only_listed(obj, children, _in_order({**pairs, **sub_pairs}, children))  # DLfS-2: params[i] alone
+    pairs = _outside_params(obj, inputs, kws, children, _in_order({**pairs, **sub_pairs}, children), info)
     pairs = {**pairs, **(_try(_integer_params, obj, inputs, kw, pairs) or {} if inputs is not None else {})}  # int W: refused
     info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
         numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
@@ -5034,6 +5033,32 @@ def _list_grads(o):
     return [(i, g) for i, g in enumerate(gs[:MAX_PROBED]) if _float_array(g)]
 
 
+def _source_facts(obj) -> dict:
+    """What :func:`adapt` reads of ``obj``'s source, nothing run: the constants forward compares its input with
+    (``np.clip(X, 0, 6)``: checked again around 6, tester21s; a pair's ``NAME_forward`` too, its
+    ``student_forward``), and whether the code passes ``dtype='f'`` (:func:`uses_dtype_f`: the float32 advice of
+    Deep Learning from Scratch 2, review26g L2)."""
+    out = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
+    return out | ({"dtype_f": True} if _try(uses_dtype_f, obj) else {})
+
+
+def uses_dtype_f(obj) -> bool:
+    """Whether the code of the module of ``obj``'s class, of a sub-layer's, or of a function pair's functions, passes
+    ``dtype='f'`` to a call (Deep Learning from Scratch 2's ``np.empty(..., dtype='f')``; read with :mod:`ast`, so a
+    comment or a string saying it does not count): only then is a float32 result told of the book's dtype='f'."""
+    fns = [getattr(obj, "student_forward", None), getattr(obj, "student_backward", None)]
+    owners = [f for f in fns if f is not None] or [type(o) for o in [obj, *dict(sublayers(obj)).values()]]
+    for mod in dict.fromkeys(inspect.getmodule(o) for o in owners):
+        try:
+            tree = ast.parse(inspect.getsource(mod)) if mod is not None else None
+        except (OSError, TypeError, SyntaxError, ValueError):
+            continue
+        if tree is not None and any(isinstance(n, ast.keyword) and n.arg == "dtype" and isinstance(
+                n.value, ast.Constant) and n.value.value == "f" for n in ast.walk(tree)):
+            return True
+    return False
+
+
 def _only_listed(obj, children, pairs):
     """``pairs`` without those of an object that lists its parameters in a ``params`` list beside a ``grads`` list
     (:func:`_list_grads`, DLfS-2's ``self.params = [Wx, Wh, b]``, ``self.grads[i]`` the gradient of ``params[i]``)
@@ -5045,6 +5070,29 @@ def _only_listed(obj, children, pairs):
         o = children.get(path) if path else obj
         return o is None or not _list_grads(o) or key.startswith("params[")
     return {w: g for w, g in pairs.items() if listed(w)}
+
+
+def _outside_params(obj, inputs, kws, children, pairs, info):
+    """``pairs`` as :func:`_only_listed` keeps them (DLfS-2: only ``params[i]`` are parameters), and of those it drops
+    the pairs of a weight of the object's own kept outside its ``params`` list (``self.b`` beside ``self.params =
+    [W]``) whose gradient backward stores under the weight's name (``self.db``, :data:`GRAD_NAMES`) and which forward
+    does not write (state such as a TimeRNN's ``self.h`` with ``self.dh``, the initial state's gradient, stays
+    dropped: tester25s M3), and which is no view of an item of ``params`` (book 1's ``self.W`` beside book 2's
+    ``self.params = [self.W, self.b]``: the same array, checked as ``params[0]``). Those are checked as the attribute style checks them, listed in
+    ``info['outside_params']`` (``["b: db"]``) for the header to say the weight is not in params (a model collecting
+    ``layer.params`` never trains it). review26g M1: such a layer was NOT CHECKED, told to "set self.db", which it
+    did, and its wrong db (``dout.mean``) no longer FAILed as it did before the list rule."""
+    kept = _only_listed(obj, children, pairs)
+    ps = _fields(obj).get("params")
+    listed = [p for p in ps if isinstance(p, np.ndarray)] if isinstance(ps, list) else []
+    named = {w: g for w, g in pairs.items() if w not in kept and "." not in w and "[" not in w
+             and g in {f.format(w) for f in GRAD_NAMES} and isinstance(a := getattr(obj, w, None), np.ndarray)
+             and not any(np.shares_memory(a, p) for p in listed)}  # self.W is params[0]: an alias, listed
+    written = _try(_forward_writes, obj, inputs, kws, list(named), children) if named and inputs is not None else None
+    outside = {} if written is None else {w: g for w, g in named.items() if w not in written}
+    if outside:
+        info["outside_params"] = [f"{w}: {g}" for w, g in outside.items()]
+    return {**kept, **outside}
 
 
 def _rebound_grads(obj, inputs, kw):

@@ -708,25 +708,8 @@ def compared_constants(obj, first: str | None = None, zero: tuple = (), ordered:
     reader.local = _local_bindings(tree)
     reader.params = set(_defaults(fn))
     reader.zero = {z for z in zero if z in names and z != reader.first}
-    reader.partial = _partial_assignments(tree)
-    for node in _in_order(tree):
-        reader.read(node)
+    reader.run(tree.body)
     return sorted(v for v in (reader.ordered if ordered else reader.found) if v == v and abs(v) != float("inf"))
-
-
-def _in_order(tree):
-    """The nodes under ``tree`` in the order Python evaluates them (children first, statements in the order
-    written): an assignment after the expression it assigns, so ``h = np.clip(h, 0, 6)`` reads ``h`` as it was
-    before it is rebound (``ast.walk`` is breadth-first: every statement of a body before the calls inside the
-    first one, so a name rebound later was read with its later value)."""
-    stack = [(tree, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            yield node
-            continue
-        stack.append((node, True))
-        stack.extend((c, False) for c in reversed(list(ast.iter_child_nodes(node))))
 
 
 def local_constant(fn, name) -> tuple[bool, object]:
@@ -799,42 +782,6 @@ def _local_bindings(tree) -> dict:
     return {k: None if k in declared else v for k, v in out.items()}
 
 
-def _assigned_keys(stmts) -> set:
-    """The names and attributes of self (``x``, ``self.X``: :meth:`_ConstantReader.key`) assigned anywhere in
-    ``stmts``."""
-    return {k for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if (k := _ConstantReader.key(t)) is not None}
-
-
-@functools.lru_cache(maxsize=512)
-def _partial_assignments(tree) -> frozenset:
-    """The ids of the assignments under ``tree`` that run on some paths only, each name or attribute of self it
-    assigns keeping what it held on the others: in one branch of an ``if`` whose other branch does not assign it
-    too, in a loop's body (it may run no time), in an ``except`` handler or a ``match`` case. tester25s H1: DLfS-2's
-    ``if ts.ndim == 3: ts = ts.argmax(axis=2)`` (its one-hot branch) was read as rebinding the targets always, so
-    ``ts != self.ignore_label`` compared no target, no label was set to -1, and a backward forgetting the mask
-    PASSED."""
-    out = set()
-
-    def mark(stmts, other=frozenset()):
-        out.update(id(n) for s in stmts for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                   and not any(_ConstantReader.key(t) in other for t in (
-                       n.targets if isinstance(n, ast.Assign) else [n.target])))
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            mark(node.body, _assigned_keys(node.orelse))
-            mark(node.orelse, _assigned_keys(node.body))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            mark(node.body)
-        elif isinstance(node, ast.Try):
-            mark([s for h in node.handlers for s in h.body])
-        elif isinstance(node, ast.Match):
-            mark([s for c in node.cases for s in c.body])
-    return frozenset(out)
-
-
 #: numpy's calls (and methods) whose result holds the values of their first argument (or of the array they are called
 #: on): ``X = np.asarray(X)`` leaves X what it was; a bound of the result is a bound of X.
 _SAME_VALUES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "astype", "copy", "reshape",
@@ -859,13 +806,16 @@ def _defaults(fn) -> dict:
 
 
 class _ConstantReader:
-    """:func:`compared_constants`'s walk: ``env`` maps a name (``x``, ``self.X``) to ``(a, b)`` when it holds
-    ``a X + b`` of forward's first input ``first``; ``found`` collects the X values of the bounds met."""
+    """:func:`compared_constants`'s walk (:meth:`run`): ``env`` maps a name (``x``, ``self.X``) to the ``(a, b)``
+    with which it may hold ``a X + b`` of forward's first input ``first`` (several where paths meet: after ``if
+    t.ndim == 3: t = t.argmax(axis=2)`` t may still be the targets, tester25s H1, review26g H1); ``found`` collects the
+    X values of the bounds met. A branch is read from the names as they were before it, and where paths meet each
+    name may hold what any of them left (:meth:`join`): a constant X may meet on some path is never lost."""
 
     def __init__(self, obj, space, first):
         self.obj, self.space, self.first = obj, space, first
-        self.env, self.found = {first: (1.0, 0.0)}, set()
-        #: a name holding the absolute value of ``a X + b`` (``a = np.abs(X)``; tester22s H4): its ``(a, b)``
+        self.env, self.found = {first: ((1.0, 0.0),)}, set()
+        #: a name holding the absolute value of ``a X + b`` (``a = np.abs(X)``; tester22s H4): its ``(a, b)`` forms
         self.absolute = {}
         #: names read as 0 (:func:`compared_constants`'s ``zero``), and what is assigned from them (``self.y = y``)
         self.zero = set()
@@ -874,9 +824,6 @@ class _ConstantReader:
         self.ordered = set()
         #: forward's local variables and what each is assigned (:func:`_local_bindings`), and its parameters
         self.local, self.params = {}, set()
-        #: the ids of the assignments run on some paths only (:func:`_partial_assignments`): one assigning what is
-        #: not ``a X + b`` leaves the name what it was (the other paths keep it)
-        self.partial = frozenset()
 
     def values(self, node, depth=0) -> list:
         """The numbers ``node`` may evaluate to without running code: :meth:`const`'s one, or for a local variable
@@ -936,32 +883,33 @@ class _ConstantReader:
             return "self." + node.attr
         return None
 
-    def affine(self, node):
-        """``(a, b)`` with node = a X + b, or None; a call holding its argument's values (:data:`_SAME_VALUES`:
-        ``np.asarray(x)``, ``x.astype(float)``) is its argument."""
+    def forms(self, node) -> tuple:
+        """The ``(a, b)`` with node = a X + b on some path, each once (a conditional expression, ``a or b``: either
+        operand's; a name: what any path into here left in it); () when none. A call holding its argument's values
+        (:data:`_SAME_VALUES`: ``np.asarray(x)``, ``x.astype(float)``) is its argument."""
         if (k := self.key(node)) is not None and k in self.env:
             return self.env[k]
         if isinstance(node, ast.Attribute) and node.attr == "T":  # the same values, transposed
-            return self.affine(node.value)
+            return self.forms(node.value)
+        if isinstance(node, (ast.IfExp, ast.BoolOp)):  # review26g H1: ts = ts.argmax(axis=2) if ts.ndim == 3 else ts
+            return _union(*map(self.forms, [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values))
+        if isinstance(node, ast.NamedExpr):
+            return self.forms(node.value)
         if isinstance(node, ast.Call) and self.callee(node) in _SAME_VALUES:
             f = node.func
-            on = f.value if isinstance(f, ast.Attribute) and self.affine(f.value) is not None else None
-            return self.affine(on if on is not None else node.args[0]) if on is not None or node.args else None
+            on = f.value if isinstance(f, ast.Attribute) and self.forms(f.value) else None
+            return self.forms(on if on is not None else node.args[0]) if on is not None or node.args else ()
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            f = self.affine(node.operand)
-            return None if f is None else (-f[0], -f[1])
+            return tuple((-a, -b) for a, b in self.forms(node.operand))
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))):
-            return None
-        fl, fr = self.affine(node.left), self.affine(node.right)
-        cl, cr = self.const(node.left), self.const(node.right)
-        op = type(node.op)
-        if fl is not None and cr is not None:
-            if op is ast.Div:
-                return (fl[0] / cr, fl[1] / cr) if cr else None
-            return {ast.Add: (fl[0], fl[1] + cr), ast.Sub: (fl[0], fl[1] - cr), ast.Mult: (fl[0] * cr, fl[1] * cr)}[op]
-        if fr is not None and cl is not None and op is not ast.Div:
-            return {ast.Add: (fr[0], fr[1] + cl), ast.Sub: (-fr[0], cl - fr[1]), ast.Mult: (fr[0] * cl, fr[1] * cl)}[op]
-        return None
+            return ()
+        cl, cr, op, out = self.const(node.left), self.const(node.right), type(node.op), []
+        for a, b in self.forms(node.left) if cr is not None else ():
+            out.append(((a / cr, b / cr) if cr else None) if op is ast.Div else {
+                ast.Add: (a, b + cr), ast.Sub: (a, b - cr), ast.Mult: (a * cr, b * cr)}[op])
+        for a, b in self.forms(node.right) if cl is not None and op is not ast.Div else ():
+            out.append({ast.Add: (a, b + cl), ast.Sub: (-a, cl - b), ast.Mult: (a * cl, b * cl)}[op])
+        return _union([f for f in out if f is not None])
 
     @staticmethod
     def callee(node):
@@ -969,35 +917,195 @@ class _ConstantReader:
         return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
     def solve(self, node, c):
-        """The X at which ``node`` (affine in X, or the absolute value of one) equals ``c``."""
+        """The X values at which ``node`` (affine in X, or the absolute value of one, on some path) equals ``c``."""
+        if c is None:
+            return []
         if isinstance(node, ast.Call) and self.callee(node) in _ABS and len(node.args) == 1:
             return self.solve(node.args[0], c) + self.solve(node.args[0], -c)
-        if (k := self.key(node)) is not None and k in self.absolute:  # a = np.abs(X); a <= self.delta
-            f = self.absolute[k]
-            return [] if f[0] == 0 or c is None else [(c - f[1]) / f[0], (-c - f[1]) / f[0]]
-        f = self.affine(node)
-        return [] if f is None or f[0] == 0 or c is None else [(c - f[1]) / f[0]]
+        k = self.key(node)  # a = np.abs(X); a <= self.delta
+        out = [x for a, b in self.absolute.get(k, ()) if a != 0 for x in ((c - b) / a, (-c - b) / a)]
+        return out + [(c - b) / a for a, b in self.forms(node) if a != 0]
 
-    def read(self, stmt):
-        """Take one node of forward's walk: an assignment (``+=`` too) moves ``env``, a comparison or bounding call adds bounds."""
+    # --- the walk: forward's statements in the order Python runs them, each path's names joined where paths meet ---
+
+    def state(self):
+        """What the names hold here (``env``, ``absolute``), to read a branch from or join with another path's."""
+        return dict(self.env), dict(self.absolute)
+
+    def restore(self, state):
+        self.env, self.absolute = dict(state[0]), dict(state[1])
+
+    @staticmethod
+    def join(*states):
+        """Where paths meet: each name holds what any of ``states`` left in it (a name a path rebound to what is no
+        ``a X + b`` adds nothing, one it left alone keeps what it held)."""
+        return tuple({k: _union(*(s[i].get(k, ()) for s in states)) for s in states for k in s[i]} for i in (0, 1))
+
+    def branches(self, bodies):
+        """Read each statement list of ``bodies`` from the names as they are here, then join their ends (``[]``: a
+        path that runs none)."""
+        start, ends = self.state(), []
+        for body in bodies:
+            self.restore(start)
+            self.run(body) if isinstance(body, list) else body()
+            ends.append(self.state())
+        self.restore(self.join(*ends))
+
+    def run(self, stmts):
+        """Read the statements ``stmts`` in the order written."""
+        for s in stmts:
+            self.statement(s)
+
+    def statement(self, s):
+        """Read one statement; a compound one branch by branch (:meth:`branches`)."""
+        if isinstance(s, ast.If):
+            self.expr(s.test)
+            self.branches([s.body, s.orelse])
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            self.loop(s)
+        elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self.attempt(s)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                self.expr(item.context_expr)
+                self.forget(item.optional_vars)
+            self.branches([s.body, []])  # a manager may swallow an exception (contextlib.suppress): the body may stop
+        elif isinstance(s, ast.Match):
+            self.expr(s.subject)
+            self.branches([functools.partial(self.case, c) for c in s.cases] + [[]] * (not any(
+                _irrefutable(c) for c in s.cases)))
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for e in [*s.decorator_list, *getattr(s, "bases", ()), *_argument_defaults(getattr(s, "args", None))]:
+                self.expr(e)
+            self.scope(s)
+        else:
+            for c in ast.iter_child_nodes(s):
+                self.expr(c)
+            self.read(s)
+
+    def loop(self, s):
+        """A loop's body may run no time, once or again (read twice: what one pass leaves, the next reads); its
+        ``else`` runs after it, on every path unless the body can ``break``."""
+        self.expr(s.iter if isinstance(s, (ast.For, ast.AsyncFor)) else s.test)
+        for _ in range(2):
+            start = self.state()
+            self.forget(getattr(s, "target", None))
+            self.run(s.body)
+            self.restore(self.join(start, self.state()))
+        self.branches([s.orelse, []]) if _breaks(s.body) else self.run(s.orelse)
+
+    def attempt(self, s):
+        """``try``: a handler runs from the names as they were before the body or after it (the body may stop
+        anywhere), ``else`` after the whole body; ``finally`` after all of them."""
+        start = self.state()
+        self.run(s.body)
+        done, ends = self.state(), []
+        for h in s.handlers:
+            self.restore(self.join(start, done))
+            self.expr(h.type)
+            self.forget(ast.Name(id=h.name) if h.name else None)
+            self.run(h.body)
+            ends.append(self.state())
+        self.restore(done)
+        self.run(s.orelse)
+        self.restore(self.join(self.state(), *ends))
+        self.run(s.finalbody)
+
+    def case(self, c):
+        """One ``match`` case: the names its pattern captures bound to what is no ``a X + b``, its guard, its body."""
+        for n in ast.walk(c.pattern):
+            self.forget(ast.Name(id=n.name) if getattr(n, "name", None) else None)
+            self.forget(ast.Name(id=n.rest) if getattr(n, "rest", None) else None)
+        self.expr(c.guard)
+        self.run(c.body)
+
+    def forget(self, target):
+        """The names and attributes of self in ``target`` (a loop variable, ``with ... as``, ``except ... as``) bound to
+        what is no ``a X + b``."""
+        for n in ast.walk(target) if target is not None else ():
+            if (k := self.key(n)) is not None:
+                self.env.pop(k, None)
+                self.absolute.pop(k, None)
+
+    def scope(self, node):
+        """A function (lambda, class) defined in forward, read where it stands, with forward's names as they are
+        there (``def masked(ts): return ts != self.ignore_label``, called with forward's ts: its parameters are not
+        known, so a name like forward's is read as forward's, never losing a constant); after it, the names it
+        declares ``nonlocal`` and the attributes of forward's self it assigns may hold what its body left in them or
+        what they held (it may be called or not), and forward's other names are as they were."""
+        start = self.state()
+        own = _own_names(node)
+        self.expr(node.body) if isinstance(node, ast.Lambda) else self.run(node.body)
+        end = self.state()
+        shared = {k for s in end for k in s if k not in own and (k.startswith("self.") and "self" not in own
+                                                                   or k in _declared(node, ast.Nonlocal))}
+        self.restore(self.join(start, tuple({k: v for k, v in s.items() if k in shared} for s in end)))  # the rest as before
+
+    def expr(self, node, maybe=False):
+        """Read the expression ``node`` as Python evaluates it, its parts first; ``maybe``: it runs on some paths
+        only (a conditional expression's branch, the later operands of ``and``/``or``, a comprehension's element),
+        so a ``:=`` in it leaves its name holding what it held too."""
+        if node is None:
+            return
+        if isinstance(node, ast.Lambda):
+            for e in _argument_defaults(node.args):
+                self.expr(e)
+            return self.scope(node)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return self.comprehension(node)
+        for c in ast.iter_child_nodes(node):
+            self.expr(c, maybe or isinstance(node, ast.IfExp) and c is not node.test
+                      or isinstance(node, ast.BoolOp) and c is not node.values[0])
+        self.read(node, maybe)
+
+    def comprehension(self, node):
+        """A comprehension: its first iterable read here, the rest in its own scope (its variables hide forward's
+        names), each part possibly run no time."""
+        start = self.state()
+        self.expr(node.generators[0].iter)
+        own = {k for g in node.generators for n in ast.walk(g.target) if (k := self.key(n)) is not None}
+        self.forget(ast.Tuple(elts=[ast.Name(id=k) for k in own]))
+        for i, g in enumerate(node.generators):
+            for e in ([g.iter] if i else []) + g.ifs:
+                self.expr(e, True)
+        for e in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self.expr(e, True)
+        end = self.join(start, self.state())
+        for s, before in zip(end, start):
+            for k in own:
+                s.pop(k, None)
+                s.update({k: before[k]} if k in before else {})
+        self.restore(end)
+
+    def bind(self, targets, value, maybe=False):
+        """Assign ``value`` to each of ``targets`` (a tuple to a tuple element by element); ``maybe``: on some paths
+        only, the name keeping what it held too."""
+        pairs = [(e, v) for t in targets for e, v in (zip(t.elts, value.elts) if isinstance(t, (ast.Tuple, ast.List))
+                 and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts) else [(t, value)])]
+        got = [(self.key(t), self.key(v), self.forms(v), self.forms(v.args[0]) if isinstance(v, ast.Call)
+                and self.callee(v) in _ABS and len(v.args) == 1 else ()) for t, v in pairs]  # all read, then bound
+        for k, src, f, g in got:
+            if k is None:
+                continue
+            if self.zero and src in self.zero:
+                self.zero.add(k)  # self.y = y_true
+            for box, new in ((self.env, f), (self.absolute, g)):  # forward's own X too: X = X - 3 composes (review22)
+                new = _union(box.get(k, ()), new) if maybe else new
+                box.pop(k, None) if not new else box.__setitem__(k, new)
+
+    def read(self, stmt, maybe=False):
+        """Take one node of forward's walk: an assignment (``+=``, ``:=`` too) moves ``env``, a comparison or bounding
+        call adds bounds."""
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            f = self.affine(stmt.value)
-            v = stmt.value
-            g = self.affine(v.args[0]) if isinstance(v, ast.Call) and self.callee(v) in _ABS and len(v.args) == 1 \
-                else None
-            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                if self.zero and (k := self.key(t)) is not None and self.key(v) in self.zero:
-                    self.zero.add(k)  # self.y = y_true
-                if (k := self.key(t)) is not None:  # forward's own X too: X = X - 3 composes (review22)
-                    keep = id(stmt) in self.partial  # if ts.ndim == 3: ts = ts.argmax(axis=2): ts may still be X
-                    if f is not None or not keep:
-                        self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
-                    if g is not None or not keep:
-                        self.absolute.pop(k, None) if g is None else self.absolute.__setitem__(k, g)
+            self.bind(stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target], stmt.value)
+        elif isinstance(stmt, ast.NamedExpr):
+            self.bind([stmt.target], stmt.value, maybe)
         elif isinstance(stmt, ast.AugAssign):  # h += 3 is h = h + 3
             if (k := self.key(stmt.target)) is not None and k in self.env:
-                f = self.affine(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
-                self.env.pop(k, None) if f is None else self.env.__setitem__(k, f)
+                self.bind([stmt.target], ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Delete)):
+            self.forget(ast.Tuple(elts=[*getattr(stmt, "targets", ()), *(ast.Name(id=(a.asname or a.name).split(
+                ".")[0]) for a in getattr(stmt, "names", ()))]))
         elif isinstance(stmt, ast.Compare):
             sides = [stmt.left, *stmt.comparators]
             for a, b, op in zip(sides, sides[1:], stmt.ops):
@@ -1006,11 +1114,64 @@ class _ConstantReader:
                 self.found.update(vs)
                 self.ordered.update(vs if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) else ())
         elif isinstance(stmt, ast.Call) and stmt.args:
-            name = self.callee(stmt)
-            if isinstance(stmt.func, ast.Attribute) and name == "clip" and self.affine(stmt.func.value) is not None:
-                self.found.update(v for r in stmt.args[:2] for c in self.values(r) for v in self.solve(stmt.func.value, c))
-            elif name in _BOUNDING:
-                pair = stmt.args[:1 + _BOUNDING[name]]
-                for i, x in enumerate(pair):
-                    self.found.update(v for j, r in enumerate(pair) if j != i for c in self.values(r)
-                                      for v in self.solve(x, c))
+            self._bounding(stmt)
+
+    def _bounding(self, call):
+        """The bounds of a bounding call (``np.clip(x, 0, 6)``, ``x.clip(lo, hi)``, ``np.maximum(x, 0)``)."""
+        name = self.callee(call)
+        if isinstance(call.func, ast.Attribute) and name == "clip" and self.forms(call.func.value):
+            self.found.update(v for r in call.args[:2] for c in self.values(r) for v in self.solve(call.func.value, c))
+        elif name in _BOUNDING:
+            pair = call.args[:1 + _BOUNDING[name]]
+            for i, x in enumerate(pair):
+                self.found.update(v for j, r in enumerate(pair) if j != i for c in self.values(r)
+                                  for v in self.solve(x, c))
+
+
+def _union(*groups) -> tuple:
+    """The ``(a, b)`` forms of ``groups``, each once, in order (at most :data:`_MAX`)."""
+    return tuple(dict.fromkeys(f for g in groups for f in g))[:_MAX]
+
+
+def _argument_defaults(args) -> list:
+    """The default expressions of a function's arguments (evaluated where it is defined), [] for None."""
+    return [] if args is None else [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _breaks(stmts) -> bool:
+    """Whether a ``break`` in ``stmts`` (not in a loop or function nested in them) can end their loop."""
+    todo = list(stmts)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ast.Break):
+            return True
+        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            todo += s.orelse  # an inner loop's else is outside that loop: its break ends this one
+        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo += ast.iter_child_nodes(s)
+    return False
+
+
+def _irrefutable(case) -> bool:
+    """Whether a ``match`` case matches every subject (``case _:``, ``case x:``, with no guard)."""
+    p = case.pattern
+    pats = p.patterns if isinstance(p, ast.MatchOr) else [p]
+    return case.guard is None and any(isinstance(q, ast.MatchAs) and q.pattern is None for q in pats)
+
+
+def _declared(node, kind) -> set:
+    """The names ``node``'s own body declares ``global`` or ``nonlocal`` (``kind``)."""
+    return {n for s in ast.walk(node) if isinstance(s, kind) for n in s.names}
+
+
+def _own_names(node) -> set:
+    """The names local to the function, lambda or class ``node`` defined in forward: its parameters and the names its
+    body binds, less those it declares ``nonlocal`` or ``global``."""
+    args = getattr(node, "args", None)
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a} \
+        if args is not None else set()
+    body = [node.body] if isinstance(node, ast.Lambda) else node.body
+    bound = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {n.name for s in body for n in ast.walk(s) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                            ast.ClassDef))}
+    return (params | bound) - _declared(node, ast.Nonlocal) - _declared(node, ast.Global)

@@ -133,26 +133,38 @@ class LongCheck:
         self.long, self.done, self.bar = False, 0.0, None
         self._say()
 
-    def _say(self) -> None:
-        """The line of a long check (once), when the plan makes it one."""
+    def _say(self, params: dict | None = None) -> None:
+        """The line of a long check (once), when the plan makes it one, with the advice that shortens it: a smaller
+        batch where the batch is over 8, a smaller layer where one parameter (``params``: ``{name: entries}``) takes
+        most of the planned forwards, a quicker mode (review26g L1: "--input-shape 4,784" was advised for an input
+        of (4, 784) whose plan was a 1.6M-entry W's)."""
         if self.long or self.planned * self.elements <= LONG_CHECK:
             return
         self.long = True
         what = " and ".join(V.fmt_shape(s) for s in self.shapes)
-        small = ";".join(",".join(str(d) for d in (min(s[0], 8), *s[1:])) for s in self.shapes)
-        quicker = {"fast": "; --mode sample differences 8 random entries per tensor",
-                   "full": "; --mode fast (the default) differences a tensor's entries only where its directional "
-                           "test fails, --mode sample 8 random entries per tensor"}.get(self.args.mode, "")
+        advice = []
+        if any(len(s) and s[0] > 8 for s in self.shapes):
+            small = ";".join(",".join(str(d) for d in (min(s[0], 8), *s[1:])) for s in self.shapes)
+            advice.append(f"a smaller batch finds the same bugs: --input-shape {small}")
+        if params and 2 * (planned_forwards(self.args.mode, self.args.method, [n := max(params.values())])
+                           - CHECK_CALLS) > self.planned:
+            big = next(k for k, v in params.items() if v == n)
+            advice.append(f"most of them perturb {big}'s {n:,} entries: a smaller layer (fewer units, e.g. through "
+                          "--init) finds the same bugs")
+        advice += {"fast": ["--mode sample differences 8 random entries per tensor"],
+                   "full": ["--mode fast (the default) differences a tensor's entries only where its directional test "
+                            "fails, --mode sample 8 random entries per tensor"]}.get(self.args.mode, [])
+        text = "; ".join(advice)
         print(V.wrap(f"gradcheck: a long check: {self.name}'s input {what} has {self.elements:,} elements, and --mode "
-                     f"{self.args.mode} runs up to about {self.planned:,} forwards of it. A smaller batch finds the "
-                     f"same bugs: --input-shape {small}{quicker}."), file=sys.stderr, flush=True)
+                     f"{self.args.mode} runs up to about {self.planned:,} forwards of it."
+                     + (f" {text[0].upper()}{text[1:]}." if text else "")), file=sys.stderr, flush=True)
 
     @contextlib.contextmanager
     def running(self, layer):
         """Around the check of ``layer``: the plan with its parameters (and the line, if they make it long), the bar."""
-        sizes = [self.elements] + [int(np.size(v)) for v in (getattr(layer, "params", None) or {}).values()]
-        self.planned = planned_forwards(self.args.mode, self.args.method, sizes)
-        self._say()
+        params = {str(k): int(np.size(v)) for k, v in (getattr(layer, "params", None) or {}).items()}
+        self.planned = planned_forwards(self.args.mode, self.args.method, [self.elements, *params.values()])
+        self._say(params)
         if not (self.long and _on_terminal()):
             yield self
             return
@@ -1074,6 +1086,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{_grad_name(unchecked[0], '', '_grad')}): a weight whose gradient backward forgot, or a constant; "
                      "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
                      "other gradients match (--constants names constants).")
+    lines += _outside_params_lines(info)
     buffers = list(info.get("buffers") or [])
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1
@@ -1089,6 +1102,16 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "gradcheck cannot tell a forgotten weight from a constant, so the layer is NOT CHECKED as a "
                      "whole (exit 3) (--constants names constants).")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _outside_params_lines(info) -> list[str]:
+    """The header's WARNING for each weight a list-style layer (Deep Learning from Scratch 2's ``params``/``grads``
+    lists) keeps outside its ``params`` but gives a gradient by name (``info['outside_params']``, ``["b: db"]``):
+    checked by name, never trained by a model collecting ``layer.params`` (review26g M1)."""
+    return [f"WARNING: forward uses {w}, which is not in self.params: a model that collects layer.params and "
+            f"layer.grads (Deep Learning from Scratch 2's) never updates it. Its gradient self.{g} is checked by name "
+            f"here; append self.{w} to self.params and self.{g} to self.grads."
+            for w, _, g in (str(p).partition(": ") for p in info.get("outside_params") or [])]
 
 
 def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:

@@ -133,9 +133,17 @@ _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): 
 #: the float32 of Deep Learning from Scratch 2, whose layers build their arrays with ``dtype='f'`` (tester25s M4)
 _DLFS_F = ("; an array made with dtype='f' (Deep Learning from Scratch 2's np.empty(..., dtype='f'), "
            "np.zeros_like(x, dtype='f')) is float32: make it dtype='d' (or leave out the dtype) to check it")
-def _dlfs_f(dtype) -> str:
-    """:data:`_DLFS_F` for a float32 ``dtype``, "" for another (a float16 is not told of dtype='f')."""
-    return _DLFS_F if np.dtype(dtype) == np.float32 else ""
+def _dlfs_f(dtype, layer: Any = None) -> str:
+    """:data:`_DLFS_F` for a float32 ``dtype`` when the checked code makes arrays with ``dtype='f'`` (``layer``'s
+    protocol's ``dtype_f``, :func:`gradcheck._adapters.uses_dtype_f`), else "": a plain ``astype(np.float32)`` is not
+    told of the book (review26g L2), nor a float16 of dtype='f', nor a layer not given."""
+    if np.dtype(dtype) != np.float32 or layer is None:
+        return ""
+    if (proto := _protocol(layer)) is not None:
+        return _DLFS_F if proto.get("dtype_f") else ""
+    from ._adapters import uses_dtype_f
+
+    return _DLFS_F if uses_dtype_f(getattr(layer, "obj", layer)) else ""
 
 
 _LOST = ("(precision lost: {dtype} keeps about {digits} significant digits (eps {eps}), so the gradient check to "
@@ -1558,20 +1566,25 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 _INPUT_SWAP = "return {t} in its input's shape: a .T too many (e.g. dY.T * mask where dY * mask is due)"
 
 
-def is_bias_gradient(tensor: str, shape: Sequence[int] | None) -> bool:
-    """Whether gradient ``tensor`` of a parameter of shape ``shape`` is a bias's, as :func:`name_signature`'s
-    ``is_bias`` takes it (a ``1/batch`` factor then "the mean over the batch, not the sum"): the parameter's name
-    (:func:`gradcheck._validation.grad_key`: ``db`` -> ``b``, ``dbiases``, ``dbeta``) holds a ``b`` and its shape is
-    a row's, ``(d,)`` or ``(1, d)``. Andrew Ng's ``(d, 1)`` column ``b`` is not: his course's ``db = np.sum(dZ,
-    axis=1, keepdims=True) / m`` (session 24's merge). The one rule of check's signatures and the grader's numbers
-    (review25g L3: the grader read every ``db...`` as a bias).
+def is_bias_gradient(tensor: str, shape: Sequence[int] | None, parameter: bool | None = None) -> bool:
+    """Whether gradient ``tensor`` is a bias's, as :func:`name_signature`'s ``is_bias`` takes it (a ``1/batch``
+    factor then "the mean over the batch, not the sum"), decided by its role and shape, never by its display name:
+    the gradient of a parameter (not of an input) of a row's shape, ``(d,)`` or ``(1, d)``: one value per feature
+    broadcast over the batch, whose gradient sums over the batch (``b``, ``biases``, ``beta``, Deep Learning from
+    Scratch 2's ``params[1]``, a per-feature scale). Andrew Ng's ``(d, 1)`` column ``b`` is not: his course's ``db =
+    np.sum(dZ, axis=1, keepdims=True) / m`` (session 24's merge). The one rule of check's signatures and the grader's
+    numbers (review25g L3: the grader read every ``db...`` as a bias; review26g L3: a list-style ``dparams[1]`` of
+    shape (d,) got "an extra 1/batch" where a dict layer's ``db`` got "the mean over the batch").
 
     Parameters
     ----------
     tensor : str
-        The gradient's name (``"db"``, ``"dW"``).
+        The gradient's name (``"db"``, ``"dparams[1]"``, ``"dX"``): read only when ``parameter`` is None.
     shape : sequence of int or None
         The parameter's (or its gradient's) shape; None: not a parameter (False).
+    parameter : bool, optional
+        Whether ``tensor`` is a parameter's gradient; None (a caller that does not know): unless it is named as an
+        input's (:func:`gradcheck._validation.grad_key` ``X``, ``x``, ``input`` or ``inputs``).
 
     Returns
     -------
@@ -1580,7 +1593,9 @@ def is_bias_gradient(tensor: str, shape: Sequence[int] | None) -> bool:
     if shape is None:
         return False
     shape = tuple(shape)
-    return "b" in V.grad_key(tensor).lstrip("@").lower() and (len(shape) == 1 or len(shape) == 2 and shape[0] == 1)
+    if parameter is None:
+        parameter = V.grad_key(tensor).lstrip("@").lower() not in ("x", "input", "inputs")
+    return bool(parameter) and (len(shape) == 1 or len(shape) == 2 and shape[0] == 1)
 
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
@@ -4506,7 +4521,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
         return _find("flat-forward", t, **g)  # tester19s IntInput: np.round(X) @ W, backward dY @ W.T
-    f = name_signature(t, m, n, is_bias=p is not None and is_bias_gradient(t, p.shape),
+    f = name_signature(t, m, n, is_bias=is_bias_gradient(t, None if p is None else p.shape, key in L.params or other_input),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint, alternatives=alternatives,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
     told = _batch_unproven(L, key, m, n) if f is not None and f.code in ("factor-batch", "factor-inverse-batch") \
@@ -6676,7 +6691,7 @@ class _Probes:
                                   f"(with {patched['by']}'s; see the diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
-                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype), **_precision(y_dtype))
+                       what="forward returns", given=given, dlfs=_dlfs_f(y_dtype, layer), **_precision(y_dtype))
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
@@ -6840,7 +6855,7 @@ class _Probes:
             if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
                 self.find("float32-weight", t, w=key, **_precision(d))
             else:
-                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d),
+                self.find("float32", t, what=f"backward returns {t} as", given="a float64 input", dlfs=_dlfs_f(d, self.layer),
                           **_precision(d))
         return bad_shape, nonfinite, never
 

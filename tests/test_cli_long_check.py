@@ -65,8 +65,23 @@ def test_a_long_check_says_so_before_the_load_and_runs_as_before(tmp_path, monke
 def test_full_mode_suggests_fast_and_sample(tmp_path, monkeypatch):
     monkeypatch.setattr(cc, "LONG_CHECK", 1)
     f = student(tmp_path, LAYERS)
-    text = both(run_here("check", f"{f}::TanhBug", "--input-shape", "6,5", "--mode", "full"))
-    assert "--input-shape 6,5; --mode fast (the default)" in text and "--mode sample 8 random entries" in text, text
+    text = " ".join(both(run_here("check", f"{f}::TanhBug", "--input-shape", "6,5", "--mode", "full")).split())
+    assert "forwards of it. --mode fast (the default)" in text and "--mode sample 8 random entries" in text, text
+    assert "--input-shape" not in text, text  # review26g L1: a batch of 6 is small already
+
+
+def test_a_plan_made_long_by_a_weight_advises_a_smaller_layer_not_a_smaller_batch(tmp_path, monkeypatch):
+    """review26g L1: a 784 -> 2048 Linear on a batch of 4 was told "A smaller batch finds the same bugs: --input-shape
+    4,784". Here a 30 -> 40 Linear on 4 x 30: W's 1,200 entries are 2,400 of the 2,870 planned forwards."""
+    monkeypatch.setattr(cc, "LONG_CHECK", 390 * 120)  # the input's plan, 390 forwards of 120 elements: not over it
+    f = student(tmp_path, LAYERS)
+    p = run_here("check", f"{f}::Linear", "--input-shape", "4,30", "--mode", "full", "--init",
+                 '{"in_features": 30, "out_features": 40}')
+    text = " ".join(p.stderr.split())
+    assert p.returncode == 0 and "Linear's input (4, 30) has 120 elements, and --mode full runs up to about 2,870 " \
+        "forwards of it. Most of them perturb W's 1,200 entries: a smaller layer (fewer units, e.g. through --init) " \
+        "finds the same bugs; --mode fast (the default)" in text, text
+    assert "--input-shape" not in text, text
 
 
 def test_parameters_that_make_the_plan_long_are_said_after_the_load(tmp_path, monkeypatch):
@@ -146,11 +161,15 @@ def test_the_elements_sent_count_each_forward():
     assert _sent_elements({}, None) == 0
 
 
-@pytest.mark.parametrize("shape, small", [((2000, 4000), "8,4000"), ((5, 3, 8, 8), "5,3,8,8")])
+@pytest.mark.parametrize("shape, small", [((2000, 4000), "8,4000"), ((20, 3, 8, 8), "8,3,8,8"), ((5, 3, 8, 8), None)])
 def test_the_smaller_input_keeps_all_but_the_batch(shape, small, capsys, monkeypatch):
+    """A batch of 8 or fewer is not advised again (review26g L1: "--input-shape 5,3,8,8" for an input of (5, 3, 8, 8))."""
     from types import SimpleNamespace
 
     monkeypatch.setattr(cc, "LONG_CHECK", 1)
     cc.LongCheck(SimpleNamespace(mode="sample", method="central"), shape, "L", None)
     err = " ".join(capsys.readouterr().err.split())
-    assert f"--input-shape {small}." in err and "--mode sample" not in err.split("--input-shape")[1], err
+    if small is None:
+        assert "a long check" in err and "--input-shape" not in err and "smaller batch" not in err, err
+    else:
+        assert f"--input-shape {small}." in err and "--mode sample" not in err.split("--input-shape")[1], err

@@ -8,10 +8,11 @@ and one planted bug each, checked by ``gradcheck check``.
   model that collected ``layer.grads`` keeps the old one and never moves its weights.
 """
 
-import ast
+import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_cli import both, run_here
 
 from gradcheck._switch_reach import compared_constants
@@ -49,27 +50,6 @@ def test_the_one_hot_branch_leaves_the_targets_compared_with_the_ignore_label():
     loss = book["TimeSoftmaxWithLoss"]()
     assert compared_constants(loss, "ts") == [-1.0]  # was []: ts read as ts.argmax(axis=2) always
     assert compared_constants(book["SoftmaxWithLoss"](), "t") == []  # compares self.t.size, not its values
-
-
-def test_only_assignments_on_some_paths_are_partial():
-    from gradcheck._switch_reach import _partial_assignments
-
-    tree = ast.parse(
-        "def f(x, t):\n"
-        "    a = x\n"                      # 0: always
-        "    if t.ndim == 3:\n"
-        "        t = t.argmax(axis=2)\n"   # 1: one branch only
-        "    if x.ndim == 2:\n"
-        "        x = x + 1\n"              # 2: both branches assign x
-        "    else:\n"
-        "        x = x - 1\n"              # 3
-        "    for i in range(3):\n"
-        "        a = a * 2\n"              # 4: a loop may run no time
-        "    return a\n")
-    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
-    assigns.sort(key=lambda n: n.lineno)
-    partial = _partial_assignments(tree)
-    assert [id(a) in partial for a in assigns] == [False, True, False, False, True]
 
 
 def test_a_masked_time_loss_with_a_one_hot_branch_is_checked_at_the_ignore_label(tmp_path):
@@ -191,3 +171,249 @@ def test_the_books_float32_time_embedding_is_checked_on_its_float64_copy_not_bla
     assert "first layer whose own check fails" not in text and "IndexError" not in text, text
     good = run_here("check", f"{_f64(tmp_path)}::TimeEmbedding", *EMB)
     assert good.returncode == 0 and "PASS: TimeEmbedding" in both(good), both(good)
+
+
+# --- review26g H1: every way a name keeps on some path what it held keeps the constants it may hold ---------------
+
+#: A masked loss's target handling before ``ts != self.ignore_label``, each form with the constants right for it:
+#: [-1.0] where ts may still hold the targets there, [] where every path rebinds it to something else.
+TS_FORMS = {
+    "if": ("if ts.ndim == 3:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "conditional expression": ("ts = ts.argmax(axis=2) if ts.ndim == 3 else ts\n", [-1.0]),
+    "conditional, both rebinding": ("ts = ts.argmax(axis=2) if ts.ndim == 3 else ts.argmin(axis=2)\n", []),
+    "if/else, both assigning": (
+        "if ts.ndim == 3:\n    ts = ts.argmax(axis=2)\nelse:\n    ts = ts.astype(np.int64)\n", [-1.0]),
+    "if/else, both rebinding": (
+        "if ts.ndim == 3:\n    ts = ts.argmax(axis=2)\nelse:\n    ts = ts.argmin(axis=1)\n", []),
+    "if/elif/else, one keeping": (
+        "if ts.ndim == 3:\n    ts = ts.argmax(axis=2)\nelif ts.ndim == 1:\n    ts = ts.reshape(1, -1)\n"
+        "else:\n    ts = np.argmin(ts)\n", [-1.0]),
+    "if/elif, no else": (
+        "if ts.ndim == 3:\n    ts = ts.argmax(axis=2)\nelif ts.ndim == 1:\n    ts = np.argmin(ts)\n", [-1.0]),
+    "or": ("ts = self.labels or ts\n", [-1.0]),
+    "and/or": ("ts = ts.ndim == 3 and ts.argmax(axis=2) or ts\n", [-1.0]),
+    "walrus on some paths": ("if ts.ndim == 3 and (ts := ts.argmax(axis=2)) is None:\n    pass\n", [-1.0]),
+    "walrus always": ("if (ts := ts.argmax(axis=2)) is None:\n    pass\n", []),
+    "for": ("for _ in range(ts.ndim - 2):\n    ts = ts.argmax(axis=-1)\n", [-1.0]),
+    "for/else after a break": (
+        "for d in range(3):\n    if d == ts.ndim:\n        break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "for/else, no break": ("for d in range(ts.ndim):\n    pass\nelse:\n    ts = ts.argmax(axis=2)\n", []),
+    "for/else, a break in an inner loop's else": (
+        "for d in range(3):\n    if d:\n        for e in range(2):\n            pass\n        else:\n            break\n"
+        "else:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "while/else after a break": (
+        "while ts.ndim > 5:\n    break\nelse:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "with": ("with contextlib.suppress(ValueError):\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "try body": ("try:\n    ts = ts.argmax(axis=2)\nexcept ValueError:\n    pass\n", [-1.0]),
+    "except handler": ("try:\n    pass\nexcept ValueError:\n    ts = ts.argmax(axis=2)\n", [-1.0]),
+    "match case": ("match ts.ndim:\n    case 3:\n        ts = ts.argmax(axis=2)\n", [-1.0]),
+    "match, every case rebinding": (
+        "match ts.ndim:\n    case 3:\n        ts = ts.argmax(axis=2)\n    case _:\n        ts = np.argmin(ts)\n", []),
+    "nested function's own ts": (
+        "def onehot(ts):\n    ts = ts.argmax(axis=2)\n    return ts\nif ts.ndim == 3:\n    ts = onehot(ts)\n", [-1.0]),
+    "nested function's nonlocal ts": (
+        "def onehot():\n    nonlocal ts\n    ts = ts.argmax(axis=2)\nif ts.ndim == 3:\n    onehot()\n", [-1.0]),
+    "nested function's nonlocal ts moved": (
+        "def shift():\n    nonlocal ts\n    ts = ts - 1\nif ts.min() > 0:\n    shift()\n", [-1.0, 0.0]),
+    "nested function moving its own ts": ("def shift(ts):\n    ts = ts - 1\n    return ts\n", [-1.0]),
+    "nested function comparing its ts": (
+        "def masked(ts):\n    return ts != self.ignore_label\nm = masked(ts)\nts = ts.argmax(axis=2)\n", [-1.0]),
+    "rebound always": ("ts = ts.argmax(axis=2)\n", []),
+}
+TS_TEMPLATE = """
+import contextlib
+import numpy as np
+
+
+class Loss:
+    def __init__(self):
+        self.ignore_label, self.labels = -1, None
+
+    def forward(self, xs, ts):
+{branch}        mask = (ts != self.ignore_label)
+        return float(np.sum(xs) * mask.sum())
+"""
+
+
+@pytest.mark.parametrize("form", list(TS_FORMS))
+def test_a_target_kept_on_some_path_is_compared_with_the_ignore_label(tmp_path, form):
+    """review26g H1: ``ts = ts.argmax(axis=2) if ts.ndim == 3 else ts`` and an if/else assigning ts in both branches
+    gave [] (the conditional expression's value was read as no function of ts; the first branch dropped ts before the
+    second was read), so a TimeSoftmaxWithLoss forgetting its mask PASSED. Each branch is read from what the names
+    held before it, and after it a name holds what any path left in it."""
+    branch, want = TS_FORMS[form]
+    ns = _loaded(tmp_path, TS_TEMPLATE.format(branch=textwrap.indent(branch, " " * 8)))
+    assert compared_constants(ns["Loss"](), "ts") == want
+
+
+def _loaded(tmp_path, src, name="forms.py"):
+    f = tmp_path / name
+    f.write_text(src, encoding="utf-8")
+    ns = {}
+    exec(compile(src, str(f), "exec"), ns)  # noqa: S102 - the test's own source
+    return ns
+
+
+def test_a_branch_reads_the_names_as_they_were_before_the_if():
+    """Each branch of an if/else starts from the names before it: the else branch's ``x - 1`` is X - 1, not the
+    first branch's X + 1 moved again (which would give a constant 2 the code never compares X with)."""
+
+    class Shifted:
+        def forward(self, X):
+            if X.ndim == 2:
+                X = X + 1
+            else:
+                X = X - 1
+            return np.maximum(X, 1)
+
+    class Either:
+        def forward(self, X):
+            h = X * 2 if X.ndim == 2 else X - 3
+            return np.minimum(h, 4)
+
+    assert compared_constants(Shifted()) == [0.0, 2.0]
+    assert compared_constants(Either()) == [2.0, 7.0]
+
+
+TSWL_FORMS = """
+import numpy as np
+
+
+def softmax(x):
+    x = x - x.max(axis=1, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class _Base:
+    def __init__(self):
+        self.params, self.grads = [], []
+        self.cache = None
+        self.ignore_label = -1
+
+    def _rest(self, xs, ts):
+        N, T, V = xs.shape
+        mask = (ts != self.ignore_label)
+        xs = xs.reshape(N * T, V)
+        ts = ts.reshape(N * T)
+        mask = mask.reshape(N * T)
+        ys = softmax(xs)
+        ls = np.log(ys[np.arange(N * T), ts])
+        ls *= mask
+        self.cache = (ts, ys, mask, (N, T, V))
+        return -np.sum(ls) / mask.sum()
+
+    def backward(self, dout=1):
+        ts, ys, mask, (N, T, V) = self.cache
+        dx = ys.copy()
+        dx[np.arange(N * T), ts] -= 1
+        dx *= dout
+        dx /= mask.sum()
+        dx *= MASKED * mask[:, np.newaxis] + (1 - MASKED)
+        return dx.reshape((N, T, V))
+
+
+class IfExp(_Base):
+    def forward(self, xs, ts):
+        ts = ts.argmax(axis=2) if ts.ndim == 3 else ts
+        mask = (ts != self.ignore_label)
+        return self._rest(xs, ts)
+
+
+class IfElse(_Base):
+    def forward(self, xs, ts):
+        if ts.ndim == 3:
+            ts = ts.argmax(axis=2)
+        else:
+            ts = ts.astype(np.int64)
+        mask = (ts != self.ignore_label)
+        return self._rest(xs, ts)
+"""
+
+
+@pytest.mark.parametrize("cls", ["IfExp", "IfElse"])
+def test_a_time_loss_forgetting_its_mask_fails_whatever_its_one_hot_branch(tmp_path, cls):
+    """review26g H1 end to end: the two forms PASSED without the mask (backward 0.2417 from central differences and
+    from HIPS autograd on the -1 rows); with the mask they PASS."""
+    for masked, code in ((0, 1), (1, 0)):
+        f = tmp_path / f"tswl{masked}.py"
+        f.write_text(TSWL_FORMS + f"\nMASKED = {masked}\n", encoding="utf-8")
+        p = run_here("check", f"{f}::{cls}", *TSWL)
+        assert p.returncode == code, both(p)
+        if not masked:
+            assert "forward compares ts with -1, which the drawn ts never hold" in both(p), both(p)
+
+
+# --- review26g M1: a list-style layer's weight kept outside params, its gradient stored by name -----------------
+
+BIAS_OUTSIDE = """
+import numpy as np
+
+W0 = np.array([[0.3, -1.2, 0.5], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.3], [0.6, -0.5, 0.1], [-1.0, 0.2, 0.8]])
+
+
+class BiasOutside:
+    def __init__(self):
+        self.params, self.grads = [W0.copy()], [np.zeros_like(W0)]
+        self.b, self.db = np.array([0.1, -0.2, 0.3]), np.zeros(3)
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.params[0] + self.b
+
+    def backward(self, dout):
+        self.grads[0][...] = self.x.T @ dout
+        self.db = dout.SUM(axis=0)
+        return dout @ self.params[0].T
+"""
+OUTSIDE = "WARNING: forward uses b, which is not in self.params: a model that collects layer.params and"
+
+
+def test_a_bias_kept_outside_params_is_checked_by_name_and_named_as_outside(tmp_path):
+    """review26g M1: at 360d4c8 the wrong db FAILed; session 25's list rule (only params[i] are parameters) made both
+    NOT CHECKED with "backward sets no gradient attribute for it (then set self.db)", which backward does."""
+    for how, code, verdict in (("sum", 0, "PASS: BiasOutside: every gradient (dX, dparams[0], db)"),
+                               ("mean", 1, "FAIL: BiasOutside: gradient mismatch in db.")):
+        f = tmp_path / f"outside_{how}.py"
+        f.write_text(BIAS_OUTSIDE.replace("SUM", how), encoding="utf-8")
+        p = run_here("check", f"{f}::BiasOutside", "--input-shape", "4,5")
+        text = both(p)
+        assert p.returncode == code and verdict in text, text
+        assert OUTSIDE in text and "append self.b to self.params and self.db to self.grads" in text, text
+        assert "sets no gradient attribute" not in text and "NOT CHECKED" not in text, text
+        if how == "mean":
+            assert "db is the mean over the batch, not the sum" in text, text
+
+
+MIXED = """
+import numpy as np
+
+
+class Mixed:
+    def __init__(self):
+        self.W = np.array([[0.3, -1.2, 0.5], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.3], [0.6, -0.5, 0.1], [-1.0, 0.2, 0.8]])
+        self.b = np.array([0.1, -0.2, 0.3])
+        self.params = [self.W, self.b]
+        self.grads = [np.zeros_like(self.W), np.zeros_like(self.b)]
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b
+
+    def backward(self, dout):
+        self.dW, self.db = self.x.T @ dout, dout.sum(axis=0)
+        self.grads[0][...] = self.dW
+        self.grads[1][...] = self.db
+        return dout @ self.W.T
+"""
+
+
+def test_book_ones_names_of_book_twos_params_are_no_weights_outside_params(tmp_path):
+    """self.W is params[0], the same array (review26g's list_alias Mixed): checked once as params[0], no WARNING;
+    reading it as a weight outside params checked dW and dparams[0] each against the summed gradient (FAIL 0.33)."""
+    f = tmp_path / "mixed.py"
+    f.write_text(MIXED, encoding="utf-8")
+    p = run_here("check", f"{f}::Mixed", "--input-shape", "4,5")
+    text = both(p)
+    assert p.returncode == 0 and "PASS: Mixed: every gradient (dX, dparams[0], dparams[1])" in text, text
+    assert "not in self.params" not in text, text

@@ -200,3 +200,66 @@ def test_a_pass_of_a_loss_whose_backward_branches_on_the_targets_names_the_other
             "these targets (labels) take was checked; check with --targets onehot:5 too") in out, out
     p = run_here("check", "common/layers.py::Affine", *AFFINE, cwd=DLFS1)
     assert "branches on the targets" not in both(p)
+
+
+def test_an_eps_larger_than_rtol_is_no_float_guard_and_fails_named(tmp_path):
+    """review26g M2: the bound of the PASS with a note (every constant at most the check's rtol, :func:`large_eps`'
+    rule) could be removed with every test passing. The book's TwoLayerNet with ``log(y + 1e-3)``: a FAIL naming the
+    0.001, not a PASS."""
+    import shutil
+
+    root = tmp_path / "book"
+    shutil.copytree(DLFS2, root)
+    f = root / "common" / "functions.py"
+    text = f.read_text(encoding="utf-8")
+    assert text.count("+ 1e-7)) / batch_size") == 1
+    f.write_text(text.replace("+ 1e-7)) / batch_size", "+ 1e-3)) / batch_size"), encoding="utf-8")
+    p = run_here("check", "two_layer_net.py::TwoLayerNet", "--input-shape", "6,4",
+                 "--init", '{"input_size":4,"hidden_size":5,"output_size":3}', "--targets", "labels:3", cwd=root)
+    out = both(p)
+    assert p.returncode == 1 and "FAIL: TwoLayerNet: gradient mismatch in dX" in out, out
+    assert "differ from the numerical gradient only by the constant 0.001 that forward adds inside np.log" in out, out
+    assert "PASS" not in out, out
+
+
+def test_relative_imports_are_read_from_the_importing_files_package(tmp_path):
+    """review26g M2: ``imported_files`` read ``from .b import g`` as a top-level ``b`` and every test passed."""
+    for name, text in {"main.py": "from pkg.a import f\n", "pkg/__init__.py": "", "pkg/a.py":
+                       "from .b import g\nfrom . import c\n", "pkg/b.py": "x = 1\n", "pkg/c.py": "y = 2\n",
+                       "pkg/d.py": "from ..pkg import b\n", "b.py": "z = 3\n"}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    files = {n: str(tmp_path / n) for n in ("main.py", "b.py", "pkg/__init__.py", "pkg/a.py", "pkg/b.py",
+                                             "pkg/c.py", "pkg/d.py")}
+    assert sorted(imported_files("main.py", files)) == ["main.py", "pkg/__init__.py", "pkg/a.py", "pkg/b.py",
+                                                         "pkg/c.py"]
+    assert sorted(imported_files("pkg/d.py", files)) == ["pkg/__init__.py", "pkg/b.py", "pkg/d.py"]
+
+
+FLOAT32 = '''
+"""A tanh computing in float32 (this docstring's dtype='f' is no code)."""
+import numpy as np
+
+
+class Tanh32:
+    def forward(self, X):
+        self.Y = CAST
+        return self.Y
+
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+'''
+
+
+def test_the_books_dtype_f_advice_is_given_only_to_code_using_dtype_f(tmp_path):
+    """review26g L2: every float32 message carried Deep Learning from Scratch 2's dtype='f' advice, a plain
+    ``astype(np.float32)`` too."""
+    for cast, told in (("np.tanh(X.astype(np.float32))", False), ("np.tanh(X).astype(np.float32, copy=False) + "
+                                                                   "np.zeros(X.shape, dtype='f')", True)):
+        f = tmp_path / f"tanh{told}.py"
+        f.write_text(FLOAT32.replace("CAST", cast), encoding="utf-8")
+        p = run_here("check", f"{f}::Tanh32", "--input-shape", "4,5")
+        out = " ".join(both(p).split())
+        assert p.returncode == 1 and "FAIL: Tanh32: wrong dtype of Y." in out, out
+        assert "no astype(np.float32)" in out, out
+        assert ("an array made with dtype='f' (Deep Learning from Scratch 2's" in out) is told, out

@@ -113,3 +113,48 @@ def test_the_diagnosis_requests_extend_the_session_limit(tmp_path):
     assert sum(made) >= 10 and sb._extra_calls - before >= sum(made)
     assert [(p.name, p.passed) for p in named.parts] == [(p.name, p.passed) for p in plain.parts] == [
         ("dX", False), ("dW", True), ("db", True)]
+
+
+def test_the_clock_charges_at_most_every_interval_while_a_diagnosis_runs():
+    """review26g M2: a clock ignoring ``every`` (charging only at the end or when out of time) survived every test.
+    Fake times in binary fractions: exact sums."""
+    now, charged = [0.0], []
+    clock = D.DiagnosisClock(10.0, charged.append, clock=lambda: now[0], every=0.25)
+    with clock.running() as tick:
+        for t in (0.125, 0.25, 0.375, 0.5):
+            now[0] = t
+            tick()
+        now[0] = 0.625
+    assert charged == [0.25, 0.25, 0.125] and clock.left == 10.0 - 0.625
+
+
+class _Options:
+    """The two attributes of a pytest config the plugin's clock reads: its options and its stash."""
+
+    def __init__(self, options, partial):
+        from gradcheck.grading import plugin
+
+        self.options, self.stash = options, {plugin._PARTIAL: partial}
+
+    def getoption(self, name, default=None):
+        return self.options.get(name, default)
+
+
+@pytest.mark.parametrize(("scanned", "left"), [(7.5, 2.5), (12.0, 0.0)])
+def test_the_diagnosis_clock_has_what_the_scan_left_of_the_submission_timeout(tmp_path, scanned, left):
+    """review26g M2: the plugin's clock started with the whole --submission-timeout though the grader's scan had spent
+    part of what the runner adds back (a clock not reduced by it survived every test). Its charges join the scan's."""
+    from gradcheck.grading import plugin
+
+    partial = {"grader_seconds": scanned}
+    results = tmp_path / "results.json"
+    config = _Options({"--grading-submission-timeout": 10, "--grading-results": str(results)}, partial)
+    try:
+        plugin._start_diagnosis_clock(config)
+        clock = D.CLOCK[0]
+        assert clock is not None and clock.left == left
+        clock.charge(0.5)
+    finally:
+        D.CLOCK[0] = None
+    assert partial["grader_seconds"] == scanned + 0.5
+    assert results.with_name(plugin.GRADER_SECONDS).read_text() == f"{scanned + 0.5:.3f}"
