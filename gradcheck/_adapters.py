@@ -50,7 +50,8 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}",  # g{}: gA for self.A (tester19s GLU)
-              "nabla_{}")  # Nielsen's nabla_W, nabla_b (tester22s)
+              "nabla_{}",  # Nielsen's nabla_W, nabla_b (tester22s)
+              "dLd{}")  # CMU 11-785 MyTorch's dLdW, dLdBW (tester26s H1: dLdg of shape (C,) for g (1, C) passed)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are tested in groups (:func:`_used_beyond`), those it cannot tell taken as read.
@@ -3490,6 +3491,11 @@ def _structure_kind(key, name):
     return 1 if _gradient_name(root, ()) or any(t in root.lower() for t in ("grad", "delta")) else 0
 
 
+def _ones_apart(a, b) -> bool:
+    """Whether shapes ``a`` and ``b`` differ, only by size-1 axes: ``(C,)`` and ``(1, C)``, ``(1, C, 1)``."""
+    return tuple(a) != tuple(b) and [k for k in a if k != 1] == [k for k in b if k != 1]
+
+
 def _loose_name(key, name):
     """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
     ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
@@ -3501,7 +3507,8 @@ def _loose_name(key, name):
 
 def _by_structure(obj, children, missing, written, taken):
     """Gradients of the weights ``missing`` (none found by name) among the arrays backward ``written``
-    (``{owner path: {name: array}}``), by structure: of the weight's shape and holding its place in a parallel
+    (``{owner path: {name: array}}``), by structure: of the weight's shape (when none is, of its shape up to size-1
+    axes and named as a gradient, for the check to report its shape) and holding its place in a parallel
     container (:func:`_structure_kind` 2), else named as a gradient (1). One such array pairs; several, an array
     that fits two weights, or arrays of the weight's shape with neither sign are ambiguous. Returns
     ``({weight: gradient}, {weight: [candidate arrays]})``; ``taken``: gradients already paired by name."""
@@ -3513,8 +3520,11 @@ def _by_structure(obj, children, missing, written, taken):
         own = getattr(_owner(obj, children, w)[0], "params", None)  # grads['gamma']: params['gamma']'s, not w's
         mine |= {n for n in written.get(path, {}) if isinstance(own, dict) and (ip := _item_path(n)) is not None
                  and ip[0] in GRAD_DICTS and ip[1][:1] and ip[1][0] in own}
-        cands = [n for n, a in written.get(path, {}).items() if n not in mine and n != key and
-                 isinstance(v, np.ndarray) and a.shape == v.shape]
+        others = {n: a for n, a in written.get(path, {}).items() if n not in mine and n != key}
+        cands = [n for n, a in others.items() if isinstance(v, np.ndarray) and a.shape == v.shape]
+        if not cands and isinstance(v, np.ndarray):  # (C,) for a (1, C) weight (np.sum(axis=0) without keepdims):
+            cands = [n for n, a in others.items() if _ones_apart(a.shape, v.shape) and (  # a gradient of the wrong
+                _structure_kind(key, n) or _loose_name(key, n))]  # shape, to be said so; named as one (tester26s H1)
         kinds = {n: _structure_kind(key, n) for n in cands}
         best = max(kinds.values(), default=0)
         top = [n for n in cands if kinds[n] == best]

@@ -1,0 +1,90 @@
+"""CMU 11-785 MyTorch's conventions and what tester26s found checking its layers (session 26): gradients named
+``dLdW``/``dLdBW``, a gradient of shape (C,) for a (1, C) weight, a sub-layer's gradient written in place, a
+package imported from the working directory, a configuration attribute that is no mode switch, the handout's
+zero initialisation. Each check runs ``gradcheck.cli.main`` in this process (``test_cli.run_here``), the layer in
+its sandbox process."""
+
+from test_cli import both, run_here, student
+
+HEAD = """
+import numpy as np
+R = np.random.default_rng(0)
+"""
+
+#: Y = X * g + c with g, c of shape (1, C); backward stores dLdg, dLdc of shape (C,), as np.sum(axis=0) gives
+#: (tester26s src/repro/scale_shape.py); MEAN makes dLdg 8x too small on 8 rows.
+SCALE = HEAD + """
+class Scale:
+    def __init__(self, C=4):
+        self.g = R.uniform(0.5, 1.5, (1, C)); self.c = R.uniform(-0.5, 0.5, (1, C))
+    def forward(self, X): self.X = X; return X * self.g + self.c
+    def backward(self, dY):
+        self.dLdg = np.REDUCE(dY * self.X, axis=0KEEP); self.dLdc = np.sum(dY, axis=0KEEP)
+        return dY * self.g
+"""
+
+def _scale(tmp_path, reduce, keep):
+    f = student(tmp_path, SCALE.replace("REDUCE", reduce).replace("KEEP", keep), "scale.py")
+    return run_here("check", f"{f}::Scale", "--input-shape", "8,4")
+
+def test_cmu_dLd_names_are_gradient_names(tmp_path):
+    # tester26s H1: dLdg was no gradient name, so g read as a parameter with no gradient and a wrong dLdg PASSed
+    good = _scale(tmp_path, "sum", ", keepdims=True")
+    assert good.returncode == 0 and "protocol: attribute style (g/dLdg, c/dLdc)" in both(good), both(good)
+    bad = _scale(tmp_path, "mean", ", keepdims=True")
+    assert bad.returncode == 1 and "FAIL: Scale: gradient mismatch in dg." in both(bad), both(bad)
+
+def test_a_gradient_of_shape_C_for_a_1_C_weight_is_a_wrong_shape(tmp_path):
+    # tester26s H1: dLdg of shape (4,) for g (1, 4) was not recognised: PASS with the gradient unchecked.
+    # docs/checking.md: a gradient of the wrong shape is a wrong result (exit 1), as dg's is.
+    for reduce in ("sum", "mean"):
+        p = _scale(tmp_path, reduce, "")
+        out = both(p)
+        assert p.returncode == 1 and "FAIL: Scale: wrong " in out and "(g/dLdg, c/dLdc)" in out, out
+        assert "dg has shape (4,), expected (1, 4)" in out and "no gradient" not in out, out
+        assert ("dg has shape (4,), expected (1, 4), the shape of g: values right" in out) == (reduce == "sum")
+
+STRUCT = HEAD + """
+class Gain:
+    def __init__(self): self.W = R.uniform(0.5, 1.5, (1, 4))
+    def forward(self, X): self.X = X; return X * self.W
+    def backward(self, dY): self.W_gradient = np.sum(dY * self.X, axis=0); return dY * self.W
+"""
+
+def test_a_gradient_found_by_structure_may_differ_by_size_1_axes(tmp_path):
+    # the same found by structure (named as a gradient, not by a name rule): (4,) for W (1, 4) is W's, shape wrong
+    p = run_here("check", f"{student(tmp_path, STRUCT, 'gain.py')}::Gain", "--input-shape", "8,4")
+    out = both(p)
+    assert p.returncode == 1 and "W_gradient (W)" in out and "dW has shape (4,), expected (1, 4)" in out, out
+
+CMU_BN = HEAD + """
+class Affine1d:
+    def __init__(self, C=4): self.BW = R.uniform(0.5, 1.5, (1, C)); self.Bb = R.uniform(-0.5, 0.5, (1, C))
+    def forward(self, Z): self.Z = Z; return Z * self.BW + self.Bb
+    def backward(self, dLdBZ):
+        self.dLdBW = HALF * np.sum(dLdBZ * self.Z, axis=0, keepdims=True)
+        self.dLdBb = np.sum(dLdBZ, axis=0, keepdims=True)
+        return dLdBZ * self.BW
+"""
+
+def test_two_weights_of_one_shape_with_cmu_gradient_names(tmp_path):
+    # tester26s M3: BatchNorm1d's BW, Bb (1, C) with dLdBW, dLdBb: NOT CHECKED, advising a rename
+    for half, code, says in [(1.0, 0, "PASS: Affine1d: every gradient (dX, dBW, dBb) matches"),
+                             (0.5, 1, "FAIL: Affine1d: gradient mismatch in dBW.")]:
+        f = student(tmp_path, CMU_BN.replace("HALF", repr(half)), "affine.py")
+        p = run_here("check", f"{f}::Affine1d", "--input-shape", "8,4")
+        assert p.returncode == code and says in both(p) and "NOT CHECKED" not in both(p), both(p)
+
+
+
+def test_a_size_1_axis_off_and_wrong_values_says_both():
+    # tester26s: dLdg = mean(...) of shape (4,) for (1, 4) was told "a reshape or transpose went wrong" alone
+    import numpy as np
+
+    from gradcheck.diagnose import name_signature
+
+    n = np.arange(1.0, 5.0).reshape(1, 4)
+    f = name_signature("dg", n.ravel() / 8, n, fallback=True)
+    assert f.code == "wrong-shape" and "has shape (4,), expected (1, 4) (only a size-1 axis differs)" in f.message
+    assert "0.125 times the correct gradient" in f.message, f.message
+    assert name_signature("dg", n.ravel(), n).code == "values-right-shape-wrong"
