@@ -3040,7 +3040,11 @@ def _undone(obj, keep_new=False):
 def _all_undone(objs, keep_new=False):
     """:func:`_undone` of each object (a layer and its sub-layers); yields ``rewind()``, which sets every generator
     reachable from them (:func:`generators`) and the global ones (:func:`global_states`) back to their states at
-    entry, as the end of the probe does: a forward drawing a mask draws the same one after each rewind."""
+    entry, as the end of the probe does: a forward drawing a mask draws the same one after each rewind. The
+    sub-layers of ``objs`` (:func:`sublayers`) are undone too: a probe of the layer alone left a sub-layer's gradient
+    written in place (``self.dLdW[...] = ...``, CMU's Conv1d_stride1 in Conv1d), so the next probe's backward, writing
+    the same values, wrote nothing it could see (tester26s H2: a wrong in-place dLdW passed unchecked)."""
+    objs = list({id(o): o for o in [*objs, *(c for o in objs for _, c in sublayers(o))]}.values())
     gens, glob = generators(list(objs)), global_states()
     states = [_state(g) for g in gens]
 

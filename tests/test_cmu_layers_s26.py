@@ -88,3 +88,29 @@ def test_a_size_1_axis_off_and_wrong_values_says_both():
     assert f.code == "wrong-shape" and "has shape (4,), expected (1, 4) (only a size-1 axis differs)" in f.message
     assert "0.125 times the correct gradient" in f.message, f.message
     assert name_signature("dg", n.ravel(), n).code == "values-right-shape-wrong"
+
+
+#: CMU's Conv1d holds Conv1d_stride1, which writes its gradient in place (tester26s src/repro/nested_inplace.py),
+#: here under a name no rule knows, found by structure (a weight's shape, named as a gradient).
+NESTED = HEAD + """
+class Inner:
+    def __init__(self): self.W = R.standard_normal((3, 4)); self.W_gradient = np.zeros(self.W.shape)
+    def forward(self, A): self.A = A; return A @ self.W.T
+    def backward(self, dLdZ): self.W_gradient[...] = HALF * dLdZ.T @ self.A; return dLdZ @ self.W
+class Outer:
+    def __init__(self): self.inner = Inner()
+    def forward(self, A): return self.inner.forward(A)
+    def backward(self, dLdZ): return self.inner.backward(dLdZ)
+"""
+
+
+def test_a_sub_layers_gradient_written_in_place_is_found(tmp_path):
+    # tester26s H2: a probe of the outer layer alone left inner.W_gradient written, so the next probe's backward,
+    # writing the same values in place, wrote nothing seen: inner.W 'no gradient', a wrong gradient PASSed
+    for half, code, says in [(0.5, 1, "FAIL: Outer: gradient mismatch in dinner.W."),
+                             (1.0, 0, "PASS: Outer: every gradient (dX, dinner.W) matches")]:
+        f = student(tmp_path, NESTED.replace("HALF", repr(half)), "nested.py")
+        inner = run_here("check", f"{f}::Inner", "--input-shape", "8,4")
+        outer = run_here("check", f"{f}::Outer", "--input-shape", "8,4")
+        assert inner.returncode == outer.returncode == code and says in both(outer), both(outer)
+
