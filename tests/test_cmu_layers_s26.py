@@ -114,3 +114,57 @@ def test_a_sub_layers_gradient_written_in_place_is_found(tmp_path):
         outer = run_here("check", f"{f}::Outer", "--input-shape", "8,4")
         assert inner.returncode == outer.returncode == code and says in both(outer), both(outer)
 
+
+CE = """
+import numpy as np
+from mytorch.nn import Softmax
+class CrossEntropyLoss:
+    def forward(self, A, Y):
+        self.A, self.Y = A, Y; self.softmax = Softmax().forward(A)
+        return -np.sum(Y * np.log(self.softmax)) / A.shape[0]
+    def backward(self): return (self.softmax - self.Y) / HALF / self.A.shape[0]
+"""
+SOFTMAX = """
+import numpy as np
+class Softmax:
+    def forward(self, Z): e = np.exp(Z - Z.max(1, keepdims=True)); return e / e.sum(1, keepdims=True)
+"""
+
+
+def _mytorch(root, init=True, half=1.0):
+    """CMU's HW1P1 layout under ``root``: mytorch/nn/{__init__, activation, loss}.py (and mytorch/__init__.py)."""
+    (root / "mytorch" / "nn").mkdir(parents=True)
+    if init:
+        (root / "mytorch" / "__init__.py").write_text("")
+    (root / "mytorch" / "nn" / "__init__.py").write_text("from .activation import Softmax\n")
+    (root / "mytorch" / "nn" / "activation.py").write_text(SOFTMAX)
+    (root / "mytorch" / "nn" / "loss.py").write_text(CE.replace("HALF", repr(half)))
+
+
+def test_a_package_two_levels_up_is_imported_from_the_working_directory(tmp_path):
+    # tester26s M4: cd HW1P1 && gradcheck check mytorch/nn/loss.py::CrossEntropyLoss (loss.py: from mytorch.nn
+    # import Softmax) was exit 3 "No module named 'mytorch' ... remove it"; Python run there imports it
+    for init, half, code in [(True, 1.0, 0), (False, 1.0, 0), (True, 0.5, 1)]:  # without __init__: a namespace
+        root = tmp_path / f"{init}{half}"
+        _mytorch(root, init, half)
+        p = run_here("check", "mytorch/nn/loss.py::CrossEntropyLoss", "--loss", "--targets", "onehot",
+                     "--input-shape", "4,3", cwd=root)
+        assert p.returncode == code and "No module named" not in both(p), both(p)
+
+
+def test_the_working_directorys_packages_are_copied_only_when_imported_and_found_there(tmp_path):
+    import contextlib
+
+    from gradcheck.sandbox import sibling_files
+
+    _mytorch(tmp_path / "hw")
+    loss = str(tmp_path / "hw" / "mytorch" / "nn" / "loss.py")
+    with contextlib.chdir(tmp_path / "hw"):
+        assert sibling_files(loss)["mytorch/nn/activation.py"] == str(tmp_path / "hw/mytorch/nn/activation.py")
+    (tmp_path / "elsewhere" / "mytorch").mkdir(parents=True)  # another folder's mytorch (no __init__): not it
+    with contextlib.chdir(tmp_path / "elsewhere"):
+        assert "mytorch/nn/activation.py" in sibling_files(loss)  # found above the packages holding the file
+    (tmp_path / "hw" / "mytorch" / "__init__.py").unlink()  # a namespace package, the working directory elsewhere
+    with contextlib.chdir(tmp_path / "elsewhere"):
+        assert not any(k.startswith("mytorch/") for k in sibling_files(loss))
+
