@@ -447,15 +447,17 @@ def _unset_switches(fn, mk) -> list[str]:
 
 
 def config_toggle_texts(fn) -> list[str]:
-    """``["self.has_bias|True|bias:1", ...]``: each boolean attribute forward branches on that gradcheck leaves as the
+    """``["self.has_bias|True|bias:1|[false]", ...]``: each attribute forward branches on that gradcheck leaves as the
     layer was built (:func:`gradcheck._switch_reach.config_toggles`: ``self.has_bias``, a ``self.use_dropout`` that
-    ``__init__`` sets from its argument), its value, and the ``__init__`` arguments it is set from (``1``: the argument
-    itself); the header WARNS of each (:func:`gradcheck.check_command.config_toggle_lines`)."""
+    ``__init__`` sets from its argument, a string ``self.padding`` so set), its value (:func:`_value_text`: ``'valid'``),
+    the ``__init__`` arguments it is set from (``1``: the argument itself), and its other values (JSON); the header
+    WARNS of each (:func:`gradcheck.check_command.config_toggle_lines`)."""
     try:
         found = _switch_reach.config_toggles(fn, _NAMING)
     except (RecursionError, ValueError, TypeError):
         return []
-    return [f"{name}|{value}|" + ",".join(f"{a}:{int(d)}" for a, d in args) for name, value, args in found]
+    return [f"{name}|{_value_text(value)}|" + ",".join(f"{a}:{int(d)}" for a, d in args) + "|"
+            + json.dumps([v for v in others if isinstance(v, (bool, str))]) for name, value, args, others in found]
 
 
 def _cap_text(mk, sets) -> str:

@@ -168,3 +168,43 @@ def test_the_working_directorys_packages_are_copied_only_when_imported_and_found
     with contextlib.chdir(tmp_path / "elsewhere"):
         assert not any(k.startswith("mytorch/") for k in sibling_files(loss))
 
+
+PADDING = HEAD + """
+class Conv1dValid:
+    def __init__(self, K=3, padding="valid"): self.W = R.standard_normal(K); self.padding = padding
+    def forward(self, X):
+        if self.padding == "same":
+            raise NotImplementedError("only padding='valid' is supported")
+        self.X = X; K = len(self.W)
+        return np.stack([X[:, i:i + K] @ self.W for i in range(X.shape[1] - K + 1)], axis=1)
+    def backward(self, dY):
+        K = len(self.W); dX = np.zeros_like(self.X); self.dW = np.zeros_like(self.W)
+        for i in range(dY.shape[1]):
+            dX[:, i:i + K] += dY[:, i:i + 1] * self.W; self.dW += HALF * dY[:, i] @ self.X[:, i:i + K]
+        return dX
+"""
+MODE = HEAD + """
+class Drop:
+    def __init__(self, mode="train"): self.mode = mode
+    def forward(self, X):
+        if self.mode == "train":
+            self.m = (np.random.rand(*X.shape) > 0.5) * 2.0; return X * self.m
+        return X
+    def backward(self, dY): return dY * self.m if self.mode == "train" else dY
+"""
+
+
+def test_a_string_attribute_set_from_an_init_argument_is_the_configuration_as_built(tmp_path):
+    # tester26s M5: self.padding = padding ('valid' or 'same') was checked as eval, then training with 'same',
+    # which raised NotImplementedError: exit 3 for a correct layer. docs/checking.md: the configuration as built.
+    for half, code in [(1.0, 0), (0.5, 1)]:
+        f = student(tmp_path, PADDING.replace("HALF", repr(half)), "padding_mode.py")
+        p = run_here("check", f"{f}::Conv1dValid", "--input-shape", "4,7")
+        out = both(p)
+        assert p.returncode == code and "mode: forward has no training switch: one mode" in out, out
+        assert ("WARNING: forward branches on self.padding, the layer's configuration as built, which gradcheck "
+                "does not switch: only the branch of self.padding = 'valid' was checked, a bug in the other would "
+                "pass unseen; check the other with --init '{\"padding\": \"same\"}'") in out, out
+    p = run_here("check", f"{student(tmp_path, MODE, 'drop.py')}::Drop", "--input-shape", "4,7")  # self.mode = mode
+    assert p.returncode == 0 and "mode: eval and training (self.mode = " in both(p), both(p)
+
