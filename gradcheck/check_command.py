@@ -410,6 +410,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         codes = {f.code for d in [diag, *diag.other_modes] for f in d.findings}
         dropped, one, zero = "all-dropped" in codes, "one-sample-norm" in codes, "zero-weights" in codes
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
+        where = "" if not diag.other_modes and "training=" not in V.forward_call(layer, ["X"], False) else where
         carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
         why = ("has weights that are all zero (its output does not depend on its input)" if zero else

@@ -208,3 +208,46 @@ def test_a_string_attribute_set_from_an_init_argument_is_the_configuration_as_bu
     p = run_here("check", f"{student(tmp_path, MODE, 'drop.py')}::Drop", "--input-shape", "4,7")  # self.mode = mode
     assert p.returncode == 0 and "mode: eval and training (self.mode = " in both(p), both(p)
 
+
+CMU_LINEAR = HEAD + """
+class Linear:
+    def __init__(self, in_features, out_features):
+        self.W = np.zeros((out_features, in_features)); self.b = np.zeros((out_features, 1))
+    def forward(self, A):
+        self.A = A; self.N = A.shape[0]; self.Ones = np.ones((self.N, 1))
+        return self.A @ self.W.T + self.Ones @ self.b.T
+    def backward(self, dLdZ):
+        self.dLdW = HALF * dLdZ.T @ self.A; self.dLdb = dLdZ.T @ self.Ones
+        return dLdZ @ self.W
+"""
+
+
+def test_zero_weights_with_gradients_are_checked_at_drawn_values(tmp_path):
+    # tester26s M6: CMU's Linear as its handout builds it (W, b zeros) was exit 3 "weights all zero", though dW and
+    # db do not depend on W; the checker redraws constant weights elsewhere ("also checked at drawn values")
+    for half, code, says in [(1.0, 0, "PASS: Linear: every gradient (dX, dW, db) matches"),
+                             (0.5, 1, "FAIL: Linear: gradient mismatch in dW.")]:
+        f = student(tmp_path, CMU_LINEAR.replace("HALF", repr(half)), "linear.py")
+        p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3}')
+        out = both(p)
+        assert p.returncode == code and says in out and "this mode" not in out, out
+        assert ("so the table and verdict below are at the drawn values" in out) == (half == 1.0), out
+
+
+def test_a_forward_without_modes_is_not_said_to_be_in_a_mode(tmp_path):
+    # tester26s M6: "in this mode the forward does not depend on its input" for a layer with one mode
+    f = student(tmp_path, "class Zero:\n    def forward(self, X): return X * 0.0\n"
+                          "    def backward(self, dY): return dY * 0.0\n", "zero.py")
+    p = run_here("check", f"{f}::Zero", "--input-shape", "4,5")
+    out = both(p)
+    assert "WARNING: the forward does not depend on its input" in out and " mode the forward" not in out, out
+
+
+def test_a_column_bias_summed_over_the_wrong_axis_is_named_so(tmp_path):
+    # tester26s: CMU's db (out, 1) = dLdZ.sum(axis=1, keepdims=True) with N == out got a conv's "permuted dY" advice
+    src = CMU_LINEAR.replace("np.zeros((out_features, in_features))", "R.standard_normal((out_features, in_features))")
+    src = src.replace("HALF * ", "").replace("self.dLdb = dLdZ.T @ self.Ones", "self.dLdb = np.sum(dLdZ, axis=1, keepdims=True)")
+    f = student(tmp_path, src, "linear.py")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "3,5", "--init", '{"in_features": 5, "out_features": 3}')
+    out = both(p)
+    assert p.returncode == 1 and "db is dY summed over axis=1 (keeping axis 0)" in out and "permuted" not in out, out
