@@ -50,7 +50,8 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
              "-> (dx, dw, ...)")
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad", "g{}",  # g{}: gA for self.A (tester19s GLU)
-              "nabla_{}")  # Nielsen's nabla_W, nabla_b (tester22s)
+              "nabla_{}",  # Nielsen's nabla_W, nabla_b (tester22s)
+              "dLd{}")  # CMU 11-785 MyTorch's dLdW, dLdBW (tester26s H1: dLdg of shape (C,) for g (1, C) passed)
 SUFFIXES = ("", "_naive", "_fast")
 #: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
 #: reads; arrays beyond it are tested in groups (:func:`_used_beyond`), those it cannot tell taken as read.
@@ -446,15 +447,17 @@ def _unset_switches(fn, mk) -> list[str]:
 
 
 def config_toggle_texts(fn) -> list[str]:
-    """``["self.has_bias|True|bias:1", ...]``: each boolean attribute forward branches on that gradcheck leaves as the
+    """``["self.has_bias|True|bias:1|[false]", ...]``: each attribute forward branches on that gradcheck leaves as the
     layer was built (:func:`gradcheck._switch_reach.config_toggles`: ``self.has_bias``, a ``self.use_dropout`` that
-    ``__init__`` sets from its argument), its value, and the ``__init__`` arguments it is set from (``1``: the argument
-    itself); the header WARNS of each (:func:`gradcheck.check_command.config_toggle_lines`)."""
+    ``__init__`` sets from its argument, a string ``self.padding`` so set), its value (:func:`_value_text`: ``'valid'``),
+    the ``__init__`` arguments it is set from (``1``: the argument itself), and its other values (JSON); the header
+    WARNS of each (:func:`gradcheck.check_command.config_toggle_lines`)."""
     try:
         found = _switch_reach.config_toggles(fn, _NAMING)
     except (RecursionError, ValueError, TypeError):
         return []
-    return [f"{name}|{value}|" + ",".join(f"{a}:{int(d)}" for a, d in args) for name, value, args in found]
+    return [f"{name}|{_value_text(value)}|" + ",".join(f"{a}:{int(d)}" for a, d in args) + "|"
+            + json.dumps([v for v in others if isinstance(v, (bool, str))]) for name, value, args, others in found]
 
 
 def _cap_text(mk, sets) -> str:
@@ -3039,7 +3042,11 @@ def _undone(obj, keep_new=False):
 def _all_undone(objs, keep_new=False):
     """:func:`_undone` of each object (a layer and its sub-layers); yields ``rewind()``, which sets every generator
     reachable from them (:func:`generators`) and the global ones (:func:`global_states`) back to their states at
-    entry, as the end of the probe does: a forward drawing a mask draws the same one after each rewind."""
+    entry, as the end of the probe does: a forward drawing a mask draws the same one after each rewind. The
+    sub-layers of ``objs`` (:func:`sublayers`) are undone too: a probe of the layer alone left a sub-layer's gradient
+    written in place (``self.dLdW[...] = ...``, CMU's Conv1d_stride1 in Conv1d), so the next probe's backward, writing
+    the same values, wrote nothing it could see (tester26s H2: a wrong in-place dLdW passed unchecked)."""
+    objs = list({id(o): o for o in [*objs, *(c for o in objs for _, c in sublayers(o))]}.values())
     gens, glob = generators(list(objs)), global_states()
     states = [_state(g) for g in gens]
 
@@ -3490,6 +3497,11 @@ def _structure_kind(key, name):
     return 1 if _gradient_name(root, ()) or any(t in root.lower() for t in ("grad", "delta")) else 0
 
 
+def _ones_apart(a, b) -> bool:
+    """Whether shapes ``a`` and ``b`` differ, only by size-1 axes: ``(C,)`` and ``(1, C)``, ``(1, C, 1)``."""
+    return tuple(a) != tuple(b) and [k for k in a if k != 1] == [k for k in b if k != 1]
+
+
 def _loose_name(key, name):
     """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
     ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
@@ -3501,7 +3513,8 @@ def _loose_name(key, name):
 
 def _by_structure(obj, children, missing, written, taken):
     """Gradients of the weights ``missing`` (none found by name) among the arrays backward ``written``
-    (``{owner path: {name: array}}``), by structure: of the weight's shape and holding its place in a parallel
+    (``{owner path: {name: array}}``), by structure: of the weight's shape (when none is, of its shape up to size-1
+    axes and named as a gradient, for the check to report its shape) and holding its place in a parallel
     container (:func:`_structure_kind` 2), else named as a gradient (1). One such array pairs; several, an array
     that fits two weights, or arrays of the weight's shape with neither sign are ambiguous. Returns
     ``({weight: gradient}, {weight: [candidate arrays]})``; ``taken``: gradients already paired by name."""
@@ -3513,8 +3526,11 @@ def _by_structure(obj, children, missing, written, taken):
         own = getattr(_owner(obj, children, w)[0], "params", None)  # grads['gamma']: params['gamma']'s, not w's
         mine |= {n for n in written.get(path, {}) if isinstance(own, dict) and (ip := _item_path(n)) is not None
                  and ip[0] in GRAD_DICTS and ip[1][:1] and ip[1][0] in own}
-        cands = [n for n, a in written.get(path, {}).items() if n not in mine and n != key and
-                 isinstance(v, np.ndarray) and a.shape == v.shape]
+        others = {n: a for n, a in written.get(path, {}).items() if n not in mine and n != key}
+        cands = [n for n, a in others.items() if isinstance(v, np.ndarray) and a.shape == v.shape]
+        if not cands and isinstance(v, np.ndarray):  # (C,) for a (1, C) weight (np.sum(axis=0) without keepdims):
+            cands = [n for n, a in others.items() if _ones_apart(a.shape, v.shape) and (  # a gradient of the wrong
+                _structure_kind(key, n) or _loose_name(key, n))]  # shape, to be said so; named as one (tester26s H1)
         kinds = {n: _structure_kind(key, n) for n in cands}
         best = max(kinds.values(), default=0)
         top = [n for n in cands if kinds[n] == best]

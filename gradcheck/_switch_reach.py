@@ -427,19 +427,39 @@ def _set_from_argument(obj, name) -> list:
     return []
 
 
+def _built_string(name, words, names, obj) -> bool:
+    """Whether the string attribute ``name``, compared in forward with ``words`` (its value among them), one of them
+    a mode word, is the layer's configuration as built, no mode switch: ``__init__`` sets it from one of its
+    arguments and its name is no switch's (tester26s M5: ``self.padding = padding``, ``'valid'`` or ``'same'``, was
+    checked as eval mode, then training with ``'same'``, which the layer does not implement). ``self.mode = mode``
+    stays a switch. ``names`` as :func:`_values` takes them; ``obj``: forward's object."""
+    TRAIN_FLAGS, EVAL_FLAGS, _, _flag_kind = names  # noqa: N806 - the adapters' names
+    last = _last(name)
+    return (obj is not None and name.startswith("self.") and any(_MODE_STEM.match(w) for w in words)
+            and last not in TRAIN_FLAGS + EVAL_FLAGS + ("training",) and not _flag_kind(last)
+            and not re.search("mode|phase|stage|split|state|train|eval|test|infer", last, re.IGNORECASE)
+            and bool(_set_from_argument(obj, name)))
+
+
 def config_toggles(fn, names) -> list:
-    """``[(name, value, [(argument, direct)])]`` of the boolean attributes forward ``fn`` branches on that gradcheck
-    leaves as built, configuration: a ``has_*`` (:data:`_HAS`) or ``stateful`` (:data:`_BUILT_AS`) whatever sets it, a
-    feature toggle (:data:`_TOGGLE`) that ``__init__`` sets from its arguments (:func:`_set_from_argument`'s). Only the branch of their value runs:
+    """``[(name, value, [(argument, direct)], [other values])]`` of the attributes forward ``fn`` branches on that
+    gradcheck leaves as built, configuration: a boolean ``has_*`` (:data:`_HAS`) or ``stateful`` (:data:`_BUILT_AS`)
+    whatever sets it, a feature toggle (:data:`_TOGGLE`) that ``__init__`` sets from its arguments
+    (:func:`_set_from_argument`'s), a string set so (:func:`_built_string`: ``self.padding``). Only the branch of their value runs:
     the header WARNS naming each, never a silent PASS of one branch. ``names`` as :func:`_values` takes them."""
     obj, out = getattr(fn, "__self__", None), []
     for name, value, words in _walked(fn):
         last = _last(name)
+        if isinstance(value, str) and _built_string(name, [w for w in [*words, value] if isinstance(w, str)], names,
+                                                    obj):
+            others = [w for w in dict.fromkeys(words) if isinstance(w, str) and w != value]
+            out.append((name, value, _set_from_argument(obj, name), others))
+            continue
         if not name.startswith("self.") or not isinstance(value, bool) or not (
                 _HAS.match(last) or _TOGGLE.match(last) or _BUILT_AS.match(last)):
             continue
         if _values(name, value, words, names, obj) is None:
-            out.append((name, value, _set_from_argument(obj, name) if obj is not None else []))
+            out.append((name, value, _set_from_argument(obj, name) if obj is not None else [], [not value]))
     return out[:_MAX]
 
 
@@ -466,6 +486,8 @@ def _values(name, value, words, names, obj=None):
         return (True, False) if evalish else (False, True)
     if isinstance(value, str):
         ws = [w for w in [*words, value] if isinstance(w, str)]
+        if _built_string(name, ws, names, obj):
+            return None
         if not any(_MODE_STEM.match(w) for w in ws):  # no mode word: a plain switch, set to its two values
             others = [w for w in dict.fromkeys(ws) if w != value]
             return (value, others[0]) if name.startswith("self.") and len(others) == 1 else None

@@ -275,18 +275,26 @@ def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
 
 
 def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
-    """The WARNING of each boolean attribute forward branches on that gradcheck leaves as built (``toggles``: the
-    adapters' ``config_toggles``, ``"self.has_bias|True|bias:1"``): only its value's branch ran (never a silent PASS
-    of one branch), and how to have the other checked with ``--init``."""
+    """The WARNING of each attribute forward branches on that gradcheck leaves as built (``toggles``: the adapters'
+    ``config_toggles``, ``"self.has_bias|True|bias:1|[false]"``, ``"self.padding|'valid'|padding:1|[\"same\"]"``):
+    only its value's branch ran (never a silent PASS of one branch), and how to have the other checked with
+    ``--init``."""
     out = []
     for t in toggles:
-        name, value, args = (str(t).split("|") + ["", ""])[:3]
+        name, value, args, others = (str(t).split("|", 3) + ["", "", ""])[:4]
         pairs = [a.split(":") for a in args.split(",") if ":" in a]
-        other = "false" if value == "True" else "true"
+        if value[:1] in "'\"":  # a string (self.padding = 'valid'): its other value as compared in forward
+            with contextlib.suppress(ValueError):
+                others = json.loads(others)
+            other = next((o for o in others if isinstance(o, str)), None) if isinstance(others, list) else None
+            text, shown = (json.dumps(other), repr(other)) if other is not None else ('"..."', "another value")
+        else:
+            text = "false" if value == "True" else "true"
+            shown = text.title()
         if pairs and pairs[0][1] == "1":
-            how = f"check the other with --init '{{\"{pairs[0][0]}\": {other}}}'"
+            how = f"check the other with --init '{{\"{pairs[0][0]}\": {text}}}'"
         elif pairs:
-            how = f"check the other with --init, giving {pairs[0][0]} a value that makes {name} {other.title()}"
+            how = f"check the other with --init, giving {pairs[0][0]} a value that makes {name} {shown}"
         else:
             how = (f"{name} is a constant of __init__: make it an argument (e.g. {name} = "
                    f"{name.rpartition('.')[2].removeprefix('has_')}) to check the other with --init")
@@ -486,6 +494,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         codes = {f.code for d in [diag, *diag.other_modes] for f in d.findings}
         dropped, one, zero = "all-dropped" in codes, "one-sample-norm" in codes, "zero-weights" in codes
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
+        where = "" if not diag.other_modes and "training=" not in V.forward_call(layer, ["X"], False) else where
         carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
         why = ("has weights that are all zero (its output does not depend on its input)" if zero else

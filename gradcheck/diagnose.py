@@ -41,8 +41,8 @@ import numpy as np
 
 from . import _validation as V
 from . import check as check_module
+from ._adapters import _ones_apart, forward_takes, global_names, global_states
 from ._adapters import _state as _rng_state
-from ._adapters import forward_takes, global_names, global_states
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._switch_reach import file_classes
 from .check import (
@@ -179,20 +179,20 @@ DIAGNOSES: dict[str, Record] = {
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
                           "before every forward, so each call drew the same mask"),
     "all-dropped": Record(
-        "every entry dropped", "in {mode} mode the forward does not depend on its input{how}: a mask that "
+        "every entry dropped", "{mode}the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
         "backward that returns anything else still FAILs)",
         "check with a mask that keeps some entries (a drop rate below 1, or a keep probability above 0: "
         "CS231n's p is the probability of keeping a unit, others' p or rate that of dropping it), or check on "
         "a larger input", _DROP),
     "zero-weights": Record(
-        "weights all zero", "in {mode} mode the forward does not depend on its input: the weights {names} are all "
+        "weights all zero", "{mode}the forward does not depend on its input: the weights {names} are all "
         "zero (as the constructor left them), so Y = 0 for any input and dX = 0 whatever backward does: a comparison "
         "of zeros is no check",
         "initialise the weights as the assignment says (small random values, e.g. "
         "np.random.default_rng(0).standard_normal(shape) * 0.01), then check again", _LIN),
     "one-sample-norm": Record(
-        "one sample", "in {mode} mode the forward does not depend on its input: with one sample in the batch, "
+        "one sample", "{mode}the forward does not depend on its input: with one sample in the batch, "
         "x - mean = 0, so a batch normalisation's training output is beta for any input, dX = 0 whatever "
         "backward does, and a comparison of zeros is no check",
         "check with a batch of at least 2 samples (--input-shape N,... with N >= 2)", _NORM),
@@ -1650,6 +1650,14 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     if m.shape != n.shape:
         found = (_reshape_signature(tensor, m, n, ok, match)
                  or _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint))
+        if found[0] == "wrong-shape" and ok.any() and _ones_apart(m.shape, n.shape):
+            # (C,) for (1, C), values wrong too: both said, the values as for the right shape (tester26s: a
+            # dgamma 8x too small was told "a reshape or transpose went wrong" alone)
+            inner = name_signature(tensor, m.reshape(n.shape), n, is_bias=is_bias, n_batch=n_batch, y_size=y_size,
+                                   tol=tol, atol=atol, fallback=True, hint=hint, dy=dy, loss=loss)
+            found = found if inner is None else ("wrong-shape", {"how": (
+                f"has shape {V.fmt_shape(m.shape)}, expected {V.fmt_shape(n.shape)} (only a size-1 axis differs), "
+                f"and its values are wrong too: {inner.message}")})
     elif not ok.any() or match(m, n):
         return None
     else:
@@ -4680,8 +4688,11 @@ def _axes_text(axes: Sequence[int]) -> str:
 def _bias_axis_signature(L: _Layer, key, m, n):
     """A weight's 1-D gradient summed over the wrong axes of dY (tester20s M6: a Linear's ``db = dY.sum(axis=1)``
     with as many samples as outputs, named a permuted upstream gradient before): ``m`` is dY summed over every axis
-    but one of its size, ``n`` over every axis but another (the bias's own)."""
+    but one of its size, ``n`` over every axis but another (the bias's own). A bias of shape (out, 1) (CMU
+    MyTorch's) is read as its one axis (tester26s: its db = dY.sum(axis=1, keepdims=True) got a conv's advice)."""
     G = L.G
+    if m.ndim != 1 and m.shape == n.shape and sum(k != 1 for k in m.shape) == 1:
+        m, n = m.reshape(-1), n.reshape(-1)
     if key.startswith("@") or m.ndim != 1 or G.ndim < 2 or not np.isfinite(n).all():
         return None
     sums = {k: G.sum(axis=tuple(a for a in range(G.ndim) if a != k)) for k in range(G.ndim) if G.shape[k] == m.size}
@@ -5060,7 +5071,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
               n_samples=n_samples)
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
-        zero = not diag.passed and set(diag.codes) == {"zero-weights"} and bool(seed_weights(layer))
+        # zero weights (CMU's Linear as its handout builds it): checkable at drawn values alone, with gradients or
+        # without (tester26s M6: exit 3 "weights all zero", though dW and db do not depend on W)
+        zero = not diag.passed and set(diag.codes) == {"zero-weights"} and bool(
+            seed_weights(layer) or constant_params(layer, owner))
         if drawn and (diag.passed or zero):  # zero weights without gradients: checkable at drawn values alone
             diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed, only=zero)
@@ -6655,7 +6669,7 @@ class _Probes:
                 self.find(code, severity="info", random=random, **fields)
                 if dropped := self.redraw(code):  # every mask dropped every entry: the check compares zeros
                     self.find("all-dropped", how=f" for any of the {dropped} masks drawn (its draws held "
-                              "fixed, then drawn again)", mode=mode_word(self.training))
+                              "fixed, then drawn again)", mode=self.in_mode(mode_word(self.training)))
         code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
         if not ok and (seeds := _per_call_seeds(layer)):  # Z16: no generator lives between calls to rewind
             fields["advice"] = _per_call_advice(seeds)
@@ -6670,14 +6684,14 @@ class _Probes:
                           its="their" if len(names) > 1 else "its")
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and self.one_sample_norm(Y1) and self.constant():  # tester18s M4
-            self.find("one-sample-norm", mode="training" if self.training is True else "this")
+            self.find("one-sample-norm", mode=self.in_mode())
         elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
-            self.find("zero-weights", names=zero, mode="training" if self.training is True else "this")  # tester20g
+            self.find("zero-weights", names=zero, mode=self.in_mode())  # tester20g
         elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _bounds_beyond(layer, inputs):
             # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
-                      "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
+                      "rate of 1 or a keep probability of 0?)", mode=self.in_mode())
         # float32 Y for float64 inputs, or for float64 weights beside integer inputs (tester25s M4: Deep Learning from
         # Scratch 2's TimeEmbedding, out = np.empty(..., dtype='f'), FAILed dW at 2e-3, float32's rounding)
         floats = [x for x in inputs if np.asarray(x).dtype.kind == "f"]
@@ -6695,6 +6709,14 @@ class _Probes:
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
+
+    def in_mode(self, word: str | None = None) -> str:
+        """The words before "the forward" in a finding of a forward that ignores its input: ``"in training mode "``,
+        ``"in this mode "`` (``word`` when given), or none for a forward that takes no training argument (tester26s
+        M6: "in this mode" of a layer with one mode)."""
+        if "training=" not in self.fcall:
+            return ""
+        return f"in {word or ('training' if self.training is True else 'this')} mode "
 
     def redraw(self, code: str) -> int:
         """A held random forward whose output does not depend on its float inputs (a Dropout mask that

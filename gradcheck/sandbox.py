@@ -2160,19 +2160,35 @@ def _imported_tops(path: str) -> tuple[set[str], str]:
 
 
 def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:
-    """``{"common/layers.py": path}`` of the packages in ``folder``'s parent that the file ``path`` imports by name
-    and ``have`` (the files beside it) lacks, when that is how the file finds them (tester25s M8, Deep Learning from
-    Scratch's layout): the file is in that package (``common/layers.py`` importing ``common.functions``), or it
-    appends its parent folder to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). Copied within
-    :func:`_package_files`' bounds; {} otherwise."""
+    """``{"common/layers.py": path}`` of the packages outside ``folder`` that the file ``path`` imports by name and
+    ``have`` (the files beside it) lacks, found where Python finds them when the file is imported: in the working
+    directory (on ``sys.path`` as ``''``: tester26s M4, ``cd HW1P1 && gradcheck check mytorch/nn/loss.py`` with
+    ``from mytorch.nn import Softmax``; ML-From-Scratch's ``mlfromscratch/deep_learning/layers.py``), in the folder
+    above the packages holding the file (``common/layers.py`` importing ``common.functions``: tester25s M8, Deep
+    Learning from Scratch's layout; ``a/b/c.py`` with ``a/__init__.py`` and ``a/b/__init__.py``), or in ``folder``'s
+    parent when the file appends it to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). A package is a
+    folder with ``__init__.py``, or, without one, the folder of such a root that holds the file (a namespace
+    package: CMU's ``mytorch/``). Copied within :func:`_package_files`' bounds; {} otherwise."""
     tops, text = _imported_tops(path)
     if not text:
         return {}
-    parent = os.path.dirname(folder)
+    tops = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)}
+    above = folder  # the folder above the packages holding the file
+    while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
     pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
-    wanted = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)
-              and (t == os.path.basename(folder) or pardir) and os.path.isfile(os.path.join(parent, t, "__init__.py"))}
-    return _package_files(parent, wanted) if wanted and parent != folder else {}
+    roots = [above] + [os.path.dirname(folder)] * (pardir or os.path.basename(folder) in tops)
+    with contextlib.suppress(OSError):  # a working directory removed meanwhile: none
+        roots.append(os.path.abspath(os.getcwd()))
+    out: dict[str, str] = {}
+    for root in dict.fromkeys(r for r in roots if r != folder):
+        inside = os.path.relpath(folder, root).split(os.sep)[0] if os.path.commonpath([folder, root]) == root else ""
+        got = {k.split("/")[0] for k in out}
+        wanted = {t for t in tops if t not in got and (os.path.isfile(os.path.join(root, t, "__init__.py"))
+                                                       or t == inside and os.path.isdir(os.path.join(root, t)))}
+        if wanted:
+            out.update(_package_files(root, wanted))
+    return out
 
 
 #: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes, and the

@@ -123,7 +123,7 @@ def test_cache_guard_labels_a_nested_write_and_skips_gradient_attributes():
     after = cache_guard(layer, ["X"])
     layer.dX[...] = 5.0  # only the gradient attribute changes
     assert after() is None
-    assert _gradient_names(("W", "X")) == {g.format(n) for n in "WX" for g in ("d{}", "d_{}", "grad_{}", "grad{}", "g{}", "nabla_{}",
+    assert _gradient_names(("W", "X")) == {g.format(n) for n in "WX" for g in ("d{}", "d_{}", "grad_{}", "grad{}", "g{}", "nabla_{}", "dLd{}",
                                                                                "{}_grad")}
     assert "dX" not in _gradient_names(("W",))
 

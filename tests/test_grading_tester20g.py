@@ -363,11 +363,13 @@ def test_zero_weights_are_named_as_such_and_a_forward_without_b_as_one_that_igno
     from gradcheck.grading.checks import _ignored
 
     X = np.random.default_rng(0).standard_normal((4, 3))
-    diag = diagnose_layer(adapt(_ZeroLinear(), [X])[0], X)  # as check reads the layer
+    diag = diagnose_layer(adapt(_ZeroLinear(), [X])[0], X, drawn=False)  # as check reads the layer, at its zeros
     codes = [f.code for f in diag.findings]
     assert "zero-weights" in codes and "all-dropped" not in codes, codes
     text = next(f.message for f in diag.findings if f.code == "zero-weights")
     assert "the weights W, b are all zero" in text and "initialise the weights" in text
+    drawn = diagnose_layer(adapt(_ZeroLinear(), [X])[0], X)  # tester26s M6: then checked at drawn values alone
+    assert drawn.passed and drawn.drawn == ["W", "b"] and drawn.drawn_only, drawn.codes
     res = type("R", (), {"gradients": {"numerical": {"db": np.zeros(2), "dW": np.ones((3, 2))}}})
     assert _ignored(res, "db").startswith("The central differences of every entry of b are 0: your forward does "
                                           "not depend on b")
