@@ -52,6 +52,7 @@ from .sources import (
     TapeUnavailable,
     Wrapper,
     build_twin,
+    cache_rewritten_notes,
     copy_params_to_twin,
     guarded_backward,
     in_place,
@@ -760,7 +761,6 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         return V.loss_scalar(v, owner, signature)
 
     received: list[np.ndarray] = []  # the arrays the last forward was given (guarded_backward)
-
     def value(x=yp) -> float:
         args = received[:] = [yt.copy(), x.copy()]
         out = V.call_student(loss.forward, *args, owner=owner, call=call_text,
@@ -771,11 +771,9 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
         return float(scalar(out))
 
-    L = value()
-    rtol, atol = cfg.rtol, _loss_atol(cfg, L, yp)
-    rewritten: list[str] = []  # a write into an array forward made: the check's note, as gradcheck check's
+    rtol, atol = cfg.rtol, _loss_atol(cfg, (L := value()), yp)  # forward, then backward after it
     g = guarded_backward(loss, owner=owner, call="backward()", names=("y_true", "y_pred"), received=received,
-                         rewritten=rewritten, expected=f"Expected backward to return dL/{gname} of shape {ps}.")
+                         rewritten=(rewritten := []), expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)
@@ -816,19 +814,6 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
-
-
-def cache_rewritten_notes(said: list[str]) -> list[str]:
-    """The in-process check's note of a backward that wrote into an array its forward made (``said``: the cache
-    guard's messages, :func:`gradcheck.sources.guarded_backward`): diagnose's "cache-rewritten" sentence, as
-    ``gradcheck check`` prints it (:func:`gradcheck.check_command.cache_rewritten_line`, which also measures a second
-    backward); the verdict stands (session 26: each backward after its own forward, as the check calls it)."""
-    if not said:
-        return []
-    from .diagnose import _find  # diagnose imports this module
-
-    return [_find("cache-rewritten", where=s.partition(" in place;")[0], twice="", severity="info").sentence()
-            for s in said[:1]]
 
 
 def _loss_atol(cfg: CheckConfig, L: float, yp: np.ndarray) -> float:

@@ -299,6 +299,22 @@ def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeErro
     return V.stored_inputs_error(owner, bcall, where) if where else None
 
 
+#: The note of a backward that wrote into an array its forward made (:func:`cache_write_verdict`): diagnose's
+#: "cache-rewritten" finding (``gradcheck check``, which measures a second backward into ``{twice}``) and the
+#: in-process check's note (:func:`cache_rewritten_notes`); ``{where}``: the cache guard's message up to "in place".
+CACHE_REWRITTEN = ("{where} in place, an array its forward made (not an input): harmless where every backward follows "
+                   "its own forward, as gradcheck called them (the verdict stands) and as a training loop does{twice}; "
+                   "copy before writing (e.g. dx = ys.copy()) if backward may be called twice")
+
+
+def cache_rewritten_notes(said: Sequence[str]) -> list[str]:
+    """The in-process check's note (:func:`gradcheck.check_layer`, :func:`gradcheck.check_loss`) of a backward that
+    wrote into an array its forward made: :data:`CACHE_REWRITTEN` of the first of ``said`` (the cache guard's
+    messages, :func:`guarded_backward`), as ``gradcheck check`` words it without its second-backward measure
+    (:func:`gradcheck.check_command.cache_rewritten_line`); [] when ``said`` is empty."""
+    return [CACHE_REWRITTEN.format(where=s.partition(" in place;")[0], twice="") + "." for s in list(said)[:1]]
+
+
 def cache_write_verdict(owner: str, guard: str | None, received: str | None) -> tuple[str | None, str | None]:
     """The one rule of a backward that wrote into what its forward cached, for ``gradcheck check``, the grader (its
     sandbox, hostile or not: :meth:`gradcheck.sandbox._Remote._cache_written`) and the in-process API
