@@ -2779,8 +2779,8 @@ def _gradient_names(names):
     return frozenset(g.format(n) for n in names for g in GRAD_NAMES)
 
 
-#: The end of the message of a backward that wrote into its cache (here, and in the grader's own verdict:
-#: ``gradcheck.sandbox._Remote._cache_written``).
+#: The end of the message of a backward that wrote into its cache (here, and in the one rule of check and grader:
+#: ``gradcheck.sources.cache_write_verdict``).
 CACHE_ADVICE = ("A backward must not write into what forward cached: that is the caller's array (the input x itself "
                 "when the cache holds it) and what a second backward reads. Compute into a new array instead, e.g. "
                 "dout * (x > 0) rather than x[x <= 0] = 0.")

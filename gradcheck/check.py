@@ -53,6 +53,7 @@ from .sources import (
     TapeUnavailable,
     Wrapper,
     build_twin,
+    cache_rewritten_notes,
     copy_params_to_twin,
     guarded_backward,
     in_place,
@@ -311,6 +312,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))
     diff = [x.dtype.kind == "f" for x in call.inputs]
     notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
+    notes += cache_rewritten_notes(call.rewritten)
     notes += [f"no index repeats in {n} ({x.size} {'entry' if x.size == 1 else 'distinct entries'}), so a scatter-add "
               "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
               f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
@@ -796,8 +798,9 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     def scalar(v):
         return V.loss_scalar(v, owner, signature)
 
+    received: list[np.ndarray] = []  # the arrays the last forward was given (guarded_backward)
     def value(x=yp) -> float:
-        args = [yt.copy(), x.copy()]
+        args = received[:] = [yt.copy(), x.copy()]
         out = V.call_student(loss.forward, *args, owner=owner, call=call_text,
                              expected="Expected forward to return the loss as a float.")
         for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
@@ -806,10 +809,9 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
         return float(scalar(out))
 
-    L = value()
-    rtol, atol = cfg.rtol, _loss_atol(cfg, L, yp)
-    g = guarded_backward(loss, owner=owner, call="backward()",
-                         expected=f"Expected backward to return dL/{gname} of shape {ps}.")
+    rtol, atol = cfg.rtol, _loss_atol(cfg, (L := value()), yp)  # forward, then backward after it
+    g = guarded_backward(loss, owner=owner, call="backward()", names=("y_true", "y_pred"), received=received,
+                         rewritten=(rewritten := []), expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)
@@ -842,7 +844,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                     rtol, atol, rescan=rescan)}
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
-    notes = _large_step_note(cfg)
+    notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
     if cfg.atol is None and atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size
         _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes)
     return CheckResult(

@@ -75,6 +75,7 @@ from .numerical import directional_derivatives as _directional
 from .numerical import directional_kinks as _directional_kinks
 from .numerical import layer_numerical_gradients as _numerical
 from .sources import (
+    CACHE_REWRITTEN,
     SAME_BACKWARD_CHECKED,
     SAME_IN_BOTH_MODES,
     SAME_Y_OTHER_BACKWARD,
@@ -341,10 +342,7 @@ DIAGNOSES: dict[str, Record] = {
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
     # session 26 (tester25s: Deep Learning from Scratch 2's TimeSoftmaxWithLoss, dx = ys; dx[...] -= 1): not refused
-    "cache-rewritten": Record(
-        "backward writes into its cache", "{where} in place, an array its forward made (not an input): harmless where "
-        "every backward follows its own forward, as gradcheck called them (the verdict stands) and as a training "
-        "loop does{twice}; copy before writing (e.g. dx = ys.copy()) if backward may be called twice"),
+    "cache-rewritten": Record("backward writes into its cache", CACHE_REWRITTEN),  # also check_layer's note
     "dx-after-step": Record(
         "dX after the step", "backward computes {t} with the weights after its own gradient-descent step: "
         "given a learning rate of 0 it returns another (nonzero) {t} than given {rate}, and a correct {t} does "

@@ -30,8 +30,9 @@ The parent imports the child's module for the one wire codec only; the child's `
 request dispatcher. :class:`RemoteLayer` and :class:`RemoteLoss` share one :class:`_Remote`; ``close()``
 kills the child's process group. A request's progress frames are believed only within the parent's own bound
 (N forwards: N per-call limits, never more). Forward's inputs and backward's ``dY`` cross as views of a memory
-file the parent maps too (:class:`Shared`), so a write into them is read by the parent's numpy; in a hostile
-sandbox a write into a cache is judged by a second backward after the same forward, compared here.
+file the parent maps too (:class:`Shared`), so a write into them is read by the parent's numpy and refused; a
+write into an array forward made is not (:meth:`_Remote._cache_written`, the one rule of check and grader): the
+assignment's own backward-twice test judges it by behaviour.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import _seccomp, _tmpdirs
 from . import isolation as iso
-from ._adapters import CACHE_ADVICE, expected
+from ._adapters import expected
 from ._validation import (
     checked_params,
     dtype_error,
@@ -84,7 +85,6 @@ from ._validation import (
     stored_inputs_error,
 )
 from ._zygote import Zygote, ZygoteChild
-from .compare import close
 from .errors import (
     GraderError,
     GradientShapeError,
@@ -94,7 +94,7 @@ from .errors import (
     UnusableError,
     UsageError,
 )
-from .sources import grad_slots, inplace_asked, input_written, switch_branch
+from .sources import cache_write_verdict, grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support", "Shared"]
@@ -1630,18 +1630,6 @@ def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
 
 
-def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
-    """The numbers of a backward's reply: ``"value i"`` (the returned array, or the i-th of a tuple) and ``"grads k"``."""
-    out, value, grads = {}, meta.get("value") or {}, meta.get("grads") or {}
-    items = value.get("items") or [] if value.get("kind") in ("tuple", "list") else [value]
-    named = [(f"value {i}", d) for i, d in enumerate(items)]
-    named += [(f"grads {k}", d) for k, d in (grads.get("items") or {}).items()] if grads.get("kind") == "dict" else []
-    for k, d in named:
-        if isinstance(d, dict) and d.get("kind") in ("array", "scalar") and isinstance(d.get("array"), np.ndarray):
-            out[k] = np.asarray(d["array"], dtype=np.float64)
-    return out
-
-
 #: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
@@ -1750,38 +1738,22 @@ class _Remote:
         return meta
 
     def _cache_written(self, dY: np.ndarray | None, meta: dict, call: str) -> str | None:
-        """Why backward wrote into what its forward cached, or None. Decided here, from what the parent sees: the
-        last forward's inputs, shared (:class:`Shared`), changed (CS231n's ``cache = x``; ``self.X``); and, for a
-        hostile sandbox, a second backward after the same forward (dY sent again) whose result or gradients
-        differ from the first's (gradients that doubled are accumulated, not read from a changed cache): the same
-        bug is caught wherever the cache lives (an attribute of any name, a closure, a module's dict). The child's
-        ``cache_guard`` (its numpy, its walk of the object: switched off or fooled by a submission) only names
-        the place; outside a hostile sandbox it also decides, as in process."""
+        """Why backward's write into what its forward cached is refused, or None, by the one rule of ``gradcheck
+        check``, the grader (hostile sandbox or not) and the in-process API
+        (:func:`gradcheck.sources.cache_write_verdict`): a write into the caller's array (the last forward's inputs,
+        shared (:class:`Shared`), changed: CS231n's ``cache = x``; ``self.X``), read here by the parent's numpy, is
+        refused; a write into an array forward made itself (the ``cache_mutated`` mutant's ``d = self.p``) is not
+        (session 26), the child's ``cache_guard`` (its numpy, its walk of the object: switched off or fooled by a
+        submission) only naming it in :attr:`cache_rewritten` (the check's note); a second backward after the same
+        forward is the assignment's own backward-twice test (:func:`gradcheck.grading.checks.backward_repeatable`),
+        compared in the grader. ``dY`` and ``call`` (the call's text) are the backward's."""
         guard = meta.get("cache_written") if isinstance(meta.get("cache_written"), str) else None
         last = self.__dict__.get("_last_shared")
-        if last is not None and (hit := last[0].changed()):
-            name = last[1][hit[0]] if hit[0] < len(last[1]) else f"input {hit[0]}"
-            return guard or (f"{self.class_name}.backward modified its cache ({name}, the array forward received) in "
-                             f"place; copy before writing. {CACHE_ADVICE}")
-        if not self._sandbox.hostile:
-            self.cache_rewritten = guard or self.cache_rewritten
-            return None
-        args = {"id": self._id, "count_forward": False, "guard": False} | ({} if dY is None else {"dY": dY})
-        ok, again, _err = self._sandbox.request("backward", args, what=f"{self.class_name}.{call} (again)")
-        if not ok:  # a second backward that raises (a cache deleted after use) is the backward-twice test's
-            return None
-        first, second = _gradients_of(meta), _gradients_of(again)
-        for k in first.keys() & second.keys():
-            a, b = first[k], second[k]
-            same = a.shape == b.shape and (np.array_equal(a, b, equal_nan=True) or close(a, b, 1e-12, 1e-15) or (
-                k.startswith("grads") and close(2 * a, b, 1e-12, 1e-15)))
-            if not same:
-                d = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
-                return guard or (
-                    f"{self.class_name}.backward modified its cache in place: a second {call} after the same forward "
-                    f"gave a different {k.replace('value 0', 'result').replace('value ', 'result #')} (max difference "
-                    f"{d:.3g}), so it read what the first one changed. {CACHE_ADVICE}")
-        return None
+        hit = last[0].changed() if last is not None else None
+        name = None if not hit else last[1][hit[0]] if hit[0] < len(last[1]) else f"input {hit[0]}"
+        refusal, note = cache_write_verdict(self.class_name, guard, name)
+        self.cache_rewritten = note or self.cache_rewritten
+        return refusal
 
     def _value(self, desc: Any, call: str, complex_step: bool = False) -> np.ndarray:
         """A forward's described value: a layer's output Y, or a loss's value L (a number allowed); of a forward of
@@ -1880,7 +1852,7 @@ class RemoteLayer(_Remote):
     the object's simple public attributes; :attr:`forward_params` the names of forward's arguments.
     """
 
-    #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); a write is refused here
+    #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); _Remote._cache_written decides
     cache_guarded = True
     #: backward's integer gradients returned as they came (a context of the grader, :func:`gradcheck.grading.checks.
     #: layer_gradients`: an int64 dX fails its part alone, redteam25), else refused for the whole call (the check)

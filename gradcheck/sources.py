@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import Adapted, _is_layer, _scalar, cache_guard, stored_inputs, walk
+from ._adapters import CACHE_ADVICE, Adapted, _is_layer, _scalar, cache_guard, stored_inputs, walk
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -91,6 +91,10 @@ class Call:
     names: list
     params: dict
     training: bool
+    #: the check's notes of backward writes into arrays forward made (:func:`guarded_backward`), shared by copies
+    rewritten: list = dataclasses.field(default_factory=list, repr=False, compare=False)
+    #: the arrays the last forward was given (:meth:`_run`): a backward write into one is refused
+    received: tuple | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     @property
     def keys(self) -> list[str]:
@@ -126,6 +130,7 @@ class Call:
         perturbation the numerical plans make is overwritten (tester15b H6)."""
         if inplace_asked(self.branch):
             xin = tuple(np.array(x, copy=True) for x in xin)
+        self.received = xin
         return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
                               call=self.signature, expected="Expected forward to return the output array.")
 
@@ -272,7 +277,8 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
-    ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
+    ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect,
+                           received=call.received, rewritten=call.rewritten)
     if isinstance(ret, list) and len(inputs) == 1 and (refused := stored_inputs_refusal(call.layer, owner, bcall)):
         raise refused
     if written := dY_written(owner, dY, G):
@@ -293,13 +299,80 @@ def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeErro
     return V.stored_inputs_error(owner, bcall, where) if where else None
 
 
-def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: Any) -> Any:
-    """``obj.backward(*args)`` by :func:`V.call_student`; StudentCodeError if it wrote into its forward's
-    cache (:func:`cache_guard`; a sandboxed object's cache is watched in its child)."""
+#: The note of a backward that wrote into an array its forward made (:func:`cache_write_verdict`): diagnose's
+#: "cache-rewritten" finding (``gradcheck check``, which measures a second backward into ``{twice}``) and the
+#: in-process check's note (:func:`cache_rewritten_notes`); ``{where}``: the cache guard's message up to "in place".
+CACHE_REWRITTEN = ("{where} in place, an array its forward made (not an input): harmless where every backward follows "
+                   "its own forward, as gradcheck called them (the verdict stands) and as a training loop does{twice}; "
+                   "copy before writing (e.g. dx = ys.copy()) if backward may be called twice")
+
+
+def cache_rewritten_notes(said: Sequence[str]) -> list[str]:
+    """The in-process check's note (:func:`gradcheck.check_layer`, :func:`gradcheck.check_loss`) of a backward that
+    wrote into an array its forward made: :data:`CACHE_REWRITTEN` of the first of ``said`` (the cache guard's
+    messages, :func:`guarded_backward`), as ``gradcheck check`` words it without its second-backward measure
+    (:func:`gradcheck.check_command.cache_rewritten_line`); [] when ``said`` is empty."""
+    return [CACHE_REWRITTEN.format(where=s.partition(" in place;")[0], twice="") + "." for s in list(said)[:1]]
+
+
+def cache_write_verdict(owner: str, guard: str | None, received: str | None) -> tuple[str | None, str | None]:
+    """The one rule of a backward that wrote into what its forward cached, for ``gradcheck check``, the grader (its
+    sandbox, hostile or not: :meth:`gradcheck.sandbox._Remote._cache_written`) and the in-process API
+    (:func:`guarded_backward`): ``(refusal, note)``.
+
+    Parameters
+    ----------
+    owner : str
+        The class (or pair) named in a message: ``CacheCE`` gives ``CacheCE.backward modified its cache ...``.
+    guard : str or None
+        The cache guard's message (:func:`gradcheck._adapters.cache_guard`: which cached array, which element), or
+        None when it saw no write (or, in a hostile sandbox, was switched off: it only names the place).
+    received : str or None
+        The name of an array the last forward was given that backward changed (the caller's array: CS231n's
+        ``cache = x``, ``self.X = X``), or None.
+
+    Returns
+    -------
+    refusal : str or None
+        A write into the caller's array: the guard's message, else one naming the input; every later backward and
+        the caller read changed data, so it is refused (StudentCodeError, exit 3 in ``gradcheck check``).
+    note : str or None
+        A write into an array forward made itself (Deep Learning from Scratch 2's TimeSoftmaxWithLoss,
+        ``dx = ys; dx[...] -= 1``; the ``cache_mutated`` mutant's ``d = self.p``): the guard's message, not refused
+        (session 26): each backward after its own forward is right or wrong on its own, as the checker, the grading
+        tests and a training loop call it; a second backward after the same forward is the check's note
+        ("cache-rewritten") and the assignment's own backward-twice test
+        (:func:`gradcheck.grading.checks.backward_repeatable`).
+    """
+    if received is not None:
+        return guard or (f"{owner}.backward modified its cache ({received}, the array forward received) in place; "
+                         f"copy before writing. {CACHE_ADVICE}"), None
+    return None, guard
+
+
+def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), received: Sequence[Any] | None = None,
+                     rewritten: list[str] | None = None, **kwargs: Any) -> Any:
+    """``obj.backward(*args)`` by :func:`V.call_student`, its writes into its forward's cache judged by
+    :func:`cache_write_verdict` (the rule of ``gradcheck check`` and the grader; a sandboxed object's cache is
+    watched in its child and judged by :meth:`gradcheck.sandbox._Remote._cache_written`).
+
+    ``received``: the arrays the last forward was given (``names`` names them); a write into one is refused
+    (StudentCodeError), as is any write into the cache when ``received`` is None (the caller's arrays unknown). A
+    write into an array forward made is not: its message is appended to ``rewritten`` (the check's note)."""
     guard = None if getattr(obj, "cache_guarded", False) else cache_guard(obj, names)
+    kept = None if received is None or guard is None else [(n, x, np.array(x, copy=True)) for n, x in
+                                          zip([*names, *(f"input {i}" for i in range(len(names), len(received)))],
+                                              received) if isinstance(x, np.ndarray)]
     ret = V.call_student(obj.backward, *args, **kwargs)
-    if guard is not None and (msg := guard()):
-        raise StudentCodeError(msg)
+    said = guard() if guard is not None else None
+    hit = None if kept is None else next((n for n, x, c in kept if not (
+        x.shape == c.shape and np.array_equal(x, c, equal_nan=x.dtype.kind in "fc"))), None)
+    owner = str(kwargs.get("owner") or type(obj).__name__)
+    refusal, note = (said, None) if kept is None else cache_write_verdict(owner, said, hit)
+    if refusal:
+        raise StudentCodeError(refusal)
+    if note and rewritten is not None and note not in rewritten:
+        rewritten.append(note)
     return ret
 
 

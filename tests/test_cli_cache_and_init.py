@@ -75,7 +75,7 @@ def _module(text):
     return ns
 
 
-def test_a_cache_write_is_refused_in_process_for_a_pair_and_a_class_and_the_callers_x_is_named():
+def test_a_cache_write_into_the_callers_x_is_refused_in_process_for_a_pair_and_a_class_and_named():
     X = np.random.default_rng(0).standard_normal((4, 5))
     ns = _module(RELU.replace("BODY", INPLACE))
     first = [int(i) for i in np.argwhere(X <= 0)[0]]  # the first element x[x <= 0] = 0 changes
@@ -85,9 +85,18 @@ def test_a_cache_write_is_refused_in_process_for_a_pair_and_a_class_and_the_call
     assert check_layer(pair(ns["relu_forward"], ns["relu_backward"], {}), X, twin=None).passed
     from gradcheck._adapters import adapt
 
+    # session 26, as gradcheck check (sources.cache_write_verdict): the mask is an array forward made, not the caller's
+    # x, so the write is checked, not refused: backward after its own forward sets dX[0, 1] where X[0, 1] <= 0: FAIL
+    assert X[0, 1] <= 0
     bad = _module(CLASS.replace("BODY", "mask[0, 1] = True"))["ReLU"]()
     layer, _ = adapt(bad, [X])
-    with pytest.raises(StudentCodeError, match=r"ReLU.backward modified its cache \(self.cache\[1\], element \[0, 1\]\)"):
+    res = check_layer(layer, X, twin=None)
+    assert not res.passed and res.failing_tensors == ["dX"], res.notes
+    assert any(n.startswith("ReLU.backward modified its cache (self.cache[1], element [0, 1]) in place, an array its "
+                            "forward made") for n in res.notes), res.notes
+    bad = _module(CLASS.replace("BODY", "X[0, 1] = 7.0"))["ReLU"]()  # the caller's X, held in the cache: refused
+    layer, _ = adapt(bad, [X])
+    with pytest.raises(StudentCodeError, match=r"ReLU.backward modified its cache \(self.cache\[0\], element \[0, 1\]\)"):
         check_layer(layer, X, twin=None)
     # a gradient buffer backward fills is no cache
     ok = _module(CLASS.replace("BODY", "self.dW_buffer = np.zeros(3); self.dW_buffer[0] = 1"))["ReLU"]()

@@ -304,7 +304,7 @@ def test_cli_loss_writing_into_its_cache_is_checked_and_named_as_for_a_layer(tmp
 
 
 def test_check_loss_in_process_sees_both_writes():
-    from gradcheck import check_loss
+    from gradcheck import check_layer, check_loss
     from gradcheck.errors import InputModifiedError, StudentCodeError
 
     ns = {}
@@ -313,9 +313,49 @@ def test_check_loss_in_process_sees_both_writes():
     y, z = rng.integers(0, 5, 8), rng.standard_normal((8, 5))
     with pytest.raises(InputModifiedError, match="CELoss.forward modified its input y_pred in place"):
         check_loss(ns["CELoss"](), y, z, twin=None)
-    with pytest.raises(StudentCodeError, match=r"CacheCE.backward modified its cache \(self.p"):
-        check_loss(ns["CacheCE"](), y, z, twin=None)
+    # session 26, as gradcheck check (one rule, sources.cache_write_verdict): a write into an array forward made (the
+    # softmax self.p) is checked, the gradient right, and named in a note; a write into the caller's array is refused
+    res = check_loss(ns["CacheCE"](), y, z, twin=None)
+    assert res.passed and len([n for n in res.notes if n.startswith("CacheCE.backward modified its cache (self.p, "
+                                                                     "element [") and "the verdict stands" in n]) == 1
     assert check_loss(ns["GoodCE"](), y, z, twin=None).passed
+    assert not any("modified its cache" in n for n in check_loss(ns["GoodCE"](), y, z, twin=None).notes)
+    ns2 = {}
+    exec(INX_LAYERS, ns2)  # noqa: S102 - the test's own layer source
+    X = rng.standard_normal((4, 3))
+    with pytest.raises(StudentCodeError, match=r"InX.backward modified its cache \(self.X, element \["):
+        check_layer(ns2["InX"](), X, twin=None)
+    res = check_layer(ns2["OwnY"](), X, twin=None)
+    assert res.passed and any(n.startswith("OwnY.backward modified its cache (self.Y, element [") for n in res.notes)
+
+
+#: a layer writing into the input its forward cached (the caller's array), and one writing into the output it made
+INX_LAYERS = """
+import numpy as np
+
+
+class InX:
+    def forward(self, X, training=False):
+        self.X = X
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        self.X[self.X < 0] = 0.0
+        return dY * (self.X > 0)
+
+
+class OwnY:
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X)
+        return self.Y
+
+    def backward(self, dY):
+        d = self.Y
+        d **= 2
+        d *= -1
+        d += 1
+        return dY * d
+"""
 
 
 def test_grade_costs_a_loss_writing_into_y_pred_as_a_layer_writing_into_x(tmp_path):

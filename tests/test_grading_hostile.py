@@ -71,7 +71,8 @@ GUARD_OFF = ("        f = __import__('sys')._getframe(1)\n        while f is not
              "                f.f_locals['self'].AD.cache_guard = lambda *a, **k: None\n"
              "            f = f.f_back\n")
 assert X_WRITTEN != SOLUTION and DY_WRITTEN != SOLUTION and CACHE_BUG != SOLUTION
-CACHE_SCORE = TOTAL - 3 - 1 - 2 - 2  # CE gradient, backward twice, dtypes, hidden CE: as the cache_mutated mutant
+CACHE_SCORE = TOTAL - 1  # the backward-twice test alone (session 26: its gradients are right), as the cache_mutated mutant
+CACHE_SAID = "a second backward() after the same forward returned a different gradient"  # that test's sentence
 DEEP = b"x = " + b"1+" * 30_000 + b"1\n"  # RecursionError in ast.parse (under 64 KiB, parsed whole): the import guard cannot read it
 #: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
 LAYOUTS = {
@@ -108,15 +109,15 @@ SAME_BUG = {
                                 "ReLU.forward modified its input X in place"),
     "patched_numpy_dy_written": (PATCH_NP + DY_WRITTEN, TOTAL - 3 - 2,  # ReLU gradient, hidden ReLU
                                  "modified its upstream gradient dY in place"),
-    "cache_in_self_p": (CACHE_BUG, CACHE_SCORE, "modified its cache (self.p"),
-    "cache_patched_numpy": (PATCH_NP + CACHE_BUG, CACHE_SCORE, "modified its cache"),
+    "cache_in_self_p": (CACHE_BUG, CACHE_SCORE, CACHE_SAID),
+    "cache_patched_numpy": (PATCH_NP + CACHE_BUG, CACHE_SCORE, CACHE_SAID),
     "cache_named_grad": (CACHE_BUG.replace("self.p =", "self.grad =").replace("d = self.p", "d = self.grad"),
-                         CACHE_SCORE, "modified its cache"),
+                         CACHE_SCORE, CACHE_SAID),
     "cache_in_module_dict": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(
-        "d = self.p", "d = _C[id(self)]"), CACHE_SCORE, "modified its cache"),
+        "d = self.p", "d = _C[id(self)]"), CACHE_SCORE, CACHE_SAID),
     "cache_guard_switched_off": (CACHE_BUG.replace("    def forward(self, y_true, y_pred):\n",
                                                    "    def forward(self, y_true, y_pred):\n" + GUARD_OFF),
-                                 CACHE_SCORE, "modified its cache"),
+                                 CACHE_SCORE, CACHE_SAID),
 }
 
 
