@@ -208,6 +208,27 @@ def test_t_logcdf_beyond_the_square_root_of_the_largest_float():
     np.testing.assert_allclose(np.asarray(g), d1, rtol=2e-9, atol=0)
 
 
+def test_t_logcdf_to_the_end_of_the_float_range():
+    """review26a LOW: past |x| = 1.34e304 t.logcdf was again -inf with a NaN slope and an overflow warning (the
+    far branch squared x / 1e150). References: mpmath at 60 digits, log(betainc(df/2, 1/2, 0, df/(df + x^2),
+    regularized)/2) and pdf / cdf."""
+    from autoprop.scipy import stats as aps
+
+    xs = np.array([-2e304, -1e306, -1.7e308, -1.7e308])
+    dfs = np.array([3.0, 3.0, 1.0, 30.0])
+    val = [-2101.9393229132048996, -2113.675391929489338, -710.87156677907764121, -21243.415015088124824]
+    d1 = [1.5000000000000000911e-304, 2.9999999999999999484e-306, 5.8823529411764707999e-309, 1.76470588235294124e-307]
+    x = ap.Variable(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no overflow warning either)
+        with ap.GradientTape() as t:
+            s = aps.t.logcdf(x, dfs).sum()
+        g = t.gradient(s, x)
+    np.testing.assert_allclose(np.asarray(aps.t.logcdf(xs, dfs)), val, rtol=1e-13, atol=0)
+    # the slope is exp(log pdf - log cdf), both near -2e4: their 1e-16 relative becomes 2e-12
+    np.testing.assert_allclose(np.asarray(g), d1, rtol=1e-11, atol=0)
+
+
 def test_sqrtm_gradient_where_eig_cannot_resolve_a_small_eigenvalue_is_inf():
     """review26a M: at A = Q diag(1, l) Q^T (Q a rotation by 0.3), stored in floats, A's small eigenvalue is known
     only to ~eps ||A||; for l = 1e-20 and 0 the stored matrix's is 9.9e-18, and session 25's test |s| <= n eps max|s|

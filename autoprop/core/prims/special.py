@@ -611,15 +611,16 @@ def _dstdtr(ans, df, x):  # the t density at x (df = inf: the normal's)
 
 def _log1p_sq(x, df):
     """``log(1 + x^2 / df)``, also where ``x^2`` overflows (``|x| > 1.3e154``: it was inf, so t.logcdf was -inf at
-    x = -1e240, df = 3, for mpmath's -1657.76; review25a): ``2 log|x| - log(df) + log1p(df / x^2)`` there, with
-    ``x / 1e150`` squared first. Recorded when ``x`` or ``df`` is a Tensor; the unused branch sees a safe x (the
-    double-where rule)."""
+    x = -1e240, df = 3, for mpmath's -1657.76; review25a): ``2 log|x| - log(df) + log1p(df / x / x)`` there, no
+    square formed (squaring ``x / 1e150`` overflowed again past ``|x| = 1.34e304``: -inf with a NaN slope at
+    x = -2e304, for mpmath's -2101.9393229132049, slope 1.5e-304; review26a). Recorded when ``x`` or ``df`` is a
+    Tensor; the unused branch sees a safe x (the double-where rule)."""
     big = np.abs(np.asarray(_value(x))) > 1e150
     if not big.any():
         return np.log1p(x * x / df)
     xs = np.where(big, own(1.0), x)
-    xb = np.where(big, x, own(1e150)) / own(1e150)  # (|xb| >= 1: its square neither overflows nor vanishes)
-    far = own(2.0 * np.log(1e150)) + np.log(xb * xb) - np.log(df) + np.log1p(df / (xb * xb) / own(1e300))
+    xb = np.where(big, x, own(1e150))  # (|xb| > 1e150: df / xb / xb at most 1e-300 df, no overflow)
+    far = own(2.0) * np.log(np.abs(xb)) - np.log(df) + np.log1p(df / xb / xb)
     return np.where(big, far, np.log1p(xs * xs / df))
 
 
