@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _validation as V
 from . import check as check_module
-from ._adapters import _ones_apart, forward_takes, global_names, global_states
+from ._adapters import _ones_apart, cache_guard, forward_takes, global_names, global_states
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._switch_reach import file_classes
@@ -81,6 +81,7 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    cache_write_verdict,
     grad_slots,
     inplace_asked,
     layer_branch,
@@ -1144,11 +1145,15 @@ class _Proxy(Wrapper):
 
         def forward(*xs, training=False):
             self.rewind()
-            return fwd(*[np.array(x, copy=True) for x in xs], training=training)
+            self.received = [np.array(x, copy=True) for x in xs]
+            return fwd(*self.received, training=training)
 
         with contextlib.suppress(TypeError, ValueError):  # what training_modes reads
             forward.__signature__ = inspect.signature(fwd)
         self.forward, self.backward = forward, layer.backward
+        #: the arrays the last forward was given (the copies above): a backward's write into one is the caller's
+        #: array (:func:`gradcheck.sources.cache_write_verdict`)
+        self.received: list = []
         many = getattr(layer, "forward_many", None)
         # a sandboxed layer: chunked scans (numerical.many_scan)
         if callable(many) and (not rewind or self.remote):
@@ -6584,16 +6589,39 @@ class _Probes:
         #: ``{param key: "stated" | "unknown"}``: a dY-free term of its gradient, a penalty's (:meth:`penalty`):
         #: the check compares the data part, backward(dY) - backward(0) (:class:`_DataPart`)
         self.penalties: dict[str, str] = {}
+        #: the arrays each object's last forward was given (``id(obj)``: :meth:`judged_backward`)
+        self.given: dict[int, list] = {}
+        #: the cache guard's messages of an in-process backward that wrote into an array its forward made
+        #: (:meth:`judged_backward`; a sandboxed layer's: ``cache_rewritten``)
+        self.rewritten: list[str] = []
 
     def fwd(self, obj, xs):
-        return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
-                              owner=self.owner, call=self.fcall)
+        self.given[id(obj)] = given = [x.copy() for x in xs]
+        return V.call_student(obj.forward, *given, training=self.training, owner=self.owner, call=self.fcall)
 
     def bwd(self, G, obj=None):
-        ret = V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
+        ret = self.judged_backward(G, obj or self.proxy)
         if isinstance(ret, list) and len(self.inputs) == 1 and \
                 (refused := stored_inputs_refusal(obj or self.proxy, self.owner, "backward(dY)")):
             raise refused  # numpy-ml's stored inputs without a flush, as the check refuses them (sources)
+        return ret
+
+    def judged_backward(self, G, obj):
+        """``obj.backward(G)``, an in-process layer's writes into its forward's cache judged by the one rule
+        (:func:`gradcheck.sources.cache_write_verdict`, as ``gradcheck check`` and the grader's sandbox judge them):
+        a write into an array forward made is kept in :attr:`rewritten` (read by :meth:`own_cache`); a write into
+        an array forward was given is left to the cache probe (:meth:`cache`), which names it."""
+        layer = self.layer if obj is self.proxy else obj
+        if getattr(layer, "cache_guarded", False):  # sandboxed: judged in its child (_Remote.cache_rewritten)
+            return V.call_student(obj.backward, G.copy(), owner=self.owner, call="backward(dY)")
+        given = obj.received if obj is self.proxy else self.given.get(id(obj), [])
+        guard = cache_guard(layer, self.names)
+        kept = [(n, x, x.copy()) for n, x in zip(self.names, given) if isinstance(x, np.ndarray)]
+        ret = V.call_student(obj.backward, G.copy(), owner=self.owner, call="backward(dY)")
+        hit = next((n for n, x, c in kept if not np.array_equal(x, c, equal_nan=x.dtype.kind in "fc")), None)
+        note = cache_write_verdict(self.owner, guard(), hit)[1]
+        if note and note not in self.rewritten:
+            self.rewritten.append(note)
         return ret
 
     def grads_of(self, obj, ret) -> dict[str, np.ndarray]:
@@ -6943,7 +6971,7 @@ class _Probes:
         forward and backward ``again`` give ``first`` (those gradients) back: each backward after its own forward is
         right, so the check's verdict stands, and ``gradcheck check``'s "cache-rewritten" note says what a second
         backward gives (session 26; before, such a backward was refused, exit 3)."""
-        if not differ or not getattr(self.layer, "cache_rewritten", None):
+        if not differ or not (getattr(self.layer, "cache_rewritten", None) or self.rewritten):
             return differ
         fresh = again()
         return differ if not all(_same(first[t], fresh[t]) for t in differ) else []  # else state moved too
