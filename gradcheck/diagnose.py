@@ -608,6 +608,9 @@ DIAGNOSES: dict[str, Record] = {
     "sigmoid-missing-one-minus": Record(
         "sigmoid's (1 - out) missing", "{t} = dY * out: the factor (1 - out) is missing in sigmoid's derivative",
         "sigmoid'(x) = s * (1 - s), so dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
+    "sigmoid-one-plus": Record(
+        "sigmoid's (1 - out) written (1 + out)", "{t} = dY * out * (1 + out): sigmoid's derivative is out * (1 - out), "
+        "with a minus", "dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
     "relu-output-as-mask": Record(
         "ReLU's output used as its derivative", "{t} = dY * out: backward multiplies dY by ReLU's output max(X, 0) "
         "where its derivative, the 0/1 mask (X > 0), is due, so {t} is X times the correct gradient at the {k} of {n} "
@@ -780,6 +783,9 @@ DIAGNOSES: dict[str, Record] = {
     "gelu-two-forms": Record(
         "GELU forward and backward of two forms", "{t} uses the derivative of the {bwd} GELU, but forward computes the "
         "{fwd} one (they differ by up to about 1e-3)", "differentiate the form forward computes: {right}", _ACT),
+    "gelu-missing-pdf": Record(
+        "GELU's derivative without its pdf term", "{t} = dY * {got}: the {fwd} GELU's derivative is missing the term "
+        "{term} (the product rule on x * Phi(x) gives Phi(x) + x * phi(x))", "dX = dY * {right}", _ACT),
     "log-softmax-wrong-axis": Record(
         "log-softmax backward sums over the wrong axis", "{t} = dY - p * dY.sum(axis={other}) with p = exp(out): "
         "the sum is over axis {other}, but the log-softmax normalises over axis {axis} (exp(out) sums to 1 along "
@@ -2898,8 +2904,11 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
             Y[nz] == 0, m[nz] == 0):
         return None
-    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
-           if abs(a - 1) <= 1e-9 else "the two scales differ")
+    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward" if abs(a - 1) <= 1e-9
+           else f"backward multiplies by the drop probability p = {a:.6g} where forward divides by the keep "
+           f"probability 1 - p = {1 / s:.6g}" if abs(a - (1 - 1 / s)) <= 1e-9  # fixd26: dY * mask * p
+           else f"backward multiplies by the keep probability {a:.6g} where forward divides by it"
+           if abs(a - 1 / s) <= 1e-9 else "the two scales differ")
     return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
 
 
@@ -3022,6 +3031,8 @@ def _activation_signature(m, n, inputs, Y, G):
         return "tanh-missing-square", {}
     if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
         return "sigmoid-missing-one-minus", {}
+    if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y * (1 + Y), 1e-5) and not close(m, n, 1e-5):
+        return "sigmoid-one-plus", {}  # fixd26: a * (1 + a)
     X = inputs[0]
     if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
             and close(m, G * Y) and not close(m, n, 1e-5)):  # newuser26: a ReLU's dY * out
@@ -3046,6 +3057,13 @@ def _activation_signature(m, n, inputs, Y, G):
 
 #: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
 _GELU_C = np.sqrt(2 / np.pi)
+#: each form's Phi part alone (its derivative without the x * phi(x) term) and how it and that term are written
+_GELU_CDF = {
+    "exact (erf)": (lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))), "0.5 (1 + erf(x / sqrt(2)))",
+                    "x exp(-x**2 / 2) / sqrt(2 pi)"),
+    "tanh-approximated": (lambda x: 0.5 * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3))), "0.5 (1 + t)",
+                          "0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)"),
+}
 _GELUS = {
     "exact (erf)": (lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
                     lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi),
@@ -3064,12 +3082,17 @@ def _erf(x):
 
 
 def _gelu_forms(m, n, X, Y, G):
-    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd): ``Y`` is
-    one form of ``X`` and ``m`` ``G`` times the other's derivative, ``n`` the first's; else None."""
+    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd), or its
+    Phi part alone, the x * phi(x) term of the product rule missing (fixd26): ``Y`` is one form of ``X``, ``n``
+    ``G`` times its derivative and ``m`` ``G`` times the other's derivative or the Phi part; else None."""
     if X.dtype.kind != "f" or X.shape != Y.shape or close(m, n, 1e-5):
         return None
     for fwd, (f, df, right) in _GELUS.items():
         if close(Y, f(X), 1e-9) and close(n, G * df(X), 1e-5):
+            cdf, got, term = _GELU_CDF[fwd]
+            if close(m, G * cdf(X), 1e-7):
+                whole = f"({right})" if ", t = " not in right else "({}), t = {}".format(*right.split(", t = "))
+                return "gelu-missing-pdf", {"fwd": fwd, "got": got, "term": term, "right": whole}
             for bwd, (_, dg, _) in _GELUS.items():
                 if bwd != fwd and close(m, G * dg(X), 1e-7):
                     return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
