@@ -19,8 +19,16 @@ import numpy as np
 
 from . import _validation as V
 from .config import mode_word
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError, error_kind
-from .sources import NO_SWITCH, SAME_Y_OTHER_BACKWARD, pair_mode_line
+from .errors import (
+    EXIT_MISMATCH,
+    EXIT_PASS,
+    EXIT_STUDENT,
+    NotCheckedError,
+    StudentCodeError,
+    UsageError,
+    error_kind,
+)
+from .sources import NO_SWITCH, SAME_Y_OTHER_BACKWARD, Wrapper, pair_mode_line
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -1539,15 +1547,19 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
     from ._log_eps import better_finding
     from .check import check_loss, loss_arg_names, loss_gradient_name
-    from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
                                 getattr(args, "reference_init", None)) if args.reference else None
-    res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                     eps=args.eps, name=cname, reference=reference)
+    try:
+        res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
+                         eps=args.eps, name=cname, reference=reference)
+    except StudentCodeError:  # the shape FAIL stands (exit 1); the gradient of the one element is told too (fixd26)
+        if (line := _squeezed_loss_line(args, loss, (y_true, y_pred), init, (twin, reference, cname))) is not None:
+            print(V.wrap(line), flush=True)
+        raise
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
@@ -1582,13 +1594,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if value_only is not None:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
-                                     y_true, y_pred, res.rtol, loss_arg_names(loss), loss=loss, init=init)
-        finding = better_finding(finding, eps_finding)  # the copy without the eps: exact, where the eps blurs
-        if finding is None and g in res.failing_tensors:  # tester21s M6: a layer's fallback line, for a loss too
-            from .diagnose import _worst_element
-            finding = _worst_element(g, res.gradients["manual"][g], res.gradients["numerical"][g], res.rtol,
-                                     res.atol_of(g))
+        finding = better_finding(_loss_finding(loss, res, (y_true, y_pred), init), eps_finding)  # the eps's copy
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
@@ -1613,6 +1619,73 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _loss_finding(loss, res, data, init):
+    """The named finding of a loss's failing gradient (:func:`gradcheck.diagnose.name_loss_gradient`), else its
+    worst element's line when the gradient fails (tester21s M6: a layer's fallback line, for a loss too), else None.
+    ``res``: a failed :func:`gradcheck.check.check_loss` result with manual and numerical gradients; ``data``:
+    ``(y_true, y_pred)`` it was checked at."""
+    from .check import loss_arg_names, loss_gradient_name
+    from .diagnose import _worst_element, name_loss_gradient
+
+    g = loss_gradient_name(loss)
+    m, n = res.gradients["manual"][g], res.gradients["numerical"][g]
+    finding = name_loss_gradient(g, m, n, loss.forward, *data, res.rtol, loss_arg_names(loss), loss=loss, init=init)
+    if finding is None and g in res.failing_tensors:
+        finding = _worst_element(g, m, n, res.rtol, res.atol_of(g))
+    return finding
+
+
+class _SqueezedLoss(Wrapper):
+    """A loss read as the one element its forward returns when that is a size-1 array, not a scalar (CMU 11-785's
+    CrossEntropyLoss: ``Ones_N.T @ crossentropy / N``, shape (1, 1)), for :func:`_squeezed_loss_line` alone: the
+    shape stays a FAIL for ``gradcheck check`` and the grader (:func:`gradcheck._validation.loss_scalar`, one
+    rule); ``squeezed``: the shape it read, None until it read one."""
+
+    def __init__(self, loss):
+        self._layer, self.squeezed = loss, None
+        fwd = loss.forward
+
+        def forward(*args, **kwargs):  # a sandbox's RemoteLoss refuses the shape in forward: its raw value
+            out = loss._forward(list(args), None)[0] if hasattr(type(loss), "_forward") and not kwargs else \
+                fwd(*args, **kwargs)
+            if isinstance(out, np.ndarray) and out.size == 1 and out.shape != ():
+                self.squeezed, out = out.shape, out.reshape(())
+            return out
+
+        self.forward = forward
+
+    def __getattr__(self, name):
+        if name == "forward_many":  # the batched scan reads the value as the loss's own forward does: one at a time
+            raise AttributeError(name)
+        return getattr(self._layer, name)
+
+
+def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
+    """When ``loss``'s forward returned a size-1 array of another shape than () (a FAIL, exit 1: "gave L with shape
+    (1, 1)"), its gradient checked against that one element, so a wrong backward (CMU 11-785's CrossEntropyLoss
+    without its 1/N) is told beside the shape: the line, or None when forward gave no such array or the check of the
+    one element raises. ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, class name)``."""
+    from .check import check_loss, loss_gradient_name
+
+    twin, reference, cname = more
+    one = _SqueezedLoss(loss)
+    try:
+        res = check_loss(one, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol, eps=args.eps,
+                         name=cname, reference=reference)
+    except Exception:  # noqa: BLE001 - another wrong result after the shape: the shape's FAIL says enough
+        return None
+    if one.squeezed is None:
+        return None
+    g, was = loss_gradient_name(loss), f"with L read as its one element (L.reshape(()) of the {one.squeezed} array)"
+    if res.passed:
+        return (f"{cname}: {was}, dL/{g} matches central differences within rtol={res.rtol:g}, {res.atol_words()}: "
+                "only the shape of L is wrong (return a float, e.g. float(L) or L.item()).")
+    finding = _loss_finding(one, res, data, init) if "manual" in res.gradients else None
+    what = f"; diagnosis: {finding.message}" if finding is not None else ""
+    return (f"{cname}: {was}, the gradient is wrong as well: gradient mismatch in "
+            f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
 def _loss_straddled(args, loss, data, more):

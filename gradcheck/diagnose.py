@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _validation as V
 from . import check as check_module
-from ._adapters import _ones_apart, forward_takes, global_names, global_states
+from ._adapters import _ones_apart, cache_guard, forward_takes, global_names, global_states
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._switch_reach import file_classes
@@ -81,6 +81,7 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    cache_write_verdict,
     grad_slots,
     inplace_asked,
     layer_branch,
@@ -607,6 +608,9 @@ DIAGNOSES: dict[str, Record] = {
     "sigmoid-missing-one-minus": Record(
         "sigmoid's (1 - out) missing", "{t} = dY * out: the factor (1 - out) is missing in sigmoid's derivative",
         "sigmoid'(x) = s * (1 - s), so dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
+    "sigmoid-one-plus": Record(
+        "sigmoid's (1 - out) written (1 + out)", "{t} = dY * out * (1 + out): sigmoid's derivative is out * (1 - out), "
+        "with a minus", "dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
     "relu-output-as-mask": Record(
         "ReLU's output used as its derivative", "{t} = dY * out: backward multiplies dY by ReLU's output max(X, 0) "
         "where its derivative, the 0/1 mask (X > 0), is due, so {t} is X times the correct gradient at the {k} of {n} "
@@ -779,6 +783,9 @@ DIAGNOSES: dict[str, Record] = {
     "gelu-two-forms": Record(
         "GELU forward and backward of two forms", "{t} uses the derivative of the {bwd} GELU, but forward computes the "
         "{fwd} one (they differ by up to about 1e-3)", "differentiate the form forward computes: {right}", _ACT),
+    "gelu-missing-pdf": Record(
+        "GELU's derivative without its pdf term", "{t} = dY * {got}: the {fwd} GELU's derivative is missing the term "
+        "{term} (the product rule on x * Phi(x) gives Phi(x) + x * phi(x))", "dX = dY * {right}", _ACT),
     "log-softmax-wrong-axis": Record(
         "log-softmax backward sums over the wrong axis", "{t} = dY - p * dY.sum(axis={other}) with p = exp(out): "
         "the sum is over axis {other}, but the log-softmax normalises over axis {axis} (exp(out) sums to 1 along "
@@ -1144,11 +1151,15 @@ class _Proxy(Wrapper):
 
         def forward(*xs, training=False):
             self.rewind()
-            return fwd(*[np.array(x, copy=True) for x in xs], training=training)
+            self.received = [np.array(x, copy=True) for x in xs]
+            return fwd(*self.received, training=training)
 
         with contextlib.suppress(TypeError, ValueError):  # what training_modes reads
             forward.__signature__ = inspect.signature(fwd)
         self.forward, self.backward = forward, layer.backward
+        #: the arrays the last forward was given (the copies above): a backward's write into one is the caller's
+        #: array (:func:`gradcheck.sources.cache_write_verdict`)
+        self.received: list = []
         many = getattr(layer, "forward_many", None)
         # a sandboxed layer: chunked scans (numerical.many_scan)
         if callable(many) and (not rewind or self.remote):
@@ -2893,8 +2904,11 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
             Y[nz] == 0, m[nz] == 0):
         return None
-    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
-           if abs(a - 1) <= 1e-9 else "the two scales differ")
+    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward" if abs(a - 1) <= 1e-9
+           else f"backward multiplies by the drop probability p = {a:.6g} where forward divides by the keep "
+           f"probability 1 - p = {1 / s:.6g}" if abs(a - (1 - 1 / s)) <= 1e-9  # fixd26: dY * mask * p
+           else f"backward multiplies by the keep probability {a:.6g} where forward divides by it"
+           if abs(a - 1 / s) <= 1e-9 else "the two scales differ")
     return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
 
 
@@ -3017,6 +3031,8 @@ def _activation_signature(m, n, inputs, Y, G):
         return "tanh-missing-square", {}
     if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
         return "sigmoid-missing-one-minus", {}
+    if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y * (1 + Y), 1e-5) and not close(m, n, 1e-5):
+        return "sigmoid-one-plus", {}  # fixd26: a * (1 + a)
     X = inputs[0]
     if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
             and close(m, G * Y) and not close(m, n, 1e-5)):  # newuser26: a ReLU's dY * out
@@ -3041,6 +3057,13 @@ def _activation_signature(m, n, inputs, Y, G):
 
 #: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
 _GELU_C = np.sqrt(2 / np.pi)
+#: each form's Phi part alone (its derivative without the x * phi(x) term) and how it and that term are written
+_GELU_CDF = {
+    "exact (erf)": (lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))), "0.5 (1 + erf(x / sqrt(2)))",
+                    "x exp(-x**2 / 2) / sqrt(2 pi)"),
+    "tanh-approximated": (lambda x: 0.5 * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3))), "0.5 (1 + t)",
+                          "0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)"),
+}
 _GELUS = {
     "exact (erf)": (lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
                     lambda x: 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi),
@@ -3059,12 +3082,17 @@ def _erf(x):
 
 
 def _gelu_forms(m, n, X, Y, G):
-    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd): ``Y`` is
-    one form of ``X`` and ``m`` ``G`` times the other's derivative, ``n`` the first's; else None."""
+    """A GELU whose forward is one form and backward the other's derivative (tester19s GeluTanhFwdErfBwd), or its
+    Phi part alone, the x * phi(x) term of the product rule missing (fixd26): ``Y`` is one form of ``X``, ``n``
+    ``G`` times its derivative and ``m`` ``G`` times the other's derivative or the Phi part; else None."""
     if X.dtype.kind != "f" or X.shape != Y.shape or close(m, n, 1e-5):
         return None
     for fwd, (f, df, right) in _GELUS.items():
         if close(Y, f(X), 1e-9) and close(n, G * df(X), 1e-5):
+            cdf, got, term = _GELU_CDF[fwd]
+            if close(m, G * cdf(X), 1e-7):
+                whole = f"({right})" if ", t = " not in right else "({}), t = {}".format(*right.split(", t = "))
+                return "gelu-missing-pdf", {"fwd": fwd, "got": got, "term": term, "right": whole}
             for bwd, (_, dg, _) in _GELUS.items():
                 if bwd != fwd and close(m, G * dg(X), 1e-7):
                     return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
@@ -6584,16 +6612,39 @@ class _Probes:
         #: ``{param key: "stated" | "unknown"}``: a dY-free term of its gradient, a penalty's (:meth:`penalty`):
         #: the check compares the data part, backward(dY) - backward(0) (:class:`_DataPart`)
         self.penalties: dict[str, str] = {}
+        #: the arrays each object's last forward was given (``id(obj)``: :meth:`judged_backward`)
+        self.given: dict[int, list] = {}
+        #: the cache guard's messages of an in-process backward that wrote into an array its forward made
+        #: (:meth:`judged_backward`; a sandboxed layer's: ``cache_rewritten``)
+        self.rewritten: list[str] = []
 
     def fwd(self, obj, xs):
-        return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
-                              owner=self.owner, call=self.fcall)
+        self.given[id(obj)] = given = [x.copy() for x in xs]
+        return V.call_student(obj.forward, *given, training=self.training, owner=self.owner, call=self.fcall)
 
     def bwd(self, G, obj=None):
-        ret = V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
+        ret = self.judged_backward(G, obj or self.proxy)
         if isinstance(ret, list) and len(self.inputs) == 1 and \
                 (refused := stored_inputs_refusal(obj or self.proxy, self.owner, "backward(dY)")):
             raise refused  # numpy-ml's stored inputs without a flush, as the check refuses them (sources)
+        return ret
+
+    def judged_backward(self, G, obj):
+        """``obj.backward(G)``, an in-process layer's writes into its forward's cache judged by the one rule
+        (:func:`gradcheck.sources.cache_write_verdict`, as ``gradcheck check`` and the grader's sandbox judge them):
+        a write into an array forward made is kept in :attr:`rewritten` (read by :meth:`own_cache`); a write into
+        an array forward was given is left to the cache probe (:meth:`cache`), which names it."""
+        layer = self.layer if obj is self.proxy else obj
+        if getattr(layer, "cache_guarded", False):  # sandboxed: judged in its child (_Remote.cache_rewritten)
+            return V.call_student(obj.backward, G.copy(), owner=self.owner, call="backward(dY)")
+        given = obj.received if obj is self.proxy else self.given.get(id(obj), [])
+        guard = cache_guard(layer, self.names)
+        kept = [(n, x, x.copy()) for n, x in zip(self.names, given) if isinstance(x, np.ndarray)]
+        ret = V.call_student(obj.backward, G.copy(), owner=self.owner, call="backward(dY)")
+        hit = next((n for n, x, c in kept if not np.array_equal(x, c, equal_nan=x.dtype.kind in "fc")), None)
+        note = cache_write_verdict(self.owner, guard(), hit)[1]
+        if note and note not in self.rewritten:
+            self.rewritten.append(note)
         return ret
 
     def grads_of(self, obj, ret) -> dict[str, np.ndarray]:
@@ -6943,7 +6994,7 @@ class _Probes:
         forward and backward ``again`` give ``first`` (those gradients) back: each backward after its own forward is
         right, so the check's verdict stands, and ``gradcheck check``'s "cache-rewritten" note says what a second
         backward gives (session 26; before, such a backward was refused, exit 3)."""
-        if not differ or not getattr(self.layer, "cache_rewritten", None):
+        if not differ or not (getattr(self.layer, "cache_rewritten", None) or self.rewritten):
             return differ
         fresh = again()
         return differ if not all(_same(first[t], fresh[t]) for t in differ) else []  # else state moved too

@@ -302,8 +302,8 @@ def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeErro
 #: The note of a backward that wrote into an array its forward made (:func:`cache_write_verdict`): diagnose's
 #: "cache-rewritten" finding (``gradcheck check``, which measures a second backward into ``{twice}``) and the
 #: in-process check's note (:func:`cache_rewritten_notes`); ``{where}``: the cache guard's message up to "in place".
-CACHE_REWRITTEN = ("{where} in place, an array its forward made (not an input): harmless where every backward follows "
-                   "its own forward, as gradcheck called them (the verdict stands) and as a training loop does{twice}; "
+CACHE_REWRITTEN = ("{where} in place, an array its forward made (not an input): the verdict does not rest on it, "
+                   "since gradcheck called each backward after its own forward, as a training loop does{twice}; "
                    "copy before writing (e.g. dx = ys.copy()) if backward may be called twice")
 
 

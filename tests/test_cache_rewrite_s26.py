@@ -28,7 +28,8 @@ def test_the_books_time_softmax_with_loss_passes_with_a_note(tmp_path):
     text = both(p)
     assert p.returncode == 0 and "PASS: TimeSoftmaxWithLoss: dL/dy_pred matches" in text, text  # was exit 3
     assert "note: TimeSoftmaxWithLoss.backward modified its cache (self.cache[1], element [" in text, text
-    assert "an array its forward made (not an input): harmless where every backward follows its own forward" in text
+    assert ("an array its forward made (not an input): the verdict does not rest on it, since gradcheck "
+            "called each backward after its own forward") in text
     assert "a second backward after the same forward gives another answer (max difference" in text, text
 
 
@@ -60,3 +61,47 @@ def test_a_write_into_the_cached_input_is_still_refused(tmp_path):
     text = both(p)
     assert p.returncode == 3 and "Scale.backward modified its cache (self.X" in text, text
     assert "PASS" not in text, text
+
+
+OWN = """
+import numpy as np
+
+
+class Own:
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X)
+        return self.Y
+
+    def backward(self, dY):
+        d = self.Y  # an array forward made
+        d **= 2
+        d *= -1
+        d += {one}
+        return dY * d
+"""
+
+
+def _own(one):
+    ns = {}
+    exec(OWN.format(one=one), ns)  # noqa: S102 - the test's own layer source
+    return ns["Own"]()
+
+
+def test_diagnose_layer_agrees_with_the_cli_on_a_write_into_an_array_forward_made(tmp_path):
+    """fixd26: the in-process probe's backward is judged by the one rule (sources.cache_write_verdict), as
+    ``gradcheck check``'s sandbox judges it; before, diagnose_layer found "second-backward" (a FAIL) for a
+    right tanh whose backward writes into its own self.Y, while the CLI said PASS with a note."""
+    import numpy as np
+
+    from gradcheck import diagnose_layer
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    right = diagnose_layer(_own(1), X, twin=None)
+    assert [f.code for f in right.findings if f.severity == "error"] == [], right.findings
+    assert right.passed, right.findings
+    wrong = diagnose_layer(_own(2), X, twin=None)  # 2 - tanh**2: the gradient itself is wrong
+    assert not wrong.passed and "wrong-values" in [f.code for f in wrong.findings], wrong.findings
+    assert "second-backward" not in [f.code for f in wrong.findings], wrong.findings
+    p = run_here("check", f"{student(tmp_path, OWN.format(one=1))}::Own", "--input-shape", "4,3")
+    text = both(p)
+    assert p.returncode == 0 and "PASS" in text and "Own.backward modified its cache (self.Y" in text, text

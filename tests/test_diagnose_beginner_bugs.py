@@ -483,3 +483,31 @@ def test_inner_weight_transposed_in_either_layout():
     assert code == "transposed-weight" and f["fix"] == "dX = d @ W.T, not d @ W"
     assert _inner_weight_signature(W.T @ D, W.T @ D, {"W": W}, "dX") is None
     assert _inner_weight_signature(rng.standard_normal((4, 6)), W.T @ D, {"W": W}, "dX") is None
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("SigmoidOnePlus", ["dX = dY * out * (1 + out): sigmoid's derivative is out * (1 - out), with a minus",
+                        "dX = dY * out * (1 - out)"]),
+    ("GeluErfNoPdf", ["dX = dY * 0.5 (1 + erf(x / sqrt(2))): the exact (erf) GELU's derivative is missing the term "
+                      "x exp(-x**2 / 2) / sqrt(2 pi)",
+                      "dX = dY * (0.5 (1 + erf(x / sqrt(2))) + x exp(-x**2 / 2) / sqrt(2 pi))"]),
+    ("GeluTanhNoPdf", ["dX = dY * 0.5 (1 + t): the tanh-approximated GELU's derivative is missing the term "
+                       "0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)"]),
+    ("DropoutP03ScaledByP", ["backward multiplies by the drop probability p = 0.3 where forward divides by the keep "
+                             "probability 1 - p = 0.7"]),
+])
+def test_fixd26_beginner_activation_bugs_are_named_with_the_fix(cls, words):
+    """fixd26: sigmoid's a * (1 + a), GELU's derivative without x * phi(x) (both forms) and a dropout backward
+    scaled by p were "no known bug pattern" (or "the two scales differ"); each is named with its fix. The right
+    counterparts (tests/buggy_layers/beginner26.py) PASS in the planted-bug table."""
+    from tests.buggy_layers import beginner26 as m
+
+    c = getattr(m, cls)
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    d = diagnose_layer(c(), X, twin=None, **getattr(c, "KWARGS", {}))
+    errors = [f for f in d.findings if f.severity == "error"]
+    assert not d.passed and errors, d.report()
+    text = errors[0].sentence()
+    assert all(w in text for w in words), text
+    right = getattr(m, c.__mro__[1].__name__ if "P03" not in cls else "Dropout")
+    assert diagnose_layer(right(), X, twin=None, **getattr(right, "KWARGS", {})).passed

@@ -423,6 +423,11 @@ EXPECTED = {
     # Ng's rnn_cell/lstm_cell pairs, backward returning a dict of gradients (read by key since session 25)
     "session25.py::rnncellnodWaa": "zero",  # no "dWaa" key: read as 0
     "session25.py::lstmcellnodc": "ignored-output",
+    "beginner26.py::SigmoidOnePlus": "sigmoid-one-plus",  # fixd26: out * (1 + out)
+    "beginner26.py::GeluErfNoPdf": "gelu-missing-pdf",  # fixd26: Phi(x) alone, x * phi(x) missing
+    "beginner26.py::GeluTanhNoPdf": "gelu-missing-pdf",
+    "beginner26.py::DropoutScaledByP": "mask-scale",  # fixd26: dY * keep * p, named in its why
+    "beginner26.py::DropoutP03ScaledByP": "mask-scale",
     "rnn_seq.py::RNNNoCarryHalf": "rnn-carry-scaled",  # 0.5 * dprev carried (in UNNAMED from session 16 to 24)
 }
 
@@ -501,6 +506,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            "coursera.py::NgDict",
+           *(f"beginner26.py::{n}" for n in ("Sigmoid", "GeluErf", "GeluTanh", "Dropout")),
             *(f"tester17.py::{n}" for n in ("conv", "rnnstep", "pool", "MaxPool2x2", "SplitTanh")),
            *(f"tester18.py::{n}" for n in ("wordemb", "DropoutScale", "Tanh", "LeakyRelu", "ResidualBlock", "taffine",
                                                   "AvgPool2x2", "RNNStepTwo", "BNEps",
