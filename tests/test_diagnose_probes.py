@@ -50,8 +50,35 @@ class ScalesByCache:
         return dX
 
 
-def test_second_backward_that_differs_is_named():
+def test_a_write_into_its_own_cache_is_judged_by_checks_rule():
+    """Session 26: a backward writing into an array its forward made (here the copy self.X) gets the gradient's
+    verdict, as `gradcheck check` and the grader give it (sources.cache_write_verdict, one rule): each backward
+    follows its own forward, as in training. Right gradient: passes, no second-backward finding."""
     d = diagnose_layer(ScalesByCache(), (4, 3))
+    assert d.passed and "second-backward" not in d.codes, d.codes
+
+
+class ScalesW:
+    """Y = X W with a backward that doubles W after using it: the parameters change, so a second backward
+    on the same forward gives another dX (and the next forward another Y)."""
+
+    def __init__(self):
+        self.params = {"W": np.ones((3, 2))}
+        self.grads = {"W": np.zeros((3, 2))}
+
+    def forward(self, X, training=False):
+        self.X = X.copy()
+        return X @ self.params["W"]
+
+    def backward(self, dY):
+        self.grads["W"][...] = self.X.T @ dY
+        dX = dY @ self.params["W"].T
+        self.params["W"] *= 2  # BUG: backward changes the parameters
+        return dX
+
+
+def test_second_backward_that_differs_is_named():
+    d = diagnose_layer(ScalesW(), (4, 3))
     assert not d.passed and "second-backward" in d.codes
     f = next(f for f in d.errors if f.code == "second-backward")
     assert f.tensor == "dX" and f.message == ("a second backward on the same forward gives another "
