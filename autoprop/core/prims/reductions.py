@@ -306,21 +306,14 @@ logsumexp = defprim(
 
 
 def _lcse_parts(x, ans, axis):
-    """x less c (the largest finite x along the axis, a constant) with +inf masked to -inf, y less c recomputed
-    from it (so x_i + rlcse cancels at the scale of x - c, not of x: at x = 1e10 + O(1) the gradient's error is
-    1e-16, not 1e-6) and made finite (0 where -inf), the +inf mask and the count of +inf in each prefix (those
-    prefixes' shares: 1/k to each +inf, as logsumexp)."""
-    xv = _value(x)
+    """x with +inf masked to -inf, ans made finite (0 at -inf, the largest float at +inf: its terms vanish), the
+    +inf mask and the count of +inf in each prefix (those prefixes' shares: 1/k to each +inf, as logsumexp)."""
+    xv, av = _value(x), _value(ans)
     top = np.isposinf(xv)
-    fin = np.isfinite(xv)
-    c = np.max(np.where(fin, xv, -np.inf), axis=axis, keepdims=True, initial=-np.inf)
-    c = np.where(np.isfinite(c), c, 0.0)
-    xs = (where(top, -np.inf, x) if top.any() else x) - c
-    a = logcumsumexp(xs, axis=axis)
-    av = _value(a)
+    xs = where(top, -np.inf, x) if top.any() else x
     if not np.all(np.isfinite(av)):
-        a = where(np.isfinite(av), a, 0.0)
-    return xs, a, top, np.cumsum(top, axis=axis)
+        ans = where(np.isfinite(av), ans, np.where(np.isposinf(av), np.finfo(np.float64).max, 0.0))
+    return xs, ans, top, np.cumsum(top, axis=axis)
 
 
 def _log_parts(t):
@@ -355,8 +348,8 @@ logcumsumexp = defprim(
         "rlcse the reversed running logsumexp (torch's and TensorFlow's form: no exp overflows)",
     shapes="same as x (reached by np.logaddexp.accumulate on a Tensor)",
     kinks="an input at -inf gets 0 (also where a prefix is all -inf); a prefix with +inf inputs gives its "
-          "gradient to them in even shares (as logsumexp; torch nan); computed on x - max(x), x_i + rlcse "
-          "cancels at the scale of the spread of x (torch's and jax's at that of |x|)",
+          "gradient to them in even shares (as logsumexp; torch nan); x_i + rlcse cancels, so the relative "
+          "error grows as |x| eps (as torch's and jax's)",
     source="np.logaddexp.accumulate({x}{_kw})",
 )
 
