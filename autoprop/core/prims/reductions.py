@@ -39,7 +39,7 @@ from ._common import (
 from .elementwise import _share_of, absolute, where
 
 __all__ = [
-    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "logcumsumexp", "logsumexp_b", "log_softmax", "softmax",
+    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "logsumexp_b", "log_softmax", "softmax",
     "sparse_softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_mean", "norm", "argmax", "argmin", "var", "std",
     "vector_norm", "matrix_norm",
 ]
@@ -302,55 +302,6 @@ logsumexp = defprim(
           "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
           "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
           source="special.logsumexp({x}{_kw})",
-)
-
-
-def _lcse_parts(x, ans, axis):
-    """x with +inf masked to -inf, ans made finite (0 at -inf, the largest float at +inf: its terms vanish), the
-    +inf mask and the count of +inf in each prefix (those prefixes' shares: 1/k to each +inf, as logsumexp)."""
-    xv, av = _value(x), _value(ans)
-    top = np.isposinf(xv)
-    xs = where(top, -np.inf, x) if top.any() else x
-    if not np.all(np.isfinite(av)):
-        ans = where(np.isfinite(av), ans, np.where(np.isposinf(av), np.finfo(np.float64).max, 0.0))
-    return xs, ans, top, np.cumsum(top, axis=axis)
-
-
-def _log_parts(t):
-    """``(log t+, log t-)``: the logs of the positive and negative parts, -inf where that part is 0."""
-    tv = _value(t)
-    pos, neg = tv > 0, tv < 0
-    la = np.log(absolute(where(pos | neg, t, 1.0)))
-    return where(pos, la, -np.inf), where(neg, la, -np.inf)
-
-
-def _lcse_vjp(g, ans, x, axis=0):
-    xs, a, top, k = _lcse_parts(x, ans, axis)
-    lp, ln = _log_parts(where(k > 0, 0.0, g))
-    rev = lambda v: np.flip(logcumsumexp(np.flip(v, axis), axis=axis), axis)  # noqa: E731
-    dx = np.exp(xs + rev(lp - a)) - np.exp(xs + rev(ln - a))
-    if top.any():
-        dx = where(top, np.flip(np.cumsum(np.flip(where(k > 0, g / np.maximum(k, 1), 0.0), axis), axis), axis), dx)
-    return dx
-
-
-def _lcse_jvp(t, ans, x, axis=0):
-    xs, a, top, k = _lcse_parts(x, ans, axis)
-    lp, ln = _log_parts(t)
-    d = np.exp(logcumsumexp(xs + lp, axis=axis) - a) - np.exp(logcumsumexp(xs + ln, axis=axis) - a)
-    return where(k > 0, np.cumsum(where(top, t, 0.0), axis=axis) / np.maximum(k, 1), d) if top.any() else d
-
-
-logcumsumexp = defprim(
-    "logcumsumexp", lambda x, axis=0: np.logaddexp.accumulate(x, axis=axis), _lcse_vjp, jvp=_lcse_jvp,
-    jacobian="d y_j/dx_i = exp(x_i - y_j) for i <= j (the softmax of each prefix)",
-    vjp="dx_i = sum_(j >= i) g_j exp(x_i - y_j) = exp(x_i + rlcse(log g+ - y)) - exp(x_i + rlcse(log g- - y)), "
-        "rlcse the reversed running logsumexp (torch's and TensorFlow's form: no exp overflows)",
-    shapes="same as x (reached by np.logaddexp.accumulate on a Tensor)",
-    kinks="an input at -inf gets 0 (also where a prefix is all -inf); a prefix with +inf inputs gives its "
-          "gradient to them in even shares (as logsumexp; torch nan); x_i + rlcse cancels, so the relative "
-          "error grows as |x| eps (as torch's and jax's)",
-    source="np.logaddexp.accumulate({x}{_kw})",
 )
 
 
@@ -935,7 +886,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
     ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
     (sum, prod, max, min; cumsum, cumprod; a gather at the running argmax/argmin for
-    maximum/minimum.accumulate; logsumexp; logcumsumexp for logaddexp.accumulate; the ufunc on ``a`` reshaped to
+    maximum/minimum.accumulate; logsumexp; the ufunc on ``a`` reshaped to
     ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
     records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
 
@@ -958,9 +909,6 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
         if target is not None:
             return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
-        if method == "accumulate" and ufunc is np.logaddexp:  # (torch's logcumsumexp)
-            _check_kw(name, kw)
-            return logcumsumexp(_t(inputs[0]), axis=axis)
         if method == "accumulate" and ufunc in (np.maximum, np.minimum):
             _check_kw(name, kw)
             return _running_extreme(_t(inputs[0]), axis, ufunc)
@@ -970,7 +918,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
-        "accumulate of add/multiply/maximum/minimum/logaddexp of one array and outer of a "
+        "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
         "recorded binary ufunc are. " + _method_hint(ufunc, method))
 
 
@@ -986,6 +934,10 @@ def _method_hint(ufunc, method):
         return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
                 f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
                 "(numpy gives x[i] itself where i >= j).")
+    if method == "accumulate" and ufunc is np.logaddexp:
+        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
+                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
+                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
     if method == "at":
         return "ufunc.at writes in place, which a Tensor never does."
     if ufunc is np.hypot and method == "reduce":
