@@ -833,7 +833,31 @@ def _pinv_rank_kept(t, a, rcond):
             "the rank (Golub & Pereyra 1973) the derivative is recorded; or regularise (A^T A + lambda I).")
 
 
+def _pinv_cut_exact(a, rcond):
+    """Raise ValueError if ``rcond`` cuts a singular value of ``a`` that is not zero up to rounding.
+
+    Golub & Pereyra's formula is the derivative of A^+ where A's rank is locally constant; a cut
+    value above rounding (rcond = 0.5 on a full-rank A) makes numpy's result the pseudo-inverse of
+    A's truncation, whose derivative has terms 1/(s_i^2 - s_j^2) between kept and cut values: not
+    recorded, refused rather than given wrong."""
+    s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
+    if not s.shape[-1]:
+        return
+    top = s[..., :1]
+    cut = np.where(s <= np.asarray(rcond)[..., None] * top if np.ndim(rcond) else s <= rcond * top, s, 0.0)
+    tiny = 8 * builtins.max(_shape(a)[-2:]) * np.finfo(s.dtype).eps * top
+    if np.any(cut > tiny):
+        raise ValueError(
+            "numpy.linalg.pinv (also inside numpy.linalg.lstsq and numpy.polyfit): rcond (numpy 2's rtol) = "
+            f"{rcond} cuts singular values of A that are not zero (the largest cut is {float(np.max(cut)):.3g}, "
+            f"the largest kept {float(np.max(top)):.3g}): the result is the pseudo-inverse of A's truncation, "
+            "whose derivative (terms 1/(s_i^2 - s_j^2) between kept and cut values) is not recorded. Give a "
+            "smaller rcond, or truncate on the tape: u, s, vh = np.linalg.svd(A) and build the inverse from "
+            "the kept terms.")
+
+
 def _pinv_vjp(g, ans, a, rcond):
+    _pinv_cut_exact(a, rcond)
     x, xt = ans, _mT(ans)
     m, n = _shape(a)[-2:]
     return (-(xt @ g @ xt) + (_eye(m, a) - a @ x) @ _mT(g) @ (x @ xt)
@@ -841,6 +865,7 @@ def _pinv_vjp(g, ans, a, rcond):
 
 
 def _pinv_jvp(t, ans, a, rcond):
+    _pinv_cut_exact(a, rcond)
     _pinv_rank_kept(t, a, rcond)
     x, xt = ans, _mT(ans)
     m, n = _shape(a)[-2:]
