@@ -1683,7 +1683,7 @@ def _walk(tape, targets, seeds, sources, trace=None):
         grads[k] = v if k not in grads else grads[k] + v
 
     nodes = tape._nodes[:]  # a snapshot: a recording tape may append while we walk
-    reach = _reaching(nodes, keep)
+    reach = None if _roots_asked(tape, keep) else _reaching(nodes, keep)
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
@@ -1714,7 +1714,7 @@ def _walk(tape, targets, seeds, sources, trace=None):
         else:
             ins = node.vals
         vjps, joint = prim.vjps, prim.joint_vjp
-        pairs = _asked(node.pairs, reach)
+        pairs = node.pairs if reach is None else _asked(node.pairs, reach)
         if not pairs:
             continue
         if joint is not None:  # every tracked input's gradient in one call, as jax's vjp:
@@ -1760,6 +1760,19 @@ def _reaching(nodes, keep):
                     add(k)
                 break
     return reach
+
+
+def _roots_asked(tape, keep):
+    """Whether every tensor the tape tracks from outside (watched, or a Variable it read) is a
+    source. Every tracked key is then computed from a source, :func:`_reaching` would return all
+    of them, and the walk skips that pass (a training step asks for every trainable variable)."""
+    for t in tape._watched:
+        if t._key not in keep:
+            return False
+    for v in tape._accessed:
+        if v._key not in keep:
+            return False
+    return True
 
 
 def _asked(pairs, reach):
