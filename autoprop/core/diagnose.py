@@ -151,7 +151,8 @@ def _causes(tape, target, reach):
         causes.append(
             f"the value of a tensor computed from the source left the tape through {how} "
             f"(after {pos} recorded ops); operations on the plain "
-            f"{'number' if isinstance(_value, float) else 'array'} are not recorded, so the "
+            f"{'number' if isinstance(_value, float) else 'constant' if how == 'pickling' else 'array'} are "
+            "not recorded, so the "
             "path ends there (heuristic: plain arrays cannot be traced, but this is the only "
             "place where a value computed from the source left the tape). Stay in tape "
             "operations: use ap./anp. functions or np. functions on the Tensor itself."
@@ -489,7 +490,7 @@ def refuse_partial_escape(tape, targets, sources):
     read a constant that could hold it (:func:`_last_reentry`): the gradient would miss that
     path and be wrong (tester24a's loop conv into ``np.zeros`` plus an L2 term: ``dw`` only
     the L2 term, ``db`` None), where a target that left the tape entirely is refused by
-    ``tape._plain_target_after_escape``. Escapes after the target was made, of values that
+    ``observe.plain_target_text``. Escapes after the target was made, of values that
     depend on no requested source, and the explicit exits (``.numpy()``, ``.item()``) pass.
 
     Parameters
@@ -540,4 +541,5 @@ def _partial_escape_message(tape, escapes, sources):
                 mine.update(node.out_keys())
         if mine & escaped:
             lost.append(_name(s))
-    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], *e[3:]) for e in escapes], lost)
+    return partial_escape_text("GradientTape.gradient", [(e[0], e[1], *e[3:]) for e in escapes], lost,
+                               tape._escape_hints)

@@ -123,7 +123,7 @@ class ForwardAccumulator:
         # partial escapes (as GradientTape.gradient refuses them): the ops pushed so far, the
         # implicit escapes of tensors with a tangent (how, tensor, ops then, file:line), and per
         # output the last op on its tangent's way that read a constant able to hold such a value
-        self._ops, self._escapes, self._reentry = 0, [], {}
+        self._ops, self._escapes, self._reentry, self._escape_hints = 0, [], {}, {}
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
     def _holds(self, t, need):
@@ -251,7 +251,8 @@ class ForwardAccumulator:
         last = self._reentry.get(id(p), -1)
         fed = [e for e in self._escapes if e[2] <= last]
         if fed:
-            raise TapeEscapeError(partial_escape_text("ForwardAccumulator.jvp", fed, ["the primals"]))
+            raise TapeEscapeError(partial_escape_text("ForwardAccumulator.jvp", fed, ["the primals"],
+                                                      self._escape_hints))
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The tangent (Jacobian-vector product) of each computed tensor.

@@ -20,6 +20,7 @@ Source: ``lessons/10-gradient-tape.md``.
 
 from __future__ import annotations
 
+import dis
 import importlib
 import itertools
 import linecache
@@ -100,15 +101,18 @@ def note_cut(opname, why, inputs, outputs):
 #: made (``diagnose.partial_escape``). ``.numpy()``, ``.item()`` and ``format()`` are the explicit,
 #: documented exits (TensorFlow's ``.numpy()``): quiet and never refused. ``int()`` and
 #: ``operator.index()`` are piecewise constant (their derivative is 0): nothing can be lost.
-IMPLICIT = ("float()", "complex()", "numpy conversion (np.asarray / np.array)", ".tolist()")
+IMPLICIT = ("float()", "complex()", "numpy conversion (np.asarray / np.array)", ".tolist()", "pickling")
 
 
-def note_escape(tensor, how, value):
+def note_escape(tensor, how, value, hint=None):
     """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy()).
 
     The tape keeps ``(how, tensor, value, position, site)``: ``position`` is the number of
     ops recorded so far, ``site`` the user's ``file:line`` for an implicit conversion
-    (:data:`IMPLICIT`), else None."""
+    (:data:`IMPLICIT`), else None. ``hint``, what :func:`implicit_escape` found at that line
+    (``out[...] = t``, ``a.dot(t)``, a scipy function and its twin), is kept per site in
+    ``_escape_hints`` (the first one per line): the refusals of ``tape.gradient`` repeat it
+    (:func:`escape_fix`), as a notebook that filters warnings never sees the warning's."""
     site = None
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
@@ -120,6 +124,10 @@ def note_escape(tensor, how, value):
                 tape._escapes = []
             if site is None and how in IMPLICIT:
                 site = _user_site()
+            if hint and site:
+                if tape._escape_hints is None:
+                    tape._escape_hints = {}
+                tape._escape_hints.setdefault(site, hint)
             if len(tape._escapes) < MAX_CRUMBS:
                 tape._escapes.append((how, tensor, value, len(tape._nodes), site))
             elif how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":
@@ -130,7 +138,10 @@ def note_escape(tensor, how, value):
         for acc in _FORWARD:
             entry = acc._tangents.get(id(tensor))
             if entry is not None and entry[0] is tensor and len(acc._escapes) < MAX_CRUMBS:
-                acc._escapes.append((how, tensor, acc._ops, site or _user_site()))
+                site = site or _user_site()
+                acc._escapes.append((how, tensor, acc._ops, site))
+                if hint:
+                    acc._escape_hints.setdefault(site, hint)
 
 
 class EscapedRef:
@@ -251,25 +262,37 @@ class strict_mode:  # noqa: N801 - used as a function and as a context manager
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../autoprop
 _SKIP = tuple(os.path.dirname(os.path.abspath(m.__file__)) for m in
               [sys.modules.get("numpy")] if m is not None) + (_HERE,)
+#: The libraries whose code converts a Tensor where the user called them (scipy's functions, scikit-learn's
+#: check_array): not the user's line. The warning points at the user's call, and the hint names the library
+#: function (:func:`_library_hint`).
+_LIBRARIES = (f"{os.sep}scipy{os.sep}", f"{os.sep}sklearn{os.sep}")
+
+
+def _in_library(filename):
+    return any(lib in filename for lib in _LIBRARIES)
+
+
+def _not_users(filename):
+    """True for a frame of autoprop, numpy, scipy or scikit-learn (not the user's line)."""
+    return filename.startswith(_SKIP) or _in_library(filename) or filename.startswith("<__array")
 
 
 def _user_stacklevel():
-    """The stacklevel of the first frame outside autoprop, numpy and scipy (the user's line)."""
+    """The stacklevel of the first frame outside autoprop, numpy, scipy and scikit-learn (the user's line)."""
     level, frame = 1, sys._getframe(1)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not (name.startswith(_SKIP) or f"{os.sep}scipy{os.sep}" in name or name.startswith("<__array")):
+        if not _not_users(frame.f_code.co_filename):
             return level
         frame, level = frame.f_back, level + 1
     return level
 
 
 def _user_site():
-    """``"file:line"`` of the first frame outside autoprop, numpy and scipy (the user's line)."""
+    """``"file:line"`` of the first frame outside autoprop, numpy, scipy and scikit-learn (the user's line)."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not (name.startswith(_SKIP) or f"{os.sep}scipy{os.sep}" in name or name.startswith("<__array")):
+        if not _not_users(name):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
@@ -315,26 +338,41 @@ def _recorded_numpy_caller():
         elif found is not None and frame.f_code.co_filename.startswith(_HERE):
             found = None  # autoprop called that numpy function (after dispatch): not the user
         frame = frame.f_back
-    if frame is not None and f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
-        return None  # scipy called numpy: the scipy hint of the warning names what to do
+    if frame is not None and _in_library(frame.f_code.co_filename):
+        return None  # scipy or scikit-learn called numpy: the library hint of the warning names what to do
     return found
 
 
-def _public_scipy(frame):
-    """``(module's public path, function name, whether that path names it)`` of a scipy frame;
-    a decorator's wrapper (scipy._lib's ``wrapper(*args)``, which converts the arrays before it
-    calls the function) is named by the function it wraps, the one of its closure's cells."""
+def _public_name(frame):
+    """``(module's public path, function name, whether that path names it)`` of a scipy or
+    scikit-learn frame; a decorator's wrapper (scipy._lib's ``wrapper(*args)``, which converts
+    the arrays before it calls the function) is named by the function it wraps, the one of its
+    closure's cells; a method of an object that the public module holds by name is named
+    ``object.method`` (``scipy.stats.norm.logpdf``: rv_continuous.logpdf of the instance
+    ``norm``; before, "scipy.stats.logpdf", tester27t M1)."""
     def public(module, name):
         path = ".".join(p for p in module.split(".") if not p.startswith("_"))
         try:
             return path, name, callable(getattr(importlib.import_module(path), name, None))
         except ImportError:
             return path, name, False
-    found = public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name)
+    code = frame.f_code
+    found = public(frame.f_globals.get("__name__", "scipy"), code.co_name)
+    if not found[2] and code.co_argcount and code.co_varnames[0] == "self":
+        owner = frame.f_locals.get("self")
+        mod = sys.modules.get(found[0])
+        public_objects = [(n, v) for n, v in (vars(mod).items() if mod is not None else ()) if not n.startswith("_")]
+        same = [n for n, v in public_objects if v is owner] or [  # (a frozen norm(0, 1) runs a copy of norm)
+            n for n, v in public_objects if type(v) is type(owner) and not isinstance(v, (type, dict, list, tuple))]
+        if len(same) == 1:
+            return found[0], f"{same[0]}.{code.co_name}", True
+        cls = type(owner).__name__  # (an estimator's method: sklearn.linear_model.Ridge.predict)
+        if mod is not None and getattr(mod, cls, None) is type(owner):
+            return found[0], f"{cls}.{code.co_name}", True
     if not found[2]:
-        for var in frame.f_code.co_freevars:
+        for var in code.co_freevars:
             f = frame.f_locals.get(var)
-            if callable(f) and str(getattr(f, "__module__", "")).startswith("scipy."):
+            if callable(f) and str(getattr(f, "__module__", "")).startswith(("scipy.", "sklearn.")):
                 wrapped = public(f.__module__, getattr(f, "__name__", ""))
                 if wrapped[2]:
                     return wrapped
@@ -381,52 +419,128 @@ def _call_text(frame):
     return line
 
 
-def _ndarray_method_hint():
-    """Where the conversion ran inside ``a.dot(t)`` with ``a`` a numpy array, a C method that
-    never dispatches (the user's frame calls ``.dot(``): the recorded spellings."""
+#: The instructions of ``a[...] = v`` (STORE_SLICE: ``a[i:j] = v`` on CPython 3.12+).
+_STORES = frozenset(dis.opmap[n] for n in ("STORE_SUBSCR", "STORE_SLICE") if n in dis.opmap)
+_ARRAY_CALL = re.compile(r"\s*([\w.]+\.)?(array|asarray|asanyarray|ascontiguousarray|asfortranarray)\s*\(")
+
+
+def _users_frame():
+    """The frame of the user's line running the conversion (the first outside autoprop and numpy),
+    or None when it is scipy's or scikit-learn's (:func:`_library_hint` speaks of those)."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
         frame = frame.f_back  # (autoprop's own frames: Tensor.__array__, the observer)
-    if frame is None or not re.search(r"\.dot\s*\(", _call_text(frame)):
+    return None if frame is None or _in_library(frame.f_code.co_filename) else frame
+
+
+def _buffer_write_hint():
+    """Where the user's line is an assignment into a numpy array (``out[...] = t``: its frame's
+    instruction stores an item; numpy converts the Tensor with ``__array__``, or with ``float()``
+    for one element, tester27t M2): what to write instead; "" else."""
+    frame = _users_frame()
+    if frame is None:
         return ""
-    return (" It happened inside a.dot(t) with `a` a numpy array: ndarray.dot is numpy's C method "
-            "and never dispatches to autoprop (t.dot(a) on the Tensor does). Write a @ t or "
-            "np.dot(a, t) (recorded).")
+    code, i = frame.f_code.co_code, frame.f_lasti
+    if not (0 <= i < len(code) and code[i] in _STORES):
+        return ""
+    return (" It happened in an assignment into a numpy array (`out[...] = t`, into a buffer made by "
+            "np.zeros, np.empty or np.zeros_like): numpy copies the Tensor's values into its own "
+            "memory, so the buffer is a plain array off the tape. Write instead: collect the pieces in a "
+            "Python list and stack them (`rows.append(t)`, then `out = np.stack(rows)`: recorded), or "
+            "compute the whole array with Tensor operations (`out = W[x]` for a gather, "
+            "ap.where(mask, t, out) for a masked write, np.concatenate of pieces).")
 
 
-def _scipy_hint():
-    """Where the conversion ran inside scipy: the scipy function the user called (the
-    outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
-    frame, scipy_frames = sys._getframe(2), []
+def _user_line_hint():
+    """Where the conversion ran in numpy's C code called by the user's own line: an assignment
+    into a numpy array (:func:`_buffer_write_hint`), ``a.dot(t)`` with ``a`` a numpy array (a C
+    method that never dispatches), or ``np.array``/``np.asarray`` of Tensors (the call's text):
+    the recorded spellings; "" else."""
+    frame = _users_frame()
+    if frame is None:
+        return ""
+    buffer = _buffer_write_hint()
+    if buffer:
+        return buffer
+    text = _call_text(frame)
+    if re.search(r"\.dot\s*\(", text):
+        return (" It happened inside a.dot(t) with `a` a numpy array: ndarray.dot is numpy's C method "
+                "and never dispatches to autoprop (t.dot(a) on the Tensor does). Write a @ t or "
+                "np.dot(a, t) (recorded).")
+    if _ARRAY_CALL.match(text):
+        return (" It happened in np.array(...) / np.asarray(...) of Tensors: numpy builds a plain array "
+                "of its own from them (a list gives numpy no hook to dispatch), off the tape. Write "
+                "np.stack([a, b]) for a list of Tensors (np.concatenate to join them: both recorded), and "
+                "on a single Tensor leave the call out: numpy functions on the Tensor itself are recorded.")
+    return ""
+
+
+def _library_hint():
+    """Where the conversion ran inside scipy or scikit-learn: the function the user called (the
+    outermost frame of the library) and what to write instead (:func:`_scipy_hint`,
+    :func:`_sklearn_hint`); "" elsewhere."""
+    frame, frames = sys._getframe(2), []
     while frame is not None:
-        if f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
-            scipy_frames.append(frame)
-        elif scipy_frames and not frame.f_code.co_filename.startswith(_SKIP):
+        if _in_library(frame.f_code.co_filename):
+            frames.append(frame)
+        elif frames and not frame.f_code.co_filename.startswith(_SKIP):
             break
         frame = frame.f_back
-    if not scipy_frames:
+    if not frames:
         return ""
-    # the outermost frame that is a public scipy function (scipy.linalg.solve_triangular), not a
-    # decorator's wrapper around it (scipy._lib's ``wrapper``); else the outermost one
-    public, name = next((n for n in map(_public_scipy, reversed(scipy_frames)) if n[2]),
-                        _public_scipy(scipy_frames[-1]))[:2]
+    # the library the user called (scikit-learn calling scipy.linalg.cholesky: scikit-learn's function, which
+    # the user can replace), and its outermost frame that is a public function
+    # (scipy.linalg.solve_triangular), not a decorator's wrapper around it (scipy._lib's ``wrapper``); else
+    # its outermost one
+    lib = next(lib for lib in _LIBRARIES if lib in frames[-1].f_code.co_filename)
+    frames = [f for f in frames if lib in f.f_code.co_filename]
+    public, name = next((n for n in map(_public_name, reversed(frames)) if n[2]), _public_name(frames[-1]))[:2]
+    if public.split(".")[0] == "sklearn":
+        return _sklearn_hint(public, name)
+    return _scipy_hint(public, name)
+
+
+def _sklearn_hint(public, name):
+    """The hint for a conversion inside scikit-learn's ``public.name``: its input check made a
+    plain array; scikit-learn has no autoprop twins."""
+    if name in ("check_array", "check_X_y", "as_float_array", "column_or_1d"):
+        return (f" It happened inside {public}.{name}, scikit-learn's input check, which converts its "
+                "input with np.asarray: the checked array is a plain constant, off the tape. Check the "
+                f"values and keep the Tensor: call {name} on t.numpy() (quiet) for the check, and "
+                "compute with t itself (recorded).")
+    return (f" It happened inside {public}.{name}, a scikit-learn function: it checks its input with "
+            "check_array (np.asarray), which makes a plain numpy array of the Tensor, and computes in "
+            "numpy; autoprop has no twins of scikit-learn's functions. Write the formula with numpy "
+            "operations on the Tensor (recorded: @, np.exp, np.log, np.sum; autoprop.scipy.special's "
+            "softmax and logsumexp), or give it a gradient with @ap.custom_gradient.")
+
+
+def _scipy_hint(public, name):
+    """The hint for a conversion inside scipy's ``public.name`` (``name`` may be ``object.method``,
+    ``norm.logpdf``): ``autoprop.scipy``'s twin when it records it, else numpy's recorded
+    namesake, else what to write; it says which methods a twinned object has when it lacks this one."""
     ours = f"autoprop.{public}" if public.startswith("scipy.") else None
     try:
-        mod = importlib.import_module(ours) if ours else None
+        twin = importlib.import_module(ours) if ours else None
     except ImportError:
-        mod = None
-    if mod is not None and callable(getattr(mod, name, None)):
-        return (f" It happened inside {public}.{name}, a scipy function that converts its input "
-                f"to numpy: use {ours}.{name} (the same signature, recorded) instead.")
+        twin = None
+    owner = None
+    for part in name.split(".") if twin is not None else ():
+        owner, twin = twin, getattr(twin, part, None)
+    where = f" It happened inside {public}.{name}, a scipy function that converts its input to numpy"
+    if callable(twin):
+        return f"{where}: use {ours}.{name} (the same signature, recorded) instead."
     np_twin = _numpy_linalg_twin(public, name)
     if np_twin:
-        return (f" It happened inside {public}.{name}, a scipy function that converts its input "
-                f"to numpy: use {np_twin} on the Tensor instead (recorded; numpy's signature, which "
+        return (f"{where}: use {np_twin} on the Tensor instead (recorded; numpy's signature, which "
                 "may differ from scipy's).")
-    return (f" It happened inside {public}.{name}, a scipy function that converts its input to "
-            "numpy and has no autoprop twin: write it with numpy operations on the Tensor (recorded), "
-            "or give it a gradient with @ap.custom_gradient (ap.numpy_function would run it, but "
-            "its output is a constant: no gradient).")
+    has = ""
+    if "." in name and owner is not None and not isinstance(owner, type(sys)):
+        methods = sorted(k for k, v in vars(owner).items() if callable(v) and not k.startswith("_"))
+        has = f" ({ours}.{name.rpartition('.')[0]} twins {', '.join(methods)} only)"
+    return (f"{where} and has no autoprop twin{has}: write it with numpy operations on the Tensor "
+            "(recorded), or give it a gradient with @ap.custom_gradient (ap.numpy_function would run it, "
+            "but its output is a constant: no gradient).")
 
 
 def _numpy_linalg_twin(public, name):
@@ -478,43 +592,41 @@ def implicit_escape(tensor, how=None):
     """An implicit conversion while a tape records: warn (or raise in strict mode) when
     ``tensor`` carries gradient (:func:`_carrier`).
 
-    ``how`` None: ``Tensor.__array__`` (numpy made an array of it). Otherwise the Python
-    number conversion that ran (``"float()"``, ``"int()"``, ``"complex()"``,
-    ``"operator.index()"``), which is also what ``math.exp(t)``, ``np.float64(t)`` and
-    ``np.fromiter`` call.
+    Parameters
+    ----------
+    tensor : Tensor
+    how : str or None
+        None: ``Tensor.__array__`` (numpy made an array of it). Otherwise the conversion that
+        ran, a key of :data:`HOW_FIX`: ``"float()"``, ``"int()"``, ``"complex()"``,
+        ``"operator.index()"`` (also what ``math.exp(t)``, ``np.float64(t)`` and
+        ``np.fromiter`` call), ``".tolist()"``, ``"pickling"`` (``Tensor.__reduce_ex__``).
+
+    Returns
+    -------
+    str or None
+        For a numpy conversion warned at its line, the hint that names what ran there and
+        what to write instead (``out[...] = t``, ``a.dot(t)``, ``np.array`` of Tensors, a scipy
+        or scikit-learn function), "" when none applies; :func:`note_escape` keeps it for the
+        refusals. None otherwise.
+
+    Raises
+    ------
+    TapeEscapeError
+        In strict mode; and for a list of Tensors given to a numpy function autoprop records.
     """
     tape = _carrier(tensor)
     if tape is None:
-        return
-    if how is not None and not _STRICT and not _first_at_site(tape):
-        return  # (warned at this line already during this recording; the tape counts it)
+        return None
     kind = "ForwardAccumulator" if getattr(tape, "_forward", False) else "GradientTape"
     if how is not None:
-        msg = (
-            f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries "
-            f"gradient on a recording {kind} and was converted to a Python number by {how} "
-            "here (also what math.exp/sqrt/log/tanh/pow, np.float64(), complex() and "
-            "np.fromiter call on a Tensor): the number is a constant, so the gradient path "
-            "ends at this line and the tape will miss this contribution (a wrong gradient, "
-            "not None, when the target also depends on the source another way). Fix: use a "
-            "numpy function on the tensor itself (np.exp(t), np.sqrt(t), t ** p: recorded); "
-            "to take the value on purpose, call t.item() or t.numpy() (quiet), or "
-            "float(ap.stop_gradient(t))."
-        )
-        if how == ".tolist()":
-            msg = (
-                f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries "
-                f"gradient on a recording {kind} and was converted to Python numbers by .tolist() "
-                "here: the numbers are constants, so the gradient path ends at this line and the "
-                "tape will miss this contribution (sum(t.tolist()) + np.sum(t) gives half the "
-                "gradient). Fix: use numpy functions on the tensor itself (np.sum(t), t[i], "
-                "np.stack/np.concatenate: recorded); to take the values on purpose, call "
-                "t.numpy().tolist() (quiet)."
-            )
+        if not _STRICT and not _first_at_site(tape):
+            return None  # (warned at this line already during this recording; the tape counts it)
+        hint = _buffer_write_hint() if how in ("float()", "complex()", "int()") else ""
+        msg = _conversion_message(tensor, tape, kind, how, hint)
         if _STRICT:
             raise TapeEscapeError(msg)
         warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
-        return
+        return hint
     fn = _recorded_numpy_caller()
     if fn is not None:  # a container of Tensors given to a numpy function autoprop records
         module = ".".join(p for p in fn.__module__.split(".") if not p.startswith("_"))
@@ -526,6 +638,9 @@ def implicit_escape(tensor, how=None):
             "dispatching to autoprop, so the gradient through it would be lost (0, or a wrong "
             "number when the target depends on the source another way). Stack the Tensors "
             f"first: {module}.{fn.__name__}(np.stack(values), ...) is recorded{also}.")
+    if not _STRICT and not _first_at_site(tape):
+        return None  # (warned at this line, and its hint kept, already during this recording)
+    hint = _numpy_hint() or _library_hint() or _user_line_hint()
     msg = (
         f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient "
         f"on a recording {kind} and was converted implicitly to a plain numpy array here "
@@ -536,13 +651,54 @@ def implicit_escape(tensor, how=None):
         "recorded; np.concatenate likewise), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, and for plain-numpy code the tape cannot see, @ap.custom_gradient with its "
         "VJP (ap.numpy_function runs such code too, but its output is a constant: no gradient); "
-        "call .numpy() to leave the tape on purpose."
-        + (_numpy_hint() or _scipy_hint() or _ndarray_method_hint())
+        "call .numpy() to leave the tape on purpose." + hint
     )
     if _STRICT:
         raise TapeEscapeError(msg)
-    if _first_at_site(tape):
-        warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
+    warnings.warn(msg + _NOT_REPEATED, TapeEscapeWarning, stacklevel=_user_stacklevel())
+    return hint
+
+
+_NUMBER_FIX = ("use a numpy function on the tensor itself (np.exp(t), np.sqrt(t), t ** p: recorded); to take the "
+               "value on purpose, call t.item() or t.numpy() (quiet), or float(ap.stop_gradient(t))")
+#: What to write instead of each implicit conversion that is not numpy's (numpy's depends on where it ran: the
+#: hint :func:`implicit_escape` finds, kept per line by :func:`note_escape`): the warning's "Fix:" and the
+#: refusals' (:func:`escape_fix`).
+HOW_FIX = {
+    "float()": _NUMBER_FIX, "complex()": _NUMBER_FIX, "int()": _NUMBER_FIX, "operator.index()": _NUMBER_FIX,
+    ".tolist()": ("use numpy functions on the tensor itself (np.sum(t), t[i], np.stack/np.concatenate: recorded); "
+                  "to take the values on purpose, call t.numpy().tolist() (quiet)"),
+    "pickling": ("keep the Tensor itself while the tape records (copy.copy(t), copy.deepcopy(t) and t.copy() are "
+                 "recorded copies: the gradient flows through them); to save or send the values on purpose, "
+                 "pickle t.numpy() (quiet), or pickle after the tape's `with` block"),
+}
+
+
+def _conversion_message(tensor, tape, kind, how, hint):
+    """The TapeEscapeWarning's text for ``how``, a conversion of :data:`HOW_FIX` (a Python number, ``.tolist()``,
+    pickling) of ``tensor``, which carries gradient on ``tape`` (a ``kind``); ``hint`` the buffer write's
+    (:func:`_buffer_write_hint`: numpy calls ``float(t)`` to write a 0-d Tensor into an element), else ""."""
+    who = f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient on a recording {kind}"
+    if hint:
+        return (f"{who} and was converted to a Python number by {how} here, to be written into an element of a "
+                "numpy array: the element is a constant, so the gradient path ends at this line and the tape will "
+                "miss this contribution." + hint)
+    if how == ".tolist()":
+        what = ("was converted to Python numbers by .tolist() here: the numbers are constants, so the gradient path "
+                "ends at this line and the tape will miss this contribution (sum(t.tolist()) + np.sum(t) gives "
+                "half the gradient)")
+    elif how == "pickling":
+        what = ("was pickled here (pickle.dumps, or a library that pickles its arguments: multiprocessing, joblib, "
+                "a cache written to disk): the unpickled Tensor is a new constant with the same values, so the "
+                "gradient path ends at this line and the tape will miss every contribution through the copy (a "
+                "wrong gradient, not None, when the target also depends on the source another way: tester27t H1)")
+    else:
+        what = (f"was converted to a Python number by {how} here (also what math.exp/sqrt/log/tanh/pow, "
+                "np.float64(), complex() and np.fromiter call on a Tensor): the number is a constant, so the "
+                "gradient path ends at this line and the tape will miss this contribution (a wrong gradient, not "
+                "None, when the target also depends on the source another way)")
+    return f"{who} and {what}. Fix: {HOW_FIX[how]}."
+
 
 class OwnFloat(float):
     """A Python float that autoprop's own implementation made (``std``'s ``sqrt(n - ddof)``): never a value
@@ -630,23 +786,61 @@ def kwargs_carry_value(kwargs):
     return bool(kwargs) and any(carries_value(v) for k, v in kwargs.items() if k not in STATIC_KWARGS)
 
 
-def partial_escape_text(who, escapes, lost):
-    """The message of the error ``who`` (``"GradientTape.gradient"``, ``"ForwardAccumulator.jvp"``)
-    raises for a partial escape: ``escapes`` the ``(how, tensor, position, site)`` of each value that
-    left (``(how, tensor, position, site, count)`` for ``count`` of them), ``lost`` how the requested
-    sources it came from are named. It names the first escape's ``file:line`` and its way out, how
-    many left and at which lines, and what to write instead."""
-    how, tensor, pos, site = escapes[0][:4]
+def _site_source(site):
+    """The user's source line at ``site`` (``"file:line"``), stripped; "" when it cannot be read (code
+    compiled from a string)."""
+    path, _, line = (site or "?:0").rpartition(":")
+    return linecache.getline(path, int(line) if line.isdigit() else 0).strip()
+
+
+def escape_fix(how, site, hints):
+    """What to write instead at the line ``site`` where a value left the tape through ``how``: the
+    hint the TapeEscapeWarning gave there (``hints``, a carrier's ``_escape_hints``, kept by
+    :func:`note_escape`: ``out[...] = t``, ``a.dot(t)``, ``np.array`` of Tensors, a scipy function's
+    twin), else :data:`HOW_FIX`'s for ``how``; "" when neither applies. The refusals repeat it, as a
+    notebook that filters warnings never sees the warning (tester27t M2)."""
+    hint = (hints or {}).get(site)
+    if hint:
+        return hint
+    fix = HOW_FIX.get(how)
+    return f" Fix for that line: {fix}." if fix else ""
+
+
+def _first_escape(who_t, how, site, pos, hints):
+    """``"<who_t> left through <how> at <site> (after <pos> recorded ops): `<source>`."`` and the fix
+    for that line (:func:`escape_fix`)."""
+    text = _site_source(site)
+    return (f"{who_t} left through {how} at {site} (after {pos} recorded ops)" + (f": `{text}`" if text else "")
+            + "." + escape_fix(how, site, hints))
+
+
+def _sites(escapes):
+    """``(how many values left, at how many lines, "site (n x); ..." for the first three)`` of
+    ``escapes``, each ``(how, tensor, position, site)`` or ``(..., count)`` for ``count`` of them."""
     sites = {}
     for e in escapes:  # (a fifth field: how many escapes the entry stands for, observe._overflow)
         sites[e[3]] = sites.get(e[3], 0) + (e[4] if len(e) > 4 else 1)
-    path, _, line = (site or "?:0").rpartition(":")
-    text = linecache.getline(path, int(line) if line.isdigit() else 0).strip()
-    after = text.split("]", 1)[1].lstrip() if "]" in text else ""
-    setitem = after.startswith("=") and not after.startswith("==")
-    way = how + (" (an assignment into a numpy array, `out[...] = t`, converts t so)" if setitem else "")
-    n, lines = sum(sites.values()), len(sites)
-    where = "; ".join(f"{s} ({c}x)" for s, c in list(sites.items())[:3]) + ("; ..." if lines > 3 else "")
+    where = "; ".join(f"{s} ({c}x)" for s, c in list(sites.items())[:3]) + ("; ..." if len(sites) > 3 else "")
+    return sum(sites.values()), len(sites), where
+
+
+_GENERAL_FIX = (
+    "keep the computation on Tensors: collect the pieces in a Python list and stack them (`pieces.append(t)`, "
+    "then `out = np.stack(pieces).reshape(shape)`, or ap.numpy.stack) instead of writing them into an np.zeros "
+    "buffer or np.array([...]); tape operations (np.einsum over np.lib.stride_tricks.sliding_window_view, "
+    "ap.where, np.concatenate, np.exp(t) for math.exp(t), a @ t for a.dot(t), autoprop.scipy's twins for scipy's "
+    "functions) instead of float(), .tolist() or numpy on plain arrays.")
+
+
+def partial_escape_text(who, escapes, lost, hints=None):
+    """The message of the error ``who`` (``"GradientTape.gradient"``, ``"ForwardAccumulator.jvp"``)
+    raises for a partial escape: ``escapes`` the ``(how, tensor, position, site)`` of each value that
+    left (``(how, tensor, position, site, count)`` for ``count`` of them), ``lost`` how the requested
+    sources it came from are named, ``hints`` the carrier's ``_escape_hints``. It names the first
+    escape's ``file:line``, its source and way out and what to write there (:func:`escape_fix`), how
+    many left and at which lines, and what to write in general."""
+    how, tensor, pos, site = escapes[0][:4]
+    n, lines, where = _sites(escapes)
     who_t = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else f"a tensor of shape {tensor.shape}"
     return (
         f"{who}: refused, the result would be wrong: {n} value{'s' if n > 1 else ''} computed from "
@@ -654,12 +848,33 @@ def partial_escape_text(who, escapes, lost):
         "before the target was made, and the target was then computed partly off the tape (it is still a "
         "Tensor because another part stayed on it), so the paths through those values would be missing: a "
         "partial gradient, or None for a source whose only path left. The first: "
-        f"{who_t} left through {way} at {site} (after {pos} recorded ops){': ' + text if text else ''}. "
-        f"{n} in all, at {lines} line{'s' if lines > 1 else ''}: {where}. Write instead: keep the "
-        "computation on Tensors: collect the pieces in a Python list and stack them (`pieces.append(t)`, "
-        "then `out = np.stack(pieces).reshape(shape)`, or ap.numpy.stack) instead of writing them into an "
-        "np.zeros buffer or np.array([...]); tape operations (np.einsum over "
-        "np.lib.stride_tricks.sliding_window_view, ap.where, np.concatenate, np.exp(t) for math.exp(t)) "
-        "instead of float(), .tolist() or numpy on plain arrays. A value taken only to print or log: "
-        "t.item() or t.numpy() (the explicit exits, never refused), or take it after the target is made."
+        + _first_escape(who_t, how, site, pos, hints) +
+        f" {n} in all, at {lines} line{'s' if lines > 1 else ''}: {where}. In general: " + _GENERAL_FIX +
+        " A value taken only to print or log: t.item() or t.numpy() (the explicit exits, never refused), or "
+        "take it after the target is made."
     )
+
+
+def plain_target_text(t, escapes, hints):
+    """The message of ``GradientTape.gradient``'s TypeError for a target ``t`` that is a plain value (not a
+    Tensor) on a tape that saw a gradient-carrying tensor's value leave it (``escapes``, the tape's
+    ``(how, tensor, value, position, site)``; ``hints`` its ``_escape_hints``): every gradient would be None.
+    It names the first implicit escape's ``file:line``, its source and what to write there
+    (:func:`escape_fix`), and the other lines (tester27t M2: it named none, and spoke of np.asarray for a
+    buffer write); an explicit ``.numpy()``/``.item()`` alone is said to be one."""
+    implicit = [e for e in escapes if e[0] in IMPLICIT]
+    how, tensor, _value, pos, site = (implicit or escapes)[0]
+    others = len({id(e[1]) for e in escapes} - {id(tensor)})
+    more = f" (and {others} more tensors so)" if others else ""
+    kind = f"numpy {type(t).__name__}" if isinstance(t, (np.ndarray, np.generic)) else type(t).__name__
+    who = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else "a tensor"
+    head = (f"GradientTape.gradient: the target is a plain {kind}, not a Tensor, because the computation left the "
+            f"tape: {who} of shape {tensor.shape} that carries gradient was turned into a plain value by {how}")
+    if not implicit:
+        return (f"{head} after {pos} recorded ops{more} (a quiet, explicit conversion: give the Tensor itself as "
+                "the target). Every gradient would be None.")
+    n, lines, where = _sites([(e[0], e[1], e[3], e[4]) for e in implicit])
+    text = _site_source(site)
+    return (f"{head} at {site} (after {pos} recorded ops){more}" + (f": `{text}`" if text else "") + "."
+            + escape_fix(how, site, hints) + f" {n} implicit conversion{'s' if n > 1 else ''} in all, at {lines} "
+            f"line{'s' if lines > 1 else ''}: {where}. Every gradient would be None. In general: " + _GENERAL_FIX)

@@ -766,26 +766,6 @@ _watch_ops = _observe.watch_ops
 _unwatch = _observe.unwatch
 
 
-def _plain_target_after_escape(t, escapes):
-    """The message for a target that is a plain value (not a Tensor) on a tape that saw a
-    gradient-carrying tensor's value leave it: every gradient would be None for that reason."""
-    how, tensor, _value, pos, _site = escapes[0]
-    others = len({id(e[1]) for e in escapes} - {id(tensor)})
-    more = f" (and {others} more tensors so)" if others else ""
-    kind = f"numpy {type(t).__name__}" if isinstance(t, (np.ndarray, np.generic)) else type(t).__name__
-    who = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else "a tensor"
-    return (
-        f"GradientTape.gradient: the target is a plain {kind}, not a Tensor, because the computation "
-        f"left the tape: {who} of shape {tensor.shape} that carries gradient was turned into a plain "
-        f"value by {how} after {pos} recorded ops{more} ("
-        + ("a quiet, explicit conversion: give the Tensor itself as the target" if how in (".numpy()", ".item()")
-           else "the TapeEscapeWarning at that line names it and the fix")
-        + "). Every gradient would be None. Keep the computation on Tensors: np.stack / "
-        "np.concatenate instead of np.array([...]) of Tensors, a @ t or np.dot(a, t) instead of "
-        "a.dot(t) with `a` a numpy array, autoprop.scipy's twins instead of scipy functions that convert their "
-        "input (scipy.special.logsumexp, scipy.linalg.*).")
-
-
 class GradientTape:
     """Record operations for reverse-mode automatic differentiation, as ``tf.GradientTape``.
 
@@ -848,6 +828,7 @@ class GradientTape:
         self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._escape_overflow = None  # the implicit ones beyond observe.MAX_CRUMBS: observe.note_escape
+        self._escape_hints = None  # file:line -> the fix the escape warning named there (observe.note_escape)
         self._used = False
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
@@ -888,7 +869,7 @@ class GradientTape:
         self._cuts = None
         self._keep = None
         self._cut_args = None
-        self._escapes = self._escape_overflow = None
+        self._escapes = self._escape_overflow = self._escape_hints = None
         self._used = False
 
     def _crumbs(self):
@@ -1123,7 +1104,7 @@ class GradientTape:
                     "that computes the loss forget to return it?"
                 )
             if escaped:
-                raise TypeError(_plain_target_after_escape(t, self._escapes))
+                raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
                 warnings.warn(
                     f"GradientTape.gradient: the target has the dtype {t._value.dtype}, which carries no "
@@ -1401,7 +1382,7 @@ class GradientTape:
         if self._cuts is not None:
             self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
-            self._escapes = self._escape_overflow = None
+            self._escapes = self._escape_overflow = self._escape_hints = None
         if self._watch_ref is not None:
             _unwatch(self._watch_ref)
             self._watch_ref = None

@@ -108,6 +108,19 @@ class Tensor:
         t._key = _next_key()
         return t
 
+    def __reduce_ex__(self, protocol):
+        # pickle (and every library that pickles: multiprocessing, joblib, a cache on disk): the unpickled
+        # tensor is a new constant (a new _key, __setstate__ below), so while a tape records, pickling a
+        # tensor that carries gradient is an implicit escape, as np.asarray(t): the TapeEscapeWarning at the
+        # user's line, the breadcrumb that explain() reads and gradient() refuses a target it fed (tester27t
+        # H1: pickle.loads(pickle.dumps(h)) * x gave [1, 2] for 2x = [2, 4], with no word). A Variable's
+        # pickle is a new Variable, a leaf of its own, as its deepcopy (Keras-style saving): never an
+        # escape. copy.copy and copy.deepcopy never come here (__copy__, __deepcopy__: recorded copies).
+        if (_RECORDING or _FORWARD) and type(self) is not Variable:
+            hint = _observe.implicit_escape(self, "pickling")
+            _observe.note_escape(self, "pickling", self._value, hint)
+        return object.__reduce_ex__(self, protocol)
+
     def __setstate__(self, state):
         # pickle / copy.copy of a subclass: the values, and a new identity (_key)
         for k, v in (state[1] if isinstance(state, tuple) else state or {}).items():
@@ -144,6 +157,88 @@ class Tensor:
         return self._value.size
 
     @property
+    def itemsize(self):
+        """int: the size of one element in bytes, as ``ndarray.itemsize`` (read-only metadata: numpy-ml's
+        ``to_frames`` reads ``x.itemsize`` to compute strides, tester27t L3)."""
+        return self._value.itemsize
+
+    @property
+    def nbytes(self):
+        """int: the bytes the elements take, ``size * itemsize``, as ``ndarray.nbytes``."""
+        return self._value.nbytes
+
+    @property
+    def __array_interface__(self):
+        """Refused: numpy's interface to the value's raw memory (a data pointer).
+
+        Raises
+        ------
+        AttributeError
+            Always (so numpy, which looks for it, converts a Tensor through ``__array__``, which
+            warns while a tape records); it names ``t.numpy().__array_interface__``.
+        """
+        raise AttributeError(_NO_INTERFACE)
+
+    def view(self, *args, **kwargs):
+        """Refused: ``ndarray.view`` gives another array over the same memory.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the spellings: ``t`` itself (a Tensor never changes, so a view of it is
+            no different), ``t.reshape(...)``, and ``t.numpy().view(dtype)`` to reinterpret bytes.
+        """
+        raise TypeError(
+            "autoprop Tensors have no .view(): ndarray.view gives a second array over the same memory, for "
+            "writes seen through both names, and a Tensor is never written. Use t itself where a view of t "
+            "is meant (nothing can change it), t.reshape(shape) for other axes (recorded), and "
+            "t.numpy().view(dtype) to reinterpret the bytes as another dtype (a plain array: no gradient).")
+
+    def itemset(self, *args):
+        """Refused: ``ndarray.itemset`` writes one element in place (gone from numpy 2).
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spellings.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.itemset(i, v) would write one element in place, changing a "
+            "value that a gradient tape may have saved. Build a new tensor: t = ap.where(mask, v, t) with a "
+            "boolean mask True at that element (recorded in t and v), or np.concatenate of pieces.")
+
+    def setflags(self, write=None, align=None, uic=None):
+        """``t.setflags(write=False)`` does nothing (a Tensor is read-only already); any other flag is
+        refused, as a Tensor's memory is never written and its layout is numpy's.
+
+        Raises
+        ------
+        TypeError
+            For ``write=True``, ``align`` or ``uic``: it says why and what to write.
+        """
+        if write is not None and not write and align is None and uic is None:
+            return None
+        raise TypeError(
+            f"autoprop Tensors are immutable: t.setflags(write={write!r}, align={align!r}, uic={uic!r}) cannot "
+            "make a Tensor writable or change its layout (a gradient tape may have saved its value). Build a new "
+            "tensor with Tensor operations (ap.where, np.concatenate), or take a writable copy of the values "
+            "with t.numpy() (a plain array, off the tape); t.flags reads the flags.")
+
+    def tobytes(self, order="C"):
+        """Refused: the value's raw bytes, a plain ``bytes`` off the tape.
+
+        Raises
+        ------
+        TypeError
+            Always; it names ``t.numpy().tobytes()``, the explicit exit.
+        """
+        raise TypeError(
+            "autoprop Tensors have no .tobytes(): the bytes are a plain value off the tape, and rebuilding an "
+            "array from them (np.frombuffer) would cut the gradient path without a word. To take the bytes on "
+            f"purpose (a hash key, a file), write t.numpy().tobytes(order={order!r}) (quiet, explicit); "
+            "to compute with the values, use the Tensor itself.")
+
+    @property
     def flags(self):
         """numpy.flagsobj: the memory layout of the value (``np.isfortran(t)`` reads
         ``t.flags.fnc``), as a read-only view's: ``writeable`` is False and setting a flag
@@ -175,8 +270,8 @@ class Tensor:
         elif copy:
             v = v.copy()
         if _RECORDING or _FORWARD:  # (an open ForwardAccumulator loses the tangent too)
-            _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line (or raises)
-            _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)  # (after: refused never left)
+            hint = _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line (or raises)
+            _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v, hint)  # (after: refused never left)
         return v
 
     def __len__(self):
@@ -187,20 +282,20 @@ class Tensor:
         # np.fromiter(...) call: they cannot be told apart here, so every one of them warns
         # while a tape records and t carries gradient (the rule: Notes of the class).
         if _RECORDING or _FORWARD:
-            _observe.implicit_escape(self, "float()")
-            _observe.note_escape(self, "float()", float(self._value))
+            hint = _observe.implicit_escape(self, "float()")
+            _observe.note_escape(self, "float()", float(self._value), hint)
         return float(self._value)
 
     def __complex__(self):
         if _RECORDING or _FORWARD:
-            _observe.implicit_escape(self, "complex()")
-            _observe.note_escape(self, "complex()", complex(self._value))
+            hint = _observe.implicit_escape(self, "complex()")
+            _observe.note_escape(self, "complex()", complex(self._value), hint)
         return complex(self._value)
 
     def __int__(self):
         if _RECORDING or _FORWARD:
-            _observe.implicit_escape(self, "int()")
-            _observe.note_escape(self, "int()", int(self._value))
+            hint = _observe.implicit_escape(self, "int()")
+            _observe.note_escape(self, "int()", int(self._value), hint)
         return int(self._value)
 
     def __index__(self):
@@ -631,9 +726,12 @@ class Tensor:
         result refuses in-place operators, as every view of a Tensor)."""
         return np.diagonal(self, offset, axis1, axis2)  # (numpy's dispatch marks the view)
 
-    def clip(self, min=None, max=None):  # noqa: A002
-        """Clip to [min, max], as ``ndarray.clip``."""
-        return _R.clip(self, min, max)
+    def clip(self, min=None, max=None, out=None, **kwargs):  # noqa: A002
+        """Clip to [min, max], as ``ndarray.clip``; ``out=`` and numpy's other keywords go to
+        ``np.clip`` (which refuses ``out=``, naming the rewrite: tester27t L3)."""
+        if out is None and not kwargs:
+            return _R.clip(self, min, max)
+        return np.clip(self, min, max, out=out, **kwargs)
 
     def dot(self, other):
         """``np.dot(self, other)``."""
@@ -985,6 +1083,12 @@ class Variable(Tensor):
 
     def __deepcopy__(self, memo):
         return Variable(self._value, trainable=self.trainable, name=self.name)
+
+
+_NO_INTERFACE = (
+    "autoprop Tensors have no __array_interface__ (numpy's interface to raw memory: an array built on it would "
+    "read the value off the tape, with no word). np.asarray(t) converts (it warns while a tape records); "
+    "t.numpy().__array_interface__ describes a copy of the values, taken on purpose.")
 
 
 def is_differentiable_dtype(dtype):
