@@ -111,6 +111,43 @@ def det_cofactor(a, ans, det):
     return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(inv)
 
 
+def gelsd_rcond(rcond, m, n, dtype):
+    """The cut-off ``numpy.linalg.lstsq(a, b, rcond)`` applies, as a number in (0, 1) for ``pinv``.
+
+    Parameters
+    ----------
+    rcond : float or None
+        numpy's argument.
+    m, n : int
+        ``a``'s shape.
+    dtype : numpy dtype
+        ``a``'s, for the default.
+
+    Returns
+    -------
+    float
+        Singular values at or below this times the largest count as zero. ``None``: numpy's default,
+        ``finfo(dtype).eps * max(m, n)`` (numpy takes float64's eps for a float32 ``a`` too, as it solves in
+        float64; autoprop keeps float32's, as its float32 x is computed in float32: the residual of a
+        float32 x cut at 2^-52 would be float32 rounding). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
+        ``rcond <= 0`` or ``rcond >= 1`` by DLAMCH('Epsilon') = 2^-53 ("if RCOND < 0, machine precision
+        is used instead"; the code tests ``RCOND.LE.ZERO .OR. RCOND.GE.ONE``): review27a, rcond=-1 was
+        handed to pinv, which then cut nothing and inverted a zero singular value (x ~ 1e16).
+
+    Raises
+    ------
+    ValueError
+        For a NaN ``rcond`` (LAPACK then cuts no value, not even an exact zero: no pseudo-inverse).
+    """
+    if rcond is None:
+        return float(np.finfo(dtype).eps * max(m, n))
+    r = float(rcond)
+    if r != r:
+        raise ValueError("numpy.linalg.lstsq: rcond is nan; expected a number (None: numpy's default "
+                         "max(m, n) * eps; <= 0 or >= 1: LAPACK's 2^-53)")
+    return r if 0.0 < r < 1.0 else float(np.finfo(np.float64).eps / 2)
+
+
 def _eye(n, like):
     return np.eye(n, dtype=getattr(like, "dtype", np.float64))
 

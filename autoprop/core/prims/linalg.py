@@ -36,6 +36,7 @@ from ._linalg_helpers import (
     _right_solve,
     _used,
     det_cofactor,
+    gelsd_rcond,
     qr_complete,
     svd_full,
     upper_by_transpose,
@@ -914,7 +915,9 @@ def lstsq(a, b, rcond=None):
     b : Tensor or array, (m,) or (m, k)
     rcond : float, optional
         Singular values at or below ``rcond`` times the largest count as zero; default
-        (None) machine precision times max(m, n), as numpy.
+        (None) machine precision times max(m, n), as numpy (float32's for a float32 ``a``: numpy
+        takes float64's); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's LAPACK gelsd
+        (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
     -------
@@ -933,7 +936,7 @@ def lstsq(a, b, rcond=None):
     numpy.linalg.LinAlgError
         For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
     ValueError
-        In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
+        For a NaN ``rcond``. In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
         mode gives the derivative along paths that keep the rank).
 
     Notes
@@ -948,8 +951,7 @@ def lstsq(a, b, rcond=None):
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
     m, n = a.shape
-    if rcond is None:
-        rcond = np.finfo(a.dtype).eps * builtins.max(m, n)
+    rcond = gelsd_rcond(rcond, m, n, a.dtype)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
     x = matmul(pinv(a, rcond=rcond), b)
     if m > n and rank == n:
