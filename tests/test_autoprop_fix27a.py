@@ -77,3 +77,44 @@ def test_lstsq_rcond_nan_is_refused_by_name():
     a, b = _diag_system(1e-17)
     with pytest.raises(ValueError, match=r"numpy.linalg.lstsq: rcond is nan"):
         np.linalg.lstsq(ap.Variable(a), b, rcond=np.nan)
+
+
+# --- qr(mode='complete'): the guard of a skipped reflection is per matrix of a batch --------------------------
+def _complete_q_grad(a0, w, pick):
+    """The gradient of sum(w * Q[pick][..., :, n:]) for Q of qr(a0, mode='complete'), and Q's value."""
+    a = ap.Variable(a0)
+    with ap.GradientTape() as tape:
+        q = np.linalg.qr(a, mode="complete")[0]
+        loss = np.sum(q[pick][..., :, a0.shape[-1]:] * w)
+    return tape.gradient(loss, a).numpy(), q.numpy()
+
+
+def test_qr_complete_batch_guards_only_the_matrix_with_a_skipped_reflection():
+    # eye(3, 2) and an upper triangular A: LAPACK skips both reflections (tau = 0), [[0, 0], [0, 1], [1, 0]] the
+    # second: their Q's third column jumps under a perturbation (guarded). Before (review27a) the whole batch's
+    # third columns came from the guard: ValueError for the ordinary matrix too
+    b = R.standard_normal((3, 2))
+    a0 = np.stack([np.eye(3, 2), b, np.eye(3, 2)[::-1].copy(), np.array([[2.0, 1.0], [0.0, 3.0], [0.0, 0.0]])])
+    w = R.standard_normal((3, 1))
+    g, q = _complete_q_grad(a0, w, 1)
+    np.testing.assert_array_equal(q, np.linalg.qr(a0, mode="complete")[0])
+    g_alone = _complete_q_grad(b, w, Ellipsis)[0]
+    np.testing.assert_allclose(g[1], g_alone, rtol=1e-13, atol=1e-15)
+    assert not g[[0, 2, 3]].any()
+    # central differences of numpy's third column of the ordinary matrix
+    cd = central(lambda v: float(np.sum(np.linalg.qr(v, mode="complete")[0][:, 2:] * w)), b, h=1e-6)
+    np.testing.assert_allclose(g[1], cd, rtol=1e-6, atol=1e-8)
+    for pick in (0, 2, 3):  # a gradient reaching a skipped matrix's columns is still refused
+        with pytest.raises(ValueError, match=r"skipped a Householder reflection"):
+            _complete_q_grad(a0, w, pick)
+    # forward mode: the ordinary matrix's tangent is its own; the skipped one's third column NaN ("undefined")
+    t = R.standard_normal(a0.shape)
+    x = ap.Variable(a0)
+    with ap.ForwardAccumulator(x, ap.constant(t)) as acc:
+        qq = np.linalg.qr(x, mode="complete")[0]
+    jv = acc.jvp(qq).numpy()
+    xb = ap.Variable(b)
+    with ap.ForwardAccumulator(xb, ap.constant(t[1])) as acc1:
+        q1 = np.linalg.qr(xb, mode="complete")[0]
+    np.testing.assert_allclose(jv[1], acc1.jvp(q1).numpy(), rtol=1e-13, atol=1e-15)
+    assert np.isnan(jv[[0, 2, 3]][..., 2:]).all() and np.isfinite(jv[..., :2]).all()

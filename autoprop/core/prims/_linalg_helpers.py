@@ -35,7 +35,7 @@ non-square matrix.
   np.linalg.qr agree). Where LAPACK skipped a reflection (a column already zero below its diagonal,
   tau = 0: Q_nn - I singular) numpy's completion jumps under a perturbation: those columns come from a
   guarded record as the SVD's (a gradient reaching them raises ValueError); R and the first n columns
-  stay differentiable.
+  stay differentiable. In a batch, per matrix: the others keep their completion.
 """
 
 from __future__ import annotations
@@ -266,12 +266,17 @@ def qr_complete(a, q1, r1, concatenate):
     qf = np.linalg.qr(a._value, mode="complete")[0]
     eye, dt = np.eye(n, dtype=a.dtype), a.dtype
     ct = (lambda x: np.conj(_mT(x))) if dt.kind == "c" else _mT
-    if np.all(np.linalg.svd(qf[..., :n, :n] - eye, compute_uv=False)[..., -1] > 4 * n * np.finfo(dt).eps):
+    # per matrix of a batch: False where LAPACK skipped a reflection (review27a: one such matrix guarded all)
+    ok = (np.linalg.svd(qf[..., :n, :n] - eye, compute_uv=False)[..., -1] > 4 * n * np.finfo(dt).eps)[..., None, None]
+    if ok.any():
         mm = q1[..., :n, :] - own(eye)
+        if not ok.all():  # (a stand-in, -I, where the completion is not used: the solve stays regular)
+            mm = np.where(ok, mm, own(-eye))
         zh = np.linalg.solve(ct(mm), ct(q1[..., n:, :]))  # Z^H = (Q_nn - I)^-H Q_pn^H
         top = mm @ zh
-        q = concatenate(q1, concatenate(top, own(np.eye(m - n, dtype=dt)) + ct(zh) @ top, axis=-2), axis=-1)
-    else:  # (a skipped reflection: the guarded columns)
-        q = concatenate(q1, _QR_EXTRA(a), axis=-1)
+        extra = concatenate(top, own(np.eye(m - n, dtype=dt)) + ct(zh) @ top, axis=-2)
+    # (a skipped reflection: the guarded columns)
+    extra = extra if ok.all() else _QR_EXTRA(a) if not ok.any() else np.where(ok, extra, _QR_EXTRA(a))
+    q = concatenate(q1, extra, axis=-1)
     q = q + own(qf - q._value)
     return q, concatenate(r1, own(np.zeros(r1.shape[:-2] + (m - n, n), dt)), axis=-2)
