@@ -118,3 +118,24 @@ def test_qr_complete_batch_guards_only_the_matrix_with_a_skipped_reflection():
         q1 = np.linalg.qr(xb, mode="complete")[0]
     np.testing.assert_allclose(jv[1], acc1.jvp(q1).numpy(), rtol=1e-13, atol=1e-15)
     assert np.isnan(jv[[0, 2, 3]][..., 2:]).all() and np.isfinite(jv[..., :2]).all()
+
+
+# --- slogdet forward mode at a singular matrix whose tangent is 0 -------------------------------------------
+def test_slogdet_forward_mode_gives_0_to_a_singular_matrix_standing_still():
+    # review27a: the batch was refused; right: [0, tr(A1^-1 T1)] = [0, (3 - 1 - 1 + 2) / 5] = [0, 0.6], as reverse
+    # mode gives 0 to a singular matrix whose cotangent is 0 (session 26's rule)
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]])
+    t = np.zeros_like(a)
+    t[1] = 1.0
+    x = ap.Variable(a)
+    with ap.ForwardAccumulator(x, ap.constant(t)) as acc:
+        sign, logdet = np.linalg.slogdet(x)
+    np.testing.assert_allclose(acc.jvp(logdet).numpy(), [0.0, 0.6], rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(acc.jvp(sign).numpy(), [0.0, 0.0])
+    with ap.GradientTape() as tape:  # reverse mode, the same figure: <dlogdet[1]/dA, T>
+        loss = np.linalg.slogdet(x)[1][1]
+    assert float(np.sum(tape.gradient(loss, x).numpy() * t)) == pytest.approx(0.6, rel=1e-15)
+    t[0, 0, 0] = 1e-300  # a tangent that moves the singular matrix: still refused, by batch index
+    with pytest.raises(ValueError, match=r"batch index \(0,\)"):
+        with ap.ForwardAccumulator(x, ap.constant(t)) as acc:
+            np.linalg.slogdet(x)

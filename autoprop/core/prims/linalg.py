@@ -336,10 +336,12 @@ def _slogdet_fwd(a):
 
 def _slogdet_regular(ans, a, pull=None):
     """``a`` itself when each matrix is invertible (numpy's sign != 0); refuses a singular one
-    whose logabsdet carries a derivative (``pull`` nonzero there, or always when ``pull`` is
-    None), as log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
+    whose logabsdet carries a derivative (``pull`` nonzero there: the cotangent in reverse mode, in
+    forward mode whether the matrix's tangent is nonzero; always when ``pull`` is None), as
+    log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
     entries are +-inf or 0/0 (torch and jax give +-inf with opposite signs). A singular
-    matrix whose cotangent is 0 gets gradient 0: it is replaced by I before the inverse."""
+    matrix whose cotangent (tangent) is 0 gets gradient (tangent) 0: it is replaced by I before the
+    inverse (review27a: forward mode refused the whole batch)."""
     singular = np.asarray(_value(ans[0])) == 0
     if not singular.any():
         return a
@@ -363,7 +365,8 @@ def _slogdet_vjp(g, ans, a):
 
 
 def _slogdet_jvp(t, ans, a):
-    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a))
+    moving = np.any(np.asarray(_value(t)) != 0, axis=(-2, -1))  # (a singular matrix standing still: tangent 0)
+    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a, moving))
 
 
 def _np_slogdet(a):
