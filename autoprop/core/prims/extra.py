@@ -881,8 +881,9 @@ def zeta_x_derivative(x, q, k=1):
 def _refuse_third_in_x(*_):
     raise TypeError(
         "autoprop: the third derivative of scipy.special.zeta(x, q) in x is not recorded; the first and second "
-        "are (zeta_dx, zeta_dxx), and all their derivatives in q. Stop the outermost tape's gradient through x "
-        "(ap.stop_gradient(x)) to differentiate in q only.")
+        "are (zeta_dx, zeta_dxx), and all their derivatives in q. The tape that asked for it differentiated the "
+        "second derivative in x once more: ask that tape for q only (tape.gradient(d2, q)), or take the third by "
+        "central differences of the second.")
 
 
 if _ss is not None:
