@@ -1,6 +1,7 @@
 """Helpers of the linalg records, kept beside ``linalg.py`` (each family module stays within
-its size): the adjugate that ``det`` differentiates with, and the numpy.linalg options
-reached through a transpose or a sign.
+its size): the adjugate that ``det`` differentiates with, the numpy.linalg options
+reached through a transpose or a sign, and ``lstsq``'s rcond as LAPACK's gelsd reads it
+(``gelsd_rcond``).
 
 Adjugate. The cofactor matrix of square matrices, right at singular ones: the derivative of ``det`` (``linalg.det``'s VJP and JVP, Jacobi's formula d det A = tr(adj(A) dA)).
 
