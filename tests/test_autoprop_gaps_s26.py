@@ -63,6 +63,21 @@ def test_logsumexp_b_second_order_and_forward_mode():
     np.testing.assert_allclose(float(acc.jvp(y).numpy()), np.sum((ta * b0 + tb) * e) / s, rtol=1e-12)
 
 
+@pytest.mark.parametrize("b1", [1.0, -1.0])
+def test_logsumexp_b_zero_weight_on_a_huge_input_gets_0_not_nan(b1):
+    """d/da_i = sign(S) b_i exp(a_i - log|S|) at a = [1000, 0], b = [0, +-1]: S = +-1, so exp(1000 - 0) overflows and
+    0 * inf would be NaN; the weight's 0 wins: [0, 1], in both modes (review27a's surviving mutant lse_b0_mask_off,
+    the b == 0 mask switched off, passed every test)."""
+    a, b = ap.Variable(np.array([1000.0, 0.0])), ap.Variable(np.array([0.0, b1]))
+    with ap.GradientTape() as tape:
+        y = aps.logsumexp(a, b=b, return_sign=True)[0]
+    assert float(y.numpy()) == 0.0
+    np.testing.assert_array_equal(tape.gradient(y, a).numpy(), [0.0, 1.0])
+    with ap.ForwardAccumulator(a, ap.constant(np.array([1.0, 0.5]))) as acc:
+        y = aps.logsumexp(a, b=b, return_sign=True)[0]
+    assert float(acc.jvp(y).numpy()) == 0.5
+
+
 def test_logsumexp_b_without_return_sign_is_nan_where_the_sum_is_negative_as_scipy():
     """scipy's logsumexp(a, b) is log of a negative sum, NaN, there (jax too); elsewhere log S and its gradient.
     Positive weights keep session 25's values (a + log b then logsumexp: equal to rounding)."""
@@ -145,8 +160,36 @@ def test_zeta_mixed_derivatives_riemann_and_the_refusals():
                 y = aps.zeta(v, 2.0)
             g1 = t1.gradient(y, v)
         g2 = t2.gradient(g1, v)
-    with pytest.raises(TypeError, match="third derivative of scipy.special.zeta"):
+    with pytest.raises(TypeError, match="third derivative of scipy.special.zeta") as err:
         t3.gradient(g2, v)
+    # the advice is gammainc's (review27a): stop_gradient(x) would cut x on every tape, the first two derivatives too
+    assert "ask that tape for q only (tape.gradient(d2, q))" in str(err.value)
+    assert "stop_gradient" not in str(err.value)
+
+
+# d/dq of zeta's second x-derivative, -2 zeta_x(x + 1, q) - x zeta_xx(x + 1, q): mpmath (60 digits), as
+# mp.diff(lambda q: mp.zeta(x, q, 2), q), which agrees with that formula to every digit shown
+ZETA_XXQ = [(3.0, 2.0, -0.057351952311391226), (1.5, 0.3, -92.888110903728154), (2.5, 1.5, 0.0084183853416986244)]
+
+
+@pytest.mark.parametrize("x0,q0,want", ZETA_XXQ)
+def test_zeta_mixed_third_derivative_xxq_is_mpmath_s(x0, q0, want):
+    # review27a's surviving mutant zeta_dq_sign (-1 zeta_x for -2 zeta_x: -0.126 at (3, 2)) passed every test
+    x, q = ap.Variable(x0), ap.Variable(q0)
+    with ap.GradientTape() as t3:
+        with ap.GradientTape() as t2:
+            with ap.GradientTape() as t1:
+                y = aps.zeta(x, q)
+            g1 = t1.gradient(y, x)
+        g2 = t2.gradient(g1, x)
+    assert float(t3.gradient(g2, q).numpy()) == pytest.approx(want, rel=1e-13, abs=0)
+    with ap.ForwardAccumulator(q, ap.constant(1.0)) as acc:  # forward mode over the two tapes
+        with ap.GradientTape() as t2:
+            with ap.GradientTape() as t1:
+                y = aps.zeta(x, q)
+            g1 = t1.gradient(y, x)
+        g2 = t2.gradient(g1, x)
+    assert float(acc.jvp(g2).numpy()) == pytest.approx(want, rel=1e-13, abs=0)
 
 
 def _cd_matrix(f, a0, h=1e-6):
@@ -283,6 +326,25 @@ T_TAIL = [(1e16, -40.0, -804.60844201368970819, 40.024968847200859723),
           (1e12, -40.0, -804.60844137295403761, 40.024968783167263888),
           (1e10, -38.0, -726.55716381825001579, 38.026273975576669098),
           (1e6, -40.0, -803.96832475034200031, 39.961031147588633149)]
+
+
+# below df = 1e5 the tail is the continued fraction, its constant -log(a) - betaln(a, 1/2) from t_log_norm's series
+# (scipy's betaln(df/2, 1/2) cancels: 6.3e-14 off at df = 99999; review27a's surviving mutant betainc_tail_betaln
+# restored it, as the tests probed only df >= 1e5). mpmath, 60 digits, as T_TAIL
+T_TAIL_CF = [(99999.0, -38.5, -740.24887967042312182, 37.963223078578909338),
+             (1e4, -100.0, -3470.913562883671597, 50.004998001398541979),
+             (2000.0, -60.0, -1034.1182928762434159, 21.43451457230739272)]
+
+
+@pytest.mark.parametrize("df0,x0,value,slope", T_TAIL_CF)
+def test_t_logcdf_far_tail_below_df_1e5_keeps_its_constant_s_digits(df0, x0, value, slope):
+    from autoprop.scipy import stats
+
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        y = stats.t.logcdf(x, df0)
+    assert float(y.numpy()) == pytest.approx(value, rel=1e-15, abs=0)  # (the betaln form: 6.3e-14 at 99999)
+    assert float(tape.gradient(y, x).numpy()) == pytest.approx(slope, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("df0,x0,value,slope", T_TAIL)

@@ -113,29 +113,55 @@ def test_rel_entr_and_kl_div_in_both_arguments(name):
     assert gx0 == -np.inf and gy0 == (0.0 if name == "rel_entr" else 1.0)
 
 
-# (x, i1e', i1e'', i0e''): jax.grad of jax.scipy.special.i1e / i0e (float64); the first also the formula
-# i0e(x) - i1e(x) / x - sign(x) i1e(x) in scipy's scaled functions. Before (review26a): -inf, then nan, for
-# |x| > ~711 (e^(-|x|) underflowed to 0 times i1(x) / x overflowing to inf).
+# (x, i0e', i0e'', i1e', i1e''): mpmath at 40 + 2 log10|x| digits, e^(-|x|) times the derivatives of I_0 and I_1
+# (I_0' = I_1, I_1' = I_0 - I_1 / x, I'' from Bessel's equation; the same as mpmath.diff at 60 digits where that
+# converges). Before (review26a): -inf, then nan, for |x| > ~711 (e^(-|x|) underflowed to 0 times i1(x) / x
+# overflowing). Then (review27a) i0e - i1e formed from scipy's two functions cancelled, relative error ~eps |x| in
+# the first and ~eps x^2 in the second derivative: i1e'' at 1e8 was -7.92e-22 (jax's figure too), i1e' at 1e15 31%
+# off, 0 at 1e16. Now Hankel's expansion of i0e - i1e for |x| >= 25. 24.999999999 is the last point of the old
+# formula (relative error ~eps x^2 = 1.4e-13 in the second), 25 and -25.000000001 the first of the expansion.
 LARGE_I1E = [
-    (700.0, -1.0753106677941285e-05, 2.3017606531349857e-08, 2.3100136569212393e-08),
-    (-712.0, -1.048269195293855e-05, -2.206098893323603e-08, 2.2138750686850894e-08),
-    (1e4, -1.994486985290589e-07, 2.9915061672618087e-11, 2.992254014011486e-11),
-    (1e8, -1.9947113622312274e-13, -7.921294146977194e-22, 6.776263578034403e-21),
-    (1e300, 0.0, 0.0, 0.0), (-1e300, 0.0, 0.0, 0.0),  # (1/(2x sqrt(2 pi x)) underflows: 0, as jax)
+    (20.0, -0.0022740897015373564, 0.0001728682939102792, -0.002101221407627077, 0.0001509583319292963),
+    (24.999999999, -0.0016206602282422124, 9.82759235260966e-05, -0.0015223843047161157, 8.834122998834583e-05),
+    (25.0, -0.0016206602281439364, 9.82759235161619e-05, -0.0015223843046277745, 8.834122997981751e-05),
+    (-25.000000001, 0.0016206602280456604, 9.827592350622721e-05, -0.0015223843045394333, -8.834122997128918e-05),
+    (700.0, -1.0776206814510638e-05, 2.3100136568636956e-08, -1.0753106677942001e-05, 2.3017606531926813e-08),
+    (-712.0, 1.0504830703624516e-05, 2.2138750684412525e-08, -1.0482691952940103e-05, -2.2060988935678377e-08),
+    (1e4, -1.9947862106984187e-07, 2.992254131753587e-11, -1.9944869852852436e-07, 2.991506049515319e-11),
+    (1e8, -1.9947114094873313e-13, 2.9920671217111648e-21, -1.99471137956666e-13, 2.9920670469094864e-21),
+    (1e15, -6.307831305050403e-24, 9.461746957575606e-39, -6.307831305050393e-24, 9.461746957575582e-39),
+    (-1e16, 1.9947114020071634e-25, 2.992067103010745e-41, -1.9947114020071632e-25, -2.9920671030107447e-41),
+    (1e300, 0.0, 0.0, 0.0, 0.0), (-1e300, 0.0, 0.0, 0.0, 0.0),  # (~x^(-3/2) / 5 underflows: 0)
 ]
 
 
-@pytest.mark.parametrize("x0,d1,d2,d2_i0e", LARGE_I1E, ids=[f"{c[0]:g}" for c in LARGE_I1E])
-def test_i1e_and_i0e_derivatives_are_finite_where_i1_overflows(x0, d1, d2, d2_i0e):
+@pytest.mark.parametrize("x0,i0d1,i0d2,i1d1,i1d2", LARGE_I1E, ids=[repr(c[0]) for c in LARGE_I1E])
+def test_i1e_and_i0e_derivatives_at_large_x_are_mpmath_s(x0, i0d1, i0d2, i1d1, i1d2):
+    rel = 2e-12 if abs(x0) < 25 else 2e-14  # (measured: <= 6e-16 from 25 on, the old formula's ~eps x^2 below)
     with np.errstate(over="raise", invalid="raise"):
-        g1, g2 = _derivs(ss.i1e, x0, 2)
-        assert _derivs(ss.i0e, x0, 2)[1] == pytest.approx(d2_i0e, rel=1e-9, abs=0)
-    assert g1 == pytest.approx(ss.i0e(x0) - ss.i1e(x0) / x0 - np.sign(x0) * ss.i1e(x0), rel=1e-13, abs=0)
-    assert g1 == pytest.approx(d1, rel=1e-12, abs=0)
-    assert g2 == pytest.approx(d2, rel=1e-9, abs=0)
-    if abs(x0) < 1e6:
+        got = _derivs(ss.i0e, x0, 2) + _derivs(ss.i1e, x0, 2)
+    for g, want in zip(got, (i0d1, i0d2, i1d1, i1d2)):
+        assert g == pytest.approx(want, rel=rel, abs=0)
+    for name, d1 in (("i0e", i0d1), ("i1e", i1d1)):  # forward mode: the same factor
+        x = ap.Variable(float(x0))
+        with ap.ForwardAccumulator(x, ap.constant(1.0)) as acc:
+            y = getattr(aps, name)(x)
+        assert float(acc.jvp(y).numpy()) == pytest.approx(d1, rel=rel, abs=0)
+    if abs(x0) < 1e6:  # central differences of the value and of the first derivative
         h = 1e-4 * abs(x0)
-        assert g1 == pytest.approx((ss.i1e(x0 + h) - ss.i1e(x0 - h)) / (2 * h), rel=1e-7)
+        assert got[2] == pytest.approx((ss.i1e(x0 + h) - ss.i1e(x0 - h)) / (2 * h), rel=1e-7)
+        assert got[3] == pytest.approx((_derivs(ss.i1e, x0 + h, 1)[0] - _derivs(ss.i1e, x0 - h, 1)[0]) / (2 * h),
+                                       rel=1e-6)
+
+
+def test_i0e_minus_i1e_is_hankel_s_expansion_on_both_sides_of_25():
+    """The leading terms: i0e - i1e ~ (2 pi x)^(-1/2) (1/(2x) + 3/(16 x^2)) (DLMF 10.40.1); and the values at 25 and 1e8 are mpmath's (60 digits)."""
+    from autoprop.core.prims.extra import _HANKEL_D, _i0e_minus_i1e
+    assert list(_HANKEL_D[:4]) == [0.5, 0.1875, 0.17578125, 0.25634765625]
+    assert float(_i0e_minus_i1e(25.0)) == pytest.approx(0.0016206602281439364, rel=1e-14)
+    assert float(_i0e_minus_i1e(1e8)) == pytest.approx(1.9947114094873312e-13, rel=1e-14)
+    # below 25 scipy's two functions; at 25 - 1e-9 they and the expansion agree to their cancellation (~eps x)
+    assert float(_i0e_minus_i1e(25.0 - 1e-9)) == pytest.approx(ss.i0e(25.0 - 1e-9) - ss.i1e(25.0 - 1e-9), rel=1e-13)
 
 
 # spence's first four derivatives (log(z)/(1 - z) and three of its): mpmath.diff at 40 digits

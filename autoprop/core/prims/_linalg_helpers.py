@@ -1,6 +1,7 @@
 """Helpers of the linalg records, kept beside ``linalg.py`` (each family module stays within
-its size): the adjugate that ``det`` differentiates with, and the numpy.linalg options
-reached through a transpose or a sign.
+its size): the adjugate that ``det`` differentiates with, the numpy.linalg options
+reached through a transpose or a sign, and ``lstsq``'s rcond as LAPACK's gelsd reads it
+(``gelsd_rcond``).
 
 Adjugate. The cofactor matrix of square matrices, right at singular ones: the derivative of ``det`` (``linalg.det``'s VJP and JVP, Jacobi's formula d det A = tr(adj(A) dA)).
 
@@ -35,7 +36,7 @@ non-square matrix.
   np.linalg.qr agree). Where LAPACK skipped a reflection (a column already zero below its diagonal,
   tau = 0: Q_nn - I singular) numpy's completion jumps under a perturbation: those columns come from a
   guarded record as the SVD's (a gradient reaching them raises ValueError); R and the first n columns
-  stay differentiable.
+  stay differentiable. In a batch, per matrix: the others keep their completion.
 """
 
 from __future__ import annotations
@@ -109,6 +110,43 @@ def det_cofactor(a, ans, det):
     if isinstance(a, Tensor):
         inv = np.linalg.inv(a)  # recorded: the next derivative goes through it
     return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(inv)
+
+
+def gelsd_rcond(rcond, m, n, dtype):
+    """The cut-off ``numpy.linalg.lstsq(a, b, rcond)`` applies, as a number in (0, 1) for ``pinv``.
+
+    Parameters
+    ----------
+    rcond : float or None
+        numpy's argument.
+    m, n : int
+        ``a``'s shape.
+    dtype : numpy dtype
+        ``a``'s, for the default.
+
+    Returns
+    -------
+    float
+        Singular values at or below this times the largest count as zero. ``None``: numpy's default,
+        ``finfo(dtype).eps * max(m, n)`` (numpy takes float64's eps for a float32 ``a`` too, as it solves in
+        float64; autoprop keeps float32's, as its float32 x is computed in float32: the residual of a
+        float32 x cut at 2^-52 would be float32 rounding). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
+        ``rcond <= 0`` or ``rcond >= 1`` by DLAMCH('Epsilon') = 2^-53 ("if RCOND < 0, machine precision
+        is used instead"; the code tests ``RCOND.LE.ZERO .OR. RCOND.GE.ONE``): review27a, rcond=-1 was
+        handed to pinv, which then cut nothing and inverted a zero singular value (x ~ 1e16).
+
+    Raises
+    ------
+    ValueError
+        For a NaN ``rcond`` (LAPACK then cuts no value, not even an exact zero: no pseudo-inverse).
+    """
+    if rcond is None:
+        return float(np.finfo(dtype).eps * max(m, n))
+    r = float(rcond)
+    if r != r:
+        raise ValueError("numpy.linalg.lstsq: rcond is nan; expected a number (None: numpy's default "
+                         "max(m, n) * eps; <= 0 or >= 1: LAPACK's 2^-53)")
+    return r if 0.0 < r < 1.0 else float(np.finfo(np.float64).eps / 2)
 
 
 def _eye(n, like):
@@ -229,12 +267,17 @@ def qr_complete(a, q1, r1, concatenate):
     qf = np.linalg.qr(a._value, mode="complete")[0]
     eye, dt = np.eye(n, dtype=a.dtype), a.dtype
     ct = (lambda x: np.conj(_mT(x))) if dt.kind == "c" else _mT
-    if np.all(np.linalg.svd(qf[..., :n, :n] - eye, compute_uv=False)[..., -1] > 4 * n * np.finfo(dt).eps):
+    # per matrix of a batch: False where LAPACK skipped a reflection (review27a: one such matrix guarded all)
+    ok = (np.linalg.svd(qf[..., :n, :n] - eye, compute_uv=False)[..., -1] > 4 * n * np.finfo(dt).eps)[..., None, None]
+    if ok.any():
         mm = q1[..., :n, :] - own(eye)
+        if not ok.all():  # (a stand-in, -I, where the completion is not used: the solve stays regular)
+            mm = np.where(ok, mm, own(-eye))
         zh = np.linalg.solve(ct(mm), ct(q1[..., n:, :]))  # Z^H = (Q_nn - I)^-H Q_pn^H
         top = mm @ zh
-        q = concatenate(q1, concatenate(top, own(np.eye(m - n, dtype=dt)) + ct(zh) @ top, axis=-2), axis=-1)
-    else:  # (a skipped reflection: the guarded columns)
-        q = concatenate(q1, _QR_EXTRA(a), axis=-1)
+        extra = concatenate(top, own(np.eye(m - n, dtype=dt)) + ct(zh) @ top, axis=-2)
+    # (a skipped reflection: the guarded columns)
+    extra = extra if ok.all() else _QR_EXTRA(a) if not ok.any() else np.where(ok, extra, _QR_EXTRA(a))
+    q = concatenate(q1, extra, axis=-1)
     q = q + own(qf - q._value)
     return q, concatenate(r1, own(np.zeros(r1.shape[:-2] + (m - n, n), dt)), axis=-2)

@@ -36,6 +36,7 @@ from ._linalg_helpers import (
     _right_solve,
     _used,
     det_cofactor,
+    gelsd_rcond,
     qr_complete,
     svd_full,
     upper_by_transpose,
@@ -335,10 +336,12 @@ def _slogdet_fwd(a):
 
 def _slogdet_regular(ans, a, pull=None):
     """``a`` itself when each matrix is invertible (numpy's sign != 0); refuses a singular one
-    whose logabsdet carries a derivative (``pull`` nonzero there, or always when ``pull`` is
-    None), as log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
+    whose logabsdet carries a derivative (``pull`` nonzero there: the cotangent in reverse mode, in
+    forward mode whether the matrix's tangent is nonzero; always when ``pull`` is None), as
+    log|det A| has none there: d log|det A| = tr(adj(A) dA) / det A, whose
     entries are +-inf or 0/0 (torch and jax give +-inf with opposite signs). A singular
-    matrix whose cotangent is 0 gets gradient 0: it is replaced by I before the inverse."""
+    matrix whose cotangent (tangent) is 0 gets gradient (tangent) 0: it is replaced by I before the
+    inverse (review27a: forward mode refused the whole batch)."""
     singular = np.asarray(_value(ans[0])) == 0
     if not singular.any():
         return a
@@ -362,7 +365,8 @@ def _slogdet_vjp(g, ans, a):
 
 
 def _slogdet_jvp(t, ans, a):
-    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a))
+    moving = np.any(np.asarray(_value(t)) != 0, axis=(-2, -1))  # (a singular matrix standing still: tangent 0)
+    return np.zeros_like(ans[0]), _trace_inv_times(t, _slogdet_regular(ans, a, moving))
 
 
 def _np_slogdet(a):
@@ -914,7 +918,9 @@ def lstsq(a, b, rcond=None):
     b : Tensor or array, (m,) or (m, k)
     rcond : float, optional
         Singular values at or below ``rcond`` times the largest count as zero; default
-        (None) machine precision times max(m, n), as numpy.
+        (None) machine precision times max(m, n), as numpy (float32's for a float32 ``a``: numpy
+        takes float64's); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's LAPACK gelsd
+        (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
     -------
@@ -933,7 +939,7 @@ def lstsq(a, b, rcond=None):
     numpy.linalg.LinAlgError
         For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
     ValueError
-        In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
+        For a NaN ``rcond``. In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
         mode gives the derivative along paths that keep the rank).
 
     Notes
@@ -948,8 +954,7 @@ def lstsq(a, b, rcond=None):
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
     m, n = a.shape
-    if rcond is None:
-        rcond = np.finfo(a.dtype).eps * builtins.max(m, n)
+    rcond = gelsd_rcond(rcond, m, n, a.dtype)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
     x = matmul(pinv(a, rcond=rcond), b)
     if m > n and rank == n:
