@@ -20,7 +20,7 @@ from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _posinf_pair, _share_of, _unary, absolute, multiply, where
+from .elementwise import _binary, _pair_share, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -103,12 +103,11 @@ hypot = _binary(
 )
 logaddexp2 = _binary(
     "logaddexp2", np.logaddexp2,
-    lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b), np.exp2),
-    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b), np.exp2),
-    "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
-    "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+    lambda ans, a, b: _pair_share(a, b, np.exp2), lambda ans, a, b: _pair_share(b, a, np.exp2),
+    "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 1 / (1 + 2^(b - a))",
+    "da = g / (1 + 2^(b - a)), db = g / (1 + 2^(a - b)) (from a - b: exact at any magnitude)",
     kinks="as logaddexp: an input at -inf gets 0; at +inf the limit, 1 beside a finite input, 1/2 each at "
-          "(inf, inf) (jax: 1 each)",
+          "(inf, inf) (jax: 1 each); 1/2 each at a = b = 1e20 (torch's 1 / (1 + 2^(b - a)))",
 )
 
 

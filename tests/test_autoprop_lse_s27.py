@@ -1,0 +1,166 @@
+"""The log-sum-exp family at |x| > ~1e16 and the running logsumexp (session 26's note, "Left").
+
+Where a float's spacing exceeds log 2, y = log(sum exp(x)) rounds to max(x), and a share computed as
+exp(x_i - y) loses the log of the count: logaddexp(1e20, 1e20)'s gradient came out [1, 1] (right: 1/2
+each). The shares are now formed from the inputs (sigmoid(a - b); exp(x - m) / sum(exp(x - m)), m a max).
+``np.logaddexp.accumulate`` is recorded (session 26's record was linear in g only away from g = 0 and was
+reverted). Expected numbers are closed forms (the softmax of a tie is 1/n), the dense Jacobian of the
+definition at moderate x, and central differences; engines checked against, in the peers venv: torch
+(logaddexp, logaddexp2: 1/2 at 1e20; logsumexp, logcumsumexp: 1 each, wrong), jax (logsumexp 1/2;
+logaddexp 1, wrong; cumlogsumexp [2, 1, 1], wrong), HIPS autograd (1 each, wrong).
+"""
+
+import numpy as np
+import pytest
+from oracles import central
+
+import autoprop as ap
+from autoprop.core import registry as R
+from autoprop.scipy import special as aps
+
+LN2 = np.log(2.0)
+PAIRS = {"logaddexp": (np.logaddexp, np.exp, 1.0), "logaddexp2": (np.logaddexp2, np.exp2, LN2)}
+
+
+def _pair_derivatives(f, a0, b0, ta=1.0, tb=0.0):
+    """Gradient, JVP along (ta, tb), and the Hessian's first row (d/da, d/db of df/da) of f(a, b)."""
+    a, b = ap.Variable(np.float64(a0)), ap.Variable(np.float64(b0))
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = f(a, b)
+        ga, gb = inner.gradient(y, [a, b])
+    haa, hab = outer.gradient(ga, [a, b])
+    with ap.ForwardAccumulator([a, b], [np.float64(ta), np.float64(tb)]) as acc:
+        yf = f(a, b)
+    return [float(ga), float(gb)], float(acc.jvp(yf)), [float(haa), float(hab)]
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("a0, b0, share", [
+    (1e20, 1e20, 0.5), (1e300, 1e300, 0.5), (-1e300, -1e300, 0.5), (-1e20, -1e20, 0.5),
+    (1e20, -1e20, 1.0), (1e308, -1e308, 1.0), (-np.inf, 1e20, 0.0), (1e300, -np.inf, 1.0)])
+def test_logaddexp_pair_shares_are_exact_at_any_magnitude(name, a0, b0, share):
+    """d/da = sigmoid(a - b) (logaddexp2: 1 / (1 + 2^(b - a))), 1/2 at a tie of any size; the second
+    derivative c s (1 - s) (c = 1, ln 2): c/4 at a tie; the JVP along (1, 0) is the share."""
+    f, _, c = PAIRS[name]
+    g, jvp, h = _pair_derivatives(f, a0, b0)
+    assert g == [share, 1.0 - share] and jvp == share
+    np.testing.assert_allclose(h, [c * share * (1 - share), -c * share * (1 - share)], rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_logaddexp_pair_shares_at_1e16_are_those_of_the_offsets(name):
+    """At 1e16 the spacing is 2: logaddexp(1e16 + 4, 1e16)'s shares are those of (4, 0), by shift invariance
+    (before: exp(a - y) with y rounded to 1e16 + 4 gave 1 to a, in both modes)."""
+    f, ex, c = PAIRS[name]
+    want = 1.0 / (1.0 + ex(-4.0))
+    g, jvp, h = _pair_derivatives(f, 1e16 + 4.0, 1e16, ta=0.5, tb=-2.0)
+    np.testing.assert_allclose(g, [want, 1 - want], rtol=1e-15)
+    np.testing.assert_allclose(jvp, 0.5 * want - 2.0 * (1 - want), rtol=1e-15)
+    np.testing.assert_allclose(h, [c * want * (1 - want), -c * want * (1 - want)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("d", [-40.0, -1.5, 0.0, 0.7, 30.0])
+def test_logaddexp_pair_first_and_second_order_match_central_differences(name, d):
+    """The share's two branches (a >= b and below, chosen by where) and their recorded derivatives: the
+    gradient against central differences of numpy's value, the Hessian row against central differences
+    of the closed-form share (c s (1 - s) at a tie: where, not abs, picks the branch)."""
+    f, ex, c = PAIRS[name]
+    a0, b0 = 0.3 + d, 0.3
+    g, _, h = _pair_derivatives(f, a0, b0)
+    np.testing.assert_allclose(g[0], central(lambda v: f(v, b0), np.float64(a0), h=1e-6), rtol=1e-8, atol=1e-12)
+    sa, sb = 1.0 / (1.0 + ex(b0 - a0)), 1.0 / (1.0 + ex(a0 - b0))
+    np.testing.assert_allclose(h[0], c * sa * sb, rtol=1e-14)
+    small = (lambda v: 1.0 / (1.0 + ex(b0 - v))) if d <= 0 else (lambda v: -1.0 / (1.0 + ex(v - b0)))  # noqa: E731
+    np.testing.assert_allclose(h[0], central(small, np.float64(a0), h=1e-5), rtol=1e-7)  # (no cancellation)
+    np.testing.assert_allclose(h[1], -h[0], rtol=1e-15)
+
+
+def test_logaddexp_limits_at_infinities_are_kept():
+    """Both at +inf: 1/2 each; both at -inf (a masked pair): 0 each, never nan (session 25's rule)."""
+    for f in (np.logaddexp, np.logaddexp2):
+        assert _pair_derivatives(f, np.inf, np.inf)[0] == [0.5, 0.5]
+        assert _pair_derivatives(f, -np.inf, -np.inf)[0] == [0.0, 0.0]
+
+
+def _grad_jvp(f, x0, t):
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        y = f(x)
+    g = tape.gradient(y, x).numpy()
+    with ap.ForwardAccumulator(x, t) as acc:
+        yf = f(x)
+    return g, acc.jvp(yf).numpy()
+
+
+def test_logsumexp_shares_at_huge_magnitudes_with_ties_and_minus_inf():
+    """Each row's softmax: a tie of n shares 1/n at 1e20 and 1e300, -inf entries get 0, a row of -inf 0;
+    torch.logsumexp gives 1 each to [1e20, 1e20] (exp(x - y)), jax 1/2."""
+    x0 = np.array([[1e20, 1e20, -np.inf], [-1e300, -1e300, -1e300], [-np.inf] * 3, [1e300, -1e300, 1e300]])
+    want = np.array([[0.5, 0.5, 0.0], [1 / 3] * 3, [0.0] * 3, [0.5, 0.0, 0.5]])
+    t = np.array([[1.0, 3.0, 5.0], [1.0, 2.0, 6.0], [1.0, 1.0, 1.0], [2.0, 7.0, 4.0]])
+    for f in (lambda x: aps.logsumexp(x, axis=1), lambda x: np.logaddexp.reduce(x, axis=1)):
+        g, jvp = _grad_jvp(f, x0, t)
+        np.testing.assert_allclose(g, want, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(jvp, np.sum(t * want, axis=1), rtol=1e-15)
+    g, _ = _grad_jvp(lambda x: ap.logsumexp(x), np.full((2, 2), -1e20), np.ones((2, 2)))
+    np.testing.assert_array_equal(g, np.full((2, 2), 0.25))
+
+
+def test_logsumexp_at_1e16_is_the_softmax_of_the_offsets_and_its_hessian_at_a_tie():
+    z = np.array([0.0, 2.0, 4.0])
+    g, _ = _grad_jvp(lambda x: aps.logsumexp(x), 1e16 + z, np.ones(3))
+    p = np.exp(z - 4.0) / np.sum(np.exp(z - 4.0))
+    np.testing.assert_allclose(g, p, rtol=1e-15)
+    H = ap.hessian(lambda x: aps.logsumexp(x), np.array([1e20, 1e20])).numpy()
+    np.testing.assert_array_equal(H, [[0.25, -0.25], [-0.25, 0.25]])  # diag(p) - p p^T (jax.hessian: the same)
+
+
+def test_logsumexp_with_weights_at_1e20():
+    """d log|S|/da = b e^a / S, d/db = e^a / S: at a tie e^a / S = 1 / sum(b) (jax: [1/3, 2/3] for b = [1, 2];
+    before: exp(a - log|S|) = 1, so da = b); with a negative weight and return_sign, the signed shares."""
+    a, b = ap.Variable(np.array([1e20, 1e20])), ap.Variable(np.array([1.0, 2.0]))
+    with ap.GradientTape(persistent=True) as tape:
+        y = aps.logsumexp(a, b=b)
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), [1 / 3, 2 / 3], rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(y, b).numpy(), [1 / 3, 1 / 3], rtol=1e-15)
+    b = ap.Variable(np.array([1.0, -3.0]))
+    with ap.GradientTape(persistent=True) as tape:
+        y, sign = aps.logsumexp(a, b=b, return_sign=True)
+    assert float(sign) == -1.0
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), [-0.5, 1.5], rtol=1e-15)
+    np.testing.assert_allclose(tape.gradient(y, b).numpy(), [-0.5, -0.5], rtol=1e-15)
+    with ap.ForwardAccumulator([a, b], [np.array([1.0, 2.0]), np.array([0.5, 0.25])]) as acc:
+        y = aps.logsumexp(a, b=b, return_sign=True)[0]
+    np.testing.assert_allclose(float(acc.jvp(y)), -0.5 + 2 * 1.5 - 0.5 * 0.5 - 0.5 * 0.25, rtol=1e-15)
+
+
+def test_logsumexp_with_weights_second_order_at_1e20():
+    """d/db_j of <d/da, V> = w_j (V_j - sum_i V_i b_i w_i), w = e^a / S (the closed form of
+    test_autoprop_gaps_s26, at a tie w = 1 / sum(b))."""
+    v, b0 = np.array([0.3, -1.1]), np.array([1.0, 2.0])
+    a, b = ap.Variable(np.array([1e20, 1e20])), ap.Variable(b0)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = aps.logsumexp(a, b=b)
+        z = np.sum(inner.gradient(y, a) * v)
+    w = np.full(2, 1 / 3)
+    np.testing.assert_allclose(outer.gradient(z, b).numpy(), w * (v - np.sum(v * b0 * w)), rtol=1e-14)
+
+
+def test_softmax_and_the_fused_cross_entropy_under_an_outer_tape_at_1e20():
+    """The fused cross-entropy's recorded backward (an outer tape) was exp(z - logsumexp(z)) - onehot:
+    [0, 1, 0] at z = [1e20, 1e20, 0], label 0; right softmax - onehot = [-1/2, 1/2, 0], and the second
+    order d/dz sum(w (p - onehot)) = p (w - sum(w p)) = [-1/4, 1/4, 0] for w = [1, 2, 3]."""
+    for name in ("sparse_softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_mean"):
+        z = ap.Variable(np.array([[1e20, 1e20, 0.0]]))
+        with ap.GradientTape() as outer:
+            with ap.GradientTape() as inner:
+                loss = np.sum(getattr(R, name)(z, np.array([0])))
+            g = inner.gradient(loss, z)
+            s = np.sum(g * np.array([[1.0, 2.0, 3.0]]))
+        np.testing.assert_array_equal(g.numpy(), [[-0.5, 0.5, 0.0]])
+        np.testing.assert_array_equal(outer.gradient(s, z).numpy(), [[-0.25, 0.25, 0.0]])
+    g, _ = _grad_jvp(lambda x: aps.softmax(x)[0] + aps.log_softmax(x)[1], np.array([1e20, 1e20]), np.ones(2))
+    np.testing.assert_allclose(g, [0.25 + -0.5, -0.25 + 0.5], rtol=1e-15)
