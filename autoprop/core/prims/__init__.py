@@ -1,7 +1,7 @@
 """The primitive families of :mod:`autoprop.core.registry`, one module per family.
 
 ``elementwise`` (arithmetic, ufuncs, comparisons, where, clip), ``logexp`` (logsumexp,
-its signed weights, softmax, log_softmax), ``reductions`` (sum,
+its running form logcumsumexp, its signed weights, softmax, log_softmax), ``reductions`` (sum,
 mean, max, norm, prod, var, the fused sparse cross-entropy, ...), ``shape`` (reshape, transpose,
 indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
 dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and

@@ -30,7 +30,7 @@ from ._common import (
     _value,
 )
 from .elementwise import absolute, where
-from .logexp import _softmax_share, logsumexp
+from .logexp import _softmax_share, logcumsumexp, logsumexp
 
 __all__ = [
     "sum", "mean", "max", "min", "prod", "cumsum",
@@ -785,7 +785,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
     ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
     (sum, prod, max, min; cumsum, cumprod; a gather at the running argmax/argmin for
-    maximum/minimum.accumulate; logsumexp; the ufunc on ``a`` reshaped to
+    maximum/minimum.accumulate; logsumexp; logcumsumexp for logaddexp.accumulate; the ufunc on ``a`` reshaped to
     ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
     records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
 
@@ -808,6 +808,9 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
         if target is not None:
             return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
+        if method == "accumulate" and ufunc is np.logaddexp:  # (torch's logcumsumexp)
+            _check_kw(name, kw)
+            return logcumsumexp(_t(inputs[0]), axis=axis)
         if method == "accumulate" and ufunc in (np.maximum, np.minimum):
             _check_kw(name, kw)
             return _running_extreme(_t(inputs[0]), axis, ufunc)
@@ -817,7 +820,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
-        "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
+        "accumulate of add/multiply/maximum/minimum/logaddexp of one array (and logaddexp.reduce) and outer of a "
         "recorded binary ufunc are. " + _method_hint(ufunc, method))
 
 
@@ -833,10 +836,6 @@ def _method_hint(ufunc, method):
         return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
                 f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
                 "(numpy gives x[i] itself where i >= j).")
-    if method == "accumulate" and ufunc is np.logaddexp:
-        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
-                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
-                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
     if method == "at":
         return "ufunc.at writes in place, which a Tensor never does."
     if ufunc is np.hypot and method == "reduce":
