@@ -256,3 +256,20 @@ def test_logaddexp_accumulate_keeps_float32_and_refuses_options_without_a_deriva
     np.testing.assert_allclose(g, _dense_jacobian(np.array([0.5, 1.0, -2.0]), 0).sum(axis=0), rtol=1e-6)
     with pytest.raises(TypeError, match="dtype"):
         np.logaddexp.accumulate(ap.Variable(np.ones(3)), dtype=np.float32)
+
+
+# --- log_ndtr: the same kind (a ratio as exp of a difference of rounded logs) -------------------------------
+@pytest.mark.parametrize("x0, want", [  # phi(x) / Phi(x) by mpmath, 50 digits
+    (-1e10, 10000000000.0), (-1e8, 100000000.00000001), (-1e5, 100000.00001), (-40.0, 40.02496884720726),
+    (-5.0, 5.186503967125842), (0.0, 0.7978845608028654), (2.0, 0.055247862678989956), (8.0, 5.052271083536895e-15)])
+def test_log_ndtr_derivative_far_in_the_left_tail(x0, want):
+    """d log Phi(x)/dx = phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt 2): exp(-x^2/2 - log_ndtr(x)) rounded
+    x^2/2 and log_ndtr(x) apart, 7.4e-7 off at -1e5, 1.9e8 at -1e8, inf at -1e10 (torch.special.log_ndtr the
+    same; jax 1.0 at -1e10)."""
+    x = ap.Variable(np.float64(x0))
+    with ap.GradientTape() as tape:
+        y = aps.log_ndtr(x)
+    np.testing.assert_allclose(float(tape.gradient(y, x)), want, rtol=1e-14)
+    with ap.ForwardAccumulator(x, np.float64(1.0)) as acc:
+        yf = aps.log_ndtr(x)
+    np.testing.assert_allclose(float(acc.jvp(yf)), want, rtol=1e-14)
