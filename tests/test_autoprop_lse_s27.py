@@ -301,3 +301,34 @@ def test_t_logcdf_slope_in_the_lower_tail(x0, df0, d1, d2):
     np.testing.assert_allclose(float(g), d1, rtol=1e-14)
     if d2 is not None:  # (df = inf: erfcx's own derivative cancels far out, 2x erfcx(x) - 2/sqrt(pi): left)
         np.testing.assert_allclose(float(h), d2, rtol=1e-13)
+
+
+@pytest.mark.parametrize("x0, d1, d2", [  # mpmath, 100 digits: erfcx' = 2x erfcx - 2/sqrt(pi), erfcx'' = 2 erfcx + 2x erfcx'
+    (2.5, -0.07434734678979467, 0.04987599417331381), (3.0, -0.05437226000717287, 0.03176874231974267),
+    (8.0, -0.008616507881417731, 0.00210620629907817), (50.0, -0.00022554056313532387, 9.016217115157223e-06),
+    (1e4, -5.641895750849127e-09, 1.1283791332441388e-12), (1e8, -5.641895835477562e-17, 1.1283791670955122e-24),
+])
+def test_erfcx_derivatives_for_large_x(x0, d1, d2):
+    """2x erfcx(x) - 2/sqrt(pi) cancels: 2.4e-8 relative at 1e4, 0 at 1e8 (so log_ndtr's second derivative was 0
+    at -1e8, for -1). From x = 2 on, Laplace's continued fraction: -2/sqrt(pi) T / (x + T)."""
+    from autoprop.scipy import special as aps
+
+    x = ap.Variable(np.float64(x0))
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = aps.erfcx(x)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x)
+    np.testing.assert_allclose(float(g), d1, rtol=1e-15)
+    np.testing.assert_allclose(float(h), d2, rtol=2e-15)
+
+
+@pytest.mark.parametrize("x0, d2", [(-40.0, -0.9993773316214086), (-1e4, -0.9999999900000006), (-1e5, -0.9999999999),
+                                    (-1e8, -0.9999999999999999)])  # mpmath, 100 digits: -m (x + m), m = phi / Phi
+def test_log_ndtr_second_derivative_far_in_the_left_tail(x0, d2):
+    x = ap.Variable(np.float64(x0))
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = aps.log_ndtr(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(float(outer.gradient(g, x)), d2, rtol=1e-15)

@@ -454,6 +454,29 @@ def _i1e_over_x(x):
     return np.where(small, p, _ss.i1e(x) / np.where(small, 1.0, x))
 
 
+_ERFCX_CF_FROM, _ERFCX_CF_TERMS = 2.0, 80  # (80 terms: within 2.2e-16 of mpmath from x = 2 on)
+
+
+def _derfcx(ans, x):
+    """erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi), whose two terms cancel for a large x (erfcx(x) ~ 1/(x sqrt(pi))): 2.4e-8
+    relative at x = 1e4, 0 instead of -1/(x^2 sqrt(pi)) from x ~ 7e7 on (log_ndtr's second derivative at -1e8). From
+    x = 2 on, with sqrt(pi) erfcx(x) = 1/(x + T), T = (1/2)/(x + (2/2)/(x + (3/2)/(x + ...))) (Laplace's continued
+    fraction, DLMF 7.9.2), it is -2/sqrt(pi) T/(x + T): 80 terms from the bottom, within 2.2e-16 of mpmath (the
+    direct form 5.6e-15 at 4, 2.2e-14 at 8; its second derivative 7e-15 at 2.5). Recorded when ``x`` is a Tensor."""
+    big = np.asarray(_value(x)) >= _ERFCX_CF_FROM
+    if not np.any(big):
+        return 2.0 * x * ans - 2.0 / _SQRT_PI
+    xs = np.where(big, x, _ERFCX_CF_FROM)
+    t = 0.0
+    for k in range(_ERFCX_CF_TERMS, 1, -1):
+        t = (k / 2.0) / (xs + t)
+    t = 0.5 / (xs + t)
+    cf = (-2.0 / _SQRT_PI) * t / (xs + t)
+    if np.all(big):
+        return cf
+    return np.where(big, cf, 2.0 * x * ans - 2.0 / _SQRT_PI)
+
+
 if _ss is not None:
     ndtr = _elementwise("ndtr", _ss.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x)),
                         "exp(-x^2/2) / sqrt(2 pi) (the normal density)", source="special.ndtr({x})")
@@ -480,8 +503,10 @@ if _ss is not None:
                         kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
     log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
                              "expit(-x) = 1 - sigmoid(x)", source="special.log_expit({x})")
-    erfcx = _elementwise("erfcx", _ss.erfcx, lambda ans, x: 2.0 * x * ans - 2.0 / np.sqrt(np.pi),
-                         "2 x erfcx(x) - 2 / sqrt(pi)", source="special.erfcx({x})")
+    erfcx = _elementwise("erfcx", _ss.erfcx, _derfcx,
+                         "2 x erfcx(x) - 2 / sqrt(pi) (from x = 2 on -2/sqrt(pi) T / (x + T), T the tail of "
+                         "Laplace's continued fraction sqrt(pi) erfcx(x) = 1 / (x + T), DLMF 7.9.2: no cancellation)",
+                         source="special.erfcx({x})")
     betaln = _binary(
         "betaln", _ss.betaln,
         lambda ans, a, b: _ss.digamma(a) - _ss.digamma(a + b),
