@@ -4,7 +4,9 @@ Where a float's spacing exceeds log 2, y = log(sum exp(x)) rounds to max(x), and
 exp(x_i - y) loses the log of the count: logaddexp(1e20, 1e20)'s gradient came out [1, 1] (right: 1/2
 each). The shares are now formed from the inputs (sigmoid(a - b); exp(x - m) / sum(exp(x - m)), m a max).
 ``np.logaddexp.accumulate`` is recorded (session 26's record was linear in g only away from g = 0 and was
-reverted). Expected numbers are closed forms (the softmax of a tie is 1/n), the dense Jacobian of the
+reverted). The same kind elsewhere (a ratio as exp of a difference of two large rounded logs, or a derivative
+whose two terms cancel): log_ndtr's slope, t.logcdf's slope in the lower tail, erfcx's derivative for large x.
+Expected numbers are closed forms (the softmax of a tie is 1/n), the dense Jacobian of the
 definition at moderate x, and central differences; engines checked against, in the peers venv: torch
 (logaddexp, logaddexp2: 1/2 at 1e20; logsumexp, logcumsumexp: 1 each, wrong), jax (logsumexp 1/2;
 logaddexp 1, wrong; cumlogsumexp [2, 1, 1], wrong), HIPS autograd (1 each, wrong).
