@@ -40,7 +40,7 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
 def _finite_max(v, axis):
     """The max of the values ``v`` along ``axis`` (keepdims), a non-finite max replaced by 0: the shift
     of a stable softmax, a constant (softmax does not depend on it, so no derivative is lost)."""
-    m = np.max(v, axis=axis, keepdims=True)
+    m = np.maximum.reduce(v, axis=axis, keepdims=True)  # (np.max without its Python wrapper)
     return m if _all_finite(m) else np.where(np.isfinite(m), m, np.zeros((), m.dtype))
 
 
@@ -51,8 +51,13 @@ def _softmax_share(x, axis):
     also where every input is -inf (0/0); where inputs are +inf, the limit: they share 1 evenly, the
     finite ones get 0. Tensors are recorded (higher orders)."""
     xv = _value(x)
-    e = np.exp(x - _finite_max(xv, axis))
-    w = e / np.sum(e, axis=axis, keepdims=True)
+    if type(x) is np.ndarray and x.dtype.kind == "f":  # a plain backward: one temporary, in place (speed)
+        w = np.subtract(x, _finite_max(xv, axis))
+        np.exp(w, out=w)
+        np.divide(w, np.add.reduce(w, axis=axis, keepdims=True), out=w)
+    else:
+        e = np.exp(x - _finite_max(xv, axis))
+        w = e / np.sum(e, axis=axis, keepdims=True)
     if _all_finite(w):
         return w
     w = np.where(np.isneginf(xv), 0.0, w)
