@@ -334,3 +334,12 @@ def test_log_ndtr_second_derivative_far_in_the_left_tail(x0, d2):
             y = aps.log_ndtr(x)
         g = inner.gradient(y, x)
     np.testing.assert_allclose(float(outer.gradient(g, x)), d2, rtol=1e-15)
+
+
+@pytest.mark.parametrize("x0", [np.float64(-4.8), np.array(1231.8), np.array([[3.0]]), np.array([[1e300, 1e300]])])
+def test_logsumexp_of_0d_and_one_entry_inputs(x0):
+    """The plain backward's in-place softmax needs an array (a 0-d input gave a numpy scalar: TypeError, PyTorch
+    OpInfo's 0-d samples); one entry's share is 1, two tied 1/2."""
+    g, jvp = _grad_jvp(lambda x: aps.logsumexp(x), x0, np.ones(np.shape(x0)))
+    np.testing.assert_array_equal(g, np.full(np.shape(x0), 1.0 / np.size(x0)))
+    assert float(jvp) == 1.0

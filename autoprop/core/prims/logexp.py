@@ -51,7 +51,7 @@ def _softmax_share(x, axis):
     also where every input is -inf (0/0); where inputs are +inf, the limit: they share 1 evenly, the
     finite ones get 0. Tensors are recorded (higher orders)."""
     xv = _value(x)
-    if type(x) is np.ndarray and x.dtype.kind == "f":  # a plain backward: one temporary, in place (speed)
+    if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f":  # a plain backward: one temporary, in place
         w = np.subtract(x, _finite_max(xv, axis))
         np.exp(w, out=w)
         np.divide(w, np.add.reduce(w, axis=axis, keepdims=True), out=w)
