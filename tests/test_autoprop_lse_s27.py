@@ -343,3 +343,18 @@ def test_logsumexp_of_0d_and_one_entry_inputs(x0):
     g, jvp = _grad_jvp(lambda x: aps.logsumexp(x), x0, np.ones(np.shape(x0)))
     np.testing.assert_array_equal(g, np.full(np.shape(x0), 1.0 / np.size(x0)))
     assert float(jvp) == 1.0
+
+
+@pytest.mark.parametrize("axis", [1, 0, -1])
+def test_logsumexp_with_weights_along_an_axis_at_huge_magnitudes(axis):
+    """Rows [1e20, 1e20] with b = [1, 2] (shares 1/3, 2/3) and [1e300, -1e300] with b = [1, -1] (all to the first),
+    along either axis: m is each row's max where b != 0."""
+    a0, b0 = np.array([[1e20, 1e20], [1e300, -1e300]]), np.array([[1.0, 2.0], [1.0, -1.0]])
+    da, db = np.array([[1 / 3, 2 / 3], [1.0, 0.0]]), np.array([[1 / 3, 1 / 3], [1.0, 0.0]])
+    if axis == 0:
+        a0, b0, da, db = a0.T, b0.T, da.T, db.T
+    a, b = ap.Variable(a0), ap.Variable(b0)
+    with ap.GradientTape(persistent=True) as tape:
+        y = np.sum(aps.logsumexp(a, axis=axis, b=b, return_sign=True)[0])
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), da, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(tape.gradient(y, b).numpy(), db, rtol=1e-15, atol=0)
