@@ -113,6 +113,7 @@ SAMPLES: dict[str, Sample] = {
     "min": S((3, 4), axis=None),
     "prod": S((3, 4), axis=1, keepdims=False),
     "cumsum": S((3, 4), axis=0),
+    "logcumsumexp": S((3, 4), axis=1),
     "logsumexp": S((3, 4), axis=-1),
     "logsumexp_b": S((3, 4), (3, 1), axis=0, domain=[None, POS]),
     "log_softmax": S((3, 4), axis=-1),

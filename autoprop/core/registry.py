@@ -12,7 +12,7 @@ functions and operators that work both on ndarrays (plain backward pass: nothing
 Tensors (an outer tape records the backward pass for higher-order derivatives): that is the whole
 trick behind nested tapes. A :class:`MultiPrimitive` has several outputs (``split``).
 
-The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions`,
+The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.logexp`, :mod:`.prims.reductions`,
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
 :mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's stacking,
 splitting, gathering and statistics functions built from the others), :mod:`.prims.fused` (one

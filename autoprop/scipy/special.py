@@ -16,7 +16,7 @@ under ``ap.strict_mode()``). Use these instead; they are autoprop's primitives w
 scipy's signatures.
 
 Derivatives: ``autoprop.explain("logsumexp")`` and so on. Source: the records in
-``autoprop/core/prims/special.py`` and ``reductions.py``.
+``autoprop/core/prims/special.py`` and ``logexp.py``.
 
 Examples
 --------

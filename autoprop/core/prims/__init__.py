@@ -1,7 +1,8 @@
 """The primitive families of :mod:`autoprop.core.registry`, one module per family.
 
-``elementwise`` (arithmetic, ufuncs, comparisons, where, clip), ``reductions`` (sum,
-mean, max, logsumexp, softmax, norm, prod, var, ...), ``shape`` (reshape, transpose,
+``elementwise`` (arithmetic, ufuncs, comparisons, where, clip), ``logexp`` (logsumexp,
+its running form logcumsumexp, its signed weights, softmax, log_softmax), ``reductions`` (sum,
+mean, max, norm, prod, var, the fused sparse cross-entropy, ...), ``shape`` (reshape, transpose,
 indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
 dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and
 col2im), ``special`` (more ufuncs, scipy.special), ``incgamma`` (scipy.special.gammainc and
@@ -27,12 +28,12 @@ record by name (``registry.tanh``, ``registry.unbroadcast``, ``registry.dispatch
 
 from .. import registry as _registry  # noqa: I001  (the families in their registration order)
 from . import _common
-from . import elementwise, reductions, shape, linalg, windows
+from . import elementwise, logexp, reductions, shape, linalg, windows
 from . import special, incgamma, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
 from . import extra
 from . import dispatch
 
-FAMILIES = (elementwise, reductions, shape, linalg, windows, special, incgamma, stacking, fused, array_api,
+FAMILIES = (elementwise, logexp, reductions, shape, linalg, windows, special, incgamma, stacking, fused, array_api,
             linalg_tensor, recurrent, linalg_eig, numeric, fft, extra)
 
 #: What the registry holds besides the families' records: the helpers of every VJP

@@ -17,6 +17,8 @@ from ..tensor import Tensor
 #: the ``shapes`` text of every broadcasting binary primitive
 BCAST = "broadcasting: each gradient is summed back to its input's shape"
 SAME = "same as x"
+#: the ``shapes`` text of a reduction with numpy's ``axis`` and ``keepdims``
+REDUCED = "x (...); reduced axes removed unless keepdims"
 
 
 def _shape(x):

@@ -265,6 +265,9 @@ def qr_complete(a, q1, r1, concatenate):
     added as a constant), R = [R1; 0]."""
     m, n = a.shape[-2:]
     qf = np.linalg.qr(a._value, mode="complete")[0]
+    if not n or not a.size:  # an empty A (n = 0: Q = I, numpy's; or a batch axis 0): Q1's columns and a constant
+        return concatenate(q1, own(qf[..., :, n:]), axis=-1), concatenate(
+            r1, own(np.zeros(r1.shape[:-2] + (m - n, n), a.dtype)), axis=-2)
     eye, dt = np.eye(n, dtype=a.dtype), a.dtype
     ct = (lambda x: np.conj(_mT(x))) if dt.kind == "c" else _mT
     # per matrix of a batch: False where LAPACK skipped a reflection (review27a: one such matrix guarded all)

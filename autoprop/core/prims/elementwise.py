@@ -150,36 +150,61 @@ def _tie_routed(name, fwd, word, op):
 
 maximum = _tie_routed("maximum", np.maximum, "larger", ">")
 minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
-def _share_of(x, ans, count_posinf=None, exp=np.exp):
-    """exp(x - ans): the softmax weight of ``x`` in ``ans = logsumexp(...)``; an input at
-    -inf gets 0, also where ``ans`` is -inf (every input masked), where x - ans is nan.
-    Where ``ans`` is +inf (inf - inf: nan), the limit of the weights: the ``count_posinf()``
-    inputs at +inf share 1 evenly, the finite ones get 0 (logaddexp(inf, 5): 1 and 0;
-    logaddexp(inf, inf): 1/2 each, as sigmoid(a - b) on a = b). ``exp``: np.exp2 for logaddexp2."""
-    w = exp(x - ans)
-    if _all_finite(w):
-        return w
-    xv = _value(x)
-    w = np.where(np.isneginf(xv), 0.0, w)
-    top = np.isposinf(_value(ans))
-    if count_posinf is not None and np.any(top):
-        w = np.where(top, np.isposinf(xv) / np.maximum(count_posinf(), 1), w)
-    return w
+def _pair_share(a, b, exp=np.exp):
+    """The share of ``a`` in ``y = logaddexp(a, b)``: dy/da = e^a / (e^a + e^b) = sigmoid(a - b)
+    (``exp=np.exp2``, logaddexp2: 2^a / (2^a + 2^b) = 1 / (1 + 2^(b - a))), from the difference
+    of the inputs, so exact wherever a - b is, at any magnitude. (``exp(a - y)`` used the rounded
+    ``y``: at a = b = 1e20, y rounds to a, and each share came out 1, not 1/2; session 26's note.)
 
+    Written as 1 / (1 + e) where a >= b and e / (1 + e) below, e = exp(-|a - b|) <= 1: nothing
+    overflows, and the branch is chosen by ``where`` (-|a - b| as where(a >= b, b - a, a - b), not
+    ``abs``), so each formula is the analytic one where it is used and the recorded higher
+    derivatives are right at a tie too (sigmoid'(0) = 1/4). Limits where a - b is inf - inf: both
+    at +inf share 1/2 each (sigmoid(0)); both at -inf (a masked pair) 0 each, never nan.
 
-def _posinf_pair(a, b):
-    return lambda: np.isposinf(_value(a)) * 1.0 + np.isposinf(_value(b))
+    Parameters
+    ----------
+    a, b : ndarray, Tensor or scalar
+        The inputs (broadcast together); Tensors are recorded (higher orders).
+    exp : callable
+        ``np.exp`` (logaddexp) or ``np.exp2`` (logaddexp2).
+
+    Returns
+    -------
+    ndarray or Tensor of the broadcast shape, in [0, 1] (nan where an input is nan).
+    """
+    d = a - b
+    dv = _value(d)
+    if isinstance(d, Tensor):  # an outer tape records: the branch by where, each formula analytic where used
+        up = dv >= 0
+        e = exp(np.where(up, -d, d))
+        s = np.where(up, 1.0 / (1.0 + e), e / (1.0 + e))
+    elif type(d) is np.ndarray and d.ndim:  # a plain backward: the same quotients, max(e, [d >= 0]) / (1 + e) (1 or
+        e = np.abs(d)  # e on top), branch-free: np.where on a random sign pattern cost 4x the rest (branch misses)
+        np.negative(e, out=e)
+        exp(e, out=e)
+        s = np.maximum(e, d >= 0)
+        e += 1.0
+        np.divide(s, e, out=s)
+    else:
+        e = exp(-np.abs(d))
+        s = np.maximum(e, d >= 0) / (1.0 + e)
+    if _all_finite(dv):
+        return s
+    av, bv = _value(a), _value(b)
+    s = np.where(np.isneginf(av) & np.isneginf(bv), 0.0, s)
+    return np.where(np.isposinf(av) & np.isposinf(bv), 0.5, s)
 
 
 logaddexp = _binary(
-    "logaddexp", np.logaddexp, lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b)),
-    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b)),
+    "logaddexp", np.logaddexp, lambda ans, a, b: _pair_share(a, b), lambda ans, a, b: _pair_share(b, a),
     "d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
-    "da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)",
+    "da = g * sigmoid(a - b), db = g * sigmoid(b - a) (from a - b: exact at any magnitude)",
     kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0; "
           "an input at -inf gets 0, also when both are -inf (a masked pair: never nan); at +inf the limit "
           "of sigmoid(a - b): 1 to an infinite input beside a finite one, 1/2 each when both are +inf "
-          "(jax gives 1 each, and e^b to a finite b; torch nan)",
+          "(jax gives 1 each, and e^b to a finite b; torch nan); at |a|, |b| > ~1e16 the shares are "
+          "sigmoid(a - b) still (1/2 each at a = b = 1e20, as torch; HIPS autograd's exp(a - y) gives 1)",
 )
 arctan2 = _binary(
     "arctan2", np.arctan2, lambda ans, y, x: x / (x * x + y * y), lambda ans, y, x: -y / (x * x + y * y),

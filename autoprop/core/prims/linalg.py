@@ -727,6 +727,8 @@ def _qr_fwd(a):
 
 def _qr_full_rank(r):
     d = np.abs(np.diagonal(np.asarray(_value(r)), axis1=-2, axis2=-1))
+    if not d.size:  # (an empty A: nothing to invert; its derivative is the empty array)
+        return
     if np.any(d <= builtins.max(r.shape[-2:]) * np.finfo(d.dtype).eps * d.max(axis=-1, keepdims=True)):
         raise ValueError(
             "autoprop.qr: the derivative of the QR decomposition needs R^-1, and this A is "
@@ -738,6 +740,8 @@ def _qr_full_rank(r):
 def _qr_vjp(g, ans, a):
     gq, gr = g
     q, r = ans
+    if not np.prod(_shape(a)):  # an empty A (m or n or a batch axis 0): numpy's empty Q, R; dA = [] (as torch)
+        return np.zeros(_shape(a), q.dtype)
     _qr_full_rank(r)
     if _is_complex(q):
         return qr_vjp_complex(g, ans)
@@ -754,6 +758,8 @@ def _qr_vjp(g, ans, a):
 
 def _qr_jvp(t, ans, a):
     q, r = ans
+    if not np.prod(_shape(a)):  # (an empty A: empty tangents)
+        return np.zeros(_shape(q), q.dtype), np.zeros(_shape(r), r.dtype)
     _qr_full_rank(r)
     if _is_complex(q):
         return qr_jvp_complex(t, ans)

@@ -1,5 +1,5 @@
-"""Reductions and normalisations: sum, mean, max/min, prod, cumsum, logsumexp,
-softmax/log_softmax, the fused sparse cross-entropy, norm; var and std as composites.
+"""Reductions and normalisations: sum, mean, max/min, prod, cumsum, the fused sparse
+cross-entropy, norm; var and std as composites (the log-sum-exp family is ``logexp``).
 One record each (registry.defprim): forward, VJP, JVP, derivation text, numpy names.
 
 A reduction's VJP reshapes ``g`` so it broadcasts against the input again
@@ -11,11 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # (logsumexp_b's value is scipy's; reached only from autoprop.scipy.special)
-    import scipy.special as _ss
-except ImportError:  # pragma: no cover
-    _ss = None
-
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
 from ..observe import own
@@ -23,7 +18,7 @@ from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
 from ._common import (
-    SAME,
+    REDUCED,
     _axes_tuple,
     _axis_index,
     _check_kw,
@@ -33,18 +28,17 @@ from ._common import (
     _shape,
     _t,
     _value,
-    times,
-    unbroadcast,
 )
-from .elementwise import _share_of, absolute, where
+from .elementwise import absolute, where
+from .logexp import _softmax_share, logcumsumexp, logsumexp
 
 __all__ = [
-    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "logsumexp_b", "log_softmax", "softmax",
+    "sum", "mean", "max", "min", "prod", "cumsum",
     "sparse_softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_mean", "norm", "argmax", "argmin", "var", "std",
     "vector_norm", "matrix_norm",
 ]
 
-_REDUCED = "x (...); reduced axes removed unless keepdims"
+_REDUCED = REDUCED
 
 
 def _in_dtype(name, a, dtype):
@@ -278,101 +272,6 @@ cumsum = defprim(
 )
 
 
-def _logsumexp_fwd(x, axis=None, keepdims=False):
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis)
-
-
-def _lse_share(x, ans, axis, keepdims):
-    """softmax(x) along ``axis`` from logsumexp's output (``_share_of``; +inf inputs share evenly)."""
-    return _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims),
-                     lambda: np.sum(np.isposinf(_value(x)), axis=axis, keepdims=True))
-
-
-logsumexp = defprim(
-    "logsumexp", _logsumexp_fwd,
-    lambda g, ans, x, axis=None, keepdims=False: times(
-        _keep_reduced(g, x.shape, axis, keepdims), _lse_share(x, ans, axis, keepdims)),
-    jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
-        times(t, _lse_share(x, ans, axis, keepdims)), axis=axis, keepdims=keepdims),
-    jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
-    kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
-          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
-          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
-          source="special.logsumexp({x}{_kw})",
-)
-
-
-# --- logsumexp with weights b of any sign: log|S|, S = sum(b exp(a)) (scipy's return_sign=True) ---------------
-# d log|S| / da_i = b_i e^(a_i) / S = sign(S) b_i exp(a_i - log|S|), d/db_i = sign(S) exp(a_i - log|S|): the
-# weights' own derivative at b_i = 0 too (e^(a_i) / S, where jax's mask b == 0 -> a = -inf gives 0). sign(S) is
-# piecewise constant: no gradient (as jax's return_sign).
-def _lse_b_fwd(a, b, axis=None, keepdims=False):
-    return _ss.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=True)[0]
-
-
-def _lse_b_factor(ans, a, b, axis, keepdims):
-    """sign(S) exp(a - log|S|) in a and b's broadcast shape (``ans`` kept along ``axis``); sign(S) on values."""
-    av, bv = _value(a), _value(b)
-    sign = np.sign(_ss.logsumexp(av, axis=axis, b=bv, keepdims=True, return_sign=True)[1])
-    shape = np.broadcast_shapes(np.shape(av), np.shape(bv))
-    return own(sign) * np.exp(a - _keep_reduced(ans, shape, axis, keepdims))
-
-
-def _lse_b_da(ans, a, b, axis, keepdims):
-    w = b * _lse_b_factor(ans, a, b, axis, keepdims)
-    zero = _value(b) == 0  # (b_i = 0: 0, also where exp(a_i - log|S|) overflows)
-    return where(zero, own(np.zeros((), w.dtype)), w) if np.any(zero) else w
-
-
-logsumexp_b = defprim(
-    "logsumexp_b", _lse_b_fwd,
-    lambda g, ans, a, b, axis=None, keepdims=False: unbroadcast(times(
-        _keep_reduced(g, np.broadcast_shapes(_shape(a), _shape(b)), axis, keepdims),
-        _lse_b_da(ans, a, b, axis, keepdims)), _shape(a)),
-    lambda g, ans, a, b, axis=None, keepdims=False: unbroadcast(times(
-        _keep_reduced(g, np.broadcast_shapes(_shape(a), _shape(b)), axis, keepdims),
-        _lse_b_factor(ans, a, b, axis, keepdims)), _shape(b)),
-    jvp=(lambda t, ans, a, b, axis=None, keepdims=False: np.sum(
-        times(t, _lse_b_da(ans, a, b, axis, keepdims)), axis=axis, keepdims=keepdims),
-         lambda t, ans, a, b, axis=None, keepdims=False: np.sum(
-        times(t, _lse_b_factor(ans, a, b, axis, keepdims)), axis=axis, keepdims=keepdims)),
-    jacobian="log|S|, S = sum(b exp(a)) along the axis: d/da = b e^a / S, d/db = e^a / S (sign(S) no gradient)",
-    vjp="da = g sign(S) b exp(a - log|S|), db = g sign(S) exp(a - log|S|)", shapes="a, b broadcast; " + _REDUCED,
-    kinks="S = 0 (log|S| = -inf): infinite; b_i = 0: d/da_i = 0 and d/db_i = e^(a_i) / S (jax gives 0 there); "
-          "the value is scipy's logsumexp(a, b=b, return_sign=True)[0]",
-    source="special.logsumexp({0}, b={1}{_kw}, return_sign=True)[0]",
-)
-
-
-def _log_softmax_fwd(x, axis=-1):
-    m = np.max(x, axis=axis, keepdims=True)
-    if not np.isfinite(m).all():
-        m = np.where(np.isfinite(m), m, 0.0)
-    s = x - m
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
-
-
-log_softmax = defprim(
-    "log_softmax", _log_softmax_fwd,
-    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True), reads=(("ans",),),
-    jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
-    jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
-    shapes=SAME, kinks="stable: x - logsumexp(x)",
-    source="special.log_softmax({x}, axis={axis})",
-)
-softmax = defprim(
-    "softmax",
-    lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
-    jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
-    jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
-    source="special.softmax({x}, axis={axis})",
-)
-
-
 def _label_index(labels):
     """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast)."""
     if type(labels) is not np.ndarray:
@@ -407,7 +306,7 @@ def _softmax_minus_onehot(logits, labels, e=None):
     keeps it while a tape records), not formed again."""
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
-        return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
+        return _softmax_share(logits, -1) - onehot  # (exp(z - logsumexp(z)): 1 each at z = [1e20, 1e20])
     if e is None:
         p = np.exp(logits - _row_max(logits))  # softmax as e / sum(e): a fresh array, normalised in place
         p /= np.add.reduce(p, axis=-1, keepdims=True)  # (p.sum(axis=-1, keepdims=True): the same sum)
@@ -886,7 +785,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
     ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
     (sum, prod, max, min; cumsum, cumprod; a gather at the running argmax/argmin for
-    maximum/minimum.accumulate; logsumexp; the ufunc on ``a`` reshaped to
+    maximum/minimum.accumulate; logsumexp; logcumsumexp for logaddexp.accumulate; the ufunc on ``a`` reshaped to
     ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
     records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
 
@@ -909,6 +808,9 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
         if target is not None:
             return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
+        if method == "accumulate" and ufunc is np.logaddexp:  # (torch's logcumsumexp)
+            _check_kw(name, kw)
+            return logcumsumexp(_t(inputs[0]), axis=axis)
         if method == "accumulate" and ufunc in (np.maximum, np.minimum):
             _check_kw(name, kw)
             return _running_extreme(_t(inputs[0]), axis, ufunc)
@@ -918,7 +820,7 @@ def ufunc_method(ufunc, method, inputs, kwargs):
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
     raise TypeError(
         f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
-        "accumulate of add/multiply/maximum/minimum of one array (and logaddexp.reduce) and outer of a "
+        "accumulate of add/multiply/maximum/minimum/logaddexp of one array (and logaddexp.reduce) and outer of a "
         "recorded binary ufunc are. " + _method_hint(ufunc, method))
 
 
@@ -934,10 +836,6 @@ def _method_hint(ufunc, method):
         return (f"{ufunc.__name__}.reduceat(x, idx) reduces the slices between consecutive indices: "
                 f"np.stack([{red}(x[i:j], axis=0) for i, j in zip(idx, [*idx[1:], len(x)])]) "
                 "(numpy gives x[i] itself where i >= j).")
-    if method == "accumulate" and ufunc is np.logaddexp:
-        return ("A running logsumexp: y = [x[0]]; then y.append(np.logaddexp(y[-1], x[j])) for each j, "
-                "and np.stack(y); or, for a 1-D x of length n, autoprop.scipy.special.logsumexp(np.where("
-                "np.tri(n, dtype=bool), x, -np.inf), axis=1).")
     if method == "at":
         return "ufunc.at writes in place, which a Tensor never does."
     if ufunc is np.hypot and method == "reduce":

@@ -20,7 +20,7 @@ from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _posinf_pair, _share_of, _unary, absolute, multiply, where
+from .elementwise import _binary, _pair_share, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -103,12 +103,11 @@ hypot = _binary(
 )
 logaddexp2 = _binary(
     "logaddexp2", np.logaddexp2,
-    lambda ans, a, b: _share_of(a, ans, _posinf_pair(a, b), np.exp2),
-    lambda ans, a, b: _share_of(b, ans, _posinf_pair(a, b), np.exp2),
-    "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
-    "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+    lambda ans, a, b: _pair_share(a, b, np.exp2), lambda ans, a, b: _pair_share(b, a, np.exp2),
+    "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 1 / (1 + 2^(b - a))",
+    "da = g / (1 + 2^(b - a)), db = g / (1 + 2^(a - b)) (from a - b: exact at any magnitude)",
     kinks="as logaddexp: an input at -inf gets 0; at +inf the limit, 1 beside a finite input, 1/2 each at "
-          "(inf, inf) (jax: 1 each)",
+          "(inf, inf) (jax: 1 each); 1/2 each at a = b = 1e20 (torch's 1 / (1 + 2^(b - a)))",
 )
 
 
@@ -420,6 +419,8 @@ else:  # pragma: no cover
 # output, so second order works. Derivatives: DLMF (5.2.1 gamma/digamma, 7.2 erf, 10.29 Bessel
 # I, 5.12 beta); ndtr(x) = (1 + erf(x / sqrt 2)) / 2.
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+_SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
+_INV_SQRT2 = float(1.0 / np.sqrt(2.0))
 
 
 # i1(x) / x = sum_k (x^2 / 4)^k / (2 k! (k + 1)!) (DLMF 10.25.2): its coefficients in x^2, k < 10
@@ -453,13 +454,39 @@ def _i1e_over_x(x):
     return np.where(small, p, _ss.i1e(x) / np.where(small, 1.0, x))
 
 
+_ERFCX_CF_FROM, _ERFCX_CF_TERMS = 2.0, 80  # (80 terms: within 2.2e-16 of mpmath from x = 2 on)
+
+
+def _derfcx(ans, x):
+    """erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi), whose two terms cancel for a large x (erfcx(x) ~ 1/(x sqrt(pi))): 2.4e-8
+    relative at x = 1e4, 0 instead of -1/(x^2 sqrt(pi)) from x ~ 7e7 on (log_ndtr's second derivative at -1e8). From
+    x = 2 on, with sqrt(pi) erfcx(x) = 1/(x + T), T = (1/2)/(x + (2/2)/(x + (3/2)/(x + ...))) (Laplace's continued
+    fraction, DLMF 7.9.2), it is -2/sqrt(pi) T/(x + T): 80 terms from the bottom, within 2.2e-16 of mpmath (the
+    direct form 5.6e-15 at 4, 2.2e-14 at 8; its second derivative 7e-15 at 2.5). Recorded when ``x`` is a Tensor."""
+    big = np.asarray(_value(x)) >= _ERFCX_CF_FROM
+    if not np.any(big):
+        return 2.0 * x * ans - 2.0 / _SQRT_PI
+    xs = np.where(big, x, _ERFCX_CF_FROM)
+    t = 0.0
+    for k in range(_ERFCX_CF_TERMS, 1, -1):
+        t = (k / 2.0) / (xs + t)
+    t = 0.5 / (xs + t)
+    cf = (-2.0 / _SQRT_PI) * t / (xs + t)
+    if np.all(big):
+        return cf
+    return np.where(big, cf, 2.0 * x * ans - 2.0 / _SQRT_PI)
+
+
 if _ss is not None:
     ndtr = _elementwise("ndtr", _ss.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x)),
                         "exp(-x^2/2) / sqrt(2 pi) (the normal density)", source="special.ndtr({x})")
     log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr,
-                            lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x) - ans),
-                            "exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi) (density / ndtr, in logs: "
-                            "finite far into the left tail)", source="special.log_ndtr({x})")
+                            lambda ans, x: _SQRT_2_OVER_PI / _ss.erfcx(x * -_INV_SQRT2),
+                            "sqrt(2/pi) / erfcx(-x/sqrt 2) (density / ndtr: phi(x) / Phi(x), with "
+                            "Phi(x) = erfc(-x/sqrt 2) / 2 = exp(-x^2/2) erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: "
+                            "nothing cancels; exp(-x^2/2 - log_ndtr(x)) was 7e-7 off at x = -1e5, 94% "
+                            "at -1e8, inf at -1e10, as torch's; jax 1.0 there)",
+                            source="special.log_ndtr({x})")
     ndtri = _elementwise("ndtri", _ss.ndtri, lambda ans, x: np.sqrt(2.0 * np.pi) * np.exp(0.5 * (ans * ans)),
                          "sqrt(2 pi) exp(ndtri(x)^2 / 2) (the inverse function rule)",
                          kinks="x = 0, 1: inf; outside [0, 1]: nan", source="special.ndtri({x})")
@@ -476,8 +503,10 @@ if _ss is not None:
                         kinks="x = 0: +inf; x < 0: nan (entr is -inf there)", source="special.entr({x})")
     log_expit = _elementwise("log_expit", _ss.log_expit, lambda ans, x: _ss.expit(-x),
                              "expit(-x) = 1 - sigmoid(x)", source="special.log_expit({x})")
-    erfcx = _elementwise("erfcx", _ss.erfcx, lambda ans, x: 2.0 * x * ans - 2.0 / np.sqrt(np.pi),
-                         "2 x erfcx(x) - 2 / sqrt(pi)", source="special.erfcx({x})")
+    erfcx = _elementwise("erfcx", _ss.erfcx, _derfcx,
+                         "2 x erfcx(x) - 2 / sqrt(pi) (from x = 2 on -2/sqrt(pi) T / (x + T), T the tail of "
+                         "Laplace's continued fraction sqrt(pi) erfcx(x) = 1 / (x + T), DLMF 7.9.2: no cancellation)",
+                         source="special.erfcx({x})")
     betaln = _binary(
         "betaln", _ss.betaln,
         lambda ans, a, b: _ss.digamma(a) - _ss.digamma(a + b),
@@ -572,6 +601,26 @@ def _dgammainc(ans, a, x):
 
 
 _T_BIG = 100.0  # df at and above this: t_log_norm's asymptotic series
+_T_MID = 1.0  # df in [1, 100): the series at df + 2 _T_SHIFT, brought down by the recurrence
+_T_SHIFT = 50  # (1 + 100 = 101: in the series' range)
+
+
+def _t_series(df):
+    """t_log_norm by its asymptotic series in ``1/a``, ``a = df/2``: ``-log(2 pi)/2 + sum_k c_k / a^(2k-1)``, ``c_k =
+    B_2k (2^(1-2k) - 2) / (2k (2k-1))`` (-1/8, 1/192, -1/640, 17/14336, -31/18432, 691/180224, -5461/425984: the
+    log of DLMF 5.11.13's ratio, from log Gamma's Stirling series at a + 1/2 and a, B_2k(1/2) = (2^(1-2k) - 1) B_2k).
+    Seven terms: the eighth is 2e-27 at df = 100, so the first and second derivatives keep 1e-16 (four terms left
+    3e-15 and 1.5e-14 of them there)."""
+    ia = 2.0 / df
+    ia2 = ia * ia
+    poly = _T_SERIES[-1]
+    for c in reversed(_T_SERIES[:-1]):
+        poly = poly * ia2 + c
+    return -0.5 * np.log(2.0 * np.pi) + ia * poly
+
+
+_T_SERIES = (-1.0 / 8.0, 1.0 / 192.0, -1.0 / 640.0, 17.0 / 14336.0, -31.0 / 18432.0, 691.0 / 180224.0,
+             -5461.0 / 425984.0)
 
 
 def t_log_norm(df):
@@ -585,22 +634,30 @@ def t_log_norm(df):
     Returns
     -------
     Tensor or ndarray
-        ``df``'s shape and dtype. Below df = 100 the difference of ``gammaln``'s; from 100 on the series
-        ``-log(2 pi)/2 - 1/(8a) + 1/(192 a^3) - 1/(640 a^5) + 17/(14336 a^7)``, ``a = df/2`` (the log of DLMF 5.11.13's
-        ``Gamma(a + 1/2)/Gamma(a) = sqrt(a) (1 - 1/(8a) + 1/(128 a^2) + ...)``; against mpmath at 50 digits its error
-        is below 1e-18 for ``a >= 50``), where the gammaln's cancel (review24a: at df = 1e10 the t log-density was off
-        by 6e-7, at 1e15 by 3; scipy takes ``log(poch(df/2, 1/2))``).
+        ``df``'s shape and dtype. Below df = 1 the difference of ``gammaln``'s; from 100 on the series
+        ``-log(2 pi)/2 - 1/(8a) + 1/(192 a^3) - 1/(640 a^5) + ...``, ``a = df/2`` (:func:`_t_series`; the log of DLMF
+        5.11.13's ``Gamma(a + 1/2)/Gamma(a) = sqrt(a) (1 - 1/(8a) + 1/(128 a^2) + ...)``), where the gammaln's cancel (review24a: at df = 1e10 the t log-density was off
+        by 6e-7, at 1e15 by 3; scipy takes ``log(poch(df/2, 1/2))``). Between, the series at df + 100 and the
+        recurrence Gamma(a + 3/2)/Gamma(a + 1) = Gamma(a + 1/2)/Gamma(a) (a + 1/2)/a (DLMF 5.5.1): each step adds
+        ``log1p(-1/(df + 2k + 1)^2) / 2`` (the step's 1/2 log((a+1)/a) - log((a+1/2)/a), written without
+        cancellation, also in its derivative ``1/(2b(b+1)(2b+1))``, b = a + k): the gammaln difference's derivative
+        in df, digamma's of size 1/df cancelling to O(1/df^2), was off by up to 6.7e-12 relative just below 100
+        (session 26's note), 4e-13 at 20; now within 3e-15 of mpmath from df = 2 to 1e3.
     """
-    big = np.asarray(_value(df)) >= _T_BIG
-    small = np.where(big, 1.0, df) if np.any(big) else df
-    direct = _ss.gammaln((small + 1.0) / 2.0) - _ss.gammaln(small / 2.0) - 0.5 * np.log(small * np.pi)
-    if not np.any(big):
-        return direct
-    ia = 2.0 / np.where(big, df, _T_BIG)
-    ia2 = ia * ia
-    series = -0.5 * np.log(2.0 * np.pi) + ia * (-1.0 / 8.0 + ia2 * (1.0 / 192.0 + ia2 * (-1.0 / 640.0
-                                                                                       + ia2 * (17.0 / 14336.0))))
-    return np.where(big, series, direct)
+    v = np.asarray(_value(df))
+    big, mid = v >= _T_BIG, (v >= _T_MID) & (v < _T_BIG)
+    if not (np.any(big) or np.any(mid)):
+        return _ss.gammaln((df + 1.0) / 2.0) - _ss.gammaln(df / 2.0) - 0.5 * np.log(df * np.pi)
+    small = ~(big | mid)
+    out = _t_series(np.where(big, df, _T_BIG))
+    if np.any(mid):
+        dm = np.where(mid, df, _T_MID)
+        steps = np.sum(np.log1p(-1.0 / np.square(dm[..., None] + own(2.0 * np.arange(_T_SHIFT) + 1.0))), axis=-1)
+        out = np.where(mid, _t_series(dm + 2.0 * _T_SHIFT) + 0.5 * steps, out)
+    if np.any(small):
+        ds = np.where(small, df, 1.0)
+        out = np.where(small, _ss.gammaln((ds + 1.0) / 2.0) - _ss.gammaln(ds / 2.0) - 0.5 * np.log(ds * np.pi), out)
+    return out
 
 
 def _dstdtr(ans, df, x):  # the t density at x (df = inf: the normal's)
@@ -632,12 +689,23 @@ def _log_betainc_tail(df, x):
     near 1 for a large df). Against mpmath at 50 digits: relative 1e-16 at (x, df) = (-100, 1e4), 3e-13 at (-40,
     1e6)."""
     a, b = df / 2.0, 0.5
+    log_w, log_1mw, h = _tail_cf(df, x)
+    # -log(a) - betaln(a, 1/2) = t_log_norm(df) + log 2 - log(df)/2 (Gamma(a + 1/2)/Gamma(a) is t_log_norm's ratio):
+    # its series from df = 100 on, where scipy's betaln(a, 1/2) cancels (review25a: 2e-10 at df = 1e6)
+    return a * log_w + b * log_1mw + t_log_norm(df) - 0.5 * np.log(df) + np.log(h)
+
+
+def _tail_cf(df, x):
+    """``(log w, log(1 - w), cf)`` of :func:`_log_betainc_tail`: the continued fraction by modified Lentz (recorded
+    when ``x`` is a Tensor). With them the density over the distribution in the tail is f/F = df / (|x| cf): the
+    logs of f and F, -(df + 1)/2 log(1 + x^2/df) and -df/2 of it plus O(1) terms, cancel in closed form."""
+    a, b = df / 2.0, 0.5
     with np.errstate(over="ignore"):  # (|x| > 1.3e154: r = inf, w = 0, log w from _log1p_sq)
         r = x * x
     w = df / (df + r)
     log_w, log_1mw = -_log1p_sq(x, df), -np.log1p(df / r)
     tiny = 1e-300
-    c, d = np.ones_like(w), 1.0 - (a + b) * w / (a + 1.0)
+    c, d = own(np.ones(np.shape(_value(w)))), 1.0 - (a + b) * w / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
     h = d
     for m in range(1, 2001):
@@ -648,11 +716,9 @@ def _log_betainc_tail(df, x):
             c = 1.0 + aa / c
             c = np.where(np.abs(c) < tiny, tiny, c)
             h = h * d * c
-        if np.all(np.abs(d * c - 1.0) < 1e-16):
+        if np.all(np.abs(_value(d * c) - 1.0) < 1e-16):
             break
-    # -log(a) - betaln(a, 1/2) = t_log_norm(df) + log 2 - log(df)/2 (Gamma(a + 1/2)/Gamma(a) is t_log_norm's ratio):
-    # its series from df = 100 on, where scipy's betaln(a, 1/2) cancels (review25a: 2e-10 at df = 1e6)
-    return a * log_w + b * log_1mw + t_log_norm(df) - 0.5 * np.log(df) + np.log(h)
+    return log_w, log_1mw, h
 
 
 def _t_logcdf_fwd(df, x):
@@ -683,24 +749,51 @@ _LAGUERRE = np.polynomial.laguerre.laggauss(20)
 def _log_tail_quadrature(df, x):
     """``log stdtr(df, x)`` for ``x < 0`` in the tail and ``df >= 1e5``, where the continued fraction converges in
     O(sqrt(df)) terms (review25a: 8.2e-7 relative at df = 1e16, x = -40, the slope 6.6e-4): the Mills-ratio form
-    ``F(x) = f(x) int_0^inf g(s) ds``, ``g(s) = f(x - s) / f(x) = (1 + (s^2 + 2|x| s) / (df + x^2))^(-(df+1)/2)``,
-    by 20-node Gauss-Laguerre quadrature (DLMF 3.5.27) after ``s = v / k``, ``k = (df + 1) |x| / (df + x^2)`` the
-    decay rate of g at 0, so the integrand ``g(v / k) e^v`` is nearly flat (curvature O(1/x^2 + 1/df)). Against
-    mpmath's betainc at 60 digits: below 3.2e-16 relative for df in 1e5..1e16, x from -37 to -1e12."""
+    ``F(x) = f(x) int_0^inf g(s) ds`` (:func:`_tail_quadrature`). Against mpmath's betainc at 60 digits: below
+    3.2e-16 relative for df in 1e5..1e16, x from -37 to -1e12."""
+    log_f, k, s = _tail_quadrature(df, x)
+    return log_f - np.log(k) + np.log(s)
+
+
+def _tail_quadrature(df, x):
+    """``(log f(x), k, S)`` with ``F(x) = f(x) S / k`` for ``x < 0``: ``g(s) = f(x - s) / f(x) = (1 + (s^2 + 2|x| s) /
+    (df + x^2))^(-(df+1)/2)`` integrated by 20-node Gauss-Laguerre quadrature (DLMF 3.5.27) after ``s = v / k``, ``k =
+    (df + 1) |x| / (df + x^2)`` the decay rate of g at 0, so the integrand ``g(v / k) e^v`` is nearly flat (curvature
+    O(1/x^2 + 1/df)); ``S = sum w g(v / k) e^v``. The density over the distribution, f/F = k / S, has no log of
+    either (t_logcdf's derivative in the tail). Recorded when ``x`` is a Tensor."""
     v, w = _LAGUERRE
     ax, r = -x[..., None], (df + x * x)[..., None]
     k = (df[..., None] + 1.0) * ax / r
     s = v / k
     log_g = -(df[..., None] + 1.0) / 2.0 * np.log1p((s * s + 2.0 * ax * s) / r)
     log_f = t_log_norm(df) - (df + 1.0) / 2.0 * _log1p_sq(x, df)
-    return log_f - np.log(k[..., 0]) + np.log(np.sum(w * np.exp(log_g + v), axis=-1))
+    return log_f, k[..., 0], np.sum(w * np.exp(log_g + v), axis=-1)
 
 
-def _dt_logcdf(ans, df, x):  # pdf / cdf = exp(log pdf - log cdf): finite where both underflow
+def _dt_logcdf(ans, df, x):
+    """d log stdtr(df, x)/dx = f(x) / F(x): exp(log f - log F) (finite where both underflow), except where that
+    difference of two large logs rounds (the ratio was 6.4e-7 off at df = inf, x = -1e5, 78% at -1e8; 3.3e-7 at df =
+    1e12, x = -1e5; 2.2e-12 at df = 1e4, x = -1e3): at df = inf the normal's sqrt(2/pi) / erfcx(-x/sqrt 2)
+    (log_ndtr's), and in the tail, as the value takes it, the quadrature's k / S (:func:`_tail_quadrature`) or the
+    continued fraction's df / (|x| cf) (:func:`_tail_cf`)."""
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
     with np.errstate(over="ignore"):  # (-x^2/2 of the normal's branch where x^2 overflows and df is finite)
-        return np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * _log1p_sq(x, safe)) - ans)
+        out = np.exp(t_log_norm(df) + np.where(inf, -0.5 * x * x, -(safe + 1.0) / 2.0 * _log1p_sq(x, safe)) - ans)
+    xv, dv = np.broadcast_arrays(np.asarray(_value(x), np.float64), np.asarray(df, np.float64))
+    quad = (np.asarray(_value(ans)) <= -700.0) & (xv < 0) & (dv >= 1e5) & np.isfinite(dv) & (np.abs(xv) <= 1e150)
+    if np.any(quad):
+        xs = np.where(quad, x, own(-40.0))
+        _, k, s = _tail_quadrature(np.where(quad, dv, 1e5), xs * own(np.ones(xv.shape)))
+        out = np.where(quad, k / s, out)
+    frac = (np.asarray(_value(ans)) <= -700.0) & (xv < 0) & (dv > 0) & (dv < 1e5) & np.isfinite(xv)
+    if np.any(frac):
+        dfs = np.where(frac, dv, 3.0)
+        xs = np.where(frac, x, own(-40.0)) * own(np.ones(xv.shape))
+        out = np.where(frac, own(dfs) / (np.abs(xs) * _tail_cf(dfs, xs)[2]), out)
+    if np.any(inf):
+        out = np.where(inf, _SQRT_2_OVER_PI / _ss.erfcx(np.where(inf, x, own(0.0)) * -_INV_SQRT2), out)
+    return out
 
 
 if _ss is not None:
