@@ -307,6 +307,30 @@ def check_agrees(engine, reference_weights, reference_loss):
     return diff
 
 
+def saturated_steps(w0, X, y, first, last):
+    """``(steps, entries)``: how many of plain numpy's steps ``first``..``last - 1`` (counted from
+    ``w0``, the first step 0) ran with hidden units near saturation (``1 - h^2 < 1/8``), and how
+    many such entries the last of them had.
+
+    There manualprop's ``Tanh`` and autoprop's ``tanh`` take ``1 / cosh(x)^2`` (lesson 02's
+    precision) on those entries, where plain numpy keeps ``1 - h^2``: a dearer step (about +5 us
+    of a 64-32-10 B16 step of about 55 us, session 27). Every engine follows plain numpy's
+    weights (to 1e-10), so this says which steps the medians mixed: at 64-32-10 B16 the first
+    saturated step is about step 1,008, so a run of ``--repeats`` over about 1,000 times both kinds.
+    """
+    p = [w.copy() for w in w0]
+    steps = entries = 0
+    for i in range(last):
+        if i >= first:
+            h = np.tanh(X @ p[0].T + p[1])
+            entries = int(np.count_nonzero(1.0 - h * h < 0.125))
+            steps += entries > 0
+        _loss, saved = np_forward(p, X, y)
+        for w, g in zip(p, np_backward(p, y, saved)):
+            w -= LR * g
+    return steps, entries
+
+
 def mlp_table(repeats, peers=None):
     """One block per size: every engine's median and ratio to plain numpy, ok/MISS.
 
@@ -355,6 +379,10 @@ def mlp_table(repeats, peers=None):
             print(f"  {e.name:<15}{meds[e.name] * 1e6:>12.1f}{ratios[e.name]:>8.2f}  {target:<28}{verdict}")
         for name in missing:
             print(f"  {name:<15}{'not installed':>12}")
+        # (every engine ran one checked step and 30 warm-up steps before the timed ones)
+        sat, entries = saturated_steps(w0, X, y, 31, 31 + repeats)
+        print(f"  timed steps with saturated tanh units (1 - h^2 < 1/8, the precise derivative's "
+              f"dearer path): {sat} of {repeats}" + (f", {entries} of {batch * sizes[1]} units at the last" if sat else ""))
     return verdicts
 
 
