@@ -251,8 +251,9 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     modes = " and ".join(sorted(diag.modes)) or "eval"
     idx = V.parse_indices(getattr(args, "indices", None), shape)
     shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
-    print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-          + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
+    # the label's path may hold a submission folder's name: its control characters escaped (redteam27 M3)
+    print(V.printable(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
+                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     same = diag.result is not None and any(  # Z13: backward differs
         n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
@@ -1587,8 +1588,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
         what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
                 "gives them")
-    print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
-          + (f", init {json.dumps(init)}" if init else ""))
+    print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+                      + (f", init {json.dumps(init)}" if init else "")))
     for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
                                                       cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
         print(V.wrap(line))

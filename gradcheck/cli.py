@@ -362,6 +362,7 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
     @contextlib.contextmanager
     def load(texts):
         with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
+            d = os.path.realpath(d)  # --isolation namespaces copies no file whose folder is reached through a link
             files = check_files(args, path)
             for k, t in texts.items():  # k may be a package's file, "common/functions.py" (tester25s M5)
                 os.makedirs(os.path.dirname(os.path.join(d, k)), exist_ok=True)
@@ -626,9 +627,10 @@ def _add_sandbox_options(c) -> None:
                         "the course packages: a seat belt for your own code, not a wall (code written to get past "
                         "the hook reads and writes what you can); namespaces: the grader's operating-system "
                         "sandbox (bubblewrap, Linux; gradcheck grade's): a filesystem of the Python runtime and "
-                        "numpy read-only, the file's folder copied read-only, a private /tmp, no network; only "
-                        "numpy and the standard library import, as in grading; not with --tape. Check a file you "
-                        "did not write with namespaces (or gradcheck grade)")
+                        "numpy read-only, the file's folder copied read-only (that folder alone, links in it not "
+                        "followed, as grading copies a submission), a private /tmp, no network; only numpy and the "
+                        "standard library import, as in grading; not with --tape. Check a file you did not write "
+                        "with namespaces (or gradcheck grade)")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
                         "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "

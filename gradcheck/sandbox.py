@@ -593,7 +593,8 @@ class Sandbox:
         ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
     hostile : bool, optional
         Default: with ``"namespaces"``. Grading: files are read with ``lstat``/``O_NOFOLLOW`` (links
-        and devices refused with a note); once submitted code ran every failure is the submission's
+        and devices refused with a note; with ``"namespaces"`` even when not hostile, ``gradcheck check
+        --isolation namespaces``: redteam27 M1); once submitted code ran every failure is the submission's
         (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped;
         and, with ``"process"`` too, the child imports only the standard library and
         :data:`~gradcheck.isolation.PROVIDED_PACKAGES` (a private folder of links replaces
@@ -2098,13 +2099,16 @@ def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))
     folder = os.path.realpath(folder) if hostile else folder
+    own = os.path.join(folder, os.path.basename(path))
+    if hostile and _refuse_reason(own):  # a link itself: not read here either; the sandbox's copy says why (exit 2)
+        return {os.path.basename(path): own}
     out = _sibling_modules(path, folder, hostile)
     out.update(_package_files(folder))
     if hostile:
         _outside_note(path, folder, out)
     else:
         out.update(_parent_packages(path, folder, out))
-    out[os.path.basename(path)] = os.path.join(folder, os.path.basename(path))
+    out[os.path.basename(path)] = own
     return out
 
 
