@@ -764,10 +764,16 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
 
 
 def _twin(args, obj, kind: str, init):
-    """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it."""
+    """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it.
+    ``--twin-init`` (JSON) builds it with those arguments of its own, not those read from ``init`` (``--init``)."""
     from .sources import build_twin
 
-    return build_twin(obj, kind, init or None) if args.twin else (None, "")
+    own = getattr(args, "twin_init", None)
+    if own is not None and not args.twin:
+        raise UsageError("--twin-init gives the arguments of the --twin (autoprop's class of the same name): add "
+                         "--twin, or drop --twin-init.")
+    own = dict(V.parse_init_json(own)) if own is not None else None
+    return build_twin(obj, kind, init or None, own) if args.twin else (None, "")
 
 
 def _reference_lines(diag) -> list[str]:

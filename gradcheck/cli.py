@@ -637,6 +637,9 @@ def _add_engine_options(c) -> None:
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
+    c.add_argument("--twin-init", metavar="JSON", help="the --twin's own constructor kwargs as a JSON object, when "
+                   "its arguments are not your class's, e.g. '{\"normalized_shape\": 4}' for a LayerNorm(D) "
+                   "(default: from --init and the layer's attributes)")
     c.add_argument("--tape", action="store_true",
                    help="also run YOUR forward on autoprop tensors (numpy calls are recorded by the tape) and "
                         "compare the tape's gradients with your backward and with numerical ones (tape~num, "
