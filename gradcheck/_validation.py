@@ -474,12 +474,18 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) ->
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """``["X"]`` for one input (a CS231n pair's: its own first argument, ``x`` of ``relu_forward(x)``, as its
-    several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input (a CS231n pair's, sandboxed or local: its own first argument, ``x`` of
+    ``relu_forward(x)``, as its several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
         inner = layer.__dict__.get("_layer", layer) if hasattr(layer, "__dict__") else layer  # a held layer's
         proto, own = getattr(inner, "protocol", None), getattr(inner, "forward_params", None)
         pair = isinstance(proto, dict) and proto.get("protocol") == "cs231n"
+        if not pair and getattr(inner, "mode_in_keywords", False) and callable(getattr(inner, "student_forward", None)):
+            try:  # a local FunctionPair (gradcheck.function_pair in a notebook): relu_forward(x) -> dx, as in the sandbox
+                own, pair = [p.name for p in inspect.signature(inner.student_forward).parameters.values()
+                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)], True
+            except (TypeError, ValueError):
+                pass
         return [own[0]] if pair and own and isinstance(own[0], str) and own[0].isidentifier() else ["X"]
     try:
         ps = [p.name for p in inspect.signature(layer.forward).parameters.values()
