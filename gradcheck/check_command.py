@@ -1628,19 +1628,10 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
 
 def _loss_finding(loss, res, data, init):
-    """The named finding of a loss's failing gradient (:func:`gradcheck.diagnose.name_loss_gradient`), else its
-    worst element's line when the gradient fails (tester21s M6: a layer's fallback line, for a loss too), else None.
-    ``res``: a failed :func:`gradcheck.check.check_loss` result with manual and numerical gradients; ``data``:
-    ``(y_true, y_pred)`` it was checked at."""
-    from .check import loss_arg_names, loss_gradient_name
-    from .diagnose import _worst_element, name_loss_gradient
+    """:func:`gradcheck.diagnose.loss_finding` of ``res``, checked at ``data = (y_true, y_pred)``."""
+    from .diagnose import loss_finding
 
-    g = loss_gradient_name(loss)
-    m, n = res.gradients["manual"][g], res.gradients["numerical"][g]
-    finding = name_loss_gradient(g, m, n, loss.forward, *data, res.rtol, loss_arg_names(loss), loss=loss, init=init)
-    if finding is None and g in res.failing_tensors:
-        finding = _worst_element(g, m, n, res.rtol, res.atol_of(g))
-    return finding
+    return loss_finding(loss, res, *data, init=init)
 
 
 class _SqueezedLoss(Wrapper):

@@ -2,8 +2,8 @@
 
 Executed with nbclient on the project kernel (as tests/test_exercises.py and tests/test_grading_cs231n.py do):
 
-* notebook 09 with three wrong exercises (affine_backward's dx not reshaped, batchnorm_backward without the variance
-  path, max_pool_backward assigning the window): every other exercise's test cell still passes (``results`` is made
+* notebook 09 with four wrong exercises (affine_backward's dx not reshaped, softmax_loss's dx without 1/N,
+  batchnorm_backward without the variance path, max_pool_backward assigning the window): every other exercise's test cell still passes (``results`` is made
   in the setup cell, not in Exercise 1's), and each failing cell says the checker's diagnosis, the one
   ``gradcheck check`` prints, with the pair's own tensor names (``dx``, not ``dX``);
 * notebook 07's Exercise 3 answered by editing the cached ``p`` in place fails its visible tests with the words
@@ -67,6 +67,7 @@ def error(c):
 def nb09_wrong():
     nb = nbformat.read(NB09, as_version=4)
     replace(nb, "ex1-solution", "dx = (dout @ w.T).reshape(x.shape)", "dx = dout @ w.T")
+    replace(nb, "ex3-solution", "    dx /= N\n", "")
     replace(nb, "ex4-solution",
             "dx = inv_std / N * (N * dxhat - dxhat.sum(axis=0) - xhat * (dxhat * xhat).sum(axis=0))",
             "dx = inv_std * (dxhat - dxhat.mean(axis=0))  # forgot the variance path")
@@ -81,12 +82,12 @@ def nb09_wrong():
 def test_nb09_a_wrong_exercise_leaves_the_later_ones_be(nb09_wrong):
     nb = nb09_wrong
     assert [cid for cid in ("ex1-tests", "ex2-tests", "ex3-tests", "ex4-tests", "ex5-tests", "ex6-tests")
-            if error(cell(nb, cid)) is not None] == ["ex1-tests", "ex4-tests", "ex6-tests"]
-    for name, cid in (("relu", "ex2-tests"), ("softmax_loss", "ex3-tests"), ("conv", "ex5-tests")):
+            if error(cell(nb, cid)) is not None] == ["ex1-tests", "ex3-tests", "ex4-tests", "ex6-tests"]
+    for name, cid in (("relu", "ex2-tests"), ("conv", "ex5-tests")):
         assert f"{name}: tests passed" in text(cell(nb, cid))
     summary = text(cell(nb, "summary"))
     assert error(cell(nb, "summary")) is None
-    assert "not in the plot: affine, batchnorm (a test failed or did not run: see its cell)" in summary
+    assert "not in the plot: affine, softmax_loss, batchnorm (a test failed or did not run: see its cell)" in summary
     assert any("image/png" in o.get("data", {}) for o in cell(nb, "summary").outputs)
 
 
@@ -103,6 +104,9 @@ def test_nb09_says_the_checkers_diagnosis(nb09_wrong):
     pool = error(cell(nb09_wrong, "ex6-tests"))
     assert pool.startswith("AssertionError: max_pool_forward/max_pool_backward: FAIL: max_pool:")
     assert "assigns (=)" in pool and " dx" in pool and "dX" not in pool
+    assert error(cell(nb09_wrong, "ex3-tests")) == (
+        "AssertionError: softmax_loss: dx is 8 times too large (batch size 8): a 1/batch is missing (a sum where a "
+        "mean is due)")
     relu = text(cell(nb09_wrong, "ex2-tests"))
     assert "relu dx (3, 4, 5)" in relu and "dX" not in relu
 
