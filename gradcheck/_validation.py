@@ -788,7 +788,8 @@ def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
     """``{"parameters['W1']": "grads['dW1']"}`` of an attribute-style layer's gradient slots (``{weight: "self.<where
     backward stores its gradient>"}``) whose gradient's item key is ``d`` + the weight's item key in another
     container, deeplearning.ai's naming, or a private attribute's whose gradient has a public name (``self._w`` behind
-    a property ``W``, with ``self.dW``); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
+    a property ``W``, with ``self.dW``), or ``self.d`` + the weight's name in another case (``self.dw`` for ``self.W``,
+    newuser27); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
     out = {}
     for w, g in slots.items():
         wm = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", w)
@@ -797,6 +798,9 @@ def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
             out[w] = gm.group(1)
         elif (pm := re.fullmatch(r"self\.(d[A-Za-z]\w*)", str(g))) and re.fullmatch(r"_[A-Za-z]\w*", w):
             out[w] = pm.group(1)  # self._w behind @property W, its gradient self.dW: named dW (tester22s H2)
+        elif ((pm := re.fullmatch(r"self\.d(\w+)", str(g))) and pm.group(1) != w and pm.group(1).lower() == w.lower()
+              and f"d{pm.group(1)}" not in {f"d{k}" for k in slots}):
+            out[w] = f"d{pm.group(1)}"  # self.W with its gradient in self.dw: named dw, as the student wrote it
     return out
 
 

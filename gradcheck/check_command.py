@@ -1377,12 +1377,59 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     lines = [f"jacobian dY/dX{where} ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
              f"differences: max relative error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} "
              f"(at Y[{int(r)}] / X[{int(q)}] flattened): {'ok' if c.passed else 'FAIL'}"]
+    Jm, why = manual_jacobian(proxy, X, Y.shape, training)
+    if Jm is None:
+        lines.append(f"jacobian dY/dX{where} of your backward: not drawn: {why}")
+    else:  # the check's table judges backward; this is what it is at the Jacobian's X (drawn, not a verdict)
+        cm = compare(Jm, Jn, "manual-vs-numerical", rtol=args.rtol, atol=atol)
+        r, q = np.unravel_index(int(np.argmax(np.abs(Jm - Jn))), Jm.shape) if Jm.size else (0, 0)
+        lines.append(f"jacobian dY/dX{where} of your backward (row i: backward of the unit dY e_i) vs central "
+                     f"differences: max relative error {cm.max_rel_error:.1e}, max |difference| "
+                     f"{cm.max_abs_error:.1e} (at Y[{int(r)}] / X[{int(q)}] flattened): "
+                     f"{'agree' if cm.passed else 'differ'}")
     fig = None
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how),
+                            numerical=Jn, manual=Jm)
     return lines, c.passed, fig
+
+
+def manual_jacobian(layer, X: np.ndarray, y_shape: tuple[int, ...], training: bool = False):
+    """The Jacobian dY/dX of a layer's own backward: row ``i`` is ``backward(e_i)`` after a fresh ``forward(X)``,
+    ``e_i`` the ``i``-th unit upstream gradient of ``Y``'s shape (``Y`` and ``X`` flattened).
+
+    Parameters
+    ----------
+    layer : object
+        The layer as the check calls it (:func:`gradcheck.diagnose.held_forward`'s proxy: its draws held).
+    X : ndarray
+        The input, shape ``x_shape``.
+    y_shape : tuple of int
+        Forward's output shape at ``X``.
+    training : bool, default False
+        The mode of each forward.
+
+    Returns
+    -------
+    J : ndarray of float64, shape (prod(y_shape), X.size), or None
+    why : str
+        "" with ``J``; with None, why none: backward raised or returned no array of ``X``'s shape.
+    """
+    rows = []
+    for i in range(int(np.prod(y_shape, dtype=np.int64))):
+        e = np.zeros(y_shape)
+        e.flat[i] = 1.0
+        try:
+            layer.forward(X.copy(), training=training)
+            g = layer.backward(e)
+        except Exception as exc:  # noqa: BLE001 - the check reports the student's error itself
+            return None, f"backward raised {type(exc).__name__} (see the check above)"
+        if not isinstance(g, np.ndarray) or g.shape != X.shape:
+            return None, f"backward returned no array of X's shape {V.fmt_shape(X.shape)} (see the check above)"
+        rows.append(np.asarray(g, dtype=np.float64).ravel())
+    return np.array(rows).reshape(len(rows), X.size), ""
 
 
 def _json_default(o):

@@ -259,3 +259,123 @@ def test_zipping_the_dict_of_variables_is_told_with_the_two_right_forms():
     before = m.variables["d1.W"].numpy().copy()
     opt.apply_gradients(zip(tape.gradient(loss, m.variables).values(), m.variables.values()))  # the second form works
     assert not np.allclose(before, m.variables["d1.W"].numpy())
+
+
+# --------------------------------------------------------------------------- the LOW findings
+
+LOWER_D = """
+import numpy as np
+
+class LowerD:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((4, 3))
+    def forward(self, x):
+        self.x = x
+        return x @ self.W
+    def backward(self, dout):
+        self.dw = 2 * self.x.T @ dout
+        return dout @ self.W.T
+"""
+
+
+def test_a_gradient_in_self_dw_is_reported_as_dw(tmp_path):
+    f = student(tmp_path, LOWER_D)
+    p = run_here("check", f"{f}::LowerD", "--input-shape", "5,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "FAIL: LowerD: gradient mismatch in dw." in text and "diagnosis: dw is 2 times the correct gradient" in text
+    assert " dW " not in text and "dW[" not in text, text
+
+
+SOFTMAX_LOSS = """
+import numpy as np
+
+def softmax_loss(x, y):
+    s = x - x.max(1, keepdims=True)
+    logp = s - np.log(np.exp(s).sum(1, keepdims=True))
+    N = x.shape[0]
+    dx = np.exp(logp)
+    dx[np.arange(N), y] -= 1
+    return -logp[np.arange(N), y].mean(), dx / N
+"""
+
+
+def test_a_cs231n_loss_is_said_as_called_with_the_targets_hint(tmp_path):
+    f = student(tmp_path, SOFTMAX_LOSS)
+    p = run_here("check", f"{f}::softmax_loss", "--loss", "--input-shape", "6,4")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "softmax_loss(x, y) with x of shape (6, 4) raised IndexError" in text
+    assert "softmax_loss.forward" not in text
+    assert "y was real-valued (--targets real, the default): for class indices add --targets labels" in text
+    p = run_here("check", f"{f}::softmax_loss", "--loss", "--input-shape", "6,4", "--targets", "labels")
+    assert p.returncode == 0, both(p)
+
+
+def test_a_short_training_run_says_the_accuracy_thresholds_assume_the_default_epochs():
+    from gradcheck.train import TrainConfig, TrainReport
+
+    def report(epochs, acc, diff=0.0):
+        z = np.zeros(3)
+        return TrainReport(TrainConfig(epochs=epochs), z, z, z + diff, z, z, z, acc, acc, 0.0, 43, 1.0)
+
+    note = report(2, 0.9178).epochs_note()
+    assert note.startswith("The accuracy threshold (0.95 for the MLP) assumes the default 30 epochs; this run had 2")
+    assert report(30, 0.9178).epochs_note() == ""  # the default length: a real failure
+    assert report(2, 0.97).epochs_note() == ""  # passed
+    assert report(2, 0.9178, diff=1.0).epochs_note() == ""  # the tracks disagree: not the length's fault
+
+
+SOFTMAX_DIAG = """
+import numpy as np
+
+class SoftmaxDiag:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+    def forward(self, X):
+        e = np.exp(X - X.max(1, keepdims=True)); self.s = e / e.sum(1, keepdims=True)
+        return self.s
+    def backward(self, dY):
+        return dY * self.s * (1 - self.s)  # the diagonal of the softmax Jacobian only
+"""
+
+
+def test_the_jacobian_plot_shows_the_students_backward(tmp_path, monkeypatch):
+    import gradcheck.plots as plots
+
+    drawn = {}
+    real = plots.plot_jacobian
+
+    def spy(*args, **kwargs):
+        drawn.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plots, "plot_jacobian", spy)
+    f = student(tmp_path, SOFTMAX_DIAG)
+    p = run_here("check", f"{f}::SoftmaxDiag", "--input-shape", "2,3", "--tape", "--jacobian", "--plots",
+                 tmp_path / "plots")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "jacobian dY/dX (6 x 6): tape (your forward, stacked VJPs) vs central differences" in text
+    assert "jacobian dY/dX of your backward (row i: backward of the unit dY e_i) vs central differences" in text
+    assert "flattened): differ" in text
+    Jm, Jn = drawn["manual"], drawn["numerical"]
+    assert np.allclose(Jm, np.diag(np.diag(Jn)), atol=1e-9)  # the student's: the diagonal alone
+    assert np.abs(Jn - np.diag(np.diag(Jn))).max() > 0.05  # the true one is not diagonal
+    assert (tmp_path / "plots" / "SoftmaxDiag-jacobian.png").exists()
+
+
+def test_manual_jacobian_rows_are_backward_of_unit_upstream_gradients():
+    """A Jacobian that is not symmetric: Y = X @ W.T, dY_i/dX_j read the right way round, against autograd."""
+    import autograd
+    import autograd.numpy as anp
+
+    from gradcheck.check_command import manual_jacobian
+    from manualprop import Linear
+
+    layer = Linear(3, 2, rng=1)
+    X = np.random.default_rng(2).standard_normal((2, 3))
+    Jm, why = manual_jacobian(layer, X, (2, 2))
+    W, b = layer.params["W"], layer.params["b"]
+    exact = autograd.jacobian(lambda x: anp.dot(x, W.T) + b)(X).reshape(4, 6)
+    assert why == "" and np.allclose(Jm, exact, rtol=1e-12, atol=1e-14)
