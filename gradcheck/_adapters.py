@@ -901,9 +901,11 @@ def find(mod, name):
                            f"function pair. {expected()}")
     own = [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__]
     classes = sorted(n for n in own if isinstance(vars(mod)[n], type))
-    pairs = sorted({stem + suffix for stem, suffix in function_pairs(mod)} | {
+    found = function_pairs(mod)
+    stems = collections.Counter(stem for stem, _ in found)  # a stem of one pair is named by it alone (::conv works)
+    pairs = sorted({stem if stems[stem] == 1 else stem + suffix for stem, suffix in found} | {
         n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])
-        and not any(f == n for f, _ in function_pairs(mod).values())})  # a forward alone, said as before
+        and not any(f == n for f, _ in found.values())})  # a forward alone, said as before
     other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
                     if variants else "")
     near = [n for n in [*classes, *pairs] if n.lower() == name.lower() and n != name] or difflib.get_close_matches(
