@@ -880,12 +880,11 @@ def find(mod, name):
     if isinstance(obj, type):
         return "class", obj
     base = name[:-len("_forward")] if name.endswith("_forward") else name
+    if (hit := _suffixed_pair(mod, name)) is not None:
+        return "functions", hit
     for suffix in SUFFIXES:
         f, b = getattr(mod, f"{base}_forward{suffix}", None), getattr(mod, f"{base}_backward{suffix}", None)
-        if callable(f) and callable(b):
-            return "functions", (named(f, f"{base}_forward{suffix}", vars(mod)),
-                                 named(b, f"{base}_backward{suffix}", vars(mod)))
-        if callable(f):
+        if callable(f) and not callable(b):
             raise AdapterError(f"{base}_forward{suffix} has no {base}_backward{suffix} next to it. {expected()}")
     variants = backward_variants(vars(mod))
     for b, f in variants.items():  # batchnorm_backward_alt (::batchnorm_backward_alt or ::batchnorm_alt)
@@ -902,15 +901,56 @@ def find(mod, name):
                            f"function pair. {expected()}")
     own = [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__]
     classes = sorted(n for n in own if isinstance(vars(mod)[n], type))
-    pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
+    found = function_pairs(mod)
+    stems = collections.Counter(stem for stem, _ in found)  # a stem of one pair is named by it alone (::conv works)
+    pairs = sorted({stem if stems[stem] == 1 else stem + suffix for stem, suffix in found} | {
+        n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])
+        and not any(f == n for f, _ in found.values())})  # a forward alone, said as before
     other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
                     if variants else "")
-    near = [n for n in [*classes, *pairs] if n.lower() == name.lower()] or difflib.get_close_matches(
-        name, [*classes, *pairs], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows for SoftmaxRows
+    near = [n for n in [*classes, *pairs] if n.lower() == name.lower() and n != name] or difflib.get_close_matches(
+        name, [n for n in [*classes, *pairs] if n != name], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows
     other += f" Did you mean {near[0]}?" if near else ""
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
                        f"{other} {expected()}")
+
+
+_PAIR_NAME = re.compile(r"(?P<stem>\w+?)_forward(?P<suffix>_\w+)?")
+
+
+def function_pairs(mod):
+    """``{(stem, suffix): (forward name, backward name)}`` of the functions ``STEM_forward_SUFFIX`` of module ``mod``
+    beside a ``STEM_backward_SUFFIX`` (``suffix`` "" or ``"_im2col"``; CS231n's fast_layers.py: ``conv_forward_im2col``,
+    ``conv_forward_fast``, ``max_pool_forward_fast``, newuser27 #5)."""
+    out = {}
+    for n, v in vars(mod).items():
+        m = _PAIR_NAME.fullmatch(n) if callable(v) else None
+        if m is not None:
+            stem, suffix = m["stem"], m["suffix"] or ""
+            if callable(getattr(mod, f"{stem}_backward{suffix}", None)):
+                out[(stem, suffix)] = (n, f"{stem}_backward{suffix}")
+    return out
+
+
+def _suffixed_pair(mod, name):
+    """The pair (forward, backward) of :func:`function_pairs` that ``::name`` names, else None: its forward's or its
+    backward's name, ``STEM_SUFFIX`` (``conv_im2col``) or ``STEM`` (``conv``: without a suffix, else ``_naive``,
+    ``_fast``, else the one suffix there is; AdapterError naming them when several others are)."""
+    pairs = function_pairs(mod)
+    hits = [k for k, (f, b) in pairs.items() if name in (f, b, k[0] + k[1])]
+    base = name[:-len("_forward")] if name.endswith("_forward") else name
+    if not hits:
+        stems = [k for k in pairs if k[0] == base]
+        hits = [k for s in SUFFIXES for k in stems if k[1] == s][:1] or stems
+        if len(hits) > 1:
+            raise AdapterError(f"has several function pairs {base}_forward_*/{base}_backward_*: "
+                               f"{', '.join(pairs[k][0] + '/' + pairs[k][1] for k in sorted(hits))}; name one "
+                               f"after '::' ({', '.join('::' + k[0] + k[1] for k in sorted(hits))}).")
+    if not hits:
+        return None
+    f, b = pairs[hits[0]]
+    return named(getattr(mod, f), f, vars(mod)), named(getattr(mod, b), b, vars(mod))
 
 
 def backward_variants(names):

@@ -487,12 +487,18 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) ->
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """``["X"]`` for one input (a CS231n pair's: its own first argument, ``x`` of ``relu_forward(x)``, as its
-    several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input (a CS231n pair's, sandboxed or local: its own first argument, ``x`` of
+    ``relu_forward(x)``, as its several inputs are named); for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
         inner = layer.__dict__.get("_layer", layer) if hasattr(layer, "__dict__") else layer  # a held layer's
         proto, own = getattr(inner, "protocol", None), getattr(inner, "forward_params", None)
         pair = isinstance(proto, dict) and proto.get("protocol") == "cs231n"
+        if not pair and getattr(inner, "mode_in_keywords", False) and callable(getattr(inner, "student_forward", None)):
+            try:  # a local FunctionPair (gradcheck.function_pair in a notebook): relu_forward(x) -> dx, as in the sandbox
+                own, pair = [p.name for p in inspect.signature(inner.student_forward).parameters.values()
+                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)], True
+            except (TypeError, ValueError):
+                pass
         return [own[0]] if pair and own and isinstance(own[0], str) and own[0].isidentifier() else ["X"]
     try:
         ps = [p.name for p in inspect.signature(layer.forward).parameters.values()
@@ -795,7 +801,8 @@ def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
     """``{"parameters['W1']": "grads['dW1']"}`` of an attribute-style layer's gradient slots (``{weight: "self.<where
     backward stores its gradient>"}``) whose gradient's item key is ``d`` + the weight's item key in another
     container, deeplearning.ai's naming, or a private attribute's whose gradient has a public name (``self._w`` behind
-    a property ``W``, with ``self.dW``); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
+    a property ``W``, with ``self.dW``), or ``self.d`` + the weight's name in another case (``self.dw`` for ``self.W``,
+    newuser27); the other slots' generic names (``dWs[1]``, ``dW``) are kept."""
     out = {}
     for w, g in slots.items():
         wm = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", w)
@@ -804,6 +811,9 @@ def own_names_of(slots: Mapping[str, str]) -> dict[str, str]:
             out[w] = gm.group(1)
         elif (pm := re.fullmatch(r"self\.(d[A-Za-z]\w*)", str(g))) and re.fullmatch(r"_[A-Za-z]\w*", w):
             out[w] = pm.group(1)  # self._w behind @property W, its gradient self.dW: named dW (tester22s H2)
+        elif ((pm := re.fullmatch(r"self\.d(\w+)", str(g))) and pm.group(1) != w and pm.group(1).lower() == w.lower()
+              and f"d{pm.group(1)}" not in {f"d{k}" for k in slots}):
+            out[w] = f"d{pm.group(1)}"  # self.W with its gradient in self.dw: named dw, as the student wrote it
     return out
 
 

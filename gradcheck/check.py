@@ -688,7 +688,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
             kinks = {src: k & ~smooth for src, k in kinks.items()}
         if large:
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
-    done = np.zeros(np.shape(sc.grad), dtype=bool)
+    done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
     if not large and rescan is not None and sc.d_plus is not None:
         done = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan)
     out = {}
@@ -696,7 +696,10 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
         if not c.passed and src in covered and np.all(covered[src][fails[src] & ~kinks[src]]):
             c = dataclasses.replace(c, passed=True, unchecked="step")
-        out[c.pair] = dataclasses.replace(c, extrapolated=int(done.sum()))
+        # the note counts only the elements whose verdict the extrapolation changed (newuser27 #3: a real bug's
+        # worst element, re-checked and failing still, is no "truncation error exceeded the tolerance")
+        saved = done & mismatched(g, before, rtol, atol) & ~mismatched(g, sc.grad, rtol, atol) if done.any() else done
+        out[c.pair] = dataclasses.replace(c, extrapolated=int(saved.sum()))
     return out
 
 

@@ -770,10 +770,16 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
 
 
 def _twin(args, obj, kind: str, init):
-    """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it."""
+    """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it.
+    ``--twin-init`` (JSON) builds it with those arguments of its own, not those read from ``init`` (``--init``)."""
     from .sources import build_twin
 
-    return build_twin(obj, kind, init or None) if args.twin else (None, "")
+    own = getattr(args, "twin_init", None)
+    if own is not None and not args.twin:
+        raise UsageError("--twin-init gives the arguments of the --twin (autoprop's class of the same name): add "
+                         "--twin, or drop --twin-init.")
+    own = dict(V.parse_init_json(own)) if own is not None else None
+    return build_twin(obj, kind, init or None, own) if args.twin else (None, "")
 
 
 def _reference_lines(diag) -> list[str]:
@@ -1377,12 +1383,59 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     lines = [f"jacobian dY/dX{where} ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
              f"differences: max relative error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} "
              f"(at Y[{int(r)}] / X[{int(q)}] flattened): {'ok' if c.passed else 'FAIL'}"]
+    Jm, why = manual_jacobian(proxy, X, Y.shape, training)
+    if Jm is None:
+        lines.append(f"jacobian dY/dX{where} of your backward: not drawn: {why}")
+    else:  # the check's table judges backward; this is what it is at the Jacobian's X (drawn, not a verdict)
+        cm = compare(Jm, Jn, "manual-vs-numerical", rtol=args.rtol, atol=atol)
+        r, q = np.unravel_index(int(np.argmax(np.abs(Jm - Jn))), Jm.shape) if Jm.size else (0, 0)
+        lines.append(f"jacobian dY/dX{where} of your backward (row i: backward of the unit dY e_i) vs central "
+                     f"differences: max relative error {cm.max_rel_error:.1e}, max |difference| "
+                     f"{cm.max_abs_error:.1e} (at Y[{int(r)}] / X[{int(q)}] flattened): "
+                     f"{'agree' if cm.passed else 'differ'}")
     fig = None
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=cname if one else f"{cname} ({mode} mode)", tape=(Jt, how),
+                            numerical=Jn, manual=Jm)
     return lines, c.passed, fig
+
+
+def manual_jacobian(layer, X: np.ndarray, y_shape: tuple[int, ...], training: bool = False):
+    """The Jacobian dY/dX of a layer's own backward: row ``i`` is ``backward(e_i)`` after a fresh ``forward(X)``,
+    ``e_i`` the ``i``-th unit upstream gradient of ``Y``'s shape (``Y`` and ``X`` flattened).
+
+    Parameters
+    ----------
+    layer : object
+        The layer as the check calls it (:func:`gradcheck.diagnose.held_forward`'s proxy: its draws held).
+    X : ndarray
+        The input, shape ``x_shape``.
+    y_shape : tuple of int
+        Forward's output shape at ``X``.
+    training : bool, default False
+        The mode of each forward.
+
+    Returns
+    -------
+    J : ndarray of float64, shape (prod(y_shape), X.size), or None
+    why : str
+        "" with ``J``; with None, why none: backward raised or returned no array of ``X``'s shape.
+    """
+    rows = []
+    for i in range(int(np.prod(y_shape, dtype=np.int64))):
+        e = np.zeros(y_shape)
+        e.flat[i] = 1.0
+        try:
+            layer.forward(X.copy(), training=training)
+            g = layer.backward(e)
+        except Exception as exc:  # noqa: BLE001 - the check reports the student's error itself
+            return None, f"backward raised {type(exc).__name__} (see the check above)"
+        if not isinstance(g, np.ndarray) or g.shape != X.shape:
+            return None, f"backward returned no array of X's shape {V.fmt_shape(X.shape)} (see the check above)"
+        rows.append(np.asarray(g, dtype=np.float64).ravel())
+    return np.array(rows).reshape(len(rows), X.size), ""
 
 
 def _json_default(o):
@@ -1628,19 +1681,10 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
 
 def _loss_finding(loss, res, data, init):
-    """The named finding of a loss's failing gradient (:func:`gradcheck.diagnose.name_loss_gradient`), else its
-    worst element's line when the gradient fails (tester21s M6: a layer's fallback line, for a loss too), else None.
-    ``res``: a failed :func:`gradcheck.check.check_loss` result with manual and numerical gradients; ``data``:
-    ``(y_true, y_pred)`` it was checked at."""
-    from .check import loss_arg_names, loss_gradient_name
-    from .diagnose import _worst_element, name_loss_gradient
+    """:func:`gradcheck.diagnose.loss_finding` of ``res``, checked at ``data = (y_true, y_pred)``."""
+    from .diagnose import loss_finding
 
-    g = loss_gradient_name(loss)
-    m, n = res.gradients["manual"][g], res.gradients["numerical"][g]
-    finding = name_loss_gradient(g, m, n, loss.forward, *data, res.rtol, loss_arg_names(loss), loss=loss, init=init)
-    if finding is None and g in res.failing_tensors:
-        finding = _worst_element(g, m, n, res.rtol, res.atol_of(g))
-    return finding
+    return loss_finding(loss, res, *data, init=init)
 
 
 class _SqueezedLoss(Wrapper):

@@ -303,8 +303,9 @@ def _cmd_check(args) -> int:
             if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
                 from .check_command import finite_loss_data
                 failed = finite_loss_data(args, obj, shape, text) or failed  # M8: NaN on the default data
-            elif args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
-                failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
+            elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
+                    "IndexError" in text or "integer" in text):
+                failed.args = (f"{text} {t} was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
@@ -426,6 +427,20 @@ def _model_targets(args, shape):
     return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
 
 
+def _names_target(loss, text: str) -> str:
+    """The name a loss's error ``text`` gives the drawn target: ``y_true``, or the loss's own name of it (CS231n's
+    ``softmax_loss(x, y)``: newuser27, the ``--targets labels`` hint was left out); "" when it names none."""
+    if "y_true" in text:
+        return "y_true"
+    from .check import loss_arg_names
+
+    try:
+        target = loss_arg_names(loss)[1] if loss is not None else ""
+    except Exception:  # noqa: BLE001 - a loss that cannot say its names: no hint
+        return ""
+    return target if target and f", {target})" in text else ""
+
+
 def _unfit_init_arrays(args, init, shape, text):
     """A UsageError (exit 2) when forward failed on a shape and the weight arrays ``--init`` gave
     (:func:`gradcheck._adapters.init_arrays`) have no axis of the input's last size: the command line's
@@ -514,6 +529,8 @@ def _cmd_train(args) -> int:
         print("\nPASS: manual and tape training agree and both reach the accuracy requirement.")
         return EXIT_PASS
     print("\nFAIL: " + "; ".join(name for name, *_, ok in report.requirements if not ok) + ".")
+    if note := report.epochs_note():
+        print(V.wrap(note))
     return EXIT_MISMATCH
 
 
@@ -643,6 +660,9 @@ def _add_engine_options(c) -> None:
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
+    c.add_argument("--twin-init", metavar="JSON", help="the --twin's own constructor kwargs as a JSON object, when "
+                   "its arguments are not your class's, e.g. '{\"normalized_shape\": 4}' for a LayerNorm(D) "
+                   "(default: from --init and the layer's attributes)")
     c.add_argument("--tape", action="store_true",
                    help="also run YOUR forward on autoprop tensors (numpy calls are recorded by the tape) and "
                         "compare the tape's gradients with your backward and with numerical ones (tape~num, "

@@ -195,8 +195,8 @@ class Comparison:
     #: "atol", the default atol exceeds :data:`VACUOUS` of every |value| compared (:func:`swamped_by`, newuser23 H1); "step", every
     #: failing element is within the truncation error of the user's large step (:func:`step_covered`, newuser23 M4)
     unchecked: str = ""
-    #: how many elements were compared with Richardson's extrapolation of central differences at ``h``, ``h/2``,
-    #: ``h/4`` rather than the central difference at ``h``, whose truncation error exceeded the tolerance
+    #: how many elements failed against the central difference at ``h`` and pass against Richardson's extrapolation
+    #: of central differences at ``h``, ``h/2``, ``h/4``: the step's truncation error exceeded the tolerance
     #: (:func:`extrapolated`; newuser26: logits near 800 take a step of 4.9e-3)
     extrapolated: int = 0
 

@@ -1870,6 +1870,40 @@ def _times_too_small(c: float) -> int:
     return inv if abs(c) < 1 and inv >= 2 and abs(1 / c - inv) < 1e-6 * inv else 0
 
 
+def loss_finding(loss: Any, result: CheckResult, y_true: Any, y_pred: Any,
+                 init: Mapping[str, Any] | None = None) -> Finding | None:
+    """The diagnosis of a loss's failing gradient, as ``gradcheck check --loss`` says it: the named bug
+    (:func:`name_loss_gradient`: ``"dx is 6 times too large (batch size 6): ..."``), else the worst element's line
+    when the gradient fails (tester21s M6), else None.
+
+    Parameters
+    ----------
+    loss : object
+        The loss checked (``forward(y_true, y_pred) -> float``, ``backward()``; a CS231n function through
+        :func:`gradcheck.loss_function`).
+    result : CheckResult
+        :func:`gradcheck.check.check_loss`'s result, with manual and numerical gradients.
+    y_true, y_pred : array_like
+        The data it was checked at.
+    init : mapping, optional
+        The arguments ``loss`` was built with (``--init``), for a penalty's convention.
+
+    Returns
+    -------
+    Finding or None
+        Its ``message`` is the diagnosis (no final full stop).
+    """
+    g = check_module.loss_gradient_name(loss)
+    if g not in result.gradients.get("manual", {}) or g not in result.gradients.get("numerical", {}):
+        return None
+    m, n = result.gradients["manual"][g], result.gradients["numerical"][g]
+    finding = name_loss_gradient(g, m, n, loss.forward, y_true, y_pred, result.rtol, check_module.loss_arg_names(loss),
+                                 loss=loss, init=init)
+    if finding is None and g in result.failing_tensors:
+        finding = _worst_element(g, m, n, result.rtol, result.atol_of(g))
+    return finding
+
+
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
                        rtol: float = 1e-6, names: tuple[str, str] = ("y_pred", "y_true"), *, loss: Any = None,
                        init: Mapping[str, Any] | None = None) -> Finding | None:

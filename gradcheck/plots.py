@@ -322,15 +322,24 @@ def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
-                  tape: tuple[np.ndarray, str] | None = None, numerical: np.ndarray | None = None) -> Figure:
-    """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer: from
-    ``forward`` (numpy) and ``forward_tape`` (autoprop Tensors) unless ``numerical`` or ``tape`` (``(J, how)``)
-    is given; rows are ``Y``'s elements, columns ``X``'s."""
+                  tape: tuple[np.ndarray, str] | None = None, numerical: np.ndarray | None = None,
+                  manual: np.ndarray | None = None) -> Figure:
+    """A Jacobian dY/dX beside the numerical one, and their difference, as heatmaps, for a small layer.
+
+    The first is ``manual`` when given (the student's backward: row ``i`` is ``backward(e_i)``, see
+    :func:`gradcheck.check_command.manual_jacobian`; newuser27: the tape's was drawn, right where the student's
+    backward was wrong), else the tape's: ``tape`` (``(J, how)``) or from ``forward_tape`` (autoprop Tensors). The
+    numerical one is ``numerical`` or from ``forward`` (numpy). Rows are ``Y``'s elements, columns ``X``'s (flattened).
+    """
     from .numerical import numerical_jacobian
-    Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
+    if manual is not None:
+        Ja, name = np.asarray(manual, dtype=np.float64), "manual (your backward, row i: backward(e_i))"
+    else:
+        Ja, how = tape_jacobian(forward_tape, X) if tape is None else tape
+        name = f"tape ({how})"
     Jn = numerical_jacobian(forward, X) if numerical is None else numerical
-    return _heatmaps(Jt, Jn, (f"tape ({how})", "numerical (central differences)"),
-                     f"{title}: Jacobian dY/dX, {Jt.shape[0]} x {Jt.shape[1]}", unit="dY_i / dX_j",
+    return _heatmaps(Ja, Jn, (name, "numerical (central differences)"),
+                     f"{title}: Jacobian dY/dX, {Ja.shape[0]} x {Ja.shape[1]}", unit="dY_i / dX_j",
                      labels=(f"input element j (X {tuple(np.shape(X))} flattened)", "output element i (Y flattened)"))
 
 

@@ -275,11 +275,11 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
                                   "manual value lies between them; not counted as failures, |manual - numerical| "
                                   f"up to {c.kink_abs_error:.2g} there): {shown}."))
             if c is not None and c.extrapolated:
-                lines.append(wrap(f"{r.name} {rec.tensor}: {c.extrapolated} element(s) compared with Richardson's "
-                                  "extrapolation (4 C(h/2) - C(h)) / 3 of the central differences C at the step h, h/2 "
-                                  "and h/4: at the step h = eps*max(1, |x|) their truncation error, h^2 |f'''|/6, "
-                                  "exceeded the tolerance (large inputs take large steps), and the extrapolation, whose "
-                                  "h^2 term cancels, converged."))
+                lines.append(wrap(f"{r.name} {rec.tensor}: {c.extrapolated} element(s) differ from the central "
+                                  "difference C at the step h = eps*max(1, |x|) by more than the tolerance but agree "
+                                  "with Richardson's extrapolation (4 C(h/2) - C(h)) / 3 from the steps h, h/2 and h/4, "
+                                  "which converged: there the difference was the step's truncation error, "
+                                  "h^2 |f'''|/6, not the gradient's, and the extrapolation is compared instead."))
     missing = [r.name for r in results if r.twin_note.startswith("no class ")]
     if missing:
         lines.append(wrap("no tape comparison (--twin compares with autoprop's class of the same name, and "

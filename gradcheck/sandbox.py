@@ -1689,7 +1689,8 @@ class _Remote:
         if self.__dict__.get("_released"):
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
-        return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed,
+        said = what if what.startswith(f"{self.class_name}(") else f"{self.class_name}.{what}"  # a function: its call
+        return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
                                   shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
                                   wire.ALLOWED_DTYPES)
 
@@ -2008,6 +2009,9 @@ class RemoteLoss(_Remote):
         pred = "y_pred"
         if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
             call, pred = f"forward({names[0]}, {names[1]})", names[0]
+            if self.protocol.get("protocol") == "loss" and not self.protocol.get("call") and str(
+                    self.protocol.get("signature", "")).startswith(f"{self.class_name}("):  # CS231n's softmax_loss(x, y)
+                call = f"{self.class_name}({names[0]}, {names[1]})"  # a function: said as it is called (newuser27)
         return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
 
     def loaded_with(self, init: Mapping[str, Any]) -> RemoteLoss:

@@ -474,28 +474,29 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
             raise TwinError(V.paragraph(
                 f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
                 f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
-                _own_kwargs_advice(cls, ps, what, "Pass them with --init (init={...} in Python), or check without it.")))
+                _own_kwargs_advice(cls, ps, what)))
     extra = sorted(set(init) - used)
     if extra and not any(p.kind == p.VAR_KEYWORD for p in ps):  # a setting the twin cannot take
         raise TwinError(V.paragraph(
             f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
             f"its constructor takes no {', '.join(map(repr, extra))} (it takes "
             f"{', '.join(p.name for p in ps) or 'nothing'}).",
-            _own_kwargs_advice(cls, ps, what, "Check without it, or (in Python) pass twin=<a built twin>.")))
+            _own_kwargs_advice(cls, ps, what)))
     return kwargs
 
 
-def _own_kwargs_advice(cls: type, ps: list, what: str, other: str) -> str:
-    """How to build the reference from its own arguments (``--reference-init``, tester20s M7: the student's constructor
-    names its sizes otherwise, d_in for in_features, so neither --init nor its attributes reach them); ``other``
-    for the twin."""
-    if what != "reference":
-        return other
+def _own_kwargs_advice(cls: type, ps: list, what: str) -> str:
+    """How to build the reference or the twin from its own arguments (``--reference-init``, tester20s M7;
+    ``--twin-init``, newuser27 #4: the student's constructor names its sizes otherwise, ``D`` for
+    ``normalized_shape``, so neither --init, which goes to the checked class, nor its attributes reach them)."""
     names = [p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("rng", "name")
              and p.default is p.empty] or [p.name for p in ps][:1]
     eg = ", ".join(f'"{n}": ...' for n in names)
-    return (f"Give the reference its own arguments with --reference-init '{{{eg}}}' (for {cls.__name__}; --init "
-            "stays the checked class's), or check without --reference.")
+    if what == "reference":
+        return (f"Give the reference its own arguments with --reference-init '{{{eg}}}' (for {cls.__name__}; --init "
+                "stays the checked class's), or check without --reference.")
+    return (f"Give the twin its own arguments with --twin-init '{{{eg}}}' (for {cls.__name__}; --init stays the "
+            "checked class's; in Python, twin=<the autoprop layer, built>), or check without --twin.")
 
 
 def _has(obj: Any, name: str) -> bool:
@@ -506,9 +507,13 @@ def _has(obj: Any, name: str) -> bool:
     return not callable(v) and not (isinstance(v, np.ndarray) and v.ndim > 0)
 
 
-def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
+def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None,
+               own: Mapping[str, Any] | None = None):
     """The autoprop twin (same class name) of a manual layer or loss with the same parameter values:
     ``(twin or None, why not)``; a container gets its children's twins. TwinError when it cannot be built.
+
+    ``init``: the checked class's constructor arguments, read for the twin by :func:`constructor_kwargs`; ``own``
+    (``--twin-init``): the twin's own constructor arguments, used as they are instead.
     """
     owner = type(obj).__name__
     try:
@@ -524,7 +529,9 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
         varpos = False
     children = getattr(obj, "layers", None)
     try:
-        if varpos and init is None and isinstance(children, Sequence):
+        if own is not None:
+            twin = cls(**own)
+        elif varpos and init is None and isinstance(children, Sequence):
             sub = []
             for child in children:
                 t, note = build_twin(child, "layer")
@@ -539,7 +546,8 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     except Exception as exc:  # noqa: BLE001
         raise TwinError(V.paragraph(
             f"Building the autoprop twin {mod.__name__}.{owner} of {owner} raised", f"{type(exc).__name__}: {exc}.",
-            "Pass init={...} with its constructor arguments, or twin=None to skip the tape.")) from exc
+            "Give the twin its own constructor arguments (--twin-init; in Python, twin=<the autoprop layer, built>), "
+            "or check without it (twin=None).")) from exc
     return (_with_params(obj, twin) if kind == "layer" else twin), ""
 
 

@@ -95,6 +95,20 @@ class TrainReport:
         """True when every requirement holds."""
         return all(r[-1] for r in self.requirements)
 
+    def epochs_note(self) -> str:
+        """Why an accuracy requirement failed when the run was shorter than the default (:class:`TrainConfig`'s
+        ``epochs``), the length the thresholds are set for (newuser27: ``--epochs 2`` FAILed with no word of it);
+        "" otherwise."""
+        default = TrainConfig.__dataclass_fields__["epochs"].default
+        failed = [name for name, *_, ok in self.requirements if not ok]
+        if self.config.epochs >= default or not failed or not all(n.startswith("test accuracy") for n in failed):
+            return ""
+        acc = MIN_ACCURACY_BY_MODEL[self.config.model]
+        return (f"The accuracy threshold ({acc:g} for the {self.config.model.upper()}) assumes the default "
+                f"{default} epochs; this run had {self.config.epochs}, too few to reach it. Manual and tape training "
+                "agree step by step (the rows above): the gradients are not at fault. Run without --epochs (or "
+                f"--epochs {default}) for the accuracy requirement.")
+
     def summary(self) -> str:
         """Text summary: loss per epoch, differences, accuracies, requirements."""
         c = self.config

@@ -144,6 +144,14 @@ def _read(var, where: str, label: str) -> np.ndarray:
         if _class_has(var, "assign_sub", "numpy") and len(_VARIABLE_READERS) < 64:
             _VARIABLE_READERS[type(var)] = read
         return read(var)
+    if isinstance(var, str):  # zip(grads, model.variables), a dict: zip gives its keys (newuser27 #6)
+        raise TypeError(
+            f"{where}: {label} must be a NumPy array (updated in place) or an object with "
+            f"assign_sub() and numpy(); got the str {var!r}, a key: zip over a dict (model.variables "
+            f"is a dict of names) gives its keys, not its values. Zip a list of variables: "
+            f"zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables), or a "
+            f"dict's values: zip(tape.gradient(loss, model.variables).values(), model.variables.values())"
+        )
     raise TypeError(
         f"{where}: {label} must be a NumPy array (updated in place) or an object with "
         f"assign_sub() and numpy(); got {type(var).__name__}"

@@ -262,7 +262,7 @@ def test_notebook_09_holds_the_assignments_solution_verbatim():
             in_notebook.update(_functions(c.source))
     assert in_notebook == solution  # one solution: the notebook's cells are the file's functions
     tests = [c for c in nb.cells if c.get("id", "").endswith("-tests")]
-    assert len(tests) == 6 and all("check_pair(" in c.source or "check_loss(" in c.source for c in tests)
+    assert len(tests) == 6 and all("check_pair(" in c.source or "check_loss_function(" in c.source for c in tests)
     assert sum(c.metadata["nbgrader"]["points"] for c in tests) == 20
 
 

@@ -590,6 +590,13 @@ class Layer:
         """Keras's name for :attr:`non_trainable_variables`."""
         return self.non_trainable_variables
 
+    @property
+    def weights(self):
+        """list of Variable: every variable of the layer, trainable or not, each once, in the order of
+        :meth:`_all_variables` (its own, then its sub-layers' and Variables' in assignment order): Keras's
+        ``layer.weights``, the list beside :attr:`variables` (a dict here, as manualprop's ``params``)."""
+        return self._all_variables()
+
     def _repr_args(self) -> str:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
 
