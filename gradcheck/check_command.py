@@ -472,7 +472,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
         return code
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag, res)}.", color))
     said = _rebound_said(info, res, diag.sentence().removeprefix(f"FAIL: {diag.name}: "))  # self.grads[0] = dW
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
@@ -822,6 +822,19 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
                      f"forward is random, so it is {how}" if kept else
                      f"{what}: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}")
     return lines
+
+
+def _also_wrong(diag, res) -> str:
+    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the tensors the diagnosis finds wrong beside the
+    failing rows of ``res`` (a gradient of the wrong shape, its values compared reshaped: verify26), else ""."""
+    res_failing = set(res.failing_tensors)
+    errs = [f for f in diag.errors if f.tensor and not {t.strip() for t in f.tensor.split(",")} & res_failing]
+    tensors = list(dict.fromkeys(t.strip() for f in errs for t in f.tensor.split(",")))
+    if not tensors:
+        return ""
+    shape = {f.code for f in errs} <= {"wrong-shape", "transposed", "values-right-shape-wrong", "not-summed",
+                                       "wrong-order"}
+    return f"; wrong {'shape' if shape else 'result'} of {', '.join(tensors)}"
 
 
 def _wrong_what(diag) -> str:
