@@ -384,14 +384,18 @@ def _cap_recursion():
 #: Why a thread is refused, and what to write instead (Python 3.11 has no audit event for it).
 THREADS_REFUSED = ("the grading sandbox does not allow starting threads (threading.Thread.start, "
                    "concurrent.futures' thread pools, _thread.start_new_thread): a submission runs in one "
-                   "thread, with one process of its own (in the grader, RLIMIT_NPROC stops any other). Do the "
+                   "thread, with one process of its own (the operating system refuses any other: a seccomp filter "
+                   "denies a new thread, RLIMIT_NPROC a new process). Do the "
                    "work in the calling thread: call the function directly instead of starting a thread or "
                    "pool for it")
 
 
 def _refuse_threads():
     """Make every way of starting a Python thread raise PermissionError(:data:`THREADS_REFUSED`), so
-    that a submission learns why, not RLIMIT_NPROC's "can't start new thread"."""
+    that a submission learns why, not the kernel's "can't start new thread". Only the words: the refusal is the
+    seccomp filter's (:mod:`gradcheck._seccomp` denies ``clone`` with ``CLONE_THREAD``), which Python cannot undo
+    (redteam26 L2: a fresh ``_thread`` from ``_imp.create_builtin`` bypasses these patches; :func:`_error` then
+    adds the same words to the kernel's refusal)."""
     import _thread
 
     def refused(*args, **kwargs):  # noqa: ARG001
@@ -502,6 +506,8 @@ def _error(exc, workdir):
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
     name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
+    if isinstance(exc, RuntimeError) and msg.startswith("can't start new thread"):  # the filter's refusal
+        msg = f"{_first_line(msg)}: {THREADS_REFUSED}"
     if isinstance(exc, RecursionError) and RECURSION[0] is not None:
         msg = (f"{_first_line(msg) if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
