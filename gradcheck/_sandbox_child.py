@@ -584,6 +584,27 @@ def code_key(code):
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
+def _where(code):
+    """Where a code object was compiled: its file, qualified name and first line. ``code.replace`` (or
+    ``types.CodeType``) keeps them unless told otherwise."""
+    return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
+
+
+def forward_keys(codes):
+    """``key(code)``: the key :func:`counting_calls` counts a code object under: its :func:`code_key`, or, for a
+    code object of another key compiled where one of ``codes`` (forward's) was (:func:`_where`), that one's key:
+    a modified copy of forward's code (redteam26 L1: ``forward.__code__.replace(co_consts=... + ("pad",))``, one
+    extra constant, another code key, the same arithmetic) is forward's. No other code has forward's file,
+    qualified name and first line, so no honest helper is counted (a self-adjoint backward has its own line)."""
+    keys = {code_key(c) for c in codes}
+    at = {_where(c): code_key(c) for c in codes}
+
+    def key(code):
+        k = code_key(code)
+        return k if k in keys else at.get(_where(code), k)
+    return key
+
+
 #: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)
 _COUNTER = (_lsprof.Profiler, sys.getprofile)
 
@@ -627,12 +648,13 @@ def _entry_chain(f, depth=0):
     return ([call.__code__] if isinstance(call, types.FunctionType) else []) + inner
 
 
-def _entry_calls(stats, chain, direct, keys):
+def _entry_calls(stats, chain, direct, keys, key=code_key):
     """The calls of backward's own entry (:func:`_entry_chain`) as the profiler recorded them, one per code, outermost
     first: the first code called at the top (by the grader: ``direct``) or at all (by an adapter), each next one called
     by the one before; then, while the last is one of forward's codes (``keys``: a wrapper forward and backward share,
     a class-based decorator's ``__call__`` behind the lambda its ``__get__`` returns), the one forward's code of
-    another key that it called. The chain ends where the record disagrees, so each code counted off was called."""
+    another key that it called (``key``: :func:`forward_keys`'). The chain ends where the record disagrees, so each
+    code counted off was called."""
     by_code = {id(e.code): e for e in stats}
     inward = {}  # id(code) -> calls of it made by recorded callers
     for e in stats:
@@ -649,10 +671,10 @@ def _entry_calls(stats, chain, direct, keys):
         elif not any(s.code is c and s.callcount for s in by_code[id(made[-1])].calls or ()):
             break
         made.append(c)
-    while made and len(made) < 16 and code_key(made[-1]) in keys:
-        seen = {code_key(c) for c in made}
+    while made and len(made) < 16 and key(made[-1]) in keys:
+        seen = {key(c) for c in made}
         nxt = {id(s.code): s.code for s in by_code[id(made[-1])].calls or () if isinstance(s.code, types.CodeType)
-               and s.callcount and code_key(s.code) in keys and code_key(s.code) not in seen}
+               and s.callcount and key(s.code) in keys and key(s.code) not in seen}
         if len(nxt) != 1:
             break
         made.append(next(iter(nxt.values())))
@@ -661,7 +683,7 @@ def _entry_calls(stats, chain, direct, keys):
 
 def counting_calls(codes, fn, *args, student=None):
     """``(fn(*args), n)``: n calls of forward made while ``fn`` (backward) ran: calls of code in ``codes`` or of its
-    :func:`code_key`, counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
+    :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
     (redteam25 H1b: a Python profile function's closure was), and switching it off or on is refused to the submission
     by the audit hook. What is left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer
@@ -688,15 +710,15 @@ def counting_calls(codes, fn, *args, student=None):
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     forward, entry, direct = (None, fn, True) if student is None else student
-    keys, counts, per_call = {code_key(c) for c in codes}, {}, {}
+    keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
-        if isinstance(e.code, types.CodeType) and (k := code_key(e.code)) in keys:
+        if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
             counts[k] = counts.get(k, 0) + e.callcount
-    for c in _entry_calls(stats, _entry_chain(entry), direct, keys):
-        if (k := code_key(c)) in counts:
+    for c in _entry_calls(stats, _entry_chain(entry), direct, keys, key):
+        if (k := key(c)) in counts:
             counts[k] -= 1
     for c in _entry_chain(forward):
-        per_call[code_key(c)] = per_call.get(code_key(c), 0) + 1
+        per_call[key(c)] = per_call.get(key(c), 0) + 1
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
