@@ -276,10 +276,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     notes: list[str] = _large_step_note(cfg)
     first_notes = len(notes)  # the default atol's note goes here once the atols used are known
     cfg = cfg.replace(atol=atol)
-    shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
-    shapes.update({k: p.shape for k, p in call.params.items()})
-    sources = {"manual": manual_source(call, G, wrong := [])}
-    sources["manual"].update(_reshaped(wrong, shapes))  # a (C,) for a (1, C): its values are compared too
+    manual, shapes, wrong = _manual_checked(call, G)
+    sources = {"manual": manual}
     records: list[TensorRecord] = []
     twin_obj, twin_note = resolve_twin(call.layer, twin, init, "layer", call.owner)
     if twin_obj is not None:
@@ -321,8 +319,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
               "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
               f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
               if call.params and V.repeats_no_index(x)]
-    # a gradient of a shape no reshape explains is not compared: its shape's error says what is wrong with it
-    dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in sources["manual"]]
+    dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in manual]
     display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
     display.update({k: V.grad_name(k) for k in call.params})
     atols, roundoff = _tensor_atols(call, Y, G, cfg, dkeys, atol, cfg_atol_default)
@@ -348,14 +345,19 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     return res
 
 
-def _reshaped(wrong: list, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
-    """The gradients of ``wrong`` (:func:`gradcheck._validation.shaped_or_wrong`'s ``(key, error, array)``) whose
-    shape differs from ``shapes[key]`` only by size-1 axes (``(C,)`` for ``(1, C)``: the same elements in the same
-    order), reshaped to it: their values are compared as the others' are, and :func:`wrong_shapes` says whether
-    they are right."""
+def _manual_checked(call: Call, G: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, tuple], list]:
+    """``(manual, shapes, wrong)``: the student's gradients (:func:`manual_source`), each tensor's shape by key, and
+    the gradients of the wrong shape (:func:`gradcheck._validation.shaped_or_wrong`'s ``(key, error, array)``). One
+    whose shape differs only by size-1 axes (``(C,)`` for ``(1, C)``: the same elements in the same order) is in
+    ``manual`` reshaped: its values are compared as the others' are, and :func:`wrong_shapes` says whether they are
+    right; one of a shape no reshape explains is not compared (its shape's error says what is wrong with it)."""
     from ._adapters import _ones_apart
 
-    return {k: a.reshape(shapes[k]) for k, _, a in wrong if _ones_apart(a.shape, shapes[k])}
+    shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
+    shapes.update({k: p.shape for k, p in call.params.items()})
+    manual = manual_source(call, G, wrong := [])
+    manual.update({k: a.reshape(shapes[k]) for k, _, a in wrong if _ones_apart(a.shape, shapes[k])})
+    return manual, shapes, wrong
 
 
 def wrong_shapes(wrong: list, res: CheckResult, display: Mapping[str, str]) -> GradientShapeError:
