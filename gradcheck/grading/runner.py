@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import _tmpdirs
+from .._import_scan import _imports, loaded_names, module_files
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
-from .static import _imports, code_span, loaded_names, module_files
+from .static import code_span
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -563,9 +564,9 @@ DYNAMIC_IMPORT = "dynamic"
 
 
 def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(:func:`gradcheck.grading.static.module_files`' pairs of) the source files that the ``.py`` files under
+    """(:func:`gradcheck._import_scan.module_files`' pairs of) the source files that the ``.py`` files under
     ``base`` (tests, helpers, ``conftest.py``) import anywhere, at the top or inside a function, as the one import
-    scan reads them (:func:`gradcheck.grading.static._imports`: ``from pkg import mod`` loads ``pkg.mod``, relative
+    scan reads them (:func:`gradcheck._import_scan._imports`: ``from pkg import mod`` loads ``pkg.mod``, relative
     ones resolved against their folder, ``import_module``/``__import__``/``exec`` of literals); and where a name is
     computed at run time (``"tests/test_x.py:12"``), which no scan can resolve."""
     hits: list[tuple[str, str]] = []
