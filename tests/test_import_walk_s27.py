@@ -63,3 +63,14 @@ def test_the_graders_guard_still_follows_its_own_modules(tmp_path):
                                                                         "    torch = None\nimport sklearn\n"})
     got = {(v.file, v.module) for v in unavailable_imports([files["layers.py"]], root=str(tmp_path))}
     assert got == {(os.path.join("pkg", "deep.py"), "cupy"), ("util.py", "sklearn")}
+
+
+def test_the_sandboxs_package_search_reads_imports_by_the_same_scan(tmp_path):
+    """``sandbox._imported_tops`` (which packages above a checked file to copy) was a third reading of imports:
+    ``import_module("f.g")`` of a literal is a package it needs (was missed), ``if False: import h`` is not."""
+    from gradcheck.sandbox import _imported_tops
+
+    f = tmp_path / "loss.py"
+    f.write_text("import importlib\nimport a.b\nfrom c import d\nfrom . import e\nif False:\n    import h\n"
+                 "m = importlib.import_module('f.g')\n")
+    assert _imported_tops(str(f))[0] == {"importlib", "a", "c", "f"}
