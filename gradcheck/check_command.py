@@ -824,17 +824,22 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
     return lines
 
 
+#: The findings of a gradient of the wrong shape (:func:`_also_wrong`).
+_SHAPE_CODES = frozenset({"wrong-shape", "transposed", "values-right-shape-wrong", "not-summed", "wrong-order"})
+
+
 def _also_wrong(diag, res) -> str:
-    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the tensors the diagnosis finds wrong beside the
-    failing rows of ``res`` (a gradient of the wrong shape, its values compared reshaped: verify26), else ""."""
+    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape (their values
+    compared reshaped, or not at all: verify26) and any other tensor the diagnosis finds wrong beside the failing
+    rows of ``res``, else ""."""
+    def names(fs):
+        return list(dict.fromkeys(t.strip() for f in fs for t in f.tensor.split(",")))
+
     res_failing = set(res.failing_tensors)
-    errs = [f for f in diag.errors if f.tensor and not {t.strip() for t in f.tensor.split(",")} & res_failing]
-    tensors = list(dict.fromkeys(t.strip() for f in errs for t in f.tensor.split(",")))
-    if not tensors:
-        return ""
-    shape = {f.code for f in errs} <= {"wrong-shape", "transposed", "values-right-shape-wrong", "not-summed",
-                                       "wrong-order"}
-    return f"; wrong {'shape' if shape else 'result'} of {', '.join(tensors)}"
+    shape = names(f for f in diag.errors if f.tensor and f.code in _SHAPE_CODES)
+    other = [t for t in names(f for f in diag.errors if f.tensor and f.code not in _SHAPE_CODES)
+             if t not in res_failing and t not in shape]
+    return "".join(f"; wrong {what} of {', '.join(ts)}" for what, ts in (("shape", shape), ("result", other)) if ts)
 
 
 def _wrong_what(diag) -> str:
@@ -850,7 +855,7 @@ def _wrong_what(diag) -> str:
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
-    what = ("shape" if kinds & {"wrong-shape", "transposed"}
+    what = ("shape" if kinds & _SHAPE_CODES
             else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")

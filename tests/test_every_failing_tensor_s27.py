@@ -108,7 +108,7 @@ def test_gradcheck_check_names_dx_eval_mode_bug_beside_cmu_batchnorms_shapes(tmp
                  '{"num_features": 4}', "--eval")
     out = " ".join(p.stdout.split())
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "FAIL: BatchNorm1d: gradient mismatch in dX; wrong shape of dBW, dBb." in out
+    assert "FAIL: BatchNorm1d: gradient mismatch in dX; wrong shape of dBW, dBb." in out, out
     assert "dBW has shape (4,), expected (1, 4), the shape of BW: values right, shape wrong" in out
     # dX's own bug, named as it is once the shapes are fixed (the eval-mode forward, the training formula)
     assert "dX is the gradient of the training-mode forward (eval='False'), but this forward ran in eval mode" in out
