@@ -472,7 +472,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
         return code
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag, res)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
     said = _rebound_said(info, res, diag.sentence().removeprefix(f"FAIL: {diag.name}: "))  # self.grads[0] = dW
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
@@ -828,18 +828,12 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
 _SHAPE_CODES = frozenset({"wrong-shape", "transposed", "values-right-shape-wrong", "not-summed", "wrong-order"})
 
 
-def _also_wrong(diag, res) -> str:
-    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape (their values
-    compared reshaped, or not at all: verify26) and any other tensor the diagnosis finds wrong beside the failing
-    rows of ``res``, else ""."""
-    def names(fs):
-        return list(dict.fromkeys(t.strip() for f in fs for t in f.tensor.split(",")))
-
-    res_failing = set(res.failing_tensors)
-    shape = names(f for f in diag.errors if f.tensor and f.code in _SHAPE_CODES)
-    other = [t for t in names(f for f in diag.errors if f.tensor and f.code not in _SHAPE_CODES)
-             if t not in res_failing and t not in shape]
-    return "".join(f"; wrong {what} of {', '.join(ts)}" for what, ts in (("shape", shape), ("result", other)) if ts)
+def _also_wrong(diag) -> str:
+    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
+    rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
+    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
+                               for t in f.tensor.split(",")))
+    return f"; wrong shape of {', '.join(shape)}" if shape else ""
 
 
 def _wrong_what(diag) -> str:
