@@ -367,7 +367,7 @@ def wrong_shapes(wrong: list, res: CheckResult, display: Mapping[str, str]) -> G
     (4,) for (1, 4) alone, not of dX's wrong values; PyTorch's gradcheck and pytest report every failure, not the
     first). A (C,) for a (1, C) is compared reshaped, and said right or wrong; the error's ``result`` is ``res``
     (the wrong-shaped tensors' rows, when compared, pass or fail on their values alone), ``wrong_shapes`` the
-    tensors of the wrong shape. Exit 1, as each shape's own error."""
+    tensors of the wrong shape (and ``res._shape_errors`` each one's paragraph). Exit 1, as each shape's own error."""
     said = [str(exc) for _, exc, _ in wrong]
     shaped = {display[k] for k in display}
     for rec in res.records:
@@ -386,6 +386,7 @@ def wrong_shapes(wrong: list, res: CheckResult, display: Mapping[str, str]) -> G
              "differences."] if right else []
     exc = GradientShapeError(" ".join(said))
     exc.result, exc.wrong_shapes = res, [display[k] for k, *_ in wrong]
+    res._shape_errors = [str(e) for _, e, _ in wrong]  # each shape's own paragraph (not a field: not in to_dict)
     return exc
 
 

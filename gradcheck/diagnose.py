@@ -6153,7 +6153,7 @@ def _values_checked(run: Callable[[], CheckResult], shape_only: bool) -> CheckRe
     except GradientShapeError as exc:
         if not shape_only or getattr(exc, "result", None) is None:
             raise
-        return exc.result
+        return exc.result  # its _shape_errors: each shape's paragraph, said by the caller
 #: A float32 Y, or one whose values are all float32 numbers: central differences cannot reach 1e-6.
 _FLOAT32 = ("float32", "float32-values")
 
@@ -6225,6 +6225,8 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if prec is not None:
                     _precision_finding(diag, *prec)
             _float32_backward(layer, res, diag) if prec is None else None
+            if said := getattr(res, "_shape_errors", None):  # the check's own words on each shape, after the bugs
+                diag.findings.append(_find("student-code", error=" ".join(said)))  # named in the other tensors
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
