@@ -6143,6 +6143,16 @@ _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summ
 _SHAPE_STOP = {"not-summed", "wrong-shape", "wrong-order"}
 
 
+def _stops(diag: Diagnosis) -> tuple[bool, bool]:
+    """``(shape_only, stopped)`` after the probes: whether they found only gradients of the wrong shape (the check
+    goes on: every other gradient is compared, :func:`_values_checked`), and whether the check stops (a code of
+    :data:`_STOP` other than a shape's; a float32 output: differences cannot reach 1e-6; a float32 gradient alone
+    still gets the check)."""
+    shape_only = isinstance(diag.error, GradientShapeError) and set(diag.codes) & _STOP <= _SHAPE_STOP
+    return shape_only, bool(set(diag.codes) & _STOP and not shape_only) or any(
+        f.code in _FLOAT32 and f.tensor == "Y" for f in diag.findings)
+
+
 def _values_checked(run: Callable[[], CheckResult], shape_only: bool) -> CheckResult:
     """``run()`` (the mode's :func:`check_layer`), or, when the probes found only gradients of the wrong shape
     (``shape_only``, named by their own findings) and the check raised for them, the result it holds of every other
@@ -6179,11 +6189,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
             diag.findings.append(_find("student-code", error=str(exc)))
     finally:
         _release(pristine)
-    # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check; a gradient of
-    # the wrong shape does not stop it: every other one is compared (check_layer's GradientShapeError holds them)
-    shape_only = isinstance(diag.error, GradientShapeError) and set(diag.codes) & _STOP <= _SHAPE_STOP
-    stopped = (set(diag.codes) & _STOP and not shape_only) or any(f.code in _FLOAT32 and f.tensor == "Y"
-                                                                   for f in diag.findings)
+    shape_only, stopped = _stops(diag)
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
@@ -6225,8 +6231,8 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if prec is not None:
                     _precision_finding(diag, *prec)
             _float32_backward(layer, res, diag) if prec is None else None
-            if said := getattr(res, "_shape_errors", None):  # the check's own words on each shape, after the bugs
-                diag.findings.append(_find("student-code", error=" ".join(said)))  # named in the other tensors
+            if said := getattr(res, "_shape_errors", None):  # each shape's own words, after the other bugs
+                diag.findings.append(_find("student-code", error=" ".join(said)))
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
