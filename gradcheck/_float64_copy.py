@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._log_eps import imported_files
+from ._import_scan import imported_files
 from ._switch_reach import file_classes
 
 #: The spellings of a float32 or float16 dtype: as a string and as an attribute (``np.float32``), each with its float64
@@ -113,7 +113,7 @@ def float64_text(text: str) -> tuple[str, list[int]] | None:
 def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict[str, str], list[str]]:
     """``({file name: float64 source}, ["file line N: text", ...])`` over the checked file ``path`` and the files of
     ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`) it imports
-    (:func:`gradcheck._log_eps.imported_files`), as :func:`float64_text` writes each, the places in class ``cls``
+    (:func:`gradcheck._import_scan.imported_files`), as :func:`float64_text` writes each, the places in class ``cls``
     (and its bases) of ``path`` first, then the rest of that file's, then the other files'; empty when none declares
     a float32 or float16 dtype."""
     own = {i for c in file_classes(path, cls)[1] for i in range(c.lineno, (c.end_lineno or c.lineno) + 1)} \

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ._import_scan import imported_files
 from ._switch_reach import file_classes
 from .diagnose import _find, name_loss_gradient, rtol_advice
 
@@ -83,49 +84,6 @@ def eps_free_text(text: str, denominators: bool = False,
 
     tree = _Drop().visit(tree)
     return (ast.unparse(tree), found, places) if found else None
-
-
-def _module_keys(name: str) -> tuple[str, str]:
-    """The file names (:func:`gradcheck.sandbox.sibling_files`' keys) the module ``name`` (``common.functions``) may be:
-    ``("common/functions.py", "common/functions/__init__.py")``."""
-    base = name.replace(".", "/")
-    return base + ".py", base + "/__init__.py"
-
-
-def imported_files(start: str, files: dict[str, str]) -> list[str]:
-    """The names in ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`) that the file named
-    ``start`` imports, directly or through another of them, ``start`` included (tester25s M5: Deep Learning from
-    Scratch's ``common/util.py``, with a ``1e-6`` in a denominator, imported by nothing the checked file uses, was
-    named as the loss's eps beside ``common/functions.py``'s ``1e-7``). ``import a.b`` and ``from a.b import c``
-    reach ``a/__init__.py``, ``a/b.py`` and ``a/b/c.py``; a relative import is read from the importing file's
-    folder. Every name of ``files`` when a file reached does not parse (what it imports is then unknown)."""
-    seen, todo = [], [start]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in files:
-            continue
-        seen.append(name)
-        try:
-            with open(files[name], encoding="utf-8") as fh:
-                tree = ast.parse(fh.read())
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            return list(files)
-        here = name.rpartition("/")[0].split("/") if "/" in name else []
-        for node in ast.walk(tree):
-            mods: list[str] = []
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                up = here[:len(here) - (node.level - 1)] if node.level else []
-                if node.level and node.level - 1 > len(here):
-                    continue
-                mod = ".".join([*up, *([node.module] if node.module else [])])
-                mods = [f"{mod}.{a.name}" if mod else a.name for a in node.names] + ([mod] if mod else [])
-            for m in mods:
-                parts = m.split(".")
-                for i in range(1, len(parts) + 1):  # a.b.c imports a and a.b too
-                    todo += [k for k in _module_keys(".".join(parts[:i])) if k in files]
-    return seen
 
 
 def eps_free_texts(path: str, files: dict[str, str], denominators: bool = False,

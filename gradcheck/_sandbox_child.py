@@ -384,14 +384,18 @@ def _cap_recursion():
 #: Why a thread is refused, and what to write instead (Python 3.11 has no audit event for it).
 THREADS_REFUSED = ("the grading sandbox does not allow starting threads (threading.Thread.start, "
                    "concurrent.futures' thread pools, _thread.start_new_thread): a submission runs in one "
-                   "thread, with one process of its own (in the grader, RLIMIT_NPROC stops any other). Do the "
+                   "thread, with one process of its own (the operating system refuses any other: a seccomp filter "
+                   "denies a new thread, RLIMIT_NPROC a new process). Do the "
                    "work in the calling thread: call the function directly instead of starting a thread or "
                    "pool for it")
 
 
 def _refuse_threads():
     """Make every way of starting a Python thread raise PermissionError(:data:`THREADS_REFUSED`), so
-    that a submission learns why, not RLIMIT_NPROC's "can't start new thread"."""
+    that a submission learns why, not the kernel's "can't start new thread". Only the words: the refusal is the
+    seccomp filter's (:mod:`gradcheck._seccomp` denies ``clone`` with ``CLONE_THREAD``), which Python cannot undo
+    (redteam26 L2: a fresh ``_thread`` from ``_imp.create_builtin`` bypasses these patches; :func:`_error` then
+    adds the same words to the kernel's refusal)."""
     import _thread
 
     def refused(*args, **kwargs):  # noqa: ARG001
@@ -502,6 +506,8 @@ def _error(exc, workdir):
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
     name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
+    if isinstance(exc, RuntimeError) and msg.startswith("can't start new thread"):  # the filter's refusal
+        msg = f"{_first_line(msg)}: {THREADS_REFUSED}"
     if isinstance(exc, RecursionError) and RECURSION[0] is not None:
         msg = (f"{_first_line(msg) if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
@@ -578,6 +584,27 @@ def code_key(code):
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
 
 
+def _where(code):
+    """Where a code object was compiled: its file, qualified name and first line. ``code.replace`` (or
+    ``types.CodeType``) keeps them unless told otherwise."""
+    return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
+
+
+def forward_keys(codes):
+    """``key(code)``: the key :func:`counting_calls` counts a code object under: its :func:`code_key`, or, for a
+    code object of another key compiled where one of ``codes`` (forward's) was (:func:`_where`), that one's key:
+    a modified copy of forward's code (redteam26 L1: ``forward.__code__.replace(co_consts=... + ("pad",))``, one
+    extra constant, another code key, the same arithmetic) is forward's. No other code has forward's file,
+    qualified name and first line, so no honest helper is counted (a self-adjoint backward has its own line)."""
+    keys = {code_key(c) for c in codes}
+    at = {_where(c): code_key(c) for c in codes}
+
+    def key(code):
+        k = code_key(code)
+        return k if k in keys else at.get(_where(code), k)
+    return key
+
+
 #: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)
 _COUNTER = (_lsprof.Profiler, sys.getprofile)
 
@@ -621,12 +648,13 @@ def _entry_chain(f, depth=0):
     return ([call.__code__] if isinstance(call, types.FunctionType) else []) + inner
 
 
-def _entry_calls(stats, chain, direct, keys):
+def _entry_calls(stats, chain, direct, keys, key=code_key):
     """The calls of backward's own entry (:func:`_entry_chain`) as the profiler recorded them, one per code, outermost
     first: the first code called at the top (by the grader: ``direct``) or at all (by an adapter), each next one called
     by the one before; then, while the last is one of forward's codes (``keys``: a wrapper forward and backward share,
     a class-based decorator's ``__call__`` behind the lambda its ``__get__`` returns), the one forward's code of
-    another key that it called. The chain ends where the record disagrees, so each code counted off was called."""
+    another key that it called (``key``: :func:`forward_keys`'). The chain ends where the record disagrees, so each
+    code counted off was called."""
     by_code = {id(e.code): e for e in stats}
     inward = {}  # id(code) -> calls of it made by recorded callers
     for e in stats:
@@ -643,10 +671,10 @@ def _entry_calls(stats, chain, direct, keys):
         elif not any(s.code is c and s.callcount for s in by_code[id(made[-1])].calls or ()):
             break
         made.append(c)
-    while made and len(made) < 16 and code_key(made[-1]) in keys:
-        seen = {code_key(c) for c in made}
+    while made and len(made) < 16 and key(made[-1]) in keys:
+        seen = {key(c) for c in made}
         nxt = {id(s.code): s.code for s in by_code[id(made[-1])].calls or () if isinstance(s.code, types.CodeType)
-               and s.callcount and code_key(s.code) in keys and code_key(s.code) not in seen}
+               and s.callcount and key(s.code) in keys and key(s.code) not in seen}
         if len(nxt) != 1:
             break
         made.append(next(iter(nxt.values())))
@@ -655,7 +683,7 @@ def _entry_calls(stats, chain, direct, keys):
 
 def counting_calls(codes, fn, *args, student=None):
     """``(fn(*args), n)``: n calls of forward made while ``fn`` (backward) ran: calls of code in ``codes`` or of its
-    :func:`code_key`, counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
+    :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
     (redteam25 H1b: a Python profile function's closure was), and switching it off or on is refused to the submission
     by the audit hook. What is left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer
@@ -682,15 +710,15 @@ def counting_calls(codes, fn, *args, student=None):
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     forward, entry, direct = (None, fn, True) if student is None else student
-    keys, counts, per_call = {code_key(c) for c in codes}, {}, {}
+    keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
-        if isinstance(e.code, types.CodeType) and (k := code_key(e.code)) in keys:
+        if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
             counts[k] = counts.get(k, 0) + e.callcount
-    for c in _entry_calls(stats, _entry_chain(entry), direct, keys):
-        if (k := code_key(c)) in counts:
+    for c in _entry_calls(stats, _entry_chain(entry), direct, keys, key):
+        if (k := key(c)) in counts:
             counts[k] -= 1
     for c in _entry_chain(forward):
-        per_call[code_key(c)] = per_call.get(code_key(c), 0) + 1
+        per_call[key(c)] = per_call.get(key(c), 0) + 1
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 

@@ -7,7 +7,7 @@ reused, so a later sandbox running another student's code could read it: a chann
 process's memory, anonymous memory files (``memfd_create``: memory not counted by ``RLIMIT_AS``), BPF, io_uring,
 mounts and new namespaces, and a lower priority, another scheduling policy or a pinned CPU (a submission
 starving itself to be granted more time). Each of :data:`DENIED` fails with ``EPERM``; ``clone`` asking for a new namespace
-too; ``clone3`` fails with ``ENOSYS`` (its flags are in memory a filter cannot read; the C library then uses
+or a new thread (:data:`CLONE_THREAD`: the child runs one thread; Python says "can't start new thread") too; ``clone3`` fails with ``ENOSYS`` (its flags are in memory a filter cannot read; the C library then uses
 ``clone``); a system call of another ABI (i386 or x32 on x86_64) fails with ``EPERM``. Flatpak's filter, which
 bwrap's option was made for, denies the same families. Only x86_64 and aarch64 are known: elsewhere
 :func:`program` is None and the sandbox runs without the filter (its other walls hold).
@@ -19,7 +19,7 @@ import errno
 import platform
 import struct
 
-__all__ = ["DENIED", "program"]
+__all__ = ["CLONE_THREAD", "DENIED", "program"]
 
 #: System calls the sandbox's child may not make (``EPERM``), by family.
 DENIED = (
@@ -55,6 +55,9 @@ _MACHINES = {"x86_64": (0xC000003E, _X86_64), "amd64": (0xC000003E, _X86_64),
              "aarch64": (0xC00000B7, _AARCH64), "arm64": (0xC00000B7, _AARCH64)}
 #: clone flags asking for a namespace (user, mount, pid, net, ipc, uts, cgroup)
 _CLONE_NEW = 0x10000000 | 0x00020000 | 0x20000000 | 0x40000000 | 0x08000000 | 0x04000000 | 0x02000000
+#: the clone flag of a new thread: the child runs one thread (redteam26 L2: a fresh ``_thread`` module made by
+#: ``_imp.create_builtin`` undid the child's Python-level refusal; the kernel's refusal cannot be undone from Python)
+CLONE_THREAD = 0x00010000
 _X32_BIT = 0x40000000
 # classic BPF opcodes and seccomp return values
 _LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -92,6 +95,6 @@ def program(machine: str | None = None) -> bytes | None:
     out += [_op(_JEQ, nrs["clone3"], 5, 0),  # -> ENOSYS
             _op(_JEQ, nrs["clone"], 0, 2),  # not clone -> ALLOW
             _op(_LD_ABS, 16),  # low 32 bits of arg0 (little-endian machines): the flags
-            _op(_JSET, _CLONE_NEW, 1, 0),  # -> DENY
+            _op(_JSET, _CLONE_NEW | CLONE_THREAD, 1, 0),  # -> DENY
             _op(_RET, _ALLOW), _op(_RET, _ERRNO | errno.EPERM), _op(_RET, _ERRNO | errno.ENOSYS)]
     return b"".join(head + out)

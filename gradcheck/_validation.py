@@ -744,11 +744,12 @@ def loss_scalar(value: Any, owner: str, signature: str) -> np.float64:
 
 
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
-                      keys: list[str]) -> dict[str, np.ndarray]:
+                      keys: list[str], wrong: list | None = None) -> dict[str, np.ndarray]:
     """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,
     integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length. With exactly one float
     input beside integer ones, a lone array is that input's gradient (an integer input gets none: ``--indices``;
-    tester21s M1), as is the tuple with None in the integer inputs' places."""
+    tester21s M1), as is the tuple with None in the integer inputs' places. ``wrong``: a list that takes each
+    numeric gradient of the wrong shape instead of raising (:func:`shaped_or_wrong`)."""
     floats = [i for i, x in enumerate(inputs) if x.dtype.kind == "f"]
     if len(inputs) > 1 and len(floats) == 1 and isinstance(ret, np.ndarray):
         ret = tuple(ret if i == floats[0] else None for i in range(len(inputs)))
@@ -774,9 +775,25 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                 f"layer differentiates {n}, so {n} takes real values and its gradient is to be checked.",
                 f"Give {n} as a float array ({n}.astype(np.float64)) in Python, or leave --indices out for {n} on "
                 "the command line (integer inputs are only for ids, such as an embedding's)."))  # newuser23 L8
-    return {k: check_output(r, owner=owner, tensor=grad_name(n), produced_by=produced_by, expected_shape=x.shape,
-                            expected_why=f"the shape of the input {n}")
-            for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
+    out = {k: shaped_or_wrong(r, k, wrong, owner=owner, tensor=grad_name(n), produced_by=produced_by,
+                              expected_shape=x.shape, expected_why=f"the shape of the input {n}")
+           for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def shaped_or_wrong(value: Any, key: str, wrong: list | None, **kw: Any) -> np.ndarray | None:
+    """:func:`check_output` of a gradient ``value`` (``kw`` its arguments), or, when ``wrong`` is a list and
+    ``value`` is a numeric array of another shape than ``kw["expected_shape"]``, None after appending ``(key,
+    error, float64 copy)`` to ``wrong``: the check goes on with the other gradients, so every failing tensor is
+    reported together (verify26: a (4,) for a (1, 4) dgamma hid dX's bug). Any other error raises as before."""
+    try:
+        return check_output(value, **kw)
+    except GradientShapeError as exc:
+        arr = np.asarray(value) if isinstance(value, np.ndarray) else None
+        if wrong is None or arr is None or arr.dtype.kind != "f" or arr.shape == tuple(kw["expected_shape"]):
+            raise
+        wrong.append((key, exc, np.array(arr, dtype=np.float64, copy=True)))
+        return None
 
 
 #: The gradients of the check under way named as the student's code names them where ``d`` + key is not that name
@@ -878,10 +895,11 @@ def forward_call(layer: Any, names: Sequence[str], training: bool) -> str:
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
-                slots: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+                slots: Mapping[str, str] | None = None, wrong: list | None = None) -> dict[str, np.ndarray]:
     """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies. ``slots``: where
     an attribute-style layer keeps each gradient (``{"W": "self.dW"}``): a message names ``self.dW`` and the shape of
-    ``self.W``, the student's own storage, not ``grads['W']`` (tester13 M5)."""
+    ``self.W``, the student's own storage, not ``grads['W']`` (tester13 M5). ``wrong``: a list that takes each
+    gradient of the wrong shape instead of raising (:func:`shaped_or_wrong`), left out of the dict returned."""
     slots = slots or {}
     grads = getattr(layer, "grads", None)
     if params and not isinstance(grads, Mapping):
@@ -893,8 +911,10 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
                 f"{owner}.grads has no key {k!r} after backward(dY) (so {grad_name(k)} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
                 + _near_key(k, grads) + "."))
-        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k),
+        got = shaped_or_wrong(grads[k], k, wrong, owner=owner, tensor=grad_name(k),
                               produced_by=f"backward(dY) (in {slots[k]})" if k in slots
                               else f"{slot_name(slots, k)} after backward(dY)",
                               expected_shape=p.shape, expected_why=f"the shape of {param_name(slots, k)}")
+        if got is not None:
+            out[k] = got
     return out

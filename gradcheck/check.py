@@ -33,7 +33,7 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import TwinError, UsageError
+from .errors import GradientShapeError, TwinError, UsageError
 from .numerical import (
     default_eps,
     directional_derivatives,
@@ -276,7 +276,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     notes: list[str] = _large_step_note(cfg)
     first_notes = len(notes)  # the default atol's note goes here once the atols used are known
     cfg = cfg.replace(atol=atol)
-    sources = {"manual": manual_source(call, G)}
+    manual, shapes, wrong = _manual_checked(call, G)
+    sources = {"manual": manual}
     records: list[TensorRecord] = []
     twin_obj, twin_note = resolve_twin(call.layer, twin, init, "layer", call.owner)
     if twin_obj is not None:
@@ -284,7 +285,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         try:
             Y_tape, sources["tape"] = twin_source(  # a square weight's orientation: by its forward, as a reference's
                 twin_obj, call, G, notes, matches=lambda Yt: Yt.shape == Y.shape and close(Y, Yt, cfg.rtol, atol),
-                agrees=lambda gs: all(close(sources["manual"][k], g, cfg.rtol, atol) for k, g in gs.items()))
+                agrees=lambda gs: all(k in sources["manual"] and close(sources["manual"][k], g, cfg.rtol, atol)
+                                      for k, g in gs.items()))
             notes += list(getattr(twin_obj, "notes", None) or [])
         except TapeUnavailable as exc:
             twin_obj, twin_note = None, str(exc)
@@ -317,11 +319,9 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
               "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
               f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
               if call.params and V.repeats_no_index(x)]
-    dkeys = [k for k, d in zip(call.keys, diff) if d] + list(call.params)
+    dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in manual]
     display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
     display.update({k: V.grad_name(k) for k in call.params})
-    shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
-    shapes.update({k: p.shape for k, p in call.params.items()})
     atols, roundoff = _tensor_atols(call, Y, G, cfg, dkeys, atol, cfg_atol_default)
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
                                               atols, cfg_atol_default and max(atols.values(), default=0) > ATOL_FLOOR,
@@ -340,7 +340,54 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
                    "numerical": {display[k]: v for k, v in numerical.items()}})
     res._output = output  # the eval output, for _training_probe (not a field: not in to_dict)
     res._manual, res._upstream = sources["manual"], G  # backward's gradients for dY = G, for _training_probe
+    if wrong:
+        raise wrong_shapes(wrong, res, {k: display.get(k, V.grad_name(k)) for k, *_ in wrong})
     return res
+
+
+def _manual_checked(call: Call, G: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, tuple], list]:
+    """``(manual, shapes, wrong)``: the student's gradients (:func:`manual_source`), each tensor's shape by key, and
+    the gradients of the wrong shape (:func:`gradcheck._validation.shaped_or_wrong`'s ``(key, error, array)``). One
+    whose shape differs only by size-1 axes (``(C,)`` for ``(1, C)``: the same elements in the same order) is in
+    ``manual`` reshaped: its values are compared as the others' are, and :func:`wrong_shapes` says whether they are
+    right; one of a shape no reshape explains is not compared (its shape's error says what is wrong with it)."""
+    from ._adapters import _ones_apart
+
+    shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
+    shapes.update({k: p.shape for k, p in call.params.items()})
+    manual = manual_source(call, G, wrong := [])
+    manual.update({k: a.reshape(shapes[k]) for k, _, a in wrong if _ones_apart(a.shape, shapes[k])})
+    return manual, shapes, wrong
+
+
+def wrong_shapes(wrong: list, res: CheckResult, display: Mapping[str, str]) -> GradientShapeError:
+    """The error of a check whose backward gave gradients of the wrong shape (``wrong``: ``(key, error, array)``
+    of :func:`gradcheck._validation.shaped_or_wrong`), once every other gradient was compared (``res``): each
+    shape's error, then the verdict on the values (verify26: CMU's BatchNorm1d in eval mode was told of dgamma's
+    (4,) for (1, 4) alone, not of dX's wrong values; PyTorch's gradcheck and pytest report every failure, not the
+    first). A (C,) for a (1, C) is compared reshaped, and said right or wrong; the error's ``result`` is ``res``
+    (the wrong-shaped tensors' rows, when compared, pass or fail on their values alone), ``wrong_shapes`` the
+    tensors of the wrong shape (and ``res._shape_errors`` each one's paragraph). Exit 1, as each shape's own error."""
+    said = [str(exc) for _, exc, _ in wrong]
+    shaped = {display[k] for k in display}
+    for rec in res.records:
+        c = rec.get("manual-vs-numerical") or (rec.comparisons[0] if rec.comparisons else None)
+        if rec.kind != "gradient" or c is None:
+            continue
+        if rec.tensor in shaped:
+            said.append(f"{rec.tensor}'s values, reshaped to {V.fmt_shape(rec.shape)}, are "
+                        + ("right." if rec.passed else f"wrong too (max relative error {c.max_rel_error:.2e} > "
+                                                        f"rtol {res.rtol:g})."))
+        elif not rec.passed:
+            said.append(f"{rec.tensor} (the right shape) is wrong too: max relative error {c.max_rel_error:.2e} > "
+                        f"rtol {res.rtol:g}.")
+    right = [r.tensor for r in res.records if r.kind == "gradient" and r.passed and r.tensor not in shaped]
+    said += [f"{', '.join(right)} (the right shape) {'matches' if len(right) == 1 else 'match'} central "
+             "differences."] if right else []
+    exc = GradientShapeError(" ".join(said))
+    exc.result, exc.wrong_shapes = res, [display[k] for k, *_ in wrong]
+    res._shape_errors = [str(e) for _, e, _ in wrong]  # each shape's own paragraph (not a field: not in to_dict)
+    return exc
 
 
 def _default_atol_note(default: bool, atol: float, atols: dict, roundoff: dict | None, display: dict, Y, G,

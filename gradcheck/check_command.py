@@ -478,7 +478,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
         return code
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
     said = _rebound_said(info, res, diag.sentence().removeprefix(f"FAIL: {diag.name}: "))  # self.grads[0] = dW
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
@@ -836,6 +836,18 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
     return lines
 
 
+#: The findings of a gradient of the wrong shape (:func:`_also_wrong`).
+_SHAPE_CODES = frozenset({"wrong-shape", "transposed", "values-right-shape-wrong", "not-summed", "wrong-order"})
+
+
+def _also_wrong(diag) -> str:
+    """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
+    rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
+    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
+                               for t in f.tensor.split(",")))
+    return f"; wrong shape of {', '.join(shape)}" if shape else ""
+
+
 def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
     errs = [f for f in diag.findings if f.severity == "error"]
@@ -849,7 +861,7 @@ def _wrong_what(diag) -> str:
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
-    what = ("shape" if kinds & {"wrong-shape", "transposed"}
+    what = ("shape" if kinds & _SHAPE_CODES
             else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")

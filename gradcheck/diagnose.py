@@ -6173,6 +6173,31 @@ def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any
 #: meaningless).
 _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
          "wrong-order"}
+#: Of :data:`_STOP`, the codes of a gradient's shape: the other gradients are still compared (:func:`_values_checked`).
+_SHAPE_STOP = {"not-summed", "wrong-shape", "wrong-order"}
+
+
+def _stops(diag: Diagnosis) -> tuple[bool, bool]:
+    """``(shape_only, stopped)`` after the probes: whether they found only gradients of the wrong shape (the check
+    goes on: every other gradient is compared, :func:`_values_checked`), and whether the check stops (a code of
+    :data:`_STOP` other than a shape's; a float32 output: differences cannot reach 1e-6; a float32 gradient alone
+    still gets the check)."""
+    shape_only = isinstance(diag.error, GradientShapeError) and set(diag.codes) & _STOP <= _SHAPE_STOP
+    return shape_only, bool(set(diag.codes) & _STOP and not shape_only) or any(
+        f.code in _FLOAT32 and f.tensor == "Y" for f in diag.findings)
+
+
+def _values_checked(run: Callable[[], CheckResult], shape_only: bool) -> CheckResult:
+    """``run()`` (the mode's :func:`check_layer`), or, when the probes found only gradients of the wrong shape
+    (``shape_only``, named by their own findings) and the check raised for them, the result it holds of every other
+    gradient (:func:`gradcheck.check.wrong_shapes`): their bugs are named beside the shapes' (verify26: CMU's
+    BatchNorm1d in eval mode was told of dgamma's shape alone, not of dX's eval-mode bug)."""
+    try:
+        return run()
+    except GradientShapeError as exc:
+        if not shape_only or getattr(exc, "result", None) is None:
+            raise
+        return exc.result  # its _shape_errors: each shape's paragraph, said by the caller
 #: A float32 Y, or one whose values are all float32 numbers: central differences cannot reach 1e-6.
 _FLOAT32 = ("float32", "float32-values")
 
@@ -6198,9 +6223,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
             diag.findings.append(_find("student-code", error=str(exc)))
     finally:
         _release(pristine)
-    # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
-    stopped = set(diag.codes) & _STOP or any(f.code in _FLOAT32 and f.tensor == "Y"
-                                             for f in diag.findings)
+    shape_only, stopped = _stops(diag)
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
@@ -6213,10 +6236,10 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
                 # a held draw is of one shape: a stacked batch draws another mask (session 12)
-                diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
-                                                training=training, name=owner,
-                                                reference=None if random_ref else reference,
-                                                upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
+                diag.result = res = _values_checked(lambda: check_layer(
+                    proxy, inputs, twin=None if random_twin else twin, training=training, name=owner,
+                    reference=None if random_ref else reference, upstream=upstream, **kw,
+                    **({"batched": False} if diag.held else {})), shape_only)
             _DataPart.unchecked(res, probes.penalties)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
@@ -6242,6 +6265,8 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if prec is not None:
                     _precision_finding(diag, *prec)
             _float32_backward(layer, res, diag) if prec is None else None
+            if said := getattr(res, "_shape_errors", None):  # each shape's own words, after the other bugs
+                diag.findings.append(_find("student-code", error=" ".join(said)))
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))

@@ -74,6 +74,7 @@ from . import _sandbox_child as wire
 from . import _seccomp, _tmpdirs
 from . import isolation as iso
 from ._adapters import expected
+from ._import_scan import _imports
 from ._validation import (
     checked_params,
     dtype_error,
@@ -2172,18 +2173,16 @@ def _sibling_modules(path: str, folder: str, hostile: bool = False) -> dict[str,
 
 
 def _imported_tops(path: str) -> tuple[set[str], str]:
-    """``(top-level names the file imports absolutely, its text)``; ``(set(), "")`` for a file that cannot be read or
-    parsed."""
+    """``(top-level names the file imports absolutely, its text)``, read by the one scan of imports
+    (:func:`gradcheck._import_scan._imports`: ``importlib.import_module("pkg.mod")`` of a literal too, not an import
+    under ``if False:``); ``(set(), "")`` for a file that cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         tree = ast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):  # redteam27 L1: a
         return set(), ""  # 60,000-term sum; the import itself then says why (exit 3)
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-             and not n.level}
-    return tops, text
+    return {m.split(".")[0] for _, m in _imports(tree, guarded=True) if m and not m.startswith(".")}, text
 
 
 def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:

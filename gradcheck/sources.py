@@ -269,8 +269,10 @@ def grad_slots(layer: Any) -> dict[str, str]:
     return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
 
 
-def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
-    """The student's ``backward(G)`` after the last forward: ``{key: gradient}``, shapes and values validated."""
+def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[str, np.ndarray]:
+    """The student's ``backward(G)`` after the last forward: ``{key: gradient}``, shapes and values validated;
+    ``wrong``: a list that takes each gradient of the wrong shape instead of raising, left out of the dict
+    (:func:`gradcheck._validation.shaped_or_wrong`)."""
     # an attribute-style layer's self.dW, named as the student stores it (M5)
     names, inputs, owner = call.names, call.inputs, call.owner
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
@@ -283,8 +285,9 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
         raise refused
     if written := dY_written(owner, dY, G):
         raise written
-    manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
-    manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer)))
+    manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys,
+                                 wrong=wrong)
+    manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer), wrong=wrong))
     return manual
 
 

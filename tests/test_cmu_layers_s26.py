@@ -40,7 +40,9 @@ def test_a_gradient_of_shape_C_for_a_1_C_weight_is_a_wrong_shape(tmp_path):
     for reduce in ("sum", "mean"):
         p = _scale(tmp_path, reduce, "")
         out = both(p)
-        assert p.returncode == 1 and "FAIL: Scale: wrong " in out and "(g/dLdg, c/dLdc)" in out, out
+        # verify26 (session 27): the values are compared too: "gradient mismatch in dg; wrong shape of dg, dc."
+        assert p.returncode == 1 and "wrong shape of dg, dc." in out and "(g/dLdg, c/dLdc)" in out, out
+        assert ("FAIL: Scale: gradient mismatch in dg;" in out) == (reduce == "mean"), out
         assert "dg has shape (4,), expected (1, 4)" in out and "no gradient" not in out, out
         assert ("dg has shape (4,), expected (1, 4), the shape of g: values right" in out) == (reduce == "sum")
 

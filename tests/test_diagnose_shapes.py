@@ -106,9 +106,9 @@ class Scale:
 
 
 @pytest.mark.parametrize("source, target, shape, words", [
-    (AFFINE, "affine", "4,2,3;6,5;5", "FAIL: affine: wrong result of dx. diagnosis: dx has shape (4, 6), expected (4, 2, 3), the shape of x: values "
+    (AFFINE, "affine", "4,2,3;6,5;5", "FAIL: affine: wrong shape of dx. diagnosis: dx has shape (4, 6), expected (4, 2, 3), the shape of x: values "
      "right, shape wrong"),
-    (FLAT, "Flatten", "2,3,2,2", "FAIL: Flatten: wrong result of dX. diagnosis: dX has shape (2, 12), expected (2, 3, 2, 2), the shape of X: values "
+    (FLAT, "Flatten", "2,3,2,2", "FAIL: Flatten: wrong shape of dX. diagnosis: dX has shape (2, 12), expected (2, 3, 2, 2), the shape of X: values "
      "right, shape wrong"),
     (FLAT, "Scale", "4,3", "dW has shape (3,), expected (1, 3), the shape of W: values right, shape wrong (the shape "
      "lacks a size-1 axis)"),

@@ -25,6 +25,7 @@ ALLOWED = {
     "compare": set(),
     "_kernel": set(),
     "_switch_reach": set(),
+    "_import_scan": set(),
     "_adapters": {"_kernel", "_switch_reach"},
     "_validation": {"errors"},
     "numerical": {"_kernel", "compare"},

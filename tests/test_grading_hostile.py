@@ -47,10 +47,10 @@ FOOTER = "\nif isinstance(_stolen, dict) and 'Linear' in _stolen:\n    Linear = 
 
 #: attacks whose deserved score is that of control_exit (they end the sandbox process on purpose)
 CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json", "close_pipes", "flood_pipe",
-            "sigterm_hang"}
+            "sigterm_hang", "thread_fresh_lock"}
 #: attacks whose deserved score is that of control_raise (Linear.forward raises)
 RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt", "system_exit", "reduce_pickle",
-           "outcome_skipped", "outcome_exit", "outcome_failed"}
+           "outcome_skipped", "outcome_exit", "outcome_failed", "thread_fresh_module"}
 #: attacks with a deserved score of their own: (score, needle in the failures)
 OWN_SCORE = {
     "zero_weights": (BASE - 2 - 4 / 3, "dX"),  # the sign bug in dX costs dX, visible and hidden
@@ -230,6 +230,10 @@ def test_crashes_are_the_students_not_the_graders(batch):
         text = failures(batch, name)
         assert "grader's side" not in text and "not a fault of the checked code" not in text, (name, text)
     assert "exit code 70" in failures(batch, "exit70")
+    assert "killed by SIGSEGV" in failures(batch, "thread_fresh_lock")  # CPython's own crash, test by test (L2)
+    # redteam26 L2: the thread past Python's refusal is refused by the kernel (seccomp), in the sandbox's words
+    assert "can't start new thread: the grading sandbox does not allow starting threads" in failures(
+        batch, "thread_fresh_module")
     assert "share payload bytes" in failures(batch, "reply_many_refs")
     assert "<b>" not in failures(batch, "forged_frame")
 

@@ -375,3 +375,33 @@ def test_the_namespaces_sandboxs_pid_1_names_no_host_path(tmp_path):
         assert argv[1] == b"--args" and argv[2].isdigit() and argv[3] == b"--", argv
         assert sb.workdir not in shown and os.path.dirname(os.path.realpath(numpy.__file__)) not in shown, shown
         assert "--ro-bind" not in shown, shown
+
+
+#: redteam26 L1: central differences through a modified copy of forward's code (one extra constant: another code key,
+#: the same arithmetic), made at run time; "c" the copy's constants
+CODE_COPY = CHEAT.replace("self.forward(at)", "_copy(self, at)") + '''
+
+def _copy(layer, X):
+    c = Linear.forward.__code__
+    f = types.FunctionType(c.replace(co_consts=c.co_consts + ("pad",)), globals(), "f", Linear.forward.__defaults__)
+    return f(layer, X)
+'''
+
+
+@pytest.mark.parametrize("how", ["extra_constant", "marshal_copy"])
+def test_a_modified_copy_of_forwards_code_is_counted_as_forward(tmp_path, how):
+    """L1: backward ran central differences through ``forward.__code__.replace(co_consts=... + ("pad",))``: another
+    code key, so 0 calls and 28/28. A code object compiled where forward's was (file, qualified name, first line) is
+    forward's: 76 calls, as the plain cheat's. A marshal round trip (the same key) was counted before and still is."""
+    source = "import types\n" + CODE_COPY
+    if how == "marshal_copy":
+        source = source.replace("c.replace(co_consts=c.co_consts + (\"pad\",))", "__import__('marshal').loads("
+                                "__import__('marshal').dumps(c))")
+    assert source.count("_copy(self, at)") == 2
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, source) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        layer.forward(X)
+        with pytest.raises(SandboxError, match="Linear.backward called Linear.forward") as info:
+            layer.backward(dY)
+        assert info.value.reason == "policy" and layer.forward_calls_in_backward == 76

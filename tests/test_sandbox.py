@@ -505,6 +505,28 @@ def test_starting_a_thread_is_refused_saying_threads_are_not_allowed_and_what_to
     assert "can't start new thread" not in str(info.value)
 
 
+#: redteam26 L2: a fresh _thread module (``_imp.create_builtin``) holds the original start_new_thread, past the
+#: child's Python-level refusal; the thread then runs backward's forwards unseen by the forward counter
+FRESH_THREAD = ("import _imp, importlib.util, time\n"
+                "_t = _imp.create_builtin(importlib.util.find_spec('_thread'))\n_ran = []\n"
+                "_t.start_new_thread(_ran.append, (1,))\ntime.sleep(0.3)\n"
+                "raise RuntimeError(f'THREAD RAN {_ran}')")
+
+
+@pytest.mark.parametrize("isolation", ["namespaces", "process"])
+def test_a_thread_started_past_the_python_refusal_is_refused_by_the_operating_system(tmp_path, isolation):
+    """redteam26 L2: the Python-level refusal is undone by a fresh ``_thread``; the seccomp filter (``clone`` with
+    CLONE_THREAD: EPERM), which Python cannot undo, refuses the thread in both sandboxes (as root in the process
+    sandbox the thread ran; in the grader only RLIMIT_NPROC of a dedicated uid stood), with the sandbox's words."""
+    if isolation == "namespaces" and support()[0] == "none":
+        pytest.skip(f"no namespaces here: {support()[1]}")
+    f = linear(tmp_path, forward=FRESH_THREAD)
+    with pytest.raises(SandboxError, match=r"RuntimeError: can't start new thread: the grading sandbox does not "
+                                           r"allow starting threads .*seccomp") as info:
+        run_linear(f, isolation=isolation)
+    assert "THREAD RAN" not in str(info.value)
+
+
 # --------------------------------------------------------------------------- start-up
 
 

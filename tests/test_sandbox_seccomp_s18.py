@@ -47,12 +47,20 @@ out = {
     "clone_newuser": call(NR["clone"], 0x10000000 | 17, 0, 0, 0, 0),
     "ptrace": call(NR["ptrace"], 16, 1, 0, 0),  # PTRACE_ATTACH to the namespace's init
 }
+import _thread
+try:  # redteam26 L2: clone with CLONE_THREAD, the one Python-independent refusal of a thread
+    _thread.start_new_thread(print, ())
+    out_thread = "started"
+except RuntimeError as exc:
+    out_thread = str(exc)
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # as the sandbox sets it: under the filter OpenBLAS cannot start its threads
 import numpy
 pid = os.fork()  # what the sandbox allows still works: fork, numpy
 if pid == 0:
     os._exit(7)
 out["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 out["numpy"] = float(numpy.arange(4.0).sum())
+out["thread"] = out_thread
 print(json.dumps(out))
 '''
 
@@ -71,6 +79,8 @@ def test_program_is_well_formed():
         for i, (code, jt, jf, _k) in enumerate(ops):
             assert code == 6 or i + 1 + max(jt, jf) < len(ops)  # a return, or a jump that lands inside
         assert ops[-3:] == [(6, 0, 0, 0x7FFF0000), (6, 0, 0, 0x50001), (6, 0, 0, 0x50026)]
+        # clone's flags: a new namespace or a new thread (redteam26 L2) jumps to EPERM
+        assert ops[-4] == (0x45, 1, 0, _seccomp._CLONE_NEW | _seccomp.CLONE_THREAD)
     assert _seccomp.program("riscv64") is None
 
 
@@ -88,9 +98,9 @@ def test_bwrap_denies_keyrings_and_memfd_without_any_python_guard():
             os.close(fd)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    denied = {k: v for k, v in out.items() if k not in ("fork", "numpy")}
+    denied = {k: v for k, v in out.items() if k not in ("fork", "numpy", "thread")}
     assert denied == dict.fromkeys(denied, "Operation not permitted"), out
-    assert (out["fork"], out["numpy"]) == (7, 6.0)
+    assert (out["fork"], out["numpy"], out["thread"]) == (7, 6.0, "can't start new thread")
 
 
 MEMFD_LINEAR = '''

@@ -1079,8 +1079,10 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     gradient vs central differences; ``part_of`` maps its tensor names to parts) failing a part's gradient fails
     that part (:func:`_disagrees`, with ``question`` when no hint applies).
 
-    When the check stops on an error a part outside ``names`` explains (a gradient of the wrong shape, a NaN or
-    infinity, a missing gradient: the check's validation of what backward gave), the parts ``names`` are confirmed
+    A gradient of the wrong shape does not stop the check (:func:`gradcheck.check.wrong_shapes`: its error holds the
+    result of every other gradient, read as a result is, so grade and check agree: verify26). When the check stops
+    on an error a part outside ``names`` explains (a NaN or infinity, a missing gradient: the check's validation of
+    what backward gave), the parts ``names`` are confirmed
     one by one by ``confirm`` (:func:`_confirm_directionally`: the names it finds wrong; None when it cannot tell, a
     forward that is not repeatable: then they stay as the reference judged them),
     so a second bug never earns back what central differences would have cost (review22: a forward adding b twice
@@ -1096,16 +1098,17 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     except GraderError:  # the grader's (MemoryBudgetError), never the submission's
         raise
     except (GradientShapeError, NonFiniteError, ProtocolError) as exc:
-        if confirm is None or len(left) == len(verdict.parts):
-            return _not_confirmed(verdict, left, exc)
-        wrong = confirm([p.name for p in left]) or []
-        for p in left:
-            if p.name in wrong:
-                p.passed, p.message = False, (
-                    f"{p.name} matches the reference's, but disagrees with the central difference of your forward "
-                    f"along a random direction (the numerical check stopped on another part: "
-                    f"{str(exc).rstrip('.')}). Does forward compute what backward differentiates?")
-        return None
+        if (res := getattr(exc, "result", None)) is None:  # else: a wrong shape, every other gradient compared
+            if confirm is None or len(left) == len(verdict.parts):
+                return _not_confirmed(verdict, left, exc)
+            wrong = confirm([p.name for p in left]) or []
+            for p in left:
+                if p.name in wrong:
+                    p.passed, p.message = False, (
+                        f"{p.name} matches the reference's, but disagrees with the central difference of your "
+                        f"forward along a random direction (the numerical check stopped on another part: "
+                        f"{str(exc).rstrip('.')}). Does forward compute what backward differentiates?")
+            return None
     except GradcheckError as exc:
         return _not_confirmed(verdict, left, exc)
     records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}

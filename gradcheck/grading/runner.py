@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import _tmpdirs
+from .._import_scan import _imports, loaded_names, module_files
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
-from .static import _imports, code_span, loaded_names, module_files
+from .static import code_span
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -563,9 +564,9 @@ DYNAMIC_IMPORT = "dynamic"
 
 
 def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(:func:`gradcheck.grading.static.module_files`' pairs of) the source files that the ``.py`` files under
+    """(:func:`gradcheck._import_scan.module_files`' pairs of) the source files that the ``.py`` files under
     ``base`` (tests, helpers, ``conftest.py``) import anywhere, at the top or inside a function, as the one import
-    scan reads them (:func:`gradcheck.grading.static._imports`: ``from pkg import mod`` loads ``pkg.mod``, relative
+    scan reads them (:func:`gradcheck._import_scan._imports`: ``from pkg import mod`` loads ``pkg.mod``, relative
     ones resolved against their folder, ``import_module``/``__import__``/``exec`` of literals); and where a name is
     computed at run time (``"tests/test_x.py:12"``), which no scan can resolve."""
     hits: list[tuple[str, str]] = []
@@ -1801,9 +1802,26 @@ def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
     return f"{NOT_GRADED}: stopped by {how}"
 
 
+def _score_bars(scores: Sequence[float], mx: float) -> tuple[Any, Any, int]:
+    """``(edges, counts, full)``: the bars of :func:`plot_histogram`. Bar ``i`` counts the scores ``s`` with
+    ``edges[i] <= s < edges[i + 1]`` (a score is never rounded into a higher bar: 29.5 of 30 is not full marks);
+    the edges are the whole points from ``min(0, floor(lowest score))`` up to ``mx`` (the last bar ends at ``mx``,
+    narrower when ``mx`` is not whole); ``full`` the scores at or above ``mx``, drawn as a bar of their own."""
+    import numpy as np
+
+    scores = np.asarray(scores, dtype=float)
+    lo = min(0.0, float(np.floor(scores.min()))) if scores.size else 0.0
+    edges = np.append(np.arange(lo, mx), mx) if mx > lo else np.array([lo, lo + 1.0])
+    below = scores[scores < mx]
+    counts = np.array([np.count_nonzero((below >= a) & (below < b)) for a, b in zip(edges[:-1], edges[1:])])
+    return edges, counts, int(np.count_nonzero(scores >= mx))
+
+
 def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
                    title: str = "") -> str:
-    """Save a histogram of the scores (a bar per point value; mean and median marked); its path."""
+    """Save a histogram of the scores and return its path: a bar per whole point, the bar from ``k`` to ``k + 1``
+    counting ``k <= score < k + 1`` (:func:`_score_bars`; newuser26: rounding to the nearest point drew 29.5 in
+    the 30 bar, as full marks), full marks a bar of their own in another colour; mean and median marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1812,23 +1830,27 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
 
     scores = np.array([r.score for r in results], dtype=float)
     mx = max((r.max_score for r in results), default=1.0) or 1.0
+    edges, counts, full = _score_bars(scores, mx)
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
-    counts, _, bars = ax.hist(scores, bins=np.arange(0, np.ceil(mx) + 2) - 0.5, color="#4C72B0",
-                              edgecolor="white", rwidth=0.9)
+    bars = ax.bar(edges[:-1] + 0.05 * np.diff(edges), counts, width=0.9 * np.diff(edges), align="edge",
+                  color="#4C72B0", edgecolor="white", label=f"scores below {mx:g}")
+    top = ax.bar([mx + 0.05], [full], width=0.9, align="edge", color="#DD8452", edgecolor="white",
+                 label=f"full marks ({mx:g}{' or more' if np.any(scores > mx) else ''})")
     # on a white box above the mean and median lines, which may cross a bar's label (newuser22)
-    ax.bar_label(bars, labels=[f"{int(c)}" if c else "" for c in counts], fontsize=9, padding=2, zorder=4,
-                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 2.5})
+    for b, c in ((bars, counts), (top, [full])):
+        ax.bar_label(b, labels=[f"{int(n)}" if n else "" for n in c], fontsize=9, padding=2, zorder=4,
+                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 2.5})
     if len(scores):
         ax.axvline(scores.mean(), color="#C44E52", ls="--", lw=1.5,
                    label=f"mean {scores.mean():.1f}")
         ax.axvline(np.median(scores), color="#55A868", ls=":", lw=2,
                    label=f"median {np.median(scores):.1f}")
-        ax.legend(loc="upper left", frameon=False)
-    ax.set_xlim(-0.8, mx + 0.8)
-    ax.set_ylim(0, max(counts.max() if len(counts) else 1, 1) * 1.18)
-    ax.set_xticks(np.arange(0, mx + 1, 1 if mx <= 25 else int(np.ceil(mx / 20))))
-    ax.set(xlabel=f"score (out of {mx:g}; each bar: scores rounded to the nearest point)",
-           ylabel="submissions", title=title or f"Scores of {len(scores)} submissions")
+    ax.legend(loc="upper left", frameon=False)
+    ax.set_xlim(edges[0] - 0.3, mx + 1.3)
+    ax.set_ylim(0, max(max(counts.max(initial=0), full), 1) * 1.18)
+    step = 1 if mx - edges[0] <= 25 else int(np.ceil((mx - edges[0]) / 20))
+    ax.set_xticks(np.arange(edges[0], mx + 1, step))
+    ax.set(xlabel=f"score (out of {mx:g}; the bar from k to k+1 counts k <= score < k+1)", ylabel="submissions", title=title or f"Scores of {len(scores)} submissions")
     ax.spines[["top", "right"]].set_visible(False)
     ax.yaxis.get_major_locator().set_params(integer=True)
     fig.tight_layout()

@@ -35,8 +35,10 @@ import sys
 import time
 import tokenize
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
@@ -84,178 +86,6 @@ def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
             visit(child, inner)
 
     visit(tree, None)
-    return out
-
-
-#: Calls that import the module (``"import"``) or run the code (``"code"``) their first argument names:
-#: builtins, or these names on ``importlib``/``builtins`` (:func:`_dynamic`).
-_DYNAMIC = {"__import__": "import", "import_module": "import", "exec": "code", "eval": "code"}
-#: Modules whose namespace holds the functions of :data:`_DYNAMIC`.
-_SPACES = frozenset({"builtins", "__builtins__", "importlib"})
-
-
-def _space(node: ast.AST) -> bool:
-    """Whether ``node`` is a namespace holding :data:`_DYNAMIC`'s functions: ``builtins``,
-    ``__builtins__``, ``importlib``, their ``vars()`` or ``__dict__``, ``globals()``, or a lookup of one
-    by name (``sys.modules["builtins"]``, ``globals()["__builtins__"]``)."""
-    if isinstance(node, ast.Name):
-        return node.id in _SPACES
-    if isinstance(node, ast.Attribute):
-        return node.attr == "__dict__" and _space(node.value)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return node.func.id == "globals" or node.func.id == "vars" and bool(node.args) and _space(node.args[0])
-    return isinstance(node, ast.Subscript) and _text(node.slice) in _SPACES
-
-
-def _dynamic(node: ast.AST) -> str | None:
-    """The function of :data:`_DYNAMIC` the expression ``node`` is (``"__import__"``), ``"?"`` for a
-    lookup on a namespace of them (:func:`_space`) whose name the scan cannot read
-    (``getattr(builtins, name)``), else None. Read: the names themselves, an attribute
-    (``builtins.__import__``, ``importlib.import_module``), ``getattr(builtins, "__import__")`` and a
-    subscript (``vars(builtins)["__import__"]``, ``importlib.__dict__["import_module"]``); ``exec`` and
-    ``eval`` only on a namespace (``model.eval`` is not Python's)."""
-    if isinstance(node, ast.Name):
-        return node.id if node.id in _DYNAMIC else None
-    if isinstance(node, ast.Attribute):
-        obj, key = node.value, ast.Constant(node.attr)
-    elif isinstance(node, ast.Subscript):
-        obj, key = node.value, node.slice
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-            and len(node.args) >= 2:
-        obj, key = node.args[0], node.args[1]
-    else:
-        return None
-    name = _text(key)
-    if name is None:
-        return "?" if _space(obj) else None
-    return name if name in _DYNAMIC and (_DYNAMIC[name] == "import" or _space(obj)) else None
-
-
-def _text(node: ast.AST | None) -> str | None:
-    """The string ``node`` always is when built from string literals alone (``"sc" + "ipy"``, an
-    f-string without fields), else None."""
-    try:
-        if isinstance(node, ast.Constant):
-            return node.value if isinstance(node.value, str) else None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = _text(node.left), _text(node.right)
-            return None if left is None or right is None else left + right
-        if isinstance(node, ast.JoinedStr):
-            parts = [_text(v) for v in node.values]
-            return None if None in parts else "".join(parts)
-    except RecursionError:
-        pass
-    return None
-
-
-def _imported(node: ast.AST, bound: frozenset[str] = frozenset()) -> list[str | None]:
-    """The modules ``node`` imports: ``import``, ``from ... import`` (a relative one's name begins with its dots:
-    the submission's own module; :func:`loaded_names` adds ``from a import b``'s ``a.b``), a call of a function of
-    :data:`_DYNAMIC` (:func:`_dynamic`: ``__import__``/``import_module`` of a name built from literals,
-    the imports of the code ``exec``/``eval`` run when it is built from literals); None where the scan
-    cannot tell: such a call of a name or code known only at run time, a lookup it cannot read
-    (``getattr(builtins, name)(...)``), or such a function taken but not called here (``imp =
-    __import__``; a bare name only when the file does not bind it itself, ``bound``)."""
-    if isinstance(node, ast.Import):
-        return [a.name for a in node.names]
-    if isinstance(node, ast.ImportFrom):  # a relative one with its dots: "." (from . import x), "..pkg"
-        return ["." * node.level + (node.module or "")]
-    if not isinstance(node, ast.Call) or (name := _dynamic(node.func)) is None:
-        taken = _dynamic(node) if isinstance(getattr(node, "ctx", ast.Load()), ast.Load) else None
-        return [None] if taken is not None and not (isinstance(node, ast.Name) and node.id in bound) else []
-    if not node.args:
-        return []  # it fails when it runs, here and graded alike
-    if name == "?" or (text := _text(node.args[0])) is None:
-        return [None]
-    if _DYNAMIC[name] == "import":
-        return [text]
-    try:
-        code = ast.parse(text, mode="exec" if name == "exec" else "eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []  # it fails when it runs, here and graded alike
-    return [m for _, m in _imports(code, guarded=True)]
-
-
-def _bound(tree: ast.AST) -> frozenset[str]:
-    """The names of :data:`_DYNAMIC` that ``tree`` binds itself (a parameter ``eval=False``, an
-    assignment, a ``def``): a bare reference to one is the file's own, not Python's."""
-    out = set()
-    for n in ast.walk(tree):
-        name = (n.arg if isinstance(n, ast.arg) else n.id if isinstance(n, ast.Name) and not isinstance(
-            n.ctx, ast.Load) else n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            else None)
-        if name in _DYNAMIC:
-            out.add(name)
-    return frozenset(out)
-
-
-def _taken(test: ast.AST) -> bool | None:
-    """Whether an ``if`` with this test always runs its body (True) or its ``else`` (False): a
-    constant (``if False:``, ``if 0:``), ``TYPE_CHECKING`` (false when the code runs), ``not`` of
-    one; None when it depends on the run."""
-    if isinstance(test, ast.Constant):
-        return bool(test.value)
-    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(
-            test, ast.Attribute) and test.attr == "TYPE_CHECKING":
-        return False
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and (t := _taken(test.operand)) is not None:
-        return not t
-    return None
-
-
-def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
-    """``(node, module)`` of each import in ``tree`` that can run (:func:`_imported`; module None:
-    the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` (or ``x if c
-    else y``) does not take (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
-    import optional (:func:`_guards_import`)."""
-    stack, bound = [tree], _bound(tree)
-    while stack:
-        node = stack.pop()
-        yield from ((node, m) for m in _imported(node, bound))
-        if isinstance(node, ast.Call) and _dynamic(node.func) is not None:
-            children = [*node.args, *node.keywords]  # its callee is read (a second look would report it taken)
-        elif not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
-            children = [*node.handlers, *node.orelse, *node.finalbody]
-        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test)) is not None:
-            branch = node.body if taken else node.orelse  # a list of statements, or an expression
-            children = [node.test, *(branch if isinstance(branch, list) else [branch])]
-        else:
-            children = list(ast.iter_child_nodes(node))
-        stack += reversed(children)
-
-
-def loaded_names(node: ast.AST, module: str) -> list[str]:
-    """The modules an import of ``module`` (:func:`_imports`' pair) may load: ``module``, and, of ``from module
-    import b, c``, ``module.b`` and ``module.c`` (each loaded when it is a submodule: ``from pkg import helper``)."""
-    if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
-        return [module]
-    return [module + "." * (not module.endswith(".")) + a.name for a in node.names]
-
-
-def module_files(name: str, folder: str | None) -> list[tuple[str, str]]:
-    """``(module name, '' for a relative one; its source file)`` of the modules ``name`` loads (each package's
-    ``__init__.py``, the module's own file), found without running them: a relative name (``..pkg.mod``) in
-    the importing file's ``folder``, its parents for more dots; an absolute one in ``folder`` too when given,
-    else through :data:`sys.meta_path` (editable installs included); each next part in its parent's folders."""
-    import importlib.machinery
-
-    level = len(name) - len(name.lstrip("."))
-    parts = [p for p in name.split(".") if p]
-    where = None if folder is None else [functools.reduce(lambda d, _: os.path.dirname(d), range(level - 1), folder)]
-    out: list[tuple[str, str]] = []
-    for i in range(len(parts)):
-        try:
-            spec = importlib.util.find_spec(parts[0]) if i == 0 and where is None else \
-                importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), where)
-        except (ImportError, ValueError, AttributeError, KeyError):  # KeyError: a namespace package's parent
-            spec = None                                                   # not imported (PathFinder reads sys.modules)
-        if spec is None:
-            break
-        if isinstance(spec.origin, str) and spec.origin.endswith(".py"):
-            out.append(("" if level else spec.name, spec.origin))
-        where = list(spec.submodule_search_locations or [])
-        if not where:
-            break
     return out
 
 
@@ -465,17 +295,6 @@ def format_violations(violations: list[ImportViolation], forbidden: Iterable[str
     return text + ". No credit is given for this part; derive the gradients by hand with numpy."
 
 
-#: Exceptions whose ``except`` makes an import optional (the file imports without the module).
-_IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-
-
-def _guards_import(handlers: list[ast.ExceptHandler]) -> bool:
-    types = [t for h in handlers if h.type is not None
-             for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
-    return any(h.type is None for h in handlers) or any(
-        (t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")) in _IMPORT_GUARDS for t in types)
-
-
 def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> list[ImportViolation]:
     """Imports the grader's sandbox cannot satisfy, found with :mod:`ast` (nothing runs).
 
@@ -511,36 +330,46 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
 
     provided = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | set(PROVIDED_PACKAGES)
     out: list[ImportViolation] = []
-    todo, seen = sorted(files, reverse=True), set()
-    roots = sorted({os.path.dirname(os.path.abspath(f)) for f in todo})  # on sys.path where the files run
-    while todo:
-        path = os.path.abspath(todo.pop())
-        if path in seen:
-            continue
-        seen.add(path)
-        if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
-            continue
-        folder = os.path.dirname(os.path.abspath(path))
-        owners: dict[str, str] = {}  # own module or package -> the folder it is found in: beside the file, else a root
-        for base in [folder, *roots]:
-            for e in os.listdir(base):
-                owners.setdefault(e[:-3] if e.endswith(".py") else e, base)
-        try:
-            lines, tree = _parsed(path)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    paths = sorted(os.path.abspath(f) for f in files)
+    roots = sorted({os.path.dirname(p) for p in paths})  # on sys.path where the files run
+    owned: dict[str, dict[str, str]] = {}
+
+    def owners(path: str) -> dict[str, str]:  # own module or package -> the folder it is found in: beside the
+        folder = os.path.dirname(path)         # file, else a root
+        if folder not in owned:
+            owned[folder] = {}
+            for base in [folder, *roots]:
+                for e in os.listdir(base):
+                    owned[folder].setdefault(e[:-3] if e.endswith(".py") else e, base)
+        return owned[folder]
+
+    def follow(path: str, node: ast.AST, mod: str | None) -> list[str]:  # its own module (or package, relative
+        top = None if mod is None else mod.split(".")[0]                  # import): read what it imports
+        if top is None or (top != "" and top not in owners(path)):
+            return []
+        base = os.path.dirname(path) if top == "" else owners(path)[top]
+        return [os.path.abspath(f) for n in loaded_names(node, mod) for _, f in module_files(n, base)]
+
+    for path, parsed in walk_imports(paths, follow, _small_parsed, guarded=False):
+        if parsed is None:
             continue  # the import itself reports it, graded or checked
-        found, conditions = [], _conditions(tree)
-        for node, mod in _imports(tree, guarded=False):
+        lines, tree, imports = parsed
+        found, conditions, own = [], _conditions(tree), owners(path)
+        for node, mod in imports:
             top = None if mod is None else mod.split(".")[0]
-            if top in owners or top == "":  # its own module (or package, relative import): read what it imports
-                base = folder if top == "" else owners[top]
-                todo += [f for n in loaded_names(node, mod) for _, f in module_files(n, base)]
-            if top is None or top and top not in provided and top not in owners:
+            if top is None or top and top not in provided and top not in own:
                 found.append((*_statement(node, lines), mod, conditions.get(node)))
         name = os.path.relpath(path, root) if root else os.path.basename(path)
         out += [ImportViolation(name, ln, mod, text, cond)
                 for ln, text, mod, cond in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
+
+
+def _small_parsed(path: str) -> tuple[list[str], ast.AST]:
+    """:func:`_parsed` of a ``.py`` file of at most :data:`MAX_BYTES`; ValueError for another (not read)."""
+    if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+        raise ValueError(f"{path} is not read")
+    return _parsed(path)
 
 
 #: Autodiff engines whose structure :func:`vendored_engines` looks for: package -> how a report names it.
