@@ -284,9 +284,9 @@ def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
 
 def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
     """The WARNING of each attribute forward branches on that gradcheck leaves as built (``toggles``: the adapters'
-    ``config_toggles``, ``"self.has_bias|True|bias:1|[false]"``, ``"self.padding|'valid'|padding:1|[\"same\"]"``):
-    only its value's branch ran (never a silent PASS of one branch), and how to have the other checked with
-    ``--init``."""
+    ``config_toggles``, ``"self.has_bias|True|bias:1|[false]"``, ``"self.padding|'valid'|padding:1|[\"same\"]"``,
+    ``"self.keep_dim|'first'|keep_dim:1|[-1]"``): only its value's branch ran (never a silent PASS of one branch), and
+    how to have the other checked with ``--init``."""
     out = []
     for t in toggles:
         name, value, args, others = (str(t).split("|", 3) + ["", "", ""])[:4]
@@ -294,7 +294,8 @@ def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
         if value[:1] in "'\"":  # a string (self.padding = 'valid'): its other value as compared in forward
             with contextlib.suppress(ValueError):
                 others = json.loads(others)
-            other = next((o for o in others if isinstance(o, str)), None) if isinstance(others, list) else None
+            other = next((o for o in others if isinstance(o, (str, int, float)) and not isinstance(o, bool)), None) \
+                if isinstance(others, list) else None  # numpy-ml's keep_dim: "first", or -1
             text, shown = (json.dumps(other), repr(other)) if other is not None else ('"..."', "another value")
         else:
             text = "false" if value == "True" else "true"
