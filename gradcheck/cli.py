@@ -307,8 +307,9 @@ def _cmd_check(args) -> int:
             failed = exc
             text = str(exc)
             if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
-                from .check_command import finite_loss_data
-                failed = finite_loss_data(args, obj, shape, text) or failed  # M8: NaN on the default data
+                from .check_command import batch_last_loss, finite_loss_data
+                failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text)
+                          or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
             elif args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
