@@ -308,3 +308,77 @@ def test_packaged_names_the_module_only_for_relative_imports(tmp_path):
     assert _packaged(str(work), items) == {"m.py": "a.b.m"}
     (work / "a" / "__init__.py").unlink()  # not a package from the root: loaded as before
     assert _packaged(str(work), items) == {}
+
+
+#: A cross-entropy on probabilities (CS189's losses.py, MIT 6.036's NLL) whose backward is GRAD: the fused softmax +
+#: cross-entropy gradient (p - y) / N is the students' usual slip (tester27s L2).
+CE = """
+import numpy as np
+
+class CrossEntropy:
+    def forward(self, Y, Y_hat):
+        self.Y, self.Y_hat = Y, Y_hat
+        return -np.sum(Y * np.log(Y_hat)) / Y.shape[0]
+    def backward(self):
+        return GRAD
+"""
+
+
+@pytest.mark.parametrize("grad", ["-self.Y / self.Y_hat / self.Y.shape[0]", "(self.Y_hat - self.Y) / self.Y.shape[0]"])
+def test_fused_softmax_gradient_in_a_loss_on_probabilities_is_named(tmp_path, grad):
+    f = student(tmp_path, CE.replace("GRAD", grad), "ce.py")
+    p = run_here("check", f"{f}::CrossEntropy", "--input-shape", "8,5", "--loss", "--pred", "probs", "--targets",
+                 "onehot")
+    out = both(p)
+    if grad.startswith("-"):
+        assert p.returncode == 0, out
+        return
+    assert p.returncode == 1, out
+    assert ("diagnosis: dy_pred is (Y_hat - y) / N, N = 8, the gradient of the softmax and the cross-entropy together "
+            "with respect to the softmax's input (the logits)") in out, out
+    assert "its gradient with respect to Y_hat is -y / (N * Y_hat)" in out and "no known bug pattern" not in out, out
+
+
+#: MIT 6.036 hw7's NLL, batch-last: Ypred of shape (classes, batch), the max over axis 0 picking each column's label.
+NLL = """
+import numpy as np
+
+class NLL:
+    def forward(self, Ypred, Y):
+        self.Ypred, self.Y = Ypred, Y
+        return -np.sum(np.log(np.max(Y * Ypred, axis=0)))
+    def backward(self):
+        return -self.Y / self.Ypred
+"""
+
+
+def test_a_batch_last_loss_is_said_batch_last_not_log_of_0(tmp_path):
+    # tester27s L1: on rows of classes (gradcheck's layout) a column may hold no label, so max(Y * Ypred, axis=0) is 0
+    # and L inf: "Check for division by zero, log of 0" blamed forward; the layout is named, with the wrapper to use
+    f = student(tmp_path, NLL, "nll.py")
+    p = run_here("check", f"{f}::NLL", "--input-shape", "3,8", "--loss", "--pred", "probs", "--targets", "onehot")
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "forward is finite with the classes on axis 0" in out and "log of 0" not in out, out
+    assert ("class NLLT(NLL): def forward(self, Ypred, Y): return super().forward(Ypred.T, Y.T); def backward(self): "
+            "return super().backward().T") in out, out
+    g = student(tmp_path, NLL + """
+class NLLT(NLL):
+    def forward(self, Ypred, Y): return super().forward(Ypred.T, Y.T)
+    def backward(self): return super().backward().T
+""", "nll_t.py")  # the advice, followed: checked, and right
+    q = run_here("check", f"{g}::NLLT", "--input-shape", "8,3", "--loss", "--pred", "probs", "--targets", "onehot")
+    assert q.returncode == 0 and "PASS: NLLT" in both(q), both(q)
+
+
+def test_planted_bugs_of_tester27s_are_named():
+    # tester27s L3/L4: an inverted ReLU mask was "no known bug pattern"; a halving at a batch of 2 was "an extra
+    # 1/batch" alone, though the numbers cannot tell the two apart there
+    from tests.buggy_layers import diagnose, first_code
+
+    assert first_code(diagnose("tester27s.py::ReLU")) == "PASS"
+    inverted = diagnose("tester27s.py::ReLUMaskInverted")
+    assert first_code(inverted) == "relu-mask-inverted" and "dX = dY * (X <= 0)" in inverted.sentence()
+    halved = diagnose("tester27s.py::ScaleHalved").sentence()
+    assert "2 times too small (batch size 2; or a plain factor 1/2: at a batch of 2 the batch's 1/N and a " in halved
+    assert first_code(diagnose("tester27s_loss.py::CrossEntropyFused")) == "fused-softmax-ce"
