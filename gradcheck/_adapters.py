@@ -19,6 +19,8 @@ A layer with several outputs (``(next_h, next_c, cache)``; a class's ``(h, c)``)
 one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol. A class
 whose ``forward`` returns ``(out, cache)`` and whose ``backward`` takes ``(dout, cache)`` is read through the
 pair's adapter (:func:`class_cache`); ``NAME_backward_alt`` pairs with ``NAME_forward`` (:func:`backward_variants`).
+One whose ``backward`` takes forward's inputs before ``dY`` (Berkeley CS189's ``backward(Z, dY)``) is given them back
+(:func:`class_input_backward`).
 """
 
 import ast
@@ -457,7 +459,8 @@ def config_toggle_texts(fn) -> list[str]:
     except (RecursionError, ValueError, TypeError):
         return []
     return [f"{name}|{_value_text(value)}|" + ",".join(f"{a}:{int(d)}" for a, d in args) + "|"
-            + json.dumps([v for v in others if isinstance(v, (bool, str))]) for name, value, args, others in found]
+            + json.dumps([v for v in others if isinstance(v, (bool, str, int, float))]) for name, value, args, others
+                          in found]
 
 
 def _cap_text(mk, sets) -> str:
@@ -1193,11 +1196,30 @@ def init_arrays(init):
     return out, shapes
 
 
+#: An annotation naming a tuple, as text (``Tuple[int, int]``, ``tuple``, ``Optional[Tuple[int, int]]``).
+_TUPLE_TEXT = re.compile(r"(typing\.)?(Optional\[)?(typing\.)?(Tuple|tuple)\b")
+
+
+def _tuple_params(cls):
+    """The parameters of ``cls``'s constructor declared tuples: annotated ``Tuple[int, int]`` (``tuple``,
+    ``Optional[Tuple[...]]``, as text too) or with a tuple default. JSON has no tuple, so ``--init``'s list for one is
+    passed as a tuple (tester27s: CS189's ``Conv2D(kernel_shape: Tuple[int, int])`` computes ``self.kernel_shape +
+    (self.n_in,)``, which a list makes a TypeError)."""
+    out = set()
+    for name, p in (_params(cls) or {}).items():
+        ann = p.annotation
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", "") if ann is tuple else repr(ann)
+        if isinstance(p.default, tuple) or ann is tuple or _TUPLE_TEXT.match(text or ""):
+            out.add(name)
+    return out
+
+
 def build(kind, target, init, seed, n_inputs=None):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
 
     InitError (:func:`check_init`) first when a key of ``init`` cannot be passed. A class's ``init``
-    lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``).
+    lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``); a list for a
+    parameter declared a tuple (:func:`_tuple_params`), a tuple.
     """
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
@@ -1205,6 +1227,7 @@ def build(kind, target, init, seed, n_inputs=None):
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
         return loss_function(target, init_arrays(init)[0])
     kwargs = init_arrays(init)[0]
+    kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in _tuple_params(target)})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)
@@ -1717,6 +1740,55 @@ def class_cache(obj, inputs, kw):
                   "(self.cache = ... in forward, read in backward(dY)) or write the layer as functions "
                   "NAME_forward/NAME_backward")
     return pair
+
+
+#: Names of an upstream gradient, as backward's last argument (:func:`_input_backward`): ``dY``, ``dLdY``, ``dout``,
+#: ``grad_output``, ``delta``.
+_UPSTREAM = re.compile(r"(d[A-Za-z_]*|grad\w*|\w*_grad|delta\w*|g[A-Z]\w*)")
+
+
+def _input_backward(obj, k):
+    """Whether ``obj.backward`` takes forward's ``k`` inputs and then the upstream gradient (Berkeley CS189's
+    activations: ``forward(Z)``, ``backward(Z, dY)``; the layer calls ``self.activation.backward(Z, dLdY)``): exactly
+    ``k + 1`` positional arguments without defaults, forward ``k``, and backward's first ``k`` named as forward's
+    inputs, or its last named as an upstream gradient (:data:`_UPSTREAM`) and its first not."""
+    fps = [p for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    bps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    if len(fps) != k or len(bps) != k + 1 or any(p.default is not p.empty for p in bps):
+        return False
+    names = [p.name for p in bps]
+    return names[:k] == [p.name for p in fps] or bool(
+        _UPSTREAM.fullmatch(names[-1]) and not _UPSTREAM.fullmatch(names[0]))
+
+
+def class_input_backward(obj, inputs):
+    """For a class whose backward takes forward's inputs before the upstream gradient (:func:`_input_backward`,
+    ``backward(Z, dY)``): the object switched to a class (:func:`_switch_class`) whose forward keeps its inputs (in a
+    box the walks for arrays do not enter, :class:`_PairState`) and whose ``backward(dY)`` hands them back,
+    ``backward(Z, dY)``; returns the header's text, or None for another style (or when already switched).
+    UnreadableError when the class cannot be extended."""
+    if isinstance(obj, FunctionPair) or not inputs or "_gradcheck_inputs" in getattr(obj, "__dict__", {}) or not (
+            _input_backward(obj, len(inputs))):
+        return None
+    cls = type(obj)
+    names = [p for p in _params(cls.backward) or {}][1:]  # without self
+
+    def forward(self_, *xs, **kw):
+        self_.__dict__["_gradcheck_inputs"].pair = xs  # the arrays forward got, as the caller's layer keeps them
+        return cls.forward(self_, *xs, **kw)
+
+    def backward(self_, dY):
+        xs = self_.__dict__["_gradcheck_inputs"]()
+        if xs is None:
+            raise RuntimeError(f"{cls.__name__}.backward({', '.join(names)}) called before forward")
+        return cls.backward(self_, *xs, dY)
+    _switch_class(obj, forward, backward, "_gradcheck_inputs", _PairState(None),
+                  f"{cls.__name__}.backward takes forward's input ({', '.join(names)}), which gradcheck hands back by "
+                  "wrapping the class, but this class cannot be wrapped; keep the input on self in forward and "
+                  "write backward(dY)")
+    return (f"backward({', '.join(names)}) takes forward's input{'s' if len(inputs) > 1 else ''} and then dY: "
+            f"forward's input{'s are' if len(inputs) > 1 else ' is'} handed back to backward, as a layer calls "
+            f"self.activation.backward({', '.join(names)})")
 
 
 def _takes(fn, n):
@@ -3048,7 +3120,9 @@ def _undone(obj, keep_new=False):
     """Undo a probe: attribute bindings, array and dict contents, generator states (yielded).
 
     ``keep_new``: what the probe created is kept (new attributes, new dict keys, an attribute that was
-    None): parameters a first forward builds (Keras-style); all else is restored.
+    None or an empty dict: Berkeley CS189's ``self.parameters = {}`` that the first forward binds to a new dict
+    of weights, as it sets ``self.n_in``): parameters a first forward builds (Keras-style); all else is restored,
+    and everything when the probe raised.
     """
     d = _fields(obj)
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
@@ -3058,12 +3132,16 @@ def _undone(obj, keep_new=False):
     inner = [(a, a.copy()) for a in _arrays(obj, every=True).values()]  # and their contents (Ws[0] -= ...)
     try:
         yield gens
+    except BaseException:  # a first forward that raised built nothing to keep: all undone (tester27s: CS189's
+        keep_new = False  # Conv2D set n_in, then raised on a list kernel_shape; n_in kept hid that error)
+        raise
     finally:
         for k in [k for k in d if k not in saved and not keep_new]:
             del d[k]
         for k, (v, c) in saved.items():
-            if not (keep_new and v is None):
-                d[k] = v
+            if keep_new and (v is None or (isinstance(v, dict) and not c and k in d and d[k] is not v)):
+                continue  # built by the probe (an empty dict bound anew: its new keys kept, as filled in place)
+            d[k] = v
             if isinstance(v, np.ndarray) and v.flags.writeable:
                 v[...] = c
             elif isinstance(v, dict):
@@ -3633,9 +3711,16 @@ def _lazy_build(obj, inputs, kw):
             out.update({prefix + k: v for k, v in d.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"})
             if isinstance(d.get("params"), dict):
                 out.update({prefix + k: v for k, v in d["params"].items() if isinstance(v, np.ndarray)})
+            out.update({f"{prefix}{k}[{key!r}]": v for k, box in d.items() if isinstance(box, dict) and k != "params"
+                        and k not in GRAD_DICTS for key, v in list(box.items())[:MAX_PROBED] if isinstance(key, str)
+                        and isinstance(v, np.ndarray) and v.dtype.kind == "f"})  # CS189's parameters['W']
         return out
     if (slots := _none_slots(obj)) and inputs:  # numpy-ml: parameters = {"W": None} replaced by the first forward
         made = _fill_slots(obj, inputs, kw, slots)
+        if made is not None:
+            return made
+    if (slots := _empty_slots(obj)) and inputs:  # CS189: parameters = {} bound anew by the first forward
+        made = _fill_slots(obj, inputs, kw, slots, rebound=True)
         if made is not None:
             return made
     before = params()
@@ -3670,19 +3755,31 @@ def _none_slots(obj):
             if isinstance(v, dict) and v and len(v) <= MAX_PROBED and all(x is None for x in v.values())]
 
 
-def _fill_slots(obj, inputs, kw, slots):
+def _empty_slots(obj):
+    """The attributes of ``obj`` that are empty dicts (Berkeley CS189's ``self.parameters = {}``, ``self.gradients =
+    {}`` until the first forward binds new dicts, setting ``self.n_in``)."""
+    return [k for k, v in _fields(obj).items() if isinstance(v, dict) and not v and isinstance(k, str)][:MAX_PROBED]
+
+
+def _fill_slots(obj, inputs, kw, slots, rebound=False):
     """:func:`_lazy_build` of a layer whose first forward fills ``slots`` (:func:`_none_slots`) with arrays and sets
     its own flags (``is_initialized``, ``n_in``): that forward is kept whole, as a second one would build the weights
-    again, and numpy-ml's ``flush_gradients()`` then empties what it stored (:func:`_flush`). Returns the parameters
-    it created (``parameters['W']``), or None (nothing filled: every change undone) for the general rule."""
+    again (CS189's Conv2D also turns ``self.pad = "same"`` into a tuple there), and numpy-ml's ``flush_gradients()``
+    then empties what it stored (:func:`_flush`). ``rebound``: only slots bound to a new dict count (empty ones,
+    :func:`_empty_slots`; a dict filled in place is the general rule's), and only beside a flag the forward set (an
+    attribute that was None: ``n_in``), the mark of a build rather than a cache bound anew by every call. Returns the parameters it created
+    (``parameters['W']``), or None (nothing filled: every change undone) for the general rule."""
     kept, was = {}, dict(_fields(obj))
     switches = {n.removeprefix("self.").split("[")[0].split(".")[0]
                 for n in (_set_switches(getattr(kw, "keyword", None)) or "").split(", ") if n.startswith("self.")}
     with _all_undone([obj]) as rewind:
         _run(obj, rewind, inputs, kw)
-        filled = [f"{k}[{key!r}]" for k in slots for key, v in (getattr(obj, k, None) or {}).items()
-                  if isinstance(v, np.ndarray) and v.dtype.kind == "f"] if all(
-            isinstance(getattr(obj, k, None), dict) for k in slots) else []
+        now = {k: getattr(obj, k, None) for k in slots}
+        filled = [f"{k}[{key!r}]" for k in slots for key, v in (now[k] or {}).items()
+                  if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not (rebound and now[k] is was[k])] if all(
+            isinstance(now[k], dict) for k in slots) else []
+        if rebound and not any(v is None and _fields(obj).get(k) is not None for k, v in was.items()):
+            filled = []  # no flag set (n_in None, then the input's width): a dict bound anew by every forward
         if filled:  # what forward bound anew (not the mode switch the probe set: put back as it was)
             kept = {k: v for k, v in _fields(obj).items() if k not in switches and was.get(k, kept) is not v}
     if not filled:
@@ -4787,9 +4884,10 @@ def _adapt(obj, inputs=None, training=True):
         if labels := switch_labels(obj.forward, mk):
             info["mode_labels"] = labels
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
+    given = _try(class_input_backward, obj, inputs)  # CS189's backward(Z, dY): forward's input handed back
     cached = _try(class_cache, obj, inputs, ModeKw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
-    tail = f"; {outs.text()}" if outs else ""
+    tail = (f"; {outs.text()}" if outs else "") + (f"; {given}" if given else "")
     if cached is not None:
         tail += ("; forward returns (Y, cache) and backward takes (dY, cache): the cache forward returned is "
                  "passed to backward, as for a CS231n function pair") + (f"; {cached.outputs.text()}"

@@ -774,7 +774,7 @@ class Child:
 
     def __init__(self, np, AD, workdir, reply, progress, sock=None):
         self.np, self.AD, self.workdir, self.reply, self.progress = np, AD, workdir, reply, progress
-        self.objects, self.step, self.sock = {}, None, sock
+        self.objects, self.step, self.sock, self.modules = {}, None, sock, {}
         self._view = np.frombuffer, np.dtype  # taken before any submitted code ran: numpy patched later cannot
         #                                        make the arrays forward receives copies of the shared memory
 
@@ -861,8 +861,14 @@ class Child:
                    if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
         return {"params": self.dict_of(packer, getattr(obj, "params", None), True), "scalars": scalars}
 
-    def _module(self, file):
+    def _module(self, file, module=None):
+        """The checked file's module: imported as ``module`` (``numpy_ml.neural_nets.layers.layers``: a file inside a
+        package that imports relatively, as the parent's ``sandbox._packaged`` names it), else by its stem."""
+        import importlib
         import importlib.util
+        if module or file in self.modules:
+            module = self.modules.setdefault(file, module)
+            return sys.modules.get(module) or importlib.import_module(module)
         path = os.path.join(self.workdir, file)
         stem = os.path.splitext(os.path.basename(path))[0]
         mod = sys.modules.get(stem)
@@ -887,7 +893,7 @@ class Child:
         AD = self.AD
         self.enter("import")
         try:
-            self._module(req["file"])
+            self._module(req["file"], req.get("module"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "import")
         if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module

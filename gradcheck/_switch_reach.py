@@ -435,10 +435,28 @@ def _built_string(name, words, names, obj) -> bool:
     stays a switch. ``names`` as :func:`_values` takes them; ``obj``: forward's object."""
     TRAIN_FLAGS, EVAL_FLAGS, _, _flag_kind = names  # noqa: N806 - the adapters' names
     last = _last(name)
-    return (obj is not None and name.startswith("self.") and any(_MODE_STEM.match(w) for w in words)
+    # or compared with no other string (numpy-ml's and CS189's Flatten: self.keep_dim == -1, == "first"): no value
+    # gradcheck could set it to, so configuration as well (tester27s M3: NOT CHECKED "its other values: none")
+    return (obj is not None and name.startswith("self.") and (any(_MODE_STEM.match(w) for w in words)
+                                                              or len(set(words)) == 1)
             and last not in TRAIN_FLAGS + EVAL_FLAGS + ("training",) and not _flag_kind(last)
             and not re.search("mode|phase|stage|split|state|train|eval|test|infer", last, re.IGNORECASE)
             and bool(_set_from_argument(obj, name)))
+
+
+def _compared_numbers(fn, attr) -> list:
+    """The numbers (not booleans) forward ``fn``'s own source compares ``self.<attr>`` with (``self.keep_dim ==
+    -1``), in the order written: the other values of a string attribute compared with no other string."""
+    tree, out = _tree(getattr(fn, "__func__", fn)), []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Compare) and any(isinstance(s, ast.Attribute) and s.attr == attr and isinstance(
+                s.value, ast.Name) and s.value.id == "self" for s in [node.left, *node.comparators]):
+            out += [c.value for c in [node.left, *node.comparators] if isinstance(c, ast.Constant) and isinstance(
+                c.value, (int, float)) and not isinstance(c.value, bool) and c.value not in out]
+            out += [-c.operand.value for c in [node.left, *node.comparators] if isinstance(c, ast.UnaryOp) and
+                    isinstance(c.op, ast.USub) and isinstance(c.operand, ast.Constant) and isinstance(
+                        c.operand.value, (int, float)) and -c.operand.value not in out]
+    return out[:_MAX]
 
 
 def config_toggles(fn, names) -> list:
@@ -452,7 +470,8 @@ def config_toggles(fn, names) -> list:
         last = _last(name)
         if isinstance(value, str) and _built_string(name, [w for w in [*words, value] if isinstance(w, str)], names,
                                                     obj):
-            others = [w for w in dict.fromkeys(words) if isinstance(w, str) and w != value]
+            others = [w for w in dict.fromkeys(words) if isinstance(w, str) and w != value] or [
+                w for w in _compared_numbers(fn, last)]  # self.keep_dim == -1 beside "first"
             out.append((name, value, _set_from_argument(obj, name), others))
             continue
         if not name.startswith("self.") or not isinstance(value, bool) or not (
@@ -523,7 +542,8 @@ def unset_switches(fn, names, skip=()) -> list:
             continue
         vals = _values(name, value, words, names, getattr(fn, "__self__", None))
         ws = [w for w in dict.fromkeys([*words, value]) if isinstance(w, str) and w != value]
-        if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]):
+        if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]) and not (
+                not ws and _built_string(name, [value], names, getattr(fn, "__self__", None))):  # config_toggles
             out.append((name, value, ws))
         elif vals is not None and name.count(".") == 1 and is_plain(name, *vals, names):
             out.append((name, value, [not value] if isinstance(value, bool) else ws))

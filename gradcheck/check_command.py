@@ -294,9 +294,9 @@ def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
 
 def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
     """The WARNING of each attribute forward branches on that gradcheck leaves as built (``toggles``: the adapters'
-    ``config_toggles``, ``"self.has_bias|True|bias:1|[false]"``, ``"self.padding|'valid'|padding:1|[\"same\"]"``):
-    only its value's branch ran (never a silent PASS of one branch), and how to have the other checked with
-    ``--init``."""
+    ``config_toggles``, ``"self.has_bias|True|bias:1|[false]"``, ``"self.padding|'valid'|padding:1|[\"same\"]"``,
+    ``"self.keep_dim|'first'|keep_dim:1|[-1]"``): only its value's branch ran (never a silent PASS of one branch), and
+    how to have the other checked with ``--init``."""
     out = []
     for t in toggles:
         name, value, args, others = (str(t).split("|", 3) + ["", "", ""])[:4]
@@ -304,7 +304,8 @@ def config_toggle_lines(toggles: Sequence[str]) -> list[str]:
         if value[:1] in "'\"":  # a string (self.padding = 'valid'): its other value as compared in forward
             with contextlib.suppress(ValueError):
                 others = json.loads(others)
-            other = next((o for o in others if isinstance(o, str)), None) if isinstance(others, list) else None
+            other = next((o for o in others if isinstance(o, (str, int, float)) and not isinstance(o, bool)), None) \
+                if isinstance(others, list) else None  # numpy-ml's keep_dim: "first", or -1
             text, shown = (json.dumps(other), repr(other)) if other is not None else ('"..."', "another value")
         else:
             text = "false" if value == "True" else "true"
@@ -1610,6 +1611,33 @@ def finite_loss_data(args, loss, shape, text: str) -> UsageError | None:
                           f"numbers, negative ones too), on which a loss of probabilities is undefined; forward is "
                           f"finite on y_pred {pred} and y_true {tk}: {cmd}")
     return None
+
+
+def batch_last_loss(args, loss, shape, text: str) -> UsageError | None:
+    """When a loss's forward gave NaN or inf on 2-D probabilities (``--pred probs``) with one-hot or probability
+    targets, the classes on the last axis as gradcheck draws them, but is finite on the same data with the classes on
+    axis 0 (MIT 6.036's ``NLL.forward(Ypred, Y)``, Ypred of shape (classes, batch): ``np.max(Y * Ypred, axis=0)`` is
+    0 in a column without the label, tester27s L1): the usage error saying the loss is written batch-last and how to
+    check it, not "log of 0" in forward. None otherwise."""
+    if len(shape) != 2 or args.pred != "probs" or not (args.targets or "").startswith(("onehot", "probs")):
+        return None
+    try:
+        y_true, y_pred, _ = loss_data(args.targets, "probs", shape[::-1], args.seed)
+        if not np.all(np.isfinite(np.asarray(loss.forward(y_true.T.copy(), y_pred.T.copy()), dtype=np.float64))):
+            return None
+    except Exception:  # noqa: BLE001 - the transposed data is no better: the error stands
+        return None
+    cls = args.target.rpartition("::")[2]
+    a, b = (m[1].split(", ") + ["a", "b"])[:2] if (m := re.search(r"\.forward\(self, (\w+, \w+)\)", text)) else ("a", "b")
+    text = text.replace(" Check for division by zero, log of 0, or exp overflow.", "")  # not forward's fault here
+    return UsageError(
+        f"{text.rstrip('.')}. That was on y_pred {shape[0]}x{shape[1]} with the classes on its last axis (each row a "
+        f"probability vector and each target row one-hot), as gradcheck draws them; forward is finite with the classes "
+        f"on axis 0 (each column a probability vector, y_pred of shape (classes, batch), MIT 6.036's layout), so the "
+        f"loss is written batch-last and its infinity comes from the layout, not from forward. gradcheck puts the "
+        f"classes on the last axis: check it through a subclass that transposes, class {cls}T({cls}): def forward(self, "
+        f"{a}, {b}): return super().forward({a}.T, {b}.T); def backward(self): return super().backward().T (--input-shape "
+        f"BATCH,CLASSES)")
 
 
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:

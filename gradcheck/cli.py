@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,12 +93,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
     print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
 
 
-def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool = False) -> None:
+def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool = False,
+                              copied: Sequence[str] = ()) -> None:
     """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
     grader's sandbox cannot satisfy, or whose module the scan cannot tell
     (:func:`gradcheck.grading.static.unavailable_imports`). It says whether the import works in this
     check: installed here and not a course package (``allow``: those ``--tape`` lets import), and not in the grader's
-    sandbox (``graders``: ``--isolation namespaces``)."""
+    sandbox (``graders``: ``--isolation namespaces``). ``copied``: the files the check's sandbox holds
+    (:func:`gradcheck.sandbox.sibling_files`' keys, ``"neural_networks/activations.py"``): an import of one of their
+    modules or packages is the student's own code, which works here, and gets no warning (tester27s M4: CS189's
+    ``neural_networks/layers.py`` importing ``neural_networks.activations`` was told to remove it)."""
+    own = {k.replace(os.sep, "/").split("/")[0].removesuffix(".py") for k in copied}
     from ._sandbox_child import BLOCKED_PACKAGES
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
@@ -110,6 +115,8 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
                          f"anything else fails.") + "\n")
             continue
         top = v.module.split(".")[0]
+        if top in own:
+            continue
         try:
             installed = importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):  # a module without a spec (__main__ run as a script)
@@ -274,12 +281,12 @@ def _cmd_check(args) -> int:
 
     path, name = V.parse_target(args.target)
     allow = ("autoprop", "manualprop") if args.tape else ()
-    with Sandbox(files=check_files(args, path), timeout=args.timeout, allow_packages=allow,
-                 **_check_isolation(args)) as sb:
+    copied = check_files(args, path)
+    with Sandbox(files=copied, timeout=args.timeout, allow_packages=allow, **_check_isolation(args)) as sb:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
-        _warn_unavailable_imports([os.path.abspath(path)], allow, sb.isolation == "namespaces")
+        _warn_unavailable_imports([os.path.abspath(path)], allow, sb.isolation == "namespaces", list(copied))
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
@@ -301,8 +308,9 @@ def _cmd_check(args) -> int:
             failed = exc
             text = str(exc)
             if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
-                from .check_command import finite_loss_data
-                failed = finite_loss_data(args, obj, shape, text) or failed  # M8: NaN on the default data
+                from .check_command import batch_last_loss, finite_loss_data
+                failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text)
+                          or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
             elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text} {t} was real-valued (--targets real, the default): for class "

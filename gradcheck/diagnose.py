@@ -615,6 +615,10 @@ DIAGNOSES: dict[str, Record] = {
         "ReLU's output used as its derivative", "{t} = dY * out: backward multiplies dY by ReLU's output max(X, 0) "
         "where its derivative, the 0/1 mask (X > 0), is due, so {t} is X times the correct gradient at the {k} of {n} "
         "entries where X > 0", "dX = dY * (X > 0) (cache the mask, or out > 0, in forward)", _ACT),
+    "relu-mask-inverted": Record(
+        "ReLU's mask inverted", "{t} = dY * (X <= 0): backward passes dY where X <= 0 and stops it where X > 0, the "
+        "opposite of ReLU's derivative, the 0/1 mask (X > 0) ({k} of {n} entries of X are > 0)",
+        "dX = dY * (X > 0): the gradient flows where the unit was active", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -747,6 +751,12 @@ DIAGNOSES: dict[str, Record] = {
         "one step's contribution alone", "set the gradient to zeros before the loop over the steps and add each "
         "step's contribution to it (+=): a weight shared by every step gets the sum of their gradients",
         "31-rnn-bptt.md"),
+    "fused-softmax-ce": Record(
+        "softmax's gradient in a loss on probabilities", "{t} is {got}, the gradient of the softmax and the "
+        "cross-entropy together with respect to the softmax's input (the logits), but this loss's input {pred} "
+        "holds the probabilities themselves (each row sums to 1), and its gradient with respect to {pred} is {want}", "return {want} here, or move (p - y){n} into a loss that takes the logits "
+        "and applies the softmax itself (the softmax layer's backward then must not be applied again)",
+        "03-softmax-cross-entropy.md"),
     "huber-not-clipped": Record(
         "Huber's clip missing", "{t} is {k:.6g} times (y_pred - y_true) everywhere, the square's derivative: forward "
         "is a Huber loss with delta {delta:.6g} (quadratic where |y_pred - y_true| <= {delta:.6g}, linear beyond), "
@@ -1847,7 +1857,7 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
     for count, words in counts:  # the counts a wrong 1/count can come from
         if abs(c * count - 1) < 1e-6:
             code = "bias-mean" if is_bias else "factor-inverse-batch"
-            return code, {"count": count, "words": words}
+            return code, {"count": count, "words": words + _TWO * (count == 2)}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
     if ok.sum() == 1:  # one number is always some multiple of another: only a simple ratio is named
@@ -1949,12 +1959,40 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
-    return (found or name_hinge_count(tensor, manual, numerical, y_true)
+    return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_hinge_count(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
             or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
             or name_dice_quotient(tensor, manual, numerical, y_true, y_pred)
             or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol))
+
+
+def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                          pred: str = "y_pred") -> Finding | None:
+    """A cross-entropy on probabilities whose backward returns the fused softmax + cross-entropy gradient
+    ``(p - y) / N`` (or ``p - y``), the gradient with respect to the logits (tester27s L2: CS189's CrossEntropy,
+    MIT 6.036's NLL): ``y_pred`` rows are probability vectors, ``y_true`` one-hot or probabilities of its shape,
+    ``manual`` equals ``(y_pred - y_true) / c`` for c = N or 1 (to 1e-9) and the numerical gradient is not it.
+
+    Returns
+    -------
+    Finding or None
+        ``fused-softmax-ce``.
+    """
+    m, n, P = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
+    Y = np.asarray(y_true)
+    if P.ndim != 2 or P.shape[1] < 2 or Y.shape != P.shape or m.shape != P.shape or not np.all(np.isfinite(m)) or not (
+            np.all(P > 0) and np.allclose(P.sum(axis=1), 1, 0, 1e-9)):
+        return None
+    for c, words in ((P.shape[0], f"({pred} - y) / N, N = {P.shape[0]}"), (1, f"{pred} - y")):
+        if close(m, (P - Y) / c, 1e-9, 1e-12) and not close(n, m, 1e-6, 1e-9):
+            mean = close(n, -Y / P / P.shape[0], 1e-5, 1e-9)
+            want = ("-y / (N * " + pred + ")" if mean else "-y / " + pred) if close(
+                n, -Y / P / (P.shape[0] if mean else 1), 1e-5, 1e-9) else "the derivative of forward's formula"
+            return _find("fused-softmax-ce", tensor, got=words, want=want, pred=pred,
+                         n=" / N" if c != 1 else "")
+    return None
 
 
 def name_loss_penalty(tensor: str, manual: Any, numerical: Any, loss: Any, init: Mapping[str, Any], y_true: Any,
@@ -2415,6 +2453,12 @@ def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[s
             shown = count if big == "large" else round(1 / count)
             return "factor-normalisation", {"count": shown, "big": big, "why": why}
     return None
+
+
+#: A factor 1/2 at a batch of 2 is also a plain halving (tester27s: numpy-ml's Conv2D ``dB / 2`` read as "an extra
+#: 1/batch"): both readings are said.
+_TWO = ("; or a plain factor 1/2: at a batch of 2 the batch's 1/N and a halving give the same numbers, so check "
+        "with another batch size (--input-shape) to know which")
 
 
 def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
@@ -3071,6 +3115,9 @@ def _activation_signature(m, n, inputs, Y, G):
     if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
             and close(m, G * Y) and not close(m, n, 1e-5)):  # newuser26: a ReLU's dY * out
         return "relu-output-as-mask", {"k": int((X > 0).sum()), "n": X.size}
+    if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
+            and close(m, G * (X <= 0)) and not close(m, n, 1e-5)):  # tester27s: (Z < 0) for (Z > 0), a student's slip
+        return "relu-mask-inverted", {"k": int((X > 0).sum()), "n": X.size}
     for name, right, got, d in (("tanh", "(1 - out**2)", "(1 - X**2)", lambda v: 1 - v**2),
                                 ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
         if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):

@@ -643,6 +643,7 @@ class Sandbox:
         self.memory_mb, self.output_limit, self.max_procs = int(memory_mb), int(output_limit), int(max_procs)
         self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self.notes: list[str] = []
+        self.packaged: dict[str, str] = {}  # a file imported as its package's module (:func:`_packaged`)
         #: called after each forward, forward_many and backward that :meth:`call` sends, with ``(op, elements, seconds)``:
         #: the elements of the arrays it sent (a forward's inputs, each of forward_many's, dY) and its wall time
         #: (``gradcheck check``'s progress bar, :class:`gradcheck.check_command.LongCheck`); None: nothing
@@ -694,6 +695,7 @@ class Sandbox:
             dest = os.path.join(self.workdir, norm)
             os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
             _copy_nofollow(src, dest) if nofollow else shutil.copyfile(src, dest)
+        self.packaged = _packaged(self.workdir, items)
 
     def _linked_site(self, names: Sequence[str]) -> list[str]:
         """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
@@ -1334,6 +1336,7 @@ class Sandbox:
                        "backward": f"{cls}.backward (called after a probe forward {probing}"}
         ok, meta, err = self.request(
             "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
+                     **({"module": self.packaged[file]} if file in self.packaged else {}),
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
                      **({} if pred_arg is None else {"pred_arg": pred_arg})},
@@ -2085,6 +2088,36 @@ def _font_cache_files() -> tuple[str, ...]:
     return found()
 
 
+def _relative_imports(text: str) -> bool:
+    """Whether the source ``text`` holds a relative import (``from ..initializers import ...``)."""
+    try:
+        return any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse(text)))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _packaged(workdir: str, items: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``{"layers.py": "numpy_ml.neural_nets.layers.layers"}``: each file copied at the sandbox's top that imports
+    relatively and was also copied inside its package (:func:`_parent_packages`), every folder of that path a package
+    in the sandbox (``__init__.py``): the module Python imports it as, found as Python finds a package root
+    (tester27s M5: numpy-ml's ``layers.py`` loaded as a top-level module raised "attempted relative import with no
+    known parent package"). The child imports the file under that name."""
+    where: dict[str, list[str]] = {}
+    for name, src in items:
+        where.setdefault(os.path.abspath(src), []).append(os.path.normpath(name).replace("\\", "/"))
+    out = {}
+    for names in where.values():
+        for top in [n for n in names if "/" not in n and n.endswith(".py")]:
+            inner = [k for k in names if k.endswith("/" + top) and all(os.path.isfile(os.path.join(
+                workdir, *k.split("/")[:i], "__init__.py")) for i in range(1, k.count("/") + 1))]
+            if len(inner) == 1 and all(p.isidentifier() for p in inner[0][:-3].split("/")):
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    with open(os.path.join(workdir, top), encoding="utf-8") as fh:
+                        if _relative_imports(fh.read()):
+                            out[top] = inner[0][:-3].replace("/", ".")
+    return out
+
+
 def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
     """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers), the packages in that folder
     and, for one's own code, the packages outside it the file imports (:func:`_parent_packages`); UsageError if no
@@ -2211,10 +2244,12 @@ def _parent_roots(path: str, folder: str, have: dict[str, str]) -> dict[str, set
     tops, text = _imported_tops(path)
     if not text:
         return {}
-    tops = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)}
     above = folder  # the folder above the packages holding the file
     while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.dirname(above) != above:
         above = os.path.dirname(above)
+    if above != folder and _relative_imports(text):  # from ..initializers import: the file's own package, whole,
+        tops.add(os.path.relpath(folder, above).split(os.sep)[0])  # imported as its module (:func:`_packaged`)
+    tops = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)}
     pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
     roots = [above] + [os.path.dirname(folder)] * (pardir or os.path.basename(folder) in tops)
     with contextlib.suppress(OSError):  # a working directory removed meanwhile: none

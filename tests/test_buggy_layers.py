@@ -197,7 +197,8 @@ def test_correct_counterparts_pass(key):
         # session 22: a scale layer's missing factor is no activation's derivative; posaddmean's 1/batch is told
         ("session22.py::ScaleGammaNoGamma", ["the chain rule's product with the weight gamma", "dX = dY * gamma"]),
         ("session22.py::ScaleSeedNoS", ["the chain rule's product with the weight s", "dX = dY * s"]),
-        ("tester21s.py::posaddmean", ["dP is 2 times too small (batch size 2): an extra 1/batch"]),
+        ("tester21s.py::posaddmean", ["dP is 2 times too small (batch size 2; or a plain factor 1/2: at a batch of 2 "
+                                      "the batch's 1/N and a halving give the same numbers", "an extra 1/batch"]),
         # session 22: the losses' named patterns
         ("loss_smooth22.py::SmoothL1BetaNoBeta", ["smooth L1 loss with beta 0.5", "the 1/beta is missing",
                                                   "np.where(np.abs(r) < beta, r / beta, np.sign(r))"]),
@@ -253,7 +254,7 @@ def test_hit_rate_script_prints_the_table(capsys, monkeypatch):
 
     monkeypatch.setattr(buggy_layers, "EXPECTED", {"activations.py::ReLUNoMask": "missing-local-derivative",
                                                    "activations.py::TanhTwice": "wrong-sign"})
-    monkeypatch.setattr(buggy_layers, "UNNAMED", ["activations.py::ReLUInvertedMask"])
+    monkeypatch.setattr(buggy_layers, "UNNAMED", ["softmax.py::SoftmaxPlusSum"])
     main()
     out = capsys.readouterr().out
     assert "named bugs: 1/2 = 50%" in out and "unnamed bugs (must be 'wrong-values'): 1/1" in out

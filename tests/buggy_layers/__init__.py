@@ -385,6 +385,11 @@ EXPECTED = {
     "session22.py::BiasedMultiHeadAttentionMergeReshape": "head-merge-no-transpose",
     # session 22 (tester22s H1): a square weight symmetric at init (the identity, (A + A.T) / 2), drawn (PASS before)
     **{f"tester22s.py::{n}": "transposed-weight" for n in ("SymTanhNoT", "SeedSymLinearNoT", "EyeDenseNoT")},
+    # session 27 (tester27s): CS189's backward(Z, dY) activations; the fused softmax gradient in a loss on probabilities
+    "tester27s.py::ReLUMaskInverted": "relu-mask-inverted",
+    "activations.py::ReLUInvertedMask": "relu-mask-inverted",  # unnamed until session 27
+    "tester27s.py::ScaleHalved": "bias-mean",  # both readings said at a batch of 2
+    "tester27s_loss.py::CrossEntropyFused": "fused-softmax-ce",
     "tester22s.py::PropWDouble": "factor",  # H2: W a property over self._w, its dW unpaired (PASS before)
     # H4: a bound read through a = np.abs(X), and a layer giving zeros on every drawn input (NOT CHECKED before)
     "tester22s.py::HuberAbsNoDelta": "bound-side",
@@ -432,8 +437,7 @@ EXPECTED = {
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
-UNNAMED = ["activations.py::ReLUInvertedMask",
-           "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
+UNNAMED = ["softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
            "styles.py::FlatLinearForgetsB",  # tester10 T6: dtheta's b segment never written
@@ -517,7 +521,8 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
                                            "PredictingScale", "StageScale", "GetattrFlagScale", "KindScale",
                                            "NoisyScale", "ReLUInplace", "SquareDouble", "ActThree", "DropEnabled",
                                            "LinearHasBias", "LinearBiasArg")),
-           *(f"tester22s.py::{n}" for n in ("SymTanh", "SeedSymLinear", "EyeDense", "PropW", "HuberAbs", "Softshrink", "EMACenter"))]
+           *(f"tester22s.py::{n}" for n in ("SymTanh", "SeedSymLinear", "EyeDense", "PropW", "HuberAbs", "Softshrink", "EMACenter")),
+           "tester27s.py::ReLU", "tester27s.py::Scale", "tester27s_loss.py::CrossEntropy"]
 
 
 def load(key: str):
