@@ -86,7 +86,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
              atol: float = 1e-9, loss: bool = False, layer: Any = None, inputs: Sequence[np.ndarray] = (),
              upstream: np.ndarray | None = None, training: bool = False, forwards: int | None = None,
-             names: Sequence[str] | None = None) -> str:
+             names: Sequence[str] | None = None, parameter: bool | None = None) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
     With the ``layer`` it came from, a wrong tensor is named by ``gradcheck check``'s own path
@@ -123,6 +123,11 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         numbers alone).
     names : sequence of str, optional
         The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
+    parameter : bool, optional
+        Whether ``tensor`` is a parameter's gradient (not an input's, an initial state's ``dh0`` or a loss's
+        ``dy_pred``): only a parameter's can be a bias's (:func:`gradcheck.diagnose.is_bias_gradient`; review27g M2:
+        a loss's dy_pred with an extra 1/N was told "use dY.sum(...) instead of dY.mean(...)"). None: the caller
+        does not know (read from the name); a loss's (``loss``) is never one.
 
     Returns
     -------
@@ -150,7 +155,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         raise ValueError(f"diagnose({tensor!r}, layer={type(layer).__name__}): a layer's signatures run it again on "
                          f"the graded inputs and upstream gradient; {missing} not given. Pass them, or no layer "
                          "(the numbers alone).")
-    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected)),
+    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(
+                                 tensor, np.shape(expected), False if loss else parameter),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
     late = ""
