@@ -1352,7 +1352,7 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
             {n: (g, e) for n, g, e in zip(names, first, want)}, np.shape(inputs[-1 if dY is None else 0])[0]))):
         wrong = wrong if len(want) == len(first) else [(
             "backward", f"backward returned {len(first)} arrays; expected {len(want)}")]
-        how = reproduce(obj, np.shape(inputs[-1]), loss=dY is None)
+        how = reproduce(obj, np.shape(inputs[-1 if dY is None else 0]), loss=dY is None)
         return Verdict([Part("backward twice", points, False, _wrong_message(wrong))], [how] if how else [])
     if all(a.shape == b.shape and close(a, b, 1e-12, 1e-15) for a, b in zip(first, second)):
         return Verdict([Part("backward twice", points, True)])
