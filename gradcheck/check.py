@@ -475,9 +475,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
         rescan = functools.partial(_at_fraction, scan, k, step)
         cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, large)
-        if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes,
-                                               below_floor(k, scale(k, sc.grad)), k in strict and cs,
-                                               extrapolating=not large and sc.d_plus is not None):
+        if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
+                k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large)
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 

@@ -289,3 +289,20 @@ def test_the_cs231n_assignment_has_a_backward_twice_test():
     """H2: without one, a batchnorm_backward editing its cached xhat scored 47 / 47 and nothing was said."""
     text = (ROOT / "assignments" / "cs231n_layers" / "tests" / "test_cs231n_layers.py").read_text()
     assert "grade.backward_repeatable(batchnorm(student)" in text
+
+
+def test_an_unconverged_extrapolation_replaces_nothing():
+    """Kills extrap_no_convergence: R = 2 agrees with a wrong analytic 2 but R' = 1.75 (no h^2 law): the central
+    difference 1 is kept and the element still fails."""
+    from types import SimpleNamespace
+
+    from gradcheck.check import _extrapolate
+    sc = SimpleNamespace(grad=np.array([1.0]))
+    steps = {0.5: np.array([1.75]), 0.25: np.array([1.75])}
+    done = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
+                        lambda idx, frac: SimpleNamespace(grad=steps[frac]))
+    assert not done.any() and sc.grad[0] == 1.0
+    steps[0.25] = np.array([1.9375])  # R' = (4 * 1.9375 - 1.75) / 3 = 2: converged, replaced
+    done = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
+                        lambda idx, frac: SimpleNamespace(grad=steps[frac]))
+    assert done.all() and sc.grad[0] == 2.0

@@ -730,8 +730,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     dY = G.copy()
     with _integers_read(layer):  # an int64 dX fails its own part, not the whole test (redteam25: 16/28 for 24)
         ret = layer.backward(dY)
-    written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
-    cached = _cache_note(layer)  # read before any diagnosis runs backward again
+    written, cached = dY_written(owner, dY, G), _cache_note(layer)  # check's rule (_as_check), its note: read now
     short = _wrong_count(ret, xs, d_in)  # the inputs' parts alone fail: the parameters' are read (newuser25 H3)
     got: dict[str, Any] = dict.fromkeys(d_in, short) if short else dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
@@ -739,13 +738,11 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
-    verdict = Verdict(parts, _transposed_notes(layer, reference, xs))
+    verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
-    verdict = _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
-    verdict.notes += [cached] if cached and cached not in verdict.notes else []
-    return verdict
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
 def _sandboxed(layer: Any) -> Any:
@@ -1352,7 +1349,8 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
             {n: (g, e) for n, g, e in zip(names, first, want)}, np.shape(inputs[-1 if dY is None else 0])[0]))):
         wrong = wrong if len(want) == len(first) else [(
             "backward", f"backward returned {len(first)} arrays; expected {len(want)}")]
-        how = reproduce(obj, np.shape(inputs[-1 if dY is None else 0]), loss=dY is None)
+        shapes = np.shape(inputs[-1]) if dY is None else [np.shape(x) for x in inputs]
+        how = reproduce(obj, shapes, loss=dY is None)
         return Verdict([Part("backward twice", points, False, _wrong_message(wrong))], [how] if how else [])
     if all(a.shape == b.shape and close(a, b, 1e-12, 1e-15) for a, b in zip(first, second)):
         return Verdict([Part("backward twice", points, True)])

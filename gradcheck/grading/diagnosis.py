@@ -124,10 +124,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     names : sequence of str, optional
         The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
     parameter : bool, optional
-        Whether ``tensor`` is a parameter's gradient (not an input's, an initial state's ``dh0`` or a loss's
-        ``dy_pred``): only a parameter's can be a bias's (:func:`gradcheck.diagnose.is_bias_gradient`; review27g M2:
-        a loss's dy_pred with an extra 1/N was told "use dY.sum(...) instead of dY.mean(...)"). None: the caller
-        does not know (read from the name); a loss's (``loss``) is never one.
+        A parameter's gradient, which alone may be a bias's (review27g M2: a loss's dy_pred was told to sum); None:
+        read from the name (:func:`gradcheck.diagnose.is_bias_gradient`); a ``loss``'s never.
 
     Returns
     -------
@@ -155,8 +153,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         raise ValueError(f"diagnose({tensor!r}, layer={type(layer).__name__}): a layer's signatures run it again on "
                          f"the graded inputs and upstream gradient; {missing} not given. Pass them, or no layer "
                          "(the numbers alone).")
-    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(
-                                 tensor, np.shape(expected), False if loss else parameter),
+    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected), not loss and parameter),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
     late = ""
