@@ -323,7 +323,8 @@ def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None
     inputs : sequence of ndarray
         ``forward``'s arguments (a loss's ``y_true, y_pred``).
     dY : ndarray, optional
-        The upstream gradient; None: ones of forward's output shape (a loss: none).
+        The upstream gradient; None: standard normal draws (seed 0) of forward's output shape, not ones, for which
+        batch norm's dx is zero whatever its cache holds (a loss: none).
     loss : bool, default False
         ``obj`` is a loss.
 
@@ -338,7 +339,8 @@ def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None
         Whatever the student's forward or backward raised, or ValueError for an output that is not numeric.
     """
     Y = obj.forward(*[np.array(x, copy=True) for x in inputs])
-    G = None if loss else np.ones_like(np.asarray(Y, dtype=np.float64)) if dY is None else np.asarray(dY)
+    Y = np.asarray(Y, dtype=np.float64) if not loss else Y  # ones would hide batch norm's dx, zero for constant dY
+    G = None if loss else np.random.default_rng(0).standard_normal(Y.shape) if dY is None else np.asarray(dY)
 
     def once() -> list[np.ndarray]:
         out = obj.backward() if loss else obj.backward(np.array(G, copy=True))
