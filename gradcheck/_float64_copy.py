@@ -39,48 +39,114 @@ def _low_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in LOW_STRINGS
 
 
-def _low_attr(node: ast.AST) -> bool:
-    """Whether ``node`` is an attribute naming a float32/float16 dtype (``np.float32``, ``numpy.half``)."""
-    return isinstance(node, ast.Attribute) and node.attr in LOW_ATTRS
+#: The names under which numpy's dtypes are read in the files the copy reads besides those bound by ``import numpy``:
+#: Deep Learning from Scratch 2's ``from common.np import *`` (numpy or cupy as ``np``), array-API code's ``xp``.
+NUMPY_NAMES = ("np", "numpy", "xp", "cp")
 
 
-def _casts(tree: ast.AST) -> list[ast.Call]:
-    """The calls of ``tree`` that cast a value to a low dtype: ``x.astype(<low>)`` and ``np.float32(x)``."""
+def _numpy_names(tree: ast.AST) -> set[str]:
+    """The names ``tree`` binds to numpy (``import numpy as onp``, ``import numpy``) and :data:`NUMPY_NAMES`."""
+    return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+            if a.name == "numpy"} | set(NUMPY_NAMES)
+
+
+def _low_attr(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> bool:
+    """Whether ``node`` is numpy's float32/float16 dtype: ``np.float32``, ``numpy.half`` (an attribute of a name
+    ``numpy`` holds, of ``tree``'s :func:`_numpy_names`); never a student's ``self.half`` or ``cfg.float32``
+    (review27g M1: a class attribute ``half = 3`` was renamed ``self.double``, an AttributeError the student never
+    wrote)."""
+    return (isinstance(node, ast.Attribute) and node.attr in LOW_ATTRS and isinstance(node.value, ast.Name)
+            and node.value.id in numpy)
+
+
+def _low(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> bool:
+    """Whether ``node`` names a float32/float16 dtype (:func:`_low_string`, :func:`_low_attr`)."""
+    return _low_string(node) or _low_attr(node, numpy)
+
+
+#: numpy's functions that convert the array they are given (their first argument) to the dtype asked:
+#: ``np.asarray(Y, dtype=np.float32)`` rounds Y as ``Y.astype(np.float32)`` does.
+CONVERTERS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require")
+
+
+def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> list[ast.Call]:
+    """The calls of ``tree`` that convert a value they are given to a low dtype, however the dtype is passed:
+    ``x.astype(<low>)``, ``x.astype(dtype=<low>)``, ``np.float32(x)``, ``np.asarray(x, <low>)``,
+    ``np.array(x, dtype=<low>)`` (:data:`CONVERTERS`); not the makers of a new array (``np.empty(n, dtype='f')``:
+    float32 storage declared)."""
     out = []
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call):
             continue
         f = n.func
-        if isinstance(f, ast.Attribute) and f.attr == "astype" and n.args and (_low_string(n.args[0])
-                                                                                or _low_attr(n.args[0])):
-            out.append(n)
-        elif _low_attr(f) and n.args:
+        fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        converts = fname == "astype" or (fname in CONVERTERS and bool(n.args))  # astype's value is its receiver
+        dtypes = [k.value for k in n.keywords if k.arg == "dtype"] + (
+            n.args[:1] if fname == "astype" else n.args[1:2] if fname in CONVERTERS else [])
+        if (converts and any(_low(d, numpy) for d in dtypes)) or (_low_attr(f, numpy) and n.args):
             out.append(n)
     return out
 
 
-def cast_lines(path: str, cls: str) -> list[str]:
-    """``["line N: text", ...]``: the casts to a float32/float16 dtype (:func:`_casts`) in the methods other than
-    ``__init__`` of class ``cls`` of the file ``path`` and its bases there: a float64 layer rounding what it computed,
-    which keeps its FAIL; [] when there is none or the file cannot be read."""
-    tree, classes = file_classes(path, cls)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    found = sorted({c.lineno for k in classes for f in k.body if isinstance(f, ast.FunctionDef)
-                    and f.name != "__init__" for c in _casts(f)})
-    return [f"line {i}: {lines[i - 1].strip()}" for i in found if 0 < i <= len(lines)]
+def _reached_classes(path: str, cls: str, files: Mapping[str, str]) -> list[tuple[str, ast.ClassDef]]:
+    """``[(file name, ClassDef)]``: class ``cls`` of ``path`` and its bases there (:func:`file_classes`), then every
+    class of ``path`` or of the files of ``files`` it imports whose name those classes call (``Linear(4, 3)`` in a
+    Model's ``__init__``: its sub-layers) or name as a base, and so on; read, nothing runs."""
+    start = os.path.basename(path)
+    names = [n for n in imported_files(start, dict(files)) if n in files] if start in files else []
+    trees = {start: file_classes(path, cls)[0], **{n: file_classes(files[n], "")[0] for n in names if n != start}}
+    defined: dict[str, tuple[str, ast.ClassDef]] = {}
+    for name, tree in sorted(trees.items(), key=lambda kv: kv[0] != start):
+        for c in (ast.walk(tree) if tree is not None else ()):
+            if isinstance(c, ast.ClassDef):
+                defined.setdefault(c.name, (name, c))
+    out, todo = [], [(start, c) for c in file_classes(path, cls)[1]]
+    seen = {id(c) for _, c in todo}
+    while todo:
+        here = todo.pop(0)
+        out.append(here)
+        called = [n.func for n in ast.walk(here[1]) if isinstance(n, ast.Call)] + list(here[1].bases)
+        for f in called:
+            word = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if word in defined and id(defined[word][1]) not in seen:
+                seen.add(id(defined[word][1]))
+                todo.append(defined[word])
+    return out
+
+
+def cast_lines(path: str, cls: str, files: Mapping[str, str] | None = None) -> list[str]:
+    """``["line N: text", ...]`` (``"name.py line N: text"`` in another file): the conversions to a float32/float16
+    dtype (:func:`_casts`, however written) in the methods other than ``__init__`` of class ``cls`` of the file
+    ``path``, its bases and the classes it uses (:func:`_reached_classes`: a sub-layer's forward rounding its output
+    rounds the model's; review27g H1) in ``path`` and the files of ``files`` (``{name: path}``) it imports: a float64
+    layer rounding what it computed, which keeps its FAIL; [] when there is none or the file cannot be read."""
+    files = dict(files or {})
+    start = os.path.basename(path)
+    files.setdefault(start, path)
+    out = []
+    for name, c in _reached_classes(path, cls, files):
+        tree = file_classes(files[name], "")[0]
+        try:
+            with open(files[name], encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        numpy = _numpy_names(tree) if tree is not None else set(NUMPY_NAMES)
+        found = sorted({k.lineno for f in c.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and f.name != "__init__" for k in _casts(f, numpy)})
+        where = "line" if name == start else f"{name} line"
+        out += [f"{where} {i}: {lines[i - 1].strip()}" for i in found if 0 < i <= len(lines)]
+    return list(dict.fromkeys(out))
 
 
 def _edits(tree: ast.AST) -> list[tuple[ast.AST, str]]:
     """``[(node, its float64 text)]``: each declared low dtype of ``tree``: a string given as ``dtype=``, to
     ``astype``/``np.dtype`` or positionally to one of numpy's array makers (:data:`MAKERS`), and every
-    ``<module>.float32`` attribute (only ever a dtype)."""
+    ``np.float32`` (an attribute of a name bound to numpy, :func:`_low_attr`; a student's ``self.half`` is kept)."""
     out: list[tuple[ast.AST, str]] = []
+    numpy = _numpy_names(tree)
     for n in ast.walk(tree):
-        if _low_attr(n):
+        if _low_attr(n, numpy):
             out.append((n, ast.unparse(n.value) + "." + LOW_ATTRS[n.attr]))
         if not isinstance(n, ast.Call):
             continue

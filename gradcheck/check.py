@@ -16,6 +16,7 @@ import numpy as np
 from . import _validation as V
 from .compare import (
     ATOL_FLOOR,
+    EXTRAPOLATION_ROUNDOFF,
     NOISY,
     VACUOUS,
     Comparison,
@@ -131,8 +132,12 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first = next((r for r in results if not r.passed), results[0])
     if not proxied:  # the diagnosis's own proxy: its probes name such a term themselves
         free = _dy_free_notes(Call(layer, owner, inputs, names, params, bool(first.training)), first)
+        # twin="auto" is resolved here, on the layer and init given: the split checks a proxy (_DataPart) whose
+        # class autoprop has not (review27g M3: the tape comparison was dropped, "no class autoprop.layers._DataPart")
+        twin_obj, twin_note = resolve_twin(given, twin, init, "layer", owner) if free else (None, "")
         if free and penalty_split is not None and (split := penalty_split(
-                given, inputs, cfg, dict(twin=twin, reference=reference, upstream=upstream, name=owner))) is not None:
+                given, inputs, cfg, dict(twin=twin_obj, reference=reference, upstream=upstream, name=owner))) is not None:
+            split.twin_note = split.twin_note if twin_obj is not None else twin_note
             return split  # the verdict of gradcheck check (review25g L1; session 26): one path, one verdict
         first.notes += free
     first.other_modes = [r for r in results if r is not first]
@@ -517,8 +522,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
         rescan = functools.partial(_at_fraction, scan, k, step)
         cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, large)
-        if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes,
-                                               below_floor(k, scale(k, sc.grad)), k in strict and cs):
+        if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
+                k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large)
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -693,10 +698,12 @@ def _missable(dirs, an_vals, num_vals, rtol, atol) -> float:
     return float(np.median(per))
 
 
-def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None) -> bool:
+def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None, extrapolating=False) -> bool:
     """Lower ``atols[k]`` to :func:`own_scale_atol` when ``vacuous`` (all below the floor) or the element
-    comparisons ``failed_directional`` pass, with a note; False when nothing changed."""
-    own = own_scale_atol(top, roundoff)
+    comparisons ``failed_directional`` pass, with a note; False when nothing changed. ``extrapolating``: the
+    comparison may replace a failing central difference by Richardson's extrapolation (:func:`_extrapolate`), whose
+    round-off the atol then covers (review27g M6)."""
+    own = own_scale_atol(top, roundoff, extrapolating)
     if not (vacuous or failed_directional and all(c.passed and not c.unchecked for c in failed_directional.values())):
         return False
     if not top > 0 or own >= atols[k]:
@@ -704,8 +711,10 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
     atols[k] = own
     why = (f"every |{name}| is below the default atol (at most {top:.3g}), a comparison any gradient of that size "
            "would pass" if vacuous else "its directional test failed")
+    floor = (f"{EXTRAPOLATION_ROUNDOFF:g} times the round-off {roundoff:.2g}: Richardson's extrapolation's"
+             if extrapolating else f"the round-off {roundoff:.2g}")
     notes.append(f"{name}: {why}; so {name} was compared at its own scale, with atol={own:.3g} (1e-9 of its "
-                 f"largest |entry|, not below the round-off {roundoff:.2g})")
+                 f"largest |entry|, not below {floor})")
     return True
 
 

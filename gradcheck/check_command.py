@@ -363,8 +363,9 @@ def _in_float64(args, label: str, layer, diag, check):
     :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
     files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
     "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
-    as it is for other code, for a float64 layer casting what it computed (``Y.astype(np.float32)`` in a method of
-    its class: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL), or when the copy
+    as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
+    ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses:
+    :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL; review27g H1), or when the copy
     cannot be written or run. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
     diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
@@ -372,9 +373,10 @@ def _in_float64(args, label: str, layer, diag, check):
     from .errors import NotCheckedError
     path, _, cls = label.rpartition("::")
     low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
-    if low is None or cast_lines(path, cls):
+    files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
+    if low is None or (low_params(layer) is None and cast_lines(path, cls, files)):  # float64 weights and inputs
         return diag, {}
-    texts, places = float64_texts(path, check_files(args, path), cls)
+    texts, places = float64_texts(path, files, cls)
     if not texts:
         return diag, {}
     try:
@@ -401,12 +403,11 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     said = getattr(layer, "cache_rewritten", None)
     if not said:
         return None
+    from .sources import backward_twice, twice_difference
+
     where = said.partition(" in place;")[0]
     try:
-        layer.forward(*[np.array(x, copy=True) for x in inputs])
-        G = None if loss else np.ones_like(np.asarray(layer.forward(*[np.array(x, copy=True) for x in inputs])))
-        a, b = (np.asarray(layer.backward() if loss else layer.backward(G), dtype=np.float64) for _ in range(2))
-        d = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+        d = twice_difference(*backward_twice(layer, inputs, loss=loss))
     except Exception:  # noqa: BLE001 - a second backward that raises: said so
         d = None
     twice = ("" if d is None else  # a second backward that raises (a CS231n pair's cache is used once): not said

@@ -42,7 +42,8 @@ EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
   {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
-     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf, a weight's
+     wrong shape or dtype (int64; float32 from a float64 layer casting what it computed,
+     Y.astype(np.float32)), missing (None) or holding NaN/inf, a weight's
      gradient not set (no grads key, no gradient attribute), or a forward that writes into
      its input X (the caller's array changes); the output names it (zoo: also a layer that
      could not be checked; train: a requirement failed)
@@ -52,6 +53,9 @@ exit codes:
      not usable as written (no forward/backward, a function that is no forward/backward pair,
      a forward storing its inputs in a list nothing empties): the message says what to change;
      also gradcheck itself failing outside the checked code (e.g. its sandbox out of memory)
+     float32 code (dtype='f', float32 weights: Deep Learning from Scratch 2's) is checked in
+     float64, on a copy of its files with each float32 dtype they declare written float64 (the
+     student's files unchanged); a note says so, and exit 3 when that copy still returns float32
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into the input forward cached

@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = ["ATOL_FLOOR", "NOISY", "VACUOUS", "relative_error", "norm_relative_error", "close", "mismatched", "default_atol",
            "own_scale_atol", "atol_swamp_notes", "swamped_by", "Comparison", "compare", "kink_mask", "smooth_mask",
-           "step_covered", "richardson", "extrapolated"]
+           "step_covered", "richardson", "extrapolated", "EXTRAPOLATION_ROUNDOFF"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
 ATOL_FLOOR = 1e-9
@@ -70,17 +70,29 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central", floor: flo
     return max(floor, float(np.finfo(np.float64).eps) * mag / h)
 
 
-def own_scale_atol(top: float, roundoff: float) -> float:
+#: How many times the round-off of one central difference ``C(h)`` :func:`extrapolated`'s convergence test needs in its
+#: atol not to fail on round-off alone: ``R = (4 C(h/2) - C(h)) / 3`` carries up to ``(4 * 2 + 1) / 3 = 3`` times it,
+#: ``R'`` one step down ``(4 * 4 + 2) / 3 = 6`` times, so ``R - R'`` up to 9 times, and the test allows a quarter of
+#: atol: 36 (review27g M6: a correct Softmax at 800 + 40 N(0, 1) compared at its own scale, atol 1.5e-13, the round-off
+#: of C(h), FAILed in fast mode, its extrapolation never converging).
+EXTRAPOLATION_ROUNDOFF = 36.0
+
+
+def own_scale_atol(top: float, roundoff: float, extrapolating: bool = False) -> float:
     """The atol of a tensor compared at its own scale: ``max(ATOL_FLOOR * top, roundoff)``, ``top`` its
     largest |entry| (below the floor, which would pass any gradient of that size), ``roundoff`` from
-    :func:`default_atol` with ``floor=0``.
+    :func:`default_atol` with ``floor=0``; ``extrapolating``: where its failing central differences may be replaced by
+    :func:`extrapolated`'s ``R``, not below :data:`EXTRAPOLATION_ROUNDOFF` times ``roundoff``, the round-off of ``R``
+    and of its convergence test.
 
     >>> own_scale_atol(0.5, 1e-20)  # halving is exact
     5e-10
     >>> own_scale_atol(1e-3, 1e-11)  # the round-off is larger
     1e-11
+    >>> own_scale_atol(1e-3, 1e-13, extrapolating=True)  # Richardson's R - R' carries up to 9 times C(h)'s
+    3.6e-12
     """
-    return max(ATOL_FLOOR * float(top), float(roundoff))
+    return max(ATOL_FLOOR * float(top), float(roundoff) * (EXTRAPOLATION_ROUNDOFF if extrapolating else 1.0))
 
 
 def swamped_by(atol: float, arrays: list[np.ndarray], share: float = 1.0) -> tuple[bool, float]:
@@ -295,7 +307,8 @@ def step_covered(analytic: np.ndarray, c1: np.ndarray, c2: np.ndarray, c4: np.nd
 
 def richardson(c1: Any, c2: Any, c4: Any) -> tuple[np.ndarray, np.ndarray]:
     r"""Richardson's extrapolations of central differences at ``h``, ``h/2``, ``h/4``: ``R = (4 C(h/2) - C(h)) / 3``
-    and the same one step down, ``R' = (4 C(h/4) - C(h/2)) / 3``.
+    and the same one step down, ``R' = (4 C(h/4) - C(h/2)) / 3``, each by :func:`gradcheck._kernel.richardson_step`
+    (the one place the formula is written; the kernel's ``"richardson"`` method forms it too).
 
     ``C(h) = f' + a h^2 + b h^4 + ...`` (Nocedal & Wright sec. 8.1), so ``R = f' - b h^4 / 4 + ...``: the ``h^2``
     term cancels, and ``R - R'`` is 15/16 of ``R``'s own truncation error. Round-off: ``R``'s is at most 3 times
@@ -304,15 +317,18 @@ def richardson(c1: Any, c2: Any, c4: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> [float(v) for v in richardson(1 + 0.04, 1 + 0.01, 1 + 0.0025)]  # f' = 1, a h^2 = 0.04, no h^4 term
     [1.0, 1.0]
     """
+    from ._kernel import richardson_step
+
     c1, c2, c4 = (np.asarray(v, dtype=np.float64) for v in (c1, c2, c4))
     with np.errstate(invalid="ignore"):
-        return (4 * c2 - c1) / 3, (4 * c4 - c2) / 3
+        return richardson_step(c1, c2), richardson_step(c2, c4)
 
 
 def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[np.ndarray, np.ndarray]:
     r"""``(R, converged)``: :func:`richardson`'s ``R`` of central differences at ``h``, ``h/2``, ``h/4``, and where
-    its own truncation error is a small share of the tolerance: ``|R - R'| <= max(atol, rtol (|R| + |R'|)) / 4``,
-    ``R'`` the extrapolation one step down.
+    its own truncation error is a small share of the tolerance: ``R`` and ``R'``, the extrapolation one step down,
+    agree by the one rule (:func:`mismatched`) at a quarter of ``rtol`` and ``atol`` (an ``atol`` below
+    :data:`EXTRAPOLATION_ROUNDOFF` times ``C(h)``'s round-off sees round-off alone).
 
     The central difference's error has two parts: round-off, bounded by :func:`default_atol`, and truncation,
     ``h^2 |f'''| / 6``, which nothing bounds at the default step ``h = eps max(1, |x|)`` where ``|x|`` is large and
@@ -331,5 +347,5 @@ def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[n
     """
     R, R2 = richardson(c1, c2, c4)
     with np.errstate(invalid="ignore"):
-        ok = np.abs(R - R2) <= np.maximum(atol, rtol * (np.abs(R) + np.abs(R2))) / 4
-    return R, np.nan_to_num(ok, nan=0).astype(bool)
+        ok = ~mismatched(R, R2, rtol / 4, atol / 4) & np.isfinite(R) & np.isfinite(R2)
+    return R, np.asarray(ok, dtype=bool)

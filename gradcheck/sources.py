@@ -307,7 +307,57 @@ def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeErro
 #: in-process check's note (:func:`cache_rewritten_notes`); ``{where}``: the cache guard's message up to "in place".
 CACHE_REWRITTEN = ("{where} in place, an array its forward made (not an input): the verdict does not rest on it, "
                    "since gradcheck called each backward after its own forward, as a training loop does{twice}; "
-                   "copy before writing (e.g. dx = ys.copy()) if backward may be called twice")
+                   "if backward may be called twice, copy before writing (x = x.copy(), x the array it writes "
+                   "into)")
+
+
+def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None = None,
+                   loss: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """One forward of ``obj`` on ``inputs`` (copies), then two backwards with copies of the same upstream gradient:
+    the one measure of "a second backward after one forward gives another answer" (a backward that edits what its
+    forward cached, Deep Learning from Scratch 2's ``dx = ys; dx[...] -= 1``, a CS231n ``xhat *= ...``), used by
+    ``gradcheck check``'s cache note (:func:`gradcheck.check_command.cache_rewritten_line`) and the grader's
+    backward-twice test (:func:`gradcheck.grading.checks.backward_repeatable`).
+
+    Parameters
+    ----------
+    obj : object
+        A layer (``backward(dY)``) or, with ``loss``, a loss (``backward()``).
+    inputs : sequence of ndarray
+        ``forward``'s arguments (a loss's ``y_true, y_pred``).
+    dY : ndarray, optional
+        The upstream gradient; None: standard normal draws (seed 0) of forward's output shape, not ones, for which
+        batch norm's dx is zero whatever its cache holds (a loss: none).
+    loss : bool, default False
+        ``obj`` is a loss.
+
+    Returns
+    -------
+    (list of ndarray, list of ndarray)
+        Each backward's outputs as float64 arrays: one, or one per piece of a tuple (``(dx, dgamma, dbeta)``).
+
+    Raises
+    ------
+    Exception
+        Whatever the student's forward or backward raised, or ValueError for an output that is not numeric.
+    """
+    Y = obj.forward(*[np.array(x, copy=True) for x in inputs])
+    Y = np.asarray(Y, dtype=np.float64) if not loss else Y  # ones would hide batch norm's dx, zero for constant dY
+    G = None if loss else np.random.default_rng(0).standard_normal(Y.shape) if dY is None else np.asarray(dY)
+
+    def once() -> list[np.ndarray]:
+        out = obj.backward() if loss else obj.backward(np.array(G, copy=True))
+        return [np.asarray(g, dtype=np.float64) for g in (out if isinstance(out, (tuple, list)) else [out])]
+    return once(), once()
+
+
+def twice_difference(first: Sequence[np.ndarray], second: Sequence[np.ndarray]) -> float:
+    """The largest ``|first - second|`` of :func:`backward_twice`'s two answers (0.0: the same answer; inf: their
+    shapes differ; NaN where a value is not finite)."""
+    if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second)):
+        return float("inf")
+    with np.errstate(invalid="ignore"):
+        return max((float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(first, second)), default=0.0)
 
 
 def cache_rewritten_notes(said: Sequence[str]) -> list[str]:

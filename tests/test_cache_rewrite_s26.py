@@ -7,6 +7,7 @@ caller's array (the input forward cached) is still refused.
 
 from pathlib import Path
 
+import numpy as np
 from test_cli import both, run_here, student
 
 DLFS2 = Path(__file__).resolve().parent / "fixtures" / "dlfs2"
@@ -105,3 +106,29 @@ def test_diagnose_layer_agrees_with_the_cli_on_a_write_into_an_array_forward_mad
     p = run_here("check", f"{student(tmp_path, OWN.format(one=1))}::Own", "--input-shape", "4,3")
     text = both(p)
     assert p.returncode == 0 and "PASS" in text and "Own.backward modified its cache (self.Y" in text, text
+
+
+class Drifting:
+    """A backward that writes into an array its forward made (self.q, harmless) and also drifts (self.k doubles on
+    every backward, never reset by forward): a second backward differs, and so does a fresh forward and backward."""
+
+    def __init__(self):
+        self.params, self.grads, self.k = {}, {}, 1.0
+
+    def forward(self, X, training=False):
+        self.p, self.q = np.tanh(X), X.copy()
+        return self.p.copy()
+
+    def backward(self, dY):
+        self.q += 1.0
+        self.k *= 2.0
+        return dY * (1 - self.p ** 2) * self.k
+
+
+def test_a_drifting_backward_is_not_excused_by_its_cache_write():
+    """Kills own_cache_always_clears: the cache write excuses a second backward's other answer only when a fresh
+    forward and backward give the first answer back (diagnose._Probes.own_cache)."""
+    from gradcheck import diagnose_layer
+
+    d = diagnose_layer(Drifting(), np.random.default_rng(0).standard_normal((3, 4)))
+    assert not d.passed and "second-backward" in d.codes, (d.codes, [f.message for f in d.findings])

@@ -253,3 +253,14 @@ def test_a_column_bias_summed_over_the_wrong_axis_is_named_so(tmp_path):
     p = run_here("check", f"{f}::Linear", "--input-shape", "3,5", "--init", '{"in_features": 5, "out_features": 3}')
     out = both(p)
     assert p.returncode == 1 and "db is dY summed over axis=1 (keeping axis 0)" in out and "permuted" not in out, out
+
+def test_a_gradient_of_another_size_is_no_weights_by_its_name_alone(tmp_path):
+    """Kills ones_apart_any_name: (3,) for W (1, 4), named as a gradient, is not paired with W (only a shape that
+    differs by size-1 axes is; _adapters._by_structure): W is said to have no gradient."""
+    f = student(tmp_path, "import numpy as np\nR = np.random.default_rng(0)\nclass Gain:\n"
+                 "    def __init__(self): self.W = R.uniform(0.5, 1.5, (1, 4))\n"
+                 "    def forward(self, X): self.X = X; return X * self.W\n"
+                 "    def backward(self, dY): self.W_gradient = np.sum(dY * self.X, axis=0)[:3]; return dY * self.W\n", "gain.py")
+    out = both(run_here("check", f"{f}::Gain", "--input-shape", "8,4"))
+    assert "W is a parameter with no gradient" in out and "W_gradient (W)" not in out, out
+    assert "dW has shape (3,)" not in out, out

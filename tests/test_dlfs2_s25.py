@@ -417,3 +417,18 @@ def test_book_ones_names_of_book_twos_params_are_no_weights_outside_params(tmp_p
     text = both(p)
     assert p.returncode == 0 and "PASS: Mixed: every gradient (dX, dparams[0], dparams[1])" in text, text
     assert "not in self.params" not in text, text
+
+
+def test_the_books_dtype_f_is_told_only_to_code_that_uses_it(tmp_path, monkeypatch):
+    """Kills dtype_f_always: a float32 result of code without dtype='f' is not told of Deep Learning from Scratch 2."""
+    import importlib
+
+    import manualprop as mp
+    from gradcheck.diagnose import _DLFS_F, _dlfs_f
+
+    assert _dlfs_f(np.float32, mp.Linear(3, 2)) == ""
+    f = tmp_path / "dlfs_like_fixg27.py"
+    f.write_text("import numpy as np\nclass T:\n    def forward(self, x):\n        return np.empty(x.shape, dtype='f')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("dlfs_like_fixg27")
+    assert _dlfs_f(np.float32, mod.T()) == _DLFS_F and _dlfs_f(np.float64, mod.T()) == ""

@@ -451,3 +451,27 @@ def test_a_gradient_of_the_students_own_forward_gives_its_own_error_against_the_
     dx = next(p for p in v.parts if p.name == "dX")
     assert not dx.passed and "gradient of your own forward" in dx.message, dx.message
     assert "dX's own max relative error against the reference's is" in dx.message and "rtol=1e-05" in dx.message
+
+
+def _fake_check(manual, numerical, passed=False, rtol=1e-6, atol=1e-9):
+    from types import SimpleNamespace
+    rec = SimpleNamespace(tensor="dX", kind="gradient", passed=passed,
+                          comparisons=[SimpleNamespace(max_rel_error=1e-3)])
+    return SimpleNamespace(records=[rec], gradients={"manual": {"dX": np.array(manual)},
+                                                    "numerical": {"dX": np.array(numerical)}},
+                           rtol=rtol, atol_of=lambda t: atol)
+
+
+def test_a_reference_failing_alike_needs_both_gradients_alike():
+    """Kills ref_fails_too_no_numerical and ref_fails_too_no_manual: a part the check failed keeps its points only
+    when the reference's gradient AND its central differences are the student's (checks._reference_fails_too)."""
+    from gradcheck.grading.checks import _reference_fails_too
+    mine = _fake_check([1.0, 2.0], [1.1, 2.0])
+    records = {"dX": mine.records[0]}
+    alike = _fake_check([1.0, 2.0], [1.1, 2.0])
+    assert "keeps its points" in _reference_fails_too(mine, records, ["dX"], lambda: alike)["dX"]
+    other_numbers = _fake_check([1.0, 2.0], [1.3, 2.0])  # the same gradient, other central differences
+    assert _reference_fails_too(mine, records, ["dX"], lambda: other_numbers) == {}
+    other_gradient = _fake_check([1.2, 2.0], [1.1, 2.0])  # the same central differences, another gradient
+    assert _reference_fails_too(mine, records, ["dX"], lambda: other_gradient) == {}
+    assert _reference_fails_too(mine, records, ["dX"], lambda: _fake_check([1.0, 2.0], [1.1, 2.0], passed=True)) == {}

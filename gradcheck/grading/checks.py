@@ -30,7 +30,14 @@ from ..config import CheckConfig
 from ..diagnose import _dlfs_f, _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient
-from ..sources import Call, dY_written, reference_source
+from ..sources import (
+    Call,
+    backward_twice,
+    cache_rewritten_notes,
+    dY_written,
+    reference_source,
+    twice_difference,
+)
 from .diagnosis import diagnose, reproduce
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
@@ -723,7 +730,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     dY = G.copy()
     with _integers_read(layer):  # an int64 dX fails its own part, not the whole test (redteam25: 16/28 for 24)
         ret = layer.backward(dY)
-    written = dY_written(owner, dY, G)  # check's rule, judged whatever the parts say (below, _as_check)
+    written, cached = dY_written(owner, dY, G), _cache_note(layer)  # check's rule (_as_check), its note: read now
     short = _wrong_count(ret, xs, d_in)  # the inputs' parts alone fail: the parameters' are read (newuser25 H3)
     got: dict[str, Any] = dict.fromkeys(d_in, short) if short else dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
@@ -731,11 +738,35 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
-    verdict = Verdict(parts, _transposed_notes(layer, reference, xs))
+    verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _sandboxed(layer: Any) -> Any:
+    """The :class:`gradcheck.sandbox.RemoteLayer` behind ``layer`` (the graded object or the one an adapter holds as
+    ``_layer``), or None for a layer run in this process."""
+    from ..sandbox import RemoteLayer
+
+    inner = layer
+    for _ in range(8):
+        if isinstance(inner, RemoteLayer) or not hasattr(inner, "_layer"):
+            break
+        inner = inner._layer
+    return inner if isinstance(inner, RemoteLayer) else None
+
+
+def _cache_note(layer: Any) -> str:
+    """``gradcheck check``'s note (:func:`gradcheck.sources.cache_rewritten_notes`) on a graded backward that wrote
+    into an array its forward made (:attr:`gradcheck.sandbox._Remote.cache_rewritten`; a CS231n
+    ``batchnorm_backward`` scaling its cached ``xhat`` in place): the gradient parts are scored as check judges them,
+    each backward after its own forward, so no points change here; what a second backward would give is the
+    assignment's backward-twice test's (:func:`backward_repeatable`). review27g H2: the grader said nothing where
+    check printed the note. "" when backward wrote into no such array."""
+    said = getattr(_sandboxed(layer), "cache_rewritten", None)
+    return "note: " + cache_rewritten_notes([said])[0] if said else ""
 
 
 @contextlib.contextmanager
@@ -744,14 +775,8 @@ def _integers_read(layer: Any):
     one an adapter holds as ``_layer``) returns integer gradients as they came (:attr:`~gradcheck.sandbox.RemoteLayer.
     integers_read`), so that :func:`_part` fails each such part alone with check's words and the others are scored
     (redteam25: an int64 dX beside a correct dW and db scored 16/28, the whole gradient test lost)."""
-    from ..sandbox import RemoteLayer
-
-    inner = layer
-    for _ in range(8):
-        if isinstance(inner, RemoteLayer) or not hasattr(inner, "_layer"):
-            break
-        inner = inner._layer
-    if not isinstance(inner, RemoteLayer):
+    inner = _sandboxed(layer)
+    if inner is None:
         yield
         return
     inner.integers_read = True
@@ -802,7 +827,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     with _params_kept(layer):
         parts = [Part(n, w, False, short) if short and n in d_in else
                  _part(n, w, got[n], expected[n], ones.get(n), keys, xs[0].shape[0], cfg.rtol, cfg.atol,
-                       dtype=numerical, **graded)
+                       dtype=numerical, parameter=n not in d_in, **graded)
                  for n, w in weights.items()]
         if numerical and not why32:
             _own_function(parts, layer, xs, d_in, cfg, got, expected, Y, Y_ref, short)
@@ -1214,12 +1239,14 @@ def _accumulated(res: Any, tensor: str, part: str) -> str:
             "Assign them (grads['W'] = ...), do not add to them: each backward must give this call's gradient alone.")
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dtype=True, **graded) -> Part:
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dtype=True, parameter=None,
+          **graded) -> Part:
     """One graded tensor: missing, None, non-finite, of a lower float precision than the reference's (``dtype``: as
     check fails it; off in a test that gives up the central differences, ``numerical=False``, the documented way to
     accept float32 code), or compared with the reference and named (``loss``: a loss's gradient, its normalisation
-    named as check names it, tester23g: "21 times ... a constant factor"; ``graded``: the layer, inputs, upstream
-    gradient and mode, for check's own signatures, :func:`diagnose`)."""
+    named as check names it, tester23g: "21 times ... a constant factor"; ``parameter``: whether it is a parameter's
+    gradient, not an input's, which only then may be a bias's; ``graded``: the layer, inputs, upstream gradient and
+    mode, for check's own signatures, :func:`diagnose`)."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
@@ -1243,7 +1270,7 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dty
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
     msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=rtol,
-                   atol=ATOL_FLOOR if atol is None else atol, loss=loss, **graded)
+                   atol=ATOL_FLOOR if atol is None else atol, loss=loss, parameter=parameter, **graded)
     return Part(name, w, not msg, msg)
 
 
@@ -1307,29 +1334,35 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
                         points: float = 1.0, expected: np.ndarray | None = None) -> Verdict:
     """Call ``backward`` twice after one forward (one part ``"backward twice"``): both must agree.
 
-    ``obj`` is a layer (``backward(dY)``) or a loss (``backward()``, ``dY`` None); ``inputs`` the
-    arguments of ``forward``. A backward that edits its forward cache in place
+    ``obj`` is a layer (``backward(dY)``, which may return a tuple: a CS231n pair's ``(dx, dgamma, dbeta)``,
+    each compared) or a loss (``backward()``, ``dY`` None); ``inputs`` the arguments of ``forward``; the two calls
+    are :func:`gradcheck.sources.backward_twice`'s (check's cache note measures the same). A backward that edits its forward cache in place
     (``self.p[range(N), y] -= 1``) is wrong the second time a training loop or a check calls it.
-    With ``expected`` (the reference's gradient at the same point) the first backward must also
+    With ``expected`` (the reference's gradient at the same point, a tuple for a tuple) the first backward must also
     be right: a property earns its points only with correct values (returning zeros twice is
     repeatable, and worth nothing).
     """
-    obj.forward(*[np.array(x, copy=True) for x in inputs])
-    args = [] if dY is None else [np.array(dY, copy=True)]
-    first, second = (np.asarray(obj.backward(*[a.copy() for a in args]), dtype=np.float64) for _ in range(2))
-    if not (np.all(np.isfinite(first)) and np.all(np.isfinite(second))):
+    first, second = backward_twice(obj, inputs, dY, loss=dY is None)
+    if not all(np.all(np.isfinite(g)) for g in [*first, *second]):
         return Verdict([Part("backward twice", points, False, "backward() returned NaN or infinity.")])
-    if expected is not None and (wrong := _wrong_values(
-            {"dy_pred" if dY is None else "dX": (first, expected)}, np.shape(inputs[-1])[0])):
-        how = reproduce(obj, np.shape(inputs[-1]), loss=dY is None)
+    want = [np.asarray(e, dtype=np.float64) for e in (expected if isinstance(expected, (tuple, list)) else
+                                                      [expected])] if expected is not None else []
+    names = ["dy_pred"] if dY is None else ["dX"] + [f"backward's output {i}" for i in range(1, len(first))]
+    if want and (len(want) != len(first) or (wrong := _wrong_values(
+            {n: (g, e) for n, g, e in zip(names, first, want)}, np.shape(inputs[-1 if dY is None else 0])[0]))):
+        wrong = wrong if len(want) == len(first) else [(
+            "backward", f"backward returned {len(first)} arrays; expected {len(want)}")]
+        shapes = np.shape(inputs[-1]) if dY is None else [np.shape(x) for x in inputs]
+        how = reproduce(obj, shapes, loss=dY is None)
         return Verdict([Part("backward twice", points, False, _wrong_message(wrong))], [how] if how else [])
-    if first.shape == second.shape and close(first, second, 1e-12, 1e-15):
+    if all(a.shape == b.shape and close(a, b, 1e-12, 1e-15) for a, b in zip(first, second)):
         return Verdict([Part("backward twice", points, True)])
-    diff = float(np.max(np.abs(first - second))) if first.shape == second.shape else float("nan")
+    diff = twice_difference(first, second)
     return Verdict([Part("backward twice", points, False,
                          f"a second backward() after the same forward returned a different gradient "
                          f"(max difference {diff:.3g}): backward changes the forward cache in place. "
-                         f"Work on a copy (e.g. `d = self.p.copy()`) instead of editing the cached array.")])
+                         "Work on a copy (x = x.copy(), x the array it writes into) instead of editing the cached "
+                         "array.")])
 
 
 def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0, *,

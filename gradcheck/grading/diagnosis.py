@@ -86,7 +86,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
              alternatives: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-6,
              atol: float = 1e-9, loss: bool = False, layer: Any = None, inputs: Sequence[np.ndarray] = (),
              upstream: np.ndarray | None = None, training: bool = False, forwards: int | None = None,
-             names: Sequence[str] | None = None) -> str:
+             names: Sequence[str] | None = None, parameter: bool | None = None) -> str:
     """One sentence naming what is wrong with ``got`` (a submitted tensor) against ``expected``.
 
     With the ``layer`` it came from, a wrong tensor is named by ``gradcheck check``'s own path
@@ -123,6 +123,9 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         numbers alone).
     names : sequence of str, optional
         The inputs' names the parts are named after (with ``layer``; default its forward's arguments).
+    parameter : bool, optional
+        A parameter's gradient, which alone may be a bias's (review27g M2: a loss's dy_pred was told to sum); None:
+        read from the name (:func:`gradcheck.diagnose.is_bias_gradient`); a ``loss``'s never.
 
     Returns
     -------
@@ -150,7 +153,7 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
         raise ValueError(f"diagnose({tensor!r}, layer={type(layer).__name__}): a layer's signatures run it again on "
                          f"the graded inputs and upstream gradient; {missing} not given. Pass them, or no layer "
                          "(the numbers alone).")
-    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected)),
+    finding = name_signature(tensor, got, expected, is_bias=is_bias_gradient(tensor, np.shape(expected), not loss and parameter),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True,
                              loss=loss)
     late = ""

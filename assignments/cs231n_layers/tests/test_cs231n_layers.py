@@ -206,6 +206,16 @@ def test_batchnorm_gradients(student, grade, rng):
                           parts={"dx": 2, "dgamma": 1, "dbeta": 1}, seed=4)
 
 
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_batchnorm_backward_repeatable(student, grade, rng):
+    """batchnorm_backward: twice after one forward, the same right gradients (its cache not modified in place)"""
+    xs, dout = bn_inputs(rng, 6, 4), rng.standard_normal((6, 4))
+    ref = RefBatchNorm()
+    ref.forward(*[x.copy() for x in xs])
+    grade.backward_repeatable(batchnorm(student), xs, dY=dout, expected=ref.backward(dout.copy()))
+
+
 @pytest.mark.points(2)
 @pytest.mark.visibility("visible")
 def test_batchnorm_running_statistics(student, grade, rng):
