@@ -6312,7 +6312,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                 if prec is not None:
                     _precision_finding(diag, *prec)
             _float32_backward(layer, res, diag) if prec is None else None
-            if said := getattr(res, "_shape_errors", None):  # each shape's own words, after the other bugs
+            # each shape's own words, after the other bugs; not when the order of the returned gradients explains
+            # every shape (a CS231n pair returning (dx, db, dw): "was the batch axis summed?" would mislead)
+            if (said := getattr(res, "_shape_errors", None)) and "wrong-order" not in diag.codes:
                 diag.findings.append(_find("student-code", error=" ".join(said)))
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)

@@ -270,7 +270,8 @@ def test_help_documents_exit_codes():
         assert line in p.stdout
     text = " ".join(p.stdout.split())
     # one rule (newuser item 12): a wrong shape or dtype is a wrong result (1), a crash is 3
-    assert "wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf" in text
+    assert ("wrong shape or dtype (int64; float32 from a float64 layer casting what it computed, "
+            "Y.astype(np.float32)), missing (None) or holding NaN/inf") in text  # float32 code: a float64 copy (fixg27)
     assert "raised, hung, exited or crashed" in text
 
 

@@ -269,7 +269,8 @@ class Double:
 @pytest.mark.parametrize("isolation", ["process", "namespaces"])
 def test_a_packages_own_import_gets_no_warning(tmp_path, isolation):
     # tester27s M4: "imports mypkg ... It does not import here either: it is not installed here; remove it" on a file
-    # of mypkg importing mypkg.helpers, an import that works in the check (the package is copied into the sandbox)
+    # of mypkg importing mypkg.helpers, an import that works in the check (the package is copied into the sandbox);
+    # under --isolation namespaces the package is left out (redteam27 M2) and the sandbox's own warning says why
     from gradcheck.sandbox import support
 
     if isolation == "namespaces" and support()[0] == "none":
@@ -278,8 +279,13 @@ def test_a_packages_own_import_gets_no_warning(tmp_path, isolation):
     p = run_here("check", "mypkg/sub/layer.py::Double", "--input-shape", "4,3", "--isolation", isolation,
                  cwd=tmp_path)
     out = both(p)
-    assert p.returncode == 0, out
     assert "imports mypkg" not in out and "remove it" not in out and "WARNING" not in out, out
+    if isolation == "process":
+        assert p.returncode == 0, out
+    else:  # redteam27 M2's rule: the file sees its own folder alone; the one warning says how to check it
+        flat = " ".join(out.split())
+        assert p.returncode == 3 and "No module named 'mypkg'" in flat, out
+        assert "was not copied into the sandbox" in flat and "check it from the top of its submission" in flat, out
 
 
 @pytest.mark.parametrize("k", [2, 3])
