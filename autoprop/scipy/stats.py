@@ -47,7 +47,7 @@ import numpy as _np
 
 from ..core.observe import own
 from ..core.prims._common import _t
-from ..core.prims.special import t_log_norm
+from ..core.prims.special import _log1p_sq, t_log_norm
 from ..core.prims.special import t_logcdf as _t_logcdf_prim
 from ..core.tensor import Tensor
 
@@ -187,19 +187,23 @@ def _t_kernel(z, df):
     """``-(df + 1)/2 log1p(z^2/df)``, the t log-density's kernel, with derivatives in df that keep their digits at a
     large df: for ``u = z^2/df < 0.1`` it is ``-z^2/2 - z^2/(2 df) + (df + 1)/2 phi(u)``, ``phi(u) = u - log1p(u)``
     as its series, where the log1p form's d/d(df), two terms of size z^2/(2 df) cancelling to O(1/df^2), lost
-    them (review25a: 7.4e-4 relative at df = 1e12, the second derivative 1e-5); elsewhere the log1p form."""
-    u = z * z / df
-    small = _np.asarray(_value(u)) < 0.1
+    them (review25a: 7.4e-4 relative at df = 1e12, the second derivative 1e-5); elsewhere the log1p form, through
+    :func:`~autoprop.core.prims.special._log1p_sq` where ``z^2`` overflows (review27a L5: -inf at x = 1e200, df = 5,
+    for mpmath's -2759.2424174446073). The square is formed only of the entries the series takes (the double-where
+    rule: an overflowed square in the other branch made a NaN derivative in df)."""
+    with _np.errstate(over="ignore"):
+        small = _np.asarray(_value(z)) ** 2 / _np.asarray(_value(df)) < 0.1
     if not _np.any(small):
-        return -(df + 1.0) / 2.0 * _np.log1p(u)
-    us = _np.where(small, u, own(0.0)) if not _np.all(small) else u  # (the double-where rule)
+        return -(df + 1.0) / 2.0 * _log1p_sq(z, df)
+    zs = _np.where(small, z, own(0.0)) if not _np.all(small) else z
+    us = zs * zs / df
     phi = _PHI[-1]
     for c in reversed(_PHI[:-1]):
         phi = phi * us + c
-    series = -(z * z) * own(0.5) - (z * z) / (df * own(2.0)) + (df + own(1.0)) * own(0.5) * (phi * us * us)
+    series = -(zs * zs) * own(0.5) - (zs * zs) / (df * own(2.0)) + (df + own(1.0)) * own(0.5) * (phi * us * us)
     if _np.all(small):
         return series
-    return _np.where(small, series, -(df + 1.0) / 2.0 * _np.log1p(_np.where(small, own(1.0), u)))
+    return _np.where(small, series, -(df + 1.0) / 2.0 * _log1p_sq(_np.where(small, own(1.0), z), df))
 
 
 def _t_logpdf(x, df, loc=0, scale=1):
