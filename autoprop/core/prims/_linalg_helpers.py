@@ -128,9 +128,8 @@ def gelsd_rcond(rcond, m, n, dtype):
     -------
     float
         Singular values at or below this times the largest count as zero. ``None``: numpy's default,
-        ``finfo(dtype).eps * max(m, n)`` (numpy takes float64's eps for a float32 ``a`` too, as it solves in
-        float64; autoprop keeps float32's, as its float32 x is computed in float32: the residual of a
-        float32 x cut at 2^-52 would be float32 rounding). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
+        ``finfo(dtype).eps * max(m, n)`` (``lstsq`` solves a float32 system in float64, as numpy, so ``dtype`` is
+        float64 there: fixa27's review found float32's eps gave another rank than numpy's). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
         ``rcond <= 0`` or ``rcond >= 1`` by DLAMCH('Epsilon') = 2^-53 ("if RCOND < 0, machine precision
         is used instead"; the code tests ``RCOND.LE.ZERO .OR. RCOND.GE.ONE``): review27a, rcond=-1 was
         handed to pinv, which then cut nothing and inverted a zero singular value (x ~ 1e16).

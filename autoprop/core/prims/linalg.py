@@ -924,8 +924,9 @@ def lstsq(a, b, rcond=None):
     b : Tensor or array, (m,) or (m, k)
     rcond : float, optional
         Singular values at or below ``rcond`` times the largest count as zero; default
-        (None) machine precision times max(m, n), as numpy (float32's for a float32 ``a``: numpy
-        takes float64's); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's LAPACK gelsd
+        (None) machine precision times max(m, n), as numpy (float64's: a float32 or complex64 system is
+        solved in double precision and its results rounded, as numpy does); ``rcond <= 0`` or ``>= 1`` is 2^-53, as
+        numpy's LAPACK gelsd
         (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
@@ -960,6 +961,11 @@ def lstsq(a, b, rcond=None):
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
     m, n = a.shape
+    out_t = np.result_type(a._value, b._value)
+    if out_t in (np.float32, np.complex64):  # numpy solves single precision in double and rounds the results
+        work = np.complex128 if out_t.kind == "c" else np.float64  # (numpy.linalg._commonType)
+        x, res, rank, s = lstsq(a.astype(work), b.astype(work), rcond=rcond)
+        return x.astype(out_t), res.astype(np.float32), rank, s.astype(np.float32)
     rcond = gelsd_rcond(rcond, m, n, a.dtype)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
     x = matmul(pinv(a, rcond=rcond), b)
