@@ -141,15 +141,15 @@ def test_stack_second_derivative_and_mixed_inputs():
 def test_recurrent_twins_record_one_projection_one_stack_rnn_cell_and_lstm_gates():
     x = ap.constant(np.random.default_rng(4).standard_normal((2, 5, 3)))
     for name, per_step in (("RNN", ["rnn_cell"]),
-                           ("LSTM", ["linear_at", "lstm_gates", "split_pieces", "multiply",
-                                     "multiply", "add", "tanh", "multiply"])):  # (one split record)
+                           ("LSTM", ["lstm_gates_at", "multiply", "multiply", "add", "tanh",
+                                     "multiply"])):  # (the gates' pre-activation, gates and split: one record)
         layer = getattr(ap.layers, name)(3, 4)
         with ap.GradientTape() as tape:
             tape.watch(x)
             layer(x)
         names = [n.prim.name for n in tape._nodes]
         # b_ih + b_hh, x W_ih^T for every step at once, A left (N*T, G*H); each step reads its
-        # rows A[t::T] inside its rnn_cell or linear_at record (no slice or reshape record)
+        # rows A[t::T] inside its rnn_cell or lstm_gates_at record (no slice or reshape record)
         assert names[:3] == ["add", "reshape", "linear"]
         assert names[3:-1] == per_step * 5 and names[-1] == "stack"
 
@@ -401,3 +401,171 @@ def test_rnn_backward_source_writes_one_derivative_per_step_and_runs_to_the_tape
     assert "rnn_cell_3 * rnn_cell_3 + c_3" in code and "c_4" not in code and "cosh" not in code
     (dx,) = src.run()
     np.testing.assert_allclose(dx, tape.gradient(y, x).numpy(), rtol=1e-13, atol=1e-15)
+
+
+# --- lstm_gates_at: linear_at, lstm_gates and split as one record (session 28) ---------------
+def _gates_at_ref(h, W, A, key):
+    return _ag_gates(h @ W.T + A[key])
+
+
+def _gates_at_args(scale, seed=21):
+    # h (3, 2), W (8, 2), A (3, 4, 8): H = 2; scale 1: moderate pre-activations; 6 and 30: many
+    # gates saturated (1 - s and 1 - g^2 below 1/8, and rounding to 0)
+    rng = np.random.default_rng(seed)
+    return [np.tanh(rng.standard_normal((3, 2))), rng.standard_normal((8, 2)) * scale,
+            rng.standard_normal((3, 4, 8)) * scale]
+
+
+def _gates_at_tape(args, key, G, chain=False, watch=(0, 1, 2)):
+    """The four blocks and the gradients of sum(concat(blocks) * G) w.r.t. the watched inputs,
+    by lstm_gates_at or (``chain``) by the three records it replaces."""
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in watch])
+        if chain:
+            blocks = R.split(R.lstm_gates(R.linear_at(*ts, key=key)), 4, axis=-1)
+        else:
+            blocks = R.lstm_gates_at(*ts, key=key)
+    H = G.shape[-1] // 4
+    gs = [G[..., k * H:(k + 1) * H] for k in range(4)]
+    grads = tape.gradient(blocks, [ts[i] for i in watch], output_gradients=gs)
+    return [b.numpy() for b in blocks], [d.numpy() for d in grads], tape
+
+
+@pytest.mark.parametrize("scale", [1.0, 6.0, 30.0])
+@pytest.mark.parametrize("key", [(slice(None), 2), (slice(None), -1)])
+def test_lstm_gates_at_values_vjps_jvps_against_autograd_central_differences_and_the_chain(key, scale):
+    # one record for linear_at, lstm_gates and split: the bits of the three records (values and
+    # gradients), autograd's values, VJPs and JVPs, and central differences
+    args = _gates_at_args(scale)
+    G = np.random.default_rng(3).standard_normal((3, 8))
+    blocks, grads, _ = _gates_at_tape(args, key, G)
+    chain_blocks, chain_grads, _ = _gates_at_tape(args, key, G, chain=True)
+    for a, b in zip(blocks + grads, chain_blocks + chain_grads):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(np.concatenate(blocks, axis=-1), _gates_at_ref(*args, key), rtol=1e-14, atol=1e-300)
+    for i, d in enumerate(grads):
+        ag = autograd.grad(lambda *a: anp.sum(_gates_at_ref(*a, key) * G), argnum=i)(*args)
+        np.testing.assert_allclose(d, ag, rtol=1e-12, atol=1e-300)
+        num = central(lambda v, i=i: float(np.sum(_gates_at_ref(*(args[:i] + [v] + args[i + 1:]), key) * G)),
+                      args[i], h=1e-6)
+        np.testing.assert_allclose(d, num, rtol=1e-6, atol=1e-8)
+    T = [np.random.default_rng(5 + i).standard_normal(a.shape) for i, a in enumerate(args)]
+    ts = [ap.constant(a) for a in args]
+    with ap.ForwardAccumulator(ts, T) as acc:
+        out = R.lstm_gates_at(*ts, key=key)
+    jv = np.concatenate([acc.jvp(o).numpy() for o in out], axis=-1)
+    want = autograd.make_jvp(lambda v: _gates_at_ref(v[0], v[1], v[2], key))(tuple(args))(tuple(T))[1]
+    np.testing.assert_allclose(jv, want, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("scale", [1.0, 30.0])
+@pytest.mark.parametrize("watch", [(0,), (1,), (2,), (0, 2), (1, 2)])
+def test_lstm_gates_at_joint_vjp_and_unused_blocks(watch, scale):
+    # a tape that follows some of h, W, A gets, for each, the bits it gets when all three are
+    # followed, and so does the VJP called alone; a block nobody used contributes nothing
+    args = _gates_at_args(scale)
+    key = (slice(None), 1)
+    G = np.random.default_rng(4).standard_normal((3, 8))
+    _, full, _ = _gates_at_tape(args, key, G)
+    _, part, _ = _gates_at_tape(args, key, G, watch=watch)
+    for i, d in zip(watch, part):
+        np.testing.assert_array_equal(d, full[i])
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        i_, f_, g_, o_ = R.lstm_gates_at(*ts, key=key)
+        s = ap.sum(i_ * G[:, :2]) + ap.sum(o_ * G[:, 6:])  # f and g unused
+    (node,) = [n for n in tape._nodes if n.prim.name == "lstm_gates_at"]
+    vals, kwargs, outs = list(node.vals), node.kwargs, tuple(o.numpy() for o in node.out)
+    got = tape.gradient(s, ts)
+    G2 = G.copy()
+    G2[:, 2:6] = 0.0
+    for i, d in enumerate(got):
+        ag = autograd.grad(lambda *a: anp.sum(_gates_at_ref(*a, key) * G2), argnum=i)(*args)
+        np.testing.assert_allclose(d.numpy(), ag, rtol=1e-12, atol=1e-300)
+        alone = R.lstm_gates_at.vjps[i]((G[:, :2], None, None, G[:, 6:]), outs, *vals, **kwargs)
+        alone = alone.dense() if hasattr(alone, "dense") else alone  # (A's: a tape.Scatter)
+        np.testing.assert_array_equal(np.asarray(alone), d.numpy())
+
+
+@pytest.mark.parametrize("scale", [1.0, 6.0])
+def test_lstm_gates_at_second_derivatives_nested_tapes_and_a_tape_recording_its_own_walk(scale):
+    # the VJPs on Tensors (the record kept a only in part: the output form recorded in the gates
+    # plus a constant correction where it cancels), against autograd
+    args = _gates_at_args(scale)
+    key = (slice(None), 0)
+    G = np.random.default_rng(9).standard_normal((3, 8))
+
+    def q_ref(*a):
+        fs = autograd.grad(lambda *b: anp.sum(_gates_at_ref(*b, key) * G), argnum=(0, 1, 2))(*a)
+        return sum(anp.sum(f * f) for f in fs)
+
+    want = [autograd.grad(q_ref, argnum=i)(*args) for i in range(3)]
+    ts = [ap.constant(a) for a in args]
+
+    def s_of(ts):
+        return sum(ap.sum(b * G[:, 2 * k:2 * k + 2]) for k, b in enumerate(R.lstm_gates_at(*ts, key=key)))
+
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        with ap.GradientTape() as inner:
+            inner.watch(ts)
+            s = s_of(ts)
+        q = sum(ap.sum(f * f) for f in inner.gradient(s, ts))
+    for d2, w in zip(outer.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-10, atol=1e-12)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(ts)
+        s = s_of(ts)
+        q = sum(ap.sum(f * f) for f in tape.gradient(s, ts))
+    for d2, w in zip(tape.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_gates_at_refuses_a_later_tape_that_follows_its_inputs_but_not_its_outputs():
+    args = _gates_at_args(6.0)  # (gates near saturation: entries of a kept)
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        blocks = R.lstm_gates_at(*ts, key=(slice(None), 0))
+    with ap.GradientTape() as later:
+        later.watch(ts)
+        with pytest.raises(TypeError, match="open it before the forward pass"):
+            tape.gradient(blocks, ts)
+
+
+def test_lstm_gates_at_keeps_lstm_gates_entries_of_a_and_summary_counts_them():
+    # the pre-activation is internal to the record: it keeps what lstm_gates' record keeps of
+    # its input a (the entries near saturation: 6 of 24 here), and the gates (its outputs)
+    args = _gates_at_args(2.0)
+    ts = [ap.constant(a) for a in args]
+    key = (slice(None), 0)
+    with ap.GradientTape() as tape2:  # (first: a tape that has exited listens, and lstm_gates
+        tape2.watch(ts)  # keeps all of its input a for a second tape)
+        R.lstm_gates(R.linear_at(*ts, key=key))
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        R.lstm_gates_at(*ts, key=key)
+    (node,) = tape._nodes
+    kept, want = node.kwargs["saved"], tape2._nodes[-1].vals[0]
+    np.testing.assert_array_equal(kept.mask, want.mask)
+    np.testing.assert_array_equal(kept.values, want.values)
+    assert kept.values.size and f"saved=[(3, 8): {kept.values.size} kept]" in tape.summary()
+    assert all(type(o) is ap.Tensor for o in node.out) and node.out[0]._value.base is node.out[3]._value.base
+
+
+def test_a_multi_output_record_still_marks_pieces_that_view_an_input_through_another_base():
+    # call_multi looks at a base once when it shares no memory with an input (lstm_gates_at's own
+    # gates); pieces of a base that does overlap an input (here the array an input is a view of)
+    # are still marked, so `piece *= 2` is refused as numpy would write through into the input
+    from autoprop.core.registry import MultiPrimitive
+
+    whole = np.arange(12.0).reshape(3, 4)
+    x = ap.constant(whole)[1:]  # a view of the constant's values
+    prim = MultiPrimitive("pieces_of_base", lambda v: (v.base[:1], v.base[1:]), (lambda g, ans, v: None,),
+                          "", None, (), (), None, None, None, None)
+    _, second = prim(x)
+    assert second._value.base is x._value.base
+    with pytest.raises(TypeError, match="a view of another tensor's values"):
+        second *= 2.0

@@ -202,8 +202,9 @@ def _unfused_lstm(layer, x, h, c):
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
 def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(dtype, rtol):
     """The LSTM twin projects every step's input with one fused ``linear`` (step t reads its
-    slice inside its ``linear_at`` record) and its gates with
-    one ``lstm_gates`` record per step (sigmoid on blocks i, f, o, tanh on g, as manualprop),
+    slice inside its ``lstm_gates_at`` record) and its gates with
+    one ``lstm_gates_at`` record per step (``h W_hh^T + A[t::T]``, sigmoid on blocks i, f, o,
+    tanh on g, as manualprop, and the four blocks as four outputs),
     but records its cell as written (products, a sum, a tanh): the tape, not a hand
     derivation, differentiates the cell; the hidden states are stacked by one record.
     Values, first and second derivatives agree with the cell written out on Tensors."""
@@ -225,9 +226,9 @@ def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(d
             s = sum(ap.sum(d * d) for d in first)
         results.append(([y, *first, *outer.gradient(s, sources)], names))
     (twin, names), (chain, _) = results
-    assert names.count("lstm_gates") == 6 and names.count("linear") == 1
-    assert names.count("linear_at") == 6 and names.count("getitem") == 0  # the gates: one split
-    assert names.count("split_pieces") == 6
+    assert names.count("lstm_gates_at") == 6 and names.count("linear") == 1
+    assert "linear_at" not in names and "lstm_gates" not in names and "split_pieces" not in names
+    assert names.count("getitem") == 0  # (the gates' pre-activation, gates and four blocks: one record)
     assert "sigmoid" not in names and names.count("stack") == 1
     assert names.count("tanh") == 6 and names.count("multiply") == 3 * 6
     for a, b in zip(twin, chain):

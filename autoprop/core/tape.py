@@ -506,17 +506,22 @@ def call_multi(prim, /, *args, **kwargs):
         arrs = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:
         raise _op_exception(prim, vals, kwargs, exc) from exc
+    if type(arrs) is WithSaved:  # (lstm_cell: what its VJPs read beside inputs and outputs, as call)
+        arrs, kwargs = arrs[0], {**kwargs, "saved": arrs[1]}
     outs = []
     dt = None  # the first output's dtype, or the first complex one's (eigh of a Hermitian A: w real, v complex)
     base = src = None  # the array the last view viewed and the input it is (split's pieces all view x)
+    own = None  # an array the pieces view that shares no memory with an input (lstm_gates_at's gates)
     for arr in arrs:
         out = _new_tensor(Tensor)  # Tensor._wrap, inlined (as in call)
         out._value = arr
         out._key = _next_key()
         b = arr.base
-        if b is not None:  # a view of an input's values: out *= 3 is refused
+        if b is not None and b is not own:  # a view of an input's values: out *= 3 is refused
             if b is base and src is not None:  # the input found for the piece before
                 _views.mark_view(out, src, prim.name)
+            elif b is not base and _apart(b, args, vals):  # no piece of b views an input: one
+                own = b  # look at b for all of them, not one per piece and input
             else:
                 base, src = b, _mark_view(prim, args, vals, out)
         if dt is None or arr.dtype.kind == "c" and dt.kind != "c":
@@ -620,6 +625,15 @@ def _mark_view(prim, args, vals, out):
             _views.mark_view(out, a, prim.name)
             return None
     return None
+
+
+def _apart(b, args, vals):
+    """Whether the array ``b`` shares no memory with a tensor input's value (``np.may_share_memory``:
+    their extents do not overlap), so that no view of ``b`` is a view of an input's values."""
+    for a, v in zip(args, vals):
+        if isinstance(a, Tensor) and np.may_share_memory(b, v):
+            return False
+    return True
 
 
 def _plan(prim, mask, n):

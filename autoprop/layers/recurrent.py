@@ -143,9 +143,9 @@ class LSTM(_Recurrent):
         hs = []
         A, keys = self._steps(x)
         for key in keys:
-            a = R.linear_at(h, W_hh, A, key=key)  # A[t::T] + h W_hh^T, (N, 4H): one record
-            z = R.lstm_gates(a)  # sigmoid on blocks i, f, o, tanh on g: one record
-            i, f, g, o = R.split(z, 4, axis=1)  # one record with four outputs, not four slices
+            # the gates of h W_hh^T + A[t::T] (N, 4H), sigmoid on blocks i, f, o, tanh on g, as
+            # four outputs: one record (linear_at, lstm_gates and split in one)
+            i, f, g, o = R.lstm_gates_at(h, W_hh, A, key=key)
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)

@@ -31,6 +31,16 @@ elementwise records do; on Tensors (an outer tape records the backward pass) the
 with recorded operations (higher derivatives).
 Derivation: ``lessons/32-lstm.md``; tested against HIPS autograd and central differences
 (``tests/test_autoprop_recurrent_prims.py``).
+
+``lstm_gates_at(h, W, A, key=k)`` is the LSTM twin's step: ``lstm_gates(h @ W.T + A[k])``
+(``linear_at``'s pre-activation) split into its four blocks ``i, f, g, o``, one record with
+four outputs where ``linear_at``, ``lstm_gates`` and ``split`` made three (as ``rnn_cell`` is
+``linear_at`` and ``tanh``): a third of the step's records, about 12% of the twin's step
+(session 28 of ``docs/speed.md``). Its VJPs are those three records' VJPs in one call (the
+blocks' gradients side by side, times ``lstm_gates``' derivative, then ``linear_at``'s three),
+the same bits. Like ``rnn_cell`` it keeps ``h`` (for ``dW``), its outputs (the gates, which the
+cell's products read anyway) and, of the pre-activation, which is internal to the record,
+only the entries near saturation (``lstm_gates``' rule); the cell itself stays recorded.
 """
 
 from __future__ import annotations
@@ -47,9 +57,9 @@ from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
 from ._common import _all_finite, _mT, _shape, times, times_into
 from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
-from .shape import _getitem_vjp
+from .shape import _getitem_vjp, broadcast_to, concatenate
 
-__all__ = ["lstm_gates", "rnn_cell"]
+__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell"]
 
 
 def _gates_fwd(a):
@@ -132,6 +142,13 @@ def _gates_d_recorded(z, a):
             "autoprop: lstm_gates's record kept its input only in part (its tape recorded "
             "alone), but a tape or forward accumulator that follows that input and not the "
             "gates is differentiating the backward pass: open it before the forward pass")
+    return _output_form_recorded(z, a)
+
+
+def _output_form_recorded(z, a):
+    """:func:`_gates_d_recorded` past its check (``lstm_gates_at`` makes its own): the output
+    form recorded in the gates ``z`` (a Tensor), plus the constant difference to the form in
+    ``a`` (an array, or the kept entries) where it cancels."""
     H = z.shape[-1] // 4
     one = 1.0 - z
     zg = z[..., 2 * H:3 * H]
@@ -342,4 +359,114 @@ rnn_cell = defprim(
     shapes="h (N, H), W (H, H), A[key] (N, H) -> (N, H)",
     source="np.tanh({h} @ {W}.T + {A}[{key}])", reads=((1, "ans"), (0, "ans"), ("ans",)),
     joint_vjp=_cell_vjps,
+)
+
+
+# --- lstm_gates_at: linear_at, lstm_gates and split as one record ----------------------
+def _gates_at_fwd(h, W, A, key):
+    a = _linear_at_fwd(h, W, A, key)  # h W^T + A[key] (linear_at's bits)
+    z = _gates_fwd(a)
+    H = z.shape[-1] // 4
+    pieces = (z[..., :H], z[..., H:2 * H], z[..., 2 * H:3 * H], z[..., 3 * H:])  # views of z
+    if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
+        return pieces  # nobody differentiates it: nothing of a to keep
+    return WithSaved((pieces, _gates_keep(a, False)))  # a near saturation only (usually nothing)
+
+
+def _whole(pieces):
+    """The gates ``z`` (..., 4H) of the four blocks (arrays): the array they are views of (the
+    forward made them so), or their concatenation."""
+    z = pieces[0].base
+    if (type(z) is np.ndarray and z.ndim == pieces[0].ndim and z.shape[-1] == 4 * pieces[0].shape[-1]
+            and pieces[1].base is z and pieces[2].base is z and pieces[3].base is z):
+        return z
+    return np.concatenate(pieces, axis=-1)
+
+
+def _blocks_side_by_side(g, ans):
+    """The four blocks' gradients (or tangents) as one (..., 4H): zeros for a block that got
+    none (an output nobody used), each of its block's shape; recorded when one is a Tensor
+    (an outer tape records the backward pass)."""
+    if type(g[0]) is type(g[1]) is type(g[2]) is type(g[3]) is np.ndarray and (
+            g[0].shape == g[1].shape == g[2].shape == g[3].shape == ans[0].shape):
+        return np.concatenate(g, axis=-1)  # the usual case
+    parts = []
+    tensors = False
+    for gi, z in zip(g, ans):
+        if gi is None:
+            gi = np.zeros(_shape(z), z.dtype)
+        elif isinstance(gi, Tensor):
+            tensors = True
+            if gi.shape != _shape(z):
+                gi = broadcast_to(gi, shape=_shape(z))
+        elif np.shape(gi) != _shape(z):
+            gi = np.broadcast_to(gi, _shape(z))
+        parts.append(gi)
+    return concatenate(*parts, axis=-1) if tensors else np.concatenate(parts, axis=-1)
+
+
+def _gates_at_da(g, ans, h, W, A, key, saved):
+    """``da = g * dz/da`` (..., 4H) for the gates' gradient ``g`` (..., 4H) and the record's
+    outputs ``ans`` (the four blocks): ``lstm_gates``' VJP, from the kept entries of ``a``
+    (``saved``) or, called outside a tape (``saved`` None), from the inputs. On Tensors (an outer tape or accumulator records
+    the backward pass) the output form is recorded in the gates (its derivative reaches the
+    inputs through them) plus the constant difference where it cancels, as ``rnn_cell``'s; a
+    tape or accumulator that follows an input but not the gates is refused (TypeError)."""
+    if type(ans[0]) is np.ndarray:
+        return _gates_times(g, _whole(ans), _linear_at_fwd(h, W, A, key) if saved is None else saved)
+    if saved is None:
+        return times(g, _gates_d(linear_at(h, W, A, key=key)))
+    ins = [x for x in (h, W, A) if isinstance(x, Tensor)]
+    if any(ans[0]._key not in tp._tracked and any(x._key in tp._tracked for x in ins)
+           for tp in _RECORDING) or any(
+            id(ans[0]) not in acc._tangents and any(id(x) in acc._tangents for x in ins)
+            for acc in _FORWARD):
+        raise TypeError(
+            "autoprop: lstm_gates_at's record keeps its outputs and only part of its "
+            "pre-activation, but a tape or forward accumulator that follows its inputs and not "
+            "its outputs is differentiating the backward pass: open it before the forward pass")
+    return times(g, _output_form_recorded(concatenate(*ans, axis=-1), saved))
+
+
+def _gates_at_vjps(pairs, g, ans, h, W, A, key, saved=None):
+    """The three VJPs (dh, dW, dA) in one call (``joint_vjp``, as ``rnn_cell``'s): ``da`` once,
+    then ``linear_at``'s VJP of each input in ``pairs``, by position; None for one not asked for."""
+    da = _gates_at_da(_blocks_side_by_side(g, ans), ans, h, W, A, key, saved)
+    out = [None, None, None]
+    for i, _ in pairs:
+        if i == 0:
+            out[0] = da @ W
+        elif i == 1:
+            out[1] = _mT(da) @ h
+        else:
+            out[2] = _getitem_vjp(da, ans, A, key)
+    return out
+
+
+def _gates_at_vjp(i, g, ans, h, W, A, key, saved=None):
+    """VJP ``i`` (dh, dW, dA) alone (forward mode's transposes and the registry's tests)."""
+    return _gates_at_vjps(((i, None),), g, ans, h, W, A, key, saved)[i]
+
+
+def _gates_at_jvp(i, t, ans, h, W, A, key, saved=None):
+    """JVP ``i``: the tangent of the pre-activation times ``dz/da``, split into the four blocks."""
+    t = t @ _mT(W) if i == 0 else h @ _mT(t) if i == 1 else t[key]
+    d = _gates_at_da(t, ans, h, W, A, key, saved)
+    H = _shape(ans[0])[-1]
+    return (d[..., :H], d[..., H:2 * H], d[..., 2 * H:3 * H], d[..., 3 * H:])
+
+
+lstm_gates_at = defprim(
+    "lstm_gates_at", _gates_at_fwd, *(partial(_gates_at_vjp, i) for i in range(3)),
+    jvp=tuple(partial(_gates_at_jvp, i) for i in range(3)), multi=True,
+    jacobian="i, f, g, o = the four blocks of lstm_gates(a), a = h W^T + A[key]: lstm_gates' "
+             "diagonal, then linear_at's (da/dh = W, da/dW = h, a selection of A)",
+    vjp="da = [g_i, g_f, g_g, g_o] (side by side) times lstm_gates' derivative (from the gates; "
+        "from the kept entries of a where a gate saturates); dh = da @ W, dW = da^T @ h, "
+        "dA = zeros of A's shape with da at key (tape.Scatter)",
+    shapes="h (N, H), W (4H, H), A[key] (N, 4H) -> i, f, g, o, each (N, H)",
+    source="{out} = {h} @ {W}.T + {A}[{key}]\n"
+           "{out} = np.split(np.where(np.arange({out}.shape[-1]) // ({out}.shape[-1] // 4) == 2, "
+           "np.tanh({out}), 1.0 / (1.0 + np.exp(-{out}))), 4, axis=-1)",
+    reads=((1, "ans"), (0, "ans"), ("ans",)), joint_vjp=_gates_at_vjps,
 )
