@@ -569,3 +569,18 @@ def test_a_multi_output_record_still_marks_pieces_that_view_an_input_through_ano
     assert second._value.base is x._value.base
     with pytest.raises(TypeError, match="a view of another tensor's values"):
         second *= 2.0
+
+
+def test_lstm_gates_at_with_a_nan_and_a_zero_upstream_gradient_has_the_chains_bits():
+    # a NaN pre-activation (lstm_gates keeps the entries near saturation, its VJP takes the
+    # general path, the 0·inf rule where the upstream gradient is 0): the bits of the chain
+    args = _gates_at_args(6.0)
+    args[2][1, 0, 5] = np.nan
+    G = np.random.default_rng(8).standard_normal((3, 8))
+    G[1, 5] = 0.0
+    G[0] = 0.0
+    one, two = _gates_at_tape(args, (slice(None), 0), G), _gates_at_tape(args, (slice(None), 0), G, chain=True)
+    for a, b in zip(one[0] + one[1], two[0] + two[1]):
+        np.testing.assert_array_equal(a, b)  # (NaN where NaN)
+    assert np.isnan(one[0][2][1, 1])  # the NaN's gate (block g, column 1)
+    assert one[1][2][1, 0, 5] == 0 and all(np.isfinite(d).all() for d in one[1])  # g = 0 there: 0, not NaN
