@@ -196,7 +196,8 @@ class WithSaved(tuple):
     ``rnn_cell`` (``tanh(h W^T + A[key])``) returns one while a tape or an accumulator
     listens: its derivative is ``1 - y^2`` from the output except where that cancels
     (``|y|`` near 1), where it needs the pre-activation, which is internal to the record;
-    ``saved`` keeps only those entries (:func:`keep_entries`). (A tuple: made in C, no
+    ``saved`` keeps only those entries (:func:`keep_entries`); so does ``lstm_gates_at``, whose
+    ``value`` is the tuple of its four outputs (:func:`call_multi`). (A tuple: made in C, no
     Python frame per step.)
     """
 
@@ -506,7 +507,7 @@ def call_multi(prim, /, *args, **kwargs):
         arrs = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:
         raise _op_exception(prim, vals, kwargs, exc) from exc
-    if type(arrs) is WithSaved:  # (lstm_cell: what its VJPs read beside inputs and outputs, as call)
+    if type(arrs) is WithSaved:  # (lstm_gates_at: what its VJPs read beside inputs and outputs, as call)
         arrs, kwargs = arrs[0], {**kwargs, "saved": arrs[1]}
     outs = []
     dt = None  # the first output's dtype, or the first complex one's (eigh of a Hermitian A: w real, v complex)
