@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from autoprop import layers as al
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
+from train_step import interleaved  # noqa: E402
 
 try:  # optional: PyTorch CPU as a reference point
     import torch
@@ -128,7 +128,7 @@ ENTRIES: list[Entry] = [
 
 
 def time_entry(entry: Entry, repeats: int, warmup: int = 3, seed: int = 0):
-    """Median seconds of (manual, tape, torch or None) for one entry, interleaved."""
+    """Median seconds of (manual, tape, torch or None) for one entry, interleaved (``train_step.interleaved``)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal(entry.input_shape)
     manual, twin = entry.build(seed)
@@ -162,17 +162,7 @@ def time_entry(entry: Entry, repeats: int, warmup: int = 3, seed: int = 0):
             module(tx).backward(tG)
 
         steps.append(torch_step)
-    for _ in range(warmup):
-        for step in steps:
-            step()
-    times = [[] for _ in steps]
-    clock = time.perf_counter
-    for _ in range(repeats):
-        for step, acc in zip(steps, times):
-            t0 = clock()
-            step()
-            acc.append(clock() - t0)
-    meds = [statistics.median(t) for t in times]
+    meds = interleaved(steps, repeats, warmup=warmup, clock=time.perf_counter)
     return meds[0], meds[1], (meds[2] if len(meds) > 2 else None)
 
 

@@ -128,6 +128,10 @@ def submission(attack: str, subs: Path, out: Path) -> str:
     return "_stolen = None\n_attack = None\n" + code + "\n" + HOOKED + FOOTER
 
 
+LINK_NAME = "x` **Grader notice:** [click here to appeal](http:e.vil) ![t](http:e.vil) `y.py"
+FOLDER_NAME = "x` [click here to appeal](http:e.vil) `y"
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     if support()[0] == "none":
@@ -170,6 +174,11 @@ def batch(tmp_path_factory):
     (subs / "symlink_folder" / "layers.py").write_text(
         "_stolen = None\n_attack = None\ntry:\n    from ref.layers import Linear as _L\n    _stolen = {'Linear': _L}\n"
         "except BaseException:\n    pass\n" + HOOKED + FOOTER)
+    (subs / "symlink_backtick").mkdir()  # redteam28 F4: a backtick in the name ended the note's code span
+    (subs / "symlink_backtick" / LINK_NAME).symlink_to("/etc/passwd")
+    (subs / "symlink_backtick" / "layers.py").write_text(SOLUTION)
+    (subs / "zipped_backtick" / FOLDER_NAME).mkdir(parents=True)  # F4b: the same in "your files were inside"
+    (subs / "zipped_backtick" / FOLDER_NAME / "layers.py").write_text(SOLUTION)
     (subs / "fifo_helper").mkdir()
     os.mkfifo(subs / "fifo_helper" / "helper.py")
     (subs / "fifo_helper" / "layers.py").write_text("_stolen = None\n_attack = None\n" + HOOKED + FOOTER)
@@ -200,7 +209,7 @@ def failures(b, name):
 
 def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
     res = batch["res"]
-    assert len(res) == len(ATTACKS) + len(LAYOUTS) + len(SAME_BUG) + 9
+    assert len(res) == len(ATTACKS) + len(LAYOUTS) + len(SAME_BUG) + 11
     assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
     rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv", encoding="utf-8")))
     assert sorted(r["submission"] for r in rows) == sorted(display_name(n) for n in res)  # one row each
@@ -351,3 +360,15 @@ def test_without_namespaces_the_grader_refuses_unless_told_and_records_none(tmp_
     r = grade_submission(sub, ASSIGN / "tests", tmp_path / "out2", unsafe_no_isolation=True)
     data = json.loads(Path(r.results_path).read_text())
     assert r.score == TOTAL and data["extra_data"]["isolation"] == "none"
+
+
+def test_names_in_the_notes_stay_inside_their_code_span(batch):
+    """redteam28 F4/F4b: a link's or a wrapping folder's name holding a backtick ended the note's single-backtick
+    span in results.json's markdown (bold text, a live link and an image for Gradescope): each name is one code
+    span fenced by more backticks than it holds (``static.code_span``), and the honest files keep full marks."""
+    link = json.dumps(results(batch, "symlink_backtick"))
+    assert batch["res"]["symlink_backtick"].score == TOTAL
+    assert json.dumps(f"``{LINK_NAME}`` was not read: it is a symbolic link")[1:-1] in link
+    folder = json.dumps(results(batch, "zipped_backtick"))
+    assert batch["res"]["zipped_backtick"].score == TOTAL
+    assert json.dumps(f"Your files were inside the folder ``{FOLDER_NAME}/``")[1:-1] in folder

@@ -163,3 +163,19 @@ def test_the_report_reaches_results_json_and_the_batch_summary_and_takes_no_poin
     r = SubmissionResult("dora", 28.0, 28.0, "graded", 1.0, str(out), integrity=data["extra_data"]["integrity"])
     summary = BatchResult([r], 0, 1, 1.0, "gradebook.csv", None, total=1).summary()
     assert "  integrity: dora: the submission defines " in summary
+
+
+HOSTILE = "h\x1b]0;PWNED\x07\x1b[2J\x1b[32mall 60 graded` **notice** [appeal](http:e.vil) `x.py"
+
+
+def test_a_file_name_in_the_integrity_line_reaches_no_terminal_and_no_markdown_raw(vendored):
+    """redteam28 F3: the batch summary printed the integrity line's file names raw (a file named with a title
+    escape, a screen clear and a fake green summary line changed the staff's terminal); its single backticks also
+    let a backtick in the name end the code span (bold text, a live link in results.json's markdown)."""
+    os.rename(vendored / "mygrad" / "core.py", vendored / "mygrad" / HOSTILE)
+    lines = vendored_engines(_py(vendored))
+    assert len(lines) == 1 and "``mygrad/" + HOSTILE + "``" in lines[0]  # one backtick more than the name holds
+    summary = BatchResult([SubmissionResult("eve", 28.0, 28.0, "graded", 1.0, "r.json", integrity=lines)],
+                          0, 1, 1.0, "gradebook.csv", None, total=1).summary()
+    assert "\x1b" not in summary and "\x07" not in summary
+    assert "\\x1b]0;PWNED\\x07\\x1b[2J\\x1b[32mall 60 graded" in summary

@@ -1367,7 +1367,8 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
 
 def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0, *,
            correct: Mapping[str, np.ndarray] | None = None, batch_size: int | None = None,
-           reproduce_with: Mapping[str, tuple[Any, Sequence[int], bool]] | None = None) -> Verdict:
+           reproduce_with: Mapping[str, tuple[Any, Sequence[int], bool]] | None = None,
+           layers: Mapping[str, Any] | None = None) -> Verdict:
     """Check that every value of ``results`` (``{"Linear dX": dX, ...}``) is an array of dtype
     ``expected``: one part ``"dtypes"``.
 
@@ -1376,13 +1377,19 @@ def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float
     diagnosis; ``batch_size`` the batch's): a property earns its points only with correct values
     (zeros of the right shapes are float64, and worth nothing). ``reproduce_with`` maps a name's
     first word (``"Linear"``) to ``(object, input shape, is_loss)``: a wrong value's note tells
-    how to run its check (:func:`~gradcheck.grading.diagnosis.reproduce`).
+    how to run its check (:func:`~gradcheck.grading.diagnosis.reproduce`). ``layers`` maps a name's first word to
+    the student's layer whose gradients the values are (default: the objects of ``reproduce_with``): a gradient
+    ``d<key>`` is compared in the reference's layout, as :func:`layer_gradients` compares it (a weight stored
+    (in, out), a bias with a size-1 axis: redteam28 F6, such honest layouts lost this part with a wrong "transposed"
+    diagnosis).
     """
     exp = np.dtype(expected)
+    owners = dict(layers) if layers is not None else {k: v[0] for k, v in (reproduce_with or {}).items()}
     bad = [f"{name} is {v.dtype}" if isinstance(v, np.ndarray) else f"{name} is {type(v).__name__}, not an array"
            for name, v in results.items() if not isinstance(v, np.ndarray) or v.dtype != exp]
     if not bad and correct and (wrong := _wrong_values(
-            {n: (results[n], c) for n, c in correct.items()}, batch_size)):
+            {n: (_in_reference_layout(owners.get(n.split()[0]), n.split()[-1], results[n]), c)
+             for n, c in correct.items()}, batch_size)):
         owners = dict.fromkeys(name.split()[0] for name, _ in wrong)
         how = [reproduce(o, shape, loss=loss) for k in owners
                for o, shape, loss in [(reproduce_with or {}).get(k, (None, None, False))] if o is not None]
@@ -1393,6 +1400,15 @@ def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float
            "training run lose accuracy; compute in float64 (do not cast with astype(np.float32))."
            if any("float32" in b or "float16" in b for b in bad) else "")
     return Verdict([Part("dtypes", points, False, f"{'; '.join(bad)}; expected {exp}.{why}")])
+
+
+def _in_reference_layout(layer: Any, name: str, value: Any) -> Any:
+    """``value``, the student's gradient ``name`` (``"dW"``) of ``layer``, in the reference's layout
+    (:func:`_as_stored`); unchanged for any other name or value, or without a layer."""
+    if layer is None or not name.startswith("d") or not isinstance(value, np.ndarray):
+        return value
+    got = _as_stored(layer, name[1:], {name[1:]: value})
+    return value if got is KeyError else got
 
 
 def _wrong_values(pairs: Mapping[str, tuple[Any, np.ndarray]], batch_size: int | None) -> list[tuple[str, str]]:

@@ -59,7 +59,14 @@ from .runner import (
     visible_score,
     write_json,
 )
-from .static import MAX_BYTES, forbidden_imports, format_violations, scan, vendored_engines
+from .static import (
+    MAX_BYTES,
+    code_span,
+    forbidden_imports,
+    format_violations,
+    scan,
+    vendored_engines,
+)
 
 _MARKERS = (
     "points(n): points of this grading test (gradcheck.grading; default 1)",
@@ -350,7 +357,7 @@ class _SandboxHolder:
                 root = dirs[0]
             if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
                 rel = root.relative_to(self.submission).as_posix()
-                self.notes.append(f"Your files were inside the folder `{rel}/` (as when a zipped folder is "
+                self.notes.append(f"Your files were inside the folder {code_span(rel + '/')} (as when a zipped folder is "
                                   f"unpacked); they were graded as if they were at the top level.")
             else:
                 root = self.submission
@@ -436,7 +443,7 @@ class _SandboxHolder:
             dirnames[:] = sorted(d for d in dirnames if d[:1] != "." and d != "__pycache__")
             for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 self.refused[rel_dir + d] = "a symbolic link to a folder"
-                self._note(f"`{rel_dir + d}/` was not read: it is a symbolic link to a folder (the autograder never "
+                self._note(f"{code_span(rel_dir + d + '/')} was not read: it is a symbolic link to a folder (the autograder never "
                            f"follows links inside a submission); upload the files themselves.")
                 dirnames.remove(d)
             for f in sorted(f for f in filenames if not f.startswith(".") and f.endswith(".py")):
@@ -448,7 +455,7 @@ class _SandboxHolder:
                 if not stat.S_ISREG(st.st_mode):
                     why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
                     self.refused[rel] = why
-                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links inside a "
+                    self._note(f"{code_span(rel)} was not read: it is {why} (the autograder never follows links inside a "
                                f"submission, nor reads devices or pipes).")
                 else:
                     self._walked.append((rel, path, st.st_size))

@@ -43,6 +43,7 @@ from typing import Any
 
 from .. import _tmpdirs
 from .._import_scan import _imports, loaded_names, module_files
+from .._validation import printable
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
 from .static import code_span
@@ -188,7 +189,7 @@ class BatchResult:
                   if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
                   f"starts with '.', so a folder listing hides it" for s in subs if s.name.startswith(".")]
-        lines += [f"  integrity: {display_name(s.name)}: {line}" for s in subs for line in s.integrity]
+        lines += [f"  integrity: {display_name(s.name)}: {printable(line)}" for s in subs for line in s.integrity]
         if self.left_out:
             lines.append(f"  left out as not submissions: {', '.join(map(display_name, self.left_out))} "
                          f"(a name starting with '__', or with '.' and no .py file at its top)")

@@ -434,7 +434,7 @@ def vendored_engines(files: dict[str, str]) -> list[str]:
         shared = ours & theirs
         if theirs and len(shared) >= MIN_SHARED and len(shared) >= MIN_SHARE * len(theirs):
             where = sorted((rel for rel in defined if defined[rel] & theirs), key=lambda r: -len(defined[r] & theirs))
-            shown = ", ".join(f"`{r}`" for r in where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+            shown = ", ".join(code_span(r) for r in where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
             out.append(f"the submission defines {len(shared)} of the {len(theirs)} function and class names of "
                        f"{label} (e.g. {', '.join(sorted(shared)[:4])}), in {shown}: it may carry a copy of that "
                        f"engine under another name; a person should look (no points were taken for this)")
