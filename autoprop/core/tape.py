@@ -32,6 +32,7 @@ This module knows no primitive: a node holds its record (``node.prim``, from
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import warnings
 
@@ -50,6 +51,15 @@ from .tensor import (
     _next_key,
     is_differentiable_dtype,
 )
+
+#: The order in which the ``with`` blocks of tapes and forward accumulators were entered
+#: (TensorFlow's nesting id, ``tape_nesting_id_counter`` in ``pywrap_tfe_src.cc``): an
+#: accumulator's own tangent computations are recorded only by the tapes entered before it
+#: (:meth:`autoprop.core.forward.ForwardAccumulator._hide_inner`). A tape resumed after
+#: ``stop_recording`` keeps its number (TensorFlow gives it a new one, which would make it
+#: an inner tape and drop the JVP operations after the pause from a reverse-over-forward
+#: gradient: a partial, silently wrong derivative).
+_next_nesting = itertools.count(1).__next__
 
 #: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
 _MAX_CRUMBS = _observe.MAX_CRUMBS
@@ -886,6 +896,7 @@ class GradientTape:
             raise RuntimeError(
                 "GradientTape: this tape is already recording (nested `with` on the same tape)"
             )
+        self._nesting = _next_nesting()  # (kept through stop_recording: the `with` order)
         self._start()
         return self
 
