@@ -5,6 +5,7 @@ options on a non-persistent tape, ``np.nextafter``'s derivative, TensorFlow's ex
 import math
 
 import numpy as np
+import pytest
 
 import autoprop as ap
 
@@ -160,3 +161,37 @@ def test_inner_accumulator_does_not_see_the_outer_ones_tangents():
             y = x**3.5
     np.testing.assert_allclose(outer.jvp(inner.jvp(y)).numpy(), 3.5 * 2.5 * 1.1**1.5, rtol=1e-14)
     assert inner.jvp(outer.jvp(y)) is None
+
+
+# --- 2. Variable.read_value() and value() ---------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["read_value", "value"])
+def test_variable_read_is_a_recorded_identity(method):
+    """tensorflow/python/eager/backprop_test.py::BackpropTest.testTapeNoOpOnVariableIsIdentity: the gradient
+    through ``v.read_value()`` is 1.0 (before: AttributeError); ``value()`` as TF's eager one, the same read.
+    Forward mode too, and a non-trainable variable is not watched (None), as any read of it."""
+    v = ap.Variable(1.0)
+    with ap.GradientTape() as t:
+        y = getattr(v, method)()
+    assert type(y) is ap.Tensor and y.dtype == np.float64
+    assert float(t.gradient(y, v)) == 1.0
+    w = ap.Variable([1.0, 2.0], name="w")
+    with ap.GradientTape() as t:
+        y = getattr(w, method)() * np.array([3.0, -4.0])
+    np.testing.assert_array_equal(t.gradient(y, w).numpy(), [3.0, -4.0])
+    with ap.ForwardAccumulator(w, [1.0, 0.5]) as acc:
+        y = getattr(w, method)()
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [1.0, 0.5])
+    frozen = ap.Variable(2.0, trainable=False)
+    with ap.GradientTape() as t:
+        y = getattr(frozen, method)()
+    assert t.gradient(y, frozen) is None
+
+
+@pytest.mark.parametrize("method", ["read_value", "value"])
+def test_variable_read_is_a_snapshot(method):
+    """TF's eager read: the Tensor keeps the value read, a later ``assign`` changes the variable only."""
+    v = ap.Variable([1.0, 2.0])
+    r = getattr(v, method)()
+    v.assign([7.0, 8.0])
+    np.testing.assert_array_equal(r.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(getattr(v, method)().numpy(), [7.0, 8.0])
