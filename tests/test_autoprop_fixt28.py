@@ -195,3 +195,62 @@ def test_variable_read_is_a_snapshot(method):
     v.assign([7.0, 8.0])
     np.testing.assert_array_equal(r.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(getattr(v, method)().numpy(), [7.0, 8.0])
+
+
+# --- 3. jacobian's and batch_jacobian's loop options, checked as TensorFlow checks them -----------------------
+def _tape_xy(persistent, x0):
+    x = ap.constant(x0)
+    with ap.GradientTape(persistent=persistent) as g:
+        g.watch(x)
+        y = x * x
+    return g, x, y
+
+
+def test_sequential_loop_needs_a_persistent_tape():
+    """tensorflow/python/eager/backprop_test.py::JacobianTest.testPersistentTape and
+    BatchJacobianTest.testPersistentTape: ``experimental_use_pfor=False`` on a non-persistent tape raises
+    RuntimeError matching 'persistent' (before: computed, the option "accepted and ignored")."""
+    g, x, y = _tape_xy(False, [1.0, 2.0])
+    with pytest.raises(RuntimeError, match="persistent=True.*experimental_use_pfor"):
+        g.jacobian(y, x, experimental_use_pfor=False)
+    np.testing.assert_array_equal(g.jacobian(y, x).numpy(), [[2.0, 0.0], [0.0, 4.0]])  # (not used by the refusal)
+    g, x, y = _tape_xy(False, [[1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="persistent"):
+        g.batch_jacobian(y, x, experimental_use_pfor=False)
+
+
+def test_batch_jacobian_parallel_iterations_on_a_non_persistent_tape():
+    """backprop_test.py::BackpropTest.testBatchJacobianParallelIterations: 16 elements per example,
+    parallel_iterations=8, a non-persistent tape: RuntimeError 'persistent=True.*parallel_iterations'; with
+    persistent=True the numbers, 4 * 3^3 sixteen times."""
+    for persistent in (False, True):
+        x = ap.constant([[3.0]])
+        with ap.GradientTape(persistent=persistent) as t:
+            t.watch(x)
+            y = x * x
+            z = np.tile(y * y, [1, 16])
+        if not persistent:
+            with pytest.raises(RuntimeError, match="persistent=True.*parallel_iterations"):
+                t.batch_jacobian(z, x, parallel_iterations=8)
+        else:
+            np.testing.assert_array_equal(t.batch_jacobian(z, x, parallel_iterations=8).numpy(),
+                                          [[[4.0 * 3.0**3]] * 16])
+    g, x, y = _tape_xy(False, [[1.0, 2.0]])  # more in flight than rows: TF's pfor runs once (no tiling)
+    np.testing.assert_array_equal(g.batch_jacobian(y, x, parallel_iterations=3).numpy(), [[[2.0, 0.0], [0.0, 4.0]]])
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_options_change_no_number_and_bad_parallel_iterations_are_refused(method):
+    """On a persistent tape every option gives the same numbers (TF's test_parallel_iterations: 2 and 3 agree);
+    parallel_iterations < 1, or 1 with pfor, is TF's ValueError; a float a TypeError."""
+    g, x, y = _tape_xy(True, [[1.0, 2.0], [3.0, 4.0]])
+    f = getattr(g, method)
+    want = f(y, x).numpy()
+    for kw in ({"parallel_iterations": 2}, {"parallel_iterations": 3}, {"experimental_use_pfor": False},
+               {"experimental_use_pfor": False, "parallel_iterations": 1}):
+        np.testing.assert_array_equal(f(y, x, **kw).numpy(), want)
+    for bad in (0, -2, 1):
+        with pytest.raises(ValueError, match="parallel_iterations"):
+            f(y, x, parallel_iterations=bad)
+    with pytest.raises(TypeError, match="parallel_iterations"):
+        f(y, x, parallel_iterations=2.0)

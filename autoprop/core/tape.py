@@ -1187,8 +1187,11 @@ class GradientTape:
             of each of its tensors, nested like ``target``.
         sources : Tensor or nested structure of Tensors
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
-        parallel_iterations, experimental_use_pfor
-            Accepted for TensorFlow compatibility and ignored.
+        parallel_iterations : int >= 1, optional
+        experimental_use_pfor : bool, default True
+            TensorFlow's choice of loop and its memory knob, checked as TensorFlow checks them
+            (see Raises); they change no number, as in TensorFlow: autoprop has no vectorized
+            loop (pfor) and runs one reverse walk per row, one at a time, whatever they say.
 
         Returns
         -------
@@ -1200,7 +1203,11 @@ class GradientTape:
         Raises
         ------
         RuntimeError
-            If the (non-persistent) tape was already used.
+            If the (non-persistent) tape was already used, or is non-persistent and
+            ``experimental_use_pfor=False`` (TensorFlow's sequential loop needs a persistent
+            tape in eager mode).
+        ValueError
+            If ``parallel_iterations`` is below 1, or 1 with ``experimental_use_pfor``.
         TypeError
             If a target is None or a string, or a source is not a Tensor.
 
@@ -1220,6 +1227,7 @@ class GradientTape:
                 "GradientTape.jacobian: this non-persistent tape was already used (its "
                 "records were released). Use GradientTape(persistent=True)."
             )
+        _loop_options(self, "jacobian", parallel_iterations, experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
         flat_sources, rebuild = _flatten(sources)
         for s in flat_sources:
@@ -1270,8 +1278,9 @@ class GradientTape:
             nested like ``target``.
         source : Tensor, shape (batch, x1, ..., xm) with m >= 1
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
-        parallel_iterations, experimental_use_pfor
-            Ignored.
+        parallel_iterations : int >= 1, optional
+        experimental_use_pfor : bool, default True
+            Checked as TensorFlow checks them, no number changed (:meth:`jacobian`).
 
         Returns
         -------
@@ -1282,7 +1291,12 @@ class GradientTape:
         ------
         ValueError
             If the first dimensions of ``target`` and ``source`` differ, or either has rank
-            below 2 (TensorFlow's "must have rank at least 2").
+            below 2 (TensorFlow's "must have rank at least 2"); ``parallel_iterations``
+            as :meth:`jacobian`.
+        RuntimeError
+            On a used non-persistent tape, and on a non-persistent one with
+            ``experimental_use_pfor=False`` or ``parallel_iterations`` at most the number of
+            elements of an example of ``target`` (TensorFlow's tiled loop runs twice).
         TypeError
             If ``source`` is not one Tensor, or a target is None or a string.
 
@@ -1306,6 +1320,7 @@ class GradientTape:
             raise RuntimeError(
                 "GradientTape.batch_jacobian: this non-persistent tape was already used."
             )
+        _loop_options(self, "batch_jacobian", parallel_iterations, experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
         if not isinstance(source, Tensor):
             raise TypeError(
@@ -1314,13 +1329,13 @@ class GradientTape:
                 "batch_jacobian once per source with GradientTape(persistent=True)."
             )
         targets, rebuild_target = _flatten(target)  # a nested target: one result per leaf
-        out = [self._batch_jacobian(t, source, unconnected) for t in targets]
+        out = [self._batch_jacobian(t, source, unconnected, parallel_iterations) for t in targets]
         if not self._persistent:
             self._used = True
             self._release()
         return rebuild_target(out)
 
-    def _batch_jacobian(self, target, source, unconnected):
+    def _batch_jacobian(self, target, source, unconnected, parallel_iterations=None):
         """:meth:`batch_jacobian` of one target leaf."""
         _check_target(target, "batch_jacobian")
         target = target if isinstance(target, Tensor) else Tensor(target)
@@ -1339,6 +1354,13 @@ class GradientTape:
             )
         b = target.shape[0]
         m = target.size // b if b else 0
+        if parallel_iterations is not None and parallel_iterations <= m and not self._persistent:
+            raise RuntimeError(
+                f"GradientTape must be created with persistent=True to compute the batch_jacobian "
+                f"with parallel_iterations={parallel_iterations} <= {m} elements per example (as "
+                f"TensorFlow, whose vectorized loop then runs its body twice). The option changes no "
+                f"number here: drop it, or use GradientTape(persistent=True)."
+            )
         rows = []
         for k in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
@@ -1529,6 +1551,33 @@ class GradientTape:
                 _unwatch(self._watch_ref)
         except Exception:  # interpreter shutdown
             pass
+
+
+def _loop_options(tape, method, parallel_iterations, use_pfor):
+    """Check ``jacobian``'s and ``batch_jacobian``'s TensorFlow loop options as TensorFlow does
+    (``backprop.py`` and ``pfor`` in ``parallel_for/control_flow_ops.py``). Neither changes a
+    number, in TensorFlow or here: they choose how TensorFlow runs the rows (a vectorized
+    ``pfor``, or a ``while_loop`` with ``parallel_iterations`` rows in flight, a memory knob),
+    and autoprop, which has neither, always runs one reverse walk per row, one at a time. What
+    TensorFlow refuses is refused: the sequential loop on a non-persistent tape (it calls
+    ``gradient`` once per row), ``parallel_iterations`` below 1, and 1 with pfor."""
+    if parallel_iterations is not None:
+        if isinstance(parallel_iterations, bool) or not isinstance(parallel_iterations, (int, np.integer)):
+            raise TypeError(f"GradientTape.{method}: parallel_iterations must be None or a positive "
+                            f"integer; got {type(parallel_iterations).__name__}")
+        if parallel_iterations < 1 or parallel_iterations == 1 and use_pfor:
+            raise ValueError(
+                f"GradientTape.{method}: parallel_iterations must be None or a positive integer, "
+                f"and not 1 with experimental_use_pfor=True (TensorFlow's pfor: 'Use for_loop "
+                f"instead'); got {parallel_iterations}"
+            )
+    if not use_pfor and not tape._persistent:
+        raise RuntimeError(
+            f"GradientTape must be created with persistent=True to compute the {method} with eager "
+            f"execution enabled and with experimental_use_pfor set to False (as TensorFlow: its "
+            f"sequential loop calls gradient once per row). The option changes no number here: "
+            f"drop it, or use GradientTape(persistent=True)."
+        )
 
 
 def _check_target(t, where):
