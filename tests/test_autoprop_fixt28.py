@@ -254,3 +254,51 @@ def test_options_change_no_number_and_bad_parallel_iterations_are_refused(method
             f(y, x, parallel_iterations=bad)
     with pytest.raises(TypeError, match="parallel_iterations"):
         f(y, x, parallel_iterations=2.0)
+
+
+# --- 4. np.nextafter's derivative ------------------------------------------------------------------------------
+def test_nextafter_gradient_is_tensorflow_s():
+    """tensorflow/python/ops/math_grad_test.py::NextAfterTest.testBasic: the gradient of nextafter(0.1, 3.1) with
+    respect to (x1, x2) is [1.0, 0.0] (before: TypeError, no derivative rule). Central differences (steps far
+    above an ulp) agree, also where x1 == x2 (the result is x2 there, d/dx1 still 1 along x1 alone)."""
+    x1, x2 = ap.constant(0.1), ap.constant(3.1)
+    with ap.GradientTape() as t:
+        t.watch([x1, x2])
+        y = np.nextafter(x1, x2)
+    assert y.numpy() == np.nextafter(0.1, 3.1)
+    assert [float(g) for g in t.gradient(y, [x1, x2])] == [1.0, 0.0]
+    a0 = np.array([[-1.0, 0.5, 1.0, 2.5], [3.0, -2.0, 0.25, 2.5]])
+    b0 = np.array([2.0, -1.0, 1.0, 2.5])  # (a == b at [0, 2], [0, 3] and [1, 3])
+    w = np.array([[0.3, -1.2, 2.0, 0.7], [1.1, -0.4, 0.9, -2.0]])
+    a, b = ap.constant(a0), ap.constant(b0)
+    with ap.GradientTape() as t:
+        t.watch([a, b])
+        y = np.sum(np.nextafter(a, b) * w)
+    ga, gb = t.gradient(y, [a, b])
+    h = 1e-6
+    for k in np.ndindex(a0.shape):
+        e = np.zeros_like(a0)
+        e[k] = h
+        cd = (np.sum(np.nextafter(a0 + e, b0) * w) - np.sum(np.nextafter(a0 - e, b0) * w)) / (2 * h)
+        np.testing.assert_allclose(ga.numpy()[k], cd, rtol=1e-8)
+    np.testing.assert_array_equal(ga.numpy(), w)
+    np.testing.assert_array_equal(gb.numpy(), np.zeros(4))  # (a connected zero, as TF: not None)
+
+
+def test_nextafter_forward_mode_and_second_order():
+    """math_grad_test.py::NextAfterTest.testWithGradientChecker's a * 1 + 0 * nextafter(a, 2), forward mode
+    (tangent u of x1 passes, x2's tangent contributes 0) and the second derivative (0: d/dx1 is constant)."""
+    a = ap.constant(np.array([-1.0, 0.5, 1.0, 2.5, 3.0]))
+    with ap.GradientTape() as outer:
+        outer.watch(a)
+        with ap.GradientTape() as t:
+            t.watch(a)
+            y = np.sum(a * 1.0 + 0 * np.nextafter(a, 2.0)) + np.sum(np.nextafter(a, 2.0) ** 2)
+        g = t.gradient(y, a)
+    np.testing.assert_allclose(g.numpy(), 1.0 + 2 * np.nextafter(a.numpy(), 2.0), rtol=1e-15)
+    np.testing.assert_allclose(outer.gradient(g, a).numpy(), 2.0)
+    x1, x2 = ap.constant([0.1, 5.0]), ap.constant([3.1, -1.0])
+    with ap.ForwardAccumulator([x1, x2], [[0.5, -2.0], [7.0, 9.0]]) as acc:
+        y = np.nextafter(x1, x2)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [0.5, -2.0])
+
