@@ -302,3 +302,40 @@ def test_nextafter_forward_mode_and_second_order():
         y = np.nextafter(x1, x2)
     np.testing.assert_array_equal(acc.jvp(y).numpy(), [0.5, -2.0])
 
+
+# --- 5. the exceptions are also TensorFlow's types -------------------------------------------------------------
+def test_reentering_a_tape_or_an_accumulator_is_a_runtime_and_a_value_error():
+    """backprop_test.py::BackpropTest.testNestedSelfContexts and forwardprop_test.py::ForwardpropTest.testReenter
+    raise ValueError; autoprop raised RuntimeError (still caught as one: ap.TapeStateError is both)."""
+    with ap.GradientTape() as t:
+        for kind in (ValueError, RuntimeError, ap.TapeStateError):
+            with pytest.raises(kind, match="already recording"):
+                with t:
+                    pass
+    x = ap.constant(1.0)
+    with ap.ForwardAccumulator(x, 1.5) as acc:
+        for kind in (ValueError, RuntimeError):
+            with pytest.raises(kind, match="already recording"):
+                with acc:
+                    pass
+        y = 4.0 * x
+    with acc:  # (re-entered after its block: it records again, as TF's testReenter)
+        yy = y * y
+    assert float(acc.jvp(yy)) == 2 * 4.0 * 6.0  # 2 y jvp(y)
+
+
+def test_bad_watch_and_none_target_are_type_and_value_errors():
+    """backprop_test.py::BackpropTest.testWatchBadThing (``watch(np.array(1.))``, ValueError matching 'ndarray')
+    and testDifferentiatingFunctionThatReturnsNone (a None target, ValueError); autoprop raised TypeError, which
+    still catches them (ap.TapeArgumentError is both), jacobian's and batch_jacobian's None target too."""
+    g = ap.GradientTape()
+    for kind in (ValueError, TypeError, ap.TapeArgumentError):
+        with pytest.raises(kind, match="ndarray"):
+            g.watch(np.array(1.0))
+    x = ap.constant([[1.0]])
+    for method in ("gradient", "jacobian", "batch_jacobian"):
+        with ap.GradientTape(persistent=True) as t:
+            t.watch(x)
+        for kind in (ValueError, TypeError):
+            with pytest.raises(kind, match="the target is None"):
+                getattr(t, method)(None, x)

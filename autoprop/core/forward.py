@@ -38,6 +38,7 @@ from .observe import TapeEscapeError, carries_value, kwargs_carry_value, partial
 from .tape import (
     _FORWARD,
     _RECORDING,
+    TapeStateError,
     UnconnectedGradients,
     _flatten,
     _flatten_like,
@@ -148,7 +149,8 @@ class ForwardAccumulator:
 
     def __enter__(self):
         if self._recording:
-            raise RuntimeError("ForwardAccumulator: already open")
+            raise TapeStateError("ForwardAccumulator: already open (already recording: a nested "
+                                 "`with` on the same accumulator)")
         self._recording = True
         self._nesting = _next_nesting()  # (entered after the tapes with a smaller one)
         self._warned_sites = None  # (observe: one TapeEscapeWarning per line per recording)

@@ -52,6 +52,21 @@ from .tensor import (
     is_differentiable_dtype,
 )
 
+
+class TapeStateError(RuntimeError, ValueError):
+    """A ``GradientTape`` or ``ForwardAccumulator`` entered while its ``with`` block is
+    already open. A RuntimeError (autoprop's type for a tape in the wrong state) and a
+    ValueError (TensorFlow's: "Tape is still recording", "Accumulator is already
+    recording"), so code written for either catches it."""
+
+
+class TapeArgumentError(TypeError, ValueError):
+    """What ``GradientTape.watch`` was given is not a Tensor, or a gradient's target is None
+    or a string. A TypeError (autoprop's type for an argument of the wrong kind) and a
+    ValueError (TensorFlow's for ``watch(np.array(1.))`` and a None target), so code
+    written for either catches it."""
+
+
 #: The order in which the ``with`` blocks of tapes and forward accumulators were entered
 #: (TensorFlow's nesting id, ``tape_nesting_id_counter`` in ``pywrap_tfe_src.cc``): an
 #: accumulator's own tangent computations are recorded only by the tapes entered before it
@@ -893,7 +908,7 @@ class GradientTape:
     # --- context manager -----------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise RuntimeError(
+            raise TapeStateError(
                 "GradientTape: this tape is already recording (nested `with` on the same tape)"
             )
         self._nesting = _next_nesting()  # (kept through stop_recording: the `with` order)
@@ -933,8 +948,9 @@ class GradientTape:
 
         Raises
         ------
-        TypeError
-            If an element is not a Tensor (wrap numpy arrays with ``ap.constant``).
+        TapeArgumentError
+            A TypeError and a ValueError (TensorFlow's type), if an element is not a Tensor
+            (wrap numpy arrays with ``ap.constant``).
 
         Warns
         -----
@@ -944,7 +960,7 @@ class GradientTape:
         """
         for t in _flatten(tensor)[0]:
             if not isinstance(t, Tensor):
-                raise TypeError(
+                raise TapeArgumentError(
                     f"GradientTape.watch: expected an autoprop Tensor or Variable, got "
                     f"{type(t).__name__}{_not_a_nest(t)}. Wrap arrays first: x = ap.constant(array)."
                 )
@@ -1055,7 +1071,8 @@ class GradientTape:
         TypeError
             If a source is not a Tensor or the target left the tape; TapeEscapeError (a
             TypeError) if a value from a requested source left it implicitly before the
-            target was made and may have fed it (lesson 10, section 7).
+            target was made and may have fed it (lesson 10, section 7); TapeArgumentError
+            (a TypeError and TensorFlow's ValueError) if the target is None or a string.
         """
         if self._used and not self._persistent:
             raise RuntimeError(
@@ -1109,11 +1126,7 @@ class GradientTape:
         # for a nest of plain values only, whose every gradient would be None; review24a)
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
         for t in targets:
-            if t is None or isinstance(t, (str, bytes)):
-                raise TypeError(
-                    f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
-                    "that computes the loss forget to return it?"
-                )
+            _check_target(t, "gradient")
             if escaped:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
@@ -1581,9 +1594,10 @@ def _loop_options(tape, method, parallel_iterations, use_pfor):
 
 
 def _check_target(t, where):
-    """A Jacobian's target leaf must be a value, not None or a string (a forgotten return)."""
+    """A target leaf (of a gradient or a Jacobian) must be a value, not None or a string (a
+    forgotten return): :class:`TapeArgumentError` (TensorFlow raises ValueError for None)."""
     if t is None or isinstance(t, (str, bytes)):
-        raise TypeError(
+        raise TapeArgumentError(
             f"GradientTape.{where}: the target is {t!r}, not a Tensor. Did the function "
             "that computes it forget to return it?"
         )
