@@ -1069,10 +1069,9 @@ class GradientTape:
             If ``unconnected_gradients`` is unknown or ``output_gradients`` does not
             match ``target``.
         TypeError
-            If a source is not a Tensor or the target left the tape; TapeEscapeError (a
-            TypeError) if a value from a requested source left it implicitly before the
-            target was made and may have fed it (lesson 10, section 7); TapeArgumentError
-            (a TypeError and TensorFlow's ValueError) if the target is None or a string.
+            If a source is not a Tensor or the target left the tape; TapeEscapeError if a
+            value from a source left it implicitly before the target was made and may have
+            fed it (lesson 10, section 7); TapeArgumentError (also a ValueError) for a None target.
         """
         if self._used and not self._persistent:
             raise RuntimeError(
