@@ -18,8 +18,10 @@ from .core import (
     PRIMITIVES,
     ForwardAccumulator,
     GradientTape,
+    TapeArgumentError,
     TapeEscapeError,
     TapeEscapeWarning,
+    TapeStateError,
     Tensor,
     UnconnectedGradients,
     Variable,
@@ -144,5 +146,5 @@ __all__ = [
 __all__ += [
     "ForwardAccumulator", "UnconnectedGradients", "abs", "custom_gradient", "explain",
     "hessian", "hessian_vector_product", "logaddexp", "norm", "numpy_function",
-    "TapeEscapeError", "TapeEscapeWarning", "strict_mode",
+    "TapeEscapeError", "TapeEscapeWarning", "strict_mode", "TapeArgumentError", "TapeStateError",
 ]

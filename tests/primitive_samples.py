@@ -69,6 +69,7 @@ SAMPLES: dict[str, Sample] = {
     "minimum": S((3, 4), (3, 4), domain=[(-3, 3), (-3, 3)]),
     "logaddexp": S((3, 4), (4,), domain=[(-3, 3), (-3, 3)]),
     "arctan2": S((3, 4), (4,), domain=[(0.5, 3), (0.5, 3)]),
+    "nextafter": S((3, 4), (4,), domain=[(-3, 3), (-3, 3)]),
     "clip": S((3, 4), (4,), (3, 1), domain=[ANY, (-2.5, -1.0), (1.0, 2.5)]),
     "where": S(_MASK, (3, 4), (4,)),
     # elementwise unary

@@ -18,14 +18,14 @@ from .forward import ForwardAccumulator
 from .functional import hessian, hessian_vector_product
 from .observe import TapeEscapeError, TapeEscapeWarning, strict_mode
 from .registry import PRIMITIVES, Primitive
-from .tape import GradientTape, UnconnectedGradients
+from .tape import GradientTape, TapeArgumentError, TapeStateError, UnconnectedGradients
 from .tensor import Tensor, Variable
 
 __all__ = [
     "ForwardAccumulator", "GradientTape", "PRIMITIVES", "Primitive", "Tensor",
     "UnconnectedGradients", "Variable", "custom_gradient", "explain_op", "hessian",
     "hessian_vector_product", "numpy_function", "registry", "stop_gradient",
-    "TapeEscapeError", "TapeEscapeWarning", "strict_mode",
+    "TapeEscapeError", "TapeEscapeWarning", "strict_mode", "TapeArgumentError", "TapeStateError",
 ]
 
 # What the lower floors call up at run time, without importing it: Tensor's operators find their

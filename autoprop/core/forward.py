@@ -13,9 +13,16 @@ registered without a JVP (for example by a layer module) falls back to the
 ``<VJP(g), t>`` with respect to ``g`` gives ``J t``. That fallback is correct but no
 independent check.
 
-Nesting: the tangent computations of an accumulator are recorded by the tapes that
-are open and by the accumulators opened before it, so forward-over-reverse and
-reverse-over-forward (Hessian-vector products) both work.
+Nesting: the order of the ``with`` blocks decides, as in TensorFlow (``pywrap_tfe_src.cc``,
+``TapeSetRecordForwardprop``: a tape or accumulator entered later does not see an
+accumulator's tangent computations). An accumulator's tangent computations are recorded by
+the tapes entered *before* it and seen by the accumulators entered before it; a tape or an
+accumulator entered after it (inside its block) sees its primal operations only, and its
+tangents are constants there. So reverse-over-forward (``with tape: with acc:``, then
+``tape.gradient(acc.jvp(y), x)``) and forward-over-reverse (``with acc: with tape:``, then
+``acc.jvp(tape.gradient(y, x))``) both give Hessian-vector products, while a tape inside an
+accumulator keeps no tangent operation (``forwardprop_test.py``,
+``testForwardOverBackwardMemoryEfficiency``).
 """
 
 from __future__ import annotations
@@ -31,9 +38,11 @@ from .observe import TapeEscapeError, carries_value, kwargs_carry_value, partial
 from .tape import (
     _FORWARD,
     _RECORDING,
+    TapeStateError,
     UnconnectedGradients,
     _flatten,
     _flatten_like,
+    _next_nesting,
     _not_a_nest,
     _sync_extra,
     _unconnected,
@@ -68,6 +77,8 @@ class ForwardAccumulator:
     Notes
     -----
     Operations inside the ``with`` block propagate tangents; :meth:`jvp` reads them.
+    The tangent computations are recorded by the tapes entered before this accumulator,
+    not by those entered inside its block (TensorFlow's rule, the module's docstring).
     Source: ``lessons/00-chain-rule.md`` (JVP and VJP).
 
     Examples
@@ -138,8 +149,10 @@ class ForwardAccumulator:
 
     def __enter__(self):
         if self._recording:
-            raise RuntimeError("ForwardAccumulator: already open")
+            raise TapeStateError("ForwardAccumulator: already open (already recording: a nested "
+                                 "`with` on the same accumulator)")
         self._recording = True
+        self._nesting = _next_nesting()  # (entered after the tapes with a smaller one)
         self._warned_sites = None  # (observe: one TapeEscapeWarning per line per recording)
         _FORWARD.append(self)
         _sync_extra()
@@ -168,10 +181,8 @@ class ForwardAccumulator:
             return
         self._note_reentry(args, kwargs, which, (out,))
         _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
-        raw = not _RECORDING and position == 0
-        saved = _FORWARD[:]
-        del _FORWARD[position:]  # this accumulator and inner ones do not see its own work
-        _sync_extra()
+        saved = self._hide_inner(position)
+        raw = not _RECORDING and position == 0  # nobody sees its work: plain numpy
         try:
             if raw:
                 ins, ans = vals, out._value
@@ -195,8 +206,7 @@ class ForwardAccumulator:
                     total = total.astype(out._value.dtype)
                 total = Tensor._wrap(total)
         finally:
-            _FORWARD[:] = saved
-            _sync_extra()
+            _restore(saved)
         tans[id(out)] = (out, total)
 
     def _push_multi(self, position, prim, args, vals, kwargs, outs):
@@ -212,10 +222,8 @@ class ForwardAccumulator:
         self._note_reentry(args, kwargs, which, outs)
         for out in outs:  # (a complex output, or input, of a primitive without complex rules)
             _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
+        saved = self._hide_inner(position)
         raw = not _RECORDING and position == 0
-        saved = _FORWARD[:]
-        del _FORWARD[position:]  # this accumulator and inner ones do not see its own work
-        _sync_extra()
         try:
             ins = vals if raw else [a if isinstance(a, Tensor) else v for a, v in zip(args, vals)]
             ans = tuple(o._value for o in outs) if raw else outs
@@ -225,12 +233,25 @@ class ForwardAccumulator:
                 c = prim.jvps[i](t._value if raw else t, ans, *ins, **kwargs)
                 total = list(c) if total is None else [a + b for a, b in zip(total, c)]
         finally:
-            _FORWARD[:] = saved
-            _sync_extra()
+            _restore(saved)
         for out, tangent in zip(outs, total):
             if raw:
                 tangent = Tensor._wrap(np.asarray(tangent, dtype=out._value.dtype))
             tans[id(out)] = (out, tangent)
+
+    def _hide_inner(self, position):
+        """Hide from the tangent computation about to run what was entered after this
+        accumulator: itself and the accumulators from ``position`` on in ``_FORWARD``, and
+        every tape entered later (a larger ``_nesting``), as TensorFlow's
+        ``TapeSetRecordForwardprop`` records an accumulator's JVPs only on the tapes with a
+        smaller nesting id. Returns what :func:`_restore` puts back."""
+        saved = (_FORWARD[:], None)
+        del _FORWARD[position:]
+        if _RECORDING and any(t._nesting > self._nesting for t in _RECORDING):
+            saved = (saved[0], _RECORDING[:])
+            _RECORDING[:] = [t for t in _RECORDING if t._nesting < self._nesting]
+        _sync_extra()
+        return saved
 
     def _note_reentry(self, args, kwargs, which, outs):
         """Count the op and carry to its outputs the last op on their tangents' way that read a
@@ -281,6 +302,14 @@ class ForwardAccumulator:
                     self._refuse_partial_escape(p)
                 out.append(entry[1])
         return rebuild(out)
+
+
+def _restore(saved):
+    """Undo :meth:`ForwardAccumulator._hide_inner`."""
+    _FORWARD[:] = saved[0]
+    if saved[1] is not None:
+        _RECORDING[:] = saved[1]
+    _sync_extra()
 
 
 def _name(p):

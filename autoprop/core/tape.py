@@ -32,6 +32,7 @@ This module knows no primitive: a node holds its record (``node.prim``, from
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import warnings
 
@@ -50,6 +51,30 @@ from .tensor import (
     _next_key,
     is_differentiable_dtype,
 )
+
+
+class TapeStateError(RuntimeError, ValueError):
+    """A ``GradientTape`` or ``ForwardAccumulator`` entered while its ``with`` block is
+    already open. A RuntimeError (autoprop's type for a tape in the wrong state) and a
+    ValueError (TensorFlow's: "Tape is still recording", "Accumulator is already
+    recording"), so code written for either catches it."""
+
+
+class TapeArgumentError(TypeError, ValueError):
+    """What ``GradientTape.watch`` was given is not a Tensor, or a gradient's target is None
+    or a string. A TypeError (autoprop's type for an argument of the wrong kind) and a
+    ValueError (TensorFlow's for ``watch(np.array(1.))`` and a None target), so code
+    written for either catches it."""
+
+
+#: The order in which the ``with`` blocks of tapes and forward accumulators were entered
+#: (TensorFlow's nesting id, ``tape_nesting_id_counter`` in ``pywrap_tfe_src.cc``): an
+#: accumulator's own tangent computations are recorded only by the tapes entered before it
+#: (:meth:`autoprop.core.forward.ForwardAccumulator._hide_inner`). A tape resumed after
+#: ``stop_recording`` keeps its number (TensorFlow gives it a new one, which would make it
+#: an inner tape and drop the JVP operations after the pause from a reverse-over-forward
+#: gradient: a partial, silently wrong derivative).
+_next_nesting = itertools.count(1).__next__
 
 #: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
 _MAX_CRUMBS = _observe.MAX_CRUMBS
@@ -898,9 +923,10 @@ class GradientTape:
     # --- context manager -----------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise RuntimeError(
+            raise TapeStateError(
                 "GradientTape: this tape is already recording (nested `with` on the same tape)"
             )
+        self._nesting = _next_nesting()  # (kept through stop_recording: the `with` order)
         self._start()
         return self
 
@@ -937,8 +963,9 @@ class GradientTape:
 
         Raises
         ------
-        TypeError
-            If an element is not a Tensor (wrap numpy arrays with ``ap.constant``).
+        TapeArgumentError
+            A TypeError and a ValueError (TensorFlow's type), if an element is not a Tensor
+            (wrap numpy arrays with ``ap.constant``).
 
         Warns
         -----
@@ -948,7 +975,7 @@ class GradientTape:
         """
         for t in _flatten(tensor)[0]:
             if not isinstance(t, Tensor):
-                raise TypeError(
+                raise TapeArgumentError(
                     f"GradientTape.watch: expected an autoprop Tensor or Variable, got "
                     f"{type(t).__name__}{_not_a_nest(t)}. Wrap arrays first: x = ap.constant(array)."
                 )
@@ -1057,9 +1084,9 @@ class GradientTape:
             If ``unconnected_gradients`` is unknown or ``output_gradients`` does not
             match ``target``.
         TypeError
-            If a source is not a Tensor or the target left the tape; TapeEscapeError (a
-            TypeError) if a value from a requested source left it implicitly before the
-            target was made and may have fed it (lesson 10, section 7).
+            If a source is not a Tensor or the target left the tape; TapeEscapeError if a
+            value from a source left it implicitly before the target was made and may have
+            fed it (lesson 10, section 7); TapeArgumentError (also a ValueError) for a None target.
         """
         if self._used and not self._persistent:
             raise RuntimeError(
@@ -1113,11 +1140,7 @@ class GradientTape:
         # for a nest of plain values only, whose every gradient would be None; review24a)
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
         for t in targets:
-            if t is None or isinstance(t, (str, bytes)):
-                raise TypeError(
-                    f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
-                    "that computes the loss forget to return it?"
-                )
+            _check_target(t, "gradient")
             if escaped:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
@@ -1191,8 +1214,11 @@ class GradientTape:
             of each of its tensors, nested like ``target``.
         sources : Tensor or nested structure of Tensors
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
-        parallel_iterations, experimental_use_pfor
-            Accepted for TensorFlow compatibility and ignored.
+        parallel_iterations : int >= 1, optional
+        experimental_use_pfor : bool, default True
+            TensorFlow's choice of loop and its memory knob, checked as TensorFlow checks them
+            (see Raises); they change no number, as in TensorFlow: autoprop has no vectorized
+            loop (pfor) and runs one reverse walk per row, one at a time, whatever they say.
 
         Returns
         -------
@@ -1204,7 +1230,11 @@ class GradientTape:
         Raises
         ------
         RuntimeError
-            If the (non-persistent) tape was already used.
+            If the (non-persistent) tape was already used, or is non-persistent and
+            ``experimental_use_pfor=False`` (TensorFlow's sequential loop needs a persistent
+            tape in eager mode).
+        ValueError
+            If ``parallel_iterations`` is below 1, or 1 with ``experimental_use_pfor``.
         TypeError
             If a target is None or a string, or a source is not a Tensor.
 
@@ -1224,6 +1254,7 @@ class GradientTape:
                 "GradientTape.jacobian: this non-persistent tape was already used (its "
                 "records were released). Use GradientTape(persistent=True)."
             )
+        _loop_options(self, "jacobian", parallel_iterations, experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
         flat_sources, rebuild = _flatten(sources)
         for s in flat_sources:
@@ -1274,8 +1305,9 @@ class GradientTape:
             nested like ``target``.
         source : Tensor, shape (batch, x1, ..., xm) with m >= 1
         unconnected_gradients : {"none", "zero"} or UnconnectedGradients
-        parallel_iterations, experimental_use_pfor
-            Ignored.
+        parallel_iterations : int >= 1, optional
+        experimental_use_pfor : bool, default True
+            Checked as TensorFlow checks them, no number changed (:meth:`jacobian`).
 
         Returns
         -------
@@ -1286,7 +1318,12 @@ class GradientTape:
         ------
         ValueError
             If the first dimensions of ``target`` and ``source`` differ, or either has rank
-            below 2 (TensorFlow's "must have rank at least 2").
+            below 2 (TensorFlow's "must have rank at least 2"); ``parallel_iterations``
+            as :meth:`jacobian`.
+        RuntimeError
+            On a used non-persistent tape, and on a non-persistent one with
+            ``experimental_use_pfor=False`` or ``parallel_iterations`` at most the number of
+            elements of an example of ``target`` (TensorFlow's tiled loop runs twice).
         TypeError
             If ``source`` is not one Tensor, or a target is None or a string.
 
@@ -1310,6 +1347,7 @@ class GradientTape:
             raise RuntimeError(
                 "GradientTape.batch_jacobian: this non-persistent tape was already used."
             )
+        _loop_options(self, "batch_jacobian", parallel_iterations, experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
         if not isinstance(source, Tensor):
             raise TypeError(
@@ -1318,13 +1356,13 @@ class GradientTape:
                 "batch_jacobian once per source with GradientTape(persistent=True)."
             )
         targets, rebuild_target = _flatten(target)  # a nested target: one result per leaf
-        out = [self._batch_jacobian(t, source, unconnected) for t in targets]
+        out = [self._batch_jacobian(t, source, unconnected, parallel_iterations) for t in targets]
         if not self._persistent:
             self._used = True
             self._release()
         return rebuild_target(out)
 
-    def _batch_jacobian(self, target, source, unconnected):
+    def _batch_jacobian(self, target, source, unconnected, parallel_iterations=None):
         """:meth:`batch_jacobian` of one target leaf."""
         _check_target(target, "batch_jacobian")
         target = target if isinstance(target, Tensor) else Tensor(target)
@@ -1343,6 +1381,13 @@ class GradientTape:
             )
         b = target.shape[0]
         m = target.size // b if b else 0
+        if parallel_iterations is not None and parallel_iterations <= m and not self._persistent:
+            raise RuntimeError(
+                f"GradientTape must be created with persistent=True to compute the batch_jacobian "
+                f"with parallel_iterations={parallel_iterations} <= {m} elements per example (as "
+                f"TensorFlow, whose vectorized loop then runs its body twice). The option changes no "
+                f"number here: drop it, or use GradientTape(persistent=True)."
+            )
         rows = []
         for k in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
@@ -1535,10 +1580,38 @@ class GradientTape:
             pass
 
 
+def _loop_options(tape, method, parallel_iterations, use_pfor):
+    """Check ``jacobian``'s and ``batch_jacobian``'s TensorFlow loop options as TensorFlow does
+    (``backprop.py`` and ``pfor`` in ``parallel_for/control_flow_ops.py``). Neither changes a
+    number, in TensorFlow or here: they choose how TensorFlow runs the rows (a vectorized
+    ``pfor``, or a ``while_loop`` with ``parallel_iterations`` rows in flight, a memory knob),
+    and autoprop, which has neither, always runs one reverse walk per row, one at a time. What
+    TensorFlow refuses is refused: the sequential loop on a non-persistent tape (it calls
+    ``gradient`` once per row), ``parallel_iterations`` below 1, and 1 with pfor."""
+    if parallel_iterations is not None:
+        if isinstance(parallel_iterations, bool) or not isinstance(parallel_iterations, (int, np.integer)):
+            raise TypeError(f"GradientTape.{method}: parallel_iterations must be None or a positive "
+                            f"integer; got {type(parallel_iterations).__name__}")
+        if parallel_iterations < 1 or parallel_iterations == 1 and use_pfor:
+            raise ValueError(
+                f"GradientTape.{method}: parallel_iterations must be None or a positive integer, "
+                f"and not 1 with experimental_use_pfor=True (TensorFlow's pfor: 'Use for_loop "
+                f"instead'); got {parallel_iterations}"
+            )
+    if not use_pfor and not tape._persistent:
+        raise RuntimeError(
+            f"GradientTape must be created with persistent=True to compute the {method} with eager "
+            f"execution enabled and with experimental_use_pfor set to False (as TensorFlow: its "
+            f"sequential loop calls gradient once per row). The option changes no number here: "
+            f"drop it, or use GradientTape(persistent=True)."
+        )
+
+
 def _check_target(t, where):
-    """A Jacobian's target leaf must be a value, not None or a string (a forgotten return)."""
+    """A target leaf (of a gradient or a Jacobian) must be a value, not None or a string (a
+    forgotten return): :class:`TapeArgumentError` (TensorFlow raises ValueError for None)."""
     if t is None or isinstance(t, (str, bytes)):
-        raise TypeError(
+        raise TapeArgumentError(
             f"GradientTape.{where}: the target is {t!r}, not a Tensor. Did the function "
             "that computes it forget to return it?"
         )

@@ -1030,6 +1030,44 @@ class Variable(Tensor):
             )
         return new
 
+    def read_value(self):
+        """The variable's current value as a new Tensor, as ``tf.Variable.read_value``.
+
+        Returns
+        -------
+        Tensor
+            Of the variable's shape and dtype: a snapshot (a later ``assign`` does not change
+            it), recorded on the tape as the identity (``np.copy``), so the gradient with
+            respect to the variable flows through it: d(v.read_value())/dv = 1, as TF's
+            ``backprop_test.py::testTapeNoOpOnVariableIsIdentity``. A tape watches a
+            trainable variable read this way as it does any read.
+
+        Examples
+        --------
+        >>> import autoprop as ap
+        >>> v = ap.Variable(2.0, name="v")
+        >>> with ap.GradientTape() as tape:
+        ...     y = v.read_value() * 3.0
+        >>> float(tape.gradient(y, v))
+        3.0
+        >>> r = v.read_value(); _ = v.assign(5.0); float(r)
+        2.0
+        """
+        return _R.copy(self)
+
+    def value(self):
+        """The variable's current value as a new Tensor, as ``tf.Variable.value``.
+
+        The same as :meth:`read_value` (in TensorFlow's eager mode both read the variable
+        now; they differ only in graph mode, which autoprop does not have).
+
+        Returns
+        -------
+        Tensor
+            A recorded snapshot of the value, of the variable's shape and dtype.
+        """
+        return self.read_value()
+
     def assign(self, value):
         """Replace the value (a new array: values saved by a tape are not changed)."""
         self._value = self._check_new(value, "assign")

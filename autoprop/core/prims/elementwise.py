@@ -31,7 +31,7 @@ from ._common import (
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "logaddexp",
-    "arctan2", "negative", "exp", "log", "sqrt", "square", "tanh", "sigmoid", "relu",
+    "arctan2", "nextafter", "negative", "exp", "log", "sqrt", "square", "tanh", "sigmoid", "relu",
     "absolute", "sin", "cos", "log1p", "expm1", "erf", "erfc", "cast", "reciprocal", "log2",
     "log10", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "clip", "where",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "sign",
@@ -210,6 +210,18 @@ arctan2 = _binary(
     "arctan2", np.arctan2, lambda ans, y, x: x / (x * x + y * y), lambda ans, y, x: -y / (x * x + y * y),
     "d atan2(y, x)/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2)", "dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)",
     kinks="x = y = 0: nan (0/0), 0 where g = 0",
+)
+nextafter = defprim(
+    "nextafter", np.nextafter,
+    lambda g, ans, a, b: unbroadcast_like(g, a),
+    lambda g, ans, a, b: np.zeros_like(unbroadcast_like(g, b)),
+    jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: np.zeros_like(t)),
+    jacobian="d nextafter(a, b)/da = I, d/db = 0", vjp="da = g, db = 0", shapes=BCAST,
+    kinks="none: nextafter(a, b) is a moved one ulp toward b (b itself where a == b), the identity in a "
+          "up to an ulp, and b sets only the direction: d/da = 1 and d/db = 0 everywhere, a == b too "
+          "(TensorFlow's NextAfter gradient, math_grad.py; central differences with steps above an ulp "
+          "agree; torch and jax define none)",
+    numpy=(np.nextafter,), reads=((), ()),
 )
 
 
