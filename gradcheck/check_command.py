@@ -237,7 +237,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         diag.error.args = (f"{diag.error} {hint}",)
     f64: dict[str, str] = {}
     if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
-        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference))
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference), shape)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
         _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
@@ -357,7 +357,7 @@ def targets_shape_hint(args, shape, text: str) -> str:
             "to it); if that shape is right, the error is in forward.")
 
 
-def _in_float64(args, label: str, layer, diag, check):
+def _in_float64(args, label: str, layer, diag, check, shape=None):
     """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
     ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
     :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
@@ -366,7 +366,9 @@ def _in_float64(args, label: str, layer, diag, check):
     as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
     ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses:
     :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL; review27g H1), or when the copy
-    cannot be written or run. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
+    cannot be written or run. When the copy passes, the original's own float32 backward is compared with the copy's
+    on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient that differs beyond float32's
+    round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
     diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
@@ -382,6 +384,7 @@ def _in_float64(args, label: str, layer, diag, check):
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
+            own = _own_float32(args, layer, edited, other, cls, low, shape)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
         return diag, {}
     fields = {"cls": cls, "where": where_words(places), **_precision(low)}
@@ -389,8 +392,39 @@ def _in_float64(args, label: str, layer, diag, check):
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
         return diag, {}
-    other.findings.insert(0, _find("float64-copy", None, severity="info", **fields))
+    other.findings.insert(0, _find("float64-copy", None, severity="info", own=own[0], **fields))
+    other.findings += own[1]
     return other, texts
+
+
+def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
+    """The float32 ``layer``'s own backward against its float64 copy's (``edited``, whose diagnosis is ``other``) on
+    the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
+    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy): ``(the words the "float64-copy" note
+    ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
+    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
+    from ._float64_copy import low_tolerance, own_differences, own_gradients
+    from .diagnose import _find, _probe_inputs
+
+    if not other.passed:
+        return "", []
+    tol = low_tolerance(low)
+    try:
+        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+                            other.training, cls, low, args.seed)
+    except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
+        got, why = None, f"it raised {type(exc).__name__}"
+    else:
+        why = "its forward differs from the copy's beyond that round-off (another random draw, state the copy does " \
+            "not share)"
+    if got is None:
+        return (f". Its own {low} backward was not compared with the copy's: {why}", [])
+    diffs = own_differences(*got, low)
+    if not diffs:
+        return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
+                f"{low}'s round-off (tolerance {tol:.1e})", [])
+    return "", [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
+                      how=f"{c:.3g} times" if c is not None else "other values than") for k, rel, c in diffs]
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
