@@ -236,14 +236,15 @@ def low_tolerance(dtype: Any) -> float:
 
 
 def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: bool | None, owner: str,
-                  low: str = "float32", seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+                  tol: float = 3.5e-4, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """``(the original's, the copy's)`` ``{tensor key: gradient}`` of ``backward(G)`` after ``forward(*inputs)``, the
-    float32 ``layer`` and its float64 ``copy`` (:func:`float64_texts`) run on the same inputs and the same parameter
-    values: the copy's, written into the original's own arrays in their own dtype (so its float32 code runs, a branch
-    on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
-    :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond the round-off of ``low``
-    (``"float32"``, the original's dtype; :func:`low_tolerance`: another random draw in each, state the copy does not
-    share) or the parameters differ in names or shapes: no comparison then.
+    checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
+    code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
+    values: the copy's, written into the original's own arrays in their own dtype (so float32 code runs as float32, a
+    branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
+    :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
+    ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
+    state the copy does not share) or the parameters differ in names or shapes: no comparison then.
 
     Raises what :func:`gradcheck.sources.manual_source` raises (the caller's probe catches it)."""
     from . import _validation as V
@@ -262,8 +263,7 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
         calls = [Call(x, owner, [np.array(a, copy=True) for a in inputs], names, x.params, bool(training))
                  for x in (layer, copy)]
         ys = [c.forward(*c.inputs) for c in calls]
-        if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], low_tolerance(low),
-                                                   low_tolerance(low) * float(np.max(np.abs(ys[1]), initial=0.0))):
+        if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
             return None
         G = np.random.default_rng(seed).standard_normal(ys[1].shape)
         return manual_source(calls[0], G), manual_source(calls[1], G)

@@ -239,7 +239,8 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
         diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference), shape)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64)
+        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64, layer=layer,
+                     shape=shape)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -411,7 +412,7 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     tol = low_tolerance(low)
     try:
         got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
-                            other.training, cls, low, args.seed)
+                            other.training, cls, tol, args.seed)
     except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
         got, why = None, f"it raised {type(exc).__name__}"
     else:
@@ -452,13 +453,16 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
 
 
-def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None) -> None:
+def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None,
+                 layer=None, shape=None) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
     copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`;
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
     when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
-    out of that copy (a float32 copy would only say float32 again)."""
+    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
+    copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
+    not read as the eps's (redteam28 F7)."""
     from ._float64_copy import float64_text
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
@@ -471,9 +475,30 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
+            moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
         return
-    name_removed_eps(diag, consts, other, plain, where) or name_through_eps_free(diag, consts, other)  # tester13 M3
+    name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
+
+
+def _eps_moved(args, layer, edited, other, shape) -> float | None:
+    """How far backward moves between ``layer`` as written and its copy without the eps (``edited``, whose diagnosis
+    is ``other``) run at the same point (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of
+    ``shape``; :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), or None when they cannot be run there (forwards
+    farther apart than 1e-3 relative: a random draw; or it raised). Only a passing copy is run."""
+    from ._float64_copy import own_gradients
+    from ._log_eps import backward_moved
+    from .diagnose import _probe_inputs
+
+    if not other.passed:
+        return None
+    cname = getattr(other, "name", None) or "layer"
+    try:
+        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cname),
+                            other.training, cname, 1e-3, args.seed)
+    except Exception:  # noqa: BLE001 - a probe: the two could not be run at the same point
+        return None
+    return None if got is None else backward_moved(*got)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -2140,7 +2165,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         return res, "", None, None
     if (big := large_eps(res, free, consts, by_method)) is not None:  # no float guard: a FAIL, named
         return res, "", big[1], big[0]
-    got = pick_eps_reading(res, free, consts, places, by_method)
+    got = pick_eps_reading(res, free, consts, places, by_method, data[1])
     return (*got, None) if got else (res, "", None, finding)
 
 
