@@ -1529,7 +1529,7 @@ def _figures(res, cname: str, heatmaps: list[str]) -> list:
 def _save(args, figures, payload) -> None:
     """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went. Each figure's name
     holds names checked code chose: one plain file name inside ``--plots`` (:func:`gradcheck.plots.safe_file_name`;
-    redteam28 F1)."""
+    redteam28 F1); a figure that cannot be drawn is a warning, never the verdict's exit code (F2)."""
     written = []
     if args.plots:
         from .plots import safe_file_name, save_figure
@@ -1537,7 +1537,14 @@ def _save(args, figures, payload) -> None:
         taken: set[str] = set()
         for make, name in figures():
             file = safe_file_name(name, taken)
-            written.append(save_figure(make(), os.path.join(args.plots, file)))
+            try:
+                written.append(save_figure(make(), os.path.join(args.plots, file)))
+            except OSError:
+                raise  # --plots cannot be written: as before
+            except Exception as exc:  # noqa: BLE001 - a figure matplotlib cannot draw: said, the verdict stands
+                print(V.wrap(V.printable(f"gradcheck: warning: the plot {file} could not be drawn "
+                                         f"({type(exc).__name__}: {exc}); the verdict is not changed by it")),
+                      file=sys.stderr)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload(), fh, indent=2, default=_json_default)

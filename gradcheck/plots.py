@@ -25,6 +25,18 @@ PAIR_COLORS = {"manual-vs-numerical": "#0072B2", "tape-vs-numerical": "#E69F00",
                "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00"}
 
 
+def _plain(text: str) -> str:
+    """``text`` drawn as written: each ``$`` escaped, so that a class or tensor name checked code chose (a parameter
+    key ``W$\\undefinedmacro{x}$``: redteam28 F2, a ParseFatalException that crashed ``check --plots``) is not read
+    as mathtext. Matplotlib draws ``\\$`` as ``$`` in a text with no mathtext; the axes' own tick labels (a log
+    axis's ``10^{-5}``) keep theirs.
+
+    >>> print(_plain("W$x$"))
+    W\\$x\\$
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -41,7 +53,9 @@ def _legend_note(handles: list, labels: list, text: str, edge: str = "none") -> 
 
 def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[str, list[bool]],
           rtol: float, title: str, horizontal: bool, groups: list[int] | None = None) -> None:
-    """Bars of max relative errors per label and pair on a log axis, clamped at :data:`ERROR_FLOOR`."""
+    """Bars of max relative errors per label and pair on a log axis, clamped at :data:`ERROR_FLOOR`; ``labels`` and
+    ``title`` drawn as written (:func:`_plain`)."""
+    labels, title = [_plain(x) for x in labels], _plain(title)
     n, pos = len(labels), np.arange(len(labels))
     for g in sorted(set(groups or []))[1::2]:  # shade every other layer so its tensors read as one block
         idx = [i for i, gi in enumerate(groups) if gi == g]
@@ -179,8 +193,10 @@ def _grid(a: np.ndarray) -> np.ndarray:
 
 def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
     """``a``, ``b`` (one colour scale) and ``a - b`` side by side, each a grid of panels (:func:`_grid`),
-    values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined."""
+    values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined; ``names`` and ``title``
+    drawn as written (:func:`_plain`)."""
     from matplotlib.patches import Rectangle
+    names, title = (_plain(names[0]), _plain(names[1])), _plain(title)
     from matplotlib.ticker import MaxNLocator
     shape = np.shape(a)
     m, n = _grid(a), _grid(b)

@@ -10,6 +10,7 @@ warning.
 
 import os
 
+import pytest
 from test_cli import both, run_here, student
 
 INIT = '{"in_features": 5, "out_features": 3}'
@@ -76,3 +77,32 @@ def test_safe_file_name_keeps_one_plain_name_and_numbers_collisions():
     for name in got:
         assert os.sep not in name and ".." not in name and not name.startswith(".")
     assert len(safe_file_name("d" * 500 + ".png")) == 124
+
+
+@pytest.mark.parametrize("factor, code", [(1, 0), (2, 1)])
+def test_a_mathtext_parameter_key_is_drawn_as_written(tmp_path, factor, code):
+    """Was: ParseFatalException: Unknown symbol: \\undefinedmacro, exit 1, for the correct layer."""
+    f = _keyed(tmp_path, r"W$\undefinedmacro{x}$", factor)
+    plots = tmp_path / "plots"
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init", INIT, "--plots", plots)
+    text = both(p)
+    assert p.returncode == code, text
+    assert "Traceback" not in text and "ParseFatalException" not in text and "warning: the plot" not in text, text
+    assert ("PASS: Linear" if code == 0 else "FAIL: Linear") in text, text
+    assert sorted(os.listdir(plots)) == (["Linear.png"] if code == 0 else
+                                         ["Linear-dW-undefinedmacro-x--heatmap.png", "Linear.png"])
+
+
+def test_a_figure_that_cannot_be_drawn_is_a_warning_not_the_verdict(tmp_path, monkeypatch):
+    import gradcheck.plots
+
+    def broken(result):
+        raise ValueError("no figure")
+
+    monkeypatch.setattr(gradcheck.plots, "plot_result", broken)
+    f = _keyed(tmp_path, "W", 1)
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init", INIT, "--plots", tmp_path / "plots")
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "gradcheck: warning: the plot Linear.png could not be drawn (ValueError: no figure)" in text, text
+    assert "PASS: Linear" in text, text
