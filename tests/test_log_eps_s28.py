@@ -9,7 +9,6 @@ the rtol): a backward that is right only without the eps keeps its FAIL.
 """
 
 import numpy as np
-
 from test_cli import both, run_here, student
 
 CE = """
