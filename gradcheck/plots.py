@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ from matplotlib.figure import Figure
 from .check import ALL_PAIRS, CheckResult
 
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
-           "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
+           "safe_file_name", "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
 
 #: Relative errors below this (exact zeros too) are drawn at this value on a log axis; the legend says so.
 ERROR_FLOOR = 1e-17
@@ -22,6 +23,18 @@ _BASE = ERROR_FLOOR / 10  # bars start one decade below the floor: a clamped val
 #: One colour per comparison pair (colour-blind-safe Okabe-Ito palette).
 PAIR_COLORS = {"manual-vs-numerical": "#0072B2", "tape-vs-numerical": "#E69F00", "manual-vs-tape": "#009E73",
                "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00"}
+
+
+def _plain(text: str) -> str:
+    """``text`` drawn as written: each ``$`` escaped, so that a class or tensor name checked code chose (a parameter
+    key ``W$\\undefinedmacro{x}$``: redteam28 F2, a ParseFatalException that crashed ``check --plots``) is not read
+    as mathtext. Matplotlib draws ``\\$`` as ``$`` in a text with no mathtext; the axes' own tick labels (a log
+    axis's ``10^{-5}``) keep theirs.
+
+    >>> print(_plain("W$x$"))
+    W\\$x\\$
+    """
+    return str(text).replace("$", r"\$")
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -40,7 +53,9 @@ def _legend_note(handles: list, labels: list, text: str, edge: str = "none") -> 
 
 def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[str, list[bool]],
           rtol: float, title: str, horizontal: bool, groups: list[int] | None = None) -> None:
-    """Bars of max relative errors per label and pair on a log axis, clamped at :data:`ERROR_FLOOR`."""
+    """Bars of max relative errors per label and pair on a log axis, clamped at :data:`ERROR_FLOOR`; ``labels`` and
+    ``title`` drawn as written (:func:`_plain`)."""
+    labels, title = [_plain(x) for x in labels], _plain(title)
     n, pos = len(labels), np.arange(len(labels))
     for g in sorted(set(groups or []))[1::2]:  # shade every other layer so its tensors read as one block
         idx = [i for i, gi in enumerate(groups) if gi == g]
@@ -178,8 +193,10 @@ def _grid(a: np.ndarray) -> np.ndarray:
 
 def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
     """``a``, ``b`` (one colour scale) and ``a - b`` side by side, each a grid of panels (:func:`_grid`),
-    values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined."""
+    values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined; ``names`` and ``title``
+    drawn as written (:func:`_plain`)."""
     from matplotlib.patches import Rectangle
+    names, title = (_plain(names[0]), _plain(names[1])), _plain(title)
     from matplotlib.ticker import MaxNLocator
     shape = np.shape(a)
     m, n = _grid(a), _grid(b)
@@ -344,8 +361,33 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
-    """Save ``fig`` as PNG, creating the directory; return the path written (OSError if it cannot be)."""
+    """Save ``fig`` as PNG, creating the directory; return the path written (OSError if it cannot be). ``path`` is the
+    caller's: a file name made of checked code's strings goes through :func:`safe_file_name` first."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+def safe_file_name(name: str, taken: set[str] | None = None, suffix: str = ".png") -> str:
+    """One plain file name for ``name`` (a figure's name built from a class or tensor name that checked code chose:
+    redteam28 F1, a parameter key ``"W/../../x"`` wrote outside ``--plots``): every run of characters other than ASCII
+    letters, digits, ``_``, ``.`` and ``-`` made one ``-``, every run of dots one dot, leading and trailing dots and
+    dashes dropped, at most 120 characters before ``suffix`` (``"figure"`` when nothing is left), so never a separator,
+    a ``..`` or a leading dot; with ``taken`` (the names given so far, updated), ``-2``, ``-3``... added to one that
+    collides.
+
+    >>> safe_file_name("Linear-W/../../../tmp/x-heatmap.png")
+    'Linear-W-.-.-.-tmp-x-heatmap.png'
+    >>> taken = set(); [safe_file_name(n, taken) for n in ("a/b.png", "a:b.png", "..png")]
+    ['a-b.png', 'a-b-2.png', 'figure.png']
+    """
+    stem = name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+    stem = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)).strip(".-")
+    stem = stem[:120].strip(".-") or "figure"
+    out, i = stem + suffix, 2
+    while taken is not None and out in taken:
+        out, i = f"{stem}-{i}{suffix}", i + 1
+    if taken is not None:
+        taken.add(out)
+    return out
