@@ -122,14 +122,14 @@ def gelsd_rcond(rcond, m, n, dtype):
     m, n : int
         ``a``'s shape.
     dtype : numpy dtype
-        ``a``'s, for the default.
+        The working dtype numpy solves in (float64 or complex128 for every input dtype: ``linalg._lstsq_types``;
+        review28a: ``a``'s float32 with a float64 ``b`` cut another rank than numpy, an int ``a`` crashed here).
 
     Returns
     -------
     float
         Singular values at or below this times the largest count as zero. ``None``: numpy's default,
-        ``finfo(dtype).eps * max(m, n)`` (``lstsq`` solves a float32 system in float64, as numpy, so ``dtype`` is
-        float64 there: fixa27's review found float32's eps gave another rank than numpy's). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
+        ``finfo(dtype).eps * max(m, n)`` (float64's: fixa27's review found float32's eps gave another rank than numpy's). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
         ``rcond <= 0`` or ``rcond >= 1`` by DLAMCH('Epsilon') = 2^-53 ("if RCOND < 0, machine precision
         is used instead"; the code tests ``RCOND.LE.ZERO .OR. RCOND.GE.ONE``): review27a, rcond=-1 was
         handed to pinv, which then cut nothing and inverted a zero singular value (x ~ 1e16).

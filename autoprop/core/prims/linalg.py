@@ -912,6 +912,41 @@ pinv = defprim(
 )
 
 
+def _lstsq_types(*dtypes):
+    """numpy's working and result dtypes for ``lstsq`` (``numpy.linalg._linalg._commonType``).
+
+    Parameters
+    ----------
+    *dtypes : numpy dtype
+        ``a``'s and ``b``'s.
+
+    Returns
+    -------
+    work, result : numpy dtype
+        ``work`` is float64, or complex128 when either is complex (numpy solves everything in double); ``result``
+        is single precision (float32/complex64) only when every input is float32 or complex64, else double:
+        an integer or bool input counts as double, as numpy's ``_commonType``.
+
+    Raises
+    ------
+    TypeError
+        For float16 or longdouble (numpy's words: "array type float16 is unsupported in linalg").
+    """
+    single, complex_ = True, False
+    for dt in map(np.dtype, dtypes):
+        if dt.kind in "fc":
+            complex_ |= dt.kind == "c"
+            if dt not in (np.float32, np.float64, np.complex64, np.complex128):
+                raise TypeError(f"array type {dt.name} is unsupported in linalg (numpy.linalg.lstsq: "
+                                f"expected float32/64, complex64/128, int or bool)")
+            single &= dt in (np.float32, np.complex64)
+        else:
+            single = False
+    work = np.dtype(np.complex128 if complex_ else np.float64)
+    result = np.dtype((np.complex64 if complex_ else np.float32) if single else work)
+    return work, result
+
+
 @defcomposite("lstsq", "x = pinv(A) @ b (exact for a full-rank A: the least-squares, or for a wide "
                        "A the minimum-norm, solution); residuals = sum((b - A x)**2, axis=0) when "
                        "m > n = rank; s = svdvals(A)", numpy=(np.linalg.lstsq,))
@@ -921,30 +956,37 @@ def lstsq(a, b, rcond=None):
     Parameters
     ----------
     a : Tensor or array, (m, n)
+        float32/64, complex64/128, int or bool.
     b : Tensor or array, (m,) or (m, k)
+        Likewise.
     rcond : float, optional
         Singular values at or below ``rcond`` times the largest count as zero; default
-        (None) machine precision times max(m, n), as numpy (float64's: a float32 or complex64 system is
-        solved in double precision and its results rounded, as numpy does); ``rcond <= 0`` or ``>= 1`` is 2^-53, as
-        numpy's LAPACK gelsd
-        (:func:`~._linalg_helpers.gelsd_rcond`).
+        (None) float64's machine precision times max(m, n), as numpy: numpy solves every system in double
+        precision (float64, or complex128 when ``a`` or ``b`` is complex) and casts the results
+        (``numpy.linalg._commonType``, :func:`_lstsq_types`); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's
+        LAPACK gelsd (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
     -------
     x : Tensor, (n,) or (n, k)
-        ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off).
+        ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off). float32 or complex64 only when both
+        inputs are single precision, else float64 or complex128 (an int or bool input counts as double), as numpy.
     residuals : Tensor, (k,) or (1,) for a 1-D b
         Squared 2-norm of each column of ``b - a @ x`` (``sum(|r|**2)``, real for a complex
         system, as numpy) when m > n and the rank is n; otherwise empty, shape (0,), as numpy.
     rank : int
         numpy's rank of ``a`` (no gradient).
     s : Tensor, (min(m, n),)
-        The singular values of ``a`` (the ``svdvals`` record).
+        The singular values of ``a`` (the ``svdvals`` record), in ``x``'s real dtype.
 
     Raises
     ------
     numpy.linalg.LinAlgError
         For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
+    TypeError
+        For float16 or longdouble (numpy refuses them too). For a complex system that a tape or forward
+        accumulator tracks: ``pinv`` has no complex rule, so complex ``lstsq`` gives values only (outside
+        any tape, or on untracked inputs); the message names your dtypes.
     ValueError
         For a NaN ``rcond``. In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
         mode gives the derivative along paths that keep the rank).
@@ -960,12 +1002,26 @@ def lstsq(a, b, rcond=None):
         raise np.linalg.LinAlgError(f"{bad}-dimensional array given. Array must be two-dimensional "
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
+    work, out_t = _lstsq_types(a.dtype, b.dtype)
+    try:
+        x, res, rank, s = _lstsq_work(a.astype(work) if a.dtype != work else a,
+                                      b.astype(work) if b.dtype != work else b, rcond)
+    except TypeError as exc:  # (review28a L5: a complex64 system's refusal named complex128, pinv's dtype)
+        if work.kind != "c":
+            raise
+        raise TypeError(f"autoprop.lstsq: a complex system (a {a.dtype}, b {b.dtype}) has no gradient rule "
+                        "(pinv's is written for real matrices): complex lstsq gives values only, on inputs "
+                        "no tape or forward accumulator tracks; split A x = b into real and imaginary parts "
+                        "(a real system of twice the size) to differentiate it") from exc
+    if out_t == work:
+        return x, res, rank, s
+    real = np.float32 if out_t in (np.float32, np.complex64) else np.float64
+    return x.astype(out_t), res.astype(real), rank, s.astype(real)
+
+
+def _lstsq_work(a, b, rcond):
+    """:func:`lstsq` of ``a`` and ``b`` already in the working dtype (float64 or complex128, both the same)."""
     m, n = a.shape
-    out_t = np.result_type(a._value, b._value)
-    if out_t in (np.float32, np.complex64):  # numpy solves single precision in double and rounds the results
-        work = np.complex128 if out_t.kind == "c" else np.float64  # (numpy.linalg._commonType)
-        x, res, rank, s = lstsq(a.astype(work), b.astype(work), rcond=rcond)
-        return x.astype(out_t), res.astype(np.float32), rank, s.astype(np.float32)
     rcond = gelsd_rcond(rcond, m, n, a.dtype)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
     x = matmul(pinv(a, rcond=rcond), b)
@@ -975,5 +1031,5 @@ def lstsq(a, b, rcond=None):
         res = np.sum(np.real(r * np.conj(r)) if r.dtype.kind == "c" else r * r, axis=0)
         res = reshape(res, shape=(1,)) if b.ndim == 1 else res
     else:
-        res = Tensor._wrap(np.zeros((0,), dtype=np.finfo(np.result_type(a._value, b._value)).dtype))
+        res = Tensor._wrap(np.zeros((0,), dtype=np.float64))
     return x, res, rank, svdvals(a)
