@@ -477,15 +477,45 @@ def _derfcx(ans, x):
     return np.where(big, cf, 2.0 * x * ans - 2.0 / _SQRT_PI)
 
 
+def _dlog_ndtr(ans, x):
+    """d log_ndtr(x)/dx = phi(x) / Phi(x), ``ans`` = log_ndtr(x); recorded when ``x`` is a Tensor (its derivative,
+    -phi/Phi (x + phi/Phi), is then the second). For x < 0, sqrt(2/pi) / erfcx(-x/sqrt 2) (Phi(x) = exp(-x^2/2)
+    erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: nothing cancels; exp(-x^2/2 - log_ndtr(x)) was 7e-7 off at x = -1e5,
+    94% at -1e8, inf at -1e10, as torch's; jax 1.0 there). For x >= 0, exp(-x^2/2 - ans) / sqrt(2 pi): the
+    erfcx form squares erfcx(-x/sqrt 2) ~ 2 exp(x^2/2) in its derivative, which overflowed from x ~ 26.6 (review28a:
+    the second derivative -0 at x = 30, mpmath -4.42e-195). The one slope of log_ndtr: the ``log_ndtr`` record and
+    ``t_logcdf``'s at df = inf (:func:`_dt_logcdf`) both use it."""
+    xv = np.asarray(_value(x), np.float64)
+    neg = xv < 0.0
+    if np.all(neg):
+        return _SQRT_2_OVER_PI / _ss.erfcx(x * -_INV_SQRT2)
+    xs = np.where(neg, own(0.0), x) if np.any(neg) else x  # (the branch not taken stays finite: no inf * 0)
+    with np.errstate(over="ignore"):  # (x > 1.3e154: x * x = inf, the slope exp(-inf) = 0, as it rounds)
+        sq = xs * xs
+    hi = _INV_SQRT_2PI * np.exp(-0.5 * sq - (np.where(neg, own(np.log(0.5)), ans) if np.any(neg) else ans))
+    hi = hi * own(np.exp(-0.5 * _square_rounding(np.where(neg, 0.0, np.minimum(xv, 40.0)))))
+    if not np.any(neg):
+        return hi
+    return np.where(neg, _SQRT_2_OVER_PI / _ss.erfcx(np.where(neg, x, own(-1.0)) * -_INV_SQRT2), hi)
+
+
+def _square_rounding(x):
+    """``x^2 - fl(x * x)``, exactly (Dekker 1971's splitting of x into two 26-bit halves; |x| < 1e150): the
+    rounding of x * x, which in exp(-x^2/2) is a relative error of up to x^2 2^-54 (2e-14 at x = 27.3)."""
+    c = 134217729.0 * x  # 2^27 + 1
+    xh = c - (c - x)
+    xl = x - xh
+    return ((xh * xh - x * x) + 2.0 * xh * xl) + xl * xl
+
+
 if _ss is not None:
     ndtr = _elementwise("ndtr", _ss.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x)),
                         "exp(-x^2/2) / sqrt(2 pi) (the normal density)", source="special.ndtr({x})")
-    log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr,
-                            lambda ans, x: _SQRT_2_OVER_PI / _ss.erfcx(x * -_INV_SQRT2),
-                            "sqrt(2/pi) / erfcx(-x/sqrt 2) (density / ndtr: phi(x) / Phi(x), with "
-                            "Phi(x) = erfc(-x/sqrt 2) / 2 = exp(-x^2/2) erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: "
-                            "nothing cancels; exp(-x^2/2 - log_ndtr(x)) was 7e-7 off at x = -1e5, 94% "
-                            "at -1e8, inf at -1e10, as torch's; jax 1.0 there)",
+    log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr, _dlog_ndtr,
+                            "phi(x) / Phi(x) (density / ndtr): x < 0, sqrt(2/pi) / erfcx(-x/sqrt 2) (Phi(x) = "
+                            "exp(-x^2/2) erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: nothing cancels); x >= 0, "
+                            "exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi) (erfcx(-x/sqrt 2)^2 overflowed in the second "
+                            "derivative from x ~ 26.6)",
                             source="special.log_ndtr({x})")
     ndtri = _elementwise("ndtri", _ss.ndtri, lambda ans, x: np.sqrt(2.0 * np.pi) * np.exp(0.5 * (ans * ans)),
                          "sqrt(2 pi) exp(ndtri(x)^2 / 2) (the inverse function rule)",
@@ -773,8 +803,8 @@ def _tail_quadrature(df, x):
 def _dt_logcdf(ans, df, x):
     """d log stdtr(df, x)/dx = f(x) / F(x): exp(log f - log F) (finite where both underflow), except where that
     difference of two large logs rounds (the ratio was 6.4e-7 off at df = inf, x = -1e5, 78% at -1e8; 3.3e-7 at df =
-    1e12, x = -1e5; 2.2e-12 at df = 1e4, x = -1e3): at df = inf the normal's sqrt(2/pi) / erfcx(-x/sqrt 2)
-    (log_ndtr's), and in the tail, as the value takes it, the quadrature's k / S (:func:`_tail_quadrature`) or the
+    1e12, x = -1e5; 2.2e-12 at df = 1e4, x = -1e3): at df = inf the normal's phi / Phi
+    (log_ndtr's, :func:`_dlog_ndtr`), and in the tail, as the value takes it, the quadrature's k / S (:func:`_tail_quadrature`) or the
     continued fraction's df / (|x| cf) (:func:`_tail_cf`)."""
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
@@ -792,7 +822,7 @@ def _dt_logcdf(ans, df, x):
         xs = np.where(frac, x, own(-40.0)) * own(np.ones(xv.shape))
         out = np.where(frac, own(dfs) / (np.abs(xs) * _tail_cf(dfs, xs)[2]), out)
     if np.any(inf):
-        out = np.where(inf, _SQRT_2_OVER_PI / _ss.erfcx(np.where(inf, x, own(0.0)) * -_INV_SQRT2), out)
+        out = np.where(inf, _dlog_ndtr(np.where(inf, ans, own(np.log(0.5))), np.where(inf, x, own(0.0))), out)
     return out
 
 
