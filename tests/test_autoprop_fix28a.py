@@ -77,3 +77,58 @@ def test_log_ndtr_slopes_of_a_vector_across_the_switch(name):
     np.testing.assert_array_equal(j, g)
     np.testing.assert_allclose(g[n:], [5.4e-323, 0.0, 0.0, 0.0], rtol=0, atol=1e-322)  # mpmath: 5.4e-323, 1.5e-349..
     np.testing.assert_allclose(h[n:], [-2.09e-321, 0.0, 0.0, 0.0], rtol=0, atol=1e-321)
+
+
+# x, df, log t.cdf(x, df): mpmath at 50 digits, log1p(-betainc(df/2, 1/2, 0, df/(df + x^2)) / 2) (DLMF 8.17.2;
+# df = inf: log1p(-ncdf(-x)))
+_T_LOGCDF_UPPER = [
+    (0.5, 1.0, -0.4345073545177282),
+    (3.0, 1.0, -0.10804899566097342),
+    (8.0, 1.0, -0.04038815547594649),
+    (9.0, 1.0, -0.035858590403834545),
+    (20.0, 1.0, -0.01603004870929904),
+    (1000.0, 1.0, -0.00031836045139167426),
+    (0.5, 2.5, -0.3987610703735508),
+    (3.0, 2.5, -0.03696283376797267),
+    (8.0, 2.5, -0.003835668846998339),
+    (9.0, 2.5, -0.0028780908246593124),
+    (20.0, 2.5, -0.00039977402123771085),
+    (1000.0, 2.5, -2.2747464207031013e-08),
+    (0.5, 10.0, -0.37680010742828435),
+    (3.0, 10.0, -0.0066941836454523515),
+    (8.0, 10.0, -5.887488726060817e-06),
+    (9.0, 10.0, -2.0690266652752007e-06),
+    (20.0, 10.0, -1.0730311591778238e-09),
+    (1000.0, 10.0, -1.2304123550866355e-26),
+    (0.5, 10000.0, -0.36895437082900656),
+    (3.0, 10000.0, -0.0013541405295786793),
+    (8.0, 10000.0, -6.910604364532694e-16),
+    (9.0, 10000.0, -1.3339216347343313e-19),
+    (20.0, 10000.0, -1.3823262932703867e-87),
+    (1000.0, 10000.0, -0.0),
+    (0.5, np.inf, -0.3689464152886564),
+    (3.0, np.inf, -0.0013508099647481938),
+    (8.0, np.inf, -6.220960574271786e-16),
+    (9.0, np.inf, -1.1285884059538405e-19),
+    (20.0, np.inf, -2.7536241186062337e-89),
+    (1000.0, np.inf, -0.0),
+]
+
+
+@pytest.mark.parametrize("x0, df, want", _T_LOGCDF_UPPER)
+def test_t_logcdf_upper_tail_keeps_its_digits(x0, df, want):
+    """review28a M3: log(stdtr(df, x)) rounds stdtr near 1: -6.661e-16 at x = 8, df = inf (mpmath -6.221e-16), 0 at
+    x = 9 (-1.13e-19); now log1p(-stdtr(df, -x)), log_ndtr at df = inf (scipy's ndtr(-x) itself is x^2 eps off)."""
+    got = ast.t.logcdf(np.float64(x0), df).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    assert np.signbit(got) or got == 0.0
+
+
+def test_t_logcdf_upper_tail_slope_is_the_density_over_the_cdf():
+    """f(x) / F(x) at x = 9, df = 10 and at x = 8, df = inf (mpmath, 50 digits): the derivative takes
+    the value's new digits without change."""
+    x = ap.Variable(np.array([9.0, 8.0]))
+    with ap.GradientTape() as t:
+        y = ap.reduce_sum(ast.t.logcdf(x, np.array([10.0, np.inf])))
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), [2.0670159568157056e-06, 5.052271083536895e-15],
+                               rtol=1e-13)
