@@ -119,7 +119,10 @@ class Tensor:
         if (_RECORDING or _FORWARD) and type(self) is not Variable:
             hint = _observe.implicit_escape(self, "pickling")
             _observe.note_escape(self, "pickling", self._value, hint)
-        return object.__reduce_ex__(self, protocol)
+        # protocol 2's reduction at every protocol: object's of 0 and 1 (copyreg._reduce_ex) refuses a class
+        # with __slots__ (review28a L3: TypeError where numpy's arrays pickle at any protocol); its
+        # copyreg.__newobj__ and (None, slots) state are plain pickleable objects at protocol 0 too
+        return object.__reduce_ex__(self, max(protocol, 2))
 
     def __setstate__(self, state):
         # pickle / copy.copy of a subclass: the values, and a new identity (_key)
