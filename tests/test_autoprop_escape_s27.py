@@ -277,7 +277,7 @@ def test_the_other_ndarray_attributes_say_why_and_what_to_write():
     np.testing.assert_array_equal(t.clip(0, None).numpy(), np.clip(t.numpy(), 0, None))
 
 
-# --- session 28 (review28a L3) ---
+# --- session 28 (review28a L3, L4) ---
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_a_tensor_off_the_tape_pickles_at_every_protocol(protocol):
@@ -300,3 +300,20 @@ def test_a_tracked_tensor_pickled_at_protocol_0_is_still_an_escape():
     with pytest.raises(ap.TapeEscapeError):
         tape.gradient(y, x)
 
+
+def test_setflags_is_numpys_except_making_a_tensor_writable():
+    """review28a L4: t.setflags() (numpy: changes nothing) and setflags(write=False, align=False) were refused."""
+    base = np.zeros(3)
+    t = ap.constant(base)
+    u = t[:]
+    assert t.setflags() is None and t.setflags(write=False) is None
+    assert t.flags.aligned and not t.flags.writeable
+    assert t.setflags(write=False, align=False) is None and t.setflags(align=True, uic=False) is None
+    assert t.flags.aligned and not t.flags.writeable  # (t.flags reads the memory: a fresh view each time)
+    assert u.flags.aligned and base.flags.aligned
+    np.testing.assert_array_equal(t.numpy(), base)
+    for write in (True, 1):
+        with pytest.raises(TypeError, match=r"immutable: t\.setflags\(write=(True|1)\) cannot make a Tensor writable"):
+            t.setflags(write=write)
+    with pytest.raises(ValueError, match="WRITEBACKIFCOPY"):  # numpy's own refusal, as np.zeros(3).setflags(uic=True)
+        t.setflags(uic=True)
