@@ -642,15 +642,11 @@ def _t_series(df):
     Seven terms: the eighth is 2e-27 at df = 100, so the first and second derivatives keep 1e-16 (four terms left
     3e-15 and 1.5e-14 of them there)."""
     ia = 2.0 / df
-    ia2 = ia * ia
-    poly = _T_SERIES[-1]
-    for c in reversed(_T_SERIES[:-1]):
-        poly = poly * ia2 + c
-    return -0.5 * np.log(2.0 * np.pi) + ia * poly
+    return -0.5 * np.log(2.0 * np.pi) + ia * _polyval(ia * ia, _T_SERIES)
 
 
-_T_SERIES = (-1.0 / 8.0, 1.0 / 192.0, -1.0 / 640.0, 17.0 / 14336.0, -31.0 / 18432.0, 691.0 / 180224.0,
-             -5461.0 / 425984.0)
+_T_SERIES = np.array([-1.0 / 8.0, 1.0 / 192.0, -1.0 / 640.0, 17.0 / 14336.0, -31.0 / 18432.0, 691.0 / 180224.0,
+                      -5461.0 / 425984.0])
 
 
 def t_log_norm(df):
