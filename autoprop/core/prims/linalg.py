@@ -37,6 +37,8 @@ from ._linalg_helpers import (
     _used,
     det_cofactor,
     gelsd_rcond,
+    lstsq_complex_refusal,
+    lstsq_types,
     qr_complete,
     svd_full,
     upper_by_transpose,
@@ -912,41 +914,6 @@ pinv = defprim(
 )
 
 
-def _lstsq_types(*dtypes):
-    """numpy's working and result dtypes for ``lstsq`` (``numpy.linalg._linalg._commonType``).
-
-    Parameters
-    ----------
-    *dtypes : numpy dtype
-        ``a``'s and ``b``'s.
-
-    Returns
-    -------
-    work, result : numpy dtype
-        ``work`` is float64, or complex128 when either is complex (numpy solves everything in double); ``result``
-        is single precision (float32/complex64) only when every input is float32 or complex64, else double:
-        an integer or bool input counts as double, as numpy's ``_commonType``.
-
-    Raises
-    ------
-    TypeError
-        For float16 or longdouble (numpy's words: "array type float16 is unsupported in linalg").
-    """
-    single, complex_ = True, False
-    for dt in map(np.dtype, dtypes):
-        if dt.kind in "fc":
-            complex_ |= dt.kind == "c"
-            if dt not in (np.float32, np.float64, np.complex64, np.complex128):
-                raise TypeError(f"array type {dt.name} is unsupported in linalg (numpy.linalg.lstsq: "
-                                f"expected float32/64, complex64/128, int or bool)")
-            single &= dt in (np.float32, np.complex64)
-        else:
-            single = False
-    work = np.dtype(np.complex128 if complex_ else np.float64)
-    result = np.dtype((np.complex64 if complex_ else np.float32) if single else work)
-    return work, result
-
-
 @defcomposite("lstsq", "x = pinv(A) @ b (exact for a full-rank A: the least-squares, or for a wide "
                        "A the minimum-norm, solution); residuals = sum((b - A x)**2, axis=0) when "
                        "m > n = rank; s = svdvals(A)", numpy=(np.linalg.lstsq,))
@@ -963,7 +930,7 @@ def lstsq(a, b, rcond=None):
         Singular values at or below ``rcond`` times the largest count as zero; default
         (None) float64's machine precision times max(m, n), as numpy: numpy solves every system in double
         precision (float64, or complex128 when ``a`` or ``b`` is complex) and casts the results
-        (``numpy.linalg._commonType``, :func:`_lstsq_types`); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's
+        (``numpy.linalg._commonType``, :func:`~._linalg_helpers.lstsq_types`); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's
         LAPACK gelsd (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
@@ -998,38 +965,22 @@ def lstsq(a, b, rcond=None):
     """
     a, b = _t(a), _t(b)
     if a.ndim != 2 or b.ndim not in (1, 2):  # (numpy's class and words: lstsq takes no batch)
-        bad = a.ndim if a.ndim != 2 else b.ndim
-        raise np.linalg.LinAlgError(f"{bad}-dimensional array given. Array must be two-dimensional "
+        raise np.linalg.LinAlgError(f"{a.ndim if a.ndim != 2 else b.ndim}-dimensional array given. Array must be two-dimensional "
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
-    work, out_t = _lstsq_types(a.dtype, b.dtype)
-    try:
-        x, res, rank, s = _lstsq_work(a.astype(work) if a.dtype != work else a,
-                                      b.astype(work) if b.dtype != work else b, rcond)
-    except TypeError as exc:  # (review28a L5: a complex64 system's refusal named complex128, pinv's dtype)
-        if work.kind != "c":
-            raise
-        raise TypeError(f"autoprop.lstsq: a complex system (a {a.dtype}, b {b.dtype}) has no gradient rule "
-                        "(pinv's is written for real matrices): complex lstsq gives values only, on inputs "
-                        "no tape or forward accumulator tracks; split A x = b into real and imaginary parts "
-                        "(a real system of twice the size) to differentiate it") from exc
-    if out_t == work:
-        return x, res, rank, s
-    real = np.float32 if out_t in (np.float32, np.complex64) else np.float64
-    return x.astype(out_t), res.astype(real), rank, s.astype(real)
-
-
-def _lstsq_work(a, b, rcond):
-    """:func:`lstsq` of ``a`` and ``b`` already in the working dtype (float64 or complex128, both the same)."""
-    m, n = a.shape
-    rcond = gelsd_rcond(rcond, m, n, a.dtype)
+    (work, out_t), user = lstsq_types(a.dtype, b.dtype), (a.dtype, b.dtype)
+    a, b = (t if t.dtype == work else t.astype(work) for t in (a, b))  # numpy solves in double and casts back
+    rcond = gelsd_rcond(rcond, *a.shape, work)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
-    x = matmul(pinv(a, rcond=rcond), b)
-    if m > n and rank == n:
-        r = b - matmul(a, x)
-        # |r|^2: r * conj(r), real (numpy's residuals of a complex system are float64)
+    try:
+        x = matmul(pinv(a, rcond=rcond), b)
+    except TypeError as exc:  # (review28a L5: a complex64 system's refusal named complex128, pinv's dtype)
+        raise lstsq_complex_refusal(*user) if work.kind == "c" else exc  # noqa: B904 (pinv's as context)
+    res = Tensor._wrap(np.zeros((0,), dtype=np.float64))  # (numpy's when the rank is short or m <= n)
+    if a.shape[0] > a.shape[1] == rank:  # (m > n = rank)
+        r = b - matmul(a, x)  # |r|^2: r * conj(r), real (numpy's residuals of a complex system are float64)
         res = np.sum(np.real(r * np.conj(r)) if r.dtype.kind == "c" else r * r, axis=0)
         res = reshape(res, shape=(1,)) if b.ndim == 1 else res
-    else:
-        res = Tensor._wrap(np.zeros((0,), dtype=np.float64))
-    return x, res, rank, svdvals(a)
+    if out_t == work:
+        return x, res, rank, svdvals(a)
+    return x.astype(out_t), res.astype(np.float32), rank, svdvals(a).astype(np.float32)  # (both single precision)
