@@ -275,3 +275,45 @@ def test_the_other_ndarray_attributes_say_why_and_what_to_write():
     assert not hasattr(t, "__array_interface__")  # numpy converts a Tensor through __array__, as before
     assert t.setflags(write=False) is None  # read-only already: nothing to do
     np.testing.assert_array_equal(t.clip(0, None).numpy(), np.clip(t.numpy(), 0, None))
+
+
+# --- session 28 (review28a L3, L4) ---
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_tensor_off_the_tape_pickles_at_every_protocol(protocol):
+    """review28a L3: protocols 0 and 1 raised Python's __slots__ TypeError; numpy's arrays pickle at any."""
+    t = pickle.loads(pickle.dumps(ap.constant(np.array([1.0, -2.5])), protocol=protocol))
+    assert type(t) is ap.Tensor
+    np.testing.assert_array_equal(t.numpy(), [1.0, -2.5])
+    v = pickle.loads(pickle.dumps(ap.Variable(np.array([3.0]), name="w"), protocol=protocol))
+    assert type(v) is ap.Variable and v.name == "w" and v.trainable
+    np.testing.assert_array_equal(v.numpy(), [3.0])
+
+
+def test_a_tracked_tensor_pickled_at_protocol_0_is_still_an_escape():
+    x = ap.Variable(np.array([1.0, 2.0]))
+    with ap.GradientTape() as tape:
+        h = x * 1.0
+        with pytest.warns(ap.TapeEscapeWarning):
+            h2 = pickle.loads(pickle.dumps(h, protocol=0))
+        y = ap.reduce_sum(h2 * x)
+    with pytest.raises(ap.TapeEscapeError):
+        tape.gradient(y, x)
+
+
+def test_setflags_is_numpys_except_making_a_tensor_writable():
+    """review28a L4: t.setflags() (numpy: changes nothing) and setflags(write=False, align=False) were refused."""
+    base = np.zeros(3)
+    t = ap.constant(base)
+    u = t[:]
+    assert t.setflags() is None and t.setflags(write=False) is None
+    assert t.flags.aligned and not t.flags.writeable
+    assert t.setflags(write=False, align=False) is None and t.setflags(align=True, uic=False) is None
+    assert t.flags.aligned and not t.flags.writeable  # (t.flags reads the memory: a fresh view each time)
+    assert u.flags.aligned and base.flags.aligned
+    np.testing.assert_array_equal(t.numpy(), base)
+    for write in (True, 1):
+        with pytest.raises(TypeError, match=r"immutable: t\.setflags\(write=(True|1)\) cannot make a Tensor writable"):
+            t.setflags(write=write)
+    with pytest.raises(ValueError, match="WRITEBACKIFCOPY"):  # numpy's own refusal, as np.zeros(3).setflags(uic=True)
+        t.setflags(uic=True)

@@ -358,3 +358,20 @@ def test_logsumexp_with_weights_along_an_axis_at_huge_magnitudes(axis):
         y = np.sum(aps.logsumexp(a, axis=axis, b=b, return_sign=True)[0])
     np.testing.assert_allclose(tape.gradient(y, a).numpy(), da, rtol=1e-15, atol=0)
     np.testing.assert_allclose(tape.gradient(y, b).numpy(), db, rtol=1e-15, atol=0)
+
+
+def test_logaddexp_plain_backward_shares_are_the_logistic_to_an_ulp():
+    """The first-order (plain array) backward of logaddexp/logaddexp2: d/da = 1 / (1 + e^-(a-b)) for a >= b and
+    e^(a-b) / (1 + e^(a-b)) below, exactly 1/2 at a tie (mutant pair_share_plain_e2: 1 + e off by 1e-12).
+    Reference: the same logistic in float64 written out, and the shares summing to 1."""
+    d = np.array([0.0, 1.0, -1.0, 3.5, -3.5, 30.0, -30.0, 1e-9])
+    a, b = ap.Variable(d + 2.0), ap.Variable(np.full(d.shape, 2.0))
+    for f, ex in ((np.logaddexp, np.exp), (np.logaddexp2, np.exp2)):
+        with ap.GradientTape() as tape:
+            y = ap.reduce_sum(f(a, b))
+        ga, gb = (g.numpy() for g in tape.gradient(y, [a, b]))
+        e = ex(-np.abs(d))
+        want = np.where(d >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        np.testing.assert_allclose(ga, want, rtol=4e-16, atol=0)
+        np.testing.assert_allclose(ga + gb, np.ones_like(d), rtol=4e-16, atol=0)
+        assert ga[0] == 0.5 and gb[0] == 0.5

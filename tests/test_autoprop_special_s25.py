@@ -179,3 +179,46 @@ def test_spence_derivatives_near_1_are_the_series(z0, want):
     a narrower window, review26a's mutant 0.25 -> 0.01, fails here). The record's kinks text says -inf at 0."""
     np.testing.assert_allclose(_derivs(ss.spence, z0, 4), want, rtol=1e-14, atol=0)
     assert "kinks:    z = 0: -inf (log z)" in ap.explain("spence", file=False)
+
+
+# --- session 28 (review28a L1): i0e/i1e derivatives between |x| = 15 and 25, around the Hankel switch (20) ---
+# name, x, d/dx, d2/dx2: mpmath at 60 digits (mp.diff of besseli(n, x) e^(-|x|))
+_SCALED_BESSEL_MID = [
+    ("i0e", 15.0, -0.003525356403656066, 0.00035910113763435526),
+    ("i0e", 17.0, -0.0029123898555256295, 0.0002611379063702142),
+    ("i0e", 19.0, -0.002458600390103796, 0.000196882000122594),
+    ("i0e", 19.99, -0.002275819480623153, 0.0001730875881454435),
+    ("i0e", 20.0, -0.0022740897015373564, 0.0001728682939102792),
+    ("i0e", 20.5, -0.002190315521658003, 0.00016238160458004194),
+    ("i0e", 22.0, -0.0019675197322012823, 0.000135788906474216),
+    ("i0e", 24.9, -0.0016305377294290845, 9.927646760904701e-05),
+    ("i0e", -20.0, 0.0022740897015373564, 0.0001728682939102792),
+    ("i0e", -24.9, 0.0016305377294290845, 9.927646760904701e-05),
+    ("i1e", 15.0, -0.003166255266021711, 0.0002980899914122773),
+    ("i1e", 17.0, -0.002651251949155415, 0.000222091137973107),
+    ("i1e", 19.0, -0.002261718389981202, 0.000170593640407206),
+    ("i1e", 19.99, -0.0021027318924777094, 0.00015113868827169364),
+    ("i1e", 20.0, -0.002101221407627077, 0.0001509583319292963),
+    ("i1e", 20.5, -0.0020279339170779604, 0.0001423102664352714),
+    ("i1e", 22.0, -0.0018317308257270663, 0.00012016479278284833),
+    ("i1e", 24.9, -0.0015312612618200373, 8.919984777525658e-05),
+    ("i1e", -20.0, -0.002101221407627077, -0.0001509583319292963),
+    ("i1e", -24.9, -0.0015312612618200373, -8.919984777525658e-05),
+]
+
+
+@pytest.mark.parametrize("name, x0, d1, d2", _SCALED_BESSEL_MID)
+def test_scaled_bessel_derivatives_around_the_hankel_switch(name, x0, d1, d2):
+    """Below |x| = 20 scipy's i1e - i0e (it cancels: log10(2|x|) digits, the second derivative 1e-13), from 20 on
+    Hankel's expansion (36 terms: the first derivative within 5e-16 of mpmath, the second 4e-15). With the switch at
+    25, i0e'' was 2.5e-13 off at 20; at 15 the series' truncation is 6e-12 (mutant hankel_from_15)."""
+    fn = {"i0e": aps.i0e, "i1e": aps.i1e}[name]
+    x = ap.Variable(np.array(x0))
+    with ap.GradientTape() as t2:
+        with ap.GradientTape() as t1:
+            y = fn(x)
+        g1 = t1.gradient(y, x)
+    g2 = t2.gradient(g1, x)
+    far = abs(x0) >= 20.0
+    np.testing.assert_allclose(g1.numpy(), d1, rtol=2e-15 if far else 1e-14, atol=0)
+    np.testing.assert_allclose(g2.numpy(), d2, rtol=1e-14 if far else 2e-13, atol=0)

@@ -57,3 +57,16 @@ def test_an_intermediate_source_keeps_the_reach_pass():
     g = tape.gradient(y, h)
     np.testing.assert_array_equal(g.numpy(), 2.0 * h.numpy())
     assert calls == []
+
+
+def test_a_watched_root_not_asked_for_still_prunes_its_branch():
+    """tape.watch'ed tensors (no Variable read): b watched, only a asked for, so b's branch gets no VJP call
+    (mutant roots_asked_watched: skipping the watched check called it)."""
+    calls = []
+    a, b = ap.constant(np.array([1.0, 2.0])), ap.constant(np.array([0.5, -1.0]))
+    with ap.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch([a, b])
+        y = ap.reduce_sum(_counted(calls, "a")(a) * _counted(calls, "b")(b))
+    (ga,) = tape.gradient(y, [a])
+    np.testing.assert_array_equal(ga.numpy(), 9.0 * b.numpy())
+    assert calls == ["a"]

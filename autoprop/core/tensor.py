@@ -119,7 +119,10 @@ class Tensor:
         if (_RECORDING or _FORWARD) and type(self) is not Variable:
             hint = _observe.implicit_escape(self, "pickling")
             _observe.note_escape(self, "pickling", self._value, hint)
-        return object.__reduce_ex__(self, protocol)
+        # protocol 2's reduction at every protocol: object's of 0 and 1 (copyreg._reduce_ex) refuses a class
+        # with __slots__ (review28a L3: TypeError where numpy's arrays pickle at any protocol); its
+        # copyreg.__newobj__ and (None, slots) state are plain pickleable objects at protocol 0 too
+        return object.__reduce_ex__(self, max(protocol, 2))
 
     def __setstate__(self, state):
         # pickle / copy.copy of a subclass: the values, and a new identity (_key)
@@ -208,21 +211,33 @@ class Tensor:
             "boolean mask True at that element (recorded in t and v), or np.concatenate of pieces.")
 
     def setflags(self, write=None, align=None, uic=None):
-        """``t.setflags(write=False)`` does nothing (a Tensor is read-only already); any other flag is
-        refused, as a Tensor's memory is never written and its layout is numpy's.
+        """``ndarray.setflags``, except making a Tensor writable: ``t.setflags()`` and ``t.setflags(write=False)`` do
+        nothing (a Tensor is read-only already); ``align`` and ``uic`` get numpy's checks (review28a L4: they were
+        refused where numpy allows them) and change no flag: ``t.flags`` is read from the value's memory each time
+        (a fresh view), so after ``align=False`` (a promise not to rely on alignment, which no value depends on)
+        ``t.flags.aligned`` still tells the memory's alignment.
+
+        Parameters
+        ----------
+        write : bool or None
+            Only ``None`` or False (True is refused).
+        align, uic : bool or None
+            As numpy's (``align=True`` on unaligned memory and ``uic=True`` raise numpy's ValueError).
 
         Raises
         ------
         TypeError
-            For ``write=True``, ``align`` or ``uic``: it says why and what to write.
+            For ``write=True``: it says why and what to write.
         """
-        if write is not None and not write and align is None and uic is None:
-            return None
-        raise TypeError(
-            f"autoprop Tensors are immutable: t.setflags(write={write!r}, align={align!r}, uic={uic!r}) cannot "
-            "make a Tensor writable or change its layout (a gradient tape may have saved its value). Build a new "
-            "tensor with Tensor operations (ap.where, np.concatenate), or take a writable copy of the values "
-            "with t.numpy() (a plain array, off the tape); t.flags reads the flags.")
+        if write is not None and write:
+            raise TypeError(
+                f"autoprop Tensors are immutable: t.setflags(write={write!r}) cannot make a Tensor writable (a "
+                "gradient tape may have saved its value). Build a new tensor with Tensor operations (ap.where, "
+                "np.concatenate), or take a writable copy of the values with t.numpy() (a plain array, off the "
+                "tape); t.flags reads the flags.")
+        if align is not None or uic is not None:
+            self._value.view().setflags(align=align, uic=uic)  # numpy's checks and words, on a throw-away view
+        return None
 
     def tobytes(self, order="C"):
         """Refused: the value's raw bytes, a plain ``bytes`` off the tape.

@@ -1,7 +1,7 @@
 """Helpers of the linalg records, kept beside ``linalg.py`` (each family module stays within
 its size): the adjugate that ``det`` differentiates with, the numpy.linalg options
 reached through a transpose or a sign, and ``lstsq``'s rcond as LAPACK's gelsd reads it
-(``gelsd_rcond``).
+(``gelsd_rcond``) and its working and result dtypes as numpy's ``_commonType`` (``lstsq_types``).
 
 Adjugate. The cofactor matrix of square matrices, right at singular ones: the derivative of ``det`` (``linalg.det``'s VJP and JVP, Jacobi's formula d det A = tr(adj(A) dA)).
 
@@ -122,14 +122,14 @@ def gelsd_rcond(rcond, m, n, dtype):
     m, n : int
         ``a``'s shape.
     dtype : numpy dtype
-        ``a``'s, for the default.
+        The working dtype numpy solves in (float64 or complex128 for every input dtype: ``linalg._lstsq_types``;
+        review28a: ``a``'s float32 with a float64 ``b`` cut another rank than numpy, an int ``a`` crashed here).
 
     Returns
     -------
     float
         Singular values at or below this times the largest count as zero. ``None``: numpy's default,
-        ``finfo(dtype).eps * max(m, n)`` (``lstsq`` solves a float32 system in float64, as numpy, so ``dtype`` is
-        float64 there: fixa27's review found float32's eps gave another rank than numpy's). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
+        ``finfo(dtype).eps * max(m, n)`` (float64's: fixa27's review found float32's eps gave another rank than numpy's). Otherwise numpy hands rcond to LAPACK's gelsd, whose DLALSD replaces
         ``rcond <= 0`` or ``rcond >= 1`` by DLAMCH('Epsilon') = 2^-53 ("if RCOND < 0, machine precision
         is used instead"; the code tests ``RCOND.LE.ZERO .OR. RCOND.GE.ONE``): review27a, rcond=-1 was
         handed to pinv, which then cut nothing and inverted a zero singular value (x ~ 1e16).
@@ -146,6 +146,50 @@ def gelsd_rcond(rcond, m, n, dtype):
         raise ValueError("numpy.linalg.lstsq: rcond is nan; expected a number (None: numpy's default "
                          "max(m, n) * eps; <= 0 or >= 1: LAPACK's 2^-53)")
     return r if 0.0 < r < 1.0 else float(np.finfo(np.float64).eps / 2)
+
+
+def lstsq_types(*dtypes):
+    """numpy's working and result dtypes for ``lstsq`` (``numpy.linalg._linalg._commonType``).
+
+    Parameters
+    ----------
+    *dtypes : numpy dtype
+        ``a``'s and ``b``'s.
+
+    Returns
+    -------
+    work, result : numpy dtype
+        ``work`` is float64, or complex128 when either is complex (numpy solves everything in double); ``result``
+        is single precision (float32/complex64) only when every input is float32 or complex64, else double:
+        an integer or bool input counts as double, as numpy's ``_commonType``.
+
+    Raises
+    ------
+    TypeError
+        For float16 or longdouble (numpy's words: "array type float16 is unsupported in linalg").
+    """
+    single, complex_ = True, False
+    for dt in map(np.dtype, dtypes):
+        if dt.kind in "fc":
+            complex_ |= dt.kind == "c"
+            if dt not in (np.float32, np.float64, np.complex64, np.complex128):
+                raise TypeError(f"array type {dt.name} is unsupported in linalg (numpy.linalg.lstsq: "
+                                f"expected float32/64, complex64/128, int or bool)")
+            single &= dt in (np.float32, np.complex64)
+        else:
+            single = False
+    work = np.dtype(np.complex128 if complex_ else np.float64)
+    result = np.dtype((np.complex64 if complex_ else np.float32) if single else work)
+    return work, result
+
+
+def lstsq_complex_refusal(a_dtype, b_dtype):
+    """The TypeError for ``lstsq`` of a complex system that a tape or forward accumulator tracks, naming the
+    user's dtypes (review28a L5: pinv's refusal named complex128, the working dtype, for a complex64 system)."""
+    return TypeError(f"autoprop.lstsq: a complex system (a {a_dtype}, b {b_dtype}) has no gradient rule (pinv's is "
+                     "written for real matrices): complex lstsq gives values only, on inputs no tape or forward "
+                     "accumulator tracks; split A x = b into real and imaginary parts (a real system of twice the "
+                     "size) to differentiate it")
 
 
 def _eye(n, like):

@@ -1003,10 +1003,12 @@ def _hankel_coefficients(terms):
     return np.array([float((-1) ** k * (a(k, 0) - a(k, 1))) for k in range(1, terms + 1)])
 
 
-# i0e(x) - i1e(x) at |x| >= _HANKEL_FROM: 30 terms of Hankel's expansion, truncation below 6e-19 relative
-# there (mpmath, 60 digits: 5.4e-19 at 25, 1.7e-21 at 30; at 20 it is 7e-16, at 15 it cannot pass 3e-13)
-_HANKEL_FROM = 25.0
-_HANKEL_D = _hankel_coefficients(30)
+# i0e(x) - i1e(x) at |x| >= _HANKEL_FROM: 36 terms of Hankel's expansion. Against mpmath (60 digits), with rounding:
+# 1.2e-16 relative at 20 (30 terms: 7e-16; at 15 the series cannot pass 6e-12), the first derivatives of i0e and
+# i1e within 4.7e-16 from |x| = 20 on, the second 3.6e-15. review28a L1: the switch was at 25, where scipy's
+# i0e - i1e cancels below it: i0e'' 2.5e-13 off at 20, i1e' 1.1e-14.
+_HANKEL_FROM = 20.0
+_HANKEL_D = _hankel_coefficients(36)
 
 
 def _i0e_minus_i1e(ax):
@@ -1027,7 +1029,7 @@ def _d_scaled_bessel(ans, x, order):
     ``i0e' = i1e(x) - sign(x) i0e(x)`` (DLMF 10.29.3 times e^(-|x|)) and ``i1e' = i0e(x) - i1e(x) / x -
     sign(x) i1e(x)`` (DLMF 10.29.2; ``i1e(x) / x`` a series near 0), both through the difference
     ``i0e(|x|) - i1e(|x|)`` (i0e even, i1e odd): ``i0e' = -sign(x) (i0e - i1e)(|x|)``,
-    ``i1e' = (i0e - i1e)(|x|) - i1e(x) / x``. For ``|x| >= 25`` that difference is Hankel's expansion
+    ``i1e' = (i0e - i1e)(|x|) - i1e(x) / x``. For ``|x| >= 20`` that difference is Hankel's expansion
     (:func:`_i0e_minus_i1e`), below it scipy's two functions. Recorded on Tensors: every order."""
     big = np.abs(np.asarray(_value(x))) >= _HANKEL_FROM
     if not big.all():
@@ -1042,12 +1044,12 @@ def _d_scaled_bessel(ans, x, order):
 
 if _ss is not None:
     i0e = _elementwise("i0e", _ss.i0e, lambda ans, x: _d_scaled_bessel(ans, x, 0),
-                       "i1e(x) - sign(x) i0e(x) (DLMF 10.29.3 times e^(-|x|); for |x| >= 25 -sign(x) times "
+                       "i1e(x) - sign(x) i0e(x) (DLMF 10.29.3 times e^(-|x|); for |x| >= 20 -sign(x) times "
                        "Hankel's expansion of i0e(|x|) - i1e(|x|), DLMF 10.40.1: no cancellation)",
                        kinks="x = 0: e^(-|x|) has a kink (sign(0) = 0 taken: 0, as jax)", source="special.i0e({x})")
     i1e = _elementwise("i1e", _ss.i1e, lambda ans, x: _d_scaled_bessel(ans, x, 1),
                        "i0e(x) - i1e(x) / x - sign(x) i1e(x) (DLMF 10.29.2; i1e(x) / x = e^(-|x|) times a Taylor "
-                       "series for |x| < 1; for |x| >= 25 i0e(|x|) - i1e(|x|) is Hankel's expansion, DLMF 10.40.1)", kinks="x = 0: 1/2 (the kink of e^(-|x|) "
+                       "series for |x| < 1; for |x| >= 20 i0e(|x|) - i1e(|x|) is Hankel's expansion, DLMF 10.40.1)", kinks="x = 0: 1/2 (the kink of e^(-|x|) "
                        "meets i1(0) = 0: differentiable)", source="special.i1e({x})")
     exp1 = _elementwise("exp1", _ss.exp1, lambda ans, x: -np.exp(-x) / x, "-e^(-x) / x (DLMF 6.2.1)",
                         kinks="x = 0: -inf; x < 0: nan (scipy's real exp1)", source="special.exp1({x})")

@@ -37,6 +37,8 @@ from ._linalg_helpers import (
     _used,
     det_cofactor,
     gelsd_rcond,
+    lstsq_complex_refusal,
+    lstsq_types,
     qr_complete,
     svd_full,
     upper_by_transpose,
@@ -921,30 +923,37 @@ def lstsq(a, b, rcond=None):
     Parameters
     ----------
     a : Tensor or array, (m, n)
+        float32/64, complex64/128, int or bool.
     b : Tensor or array, (m,) or (m, k)
+        Likewise.
     rcond : float, optional
         Singular values at or below ``rcond`` times the largest count as zero; default
-        (None) machine precision times max(m, n), as numpy (float64's: a float32 or complex64 system is
-        solved in double precision and its results rounded, as numpy does); ``rcond <= 0`` or ``>= 1`` is 2^-53, as
-        numpy's LAPACK gelsd
-        (:func:`~._linalg_helpers.gelsd_rcond`).
+        (None) float64's machine precision times max(m, n), as numpy: numpy solves every system in double
+        precision (float64, or complex128 when ``a`` or ``b`` is complex) and casts the results
+        (``numpy.linalg._commonType``, :func:`~._linalg_helpers.lstsq_types`); ``rcond <= 0`` or ``>= 1`` is 2^-53, as numpy's
+        LAPACK gelsd (:func:`~._linalg_helpers.gelsd_rcond`).
 
     Returns
     -------
     x : Tensor, (n,) or (n, k)
-        ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off).
+        ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off). float32 or complex64 only when both
+        inputs are single precision, else float64 or complex128 (an int or bool input counts as double), as numpy.
     residuals : Tensor, (k,) or (1,) for a 1-D b
         Squared 2-norm of each column of ``b - a @ x`` (``sum(|r|**2)``, real for a complex
         system, as numpy) when m > n and the rank is n; otherwise empty, shape (0,), as numpy.
     rank : int
         numpy's rank of ``a`` (no gradient).
     s : Tensor, (min(m, n),)
-        The singular values of ``a`` (the ``svdvals`` record).
+        The singular values of ``a`` (the ``svdvals`` record), in ``x``'s real dtype.
 
     Raises
     ------
     numpy.linalg.LinAlgError
         For a non-2-D ``a`` or a ``b`` of more than 2 axes (numpy's class and words).
+    TypeError
+        For float16 or longdouble (numpy refuses them too). For a complex system that a tape or forward
+        accumulator tracks: ``pinv`` has no complex rule, so complex ``lstsq`` gives values only (outside
+        any tape, or on untracked inputs); the message names your dtypes.
     ValueError
         For a NaN ``rcond``. In forward mode for a tangent that changes a rank-deficient ``a``'s rank (see ``pinv``: reverse
         mode gives the derivative along paths that keep the rank).
@@ -956,24 +965,22 @@ def lstsq(a, b, rcond=None):
     """
     a, b = _t(a), _t(b)
     if a.ndim != 2 or b.ndim not in (1, 2):  # (numpy's class and words: lstsq takes no batch)
-        bad = a.ndim if a.ndim != 2 else b.ndim
-        raise np.linalg.LinAlgError(f"{bad}-dimensional array given. Array must be two-dimensional "
+        raise np.linalg.LinAlgError(f"{a.ndim if a.ndim != 2 else b.ndim}-dimensional array given. Array must be two-dimensional "
                                     f"(numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got shapes "
                                     f"{a.shape} and {b.shape}; for a batch: np.linalg.pinv(a) @ b)")
-    m, n = a.shape
-    out_t = np.result_type(a._value, b._value)
-    if out_t in (np.float32, np.complex64):  # numpy solves single precision in double and rounds the results
-        work = np.complex128 if out_t.kind == "c" else np.float64  # (numpy.linalg._commonType)
-        x, res, rank, s = lstsq(a.astype(work), b.astype(work), rcond=rcond)
-        return x.astype(out_t), res.astype(np.float32), rank, s.astype(np.float32)
-    rcond = gelsd_rcond(rcond, m, n, a.dtype)
+    (work, out_t), user = lstsq_types(a.dtype, b.dtype), (a.dtype, b.dtype)
+    a, b = (t if t.dtype == work else t.astype(work) for t in (a, b))  # numpy solves in double and casts back
+    rcond = gelsd_rcond(rcond, *a.shape, work)
     rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
-    x = matmul(pinv(a, rcond=rcond), b)
-    if m > n and rank == n:
-        r = b - matmul(a, x)
-        # |r|^2: r * conj(r), real (numpy's residuals of a complex system are float64)
+    try:
+        x = matmul(pinv(a, rcond=rcond), b)
+    except TypeError as exc:  # (review28a L5: a complex64 system's refusal named complex128, pinv's dtype)
+        raise lstsq_complex_refusal(*user) if work.kind == "c" else exc  # noqa: B904 (pinv's as context)
+    res = Tensor._wrap(np.zeros((0,), dtype=np.float64))  # (numpy's when the rank is short or m <= n)
+    if a.shape[0] > a.shape[1] == rank:  # (m > n = rank)
+        r = b - matmul(a, x)  # |r|^2: r * conj(r), real (numpy's residuals of a complex system are float64)
         res = np.sum(np.real(r * np.conj(r)) if r.dtype.kind == "c" else r * r, axis=0)
         res = reshape(res, shape=(1,)) if b.ndim == 1 else res
-    else:
-        res = Tensor._wrap(np.zeros((0,), dtype=np.finfo(np.result_type(a._value, b._value)).dtype))
-    return x, res, rank, svdvals(a)
+    if out_t == work:
+        return x, res, rank, svdvals(a)
+    return x.astype(out_t), res.astype(np.float32), rank, svdvals(a).astype(np.float32)  # (both single precision)

@@ -31,8 +31,7 @@ _REDUCED = REDUCED
 
 
 def _logsumexp_fwd(x, axis=None, keepdims=False):
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
+    m = _finite_max(x, axis)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 
@@ -263,10 +262,7 @@ logsumexp_b = defprim(
 
 
 def _log_softmax_fwd(x, axis=-1):
-    m = np.max(x, axis=axis, keepdims=True)
-    if not np.isfinite(m).all():
-        m = np.where(np.isfinite(m), m, 0.0)
-    s = x - m
+    s = x - _finite_max(x, axis)
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 

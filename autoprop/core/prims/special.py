@@ -477,15 +477,45 @@ def _derfcx(ans, x):
     return np.where(big, cf, 2.0 * x * ans - 2.0 / _SQRT_PI)
 
 
+def _dlog_ndtr(ans, x):
+    """d log_ndtr(x)/dx = phi(x) / Phi(x), ``ans`` = log_ndtr(x); recorded when ``x`` is a Tensor (its derivative,
+    -phi/Phi (x + phi/Phi), is then the second). For x < 0, sqrt(2/pi) / erfcx(-x/sqrt 2) (Phi(x) = exp(-x^2/2)
+    erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: nothing cancels; exp(-x^2/2 - log_ndtr(x)) was 7e-7 off at x = -1e5,
+    94% at -1e8, inf at -1e10, as torch's; jax 1.0 there). For x >= 0, exp(-x^2/2 - ans) / sqrt(2 pi): the
+    erfcx form squares erfcx(-x/sqrt 2) ~ 2 exp(x^2/2) in its derivative, which overflowed from x ~ 26.6 (review28a:
+    the second derivative -0 at x = 30, mpmath -4.42e-195). The one slope of log_ndtr: the ``log_ndtr`` record and
+    ``t_logcdf``'s at df = inf (:func:`_dt_logcdf`) both use it."""
+    xv = np.asarray(_value(x), np.float64)
+    neg = xv < 0.0
+    if np.all(neg):
+        return _SQRT_2_OVER_PI / _ss.erfcx(x * -_INV_SQRT2)
+    xs = np.where(neg, own(0.0), x) if np.any(neg) else x  # (the branch not taken stays finite: no inf * 0)
+    with np.errstate(over="ignore"):  # (x > 1.3e154: x * x = inf, the slope exp(-inf) = 0, as it rounds)
+        sq = xs * xs
+    hi = _INV_SQRT_2PI * np.exp(-0.5 * sq - (np.where(neg, own(np.log(0.5)), ans) if np.any(neg) else ans))
+    hi = hi * own(np.exp(-0.5 * _square_rounding(np.where(neg, 0.0, np.minimum(xv, 40.0)))))
+    if not np.any(neg):
+        return hi
+    return np.where(neg, _SQRT_2_OVER_PI / _ss.erfcx(np.where(neg, x, own(-1.0)) * -_INV_SQRT2), hi)
+
+
+def _square_rounding(x):
+    """``x^2 - fl(x * x)``, exactly (Dekker 1971's splitting of x into two 26-bit halves; |x| < 1e150): the
+    rounding of x * x, which in exp(-x^2/2) is a relative error of up to x^2 2^-54 (2e-14 at x = 27.3)."""
+    c = 134217729.0 * x  # 2^27 + 1
+    xh = c - (c - x)
+    xl = x - xh
+    return ((xh * xh - x * x) + 2.0 * xh * xl) + xl * xl
+
+
 if _ss is not None:
     ndtr = _elementwise("ndtr", _ss.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * (x * x)),
                         "exp(-x^2/2) / sqrt(2 pi) (the normal density)", source="special.ndtr({x})")
-    log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr,
-                            lambda ans, x: _SQRT_2_OVER_PI / _ss.erfcx(x * -_INV_SQRT2),
-                            "sqrt(2/pi) / erfcx(-x/sqrt 2) (density / ndtr: phi(x) / Phi(x), with "
-                            "Phi(x) = erfc(-x/sqrt 2) / 2 = exp(-x^2/2) erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: "
-                            "nothing cancels; exp(-x^2/2 - log_ndtr(x)) was 7e-7 off at x = -1e5, 94% "
-                            "at -1e8, inf at -1e10, as torch's; jax 1.0 there)",
+    log_ndtr = _elementwise("log_ndtr", _ss.log_ndtr, _dlog_ndtr,
+                            "phi(x) / Phi(x) (density / ndtr): x < 0, sqrt(2/pi) / erfcx(-x/sqrt 2) (Phi(x) = "
+                            "exp(-x^2/2) erfcx(-x/sqrt 2) / 2, DLMF 7.2.3, 7.18.5: nothing cancels); x >= 0, "
+                            "exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi) (erfcx(-x/sqrt 2)^2 overflowed in the second "
+                            "derivative from x ~ 26.6)",
                             source="special.log_ndtr({x})")
     ndtri = _elementwise("ndtri", _ss.ndtri, lambda ans, x: np.sqrt(2.0 * np.pi) * np.exp(0.5 * (ans * ans)),
                          "sqrt(2 pi) exp(ndtri(x)^2 / 2) (the inverse function rule)",
@@ -612,15 +642,11 @@ def _t_series(df):
     Seven terms: the eighth is 2e-27 at df = 100, so the first and second derivatives keep 1e-16 (four terms left
     3e-15 and 1.5e-14 of them there)."""
     ia = 2.0 / df
-    ia2 = ia * ia
-    poly = _T_SERIES[-1]
-    for c in reversed(_T_SERIES[:-1]):
-        poly = poly * ia2 + c
-    return -0.5 * np.log(2.0 * np.pi) + ia * poly
+    return -0.5 * np.log(2.0 * np.pi) + ia * _polyval(ia * ia, _T_SERIES)
 
 
-_T_SERIES = (-1.0 / 8.0, 1.0 / 192.0, -1.0 / 640.0, 17.0 / 14336.0, -31.0 / 18432.0, 691.0 / 180224.0,
-             -5461.0 / 425984.0)
+_T_SERIES = np.array([-1.0 / 8.0, 1.0 / 192.0, -1.0 / 640.0, 17.0 / 14336.0, -31.0 / 18432.0, 691.0 / 180224.0,
+                      -5461.0 / 425984.0])
 
 
 def t_log_norm(df):
@@ -722,18 +748,18 @@ def _tail_cf(df, x):
 
 
 def _t_logcdf_fwd(df, x):
-    """``log stdtr(df, x)``: scipy's stdtr's log, and where stdtr underflows (below e^-700, x < 0) the tail's
-    continued fraction (:func:`_log_betainc_tail`; df = inf: log_ndtr), where scipy's t.logcdf is -inf."""
+    """``log stdtr(df, x)``: scipy's stdtr's log for x <= 0, ``log1p(-stdtr(df, -x))`` for x > 0 (log(stdtr) rounds
+    near 1: review28a, -6.661e-16 at x = 8, df = inf, mpmath -6.221e-16; 0 at x = 9, mpmath -1.13e-19), log_ndtr at
+    df = inf, and where stdtr underflows (below e^-700, x < 0) the tail's continued fraction
+    (:func:`_log_betainc_tail`), where scipy's t.logcdf is -inf."""
     df, x = np.broadcast_arrays(np.asarray(df, dtype=np.float64), np.asarray(x, dtype=np.float64))
     with np.errstate(divide="ignore"):
-        out = np.log(_ss.stdtr(df, x))
-    tail = ~(out > -700.0) & (x < 0) & np.isfinite(x) & (df > 0)
-    if tail.any():
-        out = np.array(out, dtype=np.float64)
-        inf = tail & np.isposinf(df)
-        fin = tail & ~inf
-        if inf.any():
-            out[inf] = _ss.log_ndtr(x[inf])
+        out = np.where(x > 0, np.log1p(-_ss.stdtr(df, -x)), np.log(_ss.stdtr(df, x)))
+    inf = np.isposinf(df)
+    if inf.any():  # (the normal: scipy's log_ndtr, accurate in both tails)
+        out[inf] = _ss.log_ndtr(x[inf])
+    fin = ~(out > -700.0) & (x < 0) & np.isfinite(x) & (df > 0) & ~inf  # (the lower tail)
+    if fin.any():
         big = fin & (df >= 1e5) & (np.abs(x) <= 1e150)
         if big.any():
             out[big] = _log_tail_quadrature(df[big], x[big])
@@ -773,8 +799,8 @@ def _tail_quadrature(df, x):
 def _dt_logcdf(ans, df, x):
     """d log stdtr(df, x)/dx = f(x) / F(x): exp(log f - log F) (finite where both underflow), except where that
     difference of two large logs rounds (the ratio was 6.4e-7 off at df = inf, x = -1e5, 78% at -1e8; 3.3e-7 at df =
-    1e12, x = -1e5; 2.2e-12 at df = 1e4, x = -1e3): at df = inf the normal's sqrt(2/pi) / erfcx(-x/sqrt 2)
-    (log_ndtr's), and in the tail, as the value takes it, the quadrature's k / S (:func:`_tail_quadrature`) or the
+    1e12, x = -1e5; 2.2e-12 at df = 1e4, x = -1e3): at df = inf the normal's phi / Phi
+    (log_ndtr's, :func:`_dlog_ndtr`), and in the tail, as the value takes it, the quadrature's k / S (:func:`_tail_quadrature`) or the
     continued fraction's df / (|x| cf) (:func:`_tail_cf`)."""
     inf = np.isposinf(df)
     safe = np.where(inf, 1.0, df)
@@ -792,7 +818,7 @@ def _dt_logcdf(ans, df, x):
         xs = np.where(frac, x, own(-40.0)) * own(np.ones(xv.shape))
         out = np.where(frac, own(dfs) / (np.abs(xs) * _tail_cf(dfs, xs)[2]), out)
     if np.any(inf):
-        out = np.where(inf, _SQRT_2_OVER_PI / _ss.erfcx(np.where(inf, x, own(0.0)) * -_INV_SQRT2), out)
+        out = np.where(inf, _dlog_ndtr(np.where(inf, ans, own(np.log(0.5))), np.where(inf, x, own(0.0))), out)
     return out
 
 
