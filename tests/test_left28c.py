@@ -1,0 +1,93 @@
+"""Session 28 (left28c): the bugs tester27s' rows caught but did not name, named with what to do; the correct layers of
+those layouts (channels last, CS189's loops, a dense layer with an activation) still PASS."""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import elementwise_grad
+from buggy_layers import diagnose, first_code
+
+from gradcheck import diagnose as D
+
+NAMED = [
+    ("ConvNHWCdWAssigned", "loop-overwrites",
+     ["dW is the contribution of the output's last position (indices (4, 4) along axes (1, 2) of the output, of "
+      "shape (2, 5, 5, 3)) alone", "backward assigns (=) dW in its loop over the output's positions where it must "
+      "add (+=)", "dW[...] += ..."]),
+    ("ConvNaiveDwAssigned", "loop-overwrites",
+     ["the output's last sample and position (indices (2, 3, 3) along axes (0, 2, 3)"]),
+    ("ConvNHWCFlippedDx", "flipped-kernel", ["dX is computed with the kernel flipped in its spatial axes "
+                                             "(W[::-1, ::-1])", "no W[::-1, ::-1]"]),
+    ("ConvNHWCFlippedDw", "flipped-kernel", ["dW is computed with the kernel flipped in its spatial axes "
+                                             "([::-1, ::-1])"]),
+    ("PoolNHWCArgmin", "maxpool-argmin", ["dX routes each window's gradient to the window's smallest element",
+                                          "np.argmax of the window"]),
+    ("MaxPoolArgmin", "maxpool-argmin", ["dX routes each window's gradient to the window's smallest element"]),
+    ("FCSigmoidAtOutput", "derivative-at-output",
+     ["dX, dparameters['W'], dparameters['b'] are what backward gives with sigmoid's derivative evaluated at "
+      "forward's output out = sigmoid(z) instead of at z", "sigmoid(out) * (1 - sigmoid(out)) where sigmoid(z) * "
+      "(1 - sigmoid(z)) (= out * (1 - out)) is due", "dz = dout * sigmoid(z) * (1 - sigmoid(z))"]),
+    ("FCTanhAtOutput", "derivative-at-output", ["1 - tanh(out)**2 where 1 - tanh(z)**2 (= 1 - out**2) is due",
+                                                "dz = dout * (1 - np.tanh(z)**2)"]),
+    ("FCArctanAtOutput", "derivative-at-output", ["1 / (1 + out**2) where 1 / (1 + z**2) is due"]),
+    ("FCSigmoidDerivIsS", "sigmoid-one-minus-inside",
+     ["dX, dparameters['W'], dparameters['b'] are what backward gives with sigmoid's derivative taken as out where "
+      "out * (1 - out) is due", "the factor (1 - out) is missing"]),
+    ("FCTanhOneMinusY", "tanh-square-inside",
+     ["dX, dparameters['W'], dparameters['b'] are what backward gives with tanh's derivative taken as 1 - out"]),
+]
+
+
+@pytest.mark.parametrize(("name", "code", "words"), NAMED)
+def test_caught_bug_is_named(name, code, words):
+    d = diagnose(f"session28.py::{name}")
+    assert first_code(d) == code, d.sentence()
+    for w in words:
+        assert w in d.sentence(), d.sentence()
+
+
+@pytest.mark.parametrize("name", ["ConvNHWC", "PoolNHWC", "FCAct", "FCTanh", "FCArctan"])
+def test_correct_layers_of_those_layouts_pass(name):
+    d = diagnose(f"session28.py::{name}")
+    assert d.passed, d.report()
+
+
+def test_one_tensor_names_its_gradient_not_its_input():
+    """A lone tanh-square-inside finding said "X is what backward gives" (the key's name, not dX's)."""
+
+    class ScaledTanh:  # no parameters: dX alone is wrong; not a bare tanh (the factor 2), so not the activation's
+        params, grads = {}, {}
+
+        def forward(self, X, training=False):
+            self.Y = np.tanh(2 * X)
+            return self.Y
+
+        def backward(self, dY):
+            return 2 * dY * (1 - self.Y)  # the square missing
+
+    d = D.diagnose_layer(ScaledTanh(), (6, 4))
+    assert first_code(d) == "tanh-square-inside"
+    assert d.sentence().startswith("FAIL: ScaledTanh: dX is what backward gives"), d.sentence()
+
+
+def test_earlier_unnamed_rows_are_named():
+    assert first_code(diagnose("pool_embed_rnn.py::RNNTanhTwice")) == "derivative-at-output"
+    assert first_code(diagnose("coursera.py::linactnoderiv")) == "sigmoid-one-minus-inside"
+
+
+@pytest.mark.parametrize(("code", "f", "wrong"), [
+    ("tanh-square-inside", anp.tanh, lambda z, y: 1 - y),
+    ("sigmoid-one-minus-inside", lambda z: 1 / (1 + anp.exp(-z)), lambda z, y: y),
+    ("tanh", anp.tanh, lambda z, y: 1 - np.tanh(y) ** 2),
+    ("sigmoid", lambda z: 1 / (1 + anp.exp(-z)), lambda z, y: 1 / (1 + np.exp(-y)) * (1 - 1 / (1 + np.exp(-y)))),
+    ("arctan", anp.arctan, lambda z, y: 1 / (1 + y ** 2)),
+])
+def test_inside_ratios_are_wrong_over_autograds_derivative(code, f, wrong):
+    """Each :data:`gradcheck.diagnose._INSIDE` ratio, a function of out = f(z), is the wrong derivative over f'(z),
+    f'(z) from HIPS autograd (the oracle) at z = -3..3."""
+    z = np.linspace(-3, 3, 61)
+    y = np.asarray(f(z))
+    row = next(r for r in D._INSIDE if r[0] == code or r[3].get("name") == code)
+    assert row[1](y)
+    np.testing.assert_allclose(row[2](y), wrong(z, y) / elementwise_grad(f)(z), rtol=1e-12)
+
