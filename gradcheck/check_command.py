@@ -846,7 +846,6 @@ def _also_wrong(diag) -> str:
     """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
     rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
     shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
-                               and not (f.code == "transposed" and "is square" in f.message)  # right shape
                                for t in f.tensor.split(",")))
     return f"; wrong shape of {', '.join(shape)}" if shape else ""
 

@@ -425,6 +425,9 @@ DIAGNOSES: dict[str, Record] = {
         "backward differentiates the wrong argument", "differentiate L with respect to {pred}, the prediction"),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
+    "transposed-square": Record(
+        "transposed gradient (square)", "{t} is transposed: its transpose is the correct gradient (the shape {shape} "
+        "is square, so only the values show it)", "{fix}", _LIN),
     "flipped-kernel": Record(
         "flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: the "
         "forward is a cross-correlation, not a convolution", "{fix}", _CONV),
@@ -1862,9 +1865,7 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
     if match(m, -n):
         return _softmax_ce(n, n_batch, dy) or ("wrong-sign", {})
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
-        return "transposed", {"how": f"its transpose is the correct gradient (the shape "
-                              f"{V.fmt_shape(m.shape)} is square, so only the values show it)",
-                              "fix": hint or _SWAP}
+        return "transposed-square", {"shape": V.fmt_shape(m.shape), "fix": hint or _SWAP}
     for flip, written in (_KERNEL_FLIPS[0][1:], _KERNEL_FLIPS[1][1:])[:(m.ndim >= 3) + (m.ndim == 4)]:
         if match(m[flip], n):  # a kernel (F, C, kh, kw), or (kh, kw, cin, cout) (tester27s: CS189's)
             return "flipped-kernel", {"which": f" ({written})", "fix": "compute it by "

@@ -91,3 +91,21 @@ def test_inside_ratios_are_wrong_over_autograds_derivative(code, f, wrong):
     assert row[1](y)
     np.testing.assert_allclose(row[2](y), wrong(z, y) / elementwise_grad(f)(z), rtol=1e-12)
 
+
+
+def test_a_square_transposed_gradient_has_its_own_code():
+    """Session 27's ``_also_wrong`` told a square transposed gradient (right shape) from a shape error by the words
+    "is square" in its message: it has its own code, read by code."""
+    from types import SimpleNamespace
+
+    from gradcheck.check_command import _also_wrong
+    from gradcheck.diagnose import name_signature
+
+    rng = np.random.default_rng(0)
+    sq, wide = rng.standard_normal((3, 3)), rng.standard_normal((3, 4))
+    f = name_signature("dW", sq.T, sq)
+    assert f.code == "transposed-square" and "the shape (3, 3) is square, so only the values show it" in f.message
+    g = name_signature("dW", wide.T, wide)
+    assert g.code == "transposed" and "it has shape (4, 3), the transpose of (3, 4)" in g.message
+    assert _also_wrong(SimpleNamespace(errors=[f])) == ""
+    assert _also_wrong(SimpleNamespace(errors=[g])) == "; wrong shape of dW"

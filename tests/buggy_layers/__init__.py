@@ -17,9 +17,9 @@ import importlib
 import numpy as np
 
 EXPECTED = {
-    "linear.py::LinearInOutSwapped": "transposed",
+    "linear.py::LinearInOutSwapped": "transposed-square",
     "linear.py::LinearInOutSwappedWide": "transposed",
-    "linear.py::LinearOutInSwapped": "transposed",
+    "linear.py::LinearOutInSwapped": "transposed-square",
     "linear.py::LinearCachedY": "cached-output",
     "linear.py::LinearInOutCachedYWide": "cached-output",
     "linear.py::LinearMeanBias": "bias-mean",
@@ -63,7 +63,7 @@ EXPECTED = {
     "pool_embed_rnn.py::EmbeddingMissesLast": "sample-missing",
     "pool_embed_rnn.py::EmbeddingPlusTypo": "zero",
     "pool_embed_rnn.py::EmbeddingOverN": "factor-inverse-batch",
-    "pool_embed_rnn.py::RNNWhSwapped": "transposed",
+    "pool_embed_rnn.py::RNNWhSwapped": "transposed-square",
     "pool_embed_rnn.py::RNNMeanBias": "bias-mean",
     "linear.py::LinearDxWithWT": "transposed-weight",
     "linear.py::LinearInOutDxWithW": "transposed-weight",
