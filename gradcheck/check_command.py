@@ -81,10 +81,11 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
         raise UsageError(f"--reference {spec}: {name}(**--init) raised {type(exc).__name__}: {exc}") from exc
 
 
-def check_files(args, path: str) -> dict[str, str]:
+def check_files(args, path: str):
     """``{name: path}`` of the files ``gradcheck check`` copies into its sandbox for the checked file ``path``
-    (:func:`gradcheck.sandbox.sibling_files`), its copies with edits read from them too: with ``--isolation
-    namespaces`` (a file one did not write) its own folder alone, links there not followed (redteam27 M1, M2)."""
+    (:func:`gradcheck.sandbox.sibling_files`, a :class:`gradcheck.sandbox.Siblings`), its copies with edits read from
+    them too: with ``--isolation namespaces`` (a file one did not write) its own folder alone, links there not
+    followed (redteam27 M1, M2), and the file's own packages left out in its ``left_out``."""
     from .sandbox import sibling_files
 
     return sibling_files(path, hostile=getattr(args, "isolation", "process") == "namespaces")

@@ -100,7 +100,7 @@ from .errors import (
 from .sources import cache_write_verdict, grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
-           "sibling_files", "support", "Shared"]
+           "sibling_files", "Siblings", "support", "Shared"]
 
 #: The staff's words for a forward-in-backward count the submission's code switched off or cleared
 #: (``_sandbox_child.counting_calls`` returned -1): the policy fails (redteam25 H1b).
@@ -2118,10 +2118,17 @@ def _packaged(workdir: str, items: Sequence[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
+class Siblings(dict):
+    """:func:`sibling_files`' ``{name: path}``, and ``left_out``: the names of the file's own packages outside its
+    folder that ``hostile`` left out (sorted; empty otherwise), found by the one reading of its imports."""
+
+    left_out: tuple[str, ...] = ()
+
+
+def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
     """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers), the packages in that folder
     and, for one's own code, the packages outside it the file imports (:func:`_parent_packages`); UsageError if no
-    file.
+    file. Its ``left_out`` (:class:`Siblings`) names the packages ``hostile`` left out.
 
     ``hostile`` (``gradcheck check --isolation namespaces``, a file one did not write; redteam27 M1, M2): the file
     sees its own folder alone, as a submission is graded: no package of the folder above it or of the working
@@ -2139,26 +2146,27 @@ def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
     folder = os.path.realpath(folder) if hostile else folder
     own = os.path.join(folder, os.path.basename(path))
     if hostile and _refuse_reason(own):  # a link itself: not read here either; the sandbox's copy says why (exit 2)
-        return {os.path.basename(path): own}
-    out = _sibling_modules(path, folder, hostile)
+        return Siblings({os.path.basename(path): own})
+    out = Siblings(_sibling_modules(path, folder, hostile))
     out.update(_package_files(folder))
     if hostile:
-        _outside_note(path, folder, out)
+        out.left_out = _outside_note(path, folder, out)
     else:
         out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = own
     return out
 
 
-def _outside_note(path: str, folder: str, have: dict[str, str]) -> None:
+def _outside_note(path: str, folder: str, have: dict[str, str]) -> tuple[str, ...]:
     """Warn, for :func:`sibling_files`' ``hostile``, of each package outside ``folder`` that the file ``path`` imports
-    and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there."""
+    and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there. Returns
+    those packages' names, sorted."""
     first: dict[str, str] = {}
     for root, tops in _parent_roots(path, folder, have).items():
         first.update({t: root for t in tops if t not in first})
     names = sorted(f"{os.path.join(root, t)}/" for t, root in first.items())
     if not names:
-        return
+        return ()
     base = os.path.basename(path)
     warnings.warn(
         f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}, imported by name in {base}, "
@@ -2169,6 +2177,7 @@ def _outside_note(path: str, folder: str, have: dict[str, str]) -> None:
         f"import ...`), check it from the top of its submission: a file there holding the import (check_me.py with "
         f"`from mytorch.nn.loss import MSELoss`), then gradcheck check check_me.py::MSELoss --isolation namespaces; "
         f"or leave out --isolation namespaces for your own code (docs/checking.md).", UserWarning, stacklevel=3)
+    return tuple(sorted(first))
 
 
 def _sibling_modules(path: str, folder: str, hostile: bool = False) -> dict[str, str]:

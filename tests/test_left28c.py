@@ -109,3 +109,31 @@ def test_a_square_transposed_gradient_has_its_own_code():
     assert g.code == "transposed" and "it has shape (4, 3), the transpose of (3, 4)" in g.message
     assert _also_wrong(SimpleNamespace(errors=[f])) == ""
     assert _also_wrong(SimpleNamespace(errors=[g])) == "; wrong shape of dW"
+
+
+def test_the_packages_left_out_come_from_the_one_reading_of_the_imports(tmp_path, monkeypatch):
+    """Session 27 left ``cli._own_packages_left_out`` parsing the checked file a second time for the names
+    ``sibling_files``' warning had just found: ``sibling_files`` hands them back (``left_out``), read once."""
+    import warnings
+
+    from gradcheck import sandbox
+
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "helpers.py").write_text("def helper(x):\n    return x\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layer.py").write_text("import numpy as np\nfrom mypkg.helpers import helper\n")
+    monkeypatch.chdir(tmp_path)
+    reads = []
+    real = sandbox._imported_tops
+    monkeypatch.setattr(sandbox, "_imported_tops", lambda p: reads.append(p) or real(p))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        got = sandbox.sibling_files(str(tmp_path / "sub" / "layer.py"), hostile=True)
+    assert got.left_out == ("mypkg",) and sorted(got) == ["layer.py"]
+    assert len(reads) == 1 and any("was not copied into the sandbox" in str(w.message) for w in said)
+    assert sandbox.sibling_files(str(tmp_path / "sub" / "layer.py")).left_out == ()  # own code: copied, none left
+    from gradcheck import cli
+
+    assert not hasattr(cli, "_own_packages_left_out")
+
