@@ -137,3 +137,140 @@ def test_the_packages_left_out_come_from_the_one_reading_of_the_imports(tmp_path
 
     assert not hasattr(cli, "_own_packages_left_out")
 
+
+STORED = '''import numpy as np
+{top}
+
+class Linear:
+    {cls_attr}
+    def __init__(self, n_in=4, n_out=3{param}):
+        rng = np.random.default_rng(0)
+        self.params = {{"W": rng.standard_normal((n_in, n_out)), "b": np.zeros(n_out)}}
+        self.grads = {{}}
+        {init}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return (X @ self.params["W"] + self.params["b"]).astype({dt})
+
+    def backward(self, dY):
+        self.grads = {{"W": self.X.T @ dY, "b": dY.sum(axis=0)}}
+        return dY @ self.params["W"].T
+'''
+STORES = {  # the dtype held in a name (review27g, by reading): each was no cast, so the float64 copy PASSed
+    "attribute": dict(top="", cls_attr="", param="", init="self.dt = np.float32", dt="self.dt"),
+    "class attribute": dict(top="", cls_attr="dt = 'f'", param="", init="", dt="self.dt"),
+    "constant": dict(top="DT = np.float32", cls_attr="", param="", init="", dt="DT"),
+    "parameter": dict(top="", cls_attr="", param=", dtype=np.float32", init="self.dtype = dtype", dt="self.dtype"),
+}
+
+
+@pytest.mark.parametrize("how", STORES)
+def test_a_cast_to_a_stored_dtype_is_a_cast(tmp_path, how):
+    from gradcheck._float64_copy import cast_lines
+
+    f = tmp_path / "lin.py"
+    f.write_text(STORED.format(**STORES[how]))
+    dt = STORES[how]["dt"]
+    assert cast_lines(str(f), "Linear") == [f'line 14: return (X @ self.params["W"] + self.params["b"]).astype({dt})']
+
+
+def test_a_stored_float64_or_an_unknown_dtype_is_no_cast(tmp_path):
+    from gradcheck._float64_copy import cast_lines
+
+    f = tmp_path / "lin.py"
+    f.write_text(STORED.format(top="", cls_attr="", param="", init="self.dt = np.float64", dt="self.dt"))
+    unsure = []
+    assert cast_lines(str(f), "Linear", unsure=unsure) == [] and unsure == []
+    f.write_text(STORED.format(top="import json", cls_attr="", param="", init="self.dt = json.loads('{}').get('dt')",
+                               dt="self.dt"))
+    assert cast_lines(str(f), "Linear", unsure=unsure) == []
+    assert unsure == ['line 14: return (X @ self.params["W"] + self.params["b"]).astype(self.dt)']
+
+
+FACTORY = '''import numpy as np
+
+
+class Cast32:
+    def __init__(self, n_in, n_out):
+        self.params = {"W": np.random.default_rng(0).standard_normal((n_in, n_out))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.asarray(X @ self.params["W"], dtype=np.float32)
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY}
+        return dY @ self.params["W"].T
+
+
+def make_layer(n_in, n_out):
+    return Cast32(n_in, n_out)
+'''
+MODEL = '''from blocks import make_layer
+
+
+class Model:
+    def __init__(self):
+        self.layer = make_layer(4, 3)
+
+    def forward(self, X, training=False):
+        return self.layer.forward(X)
+
+    def backward(self, dY):
+        out = self.layer.backward(dY)
+        self.grads = self.layer.grads
+        return out
+'''
+
+
+def test_a_sub_layer_built_by_another_files_function_keeps_its_fail(tmp_path):
+    """review27g's by-reading gap: a Model whose sub-layer another file's function builds, the sub-layer casting its
+    output to float32: the rule followed class names alone, so the float64 copy was checked (and PASSed)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gradcheck._float64_copy import cast_lines
+
+    (tmp_path / "blocks.py").write_text(FACTORY)
+    (tmp_path / "model.py").write_text(MODEL)
+    files = {"blocks.py": str(tmp_path / "blocks.py"), "model.py": str(tmp_path / "model.py")}
+    want = 'blocks.py line 11: return np.asarray(X @ self.params["W"], dtype=np.float32)'
+    assert cast_lines(str(tmp_path / "model.py"), "Model", files) == [want]
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", "model.py::Model", "--input-shape", "5,4"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       env={**__import__("os").environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "FAIL: Model: wrong dtype of Y." in out, out
+
+
+def _cli_check(tmp_path, target):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", target, "--input-shape", "5,4"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_a_stored_dtype_cast_keeps_its_fail_and_an_unknown_one_is_said(tmp_path):
+    """``self.dt = np.float32`` then ``astype(self.dt)``: FAIL (was PASS on the float64 copy); a dtype read from a
+    dict the copy rewrites: checked on the copy, and the note says plainly that reading could not tell the cast."""
+    (tmp_path / "lin.py").write_text(STORED.format(**STORES["attribute"]))
+    code, out = _cli_check(tmp_path, "lin.py::Linear")
+    assert code == 1 and "FAIL: Linear: wrong dtype of Y." in out, out
+    (tmp_path / "cfg.py").write_text(STORED.format(top="", cls_attr="", param="",
+                                                   init="self.cfg = {'dtype': np.float32}", dt="self.cfg['dtype']"))
+    code, out = _cli_check(tmp_path, "cfg.py::Linear")
+    flat = " ".join(out.split())
+    assert "computes in float32" in flat, out
+    assert ("gradcheck could not tell, by reading, the dtype that line 14: return (X @ self.params[\"W\"] + "
+            "self.params[\"b\"]).astype(self.cfg['dtype']) converts to: if it rounds a float64 result to float32, "
+            "Linear is a float64 layer losing precision, which this copy does not show") in flat, out
