@@ -81,6 +81,7 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    backward_twice,
     cache_write_verdict,
     grad_slots,
     inplace_asked,
@@ -7149,7 +7150,7 @@ class _Probes:
         # accumulation and a second backward on the same forward, without a reset: a sandboxed
         # layer's grads live in another process, and the numerical check that follows should see
         # what the layer really leaves behind
-        a, b = run(G, reset=False), run(G, reset=False, forward=False)
+        a, b = self.twice(G)
         z = run(0 * G, reset=False, forward=False)
         acc = [t for t in (V.grad_name(k) for k in self.params)
                if not _same(a[t], b[t]) and _same(z[t], b[t])
@@ -7197,6 +7198,24 @@ class _Probes:
                 self.find("random-backward", t, what=moved)
             else:
                 self.find("second-backward", t)
+
+    def twice(self, G) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The gradients (``{"dX": ..., "dW": ...}``, :meth:`grads_of`) of two backwards after one forward, the grads
+        not reset between them: the one measure, :func:`gradcheck.sources.backward_twice`, run through the probes'
+        own forward and backward (the mode, a judged cache write)."""
+        probe, names = self, []
+
+        class Run:  # the probed layer as backward_twice calls it: backward's outputs are every gradient, by name
+            def forward(self, *xs):
+                return probe.fwd(probe.proxy, xs)
+
+            def backward(self, g):
+                got = probe.grads_of(probe.proxy, probe.bwd(g))
+                names[:] = got
+                return list(got.values())
+
+        first, second = backward_twice(Run(), self.inputs, G)
+        return dict(zip(names, first)), dict(zip(names, second))
 
     def own_cache(self, differ: list[str], first: dict, again) -> list[str]:
         """``differ`` (the gradients a second backward on the same forward changed), or [] when the sandbox saw

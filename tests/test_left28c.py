@@ -274,3 +274,30 @@ def test_a_stored_dtype_cast_keeps_its_fail_and_an_unknown_one_is_said(tmp_path)
     assert ("gradcheck could not tell, by reading, the dtype that line 14: return (X @ self.params[\"W\"] + "
             "self.params[\"b\"]).astype(self.cfg['dtype']) converts to: if it rounds a float64 result to float32, "
             "Linear is a float64 layer losing precision, which this copy does not show") in flat, out
+
+
+def test_the_diagnosis_measures_a_second_backward_with_backward_twice(monkeypatch):
+    """Session 27 left the diagnosis's own second-backward probe beside ``sources.backward_twice`` (the check's cache
+    note and the grader's test): one measure, the probe reading every gradient through it, parameters too."""
+    from gradcheck import sources
+
+    calls = []
+    monkeypatch.setattr(D, "backward_twice", lambda *a, **k: calls.append(a) or sources.backward_twice(*a, **k))
+
+    class CountsBackwards:  # each backward after a forward scales dW by how many came before: the second differs
+        def __init__(self):
+            self.params = {"W": np.random.default_rng(0).standard_normal((4, 3))}
+            self.grads = {}
+
+        def forward(self, X, training=False):
+            self.X, self.n = X, 0
+            return X @ self.params["W"]
+
+        def backward(self, dY):
+            self.n += 1
+            self.grads["W"] = self.n * self.X.T @ dY
+            return dY @ self.params["W"].T
+
+    d = D.diagnose_layer(CountsBackwards(), (5, 4))
+    assert len(calls) == 1 and "second-backward" in d.codes, d.report()
+    assert any(f.code == "second-backward" and f.tensor == "dW" for f in d.findings), d.report()
