@@ -80,6 +80,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    loss_given,
     loss_scalar,
     paragraph,
     printable,
@@ -1348,9 +1349,8 @@ class Sandbox:
             message = (e.get("message") or "(no message)").rstrip(".") if at else e.get("message") or "(no message)"
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {message}{at}{line}.",
-                f"Expected a Python file that runs without errors when imported (the grader provides "
-                f"{iso.PROVIDED_TEXT} to submissions).",
-                _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
+                "Expected a Python file that runs without errors when imported" + _IMPORT_WHY.get(
+                    e.get("type"), "."), _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
@@ -1779,8 +1779,9 @@ class _Remote:
         call = self._call_text(xs, training)
         cx = _complex_step([xs]) and not self._loss
         shared = Shared(xs)  # what forward leaves in its inputs is read here, after the reply
-        meta = self._call("forward", call, {"params": self.params, "training": training},
-                          f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.",
+        meta = self._call("forward", call, {"params": self.params, "training": training}, loss_given(
+            xs[0], xs[-1], hint="" if self._sandbox.hostile else " (gradcheck check --targets labels, onehot or real)")
+                          if self._loss and len(xs) == 2 else "Expected forward to return the output array.",
                           shared=shared, complex_step=cx)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
             self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
@@ -2048,6 +2049,16 @@ class RemoteLoss(_Remote):
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by=call)
 
 
+#: What an import failure of a checked or graded file says after "Expected a Python file that runs without errors when
+#: imported", by the error's type: what the grader provides where a module is missing (check and grade alike: a
+#: course package imports in neither), Python's recursion limit where that stopped it (redteam27 L1: a 60,000-term
+#: sum; verify27: the grader's words were said during a plain check), else nothing.
+_IMPORT_WHY = {**dict.fromkeys(("ModuleNotFoundError", "ImportError"),
+                               f" (the grader provides {iso.PROVIDED_TEXT} to submissions)."),
+               "RecursionError": ": Python's recursion limit was reached while the file was compiled or its top-level "
+                                 "code ran (an expression nested too deep, such as one sum of tens of thousands of "
+                                 "terms, or a recursion that does not end); split the expression, or end the "
+                                 "recursion."}
 _DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "
                "file (such as W.npy) is not there. Build the arrays in code (a seeded np.random.default_rng) "
                "or pass values through --init.")

@@ -301,3 +301,60 @@ def test_the_diagnosis_measures_a_second_backward_with_backward_twice(monkeypatc
     d = D.diagnose_layer(CountsBackwards(), (5, 4))
     assert len(calls) == 1 and "second-backward" in d.codes, d.report()
     assert any(f.code == "second-backward" and f.tensor == "dW" for f in d.findings), d.report()
+
+
+def test_an_import_error_says_what_fits_its_command(tmp_path):
+    """verify27 LOW: a RecursionError at import said "the grader provides only numpy and the standard library" during a
+    plain ``gradcheck check``: the grader's words are for a module that is missing; a recursion names the limit."""
+    (tmp_path / "deep.py").write_text("class Linear:\n    pass\n\n\ndef _never():\n    return " + "+".join(["1"] * 60000)
+                                      + "\n")
+    code, out = _cli_check(tmp_path, "deep.py::Linear")
+    flat = " ".join(out.split())
+    assert code == 3 and "deep.py does not import: RecursionError" in flat, out
+    assert "grader provides" not in flat, out
+    assert "Python's recursion limit was reached while the file was compiled or its top-level code ran" in flat, out
+
+
+LOSS = '''import numpy as np
+
+
+class CrossEntropy:
+    def forward(self, y_true, y_pred):
+        self.p, self.y = y_pred, y_true
+        return -np.mean(np.log(y_pred[np.arange(len(y_pred)), y_true]))
+
+    def backward(self):
+        g = np.zeros_like(self.p)
+        g[np.arange(len(self.p)), self.y] = -1 / self.p[np.arange(len(self.p)), self.y]
+        return g / len(self.p)
+'''
+
+
+def test_a_loss_whose_forward_raises_is_told_what_it_was_given(tmp_path):
+    """newuser27: a loss's forward that raised ended "Expected forward to return the loss as a float", though it
+    returned nothing: the sentence names what came (here one-hot targets where labels index y_pred)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gradcheck import check_loss
+    from gradcheck.errors import GradcheckError
+
+    (tmp_path / "ce.py").write_text(LOSS)
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", "ce.py::CrossEntropy", "--loss", "--input-shape",
+                        "6,4", "--pred", "probs", "--targets", "onehot"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    flat = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 3 and "Expected forward to return the loss as a float" not in flat, flat
+    assert ("It was given y_true: one-hot rows of 4 classes, of shape (6, 4) (float64), and y_pred of shape "
+            "(6, 4) (float64); the error is in forward, or forward expects other targets (gradcheck check --targets "
+            "labels, onehot or real).") in flat, flat
+    ns = {}
+    exec(LOSS, ns)  # noqa: S102 - the test's own source
+    y_pred = np.full((6, 4), 0.25)
+    with pytest.raises(GradcheckError) as e:
+        check_loss(ns["CrossEntropy"](), np.eye(4)[[0, 1, 2, 3, 0, 1]], y_pred)
+    assert "It was given y_true: one-hot rows of 4 classes, of shape (6, 4) (float64)" in str(e.value)
+    assert "Expected forward to return the loss as a float" not in str(e.value)
