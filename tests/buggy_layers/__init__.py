@@ -628,7 +628,7 @@ def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
     free = check_loss(loss, y_true, y_pred, twin=None, seed=0)
     if (big := large_eps(res, free, consts, by_method)) is not None:
         return res, big[0]
-    picked = pick_eps_reading(res, free, consts, places, by_method)
+    picked = pick_eps_reading(res, free, consts, places, by_method, y_pred)  # as the CLI: the predictions
     return (picked[0], None) if picked else (res, copy_finding(res, free, loss, (y_true, y_pred), consts))
 
 
