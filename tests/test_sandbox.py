@@ -183,16 +183,23 @@ def test_dead_sandbox_repeats_the_first_reason(tmp_path):
 
 
 def test_session_timeout(tmp_path):
-    # 4 s, not 1.5: the session clock includes the child's start (numpy's import), which took over 1.5 s on a
-    # loaded 2-core machine, so the limit fired before the layer loaded ("could not start"), not in forward
-    f = linear(tmp_path, forward="import time\ntime.sleep(0.6)")
-    with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
+    """The session limit ends a session of calls each within its own limit, and its message names both parts: the
+    session's 4 s and the per-call limit added for each further call of the load's probes (tester15 H2).
+
+    The session clock includes the child's start (numpy's import: over 1.5 s on a loaded 2-core machine), hence 4 s,
+    not less. Which limit comes first is fixed by arithmetic, not by the machine's speed: the session ends
+    4 + 12 x (further calls) s after the start; the first forward sleeps 1 s more than that minus one call's limit
+    (7 s under its own 12 s limit: before, 0.6 s under 2 s, a margin a loaded CI machine can eat), so the second
+    forward, which sleeps 60 s, starts after the session's end less 12 s and cannot reach its own limit first; the
+    session ends while it sleeps, 7 s or more after it began (a runnable child there is reported as starved)."""
+    f = linear(tmp_path, forward="import time\nif X[0, 0] >= 100:\n    time.sleep(X[0, 0] - 100)")
+    with Sandbox(files=[str(f)], timeout=12.0, session_timeout=4.0) as sb:
         layer = sb.load_layer("student.py", "Linear", INIT)
-        # the limit grows by timeout for each further call of a batch or of the load's probes (tester15 H2)
-        with pytest.raises(SandboxError, match=r"session limit of [0-9.]+ s \(4 s, plus 2 s for each of the [0-9]+ "
+        first = 4.0 + 12.0 * (sb._extra_calls - 1) + 1.0
+        layer.forward(np.full((2, 5), 100.0 + first))  # the load's probes call forward on other inputs: no sleep
+        with pytest.raises(SandboxError, match=r"session limit of [0-9.]+ s \(4 s, plus 12 s for each of the [0-9]+ "
                                                r"further calls of batches, load probes and the bug diagnosis\)"):
-            for _ in range(60):
-                layer.forward(np.zeros((2, 5)))
+            layer.forward(np.full((2, 5), 160.0))
 
 
 def test_sys_exit_in_forward_is_an_exception_not_a_pass(tmp_path):
