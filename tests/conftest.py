@@ -77,3 +77,24 @@ def _bytecode_cache_for_child_processes(tmp_path_factory):
         mp.setenv("PYTHONPYCACHEPREFIX", str(run / "pycache"))
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
         yield
+
+
+@pytest.fixture
+def never_starved(monkeypatch):
+    """A function: called (``never_starved()``) just before a call into the sandbox that loops, it makes the sandbox's
+    ``/proc`` reading stand in as a process that has had all its CPU time (each reading 5 s more than the last), so
+    the loop is stopped at its wall-clock limit as the submission's, never given the load's allowance (up to
+    ``STARVED_FACTOR`` limits) and never reported as starved. For a test that bounds how long the stop takes: with
+    the real reading a loaded or stalled machine stretches it, or reports the loop starved (a stall injector, 3 s in
+    every 5: "importing loop.py was stopped at its time limit ... 0.13 s short"). The calls before it keep the real
+    reading, so a correct call the load kept off the cores still gets its allowance. The real reading has its own
+    tests (tests/test_sandbox_starved_s16.py)."""
+    from gradcheck import sandbox
+
+    used = [0.0]
+
+    def had_its_cpu(pid):
+        used[0] += 5.0
+        return used[0], True
+
+    return lambda: monkeypatch.setattr(sandbox, "_tree_cpu", had_its_cpu)
