@@ -574,7 +574,8 @@ class Sandbox:
     timeout, session_timeout : float
         Wall-clock seconds for each call into the submitted code (default 10; a call still runnable at its
         limit with less CPU time than the limit, starved by other load, gets the CPU time it did not have,
-        up to :data:`STARVED_FACTOR` times the limit): a request that makes
+        up to :data:`STARVED_FACTOR` times the limit; the time the grader itself did not run while it waited, a
+        wait overrunning what it asked for by more than 0.25 s, is added too): a request that makes
         several (a batch of N forwards, the probes of a load, each announced by a progress frame) has
         the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
         the request. The session (default ``max(60, 10 * timeout)``) is extended by ``timeout`` for each
@@ -866,8 +867,11 @@ class Sandbox:
                 self._timeout(what, deadline)
             if left <= 0:
                 continue
-            r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [],
-                                    [], min(left, 0.5))
+            ask = min(left, 0.5)
+            before = time.monotonic()
+            r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [], [], ask)
+            if (late := time.monotonic() - before - ask) > 0.25:  # the grader itself did not run (a loaded or stalled
+                self._grace += late  # machine): its time is not the submission's, whose reply may be waiting whole
             if target in r + w:
                 return
             if self._o in r:

@@ -17,7 +17,11 @@ other worker, so the run ends on short tests.
 """
 
 import os
+import sys
+import zlib
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -77,3 +81,56 @@ def _bytecode_cache_for_child_processes(tmp_path_factory):
         mp.setenv("PYTHONPYCACHEPREFIX", str(run / "pycache"))
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
         yield
+
+
+_TESTS = Path(__file__).resolve().parent
+_HELPERS: list = []  # the generators of the helper modules (tests/*.py not named test_*), found once
+
+
+def _generators(module) -> list:
+    """``(name, generator)`` for each numpy generator (``Generator``, legacy ``RandomState``) at ``module``'s top level."""
+    return [(k, v) for k, v in sorted(vars(module).items()) if isinstance(v, (np.random.Generator, np.random.RandomState))]
+
+
+@pytest.fixture(autouse=True)
+def _module_generators_reseeded(request):
+    """Before each test, every numpy generator at the top level of its module and of the helper modules is seeded from
+    the test's node id: a test draws the same values whichever tests ran before it in its xdist worker. Before, a
+    module's ``R = np.random.default_rng(26)`` drawn from by many tests gave each one the draws left by the tests
+    ``--dist worksteal`` had happened to give that worker first (session 27: test_autoprop_fix26t's block_diag
+    gradient failed at 6.8e-10 against atol 1e-10 in one order only). Draws made at import (parametrized cases,
+    module constants) are untouched; the generators keep their identity (their state is set, not replaced)."""
+    if not _HELPERS:
+        _HELPERS.extend(g for name, m in list(sys.modules.items()) if (f := getattr(m, "__file__", None))
+                        and Path(f).parent == _TESTS and not Path(f).name.startswith(("test_", "conftest"))
+                        for g in _generators(m))
+        _HELPERS.append(("", None))  # found: not searched again
+    module = getattr(request.node, "module", None)
+    for name, gen in [*(_generators(module) if module is not None else []), *_HELPERS]:
+        seed = zlib.crc32(f"{request.node.nodeid}::{name}".encode())
+        if isinstance(gen, np.random.RandomState):
+            gen.seed(seed)
+        elif gen is not None:
+            gen.bit_generator.state = type(gen.bit_generator)(seed).state
+
+
+
+@pytest.fixture
+def never_starved(monkeypatch):
+    """A function: called (``never_starved()``) just before a call into the sandbox that loops, it makes the sandbox's
+    ``/proc`` reading stand in as a process that has had all its CPU time (each reading 5 s more than the last), so
+    the loop is stopped at its wall-clock limit as the submission's, never given the load's allowance (up to
+    ``STARVED_FACTOR`` limits) and never reported as starved. For a test that bounds how long the stop takes: with
+    the real reading a loaded or stalled machine stretches it, or reports the loop starved (a stall injector, 3 s in
+    every 5: "importing loop.py was stopped at its time limit ... 0.13 s short"). The calls before it keep the real
+    reading, so a correct call the load kept off the cores still gets its allowance. The real reading has its own
+    tests (tests/test_sandbox_starved_s16.py)."""
+    from gradcheck import sandbox
+
+    used = [0.0]
+
+    def had_its_cpu(pid):
+        used[0] += 5.0
+        return used[0], True
+
+    return lambda: monkeypatch.setattr(sandbox, "_tree_cpu", had_its_cpu)

@@ -37,7 +37,10 @@ def zygote():
 
 
 def _spawn(zygote, tmp_path, mark):
-    (tmp_path / "test_where.py").write_text(TEST)
+    # written once: rewritten for each spawn, the file was empty for a moment while an earlier child collected it
+    # (a loaded machine: "assert [5, 0, 1] == [0, 0, 1]", pytest's exit 5, no tests collected)
+    if not (tmp_path / "test_where.py").exists():
+        (tmp_path / "test_where.py").write_text(TEST)
     cwd = tmp_path / f"cwd-{mark}"
     cwd.mkdir()
     env = {**_child_env(), "OUT": str(tmp_path), "MARK": mark}

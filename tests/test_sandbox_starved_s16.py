@@ -117,3 +117,26 @@ def test_each_forward_of_a_starved_batch_has_the_allowance(tmp_path, monkeypatch
         ys = layer.forward_many([X + k for k in range(12)])
     assert time.monotonic() - t0 > 12 * 0.5 + (20 - 1) * 0.5  # more than one allowance gives
     assert [float(y[0, 0]) for y in ys] == [100.0 + k for k in range(12)]
+
+
+def test_a_reply_the_grader_was_too_late_to_read_is_not_the_submissions_time(tmp_path, monkeypatch):
+    """The grader's own time off the cores was charged to the call: an identity forward, its whole reply in the pipe
+    within microseconds, was killed as "did not finish within 2 s" when the grading process did not run for 3 s while
+    it waited (a loaded or stalled machine; the child, asleep waiting for its next request, is not "starved"). Now the
+    time a wait overran what it asked for is added to the call's limit. The stand-in: the grader's select sleeps 3 s
+    once, then looks."""
+    (tmp_path / "quick.py").write_text(SLOW_IMPORT.replace("time.sleep(2.5)", "pass"))
+    real, stall = sandbox.select.select, [False]
+
+    def descheduled(*args):
+        if stall[0]:
+            stall[0] = False
+            time.sleep(3.0)
+        return real(*args)
+
+    monkeypatch.setattr(sandbox.select, "select", descheduled)
+    with Sandbox(files=[str(tmp_path / "quick.py")], timeout=2.0) as sb:
+        layer = sb.load_layer("quick.py", "ReLU", {})
+        stall[0] = True
+        assert np.array_equal(layer.forward(np.ones((2, 2))), np.ones((2, 2)))
+        assert not stall[0]  # the grader did stall for 3 s in this forward
