@@ -382,7 +382,8 @@ def _in_float64(args, label: str, layer, diag, check):
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
-    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+    except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
+        _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
     fields = {"cls": cls, "where": where_words(places), **_precision(low)}
     if low_y(other) is not None:
@@ -391,6 +392,17 @@ def _in_float64(args, label: str, layer, diag, check):
         return diag, {}
     other.findings.insert(0, _find("float64-copy", None, severity="info", **fields))
     return other, texts
+
+
+def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
+    """The note on ``diag`` that an edited copy of the checked files (``where``, its file names or places) could not be
+    loaded or checked, with ``exc`` (review28g M1: a package's relative import raised in the float64 copy, which was
+    swallowed, and the original's "wrong dtype of Y" stood with no word of the copy)."""
+    from .diagnose import _find
+
+    names = ", ".join(sorted(where)) if isinstance(where, dict) else str(where)
+    why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+    diag.findings.append(_find("copy-failed", what=what, where=names, why=why, severity="info"))
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
@@ -437,7 +449,8 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
-    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+    except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
+        _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
     name_removed_eps(diag, consts, other, plain, where) or name_through_eps_free(diag, consts, other)  # tester13 M3
 

@@ -232,6 +232,9 @@ DIAGNOSES: dict[str, Record] = {
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
         "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold"),
+    "copy-failed": Record(
+        "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
+        "original code's"),
     "float32-kept": Record(
         "precision lost", "{cls}'s forward returns {dtype} even on a copy of its files with its declared {dtype} "
         "dtypes written float64 ({where}): the {dtype} comes from somewhere gradcheck does not rewrite (a cast "

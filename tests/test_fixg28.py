@@ -56,3 +56,71 @@ def test_the_extrapolation_allowance_never_makes_the_atol_vacuous():
     assert own_scale_atol(1e-3, 1e-13, extrapolating=True) == pytest.approx(EXTRAPOLATION_ROUNDOFF * 1e-13)
     top = EXTRAPOLATION_ROUNDOFF * 1e-13 / VACUOUS  # the allowance exactly at the vacuous share: dropped
     assert own_scale_atol(top, 1e-13, extrapolating=True) == pytest.approx(max(1e-9 * top, 1e-13))
+
+
+_PKG_LAYER = '''import numpy as np
+
+from .util import init_weights
+
+
+class Linear:
+    def __init__(self, n_in=4, n_out=3):
+        rng = np.random.default_rng(0)
+        self.params = {"W": init_weights((n_in, n_out), rng), "b": np.zeros(n_out, dtype=np.float32)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X.astype(np.float32)
+        return self.X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T
+'''
+_PKG_UTIL = '''import numpy as np
+
+
+def init_weights(shape, rng):
+    return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+'''
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "proj" / "mypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text(_PKG_UTIL)
+    (pkg / "layers.py").write_text(_PKG_LAYER)
+    return pkg / "layers.py"
+
+
+def test_a_float32_layer_in_a_relatively_importing_package_is_checked_on_its_copy(tmp_path, capsys):
+    """M1: the edited copy of mypkg/layers.py (a temp path) was no longer mypkg.layers: its relative import raised,
+    the failure was swallowed and the original's "wrong dtype of Y" stood (exit 1)."""
+    from gradcheck.cli import main
+
+    code = main(["check", f"{_package(tmp_path)}::Linear", "--input-shape", "5,4"])
+    out = capsys.readouterr().out
+    assert code == 0 and "checked on a float64 copy" in out, out
+
+
+def test_a_copy_that_cannot_run_is_said(tmp_path, capsys, monkeypatch):
+    """M1: a copy that raises leaves the original's verdict, with a note saying the copy failed and why."""
+    import contextlib
+
+    import gradcheck.cli as cli
+
+    made = cli._edited_loader
+
+    def broken(*a, **k):
+        @contextlib.contextmanager
+        def load(texts):
+            with made(*a, **k)(texts):
+                raise ImportError("attempted relative import with no known parent package")
+            yield
+        return load
+    monkeypatch.setattr(cli, "_edited_loader", broken)
+    code = cli.main(["check", f"{_package(tmp_path)}::Linear", "--input-shape", "5,4"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1 and "could not be checked: its copy (layers.py" in out, out
+    assert "ImportError: attempted relative import with no known parent package" in out, out
