@@ -124,3 +124,35 @@ def test_a_copy_that_cannot_run_is_said(tmp_path, capsys, monkeypatch):
     out = " ".join(capsys.readouterr().out.split())
     assert code == 1 and "could not be checked: its copy (layers.py" in out, out
     assert "ImportError: attempted relative import with no known parent package" in out, out
+
+
+_SIG = '''import numpy as np
+
+
+class Sigmoid:
+    def forward(self, {x}):
+        return 1 / (1 + np.exp(-{x}))
+
+    def backward(self, {a}, dout):
+        return {factor} * dout * {a} * (1 - {a})
+'''
+
+
+@pytest.mark.parametrize("x,a,factor,code", [
+    ("x", "out", 1, 0),   # backward(out, dout), correct for out = sigmoid(x): review28g M2 FAILed it (exit 1)
+    ("x", "out", 2, 1),   # the same, doubled: wrong under either reading
+    ("x", "x", 1, 1),     # backward(x, dout) named as forward's input: CS189's reading, sigmoid's derivative of x
+    ("z", "a", 1, 0),     # names that say nothing: behaviour decides
+])
+def test_backward_of_the_output_or_the_input_is_read_by_behaviour(tmp_path, capsys, x, a, factor, code):
+    from gradcheck.cli import main
+
+    f = tmp_path / "sig.py"
+    f.write_text(_SIG.format(x=x, a=a, factor=factor))
+    rc = main(["check", f"{f}::Sigmoid", "--input-shape", "4,3"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == code, out
+    if code == 0:
+        assert "forward's output is handed back" in out and "given the input instead" not in out, out
+    if a == "x":
+        assert "given the input instead" in out, out
