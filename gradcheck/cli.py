@@ -112,7 +112,7 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
 
-    for v in unavailable_imports(files):
+    for v in unavailable_imports(files, nofollow=graders):  # namespaces: no link read, none quoted (review28g M3)
         if v.module is None:
             print(V.wrap(f"WARNING: {v.file}:{v.line}: cannot tell statically what this imports "
                          f"(`{v.statement}`); the grader provides {PROVIDED_TEXT}: graded, importing "

@@ -156,3 +156,27 @@ def test_backward_of_the_output_or_the_input_is_read_by_behaviour(tmp_path, caps
         assert "forward's output is handed back" in out and "given the input instead" not in out, out
     if a == "x":
         assert "given the input instead" in out, out
+
+
+def _linked(tmp_path):
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "sol.py").write_text("import scipy.special  # STAFF_SECRET=hunter2\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layer.py").write_text("import notes  # noqa: F401\nimport numpy as np\n")
+    (tmp_path / "sub" / "notes.py").symlink_to("../secret/sol.py")
+    (tmp_path / "sub" / "linked.py").symlink_to("../secret/sol.py")
+    return tmp_path / "sub"
+
+
+def test_the_parents_import_scan_reads_no_link_under_namespaces(tmp_path, capsys):
+    """M3: with --isolation namespaces the parent's import guard followed notes.py -> ../secret/sol.py and printed
+    its line ``import scipy.special  # STAFF_SECRET=hunter2``; a checked file that is a link is not parsed either."""
+    from gradcheck.cli import _warn_unavailable_imports
+    from gradcheck.grading.static import unavailable_imports
+
+    sub = _linked(tmp_path)
+    for f in ("layer.py", "linked.py"):
+        assert not [v for v in unavailable_imports([str(sub / f)], nofollow=True) if "hunter2" in v.statement]
+        _warn_unavailable_imports([str(sub / f)], graders=True, copied=["layer.py"])
+        assert "hunter2" not in capsys.readouterr().out
+    assert any("hunter2" in v.statement for v in unavailable_imports([str(sub / "layer.py")]))  # process: one's own
