@@ -9,7 +9,8 @@ are untouched); ``gradcheck check`` says the layer computes in float32, that it 
 what that does not cover (:mod:`gradcheck.diagnose`'s "float64-copy" note).
 
 A float64 layer whose forward casts what it computed to float32 (``Y.astype(np.float32)`` in a method of the checked
-class other than ``__init__``: :func:`cast_lines`) is not float32 code but a float64 layer losing precision: it keeps
+class other than ``__init__``, of a class it uses or a function it calls, the dtype written or stored in a name:
+:func:`cast_lines`) is not float32 code but a float64 layer losing precision: it keeps
 its FAIL ("wrong dtype of Y"); a layer whose copy still returns float32 is NOT CHECKED ("float32-kept").
 """
 
@@ -69,12 +70,53 @@ def _low(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES
 CONVERTERS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require")
 
 
-def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> list[ast.Call]:
+def _readable(d: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> bool:
+    """Whether the dtype ``d`` can be told by reading: a string, numpy's attribute, ``<array>.dtype``, a Python type."""
+    return (isinstance(d, ast.Constant) or isinstance(d, ast.Name) and d.id in _HIGH_NAMES
+            or isinstance(d, ast.Attribute) and (d.attr == "dtype" or isinstance(d.value, ast.Name)
+                                                 and d.value.id in numpy))
+
+
+#: Dtypes a conversion may name that are not float32 or float16: Python's types, spelled by name.
+_HIGH_NAMES = ("float", "int", "bool", "complex", "object")
+
+
+def _dtype_names(tree: ast.AST | None, c: ast.ClassDef | None,
+                 numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> dict[str, bool]:
+    """``{name: whether low}``: the names that hold a dtype told by reading (:func:`_readable`) where class ``c`` of
+    the module ``tree`` reads them: a module constant (``DT = np.float32``), a class attribute (``dt = 'f'``, read as
+    ``self.dt``), an attribute its methods set (``self.dt = np.float32``, or ``self.dtype = dtype`` from a parameter
+    whose default is one)."""
+    out = {t.id: _low(n.value, numpy) for n in (tree.body if isinstance(tree, ast.Module) else ())
+           if isinstance(n, ast.Assign) and _readable(n.value, numpy) for t in n.targets if isinstance(t, ast.Name)}
+    for n in (c.body if c is not None else ()):
+        if isinstance(n, ast.Assign) and _readable(n.value, numpy):
+            out |= {f"{w}.{t.id}": _low(n.value, numpy) for t in n.targets if isinstance(t, ast.Name)
+                    for w in ("self", "cls", c.name)}
+    for f in (c.body if c is not None else ()):
+        if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        a = f.args
+        known = out | {p.arg: _low(d, numpy) for p, d in [*zip(a.args[len(a.args) - len(a.defaults):], a.defaults),
+                                                          *zip(a.kwonlyargs, a.kw_defaults)]
+                       if d is not None and _readable(d, numpy)}
+        for n in ast.walk(f):
+            if isinstance(n, ast.Assign) and (_readable(n.value, numpy) or ast.unparse(n.value) in known):
+                low = _low(n.value, numpy) or known.get(ast.unparse(n.value), False)
+                out |= {ast.unparse(t): low for t in n.targets if isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return out
+
+
+def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES),
+           names: Mapping[str, bool] | None = None, unsure: list[ast.Call] | None = None) -> list[ast.Call]:
     """The calls of ``tree`` that convert a value they are given to a low dtype, however the dtype is passed:
     ``x.astype(<low>)``, ``x.astype(dtype=<low>)``, ``np.float32(x)``, ``np.asarray(x, <low>)``,
-    ``np.array(x, dtype=<low>)`` (:data:`CONVERTERS`); not the makers of a new array (``np.empty(n, dtype='f')``:
-    float32 storage declared)."""
-    out = []
+    ``np.array(x, dtype=<low>)`` (:data:`CONVERTERS`), the dtype written or held by a name of ``names``
+    (:func:`_dtype_names`: ``x.astype(self.dt)``); not the makers of a new array (``np.empty(n, dtype='f')``:
+    float32 storage declared). ``unsure``: a list given receives the conversions whose dtype cannot be told by
+    reading (``x.astype(config['dtype'])``, :func:`_readable`)."""
+    out, names = [], names or {}
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call):
             continue
@@ -83,29 +125,37 @@ def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAM
         converts = fname == "astype" or (fname in CONVERTERS and bool(n.args))  # astype's value is its receiver
         dtypes = [k.value for k in n.keywords if k.arg == "dtype"] + (
             n.args[:1] if fname == "astype" else n.args[1:2] if fname in CONVERTERS else [])
-        if (converts and any(_low(d, numpy) for d in dtypes)) or (_low_attr(f, numpy) and n.args):
+        if ((converts and any(_low(d, numpy) or names.get(ast.unparse(d), False) for d in dtypes))
+                or (_low_attr(f, numpy) and n.args)):
             out.append(n)
+        elif converts and unsure is not None and any(not _readable(d, numpy) and ast.unparse(d) not in names
+                                                     for d in dtypes):
+            unsure.append(n)
     return out
 
 
-def _reached_classes(path: str, cls: str, files: Mapping[str, str]) -> list[tuple[str, ast.ClassDef]]:
-    """``[(file name, ClassDef)]``: class ``cls`` of ``path`` and its bases there (:func:`file_classes`), then every
-    class of ``path`` or of the files of ``files`` it imports whose name those classes call (``Linear(4, 3)`` in a
-    Model's ``__init__``: its sub-layers) or name as a base, and so on; read, nothing runs."""
+def _reached(path: str, cls: str, files: Mapping[str, str]) -> list[tuple[str, ast.ClassDef | ast.FunctionDef]]:
+    """``[(file name, ClassDef or FunctionDef)]``: class ``cls`` of ``path`` and its bases there (:func:`file_classes`),
+    then every class and module-level function of ``path`` or of the files of ``files`` it imports whose name those
+    call (``Linear(4, 3)`` in a Model's ``__init__``: its sub-layers; ``make_layer(4, 3)`` in another file, which
+    builds one) or name as a base, and so on; read, nothing runs."""
     start = os.path.basename(path)
     names = [n for n in imported_files(start, dict(files)) if n in files] if start in files else []
     trees = {start: file_classes(path, cls)[0], **{n: file_classes(files[n], "")[0] for n in names if n != start}}
-    defined: dict[str, tuple[str, ast.ClassDef]] = {}
+    defined: dict[str, tuple[str, ast.ClassDef | ast.FunctionDef]] = {}
     for name, tree in sorted(trees.items(), key=lambda kv: kv[0] != start):
         for c in (ast.walk(tree) if tree is not None else ()):
             if isinstance(c, ast.ClassDef):
                 defined.setdefault(c.name, (name, c))
+        for f in (tree.body if tree is not None else ()):  # module-level functions (a factory of sub-layers)
+            if isinstance(f, ast.FunctionDef):
+                defined.setdefault(f.name, (name, f))
     out, todo = [], [(start, c) for c in file_classes(path, cls)[1]]
     seen = {id(c) for _, c in todo}
     while todo:
         here = todo.pop(0)
         out.append(here)
-        called = [n.func for n in ast.walk(here[1]) if isinstance(n, ast.Call)] + list(here[1].bases)
+        called = [n.func for n in ast.walk(here[1]) if isinstance(n, ast.Call)] + list(getattr(here[1], "bases", []))
         for f in called:
             word = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
             if word in defined and id(defined[word][1]) not in seen:
@@ -114,17 +164,20 @@ def _reached_classes(path: str, cls: str, files: Mapping[str, str]) -> list[tupl
     return out
 
 
-def cast_lines(path: str, cls: str, files: Mapping[str, str] | None = None) -> list[str]:
+def cast_lines(path: str, cls: str, files: Mapping[str, str] | None = None,
+               unsure: list[str] | None = None) -> list[str]:
     """``["line N: text", ...]`` (``"name.py line N: text"`` in another file): the conversions to a float32/float16
-    dtype (:func:`_casts`, however written) in the methods other than ``__init__`` of class ``cls`` of the file
-    ``path``, its bases and the classes it uses (:func:`_reached_classes`: a sub-layer's forward rounding its output
-    rounds the model's; review27g H1) in ``path`` and the files of ``files`` (``{name: path}``) it imports: a float64
-    layer rounding what it computed, which keeps its FAIL; [] when there is none or the file cannot be read."""
+    dtype (:func:`_casts`, however written, the dtype written or stored: :func:`_dtype_names`) in the methods other
+    than ``__init__`` of class ``cls`` of the file ``path``, its bases, the classes it uses and the module functions it
+    calls (:func:`_reached`: a sub-layer's forward rounding its output rounds the model's; review27g H1; a sub-layer a
+    function of another file builds) in ``path`` and the files of ``files`` (``{name: path}``) it imports: a float64
+    layer rounding what it computed, which keeps its FAIL; [] when there is none or the file cannot be read.
+    ``unsure``: a list given receives the places of the conversions there whose dtype cannot be told by reading."""
     files = dict(files or {})
     start = os.path.basename(path)
     files.setdefault(start, path)
-    out = []
-    for name, c in _reached_classes(path, cls, files):
+    out, doubt = [], []
+    for name, c in _reached(path, cls, files):
         tree = file_classes(files[name], "")[0]
         try:
             with open(files[name], encoding="utf-8") as fh:
@@ -132,10 +185,16 @@ def cast_lines(path: str, cls: str, files: Mapping[str, str] | None = None) -> l
         except (OSError, UnicodeDecodeError):
             continue
         numpy = _numpy_names(tree) if tree is not None else set(NUMPY_NAMES)
-        found = sorted({k.lineno for f in c.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                        and f.name != "__init__" for k in _casts(f, numpy)})
+        cl = c if isinstance(c, ast.ClassDef) else None
+        names, maybe = _dtype_names(tree, cl, numpy), []
+        methods = [f for f in c.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                   and f.name != "__init__"] if cl is not None else [c]
+        found = sorted({k.lineno for f in methods for k in _casts(f, numpy, names, maybe)})
         where = "line" if name == start else f"{name} line"
         out += [f"{where} {i}: {lines[i - 1].strip()}" for i in found if 0 < i <= len(lines)]
+        doubt += [f"{where} {k.lineno}: {lines[k.lineno - 1].strip()}" for k in maybe if 0 < k.lineno <= len(lines)]
+    if unsure is not None:
+        unsure += list(dict.fromkeys(doubt))
     return list(dict.fromkeys(out))
 
 

@@ -727,6 +727,22 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     return out
 
 
+def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "") -> str:
+    """The sentence after a loss's forward raised: what it was given, ``y_true``'s kind (integer labels and their
+    range, one-hot rows, real values), shape and dtype and ``y_pred``'s (``pred``: its own name), then ``hint``, in
+    place of "Expected forward to return the loss as a float", which named the return value where forward never
+    returned (newuser27)."""
+    yt, yp = np.asarray(y_true), np.asarray(y_pred)
+    if yt.dtype.kind in "iu" and yt.size:
+        kind = f"integer labels {int(yt.min())}..{int(yt.max())}"
+    elif yt.dtype.kind == "f" and yt.ndim and yt.size and np.isin(yt, (0, 1)).all() and np.all(yt.sum(axis=-1) == 1):
+        kind = f"one-hot rows of {yt.shape[-1]} classes"
+    else:
+        kind = "real values" if yt.dtype.kind == "f" else f"{yt.dtype} values"
+    return (f"It was given y_true: {kind}, of shape {fmt_shape(yt.shape)} ({yt.dtype}), and {pred} of shape "
+            f"{fmt_shape(yp.shape)} ({yp.dtype}); the error is in forward, or forward expects other targets{hint}.")
+
+
 def loss_scalar(value: Any, owner: str, signature: str) -> np.float64:
     """The loss value ``L`` a loss's forward returned (``owner``'s ``signature``, for the messages), as the check,
     the sandbox's ``RemoteLoss`` and the grader read it (``grade.loss_value``, tester23g M4: a shape (1,) scored

@@ -884,8 +884,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     received: list[np.ndarray] = []  # the arrays the last forward was given (guarded_backward)
     def value(x=yp) -> float:
         args = received[:] = [yt.copy(), x.copy()]
-        out = V.call_student(loss.forward, *args, owner=owner, call=call_text,
-                             expected="Expected forward to return the loss as a float.")
+        out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=V.loss_given(yt, x, pred))
         for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
             if not np.array_equal(a, b, equal_nan=True):
                 raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "

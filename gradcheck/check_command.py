@@ -81,10 +81,11 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
         raise UsageError(f"--reference {spec}: {name}(**--init) raised {type(exc).__name__}: {exc}") from exc
 
 
-def check_files(args, path: str) -> dict[str, str]:
+def check_files(args, path: str):
     """``{name: path}`` of the files ``gradcheck check`` copies into its sandbox for the checked file ``path``
-    (:func:`gradcheck.sandbox.sibling_files`), its copies with edits read from them too: with ``--isolation
-    namespaces`` (a file one did not write) its own folder alone, links there not followed (redteam27 M1, M2)."""
+    (:func:`gradcheck.sandbox.sibling_files`, a :class:`gradcheck.sandbox.Siblings`), its copies with edits read from
+    them too: with ``--isolation namespaces`` (a file one did not write) its own folder alone, links there not
+    followed (redteam27 M1, M2), and the file's own packages left out in its ``left_out``."""
     from .sandbox import sibling_files
 
     return sibling_files(path, hostile=getattr(args, "isolation", "process") == "namespaces")
@@ -364,9 +365,10 @@ def _in_float64(args, label: str, layer, diag, check):
     files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
     "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
     as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
-    ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses:
-    :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL; review27g H1), or when the copy
-    cannot be written or run. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
+    ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses, the dtype
+    written or stored in a name: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL;
+    review27g H1), or when the copy cannot be written or run. A conversion whose dtype reading cannot tell is said in
+    the "float64-copy" note. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
     diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
@@ -374,7 +376,8 @@ def _in_float64(args, label: str, layer, diag, check):
     path, _, cls = label.rpartition("::")
     low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
-    if low is None or (low_params(layer) is None and cast_lines(path, cls, files)):  # float64 weights and inputs
+    unsure: list[str] = []  # conversions whose dtype reading cannot tell (x.astype(cfg['dtype'])): said, not guessed
+    if low is None or (low_params(layer) is None and cast_lines(path, cls, files, unsure)):  # float64 weights, inputs
         return diag, {}
     texts, places = float64_texts(path, files, cls)
     if not texts:
@@ -385,7 +388,9 @@ def _in_float64(args, label: str, layer, diag, check):
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
-    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low), "unsure": "" if not unsure else (
+        f". gradcheck could not tell, by reading, the dtype that {where_words(unsure)} converts to: if it rounds a "
+        f"float64 result to {low}, {cls} is a float64 layer losing precision, which this copy does not show")}
     if low_y(other) is not None:
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
@@ -859,7 +864,6 @@ def _also_wrong(diag) -> str:
     """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
     rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
     shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
-                               and not (f.code == "transposed" and "is square" in f.message)  # right shape
                                for t in f.tensor.split(",")))
     return f"; wrong shape of {', '.join(shape)}" if shape else ""
 

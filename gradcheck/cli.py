@@ -142,18 +142,6 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
                       f"It does not import here either: {here}; remove it.")) + "\n")
 
 
-def _own_packages_left_out(path: str, copied, isolation: str) -> list[str]:
-    """The names of the file's own packages (above its folder, or in the working directory) that ``--isolation
-    namespaces`` leaves out of the sandbox (:func:`gradcheck.sandbox._parent_roots`): the sandbox's warning says why
-    and how to check such a file, so :func:`_warn_unavailable_imports` does not also tell the student to remove a
-    working import of them (fixr27's rule beside fixs27's M4)."""
-    if isolation != "namespaces":
-        return []
-    from .sandbox import _parent_roots
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    return sorted({t for tops in _parent_roots(path, folder, dict(copied)).values() for t in tops})
-
-
 # --------------------------------------------------------------------------- loading student code
 
 
@@ -303,7 +291,7 @@ def _cmd_check(args) -> int:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
         _warn_unavailable_imports([os.path.abspath(path)], allow, sb.isolation == "namespaces",
-                                  [*copied, *_own_packages_left_out(path, copied, sb.isolation)])
+                                  [*copied, *copied.left_out])  # the sandbox's warning says why and what to do
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",

@@ -81,6 +81,7 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    backward_twice,
     cache_write_verdict,
     grad_slots,
     inplace_asked,
@@ -231,7 +232,7 @@ DIAGNOSES: dict[str, Record] = {
         "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
-        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold"),
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}"),
     "copy-failed": Record(
         "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
         "original code's"),
@@ -428,6 +429,9 @@ DIAGNOSES: dict[str, Record] = {
         "backward differentiates the wrong argument", "differentiate L with respect to {pred}, the prediction"),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
+    "transposed-square": Record(
+        "transposed gradient (square)", "{t} is transposed: its transpose is the correct gradient (the shape {shape} "
+        "is square, so only the values show it)", "{fix}", _LIN),
     "flipped-kernel": Record(
         "flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: the "
         "forward is a cross-correlation, not a convolution", "{fix}", _CONV),
@@ -863,6 +867,12 @@ DIAGNOSES: dict[str, Record] = {
         "h*stride and column w*stride on, so backward must route dY[h, w] back there; it ignores the stride",
         "place each window where forward took it: vert_start = h * stride, horiz_start = w * stride (then "
         "vert_end = vert_start + f, horiz_end = horiz_start + f)", "21-pooling.md"),
+    "maxpool-argmin": Record(
+        "max-pool gradient routed to the minimum", "{t} routes each window's gradient to the window's smallest "
+        "element, while forward takes its maximum: backward picks the argmin (np.argmin, or == window.min()) where "
+        "the derivative of a max is 1 at the element forward picked, the maximum, and 0 elsewhere",
+        "route dY to each window's maximum: np.argmax of the window (or a mask of X == the window's max, cached in "
+        "forward)", "21-pooling.md"),
     "window-overwrites": Record(
         "window assigned, not added", "{t} keeps one window's gradient where pooling windows overlap ({k} of "
         "{size} elements of {t} lie in two or more windows): backward assigns (=) the whole window, wiping the "
@@ -878,10 +888,26 @@ DIAGNOSES: dict[str, Record] = {
         "way: backward cropped the padded gradient {s} row(s) and column(s) too late, dxp[..., p+{s}:p+{s}+H, "
         "p+{s}:p+{s}+W]", "crop from the pad: {t} = dxp[:, :, p:p+H, p:p+W] (dxp[:, :, p:-p, p:-p])", _CONV),
     "tanh-square-inside": Record(
-        "tanh square missing", "{ts} {be} what backward gives with tanh's derivative taken as 1 - out where "
+        "tanh square missing", "{t} is what backward gives with tanh's derivative taken as 1 - out where "
         "1 - out**2 is due (out = the tanh forward returns): the square is missing",
         "tanh'(z) = 1 - tanh(z)**2, so dz = dout * (1 - out**2) with out = tanh(z) cached in forward, e.g. "
         "next_h in an RNN step", _ACT),
+    "sigmoid-one-minus-inside": Record(
+        "sigmoid's (1 - out) missing", "{t} is what backward gives with sigmoid's derivative taken as out where "
+        "out * (1 - out) is due (out = the sigmoid forward returns): the factor (1 - out) is missing",
+        "sigmoid'(z) = s * (1 - s), so dz = dout * out * (1 - out) with out = sigmoid(z) cached in forward", _ACT),
+    "derivative-at-output": Record(
+        "activation derivative at the output", "{t} is what backward gives with {name}'s derivative evaluated at "
+        "forward's output out = {name}(z) instead of at z, the activation's input (the pre-activation, e.g. z = X @ W "
+        "+ b): {got} where {right} is due (e.g. self.activation.backward(self.activation(Z), dY) where "
+        "self.activation.backward(Z, dY) is due)", "evaluate the derivative at z, cached in forward: dz = dout * {fix}",
+        _ACT),
+    "loop-overwrites": Record(
+        "assigned in a loop, not added", "{t} is the contribution of the output's {which} {where} alone (summed over "
+        "the output's other axes): backward assigns (=) {t} in its loop over {loop} where it must add (+=), so each "
+        "pass overwrites the one before and only the {which} survives",
+        "start from zeros before the loop and accumulate: {t}[...] += ... (np.zeros_like before the loop, += "
+        "inside it)", _CONV),
     "swapped-upstream": Record(
         "upstream gradients swapped", "{t} is the gradient for dY[{a}] and dY[{b}] swapped: backward uses the "
         "upstream gradient of output {a} where output {b}'s is due, and vice versa",
@@ -1843,12 +1869,11 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
     if match(m, -n):
         return _softmax_ce(n, n_batch, dy) or ("wrong-sign", {})
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
-        return "transposed", {"how": f"its transpose is the correct gradient (the shape "
-                              f"{V.fmt_shape(m.shape)} is square, so only the values show it)",
-                              "fix": hint or _SWAP}
-    if m.ndim >= 3 and match(m[..., ::-1, ::-1], n):
-        return "flipped-kernel", {"which": " (both of them)", "fix": "compute it by "
-                                  "cross-correlation, as the forward does (no [::-1, ::-1])"}
+        return "transposed-square", {"shape": V.fmt_shape(m.shape), "fix": hint or _SWAP}
+    for flip, written in (_KERNEL_FLIPS[0][1:], _KERNEL_FLIPS[1][1:])[:(m.ndim >= 3) + (m.ndim == 4)]:
+        if match(m[flip], n):  # a kernel (F, C, kh, kw), or (kh, kw, cin, cout) (tester27s: CS189's)
+            return "flipped-kernel", {"which": f" ({written})", "fix": "compute it by "
+                                      f"cross-correlation, as the forward does (no {written})"}
     if ok.all() and (f := _permutation(m, n, match)) is not None:
         return f
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
@@ -3323,17 +3348,27 @@ def _raised_weight_signature(exc, X, G, weights, t="dX"):
     return None
 
 
+#: A kernel's spatial axes in its layouts, ``(ndim, index flipping them, as written)``: channels first ((F, C, kh, kw),
+#: (F, C, k)) and channels last ((kh, kw, cin, cout) of CS189 and Keras, numpy-ml's (k, cin, cout)).
+_KERNEL_FLIPS = ((4, (..., slice(None, None, -1), slice(None, None, -1)), "[:, :, ::-1, ::-1]"),
+                 (4, (slice(None, None, -1), slice(None, None, -1)), "[::-1, ::-1]"),
+                 (3, (..., slice(None, None, -1)), "[..., ::-1]"),
+                 (3, (slice(None, None, -1),), "[::-1]"))
+
+
 def _kernel_flip_signature(L: _Layer, key, m):
     """dX computed with the kernel flipped (convolution where the forward correlates): for each
     kernel (a parameter or another input with 3 or 4 axes), the correct dX of the layer with it
-    flipped."""
+    flipped in its spatial axes, in each layout of :data:`_KERNEL_FLIPS` (tester27s: CS189's (kh, kw, cin, cout))."""
     if not key.startswith("@"):
         return None
     kernels = [(k, p, None) for k, p in L.params.items() if p.ndim in (3, 4)]
     kernels += [(nm, x, i) for i, (nm, x) in enumerate(zip(L.names, L.inputs))
                 if "@" + nm != key and x.dtype.kind == "f" and x.ndim in (3, 4)]
-    for name, w, idx in kernels:
-        flipped = (w[..., ::-1] if w.ndim == 3 else w[..., ::-1, ::-1]).copy()
+    for (name, w, idx), (_, flip, written) in ((k, f) for k in kernels for f in _KERNEL_FLIPS if f[0] == k[1].ndim):
+        flipped = w[flip].copy()
+        if np.array_equal(flipped, w):  # spatial axes of size 1 (or symmetric): no flip to tell
+            continue
         if idx is not None:
             ref = L.numer([key], [flipped if i == idx else x for i, x in enumerate(L.inputs)])[key]
         else:
@@ -3345,9 +3380,10 @@ def _kernel_flip_signature(L: _Layer, key, m):
                 w[...] = saved
         if close(m, ref, 1e-5):
             return "flipped-kernel", {
-                "which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
-                "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
-                       f"{name}[f] * dout[n, f, i, j], no flip)"}
+                "which": f" ({name}{written})",
+                "fix": f"scatter dY through the kernel as it is, no {name}{written} (e.g. dx_window += {name}[f] * "
+                       f"dout[n, f, i, j] channels first, dX_window += {name}[:, :, :, f] * dY[n, i, j, f] channels "
+                       "last)"}
     return None
 
 
@@ -3482,6 +3518,42 @@ def _overwrite_signature(L: _Layer, key, m):
     return _window_group_overwrite(reach, C, m, x)
 
 
+def _loop_overwrite_signature(L: _Layer, key, m):
+    """A parameter's gradient assigned (``dW[..., f] = ...``) in a loop over the output's positions where ``+=`` is due
+    (tester27s: CS189's Conv2D): ``m`` is the contribution of the outputs at the last (or first) index along some of
+    the output's axes alone, summed over the others (each assignment overwrites the one before). The contributions
+    ``J[o, :] * dY[o]`` come from the numerical Jacobian of the output in the parameter (two forwards per entry);
+    axis 0 alone is :func:`_sample_signature`'s."""
+    p = L.params.get(key)
+    G = L.G
+    if p is None or p.size * G.size > _MAX_JACOBIAN or G.ndim < 2 or p.dtype.kind != "f":
+        return None
+    saved = p.copy()
+
+    def fwd(v):
+        p[...] = v
+        try:
+            return L.fwd(*L.inputs)
+        finally:
+            p[...] = saved
+
+    C = numerical_jacobian(fwd, saved) * G.reshape(-1, 1)
+    idx = np.indices(G.shape).reshape(G.ndim, -1)
+    axes = [a for a in range(G.ndim) if G.shape[a] > 1]
+    for r in range(1, len(axes) + 1):
+        for S in itertools.combinations(axes, r):
+            for which in ("last", "first") if S != (0,) else ():
+                at = [G.shape[a] - 1 if which == "last" else 0 for a in S]
+                hit = np.all([idx[a] == i for a, i in zip(S, at)], axis=0)
+                if close(m, C[hit].sum(axis=0).reshape(p.shape), 1e-5):
+                    where = ("position" if 0 not in S else "sample and position" if len(S) > 1 else "sample") + (
+                        f" (index {at[0]} along axis {S[0]}" if len(S) == 1 else
+                        f" (indices {tuple(at)} along axes {S}") + f" of the output, of shape {V.fmt_shape(G.shape)})"
+                    loop = "the samples and positions" if 0 in S else "the output's positions"
+                    return "loop-overwrites", {"which": which, "where": where, "loop": loop}
+    return None
+
+
 def _window_group_overwrite(reach, C, m, x):
     """A convolution's col2im that assigns (``=``) each window's patch where overlapping windows must add: the
     outputs that read the same input elements (a window's output channels) are one writer, their contributions
@@ -3555,15 +3627,42 @@ def _pad_crop_signature(L: _Layer, key, m, n):
     return None
 
 
-def _tanh_inside_signature(L: _Layer, key, m):
-    """``dz = dout * (1 - out)`` where ``1 - out**2`` is due, inside a layer whose output is a tanh (an RNN step):
-    ``m`` is the correct gradient for the upstream ``G / (1 + Y)`` (then ``G'(1 - Y**2) = G(1 - Y)``); one more
-    numerical gradient, named only when the output lies in (-1, 1)."""
+def _sig(v):
+    """The logistic sigmoid of ``v``."""
+    return 1 / (1 + np.exp(-v))
+
+
+#: A wrong local derivative inside a layer whose output is an activation's, out = f(z): ``(code, out in f's range,
+#: the wrong derivative over the right one as a function of out, the fields)`` (:func:`_inside_derivative_signature`).
+_INSIDE = (
+    ("tanh-square-inside", lambda Y: np.all(np.abs(Y) < 1), lambda Y: 1 / (1 + Y), {}),
+    ("sigmoid-one-minus-inside", lambda Y: np.all((Y > 0) & (Y < 1)), lambda Y: 1 / (1 - Y), {}),
+    ("derivative-at-output", lambda Y: np.all(np.abs(Y) < 1), lambda Y: (1 - np.tanh(Y)**2) / (1 - Y**2),
+     {"name": "tanh", "got": "1 - tanh(out)**2", "right": "1 - tanh(z)**2 (= 1 - out**2)",
+      "fix": "(1 - np.tanh(z)**2), or dout * (1 - out**2) written in the output"}),
+    ("derivative-at-output", lambda Y: np.all((Y > 0) & (Y < 1)), lambda Y: _sig(Y) * (1 - _sig(Y)) / (Y * (1 - Y)),
+     {"name": "sigmoid", "got": "sigmoid(out) * (1 - sigmoid(out))",
+      "right": "sigmoid(z) * (1 - sigmoid(z)) (= out * (1 - out))",
+      "fix": "sigmoid(z) * (1 - sigmoid(z)), or dout * out * (1 - out) written in the output"}),
+    ("derivative-at-output", lambda Y: np.all(np.abs(Y) < np.pi / 2), lambda Y: 1 / ((1 + Y**2) * np.cos(Y)**2),
+     {"name": "arctan", "got": "1 / (1 + out**2)", "right": "1 / (1 + z**2)", "fix": "1 / (1 + z**2)"}))
+
+
+def _inside_derivative_signature(L: _Layer, key, m):
+    """A wrong local derivative inside a layer whose output is an activation's, out = f(z) (an RNN step's tanh, a
+    dense layer's sigmoid; tester27s): tanh's ``1 - out`` or sigmoid's ``out`` (the square, the ``1 - out`` missing),
+    or f's derivative evaluated at ``out`` where ``z`` is due (:data:`_INSIDE`). Backward is linear in what reaches
+    z, so ``m`` is the correct gradient for the upstream ``G * wrong / right``: one numerical gradient per form whose
+    range holds the output."""
     Y, G = L.Y, L.G
-    if Y.shape != G.shape or not np.all(np.abs(Y) < 1) or not Y.size:
+    if Y.shape != G.shape or not Y.size:
         return None
-    alt = L.numer([key], G=G / (1 + Y))[key]
-    return ("tanh-square-inside", {"ts": key.lstrip("@"), "be": "is"}) if close(m, alt, 1e-5) else None
+    for code, fits, ratio, fields in _INSIDE:
+        with np.errstate(all="ignore"):
+            r = ratio(Y) if fits(Y) else None
+        if r is not None and np.all(np.isfinite(r)) and close(m, L.numer([key], G=G * r)[key], 1e-5):
+            return code, fields
+    return None
 
 
 def _swapped_upstream_signature(L: _Layer, key, m):
@@ -3581,8 +3680,8 @@ def _swapped_upstream_signature(L: _Layer, key, m):
 
 
 def _window_signature(L: _Layer, key, m):
-    """Max pooling's backward that spreads each window's ``dY`` evenly (average pooling's), or assigns whole
-    windows where they overlap (``dx[window] = mask * dY``): the windows read from forward (an input element
+    """Max pooling's backward that spreads each window's ``dY`` evenly (average pooling's), routes it to the window's
+    minimum, or assigns whole windows where they overlap (``dx[window] = mask * dY``): the windows read from forward (an input element
     made the largest changes exactly the outputs whose window holds it: one forward per element), named only when
     the correct gradient is max pooling's over those windows."""
     if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size:
@@ -3597,6 +3696,8 @@ def _window_signature(L: _Layer, key, m):
         return None  # not a max pool over these windows
     if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
         return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
+    if close(m.ravel(), _pooled(windows, -flat, G, "max"), 1e-5):  # tester27s: np.argmin for np.argmax
+        return "maxpool-argmin", {}
     shared = int(np.sum(windows.sum(axis=0) > 1))
     for which, hit, o in _one_writer(windows) if shared else ():
         if close(m.ravel(), np.where(hit & (pick[o] == np.arange(x.size)), G[o], 0.0), 1e-5):
@@ -4205,13 +4306,13 @@ def _backward_of(L: _Layer, xs, G):
     return L.proxy.backward(G.copy())
 
 
-def _one_tanh(diag: Diagnosis) -> None:
-    """One ``tanh-square-inside`` sentence naming every tensor wrong through the missing square (an RNN step's
-    dx, dprev_h, dWx, dWh, db), at the first one's place, instead of one each."""
-    hits = _of_code(diag, "tanh-square-inside")
-    if len(hits) > 1:
-        _as_one(diag, hits, _find("tanh-square-inside", hits[0].tensor, ts=", ".join(str(f.tensor) for f in hits),
-                                  be="are"))
+def _one_inside(diag: Diagnosis) -> None:
+    """One sentence of each :data:`_INSIDE` code naming every tensor wrong through it (an RNN step's dx, dprev_h, dWx,
+    dWh, db), at the first one's place, instead of one each."""
+    for code in dict.fromkeys(c for c, *_ in _INSIDE):
+        if len(hits := _of_code(diag, code)) > 1:
+            rest = hits[0].message[len(f"{hits[0].tensor} is"):]
+            _as_one(diag, hits, Finding(code, ", ".join(str(f.tensor) for f in hits) + " are" + rest, hits[0].tensor))
 
 
 def _of_code(diag: Diagnosis, code: str) -> list[Finding]:
@@ -4288,7 +4389,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
     _one_ignored(diag)
-    _one_tanh(diag)
+    _one_inside(diag)
     _one_dense_dz(diag)
     _one_step_finding(L, diag, "first-step-missing")
     _one_step_finding(L, diag, "state-carry-incomplete")
@@ -4647,8 +4748,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
     if told:
         f = _find("factor", t, **told)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
     if f is not None and f.code == "zero" and L.n_batch == 1:
-        what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
-                else " is")
+        what = "[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@") else " is"
         f = _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
@@ -4672,6 +4772,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         pair = "function pair (" in L.protocol  # no self: the mask comes back in the cache (tester17 9)
         eg = f"{t} = dout * mask, the mask from the cache" if pair else f"{t} = dY * self.mask"
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
+    if f is not None and f.code == "permuted" and key.startswith("@") and (g := _window_signature(L, key, m0)):
+        f = _find(g[0], t, **g[1])  # non-overlapping windows: an argmin's routing is a permutation of argmax's
     if f is not None:
         return f
     if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n, spent=spent)) is not None:  # they
@@ -4771,10 +4873,11 @@ _DETECTORS = (
     lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
+    lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _pool_stride_signature(L, key, m, n),
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
-    lambda L, t, key, m, n: _tanh_inside_signature(L, key, m),
+    lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
@@ -7050,7 +7153,7 @@ class _Probes:
         # accumulation and a second backward on the same forward, without a reset: a sandboxed
         # layer's grads live in another process, and the numerical check that follows should see
         # what the layer really leaves behind
-        a, b = run(G, reset=False), run(G, reset=False, forward=False)
+        a, b = self.twice(G)
         z = run(0 * G, reset=False, forward=False)
         acc = [t for t in (V.grad_name(k) for k in self.params)
                if not _same(a[t], b[t]) and _same(z[t], b[t])
@@ -7098,6 +7201,24 @@ class _Probes:
                 self.find("random-backward", t, what=moved)
             else:
                 self.find("second-backward", t)
+
+    def twice(self, G) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The gradients (``{"dX": ..., "dW": ...}``, :meth:`grads_of`) of two backwards after one forward, the grads
+        not reset between them: the one measure, :func:`gradcheck.sources.backward_twice`, run through the probes'
+        own forward and backward (the mode, a judged cache write)."""
+        probe, names = self, []
+
+        class Run:  # the probed layer as backward_twice calls it: backward's outputs are every gradient, by name
+            def forward(self, *xs):
+                return probe.fwd(probe.proxy, xs)
+
+            def backward(self, g):
+                got = probe.grads_of(probe.proxy, probe.bwd(g))
+                names[:] = got
+                return list(got.values())
+
+        first, second = backward_twice(Run(), self.inputs, G)
+        return dict(zip(names, first)), dict(zip(names, second))
 
     def own_cache(self, differ: list[str], first: dict, again) -> list[str]:
         """``differ`` (the gradients a second backward on the same forward changed), or [] when the sandbox saw

@@ -80,6 +80,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    loss_given,
     loss_scalar,
     paragraph,
     printable,
@@ -100,7 +101,7 @@ from .errors import (
 from .sources import cache_write_verdict, grad_slots, inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
-           "sibling_files", "support", "Shared"]
+           "sibling_files", "Siblings", "support", "Shared"]
 
 #: The staff's words for a forward-in-backward count the submission's code switched off or cleared
 #: (``_sandbox_child.counting_calls`` returned -1): the policy fails (redteam25 H1b).
@@ -1348,9 +1349,8 @@ class Sandbox:
             message = (e.get("message") or "(no message)").rstrip(".") if at else e.get("message") or "(no message)"
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {message}{at}{line}.",
-                f"Expected a Python file that runs without errors when imported (the grader provides "
-                f"{iso.PROVIDED_TEXT} to submissions).",
-                _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
+                "Expected a Python file that runs without errors when imported" + _IMPORT_WHY.get(
+                    e.get("type"), "."), _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
@@ -1779,8 +1779,9 @@ class _Remote:
         call = self._call_text(xs, training)
         cx = _complex_step([xs]) and not self._loss
         shared = Shared(xs)  # what forward leaves in its inputs is read here, after the reply
-        meta = self._call("forward", call, {"params": self.params, "training": training},
-                          f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.",
+        meta = self._call("forward", call, {"params": self.params, "training": training}, loss_given(
+            xs[0], xs[-1], hint="" if self._sandbox.hostile else " (gradcheck check --targets labels, onehot or real)")
+                          if self._loss and len(xs) == 2 else "Expected forward to return the output array.",
                           shared=shared, complex_step=cx)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
             self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
@@ -2048,6 +2049,16 @@ class RemoteLoss(_Remote):
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by=call)
 
 
+#: What an import failure of a checked or graded file says after "Expected a Python file that runs without errors when
+#: imported", by the error's type: what the grader provides where a module is missing (check and grade alike: a
+#: course package imports in neither), Python's recursion limit where that stopped it (redteam27 L1: a 60,000-term
+#: sum; verify27: the grader's words were said during a plain check), else nothing.
+_IMPORT_WHY = {**dict.fromkeys(("ModuleNotFoundError", "ImportError"),
+                               f" (the grader provides {iso.PROVIDED_TEXT} to submissions)."),
+               "RecursionError": ": Python's recursion limit was reached while the file was compiled or its top-level "
+                                 "code ran (an expression nested too deep, such as one sum of tens of thousands of "
+                                 "terms, or a recursion that does not end); split the expression, or end the "
+                                 "recursion."}
 _DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "
                "file (such as W.npy) is not there. Build the arrays in code (a seeded np.random.default_rng) "
                "or pass values through --init.")
@@ -2118,10 +2129,17 @@ def _packaged(workdir: str, items: Sequence[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
+class Siblings(dict):
+    """:func:`sibling_files`' ``{name: path}``, and ``left_out``: the names of the file's own packages outside its
+    folder that ``hostile`` left out (sorted; empty otherwise), found by the one reading of its imports."""
+
+    left_out: tuple[str, ...] = ()
+
+
+def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
     """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers), the packages in that folder
     and, for one's own code, the packages outside it the file imports (:func:`_parent_packages`); UsageError if no
-    file.
+    file. Its ``left_out`` (:class:`Siblings`) names the packages ``hostile`` left out.
 
     ``hostile`` (``gradcheck check --isolation namespaces``, a file one did not write; redteam27 M1, M2): the file
     sees its own folder alone, as a submission is graded: no package of the folder above it or of the working
@@ -2139,26 +2157,27 @@ def sibling_files(path: str, *, hostile: bool = False) -> dict[str, str]:
     folder = os.path.realpath(folder) if hostile else folder
     own = os.path.join(folder, os.path.basename(path))
     if hostile and _refuse_reason(own):  # a link itself: not read here either; the sandbox's copy says why (exit 2)
-        return {os.path.basename(path): own}
-    out = _sibling_modules(path, folder, hostile)
+        return Siblings({os.path.basename(path): own})
+    out = Siblings(_sibling_modules(path, folder, hostile))
     out.update(_package_files(folder))
     if hostile:
-        _outside_note(path, folder, out)
+        out.left_out = _outside_note(path, folder, out)
     else:
         out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = own
     return out
 
 
-def _outside_note(path: str, folder: str, have: dict[str, str]) -> None:
+def _outside_note(path: str, folder: str, have: dict[str, str]) -> tuple[str, ...]:
     """Warn, for :func:`sibling_files`' ``hostile``, of each package outside ``folder`` that the file ``path`` imports
-    and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there."""
+    and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there. Returns
+    those packages' names, sorted."""
     first: dict[str, str] = {}
     for root, tops in _parent_roots(path, folder, have).items():
         first.update({t: root for t in tops if t not in first})
     names = sorted(f"{os.path.join(root, t)}/" for t, root in first.items())
     if not names:
-        return
+        return ()
     base = os.path.basename(path)
     warnings.warn(
         f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}, imported by name in {base}, "
@@ -2169,6 +2188,7 @@ def _outside_note(path: str, folder: str, have: dict[str, str]) -> None:
         f"import ...`), check it from the top of its submission: a file there holding the import (check_me.py with "
         f"`from mytorch.nn.loss import MSELoss`), then gradcheck check check_me.py::MSELoss --isolation namespaces; "
         f"or leave out --isolation namespaces for your own code (docs/checking.md).", UserWarning, stacklevel=3)
+    return tuple(sorted(first))
 
 
 def _sibling_modules(path: str, folder: str, hostile: bool = False) -> dict[str, str]:

@@ -316,8 +316,9 @@ def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None
     """One forward of ``obj`` on ``inputs`` (copies), then two backwards with copies of the same upstream gradient:
     the one measure of "a second backward after one forward gives another answer" (a backward that edits what its
     forward cached, Deep Learning from Scratch 2's ``dx = ys; dx[...] -= 1``, a CS231n ``xhat *= ...``), used by
-    ``gradcheck check``'s cache note (:func:`gradcheck.check_command.cache_rewritten_line`) and the grader's
-    backward-twice test (:func:`gradcheck.grading.checks.backward_repeatable`).
+    ``gradcheck check``'s cache note (:func:`gradcheck.check_command.cache_rewritten_line`), the grader's
+    backward-twice test (:func:`gradcheck.grading.checks.backward_repeatable`) and the diagnosis's probe "second
+    backward identical" (:meth:`gradcheck.diagnose._Probes.twice`, which reads every gradient, the parameters' too).
 
     Parameters
     ----------
@@ -342,8 +343,8 @@ def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None
         Whatever the student's forward or backward raised, or ValueError for an output that is not numeric.
     """
     Y = obj.forward(*[np.array(x, copy=True) for x in inputs])
-    Y = np.asarray(Y, dtype=np.float64) if not loss else Y  # ones would hide batch norm's dx, zero for constant dY
-    G = None if loss else np.random.default_rng(0).standard_normal(Y.shape) if dY is None else np.asarray(dY)
+    # standard normal draws: ones would hide batch norm's dx, zero for a constant dY
+    G = None if loss else np.random.default_rng(0).standard_normal(np.shape(Y)) if dY is None else np.asarray(dY)
 
     def once() -> list[np.ndarray]:
         out = obj.backward() if loss else obj.backward(np.array(G, copy=True))

@@ -135,7 +135,7 @@ class InPlace:
 @pytest.mark.parametrize(
     "cls, code, tensor",
     [
-        (Transposed, "transposed", "dW"),
+        (Transposed, "transposed-square", "dW"),  # a square W: right shape, its own code (session 28)
         (Sign, "wrong-sign", "dX"),
         (Twice, "factor", "dW"),
         (Half, "factor", "dW"),
