@@ -1527,12 +1527,17 @@ def _figures(res, cname: str, heatmaps: list[str]) -> list:
 
 
 def _save(args, figures, payload) -> None:
-    """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went."""
+    """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went. Each figure's name
+    holds names checked code chose: one plain file name inside ``--plots`` (:func:`gradcheck.plots.safe_file_name`;
+    redteam28 F1)."""
     written = []
     if args.plots:
-        from .plots import save_figure
+        from .plots import safe_file_name, save_figure
 
-        written = [save_figure(make(), os.path.join(args.plots, name)) for make, name in figures()]
+        taken: set[str] = set()
+        for make, name in figures():
+            file = safe_file_name(name, taken)
+            written.append(save_figure(make(), os.path.join(args.plots, file)))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload(), fh, indent=2, default=_json_default)
