@@ -284,3 +284,72 @@ def low_params(layer: Any) -> str | None:
     low = [v.dtype for v in (params.values() if isinstance(params, Mapping) else ())
            if isinstance(v, np.ndarray) and v.dtype in (np.float32, np.float16)]
     return np.dtype(low[0]).name if low else None
+
+
+def low_tolerance(dtype: Any) -> float:
+    """The tolerance of a low dtype's own numbers beside float64's: ``sqrt(eps)`` of ``dtype`` (float32: 3.5e-4,
+    float16: 3.1e-2), half its digits, as the round-off of a sum of a few thousand terms stays below it (a sum of n
+    terms rounds to about ``n eps`` of its terms' magnitudes, Higham, *Accuracy and Stability of Numerical
+    Algorithms*, sec. 4.2) while a wrong factor (2: a relative 0.33) is far above it."""
+    return float(np.sqrt(np.finfo(np.dtype(dtype)).eps))
+
+
+def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: bool | None, owner: str,
+                  tol: float = 3.5e-4, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    """``(the original's, the copy's)`` ``{tensor key: gradient}`` of ``backward(G)`` after ``forward(*inputs)``, the
+    checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
+    code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
+    values: the copy's, written into the original's own arrays in their own dtype (so float32 code runs as float32, a
+    branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
+    :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
+    ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
+    state the copy does not share) or the parameters differ in names or shapes: no comparison then.
+
+    Raises what :func:`gradcheck.sources.manual_source` raises (the caller's probe catches it)."""
+    from . import _validation as V
+    from .compare import close
+    from .sources import Call, manual_source
+
+    mine, theirs = getattr(layer, "params", None), getattr(copy, "params", None)
+    if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping) or set(mine) != set(theirs) or any(
+            np.shape(mine[k]) != np.shape(theirs[k]) for k in mine):
+        return None
+    kept = {k: np.array(v, copy=True) for k, v in mine.items()}
+    try:
+        for k, v in mine.items():
+            v[...] = theirs[k]  # in the original's own dtype (float32 stays float32)
+        names = V.input_names(layer, len(inputs))
+        calls = [Call(x, owner, [np.array(a, copy=True) for a in inputs], names, x.params, bool(training))
+                 for x in (layer, copy)]
+        ys = [c.forward(*c.inputs) for c in calls]
+        if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
+            return None
+        G = np.random.default_rng(seed).standard_normal(ys[1].shape)
+        return manual_source(calls[0], G), manual_source(calls[1], G)
+    finally:
+        for k, v in kept.items():
+            mine[k][...] = v
+
+
+def own_differences(mine: Mapping[str, np.ndarray], theirs: Mapping[str, np.ndarray],
+                    low: str = "float32") -> list[tuple[str, float, float | None]]:
+    """``[(key, largest relative difference, factor or None), ...]`` of the gradients of :func:`own_gradients` that
+    differ beyond the round-off of ``low``: compared by the one tolerance rule (:func:`gradcheck.compare.close`) at
+    ``rtol`` = :func:`low_tolerance` and ``atol`` = the same times the copy's largest ``|gradient|`` (a sum's round-off
+    is relative to its terms, not to an entry that cancels to near 0); ``factor``, ``c`` when the original's gradient
+    is ``c`` times the copy's within that tolerance (``2.0``), else None. A gradient only one side has is left out."""
+    from .compare import close, relative_error
+
+    tol, out = low_tolerance(low), []
+    for k in [k for k in theirs if k in mine]:
+        a, b = (np.asarray(x, dtype=np.float64) for x in (mine[k], theirs[k]))
+        if a.shape != b.shape:
+            continue
+        atol = tol * float(np.max(np.abs(b), initial=0.0))
+        if close(a, b, tol, atol, equal_nan=True):
+            continue
+        bb = float(np.sum(b * b))
+        c = float(np.sum(a * b)) / bb if bb > 0 else None
+        factor = c if c is not None and np.isfinite(c) and close(a, c * b, tol, abs(c) * atol) else None
+        out.append((k, float(np.nanmax(relative_error(a, b), initial=0.0)), factor))
+    return out

@@ -16,6 +16,7 @@ import numpy as np
 
 from ._import_scan import imported_files
 from ._switch_reach import file_classes
+from .compare import relative_error
 from .diagnose import _find, name_loss_gradient, rtol_advice
 
 #: The log functions whose argument is searched for ``+ c``.
@@ -144,7 +145,42 @@ def own_eps(path: str, cls: str, consts: list[float], places: list[str],
     return sorted({c for c, _ in own}), [p for p in ("log", "denominator") if any(q == p for _, q in own)], by_method
 
 
-def name_removed_eps(diag: Any, consts: list[float], eps_free: Any, swap: bool = False, where: str = "") -> bool:
+#: How many times the eps's own effect at the check's values (``max eps/|y|``) backward may move between the loss as
+#: written and its copy without the eps and still be read as the eps's (redteam28 F7).
+EPS_MARGIN = 10.0
+
+
+def eps_bound(consts: list[float], values: Any = ()) -> float:
+    """``max c/|y|`` over the constants ``consts`` and the finite nonzero ``values`` (a loss's predictions, and
+    ``1 - y`` where every one is in [0, 1], a binary cross-entropy's second log): the relative change an eps ``c``
+    makes in ``1/y``, ``c/(y + c)`` (tester14's rule, :func:`large_eps`); 0 with no values (a layer's log, whose
+    argument the check does not see)."""
+    y = np.asarray(values, dtype=np.float64).ravel() if np.size(values) else np.zeros(0)
+    if y.size and np.all((y >= 0) & (y <= 1)):
+        y = np.concatenate([y, 1 - y])
+    y = np.abs(y[np.isfinite(y) & (y != 0)])
+    return float(max(consts, default=0.0) / np.min(y)) if y.size else 0.0
+
+
+def backward_moved(mine: dict, theirs: dict) -> float:
+    """The largest relative difference between backward's gradients ``{tensor: array}`` as written (``mine``) and in
+    the copy without the eps (``theirs``), at the same point, over the tensors both have: 0 when backward does not
+    read the eps."""
+    return max((float(np.nanmax(relative_error(mine[k], theirs[k]), initial=0.0)) for k in mine
+                if k in theirs and np.shape(mine[k]) == np.shape(theirs[k])), default=0.0)
+
+
+def eps_explains(moved: float, consts: list[float], rtol: float, values: Any = ()) -> bool:
+    """Whether the copy without the eps may stand for the code as written (redteam28 F7): backward moves between the
+    two at the same point (``moved``, :func:`backward_moved`) by at most what the eps can make, :data:`EPS_MARGIN`
+    times :func:`eps_bound` at ``values``, or ``rtol``. A backward that is right only without the eps (``2 * g`` as
+    written, ``g`` in the copy: a relative 0.33) is not the eps's: its FAIL stands. An eps removed from forward's log
+    alone leaves backward as it is (0)."""
+    return moved <= max(EPS_MARGIN * eps_bound(consts, values), rtol)
+
+
+def name_removed_eps(diag: Any, consts: list[float], eps_free: Any, swap: bool = False, where: str = "",
+                     moved: float | None = None) -> bool:
     """Replace the error findings of a failing ``diag`` by ``log-eps-removed`` when ``eps_free`` (the same check
     of the copy without the constants ``consts``, a :class:`gradcheck.diagnose.Diagnosis`) passes in every
     mode: backward is the derivative of the loss without the eps. With ``swap`` (the check compared backward with
@@ -152,13 +188,15 @@ def name_removed_eps(diag: Any, consts: list[float], eps_free: Any, swap: bool =
     :func:`large_eps`' rule), ``diag`` becomes the copy's diagnosis, a PASS, with the ``log-eps-read-as-0`` note
     naming the constant, ``where`` it is and the largest difference it makes at this check's values, as a loss's
     check does (:func:`pick_eps_reading`; tester25s M5: Deep Learning from Scratch 2's TwoLayerNet FAILed "not a
-    bug"). Returns whether it did."""
+    bug"). Neither when backward itself moves between the two more than the check's rtol (``moved``, the
+    :func:`backward_moved` of the two run at the same point, None when they could not be; :func:`eps_explains`,
+    redteam28 F7: a backward right only in the copy): the diagnosis stays. Returns whether it did."""
 
     if eps_free is None or not all(d.passed for d in [eps_free, *eps_free.other_modes]):
         return False
     res = diag.result
-    if res is None or not res.failing_tensors:
-        return False
+    if res is None or not res.failing_tensors or (moved is not None and not eps_explains(moved, consts, res.rtol)):
+        return False  # backward itself is another without the eps (redteam28 F7): not the eps's difference
     if not any(c is not None and not c.passed for r in res.records if r.tensor in res.failing_tensors
                for c in [r.get("manual-vs-numerical")]):  # tester20s M1: a mismatch with the reference alone, which
         return False  # the copy (checked without it) cannot show: not the eps's
@@ -249,7 +287,7 @@ def _in_methods(by_method: dict, fwd: bool, bwd: bool) -> tuple[str, list[float]
 
 
 def pick_eps_reading(res: Any, res_free: Any, consts: list[float], places: list[str] = (),
-                     by_method: dict | None = None) -> tuple[Any, str, dict[str, Any]] | None:
+                     by_method: dict | None = None, values: Any = ()) -> tuple[Any, str, dict[str, Any]] | None:
     """Which loss a backward is the derivative of, when the loss has a small constant in a log or, in a backward, in
     a denominator (tester14: Deep Learning from Scratch's ``-log(y + 1e-7)``, whose check passed on some seeds and
     failed on others; session 15: a BCE backward ``-(y/(p + eps) - (1-y)/(1-p + eps))`` beside a forward with or
@@ -261,7 +299,8 @@ def pick_eps_reading(res: Any, res_free: Any, consts: list[float], places: list[
     as written; the verdict is then the same on every seed. None when neither passes (the failing check is diagnosed
     as before), there is no copy, the copy computes what the loss as written does (the eps is in another class of the
     files), or only the copy passes and a constant is larger than the check's rtol (:func:`large_eps` names it: not
-    a float guard). The NOTE says "its" eps only of a forward that has one (the copy changed forward's result) and
+    a float guard) or backward moves between the two more than the eps can make at ``values`` (the predictions;
+    :func:`eps_explains`, redteam28 F7: a backward right only without the eps). The NOTE says "its" eps only of a forward that has one (the copy changed forward's result) and
     "in a denominator" only where the class has one (tester15b M1)."""
     if res_free is None or not (res.passed or res_free.passed):
         return None
@@ -272,6 +311,9 @@ def pick_eps_reading(res: Any, res_free: Any, consts: list[float], places: list[
     free = res_free.passed and (not res.passed or ef * CLOSER < e)
     if free and not res.passed and max(consts, default=0.0) > res.rtol:
         return None  # not a float guard: large_eps names it
+    if free and not res.passed and not eps_explains(backward_moved(*(r.gradients.get("manual", {}) for r in (
+            res, res_free))), consts, res.rtol, values):
+        return None  # backward moves more than the eps can make (redteam28 F7): the FAIL as written stands
     said, named = _in_methods(by_method, fwd, bwd)
     c = _fmt(named or consts)
     info = {"reading": "without the eps" if free else "as written", "constants": sorted(set(named or consts)),

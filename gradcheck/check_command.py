@@ -238,9 +238,10 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         diag.error.args = (f"{diag.error} {hint}",)
     f64: dict[str, str] = {}
     if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
-        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference))
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference), shape)
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64)
+        _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64, layer=layer,
+                     shape=shape)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -358,7 +359,7 @@ def targets_shape_hint(args, shape, text: str) -> str:
             "to it); if that shape is right, the error is in forward.")
 
 
-def _in_float64(args, label: str, layer, diag, check):
+def _in_float64(args, label: str, layer, diag, check, shape=None):
     """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
     ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
     :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
@@ -367,9 +368,11 @@ def _in_float64(args, label: str, layer, diag, check):
     as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
     ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses, the dtype
     written or stored in a name: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL;
-    review27g H1), or when the copy cannot be written or run. A conversion whose dtype reading cannot tell is said in
-    the "float64-copy" note. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
-    diagnosis is not the copy's."""
+    review27g H1), or when the copy cannot be written or run (said: :func:`_copy_failed`). A conversion whose dtype
+    reading cannot tell is said in the "float64-copy" note. When the copy passes, the original's own float32 backward
+    is compared with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient
+    that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
+    second empty when the diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
     from .errors import NotCheckedError
@@ -385,6 +388,7 @@ def _in_float64(args, label: str, layer, diag, check):
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
+            own = _own_float32(args, layer, edited, other, cls, low, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
@@ -395,7 +399,8 @@ def _in_float64(args, label: str, layer, diag, check):
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
         return diag, {}
-    other.findings.insert(0, _find("float64-copy", None, severity="info", **fields))
+    other.findings.insert(0, _find("float64-copy", None, severity="info", own=own[0], **fields))
+    other.findings += own[1]
     return other, texts
 
 
@@ -408,6 +413,36 @@ def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
     names = ", ".join(sorted(where)) if isinstance(where, dict) else str(where)
     why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
     diag.findings.append(_find("copy-failed", what=what, where=names, why=why, severity="info"))
+
+
+def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
+    """The float32 ``layer``'s own backward against its float64 copy's (``edited``, whose diagnosis is ``other``) on
+    the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
+    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy): ``(the words the "float64-copy" note
+    ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
+    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
+    from ._float64_copy import low_tolerance, own_differences, own_gradients
+    from .diagnose import _find, _probe_inputs
+
+    if not other.passed:
+        return "", []
+    tol = low_tolerance(low)
+    try:
+        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+                            other.training, cls, tol, args.seed)
+    except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
+        got, why = None, f"it raised {type(exc).__name__}"
+    else:
+        why = "its forward differs from the copy's beyond that round-off (another random draw, state the copy does " \
+            "not share)"
+    if got is None:
+        return (f". Its own {low} backward was not compared with the copy's: {why}", [])
+    diffs = own_differences(*got, low)
+    if not diffs:
+        return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
+                f"{low}'s round-off (tolerance {tol:.1e})", [])
+    return "", [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
+                      how=f"{c:.3g} times" if c is not None else "other values than") for k, rel, c in diffs]
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
@@ -435,13 +470,16 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
 
 
-def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None) -> None:
+def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: dict[str, str] | None = None,
+                 layer=None, shape=None) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
     copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`;
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
     when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
-    out of that copy (a float32 copy would only say float32 again)."""
+    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
+    copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
+    not read as the eps's (redteam28 F7)."""
     from ._float64_copy import float64_text
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
@@ -454,10 +492,31 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
+            moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
-    name_removed_eps(diag, consts, other, plain, where) or name_through_eps_free(diag, consts, other)  # tester13 M3
+    name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
+
+
+def _eps_moved(args, layer, edited, other, shape) -> float | None:
+    """How far backward moves between ``layer`` as written and its copy without the eps (``edited``, whose diagnosis
+    is ``other``) run at the same point (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of
+    ``shape``; :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), or None when they cannot be run there (forwards
+    farther apart than 1e-3 relative: a random draw; or it raised). Only a passing copy is run."""
+    from ._float64_copy import own_gradients
+    from ._log_eps import backward_moved
+    from .diagnose import _probe_inputs
+
+    if not other.passed:
+        return None
+    cname = getattr(other, "name", None) or "layer"
+    try:
+        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cname),
+                            other.training, cname, 1e-3, args.seed)
+    except Exception:  # noqa: BLE001 - a probe: the two could not be run at the same point
+        return None
+    return None if got is None else backward_moved(*got)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -1485,12 +1544,17 @@ def _figures(res, cname: str, heatmaps: list[str]) -> list:
 
 
 def _save(args, figures, payload) -> None:
-    """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went."""
+    """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went. Each figure's name
+    holds names checked code chose: one plain file name inside ``--plots`` (:func:`gradcheck.plots.safe_file_name`;
+    redteam28 F1)."""
     written = []
     if args.plots:
-        from .plots import save_figure
+        from .plots import safe_file_name, save_figure
 
-        written = [save_figure(make(), os.path.join(args.plots, name)) for make, name in figures()]
+        taken: set[str] = set()
+        for make, name in figures():
+            file = safe_file_name(name, taken)
+            written.append(save_figure(make(), os.path.join(args.plots, file)))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload(), fh, indent=2, default=_json_default)
@@ -2123,7 +2187,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         return res, "", None, None
     if (big := large_eps(res, free, consts, by_method)) is not None:  # no float guard: a FAIL, named
         return res, "", big[1], big[0]
-    got = pick_eps_reading(res, free, consts, places, by_method)
+    got = pick_eps_reading(res, free, consts, places, by_method, data[1])
     return (*got, None) if got else (res, "", None, finding)
 
 

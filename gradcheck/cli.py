@@ -205,7 +205,7 @@ def load_class(spec: str) -> tuple[Any, str]:
 
 
 def _cmd_zoo(args) -> int:
-    from .plots import plot_result, plot_results, save_figure
+    from .plots import plot_result, plot_results, safe_file_name, save_figure
     from .result import format_table
     from .zoo import run_zoo
 
@@ -216,8 +216,7 @@ def _cmd_zoo(args) -> int:
     print(format_table(results, errors=errors))
     if args.plots:
         for r in results:  # GELU[tanh] -> GELU-tanh.png: no shell-special characters
-            png = re.sub(r"[^\w.-]+", "-", r.name).strip("-") + ".png"
-            save_figure(plot_result(r), os.path.join(args.plots, png))
+            save_figure(plot_result(r), os.path.join(args.plots, safe_file_name(r.name)))
         if results:
             save_figure(plot_results(results), os.path.join(args.plots, "zoo.png"))
         print(f"\nplots: {len(results) + bool(results)} PNG files in {os.path.abspath(args.plots)}/ "

@@ -232,10 +232,17 @@ DIAGNOSES: dict[str, Record] = {
         "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
-        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}"),
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}{own}"),
     "copy-failed": Record(
         "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
         "original code's"),
+    # its own float32 backward against the copy's, same inputs and parameters (redteam28 F5: `if W.itemsize == 4`)
+    "float32-own": Record(
+        "the float32 code computes another gradient", "{cls}'s own {dtype} code gives {t} {how} its float64 copy's on "
+        "the same inputs and parameters (largest relative difference {rel:.2g}, far above {dtype}'s round-off: "
+        "tolerance {tol:.1e}), and the copy's {t} matches central differences: the {dtype} code computes something "
+        "else, e.g. a branch on the dtype (x.itemsize == 4, x.dtype == np.float32, np.finfo(x.dtype))",
+        "compute the same formula whatever the dtype", _NUM),
     "float32-kept": Record(
         "precision lost", "{cls}'s forward returns {dtype} even on a copy of its files with its declared {dtype} "
         "dtypes written float64 ({where}): the {dtype} comes from somewhere gradcheck does not rewrite (a cast "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ from matplotlib.figure import Figure
 from .check import ALL_PAIRS, CheckResult
 
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
-           "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
+           "safe_file_name", "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
 
 #: Relative errors below this (exact zeros too) are drawn at this value on a log axis; the legend says so.
 ERROR_FLOOR = 1e-17
@@ -344,8 +345,33 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
-    """Save ``fig`` as PNG, creating the directory; return the path written (OSError if it cannot be)."""
+    """Save ``fig`` as PNG, creating the directory; return the path written (OSError if it cannot be). ``path`` is the
+    caller's: a file name made of checked code's strings goes through :func:`safe_file_name` first."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+def safe_file_name(name: str, taken: set[str] | None = None, suffix: str = ".png") -> str:
+    """One plain file name for ``name`` (a figure's name built from a class or tensor name that checked code chose:
+    redteam28 F1, a parameter key ``"W/../../x"`` wrote outside ``--plots``): every run of characters other than ASCII
+    letters, digits, ``_``, ``.`` and ``-`` made one ``-``, every run of dots one dot, leading and trailing dots and
+    dashes dropped, at most 120 characters before ``suffix`` (``"figure"`` when nothing is left), so never a separator,
+    a ``..`` or a leading dot; with ``taken`` (the names given so far, updated), ``-2``, ``-3``... added to one that
+    collides.
+
+    >>> safe_file_name("Linear-W/../../../tmp/x-heatmap.png")
+    'Linear-W-.-.-.-tmp-x-heatmap.png'
+    >>> taken = set(); [safe_file_name(n, taken) for n in ("a/b.png", "a:b.png", "..png")]
+    ['a-b.png', 'a-b-2.png', 'figure.png']
+    """
+    stem = name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+    stem = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)).strip(".-")
+    stem = stem[:120].strip(".-") or "figure"
+    out, i = stem + suffix, 2
+    while taken is not None and out in taken:
+        out, i = f"{stem}-{i}{suffix}", i + 1
+    if taken is not None:
+        taken.add(out)
+    return out
