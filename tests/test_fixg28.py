@@ -180,3 +180,31 @@ def test_the_parents_import_scan_reads_no_link_under_namespaces(tmp_path, capsys
         _warn_unavailable_imports([str(sub / f)], graders=True, copied=["layer.py"])
         assert "hunter2" not in capsys.readouterr().out
     assert any("hunter2" in v.statement for v in unavailable_imports([str(sub / "layer.py")]))  # process: one's own
+
+
+class _Shrinking:
+    """Its second backward returns (dx, dgamma) after (dx, dgamma, dbeta) (review28g repro/twice_len)."""
+
+    calls = 0
+
+    def forward(self, x):
+        self.x = x
+        return 2 * x
+
+    def backward(self, dY):
+        self.calls += 1
+        out = (2 * dY, dY.sum(0), dY.sum(0))
+        return out if self.calls == 1 else out[:2]
+
+
+def test_a_second_backward_returning_fewer_arrays_is_not_repeatable():
+    """L2: zip(first, second) stopped at the shorter answer and passed it; twice_difference says inf (its length check,
+    a surviving mutant of sources.py)."""
+    from gradcheck.grading.checks import backward_repeatable
+    from gradcheck.sources import backward_twice, twice_difference
+
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    part = backward_repeatable(_Shrinking(), [x], dY=np.ones((4, 3))).parts[0]
+    assert not part.passed and "returned 2 array(s), the first 3" in part.message, part
+    assert twice_difference(*backward_twice(_Shrinking(), [x], np.ones((4, 3)))) == float("inf")
+    assert twice_difference([x, x[0]], [x]) == float("inf")
