@@ -208,3 +208,34 @@ def test_a_second_backward_returning_fewer_arrays_is_not_repeatable():
     assert not part.passed and "returned 2 array(s), the first 3" in part.message, part
     assert twice_difference(*backward_twice(_Shrinking(), [x], np.ones((4, 3)))) == float("inf")
     assert twice_difference([x, x[0]], [x]) == float("inf")
+
+
+def test_a_transposed_dx_is_told_dxs_formula(tmp_path, capsys):
+    """L3: a Linear's transposed dX was told to "swap the factors ... dW = dY.T @ X"."""
+    from gradcheck.cli import main
+
+    f = tmp_path / "dx_t.py"
+    f.write_text(_F64_BASE.replace("return dY @ self.params[\"W\"].T", "return (dY @ self.params[\"W\"].T).T"))
+    code = main(["check", f"{f}::Linear", "--input-shape", "5,4"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1 and "dX is transposed" in out and "dX = dY @ W.T if W is (in, out)" in out, out
+    assert "swap the factors" not in out and "dW = dY.T @ X" not in out, out
+
+
+_F64_BASE = '''import numpy as np
+
+
+class Linear:
+    def __init__(self, n_in=4, n_out=3):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((n_in, n_out)), "b": np.zeros(n_out)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T
+'''
