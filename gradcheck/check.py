@@ -481,11 +481,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                            roundoff=None, complex_keys=None):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
-    ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets
-    a grown step (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor
-    all below the floor or failing its directional test may be compared at its own scale (:func:`_own_scale`);
-    ``complex_keys`` gets the display names of the tensors differenced by the complex step.
-    """
+    ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets a grown step
+    (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor all below the floor
+    or failing its directional test may be compared at its own scale (:func:`_own_scale`, :func:`_own_scale_blind`);
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step."""
     complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
