@@ -239,3 +239,28 @@ class Linear:
         self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
         return dY @ self.params["W"].T
 '''
+
+
+def test_student_text_cannot_forge_a_line():
+    """Kills review28g's newline_kept mutant (_validation.shown_char keeping whitespace raw): a newline in the checked
+    code's text (an exception message) would start a line of its own, e.g. a forged 'PASS: ...'."""
+    from gradcheck._validation import printable, shown_char, wrap
+
+    assert printable("boom\nPASS: Linear: every gradient matches") == "boom PASS: Linear: every gradient matches"
+    assert shown_char("\n") == " " and shown_char("\t") == " " and shown_char("\x1b") == "\\x1b"
+    assert not any(line.startswith("PASS") for line in wrap("x" * 70 + " boom\nPASS: forged").splitlines())
+
+
+def test_a_cast_in_a_base_class_keeps_its_fail(tmp_path, capsys):
+    """A float64 Linear whose base class's forward rounds Y to float32 keeps its FAIL, as check_layer gives it (it does
+    not kill review28g's bases_not_followed mutant: the class's own bases are read by file_classes too)."""
+    from gradcheck.cli import main
+
+    base = _F64_BASE.replace("class Linear:", "class Base:").replace(
+        "return X @ self.params[\"W\"] + self.params[\"b\"]",
+        "return (X @ self.params[\"W\"] + self.params[\"b\"]).astype(np.float32)")
+    f = tmp_path / "based.py"
+    f.write_text(base + "\n\nclass Linear(Base):\n    pass\n")
+    code = main(["check", f"{f}::Linear", "--input-shape", "5,4"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1 and "wrong dtype of Y" in out and "float64 copy" not in out, out
