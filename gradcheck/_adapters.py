@@ -1751,41 +1751,85 @@ def _input_backward(obj, k):
     """Whether ``obj.backward`` takes forward's ``k`` inputs and then the upstream gradient (Berkeley CS189's
     activations: ``forward(Z)``, ``backward(Z, dY)``; the layer calls ``self.activation.backward(Z, dLdY)``): exactly
     ``k + 1`` positional arguments without defaults, forward ``k``, and backward's first ``k`` named as forward's
-    inputs, or its last named as an upstream gradient (:data:`_UPSTREAM`) and its first not."""
+    inputs (``"input"``), or its last named as an upstream gradient (:data:`_UPSTREAM`) and its first not
+    (``"ambiguous"``: ``backward(out, dout)`` may take forward's output, :func:`_handed_back`); ``""`` otherwise."""
     fps = [p for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
     bps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
     if len(fps) != k or len(bps) != k + 1 or any(p.default is not p.empty for p in bps):
-        return False
+        return ""
     names = [p.name for p in bps]
-    return names[:k] == [p.name for p in fps] or bool(
-        _UPSTREAM.fullmatch(names[-1]) and not _UPSTREAM.fullmatch(names[0]))
+    if names[:k] == [p.name for p in fps]:
+        return "input"
+    return "ambiguous" if _UPSTREAM.fullmatch(names[-1]) and not _UPSTREAM.fullmatch(names[0]) else ""
+
+
+def _handed_back(obj, inputs) -> str:
+    """Which array ``backward(A, dY)`` of one input takes as ``A``, decided by behaviour where its names do not say
+    (review28g M2: ``backward(out, dout)`` returning ``dout * out * (1 - out)``, correct for out = sigmoid(x), was
+    handed the input and FAILed, the student told to cache the output): ``backward(X, dY)`` and ``backward(Y, dY)``
+    (``Y = forward(X)``, each after a forward) compared with central differences of ``sum(forward(X) * dY)`` along
+    two random directions; ``"output"`` when only the output's reading agrees with them, else ``"input"``
+    (both agree, as for ReLU; or neither: a wrong backward, checked as CS189's ``backward(Z, dY)``)."""
+    X = inputs[0]
+    if len(inputs) != 1 or not isinstance(X, np.ndarray) or X.dtype.kind != "f" or not X.size:
+        return "input"
+    rng = np.random.default_rng(189)
+    Y = np.asarray(obj.forward(X))
+    if Y.dtype.kind != "f":
+        return "input"
+    dY = rng.standard_normal(Y.shape)
+
+    def grad(a):
+        obj.forward(X)
+        return np.asarray(obj.backward(a, dY), dtype=np.float64)
+
+    agree = {}
+    for reading, a in (("input", X.copy()), ("output", Y.copy())):
+        g, ok = grad(a), True
+        for _ in range(2):
+            u = rng.standard_normal(X.shape)
+            h = 1e-6 * max(1.0, float(np.max(np.abs(X))))
+            num = (np.sum(np.asarray(obj.forward(X + h * u)) * dY) - np.sum(np.asarray(obj.forward(X - h * u)) * dY))
+            num /= 2 * h
+            ok = ok and g.shape == X.shape and abs(float(np.sum(g * u)) - num) <= 1e-4 * (abs(num) + 1e-6)
+        agree[reading] = ok
+    obj.forward(X)
+    return "output" if agree["output"] and not agree["input"] else "input"
 
 
 def class_input_backward(obj, inputs):
     """For a class whose backward takes forward's inputs before the upstream gradient (:func:`_input_backward`,
-    ``backward(Z, dY)``): the object switched to a class (:func:`_switch_class`) whose forward keeps its inputs (in a
-    box the walks for arrays do not enter, :class:`_PairState`) and whose ``backward(dY)`` hands them back,
-    ``backward(Z, dY)``; returns the header's text, or None for another style (or when already switched).
+    ``backward(Z, dY)``), or its output (``backward(out, dout)`` where its names do not say and its behaviour does,
+    :func:`_handed_back`): the object switched to a class (:func:`_switch_class`) whose forward keeps its inputs (or
+    output; in a box the walks for arrays do not enter, :class:`_PairState`) and whose ``backward(dY)`` hands them
+    back; returns the header's text, or None for another style (or when already switched).
     UnreadableError when the class cannot be extended."""
     if isinstance(obj, FunctionPair) or not inputs or "_gradcheck_inputs" in getattr(obj, "__dict__", {}) or not (
-            _input_backward(obj, len(inputs))):
+            kind := _input_backward(obj, len(inputs))):
         return None
+    out = kind == "ambiguous" and _handed_back(obj, inputs) == "output"
     cls = type(obj)
     names = [p for p in _params(cls.backward) or {}][1:]  # without self
 
     def forward(self_, *xs, **kw):
-        self_.__dict__["_gradcheck_inputs"].pair = xs  # the arrays forward got, as the caller's layer keeps them
-        return cls.forward(self_, *xs, **kw)
+        y = cls.forward(self_, *xs, **kw)
+        self_.__dict__["_gradcheck_inputs"].pair = (y,) if out else xs  # as the caller's layer keeps them
+        return y
 
     def backward(self_, dY):
         xs = self_.__dict__["_gradcheck_inputs"]()
         if xs is None:
             raise RuntimeError(f"{cls.__name__}.backward({', '.join(names)}) called before forward")
         return cls.backward(self_, *xs, dY)
+    what = "output" if out else "input"
     _switch_class(obj, forward, backward, "_gradcheck_inputs", _PairState(None),
-                  f"{cls.__name__}.backward takes forward's input ({', '.join(names)}), which gradcheck hands back by "
-                  "wrapping the class, but this class cannot be wrapped; keep the input on self in forward and "
+                  f"{cls.__name__}.backward takes forward's {what} ({', '.join(names)}), which gradcheck hands back by "
+                  f"wrapping the class, but this class cannot be wrapped; keep the {what} on self in forward and "
                   "write backward(dY)")
+    if out:
+        return (f"backward({', '.join(names)}) takes forward's output and then dY (its names do not say whether "
+                f"{names[0]} is forward's input or output; with the output, backward agrees with central "
+                f"differences, with the input it does not): forward's output is handed back to backward")
     return (f"backward({', '.join(names)}) takes forward's input{'s' if len(inputs) > 1 else ''} and then dY: "
             f"forward's input{'s are' if len(inputs) > 1 else ' is'} handed back to backward, as a layer calls "
             f"self.activation.backward({', '.join(names)})")

@@ -481,11 +481,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                            roundoff=None, complex_keys=None):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
-    ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets
-    a grown step (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor
-    all below the floor or failing its directional test may be compared at its own scale (:func:`_own_scale`);
-    ``complex_keys`` gets the display names of the tensors differenced by the complex step.
-    """
+    ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets a grown step
+    (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor all below the floor
+    or failing its directional test may be compared at its own scale (:func:`_own_scale`, :func:`_own_scale_blind`);
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step."""
     complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
@@ -525,6 +524,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large)
+            cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
     if cfg.mode == "full":
@@ -712,10 +712,33 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
     why = (f"every |{name}| is below the default atol (at most {top:.3g}), a comparison any gradient of that size "
            "would pass" if vacuous else "its directional test failed")
     floor = (f"{EXTRAPOLATION_ROUNDOFF:g} times the round-off {roundoff:.2g}: Richardson's extrapolation's"
-             if extrapolating else f"the round-off {roundoff:.2g}")
+             if extrapolating and own > own_scale_atol(top, roundoff) else f"the round-off {roundoff:.2g}")
     notes.append(f"{name}: {why}; so {name} was compared at its own scale, with atol={own:.3g} (1e-9 of its "
                  f"largest |entry|, not below {floor})")
     return True
+
+
+def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
+    """``cs`` after an own-scale atol (:func:`_own_scale`), with what that atol cannot tell said (fixg28 H1): at or above
+    every |numerical| entry compared (``top``, the largest |entry| of every source, where the differences are all 0:
+    W ~ 1e-13 moves Y ~ 0.1 by less than its last bit), a gradient twice the right one (or zero) passes, so a passed
+    comparison is NOT CHECKED (``unchecked="atol"``); above :data:`~gradcheck.compare.VACUOUS` of it, a note gives the
+    share of the gradient an error must exceed to be seen."""
+    num = np.abs(np.asarray(numerical, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        ref = float(np.nanmax(num if mask is None else num[np.asarray(mask, dtype=bool)], initial=0.0)) or top
+    if not ref > 0 or atol < VACUOUS * ref:
+        return cs
+    if atol < ref:
+        notes.append(f"WARNING: {name} at its own scale: atol={atol:.3g}, the round-off of the finite differences, is "
+                     f"{100 * atol / ref:.2g}% of the largest numerical |{name}| ({ref:.3g}): a factor of 2 (or a "
+                     f"zero {name}) is told, an error in {name} under that share would pass")
+        return cs
+    notes.append(f"NOT CHECKED {name}: even at its own scale, atol={atol:.3g} (the round-off of the finite "
+                 f"differences) is at least every numerical |{name}| (at most {ref:.3g}): this comparison cannot tell "
+                 f"a factor of 2 at this scale (a doubled, negated or zero {name} would pass). Check the layer on "
+                 "inputs or parameters that give gradients far above the round-off")
+    return {p: dataclasses.replace(c, unchecked="atol") if c.passed else c for p, c in cs.items()}
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,

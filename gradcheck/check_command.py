@@ -368,11 +368,11 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
     ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses, the dtype
     written or stored in a name: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL;
-    review27g H1), or when the copy cannot be written or run. A conversion whose dtype reading cannot tell is said in
-    the "float64-copy" note. When the copy passes, the original's own float32 backward is compared with the copy's
-    on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient that differs beyond float32's
-    round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the second empty when the
-    diagnosis is not the copy's."""
+    review27g H1), or when the copy cannot be written or run (said: :func:`_copy_failed`). A conversion whose dtype
+    reading cannot tell is said in the "float64-copy" note. When the copy passes, the original's own float32 backward
+    is compared with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient
+    that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
+    second empty when the diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
     from .errors import NotCheckedError
@@ -389,7 +389,8 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
         with args.load_edited(texts) as edited:
             other = check(edited)
             own = _own_float32(args, layer, edited, other, cls, low, shape)
-    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+    except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
+        _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
     fields = {"cls": cls, "where": where_words(places), **_precision(low), "unsure": "" if not unsure else (
         f". gradcheck could not tell, by reading, the dtype that {where_words(unsure)} converts to: if it rounds a "
@@ -401,6 +402,17 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     other.findings.insert(0, _find("float64-copy", None, severity="info", own=own[0], **fields))
     other.findings += own[1]
     return other, texts
+
+
+def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
+    """The note on ``diag`` that an edited copy of the checked files (``where``, its file names or places) could not be
+    loaded or checked, with ``exc`` (review28g M1: a package's relative import raised in the float64 copy, which was
+    swallowed, and the original's "wrong dtype of Y" stood with no word of the copy)."""
+    from .diagnose import _find
+
+    names = ", ".join(sorted(where)) if isinstance(where, dict) else str(where)
+    why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+    diag.findings.append(_find("copy-failed", what=what, where=names, why=why, severity="info"))
 
 
 def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
@@ -481,7 +493,8 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
         with args.load_edited(texts) as edited:
             other = check(edited)
             moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
-    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+    except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
+        _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
     name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
 

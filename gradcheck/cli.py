@@ -112,7 +112,7 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
 
-    for v in unavailable_imports(files):
+    for v in unavailable_imports(files, nofollow=graders):  # namespaces: no link read, none quoted (review28g M3)
         if v.module is None:
             print(V.wrap(f"WARNING: {v.file}:{v.line}: cannot tell statically what this imports "
                          f"(`{v.statement}`); the grader provides {PROVIDED_TEXT}: graded, importing "
@@ -378,9 +378,14 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
             d = os.path.realpath(d)  # --isolation namespaces copies no file whose folder is reached through a link
             files = check_files(args, path)
             for k, t in texts.items():  # k may be a package's file, "common/functions.py" (tester25s M5)
+                if files.get(k, "").startswith(d + os.sep):  # a second name of a file already edited
+                    continue
                 os.makedirs(os.path.dirname(os.path.join(d, k)), exist_ok=True)
                 with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
                     fh.write(t)
+                was = files.get(k)  # every name of that one file (layers.py and mypkg/layers.py) gets the edit, so
+                files.update({n: os.path.join(d, k) for n, src in files.items()  # sandbox._packaged still sees one
+                              if was is not None and _same_file(src, was)})  # file (review28g M1)
                 files[k] = os.path.join(d, k)
             with Sandbox(files=files, timeout=args.timeout, **_check_isolation(args)) as sb:
                 if loss:
@@ -390,6 +395,12 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
     return load
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file as :func:`gradcheck.sandbox._packaged` groups them (one
+    absolute path)."""
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _check_isolation(args) -> dict:

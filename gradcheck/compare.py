@@ -83,7 +83,10 @@ def own_scale_atol(top: float, roundoff: float, extrapolating: bool = False) -> 
     largest |entry| (below the floor, which would pass any gradient of that size), ``roundoff`` from
     :func:`default_atol` with ``floor=0``; ``extrapolating``: where its failing central differences may be replaced by
     :func:`extrapolated`'s ``R``, not below :data:`EXTRAPOLATION_ROUNDOFF` times ``roundoff``, the round-off of ``R``
-    and of its convergence test.
+    and of its convergence test, unless that allowance reaches :data:`VACUOUS` of ``top`` (fixg28 H1: W ~ 1e-10,
+    |dX| <= 2.2e-10, round-off 5.9e-11: 36 times it, 2.1e-9, passed a doubled and a zero dX; the allowance is then
+    dropped, the tensor compared at its own round-off, where no extrapolation is needed to pass a correct gradient of
+    that size: truncation error scales with the gradient, round-off does not).
 
     >>> own_scale_atol(0.5, 1e-20)  # halving is exact
     5e-10
@@ -91,8 +94,14 @@ def own_scale_atol(top: float, roundoff: float, extrapolating: bool = False) -> 
     1e-11
     >>> own_scale_atol(1e-3, 1e-13, extrapolating=True)  # Richardson's R - R' carries up to 9 times C(h)'s
     3.6e-12
+    >>> own_scale_atol(2.2e-10, 5.9e-11, extrapolating=True)  # 36 times would pass any gradient: the round-off alone
+    5.9e-11
     """
-    return max(ATOL_FLOOR * float(top), float(roundoff) * (EXTRAPOLATION_ROUNDOFF if extrapolating else 1.0))
+    base = max(ATOL_FLOOR * float(top), float(roundoff))
+    if not extrapolating:
+        return base
+    allowed = max(base, float(roundoff) * EXTRAPOLATION_ROUNDOFF)
+    return allowed if allowed < VACUOUS * float(top) else base
 
 
 def swamped_by(atol: float, arrays: list[np.ndarray], share: float = 1.0) -> tuple[bool, float]:

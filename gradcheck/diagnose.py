@@ -233,6 +233,9 @@ DIAGNOSES: dict[str, Record] = {
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
         "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}{own}"),
+    "copy-failed": Record(
+        "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
+        "original code's"),
     # its own float32 backward against the copy's, same inputs and parameters (redteam28 F5: `if W.itemsize == 4`)
     "float32-own": Record(
         "the float32 code computes another gradient", "{cls}'s own {dtype} code gives {t} {how} its float64 copy's on "
@@ -1616,6 +1619,9 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 
 #: The fix of a transposed input gradient in a layer without weights (an activation's dX: no product to swap).
 _INPUT_SWAP = "return {t} in its input's shape: a .T too many (e.g. dY.T * mask where dY * mask is due)"
+#: The fix of a transposed input gradient of a layer with weights (review28g L3: a transposed dX was told dW's fix).
+_WEIGHTED_INPUT_SWAP = ("return {t} in its input's shape, (N, in) for X of shape (N, in): a .T too many (for a "
+                        "Linear: {t} = dY @ W.T if W is (in, out), dY @ W if W is (out, in))")
 
 
 def is_bias_gradient(tensor: str, shape: Sequence[int] | None, parameter: bool | None = None) -> bool:
@@ -4738,8 +4744,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
-    hint = _INPUT_SWAP.format(t=t) if p is None and key.startswith("@") and not L.params else \
-        None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)  # tester20s: no dW advice
+    hint = (_INPUT_SWAP if not L.params else _WEIGHTED_INPUT_SWAP).format(t=t) if p is None and key.startswith(
+        "@") else None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)  # no dW advice
     if L.outputs and (f := _first_found([_ignored_output], L, t, key, m0, n0)) is not None:
         return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     if (g := _flat_forward(L, key, m0, n0)) is not None:
@@ -5213,7 +5219,7 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
             continue
         which = "@" + key if is_input else key
         num = numer([which]).get(which, np.full(exp, np.nan))
-        hint = (_INPUT_SWAP.format(t=t) if not L.params else None) if key == L.names[0] else \
+        hint = (_INPUT_SWAP if not L.params else _WEIGHTED_INPUT_SWAP).format(t=t) if key == L.names[0] else \
             _layout_hint(key, L.inputs[0], L.G, num)  # tester20s: an activation's dX gets no dW advice
         diag.findings.append(name_signature(t, arr, num, fallback=True, hint=hint))
 

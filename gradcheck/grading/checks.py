@@ -1355,8 +1355,14 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
         shapes = np.shape(inputs[-1]) if dY is None else [np.shape(x) for x in inputs]
         how = reproduce(obj, shapes, loss=dY is None)
         return Verdict([Part("backward twice", points, False, _wrong_message(wrong))], [how] if how else [])
-    if all(a.shape == b.shape and close(a, b, 1e-12, 1e-15) for a, b in zip(first, second)):
-        return Verdict([Part("backward twice", points, True)])
+    if len(first) == len(second) and all(a.shape == b.shape and close(a, b, 1e-12, 1e-15)
+                                         for a, b in zip(first, second)):  # zip alone passed a shorter second
+        return Verdict([Part("backward twice", points, True)])        # answer (review28g L2)
+    if len(first) != len(second):
+        return Verdict([Part("backward twice", points, False,
+                             f"a second backward() after the same forward returned {len(second)} array(s), the "
+                             f"first {len(first)}: backward changes what it keeps between calls. Return the same "
+                             "gradients every call, and work on a copy of any cached array it edits.")])
     diff = twice_difference(first, second)
     return Verdict([Part("backward twice", points, False,
                          f"a second backward() after the same forward returned a different gradient "

@@ -31,6 +31,7 @@ import importlib.util
 import io
 import os
 import re
+import stat
 import sys
 import time
 import tokenize
@@ -101,6 +102,10 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
         Top-level module names; ``"torch"`` also forbids ``torch.nn``.
     root : str, optional
         Folder the reported names are relative to (default: base names).
+    nofollow : bool, optional
+        Read no symbolic link, no file in a folder reached through one and no file that is not regular (the
+        sandbox's copy rule for a file one did not write, ``gradcheck check --isolation namespaces``): nothing of a
+        link's target is read or quoted (review28g M3).
 
     Returns
     -------
@@ -122,9 +127,23 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
-def _parsed(path: str) -> tuple[list[str], ast.AST]:
-    """The lines of a file's first :data:`MAX_BYTES` (UTF-8) and its tree, or the parser's error."""
-    with open(path, "rb") as fh:
+def _parsed(path: str, nofollow: bool = False) -> tuple[list[str], ast.AST]:
+    """The lines of a file's first :data:`MAX_BYTES` (UTF-8) and its tree, or the parser's error. ``nofollow``
+    (``gradcheck check --isolation namespaces``, a file one did not write): the sandbox's copy rule, a symbolic link
+    (the file, or a folder above it) or a file that is not regular is never read (ValueError), the file opened with
+    ``O_NOFOLLOW`` (review28g M3: the parent's import scan quoted a linked file's ``# STAFF_SECRET=...`` line)."""
+    if not nofollow:
+        with open(path, "rb") as fh:
+            src = fh.read(MAX_BYTES).decode("utf-8", errors="replace")
+        return src.splitlines(), ast.parse(src, filename=path)
+    from ..sandbox import _refuse_reason
+
+    if why := _refuse_reason(path):
+        raise ValueError(f"{path} is not read: {why}")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError(f"{path} is not read: not a regular file")
         src = fh.read(MAX_BYTES).decode("utf-8", errors="replace")
     return src.splitlines(), ast.parse(src, filename=path)
 
@@ -295,7 +314,8 @@ def format_violations(violations: list[ImportViolation], forbidden: Iterable[str
     return text + ". No credit is given for this part; derive the gradients by hand with numpy."
 
 
-def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> list[ImportViolation]:
+def unavailable_imports(files: Iterable[str], *, root: str | None = None,
+                        nofollow: bool = False) -> list[ImportViolation]:
     """Imports the grader's sandbox cannot satisfy, found with :mod:`ast` (nothing runs).
 
     A graded submission can import the standard library, :data:`gradcheck.isolation.PROVIDED_PACKAGES`
@@ -319,6 +339,10 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         does not parse).
     root : str, optional
         Folder the reported names are relative to (default: base names).
+    nofollow : bool, optional
+        Read no symbolic link, no file in a folder reached through one and no file that is not regular (the
+        sandbox's copy rule for a file one did not write, ``gradcheck check --isolation namespaces``): nothing of a
+        link's target is read or quoted (review28g M3).
 
     Returns
     -------
@@ -350,7 +374,7 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         base = os.path.dirname(path) if top == "" else owners(path)[top]
         return [os.path.abspath(f) for n in loaded_names(node, mod) for _, f in module_files(n, base)]
 
-    for path, parsed in walk_imports(paths, follow, _small_parsed, guarded=False):
+    for path, parsed in walk_imports(paths, follow, functools.partial(_small_parsed, nofollow=nofollow), guarded=False):
         if parsed is None:
             continue  # the import itself reports it, graded or checked
         lines, tree, imports = parsed
@@ -365,11 +389,13 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
-def _small_parsed(path: str) -> tuple[list[str], ast.AST]:
-    """:func:`_parsed` of a ``.py`` file of at most :data:`MAX_BYTES`; ValueError for another (not read)."""
-    if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+def _small_parsed(path: str, nofollow: bool = False) -> tuple[list[str], ast.AST]:
+    """:func:`_parsed` of a ``.py`` file of at most :data:`MAX_BYTES`; ValueError for another (not read); ``nofollow``:
+    neither a link nor a file beyond one is read (lstat, ``O_NOFOLLOW``: :func:`_parsed`)."""
+    st = os.lstat(path) if nofollow else (os.stat(path) if os.path.isfile(path) else None)
+    if not path.endswith(".py") or st is None or not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
         raise ValueError(f"{path} is not read")
-    return _parsed(path)
+    return _parsed(path, nofollow)
 
 
 #: Autodiff engines whose structure :func:`vendored_engines` looks for: package -> how a report names it.
