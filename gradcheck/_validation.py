@@ -727,9 +727,10 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     return out
 
 
-def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "") -> str:
+def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "", target: str = "y_true") -> str:
     """The sentence after a loss's forward raised: what it was given, ``y_true``'s kind (integer labels and their
-    range, one-hot rows, real values), shape and dtype and ``y_pred``'s (``pred``: its own name), then ``hint``, in
+    range, one-hot rows, real values), shape and dtype and ``y_pred``'s (``pred``, ``target``: the loss's own names of
+    them, CS231n's ``softmax_loss(x, y)``: x and y), then ``hint``, in
     place of "Expected forward to return the loss as a float", which named the return value where forward never
     returned (newuser27)."""
     yt, yp = np.asarray(y_true), np.asarray(y_pred)
@@ -739,7 +740,7 @@ def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "") -
         kind = f"one-hot rows of {yt.shape[-1]} classes"
     else:
         kind = "real values" if yt.dtype.kind == "f" else f"{yt.dtype} values"
-    return (f"It was given y_true: {kind}, of shape {fmt_shape(yt.shape)} ({yt.dtype}), and {pred} of shape "
+    return (f"It was given {target}: {kind}, of shape {fmt_shape(yt.shape)} ({yt.dtype}), and {pred} of shape "
             f"{fmt_shape(yp.shape)} ({yp.dtype}); the error is in forward, or forward expects other targets{hint}.")
 
 

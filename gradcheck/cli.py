@@ -317,8 +317,9 @@ def _cmd_check(args) -> int:
                           or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
             elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
-                failed.args = (f"{text} {t} was real-valued (--targets real, the default): for class "
-                               "indices add --targets labels (one-hot targets: --targets onehot).",)
+                failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
+                               "default): for class indices add --targets labels (one-hot targets: --targets "
+                               "onehot).",)  # the specific hint in place of the general one (loss_given's)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -448,6 +449,11 @@ def _model_targets(args, shape):
         batch = (shape[0] if isinstance(shape[0], int) else shape[0][0],)
     t, _, what = loss_data(spec, "real", (*batch, k), args.seed)
     return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
+
+
+#: The general targets clause :func:`gradcheck._validation.loss_given` ends with; the CLI's specific hint replaces it.
+_TARGETS_CLAUSE = "; the error is in forward, or forward expects other targets (gradcheck check --targets labels, " \
+    "onehot or real)."
 
 
 def _names_target(loss, text: str) -> str:

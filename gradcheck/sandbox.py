@@ -1783,9 +1783,14 @@ class _Remote:
         call = self._call_text(xs, training)
         cx = _complex_step([xs]) and not self._loss
         shared = Shared(xs)  # what forward leaves in its inputs is read here, after the reply
-        meta = self._call("forward", call, {"params": self.params, "training": training}, loss_given(
-            xs[0], xs[-1], hint="" if self._sandbox.hostile else " (gradcheck check --targets labels, onehot or real)")
-                          if self._loss and len(xs) == 2 else "Expected forward to return the output array.",
+        expected = "Expected forward to return the output array."
+        if self._loss and len(xs) == 2:
+            from .check import loss_arg_names
+
+            pred, target = loss_arg_names(self)  # its own names (CS231n's softmax_loss(x, y): x, y)
+            expected = loss_given(xs[0], xs[-1], pred, target=target, hint="" if self._sandbox.hostile else
+                                  " (gradcheck check --targets labels, onehot or real)")
+        meta = self._call("forward", call, {"params": self.params, "training": training}, expected,
                           shared=shared, complex_step=cx)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
             self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
