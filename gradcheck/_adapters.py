@@ -3622,11 +3622,13 @@ def _ones_apart(a, b) -> bool:
 
 def _loose_name(key, name):
     """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
-    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
-    only array of its shape backward writes (:func:`_by_structure`)."""
+    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``), or ``d`` before the first letter of a
+    word (``dw`` for ``weight``, ``db`` for ``bias``: Georgia Tech CS7643's layers, tester28s M6): the gradient of
+    ``key`` when it is the only array of its shape backward writes (:func:`_by_structure`)."""
     k = key.lower()
+    initial = {f"d{k[0]}", f"d_{k[0]}"} if len(k) > 1 and k.isalpha() else set()
     return name.lower() in {f"{p}{k}" for p in ("d", "d_", "g", "grad", "grad_", "dl_d", "dld")} | \
-        {f"{k}_g", f"{k}_d", f"{k}_grad"}
+        {f"{k}_g", f"{k}_d", f"{k}_grad"} | initial
 
 
 def _by_structure(obj, children, missing, written, taken):
@@ -4105,9 +4107,10 @@ def _listed(items, cap: int = 8) -> str:
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
-#: (*Neural Networks from Scratch*: ``self.output``, ``self.dinputs``).
+#: (*Neural Networks from Scratch*: ``self.output``, ``self.dinputs``; Georgia Tech CS7643's ``backward(dout)``,
+#: ":return: nothing but dx, dw, and db of self should be updated": ``self.dx``, tester28s H1).
 STORED_OUTPUTS = ("output", "outputs")
-STORED_DINPUTS = ("dinputs", "dinput")
+STORED_DINPUTS = ("dinputs", "dinput", "dx", "dX")
 
 
 def _stores(fn, names):
@@ -4183,7 +4186,7 @@ def stored_results(obj, inputs=None, training=True):
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
-    if out is None and not rated:
+    if out is None and din is None and not rated:
         return ""
 
     @functools.wraps(fwd)
@@ -4237,7 +4240,8 @@ def _stored_text(out, din):
     """The header's words for a forward that stores Y in ``self.<out>`` (and returns nothing) and a backward that
     stores dX in ``self.<din>`` (and returns nothing; None: it returns dX), or ""."""
     if not out:
-        return ""
+        return (f"; backward returns nothing and stores dX in self.{din} (as CS7643's layers do): dX is read there"
+                if din else "")
     if din:
         return (f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
                 f"self.{din} (Neural Networks from Scratch): Y and dX are read there")

@@ -7,6 +7,86 @@ first forward into ``self.params = {p: None ...}``, a float16 cast in float32 co
 
 from test_cli import both, run_here, student
 
+CS7643_RELU = """
+import numpy as np
+
+class ReLU:
+    def __init__(self):
+        self.cache = None
+        self.dx = None
+
+    def forward(self, x):
+        out = np.copy(x)
+        out[out < 0] = 0
+        self.cache = x
+        return out
+
+    def backward(self, dout):
+        '''
+        :return: nothing but dx of self should be updated
+        '''
+        x = self.cache
+        self.dx = (x > 0) * dout{bug}
+"""
+
+CS7643_LINEAR = """
+import numpy as np
+
+class Linear:
+    def __init__(self, in_dim, out_dim):
+        rng = np.random.default_rng(1024)
+        self.weight = 1e-1 * rng.standard_normal((in_dim, out_dim))
+        self.bias = rng.standard_normal(out_dim)
+        self.dx = self.dw = self.db = None
+
+    def forward(self, x):
+        self.cache = x
+        return x.reshape(x.shape[0], -1) @ self.weight + self.bias
+
+    def backward(self, dout):
+        '''
+        :return: nothing but dx, dw, and db of self should be updated
+        '''
+        x = self.cache
+        self.dw = x.reshape(x.shape[0], -1).T @ dout
+        self.db = np.sum(dout, axis=0){bug}
+        self.dx = (dout @ self.weight.T).reshape(x.shape)
+"""
+
+
+def test_cs7643_relu_that_stores_self_dx_is_read_there(tmp_path):
+    """Was exit 1: "ReLU.backward(dY) ... returned None for dX ... Did you forget the return statement?"."""
+    f = student(tmp_path, CS7643_RELU.replace("{bug}", ""))
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "4,5")
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "backward returns nothing and stores dX in self.dx" in text, text
+    assert "PASS: ReLU: every gradient (dX) matches" in text, text
+    bad = student(tmp_path, CS7643_RELU.replace("{bug}", " * 2"), "bad.py")
+    p = run_here("check", f"{bad}::ReLU", "--input-shape", "4,5")
+    assert p.returncode == 1 and "FAIL: ReLU: gradient mismatch in dX." in both(p), both(p)
+
+
+def test_a_backward_that_sets_no_gradient_anywhere_still_forgot_its_return(tmp_path):
+    f = student(tmp_path, CS7643_RELU.replace("{bug}", "").replace("self.dx = (x > 0) * dout", "dx = (x > 0) * dout"))
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "4,5")
+    assert p.returncode == 1 and "Did you forget the return statement?" in both(p), both(p)
+
+
+def test_cs7643_linear_pairs_dw_with_weight_and_db_with_bias(tmp_path):
+    """Was "NOT CHECKED as a whole: backward writes dw, shaped like weight (5, 3) ... name it dweight"."""
+    f = student(tmp_path, CS7643_LINEAR.replace("{bug}", ""))
+    p = run_here("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_dim": 5, "out_dim": 3}')
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "attribute style (weight/dw, bias/db)" in text, text
+    assert "PASS: Linear: every gradient (dX, dweight, dbias) matches" in text, text
+    assert "NOT CHECKED" not in text and "name it" not in text, text
+    bad = student(tmp_path, CS7643_LINEAR.replace("{bug}", " / x.shape[0]"), "bad.py")
+    p = run_here("check", f"{bad}::Linear", "--input-shape", "4,5", "--init", '{"in_dim": 5, "out_dim": 3}')
+    assert p.returncode == 1 and "FAIL: Linear: gradient mismatch in dbias." in both(p), both(p)
+
+
 FLOAT32_DENSE = """
 import numpy as np
 
