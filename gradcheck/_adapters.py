@@ -3770,8 +3770,9 @@ def _fill_slots(obj, inputs, kw, slots, rebound=False):
     then empties what it stored (:func:`_flush`). ``rebound``: only slots bound to a new dict count (empty ones,
     :func:`_empty_slots`; a dict filled in place is the general rule's), and only beside a flag the forward set (an
     attribute that was None: ``n_in``), the mark of a build rather than a cache bound anew by every call. Returns the parameters it created
-    (``parameters['W']``), or None (nothing filled: every change undone) for the general rule."""
-    kept, was = {}, dict(_fields(obj))
+    (``parameters['W']``), or None (nothing filled: every change undone) for the general rule. A slot filled in place
+    (tinynn's ``self.params[name] = initializer(shape)``) keeps what forward put in it."""
+    kept, was, inplace = {}, dict(_fields(obj)), {}
     switches = {n.removeprefix("self.").split("[")[0].split(".")[0]
                 for n in (_set_switches(getattr(kw, "keyword", None)) or "").split(", ") if n.startswith("self.")}
     with _all_undone([obj]) as rewind:
@@ -3784,9 +3785,12 @@ def _fill_slots(obj, inputs, kw, slots, rebound=False):
             filled = []  # no flag set (n_in None, then the input's width): a dict bound anew by every forward
         if filled:  # what forward bound anew (not the mode switch the probe set: put back as it was)
             kept = {k: v for k, v in _fields(obj).items() if k not in switches and was.get(k, kept) is not v}
+            inplace = {k: dict(now[k]) for k in slots if now[k] is was[k]}  # tinynn: params[p] = init(shape)
     if not filled:
         return None
     _fields(obj).update(kept)  # the objects the forward bound (the new dicts, is_initialized = True)
+    for k, items in inplace.items():  # a dict of Nones filled in place (tinynn's self.params = {p: None for p in
+        getattr(obj, k).update(items)  # ...}): the undo emptied it again, its arrays put back (tester28s M2)
     _flush(obj)
     return filled
 

@@ -87,6 +87,49 @@ def test_cs7643_linear_pairs_dw_with_weight_and_db_with_bias(tmp_path):
     assert p.returncode == 1 and "FAIL: Linear: gradient mismatch in dbias." in both(p), both(p)
 
 
+TINYNN_DENSE = """
+import numpy as np
+
+class Dense:
+    def __init__(self, num_out):
+        self.params = {p: None for p in ("w", "b")}
+        self.grads = {}
+        self.shapes = {"w": [None, num_out], "b": [num_out]}
+        self.is_init = False
+        self.ctx = {}
+
+    def _init_params(self):
+        rng = np.random.default_rng(0)
+        self.params["w"] = rng.uniform(-0.5, 0.5, self.shapes["w"])
+        self.params["b"] = rng.uniform(-0.5, 0.5, self.shapes["b"])
+        self.is_init = True
+
+    def forward(self, inputs):
+        if not self.is_init:
+            self.shapes["w"][0] = inputs.shape[1]
+            self._init_params()
+        self.ctx = {"X": inputs}
+        return inputs @ self.params["w"] + self.params["b"]
+
+    def backward(self, grad):
+        self.grads["w"] = self.ctx["X"].T @ grad
+        self.grads["b"] = np.sum(grad, axis=0){bug}
+        return grad @ self.params["w"].T
+"""
+
+
+def test_tinynn_weights_built_by_the_first_forward_into_a_params_dict_of_nones(tmp_path):
+    """Was exit 3: "Dense.params['w'] must be a numpy float array ...; got none."."""
+    f = student(tmp_path, TINYNN_DENSE.replace("{bug}", ""))
+    p = run_here("check", f"{f}::Dense", "--input-shape", "4,5", "--init", '{"num_out": 3}')
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "PASS: Dense: every gradient (dX, dw, db) matches" in text, text
+    bad = student(tmp_path, TINYNN_DENSE.replace("{bug}", " / 4"), "bad.py")
+    p = run_here("check", f"{bad}::Dense", "--input-shape", "4,5", "--init", '{"num_out": 3}')
+    assert p.returncode == 1 and "FAIL: Dense: gradient mismatch in db." in both(p), both(p)
+
+
 FLOAT32_DENSE = """
 import numpy as np
 
