@@ -1172,17 +1172,27 @@ def _nested_numbers(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def init_arrays(init):
+#: ``--init`` keys whose flat list of integers is a size, not a weight, though :data:`WEIGHT_KEY` matches them
+#: (tinynn's ``Conv2D(kernel=[3, 3, 3, 4])``, PyTorch's ``kernel_size``; tester28s M4: a float64 array there was a
+#: TypeError in the student's ``np.random.uniform(size=kernel)``).
+SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
+
+
+def init_arrays(init, keep=()):
     """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
     list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
-    stay lists. InitError for a nested list whose rows differ in length (no array), with an example."""
+    stay lists of Python ints, as do a flat list of integers named like a size (:data:`SIZE_KEY`:
+    ``kernel=[3, 3, 3, 4]``) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
+    :func:`_tuple_params`). InitError for a nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
+        if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) or k in keep):
+            continue
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
         try:
@@ -1226,8 +1236,9 @@ def build(kind, target, init, seed, n_inputs=None):
         return pair(*target, init)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
         return loss_function(target, init_arrays(init)[0])
-    kwargs = init_arrays(init)[0]
-    kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in _tuple_params(target)})
+    tuples = _tuple_params(target)
+    kwargs = init_arrays(init, tuples)[0]
+    kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)

@@ -5,6 +5,7 @@ Each test writes the published code's pattern as a small student-style file: Geo
 first forward into ``self.params = {p: None ...}``, a float16 cast in float32 code's backward.
 """
 
+import numpy as np
 from test_cli import both, run_here, student
 
 CS7643_RELU = """
@@ -163,3 +164,29 @@ def test_a_float16_cast_in_float32_code_keeps_its_fail_on_the_float64_copy(tmp_p
     ok = student(tmp_path, FLOAT32_DENSE.replace("{cast}", ".astype(np.float32)"), "ok.py")
     p = run_here("check", f"{ok}::Dense", *args)
     assert p.returncode == 0 and "PASS: Dense (its float32 code checked on a float64 copy" in both(p), both(p)
+
+
+def test_an_init_list_of_integers_named_like_a_kernel_size_stays_python_ints():
+    """Was a float64 array: tinynn's Conv2D(kernel=[3, 3, 3, 4]) raised TypeError 'numpy.float64' object cannot be
+    interpreted as an integer. Weights stay arrays: "b": [0, 0, 0], a matrix, a list holding a float."""
+    from gradcheck._adapters import build, init_arrays
+
+    got = init_arrays({"kernel": [3, 3, 3, 4], "kernel_size": [3, 3], "b": [0, 0, 0], "sizes": [4, 3],
+                       "kernel_w": [[1, 0], [0, 1]], "w": [0.5, 1]})[0]
+    assert got["kernel"] == [3, 3, 3, 4] and all(type(k) is int for k in got["kernel"])
+    assert got["kernel_size"] == [3, 3] and got["sizes"] == [4, 3]
+    for k in ("b", "kernel_w", "w"):
+        assert isinstance(got[k], np.ndarray) and got[k].dtype == np.float64, k
+
+    class Pool:
+        def __init__(self, w: tuple, stride=(1, 1)):
+            self.w, self.stride = w, stride
+
+        def forward(self, X):
+            return X
+
+        def backward(self, dY):
+            return dY
+
+    made = build("class", Pool, {"w": [2, 2], "stride": [2, 2]}, 0)
+    assert made.w == (2, 2) and made.stride == (2, 2) and all(type(k) is int for k in made.w + made.stride)
