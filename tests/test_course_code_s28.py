@@ -190,3 +190,62 @@ def test_an_init_list_of_integers_named_like_a_kernel_size_stays_python_ints():
 
     made = build("class", Pool, {"w": [2, 2], "stride": [2, 2]}, 0)
     assert made.w == (2, 2) and made.stride == (2, 2) and all(type(k) is int for k in made.w + made.stride)
+
+
+TINYNN_CONV = """
+import numpy as np
+
+class Conv2D:
+    def __init__(self, kernel, padding="SAME"):
+        self.kernel_shape = kernel
+        self.padding_mode = padding
+        rng = np.random.default_rng(0)
+        self.params = {"w": rng.uniform(-0.5, 0.5, size=kernel), "b": rng.uniform(-0.5, 0.5, size=kernel[-1])}
+        self.grads = {}
+
+    def forward(self, X):
+        k_h, k_w, _, out_c = self.kernel_shape
+        if self.padding_mode == "SAME":
+            ph, pw = (k_h - 1) // 2, (k_w - 1) // 2
+            pad = ((0, 0), (ph, k_h - 1 - ph), (pw, k_w - 1 - pw), (0, 0))
+        else:
+            pad = ((0, 0),) * 4
+        Xp = np.pad(X, pad)
+        self.ctx = (Xp, pad)
+        N, H, W, _ = Xp.shape
+        Y = np.empty((N, H - k_h + 1, W - k_w + 1, out_c))
+        for i in range(Y.shape[1]):
+            for j in range(Y.shape[2]):
+                Y[:, i, j, :] = np.tensordot(Xp[:, i:i + k_h, j:j + k_w, :], self.params["w"], axes=3)
+        return Y + self.params["b"]
+
+    def backward(self, dY):
+        Xp, pad = self.ctx
+        k_h, k_w = self.kernel_shape[:2]
+        dXp, dw = np.zeros_like(Xp), np.zeros_like(self.params["w"])
+        for i in range(dY.shape[1]):
+            for j in range(dY.shape[2]):
+                dw += np.tensordot(Xp[:, i:i + k_h, j:j + k_w, :], dY[:, i, j, :], axes=([0], [0]))
+                dXp[:, i:i + k_h, j:j + k_w, :] += np.tensordot(dY[:, i, j, :], self.params["w"], axes=([1], [3])){bug}
+        self.grads = {"w": dw, "b": dY.sum(axis=(0, 1, 2))}
+        H, W = Xp.shape[1:3]
+        return dXp[:, pad[1][0]:H - pad[1][1], pad[2][0]:W - pad[2][1], :]
+"""
+
+
+def test_a_padding_setting_given_in_init_is_checked_as_given_never_called_a_mode(tmp_path):
+    """Was NOT CHECKED (exit 3): "forward reads self.padding_mode = 'SAME' ... check each value with --init", though
+    the user did; with 'VALID' the header said "mode: eval (self.padding_mode = 'VALID')"."""
+    f = student(tmp_path, TINYNN_CONV.replace("{bug}", ""))
+    for padding in ("SAME", "VALID"):
+        p = run_here("check", f"{f}::Conv2D", "--input-shape", "2,4,4,3", "--init",
+                     f'{{"kernel": [2, 2, 3, 2], "padding": "{padding}"}}')
+        text = both(p)
+        assert p.returncode == 0, text
+        assert "PASS: Conv2D: every gradient (dX, dw, db) matches" in text, text
+        assert "mode: forward has no training switch: one mode" in text, text
+        assert "mode: eval" not in text and "NOT CHECKED" not in text, text
+        assert "forward branches on self.padding_mode, the layer's configuration as built" in text, text
+    bad = student(tmp_path, TINYNN_CONV.replace("{bug}", " * 0.5"), "bad.py")
+    p = run_here("check", f"{bad}::Conv2D", "--input-shape", "2,4,4,3", "--init", '{"kernel": [2, 2, 3, 2]}')
+    assert p.returncode == 1 and "FAIL: Conv2D: gradient mismatch in dX." in both(p), both(p)
