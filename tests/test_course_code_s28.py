@@ -249,3 +249,47 @@ def test_a_padding_setting_given_in_init_is_checked_as_given_never_called_a_mode
     bad = student(tmp_path, TINYNN_CONV.replace("{bug}", " * 0.5"), "bad.py")
     p = run_here("check", f"{bad}::Conv2D", "--input-shape", "2,4,4,3", "--init", '{"kernel": [2, 2, 3, 2]}')
     assert p.returncode == 1 and "FAIL: Conv2D: gradient mismatch in dX." in both(p), both(p)
+
+
+RASCHKA_MLP = """
+import numpy as np
+
+def sigmoid(z):
+    return 1. / (1. + np.exp(-z))
+
+class NeuralNetMLP:
+    def __init__(self, num_features, num_hidden, num_classes, random_seed=123):
+        rng = np.random.RandomState(random_seed)
+        self.num_classes = num_classes
+        self.weight_h = rng.normal(0.0, 0.1, size=(num_hidden, num_features))
+        self.bias_h = np.zeros(num_hidden)
+        self.weight_out = rng.normal(0.0, 0.1, size=(num_classes, num_hidden))
+        self.bias_out = np.zeros(num_classes)
+
+    def forward(self, x):
+        a_h = sigmoid(x @ self.weight_h.T + self.bias_h)
+        a_out = sigmoid(a_h @ self.weight_out.T + self.bias_out)
+        return a_h, a_out
+
+    def backward(self, x, a_h, a_out, y):
+        y_onehot = np.eye(self.num_classes)[y]
+        delta_out = 2. * (a_out - y_onehot) / y.shape[0] * a_out * (1. - a_out)
+        d_loss__dw_out = delta_out.T @ a_h
+        d_loss__db_out = np.sum(delta_out, axis=0)
+        d_loss__a_h = delta_out @ self.weight_out
+        d_z_h = d_loss__a_h * a_h * (1. - a_h)
+        return d_loss__dw_out, d_loss__db_out, d_z_h.T @ x, np.sum(d_z_h, axis=0)
+"""
+
+
+def test_a_training_loop_model_that_fits_no_protocol_is_a_usage_error_not_a_fail(tmp_path):
+    """Was "wrong result (exit 1): ... gave Y as a tuple", the FAIL code, for correct code of another protocol."""
+    f = student(tmp_path, RASCHKA_MLP)
+    p = run_here("check", f"{f}::NeuralNetMLP", "--input-shape", "4,6", "--init",
+                 '{"num_features": 6, "num_hidden": 5, "num_classes": 3}')
+    text = both(p)
+    assert p.returncode == 2, text
+    assert "usage error (exit 2): NeuralNetMLP.forward(x) with x of shape (4, 6) gave Y as a tuple, and " \
+           "NeuralNetMLP.backward(x, a_h, a_out, y) takes 4 arguments, not the upstream gradient dY" in text, text
+    assert "nothing was found wrong" in text and "--targets" in text and "few-line class" in text, text
+    assert "wrong result" not in text, text
