@@ -1172,17 +1172,27 @@ def _nested_numbers(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def init_arrays(init):
+#: ``--init`` keys whose flat list of integers is a size, not a weight, though :data:`WEIGHT_KEY` matches them
+#: (tinynn's ``Conv2D(kernel=[3, 3, 3, 4])``, PyTorch's ``kernel_size``; tester28s M4: a float64 array there was a
+#: TypeError in the student's ``np.random.uniform(size=kernel)``).
+SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
+
+
+def init_arrays(init, keep=()):
     """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
     list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
-    stay lists. InitError for a nested list whose rows differ in length (no array), with an example."""
+    stay lists of Python ints, as do a flat list of integers named like a size (:data:`SIZE_KEY`:
+    ``kernel=[3, 3, 3, 4]``) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
+    :func:`_tuple_params`). InitError for a nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
+        if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) or k in keep):
+            continue
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
         try:
@@ -1226,8 +1236,9 @@ def build(kind, target, init, seed, n_inputs=None):
         return pair(*target, init)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
         return loss_function(target, init_arrays(init)[0])
-    kwargs = init_arrays(init)[0]
-    kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in _tuple_params(target)})
+    tuples = _tuple_params(target)
+    kwargs = init_arrays(init, tuples)[0]
+    kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)
@@ -3666,11 +3677,13 @@ def _ones_apart(a, b) -> bool:
 
 def _loose_name(key, name):
     """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
-    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
-    only array of its shape backward writes (:func:`_by_structure`)."""
+    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``), or ``d`` before the first letter of a
+    word (``dw`` for ``weight``, ``db`` for ``bias``: Georgia Tech CS7643's layers, tester28s M6): the gradient of
+    ``key`` when it is the only array of its shape backward writes (:func:`_by_structure`)."""
     k = key.lower()
+    initial = {f"d{k[0]}", f"d_{k[0]}"} if len(k) > 1 and k.isalpha() else set()
     return name.lower() in {f"{p}{k}" for p in ("d", "d_", "g", "grad", "grad_", "dl_d", "dld")} | \
-        {f"{k}_g", f"{k}_d", f"{k}_grad"}
+        {f"{k}_g", f"{k}_d", f"{k}_grad"} | initial
 
 
 def _by_structure(obj, children, missing, written, taken):
@@ -3812,8 +3825,9 @@ def _fill_slots(obj, inputs, kw, slots, rebound=False):
     then empties what it stored (:func:`_flush`). ``rebound``: only slots bound to a new dict count (empty ones,
     :func:`_empty_slots`; a dict filled in place is the general rule's), and only beside a flag the forward set (an
     attribute that was None: ``n_in``), the mark of a build rather than a cache bound anew by every call. Returns the parameters it created
-    (``parameters['W']``), or None (nothing filled: every change undone) for the general rule."""
-    kept, was = {}, dict(_fields(obj))
+    (``parameters['W']``), or None (nothing filled: every change undone) for the general rule. A slot filled in place
+    (tinynn's ``self.params[name] = initializer(shape)``) keeps what forward put in it."""
+    kept, was, inplace = {}, dict(_fields(obj)), {}
     switches = {n.removeprefix("self.").split("[")[0].split(".")[0]
                 for n in (_set_switches(getattr(kw, "keyword", None)) or "").split(", ") if n.startswith("self.")}
     with _all_undone([obj]) as rewind:
@@ -3826,9 +3840,12 @@ def _fill_slots(obj, inputs, kw, slots, rebound=False):
             filled = []  # no flag set (n_in None, then the input's width): a dict bound anew by every forward
         if filled:  # what forward bound anew (not the mode switch the probe set: put back as it was)
             kept = {k: v for k, v in _fields(obj).items() if k not in switches and was.get(k, kept) is not v}
+            inplace = {k: dict(now[k]) for k in slots if now[k] is was[k]}  # tinynn: params[p] = init(shape)
     if not filled:
         return None
     _fields(obj).update(kept)  # the objects the forward bound (the new dicts, is_initialized = True)
+    for k, items in inplace.items():  # a dict of Nones filled in place (tinynn's self.params = {p: None for p in
+        getattr(obj, k).update(items)  # ...}): the undo emptied it again, its arrays put back (tester28s M2)
     _flush(obj)
     return filled
 
@@ -4149,9 +4166,10 @@ def _listed(items, cap: int = 8) -> str:
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
-#: (*Neural Networks from Scratch*: ``self.output``, ``self.dinputs``).
+#: (*Neural Networks from Scratch*: ``self.output``, ``self.dinputs``; Georgia Tech CS7643's ``backward(dout)``,
+#: ":return: nothing but dx, dw, and db of self should be updated": ``self.dx``, tester28s H1).
 STORED_OUTPUTS = ("output", "outputs")
-STORED_DINPUTS = ("dinputs", "dinput")
+STORED_DINPUTS = ("dinputs", "dinput", "dx", "dX")
 
 
 def _stores(fn, names):
@@ -4227,7 +4245,7 @@ def stored_results(obj, inputs=None, training=True):
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
-    if out is None and not rated:
+    if out is None and din is None and not rated:
         return ""
 
     @functools.wraps(fwd)
@@ -4281,7 +4299,8 @@ def _stored_text(out, din):
     """The header's words for a forward that stores Y in ``self.<out>`` (and returns nothing) and a backward that
     stores dX in ``self.<din>`` (and returns nothing; None: it returns dX), or ""."""
     if not out:
-        return ""
+        return (f"; backward returns nothing and stores dX in self.{din} (as CS7643's layers do): dX is read there"
+                if din else "")
     if din:
         return (f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
                 f"self.{din} (Neural Networks from Scratch): Y and dX are read there")

@@ -2,7 +2,7 @@
 (``hs = np.empty((N, T, H), dtype='f')``, ``W = (...).astype('f')``), so their forward returns float32 for a float64
 input, and central differences of a float32 forward are noise far above a 1e-6 tolerance (float32 keeps about 7
 digits; a difference quotient at h = 6e-6 keeps about 2). ``torch.autograd.gradcheck`` asks for double precision for
-the same reason. :func:`float64_texts` writes a copy of the student's files with each float32 (float16) dtype they
+the same reason. :func:`float64_texts` writes a copy of the student's files with each float32 dtype they
 *declare* written float64: a ``dtype=`` argument, an ``astype`` in ``__init__`` or in a function outside the checked
 class, ``np.float32`` named as a dtype. The copy is checked as the original would be (the student's files and objects
 are untouched); ``gradcheck check`` says the layer computes in float32, that it was checked in float64 and why, and
@@ -26,18 +26,23 @@ import numpy as np
 from ._import_scan import imported_files
 from ._switch_reach import file_classes
 
-#: The spellings of a float32 or float16 dtype: as a string and as an attribute (``np.float32``), each with its float64
-#: spelling in the copy (a string keeps its kind: ``'f'`` -> ``'d'``, ``'f4'`` -> ``'f8'``).
-LOW_STRINGS = {"f": "d", "f4": "f8", "<f4": "<f8", "=f4": "=f8", "float32": "float64", "single": "double",
-               "e": "d", "f2": "f8", "<f2": "<f8", "float16": "float64", "half": "double"}
-LOW_ATTRS = {"float32": "float64", "single": "double", "float16": "float64", "half": "double"}
+#: The spellings of a float32 dtype: as a string and as an attribute (``np.float32``), each with its float64 spelling
+#: in the copy (a string keeps its kind: ``'f'`` -> ``'d'``, ``'f4'`` -> ``'f8'``). Not float16: a cast to float16 in
+#: float32 code is a rounding the student wrote, narrower than the file's working dtype, and the copy keeps it
+#: (tester28s H: ``self.grads["w"] = (X.T @ grad).astype(np.float16)`` was written float64 and PASSed).
+LOW_STRINGS = {"f": "d", "f4": "f8", "<f4": "<f8", "=f4": "=f8", "float32": "float64", "single": "double"}
+LOW_ATTRS = {"float32": "float64", "single": "double"}
+#: float16's spellings: a conversion to it is a cast (:func:`_casts`, :func:`cast_lines`), never rewritten.
+HALF_STRINGS = ("e", "f2", "<f2", "=f2", "float16", "half")
+HALF_ATTRS = ("float16", "half")
 #: numpy's array makers whose dtype may come as a positional argument (``np.zeros((N, H), 'f')``).
 MAKERS = ("zeros", "ones", "empty", "full", "array", "asarray", "zeros_like", "ones_like", "empty_like",
           "full_like", "arange", "frombuffer", "fromiter", "eye", "identity")
 
-def _low_string(node: ast.AST) -> bool:
-    """Whether ``node`` is a string naming a float32/float16 dtype (``'f'``, ``"float32"``)."""
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in LOW_STRINGS
+def _low_string(node: ast.AST, half: bool = False) -> bool:
+    """Whether ``node`` is a string naming a float32 dtype (``'f'``, ``"float32"``), or with ``half`` a float16 one."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+        node.value in LOW_STRINGS or half and node.value in HALF_STRINGS)
 
 
 #: The names under which numpy's dtypes are read in the files the copy reads besides those bound by ``import numpy``:
@@ -51,18 +56,19 @@ def _numpy_names(tree: ast.AST) -> set[str]:
             if a.name == "numpy"} | set(NUMPY_NAMES)
 
 
-def _low_attr(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> bool:
-    """Whether ``node`` is numpy's float32/float16 dtype: ``np.float32``, ``numpy.half`` (an attribute of a name
-    ``numpy`` holds, of ``tree``'s :func:`_numpy_names`); never a student's ``self.half`` or ``cfg.float32``
-    (review27g M1: a class attribute ``half = 3`` was renamed ``self.double``, an AttributeError the student never
-    wrote)."""
-    return (isinstance(node, ast.Attribute) and node.attr in LOW_ATTRS and isinstance(node.value, ast.Name)
-            and node.value.id in numpy)
+def _low_attr(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES), half: bool = False) -> bool:
+    """Whether ``node`` is numpy's float32 dtype (``np.float32``; with ``half`` float16 too: ``numpy.half``), an
+    attribute of a name ``numpy`` holds, of ``tree``'s :func:`_numpy_names`; never a student's ``self.half`` or
+    ``cfg.float32`` (review27g M1: a class attribute ``half = 3`` was renamed ``self.double``, an AttributeError the
+    student never wrote)."""
+    return (isinstance(node, ast.Attribute) and (node.attr in LOW_ATTRS or half and node.attr in HALF_ATTRS)
+            and isinstance(node.value, ast.Name) and node.value.id in numpy)
 
 
-def _low(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES)) -> bool:
-    """Whether ``node`` names a float32/float16 dtype (:func:`_low_string`, :func:`_low_attr`)."""
-    return _low_string(node) or _low_attr(node, numpy)
+def _low(node: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES), half: bool = False) -> bool:
+    """Whether ``node`` names a float32 dtype, or with ``half`` a float16 one (:func:`_low_string`,
+    :func:`_low_attr`)."""
+    return _low_string(node, half) or _low_attr(node, numpy, half)
 
 
 #: numpy's functions that convert the array they are given (their first argument) to the dtype asked:
@@ -87,22 +93,22 @@ def _dtype_names(tree: ast.AST | None, c: ast.ClassDef | None,
     the module ``tree`` reads them: a module constant (``DT = np.float32``), a class attribute (``dt = 'f'``, read as
     ``self.dt``), an attribute its methods set (``self.dt = np.float32``, or ``self.dtype = dtype`` from a parameter
     whose default is one)."""
-    out = {t.id: _low(n.value, numpy) for n in (tree.body if isinstance(tree, ast.Module) else ())
+    out = {t.id: _low(n.value, numpy, half=True) for n in (tree.body if isinstance(tree, ast.Module) else ())
            if isinstance(n, ast.Assign) and _readable(n.value, numpy) for t in n.targets if isinstance(t, ast.Name)}
     for n in (c.body if c is not None else ()):
         if isinstance(n, ast.Assign) and _readable(n.value, numpy):
-            out |= {f"{w}.{t.id}": _low(n.value, numpy) for t in n.targets if isinstance(t, ast.Name)
+            out |= {f"{w}.{t.id}": _low(n.value, numpy, half=True) for t in n.targets if isinstance(t, ast.Name)
                     for w in ("self", "cls", c.name)}
     for f in (c.body if c is not None else ()):
         if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         a = f.args
-        known = out | {p.arg: _low(d, numpy) for p, d in [*zip(a.args[len(a.args) - len(a.defaults):], a.defaults),
+        known = out | {p.arg: _low(d, numpy, half=True) for p, d in [*zip(a.args[len(a.args) - len(a.defaults):], a.defaults),
                                                           *zip(a.kwonlyargs, a.kw_defaults)]
                        if d is not None and _readable(d, numpy)}
         for n in ast.walk(f):
             if isinstance(n, ast.Assign) and (_readable(n.value, numpy) or ast.unparse(n.value) in known):
-                low = _low(n.value, numpy) or known.get(ast.unparse(n.value), False)
+                low = _low(n.value, numpy, half=True) or known.get(ast.unparse(n.value), False)
                 out |= {ast.unparse(t): low for t in n.targets if isinstance(t, ast.Attribute)
                         and isinstance(t.value, ast.Name) and t.value.id == "self"}
     return out
@@ -111,7 +117,7 @@ def _dtype_names(tree: ast.AST | None, c: ast.ClassDef | None,
 def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAMES),
            names: Mapping[str, bool] | None = None, unsure: list[ast.Call] | None = None) -> list[ast.Call]:
     """The calls of ``tree`` that convert a value they are given to a low dtype, however the dtype is passed:
-    ``x.astype(<low>)``, ``x.astype(dtype=<low>)``, ``np.float32(x)``, ``np.asarray(x, <low>)``,
+    ``x.astype(<low>)``, ``x.astype(dtype=<low>)``, ``np.float32(x)``, ``np.asarray(x, <low>)``, float32 or float16,
     ``np.array(x, dtype=<low>)`` (:data:`CONVERTERS`), the dtype written or held by a name of ``names``
     (:func:`_dtype_names`: ``x.astype(self.dt)``); not the makers of a new array (``np.empty(n, dtype='f')``:
     float32 storage declared). ``unsure``: a list given receives the conversions whose dtype cannot be told by
@@ -125,8 +131,8 @@ def _casts(tree: ast.AST, numpy: set[str] | frozenset[str] = frozenset(NUMPY_NAM
         converts = fname == "astype" or (fname in CONVERTERS and bool(n.args))  # astype's value is its receiver
         dtypes = [k.value for k in n.keywords if k.arg == "dtype"] + (
             n.args[:1] if fname == "astype" else n.args[1:2] if fname in CONVERTERS else [])
-        if ((converts and any(_low(d, numpy) or names.get(ast.unparse(d), False) for d in dtypes))
-                or (_low_attr(f, numpy) and n.args)):
+        if ((converts and any(_low(d, numpy, half=True) or names.get(ast.unparse(d), False) for d in dtypes))
+                or (_low_attr(f, numpy, half=True) and n.args)):
             out.append(n)
         elif converts and unsure is not None and any(not _readable(d, numpy) and ast.unparse(d) not in names
                                                      for d in dtypes):
@@ -218,7 +224,7 @@ def _edits(tree: ast.AST) -> list[tuple[ast.AST, str]]:
 
 
 def float64_text(text: str) -> tuple[str, list[int]] | None:
-    """``(source, line numbers)``: ``text`` with each declared float32/float16 dtype (:func:`_edits`) written
+    """``(source, line numbers)``: ``text`` with each declared float32 dtype (:func:`_edits`; float16 kept) written
     float64, every other character (and so every line number) as it was; None when there is none or ``text`` does
     not parse."""
     try:
@@ -240,7 +246,7 @@ def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict
     ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`) it imports
     (:func:`gradcheck._import_scan.imported_files`), as :func:`float64_text` writes each, the places in class ``cls``
     (and its bases) of ``path`` first, then the rest of that file's, then the other files'; empty when none declares
-    a float32 or float16 dtype."""
+    a float32 dtype."""
     own = {i for c in file_classes(path, cls)[1] for i in range(c.lineno, (c.end_lineno or c.lineno) + 1)} \
         if cls else set()
     out, places = {}, []

@@ -434,14 +434,18 @@ def _built_string(name, words, names, obj) -> bool:
     checked as eval mode, then training with ``'same'``, which the layer does not implement). ``self.mode = mode``
     stays a switch. ``names`` as :func:`_values` takes them; ``obj``: forward's object."""
     TRAIN_FLAGS, EVAL_FLAGS, _, _flag_kind = names  # noqa: N806 - the adapters' names
+
+    def switch_named(word):
+        return (word in TRAIN_FLAGS + EVAL_FLAGS + ("training",) or bool(_flag_kind(word))
+                or bool(re.search("mode|phase|stage|split|state|train|eval|test|infer", word, re.IGNORECASE)))
     last = _last(name)
+    args = _set_from_argument(obj, name) if obj is not None and name.startswith("self.") else []
     # or compared with no other string (numpy-ml's and CS189's Flatten: self.keep_dim == -1, == "first"): no value
-    # gradcheck could set it to, so configuration as well (tester27s M3: NOT CHECKED "its other values: none")
-    return (obj is not None and name.startswith("self.") and (any(_MODE_STEM.match(w) for w in words)
-                                                              or len(set(words)) == 1)
-            and last not in TRAIN_FLAGS + EVAL_FLAGS + ("training",) and not _flag_kind(last)
-            and not re.search("mode|phase|stage|split|state|train|eval|test|infer", last, re.IGNORECASE)
-            and bool(_set_from_argument(obj, name)))
+    # gradcheck could set it to, so configuration as well (tester27s M3: NOT CHECKED "its other values: none");
+    # an attribute named as a switch is configuration too when __init__ sets it to an argument that is not
+    # (tinynn's self.padding_mode = padding, 'SAME' or 'VALID': tester28s M3, "mode: eval" and NOT CHECKED)
+    return (bool(args) and (any(_MODE_STEM.match(w) for w in words) or len(set(words)) == 1)
+            and (not switch_named(last) or all(direct and not switch_named(a) for a, direct in args)))
 
 
 def _compared_numbers(fn, attr) -> list:

@@ -327,6 +327,8 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
+            elif not args.loss and "gave Y as a tuple" in text and (other := _other_protocol(obj, text)):
+                failed = other  # a training-loop model (Raschka's NeuralNetMLP): not the protocol, exit 2
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
                   and not any(w in text for w in _NOT_SHAPE)):
                 failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
@@ -521,6 +523,32 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
     for ln, count in shown:  # control characters escaped (redteam27 M3: ESC[40A ESC[0J and a fake PASS)
         ln = V.printable(ln if len(ln) <= 200 else ln[:200] + " [...]")
         print("  | " + ln + (f"   [{count} times]" if count > 1 else ""), file=sys.stderr)
+
+
+def _other_protocol(obj, text: str):
+    """An :class:`~gradcheck.errors.UnusableError` (exit 2: nothing was found wrong) for a class whose forward gave Y
+    as a tuple (``text``, the error said so) and whose backward takes no upstream gradient of it, as a training loop's
+    model does (Raschka's ``NeuralNetMLP``: ``forward(x) -> (a_h, a_out)``, ``backward(x, a_h, a_out, y)`` returning
+    the weights' gradients; tester28s M5: was "wrong result (exit 1)", the FAIL code, for code that does not fit
+    the protocol); None when backward takes one argument, the dY of a forward that returned (Y, cache) by mistake
+    (exit 1 as before)."""
+    from .errors import UnusableError
+
+    sig = getattr(obj, "signature", None) or {}
+    bparams = [p for p in sig.get("backward_params", []) if p != "self"]
+    if "backward_params" not in sig or len(bparams) < 2 or sig.get("backward_varargs"):
+        return None
+    name = getattr(obj, "class_name", "the class")
+    fparams = ", ".join(getattr(obj, "forward_params", []) or []) or "x"
+    return UnusableError(V.paragraph(
+        f"{text.split(';')[0]}, and {name}.backward({', '.join(bparams)}) takes {len(bparams)} arguments, not the",
+        "upstream gradient dY of that output: this is a training loop's model, not the layer protocol gradcheck",
+        "check reads (forward(X) -> Y, backward(dY) -> dX, the weights' gradients in grads or attributes), so",
+        "nothing was checked and nothing was found wrong. To check it: for a model whose forward(x, t) returns",
+        "the loss and backward(dout=1) its gradients, pass --targets (and --indices HIGH for integer x); else",
+        f"write a few-line class beside it that presents the protocol, e.g. forward({fparams}) returning the",
+        "output alone (the other results kept in attributes) and backward(dY) returning dX with the weights'",
+        "gradients stored as self.dW..., and check that class."))
 
 
 def _check_kind(obj, kind: str, shape) -> None:

@@ -36,7 +36,7 @@ def test_the_rewrite_keeps_every_line_and_changes_only_declared_dtypes():
             "s = 'f'\nw = np.full((2,), 1.0, 'f4')\n")
     out, lines = float64_text(text)
     assert out == ("import numpy as np\nx = np.zeros((2, 3), 'd')  # é\ny = np.empty(3, dtype='float64')"
-                   ".astype(np.float64)\ns = 'f'\nw = np.full((2,), 1.0, 'f8')\n")
+                   ".astype(np.float16)\ns = 'f'\nw = np.full((2,), 1.0, 'f8')\n")  # float16: the student's cast
     assert lines == [2, 3, 5]
     assert float64_text("x = 1.0\n") is None
 
