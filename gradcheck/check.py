@@ -721,9 +721,11 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
 def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
     """``cs`` after an own-scale atol (:func:`_own_scale`), with what that atol cannot tell said (fixg28 H1): at or above
     every |numerical| entry compared (``top``, the largest |entry| of every source, where the differences are all 0:
-    W ~ 1e-13 moves Y ~ 0.1 by less than its last bit), a gradient twice the right one (or zero) passes, so a passed
-    comparison is NOT CHECKED (``unchecked="atol"``); above :data:`~gradcheck.compare.VACUOUS` of it, a note gives the
-    share of the gradient an error must exceed to be seen."""
+    W ~ 1e-13 moves Y ~ 0.1 by less than its last bit), the gradient is zero as far as differences can tell and is
+    compared as zero, with a WARNING that a factor of 2 at that size cannot be told (not NOT CHECKED: a gradient that
+    is exactly zero, CS231n's first beta under a second training-mode batchnorm, is right at 1e-10 and is checked
+    as such, a manual 1e-3 FAILs); above :data:`~gradcheck.compare.VACUOUS` of it, a note gives the share of the
+    gradient an error must exceed to be seen."""
     num = np.abs(np.asarray(numerical, dtype=np.float64))
     with np.errstate(invalid="ignore"):
         ref = float(np.nanmax(num if mask is None else num[np.asarray(mask, dtype=bool)], initial=0.0)) or top
@@ -734,11 +736,11 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
                      f"{100 * atol / ref:.2g}% of the largest numerical |{name}| ({ref:.3g}): a factor of 2 (or a "
                      f"zero {name}) is told, an error in {name} under that share would pass")
         return cs
-    notes.append(f"NOT CHECKED {name}: even at its own scale, atol={atol:.3g} (the round-off of the finite "
-                 f"differences) is at least every numerical |{name}| (at most {ref:.3g}): this comparison cannot tell "
-                 f"a factor of 2 at this scale (a doubled, negated or zero {name} would pass). Check the layer on "
-                 "inputs or parameters that give gradients far above the round-off")
-    return {p: dataclasses.replace(c, unchecked="atol") if c.passed else c for p, c in cs.items()}
+    notes.append(f"WARNING: {name} is zero within the round-off of the finite differences: every numerical "
+                 f"|{name}| (at most {ref:.3g}) is below atol={atol:.3g}, so {name} was compared as zero, which it is "
+                 f"as far as differences can tell; a factor of 2 in a gradient this small cannot be told. If {name} "
+                 "should not be zero here, check the layer on inputs or parameters that give larger gradients")
+    return cs
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,

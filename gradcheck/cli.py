@@ -318,8 +318,7 @@ def _cmd_check(args) -> int:
             elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
-                               "default): for class indices add --targets labels (one-hot targets: --targets "
-                               "onehot).",)  # the specific hint in place of the general one (loss_given's)
+                               "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -453,7 +452,8 @@ def _model_targets(args, shape):
     return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
 
 
-#: The general targets clause :func:`gradcheck._validation.loss_given` ends with; the CLI's specific hint replaces it.
+#: The general targets clause :func:`gradcheck._validation.loss_given` ends with; the CLI's specific --targets hint
+#: replaces it (``_cmd_check``).
 _TARGETS_CLAUSE = "; the error is in forward, or forward expects other targets (gradcheck check --targets labels, " \
     "onehot or real)."
 
