@@ -323,6 +323,13 @@ def _cell_vjps(pairs, g, ans, h, W, A, key, saved=None):
         da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
     else:
         da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
+    return _linear_at_grads(pairs, da, ans, h, W, A, key)
+
+
+def _linear_at_grads(pairs, da, ans, h, W, A, key):
+    """``linear_at``'s VJPs (dh, dW, dA) of the pre-activation's gradient ``da``, for the inputs in ``pairs`` by
+    position, None for one not asked for: ``rnn_cell``'s and ``lstm_gates_at``'s, which record ``linear_at``
+    inside them."""
     out = [None, None, None]
     for i, _ in pairs:
         if i == 0:
@@ -432,15 +439,7 @@ def _gates_at_vjps(pairs, g, ans, h, W, A, key, saved=None):
     """The three VJPs (dh, dW, dA) in one call (``joint_vjp``, as ``rnn_cell``'s): ``da`` once,
     then ``linear_at``'s VJP of each input in ``pairs``, by position; None for one not asked for."""
     da = _gates_at_da(_blocks_side_by_side(g, ans), ans, h, W, A, key, saved)
-    out = [None, None, None]
-    for i, _ in pairs:
-        if i == 0:
-            out[0] = da @ W
-        elif i == 1:
-            out[1] = _mT(da) @ h
-        else:
-            out[2] = _getitem_vjp(da, ans, A, key)
-    return out
+    return _linear_at_grads(pairs, da, ans, h, W, A, key)
 
 
 def _gates_at_vjp(i, g, ans, h, W, A, key, saved=None):
