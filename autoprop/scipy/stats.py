@@ -47,7 +47,7 @@ import numpy as _np
 
 from ..core.observe import own
 from ..core.prims._common import _t
-from ..core.prims.special import _log1p_sq, t_log_norm
+from ..core.prims.special import _log1p_sq, log1pmx_over_u2_series, t_log_norm
 from ..core.prims.special import t_logcdf as _t_logcdf_prim
 from ..core.tensor import Tensor
 
@@ -179,10 +179,6 @@ norm = _Distribution("norm", {"pdf": _norm_pdf, "logpdf": _norm_logpdf, "cdf": _
                               "sf": _norm_sf, "logsf": _norm_logsf})
 
 
-#: phi(u) = u - log1p(u) = u^2 (1/2 - u/3 + u^2/4 - ...) (log1p's Taylor series, DLMF 4.6.1): 17 terms for u < 0.1
-_PHI = tuple(own((-1.0) ** k / (k + 2)) for k in range(17))
-
-
 def _t_kernel(z, df):
     """``-(df + 1)/2 log1p(z^2/df)``, the t log-density's kernel, with derivatives in df that keep their digits at a
     large df: for ``u = z^2/df < 0.1`` it is ``-z^2/2 - z^2/(2 df) + (df + 1)/2 phi(u)``, ``phi(u) = u - log1p(u)``
@@ -197,9 +193,7 @@ def _t_kernel(z, df):
         return -(df + 1.0) / 2.0 * _log1p_sq(z, df)
     zs = _np.where(small, z, own(0.0)) if not _np.all(small) else z
     us = zs * zs / df
-    phi = _PHI[-1]
-    for c in reversed(_PHI[:-1]):
-        phi = phi * us + c
+    phi = -log1pmx_over_u2_series(us)  # phi(u) / u^2, phi(u) = u - log1p(u)
     series = -(zs * zs) * own(0.5) - (zs * zs) / (df * own(2.0)) + (df + own(1.0)) * own(0.5) * (phi * us * us)
     if _np.all(small):
         return series

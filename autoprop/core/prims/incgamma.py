@@ -46,7 +46,7 @@ import scipy.special as _ss
 from ..registry import defprim
 from ..tensor import Tensor
 from ._common import BCAST, _value, times, unbroadcast
-from .special import _dgammainc, _sp
+from .special import _dgammainc, _sp, log1pmx_over_u2_series
 
 __all__ = ["gammainc", "gammaincc", "gammainc_da", "gammainc_daa"]
 
@@ -128,15 +128,13 @@ def _fraction_da(a, x):
 _A_LARGE = 1e4  # from here on the a-derivatives are a quadrature (the expansions need O(sqrt(a)) terms)
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
 _PANELS = 24
-# log1p(u) - u = u^2 sum_j (-1)^(j+1) u^j / (j + 2) (DLMF 4.6.1): 26 terms for |u| < 0.1 (the next below 1e-27)
-_LOG1PMX_SERIES = np.array([(-1.0) ** (j + 1) / (j + 2) for j in range(26)])
 
 
 def _log1pmx_over_u2(u):
     """(log1p(u) - u) / u^2, without the cancellation of the difference for small u (-1/2 at u = 0)."""
     small = np.abs(u) < 0.1
     ub = np.where(small, 1.0, u)
-    return np.where(small, np.polynomial.polynomial.polyval(u, _LOG1PMX_SERIES), (np.log1p(ub) - ub) / (ub * ub))
+    return np.where(small, log1pmx_over_u2_series(u), (np.log1p(ub) - ub) / (ub * ub))
 
 
 def _quadrature_da(a, x):

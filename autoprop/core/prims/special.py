@@ -62,6 +62,27 @@ arctanh = _elementwise("arctanh", np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x)
 # Tensor v (products and sums: every derivative order of the polynomial is right)
 _polyval = np.polynomial.polynomial.polyval
 
+#: (log1p(u) - u) / u^2 = sum_j (-1)^(j+1) u^j / (j + 2) = -1/2 + u/3 - u^2/4 + ... (log1p's Taylor series, DLMF
+#: 4.6.1): 17 terms for |u| < 0.1 (the next, 0.1^17 / 19, is 5e-19 of the sum's -1/2). Shared by the t
+#: log-density's kernel (autoprop.scipy.stats, recorded) and gammainc's saddle-point density (incgamma).
+LOG1PMX_SERIES = np.array([(-1.0) ** (j + 1) / (j + 2) for j in range(17)])
+
+
+def log1pmx_over_u2_series(u):
+    """``(log1p(u) - u) / u^2`` for ``|u| < 0.1`` by :data:`LOG1PMX_SERIES` (no cancellation; -1/2 at u = 0).
+
+    Parameters
+    ----------
+    u : Tensor, ndarray or float
+        With ``|u| < 0.1`` (the caller selects those entries; beyond, the series is not summed far enough).
+
+    Returns
+    -------
+    Tensor or ndarray
+        ``u``'s shape; recorded when ``u`` is a Tensor (Horner's products and sums, :data:`_polyval`).
+    """
+    return _polyval(u, LOG1PMX_SERIES)
+
 
 # d/du sin(u)/u = sum_k (-1)^k 2k u^(2k-1) / (2k+1)!, k >= 1: the coefficients of u^(2k-1)
 _SINC_D_SERIES = np.array([(-1) ** k * 2 * k / float(np.prod(np.arange(1, 2 * k + 2, dtype=float)))
