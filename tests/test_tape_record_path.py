@@ -159,3 +159,42 @@ def test_the_tape_ops_benchmark_runs_with_few_repeats():
     p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
+
+
+def test_autoprops_own_array_reaches_the_forward_and_vjps_as_a_plain_view(monkeypatch):
+    """An ``observe.own`` array argument (a recurrent layer's zero state, Dropout's mask) is a plain
+    ndarray view in the node's ``vals``, which the forward and the VJPs compute with, so numpy never
+    calls ``OwnArray.__array_ufunc__`` (Python frames a step, session 29); the node's ``args`` keep
+    the marked array, which the escape check reads; an unsaved one is kept as given, not a NotSaved
+    (which that check would count as a value that may have left the tape). Values unchanged."""
+    from autoprop.core.observe import OwnArray, own
+    from autoprop.layers import RNN
+
+    calls = []
+    real = OwnArray.__array_ufunc__
+    monkeypatch.setattr(OwnArray, "__array_ufunc__",
+                        lambda self, *a, **k: calls.append(a[0].__name__) or real(self, *a, **k))
+    layer = RNN(3, 4, rng=0)
+    x = ap.constant(np.random.default_rng(0).standard_normal((2, 5, 3)))
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+    first = next(n for n in tape._nodes if n.prim.name == "rnn_cell")
+    assert type(first.args[0]) is OwnArray and type(first.vals[0]) is np.ndarray
+    assert np.shares_memory(first.args[0], first.vals[0])
+    grads = tape.gradient(y, [x, *layer.variables.values()])
+    assert calls == []  # neither the forward's h @ W.T nor the VJP's da^T @ h went through it
+    zero = ap.constant(np.zeros((2, 4)))  # the same zero state as a Tensor constant: the same numbers
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y2 = layer(x, h0=zero)
+    assert np.array_equal(y.numpy(), y2.numpy())
+    for a, b in zip(grads, tape.gradient(y2, [x, *layer.variables.values()])):
+        assert np.array_equal(a.numpy(), b.numpy())
+    c = own(np.full((2, 3), 2.0))
+    w = ap.Variable(np.ones((2, 3)))
+    with ap.GradientTape() as tape:
+        s = ap.sum(w - c)  # subtract's VJPs read neither operand: c is not saved
+    node = next(n for n in tape._nodes if n.prim.name == "subtract")
+    assert node.args[1] is c and type(node.vals[1]) is np.ndarray
+    assert tape.gradient(s, w).numpy().tolist() == [[1.0] * 3] * 2

@@ -414,8 +414,13 @@ class MultiNode(Node):
 _new_tensor = _new_node = object.__new__
 #: What an argument becomes before the forward sees it: a Python list is an array (``[[1., 2.]] @ w``, as
 #: TensorFlow), a float autoprop made (``observe.OwnFloat``, marked for the escape check only) a plain float,
-#: which numpy promotes as a weak scalar (a float32 tensor / it stays float32).
-_PLAIN = {list: np.asarray, tuple: np.asarray, _observe.OwnFloat: float}
+#: which numpy promotes as a weak scalar (a float32 tensor / it stays float32), and an array autoprop made
+#: (``observe.OwnArray``: a recurrent layer's zero state, Dropout's mask) a plain view of it, so that the
+#: forward and the VJPs run numpy's ufuncs on it directly, not through ``OwnArray.__array_ufunc__``'s Python
+#: frames (the node's ``args`` keep the marked array: the escape check reads the mark there).
+_PLAIN = {list: np.asarray, tuple: np.asarray, _observe.OwnFloat: float,
+          _observe.OwnArray: lambda a: a.view(np.ndarray)}
+_OwnArray = _observe.OwnArray
 
 
 def _op_error(prim, vals, kwargs, exc):
@@ -709,9 +714,11 @@ def _stand_ins(tape, prim, args, vals, unsaved, compact, shared):
     for i in unsaved:
         v = nvals[i]
         if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+            a = args[i]
+            if type(a) is _OwnArray:  # autoprop's own constant (its plain view in vals: _PLAIN) is
+                continue  # kept as given, the mark for the escape check, as before _PLAIN unwrapped it
             ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
             nvals[i] = ns = _not_saved(v) if ns is None else ns
-            a = args[i]
             # a Variable costs nothing (the model holds it); a cut value is kept
             # for explain() (its breadcrumbs hold it anyway)
             if type(a) is not Variable and not (cuts and id(a) in cuts):
