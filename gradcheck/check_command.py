@@ -1753,18 +1753,13 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         res.twin_note = twin_note
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
         args, label, res, (y_true, y_pred), twin, reference)
-    if res.passed and (st := _loss_straddled(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
-        straddle_line, res2, y_pred = st  # checked again at predictions around forward's bounds (tester22s H4)
-        res = res2 or res
-        eps_note = f"{eps_note}\n{straddle_line}" if eps_note else straddle_line
-    if res.passed and (st := _loss_clipped_edge(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
-        edge_line, res2, y_pred = st  # a clip close to 0 or 1: entries inside it, at a step that stays there
-        res = res2 or res
-        eps_note = f"{eps_note}\n{edge_line}" if eps_note else edge_line
-    if res.passed and (st := _loss_at_target_constants(args, loss, (y_true, y_pred), (twin, reference, cname))):
-        target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
-        res = res2 or res
-        eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
+    # checked again where forward treats the data apart: predictions around its bounds (tester22s H4), inside a
+    # clip close to 0 or 1 (at a step that stays there), targets equal to the constants it compares them with
+    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants):
+        if res.passed and (st := again(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
+            line, res2, (y_true, y_pred) = st
+            res = res2 or res
+            eps_note = f"{eps_note}\n{line}" if eps_note else line
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1847,17 +1842,11 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
     (1, 1)"), its gradient checked against that one element, so a wrong backward (CMU 11-785's CrossEntropyLoss
     without its 1/N) is told beside the shape: the line, or None when forward gave no such array or the check of the
     one element raises. ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, class name)``."""
-    from .check import check_loss, loss_gradient_name
+    from .check import loss_gradient_name
 
-    twin, reference, cname = more
-    one = _SqueezedLoss(loss)
-    try:
-        res = check_loss(one, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol, eps=args.eps,
-                         name=cname, reference=reference)
-    except Exception:  # noqa: BLE001 - another wrong result after the shape: the shape's FAIL says enough
-        return None
-    if one.squeezed is None:
-        return None
+    cname, one = more[2], _SqueezedLoss(loss)
+    if (res := _loss_again(args, one, data, more)) is None or one.squeezed is None:
+        return None  # another wrong result after the shape: the shape's FAIL says enough
     g, was = loss_gradient_name(loss), f"with L read as its one element (L.reshape(()) of the {one.squeezed} array)"
     if res.passed:
         return (f"{cname}: {was}, dL/{g} matches central differences within rtol={res.rtol:g}, {res.atol_words()}: "
@@ -1868,14 +1857,37 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
+def _loss_again(args, loss, data, more, eps=None):
+    """:func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the check's options and its
+    ``more = (twin, reference, name)`` (``eps``: another step than --eps); None when the loss cannot be checked
+    there (the first point's verdict stands)."""
+    from .check import check_loss
+
+    try:
+        return check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                          eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
+    except Exception:  # noqa: BLE001 - student code that cannot run there
+        return None
+
+
+def _fails_again(line, res2, data, data2, what):
+    """``(line, result, data)`` of a loss checked again at ``data2`` (:func:`_loss_again`'s ``res2``): ``res2`` and
+    ``data2`` when it fails there, its line saying the table and diagnosis are at those ``what``; else None and the
+    drawn ``data``."""
+    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
+        return line, None, data
+    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
+                   f"those {what}"), res2, data2
+
+
 def _loss_straddled(args, loss, data, more):
-    """``(header line, result, y_pred)`` of a passing loss check made again at predictions around the bounds its
+    """``(header line, result, data)`` of a passing loss check made again at predictions around the bounds its
     forward compares the prediction with beyond the drawn data (:func:`gradcheck._adapters._loss_bounds`: a clip at
     eps and 1 - eps, ``|y_pred - y_true| <= delta``), as a layer's is (:func:`gradcheck.diagnose.
     at_straddled_inputs`; tester22s H4: a Huber at delta 5 whose backward forgets delta passed); the result there
-    and its predictions when it fails, else the first; None when there is no such bound (or --pred probs, whose
+    and its data when it fails, else the first; None when there is no such bound (or --pred probs, whose
     rows must stay on the simplex). ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, name)``."""
-    from .check import check_loss, loss_arg_names
+    from .check import loss_arg_names
 
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
     y_true, y_pred = data
@@ -1884,10 +1896,7 @@ def _loss_straddled(args, loss, data, more):
     if not consts:
         return None
     y2 = _bounded_straddle(base, x, consts, (0.0, 1.0) if kind == "unit" else (-np.inf, np.inf))
-    try:
-        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps, name=more[2], reference=more[1])
-    except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
+    if (res2 := _loss_again(args, loss, (y_true, y2), more)) is None:
         return None
     pred, target = loss_arg_names(loss)
     what = f"{pred} - {target}" if base is y_true else pred
@@ -1895,21 +1904,18 @@ def _loss_straddled(args, loss, data, more):
     line = (f"forward compares {what} with {cs}, beyond the drawn data ({float(np.min(x)):.2g} to "
             f"{float(np.max(x)):.2g}): also checked at {pred}" + (f" with {what}" if base is y_true else "")
             + f" around {cs} (entries on both sides)")
-    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
-        return line, None, y_pred
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those predictions"), res2, y2
+    return _fails_again(line, res2, data, (y_true, y2), "predictions")
 
 
 def _loss_at_target_constants(args, loss, data, more):
-    """``(header line, result, y_true)`` of a passing loss check made again with targets that hold the constants
+    """``(header line, result, data)`` of a passing loss check made again with targets that hold the constants
     forward compares the target with and the drawn targets never take, and go past those it orders the target
     against (:func:`_target_plan`: labels equal to an ``ignore_index`` of -100, -1 for ``labels >= 0``), as
     :func:`_loss_straddled` does for the prediction's bounds (session 23: a masked cross-entropy whose backward
-    forgets the mask passed); the result there and its targets when it fails, else the first; None when forward
+    forgets the mask passed); the result there and its data when it fails, else the first; None when forward
     compares the target with no such constant or the loss cannot run there. ``data``: ``(y_true, y_pred)``;
     ``more``: ``(twin, reference, name)``."""
-    from .check import check_loss, loss_arg_names
+    from .check import loss_arg_names
 
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
     y_true, y_pred = data
@@ -1918,15 +1924,9 @@ def _loss_at_target_constants(args, loss, data, more):
     if plan is None:
         return None
     line, _, y2 = plan
-    try:
-        res2 = check_loss(loss, y2, y_pred, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps, name=more[2], reference=more[1])
-    except Exception:  # noqa: BLE001 - a loss that cannot take those targets: the first verdict stands
+    if (res2 := _loss_again(args, loss, (y2, y_pred), more)) is None:  # a loss that cannot take those targets
         return None
-    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
-        return line, None, y_true
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those targets"), res2, y2
+    return _fails_again(line, res2, data, (y2, y_pred), "targets")
 
 
 def _target_plan(info, y_true, target):
@@ -2040,16 +2040,16 @@ EDGE_ROOM = 0.01
 
 
 def _loss_clipped_edge(args, loss, data, more):
-    """``(header line, result, y_pred)`` of a passing --pred unit loss check made again with every third entry of the
+    """``(header line, result, data)`` of a passing --pred unit loss check made again with every third entry of the
     prediction inside a clip closer than :data:`EDGE_ROOM` to 0 or 1 that the drawn predictions never reach
     (``np.clip(p, 1e-3, 1 - 1e-3)``: at 5e-4 and 0.9995), which :func:`_loss_straddled` leaves alone, at a step of a
     quarter of the clip's distance to the edge, so that the differences of those entries stay inside the clip (0:
     forward is flat there) and the others are far from it (review24: a BCE whose backward forgot the clip at 1e-3
     passed). A backward giving those entries the gradient it gives at the clip value itself (the clip written in
     forward and backward alike, as a float guard usually is) is read as passing, with the line saying so: the exact
-    derivative there is 0; one giving them anything else fails. The result there and its predictions when it fails,
+    derivative there is 0; one giving them anything else fails. The result there and its data when it fails,
     else the first; None when there is no such clip or the loss cannot run there."""
-    from .check import check_loss, loss_arg_names, loss_gradient_name
+    from .check import loss_arg_names, loss_gradient_name
     from .compare import close, mismatched
     from .numerical import default_eps
 
@@ -2074,9 +2074,9 @@ def _loss_clipped_edge(args, loss, data, more):
     y2, y3 = yp.astype(np.float64), yp.astype(np.float64)
     y2.reshape(-1)[at] = inner[np.arange(at.size) % len(consts)]
     y3.reshape(-1)[at] = np.asarray(consts)[np.arange(at.size) % len(consts)]
+    if (res2 := _loss_again(args, loss, (y_true, y2), more, eps)) is None:
+        return None
     try:
-        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol, eps=eps,
-                          name=more[2], reference=more[1])
         gname = loss_gradient_name(loss)
         g2 = res2.gradients.get("manual", {}).get(gname)
         loss.forward(np.array(y_true, copy=True), y3.copy())
@@ -2088,7 +2088,7 @@ def _loss_clipped_edge(args, loss, data, more):
     line = (f"forward clips {pred} at {cs}, which the drawn {pred} never reach: also checked with every third entry "
             f"of {pred} at {ins}, inside the clip, at a step of {eps:.2g} that stays there")
     if res2.passed or gname not in res2.gradients.get("numerical", {}) or g2 is None:
-        return line, None, y_pred
+        return line, None, data
     g2, num = np.asarray(g2), np.asarray(res2.gradients["numerical"][gname])
     inside = np.zeros(yp.size, dtype=bool)
     inside[at] = True
@@ -2098,9 +2098,8 @@ def _loss_clipped_edge(args, loss, data, more):
             g2[inside], g3[inside], 1e-12, 0.0):
         return line + (f": backward gives them the gradient it gives at {cs} itself, where forward's derivative "
                        "is 0 (the clip written in forward and backward alike, as a float guard usually is): read "
-                       "as passing"), None, y_pred
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those predictions"), res2, y2
+                       "as passing"), None, data
+    return _fails_again(line, res2, data, (y_true, y2), "predictions")
 
 
 def _straddle_plan(info, y_true, y_pred, kind):
@@ -2176,7 +2175,6 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         own_eps,
         pick_eps_reading,
     )
-    from .check import check_loss
 
     load = getattr(args, "load_edited", None)
     path = label.rpartition("::")[0]
@@ -2187,8 +2185,8 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     consts, places, by_method = own_eps(path, label.rpartition("::")[2], consts, places)
     try:
         with load(texts) as edited:
-            free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                              eps=args.eps, name=label.rpartition("::")[2], reference=reference)
+            if (free := _loss_again(args, edited, data, (twin, reference, label.rpartition("::")[2]))) is None:
+                return res, "", None, None
             finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
         return res, "", None, None
