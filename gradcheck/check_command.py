@@ -1966,16 +1966,10 @@ def _target_values(vals, y_true):
     ``y_true`` with every third entry, from the first, set to them in turn; None when there is none, or fewer than
     two entries (one must keep a drawn value)."""
     yt = np.asarray(y_true)
-    if yt.size < 2 or yt.dtype.kind not in "iuf" or not isinstance(vals, (list, tuple)):
+    if yt.size < 2 or yt.dtype.kind not in "iuf":
         return None
-    consts = []
-    for v in vals:
-        with contextlib.suppress(TypeError, ValueError):
-            c = float(v)
-            if (np.isfinite(c) and abs(c) <= 1e6 and c not in consts and (
-                    c == int(c) and c not in yt and (yt.dtype.kind == "i" or c >= 0) if yt.dtype.kind in "iu"
-                    else c < yt.min() or c > yt.max())):
-                consts.append(c)
+    consts = [c for c in _numbers(vals) if (c == int(c) and c not in yt and (yt.dtype.kind == "i" or c >= 0)
+                                            if yt.dtype.kind in "iu" else c < yt.min() or c > yt.max())]
     if not consts:
         return None
     y2 = yt.copy()
@@ -2024,12 +2018,7 @@ def _loss_clipped_edge(args, loss, data, more):
     yp = np.asarray(y_pred)
     if (args.pred or "real") != "unit" or yp.dtype.kind != "f" or yp.size < 2 or not isinstance(vals, (list, tuple)):
         return None
-    consts = []
-    for v in vals:
-        with contextlib.suppress(TypeError, ValueError):
-            c = float(v)
-            if (0.0 < c < min(EDGE_ROOM, yp.min()) or max(1.0 - EDGE_ROOM, yp.max()) < c < 1.0) and c not in consts:
-                consts.append(c)
+    consts = [c for c in _numbers(vals) if 0.0 < c < min(EDGE_ROOM, yp.min()) or max(1.0 - EDGE_ROOM, yp.max()) < c < 1.0]
     if not consts:
         return None
     inner = np.array([c / 2 if c < 0.5 else (1.0 + c) / 2 for c in consts])
