@@ -1859,16 +1859,11 @@ def _return_names(fn, n, k):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
     ``n`` items must name them alike, with plain names."""
-    if (tree := _source(fn)) is None:
+    if (tree := _source(fn)) is None or not tree.body:
         return None
-    found, todo = set(), list(ast.iter_child_nodes(tree.body[0])) if tree.body else []
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n:
-            found.add(tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k]))
-        todo.extend(ast.iter_child_nodes(node))
+    found = {tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k])
+             for node in _switch_reach.own_nodes(tree.body[0])
+             if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n}
     names = list(found.pop()) if len(found) == 1 else [None]
     return names if None not in names and len(set(names)) == k else None
 
@@ -1880,16 +1875,12 @@ def dict_gradients(fn):
     one; None otherwise."""
     if (tree := _source(fn)) is None or not tree.body:
         return None
-    bound, returns, todo = {}, [], list(ast.iter_child_nodes(tree.body[0]))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
+    bound, returns = {}, []
+    for node in _switch_reach.own_nodes(tree.body[0]):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], ast.Name):
             bound[node.targets[0].id] = node.value
         returns += [node.value] if isinstance(node, ast.Return) else []
-        todo.extend(ast.iter_child_nodes(node))
     dicts = [bound.get(r.id) if isinstance(r, ast.Name) else r for r in returns]
     keys = [[k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
             if isinstance(d, ast.Dict) and d.keys and all(k is not None for k in d.keys) else None for d in dicts]

@@ -202,7 +202,7 @@ def name_removed_eps(diag: Any, consts: list[float], eps_free: Any, swap: bool =
         return False  # the copy (checked without it) cannot show: not the eps's
     rel = max((c.max_rel_error for r in res.records if r.tensor in res.failing_tensors
                for c in [r.get("manual-vs-numerical")] if c is not None), default=0.0)
-    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    c = _fmt(consts)
     if swap and max(consts, default=1.0) <= res.rtol:
         import dataclasses
 
@@ -229,7 +229,7 @@ def name_through_eps_free(diag: Any, consts: list[float], eps_free: Any) -> bool
     theirs = [f for f in eps_free.findings if f.severity == "error"]
     if not mine or any(f.code != "wrong-values" for f in mine) or all(f.code == "wrong-values" for f in theirs):
         return False
-    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    c = _fmt(consts)
     note = (f"with the constant {c} removed from forward's log, to diagnose (near a probability y of 0 the eps "
             f"alone changes the gradient by about eps/y, which hides a bug's pattern), the copy fails too and shows: ")
     diag.findings[:] = [f for f in diag.findings if f.severity != "error"] + [
@@ -391,7 +391,7 @@ def copy_finding(res: Any, free: Any, loss: Any, data: tuple[Any, Any], consts: 
                                free.rtol, loss_arg_names(loss))
     if found is None or found.code == "wrong-values":
         return None
-    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    c = _fmt(consts)
     return dataclasses.replace(found, message=(
         f"with the constant {c} removed from the loss (near a value y of 0 the eps alone changes the gradient by "
         f"about eps/y, which can blur a bug's pattern), its copy fails too and shows: {found.message}"))

@@ -1184,6 +1184,16 @@ def _argument_defaults(args) -> list:
     return [] if args is None else [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
 
 
+def own_nodes(node):
+    """The nodes below function ``node`` that it runs itself, none inside a function, lambda or class it defines."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        c = todo.pop()
+        if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield c
+            todo.extend(ast.iter_child_nodes(c))
+
+
 def _breaks(stmts) -> bool:
     """Whether a ``break`` in ``stmts`` (not in a loop or function nested in them) can end their loop."""
     todo = list(stmts)

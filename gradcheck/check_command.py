@@ -18,7 +18,31 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .config import mode_word
+from ._adapters import (
+    EVAL_FLAGS,
+    TRAIN_FLAGS,
+    _rebound_text,
+    init_arrays,
+    missing_gradients,
+    undecided_text,
+)
+from ._switch_reach import file_classes
+from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE, check_loss, loss_arg_names, loss_gradient_name
+from .compare import VACUOUS, close, compare, default_atol, mismatched
+from .config import eval_backward_refused, mode_word, training_modes
+from .diagnose import (
+    RANDOM_REFERENCE,
+    RANDOM_TWIN,
+    _find,
+    _precision,
+    _probe_inputs,
+    diagnose_layer,
+    held_forward,
+    loss_finding,
+    mode_worded,
+    not_checkable,
+    point_headers,
+)
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -28,7 +52,20 @@ from .errors import (
     UsageError,
     error_kind,
 )
-from .sources import NO_SWITCH, SAME_Y_OTHER_BACKWARD, Wrapper, pair_mode_line
+from .numerical import DEFAULT_EPS, OFFSETS, default_eps, numerical_jacobian
+from .sources import (
+    NO_SWITCH,
+    SAME_Y_OTHER_BACKWARD,
+    TapeUnavailable,
+    TwinError,
+    Wrapper,
+    backward_twice,
+    build_twin,
+    constructor_kwargs,
+    grad_slots,
+    pair_mode_line,
+    twice_difference,
+)
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -56,8 +93,6 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
     import inspect
 
     import manualprop
-
-    from .sources import TwinError, constructor_kwargs
 
     mod, _, name = spec.rpartition(".")
     if mod != "manualprop" or not name:
@@ -96,8 +131,6 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
     named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
-    from .sources import grad_slots
-
     long_check = getattr(args, "long_check", None)
     with V.own_grad_names(V.own_names_of(grad_slots(layer))), \
             long_check.running(layer) if long_check is not None else contextlib.nullcontext():
@@ -120,9 +153,6 @@ def planned_forwards(mode: str, method: str, sizes: Sequence[int], n_samples: in
     entry in full mode, ``n_samples`` per tensor in sample mode, and in fast mode a failing tensor's
     (:data:`~gradcheck.check.FAST_SAMPLE` sampled entries above :data:`~gradcheck.check.FAST_SAMPLE_ABOVE`, else all).
     An estimate: a failing tensor whose sample passes is checked whole, and a forward whose modes differ twice."""
-    from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE
-    from .numerical import OFFSETS
-
     k = len(OFFSETS["central" if method == "complex" else method])
     each = {"full": lambda n: n, "sample": lambda n: min(n, n_samples),
             "fast": lambda n: FAST_SAMPLE if n > FAST_SAMPLE_ABOVE else n}[mode]
@@ -208,7 +238,6 @@ class LongCheck:
 
 def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """:func:`run_check` under the student's names."""
-    from .diagnose import diagnose_layer, mode_worded, point_headers
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
@@ -374,8 +403,6 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
     second empty when the diagnosis is not the copy's."""
     from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
-    from .diagnose import _find, _precision
-    from .errors import NotCheckedError
     path, _, cls = label.rpartition("::")
     low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
@@ -408,8 +435,6 @@ def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
     """The note on ``diag`` that an edited copy of the checked files (``where``, its file names or places) could not be
     loaded or checked, with ``exc`` (review28g M1: a package's relative import raised in the float64 copy, which was
     swallowed, and the original's "wrong dtype of Y" stood with no word of the copy)."""
-    from .diagnose import _find
-
     names = ", ".join(sorted(where)) if isinstance(where, dict) else str(where)
     why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
     diag.findings.append(_find("copy-failed", what=what, where=names, why=why, severity="info"))
@@ -422,7 +447,6 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
     copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
-    from .diagnose import _find, _probe_inputs
 
     if not other.passed:
         return "", []
@@ -455,8 +479,6 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     said = getattr(layer, "cache_rewritten", None)
     if not said:
         return None
-    from .sources import backward_twice, twice_difference
-
     where = said.partition(" in place;")[0]
     try:
         d = twice_difference(*backward_twice(layer, inputs, loss=loss))
@@ -465,8 +487,6 @@ def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False
     twice = ("" if d is None else  # a second backward that raises (a CS231n pair's cache is used once): not said
              f"; a second backward after the same forward gives another answer (max difference {d:.3g})" if d else
              "; a second backward after the same forward gives the same answer here")
-    from .diagnose import _find
-
     return "note: " + _find("cache-rewritten", where=where, twice=twice, severity="info").sentence()
 
 
@@ -506,7 +526,6 @@ def _eps_moved(args, layer, edited, other, shape) -> float | None:
     farther apart than 1e-3 relative: a random draw; or it raised). Only a passing copy is run."""
     from ._float64_copy import own_gradients
     from ._log_eps import backward_moved
-    from .diagnose import _probe_inputs
 
     if not other.passed:
         return None
@@ -582,8 +601,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
-    if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
-        modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
+    if all(d.passed or not_checkable(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
+        modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if not_checkable(d))
         codes = {f.code for d in [diag, *diag.other_modes] for f in d.findings}
         dropped, one, zero = "all-dropped" in codes, "one-sample-norm" in codes, "zero-weights" in codes
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
@@ -605,8 +624,6 @@ def _rebound_said(info, res, said: str) -> str:
     :func:`gradcheck._adapters._rebound_grads`): those items named in place of ``said`` when every failing tensor is
     one of them (a model's ``dparams[0]`` all zeros because its sub-layer's ``self.grads[0] = dW`` left the model's
     list the old array, tester25s H2), else after it."""
-    from ._adapters import _rebound_text
-
     rebound = [str(r) for r in info.get("rebound") or []]
     if not rebound or res is None or not res.failing_tensors:
         return said
@@ -679,8 +696,6 @@ def _vacuous_verdict(diag, cname: str) -> str | None:
 def _vacuous_line(results, cname: str) -> str | None:
     """:func:`_vacuous_verdict`'s line from the ``results`` of every mode checked (a layer's) or the one of a loss;
     None when one has a failing tensor or none has a tensor given no verdict."""
-    from .compare import VACUOUS
-
     if any(r.failing_tensors for r in results):
         return None
     why: dict[str, dict[str, str]] = {"atol": {}, "step": {}, "penalty": {}}
@@ -786,15 +801,7 @@ def _verdict_word(d) -> str:
     labelled FAIL beside the other mode's real FAIL); else ``"FAIL"``."""
     errs = {f.code for f in d.findings if f.severity == "error"}
     unpaired = d.result is not None and not d.result.failing_tensors and errs == {"weight-or-constant"}
-    return "NOT CHECKED" if _random_only(d) or unpaired else "FAIL"
-
-
-def _random_only(diag) -> bool:
-    """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
-    not be checked (exit 3), nothing was found wrong."""
-    from .diagnose import not_checkable
-
-    return not_checkable(diag)
+    return "NOT CHECKED" if not_checkable(d) or unpaired else "FAIL"
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
@@ -804,8 +811,6 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
     of the parameter that forward reads through one view (``self.Wh = self.W[5:8]``)."""
     if res is None:
         return []
-    from .compare import close, mismatched
-
     out, failing = [], set(res.failing_tensors)
     man, num = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
 
@@ -851,8 +856,6 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
 def _twin(args, obj, kind: str, init):
     """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it.
     ``--twin-init`` (JSON) builds it with those arguments of its own, not those read from ``init`` (``--init``)."""
-    from .sources import build_twin
-
     own = getattr(args, "twin_init", None)
     if own is not None and not args.twin:
         raise UsageError("--twin-init gives the arguments of the --twin (autoprop's class of the same name): add "
@@ -891,9 +894,6 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
     """Header lines saying in which modes the twin and the ``--reference`` were compared, when a
     random forward (its draws held for the check) kept them out of some: they draw their own masks
     (:data:`gradcheck.diagnose.RANDOM_TWIN`, :data:`~gradcheck.diagnose.RANDOM_REFERENCE`)."""
-    from .config import mode_word
-    from .diagnose import RANDOM_REFERENCE, RANDOM_TWIN
-
     modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
     lines = []
     def pairs(r):
@@ -955,8 +955,6 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
     the eval output (:func:`gradcheck.sources.training_differs`); ``same``: both ran, the training forward giving
     the eval output (backward may still branch on the mode)."""
-    from .config import eval_backward_refused, training_modes
-
     name, off, on = words
     takes = "reads" if name.startswith(("self.", "global ", "env ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
@@ -996,7 +994,6 @@ def source_switches(label: str) -> list[str]:
     file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
     import ast
 
-    from ._switch_reach import file_classes
     path, _, name = label.rpartition("::")
     found = []
     for c in file_classes(path, name)[1]:
@@ -1061,7 +1058,6 @@ def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -
 
 def _switches_read(name: str, value: str) -> str:
     """The switches gradcheck reads, and how to make forward's argument ``name`` (default ``value``) one."""
-    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
     how = (f"rename {name} to one of them" if value in ("True", "False")
            else f"make {name} a boolean, or a mode/phase string ('train'/'test')")
     return (f"Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), {', '.join(EVAL_FLAGS)} (True: "
@@ -1258,7 +1254,6 @@ def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
 def _init_array_lines(init: dict[str, Any]) -> list[str]:
     """The header line naming the ``--init`` lists given to the constructor as float64 arrays
     (:func:`gradcheck._adapters.init_arrays`)."""
-    from ._adapters import init_arrays
     shapes = init_arrays(init)[1] if init else {}
     if not shapes:
         return []
@@ -1299,8 +1294,6 @@ def _unpaired(info, cname: str) -> list:
                      "cannot change the weights; create them once (in __init__, or in forward only while they are "
                      "None), so the check cannot pass.")
     if info.get("rebound"):  # self.grads[0] = dW: a model's list keeps the old array (tester25s H2)
-        from ._adapters import _rebound_text
-
         lines.append(f"FAIL: {cname}: {_rebound_text(info['rebound'])}.")
     lists = [str(r).partition(": ") for r in info.get("lists") or []]  # self.W = [[0.1, ...]]: not an array
     if lists:
@@ -1352,8 +1345,6 @@ def _undecided(info, cname: str, grading: bool = False, matched: bool = True) ->
     ``grading``, the grader's line: the declaration it offers is the grading test's ``constants=[...]``, not check's
     ``--constants`` (:func:`gradcheck._adapters.undecided_text`); ``matched`` False: some checked gradients are wrong
     (the grader's line beside failed parts)."""
-    from ._adapters import missing_gradients, undecided_text
-
     names = missing_gradients(info)
     if not names:
         return ""
@@ -1432,10 +1423,6 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
     (:func:`gradcheck.diagnose.held_forward`); the autoprop twin, which draws its own mask, is then
     not compared (``--tape``'s tape runs the layer's own forward, with the draws held: compared).
     """
-    from .compare import compare, default_atol
-    from .diagnose import held_forward
-    from .numerical import DEFAULT_EPS, numerical_jacobian
-
     training = bool(d.training)
     mode = mode_word(training)
     where = "" if one else f" in {mode} mode"
@@ -1454,8 +1441,6 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
                 "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
                 "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
-        from .sources import TapeUnavailable
-
         try:
             Jt, how = twin.jacobian(X, training=training)
         except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
@@ -1735,7 +1720,6 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
     from ._log_eps import better_finding
-    from .check import check_loss, loss_arg_names, loss_gradient_name
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
@@ -1753,18 +1737,13 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         res.twin_note = twin_note
     res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
         args, label, res, (y_true, y_pred), twin, reference)
-    if res.passed and (st := _loss_straddled(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
-        straddle_line, res2, y_pred = st  # checked again at predictions around forward's bounds (tester22s H4)
-        res = res2 or res
-        eps_note = f"{eps_note}\n{straddle_line}" if eps_note else straddle_line
-    if res.passed and (st := _loss_clipped_edge(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
-        edge_line, res2, y_pred = st  # a clip close to 0 or 1: entries inside it, at a step that stays there
-        res = res2 or res
-        eps_note = f"{eps_note}\n{edge_line}" if eps_note else edge_line
-    if res.passed and (st := _loss_at_target_constants(args, loss, (y_true, y_pred), (twin, reference, cname))):
-        target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
-        res = res2 or res
-        eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
+    # checked again where forward treats the data apart: predictions around its bounds (tester22s H4), inside a
+    # clip close to 0 or 1 (at a step that stays there), targets equal to the constants it compares them with
+    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants):
+        if res.passed and (st := again(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
+            line, res2, (y_true, y_pred) = st
+            res = res2 or res
+            eps_note = f"{eps_note}\n{line}" if eps_note else line
     color = use_color()
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
@@ -1783,7 +1762,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if value_only is not None:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        finding = better_finding(_loss_finding(loss, res, (y_true, y_pred), init), eps_finding)  # the eps's copy
+        finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init), eps_finding)  # the eps's copy
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
@@ -1808,13 +1787,6 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
-
-
-def _loss_finding(loss, res, data, init):
-    """:func:`gradcheck.diagnose.loss_finding` of ``res``, checked at ``data = (y_true, y_pred)``."""
-    from .diagnose import loss_finding
-
-    return loss_finding(loss, res, *data, init=init)
 
 
 class _SqueezedLoss(Wrapper):
@@ -1847,36 +1819,47 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
     (1, 1)"), its gradient checked against that one element, so a wrong backward (CMU 11-785's CrossEntropyLoss
     without its 1/N) is told beside the shape: the line, or None when forward gave no such array or the check of the
     one element raises. ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, class name)``."""
-    from .check import check_loss, loss_gradient_name
-
-    twin, reference, cname = more
-    one = _SqueezedLoss(loss)
-    try:
-        res = check_loss(one, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol, eps=args.eps,
-                         name=cname, reference=reference)
-    except Exception:  # noqa: BLE001 - another wrong result after the shape: the shape's FAIL says enough
-        return None
-    if one.squeezed is None:
-        return None
+    cname, one = more[2], _SqueezedLoss(loss)
+    if (res := _loss_again(args, one, data, more)) is None or one.squeezed is None:
+        return None  # another wrong result after the shape: the shape's FAIL says enough
     g, was = loss_gradient_name(loss), f"with L read as its one element (L.reshape(()) of the {one.squeezed} array)"
     if res.passed:
         return (f"{cname}: {was}, dL/{g} matches central differences within rtol={res.rtol:g}, {res.atol_words()}: "
                 "only the shape of L is wrong (return a float, e.g. float(L) or L.item()).")
-    finding = _loss_finding(one, res, data, init) if "manual" in res.gradients else None
+    finding = loss_finding(one, res, *data, init=init) if "manual" in res.gradients else None
     what = f"; diagnosis: {finding.message}" if finding is not None else ""
     return (f"{cname}: {was}, the gradient is wrong as well: gradient mismatch in "
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
+def _loss_again(args, loss, data, more, eps=None):
+    """:func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the check's options and its
+    ``more = (twin, reference, name)`` (``eps``: another step than --eps); None when the loss cannot be checked
+    there (the first point's verdict stands)."""
+    try:
+        return check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                          eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
+    except Exception:  # noqa: BLE001 - student code that cannot run there
+        return None
+
+
+def _fails_again(line, res2, data, data2, what):
+    """``(line, result, data)`` of a loss checked again at ``data2`` (:func:`_loss_again`'s ``res2``): ``res2`` and
+    ``data2`` when it fails there, its line saying the table and diagnosis are at those ``what``; else None and the
+    drawn ``data``."""
+    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
+        return line, None, data
+    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
+                   f"those {what}"), res2, data2
+
+
 def _loss_straddled(args, loss, data, more):
-    """``(header line, result, y_pred)`` of a passing loss check made again at predictions around the bounds its
+    """``(header line, result, data)`` of a passing loss check made again at predictions around the bounds its
     forward compares the prediction with beyond the drawn data (:func:`gradcheck._adapters._loss_bounds`: a clip at
     eps and 1 - eps, ``|y_pred - y_true| <= delta``), as a layer's is (:func:`gradcheck.diagnose.
     at_straddled_inputs`; tester22s H4: a Huber at delta 5 whose backward forgets delta passed); the result there
-    and its predictions when it fails, else the first; None when there is no such bound (or --pred probs, whose
+    and its data when it fails, else the first; None when there is no such bound (or --pred probs, whose
     rows must stay on the simplex). ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, name)``."""
-    from .check import check_loss, loss_arg_names
-
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
     y_true, y_pred = data
     kind = args.pred or "real"
@@ -1884,10 +1867,7 @@ def _loss_straddled(args, loss, data, more):
     if not consts:
         return None
     y2 = _bounded_straddle(base, x, consts, (0.0, 1.0) if kind == "unit" else (-np.inf, np.inf))
-    try:
-        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps, name=more[2], reference=more[1])
-    except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
+    if (res2 := _loss_again(args, loss, (y_true, y2), more)) is None:
         return None
     pred, target = loss_arg_names(loss)
     what = f"{pred} - {target}" if base is y_true else pred
@@ -1895,22 +1875,17 @@ def _loss_straddled(args, loss, data, more):
     line = (f"forward compares {what} with {cs}, beyond the drawn data ({float(np.min(x)):.2g} to "
             f"{float(np.max(x)):.2g}): also checked at {pred}" + (f" with {what}" if base is y_true else "")
             + f" around {cs} (entries on both sides)")
-    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
-        return line, None, y_pred
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those predictions"), res2, y2
+    return _fails_again(line, res2, data, (y_true, y2), "predictions")
 
 
 def _loss_at_target_constants(args, loss, data, more):
-    """``(header line, result, y_true)`` of a passing loss check made again with targets that hold the constants
+    """``(header line, result, data)`` of a passing loss check made again with targets that hold the constants
     forward compares the target with and the drawn targets never take, and go past those it orders the target
     against (:func:`_target_plan`: labels equal to an ``ignore_index`` of -100, -1 for ``labels >= 0``), as
     :func:`_loss_straddled` does for the prediction's bounds (session 23: a masked cross-entropy whose backward
-    forgets the mask passed); the result there and its targets when it fails, else the first; None when forward
+    forgets the mask passed); the result there and its data when it fails, else the first; None when forward
     compares the target with no such constant or the loss cannot run there. ``data``: ``(y_true, y_pred)``;
     ``more``: ``(twin, reference, name)``."""
-    from .check import check_loss, loss_arg_names
-
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
     y_true, y_pred = data
     target = loss_arg_names(loss)[1]
@@ -1918,15 +1893,9 @@ def _loss_at_target_constants(args, loss, data, more):
     if plan is None:
         return None
     line, _, y2 = plan
-    try:
-        res2 = check_loss(loss, y2, y_pred, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps, name=more[2], reference=more[1])
-    except Exception:  # noqa: BLE001 - a loss that cannot take those targets: the first verdict stands
+    if (res2 := _loss_again(args, loss, (y2, y_pred), more)) is None:  # a loss that cannot take those targets
         return None
-    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
-        return line, None, y_true
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those targets"), res2, y2
+    return _fails_again(line, res2, data, (y2, y_pred), "targets")
 
 
 def _target_plan(info, y_true, target):
@@ -1997,16 +1966,10 @@ def _target_values(vals, y_true):
     ``y_true`` with every third entry, from the first, set to them in turn; None when there is none, or fewer than
     two entries (one must keep a drawn value)."""
     yt = np.asarray(y_true)
-    if yt.size < 2 or yt.dtype.kind not in "iuf" or not isinstance(vals, (list, tuple)):
+    if yt.size < 2 or yt.dtype.kind not in "iuf":
         return None
-    consts = []
-    for v in vals:
-        with contextlib.suppress(TypeError, ValueError):
-            c = float(v)
-            if (np.isfinite(c) and abs(c) <= 1e6 and c not in consts and (
-                    c == int(c) and c not in yt and (yt.dtype.kind == "i" or c >= 0) if yt.dtype.kind in "iu"
-                    else c < yt.min() or c > yt.max())):
-                consts.append(c)
+    consts = [c for c in _numbers(vals) if (c == int(c) and c not in yt and (yt.dtype.kind == "i" or c >= 0)
+                                            if yt.dtype.kind in "iu" else c < yt.min() or c > yt.max())]
     if not consts:
         return None
     y2 = yt.copy()
@@ -2040,31 +2003,22 @@ EDGE_ROOM = 0.01
 
 
 def _loss_clipped_edge(args, loss, data, more):
-    """``(header line, result, y_pred)`` of a passing --pred unit loss check made again with every third entry of the
+    """``(header line, result, data)`` of a passing --pred unit loss check made again with every third entry of the
     prediction inside a clip closer than :data:`EDGE_ROOM` to 0 or 1 that the drawn predictions never reach
     (``np.clip(p, 1e-3, 1 - 1e-3)``: at 5e-4 and 0.9995), which :func:`_loss_straddled` leaves alone, at a step of a
     quarter of the clip's distance to the edge, so that the differences of those entries stay inside the clip (0:
     forward is flat there) and the others are far from it (review24: a BCE whose backward forgot the clip at 1e-3
     passed). A backward giving those entries the gradient it gives at the clip value itself (the clip written in
     forward and backward alike, as a float guard usually is) is read as passing, with the line saying so: the exact
-    derivative there is 0; one giving them anything else fails. The result there and its predictions when it fails,
+    derivative there is 0; one giving them anything else fails. The result there and its data when it fails,
     else the first; None when there is no such clip or the loss cannot run there."""
-    from .check import check_loss, loss_arg_names, loss_gradient_name
-    from .compare import close, mismatched
-    from .numerical import default_eps
-
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
     vals = info.get("compared_constants") if isinstance(info, dict) else None
     y_true, y_pred = data
     yp = np.asarray(y_pred)
     if (args.pred or "real") != "unit" or yp.dtype.kind != "f" or yp.size < 2 or not isinstance(vals, (list, tuple)):
         return None
-    consts = []
-    for v in vals:
-        with contextlib.suppress(TypeError, ValueError):
-            c = float(v)
-            if (0.0 < c < min(EDGE_ROOM, yp.min()) or max(1.0 - EDGE_ROOM, yp.max()) < c < 1.0) and c not in consts:
-                consts.append(c)
+    consts = [c for c in _numbers(vals) if 0.0 < c < min(EDGE_ROOM, yp.min()) or max(1.0 - EDGE_ROOM, yp.max()) < c < 1.0]
     if not consts:
         return None
     inner = np.array([c / 2 if c < 0.5 else (1.0 + c) / 2 for c in consts])
@@ -2074,9 +2028,9 @@ def _loss_clipped_edge(args, loss, data, more):
     y2, y3 = yp.astype(np.float64), yp.astype(np.float64)
     y2.reshape(-1)[at] = inner[np.arange(at.size) % len(consts)]
     y3.reshape(-1)[at] = np.asarray(consts)[np.arange(at.size) % len(consts)]
+    if (res2 := _loss_again(args, loss, (y_true, y2), more, eps)) is None:
+        return None
     try:
-        res2 = check_loss(loss, y_true, y2, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol, eps=eps,
-                          name=more[2], reference=more[1])
         gname = loss_gradient_name(loss)
         g2 = res2.gradients.get("manual", {}).get(gname)
         loss.forward(np.array(y_true, copy=True), y3.copy())
@@ -2088,7 +2042,7 @@ def _loss_clipped_edge(args, loss, data, more):
     line = (f"forward clips {pred} at {cs}, which the drawn {pred} never reach: also checked with every third entry "
             f"of {pred} at {ins}, inside the clip, at a step of {eps:.2g} that stays there")
     if res2.passed or gname not in res2.gradients.get("numerical", {}) or g2 is None:
-        return line, None, y_pred
+        return line, None, data
     g2, num = np.asarray(g2), np.asarray(res2.gradients["numerical"][gname])
     inside = np.zeros(yp.size, dtype=bool)
     inside[at] = True
@@ -2098,9 +2052,8 @@ def _loss_clipped_edge(args, loss, data, more):
             g2[inside], g3[inside], 1e-12, 0.0):
         return line + (f": backward gives them the gradient it gives at {cs} itself, where forward's derivative "
                        "is 0 (the clip written in forward and backward alike, as a float guard usually is): read "
-                       "as passing"), None, y_pred
-    return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
-                   "those predictions"), res2, y2
+                       "as passing"), None, data
+    return _fails_again(line, res2, data, (y_true, y2), "predictions")
 
 
 def _straddle_plan(info, y_true, y_pred, kind):
@@ -2135,8 +2088,6 @@ def _branch_note(label: str, target: str, args) -> str:
     take was checked, and the other kind of targets (``args.targets``) is named. Read with :mod:`ast` from the
     class's file: an ``if`` of backward that reads an attribute forward set from its ``target`` argument; "" when
     there is none."""
-    from ._switch_reach import file_classes
-
     targets = args.targets
     path, _, cls = label.rpartition("::")
     _, classes = file_classes(path, cls)
@@ -2176,7 +2127,6 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         own_eps,
         pick_eps_reading,
     )
-    from .check import check_loss
 
     load = getattr(args, "load_edited", None)
     path = label.rpartition("::")[0]
@@ -2187,8 +2137,8 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     consts, places, by_method = own_eps(path, label.rpartition("::")[2], consts, places)
     try:
         with load(texts) as edited:
-            free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                              eps=args.eps, name=label.rpartition("::")[2], reference=reference)
+            if (free := _loss_again(args, edited, data, (twin, reference, label.rpartition("::")[2]))) is None:
+                return res, "", None, None
             finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
         return res, "", None, None
@@ -2243,9 +2193,6 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
     forward random in every mode checked (:data:`~gradcheck.diagnose.RANDOM_REFERENCE` in its notes), else the
     notes say (fixp24: it said 'pass --reference ...' to a user who had)."""
-    from .config import mode_word
-    from .diagnose import RANDOM_REFERENCE
-
     lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
@@ -2295,8 +2242,6 @@ def _value_only(res, g: str, n: int):
     finding)``: the :class:`~gradcheck.diagnose.Finding` of L ``n`` times the other's (the batch
     size: a sum where the mean is due; central differences of it are ``n`` times dy_pred), None when
     no known bug explains L. None when the gradient does not match or L does."""
-    from .compare import close
-    from .diagnose import _find
     recs = {r.tensor: r for r in res.records}
     for pair, whose in (("manual-vs-reference", "reference's"), ("manual-vs-tape", "tape's")):
         cl, cg = (recs[t].get(pair) if t in recs else None for t in ("L", g))

@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib.util
 import itertools
 import json
 import os
 import re
 import sys
+import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _adapters
 from . import _validation as V
+from ._adapters import init_arrays
 from ._startup import say_stopped, sigterm_raises, starting
+from .check import loss_arg_names
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -30,9 +35,11 @@ from .errors import (
     GradcheckError,
     NonFiniteError,
     StudentCodeError,
+    UnusableError,
     UsageError,
     error_kind,
 )
+from .result import format_table
 
 __all__ = ["main", "build_parser", "load_class"]
 
@@ -186,8 +193,6 @@ def load_class(spec: str) -> tuple[Any, str]:
     as a manualprop layer. UsageError: bad spec, no file, nothing named NAME (the message lists what was found);
     StudentCodeError: the file does not import.
     """
-    from . import _adapters
-
     path, name = V.parse_target(spec)
     module = _import_file(path)
     try:
@@ -206,7 +211,6 @@ def load_class(spec: str) -> tuple[Any, str]:
 
 def _cmd_zoo(args) -> int:
     from .plots import plot_result, plot_results, safe_file_name, save_figure
-    from .result import format_table
     from .zoo import run_zoo
 
     results, errors = run_zoo(seed=args.seed, rtol=args.rtol, atol=args.atol)
@@ -368,9 +372,6 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
     """A context manager ``load(texts)``: the layer ``name`` loaded as :func:`_cmd_check` loads it, from ``path``'s
     files with ``texts`` (``{file name: source}``) in place of some, in a sandbox of its own (used for the copy
     without a log's eps, :mod:`gradcheck._log_eps`); ``loss``: the loss ``name`` as ``--loss`` loads it."""
-    import contextlib
-    import tempfile
-
     from .check_command import check_files
     from .sandbox import Sandbox
 
@@ -463,8 +464,6 @@ def _names_target(loss, text: str) -> str:
     ``softmax_loss(x, y)``: newuser27, the ``--targets labels`` hint was left out); "" when it names none."""
     if "y_true" in text:
         return "y_true"
-    from .check import loss_arg_names
-
     try:
         target = loss_arg_names(loss)[1] if loss is not None else ""
     except Exception:  # noqa: BLE001 - a loss that cannot say its names: no hint
@@ -476,7 +475,6 @@ def _unfit_init_arrays(args, init, shape, text):
     """A UsageError (exit 2) when forward failed on a shape and the weight arrays ``--init`` gave
     (:func:`gradcheck._adapters.init_arrays`) have no axis of the input's last size: the command line's
     weights do not fit its input; the message shows a command that fits. None otherwise."""
-    from ._adapters import init_arrays
     shapes = init_arrays(init)[1] if init else {}
     mats = {k: s for k, s in shapes.items() if len(s) == 2}
     if not mats or not isinstance(shape[0], int) or any(shape[-1] in s for s in mats.values()):
@@ -532,8 +530,6 @@ def _other_protocol(obj, text: str):
     the weights' gradients; tester28s M5: was "wrong result (exit 1)", the FAIL code, for code that does not fit
     the protocol); None when backward takes one argument, the dY of a forward that returned (Y, cache) by mistake
     (exit 1 as before)."""
-    from .errors import UnusableError
-
     sig = getattr(obj, "signature", None) or {}
     bparams = [p for p in sig.get("backward_params", []) if p != "self"]
     if "backward_params" not in sig or len(bparams) < 2 or sig.get("backward_varargs"):
@@ -850,8 +846,6 @@ def _misspelt(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     usage); nothing when every option is known or a prefix argparse accepts, and nothing when the parsers do not
     expose their options (:func:`_parser_parts`: another Python's argparse), so that argparse's own message is
     given."""
-    import difflib
-
     top = _parser_parts(parser)
     cmd = next((a for a in argv if not a.startswith("-")), None)
     if top is None or cmd not in top[1]:

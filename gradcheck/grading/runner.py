@@ -1634,11 +1634,7 @@ def _later_too_slow(path: Path, limit: float, seed: int | None, record: dict[str
             tests.append(result_row(t["name"], t["max_score"], "visible", t["output"],
                                     "passed" if t.get("status") == "passed" else "failed", float(score)))
             continue
-        had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
-        text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
-                f"Not counted: {why}, so each of them scores 0. Before that, this test had {had:g} / "
-                f"{t['max_score']:g}:\n\n{t['output']}")
-        tests.append(result_row(t["name"], t["max_score"], t["visibility"], text))
+        tests.append(_zeroed_row(t, why, "each of them"))
     data = placeholder_results(visible_score(tests), seed, complete=True)
     data.update(score=round(sum(t["score"] for t in tests), 4), tests=tests)
     data["extra_data"].update(execution_time=round(seconds, 3), max_score=round(sum(t["max_score"] for t in tests), 4),
@@ -1669,16 +1665,18 @@ def visible_score(tests: list[dict]) -> str:
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
     """A 0-point row per test of the plugin's ``rows`` (its results file while the session ran: a
     test finished or ``"not run"``), each saying why; rows of another shape are left out."""
-    out = []
-    for t in _valid_rows(rows):
-        mx = t["max_score"]
-        why = f"the whole submission was too slow (more than {limit:g} s to grade) and was stopped"
-        had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
-        text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
-                f"Not counted: {why}, so every test scores 0. Before that, this test had "
-                f"{had:g} / {mx:g}:\n\n{t['output']}")
-        out.append(result_row(t["name"], mx, t["visibility"], text))
-    return out
+    why = f"the whole submission was too slow (more than {limit:g} s to grade) and was stopped"
+    return [_zeroed_row(t, why, "every test") for t in _valid_rows(rows)]
+
+
+def _zeroed_row(t: dict[str, Any], why: str, who: str) -> dict[str, Any]:
+    """The 0-point row of the plugin's row ``t`` (a valid one, :func:`_valid_rows`) stopped for ``why``: "Not run",
+    or "Not counted" with the score it had and its output (``who``: which tests score 0, "every test")."""
+    had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
+    text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
+            f"Not counted: {why}, so {who} scores 0. Before that, this test had {had:g} / "
+            f"{t['max_score']:g}:\n\n{t['output']}")
+    return result_row(t["name"], t["max_score"], t["visibility"], text)
 
 
 def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,

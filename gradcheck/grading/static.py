@@ -102,10 +102,6 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
         Top-level module names; ``"torch"`` also forbids ``torch.nn``.
     root : str, optional
         Folder the reported names are relative to (default: base names).
-    nofollow : bool, optional
-        Read no symbolic link, no file in a folder reached through one and no file that is not regular (the
-        sandbox's copy rule for a file one did not write, ``gradcheck check --isolation namespaces``): nothing of a
-        link's target is read or quoted (review28g M3).
 
     Returns
     -------
