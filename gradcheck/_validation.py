@@ -727,6 +727,25 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     return out
 
 
+def parse_wrt(text: str | None) -> list[str] | None:
+    """``--wrt a,b`` as ``["a", "b"]`` (None when not given).
+
+    Raises
+    ------
+    UsageError
+        A name that is no Python identifier, or one given twice.
+    """
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    bad = next((n for n in names if not n.isidentifier()), None)
+    if bad is not None or len(set(names)) != len(names):
+        raise UsageError(f"--wrt {text}: expected the names of the function's arguments, separated by commas, each "
+                         f"once (--wrt theta, --wrt centerWordVec,outsideVectors); {bad!r} is no argument name."
+                         if bad is not None else f"--wrt {text}: each argument once.")
+    return names
+
+
 def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "", target: str = "y_true") -> str:
     """The sentence after a loss's forward raised: what it was given, ``y_true``'s kind (integer labels and their
     range, one-hot rows, real values), shape and dtype and ``y_pred``'s (``pred``, ``target``: the loss's own names of

@@ -1324,7 +1324,7 @@ class Sandbox:
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
               no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None,
-              pred_arg: str | None = None):
+              pred_arg: str | None = None, wrt: Sequence[str] | None = None, wrt_active: int = 0):
         file, init = self._file(file), dict(init_kwargs or {})
         try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
             json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
@@ -1344,7 +1344,8 @@ class Sandbox:
                      **({"module": self.packaged[file]} if file in self.packaged else {}),
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
-                     **({} if pred_arg is None else {"pred_arg": pred_arg})},
+                     **({} if pred_arg is None else {"pred_arg": pred_arg}),
+                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -1429,12 +1430,18 @@ class Sandbox:
                           no_forward_in_backward, targets)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
-                  probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None) -> RemoteLoss:
+                  probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None,
+                  wrt: Sequence[str] | None = None, wrt_active: int = 0) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
         ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
         prediction is called both ways (:func:`gradcheck._adapters._order_by_role`); ``pred_arg``: the name of
-        forward's argument that takes the prediction (``--pred-arg``), which then decides the order."""
-        return self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg)
+        forward's argument that takes the prediction (``--pred-arg``), which then decides the order; ``wrt``: a
+        ``(loss, grad, ...)`` function's arguments whose gradients it returns (``--wrt``;
+        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index)."""
+        remote = self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg, wrt=wrt,
+                            wrt_active=wrt_active)
+        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active}
+        return remote
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
@@ -2028,13 +2035,17 @@ class RemoteLoss(_Remote):
                 call = f"{self.class_name}({names[0]}, {names[1]})"  # a function: said as it is called (newuser27)
         return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
 
-    def loaded_with(self, init: Mapping[str, Any]) -> RemoteLoss:
+    def loaded_with(self, init: Mapping[str, Any], **over: Any) -> RemoteLoss:
         """This loss built again in the child (the same file and name) with the arguments ``init`` in place of its
         own (CS231n's ``svm_loss_naive(W, X, y, reg)`` with ``reg = 0``: its gradient without the penalty), as
-        :meth:`RemoteLayer.loaded_with` builds a layer. A new object in the child (:meth:`release` frees it).
-        Raises as :meth:`Sandbox.load_loss`."""
+        :meth:`RemoteLayer.loaded_with` builds a layer; the gradient checked the same (``--wrt``) unless ``over``
+        (:meth:`Sandbox.load_loss`'s ``wrt``, ``wrt_active``) says. A new object in the child (:meth:`release` frees
+        it). Raises as :meth:`Sandbox.load_loss`."""
         file, cls = self.__dict__["_loaded"][:2]
-        return self._sandbox.load_loss(file, cls, dict(init))
+        wrt, opts = self.protocol.get("wrt"), {}
+        if wrt and wrt != [self.protocol.get("first_arg")]:  # else the first argument's: loaded as before
+            opts = {**(self.__dict__.get("_loss_opts") or {}), "wrt": wrt}
+        return self._sandbox.load_loss(file, cls, dict(init), **{**opts, **over})
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward. The data
