@@ -142,3 +142,89 @@ def test_ambiguous_or_wrong_wrt_is_a_usage_error(tmp_path):
     """
     p = run_here("check", f"{student(tmp_path, cls, 'mse.py')}::MSE", "--loss", "--input-shape", "3", "--wrt", "y_pred")
     assert p.returncode == 2 and "--wrt names the arguments of a (loss, grad, ...) function" in both(p), both(p)
+
+
+#: CS224n 2019 a2's naiveSoftmaxLossAndGradient (ZacBi's solution), its softmax from utils.py
+NAIVE = """
+import numpy as np
+
+
+def softmax(x):
+    x = x - np.max(x)
+    e = np.exp(x)
+    return e / np.sum(e)
+
+
+def naiveSoftmaxLossAndGradient(centerWordVec, outsideWordIdx, outsideVectors, dataset):
+    y_hat = softmax(np.dot(centerWordVec, outsideVectors.T))
+    delta = y_hat.copy()
+    delta[outsideWordIdx] -= 1
+    loss = -np.log(y_hat)[outsideWordIdx]
+    gradCenterVec = np.dot(delta, outsideVectors)
+    gradOutsideVecs = np.dot(delta[:, np.newaxis], centerWordVec[np.newaxis, :])
+    return loss, gradCenterVec, gradOutsideVecs
+"""
+U = [[0.1, 0.2, 0.3], [0.4, -0.5, 0.6], [-0.7, 0.8, 0.9], [0.3, 0.1, -0.2], [0.5, -0.3, 0.2]]
+NAIVE_INIT = json.dumps({"outsideWordIdx": 2, "outsideVectors": U, "dataset": None})
+
+
+@pytest.mark.parametrize("wrt", [(), ("--wrt", "centerWordVec,outsideVectors")])
+def test_several_gradients_each_checked_against_its_argument(tmp_path, wrt):
+    """M3: word2vec's (loss, gradCenterVec, gradOutsideVecs) was an exit 3 ("must return (loss, dx); got tuple of
+    3"). Each gradient is checked against its argument, by --wrt or by their shapes ((3,) and (5, 3): one argument
+    each), each with its own table and verdict."""
+    p, text = _check(tmp_path, NAIVE, "naiveSoftmaxLossAndGradient", "3", NAIVE_INIT, *wrt)
+    assert p.returncode == 0, text
+    assert "PASS: naiveSoftmaxLossAndGradient: dL/dcenterWordVec matches" in text, text
+    assert "gradient 2 of 2: doutsideVectors" in text, text
+    assert "PASS: naiveSoftmaxLossAndGradient: dL/doutsideVectors matches" in text, text
+    assert "the gradient of outsideVectors (returned second, of 2 gradients) is checked there, centerWordVec fixed " \
+           "at data of shape (3,)" in text, text
+
+
+def test_several_gradients_a_bug_in_one_fails_that_one(tmp_path):
+    """M3: gradOutsideVecs from y_hat, without the -1 at the outside word (its truth: autograd's dU differs in row 2
+    by centerWordVec): dcenterWordVec PASSes, doutsideVectors FAILs, exit 1."""
+    bad = NAIVE.replace("np.dot(delta[:, np.newaxis]", "np.dot(y_hat[:, np.newaxis]")
+    p, text = _check(tmp_path, bad, "naiveSoftmaxLossAndGradient", "3", NAIVE_INIT)
+    assert p.returncode == 1, text
+    assert "PASS: naiveSoftmaxLossAndGradient: dL/dcenterWordVec matches" in text, text
+    assert "FAIL: naiveSoftmaxLossAndGradient: gradient mismatch in doutsideVectors." in text, text
+
+
+NEG = """
+import random
+
+import numpy as np
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def negSamplingLossAndGradient(centerWordVec, outsideWordIdx, outsideVectors, dataset, K=3):
+    idx = [outsideWordIdx] + [dataset.sampleTokenIdx() for _ in range(K)]
+    U = outsideVectors[idx]
+    sign = np.array([1.0] + [-1.0] * K)
+    z = sigmoid(sign * (U @ centerWordVec))
+    loss = -np.sum(np.log(z))
+    g = -(1.0 - z) * sign
+    gradOutsideVecs = np.zeros_like(outsideVectors)
+    np.add.at(gradOutsideVecs, idx, np.outer(g, centerWordVec))
+    return loss, g @ U, gradOutsideVecs
+"""
+
+
+def test_an_object_argument_from_json_is_a_usage_error_with_the_wrapper(tmp_path):
+    """M3: negSamplingLossAndGradient(..., dataset) with "dataset": null was an AttributeError exit 3. Exit 2 saying
+    JSON gives no object, and the wrapper to write; that wrapper, written as said (its draws seeded), PASSes."""
+    p, text = _check(tmp_path, NEG, "negSamplingLossAndGradient", "3", NAIVE_INIT)
+    assert p.returncode == 2, text
+    wrapper = ("def negSamplingLossAndGradient_checked(centerWordVec, outsideWordIdx, outsideVectors): return "
+               "negSamplingLossAndGradient(centerWordVec, outsideWordIdx, outsideVectors, dataset=YourObject())")
+    assert "so dataset must be an object with a method sampleTokenIdx" in text and wrapper in text, text
+    src = NEG + "\n\nclass YourObject:\n    def sampleTokenIdx(self):\n        return random.randint(0, 4)\n\n\n" + \
+        wrapper.replace(": return ", ":\n    random.seed(0)\n    return ") + "\n"
+    init = json.dumps({"outsideWordIdx": 2, "outsideVectors": U})
+    p, text = _check(tmp_path, src, "negSamplingLossAndGradient_checked", "3", init, name="wrapped.py")
+    assert p.returncode == 0 and "PASS: negSamplingLossAndGradient_checked: dL/doutsideVectors matches" in text, text
