@@ -1176,22 +1176,32 @@ def _nested_numbers(v):
 #: (tinynn's ``Conv2D(kernel=[3, 3, 3, 4])``, PyTorch's ``kernel_size``; tester28s M4: a float64 array there was a
 #: TypeError in the student's ``np.random.uniform(size=kernel)``).
 SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
+#: a function's ``--init`` keys whose flat list of integers is a size, not data (CS224n's ``dimensions=[3, 2, 2]``,
+#: ``layer_sizes``, ``shape``): they stay Python ints, as :data:`SIZE_KEY`'s
+SIZE_WORD = re.compile(r"(\w*_)?(kernel|sizes?|shapes?|dims?|dimensions?|layers?|strides?|pad(ding)?)(_\w*)?",
+                       re.IGNORECASE)
 
 
-def init_arrays(init, keep=()):
+def init_arrays(init, keep=(), data=False):
     """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
     list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
     stay lists of Python ints, as do a flat list of integers named like a size (:data:`SIZE_KEY`:
     ``kernel=[3, 3, 3, 4]``) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
-    :func:`_tuple_params`). InitError for a nested list whose rows differ in length (no array), with an example."""
+    :func:`_tuple_params`). ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
+    flat list of integers is data, class labels ``y`` that the function reads as an array (``m = y.size``, tester29s
+    M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``). InitError for a
+    nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
         if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) or k in keep):
+            continue
+        if data and not nested and all(isinstance(e, int) for e in v) and not SIZE_WORD.fullmatch(k):
+            out[k] = np.array(v, dtype=np.int64)  # labels: an array of ints, as np.loadtxt's y would be cast
             continue
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
@@ -1236,7 +1246,7 @@ def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
-        return loss_function(target, init_arrays(init)[0], probe, wrt, active)
+        return loss_function(target, init_arrays(init, data=objective(target, init))[0], probe, wrt, active)
     tuples = _tuple_params(target)
     kwargs = init_arrays(init, tuples)[0]
     kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})

@@ -228,3 +228,35 @@ def test_an_object_argument_from_json_is_a_usage_error_with_the_wrapper(tmp_path
     init = json.dumps({"outsideWordIdx": 2, "outsideVectors": U})
     p, text = _check(tmp_path, src, "negSamplingLossAndGradient_checked", "3", init, name="wrapped.py")
     assert p.returncode == 0 and "PASS: negSamplingLossAndGradient_checked: dL/doutsideVectors matches" in text, text
+
+
+#: Ng ex2's costFunction(theta, X, y), as published
+COST = """
+import numpy as np
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def costFunction(theta, X, y):
+    m = y.size
+    h = sigmoid(X @ theta)
+    J = -1 / m * (y.T @ np.log(h) + (1 - y).T @ np.log(1 - h))
+    grad = ((h-y).T @ X / m)
+    return J, grad
+"""
+XL = [[1, 0.5, -1.0], [1, -0.3, 0.8], [1, 1.2, 0.1], [1, -0.7, -0.4], [1, 0.2, 0.9]]
+
+
+def test_integer_labels_from_init_are_an_int_array(tmp_path):
+    """M1: "y": [1, 0, 1, 0, 1] arrived as a Python list (``m = y.size``: AttributeError, exit 3). A function's flat
+    integer list is an int64 array; one named like a size (``dims``) stays a list of Python ints (fixs28's rule for
+    layer configs), which this cost asserts."""
+    p, text = _check(tmp_path, COST, "costFunction", "3", json.dumps({"X": XL, "y": [1, 0, 1, 0, 1]}))
+    assert p.returncode == 0 and "PASS: costFunction: dL/dtheta matches" in text, text
+    src = COST.replace("def costFunction(theta, X, y):", "def costFunction(theta, X, y, dims):\n"
+                       "    assert isinstance(dims, list) and all(type(d) is int for d in dims), dims")
+    p, text = _check(tmp_path, src, "costFunction", "3", json.dumps({"X": XL, "y": [1, 0, 1, 0, 1], "dims": [3, 1]}),
+                     name="dims.py")
+    assert p.returncode == 0 and "PASS: costFunction: dL/dtheta matches" in text, text
