@@ -260,3 +260,43 @@ def test_integer_labels_from_init_are_an_int_array(tmp_path):
     p, text = _check(tmp_path, src, "costFunction", "3", json.dumps({"X": XL, "y": [1, 0, 1, 0, 1], "dims": [3, 1]}),
                      name="dims.py")
     assert p.returncode == 0 and "PASS: costFunction: dL/dtheta matches" in text, text
+
+
+SIG = """
+import numpy as np
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def sigmoid_grad(s):
+    return s * (1 - s)
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+def relu_grad(x):
+    return (x > 0).astype(float)
+"""
+
+
+@pytest.mark.parametrize(("fn", "at"), [("sigmoid", "output"), ("relu", "input")])
+def test_derivative_helper_adapter_pasted_passes(tmp_path, fn, at):
+    """H1: for CS224n's sigmoid_grad(s) (s the forward's output) the usage error suggested
+    ``sigmoid_backward(dout, cache): return sigmoid_grad(dout, *cache)``, which FAILed a correct sigmoid ("backward is
+    not linear in dY"). The helper is told by behaviour (at forward's output for sigmoid_grad, its input for
+    relu_grad); the adapter suggested, pasted as written, PASSes."""
+    import re
+
+    f = student(tmp_path, SIG, "q2_sigmoid.py")
+    p = run_here("check", f"{f}::{fn}", "--input-shape", "3,4")
+    text = both(p)
+    assert p.returncode == 2 and f"{fn}_grad takes forward's {at}" in text, text
+    code = re.search(rf"(def {fn}_forward\(x\): .*? return dout \* {fn}_grad\(\*cache\))", text)[1]
+    assert f"return dout * {fn}_grad(*cache)" in code and "(dout, *cache)" not in code, code
+    f.write_text(SIG + "\n\n" + code.replace("; def", "\n\n\ndef") + "\n")
+    p = run_here("check", f"{f}::{fn}", "--input-shape", "3,4")
+    assert p.returncode == 0 and f"PASS: {fn}" in both(p), both(p)
