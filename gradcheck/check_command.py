@@ -1812,7 +1812,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         target_line, res2, y_true = st  # checked again with targets equal to those forward compares them with
         res = res2 or res
         eps_note = f"{eps_note}\n{target_line}" if eps_note else target_line
-    color = use_color()
+    color, prec = use_color(), _loss_precision(loss, res, (y_true, y_pred))  # float32 inside (tester29s H3)
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
     if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
@@ -1830,8 +1830,8 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
     print(colorize(res.table(), color))
     finding, g = None, loss_gradient_name(loss)
     value_only = _value_only(res, g, shape[0] if len(shape) > 1 else 1)
-    if value_only is not None:
-        finding = value_only[1]
+    if value_only is not None or prec is not None:
+        finding = prec or value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = better_finding(_loss_finding(loss, res, (y_true, y_pred), init), eps_finding)  # the eps's copy
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
@@ -1858,6 +1858,13 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _loss_precision(loss, res, data):
+    """:func:`gradcheck.diagnose.loss_precision` of ``res``, checked at ``data = (y_true, y_pred)``."""
+    from .diagnose import loss_precision
+
+    return loss_precision(loss, res, *data)
 
 
 def _loss_finding(loss, res, data, init):

@@ -1952,6 +1952,50 @@ def loss_finding(loss: Any, result: CheckResult, y_true: Any, y_pred: Any,
     return finding
 
 
+def loss_precision(loss: Any, result: CheckResult, y_true: Any, y_pred: Any) -> Finding | None:
+    """The precision finding (:func:`_precision_inside`: "float32-inside", float16, a rounding) of a loss whose check
+    failed or excused elements as kinks, as a layer's (tester29s H3: Ng's costFunction with ``h = sigmoid(X @
+    theta).astype(np.float32)`` was "no known bug pattern ... expected -0.11418" with "2 elements at a kink", the
+    expected number float32 noise). L is one number: read at 8 points near ``y_pred`` (y_pred and 7 moved by
+    standard-normal steps of 1e-3 of its largest entry, seeded), each an entry of the Y that
+    :func:`_precision_inside` moves by fractions of float32's spacing. When named, the elements excused as kinks
+    are counted as failures again (:func:`_no_kinks`, a note says so), in ``result``; of a check that passed, float32
+    alone is named (a coarser grid found by the kinks a hinge's step crosses is no rounding). None otherwise.
+
+    Parameters
+    ----------
+    loss : object
+        The loss checked (``forward(y_true, y_pred) -> float``).
+    result : CheckResult
+        :func:`gradcheck.check.check_loss`'s result; its kinks are compared again when named.
+    y_true, y_pred : array_like
+        The data it was checked at.
+
+    Returns
+    -------
+    Finding or None
+        Its ``message`` is the diagnosis.
+    """
+    failed = not result.passed and not (result.unchecked and not result.failing_tensors)
+    if not failed and not result.kinks:
+        return None
+    yt, yp = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    rng = np.random.default_rng([result.seed, 29])
+    scale = 1e-3 * max(float(np.max(np.abs(yp), initial=0.0)), 1e-3)
+    offsets = [np.zeros(yp.shape)] + [rng.standard_normal(yp.shape) * scale for _ in range(7)]
+
+    def fwd(p):
+        return np.array([float(loss.forward(yt.copy(), p + o)) for o in offsets])
+    prec = _precision_inside(fwd, [yp], {}, result.seed)
+    if prec is None or not failed and prec[0] != "float32-inside":  # a hinge's kinks crossed: not a rounding
+        return None
+    _no_kinks(result, prec[0])
+    pred = check_module.loss_arg_names(loss)[0]
+    return _find(prec[0], f"L (read at {len(offsets)} points near {pred})", **dict(
+        prec[1], verdict=f"no gradient of L can be checked to 1e-6, and the numerical {check_module.loss_gradient_name(loss)} "
+        "is that noise, no expected value: no bug in the gradient is named or ruled out"))
+
+
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
                        rtol: float = 1e-6, names: tuple[str, str] = ("y_pred", "y_true"), *, loss: Any = None,
                        init: Mapping[str, Any] | None = None) -> Finding | None:
