@@ -2153,15 +2153,15 @@ def _probe_call(fn, kwargs, probe, first):
 
 
 def _fixed_args(kwargs, checked):
-    """``{name: words}`` of the arguments held fixed (all of ``kwargs`` but ``checked``): their type and shape as
-    the function gets them (``"int64 array of shape (5,)"``, ``"3 (int)"``), for the messages of an error."""
+    """``["name: words", ...]`` of the arguments held fixed (all of ``kwargs`` but ``checked``): their type and shape
+    as the function gets them (``"y: int64 array of shape (5,)"``, ``"n: 3 (int)"``), for the messages of an error."""
     def words(v):
         if isinstance(v, np.ndarray):
             return f"{v.dtype} array of shape {tuple(v.shape)}"
         if isinstance(v, list):
             return f"a Python list of {len(v)}"
         return f"{json.dumps(v, default=str)[:30]} ({type(v).__name__})"
-    return {k: words(v) for k, v in kwargs.items() if k != checked}
+    return [f"{k}: {words(v)}" for k, v in kwargs.items() if k != checked]
 
 
 class LossFunction:
@@ -2212,8 +2212,10 @@ class LossFunction:
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
         self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
         if self.wrt is not None:
+            fixed = [] if self.checked == self._first or self._held is None else [
+                f"{self._first}: {self._held.dtype} array of shape {self._held.shape} (data of --input-shape)"]
             self.info.update(wrt=list(self.wrt), wrt_how=wrt_how, wrt_active=self.active, first_arg=self._first,
-                             fixed=_fixed_args(self._kwargs, self.wrt[self.active]))
+                             fixed=fixed + _fixed_args(self._kwargs, self.checked))
         if self.prime is not None:
             self.info.update(call=call, by_name=by_name, pred_arg=names[0])
 

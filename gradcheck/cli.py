@@ -315,7 +315,7 @@ def _cmd_check(args) -> int:
                 from .check_command import batch_last_loss, finite_loss_data
                 failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text)
                           or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
-            elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
+            elif args.loss and not args.targets and not getattr(obj, "objective", False) and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                                "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)

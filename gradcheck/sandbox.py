@@ -82,6 +82,7 @@ from ._validation import (
     forward_returned_none,
     loss_given,
     loss_scalar,
+    objective_given,
     paragraph,
     printable,
     shown_char,
@@ -1796,7 +1797,8 @@ class _Remote:
 
             pred, target = loss_arg_names(self)  # its own names (CS231n's softmax_loss(x, y): x, y)
             expected = loss_given(xs[0], xs[-1], pred, target=target, hint="" if self._sandbox.hostile else
-                                  " (gradcheck check --targets labels, onehot or real)")
+                                  " (gradcheck check --targets labels, onehot or real)") if "fixed" not in \
+                self.protocol else objective_given(self.protocol, xs[-1], pred)  # f(W, X, y, reg): none drawn
         meta = self._call("forward", call, {"params": self.params, "training": training}, expected,
                           shared=shared, complex_step=cx)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
@@ -2028,6 +2030,9 @@ class RemoteLoss(_Remote):
         call = self.protocol.get("call") or "forward(y_true, y_pred)"  # forward(x=y_pred, t=y_true): bound by name
         names = self.protocol.get("arg_names")  # a CS231n loss(x, y): its own names (tester17 M3)
         pred = "y_pred"
+        if "fixed" in self.protocol and isinstance(names, list) and names:  # f(W, X, y, reg): every argument its own
+            return f"{self.protocol.get('signature') or self.class_name} with {names[0]} of shape " \
+                   f"{fmt_shape(np.shape(inputs[-1]))}"
         if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
             call, pred = f"forward({names[0]}, {names[1]})", names[0]
             if self.protocol.get("protocol") == "loss" and not self.protocol.get("call") and str(

@@ -313,3 +313,22 @@ def test_float32_inside_a_loss_is_named_not_an_expected_value(tmp_path):
     assert "so part of forward runs in float32" in text and "no expected value" in text, text
     assert "no known bug pattern" not in text and "expected -0.1" not in text, text
     assert "are no kink but float32 round-off inside forward" in text, text
+
+
+def test_exit_3_of_a_function_of_several_arguments_says_what_it_was_given(tmp_path):
+    """M2: the exit-3 message described data never passed ("It was given input_layer_size: real values, of shape
+    (38,)" where --init gave 3) and advised --targets labels, which this mode does not use. It says what each
+    argument was (the checked one's shape, --init's as the function got them) and no --targets."""
+    src = """
+    import numpy as np
+
+    def cost(theta, X, y, n):
+        m = y.shape[1]
+        return float(np.sum((X @ theta - y) ** 2) / m), 2 * X.T @ (X @ theta - y) / m
+    """
+    p, text = _check(tmp_path, src, "cost", "2", json.dumps({"X": [[1.0, 2], [3, 4], [5, 6]], "y": [1, 0, 1], "n": 3}))
+    assert p.returncode == 3, text
+    assert "cost(theta, X, y, n) with theta of shape (2,) raised IndexError" in text, text
+    assert "It was given theta of shape (2,) (float64) and X: float64 array of shape (3, 2); y: int64 array of shape " \
+           "(3,); n: 3 (int); the error is in the function" in text, text
+    assert "--targets" not in text and "real values" not in text, text
