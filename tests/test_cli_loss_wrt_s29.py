@@ -332,3 +332,46 @@ def test_exit_3_of_a_function_of_several_arguments_says_what_it_was_given(tmp_pa
     assert "It was given theta of shape (2,) (float64) and X: float64 array of shape (3, 2); y: int64 array of shape " \
            "(3,); n: 3 (int); the error is in the function" in text, text
     assert "--targets" not in text and "real values" not in text, text
+
+
+#: Ng ex2's costFunctionReg(theta, X, y, lambda_), as published: theta[0] left out of both the penalty and its gradient
+COSTREG = """
+import numpy as np
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def costFunctionReg(theta, X, y, lambda_):
+    m = y.size
+    h = sigmoid(X @ theta)
+    J = -(y.T @ np.log(h) + (1-y.T) @ np.log(1-h)) / m
+    J += (np.sum(theta**2) - theta[0]**2) * lambda_ / 2 / m
+    grad = ((h-y).T @ X / m)
+    reg = theta * lambda_ / m
+    reg[0] = 0
+    grad += reg
+    return J, grad
+"""
+REG_INIT = json.dumps({"X": XL, "y": [1.0, 0, 1, 0, 1], "lambda_": 1.0})
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (("    reg[0] = 0\n", ""), "so the loss adds lambda_/(2*m)*np.sum(theta[1:]*theta[1:]), whose gradient is "
+     "lambda_/m*theta[1:] (0 at theta[0]), and backward adds lambda_/m*theta (lambda_ = 1, m = 5"),
+    (("reg = theta * lambda_ / m", "reg = theta * lambda_ / 2 / m"), "and backward adds lambda_/(2*m)*theta[1:] (0 "
+     "at theta[0]) (lambda_ = 1, m = 5"),
+    (("(np.sum(theta**2) - theta[0]**2)", "np.sum(theta**2)"), "so the loss adds lambda_/(2*m)*np.sum(theta*theta), "
+     "whose gradient is lambda_/m*theta, and backward adds lambda_/m*theta[1:] (0 at theta[0])"),
+])
+def test_ng_regulariser_conventions_are_named(tmp_path, edit, says):
+    """M4: Ng's regulariser bugs (theta[0], the bias, penalised in the gradient and not in J, or the other way; a
+    1/(2m) for 1/m) were "no known bug pattern" though the docs say penalty conventions are named: the 1/m factor and
+    the first entry left out are read too. The published code PASSes."""
+    p, text = _check(tmp_path, COSTREG, "costFunctionReg", "3", REG_INIT)
+    assert p.returncode == 0, text
+    p, text = _check(tmp_path, COSTREG.replace(*edit), "costFunctionReg", "3", REG_INIT, name="bad.py")
+    assert p.returncode == 1 and "diagnosis: dtheta's penalty term is not the gradient of the penalty" in text, text
+    assert says in text and "no known bug pattern" not in text, text
+    assert "theta[0] the bias left out of both" in text, text
