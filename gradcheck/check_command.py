@@ -1824,7 +1824,8 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         print(V.wrap(f"whose gradient: {', '.join((getattr(loss, 'protocol', None) or {}).get('wrt') or [])}, "
                      + ("as " + how + " says" if how.startswith("--wrt") else how + " (--wrt names them otherwise)")))
     for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
-                                                      cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
+                                                      cache_rewritten_line(loss, (y_true, y_pred), True),
+                                                      _zero_strengths(loss, init)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
@@ -1844,8 +1845,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
-            print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
-                         f"gradient); {_reference_hint(cname)} compares it{_no_twin(cname, 'L')}."))
+            print(V.wrap(_value_unchecked(cname, loss)))
         return EXIT_PASS
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
@@ -2327,6 +2327,33 @@ def _no_twin(cname: str, what: str) -> str:
         return ""
     return (f", when one of manualprop's classes computes what {cname} does under another name (manualprop has none "
             f"named {cname}; when none does, compare {what} with the assignment's formula, e.g. a value worked by hand)")
+
+
+def _zero_strengths(loss, init: dict[str, Any]) -> str:
+    """The NOTE of a (loss, grad) function of several arguments checked with a regulariser's strength of 0 in
+    ``--init`` (``"lambda_": 0``, :func:`gradcheck._adapters.strength_name`): its penalty and the penalty's gradient
+    were not exercised, so a bug there passes (tester29s LOW); "" otherwise."""
+    from ._adapters import strength_name
+
+    zero = [k for k, v in (init or {}).items() if strength_name(k) and type(v) in (int, float) and v == 0]
+    if not zero or not getattr(loss, "objective", False):
+        return ""
+    eg = ", ".join(f'"{k}": 1.0' for k in zero)
+    return (f"NOTE: {' and '.join(f'{k} = 0' for k in zero)} in --init: the regulariser's penalty and its gradient "
+            f"were not exercised, so a bug there passes this check; check again with a non-zero value ({eg} in "
+            "--init) to check them too.")
+
+
+def _value_unchecked(cname: str, loss) -> str:
+    """The line under a loss's PASS that compared no value L: ``--reference`` for a loss of a prediction and a target;
+    for a (loss, grad) function of several arguments, which no manualprop class is (tester29s LOW: a logistic cost was
+    told ``--reference manualprop.MulticlassHinge``), the assignment's printed value."""
+    if getattr(loss, "objective", False):
+        return (f"{cname}: the value L itself was not checked (central differences see only its gradient): compare "
+                "it at one point with the value your assignment gives (its notebook prints the expected cost at a "
+                "starting point, such as theta = zeros) or with one worked by hand.")
+    return (f"{cname}: the value L itself was not checked (central differences see only its gradient); "
+            f"{_reference_hint(cname)} compares it{_no_twin(cname, 'L')}.")
 
 
 def _reference_hint(cname, example="manualprop.MulticlassHinge"):

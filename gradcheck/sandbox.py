@@ -99,7 +99,14 @@ from .errors import (
     UnusableError,
     UsageError,
 )
-from .sources import cache_write_verdict, grad_slots, inplace_asked, input_written, switch_branch
+from .sources import (
+    argument_written,
+    cache_write_verdict,
+    grad_slots,
+    inplace_asked,
+    input_written,
+    switch_branch,
+)
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "Siblings", "support", "Shared"]
@@ -1814,7 +1821,8 @@ class _Remote:
                 self._sandbox.__dict__.setdefault("inplace_asked", {})[asked] = names[mutated[0]]
             else:
                 raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer",
-                                    ", ".join(f"{n}={v}" for n, v in branch))
+                                    ", ".join(f"{n}={v}" for n, v in branch)) if "fixed" not in self.protocol else \
+                    argument_written(self.class_name, (self.protocol.get("arg_names") or ["y_pred"])[0])
         return self._value(meta.get("value"), call), call
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]

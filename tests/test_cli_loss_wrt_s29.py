@@ -375,3 +375,22 @@ def test_ng_regulariser_conventions_are_named(tmp_path, edit, says):
     assert p.returncode == 1 and "diagnosis: dtheta's penalty term is not the gradient of the penalty" in text, text
     assert says in text and "no known bug pattern" not in text, text
     assert "theta[0] the bias left out of both" in text, text
+
+
+def test_low_zero_strength_note_alias_write_and_value_trailer(tmp_path):
+    """LOW: with "lambda_": 0 a regulariser bug PASSed silently (now a NOTE says the penalty was not exercised and how
+    to check it); the PASS trailer suggested --reference manualprop.MulticlassHinge for a logistic cost (no manualprop
+    class is a function of several arguments); Ng's Hint 2 taken literally (``temp = theta; temp[0] = 0``) was told as
+    "modified its input y_pred ... e.g. np.maximum(X, 0)" (theta is the argument, the advice a layer's)."""
+    bad = COSTREG.replace("    reg[0] = 0\n", "")
+    p, text = _check(tmp_path, bad, "costFunctionReg", "3", json.dumps({"X": XL, "y": [1.0, 0, 1, 0, 1], "lambda_": 0}))
+    assert p.returncode == 0, text  # at lambda_ = 0 the bug is not there to find
+    assert "NOTE: lambda_ = 0 in --init: the regulariser's penalty and its gradient were not exercised" in text, text
+    assert '("lambda_": 1.0 in --init)' in text, text
+    assert "MulticlassHinge" not in text and "compare it at one point with the value your assignment gives" in text
+    alias = COSTREG.replace("    reg = theta * lambda_ / m\n    reg[0] = 0\n",
+                            "    temp = theta\n    temp[0] = 0\n    reg = temp * lambda_ / m\n")
+    p, text = _check(tmp_path, alias, "costFunctionReg", "3", REG_INIT, name="alias.py")
+    assert p.returncode == 1, text
+    assert "modified its argument theta in place; a cost function must not write into theta" in text, text
+    assert "t = theta.copy(); t[0] = 0 rather than t = theta; t[0] = 0" in text and "y_pred" not in text, text
