@@ -910,6 +910,11 @@ class Child:
             return self.reply(False, {"stage": "usage", "message": f"--wrt names the arguments of a (loss, grad, ...) "
                                       f"function's gradients; {req['class']} is a class, whose backward's gradient is "
                                       "of its prediction (--pred-arg names that argument)."})
+        if kind == "loss_function" and req.get("pred_arg"):  # accepted and ignored it would be a wrong number
+            return self.reply(False, {"stage": "usage", "message": f"--pred-arg names the prediction argument of a "
+                                      f"loss class's forward; {req['class']} is a function: NAME(x, y) -> (loss, dx) "
+                                      "takes the prediction first, and a (loss, grad) function of arguments --init "
+                                      "gives is told whose gradient it returns by --wrt (--wrt theta)."})
         if kind == "loss_function" and req.get("kind") == "layer":
             return self.reply(False, {"stage": "class", "message": AD.not_a_layer(
                 req["class"], self._module(req["file"]), target)})

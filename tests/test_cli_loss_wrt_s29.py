@@ -394,3 +394,11 @@ def test_low_zero_strength_note_alias_write_and_value_trailer(tmp_path):
     assert p.returncode == 1, text
     assert "modified its argument theta in place; a cost function must not write into theta" in text, text
     assert "t = theta.copy(); t[0] = 0 rather than t = theta; t[0] = 0" in text and "y_pred" not in text, text
+
+
+def test_pred_arg_with_a_loss_function_is_refused_naming_wrt(tmp_path):
+    """H2: --pred-arg was accepted and ignored for a loss function (it binds a loss class's forward only): an option
+    accepted and not honoured. Exit 2 naming --wrt."""
+    p, text = _check(tmp_path, LINREG, "linearRegCostFunction", "5,2", LINREG_INIT, "--pred-arg", "theta")
+    assert p.returncode == 2 and "--pred-arg names the prediction argument of a loss class's forward" in text, text
+    assert "--wrt theta" in text, text
