@@ -1007,6 +1007,8 @@ def _companion_text(fwd, bwd_name, bps, where):
     inputs backward takes, ``NAME_backward(dout, cache)``; a backward argument not named as one of forward's is taken,
     in order, from forward's arguments backward does not name (said, to be checked); "" when they do not fit."""
     fps, bps = list(_params(fwd) or {}), bps[1:]
+    if not bps and len(fps) == 1:  # a derivative helper of one argument, sigmoid_grad(s): no dout to pass
+        return _derivative_text(fwd, bwd_name, fps[0], where)
     spare, cache, guessed = [p for p in fps if p not in bps], [], []
     for b in bps:
         if b not in fps and not spare:
@@ -1019,6 +1021,39 @@ def _companion_text(fwd, bwd_name, bps, where):
     text = (f"def {name}_forward({sig}): return {name}({', '.join(fps)}), ({tup});   "
             f"def {name}_backward(dout, cache): return {bwd_name}(dout, *cache)")
     return text + (f" ({', '.join(guessed)}, by position: check it)" if guessed else "")
+
+
+def _derivative_text(fwd, bwd_name, x, where):
+    """:func:`_companion_text` for a derivative helper of one argument beside an elementwise ``fwd(x)``: CS224n's
+    ``sigmoid_grad(s)`` takes forward's output (s = sigmoid(x)), ``relu_grad(x)`` its input. Told by behaviour
+    (tester29s H1: ``sigmoid_grad(dout, *cache)`` was suggested, and FAILed a correct sigmoid): the helper at a
+    standard-normal input and at forward's output there, against central differences of forward (all entries moved
+    at once: an elementwise forward's derivative, h = 1e-6, rtol 1e-5); the adapter multiplies dout by the one
+    that matches (the input when both do, as for a ReLU); "" when neither does, the helper is in another file (not
+    run here) or raises."""
+    bwd = getattr(fwd, "__globals__", {}).get(bwd_name)
+    if where or not callable(bwd):
+        return ""
+    z = np.random.default_rng(29).standard_normal((3, 4))
+    state = global_states()
+    try:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fwd(z.copy()), dtype=np.float64)
+            num = (np.asarray(fwd(z + 1e-6), dtype=np.float64) - np.asarray(fwd(z - 1e-6), dtype=np.float64)) / 2e-6
+            got = {w: np.asarray(bwd(a.copy()), dtype=np.float64) for w, a in (("input", z), ("output", out))}
+    except Exception:  # noqa: BLE001 - student code that cannot run so: no adapter suggested
+        return ""
+    finally:
+        global_states(state)
+    fits = [w for w, g in got.items() if g.shape == num.shape and np.allclose(g, num, rtol=1e-5, atol=1e-7)]
+    if not fits:
+        return ""
+    name, at = fwd.__name__, fits[0]
+    cache = x if at == "input" else "out"
+    return (f"def {name}_forward({x}): out = {name}({x}); return out, ({cache},);   "
+            f"def {name}_backward(dout, cache): return dout * {bwd_name}(*cache) ({bwd_name} takes forward's {at}: "
+            f"{bwd_name}({x if at == 'input' else f'{name}({x})'}) matched central differences of {name} at "
+            f"standard-normal {x}{'' if len(fits) > 1 else ', at its ' + ('output' if at == 'input' else 'input') + ' it did not'})")
 
 
 def _companion_where(mod, name, bwd_name, where):
@@ -1042,8 +1077,8 @@ def not_a_layer(name, mod=None, fn=None):
     if mod is not None and fn is not None and (bwd := _companion_backward(mod, name)) is not None and (
             code := _companion_text(fn, *bwd)):
         where = f" in {bwd[2]}" if bwd[2] else ""
-        return (f"{name} is a function, and its backward is {bwd[0]}({', '.join(bwd[1])}){where}, which takes the "
-                f"forward's inputs, "
+        takes = "returns the local derivative (no dout), " if " return dout * " in code else "takes the forward's inputs, "
+        return (f"{name} is a function, and its backward is {bwd[0]}({', '.join(bwd[1])}){where}, which {takes}"
                 f"not a cache: gradcheck reads a function pair NAME_forward(...) -> (out, cache) with "
                 f"NAME_backward(dout, cache) -> gradients of the array inputs. {_companion_where(mod, name, *bwd[::2])} "
                 f"(the pair {name}_forward/{name}_backward is found first): {code}.")
@@ -1176,22 +1211,32 @@ def _nested_numbers(v):
 #: (tinynn's ``Conv2D(kernel=[3, 3, 3, 4])``, PyTorch's ``kernel_size``; tester28s M4: a float64 array there was a
 #: TypeError in the student's ``np.random.uniform(size=kernel)``).
 SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
+#: a function's ``--init`` keys whose flat list of integers is a size, not data (CS224n's ``dimensions=[3, 2, 2]``,
+#: ``layer_sizes``, ``shape``): they stay Python ints, as :data:`SIZE_KEY`'s
+SIZE_WORD = re.compile(r"(\w*_)?(kernel|sizes?|shapes?|dims?|dimensions?|layers?|strides?|pad(ding)?)(_\w*)?",
+                       re.IGNORECASE)
 
 
-def init_arrays(init, keep=()):
+def init_arrays(init, keep=(), data=False):
     """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
     list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
     stay lists of Python ints, as do a flat list of integers named like a size (:data:`SIZE_KEY`:
     ``kernel=[3, 3, 3, 4]``) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
-    :func:`_tuple_params`). InitError for a nested list whose rows differ in length (no array), with an example."""
+    :func:`_tuple_params`). ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
+    flat list of integers is data, class labels ``y`` that the function reads as an array (``m = y.size``, tester29s
+    M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``). InitError for a
+    nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
         if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) or k in keep):
+            continue
+        if data and not nested and all(isinstance(e, int) for e in v) and not SIZE_WORD.fullmatch(k):
+            out[k] = np.array(v, dtype=np.int64)  # labels: an array of ints, as np.loadtxt's y would be cast
             continue
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
@@ -1224,8 +1269,9 @@ def _tuple_params(cls):
     return out
 
 
-def build(kind, target, init, seed, n_inputs=None):
-    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
+def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=0):
+    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`; a loss
+    function's :class:`LossFunction` gets ``probe``, ``wrt`` and ``active`` (``--wrt``: whose gradients it returns).
 
     InitError (:func:`check_init`) first when a key of ``init`` cannot be passed. A class's ``init``
     lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``); a list for a
@@ -1235,7 +1281,7 @@ def build(kind, target, init, seed, n_inputs=None):
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
-        return loss_function(target, init_arrays(init)[0])
+        return loss_function(target, init_arrays(init, data=objective(target, init))[0], probe, wrt, active)
     tuples = _tuple_params(target)
     kwargs = init_arrays(init, tuples)[0]
     kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
@@ -2006,6 +2052,109 @@ def objective(fn, init):
     return len(pos) >= 2 and pos[1] in (init or {})
 
 
+def gradient_args(fn, kwargs, probe=None, wrt=None):
+    """``(names, how)``: the arguments of a ``(loss, grad, ...)`` function of several arguments (:func:`objective`)
+    whose gradients it returns, in its order, as jax's ``argnums`` names them, and the header's words on how they were
+    told. ``wrt``: the names given (``--wrt theta``); else read from one call on the probe's prediction (``probe[-1]``,
+    fn's first argument) with ``kwargs``: each returned gradient's shape against the arrays passed; one gradient of
+    the first argument's shape is the first's (CS231n's ``svm_loss_naive(W, X, y, reg)``), else the one argument of
+    its shape (Ng's ``linearRegCostFunction(X, y, theta, lambda_)``: theta; word2vec's ``(loss, gradCenterVec,
+    gradOutsideVecs)``: one each). When the call raises, the first argument (the check reports the error).
+
+    Raises
+    ------
+    InitError
+        A name of ``wrt`` fn has not, or whose value ``kwargs`` does not give; as many names as gradients returned
+        not; gradients whose shapes fit no argument or several (naming ``--wrt``); an ``--init`` value where fn
+        needs an object (``dataset.sampleTokenIdx()`` on ``None``: JSON gives no object).
+    """
+    ps = _params(fn) or {}
+    first = next((p.name for p in ps.values() if p.kind in _POSITIONAL), "x")
+    if wrt:
+        for w in wrt:
+            if w not in ps or ps[w].kind not in _NAMED:
+                raise InitError(f"--wrt {w}: {_written_as(fn)} has no argument {w}; it has "
+                                f"{', '.join(p for p in ps) or 'none'}.")
+            if w != first and not isinstance(kwargs.get(w), np.ndarray):
+                if isinstance(kwargs.get(w), list) and _nested_numbers(kwargs[w]):
+                    kwargs[w] = np.array(kwargs[w], dtype=np.float64)  # theta = [0, 0, 0]: the point, as floats
+                    continue
+                raise InitError(f"--wrt {w}: the value of {w}, the point where its gradient is checked, comes from "
+                                f"--init as a JSON list of numbers (\"{w}\": [0.1, -0.2, 0.3]); --init gives "
+                                f"{'none' if w not in kwargs else json.dumps(kwargs[w], default=str)[:60]}.")
+    res = _probe_call(fn, kwargs, probe, first)
+    grads = [np.shape(g) for g in res[1:]] if isinstance(res, tuple) and len(res) >= 2 else None
+    if wrt:
+        if grads is not None and len(grads) != len(wrt):
+            raise InitError(f"--wrt {','.join(wrt)}: {fn.__name__} returned {len(grads)} gradient(s) (shapes "
+                            f"{', '.join(map(str, grads))}) after the loss; name one argument per gradient, in the "
+                            "order they are returned.")
+        return list(wrt), "--wrt " + ",".join(wrt)
+    if grads is None:
+        return [first], ""
+    shapes = {first: np.shape(probe[-1])}
+    shapes.update({k: v.shape for k, v in kwargs.items() if isinstance(v, np.ndarray) and v.dtype.kind in "fiu"})
+    fits = [[k for k, s in shapes.items() if s == g] for g in grads]
+    if len(grads) == 1 and (first in fits[0] or not fits[0]):
+        return [first], ""  # the first argument's gradient (or of a wrong shape: the check's FAIL says it)
+    names = [f[0] for f in fits if len(f) == 1]
+    others = ", ".join(f"{k} {s}" for k, s in shapes.items() if k not in names)
+    if len(names) == len(grads) and len(set(names)) == len(names):
+        what = "gradient's shape" if len(grads) == 1 else "gradients' shapes"
+        return names, (f"the returned {what} {', '.join(map(str, grads))} {'is' if len(grads) == 1 else 'are'} "
+                       f"{' and '.join(n + chr(39) + 's' for n in names)} alone"
+                       + (f" (the other arrays: {others})" if others else ""))
+    said = "; ".join(f"gradient {i + 1} {g} fits {' and '.join(f) if f else 'no argument'}"
+                     for i, (g, f) in enumerate(zip(grads, fits)))
+    raise InitError(f"{fn.__name__} returned {len(grads)} gradient(s) after the loss, and their shapes do not tell "
+                    f"whose each is ({said}; the arrays passed: "
+                    f"{', '.join(f'{k} {s}' for k, s in shapes.items())}): name the argument of each gradient, in the "
+                    f"order returned, with --wrt (--wrt {','.join(f[0] if f else '...' for f in fits)}).")
+
+
+def _probe_call(fn, kwargs, probe, first):
+    """``fn(probe[-1], **kwargs)`` on copies, the global generators restored after; None when there is no probe or
+    the call raises (the check calls it again and reports), except that an ``--init`` value given where ``fn``
+    needs an object (an AttributeError on a None, a number, a string, a list or a dict of ``kwargs`` whose
+    attribute an array has not) is an InitError saying what to do."""
+    if probe is None:
+        return None
+    state = global_states()
+    _step("forward")
+    try:
+        return fn(np.array(probe[-1], dtype=np.float64, copy=True), **copy.deepcopy(kwargs))
+    except AttributeError as exc:
+        m = re.fullmatch(r"'(\w+)' object has no attribute '(\w+)'", str(exc))
+        keys = [k for k, v in kwargs.items() if m and type(v).__name__ == m[1] and not isinstance(v, np.ndarray)]
+        if not keys or hasattr(np.ndarray, m[2]):  # y.size on a list: an array expected, the check tells it
+            return None
+        k, ps = keys[0], _params(fn) or {}
+        rest = [p for p in ps if p != k and (ps[p].default is ps[p].empty or p in kwargs)]  # K=10 left to its default
+        raise InitError(
+            f"{fn.__name__} calls {k}.{m[2]}, so {k} must be an object with a method {m[2]} (--init gave "
+            f"{json.dumps(kwargs[k], default=str)[:40]}), and JSON (--init) gives no object. Check it through a "
+            f"small function in your file that builds the object and passes the rest: def {fn.__name__}_checked("
+            f"{', '.join(rest)}): return {fn.__name__}({', '.join(rest)}, {k}=YourObject()), with any random draws "
+            f"it makes seeded inside (random.seed(0)), so that every call sees the same ones; then gradcheck check "
+            f"FILE::{fn.__name__}_checked with the same options, {k} left out of --init.") from None
+    except Exception:  # noqa: BLE001 - student code: the check calls it again and reports
+        return None
+    finally:
+        global_states(state)
+
+
+def _fixed_args(kwargs, checked):
+    """``["name: words", ...]`` of the arguments held fixed (all of ``kwargs`` but ``checked``): their type and shape
+    as the function gets them (``"y: int64 array of shape (5,)"``, ``"n: 3 (int)"``), for the messages of an error."""
+    def words(v):
+        if isinstance(v, np.ndarray):
+            return f"{v.dtype} array of shape {tuple(v.shape)}"
+        if isinstance(v, list):
+            return f"a Python list of {len(v)}"
+        return f"{json.dumps(v, default=str)[:30]} ({type(v).__name__})"
+    return [f"{k}: {words(v)}" for k, v in kwargs.items() if k != checked]
+
+
 class LossFunction:
     """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol; or, with a derivative
     function beside it (:func:`loss_derivative`: ``mse`` and ``mse_prime``), the pair ``fn(...) -> loss``,
@@ -2016,10 +2165,23 @@ class LossFunction:
     ``backward()`` returns a copy of it, named ``gradient_name`` (``d`` + fn's first argument).
     """
 
-    def __init__(self, fn, init=None):
+    def __init__(self, fn, init=None, probe=None, wrt=None, active=0):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
         self.objective = objective(fn, init)  # f(W, X, y, reg): W's gradient, the rest from --init
+        #: the arguments whose gradients fn returns, in its order (``--wrt`` or :func:`gradient_args`), the one checked
+        #: now (``active``) and forward's first argument's data when another one is checked (the probe's: fixed)
+        self.wrt, self.active, self._held, wrt_how = None, int(active), None, ""
+        if wrt and not self.objective:  # an option accepted and ignored would be a wrong number
+            raise InitError(f"--wrt {','.join(wrt)}: {_written_as(fn)} is checked as a loss of its prediction and "
+                            f"target; --wrt names the gradients of a function whose other arguments --init gives "
+                            "(its second one too: f(X, y, theta, lambda_) with y, theta, lambda_ in --init).")
+        if self.objective:
+            self.wrt, wrt_how = gradient_args(fn, self._kwargs, probe, wrt)
+            if not 0 <= self.active < len(self.wrt):
+                raise InitError(f"{fn.__name__} returns {len(self.wrt)} gradient(s); there is no gradient {active + 1}.")
+            if probe is not None:  # kept for every gradient's copy (loaded_with)
+                self._held = np.array(probe[-1], dtype=np.float64, copy=True)
         self.prime = None if self.objective else loss_derivative(fn)
         names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
         names += ["x", "y"][len(names):]
@@ -2035,19 +2197,28 @@ class LossFunction:
                     f"{_bound(self.prime.__name__, pnames, _roles(self.prime_first))} "
                     f"-> dL/dy_pred (a loss function with its derivative {self.prime.__name__} beside it)")
             names = names if self.pred_first else names[::-1]  # (prediction, target), as CS231n's (x, y)
+        if self.wrt is not None:  # the argument checked now takes the prediction's place in the reports
+            names = [self.checked] + [n for n in names if n != self.checked][:1]
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
         self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
+        if self.wrt is not None:
+            fixed = [] if self.checked == self._first or self._held is None else [
+                f"{self._first}: {self._held.dtype} array of shape {self._held.shape} (data of --input-shape)"]
+            self.info.update(wrt=list(self.wrt), wrt_how=wrt_how, wrt_active=self.active, first_arg=self._first,
+                             fixed=fixed + _fixed_args(self._kwargs, self.checked))
         if self.prime is not None:
             self.info.update(call=call, by_name=by_name, pred_arg=names[0])
 
     def _args(self, y_true, y_pred):
         return (y_pred, y_true) if self.pred_first else (y_true, y_pred)
 
-    def loaded_with(self, init):
+    def loaded_with(self, init, wrt=None, wrt_active=None):
         """This loss function with the arguments ``init`` in place of its own (``reg = 0``), as
-        :meth:`gradcheck.sandbox.RemoteLoss.loaded_with` builds a sandboxed one."""
-        return LossFunction(self.fn, init)
+        :meth:`gradcheck.sandbox.RemoteLoss.loaded_with` builds a sandboxed one; the gradient ``wrt_active`` of
+        ``wrt`` checked (by default the same as this one)."""
+        return LossFunction(self.fn, init, None if self._held is None else (None, self._held), wrt or self.wrt,
+                            self.active if wrt_active is None else wrt_active)
 
     def forward(self, y_true, y_pred):
         """``fn(y_pred, y_true, **init)`` (scores first, as CS231n); keep ``dx``; return the loss. With a derivative
@@ -2066,14 +2237,30 @@ class LossFunction:
             yt, yp = np.array(y_true, copy=True), np.array(y_pred, copy=True)
             self._dx = self.prime(*((yp, yt) if self.prime_first else (yt, yp)), **copy.deepcopy(self._kwargs))
             return loss
-        res = self.fn(y_pred, *(() if self.objective else (y_true,)), **copy.deepcopy(self._kwargs))
-        if not (isinstance(res, tuple) and len(res) == 2):
-            raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
-                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'} (a loss returning the "
-                               f"loss alone needs its derivative beside it: {self.fn.__name__}_prime, _grad or "
-                               "_derivative).")
-        loss, self._dx = res
+        if self.wrt is not None and self.checked != self._first:  # f(X, y, theta): theta's gradient, X held
+            if self._held is None:
+                raise AdapterError(f"{self.fn.__name__}: the data of {self._first} is missing (built without a probe).")
+            res = self.fn(self._held.copy(), **{**copy.deepcopy(self._kwargs), self.checked: y_pred})
+        else:
+            res = self.fn(y_pred, *(() if self.objective else (y_true,)), **copy.deepcopy(self._kwargs))
+        n = 1 + (len(self.wrt) if self.wrt is not None else 1)
+        if not (isinstance(res, tuple) and len(res) == n):
+            raise AdapterError(f"{self.fn.__name__} must return (loss, {', '.join('d' + w for w in self.wrt or ['x'])});"
+                               f" got {type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'} "
+                               "(a loss returning the loss alone needs its derivative beside it: "
+                               f"{self.fn.__name__}_prime, _grad or _derivative).")
+        loss, self._dx = res[0], res[1 + self.active]
         return loss
+
+    @property
+    def _first(self):
+        """fn's first positional argument's name (the data ``--input-shape`` draws)."""
+        return next(iter([p.name for p in (_params(self.fn) or {}).values() if p.kind in _POSITIONAL] or ["x"]))
+
+    @property
+    def checked(self):
+        """The name of the argument whose gradient is checked now."""
+        return self._first if self.wrt is None else self.wrt[self.active]
 
     def backward(self):
         """A copy of the ``dx`` the last forward returned (dL/dy_pred).
@@ -2584,9 +2771,10 @@ def _upstream_arg(backward):
     return (None, False) if p is None else (p.name, p.kind == p.KEYWORD_ONLY)
 
 
-def loss_function(fn, init=None):
-    """A :class:`LossFunction` of a class named after the loss (reports say ``softmax_loss``)."""
-    return type(fn.__name__, (LossFunction,), {"__module__": __name__})(fn, init)
+def loss_function(fn, init=None, probe=None, wrt=None, active=0):
+    """A :class:`LossFunction` of a class named after the loss (reports say ``softmax_loss``); ``probe``, ``wrt``,
+    ``active`` as :class:`LossFunction` takes them."""
+    return type(fn.__name__, (LossFunction,), {"__module__": __name__})(fn, init, probe, wrt, active)
 
 
 class _AttrParams(dict):

@@ -906,6 +906,15 @@ class Child:
             return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
                                       "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
                                       "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
+        if kind == "class" and req.get("wrt"):
+            return self.reply(False, {"stage": "usage", "message": f"--wrt names the arguments of a (loss, grad, ...) "
+                                      f"function's gradients; {req['class']} is a class, whose backward's gradient is "
+                                      "of its prediction (--pred-arg names that argument)."})
+        if kind == "loss_function" and req.get("pred_arg"):  # accepted and ignored it would be a wrong number
+            return self.reply(False, {"stage": "usage", "message": f"--pred-arg names the prediction argument of a "
+                                      f"loss class's forward; {req['class']} is a function: NAME(x, y) -> (loss, dx) "
+                                      "takes the prediction first, and a (loss, grad) function of arguments --init "
+                                      "gives is told whose gradient it returns by --wrt (--wrt theta)."})
         if kind == "loss_function" and req.get("kind") == "layer":
             return self.reply(False, {"stage": "class", "message": AD.not_a_layer(
                 req["class"], self._module(req["file"]), target)})
@@ -917,7 +926,8 @@ class Child:
         try:
             probe = req.get("probe")
             obj = AD.build(kind, target, req.get("init"), req.get("seed"),
-                           len(probe) if isinstance(probe, list) else None)
+                           len(probe) if isinstance(probe, list) else None, probe, req.get("wrt"),
+                           req.get("wrt_active") or 0)
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001

@@ -727,6 +727,39 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     return out
 
 
+def parse_wrt(text: str | None) -> list[str] | None:
+    """``--wrt a,b`` as ``["a", "b"]`` (None when not given).
+
+    Raises
+    ------
+    UsageError
+        A name that is no Python identifier, or one given twice.
+    """
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    bad = next((n for n in names if not n.isidentifier()), None)
+    if bad is not None or len(set(names)) != len(names):
+        raise UsageError(f"--wrt {text}: expected the names of the function's arguments, separated by commas, each "
+                         f"once (--wrt theta, --wrt centerWordVec,outsideVectors); {bad!r} is no argument name."
+                         if bad is not None else f"--wrt {text}: each argument once.")
+    return names
+
+
+def objective_given(protocol: dict, y_pred: Any, pred: str) -> str:
+    """:func:`loss_given` of a ``(loss, grad)`` function of several arguments (``--loss`` with its second argument in
+    ``--init``: ``nnCostFunction(nn_params, ..., X, y, lambda_)``): what it was really given, ``pred`` (the argument
+    checked) and each other argument as the function got it (``protocol["fixed"]``, written by the child's
+    :class:`gradcheck._adapters.LossFunction`); no target was drawn, so no ``--targets`` advice (tester29s M2: "It was
+    given input_layer_size: real values, of shape (38,)" where --init gave 3, and --targets advised)."""
+    yp = np.asarray(y_pred)
+    fixed = "; ".join(str(w) for w in protocol.get("fixed") or [])
+    return (f"It was given {pred} of shape {fmt_shape(yp.shape)} ({yp.dtype}) and {fixed or 'nothing else'}; the error is "
+            "in the function, or it expects another kind of value for an --init argument (there, a JSON list of "
+            "integers is an int64 array unless named like a size, a list holding a float or nested a float64 array, "
+            "a number a Python number, null None).")
+
+
 def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "", target: str = "y_true") -> str:
     """The sentence after a loss's forward raised: what it was given, ``y_true``'s kind (integer labels and their
     range, one-hot rows, real values), shape and dtype and ``y_pred``'s (``pred``, ``target``: the loss's own names of

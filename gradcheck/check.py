@@ -876,6 +876,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
 
     pred, target = loss_arg_names(loss)
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # f(W, X, y, reg): its arguments
     call_text = (f"{signature} with {pred} of shape {ps}" if not signature.startswith("forward") else
                  f"forward(y_true, y_pred) with y_pred of shape {ps}")
 
@@ -885,7 +886,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     received: list[np.ndarray] = []  # the arrays the last forward was given (guarded_backward)
     def value(x=yp) -> float:
         args = received[:] = [yt.copy(), x.copy()]
-        out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=V.loss_given(yt, x, pred, target=target))
+        out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=_given(info, yt, x, pred, target))
         for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
             if not np.array_equal(a, b, equal_nan=True):
                 raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
@@ -935,6 +936,12 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
+
+
+def _given(info: Mapping[str, Any], yt: np.ndarray, x: np.ndarray, pred: str, target: str) -> str:
+    """What a loss's forward was given, for its error (:func:`V.loss_given`; a function of several arguments:
+    :func:`V.objective_given`, no target drawn)."""
+    return V.objective_given(dict(info), x, pred) if "fixed" in info else V.loss_given(yt, x, pred, target=target)
 
 
 def _loss_atol(cfg: CheckConfig, L: float, yp: np.ndarray) -> float:

@@ -39,6 +39,7 @@ from .diagnose import (
     diagnose_layer,
     held_forward,
     loss_finding,
+    loss_precision,
     mode_worded,
     not_checkable,
     point_headers,
@@ -1716,14 +1717,62 @@ def batch_last_loss(args, loss, shape, text: str) -> UsageError | None:
 
 
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
-    """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
+    """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences; a function
+    returning several gradients (``--wrt a,b``, :func:`gradcheck._adapters.gradient_args`) has each checked in turn,
+    its own table and verdict each.
 
-    Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
-    from ._log_eps import better_finding
+    Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch), the
+    worst of the gradients'."""
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    wrt = list(info.get("wrt") or [])
+    if wrt:
+        args.wrt_load = {"wrt": wrt}  # the copy without a log's eps (_log_eps) is loaded the same
+    codes = []
+    for k in range(max(1, len(wrt))):
+        if k:
+            print(f"\n{'=' * 20} gradient {k + 1} of {len(wrt)}: d{wrt[k]}\n")
+            args.wrt_load = {"wrt": wrt, "wrt_active": k}
+        codes.append(_run_check_loss(args, loss if not k else loss.loaded_with(init, wrt_active=k), label, init,
+                                     shape, info.get("wrt_how") or ""))
+    return max(codes)
+
+
+def _wrt_point(loss, init: dict[str, Any], y_pred: np.ndarray) -> tuple[np.ndarray, str, str]:
+    """``(the point checked, the header's words, where it came from)`` of a ``(loss, grad, ...)`` function of several arguments
+    (:func:`gradcheck._adapters.objective`): its first argument's data (``y_pred``, of ``--input-shape``) when the
+    gradient checked is the first's, else the value ``--init`` gives the argument checked (``--wrt theta``); words
+    empty for a loss of a prediction and a target."""
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}
+    if not getattr(loss, "objective", False) or not info.get("wrt"):
+        return y_pred, "", ""
+    wrt, k, first = info["wrt"], int(info.get("wrt_active") or 0), info.get("first_arg")
+    checked = wrt[k]
+    nth = f" (returned {_ORDINALS[k + 1] if k < 9 else k + 1}, of {len(wrt)} gradients)" if len(wrt) > 1 else ""
+    fixed = ", ".join(n for n in init if n != checked)
+    if checked == first:
+        return y_pred, (f"a function of {checked} alone: the gradient of {checked}{nth} is checked, {fixed} fixed as "
+                        "--init gives them"), ""
+    return np.array(init[checked], dtype=np.float64), (
+        f"the gradient of {checked}{nth} is checked there, {first} fixed at data of shape "
+        f"{V.fmt_shape(y_pred.shape)} (--input-shape, real), {', '.join(n for n in init if n != checked) or 'nothing'} "
+        "fixed as --init gives them"), "the value --init gives"
+
+
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth",
+             9: "ninth"}
+
+
+def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: str = "") -> int:
+    """One gradient of :func:`run_check_loss`, its table and verdict; ``how``: how a (loss, grad, ...) function's
+    gradients' arguments were told (``--wrt``, or their shapes)."""
+    from ._log_eps import better_finding
+    from .check import check_loss, loss_arg_names, loss_gradient_name
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
+    y_pred, wrt_what, drawn = _wrt_point(loss, init, y_pred)
+    shape = y_pred.shape
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
                                 getattr(args, "reference_init", None)) if args.reference else None
     try:
@@ -1744,23 +1793,27 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
             line, res2, (y_true, y_pred) = st
             res = res2 or res
             eps_note = f"{eps_note}\n{line}" if eps_note else line
-    color = use_color()
+    color, prec = use_color(), loss_precision(loss, res, y_true, y_pred)  # float32 inside (tester29s H3)
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
     if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
-        what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
-                "gives them")
-    print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+        what = wrt_what or (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed "
+                            "as --init gives them")
+    print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({drawn or args.pred or 'real'}), {what}"
                       + (f", init {json.dumps(init)}" if init else "")))
+    if how:
+        print(V.wrap(f"whose gradient: {', '.join((getattr(loss, 'protocol', None) or {}).get('wrt') or [])}, "
+                     + ("as " + how + " says" if how.startswith("--wrt") else how + " (--wrt names them otherwise)")))
     for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
-                                                      cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
+                                                      cache_rewritten_line(loss, (y_true, y_pred), True),
+                                                      _zero_strengths(loss, init)) if x]:
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
     finding, g = None, loss_gradient_name(loss)
     value_only = _value_only(res, g, shape[0] if len(shape) > 1 else 1)
-    if value_only is not None:
-        finding = value_only[1]
+    if value_only is not None or prec is not None:
+        finding = prec or value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init), eps_finding)  # the eps's copy
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
@@ -1773,8 +1826,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
-            print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
-                         f"gradient); {_reference_hint(cname)} compares it{_no_twin(cname, 'L')}."))
+            print(V.wrap(_value_unchecked(cname, loss)))
         return EXIT_PASS
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
@@ -2217,6 +2269,33 @@ def _no_twin(cname: str, what: str) -> str:
         return ""
     return (f", when one of manualprop's classes computes what {cname} does under another name (manualprop has none "
             f"named {cname}; when none does, compare {what} with the assignment's formula, e.g. a value worked by hand)")
+
+
+def _zero_strengths(loss, init: dict[str, Any]) -> str:
+    """The NOTE of a (loss, grad) function of several arguments checked with a regulariser's strength of 0 in
+    ``--init`` (``"lambda_": 0``, :func:`gradcheck._adapters.strength_name`): its penalty and the penalty's gradient
+    were not exercised, so a bug there passes (tester29s LOW); "" otherwise."""
+    from ._adapters import strength_name
+
+    zero = [k for k, v in (init or {}).items() if strength_name(k) and type(v) in (int, float) and v == 0]
+    if not zero or not getattr(loss, "objective", False):
+        return ""
+    eg = ", ".join(f'"{k}": 1.0' for k in zero)
+    return (f"NOTE: {' and '.join(f'{k} = 0' for k in zero)} in --init: the regulariser's penalty and its gradient "
+            f"were not exercised, so a bug there passes this check; check again with a non-zero value ({eg} in "
+            "--init) to check them too.")
+
+
+def _value_unchecked(cname: str, loss) -> str:
+    """The line under a loss's PASS that compared no value L: ``--reference`` for a loss of a prediction and a target;
+    for a (loss, grad) function of several arguments, which no manualprop class is (tester29s LOW: a logistic cost was
+    told ``--reference manualprop.MulticlassHinge``), the assignment's printed value."""
+    if getattr(loss, "objective", False):
+        return (f"{cname}: the value L itself was not checked (central differences see only its gradient): compare "
+                "it at one point with the value your assignment gives (its notebook prints the expected cost at a "
+                "starting point, such as theta = zeros) or with one worked by hand.")
+    return (f"{cname}: the value L itself was not checked (central differences see only its gradient); "
+            f"{_reference_hint(cname)} compares it{_no_twin(cname, 'L')}.")
 
 
 def _reference_hint(cname, example="manualprop.MulticlassHinge"):

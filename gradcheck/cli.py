@@ -274,9 +274,9 @@ def _cmd_check(args) -> int:
     args.inputs = V.index_inputs(shape, V.parse_indices(getattr(args, "indices", None), shape), args.seed)
     if getattr(args, "indices", None) and (args.loss or args.jacobian):
         raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
-    if not args.loss and (args.pred or args.pred_arg):
-        raise UsageError(f"{'--pred describes the data' if args.pred else '--pred-arg names the prediction'} of a "
-                         "loss; add --loss.")
+    if not args.loss and (args.pred or args.pred_arg or args.wrt):
+        raise UsageError(f"{'--pred' if args.pred else '--pred-arg' if args.pred_arg else '--wrt'} is for a loss; add --loss.")
+    args.wrt = V.parse_wrt(args.wrt)
     args.mode = _check_mode(args)
     _refuse_method(args.method, args.loss)
     if args.tape and args.twin:
@@ -319,7 +319,7 @@ def _cmd_check(args) -> int:
                 from .check_command import batch_last_loss, finite_loss_data
                 failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text)
                           or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
-            elif args.loss and not args.targets and (t := _names_target(obj, text)) and (
+            elif args.loss and not args.targets and not getattr(obj, "objective", False) and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                                "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
@@ -365,7 +365,8 @@ def _load_loss(sb, args, path, name, init, shape, probe):
     """The loss ``name`` of ``path`` loaded in the sandbox ``sb`` for ``--loss``; ``args.load_edited`` then loads it
     from an edited copy of its files (its forward without a log's eps: the same verdict on every seed, tester14)."""
     args.load_edited = _edited_loader(args, path, name, init, shape, probe, loss=True)
-    return sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg)
+    return sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg,
+                        wrt=args.wrt)
 
 
 def _edited_loader(args, path, name, init, shape, probe, loss=False):
@@ -393,7 +394,7 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
             with Sandbox(files=files, timeout=args.timeout, **_check_isolation(args)) as sb:
                 if loss:
                     yield sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe,
-                                       pred_arg=args.pred_arg)
+                                       pred_arg=args.pred_arg, **getattr(args, "wrt_load", {"wrt": args.wrt}))
                     return
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
@@ -738,6 +739,14 @@ def _add_loss_options(c) -> None:
     c.add_argument("--pred-arg", metavar="NAME",
                    help="with --loss, the name of the argument of forward that receives the prediction, when "
                         "forward's names do not say (forward(self, a, b) of a - b: --pred-arg a)")
+    c.add_argument("--wrt", metavar="NAME[,NAME...]",
+                   help="with --loss, for a function returning (loss, grad, ...) of arguments --init gives: the "
+                        "argument(s) the returned gradient(s) belong to, in the order returned, as jax's argnums "
+                        "(linearRegCostFunction(X, y, theta, lambda_) -> (J, grad): --wrt theta; word2vec's "
+                        "(loss, gradCenterVec, gradOutsideVecs): --wrt centerWordVec,outsideVectors). Each is "
+                        "checked at its --init value (the first argument at data of --input-shape). Without it, "
+                        "the first argument when the gradient has its shape, else the one argument of each "
+                        "gradient's shape")
 
 
 #: zoo's and train's own exit codes and examples (newuser21 L9: their --help repeated check's, exit 3 "the file

@@ -330,9 +330,8 @@ DIAGNOSES: dict[str, Record] = {
     "loss-penalty-convention": Record(
         "penalty gradient of another convention", "{t}'s penalty term is not the gradient of the penalty the loss "
         "adds: with {n} = 0 backward's {t} plus {grad} is the gradient of the loss at {n} = {v:g} (central "
-        "differences), so the loss adds {form}, whose gradient is {grad}, and backward adds {adds} ({n} = {v:g}, "
-        "--init)", "{fix}; the value and the gradient must use one convention (CS231n's assignment 1: loss += "
-        "reg * np.sum(W * W), dW += 2 * reg * W)", _LIN),
+        "differences), so the loss adds {form}, whose gradient is {grad}, and backward adds {adds} ({n} = {v:g}{m}, "
+        "--init)", "{fix}; the value and the gradient must use one convention ({example})", _LIN),
     "penalty-bug": Record(
         "dY-free term", "{t} has a term that does not multiply dY, backward(0)'s {t} = {fit}, and no number the "
         "layer states as a regulariser's strength explains it ({stated}; a strength is a number named like reg, "
@@ -1952,6 +1951,50 @@ def loss_finding(loss: Any, result: CheckResult, y_true: Any, y_pred: Any,
     return finding
 
 
+def loss_precision(loss: Any, result: CheckResult, y_true: Any, y_pred: Any) -> Finding | None:
+    """The precision finding (:func:`_precision_inside`: "float32-inside", float16, a rounding) of a loss whose check
+    failed or excused elements as kinks, as a layer's (tester29s H3: Ng's costFunction with ``h = sigmoid(X @
+    theta).astype(np.float32)`` was "no known bug pattern ... expected -0.11418" with "2 elements at a kink", the
+    expected number float32 noise). L is one number: read at 8 points near ``y_pred`` (y_pred and 7 moved by
+    standard-normal steps of 1e-3 of its largest entry, seeded), each an entry of the Y that
+    :func:`_precision_inside` moves by fractions of float32's spacing. When named, the elements excused as kinks
+    are counted as failures again (:func:`_no_kinks`, a note says so), in ``result``; of a check that passed, float32
+    alone is named (a coarser grid found by the kinks a hinge's step crosses is no rounding). None otherwise.
+
+    Parameters
+    ----------
+    loss : object
+        The loss checked (``forward(y_true, y_pred) -> float``).
+    result : CheckResult
+        :func:`gradcheck.check.check_loss`'s result; its kinks are compared again when named.
+    y_true, y_pred : array_like
+        The data it was checked at.
+
+    Returns
+    -------
+    Finding or None
+        Its ``message`` is the diagnosis.
+    """
+    failed = not result.passed and not (result.unchecked and not result.failing_tensors)
+    if not failed and not result.kinks:
+        return None
+    yt, yp = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    rng = np.random.default_rng([result.seed, 29])
+    scale = 1e-3 * max(float(np.max(np.abs(yp), initial=0.0)), 1e-3)
+    offsets = [np.zeros(yp.shape)] + [rng.standard_normal(yp.shape) * scale for _ in range(7)]
+
+    def fwd(p):
+        return np.array([float(loss.forward(yt.copy(), p + o)) for o in offsets])
+    prec = _precision_inside(fwd, [yp], {}, result.seed)
+    if prec is None or not failed and prec[0] != "float32-inside":  # a hinge's kinks crossed: not a rounding
+        return None
+    _no_kinks(result, prec[0])
+    pred = check_module.loss_arg_names(loss)[0]
+    return _find(prec[0], f"L (read at {len(offsets)} points near {pred})", **dict(
+        prec[1], verdict=f"no gradient of L can be checked to 1e-6, and the numerical {check_module.loss_gradient_name(loss)} "
+        "is that noise, no expected value: no bug in the gradient is named or ruled out"))
+
+
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
                        rtol: float = 1e-6, names: tuple[str, str] = ("y_pred", "y_true"), *, loss: Any = None,
                        init: Mapping[str, Any] | None = None) -> Finding | None:
@@ -2035,13 +2078,17 @@ def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any,
 
 def name_loss_penalty(tensor: str, manual: Any, numerical: Any, loss: Any, init: Mapping[str, Any], y_true: Any,
                       y_pred: Any, w: str = "W") -> Finding | None:
-    """A ``(loss, grad)`` function of its first argument ``W`` (CS231n's ``svm_loss_naive(W, X, y, reg)``, the
-    others from ``--init``) whose gradient's penalty term is of another convention than the penalty its loss adds
-    (newuser24 L9: ``loss += reg * np.sum(W * W)`` with ``dW += reg * W``, the gradient of ``0.5 * reg * ...``). For
-    each number of ``init`` named as a regulariser's strength s (:func:`gradcheck._adapters.strength_name`),
-    backward's gradient at ``s = 0`` (``loss.loaded_with``: one more forward and backward) is its data part: backward
-    adds ``kb*s*W`` to it (``manual`` minus it; exact) and the loss's gradient (``numerical``) is it plus ``kl*s*W``,
-    kb, kl of 0, 1, 2 (to 1e-5: central differences), kl > 0 and kb != kl. None otherwise (a data part wrong too).
+    """A ``(loss, grad)`` function of ``W`` (CS231n's ``svm_loss_naive(W, X, y, reg)``, Ng's ``costFunctionReg(theta,
+    X, y, lambda_)``, the others from ``--init``) whose gradient's penalty term is of another convention than the
+    penalty its loss adds (newuser24 L9: ``loss += reg * np.sum(W * W)`` with ``dW += reg * W``, the gradient of ``0.5
+    * reg * ...``; tester29s M4: Ng's ``lambda_ / m * theta`` with ``theta[0]`` left out of the loss but not of the
+    gradient, or the other way, or ``lambda_ / (2m)``). For each number of ``init`` named as a regulariser's strength s
+    (:func:`gradcheck._adapters.strength_name`), backward's gradient at ``s = 0`` (``loss.loaded_with``: one more
+    forward and backward) is its data part; backward's penalty term (``manual`` minus it; exact, to 1e-9) and the
+    loss's (``numerical`` minus it; to 1e-5: central differences) are each read as ``c * s * W``, ``W`` whole or with
+    its first entry (a bias) 0 (:func:`_penalty_form`), ``c`` one of 0.5, 1, 2 or that over m, a count of samples (the
+    first axis of an array of ``init``); named when the loss's is not zero and the two differ. None otherwise (a data
+    part wrong too).
 
     Returns
     -------
@@ -2053,23 +2100,56 @@ def name_loss_penalty(tensor: str, manual: Any, numerical: Any, loss: Any, init:
     m, n, P = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
     if not getattr(loss, "objective", False) or m.shape != P.shape or n.shape != P.shape or not np.all(np.isfinite(n)):
         return None
+    counts = sorted({int(np.shape(v)[0]) for v in init.values() if isinstance(v, list) and len(v) > 1})
     for name, s in ((k, v) for k, v in init.items() if strength_name(k) and type(v) in (int, float) and v
                     and math.isfinite(v)):
         m0 = _loss_gradient_with(loss, {**init, name: 0}, y_true, y_pred)
         if m0 is None or m0.shape != P.shape:
             continue
-        kb, kl = (next((k for k in (0, 1, 2) if close(d, k * s * P, r, 1e-9)), None)
-                  for d, r in ((m - m0, 1e-9), (n - m0, 1e-5)))
-        if kb is None or not kl or kb == kl:
+        kb, kl = (_penalty_form(d, s, P, r, counts) for d, r in ((m - m0, 1e-9), (n - m0, 1e-5)))
+        if kb is None or kl is None or not kl[0] or kb == kl:
             continue
-        grad = {1: f"{name}*{w}", 2: f"2*{name}*{w}"}
-        form = {1: f"0.5*{name}*np.sum({w}*{w})", 2: f"{name}*np.sum({w}*{w})"}
-        fix = (f"add {grad[kl]} to {tensor} where it adds {grad[kb]} ({tensor} += {grad[kl]}), or make the loss add "
-               f"{form[kb]}, whose gradient is {grad[kb]}" if kb else f"add {grad[kl]} to {tensor} ({tensor} += "
-               f"{grad[kl]})")
-        return _find("loss-penalty-convention", tensor, n=name, v=s, w=w, adds=grad.get(kb, "nothing"),
-                     form=form[kl], grad=grad[kl], fix=fix)
+        grad = functools.partial(_penalty_text, name=name, w=w, half=1)
+        form = functools.partial(_penalty_text, name=name, w=w, half=0.5)
+        fix = (f"add {grad(kl)} to {tensor} where it adds {grad(kb)} ({tensor} += {grad(kl)}), or make the loss add "
+               f"{form(kb)}, whose gradient is {grad(kb)}" if kb[0] else f"add {grad(kl)} to {tensor} ({tensor} += "
+               f"{grad(kl)})")
+        ng = kl[2] or kb[2] or kl[1] or kb[1]
+        example = ("Andrew Ng's ML course: J += lambda_ / (2 * m) * np.sum(theta[1:] ** 2), grad[1:] += lambda_ / m * "
+                   "theta[1:], theta[0] the bias left out of both" if ng else "CS231n's assignment 1: loss += reg * "
+                   "np.sum(W * W), dW += 2 * reg * W")
+        mm = f", m = {kl[2] or kb[2]}, the samples: the first axis of the arrays --init gives" if kl[2] or kb[2] else ""
+        return _find("loss-penalty-convention", tensor, n=name, v=s, w=w, adds=grad(kb) if kb[0] else "nothing",
+                     form=form(kl), grad=grad(kl), fix=fix, example=example, m=mm)
     return None
+
+
+def _penalty_form(d: np.ndarray, s: float, P: np.ndarray, rtol: float, counts: Sequence[int]):
+    """``(c, first left out, m)`` when ``d`` is ``c * s * P`` (``P``'s first entry 0 when left out) to ``rtol``, ``c``
+    one of 0, 0.5, 1, 2 or those over a count ``m`` of ``counts`` (m 0: none); None otherwise."""
+    if close(d, np.zeros_like(d), rtol, 1e-9):
+        return (0.0, False, 0)
+    for left in (False, True):
+        Q = P.copy()
+        if left:
+            Q.flat[0] = 0.0
+        for k in (0.5, 1.0, 2.0):
+            for c, N in [(k, 0)] + [(k / N, N) for N in counts]:
+                if close(d, c * s * Q, rtol, 1e-9):
+                    return (k, left, N)
+    return None
+
+
+def _penalty_text(form, name: str, w: str, half: float) -> str:
+    """A penalty's gradient (``half`` 1) or value (``half`` 0.5: the loss adding it) as code, for
+    :func:`_penalty_form`'s ``(k, first left out, m)``: ``2*reg*W``, ``0.5*reg*np.sum(W*W)``, ``lambda_/m*theta[1:]
+    (0 at theta[0])``, ``lambda_/(2*m)*np.sum(theta[1:]*theta[1:])``."""
+    k, left, m = form
+    k *= half
+    coef = ({0.25: f"0.25*{name}", 0.5: f"0.5*{name}", 1.0: name, 2.0: f"2*{name}"} if not m else {
+        0.25: f"{name}/(4*m)", 0.5: f"{name}/(2*m)", 1.0: f"{name}/m", 2.0: f"2*{name}/m"})[k]
+    v = f"{w}[1:]" if left else w
+    return (f"{coef}*{v}" + (f" (0 at {w}[0])" if left else "")) if half == 1 else f"{coef}*np.sum({v}*{v})"
 
 
 def _loss_gradient_with(loss: Any, init: Mapping[str, Any], y_true: Any, y_pred: Any) -> np.ndarray | None:

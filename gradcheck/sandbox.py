@@ -82,6 +82,7 @@ from ._validation import (
     forward_returned_none,
     loss_given,
     loss_scalar,
+    objective_given,
     paragraph,
     printable,
     shown_char,
@@ -98,7 +99,14 @@ from .errors import (
     UnusableError,
     UsageError,
 )
-from .sources import cache_write_verdict, grad_slots, inplace_asked, input_written, switch_branch
+from .sources import (
+    argument_written,
+    cache_write_verdict,
+    grad_slots,
+    inplace_asked,
+    input_written,
+    switch_branch,
+)
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "Siblings", "support", "Shared"]
@@ -1324,7 +1332,7 @@ class Sandbox:
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
               no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None,
-              pred_arg: str | None = None):
+              pred_arg: str | None = None, wrt: Sequence[str] | None = None, wrt_active: int = 0):
         file, init = self._file(file), dict(init_kwargs or {})
         try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
             json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
@@ -1344,7 +1352,8 @@ class Sandbox:
                      **({"module": self.packaged[file]} if file in self.packaged else {}),
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
-                     **({} if pred_arg is None else {"pred_arg": pred_arg})},
+                     **({} if pred_arg is None else {"pred_arg": pred_arg}),
+                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -1429,12 +1438,18 @@ class Sandbox:
                           no_forward_in_backward, targets)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
-                  probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None) -> RemoteLoss:
+                  probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None,
+                  wrt: Sequence[str] | None = None, wrt_active: int = 0) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
         ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
         prediction is called both ways (:func:`gradcheck._adapters._order_by_role`); ``pred_arg``: the name of
-        forward's argument that takes the prediction (``--pred-arg``), which then decides the order."""
-        return self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg)
+        forward's argument that takes the prediction (``--pred-arg``), which then decides the order; ``wrt``: a
+        ``(loss, grad, ...)`` function's arguments whose gradients it returns (``--wrt``;
+        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index)."""
+        remote = self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg, wrt=wrt,
+                            wrt_active=wrt_active)
+        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active}
+        return remote
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
@@ -1789,7 +1804,8 @@ class _Remote:
 
             pred, target = loss_arg_names(self)  # its own names (CS231n's softmax_loss(x, y): x, y)
             expected = loss_given(xs[0], xs[-1], pred, target=target, hint="" if self._sandbox.hostile else
-                                  " (gradcheck check --targets labels, onehot or real)")
+                                  " (gradcheck check --targets labels, onehot or real)") if "fixed" not in \
+                self.protocol else objective_given(self.protocol, xs[-1], pred)  # f(W, X, y, reg): none drawn
         meta = self._call("forward", call, {"params": self.params, "training": training}, expected,
                           shared=shared, complex_step=cx)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
@@ -1805,7 +1821,8 @@ class _Remote:
                 self._sandbox.__dict__.setdefault("inplace_asked", {})[asked] = names[mutated[0]]
             else:
                 raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer",
-                                    ", ".join(f"{n}={v}" for n, v in branch))
+                                    ", ".join(f"{n}={v}" for n, v in branch)) if "fixed" not in self.protocol else \
+                    argument_written(self.class_name, (self.protocol.get("arg_names") or ["y_pred"])[0])
         return self._value(meta.get("value"), call), call
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
@@ -2021,6 +2038,9 @@ class RemoteLoss(_Remote):
         call = self.protocol.get("call") or "forward(y_true, y_pred)"  # forward(x=y_pred, t=y_true): bound by name
         names = self.protocol.get("arg_names")  # a CS231n loss(x, y): its own names (tester17 M3)
         pred = "y_pred"
+        if "fixed" in self.protocol and isinstance(names, list) and names:  # f(W, X, y, reg): every argument its own
+            return f"{self.protocol.get('signature') or self.class_name} with {names[0]} of shape " \
+                   f"{fmt_shape(np.shape(inputs[-1]))}"
         if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and n.isidentifier() for n in names):
             call, pred = f"forward({names[0]}, {names[1]})", names[0]
             if self.protocol.get("protocol") == "loss" and not self.protocol.get("call") and str(
@@ -2028,13 +2048,17 @@ class RemoteLoss(_Remote):
                 call = f"{self.class_name}({names[0]}, {names[1]})"  # a function: said as it is called (newuser27)
         return f"{call} with {pred} of shape {fmt_shape(np.shape(inputs[-1]))}"
 
-    def loaded_with(self, init: Mapping[str, Any]) -> RemoteLoss:
+    def loaded_with(self, init: Mapping[str, Any], **over: Any) -> RemoteLoss:
         """This loss built again in the child (the same file and name) with the arguments ``init`` in place of its
         own (CS231n's ``svm_loss_naive(W, X, y, reg)`` with ``reg = 0``: its gradient without the penalty), as
-        :meth:`RemoteLayer.loaded_with` builds a layer. A new object in the child (:meth:`release` frees it).
-        Raises as :meth:`Sandbox.load_loss`."""
+        :meth:`RemoteLayer.loaded_with` builds a layer; the gradient checked the same (``--wrt``) unless ``over``
+        (:meth:`Sandbox.load_loss`'s ``wrt``, ``wrt_active``) says. A new object in the child (:meth:`release` frees
+        it). Raises as :meth:`Sandbox.load_loss`."""
         file, cls = self.__dict__["_loaded"][:2]
-        return self._sandbox.load_loss(file, cls, dict(init))
+        wrt, opts = self.protocol.get("wrt"), {}
+        if wrt and wrt != [self.protocol.get("first_arg")]:  # else the first argument's: loaded as before
+            opts = {**(self.__dict__.get("_loss_opts") or {}), "wrt": wrt}
+        return self._sandbox.load_loss(file, cls, dict(init), **{**opts, **over})
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward. The data

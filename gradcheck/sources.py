@@ -201,6 +201,15 @@ def input_written(owner: str, name: str, what: str = "a layer", branch: str = ""
                     " (the previous layer or the caller still uses it)", what, branch)
 
 
+def argument_written(owner: str, name: str) -> InputModifiedError:
+    """The error of a ``(loss, grad)`` function of several arguments (``--loss`` with ``--init``) that wrote into the
+    argument ``name`` it is checked for (tester29s LOW: Ng's Hint 2 ``temp = theta; temp[0] = 0`` zeroes the caller's
+    theta[0]; the message said y_pred and gave a layer's advice)."""
+    return in_place(owner, "forward", f"argument {name}", f"t = {name}.copy(); t[0] = 0 rather than t = {name}; t[0] "
+                    f"= 0 (one array under two names: the write reaches {name})", " (the caller still uses it: "
+                    "scipy.optimize.minimize steps that very array)", "a cost function")
+
+
 #: The names of a switch that asks forward to write its output into its input, PyTorch's ``nn.ReLU(inplace=True)``:
 #: with that value an in-place forward does what was asked (tester15b H6), checked with a fresh copy of X per call.
 INPLACE_NAMES = ("inplace", "in_place")
