@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -360,27 +360,31 @@ def targets_shape_hint(args, shape, text: str) -> str:
 
 
 def _in_float64(args, label: str, layer, diag, check, shape=None):
-    """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
-    ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
-    :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
-    files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
-    "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
-    as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
-    ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses, the dtype
-    written or stored in a name: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL;
-    review27g H1), or when the copy cannot be written or run (said: :func:`_copy_failed`). A conversion whose dtype
-    reading cannot tell is said in the "float64-copy" note. When the copy passes, the original's own float32 backward
-    is compared with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient
-    that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
-    second empty when the diagnosis is not the copy's."""
-    from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
+    """The diagnosis of float32 code: ``check`` (the same diagnosis) of a copy of its files with the dtypes they
+    declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the "float64-copy" note first, when
+    the code is float32 throughout as given: ``layer``'s parameters float32 or float16
+    (:func:`~gradcheck._float64_copy.low_params`; Deep Learning from Scratch 2's models build them with
+    ``.astype('f')``) and its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing.
+    When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
+    the dtypes it was given, not by how a conversion is spelled (review28g H2: ``.astype(np.dtype("float32"))``,
+    ``np.add(..., dtype=np.float32)`` and a float32 buffer written with ``out[...] = Y`` PASSed on the copy): a layer
+    given float64 (or no) parameters and a float64 (or integer) input that returns a lower precision (a float32 Y or
+    gradient, or float32's grid inside forward) downcasts, which the copy would not show: ``diag`` as it is, its FAIL
+    naming where the source makes that dtype (:func:`_downcast_where`). ``diag`` as it is too when the copy cannot be
+    written or run (said: :func:`_copy_failed`). When the copy passes, the original's own float32 backward is compared
+    with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient that differs
+    beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the second empty when
+    the diagnosis is not the copy's."""
+    from ._float64_copy import float64_texts, low_params, low_y, where_words
     from .diagnose import _find, _precision
     from .errors import NotCheckedError
     path, _, cls = label.rpartition("::")
-    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
-    unsure: list[str] = []  # conversions whose dtype reading cannot tell (x.astype(cfg['dtype'])): said, not guessed
-    if low is None or (low_params(layer) is None and cast_lines(path, cls, files, unsure)):  # float64 weights, inputs
+    if low_params(layer) is None:  # float64 (or no) parameters and input: a lower precision out is a downcast
+        _downcast_where(diag, path, cls, files, layer)
+        return diag, {}
+    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
     if not texts:
@@ -392,9 +396,7 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
-    fields = {"cls": cls, "where": where_words(places), **_precision(low), "unsure": "" if not unsure else (
-        f". gradcheck could not tell, by reading, the dtype that {where_words(unsure)} converts to: if it rounds a "
-        f"float64 result to {low}, {cls} is a float64 layer losing precision, which this copy does not show")}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
     if low_y(other) is not None:
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
@@ -402,6 +404,48 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     other.findings.insert(0, _find("float64-copy", None, severity="info", own=own[0], **fields))
     other.findings += own[1]
     return other, texts
+
+
+#: The findings of a lower precision than float64 coming out of code given float64 (:func:`_downcast_where`).
+_LOW_FINDINGS = ("float32", "float32-values", "float32-inside", "float16-inside")
+
+
+def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
+    """Where the source of a layer given float64 (or no) parameters and a float64 input makes the lower precision
+    its check found (a finding of :data:`_LOW_FINDINGS`), added to that finding's words (review28g H2: the FAIL
+    stands, naming what came back in lower precision and the line): the conversions
+    (:func:`gradcheck._float64_copy.cast_lines`), else the float32 dtypes it declares
+    (:func:`~gradcheck._float64_copy.float64_texts`: a buffer ``np.empty(..., dtype='f')`` written with ``out[...] =
+    Y``, a ``dtype=np.float32`` given to a ufunc; those in its methods other than ``__init__`` first) after the
+    conversions whose dtype reading cannot tell
+    (``Y.astype(self.cfg['dtype'])``); nothing when the source tells none (a float32 array made elsewhere). A layer
+    with float parameters making arrays with ``dtype='f'`` is told that code float32 throughout, as Deep Learning from
+    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy."""
+    from ._float64_copy import cast_lines, float64_texts, where_words
+    from ._switch_reach import file_classes
+    from .diagnose import _dlfs_f
+
+    ds = [d for d in [diag, *getattr(diag, "other_modes", [])]
+          if any(f.code in _LOW_FINDINGS and f.severity == "error" for f in d.findings)]
+    if not ds:
+        return
+    unsure: list[str] = []
+    lines = cast_lines(path, cls, files, unsure)
+    declared = [] if lines else float64_texts(path, files, cls)[1]
+    run = {f"{os.path.basename(path)} line {i}:" for c in file_classes(path, cls)[1] for f in c.body  # forward's first
+           if isinstance(f, ast.FunctionDef) and f.name != "__init__" for i in range(f.lineno, (f.end_lineno or 0) + 1)}
+    declared.sort(key=lambda w: w.partition(":")[0] + ":" not in run)
+    where = where_words(lines or unsure + declared)
+    params = getattr(layer, "params", None)
+    floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
+    given = "float64 parameters" if floats else "a float64 input"
+    said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
+    said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
+             "models build their layers, .astype('f')), is checked on a float64 copy of its files"
+             if floats and declared and _dlfs_f(np.float32, layer) else "")
+    for d in ds:
+        d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
+                      if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
 
 
 def _copy_failed(diag, what: str, where, exc: BaseException) -> None:

@@ -232,7 +232,7 @@ DIAGNOSES: dict[str, Record] = {
         "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
-        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}{own}"),
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{own}"),
     "copy-failed": Record(
         "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
         "original code's"),

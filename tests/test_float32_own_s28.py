@@ -9,7 +9,7 @@ a factor of 2 (a relative 0.33) FAILs, a correct float32 layer still PASSes and 
 
 import numpy as np
 from test_cli import both, run_here, student
-from test_float32_code_s26 import RNN_INIT, _book
+from test_float32_code_s26 import RNN_INIT, _book, book_built
 
 INIT = '{"in_features": 5, "out_features": 3}'
 
@@ -68,7 +68,8 @@ def test_a_correct_float32_layer_still_passes_and_says_its_own_backward_was_comp
 
 
 def test_the_books_time_rnn_passes_with_its_own_float32_backward_compared(tmp_path):
-    p = run_here("check", f"{_book(tmp_path)}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
+    f = book_built(_book(tmp_path), "TimeRNN", "Wx, Wh, b")  # the book's float32 weights (session 29)
+    p = run_here("check", f"{f}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
     text = both(p)
     assert p.returncode == 0, text
     assert "Its own float32 backward, run on the same inputs and parameters, gives the copy's gradients" in text, text
@@ -78,7 +79,8 @@ def test_a_float32_only_bug_in_the_books_time_rnn_fails(tmp_path):
     """dh not carried back in float32 alone: the copy (float64) is right, the float32 code is not."""
     f = _book(tmp_path, ("dx, dh = layer.backward(dhs[:, t, :] + dh)",
                          "dx, dh = layer.backward(dhs[:, t, :] + (dh if dxs.itemsize == 8 else 0 * dh))"))
-    p = run_here("check", f"{f}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
+    p = run_here("check", f"{book_built(f, 'TimeRNN', 'Wx, Wh, b')}::TimeRNN", "--input-shape", "2,3,3", "--init",
+                 RNN_INIT)
     text = both(p)
     assert p.returncode == 1, text
     assert "TimeRNN's own float32 code gives" in text and "other values than its float64 copy's" in text, text
