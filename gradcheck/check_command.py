@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .config import mode_word
+from .config import mode_word, training_modes
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -462,31 +462,39 @@ def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
 def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
     """The float32 ``layer``'s own backward against its float64 copy's (``edited``, whose diagnosis is ``other``) on
     the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
-    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy): ``(the words the "float64-copy" note
-    ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
-    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
+    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy), in every mode the check runs backward
+    in (:func:`gradcheck.config.training_modes`; session 29: the copy's first alone was, so a float32 branch in
+    training mode alone passed): ``(the words the
+    "float64-copy" note ends with, the "float32-own" error findings of the gradients that differ beyond float32's
+    round-off, each naming its mode when there are several)``; ``("", [])`` when the copy's check did not pass (its
+    FAIL is the verdict)."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
-    from .diagnose import _find, _probe_inputs
+    from .diagnose import _find, _probe_inputs, mode_label
 
     if not other.passed:
         return "", []
-    tol = low_tolerance(low)
-    try:
-        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
-                            other.training, cls, tol, args.seed)
-    except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
-        got, why = None, f"it raised {type(exc).__name__}"
-    else:
-        why = "its forward differs from the copy's beyond that round-off (another random draw, state the copy does " \
-            "not share)"
-    if got is None:
+    tol, found, why = low_tolerance(low), [], None
+    modes = training_modes(layer, getattr(args, "training", "auto"))  # both where the check ran backward in both
+    for training in modes:
+        try:
+            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+                                training, cls, tol, args.seed)
+        except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
+            got, why = None, f"it raised {type(exc).__name__}"
+        if got is None:
+            why = why or "its forward differs from the copy's beyond that round-off (another random draw, state " \
+                "the copy does not share)"
+            break
+        where = f"in {mode_label(layer, bool(training))} mode, " if len(modes) > 1 else ""
+        found += [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
+                        how=where + (f"{c:.3g} times" if c is not None else "other values than"))
+                  for k, rel, c in own_differences(*got, low)]
+    if found:
+        return "", found
+    if why is not None:
         return (f". Its own {low} backward was not compared with the copy's: {why}", [])
-    diffs = own_differences(*got, low)
-    if not diffs:
-        return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
-                f"{low}'s round-off (tolerance {tol:.1e})", [])
-    return "", [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
-                      how=f"{c:.3g} times" if c is not None else "other values than") for k, rel, c in diffs]
+    return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
+            f"{low}'s round-off (tolerance {tol:.1e})", [])
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
@@ -523,8 +531,10 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
     out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
     copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
-    not read as the eps's (redteam28 F7)."""
-    from ._float64_copy import float64_text
+    not read as the eps's (redteam28 F7); float32 code (``float64``) is compared with its eps-free float64 copy at
+    float32's round-off instead (:func:`_own_float32`; a float32-only branch in backward PASSed on that copy's PASS),
+    and the copy's PASS keeps the "float64-copy" note."""
+    from ._float64_copy import float64_text, low_params
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, check_files(args, path))
@@ -533,14 +543,21 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     where = ", ".join(sorted(texts))
     if not texts:
         return
+    own, note = ("", []), [f for f in diag.findings if f.code == "float64-copy"]
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
             moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
+            if float64 and layer is not None:  # the float32 code's own backward beside the copy's (fixr28's residual)
+                own = _own_float32(args, layer, edited, other, label.rpartition("::")[2],
+                                   low_params(layer) or "float32", shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
     name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
+    if float64 and diag.passed:  # the eps-free float64 copy's PASS (a float guard's) stands for the float32 code only
+        diag.findings[:0] = [f for f in note if f not in diag.findings]  # if its own backward gives the same
+        diag.findings += own[1]
 
 
 def _eps_moved(args, layer, edited, other, shape) -> float | None:
