@@ -16,6 +16,7 @@ described as a ``"badarray"``, whose dtype the parent names) and the parent deco
 """
 
 import _lsprof
+import dis
 import functools
 import json
 import linecache
@@ -590,18 +591,34 @@ def _where(code):
     return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
 
 
+def _text_key(code):
+    """What a copy of a code object made with ``code.replace`` keeps whatever its place and unused constants: its
+    bytecode, the constants the bytecode loads (in order; not the tuple, to which a copy may add), its names and
+    variable names, its arguments' count and its line table (relative to its first line, with columns on 3.11+: the
+    layout of the text it was compiled from). Code compiled from other text (a helper of backward, even one whose
+    bytecode is forward's: ``x ** 2`` beside ``x ** 3``) has another."""
+    loaded = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in (i.argval for i in dis.get_instructions(code) if i.opcode in dis.hasconst))
+    return (code.co_code, loaded, code.co_names, code.co_varnames, code.co_argcount, code.co_kwonlyargcount,
+            code.co_linetable)
+
+
 def forward_keys(codes):
     """``key(code)``: the key :func:`counting_calls` counts a code object under: its :func:`code_key`, or, for a
-    code object of another key compiled where one of ``codes`` (forward's) was (:func:`_where`), that one's key:
-    a modified copy of forward's code (redteam26 L1: ``forward.__code__.replace(co_consts=... + ("pad",))``, one
-    extra constant, another code key, the same arithmetic) is forward's. No other code has forward's file,
-    qualified name and first line, so no honest helper is counted (a self-adjoint backward has its own line)."""
+    code object of another key compiled where one of ``codes`` (forward's) was (:func:`_where`) or with its text
+    (:func:`_text_key`), that one's key: a modified copy of forward's code (redteam26 L1:
+    ``forward.__code__.replace(co_consts=... + ("pad",))``, one extra constant, another code key, the same
+    arithmetic; review28g L1: also ``co_firstlineno=...`` or ``co_qualname=...`` replaced) is forward's. No other code
+    has forward's file, qualified name and first line, nor its bytecode, loaded constants, names and line table
+    together, so no honest helper is counted (a self-adjoint backward has its own line). A copy whose line table or
+    bytecode is replaced as well is code written anew, which no key tells from a helper."""
     keys = {code_key(c) for c in codes}
     at = {_where(c): code_key(c) for c in codes}
+    text = {_text_key(c): code_key(c) for c in codes}
 
     def key(code):
         k = code_key(code)
-        return k if k in keys else at.get(_where(code), k)
+        return k if k in keys else at.get(_where(code)) or text.get(_text_key(code), k)
     return key
 
 

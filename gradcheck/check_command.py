@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from .diagnose import (
     held_forward,
     loss_finding,
     loss_precision,
+    mode_label,
     mode_worded,
     not_checkable,
     point_headers,
@@ -390,25 +391,29 @@ def targets_shape_hint(args, shape, text: str) -> str:
 
 
 def _in_float64(args, label: str, layer, diag, check, shape=None):
-    """The diagnosis of float32 code (a float32 or float16 Y for float64 inputs, Deep Learning from Scratch 2's
-    ``dtype='f'``: :func:`gradcheck._float64_copy.low_y`; or ``layer``'s float32 parameters,
-    :func:`~gradcheck._float64_copy.low_params`): ``check`` (the same diagnosis) of a copy of its
-    files with the dtypes they declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the
-    "float64-copy" note first; when that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). ``diag``
-    as it is for other code, for a float64 layer casting what it computed (float64 weights, a conversion such as
-    ``Y.astype(np.float32)`` or ``np.asarray(Y, dtype='f')`` in a method of its class or of a class it uses, the dtype
-    written or stored in a name: :func:`~gradcheck._float64_copy.cast_lines`, a precision bug that keeps its FAIL;
-    review27g H1), or when the copy cannot be written or run (said: :func:`_copy_failed`). A conversion whose dtype
-    reading cannot tell is said in the "float64-copy" note. When the copy passes, the original's own float32 backward
-    is compared with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient
-    that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
-    second empty when the diagnosis is not the copy's."""
-    from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
+    """The diagnosis of float32 code: ``check`` (the same diagnosis) of a copy of its files with the dtypes they
+    declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the "float64-copy" note first, when
+    the code is float32 throughout as given: ``layer``'s parameters float32 or float16
+    (:func:`~gradcheck._float64_copy.low_params`; Deep Learning from Scratch 2's models build them with
+    ``.astype('f')``) and its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing.
+    When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
+    the dtypes it was given, not by how a conversion is spelled (review28g H2: ``.astype(np.dtype("float32"))``,
+    ``np.add(..., dtype=np.float32)`` and a float32 buffer written with ``out[...] = Y`` PASSed on the copy): a layer
+    given float64 (or no) parameters and a float64 (or integer) input that returns a lower precision (a float32 Y or
+    gradient, or float32's grid inside forward) downcasts, which the copy would not show: ``diag`` as it is, its FAIL
+    naming where the source makes that dtype (:func:`_downcast_where`). ``diag`` as it is too when the copy cannot be
+    written or run (said: :func:`_copy_failed`). When the copy passes, the original's own float32 backward is compared
+    with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient that differs
+    beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the second empty when
+    the diagnosis is not the copy's."""
+    from ._float64_copy import float64_texts, low_params, low_y, where_words
     path, _, cls = label.rpartition("::")
-    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
-    unsure: list[str] = []  # conversions whose dtype reading cannot tell (x.astype(cfg['dtype'])): said, not guessed
-    if low is None or (low_params(layer) is None and cast_lines(path, cls, files, unsure)):  # float64 weights, inputs
+    if low_params(layer) is None:  # float64 (or no) parameters and input: a lower precision out is a downcast
+        _downcast_where(diag, path, cls, files, layer)
+        return diag, {}
+    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
     if not texts:
@@ -420,9 +425,7 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
-    fields = {"cls": cls, "where": where_words(places), **_precision(low), "unsure": "" if not unsure else (
-        f". gradcheck could not tell, by reading, the dtype that {where_words(unsure)} converts to: if it rounds a "
-        f"float64 result to {low}, {cls} is a float64 layer losing precision, which this copy does not show")}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
     if low_y(other) is not None:
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
@@ -430,6 +433,48 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     other.findings.insert(0, _find("float64-copy", None, severity="info", own=own[0], **fields))
     other.findings += own[1]
     return other, texts
+
+
+#: The findings of a lower precision than float64 coming out of code given float64 (:func:`_downcast_where`).
+_LOW_FINDINGS = ("float32", "float32-values", "float32-inside", "float16-inside")
+
+
+def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
+    """Where the source of a layer given float64 (or no) parameters and a float64 input makes the lower precision
+    its check found (a finding of :data:`_LOW_FINDINGS`), added to that finding's words (review28g H2: the FAIL
+    stands, naming what came back in lower precision and the line): the conversions
+    (:func:`gradcheck._float64_copy.cast_lines`), else the float32 dtypes it declares
+    (:func:`~gradcheck._float64_copy.float64_texts`: a buffer ``np.empty(..., dtype='f')`` written with ``out[...] =
+    Y``, a ``dtype=np.float32`` given to a ufunc; those in its methods other than ``__init__`` first) after the
+    conversions whose dtype reading cannot tell
+    (``Y.astype(self.cfg['dtype'])``); nothing when the source tells none (a float32 array made elsewhere). A layer
+    with float parameters making arrays with ``dtype='f'`` is told that code float32 throughout, as Deep Learning from
+    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy."""
+    from ._float64_copy import cast_lines, float64_texts, where_words
+    from ._switch_reach import file_classes
+    from .diagnose import _dlfs_f
+
+    ds = [d for d in [diag, *getattr(diag, "other_modes", [])]
+          if any(f.code in _LOW_FINDINGS and f.severity == "error" for f in d.findings)]
+    if not ds:
+        return
+    unsure: list[str] = []
+    lines = cast_lines(path, cls, files, unsure)
+    declared = [] if lines else float64_texts(path, files, cls)[1]
+    run = {f"{os.path.basename(path)} line {i}:" for c in file_classes(path, cls)[1] for f in c.body  # forward's first
+           if isinstance(f, ast.FunctionDef) and f.name != "__init__" for i in range(f.lineno, (f.end_lineno or 0) + 1)}
+    declared.sort(key=lambda w: w.partition(":")[0] + ":" not in run)
+    where = where_words(lines or unsure + declared)
+    params = getattr(layer, "params", None)
+    floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
+    given = "float64 parameters" if floats else "a float64 input"
+    said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
+    said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
+             "models build their layers, .astype('f')), is checked on a float64 copy of its files"
+             if floats and declared and _dlfs_f(np.float32, layer) else "")
+    for d in ds:
+        d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
+                      if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
 
 
 def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
@@ -444,30 +489,38 @@ def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
 def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
     """The float32 ``layer``'s own backward against its float64 copy's (``edited``, whose diagnosis is ``other``) on
     the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
-    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy): ``(the words the "float64-copy" note
-    ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
-    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
+    taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy), in every mode the check runs backward
+    in (:func:`gradcheck.config.training_modes`; session 29: the copy's first alone was, so a float32 branch in
+    training mode alone passed): ``(the words the
+    "float64-copy" note ends with, the "float32-own" error findings of the gradients that differ beyond float32's
+    round-off, each naming its mode when there are several)``; ``("", [])`` when the copy's check did not pass (its
+    FAIL is the verdict)."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
 
     if not other.passed:
         return "", []
-    tol = low_tolerance(low)
-    try:
-        got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
-                            other.training, cls, tol, args.seed)
-    except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
-        got, why = None, f"it raised {type(exc).__name__}"
-    else:
-        why = "its forward differs from the copy's beyond that round-off (another random draw, state the copy does " \
-            "not share)"
-    if got is None:
+    tol, found, why = low_tolerance(low), [], None
+    modes = training_modes(layer, getattr(args, "training", "auto"))  # both where the check ran backward in both
+    for training in modes:
+        try:
+            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+                                training, cls, tol, args.seed)
+        except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
+            got, why = None, f"it raised {type(exc).__name__}"
+        if got is None:
+            why = why or "its forward differs from the copy's beyond that round-off (another random draw, state " \
+                "the copy does not share)"
+            break
+        where = f"in {mode_label(layer, bool(training))} mode, " if len(modes) > 1 else ""
+        found += [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
+                        how=where + (f"{c:.3g} times" if c is not None else "other values than"))
+                  for k, rel, c in own_differences(*got, low)]
+    if found:
+        return "", found
+    if why is not None:
         return (f". Its own {low} backward was not compared with the copy's: {why}", [])
-    diffs = own_differences(*got, low)
-    if not diffs:
-        return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
-                f"{low}'s round-off (tolerance {tol:.1e})", [])
-    return "", [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
-                      how=f"{c:.3g} times" if c is not None else "other values than") for k, rel, c in diffs]
+    return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
+            f"{low}'s round-off (tolerance {tol:.1e})", [])
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
@@ -500,8 +553,10 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
     out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
     copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
-    not read as the eps's (redteam28 F7)."""
-    from ._float64_copy import float64_text
+    not read as the eps's (redteam28 F7); float32 code (``float64``) is compared with its eps-free float64 copy at
+    float32's round-off instead (:func:`_own_float32`; a float32-only branch in backward PASSed on that copy's PASS),
+    and the copy's PASS keeps the "float64-copy" note."""
+    from ._float64_copy import float64_text, low_params
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, check_files(args, path))
@@ -510,14 +565,21 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     where = ", ".join(sorted(texts))
     if not texts:
         return
+    own, note = ("", []), [f for f in diag.findings if f.code == "float64-copy"]
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
             moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
+            if float64 and layer is not None:  # the float32 code's own backward beside the copy's (fixr28's residual)
+                own = _own_float32(args, layer, edited, other, label.rpartition("::")[2],
+                                   low_params(layer) or "float32", shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
     name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
+    if float64 and diag.passed:  # the eps-free float64 copy's PASS (a float guard's) stands for the float32 code only
+        diag.findings[:0] = [f for f in note if f not in diag.findings]  # if its own backward gives the same
+        diag.findings += own[1]
 
 
 def _eps_moved(args, layer, edited, other, shape) -> float | None:

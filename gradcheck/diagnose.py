@@ -232,7 +232,7 @@ DIAGNOSES: dict[str, Record] = {
         "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
-        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{unsure}{own}"),
+        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{own}"),
     "copy-failed": Record(
         "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
         "original code's"),
@@ -505,6 +505,13 @@ DIAGNOSES: dict[str, Record] = {
         "constant factor of a setting", "{t} is {c:.6g} times the correct gradient, and {c:.6g} is {what} (self.{k} "
         "= {v:.6g}), a setting forward applies: backward misses its factor or applies it once too often (the "
         "derivative of x / T is dY / T, of x * s is dY * s)", "apply self.{k} in backward as forward does"),
+    "factor-mean": Record(
+        "mean's count missed", "{t} is {c:.6g} times the correct gradient, and {c:.6g} is self.{k} (self.{k} = {v:.6g}): "
+        "forward averages over a whole array ({mean}), dividing by every entry it holds, so backward divides by "
+        "{c:.6g} times fewer entries than that mean when it averages over those self.{k} too (a loss's np.mean over "
+        "the batch and its {c:.6g} classes divides by N x {c:.6g}, where backward divided by N)", "divide by the "
+        "number of entries the mean averages (the array's size) in backward, or average over the batch alone in "
+        "forward (the sum over the other axes, divided by N), whichever loss you mean"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
         "(L(y_true + s d) = s**{p} L(y_true + d)), and the factor {p} of the derivative of the {what} (d/dx x**{p} = "
@@ -4849,7 +4856,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
             and not (key.startswith("@") and _factor_moves(L, key, m, n)):  # posaddmean: dP's 1/batch, told
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
-        f = _find("factor-attribute", t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
+        f = _find(g.pop("code"), t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
@@ -5942,7 +5949,23 @@ def _factor_attribute(L: _Layer, m, n) -> dict[str, Any] | None:
     if len(hits) != 1:
         return None
     k, v, w = hits[0]
-    return {"c": c, "k": k, "v": v, "what": w.format(k=k)}
+    if c >= 2 and w == "self.{k}" and (mean := _whole_mean(L.layer)):  # tester28s: np.mean over classes x batch
+        return {"code": "factor-mean", "c": c, "k": k, "v": v, "mean": mean}
+    return {"code": "factor-attribute", "c": c, "k": k, "v": v, "what": w.format(k=k)}
+
+
+def _whole_mean(layer: Any) -> str | None:
+    """``"line N: text"`` of a mean over a whole array in the forward of ``layer``'s class (``np.mean(E)``,
+    ``E.mean()``: no axis, so it divides by every entry: a loss's batch times each example's entries), read from the
+    class's file (:func:`layer_classes`); None when there is none or several."""
+    lines, classes = layer_classes(layer) if layer is not None else ([], [])
+    found = [n for c in classes for fn in c.body if isinstance(fn, ast.FunctionDef) and fn.name in ("forward", "call")
+             for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "mean" and not any(k.arg == "axis" for k in n.keywords)
+             and len(n.args) == (1 if isinstance(n.func.value, ast.Name) and n.func.value.id in ("np", "numpy") else 0)]
+    if len(found) != 1 or not 0 < found[0].lineno <= len(lines):
+        return None
+    return f"line {found[0].lineno}: {lines[found[0].lineno - 1].strip()}"
 
 
 def _dropout_rate(layer: Any) -> float | None:

@@ -665,6 +665,13 @@ class Sandbox:
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
         self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
+        # and the session itself past its own (:meth:`_session_starved`)
+        #: the session's own starved test (:meth:`_session_starved`): the wall clock its requests ran before the
+        #: running one and when that began; the child's CPU time when ready; the CPU time (as the child's reads) the
+        #: session's requests were due at its limit; the wall clock given past it; the CPU time short at the cap
+        self._req_wall, self._req_t0, self._ready_cpu = 0.0, 0.0, 0.0
+        self._due: float | None = None
+        self._given, self._session_short = 0.0, None
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._importing = ""
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
@@ -822,6 +829,7 @@ class Sandbox:
                 raise SandboxError("an unexpected first reply", reason="protocol")
             #: the child's address space when ready (interpreter, numpy; no submitted code ran yet), MiB or None
             self.ready_mib = self.address_space_mib()
+            self._ready_cpu = _tree_cpu(self._proc.pid)[0]
         except Exception as exc:  # noqa: BLE001 - whatever failed, no submitted code had run
             self._kill()
             code = self._proc.returncode
@@ -953,8 +961,10 @@ class Sandbox:
         CPU time than the limit (the machine's other load had it) and gets the rest, up to
         :data:`STARVED_FACTOR` times the limit in wall clock. Never past the session's limit."""
         now = time.monotonic()
-        if now >= self._session_end or self._proc is None:
+        if self._proc is None:
             return False
+        if now >= self._session_end:
+            return self._session_starved(now)
         short = self._cpu_short()
         if short is None:
             return False
@@ -962,6 +972,30 @@ class Sandbox:
         if more <= 0:
             return False
         self._grace = now + more - deadline
+        return True
+
+    def _session_starved(self, now: float) -> bool:
+        """At the end of the session's time: :meth:`_starved`'s measure over the whole session (flaky28: the running
+        call's test, applied there, said "too busy" of a CPU-bound submission on an idle machine). The CPU time the
+        session's requests were due is the wall clock they ran until its limit (read then, once); the sandbox
+        process, still runnable and short of it, gets the rest, up to :data:`STARVED_FACTOR` times the session's
+        limit, as a call gets its own; a submission that had it used its session (a timeout, its own).
+        ``_session_short``: the CPU time still short at that cap, for :meth:`_timeout`'s SandboxStarved."""
+        self._session_short = None
+        if not self._student_ran:
+            return False
+        used, busy = _tree_cpu(self._proc.pid)
+        if self._due is None:
+            self._due = self._ready_cpu + self._req_wall + now - self._req_t0
+        short = self._due - used
+        if not busy or short <= 0.05:
+            return False
+        base = self._session_end - self._given - self._started  # the session's limit, this allowance aside
+        more = min(short, self._started + STARVED_FACTOR * base - now)
+        if more <= 0:
+            self._session_short = short
+            return False
+        self._given, self._slack = self._given + more, self._slack + more  # (the slack: the session's end)
         return True
 
     def _cpu_short(self) -> float | None:
@@ -986,11 +1020,12 @@ class Sandbox:
         what = self._steps.get(self._step, what)
         end = self._session_end
         session = time.monotonic() >= end and end <= deadline
-        starved = self._cpu_short()  # still runnable, short of CPU: the machine's load, past the allowance
+        # still runnable, short of CPU: the machine's load, past the allowance (the session's by its own measure)
+        starved = self._session_short if session else self._cpu_short()
         stopped = self._proc is not None and _tree_stopped(self._proc.pid)
         self._kill()
         if starved is not None:
-            self._starved_out(what, starved)
+            self._starved_out(what, starved, session)
         limit = (f"the session limit of {self.session_timeout + self._extra:g} s" + (
                  f" ({self.session_timeout:g} s, plus {self.timeout:g} s for each of the {self._extra_calls} further "
                  f"calls of batches, load probes and the bug diagnosis)" if self._extra_calls else "") if session else
@@ -1004,8 +1039,9 @@ class Sandbox:
             what = f"{what}: " + (f"its reply after all {n} forwards" if self._done == n else
                                   f"a forward after the first {self._done}")
             limit = f"{limit}, the limit of one call"
-        more = (f" (after {self._grace:.1f} s more wall clock: the CPU time the machine's other load had taken "
-                f"from it)") if self._grace and not session else ""
+        given = self._given if session else self._grace  # the allowance it had (the session's, or the call's)
+        more = (f" (after {given:.1f} s more wall clock: the CPU time the machine's other load had taken from "
+                f"{'its session' if session else 'it'})") if given else ""
         why = ("The process had stopped itself (state 'stopped', as after signal.raise_signal(signal.SIGSTOP) or "
                "SIGTSTP), so it could never finish." if stopped else
                "Is there an infinite loop, or a computation far larger than needed?")
@@ -1074,11 +1110,15 @@ class Sandbox:
     def _session_end(self) -> float:
         return self._started + self.session_timeout + self._extra + self._slack
 
-    def _starved_out(self, what: str, short: float) -> None:
-        """The killed sandbox is dead from now on, by the machine's load: :class:`SandboxStarved`."""
-        msg = paragraph(f"{what} was stopped at its time limit ({self.timeout:g} s of wall clock for each call, up "
-                        f"to {STARVED_FACTOR} times that for a process the machine's other load starves) while its "
-                        f"process was still runnable and {short:.2f} s short of that much CPU time:",
+    def _starved_out(self, what: str, short: float, session: bool = False) -> None:
+        """The killed sandbox is dead from now on, by the machine's load: :class:`SandboxStarved`; ``session``: at the
+        session's limit (:meth:`_session_starved`), else at the call's."""
+        limit = (f"the session's time limit ({self.session_timeout + self._extra:g} s of wall clock, up to "
+                 f"{STARVED_FACTOR} times that for a process the machine's other load starves)" if session else
+                 f"its time limit ({self.timeout:g} s of wall clock for each call, up to {STARVED_FACTOR} times that "
+                 f"for a process the machine's other load starves)")
+        msg = paragraph(f"{what} was stopped at {limit} while its process was still runnable and {short:.2f} s short "
+                        "of that much CPU time:",
                         "the grading machine was too busy to time the submission fairly. Grade it again on a "
                         "machine with less load (fewer --workers).")
         self._dead, self._dead_reason = msg, "starved"
@@ -1202,6 +1242,7 @@ class Sandbox:
         self._student_ran = True  # from here on the child may run submitted code
         self._step = self._done = self._budget = None
         self._mark()
+        self._req_t0 = time.monotonic()
         if shared is not None:
             self._send_shared(shared, what)
         self._send(data, deadline, what)
@@ -1216,6 +1257,7 @@ class Sandbox:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
+        self._req_wall += time.monotonic() - self._req_t0
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}

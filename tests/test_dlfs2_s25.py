@@ -161,13 +161,21 @@ EMB = ["--input-shape", "6,4", "--indices", "3", "--init",
        '{"W": [[-1.14, -1.07, -0.76], [0.77, -1.04, -1.03], [-0.39, 1.39, -0.92]]}']
 
 
-def test_the_books_float32_time_embedding_is_checked_on_its_float64_copy_not_blamed_on_its_cells(tmp_path):
-    """Its float32 output FAILed "wrong dtype of Y" until session 26; its formulas are now checked on a float64 copy
-    of its files (tests/test_float32_code_s26.py), and no cell is blamed for float ids."""
-    p = run_here("check", f"{BOOK}::TimeEmbedding", *EMB)
+def test_the_books_float32_time_embedding_is_not_blamed_on_its_cells(tmp_path):
+    """No cell is blamed for float ids. Built with the book's float32 weights it PASSes; given float64 weights its
+    float32 output is a downcast (session 29; sessions 26-28 checked it on a float64 copy), FAILed naming its buffer,
+    not its Embedding cells."""
+    from test_float32_code_s26 import book_built
+
+    (tmp_path / "layers.py").write_text(SOURCE, encoding="utf-8")
+    p = run_here("check", f"{book_built(tmp_path / 'layers.py', 'TimeEmbedding', 'W')}::TimeEmbedding", *EMB)
     text = both(p)
-    assert p.returncode == 0 and "PASS: TimeEmbedding (its float32 code checked on a float64 copy" in text, text
-    assert "note: TimeEmbedding computes in float32" in text, text
+    assert p.returncode == 0 and "PASS: TimeEmbedding" in text, text
+    assert "first layer whose own check fails" not in text and "IndexError" not in text, text
+    p = run_here("check", f"{BOOK}::TimeEmbedding", *EMB)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: TimeEmbedding: wrong dtype of Y." in text, text
+    assert "its source makes the lower precision at layers.py line 484: out = np.empty((N, T, D), dtype='f')" in text
     assert "first layer whose own check fails" not in text and "IndexError" not in text, text
     good = run_here("check", f"{_f64(tmp_path)}::TimeEmbedding", *EMB)
     assert good.returncode == 0 and "PASS: TimeEmbedding" in both(good), both(good)

@@ -100,7 +100,9 @@ def test_a_cast_in_the_class_or_its_sub_layers_keeps_its_fail(tmp_path, ret):
 
 def test_a_class_attribute_named_half_is_not_renamed(tmp_path):
     """M1: ``half = 3`` read as self.half was run as self.double (AttributeError, exit 3). (A cast to np.half itself is
-    the student's rounding since fixs28, kept by the copy: a float32 cast makes the copy here.)"""
+    the student's rounding since fixs28, kept by the copy: a float32 cast makes the copy here; since session 29 the
+    copy judges float32 code throughout, so the GLU holds a float32 gate g, as Deep Learning from Scratch 2's layers
+    hold float32 weights.)"""
     text = "import numpy as np\nclass G:\n    half = 3\n    def f(self, x):\n        return x[:self.half].astype(np.single)\n"
     out, lines = float64_text(text)
     assert "self.half" in out and "np.double" in out and lines == [5]
@@ -115,19 +117,22 @@ def test_a_class_attribute_named_half_is_not_renamed(tmp_path):
             half = 3
 
             def __init__(self):
-                self.params, self.grads = [], []
+                self.params = [np.linspace(0.5, 1.5, self.half).astype('f')]
+                self.grads = [np.zeros_like(self.params[0])]
 
             def forward(self, x):
                 a, b = x[..., :self.half], x[..., self.half:]
-                s = 1 / (1 + np.exp(-b))
+                g, s = self.params[0], 1 / (1 + np.exp(-b))
                 self.cache = (a, s)
                 out = np.empty(a.shape, dtype='f')
-                out[...] = a * s
+                out[...] = a * s * g
                 return out
 
             def backward(self, dout):
                 a, s = self.cache
-                return np.concatenate([dout * s, dout * a * s * (1 - s)], axis=-1)
+                g = self.params[0]
+                self.grads[0][...] = np.sum(dout * a * s, axis=0)
+                return np.concatenate([dout * s * g, dout * a * g * s * (1 - s)], axis=-1)
         '''))
     code, out = _check(f, "GLU", "4,6")
     assert code == 0 and "computes in float32" in out and "attribute 'double'" not in out, out

@@ -31,6 +31,28 @@ def _book(tmp_path, *edits):
     return f
 
 
+def book_built(layers, cls: str, names: str, module: str = "layers", rest: str = "") -> Path:
+    """``built.py`` beside ``layers`` (the book's file): its ``cls`` is the book's, built as the book's models build
+    it (ch06/rnnlm.py: ``lstm_Wx = (rn(D, 4 * H) / np.sqrt(D)).astype('f')``), each parameter of ``names`` (``"Wx, Wh,
+    b"``, as ``--init`` gives them) made float32, so the layer is float32 throughout and gradcheck checks its float64
+    copy (session 29: given float64 weights the book's layer returns float32, a downcast, and FAILs); ``rest``: the
+    constructor's other arguments, passed on as given (``", stateful=False"``)."""
+    keys = [n.strip() for n in names.split(",")]
+    f = Path(layers).parent / "built.py"
+    f.write_text(f"""import numpy as np
+from {module} import {cls} as _Book
+
+
+class {cls}(_Book):
+    \"\"\"The book's {cls} as its models build it: float32 parameters.\"\"\"
+
+    def __init__(self, {names}{rest}):
+        super().__init__({", ".join(f"np.asarray({k}).astype('f')" for k in keys)}{
+            "".join(", " + r.split("=")[0].strip() for r in rest.split(",") if r.strip())})
+""", encoding="utf-8")
+    return f
+
+
 def test_the_rewrite_keeps_every_line_and_changes_only_declared_dtypes():
     text = ("import numpy as np\nx = np.zeros((2, 3), 'f')  # é\ny = np.empty(3, dtype=\"float32\").astype(np.float16)\n"
             "s = 'f'\nw = np.full((2,), 1.0, 'f4')\n")
@@ -42,13 +64,16 @@ def test_the_rewrite_keeps_every_line_and_changes_only_declared_dtypes():
 
 
 def test_the_books_float32_time_rnn_passes_on_its_float64_copy_and_says_so(tmp_path):
-    """Was: FAIL: TimeRNN: wrong dtype of Y (the formulas are right: its float64 twin PASSes)."""
+    """Was: FAIL: TimeRNN: wrong dtype of Y (the formulas are right: its float64 twin PASSes). Built with the book's
+    float32 weights (session 29: float64 weights make it a downcast, test_the_books_time_rnn_given_float64_...)."""
     f = _book(tmp_path)
-    p = run_here("check", f"{f}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
+    p = run_here("check", f"{book_built(f, 'TimeRNN', 'Wx, Wh, b')}::TimeRNN", "--input-shape", "2,3,3", "--init",
+                 RNN_INIT)
     text = both(p)
     assert p.returncode == 0, text
     assert "PASS: TimeRNN (its float32 code checked on a float64 copy: see the note): every gradient" in text, text
-    assert "note: TimeRNN computes in float32 (layers.py line 216: hs = np.empty((N, T, H), dtype='f')" in text, text
+    assert "note: TimeRNN computes in float32 (built.py line 9: super().__init__(np.asarray(Wx).astype('f')" in text
+    assert "layers.py line 216: hs = np.empty((N, T, H), dtype='f')" in " ".join(text.split()), text
     assert "as torch.autograd.gradcheck asks for double precision" in text, text
     assert "your files and layer are untouched" in text and "it does not check what float32 itself does" in text
     assert "wrong dtype" not in text, text
@@ -58,17 +83,36 @@ def test_the_books_float32_time_rnn_passes_on_its_float64_copy_and_says_so(tmp_p
 def test_a_bug_in_float32_code_is_named_on_its_float64_copy(tmp_path):
     """dh not carried to the previous step: was FAILed "wrong dtype of Y" like the correct class."""
     f = _book(tmp_path, ("dx, dh = layer.backward(dhs[:, t, :] + dh)", "dx, dh = layer.backward(dhs[:, t, :])"))
-    p = run_here("check", f"{f}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
+    p = run_here("check", f"{book_built(f, 'TimeRNN', 'Wx, Wh, b')}::TimeRNN", "--input-shape", "2,3,3", "--init",
+                 RNN_INIT)
     text = both(p)
     assert p.returncode == 1 and "FAIL: TimeRNN: gradient mismatch in" in text, text
     assert "wrong dtype" not in text and "note: TimeRNN computes in float32" in text, text
 
 
-def test_the_books_float32_time_embedding_passes_on_its_float64_copy():
-    p = run_here("check", f"{BOOK}::TimeEmbedding", *EMB)
+def test_the_books_float32_time_embedding_passes_built_with_the_books_float32_weights(tmp_path):
+    """Its float32 W gathered and summed: its own float32 check passes (dparams[0] within 3.6e-08), no copy needed;
+    given float64 weights it FAILs naming its 'f' buffer (tests/test_dlfs_books_s25.py, session 29)."""
+    p = run_here("check", f"{book_built(_book(tmp_path), 'TimeEmbedding', 'W')}::TimeEmbedding", *EMB)
     text = both(p)
-    assert p.returncode == 0 and "PASS: TimeEmbedding (its float32 code checked on a float64 copy" in text, text
-    assert "first layer whose own check fails" not in text and "IndexError" not in text, text
+    assert p.returncode == 0 and "PASS: TimeEmbedding: every gradient (dparams[0])" in text, text
+    assert "wrong dtype" not in text and "first layer whose own check fails" not in text, text
+    assert "IndexError" not in text, text
+
+
+def test_the_books_time_rnn_given_float64_weights_fails_naming_its_float32_buffer(tmp_path):
+    """Session 29 (review28g H2, the lead's policy): the book's TimeRNN given float64 weights (``--init`` lists) and a
+    float64 input returns float32 from ``hs = np.empty(..., dtype='f')``: what it does with the dtypes it was given
+    is a downcast, which its float64 copy would not show (was: PASS on the copy). Built with float32 weights, as the
+    book's models build it, it is float32 code and its copy judges it (the test above)."""
+    p = run_here("check", f"{_book(tmp_path)}::TimeRNN", "--input-shape", "2,3,3", "--init", RNN_INIT)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: TimeRNN: wrong dtype of Y." in text, text
+    assert "float64 copy of its files (your files" not in text and "PASS" not in text, text
+    assert ("TimeRNN was given float64 parameters, and its source makes the lower precision at layers.py line 216: "
+            "hs = np.empty((N, T, H), dtype='f'); layers.py line 219: self.h = np.zeros((N, H), dtype='f') and 6 "
+            "more; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
+            "models build their layers, .astype('f')), is checked on a float64 copy of its files.") in text, text
 
 
 CAST = """

@@ -388,15 +388,19 @@ def _copy(layer, X):
 '''
 
 
-@pytest.mark.parametrize("how", ["extra_constant", "marshal_copy"])
+@pytest.mark.parametrize("how", ["extra_constant", "marshal_copy", "first_line_too", "qualname_too"])
 def test_a_modified_copy_of_forwards_code_is_counted_as_forward(tmp_path, how):
     """L1: backward ran central differences through ``forward.__code__.replace(co_consts=... + ("pad",))``: another
     code key, so 0 calls and 28/28. A code object compiled where forward's was (file, qualified name, first line) is
-    forward's: 76 calls, as the plain cheat's. A marshal round trip (the same key) was counted before and still is."""
+    forward's: 76 calls, as the plain cheat's. A marshal round trip (the same key) was counted before and still is.
+    review28g L1 (session 29): the copy with its first line or its qualified name replaced too was 0 calls again; it
+    keeps forward's text (bytecode, loaded constants, names, line table: ``_text_key``), so it is forward's."""
     source = "import types\n" + CODE_COPY
     if how == "marshal_copy":
         source = source.replace("c.replace(co_consts=c.co_consts + (\"pad\",))", "__import__('marshal').loads("
                                 "__import__('marshal').dumps(c))")
+    more = {"first_line_too": ", co_firstlineno=c.co_firstlineno + 1", "qualname_too": ", co_name='h', co_qualname='h'"}
+    source = source.replace("co_consts=c.co_consts + (\"pad\",))", f"co_consts=c.co_consts + (\"pad\",){more.get(how, '')})")
     assert source.count("_copy(self, at)") == 2
     X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
     with _sandbox(tmp_path, source) as sb:
