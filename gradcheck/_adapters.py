@@ -1209,7 +1209,8 @@ def _nested_numbers(v):
 
 #: ``--init`` keys whose flat list of integers is a size, not a weight, though :data:`WEIGHT_KEY` matches them
 #: (tinynn's ``Conv2D(kernel=[3, 3, 3, 4])``, PyTorch's ``kernel_size``; tester28s M4: a float64 array there was a
-#: TypeError in the student's ``np.random.uniform(size=kernel)``).
+#: TypeError in the student's ``np.random.uniform(size=kernel)``), when every entry is at least 1: a size is positive,
+#: so ``kernel=[1, 0, -1]`` is a weight (Keras's name for one; review29 KERNEL_LIST: a correct Conv1D FAILed).
 SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
 #: a function's ``--init`` keys whose flat list of integers is a size, not data (CS224n's ``dimensions=[3, 2, 2]``,
 #: ``layer_sizes``, ``shape``): they stay Python ints, as :data:`SIZE_KEY`'s
@@ -1222,8 +1223,8 @@ def init_arrays(init, keep=(), data=False):
     list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
-    stay lists of Python ints, as do a flat list of integers named like a size (:data:`SIZE_KEY`:
-    ``kernel=[3, 3, 3, 4]``) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
+    stay lists of Python ints, as do a flat list of positive integers named like a size (:data:`SIZE_KEY`:
+    ``kernel=[3, 3, 3, 4]``; ``kernel=[1, 0, -1]`` is a weight) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
     :func:`_tuple_params`). ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
     flat list of integers is data, class labels ``y`` that the function reads as an array (``m = y.size``, tester29s
     M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``). InitError for a
@@ -1233,7 +1234,7 @@ def init_arrays(init, keep=(), data=False):
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
-        if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) or k in keep):
+        if not nested and all(isinstance(e, int) for e in v) and (SIZE_KEY.fullmatch(k) and min(v) >= 1 or k in keep):
             continue
         if data and not nested and all(isinstance(e, int) for e in v) and not SIZE_WORD.fullmatch(k):
             out[k] = np.array(v, dtype=np.int64)  # labels: an array of ints, as np.loadtxt's y would be cast
