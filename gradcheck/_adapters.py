@@ -6233,6 +6233,24 @@ def global_states(states=None):
     return states
 
 
+def same_draws(obj, seed=0):
+    """Set numpy's and Python's global generators and the generators ``obj`` holds (:func:`generators`, the i-th
+    from ``[seed, i]``) to states made from ``seed`` alone, and a forward held by rewinding (:func:`hold_random`'s
+    ``"rewind"``) to rewind to those from now on: ``obj`` and a copy of it built from edited files
+    (:func:`gradcheck._float64_copy.own_gradients`), each in its own process, then draw the same masks. Returns
+    None."""
+    np.random.seed(seed)
+    random.seed(seed)
+    gens = generators(obj)
+    for i, g in enumerate(gens):
+        if isinstance(g, np.random.Generator):
+            g.bit_generator.state = type(g.bit_generator)(np.random.SeedSequence([seed, i])).state
+        else:
+            g.seed(seed * 1000003 + i)
+    if "_gradcheck_rewind" in getattr(obj, "__dict__", {}):
+        obj.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], global_states())
+
+
 #: numpy's functions as this module found them, before any checked code ran (the sandbox child loads it first; in
 #: process, gradcheck imports it before the file it checks): :func:`numpy_patched` compares with them.
 _NUMPY_AS_LOADED = {**{f"np.{n}": getattr(np, n) for n in ("dot", "matmul", "zeros", "ones", "empty", "eye", "full",

@@ -301,7 +301,8 @@ def low_tolerance(dtype: Any) -> float:
 
 
 def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: bool | None, owner: str,
-                  tol: float = 3.5e-4, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+                  tol: float = 3.5e-4, seed: int = 0, why: dict[str, Any] | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """``(the original's, the copy's)`` ``{tensor key: gradient}`` of ``backward(G)`` after ``forward(*inputs)``, the
     checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
     code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
@@ -309,26 +310,44 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
     branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
     :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
     ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
-    state the copy does not share) or the parameters differ in names or shapes: no comparison then.
+    state the copy does not share) or the parameters differ in names or shapes: no comparison then. Both forwards
+    start from the same draws: numpy's and Python's global generators and the generators each holds set from
+    ``seed`` before each, in its own process (:func:`gradcheck._adapters.same_draws`), so a dropout drawing from them
+    draws the same mask in both.
+
+    ``why``: a dict given receives why None was returned: ``{"kind": "params"}`` (names or shapes differ),
+    ``{"kind": "forward", "Y": (original's Y, copy's Y)}`` (forward as written, run twice from the same draws, gives
+    the same Y both times: the original computes another function than its copy) or ``{"kind": "random", "Y": ...}``
+    (the original's forward gives another Y when run again from the same draws: randomness gradcheck cannot set
+    back, so the two cannot be run at one point).
 
     Raises what :func:`gradcheck.sources.manual_source` raises (the caller's probe catches it)."""
     from . import _validation as V
     from .compare import close
+    from .diagnose import adapter_call
     from .sources import Call, manual_source
 
+    why = {} if why is None else why
     mine, theirs = getattr(layer, "params", None), getattr(copy, "params", None)
     if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping) or set(mine) != set(theirs) or any(
             np.shape(mine[k]) != np.shape(theirs[k]) for k in mine):
+        why["kind"] = "params"
         return None
     kept = {k: np.array(v, copy=True) for k, v in mine.items()}
+
+    def draws(x: Any) -> None:  # the same draws in each process, a held forward rewound to them (review29)
+        adapter_call(x, "same_draws", int(seed))
     try:
         for k, v in mine.items():
             v[...] = theirs[k]  # in the original's own dtype (float32 stays float32)
         names = V.input_names(layer, len(inputs))
         calls = [Call(x, owner, [np.array(a, copy=True) for a in inputs], names, x.params, bool(training))
                  for x in (layer, copy)]
-        ys = [c.forward(*c.inputs) for c in calls]
+        ys = [(draws(c.layer), c.forward(*c.inputs))[1] for c in calls]
         if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
+            draws(layer)
+            again = calls[0].forward(*[np.array(a, copy=True) for a in inputs])
+            why.update(kind="forward" if np.array_equal(again, ys[0], equal_nan=True) else "random", Y=tuple(ys))
             return None
         G = np.random.default_rng(seed).standard_normal(ys[1].shape)
         return manual_source(calls[0], G), manual_source(calls[1], G)

@@ -420,23 +420,45 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
     taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy): ``(the words the "float64-copy" note
     ends with, the "float32-own" error findings of the gradients that differ beyond float32's round-off)``, in the
-    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict)."""
+    copy's first mode; ``("", [])`` when the copy's check did not pass (its FAIL is the verdict). When the two cannot
+    be compared the copy's PASS is not the verdict (review29 F32_FWD_DIFFERS): a forward that differs from the copy's,
+    the same at each run, is a "float32-forward" FAIL (the copy does not stand for the code); a random forward that
+    cannot be run from the copy's draws, other parameters, or a run that raised is NOT CHECKED ("float32-not-compared",
+    exit 3, set on ``other``)."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
     from .diagnose import _find, _probe_inputs
+    from .errors import NotCheckedError
 
     if not other.passed:
         return "", []
-    tol = low_tolerance(low)
+    tol, why = low_tolerance(low), {}
     try:
         got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
-                            other.training, cls, tol, args.seed)
+                            other.training, cls, tol, args.seed, why)
     except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
-        got, why = None, f"it raised {type(exc).__name__}"
-    else:
-        why = "its forward differs from the copy's beyond that round-off (another random draw, state the copy does " \
-            "not share)"
+        got, why = None, {"kind": "raised", "exc": exc}
+    if got is None and why.get("kind") == "forward" and other.held == "held-mask":  # fix_mask: each its own mask
+        why["kind"] = "mask"
+    if got is None and why.get("kind") == "forward":
+        (_, rel, c), = own_differences({"Y": why["Y"][0]}, {"Y": why["Y"][1]}, low) or [("Y", 0.0, None)]
+        return "", [_find("float32-forward", "Y", cls=cls, dtype=low, rel=rel, tol=tol,
+                          how=f"{c:.6g} times" if c is not None else "other values than")]
     if got is None:
-        return (f". Its own {low} backward was not compared with the copy's: {why}", [])
+        words = {"params": f"its parameters are not the copy's (other names or shapes), so {cls}'s own {low} "
+                           "backward cannot be run with the copy's values",
+                 "random": f"its forward gives another output each time it is run from the same random draws (a "
+                           "generator made inside forward, or one gradcheck cannot set back, e.g. in a sandbox), so "
+                           f"{cls}'s own {low} backward cannot be run at the copy's point",
+                 "mask": f"its forward reuses a mask it holds (fix_mask), drawn apart in {cls} and in the copy, so "
+                         f"{cls}'s own {low} backward cannot be run at the copy's point",
+                 "raised": f"its own {low} forward or backward raised {type(why.get('exc')).__name__}: "
+                           f"{str(why.get('exc')).strip()[:200]}"}[why.get("kind", "params")]
+        fix = ("compute the same formula whatever the dtype, with randomness drawn from a generator the layer stores "
+               "or from numpy's global one" if why.get("kind") in ("random", "mask") else
+               f"check {cls} with its dtypes written float64 (dtype='d') yourself")
+        other.error = NotCheckedError(f"{cls}'s own {low} code could not be compared with its float64 copy (see the "
+                                      "diagnosis)")
+        return "", [_find("float32-not-compared", None, cls=cls, dtype=low, why=words, fix=fix)]
     diffs = own_differences(*got, low)
     if not diffs:
         return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "

@@ -1,0 +1,138 @@
+"""Session 29 (review29's findings against session 28's fixes).
+
+F32_FWD_DIFFERS: redteam28 F5's "float32-own" comparison (the float32 layer's own backward against its float64
+copy's) was skipped, with a note and the copy's PASS kept, whenever it could not be made; a float32-only branch in
+forward (``out *= 1.001``) beside one in backward (db doubled) then PASSed. A forward that differs from the copy's
+beyond float32's round-off is now a FAIL (the copy does not stand for the code), and a comparison that cannot be made
+is NOT CHECKED (exit 3); a dropout drawing from numpy's global generator draws the same mask in the layer and in its
+copy (each in its own sandbox process), so it is still compared and passes.
+"""
+
+import numpy as np
+from test_cli import both, run_here, student
+from test_float32_own_s28 import AFFINE, INIT
+
+
+def _fwd_differs(tmp_path, scale="1.001"):
+    src = AFFINE.replace("FLOAT32_DB", "2 * np.sum(dout, axis=0)").replace(
+        "        return out\n", f"        if self.W.itemsize == 4:\n            out *= {scale}\n        return out\n")
+    return student(tmp_path, src, "layers.py")
+
+
+def test_a_float32_forward_differing_from_its_copy_fails(tmp_path):
+    """Was: exit 0, PASS, "Its own float32 backward was not compared with the copy's: its forward differs" (the real
+    db is twice the gradient). Y differs by a factor 1.001: a relative 5.0e-4 (1e-3 / 2.001) above 3.45e-4."""
+    f = _fwd_differs(tmp_path)
+    p = run_here("check", f"{f}::Affine", "--input-shape", "8,5", "--init", INIT, "--seed", "0")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "PASS:" not in text, text
+    assert "FAIL: Affine: wrong result of Y." in text, text
+    assert ("Affine's own float32 forward gives Y 1.001 times its float64 copy's on the same inputs and parameters, "
+            "from the same random draws (largest relative difference 0.0005, above float32's round-off: tolerance "
+            "3.5e-04): the copy, whose gradients passed, does not stand for the float32 code") in " ".join(
+        text.split()), text
+
+
+def test_a_float32_forward_within_round_off_of_its_copy_is_compared(tmp_path):
+    """The same layer with a forward factor 1.0005 (a relative 2.5e-4, below 3.45e-4): its forward counts as the
+    copy's, so its backward is compared, and the doubled db FAILs as in session 28."""
+    f = _fwd_differs(tmp_path, "1.0005")
+    p = run_here("check", f"{f}::Affine", "--input-shape", "8,5", "--init", INIT, "--seed", "0")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "FAIL: Affine: wrong result of db." in text and "gives db 2 times its float64 copy's" in text, text
+
+
+DROP = """
+import numpy as np
+
+
+class DropLinear:
+    def __init__(self, n_in, n_out):
+        self.W = (0.1 * np.random.randn(n_in, n_out)).astype('f')
+        self.params, self.grads = [self.W], [np.zeros_like(self.W)]
+
+    def forward(self, x):
+        self.x = x
+        out = np.dot(x, self.W)
+        self.mask = np.random.rand(*out.shape) > 0.5
+        return out * self.mask
+
+    def backward(self, dout):
+        dout = dout * self.mask
+        self.grads[0][...] = np.dot(self.x.T, DOUT_X)
+        return np.dot(dout, self.W.T)
+"""
+
+
+def test_a_float32_dropout_on_the_global_generator_is_compared_and_passes(tmp_path):
+    """Deep Learning from Scratch 2's dropout draws from np.random.rand: the layer and its copy live in two sandbox
+    processes, whose generators are set from the same seed (_adapters.same_draws) so both draw one mask. Without
+    that the masks differed: "not compared" (session 28) or, now, a wrong FAIL of Y."""
+    f = student(tmp_path, DROP.replace("DOUT_X", "dout"), "layers.py")
+    p = run_here("check", f"{f}::DropLinear", "--input-shape", "4,5", "--init", '{"n_in": 5, "n_out": 3}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert ("Its own float32 backward, run on the same inputs and parameters, gives the copy's gradients within "
+            "float32's round-off") in text, text
+
+
+def test_a_float32_only_bug_in_a_dropout_backward_fails(tmp_path):
+    f = student(tmp_path, DROP.replace("DOUT_X", "dout * (2 if self.W.itemsize == 4 else 1)"), "layers.py")
+    p = run_here("check", f"{f}::DropLinear", "--input-shape", "4,5", "--init", '{"n_in": 5, "n_out": 3}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "DropLinear's own float32 code gives dparams[0] 2 times its float64 copy's" in text, text
+
+
+EXTRA = """
+import numpy as np
+
+
+class Scaled:
+    def __init__(self):
+        self.params = {"W": (0.1 * np.random.default_rng(0).standard_normal((5, 3))).astype('f')}
+        if self.params["W"].itemsize == 4:
+            self.params["s"] = np.ones(3, dtype=np.float16)
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        out = np.empty((X.shape[0], 3), dtype='f')
+        out[...] = X @ self.params["W"]
+        return out
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY
+        if "s" in self.params:
+            self.grads["s"] = np.zeros(3, dtype=np.float16)
+        return dY @ self.params["W"].T
+"""
+
+
+def test_float32_code_with_other_parameters_than_its_copy_is_not_checked(tmp_path):
+    """Was: exit 0, PASS with the note "not compared": the float32 code's parameters (W, s) are not the copy's (W),
+    so its own backward cannot run at the copy's point; the copy's PASS is not the layer's (exit 3)."""
+    p = run_here("check", f"{student(tmp_path, EXTRA, 'layers.py')}::Scaled", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 3, text
+    assert "PASS:" not in text, text
+    assert ("Scaled passed on a float64 copy of its files, but its own float32 code could not be compared with that "
+            "copy: its parameters are not the copy's (other names or shapes)") in text, text
+    assert "gradcheck: not checked (exit 3): Scaled's own float32 code could not be compared" in text, text
+
+
+def test_own_differences_tolerance_is_float32s_round_off_on_both_sides():
+    """review29 mutant own32_atol_x100 (atol 100 times float32's round-off) survived: pinned here, a relative
+    5.0e-4 (a factor 1.001) found and 2.5e-4 (1.0005) not, around sqrt(eps32) = 3.45e-4, in every entry."""
+    from gradcheck._float64_copy import own_differences
+
+    b = np.random.default_rng(1).standard_normal((6, 4))
+    (key, rel, c), = own_differences({"W": 1.001 * b}, {"W": b})
+    assert key == "W" and abs(rel - 0.001 / 2.001) < 1e-9 and abs(c - 1.001) < 1e-12
+    assert own_differences({"W": 1.0005 * b}, {"W": b}) == []
+    one = b.copy()  # one entry, the largest, off by 1e-3 of max|b|: above the atol (3.45e-4 max|b|)
+    i = np.unravel_index(np.argmax(np.abs(b)), b.shape)
+    one[i] += 1e-3 * np.abs(b).max()
+    assert [k for k, _, _ in own_differences({"W": one}, {"W": b})] == ["W"]
