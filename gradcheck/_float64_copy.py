@@ -17,6 +17,7 @@ its FAIL ("wrong dtype of Y"); a layer whose copy still returns float32 is NOT C
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -316,8 +317,9 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
     draws the same mask in both.
 
     ``why``: a dict given receives why None was returned: ``{"kind": "params"}`` (names or shapes differ),
-    ``{"kind": "forward", "Y": (original's Y, copy's Y)}`` (forward as written, run twice from the same draws, gives
-    the same Y both times: the original computes another function than its copy) or ``{"kind": "random", "Y": ...}``
+    ``{"kind": "forward", "Y": (original's Y, copy's Y), "gradients": (the two as returned)}`` (forward as written,
+    run twice from the same draws, gives the same Y both times: the original computes another function than its copy;
+    ``"gradients"`` left out when a backward raised) or ``{"kind": "random", "Y": ...}``
     (the original's forward gives another Y when run again from the same draws: randomness gradcheck cannot set
     back, so the two cannot be run at one point).
 
@@ -348,6 +350,10 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
             draws(layer)
             again = calls[0].forward(*[np.array(a, copy=True) for a in inputs])
             why.update(kind="forward" if np.array_equal(again, ys[0], equal_nan=True) else "random", Y=tuple(ys))
+            if why["kind"] == "forward" and ys[0].shape == ys[1].shape:  # each backward after its own forward
+                G = np.random.default_rng(seed).standard_normal(ys[1].shape)
+                with contextlib.suppress(Exception):
+                    why["gradients"] = manual_source(calls[0], G), manual_source(calls[1], G)
             return None
         G = np.random.default_rng(seed).standard_normal(ys[1].shape)
         return manual_source(calls[0], G), manual_source(calls[1], G)

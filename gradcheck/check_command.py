@@ -499,10 +499,14 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
     when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
-    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
-    copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
-    not read as the eps's (redteam28 F7)."""
-    from ._float64_copy import float64_text
+    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``; for
+    float32 code its float64 copy with the eps) and the copy without it are run at the same point (:func:`_eps_moved`):
+    a backward that moves more than the eps can without the eps is not read as the eps's (redteam28 F7), nor is a
+    copy that could not be run there; an eps that moves forward by more than 1e-3 is no float guard, so never read
+    as 0 (``plain`` dropped; review29 EPS_FWD_DIFFERS). Float32
+    code read so has its own float32 backward compared with its float64 copy's (:func:`_own_float32`), which the
+    copy's FAIL, the eps's, had left unrun (review29: a float32-only factor 2 beside a log's eps PASSed)."""
+    from ._float64_copy import float64_text, low_params
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, check_files(args, path))
@@ -513,32 +517,46 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
         return
     try:
         with args.load_edited(texts) as edited:
-            other = check(edited)
-            moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
+            other, own = check(edited), ("", [])
+            if float64 and other.passed:  # float32 code: its float64 copy as written beside the one without the eps
+                with args.load_edited(float64) as base:
+                    moved, fwd = _eps_moved(args, base, edited, other, shape)
+                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2],
+                                       low_params(layer) or "float32", shape)  # the float32 code's own backward
+            else:
+                moved, fwd = _eps_moved(args, layer, edited, other, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
-    name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
+    note = [dataclasses.replace(f, message=f.message + own[0]) for f in diag.findings if f.code == "float64-copy"]
+    if name_removed_eps(diag, consts, other, plain and not fwd, where, moved):  # a forward moved: no float guard
+        # its own float32 backward, which the float64 copy's FAIL (the eps's) had left unrun, and the copy's note
+        diag.findings[:] = [*note, *(f for f in diag.findings if f.code != "float64-copy"), *own[1]]
+    else:
+        name_through_eps_free(diag, consts, other)
 
 
-def _eps_moved(args, layer, edited, other, shape) -> float | None:
-    """How far backward moves between ``layer`` as written and its copy without the eps (``edited``, whose diagnosis
-    is ``other``) run at the same point (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of
-    ``shape``; :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), or None when they cannot be run there (forwards
-    farther apart than 1e-3 relative: a random draw; or it raised). Only a passing copy is run."""
+def _eps_moved(args, layer, edited, other, shape) -> tuple[float | None, bool]:
+    """``(moved, forward moved)``: how far backward moves between ``layer`` as written and its copy without the eps
+    (``edited``, whose diagnosis is ``other``) run at the same point, from the same draws
+    (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of ``shape``;
+    :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), None when they cannot be run there (other parameters, a
+    random forward, it raised); and whether forward itself moves by more than 1e-3 relative (review29
+    EPS_FWD_DIFFERS: no float guard). Only a passing copy is run."""
     from ._float64_copy import own_gradients
     from ._log_eps import backward_moved
     from .diagnose import _probe_inputs
 
     if not other.passed:
-        return None
-    cname = getattr(other, "name", None) or "layer"
+        return None, False
+    cname, why = getattr(other, "name", None) or "layer", {}
     try:
         got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cname),
-                            other.training, cname, 1e-3, args.seed)
+                            other.training, cname, 1e-3, args.seed, why)
     except Exception:  # noqa: BLE001 - a probe: the two could not be run at the same point
-        return None
-    return None if got is None else backward_moved(*got)
+        return None, False
+    got = got or why.get("gradients")
+    return (None if got is None else backward_moved(*got)), why.get("kind") is not None
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:

@@ -136,3 +136,117 @@ def test_own_differences_tolerance_is_float32s_round_off_on_both_sides():
     i = np.unravel_index(np.argmax(np.abs(b)), b.shape)
     one[i] += 1e-3 * np.abs(b).max()
     assert [k for k, _, _ in own_differences({"W": one}, {"W": b})] == ["W"]
+
+
+# ---- EPS_FWD_DIFFERS: a copy without the eps that cannot be run at the layer's point explains nothing
+
+LOG_SQUARE_MOVED = """
+import numpy as np
+
+
+class LogSquare:
+    def forward(self, X):
+        self.X = X
+        self.Y = np.log(X * X + 1e-7)
+        if not np.array_equal(self.Y, np.log(X * X)):
+            self.Y = self.Y * 1.01
+        return self.Y
+
+    def backward(self, dY):
+        g = dY * 2 / self.X
+        return g if np.array_equal(self.Y, np.log(self.X * self.X)) else 2 * g
+"""
+
+
+def test_a_layer_whose_forward_the_eps_moves_by_1_percent_keeps_its_fail(tmp_path):
+    """Was: exit 0, PASS with "read as 0": the eps moves forward by 1% (own_gradients: forwards farther apart than
+    1e-3, so no comparison, which name_removed_eps took as "could not be run" and applied the pre-F7 rule)."""
+    f = student(tmp_path, LOG_SQUARE_MOVED, "layers.py")
+    p = run_here("check", f"{f}::LogSquare", "--input-shape", "8,5")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "PASS:" not in text and "read as 0" not in text and "without the 1e-07" not in text, text
+    assert "FAIL: LogSquare: gradient mismatch in dX." in text, text
+
+
+def test_a_forward_the_eps_moves_by_1_percent_is_no_float_guard(tmp_path):
+    """The same forward with a backward that does not read the eps (2 / X in both): backward does not move, but the
+    eps moves forward by 1% (its true gradient 1.01 times 2 / X), so the eps is not read as 0 (was: exit 0, PASS,
+    "read as 0")."""
+    f = student(tmp_path, LOG_SQUARE_MOVED.replace("return g if np.array_equal(self.Y, np.log(self.X * self.X)) "
+                                                   "else 2 * g", "return g"), "layers.py")
+    p = run_here("check", f"{f}::LogSquare", "--input-shape", "8,5")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "PASS:" not in text and "read as 0" not in text, text
+
+
+def test_name_removed_eps_reads_no_comparison_as_not_explained():
+    """The rule itself: moved None (no comparison) leaves the FAIL, moved 0 (backward does not read the eps) reads
+    the eps as 0 (a float guard: the copy's PASS)."""
+    from types import SimpleNamespace
+
+    from gradcheck._log_eps import name_removed_eps
+    from gradcheck.diagnose import Finding
+
+    def run(moved):
+        comp = SimpleNamespace(passed=False, max_rel_error=1e-4)
+        res = SimpleNamespace(failing_tensors=["dX"], rtol=1e-6,
+                              records=[SimpleNamespace(tensor="dX", get=lambda k: comp)])
+        diag = SimpleNamespace(result=res, findings=[Finding("wrong-values", "dX is wrong", "dX")])
+        free = SimpleNamespace(passed=True, other_modes=[])
+        return name_removed_eps(diag, [1e-7], free, False, "layers.py", moved), diag
+
+    done, diag = run(None)
+    assert not done and [f.code for f in diag.findings] == ["wrong-values"]
+    done, diag = run(0.0)
+    assert done and [f.code for f in diag.findings] == ["log-eps-removed"]
+
+
+LOG_SQUARE_32 = """
+import numpy as np
+
+
+class LogSquare32:
+    def forward(self, X):
+        self.X = X
+        self.Y = np.empty(X.shape, dtype='f')
+        self.Y[...] = np.log(X * X + 1e-7)
+        return self.Y
+
+    def backward(self, dY):
+        g = dY * 2 / self.X
+        return RETURN
+"""
+
+
+def _log32(tmp_path, ret):
+    f = student(tmp_path, LOG_SQUARE_32.replace("RETURN", ret), "layers.py")
+    p = run_here("check", f"{f}::LogSquare32", "--input-shape", "8,5")
+    return p, " ".join(both(p).split())
+
+
+def test_float32_code_whose_backward_is_right_only_without_the_eps_fails(tmp_path):
+    """redteam28 F7's attack in float32 code: the eps was read on the float64 copy with moved None (not run), the
+    pre-F7 rule: exit 0, PASS. Now its float64 copy with the eps is run beside the one without: moved 0.33."""
+    p, text = _log32(tmp_path, "g if np.array_equal(self.Y, np.log(self.X * self.X).astype(self.Y.dtype)) else 2 * g")
+    assert p.returncode == 1, text
+    assert "PASS:" not in text and "without the 1e-07" not in text, text
+    assert "FAIL: LogSquare32: gradient mismatch in dX." in text, text
+
+
+def test_float32_only_factor_beside_a_logs_eps_fails(tmp_path):
+    """A float32-only 2 * g beside log(X * X + 1e-7): the float64 copy FAILed by the eps, so its own float32
+    backward was never compared, and the copy without the eps PASSed for it (exit 0)."""
+    p, text = _log32(tmp_path, "2 * g if self.Y.itemsize == 4 else g")
+    assert p.returncode == 1, text
+    assert "PASS:" not in text, text
+    assert "LogSquare32's own float32 code gives dX 2 times its float64 copy's" in text, text
+
+
+def test_float32_code_beside_a_logs_eps_still_passes_with_both_notes(tmp_path):
+    p, text = _log32(tmp_path, "g")
+    assert p.returncode == 0, text
+    assert "PASS: LogSquare32 (its float32 code checked on a float64 copy: see the note)" in text, text
+    assert "Its own float32 backward, run on the same inputs and parameters, gives the copy's gradients" in text, text
+    assert "backward is the derivative of the loss without the 1e-07" in text, text
