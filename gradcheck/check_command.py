@@ -1207,6 +1207,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         why = _mode_why(layer, requested, training, (name, off, on), unread, same)
         lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
     lines += _variant_lines(info, requested) + _unset_lines(info)
+    if info.get("handed_back"):  # backward(a, dY) read as taking forward's output by behaviour alone (review29)
+        lines.append(f"WARNING: {info['handed_back']}.")
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

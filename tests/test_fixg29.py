@@ -250,3 +250,80 @@ def test_float32_code_beside_a_logs_eps_still_passes_with_both_notes(tmp_path):
     assert "PASS: LogSquare32 (its float32 code checked on a float64 copy: see the note)" in text, text
     assert "Its own float32 backward, run on the same inputs and parameters, gives the copy's gradients" in text, text
     assert "backward is the derivative of the loss without the 1e-07" in text, text
+
+
+# ---- HANDED_BACK: backward(A, dY) whose names leave A open
+
+_ACT = """
+import numpy as np
+
+
+class Act:
+    def forward(self, {x}):
+        return {fwd}
+
+    def backward(self, {a}, dY):
+        return {back}
+"""
+_SIGMOID = "1.0 / (1.0 + np.exp(-{x}))"
+
+
+def _act(x, a, back, fwd=_SIGMOID):
+    ns = {}
+    exec(_ACT.format(x=x, a=a, fwd=fwd.format(x=x), back=back.format(a=a)), ns)  # noqa: S102 - the test's own class
+    return ns["Act"]()
+
+
+def test_backward_of_z_named_as_a_pre_activation_is_handed_the_input_and_fails(tmp_path):
+    """review29's reproducer: forward(x), backward(Z, dY) returning dY * Z * (1 - Z), the derivative taken at the
+    output (left28c), PASSed as "forward's output is handed back" (edd0b4a); Z names a pre-activation, the input."""
+    f = student(tmp_path, _ACT.format(x="x", a="Z", fwd=_SIGMOID.format(x="x"), back="dY * Z * (1 - Z)"), "act.py")
+    p = run_here("check", f"{f}::Act", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "backward(Z, dY) takes forward's input and then dY" in text, text
+    assert "given the input instead" in text, text  # derivative-at-output named
+
+
+def test_behaviour_choosing_the_output_says_both_readings_in_a_warning(tmp_path):
+    f = student(tmp_path, _ACT.format(x="z", a="a", fwd=_SIGMOID.format(x="z"), back="dY * a * (1 - a)"), "act.py")
+    p = run_here("check", f"{f}::Act", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert ("WARNING: Act.backward(a, dY): its names do not say whether a is forward's input or its output, and the "
+            "two readings give different verdicts. Handed forward's input z") in text, text
+    assert "it would FAIL, as the derivative taken at the output. Handed forward's output, it agrees" in text, text
+    assert "Tell gradcheck which it is by the argument's name: z or x or Z for the input, out or y for the output" \
+        in text, text
+
+
+def test_a_backward_of_out_is_handed_the_output_by_its_name_without_a_warning(tmp_path):
+    f = student(tmp_path, _ACT.format(x="x", a="out", fwd=_SIGMOID.format(x="x"), back="dY * out * (1 - out)"),
+                "act.py")
+    p = run_here("check", f"{f}::Act", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert "(out is named as an output): forward's output is handed back" in text and "WARNING: Act" not in text, text
+
+
+def test_handed_back_reads_a_tie_as_the_input_and_agrees_only_within_its_tolerance():
+    """review29 mutants handed_back_output_if_any (a tie read as the output) and handed_back_tol_1e-1 survived.
+    ReLU: both readings agree (relu(x) > 0 where x > 0): the input, CS189's. A sigmoid backward 1.01 times the
+    derivative at the output is off by about 1e-2 under that reading, above HANDED_BACK_RTOL (1e-4): neither
+    agrees, the input; the exact one agrees only with the output (to round-off, ~1e-10)."""
+    from gradcheck._adapters import HANDED_BACK_RTOL, _handed_back, reading_errors
+
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    relu = _act("v", "a", "dY * (a > 0)", fwd="np.maximum({x}, 0)")
+    errs = reading_errors(relu, [X])
+    assert errs["input"] <= HANDED_BACK_RTOL and errs["output"] <= HANDED_BACK_RTOL, errs
+    assert _handed_back(relu, [X]) == "input"
+    exact = _act("v", "a", "dY * {a} * (1 - {a})")
+    errs = reading_errors(exact, [X])
+    assert errs["output"] < 1e-8 and errs["input"] > 0.1, errs
+    assert _handed_back(exact, [X]) == "output"
+    off = _act("v", "a", "1.01 * dY * {a} * (1 - {a})")
+    errs = reading_errors(off, [X])
+    assert 5e-3 < errs["output"] < 2e-2, errs
+    assert _handed_back(off, [X]) == "input"
+    assert HANDED_BACK_RTOL == 1e-4
