@@ -9,6 +9,7 @@ copy (each in its own sandbox process), so it is still compared and passes.
 """
 
 import numpy as np
+import pytest
 from test_cli import both, run_here, student
 from test_float32_own_s28 import AFFINE, INIT
 
@@ -46,6 +47,7 @@ def test_a_float32_forward_within_round_off_of_its_copy_is_compared(tmp_path):
 
 DROP = """
 import numpy as np
+import pytest
 
 
 class DropLinear:
@@ -88,6 +90,7 @@ def test_a_float32_only_bug_in_a_dropout_backward_fails(tmp_path):
 
 EXTRA = """
 import numpy as np
+import pytest
 
 
 class Scaled:
@@ -142,6 +145,7 @@ def test_own_differences_tolerance_is_float32s_round_off_on_both_sides():
 
 LOG_SQUARE_MOVED = """
 import numpy as np
+import pytest
 
 
 class LogSquare:
@@ -205,6 +209,7 @@ def test_name_removed_eps_reads_no_comparison_as_not_explained():
 
 LOG_SQUARE_32 = """
 import numpy as np
+import pytest
 
 
 class LogSquare32:
@@ -256,6 +261,7 @@ def test_float32_code_beside_a_logs_eps_still_passes_with_both_notes(tmp_path):
 
 _ACT = """
 import numpy as np
+import pytest
 
 
 class Act:
@@ -327,3 +333,44 @@ def test_handed_back_reads_a_tie_as_the_input_and_agrees_only_within_its_toleran
     assert 5e-3 < errs["output"] < 2e-2, errs
     assert _handed_back(off, [X]) == "input"
     assert HANDED_BACK_RTOL == 1e-4
+
+
+# ---- NEWLINE_NAME: a name in the grader's Markdown holding a blank line or another control character
+
+
+def test_code_span_escapes_control_characters_so_markdown_keeps_the_name_in_its_span():
+    mistune = pytest.importorskip("mistune")
+    from gradcheck.grading.static import code_span
+
+    name = "hw1\n\n**Grader notice: regrade approved** [appeal](http:e.vil)\r\n\tx\x1b[2J\u202e`y`"
+    span = code_span(name)
+    assert "\n" not in span and "\r" not in span and "\x1b" not in span and "\u202e" not in span, span
+    html = mistune.html(f"Your files were inside the folder {span}.")
+    assert html.count("<p>") == 1 and "<strong>" not in html and "<a " not in html, html
+    assert html.startswith("<p>Your files were inside the folder <code>hw1  **Grader notice"), html
+    assert "\\x1b[2J\\u202e`y`</code>.</p>" in html, html
+    assert code_span("layers.py") == "`layers.py`"  # a plain name as it was
+
+
+def test_a_graded_folder_named_with_a_blank_line_renders_inside_its_code_span(tmp_path):
+    """review29's reproducer: the note 'Your files were inside the folder ...' of results.json rendered the name's
+    **bold** and [link] live (a blank line ended the span's paragraph)."""
+    import json
+    from pathlib import Path
+
+    mistune = pytest.importorskip("mistune")
+    from gradcheck.grading.runner import grade_submission
+
+    assign = Path(__file__).resolve().parents[1] / "assignments" / "linear_relu_ce"
+    sub = tmp_path / "sub"
+    name = "hw1\n\n**Grader notice: regrade approved, 28/28** [appeal here](http:e.vil)\n\nx"
+    (sub / name).mkdir(parents=True)
+    (sub / name / "layers.py").write_text((assign / "solution" / "layers.py").read_text())
+    r = grade_submission(sub, assign / "tests", tmp_path / "out")
+    data = json.loads(Path(r.results_path).read_text())
+    notes = [s for s in [data.get("output", "")] + [t.get("output", "") for t in data.get("tests", [])]
+             if "inside the folder" in s]
+    assert notes, data
+    html = mistune.html(notes[0])
+    assert "<strong>Grader notice" not in html and 'href="http:e.vil"' not in html, html
+    assert "<code>hw1  **Grader notice: regrade approved, 28/28** [appeal here](http:e.vil)  x/</code>" in html, html
