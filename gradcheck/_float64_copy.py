@@ -266,6 +266,31 @@ def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict
     return out, places
 
 
+def reached_places(path: str, cls: str, files: Mapping[str, str], places: list[str]) -> list[str]:
+    """The ``places`` (``"file line N: text"``, :func:`float64_texts`) that class ``cls`` of ``path`` runs: inside it,
+    its bases, the classes and functions it uses (:func:`_reached`, read, nothing runs) or at a module's top level
+    (``DT = np.float32``), in ``path`` or the files of ``files``; not another class's of the same file (review29
+    F16_MSG: a float16 Linear16 was told of Linear32's float32 lines beside it)."""
+    files = dict(files)
+    start = os.path.basename(path)
+    files.setdefault(start, path)
+    lines: dict[str, set[int]] = {}
+    for name, node in _reached(path, cls, files):
+        lines.setdefault(name, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for name in {p.partition(" line ")[0] for p in places}:
+        tree = file_classes(files[name], "")[0] if name in files else None
+        for n in (tree.body if tree is not None else ()):
+            if not isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                lines.setdefault(name, set()).update(range(n.lineno, (n.end_lineno or n.lineno) + 1))
+    out = []
+    for p in places:
+        name, _, rest = p.partition(" line ")
+        with contextlib.suppress(ValueError):
+            if int(rest.partition(":")[0]) in lines.get(name, ()):
+                out.append(p)
+    return out
+
+
 def where_words(places: list[str], most: int = 2) -> str:
     """The first ``most`` of ``places`` and how many more, for the "float64-copy" and "float32-kept" findings."""
     more = f" and {len(places) - most} more" if len(places) > most else ""

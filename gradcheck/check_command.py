@@ -373,7 +373,14 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     is compared with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient
     that differs beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the
     second empty when the diagnosis is not the copy's."""
-    from ._float64_copy import cast_lines, float64_texts, low_params, low_y, where_words
+    from ._float64_copy import (
+        cast_lines,
+        float64_texts,
+        low_params,
+        low_y,
+        reached_places,
+        where_words,
+    )
     from .diagnose import _find, _precision
     from .errors import NotCheckedError
     path, _, cls = label.rpartition("::")
@@ -383,7 +390,8 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None or (low_params(layer) is None and cast_lines(path, cls, files, unsure)):  # float64 weights, inputs
         return diag, {}
     texts, places = float64_texts(path, files, cls)
-    if not texts:
+    places = reached_places(path, cls, files, places)  # its own, not another class's of the file (review29 F16_MSG)
+    if not texts or not places:  # nothing the class runs is written float64: its verdict as alone in its file
         return diag, {}
     try:
         with args.load_edited(texts) as edited:
@@ -1182,6 +1190,12 @@ def _unset_lines(info) -> list[str]:
             "the branch its value selects was checked, so the check cannot pass (see the verdict)"] if unset else []
 
 
+def _handed_back_lines(info: dict[str, Any]) -> list[str]:
+    """The WARNING of a ``backward(a, dY)`` read as taking forward's output by behaviour alone, its names leaving it
+    open (:func:`gradcheck._adapters.class_input_backward`, review29 HANDED_BACK); [] otherwise."""
+    return [f"WARNING: {info['handed_back']}."] if info.get("handed_back") else []
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto", switches: Sequence[str] = (),
                    same: bool = False) -> tuple[list[str], list[str]]:
@@ -1206,9 +1220,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                  else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
         why = _mode_why(layer, requested, training, (name, off, on), unread, same)
         lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
-    lines += _variant_lines(info, requested) + _unset_lines(info)
-    if info.get("handed_back"):  # backward(a, dY) read as taking forward's output by behaviour alone (review29)
-        lines.append(f"WARNING: {info['handed_back']}.")
+    lines += _variant_lines(info, requested) + _unset_lines(info) + _handed_back_lines(info)
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

@@ -374,3 +374,72 @@ def test_a_graded_folder_named_with_a_blank_line_renders_inside_its_code_span(tm
     html = mistune.html(notes[0])
     assert "<strong>Grader notice" not in html and 'href="http:e.vil"' not in html, html
     assert "<code>hw1  **Grader notice: regrade approved, 28/28** [appeal here](http:e.vil)  x/</code>" in html, html
+
+
+# ---- F16_MSG: a float16 layer beside a float32 one in the same file
+
+TWO_LAYERS = """
+import numpy as np
+
+
+class Linear16:
+    def __init__(self, n_in, n_out):
+        rng = np.random.default_rng(0)
+        self.W = (0.1 * rng.standard_normal((n_in, n_out))).astype(np.float16)
+        self.b = np.zeros(n_out, dtype=np.float16)
+        self.dW = self.db = None
+
+    def forward(self, X):
+        self.X = X.astype(np.float16)
+        return self.X @ self.W + self.b
+
+    def backward(self, dY):
+        dY = dY.astype(np.float16)
+        self.dW = self.X.T @ dY
+        self.db = dY.sum(axis=0)
+        return dY @ self.W.T
+
+
+class Linear32:
+    def __init__(self, n_in, n_out):
+        rng = np.random.default_rng(0)
+        self.W = (0.1 * rng.standard_normal((n_in, n_out))).astype(np.float32)
+        self.b = np.zeros(n_out, dtype=np.float32)
+        self.dW = self.db = None
+
+    def forward(self, X):
+        self.X = X.astype(np.float32)
+        return self.X @ self.W + self.b
+
+    def backward(self, dY):
+        dY = dY.astype(np.float32)
+        self.dW = self.X.T @ dY
+        self.db = dY.sum(axis=0)
+        return dY @ self.W.T
+"""
+
+
+def test_a_float16_layer_beside_a_float32_one_gets_its_own_diagnosis(tmp_path):
+    """Was: exit 3, "Linear16's forward returns float16 even on a copy of its files with its declared float16 dtypes
+    written float64 (two_layers.py line 26: ... np.float32 ...)": Linear32's lines. Alone in its file Linear16
+    FAILs "wrong dtype of Y" (its own astype(np.float16), kept as written): the same beside Linear32."""
+    f = student(tmp_path, TWO_LAYERS, "two_layers.py")
+    p = run_here("check", f"{f}::Linear16", "--input-shape", "4,5", "--init", '{"n_in": 5, "n_out": 3}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "FAIL: Linear16: wrong dtype of Y." in text and "e.g. no astype(np.float16)" in text, text
+    assert "line 2" not in text and "float64 copy" not in text and "np.float32" not in text, text
+
+
+def test_reached_places_keeps_the_checked_classes_and_the_modules_own_lines(tmp_path):
+    from gradcheck._float64_copy import float64_texts, reached_places
+
+    f = student(tmp_path, TWO_LAYERS.replace("import numpy as np\n", "import numpy as np\nDT = np.float32\n"),
+                "two_layers.py")
+    files = {"two_layers.py": str(f)}
+    _, places = float64_texts(str(f), files, "Linear32")
+    assert [p.partition(":")[0] for p in places] == [
+        "two_layers.py line 27", "two_layers.py line 28", "two_layers.py line 32", "two_layers.py line 36",
+        "two_layers.py line 3"]
+    assert reached_places(str(f), "Linear32", files, places) == places
+    assert reached_places(str(f), "Linear16", files, places) == [places[-1]]  # the module's DT alone
