@@ -443,3 +443,43 @@ def test_reached_places_keeps_the_checked_classes_and_the_modules_own_lines(tmp_
         "two_layers.py line 3"]
     assert reached_places(str(f), "Linear32", files, places) == places
     assert reached_places(str(f), "Linear16", files, places) == [places[-1]]  # the module's DT alone
+
+
+# ---- ZERO_DX: a gradient whose differences are all exactly 0
+
+
+class _Tiny:
+    """A Linear with W ~ 1e-12 and b ~ 1..2: |dX| <= 6e-12, the finite differences' round-off 6.3e-10, and X moved
+    by a step moves Y by less than its last bit, so every numerical dX is exactly 0. ``factor`` scales backward's dX."""
+
+    def __init__(self, factor):
+        rng = np.random.default_rng(0)
+        self.params = {"W": 1e-12 * rng.standard_normal((4, 3)), "b": 1 + rng.random(3)}
+        self.grads, self.factor = {}, factor
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return self.factor * dY @ self.params["W"].T
+
+
+@pytest.mark.parametrize("mode", ["fast", "full"])
+@pytest.mark.parametrize("factor", [0.0, 1.0, 2.0])
+def test_a_gradient_within_the_round_off_is_compared_as_zero_with_a_warning_even_all_zeros(mode, factor):
+    """Was: a dX of zeros (backward forgot dX) PASSed with no WARNING where a doubled dX got one (4d514f1: such
+    tensors are "compared as zero with a WARNING"); every one of the three now says so."""
+    import warnings
+
+    from gradcheck import check_layer
+
+    X = np.random.default_rng(5).standard_normal((5, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = check_layer(_Tiny(factor), X, twin=None, mode=mode)
+    assert r.passed
+    zero = [n for n in r.notes if n.startswith("WARNING: dX is zero within the round-off of the finite differences")]
+    assert len(zero) == 1, r.notes
+    assert ("(all exactly 0) is below atol=6.32e-10" in zero[0]) == (factor == 0.0), zero
