@@ -1805,69 +1805,98 @@ def class_cache(obj, inputs, kw):
 _UPSTREAM = re.compile(r"(d[A-Za-z_]*|grad\w*|\w*_grad|delta\w*|g[A-Z]\w*)")
 
 
+#: Names that say backward's first argument is forward's input (``backward(Z, dY)``: CS189's pre-activation) or its
+#: output (``backward(out, dout)``), read by name before behaviour (:func:`_input_backward`; review29 HANDED_BACK).
+INPUT_NAMES = frozenset({"x", "X", "z", "Z", "inp", "input", "inputs", "x_in", "X_in", "z_in", "Z_in", "pre",
+                         "preact", "pre_activation"})
+OUTPUT_NAMES = frozenset({"out", "output", "outputs", "y", "Y", "y_out", "activation", "activations"})
+
+
 def _input_backward(obj, k):
     """Whether ``obj.backward`` takes forward's ``k`` inputs and then the upstream gradient (Berkeley CS189's
     activations: ``forward(Z)``, ``backward(Z, dY)``; the layer calls ``self.activation.backward(Z, dLdY)``): exactly
     ``k + 1`` positional arguments without defaults, forward ``k``, and backward's first ``k`` named as forward's
-    inputs (``"input"``), or its last named as an upstream gradient (:data:`_UPSTREAM`) and its first not
-    (``"ambiguous"``: ``backward(out, dout)`` may take forward's output, :func:`_handed_back`); ``""`` otherwise."""
+    inputs or (one input) as an input is (:data:`INPUT_NAMES`: ``x``, ``Z``) (``"input"``); one input named as an
+    output (:data:`OUTPUT_NAMES`: ``out``, ``y``) before an upstream gradient (:data:`_UPSTREAM`) (``"output"``);
+    another name before an upstream gradient (``"ambiguous"``: ``backward(a, dout)`` may take forward's input or its
+    output, decided by behaviour, :func:`_handed_back`, said in a WARNING); ``""`` otherwise."""
     fps = [p for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
     bps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
     if len(fps) != k or len(bps) != k + 1 or any(p.default is not p.empty for p in bps):
         return ""
     names = [p.name for p in bps]
-    if names[:k] == [p.name for p in fps]:
+    if names[:k] == [p.name for p in fps] or (k == 1 and names[0] in INPUT_NAMES):
         return "input"
-    return "ambiguous" if _UPSTREAM.fullmatch(names[-1]) and not _UPSTREAM.fullmatch(names[0]) else ""
+    if not _UPSTREAM.fullmatch(names[-1]) or _UPSTREAM.fullmatch(names[0]):
+        return ""
+    return "output" if k == 1 and names[0] in OUTPUT_NAMES else "ambiguous"
 
 
-def _handed_back(obj, inputs) -> str:
-    """Which array ``backward(A, dY)`` of one input takes as ``A``, decided by behaviour where its names do not say
-    (review28g M2: ``backward(out, dout)`` returning ``dout * out * (1 - out)``, correct for out = sigmoid(x), was
-    handed the input and FAILed, the student told to cache the output): ``backward(X, dY)`` and ``backward(Y, dY)``
-    (``Y = forward(X)``, each after a forward) compared with central differences of ``sum(forward(X) * dY)`` along
-    two random directions; ``"output"`` when only the output's reading agrees with them, else ``"input"``
-    (both agree, as for ReLU; or neither: a wrong backward, checked as CS189's ``backward(Z, dY)``)."""
+#: The largest ``|<g, u> - d| / (|d| + 1e-6)`` along a random direction ``u`` at which a reading of
+#: ``backward(A, dY)`` agrees with the central difference ``d`` of forward (:func:`_handed_back`): float64 central
+#: differences at a step of 1e-6 keep about 1e-9 of ``d``, so 1e-4 is round-off, a wrong factor or derivative is not.
+HANDED_BACK_RTOL = 1e-4
+
+
+def reading_errors(obj, inputs) -> dict[str, float] | None:
+    """``{"input": e, "output": e}``: for ``backward(A, dY)`` of one input handed forward's input ``X`` and its
+    output ``Y = forward(X)`` (each after a forward), the largest ``|<g, u> - d| / (|d| + 1e-6)`` over two random
+    directions ``u``, ``d`` the central difference (:func:`gradcheck._kernel.difference_quotient`, the checker's one
+    kernel; this runs in the sandbox child, where :mod:`gradcheck.numerical` is not loaded) of
+    ``sum(forward(X + t u) * dY)``; ``inf`` for a gradient not of X's shape. None when there is not one float input
+    or forward's output is not float."""
     X = inputs[0]
     if len(inputs) != 1 or not isinstance(X, np.ndarray) or X.dtype.kind != "f" or not X.size:
-        return "input"
+        return None
     rng = np.random.default_rng(189)
     Y = np.asarray(obj.forward(X))
     if Y.dtype.kind != "f":
-        return "input"
+        return None
     dY = rng.standard_normal(Y.shape)
-
-    def grad(a):
-        obj.forward(X)
-        return np.asarray(obj.backward(a, dY), dtype=np.float64)
-
-    agree = {}
+    h = 1e-6 * max(1.0, float(np.max(np.abs(X))))
+    errs = {}
     for reading, a in (("input", X.copy()), ("output", Y.copy())):
-        g, ok = grad(a), True
+        obj.forward(X)
+        g, worst = np.asarray(obj.backward(a, dY), dtype=np.float64), 0.0
         for _ in range(2):
             u = rng.standard_normal(X.shape)
-            h = 1e-6 * max(1.0, float(np.max(np.abs(X))))
-            num = (np.sum(np.asarray(obj.forward(X + h * u)) * dY) - np.sum(np.asarray(obj.forward(X - h * u)) * dY))
-            num /= 2 * h
-            ok = ok and g.shape == X.shape and abs(float(np.sum(g * u)) - num) <= 1e-4 * (abs(num) + 1e-6)
-        agree[reading] = ok
+            d = difference_quotient(lambda t, u=u: float(np.sum(np.asarray(obj.forward(X + t * u)) * dY)), h)
+            worst = max(worst, abs(float(np.sum(g * u)) - d) / (abs(d) + 1e-6) if g.shape == X.shape else np.inf)
+        errs[reading] = worst
     obj.forward(X)
+    return errs
+
+
+def _handed_back(obj, inputs, errs=None) -> str:
+    """Which array ``backward(A, dY)`` of one input takes as ``A``, decided by behaviour where its names do not say
+    (review28g M2: ``backward(out, dout)`` returning ``dout * out * (1 - out)``, correct for out = sigmoid(x), was
+    handed the input and FAILed, the student told to cache the output): ``"output"`` when only the output's reading
+    agrees with central differences (:func:`reading_errors` ``errs``, at most :data:`HANDED_BACK_RTOL`), else
+    ``"input"`` (both agree, as for ReLU; or neither: a wrong backward, checked as CS189's ``backward(Z, dY)``)."""
+    errs = reading_errors(obj, inputs) if errs is None else errs
+    if errs is None:
+        return "input"
+    agree = {k: e <= HANDED_BACK_RTOL for k, e in errs.items()}
     return "output" if agree["output"] and not agree["input"] else "input"
 
 
-def class_input_backward(obj, inputs):
+def class_input_backward(obj, inputs, info=None):
     """For a class whose backward takes forward's inputs before the upstream gradient (:func:`_input_backward`,
-    ``backward(Z, dY)``), or its output (``backward(out, dout)`` where its names do not say and its behaviour does,
-    :func:`_handed_back`): the object switched to a class (:func:`_switch_class`) whose forward keeps its inputs (or
-    output; in a box the walks for arrays do not enter, :class:`_PairState`) and whose ``backward(dY)`` hands them
-    back; returns the header's text, or None for another style (or when already switched).
+    ``backward(Z, dY)``), or its output (``backward(out, dout)``, by its name, or where its names do not say and its
+    behaviour does, :func:`_handed_back`): the object switched to a class (:func:`_switch_class`) whose forward keeps
+    its inputs (or output; in a box the walks for arrays do not enter, :class:`_PairState`) and whose
+    ``backward(dY)`` hands them back; returns the header's text, or None for another style (or when already
+    switched). Where behaviour chose the output, the reading that makes the code right, ``info["handed_back"]`` (a
+    dict given) receives the WARNING naming both readings and what each gives (review29 HANDED_BACK).
     UnreadableError when the class cannot be extended."""
     if isinstance(obj, FunctionPair) or not inputs or "_gradcheck_inputs" in getattr(obj, "__dict__", {}) or not (
             kind := _input_backward(obj, len(inputs))):
         return None
-    out = kind == "ambiguous" and _handed_back(obj, inputs) == "output"
+    errs = reading_errors(obj, inputs) if kind == "ambiguous" else None
+    out = kind == "output" or kind == "ambiguous" and _handed_back(obj, inputs, errs) == "output"
     cls = type(obj)
     names = [p for p in _params(cls.backward) or {}][1:]  # without self
+    x = next(iter(_params(obj.forward) or {}), "X")  # forward's input's name, before the class is switched
 
     def forward(self_, *xs, **kw):
         y = cls.forward(self_, *xs, **kw)
@@ -1884,10 +1913,24 @@ def class_input_backward(obj, inputs):
                   f"{cls.__name__}.backward takes forward's {what} ({', '.join(names)}), which gradcheck hands back by "
                   f"wrapping the class, but this class cannot be wrapped; keep the {what} on self in forward and "
                   "write backward(dY)")
+    if out and kind == "output":
+        return (f"backward({', '.join(names)}) takes forward's output and then dY ({names[0]} is named as an "
+                "output): forward's output is handed back to backward")
     if out:
+        if info is not None:
+            info["handed_back"] = (
+                f"{cls.__name__}.backward({', '.join(names)}): its names do not say whether {names[0]} is forward's "
+                f"input or its output, and the two readings give different verdicts. Handed forward's input {x} (as "
+                f"Berkeley CS189's networks call activation.backward(Z, dY)), backward differs from central "
+                f"differences of forward (relative error {errs['input']:.2g} along a random direction, above "
+                f"{HANDED_BACK_RTOL:g}): it would FAIL, as the derivative taken at the output. Handed forward's "
+                f"output, it agrees ({errs['output']:.1g}): gradcheck checked it with the output, and PASSes it only "
+                f"if your network passes forward's output. If it passes the input, this backward is wrong. Tell "
+                f"gradcheck which it is by the argument's name: {' or '.join(dict.fromkeys([x, 'x', 'Z']))} for the "
+                "input, out or y for the output")
         return (f"backward({', '.join(names)}) takes forward's output and then dY (its names do not say whether "
-                f"{names[0]} is forward's input or output; with the output, backward agrees with central "
-                f"differences, with the input it does not): forward's output is handed back to backward")
+                f"{names[0]} is forward's input or output; read by behaviour, see the WARNING): forward's output is "
+                "handed back to backward")
     return (f"backward({', '.join(names)}) takes forward's input{'s' if len(inputs) > 1 else ''} and then dY: "
             f"forward's input{'s are' if len(inputs) > 1 else ' is'} handed back to backward, as a layer calls "
             f"self.activation.backward({', '.join(names)})")
@@ -5127,7 +5170,7 @@ def _adapt(obj, inputs=None, training=True):
         if labels := switch_labels(obj.forward, mk):
             info["mode_labels"] = labels
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
-    given = _try(class_input_backward, obj, inputs)  # CS189's backward(Z, dY): forward's input handed back
+    given = _try(class_input_backward, obj, inputs, info)  # CS189's backward(Z, dY): forward's input handed back
     cached = _try(class_cache, obj, inputs, ModeKw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = (f"; {outs.text()}" if outs else "") + (f"; {given}" if given else "")
@@ -6411,6 +6454,24 @@ def global_states(states=None):
     np.random.set_state(states[0])
     random.setstate(states[1])
     return states
+
+
+def same_draws(obj, seed=0):
+    """Set numpy's and Python's global generators and the generators ``obj`` holds (:func:`generators`, the i-th
+    from ``[seed, i]``) to states made from ``seed`` alone, and a forward held by rewinding (:func:`hold_random`'s
+    ``"rewind"``) to rewind to those from now on: ``obj`` and a copy of it built from edited files
+    (:func:`gradcheck._float64_copy.own_gradients`), each in its own process, then draw the same masks. Returns
+    None."""
+    np.random.seed(seed)
+    random.seed(seed)
+    gens = generators(obj)
+    for i, g in enumerate(gens):
+        if isinstance(g, np.random.Generator):
+            g.bit_generator.state = type(g.bit_generator)(np.random.SeedSequence([seed, i])).state
+        else:
+            g.seed(seed * 1000003 + i)
+    if "_gradcheck_rewind" in getattr(obj, "__dict__", {}):
+        obj.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], global_states())
 
 
 #: numpy's functions as this module found them, before any checked code ran (the sandbox child loads it first; in

@@ -17,6 +17,7 @@ its FAIL ("wrong dtype of Y"); a layer whose copy still returns float32 is NOT C
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -265,6 +266,31 @@ def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict
     return out, places
 
 
+def reached_places(path: str, cls: str, files: Mapping[str, str], places: list[str]) -> list[str]:
+    """The ``places`` (``"file line N: text"``, :func:`float64_texts`) that class ``cls`` of ``path`` runs: inside it,
+    its bases, the classes and functions it uses (:func:`_reached`, read, nothing runs) or at a module's top level
+    (``DT = np.float32``), in ``path`` or the files of ``files``; not another class's of the same file (review29
+    F16_MSG: a float16 Linear16 was told of Linear32's float32 lines beside it)."""
+    files = dict(files)
+    start = os.path.basename(path)
+    files.setdefault(start, path)
+    lines: dict[str, set[int]] = {}
+    for name, node in _reached(path, cls, files):
+        lines.setdefault(name, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for name in {p.partition(" line ")[0] for p in places}:
+        tree = file_classes(files[name], "")[0] if name in files else None
+        for n in (tree.body if tree is not None else ()):
+            if not isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                lines.setdefault(name, set()).update(range(n.lineno, (n.end_lineno or n.lineno) + 1))
+    out = []
+    for p in places:
+        name, _, rest = p.partition(" line ")
+        with contextlib.suppress(ValueError):
+            if int(rest.partition(":")[0]) in lines.get(name, ()):
+                out.append(p)
+    return out
+
+
 def where_words(places: list[str], most: int = 2) -> str:
     """The first ``most`` of ``places`` and how many more, for the "float64-copy" and "float32-kept" findings."""
     more = f" and {len(places) - most} more" if len(places) > most else ""
@@ -301,7 +327,8 @@ def low_tolerance(dtype: Any) -> float:
 
 
 def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: bool | None, owner: str,
-                  tol: float = 3.5e-4, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+                  tol: float = 3.5e-4, seed: int = 0, why: dict[str, Any] | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """``(the original's, the copy's)`` ``{tensor key: gradient}`` of ``backward(G)`` after ``forward(*inputs)``, the
     checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
     code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
@@ -309,26 +336,49 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
     branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
     :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
     ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
-    state the copy does not share) or the parameters differ in names or shapes: no comparison then.
+    state the copy does not share) or the parameters differ in names or shapes: no comparison then. Both forwards
+    start from the same draws: numpy's and Python's global generators and the generators each holds set from
+    ``seed`` before each, in its own process (:func:`gradcheck._adapters.same_draws`), so a dropout drawing from them
+    draws the same mask in both.
+
+    ``why``: a dict given receives why None was returned: ``{"kind": "params"}`` (names or shapes differ),
+    ``{"kind": "forward", "Y": (original's Y, copy's Y), "gradients": (the two as returned)}`` (forward as written,
+    run twice from the same draws, gives the same Y both times: the original computes another function than its copy;
+    ``"gradients"`` left out when a backward raised) or ``{"kind": "random", "Y": ...}``
+    (the original's forward gives another Y when run again from the same draws: randomness gradcheck cannot set
+    back, so the two cannot be run at one point).
 
     Raises what :func:`gradcheck.sources.manual_source` raises (the caller's probe catches it)."""
     from . import _validation as V
     from .compare import close
+    from .diagnose import adapter_call
     from .sources import Call, manual_source
 
+    why = {} if why is None else why
     mine, theirs = getattr(layer, "params", None), getattr(copy, "params", None)
     if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping) or set(mine) != set(theirs) or any(
             np.shape(mine[k]) != np.shape(theirs[k]) for k in mine):
+        why["kind"] = "params"
         return None
     kept = {k: np.array(v, copy=True) for k, v in mine.items()}
+
+    def draws(x: Any) -> None:  # the same draws in each process, a held forward rewound to them (review29)
+        adapter_call(x, "same_draws", int(seed))
     try:
         for k, v in mine.items():
             v[...] = theirs[k]  # in the original's own dtype (float32 stays float32)
         names = V.input_names(layer, len(inputs))
         calls = [Call(x, owner, [np.array(a, copy=True) for a in inputs], names, x.params, bool(training))
                  for x in (layer, copy)]
-        ys = [c.forward(*c.inputs) for c in calls]
+        ys = [(draws(c.layer), c.forward(*c.inputs))[1] for c in calls]
         if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
+            draws(layer)
+            again = calls[0].forward(*[np.array(a, copy=True) for a in inputs])
+            why.update(kind="forward" if np.array_equal(again, ys[0], equal_nan=True) else "random", Y=tuple(ys))
+            if why["kind"] == "forward" and ys[0].shape == ys[1].shape:  # each backward after its own forward
+                G = np.random.default_rng(seed).standard_normal(ys[1].shape)
+                with contextlib.suppress(Exception):
+                    why["gradients"] = manual_source(calls[0], G), manual_source(calls[1], G)
             return None
         G = np.random.default_rng(seed).standard_normal(ys[1].shape)
         return manual_source(calls[0], G), manual_source(calls[1], G)

@@ -188,15 +188,16 @@ def name_removed_eps(diag: Any, consts: list[float], eps_free: Any, swap: bool =
     :func:`large_eps`' rule), ``diag`` becomes the copy's diagnosis, a PASS, with the ``log-eps-read-as-0`` note
     naming the constant, ``where`` it is and the largest difference it makes at this check's values, as a loss's
     check does (:func:`pick_eps_reading`; tester25s M5: Deep Learning from Scratch 2's TwoLayerNet FAILed "not a
-    bug"). Neither when backward itself moves between the two more than the check's rtol (``moved``, the
-    :func:`backward_moved` of the two run at the same point, None when they could not be; :func:`eps_explains`,
-    redteam28 F7: a backward right only in the copy): the diagnosis stays. Returns whether it did."""
+    bug"). Neither when backward itself moves between the two more than the eps can (``moved``, the
+    :func:`backward_moved` of the two run at the same point; :func:`eps_explains`, redteam28 F7: a backward right
+    only in the copy) nor when they could not be run at one point (``moved`` None: not explained, review29
+    EPS_FWD_DIFFERS): the diagnosis stays. Returns whether it did."""
 
     if eps_free is None or not all(d.passed for d in [eps_free, *eps_free.other_modes]):
         return False
     res = diag.result
-    if res is None or not res.failing_tensors or (moved is not None and not eps_explains(moved, consts, res.rtol)):
-        return False  # backward itself is another without the eps (redteam28 F7): not the eps's difference
+    if res is None or not res.failing_tensors or moved is None or not eps_explains(moved, consts, res.rtol):
+        return False  # backward (or forward) itself is another without the eps (redteam28 F7): not the eps's
     if not any(c is not None and not c.passed for r in res.records if r.tensor in res.failing_tensors
                for c in [r.get("manual-vs-numerical")]):  # tester20s M1: a mismatch with the reference alone, which
         return False  # the copy (checked without it) cannot show: not the eps's

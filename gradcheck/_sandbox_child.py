@@ -1226,7 +1226,8 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 #: weights without gradients, numpy's functions the submission replaced (nnfs.init()).
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
                  "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True),
-                 "numpy_patched": (False, False), "penalty_numbers": (False, True)}
+                 "numpy_patched": (False, False), "penalty_numbers": (False, True),
+                 "same_draws": (False, False)}
 
 
 class _Tail:

@@ -508,8 +508,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     def swamped(k, *more):
         return grow and atols[k] > NOISY * scale(k, *more) and scale(k, *more) > 0
 
-    def below_floor(k, top):  # every compared |entry| within the floor: a comparison that passes anything
-        return roundoff is not None and atols[k] <= ATOL_FLOOR and 0 < top <= atols[k]
+    def below_floor(k, top):  # every compared |entry| within the floor (all 0 too: review29): passes anything
+        return roundoff is not None and atols[k] <= ATOL_FLOOR and 0 <= top <= atols[k]
 
     def elements(k, sc, mask=None, how="elements", indices=None):
         step = cfg.step
@@ -706,10 +706,11 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
     own = own_scale_atol(top, roundoff, extrapolating)
     if not (vacuous or failed_directional and all(c.passed and not c.unchecked for c in failed_directional.values())):
         return False
-    if not top > 0 or own >= atols[k]:
+    if not top >= 0 or own >= atols[k]:  # top 0: every entry 0, compared at the round-off (review29 ZERO_DX)
         return False
     atols[k] = own
-    why = (f"every |{name}| is below the default atol (at most {top:.3g}), a comparison any gradient of that size "
+    why = (f"every |{name}| is below the default atol ({f'at most {top:.3g}' if top else 'all exactly 0'}), a "
+           "comparison any gradient of that size "
            "would pass" if vacuous else "its directional test failed")
     floor = (f"{EXTRAPOLATION_ROUNDOFF:g} times the round-off {roundoff:.2g}: Richardson's extrapolation's"
              if extrapolating and own > own_scale_atol(top, roundoff) else f"the round-off {roundoff:.2g}")
@@ -722,14 +723,15 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
     """``cs`` after an own-scale atol (:func:`_own_scale`), with what that atol cannot tell said (fixg28 H1): at or above
     every |numerical| entry compared (``top``, the largest |entry| of every source, where the differences are all 0:
     W ~ 1e-13 moves Y ~ 0.1 by less than its last bit), the gradient is zero as far as differences can tell and is
-    compared as zero, with a WARNING that a factor of 2 at that size cannot be told (not NOT CHECKED: a gradient that
+    compared as zero, with a WARNING that a factor of 2 at that size cannot be told (differences all exactly 0 too,
+    where a backward's zeros and its right values below the round-off agree alike: review29 ZERO_DX; not NOT CHECKED: a gradient that
     is exactly zero, CS231n's first beta under a second training-mode batchnorm, is right at 1e-10 and is checked
     as such, a manual 1e-3 FAILs); above :data:`~gradcheck.compare.VACUOUS` of it, a note gives the share of the
     gradient an error must exceed to be seen."""
     num = np.abs(np.asarray(numerical, dtype=np.float64))
     with np.errstate(invalid="ignore"):
         ref = float(np.nanmax(num if mask is None else num[np.asarray(mask, dtype=bool)], initial=0.0)) or top
-    if not ref > 0 or atol < VACUOUS * ref:
+    if not ref >= 0 or not atol > 0 or atol < VACUOUS * ref:
         return cs
     if atol < ref:
         notes.append(f"WARNING: {name} at its own scale: atol={atol:.3g}, the round-off of the finite differences, is "
@@ -737,7 +739,8 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
                      f"zero {name}) is told, an error in {name} under that share would pass")
         return cs
     notes.append(f"WARNING: {name} is zero within the round-off of the finite differences: every numerical "
-                 f"|{name}| (at most {ref:.3g}) is below atol={atol:.3g}, so {name} was compared as zero, which it is "
+                 f"|{name}| ({f'at most {ref:.3g}' if ref else 'all exactly 0'}) is below atol={atol:.3g}, so {name} "
+                 "was compared as zero, which it is "
                  f"as far as differences can tell; a factor of 2 in a gradient this small cannot be told. If {name} "
                  "should not be zero here, check the layer on inputs or parameters that give larger gradients")
     return cs

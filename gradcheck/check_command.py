@@ -406,7 +406,7 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     with the copy's on the same inputs (of ``shape``) and parameters (:func:`_own_float32`): a gradient that differs
     beyond float32's round-off is a FAIL. Returns ``(diagnosis, {file name: float64 source})``, the second empty when
     the diagnosis is not the copy's."""
-    from ._float64_copy import float64_texts, low_params, low_y, where_words
+    from ._float64_copy import float64_texts, low_params, low_y, reached_places, where_words
     path, _, cls = label.rpartition("::")
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
     if low_params(layer) is None:  # float64 (or no) parameters and input: a lower precision out is a downcast
@@ -416,7 +416,8 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
-    if not texts:
+    places = reached_places(path, cls, files, places)  # its own, not another class's of the file (review29 F16_MSG)
+    if not texts or not places:  # nothing the class runs is written float64: its verdict as alone in its file
         return diag, {}
     try:
         with args.load_edited(texts) as edited:
@@ -491,36 +492,66 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
     taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy), in every mode the check runs backward
     in (:func:`gradcheck.config.training_modes`; session 29: the copy's first alone was, so a float32 branch in
-    training mode alone passed): ``(the words the
-    "float64-copy" note ends with, the "float32-own" error findings of the gradients that differ beyond float32's
-    round-off, each naming its mode when there are several)``; ``("", [])`` when the copy's check did not pass (its
-    FAIL is the verdict)."""
+    training mode alone passed): ``(the words the "float64-copy" note ends with, the "float32-own" error findings of
+    the gradients that differ beyond float32's round-off, each naming its mode when there are several)``; ``("", [])``
+    when the copy's check did not pass (its FAIL is the verdict). When the two cannot be compared the copy's PASS is
+    not the verdict (review29 F32_FWD_DIFFERS): a forward that differs from the copy's, the same at each run, is a
+    "float32-forward" FAIL (the copy does not stand for the code); a random forward that cannot be run from the copy's
+    draws, other parameters, or a run that raised is NOT CHECKED ("float32-not-compared", exit 3, set on
+    ``other``)."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
 
     if not other.passed:
         return "", []
-    tol, found, why = low_tolerance(low), [], None
+    tol, found = low_tolerance(low), []
     modes = training_modes(layer, getattr(args, "training", "auto"))  # both where the check ran backward in both
     for training in modes:
+        why: dict[str, Any] = {}
         try:
             got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
-                                training, cls, tol, args.seed)
+                                training, cls, tol, args.seed, why)
         except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
-            got, why = None, f"it raised {type(exc).__name__}"
+            got, why = None, {"kind": "raised", "exc": exc}
         if got is None:
-            why = why or "its forward differs from the copy's beyond that round-off (another random draw, state " \
-                "the copy does not share)"
-            break
+            return "", _not_compared(other, why, cls, low, tol)
         where = f"in {mode_label(layer, bool(training))} mode, " if len(modes) > 1 else ""
         found += [_find("float32-own", V.grad_name(k.lstrip("@")), cls=cls, dtype=low, rel=rel, tol=tol,
                         how=where + (f"{c:.3g} times" if c is not None else "other values than"))
                   for k, rel, c in own_differences(*got, low)]
     if found:
         return "", found
-    if why is not None:
-        return (f". Its own {low} backward was not compared with the copy's: {why}", [])
     return (f". Its own {low} backward, run on the same inputs and parameters, gives the copy's gradients within "
             f"{low}'s round-off (tolerance {tol:.1e})", [])
+
+
+def _not_compared(other, why: dict[str, Any], cls: str, low: str, tol: float) -> list:
+    """The findings of :func:`_own_float32` when the float32 code's own backward could not be compared with its
+    float64 copy's (``why`` from :func:`gradcheck._float64_copy.own_gradients`): a forward that differs from the
+    copy's, the same at each run, a "float32-forward" FAIL; else "float32-not-compared", NOT CHECKED (set on
+    ``other``), saying why and what to do (review29 F32_FWD_DIFFERS)."""
+    from ._float64_copy import own_differences
+
+    if why.get("kind") == "forward" and other.held == "held-mask":  # fix_mask: each its own mask
+        why["kind"] = "mask"
+    if why.get("kind") == "forward":
+        (_, rel, c), = own_differences({"Y": why["Y"][0]}, {"Y": why["Y"][1]}, low) or [("Y", 0.0, None)]
+        return [_find("float32-forward", "Y", cls=cls, dtype=low, rel=rel, tol=tol,
+                      how=f"{c:.6g} times" if c is not None else "other values than")]
+    words = {"params": f"its parameters are not the copy's (other names or shapes), so {cls}'s own {low} "
+                       "backward cannot be run with the copy's values",
+             "random": f"its forward gives another output each time it is run from the same random draws (a "
+                       "generator made inside forward, or one gradcheck cannot set back, e.g. in a sandbox), so "
+                       f"{cls}'s own {low} backward cannot be run at the copy's point",
+             "mask": f"its forward reuses a mask it holds (fix_mask), drawn apart in {cls} and in the copy, so "
+                     f"{cls}'s own {low} backward cannot be run at the copy's point",
+             "raised": f"its own {low} forward or backward raised {type(why.get('exc')).__name__}: "
+                       f"{str(why.get('exc')).strip()[:200]}"}[why.get("kind", "params")]
+    fix = ("compute the same formula whatever the dtype, with randomness drawn from a generator the layer stores "
+           "or from numpy's global one" if why.get("kind") in ("random", "mask") else
+           f"check {cls} with its dtypes written float64 (dtype='d') yourself")
+    other.error = NotCheckedError(f"{cls}'s own {low} code could not be compared with its float64 copy (see the "
+                                  "diagnosis)")
+    return [_find("float32-not-compared", None, cls=cls, dtype=low, why=words, fix=fix)]
 
 
 def cache_rewritten_line(layer, inputs: Sequence[np.ndarray], loss: bool = False) -> str | None:
@@ -551,11 +582,13 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     ``plain``, a check without twin or reference: a float guard's copy's PASS is kept, with a note);
     when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`).
     ``float64``: the float64 copy's sources when ``diag`` is its diagnosis (:func:`_in_float64`), the eps then taken
-    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``) and its
-    copy are run at the same point (:func:`_eps_moved`): a backward that moves more than the rtol without the eps is
-    not read as the eps's (redteam28 F7); float32 code (``float64``) is compared with its eps-free float64 copy at
-    float32's round-off instead (:func:`_own_float32`; a float32-only branch in backward PASSed on that copy's PASS),
-    and the copy's PASS keeps the "float64-copy" note."""
+    out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``; for
+    float32 code its float64 copy with the eps) and the copy without it are run at the same point (:func:`_eps_moved`):
+    a backward that moves more than the eps can without the eps is not read as the eps's (redteam28 F7), nor is a
+    copy that could not be run there; an eps that moves forward by more than 1e-3 is no float guard, so never read
+    as 0 (``plain`` dropped; review29 EPS_FWD_DIFFERS). Float32
+    code read so has its own float32 backward compared with its float64 copy's (:func:`_own_float32`), which the
+    copy's FAIL, the eps's, had left unrun (review29: a float32-only factor 2 beside a log's eps PASSed)."""
     from ._float64_copy import float64_text, low_params
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
@@ -565,40 +598,47 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     where = ", ".join(sorted(texts))
     if not texts:
         return
-    own, note = ("", []), [f for f in diag.findings if f.code == "float64-copy"]
     try:
         with args.load_edited(texts) as edited:
-            other = check(edited)
-            moved = None if float64 else _eps_moved(args, layer, edited, other, shape)  # float32 beside float64: no
-            if float64 and layer is not None:  # the float32 code's own backward beside the copy's (fixr28's residual)
-                own = _own_float32(args, layer, edited, other, label.rpartition("::")[2],
-                                   low_params(layer) or "float32", shape)
+            other, own = check(edited), ("", [])
+            if float64 and other.passed:  # float32 code: its float64 copy as written beside the one without the eps
+                with args.load_edited(float64) as base:
+                    moved, fwd = _eps_moved(args, base, edited, other, shape)
+                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2],
+                                       low_params(layer) or "float32", shape)  # the float32 code's own backward
+            else:
+                moved, fwd = _eps_moved(args, layer, edited, other, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
-    name_removed_eps(diag, consts, other, plain, where, moved) or name_through_eps_free(diag, consts, other)
-    if float64 and diag.passed:  # the eps-free float64 copy's PASS (a float guard's) stands for the float32 code only
-        diag.findings[:0] = [f for f in note if f not in diag.findings]  # if its own backward gives the same
-        diag.findings += own[1]
+    note = [dataclasses.replace(f, message=f.message + own[0]) for f in diag.findings if f.code == "float64-copy"]
+    if name_removed_eps(diag, consts, other, plain and not fwd, where, moved):  # a forward moved: no float guard
+        # its own float32 backward, which the float64 copy's FAIL (the eps's) had left unrun, and the copy's note
+        diag.findings[:] = [*note, *(f for f in diag.findings if f.code != "float64-copy"), *own[1]]
+    else:
+        name_through_eps_free(diag, consts, other)
 
 
-def _eps_moved(args, layer, edited, other, shape) -> float | None:
-    """How far backward moves between ``layer`` as written and its copy without the eps (``edited``, whose diagnosis
-    is ``other``) run at the same point (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of
-    ``shape``; :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), or None when they cannot be run there (forwards
-    farther apart than 1e-3 relative: a random draw; or it raised). Only a passing copy is run."""
+def _eps_moved(args, layer, edited, other, shape) -> tuple[float | None, bool]:
+    """``(moved, forward moved)``: how far backward moves between ``layer`` as written and its copy without the eps
+    (``edited``, whose diagnosis is ``other``) run at the same point, from the same draws
+    (:func:`gradcheck._float64_copy.own_gradients`, with the check's inputs of ``shape``;
+    :func:`gradcheck._log_eps.backward_moved`; redteam28 F7), None when they cannot be run there (other parameters, a
+    random forward, it raised); and whether forward itself moves by more than 1e-3 relative (review29
+    EPS_FWD_DIFFERS: no float guard). Only a passing copy is run."""
     from ._float64_copy import own_gradients
     from ._log_eps import backward_moved
 
     if not other.passed:
-        return None
-    cname = getattr(other, "name", None) or "layer"
+        return None, False
+    cname, why = getattr(other, "name", None) or "layer", {}
     try:
         got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cname),
-                            other.training, cname, 1e-3, args.seed)
+                            other.training, cname, 1e-3, args.seed, why)
     except Exception:  # noqa: BLE001 - a probe: the two could not be run at the same point
-        return None
-    return None if got is None else backward_moved(*got)
+        return None, False
+    got = got or why.get("gradients")
+    return (None if got is None else backward_moved(*got)), why.get("kind") is not None
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -1201,6 +1241,12 @@ def _unset_lines(info) -> list[str]:
             "the branch its value selects was checked, so the check cannot pass (see the verdict)"] if unset else []
 
 
+def _handed_back_lines(info: dict[str, Any]) -> list[str]:
+    """The WARNING of a ``backward(a, dY)`` read as taking forward's output by behaviour alone, its names leaving it
+    open (:func:`gradcheck._adapters.class_input_backward`, review29 HANDED_BACK); [] otherwise."""
+    return [f"WARNING: {info['handed_back']}."] if info.get("handed_back") else []
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto", switches: Sequence[str] = (),
                    same: bool = False) -> tuple[list[str], list[str]]:
@@ -1225,7 +1271,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                  else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
         why = _mode_why(layer, requested, training, (name, off, on), unread, same)
         lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
-    lines += _variant_lines(info, requested) + _unset_lines(info)
+    lines += _variant_lines(info, requested) + _unset_lines(info) + _handed_back_lines(info)
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

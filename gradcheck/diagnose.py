@@ -243,6 +243,17 @@ DIAGNOSES: dict[str, Record] = {
         "tolerance {tol:.1e}), and the copy's {t} matches central differences: the {dtype} code computes something "
         "else, e.g. a branch on the dtype (x.itemsize == 4, x.dtype == np.float32, np.finfo(x.dtype))",
         "compute the same formula whatever the dtype", _NUM),
+    # its own float32 forward against the copy's (review29 F32_FWD_DIFFERS: `if W.itemsize == 4: out *= 1.001`)
+    "float32-forward": Record(
+        "the float32 code computes another forward", "{cls}'s own {dtype} forward gives Y {how} its float64 copy's "
+        "on the same inputs and parameters, from the same random draws (largest relative difference {rel:.2g}, "
+        "above {dtype}'s round-off: tolerance {tol:.1e}): the copy, whose gradients passed, does not stand for the "
+        "{dtype} code, so its PASS is not {cls}'s, and the {dtype} backward was not compared with the copy's; the "
+        "{dtype} code computes something else, e.g. a branch on the dtype (x.itemsize == 4, x.dtype == np.float32, "
+        "np.finfo(x.dtype))", "compute the same formula whatever the dtype", _NUM),
+    "float32-not-compared": Record(
+        "float32 code not compared", "{cls} passed on a float64 copy of its files, but its own {dtype} code could "
+        "not be compared with that copy: {why}; the copy's PASS is not {cls}'s, so it is not checked", "{fix}", _NUM),
     "float32-kept": Record(
         "precision lost", "{cls}'s forward returns {dtype} even on a copy of its files with its declared {dtype} "
         "dtypes written float64 ({where}): the {dtype} comes from somewhere gradcheck does not rewrite (a cast "
@@ -1168,7 +1179,7 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     ``"rewind"``, ``"release"``), ``random_draws`` (``{generator: fingerprint}``: two differ after a call that drew),
     ``state_values``, ``set_weights`` (``values``), ``set_variant`` (``index``), ``numpy_patched`` (``{"np.dot":
     module of its replacement}``: numpy's functions the checked code replaced) or ``penalty_numbers`` (``{name:
-    value}``: the regulariser strengths it holds)."""
+    value}``: the regulariser strengths it holds) or ``same_draws`` (``seed``: its generators set from it)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 

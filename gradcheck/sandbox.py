@@ -1704,7 +1704,8 @@ _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": (
                     "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
                     "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str),
                     "numpy_patched": ("{}'s numpy functions", dict),
-                    "penalty_numbers": ("{}'s regulariser strengths", dict)}
+                    "penalty_numbers": ("{}'s regulariser strengths", dict),
+                    "same_draws": ("{}'s random generators", None)}
 
 
 class _Remote:

@@ -124,6 +124,23 @@ def test_t_logcdf_upper_tail_keeps_its_digits(x0, df, want):
     assert np.signbit(got) or got == 0.0
 
 
+#: ``(x, log Phi(x))`` in the normal's lower tail (mpmath 1.3, 40 digits: ``log(ncdf(x))``; scipy's log_ndtr agrees
+#: to 2e-16): stdtr(inf, x) underflows to 0 below x ~ -38.5, so log(stdtr) is -inf there.
+_T_LOGCDF_INF_LOWER = [
+    (-10.0, -53.23128515051247057834703),
+    (-38.5, -745.6952702904110813296103),
+    (-40.0, -804.6084420137537881666068),
+]
+
+
+@pytest.mark.parametrize("x0, want", _T_LOGCDF_INF_LOWER)
+def test_t_logcdf_at_df_inf_is_the_normals_log_cdf_in_the_lower_tail(x0, want):
+    """review29 mutant tinf_no_log_ndtr (``out[inf] = log_ndtr(x[inf])`` removed) survived: only the slopes at
+    df = inf were tested. Without it, log(stdtr(inf, -40)) = log(0) = -inf; mpmath's -804.608..."""
+    got = ast.t.logcdf(np.float64(x0), np.inf).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
 def test_t_logcdf_upper_tail_slope_is_the_density_over_the_cdf():
     """f(x) / F(x) at x = 9, df = 10 and at x = 8, df = inf (mpmath, 50 digits): the derivative takes
     the value's new digits without change."""

@@ -281,7 +281,12 @@ def code_span(text: str) -> str:
     """``text`` as a Markdown code span that shows it whole: fenced by one backtick more than its longest run of
     backticks, padded with a space where it starts or ends with a backtick or with spaces at both ends (CommonMark
     strips one such space each side). tester22g: a submitted file named ``la`yers](http://x).py`` ended its single
-    backtick span at its own backtick."""
+    backtick span at its own backtick. Control characters first go through the one escaping,
+    :func:`gradcheck._validation.printable` (a newline or a tab a space, ESC ``\x1b``): review29 NEWLINE_NAME, a folder
+    named with a blank line ended the paragraph, and the rest of its name rendered as live Markdown (bold, a link)."""
+    from .._validation import printable
+
+    text = printable(text)
     runs = [len(r) for r in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == " " and text[-1:] == " " and text.strip()) \
