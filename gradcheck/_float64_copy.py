@@ -145,18 +145,21 @@ def _reached(path: str, cls: str, files: Mapping[str, str]) -> list[tuple[str, a
     """``[(file name, ClassDef or FunctionDef)]``: class ``cls`` of ``path`` and its bases there (:func:`file_classes`),
     then every class and module-level function of ``path`` or of the files of ``files`` it imports whose name those
     call (``Linear(4, 3)`` in a Model's ``__init__``: its sub-layers; ``make_layer(4, 3)`` in another file, which
-    builds one) or name as a base, and so on; read, nothing runs."""
+    builds one) or name as a base, also under an import's other name (``from layers import TimeRNN as _Book``) or as
+    a base of the class's own name in another file, and so on; read, nothing runs."""
     start = os.path.basename(path)
     names = [n for n in imported_files(start, dict(files)) if n in files] if start in files else []
     trees = {start: file_classes(path, cls)[0], **{n: file_classes(files[n], "")[0] for n in names if n != start}}
-    defined: dict[str, tuple[str, ast.ClassDef | ast.FunctionDef]] = {}
+    defined: dict[str, list[tuple[str, ast.ClassDef | ast.FunctionDef]]] = {}  # every file's, ``path``'s first
     for name, tree in sorted(trees.items(), key=lambda kv: kv[0] != start):
         for c in (ast.walk(tree) if tree is not None else ()):
             if isinstance(c, ast.ClassDef):
-                defined.setdefault(c.name, (name, c))
+                defined.setdefault(c.name, []).append((name, c))
         for f in (tree.body if tree is not None else ()):  # module-level functions (a factory of sub-layers)
             if isinstance(f, ast.FunctionDef):
-                defined.setdefault(f.name, (name, f))
+                defined.setdefault(f.name, []).append((name, f))
+    alias = {a.asname: a.name for tree in trees.values() if tree is not None for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) for a in n.names if a.asname}  # from layers import TimeRNN as _Book
     out, todo = [], [(start, c) for c in file_classes(path, cls)[1]]
     seen = {id(c) for _, c in todo}
     while todo:
@@ -165,9 +168,12 @@ def _reached(path: str, cls: str, files: Mapping[str, str]) -> list[tuple[str, a
         called = [n.func for n in ast.walk(here[1]) if isinstance(n, ast.Call)] + list(getattr(here[1], "bases", []))
         for f in called:
             word = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            if word in defined and id(defined[word][1]) not in seen:
-                seen.add(id(defined[word][1]))
-                todo.append(defined[word])
+            word = alias.get(word, word)
+            # a base of the class's own name in another file (class TimeRNN(layers.TimeRNN)) is reached too
+            for d in defined.get(word, [])[:None if word == here[1].name else 1]:
+                if id(d[1]) not in seen:
+                    seen.add(id(d[1]))
+                    todo.append(d)
     return out
 
 
