@@ -1,0 +1,116 @@
+"""gradcheck.sandbox: a submitted file's name and folders never lead the grader's copy out of place (redteam29).
+
+F5: a file named ``a\\..\\..\\...\\tmp\\x\\conftest.py`` (one legal Linux file name: a backslash is a plain character)
+was read by ``os.path.normpath`` before its backslashes became separators, so the ``..`` check passed and the grader
+created the file at the absolute path it spells, as root, before any student code ran (a conftest.py planted in the
+staff's tests forged the next submissions' scores). F4: a folder of a submission swapped for a link between the copy's
+check (by path) and its open (by path) made the open follow the link: a staff file copied into the sandbox. Each test
+here is a hostile submission and fails on the code before the fix.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gradcheck.errors import UsageError
+from gradcheck.sandbox import Sandbox, support
+
+LAYER = textwrap.dedent("""
+    import numpy as np
+
+    class Linear:
+        def __init__(self, n_in, n_out):
+            self.params = {"W": np.ones((n_out, n_in))}
+            self.grads = {}
+
+        def forward(self, X, training=False):
+            self.X = X
+            return X @ self.params["W"].T
+
+        def backward(self, dY):
+            self.grads = {"W": dY.T @ self.X}
+            return dY @ self.params["W"]
+""")
+
+PLANT = "def pytest_unconfigure(config):\n    open('/tmp/forged', 'w').write('28/28')\n"
+
+
+def _backslash_name(target_dir: str) -> str:
+    """One file name that, its backslashes read as separators, climbs to / and goes down to target_dir/conftest.py."""
+    return "a\\" + "..\\" * 30 + target_dir.strip("/").replace("/", "\\") + "\\conftest.py"
+
+
+def _submission(tmp_path, target):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text(LAYER)
+    evil = _backslash_name(str(target))
+    (sub / evil).write_text(PLANT)  # one file at the submission's top
+    return sub, evil
+
+
+@pytest.mark.parametrize("isolation", ["process", "namespaces"])
+def test_a_backslash_name_is_refused_and_nothing_is_written_outside(tmp_path, isolation):
+    if isolation == "namespaces" and support()[0] == "none":
+        pytest.skip("no namespaces here")
+    target = tmp_path / "staff" / "tests"
+    target.mkdir(parents=True)
+    sub, evil = _submission(tmp_path, target)
+    files = {"layers.py": str(sub / "layers.py"), evil: str(sub / evil)}
+    with Sandbox(files=files, hostile=True, isolation=isolation, timeout=20) as sb:
+        copied = sorted(os.listdir(sb.workdir))
+        notes = sb.notes
+        layer = sb.load_layer("layers.py", "Linear", {"n_in": 5, "n_out": 3})
+        assert layer.params["W"].shape == (3, 5)  # the correct file beside it is graded
+    assert not (target / "conftest.py").exists()  # before: created there, with the submission's bytes
+    assert os.listdir(target) == []
+    assert "layers.py" in copied and evil not in copied and not any("\\" in c for c in copied)
+    assert len(notes) == 1 and "was not copied into the sandbox" in notes[0] and "backslash" in notes[0]
+
+
+def test_gradcheck_check_isolation_namespaces_writes_nothing_outside(tmp_path):
+    # F5b: the mode for a file one did not write copies its folder as the grader does
+    if support()[0] == "none":
+        pytest.skip("no namespaces here")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    sub, evil = _submission(tmp_path, target)
+    init = "{\"n_in\": 5, \"n_out\": 3}"
+    r = subprocess.run([sys.executable, "-m", "gradcheck", "check", "layers.py::Linear", "--init", init,
+                        "--input-shape", "4,5", "--isolation", "namespaces"], cwd=sub, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert os.listdir(target) == [], r.stdout + r.stderr  # before: elsewhere/conftest.py, exit 0
+    assert "backslash" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("name, why", [
+    ("a\\b.py", "backslash"), ("../x.py", "'..'"), ("a/../../x.py", "'..'"), ("/etc/x.py", "absolute"),
+    ("a//b.py", "empty part"), ("", "empty"), ("a\0b.py", "NUL")])
+def test_submitted_parts_refuses_every_name_that_could_leave_the_folder(name, why):
+    from gradcheck.sandbox import submitted_parts
+
+    with pytest.raises(ValueError, match=why):
+        submitted_parts(name)
+
+
+def test_submitted_parts_and_inside_on_plain_names(tmp_path):
+    from gradcheck.sandbox import inside, submitted_parts
+
+    assert submitted_parts("mypkg/sub/mod.py") == ("mypkg", "sub", "mod.py")
+    assert submitted_parts("./layers.py") == ("layers.py",)
+    (tmp_path / "w").mkdir()
+    os.symlink("/etc", tmp_path / "w" / "out")
+    assert inside(str(tmp_path / "w"), str(tmp_path / "w" / "a" / "b.py"))  # not created yet: still resolved
+    assert not inside(str(tmp_path / "w"), str(tmp_path / "w" / "out" / "b.py"))  # through a link
+    assert not inside(str(tmp_path / "w"), str(tmp_path / "w" / "a" / ".." / ".." / "b.py"))
+    assert not inside(str(tmp_path / "w"), str(tmp_path / "wx" / "b.py"))  # a prefix of the name is not inside
+
+
+def test_a_trusted_callers_bad_name_is_still_a_usage_error(tmp_path):
+    (tmp_path / "x.py").write_text("x = 1\n")
+    for name in ("../x.py", "a\\..\\..\\x.py"):
+        with pytest.raises(UsageError, match="must be a relative path inside the sandbox"):
+            Sandbox(files={name: str(tmp_path / "x.py")})
