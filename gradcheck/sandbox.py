@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import atexit
 import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
@@ -401,8 +402,43 @@ def inside(folder: str, path: str) -> bool:
     return os.path.commonpath([real, os.path.realpath(path)]) == real
 
 
-#: Flags of each folder opened on the way to a submitted file (:func:`_create_beneath`)
+#: Flags of each folder opened on the way to a submitted file (:func:`_open_beneath`, :func:`_create_beneath`)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_beneath(root: str, parts: Sequence[str]) -> int | str:
+    """A read-only fd of the regular file ``root/parts...``, each folder opened relative to the fd of the one above
+    with ``O_DIRECTORY | O_NOFOLLOW`` and the file with ``O_NOFOLLOW``, so that what is checked (a link, not a regular
+    file) is what is read (redteam29 F4: a folder swapped for a link between a check by path and an open by path
+    made the open follow it); or the reason it is not read (a string). UsageError when the file does not exist."""
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        return f"its folder cannot be opened ({exc.strerror})"
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                where = "/".join(parts[:i + 1])
+                return (f"its folder {where}/ is a symbolic link or not a folder (links are never followed)"
+                        if exc.errno in (errno.ELOOP, errno.ENOTDIR) else f"its folder {where}/ cannot be opened "
+                        f"({exc.strerror}; did the submission change while it was graded?)")
+            os.close(fd)
+            fd = sub
+        try:  # O_NONBLOCK: a FIFO put in place of the file does not hang the grader
+            file = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        except FileNotFoundError:
+            raise UsageError(f"submission file {os.path.join(root, *parts)!r} does not exist.") from None
+        except OSError as exc:
+            return ("it is a symbolic link (links are never followed: upload the file itself)"
+                    if exc.errno == errno.ELOOP else f"it cannot be read ({exc.strerror})")
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(file).st_mode):
+        os.close(file)
+        return "it is not a regular file (a folder, a device or a pipe)"
+    return file
 
 
 def _create_beneath(workdir: str, parts: Sequence[str]) -> int:
@@ -425,6 +461,16 @@ def _create_beneath(workdir: str, parts: Sequence[str]) -> int:
         os.close(fd)
     os.fchmod(out, 0o644)  # read-only for the sandbox, whatever the umask
     return out
+
+
+def _source_root(src: str, parts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """``(folder, parts of src below it)``: the folder of the submission ``src`` was named from (``src`` less the
+    folders of its name ``parts``), from which :func:`_open_beneath` walks; the file's own folder when ``src`` is
+    not laid out as its name (``Sandbox(files={"x.py": "/elsewhere/y.py"})``)."""
+    full = os.path.abspath(src).split(os.sep)
+    if len(full) > len(parts) and tuple(full[-len(parts):]) == tuple(parts):
+        return os.sep.join(full[:-len(parts)]) or os.sep, tuple(parts)
+    return os.path.dirname(os.path.abspath(src)), (os.path.basename(src),)
 
 
 def _tree_cpu(pid: int) -> tuple[float, bool]:
@@ -746,7 +792,8 @@ class Sandbox:
         """Copy ``files`` (``{name in the sandbox: path}``) into :attr:`workdir`. Each name is read by
         :func:`submitted_parts` and its destination, resolved, must lie inside the folder (:func:`inside`), created
         relative to folder fds (:func:`_create_beneath`); a refused name is a note (hostile) or a UsageError.
-        Hostile or ``namespaces``: links, devices and folders are refused (:func:`_refuse_reason`), never followed."""
+        Hostile or ``namespaces``: each file is read by fd from the folder its name was given in (:func:`_open_beneath`),
+        links never followed, the file checked the one read (redteam29 F4)."""
         items = list(files.items()) if isinstance(files, Mapping) else [(os.path.basename(p), p) for p in files]
         # the grader's copy rule for a file one did not write: hostile, or gradcheck check --isolation namespaces
         # (redteam27 M1: a link notes.py -> ~/.ssh/id_rsa beside it was read with the TA's rights)
@@ -772,14 +819,13 @@ class Sandbox:
 
     def _copy_one(self, src: str, parts: tuple[str, ...], nofollow: bool, limit: int = 16 << 20) -> str | None:
         """Copy ``src`` to ``workdir/parts`` (:meth:`_copy_files`); the reason it was not copied, or None."""
-        if nofollow:  # hostile or namespaces: lstat / O_NOFOLLOW, a link, a device or a folder refused, never followed
-            if why := _refuse_reason(src):
-                return why
-            # O_NONBLOCK: opening a FIFO put in place of the file after lstat does not hang the grader
-            fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-            if not stat.S_ISREG(os.fstat(fin).st_mode):
-                os.close(fin)
-                raise UsageError(f"submission file {src!r} is not a regular file.")
+        if nofollow:  # hostile or namespaces: read by fd beneath its folder, a link or a device refused, never followed
+            root, below = _source_root(src, parts)
+            if os.path.realpath(root) != root:
+                return "its folder is reached through a symbolic link (links are never followed)"
+            fin = _open_beneath(root, below)
+            if isinstance(fin, str):
+                return fin
         else:
             fin = os.open(src, os.O_RDONLY | os.O_CLOEXEC)
         with open(fin, "rb") as fh:

@@ -114,3 +114,49 @@ def test_a_trusted_callers_bad_name_is_still_a_usage_error(tmp_path):
     for name in ("../x.py", "a\\..\\..\\x.py"):
         with pytest.raises(UsageError, match="must be a relative path inside the sandbox"):
             Sandbox(files={name: str(tmp_path / "x.py")})
+
+
+def _race_submission(tmp_path):
+    """sub/q/x/S/secret.py (the student's placeholder) and staff/secret.py (the staff's file)."""
+    staff = tmp_path / "staff"
+    staff.mkdir()
+    (staff / "secret.py").write_text("SECRET = 'the hidden tests'\n")
+    folder = tmp_path / "sub" / "q" / "x" / "S"
+    folder.mkdir(parents=True)
+    (folder / "secret.py").write_text("X = 1\n")
+    (tmp_path / "sub" / "layers.py").write_text(LAYER)
+    return tmp_path / "sub", staff, folder
+
+
+def test_a_folder_swapped_for_a_link_while_copied_never_reads_the_staff_file(tmp_path, monkeypatch):
+    # F4, deterministically: the swap (a renameat2(RENAME_EXCHANGE) in the attack) is made just before the grader opens
+    # the file, after every check; the copy must read the folder it checked, not the link now in its place
+    sub, staff, folder = _race_submission(tmp_path)
+    real_open, swapped = os.open, []
+
+    def open_then_swap(path, *args, **kw):
+        if os.path.basename(os.fspath(path)) == "secret.py" and not swapped:
+            os.rename(folder, folder.with_name("S_old"))
+            os.symlink(staff, folder)
+            swapped.append(path)
+        return real_open(path, *args, **kw)
+
+    monkeypatch.setattr(os, "open", open_then_swap)
+    files = {"layers.py": str(sub / "layers.py"), "q/x/S/secret.py": str(folder / "secret.py")}
+    with Sandbox(files=files, hostile=True, isolation="process", timeout=20) as sb:
+        monkeypatch.setattr(os, "open", real_open)
+        with open(os.path.join(sb.workdir, "q", "x", "S", "secret.py")) as fh:
+            copied = fh.read()
+    assert swapped
+    assert "SECRET" not in copied and copied == "X = 1\n"  # before: the staff's file, copied into the sandbox
+
+
+def test_a_folder_that_is_a_link_when_walked_is_refused_with_a_note(tmp_path):
+    sub, staff, folder = _race_submission(tmp_path)
+    os.rename(folder, folder.with_name("S_old"))
+    os.symlink(staff, folder)
+    files = {"layers.py": str(sub / "layers.py"), "q/x/S/secret.py": str(folder / "secret.py")}
+    with Sandbox(files=files, hostile=True, isolation="process", timeout=20) as sb:
+        assert not os.path.exists(os.path.join(sb.workdir, "q", "x", "S", "secret.py"))
+        assert sb.notes == ["q/x/S/secret.py was not copied into the sandbox: its folder q/x/S/ is a symbolic link "
+                            "or not a folder (links are never followed)."]
