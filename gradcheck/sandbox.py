@@ -81,6 +81,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    grads_not_dict,
     loss_given,
     loss_scalar,
     paragraph,
@@ -2130,6 +2131,10 @@ class RemoteLayer(_Remote):
             # not a dict: a stand-in naming its type (gradcheck._validation reports ``type_name``)
             self.grads = {} if desc.get("kind") == "absent" else \
                 SimpleNamespace(type_name=desc.get("type"))
+            if self.params and desc.get("kind") != "absent":  # validated once, here: the student's failure, in check's
+                # sentence, before a reader (a grading check, a staff test's lin.grads.get) meets the stand-in
+                # (redteam29 F1, F2: its AttributeError was a grader error, the staff's test blamed)
+                raise grads_not_dict(self.class_name, self.grads, self.params)
         else:
             slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
