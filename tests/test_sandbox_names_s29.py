@@ -160,3 +160,34 @@ def test_a_folder_that_is_a_link_when_walked_is_refused_with_a_note(tmp_path):
         assert not os.path.exists(os.path.join(sb.workdir, "q", "x", "S", "secret.py"))
         assert sb.notes == ["q/x/S/secret.py was not copied into the sandbox: its folder q/x/S/ is a symbolic link "
                             "or not a folder (links are never followed)."]
+
+
+def test_a_gradient_with_40_axes_is_a_wrong_shape_not_a_forged_frame(tmp_path):
+    # F3: numpy allows 64 axes; a db of 40 was read as a malformed protocol frame ("Does the code write to file
+    # descriptors it does not own?") and the sandbox's restart cost the right dX and dW too
+    import numpy as np
+
+    from gradcheck.grading.checks import layer_gradients
+    from manualprop import Linear as RefLinear
+
+    src = LAYER.replace('self.params = {"W": np.ones((n_out, n_in))}',
+                        'self.params = {"W": np.ones((n_out, n_in)), "b": np.zeros(n_out)}')
+    src = src.replace('self.grads = {"W": dY.T @ self.X}',
+                      'self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0).reshape((1,) * 39 + (-1,))}')
+    src = src.replace('return X @ self.params["W"].T', 'return X @ self.params["W"].T + self.params["b"]')
+    (tmp_path / "layers.py").write_text(src)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, hostile=True, timeout=20) as sb:
+        layer = sb.load_layer("layers.py", "Linear", {"n_in": 5, "n_out": 3})
+        layer.forward(np.ones((4, 5)))
+        layer.backward(np.ones((4, 3)))
+        assert layer.grads["b"].shape == (1,) * 39 + (3,)
+        ref = RefLinear(5, 3)
+        ref.params["W"][...] = 1.0
+        ref.params["b"][...] = 0.0
+        verdict = layer_gradients(layer, np.random.default_rng(0).standard_normal((4, 5)), ref,
+                                  parts={"dX": 2, "dW": 2, "db": 2}, params=ref.params)
+        assert not sb._dead  # no restart
+    got = {p.name: (p.passed, " ".join(p.message.split())) for p in verdict.parts}
+    assert got["dX"][0] and got["dW"][0], got  # before: lost with the sandbox's restart
+    assert not got["db"][0] and "malformed" not in got["db"][1] and "file descriptors" not in got["db"][1], got
+    assert "(3,)" in got["db"][1], got
