@@ -837,7 +837,7 @@ class Sandbox:
             except (ValueError, NotADirectoryError) as exc:
                 return str(exc) if isinstance(exc, ValueError) else "a file of the submission has its folder's name"
             with open(out, "wb") as fout:
-                fout.write(fh.read(limit))
+                fout.write(fh.read(limit if nofollow else -1))  # a trusted file whole, as shutil.copyfile did
         return None
 
     def _linked_site(self, names: Sequence[str]) -> list[str]:
