@@ -35,6 +35,9 @@ ALLOWED_DTYPES = frozenset(("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u
 #: The dtypes of a complex-step forward (the parent's inputs, and all its reply may hold): complex128 alone.
 COMPLEX_DTYPES = frozenset(("<c16",))
 BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
+#: The most axes of an array on the wire: numpy's own limit (NPY_MAXDIMS, 64 since numpy 2.0), so any array the
+#: student's code makes crosses and is judged as what it is (redteam29 F3: 33 to 64 axes read as a forged frame)
+MAX_NDIM = 64
 MAX_DEPTH, MAX_NODES = 8, 200_000  # nesting and JSON values of one decoded frame
 def _guard_tables():
     """``(forbidden events, ((event, why), ...), write events, ((path event, argument index), ...))``, built anew at
@@ -188,7 +191,7 @@ def decode(np, obj, payload, max_nodes=MAX_NODES, allowed=ALLOWED_DTYPES):
             dtype, shape, off, n = o.get("dtype"), o.get("shape"), o.get("offset"), o.get("nbytes")
             if type(dtype) is not str or dtype not in allowed:
                 raise ProtocolViolation(f"an array of dtype {repr(dtype)[:40]}")
-            if not (type(shape) is list and len(shape) <= 32 and all(type(x) is int and x >= 0 for x in shape)):
+            if not (type(shape) is list and len(shape) <= MAX_NDIM and all(type(x) is int and x >= 0 for x in shape)):
                 raise ProtocolViolation("an array with a malformed shape")
             if not (type(off) is int and type(n) is int and 0 <= off and off + n <= len(payload)
                     and n == np.dtype(dtype).itemsize * functools.reduce(int.__mul__, shape, 1)):

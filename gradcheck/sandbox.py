@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import atexit
 import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
@@ -80,6 +81,7 @@ from ._validation import (
     dtype_error,
     fmt_shape,
     forward_returned_none,
+    grads_not_dict,
     loss_given,
     loss_scalar,
     objective_given,
@@ -359,16 +361,125 @@ def _refuse_reason(src: str) -> str | None:
         if os.path.realpath(parent) != parent else None
 
 
-def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
-    """Copy a regular file opened with ``O_NOFOLLOW`` (read-only for the sandbox: mode 0644)."""
-    # O_NONBLOCK: opening a FIFO put in place of the file after lstat does not hang the grader
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+def submitted_parts(name: str) -> tuple[str, ...]:
+    """The parts of ``name``, a file's name relative to a submission's (or the sandbox's) folder, each a plain file or
+    folder name, or ValueError saying why the name is refused: empty, absolute, a NUL, a backslash, or a ``..`` or
+    empty part. The one reading of a name from a submission that becomes a path (:meth:`Sandbox._copy_files`, the
+    archive's members, :func:`inside`).
+
+    Parameters
+    ----------
+    name : str
+        ``"layers.py"``, ``"mypkg/sub/mod.py"`` (``/`` separates folders; a ``.`` part is dropped).
+
+    Returns
+    -------
+    tuple of str
+        ``("mypkg", "sub", "mod.py")``.
+
+    Raises
+    ------
+    ValueError
+        The reason, a sentence naming what is wrong, for a note ("``x`` was not copied: <reason>").
+
+    Notes
+    -----
+    A backslash is a plain character of a Linux file name but a folder separator on Windows and in
+    :func:`os.path.normpath`'s callers that turn it into ``/`` (redteam29 F5: ``a\\..\\..\\tmp\\x\\conftest.py``, one
+    legal file name, was written by the grader at ``/tmp/x/conftest.py``): such a name is refused, never rewritten.
+    """
+    if not isinstance(name, str) or name in ("", "."):
+        raise ValueError("its name is empty")
+    if "\0" in name:
+        raise ValueError("its name holds a NUL character")
+    if "\\" in name:
+        raise ValueError("its name holds a backslash (\\), a folder separator on Windows, so the name could lead out of "
+                         "the submission's folder; rename the file without backslashes")
+    if name.startswith("/"):
+        raise ValueError("its name is an absolute path")
+    parts = tuple(p for p in name.split("/") if p != ".")
+    if not parts or "" in parts or ".." in parts:
+        raise ValueError("its name has a '..' or empty part, which would lead out of the submission's folder")
+    return parts
+
+
+def inside(folder: str, path: str) -> bool:
+    """Whether ``path``, every link and ``..`` in it resolved (:func:`os.path.realpath`, also for a path not created
+    yet), lies inside ``folder`` (resolved too): the check on every destination computed from a submitted name,
+    made after all normalisation."""
+    real = os.path.realpath(folder)
+    return os.path.commonpath([real, os.path.realpath(path)]) == real
+
+
+#: Flags of each folder opened on the way to a submitted file (:func:`_open_beneath`, :func:`_create_beneath`)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_beneath(root: str, parts: Sequence[str]) -> int | str:
+    """A read-only fd of the regular file ``root/parts...``, each folder opened relative to the fd of the one above
+    with ``O_DIRECTORY | O_NOFOLLOW`` and the file with ``O_NOFOLLOW``, so that what is checked (a link, not a regular
+    file) is what is read (redteam29 F4: a folder swapped for a link between a check by path and an open by path
+    made the open follow it); or the reason it is not read (a string). UsageError when the file does not exist."""
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        return f"its folder cannot be opened ({exc.strerror})"
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                where = "/".join(parts[:i + 1])
+                return (f"its folder {where}/ is a symbolic link or not a folder (links are never followed)"
+                        if exc.errno in (errno.ELOOP, errno.ENOTDIR) else f"its folder {where}/ cannot be opened "
+                        f"({exc.strerror}; did the submission change while it was graded?)")
+            os.close(fd)
+            fd = sub
+        try:  # O_NONBLOCK: a FIFO put in place of the file does not hang the grader
+            file = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        except FileNotFoundError:
+            raise UsageError(f"submission file {os.path.join(root, *parts)!r} does not exist.") from None
+        except OSError as exc:
+            return ("it is a symbolic link (links are never followed: upload the file itself)"
+                    if exc.errno == errno.ELOOP else f"it cannot be read ({exc.strerror})")
+    finally:
         os.close(fd)
-        raise UsageError(f"submission file {src!r} is not a regular file.")
-    with open(fd, "rb") as fin, open(dest, "xb") as out:  # "x": O_EXCL, never through a link
-        out.write(fin.read(limit))
-    os.chmod(dest, 0o644)
+    if not stat.S_ISREG(os.fstat(file).st_mode):
+        os.close(file)
+        return "it is not a regular file (a folder, a device or a pipe)"
+    return file
+
+
+def _create_beneath(workdir: str, parts: Sequence[str]) -> int:
+    """A write-only fd of the new file ``workdir/parts...`` (mode 0644, ``O_EXCL``), each folder made and opened
+    relative to the fd of the one above with ``O_NOFOLLOW``, after checking that the path, resolved, lies inside
+    ``workdir`` (:func:`inside`); ValueError otherwise."""
+    if not inside(workdir, os.path.join(workdir, *parts)):
+        raise ValueError("its name leads out of the sandbox's folder")
+    fd = os.open(workdir, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+        out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                      dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.fchmod(out, 0o644)  # read-only for the sandbox, whatever the umask
+    return out
+
+
+def _source_root(src: str, parts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """``(folder, parts of src below it)``: the folder of the submission ``src`` was named from (``src`` less the
+    folders of its name ``parts``), from which :func:`_open_beneath` walks; the file's own folder when ``src`` is
+    not laid out as its name (``Sandbox(files={"x.py": "/elsewhere/y.py"})``)."""
+    full = os.path.abspath(src).split(os.sep)
+    if len(full) > len(parts) and tuple(full[-len(parts):]) == tuple(parts):
+        return os.sep.join(full[:-len(parts)]) or os.sep, tuple(parts)
+    return os.path.dirname(os.path.abspath(src)), (os.path.basename(src),)
 
 
 def _tree_cpu(pid: int) -> tuple[float, bool]:
@@ -694,25 +805,55 @@ class Sandbox:
             raise
 
     def _copy_files(self, files: Mapping[str, str] | Sequence[str]) -> None:
+        """Copy ``files`` (``{name in the sandbox: path}``) into :attr:`workdir`. Each name is read by
+        :func:`submitted_parts` and its destination, resolved, must lie inside the folder (:func:`inside`), created
+        relative to folder fds (:func:`_create_beneath`); a refused name is a note (hostile) or a UsageError.
+        Hostile or ``namespaces``: each file is read by fd from the folder its name was given in (:func:`_open_beneath`),
+        links never followed, the file checked the one read (redteam29 F4)."""
         items = list(files.items()) if isinstance(files, Mapping) else [(os.path.basename(p), p) for p in files]
         # the grader's copy rule for a file one did not write: hostile, or gradcheck check --isolation namespaces
         # (redteam27 M1: a link notes.py -> ~/.ssh/id_rsa beside it was read with the TA's rights)
-        nofollow = self.hostile or self.isolation == "namespaces"
+        nofollow, copied = self.hostile or self.isolation == "namespaces", []
         for name, src in items:
-            norm = os.path.normpath(name).replace("\\", "/")
-            if os.path.isabs(name) or norm.startswith("..") or norm in (".", ""):
-                raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox.")
+            try:
+                parts = submitted_parts(name)
+            except ValueError as why:
+                if not nofollow:
+                    raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox: "
+                                     f"{why}.") from None
+                self.notes.append(f"{_clean(name, 200)} was not copied into the sandbox: {why}.")
+                continue
+            norm = "/".join(parts)
             if not nofollow and not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
-            # hostile or namespaces: lstat / O_NOFOLLOW, a link, a device or a folder is refused, never followed
-            why = (nofollow and _refuse_reason(src)) or _shadow_reason(norm)
+            why = _shadow_reason(norm) or self._copy_one(src, parts, nofollow)
             if why:
                 self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
                 continue
-            dest = os.path.join(self.workdir, norm)
-            os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
-            _copy_nofollow(src, dest) if nofollow else shutil.copyfile(src, dest)
-        self.packaged = _packaged(self.workdir, items)
+            copied.append((norm, src))
+        self.packaged = _packaged(self.workdir, copied)
+
+    def _copy_one(self, src: str, parts: tuple[str, ...], nofollow: bool, limit: int = 16 << 20) -> str | None:
+        """Copy ``src`` to ``workdir/parts`` (:meth:`_copy_files`); the reason it was not copied, or None."""
+        if nofollow:  # hostile or namespaces: read by fd beneath its folder, a link or a device refused, never followed
+            root, below = _source_root(src, parts)
+            if os.path.realpath(root) != root:
+                return "its folder is reached through a symbolic link (links are never followed)"
+            fin = _open_beneath(root, below)
+            if isinstance(fin, str):
+                return fin
+        else:
+            fin = os.open(src, os.O_RDONLY | os.O_CLOEXEC)
+        with open(fin, "rb") as fh:
+            try:
+                out = _create_beneath(self.workdir, parts)
+            except FileExistsError:
+                return "another file of the submission has that name"
+            except (ValueError, NotADirectoryError) as exc:
+                return str(exc) if isinstance(exc, ValueError) else "a file of the submission has its folder's name"
+            with open(out, "wb") as fout:
+                fout.write(fh.read(limit if nofollow else -1))  # a trusted file whole, as shutil.copyfile did
+        return None
 
     def _linked_site(self, names: Sequence[str]) -> list[str]:
         """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
@@ -2050,6 +2191,10 @@ class RemoteLayer(_Remote):
             # not a dict: a stand-in naming its type (gradcheck._validation reports ``type_name``)
             self.grads = {} if desc.get("kind") == "absent" else \
                 SimpleNamespace(type_name=desc.get("type"))
+            if self.params and desc.get("kind") != "absent":  # validated once, here: the student's failure, in check's
+                # sentence, before a reader (a grading check, a staff test's lin.grads.get) meets the stand-in
+                # (redteam29 F1, F2: its AttributeError was a grader error, the staff's test blamed)
+                raise grads_not_dict(self.class_name, self.grads, self.params)
         else:
             slots = grad_slots(self)  # attribute style: self.dW, not grads['W'] (tester17 #5)
             self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
@@ -2190,8 +2335,8 @@ def _packaged(workdir: str, items: Sequence[tuple[str, str]]) -> dict[str, str]:
     (tester27s M5: numpy-ml's ``layers.py`` loaded as a top-level module raised "attempted relative import with no
     known parent package"). The child imports the file under that name."""
     where: dict[str, list[str]] = {}
-    for name, src in items:
-        where.setdefault(os.path.abspath(src), []).append(os.path.normpath(name).replace("\\", "/"))
+    for name, src in items:  # names read by submitted_parts (:meth:`Sandbox._copy_files`'s copied ones)
+        where.setdefault(os.path.abspath(src), []).append(name)
     out = {}
     for names in where.values():
         for top in [n for n in names if "/" not in n and n.endswith(".py")]:
@@ -2241,6 +2386,13 @@ def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
     else:
         out.update(_parent_packages(path, folder, out))
     out[os.path.basename(path)] = own
+    for name in list(out):  # a name the sandbox's copy would refuse (redteam29 F5: backslashes): left out, named
+        try:
+            submitted_parts(name)
+        except ValueError as why:
+            del out[name]
+            warnings.warn(f"{printable(name)} beside {os.path.basename(path)} was not copied into the sandbox: {why}.",
+                          UserWarning, stacklevel=2)
     return out
 
 

@@ -217,6 +217,9 @@ def unpack(archive: str | os.PathLike, folder: str | os.PathLike) -> None:
     ArchiveRefused
         Why the archive is not unpacked (then ``folder`` may hold part of it: the caller drops it).
     """
+    # the one check of a destination made from a submitted name (redteam29 F5)
+    from ..sandbox import inside
+
     try:
         fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with open(fd, "rb") as fh:
@@ -239,6 +242,9 @@ def unpack(archive: str | os.PathLike, folder: str | os.PathLike) -> None:
                 members = [(info, _check_member(info)) for info in infos]
                 budget, root = MAX_BYTES, Path(folder)
                 for info, parts in members:
+                    if parts and not inside(str(root), str(root.joinpath(*parts))):  # after all normalisation
+                        raise ArchiveRefused(f"its member {info.filename[:200]!r} would be written outside the "
+                                             f"submission's folder")
                     try:
                         if parts and info.is_dir():
                             root.joinpath(*parts).mkdir(parents=True, exist_ok=True)

@@ -839,6 +839,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        if "grader_error" not in item.config.stash[_PARTIAL]:  # the first: in a test shown later (hidden)?
+            item.config.stash[_PARTIAL]["grader_error_later"] = bool(_hidden(item))
         item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
                                                else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
@@ -1014,14 +1016,19 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     tests = [_row(results[i.nodeid]) if i.nodeid in results else
              _row({**_entry(i), "fraction": 0.0, "status": "failed", "output": unrun})
              for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
-    if grader_error:  # not final: 0 for every test, as the gradebook says (a partial sum would look final)
-        tests = [_not_counted(t) for t in tests]
+    # a grader error in a test shown later (hidden: they run after every visible one) leaves the visible rows and the
+    # top-level output as they were, as runner._later_too_slow does for time (redteam29 F1: any grader error a
+    # submission could cause in a hidden test told one bit of its input); otherwise 0 for every test, as the
+    # gradebook says (a partial sum would look final)
+    later = bool(grader_error and partial.get("grader_error_later"))
+    if grader_error:
+        tests = [t if later and t["visibility"] == "visible" else _not_counted(t) for t in tests]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
     summary = ["The autograder failed (a problem on the grader's side, not in your submission); your "
                "score is 0 for now and not final: you will be graded again. Course staff have the details."
-               if grader_error else visible_score(tests), *(f"Note: {n}" for n in notes)]
+               if grader_error and not later else visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
     out.update(score=total, execution_time=math.ceil(time.time() - partial["started"]), test_output_format="md",
                tests=tests)
