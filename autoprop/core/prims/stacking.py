@@ -1022,16 +1022,20 @@ def cumprod(a, axis=None, dtype=None, out=None):
     a : Tensor or array_like
     axis : int, optional
         None (numpy's default): of the flattened array.
+    dtype : dtype, optional
+        numpy's: the products in ``dtype`` (``a`` cast to it first, a recorded cast: a float
+        ``dtype`` keeps the gradient).
 
     Returns
     -------
     Tensor
-        ``a``'s shape (1-D for ``axis=None``) and dtype.
+        ``a``'s shape (1-D for ``axis=None``) and dtype (``dtype`` if given).
 
     Raises
     ------
     TypeError
-        For ``dtype=`` or ``out=``.
+        For ``out=``, or an integer/bool ``dtype`` for float values (a complex one to float): numpy
+        casts them unsafely first, which has no derivative.
     numpy.exceptions.AxisError
         For an axis out of range.
 
@@ -1041,8 +1045,17 @@ def cumprod(a, axis=None, dtype=None, out=None):
     elsewhere), so the gradient is exact with zeros in ``x`` (no division by ``x``), at
     O(n^2) memory along the axis.
     """
-    _check_kw("cumprod", {"out": out, "dtype": dtype})
+    _check_kw("cumprod", {"out": out})
     a = _t(a)
+    if dtype is not None:  # numpy's accumulate in dtype: a cast first (recorded: float64 <- float32 passes g back)
+        dt = np.dtype(dtype)
+        if a.dtype.kind in "fc" and (dt.kind not in "fc" or (a.dtype.kind == "c" and dt.kind == "f")):
+            raise TypeError(  # (numpy casts unsafely: truncated or real parts, a product with no derivative)
+                f"autoprop cannot record numpy.cumprod(..., dtype={dt}) of {a.dtype} values: numpy first casts them "
+                f"to {dt} (dropping {'the imaginary parts' if dt.kind == 'f' else 'their fractions'}), a cast autoprop "
+                "does not record. Use a float (complex) dtype, or say what you mean first: np.cumprod(np.real(t)), "
+                "or np.cumprod(t.numpy(), dtype=...) for integers (no derivative).")
+        a = a if a.dtype == dt else a.astype(dt)
     if axis is None or a.ndim == 0:  # (a 0-d ``a`` over axis 0 or -1: 1-D too, as numpy)
         if axis is not None:
             _axis_index(axis, 1)
