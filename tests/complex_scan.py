@@ -19,6 +19,7 @@ import autoprop.numpy as apn
 from autoprop.core.registry import PRIMITIVES
 from autoprop.scipy import special as aps
 from tests.more_samples import SAMPLES19 as _MORE
+from tests.poly29_cases import SAMPLES29 as _POLY29
 from tests.primitive_samples import FUNCTION_SAMPLES, SAMPLES, F
 
 W = 0.6 - 0.8j  # the weight of the real part in the loss
@@ -220,6 +221,7 @@ COMPOSITE_SAMPLES = {
     "ifftshift": F(lambda np, a: np.fft.ifftshift(a, axes=1), (2, 3), autograd=False),
 }
 COMPOSITE_SAMPLES.update(_MORE)  # (tests/more_samples.py: session 19's names)
+COMPOSITE_SAMPLES.update(_POLY29)  # (tests/poly29_cases.py: polynomial.py's names)
 
 
 def scan_function(name, rng):

@@ -200,6 +200,8 @@ SAMPLES: dict[str, Sample] = {
     "loggamma": S((4,), domain=[(0.3, 4)]),
     "i0": S((4,)),
     "i1": S((4,)),
+    "i0_numpy": S((4,)),
+    "modf_fraction": S((4,), domain=[(1.1, 1.9)]),
     "entr": S((4,), domain=[(0.2, 3)]),
     "log_expit": S((4,)),
     "erfcx": S((4,)),

@@ -105,7 +105,7 @@ def test_adding_a_tensor_into_part_of_a_numpy_array_names_the_array():
     (lambda t: t.resize((3, 1)), r"t\.resize\(shape\) would change t in place.*t\.reshape\(shape\)"),
     (lambda t: np.random.default_rng(0).shuffle(t), r"shuffle\(t\)\) permutes t in place.*rng\.permutation"),
     (lambda t: np.add.at(np.zeros(3), [0, 0], t), r"numpy\.add\.at.*np\.eye\(V\)\[ids\.ravel\(\)\]\.T @ dY.*bincount"),
-    (lambda t: np.ediff1d(t), r"numpy\.ediff1d.*Recorded equivalent: np\.diff\(np\.ravel\(x\)\)"),
+    (lambda t: np.geomspace(t[0], t[1], 3), r"numpy\.geomspace.*Recorded equivalent: np\.exp\(np\.linspace"),
 ])
 def test_in_place_and_unrecorded_names_say_what_to_write(call, words):
     with pytest.raises(TypeError, match=words):

@@ -61,6 +61,7 @@ TESTED_ELSEWHERE = dict.fromkeys(["N", "increasing", "cov", "full", "w", "method
 TESTED_ELSEWHERE |= dict.fromkeys(["return_counts", "return_index", "return_inverse", "sorted", "bins", "range",
                                    "density", "writeable", "trim"], "test_autoprop_numpy_more.py")
 TESTED_ELSEWHERE |= dict.fromkeys(["assume_unique", "return_indices"], "test_autoprop_vocab20.py")
+TESTED_ELSEWHERE |= dict.fromkeys(["discont", "period", "m", "to_begin", "to_end"], "test_autoprop_polynomial.py")
 
 
 def _values(x):

@@ -30,10 +30,10 @@ class Dense:
         return dZ @ self.params["W"].T
 
 
-class Unwrap(Dense):  # np.heaviside and np.nancumsum are recorded now; np.unwrap has no derivative
+class Unwrap(Dense):  # np.heaviside and np.nancumsum are recorded now; np.spacing has no derivative
     def forward(self, X, training=False):
         self.X = X
-        return X * np.unwrap(X, axis=1, period=1e6).sum()
+        return X * (X + 0.0 * np.spacing(X)).sum()
 
     def backward(self, dY):
         self.grads = {"W": np.zeros_like(self.params["W"]), "b": np.zeros_like(self.params["b"])}
@@ -71,7 +71,7 @@ def test_unsupported_numpy_function_is_named_and_falls_back(tmp_path):
     with tape_sandbox(write(tmp_path)) as sb:
         layer = sb.load_layer("student.py", "Unwrap")
         res = check_layer(layer, (3, 4), twin=StudentTape(layer))
-        assert res.twin is None and "numpy.unwrap" in res.twin_note and "student.py:" in res.twin_note
+        assert res.twin is None and "numpy.spacing" in res.twin_note and "student.py:" in res.twin_note
         assert all(r.get("tape-vs-numerical") is None for r in res.records)
         assert layer.forward(np.ones((3, 4))).shape == (3, 4)  # the sandbox still works
     assert unsupported_function("autoprop cannot record numpy.partition on a Tensor") == "numpy.partition"

@@ -321,16 +321,32 @@ class Tensor:
     def __bool__(self):
         return bool(self._value)
 
-    def item(self):
-        """The value of a one-element tensor as a Python scalar (leaves the tape).
+    def item(self, *args):
+        """One element as a Python scalar (leaves the tape), as ``ndarray.item``.
 
         With :meth:`numpy`, the explicit way to take a value on purpose: it never warns.
         ``float(t)`` (and ``math.exp(t)`` & co., which call it) warns while a tape records
         and ``t`` carries gradient; see the class Notes.
+
+        Parameters
+        ----------
+        *args : int or tuple of int, optional
+            numpy's: none for a one-element tensor, a flat index (``t.item(3)``), or one index
+            per axis (``t.item((0, 1))``, ``t.item(0, 1)``).
+
+        Returns
+        -------
+        int, float, complex or bool
+
+        Raises
+        ------
+        ValueError, IndexError
+            numpy's (more than one element and no index; an index out of range).
         """
+        value = self._value.item(*args)
         if _RECORDING:
-            _observe.note_escape(self, ".item()", self._value.item())
-        return self._value.item()
+            _observe.note_escape(self, ".item()", value)
+        return value
 
     def tolist(self):
         """The value as nested Python lists of numbers (leaves the tape).
@@ -374,8 +390,10 @@ class Tensor:
         return id(self)
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        # not a generator function: iter(t) of a 0-d tensor raises at once, as numpy's (np.iterable(t) False)
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
 
     def __copy__(self):
         # numpy's copy.copy is a new array (ndarray.__copy__): here a recorded ``t.copy()``, as
@@ -686,10 +704,13 @@ class Tensor:
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient. ndarray's
-        options: ``casting`` checked as numpy's; ``copy=False`` with the same dtype returns the
+        options: ``casting`` checked as numpy's (numpy 2.4's ``'same_value'``: numpy's own check that
+        every value survives, its ValueError otherwise); ``copy=False`` with the same dtype returns the
         tensor itself (as numpy returns the array); ``order``/``subok`` change nothing here."""
         dtype = np.dtype(dtype)
-        if not np.can_cast(self._value.dtype, dtype, casting):
+        if casting == "same_value":  # (numpy 2.4: the cast must keep every value; numpy's check and error)
+            self._value.astype(dtype, casting="same_value")
+        elif not np.can_cast(self._value.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self._value.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
         return self if not copy and dtype == self._value.dtype else _R.cast(self, dtype=dtype)

@@ -412,18 +412,8 @@ _IN_PLACE = {f: how for f, how in (
 
 #: numpy names without a record, and the recorded functions that compute them.
 _SUGGEST = {f: f"Recorded equivalent: {how}; or " for f, how in (
-    (getattr(np, "ediff1d", None), "np.diff(np.ravel(x)) (np.concatenate for to_begin/to_end)"),
-    (getattr(np, "i0", None), "scipy.special.i0(x)"),
     (getattr(np, "geomspace", None), "np.exp(np.linspace(np.log(start), np.log(stop), num))"),
     (getattr(np, "logspace", None), "base ** np.linspace(start, stop, num)"),
-    (getattr(np, "resize", None), "np.tile(np.ravel(x), k)[:n].reshape(shape) (numpy's repetition)"),
-    (getattr(np, "apply_over_axes", None), "func(x, axis=a, keepdims=True) once per axis"),
-    (getattr(np, "polymul", None), "np.convolve(p, q)"),
-    (getattr(np, "polyder", None), "p[:-1] * np.arange(len(p) - 1, 0, -1)"),
-    (getattr(np, "polyadd", None), "p + q (np.pad the shorter one at the front)"),
-    (getattr(np, "polysub", None), "p - q (np.pad the shorter one at the front)"),
-    (getattr(np, "modf", None), "x - np.trunc(x) (the fraction, recorded) and np.trunc(x) (no gradient)"),
-    (getattr(np, "frexp", None), "np.ldexp(x, -e) with e = np.frexp(x.numpy())[1] (the mantissa)"),
 ) if f is not None}
 
 

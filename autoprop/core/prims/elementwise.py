@@ -20,6 +20,7 @@ from ._common import (
     SAME,
     _all_finite,
     _check_kw,
+    _no_out,
     _shape,
     _value,
     times,
@@ -584,6 +585,16 @@ isnan = defnondiff("isnan", np.isnan, _BOOL, numpy=(np.isnan,))
 # tf.math.is_inf; numpy's isneginf/isposinf are functions over these two ufuncs)
 isinf = defnondiff("isinf", np.isinf, _BOOL, numpy=(np.isinf,))
 signbit = defnondiff("signbit", np.signbit, _BOOL, numpy=(np.signbit,))
-isneginf = defnondiff("isneginf", lambda x: np.isneginf(x), _BOOL, numpy=(np.isneginf,))
-isposinf = defnondiff("isposinf", lambda x: np.isposinf(x), _BOOL, numpy=(np.isposinf,))
+
+
+def _inf_side(name, fn):  # np.isneginf(x, out): out= refused as np.isinf's (it crashed on the fwd's arity)
+    def call(x, out=None):
+        _no_out(name, {"out": out})
+        return prim(x)
+    prim = defnondiff(name, lambda x: fn(x), _BOOL, numpy=(fn,), np_call=call)
+    return prim
+
+
+isneginf = _inf_side("isneginf", np.isneginf)
+isposinf = _inf_side("isposinf", np.isposinf)
 defnumpy("positive", (np.positive,), lambda x: +x)  # a recorded copy, as dispatch_ufunc's (Tensor.__pos__)

@@ -326,25 +326,29 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     return transpose(res, axes=tuple(range(ax)) + tuple(range(nl, nl + r)) + tuple(range(ax, nl)))
 
 
-@defcomposite("float_power", "power in float64 (numpy's float_power): the power record on "
-                             "float64 casts", numpy=(np.float_power,))
+@defcomposite("float_power", "power in float64, or complex128 for a complex input (numpy's float_power): the "
+                             "power record on casts", numpy=(np.float_power,))
 def float_power(x1, x2):
-    """``numpy.float_power`` over Tensors: ``x1 ** x2`` computed in float64.
+    """``numpy.float_power`` over Tensors: ``x1 ** x2`` computed in float64 (complex128 if either is complex).
 
     Parameters
     ----------
     x1, x2 : Tensor, array_like or scalar
+        numpy's ``dtype=complex`` reaches here as complex inputs (the ufunc dispatch casts them, recorded).
 
     Returns
     -------
-    Tensor, float64, the broadcast shape
+    Tensor, float64 or complex128 (numpy's loops ``dd->d``, ``DD->D``), the broadcast shape
 
     Notes
     -----
-    The recorded ``power`` of float64 casts (numpy's definition), so the gradient is power's
-    (``d/dx1 = x2 x1**(x2-1)``, ``d/dx2 = x1**x2 log x1``) cast back to each input's dtype.
+    The recorded ``power`` of casts to numpy's loop dtype (numpy's definition), so the gradient is
+    power's (``d/dx1 = x2 x1**(x2-1)``, ``d/dx2 = x1**x2 log x1``; holomorphic for complex values, the
+    convention of every complex record: ``ap.explain('power')``) cast back to each input's dtype.
     """
-    return power(cast(_t(x1), dtype=np.dtype(np.float64)), cast(_t(x2), dtype=np.dtype(np.float64)))
+    x1, x2 = _t(x1), _t(x2)
+    dt = np.dtype(np.complex128 if "c" in (x1.dtype.kind, x2.dtype.kind) else np.float64)
+    return power(cast(x1, dtype=dt), cast(x2, dtype=dt))
 
 
 # --- more numpy names (session 18): each the recorded functions numpy's documentation defines

@@ -1022,16 +1022,20 @@ def cumprod(a, axis=None, dtype=None, out=None):
     a : Tensor or array_like
     axis : int, optional
         None (numpy's default): of the flattened array.
+    dtype : dtype, optional
+        numpy's: the products in ``dtype`` (``a`` cast to it first, a recorded cast: a float
+        ``dtype`` keeps the gradient).
 
     Returns
     -------
     Tensor
-        ``a``'s shape (1-D for ``axis=None``) and dtype.
+        ``a``'s shape (1-D for ``axis=None``) and dtype (``dtype`` if given).
 
     Raises
     ------
     TypeError
-        For ``dtype=`` or ``out=``.
+        For ``out=``, or an integer/bool ``dtype`` for float values (a complex one to float): numpy
+        casts them unsafely first, which has no derivative.
     numpy.exceptions.AxisError
         For an axis out of range.
 
@@ -1041,8 +1045,17 @@ def cumprod(a, axis=None, dtype=None, out=None):
     elsewhere), so the gradient is exact with zeros in ``x`` (no division by ``x``), at
     O(n^2) memory along the axis.
     """
-    _check_kw("cumprod", {"out": out, "dtype": dtype})
+    _check_kw("cumprod", {"out": out})
     a = _t(a)
+    if dtype is not None:  # numpy's accumulate in dtype: a cast first (recorded: float64 <- float32 passes g back)
+        dt = np.dtype(dtype)
+        if a.dtype.kind in "fc" and (dt.kind not in "fc" or (a.dtype.kind == "c" and dt.kind == "f")):
+            raise TypeError(  # (numpy casts unsafely: truncated or real parts, a product with no derivative)
+                f"autoprop cannot record numpy.cumprod(..., dtype={dt}) of {a.dtype} values: numpy first casts them "
+                f"to {dt} (dropping {'the imaginary parts' if dt.kind == 'f' else 'their fractions'}), a cast autoprop "
+                "does not record. Use a float (complex) dtype, or say what you mean first: np.cumprod(np.real(t)), "
+                "or np.cumprod(t.numpy(), dtype=...) for integers (no derivative).")
+        a = a if a.dtype == dt else a.astype(dt)
     if axis is None or a.ndim == 0:  # (a 0-d ``a`` over axis 0 or -1: 1-D too, as numpy)
         if axis is not None:
             _axis_index(axis, 1)
@@ -1117,8 +1130,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a : Tensor or array_like
     axis : int, tuple of int or None
     weights : Tensor or array_like, optional
-        ``a``'s shape, or 1-D along a given ``axis``; a Tensor gets its gradient
-        ``(x - average) / sum(w)``.
+        ``a``'s shape, or the shape of ``a`` along the given ``axis`` (numpy >= 2.0: ``axis=(0, 1)``
+        with weights of shape ``(a.shape[0], a.shape[1])``, in the order of ``axis``); a Tensor
+        gets its gradient ``(x - average) / sum(w)``.
     returned : bool, default False
         Also return the sum of the weights (of the average's shape).
     keepdims : bool, default False
@@ -1130,9 +1144,13 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     Raises
     ------
     TypeError
-        If ``weights`` has another shape than ``a`` and no single ``axis`` is given.
+        If ``weights`` has another shape than ``a`` and no ``axis`` is given (numpy's message).
     ValueError
-        If 1-D weights do not have ``a.shape[axis]`` entries.
+        If such weights are not shaped like ``a`` along ``axis`` (numpy's message).
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    ZeroDivisionError
+        If the weights sum to zero along an axis (numpy's check).
 
     Notes
     -----
@@ -1145,14 +1163,19 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         scl = np.full(np.shape(avg), a.size / builtins.max(avg.size, 1))
         return (avg, Tensor(scl.astype(a.dtype))) if returned else avg
     w = _t(weights)
-    if w.shape != a.shape:
-        if axis is None or w.ndim != 1 or isinstance(axis, tuple):
+    if axis is not None:
+        axis = _axes_tuple(axis, a.ndim)  # (numpy's normalize_axis_tuple: AxisError, repeated axis)
+    if w.shape != a.shape:  # numpy's _weights_are_valid: weights shaped like a along the axes
+        if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
-        if w.shape[0] != a.shape[axis]:
-            raise ValueError("Length of weights not compatible with specified axis.")
-        w = reshape(w, shape=tuple(-1 if d == axis % a.ndim else 1 for d in range(a.ndim)))
+        if w.shape != tuple(a.shape[ax] for ax in axis):
+            raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+        w = reshape(transpose(w, axes=tuple(int(i) for i in np.argsort(axis))),
+                    shape=tuple(s if ax in axis else 1 for ax, s in enumerate(a.shape)))
     wsum = sum(broadcast_to(w, shape=a.shape) if w.shape != a.shape else w, axis=axis,
                keepdims=bool(keepdims))
+    if np.any(wsum._value == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = sum(multiply(a, w), axis=axis, keepdims=bool(keepdims)) / wsum
     return (avg, broadcast_to(wsum, shape=avg.shape)) if returned else avg
 

@@ -1,0 +1,525 @@
+"""numpy's polynomial functions and a few numerical-methods helpers over Tensors (session 29).
+
+* ``np.polyadd``, ``polysub``, ``polymul``, ``polyder``, ``polyint``, ``polydiv``, ``poly`` (roots to
+  coefficients) and ``roots`` (the eigenvalues of the companion matrix): numpy's own code
+  (``numpy/lib/_polynomial_impl.py``) written with recorded primitives, step for step, so the values
+  are numpy's and the derivative is the chain rule through ``add``, ``multiply``, ``convolve``,
+  ``concatenate`` and ``eigvals`` (whose VJP is ``linalg_eig``'s); jax.numpy differentiates the same
+  compositions.
+* ``np.ediff1d`` (``diff`` of the raveled array between ``to_begin`` and ``to_end``), ``np.resize``
+  (a gather at numpy's own repetition of the positions), ``np.unwrap`` (``p`` plus numpy's
+  correction, a piecewise-constant multiple of ``period``: ``d/dp = 1``), ``np.apply_over_axes``
+  (numpy's loop, calling ``func`` on the Tensor), ``np.modf`` (the fraction ``x - trunc(x)``:
+  ``d/dx = 1``; the integer part no gradient), ``np.frexp`` (the mantissa ``x 2^-e``: ``d/dx = 2^-e``,
+  the exponent an integer) and ``np.i0`` (``d/dx I0(x) = I1(x)``, DLMF 10.29.3).
+
+Derivations: ``lessons/10-gradient-tape.md`` (composites).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..observe import own
+from ..registry import defcomposite, defnumpy
+from ..tensor import Tensor
+from ._common import _axis_index, _check_kw, _t, _value
+from .elementwise import _unary
+from .linalg_eig import eigvals
+from .shape import _gather, _positions, concatenate, reshape
+from .special import _ss, real
+from .stacking import convolve, diff, stack
+
+__all__ = ["ediff1d", "resize", "unwrap", "apply_over_axes", "modf", "modf_fraction", "frexp", "i0_numpy",
+           "polyadd", "polysub", "polymul", "polyder", "polyint", "poly", "polydiv", "roots"]
+
+
+def _is_tensor(*xs):
+    return builtins.any(isinstance(x, Tensor) for x in xs)
+
+
+@defcomposite("ediff1d", "concatenate(to_begin, diff(ravel(x)), to_end)", numpy=(np.ediff1d,))
+def ediff1d(ary, to_end=None, to_begin=None):
+    """``numpy.ediff1d`` over Tensors: the differences of the flattened array, with optional ends.
+
+    Parameters
+    ----------
+    ary : Tensor or array_like
+    to_end, to_begin : Tensor or array_like, optional
+        Prepended / appended (flattened); a Tensor gets its gradient (the identity).
+
+    Returns
+    -------
+    Tensor, shape (len(to_begin) + ary.size - 1 + len(to_end),), ``ary``'s dtype
+
+    Raises
+    ------
+    TypeError
+        If ``to_begin``/``to_end`` cannot be cast to ``ary``'s dtype under numpy's 'same_kind' rule.
+
+    Notes
+    -----
+    numpy's definition: ``diff(ravel(ary))`` between the ends; recorded ``reshape``, ``diff``
+    (``getitem`` and ``subtract``) and ``concatenate``.
+    """
+    a = _t(ary)
+    parts = [diff(reshape(a, shape=(-1,)))] if a.size else [_t(own(np.zeros(0, a.dtype)))]
+    for where, x in (("begin", to_begin), ("end", to_end)):
+        if x is None:
+            continue
+        if not np.can_cast(np.asarray(_value(x)).dtype, a.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `to_{where}` must be compatible with input `ary` under the `same_kind` rule.")
+        x = reshape(_t(x), shape=(-1,))
+        x = x if x.dtype == a.dtype else x.astype(a.dtype)
+        parts.insert(0, x) if where == "begin" else parts.append(x)
+    return concatenate(*parts, axis=0)
+
+
+@defcomposite("resize", "x's elements repeated in order to fill the new shape (a gather)", numpy=(np.resize,))
+def resize(a, new_shape):
+    """``numpy.resize`` over Tensors: ``a`` flattened, repeated as often as needed, cut and reshaped.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    new_shape : int or tuple of int
+
+    Returns
+    -------
+    Tensor, shape ``new_shape``, ``a``'s dtype
+
+    Raises
+    ------
+    ValueError
+        For a negative dimension (numpy's message).
+
+    Notes
+    -----
+    numpy's own ``resize`` run on the element positions, then a gather (its VJP adds ``g`` over
+    the copies); an empty ``a`` gives numpy's zeros (no gradient: no element is read).
+    """
+    a = _t(a)
+    pos = np.resize(_positions(a), new_shape)
+    if a.size == 0:
+        return Tensor(own(np.zeros(pos.shape, a.dtype)))
+    return _gather(a, pos)
+
+
+def _unwrap_correction(p, discont, axis, period):
+    # numpy's unwrap on values (numpy/lib/_function_base_impl.py), up to its ph_correct.cumsum
+    dd = np.diff(p, axis=axis)
+    discont = period / 2 if discont is None else discont
+    dtype = np.result_type(dd, period)
+    if np.issubdtype(dtype, np.integer):
+        interval_high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        interval_high, boundary_ambiguous = period / 2, True
+    ddmod = np.mod(dd - -interval_high, period) + -interval_high
+    if boundary_ambiguous:
+        np.copyto(ddmod, interval_high, where=(ddmod == -interval_high) & (dd > 0))
+    ph_correct = ddmod - dd
+    np.copyto(ph_correct, 0, where=abs(dd) < discont)
+    return ph_correct.cumsum(axis), dtype
+
+
+@defcomposite("unwrap", "p + c with c numpy's correction, a piecewise-constant multiple of period (d/dp = 1)",
+              numpy=(np.unwrap,))
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """``numpy.unwrap`` over Tensors: ``p`` with jumps larger than ``discont`` folded by ``period``.
+
+    Parameters
+    ----------
+    p : Tensor or array_like
+    discont, period : float, optional
+        numpy's; values only (a Tensor is refused: its derivative is not recorded).
+    axis : int, default -1
+
+    Returns
+    -------
+    Tensor, ``p``'s shape, dtype ``result_type(diff(p), period)`` as numpy
+
+    Raises
+    ------
+    TypeError
+        If ``discont`` or ``period`` is a Tensor.
+
+    Notes
+    -----
+    numpy computes ``p[1:] + cumsum(ph_correct)``, ``ph_correct`` a multiple of ``period`` chosen
+    from the values: constant between the jumps, so ``d/dp = 1`` (jax.numpy's derivative). The
+    correction is numpy's own on the values, added to the recorded ``p``: numpy's values exactly.
+    """
+    if _is_tensor(discont, period):
+        raise TypeError("autoprop cannot record numpy.unwrap with a Tensor discont= or period=: their "
+                        "derivative is not registered; pass numbers (the gradient for p is recorded)")
+    p = _t(p)
+    axis = _axis_index(axis, p.ndim)
+    if p.shape[axis] < 2:
+        return p.astype(np.result_type(p.dtype, period)) if p.dtype != np.result_type(p.dtype, period) else p + 0
+    corr, dtype = _unwrap_correction(p._value, discont, axis, period)
+    up = p if p.dtype == dtype else p.astype(dtype)
+    first = tuple(slice(0, 1) if d == axis else slice(None) for d in range(p.ndim))
+    rest = tuple(slice(1, None) if d == axis else slice(None) for d in range(p.ndim))
+    return concatenate(up[first], p[rest] + own(corr), axis=axis)
+
+
+@defcomposite("apply_over_axes", "func applied once per axis (the chain rule through func)",
+              numpy=(np.apply_over_axes,))
+def apply_over_axes(func, a, axes):
+    """``numpy.apply_over_axes`` over Tensors: numpy's loop ``a = func(a, axis)``, keeping the dims.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(a, axis)``, called with the Tensor (recorded as its own calls are).
+    a : Tensor or array_like
+    axes : int or sequence of int
+
+    Returns
+    -------
+    Tensor, ``a``'s number of dimensions
+
+    Raises
+    ------
+    ValueError
+        If ``func`` returns neither ``a``'s dimensions nor one fewer (numpy's message).
+    """
+    val = _t(a)
+    n = val.ndim
+    for axis in ((axes,) if np.ndim(axes) == 0 else axes):
+        axis = n + axis if axis < 0 else axis
+        res = _t(func(val, axis))
+        if res.ndim != val.ndim:
+            res = reshape(res, shape=res.shape[:axis] + (1,) + res.shape[axis:])
+            if res.ndim != val.ndim:
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val
+
+
+modf_fraction = _unary("modf_fraction", lambda x: np.modf(x)[0], lambda ans, x: np.ones_like(ans),
+                       "diag(1)", "dx = g (x - trunc(x): trunc is piecewise constant; numpy's modf)",
+                       kinks="integers: a jump (the one-sided derivative 1 is used)", numpy=False,
+                       source="np.modf({x})[0]")
+
+
+def modf(x, /, out=None, **kw):
+    """``numpy.modf`` over Tensors: ``(fraction, integer part)``, both with ``x``'s sign.
+
+    Parameters
+    ----------
+    x : Tensor or array_like, float
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The fraction (recorded: ``d/dx = 1``) and the integer part (a constant: piecewise
+        constant, no gradient), numpy's values (``modf(inf) = (0, inf)``).
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other options.
+    """
+    _check_kw("modf", dict(kw, out=out))
+    x = _t(x)
+    return modf_fraction(x), Tensor(own(np.modf(x._value)[1]))
+
+
+def frexp(x, /, out=None, **kw):
+    """``numpy.frexp`` over Tensors: ``(mantissa, exponent)`` with ``x = mantissa * 2**exponent``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like, float
+
+    Returns
+    -------
+    (Tensor, ndarray of int32)
+        The mantissa (recorded: ``d/dx = 2^-e``, ``e`` piecewise constant) and numpy's exponents.
+
+    Raises
+    ------
+    TypeError
+        For ``out=`` and other options.
+
+    Notes
+    -----
+    numpy's definition ``x = m 2^e``; the mantissa is recorded as ``x * 2^-h * 2^-(e-h)``
+    (``h = e // 2``: each factor a power of two in range, so the products are exact, numpy's value).
+    """
+    _check_kw("frexp", dict(kw, out=out))
+    x = _t(x)
+    e = np.frexp(x._value)[1]
+    one = np.ones((), np.result_type(x.dtype, np.float16))
+    h = e // 2
+    return x * own(np.ldexp(one, -h)) * own(np.ldexp(one, h - e)), e
+
+
+defnumpy("modf", (np.modf,), modf)
+defnumpy("frexp", (np.frexp,), frexp)
+
+
+i0_numpy = _unary("i0_numpy", np.i0, lambda ans, x: _i1(x), "diag(i1(x))", "dx = g * i1(x) (DLMF 10.29.3)",
+                  numpy=(np.i0,), source="np.i0({x})")
+
+
+def _i1(x):  # (scipy.special.i1: special's record on a Tensor, its value on an array)
+    if _ss is None:
+        raise TypeError("autoprop: the derivative of numpy.i0 is scipy.special.i1; install scipy for it")
+    return _ss.i1(x)
+
+
+def _poly_pad(a1, a2):  # numpy's polyadd: the shorter padded with zeros at the front
+    a1, a2 = _t(a1), _t(a2)
+    a1 = reshape(a1, shape=(1,)) if a1.ndim == 0 else a1
+    a2 = reshape(a2, shape=(1,)) if a2.ndim == 0 else a2
+    d = len(a2) - len(a1)
+    if d > 0:
+        a1 = concatenate(_t(own(np.zeros(d, a1.dtype))), a1, axis=0)
+    elif d < 0:
+        a2 = concatenate(_t(own(np.zeros(-d, a2.dtype))), a2, axis=0)
+    return a1, a2
+
+
+@defcomposite("polyadd", "a1 + a2, the shorter padded with zeros at the front", numpy=(np.polyadd,))
+def polyadd(a1, a2):
+    """``numpy.polyadd`` over Tensors: the coefficients of the sum of two polynomials.
+
+    Parameters
+    ----------
+    a1, a2 : Tensor or array_like, 1-D coefficients, highest power first
+
+    Returns
+    -------
+    Tensor, shape (max(len(a1), len(a2)),)
+    """
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 + a2
+
+
+@defcomposite("polysub", "a1 - a2, the shorter padded with zeros at the front", numpy=(np.polysub,))
+def polysub(a1, a2):
+    """``numpy.polysub`` over Tensors: the coefficients of ``a1 - a2``.
+
+    Parameters
+    ----------
+    a1, a2 : Tensor or array_like, 1-D coefficients, highest power first
+
+    Returns
+    -------
+    Tensor, shape (max(len(a1), len(a2)),)
+    """
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 - a2
+
+
+def _1d(a):
+    a = _t(a)
+    return reshape(a, shape=(1,)) if a.ndim == 0 else a
+
+
+@defcomposite("polymul", "convolve(a1, a2)", numpy=(np.polymul,))
+def polymul(a1, a2):
+    """``numpy.polymul`` over Tensors: the product's coefficients, ``convolve(a1, a2)`` as numpy.
+
+    Parameters
+    ----------
+    a1, a2 : Tensor or array_like, 1-D coefficients, highest power first
+
+    Returns
+    -------
+    Tensor, shape (len(a1) + len(a2) - 1,)
+    """
+    return convolve(_1d(a1), _1d(a2))
+
+
+@defcomposite("polyder", "p[:-1] * arange(n, 0, -1), m times", numpy=(np.polyder,))
+def polyder(p, m=1):
+    """``numpy.polyder`` over Tensors: the coefficients of the ``m``-th derivative.
+
+    Parameters
+    ----------
+    p : Tensor or array_like, 1-D coefficients, highest power first
+    m : int, default 1
+
+    Returns
+    -------
+    Tensor, shape (max(len(p) - m, 0),) (numpy's)
+
+    Raises
+    ------
+    ValueError
+        For ``m < 0`` (numpy's message).
+    """
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    p = _t(p)
+    for _ in range(m):
+        p = p[:-1] * own(np.arange(len(p) - 1, 0, -1))
+    return p
+
+
+@defcomposite("polyint", "concatenate(p / arange(n, 0, -1), k), m times", numpy=(np.polyint,))
+def polyint(p, m=1, k=None):
+    """``numpy.polyint`` over Tensors: the coefficients of the ``m``-th antiderivative.
+
+    Parameters
+    ----------
+    p : Tensor or array_like, 1-D coefficients, highest power first
+    m : int, default 1
+    k : Tensor or array_like, optional
+        The integration constants (a scalar, or ``m`` of them); a Tensor gets its gradient.
+
+    Returns
+    -------
+    Tensor, shape (len(p) + m,)
+
+    Raises
+    ------
+    ValueError
+        For ``m < 0`` or a ``k`` of another length (numpy's messages).
+    """
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = _1d(own(np.zeros(m, float)) if k is None else k)
+    if len(k) == 1 and m > 1:
+        k = k[0] * own(np.ones(m, float))
+    if len(k) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = _t(p)
+    for i in range(m):
+        p = concatenate(p / own(np.arange(len(p), 0, -1)), reshape(k[i], shape=(1,)), axis=0)
+    return p
+
+
+@defcomposite("poly", "prod_k (x - z_k) expanded: convolve(a, [1, -z_k]) for each root "
+                      "(a square matrix: of its eigvals)", numpy=(np.poly,))
+def poly(seq_of_zeros):
+    """``numpy.poly`` over Tensors: the coefficients of the monic polynomial with the given roots.
+
+    Parameters
+    ----------
+    seq_of_zeros : Tensor or array_like
+        1-D roots, or a square matrix (its characteristic polynomial, by ``eigvals`` as numpy).
+
+    Returns
+    -------
+    Tensor, shape (n + 1,); real when complex roots come in conjugate pairs (numpy's rule); the
+    float 1.0 for no roots.
+
+    Raises
+    ------
+    ValueError
+        For another shape (numpy's message).
+
+    Notes
+    -----
+    numpy's loop ``a = convolve(a, [1, -z])`` on recorded ``convolve`` and ``stack``.
+    """
+    z = _1d(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        z = eigvals(z)
+    elif z.ndim == 1:
+        dt = np.dtype(np.mintypecode(z.dtype.char))
+        z = z if z.dtype == dt else z.astype(dt)
+    else:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if len(z) == 0:
+        return 1.0
+    a = _t(own(np.ones((1,), z.dtype)))
+    one = _t(own(np.ones((), z.dtype)))
+    for i in range(len(z)):
+        a = convolve(a, stack([one, -z[i]]), mode="full")
+    if a.dtype.kind == "c":
+        r = np.asarray(z._value, complex)
+        if np.all(np.sort(r) == np.sort(r.conjugate())):
+            a = real(a)
+    return a
+
+
+@defcomposite("polydiv", "numpy's long division, each step r[k:k+n+1] - (r[k] / v[0]) v, recorded",
+              numpy=(np.polydiv,))
+def polydiv(u, v):
+    """``numpy.polydiv`` over Tensors: quotient and remainder of ``u / v``.
+
+    Parameters
+    ----------
+    u, v : Tensor or array_like, 1-D coefficients, highest power first
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The quotient (shape (max(len(u) - len(v) + 1, 1),)) and the remainder, its leading
+        near-zeros dropped as numpy (``allclose(r[0], 0, rtol=1e-14)`` on the values).
+
+    Notes
+    -----
+    numpy's loop with the in-place updates written as recorded slices and ``concatenate``:
+    ``d = r[k] / v[0]``, ``q[k] = d``, ``r[k:k+n+1] -= d v``.
+    """
+    u, v = _1d(u) + 0.0, _1d(v) + 0.0
+    m, n = len(u) - 1, len(v) - 1
+    scale = 1.0 / v[0]
+    r = u if u.dtype == (u[0] + v[0]).dtype else u.astype((u[0] + v[0]).dtype)
+    qs = []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        qs.append(d)
+        r = concatenate(r[:k], r[k:k + n + 1] - d * v, r[k + n + 1:], axis=0)
+    q = stack(qs) if qs else _t(own(np.zeros((1,), r.dtype)))
+    while np.allclose(r._value[0], 0, rtol=1e-14) and r.shape[-1] > 1:
+        r = r[1:]
+    return q, r
+
+
+@defcomposite("roots", "eigvals of the companion matrix (first row -p[1:] / p[0])", numpy=(np.roots,))
+def roots(p):
+    """``numpy.roots`` over Tensors: the roots of the polynomial with coefficients ``p``.
+
+    Parameters
+    ----------
+    p : Tensor or array_like, 1-D coefficients, highest power first
+
+    Returns
+    -------
+    Tensor
+        numpy's roots in numpy's order: the eigenvalues of the companion matrix (complex unless
+        all are real, as ``np.linalg.eigvals``), then the zeros of trailing zero coefficients.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not 1-D (numpy's message).
+
+    Notes
+    -----
+    numpy's construction: ``A = diag(ones(N - 2), -1)`` with first row ``-p[1:] / p[0]``, then the
+    recorded ``eigvals`` (``linalg_eig``: ``dA = V^-T diag(g) V^T``); repeated roots have no
+    derivative (the eigenvector matrix is singular there).
+    """
+    p = _1d(p)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nz = np.nonzero(np.ravel(p._value))[0]
+    if len(nz) == 0:
+        return Tensor(own(np.array([])))
+    trailing = len(p) - int(nz[-1]) - 1
+    p = p[int(nz[0]):int(nz[-1]) + 1]
+    if p.dtype.kind not in "fc":
+        p = p.astype(float)
+    n = len(p)
+    if n > 1:
+        a = concatenate(reshape(-p[1:] / p[0], shape=(1, n - 1)),
+                        _t(own(np.diag(np.ones((n - 2,), p.dtype), -1)[1:])), axis=0)
+        out = eigvals(a)
+    else:
+        out = _t(own(np.array([])))
+    if trailing:
+        out = concatenate(out, _t(own(np.zeros(trailing, out.dtype))), axis=0)
+    return out
