@@ -45,7 +45,7 @@ import numpy as np
 
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
     from . import _switch_reach  # the child: built from its text (gradcheck/sandbox.py)
-    from ._kernel import difference_quotient
+    from ._kernel import difference_quotient, probe_rng
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
@@ -1784,7 +1784,7 @@ def _handed_back(obj, inputs) -> str:
     X = inputs[0]
     if len(inputs) != 1 or not isinstance(X, np.ndarray) or X.dtype.kind != "f" or not X.size:
         return "input"
-    rng = np.random.default_rng(189)
+    rng = probe_rng(189)
     Y = np.asarray(obj.forward(X))
     if Y.dtype.kind != "f":
         return "input"
@@ -2282,7 +2282,7 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
 def _along(loss, y_true, y_pred, g, n, seed):
     """``(central differences, <g, u>)`` of ``loss.forward`` along ``n`` random directions ``u`` in ``y_pred``, as
     arrays: the loss's one directional measure (:func:`_directional_error`, :func:`_factor`)."""
-    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    rng, h = probe_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
     us = [rng.standard_normal(y_pred.shape) for _ in range(n)]
     return (np.array([difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h) for u in us]),
             np.array([float(np.sum(g * u)) for u in us]))
@@ -2348,7 +2348,7 @@ def _affine_in(f, a) -> bool | None:
     """Whether ``f(a)`` (a scalar function) is affine in ``a`` along a random relative direction (each entry moved
     by about 1% of itself, so zeros stay zeros and signs are kept): its second difference no more than round-off
     of its values; None when ``f`` fails or is not finite there (no evidence)."""
-    u = np.asarray(a, dtype=np.float64) * np.random.default_rng(11).normal(0.0, 1e-2, np.shape(a))
+    u = np.asarray(a, dtype=np.float64) * probe_rng(11).normal(0.0, 1e-2, np.shape(a))
     try:
         v = [float(f(np.asarray(a, dtype=np.float64) + s * u)) for s in (-1.0, 0.0, 1.0)]
     except Exception:  # noqa: BLE001 - data this argument does not take: no evidence
@@ -3368,7 +3368,7 @@ class _ForwardFailed(Exception):
 def _probe_backward(obj, y):
     """What ``obj.backward`` returns given the probes' upstream gradient for forward's output ``y`` (seed 7)."""
     _step("backward")
-    return obj.backward(np.random.default_rng(7).standard_normal(np.shape(y)))
+    return obj.backward(probe_rng(7).standard_normal(np.shape(y)))
 
 
 def _raised(exc):
@@ -4332,7 +4332,7 @@ def _unrated_steps(obj, bwd, inputs, training):
                 before = _sgd_snapshot(obj, names)
                 _step("backward")
                 try:
-                    bwd(obj, np.random.default_rng(0).standard_normal(y.shape))
+                    bwd(obj, probe_rng(0).standard_normal(y.shape))
                 except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
                     return
                 moved = [n for n, (o, k, _, kept) in before.items() if isinstance(new := getattr(o, k, None), np.ndarray)
@@ -4674,7 +4674,7 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
             return None, False
         with _all_undone(objs) as rewind:
             y = _run(obj, rewind, inputs, kw)
-            dy = np.random.default_rng(0).standard_normal(y.shape)
+            dy = probe_rng(0).standard_normal(y.shape)
             r = LR_PROBE
             base, kept, dx = _sgd_measure(obj, objs, bwd, param, attrs, dy, used, r)
             moved = [n for n in used if np.any(base[n] != 0)]
@@ -4813,7 +4813,7 @@ def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
             y = _run(obj, rewind, inputs, kw)
             before = _sgd_snapshot(obj, moved)
             held = {n: _sgd_student_grads(o, k) for n, (o, k, _, _) in before.items()}
-            _sgd_call(obj, bwd, param, attrs, np.random.default_rng(7).standard_normal(y.shape), LR_PROBE)
+            _sgd_call(obj, bwd, param, attrs, probe_rng(7).standard_normal(y.shape), LR_PROBE)
             for n, (o, k, _, kept) in before.items():
                 step = kept - getattr(o, k)
                 got = next(((c, g) for c, (g, _) in _sgd_student_grads(o, k).items() if g.shape == kept.shape and not (
@@ -5788,7 +5788,7 @@ def _central_gaps(obj, inputs, kw, weight, grads):
     """``(d, {key: <g, u>})``: the central difference ``d`` (:func:`gradcheck._kernel.difference_quotient`) of
     ``L = sum(forward(*inputs) * dY)`` along one random direction ``u`` of ``weight`` (the probe's dY, state
     restored), and each gradient of ``grads`` along it (:func:`_farther`'s measure)."""
-    u = np.random.default_rng(11).standard_normal(np.shape(weight))
+    u = probe_rng(11).standard_normal(np.shape(weight))
     eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
     with _all_undone([obj]) as rewind:
         base = weight.copy()
@@ -5797,7 +5797,7 @@ def _central_gaps(obj, inputs, kw, weight, grads):
             rewind()
             weight[...] = base + t * u
             y = _forward(obj, [x.copy() for x in inputs], kw)
-            return float(np.sum(np.asarray(y, dtype=np.float64) * np.random.default_rng(7).standard_normal(np.shape(y))))
+            return float(np.sum(np.asarray(y, dtype=np.float64) * probe_rng(7).standard_normal(np.shape(y))))
         try:
             d = difference_quotient(loss, eps, "central")
         finally:
