@@ -3556,15 +3556,16 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
 
 
 def _integer_params(obj, inputs, kw, taken):
-    """``{attribute: gradient}`` of ``obj``'s own integer attributes (an int array ``self.W = np.array([[1, 2]])``, an
-    int ``self.s = 1``; not a bool) for which one backward writes a float gradient by name (``self.dW``, ``self.ds``:
-    :func:`_grad_candidates`) of their shape, not already ``taken`` by a weight: parameters written with integers.
+    """``{attribute: gradient}`` of ``obj``'s own numeric attributes that are not float arrays (:func:`_not_float`:
+    an int array ``self.W = np.array([[1, 2]])``, an int ``self.s = 1``, not a bool; a complex or object array, a list
+    of lists of numbers) for which one backward writes a float gradient by name (``self.dW``, ``self.ds``:
+    :func:`_grad_candidates`) of their size, not already ``taken`` by a weight: parameters written as no float array.
     Paired, they reach the one rule for a parameter's type (:func:`gradcheck._validation.checked_params`: a float
     array, exit 3), as a params dict's ``params['W']`` does (tester22s H3: they were skipped, so a wrong ``dW``
-    PASSed as "a class with forward/backward and no parameters"). State restored after."""
+    PASSed as "a class with forward/backward and no parameters"; newuser29 H1: ``W + 0j``, ``W.tolist()``,
+    ``W.astype(object)`` too). State restored after."""
     ints = {k: v for k, v in list(_fields(obj).items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
-            and (isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size
-                 or isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))}
+            and _not_float(v)}
     if not ints:
         return {}
     out, gone = {}, set(taken.values())
@@ -3582,6 +3583,20 @@ def _integer_params(obj, inputs, kw, taken):
             if len(gs) == 1:
                 out[k] = gs[0]
     return out
+
+
+def _not_float(v) -> bool:
+    """Whether ``v`` holds numbers but is no float array a check can perturb in place: a nonempty integer, complex or
+    object ndarray, an int (not a bool), or a list or tuple of numbers (at any depth, nonempty: ``W.tolist()``)."""
+    if isinstance(v, np.ndarray):
+        return bool(v.size) and v.dtype.kind in "iucO"
+    if isinstance(v, (list, tuple)):
+        try:
+            a = np.array(v, dtype=None)
+        except Exception:  # noqa: BLE001 - ragged, no numbers, or an object numpy cannot read: not this case
+            return False
+        return bool(a.size) and a.dtype.kind in "iufc"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _idle_weights(obj, inputs, kw, unused, children=None):
