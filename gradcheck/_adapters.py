@@ -1292,6 +1292,56 @@ def with_targets(obj, t):
     _subclass(obj, "", forward=forward, backward=backward)
 
 
+#: The header's words for a forward giving one number (:func:`scalar_output`).
+SCALAR_OUTPUT = ("forward gives one number (Y a scalar, as a penalty or a loss of X alone): checked as Y of shape (1,), "
+                 "backward given dY as one number (np.float64), as PyTorch's backward of a 0-d tensor")
+
+
+def _one_number(y) -> bool:
+    """Whether ``y`` is one real number: a Python or numpy int or float (not a bool), or a 0-d real array."""
+    if isinstance(y, (bool, np.bool_)):
+        return False
+    if isinstance(y, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(y, np.ndarray) and y.ndim == 0 and y.dtype.kind in "iuf"
+
+
+def scalar_output(obj, inputs) -> bool:
+    """A layer whose ``forward(X)`` gives one number (an L2 penalty ``0.5 * lam * sum(X**2)``; newuser29 M1: "wrong
+    result" before) presented as ``forward(X) -> Y`` of shape (1,), ``backward(dY) -> backward(dY as np.float64)``:
+    a same-named subclass (:func:`_subclass`), as :func:`with_targets` presents a model's loss. Done only when a
+    probe on ``inputs`` (state restored) sees forward give one number (:func:`_one_number`) and backward, given
+    ``np.float64(1.0)``, return an array of the first input's shape (or a tuple beginning with one): a forward
+    meant to return an array whose backward cannot take a number is left as it is, for the check to say what it
+    gave. True when presented so."""
+    cls = type(obj)
+    fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
+    if not (inspect.isfunction(fwd) and inspect.isfunction(bwd)) or not inputs or not all(
+            isinstance(x, np.ndarray) for x in inputs):
+        return False
+    with _all_undone([obj]) as rewind:
+        try:
+            rewind()
+            if not _one_number(_forward(obj, [x.copy() for x in inputs], {})):
+                return False
+            dx = obj.backward(np.float64(1.0))
+        except Exception:  # noqa: BLE001 - student code: the check runs it again and reports what it does
+            return False
+    first = dx[0] if isinstance(dx, tuple) and dx else dx
+    if not (isinstance(first, np.ndarray) and first.shape == inputs[0].shape):
+        return False
+
+    @functools.wraps(fwd)
+    def forward(self, *xs, **kw):
+        return np.array(fwd(self, *xs, **kw), dtype=np.float64).reshape(1)
+
+    @functools.wraps(bwd)
+    def backward(self, dY, *more, **kw):
+        return bwd(self, np.float64(np.asarray(dY, dtype=np.float64).reshape(-1)[0]), *more, **kw)
+
+    return _subclass(obj, None, forward=forward, backward=backward)
+
+
 def signature(obj):
     """``(forward's array parameter names, {forward_required, forward_varargs, forward_training,
     backward_params, backward_varargs})`` of the student's own methods."""
@@ -2149,6 +2199,12 @@ class BoundLoss:
             call += " and " + _bound("backward", self.stateless[1], _roles(self.stateless[0]))
         #: Neural Networks from Scratch: forward's per-sample losses, their mean by the base class's calculate(output, y)
         self.calculate = _nnfs_calculate(obj)
+        if len(names) == 1 and not star and self.calculate is None:  # newuser29 M1: forward(X) -> one number
+            raise UnreadableError(
+                f"--loss is for a loss forward(y_pred, y_true) -> L with backward() -> dL/dy_pred; "
+                f"{self.class_name}.forward takes one array ({names[0]}). A forward({names[0]}) -> one number with "
+                f"backward(dY) (a penalty, a loss of {names[0]} alone) is checked as a layer: drop --loss "
+                f"(gradcheck check FILE::{self.class_name} --input-shape ...); its backward is given dY as one number.")
         if self.calculate is not None:
             self.pred_first, cnames, by_name = loss_order(self.calculate)
             names = cnames if by_name else names
@@ -4090,8 +4146,11 @@ def adapt(obj, inputs=None, training=True):
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
+    one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
+    if one:  # newuser29 M1: a scalar output, checked as shape (1,)
+        info["text"] = f"{info.get('text', '')}; {SCALAR_OUTPUT}" if info.get("text") else SCALAR_OUTPUT
     if stored:
         info["text"] = info.get("text", "") + stored
     if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
