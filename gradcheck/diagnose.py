@@ -4879,11 +4879,13 @@ _DETECTORS = (
     lambda L, t, key, m, n: _first_step_signature(L, key, m, n),
     lambda L, t, key, m, n: _state_carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _last_step_signature(L, key, m),
+    # before the sample's and the position's: with 1-D ids (or (N, 1), (1, T)) the row an index repeats in keeps one
+    # sample's or one position's update alone, which those name as a loop's bug (newuser29 M2)
+    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
     lambda L, t, key, m, n: _position_signature(L, key, m, n),
-    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),
