@@ -3597,7 +3597,9 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
             o, key = _owner(obj, children, w)
             names = [g for g in _grad_candidates(key) + _property_grad_candidates(o, key)
                      if isinstance(_grad(o, g), np.ndarray)
-                     or ("[" not in g and _is_number(_grad(o, g)))]  # dalpha = np.sum(...): a number
+                     or ("[" not in g and _is_number(_grad(o, g)))  # dalpha = np.sum(...): a number
+                     or ("[" not in g and isinstance(v := _grad(o, g), (list, tuple)) and _not_float(v))]  # .tolist():
+            # a gradient of the wrong type, paired so that the check says so (newuser29: "sets no gradient" before)
             if len(names) > 1:
                 raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
                                    f"({', '.join(names)}); keep one. {expected()}")
