@@ -45,7 +45,7 @@ import numpy as np
 
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
     from . import _switch_reach  # the child: built from its text (gradcheck/sandbox.py)
-    from ._kernel import difference_quotient
+    from ._kernel import difference_quotient, probe_rng
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
@@ -1339,6 +1339,56 @@ def with_targets(obj, t):
     _subclass(obj, "", forward=forward, backward=backward)
 
 
+#: The header's words for a forward giving one number (:func:`scalar_output`).
+SCALAR_OUTPUT = ("forward gives one number (Y a scalar, as a penalty or a loss of X alone): checked as Y of shape (1,), "
+                 "backward given dY as one number (np.float64), as PyTorch's backward of a 0-d tensor")
+
+
+def _one_number(y) -> bool:
+    """Whether ``y`` is one real number: a Python or numpy int or float (not a bool), or a 0-d real array."""
+    if isinstance(y, (bool, np.bool_)):
+        return False
+    if isinstance(y, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(y, np.ndarray) and y.ndim == 0 and y.dtype.kind in "iuf"
+
+
+def scalar_output(obj, inputs) -> bool:
+    """A layer whose ``forward(X)`` gives one number (an L2 penalty ``0.5 * lam * sum(X**2)``; newuser29 M1: "wrong
+    result" before) presented as ``forward(X) -> Y`` of shape (1,), ``backward(dY) -> backward(dY as np.float64)``:
+    a same-named subclass (:func:`_subclass`), as :func:`with_targets` presents a model's loss. Done only when a
+    probe on ``inputs`` (state restored) sees forward give one number (:func:`_one_number`) and backward, given
+    ``np.float64(1.0)``, return an array of the first input's shape (or a tuple beginning with one): a forward
+    meant to return an array whose backward cannot take a number is left as it is, for the check to say what it
+    gave. True when presented so."""
+    cls = type(obj)
+    fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
+    if not (inspect.isfunction(fwd) and inspect.isfunction(bwd)) or not inputs or not all(
+            isinstance(x, np.ndarray) for x in inputs):
+        return False
+    with _all_undone([obj]) as rewind:
+        try:
+            rewind()
+            if not _one_number(_forward(obj, [x.copy() for x in inputs], {})):
+                return False
+            dx = obj.backward(np.float64(1.0))
+        except Exception:  # noqa: BLE001 - student code: the check runs it again and reports what it does
+            return False
+    first = dx[0] if isinstance(dx, tuple) and dx else dx
+    if not (isinstance(first, np.ndarray) and first.shape == inputs[0].shape):
+        return False
+
+    @functools.wraps(fwd)
+    def forward(self, *xs, **kw):
+        return np.array(fwd(self, *xs, **kw), dtype=np.float64).reshape(1)
+
+    @functools.wraps(bwd)
+    def backward(self, dY, *more, **kw):
+        return bwd(self, np.float64(np.asarray(dY, dtype=np.float64).reshape(-1)[0]), *more, **kw)
+
+    return _subclass(obj, None, forward=forward, backward=backward)
+
+
 def signature(obj):
     """``(forward's array parameter names, {forward_required, forward_varargs, forward_training,
     backward_params, backward_varargs})`` of the student's own methods."""
@@ -1848,7 +1898,7 @@ def reading_errors(obj, inputs) -> dict[str, float] | None:
     X = inputs[0]
     if len(inputs) != 1 or not isinstance(X, np.ndarray) or X.dtype.kind != "f" or not X.size:
         return None
-    rng = np.random.default_rng(189)
+    rng = probe_rng(189)
     Y = np.asarray(obj.forward(X))
     if Y.dtype.kind != "f":
         return None
@@ -2371,6 +2421,12 @@ class BoundLoss:
             call += " and " + _bound("backward", self.stateless[1], _roles(self.stateless[0]))
         #: Neural Networks from Scratch: forward's per-sample losses, their mean by the base class's calculate(output, y)
         self.calculate = _nnfs_calculate(obj)
+        if len(names) == 1 and not star and self.calculate is None:  # newuser29 M1: forward(X) -> one number
+            raise UnreadableError(
+                f"--loss is for a loss forward(y_pred, y_true) -> L with backward() -> dL/dy_pred; "
+                f"{self.class_name}.forward takes one array ({names[0]}). A forward({names[0]}) -> one number with "
+                f"backward(dY) (a penalty, a loss of {names[0]} alone) is checked as a layer: drop --loss "
+                f"(gradcheck check FILE::{self.class_name} --input-shape ...); its backward is given dY as one number.")
         if self.calculate is not None:
             self.pred_first, cnames, by_name = loss_order(self.calculate)
             names = cnames if by_name else names
@@ -2504,7 +2560,7 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
 def _along(loss, y_true, y_pred, g, n, seed):
     """``(central differences, <g, u>)`` of ``loss.forward`` along ``n`` random directions ``u`` in ``y_pred``, as
     arrays: the loss's one directional measure (:func:`_directional_error`, :func:`_factor`)."""
-    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    rng, h = probe_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
     us = [rng.standard_normal(y_pred.shape) for _ in range(n)]
     return (np.array([difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h) for u in us]),
             np.array([float(np.sum(g * u)) for u in us]))
@@ -2570,7 +2626,7 @@ def _affine_in(f, a) -> bool | None:
     """Whether ``f(a)`` (a scalar function) is affine in ``a`` along a random relative direction (each entry moved
     by about 1% of itself, so zeros stay zeros and signs are kept): its second difference no more than round-off
     of its values; None when ``f`` fails or is not finite there (no evidence)."""
-    u = np.asarray(a, dtype=np.float64) * np.random.default_rng(11).normal(0.0, 1e-2, np.shape(a))
+    u = np.asarray(a, dtype=np.float64) * probe_rng(11).normal(0.0, 1e-2, np.shape(a))
     try:
         v = [float(f(np.asarray(a, dtype=np.float64) + s * u)) for s in (-1.0, 0.0, 1.0)]
     except Exception:  # noqa: BLE001 - data this argument does not take: no evidence
@@ -3591,7 +3647,7 @@ class _ForwardFailed(Exception):
 def _probe_backward(obj, y):
     """What ``obj.backward`` returns given the probes' upstream gradient for forward's output ``y`` (seed 7)."""
     _step("backward")
-    return obj.backward(np.random.default_rng(7).standard_normal(np.shape(y)))
+    return obj.backward(probe_rng(7).standard_normal(np.shape(y)))
 
 
 def _raised(exc):
@@ -3764,7 +3820,9 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
             o, key = _owner(obj, children, w)
             names = [g for g in _grad_candidates(key) + _property_grad_candidates(o, key)
                      if isinstance(_grad(o, g), np.ndarray)
-                     or ("[" not in g and _is_number(_grad(o, g)))]  # dalpha = np.sum(...): a number
+                     or ("[" not in g and _is_number(_grad(o, g)))  # dalpha = np.sum(...): a number
+                     or ("[" not in g and isinstance(v := _grad(o, g), (list, tuple)) and _not_float(v))]  # .tolist():
+            # a gradient of the wrong type, paired so that the check says so (newuser29: "sets no gradient" before)
             if len(names) > 1:
                 raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
                                    f"({', '.join(names)}); keep one. {expected()}")
@@ -3779,15 +3837,16 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
 
 
 def _integer_params(obj, inputs, kw, taken):
-    """``{attribute: gradient}`` of ``obj``'s own integer attributes (an int array ``self.W = np.array([[1, 2]])``, an
-    int ``self.s = 1``; not a bool) for which one backward writes a float gradient by name (``self.dW``, ``self.ds``:
-    :func:`_grad_candidates`) of their shape, not already ``taken`` by a weight: parameters written with integers.
+    """``{attribute: gradient}`` of ``obj``'s own numeric attributes that are not float arrays (:func:`_not_float`:
+    an int array ``self.W = np.array([[1, 2]])``, an int ``self.s = 1``, not a bool; a complex or object array, a list
+    of lists of numbers) for which one backward writes a float gradient by name (``self.dW``, ``self.ds``:
+    :func:`_grad_candidates`) of their size, not already ``taken`` by a weight: parameters written as no float array.
     Paired, they reach the one rule for a parameter's type (:func:`gradcheck._validation.checked_params`: a float
     array, exit 3), as a params dict's ``params['W']`` does (tester22s H3: they were skipped, so a wrong ``dW``
-    PASSed as "a class with forward/backward and no parameters"). State restored after."""
+    PASSed as "a class with forward/backward and no parameters"; newuser29 H1: ``W + 0j``, ``W.tolist()``,
+    ``W.astype(object)`` too). State restored after."""
     ints = {k: v for k, v in list(_fields(obj).items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
-            and (isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size
-                 or isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))}
+            and _not_float(v)}
     if not ints:
         return {}
     out, gone = {}, set(taken.values())
@@ -3805,6 +3864,20 @@ def _integer_params(obj, inputs, kw, taken):
             if len(gs) == 1:
                 out[k] = gs[0]
     return out
+
+
+def _not_float(v) -> bool:
+    """Whether ``v`` holds numbers but is no float array a check can perturb in place: a nonempty integer, complex or
+    object ndarray, an int (not a bool), or a list or tuple of numbers (at any depth, nonempty: ``W.tolist()``)."""
+    if isinstance(v, np.ndarray):
+        return bool(v.size) and v.dtype.kind in "iucO"
+    if isinstance(v, (list, tuple)):
+        try:
+            a = np.array(v, dtype=None)
+        except Exception:  # noqa: BLE001 - ragged, no numbers, or an object numpy cannot read: not this case
+            return False
+        return bool(a.size) and a.dtype.kind in "iufc"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _idle_weights(obj, inputs, kw, unused, children=None):
@@ -4298,8 +4371,11 @@ def adapt(obj, inputs=None, training=True):
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
+    one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
+    if one:  # newuser29 M1: a scalar output, checked as shape (1,)
+        info["text"] = f"{info.get('text', '')}; {SCALAR_OUTPUT}" if info.get("text") else SCALAR_OUTPUT
     if stored:
         info["text"] = info.get("text", "") + stored
     if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
@@ -4555,7 +4631,7 @@ def _unrated_steps(obj, bwd, inputs, training):
                 before = _sgd_snapshot(obj, names)
                 _step("backward")
                 try:
-                    bwd(obj, np.random.default_rng(0).standard_normal(y.shape))
+                    bwd(obj, probe_rng(0).standard_normal(y.shape))
                 except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
                     return
                 moved = [n for n, (o, k, _, kept) in before.items() if isinstance(new := getattr(o, k, None), np.ndarray)
@@ -4897,7 +4973,7 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
             return None, False
         with _all_undone(objs) as rewind:
             y = _run(obj, rewind, inputs, kw)
-            dy = np.random.default_rng(0).standard_normal(y.shape)
+            dy = probe_rng(0).standard_normal(y.shape)
             r = LR_PROBE
             base, kept, dx = _sgd_measure(obj, objs, bwd, param, attrs, dy, used, r)
             moved = [n for n in used if np.any(base[n] != 0)]
@@ -5036,7 +5112,7 @@ def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
             y = _run(obj, rewind, inputs, kw)
             before = _sgd_snapshot(obj, moved)
             held = {n: _sgd_student_grads(o, k) for n, (o, k, _, _) in before.items()}
-            _sgd_call(obj, bwd, param, attrs, np.random.default_rng(7).standard_normal(y.shape), LR_PROBE)
+            _sgd_call(obj, bwd, param, attrs, probe_rng(7).standard_normal(y.shape), LR_PROBE)
             for n, (o, k, _, kept) in before.items():
                 step = kept - getattr(o, k)
                 got = next(((c, g) for c, (g, _) in _sgd_student_grads(o, k).items() if g.shape == kept.shape and not (
@@ -6011,7 +6087,7 @@ def _central_gaps(obj, inputs, kw, weight, grads):
     """``(d, {key: <g, u>})``: the central difference ``d`` (:func:`gradcheck._kernel.difference_quotient`) of
     ``L = sum(forward(*inputs) * dY)`` along one random direction ``u`` of ``weight`` (the probe's dY, state
     restored), and each gradient of ``grads`` along it (:func:`_farther`'s measure)."""
-    u = np.random.default_rng(11).standard_normal(np.shape(weight))
+    u = probe_rng(11).standard_normal(np.shape(weight))
     eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
     with _all_undone([obj]) as rewind:
         base = weight.copy()
@@ -6020,7 +6096,7 @@ def _central_gaps(obj, inputs, kw, weight, grads):
             rewind()
             weight[...] = base + t * u
             y = _forward(obj, [x.copy() for x in inputs], kw)
-            return float(np.sum(np.asarray(y, dtype=np.float64) * np.random.default_rng(7).standard_normal(np.shape(y))))
+            return float(np.sum(np.asarray(y, dtype=np.float64) * probe_rng(7).standard_normal(np.shape(y))))
         try:
             d = difference_quotient(loss, eps, "central")
         finally:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ._import_scan import imported_files
+from ._kernel import probe_rng, upstream_draw
 from ._switch_reach import file_classes
 
 #: The spellings of a float32 dtype: as a string and as an attribute (``np.float32``), each with its float64 spelling
@@ -339,7 +340,7 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
     checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
     code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
     values: the copy's, written into the original's own arrays in their own dtype (so float32 code runs as float32, a
-    branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``default_rng(seed)`` as
+    branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``probe_rng(seed)`` as
     :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
     ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
     state the copy does not share) or the parameters differ in names or shapes: no comparison then. Both forwards
@@ -386,7 +387,7 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
                 with contextlib.suppress(Exception):
                     why["gradients"] = manual_source(calls[0], G), manual_source(calls[1], G)
             return None
-        G = np.random.default_rng(seed).standard_normal(ys[1].shape)
+        G = upstream_draw(probe_rng(seed), ys[1].shape, [*calls[0].inputs, *kept.values()])
         return manual_source(calls[0], G), manual_source(calls[1], G)
     finally:
         for k, v in kept.items():

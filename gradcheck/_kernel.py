@@ -4,6 +4,11 @@ Standalone (numpy only): :mod:`gradcheck.numerical` imports it (its evaluation p
 :mod:`gradcheck._adapters` too, whose text the sandbox child runs with this module's text before it (a probe of
 the student's object: which of two gradients backward gives is further from a difference of forward). Methods
 and steps: :mod:`gradcheck.numerical`'s docstring.
+
+It also holds the checker's own random stream (:func:`probe_rng`, :func:`upstream_draw`), which the child's
+adapters draw from too: what the checker draws (the upstream gradient ``G``, inputs from a shape, directions)
+must never be a draw the checked code made itself (newuser29 H2: ``G`` from ``default_rng(0)`` was lesson 02's
+``X``, so a backward using ``X`` where ``dY`` is due passed).
 """
 
 import numpy as np
@@ -53,3 +58,74 @@ def difference_quotient(phi, h, method="central"):
     points = [o * h for o in OFFSETS[method]]
     f0 = phi(0.0) if method == "forward" else None
     return float(kernel(method, [phi(t) for t in points], points, f0)[0])
+
+
+#: The spawn key that sets the checker's streams apart from every conventional draw (``default_rng(seed)``,
+#: ``default_rng([seed, k])``, ``default_rng(seed).spawn(n)``, whose keys are small counts): ``"grad"`` in ASCII.
+PROBE_KEY = 0x67726164
+
+
+def probe_rng(seed=0, *key):
+    """The checker's own generator for ``seed``: a :class:`numpy.random.SeedSequence` of ``seed`` with the spawn key
+    ``(PROBE_KEY, *key)`` (``key``: small ints, one per independent stream of the same seed).
+
+    Reproducible per ``seed`` and ``key``, yet no draw of ``np.random.default_rng(s)``, ``default_rng([s, k])`` or a
+    spawned child of theirs (keys ``(0,)``, ``(1,)``, ...) for any ``s``: the numbers a student's code or a lesson
+    draws itself (``X = np.random.default_rng(0).standard_normal(...)``) are never the checker's ``G`` (numpy's
+    SeedSequence mixes the spawn key into the state: NEP 19, numpy's "Parallel random number generation").
+
+    Parameters
+    ----------
+    seed : int or sequence of int
+        The check's seed (``CheckConfig.seed``, ``--seed``).
+    *key : int
+        Which of the checker's streams of that seed.
+
+    Returns
+    -------
+    numpy.random.Generator
+        PCG64, numpy's default bit generator.
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(PROBE_KEY, *key))))
+
+
+#: How many times :func:`upstream_draw` draws again a ``G`` proportional to one of the arrays it avoids.
+REDRAWS = 8
+
+
+def upstream_draw(rng, shape, avoid=()):
+    """A standard normal upstream gradient ``G`` of ``shape`` from ``rng``, drawn again while it is proportional to
+    an array of ``avoid`` of the same shape (an input, a parameter): a ``G`` equal to ``X`` makes a backward that
+    uses ``X`` where ``dY`` is due, or a transposed square ``dW`` (``G.T @ X`` for ``X.T @ G``), give the right
+    numbers. Below two entries every pair is proportional: nothing to avoid.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Where ``G`` comes from (:func:`probe_rng`); advanced by each draw.
+    shape : tuple of int
+        The output's shape.
+    avoid : iterable of array_like
+        The arrays ``G`` must not be a multiple of; those of another shape are skipped.
+
+    Returns
+    -------
+    ndarray of float64, of ``shape``
+    """
+    shape = tuple(shape)
+    same = [a for a in (np.asarray(a) for a in avoid) if a.shape == shape and a.dtype.kind in "biuf"]
+    G = rng.standard_normal(shape)
+    for _ in range(REDRAWS if G.size > 1 else 0):
+        if not any(_proportional(G, a) for a in same):
+            break
+        G = rng.standard_normal(shape)
+    return G
+
+
+def _proportional(G, a):
+    """Whether ``G`` is a multiple of ``a`` (``|cos| > 1 - 1e-9``; a zero ``a`` is no multiple of anything)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    na = float(np.linalg.norm(a))
+    if not np.isfinite(na) or na == 0.0:
+        return False
+    return abs(float(np.dot(G.ravel(), a))) > (1 - 1e-9) * float(np.linalg.norm(G)) * na

@@ -608,16 +608,31 @@ def checked_params(owner: str, entries: Any, not_a_dict: str | None = None,
                 "default)."))  # tester20g: "must be a numpy float array ...; got ndarray of dtype float128"
         if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
             where = f"{owner}.{k}" if attribute else f"{owner}.params[{k!r}]"
-            ints = re.fullmatch(r"int|ndarray of dtype u?int\d*", str(got))  # typed as integers: [[1, 2]], 1
             raise ProtocolError(paragraph(
                 f"{where} must be a numpy float array (it is perturbed in place",
-                f"to compute the numerical gradient); got {got}" + (
-                    f"{' (backward writes a gradient for it, so it is a parameter)' if attribute else ''}. Write it "
-                    "as float: np.array([[1.0, 2.0], ...]) or .astype(float) for an array, 1.0 for a number."
-                    if ints else ".")))
+                f"to compute the numerical gradient); got {got}" + _not_float_advice(str(got), attribute)))
         own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX, layout=layout)
         out[k] = v
     return out
+
+
+def _not_float_advice(got: str, attribute: bool) -> str:
+    """What :func:`checked_params` adds after "got ``got``" for a parameter that is no float array: why it is one
+    (``attribute``: backward writes a gradient for it) and how to write it as one, or "." for another value."""
+    why = " (backward writes a gradient for it, so it is a parameter)" if attribute else ""
+    if re.fullmatch(r"int|ndarray of dtype u?int\d*", got):  # typed as integers: [[1, 2]], 1
+        return (f"{why}. Write it as float: np.array([[1.0, 2.0], ...]) or .astype(float) for an array, 1.0 for a "
+                "number.")
+    if re.fullmatch(r"ndarray of dtype complex\d*", got):  # newuser29 H1: W + 0j
+        return (f"{why}. gradcheck checks real parameters (a complex weight's numerical gradient is taken along "
+                "real steps only): create it as float64 (without the + 0j, or .real) and keep complex numbers "
+                "inside forward.")
+    if got == "ndarray of dtype object":
+        return f"{why}. Write it as float: .astype(float) (an object array holds Python numbers, not float64)."
+    if got in ("list", "tuple"):
+        return (f"{why}. Store it as a numpy float array, np.array(..., dtype=float): a {got} cannot be perturbed "
+                "in place.")
+    return "."
 
 
 def stored_inputs_error(owner: str, bcall: str, where: str) -> UnusableError:

@@ -43,7 +43,9 @@ from .numerical import (
     layer_numerical_gradients,
     many_scan,
     numerical_gradient,
+    probe_rng,
     step_sizes,
+    upstream_draw,
 )
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
@@ -101,7 +103,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                          f"check_layer({layer.__name__}(...), X).")
     owner, proxied, given = name or type(layer).__name__, isinstance(layer, Wrapper), layer
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
-    rng = np.random.default_rng(cfg.seed)
+    rng = probe_rng(cfg.seed)  # the checker's own stream: never a draw the user made (newuser29 H2)
     inputs = V.layer_inputs(X, rng, owner)
     layer = _as_cli_reads(layer, inputs)
     names = V.input_names(layer, len(inputs))
@@ -275,7 +277,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         return _nondeterministic(call, Y, Y2, cfg)
     Y = Y2  # the cache now belongs to this forward; backward follows it
     output = Y.copy()
-    G = _upstream(upstream, rng, Y.shape, call.owner)
+    G = _upstream(upstream, rng, Y.shape, call.owner, [*call.inputs, *call.params.values()])
     atol = cfg.atol_for(Y, G)
     cfg_atol_default = cfg.atol is None
     notes: list[str] = _large_step_note(cfg)
@@ -467,9 +469,9 @@ def _input_shape(inputs):
     return tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs)
 
 
-def _upstream(upstream, rng, shape, owner) -> np.ndarray:
-    if upstream is None:
-        return rng.standard_normal(shape)
+def _upstream(upstream, rng, shape, owner, avoid=()) -> np.ndarray:
+    if upstream is None:  # drawn again while proportional to an input or a parameter (newuser29 H2)
+        return upstream_draw(rng, shape, avoid)
     G = np.array(upstream, dtype=np.float64)
     if G.shape != shape:
         raise UsageError(f"upstream has shape {V.fmt_shape(G.shape)}; the output of {owner} has shape "

@@ -1824,6 +1824,28 @@ def batch_last_loss(args, loss, shape, text: str) -> UsageError | None:
         f"BATCH,CLASSES)")
 
 
+def one_column_probs(args, loss, shape, text: str) -> UsageError | None:
+    """When a loss's forward gave NaN or inf on ``--pred probs`` of one column (``--input-shape N,1``): softmax rows of
+    one entry are all 1.0, so a binary cross-entropy's ``log(1 - p)`` is ``-inf`` (newuser29 L3: "wrong result ... log
+    of 0" about a correct loss). The usage error saying so and naming ``--pred unit`` (uniform in [0.05, 0.95], one
+    probability per entry), with whether forward is finite there; None for another shape or ``--pred``."""
+    if args.pred != "probs" or not shape or shape[-1] != 1:
+        return None
+    cmd = (f"gradcheck check {args.target} --loss --input-shape {args.input_shape} --pred unit"
+           + (f" --targets {args.targets}" if args.targets else ""))
+    try:
+        y_true, y_pred, _ = loss_data(args.targets or "real", "unit", shape, args.seed)
+        finite = bool(np.all(np.isfinite(np.asarray(loss.forward(y_true, y_pred), dtype=np.float64))))
+    except Exception:  # noqa: BLE001 - the loss fails on that data too: said without the promise
+        finite = False
+    text = text.replace(" Check for division by zero, log of 0, or exp overflow.", "")  # not forward's fault here
+    return UsageError(
+        f"{text.rstrip('.')}. --pred probs draws y_pred as softmax rows over its last axis, and a row of one column is "
+        f"1.0 everywhere (1 - p = 0, whose log is -inf): for one probability per entry (a sigmoid's output, a binary "
+        f"cross-entropy's p) use --pred unit (uniform in [0.05, 0.95])"
+        + (f"; forward is finite there: {cmd}" if finite else f": {cmd}"))
+
+
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences; a function
     returning several gradients (``--wrt a,b``, :func:`gradcheck._adapters.gradient_args`) has each checked in turn,

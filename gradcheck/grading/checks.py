@@ -29,7 +29,7 @@ from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
 from ..diagnose import _dlfs_f, _find, _float32_values, _low_precision, _precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
-from ..numerical import difference_quotient
+from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
     Call,
     backward_twice,
@@ -715,7 +715,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
-    G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
+    G = upstream_draw(probe_rng(seed), Y_ref.shape, [*xs, *point.values()])  # never the test's own draw (newuser29 H2)
     ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
 
     def expected_for(dY):  # the pipeline's reference source, by part name; each finite
@@ -958,11 +958,11 @@ def _directional_misses(layer: Any, xs: list[np.ndarray], d_in: list[str], shape
     if not isinstance(Y, np.ndarray) or not np.array_equal(Y, layer.forward(*[x.copy() for x in xs],
                                                                             training=training)):
         return None
-    G = np.random.default_rng(seed).standard_normal(shape)
+    params = getattr(layer, "params", None) or {}
+    G = upstream_draw(probe_rng(seed), shape, [*xs, *params.values()])  # the graded check's G (layer_gradients)
     ret = layer.backward(G.copy())
     grads = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     grads |= {f"d{k}": v for k, v in (getattr(layer, "grads", None) or {}).items()}
-    params = getattr(layer, "params", None) or {}
     if any(n not in d_in and n[1:] not in params for n in names):
         return None
     rng = np.random.default_rng([seed, 23])
