@@ -383,7 +383,7 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
             again = calls[0].forward(*[np.array(a, copy=True) for a in inputs])
             why.update(kind="forward" if np.array_equal(again, ys[0], equal_nan=True) else "random", Y=tuple(ys))
             if why["kind"] == "forward" and ys[0].shape == ys[1].shape:  # each backward after its own forward
-                G = np.random.default_rng(seed).standard_normal(ys[1].shape)
+                G = upstream_draw(probe_rng(seed), ys[1].shape, [*calls[0].inputs, *kept.values()])
                 with contextlib.suppress(Exception):
                     why["gradients"] = manual_source(calls[0], G), manual_source(calls[1], G)
             return None
