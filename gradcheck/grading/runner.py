@@ -897,10 +897,29 @@ def isolation_level(unsafe_no_isolation: bool = False) -> str:
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
+        if (fsize := _file_size_limit()) is not None:  # redteam29b M5: blamed on namespaces and Docker's seccomp
+            raise IsolationUnavailable(
+                f"the sandbox could not start under this process's file-size limit (RLIMIT_FSIZE, `ulimit -f`: "
+                f"{fsize:,} bytes; a write past it fails with EFBIG or SIGXFSZ), so this machine cannot isolate the "
+                f"submissions' code ({detail}). Raise the limit (ulimit -f unlimited, or the CI's or container's "
+                f"setting) and run the same command again.")
         raise IsolationUnavailable(f"this machine cannot isolate the submissions' code ({detail}); the "
                                    f"grader refuses to run untrusted code in the process sandbox alone, "
                                    f"which a hostile submission can escape. {isolation_advice()}")
     return level
+
+
+def _file_size_limit() -> int | None:
+    """This process's soft RLIMIT_FSIZE (``ulimit -f``) in bytes, None when unlimited (or not known): a limit the
+    sandbox's start writes past (Python's compiled modules, its files) makes :func:`gradcheck.sandbox.support` fail
+    with an unrelated error (``EOFError: marshal data too short``; below 4 KiB ``bwrap: Unknown option``)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
 
 
 def isolation_advice() -> str:

@@ -1,0 +1,63 @@
+"""redteam29b's results folder under pressure: a full disk, a lost grading.json, a file-size limit, --single inside a
+running batch. A full disk is simulated by making the write raise ``OSError(ENOSPC)`` (no mount needed, as CI has no
+root); the real tmpfs runs are in redteam29b's ``rt/RUN.sh``."""
+
+import csv
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gradcheck.grading import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+KW = dict(progress=False, plot=False, unsafe_no_isolation=True, workers=1)
+
+
+def _subs(tmp_path: Path, *names: str) -> Path:
+    for n in names:
+        (tmp_path / "subs" / n).mkdir(parents=True)
+        (tmp_path / "subs" / n / "layers.py").write_text(SOLUTION)
+    return tmp_path / "subs"
+
+
+def _full(*, ends: str):
+    """An ``os.replace`` that raises ENOSPC when moving onto a file whose name ends with ``ends``."""
+    real = os.replace
+
+    def replace(src, dst, *a, **k):
+        if str(dst).endswith(ends):
+            raise OSError(errno.ENOSPC, "No space left on device", str(src))
+        return real(src, dst, *a, **k)
+    return replace
+
+
+def _seeds(out: Path) -> tuple[dict[str, int], dict[str, int]]:
+    own = {p.parent.name: json.loads(p.read_text())["extra_data"]["seed"] for p in out.glob("*/results.json")}
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as fh:
+        book = {r["submission"]: int(r["seed"]) for r in csv.DictReader(fh)}
+    return own, book
+
+
+def test_a_file_size_limit_is_named_when_the_sandbox_cannot_start(monkeypatch):
+    """M5: under ``ulimit -f`` the probe failed with "EOFError: marshal data too short" and advice on Docker's
+    seccomp profile."""
+    import resource
+
+    from gradcheck import sandbox
+
+    monkeypatch.setattr(sandbox, "support", lambda: ("none", "EOFError: marshal data too short"))
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (
+        (200000, resource.RLIM_INFINITY) if which == resource.RLIMIT_FSIZE else (resource.RLIM_INFINITY,) * 2))
+    with pytest.raises(runner.IsolationUnavailable, match=r"RLIMIT_FSIZE, `ulimit -f`: 200,000 bytes") as err:
+        runner.isolation_level()
+    assert "seccomp" not in str(err.value) and "marshal data too short" in str(err.value)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY,) * 2)
+    with pytest.raises(runner.IsolationUnavailable, match="cannot isolate") as err:
+        runner.isolation_level()
+    assert "RLIMIT_FSIZE" not in str(err.value)
