@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from gradcheck.errors import UsageError
 from gradcheck.grading import runner
+from gradcheck.grading.runner import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -42,6 +44,16 @@ def _seeds(out: Path) -> tuple[dict[str, int], dict[str, int]]:
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as fh:
         book = {r["submission"]: int(r["seed"]) for r in csv.DictReader(fh)}
     return own, book
+
+
+def test_single_into_a_folder_of_a_running_batch_is_refused(tmp_path):
+    """L1: ``--single --out OUT/c1`` while a batch held OUT was accepted and overwrote c1's result."""
+    subs, out = _subs(tmp_path, "c1"), tmp_path / "out"
+    (out / "c1").mkdir(parents=True)
+    (out / runner.KEY_FILE).write_text("k" * 64)
+    with runner.output_lock(out), pytest.raises(UsageError, match="--out is inside .* as a batch"):
+        grade_submission(subs / "c1", TESTS, out / "c1", unsafe_no_isolation=True)
+    assert not (out / "c1" / "results.json").exists()
 
 
 def test_a_file_size_limit_is_named_when_the_sandbox_cannot_start(monkeypatch):

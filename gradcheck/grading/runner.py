@@ -1099,11 +1099,14 @@ def _batch_key(out_p: Path) -> bytes:
 
 
 @contextlib.contextmanager
-def output_lock(out: str | os.PathLike) -> Iterator[None]:
+def output_lock(out: str | os.PathLike, batch_above: bool = False) -> Iterator[None]:
     """Hold the output folder ``out`` while inside: an exclusive :func:`fcntl.flock` on the folder itself
     (its own directory fd), released when the process ends, however it ends (a signal, a kill). Two runs on
     one folder would grade every submission twice and race on its files. Nothing is written into it: staff and
     Gradescope's ``/autograder/results`` find only the results there (a lock file stayed behind before).
+    With ``batch_above`` (one submission, ``--single``) a folder above ``out`` that a running batch holds (a
+    batch's folder has its :data:`KEY_FILE`) is refused too (redteam29b L1: ``--out graded/c1`` during the batch on
+    ``graded`` overwrote c1's result).
 
     Raises
     ------
@@ -1113,6 +1116,9 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
     """
     import fcntl
 
+    for above in Path(out).resolve().parents if batch_above else ():
+        if (above / KEY_FILE).is_file():
+            _not_held(above, fcntl)
     try:
         fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
@@ -1128,6 +1134,23 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock (with every copy a fork made)
+
+
+def _not_held(folder: Path, fcntl: Any) -> None:
+    """UsageError when another process holds an exclusive :func:`fcntl.flock` on ``folder`` (a batch grading into
+    it), tried with a shared lock released at once; a folder that cannot be opened is not held."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise UsageError(f"--out is inside {str(folder)!r}, which another gradcheck grade run (PID "
+                         f"{_lock_holder(fd)}) is grading into as a batch: its results there would be overwritten. "
+                         f"Wait for it to end (or stop it) and rerun this command, or give another --out.") from None
+    finally:
+        os.close(fd)
 
 
 def _lock_holder(fd: int) -> str:
@@ -1209,7 +1232,7 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is not None:  # one of a batch's, which holds the batch's --out
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, _stopper, _key)
     check_grading_inputs(submission, tests, out, batch=False, unsafe_no_isolation=unsafe_no_isolation, **opts)
-    with output_lock(out):  # another run grading into this --out is refused, naming it (as for a batch)
+    with output_lock(out, batch_above=True):  # another run grading into this --out is refused, naming it (as for a batch)
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, None, _key)
 
 
