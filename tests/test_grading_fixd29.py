@@ -12,7 +12,7 @@ import pytest
 
 from gradcheck.errors import UsageError
 from gradcheck.grading import runner
-from gradcheck.grading.runner import grade_submission
+from gradcheck.grading.runner import GRADER_ERROR, grade_batch, grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -44,6 +44,30 @@ def _seeds(out: Path) -> tuple[dict[str, int], dict[str, int]]:
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as fh:
         book = {r["submission"]: int(r["seed"]) for r in csv.DictReader(fh)}
     return own, book
+
+
+def test_a_lost_grading_json_grades_everyone_again_with_the_saved_seed(tmp_path):
+    """SEED: an emptied grading.json made a resume draw a new seed, keep the saved results (seed 5), grade the changed
+    one with the new seed and write the new seed in every gradebook row."""
+    subs, out = _subs(tmp_path, "c1", "c2"), tmp_path / "out"
+    grade_batch(subs, TESTS, out, seed=5, **KW)
+    (out / "grading.json").write_text("")  # what a crash inside the old in-place write left
+    (subs / "c2" / "layers.py").write_text(SOLUTION + "# edited\n")
+    again = grade_batch(subs, TESTS, out, **KW)
+    own, book = _seeds(out)
+    assert own == book == {"c1": 5, "c2": 5} and again.seed == 5
+    assert [r.status for r in again.submissions] == ["graded", "graded"]  # nothing kept unchecked
+    assert "grading.json is missing or unreadable" in again.summary()
+    assert json.loads((out / "grading.json").read_text())["seed"] == 5
+
+
+def test_the_gradebook_seed_column_is_each_rows_own(tmp_path):
+    rows = [runner.SubmissionResult("a", 1.0, 2.0, "skipped", 0.1, "", seed=5),
+            runner.SubmissionResult("b", 2.0, 2.0, "graded", 0.1, "", seed=7),
+            runner.SubmissionResult("c", 0.0, 2.0, GRADER_ERROR, 0.1, "")]
+    runner.write_gradebook(tmp_path / "g.csv", rows, 9)
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8") as fh:
+        assert {r["submission"]: r["seed"] for r in csv.DictReader(fh)} == {"a": "5", "b": "7", "c": "9"}
 
 
 def test_single_into_a_folder_of_a_running_batch_is_refused(tmp_path):

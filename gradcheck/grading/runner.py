@@ -98,6 +98,7 @@ class SubmissionResult:
     message: str = ""
     files_sha256: str = ""
     integrity: list[str] = field(default_factory=list)
+    seed: int | None = None
 
 
 def _integrity(extra: Any) -> list[str]:
@@ -111,6 +112,8 @@ def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, 
                   **kw: Any) -> SubmissionResult:
     """The result a results.json dict records (a grader error scores 0; max_score in extra_data)."""
     extra = data.get("extra_data") or {}
+    if isinstance(extra.get("seed"), int) and not isinstance(extra.get("seed"), bool):
+        kw.setdefault("seed", extra["seed"])  # the gradebook's seed column says each row's own (redteam29b SEED)
     tests = {t["name"]: float(t["score"]) for t in data.get("tests", [])}
     mx = float(extra["max_score"]) if "max_score" in extra else \
         float(sum(float(t.get("max_score", 0.0)) for t in data.get("tests", [])))
@@ -520,7 +523,9 @@ def _file_sha256(path: str) -> bytes:
 #: grading.json's keys of what decides a score besides the submission, as a summary names them
 _STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256": "the grading tests",
           "options": "the grading options (--timeout, --submission-timeout, --memory-mb, "
-          "--unsafe-no-isolation)"}
+          "--unsafe-no-isolation)",
+          "grading.json": "grading.json is missing or unreadable, so the seed, tests and options that graded the "
+          "saved results may have"}
 
 
 def _walk_tests(base: str):
@@ -1724,27 +1729,55 @@ def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
 
 
 def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,
-                options: dict[str, Any], only: bool = False) -> tuple[int, list[str]]:
-    """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
+                options: dict[str, Any], only: bool = False, seeds: Sequence[int] = ()) -> tuple[int, list[str]]:
+    """Write ``grading.json`` (the seed, the tests' digest, the scoring options; atomically) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
     a resumed batch whose seed, tests or options differ grades every submission again. With ``only`` (``--only``)
     such a change is a UsageError, raised before anything is written: the others' saved scores would be kept
-    beside scores of other tests, and recorded as current."""
+    beside scores of other tests, and recorded as current.
+
+    ``seeds``: those of the batch's saved signed results (:func:`_saved_seeds`). When grading.json is missing or
+    unreadable beside them (a crash, a full disk: redteam29b SEED, a resume mixed a new seed with the saved results'
+    and wrote it in every gradebook row), nothing says which tests and options graded them: every submission is
+    graded again (the key ``"grading.json"``), with the seed given, else theirs when they agree.
+
+    Raises
+    ------
+    UsageError
+        With ``only``, something changed.
+    OSError
+        grading.json cannot be written (a full disk).
+    """
     saved = _read_json(meta)
     saved = saved if isinstance(saved, dict) else {}
+    lost = not isinstance(saved.get("seed"), int) and bool(seeds)
     if seed is None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
             seed = int(saved["seed"])
+    if seed is None and lost and len(set(seeds)) == 1:
+        seed = seeds[0]
     seed = secrets.randbelow(2**31) if seed is None else seed
     graded_by = {"seed": seed, "tests_sha256": tests_digest(tests),
                  "options": {k: options[k] for k in sorted(options) if k != "seed"}}
-    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    stale = ["grading.json"] if lost else [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
     if only and stale:
         raise UsageError(f"--only: {_STALE[stale[0]]} changed since this output folder was graded, so every "
                          f"submission must be graded again (its scores would not be comparable); run without --only.")
-    meta.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src),
-                                **graded_by}, indent=2))
+    with _replaced(meta) as tmp:
+        tmp.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src), **graded_by},
+                                  indent=2))
     return seed, stale
+
+
+def _saved_seeds(folders: dict[str, Path], key: bytes) -> list[int]:
+    """The seeds (``extra_data.seed``) of the complete results in ``folders`` signed with the batch's ``key``."""
+    seeds = []
+    for folder in folders.values():
+        data, extra = _saved_extra(folder / "results.json") or (None, None)
+        if extra is not None and extra.get("complete") and isinstance(extra.get("seed"), int) and \
+                hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
+            seeds.append(extra["seed"])
+    return seeds
 
 
 #: The results.json files :func:`_load_done` found complete but not signed by their batch's key.
@@ -1796,7 +1829,7 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
         row(["submission", "score", "max_score", "percent", "status", "seconds", "seed", *names])
         rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
                           f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
-                          _saved_status(r), f"{r.seconds:.2f}", seed,
+                          _saved_status(r), f"{r.seconds:.2f}", seed if r.seed is None else r.seed,
                           *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
         rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
         for name, cells in sorted(rows, key=lambda r: r[0]):
@@ -2011,7 +2044,7 @@ class _Pool:
         return SubmissionResult(name, float(r["score"]), float(r["max_score"]), r["status"],
                                 float(r["seconds"]), str(path), message=r["message"],
                                 tests={k: float(v) for k, v in r["tests"].items()},
-                                integrity=_integrity(data["extra_data"]))
+                                integrity=_integrity(data["extra_data"]), seed=self._options["seed"])
 
 
 def connect(scheduler: str):
@@ -2366,10 +2399,12 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
     with _locked(out_p, pool):  # another run on this folder is refused, naming it
-        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options, only=bool(only))
-        options["seed"] = seed
-        t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
+        key = _batch_key(out_p)
+        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options, only=bool(only),
+                                  seeds=_saved_seeds(folders, key))
+        options["seed"] = seed
+        t0 = time.monotonic()
         stale, moved, dynamic = _stale_imports(folders, tests, force, stale)
         results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
         todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
