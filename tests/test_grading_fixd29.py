@@ -70,6 +70,80 @@ def test_the_gradebook_seed_column_is_each_rows_own(tmp_path):
         assert {r["submission"]: r["seed"] for r in csv.DictReader(fh)} == {"a": "5", "b": "7", "c": "9"}
 
 
+def test_grading_json_and_the_key_are_written_atomically_and_a_full_disk_before_the_run_is_exit_1(
+        tmp_path, monkeypatch, capsys):
+    """M3: grading.json was written in place (left 0 bytes) and a full disk there was a traceback."""
+    from gradcheck.cli import main
+
+    subs, out = _subs(tmp_path, "c1"), tmp_path / "out"
+    out.mkdir()
+    (out / "grading.json").write_text('{"seed": 3}')
+    (out / runner.KEY_FILE).write_text("")  # an empty key (a full disk at its first write): made again
+    monkeypatch.setattr(runner.os, "replace", _full(ends="grading.json"))
+    rc = main(["grade", str(subs), "--batch", "--tests", str(TESTS), "--out", str(out), "--no-progress",
+               "--unsafe-no-isolation"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert rc == 1 and "Traceback" not in err, err
+    assert "nothing was graded: grading.json could not be written in" in err and "No space left on device" in err
+    assert (out / "grading.json").read_text() == '{"seed": 3}' and not list(out.glob("*.tmp"))
+    assert len((out / runner.KEY_FILE).read_text()) == 64 and not (out / "c1").exists()
+
+
+def test_a_full_disk_midway_is_exit_1_with_the_summary_naming_what_was_not_written(tmp_path, monkeypatch, capsys):
+    """M1, M2, L2: the run exited 2 with no summary, saying "The 6 result(s) ... could be written" when 4 were;
+    junit.xml was copied in place (0 bytes)."""
+    from gradcheck.cli import main
+
+    subs, out = _subs(tmp_path, "c1", "c2", "c3"), tmp_path / "out"
+    real = os.replace
+
+    def replace(src, dst, *a, **k):
+        if Path(dst).parent.name == "c2" or Path(dst).name == "gradebook.csv":
+            raise OSError(errno.ENOSPC, "No space left on device", str(src))
+        return real(src, dst, *a, **k)
+    monkeypatch.setattr(runner.os, "replace", replace)
+    rc = main(["grade", str(subs), "--batch", "--tests", str(TESTS), "--out", str(out), "--no-progress",
+               "--unsafe-no-isolation", "--workers", "1", "--seed", "2"])
+    cap = capsys.readouterr()
+    said = " ".join(cap.out.split())
+    assert rc == 1, cap.err
+    assert "grader error: c2: the grader failed: OSError: No space left on device" in said
+    assert "error: 1 submission(s) could not have their results.json written" in said
+    assert ("error: the gradebook could not be written in" in said and
+            "2 of the 3 result(s) graded in this run were written to their results.json" in said)
+    assert "scores out of 28: mean 28.00" in said  # the summary is printed
+    assert {p.parent.name for p in out.glob("*/results.json")} == {"c1", "c3"}
+    assert not (out / "c2" / "junit.xml").exists() and not list(out.rglob("*.tmp"))  # no 0-byte junit.xml
+    assert all((out / n / "junit.xml").stat().st_size > 0 for n in ("c1", "c3"))
+
+
+def test_a_figure_that_cannot_be_saved_is_a_warning(tmp_path, monkeypatch):
+    """M4: a full disk at scores.png was a PIL traceback with no summary."""
+    subs = _subs(tmp_path, "c1")
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", full)
+    res = grade_batch(subs, TESTS, tmp_path / "out", **{**KW, "plot": True})
+    assert res.histogram is None and res.gradebook and [r.score for r in res.submissions] == [28.0]
+    assert "warning: the histogram could not be saved in" in res.summary()
+    assert "No space left on device" in res.summary()
+
+
+def test_a_saved_result_is_replaced_only_by_a_complete_new_one(tmp_path, monkeypatch):
+    """L3: a regrade on a full disk replaced the saved 28/28 with the placeholder before the new one failed."""
+    subs, out = _subs(tmp_path, "c1"), tmp_path / "out"
+    grade_batch(subs, TESTS, out, seed=4, **KW)
+    saved = (out / "c1" / "results.json").read_text()
+    monkeypatch.setattr(runner.os, "replace", _full(ends="results.json"))
+    res = grade_batch(subs, TESTS, out, seed=4, force=True, **KW)
+    assert res.submissions[0].status == GRADER_ERROR and not res.submissions[0].written
+    assert (out / "c1" / "results.json").read_text() == saved  # still the complete 28/28
+    monkeypatch.undo()
+    again = grade_batch(subs, TESTS, out, seed=4, **KW)
+    assert [(r.status, r.score) for r in again.submissions] == [("skipped", 28.0)]
+
+
 def test_single_into_a_folder_of_a_running_batch_is_refused(tmp_path):
     """L1: ``--single --out OUT/c1`` while a batch held OUT was accepted and overwrote c1's result."""
     subs, out = _subs(tmp_path, "c1"), tmp_path / "out"
