@@ -4,7 +4,8 @@ loads (``--seccomp FD``) just before it executes the sandbox's interpreter.
 Namespaces and a dedicated uid do not isolate what the kernel keeps per uid or outside any namespace: the
 kernel keyrings (a key added to the user keyring of a sandbox uid outlives the sandbox and the uid pool is
 reused, so a later sandbox running another student's code could read it: a channel between students), another
-process's memory, anonymous memory files (``memfd_create``: memory not counted by ``RLIMIT_AS``), BPF, io_uring,
+process's memory, anonymous memory files (``memfd_create``) and System V shared memory and message queues (memory
+not counted by ``RLIMIT_AS``), BPF, io_uring,
 mounts and new namespaces, and a lower priority, another scheduling policy or a pinned CPU (a submission
 starving itself to be granted more time). Each of :data:`DENIED` fails with ``EPERM``; ``clone`` asking for a new namespace
 or a new thread (:data:`CLONE_THREAD`: the child runs one thread; Python says "can't start new thread") too; ``clone3`` fails with ``ENOSYS`` (its flags are in memory a filter cannot read; the C library then uses
@@ -35,6 +36,9 @@ DENIED = (
     # the starvation extension of its time limit (tester19g F7); without CAP_SYS_NICE only lowering is possible;
     # so does pinning itself to one busy core (os.sched_setaffinity(0, {0}), tester23g L4)
     "setpriority", "sched_setparam", "sched_setscheduler", "sched_setattr", "sched_setaffinity",
+    # System V shared memory, message queues and semaphores, POSIX message queues: kernel memory outside RLIMIT_AS,
+    # as memfd_create's (redteam29b M6: shmget + shmat held 1 GiB under --memory-mb 256, for the sandbox's life)
+    "shmget", "shmat", "msgget", "semget", "mq_open",
     "iopl", "ioperm", "modify_ldt", "uselib",  # x86_64 only (_X86_64_ONLY)
 )
 
@@ -45,12 +49,12 @@ _X86_64 = dict(zip(
     DENIED + ("clone", "clone3"),
     (250, 248, 249, 101, 310, 311, 312, 438, 440, 319, 447, 323, 298, 321, 425, 426, 427, 165, 166, 155, 161,
      428, 429, 430, 431, 432, 433, 442, 272, 308, 303, 304, 300, 246, 320, 175, 313, 176, 163, 167, 168, 169,
-     103, 179, 212, 141, 142, 144, 314, 203, 172, 173, 154, 134, 56, 435), strict=True))
+     103, 179, 212, 141, 142, 144, 314, 203, 29, 30, 68, 64, 240, 172, 173, 154, 134, 56, 435), strict=True))
 _AARCH64 = dict(zip(
     tuple(n for n in DENIED if n not in _X86_64_ONLY) + ("clone", "clone3"),
     (219, 217, 218, 117, 270, 271, 272, 438, 440, 279, 447, 282, 241, 280, 425, 426, 427, 40, 39, 41, 51, 428,
      429, 430, 431, 432, 433, 442, 97, 268, 264, 265, 262, 104, 294, 105, 273, 106, 89, 224, 225, 142, 116, 60,
-     18, 140, 118, 119, 274, 122, 220, 435), strict=True))
+     18, 140, 118, 119, 274, 122, 194, 196, 186, 190, 180, 220, 435), strict=True))
 _MACHINES = {"x86_64": (0xC000003E, _X86_64), "amd64": (0xC000003E, _X86_64),
              "aarch64": (0xC00000B7, _AARCH64), "arm64": (0xC00000B7, _AARCH64)}
 #: clone flags asking for a namespace (user, mount, pid, net, ipc, uts, cgroup)

@@ -46,6 +46,12 @@ out = {
     "unshare": call(NR["unshare"], 0x10000000),  # CLONE_NEWUSER
     "clone_newuser": call(NR["clone"], 0x10000000 | 17, 0, 0, 0, 0),
     "ptrace": call(NR["ptrace"], 16, 1, 0, 0),  # PTRACE_ATTACH to the namespace's init
+    # redteam29b M6: System V IPC (and POSIX message queues) hold kernel memory RLIMIT_AS does not count
+    "shmget": call(NR["shmget"], 0, 1 << 20, 0o1600),  # IPC_PRIVATE, IPC_CREAT | 0600
+    "shmat": call(NR["shmat"], 0, 0, 0),
+    "msgget": call(NR["msgget"], 0, 0o1600),
+    "semget": call(NR["semget"], 0, 1, 0o1600),
+    "mq_open": call(NR["mq_open"], b"fixd29", 0o100 | 2, 0o600, None),  # O_CREAT | O_RDWR
 }
 import _thread
 try:  # redteam26 L2: clone with CLONE_THREAD, the one Python-independent refusal of a thread

@@ -153,7 +153,7 @@ def _grade(args: argparse.Namespace) -> int:
         print(res.summary())
         if res.interrupted:
             return EXIT_TERMINATED if res.stopped_by.startswith("SIGTERM") else EXIT_INTERRUPTED
-        errors = any(s.status == GRADER_ERROR for s in res.submissions)
+        errors = any(s.status == GRADER_ERROR for s in res.submissions) or "gradebook.csv" in res.unwritten
         return EXIT_MISMATCH if errors else EXIT_PASS
     if args.scheduler is not None or args.only:
         raise UsageError(f"{'--scheduler' if args.scheduler is not None else '--only'} is for a batch (a folder of "

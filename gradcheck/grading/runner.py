@@ -85,7 +85,9 @@ class SubmissionResult:
     resumed batch; ``message`` the saved status, ``seconds`` the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name. ``integrity``: report
-    lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json.
+    lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json. ``seed``: the
+    seed it was graded with (its results.json's, the gradebook's seed column; None: the batch's). ``written``:
+    False when its results.json could not be written (a full disk: a grader error, named in the summary).
     """
 
     name: str
@@ -98,6 +100,8 @@ class SubmissionResult:
     message: str = ""
     files_sha256: str = ""
     integrity: list[str] = field(default_factory=list)
+    seed: int | None = None
+    written: bool = True
 
 
 def _integrity(extra: Any) -> list[str]:
@@ -111,6 +115,8 @@ def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, 
                   **kw: Any) -> SubmissionResult:
     """The result a results.json dict records (a grader error scores 0; max_score in extra_data)."""
     extra = data.get("extra_data") or {}
+    if isinstance(extra.get("seed"), int) and not isinstance(extra.get("seed"), bool):
+        kw.setdefault("seed", extra["seed"])  # the gradebook's seed column says each row's own (redteam29b SEED)
     tests = {t["name"]: float(t["score"]) for t in data.get("tests", [])}
     mx = float(extra["max_score"]) if "max_score" in extra else \
         float(sum(float(t.get("max_score", 0.0)) for t in data.get("tests", [])))
@@ -134,7 +140,8 @@ class BatchResult:
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept);
     ``dynamic_imports``: where the grading tests import a name computed at run time, when saved scores were kept
     (:func:`_imports_moved`: a resume cannot tell whether that module changed); ``only_left``: with ``--only``, the
-    others without a saved result of their files, not graded (:func:`_only_these`).
+    others without a saved result of their files, not graded (:func:`_only_these`); ``unwritten``: the batch's
+    files that could not be written (``gradebook.csv``: an error, exit 1; ``scores.png``: a warning), with why.
     """
 
     submissions: list[SubmissionResult]
@@ -156,6 +163,7 @@ class BatchResult:
     not_in_batch: list[str] = field(default_factory=list)
     dynamic_imports: list[str] = field(default_factory=list)
     only_left: list[str] = field(default_factory=list)
+    unwritten: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -222,7 +230,17 @@ class BatchResult:
         lines += [f"note: {display_name(n)}'s results are in {display_name(folder)}/: its name "
                   f"differs from another submission's only in case or accents (one folder on a "
                   f"case-insensitive disk)" for n, folder in sorted(self.renamed.items())]
-        lines.append(f"gradebook: {self.gradebook}")
+        unsaved = sum(not s.written for s in subs)
+        if unsaved:
+            lines.append(f"error: {unsaved} submission(s) could not have their results.json written (named above as "
+                         f"grader errors, with why); rerun the same command once the output folder can take them (a full disk: "
+                         f"free the space)")
+        if "gradebook.csv" in self.unwritten:
+            lines.append(f"error: {self.unwritten['gradebook.csv']}")
+        else:
+            lines.append(f"gradebook: {self.gradebook}")
+        if "scores.png" in self.unwritten:
+            lines.append(f"warning: {self.unwritten['scores.png']}")
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
         return "\n".join(lines)
@@ -520,7 +538,9 @@ def _file_sha256(path: str) -> bytes:
 #: grading.json's keys of what decides a score besides the submission, as a summary names them
 _STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256": "the grading tests",
           "options": "the grading options (--timeout, --submission-timeout, --memory-mb, "
-          "--unsafe-no-isolation)"}
+          "--unsafe-no-isolation)",
+          "grading.json": "grading.json is missing or unreadable, so the seed, tests and options that graded the "
+          "saved results may have"}
 
 
 def _walk_tests(base: str):
@@ -897,10 +917,29 @@ def isolation_level(unsafe_no_isolation: bool = False) -> str:
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
+        if (fsize := _file_size_limit()) is not None:  # redteam29b M5: blamed on namespaces and Docker's seccomp
+            raise IsolationUnavailable(
+                f"the sandbox could not start under this process's file-size limit (RLIMIT_FSIZE, `ulimit -f`: "
+                f"{fsize:,} bytes; a write past it fails with EFBIG or SIGXFSZ), so this machine cannot isolate the "
+                f"submissions' code ({detail}). Raise the limit (ulimit -f unlimited, or the CI's or container's "
+                f"setting) and run the same command again.")
         raise IsolationUnavailable(f"this machine cannot isolate the submissions' code ({detail}); the "
                                    f"grader refuses to run untrusted code in the process sandbox alone, "
                                    f"which a hostile submission can escape. {isolation_advice()}")
     return level
+
+
+def _file_size_limit() -> int | None:
+    """This process's soft RLIMIT_FSIZE (``ulimit -f``) in bytes, None when unlimited (or not known): a limit the
+    sandbox's start writes past (Python's compiled modules, its files) makes :func:`gradcheck.sandbox.support` fail
+    with an unrelated error (``EOFError: marshal data too short``; below 4 KiB ``bwrap: Unknown option``)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
 
 
 def isolation_advice() -> str:
@@ -1069,22 +1108,37 @@ def _saved_extra(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
 
 
 def _batch_key(out_p: Path) -> bytes:
-    """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
+    """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use, atomically: a full disk left an
+    empty key, redteam29b M3; an empty or short one is made again, so the saved results are graded again as
+    unsigned). Called with the folder locked (:func:`output_lock`).
+
+    Raises
+    ------
+    OSError
+        The key cannot be written (a full disk).
+    """
     p = out_p / KEY_FILE
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-    with os.fdopen(os.open(p, os.O_RDONLY | os.O_NOFOLLOW)) as fh:
-        return fh.read().strip().encode()
+    with contextlib.suppress(OSError), os.fdopen(os.open(p, os.O_RDONLY | os.O_NOFOLLOW)) as fh:
+        if len(key := fh.read(256).strip()) >= 32:
+            return key.encode()
+    key = secrets.token_hex(32)
+    with _replaced(p) as tmp:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as fh:
+            fh.write(key)
+    return key.encode()
 
 
 @contextlib.contextmanager
-def output_lock(out: str | os.PathLike) -> Iterator[None]:
+def output_lock(out: str | os.PathLike, batch_above: bool = False) -> Iterator[None]:
     """Hold the output folder ``out`` while inside: an exclusive :func:`fcntl.flock` on the folder itself
     (its own directory fd), released when the process ends, however it ends (a signal, a kill). Two runs on
     one folder would grade every submission twice and race on its files. Nothing is written into it: staff and
     Gradescope's ``/autograder/results`` find only the results there (a lock file stayed behind before).
+    With ``batch_above`` (one submission, ``--single``) a folder above ``out`` that a running batch holds (a
+    batch's folder has its :data:`KEY_FILE`) is refused too (redteam29b L1: ``--out graded/c1`` during the batch on
+    ``graded`` overwrote c1's result).
 
     Raises
     ------
@@ -1094,6 +1148,9 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
     """
     import fcntl
 
+    for above in Path(out).resolve().parents if batch_above else ():
+        if (above / KEY_FILE).is_file():
+            _not_held(above, fcntl)
     try:
         fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
@@ -1109,6 +1166,23 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock (with every copy a fork made)
+
+
+def _not_held(folder: Path, fcntl: Any) -> None:
+    """UsageError when another process holds an exclusive :func:`fcntl.flock` on ``folder`` (a batch grading into
+    it), tried with a shared lock released at once; a folder that cannot be opened is not held."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise UsageError(f"--out is inside {str(folder)!r}, which another gradcheck grade run (PID "
+                         f"{_lock_holder(fd)}) is grading into as a batch: its results there would be overwritten. "
+                         f"Wait for it to end (or stop it) and rerun this command, or give another --out.") from None
+    finally:
+        os.close(fd)
 
 
 def _lock_holder(fd: int) -> str:
@@ -1190,7 +1264,7 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is not None:  # one of a batch's, which holds the batch's --out
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, _stopper, _key)
     check_grading_inputs(submission, tests, out, batch=False, unsafe_no_isolation=unsafe_no_isolation, **opts)
-    with output_lock(out):  # another run grading into this --out is refused, naming it (as for a batch)
+    with output_lock(out, batch_above=True):  # another run grading into this --out is refused, naming it (as for a batch)
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, None, _key)
 
 
@@ -1218,6 +1292,11 @@ def _grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, o
         with contextlib.suppress(OSError):
             _write_not_graded(results, exc, seed, _key, single=_stopper is None)
         raise
+    except OSError as exc:  # a file the grader could not write or read (a full disk: redteam29b M1)
+        where = f" ({display_name(os.path.basename(exc.filename).removesuffix('.tmp'))})" \
+            if isinstance(exc.filename, str) else ""
+        return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc.strerror or exc}{where}", seed,
+                               record, time.monotonic() - t0, _key, tests)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
                                record, time.monotonic() - t0, _key, tests)
@@ -1248,8 +1327,9 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         if stopper is not None and stopper.event.is_set() and code not in (0, 1):
             stopped.seconds = time.monotonic() - t0
             return stopped
-        if (tmp_p / "junit.xml").exists():
-            shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
+        if (tmp_p / "junit.xml").exists():  # atomic, as results.json (redteam29b L2: 0-byte copies on a full disk)
+            with _replaced(out_p / "junit.xml") as junit:
+                shutil.copyfile(tmp_p / "junit.xml", junit)
         data = _read_json(tmp_p / "results.json")  # the plugin's, trusted from a pytest that ended normally (exit 0 or 1)
         later = (tmp_p / LATER_TESTS).exists()  # the plugin began the tests shown later (hidden, after the due date)
         ran = (tmp_p / STUDENT_STARTED).exists()  # the plugin started a sandbox: the submission's code ran
@@ -1345,7 +1425,15 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
     """Remove what an earlier run left (junit.xml, a temporary results file); write the zero-score
-    placeholder results.json saying ``message``."""
+    placeholder results.json saying ``message``, unless a complete result is saved there (a regrade: changed files,
+    ``--force``), which only a complete new one replaces (redteam29b L3: a full disk left the placeholder where
+    28/28 was)."""
+    saved = _saved_extra(folder / "results.json")
+    if saved is not None and saved[1].get("complete") and saved[1].get("status") not in ("error", GRADER_ERROR) \
+            and saved[1].get("seed") == seed:  # another seed: the batch grades everyone again, the old one is stale
+        with contextlib.suppress(OSError):
+            (folder / "results.json.tmp").unlink()
+        return
     for stale in (folder / "junit.xml", folder / "results.json.tmp"):
         if stale.is_symlink() or stale.is_file():
             stale.unlink()
@@ -1517,14 +1605,17 @@ def _zero_result(path: Path, msg: str, seed: int | None, record: dict[str, Any],
     data = placeholder_results(msg, seed, complete=True)
     data["tests"], mx = rows, round(sum(t["max_score"] for t in rows), 4)
     data["extra_data"].update(execution_time=round(seconds, 3), **extra, max_score=mx)
+    written = True
     try:
         _finish_results(path, data, {**record, "status": status}, seconds, key)
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         if status != GRADER_ERROR:
             raise
-        msg += f" (results.json could not be written: {exc})"
+        msg += f" (its results.json could not be written: {exc.strerror or exc})"
+        written = False
     return SubmissionResult(record["submission"], 0.0, mx, status, seconds, str(path), message=msg,
-                            tests={} if status == GRADER_ERROR else {t["name"]: 0.0 for t in rows})
+                            tests={} if status == GRADER_ERROR else {t["name"]: 0.0 for t in rows},
+                            seed=seed, written=written)
 
 
 #: The last collection of each tests folder by :func:`_collected_rows`: pytest's exit code and log.
@@ -1680,27 +1771,55 @@ def _zeroed_row(t: dict[str, Any], why: str, who: str) -> dict[str, Any]:
 
 
 def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,
-                options: dict[str, Any], only: bool = False) -> tuple[int, list[str]]:
-    """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
+                options: dict[str, Any], only: bool = False, seeds: Sequence[int] = ()) -> tuple[int, list[str]]:
+    """Write ``grading.json`` (the seed, the tests' digest, the scoring options; atomically) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
     a resumed batch whose seed, tests or options differ grades every submission again. With ``only`` (``--only``)
     such a change is a UsageError, raised before anything is written: the others' saved scores would be kept
-    beside scores of other tests, and recorded as current."""
+    beside scores of other tests, and recorded as current.
+
+    ``seeds``: those of the batch's saved signed results (:func:`_saved_seeds`). When grading.json is missing or
+    unreadable beside them (a crash, a full disk: redteam29b SEED, a resume mixed a new seed with the saved results'
+    and wrote it in every gradebook row), nothing says which tests and options graded them: every submission is
+    graded again (the key ``"grading.json"``), with the seed given, else theirs when they agree.
+
+    Raises
+    ------
+    UsageError
+        With ``only``, something changed.
+    OSError
+        grading.json cannot be written (a full disk).
+    """
     saved = _read_json(meta)
     saved = saved if isinstance(saved, dict) else {}
+    lost = not isinstance(saved.get("seed"), int) and bool(seeds)
     if seed is None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
             seed = int(saved["seed"])
+    if seed is None and lost and len(set(seeds)) == 1:
+        seed = seeds[0]
     seed = secrets.randbelow(2**31) if seed is None else seed
     graded_by = {"seed": seed, "tests_sha256": tests_digest(tests),
                  "options": {k: options[k] for k in sorted(options) if k != "seed"}}
-    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    stale = ["grading.json"] if lost else [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
     if only and stale:
         raise UsageError(f"--only: {_STALE[stale[0]]} changed since this output folder was graded, so every "
                          f"submission must be graded again (its scores would not be comparable); run without --only.")
-    meta.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src),
-                                **graded_by}, indent=2))
+    with _replaced(meta) as tmp:
+        tmp.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src), **graded_by},
+                                  indent=2))
     return seed, stale
+
+
+def _saved_seeds(folders: dict[str, Path], key: bytes) -> list[int]:
+    """The seeds (``extra_data.seed``) of the complete results in ``folders`` signed with the batch's ``key``."""
+    seeds = []
+    for folder in folders.values():
+        data, extra = _saved_extra(folder / "results.json") or (None, None)
+        if extra is not None and extra.get("complete") and isinstance(extra.get("seed"), int) and \
+                hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
+            seeds.append(extra["seed"])
+    return seeds
 
 
 #: The results.json files :func:`_load_done` found complete but not signed by their batch's key.
@@ -1752,7 +1871,7 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
         row(["submission", "score", "max_score", "percent", "status", "seconds", "seed", *names])
         rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
                           f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
-                          _saved_status(r), f"{r.seconds:.2f}", seed,
+                          _saved_status(r), f"{r.seconds:.2f}", seed if r.seed is None else r.seed,
                           *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
         rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
         for name, cells in sorted(rows, key=lambda r: r[0]):
@@ -1958,16 +2077,20 @@ class _Pool:
         if r["status"] == "interrupted":
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(path))
         data["extra_data"]["worker"] = str(reply.get("host", ""))[:200]
-        write_json(path, data, self._key)
-        if reply["junit"] is not None:
-            junit = path.with_name("junit.xml")
-            if junit.is_symlink():
-                junit.unlink()
-            junit.write_bytes(reply["junit"])
+        try:  # a full disk: that submission's grader error, never the end of the batch (redteam29b M1)
+            if reply["junit"] is not None:
+                with _replaced(path.with_name("junit.xml")) as junit:
+                    if junit.is_symlink():
+                        junit.unlink()
+                    junit.write_bytes(reply["junit"])
+            write_json(path, data, self._key)
+        except OSError as exc:
+            return _grader_failure(path, f"the grader failed: {exc.strerror or exc}", self._options["seed"],
+                                   {"submission": name}, 0.0, self._key, self._tests)
         return SubmissionResult(name, float(r["score"]), float(r["max_score"]), r["status"],
                                 float(r["seconds"]), str(path), message=r["message"],
                                 tests={k: float(v) for k, v in r["tests"].items()},
-                                integrity=_integrity(data["extra_data"]))
+                                integrity=_integrity(data["extra_data"]), seed=self._options["seed"])
 
 
 def connect(scheduler: str):
@@ -2207,16 +2330,73 @@ def _imports_moved(folders: dict[str, Path], tests: str | os.PathLike) -> tuple[
     return list(moved), list(dynamic)
 
 
-def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str]) -> str:
-    """:func:`write_gradebook` in the batch's folder; a full disk is a clear error (tester16g M2: a
-    traceback and no summary), the results.json written so far kept for a resumed run."""
+class OutputUnwritable(GraderError):
+    """A batch's own files (its key, grading.json) cannot be written before anything is graded (a full disk):
+    a grader error, exit 1 (redteam29b M3: a traceback)."""
+    exit_code = 1
+
+
+def _batch_start(out_p: Path, folders: dict[str, Path], seed: int | None, tests: str | os.PathLike, src: Path,
+                 options: dict[str, Any], only: bool, pool: _Pool) -> tuple[bytes, int, list[str]]:
+    """The batch's key (:func:`_batch_key`), seed and what changed (:func:`_batch_meta`, grading.json written).
+
+    Raises
+    ------
+    OutputUnwritable
+        A full disk before anything is graded (``pool`` closed): exit 1, no traceback (redteam29b M3).
+    UsageError
+        :func:`_batch_meta`'s.
+    """
+    what = KEY_FILE
+    try:
+        key, what = _batch_key(out_p), "grading.json"
+        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options, only=only,
+                                  seeds=_saved_seeds(folders, key))
+    except OSError as exc:
+        pool.close()
+        raise OutputUnwritable(f"nothing was graded: {what} could not be written in {out_p}: {exc.strerror or exc}. "
+                               f"Free the space (or give another --out) and run the same command again.") from None
+    return key, seed, stale
+
+
+def _not_graded(path: Path, stop: BaseException | None, seed: int | None, key: bytes | None) -> str:
+    """:func:`_write_not_graded`'s gradebook status; on a full disk the status alone (the row says it)."""
+    try:
+        return _write_not_graded(path, stop, seed, key)
+    except OSError:
+        return f"{NOT_GRADED}: stopped by {stopped_by(stop)}"
+
+
+def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str],
+                     unwritten: dict[str, str]) -> str:
+    """:func:`write_gradebook` in the batch's folder and its path; on a full disk ``""`` and
+    ``unwritten["gradebook.csv"]`` says why and how many results.json were written (redteam29b M1: the summary is
+    printed, exit 1; tester16g M2: a traceback), the results.json written so far kept for a resumed run."""
     try:
         return write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
     except OSError as exc:
-        raise GraderError(f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. The "
-                          f"{len(results)} result(s) graded in this run that could be written are in their "
-                          "results.json; free the space and run the same command again to resume (finished "
-                          "results are kept).") from None
+        ran = [r for r in results if r.status != "skipped"]
+        unwritten["gradebook.csv"] = (
+            f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. {sum(r.written for r in ran)} of "
+            f"the {len(ran)} result(s) graded in this run were written to their results.json; free the space and run "
+            f"the same command again to resume (finished results are kept)")
+        return ""
+
+
+def _batch_histogram(out_p: Path, scored: list[SubmissionResult], title: str, unwritten: dict[str, str]
+                     ) -> str | None:
+    """:func:`plot_histogram` of the batch (its path); a figure that cannot be saved (a full disk) is a warning in
+    ``unwritten["scores.png"]`` and None (redteam29b M4: a PIL traceback, no summary)."""
+    try:
+        return plot_histogram(out_p / "scores.png", scored, f"Scores: {title} ({len(scored)} submissions)")
+    except OSError as exc:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        with contextlib.suppress(OSError):
+            (out_p / "scores.png").unlink()  # a part-written figure
+        unwritten["scores.png"] = f"the histogram could not be saved in {out_p}: {exc.strerror or exc}"
+        return None
 
 
 def _stale_imports(folders: dict[str, Path], tests: str | os.PathLike, force: bool, stale: list[str]
@@ -2322,10 +2502,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
     with _locked(out_p, pool):  # another run on this folder is refused, naming it
-        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options, only=bool(only))
-        options["seed"] = seed
-        t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
+        key, seed, stale = _batch_start(out_p, folders, seed, tests, src, options, bool(only), pool)
+        options["seed"] = seed
+        t0 = time.monotonic()
         stale, moved, dynamic = _stale_imports(folders, tests, force, stale)
         results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
         todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
@@ -2335,14 +2515,15 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
             results += _never_started(todo, results, folders, key)
         finished = {r.name for r in results}
-        not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
+        not_graded = {s.name: _not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
-        gradebook = _batch_gradebook(out_p, results, seed, {**left, **not_graded})
+        unwritten: dict[str, str] = {}
+        gradebook = _batch_gradebook(out_p, results, seed, {**left, **not_graded}, unwritten)
         scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
-        hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
-                              f"submissions)") if plot and scored and not interrupted else None
+        hist = _batch_histogram(out_p, scored, src.name, unwritten) if plot and scored and not interrupted else None
         return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
-                           gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed, unsigned=unsigned,
+                           gradebook, hist, unwritten=unwritten, total=len(subs), interrupted=interrupted,
+                           changed=changed, unsigned=unsigned,
                            not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
                            regraded_because=[_STALE[k] for k in stale] if not force else [],
                            renamed={n: p.name for n, p in folders.items()
