@@ -171,3 +171,32 @@ def test_a_file_size_limit_is_named_when_the_sandbox_cannot_start(monkeypatch):
     with pytest.raises(runner.IsolationUnavailable, match="cannot isolate") as err:
         runner.isolation_level()
     assert "RLIMIT_FSIZE" not in str(err.value)
+
+
+def test_a_regrade_stopped_midway_is_finished_by_the_next_run(tmp_path, monkeypatch):
+    """fixd29's finding: a regrade for changed tests, killed after its first submission, left grading.json with the new
+    tests' digest, so the next run kept c2's result of the old tests as current ("skipped"). grading.json now keeps a
+    "regrading" mark until such a regrade finishes."""
+    import shutil
+
+    tests = tmp_path / "tests"
+    shutil.copytree(TESTS, tests)
+    subs, out = _subs(tmp_path, "c1", "c2"), tmp_path / "out"
+    grade_batch(subs, tests, out, seed=3, **KW)
+    first = next(tests.glob("test_*.py"))
+    first.write_text(first.read_text() + "\n# the staff edited the tests\n")
+    real = runner._run_batch
+
+    def killed(pool, todo, results, *a):  # SIGKILL after the first submission: no cleanup runs
+        real(pool, list(todo)[:1], results, *a)
+        raise RuntimeError("killed")
+    monkeypatch.setattr(runner, "_run_batch", killed)
+    with pytest.raises(RuntimeError):
+        grade_batch(subs, tests, out, seed=3, **KW)
+    assert json.loads((out / "grading.json").read_text())["regrading"] is True
+    monkeypatch.setattr(runner, "_run_batch", real)
+    again = grade_batch(subs, tests, out, seed=3, **KW)
+    assert [r.status for r in again.submissions] == ["graded", "graded"]  # c2 was "skipped": the old tests' result
+    assert "stopped before it finished" in again.summary()
+    assert "regrading" not in json.loads((out / "grading.json").read_text())
+    assert [r.status for r in grade_batch(subs, tests, out, seed=3, **KW).submissions] == ["skipped", "skipped"]

@@ -540,7 +540,10 @@ _STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256":
           "options": "the grading options (--timeout, --submission-timeout, --memory-mb, "
           "--unsafe-no-isolation)",
           "grading.json": "grading.json is missing or unreadable, so the seed, tests and options that graded the "
-          "saved results may have"}
+          "saved results may have",
+          "regrading": "an earlier run that was grading every submission again (its seed, tests or options had "
+          "changed) stopped before it finished, so the results it had not replaced were graded by the old ones: they "
+          "may have"}
 
 
 def _walk_tests(base: str):
@@ -1774,7 +1777,8 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
                 options: dict[str, Any], only: bool = False, seeds: Sequence[int] = ()) -> tuple[int, list[str]]:
     """Write ``grading.json`` (the seed, the tests' digest, the scoring options; atomically) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
-    a resumed batch whose seed, tests or options differ grades every submission again. With ``only`` (``--only``)
+    a resumed batch whose seed, tests or options differ grades every submission again, and so does one after such a
+    regrade that stopped before its end (the key ``"regrading"``, :func:`_batch_end`). With ``only`` (``--only``)
     such a change is a UsageError, raised before anything is written: the others' saved scores would be kept
     beside scores of other tests, and recorded as current.
 
@@ -1802,13 +1806,29 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     graded_by = {"seed": seed, "tests_sha256": tests_digest(tests),
                  "options": {k: options[k] for k in sorted(options) if k != "seed"}}
     stale = ["grading.json"] if lost else [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    stale = stale or (["regrading"] if saved.get("regrading") else [])
     if only and stale:
         raise UsageError(f"--only: {_STALE[stale[0]]} changed since this output folder was graded, so every "
                          f"submission must be graded again (its scores would not be comparable); run without --only.")
-    with _replaced(meta) as tmp:
-        tmp.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src), **graded_by},
-                                  indent=2))
+    with _replaced(meta) as tmp:  # marked until that regrade finishes (:func:`_batch_end`)
+        tmp.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src), **graded_by,
+                                   **({"regrading": True} if stale else {})}, indent=2))
     return seed, stale
+
+
+def _batch_end(meta: Path, stale: Sequence[str], stop: BaseException | None) -> bool:
+    """Whether the batch was stopped (``stop``); when it finished a regrade of every submission (``stale``), its
+    grading.json loses the "regrading" mark :func:`_batch_meta` set. A regrade stopped before its end keeps the mark,
+    so the next run grades every submission again: results do not record the tests that graded them, and those it
+    had not yet replaced would be kept as current (fixd29's finding: a regrade after a test's points changed, killed
+    midway, left the old scores of the submissions it never reached). A mark that cannot be dropped (a full disk)
+    only costs that regrade again."""
+    if stop is None and stale:
+        saved = _read_json(meta)
+        if isinstance(saved, dict) and saved.pop("regrading", None):
+            with contextlib.suppress(OSError), _replaced(meta) as tmp:
+                tmp.write_text(json.dumps(saved, indent=2))
+    return stop is not None
 
 
 def _saved_seeds(folders: dict[str, Path], key: bytes) -> list[int]:
@@ -2511,7 +2531,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
-        seconds, interrupted = time.monotonic() - t0, stop is not None
+        seconds, interrupted = time.monotonic() - t0, _batch_end(out_p / "grading.json", stale, stop)
         if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
             results += _never_started(todo, results, folders, key)
         finished = {r.name for r in results}
