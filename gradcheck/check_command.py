@@ -255,7 +255,8 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
     # the label's path may hold a submission folder's name: its control characters escaped (redteam27 M3)
     print(V.printable(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")))
+                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")
+                      + f", dtype {low_dtype(args) or 'float64'}"))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     same = diag.result is not None and any(  # Z13: backward differs
         n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
@@ -265,7 +266,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
-    lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init, low_dtype(args) or "float64") + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     lines += [x for x in [cache_rewritten_line(layer, V.layer_inputs(  # backward wrote into an array forward made
         getattr(args, "inputs", shape), np.random.default_rng([args.seed, 3]), cname))] if x]
@@ -380,15 +381,18 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     from .errors import NotCheckedError
     path, _, cls = label.rpartition("::")
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
-    if low_params(layer) is None:  # float64 (or no) parameters and input: a lower precision out is a downcast
+    given = low_dtype(args)  # --dtype float32: inputs and --init weights drawn float32, the code run as written
+    if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
-    if not texts:
+    if not texts and given is None:
         return diag, {}
+    places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
+                        "and --init weights"]  # its files as they are
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
@@ -439,13 +443,23 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     params = getattr(layer, "params", None)
     floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
     given = "float64 parameters" if floats else "a float64 input"
+    low = "float16" if any(f.code == "float16-inside" for d in ds for f in d.findings) else "float32"
     said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
+    said += (f"; if {cls} is meant to run in {low}, check it with --dtype {low} (its inputs and --init weights "
+             f"made {low}; its formulas then checked on a float64 copy)" if lines or declared else "")
     said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
              "models build their layers, .astype('f')), is checked on a float64 copy of its files"
              if floats and declared and _dlfs_f(np.float32, layer) else "")
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def low_dtype(args) -> str | None:
+    """``gradcheck check --dtype``'s float32 or float16 (the dtype the checked code is given its inputs and
+    ``--init`` weights in, :func:`gradcheck._adapters.init_arrays`), or None for float64 (the default)."""
+    dtype = getattr(args, "dtype", None) or "float64"
+    return None if dtype == "float64" else dtype
 
 
 def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
@@ -477,7 +491,8 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     modes = training_modes(layer, getattr(args, "training", "auto"))  # both where the check ran backward in both
     for training in modes:
         try:
-            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls,
+                                                             low_dtype(args)),
                                 training, cls, tol, args.seed)
         except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
             got, why = None, f"it raised {type(exc).__name__}"
@@ -797,8 +812,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
     within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-    f64 = " (its float32 code checked on a float64 copy: see the note)" if any(
-        f.code == "float64-copy" for f in diag.findings) else ""
+    copy = next((f for f in diag.findings if f.code == "float64-copy"), None)  # its note names the low dtype
+    low = "float16" if copy is not None and " computes in float16 " in copy.message else "float32"
+    f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
     print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
 
@@ -1316,15 +1332,15 @@ def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
             "gradients may come from them, not from the layer's code."]
 
 
-def _init_array_lines(init: dict[str, Any]) -> list[str]:
-    """The header line naming the ``--init`` lists given to the constructor as float64 arrays
-    (:func:`gradcheck._adapters.init_arrays`)."""
+def _init_array_lines(init: dict[str, Any], dtype: str = "float64") -> list[str]:
+    """The header line naming the ``--init`` lists given to the constructor as arrays of ``dtype`` (``--dtype``:
+    :func:`gradcheck._adapters.init_arrays`)."""
     from ._adapters import init_arrays
     shapes = init_arrays(init)[1] if init else {}
     if not shapes:
         return []
     return ["init: " + ", ".join(f"{k} {V.fmt_shape(s)}" for k, s in shapes.items())
-            + " given to the constructor as float64 arrays (from --init's JSON lists)"]
+            + f" given to the constructor as {dtype} arrays (from --init's JSON lists)"]
 
 
 def _unpaired(info, cname: str) -> list:
@@ -1657,10 +1673,12 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
     return kind, k
 
 
-def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int,
+              dtype: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """``(y_true, y_pred, description)`` for ``--loss``: the kinds of ``--targets`` and ``--pred`` (help in
-    :mod:`gradcheck.cli`), ``y_pred`` of ``shape``, seeds ``[seed, 4]`` and ``[seed, 5]``; UsageError for
-    kinds that do not fit the shape."""
+    :mod:`gradcheck.cli`), ``y_pred`` of ``shape`` (rounded to ``dtype`` when given: ``--dtype float32``, the input
+    drawn as :func:`gradcheck._validation.layer_inputs` draws a layer's), seeds ``[seed, 4]`` and ``[seed, 5]``;
+    UsageError for kinds that do not fit the shape."""
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
     rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
@@ -1671,7 +1689,7 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
         return e / e.sum(axis=-1, keepdims=True)
 
     y_pred = {"real": lambda: rp.standard_normal(shape), "probs": lambda: softmax(rp.standard_normal(shape)),
-              "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]()
+              "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]().astype(dtype or np.float64)
     if tkind in ("labels", "onehot"):
         K = last if k is None else k
         if tkind == "onehot" and K != last:
@@ -1800,7 +1818,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
-    y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
+    y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, low_dtype(args))
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
                                 getattr(args, "reference_init", None)) if args.reference else None
     try:
@@ -1833,7 +1851,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         what = (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed as --init "
                 "gives them")
     print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
-                      + (f", init {json.dumps(init)}" if init else "")))
+                      + (f", init {json.dumps(init)}" if init else "") + f", dtype {low_dtype(args) or 'float64'}"))
     for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
                                                       cache_rewritten_line(loss, (y_true, y_pred), True)) if x]:
         print(V.wrap(line))
