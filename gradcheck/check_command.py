@@ -424,7 +424,9 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     conversions whose dtype reading cannot tell
     (``Y.astype(self.cfg['dtype'])``); nothing when the source tells none (a float32 array made elsewhere). A layer
     with float parameters making arrays with ``dtype='f'`` is told that code float32 throughout, as Deep Learning from
-    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy."""
+    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy. When the dtype of the lines named is
+    read as float32 (or float16), the finding ends: if ``cls`` is meant to run in it, check it with ``--dtype`` it
+    (:func:`low_dtype`: its inputs and ``--init`` weights then made in it)."""
     from ._float64_copy import cast_lines, float64_texts, where_words
     from ._switch_reach import file_classes
     from .diagnose import _dlfs_f
@@ -445,11 +447,11 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     given = "float64 parameters" if floats else "a float64 input"
     low = "float16" if any(f.code == "float16-inside" for d in ds for f in d.findings) else "float32"
     said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
-    said += (f"; if {cls} is meant to run in {low}, check it with --dtype {low} (its inputs and --init weights "
-             f"made {low}; its formulas then checked on a float64 copy)" if lines or declared else "")
     said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
              "models build their layers, .astype('f')), is checked on a float64 copy of its files"
              if floats and declared and _dlfs_f(np.float32, layer) else "")
+    said += (f"; if {cls} is meant to run in {low}, check it with --dtype {low} (its inputs and --init weights then "
+             f"made {low})" if (lines or declared) and not unsure else "")  # a dtype read, not a cfg['dtype']
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]

@@ -56,7 +56,8 @@ exit codes:
      code float32 throughout (float32 weights and dtype='f': Deep Learning from Scratch 2's) is
      checked in float64, on a copy of its files with each float32 dtype they declare written
      float64 (the student's files unchanged); a note says so, and exit 3 when that copy still
-     returns float32; given float64 weights and input, a float32 result is a wrong dtype (exit 1)
+     returns float32; given float64 weights and input, a float32 result is a wrong dtype (exit 1):
+     --dtype float32 gives code written for float32 float32 inputs and --init weights
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into the input forward cached
