@@ -365,8 +365,10 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the "float64-copy" note first, when
     the code is float32 throughout as given: ``layer``'s parameters float32 or float16
     (:func:`~gradcheck._float64_copy.low_params`; Deep Learning from Scratch 2's models build them with
-    ``.astype('f')``) and its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing.
-    When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
+    ``.astype('f')``) or ``--dtype float32`` (:func:`low_dtype`: its inputs and ``--init`` weights made float32), and
+    its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing; with no float32
+    dtype declared, the copy is its files as they are, given float64 ``--init`` weights, when it was given low
+    ones. When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
     the dtypes it was given, not by how a conversion is spelled (review28g H2: ``.astype(np.dtype("float32"))``,
     ``np.add(..., dtype=np.float32)`` and a float32 buffer written with ``out[...] = Y`` PASSed on the copy): a layer
     given float64 (or no) parameters and a float64 (or integer) input that returns a lower precision (a float32 Y or
@@ -389,8 +391,8 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
-    if not texts and given is None:
-        return diag, {}
+    if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
+        return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
     places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
                         "and --init weights"]  # its files as they are
     try:
