@@ -1218,9 +1218,10 @@ SIZE_WORD = re.compile(r"(\w*_)?(kernel|sizes?|shapes?|dims?|dimensions?|layers?
                        re.IGNORECASE)
 
 
-def init_arrays(init, keep=(), data=False):
+def init_arrays(init, keep=(), data=False, dtype="float64"):
     """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
-    list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
+    list of numbers becomes an array of ``dtype`` (float64, or ``gradcheck check --dtype``'s float32 or float16:
+    code written for float32 run as written; ``__init__(self, W, b)`` gets arrays, as numpy code expects)
     when it is nested (a matrix), holds a non-integer, or its key is named like a weight
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
     stay lists of Python ints, as do a flat list of positive integers named like a size (:data:`SIZE_KEY`:
@@ -1242,7 +1243,7 @@ def init_arrays(init, keep=(), data=False):
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
         try:
-            a = np.array(v, dtype=np.float64)
+            a = np.array(v, dtype=np.float64).astype(dtype)  # rounded once, from the float64 the JSON's numbers are
         except ValueError:
             lens = sorted({len(e) if isinstance(e, list) else 0 for e in v})
             raise InitError(f"--init key {k!r}: a nested list whose rows differ in length ({', '.join(map(str, lens))} "
@@ -1270,21 +1271,22 @@ def _tuple_params(cls):
     return out
 
 
-def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=0):
+def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=0, dtype="float64"):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`; a loss
     function's :class:`LossFunction` gets ``probe``, ``wrt`` and ``active`` (``--wrt``: whose gradients it returns).
 
     InitError (:func:`check_init`) first when a key of ``init`` cannot be passed. A class's ``init``
-    lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``); a list for a
-    parameter declared a tuple (:func:`_tuple_params`), a tuple.
+    lists of numbers become arrays of ``dtype`` (float64 unless ``gradcheck check --dtype``) as :func:`init_arrays`
+    says (``__init__(self, W, b)``); a list for a parameter declared a tuple (:func:`_tuple_params`), a tuple.
     """
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
-        return loss_function(target, init_arrays(init, data=objective(target, init))[0], probe, wrt, active)
+        return loss_function(target, init_arrays(init, data=objective(target, init), dtype=dtype)[0], probe, wrt,
+                             active)
     tuples = _tuple_params(target)
-    kwargs = init_arrays(init, tuples)[0]
+    kwargs = init_arrays(init, tuples, dtype=dtype)[0]
     kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)

@@ -947,7 +947,7 @@ class Child:
             probe = req.get("probe")
             obj = AD.build(kind, target, req.get("init"), req.get("seed"),
                            len(probe) if isinstance(probe, list) else None, probe, req.get("wrt"),
-                           req.get("wrt_active") or 0)
+                           req.get("wrt_active") or 0, req.get("dtype") or "float64")
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001

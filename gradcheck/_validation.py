@@ -460,14 +460,15 @@ def straddled_values(x: np.ndarray, constants: Sequence[float]) -> np.ndarray:
     return (c + s * (STRADDLE_GAP + flat / 2)).reshape(np.shape(x))
 
 
-def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
+def layer_inputs(X: Any, rng: np.random.Generator, owner: str, dtype: Any = None) -> list[np.ndarray]:
     """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid): a tuple
-    of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data."""
+    of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data. ``dtype``
+    (``gradcheck check --dtype float32``): the float inputs drawn from a shape rounded to it (float64 otherwise)."""
     several = isinstance(X, (list, tuple)) and len(X) > 0 and not _is_shape(X) and all(
         isinstance(e, np.ndarray) or _is_shape(e) for e in X)
     if isinstance(X, tuple) and len(X) == 0:
         raise UsageError(f"input shape of {owner} is empty; expected e.g. (8, 5).")
-    return [rng.standard_normal(check_shape(e)) if _is_shape(e) else
+    return [rng.standard_normal(check_shape(e)).astype(dtype or np.float64) if _is_shape(e) else
             as_float64(e, f"input {i} of {owner}" if several else f"input X of {owner}", integer_ok=True)
             for i, e in enumerate(X if several else [X])]
 

@@ -286,7 +286,8 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
     # the label's path may hold a submission folder's name: its control characters escaped (redteam27 M3)
     print(V.printable(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")))
+                      + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")
+                      + f", dtype {low_dtype(args) or 'float64'}"))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     same = diag.result is not None and any(  # Z13: backward differs
         n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
@@ -296,7 +297,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
-    lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init, low_dtype(args) or "float64") + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     lines += [x for x in [cache_rewritten_line(layer, V.layer_inputs(  # backward wrote into an array forward made
         getattr(args, "inputs", shape), np.random.default_rng([args.seed, 3]), cname))] if x]
@@ -395,8 +396,10 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     declare written float64 (:func:`gradcheck._float64_copy.float64_texts`), with the "float64-copy" note first, when
     the code is float32 throughout as given: ``layer``'s parameters float32 or float16
     (:func:`~gradcheck._float64_copy.low_params`; Deep Learning from Scratch 2's models build them with
-    ``.astype('f')``) and its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing.
-    When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
+    ``.astype('f')``) or ``--dtype float32`` (:func:`low_dtype`: its inputs and ``--init`` weights made float32), and
+    its forward returning float32 (:func:`~gradcheck._float64_copy.low_y`) or its check failing; with no float32
+    dtype declared, the copy is its files as they are, given float64 ``--init`` weights, when it was given low
+    ones. When that copy still returns float32, ``diag`` NOT CHECKED ("float32-kept"). Decided by what the code does with
     the dtypes it was given, not by how a conversion is spelled (review28g H2: ``.astype(np.dtype("float32"))``,
     ``np.add(..., dtype=np.float32)`` and a float32 buffer written with ``out[...] = Y`` PASSed on the copy): a layer
     given float64 (or no) parameters and a float64 (or integer) input that returns a lower precision (a float32 Y or
@@ -409,16 +412,21 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     from ._float64_copy import float64_texts, low_params, low_y, reached_places, where_words
     path, _, cls = label.rpartition("::")
     files = check_files(args, path)  # (--isolation namespaces: its own folder, no links; fixr27)
-    if low_params(layer) is None:  # float64 (or no) parameters and input: a lower precision out is a downcast
+    given = low_dtype(args)  # --dtype float32: inputs and --init weights drawn float32, the code run as written
+    if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or (low_params(layer) if diag.error is None and not diag.passed else None)
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
-    places = reached_places(path, cls, files, places)  # its own, not another class's of the file (review29 F16_MSG)
-    if not texts or not places:  # nothing the class runs is written float64: its verdict as alone in its file
+    if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
+        return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
+    places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
+    if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file
         return diag, {}
+    places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
+                        "and --init weights"]  # its files as they are
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
@@ -450,7 +458,9 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     conversions whose dtype reading cannot tell
     (``Y.astype(self.cfg['dtype'])``); nothing when the source tells none (a float32 array made elsewhere). A layer
     with float parameters making arrays with ``dtype='f'`` is told that code float32 throughout, as Deep Learning from
-    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy."""
+    Scratch 2's models build it (``.astype('f')``), is checked on a float64 copy. When the dtype of the lines named is
+    read as float32 (or float16), the finding ends: if ``cls`` is meant to run in it, check it with ``--dtype`` it
+    (:func:`low_dtype`: its inputs and ``--init`` weights then made in it)."""
     from ._float64_copy import cast_lines, float64_texts, where_words
     from ._switch_reach import file_classes
     from .diagnose import _dlfs_f
@@ -469,13 +479,23 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     params = getattr(layer, "params", None)
     floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
     given = "float64 parameters" if floats else "a float64 input"
+    low = "float16" if any(f.code == "float16-inside" for d in ds for f in d.findings) else "float32"
     said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
     said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
              "models build their layers, .astype('f')), is checked on a float64 copy of its files"
              if floats and declared and _dlfs_f(np.float32, layer) else "")
+    said += (f"; if {cls} is meant to run in {low}, check it with --dtype {low} (its inputs and --init weights then "
+             f"made {low})" if (lines or declared) and not unsure else "")  # a dtype read, not a cfg['dtype']
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def low_dtype(args) -> str | None:
+    """``gradcheck check --dtype``'s float32 or float16 (the dtype the checked code is given its inputs and
+    ``--init`` weights in, :func:`gradcheck._adapters.init_arrays`), or None for float64 (the default)."""
+    dtype = getattr(args, "dtype", None) or "float64"
+    return None if dtype == "float64" else dtype
 
 
 def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
@@ -508,7 +528,8 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     for training in modes:
         why: dict[str, Any] = {}
         try:
-            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls),
+            got = own_gradients(layer, edited, _probe_inputs(getattr(args, "inputs", shape), args.seed, cls,
+                                                             low_dtype(args)),
                                 training, cls, tol, args.seed, why)
         except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
             got, why = None, {"kind": "raised", "exc": exc}
@@ -854,8 +875,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
     within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-    f64 = " (its float32 code checked on a float64 copy: see the note)" if any(
-        f.code == "float64-copy" for f in diag.findings) else ""
+    copy = next((f for f in diag.findings if f.code == "float64-copy"), None)  # its note names the low dtype
+    low = "float16" if copy is not None and " computes in float16 " in copy.message else "float32"
+    f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
     print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
 
@@ -1360,14 +1382,14 @@ def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
             "gradients may come from them, not from the layer's code."]
 
 
-def _init_array_lines(init: dict[str, Any]) -> list[str]:
-    """The header line naming the ``--init`` lists given to the constructor as float64 arrays
-    (:func:`gradcheck._adapters.init_arrays`)."""
+def _init_array_lines(init: dict[str, Any], dtype: str = "float64") -> list[str]:
+    """The header line naming the ``--init`` lists given to the constructor as arrays of ``dtype`` (``--dtype``:
+    :func:`gradcheck._adapters.init_arrays`)."""
     shapes = init_arrays(init)[1] if init else {}
     if not shapes:
         return []
     return ["init: " + ", ".join(f"{k} {V.fmt_shape(s)}" for k, s in shapes.items())
-            + " given to the constructor as float64 arrays (from --init's JSON lists)"]
+            + f" given to the constructor as {dtype} arrays (from --init's JSON lists)"]
 
 
 def _unpaired(info, cname: str) -> list:
@@ -1690,10 +1712,12 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
     return kind, k
 
 
-def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int,
+              dtype: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """``(y_true, y_pred, description)`` for ``--loss``: the kinds of ``--targets`` and ``--pred`` (help in
-    :mod:`gradcheck.cli`), ``y_pred`` of ``shape``, seeds ``[seed, 4]`` and ``[seed, 5]``; UsageError for
-    kinds that do not fit the shape."""
+    :mod:`gradcheck.cli`), ``y_pred`` of ``shape`` (rounded to ``dtype`` when given: ``--dtype float32``, the input
+    drawn as :func:`gradcheck._validation.layer_inputs` draws a layer's), seeds ``[seed, 4]`` and ``[seed, 5]``;
+    UsageError for kinds that do not fit the shape."""
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
     rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
@@ -1704,7 +1728,7 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
         return e / e.sum(axis=-1, keepdims=True)
 
     y_pred = {"real": lambda: rp.standard_normal(shape), "probs": lambda: softmax(rp.standard_normal(shape)),
-              "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]()
+              "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]().astype(dtype or np.float64)
     if tkind in ("labels", "onehot"):
         K = last if k is None else k
         if tkind == "onehot" and K != last:
@@ -1900,7 +1924,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
     from ._log_eps import better_finding
     from .check import check_loss, loss_arg_names, loss_gradient_name
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
-    y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
+    y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, low_dtype(args))
     y_pred, wrt_what, drawn = _wrt_point(loss, init, y_pred)
     shape = y_pred.shape
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
@@ -1930,7 +1954,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         what = wrt_what or (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed "
                             "as --init gives them")
     print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({drawn or args.pred or 'real'}), {what}"
-                      + (f", init {json.dumps(init)}" if init else "")))
+                      + (f", init {json.dumps(init)}" if init else "") + f", dtype {low_dtype(args) or 'float64'}"))
     if how:
         print(V.wrap(f"whose gradient: {', '.join((getattr(loss, 'protocol', None) or {}).get('wrt') or [])}, "
                      + ("as " + how + " says" if how.startswith("--wrt") else how + " (--wrt names them otherwise)")))

@@ -63,7 +63,8 @@ exit codes:
      code float32 throughout (float32 weights and dtype='f': Deep Learning from Scratch 2's) is
      checked in float64, on a copy of its files with each float32 dtype they declare written
      float64 (the student's files unchanged); a note says so, and exit 3 when that copy still
-     returns float32; given float64 weights and input, a float32 result is a wrong dtype (exit 1)
+     returns float32; given float64 weights and input, a float32 result is a wrong dtype (exit 1):
+     --dtype float32 gives code written for float32 float32 inputs and --init weights
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into the input forward cached
@@ -303,10 +304,7 @@ def _cmd_check(args) -> int:
         code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
-                from .check_command import loss_data
-                probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)[:2] \
-                    if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
-                obj = _load_loss(sb, args, path, name, init, shape, probe)
+                obj = _load_loss(sb, args, path, name, init, shape)
             else:
                 obj = _load_layer(sb, args, path, name, init, shape)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
@@ -355,16 +353,23 @@ def _load_layer(sb, args, path, name, init, shape):
     from .check_command import LongCheck
 
     args.long_check = LongCheck(args, shape, name, sb)
-    probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
+    sb.init_dtype = getattr(args, "dtype", None) or "float64"  # --init's weights (the float64 copy's own: float64)
+    probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name, getattr(args, "dtype", None))  # the protocol
     obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                         probe_inputs=probe, targets=_model_targets(args, shape))
     args.load_edited = _edited_loader(args, path, name, init, shape, probe)
     return obj
 
 
-def _load_loss(sb, args, path, name, init, shape, probe):
-    """The loss ``name`` of ``path`` loaded in the sandbox ``sb`` for ``--loss``; ``args.load_edited`` then loads it
+def _load_loss(sb, args, path, name, init, shape):
+    """The loss ``name`` of ``path`` loaded in the sandbox ``sb`` for ``--loss``, probed on ``(y_true, y_pred)`` drawn
+    as the check draws them, its ``--init`` arrays and y_pred in ``--dtype``; ``args.load_edited`` then loads it
     from an edited copy of its files (its forward without a log's eps: the same verdict on every seed, tester14)."""
+    from .check_command import loss_data
+
+    sb.init_dtype = getattr(args, "dtype", None) or "float64"  # --init's arrays (the edited copy's own: float64)
+    probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, getattr(args, "dtype", None))[
+        :2] if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
     args.load_edited = _edited_loader(args, path, name, init, shape, probe, loss=True)
     return sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg,
                         wrt=args.wrt)
@@ -671,6 +676,11 @@ def _add_check_parser(sub, fmt) -> None:
                         "its place, or, when one input alone is float, that input's gradient alone")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
+    c.add_argument("--dtype", choices=("float64", "float32", "float16"), default="float64",
+                   help="the dtype of the drawn inputs (with --loss, y_pred) and of --init's weight arrays "
+                        "(default float64). Code written for float32 (Deep Learning from Scratch 2's .astype('f') "
+                        "weights and dtype='f' buffers) is run as written with --dtype float32, and its formulas "
+                        "are checked on a float64 copy of its files (central differences in float32 are noise)")
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
                 "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
                 "see gradcheck.check.default_atol)")

@@ -5330,10 +5330,11 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
 # --------------------------------------------------------------------------- diagnose_layer
 
 
-def _probe_inputs(X: Any, seed: int, owner: str) -> list[np.ndarray]:
+def _probe_inputs(X: Any, seed: int, owner: str, dtype: Any = None) -> list[np.ndarray]:
     """The diagnosis's inputs for ``X``, from their own stream: check_layer draws G from ``probe_rng(seed)``, and
-    G == X would make X.T @ G symmetric and hide a transposed gradient."""
-    return V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    G == X would make X.T @ G symmetric and hide a transposed gradient; drawn in ``dtype`` when given
+    (:func:`gradcheck._validation.layer_inputs`)."""
+    return V.layer_inputs(X, np.random.default_rng([seed, 3]), owner, dtype)
 
 
 def _same_output(layer: Any, X: Any, owner: str, seed: int, t: bool) -> str:

@@ -728,6 +728,10 @@ class Sandbox:
         Files not copied and why.
     isolation_level, workdir : str
         ``"namespaces+uid"``, ``"namespaces"`` or ``"none"``; the child's folder (removed by :meth:`close`).
+    init_dtype : {"float64", "float32", "float16"}
+        The dtype of the arrays :meth:`load_layer` and :meth:`load_loss` make of ``init_kwargs``' lists of numbers
+        (:func:`gradcheck._adapters.init_arrays`; ``gradcheck check --dtype``), default float64; arrays given as
+        arrays keep theirs.
 
     Raises
     ------
@@ -741,6 +745,8 @@ class Sandbox:
     A context manager. After a timeout or a crash the sandbox is dead: every further request
     raises :class:`SandboxError` with the first reason.
     """
+
+    init_dtype = "float64"
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
@@ -1531,7 +1537,7 @@ class Sandbox:
                        "forward": f"{cls}.forward (called on the probe input {probing}",
                        "backward": f"{cls}.backward (called after a probe forward {probing}"}
         ok, meta, err = self.request(
-            "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
+            "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind, "dtype": self.init_dtype,
                      **({"module": self.packaged[file]} if file in self.packaged else {}),
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),

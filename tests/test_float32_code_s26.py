@@ -112,7 +112,9 @@ def test_the_books_time_rnn_given_float64_weights_fails_naming_its_float32_buffe
     assert ("TimeRNN was given float64 parameters, and its source makes the lower precision at layers.py line 216: "
             "hs = np.empty((N, T, H), dtype='f'); layers.py line 219: self.h = np.zeros((N, H), dtype='f') and 6 "
             "more; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
-            "models build their layers, .astype('f')), is checked on a float64 copy of its files.") in text, text
+            "models build their layers, .astype('f')), is checked on a float64 copy of its files; if TimeRNN is meant "
+            "to run in float32, check it with --dtype float32 (its inputs and --init weights then made float32).") \
+        in text, text  # (session 29, dtype29: the option that checks it as the book runs it)
 
 
 CAST = """
