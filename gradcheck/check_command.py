@@ -606,8 +606,9 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     out of that copy (a float32 copy would only say float32 again). ``layer`` (checked on inputs of ``shape``; for
     float32 code its float64 copy with the eps) and the copy without it are run at the same point (:func:`_eps_moved`):
     a backward that moves more than the eps can without the eps is not read as the eps's (redteam28 F7), nor is a
-    copy that could not be run there; an eps that moves forward by more than 1e-3 is no float guard, so never read
-    as 0 (``plain`` dropped; review29 EPS_FWD_DIFFERS). Float32
+    copy that could not be run there (review29 EPS_FWD_DIFFERS: their gradients are compared even where the two
+    forwards differ); a forward the eps moves, as a textbook model's log(y + 1e-7) does at a saturated prediction,
+    with backward the same in both, keeps session 25's PASS with the note (tester25s M5). Float32
     code read so has its own float32 backward compared with its float64 copy's (:func:`_own_float32`), which the
     copy's FAIL, the eps's, had left unrun (review29: a float32-only factor 2 beside a log's eps PASSed)."""
     from ._float64_copy import float64_text, low_params
@@ -624,16 +625,16 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
             other, own = check(edited), ("", [])
             if float64 and other.passed:  # float32 code: its float64 copy as written beside the one without the eps
                 with args.load_edited(float64) as base:
-                    moved, fwd = _eps_moved(args, base, edited, other, shape)
+                    moved, _ = _eps_moved(args, base, edited, other, shape)
                     own = _own_float32(args, layer, base, other, label.rpartition("::")[2],
                                        low_params(layer) or "float32", shape)  # the float32 code's own backward
             else:
-                moved, fwd = _eps_moved(args, layer, edited, other, shape)
+                moved, _ = _eps_moved(args, layer, edited, other, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, "the forward without its log's eps", texts, exc)
         return
     note = [dataclasses.replace(f, message=f.message + own[0]) for f in diag.findings if f.code == "float64-copy"]
-    if name_removed_eps(diag, consts, other, plain and not fwd, where, moved):  # a forward moved: no float guard
+    if name_removed_eps(diag, consts, other, plain, where, moved):  # a backward the eps explains (F7)
         # its own float32 backward, which the float64 copy's FAIL (the eps's) had left unrun, and the copy's note
         diag.findings[:] = [*note, *(f for f in diag.findings if f.code != "float64-copy"), *own[1]]
     else:

@@ -173,6 +173,10 @@ def test_a_layer_whose_forward_the_eps_moves_by_1_percent_keeps_its_fail(tmp_pat
     assert "FAIL: LogSquare: gradient mismatch in dX." in text, text
 
 
+@pytest.mark.xfail(strict=True, reason="left in session 29: a forward that scales itself only where the eps is "
+                   "present, with a backward that does not read the eps, cannot be told from a textbook model whose "
+                   "log(y + 1e-7) moves its loss at a saturated prediction (tester25s M5: PASS with the note; "
+                   "test_cli_losses_s13b/s14), which fixg29's rule (forward moved > 1e-3: never read as 0) FAILed")
 def test_a_forward_the_eps_moves_by_1_percent_is_no_float_guard(tmp_path):
     """The same forward with a backward that does not read the eps (2 / X in both): backward does not move, but the
     eps moves forward by 1% (its true gradient 1.01 times 2 / X), so the eps is not read as 0 (was: exit 0, PASS,
