@@ -407,14 +407,14 @@ DIAGNOSES: dict[str, Record] = {
     "numerical-noise": Record(
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
         "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
-        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
+        "the step doubled, halved or quartered move by {unc:.3g} there): at this input the numerical gradient "
         "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use {remedy}"
         "an input where forward keeps its digits (no large offset cancelled inside); where the true "
         "gradient is 0, an --atol above the noise decides", _NUM),
     "large-step": Record(
         "eps too large for the numerical gradient", "{t} differs from the numerical gradient by at most {err:.3g}, "
         "its failing entries by no more than the truncation error of {method} differences at eps={eps:g} (the same "
-        "differences with the step doubled or halved move by {unc:.3g} at the worst of them): eps={eps:g} is {ratio:.3g} times the step that suits float64 "
+        "differences with the step doubled, halved or quartered move by {unc:.3g} at the worst of them): eps={eps:g} is {ratio:.3g} times the step that suits float64 "
         "({default:.3g}), so at this step the numerical gradient cannot tell a bug from its own truncation error, "
         "and no bug is named", "drop --eps (eps=None in Python) to check at the default step", _NUM),
     "log-eps": Record(

@@ -94,7 +94,7 @@ def test_within_noise_gives_the_largest_mismatch_of_all_entries():
     from gradcheck.uncertainty import within_noise
     m = np.array([1.0, 1e-3])
     n = m + [5e-7, 1e-8]  # entry 0 within rtol of its size, entry 1 not
-    spread = {2e-3: n + [0, 2e-8], 5e-4: n - [0, 1e-8]}
+    spread = {2e-3: n + [0, 2e-8], 5e-4: n - [0, 1e-8], 2.5e-4: n - [0, 1.5e-8]}
     assert within_noise(m, n, spread.get, 1e-3, 1e-6, 1e-12) == pytest.approx((5e-7, 2e-8))
 
 
