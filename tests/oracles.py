@@ -35,6 +35,37 @@ def central(f, x, *, h):
     return g
 
 
+def central_each(f, xs, *, h=1e-6):
+    """:func:`central` of a scalar ``f(*xs)`` with respect to each argument in turn, the others held (each in its
+    own dtype: a real step on every entry).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(*xs) -> float``; called on new arrays (``xs`` are never written).
+    xs : sequence of ndarray
+        The point.
+    h : float
+        The step.
+
+    Returns
+    -------
+    list of ndarray
+        One gradient estimate per argument, each of its argument's shape and dtype.
+    """
+    out = []
+    for i, x in enumerate(xs):
+        d = np.zeros_like(x)
+        for j in np.ndindex(np.shape(x)):
+            e = np.zeros_like(x)
+            e[j] = h
+            plus = [v + e if k == i else v for k, v in enumerate(xs)]
+            minus = [v - e if k == i else v for k, v in enumerate(xs)]
+            d[j] = (float(f(*plus)) - float(f(*minus))) / (2 * h)
+        out.append(d)
+    return out
+
+
 def central_in_place(f, W, *, h):
     """:func:`central` of a scalar ``f()`` that reads the array ``W`` itself (a layer holds it, and
     views of it move with it): each entry of ``W`` is changed in place, and ``W`` is restored."""

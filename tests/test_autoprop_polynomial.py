@@ -10,6 +10,7 @@ vocabulary check (tests/test_autoprop_vocabulary.py)."""
 import numpy as np
 import pytest
 import test_autoprop_vocabulary as vocabulary
+from oracles import central_each
 from poly29_cases import JAX_CASES, SAMPLES29, XS
 from poly29_refs import REFS
 
@@ -24,17 +25,7 @@ def _grad(fn, xs):
 
 
 def _central(fn, xs, h=1e-6):
-    out = []
-    for i, x in enumerate(xs):
-        d = np.zeros_like(x)
-        for j in np.ndindex(x.shape):
-            e = np.zeros_like(x)
-            e[j] = h
-            plus = [v + e if k == i else v for k, v in enumerate(xs)]
-            minus = [v - e if k == i else v for k, v in enumerate(xs)]
-            d[j] = (float(fn(np, *plus)) - float(fn(np, *minus))) / (2 * h)
-        out.append(d)
-    return out
+    return central_each(lambda *a: fn(np, *a), xs, h=h)  # fn(np, *arrays)
 
 
 def _jvps(fn, xs, us):

@@ -12,6 +12,7 @@ functions run in tests/test_autoprop_numpy_more.py (tests/more_samples.py's entr
 import numpy as np
 import pytest
 import scipy.special
+from oracles import central_each
 from vocab20_cases import COMPLEX_CASES, JAX_CASES, SET_CASES, set_loss
 from vocab20_refs import REFS
 
@@ -26,17 +27,7 @@ def _grad(fn, xs):
 
 
 def _central(fn, xs, h=1e-6):
-    out = []
-    for i, x in enumerate(xs):
-        d = np.zeros_like(x)
-        for j in np.ndindex(x.shape):
-            e = np.zeros_like(x)
-            e[j] = h
-            plus = [v + e if k == i else v for k, v in enumerate(xs)]
-            minus = [v - e if k == i else v for k, v in enumerate(xs)]
-            d[j] = (float(fn(np, *plus)) - float(fn(np, *minus))) / (2 * h)
-        out.append(d)
-    return out
+    return central_each(lambda *a: fn(np, *a), xs, h=h)  # fn(np, *arrays)
 
 
 @pytest.mark.parametrize("name", sorted(JAX_CASES))
