@@ -10,7 +10,7 @@ medians of interleaved repeats: on a shared machine wall time measures the neigh
 
 ``--base REF`` runs the same rows on the autoprop of git revision ``REF`` too, in the same
 process: ``git archive REF autoprop`` is unpacked into a temporary directory as the package
-``autoprop_base`` (its three absolute ``import autoprop`` lines renamed), and the two trees'
+``autoprop_base`` (its imports of itself and the module names it tests renamed: ``load_base``), and the two trees'
 steps alternate. Usage::
 
     python benchmarks/tape_ops.py                   # this tree
