@@ -53,23 +53,26 @@ def _sgd_on_variables(learning_rate, grads, variables):
     """
     if _RECORDING:
         return False
-    f64, o = _F64, _optim  # (the optimizer's own dot and sum: the same looks as its general path)
+    o = _optim  # (the optimizer's own dot and sum: the same looks as its general path)
+    f64, f32, vdot, chunk = _F64, _F32, o._vdot, o.DOT_CHUNK
     for grad, var in zip(grads, variables):
         if type(var) is not Variable or type(grad) is not Tensor:
             return False
         g, v = grad._value, var._value
-        if g.dtype is not v.dtype or g.shape != v.shape:
+        dt = g.dtype
+        if dt is not v.dtype or g.shape != v.shape:
             return False
-        if g.dtype is f64:
-            if not math.isfinite(o._vdot(g, g) if g.size <= o.DOT_CHUNK else o.sum_of_squares(g)):
+        if dt is f64:
+            if not math.isfinite(vdot(g, g) if g.size <= chunk else o.sum_of_squares(g)):
                 return False
-        elif g.dtype is not _F32 or not o._sum_is_finite(g):
+        elif dt is not f32 or not o._sum_is_finite(g):
             return False
     subtract, ndarray = np.subtract, np.ndarray
+    scalar_rate = type(learning_rate) is float  # its product with an array has the array's shape
     for grad, var in zip(grads, variables):
         d = learning_rate * grad._value
         v = var._value
-        if type(d) is ndarray and d.dtype is v.dtype and d.shape == v.shape:
+        if type(d) is ndarray and d.dtype is v.dtype and (scalar_rate or d.shape == v.shape):
             var._value = subtract(v, d, out=d)  # v - d, the bits of assign_sub's v - delta
         else:  # (a 0-d gradient's product is a scalar; a learning_rate set to another dtype)
             var.assign_sub(d)

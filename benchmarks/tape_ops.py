@@ -10,7 +10,7 @@ medians of interleaved repeats: on a shared machine wall time measures the neigh
 
 ``--base REF`` runs the same rows on the autoprop of git revision ``REF`` too, in the same
 process: ``git archive REF autoprop`` is unpacked into a temporary directory as the package
-``autoprop_base`` (its three absolute ``import autoprop`` lines renamed), and the two trees'
+``autoprop_base`` (its imports of itself and the module names it tests renamed: ``load_base``), and the two trees'
 steps alternate. Usage::
 
     python benchmarks/tape_ops.py                   # this tree
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -40,28 +41,34 @@ N_OPS = 50
 SHAPE = (16, 32)
 
 
-def load_base(ref):
-    """The autoprop of git revision ``ref`` as the package ``autoprop_base``."""
+def load_base(ref, packages=("autoprop",)):
+    """The packages of git revision ``ref`` as ``<name>_base`` (``autoprop_base``, ...); returns the
+    first one. Their imports of each other are renamed too: with ``("autoprop", "manualprop")`` the
+    base autoprop runs on the base manualprop (``ab_step.py``); with autoprop alone, on this tree's."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tmp = tempfile.mkdtemp(prefix="autoprop_base_")
-    tar = subprocess.run(["git", "-C", root, "archive", ref, "autoprop"], check=True,
+    tar = subprocess.run(["git", "-C", root, "archive", ref, *packages], check=True,
                          capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-    pkg = os.path.join(tmp, "autoprop_base")
-    os.rename(os.path.join(tmp, "autoprop"), pkg)
-    for d, _, files in os.walk(pkg):
+    for name in packages:
+        os.rename(os.path.join(tmp, name), os.path.join(tmp, name + "_base"))
+    # "import autoprop as ap", "from autoprop.x import", "import manualprop as mp", and the module
+    # names the packages compare with (manualprop's "is this layer one of ours" test)
+    renamed = re.compile(r"\b(import|from) (%s)\b|(?<=[\"'])(%s)(?=\.)" % (("|".join(packages),) * 2))
+    for d, _, files in os.walk(tmp):
         for f in files:
             if f.endswith(".py"):
                 p = os.path.join(d, f)
                 with open(p) as fh:
                     s = fh.read()
-                t = s.replace("import autoprop as ap", "import autoprop_base as ap")
-                t = t.replace("from autoprop.", "from autoprop_base.").replace("from autoprop import", "from autoprop_base import")
+                t = renamed.sub(lambda m: f"{m.group(1)} {m.group(2)}_base" if m.group(1) else m.group(3) + "_base", s)
                 if t != s:
                     with open(p, "w") as fh:
                         fh.write(t)
     sys.path.insert(0, tmp)
-    return importlib.import_module("autoprop_base")
+    for name in packages[1:]:
+        importlib.import_module(name + "_base")
+    return importlib.import_module(packages[0] + "_base")
 
 
 def medians(steps, repeats, warmup=5):
@@ -262,15 +269,17 @@ def recurrent_steps(ap, kind):
     return manual, tape_step
 
 
-def mlp_steps(ap):
-    """plain numpy's and autoprop's B16 64-32-10 step of ``train_step.py`` (one SGD step)."""
+def mlp_steps(ap, sizes=(64, 32, 10), batch=16):
+    """plain numpy's and autoprop's step of ``train_step.py`` (one SGD step of the MLP ``sizes`` on a
+    batch of ``batch`` digits) on the autoprop module ``ap``: ``(plain step, autoprop step, autoprop's
+    weights)``, the last a function that returns the Variables' values (``ab_step.py``)."""
     import train_step as ts
 
     al = importlib.import_module(ap.__name__ + ".layers")
     alo = importlib.import_module(ap.__name__ + ".losses")
-    w0 = ts.initial_weights((64, 32, 10))
-    X, y = ts.digits_batch(16)
-    net = al.Sequential(al.Linear(64, 32), al.Tanh(), al.Linear(32, 10))
+    w0 = ts.initial_weights(sizes)
+    X, y = ts.digits_batch(batch)
+    net = al.Sequential(al.Linear(sizes[0], sizes[1]), al.Tanh(), al.Linear(sizes[1], sizes[2]))
     vs = net.trainable_variables
     for v, w in zip(vs, w0):
         v.assign(w)
@@ -281,7 +290,7 @@ def mlp_steps(ap):
             loss = loss_fn(y, net(Xt, training=True))
         opt.apply_gradients(zip(tape.gradient(loss, vs), vs))
 
-    return ts.PlainNumpy(w0, X.copy(), y.copy()).step, step
+    return ts.PlainNumpy(w0, X.copy(), y.copy()).step, step, lambda: [v.numpy() for v in vs]
 
 
 def whole_steps(trees, repeats):
@@ -300,7 +309,7 @@ def whole_steps(trees, repeats):
         print(row)
     fns = []
     for _, ap in trees:
-        plain, step = mlp_steps(ap)
+        plain, step, _ = mlp_steps(ap)
         fns += [plain, step]
     ms = medians(fns, repeats * 4)
     row = f"  {'MLP 64-32-10 B16':<26}{statistics.mean(ms[0::2]) * 1e6:>10.1f}"

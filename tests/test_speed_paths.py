@@ -320,6 +320,39 @@ def test_every_benchmark_that_times_numpy_runs_one_blas_thread_and_prints_the_ke
     assert "AvgPool2D 2x2" in p.stdout
 
 
+def test_the_ab_step_benchmark_compares_both_tracks_of_a_revision_and_flags_moved_numbers(tmp_path):
+    # benchmarks/ab_step.py (session 30): manualprop and autoprop of a git revision, renamed
+    # *_base, beside this tree's. Against this tree's HEAD every number is the same (exit 0); a
+    # revision whose manualprop Tanh is off by one part in 1e9 is flagged (exit 1) on the manual
+    # track only (autoprop's tanh is its own primitive)
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, str(root / "benchmarks" / "ab_step.py"), "--base", "HEAD", "--repeats", "2"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "64-32-10 B16" in p.stdout and "64-256-10 B64" in p.stdout and "differ" not in p.stdout
+    repo = tmp_path / "repo"  # a repository whose HEAD has that Tanh, and this tree's benchmarks
+    for part in ("manualprop", "autoprop", "benchmarks"):
+        shutil.copytree(root / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
+    layers = repo / "manualprop" / "layers.py"
+    src = layers.read_text()
+    assert src.count("        Y = np.tanh(X)\n") == 1
+    layers.write_text(src.replace("        Y = np.tanh(X)\n", "        Y = np.tanh(X) * (1 + 1e-9)\n"))
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "tanh off by 1e-9"], check=True)
+    p = subprocess.run([sys.executable, str(repo / "benchmarks" / "ab_step.py"), "--base", "HEAD", "--repeats", "1"],
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(root)})
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "weights differ after the same steps (manual B16, manual B64)" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sigmoid_forward_on_arrays_has_the_bits_of_manualprops_formula(dtype):
     """The tape's sigmoid forward computes in place on arrays (fewer temporaries); its values

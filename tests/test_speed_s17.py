@@ -42,6 +42,28 @@ def test_sgd_on_variables_gives_assign_subs_bits_in_new_arrays(dtype, monkeypatc
         np.testing.assert_array_equal(o, b)
 
 
+def test_sgd_on_variables_looks_at_a_product_whose_rate_is_not_a_python_float():
+    # session 30: with a Python float learning rate the product's shape is the gradient's (no
+    # look); a numpy float64 rate makes a float64 product of a float32 gradient, and an array rate
+    # may broadcast to another shape: both go to assign_sub, which keeps the dtype or refuses
+    v = ap.Variable(np.ones((3, 5), np.float32))
+    g = ap.constant(np.full((3, 5), 2.0, np.float32))
+    opt = ap.optimizers.SGD(learning_rate=0.5)
+    opt.learning_rate = np.float64(0.25)
+    opt.apply_gradients([(g, v)])
+    assert v.dtype == np.float32
+    np.testing.assert_array_equal(v.numpy(), np.full((3, 5), 0.5, np.float32))
+    opt.learning_rate = np.full((2, 1, 5), 0.25, np.float32)  # float32, broadcasts the (3, 5) gradient to (2, 3, 5)
+    with pytest.raises(ValueError, match="shape"):
+        opt.apply_gradients([(g, v)])
+    np.testing.assert_array_equal(v.numpy(), np.full((3, 5), 0.5, np.float32))
+    opt.learning_rate = 0.25  # a Python float: the fast path, the same bits as assign_sub
+    expected = v.numpy() - np.float32(0.25) * g.numpy()
+    opt.apply_gradients([(g, v)])
+    assert v.dtype == np.float32
+    np.testing.assert_array_equal(v.numpy(), expected)
+
+
 def test_sgd_on_variables_refuses_a_nan_gradient_before_any_update():
     vs, gs = _pairs()
     gs[1] = ap.constant(np.array([1.0, np.nan, 0, 0, 0]))
