@@ -1542,7 +1542,8 @@ class Sandbox:
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
                      **({} if pred_arg is None else {"pred_arg": pred_arg}),
-                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {})},
+                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {}),
+                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -1597,6 +1598,8 @@ class Sandbox:
         remote = sub(self, meta, file=file)
         remote.no_forward_in_backward = bool(no_forward_in_backward)
         remote._loaded = (file, cls, init, seed, probe is not None)  # RemoteLayer.probed loads it again
+        if probe is not None:
+            remote._policy("load", meta)  # the probe's forwards: the graded input's (RemoteLayer.probed)
         return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
@@ -1942,18 +1945,36 @@ class _Remote:
         shared = None if dY is None else Shared([dY])
         meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, shared=shared)
         meta["dY_written"] = shared.views[0].copy() if shared is not None and shared.changed() else None
-        n = self.forward_calls_in_backward = meta.get("forward_calls")
-        if self.no_forward_in_backward and n != 0:
-            raise SandboxError(paragraph(
-                f"{self.class_name}.backward called {self.class_name}.forward" +
-                (f" {n} time(s)" if type(n) is int and n > 0 else " (or switched off the count of such calls)"),
-                "while computing the gradient. This assignment requires a backward derived by hand: use what",
-                "forward cached (for example self.X), never forward again (as central differences of forward do).",
-                *([] if type(n) is int and n > 0 else [TAMPERED])),
-                reason="policy", output=self._sandbox.output)
+        self.forward_calls_in_backward = meta.get("forward_calls")
+        self._policy("backward", meta)
         if why := self._cache_written(dY, meta, call):
             raise StudentCodeError(why[:2000])
         return meta
+
+    def _policy(self, method: str, meta: dict) -> None:
+        """The staff policy of :meth:`Sandbox.load_layer` on one reply of ``method`` (``"backward"``, ``"forward"``,
+        ``"load"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything but 0 fails
+        it), are for backward every call of forward, for forward those beyond its own entry, for a load the probe's
+        beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
+        its backward applying the stored Jacobian; on the probe input, which is the graded input, too). Raises
+        SandboxError (``reason="policy"``) when the policy is on and the count is not 0 (-1 or missing: the count
+        switched off)."""
+        n = meta.get("forward_calls")
+        if not self.no_forward_in_backward or n == 0:
+            return
+        counted, c = type(n) is int and n > 0, self.class_name
+        times = f" {n} time(s)" if counted else " (or switched off the count of such calls)"
+        said = {"backward": f"{c}.backward called {c}.forward{times} while computing the gradient.",
+                "forward": f"{c}.forward called {c}.forward again{times} while computing the gradient (in forward, "
+                           f"for its backward to apply).",
+                "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
+                        + (f" {n} time(s) more than the grader did." if counted else f"{times}.")}[method]
+        raise SandboxError(paragraph(
+            said, "This assignment requires a backward derived by hand: use what",
+            "forward cached (for example self.X), never forward again (as central differences of forward do).",
+            *([] if counted else [TAMPERED.replace("during backward", "while it was loaded" if method == "load" else
+                                                   f"during {method}")])),
+            reason="policy", output=self._sandbox.output)
 
     def _cache_written(self, dY: np.ndarray | None, meta: dict, call: str) -> str | None:
         """Why backward's write into what its forward cached is refused, or None, by the one rule of ``gradcheck
@@ -1996,8 +2017,10 @@ class _Remote:
             expected = loss_given(xs[0], xs[-1], pred, target=target, hint="" if self._sandbox.hostile else
                                   " (gradcheck check --targets labels, onehot or real)") if "fixed" not in \
                 self.protocol else objective_given(self.protocol, xs[-1], pred)  # f(W, X, y, reg): none drawn
-        meta = self._call("forward", call, {"params": self.params, "training": training}, expected,
+        meta = self._call("forward", call, {"params": self.params, "training": training,
+                                            "count_forward": self.no_forward_in_backward}, expected,
                           shared=shared, complex_step=cx)
+        self._policy("forward", meta)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
             self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
             return self._value(meta.get("value"), call, True), call
@@ -2041,9 +2064,11 @@ class _Remote:
         cx = _complex_step(batches) and not self._loss
         meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
-                           "training": training, "edits": edits}, "Expected forward to return the output array.",
+                           "training": training, "edits": edits, "count_forward": self.no_forward_in_backward},
+                          "Expected forward to return the output array.",
                           lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})",
                           complex_step=cx)
+        self._policy("forward", meta)
         return [self._value(v, call, cx) for v in meta.get("values", [])]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,251 @@
+"""redteam30's findings on the grader and ``gradcheck check --isolation namespaces``.
+
+H1: the staff policy ``gradcheck_no_forward_in_backward`` counted the calls of forward made during backward only, so
+central differences taken inside forward (forward re-enters itself with a flag, stores the Jacobian; backward applies
+it) scored 28/28. Now one forward request enters forward once: each further call of forward's code made while it runs
+fails the policy, in the backward case's words; a container calling its children's forward, a helper function and a
+subclass calling its base's forward once stay legitimate. The load's probe, on the input then graded, is counted too
+(forward re-entered while it runs), so differences taken there cannot be found again by the graded forward.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer
+from gradcheck.grading.runner import grade_submission
+from gradcheck.sandbox import SandboxError
+from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: redteam30's cases/fd_in_forward, shortened: every gradient a central difference of forward, taken in forward
+FD_IN_FORWARD = '''import numpy as np
+
+H = 1e-5
+
+
+def _jacobian(fn, arrays, out_size):
+    jac = []
+    for a in arrays:
+        J = np.zeros((out_size, a.size))
+        flat = a.reshape(-1)
+        for i in range(a.size):
+            old = flat[i]
+            flat[i] = old + H
+            up = np.array(fn(), dtype=float).reshape(-1)
+            flat[i] = old - H
+            down = np.array(fn(), dtype=float).reshape(-1)
+            flat[i] = old
+            J[:, i] = (up - down) / (2 * H)
+        jac.append(J)
+    return jac
+
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((out_features, in_features)), "b": rng.standard_normal(out_features)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._inner = False
+
+    def forward(self, X, training=False):
+        Y = X @ self.params["W"].T + self.params["b"]
+        if not self._inner:
+            Xc = np.array(X, dtype=float)
+            self._inner = True
+            try:
+                self._J = _jacobian(lambda: self.forward(Xc), [Xc, self.params["W"], self.params["b"]], Y.size)
+            finally:
+                self._inner = False
+            self.shape_X = X.shape
+        return Y
+
+    def backward(self, dY):
+        g = dY.reshape(-1)
+        JX, JW, Jb = self._J
+        self.grads["W"] = (JW.T @ g).reshape(self.params["W"].shape)
+        self.grads["b"] = (Jb.T @ g).reshape(self.params["b"].shape)
+        return (JX.T @ g).reshape(self.shape_X)
+
+
+class ReLU:
+    def __init__(self):
+        self.params, self.grads, self._inner = {}, {}, False
+
+    def forward(self, X, training=False):
+        Y = np.where(X > 0, X, 0.0)
+        if not self._inner:
+            self._inner = True
+            try:
+                up, down = self.forward(X + H), self.forward(X - H)
+            finally:
+                self._inner = False
+            self._d = (up - down) / (2 * H)
+        return Y
+
+    def backward(self, dY):
+        return dY * self._d
+'''
+#: 2 * (4*5 + 3*5 + 3) forwards inside one forward of Linear on a (4, 5) input; 2 of ReLU's
+LINEAR_INNER = 2 * (20 + 15 + 3)
+
+
+def test_h1_differences_taken_inside_forward_fail_the_policy_in_the_backward_case_words(tmp_path):
+    """H1: the forward that re-enters itself fails under the policy, with the count and the backward case's sentence."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, FD_IN_FORWARD) as sb:
+        for cls, init, n in (("Linear", INIT, LINEAR_INNER), ("ReLU", {}, 2)):
+            layer = sb.load_layer("layers.py", cls, init, no_forward_in_backward=True)
+            with pytest.raises(SandboxError) as info:
+                layer.forward(X)
+            text = " ".join(str(info.value).split())
+            assert info.value.reason == "policy", text
+            assert f"{cls}.forward called {cls}.forward again {n} time(s)" in text, text
+            assert "This assignment requires a backward derived by hand" in text
+            assert "never forward again (as central differences of forward do)" in text
+
+
+def test_h1_the_many_forwards_of_numerical_differences_are_counted_too(tmp_path):
+    """forward_many (the numerical gradient's round trip) runs the same count on each forward: the cheat cannot move
+    its differences into the grader's perturbed forwards."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, FD_IN_FORWARD) as sb:
+        layer = sb.load_layer("layers.py", "ReLU", {}, no_forward_in_backward=True)
+        with pytest.raises(SandboxError, match=r"ReLU.forward called ReLU.forward again 2 time") as info:
+            layer.forward_many([X, X + 1.0])
+        assert info.value.reason == "policy"
+
+
+def test_h1_without_the_policy_forward_is_not_counted(tmp_path):
+    """Off by default: the same layer's numbers are right, so check passes and nothing is counted."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, FD_IN_FORWARD) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT)
+        assert check_layer(layer, X, twin=None).passed
+
+
+#: legitimate forwards that call other forwards, each passing the policy with an honest backward
+LEGIT = {
+    # a container whose forward calls its children's forward (other classes)
+    "container": ('''
+class Net:
+    def __init__(self, in_features, out_features):
+        self.lin, self.act = Linear(in_features, out_features, rng=0), ReLU()
+        self.params, self.grads = self.lin.params, self.lin.grads
+
+    def forward(self, X, training=False):
+        return self.act.forward(self.lin.forward(X))
+
+    def backward(self, dY):
+        return self.lin.backward(self.act.backward(dY))
+''', "Net"),
+    # a layer whose forward calls a helper function (the same helper in every call)
+    "helper": ('''
+def _affine(X, W, b):
+    return X @ W.T + b
+
+
+class Helped(Linear):
+    def forward(self, X, training=False):
+        self.X = X
+        return _affine(X, self.params["W"], self.params["b"])
+''', "Helped"),
+    # a subclass calling its base's forward once: one entry per class level
+    "super": ('''
+class Doubled(Linear):
+    def forward(self, X, training=False):
+        return 2.0 * super().forward(X)
+
+    def backward(self, dY):
+        return super().backward(2.0 * dY)
+''', "Doubled"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(LEGIT))
+def test_h1_forwards_calling_other_forwards_legitimately_pass_the_policy(tmp_path, how):
+    """A container, a helper, ``super().forward(X)`` once: no call beyond the entry is counted, check passes under the
+    policy and backward counts 0 calls; loaded with a probe (as the grader loads the layer it grades on X), the
+    probe's calls of forward are its own."""
+    body, cls = LEGIT[how]
+    X = np.random.default_rng(1).standard_normal((4, 5)) + 0.5
+    with _sandbox(tmp_path, SOLUTION + body) as sb:
+        layer = sb.load_layer("layers.py", cls, INIT, no_forward_in_backward=True)
+        assert check_layer(layer, X, twin=None).passed and layer.forward_calls_in_backward == 0
+        probed = sb.load_layer("layers.py", cls, INIT, probe_inputs=[X], no_forward_in_backward=True)
+        assert check_layer(probed, X, twin=None).passed and probed.forward_calls_in_backward == 0
+
+
+#: FD_IN_FORWARD's Linear keeping its Jacobian for the same input: taken during the load's probe (the grader probes the
+#: layer on the input it grades), found again by the graded forward, which then calls nothing
+FD_CACHED = FD_IN_FORWARD.replace(
+    "        if not self._inner:\n            Xc = np.array(X, dtype=float)\n            self._inner = True",
+    "        if not self._inner and not (getattr(self, '_at', None) is not None and np.array_equal(self._at, X)):\n"
+    "            self._at = np.array(X, dtype=float)\n            Xc = np.array(X, dtype=float)\n"
+    "            self._inner = True", 1)
+
+
+def test_h1_differences_taken_in_forward_on_the_probe_input_fail_the_policy_at_the_load(tmp_path):
+    """The probe's forwards are counted too (beyond the probe's own calls of forward): the cheat that takes its
+    differences there, on the graded input, and finds them again in the graded forward, is refused at the load."""
+    assert FD_CACHED != FD_IN_FORWARD
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, FD_CACHED) as sb:
+        free = sb.load_layer("layers.py", "Linear", INIT, probe_inputs=[X])  # without the policy: loaded, not counted
+        free.forward(X)
+        np.testing.assert_allclose(free.backward(dY), dY @ free.params["W"], rtol=1e-6)  # right numbers
+        with pytest.raises(SandboxError) as info:
+            sb.load_layer("layers.py", "Linear", INIT, probe_inputs=[X], no_forward_in_backward=True)
+        text = " ".join(str(info.value).split())
+        assert info.value.reason == "policy", text
+        said = re.search(r"Linear.forward or backward, called on the probe input while Linear was loaded, called "
+                         r"Linear.forward (\d+) time\(s\) more than the grader did. This assignment requires a backward "
+                         r"derived by hand", text)
+        assert said and int(said.group(1)) % LINEAR_INNER == 0 and int(said.group(1)) > 0, text  # once per probe X
+
+
+def test_h1_a_subclass_taking_differences_of_its_base_forward_is_counted(tmp_path):
+    """The class-level entry allows one call of the base's forward per call: a subclass whose forward takes central
+    differences of ``super().forward`` (every further call) fails the policy."""
+    src = SOLUTION + '''
+class Sneaky(Linear):
+    def forward(self, X, training=False):
+        Y = super().forward(X)
+        Xc = np.array(X, dtype=float)
+        self._dX = []
+        for i in range(Xc.size):
+            Xc.flat[i] += 1e-5
+            up = super().forward(Xc)
+            Xc.flat[i] -= 2e-5
+            self._dX.append((up - super().forward(Xc)) / 2e-5)
+            Xc.flat[i] += 1e-5
+        self.X = X
+        return Y
+'''
+    with _sandbox(tmp_path, src) as sb:
+        layer = sb.load_layer("layers.py", "Sneaky", INIT, no_forward_in_backward=True)
+        with pytest.raises(SandboxError, match=r"Sneaky.forward called Sneaky.forward again 40 time") as info:
+            layer.forward(np.ones((4, 5)))
+        assert info.value.reason == "policy"
+
+
+@pytest.mark.parametrize("source, score", [(FD_IN_FORWARD, 3.0), (SOLUTION, 7.0)])
+def test_h1_the_marker_fails_differences_in_forward_in_the_graded_test(tmp_path, source, score):
+    """Graded: the marked test of test_grading_policy's TESTS fails for the cheat (3 of 7 points, where it had 7), the
+    solution keeps 7."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    data = json.loads(Path(r.results_path).read_text())
+    assert r.score == pytest.approx(score), data
+    if source is FD_IN_FORWARD:
+        failed = [t for t in data["tests"] if t["status"] == "failed"]
+        assert [t["max_score"] for t in failed] == [4.0], failed
+        assert "called Linear.forward" in failed[0]["output"] and "time(s)" in failed[0]["output"], failed[0]
+
