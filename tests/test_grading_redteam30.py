@@ -6,18 +6,25 @@ it) scored 28/28. Now one forward request enters forward once: each further call
 fails the policy, in the backward case's words; a container calling its children's forward, a helper function and a
 subclass calling its base's forward once stay legitimate. The load's probe, on the input then graded, is counted too
 (forward re-entered while it runs), so differences taken there cannot be found again by the graded forward.
+
+S2: one valid line of 1,500 ``not``s in any submitted file crashed the import scan with RecursionError (pytest
+INTERNALERROR in ``grade``, a traceback in ``check``). ``not`` chains are read in a loop now, and every walk of the
+submission's trees that still recurses treats a file too deep for it as unchecked, as a file it cannot parse.
 """
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gradcheck import check_layer
+from gradcheck import _float64_copy, _import_scan, _log_eps, check_layer
+from gradcheck.grading import static
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import SandboxError
+from tests.test_check_redteam27 import _check, _namespaces
 from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,4 +255,96 @@ def test_h1_the_marker_fails_differences_in_forward_in_the_graded_test(tmp_path,
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0], failed
         assert "called Linear.forward" in failed[0]["output"] and "time(s)" in failed[0]["output"], failed[0]
+
+
+# --- S2: trees deeper than Python's recursion limit ---------------------------------------------------------------
+
+def _nots(n, then="import helper"):
+    """``if not not ... False:`` with ``n`` nots: its body runs when ``n`` is odd."""
+    return "\nif " + "not " * n + "False:\n    " + then + "\n"
+
+
+#: an expression the import scan's lookup of ``getattr(builtins..., name)`` follows by recursion
+DEEP_LOOKUP = "\nname = 'x'\nz = getattr(builtins" + ".__dict__" * 1500 + ", name)\n"
+
+
+@pytest.mark.parametrize("n", [1500, 1501])
+def test_s2_a_chain_of_nots_is_read_to_its_end(tmp_path, n):
+    """The red team's line: ``_taken`` read ``not`` by recursion (RecursionError); now in a loop, with the right
+    parity: 1,500 nots of False is False (the import is dead), 1,501 True (it runs)."""
+    (tmp_path / "layers.py").write_text(SOLUTION + _nots(n, "import torch"))
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    path = str(tmp_path / "layers.py")
+    runs = n % 2 == 1
+    found = static.forbidden_imports([path], ["torch"])
+    assert [(v.module, v.statement) for v in found] == ([("torch", "import torch")] if runs else [])
+    assert not static.scan(path).unchecked
+    gone = static.unavailable_imports([path], root=str(tmp_path))
+    assert [v.module for v in gone] == (["torch"] if runs else [])
+    (tmp_path / "layers.py").write_text(SOLUTION + _nots(n))
+    files = {"layers.py": path, "helper.py": str(tmp_path / "helper.py")}
+    assert _import_scan.imported_files("layers.py", files) == (["layers.py", "helper.py"] if runs else ["layers.py"])
+
+
+def test_s2_a_file_too_deep_for_the_scan_is_unchecked_as_an_unreadable_one(tmp_path):
+    """Where the scan still recurses (a lookup 1,500 attributes deep), the file is unchecked: the guard's verdict for a
+    file it cannot parse (forbid_imports: a violation saying why; the checker's copies: every file may be loaded),
+    never a RecursionError."""
+    (tmp_path / "layers.py").write_text(SOLUTION + DEEP_LOOKUP)
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    path = str(tmp_path / "layers.py")
+    assert "nested too deeply for the scan of its imports" in static.scan(path).unchecked
+    [v] = static.forbidden_imports([path], ["torch"])
+    assert v.module is None and v.line == 0 and "cannot be checked" in v.statement
+    assert static.unavailable_imports([path], root=str(tmp_path)) == []  # not read: the import itself reports it
+    files = {"layers.py": path, "helper.py": str(tmp_path / "helper.py")}
+    assert sorted(_import_scan.imported_files("layers.py", files)) == ["helper.py", "layers.py"]
+
+
+def test_s2_an_undecided_condition_too_deep_to_write_is_named_so(tmp_path):
+    """``static._conditions`` walked the tree by recursion and wrote each undecided ``if``'s test with
+    ``ast.unparse`` (both RecursionError on a 1,500-deep test); now its own stack, and the test named as too deep."""
+    (tmp_path / "layers.py").write_text(SOLUTION + "\nx = 1\nif " + "-" * 1500 + "x:\n    import scipy\n")
+    [v] = static.unavailable_imports([str(tmp_path / "layers.py")], root=str(tmp_path))
+    assert v.module == "scipy" and v.condition == "(a condition nested too deeply to show)"
+
+
+def test_s2_the_checkers_copies_read_past_a_deep_line(tmp_path):
+    """The float64 copy and the eps reading of ``gradcheck check`` walk the checked file's imports too: a deep line
+    beside a float32 cast leaves the cast found; a text too deep for the eps rewrite is one without eps (None)."""
+    src = SOLUTION.replace("return dY @ self.params[\"W\"]", "return (dY @ self.params[\"W\"]).astype(np.float32)")
+    assert src != SOLUTION
+    (tmp_path / "layers.py").write_text(src + _nots(1500) + DEEP_LOOKUP)
+    path, files = str(tmp_path / "layers.py"), {"layers.py": str(tmp_path / "layers.py")}
+    lines = _float64_copy.cast_lines(path, "Linear", files)
+    assert len(lines) == 1 and "astype(np.float32)" in lines[0], lines
+    texts, places = _float64_copy.float64_texts(path, files, "Linear")
+    assert "astype(np.float64)" in texts["layers.py"] and len(places) == 1
+    assert _float64_copy.reached_places(path, "Linear", files, places) == places
+    deep = "import numpy as np\nL = np.log(p + 1e-7)\nz = " + "-" * 1500 + "1\n"
+    assert _log_eps.eps_free_text(deep) is None
+    assert _log_eps.eps_free_text("import numpy as np\nL = np.log(p + 1e-7)\n")[1] == [1e-7]
+
+
+def test_s2_a_submission_with_a_deep_line_is_graded(tmp_path):
+    """The red team's deep_scan: the solution and a notes.py of 1,500 nots under the assignment's forbid_imports: was
+    a grader error (pytest INTERNALERROR); 28/28 now."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text(SOLUTION)
+    (sub / "notes.py").write_text("x = 1\n" + _nots(1500, "import os"))
+    r = grade_submission(sub, ROOT / "assignments" / "linear_relu_ce" / "tests", tmp_path / "out", timeout=10.0,
+                         seed=11)
+    assert (r.score, r.status) == (28.0, "graded"), r
+
+
+def test_s2_check_in_namespaces_gives_a_verdict_for_a_deep_line(tmp_path):
+    """``gradcheck check --isolation namespaces`` of the solution with the line appended: PASS (was a RecursionError
+    traceback, exit 1)."""
+    _namespaces()
+    shutil.copy(ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py", tmp_path / "layers.py")
+    with open(tmp_path / "layers.py", "a") as fh:
+        fh.write(_nots(1500, "import os"))
+    code, said = _check(f"{tmp_path / 'layers.py'}::Linear", "--isolation", "namespaces")
+    assert code == 0 and "PASS: Linear" in said and "RecursionError" not in said, said
 
