@@ -2293,8 +2293,13 @@ class RemoteLoss(_Remote):
         return float(arr.reshape(()))
 
     def backward(self) -> np.ndarray:
-        """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
-        g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
+        """The student's ``backward()``: dL/dy_pred, validated as an ndarray. The gradient's name in its errors is the
+        check's (:func:`gradcheck.check.loss_gradient_name`: ``d`` + an identifier, else ``dy_pred``): the object's
+        ``gradient_name`` attribute is the student's data, not escaped (redteam30 L1: a Markdown link and an
+        ``<img>`` in it reached results.json's output)."""
+        from .check import loss_gradient_name
+
+        g = loss_gradient_name(self)
         call = self.protocol.get("backward_call") or (f"backward({u}=1.0)" if (u := self.protocol.get("upstream"))
                                                       else "backward()")  # dL/dL = 1.0; or (y_pred, y_true) again
         meta = self._backward(None, call)

@@ -10,6 +10,9 @@ subclass calling its base's forward once stay legitimate. The load's probe, on t
 S2: one valid line of 1,500 ``not``s in any submitted file crashed the import scan with RecursionError (pytest
 INTERNALERROR in ``grade``, a traceback in ``check``). ``not`` chains are read in a loop now, and every walk of the
 submission's trees that still recurses treats a file too deep for it as unchecked, as a file it cannot parse.
+
+L1: a loss's ``gradient_name`` attribute reached results.json's Markdown unescaped; its errors now name the gradient
+as the check does (``d`` + an identifier, else ``dy_pred``).
 """
 
 import json
@@ -21,9 +24,10 @@ import numpy as np
 import pytest
 
 from gradcheck import _float64_copy, _import_scan, _log_eps, check_layer
+from gradcheck.errors import GradientShapeError
 from gradcheck.grading import static
 from gradcheck.grading.runner import grade_submission
-from gradcheck.sandbox import SandboxError
+from gradcheck.sandbox import Sandbox, SandboxError
 from tests.test_check_redteam27 import _check, _namespaces
 from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
 
@@ -348,3 +352,29 @@ def test_s2_check_in_namespaces_gives_a_verdict_for_a_deep_line(tmp_path):
     code, said = _check(f"{tmp_path / 'layers.py'}::Linear", "--isolation", "namespaces")
     assert code == 0 and "PASS: Linear" in said and "RecursionError" not in said, said
 
+
+# --- L1: the loss's gradient_name ------------------------------------------------------------------------------------
+
+MD_LOSS = SOLUTION.replace("class SoftmaxCrossEntropy:", "class SoftmaxCrossEntropy:\n    def __init__(self):\n"
+                           "        self.gradient_name = NAME\n", 1) \
+    .replace("        return d / n", "        return list(d / n)")
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("dy_pred**\\n\\n# Full marks: 28 / 28 [appeal](http://evil.example/) <img src=x onerror=alert(1)>", "dy_pred"),
+    ("dlogits", "dlogits")])
+def test_l1_a_gradient_name_attribute_is_named_as_the_check_names_it(tmp_path, name, shown):
+    """A loss whose ``gradient_name`` holds a Markdown link and an ``<img>``: its error named the gradient with that
+    text, unescaped, into results.json (``_reply`` leaves an object's attributes unescaped: they are data). The name is
+    the check's rule now (``gradcheck.check.loss_gradient_name``): a name ``d`` + identifier is kept, any other is
+    ``dy_pred``."""
+    assert MD_LOSS.count("NAME") == 1 and "list(d / n)" in MD_LOSS
+    (tmp_path / "layers.py").write_text(MD_LOSS.replace("NAME", repr(name)))
+    y, z = np.array([0, 1, 2]), np.random.default_rng(0).standard_normal((3, 4))
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10, hostile=True) as sb:
+        loss = sb.load_loss("layers.py", "SoftmaxCrossEntropy", {})
+        loss.forward(y, z)
+        with pytest.raises(GradientShapeError) as info:
+            loss.backward()
+    text = str(info.value)
+    assert f"backward() gave {shown} as a list" in text and "evil.example" not in text and "<img" not in text, text
