@@ -7,6 +7,10 @@ fails the policy, in the backward case's words; a container calling its children
 subclass calling its base's forward once stay legitimate. The load's probe, on the input then graded, is counted too
 (forward re-entered while it runs), so differences taken there cannot be found again by the graded forward.
 
+S1: a submission that slept and spun only when the grader read ``/proc`` was "runnable and short of its CPU time" at
+each reading, so it was given the limit again and again and then reported "too busy" (a grader error on demand). Now a
+call is owed only the time its process waited on a run queue for a CPU (``schedstat``); time asleep is its own.
+
 S2: one valid line of 1,500 ``not``s in any submitted file crashed the import scan with RecursionError (pytest
 INTERNALERROR in ``grade``, a traceback in ``check``). ``not`` chains are read in a loop now, and every walk of the
 submission's trees that still recurses treats a file too deep for it as unchecked, as a file it cannot parse.
@@ -16,18 +20,20 @@ as the check does (``d`` + an identifier, else ``dy_pred``).
 """
 
 import json
+import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gradcheck import _float64_copy, _import_scan, _log_eps, check_layer
+from gradcheck import _float64_copy, _import_scan, _log_eps, check_layer, sandbox
 from gradcheck.errors import GradientShapeError
-from gradcheck.grading import static
+from gradcheck.grading import runner, static
 from gradcheck.grading.runner import grade_submission
-from gradcheck.sandbox import Sandbox, SandboxError
+from gradcheck.sandbox import Sandbox, SandboxError, SandboxStarved
 from tests.test_check_redteam27 import _check, _namespaces
 from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
 
@@ -259,6 +265,91 @@ def test_h1_the_marker_fails_differences_in_forward_in_the_graded_test(tmp_path,
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0], failed
         assert "called Linear.forward" in failed[0]["output"] and "time(s)" in failed[0]["output"], failed[0]
+
+
+# --- S1: starvation is the time spent waiting for a CPU ---------------------------------------------------------------
+
+SLEEPY = ("import time\ntime.sleep(60)\n\nclass ReLU:\n    def forward(self, X):\n        return X\n\n"
+          "    def backward(self, dY):\n        return dY\n")
+
+
+def _asleep_but_runnable_when_read(monkeypatch, waited=0.0):
+    """``/proc`` as redteam30's starve cases made the grader read it: runnable and no CPU time had at each reading
+    (it spins only then), and ``waited`` s on a run queue for a CPU (it slept otherwise: none). ``raising=False``: the
+    run-queue reading is new."""
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
+    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): waited}, raising=False)
+
+
+def test_s1_a_call_asleep_between_readings_is_stopped_at_its_limit_as_its_own_timeout(tmp_path, monkeypatch):
+    """Was: SandboxStarved "... still runnable and 0.50 s short ...: the grading machine was too busy" after
+    STARVED_FACTOR limits (a grader error, graded 0 and regraded every run; ``check`` exit 2). It waited for no CPU:
+    the submission's timeout, with no allowance."""
+    (tmp_path / "slow.py").write_text(SLEEPY)
+    _asleep_but_runnable_when_read(monkeypatch)
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=0.5) as sb:
+        with pytest.raises(SandboxError) as info:
+            sb.load_layer("slow.py", "ReLU", {})
+        assert not isinstance(info.value, SandboxStarved)
+        assert info.value.reason == "timeout" and "did not finish within 0.5 s (wall clock)" in str(info.value)
+        assert sb._grace == 0.0 and sb._waited_back == 0.0  # nothing given
+
+
+def test_s1_the_owed_time_is_the_run_queue_wait_not_the_cpu_time_short():
+    """The rule (``sandbox._owed``): short of its CPU time, a call is owed the wait since it began less what it was
+    given back; asleep (no wait) nothing, whatever the CPU reading; without ``schedstat`` the reading of before."""
+    owed = sandbox._owed
+    assert owed(0.5, True, 10.0, 10.0, 0.0) is None  # spun only when read: no wait, nothing owed
+    assert owed(0.5, True, 10.3, 10.0, 0.0) == pytest.approx(0.3)  # waited 0.3 s for a CPU
+    assert owed(0.5, False, 10.3, 10.0, 0.0) == pytest.approx(0.3)  # asleep now, owed what it waited before
+    assert owed(0.5, True, 10.3, 10.0, 0.3) is None  # given back already
+    assert owed(0.02, True, 15.0, 10.0, 0.0) is None  # had its CPU time: its own
+    assert owed(0.5, True, None, None, 0.0) == 0.5 and owed(0.5, False, None, None, 0.0) is None  # no schedstat
+
+
+def test_s1_a_session_asleep_between_readings_is_not_starved(tmp_path, monkeypatch):
+    """The session's limit, likewise: runnable and short of its CPU time when read, but no run-queue wait since it
+    was ready: its own timeout, never SandboxStarved."""
+    (tmp_path / "ok.py").write_text(SLEEPY.replace("time.sleep(60)", "pass"))
+    with Sandbox(files=[str(tmp_path / "ok.py")], timeout=2.0, session_timeout=4.0) as sb:
+        sb.load_layer("ok.py", "ReLU", {})
+        _asleep_but_runnable_when_read(monkeypatch, waited=7.0)
+        sb._started, sb._extra, sb._slack, sb._given, sb._due = 1000.0, 0.0, 0.0, 0.0, None
+        sb._req_wall, sb._req_t0, sb._ready_cpu, sb._ready_wait = 1.0, 1002.0, 0.3, 7.0
+        assert not sb._session_starved(1004.0) and sb._given == 0.0 and sb._session_short is None
+        sb._ready_wait = 4.5  # waited 2.5 s for a CPU since it was ready: given back
+        assert sb._session_starved(1004.0) and sb._given == pytest.approx(2.5)
+
+
+class _Meter:
+    """A stand-in of ``runner._TreeMeter``: the tree's CPU seconds, whether it is runnable and its run-queue wait."""
+
+    def __init__(self, used, busy, waited):
+        self.used, self.busy, self.waited = used, busy, waited
+
+    def sample(self):
+        return self.used
+
+
+def test_s1_the_runner_gives_back_only_the_time_the_tree_waited_for_a_cpu():
+    """``runner._starved_end`` at the submission's limit: a tree runnable and short when read but with no run-queue
+    wait is "slow" (was: its CPU time short given, then "starved", a grader error); one that waited 3 s for a CPU
+    gets 3 s more, and at the backstop, still owed, is "starved"."""
+    start = time.monotonic() - 10.0  # a 10 s limit just passed
+    assert runner._starved_end(_Meter(1.0, True, 0.0), start, 10.0)[1] == "slow"
+    end, why = runner._starved_end(_Meter(1.0, True, 3.0), start, 10.0)
+    assert why == "" and end - start == pytest.approx(13.0, abs=0.5)
+    late = time.monotonic() - sandbox.STARVED_FACTOR * 10.0
+    assert runner._starved_end(_Meter(1.0, True, 1e6), late, 10.0)[1] == "starved"
+
+
+def test_s1_the_run_queue_wait_of_a_process_tree_is_read():
+    """``sandbox._tree_wait``: this process's (its threads' schedstat, summed) is a number, of no process none."""
+    if not sandbox._SCHEDSTAT:
+        pytest.skip("no /proc/PID/schedstat on this kernel")
+    mine = sandbox._tree_waits(os.getpid())  # (with this test process's children, if any)
+    assert os.getpid() in {k[0] for k in mine} and all(isinstance(v, float) and v >= 0.0 for v in mine.values())
+    assert sandbox._tree_wait(2 ** 22 + 7) == 0.0  # no such process
 
 
 # --- S2: trees deeper than Python's recursion limit ---------------------------------------------------------------
