@@ -581,8 +581,10 @@ def _callable_codes(f, depth=0):
     return _callable_codes(call, depth + 1) if isinstance(call, types.FunctionType) else set()
 
 
+@functools.lru_cache(maxsize=4096)
 def code_key(code):
-    """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key."""
+    """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key.
+    Kept per code (equal code objects have equal keys): the count runs around every forward under the staff policy."""
     consts = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
                    for c in code.co_consts)
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
@@ -594,6 +596,7 @@ def _where(code):
     return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
 
 
+@functools.lru_cache(maxsize=4096)
 def _text_key(code):
     """What a copy of a code object made with ``code.replace`` keeps whatever its place and unused constants: its
     bytecode, the constants the bytecode loads (in order; not the tuple, to which a copy may add), its names and
