@@ -125,15 +125,19 @@ def _bound(tree: ast.AST) -> frozenset[str]:
 def _taken(test: ast.AST) -> bool | None:
     """Whether an ``if`` with this test always runs its body (True) or its ``else`` (False): a
     constant (``if False:``, ``if 0:``), ``TYPE_CHECKING`` (false when the code runs), ``not`` of
-    one; None when it depends on the run."""
+    one; None when it depends on the run. Read in a loop, not by recursion: a valid line of 1,500 ``not``s
+    (redteam30 S2) is no RecursionError."""
+    flips = 0
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, flips = test.operand, flips + 1
     if isinstance(test, ast.Constant):
-        return bool(test.value)
-    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(
+        taken = bool(test.value)
+    elif isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(
             test, ast.Attribute) and test.attr == "TYPE_CHECKING":
-        return False
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and (t := _taken(test.operand)) is not None:
-        return not t
-    return None
+        taken = False
+    else:
+        return None
+    return taken != bool(flips % 2)
 
 
 def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
@@ -202,7 +206,8 @@ def _guards_import(handlers: list[ast.ExceptHandler]) -> bool:
 
 
 
-#: What a file that cannot be read or parsed raises in :func:`walk_imports` (a recursion: ``1+1+...`` a million times).
+#: What a file that cannot be read or parsed raises in :func:`walk_imports` (a recursion: ``1+1+...`` a million times;
+#: or a tree deeper than a reading of its imports can follow, redteam30 S2: a file that is then not checked).
 UNREADABLE = (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError)
 
 
@@ -223,10 +228,10 @@ def walk_imports(starts: Iterable[str], follow: Callable[[str, ast.AST, str | No
         seen.add(path)
         try:
             lines, tree = parse(path)
+            found = list(_imports(tree, guarded=True) if guarded else _imports(tree, guarded=False))
         except UNREADABLE:
             yield path, None
             continue
-        found = list(_imports(tree, guarded=True) if guarded else _imports(tree, guarded=False))
         yield path, (lines, tree, found)
         nxt = [f for node, mod in found for f in follow(path, node, mod)]
         todo += [f for f in nxt if f not in seen][::-1]  # depth first, each file's imports in their order

@@ -52,7 +52,7 @@ def eps_free_text(text: str, denominators: bool = False,
     (at most ``limit``, :data:`MAX_EPS`; a loss's copy :data:`LOSS_MAX_EPS`) and, with ``denominators``,
     ``x / (a + c)`` written ``x / a`` (a loss's backward ``-(y/(p + eps) - (1-y)/(1-p + eps))``,
     ``(p - y)/(p*(1-p) + eps)``); the constants removed and where each was (``"log"``, ``"denominator"``); None when
-    there is none (or the text does not parse)."""
+    there is none (or the text does not parse, or is nested deeper than Python's recursion limit)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -83,8 +83,11 @@ def eps_free_text(text: str, denominators: bool = False,
                 places.append("denominator")
             return node
 
-    tree = _Drop().visit(tree)
-    return (ast.unparse(tree), found, places) if found else None
+    try:  # ast's NodeTransformer and unparse recurse: a tree deeper than the limit is valid code (redteam30 S2)
+        tree = _Drop().visit(tree)
+        return (ast.unparse(tree), found, places) if found else None
+    except RecursionError:
+        return None
 
 
 def eps_free_texts(path: str, files: dict[str, str], denominators: bool = False,

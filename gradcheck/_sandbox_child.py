@@ -581,8 +581,10 @@ def _callable_codes(f, depth=0):
     return _callable_codes(call, depth + 1) if isinstance(call, types.FunctionType) else set()
 
 
+@functools.lru_cache(maxsize=4096)
 def code_key(code):
-    """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key."""
+    """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key.
+    Kept per code (equal code objects have equal keys): the count runs around every forward under the staff policy."""
     consts = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
                    for c in code.co_consts)
     return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
@@ -594,6 +596,7 @@ def _where(code):
     return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
 
 
+@functools.lru_cache(maxsize=4096)
 def _text_key(code):
     """What a copy of a code object made with ``code.replace`` keeps whatever its place and unused constants: its
     bytecode, the constants the bytecode loads (in order; not the tuple, to which a copy may add), its names and
@@ -642,6 +645,32 @@ def _student_methods(AD, obj):
         return obj.student_forward, obj.student_backward, False
     inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
     return _quiet(getattr, inner, "forward"), _quiet(getattr, inner, "backward"), inner is obj
+
+
+def _module_codes(mod):
+    """The code objects of module ``mod``'s functions and of its classes' methods (properties' too), nested ones
+    included (a ``def forward`` inside an adapter's function): by identity, so that a submission's code is never
+    among them, whatever its ``co_filename`` says."""
+    out, todo = set(), []
+    for v in list(vars(mod).values()):
+        members = [v] if not isinstance(v, type) or v.__module__ != mod.__name__ else list(vars(v).values())
+        for m in members:
+            m = m.fget if isinstance(m, property) else getattr(m, "__func__", m)
+            if isinstance(m, types.FunctionType) and m.__module__ == mod.__name__:
+                todo.append(m.__code__)
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.add(c)
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return out
+
+
+def _forward_student(AD, obj):
+    """``(forward, forward, direct)`` for :func:`counting_calls` around a call of ``obj.forward``: the student's forward
+    is both what the count looks for and the entry the grader's call makes (:func:`_student_methods`)."""
+    forward, _, direct = _student_methods(AD, obj)
+    return forward, forward, direct
 
 
 def _entry_chain(f, depth=0):
@@ -701,8 +730,8 @@ def _entry_calls(stats, chain, direct, keys, key=code_key):
     return made
 
 
-def counting_calls(codes, fn, *args, student=None):
-    """``(fn(*args), n)``: n calls of forward made while ``fn`` (backward) ran: calls of code in ``codes`` or of its
+def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
+    """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
     (redteam25 H1b: a Python profile function's closure was), and switching it off or on is refused to the submission
@@ -715,13 +744,21 @@ def counting_calls(codes, fn, *args, student=None):
     the backward the call of ``fn`` enters: the one call of each code of that entry (:func:`_entry_calls`) is taken
     off its key's count; every further call is counted (a backward that is forward's code and calls it again, or
     calls forward). ``n`` is the largest count of one key divided by the times one call of forward enters a code of
-    that key (a decorator applied twice: one call of forward, two of its wrapper code)."""
+    that key (a decorator applied twice: one call of forward, two of its wrapper code).
+
+    Counted around forward itself (``fn`` the object's forward, ``student`` ``(forward, forward, direct)``:
+    :func:`_forward_student`), ``n`` is the calls of forward's code that one call of forward made beyond its own entry
+    (redteam30 H1: central differences taken inside forward, which re-enters itself with a flag, its backward applying
+    the stored Jacobian); a subclass's forward calling its base's once (``super().forward(X)``) is that entry's next
+    code (:func:`_entry_calls`), a container's call of its children's forward is another class's code, not counted.
+    With ``probe`` (``fn`` the adapters' probe, which calls forward and backward as often as it needs), ``n`` is
+    :func:`_probe_calls`': the calls of forward's code beyond those its own entries make."""
     profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
     try:
         _counter_mark()
-        ret = fn(*args)
+        ret = fn(*args, **kw)
     finally:
         intact = getprofile() is prof
         prof.disable()
@@ -730,6 +767,8 @@ def counting_calls(codes, fn, *args, student=None):
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     forward, entry, direct = (None, fn, True) if student is None else student
+    if probe:
+        return ret, _probe_calls(stats, codes, forward)
     keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
         if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
@@ -740,6 +779,32 @@ def counting_calls(codes, fn, *args, student=None):
     for c in _entry_chain(forward):
         per_call[key(c)] = per_call.get(key(c), 0) + 1
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
+
+
+def _probe_calls(stats, codes, forward):
+    """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
+    inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
+    input, were kept for the graded forward to find). The probe calls forward and backward as often as it needs, so
+    what is counted is re-entry: a code of forward's entered while it runs (``reccallcount``, beyond the places one
+    call gives it in forward's entry, :func:`_entry_calls`: a decorator applied twice), and a next code of that entry
+    (``super().forward``) called more often than the code before it. A backward that calls forward is not counted here
+    (its graded call is); 0 for a probe that never called forward."""
+    keys, key = {code_key(c) for c in codes}, forward_keys(codes)
+    made = _entry_calls(stats, _entry_chain(forward), False, keys, key)
+    by_code = {id(e.code): e for e in stats}
+    places = {}
+    for c in made:
+        places[id(c)] = places.get(id(c), 0) + 1
+    n = 0
+    for e in stats:
+        if isinstance(e.code, types.CodeType) and key(e.code) in keys:
+            p = places.get(id(e.code), 1)
+            n = max(n, e.reccallcount - e.callcount * (p - 1) // p)
+    for a, b in zip(made, made[1:]):
+        if a is not b:
+            e = by_code[id(a)]
+            n = max(n, sum(s.callcount for s in e.calls or () if s.code is b) - e.callcount)
+    return n
 
 
 def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
@@ -797,6 +862,7 @@ class Child:
         self.objects, self.step, self.sock, self.modules = {}, None, sock, {}
         self._view = np.frombuffer, np.dtype  # taken before any submitted code ran: numpy patched later cannot
         #                                        make the arrays forward receives copies of the shared memory
+        self.adapter_codes = _module_codes(AD)  # (before any submitted code ran: the adapters' own, by identity)
 
     def receive_shared(self, spec):
         """The arrays of ``spec`` (``[{"dtype", "shape", "offset"}]``) as views of the memory file the parent sent
@@ -959,9 +1025,15 @@ class Child:
                 AD.with_targets(obj, req["targets"])
             except AD.AdapterError as exc:
                 return self.reply(False, {"stage": "usage", "message": str(exc)})
+        calls = None
         try:  # the adapter's probe runs student code: its own failures are the check's to report
-            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
-                obj, "info", {}) if kind == "loss_function" else {})
+            if req.get("kind") == "layer" and req.get("count_forward"):  # the staff policy: the probe's calls too
+                codes = _forward_codes(AD, obj) - self.adapter_codes
+                (obj, info), calls = counting_calls(codes, AD.adapt, obj, req.get("probe"),
+                                                    student=_forward_student(AD, obj), probe=True)
+            else:
+                obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
+                    obj, "info", {}) if kind == "loss_function" else {})
             if keras_call and info.get("text"):
                 info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
                     "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
@@ -980,16 +1052,17 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             AD.on_step = None
-        self.reply_loaded(obj, info, packer)
+        self.reply_loaded(obj, info, packer, calls)
 
-    def reply_loaded(self, obj, info, packer):
+    def reply_loaded(self, obj, info, packer, calls=None):
         """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,
-        how forward and backward are called (usage errors), how it was read (``info``) and its class name."""
+        how forward and backward are called (usage errors), how it was read (``info``) and its class name; with the
+        staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`)."""
         fparams, shape = self.AD.signature(obj)
         oid = self.keep(obj)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
-                          "signature": shape, "protocol": info,
+                          "signature": shape, "protocol": info, "forward_calls": calls,
                           "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
 
     def op_sublayer(self, obj, req, packer):
@@ -1019,18 +1092,28 @@ class Child:
         np = self.np
         self.set_params(obj, req.get("params"))
         try:
-            out = obj.forward(*req.get("shared", req.get("inputs", [])), **_training(req))
+            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
         keywords = {str(name): {str(k): describe(np, packer, v, 1) for k, v in list(d.items())[:64]}
                     for name, d in (kw or {}).items() if type(d) is dict}  # bn_param as forward left it
-        self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords}, packer)
+        self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords, "forward_calls": calls},
+                   packer)
+
+    def forward_counted(self, obj, req, inputs):
+        """``(obj.forward(*inputs), n)``: with the staff policy (``req["count_forward"]``), n the calls of forward's
+        code that this one call made beyond its own entry (:func:`counting_calls`; data for the parent to judge,
+        redteam30 H1: differences of forward taken inside forward); without it, n None."""
+        if not req.get("count_forward"):
+            return obj.forward(*inputs, **_training(req)), None
+        codes = _forward_codes(self.AD, obj) - self.adapter_codes  # an adapter's forward (a CS231n pair's) is ours
+        return counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj), **_training(req))
 
     def op_forward_many(self, obj, req, packer):
         """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
         0.2 s) tells the parent how many are done, and its deadline starts again."""
-        values, prev, told = [], None, time.monotonic()
+        values, prev, told, most = [], None, time.monotonic(), None
         edits = req.get("edits") or [()] * len(req["batches"])
         for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
             inputs = prev = prev if inputs is None else inputs  # None: the previous inputs again
@@ -1041,18 +1124,20 @@ class Child:
                     target = obj.params[k]
                     undo.append((target, i, target.flat[i].copy()))
                     target.flat[i] = v
-                out = obj.forward(*[x.copy() for x in inputs], **_training(req))
+                out, calls = self.forward_counted(obj, req, [x.copy() for x in inputs])
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:
                 for target, i, old in reversed(undo):
                     target.flat[i] = old
+            if calls is not None:  # the policy's count: the worst forward's (-1, a count switched off, first)
+                most = calls if most is None or most != -1 and (calls == -1 or calls > most) else most
             values.append(describe(self.np, packer, out))  # (copying it is the reply's: not the call's failure)
             out = None
             if time.monotonic() - told > 0.2:
                 self.progress("forwards", len(values))
                 told = time.monotonic()
-        self.reply(True, {"values": values}, packer)
+        self.reply(True, {"values": values, "forward_calls": most}, packer)
 
     def op_backward(self, obj, req, packer):
         """One backward; dY is a view of shared memory (``req["shared"]``) that the parent reads after the reply.

@@ -489,6 +489,22 @@ def _tree_cpu(pid: int) -> tuple[float, bool]:
     return sum(procs.values()), b"R" in states
 
 
+def _owed(short: float, busy: bool, waited: float | None, waited0: float | None, given: float) -> float | None:
+    """The wall clock (s) a call (or a session) is owed by the machine's other load, or None (nothing, or at most
+    0.05 s: the clock's ticks): while it is ``short`` of the CPU time it was due, the time its process tree waited
+    on a run queue for a CPU (:func:`_tree_wait`: ``waited`` now, ``waited0`` when it began) less what was already
+    ``given`` back. Time asleep is the submission's own, so a process that sleeps and runs only when ``/proc`` is read
+    is owed nothing (redteam30 S1: it was given the CPU time it had not used, up to :data:`STARVED_FACTOR` limits,
+    then reported "too busy", a grader error on demand). Without a run-queue reading (a kernel without
+    ``schedstat``) the CPU time short while the process is runnable (``busy``) at this reading, as before."""
+    if short <= 0.05:
+        return None
+    if waited is None or waited0 is None:
+        return short if busy else None
+    owed = waited - waited0 - given
+    return owed if owed > 0.05 else None
+
+
 def _tree_stopped(pid: int) -> bool:
     """Whether process ``pid`` or one of its descendants is stopped (state ``T``, or ``t`` under a tracer), as after
     a SIGSTOP it sent itself (``signal.raise_signal(signal.SIGSTOP)``: the guard refuses ``os.kill``, not that)."""
@@ -499,7 +515,33 @@ def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], set[bytes]]:
     """The CPU seconds (user + system) of process ``pid`` and of each of its descendants, by ``(pid, start time)``
     (a pid reused later is another key), and their states (``R``, ``S``, ``T``...: proc(5)): read from ``/proc``
     (Linux), ``({}, set())`` where it cannot be."""
-    tick, out, states, todo, seen = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set()
+    out, states, _ = _tree_read(pid, False)
+    return out, states
+
+
+def _tree_waits(pid: int) -> dict[tuple[int, int], float] | None:
+    """The seconds process ``pid`` and each of its descendants (by ``(pid, start time)``, as :func:`_tree_procs`) have
+    waited on a run queue for a CPU, runnable but not running: the second field (nanoseconds) of each of its threads'
+    ``/proc/PID/task/TID/schedstat`` (Linux's ``Documentation/scheduler/sched-stats.rst``), summed. Time asleep
+    (``time.sleep``, waiting for a request) is not in it: that time is the submission's own (redteam30 S1). None where
+    the kernel has no ``schedstat``."""
+    return _tree_read(pid, True)[2] if _SCHEDSTAT else None
+
+
+def _tree_wait(pid: int) -> float | None:
+    """The sum of :func:`_tree_waits` (seconds a process tree waited for a CPU), None where it cannot be read."""
+    waits = _tree_waits(pid)
+    return None if waits is None else sum(waits.values())
+
+
+#: Whether this kernel has ``/proc/PID/schedstat`` (the run-queue wait of :func:`_tree_waits`).
+_SCHEDSTAT = os.path.exists("/proc/self/schedstat")
+
+
+def _tree_read(pid: int, waits: bool) -> tuple[dict[tuple[int, int], float], set[bytes], dict[tuple[int, int], float]]:
+    """The one walk of ``/proc`` below ``pid``: :func:`_tree_procs`' CPU seconds and states and, with ``waits``,
+    :func:`_tree_waits`' run-queue seconds (else ``{}``); a process that ended during the walk is left out."""
+    tick, out, states, todo, seen, waited = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set(), {}
     while todo:
         p = todo.pop()
         if p in seen:
@@ -507,13 +549,19 @@ def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], set[bytes]]:
         seen.add(p)
         try:
             fields = _proc_read(f"/proc/{p}/stat").rpartition(b")")[2].split()
+            ns = 0
             for task in os.listdir(f"/proc/{p}/task"):
                 todo.extend(int(c) for c in _proc_read(f"/proc/{p}/task/{task}/children").split())
-            out[p, int(fields[19])] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime; starttime (22)
+                if waits:
+                    ns += int(_proc_read(f"/proc/{p}/task/{task}/schedstat").split()[1])
+            key = p, int(fields[19])  # starttime (22)
+            out[key] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         except (OSError, ValueError, IndexError):
             continue
         states.add(fields[0])
-    return out, states
+        if waits:
+            waited[key] = ns / 1e9
+    return out, states, waited
 
 
 def _proc_read(path: str) -> bytes:
@@ -780,6 +828,10 @@ class Sandbox:
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
         self._uncharged = 0  # inside uncharged(): each request extends the session by its own limit
         self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
+        #: the running call's run-queue wait at its start (:func:`_tree_wait`; None: not readable) and the wall clock
+        #: given back for it so far (:meth:`_starved`)
+        self._wait0: float | None = None
+        self._waited_back = 0.0
         self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         # and the session itself past its own (:meth:`_session_starved`)
@@ -787,6 +839,7 @@ class Sandbox:
         #: running one and when that began; the child's CPU time when ready; the CPU time (as the child's reads) the
         #: session's requests were due at its limit; the wall clock given past it; the CPU time short at the cap
         self._req_wall, self._req_t0, self._ready_cpu = 0.0, 0.0, 0.0
+        self._ready_wait: float | None = None  # the child's run-queue wait when ready (:func:`_tree_wait`)
         self._due: float | None = None
         self._given, self._session_short = 0.0, None
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
@@ -976,7 +1029,7 @@ class Sandbox:
                 raise SandboxError("an unexpected first reply", reason="protocol")
             #: the child's address space when ready (interpreter, numpy; no submitted code ran yet), MiB or None
             self.ready_mib = self.address_space_mib()
-            self._ready_cpu = _tree_cpu(self._proc.pid)[0]
+            self._ready_cpu, self._ready_wait = _tree_cpu(self._proc.pid)[0], _tree_wait(self._proc.pid)
         except Exception as exc:  # noqa: BLE001 - whatever failed, no submitted code had run
             self._kill()
             code = self._proc.returncode
@@ -1100,13 +1153,15 @@ class Sandbox:
         raise SandboxError(msg, reason=reason, output=self.output, step=self._step)
 
     def _mark(self) -> None:
-        """A call into the submitted code starts: no time added yet, its CPU time from here."""
-        self._grace, self._cpu0 = 0.0, _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
+        """A call into the submitted code starts: no time added yet, its CPU time and run-queue wait from here."""
+        self._grace, self._waited_back = 0.0, 0.0
+        self._cpu0 = _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
+        self._wait0 = _tree_wait(self._proc.pid) if self._proc is not None else None
 
     def _starved(self, deadline: float) -> bool:
-        """At the end of a call's time: whether the sandbox process, still runnable, has used less
-        CPU time than the limit (the machine's other load had it) and gets the rest, up to
-        :data:`STARVED_FACTOR` times the limit in wall clock. Never past the session's limit."""
+        """At the end of a call's time: whether the sandbox process, short of its CPU time, waited for a CPU (the
+        machine's other load had it: :meth:`_cpu_short`) and gets that time back, up to :data:`STARVED_FACTOR` times
+        the limit in wall clock. Never past the session's limit."""
         now = time.monotonic()
         if self._proc is None:
             return False
@@ -1118,24 +1173,26 @@ class Sandbox:
         more = min(max(short, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
         if more <= 0:
             return False
-        self._grace = now + more - deadline
+        self._grace, self._waited_back = now + more - deadline, self._waited_back + more
         return True
 
     def _session_starved(self, now: float) -> bool:
         """At the end of the session's time: :meth:`_starved`'s measure over the whole session (flaky28: the running
         call's test, applied there, said "too busy" of a CPU-bound submission on an idle machine). The CPU time the
         session's requests were due is the wall clock they ran until its limit (read then, once); the sandbox
-        process, still runnable and short of it, gets the rest, up to :data:`STARVED_FACTOR` times the session's
-        limit, as a call gets its own; a submission that had it used its session (a timeout, its own).
-        ``_session_short``: the CPU time still short at that cap, for :meth:`_timeout`'s SandboxStarved."""
+        process, short of it, gets back the time it waited for a CPU since it was ready (:func:`_owed`) less the wall
+        clock the session was already given past its limits (its calls' and its own), up to :data:`STARVED_FACTOR`
+        times the session's limit, as a call gets its own; a submission that had its CPU time, or slept, used its
+        session (a timeout, its own). ``_session_short``: the time still owed at that cap, for :meth:`_timeout`'s
+        SandboxStarved."""
         self._session_short = None
         if not self._student_ran:
             return False
         used, busy = _tree_cpu(self._proc.pid)
         if self._due is None:
             self._due = self._ready_cpu + self._req_wall + now - self._req_t0
-        short = self._due - used
-        if not busy or short <= 0.05:
+        short = _owed(self._due - used, busy, _tree_wait(self._proc.pid), self._ready_wait, self._slack)
+        if short is None:
             return False
         base = self._session_end - self._given - self._started  # the session's limit, this allowance aside
         more = min(short, self._started + STARVED_FACTOR * base - now)
@@ -1146,14 +1203,14 @@ class Sandbox:
         return True
 
     def _cpu_short(self) -> float | None:
-        """The CPU time (s) the running call has not had of its limit while its process is still runnable (the
-        machine's other load has it), or None: the process is asleep or waiting, or has had its limit (less 0.05 s,
-        the clock's ticks)."""
+        """The wall clock (s) the running call is owed by the machine's other load (:func:`_owed`): while it has not
+        had its limit's CPU time, the time its process waited for a CPU since the call began, less what was given
+        back; or None: nothing owed (asleep, or it had its limit, less 0.05 s, the clock's ticks)."""
         if self._proc is None:
             return None
         used, busy = _tree_cpu(self._proc.pid)
-        short = self.timeout - (used - self._cpu0)
-        return short if busy and short > 0.05 else None
+        return _owed(self.timeout - (used - self._cpu0), busy, _tree_wait(self._proc.pid), self._wait0,
+                     self._waited_back)
 
     def _overran(self, deadline: float) -> float:
         """A call ended (a progress frame, the reply): the wall clock it ran past ``deadline`` (a starved call's,
@@ -1264,8 +1321,8 @@ class Sandbox:
                  f"{STARVED_FACTOR} times that for a process the machine's other load starves)" if session else
                  f"its time limit ({self.timeout:g} s of wall clock for each call, up to {STARVED_FACTOR} times that "
                  f"for a process the machine's other load starves)")
-        msg = paragraph(f"{what} was stopped at {limit} while its process was still runnable and {short:.2f} s short "
-                        "of that much CPU time:",
+        msg = paragraph(f"{what} was stopped at {limit} while its process, short of that much CPU time, had waited "
+                        f"{short:.2f} s more for a CPU (runnable, not running) than it was given back:",
                         "the grading machine was too busy to time the submission fairly. Grade it again on a "
                         "machine with less load (fewer --workers).")
         self._dead, self._dead_reason = msg, "starved"
@@ -1542,7 +1599,8 @@ class Sandbox:
                      "probe": None if probe is None else list(probe),
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
                      **({} if pred_arg is None else {"pred_arg": pred_arg}),
-                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {})},
+                     **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {}),
+                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -1597,6 +1655,8 @@ class Sandbox:
         remote = sub(self, meta, file=file)
         remote.no_forward_in_backward = bool(no_forward_in_backward)
         remote._loaded = (file, cls, init, seed, probe is not None)  # RemoteLayer.probed loads it again
+        if probe is not None:
+            remote._policy("load", meta)  # the probe's forwards: the graded input's (RemoteLayer.probed)
         return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
@@ -1942,18 +2002,36 @@ class _Remote:
         shared = None if dY is None else Shared([dY])
         meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, shared=shared)
         meta["dY_written"] = shared.views[0].copy() if shared is not None and shared.changed() else None
-        n = self.forward_calls_in_backward = meta.get("forward_calls")
-        if self.no_forward_in_backward and n != 0:
-            raise SandboxError(paragraph(
-                f"{self.class_name}.backward called {self.class_name}.forward" +
-                (f" {n} time(s)" if type(n) is int and n > 0 else " (or switched off the count of such calls)"),
-                "while computing the gradient. This assignment requires a backward derived by hand: use what",
-                "forward cached (for example self.X), never forward again (as central differences of forward do).",
-                *([] if type(n) is int and n > 0 else [TAMPERED])),
-                reason="policy", output=self._sandbox.output)
+        self.forward_calls_in_backward = meta.get("forward_calls")
+        self._policy("backward", meta)
         if why := self._cache_written(dY, meta, call):
             raise StudentCodeError(why[:2000])
         return meta
+
+    def _policy(self, method: str, meta: dict) -> None:
+        """The staff policy of :meth:`Sandbox.load_layer` on one reply of ``method`` (``"backward"``, ``"forward"``,
+        ``"load"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything but 0 fails
+        it), are for backward every call of forward, for forward those beyond its own entry, for a load the probe's
+        beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
+        its backward applying the stored Jacobian; on the probe input, which is the graded input, too). Raises
+        SandboxError (``reason="policy"``) when the policy is on and the count is not 0 (-1 or missing: the count
+        switched off)."""
+        n = meta.get("forward_calls")
+        if not self.no_forward_in_backward or n == 0:
+            return
+        counted, c = type(n) is int and n > 0, self.class_name
+        times = f" {n} time(s)" if counted else " (or switched off the count of such calls)"
+        said = {"backward": f"{c}.backward called {c}.forward{times} while computing the gradient.",
+                "forward": f"{c}.forward called {c}.forward again{times} while computing the gradient (in forward, "
+                           f"for its backward to apply).",
+                "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
+                        + (f" {n} time(s) more than the grader did." if counted else f"{times}.")}[method]
+        raise SandboxError(paragraph(
+            said, "This assignment requires a backward derived by hand: use what",
+            "forward cached (for example self.X), never forward again (as central differences of forward do).",
+            *([] if counted else [TAMPERED.replace("during backward", "while it was loaded" if method == "load" else
+                                                   f"during {method}")])),
+            reason="policy", output=self._sandbox.output)
 
     def _cache_written(self, dY: np.ndarray | None, meta: dict, call: str) -> str | None:
         """Why backward's write into what its forward cached is refused, or None, by the one rule of ``gradcheck
@@ -1996,8 +2074,10 @@ class _Remote:
             expected = loss_given(xs[0], xs[-1], pred, target=target, hint="" if self._sandbox.hostile else
                                   " (gradcheck check --targets labels, onehot or real)") if "fixed" not in \
                 self.protocol else objective_given(self.protocol, xs[-1], pred)  # f(W, X, y, reg): none drawn
-        meta = self._call("forward", call, {"params": self.params, "training": training}, expected,
+        meta = self._call("forward", call, {"params": self.params, "training": training,
+                                            "count_forward": self.no_forward_in_backward}, expected,
                           shared=shared, complex_step=cx)
+        self._policy("forward", meta)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on
             self._last_shared = None  # the real forward), and the next backward follows no real forward's cache
             return self._value(meta.get("value"), call, True), call
@@ -2041,9 +2121,11 @@ class _Remote:
         cx = _complex_step(batches) and not self._loss
         meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
-                           "training": training, "edits": edits}, "Expected forward to return the output array.",
+                           "training": training, "edits": edits, "count_forward": self.no_forward_in_backward},
+                          "Expected forward to return the output array.",
                           lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})",
                           complex_step=cx)
+        self._policy("forward", meta)
         return [self._value(v, call, cx) for v in meta.get("values", [])]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -2268,8 +2350,13 @@ class RemoteLoss(_Remote):
         return float(arr.reshape(()))
 
     def backward(self) -> np.ndarray:
-        """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
-        g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
+        """The student's ``backward()``: dL/dy_pred, validated as an ndarray. The gradient's name in its errors is the
+        check's (:func:`gradcheck.check.loss_gradient_name`: ``d`` + an identifier, else ``dy_pred``): the object's
+        ``gradient_name`` attribute is the student's data, not escaped (redteam30 L1: a Markdown link and an
+        ``<img>`` in it reached results.json's output)."""
+        from .check import loss_gradient_name
+
+        g = loss_gradient_name(self)
         call = self.protocol.get("backward_call") or (f"backward({u}=1.0)" if (u := self.protocol.get("upstream"))
                                                       else "backward()")  # dL/dL = 1.0; or (y_pred, y_true) again
         meta = self._backward(None, call)

@@ -109,7 +109,14 @@ def test_a_self_adjoint_backward_is_not_a_call_of_forward(tmp_path, how):
     x = np.random.default_rng(2).standard_normal((4, 5))
     with _sandbox(tmp_path, src) as sb:
         layer = sb.load_layer("layers.py", "Scale", {"c": 3.0}, no_forward_in_backward=True)
-        layer.forward(x)
+        if how == "one_function_calling_itself":  # forward is that function too: its call of itself is counted there
+            with pytest.raises(SandboxError, match="Scale.forward called Scale.forward again 1 time"):  # (redteam30 H1)
+                layer.forward(x)
+            layer.no_forward_in_backward = False  # the forward backward follows, without the policy's count
+            layer.forward(x)
+            layer.no_forward_in_backward = True
+        else:
+            layer.forward(x)
         if calls == 0:
             np.testing.assert_array_equal(layer.backward(np.ones_like(x)), np.full_like(x, 3.0))
             assert layer.forward_calls_in_backward == 0

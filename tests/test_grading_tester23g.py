@@ -21,6 +21,7 @@ import pytest
 from gradcheck import sandbox
 from gradcheck.grading import plugin, runner
 from gradcheck.grading.plugin import MAX_READ_BYTES, _SandboxHolder
+from tests.test_sandbox_starved_s16 import waiting_all_along
 
 IMPORT_OS = "import os\n" * (100 << 10)  # 1,000 KiB of import lines (about 2.4 s of scan each, measured)
 
@@ -81,6 +82,7 @@ def test_a_starved_submission_gets_the_cpu_time_it_did_not_have(tmp_path, monkey
     before, it was stopped at its 1.5 s limit."""
     args, cwd = _child(tmp_path, 3)
     monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, {b"R"}))
+    waiting_all_along(monkeypatch)  # and waiting on a run queue for a CPU all along (redteam30 S1)
     code, log, stopped = runner._run_child(args, cwd, 1.5, None)
     assert (code, stopped) == (0, ""), log
 
@@ -88,6 +90,7 @@ def test_a_starved_submission_gets_the_cpu_time_it_did_not_have(tmp_path, monkey
 def test_a_starved_submission_is_stopped_at_its_backstop_as_the_grader_s_failure(tmp_path, monkeypatch):
     args, cwd = _child(tmp_path, 60)
     monkeypatch.setattr(sandbox, "_tree_procs", lambda pid: ({(pid, 0): 0.0}, {b"R"}))
+    waiting_all_along(monkeypatch)  # and waiting on a run queue for a CPU all along (redteam30 S1)
     t0 = time.monotonic()
     code, _, stopped = runner._run_child(args, cwd, 0.4, None)
     assert stopped == "starved" and code < 0 and time.monotonic() - t0 >= sandbox.STARVED_FACTOR * 0.4

@@ -2,7 +2,9 @@
 it (the same correct submission scored 28 or 0 by the load); a call asleep is still stopped at the limit.
 
 The starved case is made deterministic by standing in for ``/proc``'s reading: a child that sleeps while
-``_tree_cpu`` says it is runnable and has used no CPU is exactly a child the load kept off the cores."""
+``_tree_cpu`` says it is runnable and has used no CPU, and ``_tree_waits`` that it waited on a run queue for a CPU all
+the while (:func:`waiting_all_along`), is exactly a child the load kept off the cores. A child that only looks
+runnable when ``/proc`` is read, and sleeps between (redteam30 S1), has waited for nothing: tests/test_grading_redteam30.py."""
 
 import subprocess
 import sys
@@ -15,13 +17,22 @@ from gradcheck import sandbox
 from gradcheck.errors import GraderError
 from gradcheck.sandbox import STARVED_FACTOR, Sandbox, SandboxError, SandboxStarved
 
+
+def waiting_all_along(monkeypatch):
+    """``/proc`` stood in for as a process tree the machine's load keeps off the cores: runnable, no CPU time had
+    (``_tree_cpu``), and every second since now spent waiting on a run queue for a CPU (``_tree_waits``)."""
+    t0 = time.monotonic()
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
+    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): time.monotonic() - t0})
+
+
 SLOW_IMPORT = ("import time\ntime.sleep(2.5)\n\nclass ReLU:\n    def forward(self, X):\n        return X\n\n"
                "    def backward(self, dY):\n        return dY\n")
 
 
 def test_a_starved_import_gets_the_cpu_time_it_did_not_have(tmp_path, monkeypatch):
     (tmp_path / "slow.py").write_text(SLOW_IMPORT)
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))  # runnable, no CPU had
+    waiting_all_along(monkeypatch)  # runnable, no CPU had, waiting for one
     with Sandbox(files=[str(tmp_path / "slow.py")], timeout=1.0) as sb:
         layer = sb.load_layer("slow.py", "ReLU", {})
         assert layer is not None
@@ -32,11 +43,11 @@ def test_a_starved_call_is_still_stopped_at_its_wall_clock_backstop(tmp_path, mo
     error (:class:`SandboxStarved`, graded again), never the student's "too slow" (tester22g H2); the sandbox is
     dead, and a later request says the same."""
     (tmp_path / "slow.py").write_text(SLOW_IMPORT.replace("2.5", "60"))
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
+    waiting_all_along(monkeypatch)
     with Sandbox(files=[str(tmp_path / "slow.py")], timeout=0.5) as sb:
         t0 = time.monotonic()
-        with pytest.raises(SandboxStarved, match=r"importing slow.py was stopped at its time limit .* still runnable "
-                                                 r"and 0.50 s short .*too busy to time the submission fairly"):
+        with pytest.raises(SandboxStarved, match=r"importing slow.py was stopped at its time limit .* had waited "
+                                                 r"[0-9.]+ s more for a CPU .*too busy to time the submission fairly"):
             sb.load_layer("slow.py", "ReLU", {})
         assert time.monotonic() - t0 >= STARVED_FACTOR * 0.5  # after the allowance, not before
         with pytest.raises(SandboxStarved):
@@ -108,7 +119,7 @@ def test_each_forward_of_a_starved_batch_has_the_allowance(tmp_path, monkeypatch
     ad20368 on a loaded 2-core machine saw one 1.5 s sleep and its reply take more than 5 s. The rule is the
     factor's, whichever it is: 12 forwards need 12 x 1.5 = 18 s; one allowance gives 12 x 0.5 + 19 x 0.5 = 15.5 s."""
     (tmp_path / "slow.py").write_text(SLOW_FORWARD)
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
+    waiting_all_along(monkeypatch)
     monkeypatch.setattr(sandbox, "STARVED_FACTOR", 20)
     X = np.arange(6.0).reshape(2, 3) + 100
     with Sandbox(files=[str(tmp_path / "slow.py")], timeout=0.5, session_timeout=120) as sb:

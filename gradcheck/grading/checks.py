@@ -487,7 +487,8 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
         try:
             probed = layer.probed([x.copy() for x in xs])
         except StudentCodeError as exc:  # the probe's copy of a 2 GiB broadcast: the graded call below names it
-            if getattr(exc, "reason", None) == "timeout" and getattr(exc, "step", None) != "backward":
+            if getattr(exc, "reason", None) == "timeout" and getattr(exc, "step", None) != "backward" or \
+                    getattr(exc, "reason", None) == "policy":  # the staff policy on the probe's calls (redteam30 H1)
                 raise  # as it always has; a forward too slow: one timeout
             return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):

@@ -1509,34 +1509,43 @@ class _TreeMeter:
     waited for it, and a sandbox's processes end killed: measured, 0.4 s of a closed sandbox's 0.9 s were lost)."""
 
     def __init__(self, pid: int) -> None:
-        self.pid, self.seen, self.busy = pid, {}, False
+        self.pid, self.seen, self.busy, self.waits = pid, {}, False, {}
+        #: the seconds every process seen so far waited on a run queue for a CPU (``sandbox._tree_waits``, each one's
+        #: last reading), None where the kernel cannot say
+        self.waited: float | None = None
 
     def sample(self) -> float:
-        """Read the tree now; the CPU seconds of every process seen so far (``busy``: one is runnable now)."""
-        from ..sandbox import _tree_procs
+        """Read the tree now; the CPU seconds of every process seen so far (``busy``: one is runnable now;
+        :attr:`waited`: their run-queue wait)."""
+        from ..sandbox import _tree_procs, _tree_waits
 
         procs, states = _tree_procs(self.pid)
         self.busy = b"R" in states
         self.seen.update(procs)
+        waits = _tree_waits(self.pid)
+        if waits is not None:
+            self.waits.update(waits)
+        self.waited = None if waits is None else sum(self.waits.values())
         return sum(self.seen.values())
 
 
 def _starved_end(meter: _TreeMeter, start: float, limit: float) -> tuple[float, str]:
     """At the end of a submission's ``limit`` (s of wall clock from ``start``): a later end when the grading's
-    process tree (the child pytest and its sandboxes, those ended included: ``meter``) is still runnable and has had less CPU
-    time than the limit, so the machine's other load had the rest (tester23g M2: 0.8 s of CPU per forward took
-    213-244 s of a 300 s limit at load 10): it gets the CPU time it has not had, as a call into the sandbox does
-    (:data:`~gradcheck.sandbox.STARVED_FACTOR`), up to that many times the limit in wall clock. Returns the new end
-    and ``""``; ``"slow"`` (the tree is asleep or waiting, or had its CPU time: the submission's) or ``"starved"``
-    (at the wall-clock backstop, still runnable and short: the machine's, a grader error) to stop it."""
-    from ..sandbox import STARVED_FACTOR
+    process tree (the child pytest and its sandboxes, those ended included: ``meter``) has had less CPU time than the
+    limit and waited for a CPU, so the machine's other load had it (tester23g M2: 0.8 s of CPU per forward took
+    213-244 s of a 300 s limit at load 10): it gets back the time it waited on a run queue (``meter.waited``), as a
+    call into the sandbox does (:func:`~gradcheck.sandbox._owed`; time asleep is the submission's, redteam30 S1), up
+    to :data:`~gradcheck.sandbox.STARVED_FACTOR` times the limit in wall clock. Returns the new end and ``""``;
+    ``"slow"`` (nothing owed: the tree slept, or had its CPU time: the submission's) or ``"starved"`` (at the
+    wall-clock backstop and still owed: the machine's, a grader error) to stop it."""
+    from ..sandbox import STARVED_FACTOR, _owed
 
     now, used = time.monotonic(), meter.sample()
-    short = limit - used
-    if not meter.busy or short <= 0.05:
+    owed = _owed(limit - used, meter.busy, meter.waited, 0.0, now - start - limit)  # given: the time past the limit
+    if owed is None:
         return now, "slow"
     backstop = start + STARVED_FACTOR * limit
-    return (min(now + short, backstop), "") if now < backstop else (now, "starved")
+    return (min(now + owed, backstop), "") if now < backstop else (now, "starved")
 
 
 #: The file, beside the child's results file, that the plugin creates when the first test shown later (``hidden``,

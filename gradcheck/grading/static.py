@@ -74,19 +74,23 @@ class ImportViolation:
 
 def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
     """Each statement inside the body or ``else`` of an ``if`` whose test :func:`_taken` cannot decide,
-    mapped to that test's source (the innermost such ``if``)."""
+    mapped to that test's source (the innermost such ``if``). A walk with its own stack (redteam30 S2: a tree
+    deeper than Python's recursion limit is valid code); a test too deep to write back is named so."""
     out: dict[ast.AST, str] = {}
-
-    def visit(node: ast.AST, cond: str | None) -> None:
+    stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    while stack:
+        node, cond = stack.pop()
+        test = None
+        if isinstance(node, ast.If) and _taken(node.test) is None:
+            try:
+                test = ast.unparse(node.test)
+            except RecursionError:
+                test = "(a condition nested too deeply to show)"
         for child in ast.iter_child_nodes(node):
-            inner = cond
-            if isinstance(node, ast.If) and child is not node.test and _taken(node.test) is None:
-                inner = ast.unparse(node.test)
+            inner = test if test is not None and child is not node.test else cond
             if inner is not None:
                 out[child] = inner
-            visit(child, inner)
-
-    visit(tree, None)
+            stack.append((child, inner))
     return out
 
 
@@ -199,7 +203,12 @@ def _ast_scan(data: bytes) -> Scan:
     except (RecursionError, MemoryError) as exc:
         return Scan(unchecked=f"it is nested too deeply for Python's parser ({type(exc).__name__}), so its "
                               f"imports cannot be checked")
-    return Scan(_tree_imports(tree, src.splitlines()), frozenset(
+    try:  # the reading of its imports follows some expressions by recursion (redteam30 S2)
+        imports = _tree_imports(tree, src.splitlines())
+    except RecursionError:
+        return Scan(unchecked="it is nested too deeply for the scan of its imports (RecursionError), so its imports "
+                              "cannot be checked")
+    return Scan(imports, frozenset(
         n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
 
 
