@@ -419,7 +419,7 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
     if low is None:
         return diag, {}
-    texts, places = float64_texts(path, files, cls)
+    texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
     if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
         return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
@@ -469,9 +469,11 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
           if any(f.code in _LOW_FINDINGS and f.severity == "error" for f in d.findings)]
     if not ds:
         return
+    low = "float16" if any(f.code == "float16-inside" or f.code == "float32" and "float16" in f.message
+                           for d in ds for f in d.findings) else "float32"  # a float16 Y: tester17's float16 words
     unsure: list[str] = []
     lines = cast_lines(path, cls, files, unsure)
-    declared = [] if lines else float64_texts(path, files, cls)[1]
+    declared = [] if lines else float64_texts(path, files, cls, half=low == "float16")[1]
     run = {f"{os.path.basename(path)} line {i}:" for c in file_classes(path, cls)[1] for f in c.body  # forward's first
            if isinstance(f, ast.FunctionDef) and f.name != "__init__" for i in range(f.lineno, (f.end_lineno or 0) + 1)}
     declared.sort(key=lambda w: w.partition(":")[0] + ":" not in run)
@@ -479,8 +481,6 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     params = getattr(layer, "params", None)
     floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
     given = "float64 parameters" if floats else "a float64 input"
-    low = "float16" if any(f.code == "float16-inside" or f.code == "float32" and "float16" in f.message
-                           for d in ds for f in d.findings) else "float32"  # a float16 Y: tester17's float16 words
     said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
     said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
              "models build their layers, .astype('f')), is checked on a float64 copy of its files"
@@ -616,8 +616,9 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, check_files(args, path))
+    low = low_params(layer) or low_dtype(args) or "float32"  # the float32 (or float16) code's own dtype
     if texts and float64:
-        texts = {**float64, **{k: (float64_text(t) or (t,))[0] for k, t in texts.items()}}
+        texts = {**float64, **{k: (float64_text(t, low == "float16") or (t,))[0] for k, t in texts.items()}}
     where = ", ".join(sorted(texts))
     if not texts:
         return
@@ -627,8 +628,8 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
             if float64 and other.passed:  # float32 code: its float64 copy as written beside the one without the eps
                 with args.load_edited(float64) as base:
                     moved, _ = _eps_moved(args, base, edited, other, shape)
-                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2],
-                                       low_params(layer) or "float32", shape)  # the float32 code's own backward
+                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2], low,
+                                       shape)  # the float32 code's own backward
             else:
                 moved, _ = _eps_moved(args, layer, edited, other, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
