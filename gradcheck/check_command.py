@@ -420,8 +420,9 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
-    if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
-        return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
+    if not texts and (given is None or low_params(layer) is None and not _init_lists(args)):  # no dtype to rewrite,
+        return diag, {}  # no low weights or --init arrays to give: the copy would be the layer itself (a float64
+        # layer's bug under --dtype float32)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
     if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file
         return diag, {}
@@ -490,6 +491,18 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def _init_lists(args) -> bool:
+    """Whether ``--init`` holds lists of numbers that ``--dtype`` makes arrays in its dtype: a class's weights
+    (:func:`gradcheck._adapters.init_arrays`) or a CS231n pair's state in a ``*_param`` dict
+    (:class:`gradcheck._adapters.FunctionPair`, ``bn_param['running_mean']``), which the float64 copy is given in
+    float64 (session 30: a pair computing into a buffer of its state's dtype was float32 code, its FAIL unavoidable)."""
+    from ._adapters import _numbers, init_arrays
+
+    init = V.parse_init_json(getattr(args, "init", None)) or {}
+    return bool(init_arrays(init)[1]) or any(isinstance(v, dict) and any(_numbers(e) for e in v.values())
+                                             for v in init.values())
 
 
 def low_dtype(args) -> str | None:
@@ -1516,6 +1529,11 @@ def _jacobian_usage(args, shape) -> None:
                          "or fewer features (the Jacobian has X.size * Y.size entries).")
     if not (getattr(args, "tape", False) or args.twin):
         raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+    if (low := low_dtype(args)) is not None:  # accepted and ignored, X was drawn float64: a wrong number (session 30)
+        raise UsageError(f"--jacobian with --dtype {low}: the Jacobian is drawn in float64 (its central differences "
+                         f"compared at rtol 1e-6, which {low}'s round-off, eps {np.finfo(low).eps:.1e}, is far "
+                         f"above), so its X cannot be {low}; check in {low} without --jacobian (code {low} "
+                         "throughout is then checked on a float64 copy), or drop --dtype for the Jacobian.")
 
 
 def _no_twin_jacobian(cname: str, twin_note: str) -> str:
