@@ -4,6 +4,7 @@ dicts float64 (the header said so: "(lists) passed as float64 arrays"), so a pai
 ``--jacobian`` drew its X float64 whatever ``--dtype`` said: an option accepted and ignored."""
 
 from test_cli import both, run_here
+from test_cli_loss_mode_s25 import TANH
 
 PAIR = '''import numpy as np
 
@@ -20,17 +21,6 @@ def scale_backward(dout, cache):
     return FACTORdout * w * s, (dout * x * s).sum(axis=0)
 '''
 ARGS = ("--input-shape", "4,3;3", "--init", '{"scale_param": {"s": [0.5, 1.5, 2.0]}}')
-TANH = '''import numpy as np
-
-
-class Tanh:
-    def forward(self, X):
-        self.Y = np.tanh(X)
-        return self.Y
-
-    def backward(self, dY):
-        return dY * (1 - self.Y ** 2)
-'''
 
 
 def _pair(tmp_path, factor, *extra):

@@ -6,8 +6,9 @@ not avoid. In float16 code (``--dtype float16``, or float16 parameters) float16'
 the same place as float32's (:func:`gradcheck._float64_copy.float64_text`, ``half``); in float32 code a float16 cast
 is still kept."""
 
-from gradcheck._float64_copy import float64_text
 from test_cli import both, run_here
+
+from gradcheck._float64_copy import float64_text
 
 BUF16 = '''import numpy as np
 

@@ -9,26 +9,13 @@ yet written its key file. Now every run holds its --out exclusively and each fol
 run."""
 
 import os
-from pathlib import Path
 
 import pytest
+from test_grading_fixd29 import KW, TESTS, _subs
 
 from gradcheck.errors import UsageError
 from gradcheck.grading import runner
 from gradcheck.grading.runner import grade_batch, grade_submission
-
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGN = ROOT / "assignments" / "linear_relu_ce"
-TESTS = ASSIGN / "tests"
-SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
-KW = dict(progress=False, plot=False, unsafe_no_isolation=True, workers=1)
-
-
-def _subs(tmp_path: Path, *names: str) -> Path:
-    for n in names:
-        (tmp_path / "subs" / n).mkdir(parents=True)
-        (tmp_path / "subs" / n / "layers.py").write_text(SOLUTION)
-    return tmp_path / "subs"
 
 
 def test_a_batch_started_during_a_single_into_a_folder_inside_its_out_is_refused(tmp_path):
