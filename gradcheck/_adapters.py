@@ -1281,7 +1281,7 @@ def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=
     """
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
-        return pair(*target, init)
+        return pair(*target, init, dtype)
     if kind == "loss_function":  # temporal_softmax_loss(x, y, mask): its --init lists as a class's (float64)
         return loss_function(target, init_arrays(init, data=objective(target, init), dtype=dtype)[0], probe, wrt,
                              active)
@@ -1447,13 +1447,15 @@ class FunctionPair:
     #: student's forward, not this adapter's, whose ``training`` keyword is accepted and not used
     mode_in_keywords = True
 
-    def __init__(self, fwd, bwd, init):
+    def __init__(self, fwd, bwd, init, dtype="float64"):
         self.student_forward, self.student_backward = fwd, bwd
         # JSON (--init) has no arrays: a list of numbers in a *_param dict (bn_param's running_mean)
-        # is the (D,) array CS231n hands in; student code does arithmetic on it
+        # is the (D,) array CS231n hands in; student code does arithmetic on it; in --dtype's dtype, as the
+        # inputs are drawn (session 30: float64 beside float32 inputs, the pair was checked in neither)
         self.as_arrays = [f"{k}['{j}']" for k, v in (init or {}).items() if isinstance(v, dict)
                           for j, e in v.items() if _numbers(e)]
-        self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if _numbers(e) else e for j, e in v.items()}
+        self.dtype = np.dtype(dtype)
+        self._kwargs = {k: {j: self._array(e) if _numbers(e) else e for j, e in v.items()}
                         if isinstance(v, dict) else v for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
         self._dict_weights(bwd)
@@ -1470,8 +1472,8 @@ class FunctionPair:
         itself, not a copy, so perturbing it moves forward), its gradient the key ``"d" + name`` (0 without one: a
         weight forward's checked outputs do not reach, ``Wya`` beside ``a_next``)."""
         self.grad_keys = dict_gradients(bwd) or []
-        if self.grad_keys:  # JSON's nested lists in a dict argument (parameters["Wax"]: a matrix) as float64 arrays
-            self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if isinstance(e, list) and _nested_numbers(e)
+        if self.grad_keys:  # JSON's nested lists in a dict argument (parameters["Wax"]: a matrix) as arrays of --dtype
+            self._kwargs = {k: {j: self._array(e) if isinstance(e, list) and _nested_numbers(e)
                                 and _numbers_kind(e) in "fiu" else e for j, e in v.items()} if isinstance(v, dict)
                             else v for k, v in self._kwargs.items()}
         where = {j: k for k, v in self._kwargs.items() if isinstance(v, dict) for j, e in v.items()
@@ -1480,6 +1482,11 @@ class FunctionPair:
         if self.weights_in:
             self.params = {j: self._kwargs[k][j] for j, k in self.weights_in.items()}
             self.grads = {}
+
+    def _array(self, e):
+        """A list of numbers of ``--init`` as an array of :attr:`dtype`, rounded once from the float64 the JSON's
+        numbers are (as :func:`init_arrays` makes a class's weights)."""
+        return np.asarray(e, dtype=np.float64).astype(self.dtype, copy=False)
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
         """``NAME_forward(*xs, **init)`` on fresh deep copies of ``init``; keep its cache; return a copy
@@ -1636,9 +1643,10 @@ def _backward_signature(fwd, bwd, bps, init, fps):
         "cost.")
 
 
-def pair(fwd, bwd, init):
+def pair(fwd, bwd, init, dtype="float64"):
     """A :class:`FunctionPair` of a class named after the layer (``affine``) whose ``forward``
-    signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``)."""
+    signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``); ``init``'s lists of
+    numbers made arrays of ``dtype`` (``gradcheck check --dtype``)."""
     P = inspect.Parameter
     names = [p.name for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name not in (init or {})]
 
@@ -1649,7 +1657,7 @@ def pair(fwd, bwd, init):
     fwd, bwd = (named(f, n, getattr(inspect.unwrap(getattr(f, "func", f)), "__globals__", {}))
                 for f, n in ((fwd, "layer_forward"), (bwd, "layer_backward")))
     name = fwd.__name__.split("_forward")[0]
-    return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
+    return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init, dtype)
 
 
 # --------------------------------------------------------------------------- several outputs
@@ -4347,7 +4355,7 @@ def _pair_info(obj, inputs):
         _pair_outputs(obj, inputs)
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
-    text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
+    text += f"; {', '.join(obj.as_arrays)} (lists) passed as {obj.dtype.name} arrays" if obj.as_arrays else ""
     if obj.weights_in:  # Ng's parameters["Wax"]: weights, their gradients the dict's "dWax"
         ws, b = [f"{k}[{j!r}]" for j, k in obj.weights_in.items()], obj.student_backward.__name__
         none = [j for j in obj.weights_in if f"d{j}" not in obj.grad_keys]

@@ -3,7 +3,7 @@
 input, and central differences of a float32 forward are noise far above a 1e-6 tolerance (float32 keeps about 7
 digits; a difference quotient at h = 6e-6 keeps about 2). ``torch.autograd.gradcheck`` asks for double precision for
 the same reason. :func:`float64_texts` writes a copy of the student's files with each float32 dtype they
-*declare* written float64: a ``dtype=`` argument, an ``astype`` in ``__init__`` or in a function outside the checked
+*declare* written float64 (in float16 code, each float16 dtype too: ``half``): a ``dtype=`` argument, an ``astype`` in ``__init__`` or in a function outside the checked
 class, ``np.float32`` named as a dtype. The copy is checked as the original would be (the student's files and objects
 are untouched); ``gradcheck check`` says the layer computes in float32, that it was checked in float64 and why, and
 what that does not cover (:mod:`gradcheck.diagnose`'s "float64-copy" note).
@@ -29,14 +29,17 @@ from ._kernel import probe_rng, upstream_draw
 from ._switch_reach import file_classes
 
 #: The spellings of a float32 dtype: as a string and as an attribute (``np.float32``), each with its float64 spelling
-#: in the copy (a string keeps its kind: ``'f'`` -> ``'d'``, ``'f4'`` -> ``'f8'``). Not float16: a cast to float16 in
-#: float32 code is a rounding the student wrote, narrower than the file's working dtype, and the copy keeps it
+#: in the copy (a string keeps its kind: ``'f'`` -> ``'d'``, ``'f4'`` -> ``'f8'``). Not float16 in float32 code: a
+#: cast to float16 there is a rounding the student wrote, narrower than the file's working dtype, and the copy keeps it
 #: (tester28s H: ``self.grads["w"] = (X.T @ grad).astype(np.float16)`` was written float64 and PASSed).
 LOW_STRINGS = {"f": "d", "f4": "f8", "<f4": "<f8", "=f4": "=f8", "float32": "float64", "single": "double"}
 LOW_ATTRS = {"float32": "float64", "single": "double"}
-#: float16's spellings: a conversion to it is a cast (:func:`_casts`, :func:`cast_lines`), never rewritten.
-HALF_STRINGS = ("e", "f2", "<f2", "=f2", "float16", "half")
-HALF_ATTRS = ("float16", "half")
+#: float16's spellings, with their float64 spelling: in float32 code a conversion to it is a cast (:func:`_casts`,
+#: :func:`cast_lines`), never rewritten; in float16 code (its working dtype: ``half`` of :func:`float64_text`) they are
+#: its declarations, rewritten as float32's are (session 30: a float16 buffer made in ``__init__`` was kept, and
+#: ``--dtype float16`` on it could not be checked).
+HALF_STRINGS = {"e": "d", "f2": "f8", "<f2": "<f8", "=f2": "=f8", "float16": "float64", "half": "double"}
+HALF_ATTRS = {"float16": "float64", "half": "double"}
 #: numpy's array makers whose dtype may come as a positional argument (``np.zeros((N, H), 'f')``).
 MAKERS = ("zeros", "ones", "empty", "full", "array", "asarray", "zeros_like", "ones_like", "empty_like",
           "full_like", "arange", "frombuffer", "fromiter", "eye", "identity")
@@ -212,34 +215,35 @@ def cast_lines(path: str, cls: str, files: Mapping[str, str] | None = None,
     return list(dict.fromkeys(out))
 
 
-def _edits(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+def _edits(tree: ast.AST, half: bool = False) -> list[tuple[ast.AST, str]]:
     """``[(node, its float64 text)]``: each declared low dtype of ``tree``: a string given as ``dtype=``, to
     ``astype``/``np.dtype`` or positionally to one of numpy's array makers (:data:`MAKERS`), and every
-    ``np.float32`` (an attribute of a name bound to numpy, :func:`_low_attr`; a student's ``self.half`` is kept)."""
+    ``np.float32`` (an attribute of a name bound to numpy, :func:`_low_attr`; a student's ``self.half`` is kept);
+    float32's, and with ``half`` (float16 code) float16's too (:data:`HALF_STRINGS`)."""
     out: list[tuple[ast.AST, str]] = []
     numpy = _numpy_names(tree)
     for n in ast.walk(tree):
-        if _low_attr(n, numpy):
-            out.append((n, ast.unparse(n.value) + "." + LOW_ATTRS[n.attr]))
+        if _low_attr(n, numpy, half):
+            out.append((n, ast.unparse(n.value) + "." + {**LOW_ATTRS, **HALF_ATTRS}[n.attr]))
         if not isinstance(n, ast.Call):
             continue
         f = n.func
         fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         strings = [k.value for k in n.keywords if k.arg == "dtype"] + (
             n.args[:1] if fname in ("astype", "dtype") else n.args[1:] if fname in MAKERS else [])
-        out += [(s, repr(LOW_STRINGS[s.value])) for s in strings if _low_string(s)]
+        out += [(s, repr({**LOW_STRINGS, **HALF_STRINGS}[s.value])) for s in strings if _low_string(s, half)]
     return out
 
 
-def float64_text(text: str) -> tuple[str, list[int]] | None:
-    """``(source, line numbers)``: ``text`` with each declared float32 dtype (:func:`_edits`; float16 kept) written
-    float64, every other character (and so every line number) as it was; None when there is none or ``text`` does
-    not parse."""
+def float64_text(text: str, half: bool = False) -> tuple[str, list[int]] | None:
+    """``(source, line numbers)``: ``text`` with each declared float32 dtype (:func:`_edits`; float16 kept, but with
+    ``half``, float16 code's, written float64 too) written float64, every other character (and so every line number)
+    as it was; None when there is none or ``text`` does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    edits = [(n, new) for n, new in _edits(tree) if n.lineno == n.end_lineno]
+    edits = [(n, new) for n, new in _edits(tree, half) if n.lineno == n.end_lineno]
     if not edits:
         return None
     lines = [ln.encode("utf-8") for ln in text.splitlines(keepends=True)]
@@ -249,12 +253,13 @@ def float64_text(text: str) -> tuple[str, list[int]] | None:
     return b"".join(lines).decode("utf-8"), sorted({n.lineno for n, _ in edits})
 
 
-def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict[str, str], list[str]]:
+def float64_texts(path: str, files: dict[str, str], cls: str = "", half: bool = False
+                  ) -> tuple[dict[str, str], list[str]]:
     """``({file name: float64 source}, ["file line N: text", ...])`` over the checked file ``path`` and the files of
     ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`) it imports
-    (:func:`gradcheck._import_scan.imported_files`), as :func:`float64_text` writes each, the places in class ``cls``
-    (and its bases) of ``path`` first, then the rest of that file's, then the other files'; empty when none declares
-    a float32 dtype."""
+    (:func:`gradcheck._import_scan.imported_files`), as :func:`float64_text` writes each (``half``: float16 code, its
+    float16 dtypes written float64 too), the places in class ``cls`` (and its bases) of ``path`` first, then the rest
+    of that file's, then the other files'; empty when none declares a float32 (or with ``half`` float16) dtype."""
     own = {i for c in file_classes(path, cls)[1] for i in range(c.lineno, (c.end_lineno or c.lineno) + 1)} \
         if cls else set()
     out, places = {}, []
@@ -265,7 +270,7 @@ def float64_texts(path: str, files: dict[str, str], cls: str = "") -> tuple[dict
                 text = fh.read()
         except (OSError, UnicodeDecodeError, KeyError):
             continue
-        if (got := float64_text(text)) is not None:
+        if (got := float64_text(text, half)) is not None:
             out[name] = got[0]
             src, first = text.splitlines(), name == os.path.basename(path)
             lines = sorted(got[1], key=lambda i: not (first and i in own))

@@ -33,6 +33,7 @@ from .config import eval_backward_refused, mode_word, training_modes
 from .diagnose import (
     RANDOM_REFERENCE,
     RANDOM_TWIN,
+    Finding,
     _find,
     _precision,
     _probe_inputs,
@@ -419,9 +420,10 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
     if low is None:
         return diag, {}
-    texts, places = float64_texts(path, files, cls)
-    if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
-        return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
+    texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
+    if not texts and (given is None or low_params(layer) is None and not _init_lists(args)):  # no dtype to rewrite,
+        return diag, {}  # no low weights or --init arrays to give: the copy would be the layer itself (a float64
+        # layer's bug under --dtype float32)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
     if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file
         return diag, {}
@@ -469,9 +471,11 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
           if any(f.code in _LOW_FINDINGS and f.severity == "error" for f in d.findings)]
     if not ds:
         return
+    low = "float16" if any(f.code == "float16-inside" or f.code == "float32" and "float16" in f.message
+                           for d in ds for f in d.findings) else "float32"  # a float16 Y: tester17's float16 words
     unsure: list[str] = []
     lines = cast_lines(path, cls, files, unsure)
-    declared = [] if lines else float64_texts(path, files, cls)[1]
+    declared = [] if lines else float64_texts(path, files, cls, half=low == "float16")[1]
     run = {f"{os.path.basename(path)} line {i}:" for c in file_classes(path, cls)[1] for f in c.body  # forward's first
            if isinstance(f, ast.FunctionDef) and f.name != "__init__" for i in range(f.lineno, (f.end_lineno or 0) + 1)}
     declared.sort(key=lambda w: w.partition(":")[0] + ":" not in run)
@@ -479,8 +483,6 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     params = getattr(layer, "params", None)
     floats = isinstance(params, Mapping) and any(np.asarray(v).dtype.kind == "f" for v in params.values())
     given = "float64 parameters" if floats else "a float64 input"
-    low = "float16" if any(f.code == "float16-inside" or f.code == "float32" and "float16" in f.message
-                           for d in ds for f in d.findings) else "float32"  # a float16 Y: tester17's float16 words
     said = f"; {cls} was given {given}, and its source makes the lower precision at {where}" if where else ""
     said += ("; code that is float32 throughout, built with float32 parameters (as Deep Learning from Scratch 2's "
              "models build their layers, .astype('f')), is checked on a float64 copy of its files"
@@ -490,6 +492,18 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def _init_lists(args) -> bool:
+    """Whether ``--init`` holds lists of numbers that ``--dtype`` makes arrays in its dtype: a class's weights
+    (:func:`gradcheck._adapters.init_arrays`) or a CS231n pair's state in a ``*_param`` dict
+    (:class:`gradcheck._adapters.FunctionPair`, ``bn_param['running_mean']``), which the float64 copy is given in
+    float64 (session 30: a pair computing into a buffer of its state's dtype was float32 code, its FAIL unavoidable)."""
+    from ._adapters import _numbers, init_arrays
+
+    init = V.parse_init_json(getattr(args, "init", None)) or {}
+    return bool(init_arrays(init)[1]) or any(isinstance(v, dict) and any(_numbers(e) for e in v.values())
+                                             for v in init.values())
 
 
 def low_dtype(args) -> str | None:
@@ -557,7 +571,7 @@ def _not_compared(other, why: dict[str, Any], cls: str, low: str, tol: float) ->
         why["kind"] = "mask"
     if why.get("kind") == "forward":
         (_, rel, c), = own_differences({"Y": why["Y"][0]}, {"Y": why["Y"][1]}, low) or [("Y", 0.0, None)]
-        return [_find("float32-forward", "Y", cls=cls, dtype=low, rel=rel, tol=tol,
+        return [_find("float32-forward", "Y", cls=cls, dtype=low, out="Y", rel=rel, tol=tol,
                       how=f"{c:.6g} times" if c is not None else "other values than")]
     words = {"params": f"its parameters are not the copy's (other names or shapes), so {cls}'s own {low} "
                        "backward cannot be run with the copy's values",
@@ -616,8 +630,9 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
     from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     path = label.rpartition("::")[0]
     texts, consts, _ = eps_free_texts(path, check_files(args, path))
+    low = low_params(layer) or low_dtype(args) or "float32"  # the float32 (or float16) code's own dtype
     if texts and float64:
-        texts = {**float64, **{k: (float64_text(t) or (t,))[0] for k, t in texts.items()}}
+        texts = {**float64, **{k: (float64_text(t, low == "float16") or (t,))[0] for k, t in texts.items()}}
     where = ", ".join(sorted(texts))
     if not texts:
         return
@@ -627,8 +642,8 @@ def _removed_eps(args, label: str, diag, check, plain: bool = False, float64: di
             if float64 and other.passed:  # float32 code: its float64 copy as written beside the one without the eps
                 with args.load_edited(float64) as base:
                     moved, _ = _eps_moved(args, base, edited, other, shape)
-                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2],
-                                       low_params(layer) or "float32", shape)  # the float32 code's own backward
+                    own = _own_float32(args, layer, base, other, label.rpartition("::")[2], low,
+                                       shape)  # the float32 code's own backward
             else:
                 moved, _ = _eps_moved(args, layer, edited, other, shape)
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
@@ -1515,6 +1530,11 @@ def _jacobian_usage(args, shape) -> None:
                          "or fewer features (the Jacobian has X.size * Y.size entries).")
     if not (getattr(args, "tape", False) or args.twin):
         raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+    if (low := low_dtype(args)) is not None:  # accepted and ignored, X was drawn float64: a wrong number (session 30)
+        raise UsageError(f"--jacobian with --dtype {low}: the Jacobian is drawn in float64 (its central differences "
+                         f"compared at rtol 1e-6, which {low}'s round-off, eps {np.finfo(low).eps:.1e}, is far "
+                         f"above), so its X cannot be {low}; check in {low} without --jacobian (code {low} "
+                         "throughout is then checked on a float64 copy), or drop --dtype for the Jacobian.")
 
 
 def _no_twin_jacobian(cname: str, twin_note: str) -> str:
@@ -1922,11 +1942,128 @@ _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "s
 
 def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: str = "") -> int:
     """One gradient of :func:`run_check_loss`, its table and verdict; ``how``: how a (loss, grad, ...) function's
-    gradients' arguments were told (``--wrt``, or their shapes)."""
+    gradients' arguments were told (``--wrt``, or their shapes). A loss given ``--dtype float32`` (or float16) whose
+    files declare that dtype where it runs is checked as such a layer is (:func:`_in_float64`): on a float64 copy of
+    its files (:func:`gradcheck._float64_copy.float64_texts`) given float64 ``--init`` arrays and the same y_pred in
+    float64, every later step (the eps's copy, the re-checks) on that copy, its own low-precision backward compared
+    with the copy's (:func:`_loss_own_low`; session 30: a float32 loss was judged on its own float32 noise). A copy
+    that cannot be loaded leaves the loss's own check, with a note saying why."""
+    from ._float64_copy import float64_texts, reached_places, where_words
+
+    low, path, cls = low_dtype(args), *label.rpartition("::")[::2]
+    load = getattr(args, "load_edited", None)
+    texts, places = float64_texts(path, check_files(args, path), cls, half=low == "float16") if low and load \
+        else ({}, [])
+    places = reached_places(path, cls, check_files(args, path), places) if texts else []
+    if not places:  # float64 code (y_pred is upcast; --init arrays alone): its own verdict
+        return _check_loss_at(args, loss, label, init, shape, how)
+    with contextlib.ExitStack() as stack:
+        try:
+            edited = stack.enter_context(load(texts))
+        except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot load, the loss's own check, said
+            failed = exc
+        else:
+            stack.enter_context(_float64_edits(args, texts, low == "float16"))
+            return _check_loss_at(args, edited, label, init, shape, how, (loss, where_words(places), low))
+    print(V.wrap("note: " + _find("copy-failed", what=f"{cls}'s {low} code on a float64 copy of its files",
+                                  where=", ".join(sorted(texts)), severity="info",
+                                  why=f"{type(failed).__name__}: {failed}".strip().splitlines()[0]).sentence()))
+    return _check_loss_at(args, loss, label, init, shape, how)
+
+
+@contextlib.contextmanager
+def _float64_edits(args, f64: dict[str, str], half: bool):
+    """While inside, ``args.load_edited(texts)`` (the eps's copy of :mod:`gradcheck._log_eps`) loads ``texts`` written
+    float64 over the float64 copy ``f64`` (as :func:`_removed_eps` writes a float32 layer's), so the steps a loss's
+    check takes on edited copies see the float64 copy's code, not the float32 original's."""
+    from ._float64_copy import float64_text
+
+    load = args.load_edited
+    args.load_edited = lambda texts: load({**f64, **{k: (float64_text(t, half) or (t,))[0] for k, t in texts.items()}})
+    try:
+        yield
+    finally:
+        args.load_edited = load
+
+
+def _loss_own_low(own, copy, data, passed: bool, cname: str) -> tuple[str, Finding | None]:
+    """A float32 (or float16) loss checked on its float64 copy ``copy`` (:func:`_run_check_loss`; ``own``: ``(the loss
+    as written, where it declares its dtype, that dtype)``): the note (the "float64-copy" finding) and, when the copy's
+    check ``passed``, the loss's own forward and backward at ``data`` (y_true, and y_pred in its dtype) against the
+    copy's there (y_pred in float64), compared within that dtype's round-off
+    (:func:`gradcheck._float64_copy.own_differences`, as a layer's :func:`_own_float32`): a gradient that differs is a
+    "float32-own" FAIL, a value L that differs "float32-forward", a run that raised "float32-not-compared" (NOT
+    CHECKED)."""
+    from ._float64_copy import low_tolerance, own_differences
+
+    loss, where, low = own
+    tol, g = low_tolerance(low), loss_gradient_name(loss)
+    if not passed:
+        return _loss_note(cname, where, low, ""), None
+    y_true, y_pred = (np.asarray(a) for a in data)
+    try:
+        (L, mine), (L64, theirs) = ((float(x.forward(y_true.copy(), y_pred.astype(dt))),
+                                     np.asarray(x.backward(), dtype=np.float64)) for x, dt in ((loss, low), (copy, np.float64)))
+    except Exception as exc:  # noqa: BLE001 - its own run is a probe: what stopped it is said
+        return _loss_note(cname, where, low, ""), _find(
+            "float32-not-compared", None, cls=cname, dtype=low, fix=f"check {cname} with its dtypes written float64 "
+            "(dtype='d') yourself", why=f"its own {low} forward or backward raised {type(exc).__name__}: "
+            f"{str(exc).strip()[:200]}")
+    if not close(np.array(L), np.array(L64), tol, tol * abs(L64)):
+        return _loss_note(cname, where, low, ""), _find(
+            "float32-forward", "L", cls=cname, dtype=low, out="L", rel=abs(L - L64) / max(abs(L64), 1e-300), tol=tol,
+            how=f"{L / L64:.6g} times" if L64 else "other values than")
+    found = [_find("float32-own", g, cls=cname, dtype=low, rel=rel, tol=tol,
+                   how=f"{c:.3g} times" if c is not None else "other values than")
+             for _, rel, c in own_differences({g: mine}, {g: theirs}, low)]
+    if found:
+        return _loss_note(cname, where, low, ""), found[0]
+    return _loss_note(cname, where, low, f". Its own {low} backward, run at the same y_pred, gives the copy's "
+                                         f"gradient within {low}'s round-off (tolerance {tol:.1e})"), None
+
+
+def _loss_downcast(args, label: str, pred: str, finding: Finding | None) -> Finding | None:
+    """The diagnosis of a loss given float64 (no ``--dtype``) whose check failed while its source converts to float32
+    or float16 (:func:`gradcheck._float64_copy.cast_lines`): a downcast, as a layer's (:func:`_downcast_where`), whose
+    FAIL stands; a diagnosis read from the noise ("no known bug pattern ... expected" the noisy estimate, or none) is
+    replaced by "float32-loss", naming the line and ``--dtype``; a bug named stays, ``finding`` as it is."""
+    from ._float64_copy import cast_lines, where_words
+
+    if low_dtype(args) is not None or finding is not None and finding.code not in ("wrong-values", "numerical-noise"):
+        return finding
+    path, _, cls = label.rpartition("::")
+    lines = cast_lines(path, cls, check_files(args, path))
+    if not lines:
+        return finding
+    low = "float16" if any(w in ln for ln in lines for w in ("float16", "half")) else "float32"
+    return _find("float32-loss", None, cls=cls, pred=pred, where=where_words(lines), **_precision(low))
+
+
+def _low_verdict(cname: str, found: Finding, color: bool) -> int:
+    """The verdict of a float32 loss whose copy passed and whose own code differs from it (:func:`_loss_own_low`):
+    FAIL naming the tensor, or NOT CHECKED (exit 3) when it could not be compared; the finding is the diagnosis."""
+    if found.code == "float32-not-compared":
+        print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: {found.message}."), color))
+        return EXIT_STUDENT
+    print(colorize(f"\nFAIL: {cname}: its own code gives another {found.tensor} than its float64 copy, which "
+                   "passed.", color))
+    print(V.wrap(f"diagnosis: {found.message}."))
+    return EXIT_MISMATCH
+
+
+def _loss_note(cname: str, where: str, low: str, own: str) -> str:
+    """The "float64-copy" note of a loss checked on its float64 copy, ending with ``own``."""
+    return "note: " + _find("float64-copy", None, severity="info", cls=cname, where=where, own=own,
+                            **_precision(low)).sentence()
+
+
+def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str = "", own=None) -> int:
+    """:func:`_run_check_loss` on ``loss`` as given, or (``own``) on the float64 copy of a float32 loss, its y_pred
+    then float64 (the values drawn in ``--dtype``) and its own backward compared (:func:`_loss_own_low`)."""
     from ._log_eps import better_finding
-    from .check import check_loss, loss_arg_names, loss_gradient_name
     cname, (twin, twin_note) = label.rpartition("::")[2], _twin(args, loss, "loss", init)
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, low_dtype(args))
+    y_pred = y_pred.astype(np.float64) if own else y_pred  # the copy at the point the loss is given, in float64
     y_pred, wrt_what, drawn = _wrt_point(loss, init, y_pred)
     shape = y_pred.shape
     reference = build_reference(args.reference, init, args.seed, loss, label.rpartition("::")[2],
@@ -1950,6 +2087,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
             res = res2 or res
             eps_note = f"{eps_note}\n{line}" if eps_note else line
     color, prec = use_color(), loss_precision(loss, res, y_true, y_pred)  # float32 inside (tester29s H3)
+    low_note, low_found = _loss_own_low(own, loss, (y_true, y_pred), res.passed, cname) if own else ("", None)
     pred, target = loss_arg_names(loss)  # a CS231n loss(x, y): its own names (tester17 M3)
     what = f"{target}{what[len('y_true'):]}" if what.startswith("y_true") else what
     if getattr(loss, "objective", False):  # svm_loss_naive(W, X, y, reg): X, y, reg from --init (tester23s M4)
@@ -1960,7 +2098,7 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
     if how:
         print(V.wrap(f"whose gradient: {', '.join((getattr(loss, 'protocol', None) or {}).get('wrt') or [])}, "
                      + ("as " + how + " says" if how.startswith("--wrt") else how + " (--wrt names them otherwise)")))
-    for line in _loss_lines(loss, res) + [x for x in (eps_note, res.passed and _branch_note(label, target, args),
+    for line in _loss_lines(loss, res) + [x for x in (low_note, eps_note, res.passed and _branch_note(label, target, args),
                                                       cache_rewritten_line(loss, (y_true, y_pred), True),
                                                       _zero_strengths(loss, init)) if x]:
         print(V.wrap(line))
@@ -1972,15 +2110,19 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
         finding = prec or value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init), eps_finding)  # the eps's copy
+    finding = _loss_downcast(args, label, pred, finding) if not res.passed and not own else finding
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
         print(colorize("\n" + V.wrap(line), color))
         return EXIT_STUDENT
+    if low_found is not None:  # its own float32 code against the copy that passed
+        return _low_verdict(cname, low_found, color)
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
-        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
+        copied = f" (its {own[2]} code checked on a float64 copy: see the note)" if own else ""
+        print(colorize(f"\nPASS: {cname}{copied}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(_value_unchecked(cname, loss)))
         return EXIT_PASS

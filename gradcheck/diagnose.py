@@ -247,12 +247,19 @@ DIAGNOSES: dict[str, Record] = {
         "compute the same formula whatever the dtype", _NUM),
     # its own float32 forward against the copy's (review29 F32_FWD_DIFFERS: `if W.itemsize == 4: out *= 1.001`)
     "float32-forward": Record(
-        "the float32 code computes another forward", "{cls}'s own {dtype} forward gives Y {how} its float64 copy's "
+        "the float32 code computes another forward", "{cls}'s own {dtype} forward gives {out} {how} its float64 copy's "
         "on the same inputs and parameters, from the same random draws (largest relative difference {rel:.2g}, "
         "above {dtype}'s round-off: tolerance {tol:.1e}): the copy, whose gradients passed, does not stand for the "
         "{dtype} code, so its PASS is not {cls}'s, and the {dtype} backward was not compared with the copy's; the "
         "{dtype} code computes something else, e.g. a branch on the dtype (x.itemsize == 4, x.dtype == np.float32, "
         "np.finfo(x.dtype))", "compute the same formula whatever the dtype", _NUM),
+    # a loss given float64 whose source casts to float32 (session 30): its L's differences are that noise
+    "float32-loss": Record(
+        "precision lost", "{cls} was given float64 {pred}, and its source makes {dtype} at {where}: the central "
+        "differences of its L are {dtype} noise far above the 1e-6 tolerance ({dtype} keeps about {digits} "
+        "significant digits), so no bug in the gradient is named or ruled out", "if {cls} is meant to run in "
+        "{dtype}, check it with --dtype {dtype} (its {dtype} code is then checked on a float64 copy of its files, as "
+        "a layer's); else compute in float64 and do not cast", _NUM),
     "float32-not-compared": Record(
         "float32 code not compared", "{cls} passed on a float64 copy of its files, but its own {dtype} code could "
         "not be compared with that copy: {why}; the copy's PASS is not {cls}'s, so it is not checked", "{fix}", _NUM),

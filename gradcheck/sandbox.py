@@ -742,12 +742,15 @@ class Sandbox:
         Wall-clock seconds for each call into the submitted code (default 10; a call still runnable at its
         limit with less CPU time than the limit, starved by other load, gets the CPU time it did not have,
         up to :data:`STARVED_FACTOR` times the limit; the time the grader itself did not run while it waited, a
-        wait overrunning what it asked for by more than 0.25 s, is added too): a request that makes
-        several (a batch of N forwards, the probes of a load, each announced by a progress frame) has
-        the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
+        wait overrunning what it asked for by more than 0.25 s, is added too, to the session's limit as well): a
+        request that makes several (a batch of N forwards, the probes of a load, each announced by a progress
+        frame) has the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
         the request. The session (default ``max(60, 10 * timeout)``) is extended by ``timeout`` for each
         call beyond the first of such a request, so its limit is sized by the work asked of it; the message
-        names both parts. The CPU limit (``RLIMIT_CPU``) is the session's limit plus one second and grows
+        names both parts. The session is charged the wall clock of its requests only, from each request's start
+        to its reply, less the grader's own stalls while it waited (:meth:`_session_origin`): never the grader's
+        own work between requests (its comparisons, a staff test's reference), nor its start (review29
+        SESSION_STALL). The CPU limit (``RLIMIT_CPU``) is the session's limit plus one second and grows
         with it (a child killed by SIGXCPU is reported as over that CPU limit, reason ``"timeout"``).
     memory_mb, output_limit, max_procs : int
         Address space in MiB (default 2048; the interpreter and numpy need about 150), bytes of
@@ -832,12 +835,14 @@ class Sandbox:
         #: given back for it so far (:meth:`_starved`)
         self._wait0: float | None = None
         self._waited_back = 0.0
+        self._stall = 0.0  # of _grace, the running call's wall clock the grader itself did not run (:meth:`_wait`)
         self._rid: str | None = None  # the running request's id, each frame of its reply must carry (M3)
         self._slack = 0.0  # wall clock the session's starved calls were given past their limits (:meth:`_overran`)
         # and the session itself past its own (:meth:`_session_starved`)
-        #: the session's own starved test (:meth:`_session_starved`): the wall clock its requests ran before the
-        #: running one and when that began; the child's CPU time when ready; the CPU time (as the child's reads) the
-        #: session's requests were due at its limit; the wall clock given past it; the CPU time short at the cap
+        #: the session's own starved test (:meth:`_session_starved`) and its end (:meth:`_session_end`): the wall clock
+        #: its requests ran before the running one and when that began (less the grader's stalls); the child's CPU
+        #: time when ready; the CPU time (as the child's reads) the session's requests were due at its limit; the
+        #: wall clock given past it; the CPU time short at the cap
         self._req_wall, self._req_t0, self._ready_cpu = 0.0, 0.0, 0.0
         self._ready_wait: float | None = None  # the child's run-queue wait when ready (:func:`_tree_wait`)
         self._due: float | None = None
@@ -1014,7 +1019,7 @@ class Sandbox:
             for fd in (p2c_r, c2p_w, out_w, code_fd, cfg_fd, boot_fd, shm_fd, bpf_fd, args_fd):
                 if fd >= 0:
                     os.close(fd)
-        self._started = time.monotonic()
+        self._started = self._req_t0 = time.monotonic()  # no request yet: the session's clock from its start
         for fd in (self._w, self._r, self._o):
             os.set_blocking(fd, False)
         self._await_ready()
@@ -1087,7 +1092,9 @@ class Sandbox:
             before = time.monotonic()
             r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [], [], ask)
             if (late := time.monotonic() - before - ask) > 0.25:  # the grader itself did not run (a loaded or stalled
-                self._grace += late  # machine): its time is not the submission's, whose reply may be waiting whole
+                # machine): its time is not the submission's, whose reply may be waiting whole: the call's limit and
+                # the session's clock (review29 SESSION_STALL: capped by the session's end, it cost the call) move
+                self._grace, self._stall, self._req_t0 = self._grace + late, self._stall + late, self._req_t0 + late
             if target in r + w:
                 return
             if self._o in r:
@@ -1154,7 +1161,7 @@ class Sandbox:
 
     def _mark(self) -> None:
         """A call into the submitted code starts: no time added yet, its CPU time and run-queue wait from here."""
-        self._grace, self._waited_back = 0.0, 0.0
+        self._grace, self._waited_back, self._stall = 0.0, 0.0, 0.0
         self._cpu0 = _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
         self._wait0 = _tree_wait(self._proc.pid) if self._proc is not None else None
 
@@ -1170,7 +1177,8 @@ class Sandbox:
         short = self._cpu_short()
         if short is None:
             return False
-        more = min(max(short, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
+        more = min(max(short, 0.05), deadline + self._stall + (STARVED_FACTOR - 1) * self.timeout - now)  # (the
+        # grader's own stalls, :meth:`_wait`, do not use up the allowance)
         if more <= 0:
             return False
         self._grace, self._waited_back = now + more - deadline, self._waited_back + more
@@ -1190,12 +1198,12 @@ class Sandbox:
             return False
         used, busy = _tree_cpu(self._proc.pid)
         if self._due is None:
-            self._due = self._ready_cpu + self._req_wall + now - self._req_t0
+            self._due = self._ready_cpu + now - self._session_origin
         short = _owed(self._due - used, busy, _tree_wait(self._proc.pid), self._ready_wait, self._slack)
         if short is None:
             return False
-        base = self._session_end - self._given - self._started  # the session's limit, this allowance aside
-        more = min(short, self._started + STARVED_FACTOR * base - now)
+        base = self._session_end - self._given - self._session_origin  # the session's limit, this allowance aside
+        more = min(short, self._session_origin + STARVED_FACTOR * base - now)
         if more <= 0:
             self._session_short = short
             return False
@@ -1215,10 +1223,11 @@ class Sandbox:
     def _overran(self, deadline: float) -> float:
         """A call ended (a progress frame, the reply): the wall clock it ran past ``deadline`` (a starved call's,
         :meth:`_starved`; 0 for any other), added to the session's limit (the time was the machine's other load's)
-        and returned (a batch's limit of all its forwards grows by it too: :meth:`_reply`)."""
+        but for the grader's own stalls in it (``_stall``: the session's clock already skipped them, :meth:`_wait`);
+        returned with those stalls, for a batch's limit of all its forwards, which grows by both (:meth:`_reply`)."""
         over = max(0.0, time.monotonic() - deadline)
-        self._slack += over
-        return over
+        self._slack += max(0.0, over - self._stall)
+        return max(over, self._stall)
 
     def _timeout(self, what: str, deadline: float) -> None:
         what = self._steps.get(self._step, what)
@@ -1243,9 +1252,11 @@ class Sandbox:
             what = f"{what}: " + (f"its reply after all {n} forwards" if self._done == n else
                                   f"a forward after the first {self._done}")
             limit = f"{limit}, the limit of one call"
-        given = self._given if session else self._grace  # the allowance it had (the session's, or the call's)
-        more = (f" (after {given:.1f} s more wall clock: the CPU time the machine's other load had taken from "
-                f"{'its session' if session else 'it'})") if given else ""
+        given = self._given if session else self._grace - self._stall  # the allowance it had (session's, or call's)
+        stall = 0.0 if session else self._stall  # and the time the grader itself did not run while it waited
+        more = ", ".join(([f"the CPU time the machine's other load had taken from {'its session' if session else 'it'}"]
+                          if given > 1e-6 else []) + (["the time the grader itself did not run"] if stall else []))
+        more = f" (after {given + stall:.1f} s more wall clock: {more})" if more else ""
         why = ("The process had stopped itself (state 'stopped', as after signal.raise_signal(signal.SIGSTOP) or "
                "SIGTSTP), so it could never finish." if stopped else
                "Is there an infinite loop, or a computation far larger than needed?")
@@ -1311,8 +1322,18 @@ class Sandbox:
         self._drain()
 
     @property
+    def _session_origin(self) -> float:
+        """When the session would have begun had its requests run back to back until the running one (each from its
+        start to its reply, less the grader's own stalls while it waited: :meth:`_wait`): the wall clock from here to
+        now is what the session is charged; the grader's own time between requests, or before the first, is not
+        (review29 SESSION_STALL: a grader's slow step or stall near the session's end was the next call's timeout)."""
+        return self._req_t0 - self._req_wall
+
+    @property
     def _session_end(self) -> float:
-        return self._started + self.session_timeout + self._extra + self._slack
+        """When the session's limit passes: :meth:`_session_origin` plus the limit, its extensions (:meth:`_extend`)
+        and the wall clock the machine's other load took (:meth:`_overran`, :meth:`_session_starved`)."""
+        return self._session_origin + self.session_timeout + self._extra + self._slack
 
     def _starved_out(self, what: str, short: float, session: bool = False) -> None:
         """The killed sandbox is dead from now on, by the machine's load: :class:`SandboxStarved`; ``session``: at the
@@ -1391,12 +1412,13 @@ class Sandbox:
                 self._mark()
             self._step = step if isinstance(step, str) and step in self._steps else None
             if probes and self._step in ("constructor", "forward", "backward") and calls < PROBE_CALLS - 1:
-                self._overran(deadline)
+                cap += self._overran(deadline)  # the probes' limit together grows by each one's allowance, as a batch's
                 calls, new = calls + 1, min(time.monotonic() + self.timeout, cap)  # the next call's own limit
                 self._extend(1)
                 deadline = new
                 self._mark()
         self._overran(deadline)
+        self._replied = time.monotonic()  # the request's time ends here: decoding the reply is the grader's own
         meta = wire.decode(np, reply.get("meta", {}), payload, allowed=allowed)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
@@ -1461,7 +1483,7 @@ class Sandbox:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
-        self._req_wall += time.monotonic() - self._req_t0
+        self._req_wall += self._replied - self._req_t0
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}

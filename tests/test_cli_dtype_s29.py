@@ -164,7 +164,9 @@ class MSE:
     p = run_here(*args, "--dtype", "float32")
     text = _text(p)
     assert p.returncode == 0 and "PASS: MSE" in text and "dtype float32" in text, text
-    assert "y_pred of MSE is float32" in text, text
+    # its np.float32 (the assert) declares float32 code: since session 30 checked on its float64 copy, as a layer is,
+    # its own float32 run (float32 w and y_pred, which the assert holds to) compared with it
+    assert "checked on a float64 copy" in text and "Its own float32 backward, run at the same y_pred" in text, text
     p = run_here(*args)
     assert p.returncode == 3 and "AssertionError" in _text(p), _text(p)
 

@@ -427,14 +427,17 @@ class Linear32:
 
 def test_a_float16_layer_beside_a_float32_one_gets_its_own_diagnosis(tmp_path):
     """Was: exit 3, "Linear16's forward returns float16 even on a copy of its files with its declared float16 dtypes
-    written float64 (two_layers.py line 26: ... np.float32 ...)": Linear32's lines. Alone in its file Linear16
-    FAILs "wrong dtype of Y" (its own astype(np.float16), kept as written): the same beside Linear32."""
+    written float64 (two_layers.py line 26: ... np.float32 ...)": Linear32's lines. Linear16 is float16 code
+    throughout (it builds float16 weights): since session 30 its float16 declarations are written float64 in the copy
+    as float32 code's are (test_float16_buffer_s30; it FAILed "wrong dtype of Y" while they were kept), so it PASSes
+    on its copy, the note quoting its own lines, never Linear32's (lines 22-38)."""
     f = student(tmp_path, TWO_LAYERS, "two_layers.py")
     p = run_here("check", f"{f}::Linear16", "--input-shape", "4,5", "--init", '{"n_in": 5, "n_out": 3}')
     text = " ".join(both(p).split())
-    assert p.returncode == 1, text
-    assert "FAIL: Linear16: wrong dtype of Y." in text and "e.g. no astype(np.float16)" in text, text
-    assert "line 2" not in text and "float64 copy" not in text and "np.float32" not in text, text
+    assert p.returncode == 0 and "PASS: Linear16 (its float16 code checked on a float64 copy" in text, text
+    assert "two_layers.py line 8: self.W = (0.1 * rng.standard_normal((n_in, n_out))).astype(np.float16)" in text
+    assert not any(f"line {i}:" in text for i in range(20, 40)) and "astype(np.float32)" not in text, text
+    assert "Its own float16 backward" in text, text
 
 
 def test_reached_places_keeps_the_checked_classes_and_the_modules_own_lines(tmp_path):

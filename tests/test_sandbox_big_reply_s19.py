@@ -16,7 +16,7 @@ from gradcheck.sandbox import Sandbox
 def _reader(fd: int) -> Sandbox:
     sb = Sandbox.__new__(Sandbox)  # only what _read_exact reads
     sb._r, sb._rbuf, sb._reading, sb._grace = fd, bytearray(), 0, 0.0
-    sb._started, sb.session_timeout, sb._extra, sb._slack = time.monotonic(), 60.0, 0.0, 0.0
+    sb._req_t0, sb._req_wall, sb.session_timeout, sb._extra, sb._slack = time.monotonic(), 0.0, 60.0, 0.0, 0.0
     sb._wait = lambda deadline, what: time.sleep(0.001)
     sb._died = lambda what: (_ for _ in ()).throw(EOFError(what))
     return sb

@@ -39,14 +39,15 @@ def test_a_busy_call_at_the_session_limit_on_an_idle_machine_is_the_submissions_
 
 
 def _session(sb, used, monkeypatch, waited=None):
-    """``sb`` set at known times: began at 1000, its 4 s session ending at 1004, a request from 1002 after 1 s of
-    others, 0.3 s of CPU time when ready (so 3.3 s due at the end); ``used``: the CPU time ``/proc`` reads and whether
-    the process is runnable; ``waited()``: the seconds it waited on a run queue for a CPU since it was ready (its
-    run-queue wait stood in for; redteam30 S1: only that time is the load's), by default the CPU time it did not have
-    of the 3.0 s its requests ran, plus every second it was given since (it waited through them)."""
+    """``sb`` set at known times: a request from 1001 after 1 s of others (the session charged from 1000, its 4 s
+    ending at 1004: only requests are charged, session 30), 0.3 s of CPU time when ready (so 4.3 s due at the end);
+    ``used``: the CPU time ``/proc`` reads and whether the process is runnable; ``waited()``: the seconds it waited on
+    a run queue for a CPU since it was ready (its run-queue wait stood in for; redteam30 S1: only that time is the
+    load's), by default the CPU time it did not have of the 4.0 s its requests ran, plus every second it was given
+    since (it waited through them)."""
     sb._started, sb._extra, sb._slack, sb._given, sb._due = 1000.0, 0.0, 0.0, 0.0, None
-    sb._req_wall, sb._req_t0, sb._ready_cpu, sb._student_ran, sb._ready_wait = 1.0, 1002.0, 0.3, True, 0.0
-    waited = waited or (lambda: 3.3 - used[0] + sb._given)
+    sb._req_wall, sb._req_t0, sb._ready_cpu, sb._student_ran, sb._ready_wait = 1.0, 1001.0, 0.3, True, 0.0
+    waited = waited or (lambda: 4.3 - used[0] + sb._given)
     monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): waited()})
     return lambda pid: (used[0], used[1])
 
@@ -54,14 +55,14 @@ def _session(sb, used, monkeypatch, waited=None):
 def test_a_session_short_of_its_cpu_time_gets_the_rest_and_then_is_charged(tmp_path, monkeypatch):
     f = linear(tmp_path)
     with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
-        used, wait = [0.8, True], [2.5]  # runnable, 0.5 s of the 3.0 s its requests ran, waiting the rest
+        used, wait = [1.8, True], [2.5]  # runnable, 1.5 s of the 4.0 s its requests ran, waiting the rest
         monkeypatch.setattr(sandbox, "_tree_cpu", _session(sb, used, monkeypatch, lambda: wait[0]))
         assert sb._session_end == 1004.0
         assert sb._session_starved(1004.0) and sb._given == pytest.approx(2.5)  # the CPU time it had not had
         assert sb._session_end == pytest.approx(1006.5)
-        used[0] = 3.3  # it had it: its own timeout
+        used[0] = 4.3  # it had it: its own timeout
         assert not sb._session_starved(1006.5) and sb._session_short is None
-        used[0], used[1], wait[0] = 0.8, False, 0.0  # asleep or waiting (no run-queue wait): not the machine's load
+        used[0], used[1], wait[0] = 1.8, False, 0.0  # asleep or waiting (no run-queue wait): not the machine's load
         sb._given, sb._slack, sb._due = 0.0, 0.0, None
         assert not sb._session_starved(1004.0) and sb._session_short is None
 
@@ -69,7 +70,7 @@ def test_a_session_short_of_its_cpu_time_gets_the_rest_and_then_is_charged(tmp_p
 def test_a_starved_session_is_starved_only_past_its_allowance(tmp_path, monkeypatch):
     f = linear(tmp_path)
     with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
-        monkeypatch.setattr(sandbox, "_tree_cpu", _session(sb, [0.8, True], monkeypatch))  # never gets more CPU
+        monkeypatch.setattr(sandbox, "_tree_cpu", _session(sb, [1.8, True], monkeypatch))  # never gets more CPU time
         now, grants = 1004.0, 0
         while sb._session_starved(now):
             now, grants = sb._session_end, grants + 1

@@ -1134,58 +1134,77 @@ def _batch_key(out_p: Path) -> bytes:
 
 
 @contextlib.contextmanager
-def output_lock(out: str | os.PathLike, batch_above: bool = False) -> Iterator[None]:
+def output_lock(out: str | os.PathLike) -> Iterator[None]:
     """Hold the output folder ``out`` while inside: an exclusive :func:`fcntl.flock` on the folder itself
     (its own directory fd), released when the process ends, however it ends (a signal, a kill). Two runs on
     one folder would grade every submission twice and race on its files. Nothing is written into it: staff and
     Gradescope's ``/autograder/results`` find only the results there (a lock file stayed behind before).
-    With ``batch_above`` (one submission, ``--single``) a folder above ``out`` that a running batch holds (a
-    batch's folder has its :data:`KEY_FILE`) is refused too (redteam29b L1: ``--out graded/c1`` during the batch on
-    ``graded`` overwrote c1's result).
+    One rule for a batch and one submission (``--single``) alike: a run also holds a shared lock on each folder
+    above ``out`` (:func:`_hold_above`), so a run into a folder inside another's ``--out`` is refused whichever
+    started first (redteam29b L1: ``--single --out graded/c1`` during the batch on ``graded`` overwrote c1's result;
+    fixd29: a batch on ``graded`` started during that ``--single`` was not refused).
 
     Raises
     ------
     UsageError
-        Another process holds it (named by the PID the kernel's lock table gives, :func:`_lock_holder`), or
-        the folder cannot be opened.
+        Another process holds it, or a folder above it, or grades into a folder inside it (named by the PID the
+        kernel's lock table gives, :func:`_lock_holder`), or the folder cannot be opened.
     """
     import fcntl
 
-    for above in Path(out).resolve().parents if batch_above else ():
-        if (above / KEY_FILE).is_file():
-            _not_held(above, fcntl)
+    held: list[int] = []
     try:
-        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise UsageError(f"--out {str(out)!r}: cannot open the folder to lock it "
-                         f"({exc.strerror or exc}).") from None
-    try:
+        _hold_above(Path(out).resolve(), fcntl, held)
+        try:
+            fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise UsageError(f"--out {str(out)!r}: cannot open the folder to lock it "
+                             f"({exc.strerror or exc}).") from None
+        held.append(fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            inside = _shared_only(fd, fcntl)  # no run into it: one into a folder inside it holds it shared
             raise UsageError(f"--out {str(out)!r} is in use: another gradcheck grade run (PID "
-                             f"{_lock_holder(fd)}) is grading into it. Wait for it to end (or stop it) and "
-                             f"rerun this command, or give another --out.") from None
+                             f"{_lock_holder(fd)}) is grading into " + ("a folder inside it, whose results a run "
+                             "into it would overwrite" if inside else "it") + ". Wait for it to end (or stop it) "
+                             "and rerun this command, or give another --out.") from None
         yield
     finally:
-        os.close(fd)  # releases the lock (with every copy a fork made)
+        for fd in held:
+            os.close(fd)  # releases the locks (with every copy a fork made)
 
 
-def _not_held(folder: Path, fcntl: Any) -> None:
-    """UsageError when another process holds an exclusive :func:`fcntl.flock` on ``folder`` (a batch grading into
-    it), tried with a shared lock released at once; a folder that cannot be opened is not held."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
+def _hold_above(out: Path, fcntl: Any, held: list[int]) -> None:
+    """A shared :func:`fcntl.flock` on each folder above ``out`` (its fd appended to ``held``, closed by the caller):
+    UsageError when another process holds one exclusively (a run grading into it, as a batch); a folder that cannot
+    be opened or locked (permissions, a file system without locks) is passed over."""
+    for above in out.parents:
+        try:
+            fd = os.open(above, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        held.append(fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            batch = " as a batch" if (above / KEY_FILE).is_file() else ""
+            raise UsageError(f"--out is inside {str(above)!r}, which another gradcheck grade run (PID "
+                             f"{_lock_holder(fd)}) is grading into{batch}: its results there would be overwritten. "
+                             f"Wait for it to end (or stop it) and rerun this command, or give another --out.") from None
+        except OSError:
+            continue
+
+
+def _shared_only(fd: int, fcntl: Any) -> bool:
+    """Whether the folder open at ``fd``, which another process locks, is only locked shared (runs into folders inside
+    it, :func:`_hold_above`), tried with a shared lock released at once."""
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise UsageError(f"--out is inside {str(folder)!r}, which another gradcheck grade run (PID "
-                         f"{_lock_holder(fd)}) is grading into as a batch: its results there would be overwritten. "
-                         f"Wait for it to end (or stop it) and rerun this command, or give another --out.") from None
-    finally:
-        os.close(fd)
+    except OSError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
 
 
 def _lock_holder(fd: int) -> str:
@@ -1267,7 +1286,7 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is not None:  # one of a batch's, which holds the batch's --out
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, _stopper, _key)
     check_grading_inputs(submission, tests, out, batch=False, unsafe_no_isolation=unsafe_no_isolation, **opts)
-    with output_lock(out, batch_above=True):  # another run grading into this --out is refused, naming it (as for a batch)
+    with output_lock(out):  # another run grading into this --out, above or inside it is refused, naming it
         return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, None, _key)
 
 
