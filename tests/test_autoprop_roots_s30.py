@@ -204,3 +204,10 @@ def test_ediff1d_of_an_empty_array_is_its_ends_alone():  # review30 LOW: the doc
     got = np.ediff1d(ap.constant(np.zeros(0)), to_begin=[1.0, 2.0], to_end=3.0)
     assert got.shape == (3,)  # len(to_begin) + max(0 - 1, 0) + len(to_end)
     np.testing.assert_array_equal(got.numpy(), np.ediff1d(np.zeros(0), to_begin=[1.0, 2.0], to_end=3.0))
+
+
+def test_a_batch_of_eigvals_puts_nan_on_the_defective_matrix_only():
+    good = np.array([[1.0, 2.0], [0.5, -1.0]])
+    g = _grad(lambda m, t: m.sum(m.real(m.linalg.eigvals(t))), np.stack([good, JORDAN]))
+    np.testing.assert_allclose(g[0], np.eye(2), rtol=1e-12, atol=1e-15)  # d trace = I
+    assert np.all(np.isnan(g[1]))

@@ -206,18 +206,21 @@ def _eig_unresolved(v):
     eigenvalues is given; and those whose V cannot be inverted at all (an exactly defective A)."""
     v = np.asarray(v._value if isinstance(v, Tensor) else v)
     vs = v.reshape((-1,) + v.shape[-2:])
-    bad, lost, sing = np.zeros(vs.shape[:-1], bool), np.zeros(vs.shape[:1], bool), np.zeros(vs.shape[:1], bool)
-    eps = np.finfo(np.result_type(v.dtype, np.float32)).eps
+    sing = np.zeros(vs.shape[:1], bool)
     with np.errstate(all="ignore"):
-        for i, m in enumerate(vs):
-            try:
-                vi = np.linalg.inv(m)
-            except np.linalg.LinAlgError:
-                sing[i] = lost[i] = bad[i] = True
-                continue
-            kappa = np.linalg.norm(vi, axis=-1) * np.linalg.norm(m, axis=-2)
-            bad[i] = unresolved(kappa, v.dtype)
-            lost[i] = not np.max(kappa, initial=0.0) * eps <= 1e-4
+        try:  # (one batched inverse; matrix by matrix only when one of them is singular)
+            vis = np.linalg.inv(vs)
+        except np.linalg.LinAlgError:
+            vis = np.full(vs.shape, np.nan, np.result_type(vs.dtype, np.float32))
+            for i, m in enumerate(vs):
+                try:
+                    vis[i] = np.linalg.inv(m)
+                except np.linalg.LinAlgError:
+                    sing[i] = True
+        kappa = np.linalg.norm(vis, axis=-1) * np.linalg.norm(vs, axis=-2)  # (NaN for a singular V)
+        bad = unresolved(kappa, v.dtype)
+        lost = sing | ~(np.max(kappa, axis=-1, initial=0.0) * np.finfo(np.result_type(v.dtype, np.float32)).eps
+                        <= 1e-4)
     return bad.reshape(v.shape[:-1]), lost.reshape(v.shape[:-2]), sing.reshape(v.shape[:-2])
 
 
