@@ -155,6 +155,8 @@ SAMPLES: dict[str, Sample] = {
     "sqrtm": S(np.stack([_SPD, _A @ _A.T + np.eye(3)])),
     "solve_sylvester": S(_A, np.array([[1.0, 0.2], [0.1, 2.0]]), (3, 2)),
     "eig": S(_EIG),
+    "charpoly": S(_EIG),  # np.poly of a matrix (prims/polynomial.py)
+    "polyroots": S(np.array([1.0, -4.75, 2.375, 8.9375, -4.375])),  # np.roots: distinct real roots
     "svd": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "qr": S(np.concatenate([_A2, _A2[:, :1] + 0.5], axis=1)),  # a batch of tall (4, 3) matrices

@@ -45,7 +45,7 @@ COMPLEX_READY = frozenset({
     "matmul", "einsum", "tensordot", "prod", "index_add", "scatter_along_axis",
     "extract_patches", "scatter_patches", "linear", "linear_at",
     # the decompositions: PyTorch's formulas (prims/linalg.py, linalg_eig.py), gauge-invariant losses
-    "eigh", "eig", "svd", "svdvals", "qr", "svd_extra_vectors",
+    "eigh", "eig", "svd", "svdvals", "qr", "svd_extra_vectors", "polyroots", "charpoly",
     # holomorphic matrix functions; the Fourier transforms (linear)
     "inv", "solve", "det", "sqrtm", "solve_sylvester", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfftn",
 })

@@ -4,7 +4,9 @@ eigvals of a general matrix (real with a real or complex spectrum, or complex: P
 linalg_eig_backward/linalg_eig_jvp, the eigenvectors' phases free). Each is one
 record with two outputs (numpy's ``EighResult``/``EigResult``: ``w, v = ...``); a VJP adds
 a term for each output that got a gradient, so the eigenvalues alone are differentiable at
-repeated eigenvalues, as in jax. Derivations: Magnus 1985 (eig: HIPS autograd's
+repeated eigenvalues, as in jax, while A is diagonalizable with a well-conditioned V; at a defective
+(or nearly defective) A a gradient reaching such an eigenvalue is NaN (:func:`unresolved` gives the
+bound; review30). Derivations: Magnus 1985 (eig: HIPS autograd's
 ``grad_eig`` on real values); ``lessons/13-matrix-calculus.md``. Beside them, the matrix
 exponential (scipy.linalg.expm; ``autoprop.scipy.linalg.expm``), whose derivative is its
 Frechet derivative, the top-right block of the exponential of a block matrix; the Sylvester
@@ -177,11 +179,67 @@ def _eig_fwd(a):
     return w, v
 
 
+def unresolved(kappa, dtype):
+    """True where an eigenvalue (or a polynomial's root) with condition number ``kappa`` has no
+    first-order derivative that can be computed: ``kappa^2 eps > 1e-4``, ``eps`` of ``dtype`` (NaN
+    ``kappa``: True).
+
+    ``kappa = |y| |x| / |y^H x|`` (x, y the right and left eigenvectors; Wilkinson 1965; Higham,
+    *Accuracy and Stability of Numerical Algorithms*, 2002, sect. 7.2 / Golub & Van Loan 7.2.2) is the
+    first derivative's size; near a repeated (defective) eigenvalue the second derivative grows as
+    ``kappa^3`` (a Jordan block perturbed by ``t`` has eigenvalues ``l +- sqrt(t)``: first derivative
+    ``~ 1/sqrt(t) ~ kappa``, second ``~ kappa^3``), so the rounding ``eps`` of the computed matrix moves
+    the first derivative by ``~ kappa^3 eps``, ``kappa^2 eps`` relative: above 1e-4 fewer than four
+    digits of it are right, and at a repeated root computed as ``l +- sqrt(eps)`` (``kappa ~ 1/sqrt(eps)``,
+    about 7e7) none. A distinct but close pair at relative distance ``s`` has ``kappa ~ 1/s`` and is kept
+    down to ``s ~ 1.5e-6`` (float64)."""
+    eps = np.finfo(np.result_type(dtype, np.float32)).eps
+    kappa = np.asarray(kappa, float)
+    return ~(kappa * kappa * eps <= 1e-4)
+
+
+def _eig_unresolved(v):
+    """``(unresolved, lost, singular)`` on the values: :func:`unresolved` of each eigenvalue of ``A = V diag(w) V^-1``
+    (V's unit-norm columns: ``kappa_i`` is the norm of row i of V^-1), shape (..., n); the matrices (...,) whose
+    V^-1 is known to fewer than four digits (``max kappa eps > 1e-4``, about ``cond(V) eps``: then even a resolved
+    eigenvalue's left eigenvector, a row of V^-1, is not; Golub & Van Loan 2.6.2), so that no gradient of its
+    eigenvalues is given; and those whose V cannot be inverted at all (an exactly defective A)."""
+    v = np.asarray(v._value if isinstance(v, Tensor) else v)
+    vs = v.reshape((-1,) + v.shape[-2:])
+    sing = np.zeros(vs.shape[:1], bool)
+    with np.errstate(all="ignore"):
+        try:  # (one batched inverse; matrix by matrix only when one of them is singular)
+            vis = np.linalg.inv(vs)
+        except np.linalg.LinAlgError:
+            vis = np.full(vs.shape, np.nan, np.result_type(vs.dtype, np.float32))
+            for i, m in enumerate(vs):
+                try:
+                    vis[i] = np.linalg.inv(m)
+                except np.linalg.LinAlgError:
+                    sing[i] = True
+        kappa = np.linalg.norm(vis, axis=-1) * np.linalg.norm(vs, axis=-2)  # (NaN for a singular V)
+        bad = unresolved(kappa, v.dtype)
+        lost = sing | ~(np.max(kappa, axis=-1, initial=0.0) * np.finfo(np.result_type(v.dtype, np.float32)).eps
+                        <= 1e-4)
+    return bad.reshape(v.shape[:-1]), lost.reshape(v.shape[:-2]), sing.reshape(v.shape[:-2])
+
+
 def _eig_vjp(g, ans, a):
     gw, gv = g
     w, v = ans
     n = _shape(w)[-1]
+    bad, lost, sing = _eig_unresolved(v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
+    if _used(gv) and bad.any():
+        raise ValueError(
+            "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
+            "(an eigenvalue with condition number kappa, kappa^2 eps > 1e-4: a repeated eigenvalue without a basis "
+            "of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
+            "symmetric functions of the eigenvalues through another path (np.trace, np.poly(A), det).")
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
+    nan = None  # the matrices whose gradient reaches an unresolved eigenvalue (or whose V is singular): NaN
+    if gw is not None and bad.any():
+        hit = np.asarray(gw._value if isinstance(gw, Tensor) else gw) != 0
+        nan = np.any(bad & hit, axis=-1) | (lost & np.any(hit, axis=-1))
     if _used(gv):  # (eigenvalues alone, eigvals: no eigenvector term, defined at ties)
         if _is_complex(v):  # (PyTorch's V^H gV, conjugated: diag(V^T gV) its conjugate)
             d = np.sum(v * gv, axis=-2, keepdims=True)
@@ -193,18 +251,29 @@ def _eig_vjp(g, ans, a):
         m = e if m is None else m + e
     if m is None:
         return np.zeros(_shape(v), v.dtype)
-    return np.linalg.solve(_mT(v), m @ _mT(v))
+    if nan is None:
+        return np.linalg.solve(_mT(v), m @ _mT(v))
+    vs = np.where(sing[..., None, None], _eye(n, v), v)  # (a singular V cannot be solved with: I, then NaN)
+    return np.where(nan[..., None, None], np.nan, np.linalg.solve(_mT(vs), m @ _mT(vs)))
 
 
 def _eig_jvp(t, ans, a):
     w, v = ans
-    p = np.linalg.solve(v, t @ v)  # V^-1 dA V
     n = _shape(w)[-1]
+    bad, lost, sing = _eig_unresolved(v)
+    vs = np.where(sing[..., None, None], _eye(n, v), v) if sing.any() else v
+    p = np.linalg.solve(vs, t @ vs)  # V^-1 dA V
     dw = np.sum(p * _eye(n, p), axis=-1)
-    q = v @ (_eigh_gap(w, "eig", undefined="nan") * p)
+    q = vs @ (_eigh_gap(w, "eig", undefined="nan") * p)
     if _is_complex(v):  # dV = Q - V Re diag(V^H Q) (PyTorch's linalg_eig_jvp)
-        return dw, q - v * np.real(np.sum(np.conj(v) * q, axis=-2, keepdims=True))
-    return dw, q - v * np.sum(v * q, axis=-2, keepdims=True)
+        dv = q - vs * np.real(np.sum(np.conj(vs) * q, axis=-2, keepdims=True))
+    else:
+        dv = q - vs * np.sum(vs * q, axis=-2, keepdims=True)
+    if not bad.any():
+        return dw, dv
+    # an unresolved eigenvalue's tangent is NaN (not differentiable alone: forward mode cannot know that only a
+    # symmetric function of them is used), and so are the eigenvectors of that matrix
+    return np.where(bad | lost[..., None], np.nan, dw), np.where(bad.any(axis=-1)[..., None, None], np.nan, dv)
 
 
 def _np_eig(a):
@@ -227,8 +296,11 @@ eig = defprim(
            "complex spectrum; a real A's gradient is real)",
     kinks="complex eigenvectors: each defined up to a phase e^(i phi), a loss that depends on the "
           "phases refused (ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' "
-          "gradient is defined, a gradient reaching the eigenvectors is refused, ValueError "
-          "(forward mode: a NaN tangent); a defective (non-diagonalizable) A: undefined",
+          "gradient is defined while A is diagonalizable with a well-conditioned V, a gradient reaching the "
+          "eigenvectors is refused, ValueError (forward mode: a NaN tangent); a defective or nearly defective A "
+          "(an eigenvalue's condition kappa with kappa^2 eps > 1e-4, linalg_eig.unresolved): a gradient reaching "
+          "those eigenvalues is NaN for that matrix (their sum's is smooth, their own is not, and the two cannot "
+          "be told apart from g), their tangent NaN, the eigenvectors' gradient refused (ValueError)",
     numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
     reads=(("ans",),),
 )
@@ -250,6 +322,19 @@ def eigvals(a):
         gradient is ``dA = V^-T diag(g) V^T`` (Magnus 1985; PyTorch's ``linalg_eig_backward`` for
         complex V, conjugated in and out), defined at repeated eigenvalues while A is
         diagonalizable; a real A's gradient is real.
+
+    Notes
+    -----
+    At a defective or nearly defective A (a repeated eigenvalue without a basis of eigenvectors:
+    an eigenvalue with condition number ``kappa = |row i of V^-1|`` and ``kappa^2 eps > 1e-4``,
+    see :func:`unresolved` for the bound) the eigenvalues are not differentiable one by one (a
+    Jordan block perturbed by ``t`` splits as ``l +- sqrt(t)``) and the formula would divide by a
+    near-singular V (review30: a finite wrong number). Symmetric functions of them are smooth, but
+    they cannot be told from the gradient ``g`` alone (``sum(w)`` and ``sum(w**2) / 2`` give the same
+    ``g`` at a double eigenvalue 1 and different gradients), so a gradient reaching such an
+    eigenvalue is NaN for its matrix (jax gives NaN too), and its tangent in forward mode is NaN.
+    For the characteristic polynomial use ``np.poly(A)`` (smooth, recorded on its own), for the
+    sum ``np.trace(A)``.
     """
     return _np_eig(a).eigenvalues
 

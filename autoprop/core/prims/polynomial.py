@@ -1,11 +1,14 @@
 """numpy's polynomial functions and a few numerical-methods helpers over Tensors (session 29).
 
-* ``np.polyadd``, ``polysub``, ``polymul``, ``polyder``, ``polyint``, ``polydiv``, ``poly`` (roots to
-  coefficients) and ``roots`` (the eigenvalues of the companion matrix): numpy's own code
-  (``numpy/lib/_polynomial_impl.py``) written with recorded primitives, step for step, so the values
-  are numpy's and the derivative is the chain rule through ``add``, ``multiply``, ``convolve``,
-  ``concatenate`` and ``eigvals`` (whose VJP is ``linalg_eig``'s); jax.numpy differentiates the same
-  compositions.
+* ``np.polyadd``, ``polysub``, ``polymul``, ``polyder``, ``polyint``, ``polydiv`` and ``poly`` (roots to
+  coefficients): numpy's own code (``numpy/lib/_polynomial_impl.py``) written with recorded primitives,
+  step for step, so the values are numpy's and the derivative is the chain rule through ``add``,
+  ``multiply``, ``convolve`` and ``concatenate``; jax.numpy differentiates the same compositions.
+* ``np.poly`` of a square matrix (its characteristic polynomial) and ``np.roots`` are records of their
+  own (session 30, review30): ``charpoly`` (Jacobi's formula with the adjugate's Faddeev-LeVerrier
+  terms, smooth at repeated eigenvalues) and ``polyroots`` (the implicit function theorem at each
+  simple root, every coefficient included; NaN where a gradient reaches a repeated root), numpy's
+  values.
 * ``np.ediff1d`` (``diff`` of the raveled array between ``to_begin`` and ``to_end``), ``np.resize``
   (a gather at numpy's own repetition of the positions), ``np.unwrap`` (``p`` plus numpy's
   correction, a piecewise-constant multiple of ``period``: ``d/dp = 1``), ``np.apply_over_axes``
@@ -23,17 +26,18 @@ import builtins
 import numpy as np
 
 from ..observe import own
-from ..registry import defcomposite, defnumpy
+from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import _axis_index, _check_kw, _t, _value
 from .elementwise import _unary
-from .linalg_eig import eigvals
+from ._linalg_helpers import _eye
+from .linalg_eig import unresolved
 from .shape import _gather, _positions, concatenate, reshape
 from .special import _ss, real
 from .stacking import convolve, diff, stack
 
 __all__ = ["ediff1d", "resize", "unwrap", "apply_over_axes", "modf", "modf_fraction", "frexp", "i0_numpy",
-           "polyadd", "polysub", "polymul", "polyder", "polyint", "poly", "polydiv", "roots"]
+           "polyadd", "polysub", "polymul", "polyder", "polyint", "poly", "polydiv", "roots", "charpoly", "polyroots"]
 
 
 def _is_tensor(*xs):
@@ -52,7 +56,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
     Returns
     -------
-    Tensor, shape (len(to_begin) + ary.size - 1 + len(to_end),), ``ary``'s dtype
+    Tensor, shape (len(to_begin) + max(ary.size - 1, 0) + len(to_end),), ``ary``'s dtype
+        (an empty ``ary`` has no differences: the ends alone)
 
     Raises
     ------
@@ -420,11 +425,14 @@ def poly(seq_of_zeros):
 
     Notes
     -----
-    numpy's loop ``a = convolve(a, [1, -z])`` on recorded ``convolve`` and ``stack``.
+    numpy's loop ``a = convolve(a, [1, -z])`` on recorded ``convolve`` and ``stack``; a matrix's
+    coefficients are the record :data:`charpoly` (numpy's values, a derivative smooth in A even
+    at repeated eigenvalues: review30's POLY_MATRIX_DEFECTIVE, through ``eigvals`` it was wrong at a
+    Jordan block).
     """
     z = _1d(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        z = eigvals(z)
+        return charpoly(z)
     elif z.ndim == 1:
         dt = np.dtype(np.mintypecode(z.dtype.char))
         z = z if z.dtype == dt else z.astype(dt)
@@ -478,7 +486,120 @@ def polydiv(u, v):
     return q, r
 
 
-@defcomposite("roots", "eigvals of the companion matrix (first row -p[1:] / p[0])", numpy=(np.roots,))
+def _adjugate_terms(a, c):
+    """``B_0 .. B_{n-1}`` with ``adj(x I - A) = sum_k B_k x^(n-1-k)``: ``B_0 = I``, ``B_k = A B_(k-1) + c_k I``
+    (the Faddeev-LeVerrier recursion; Gantmacher, *The Theory of Matrices* I, 1959, IV.4), ``c`` the
+    characteristic polynomial's coefficients; on values or Tensors (an outer tape differentiates it)."""
+    n = _shape_n(a)
+    eye = _eye(n, a)
+    bs = [eye + 0 * a]
+    for k in range(1, n):
+        bs.append(a @ bs[-1] + c[k] * eye)
+    return bs
+
+
+def _shape_n(a):
+    return np.shape(a._value if isinstance(a, Tensor) else a)[-1]
+
+
+def _charpoly_vjp(g, ans, a):
+    bs = _adjugate_terms(a, ans)  # dc_(k+1) = -tr(B_k dA): dA = -sum_k g_(k+1) B_k^T
+    out = -builtins.sum(g[k + 1] * np.swapaxes(b, -1, -2) for k, b in enumerate(bs))
+    return np.real(out) if not np.iscomplexobj(_value(a)) else out
+
+
+def _charpoly_jvp(t, ans, a):
+    bs = _adjugate_terms(a, ans)
+    dc = [-np.sum(b * np.swapaxes(t, -1, -2)) for b in bs]
+    return np.stack([0 * dc[0]] + dc)
+
+
+charpoly = defprim(
+    "charpoly", np.poly, _charpoly_vjp, jvp=_charpoly_jvp,
+    jacobian="c_k, the coefficients of det(x I - A) = sum_k c_k x^(n-k): dc_0 = 0, dc_(k+1) = -tr(B_k dA), "
+             "adj(x I - A) = sum_k B_k x^(n-1-k), B_0 = I, B_k = A B_(k-1) + c_k I (Faddeev-LeVerrier; "
+             "Jacobi's formula d det(M) = tr(adj(M) dM))",
+    vjp="dA = -sum_k g_(k+1) B_k^T",
+    shapes="A (n, n) -> (n + 1,) (numpy's np.poly of a square matrix: real when the eigenvalues come in "
+           "conjugate pairs)",
+    kinks="none: the coefficients are polynomials in A (smooth at repeated and defective eigenvalues too)",
+    source="{out} = np.poly({0})", reads=((0, "ans"),),
+)
+
+
+def _poly_stripped(p):  # p without its leading zeros (numpy's roots drops them: roots at infinity)
+    nz = np.nonzero(np.ravel(p))[0]
+    return p[int(nz[0]):] if len(nz) else p[:0]
+
+
+def _roots_unresolved(p, r):
+    """``unresolved`` (linalg_eig's bound) of each root ``r_i``, its condition number that of the eigenvalue of
+    the companion matrix of ``p`` (leading zeros dropped): right eigenvector ``x_j = r^(d-1-j)``, left ``y_j``
+    Horner's partial sums ``sum_(k<=j) p_k r^(j-k)``, ``y^T x = p'(r)``: ``kappa = |x| |y| / |p'(r)|``."""
+    p, r = np.asarray(_value(p)), np.asarray(_value(r))
+    ps = _poly_stripped(p)
+    d = len(ps) - 1
+    if len(r) == 0 or d < 1:
+        return np.zeros(r.shape, bool)
+    with np.errstate(all="ignore"):
+        xs = np.stack([r ** (d - 1 - j) for j in range(d)], axis=-1)
+        ys = [ps[0] + 0 * r]
+        for j in range(1, d):
+            ys.append(ys[-1] * r + ps[j])
+        kappa = np.linalg.norm(xs, axis=-1) * np.linalg.norm(np.stack(ys, axis=-1), axis=-1) / np.abs(
+            np.polyval(np.polyder(ps), r))
+    return unresolved(kappa, np.result_type(p.dtype, r.dtype))
+
+
+def _roots_parts(p, r):
+    """The Vandermonde rows ``r_i^(L-1-k)`` (L = len(p)) and ``p'(r_i)``; on values or Tensors."""
+    L = _shape_n(p)
+    pw = [r * 0 + 1]
+    for _ in range(L - 1):
+        pw.append(pw[-1] * r)
+    vand = np.stack(pw[::-1], axis=-1)
+    dp = vand[:, 1:] @ (p[:-1] * own(np.arange(L - 1, 0, -1, dtype=float)))
+    return vand, dp
+
+
+def _roots_weights(p, r):  # -1 / p'(r_i), 0 at the unresolved roots (the callers put NaN where they are reached)
+    bad = _roots_unresolved(p, r)
+    vand, dp = _roots_parts(p, r)
+    return vand, -1 / np.where(bad, 1.0, dp), bad
+
+
+def _polyroots_vjp(g, ans, p):
+    if _shape_n(ans) == 0:
+        return np.zeros(np.shape(_value(p)), np.asarray(_value(p)).dtype)
+    vand, w, bad = _roots_weights(p, ans)
+    gv = np.asarray(_value(g))
+    if np.any(bad & (gv != 0)):  # a gradient reaching a repeated (unresolved) root: NaN (roots' Notes)
+        return np.full(np.shape(_value(p)), np.nan)
+    out = (np.where(bad, 0.0, g) * w) @ vand  # dp_k = -sum_i g_i r_i^(L-1-k) / p'(r_i)
+    return np.real(out) if not np.iscomplexobj(_value(p)) else out
+
+
+def _polyroots_jvp(t, ans, p):
+    if _shape_n(ans) == 0:
+        return np.zeros(np.shape(_value(ans)), np.asarray(_value(ans)).dtype)
+    vand, w, bad = _roots_weights(p, ans)
+    return np.where(bad, np.nan, (vand @ t) * w)
+
+
+polyroots = defprim(
+    "polyroots", np.roots, _polyroots_vjp, jvp=_polyroots_jvp,
+    jacobian="p(r_i) = 0 (the implicit function theorem at a simple root): dr_i = -sum_k r_i^(L-1-k) dp_k / p'(r_i), "
+             "L = len(p), for every coefficient, the leading and trailing zeros too",
+    vjp="dp_k = -sum_i g_i r_i^(L-1-k) / p'(r_i)",
+    shapes="p (L,) -> numpy's roots (complex unless all real)",
+    kinks="a repeated or nearly repeated root (its companion-matrix condition kappa with kappa^2 eps > 1e-4, "
+          "linalg_eig.unresolved): not differentiable alone; a gradient reaching it makes dp NaN, its tangent NaN",
+    source="{out} = np.roots({0})", reads=((0, "ans"),),
+)
+
+
+@defcomposite("roots", "numpy's roots, differentiated by the implicit function theorem (the record polyroots)",
+              numpy=(np.roots,))
 def roots(p):
     """``numpy.roots`` over Tensors: the roots of the polynomial with coefficients ``p``.
 
@@ -489,8 +610,9 @@ def roots(p):
     Returns
     -------
     Tensor
-        numpy's roots in numpy's order: the eigenvalues of the companion matrix (complex unless
-        all are real, as ``np.linalg.eigvals``), then the zeros of trailing zero coefficients.
+        numpy's roots in numpy's order (numpy's own call): the eigenvalues of the companion matrix
+        (complex unless all are real, as ``np.linalg.eigvals``), then the zeros of trailing zero
+        coefficients.
 
     Raises
     ------
@@ -499,27 +621,26 @@ def roots(p):
 
     Notes
     -----
-    numpy's construction: ``A = diag(ones(N - 2), -1)`` with first row ``-p[1:] / p[0]``, then the
-    recorded ``eigvals`` (``linalg_eig``: ``dA = V^-T diag(g) V^T``); repeated roots have no
-    derivative (the eigenvector matrix is singular there).
+    The derivative of a simple root ``r`` of ``p(x) = sum_k p_k x^(L-1-k)`` is the implicit
+    function theorem's ``dr/dp_k = -r^(L-1-k) / p'(r)`` for every coefficient, including a trailing
+    zero (review30, ROOTS_TRAILING_ZERO: numpy's constant root 0 moves with ``p_(L-1)`` as
+    ``-1/p_(L-2)``, and so do the other roots) and a leading zero; in exact arithmetic the same as
+    the eigenvalue derivative of the companion matrix (jax differentiates that).
+
+    A repeated root (or one so close to another that ``kappa^2 eps > 1e-4``, ``kappa`` its condition
+    number as an eigenvalue of the companion matrix: ``linalg_eig.unresolved`` gives the bound) is
+    not differentiable alone (a double root splits as ``r +- sqrt(t)``). Symmetric functions of the
+    roots are smooth, but cannot be told from the gradient: at the double root 1 of ``(x - 1)^2``,
+    ``sum(roots)`` and ``sum(roots**2) / 2`` both send ``g = [1, 1]`` and their gradients are
+    ``[-2, -1, 0]`` and ``[-3, -2, -1]``. So a gradient reaching such a root makes the whole
+    gradient of ``p`` NaN (jax's eigvals gives NaN there too; review30, ROOTS_REPEATED_SILENT:
+    a finite wrong number before), and its tangent in forward mode is NaN; a root that gets no
+    gradient is no matter. For sums of powers of the roots use the coefficients (Newton's
+    identities: ``sum(r) = -p_1 / p_0``).
     """
     p = _1d(p)
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
-    nz = np.nonzero(np.ravel(p._value))[0]
-    if len(nz) == 0:
-        return Tensor(own(np.array([])))
-    trailing = len(p) - int(nz[-1]) - 1
-    p = p[int(nz[0]):int(nz[-1]) + 1]
     if p.dtype.kind not in "fc":
         p = p.astype(float)
-    n = len(p)
-    if n > 1:
-        a = concatenate(reshape(-p[1:] / p[0], shape=(1, n - 1)),
-                        _t(own(np.diag(np.ones((n - 2,), p.dtype), -1)[1:])), axis=0)
-        out = eigvals(a)
-    else:
-        out = _t(own(np.array([])))
-    if trailing:
-        out = concatenate(out, _t(own(np.zeros(trailing, out.dtype))), axis=0)
-    return out
+    return polyroots(p)
