@@ -416,15 +416,18 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (given or not diag.passed)
+                          else None)  # --dtype: its own float32 run with float32 X, even when float64 X passed
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls)
     if not texts and (given is None or low_params(layer) is None):  # no dtype to rewrite, no low weights to give
         return diag, {}  # float64: the copy would be the layer itself (a float64 layer's bug under --dtype float32)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
-    if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file
-        return diag, {}
+    if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file,
+        if given is None:
+            return diag, {}
+        texts = {}  # or, under --dtype, its files as they are given float64 (its own float32 run compared)
     places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
                         "and --init weights"]  # its files as they are
     try:
