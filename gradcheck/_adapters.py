@@ -2238,7 +2238,7 @@ def _agreeing(fn, kwargs, probe, first, res, i, names):
         point = np.array(probe[-1] if name == first else kwargs[name], dtype=np.float64)
         h = 6e-6 * max(1.0, float(np.max(np.abs(point), initial=0.0)))
 
-        def phi(t, u):
+        def phi(t, u, name=name, point=point):
             kw = copy.deepcopy(kwargs)
             x = np.array(probe[-1], dtype=np.float64, copy=True)
             if name == first:

@@ -4,7 +4,6 @@ submission's results.json (a full disk, simulated as tests/test_grading_fixd29.p
 
 import json
 import shutil
-from pathlib import Path
 
 from gradcheck.grading import runner
 from gradcheck.grading.runner import GRADER_ERROR, grade_batch

@@ -3,11 +3,11 @@
 Mapping: one rule now, the sandbox's child reads it as a dict too, its values checked as any grads'."""
 
 import pytest
+from test_check_dtype_x_v30 import INIT, LIN
 from test_cli import both, run_here, student
 
 SRC = """
 import collections.abc
-import numpy as np
 
 
 class _G(collections.abc.MutableMapping):
@@ -28,22 +28,7 @@ class _G(collections.abc.MutableMapping):
 
     def __len__(self):
         return len(self.d)
-
-
-class LinMM:
-    def __init__(self, W):
-        self.params = {"W": W}
-        self.grads = _G()
-
-    def forward(self, X):
-        self.X = X
-        return X @ self.params["W"]
-
-    def backward(self, dY):
-        self.grads["W"] = K * (self.X.T @ dY)
-        return dY @ self.params["W"].T
-"""
-INIT = '{"W": [[1, 2], [3, 4], [5, 6.5]]}'
+""" + LIN.replace("class Lin:", "class LinMM:").replace("self.grads = {}", "self.grads = _G()")
 
 
 @pytest.mark.parametrize("k, rc, said", [("1.0", 0, "PASS: LinMM"), ("2.0", 1, "FAIL: LinMM: gradient mismatch in dW")])
