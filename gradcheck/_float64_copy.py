@@ -344,8 +344,11 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
     """``(the original's, the copy's)`` ``{tensor key: gradient}`` of ``backward(G)`` after ``forward(*inputs)``, the
     checked ``layer`` and a copy of it loaded from edited files (``copy``: :func:`float64_texts`' float64 copy of float32
     code; :func:`gradcheck._log_eps.eps_free_texts`' copy without an eps) run on the same inputs and the same parameter
-    values: the copy's, written into the original's own arrays in their own dtype (so float32 code runs as float32, a
-    branch on ``W.itemsize == 4`` too; redteam28 F5) and put back after; ``G`` drawn from ``probe_rng(seed)`` as
+    values: the original given ``inputs`` in their own dtype (``--dtype float32``'s float32 X), the copy the same
+    values in float64 (float inputs; review30 DTYPE_X_FLOAT64: both given float32, a backward branch on
+    ``X.dtype == np.float32`` ran in both and was never seen); the parameters the copy's, written into the original's
+    own arrays in their own dtype (so float32 code runs as float32, a branch on ``W.itemsize == 4`` too; redteam28 F5)
+    and put back after; ``G`` drawn from ``probe_rng(seed)`` as
     :func:`gradcheck.check.check_layer` draws it. None when the two forwards differ beyond ``tol`` (relative, and
     ``tol`` times the copy's largest ``|Y|``: float32's round-off, :func:`low_tolerance`; another random draw in each,
     state the copy does not share) or the parameters differ in names or shapes: no comparison then. Both forwards
@@ -380,8 +383,9 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
         for k, v in mine.items():
             v[...] = theirs[k]  # in the original's own dtype (float32 stays float32)
         names = V.input_names(layer, len(inputs))
-        calls = [Call(x, owner, [np.array(a, copy=True) for a in inputs], names, x.params, bool(training))
-                 for x in (layer, copy)]
+        calls = [Call(x, owner, [np.array(a, dtype=np.float64 if x is copy and np.asarray(a).dtype.kind == "f"
+                                          else None, copy=True) for a in inputs], names, x.params, bool(training))
+                 for x in (layer, copy)]  # the copy given their values in float64 (review30 DTYPE_X_FLOAT64)
         ys = [(draws(c.layer), c.forward(*c.inputs))[1] for c in calls]
         if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
             draws(layer)

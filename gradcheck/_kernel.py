@@ -97,7 +97,9 @@ def upstream_draw(rng, shape, avoid=()):
     """A standard normal upstream gradient ``G`` of ``shape`` from ``rng``, drawn again while it is proportional to
     an array of ``avoid`` of the same shape (an input, a parameter): a ``G`` equal to ``X`` makes a backward that
     uses ``X`` where ``dY`` is due, or a transposed square ``dW`` (``G.T @ X`` for ``X.T @ G``), give the right
-    numbers. Below two entries every pair is proportional: nothing to avoid.
+    numbers. Below two entries every pair is proportional: nothing to avoid; a ``G`` of one entry (a scalar output)
+    is made negative, as a positive one is what ``abs(dY)`` or ``np.maximum(dY, 0)`` in backward leaves unchanged
+    (review30: such a bug PASSed at the seeds whose one draw was positive).
 
     Parameters
     ----------
@@ -119,7 +121,7 @@ def upstream_draw(rng, shape, avoid=()):
         if not any(_proportional(G, a) for a in same):
             break
         G = rng.standard_normal(shape)
-    return G
+    return -np.abs(G) if G.size == 1 else G
 
 
 def _proportional(G, a):

@@ -16,6 +16,7 @@ described as a ``"badarray"``, whose dtype the parent names) and the parent deco
 """
 
 import _lsprof
+import collections.abc
 import dis
 import functools
 import json
@@ -921,11 +922,14 @@ class Child:
             elif isinstance(own, dict):
                 own[k] = v
 
-    def dict_of(self, packer, d, layout=False):
-        """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout."""
+    def dict_of(self, packer, d, layout=False, mapping=False):
+        """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout;
+        ``mapping``: any ``collections.abc.Mapping`` read as a dict (``grads``, as
+        :func:`gradcheck._validation.check_grads` reads it in process; review30: a MutableMapping was 'must be a
+        dict; got _G' here alone)."""
         if d is None or type(d) in (list, tuple) and not d:  # params, grads = [], []: none (DLFS vol. 2's losses)
             return {"kind": "absent"}
-        if not isinstance(d, dict):
+        if not isinstance(d, dict) and not (mapping and isinstance(d, collections.abc.Mapping)):
             return {"kind": "other", "type": type(d).__name__}
         items = {}
         for k, v in list(d.items())[:256]:
@@ -1155,7 +1159,7 @@ class Child:
         cache_written = _quiet(guard) if guard is not None else None
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
                           "cache_written": cache_written,
-                          "grads": self.dict_of(packer, getattr(obj, "grads", None)),
+                          "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
                           "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
 
     def op_clone(self, obj, req, packer):

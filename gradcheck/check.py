@@ -874,13 +874,13 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
     gname = loss_gradient_name(loss)
-    yp = V.as_float64(y_pred, f"y_pred of {owner}")
+    pred, target = loss_arg_names(loss)  # its own names (review30: a float32 warning said y_pred for cost(a, b)'s a)
+    yp = V.as_float64(y_pred, f"{pred} of {owner}")
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
     #: the student's own forward(self, y_pred, y_true) when it is a bound class (tester13 L2), else the protocol's
     signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
 
-    pred, target = loss_arg_names(loss)
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # f(W, X, y, reg): its arguments
     call_text = (f"{signature} with {pred} of shape {ps}" if not signature.startswith("forward") else
                  f"forward(y_true, y_pred) with y_pred of shape {ps}")

@@ -417,7 +417,8 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and not diag.passed else None)
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (given or not diag.passed)
+                          else None)  # --dtype: its own float32 run with float32 X, even when float64 X passed
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
@@ -425,8 +426,10 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
         return diag, {}  # no low weights or --init arrays to give: the copy would be the layer itself (a float64
         # layer's bug under --dtype float32)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
-    if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file
-        return diag, {}
+    if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file,
+        if given is None:
+            return diag, {}
+        texts = {}  # or, under --dtype, its files as they are given float64 (its own float32 run compared)
     places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
                         "and --init weights"]  # its files as they are
     try:

@@ -677,11 +677,14 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
     c.add_argument("--dtype", choices=("float64", "float32", "float16"), default="float64",
-                   help="the dtype of the drawn inputs (with --loss, y_pred) and of --init's arrays (a class's "
-                        "weights, a CS231n pair's *_param lists; default float64). Code written for float32 (Deep "
-                        "Learning from Scratch 2's .astype('f') weights and dtype='f' buffers), a layer's or a "
-                        "loss's, is run as written with --dtype float32, and its formulas are checked on a float64 "
-                        "copy of its files (central differences in float32 are noise); not with --jacobian")
+                   help="the dtype of --init's arrays (a class's weights, a CS231n pair's *_param lists) and of "
+                        "the inputs the code's own run is given (with --loss, y_pred) (default float64). Code "
+                        "written for float32 (Deep Learning from Scratch 2's .astype('f') weights and dtype='f' "
+                        "buffers), a layer's or a loss's, is run as written with --dtype float32: the protocol probe "
+                        "and its own forward and backward on float32 X and weights, compared within float32's "
+                        "round-off with a float64 copy of its files given the same values in float64, whose "
+                        "gradients are checked by central differences, which take X in float64 (in float32 they "
+                        "are noise); not with --jacobian")
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
                 "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
                 "see gradcheck.check.default_atol)")

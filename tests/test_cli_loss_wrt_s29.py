@@ -112,8 +112,9 @@ def test_cs224n_forward_backward_prop_params_gradient(tmp_path):
 
 
 def test_ambiguous_or_wrong_wrt_is_a_usage_error(tmp_path):
-    """H2: a gradient whose shape fits two arguments (neither the first) is not guessed: exit 2 naming --wrt; --wrt
-    naming no argument, or more arguments than gradients returned, exit 2 too; --wrt with a loss class, exit 2."""
+    """H2: a gradient whose shape fits two arguments (neither the first) is not guessed: told by its central
+    differences (review30: a's alone), else exit 2 naming --wrt; --wrt naming no argument, or more arguments than
+    gradients returned, exit 2 too; --wrt with a loss class, exit 2."""
     src = """
     import numpy as np
 
@@ -122,6 +123,9 @@ def test_ambiguous_or_wrong_wrt_is_a_usage_error(tmp_path):
     """
     init = json.dumps({"y": [1.0, 2.0, 0.5], "a": [0.1, 0.2], "b": [0.3, 0.4]})
     p, text = _check(tmp_path, src, "cost", "3,2", init)
+    assert p.returncode == 0 and "fits a and b, and agrees with central differences of a alone" in " ".join(
+        text.split()), text
+    p, text = _check(tmp_path, src.replace("2 * X.T", "3 * X.T"), "cost", "3,2", init)
     assert p.returncode == 2 and "fits a and b" in text and "--wrt" in text, text
     p, text = _check(tmp_path, src, "cost", "3,2", init, "--wrt", "a")
     assert p.returncode == 0 and "PASS: cost: dL/da matches" in text, text

@@ -69,8 +69,16 @@ def _grade(tmp_path, layers: str, tests: str = TESTS) -> tuple[object, dict, dic
     return r, data, {t["name"]: t for t in data["tests"]}
 
 
-@pytest.mark.parametrize("expr, kind", [("(dW, db)", "tuple"), ("[dW, db]", "list"),
-                                        ('types.MappingProxyType({"W": dW, "b": db})', "mappingproxy")])
+def test_a_mapping_grads_is_read_as_a_dict(tmp_path):
+    """review30: any Mapping is read as check_grads reads it in process (a MappingProxyType was 'must be a dict' in
+    the sandbox alone); its right dW and db score, and the staff's own read of it works."""
+    r, data, rows = _grade(tmp_path, _with_grads('types.MappingProxyType({"W": dW, "b": db})'))
+    assert r.status == "graded" and "grader_error" not in data["extra_data"], data["extra_data"].get("grader_error")
+    assert rows["Linear: gradients"]["score"] == 6.0 and rows["Linear: grads read by the test"]["score"] == 1.0, rows
+    assert not any("must be a dict" in t["output"] for t in data["tests"])
+
+
+@pytest.mark.parametrize("expr, kind", [("(dW, db)", "tuple"), ("[dW, db]", "list")])
 def test_grads_not_a_dict_is_the_students_failure_in_checks_sentence(tmp_path, expr, kind):
     r, data, rows = _grade(tmp_path, _with_grads(expr))
     assert r.status == "graded" and "grader_error" not in data["extra_data"], data["extra_data"].get("grader_error")

@@ -1844,14 +1844,17 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     return seed, stale
 
 
-def _batch_end(meta: Path, stale: Sequence[str], stop: BaseException | None) -> bool:
-    """Whether the batch was stopped (``stop``); when it finished a regrade of every submission (``stale``), its
-    grading.json loses the "regrading" mark :func:`_batch_meta` set. A regrade stopped before its end keeps the mark,
-    so the next run grades every submission again: results do not record the tests that graded them, and those it
-    had not yet replaced would be kept as current (fixd29's finding: a regrade after a test's points changed, killed
-    midway, left the old scores of the submissions it never reached). A mark that cannot be dropped (a full disk)
-    only costs that regrade again."""
-    if stop is None and stale:
+def _batch_end(meta: Path, stale: Sequence[str], stop: BaseException | None,
+               results: Sequence[SubmissionResult] = ()) -> bool:
+    """Whether the batch was stopped (``stop``); when it finished a regrade of every submission (``stale``) and wrote
+    every one of their results (``results``' ``written``), its grading.json loses the "regrading" mark
+    :func:`_batch_meta` set. A regrade stopped before its end keeps the mark, so the next run grades every submission
+    again: results do not record the tests that graded them, and those it had not yet replaced would be kept as
+    current (fixd29's finding: a regrade after a test's points changed, killed midway, left the old scores of the
+    submissions it never reached). So does a regrade that could not write a submission's results.json (a full disk:
+    its result of the old tests stays on disk, and was kept as current by the next run, review30 REGRADE_UNWRITTEN).
+    A mark that cannot be dropped (a full disk) only costs that regrade again."""
+    if stop is None and stale and all(r.written for r in results):
         saved = _read_json(meta)
         if isinstance(saved, dict) and saved.pop("regrading", None):
             with contextlib.suppress(OSError), _replaced(meta) as tmp:
@@ -2559,7 +2562,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
-        seconds, interrupted = time.monotonic() - t0, _batch_end(out_p / "grading.json", stale, stop)
+        seconds, interrupted = time.monotonic() - t0, _batch_end(out_p / "grading.json", stale, stop, results)
         if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
             results += _never_started(todo, results, folders, key)
         finished = {r.name for r in results}
