@@ -1332,13 +1332,23 @@ def with_targets(obj, t):
         if np.size(loss) != 1:
             raise UnreadableError(f"--targets without --loss is for a model forward(x, t) -> loss, a scalar; "
                                   f"{cls.__name__}.forward(x, t) returned shape {np.shape(loss)}.")
-        return np.array(loss, dtype=np.float64).reshape(1)
+        return _one_loss(loss)
 
     def backward(self, dY):
         return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
 
     forward.__doc__, backward.__doc__ = fwd.__doc__, getattr(bwd, "__doc__", None)
     _subclass(obj, "", forward=forward, backward=backward)
+
+
+def _one_loss(y):
+    """A forward's one number ``y`` as shape (1,): an autoprop Tensor (``--tape`` runs forward on them) reshaped
+    on the tape, so the tape still sees the loss (fixk30 M2: ``np.array`` on it lost the tape's gradients and
+    blamed the student's forward); anything else as a float64 array."""
+    tensor = getattr(sys.modules.get("autoprop.core.tensor"), "Tensor", None)  # loaded when a Tensor can come
+    if tensor is not None and isinstance(y, tensor):
+        return y.reshape(1)
+    return np.array(y, dtype=np.float64).reshape(1)
 
 
 #: The header's words for a forward giving one number (:func:`scalar_output`).
@@ -1382,7 +1392,7 @@ def scalar_output(obj, inputs) -> bool:
 
     @functools.wraps(fwd)
     def forward(self, *xs, **kw):
-        return np.array(fwd(self, *xs, **kw), dtype=np.float64).reshape(1)
+        return _one_loss(fwd(self, *xs, **kw))
 
     @functools.wraps(bwd)
     def backward(self, dY, *more, **kw):

@@ -1,0 +1,84 @@
+"""Karpathy's "backprop ninja" (makemore part 4) as a model ``forward(Xb, Yb) -> loss`` checked with ``--targets``
+and ``--indices`` (tester30k, session 30): an embedding, a Linear with a bias before a batch norm, tanh and a
+softmax cross-entropy, each backward step by hand; ``NET`` is right, and each test plants one bug by replacing a
+line."""
+
+from test_cli import both, run_here, student
+
+NET = '''
+import numpy as np
+
+
+class Net:
+    def __init__(self, seed=0):
+        r = np.random.default_rng(seed)
+        self.C = r.standard_normal((10, 3))
+        self.W1 = r.standard_normal((6, 5)) * 0.5
+        self.b1 = r.standard_normal(5) * 0.1
+        self.bngain = r.standard_normal((1, 5)) * 0.1 + 1.0
+        self.bnbias = r.standard_normal((1, 5)) * 0.1
+        self.W2 = r.standard_normal((5, 4)) * 0.5
+
+    def forward(self, Xb, Yb):
+        n = Xb.shape[0]
+        self.Xb, self.Yb = Xb, Yb
+        self.emb = self.C[Xb].reshape(n, -1)
+        hpre = self.emb @ self.W1 + self.b1
+        self.diff = hpre - hpre.mean(0, keepdims=True)
+        self.inv = (((self.diff ** 2).sum(0, keepdims=True) / (n - 1)) + 1e-5) ** -0.5
+        self.raw = self.diff * self.inv
+        self.h = np.tanh(self.bngain * self.raw + self.bnbias)
+        logits = self.h @ self.W2
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        self.p = e / e.sum(1, keepdims=True)
+        return -np.log(self.p[range(n), Yb]).mean()
+
+    def backward(self, dout=1.0):
+        n = self.Xb.shape[0]
+        dlogits = self.p.copy()
+        dlogits[range(n), self.Yb] -= 1
+        dlogits *= dout / n
+        self.dW2 = self.h.T @ dlogits
+        dhpre = (1 - self.h ** 2) * (dlogits @ self.W2.T)
+        self.dbngain = (self.raw * dhpre).sum(0, keepdims=True)
+        self.dbnbias = dhpre.sum(0, keepdims=True)
+        draw = self.bngain * dhpre
+        dhb = self.inv / n * (n * draw - draw.sum(0) - n / (n - 1) * self.raw * (draw * self.raw).sum(0))
+        self.db1 = dhb.sum(0)
+        self.dW1 = self.emb.T @ dhb
+        demb = (dhb @ self.W1.T).reshape(n, -1, 3)
+        self.dC = np.zeros_like(self.C)
+        np.add.at(self.dC, self.Xb, demb)
+'''
+
+#: 8 examples of 2 ids in [0, 10), 4 classes
+ARGS = ["--input-shape", "8,2", "--indices", "10", "--targets", "labels:4"]
+
+
+def check(tmp_path, *extra, old=None, new=None):
+    """``gradcheck check net.py::Net`` on ``NET`` with the line ``old`` replaced by ``new``."""
+    src = NET
+    if old is not None:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    student(tmp_path, src, "net.py")
+    p = run_here("check", "net.py::Net", *ARGS, *extra, cwd=tmp_path)
+    return p, both(p)
+
+
+def test_a_models_loss_on_the_tape_is_compared_with_the_tape(tmp_path):
+    """M2: gradcheck's own wrapper did ``np.array(loss)`` on the tape's Tensor: "no tape comparison ... the tape lost
+    track of a tensor ... at <gradcheck adapters>" and never a tape column."""
+    p, out = check(tmp_path, "--tape")
+    assert p.returncode == 0, out
+    assert "no tape comparison" not in out, out
+    assert "manual~tape" in out and "tape~num" in out, out
+    assert "PASS: Net: every gradient (dC, dW1, db1, dbngain, dbnbias, dW2) and the forward output match" in out, out
+
+
+def test_a_tensor_copied_out_of_the_tape_in_a_models_forward_is_still_named(tmp_path):
+    """M2: the wrapper keeps the Tensor; the student's own ``np.array`` on one is still the line reported."""
+    p, out = check(tmp_path, "--tape", old="self.p = e / e.sum(1, keepdims=True)",
+                   new="self.p = np.array(e / e.sum(1, keepdims=True))")
+    assert "no tape comparison for Net: the tape lost track of a tensor computed from the inputs at net.py:26" in out, out
+    assert "gradcheck adapters" not in out, out
