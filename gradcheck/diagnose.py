@@ -54,7 +54,7 @@ from .check import (
     check_layer,
     same_backward,
 )
-from .compare import ATOL_FLOOR, close, compare, relative_error
+from .compare import ATOL_FLOOR, close, compare, mismatched, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import (
     EXIT_STUDENT,
@@ -3896,11 +3896,14 @@ def _pool_stride_signature(L: _Layer, key, m, n):
     return None
 
 
-def _repeated_index_signature(L: _Layer, key, m):
+def _repeated_index_signature(L: _Layer, key, m, n=None):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
     ``m`` the buffered one (the last occurrence of each repeated row alone). The table is a parameter, or a float
-    input (a function pair's ``word_embedding_forward(x, W)``: tester18s, named a max pool's overlapping windows)."""
+    input (a function pair's ``word_embedding_forward(x, W)``: tester18s, named a max pool's overlapping windows).
+    Where the lookup is inside a model (``forward(Xb, Yb) -> loss``: no ``G`` of the looked-up rows' shape,
+    tester30k M4), by the rows alone: ``m`` differs from ``n`` in some rows of the table, every one of them a row
+    the integer input looks up more than once (the rows looked up once or never are right)."""
     p = L.params.get(key)
     if p is None and key.startswith("@") and key[1:] in L.names and L.inputs[L.names.index(key[1:])].dtype.kind == "f":
         p = L.inputs[L.names.index(key[1:])]
@@ -3914,6 +3917,8 @@ def _repeated_index_signature(L: _Layer, key, m):
         if bag:  # each lookup of a bag gets the bag's dY, times the scale found below (1/L for a mean; tester21s M7)
             G = np.broadcast_to(G.reshape(x.shape[:-1] + (1,) + p.shape[1:]), rows_of)
         if G.shape != rows_of:
+            if n is not None and (rep := _repeated_rows_wrong(x, p, m, n)) is not None:
+                return "repeated-index", {"k": rep, "rows": len(p), "x": name}
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
         np.add.at(added, x, G)
@@ -3925,6 +3930,17 @@ def _repeated_index_signature(L: _Layer, key, m):
         if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
     return None
+
+
+def _repeated_rows_wrong(x, p, m, n):
+    """The number of rows of the table ``p`` that ``x`` (integer ids in ``[0, len(p))``) looks up more than once,
+    when the rows where the gradient ``m`` differs from the numerical ``n`` (rtol 1e-5, atol 1e-7 of max|n|) are some
+    of those rows and no other: the buffered ``dW[idx] += dY`` seen from the rows alone; else None."""
+    if m.shape != p.shape or n.shape != p.shape or not p.ndim or not np.all(np.isfinite(n)):
+        return None
+    rows = np.bincount(x.ravel(), minlength=len(p)) > 1
+    wrong = mismatched(m, n, 1e-5, 1e-7 * float(np.max(np.abs(n), initial=0.0))).reshape(len(p), -1).any(axis=1)
+    return int(rows.sum()) if wrong.any() and not (wrong & ~rows).any() else None
 
 
 def _time_or_area(L: _Layer, key, m, n):
@@ -4979,7 +4995,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _last_step_signature(L, key, m),
     # before the sample's and the position's: with 1-D ids (or (N, 1), (1, T)) the row an index repeats in keeps one
     # sample's or one position's update alone, which those name as a loop's bug (newuser29 M2)
-    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
+    lambda L, t, key, m, n: _repeated_index_signature(L, key, m, n),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),

@@ -4,6 +4,7 @@ softmax cross-entropy, each backward step by hand; ``NET`` is right, and each te
 line. C, W1 and b1 are multiples of 1/16 so that ``emb @ W1 + b1`` and its batch mean are exact in any summation
 order: the batch norm takes b1 off exactly, as it does in the notebook's numbers."""
 
+import pytest
 from test_cli import both, run_here, student
 
 NET = '''
@@ -56,10 +57,13 @@ class Net:
 ARGS = ["--input-shape", "8,2", "--indices", "10", "--targets", "labels:4"]
 
 
-def check(tmp_path, *extra, **lines):
-    """``gradcheck check net.py::Net`` on ``NET`` with the lines ``old=new, old2=new2`` replaced (``old``: the first
-    words of a line, as ``db1``)."""
+def check(tmp_path, *extra, swap=(), **lines):
+    """``gradcheck check net.py::Net`` on ``NET`` with the lines ``old=new, old2=new2`` replaced (``old``: the name a
+    line assigns, as ``db1``), and the text ``swap[0]`` by ``swap[1]``."""
     src = NET
+    if swap:
+        assert src.count(swap[0]) == 1, swap
+        src = src.replace(*swap)
     for old, new in lines.items():
         at = [ln for ln in src.splitlines() if ln.strip().startswith(f"self.{old} =") or ln.strip().startswith(old + " =")]
         assert len(at) == 1, old
@@ -107,3 +111,22 @@ def test_a_bias_forward_never_reads_is_still_said_unused(tmp_path):
     assert p.returncode == 1, out
     assert "forward does not use b1, yet backward writes db1" in out, out
     assert "does not depend on b1" not in out, out
+
+
+@pytest.mark.parametrize("op", ["=", "+="])
+def test_a_models_lookup_gradient_assigned_at_repeated_ids_names_np_add_at(tmp_path, op):
+    """M4: ``dC[Xb] = demb`` (or ``+=``) in a model's backward: "no known bug pattern", where an Embedding layer alone
+    names np.add.at. Here the ids repeat (16 lookups of 10 rows): the rows of dC that are wrong are those."""
+    p, out = check(tmp_path, swap=("np.add.at(self.dC, self.Xb, demb)", f"self.dC[self.Xb] {op} demb"))
+    assert p.returncode == 1, out
+    assert "FAIL: Net: gradient mismatch in dC." in out, out
+    assert ("dC keeps one update per row where an index repeats (4 of 10 rows of dC are looked up more than once by "
+            "X): dC[idx] += dY (or = dY) is numpy's buffered fancy-index assignment") in out, out
+    assert "accumulate with np.add.at(dC, idx, dY)" in out and "no known bug pattern" not in out, out
+
+
+def test_a_wrong_row_looked_up_once_is_not_taken_for_repeated_ids(tmp_path):
+    """M4: the rows rule names np.add.at only when every wrong row is a repeated id's: dC doubled is all rows."""
+    p, out = check(tmp_path, swap=("np.add.at(self.dC, self.Xb, demb)", "np.add.at(self.dC, self.Xb, 2 * demb)"))
+    assert p.returncode == 1, out
+    assert "np.add.at(dC" not in out and "looked up more than once" not in out, out
