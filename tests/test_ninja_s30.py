@@ -130,3 +130,70 @@ def test_a_wrong_row_looked_up_once_is_not_taken_for_repeated_ids(tmp_path):
     p, out = check(tmp_path, swap=("np.add.at(self.dC, self.Xb, demb)", "np.add.at(self.dC, self.Xb, 2 * demb)"))
     assert p.returncode == 1, out
     assert "np.add.at(dC" not in out and "looked up more than once" not in out, out
+
+
+def test_a_models_bias_gradient_not_summed_over_the_batch_is_a_named_fail(tmp_path):
+    """M5: ``dbnbias = dhpre`` (shape (8, 5) for bnbias (1, 5)) in a model told of the targets' shape and "the error
+    is in forward"; it is a FAIL naming the missing sum over axis 0, keepdims=True."""
+    p, out = check(tmp_path, dbnbias="self.dbnbias = dhpre")
+    assert p.returncode == 1, out
+    assert ("FAIL: Net: wrong shape of dbnbias. diagnosis: dbnbias was not summed over the batch: it has shape (8, 5), "
+            "one row per example, but the correct gradient has shape (1, 5)") in out, out
+    assert "dY.sum(axis=0, keepdims=True), which keeps the size-1 axis of shape (1, 5)" in out, out
+    assert "error is in forward" not in out and "gradcheck drew the targets" not in out, out
+
+
+#: exercise 2: the cross-entropy's one-line backward; LABEL and DIV are the two lines the slips change
+CE = '''
+import numpy as np
+
+
+class CrossEntropy:
+    def forward(self, logits, labels):
+        n = logits.shape[0]
+        z = logits - logits.max(1, keepdims=True)
+        logprobs = z - np.log(np.exp(z).sum(1, keepdims=True))
+        self.logits, self.labels = logits, labels
+        return -logprobs[range(n), labels].mean()
+
+    def backward(self):
+        n = self.logits.shape[0]
+        e = np.exp(self.logits - self.logits.max(AXIS, keepdims=True))
+        dlogits = e / e.sum(AXIS, keepdims=True)
+        LABEL
+        dlogits /= n
+        return dlogits
+'''
+
+
+@pytest.mark.parametrize("axis,label,words", [
+    (1, "pass", "dy_pred is softmax(logits) / N (N = 6), where the cross-entropy of softmax(logits) has the gradient "
+                "(softmax(logits) - onehot(y)) / N (N = 6): the -1 at each row's label is missing (dy_pred minus the "
+                "correct gradient is onehot(y) / N (N = 6) exactly); subtract 1 at the labels"),
+    (1, "dlogits -= 1", "dy_pred is (softmax(logits) - 1) / N (N = 6), where the cross-entropy of softmax(logits) has "
+                        "the gradient (softmax(logits) - onehot(y)) / N (N = 6): 1 is subtracted from every entry, not "
+                        "at the label alone"),
+    (0, "dlogits[range(n), self.labels] -= 1", "dy_pred is (softmax(logits, axis=0) - onehot(y)) / N (N = 6), where "
+                                               "the cross-entropy of softmax(logits) has the gradient (softmax(logits) "
+                                               "- onehot(y)) / N (N = 6): its softmax is taken over the batch (axis 0)"),
+    (1, "dlogits[range(n), self.labels] -= 1 / n", "dy_pred is (softmax(logits) - onehot(y) / N) / N (N = 6), where the "
+                                                   "cross-entropy of softmax(logits) has the gradient (softmax(logits) "
+                                                   "- onehot(y)) / N (N = 6): at the label it subtracts 1/N, not 1: "
+                                                   "the mean's 1/N is applied there twice"),
+])
+def test_the_classic_cross_entropy_backward_slips_are_named(tmp_path, axis, label, words):
+    """L3: forgetting the -1 at the label, -1 everywhere, the softmax over the batch and 1/N twice at the label were
+    each "no known bug pattern"."""
+    student(tmp_path, CE.replace("AXIS", str(axis)).replace("LABEL", label), "ce.py")
+    p = run_here("check", "ce.py::CrossEntropy", "--loss", "--input-shape", "6,5", "--targets", "labels:5",
+                 cwd=tmp_path)
+    out = both(p)
+    assert p.returncode == 1 and "FAIL: CrossEntropy: gradient mismatch in dy_pred." in out, out
+    assert words in out and "no known bug pattern" not in out, out
+
+
+def test_the_right_cross_entropy_backward_passes(tmp_path):
+    student(tmp_path, CE.replace("AXIS", "1").replace("LABEL", "dlogits[range(n), self.labels] -= 1"), "ce.py")
+    p = run_here("check", "ce.py::CrossEntropy", "--loss", "--input-shape", "6,5", "--targets", "labels:5",
+                 cwd=tmp_path)
+    assert p.returncode == 0 and "PASS: CrossEntropy" in both(p), both(p)
