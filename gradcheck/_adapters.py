@@ -1332,13 +1332,23 @@ def with_targets(obj, t):
         if np.size(loss) != 1:
             raise UnreadableError(f"--targets without --loss is for a model forward(x, t) -> loss, a scalar; "
                                   f"{cls.__name__}.forward(x, t) returned shape {np.shape(loss)}.")
-        return np.array(loss, dtype=np.float64).reshape(1)
+        return _one_loss(loss)
 
     def backward(self, dY):
         return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
 
     forward.__doc__, backward.__doc__ = fwd.__doc__, getattr(bwd, "__doc__", None)
     _subclass(obj, "", forward=forward, backward=backward)
+
+
+def _one_loss(y):
+    """A forward's one number ``y`` as shape (1,): an autoprop Tensor (``--tape`` runs forward on them) reshaped
+    on the tape, so the tape still sees the loss (fixk30 M2: ``np.array`` on it lost the tape's gradients and
+    blamed the student's forward); anything else as a float64 array."""
+    tensor = getattr(sys.modules.get("autoprop.core.tensor"), "Tensor", None)  # loaded when a Tensor can come
+    if tensor is not None and isinstance(y, tensor):
+        return y.reshape(1)
+    return np.array(y, dtype=np.float64).reshape(1)
 
 
 #: The header's words for a forward giving one number (:func:`scalar_output`).
@@ -1382,7 +1392,7 @@ def scalar_output(obj, inputs) -> bool:
 
     @functools.wraps(fwd)
     def forward(self, *xs, **kw):
-        return np.array(fwd(self, *xs, **kw), dtype=np.float64).reshape(1)
+        return _one_loss(fwd(self, *xs, **kw))
 
     @functools.wraps(bwd)
     def backward(self, dY, *more, **kw):
@@ -3941,11 +3951,13 @@ def _not_float(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _idle_weights(obj, inputs, kw, unused, children=None):
+def _idle_weights(obj, inputs, kw, unused, children=None, read=None):
     """``{weight: gradient}`` of the arrays ``unused`` (forward's output does not change with them: ``X @ W`` beside
     ``self.b``) for which one backward writes a nonzero gradient by name (``self.db``, :func:`_grad_candidates`)
     of their shape, and which forward does not write (a cache or a buffer it sets is no weight). Such a gradient
-    is checked, against a numerical gradient of 0, so the layer FAILs (NoBias); state restored after."""
+    is checked, against a numerical gradient of 0, so the layer FAILs (NoBias); state restored after. The list
+    ``read``, when given, gets those of them forward reads all the same (:func:`_nan_reaches`: a bias before a
+    batch norm, which subtracts it again with the batch mean; tester30k M3)."""
     children, out = children or {}, {}
     with _all_undone([obj, *children.values()]) as rewind:
         before = {w: (v, v.copy()) for w in unused[:MAX_PROBED]
@@ -3961,24 +3973,55 @@ def _idle_weights(obj, inputs, kw, unused, children=None):
                   and a.shape == before[w][0].shape and a.dtype.kind == "f" and np.any(a)]
             if len(gs) == 1:
                 out[w] = gs[0]
+        if read is not None:
+            read += [w for w in out if _nan_reaches(obj, rewind, inputs, kw, _owner(obj, children, w), y)]
     return out
+
+
+def _nan_reaches(obj, rewind, inputs, kw, owned, y0) -> bool:
+    """Whether forward reads the float array ``getattr(*owned)`` although its output does not change with it: filled
+    with NaN (in place, so a view of it is too), the array turns an output entry NaN that was not. NaN passes
+    through what cancels a change (``b - b.mean()``: NaN - NaN), so a bias that a batch norm subtracts again is
+    read, one forward never touches is not. False when that cannot be told (not a float array, forward raised);
+    contents restored after."""
+    o, key = owned
+    old = getattr(o, key, None)
+    if not (isinstance(old, np.ndarray) and old.dtype.kind in "fc" and old.flags.writeable and old.size):
+        return False
+    keep = old.copy()
+    try:
+        old[...] = np.nan
+        y = _run(obj, rewind, inputs, kw)
+    except Exception:  # noqa: BLE001 - student code on NaN: cannot tell
+        return False
+    finally:
+        old[...] = keep
+    return np.shape(y) == np.shape(y0) and bool(np.any(np.isnan(y) & ~np.isnan(y0)))
 
 
 def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
     """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line); not
     a gradient ``taken`` (``{weight: gradient}``) by a weight forward uses, of the same owner: ``grads[0]`` is
     ``params[0]``'s, not that of ``vel[0]`` beside it (DLfS-2's lists with an optimizer's state)."""
-    mine = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}
-    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children) or {}).items()
+    mine, read = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}, []
+    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children, read) or {}).items()
             if (w.rpartition(".")[0], g) not in mine}
     if idle:
         info["idle"] = list(idle)
         info.setdefault("read_from", []).extend(
-            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but forward does not use {w}: "
-            f"changing it leaves the output unchanged, so its gradient is 0" for w in idle)
-        info.setdefault("listed", []).append(
-            f"forward does not use {_names(list(idle))}, yet backward writes {_names(list(idle.values()))}: checked "
-            "against the numerical gradient, 0")
+            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but "
+            + (f"the output does not depend on {w}: forward reads it, yet changing it leaves the output unchanged "
+               "(e.g. a bias followed by a normalisation that subtracts the mean), so its gradient is 0" if w in read
+               else f"forward does not use {w}: changing it leaves the output unchanged, so its gradient is 0")
+            for w in idle)
+        for ws, what in (([w for w in idle if w not in read], "forward does not use {}"),
+                         ([w for w in idle if w in read], "the output does not depend on {} (forward reads it, but "
+                          "changing it leaves the output unchanged, e.g. a bias followed by a normalisation that "
+                          "subtracts the mean)")):
+            if ws:
+                info.setdefault("listed", []).append(
+                    f"{what.format(_names(ws))}, yet backward writes {_names([idle[w] for w in ws])}: checked "
+                    "against the numerical gradient, 0")
     return idle
 
 

@@ -54,7 +54,7 @@ from .check import (
     check_layer,
     same_backward,
 )
-from .compare import ATOL_FLOOR, close, compare, relative_error
+from .compare import ATOL_FLOOR, close, compare, mismatched, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import (
     EXIT_STUDENT,
@@ -559,7 +559,7 @@ DIAGNOSES: dict[str, Record] = {
     "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
     "not-summed": Record(
         "not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
-        "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
+        "gradient is the sum over the batch axis, axis 0 (e.g. {sum})", _LIN),
     "wrong-shape": Record("wrong shape", "{t} {how}"),
     "values-right-shape-wrong": Record(
         "values right, shape wrong", "{t} has shape {got}, expected {expected}{whose}: values "
@@ -797,6 +797,9 @@ DIAGNOSES: dict[str, Record] = {
         "holds the probabilities themselves (each row sums to 1), and its gradient with respect to {pred} is {want}", "return {want} here, or move (p - y){n} into a loss that takes the logits "
         "and applies the softmax itself (the softmax layer's backward then must not be applied again)",
         "03-softmax-cross-entropy.md"),
+    "softmax-ce-label": Record(
+        "softmax cross-entropy's backward", "{t} is {got}, where the cross-entropy of softmax({pred}) has the "
+        "gradient {want}: {how}", "{fix}", "03-softmax-cross-entropy.md"),
     "huber-not-clipped": Record(
         "Huber's clip missing", "{t} is {k:.6g} times (y_pred - y_true) everywhere, the square's derivative: forward "
         "is a Huber loss with delta {delta:.6g} (quadratic where |y_pred - y_true| <= {delta:.6g}, linear beyond), "
@@ -1870,11 +1873,15 @@ def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
     if m.ndim == n.ndim == 2 and m.shape == n.shape[::-1] and match(m.T, n):
         return "transposed", {"how": f"it has shape {gs}, the transpose of {es}",
                               "fix": hint or _SWAP}
-    if m.ndim == n.ndim + 1 and m.shape[1:] == n.shape:
+    kept = m.ndim == n.ndim and m.ndim and n.shape[0] == 1 < m.shape[0] and m.shape[1:] == n.shape[1:]
+    if m.ndim == n.ndim + 1 and m.shape[1:] == n.shape or kept:  # (N, H) for (H,), or for (1, H) (tester30k M5)
+        summed = m.sum(axis=0, keepdims=bool(kept))
         return "not-summed", {"how": (
             f"was not summed over the batch: it has shape {gs}, one row per example, but the "
-            f"correct gradient has shape {es}" if match(m.sum(axis=0), n)
-            else f"has an extra batch axis: shape {gs}, expected {es}")}
+            f"correct gradient has shape {es}" if match(summed, n)
+            else f"has an extra batch axis: shape {gs}, expected {es}"),
+            "sum": "dY.sum(axis=0, keepdims=True), which keeps the size-1 axis of shape " + es if kept
+            else "dY.sum(axis=0)"}
     f = _permutation(m, n, match) if m.size == n.size and np.isfinite(n).all() else None
     same = ": same number of elements, a reshape or transpose went wrong" * (m.size == n.size)
     return f or ("wrong-shape", {"how": f"has shape {gs}, expected {es}" + same})
@@ -2068,12 +2075,67 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
             or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
             or name_dice_quotient(tensor, manual, numerical, y_true, y_pred)
             or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol))
+
+
+def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                          pred: str = "y_pred") -> Finding | None:
+    """The classic slips of the one-line backward of a softmax cross-entropy on logits (Karpathy's "backprop ninja"
+    exercise 2, tester30k L3): ``numerical`` is ``(softmax(y_pred) - onehot(y)) * s`` (``s`` = 1/N, a mean, or 1; to
+    1e-5), and ``manual`` (to 1e-9) is ``softmax(y_pred) * s`` (the -1 at the label forgotten: manual - numerical =
+    onehot * s), ``(softmax(y_pred) - 1) * s`` (1 subtracted everywhere), ``(softmax over axis 0 - onehot) * s``
+    (the softmax over the batch) or ``(softmax(y_pred) - onehot / N) / N`` (1/N subtracted at the label, then /N:
+    the mean's 1/N twice there). ``y_true``: labels (N,) or one-hot (N, C); ``y_pred``: (N, C) logits. A 1/N
+    applied twice to everything is the factor rule's (``factor-inverse-batch``).
+
+    Returns
+    -------
+    Finding or None
+        ``softmax-ce-label``.
+    """
+    m, n, z = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
+    y = np.asarray(y_true)
+    if z.ndim != 2 or z.shape[1] < 2 or m.shape != z.shape or n.shape != z.shape or not (
+            np.all(np.isfinite(m)) and np.all(np.isfinite(n)) and np.all(np.isfinite(z))):
+        return None
+    if y.dtype.kind in "iu" and y.shape == z.shape[:1] and np.all((y >= 0) & (y < z.shape[1])):
+        onehot, lab = np.eye(z.shape[1])[y], "onehot(y)"
+    elif y.shape == z.shape and np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1):
+        onehot, lab = y.astype(np.float64), "y"
+    else:
+        return None
+
+    def softmax(axis):
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    N, p = z.shape[0], softmax(1)
+    scale = next((c for c in (1 / N, 1.0) if close(n, (p - onehot) * c, 1e-5, 1e-9)), None)
+    if scale is None or close(m, n, 1e-6, 1e-9):
+        return None
+    per = f" / N (N = {N})" if scale != 1 else ""
+    sm, want = f"softmax({pred})", f"({'softmax(' + pred + ') - ' + lab}){per}" if per else f"softmax({pred}) - {lab}"
+    slips = [(p, f"{sm}{per}", f"the -1 at each row's label is missing ({tensor} minus the correct gradient is "
+              f"{lab}{per} exactly)", f"subtract 1 at the labels: d{pred}[range(N), y] -= 1" + (", then divide by N"
+                                                                                               * bool(per))),
+             (p - 1, f"({sm} - 1){per}", "1 is subtracted from every entry, not at the label alone",
+              f"subtract 1 at the labels alone: d{pred}[range(N), y] -= 1, not d{pred} -= 1"),
+             (softmax(0) - onehot, f"(softmax({pred}, axis=0) - {lab}){per}", "its softmax is taken over the batch "
+              "(axis 0), not over the classes (axis 1) as forward's", "normalise over the classes: e = np.exp(z - "
+              "z.max(axis=1, keepdims=True)); e / e.sum(axis=1, keepdims=True)")]
+    if per:
+        slips.append((p - onehot / N, f"({sm} - {lab} / N){per}", "at the label it subtracts 1/N, not 1: the mean's "
+                      "1/N is applied there twice", f"d{pred}[range(N), y] -= 1, then divide everything by N once"))
+    for value, got, how, fix in slips:
+        if close(m, value * scale, 1e-9, 1e-12):
+            return _find("softmax-ce-label", tensor, got=got, pred=pred, want=want, how=how, fix=fix)
+    return None
 
 
 def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
@@ -3903,11 +3965,14 @@ def _pool_stride_signature(L: _Layer, key, m, n):
     return None
 
 
-def _repeated_index_signature(L: _Layer, key, m):
+def _repeated_index_signature(L: _Layer, key, m, n=None):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
     ``m`` the buffered one (the last occurrence of each repeated row alone). The table is a parameter, or a float
-    input (a function pair's ``word_embedding_forward(x, W)``: tester18s, named a max pool's overlapping windows)."""
+    input (a function pair's ``word_embedding_forward(x, W)``: tester18s, named a max pool's overlapping windows).
+    Where the lookup is inside a model (``forward(Xb, Yb) -> loss``: no ``G`` of the looked-up rows' shape,
+    tester30k M4), by the rows alone: ``m`` differs from ``n`` in some rows of the table, every one of them a row
+    the integer input looks up more than once (the rows looked up once or never are right)."""
     p = L.params.get(key)
     if p is None and key.startswith("@") and key[1:] in L.names and L.inputs[L.names.index(key[1:])].dtype.kind == "f":
         p = L.inputs[L.names.index(key[1:])]
@@ -3921,6 +3986,8 @@ def _repeated_index_signature(L: _Layer, key, m):
         if bag:  # each lookup of a bag gets the bag's dY, times the scale found below (1/L for a mean; tester21s M7)
             G = np.broadcast_to(G.reshape(x.shape[:-1] + (1,) + p.shape[1:]), rows_of)
         if G.shape != rows_of:
+            if n is not None and (rep := _repeated_rows_wrong(x, p, m, n)) is not None:
+                return "repeated-index", {"k": rep, "rows": len(p), "x": name}
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
         np.add.at(added, x, G)
@@ -3932,6 +3999,17 @@ def _repeated_index_signature(L: _Layer, key, m):
         if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
     return None
+
+
+def _repeated_rows_wrong(x, p, m, n):
+    """The number of rows of the table ``p`` that ``x`` (integer ids in ``[0, len(p))``) looks up more than once,
+    when the rows where the gradient ``m`` differs from the numerical ``n`` (rtol 1e-5, atol 1e-7 of max|n|) are some
+    of those rows and no other: the buffered ``dW[idx] += dY`` seen from the rows alone; else None."""
+    if m.shape != p.shape or n.shape != p.shape or not p.ndim or not np.all(np.isfinite(n)):
+        return None
+    rows = np.bincount(x.ravel(), minlength=len(p)) > 1
+    wrong = mismatched(m, n, 1e-5, 1e-7 * float(np.max(np.abs(n), initial=0.0))).reshape(len(p), -1).any(axis=1)
+    return int(rows.sum()) if wrong.any() and not (wrong & ~rows).any() else None
 
 
 def _time_or_area(L: _Layer, key, m, n):
@@ -4986,7 +5064,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _last_step_signature(L, key, m),
     # before the sample's and the position's: with 1-D ids (or (N, 1), (1, T)) the row an index repeats in keeps one
     # sample's or one position's update alone, which those name as a loop's bug (newuser29 M2)
-    lambda L, t, key, m, n: _repeated_index_signature(L, key, m),
+    lambda L, t, key, m, n: _repeated_index_signature(L, key, m, n),
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),

@@ -706,16 +706,22 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
                                                f"{tuple(variables[k].shape)}, params[{k!r}] has shape {tuple(np.shape(p))}."))
 
 
-def _give_params(params, shapes, assign, mismatch, square=False) -> list[str]:
+def _give_params(params, shapes, assign, mismatch, square=False, ones=False) -> list[str]:
     """``assign(key, float64 value)`` for every parameter, a 2-D one of reversed shape transposed (returns
-    those keys), and with ``square`` a square 2-D one too; ``mismatch(key, value)`` is raised for another shape."""
+    those keys), and with ``square`` a square 2-D one too; with ``ones`` one whose shape differs only in size-1 axes
+    reshaped (makemore's ``bngain`` (1, H) for a reference's ``gamma`` (H,); tester30k L4); ``mismatch(key, value)``
+    is raised for another shape."""
     def reversed_2d(a, b):
         return len(a) == len(b) == 2 and (a[0] != a[1] or square) and a == b[::-1]
+
+    def ones_apart(a, b):
+        return ones and [d for d in a if d != 1] == [d for d in b if d != 1]
     transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
     for k, p in params.items():
-        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)):
+        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)) and not ones_apart(shapes[k], np.shape(p)):
             raise mismatch(k, p)
-        assign(k, np.array(p, dtype=np.float64).T.copy() if k in transposed else np.array(p, dtype=np.float64))
+        assign(k, np.array(p, dtype=np.float64).T.copy() if k in transposed
+               else np.array(p, dtype=np.float64).reshape(tuple(shapes[k])))
     return transposed
 
 
@@ -823,7 +829,7 @@ def tape_loss(twin, y_true, y_pred, owner):
 #: Other names a parameter goes by (PyTorch, Keras, tutorials), by manualprop's name: a ``--reference`` takes
 #: a layer's ``weight``/``bias`` as ``W``/``b`` (a norm's as ``gamma``/``beta``) when that maps them one to one.
 PARAM_SYNONYMS = {"W": ("weight", "weights", "kernel", "w"), "b": ("bias", "biases"),
-                  "gamma": ("weight", "scale", "g"), "beta": ("bias", "shift", "offset")}
+                  "gamma": ("weight", "scale", "g", "gain", "bngain"), "beta": ("bias", "shift", "offset", "bnbias")}
 
 
 def mapped_names(ours, theirs, owner: str, who: str, error: type[Exception]) -> dict[str, str]:
@@ -875,15 +881,16 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
                             lambda k, v: rparams[names[k]].__setitem__(Ellipsis, v),
                             lambda k, p: UsageError(f"The reference {type(ref).__name__}: params[{names[k]!r}] has "
                                                     f"shape {V.fmt_shape(rparams[names[k]].shape)}, {owner}'s {k} has "
-                                                    f"{V.fmt_shape(p.shape)}."), square)
+                                                    f"{V.fmt_shape(p.shape)}."), square, ones=True)
     def run(square):  # the reference's Y and gradients, keyed as the checked layer's; the keys transposed
         transposed = give(square)
         Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
         ret = ref.backward(G.copy())
         rets = [ret] if len(inputs) == 1 else list(ret)
         out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
-        out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed
-                    else np.asarray(ref.grads[names[k]], dtype=np.float64) for k in params})
+        out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed  # a (H,) as (1, H):
+                    else np.asarray(ref.grads[names[k]], dtype=np.float64).reshape(np.shape(params[k]))  # given so
+                    for k in params})
         return Y, out, transposed
     Y, out, transposed, note, _ = _oriented(give, run, call, matches, agrees, "reference", "manualprop")
     if note:

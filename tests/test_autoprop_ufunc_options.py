@@ -22,6 +22,21 @@ def test_an_option_is_refused_by_name(call, option):
             call(x)
 
 
+@pytest.mark.parametrize("call, words", [
+    (lambda x: x.sum(1, keepdim=True), "numpy.sum(..., keepdim=...): keepdim is PyTorch's name; did you mean "
+                                       "keepdims=True (numpy's name)?"),
+    (lambda x: x.mean(dim=0), "numpy.mean(..., dim=...): dim is PyTorch's name; did you mean axis=0 (numpy's "
+                                  "name)?"),
+    (lambda x: x.var(0, keepdim=False), "did you mean keepdims=False (numpy's name)?"),
+])
+def test_pytorchs_names_of_numpys_options_are_told_numpys(call, words):
+    # tester30k L1: t.sum(1, keepdim=True) was "that option has no registered derivative. Call numpy.sum without it"
+    x = ap.Variable(np.ones((3, 4)))
+    with ap.GradientTape(), pytest.raises(TypeError) as err:
+        call(x)
+    assert words in str(err.value) and "without it" not in str(err.value), str(err.value)
+
+
 def test_default_options_record_as_without_them():
     x = ap.Variable(np.array([1.5, 2.5]))
     with ap.GradientTape() as tape:

@@ -142,6 +142,38 @@ def test_where_maximum_and_indexing():
     assert "np.add.at(" in src.code  # the repeated row 2 accumulates
 
 
+#: every index kind tape.gradient takes (tester30k M1: a range, as makemore's logprobs[range(n), Yb], raised
+#: TypeError "Cannot interpret 'range(0, 4)' as a data type" in backward_source)
+IDX = np.array([2, 0, 2, 4])
+INDEX_KINDS = {
+    "range": lambda x: x[range(4), IDX],
+    "range_step": lambda x: x[range(1, 4, 2), 0],
+    "range_slice_array": lambda x: x[range(4), 1:, IDX % 3],
+    "range_tensor": lambda x: x[range(4), ap.constant(IDX)],
+    "list": lambda x: x[[0, 1, 1, 3], [2, 2, 0, 4]],
+    "long_list": lambda x: x[[0, 1, 1, 3, 2, 2, 0, 0, 1, 3], 0],
+    "slices": lambda x: x[1:3, ::2],
+    "none": lambda x: x[None, :, 1],
+    "ellipsis": lambda x: x[..., None, 0],
+    "bool_mask": lambda x: x[x > 0],
+    "bool_list": lambda x: x[:, [True, False, True, True, False], 0],
+    "int_array": lambda x: x[np.array([[0, 1], [3, 3]])],
+    "int_tensor": lambda x: x[ap.constant(IDX % 4)],
+    "ints": lambda x: x[2, -1],
+}
+
+
+@pytest.mark.parametrize("kind", INDEX_KINDS)
+def test_every_index_kind_the_tape_takes_is_written_and_agrees(kind):
+    x = ap.Variable(np.random.default_rng(5).standard_normal((4, 5, 3)), name="x")
+    with ap.GradientTape(persistent=True) as tape:
+        y = INDEX_KINDS[kind](x)
+        out = np.sum(y * y)
+    src = run_and_compare(tape, out, [x])
+    if kind == "range":
+        assert "np.s_[range(4), " in src.code, src.code
+
+
 def test_reduction_and_broadcast():
     rng = np.random.default_rng(5)
     A = ap.Variable(rng.standard_normal((3, 4)), name="A")

@@ -252,6 +252,42 @@ def test_pytorch_names_are_mapped_to_the_twins(tmp_path, n_out):
     assert "PASS: Linear: every gradient (dX, dweight, dbias) and the forward output match" in out, out
 
 
+#: makemore part 4's batch norm (Karpathy's names, gain and bias of shape (1, H)), with the biased variance of
+#: manualprop.BatchNorm1D's training mode
+MAKEMORE_BN = """
+import numpy as np
+
+class BatchNorm:
+    def __init__(self, n_hidden=4, seed=0):
+        r = np.random.default_rng(seed)
+        self.bngain = r.standard_normal((1, n_hidden)) * 0.1 + 1.0
+        self.bnbias = r.standard_normal((1, n_hidden)) * 0.1
+
+    def forward(self, X, training=False):
+        self.istd = (X.var(0, keepdims=True) + 1e-5) ** -0.5
+        self.raw = (X - X.mean(0, keepdims=True)) * self.istd
+        return self.bngain * self.raw + self.bnbias
+
+    def backward(self, dY):
+        n = dY.shape[0]
+        self.dbngain = (self.raw * dY).sum(0, keepdims=True)
+        self.dbnbias = dY.sum(0, keepdims=True)
+        d = self.bngain * dY
+        return self.istd / n * (n * d - d.sum(0) - self.raw * (d * self.raw).sum(0))
+"""
+
+
+def test_makemores_batch_norm_names_and_shapes_are_mapped_to_the_references(tmp_path):
+    """tester30k L4: bngain/bnbias of shape (1, H) were a usage error (exit 2) "The reference BatchNorm1D has
+    parameters ['beta', 'gamma'] but BatchNorm has ['bnbias', 'bngain']; they must match"."""
+    p = check(write(tmp_path, MAKEMORE_BN), "BatchNorm", "6,4", "--reference", "manualprop.BatchNorm1D",
+              "--reference-init", '{"num_features": 4}', "--training", init=None)
+    out = both(p)
+    assert p.returncode == 0, out
+    assert "reference: BatchNorm's bngain as gamma, bnbias as beta (the reference's names)" in out, out
+    assert "PASS: BatchNorm: every gradient (dX, dbngain, dbnbias) and the forward output match" in out, out
+
+
 def test_parameter_names_map_one_to_one_or_not_at_all():
     from gradcheck.sources import param_names
 

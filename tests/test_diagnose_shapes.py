@@ -223,3 +223,21 @@ def test_grading_names_a_cs231n_pair_returning_dbeta_for_dgamma(tmp_path):
     assert "dgamma holds the gradient of beta and vice versa: backward returns them in the wrong order" in out, out
     assert "dbeta holds the gradient of gamma and vice versa" in out and "no known bug pattern" not in out
     assert "`dx`: ok" in out
+
+
+@pytest.mark.parametrize("expected", [(1, 5), (5,)])
+def test_a_gradient_with_its_batch_axis_not_summed_is_named_with_the_sum_that_keeps_the_shape(expected):
+    """tester30k M5: makemore's ``dbnbias = dhpreact`` (shape (8, 5) for a bias (1, 5)) was "wrong shape" alone, not
+    the unsummed batch axis (which (8, 5) for (5,) already was); the sum named keeps the (1, 5) shape."""
+    m = np.random.default_rng(0).standard_normal((8, 5))
+    f = name_signature("dbnbias", m, m.sum(axis=0).reshape(expected), fallback=True)
+    assert f.code == "not-summed", f.sentence()
+    assert f.sentence().startswith(f"dbnbias was not summed over the batch: it has shape (8, 5), one row per example, "
+                                   f"but the correct gradient has shape {expected}"), f.sentence()
+    if expected == (1, 5):
+        assert "(e.g. dY.sum(axis=0, keepdims=True), which keeps the size-1 axis of shape (1, 5))" in f.sentence()
+    else:
+        assert "(e.g. dY.sum(axis=0))" in f.sentence()
+    # the values of another gradient: an extra batch axis, not a missing sum
+    g = name_signature("dbnbias", m, 2 * m.sum(axis=0).reshape(expected), fallback=True)
+    assert g.code == "not-summed" and "has an extra batch axis: shape (8, 5)" in g.sentence(), g.sentence()

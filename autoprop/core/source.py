@@ -126,6 +126,8 @@ def _literal(v, const):
         return repr(v)
     if isinstance(v, slice):
         return "slice(%s, %s, %s)" % tuple(_literal(p, const) for p in (v.start, v.stop, v.step))
+    if isinstance(v, range):  # an index as Karpathy's logprobs[range(n), Yb]
+        return f"range({v.stop})" if v.start == 0 and v.step == 1 else repr(v)
     if isinstance(v, np.dtype):
         return f"np.{v.name}" if hasattr(np, v.name) else f"np.dtype({v.str!r})"
     if isinstance(v, type) and issubclass(v, np.generic):

@@ -206,11 +206,20 @@ def _check_kw(name, kwargs, allowed=()):
            and not (k in ("order", "casting") and v in ("C", "K", "A", "same_kind"))
            and not (k == "where" and v is True) and not (k == "subok" and v is True)]
     if bad:
+        if (np_name := _TORCH_KW.get(bad[0])) is not None:  # x.sum(1, keepdim=True): PyTorch's spelling
+            raise TypeError(
+                f"autoprop cannot record {_qualified(name)}(..., {bad[0]}=...): {bad[0]} is PyTorch's name; "
+                f"did you mean {np_name}={kwargs[bad[0]]!r} (numpy's name)?")
         raise TypeError(
             f"autoprop cannot record {_qualified(name)}(..., {bad[0]}=...): that option has no "
             f"registered derivative. Call {_qualified(name)} without it (or compute on values "
             "with ap.numpy_function, which gives no gradient)."
         )
+
+
+#: PyTorch's keyword names of numpy's options (``t.sum(1, keepdim=True)``, ``t.mean(dim=0)``), for the error that
+#: names numpy's (tester30k L1: "call numpy.sum without it" before)
+_TORCH_KW = {"keepdim": "keepdims", "dim": "axis"}
 
 
 def _value(x):
