@@ -107,8 +107,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     inputs = V.layer_inputs(X, rng, owner)
     layer = _as_cli_reads(layer, inputs)
     names = V.input_names(layer, len(inputs))
-    one = V.warn_batch_of_one(inputs, names, owner)
     params = V.layer_params(layer, owner)
+    one = V.warn_batch_of_one(inputs, names, owner, [*inputs[1:], *params.values()])
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)

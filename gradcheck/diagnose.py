@@ -6491,7 +6491,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
     inputs = _probe_inputs(X, kw["seed"], owner)
     # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
-    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)
+    held = getattr(layer, "params", None)  # a weight (n_out, n_in) tells a batch-last X (n_in, m) (newuser30 F12)
+    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner,
+                              [*inputs[1:], *(held.values() if isinstance(held, Mapping) else ())])
     diag = Diagnosis(owner, training=training)
     try:
         pristine = copy.deepcopy(layer)  # the layer as it is now, for the cache probe (a sandboxed
