@@ -4535,6 +4535,11 @@ def stored_results(obj, inputs=None, training=True):
     # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
+    given = ""
+    if rated and inputs and _input_backward(obj, len(inputs)) == "input":  # Practical-DL's backward(input,
+        # grad_output) stepping self.weights (newuser30 F1): forward's input handed back first, then probed as dY alone
+        given = f"; {class_input_backward(obj, inputs)}"
+        fwd, bwd = type(obj).forward, type(obj).backward
     try:
         weights, after, stored = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None \
             else (None, False, {})
@@ -4547,7 +4552,7 @@ def stored_results(obj, inputs=None, training=True):
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
     if out is None and din is None and not rated:
-        return ""
+        return given
 
     @functools.wraps(fwd)
     def forward(self, *xs, **kw):
@@ -4570,8 +4575,8 @@ def stored_results(obj, inputs=None, training=True):
         return getattr(self, din, None) if r is None and din else r
     if not _subclass(obj, forward=forward, backward=backward, __slots__=(), _gradcheck_dx_after_step=after,
                      _gradcheck_read_from=read):  # a class whose instances cannot change class: read as it is
-        return ""
-    return _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else "")
+        return given
+    return given + _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else "")
 
 
 def _steps_undone(obj, fwd, bwd, why):
