@@ -1226,12 +1226,16 @@ def init_arrays(init, keep=(), data=False, dtype="float64"):
     (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
     stay lists of Python ints, as do a flat list of positive integers named like a size (:data:`SIZE_KEY`:
     ``kernel=[3, 3, 3, 4]``; ``kernel=[1, 0, -1]`` is a weight) and the flat lists of integers of the keys ``keep`` (parameters declared tuples,
-    :func:`_tuple_params`). ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
+    :func:`_tuple_params`); the lists of a dict value (Andrew Ng's ``parameters = {"W1": [[...]], "b1": [[0.0], ...]}``)
+    by the same rules, one level down. ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
     flat list of integers is data, class labels ``y`` that the function reads as an array (``m = y.size``, tester29s
     M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``). InitError for a
     nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
+        if isinstance(v, dict) and any(isinstance(e, list) for e in v.values()):  # Ng's parameters {"W1": [[...]]}:
+            out[k] = init_arrays(v, data=data, dtype=dtype)[0]  # its lists by the same rules (newuser30 F3)
+            continue
         if not (isinstance(v, list) and _nested_numbers(v)):
             continue
         nested = any(isinstance(e, list) for e in v)
@@ -2148,6 +2152,24 @@ def objective(fn, init):
     return len(pos) >= 2 and pos[1] in (init or {})
 
 
+def _wrt_dict(fn, w, value, first):
+    """The InitError text for ``--wrt NAME`` where NAME's ``--init`` value is a dict of arrays (Andrew Ng's
+    ``parameters``): ``--wrt`` checks array arguments, one gradient each; the recipe checks one entry of the dict at a
+    time through a function whose argument it is."""
+    keys = [k for k, v in value.items() if isinstance(v, np.ndarray)] or list(value)
+    k = next((k for k in keys if isinstance(value.get(k), np.ndarray) and value[k].ndim == 2), keys[0] if keys else "W1")
+    args = [p for p in (_params(fn) or {}) if p != "self"]
+    call = ", ".join(args)
+    name = getattr(fn, "__name__", "f")
+    return (f"--wrt {w}: {w} is a dict of {len(value)} entries ({', '.join(map(str, keys[:6]))}"
+            f"{', ...' if len(keys) > 6 else ''}), not an array: --wrt checks an array argument, the gradient the "
+            f"function returns for it. Check one entry of the dict at a time, as an argument of a function beside "
+            f"{name} in your file that puts it into the dict and returns its gradient: def {name}_{k}({first}, "
+            f"{', '.join(a for a in args if a != first)}, {k}): {w} = dict({w}, {k}={k}); J, grads = {name}({call}); "
+            f"return J, grads['d{k}']  (the key your backward stores {k}'s gradient under); then gradcheck check "
+            f"FILE::{name}_{k} --loss --input-shape ... --init '{{... the same, and \"{k}\": [[...]]}}' --wrt {k}.")
+
+
 def gradient_args(fn, kwargs, probe=None, wrt=None):
     """``(names, how)``: the arguments of a ``(loss, grad, ...)`` function of several arguments (:func:`objective`)
     whose gradients it returns, in its order, as jax's ``argnums`` names them, and the header's words on how they were
@@ -2171,6 +2193,8 @@ def gradient_args(fn, kwargs, probe=None, wrt=None):
             if w not in ps or ps[w].kind not in _NAMED:
                 raise InitError(f"--wrt {w}: {_written_as(fn)} has no argument {w}; it has "
                                 f"{', '.join(p for p in ps) or 'none'}.")
+            if isinstance(kwargs.get(w), dict):  # Ng's parameters {"W1": ..., "b1": ...} (newuser30 F3)
+                raise InitError(_wrt_dict(fn, w, kwargs[w], first))
             if w != first and not isinstance(kwargs.get(w), np.ndarray):
                 if isinstance(kwargs.get(w), list) and _nested_numbers(kwargs[w]):
                     kwargs[w] = np.array(kwargs[w], dtype=np.float64)  # theta = [0, 0, 0]: the point, as floats
