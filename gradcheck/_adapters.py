@@ -1103,8 +1103,8 @@ def no_layer_methods(cls, file=""):
     own arrays (tester24s l01: nicodjimenez/lstm's ``LstmNode(lstm_param, lstm_state)`` got a refusal about its
     constructor's arguments); ``""`` for any other class."""
     if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in (
-            "forward", "backward", "call", "__call__", "forward_pass", "parameters")):
-        return ""
+            "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls):
+        return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model)
     meths = [(k, v) for k, v in list(vars(cls).items())[:MAX_WALKED] if inspect.isfunction(v) and not k.startswith("_")]
     name = cls.__name__
 
@@ -1309,6 +1309,111 @@ def call_as_forward(obj):
     if not name:
         return ""
     return name if _subclass(obj, forward=getattr(cls, name)) else ""
+
+
+def _backprop_pair(cls):
+    """``(feedforward, backprop)``: the names of a class's forward ``NAME(a)`` and of its ``backprop(x, y)`` returning
+    the gradients of its weights for a cost of its output and the labels ``y`` (Michael Nielsen's network.py and
+    network2.py: ``backprop(x, y) -> (nabla_b, nabla_w)``, no dX), when it has them and no forward/backward; else None."""
+    if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
+        return None
+
+    def takes(name, n):
+        fn = getattr(cls, name, None)
+        ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.name != "self"] if \
+            inspect.isfunction(fn) else []
+        return len(ps) >= n and all(p.default is not p.empty for p in ps[n:])
+    back = next((n for n in ("backprop", "backpropagate", "back_prop") if takes(n, 2)), None)
+    feed = next((n for n in ("feedforward", "feed_forward", "predict_raw") if takes(n, 1)), None)
+    return (feed, back) if back and feed else None
+
+
+#: Nielsen's quadratic cost (network.py: ``cost_derivative = a - y``; network2.py's ``QuadraticCost.fn``)
+QUADRATIC = "0.5*||a - y||^2"
+
+
+def backprop_as_model(obj):
+    """Nielsen's network (:func:`_backprop_pair`: ``feedforward(a)``, ``backprop(x, y) -> (nabla_b, nabla_w)``) as
+    Deep Learning from Scratch vol. 2's model ``forward(x, t) -> cost``, ``backward(dout=1)``, which
+    :func:`with_targets` (``--targets real@N_OUT,M`` without ``--loss``) checks against central differences of the
+    cost: a same-named subclass whose forward sums the cost of each column ``x[:, j]`` (one sample, as
+    ``update_mini_batch`` feeds them) with its target ``t[:, j]`` (the network's own ``self.cost.fn(a, y)``,
+    network2.py, else :data:`QUADRATIC`, network.py's), and whose backward sums ``backprop``'s gradients over the
+    columns, times ``dout``, into ``grads``, each returned list matched to the weight list of its shapes
+    (``biases``, ``weights``), ``params`` those lists' arrays (the same objects); it returns dX read from the first
+    layer's delta (``z1 = W1 x + b1``: ``dC/dx = W1.T @ dC/db1``), which backprop returns as its first bias
+    gradient (it computes no dX itself). Returns the header's words, or "" for another class (or one that cannot be extended).
+    """
+    pair = _backprop_pair(type(obj))
+    if pair is None:
+        return ""
+    feed, back = pair
+    lists = {k: v for k, v in vars(obj).items() if isinstance(v, list) and v and all(
+        isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in v)}
+    if not lists:
+        return ""
+    # z1 = W x + b (network.py's first layer): dC/dx = W.T @ delta1, delta1 = dC/db1, backprop's first bias gradient
+    weight = next((k for k, v in lists.items() if v[0].ndim == 2 and v[0].shape[1] > 1), None)
+    bias = next((k for k, v in lists.items() if weight and v[0].shape == (lists[weight][0].shape[0], 1)), None)
+    if weight is None or bias is None:
+        return ""
+    cost = getattr(getattr(obj, "cost", None), "fn", None)
+    named = f"{getattr(obj.cost, '__name__', type(obj.cost).__name__)}.fn(a, y)" if callable(cost) else QUADRATIC
+
+    def columns(x):
+        x = np.asarray(x, dtype=np.float64)
+        return [x[:, j:j + 1] for j in range(x.shape[1])] if x.ndim == 2 else [x]
+
+    def forward(self, x, t):
+        self._pair = (np.array(x, copy=True), np.array(t, copy=True))
+        total = 0.0
+        for xj, tj in zip(columns(x), columns(t), strict=True):
+            a = getattr(self, feed)(xj)
+            total += float(cost(a, tj)) if callable(cost) else 0.5 * float(np.sum((a - tj) ** 2))
+        return total
+
+    def owner(r):  # the weight list a returned list of gradients belongs to: the one of its shapes
+        return next((k for k, v in lists.items() if [a.shape for a in v] == [np.shape(g) for g in r]), None)
+
+    def backward(self, dout=1.0):
+        x, t = self._pair
+        sums, dxs = None, []
+        for xj, tj in zip(columns(x), columns(t), strict=True):
+            got = [[np.asarray(g, dtype=np.float64) for g in r] for r in getattr(self, back)(xj, tj)]
+            sums = got if sums is None else [[a + g for a, g in zip(s, r, strict=True)] for s, r in zip(sums, got, strict=True)]
+            delta = next((r[0] for r in got if owner(r) == bias), None)  # the first layer's delta, dC/dz1
+            dxs.append(None if delta is None else lists[weight][0].T @ delta)
+        self.grads = {f"{owner(r)}[{i}]": float(dout) * g for r in sums or [] if owner(r) for i, g in enumerate(r)}
+        if any(d is None for d in dxs):
+            return None
+        return float(dout) * (np.concatenate(dxs, axis=1) if np.ndim(x) == 2 else dxs[0].reshape(np.shape(x)))
+
+    if not _subclass(obj, None, forward=forward, backward=backward):
+        return ""
+    obj.params = {f"{k}[{i}]": a for k, v in lists.items() for i, a in enumerate(v)}
+    obj.grads = {}
+    return (f"{feed}(a) and {back}(x, y) -> the gradients of {', '.join(lists)} (Nielsen's network.py): checked as a "
+            f"model whose cost of a batch is the sum over its columns x[:, j] (one sample each, as update_mini_batch "
+            f"feeds them) of {named}, a = {feed}(x[:, j]), y = t[:, j]; {back}'s gradients summed over the columns; "
+            f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
+            f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+def backprop_usage(obj, file=""):
+    """The usage error for Nielsen's network (:func:`backprop_as_model`) checked without ``--targets``: the command
+    that checks it (its sizes read from its weights)."""
+    lists = [v for v in vars(obj).values() if isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v)]
+    w = next((v for v in lists if all(a.ndim == 2 and a.shape[1] > 1 for a in v)), None)
+    n_in, n_out = (w[0].shape[1], w[-1].shape[0]) if w else (4, 2)
+    name, base = type(obj).__name__, os.path.basename(file) or "FILE"
+    back = (_backprop_pair(type(obj).__bases__[0]) or ("", "backprop"))[1]
+    return (f"{name} has no forward() and no backward(): its {back}(x, y) returns the "
+            f"gradients of its weights for a cost of its output and the labels y, and computes no dX. gradcheck checks "
+            f"such a network as a model against central differences of its cost (Nielsen's quadratic cost {QUADRATIC}, "
+            f"or self.cost.fn(a, y) when the network has a cost, as network2.py's), x held fixed, given the labels "
+            f"with --targets real@N_OUT,M (y of shape (N_OUT, M), one column per sample of x (N_IN, M)): gradcheck "
+            f"check {base}::{name} --input-shape {n_in},2 --targets real@{n_out},2 --init ... (the constructor's "
+            f"arguments, e.g. '{{\"sizes\": [{n_in}, 3, {n_out}]}}').")
 
 
 def with_targets(obj, t):

@@ -954,6 +954,9 @@ class Child:
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
+        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
+        if nielsen and req.get("targets") is None:
+            return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
             try:
                 AD.with_targets(obj, req["targets"])
@@ -966,6 +969,8 @@ class Child:
                 info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
                     "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
                     + ": the class has no forward)"}
+            if nielsen and info.get("text"):
+                info = {**info, "text": f"{info['text']}; {nielsen}"}
             if req.get("targets") is not None and info.get("text"):
                 info = {**info, "text": f"a model with targets: forward(x, t) -> loss L, t fixed ({req.get('targets_spec')}), "
                         f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}
