@@ -895,9 +895,17 @@ class Child:
         if mod is None or getattr(mod, "__file__", None) != path:
             with open(path, "rb") as fh:
                 head = fh.read(4096)
-            if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:  # "cannot contain null bytes"
+            utf16 = head[:2] in (b"\xff\xfe", b"\xfe\xff") or head.count(b"\x00") * 4 >= len(head) > 0
+            if utf16:  # every other byte 0, or a byte-order mark: Python's "source code cannot contain null bytes"
                 raise SyntaxError(f"{file} is saved as UTF-16 (Windows Notepad's 'Unicode'), and Python reads "
                                   "source files as UTF-8: save it as UTF-8 (Notepad: Save As, Encoding UTF-8)")
+            with open(path, "rb") as fh:
+                nul = fh.read().find(b"\x00")
+            if nul >= 0:  # a stray NUL byte (newuser30 F7), as Python says it
+                line = head[:nul].count(b"\n") + 1 if nul < len(head) else None
+                raise SyntaxError(f"{file}: source code cannot contain null bytes (Python's words): a NUL byte "
+                                  f"(\\x00) {'on line %d' % line if line else 'at byte %d' % nul}, which an editor "
+                                  "usually shows as nothing or ^@; delete it (or retype that line) and save again")
             spec = importlib.util.spec_from_file_location(stem, path)
             mod = sys.modules[stem] = importlib.util.module_from_spec(spec)
             try:

@@ -4,6 +4,8 @@
   needed) is checked as a model against central differences of its cost (``--targets real@N_OUT,M``), the cost
   its own ``self.cost.fn`` when it has one (network2.py), else the quadratic cost; the usage message gives that
   command, which works as written.
+* F7: a stray NUL byte in the checked file is said as Python says it (null bytes), not "saved as UTF-16".
+* F11: a given --atol larger than every |gradient| is NOT CHECKED (exit 3), as the default atol would be, not a PASS.
 """
 
 import re
@@ -130,3 +132,62 @@ def test_network2_is_checked_against_its_own_cost(tmp_path, delta, code):
     assert p.returncode == code, text
     assert "of CrossEntropyCost.fn(a, y)" in text, text
     assert ("PASS: Network2" in text) == (code == 0), text
+
+
+RELU = """import numpy as np
+
+class ReLU:
+    def forward(self, X):
+        self.X = X
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        return dY * (self.X > 0)
+"""
+
+
+def test_a_nul_byte_is_named_as_python_names_it(tmp_path):
+    """F7: one NUL at the end of line 2 was reported as a file 'saved as UTF-16'."""
+    f = tmp_path / "nul.py"
+    f.write_bytes(RELU.replace("class ReLU:", "class ReLU:\x00").encode())
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "4,3")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "source code cannot contain null bytes" in text and "on line 3" in text, text
+    assert "UTF-16" not in text, text
+    g = tmp_path / "u16.py"  # a file saved as UTF-16 is still named so
+    g.write_bytes(RELU.encode("utf-16"))
+    p = run_here("check", f"{g}::ReLU", "--input-shape", "4,3")
+    assert p.returncode == 3 and "saved as UTF-16" in both(p), both(p)
+
+
+MEAN_DB = """import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3)) * 0.1
+        self.b = np.zeros(3)
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.mean(axis=0)
+        return dY @ self.W.T
+"""
+
+
+@pytest.mark.parametrize(("atol", "code"), [("100", 3), ("1e-3", 1)])
+def test_a_given_atol_larger_than_every_gradient_is_not_checked(tmp_path, atol, code):
+    """F11: --atol 100 PASSed db = mean(dY) (exit 0, no word); now NOT CHECKED naming the atol given, while an atol
+    below the gradients still FAILs the bug."""
+    p = run_here("check", f"{student(tmp_path, MEAN_DB, 'dense.py')}::Dense", "--input-shape", "8,5", "--atol", atol)
+    text = both(p)
+    assert p.returncode == code, text
+    assert "PASS" not in text, text
+    if code == 3:
+        assert "NOT CHECKED: Dense: the atol you gave (atol=100 for dX" in text, text
+        assert "would pass any gradient of that size" in text and "round-off of the output" not in text, text
+    else:
+        assert "FAIL: Dense: gradient mismatch in db." in text, text
