@@ -4,6 +4,8 @@
   needed) is checked as a model against central differences of its cost (``--targets real@N_OUT,M``), the cost
   its own ``self.cost.fn`` when it has one (network2.py), else the quadratic cost; the usage message gives that
   command, which works as written.
+* F5: Coursera's ``db = 1/m * np.sum(dZ)`` (no axis) is named: the sum's missing axis (1, kept), not "build db with
+  numpy operations".
 * F7: a stray NUL byte in the checked file is said as Python says it (null bytes), not "saved as UTF-16".
 * F11: a given --atol larger than every |gradient| is NOT CHECKED (exit 3), as the default atol would be, not a PASS.
 """
@@ -191,3 +193,28 @@ def test_a_given_atol_larger_than_every_gradient_is_not_checked(tmp_path, atol, 
         assert "would pass any gradient of that size" in text and "round-off of the output" not in text, text
     else:
         assert "FAIL: Dense: gradient mismatch in db." in text, text
+
+
+COURSERA_DB_SUM = """
+import numpy as np
+
+def linear_forward(A, W, b):
+    return np.dot(W, A) + b, (A, W, b)
+
+def linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    dW = 1 / m * np.dot(dZ, A_prev.T)
+    db = 1 / m * np.sum(dZ)
+    return np.dot(W.T, dZ), dW, db
+"""
+
+
+def test_a_sum_without_its_axis_is_named_for_a_coursera_bias(tmp_path):
+    """F5: db = 1/m * np.sum(dZ), one number where b is (3, 1): the advice was 'build db with numpy operations'."""
+    p = run_here("check", f"{student(tmp_path, COURSERA_DB_SUM, 'lin.py')}::linear", "--input-shape", "5,4;3,5;3,1")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "gave db as a single number (float64); expected a numpy ndarray of b's shape (3, 1)" in text, text
+    assert "the sum is missing its axis, db = np.sum(dY, axis=1, keepdims=True)" in text, text
+    assert "build db with numpy operations" not in text, text
