@@ -6,14 +6,19 @@
   command, which works as written.
 * F5: Coursera's ``db = 1/m * np.sum(dZ)`` (no axis) is named: the sum's missing axis (1, kept), not "build db with
   numpy operations".
+* F6: a softmax (or log-softmax) backward returning dY is told its Jacobian is missing, with the row-wise formula,
+  not "multiply dY by f'(X)" (its Jacobian is not diagonal).
 * F7: a stray NUL byte in the checked file is said as Python says it (null bytes), not "saved as UTF-16".
 * F11: a given --atol larger than every |gradient| is NOT CHECKED (exit 3), as the default atol would be, not a PASS.
 """
 
 import re
 
+import numpy as np
 import pytest
 from test_cli import both, run_here, student
+
+from gradcheck.diagnose import diagnose_layer
 
 #: Nielsen's network.py (src/network.py, Python 3 port), the parts backprop needs
 NIELSEN = """
@@ -218,3 +223,30 @@ def test_a_sum_without_its_axis_is_named_for_a_coursera_bias(tmp_path):
     assert "gave db as a single number (float64); expected a numpy ndarray of b's shape (3, 1)" in text, text
     assert "the sum is missing its axis, db = np.sum(dY, axis=1, keepdims=True)" in text, text
     assert "build db with numpy operations" not in text, text
+
+
+class _SoftmaxStub:
+    """A softmax whose backward returns dY ('combined with the cross-entropy' stub)."""
+
+    def __init__(self, log=False):
+        self.log, self.params, self.grads = log, {}, {}
+
+    def forward(self, X, training=False):
+        z = X - X.max(axis=-1, keepdims=True)
+        self.out = z - np.log(np.exp(z).sum(axis=-1, keepdims=True)) if self.log else \
+            np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+        return self.out
+
+    def backward(self, dY):
+        return dY
+
+
+@pytest.mark.parametrize(("log", "fix"), [(False, "dX = s * (dY - np.sum(dY * s, axis=-1, keepdims=True))"),
+                                          (True, "dX = dY - np.exp(Y) * np.sum(dY, axis=-1, keepdims=True)")])
+def test_a_softmax_returning_dy_is_told_its_jacobian(log, fix):
+    """F6: the diagnosis said "multiply dY by f'(X)", an elementwise fix that no softmax has."""
+    diag = diagnose_layer(_SoftmaxStub(log), (6, 4), twin=None)
+    assert not diag.passed
+    assert "missing-softmax-jacobian" in diag.codes and "missing-local-derivative" not in diag.codes, diag.codes
+    text = " ".join(f.message for f in diag.findings)
+    assert fix in text and "f'(X)" in text and "multiply dY by f'(X)" not in text, text
