@@ -933,7 +933,22 @@ def function_pairs(mod):
             stem, suffix = m["stem"], m["suffix"] or ""
             if callable(getattr(mod, f"{stem}_backward{suffix}", None)):
                 out[(stem, suffix)] = (n, f"{stem}_backward{suffix}")
+    for n, v in list(vars(mod).items())[:MAX_WALKED]:  # newuser30 F4: forward_linear/backward_linear, relu_fwd/relu_bak
+        m = _OTHER_PAIR_NAME.fullmatch(n) if inspect.isfunction(v) else None
+        stem = m and (m["pre"] or m["post"])
+        if not stem or (stem, "") in out:
+            continue
+        backs = [f"backward_{stem}"] if m["pre"] else [f"{stem}_{w}" for w in _BACK_ABBREVIATIONS]
+        b = next((b for b in backs if inspect.isfunction(getattr(mod, b, None))), None)
+        if b is not None:
+            out[(stem, "")] = (n, b)
     return out
+
+
+#: A pair's forward named another way than ``STEM_forward``: ``forward_STEM`` (backward ``backward_STEM``), or
+#: ``STEM_fwd`` / ``STEM_fprop`` (backward ``STEM_bwd``, ``_bak``, ``_back``, ``_bprop``: :data:`_BACK_ABBREVIATIONS`)
+_OTHER_PAIR_NAME = re.compile(r"forward_(?P<pre>\w+)|(?P<post>\w+?)_(?:fwd|fprop)")
+_BACK_ABBREVIATIONS = ("bwd", "bak", "back", "bprop")
 
 
 def _suffixed_pair(mod, name):

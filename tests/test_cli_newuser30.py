@@ -4,6 +4,7 @@
   needed) is checked as a model against central differences of its cost (``--targets real@N_OUT,M``), the cost
   its own ``self.cost.fn`` when it has one (network2.py), else the quadratic cost; the usage message gives that
   command, which works as written.
+* F4: pairs named ``forward_NAME``/``backward_NAME`` and ``NAME_fwd``/``NAME_bak`` are found (``::NAME``).
 * F5: Coursera's ``db = 1/m * np.sum(dZ)`` (no axis) is named: the sum's missing axis (1, kept), not "build db with
   numpy operations".
 * F6: a softmax (or log-softmax) backward returning dY is told its Jacobian is missing, with the row-wise formula,
@@ -250,3 +251,43 @@ def test_a_softmax_returning_dy_is_told_its_jacobian(log, fix):
     assert "missing-softmax-jacobian" in diag.codes and "missing-local-derivative" not in diag.codes, diag.codes
     text = " ".join(f.message for f in diag.findings)
     assert fix in text and "f'(X)" in text and "multiply dY by f'(X)" not in text, text
+
+
+PREFIX_PAIR = """
+import numpy as np
+
+def forward_linear(A, W, b):
+    return W @ A + b, (A, W)
+
+def backward_linear(dZ, cache):
+    A_prev, W = cache
+    return W.T @ dZ, dZ @ A_prev.T, np.sum(dZ, axis=1, keepdims=BIAS)
+"""
+ABBREVIATED_PAIR = """
+import numpy as np
+
+def relu_fwd(x):
+    return np.maximum(x, 0), x
+
+def relu_BACK(dout, cache):
+    return dout * (cache > 0)
+"""
+
+
+@pytest.mark.parametrize(("src", "name", "shape"), [
+    (PREFIX_PAIR.replace("BIAS", "True"), "linear", "5,4;3,5;3,1"),
+    (ABBREVIATED_PAIR.replace("BACK", "bak"), "relu", "8,5"),
+    (ABBREVIATED_PAIR.replace("BACK", "bwd"), "relu", "8,5")])
+def test_pairs_named_forward_name_or_name_fwd_are_found(tmp_path, src, name, shape):
+    """F4: 'has no class ... Function pairs: none' (exit 2) for forward_linear/backward_linear and relu_fwd/relu_bak."""
+    p = run_here("check", f"{student(tmp_path, src, 'pairs.py')}::{name}", "--input-shape", shape)
+    text = both(p)
+    assert p.returncode == 0 and f"PASS: {name}" in text, text
+    assert "CS231n function pair (" in text and "Function pairs: none" not in text, text
+
+
+def test_a_prefix_pair_with_a_bug_fails(tmp_path):
+    """The pair found is checked: db without keepdims has shape (3,), not b's (3, 1)."""
+    p = run_here("check", f"{student(tmp_path, PREFIX_PAIR.replace('BIAS', 'False'), 'pairs.py')}::linear",
+                 "--input-shape", "5,4;3,5;3,1")
+    assert p.returncode == 1 and "db" in both(p), both(p)
