@@ -1757,7 +1757,12 @@ def _backward_signature(fwd, bwd, bps, init, fps):
         f"names is passed too): it requires {len(req)} arguments ({', '.join(req)}) where 2 are passed. A model's backward that takes the labels "
         "and computes dAL from its cost itself (L_model_backward(AL, Y, caches)) is not a layer's: check each "
         "layer's pair (linear_activation with --init '{\"activation\": \"relu\"}'), or the model against its "
-        "cost.")
+        f"cost with --loss, one weight at a time, through a function beside it: def cost_W1(X, Y, "
+        f"parameters, W1): parameters = dict(parameters, W1=W1); AL, caches = {fwd.__name__}(X, parameters); "
+        f"return compute_cost(AL, Y), {bwd.__name__}(AL, Y, caches)['dW1']  (your cost function and the key of "
+        "W1's gradient); then gradcheck check FILE::cost_W1 --loss --input-shape N_X,M --init '{\"Y\": [[...]], "
+        "\"parameters\": {\"W1\": [[...]], \"b1\": [[...]], ...}, \"W1\": [[...]]}' --wrt W1 (docs/checking.md, "
+        "Losses).")
 
 
 def pair(fwd, bwd, init):

@@ -4,6 +4,8 @@
   needed) is checked as a model against central differences of its cost (``--targets real@N_OUT,M``), the cost
   its own ``self.cost.fn`` when it has one (network2.py), else the quadratic cost; the usage message gives that
   command, which works as written.
+* F3b: Andrew Ng's L_model_forward/L_model_backward(AL, Y, caches) usage message gives the function and command that
+  check the model against its cost, which work as written.
 * F4: pairs named ``forward_NAME``/``backward_NAME`` and ``NAME_fwd``/``NAME_bak`` are found (``::NAME``).
 * F5: Coursera's ``db = 1/m * np.sum(dZ)`` (no axis) is named: the sum's missing axis (1, kept), not "build db with
   numpy operations".
@@ -13,6 +15,7 @@
 * F11: a given --atol larger than every |gradient| is NOT CHECKED (exit 3), as the default atol would be, not a PASS.
 """
 
+import json
 import re
 
 import numpy as np
@@ -291,3 +294,48 @@ def test_a_prefix_pair_with_a_bug_fails(tmp_path):
     p = run_here("check", f"{student(tmp_path, PREFIX_PAIR.replace('BIAS', 'False'), 'pairs.py')}::linear",
                  "--input-shape", "5,4;3,5;3,1")
     assert p.returncode == 1 and "db" in both(p), both(p)
+
+
+NG_MODEL = """
+import numpy as np
+
+def L_model_forward(X, parameters):
+    W1, b1, W2, b2 = parameters["W1"], parameters["b1"], parameters["W2"], parameters["b2"]
+    Z1 = W1 @ X + b1
+    A1 = np.maximum(Z1, 0)
+    AL = 1 / (1 + np.exp(-(W2 @ A1 + b2)))
+    return AL, (X, Z1, A1, W2)
+
+def compute_cost(AL, Y):
+    m = Y.shape[1]
+    return float(-np.sum(Y * np.log(AL) + (1 - Y) * np.log(1 - AL)) / m)
+
+def L_model_backward(AL, Y, caches):
+    X, Z1, A1, W2 = caches
+    m = Y.shape[1]
+    dZ2 = AL - Y
+    dA1 = W2.T @ dZ2
+    dZ1 = dA1 * (Z1 > 0)
+    return {"dW2": dZ2 @ A1.T / m, "db2": dZ2.sum(axis=1, keepdims=True) / m,
+            "dW1": dZ1 @ X.T / m * SCALE, "db1": dZ1.sum(axis=1, keepdims=True) / m}
+"""
+
+
+@pytest.mark.parametrize(("scale", "code"), [("1", 0), ("3", 1)])
+def test_l_model_message_gives_a_cost_check_that_works(tmp_path, scale, code):
+    """F3b: 'or the model against its cost' named no way to do it; the function and command the message now gives,
+    pasted, check dW1 (a factor 3 in it FAILs)."""
+    f = student(tmp_path, NG_MODEL.replace("SCALE", scale), "dnn.py")
+    p = run_here("check", f"{f}::L_model", "--input-shape", "3,4")
+    text = both(p)
+    assert p.returncode == 2, text
+    start, end = text.index("def cost_W1("), text.index(" (your cost function")
+    (tmp_path / "dnn.py").write_text(f.read_text() + "\n\n" + text[start:end].replace("; ", "\n    ").replace(
+        "): ", "):\n    ", 1) + "\n")
+    assert "--wrt W1" in text and "FILE::cost_W1 --loss" in text, text
+    params = {"W1": [[0.5, -0.3, 0.2], [0.1, 0.4, -0.6]], "b1": [[0.1], [-0.2]], "W2": [[0.7, -0.5]], "b2": [[0.05]]}
+    init = json.dumps({"Y": [[1, 0, 1, 0]], "parameters": params, "W1": params["W1"]})
+    p = run_here("check", f"{f}::cost_W1", "--loss", "--input-shape", "3,4", "--init", init, "--wrt", "W1")
+    text = both(p)
+    assert p.returncode == code, text
+    assert ("PASS: cost_W1: dL/dW1 matches" if code == 0 else "gradient mismatch in dW1") in text, text
