@@ -914,9 +914,22 @@ def find(mod, name):
     near = [n for n in [*classes, *pairs] if n.lower() == name.lower() and n != name] or difflib.get_close_matches(
         name, [n for n in [*classes, *pairs] if n != name], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows
     other += f" Did you mean {near[0]}?" if near else ""
+    if _empty_source(mod):  # newuser30: an empty layers.py (not saved yet, or saved elsewhere)
+        raise AdapterError(f"has no class {name!r}: the file is empty (no code at all: not saved yet, or saved under "
+                           f"another name or folder?). Save your code in it and check again. {expected()}")
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
                        f"{other} {expected()}")
+
+
+def _empty_source(mod) -> bool:
+    """Whether the file of module ``mod`` holds no code: nothing, or only whitespace and comments."""
+    try:
+        with open(mod.__file__, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
 
 
 _PAIR_NAME = re.compile(r"(?P<stem>\w+?)_forward(?P<suffix>_\w+)?")

@@ -12,6 +12,7 @@
 * F6: a softmax (or log-softmax) backward returning dY is told its Jacobian is missing, with the row-wise formula,
   not "multiply dY by f'(X)" (its Jacobian is not diagonal).
 * F7: a stray NUL byte in the checked file is said as Python says it (null bytes), not "saved as UTF-16".
+* an empty layers.py is said to be empty, not "Classes defined in it: none. Function pairs: none".
 * F11: a given --atol larger than every |gradient| is NOT CHECKED (exit 3), as the default atol would be, not a PASS.
 """
 
@@ -339,3 +340,11 @@ def test_l_model_message_gives_a_cost_check_that_works(tmp_path, scale, code):
     text = both(p)
     assert p.returncode == code, text
     assert ("PASS: cost_W1: dL/dW1 matches" if code == 0 else "gradient mismatch in dW1") in text, text
+
+
+@pytest.mark.parametrize("body", ["", "\n  \n# TODO: write the layers\n"])
+def test_an_empty_file_is_said_to_be_empty(tmp_path, body):
+    p = run_here("check", f"{student(tmp_path, body, 'layers.py')}::Linear", "--input-shape", "4,3")
+    text = both(p)
+    assert p.returncode == 2, text
+    assert "layers.py has no class 'Linear': the file is empty" in text and "Function pairs: none" not in text, text
