@@ -965,9 +965,17 @@ class Child:
         if mod is None or getattr(mod, "__file__", None) != path:
             with open(path, "rb") as fh:
                 head = fh.read(4096)
-            if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:  # "cannot contain null bytes"
+            utf16 = head[:2] in (b"\xff\xfe", b"\xfe\xff") or head.count(b"\x00") * 4 >= len(head) > 0
+            if utf16:  # every other byte 0, or a byte-order mark: Python's "source code cannot contain null bytes"
                 raise SyntaxError(f"{file} is saved as UTF-16 (Windows Notepad's 'Unicode'), and Python reads "
                                   "source files as UTF-8: save it as UTF-8 (Notepad: Save As, Encoding UTF-8)")
+            with open(path, "rb") as fh:
+                nul = fh.read().find(b"\x00")
+            if nul >= 0:  # a stray NUL byte (newuser30 F7), as Python says it
+                line = head[:nul].count(b"\n") + 1 if nul < len(head) else None
+                raise SyntaxError(f"{file}: source code cannot contain null bytes (Python's words): a NUL byte "
+                                  f"(\\x00) {'on line %d' % line if line else 'at byte %d' % nul}, which an editor "
+                                  "usually shows as nothing or ^@; delete it (or retype that line) and save again")
             spec = importlib.util.spec_from_file_location(stem, path)
             mod = sys.modules[stem] = importlib.util.module_from_spec(spec)
             try:
@@ -1024,6 +1032,9 @@ class Child:
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
+        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
+        if nielsen and req.get("targets") is None:
+            return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
             try:
                 AD.with_targets(obj, req["targets"])
@@ -1042,6 +1053,8 @@ class Child:
                 info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
                     "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
                     + ": the class has no forward)"}
+            if nielsen and info.get("text"):
+                info = {**info, "text": f"{info['text']}; {nielsen}"}
             if req.get("targets") is not None and info.get("text"):
                 info = {**info, "text": f"a model with targets: forward(x, t) -> loss L, t fixed ({req.get('targets_spec')}), "
                         f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}

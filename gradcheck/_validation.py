@@ -473,16 +473,35 @@ def layer_inputs(X: Any, rng: np.random.Generator, owner: str, dtype: Any = None
             for i, e in enumerate(X if several else [X])]
 
 
-def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) -> str:
-    """Warn when axis 0 of the first input has size 1 (it hides batch-axis bugs); the text or ``""``."""
+def batch_axis(inputs: list[np.ndarray], weights: Sequence[Any] = ()) -> int:
+    """The batch axis of the first input: 1 for a batch-last layout (Andrew Ng's ``A (n_in, m)`` of Coursera's
+    ``linear_forward(A, W, b)``, Nielsen's column vectors ``x (n_in, 1)``), told by a 2-D ``X`` whose axis 0 is
+    the size a 2-D weight ``(n_out, n_in)`` multiplies (``W @ X``): a weight among ``weights`` (the other inputs
+    and the parameters) with ``shape[1] == X.shape[0] > 1``; 0 otherwise (the batch-first layout of every other
+    signature)."""
+    X = inputs[0] if inputs else None
+    if X is None or np.ndim(X) != 2 or X.shape[0] < 2 or X.shape[1] >= X.shape[0]:
+        return 0
+    mul = any(np.ndim(w) == 2 and np.shape(w)[1] == X.shape[0] and np.shape(w) != X.shape for w in weights)
+    return 1 if mul else 0
+
+
+def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str, weights: Sequence[Any] = ()) -> str:
+    """Warn when the batch axis of the first input has size 1 (it hides batch-axis bugs); the text or ``""``.
+
+    The batch axis is axis 0, or axis 1 for a batch-last layout (:func:`batch_axis`: ``A (5, 1)`` with a weight
+    ``W (3, 5)``, the layout whose ``db = dZ`` without a sum over the batch is right for one column only)."""
     X = inputs[0]
-    if X.ndim < 2 or X.shape[0] != 1:
+    axis = batch_axis(inputs, weights)
+    if X.ndim < 2 or X.shape[axis] != 1:
         return ""
+    two = (X.shape[0], 2, *X.shape[2:]) if axis else (2, *X.shape[1:])
+    where = " (its batch axis is axis 1: each column a sample)" if axis else ""
     text = paragraph(
-        f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}, and a batch of 1 hides",
-        "batch-axis bugs (a mean over the batch instead of a sum, or a reshape or transpose that mixes the batch",
-        "axis with another, gives the right numbers for one sample); check with a batch of at least 2, e.g.",
-        f"{fmt_shape((2, *X.shape[1:]))}.")
+        f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}{where}, and a batch of 1 "
+        "hides", "batch-axis bugs (a mean over the batch instead of a sum, a sum over the batch left out, or a "
+        "reshape or transpose that mixes the batch", "axis with another, gives the right numbers for one sample); "
+        "check with a batch of at least 2, e.g.", f"{fmt_shape(two)}.")
     warnings.warn(text, UserWarning, stacklevel=3)
     return text
 

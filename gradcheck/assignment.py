@@ -16,6 +16,7 @@ import copy
 import json
 import os
 import re
+import shlex
 import stat
 import zipfile
 from dataclasses import dataclass, field
@@ -838,6 +839,28 @@ def _files(folder: Path) -> list[Path]:
     return out
 
 
+def _not_an_assignment(assignment, missing, source) -> str:
+    """The usage error for an assignment folder without ``setup.sh``, ``run_autograder`` or ``tests/``: which, and
+    (newuser30 F10) the command that copies the two entry scripts from ``assignments/linear_relu_ce`` of the source
+    tree, which name no file of their assignment (only their comments name it), so they serve any."""
+    text = (f"{str(assignment)!r} is not an assignment folder: it has no {', '.join(missing)} (expected setup.sh, "
+            "run_autograder and tests/, as assignments/linear_relu_ce has).")
+    scripts = [n for n in missing if n in _ENTRY]
+    if scripts:
+        try:
+            here = _source_tree(source) / "assignments" / "linear_relu_ce"
+        except UsageError:
+            here = Path("assignments") / "linear_relu_ce"
+        text += (f" {' and '.join(scripts)} are the same for every assignment (Gradescope's image setup and entry "
+                 f"point: they install backprop-lab and run gradcheck grade on the folder's tests/; only their "
+                 f"comments name linear_relu_ce): copy them, cp " + " ".join(shlex.quote(str(here / n)) for n in scripts)
+                 + f" {shlex.quote(str(assignment))}/, then run this command again (docs/gradescope.md, 'Inside "
+                 "Gradescope's autograder').")
+    if "tests" in missing:
+        text += " tests/ holds the grading tests (as assignments/linear_relu_ce/tests does)."
+    return text
+
+
 def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
                    source: str | os.PathLike | None = None) -> Path:
     """Write ``out/autograder-<assignment's name>.zip`` for Gradescope and return its path.
@@ -866,8 +889,7 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     a = Path(assignment)
     missing = [n for n in (*_ENTRY, "tests") if not (a / n).exists()]
     if missing:
-        raise UsageError(f"{str(assignment)!r} is not an assignment folder: it has no {', '.join(missing)} "
-                         f"(expected setup.sh, run_autograder and tests/, as assignments/linear_relu_ce has).")
+        raise UsageError(_not_an_assignment(assignment, missing, source))
     root = _source_tree(source)
     members = [(a / n, n) for n in _ENTRY]
     members += [(p, "tests/" + p.relative_to(a / "tests").as_posix()) for p in _files(a / "tests")]

@@ -107,8 +107,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     inputs = V.layer_inputs(X, rng, owner)
     layer = _as_cli_reads(layer, inputs)
     names = V.input_names(layer, len(inputs))
-    one = V.warn_batch_of_one(inputs, names, owner)
     params = V.layer_params(layer, owner)
+    one = V.warn_batch_of_one(inputs, names, owner, [*inputs[1:], *params.values()])
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)
@@ -336,8 +336,9 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
-        if cfg_atol_default and atols[k] > ATOL_FLOOR:
-            _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes)
+        if (cfg_atol_default and atols[k] > ATOL_FLOOR) or not cfg_atol_default:  # a given one: any size
+            _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes,
+                     given=not cfg_atol_default)
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -430,15 +431,19 @@ def _tensor_atols(call, Y, G, cfg, dkeys, atol, default) -> tuple[dict, dict | N
     return atols, roundoff
 
 
-def _swamped(atol, arrays, name, records, notes) -> None:
+def _swamped(atol, arrays, name, records, notes, given=False) -> None:
     """The notes on a tensor whose default ``atol`` swamps its ``arrays`` (:func:`atol_swamp_notes`); one above
     :data:`~gradcheck.compare.VACUOUS` of every |value| (:func:`swamped_by`) marks its comparisons ``unchecked="atol"``:
-    NOT CHECKED (newuser23 H1; review24g: a layer's at 47% of |dX|, a loss's at any share)."""
-    notes += atol_swamp_notes(atol, {name: arrays})
+    NOT CHECKED (newuser23 H1; review24g: a layer's at 47% of |dX|, a loss's at any share). ``given``: the user's
+    atol (``--atol``, ``atol=``), marked ``unchecked="given-atol"`` alike (newuser30 F11: ``--atol 100`` PASSed a
+    bug), with no note of round-off."""
+    if not given:
+        notes += atol_swamp_notes(atol, {name: arrays})
     if swamped_by(atol, arrays, VACUOUS)[0]:
         for rec in records:
             if rec.tensor == name and rec.kind != "forward":
-                rec.comparisons = [dataclasses.replace(c, unchecked="atol") for c in rec.comparisons]
+                rec.comparisons = [dataclasses.replace(c, unchecked="given-atol" if given else "atol")
+                                   for c in rec.comparisons]
 
 
 #: A given eps above this many times the method's default step gets :func:`_large_step_note`.
@@ -934,8 +939,8 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
-    if cfg.atol is None and atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size
-        _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes)
+    if cfg.atol is not None or atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size
+        _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes, given=cfg.atol is not None)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),

@@ -842,7 +842,7 @@ def _vacuous_line(results, cname: str) -> str | None:
     None when one has a failing tensor or none has a tensor given no verdict."""
     if any(r.failing_tensors for r in results):
         return None
-    why: dict[str, dict[str, str]] = {"atol": {}, "step": {}, "penalty": {}}
+    why: dict[str, dict[str, str]] = {"atol": {}, "given-atol": {}, "step": {}, "penalty": {}}
     for res in results:
         for r in res.records:
             for c in r.comparisons:
@@ -858,6 +858,12 @@ def _vacuous_line(results, cname: str) -> str | None:
                      + f", the round-off of the output, is larger than every |{ts[0]}|, or than {100 * VACUOUS:g}% of "
                      "the largest). Check the layer on inputs or parameters that keep the output near 1 (a large "
                      "constant offset swamps the step), or pass --atol to compare at a tolerance you choose")
+    if why["given-atol"]:  # newuser30 F11: the user's --atol, as vacuous as a default one would be
+        ts = list(why["given-atol"])
+        parts.append(f"the atol you gave ({', '.join(f'atol={a} for {t}' for t, a in why['given-atol'].items())}) "
+                     f"is larger than every |{ts[0]}|, or than {100 * VACUOUS:g}% of the largest, so the check would "
+                     "pass any gradient of that size, its negation or zero too. Pass a smaller --atol (atol=), or "
+                     "leave it out: the default is the round-off of the finite differences")
     if why["step"]:
         eps = results[0].eps
         parts.append(f"{', '.join(why['step'])} differ{'s' if len(why['step']) == 1 else ''} from central differences "

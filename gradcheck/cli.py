@@ -444,10 +444,20 @@ def _model_targets(args, shape):
     from .check_command import loss_data, parse_kind
     spec, at, given = str(args.targets).partition("@")
     kind, k = parse_kind(spec, ("labels", "onehot", "real", "probs", "unit"), "--targets")
+    if kind in ("real", "probs", "unit") and at:  # Nielsen's y (n_out, m): real@2,4 (newuser30 F2)
+        try:
+            tshape = V._parse_shape(given)
+        except (UsageError, ValueError):
+            raise UsageError(f"--targets {args.targets}: after '@' comes the shape of t, sizes separated by commas, "
+                             f"e.g. --targets {spec}@2,4; got {given!r}.") from None
+        t, _, what = loss_data(spec, "real", tuple(tshape), args.seed)
+        return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
     if kind not in ("labels", "onehot") or k is None:
         raise UsageError(f"--targets {args.targets} without --loss: a model forward(x, t) -> loss takes its targets "
                          "as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet "
-                         "--input-shape 8,4 --targets labels:3; for a loss class, add --loss.")
+                         "--input-shape 8,4 --targets labels:3, or as real@SHAPE (probs@SHAPE, unit@SHAPE) with t's "
+                         "shape, e.g. --targets real@2,4 for Nielsen's network, y of shape (2, 4); for a loss class, "
+                         "add --loss.")
     if at:  # tester25s M6: Rnnlm's token input (N, T) takes t of shape (N, T)
         try:
             batch = V._parse_shape(given)

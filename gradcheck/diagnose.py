@@ -575,6 +575,10 @@ DIAGNOSES: dict[str, Record] = {
         "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
+    "missing-softmax-jacobian": Record(
+        "softmax's Jacobian missing", "{t} equals dY: the {what}'s Jacobian is missing; its output row depends on "
+        "every input of the row (the Jacobian is not diagonal), so no elementwise f'(X) gives it",
+        "{fix}", _ACT),
     "weight-skips-derivative": Record(
         "derivative missing in a dense layer's gradient", "{eq}: {it} dY itself where the gradient at the "
         "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {fixeq} with dZ = dY * f'(Z){same}",
@@ -3128,6 +3132,27 @@ def _group_norm_signature(m, n, X):
     return None
 
 
+def _softmax_jacobian(n, G, Y):
+    """``("missing-softmax-jacobian", fields)`` when ``Y`` is a softmax over the last axis (rows of positive entries
+    summing to 1) or a log-softmax (``exp(Y)`` such rows) and the numerical ``n`` is its Jacobian-vector product
+    (``s * (G - sum(G * s))``, or ``G - s * sum(G)``): a backward returning dY for a layer whose Jacobian is not
+    diagonal, whose fix is not ``dY * f'(X)`` (newuser30 F6); else None."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.shape != G.shape or Y.ndim < 1 or Y.shape[-1] < 2 or not np.all(np.isfinite(n)):
+        return None
+    for what, s, want, fix in (
+            ("softmax", Y, lambda s: s * (G - np.sum(G * s, axis=-1, keepdims=True)),
+             "dX = s * (dY - np.sum(dY * s, axis=-1, keepdims=True)), s = the softmax output (its Jacobian "
+             "diag(s) - s s^T applied to dY, row by row)"),
+            ("log-softmax", np.exp(np.minimum(Y, 0.0)), lambda s: G - s * np.sum(G, axis=-1, keepdims=True),
+             "dX = dY - np.exp(Y) * np.sum(dY, axis=-1, keepdims=True), Y the log-softmax output")):
+        if what == "log-softmax" and np.any(Y > 1e-12):
+            continue
+        if np.all(s > 0) and np.allclose(np.sum(s, axis=-1), 1.0, rtol=0, atol=1e-9) and close(n, want(s), 1e-5):
+            return "missing-softmax-jacobian", {"what": what, "fix": fix}
+    return None
+
+
 def _context_signature(L: _Layer, t, key, m, n):
     """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
     transposed in dX, the output used as input."""
@@ -3145,7 +3170,7 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return (_returned_upstream(n, G, L.params) or _scale_dropped(n, G, L) or _mean_path_dropped(n, G, L, key)
-                or ("missing-local-derivative", {}))
+                or _softmax_jacobian(n, G, Y) or ("missing-local-derivative", {}))
     if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
             and np.array_equal(Y, X) and (s := _mask_values(_per_dy(m, G), 12)) is not None):
         return "stale-mask", {"scale": f"{s:.6g}"}  # the identity's dX times the mask a training forward left
@@ -6576,7 +6601,9 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
     inputs = _probe_inputs(X, kw["seed"], owner)
     # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
-    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)
+    held = getattr(layer, "params", None)  # a weight (n_out, n_in) tells a batch-last X (n_in, m) (newuser30 F12)
+    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner,
+                              [*inputs[1:], *(held.values() if isinstance(held, Mapping) else ())])
     diag = Diagnosis(owner, training=training)
     try:
         pristine = copy.deepcopy(layer)  # the layer as it is now, for the cache probe (a sandboxed

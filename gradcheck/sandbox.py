@@ -718,6 +718,12 @@ def _sum_advice(tensor: str, name: str, shape: tuple[int, ...], dy_shape: tuple[
         axes = "0" if lead == 1 else repr(tuple(range(lead)))
         return (f"sum over the batch axis only, {tensor} = dY.sum(axis={axes}), not over every axis (dY.sum() "
                 "gives one number).")
+    ones = [i for i, (s, d) in enumerate(zip(shape, dy_shape)) if s == 1 and d > 1]
+    if lead == 0 and ones and all(s == d for i, (s, d) in enumerate(zip(shape, dy_shape)) if i not in ones):
+        # Andrew Ng's b (n, 1) beside dZ (n, m): the batch is axis 1, kept (newuser30 F5: np.sum(dZ) without axis)
+        axes = str(ones[0]) if len(ones) == 1 else repr(tuple(ones))
+        return (f"the sum is missing its axis, {tensor} = np.sum(dY, axis={axes}, keepdims=True) (the batch axis, "
+                "kept), not over every axis (np.sum(dY) gives one number).")
     return f"keep {name}'s axes when summing (dY.sum() over every axis gives one number)."
 
 
@@ -2315,9 +2321,12 @@ class RemoteLayer(_Remote):
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
             names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
+            xs = self._last_inputs  # a scalar for an input's gradient: its shape, for the advice (newuser30 F5)
             return tuple(_value_to_array(v, owner=self.class_name, produced_by=call, allow_none=True,
                                          tensor=names[i] if i < len(names) else f"gradient #{i + 1}",
-                                         integers=self.integers_read)
+                                         integers=self.integers_read,
+                                         like=(names[i][1:], tuple(np.shape(xs[i])), tuple(dY.shape))
+                                         if i < min(len(names), len(xs)) and np.ndim(xs[i]) else None)
                          for i, v in enumerate(value.get("items", [])))
         if value.get("kind") == "list" and (where := self.adapter("stored_inputs")):  # tester23s's D_xlist
             raise stored_inputs_error(self.class_name, call, where)

@@ -406,3 +406,54 @@ def test_pred_arg_with_a_loss_function_is_refused_naming_wrt(tmp_path):
     p, text = _check(tmp_path, LINREG, "linearRegCostFunction", "5,2", LINREG_INIT, "--pred-arg", "theta")
     assert p.returncode == 2 and "--pred-arg names the prediction argument of a loss class's forward" in text, text
     assert "--wrt theta" in text, text
+
+
+#: Andrew Ng's deep-learning course: a cost of the data X (n_x, m) given the dict `parameters` of arrays
+NG_DICT = """
+import numpy as np
+
+
+def model_cost(X, Y, parameters):
+    W1, b1 = parameters["W1"], parameters["b1"]
+    m = X.shape[1]
+    Z1 = np.dot(W1, X) + b1
+    J = 0.5 * np.sum((Z1 - Y) ** 2) / m
+    dZ1 = (Z1 - Y) / m
+    grads = {"dW1": np.dot(dZ1, X.T), "db1": np.sum(dZ1, axis=1, keepdims=True), "dX": np.dot(W1.T, dZ1)}
+    return J, grads["dX"]
+
+
+def model_cost_W1(X, Y, parameters, W1):
+    parameters = dict(parameters, W1=W1)
+    W1, b1 = parameters["W1"], parameters["b1"]
+    Z1 = np.dot(W1, X) + b1
+    m = X.shape[1]
+    dZ1 = (Z1 - Y) / m
+    return 0.5 * np.sum((Z1 - Y) ** 2) / m, np.dot(dZ1, X.T) * SCALE
+"""
+NG_PARAMS = {"W1": [[0.5, -0.3, 0.2], [0.1, 0.4, -0.6]], "b1": [[0.1], [-0.2]]}
+NG_INIT = json.dumps({"Y": [[1.0, 0.0, 1.0, 0.5], [0.0, 1.0, -1.0, 0.2]], "parameters": NG_PARAMS})
+
+
+def test_a_dict_of_nested_lists_in_init_is_passed_as_arrays(tmp_path):
+    """newuser30 F3: Ng's parameters {"W1": [[...]], ...} in --init stayed lists ('list' object has no attribute 'T',
+    exit 3) while the message said nested lists become float64 arrays; now the dict's lists are arrays too."""
+    p, text = _check(tmp_path, NG_DICT.replace("SCALE", "1"), "model_cost", "3,4", NG_INIT)
+    assert p.returncode == 0, text
+    assert "PASS: model_cost: dL/dX matches" in text and "no attribute" not in text, text
+
+
+@pytest.mark.parametrize(("scale", "code"), [("1", 0), ("2", 1)])
+def test_wrt_a_dict_argument_is_refused_with_a_recipe_that_works(tmp_path, scale, code):
+    """--wrt parameters (a dict): a usage error naming its entries and the function to add; that function, checked as
+    the message says, passes when right and fails a factor 2 in dW1."""
+    p, text = _check(tmp_path, NG_DICT.replace("SCALE", scale), "model_cost", "3,4", NG_INIT, "--wrt", "parameters")
+    assert p.returncode == 2, text
+    assert "--wrt parameters: parameters is a dict of 2 entries (W1, b1), not an array" in text, text
+    assert ("def model_cost_W1(X, Y, parameters, W1): parameters = dict(parameters, W1=W1); J, grads = "
+            "model_cost(X, Y, parameters); return J, grads['dW1']") in text, text
+    assert "--loss" in text and "--wrt W1" in text, text
+    init = json.dumps({**json.loads(NG_INIT), "W1": NG_PARAMS["W1"]})
+    p, text = _check(tmp_path, NG_DICT.replace("SCALE", scale), "model_cost_W1", "3,4", init, "--wrt", "W1")
+    assert p.returncode == code, text
+    assert ("PASS: model_cost_W1: dL/dW1 matches" if code == 0 else "gradient mismatch in dW1") in text, text

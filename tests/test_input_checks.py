@@ -17,7 +17,7 @@ import manualprop as mp
 from gradcheck import check_layer, check_loss
 from gradcheck._validation import shared_entries
 from gradcheck.diagnose import diagnose_layer
-from gradcheck.errors import EXIT_PASS, EXIT_STUDENT, ProtocolError, UsageError
+from gradcheck.errors import EXIT_PASS, EXIT_STUDENT, GradientShapeError, ProtocolError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,6 +138,67 @@ def test_diagnose_layer_warns_once_about_a_batch_of_one():
     assert diag.passed
     assert len(_batch_warnings(caught)) == 1
     assert any("batch of one" in n for n in diag.result.notes)
+
+
+class _ColumnDense:
+    """Nielsen's layout (newuser30 F12): x a column (n_in, 1), z = W x + b; db = delta, no sum over the columns."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((3, 4)), "b": rng.standard_normal((3, 1))}
+        self.grads = {}
+
+    def forward(self, x):
+        self.x = x
+        return self.params["W"] @ x + self.params["b"]
+
+    def backward(self, delta):
+        self.grads = {"W": delta @ self.x.T, "b": delta}  # right for one column only
+        return self.params["W"].T @ delta
+
+
+def test_batch_last_layouts_warn_about_a_batch_of_one_on_axis_1():
+    """A column layout's batch is axis 1: (4, 1) is one sample, the db = delta bug it hides is found at (4, 2)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = check_layer(_ColumnDense(), (4, 1), twin=None)
+    assert res.passed  # one column: db = delta is right ...
+    (msg,) = _batch_warnings(caught)
+    assert "X of shape (4, 1) (its batch axis is axis 1" in msg and "at least 2, e.g. (4, 2)" in msg
+    assert msg in res.notes
+    with pytest.raises(GradientShapeError, match=r"b.*\(3, 2\)"):  # ... two columns: db has the batch's shape, (3, 2)
+        check_layer(_ColumnDense(), (4, 2), twin=None)
+    with warnings.catch_warnings(record=True) as caught:  # batch-first, one feature: 5 samples, no warning
+        warnings.simplefilter("always")
+        check_layer(mp.Linear(1, 3, rng=0), (5, 1))
+        diagnose_layer(_ColumnDense(), (4, 2))
+    assert _batch_warnings(caught) == []
+
+
+COURSERA_DB = """
+import numpy as np
+
+def linear_forward(A, W, b):
+    return np.dot(W, A) + b, (A, W, b)
+
+def linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    return np.dot(W.T, dZ), np.dot(dZ, A_prev.T), dZ  # db = dZ: no sum over the batch (axis 1)
+"""
+
+
+def test_cli_warns_about_a_batch_of_one_in_a_coursera_pair(tmp_path):
+    """Coursera's linear_forward(A, W, b), A (n_in, m): m = 1 is axis 1's size (newuser30 F12)."""
+    from test_cli import run_here
+
+    (tmp_path / "lin.py").write_text(COURSERA_DB)
+    p = run_here("check", f"{tmp_path / 'lin.py'}::linear", "--input-shape", "5,1;3,5;3,1")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == EXIT_PASS, p.stdout + p.stderr
+    assert "batch of one: linear is checked with A of shape (5, 1) (its batch axis is axis 1" in err
+    assert "e.g. (5, 2)" in err and err.count("gradcheck: warning: batch of one") == 1
+    p2 = run_here("check", f"{tmp_path / 'lin.py'}::linear", "--input-shape", "5,2;3,5;3,1")
+    assert p2.returncode != EXIT_PASS and "batch of one" not in p2.stdout + p2.stderr
 
 
 STUDENT = """
