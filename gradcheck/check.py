@@ -207,7 +207,8 @@ def _as_cli_reads(layer: Any, inputs: list[np.ndarray]) -> Any:
         ps = inspect.signature(layer.forward).parameters.values()
     except (TypeError, ValueError):
         return layer
-    if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps):
+    if isinstance(getattr(layer, "params", None), dict) and any(
+            p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps):
         return layer
     from ._adapters import adapt
     return adapt(layer, [x.copy() for x in inputs])[0]

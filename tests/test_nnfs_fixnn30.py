@@ -1,0 +1,92 @@
+"""Session 30's Neural Networks from Scratch tester's findings (tester30n, fixer fixnn30), on the book's Ch22 classes
+(tests/fixtures/nnfs_ch22_classes.py, copied verbatim with their provenance); each planted bug one edit of them."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+from test_cli import both, run_here
+
+NNFS22 = pathlib.Path(__file__).parent / "fixtures" / "nnfs_ch22_classes.py"
+
+
+def nnfs_file(tmp_path, *edits, name="book.py"):
+    """The book's Ch22 classes with each ``(old, new)`` of ``edits`` replaced once (asserted unique)."""
+    text = NNFS22.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    f = tmp_path / name
+    f.write_text(text)
+    return f
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location(f"nnfs22_{path.stem}", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+CCE = ("--loss", "--input-shape", "8,3", "--pred", "probs", "--targets", "labels:3")
+BCE = ("--loss", "--input-shape", "8,3", "--pred", "unit", "--targets", "labels:2")
+REGR = ("--loss", "--input-shape", "8,3", "--pred", "real", "--targets", "real")
+
+
+@pytest.mark.parametrize("cls, args", [("Loss_CategoricalCrossentropy", CCE), ("Loss_BinaryCrossentropy", BCE),
+                                       ("Loss_MeanSquaredError", REGR)])
+def test_ch22_losses_are_checked_after_new_pass(tmp_path, cls, args):
+    """M1: Ch18-22's Loss.calculate adds to self.accumulated_sum, which only new_pass() creates: every loss was NOT
+    CHECKED (exit 3, "no attribute 'accumulated_sum'", blaming forward or the targets). gradcheck now calls
+    new_pass() before calculate, as the book's Model.train does each epoch (the reset hooks' table, beside numpy-ml's
+    flush_gradients()): the book's losses PASS, their gradient compared in full."""
+    f = nnfs_file(tmp_path)
+    p = run_here("check", f"{f}::{cls}", *args)
+    text = both(p)
+    assert p.returncode == 0, text
+    assert "accumulated_sum" not in text and "all 24 ok" in text and f"PASS: {cls}: dL/dy_pred matches" in text, text
+
+
+def test_ch22_calculate_with_regularization_by_default_checks_the_data_loss(tmp_path):
+    """M1: a calculate(..., include_regularization=True) by default returns (data_loss, regularization_loss), the
+    latter read from self.trainable_layers, which only the book's Model sets: the check asks for the data loss
+    (include_regularization=False) and PASSes."""
+    f = nnfs_file(tmp_path, ("def calculate(self, output, y, *, include_regularization=False):",
+                             "def calculate(self, output, y, *, include_regularization=True):"))
+    p = run_here("check", f"{f}::Loss_MeanSquaredError", *REGR)
+    text = both(p)
+    assert p.returncode == 0 and "all 24 ok" in text, text
+
+
+@pytest.mark.parametrize("cls, args, edit, named", [
+    ("Loss_CategoricalCrossentropy", CCE, ("self.dinputs = -y_true / dvalues", "self.dinputs = y_true / dvalues"),
+     "sign"),
+    ("Loss_MeanSquaredError", REGR, ("-2 * (y_true - dvalues)", "-(y_true - dvalues)"), "2"),
+    ("Loss_MeanAbsoluteError", REGR, None, "sign"),  # the book's own MAE backward, as printed: sign(y_true - y_pred)
+])
+def test_ch22_loss_bugs_fail(tmp_path, cls, args, edit, named):
+    """M1: the planted Ch22 loss bugs (and the book's MAE, whose np.sign(y_true - dvalues) is -dL/dy_pred) were NOT
+    CHECKED; they now FAIL (exit 1), with the diagnosis naming the bug as for the Ch17 classes."""
+    f = nnfs_file(tmp_path, *([edit] if edit else []))
+    p = run_here("check", f"{f}::{cls}", *args)
+    text = both(p)
+    assert p.returncode == 1, text
+    assert f"FAIL {cls} dy_pred" in text and named in text.split(f"FAIL {cls} dy_pred")[1], text
+
+
+def test_check_layer_takes_the_books_forward_with_training(tmp_path):
+    """M2: the Python API's check_layer refused Ch15-22's Layer_Dense (forward(inputs, training) storing
+    self.output): "returned None ... store it as self.output"; the CLI accepted it. check_layer now reads such a
+    layer as the CLI does (gradcheck._adapters.adapt): the book's layer PASSes, a planted dbiases bug FAILs."""
+    from gradcheck.check import check_layer
+
+    m = load(nnfs_file(tmp_path))
+    r = check_layer(m.Layer_Dense(5, 3), (8, 5))
+    assert r.passed, str(r)
+    rows = [row.split() for row in str(r).split("\n")]
+    assert {"dX", "dweights", "dbiases"} <= {t for row in rows for t in row[:2]}, str(r)
+    bad = load(nnfs_file(tmp_path, ("self.dbiases = np.sum(dvalues, axis=0, keepdims=True)",
+                                    "self.dbiases = np.mean(dvalues, axis=0, keepdims=True)"), name="bad.py"))
+    r = check_layer(bad.Layer_Dense(5, 3), (8, 5))
+    assert not r.passed and r.failing_tensors == ["dbiases"], str(r)
