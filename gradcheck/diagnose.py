@@ -321,8 +321,7 @@ DIAGNOSES: dict[str, Record] = {
     "penalty-l2-half": Record(
         "L2 gradient halved", "{t}'s term that does not multiply dY, backward(0)'s {t}, is l2*{w}: half the gradient "
         "of the L2 penalty the layer states ({names} = {l1:g}, {l2:g}): the derivative of l2*sum({w}**2) is "
-        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.dweights += 2 * "
-        "self.weight_regularizer_l2 * self.weights)", _LIN),
+        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.{t} += 2 * self.{l2name} * self.{w})", _LIN),
     "penalty-l1-sign": Record(
         "L1 gradient sign", "{t}'s term that does not multiply dY, backward(0)'s {t}: its L1 part {how}, but the "
         "gradient of l1*sum|{w}| (the penalty the layer states, {names} = {l1:g}, {l2:g}) is +l1 where {w} > 0 "
@@ -525,6 +524,11 @@ DIAGNOSES: dict[str, Record] = {
         "the batch and its {c:.6g} classes divides by N x {c:.6g}, where backward divided by N)", "divide by the "
         "number of entries the mean averages (the array's size) in backward, or average over the batch alone in "
         "forward (the sum over the other axes, divided by N), whichever loss you mean"),
+    "factor-classes": Record(
+        "divided by the classes, not the samples", "{t} is {c:.6g} = N/K = {n}/{k} times the correct gradient: "
+        "backward divides by the number of classes K = {k} (y_pred's last axis, len(dvalues[0])) where the mean over "
+        "the batch divides by the number of samples N = {n} (len(dvalues))", "divide by the number of samples "
+        "(Neural Networks from Scratch: samples = len(dvalues); self.dinputs = self.dinputs / samples)"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
         "(L(y_true + s d) = s**{p} L(y_true + d)), and the factor {p} of the derivative of the {what} (d/dx x**{p} = "
@@ -2059,7 +2063,8 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
-        found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
+        found = (name_power_factor(tensor, manual, numerical, forward, y_true, y_pred)
+                 or name_classes_count(tensor, manual, numerical, shape) or found)
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
@@ -2528,6 +2533,34 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
     if not worst < 1e-5:
         return None
     return _find("target-gradient", tensor, pred=names[0], target=names[1], rel=worst)
+
+
+def name_classes_count(tensor: str, manual: Any, numerical: Any, shape: tuple) -> Finding | None:
+    """A loss's gradient ``N/K`` times the correct one, ``y_pred`` of shape (N, ..., K) with N != K: backward
+    divides by the number of classes K where the batch mean divides by the number of samples N (tester30n:
+    Neural Networks from Scratch's ``self.dinputs / labels`` for ``/ samples``). An exact factor, to a relative 1e-6.
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like
+        Backward's result and the central differences of L (the same shape).
+    shape : tuple of int
+        ``y_pred``'s shape.
+
+    Returns
+    -------
+    Finding or None
+        ``"factor-classes"``, or None when ``manual`` is not ``N/K`` times ``numerical``.
+    """
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if len(shape) < 2 or shape[0] == shape[-1] or m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
+        return None
+    c, want = float(np.sum(m * n) / np.sum(n * n)), shape[0] / shape[-1]
+    if abs(c / want - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
+        return None
+    return _find("factor-classes", tensor, c=c, n=shape[0], k=shape[-1])
 
 
 def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any) -> Finding | None:
@@ -7378,7 +7411,7 @@ class _Probes:
                 return done
         l1, l2, names = stated
         self.penalties[key] = "stated"
-        fields = dict(w=key, names=names, l1=l1, l2=l2)
+        fields = dict(w=key, names=names, l1=l1, l2=l2, l2name=names.split(", ")[-1])
         sign = np.sign(P)
         if _penalty_close(free, l1 * sign + 2 * l2 * P, P, l1):
             self.find("penalty-checked", t, "info", **fields)

@@ -90,3 +90,33 @@ def test_check_layer_takes_the_books_forward_with_training(tmp_path):
                                     "self.dbiases = np.mean(dvalues, axis=0, keepdims=True)"), name="bad.py"))
     r = check_layer(bad.Layer_Dense(5, 3), (8, 5))
     assert not r.passed and r.failing_tensors == ["dbiases"], str(r)
+
+
+def test_bias_l2_half_hint_quotes_the_bias_line(tmp_path):
+    """L: a dbiases L2 term halved (l2*biases for 2*l2*biases) ended with the book's fix for dweights
+    ("self.dweights += 2 * self.weight_regularizer_l2 * self.weights"); it now quotes the bias line."""
+    import json
+
+    f = nnfs_file(tmp_path, ("self.dbiases += 2 * self.bias_regularizer_l2 * \\\n",
+                             "self.dbiases += self.bias_regularizer_l2 * \\\n"))
+    p = run_here("check", f"{f}::Layer_Dense", "--input-shape", "8,5", "--init",
+                 json.dumps({"n_inputs": 5, "n_neurons": 3, "bias_regularizer_l2": 0.4}))
+    text = both(p)
+    assert p.returncode == 1 and "L2 gradient halved" in text, text
+    diag = text.split("diagnosis:")[1]
+    assert "self.dbiases += 2 * self.bias_regularizer_l2 * self.biases" in diag and "self.dweights" not in diag, text
+
+
+def test_cce_divided_by_classes_names_both_counts(tmp_path):
+    """L: a cross-entropy backward divided by the number of classes (labels = len(dvalues[0])) instead of samples
+    was "1.6 times the correct gradient: a constant factor is wrong somewhere"; with N = 16 samples and K = 10
+    classes the factor is exactly N/K, now named with both counts; a square batch (N = K) makes no such claim."""
+    edit = ("self.dinputs = -y_true / dvalues\n        # Normalize gradient\n        self.dinputs = self.dinputs / samples",
+            "self.dinputs = -y_true / dvalues\n        self.dinputs = self.dinputs / labels")
+    f = nnfs_file(tmp_path, edit)
+    p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "16,10", "--pred",
+                 "probs", "--targets", "labels:10")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dy_pred is 1.6 = N/K = 16/10 times the correct gradient" in text, text
+    assert "number of classes K = 10" in text and "number of samples N = 16" in text, text
