@@ -120,3 +120,23 @@ def test_cce_divided_by_classes_names_both_counts(tmp_path):
     assert p.returncode == 1, text
     assert "dy_pred is 1.6 = N/K = 16/10 times the correct gradient" in text, text
     assert "number of classes K = 10" in text and "number of samples N = 16" in text, text
+
+
+def test_dbiases_summed_over_axis_1_names_the_axis(tmp_path):
+    """L: np.sum(dvalues, axis=1, keepdims=True) gives dbiases of shape (8, 1) for biases (1, 3): the shape error
+    gave no hint; it now names the axis summed (1) and the one due (0)."""
+    f = nnfs_file(tmp_path, ("np.sum(dvalues, axis=0, keepdims=True)", "np.sum(dvalues, axis=1, keepdims=True)"))
+    p = run_here("check", f"{f}::Layer_Dense", "--input-shape", "8,5", "--init", '{"n_inputs": 5, "n_neurons": 3}')
+    text = both(p)
+    assert p.returncode == 1 and "gave dbiases with shape (8, 1); expected shape (1, 3)" in text, text
+    assert "dbiases has size 1 on axis 1 where the expected shape has it on axis 0: a sum with keepdims=True over " \
+           "axis=0, not axis=1" in text, text
+
+
+def test_size1_axes_rule():
+    """The rule behind that hint: each shape has size 1 where the other has not, by axis."""
+    from gradcheck._validation import _size1_axes
+
+    assert _size1_axes((8, 1), (1, 3)) == (1, 0)
+    assert _size1_axes((1, 1, 5), (4, 6, 1)) == ((0, 1), 2)
+    assert _size1_axes((1, 3), (3,)) is None and _size1_axes((8, 3), (1, 3)) is None
