@@ -140,3 +140,29 @@ def test_size1_axes_rule():
     assert _size1_axes((8, 1), (1, 3)) == (1, 0)
     assert _size1_axes((1, 1, 5), (4, 6, 1)) == ((0, 1), 2)
     assert _size1_axes((1, 3), (3,)) is None and _size1_axes((8, 3), (1, 3)) is None
+
+
+COMB = ("--loss", "--input-shape", "8,3", "--pred", "real", "--targets", "labels:3")
+CHECKED = '''
+
+class Checked(Activation_Softmax_Loss_CategoricalCrossentropy):
+    def forward(self, inputs, y_true):
+        softmax = Activation_Softmax(); softmax.forward(inputs, False); self.output = softmax.output; return np.mean(Loss_CategoricalCrossentropy().forward(self.output, y_true))
+'''
+
+
+def test_backward_only_combined_class_says_how_to_check_it(tmp_path):
+    """L: Ch22's Activation_Softmax_Loss_CategoricalCrossentropy (backward only) got "Expected the manualprop loss
+    protocol: forward(), backward()"; the usage error now names the book's Ch10-17 class with forward(inputs, y_true)
+    and a subclass whose forward is the one the message quotes; that subclass, written as quoted, PASSes."""
+    f = nnfs_file(tmp_path)
+    p = run_here("check", f"{f}::Activation_Softmax_Loss_CategoricalCrossentropy", *COMB)
+    text = both(p)
+    assert p.returncode == 2 and "has backward() but no forward()" in text, text
+    assert "Ch17_Final.py::Activation_Softmax_Loss_CategoricalCrossentropy" in text and "manualprop loss" not in text
+    quoted = text.split("`def forward(self, inputs, y_true): ")[1].split("`")[0]
+    assert quoted == CHECKED.split("def forward(self, inputs, y_true):\n        ")[1].strip(), (quoted, text)
+    g = tmp_path / "checked.py"
+    g.write_text(f.read_text() + CHECKED)
+    p = run_here("check", f"{g}::Checked", *COMB)
+    assert p.returncode == 0 and "PASS: Checked: dL/dy_pred matches" in both(p), both(p)
