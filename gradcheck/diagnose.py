@@ -524,6 +524,11 @@ DIAGNOSES: dict[str, Record] = {
         "the batch and its {c:.6g} classes divides by N x {c:.6g}, where backward divided by N)", "divide by the "
         "number of entries the mean averages (the array's size) in backward, or average over the batch alone in "
         "forward (the sum over the other axes, divided by N), whichever loss you mean"),
+    "label-added": Record(
+        "1 added at the label", "{t} is +2/N = {v:.6g} too large at each sample's true class (N = {n}) and right "
+        "elsewhere: backward adds 1 at the label where the gradient of softmax + cross-entropy, (softmax - "
+        "one_hot(y)) / N, subtracts it", "subtract 1 (Neural Networks from Scratch: self.dinputs[range(samples), "
+        "y_true] -= 1, not += 1)"),
     "factor-classes": Record(
         "divided by the classes, not the samples", "{t} is {c:.6g} = N/K = {n}/{k} times the correct gradient: "
         "backward divides by the number of classes K = {k} (y_pred's last axis, len(dvalues[0])) where the mean over "
@@ -2067,6 +2072,7 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
                  or name_classes_count(tensor, manual, numerical, shape) or found)
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
+            or name_label_added(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
             or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
@@ -2436,6 +2442,39 @@ def name_ignored_target(tensor: str, manual: Any, numerical: Any, y_true: Any) -
                 if rowwise else f"nonzero values at {int(bad.sum())} of them")
         return _find("ignored-target-not-masked", tensor, k=k, n=y.size, rows=rows, c=float(c), what=what)
     return None
+
+
+def name_label_added(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
+    """A softmax + cross-entropy backward that adds 1 at each sample's label where it subtracts 1 (tester30n: Neural
+    Networks from Scratch's ``self.dinputs[range(samples), y_true] += 1`` for ``-= 1``): ``manual - numerical`` is
+    ``+2/N`` at the label of each of the N rows and 0 elsewhere, exactly (to the check's round-off).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like, shape (N, C)
+        Backward's result and the central differences of L.
+    y_true : array_like of int, shape (N,), or one-hot of shape (N, C)
+        The class labels.
+
+    Returns
+    -------
+    Finding or None
+        ``"label-added"``, or None.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if n.ndim != 2 or m.shape != n.shape or n.shape[1] < 2 or not np.all(np.isfinite(m - n)):
+        return None
+    if y.shape == n.shape and np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1):
+        y = y.argmax(axis=1)  # one-hot rows: their labels
+    if y.shape != n.shape[:1] or not np.all(y == np.round(y)) or not np.all((y >= 0) & (y < n.shape[1])):
+        return None
+    label = np.zeros(n.shape)
+    label[np.arange(n.shape[0]), y.astype(np.int64)] = 1.0
+    if not close(m - n, 2.0 / n.shape[0] * label, 1e-5, 1e-9):
+        return None
+    return _find("label-added", tensor, n=n.shape[0], v=2.0 / n.shape[0])
 
 
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:

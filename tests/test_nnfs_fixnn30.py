@@ -166,3 +166,17 @@ def test_backward_only_combined_class_says_how_to_check_it(tmp_path):
     g.write_text(f.read_text() + CHECKED)
     p = run_here("check", f"{g}::Checked", *COMB)
     assert p.returncode == 0 and "PASS: Checked: dL/dy_pred matches" in both(p), both(p)
+
+
+@pytest.mark.parametrize("targets", ["labels:3", "onehot:3"])
+def test_combined_backward_adding_one_at_the_label_is_named(tmp_path, targets):
+    """L: the combined softmax + cross-entropy backward with `self.dinputs[range(samples), y_true] += 1` (for -= 1)
+    was "no known bug pattern"; manual - numerical is exactly +2/N at each label and 0 elsewhere: now named."""
+    f = nnfs_file(tmp_path, ("self.dinputs[range(samples), y_true] -= 1", "self.dinputs[range(samples), y_true] += 1"))
+    g = tmp_path / "checked.py"
+    g.write_text(f.read_text() + CHECKED)
+    p = run_here("check", f"{g}::Checked", *COMB[:-1], targets)
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dy_pred is +2/N = 0.25 too large at each sample's true class (N = 8) and right elsewhere" in text, text
+    assert "-= 1, not += 1" in text and "no known bug pattern" not in text, text
