@@ -1302,7 +1302,17 @@ def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=
     kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
+    if seed is not None:  # tester30n: __init__'s np.random.randn (Neural Networks from Scratch) repeats with --seed
+        seed_globals(seed)
     return target(**kwargs)
+
+
+def seed_globals(seed):
+    """Set numpy's global generator (``np.random.seed``) and Python's ``random`` to ``seed``: a layer whose
+    ``__init__`` or forward draws from them (``0.01 * np.random.randn(n_inputs, n_neurons)``) draws the same numbers
+    in every run with that seed, so the figures a report prints with ``seed=N`` repeat. Returns None."""
+    np.random.seed(seed)
+    random.seed(seed)
 
 
 def call_as_forward(obj):
@@ -6560,8 +6570,7 @@ def same_draws(obj, seed=0):
     ``"rewind"``) to rewind to those from now on: ``obj`` and a copy of it built from edited files
     (:func:`gradcheck._float64_copy.own_gradients`), each in its own process, then draw the same masks. Returns
     None."""
-    np.random.seed(seed)
-    random.seed(seed)
+    seed_globals(seed)
     gens = generators(obj)
     for i, g in enumerate(gens):
         if isinstance(g, np.random.Generator):

@@ -180,3 +180,20 @@ def test_combined_backward_adding_one_at_the_label_is_named(tmp_path, targets):
     assert p.returncode == 1, text
     assert "dy_pred is +2/N = 0.25 too large at each sample's true class (N = 8) and right elsewhere" in text, text
     assert "-= 1, not += 1" in text and "no known bug pattern" not in text, text
+
+
+def test_build_seeds_numpys_global_generator(tmp_path):
+    """L: the report says seed=0 while the book's Layer_Dense draws 0.01 * np.random.randn(...) from numpy's global
+    generator, which the sandbox's child reseeds afresh: its figures changed from run to run. build() now sets the
+    global generators from --seed before constructing: the same weights for one seed, whatever came before."""
+    from gradcheck import _adapters
+
+    m = load(nnfs_file(tmp_path))
+    np.random.seed(None)
+    a = _adapters.build("layer", m.Layer_Dense, {"n_inputs": 5, "n_neurons": 3}, 0).weights
+    np.random.seed(None)
+    b = _adapters.build("layer", m.Layer_Dense, {"n_inputs": 5, "n_neurons": 3}, 0).weights
+    c = _adapters.build("layer", m.Layer_Dense, {"n_inputs": 5, "n_neurons": 3}, 1).weights
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, 0.01 * np.random.RandomState(0).randn(5, 3))
+    assert not np.array_equal(a, c)
