@@ -222,10 +222,10 @@ DIAGNOSES: dict[str, Record] = {
         "this forward, which is {c:.6g} times the reference's: the factor is forward's, not backward's{drop}",
         "{fix}"),
     "numpy-patched": Record(
-        "numpy replaced", "forward returns {dtype} for a float64 input, and the checked code replaced numpy's own "
-        "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
-        "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
-        "checked", "{fix}", _NUM),
+        "numpy replaced", "{returns}, and the checked code replaced numpy's own {names} (with {by}'s), which give "
+        "float32 wherever forward or backward calls them (the float32 comes from the replaced functions, not "
+        "necessarily from the layer), and a check to 1e-6 needs float64 (float32 keeps about {digits} significant "
+        "digits), so the layer is not checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
     # float32 code checked on its float64 copy (gradcheck._float64_copy; tester25s, session 26)
     "float64-copy": Record(
@@ -7163,11 +7163,14 @@ class _Probes:
         weights = [] if floats else [w for w in self.params.values() if isinstance(w, np.ndarray)]
         low = _low_precision(y_dtype, floats or weights)  # cannot reach 1e-6
         given = "a float64 input" if floats else "float64 parameters (the input holds integers)"
-        if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
-            self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
-                       **_precision(y_dtype))
-            raise NotCheckedError(f"forward returns {y_dtype}: the checked code replaced numpy's {patched['names']} "
-                                  f"(with {patched['by']}'s; see the diagnosis)")
+        if ok and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32; one rule
+            # whatever Y's dtype (tester30n: Softmax's float64 forward, its backward's np.dot float32)
+            returns = f"forward returns {y_dtype} for {given}" + ("" if low else " (its backward may not)")
+            self.probe(2, False, f"Y is {y_dtype}, expected float64" if low else f"{patched['names']} replaced",
+                       "numpy-patched", "Y", returns=returns, **patched, **_precision(y_dtype if low else np.float32))
+            raise NotCheckedError(f"{'forward returns ' + str(y_dtype) if low else 'numpy replaced'}: the checked "
+                                  f"code replaced numpy's {patched['names']} (with {patched['by']}'s; see the "
+                                  "diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", given=given, dlfs=_dlfs_f(y_dtype, layer), **_precision(y_dtype))

@@ -197,3 +197,29 @@ def test_build_seeds_numpys_global_generator(tmp_path):
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, 0.01 * np.random.RandomState(0).randn(5, 3))
     assert not np.array_equal(a, c)
+
+
+def test_nnfs_init_is_one_rule_for_float32_forward_and_float32_backward(tmp_path):
+    """L: with the book's nnfs.init() (nnfs 0.5.1, tests/fixtures/nnfs_pkg) Layer_Dense's forward returns float32
+    and was NOT CHECKED naming nnfs.init(), while Activation_Softmax (float64 forward, its backward's np.dot returning
+    float32) PASSed with no word. One rule now: numpy replaced -> NOT CHECKED, naming the functions and the fix, for
+    both; with nnfs.init(dot_precision_workaround=False, default_dtype=None) Softmax PASSes."""
+    import shutil
+
+    shutil.copytree(pathlib.Path(__file__).parent / "fixtures" / "nnfs_pkg" / "nnfs", tmp_path / "nnfs")
+    f = tmp_path / "init.py"
+    f.write_text("import nnfs\n\nnnfs.init()\n" + nnfs_file(tmp_path).read_text())
+    fix = "nnfs.init(dot_precision_workaround=False, default_dtype=None)"
+    for cls, args in (("Activation_Softmax", ("--input-shape", "8,3")),
+                      ("Layer_Dense", ("--input-shape", "8,5", "--init", '{"n_inputs": 5, "n_neurons": 3}'))):
+        p = run_here("check", f"{f}::{cls}", *args)
+        text = both(p)
+        assert p.returncode == 3, text
+        assert "the checked code replaced numpy's own np.dot, np.zeros, np.eye, np.random.randn (with nnfs.core's)" \
+               in text and fix in text, text
+    p = run_here("check", f"{f}::Activation_Softmax", "--input-shape", "8,3")
+    assert "forward returns float64 for a float64 input (its backward may not)" in both(p), both(p)
+    g = tmp_path / "off.py"
+    g.write_text(f"import nnfs\n\n{fix}\n" + nnfs_file(tmp_path).read_text())
+    p = run_here("check", f"{g}::Activation_Softmax", "--input-shape", "8,3")
+    assert p.returncode == 0, both(p)
