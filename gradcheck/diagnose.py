@@ -849,6 +849,21 @@ DIAGNOSES: dict[str, Record] = {
         "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True))",
         "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-plus": Record(
+        "softmax Jacobian's outer product added", "{t} = p * (dY + (dY * p).sum(axis={axis})): the Jacobian is built "
+        "as diag(p) + p p^T, but dp_j/dx_i = p_j * (delta_ij - p_i): the outer product is subtracted",
+        "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
+        "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-inner": Record(
+        "softmax Jacobian with the inner product", "{t} = p * dY - (p * p).sum(axis={axis}) * dY.sum(axis={axis}): "
+        "the Jacobian subtracts p^T p (one number, the inner product, for p a column (K, 1)) from every entry where "
+        "the outer product p p^T (K, K) is due", "np.dot(p, p.T) for p of shape (K, 1), not np.dot(p.T, p): "
+        "jacobian = np.diagflat(p) - np.dot(p, p.T)", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-at-input": Record(
+        "softmax Jacobian built from the input", "{t} = X * (dY - (dY * X).sum(axis={axis})): the Jacobian is built "
+        "from forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * (delta_ij - "
+        "p_i))", "build the Jacobian from the output forward stored (Neural Networks from Scratch: "
+        "enumerate(zip(self.output, dvalues)), not self.inputs)", "03-softmax-cross-entropy.md"),
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
@@ -3340,6 +3355,13 @@ def _activation_signature(m, n, inputs, Y, G):
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
+        if softmax and close(n, vjp, 1e-5) and not close(m, n, 1e-5):  # tester30n: the book's Jacobian loop's slips
+            dot = lambda a: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
+            for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
+                                ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
+                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
+                if wrong is not None and close(m, wrong, 1e-5):
+                    return code, {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
         for other in range(Y.ndim):  # the sum over another axis than the softmax's
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):

@@ -223,3 +223,20 @@ def test_nnfs_init_is_one_rule_for_float32_forward_and_float32_backward(tmp_path
     g.write_text(f"import nnfs\n\n{fix}\n" + nnfs_file(tmp_path).read_text())
     p = run_here("check", f"{g}::Activation_Softmax", "--input-shape", "8,3")
     assert p.returncode == 0, both(p)
+
+
+@pytest.mark.parametrize("edit, named", [
+    (("np.diagflat(single_output) - \\", "np.diagflat(single_output) + \\"), "the Jacobian is built as diag(p) + p p^T"),
+    (("np.dot(single_output, single_output.T)", "np.dot(single_output.T, single_output)"),
+     "the Jacobian subtracts p^T p"),
+    (("enumerate(zip(self.output, dvalues))", "enumerate(zip(self.inputs, dvalues))"),
+     "the Jacobian is built from forward's input X"),
+])
+def test_softmax_jacobian_slips_are_named(tmp_path, edit, named):
+    """L: the book's softmax Jacobian loop with + for -, p^T p for p p^T, or built from self.inputs was "no known
+    bug pattern"; each gives an exact formula of p (or X) and dY, now named."""
+    f = nnfs_file(tmp_path, edit)
+    p = run_here("check", f"{f}::Activation_Softmax", "--input-shape", "8,5")
+    text = both(p)
+    assert p.returncode == 1 and named in text.split("diagnosis:")[1], text
+    assert "no known bug pattern" not in text, text
