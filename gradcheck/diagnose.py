@@ -661,6 +661,10 @@ DIAGNOSES: dict[str, Record] = {
         "ReLU's mask inverted", "{t} = dY * (X <= 0): backward passes dY where X <= 0 and stops it where X > 0, the "
         "opposite of ReLU's derivative, the 0/1 mask (X > 0) ({k} of {n} entries of X are > 0)",
         "dX = dY * (X > 0): the gradient flows where the unit was active", _ACT),
+    "relu-mask-on-dy": Record(
+        "ReLU's mask taken from dY", "{t} = dY * (dY > 0): backward masks dY by its own sign where ReLU's derivative, "
+        "the 0/1 mask of forward's input (X > 0), is due ({k} of {n} entries differ)", "mask by the input forward "
+        "stored (Neural Networks from Scratch: self.dinputs[self.inputs <= 0] = 0, not dvalues <= 0)", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -3344,6 +3348,9 @@ def _activation_signature(m, n, inputs, Y, G):
     if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
             and close(m, G * (X <= 0)) and not close(m, n, 1e-5)):  # tester27s: (Z < 0) for (Z > 0), a student's slip
         return "relu-mask-inverted", {"k": int((X > 0).sum()), "n": X.size}
+    if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
+            and close(m, G * (G > 0)) and not close(m, n, 1e-5)):  # tester30n: dinputs[dvalues <= 0] = 0
+        return "relu-mask-on-dy", {"k": int(((X > 0) != (G > 0)).sum()), "n": X.size}
     for name, right, got, d in (("tanh", "(1 - out**2)", "(1 - X**2)", lambda v: 1 - v**2),
                                 ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
         if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):

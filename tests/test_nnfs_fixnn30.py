@@ -240,3 +240,14 @@ def test_softmax_jacobian_slips_are_named(tmp_path, edit, named):
     text = both(p)
     assert p.returncode == 1 and named in text.split("diagnosis:")[1], text
     assert "no known bug pattern" not in text, text
+
+
+def test_relu_mask_on_dvalues_is_named(tmp_path):
+    """L: the book's ReLU backward with `self.dinputs[dvalues <= 0] = 0` (for self.inputs <= 0) was "no known bug
+    pattern"; dX = dY * (dY > 0) where dY * (X > 0) is due: now named, quoting the book's line."""
+    f = nnfs_file(tmp_path, ("self.dinputs[self.inputs <= 0] = 0", "self.dinputs[dvalues <= 0] = 0"))
+    p = run_here("check", f"{f}::Activation_ReLU", "--input-shape", "8,5")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dX = dY * (dY > 0): backward masks dY by its own sign" in text.split("diagnosis:")[1], text
+    assert "self.dinputs[self.inputs <= 0] = 0, not dvalues <= 0" in text, text
