@@ -1,5 +1,6 @@
-"""Session 30's Neural Networks from Scratch tester's findings (tester30n, fixer fixnn30), on the book's Ch22 classes
-(tests/fixtures/nnfs_ch22_classes.py, copied verbatim with their provenance); each planted bug one edit of them."""
+"""Session 30's Neural Networks from Scratch tester's findings (tester30n, fixer fixnn30), on the book's classes
+(tests/fixtures/nnfs_ch22_classes.py and nnfs_ch18_layers.py, copied verbatim with their provenance); each planted bug
+one edit of them."""
 
 import importlib.util
 import pathlib
@@ -9,11 +10,13 @@ import pytest
 from test_cli import both, run_here
 
 NNFS22 = pathlib.Path(__file__).parent / "fixtures" / "nnfs_ch22_classes.py"
+NNFS18 = pathlib.Path(__file__).parent / "fixtures" / "nnfs_ch18_layers.py"
 
 
 def nnfs_file(tmp_path, *edits, name="book.py"):
-    """The book's Ch22 classes with each ``(old, new)`` of ``edits`` replaced once (asserted unique)."""
-    text = NNFS22.read_text()
+    """The book's classes (Layer_Dense and Layer_Dropout of Ch18, the rest of Ch22) with each ``(old, new)`` of
+    ``edits`` replaced once (asserted unique)."""
+    text = NNFS18.read_text() + "\n\n" + NNFS22.read_text()
     for old, new in edits:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
