@@ -801,20 +801,32 @@ def _forward(obj, xs, kw):
 #: accumulated ``gradients``; its ``update()`` calls it after each step, so every forward of its training loop follows one
 FLUSH = "flush_gradients"
 
+#: The reset hooks a library's training loop calls before a forward, by method name, each taking no argument:
+#: numpy-ml's :data:`FLUSH`, and Neural Networks from Scratch's ``Loss.new_pass()`` (Ch18-22), which creates the
+#: ``self.accumulated_sum`` / ``accumulated_count`` that its ``calculate()`` adds to (``Model.train`` calls it at
+#: the start of each epoch; without it ``calculate`` raises AttributeError, fixnn30 M1).
+RESETS = (FLUSH, "new_pass")
+
+
+def _resets(obj):
+    """The hooks of :data:`RESETS` that ``obj``'s class has, each taking no required argument beside self."""
+    return [name for name in RESETS if callable(fn := getattr(type(obj), name, None))
+            and not [p for p in (_params(fn) or {}).values() if p.default is p.empty][1:]]
+
 
 def _flushes(obj):
     """True when ``obj``'s class has numpy-ml's ``flush_gradients()`` taking no argument (:data:`FLUSH`)."""
-    fn = getattr(type(obj), FLUSH, None)
-    return callable(fn) and not [p for p in (_params(fn) or {}).values() if p.default is p.empty][1:]
+    return FLUSH in _resets(obj)
 
 
 def _flush(obj):
-    """Call numpy-ml's ``flush_gradients()`` on ``obj`` where it has one (:func:`_flushes`), as its training loop does
-    before every forward but the first: forward then stores one input (``self.X.append(X)``), so backward returns one
-    dX, and backward's ``gradients[k] += ...`` starts from zero (tester23s M1)."""
-    if _flushes(obj):
+    """Call each reset hook of ``obj`` (:func:`_resets`), as its library's training loop does before a forward:
+    numpy-ml's ``flush_gradients()`` before every forward but the first (forward then stores one input,
+    ``self.X.append(X)``, so backward returns one dX, and backward's ``gradients[k] += ...`` starts from zero,
+    tester23s M1); Neural Networks from Scratch's ``new_pass()`` before ``calculate()`` (fixnn30 M1)."""
+    for name in _resets(obj):
         try:
-            getattr(obj, FLUSH)()
+            getattr(obj, name)()
         except Exception:  # noqa: BLE001 - numpy-ml's asserts trainable: a frozen layer's loop never flushes it
             pass
 
@@ -1322,7 +1334,17 @@ def build(kind, target, init, seed, n_inputs=None, probe=None, wrt=None, active=
     kwargs.update({k: tuple(v) for k, v in kwargs.items() if isinstance(v, list) and k in tuples})
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
+    if seed is not None:  # tester30n: __init__'s np.random.randn (Neural Networks from Scratch) repeats with --seed
+        seed_globals(seed)
     return target(**kwargs)
+
+
+def seed_globals(seed):
+    """Set numpy's global generator (``np.random.seed``) and Python's ``random`` to ``seed``: a layer whose
+    ``__init__`` or forward draws from them (``0.01 * np.random.randn(n_inputs, n_neurons)``) draws the same numbers
+    in every run with that seed, so the figures a report prints with ``seed=N`` repeat. Returns None."""
+    np.random.seed(seed)
+    random.seed(seed)
 
 
 def call_as_forward(obj):
@@ -2713,8 +2735,9 @@ class BoundLoss:
         """
         self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
-        if self.calculate is not None:
-            return self.calculate(*args)
+        if self.calculate is not None:  # after new_pass() (Ch18-22's accumulated_sum), regularization left out
+            _flush(self.obj)
+            return self.calculate(*args, **_data_loss_only(self.calculate))
         return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
@@ -3063,6 +3086,13 @@ def _nnfs_calculate(obj):
     calc = getattr(obj, "calculate", None)
     ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
     return calc if callable(calc) and len(ps) == 2 else None
+
+
+def _data_loss_only(calc) -> dict:
+    """``{"include_regularization": False}`` when NNFS's ``calculate`` takes that keyword (Ch16-22: True returns
+    ``(data_loss, regularization_loss)``, the latter read from ``self.trainable_layers``, which only its ``Model``
+    sets); else {}. The loss checked is the data loss, the mean of forward's per-sample losses."""
+    return {"include_regularization": False} if "include_regularization" in (_params(calc) or {}) else {}
 
 
 def _own_output(loss, probe) -> bool:
@@ -6809,8 +6839,7 @@ def same_draws(obj, seed=0):
     ``"rewind"``) to rewind to those from now on: ``obj`` and a copy of it built from edited files
     (:func:`gradcheck._float64_copy.own_gradients`), each in its own process, then draw the same masks. Returns
     None."""
-    np.random.seed(seed)
-    random.seed(seed)
+    seed_globals(seed)
     gens = generators(obj)
     for i, g in enumerate(gens):
         if isinstance(g, np.random.Generator):

@@ -706,6 +706,19 @@ def identical(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a, b) or np.array_equal(a, b, equal_nan=True))
 
 
+def _size1_axes(got: tuple[int, ...], expected: tuple[int, ...]) -> tuple[Any, Any] | None:
+    """``(axes, due)`` when shapes ``got`` and ``expected`` have one length and each has size 1 on axes where the
+    other has not: ``got`` summed with keepdims over ``axes`` where ``due`` was meant (``(8, 1)`` for ``(1, 3)``:
+    ``(1, 0)``); an axis alone as an int, several as a tuple. None otherwise."""
+    if len(got) != len(expected):
+        return None
+    axes = [a for a, (g, e) in enumerate(zip(got, expected)) if g == 1 != e]
+    due = [a for a, (g, e) in enumerate(zip(got, expected)) if e == 1 != g]
+    if not axes or not due:
+        return None
+    return tuple(x[0] if len(x) == 1 else tuple(x) for x in (axes, due))
+
+
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  expected_shape: tuple[int, ...] | None, expected_why: str = "",
                  integer_ok: bool = False) -> np.ndarray:
@@ -739,6 +752,10 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         elif [k for k in arr.shape if k != 1] == [k for k in expected_shape if k != 1]:
             hint = "Same elements in the same order, only a size-1 axis differs (a keepdims=True too many or " \
                    "too few?)."  # db = dY.sum(0, keepdims=True): (1, out) for (out,)
+        elif (ones := _size1_axes(arr.shape, expected_shape)) and "backward" in produced_by:
+            hint = (f"Summed over the wrong axis? {tensor} has size 1 on axis {ones[0]} where the expected shape has "
+                    f"it on axis {ones[1]}: a sum with keepdims=True over axis={ones[1]}, not axis={ones[0]} (a bias's "
+                    "gradient sums dY over the batch: np.sum(dvalues, axis=0, keepdims=True)).")  # tester30n L
         elif arr.size == math.prod(expected_shape):
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):

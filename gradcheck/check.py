@@ -198,18 +198,20 @@ def _dy_free_notes(call: Call, res: CheckResult) -> list[str]:
 
 def _as_cli_reads(layer: Any, inputs: list[np.ndarray]) -> Any:
     """``layer`` as ``gradcheck check`` reads it when its forward takes neither ``training`` nor ``**kwargs``
-    (``forward(self, x)``, a ``train_flg`` switch, ``self.W``/``self.dW``: :func:`gradcheck._adapters.adapt`), so
-    the API takes what the CLI takes (tester16 M6); else ``layer`` itself (the manualprop protocol, a sandboxed
-    layer that declares its signature)."""
+    (``forward(self, x)``, a ``train_flg`` switch, ``self.W``/``self.dW``: :func:`gradcheck._adapters.adapt`), or
+    takes one and stores its output in ``self.output`` without a ``params`` dict (Neural Networks from Scratch's
+    ``forward(inputs, training)``, tester30n M2), so the API takes what the CLI takes (tester16 M6); else ``layer``
+    itself (the manualprop protocol, a sandboxed layer that declares its signature)."""
     if isinstance(getattr(layer, "signature", None), dict):
         return layer
     try:
         ps = inspect.signature(layer.forward).parameters.values()
     except (TypeError, ValueError):
         return layer
-    if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps):
-        return layer
-    from ._adapters import adapt
+    from ._adapters import _assigns, adapt
+    if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) and (
+            isinstance(getattr(layer, "params", None), dict) or not _assigns(layer.forward, "output")):
+        return layer  # forward(X, training) -> Y: read as it is; one that stores self.output (tester30n M2): adapted
     return adapt(layer, [x.copy() for x in inputs])[0]
 
 

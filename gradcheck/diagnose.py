@@ -222,10 +222,10 @@ DIAGNOSES: dict[str, Record] = {
         "this forward, which is {c:.6g} times the reference's: the factor is forward's, not backward's{drop}",
         "{fix}"),
     "numpy-patched": Record(
-        "numpy replaced", "forward returns {dtype} for a float64 input, and the checked code replaced numpy's own "
-        "{names} (with {by}'s): the float32 comes from the replaced functions, not necessarily from the layer, and "
-        "a check to 1e-6 needs float64 (float32 keeps about {digits} significant digits), so the layer is not "
-        "checked", "{fix}", _NUM),
+        "numpy replaced", "{returns}, and the checked code replaced numpy's own {names} (with {by}'s), which give "
+        "float32 wherever forward or backward calls them (the float32 comes from the replaced functions, not "
+        "necessarily from the layer), and a check to 1e-6 needs float64 (float32 keeps about {digits} significant "
+        "digits), so the layer is not checked", "{fix}", _NUM),
     "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
     # float32 code checked on its float64 copy (gradcheck._float64_copy; tester25s, session 26)
     "float64-copy": Record(
@@ -328,8 +328,7 @@ DIAGNOSES: dict[str, Record] = {
     "penalty-l2-half": Record(
         "L2 gradient halved", "{t}'s term that does not multiply dY, backward(0)'s {t}, is l2*{w}: half the gradient "
         "of the L2 penalty the layer states ({names} = {l1:g}, {l2:g}): the derivative of l2*sum({w}**2) is "
-        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.dweights += 2 * "
-        "self.weight_regularizer_l2 * self.weights)", _LIN),
+        "2*l2*{w}", "add 2 * l2 * {w} (Neural Networks from Scratch: self.{t} += 2 * self.{l2name} * self.{w})", _LIN),
     "penalty-l1-sign": Record(
         "L1 gradient sign", "{t}'s term that does not multiply dY, backward(0)'s {t}: its L1 part {how}, but the "
         "gradient of l1*sum|{w}| (the penalty the layer states, {names} = {l1:g}, {l2:g}) is +l1 where {w} > 0 "
@@ -532,6 +531,16 @@ DIAGNOSES: dict[str, Record] = {
         "the batch and its {c:.6g} classes divides by N x {c:.6g}, where backward divided by N)", "divide by the "
         "number of entries the mean averages (the array's size) in backward, or average over the batch alone in "
         "forward (the sum over the other axes, divided by N), whichever loss you mean"),
+    "label-added": Record(
+        "1 added at the label", "{t} is +2/N = {v:.6g} too large at each sample's true class (N = {n}) and right "
+        "elsewhere: backward adds 1 at the label where the gradient of softmax + cross-entropy, (softmax - "
+        "one_hot(y)) / N, subtracts it", "subtract 1 (Neural Networks from Scratch: self.dinputs[range(samples), "
+        "y_true] -= 1, not += 1)"),
+    "factor-classes": Record(
+        "divided by the classes, not the samples", "{t} is {c:.6g} = N/K = {n}/{k} times the correct gradient: "
+        "backward divides by the number of classes K = {k} (y_pred's last axis, len(dvalues[0])) where the mean over "
+        "the batch divides by the number of samples N = {n} (len(dvalues))", "divide by the number of samples "
+        "(Neural Networks from Scratch: samples = len(dvalues); self.dinputs = self.dinputs / samples)"),
     "factor-power": Record(
         "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
         "(L(y_true + s d) = s**{p} L(y_true + d)), and the factor {p} of the derivative of the {what} (d/dx x**{p} = "
@@ -663,6 +672,10 @@ DIAGNOSES: dict[str, Record] = {
         "ReLU's mask inverted", "{t} = dY * (X <= 0): backward passes dY where X <= 0 and stops it where X > 0, the "
         "opposite of ReLU's derivative, the 0/1 mask (X > 0) ({k} of {n} entries of X are > 0)",
         "dX = dY * (X > 0): the gradient flows where the unit was active", _ACT),
+    "relu-mask-on-dy": Record(
+        "ReLU's mask taken from dY", "{t} = dY * (dY > 0): backward masks dY by its own sign where ReLU's derivative, "
+        "the 0/1 mask of forward's input (X > 0), is due ({k} of {n} entries differ)", "mask by the input forward "
+        "stored (Neural Networks from Scratch: self.dinputs[self.inputs <= 0] = 0, not dvalues <= 0)", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -854,6 +867,21 @@ DIAGNOSES: dict[str, Record] = {
         "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True))",
         "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-plus": Record(
+        "softmax Jacobian's outer product added", "{t} = p * (dY + (dY * p).sum(axis={axis})): the Jacobian is built "
+        "as diag(p) + p p^T, but dp_j/dx_i = p_j * (delta_ij - p_i): the outer product is subtracted",
+        "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
+        "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-inner": Record(
+        "softmax Jacobian with the inner product", "{t} = p * dY - (p * p).sum(axis={axis}) * dY.sum(axis={axis}): "
+        "the Jacobian subtracts p^T p (one number, the inner product, for p a column (K, 1)) from every entry where "
+        "the outer product p p^T (K, K) is due", "np.dot(p, p.T) for p of shape (K, 1), not np.dot(p.T, p): "
+        "jacobian = np.diagflat(p) - np.dot(p, p.T)", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-at-input": Record(
+        "softmax Jacobian built from the input", "{t} = X * (dY - (dY * X).sum(axis={axis})): the Jacobian is built "
+        "from forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * (delta_ij - "
+        "p_i))", "build the Jacobian from the output forward stored (Neural Networks from Scratch: "
+        "enumerate(zip(self.output, dvalues)), not self.inputs)", "03-softmax-cross-entropy.md"),
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
@@ -2077,10 +2105,12 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
-        found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
+        found = (name_power_factor(tensor, manual, numerical, forward, y_true, y_pred)
+                 or name_classes_count(tensor, manual, numerical, shape) or found)
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
+            or name_label_added(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
             or name_huber_branch(tensor, manual, numerical, y_true, y_pred)
             or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
@@ -2506,6 +2536,39 @@ def name_ignored_target(tensor: str, manual: Any, numerical: Any, y_true: Any) -
     return None
 
 
+def name_label_added(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
+    """A softmax + cross-entropy backward that adds 1 at each sample's label where it subtracts 1 (tester30n: Neural
+    Networks from Scratch's ``self.dinputs[range(samples), y_true] += 1`` for ``-= 1``): ``manual - numerical`` is
+    ``+2/N`` at the label of each of the N rows and 0 elsewhere, exactly (to the check's round-off).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like, shape (N, C)
+        Backward's result and the central differences of L.
+    y_true : array_like of int, shape (N,), or one-hot of shape (N, C)
+        The class labels.
+
+    Returns
+    -------
+    Finding or None
+        ``"label-added"``, or None.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if n.ndim != 2 or m.shape != n.shape or n.shape[1] < 2 or not np.all(np.isfinite(m - n)):
+        return None
+    if y.shape == n.shape and np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1):
+        y = y.argmax(axis=1)  # one-hot rows: their labels
+    if y.shape != n.shape[:1] or not np.all(y == np.round(y)) or not np.all((y >= 0) & (y < n.shape[1])):
+        return None
+    label = np.zeros(n.shape)
+    label[np.arange(n.shape[0]), y.astype(np.int64)] = 1.0
+    if not close(m - n, 2.0 / n.shape[0] * label, 1e-5, 1e-9):
+        return None
+    return _find("label-added", tensor, n=n.shape[0], v=2.0 / n.shape[0])
+
+
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
     """A multiclass hinge (CS231n's ``svm_loss``) whose backward gets the correct class's entry wrong (tester15 L3:
     ``dx[np.arange(N), y] -= 1`` where the count of positive margins is due, or nothing subtracted). Named only when
@@ -2601,6 +2664,34 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
     if not worst < 1e-5:
         return None
     return _find("target-gradient", tensor, pred=names[0], target=names[1], rel=worst)
+
+
+def name_classes_count(tensor: str, manual: Any, numerical: Any, shape: tuple) -> Finding | None:
+    """A loss's gradient ``N/K`` times the correct one, ``y_pred`` of shape (N, ..., K) with N != K: backward
+    divides by the number of classes K where the batch mean divides by the number of samples N (tester30n:
+    Neural Networks from Scratch's ``self.dinputs / labels`` for ``/ samples``). An exact factor, to a relative 1e-6.
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like
+        Backward's result and the central differences of L (the same shape).
+    shape : tuple of int
+        ``y_pred``'s shape.
+
+    Returns
+    -------
+    Finding or None
+        ``"factor-classes"``, or None when ``manual`` is not ``N/K`` times ``numerical``.
+    """
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if len(shape) < 2 or shape[0] == shape[-1] or m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
+        return None
+    c, want = float(np.sum(m * n) / np.sum(n * n)), shape[0] / shape[-1]
+    if abs(c / want - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
+        return None
+    return _find("factor-classes", tensor, c=c, n=shape[0], k=shape[-1])
 
 
 def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any) -> Finding | None:
@@ -3351,6 +3442,9 @@ def _activation_signature(m, n, inputs, Y, G):
     if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
             and close(m, G * (X <= 0)) and not close(m, n, 1e-5)):  # tester27s: (Z < 0) for (Z > 0), a student's slip
         return "relu-mask-inverted", {"k": int((X > 0).sum()), "n": X.size}
+    if (X.dtype.kind == "f" and np.array_equal(Y, np.maximum(X, 0)) and close(n, G * (X > 0), 1e-5)
+            and close(m, G * (G > 0)) and not close(m, n, 1e-5)):  # tester30n: dinputs[dvalues <= 0] = 0
+        return "relu-mask-on-dy", {"k": int(((X > 0) != (G > 0)).sum()), "n": X.size}
     for name, right, got, d in (("tanh", "(1 - out**2)", "(1 - X**2)", lambda v: 1 - v**2),
                                 ("sigmoid", "out * (1 - out)", "X * (1 - X)", lambda v: v * (1 - v))):
         if X.dtype.kind == "f" and close(n, G * d(Y), 1e-5) and close(m, G * d(X), 1e-5) and not close(m, n, 1e-5):
@@ -3362,6 +3456,13 @@ def _activation_signature(m, n, inputs, Y, G):
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
+        if softmax and close(n, vjp, 1e-5) and not close(m, n, 1e-5):  # tester30n: the book's Jacobian loop's slips
+            dot = lambda a: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
+            for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
+                                ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
+                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
+                if wrong is not None and close(m, wrong, 1e-5):
+                    return code, {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
         for other in range(Y.ndim):  # the sum over another axis than the softmax's
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
@@ -7203,11 +7304,14 @@ class _Probes:
         weights = [] if floats else [w for w in self.params.values() if isinstance(w, np.ndarray)]
         low = _low_precision(y_dtype, floats or weights)  # cannot reach 1e-6
         given = "a float64 input" if floats else "float64 parameters (the input holds integers)"
-        if ok and low and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32
-            self.probe(2, False, f"Y is {y_dtype}, expected float64", "numpy-patched", "Y", **patched,
-                       **_precision(y_dtype))
-            raise NotCheckedError(f"forward returns {y_dtype}: the checked code replaced numpy's {patched['names']} "
-                                  f"(with {patched['by']}'s; see the diagnosis)")
+        if ok and (patched := _numpy_patched(layer)):  # tester24s n01: nnfs.init() made numpy float32; one rule
+            # whatever Y's dtype (tester30n: Softmax's float64 forward, its backward's np.dot float32)
+            returns = f"forward returns {y_dtype} for {given}" + ("" if low else " (its backward may not)")
+            self.probe(2, False, f"Y is {y_dtype}, expected float64" if low else f"{patched['names']} replaced",
+                       "numpy-patched", "Y", returns=returns, **patched, **_precision(y_dtype if low else np.float32))
+            raise NotCheckedError(f"{'forward returns ' + str(y_dtype) if low else 'numpy replaced'}: the checked "
+                                  f"code replaced numpy's {patched['names']} (with {patched['by']}'s; see the "
+                                  "diagnosis)")
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", given=given, dlfs=_dlfs_f(y_dtype, layer), **_precision(y_dtype))
@@ -7490,7 +7594,7 @@ class _Probes:
                 return done
         l1, l2, names = stated
         self.penalties[key] = "stated"
-        fields = dict(w=key, names=names, l1=l1, l2=l2)
+        fields = dict(w=key, names=names, l1=l1, l2=l2, l2name=names.split(", ")[-1])
         sign = np.sign(P)
         if _penalty_close(free, l1 * sign + 2 * l2 * P, P, l1):
             self.find("penalty-checked", t, "info", **fields)

@@ -1670,6 +1670,8 @@ class Sandbox:
             raise UsageError(passes)
         if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
             raise UsageError(scalar)
+        if kind == "loss" and (alone := _backward_only_loss(cls_name, have)):
+            raise UsageError(alone)
         for m in ("forward", "backward"):
             if m not in have:  # the class not usable as written, nothing run failed: exit 2 (a bare function's too)
                 raise UnusableError(paragraph(
@@ -1909,6 +1911,25 @@ def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:
         "To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
         "the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
         "__init__ (call initialize with an optimizer there).")
+
+
+def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:
+    """The usage error for a loss class with backward() and no forward() (tester30n L): Neural Networks from
+    Scratch's Ch18-22 ``Activation_Softmax_Loss_CategoricalCrossentropy``, whose Model computes the output with
+    ``Activation_Softmax`` and the loss with ``Loss_CategoricalCrossentropy`` and keeps only the combined backward
+    (its Ch10-17 class of the same name has ``forward(inputs, y_true)``); ``""`` otherwise."""
+    if "forward" in methods or "backward" not in methods:
+        return ""
+    return paragraph(
+        f"{cls_name} has backward() but no forward(): a loss is checked by comparing backward's dL/dy_pred with "
+        "central differences of forward's L, so the forward it belongs to must be given. Neural Networks from "
+        "Scratch's Ch18-22 Activation_Softmax_Loss_CategoricalCrossentropy is such a class (its Model runs "
+        "Activation_Softmax and the loss apart).",
+        "To check it: its Ch10-17 version, whose forward(inputs, y_true) runs the softmax and the loss (gradcheck "
+        "check Ch17_Final.py::Activation_Softmax_Loss_CategoricalCrossentropy --loss --pred real --targets labels:K), "
+        f"or a subclass of {cls_name} in your file with that forward: `def forward(self, inputs, y_true): softmax = "
+        "Activation_Softmax(); softmax.forward(inputs, False); self.output = softmax.output; return "
+        "np.mean(Loss_CategoricalCrossentropy().forward(self.output, y_true))`, then check the subclass with --loss.")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:

@@ -174,7 +174,7 @@ def test_ng_relu_and_relu_backward_are_checked_as_a_pair(tmp_path):
         p = run_here("check", f"{NG}::{name}", "--input-shape", "3,4")
         assert p.returncode == 0 and f"PASS: {name}: every gradient (dZ)" in both(p), both(p)
     text = NG.read_text()
-    for name, old, new, said in (("relu", "dZ[Z <= 0] = 0", "dZ[dA <= 0] = 0", "dZ differs"),
+    for name, old, new, said in (("relu", "dZ[Z <= 0] = 0", "dZ[dA <= 0] = 0", "dZ = dY * (dY > 0): backward masks dY by its own sign"),
                                  ("sigmoid", "dZ = dA * s * (1 - s)", "dZ = dA * s", "the factor (1 - out) is missing")):
         assert text.count(old) == 1, old
         f = tmp_path / f"bug_{name}.py"

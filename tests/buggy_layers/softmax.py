@@ -72,7 +72,7 @@ class SoftmaxAxis0(Softmax):
 class SoftmaxPlusSum(Softmax):
     def backward(self, dY):
         s = self.out
-        return s * (dY + np.sum(dY * s, axis=-1, keepdims=True))  # BUG: + where - is due (unnamed)
+        return s * (dY + np.sum(dY * s, axis=-1, keepdims=True))  # BUG: + where - is due
 
 
 class CrossEntropySign(SoftmaxCrossEntropy):
