@@ -1000,22 +1000,8 @@ class Child:
             kind, target = AD.find(self._module(req["file"]), req["class"])
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "class", "message": str(exc)})
-        if kind == "functions" and req.get("kind") != "layer":
-            return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
-                                      "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
-                                      "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
-        if kind == "class" and req.get("wrt"):
-            return self.reply(False, {"stage": "usage", "message": f"--wrt names the arguments of a (loss, grad, ...) "
-                                      f"function's gradients; {req['class']} is a class, whose backward's gradient is "
-                                      "of its prediction (--pred-arg names that argument)."})
-        if kind == "loss_function" and req.get("pred_arg"):  # accepted and ignored it would be a wrong number
-            return self.reply(False, {"stage": "usage", "message": f"--pred-arg names the prediction argument of a "
-                                      f"loss class's forward; {req['class']} is a function: NAME(x, y) -> (loss, dx) "
-                                      "takes the prediction first, and a (loss, grad) function of arguments --init "
-                                      "gives is told whose gradient it returns by --wrt (--wrt theta)."})
-        if kind == "loss_function" and req.get("kind") == "layer":
-            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(
-                req["class"], self._module(req["file"]), target)})
+        if (refused := self.refused_kind(kind, target, req)) is not None:
+            return self.reply(False, refused)
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):
@@ -1070,6 +1056,29 @@ class Child:
         finally:
             AD.on_step = None
         self.reply_loaded(obj, info, packer, calls)
+
+    def refused_kind(self, kind, target, req):
+        """The reply's fields when what ``req`` asks of the object found (``kind``, ``target``) cannot be done (a
+        function pair as a loss, --wrt of a class, --pred-arg of a function, a loss function as a layer), else
+        None."""
+        AD = self.AD
+        if kind == "functions" and req.get("kind") != "layer":
+            return {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
+                                      "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
+                                      "or a CS231n loss function NAME(x, y) -> (loss, dx)."}
+        if kind == "class" and req.get("wrt"):
+            return {"stage": "usage", "message": f"--wrt names the arguments of a (loss, grad, ...) "
+                                      f"function's gradients; {req['class']} is a class, whose backward's gradient is "
+                                      "of its prediction (--pred-arg names that argument)."}
+        if kind == "loss_function" and req.get("pred_arg"):  # accepted and ignored it would be a wrong number
+            return {"stage": "usage", "message": f"--pred-arg names the prediction argument of a "
+                                      f"loss class's forward; {req['class']} is a function: NAME(x, y) -> (loss, dx) "
+                                      "takes the prediction first, and a (loss, grad) function of arguments --init "
+                                      "gives is told whose gradient it returns by --wrt (--wrt theta)."}
+        if kind == "loss_function" and req.get("kind") == "layer":
+            return {"stage": "class", "message": AD.not_a_layer(
+                req["class"], self._module(req["file"]), target)}
+        return None
 
     def reply_loaded(self, obj, info, packer, calls=None):
         """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,

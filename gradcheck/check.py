@@ -322,12 +322,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
             records.append(TensorRecord("Y", tuple(Y.shape), "forward"))
         records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))
     diff = [x.dtype.kind == "f" for x in call.inputs]
-    notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
-    notes += cache_rewritten_notes(call.rewritten)
-    notes += [f"no index repeats in {n} ({x.size} {'entry' if x.size == 1 else 'distinct entries'}), so a scatter-add "
-              "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
-              f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
-              if call.params and V.repeats_no_index(x)]
+    notes += _input_notes(call, diff)
     dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in manual]
     display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
     display.update({k: V.grad_name(k) for k in call.params})
@@ -338,7 +333,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
-        if (cfg_atol_default and atols[k] > ATOL_FLOOR) or not cfg_atol_default:  # a given one: any size
+        if atols[k] > ATOL_FLOOR:  # a given one too (F11); at the floor a 0 gradient is compared (attention's db_k)
             _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes,
                      given=not cfg_atol_default)
     res = CheckResult(
@@ -417,6 +412,18 @@ def _default_atol_note(default: bool, atol: float, atols: dict, roundoff: dict |
     return [f"{said} (default: the round-off of the finite differences, u*sum|Y*G|/h = "
             f"2.2e-16*{float(np.sum(np.abs(Y * G))):.3g}/h, h the step each entry moves by, at least {step:.3g}; "
             "pass --atol / atol= to set it)"]
+
+
+def _input_notes(call: Call, diff: list[bool]) -> list[str]:
+    """The notes on ``call``'s inputs: its integer inputs (``diff`` False), which have no gradient; a backward that
+    wrote into its cache; integer ids with no repeated index, where a scatter-add bug cannot show."""
+    notes = [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
+    notes += cache_rewritten_notes(call.rewritten)
+    notes += [f"no index repeats in {n} ({x.size} {'entry' if x.size == 1 else 'distinct entries'}), so a scatter-add "
+              "bug such as dW[idx] += dY (numpy's buffered add, where np.add.at(dW, idx, dY) is due) cannot show: "
+              f"check again with an {n} that repeats an id" for n, x in zip(call.names, call.inputs)
+              if call.params and V.repeats_no_index(x)]
+    return notes
 
 
 def _tensor_atols(call, Y, G, cfg, dkeys, atol, default) -> tuple[dict, dict | None]:
@@ -941,7 +948,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
-    if cfg.atol is not None or atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size
+    if atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size (a given one too)
         _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes, given=cfg.atol is not None)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,

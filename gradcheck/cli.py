@@ -718,16 +718,7 @@ def _add_check_parser(sub, fmt) -> None:
                         "with our loss (e.g. manualprop.MulticlassHinge)")
     c.add_argument("--reference-init", metavar="JSON", help="the --reference's own constructor kwargs as a JSON "
                    "object, e.g. '{\"in_features\": 4, \"out_features\": 3}' (default: from --init and the layer)")
-    modes = c.add_mutually_exclusive_group()
-    modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
-                       help="check forward(X, training=True) only (default: a forward that takes training is "
-                            "checked in eval and in training mode)")
-    modes.add_argument("--eval", dest="training", action="store_const", const=False,
-                       help="check forward(X, training=False) only")
-    c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
-    c.add_argument("--verbose", "-v", action="store_true",
-                   help="always show what the checked code printed (its last 200 lines); without it the last "
-                        "20 lines are shown when the check fails (a FAIL) or the code raises")
+    _add_mode_options(c)
     _add_sandbox_options(c)
     _add_engine_options(c)
     c.add_argument("--loss", action="store_true",
@@ -746,6 +737,20 @@ def _add_check_parser(sub, fmt) -> None:
                         "fixed while x and the params are checked")
     _add_loss_options(c)
     c.set_defaults(func=_cmd_check)
+
+
+def _add_mode_options(c) -> None:
+    """``check``'s --training/--eval, --json and --verbose."""
+    modes = c.add_mutually_exclusive_group()
+    modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
+                       help="check forward(X, training=True) only (default: a forward that takes training is "
+                            "checked in eval and in training mode)")
+    modes.add_argument("--eval", dest="training", action="store_const", const=False,
+                       help="check forward(X, training=False) only")
+    c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
+    c.add_argument("--verbose", "-v", action="store_true",
+                   help="always show what the checked code printed (its last 200 lines); without it the last "
+                        "20 lines are shown when the check fails (a FAIL) or the code raises")
 
 
 def _add_sandbox_options(c) -> None:

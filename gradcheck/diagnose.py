@@ -3457,7 +3457,7 @@ def _activation_signature(m, n, inputs, Y, G):
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
         if softmax and close(n, vjp, 1e-5) and not close(m, n, 1e-5):  # tester30n: the book's Jacobian loop's slips
-            dot = lambda a: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
+            dot = lambda a, axis=axis: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
             for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
                                 ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
                                 ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
@@ -6696,15 +6696,20 @@ def _values_checked(run: Callable[[], CheckResult], shape_only: bool) -> CheckRe
 _FLOAT32 = ("float32", "float32-values")
 
 
+def _batch_of_one(layer: Any, inputs: list[np.ndarray], owner: str) -> bool:
+    """Whether the batch of ``inputs`` is one sample, warned as the diagnosis's (:func:`gradcheck._validation.
+    warn_batch_of_one`); a weight (n_out, n_in) tells a batch-last X (n_in, m) (newuser30 F12)."""
+    held = getattr(layer, "params", None)
+    return V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner,
+                               [*inputs[1:], *(held.values() if isinstance(held, Mapping) else ())])
+
+
 def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     """:func:`diagnose_layer` in one training mode (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
     twin, reference, localize, upstream = more
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
     inputs = _probe_inputs(X, kw["seed"], owner)
-    # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
-    held = getattr(layer, "params", None)  # a weight (n_out, n_in) tells a batch-last X (n_in, m) (newuser30 F12)
-    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner,
-                              [*inputs[1:], *(held.values() if isinstance(held, Mapping) else ())])
+    one = _batch_of_one(layer, inputs, owner)  # check_layer's own warning is ignored below: this is the diagnosis's
     diag = Diagnosis(owner, training=training)
     try:
         pristine = copy.deepcopy(layer)  # the layer as it is now, for the cache probe (a sandboxed

@@ -1665,20 +1665,8 @@ class Sandbox:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
                                       if e.get("type") == "TypeError" else "")
-        cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
-        if "forward" not in have and (passes := _pass_methods(cls_name, have)):
-            raise UsageError(passes)
-        if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
-            raise UsageError(scalar)
-        if kind == "loss" and (alone := _backward_only_loss(cls_name, have)):
-            raise UsageError(alone)
-        for m in ("forward", "backward"):
-            if m not in have:  # the class not usable as written, nothing run failed: exit 2 (a bare function's too)
-                raise UnusableError(paragraph(
-                    f"{file}::{cls_name} has no {m}() method.",
-                    f"Expected the manualprop {kind} protocol: forward(), backward().",
-                    expected() if kind == "layer" else "",
-                    f"Public methods found: {', '.join(f'{x}()' for x in have) if have else 'none'}."))
+        cls_name = str(meta.get("class", cls))
+        _usable(file, cls_name, [str(m) for m in meta.get("methods") or []], kind)
         base = RemoteLayer if kind == "layer" else RemoteLoss
         sub = type(cls_name, (base,), {"__module__": "gradcheck.sandbox.remote",
                                        "__doc__": f"Remote {cls_name} from {file} (a {base.__name__})."})
@@ -1892,6 +1880,25 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
 
 #: micrograd's scalar ``Value`` methods (tanh, relu, exp) beside its backward(); a Neuron/MLP's parameters()
 _SCALAR_OPS = {"tanh", "relu", "exp", "sigmoid", "log"}
+
+
+def _usable(file: str, cls_name: str, have: list[str], kind: str) -> None:
+    """Raises UsageError or UnusableError (exit 2) when the loaded class, whose public methods are ``have``, cannot
+    be used as a ``kind`` ("layer", "loss") as written: no forward (a pass-style or scalar-autograd class, said in
+    its own words), a backward-only loss, no forward() or backward() method."""
+    if "forward" not in have and (passes := _pass_methods(cls_name, have)):
+        raise UsageError(passes)
+    if "forward" not in have and (scalar := _scalar_autograd(cls_name, have)):
+        raise UsageError(scalar)
+    if kind == "loss" and (alone := _backward_only_loss(cls_name, have)):
+        raise UsageError(alone)
+    for m in ("forward", "backward"):
+        if m not in have:  # the class not usable as written, nothing run failed: exit 2 (a bare function's too)
+            raise UnusableError(paragraph(
+                f"{file}::{cls_name} has no {m}() method.",
+                f"Expected the manualprop {kind} protocol: forward(), backward().",
+                expected() if kind == "layer" else "",
+                f"Public methods found: {', '.join(f'{x}()' for x in have) if have else 'none'}."))
 
 
 def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:

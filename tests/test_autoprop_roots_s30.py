@@ -78,7 +78,7 @@ def test_trailing_zero_forward_mode_and_second_order():
                           [3.48407121, 0.765789386, 0.144771583, 0.0237537790]])
     np.testing.assert_allclose(h, torch_ref, rtol=1e-8)
     np.testing.assert_allclose(h, h.T, rtol=1e-12)
-    fd = np.array([central(lambda p: _grad(_f_exp, p)[i], P3, h=1e-5) for i in range(4)])
+    fd = np.array([central(lambda p, i=i: _grad(_f_exp, p)[i], P3, h=1e-5) for i in range(4)])
     np.testing.assert_allclose(h, fd, rtol=1e-6)
 
 

@@ -29,8 +29,8 @@ from ..observe import own
 from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import _axis_index, _check_kw, _t, _value
-from .elementwise import _unary
 from ._linalg_helpers import _eye
+from .elementwise import _unary
 from .linalg_eig import unresolved
 from .shape import _gather, _positions, concatenate, reshape
 from .special import _ss, real
