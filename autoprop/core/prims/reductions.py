@@ -300,18 +300,18 @@ def _sparse_ce_fwd(logits, labels):
     return np.log(np.add.reduce(np.exp(s), axis=-1)) - s[idx]  # (.sum(axis=-1): the same sum)
 
 
-def _softmax_minus_onehot(logits, labels, e=None):
-    """softmax(logits) - onehot(labels), written with recordable operations. ``e``: the
-    forward's ``exp(logits - max)`` of plain arrays (``sparse_softmax_cross_entropy_mean``
-    keeps it while a tape records), not formed again."""
+def _softmax_minus_onehot(logits, labels, p=None):
+    """softmax(logits) - onehot(labels), written with recordable operations. ``p``: the
+    forward's softmax of plain arrays (``sparse_softmax_cross_entropy_mean`` keeps it while a
+    tape records), not formed again."""
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
         return _softmax_share(logits, -1) - onehot  # (exp(z - logsumexp(z)): 1 each at z = [1e20, 1e20])
-    if e is None:
+    if p is None:
         p = np.exp(logits - _row_max(logits))  # softmax as e / sum(e): a fresh array, normalised in place
         p /= np.add.reduce(p, axis=-1, keepdims=True)  # (p.sum(axis=-1, keepdims=True): the same sum)
-    else:  # the same e, the same sums: the same bits, into a fresh array (e stays for a second walk)
-        p = e / np.add.reduce(e, axis=-1, keepdims=True)
+    else:  # the same e, the same sums: the same bits, into a fresh array (p stays for a second walk)
+        p = p.copy()
     p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
@@ -346,17 +346,20 @@ sparse_softmax_cross_entropy_with_logits = defprim(
 # VJP is the fused kernel scaled by g / n, the mean's VJP and the cross-entropy's in one step
 # (each entry (p - onehot) * (g / n): the same bits as the two VJPs).
 #
-# While a tape records (or an accumulator listens), the forward keeps its exp(s), s = z - max z
-# (N x C, what manualprop's loss caches), in the record (tape.WithSaved): the VJP on arrays
-# divides it by its row sums instead of forming max, s and exp again (four ufunc calls of a
-# 64-32-10 B16 step's few dozen, session 17 of docs/speed.md); on Tensors (an outer tape)
-# and in the JVP it is not read.
+# While a tape records (or an accumulator listens), the forward keeps the softmax
+# exp(s) / sum(exp(s)), s = z - max z (N x C, what manualprop's loss caches), in the record
+# (tape.WithSaved), divided by the row sums its loss took: the VJP on arrays copies it instead
+# of forming max, s, exp and the row sums again (five ufunc calls of a 64-32-10 B16 step's few
+# dozen, sessions 17 and 31 of docs/speed.md); on Tensors (an outer tape) and in the JVP it is
+# not read.
 def _sparse_ce_mean_fwd(logits, labels):
     if not (_RECORDING or _EXTRA) or type(logits) is not np.ndarray or logits.dtype.kind != "f":
         return _mean_fwd(_sparse_ce_fwd(logits, labels))
-    s = logits - _row_max(logits)  # _sparse_ce_fwd's steps, its exp kept: the same bits
+    s = logits - _row_max(logits)  # _sparse_ce_fwd's steps: the same bits
     e = np.exp(s)
-    loss = np.log(np.add.reduce(e, axis=-1)) - s[_label_index(labels)]
+    sums = np.add.reduce(e, axis=-1)
+    loss = np.log(sums) - s[_label_index(labels)]
+    e /= sums[..., None]  # the softmax in e's place, by the row sums the loss took (manualprop's loss too)
     return WithSaved((np.asarray(_mean_fwd(loss)), e))  # a 0-d array, as the tape makes of a scalar
 
 
