@@ -9,6 +9,8 @@ A reduction's VJP reshapes ``g`` so it broadcasts against the input again
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
@@ -348,7 +350,8 @@ sparse_softmax_cross_entropy_with_logits = defprim(
 #
 # While a tape records (or an accumulator listens), the forward keeps the softmax
 # exp(s) / sum(exp(s)), s = z - max z (N x C, what manualprop's loss caches), in the record
-# (tape.WithSaved), divided by the row sums its loss took: the VJP on arrays copies it instead
+# (tape.WithSaved), divided by the row sums its loss took when the loss is finite (then every row
+# sum is finite and positive, and the division warns of nothing): the VJP on arrays copies it instead
 # of forming max, s, exp and the row sums again (five ufunc calls of a 64-32-10 B16 step's few
 # dozen, sessions 17 and 31 of docs/speed.md); on Tensors (an outer tape) and in the JVP it is
 # not read.
@@ -358,9 +361,11 @@ def _sparse_ce_mean_fwd(logits, labels):
     s = logits - _row_max(logits)  # _sparse_ce_fwd's steps: the same bits
     e = np.exp(s)
     sums = np.add.reduce(e, axis=-1)
-    loss = np.log(sums) - s[_label_index(labels)]
+    loss = _mean_fwd(np.log(sums) - s[_label_index(labels)])
+    if not math.isfinite(loss):  # a row summed to 0 or inf: its softmax would be 0/0 or inf/inf (a warning
+        return WithSaved((np.asarray(loss), None))  # here): nothing kept, the VJP forms it in the quiet walk
     e /= sums[..., None]  # the softmax in e's place, by the row sums the loss took (manualprop's loss too)
-    return WithSaved((np.asarray(_mean_fwd(loss)), e))  # a 0-d array, as the tape makes of a scalar
+    return WithSaved((np.asarray(loss), e))  # a 0-d array, as the tape makes of a scalar
 
 
 def _sparse_ce_mean_vjp(g, ans, logits, labels, saved=None):
