@@ -1,5 +1,6 @@
 """Session 17's two cuts of an autoprop MLP step (docs/speed.md): plain SGD on Variable pairs
-without the general path's readers, and the mean cross-entropy's exp kept for its VJP.
+without the general path's readers, and the mean cross-entropy's exp kept for its VJP (since
+session 31 its softmax: the exp divided by the loss's row sums).
 Both give the bits of the path they replace; these tests hold them to it."""
 
 from __future__ import annotations
