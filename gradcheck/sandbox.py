@@ -1706,16 +1706,20 @@ class Sandbox:
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
                   probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None,
-                  wrt: Sequence[str] | None = None, wrt_active: int = 0) -> RemoteLoss:
+                  wrt: Sequence[str] | None = None, wrt_active: int = 0,
+                  no_forward_in_backward: bool = False) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
         ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
         prediction is called both ways (:func:`gradcheck._adapters._order_by_role`); ``pred_arg``: the name of
         forward's argument that takes the prediction (``--pred-arg``), which then decides the order; ``wrt``: a
         ``(loss, grad, ...)`` function's arguments whose gradients it returns (``--wrt``;
-        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index)."""
+        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index);
+        ``no_forward_in_backward``: the staff policy of :meth:`load_layer`, counted as for a layer (fixr30's leftover:
+        a loss's backward made of central differences of its forward got credit)."""
         remote = self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg, wrt=wrt,
-                            wrt_active=wrt_active)
-        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active}
+                            wrt_active=wrt_active, no_forward_in_backward=no_forward_in_backward)
+        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active,
+                             "no_forward_in_backward": no_forward_in_backward}
         return remote
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
@@ -2390,7 +2394,7 @@ class RemoteLoss(_Remote):
         (:meth:`Sandbox.load_loss`'s ``wrt``, ``wrt_active``) says. A new object in the child (:meth:`release` frees
         it). Raises as :meth:`Sandbox.load_loss`."""
         file, cls = self.__dict__["_loaded"][:2]
-        wrt, opts = self.protocol.get("wrt"), {}
+        wrt, opts = self.protocol.get("wrt"), {"no_forward_in_backward": self.no_forward_in_backward}
         if wrt and wrt != [self.protocol.get("first_arg")]:  # else the first argument's: loaded as before
             opts = {**(self.__dict__.get("_loss_opts") or {}), "wrt": wrt}
         return self._sandbox.load_loss(file, cls, dict(init), **{**opts, **over})

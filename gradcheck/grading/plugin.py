@@ -611,7 +611,7 @@ class Student:
         sb = self._holder.imported(file, self.timeout)
         policy = _policy_on(self._item)
         try:
-            obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
+            obj = self._once(key, lambda: sb.load_loss(file, class_name, init, no_forward_in_backward=policy) if kind == "loss" else sb.load_layer(
                 file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                 no_forward_in_backward=policy))
         except UsageError as exc:
