@@ -493,15 +493,18 @@ def _owed(short: float, busy: bool, waited: float | None, waited0: float | None,
     """The wall clock (s) a call (or a session) is owed by the machine's other load, or None (nothing, or at most
     0.05 s: the clock's ticks): while it is ``short`` of the CPU time it was due, the time its process tree waited
     on a run queue for a CPU (:func:`_tree_wait`: ``waited`` now, ``waited0`` when it began) less what was already
-    ``given`` back. Time asleep is the submission's own, so a process that sleeps and runs only when ``/proc`` is read
-    is owed nothing (redteam30 S1: it was given the CPU time it had not used, up to :data:`STARVED_FACTOR` limits,
-    then reported "too busy", a grader error on demand). Without a run-queue reading (a kernel without
-    ``schedstat``) the CPU time short while the process is runnable (``busy``) at this reading, as before."""
+    ``given`` back, and never more than ``short``: a tree that waited had its wall clock taken only while it did not
+    run, so what it is owed beyond ``given`` is at most the CPU time it was short (dup31: threads or processes that
+    wait side by side add up their waits, each a whole wall clock; the CPU time they had is the tree's). Time asleep
+    is the submission's own, so a process that sleeps and runs only when ``/proc`` is read is owed nothing
+    (redteam30 S1: it was given the CPU time it had not used, up to :data:`STARVED_FACTOR` limits, then reported "too
+    busy", a grader error on demand). Without a run-queue reading (a kernel without ``schedstat``) the CPU time
+    short while the process is runnable (``busy``) at this reading, as before."""
     if short <= 0.05:
         return None
     if waited is None or waited0 is None:
         return short if busy else None
-    owed = waited - waited0 - given
+    owed = min(waited - waited0 - given, short)
     return owed if owed > 0.05 else None
 
 
@@ -521,10 +524,12 @@ def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], set[bytes]]:
 
 def _tree_waits(pid: int) -> dict[tuple[int, int], float] | None:
     """The seconds process ``pid`` and each of its descendants (by ``(pid, start time)``, as :func:`_tree_procs`) have
-    waited on a run queue for a CPU, runnable but not running: the second field (nanoseconds) of each of its threads'
-    ``/proc/PID/task/TID/schedstat`` (Linux's ``Documentation/scheduler/sched-stats.rst``), summed. Time asleep
-    (``time.sleep``, waiting for a request) is not in it: that time is the submission's own (redteam30 S1). None where
-    the kernel has no ``schedstat``."""
+    waited on a run queue for a CPU, runnable but not running: the second field (nanoseconds) of its main thread's
+    ``/proc/PID/task/PID/schedstat`` (Linux's ``Documentation/scheduler/sched-stats.rst``), the thread that runs the
+    grader's requests. Time asleep (``time.sleep``, waiting for a request) is not in it: that time is the submission's
+    own (redteam30 S1). Neither are the waits of the threads a process starts (dup31: 50 threads waiting side by side
+    summed to 50 wall clocks of credit), nor of a process that lowered its own priority below ``pid``'s (a higher
+    nice value: it chose to wait). None where the kernel has no ``schedstat``."""
     return _tree_read(pid, True)[2] if _SCHEDSTAT else None
 
 
@@ -541,7 +546,7 @@ _SCHEDSTAT = os.path.exists("/proc/self/schedstat")
 def _tree_read(pid: int, waits: bool) -> tuple[dict[tuple[int, int], float], set[bytes], dict[tuple[int, int], float]]:
     """The one walk of ``/proc`` below ``pid``: :func:`_tree_procs`' CPU seconds and states and, with ``waits``,
     :func:`_tree_waits`' run-queue seconds (else ``{}``); a process that ended during the walk is left out."""
-    tick, out, states, todo, seen, waited = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set(), {}
+    tick, out, states, todo, seen, waited, nice = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set(), {}, None
     while todo:
         p = todo.pop()
         if p in seen:
@@ -549,11 +554,10 @@ def _tree_read(pid: int, waits: bool) -> tuple[dict[tuple[int, int], float], set
         seen.add(p)
         try:
             fields = _proc_read(f"/proc/{p}/stat").rpartition(b")")[2].split()
-            ns = 0
             for task in os.listdir(f"/proc/{p}/task"):
                 todo.extend(int(c) for c in _proc_read(f"/proc/{p}/task/{task}/children").split())
-                if waits:
-                    ns += int(_proc_read(f"/proc/{p}/task/{task}/schedstat").split()[1])
+            nice = int(fields[16]) if nice is None else nice  # nice (19): the root's, read first
+            ns = int(_proc_read(f"/proc/{p}/task/{p}/schedstat").split()[1]) if waits and int(fields[16]) <= nice else 0
             key = p, int(fields[19])  # starttime (22)
             out[key] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         except (OSError, ValueError, IndexError):
