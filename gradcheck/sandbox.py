@@ -508,6 +508,44 @@ def _owed(short: float, busy: bool, waited: float | None, waited0: float | None,
     return owed if owed > 0.05 else None
 
 
+#: The wall clock of every request this process made of its sandboxes that came back (``seconds``), where it is
+#: written for the runner (``path``, :func:`charge_requests_to`) and when it was last written (``written``).
+_CHARGED: dict[str, Any] = {"seconds": 0.0, "path": None, "written": 0.0}
+
+
+def charge_requests_to(path: str | os.PathLike | None) -> None:
+    """Write the wall clock of this process's sandbox requests (:func:`requests_seconds`) to ``path`` now and from now
+    on, at most every 0.25 s and at each :func:`write_requests_seconds`: the grading plugin's file for the runner, whose
+    ``--submission-timeout`` charges a submission these seconds alone, as a session's limit does
+    (:attr:`Sandbox._session_origin`; dup31: the grader's own time between requests and sandboxes was charged to
+    the submission). None: written nowhere."""
+    _CHARGED.update(path=None if path is None else os.fspath(path), written=0.0)
+    write_requests_seconds()  # (0 before any request: the grader's time from the start)
+
+
+def requests_seconds() -> float:
+    """The wall clock (s) of every request this process made of a sandbox, each from its start to its reply, less
+    the grader's own stalls while it waited (:meth:`Sandbox._wait`): the submission's time. A request that did not
+    come back (a timeout, a crash) is not in it: its sandbox's own limits charged it."""
+    return _CHARGED["seconds"]
+
+
+def write_requests_seconds() -> None:
+    """Write :func:`requests_seconds` to the file of :func:`charge_requests_to` now, if there is one."""
+    if _CHARGED["path"] is not None:
+        _CHARGED["written"] = time.monotonic()
+        with contextlib.suppress(OSError):
+            with open(_CHARGED["path"], "w", encoding="ascii") as fh:
+                fh.write(f"{_CHARGED['seconds']:.3f}")
+
+
+def _charge_request(seconds: float) -> None:
+    """Add one request's ``seconds`` to :func:`requests_seconds`; written at most every 0.25 s."""
+    _CHARGED["seconds"] += max(0.0, seconds)
+    if _CHARGED["path"] is not None and time.monotonic() - _CHARGED["written"] >= 0.25:
+        write_requests_seconds()
+
+
 def _tree_stopped(pid: int) -> bool:
     """Whether process ``pid`` or one of its descendants is stopped (state ``T``, or ``t`` under a tracer), as after
     a SIGSTOP it sent itself (``signal.raise_signal(signal.SIGSTOP)``: the guard refuses ``os.kill``, not that)."""
@@ -1494,6 +1532,7 @@ class Sandbox:
             self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         self._req_wall += self._replied - self._req_t0
+        _charge_request(self._replied - self._req_t0)
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}
