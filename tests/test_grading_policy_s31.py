@@ -8,16 +8,13 @@ was refused as a re-entry. A container's forward may now call the forward of eac
 it was loaded (any nesting depth); a class re-entering its own forward, or a copy of itself made later, is refused.
 """
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradcheck import check_layer
-from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, _sandbox
+from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 #: an MSE whose backward is central differences of its own forward (right numbers, no derivation)
 FD_LOSS = '''import numpy as np
@@ -157,12 +154,7 @@ def test_the_marker_fails_a_numerical_loss_backward_when_graded(tmp_path, cheat,
     """Was: 3 of 3 points for the cheat."""
     assert SOLUTION.count(HONEST_CE) == 1
     src = SOLUTION.replace("        self.p = np.exp(log_p)\n", "        self.p, self.z = np.exp(log_p), y_pred\n")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "layers.py").write_text(src.replace(HONEST_CE, NUMERIC_CE) if cheat else src)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_policy.py").write_text(LOSS_TESTS)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
-    data = json.loads(Path(r.results_path).read_text())
+    r, data = graded(tmp_path, src.replace(HONEST_CE, NUMERIC_CE) if cheat else src, LOSS_TESTS)
     assert r.score == pytest.approx(score), data
     if cheat:
         out = data["tests"][0]["output"]

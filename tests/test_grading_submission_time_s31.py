@@ -5,15 +5,13 @@ submission's requests (``sandbox.requests_seconds``) beside the results, and the
 alone: the grader's own time extends the limit, up to the limit itself."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradcheck import sandbox
 from gradcheck.grading import runner
-from gradcheck.grading.runner import grade_submission
-from tests.test_grading_policy import SOLUTION, _sandbox
+from tests.test_grading_policy import SOLUTION, _sandbox, graded
 
 
 def test_the_requests_seconds_grow_with_each_request_and_are_written(tmp_path):
@@ -62,11 +60,6 @@ def test_graders_own_step(student, grade, rng):
 def test_the_graders_own_time_is_not_the_submissions(tmp_path):
     """Was: "Score 0, too slow: the whole submission took more than 6 s to grade" (5.5 s of it the staff test's, between
     two requests of the same sandbox)."""
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_time.py").write_text(TESTS)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0, submission_timeout=6.0)
-    data = json.loads(Path(r.results_path).read_text())
+    r, data = graded(tmp_path, SOLUTION, TESTS, submission_timeout=6.0)
     assert "too slow" not in json.dumps(data), data
     assert r.score == pytest.approx(3.0), data
