@@ -2569,10 +2569,8 @@ def name_label_added(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     ----------
     tensor : str
         Display name (``"dy_pred"``).
-    manual, numerical : array_like, shape (N, C)
-        Backward's result and the central differences of L.
-    y_true : array_like of int, shape (N,), or one-hot of shape (N, C)
-        The class labels.
+    manual, numerical, y_true : array_like
+        Backward's result, the central differences of L and the class labels, as :func:`_class_labels` reads them.
 
     Returns
     -------
@@ -2600,10 +2598,8 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     ----------
     tensor : str
         Display name (``"dx"``).
-    manual, numerical : array_like, shape (N, C)
-        Backward's result and the central differences of L.
-    y_true : array_like of int, shape (N,)
-        The class labels.
+    manual, numerical, y_true : array_like
+        As :func:`name_label_added`'s.
 
     Returns
     -------
