@@ -14,6 +14,7 @@ import pytest
 
 from gradcheck import sandbox
 from gradcheck.grading import runner
+from tests.test_grading_redteam30 import _Meter
 
 
 def _stat(pid, nice, state=b"R"):
@@ -62,16 +63,6 @@ def test_what_is_owed_never_exceeds_the_cpu_time_short():
     assert owed(0.5, True, 100.0, 10.0, 0.0) == pytest.approx(0.5)
     assert owed(0.5, True, 10.3, 10.0, 0.0) == pytest.approx(0.3)  # a wait below it: the wait, as before
     assert owed(0.5, True, 100.0, 10.0, 0.48) == pytest.approx(0.5)  # the cap is the CPU time short, whatever given
-
-
-class _Meter:
-    """A stand-in of ``runner._TreeMeter``: the tree's CPU seconds, whether it is runnable and its run-queue wait."""
-
-    def __init__(self, used, busy, waited):
-        self.used, self.busy, self.waited = used, busy, waited
-
-    def sample(self):
-        return self.used
 
 
 def test_the_runner_gives_back_at_most_the_cpu_time_short():
