@@ -19,6 +19,7 @@ import _lsprof
 import collections.abc
 import dis
 import functools
+import itertools
 import json
 import linecache
 import marshal
@@ -646,18 +647,20 @@ def held_forwards(root, limit=10000):
     leftover: that was counted as a re-entry); an object made later (a copy of itself made in forward) is no such
     object. Modules, classes and functions are not entered; attributes are read from the objects' dicts."""
     found, seen, todo = {}, set(), [root]
+    leaves = (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes, int, float, complex,
+              type(None))
     while todo and len(seen) < limit:
         o = todo.pop()
         t = type(o)
-        if id(o) in seen or issubclass(t, (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes)):
+        if id(o) in seen or issubclass(t, leaves):
             continue
         seen.add(id(o))
         if issubclass(t, (list, tuple)):
-            todo += [(list if issubclass(t, list) else tuple).__getitem__(o, i)
-                     for i in range((list if issubclass(t, list) else tuple).__len__(o))]
+            seq = list if issubclass(t, list) else tuple
+            todo += [seq.__getitem__(o, i) for i in range(min(seq.__len__(o), limit))]
             continue
         if issubclass(t, dict):
-            todo += list(dict.values(o))
+            todo += list(itertools.islice(dict.values(o), limit))
             continue
         d = _quiet(object.__getattribute__, o, "__dict__")
         if type(d) is not dict:
@@ -665,7 +668,7 @@ def held_forwards(root, limit=10000):
         f = d.get("forward") or next((vars(c)["forward"] for c in t.__mro__ if "forward" in vars(c)), None)
         for k in {code_key(c) for c in _callable_codes(f)}:
             found[k] = found.get(k, 0) + 1
-        todo += list(dict.values(d))
+        todo += list(itertools.islice(dict.values(d), limit))
     return found
 
 
@@ -1060,7 +1063,7 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
-        held = held_forwards(obj)  # as built, before any forward ran
+        held = _quiet(held_forwards, obj) or {}  # as built, before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
         if nielsen and req.get("targets") is None:
@@ -1146,7 +1149,7 @@ class Child:
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) \
                 or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
             return self.reply(True, {"id": None})
-        self.AD.on_step, held = self.enter, held_forwards(layers[i])
+        self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
         try:
             sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
         except self.AD.AdapterError:
