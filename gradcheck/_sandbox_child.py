@@ -19,6 +19,7 @@ import _lsprof
 import collections.abc
 import dis
 import functools
+import itertools
 import json
 import linecache
 import marshal
@@ -637,6 +638,40 @@ def _counter_mark():
     """Called once by :func:`counting_calls` under its profiler before backward: its record gone means cleared."""
 
 
+def held_forwards(root, limit=10000):
+    """``{code_key: k}``: for each forward code, the ``k`` distinct objects of ``root``'s tree (``root``, its instance
+    attributes, the items of its lists, tuples and dicts, and theirs, as far as ``limit`` objects) whose forward it is
+    (the instance's own, else the first class's over the MRO). Read when an object is loaded, before any forward
+    runs: a container holding another container of its own class (a ``Sequential`` in a ``Sequential``, at any
+    depth) calls forward's code once per such object it holds, which :func:`counting_calls` allows (fixr30's
+    leftover: that was counted as a re-entry); an object made later (a copy of itself made in forward) is no such
+    object. Modules, classes and functions are not entered; attributes are read from the objects' dicts."""
+    found, seen, todo = {}, set(), [root]
+    leaves = (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes, int, float, complex,
+              type(None))
+    while todo and len(seen) < limit:
+        o = todo.pop()
+        t = type(o)
+        if id(o) in seen or issubclass(t, leaves):
+            continue
+        seen.add(id(o))
+        if issubclass(t, (list, tuple)):
+            seq = list if issubclass(t, list) else tuple
+            todo += [seq.__getitem__(o, i) for i in range(min(seq.__len__(o), limit))]
+            continue
+        if issubclass(t, dict):
+            todo += list(itertools.islice(dict.values(o), limit))
+            continue
+        d = _quiet(object.__getattribute__, o, "__dict__")
+        if type(d) is not dict:
+            continue
+        f = d.get("forward") or next((vars(c)["forward"] for c in t.__mro__ if "forward" in vars(c)), None)
+        for k in {code_key(c) for c in _callable_codes(f)}:
+            found[k] = found.get(k, 0) + 1
+        todo += list(itertools.islice(dict.values(d), limit))
+    return found
+
+
 def _student_methods(AD, obj):
     """``(forward, backward, direct)`` for :func:`counting_calls`: the student's forward the grader's call of
     ``obj.forward`` runs, and the backward its call of ``obj.backward`` enters: behind an adapter, the student's
@@ -731,7 +766,7 @@ def _entry_calls(stats, chain, direct, keys, key=code_key):
     return made
 
 
-def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
+def counting_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
     """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
@@ -753,7 +788,9 @@ def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
     the stored Jacobian); a subclass's forward calling its base's once (``super().forward(X)``) is that entry's next
     code (:func:`_entry_calls`), a container's call of its children's forward is another class's code, not counted.
     With ``probe`` (``fn`` the adapters' probe, which calls forward and backward as often as it needs), ``n`` is
-    :func:`_probe_calls`': the calls of forward's code beyond those its own entries make."""
+    :func:`_probe_calls`': the calls of forward's code beyond those its own entries make. ``held``
+    (:func:`held_forwards`, around forward and the probe only): each call of forward may call a code of forward's
+    once more for each further object of the loaded tree whose forward it is (a container holding a container)."""
     profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
@@ -768,8 +805,9 @@ def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     forward, entry, direct = (None, fn, True) if student is None else student
+    held = held or {}
     if probe:
-        return ret, _probe_calls(stats, codes, forward)
+        return ret, _probe_calls(stats, codes, forward, held)
     keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
         if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
@@ -779,17 +817,21 @@ def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
             counts[k] -= 1
     for c in _entry_chain(forward):
         per_call[key(c)] = per_call.get(key(c), 0) + 1
+    for k in counts:
+        counts[k] -= held.get(k, 1) - 1
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
-def _probe_calls(stats, codes, forward):
+def _probe_calls(stats, codes, forward, held):
     """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
     inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
     input, were kept for the graded forward to find). The probe calls forward and backward as often as it needs, so
     what is counted is re-entry: a code of forward's entered while it runs (``reccallcount``, beyond the places one
     call gives it in forward's entry, :func:`_entry_calls`: a decorator applied twice), and a next code of that entry
     (``super().forward``) called more often than the code before it. A backward that calls forward is not counted here
-    (its graded call is); 0 for a probe that never called forward."""
+    (its graded call is); 0 for a probe that never called forward. A code that ``held`` (:func:`held_forwards`) gives
+    k objects may be re-entered k - 1 times per call of it from outside (the probe's own: ``callcount`` less
+    ``reccallcount``)."""
     keys, key = {code_key(c) for c in codes}, forward_keys(codes)
     made = _entry_calls(stats, _entry_chain(forward), False, keys, key)
     by_code = {id(e.code): e for e in stats}
@@ -800,7 +842,8 @@ def _probe_calls(stats, codes, forward):
     for e in stats:
         if isinstance(e.code, types.CodeType) and key(e.code) in keys:
             p = places.get(id(e.code), 1)
-            n = max(n, e.reccallcount - e.callcount * (p - 1) // p)
+            nested = (e.callcount - e.reccallcount) * (held.get(key(e.code), 1) - 1)
+            n = max(n, e.reccallcount - e.callcount * (p - 1) // p - nested)
     for a, b in zip(made, made[1:]):
         if a is not b:
             e = by_code[id(a)]
@@ -861,6 +904,7 @@ class Child:
     def __init__(self, np, AD, workdir, reply, progress, sock=None):
         self.np, self.AD, self.workdir, self.reply, self.progress = np, AD, workdir, reply, progress
         self.objects, self.step, self.sock, self.modules = {}, None, sock, {}
+        self.held = {}  # id(kept object) -> held_forwards() of it as loaded (for the staff policy's count)
         self._view = np.frombuffer, np.dtype  # taken before any submitted code ran: numpy patched later cannot
         #                                        make the arrays forward receives copies of the shared memory
         self.adapter_codes = _module_codes(AD)  # (before any submitted code ran: the adapters' own, by identity)
@@ -894,9 +938,11 @@ class Child:
         self.step = step
         self.progress(step)
 
-    def keep(self, obj):
-        """Keep ``obj`` for later requests; return its id (a string)."""
+    def keep(self, obj, held=None):
+        """Keep ``obj`` for later requests (with ``held``, :func:`held_forwards` of it as loaded); return its id (a
+        string)."""
         self.objects[oid := str(len(self.objects))] = obj
+        self.held[id(obj)] = held or {}
         return oid
 
     def fail(self, exc, stage="call", **meta):
@@ -1017,6 +1063,7 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
+        held = _quiet(held_forwards, obj) or {}  # as built, before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
         if nielsen and req.get("targets") is None:
@@ -1030,7 +1077,7 @@ class Child:
         try:  # the adapter's probe runs student code: its own failures are the check's to report
             if req.get("kind") == "layer" and req.get("count_forward"):  # the staff policy: the probe's calls too
                 codes = _forward_codes(AD, obj) - self.adapter_codes
-                (obj, info), calls = counting_calls(codes, AD.adapt, obj, req.get("probe"),
+                (obj, info), calls = counting_calls(codes, AD.adapt, obj, req.get("probe"), held=held,
                                                     student=_forward_student(AD, obj), probe=True)
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
@@ -1055,7 +1102,7 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             AD.on_step = None
-        self.reply_loaded(obj, info, packer, calls)
+        self.reply_loaded(obj, info, packer, calls, held)
 
     def refused_kind(self, kind, target, req):
         """The reply's fields when what ``req`` asks of the object found (``kind``, ``target``) cannot be done (a
@@ -1080,12 +1127,13 @@ class Child:
                 req["class"], self._module(req["file"]), target)}
         return None
 
-    def reply_loaded(self, obj, info, packer, calls=None):
+    def reply_loaded(self, obj, info, packer, calls=None, held=None):
         """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,
         how forward and backward are called (usage errors), how it was read (``info``) and its class name; with the
-        staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`)."""
+        staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`); ``held``
+        (:func:`held_forwards`) kept beside it."""
         fparams, shape = self.AD.signature(obj)
-        oid = self.keep(obj)
+        oid = self.keep(obj, held)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
                           "signature": shape, "protocol": info, "forward_calls": calls,
@@ -1101,7 +1149,7 @@ class Child:
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) \
                 or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
             return self.reply(True, {"id": None})
-        self.AD.on_step = self.enter
+        self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
         try:
             sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
         except self.AD.AdapterError:
@@ -1110,7 +1158,7 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             self.AD.on_step = None
-        self.reply_loaded(sub, info, packer)
+        self.reply_loaded(sub, info, packer, held=held)
 
     def op_forward(self, obj, req, packer):
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
@@ -1134,7 +1182,8 @@ class Child:
         if not req.get("count_forward"):
             return obj.forward(*inputs, **_training(req)), None
         codes = _forward_codes(self.AD, obj) - self.adapter_codes  # an adapter's forward (a CS231n pair's) is ours
-        return counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj), **_training(req))
+        return counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj),
+                              held=self.held.get(id(obj)), **_training(req))
 
     def op_forward_many(self, obj, req, packer):
         """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
@@ -1192,7 +1241,7 @@ class Child:
             self.set_params(new, req.get("params"))
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
-        self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
+        self.reply(True, {"id": self.keep(new, self.held.get(id(obj))), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
     def op_adapter(self, obj, req, packer):
         """``AD.<name>(obj, *args)`` for a ``name`` of :data:`ADAPTER_CALLS`; reply its value (strings, lists,
@@ -1225,7 +1274,7 @@ class Child:
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         """Forget object ``req["id"]`` (a copy the parent no longer uses); reply ok."""
-        self.objects.pop(req["id"], None)
+        self.held.pop(id(self.objects.pop(req["id"], None)), None)
         self.reply(True)
 
     def op_tape(self, obj, req, packer):

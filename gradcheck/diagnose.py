@@ -2133,17 +2133,11 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
     Finding or None
         ``softmax-ce-label``.
     """
-    m, n, z = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
-    y = np.asarray(y_true)
-    if z.ndim != 2 or z.shape[1] < 2 or m.shape != z.shape or n.shape != z.shape or not (
-            np.all(np.isfinite(m)) and np.all(np.isfinite(n)) and np.all(np.isfinite(z))):
+    read, z = _class_labels(manual, numerical, y_true), np.asarray(y_pred, dtype=np.float64)
+    if read is None or z.shape != read[1].shape or not np.all(np.isfinite(z)):
         return None
-    if y.dtype.kind in "iu" and y.shape == z.shape[:1] and np.all((y >= 0) & (y < z.shape[1])):
-        onehot, lab = np.eye(z.shape[1])[y], "onehot(y)"
-    elif y.shape == z.shape and np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1):
-        onehot, lab = y.astype(np.float64), "y"
-    else:
-        return None
+    m, n, y, given = read
+    onehot, lab = np.eye(z.shape[1])[y], "y" if given else "onehot(y)"
 
     def softmax(axis):
         e = np.exp(z - z.max(axis=axis, keepdims=True))
@@ -2536,6 +2530,36 @@ def name_ignored_target(tensor: str, manual: Any, numerical: Any, y_true: Any) -
     return None
 
 
+def _class_labels(manual: Any, numerical: Any, y_true: Any) -> tuple | None:
+    """Backward's result, the central differences and the class labels of a classification loss's (N, C) gradient,
+    read once for every namer of a label slip (``name_label_added``, ``name_hinge_count``,
+    ``name_softmax_ce_label``).
+
+    Parameters
+    ----------
+    manual, numerical : array_like, shape (N, C)
+        Backward's result and the central differences of L; C >= 2, both finite.
+    y_true : array_like, shape (N,) or (N, C)
+        Class labels (integers, booleans or floats of integer value, each in [0, C)) or one-hot rows.
+
+    Returns
+    -------
+    tuple or None
+        ``(m, n, labels, onehot)``: ``m``, ``n`` float64 (N, C), ``labels`` int64 (N,), ``onehot`` whether
+        ``y_true`` came as one-hot rows; None when the arrays are no such gradient or ``y_true`` no such labels.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if n.ndim != 2 or m.shape != n.shape or n.shape[1] < 2 or not (np.all(np.isfinite(m)) and np.all(np.isfinite(n))):
+        return None
+    onehot = y.shape == n.shape and bool(np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1))
+    if onehot:
+        y = y.argmax(axis=1)
+    if (y.shape != n.shape[:1] or y.dtype.kind not in "biuf" or not np.all(y == np.round(y))
+            or not np.all((y >= 0) & (y < n.shape[1]))):  # labels that are no column (an ignore index -100)
+        return None
+    return m, n, y.astype(np.int64), onehot
+
+
 def name_label_added(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
     """A softmax + cross-entropy backward that adds 1 at each sample's label where it subtracts 1 (tester30n: Neural
     Networks from Scratch's ``self.dinputs[range(samples), y_true] += 1`` for ``-= 1``): ``manual - numerical`` is
@@ -2545,25 +2569,19 @@ def name_label_added(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     ----------
     tensor : str
         Display name (``"dy_pred"``).
-    manual, numerical : array_like, shape (N, C)
-        Backward's result and the central differences of L.
-    y_true : array_like of int, shape (N,), or one-hot of shape (N, C)
-        The class labels.
+    manual, numerical, y_true : array_like
+        Backward's result, the central differences of L and the class labels, as :func:`_class_labels` reads them.
 
     Returns
     -------
     Finding or None
         ``"label-added"``, or None.
     """
-    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
-    if n.ndim != 2 or m.shape != n.shape or n.shape[1] < 2 or not np.all(np.isfinite(m - n)):
+    read = _class_labels(manual, numerical, y_true)
+    if read is None:
         return None
-    if y.shape == n.shape and np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1):
-        y = y.argmax(axis=1)  # one-hot rows: their labels
-    if y.shape != n.shape[:1] or not np.all(y == np.round(y)) or not np.all((y >= 0) & (y < n.shape[1])):
-        return None
-    label = np.zeros(n.shape)
-    label[np.arange(n.shape[0]), y.astype(np.int64)] = 1.0
+    m, n, y, _ = read
+    label = np.eye(n.shape[1])[y]
     if not close(m - n, 2.0 / n.shape[0] * label, 1e-5, 1e-9):
         return None
     return _find("label-added", tensor, n=n.shape[0], v=2.0 / n.shape[0])
@@ -2580,21 +2598,18 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     ----------
     tensor : str
         Display name (``"dx"``).
-    manual, numerical : array_like, shape (N, C)
-        Backward's result and the central differences of L.
-    y_true : array_like of int, shape (N,)
-        The class labels.
+    manual, numerical, y_true : array_like
+        As :func:`name_label_added`'s.
 
     Returns
     -------
     Finding or None
         ``"hinge-count"``, or None.
     """
-    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
-    if (y.dtype.kind not in "iu" or n.ndim != 2 or m.shape != n.shape or y.shape != n.shape[:1]
-            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))
-            or not np.all((y >= 0) & (y < n.shape[1]))):  # labels that are no column (an ignore index -100)
+    read = _class_labels(manual, numerical, y_true)
+    if read is None:
         return None
+    m, n, y, _ = read
     rows = np.arange(n.shape[0])
     label = np.zeros(n.shape, dtype=bool)
     label[rows, y] = True

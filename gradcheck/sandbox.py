@@ -493,16 +493,57 @@ def _owed(short: float, busy: bool, waited: float | None, waited0: float | None,
     """The wall clock (s) a call (or a session) is owed by the machine's other load, or None (nothing, or at most
     0.05 s: the clock's ticks): while it is ``short`` of the CPU time it was due, the time its process tree waited
     on a run queue for a CPU (:func:`_tree_wait`: ``waited`` now, ``waited0`` when it began) less what was already
-    ``given`` back. Time asleep is the submission's own, so a process that sleeps and runs only when ``/proc`` is read
-    is owed nothing (redteam30 S1: it was given the CPU time it had not used, up to :data:`STARVED_FACTOR` limits,
-    then reported "too busy", a grader error on demand). Without a run-queue reading (a kernel without
-    ``schedstat``) the CPU time short while the process is runnable (``busy``) at this reading, as before."""
+    ``given`` back, and never more than ``short``: a tree that waited had its wall clock taken only while it did not
+    run, so what it is owed beyond ``given`` is at most the CPU time it was short (dup31: threads or processes that
+    wait side by side add up their waits, each a whole wall clock; the CPU time they had is the tree's). Time asleep
+    is the submission's own, so a process that sleeps and runs only when ``/proc`` is read is owed nothing
+    (redteam30 S1: it was given the CPU time it had not used, up to :data:`STARVED_FACTOR` limits, then reported "too
+    busy", a grader error on demand). Without a run-queue reading (a kernel without ``schedstat``) the CPU time
+    short while the process is runnable (``busy``) at this reading, as before."""
     if short <= 0.05:
         return None
     if waited is None or waited0 is None:
         return short if busy else None
-    owed = waited - waited0 - given
+    owed = min(waited - waited0 - given, short)
     return owed if owed > 0.05 else None
+
+
+#: The wall clock of every request this process made of its sandboxes that came back (``seconds``), where it is
+#: written for the runner (``path``, :func:`charge_requests_to`) and when it was last written (``written``).
+_CHARGED: dict[str, Any] = {"seconds": 0.0, "path": None, "written": 0.0}
+
+
+def charge_requests_to(path: str | os.PathLike | None) -> None:
+    """Write the wall clock of this process's sandbox requests (:func:`requests_seconds`) to ``path`` now and from now
+    on, at most every 0.25 s and at each :func:`write_requests_seconds`: the grading plugin's file for the runner, whose
+    ``--submission-timeout`` charges a submission these seconds alone, as a session's limit does
+    (:attr:`Sandbox._session_origin`; dup31: the grader's own time between requests and sandboxes was charged to
+    the submission). None: written nowhere."""
+    _CHARGED.update(path=None if path is None else os.fspath(path), written=0.0)
+    write_requests_seconds()  # (0 before any request: the grader's time from the start)
+
+
+def requests_seconds() -> float:
+    """The wall clock (s) of every request this process made of a sandbox, each from its start to its reply, less
+    the grader's own stalls while it waited (:meth:`Sandbox._wait`): the submission's time. A request that did not
+    come back (a timeout, a crash) is not in it: its sandbox's own limits charged it."""
+    return _CHARGED["seconds"]
+
+
+def write_requests_seconds() -> None:
+    """Write :func:`requests_seconds` to the file of :func:`charge_requests_to` now, if there is one."""
+    if _CHARGED["path"] is not None:
+        _CHARGED["written"] = time.monotonic()
+        with contextlib.suppress(OSError):
+            with open(_CHARGED["path"], "w", encoding="ascii") as fh:
+                fh.write(f"{_CHARGED['seconds']:.3f}")
+
+
+def _charge_request(seconds: float) -> None:
+    """Add one request's ``seconds`` to :func:`requests_seconds`; written at most every 0.25 s."""
+    _CHARGED["seconds"] += max(0.0, seconds)
+    if _CHARGED["path"] is not None and time.monotonic() - _CHARGED["written"] >= 0.25:
+        write_requests_seconds()
 
 
 def _tree_stopped(pid: int) -> bool:
@@ -521,10 +562,12 @@ def _tree_procs(pid: int) -> tuple[dict[tuple[int, int], float], set[bytes]]:
 
 def _tree_waits(pid: int) -> dict[tuple[int, int], float] | None:
     """The seconds process ``pid`` and each of its descendants (by ``(pid, start time)``, as :func:`_tree_procs`) have
-    waited on a run queue for a CPU, runnable but not running: the second field (nanoseconds) of each of its threads'
-    ``/proc/PID/task/TID/schedstat`` (Linux's ``Documentation/scheduler/sched-stats.rst``), summed. Time asleep
-    (``time.sleep``, waiting for a request) is not in it: that time is the submission's own (redteam30 S1). None where
-    the kernel has no ``schedstat``."""
+    waited on a run queue for a CPU, runnable but not running: the second field (nanoseconds) of its main thread's
+    ``/proc/PID/task/PID/schedstat`` (Linux's ``Documentation/scheduler/sched-stats.rst``), the thread that runs the
+    grader's requests. Time asleep (``time.sleep``, waiting for a request) is not in it: that time is the submission's
+    own (redteam30 S1). Neither are the waits of the threads a process starts (dup31: 50 threads waiting side by side
+    summed to 50 wall clocks of credit), nor of a process that lowered its own priority below ``pid``'s (a higher
+    nice value: it chose to wait). None where the kernel has no ``schedstat``."""
     return _tree_read(pid, True)[2] if _SCHEDSTAT else None
 
 
@@ -541,7 +584,7 @@ _SCHEDSTAT = os.path.exists("/proc/self/schedstat")
 def _tree_read(pid: int, waits: bool) -> tuple[dict[tuple[int, int], float], set[bytes], dict[tuple[int, int], float]]:
     """The one walk of ``/proc`` below ``pid``: :func:`_tree_procs`' CPU seconds and states and, with ``waits``,
     :func:`_tree_waits`' run-queue seconds (else ``{}``); a process that ended during the walk is left out."""
-    tick, out, states, todo, seen, waited = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set(), {}
+    tick, out, states, todo, seen, waited, nice = os.sysconf("SC_CLK_TCK"), {}, set(), [pid], set(), {}, None
     while todo:
         p = todo.pop()
         if p in seen:
@@ -549,11 +592,10 @@ def _tree_read(pid: int, waits: bool) -> tuple[dict[tuple[int, int], float], set
         seen.add(p)
         try:
             fields = _proc_read(f"/proc/{p}/stat").rpartition(b")")[2].split()
-            ns = 0
             for task in os.listdir(f"/proc/{p}/task"):
                 todo.extend(int(c) for c in _proc_read(f"/proc/{p}/task/{task}/children").split())
-                if waits:
-                    ns += int(_proc_read(f"/proc/{p}/task/{task}/schedstat").split()[1])
+            nice = int(fields[16]) if nice is None else nice  # nice (19): the root's, read first
+            ns = int(_proc_read(f"/proc/{p}/task/{p}/schedstat").split()[1]) if waits and int(fields[16]) <= nice else 0
             key = p, int(fields[19])  # starttime (22)
             out[key] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         except (OSError, ValueError, IndexError):
@@ -1490,6 +1532,7 @@ class Sandbox:
             self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         self._req_wall += self._replied - self._req_t0
+        _charge_request(self._replied - self._req_t0)
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}
@@ -1706,16 +1749,20 @@ class Sandbox:
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
                   probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None,
-                  wrt: Sequence[str] | None = None, wrt_active: int = 0) -> RemoteLoss:
+                  wrt: Sequence[str] | None = None, wrt_active: int = 0,
+                  no_forward_in_backward: bool = False) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
         ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
         prediction is called both ways (:func:`gradcheck._adapters._order_by_role`); ``pred_arg``: the name of
         forward's argument that takes the prediction (``--pred-arg``), which then decides the order; ``wrt``: a
         ``(loss, grad, ...)`` function's arguments whose gradients it returns (``--wrt``;
-        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index)."""
+        :func:`gradcheck._adapters.gradient_args`), ``wrt_active`` the one checked (its index);
+        ``no_forward_in_backward``: the staff policy of :meth:`load_layer`, counted as for a layer (fixr30's leftover:
+        a loss's backward made of central differences of its forward got credit)."""
         remote = self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg, wrt=wrt,
-                            wrt_active=wrt_active)
-        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active}
+                            wrt_active=wrt_active, no_forward_in_backward=no_forward_in_backward)
+        remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active,
+                             "no_forward_in_backward": no_forward_in_backward}
         return remote
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
@@ -2390,7 +2437,7 @@ class RemoteLoss(_Remote):
         (:meth:`Sandbox.load_loss`'s ``wrt``, ``wrt_active``) says. A new object in the child (:meth:`release` frees
         it). Raises as :meth:`Sandbox.load_loss`."""
         file, cls = self.__dict__["_loaded"][:2]
-        wrt, opts = self.protocol.get("wrt"), {}
+        wrt, opts = self.protocol.get("wrt"), {"no_forward_in_backward": self.no_forward_in_backward}
         if wrt and wrt != [self.protocol.get("first_arg")]:  # else the first argument's: loaded as before
             opts = {**(self.__dict__.get("_loss_opts") or {}), "wrt": wrt}
         return self._sandbox.load_loss(file, cls, dict(init), **{**opts, **over})

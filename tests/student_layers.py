@@ -1,4 +1,7 @@
-"""A protocol-conforming student-style Linear for planting one bug per subclass (tests only)."""
+"""A protocol-conforming student-style Linear for planting one bug per subclass, and a correct ReLU as students write
+it, as a class and as a student's file (tests only)."""
+
+import inspect
 
 import numpy as np
 
@@ -29,3 +32,17 @@ class StudentLinear:
         self.grads["W"] = self.dW(dY)
         self.grads["b"] = self.db(dY)
         return self.dX(dY)
+
+
+# A correct ReLU as students write it: X cached in forward, dX = dY where X > 0.
+class ReLU:
+    def forward(self, X):
+        self.X = X
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        return dY * (self.X > 0)
+
+
+#: :class:`ReLU` as a student's file (``class ReLU:`` on its line 3)
+RELU_SOURCE = "import numpy as np\n\n" + inspect.getsource(ReLU)

@@ -89,6 +89,13 @@ def student(tmp_path, body, name="student.py"):
     return f
 
 
+def check_source(tmp_path, source, name, *args, file="student.py"):
+    """``gradcheck check FILE::NAME *args`` (:func:`run_here`) on ``source`` written to ``tmp_path / file`` (dedented:
+    :func:`student`): ``(exit code, output)`` (:func:`both`)."""
+    p = run_here("check", f"{student(tmp_path, source, file)}::{name}", *args)
+    return p.returncode, both(p)
+
+
 GOOD = """
 import numpy as np
 

@@ -3,7 +3,7 @@ leftover of dtype29). Before, ``--dtype float32`` made a pair's inputs float32 b
 dicts float64 (the header said so: "(lists) passed as float64 arrays"), so a pair was checked in neither dtype; and
 ``--jacobian`` drew its X float64 whatever ``--dtype`` said: an option accepted and ignored."""
 
-from test_cli import both, run_here
+from test_cli import both, check_source, run_here
 from test_cli_loss_mode_s25 import TANH
 
 PAIR = '''import numpy as np
@@ -24,10 +24,7 @@ ARGS = ("--input-shape", "4,3;3", "--init", '{"scale_param": {"s": [0.5, 1.5, 2.
 
 
 def _pair(tmp_path, factor, *extra):
-    f = tmp_path / "pair.py"
-    f.write_text(PAIR.replace("FACTOR", factor))
-    p = run_here("check", f"{f}::scale", *ARGS, *extra)
-    return p.returncode, both(p)
+    return check_source(tmp_path, PAIR.replace("FACTOR", factor), "scale", *ARGS, *extra, file="pair.py")
 
 
 def test_a_pairs_init_arrays_are_made_in_dtype_and_its_float32_code_checked_on_the_copy(tmp_path):

@@ -7,6 +7,7 @@ process (``test_cli.run_here``: the same parser, checks and report, the student'
 """
 
 import pytest
+from nnfs_book import NNFS_LOSS
 from test_cli import both, run, run_here, student
 
 DLFS2 = """
@@ -106,24 +107,6 @@ def test_eps_free_text_leaves_other_logs(src):
     assert eps_free_text(src) is None
 
 
-NNFS_LOSS = """
-import numpy as np
-class Loss:
-    def calculate(self, output, y):
-        return np.mean(self.forward(output, y))
-class Loss_CategoricalCrossentropy(Loss):
-    def forward(self, y_pred, y_true):
-        y_pred_clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
-        if len(y_true.shape) == 1:
-            correct = y_pred_clipped[range(len(y_pred)), y_true]
-        else:
-            correct = np.sum(y_pred_clipped * y_true, axis=1)
-        return -np.log(correct)
-    def backward(self, dvalues, y_true):
-        samples = len(dvalues); labels = len(dvalues[0])
-        if len(y_true.shape) == 1: y_true = np.eye(labels)[y_true]
-        self.dinputs = -y_true / dvalues / SAMPLES
-"""
 
 
 @pytest.mark.parametrize("given", [[], ["--pred", "probs"]])

@@ -9,6 +9,7 @@ advised --rtol runs the console script, the rest its ``gradcheck.cli.main`` in t
 import re
 
 import pytest
+from nnfs_book import NNFS_LOSS, SAMPLES, book_source
 from test_cli import both, run, run_here, student
 
 MSE_AB = """
@@ -61,35 +62,26 @@ def test_pred_arg_without_loss_is_a_usage_error(tmp_path):
     assert p.returncode == 2 and "--pred-arg" in both(p), both(p)
 
 
-NNFS_COMBINED = """
-import numpy as np
+#: Ch10-17's combined class (its forward runs the softmax and the loss) around the book's own backward (Ch22's)
+NNFS_COMBINED = NNFS_LOSS.replace("SAMPLES", "samples") + """
+
 class Activation_Softmax:
     def forward(self, inputs):
         exp_values = np.exp(inputs - np.max(inputs, axis=1, keepdims=True))
         self.output = exp_values / np.sum(exp_values, axis=1, keepdims=True)
-class Loss:
-    def calculate(self, output, y):
-        return np.mean(self.forward(output, y))
-class Loss_CategoricalCrossentropy(Loss):
-    def forward(self, y_pred, y_true):
-        y_pred_clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
-        return -np.log(y_pred_clipped[range(len(y_pred)), y_true])
+
+
 class Activation_Softmax_Loss_CategoricalCrossentropy:
     def __init__(self):
         self.activation = Activation_Softmax()
         self.loss = Loss_CategoricalCrossentropy()
+
     def forward(self, inputs, y_true):
         self.activation.forward(inputs)
         self.output = self.activation.output
         return self.loss.calculate(self.output, y_true)
-    def backward(self, dvalues, y_true):
-        samples = len(dvalues)
-        if len(y_true.shape) == 2:
-            y_true = np.argmax(y_true, axis=1)
-        self.dinputs = dvalues.copy()
-        self.dinputs[range(samples), y_true] -= 1
-        self.dinputs = self.dinputs / SAMPLES
-"""
+
+""" + book_source("Activation_Softmax_Loss_CategoricalCrossentropy", "backward", SAMPLES)
 
 
 @pytest.mark.parametrize(("samples", "code"), [("samples", 0), ("1", 1)])
@@ -109,8 +101,6 @@ def test_nnfs_combined_softmax_loss_backward_gets_its_own_output(tmp_path, sampl
 def test_nnfs_usage_error_quotes_the_students_own_signature(tmp_path):
     """Before: "Loss_CategoricalCrossentropy.forward(y_true, y_pred) gave L containing ... nan", the checker's
     internal order, while the student wrote forward(self, y_pred, y_true)."""
-    from test_cli_losses_s13 import NNFS_LOSS
-
     f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", "samples"), "nnfs_loss.py")
     p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3")
     out = both(p)

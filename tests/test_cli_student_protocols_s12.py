@@ -8,6 +8,7 @@ parser, checks and report, the student's code in its sandbox process), which spa
 from pathlib import Path
 
 import pytest
+from nnfs_book import NNFS_LOSS
 from test_cli import both, run, run_here, student
 
 LAYERS = Path(__file__).parent / "buggy_layers" / "protocols.py"
@@ -60,34 +61,6 @@ def test_missing_or_ill_shaped_init_array_is_a_usage_error_with_an_example(tmp_p
 
 # --------------------------------------------------------------------------- Y17: Neural Networks from Scratch's loss
 
-NNFS_LOSS = """
-import numpy as np
-
-class Loss:
-    def calculate(self, output, y):
-        sample_losses = self.forward(output, y)
-        data_loss = np.mean(sample_losses)
-        return data_loss
-
-class Loss_CategoricalCrossentropy(Loss):
-    def forward(self, y_pred, y_true):
-        samples = len(y_pred)
-        y_pred_clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
-        if len(y_true.shape) == 1:
-            correct_confidences = y_pred_clipped[range(samples), y_true]
-        elif len(y_true.shape) == 2:
-            correct_confidences = np.sum(y_pred_clipped * y_true, axis=1)
-        negative_log_likelihoods = -np.log(correct_confidences)
-        return negative_log_likelihoods
-
-    def backward(self, dvalues, y_true):
-        samples = len(dvalues)
-        labels = len(dvalues[0])
-        if len(y_true.shape) == 1:
-            y_true = np.eye(labels)[y_true]
-        self.dinputs = -y_true / dvalues
-        self.dinputs = self.dinputs / SAMPLES
-"""
 
 
 @pytest.mark.parametrize("targets", ["labels", "onehot"])

@@ -6,7 +6,7 @@ not avoid. In float16 code (``--dtype float16``, or float16 parameters) float16'
 the same place as float32's (:func:`gradcheck._float64_copy.float64_text`, ``half``); in float32 code a float16 cast
 is still kept."""
 
-from test_cli import both, run_here
+from test_cli import check_source
 
 from gradcheck._float64_copy import float64_text
 
@@ -32,10 +32,7 @@ ARGS = ("--input-shape", "4,3", "--dtype", "float16")
 
 
 def _check(tmp_path, factor, *args):
-    f = tmp_path / "buf16.py"
-    f.write_text(BUF16.replace("FACTOR", factor))
-    p = run_here("check", f"{f}::Buf16", *args)
-    return p.returncode, both(p)
+    return check_source(tmp_path, BUF16.replace("FACTOR", factor), "Buf16", *args, file="buf16.py")
 
 
 def test_float16_declarations_are_rewritten_in_float16_code_only():

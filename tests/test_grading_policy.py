@@ -70,6 +70,16 @@ def _sandbox(tmp_path, source):
     return Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10)
 
 
+def graded(tmp_path, source, tests=TESTS, **options):
+    """``source`` as a submission's layers.py graded by ``tests`` (a test file's text): its result and results.json."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_policy.py").write_text(tests)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", **{"timeout": 10.0, **options})
+    return r, json.loads(Path(r.results_path).read_text())
+
+
 def test_the_count_is_kept_in_the_child_and_the_policy_is_off_by_default(tmp_path):
     X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
     with _sandbox(tmp_path, CHEAT) as sb:
@@ -108,12 +118,7 @@ def test_switching_the_counter_off_fails_the_policy(tmp_path):
 
 @pytest.mark.parametrize("source, score", [(CHEAT, 3.0), (SOLUTION, 7.0)])
 def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "layers.py").write_text(source)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
-    data = json.loads(Path(r.results_path).read_text())
+    r, data = graded(tmp_path, source)
     assert r.score == pytest.approx(score), data
     if source is CHEAT:
         failed = [t for t in data["tests"] if t["status"] == "failed"]

@@ -11,7 +11,7 @@ float32 backward, at the same y_pred, is compared with the copy's within float32
 import re
 
 import pytest
-from test_cli import both, run_here
+from test_cli import check_source
 
 MSE32 = '''import numpy as np
 
@@ -28,10 +28,7 @@ ARGS = ("--loss", "--input-shape", "4,3")
 
 
 def _check(tmp_path, factor, *extra):
-    f = tmp_path / "mse32.py"
-    f.write_text(MSE32.replace("FACTOR", factor))
-    p = run_here("check", f"{f}::MSE32", *ARGS, *extra)
-    return p.returncode, both(p)
+    return check_source(tmp_path, MSE32.replace("FACTOR", factor), "MSE32", *ARGS, *extra, file="mse32.py")
 
 
 def test_a_correct_float32_loss_passes_on_its_float64_copy_with_dtype_float32(tmp_path):

@@ -7,22 +7,8 @@ import pathlib
 
 import numpy as np
 import pytest
+from nnfs_book import nnfs_file
 from test_cli import both, run_here
-
-NNFS22 = pathlib.Path(__file__).parent / "fixtures" / "nnfs_ch22_classes.py"
-NNFS18 = pathlib.Path(__file__).parent / "fixtures" / "nnfs_ch18_layers.py"
-
-
-def nnfs_file(tmp_path, *edits, name="book.py"):
-    """The book's classes (Layer_Dense and Layer_Dropout of Ch18, the rest of Ch22) with each ``(old, new)`` of
-    ``edits`` replaced once (asserted unique)."""
-    text = NNFS18.read_text() + "\n\n" + NNFS22.read_text()
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    f = tmp_path / name
-    f.write_text(text)
-    return f
 
 
 def load(path):

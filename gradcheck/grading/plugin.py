@@ -36,6 +36,7 @@ import contextlib
 import math
 import os
 import stat
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -50,6 +51,7 @@ from .runner import (
     GRADER_SECONDS,
     LATER_TESTS,
     STUDENT_STARTED,
+    SUBMISSION_SECONDS,
     VISIBILITIES,
     check_options,
     placeholder_results,
@@ -246,6 +248,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         key=lambda i: order.get(i.nodeid, len(order)))
     config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
+    from ..sandbox import charge_requests_to
+
+    charge_requests_to(Path(config.getoption("--grading-results")).with_name(SUBMISSION_SECONDS))
     _scan_submission(config)
     _start_diagnosis_clock(config)
 
@@ -611,7 +616,7 @@ class Student:
         sb = self._holder.imported(file, self.timeout)
         policy = _policy_on(self._item)
         try:
-            obj = self._once(key, lambda: sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
+            obj = self._once(key, lambda: sb.load_loss(file, class_name, init, no_forward_in_backward=policy) if kind == "loss" else sb.load_layer(
                 file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                 no_forward_in_backward=policy))
         except UsageError as exc:
@@ -803,6 +808,13 @@ def _entry(item: pytest.Item) -> dict:
             "status": "passed", "output": "", "fraction": 1.0, "skipped": False}
 
 
+def pytest_runtest_logfinish(nodeid: str, location: tuple) -> None:  # noqa: ARG001
+    """After each test, the submission's requests' seconds written for the runner (``sandbox.charge_requests_to``;
+    between tests, at most every 0.25 s)."""
+    if (sb := sys.modules.get("gradcheck.sandbox")) is not None:  # (a pytest run that made no sandbox: nothing)
+        sb.write_requests_seconds()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """A graded test whose checks failed fails once its body has run (:meth:`Grade.failure`): every trial ran."""
@@ -982,8 +994,12 @@ def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> st
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the Gradescope-schema results JSON (``--grading-results``)."""
+    """Write the Gradescope-schema results JSON (``--grading-results``); the requests' seconds are written nowhere
+    more (``sandbox.charge_requests_to``)."""
     _write_results(session.config, int(exitstatus))
+    if (sb := sys.modules.get("gradcheck.sandbox")) is not None:
+        sb.write_requests_seconds()
+        sb.charge_requests_to(None)
 
 
 def _row(e: dict) -> dict:

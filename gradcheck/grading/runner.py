@@ -1470,7 +1470,8 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
     ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
     ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
-    The limit is extended by the grader's own seconds (:data:`GRADER_SECONDS`) and, for a process tree the machine's
+    The limit is extended by the grader's own seconds (:data:`GRADER_SECONDS`; from the first request of a sandbox on,
+    the wall clock less the submission's requests, :data:`SUBMISSION_SECONDS`) and, for a process tree the machine's
     load starves, by the CPU time it did not have (:func:`_starved_end`). Returns the exit code, the log
     (:func:`_log_excerpt`), and ``""``, or why the child was stopped: ``"slow"`` or ``"starved"``."""
     from .zygote import shared, spawn
@@ -1497,7 +1498,8 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
                 meter.sample()
                 if time.monotonic() < end:
                     continue
-                grader = _grader_seconds(cwd.parent / GRADER_SECONDS, submission_timeout)
+                grader = max(_grader_seconds(cwd.parent / GRADER_SECONDS, submission_timeout),
+                             _uncharged(cwd.parent / SUBMISSION_SECONDS, time.monotonic() - start, submission_timeout))
                 if grader > extra:  # the grader's own scan of the files is not the submission's time
                     end, extra = end + grader - extra, grader
                     continue
@@ -1580,6 +1582,23 @@ STUDENT_STARTED = "student-code-started"
 #: The file, beside the child's results file, where the plugin writes the seconds of the grader's own scan of
 #: the submission (``plugin._scan_submission``); :func:`_run_child` adds them to ``--submission-timeout``.
 GRADER_SECONDS = "grader-seconds"
+
+
+#: The file, beside the child's results file, where the sandbox writes the wall clock of the submission's requests
+#: (``sandbox.requests_seconds``, from its first request on): :func:`_run_child` charges the submission these alone,
+#: as a session's limit does (dup31, left30's leftover: the grader's own time between sandboxes was the submission's).
+SUBMISSION_SECONDS = "submission-seconds"
+
+
+def _uncharged(path: Path, elapsed: float, cap: float) -> float:
+    """The grader's own seconds by the :data:`SUBMISSION_SECONDS` file: ``elapsed`` (the grading's wall clock so far)
+    less the submission's requests it says, at most ``cap`` (the limit: a grader that never stops is still stopped);
+    0 when there is no such file (no request made yet: :data:`GRADER_SECONDS` alone says)."""
+    try:
+        used = float(path.read_text()[:32])
+    except (OSError, ValueError):
+        return 0.0
+    return min(max(elapsed - used, 0.0), cap) if math.isfinite(used) else 0.0
 
 
 def _grader_seconds(path: Path, cap: float) -> float:
