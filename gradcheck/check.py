@@ -64,6 +64,7 @@ from .sources import (
     manual_source,
     masks_fixed,
     masks_held,
+    one_sign_only,
     pair_mode_line,
     reference_source,
     resolve_twin,
@@ -336,6 +337,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         if atols[k] > ATOL_FLOOR:  # a given one too (F11); at the floor a 0 gradient is compared (attention's db_k)
             _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes,
                      given=not cfg_atol_default)
+    _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -348,6 +350,21 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if wrong:
         raise wrong_shapes(wrong, res, {k: display.get(k, V.grad_name(k)) for k, *_ in wrong})
     return res
+
+
+def _one_sign(call: Call, G: np.ndarray, manual: dict, rtol: float, atol: float, display: dict,
+              records: list[TensorRecord], notes: list[str]) -> None:
+    """A one-element output's backward run again at ``-G`` (:func:`gradcheck.sources.one_sign_only`): each gradient
+    it does not negate fails its record by a ``call1-vs-call2`` comparison (backward's at ``G`` against -1 times
+    backward's at ``-G``), its note saying why (review30: ``np.minimum(dY, 0)`` PASSed at a negative ``G``)."""
+    def at(g):
+        call.forward(*[x.copy() for x in call.inputs])
+        return manual_source(call, g, [])
+
+    for k, (note, other) in one_sign_only(at, G, manual, rtol, atol, display.get).items():
+        rec = next(r for r in records if r.tensor == display[k])
+        rec.comparisons.append(compare(manual[k], other, "call1-vs-call2", rtol=rtol, atol=atol))
+        notes.append(note)
 
 
 def _manual_checked(call: Call, G: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, tuple], list]:

@@ -35,6 +35,7 @@ from ..sources import (
     backward_twice,
     cache_rewritten_notes,
     dY_written,
+    one_sign_only,
     reference_source,
     twice_difference,
 )
@@ -743,7 +744,29 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
+    _one_sign_parts(verdict, layer, xs, d_in, keys, G, got, training, rtol, ATOL_FLOOR if atol is None else atol)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _one_sign_parts(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
+                    G: np.ndarray, got: Mapping[str, Any], training: bool, rtol: float, atol: float) -> None:
+    """Fail each part still passing whose gradient a one-element output's backward gives for one sign of dY only
+    (:func:`gradcheck.sources.one_sign_only`, as check runs it: review30, ``np.minimum(dY, 0)`` matched at a negative
+    ``G``), its message saying so; another forward and backward at ``-G`` (and at 0 when one differs)."""
+    if np.size(G) != 1 or not any(p.passed for p in verdict.parts):
+        return
+
+    def at(g):
+        layer.forward(*[x.copy() for x in xs], training=training)
+        with _integers_read(layer):
+            ret = layer.backward(g.copy())
+        out = dict(zip(d_in, ret if len(xs) > 1 else [ret])) if isinstance(ret, (np.ndarray, tuple, list)) else {}
+        out.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+        return {n: v for n, v in out.items() if isinstance(v, np.ndarray)}
+
+    first = {p.name: got[p.name] for p in verdict.parts if p.passed and isinstance(got.get(p.name), np.ndarray)}
+    for p in (p for p in verdict.parts if p.name in (bad := one_sign_only(at, G, first, rtol, atol))):
+        p.passed, p.message = False, bad[p.name][0]
 
 
 def _sandboxed(layer: Any) -> Any:
@@ -1202,7 +1225,7 @@ def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
     """Fail part ``p``, whose gradient the check's ``record`` (of the result ``res``) finds unlike central
     differences, with the check's figures and the likeliest cause (accumulated gradients, a parameter forward
     ignores, else ``question``)."""
-    c = record.comparisons[0]
+    c = next((c for c in record.comparisons if not c.passed), record.comparisons[0])
     a, b = _distinct(float(c.worst_a), float(c.worst_b))
     p.passed, p.message = False, (
         f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
