@@ -307,7 +307,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         fwd = compare(Y, Y_tape, "manual-vs-tape", rtol=cfg.rtol, atol=atol)
         if getattr(twin_obj, "same_draws", False) and not fwd.passed:  # --tape: the same code, other values
             twin_obj, twin_note = None, (
-                f"{call.owner}.forward gives other values on autoprop tensors than on arrays (Y differs by up "
+                f"{V.called(call.owner, 'forward')} gives other values on autoprop tensors than on arrays (Y differs by up "
                 f"to {fwd.max_abs_error:.3g}): autoprop ran it unlike numpy (e.g. `A = Z; A += 1`, which "
                 "writes into Z in numpy but binds A to a new tensor in autoprop), so the tape's gradients "
                 "are not of your forward; manual vs numerical only (your backward is still checked)")
@@ -868,7 +868,7 @@ def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
                        atol=atol)
         how = f"have shapes {V.fmt_shape(Y1.shape)} and {V.fmt_shape(Y2.shape)}"
     rec.comparisons.append(c)
-    note = (f"{NONDETERMINISTIC}: two calls of {owner}.forward with the same input {how}, so finite "
+    note = (f"{NONDETERMINISTIC}: two calls of {V.called(owner, 'forward')} with the same input {how}, so finite "
             "differences are meaningless (a dropout mask drawn afresh per call?). Hold the randomness fixed "
             "(manualprop.Dropout.fix_mask(True), or a generator the layer stores and the check can rewind: "
             "gradcheck.diagnose_layer does that); no gradient was compared")

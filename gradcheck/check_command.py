@@ -135,7 +135,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
     named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
     long_check = getattr(args, "long_check", None)
-    with V.own_grad_names(V.own_names_of(grad_slots(layer))), \
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))), V.own_call_names(layer), \
             long_check.running(layer) if long_check is not None else contextlib.nullcontext():
         return _run_check(args, layer, label, init, shape)
 

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .compare import close
 from ._adapters import (
     CACHE_ADVICE,
     Adapted,
@@ -38,6 +37,7 @@ from ._adapters import (
     stored_inputs,
     walk,
 )
+from .compare import close
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -177,7 +177,7 @@ class Call:
         value, checked on real inputs (:meth:`forward`)."""
         if tuple(Y.shape) != tuple(shape):
             raise GradientShapeError(V.paragraph(
-                f"{self.owner}.{self.signature} gave Y with shape {V.fmt_shape(Y.shape)} for a complex input (the "
+                f"{V.called(self.owner, self.signature)} gave Y with shape {V.fmt_shape(Y.shape)} for a complex input (the "
                 f"complex step); expected shape {V.fmt_shape(tuple(shape))} (the shape of the unperturbed output)."))
         return Y
 
@@ -187,7 +187,7 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``;
     ``branch``: the switch values of that call (``flag=True``), named as the check's rows are (``[flag=True]``)."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
-        f"{owner}.{method}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
+        f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
 
@@ -474,7 +474,7 @@ def cache_write_verdict(owner: str, guard: str | None, received: str | None) -> 
         (:func:`gradcheck.grading.checks.backward_repeatable`).
     """
     if received is not None:
-        return guard or (f"{owner}.backward modified its cache ({received}, the array forward received) in place; "
+        return guard or (f"{V.called(owner, 'backward')} modified its cache ({received}, the array forward received) in place; "
                          f"copy before writing. {CACHE_ADVICE}"), None
     return None, guard
 
