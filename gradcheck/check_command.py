@@ -422,9 +422,10 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
-    if not texts and (given is None or low_params(layer) is None and not _init_lists(args)):  # no dtype to rewrite,
-        return diag, {}  # no low weights or --init arrays to give: the copy would be the layer itself (a float64
-        # layer's bug under --dtype float32)
+    if not texts and (given is None or low_params(layer) is None and not _init_lists(args) and not diag.passed):
+        return diag, {}  # no dtype to rewrite, no low weights or --init arrays to give, and a FAIL: the copy would be
+        # the layer itself (a float64 layer's bug under --dtype float32); one that passed (no weights: an activation)
+        # still has its own float32 run compared, its X float32 (a branch on X.dtype, session 31)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
     if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file,
         if given is None:
