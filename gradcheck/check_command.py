@@ -431,8 +431,7 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
         if given is None:
             return diag, {}
         texts = {}  # or, under --dtype, its files as they are given float64 (its own float32 run compared)
-    places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
-                        "and --init weights"]  # its files as they are
+    places = places or [_as_given(given)]  # its files as they are
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
@@ -496,6 +495,12 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def _as_given(low: str) -> str:
+    """Where a float64 copy with no float32 dtype declared differs from the code: its files as they are, given float64
+    where ``--dtype low`` gave its inputs and ``--init`` arrays (the "float64-copy" note's place)."""
+    return f"no float32 dtype declared; the copy given float64 in place of --dtype {low}'s inputs and --init weights"
 
 
 def _init_lists(args) -> bool:
@@ -1965,7 +1970,9 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
     texts, places = float64_texts(path, check_files(args, path), cls, half=low == "float16") if low and load \
         else ({}, [])
     places = reached_places(path, cls, check_files(args, path), places) if texts else []
-    if not places:  # float64 code (y_pred is upcast; --init arrays alone): its own verdict
+    if not places and low and load and _init_lists(args):  # float32 from --init's arrays alone (self.d.astype(
+        texts, places = {}, [_as_given(low)]  # self.w.dtype)): its files as they are, given float64 (session 31)
+    if not places:  # float64 code (y_pred is upcast): its own verdict
         return _check_loss_at(args, loss, label, init, shape, how)
     with contextlib.ExitStack() as stack:
         try:
