@@ -27,10 +27,10 @@ class SquaredUpstream:
 def test_backward_not_linear_in_dy_is_named():
     d = diagnose_layer(SquaredUpstream(), (4, 3))
     assert not d.passed and d.codes[0] == "not-linear"
-    assert d.errors[0].message == ("backward is not linear in dY: backward(-2 dY) is not -2 "
+    assert d.errors[0].message == ("backward is not linear in dY: backward(2 dY) is not 2 "
                                    "backward(dY) for dX")
     probe = next(p for p in d.probes if p.name == "backward linear in dY")
-    assert probe.passed is False and probe.detail == "backward(-2 dY) != -2 backward(dY) for dX"
+    assert probe.passed is False and probe.detail == "backward(2 dY) != 2 backward(dY) for dX"
 
 
 class ScalesByCache:
