@@ -1122,7 +1122,7 @@ def _take_constants(layer: Any, names: list[str]) -> None:
 
 def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_of: Callable[[str], str], of: str,
                question: str, confirm: Callable[[list[str]], list[str] | None] | None = None,
-               reference_run: Callable[[], Any] | None = None) -> Verdict | None:
+               reference_run: Callable[[], Any] | None = None, forward_differs: str = "") -> Verdict | None:
     """Confirm the parts ``names`` of ``verdict`` (those that matched the reference) by central differences: the
     pipeline's result ``run()`` (:func:`gradcheck.check_layer` or :func:`gradcheck.check_loss`: the student's
     gradient vs central differences; ``part_of`` maps its tensor names to parts) failing a part's gradient fails
@@ -1138,7 +1138,10 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
     other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
     part (returned), else in place (None returned). A part the check fails keeps its points when ``reference_run()``,
-    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`)."""
+    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`), or when the
+    student's forward gives another value than the reference's at the point (``forward_differs``, the words saying
+    so: :func:`_other_loss`): the gradient matched the reference's, the assignment's, and the central differences
+    are of another function, whose error the forward's own test charges (newuser30 F8)."""
     from ..errors import GradientShapeError, ProtocolError
 
     left = [p for p in verdict.parts if p.name in names]
@@ -1166,9 +1169,28 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     for p in failing:
         if p.name in shared:
             p.message = shared[p.name]
+        elif forward_differs:  # kept: right by the assignment's reference; the forward's own test charges forward
+            p.passed, p.message = True, (f"{p.name} matches the reference's, not the central differences of your own "
+                                         f"forward, which {forward_differs}: backward differentiates the assignment's "
+                                         "function, forward computes another (fix forward; its own test says how).")
         else:
             _disagrees(p, res, records[p.name], of, question)
     return None
+
+
+def _other_loss(L: Any, L_ref: Any, rtol: float, atol: float | None) -> str:
+    """The words of :func:`_numerical`'s ``forward_differs`` for a loss whose value ``L`` at the graded point is not
+    the reference's ``L_ref`` (by the rule, at the test's tolerances): ``"gives L = 12 where the reference gives 1
+    (12 times it)"``; "" when they agree or either is not one finite number (then its gradient is judged against its
+    own forward, as before)."""
+    try:
+        a, b = float(np.asarray(L, dtype=np.float64).reshape(())), float(np.asarray(L_ref, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        return ""
+    if not (np.isfinite(a) and np.isfinite(b)) or close(a, b, rtol, ATOL_FLOOR if atol is None else atol):
+        return ""
+    ratio = f" ({a / b:.6g} times it)" if b != 0 else ""
+    return f"gives L = {a:.6g} where the reference gives {b:.6g}{ratio}"
 
 
 def _reference_fails_too(res: Any, records: Mapping[str, Any], names: list[str],
@@ -1338,9 +1360,9 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     and, when it matches, against :func:`gradcheck.check_loss`'s central differences.
     GradingTestError when the reference gradient is not finite."""
     yt, z = np.array(y_true, copy=True), np.array(logits, dtype=np.float64, copy=True)
-    reference.forward(yt.copy(), z.copy())
+    L_ref = reference.forward(yt.copy(), z.copy())
     expected = _finite_reference("gradient dL/dlogits", reference.backward())
-    loss.forward(yt.copy(), z.copy())
+    L = loss.forward(yt.copy(), z.copy())
     part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True,
                  dtype=numerical)
     verdict = Verdict([part])
@@ -1348,7 +1370,8 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
         ref_run = partial(check_loss, reference, yt, z, twin=None, rtol=rtol, atol=atol)
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
-                                "Does forward compute the same loss backward differentiates?", reference_run=ref_run):
+                                "Does forward compute the same loss backward differentiates?", reference_run=ref_run,
+                                forward_differs=_other_loss(L, L_ref, rtol, atol)):
             return failed
     verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict
