@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ._autograder_entry import entry_script
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
@@ -816,6 +815,27 @@ _TOP_FILES = ("pyproject.toml", "README.md")
 _ENTRY = ("setup.sh", "run_autograder")
 
 
+#: The assignment whose ``setup.sh`` and ``run_autograder`` serve a folder that has none (:func:`entry_script`)
+_ENTRY_MODEL = Path("assignments") / "linear_relu_ce"
+
+
+def entry_script(root: str | os.PathLike, name: str, assignment: str) -> str:
+    """The text of the entry script ``name`` (``"setup.sh"`` or ``"run_autograder"``) for an assignment folder named
+    ``assignment`` that has none: the source tree ``root``'s ``assignments/linear_relu_ce`` script, its comments naming
+    ``assignment`` (the two are the same for every assignment: they install backprop-lab and run ``gradcheck grade``
+    on ``tests/``; only their comments name it; newuser30 F10: a new folder was refused and told to copy them).
+
+    Raises
+    ------
+    UsageError
+        ``root`` has no such script.
+    """
+    path = Path(root) / _ENTRY_MODEL / name
+    if name not in _ENTRY or not path.is_file():
+        raise UsageError(f"{str(path)!r}: no such entry script in the source tree (expected one of {_ENTRY}).")
+    return path.read_text().replace(_ENTRY_MODEL.name, assignment)
+
+
 def _source_tree(source: str | os.PathLike | None) -> Path:
     """The backprop-lab source tree: ``source``, or the one this gradcheck was imported from; UsageError when it is
     not one (an installed copy has no ``pyproject.toml`` beside its packages)."""
@@ -854,8 +874,8 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     ----------
     assignment : path
         A folder holding ``tests/`` (the grading tests, with any helpers), and ``setup.sh`` and ``run_autograder`` when
-        it has its own: a script it lacks is the package's (:func:`gradcheck._autograder_entry.entry_script`, the
-        same for every assignment; newuser30 F10: a new folder was refused and told to copy them by hand).
+        it has its own: a script it lacks is written from the source tree's (:func:`entry_script`, the same for every
+        assignment; newuser30 F10: a new folder was refused and told to copy them by hand).
     out : path
         The folder for the zip (created).
     source : path, optional
@@ -878,7 +898,7 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
         raise UsageError(_not_an_assignment(assignment))
     root = _source_tree(source)
     members: list[tuple[Path | bytes, str]] = [
-        (a / n if (a / n).exists() else entry_script(n, a.resolve().name).encode(), n) for n in _ENTRY]
+        (a / n if (a / n).exists() else entry_script(root, n, a.resolve().name).encode(), n) for n in _ENTRY]
     members += [(p, "tests/" + p.relative_to(a / "tests").as_posix()) for p in _files(a / "tests")]
     files = [(p, name) for p, name in members if isinstance(p, Path)]
     leaks = [name for p, name in files if p.suffix == ".ipynb" and holds_solutions(p)] + [

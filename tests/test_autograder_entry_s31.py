@@ -1,6 +1,6 @@
 """newuser30 F10 (session 31): ``gradcheck assignment autograder`` on a new assignment folder holding only ``tests/``
 was refused ("has no setup.sh, run_autograder") and told to ``cp`` the two scripts by hand. They are the same for
-every assignment: the zip now gets the package's own (``gradcheck._autograder_entry``) when the folder has none, the
+every assignment: the zip now gets the source tree's (``gradcheck.assignment.entry_script``) when the folder has none, the
 folder's own when it has them; the zip unpacks and its ``run_autograder`` grades a submission, run locally with the
 ``/autograder`` paths moved into a temporary folder."""
 
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck._autograder_entry import entry_script
-from gradcheck.assignment import autograder_zip
+from gradcheck.assignment import autograder_zip, entry_script
 from gradcheck.cli import main
 from gradcheck.errors import UsageError
 
@@ -24,9 +23,11 @@ ASSIGN = ROOT / "assignments" / "linear_relu_ce"
 
 
 @pytest.mark.parametrize("name", ["setup.sh", "run_autograder"])
-def test_the_package_s_scripts_are_linear_relu_ce_s(name):
-    assert entry_script(name, "linear_relu_ce") == (ASSIGN / name).read_text()
-    assert "linear_relu_ce" not in entry_script(name, "newhw") and "newhw" in entry_script(name, "newhw")
+def test_an_entry_script_is_linear_relu_ce_s_naming_the_new_folder(name):
+    mine = entry_script(ROOT, name, "newhw")
+    assert mine == (ASSIGN / name).read_text().replace("linear_relu_ce", "newhw") and "linear_relu_ce" not in mine
+    with pytest.raises(UsageError, match="no such entry script"):
+        entry_script(ROOT, "grade.sh", "newhw")
 
 
 def _new_assignment(tmp_path):
@@ -42,13 +43,13 @@ def test_a_folder_with_tests_alone_gets_the_package_s_scripts_and_its_own_are_ke
     assert "setup.sh and run_autograder: gradcheck's own (the folder has none" in out, out
     with zipfile.ZipFile(tmp_path / "dist" / "autograder-newhw.zip") as z:
         for n in ("setup.sh", "run_autograder"):
-            assert z.read(n).decode() == entry_script(n, "newhw")
+            assert z.read(n).decode() == entry_script(ROOT, n, "newhw")
             assert z.getinfo(n).external_attr >> 16 & 0o777 == 0o755
     (a / "run_autograder").write_text("#!/usr/bin/env bash\necho mine\n")  # the folder's own: packed as it is
     z = autograder_zip(a, tmp_path / "dist2", source=ROOT)
     with zipfile.ZipFile(z) as zf:
         assert zf.read("run_autograder") == b"#!/usr/bin/env bash\necho mine\n"
-        assert zf.read("setup.sh").decode() == entry_script("setup.sh", "newhw")
+        assert zf.read("setup.sh").decode() == entry_script(ROOT, "setup.sh", "newhw")
     shutil.rmtree(a / "tests")
     with pytest.raises(UsageError, match="has no tests/"):
         autograder_zip(a, tmp_path / "dist3", source=ROOT)
