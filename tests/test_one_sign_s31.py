@@ -4,6 +4,9 @@ Backward is linear in dY: each route runs it again at -G (``gradcheck.sources.on
 
 import numpy as np
 import pytest
+from test_scalar_output_sign_v30 import (
+    SumSq,  # Y = sum(X**2); SumSq(wrong): backward passes dY through wrong
+)
 
 from gradcheck import check_layer, diagnose_layer
 from gradcheck._kernel import probe_rng, upstream_draw
@@ -12,20 +15,6 @@ from gradcheck.grading.checks import layer_gradients
 
 def KEEP_NEGATIVE(g):
     return np.minimum(g, 0)
-
-
-class SumSq:
-    """Y = sum(X**2), one number; ``wrong``: backward passes dY through it first."""
-
-    def __init__(self, wrong=None):
-        self.params, self.grads, self.wrong = {}, {}, wrong
-
-    def forward(self, X, training=False):
-        self.X = X
-        return np.sum(X ** 2)
-
-    def backward(self, dY):
-        return (dY if self.wrong is None else self.wrong(dY)) * 2 * self.X
 
 
 class ScaledSum:
