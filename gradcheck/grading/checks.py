@@ -744,17 +744,18 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
-    _one_sign_parts(verdict, layer, xs, d_in, keys, G, got, training, rtol, ATOL_FLOOR if atol is None else atol)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
-def _one_sign_parts(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
-                    G: np.ndarray, got: Mapping[str, Any], training: bool, rtol: float, atol: float) -> None:
+def _one_sign_parts(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
+                    G: np.ndarray, got: Mapping[str, Any], cfg: CheckConfig) -> None:
     """Fail each part still passing whose gradient a one-element output's backward gives for one sign of dY only
-    (:func:`gradcheck.sources.one_sign_only`, as check runs it: review30, ``np.minimum(dY, 0)`` matched at a negative
-    ``G``), its message saying so; another forward and backward at ``-G`` (and at 0 when one differs)."""
-    if np.size(G) != 1 or not any(p.passed for p in verdict.parts):
+    (:func:`gradcheck.sources.one_sign_only`, as check runs it, at the test's tolerances: review30,
+    ``np.minimum(dY, 0)`` matched at a negative ``G``), its message saying so; another forward and backward at ``-G``
+    (and at 0 when one differs)."""
+    if np.size(G) != 1 or not any(p.passed for p in parts):
         return
+    training = bool(cfg.training)
 
     def at(g):
         layer.forward(*[x.copy() for x in xs], training=training)
@@ -764,8 +765,9 @@ def _one_sign_parts(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: li
         out.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
         return {n: v for n, v in out.items() if isinstance(v, np.ndarray)}
 
-    first = {p.name: got[p.name] for p in verdict.parts if p.passed and isinstance(got.get(p.name), np.ndarray)}
-    for p in (p for p in verdict.parts if p.name in (bad := one_sign_only(at, G, first, rtol, atol))):
+    first = {p.name: got[p.name] for p in parts if p.passed and isinstance(got.get(p.name), np.ndarray)}
+    bad = one_sign_only(at, G, first, cfg.rtol, ATOL_FLOOR if cfg.atol is None else cfg.atol)
+    for p in (p for p in parts if p.name in bad):
         p.passed, p.message = False, bad[p.name][0]
 
 
@@ -858,6 +860,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     for p in parts if why32 else []:
         if not p.passed and not (short and p.name in d_in):
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
+    _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
     return parts
 
 
