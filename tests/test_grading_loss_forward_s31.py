@@ -1,7 +1,9 @@
 """newuser30 F8 (session 31): an MSE whose forward sums where the reference averages, with a backward matching the
-reference's, lost the gradient test too (0 of 3: 'disagrees with central differences of the loss'), and its output
-never said that the gradient matched the reference. The forward's own test charges the forward; the gradient test
-keeps its points, saying plainly that backward matches the reference while forward computes another loss."""
+reference's, lost the gradient test (0 of 3: 'disagrees with central differences of the loss. Does forward compute
+the same loss backward differentiates?') and its output never said that the gradient matched the reference. Decided:
+a gradient is judged against the student's own forward, as a layer's is (test_grading_evaluation_point's second
+source of truth: backward must differentiate the code it belongs to), so the points stay lost; the message now says
+plainly that dy_pred matches the reference's while forward computes another loss, with both values."""
 
 import numpy as np
 import pytest
@@ -30,17 +32,19 @@ def point():
     return rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
 
 
-def test_sum_forward_with_the_reference_s_backward_keeps_the_gradient_points(point):
+def test_sum_forward_with_the_reference_s_backward_is_told_it_matches_the_reference(point):
     y, p = point
-    assert not loss_value(StudentMSE(), y, p, MeanSquaredError(), points=2).passed  # the forward's test charges it
+    assert not loss_value(StudentMSE(), y, p, MeanSquaredError(), points=2).passed  # the forward's test fails too
     v = loss_gradient(StudentMSE(), y, p, MeanSquaredError(), points=3)
     (part,) = v.parts
     L, L_ref = float(np.sum((p - y) ** 2)), float(np.mean((p - y) ** 2))
-    assert v.passed and v.fraction == 1.0
-    assert part.message == (
-        f"dy_pred matches the reference's, not the central differences of your own forward, which gives L = {L:.6g} "
-        f"where the reference gives {L_ref:.6g} (12 times it): backward differentiates the assignment's function, "
-        "forward computes another (fix forward; its own test says how).")
+    assert not v.passed and v.fraction == 0.0
+    assert part.message.startswith("dy_pred disagrees with central differences of the loss: max relative error ")
+    assert part.message.endswith(
+        f"dy_pred matches the reference's, but your forward gives L = {L:.6g} where the reference gives {L_ref:.6g} "
+        "(12 times it): backward differentiates the assignment's function and forward another, and a gradient is "
+        "judged against its own forward (fix forward; its own test says how).")
+    assert loss_gradient(StudentMSE(), y, p, MeanSquaredError(), points=3, numerical=False).passed  # the reference alone
 
 
 def test_a_backward_of_its_own_sum_forward_still_fails_against_the_reference(point):
@@ -60,4 +64,4 @@ def test_a_right_forward_with_a_backward_unlike_its_central_differences_still_fa
     y, p = point
     assert loss_value(Drifting(mean=True), y, p, MeanSquaredError()).passed
     v = loss_gradient(Drifting(mean=True), y, p, MeanSquaredError(), points=3)
-    assert not v.passed and "matches the reference's, not the central differences" not in v.parts[0].message
+    assert not v.passed and "matches the reference's, but your forward" not in v.parts[0].message

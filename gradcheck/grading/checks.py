@@ -1141,10 +1141,10 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
     other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
     part (returned), else in place (None returned). A part the check fails keeps its points when ``reference_run()``,
-    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`), or when the
-    student's forward gives another value than the reference's at the point (``forward_differs``, the words saying
-    so: :func:`_other_loss`): the gradient matched the reference's, the assignment's, and the central differences
-    are of another function, whose error the forward's own test charges (newuser30 F8)."""
+    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`). A failed part
+    whose forward gives another value than the reference's at the point (``forward_differs``, the words saying so:
+    :func:`_other_loss`) is told that its gradient matched the reference's and that forward computes another
+    function (newuser30 F8: the message only asked whether forward computes what backward differentiates)."""
     from ..errors import GradientShapeError, ProtocolError
 
     left = [p for p in verdict.parts if p.name in names]
@@ -1172,12 +1172,11 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     for p in failing:
         if p.name in shared:
             p.message = shared[p.name]
-        elif forward_differs:  # kept: right by the assignment's reference; the forward's own test charges forward
-            p.passed, p.message = True, (f"{p.name} matches the reference's, not the central differences of your own "
-                                         f"forward, which {forward_differs}: backward differentiates the assignment's "
-                                         "function, forward computes another (fix forward; its own test says how).")
-        else:
-            _disagrees(p, res, records[p.name], of, question)
+        else:  # judged against the student's own forward, whatever the reference says (the second source of truth)
+            _disagrees(p, res, records[p.name], of, question if not forward_differs else (
+                f"{p.name} matches the reference's, but your forward {forward_differs}: backward differentiates the "
+                "assignment's function and forward another, and a gradient is judged against its own forward "
+                "(fix forward; its own test says how)."))
     return None
 
 
