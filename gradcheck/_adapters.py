@@ -4655,7 +4655,8 @@ def _pair_info(obj, inputs):
     text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
-    return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode}
+    return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode,
+            "calls": [f, obj.student_backward.__name__]}  # messages name these (gradcheck._validation.called)
 
 
 def adapt(obj, inputs=None, training=True):

@@ -317,7 +317,7 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
     shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
     if need != len(params):
         shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
-    given = f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}."
+    given = f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {called(owner, 'forward')} takes {shown}."
     settings = [p for p in params[n_given:] if p.endswith("_param")]
     if settings and n_given >= len(params) - len(settings):
         one = len(settings) == 1
@@ -551,7 +551,7 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
-        raise StudentCodeError(paragraph(f"{owner}.{call} raised {raised(exc)}.", expected, hint)) from exc
+        raise StudentCodeError(paragraph(f"{called(owner, call)} raised {raised(exc)}.", expected, hint)) from exc
 
 
 def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:
@@ -664,7 +664,7 @@ def stored_inputs_error(owner: str, bcall: str, where: str) -> UnusableError:
     earlier one is a bug such a check would hide."""
     name = where.split(" ", 1)[0]
     return UnusableError(paragraph(
-        f"{owner}.{bcall} gave dX as a list: forward appends its input to {where} after gradcheck's forward calls, "
+        f"{called(owner, bcall)} gave dX as a list: forward appends its input to {where} after gradcheck's forward calls, "
         "and backward returns one dX per stored input (numpy-ml's convention), while gradcheck gives it one dY, "
         "for the last forward.",
         f"{owner} has no flush_gradients() to empty that list between calls (numpy-ml's layers have one, which "
@@ -681,7 +681,7 @@ def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> Gradie
     must = ("the output must be float64 (the input's dtype)" if tensor in ("Y", "L") else
             f"gradients must be float64 (the {'parameter' if of_param else 'input'}'s dtype)")
     return GradientShapeError(paragraph(
-        f"{owner}.{produced_by} {'gave' if of_param else 'returned'} {tensor} of dtype {np.dtype(dtype)}; {must}.",
+        f"{called(owner, produced_by)} {'gave' if of_param else 'returned'} {tensor} of dtype {np.dtype(dtype)}; {must}.",
         "An integer or boolean array drops the fractional part: remove the cast (.astype(int),",
         "np.round, // integer division) or build the array with a float dtype."))
 
@@ -691,7 +691,7 @@ def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
     Y is what forward returns, or, when it returns nothing, what it stores in ``self.output`` (*Neural Networks from
     Scratch*: :func:`gradcheck._adapters.stored_results`); this forward did neither."""
     return ProtocolError(paragraph(
-        f"{owner}.{produced_by} returned None, so there is no output to check: gradcheck reads the Y that forward "
+        f"{called(owner, produced_by)} returned None, so there is no output to check: gradcheck reads the Y that forward "
         "returns (return Y), or, when forward returns nothing, the Y it stores in self.output (as Neural Networks "
         "from Scratch writes it).",
         "If forward stores it in another attribute, end forward with `return` of it (e.g. `return self.out`), or "
@@ -732,7 +732,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     if value is None:
         hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
         raise GradientShapeError(paragraph(
-            f"{owner}.{produced_by} returned None for {tensor};",
+            f"{called(owner, produced_by)} returned None for {tensor};",
             f"expected an array of shape {fmt_shape(expected_shape) if expected_shape else '(any)'}{why}.{hint}"))
     try:
         arr = np.asarray(value)
@@ -740,7 +740,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         arr = np.asarray(object())
     if arr.dtype.kind not in "biuf":
         raise GradientShapeError(paragraph(
-            f"{owner}.{produced_by} gave {tensor} as {type(value).__name__}"
+            f"{called(owner, produced_by)} gave {tensor} as {type(value).__name__}"
             f"{' of dtype ' + str(arr.dtype) if isinstance(value, np.ndarray) else ''};",
             "expected a numeric numpy array."))
     if arr.dtype.kind in "biu" and not integer_ok:
@@ -764,7 +764,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             hint = ("Summed over the wrong axis? A bias's gradient sums dY over every axis but its own: over the "
                     "batch, axis=0, for a Linear (dY.sum(axis=0)); axis=(0, 2, 3) for a Conv2D's.")
         raise GradientShapeError(paragraph(
-            f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
+            f"{called(owner, produced_by)} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
     out = np.array(arr, dtype=np.float64, copy=True)
     if math.isfinite(sum_of_squares(out)):  # proves every entry finite (the squares may overflow)
@@ -773,7 +773,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
         raise NonFiniteError(paragraph(
-            f"{owner}.{produced_by} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
+            f"{called(owner, produced_by)} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
             f"(first at index {first}: {float(out[first])});",
             "expected finite numbers. Check for division by zero, log of 0, or exp overflow."))
     return out
@@ -859,7 +859,7 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
         got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                else "None" if ret is None else type(ret).__name__)
         raise GradientShapeError(paragraph(
-            f"{owner}.{produced_by} returned {got};",
+            f"{called(owner, produced_by)} returned {got};",
             f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
             "one per input of forward, in the same order"
             + (f" (None in the place of an integer input: {', '.join(n for n, x in zip(names, inputs) if x.dtype.kind != 'f')})"
@@ -872,7 +872,7 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
         if x.dtype.kind != "f" and isinstance(r, np.ndarray) and r.dtype.kind == "f" and r.shape == x.shape \
                 and np.any(r != 0):
             raise UsageError(paragraph(
-                f"{owner}.{produced_by} returned a nonzero float gradient d{n} {fmt_shape(r.shape)} for the input "
+                f"{called(owner, produced_by)} returned a nonzero float gradient d{n} {fmt_shape(r.shape)} for the input "
                 f"{n}, which was given as integer indices (an integer array; --indices on the command line): this "
                 f"layer differentiates {n}, so {n} takes real values and its gradient is to be checked.",
                 f"Give {n} as a float array ({n}.astype(np.float64)) in Python, or leave --indices out for {n} on "
@@ -901,6 +901,54 @@ def shaped_or_wrong(value: Any, key: str, wrong: list | None, **kw: Any) -> np.n
 #: The gradients of the check under way named as the student's code names them where ``d`` + key is not that name
 #: (:func:`own_grad_names`: deeplearning.ai's ``grads['dW1']`` for ``parameters['W1']``, not ``dparameters['W1']``).
 _OWN_NAMES: dict[str, str] = {}
+#: ``{"affine.backward": "affine_backward"}`` within :func:`own_call_names`: a function pair's own functions.
+_OWN_CALLS: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def own_call_names(*layers: Any):
+    """Within the block, :func:`called` names a call of a layer's forward or backward by the student's own function
+    when the layer is a CS231n function pair (:func:`pair_functions`): ``affine_backward(dY)``, not the
+    ``affine.backward(dY)`` of the layer the checker makes of the pair (newuser30); nothing changes for a class.
+    ``layers``: those known when the block starts; :func:`remember_calls` adds one loaded in it (a graded test's)."""
+    old = dict(_OWN_CALLS)
+    for layer in layers:
+        remember_calls(layer)
+    try:
+        yield
+    finally:
+        _OWN_CALLS.clear()
+        _OWN_CALLS.update(old)
+
+
+def remember_calls(layer: Any) -> None:
+    """:func:`own_call_names` of ``layer`` until the block it runs in ends; the owner messages name is the layer's
+    class name (a sandboxed layer's ``class_name``)."""
+    owners = {type(layer).__name__, str(getattr(layer, "class_name", None) or type(layer).__name__)}
+    _OWN_CALLS.update({f"{o}.{m}": f for m, f in pair_functions(layer).items() for o in owners})
+
+
+def pair_functions(layer: Any) -> dict[str, str]:
+    """``{"forward": "affine_forward", "backward": "affine_backward"}`` of a CS231n function pair, in process (a
+    :class:`gradcheck._adapters.FunctionPair`: its ``student_forward``/``student_backward``) or in the sandbox (its
+    :attr:`~gradcheck.sandbox.RemoteLayer.protocol`'s ``calls``); {} for any other layer."""
+    protocol = getattr(layer, "protocol", None)
+    calls = protocol.get("calls") if isinstance(protocol, Mapping) else None
+    if not calls:
+        fns = [getattr(layer, a, None) for a in ("student_forward", "student_backward")]
+        calls = [getattr(f, "__name__", None) for f in fns]
+    if len(calls) != 2 or not all(isinstance(c, str) and c.isidentifier() for c in calls):
+        return {}
+    return dict(zip(("forward", "backward"), calls))
+
+
+def called(owner: str, call: str) -> str:
+    """How a message names ``call`` (``"backward(dY) with dY of shape (4, 3)"``, ``"forward"``) of the checked code
+    ``owner``: ``Linear.backward(dY) with ...``; a function pair's forward or backward by its own function within
+    :func:`own_call_names` (``affine_backward(dY) with ...``): the one rule of every such message."""
+    m = re.match(r"(forward|backward)\b", call)
+    own = _OWN_CALLS.get(f"{owner}.{m[1]}") if m else None
+    return f"{own}{call[m.end():]}" if own else f"{owner}.{call}"
 
 
 @contextlib.contextmanager

@@ -16,8 +16,8 @@ import copy
 import json
 import os
 import re
-import shlex
 import stat
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -815,6 +815,27 @@ _TOP_FILES = ("pyproject.toml", "README.md")
 _ENTRY = ("setup.sh", "run_autograder")
 
 
+#: The assignment whose ``setup.sh`` and ``run_autograder`` serve a folder that has none (:func:`entry_script`)
+_ENTRY_MODEL = Path("assignments") / "linear_relu_ce"
+
+
+def entry_script(root: str | os.PathLike, name: str, assignment: str) -> str:
+    """The text of the entry script ``name`` (``"setup.sh"`` or ``"run_autograder"``) for an assignment folder named
+    ``assignment`` that has none: the source tree ``root``'s ``assignments/linear_relu_ce`` script, its comments naming
+    ``assignment`` (the two are the same for every assignment: they install backprop-lab and run ``gradcheck grade``
+    on ``tests/``; only their comments name it; newuser30 F10: a new folder was refused and told to copy them).
+
+    Raises
+    ------
+    UsageError
+        ``root`` has no such script.
+    """
+    path = Path(root) / _ENTRY_MODEL / name
+    if name not in _ENTRY or not path.is_file():
+        raise UsageError(f"{str(path)!r}: no such entry script in the source tree (expected one of {_ENTRY}).")
+    return path.read_text().replace(_ENTRY_MODEL.name, assignment)
+
+
 def _source_tree(source: str | os.PathLike | None) -> Path:
     """The backprop-lab source tree: ``source``, or the one this gradcheck was imported from; UsageError when it is
     not one (an installed copy has no ``pyproject.toml`` beside its packages)."""
@@ -839,26 +860,10 @@ def _files(folder: Path) -> list[Path]:
     return out
 
 
-def _not_an_assignment(assignment, missing, source) -> str:
-    """The usage error for an assignment folder without ``setup.sh``, ``run_autograder`` or ``tests/``: which, and
-    (newuser30 F10) the command that copies the two entry scripts from ``assignments/linear_relu_ce`` of the source
-    tree, which name no file of their assignment (only their comments name it), so they serve any."""
-    text = (f"{str(assignment)!r} is not an assignment folder: it has no {', '.join(missing)} (expected setup.sh, "
-            "run_autograder and tests/, as assignments/linear_relu_ce has).")
-    scripts = [n for n in missing if n in _ENTRY]
-    if scripts:
-        try:
-            here = _source_tree(source) / "assignments" / "linear_relu_ce"
-        except UsageError:
-            here = Path("assignments") / "linear_relu_ce"
-        text += (f" {' and '.join(scripts)} are the same for every assignment (Gradescope's image setup and entry "
-                 f"point: they install backprop-lab and run gradcheck grade on the folder's tests/; only their "
-                 f"comments name linear_relu_ce): copy them, cp " + " ".join(shlex.quote(str(here / n)) for n in scripts)
-                 + f" {shlex.quote(str(assignment))}/, then run this command again (docs/gradescope.md, 'Inside "
-                 "Gradescope's autograder').")
-    if "tests" in missing:
-        text += " tests/ holds the grading tests (as assignments/linear_relu_ce/tests does)."
-    return text
+def _not_an_assignment(assignment) -> str:
+    """The usage error for an assignment folder without ``tests/``, the one entry the package cannot write."""
+    return (f"{str(assignment)!r} is not an assignment folder: it has no tests/ (the grading tests, as "
+            "assignments/linear_relu_ce/tests holds them; setup.sh and run_autograder are written when it has none).")
 
 
 def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
@@ -868,7 +873,9 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     Parameters
     ----------
     assignment : path
-        A folder holding ``setup.sh``, ``run_autograder`` and ``tests/`` (the grading tests, with any helpers).
+        A folder holding ``tests/`` (the grading tests, with any helpers), and ``setup.sh`` and ``run_autograder`` when
+        it has its own: a script it lacks is written from the source tree's (:func:`entry_script`, the same for every
+        assignment; newuser30 F10: a new folder was refused and told to copy them by hand).
     out : path
         The folder for the zip (created).
     source : path, optional
@@ -883,18 +890,19 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     Raises
     ------
     UsageError
-        ``assignment`` lacks one of its three entries, ``source`` is not a source tree, or a file of the tests holds
-        a solution (module docstring).
+        ``assignment`` has no ``tests/``, ``source`` is not a source tree, or a file of the tests holds a solution
+        (module docstring).
     """
     a = Path(assignment)
-    missing = [n for n in (*_ENTRY, "tests") if not (a / n).exists()]
-    if missing:
-        raise UsageError(_not_an_assignment(assignment, missing, source))
+    if not (a / "tests").is_dir():
+        raise UsageError(_not_an_assignment(assignment))
     root = _source_tree(source)
-    members = [(a / n, n) for n in _ENTRY]
+    members: list[tuple[Path | bytes, str]] = [
+        (a / n if (a / n).exists() else entry_script(root, n, a.resolve().name).encode(), n) for n in _ENTRY]
     members += [(p, "tests/" + p.relative_to(a / "tests").as_posix()) for p in _files(a / "tests")]
-    leaks = [name for p, name in members if p.suffix == ".ipynb" and holds_solutions(p)] + [
-        name for p, name in members if p.suffix in (".py", ".md") and BEGIN_SOLUTION in p.read_text(errors="replace")]
+    files = [(p, name) for p, name in members if isinstance(p, Path)]
+    leaks = [name for p, name in files if p.suffix == ".ipynb" and holds_solutions(p)] + [
+        name for p, name in files if p.suffix in (".py", ".md") and BEGIN_SOLUTION in p.read_text(errors="replace")]
     if leaks:
         raise UsageError(f"{', '.join(leaks)} hold solution markers (### BEGIN SOLUTION): not packed, as the image "
                          f"runs the students' code beside the tests. Remove the solutions from the tests first.")
@@ -904,11 +912,12 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     Path(out).mkdir(parents=True, exist_ok=True)
     path = Path(out) / f"autograder-{a.resolve().name}.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for p, name in members:
-            info = zipfile.ZipInfo.from_file(p, name)
+        for p, name in members:  # a script the folder lacks: the package's (bytes), dated now
+            info = zipfile.ZipInfo.from_file(p, name) if isinstance(p, Path) else zipfile.ZipInfo(
+                name, time.localtime()[:6])
             info.external_attr = ((0o755 if name in _ENTRY else 0o644) | stat.S_IFREG) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, p.read_bytes())
+            z.writestr(info, p.read_bytes() if isinstance(p, Path) else p)
     return path
 
 
@@ -926,8 +935,8 @@ def add_assignment_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentP
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the student version(s)")
     r.set_defaults(func=cmd_release)
     z = asub.add_parser("autograder", help="write the zip Gradescope builds an assignment's autograder from",
-                        description="Write OUT/autograder-NAME.zip for Gradescope from an assignment folder (setup.sh, "
-                        "run_autograder, tests/): those, and backprop-lab/ with pyproject.toml, README.md and the "
+                        description="Write OUT/autograder-NAME.zip for Gradescope from an assignment folder (tests/, and "
+                        "setup.sh and run_autograder when it has its own, else gradcheck's): those, and backprop-lab/ with pyproject.toml, README.md and the "
                         "packages' .py files only (no .venv, .git, solutions, mutants, notebooks or lessons). "
                         "docs/gradescope.md says how to upload and check it.", formatter_class=fmt,
                         epilog="example:\n  gradcheck assignment autograder assignments/linear_relu_ce --out dist/")
@@ -946,6 +955,9 @@ def cmd_autograder(args: argparse.Namespace) -> int:
         n = len(z.namelist())
     print(f"wrote {path} ({n} files, {path.stat().st_size / 1024:.0f} KiB): upload it as the autograder of the "
           f"Gradescope assignment (docs/gradescope.md)")
+    if written := [e for e in _ENTRY if not (Path(args.assignment) / e).exists()]:
+        print(f"{' and '.join(written)}: gradcheck's own (the folder has none; the same for every assignment: they "
+              "install backprop-lab and run gradcheck grade on tests/); put yours in the folder to pack those instead")
     return EXIT_PASS
 
 

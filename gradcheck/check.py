@@ -64,6 +64,7 @@ from .sources import (
     manual_source,
     masks_fixed,
     masks_held,
+    one_sign_only,
     pair_mode_line,
     reference_source,
     resolve_twin,
@@ -306,7 +307,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         fwd = compare(Y, Y_tape, "manual-vs-tape", rtol=cfg.rtol, atol=atol)
         if getattr(twin_obj, "same_draws", False) and not fwd.passed:  # --tape: the same code, other values
             twin_obj, twin_note = None, (
-                f"{call.owner}.forward gives other values on autoprop tensors than on arrays (Y differs by up "
+                f"{V.called(call.owner, 'forward')} gives other values on autoprop tensors than on arrays (Y differs by up "
                 f"to {fwd.max_abs_error:.3g}): autoprop ran it unlike numpy (e.g. `A = Z; A += 1`, which "
                 "writes into Z in numpy but binds A to a new tensor in autoprop), so the tape's gradients "
                 "are not of your forward; manual vs numerical only (your backward is still checked)")
@@ -336,6 +337,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         if atols[k] > ATOL_FLOOR:  # a given one too (F11); at the floor a 0 gradient is compared (attention's db_k)
             _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes,
                      given=not cfg_atol_default)
+    _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -348,6 +350,21 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if wrong:
         raise wrong_shapes(wrong, res, {k: display.get(k, V.grad_name(k)) for k, *_ in wrong})
     return res
+
+
+def _one_sign(call: Call, G: np.ndarray, manual: dict, rtol: float, atol: float, display: dict,
+              records: list[TensorRecord], notes: list[str]) -> None:
+    """A one-element output's backward run again at ``-G`` (:func:`gradcheck.sources.one_sign_only`): each gradient
+    it does not negate fails its record by a ``call1-vs-call2`` comparison (backward's at ``G`` against -1 times
+    backward's at ``-G``), its note saying why (review30: ``np.minimum(dY, 0)`` PASSed at a negative ``G``)."""
+    def at(g):
+        call.forward(*[x.copy() for x in call.inputs])
+        return manual_source(call, g, [])
+
+    for k, (note, other) in one_sign_only(at, G, manual, rtol, atol, display.get).items():
+        rec = next(r for r in records if r.tensor == display[k])
+        rec.comparisons.append(compare(manual[k], other, "call1-vs-call2", rtol=rtol, atol=atol))
+        notes.append(note)
 
 
 def _manual_checked(call: Call, G: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, tuple], list]:
@@ -851,7 +868,7 @@ def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
                        atol=atol)
         how = f"have shapes {V.fmt_shape(Y1.shape)} and {V.fmt_shape(Y2.shape)}"
     rec.comparisons.append(c)
-    note = (f"{NONDETERMINISTIC}: two calls of {owner}.forward with the same input {how}, so finite "
+    note = (f"{NONDETERMINISTIC}: two calls of {V.called(owner, 'forward')} with the same input {how}, so finite "
             "differences are meaningless (a dropout mask drawn afresh per call?). Hold the randomness fixed "
             "(manualprop.Dropout.fix_mask(True), or a generator the layer stores and the check can rewind: "
             "gradcheck.diagnose_layer does that); no gradient was compared")

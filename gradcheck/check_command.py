@@ -135,7 +135,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
     named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
     long_check = getattr(args, "long_check", None)
-    with V.own_grad_names(V.own_names_of(grad_slots(layer))), \
+    with V.own_grad_names(V.own_names_of(grad_slots(layer))), V.own_call_names(layer), \
             long_check.running(layer) if long_check is not None else contextlib.nullcontext():
         return _run_check(args, layer, label, init, shape)
 
@@ -422,16 +422,16 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
-    if not texts and (given is None or low_params(layer) is None and not _init_lists(args)):  # no dtype to rewrite,
-        return diag, {}  # no low weights or --init arrays to give: the copy would be the layer itself (a float64
-        # layer's bug under --dtype float32)
+    if not texts and (given is None or low_params(layer) is None and not _init_lists(args) and not diag.passed):
+        return diag, {}  # no dtype to rewrite, no low weights or --init arrays to give, and a FAIL: the copy would be
+        # the layer itself (a float64 layer's bug under --dtype float32); one that passed (no weights: an activation)
+        # still has its own float32 run compared, its X float32 (a branch on X.dtype, session 31)
     places = reached_places(path, cls, files, places) if texts else []  # its own, not another class's (review29)
     if texts and not places:  # nothing the class runs is written float64: its verdict as alone in its file,
         if given is None:
             return diag, {}
         texts = {}  # or, under --dtype, its files as they are given float64 (its own float32 run compared)
-    places = places or [f"no float32 dtype declared; the copy given float64 in place of --dtype {given}'s inputs "
-                        "and --init weights"]  # its files as they are
+    places = places or [_as_given(given)]  # its files as they are
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
@@ -495,6 +495,12 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
     for d in ds:
         d.findings = [dataclasses.replace(f, message=f.message.rstrip(". ") + said)
                       if f.code in _LOW_FINDINGS and f.severity == "error" else f for f in d.findings]
+
+
+def _as_given(low: str) -> str:
+    """Where a float64 copy with no float32 dtype declared differs from the code: its files as they are, given float64
+    where ``--dtype low`` gave its inputs and ``--init`` arrays (the "float64-copy" note's place)."""
+    return f"no float32 dtype declared; the copy given float64 in place of --dtype {low}'s inputs and --init weights"
 
 
 def _init_lists(args) -> bool:
@@ -1964,7 +1970,9 @@ def _run_check_loss(args, loss, label: str, init: dict[str, Any], shape, how: st
     texts, places = float64_texts(path, check_files(args, path), cls, half=low == "float16") if low and load \
         else ({}, [])
     places = reached_places(path, cls, check_files(args, path), places) if texts else []
-    if not places:  # float64 code (y_pred is upcast; --init arrays alone): its own verdict
+    if not places and low and load and _init_lists(args):  # float32 from --init's arrays alone (self.d.astype(
+        texts, places = {}, [_as_given(low)]  # self.w.dtype)): its files as they are, given float64 (session 31)
+    if not places:  # float64 code (y_pred is upcast): its own verdict
         return _check_loss_at(args, loss, label, init, shape, how)
     with contextlib.ExitStack() as stack:
         try:

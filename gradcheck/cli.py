@@ -617,7 +617,8 @@ def _check_kind(obj, kind: str, shape) -> None:
             f"backward({', '.join(bparams)}) takes the upstream gradient. Drop --loss to check it as a layer."))
     if kind == "layer" and "forward_required" in sig:
         n = 1 if isinstance(shape[0], int) else len(shape)
-        V.check_input_count(n, name, fparams, sig.get("forward_required"), bool(sig.get("forward_varargs")))
+        with V.own_call_names(obj):  # a function pair's forward by its own name (affine_forward takes ...)
+            V.check_input_count(n, name, fparams, sig.get("forward_required"), bool(sig.get("forward_varargs")))
 
 
 def _cmd_train(args) -> int:

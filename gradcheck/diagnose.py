@@ -359,7 +359,7 @@ DIAGNOSES: dict[str, Record] = {
         "such term", "remove {fit} from {t} (it is not part of the chain rule, dL/d{w} is built from dY alone); a "
         "regulariser's strength belongs on the layer (an attribute or constructor argument)", _LIN),
     "stale-gradient": Record(
-        "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
+        "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward({k} dY) and "
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
         "kept from an earlier call, e.g. computed only `if self.dW is None`, or a constant)",
         "compute {t} from dY and the cached input in every backward call", "00-chain-rule.md"),
@@ -7515,7 +7515,10 @@ class _Probes:
         def run(g, reset=True, forward=True):
             return self.step(self.proxy, [self.inputs] if forward else [], g, reset)[1]
 
-        g1, g2, g0 = run(G), run(2 * G), run(0 * G)  # linearity (named after: accumulating)
+        # linearity (named after: accumulating); for a one-element G, -2: np.maximum(dY, 0) is linear for one sign
+        # of dY (review30), and no comparison at G sees that; a larger G's sign bugs fail there, named by signatures
+        k = -2.0 if np.size(G) == 1 else 2.0
+        g1, g2, g0 = run(G), run(k * G), run(0 * G)
         # accumulation and a second backward on the same forward, without a reset: a sandboxed
         # layer's grads live in another process, and the numerical check that follows should see
         # what the layer really leaves behind
@@ -7527,15 +7530,15 @@ class _Probes:
         differ = [t for t in a if not _same(a[t], b[t]) and t not in acc]
         affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > self.atol and t not in acc]
         nonlin = [t for t in g1
-                  if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc + affine]
+                  if not close(g2[t], k * g1[t], 1e-9, 1e-12) and t not in acc + affine]
         # an affine backward's data part, g(dY) - g(0), must be linear in dY for a penalty's term to be read off
-        curved = [t for t in affine if not close(g2[t] - g0[t], 2 * (g1[t] - g0[t]), 1e-9, 1e-12)]
+        curved = [t for t in affine if not close(g2[t] - g0[t], k * (g1[t] - g0[t]), 1e-9, 1e-12)]
         const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
         uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
         penalised = []  # a penalty's dY-free term, read off (tester24s n03, nb04): its data part checked apart
         for t in affine:
             if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
-                self.find("stale-gradient", t)
+                self.find("stale-gradient", t, k=f"{k:g}")
                 continue
             if t not in curved and self.penalty(t, g0[t]):
                 penalised.append(t)
@@ -7544,13 +7547,13 @@ class _Probes:
                       "multiply dY)")
         self.probe(4, not nonlin and not set(affine) - set(penalised), "; ".join(
             [f"backward(0) gives nonzero {t}" for t in affine if t not in penalised]
-            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+            + [f"backward({k:g} dY) != {k:g} backward(dY) for {t}" for t in nonlin]))
         after = _dx_after_step(self.layer)
         for t in nonlin:
             if after and V.grad_key(t) not in self.params:  # an input's gradient, with the stepped weights
                 self.find("dx-after-step", t, rate=after)
             else:
-                self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
+                self.find("not-linear", t, how=f"backward({k:g} dY) is not {k:g} backward(dY) for {t}")
         moved = self.backward_draws(G) if differ else ""
         differ = differ if moved else self.own_cache(differ, a, lambda: run(G, reset=False))
         self.probe(5, not acc and not differ, "; ".join(

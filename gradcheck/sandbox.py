@@ -77,6 +77,7 @@ from . import isolation as iso
 from ._adapters import expected
 from ._import_scan import _imports
 from ._validation import (
+    called,
     checked_params,
     dtype_error,
     fmt_shape,
@@ -704,11 +705,11 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
         raise forward_returned_none(owner, produced_by)
     if kind == "none":
         hint = " Did you forget the return statement?" if "backward" in produced_by else ""
-        raise GradientShapeError(paragraph(f"{owner}.{produced_by} returned None for {tensor};",
+        raise GradientShapeError(paragraph(f"{called(owner, produced_by)} returned None for {tensor};",
                                            f"expected a numpy array.{hint}"))
     if kind == "badarray":
         raise GradientShapeError(paragraph(
-            f"{owner}.{produced_by} gave {tensor} as a numpy array of dtype {desc.get('dtype')}",
+            f"{called(owner, produced_by)} gave {tensor} as a numpy array of dtype {desc.get('dtype')}",
             f"(shape {fmt_shape(tuple(desc.get('shape', ())))}); expected a real numeric array (float64).",
             "An object array usually comes from np.array of a list of arrays of different shapes." if
             desc.get("dtype") == "object" else ""))
@@ -728,7 +729,7 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
         advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
     else:
         advice = f"expected a numpy ndarray holding {tensor}, computed with numpy operations."
-    raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
+    raise GradientShapeError(paragraph(f"{called(owner, produced_by)} gave {tensor} as {got};", advice))
 
 
 def _complex_value(desc: Any, *, owner: str, produced_by: str) -> np.ndarray:
@@ -748,7 +749,7 @@ def _complex_value(desc: Any, *, owner: str, produced_by: str) -> np.ndarray:
            "None" if kind == "none" else f"an object of type {desc.get('type', '?')}" if isinstance(desc, dict)
            else "something unreadable")
     raise GradientShapeError(paragraph(
-        f"{owner}.{produced_by} gave Y as {got} for a complex input (the complex step); expected complex128.",
+        f"{called(owner, produced_by)} gave Y as {got} for a complex input (the complex step); expected complex128.",
         "A real output means forward dropped the imaginary part (np.real, abs, .astype(float), np.array(..., "
         "dtype=float), float()): the complex step needs a forward that is complex-analytic in its input."))
 
@@ -2065,7 +2066,7 @@ class _Remote:
         if self.__dict__.get("_released"):
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
-        said = what if what.startswith(f"{self.class_name}(") else f"{self.class_name}.{what}"  # a function: its call
+        said = what if what.startswith(f"{self.class_name}(") else called(self.class_name, what)  # a function: its call
         return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
                                   shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
                                   wire.ALLOWED_DTYPES)

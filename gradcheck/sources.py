@@ -37,9 +37,10 @@ from ._adapters import (
     stored_inputs,
     walk,
 )
+from .compare import close
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
@@ -176,7 +177,7 @@ class Call:
         value, checked on real inputs (:meth:`forward`)."""
         if tuple(Y.shape) != tuple(shape):
             raise GradientShapeError(V.paragraph(
-                f"{self.owner}.{self.signature} gave Y with shape {V.fmt_shape(Y.shape)} for a complex input (the "
+                f"{V.called(self.owner, self.signature)} gave Y with shape {V.fmt_shape(Y.shape)} for a complex input (the "
                 f"complex step); expected shape {V.fmt_shape(tuple(shape))} (the shape of the unperturbed output)."))
         return Y
 
@@ -186,7 +187,7 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``;
     ``branch``: the switch values of that call (``flag=True``), named as the check's rows are (``[flag=True]``)."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
-        f"{owner}.{method}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
+        f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
 
@@ -201,6 +202,62 @@ def dY_written(owner: str, dY: np.ndarray, G: np.ndarray) -> StudentCodeError | 
     return in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
                     " (in a network the same dY can also reach another branch: a residual connection, or an "
                     "output used twice)")
+
+
+#: The note of a gradient a one-element output's backward gives for one sign of dY only (:func:`one_sign_only`).
+ONE_SIGN = ("{t} is not linear in dY: the output is one number, so backward ran for dY = {g:.6g} and again for dY = "
+            "{h:.6g}, and {t} was not -1 times the first ({t}{idx}: {a:.6g}, then {b:.6g}): backward keeps one sign "
+            "of dY (np.maximum(dY, 0), np.minimum(dY, 0), abs(dY)); multiply by dY itself")
+
+
+def one_sign_only(backward_at: Any, G: np.ndarray, first: Mapping[str, np.ndarray], rtol: float,
+                  atol: float, name: Any = str) -> dict[str, tuple[str, np.ndarray]]:
+    """The gradients of a one-element output that backward does not give linearly in its one number ``dY``.
+
+    The upstream gradient ``G`` of a one-element output is one number of one sign
+    (:func:`gradcheck._kernel.upstream_draw`), so a backward that keeps one sign of dY (``np.minimum(dY, 0)``) gives
+    the right numbers there; backward is linear in dY, so it is run again at ``-G``, the other sign: each gradient
+    must be -1 times the first, up to the check's tolerance. A term without dY (a penalty's, judged apart) is no
+    such bug: there ``backward(G) + backward(-G) = 2 backward(0)`` (asked only of a gradient that failed).
+
+    Parameters
+    ----------
+    backward_at : callable
+        ``backward_at(dY) -> {key: ndarray}``: a forward on the checked inputs, then backward(dY), the gradients as
+        the route names them (``"@X"`` or ``"dX"``).
+    G : ndarray of float64
+        The route's upstream gradient (the one ``upstream_draw`` gave).
+    first : mapping of str to ndarray
+        backward's gradients at ``G``, by the same keys; a key missing at ``-G`` or of another shape is left out.
+    rtol, atol : float
+        The check's tolerances.
+    name : callable, default str
+        The tensor's name in the note for a key (``"@X"`` -> ``"dX"``).
+
+    Returns
+    -------
+    dict of str to (str, ndarray)
+        ``{key: (note, -backward(-G)'s gradient)}`` (:data:`ONE_SIGN`); {} for a ``G`` of more than
+        one entry (a sign-keeping backward fails the comparison at ``G`` itself) or a linear backward.
+    """
+    if np.size(G) != 1:
+        return {}
+    first = {k: np.asarray(v, dtype=np.float64) for k, v in first.items()}
+    second = {k: np.asarray(v, dtype=np.float64) for k, v in backward_at(-G).items()
+              if k in first and np.shape(v) == first[k].shape}
+    bad = [k for k, b in second.items() if not close(first[k], -b, rtol, atol)]
+    if bad:
+        zero = backward_at(np.zeros_like(G))
+        bad = [k for k in bad if not (k in zero and np.shape(zero[k]) == first[k].shape
+                                      and close(first[k] + second[k], 2 * np.asarray(zero[k], np.float64), rtol, atol))]
+    out = {}
+    for k in bad:
+        d = np.abs(first[k] + second[k]) / np.maximum(np.abs(first[k]) + np.abs(second[k]), 1e-300)  # as compare
+        i = np.unravel_index(int(np.nanargmax(np.nan_to_num(d, nan=np.inf))), d.shape) if d.ndim else ()
+        out[k] = (ONE_SIGN.format(t=name(k), g=float(np.ravel(G)[0]), h=-float(np.ravel(G)[0]),
+                                  idx=list(map(int, i)) if i else "", a=float(first[k][i]) + 0.0, b=float(second[k][i]) + 0.0),
+                  -second[k])
+    return out
 
 
 def input_written(owner: str, name: str, what: str = "a layer", branch: str = "") -> InputModifiedError:
@@ -417,7 +474,7 @@ def cache_write_verdict(owner: str, guard: str | None, received: str | None) -> 
         (:func:`gradcheck.grading.checks.backward_repeatable`).
     """
     if received is not None:
-        return guard or (f"{owner}.backward modified its cache ({received}, the array forward received) in place; "
+        return guard or (f"{V.called(owner, 'backward')} modified its cache ({received}, the array forward received) in place; "
                          f"copy before writing. {CACHE_ADVICE}"), None
     return None, guard
 

@@ -322,7 +322,7 @@ def test_cs231n_one_shape_per_array_argument():
     p = cs231n("affine", shape="4,5")
     t = text(p)
     assert p.returncode == 2 and "Traceback" not in t, t
-    assert "1 input shape given, but affine.forward takes 3 inputs (x, w, b)" in t
+    assert "1 input shape given, but affine_forward takes 3 inputs (x, w, b)" in t
 
 
 def test_unknown_name_lists_classes_pairs_and_protocols():

@@ -35,6 +35,7 @@ from ..sources import (
     backward_twice,
     cache_rewritten_notes,
     dY_written,
+    one_sign_only,
     reference_source,
     twice_difference,
 )
@@ -746,6 +747,30 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
+def _one_sign_parts(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
+                    G: np.ndarray, got: Mapping[str, Any], cfg: CheckConfig) -> None:
+    """Fail each part still passing whose gradient a one-element output's backward gives for one sign of dY only
+    (:func:`gradcheck.sources.one_sign_only`, as check runs it, at the test's tolerances: review30,
+    ``np.minimum(dY, 0)`` matched at a negative ``G``), its message saying so; another forward and backward at ``-G``
+    (and at 0 when one differs)."""
+    if np.size(G) != 1 or not any(p.passed for p in parts):
+        return
+    training = bool(cfg.training)
+
+    def at(g):
+        layer.forward(*[x.copy() for x in xs], training=training)
+        with _integers_read(layer):
+            ret = layer.backward(g.copy())
+        out = dict(zip(d_in, ret if len(xs) > 1 else [ret])) if isinstance(ret, (np.ndarray, tuple, list)) else {}
+        out.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+        return {n: v for n, v in out.items() if isinstance(v, np.ndarray)}
+
+    first = {p.name: got[p.name] for p in parts if p.passed and isinstance(got.get(p.name), np.ndarray)}
+    bad = one_sign_only(at, G, first, cfg.rtol, ATOL_FLOOR if cfg.atol is None else cfg.atol)
+    for p in (p for p in parts if p.name in bad):
+        p.passed, p.message = False, bad[p.name][0]
+
+
 def _sandboxed(layer: Any) -> Any:
     """The :class:`gradcheck.sandbox.RemoteLayer` behind ``layer`` (the graded object or the one an adapter holds as
     ``_layer``), or None for a layer run in this process."""
@@ -835,6 +860,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     for p in parts if why32 else []:
         if not p.passed and not (short and p.name in d_in):
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
+    _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
     return parts
 
 
@@ -1099,7 +1125,7 @@ def _take_constants(layer: Any, names: list[str]) -> None:
 
 def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_of: Callable[[str], str], of: str,
                question: str, confirm: Callable[[list[str]], list[str] | None] | None = None,
-               reference_run: Callable[[], Any] | None = None) -> Verdict | None:
+               reference_run: Callable[[], Any] | None = None, forward_differs: str = "") -> Verdict | None:
     """Confirm the parts ``names`` of ``verdict`` (those that matched the reference) by central differences: the
     pipeline's result ``run()`` (:func:`gradcheck.check_layer` or :func:`gradcheck.check_loss`: the student's
     gradient vs central differences; ``part_of`` maps its tensor names to parts) failing a part's gradient fails
@@ -1115,7 +1141,10 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     lost db's points beside a wrong dX's value, and kept them beside a dX of the wrong shape or with a NaN). Any
     other error, or a check too slow, fails the parts ``names``: a new verdict of them all when ``names`` is every
     part (returned), else in place (None returned). A part the check fails keeps its points when ``reference_run()``,
-    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`)."""
+    the same check of the reference at the same point, fails it alike (:func:`_reference_fails_too`). A failed part
+    whose forward gives another value than the reference's at the point (``forward_differs``, the words saying so:
+    :func:`_other_loss`) is told that its gradient matched the reference's and that forward computes another
+    function (newuser30 F8: the message only asked whether forward computes what backward differentiates)."""
     from ..errors import GradientShapeError, ProtocolError
 
     left = [p for p in verdict.parts if p.name in names]
@@ -1143,9 +1172,27 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
     for p in failing:
         if p.name in shared:
             p.message = shared[p.name]
-        else:
-            _disagrees(p, res, records[p.name], of, question)
+        else:  # judged against the student's own forward, whatever the reference says (the second source of truth)
+            _disagrees(p, res, records[p.name], of, question if not forward_differs else (
+                f"{p.name} matches the reference's, but your forward {forward_differs}: backward differentiates the "
+                "assignment's function and forward another, and a gradient is judged against its own forward "
+                "(fix forward; its own test says how)."))
     return None
+
+
+def _other_loss(L: Any, L_ref: Any, rtol: float, atol: float | None) -> str:
+    """The words of :func:`_numerical`'s ``forward_differs`` for a loss whose value ``L`` at the graded point is not
+    the reference's ``L_ref`` (by the rule, at the test's tolerances): ``"gives L = 12 where the reference gives 1
+    (12 times it)"``; "" when they agree or either is not one finite number (then its gradient is judged against its
+    own forward, as before)."""
+    try:
+        a, b = float(np.asarray(L, dtype=np.float64).reshape(())), float(np.asarray(L_ref, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        return ""
+    if not (np.isfinite(a) and np.isfinite(b)) or close(a, b, rtol, ATOL_FLOOR if atol is None else atol):
+        return ""
+    ratio = f" ({a / b:.6g} times it)" if b != 0 else ""
+    return f"gives L = {a:.6g} where the reference gives {b:.6g}{ratio}"
 
 
 def _reference_fails_too(res: Any, records: Mapping[str, Any], names: list[str],
@@ -1202,7 +1249,7 @@ def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
     """Fail part ``p``, whose gradient the check's ``record`` (of the result ``res``) finds unlike central
     differences, with the check's figures and the likeliest cause (accumulated gradients, a parameter forward
     ignores, else ``question``)."""
-    c = record.comparisons[0]
+    c = next((c for c in record.comparisons if not c.passed), record.comparisons[0])
     a, b = _distinct(float(c.worst_a), float(c.worst_b))
     p.passed, p.message = False, (
         f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
@@ -1315,9 +1362,9 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     and, when it matches, against :func:`gradcheck.check_loss`'s central differences.
     GradingTestError when the reference gradient is not finite."""
     yt, z = np.array(y_true, copy=True), np.array(logits, dtype=np.float64, copy=True)
-    reference.forward(yt.copy(), z.copy())
+    L_ref = reference.forward(yt.copy(), z.copy())
     expected = _finite_reference("gradient dL/dlogits", reference.backward())
-    loss.forward(yt.copy(), z.copy())
+    L = loss.forward(yt.copy(), z.copy())
     part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True,
                  dtype=numerical)
     verdict = Verdict([part])
@@ -1325,7 +1372,8 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
         ref_run = partial(check_loss, reference, yt, z, twin=None, rtol=rtol, atol=atol)
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
-                                "Does forward compute the same loss backward differentiates?", reference_run=ref_run):
+                                "Does forward compute the same loss backward differentiates?", reference_run=ref_run,
+                                forward_differs=_other_loss(L, L_ref, rtol, atol)):
             return failed
     verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .. import _validation as V
 from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
@@ -630,6 +631,7 @@ class Student:
                     file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                     no_forward_in_backward=policy))
         obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
+        V.remember_calls(obj)  # affine_backward(dY), not affine.backward(dY), in this test's messages
         return obj
 
     def _probe(self, key: tuple, obj: Any, call: Any, reload: Any) -> Any:
@@ -818,7 +820,8 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple) -> None:  # noqa: ARG
 @pytest.hookimpl(hookwrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """A graded test whose checks failed fails once its body has run (:meth:`Grade.failure`): every trial ran."""
-    outcome = yield
+    with V.own_call_names():  # a function pair loaded in the test: messages name its own functions
+        outcome = yield
     g = pyfuncitem.stash.get(_GRADE, None)
     if g is not None and outcome.excinfo is None and (failure := g.failure()) is not None:
         outcome.force_exception(failure)
