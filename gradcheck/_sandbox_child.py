@@ -782,6 +782,22 @@ def counting_calls(codes, fn, *args, student=None, probe=False, **kw):
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
+def _counting(count, codes, fn, *args, student=None):
+    """``counting_calls(codes, fn, *args, student=student)`` when ``count`` (the staff policy), else ``(fn(*args),
+    None)``. ``student`` None: every call of forward's code counts (the request's steps that are not backward)."""
+    if not count:
+        return fn(*args), None
+    return counting_calls(codes, fn, *args, student=student)
+
+
+def _backward_setup(AD, obj, codes, guard):
+    """``(backward, student, guard)`` for one backward request, read in one counted step (redteam31 H1a: a property
+    or an array subclass's hook runs here): ``obj.backward``, :func:`_student_methods`, and, when ``guard``, the
+    adapters' ``cache_guard`` of ``obj`` (its ``after`` or None); ``codes`` (a set) gets :func:`_forward_codes`."""
+    codes |= _forward_codes(AD, obj)
+    return obj.backward, _student_methods(AD, obj), _quiet(AD.cache_guard, obj) if guard else None
+
+
 def _probe_calls(stats, codes, forward):
     """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
     inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
@@ -1167,22 +1183,31 @@ class Child:
 
     def op_backward(self, obj, req, packer):
         """One backward; dY is a view of shared memory (``req["shared"]``) that the parent reads after the reply.
-        ``cache_written`` (the adapters' ``cache_guard``) only words a message: the parent decides by behaviour."""
+        ``cache_written`` (the adapters' ``cache_guard``) only words a message: the parent decides by behaviour.
+
+        With the staff policy (``req["count_forward"]``) every call of forward's code the request makes is counted
+        (redteam31 H1, H1a): not only backward's own but those of what else of the submission the request runs, before
+        backward (reading ``forward``, ``backward`` and the cache for the guard: a property, an array subclass's
+        hooks) and after it (the guard's comparison, ``grads`` and ``params`` read: a Mapping's ``__getitem__``, a
+        property); -1 when one of the counts was switched off."""
         args = req.get("shared") or ([req["dY"]] if req.get("dY") is not None else [])
-        guard = _quiet(self.AD.cache_guard, obj) if req.get("guard", True) else None
+        count, codes = req.get("count_forward"), set()  # forward's codes: filled by _backward_setup, counted in
         try:
-            if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
-                ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args,
-                                            student=_student_methods(self.AD, obj))
-            else:
-                ret, calls = obj.backward(*args), None
+            (backward, student, guard), n0 = _counting(count, codes, _backward_setup, self.AD, obj, codes,
+                                                       req.get("guard", True))
+            ret, n1 = _counting(count, codes, backward, *args, student=student)
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        cache_written = _quiet(guard) if guard is not None else None
-        self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
-                          "cache_written": cache_written,
-                          "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
-                          "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
+        out, n2 = _counting(count, codes, self.backward_reply, obj, guard, ret, packer)
+        calls = None if not count else -1 if -1 in (n0, n1, n2) else n0 + n1 + n2
+        self.reply(True, {**out, "forward_calls": calls}, packer)
+
+    def backward_reply(self, obj, guard, ret, packer):
+        """What :meth:`op_backward` replies besides the count: backward's value, the guard's message, ``grads`` and
+        ``params`` (each read once, here, where the request's count sees what the submission runs for them)."""
+        return {"value": describe(self.np, packer, ret), "cache_written": _quiet(guard) if guard is not None else None,
+                "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
+                "params": self.dict_of(packer, getattr(obj, "params", None), True)}
 
     def op_clone(self, obj, req, packer):
         """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
