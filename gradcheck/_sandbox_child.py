@@ -928,15 +928,26 @@ class Child:
     def set_params(self, obj, params):
         """Write the parent's ``params`` (name -> array) into ``obj.params``: into the student's own array
         where it has that shape and is writeable (so references to it see the change), else as a new
-        entry; nothing for an object without a ``params`` dict.
-        """
+        entry; nothing for an object without a ``params`` dict. The student's array is written through its base
+        ``np.ndarray`` view (redteam31: nothing of a subclass, its ``__setitem__`` or ``shape``, runs here)."""
         own = getattr(obj, "params", None)
         for k, v in (params or {}).items():
             target = own.get(k) if isinstance(own, dict) else None
-            if isinstance(target, self.np.ndarray) and target.shape == v.shape and target.flags.writeable:
-                target[...] = v
+            base = self.np.ndarray.view(target, self.np.ndarray) if isinstance(target, self.np.ndarray) else None
+            if base is not None and base.shape == v.shape and base.flags.writeable:
+                base[...] = v
             elif isinstance(own, dict):
                 own[k] = v
+
+    def edit_params(self, obj, params, edit, undo):
+        """:meth:`set_params`, then each ``(name, flat index, value)`` of ``edit`` set in ``obj.params[name]``
+        (through its base ``np.ndarray`` view), its old value appended to ``undo`` for the caller to restore."""
+        self.set_params(obj, params)
+        for k, i, v in edit:  # one element set for this forward only
+            target = obj.params[k]
+            target = self.np.ndarray.view(target, self.np.ndarray) if isinstance(target, self.np.ndarray) else target
+            undo.append((target, i, target.flat[i].copy()))
+            target.flat[i] = v
 
     def dict_of(self, packer, d, layout=False, mapping=False):
         """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout;
@@ -1132,9 +1143,9 @@ class Child:
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
         parent reads after the reply: whether forward wrote into them is the parent's to see, not this reply's."""
         np = self.np
-        self.set_params(obj, req.get("params"))
         try:
-            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])))
+            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])),
+                                              self.set_params, obj, req.get("params"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
@@ -1143,14 +1154,20 @@ class Child:
         self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords, "forward_calls": calls},
                    packer)
 
-    def forward_counted(self, obj, req, inputs):
-        """``(obj.forward(*inputs), n)``: with the staff policy (``req["count_forward"]``), n the calls of forward's
+    def forward_counted(self, obj, req, inputs, prepare, *args):
+        """``prepare(*args)`` (setting the parameters: a params Mapping's or array subclass's code may run), then
+        ``(obj.forward(*inputs), n)``: with the staff policy (``req["count_forward"]``), n the calls of forward's
         code that this one call made beyond its own entry (:func:`counting_calls`; data for the parent to judge,
-        redteam30 H1: differences of forward taken inside forward); without it, n None."""
+        redteam30 H1: differences of forward taken inside forward) plus every call ``prepare`` made (redteam31 H1:
+        the request's other steps count too); -1 when a count was switched off; without the policy, n None."""
         if not req.get("count_forward"):
+            prepare(*args)
             return obj.forward(*inputs, **_training(req)), None
         codes = _forward_codes(self.AD, obj) - self.adapter_codes  # an adapter's forward (a CS231n pair's) is ours
-        return counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj), **_training(req))
+        _, before = counting_calls(codes, prepare, *args)
+        out, n = counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj),
+                                **_training(req))
+        return out, -1 if -1 in (before, n) else before + n
 
     def op_forward_many(self, obj, req, packer):
         """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
@@ -1159,14 +1176,10 @@ class Child:
         edits = req.get("edits") or [()] * len(req["batches"])
         for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
             inputs = prev = prev if inputs is None else inputs  # None: the previous inputs again
-            self.set_params(obj, params)
             undo = []
             try:
-                for k, i, v in edit:  # one element set for this forward only
-                    target = obj.params[k]
-                    undo.append((target, i, target.flat[i].copy()))
-                    target.flat[i] = v
-                out, calls = self.forward_counted(obj, req, [x.copy() for x in inputs])
+                out, calls = self.forward_counted(obj, req, [x.copy() for x in inputs], self.edit_params, obj,
+                                                  params, edit, undo)
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:

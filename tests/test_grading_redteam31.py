@@ -223,3 +223,60 @@ def test_h1_the_marker_fails_differences_taken_around_backward_in_the_graded_tes
         assert got["test_linear_plain"][0] == 2.0 and "dX is all zeros" in got["test_linear_plain"][1], got
         assert got["test_linear_derived_by_hand"][0] == 0.0, got
         assert f"Linear.backward called Linear.forward {WB} time(s)" in got["test_linear_derived_by_hand"][1], got
+
+
+#: ``params`` a dict subclass whose ``get`` (which the child's set_params calls before each forward) runs forward
+#: twice, and a W of an ndarray subclass whose ``__setitem__`` would store 1 more than it is given
+PARAMS_HOOKS = SOLUTION.replace("class Linear:", '''class _P(dict):
+    owner = None
+
+    def get(self, k, default=None):
+        lay = _P.owner
+        if lay is not None and getattr(lay, "X", None) is not None and k == "W":
+            lay.forward(lay.X)
+            lay.forward(lay.X)
+        return dict.get(self, k, default)
+
+
+class _OffByOne(np.ndarray):
+    def __setitem__(self, key, value):
+        np.ndarray.__setitem__(np.ndarray.view(self, np.ndarray), key, np.asarray(value) + 1.0)
+
+
+class Linear:''', 1)
+
+
+def _params_hooked(source):
+    """PARAMS_HOOKS with its Linear's params made a _P holding W as an _OffByOne, after the solution's __init__."""
+    return source + '''
+
+_init = Linear.__init__
+
+
+def __init__(self, *args, **kw):
+    _init(self, *args, **kw)
+    self.params = _P({k: np.array(v).view(_OffByOne) if k == "W" else v for k, v in self.params.items()})
+    _P.owner = self
+
+
+Linear.__init__ = __init__
+'''
+
+
+def test_h1_forwards_run_while_the_child_sets_the_parameters_are_counted(tmp_path):
+    """A forward request sets the parent's parameters first (set_params, forward_many's edits): the forwards a params
+    dict subclass runs there are counted (2 here) under the policy, and the parameters are written through the base
+    view (the subclass's ``__setitem__``, which stores 1 more, never runs: forward's output is X @ W.T + b)."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, _params_hooked(PARAMS_HOOKS)) as sb:
+        free = sb.load_layer("layers.py", "Linear", INIT)
+        W, b = free.params["W"], free.params["b"]
+        np.testing.assert_array_equal(free.forward(X), X @ W.T + b)
+        strict = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        strict.forward(X)  # no X cached yet: get runs no forward
+        with pytest.raises(SandboxError) as info:
+            strict.forward(X)
+        text = " ".join(str(info.value).split())
+        assert info.value.reason == "policy" and "Linear.forward called Linear.forward again 2 time(s)" in text, text
+        with pytest.raises(SandboxError, match=r"Linear.forward called Linear.forward again 2 time"):
+            strict.forward_many([X, X + 1.0])
