@@ -1223,14 +1223,24 @@ class Child:
                 "params": self.dict_of(packer, getattr(obj, "params", None), True)}
 
     def op_clone(self, obj, req, packer):
-        """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
-        import copy
+        """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set. With the
+        staff policy (``req["count_forward"]``) every call of forward's code the copy makes is counted (redteam31: a
+        ``__deepcopy__`` taking differences of forward for the copy's backward to apply)."""
+        count, codes = req.get("count_forward"), set()
         try:
-            new = copy.deepcopy(obj)
-            self.set_params(new, req.get("params"))
+            (new, params), calls = _counting(count, codes, self.cloned, obj, codes, req.get("params"), packer)
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
-        self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
+        self.reply(True, {"id": self.keep(new), "params": params, "forward_calls": calls}, packer)
+
+    def cloned(self, obj, codes, params, packer):
+        """``(copy.deepcopy(obj) with params set, its params described)``; ``codes`` (a set) gets
+        :func:`_forward_codes` of ``obj``, for :meth:`op_clone`'s count."""
+        import copy
+        codes |= _forward_codes(self.AD, obj)
+        new = copy.deepcopy(obj)
+        self.set_params(new, params)
+        return new, self.dict_of(packer, getattr(new, "params", None), True)
 
     def op_adapter(self, obj, req, packer):
         """``AD.<name>(obj, *args)`` for a ``name`` of :data:`ADAPTER_CALLS`; reply its value (strings, lists,

@@ -280,3 +280,39 @@ def test_h1_forwards_run_while_the_child_sets_the_parameters_are_counted(tmp_pat
         assert info.value.reason == "policy" and "Linear.forward called Linear.forward again 2 time(s)" in text, text
         with pytest.raises(SandboxError, match=r"Linear.forward called Linear.forward again 2 time"):
             strict.forward_many([X, X + 1.0])
+
+
+#: a ``__deepcopy__`` running forward twice (differences for the copy's backward to apply) before copying as usual
+DEEPCOPY_HOOK = SOLUTION.replace("class Linear:", "import copy as _copy\n\n\nclass Linear:", 1) + '''
+
+def __deepcopy__(self, memo):
+    if getattr(self, "X", None) is not None:
+        self.forward(self.X)
+        self.forward(self.X)
+    new = object.__new__(type(self))
+    memo[id(self)] = new
+    new.__dict__.update(_copy.deepcopy(self.__dict__, memo))
+    return new
+
+
+Linear.__deepcopy__ = __deepcopy__
+'''
+
+
+def test_h1_forwards_run_while_the_layer_is_copied_fail_the_policy(tmp_path):
+    """The child's copy of a layer (``clone``: ``copy.deepcopy`` there, which the diagnoses use) runs the submission's
+    ``__deepcopy__``: its forwards are counted under the policy; without the policy the copy is made."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, DEEPCOPY_HOOK) as sb:
+        free = sb.load_layer("layers.py", "Linear", INIT)
+        free.forward(X)
+        np.testing.assert_array_equal(free.clone().forward(X), free.forward(X))
+        strict = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        strict.clone()  # no X cached yet: no forward
+        strict.forward(X)
+        with pytest.raises(SandboxError) as info:
+            strict.clone()
+        text = " ".join(str(info.value).split())
+        assert info.value.reason == "policy", text
+        assert "Copying Linear (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called Linear.forward " \
+               "2 time(s)." in text, text
