@@ -106,8 +106,8 @@ def test_switching_the_counter_off_fails_the_policy(tmp_path):
             layer.backward(np.ones((2, 3)))
 
 
-@pytest.mark.parametrize("source, score", [(CHEAT, 3.0), (SOLUTION, 7.0)])
-def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
+def _graded(tmp_path, source, score):
+    """results.json's data of ``source`` (as layers.py) graded with :data:`TESTS`, its score asserted ``score``."""
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text(source)
     (tmp_path / "tests").mkdir()
@@ -115,6 +115,12 @@ def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
     r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
     data = json.loads(Path(r.results_path).read_text())
     assert r.score == pytest.approx(score), data
+    return data
+
+
+@pytest.mark.parametrize("source, score", [(CHEAT, 3.0), (SOLUTION, 7.0)])
+def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
+    data = _graded(tmp_path, source, score)
     if source is CHEAT:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in failed[0]["output"]

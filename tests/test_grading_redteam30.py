@@ -19,7 +19,6 @@ L1: a loss's ``gradient_name`` attribute reached results.json's Markdown unescap
 as the check does (``d`` + an identifier, else ``dy_pred``).
 """
 
-import json
 import os
 import re
 import shutil
@@ -35,7 +34,7 @@ from gradcheck.grading import runner, static
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox, SandboxError, SandboxStarved
 from tests.test_check_redteam27 import _check, _namespaces
-from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
+from tests.test_grading_policy import INIT, SOLUTION, _graded, _sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,13 +253,7 @@ class Sneaky(Linear):
 def test_h1_the_marker_fails_differences_in_forward_in_the_graded_test(tmp_path, source, score):
     """Graded: the marked test of test_grading_policy's TESTS fails for the cheat (3 of 7 points, where it had 7), the
     solution keeps 7."""
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "layers.py").write_text(source)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
-    data = json.loads(Path(r.results_path).read_text())
-    assert r.score == pytest.approx(score), data
+    data = _graded(tmp_path, source, score)
     if source is FD_IN_FORWARD:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0], failed

@@ -11,16 +11,13 @@ call of forward the backward request makes is counted: reading ``backward`` and 
 D1, L1: see tests/test_sandbox_isolation.py (``/dev`` read-only, no devpts).
 """
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradcheck import _adapters
-from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox
+from tests.test_grading_policy import INIT, SOLUTION, _graded, _sandbox
 
 #: redteam31's cases/fd_guard_dx, shortened: dX filled by a cached subclass's __array_ufunc__ (run by the guard's
 #: comparison), dW and db central differences of forward taken when ``grads`` (a Mapping) is read
@@ -211,13 +208,7 @@ def test_h1a_the_cache_guard_copies_and_compares_base_views_in_process():
 def test_h1_the_marker_fails_differences_taken_around_backward_in_the_graded_test(tmp_path, source, score):
     """Graded: redteam31's case had 7 of 7 points; now test_grading_policy's marked test fails on the policy (0 of 4)
     and the unmarked one finds dX all zeros (2 of 3: the guard no longer fills it); the solution keeps 7."""
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "layers.py").write_text(source)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
-    data = json.loads(Path(r.results_path).read_text())
-    assert r.score == pytest.approx(score), data
+    data = _graded(tmp_path, source, score)
     if source is FD_GUARD:
         got = {t["name"]: (t["score"], t["output"]) for t in data["tests"]}
         assert got["test_linear_plain"][0] == 2.0 and "dX is all zeros" in got["test_linear_plain"][1], got
