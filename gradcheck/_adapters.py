@@ -3495,6 +3495,14 @@ CACHE_ADVICE = ("A backward must not write into what forward cached: that is the
                 "dout * (x > 0) rather than x[x <= 0] = 0.")
 
 
+def _base(a):
+    """``a`` (an ndarray, any subclass) as a plain ``np.ndarray`` view of the same memory: what the grader's own
+    copies, comparisons and arithmetic on a submission's array use, so that nothing of the subclass runs
+    (``__array_ufunc__``, ``__array_function__``, ``__array_finalize__``: redteam31 H1a, differences of forward
+    taken in the cache guard's comparison); the sandbox child's ``describe`` reads arrays the same way."""
+    return np.ndarray.view(a, np.ndarray)
+
+
 def cache_guard(layer, names=()):
     """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
 
@@ -3528,8 +3536,9 @@ def cache_guard(layer, names=()):
             if (type(v) is np.ndarray or not _leaf(v)) and isinstance(k, str) and k not in ("params", "grads") and \
                     (saved is None or k in saved) and not is_gradient(_bare(k).lstrip("_")):
                 _reachable(v, f"self.{k}", arrays)
-        arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
-    saved = [(lab, a, a.copy()) for lab, a in arrays]
+        skip = [_base(s) for s in skip]
+        arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(_base(a), s) for s in skip)]
+    saved = [(lab, b, b.copy()) for lab, b in ((lab, _base(a)) for lab, a in arrays)]  # base views (redteam31 H1a)
 
     def after():
         for lab, a, c in saved:

@@ -822,6 +822,22 @@ def counting_calls(codes, fn, *args, student=None, probe=False, held=None, **kw)
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
+def _counting(count, codes, fn, *args, student=None):
+    """``counting_calls(codes, fn, *args, student=student)`` when ``count`` (the staff policy), else ``(fn(*args),
+    None)``. ``student`` None: every call of forward's code counts (the request's steps that are not backward)."""
+    if not count:
+        return fn(*args), None
+    return counting_calls(codes, fn, *args, student=student)
+
+
+def _backward_setup(AD, obj, codes, guard):
+    """``(backward, student, guard)`` for one backward request, read in one counted step (redteam31 H1a: a property
+    or an array subclass's hook runs here): ``obj.backward``, :func:`_student_methods`, and, when ``guard``, the
+    adapters' ``cache_guard`` of ``obj`` (its ``after`` or None); ``codes`` (a set) gets :func:`_forward_codes`."""
+    codes |= _forward_codes(AD, obj)
+    return obj.backward, _student_methods(AD, obj), _quiet(AD.cache_guard, obj) if guard else None
+
+
 def _probe_calls(stats, codes, forward, held):
     """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
     inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
@@ -958,15 +974,26 @@ class Child:
     def set_params(self, obj, params):
         """Write the parent's ``params`` (name -> array) into ``obj.params``: into the student's own array
         where it has that shape and is writeable (so references to it see the change), else as a new
-        entry; nothing for an object without a ``params`` dict.
-        """
+        entry; nothing for an object without a ``params`` dict. The student's array is written through its base
+        ``np.ndarray`` view (redteam31: nothing of a subclass, its ``__setitem__`` or ``shape``, runs here)."""
         own = getattr(obj, "params", None)
         for k, v in (params or {}).items():
             target = own.get(k) if isinstance(own, dict) else None
-            if isinstance(target, self.np.ndarray) and target.shape == v.shape and target.flags.writeable:
-                target[...] = v
+            base = self.np.ndarray.view(target, self.np.ndarray) if isinstance(target, self.np.ndarray) else None
+            if base is not None and base.shape == v.shape and base.flags.writeable:
+                base[...] = v
             elif isinstance(own, dict):
                 own[k] = v
+
+    def edit_params(self, obj, params, edit, undo):
+        """:meth:`set_params`, then each ``(name, flat index, value)`` of ``edit`` set in ``obj.params[name]``
+        (through its base ``np.ndarray`` view), its old value appended to ``undo`` for the caller to restore."""
+        self.set_params(obj, params)
+        for k, i, v in edit:  # one element set for this forward only
+            target = obj.params[k]
+            target = self.np.ndarray.view(target, self.np.ndarray) if isinstance(target, self.np.ndarray) else target
+            undo.append((target, i, target.flat[i].copy()))
+            target.flat[i] = v
 
     def dict_of(self, packer, d, layout=False, mapping=False):
         """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout;
@@ -1164,9 +1191,9 @@ class Child:
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
         parent reads after the reply: whether forward wrote into them is the parent's to see, not this reply's."""
         np = self.np
-        self.set_params(obj, req.get("params"))
         try:
-            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])))
+            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])),
+                                              self.set_params, obj, req.get("params"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
@@ -1175,15 +1202,20 @@ class Child:
         self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords, "forward_calls": calls},
                    packer)
 
-    def forward_counted(self, obj, req, inputs):
-        """``(obj.forward(*inputs), n)``: with the staff policy (``req["count_forward"]``), n the calls of forward's
+    def forward_counted(self, obj, req, inputs, prepare, *args):
+        """``prepare(*args)`` (setting the parameters: a params Mapping's or array subclass's code may run), then
+        ``(obj.forward(*inputs), n)``: with the staff policy (``req["count_forward"]``), n the calls of forward's
         code that this one call made beyond its own entry (:func:`counting_calls`; data for the parent to judge,
-        redteam30 H1: differences of forward taken inside forward); without it, n None."""
+        redteam30 H1: differences of forward taken inside forward) plus every call ``prepare`` made (redteam31 H1:
+        the request's other steps count too); -1 when a count was switched off; without the policy, n None."""
         if not req.get("count_forward"):
+            prepare(*args)
             return obj.forward(*inputs, **_training(req)), None
         codes = _forward_codes(self.AD, obj) - self.adapter_codes  # an adapter's forward (a CS231n pair's) is ours
-        return counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj),
-                              held=self.held.get(id(obj)), **_training(req))
+        _, before = counting_calls(codes, prepare, *args)
+        out, n = counting_calls(codes, obj.forward, *inputs, student=_forward_student(self.AD, obj),
+                                held=self.held.get(id(obj)), **_training(req))
+        return out, -1 if -1 in (before, n) else before + n
 
     def op_forward_many(self, obj, req, packer):
         """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
@@ -1192,14 +1224,10 @@ class Child:
         edits = req.get("edits") or [()] * len(req["batches"])
         for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
             inputs = prev = prev if inputs is None else inputs  # None: the previous inputs again
-            self.set_params(obj, params)
             undo = []
             try:
-                for k, i, v in edit:  # one element set for this forward only
-                    target = obj.params[k]
-                    undo.append((target, i, target.flat[i].copy()))
-                    target.flat[i] = v
-                out, calls = self.forward_counted(obj, req, [x.copy() for x in inputs])
+                out, calls = self.forward_counted(obj, req, [x.copy() for x in inputs], self.edit_params, obj,
+                                                  params, edit, undo)
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:
@@ -1216,32 +1244,51 @@ class Child:
 
     def op_backward(self, obj, req, packer):
         """One backward; dY is a view of shared memory (``req["shared"]``) that the parent reads after the reply.
-        ``cache_written`` (the adapters' ``cache_guard``) only words a message: the parent decides by behaviour."""
+        ``cache_written`` (the adapters' ``cache_guard``) only words a message: the parent decides by behaviour.
+
+        With the staff policy (``req["count_forward"]``) every call of forward's code the request makes is counted
+        (redteam31 H1, H1a): not only backward's own but those of what else of the submission the request runs, before
+        backward (reading ``forward``, ``backward`` and the cache for the guard: a property, an array subclass's
+        hooks) and after it (the guard's comparison, ``grads`` and ``params`` read: a Mapping's ``__getitem__``, a
+        property); -1 when one of the counts was switched off."""
         args = req.get("shared") or ([req["dY"]] if req.get("dY") is not None else [])
-        guard = _quiet(self.AD.cache_guard, obj) if req.get("guard", True) else None
+        count, codes = req.get("count_forward"), set()  # forward's codes: filled by _backward_setup, counted in
         try:
-            if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
-                ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args,
-                                            student=_student_methods(self.AD, obj))
-            else:
-                ret, calls = obj.backward(*args), None
+            (backward, student, guard), n0 = _counting(count, codes, _backward_setup, self.AD, obj, codes,
+                                                       req.get("guard", True))
+            ret, n1 = _counting(count, codes, backward, *args, student=student)
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        cache_written = _quiet(guard) if guard is not None else None
-        self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
-                          "cache_written": cache_written,
-                          "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
-                          "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
+        out, n2 = _counting(count, codes, self.backward_reply, obj, guard, ret, packer)
+        calls = None if not count else -1 if -1 in (n0, n1, n2) else n0 + n1 + n2
+        self.reply(True, {**out, "forward_calls": calls}, packer)
+
+    def backward_reply(self, obj, guard, ret, packer):
+        """What :meth:`op_backward` replies besides the count: backward's value, the guard's message, ``grads`` and
+        ``params`` (each read once, here, where the request's count sees what the submission runs for them)."""
+        return {"value": describe(self.np, packer, ret), "cache_written": _quiet(guard) if guard is not None else None,
+                "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
+                "params": self.dict_of(packer, getattr(obj, "params", None), True)}
 
     def op_clone(self, obj, req, packer):
-        """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
-        import copy
+        """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set. With the
+        staff policy (``req["count_forward"]``) every call of forward's code the copy makes is counted (redteam31: a
+        ``__deepcopy__`` taking differences of forward for the copy's backward to apply)."""
+        count, codes = req.get("count_forward"), set()
         try:
-            new = copy.deepcopy(obj)
-            self.set_params(new, req.get("params"))
+            (new, params), calls = _counting(count, codes, self.cloned, obj, codes, req.get("params"), packer)
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
-        self.reply(True, {"id": self.keep(new, self.held.get(id(obj))), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
+        self.reply(True, {"id": self.keep(new, self.held.get(id(obj))), "params": params, "forward_calls": calls}, packer)
+
+    def cloned(self, obj, codes, params, packer):
+        """``(copy.deepcopy(obj) with params set, its params described)``; ``codes`` (a set) gets
+        :func:`_forward_codes` of ``obj``, for :meth:`op_clone`'s count."""
+        import copy
+        codes |= _forward_codes(self.AD, obj)
+        new = copy.deepcopy(obj)
+        self.set_params(new, params)
+        return new, self.dict_of(packer, getattr(new, "params", None), True)
 
     def op_adapter(self, obj, req, packer):
         """``AD.<name>(obj, *args)`` for a ``name`` of :data:`ADAPTER_CALLS`; reply its value (strings, lists,

@@ -4,7 +4,7 @@
 new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from nothing: the
 Python runtime read-only (its site folders masked), numpy alone at :data:`SITE`, the submission
 read-only at :data:`SUBMISSION`, a private ``/tmp`` of :data:`TMP_BYTES` (the only writable place),
-a fresh ``/proc`` and a minimal ``/dev``; a seccomp filter (:mod:`gradcheck._seccomp`) denies the system calls
+a fresh ``/proc`` and a minimal read-only ``/dev`` (:func:`dev_args`); a seccomp filter (:mod:`gradcheck._seccomp`) denies the system calls
 that reach past namespaces (kernel keyrings, other processes' memory, memfd, mounts, new namespaces...). As root the child drops to a dedicated uid per sandbox
 (:class:`UidSlot`): level ``"namespaces+uid"``; else a user namespace: ``"namespaces"``.
 docs/gradescope.md lists the promises and the tests that prove them. bubblewrap (Flatpak's small,
@@ -28,7 +28,7 @@ from pathlib import Path
 from . import _seccomp
 
 __all__ = ["level_when_available", "unmapped_uids", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
-           "bwrap_path", "UidSlot", "bwrap_command", "seccomp_fd", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
+           "bwrap_path", "UidSlot", "bwrap_command", "dev_args", "DEVICES", "seccomp_fd", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
@@ -115,6 +115,27 @@ def seccomp_fd() -> int:
     return r
 
 
+#: The device nodes of the sandbox's /dev, bound from the host's (as ``bwrap --dev`` does in a user namespace)
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+
+def dev_args() -> list[str]:
+    """The ``bwrap`` arguments of the sandbox's ``/dev``: a read-only tmpfs holding :data:`DEVICES` (bound from the
+    host's) and the ``fd``, ``stdin``, ``stdout``, ``stderr`` links into ``/proc/self/fd``; no devpts, no ``shm``.
+
+    Not ``--dev /dev`` (redteam31 D1, L1): its tmpfs is writable by the sandbox's user in a user namespace (the level
+    ``namespaces``) and sized half the RAM (``/dev/shm``), reached past the audit hook's ``dir_fd`` gap, beyond
+    :data:`TMP_BYTES` and the memory limit; and its devpts instance opens ``/dev/ptmx``, whose pseudo-terminals the
+    kernel counts host-wide (``kernel.pty.max``). ``--remount-ro`` makes the tmpfs read-only for every user (root
+    too) without touching the device binds (bwrap(1): it does not remount recursively)."""
+    out = ["--perms", "0755", "--size", "65536", "--tmpfs", "/dev"]
+    for name in DEVICES:
+        out += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        out += ["--symlink", f"/proc/self/fd/{i}", f"/dev/{name}"]
+    return [*out, "--symlink", "/proc/self/fd", "/dev/fd", "--remount-ro", "/dev"]
+
+
 def bwrap_command(bwrap: str, workdir: str, *, root: bool, seccomp: int = -1) -> list[str]:
     """The ``bwrap`` arguments up to ``--`` for a sandbox of the copied submission ``workdir``; ``root``:
     privileged bwrap, no user namespace (the child drops to its own uid); ``seccomp``: a file descriptor of
@@ -126,7 +147,7 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool, seccomp: int = -1) ->
     dirs = [d for d in dict.fromkeys(parents) if not _under(d, bound)]
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            *([] if root else ["--unshare-user"]), "--die-with-parent", "--new-session", "--hostname",
-           "gradcheck-sandbox", "--proc", "/proc", "--dev", "/dev",
+           "gradcheck-sandbox", "--proc", "/proc", *dev_args(),
            *(x for d in dirs for x in ("--perms", "0755", "--dir", d)), *runtime]
     for m in masks:
         cmd += ["--perms", "0555", "--size", "4096", "--tmpfs", m, "--remount-ro", m]

@@ -2114,9 +2114,9 @@ class _Remote:
 
     def _policy(self, method: str, meta: dict) -> None:
         """The staff policy of :meth:`Sandbox.load_layer` on one reply of ``method`` (``"backward"``, ``"forward"``,
-        ``"load"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything but 0 fails
-        it), are for backward every call of forward, for forward those beyond its own entry, for a load the probe's
-        beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
+        ``"load"``, ``"clone"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything
+        but 0 fails it), are for backward (and a copy) every call of forward, for forward those beyond its own entry,
+        for a load the probe's beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
         its backward applying the stored Jacobian; on the probe input, which is the graded input, too). Raises
         SandboxError (``reason="policy"``) when the policy is on and the count is not 0 (-1 or missing: the count
         switched off)."""
@@ -2129,12 +2129,14 @@ class _Remote:
                 "forward": f"{c}.forward called {c}.forward again{times} while computing the gradient (in forward, "
                            f"for its backward to apply).",
                 "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
-                        + (f" {n} time(s) more than the grader did." if counted else f"{times}.")}[method]
+                        + (f" {n} time(s) more than the grader did." if counted else f"{times}."),
+                "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
+                         f"{c}.forward{times}."}[method]
         raise SandboxError(paragraph(
             said, "This assignment requires a backward derived by hand: use what",
             "forward cached (for example self.X), never forward again (as central differences of forward do).",
-            *([] if counted else [TAMPERED.replace("during backward", "while it was loaded" if method == "load" else
-                                                   f"during {method}")])),
+            *([] if counted else [TAMPERED.replace("during backward", {"load": "while it was loaded", "clone":
+                                                   "while it was copied"}.get(method, f"during {method}"))])),
             reason="policy", output=self._sandbox.output)
 
     def _cache_written(self, dY: np.ndarray | None, meta: dict, call: str) -> str | None:
@@ -2291,9 +2293,11 @@ class RemoteLayer(_Remote):
         """A copy made in the child (``copy.deepcopy`` there, also of :func:`copy.deepcopy` here): its own
         cache, parameters (this proxy's :attr:`params`) and grads. Raises :class:`SandboxError`."""
         what = f"copying {self.class_name} (copy.deepcopy in the sandbox)"
-        meta = self._sandbox.call("clone", {"id": self._id, "params": self.params}, what)
+        meta = self._sandbox.call("clone", {"id": self._id, "params": self.params,
+                                            "count_forward": self.no_forward_in_backward}, what)
         new = type(self)(self._sandbox, {**self._meta, "id": meta["id"], "params": meta.get("params", {})}, self.file)
         new.no_forward_in_backward = self.no_forward_in_backward
+        self._policy("clone", meta)
         return new
 
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
