@@ -54,6 +54,8 @@ from .core.registry import (
     sqrt,
     square,
     tanh,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_update,
     where,
 )
 from .core.registry import max as reduce_max
@@ -147,4 +149,5 @@ __all__ += [
     "ForwardAccumulator", "UnconnectedGradients", "abs", "custom_gradient", "explain",
     "hessian", "hessian_vector_product", "logaddexp", "norm", "numpy_function",
     "TapeEscapeError", "TapeEscapeWarning", "strict_mode", "TapeArgumentError", "TapeStateError",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_update",
 ]

@@ -71,6 +71,7 @@ from .numerical import (
     numerical_gradient,
     numerical_jacobian,
     probe_rng,
+    scalar_objective,
     upstream_draw,
 )
 from .numerical import directional_derivatives as _directional
@@ -477,7 +478,7 @@ DIAGNOSES: dict[str, Record] = {
         "summed over every axis", "{t} holds one number in every entry, dY summed over every axis ({v:.6g}), where "
         "a bias's gradient keeps its own axis, axis {own}, and sums over the others: {due}", "{t} = dY.sum({due}) "
         "(not dY.sum() or np.sum(dY) broadcast)", _LIN),
-    "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is "
+    "bias-mean": Record("mean, not sum", "{t} is the mean over {over}, not the sum: it is "
                         "{count} times too small ({words})",
                         "use dY.sum(...) instead of dY.mean(...)", _LIN),
     "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch "
@@ -770,10 +771,9 @@ DIAGNOSES: dict[str, Record] = {
         "sums over every output, so {g} goes back through the operations forward used to compute {name}, added "
         "to what comes back through the other outputs"),
     "rnn-no-carry": Record(
-        "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone (at steps {steps} "
-        "of 0..{last}, and right at the last): backward does not add the gradient that comes back from the later steps "
-        "(in an RNN: from step t+1 through the hidden state, dh_next or dprev) to the upstream gradient of step t, so "
-        "every step but the last misses the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
+        "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone {where}: backward "
+        "does not add the gradient that comes back from the later steps (in an RNN: from step t+1 through the hidden "
+        "state, dh_next or dprev) to the upstream gradient of step t, so {which} the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
     "rnn-carry-scaled": Record(
@@ -998,6 +998,15 @@ DIAGNOSES: dict[str, Record] = {
 #: Codes of the bug signatures :func:`name_signature` and the layer-aware detectors recognise.
 SIGNATURES = tuple(list(DIAGNOSES)[list(DIAGNOSES).index("transposed"):])
 
+#: The lesson of each kind of layer :func:`_layer_kind` recognises (by shapes and forward, never by the class's name).
+LAYER_LESSONS = {"Conv": _CONV, "Pool": "21-pooling.md", "BatchNorm": _NORM, "LayerNorm": "23-layernorm.md",
+                 "RNN": "31-rnn-bptt.md", "GRU": "32b-gru.md", "LSTM": "32-lstm.md"}
+#: The lessons of a bug signature's family that the recognised layer's own lesson takes the place of (newuser31 F1,
+#: F3: lesson 23's own LayerNorm bug pointed to the BatchNorm lesson, a Conv2D's db to the Linear one): each teaches
+#: the bug in one other layer (a Linear's, a BatchNorm's, a Conv2D's, a plain RNN's) or in none (numerical gradients,
+#: for "no known bug pattern"), or the signature has no lesson.
+_FAMILY_LESSONS = frozenset({"", _LIN, _NUM, _NORM, _CONV, "31-rnn-bptt.md"})
+
 
 def _find(code: str, tensor: str | None = None, severity: str = "error", **fields: Any) -> Finding:
     """The :class:`Finding` of ``code`` with its table text filled in (``t`` is the tensor)."""
@@ -1060,6 +1069,8 @@ class Finding:
     message: str
     tensor: str | None = None
     severity: str = "error"
+    #: the kind of the checked layer (a key of :data:`LAYER_LESSONS`, :func:`_layer_kind`), or "" when not recognised
+    layer: str = ""
 
     def sentence(self) -> str:
         """The message as one sentence: stripped, with a final period."""
@@ -1073,9 +1084,14 @@ class Finding:
 
     @property
     def lesson(self) -> str:
-        """``lessons/<file>.md`` that explains it, or ""."""
+        """``lessons/<file>.md`` that explains it, or "": a bug signature's in a recognised layer (``layer``) is that
+        layer's lesson when the signature's own teaches it in another layer or in none (:data:`_FAMILY_LESSONS`),
+        else the signature's (lesson 32b's gated path, lesson 02's activations)."""
         rec = DIAGNOSES.get(self.code)
-        return f"lessons/{rec.lesson}" if rec and rec.lesson else ""
+        own = rec.lesson if rec else ""
+        if self.layer in LAYER_LESSONS and self.code in SIGNATURES and own in _FAMILY_LESSONS:
+            own = LAYER_LESSONS[self.layer]
+        return f"lessons/{own}" if own else ""
 
 
 @dataclass
@@ -1955,12 +1971,13 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
     k = y_size // m.size if m.size and y_size % m.size == 0 else 0
-    counts = [(n_batch, f"batch size {n_batch}")]
-    counts += [(k, f"{k} summed positions: batch x positions")] if k > 1 and k != n_batch else []
-    for count, words in counts:  # the counts a wrong 1/count can come from
+    counts = [(n_batch, f"batch size {n_batch}", "the batch")]  # newuser31 F3: a Conv2D's db averaged over both
+    counts += [(k, f"{k} summed positions: batch x positions", "the batch and the positions")] \
+        if k > 1 and k != n_batch else []
+    for count, words, over in counts:  # the counts a wrong 1/count can come from
         if abs(c * count - 1) < 1e-6:
             code = "bias-mean" if is_bias else "factor-inverse-batch"
-            return code, {"count": count, "words": words + _TWO * (count == 2)}
+            return code, {"count": count, "words": words + _TWO * (count == 2), "over": over}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
     if ok.sum() == 1:  # one number is always some multiple of another: only a simple ratio is named
@@ -4439,10 +4456,8 @@ def _carry_signature(L: _Layer, key, m, n):
     T = X.shape[1]
     if not close(m[:, T - 1], n[:, T - 1], 1e-5):  # the last step has nothing to carry: right there
         return None
-    moved = X.copy()
-    moved[:, T - 1] += 0.5 + np.abs(moved[:, T - 1])
-    if not np.array_equal(L.fwd_with(0, moved)[:, : T - 1], Y[:, : T - 1]):
-        return None  # not causal: no hidden state carried forward in time
+    if not _causal(L):
+        return None  # no hidden state carried forward in time
     steps, c = sorted({0, T - 2}), 0.0
     for t in steps[::-1]:  # two steps, not all T: each costs a numerical gradient of the whole sequence
         Gt = np.zeros_like(G)
@@ -4461,7 +4476,34 @@ def _carry_signature(L: _Layer, key, m, n):
             return None
     if c:
         return "rnn-carry-scaled", {"c": c, "T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
-    return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
+    return "rnn-no-carry", {"T": T, "last": T - 1, "also": "", **_alone_at(L, m, steps)}
+
+
+def _alone_at(L: _Layer, m: np.ndarray, steps: Sequence[int]) -> dict[str, str]:
+    """The ``where`` and ``which`` of an ``rnn-no-carry`` finding, ``m`` (N, T, D) the gradient of the sequence input
+    that is the gradient of each step's own output alone at ``steps`` (and at the last, where that is right): the other
+    steps before the last checked too, each by the central differences of its own input for its own output's upstream
+    gradient (:func:`_step_alone`), so that "every step" is said only when every step was seen so (newuser31 F2: "at
+    steps 0 and 4 of 0..5" read as if steps 1 to 3 were right)."""
+    T = m.shape[1]
+    alone = sorted({*steps, *(t for t in range(T - 1) if t not in steps and close(m[:, t], _step_alone(L, t), 1e-5))})
+    if len(alone) == T - 1:
+        return {"where": f"at every step (0..{T - 1}), which is right only at the last",
+                "which": "every step but the last misses"}
+    rest = [t for t in range(T - 1) if t not in alone]
+    return {"where": f"at steps {_listed([str(t) for t in alone])} of 0..{T - 1} and at the last (where it is right), "
+                     f"not at step{'s' * (len(rest) > 1)} {_listed([str(t) for t in rest])}",
+            "which": f"step{'s' * (len(alone) > 1)} {_listed([str(t) for t in alone])} miss{'es' * (len(alone) == 1)}"}
+
+
+def _step_alone(L: _Layer, t: int) -> np.ndarray:
+    """The gradient step ``t``'s own output sends back to its own input: central differences of ``sum(Y[:, t] *
+    G[:, t])`` with respect to ``X[:, t]`` alone (N, D), float64 (2 N D forwards)."""
+    X = np.array(L.inputs[0], dtype=np.float64)
+    Gt = np.zeros_like(L.G)
+    Gt[:, t] = L.G[:, t]
+    idx = [(i, t, *rest) for i, *rest in np.ndindex(X[:, t].shape)]
+    return numerical_gradient(lambda: scalar_objective(L.fwd_with(0, X.copy()), Gt), X, indices=idx)[:, t]
 
 
 def _carried_share(L: _Layer, key: str, rest: np.ndarray, tau: int, t: int) -> float | None:
@@ -4493,10 +4535,8 @@ def _steps_not_summed(L: _Layer, key, m, n):
     if ((key not in L.params and i is None) or proxy is None or X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2]
             or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f" or close(m, n, 1e-5)):
         return None
-    moved = X.copy()
-    moved[:, -1] += 0.5 + np.abs(moved[:, -1])
-    if not np.array_equal(L.fwd_with(0, moved)[:, :-1], Y[:, :-1]):
-        return None  # not causal: no time steps
+    if not _causal(L):
+        return None  # no time steps
     x = L.keys[0]
     one = [X[:, :1], *L.inputs[1:]]
     try:
@@ -4528,16 +4568,28 @@ def _initial_state(L: _Layer) -> int | None:
     return L.__dict__["_initial_state"]
 
 
+def _causal(L: _Layer) -> bool:
+    """Whether ``L`` is a sequence layer run step by step: its first input is a float sequence ``(N, T, D)``,
+    ``2 <= T <= 32``, its output ``(N, T, H)``, and moving step T-1 of the input leaves the earlier steps of the
+    output as they were (a hidden state carried forward in time, never backward). Found once per layer (kept on
+    ``L``); False for a forward that cannot run at the moved input."""
+    if "_causal" not in L.__dict__:
+        X, Y, causal = L.inputs[0], L.Y, False
+        if X.ndim == 3 and Y.ndim == 3 and X.shape[:2] == Y.shape[:2] and 2 <= X.shape[1] <= 32 and X.dtype.kind == "f":
+            moved = X.copy()
+            moved[:, -1] += 0.5 + np.abs(moved[:, -1])
+            with contextlib.suppress(Exception):  # noqa: BLE001 - a forward that cannot run here: no sequence told
+                causal = bool(np.array_equal(L.fwd_with(0, moved)[:, :-1], Y[:, :-1]))
+        L.__dict__["_causal"] = causal
+    return L.__dict__["_causal"]
+
+
 def _find_initial_state(L: _Layer) -> int | None:
     """:func:`_initial_state`, found by running forward on moved inputs."""
-    X, Y = L.inputs[0], L.Y
-    if X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2] or not 2 <= X.shape[1] <= 32 or X.dtype.kind != "f":
-        return None
+    Y = L.Y
+    if not _causal(L):
+        return None  # no time steps
     try:
-        moved = X.copy()
-        moved[:, -1] += 0.5 + np.abs(moved[:, -1])
-        if not np.array_equal(L.fwd_with(0, moved)[:, :-1], Y[:, :-1]):
-            return None  # not causal: no time steps
         for j, a in enumerate(L.inputs[1:], 1):
             if a.shape == Y[:, 0].shape and a.dtype.kind == "f" and \
                     not close(L.fwd_with(j, a + 0.5 + np.abs(a))[:, 0], Y[:, 0], 1e-9):
@@ -4674,9 +4726,11 @@ def _one_carry(L: _Layer, diag: Diagnosis) -> None:
     also = (f"; {', '.join(f.tensor for f in others)} {'are' if len(others) > 1 else 'is'} wrong through the same "
             f"{'scaled' if scaled else 'missing'} term (they sum the steps' gradients)")
     T = L.inputs[0].shape[1]
+    said = re.search(r"own output alone (.+?): backward .*?, so (.+?) the later steps' gradients", carry[0].message)
     _as_one(diag, carry + others, _find(carry[0].code, carry[0].tensor, T=T, last=T - 1, also=also,
                                         c=float(scaled[1]) if scaled else 0.0,
-                                        steps=" and ".join(map(str, sorted({0, T - 2})))))
+                                        steps=" and ".join(map(str, sorted({0, T - 2}))),
+                                        where=said[1] if said else "", which=said[2] if said else ""))
 
 
 def _upstream_signature(L: _Layer, key, m):
@@ -4733,6 +4787,75 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_branch(L, diag, manual, numer)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
+    _name_layer(L, diag)
+
+
+def _name_layer(L: _Layer, diag: Diagnosis) -> None:
+    """The kind of the checked layer (:func:`_layer_kind`) set on the error findings whose lesson it chooses
+    (:attr:`Finding.lesson`); the forwards it takes run only for them."""
+    found = [f for f in diag.errors if f.code in SIGNATURES and DIAGNOSES[f.code].lesson in _FAMILY_LESSONS]
+    if found and (kind := _layer_kind(L)):
+        for f in found:
+            f.layer = kind
+
+
+def _layer_kind(L: _Layer) -> str:
+    """The kind of layer ``L`` is, a key of :data:`LAYER_LESSONS`, or "" (newuser31 F1, F3).
+
+    ``Conv``: an input ``(N, C, ...)`` of 3 or 4 axes and a weight ``(F, C, ...)`` of as many, the output ``(N, F,
+    ...)``. ``Pool``: no weights, an output ``(N, C, ...)`` smaller in space. ``RNN``, ``GRU``, ``LSTM``: a causal
+    sequence layer (:func:`_causal`) whose 2-D weights are 1, 3 or 4 gate blocks (:func:`_gate_blocks`).
+    ``LayerNorm``, ``BatchNorm``: forward unchanged by a shift and a scale of each sample's features, or of each
+    feature over the batch (:func:`_norm_kind`)."""
+    X, Y = L.inputs[0], np.asarray(L.Y)
+    if not isinstance(X, np.ndarray) or X.dtype.kind != "f" or Y.ndim != X.ndim or not X.ndim or Y.shape[0] != X.shape[0]:
+        return ""
+    arrays = [np.asarray(a) for a in [*L.params.values(), *L.inputs[1:]]]
+    if X.ndim in (3, 4) and any(w.ndim == X.ndim and w.shape[1] == X.shape[1] and w.shape[0] == Y.shape[1]
+                                for w in arrays):
+        return "Conv"
+    if X.ndim == 4 and not arrays and Y.shape[:2] == X.shape[:2] and Y.size < X.size:
+        return "Pool"
+    if _causal(L):
+        j = _initial_state(L)
+        ws = [w for w in [*L.params.values(), *(a for i, a in enumerate(L.inputs[1:], 1) if i != j)] if np.ndim(w) > 1]
+        return {1: "RNN", 3: "GRU", 4: "LSTM"}.get(_gate_blocks(ws, X.shape[2], Y.shape[2]), "")
+    return _norm_kind(L) if X.ndim in (2, 3) and Y.shape == X.shape else ""
+
+
+def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
+    """``g`` when the weights ``ws`` are those of a recurrent layer of ``g`` gate blocks: input weights ``(D, kH)``
+    or ``(kH, D)`` and hidden weights ``(H, kH)`` or ``(kH, H)`` (one fused matrix, or one per gate), their blocks
+    ``k`` summing to ``g`` on each side (both sides together when ``D == H``); 0 otherwise (attention's four
+    ``(D, D)`` projections: 2)."""
+    side = {D: 0, H: 0}
+    for w in ws:
+        if np.ndim(w) != 2:
+            return 0
+        a, b = np.shape(w)
+        if a in side and b % H == 0:
+            side[a] += b // H
+        elif b in side and a % H == 0:
+            side[b] += a // H
+        else:
+            return 0
+    g = side[D] // 2 if D == H and side[D] % 2 == 0 else side[D] if side[D] == side[H] else 0
+    return g
+
+
+def _norm_kind(L: _Layer) -> str:
+    """``LayerNorm`` when forward is unchanged (to 1e-7) by adding a constant to each sample's features (over the
+    last axis) and (to 1e-2: eps's share) by multiplying them by one, ``BatchNorm`` when so for each feature over the
+    batch (training mode: the batch's statistics), else ""."""
+    X, Y = L.inputs[0], np.asarray(L.Y)
+    rng = np.random.default_rng(L.seed)
+    top = max(float(np.abs(Y).max()), 1e-300)
+    for kind, shape in (("LayerNorm", X.shape[:-1] + (1,)), ("BatchNorm", (1,) * (X.ndim - 1) + X.shape[-1:])):
+        c, a = rng.standard_normal(shape), rng.uniform(1.5, 2.0, shape)
+        with contextlib.suppress(Exception):  # noqa: BLE001 - a forward that cannot run here: no kind told
+            if close(L.fwd_with(0, X + c), Y, 1e-7, 1e-9 * top) and close(L.fwd_with(0, X * a), Y, 1e-2, 1e-2 * top):
+                return kind
+    return ""
 
 
 def _forward_factor(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:

@@ -136,6 +136,8 @@ SAMPLES: dict[str, Sample] = {
     "index_add": S((4,), key=(np.array([0, 2, 0, 1]),), shape=(3,)),
     "take_along_axis": S((3, 5), _IDX, axis=1),
     "scatter_along_axis": S((3, 3), _IDX, axis=1, shape=(3, 5)),
+    "tensor_scatter_nd_add": S((4, 3), np.array([[0], [2], [0]]), (3, 3)),  # rows, a repeat (added)
+    "tensor_scatter_nd_update": S((4, 3), np.array([[0], [2], [0]]), (3, 3)),  # rows, a repeat (the last wins)
     # linear algebra
     "matmul": S((2, 3, 4), (4, 5)),
     "linear": S((4, 3), (2, 3), (2,)),

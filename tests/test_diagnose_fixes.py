@@ -34,7 +34,7 @@ def test_every_code_has_a_record_and_every_signature_is_a_code():
     assert set(SIGNATURES) <= set(DIAGNOSES) and {"wrong-order", "missing-mean-var-paths"} <= set(SIGNATURES)
     assert DIAGNOSES["transposed-weight"].name == "transposed weight in dX"
     assert all(r.lesson == "" or (ROOT / "lessons" / r.lesson).is_file() for r in DIAGNOSES.values())
-    f = _find("bias-mean", "db", count=8, words="batch size 8")
+    f = _find("bias-mean", "db", count=8, words="batch size 8", over="the batch")
     assert f.message == ("db is the mean over the batch, not the sum: it is 8 times too small (batch size 8); use "
                          "dY.sum(...) instead of dY.mean(...)")
     assert f.name == "mean, not sum" and f.lesson == "lessons/01-linear-layer.md"

@@ -121,11 +121,11 @@ def test_hidden_tests_record_their_seed(batch):
 
 
 def test_docs_gradescope_example_states_this_batchs_scores(batch):
-    # docs/gradescope.md's example is this batch (solution, stub, the 8 mutants, seed 11): its scores line must be
+    # docs/gradescope.md's example is this batch (solution, stub, the 9 mutants, seed 11): its scores line must be
     # what grading it gives (it said mean 21.30 long after the batch gave 20.60)
     _, _, res = batch
     doc = (ROOT / "docs" / "gradescope.md").read_text()
-    example = doc[doc.index("Example (the assignment's solution, stub and 8 mutants"):]
+    example = doc[doc.index("Example (the assignment's solution, stub and 9 mutants"):]
     assert "--seed 11" in example.split("```")[1]
     stated = next(line for line in example.splitlines() if line.startswith("scores out of 28: "))
     assert stated in res.summary().splitlines(), res.summary().splitlines()[1]
@@ -149,7 +149,7 @@ def test_gradebook_and_histogram(batch):
     assert by["solution"]["score"] == "28" and by["stub"]["score"] == "0" and by["solution"]["seed"] == "11"
     assert float(by["db_mean"]["Linear: gradients dX, dW, db (2 points each)"]) == 4.0
     assert (out / "scores.png").stat().st_size > 15_000
-    assert "graded 10 submission(s)" in res.summary() and "per minute" in res.summary()
+    assert "graded 11 submission(s)" in res.summary() and "per minute" in res.summary()
 
 
 def test_batch_is_resumable_and_force_regrades(batch, tmp_path):

@@ -18,6 +18,8 @@ from . import views as _views
 from .views import not_a_view
 
 _FLOAT_KINDS = ("f", "c")
+#: The functional update that does ``b[idx] op= v`` for a view's augmented assignment (newuser31 F5).
+_SCATTER_HINT = {"+": "b = ap.tensor_scatter_nd_add(b, idx_nd, v)", "-": "b = ap.tensor_scatter_nd_add(b, idx_nd, -v)"}
 
 #: Tapes whose ``with`` block is open and that are recording, innermost last (shared
 #: with :mod:`autoprop.core.tape`; defined here so leaving the tape can be noticed).
@@ -469,9 +471,12 @@ class Tensor:
                 f"autoprop: `t {op}= value` on a tensor made by {made}, a view of another "
                 f"tensor's values: numpy would write through into that tensor as well, and "
                 f"autoprop never writes into a tensor, so the result would differ from numpy's. "
-                f"Compute the whole tensor anew (`b = b * scale` with a scale array, "
-                f"ap.where(mask, new, b), or ap.numpy.concatenate of pieces), or write "
-                f"`t = t {op} value` if only t should change. Source: lessons/10-gradient-tape.md."
+                f"Compute the whole tensor anew: for `b[idx] {op}= v`, "
+                f"{_SCATTER_HINT.get(op) or f'b = ap.tensor_scatter_nd_update(b, idx_nd, b[idx] {op} v)'} "
+                f"(TensorFlow's functions, jax's b.at[idx].add / .set: indices of shape (n, K) into b's first K "
+                f"axes, e.g. b[1:3] is [[1], [2]]), `b = b * scale` with a scale array, ap.where(mask, new, b), or "
+                f"ap.numpy.concatenate of pieces; or write `t = t {op} value` if only t should change. Source: "
+                f"lessons/10-gradient-tape.md."
             )
         if self._value.ndim and _views.held_elsewhere(self, other):
             raise TypeError(

@@ -1322,6 +1322,17 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dty
     return Part(name, w, not msg, msg)
 
 
+def _overflowed(L: float, L_ref: float, logits: np.ndarray) -> str:
+    """The sentence of a loss ``L`` that is NaN or infinite where the reference's ``L_ref`` is finite, at ``logits``
+    (any shape, float64): the largest logit, and float64's ``exp`` overflowing above ``log(finfo.max)`` = 709.78
+    (a softmax or cross-entropy without the max shift, CS231n's "numeric stability" note)."""
+    top = float(np.max(logits)) if np.size(logits) else 0.0
+    why = (f" at logits up to {top:.6g}, where exp overflows in float64 (above {np.log(np.finfo(np.float64).max):.2f})"
+           if top > np.log(np.finfo(np.float64).max) else "")
+    return (f"the loss is {L}{why}; expected the finite value {L_ref:.6g}. Subtract the row maximum before exp "
+            "(softmax(z) = softmax(z - z.max(axis=1, keepdims=True))).")
+
+
 def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, rtol: float = 1e-7,
                atol: float = 1e-10, points: float = 1.0, expect_nonfinite: bool = False) -> Verdict:
     """Grade the loss value (one part ``"L"``) against the reference loss's.
@@ -1345,8 +1356,7 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
     if _agree(np.array(L), np.array(L_ref), rtol, atol, expect_nonfinite):
         return Verdict([Part("L", points, True)])
     if not np.isfinite(L):
-        return Verdict([Part("L", points, False, f"the loss is {L}; expected the finite value {L_ref:.6g}. "
-                                                 f"Subtract the row maximum before exp.")])
+        return Verdict([Part("L", points, False, _overflowed(L, L_ref, logits))])
     N = np.shape(logits)[0]
     hint = ""
     if close(np.array(L * N), np.array(L_ref), rtol, atol):
@@ -1367,6 +1377,8 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     L = loss.forward(yt.copy(), z.copy())
     part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True,
                  dtype=numerical)
+    if not part.passed and np.size(L) == 1 and np.isfinite(L_ref) and not np.isfinite(np.asarray(L, dtype=float)):
+        part.message = f"{_overflowed(float(np.asarray(L, dtype=float)), float(L_ref), z)} {part.message}"
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)

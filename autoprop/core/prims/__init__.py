@@ -14,7 +14,8 @@ array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ...
 ``recurrent`` (``rnn_cell``, ``lstm_gates``, ``lstm_gates_at``), ``linalg_eig`` (eigh, eigvalsh, eig, eigvals),
 ``numeric`` (trapezoid, quantile, polyfit, interp, ... as composites), ``fft`` (numpy.fft),
 ``extra`` (the values-only table, selections, histograms, more statistics), ``polynomial``
-(numpy's poly* functions, roots, ediff1d, resize, unwrap, apply_over_axes, modf, frexp, i0);
+(numpy's poly* functions, roots, ediff1d, resize, unwrap, apply_over_axes, modf, frexp, i0), ``scatter_nd``
+(TensorFlow's tensor_scatter_nd_add and tensor_scatter_nd_update);
 ``_linalg_helpers`` and ``_linalg_complex`` beside ``linalg``, ``_common`` the helpers of every
 family; ``dispatch``: numpy's protocols routed to the records.
 
@@ -31,11 +32,11 @@ from .. import registry as _registry  # noqa: I001  (the families in their regis
 from . import _common
 from . import elementwise, logexp, reductions, shape, linalg, windows
 from . import special, incgamma, stacking, fused, array_api, linalg_tensor, recurrent, linalg_eig, numeric, fft
-from . import extra, polynomial
+from . import extra, polynomial, scatter_nd
 from . import dispatch
 
 FAMILIES = (elementwise, logexp, reductions, shape, linalg, windows, special, incgamma, stacking, fused, array_api,
-            linalg_tensor, recurrent, linalg_eig, numeric, fft, extra, polynomial)
+            linalg_tensor, recurrent, linalg_eig, numeric, fft, extra, polynomial, scatter_nd)
 
 #: What the registry holds besides the families' records: the helpers of every VJP
 #: (``registry.unbroadcast``, lesson 00; ``registry._t``), numpy dispatch, and the numpy-order
