@@ -1361,6 +1361,50 @@ def call_as_forward(obj):
     return name if _subclass(obj, forward=getattr(cls, name)) else ""
 
 
+class PassOptimizer:
+    """gradcheck's optimizer for ML-From-Scratch's ``initialize(optimizer)``: ``update(w, grad_wrt_w)`` records the
+    gradient it is given (``self.grad``) and returns a plain gradient-descent step ``w - learning_rate * grad_wrt_w``
+    (a new array, ``w`` unchanged), the step the self-stepping backward's reader (:func:`stored_results`) reads the
+    gradient from, puts the weight back after, and probes for a dX computed with the stepped weights."""
+
+    def __init__(self, learning_rate=0.01):
+        self.learning_rate, self.grad = learning_rate, None
+
+    def update(self, w, grad_wrt_w):
+        """``w - learning_rate * grad_wrt_w`` (an array of ``w``'s shape), ``grad_wrt_w`` kept as ``self.grad``."""
+        self.grad = np.array(grad_wrt_w, dtype=float, copy=True)
+        return w - self.learning_rate * self.grad
+
+
+def _has_optimizer(obj):
+    """Whether ``obj`` holds an optimizer already: an attribute whose object has an ``update`` method."""
+    return any(callable(getattr(v, "update", None)) and not isinstance(v, (dict, type)) for v in _fields(obj).values())
+
+
+def pass_as_forward(obj, probe=None):
+    """ML-From-Scratch's layer protocol (tester31e F1, F2): a class with ``forward_pass(X, training)`` and
+    ``backward_pass(accum_grad) -> dX`` and no ``forward``/``backward`` gets them as its forward and backward (a
+    same-named subclass, as :func:`call_as_forward`). When it has ``initialize(optimizer)`` and holds no optimizer
+    yet, its input shape is set from ``probe`` (``set_input_shape``, as their NeuralNetwork.add does) when it has
+    none, and ``initialize`` is called with a :class:`PassOptimizer`: the gradients backward_pass computes and gives
+    its optimizer are then read as the self-stepping backward's (:func:`stored_results`). A layer without weights
+    (Flatten) is the plain pair. Returns the header's words, or ``""`` for another class."""
+    cls = type(obj)
+    if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)) or not all(
+            inspect.isfunction(getattr(cls, m, None)) for m in ("forward_pass", "backward_pass")):
+        return ""
+    if not _subclass(obj, forward=cls.forward_pass, backward=cls.backward_pass):
+        return ""
+    text = "ML-From-Scratch's layer protocol: forward_pass(X, training) checked as forward, backward_pass(accum_grad) as backward"
+    if not callable(getattr(obj, "initialize", None)) or _has_optimizer(obj):
+        return text
+    if getattr(obj, "input_shape", None) is None and probe and callable(getattr(obj, "set_input_shape", None)):
+        obj.set_input_shape(tuple(np.shape(probe[0])[1:]))
+    obj.initialize(PassOptimizer())
+    return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, whose update(w, "
+            "grad) each weight's gradient is read from")
+
+
 def _backprop_pair(cls):
     """``(feedforward, backprop)``: the names of a class's forward ``NAME(a)`` and of its ``backprop(x, y)`` returning
     the gradients of its weights for a cost of its output and the labels ``y`` (Michael Nielsen's network.py and

@@ -1017,6 +1017,10 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
+        try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
+            passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
+        except BaseException as exc:  # noqa: BLE001 - the student's set_input_shape or initialize
+            return self.fail(exc, "init", signature=sig_text)
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
         if nielsen and req.get("targets") is None:
@@ -1035,6 +1039,8 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
+            if passes and info.get("text"):
+                info = {**info, "text": f"{passes}; {info['text']}"}
             if keras_call and info.get("text"):
                 info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
                     "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")

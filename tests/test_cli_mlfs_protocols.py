@@ -1,0 +1,53 @@
+"""tester31e F1-F6: ML-From-Scratch's protocols checked as written (our own fixture in their protocols,
+tests/fixtures/mlfs_style): layers' ``forward_pass``/``backward_pass`` with ``initialize(optimizer)``, activations'
+``__call__``/``gradient``, losses' ``loss``/``gradient``."""
+
+import pytest
+from test_cli import both, run_here
+
+LAYERS = "tests/fixtures/mlfs_style/layers.py"
+DENSE = ("--input-shape", "4,3", "--init", '{"n_units": 2, "input_shape": [3]}')
+
+
+def test_pass_protocol_dense_passes_with_gradients_compared():
+    """F1: Dense (forward_pass/backward_pass, weights made by initialize(optimizer)) was refused (exit 2); its
+    gradients, given to the optimizer, are now compared."""
+    p = run_here("check", f"{LAYERS}::Dense", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: Dense: every gradient (dX, dW, dw0) matches" in text, text
+    assert "ML-From-Scratch's layer protocol" in text and "initialize(optimizer) called" in text, text
+
+
+def test_pass_protocol_doubled_weight_gradient_fails_named():
+    p = run_here("check", f"{LAYERS}::DenseDoubleW", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: DenseDoubleW: gradient mismatch in dW" in text, text
+    assert "dW is 2 times the correct gradient" in text, text
+
+
+@pytest.mark.parametrize("cls", ["DenseStepFirst", "DensePlainStepFirst"])
+def test_dx_after_the_optimizer_step_fails_named(cls):
+    """F1, F4: dX computed with the weights the optimizer stepped FAILs and is named (DensePlainStepFirst: the
+    optimizer reached through backward_pass, was NOT CHECKED, exit 3)."""
+    p = run_here("check", f"{LAYERS}::{cls}", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and f"FAIL: {cls}: gradient mismatch in dX" in text, text
+    assert "after its own gradient-descent step" in text, text
+
+
+def test_plain_wrapping_with_their_optimizer_passes():
+    """F4: forward = forward_pass, backward = backward_pass with their SGD was NOT CHECKED (exit 3): the rate
+    in self.W_opt.learning_rate is reached through backward_pass."""
+    p = run_here("check", f"{LAYERS}::DensePlain", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: DensePlain: every gradient (dX, dW, dw0) matches" in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("Flatten", 0), ("FlattenBug", 1)])
+def test_weightless_pass_layer_is_checked(cls, code):
+    """F2: Flatten (no weights, no initialize) was refused with text about stepping weights."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--input-shape", "4,3,2")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "W_opt" not in text, text
+    assert (f"PASS: {cls}: every gradient (dX) matches" if code == 0 else "dX is 2 times the correct gradient") \
+        in text, text
