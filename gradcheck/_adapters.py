@@ -4871,7 +4871,7 @@ def stored_results(obj, inputs=None, training=True):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
     # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
-    heads = set() if lr else _rate_heads(bwd)
+    heads = set() if lr else _rate_heads(bwd, cls)
     rated = bool(lr or _rate_attributes(obj, heads))
     given = ""
     if rated and inputs and _input_backward(obj, len(inputs)) == "input":  # Practical-DL's backward(input,
@@ -4997,16 +4997,25 @@ def _unrated_steps(obj, bwd, inputs, training):
 SGD_DY_SCALE = 1024.0
 
 
-def _rate_heads(fn):
+def _rate_heads(fn, cls=None, seen=None):
     """The attributes of ``self`` that method ``fn``'s source reads (``self.lr``, ``self.opt.step(...)``,
     ``for layer in self.layers``, ``type(self).lr``): where a rate it steps with may be _sgd_weights; and
-    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`)."""
+    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`). Given the
+    class ``cls``, the heads of each of its methods ``fn`` calls on ``self`` too, and theirs (``backward`` returning
+    ``self.backward_pass(dY)``, which steps with ``self.W_opt.update``: tester31e F4)."""
     try:
         src = inspect.getsource(fn)
     except (OSError, TypeError):
         return set()
-    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
+    heads = set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
         re.findall(r"(?:\btype\(\s*self\s*\)|\bself\.__class__)\.([A-Za-z_]\w*)", src))
+    seen = {fn} if seen is None else seen
+    for h in [h for h in heads if isinstance(h, str)] if cls is not None else ():
+        m = inspect.getattr_static(cls, h, None)
+        if isinstance(m, types.FunctionType) and m not in seen and len(seen) < MAX_PROBED:
+            seen.add(m)
+            heads |= _rate_heads(m, cls, seen)
+    return heads
 
 
 def _is_rate(v):
