@@ -1143,8 +1143,9 @@ def no_layer_methods(cls, file=""):
     own arrays (tester24s l01: nicodjimenez/lstm's ``LstmNode(lstm_param, lstm_state)`` got a refusal about its
     constructor's arguments); ``""`` for any other class."""
     if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in (
-            "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls):
-        return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model)
+            "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls) or \
+            _mlfs_loss(cls):
+        return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model); ML-From-Scratch's loss: --loss
     meths = [(k, v) for k, v in list(vars(cls).items())[:MAX_WALKED] if inspect.isfunction(v) and not k.startswith("_")]
     name = cls.__name__
 
@@ -1403,6 +1404,53 @@ def pass_as_forward(obj, probe=None):
     obj.initialize(PassOptimizer())
     return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, whose update(w, "
             "grad) each weight's gradient is read from")
+
+
+def _positional_count(fn):
+    """How many positional parameters method ``fn`` takes besides ``self`` (all without a default), or -1."""
+    ps = [p for p in (_params(fn) or {}).values() if p.name != "self"]
+    return len(ps) if inspect.isfunction(fn) and all(p.kind in _POSITIONAL and p.default is p.empty for p in ps) \
+        else -1
+
+
+def _mlfs_loss(cls):
+    """Whether class ``cls`` has ML-From-Scratch's loss protocol: ``loss(y, y_pred)`` and ``gradient(y, y_pred)``."""
+    return _positional_count(getattr(cls, "loss", None)) == 2 and _positional_count(getattr(cls, "gradient", None)) == 2
+
+
+def gradient_protocol(obj, kind="layer"):
+    """ML-From-Scratch's activations and losses (tester31e F5, F6), given forward and backward through a same-named
+    subclass: an activation's ``__call__(x)`` and ``gradient(x)`` (the elementwise derivative at ``x``) checked as
+    a layer, ``forward(x) = obj(x)``, ``backward(dY) = dY * gradient(x)``; with ``kind`` ``"loss"``, a loss's
+    ``loss(y, y_pred)`` (per-element losses) and ``gradient(y, y_pred)``, ``forward(y_pred, y_true) =
+    sum(loss(y_true, y_pred))`` and a stateless ``backward(y_pred, y_true) = gradient(y_true, y_pred)``: their
+    NeuralNetwork reports ``np.mean(loss)`` but backpropagates ``gradient`` unscaled, the gradient of the sum.
+    Returns the header's words, or ``""`` for another class (one with forward or backward)."""
+    cls = type(obj)
+    if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
+        return ""
+    if kind == "layer" and _positional_count(getattr(cls, "__call__", None)) == 1 and \
+            _positional_count(getattr(cls, "gradient", None)) == 1:
+        def forward(self, x):
+            self._gradcheck_x = x
+            return self(x)
+
+        def backward(self, dY):
+            return dY * self.gradient(self._gradcheck_x)
+        return ("ML-From-Scratch's activation protocol: forward is __call__(x), backward is dX = dY * gradient(x), "
+                "gradient(x) read as the elementwise derivative at forward's input") if \
+            _subclass(obj, forward=forward, backward=backward) else ""
+    if kind != "layer" and _mlfs_loss(cls):
+        def forward(self, y_pred, y_true):
+            return np.sum(self.loss(y_true, y_pred))
+
+        def backward(self, y_pred, y_true):
+            return self.gradient(y_true, y_pred)
+        return ("ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)'s per-element losses (their "
+                "NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the sum's "
+                "gradient), dL/dy_pred = gradient(y, y_pred)") if _subclass(obj, forward=forward, backward=backward) \
+            else ""
+    return ""
 
 
 def _backprop_pair(cls):

@@ -1019,6 +1019,7 @@ class Child:
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
             passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
+            passes = passes or kind == "class" and AD.gradient_protocol(obj, req.get("kind") or "layer")
         except BaseException as exc:  # noqa: BLE001 - the student's set_input_shape or initialize
             return self.fail(exc, "init", signature=sig_text)
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
@@ -1039,8 +1040,6 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
-            if passes and info.get("text"):
-                info = {**info, "text": f"{passes}; {info['text']}"}
             if keras_call and info.get("text"):
                 info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
                     "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
@@ -1054,6 +1053,8 @@ class Child:
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
                 info = obj.info
+            if passes and (key := "text" if info.get("text") else "call" if info.get("call") else None):
+                info = {**info, key: f"{passes}; {info[key]}"}
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})

@@ -51,3 +51,24 @@ def test_weightless_pass_layer_is_checked(cls, code):
     assert p.returncode == code and "W_opt" not in text, text
     assert (f"PASS: {cls}: every gradient (dX) matches" if code == 0 else "dX is 2 times the correct gradient") \
         in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("TanH", 0), ("TanHBug", 1), ("Softmax", 1)])
+def test_activation_call_gradient_protocol_is_checked(cls, code):
+    """F5: an activation's __call__(x)/gradient(x) was refused (exit 2, "Public methods found: gradient()"); it is
+    checked as forward = __call__, dX = dY * gradient(x); Softmax's diagonal-only gradient FAILs."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "ML-From-Scratch's activation protocol" in text, text
+    assert (f"PASS: {cls}: every gradient (dX) matches" if code == 0 else f"FAIL: {cls}: gradient mismatch in dX") \
+        in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("SquareLoss", 0), ("SquareLossBug", 1)])
+def test_loss_gradient_protocol_is_checked(cls, code):
+    """F6: a loss's loss(y, y_pred)/gradient(y, y_pred) with --loss was refused (exit 2) with a layer's recipe; it
+    is checked as L = sum(loss(y, y_pred)), dL/dy_pred = gradient(y, y_pred), the header saying the sum."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--loss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)" in text, text
+    assert (f"PASS: {cls}: dL/dy_pred matches" if code == 0 else f"FAIL: {cls}") in text, text
