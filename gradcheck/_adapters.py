@@ -1429,7 +1429,7 @@ def gradient_protocol(obj, kind="layer"):
     cls = type(obj)
     if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
         return ""
-    if kind == "layer" and _positional_count(getattr(cls, "__call__", None)) == 1 and \
+    if kind == "layer" and _positional_count(inspect.getattr_static(cls, "__call__", None)) == 1 and \
             _positional_count(getattr(cls, "gradient", None)) == 1:
         def forward(self, x):
             self._gradcheck_x = x
