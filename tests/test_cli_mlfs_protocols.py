@@ -72,3 +72,26 @@ def test_loss_gradient_protocol_is_checked(cls, code):
     text = " ".join(both(p).split())
     assert p.returncode == code and "ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)" in text, text
     assert (f"PASS: {cls}: dL/dy_pred matches" if code == 0 else f"FAIL: {cls}") in text, text
+
+
+def test_unavailable_import_is_not_told_to_be_removed(tmp_path):
+    """F8: an import the published package needs (ML-From-Scratch's terminaltables, progressbar) was told "remove
+    it"; it now says how to proceed for a package's dependency and for a submission's own import."""
+    from test_cli import student
+
+    src = """
+    import numpy as np
+    import terminaltables_not_here_f8
+
+    class Flatten:
+        def forward_pass(self, X, training=True):
+            self.shape = X.shape
+            return X.reshape(X.shape[0], -1)
+
+        def backward_pass(self, accum_grad):
+            return accum_grad.reshape(self.shape)
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mlfs_f8.py')}::Flatten", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert "imports terminaltables_not_here_f8" in text and "remove it" not in text, text
+    assert "install the package's requirements where gradcheck runs" in text, text
