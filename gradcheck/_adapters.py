@@ -1146,7 +1146,12 @@ def no_layer_methods(cls, file=""):
             "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls) or \
             _mlfs_loss(cls):
         return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model); ML-From-Scratch's loss: --loss
-    meths = [(k, v) for k, v in list(vars(cls).items())[:MAX_WALKED] if inspect.isfunction(v) and not k.startswith("_")]
+    meths = {}  # its own and inherited public methods, the nearest class's first (tester31e F7: none said of 7 inherited)
+    for c in cls.__mro__[:-1]:
+        for k, v in list(vars(c).items())[:MAX_WALKED]:
+            if inspect.isfunction(v) and not k.startswith("_"):
+                meths.setdefault(k, v)
+    meths = list(meths.items())
     name = cls.__name__
 
     def pick(words):

@@ -95,3 +95,26 @@ def test_unavailable_import_is_not_told_to_be_removed(tmp_path):
     text = " ".join(both(p).split())
     assert "imports terminaltables_not_here_f8" in text and "remove it" not in text, text
     assert "install the package's requirements where gradcheck runs" in text, text
+
+
+def test_inherited_methods_are_listed(tmp_path):
+    """F7: a subclass of their NeuralNetwork (train_on_batch, fit, predict inherited) was said to have public
+    methods "none"; the inherited ones are listed."""
+    from test_cli import student
+
+    src = """
+    class Net:
+        def add(self, layer):
+            pass
+
+        def train_on_batch(self, X, y):
+            return 0.0
+
+    class MLP(Net):
+        def __init__(self):
+            self.layers = []
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mlp_f7.py')}::MLP", "--input-shape", "5,4")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "its public methods are none" not in text, text
+    assert "add(layer), train_on_batch(X, y)" in text, text
