@@ -1368,18 +1368,18 @@ def call_as_forward(obj):
 
 
 class PassOptimizer:
-    """gradcheck's optimizer for ML-From-Scratch's ``initialize(optimizer)``: ``update(w, grad_wrt_w)`` records the
-    gradient it is given (``self.grad``) and returns a plain gradient-descent step ``w - learning_rate * grad_wrt_w``
-    (a new array, ``w`` unchanged), the step the self-stepping backward's reader (:func:`stored_results`) reads the
-    gradient from, puts the weight back after, and probes for a dX computed with the stepped weights."""
+    """gradcheck's optimizer for ML-From-Scratch's ``initialize(optimizer)``: ``update(w, grad_wrt_w)`` returns a
+    plain gradient-descent step ``w - learning_rate * grad_wrt_w`` (a new array, ``w`` unchanged), the step the
+    self-stepping backward's reader (:func:`stored_results`) sets the rate of (:data:`LR_PROBE`, a power of 2),
+    reads each gradient from (step / rate), puts the weight back after, and probes for a dX computed with the
+    stepped weights (ML-From-Scratch's own SGD without momentum is the same step)."""
 
     def __init__(self, learning_rate=0.01):
-        self.learning_rate, self.grad = learning_rate, None
+        self.learning_rate = learning_rate
 
     def update(self, w, grad_wrt_w):
-        """``w - learning_rate * grad_wrt_w`` (an array of ``w``'s shape), ``grad_wrt_w`` kept as ``self.grad``."""
-        self.grad = np.array(grad_wrt_w, dtype=float, copy=True)
-        return w - self.learning_rate * self.grad
+        """``w - learning_rate * grad_wrt_w``: an array of ``w``'s shape."""
+        return w - self.learning_rate * np.asarray(grad_wrt_w)
 
 
 def _has_optimizer(obj):
@@ -1407,8 +1407,8 @@ def pass_as_forward(obj, probe=None):
     if getattr(obj, "input_shape", None) is None and probe and callable(getattr(obj, "set_input_shape", None)):
         obj.set_input_shape(tuple(np.shape(probe[0])[1:]))
     obj.initialize(PassOptimizer())
-    return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, whose update(w, "
-            "grad) each weight's gradient is read from")
+    return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, from whose "
+            "update(w, grad) steps each weight's gradient is read")
 
 
 def _positional_count(fn):
