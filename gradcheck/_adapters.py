@@ -1143,9 +1143,15 @@ def no_layer_methods(cls, file=""):
     own arrays (tester24s l01: nicodjimenez/lstm's ``LstmNode(lstm_param, lstm_state)`` got a refusal about its
     constructor's arguments); ``""`` for any other class."""
     if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in (
-            "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls):
-        return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model)
-    meths = [(k, v) for k, v in list(vars(cls).items())[:MAX_WALKED] if inspect.isfunction(v) and not k.startswith("_")]
+            "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls) or \
+            _mlfs_loss(cls):
+        return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model); ML-From-Scratch's loss: --loss
+    meths = {}  # its own and inherited public methods, the nearest class's first (tester31e F7: none said of 7 inherited)
+    for c in cls.__mro__[:-1]:
+        for k, v in list(vars(c).items())[:MAX_WALKED]:
+            if inspect.isfunction(v) and not k.startswith("_"):
+                meths.setdefault(k, v)
+    meths = list(meths.items())
     name = cls.__name__
 
     def pick(words):
@@ -1359,6 +1365,97 @@ def call_as_forward(obj):
     if not name:
         return ""
     return name if _subclass(obj, forward=getattr(cls, name)) else ""
+
+
+class PassOptimizer:
+    """gradcheck's optimizer for ML-From-Scratch's ``initialize(optimizer)``: ``update(w, grad_wrt_w)`` returns a
+    plain gradient-descent step ``w - learning_rate * grad_wrt_w`` (a new array, ``w`` unchanged), the step the
+    self-stepping backward's reader (:func:`stored_results`) sets the rate of (:data:`LR_PROBE`, a power of 2),
+    reads each gradient from (step / rate), puts the weight back after, and probes for a dX computed with the
+    stepped weights (ML-From-Scratch's own SGD without momentum is the same step)."""
+
+    def __init__(self, learning_rate=0.01):
+        self.learning_rate = learning_rate
+
+    def update(self, w, grad_wrt_w):
+        """``w - learning_rate * grad_wrt_w``: an array of ``w``'s shape."""
+        return w - self.learning_rate * np.asarray(grad_wrt_w)
+
+
+def _has_optimizer(obj):
+    """Whether ``obj`` holds an optimizer already: an attribute whose object has an ``update`` method."""
+    return any(callable(getattr(v, "update", None)) and not isinstance(v, (dict, type)) for v in _fields(obj).values())
+
+
+def pass_as_forward(obj, probe=None):
+    """ML-From-Scratch's layer protocol (tester31e F1, F2): a class with ``forward_pass(X, training)`` and
+    ``backward_pass(accum_grad) -> dX`` and no ``forward``/``backward`` gets them as its forward and backward (a
+    same-named subclass, as :func:`call_as_forward`). When it has ``initialize(optimizer)`` and holds no optimizer
+    yet, its input shape is set from ``probe`` (``set_input_shape``, as their NeuralNetwork.add does) when it has
+    none, and ``initialize`` is called with a :class:`PassOptimizer`: the gradients backward_pass computes and gives
+    its optimizer are then read as the self-stepping backward's (:func:`stored_results`). A layer without weights
+    (Flatten) is the plain pair. Returns the header's words, or ``""`` for another class."""
+    cls = type(obj)
+    if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)) or not all(
+            inspect.isfunction(getattr(cls, m, None)) for m in ("forward_pass", "backward_pass")):
+        return ""
+    if not _subclass(obj, forward=cls.forward_pass, backward=cls.backward_pass):
+        return ""
+    text = "ML-From-Scratch's layer protocol: forward_pass(X, training) checked as forward, backward_pass(accum_grad) as backward"
+    if not callable(getattr(obj, "initialize", None)) or _has_optimizer(obj):
+        return text
+    if getattr(obj, "input_shape", None) is None and probe and callable(getattr(obj, "set_input_shape", None)):
+        obj.set_input_shape(tuple(np.shape(probe[0])[1:]))
+    obj.initialize(PassOptimizer())
+    return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, from whose "
+            "update(w, grad) steps each weight's gradient is read")
+
+
+def _positional_count(fn):
+    """How many positional parameters method ``fn`` takes besides ``self`` (all without a default), or -1."""
+    ps = [p for p in (_params(fn) or {}).values() if p.name != "self"]
+    return len(ps) if inspect.isfunction(fn) and all(p.kind in _POSITIONAL and p.default is p.empty for p in ps) \
+        else -1
+
+
+def _mlfs_loss(cls):
+    """Whether class ``cls`` has ML-From-Scratch's loss protocol: ``loss(y, y_pred)`` and ``gradient(y, y_pred)``."""
+    return _positional_count(getattr(cls, "loss", None)) == 2 and _positional_count(getattr(cls, "gradient", None)) == 2
+
+
+def gradient_protocol(obj, kind="layer"):
+    """ML-From-Scratch's activations and losses (tester31e F5, F6), given forward and backward through a same-named
+    subclass: an activation's ``__call__(x)`` and ``gradient(x)`` (the elementwise derivative at ``x``) checked as
+    a layer, ``forward(x) = obj(x)``, ``backward(dY) = dY * gradient(x)``; with ``kind`` ``"loss"``, a loss's
+    ``loss(y, y_pred)`` (per-element losses) and ``gradient(y, y_pred)``, ``forward(y_pred, y_true) =
+    sum(loss(y_true, y_pred))`` and a stateless ``backward(y_pred, y_true) = gradient(y_true, y_pred)``: their
+    NeuralNetwork reports ``np.mean(loss)`` but backpropagates ``gradient`` unscaled, the gradient of the sum.
+    Returns the header's words, or ``""`` for another class (one with forward or backward)."""
+    cls = type(obj)
+    if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
+        return ""
+    if kind == "layer" and _positional_count(inspect.getattr_static(cls, "__call__", None)) == 1 and \
+            _positional_count(getattr(cls, "gradient", None)) == 1:
+        def forward(self, x):
+            self._gradcheck_x = x
+            return self(x)
+
+        def backward(self, dY):
+            return dY * self.gradient(self._gradcheck_x)
+        return ("ML-From-Scratch's activation protocol: forward is __call__(x), backward is dX = dY * gradient(x), "
+                "gradient(x) read as the elementwise derivative at forward's input") if \
+            _subclass(obj, forward=forward, backward=backward) else ""
+    if kind != "layer" and _mlfs_loss(cls):
+        def forward(self, y_pred, y_true):
+            return np.sum(self.loss(y_true, y_pred))
+
+        def backward(self, y_pred, y_true):
+            return self.gradient(y_true, y_pred)
+        return ("ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)'s per-element losses (their "
+                "NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the sum's "
+                "gradient), dL/dy_pred = gradient(y, y_pred)") if _subclass(obj, forward=forward, backward=backward) \
+            else ""
+    return ""
 
 
 def _backprop_pair(cls):
@@ -4837,7 +4934,7 @@ def stored_results(obj, inputs=None, training=True):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
     # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
-    heads = set() if lr else _rate_heads(bwd)
+    heads = set() if lr else _rate_heads(bwd, cls)
     rated = bool(lr or _rate_attributes(obj, heads))
     given = ""
     if rated and inputs and _input_backward(obj, len(inputs)) == "input":  # Practical-DL's backward(input,
@@ -4963,16 +5060,25 @@ def _unrated_steps(obj, bwd, inputs, training):
 SGD_DY_SCALE = 1024.0
 
 
-def _rate_heads(fn):
+def _rate_heads(fn, cls=None, seen=None):
     """The attributes of ``self`` that method ``fn``'s source reads (``self.lr``, ``self.opt.step(...)``,
     ``for layer in self.layers``, ``type(self).lr``): where a rate it steps with may be _sgd_weights; and
-    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`)."""
+    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`). Given the
+    class ``cls``, the heads of each of its methods ``fn`` calls on ``self`` too, and theirs (``backward`` returning
+    ``self.backward_pass(dY)``, which steps with ``self.W_opt.update``: tester31e F4)."""
     try:
         src = inspect.getsource(fn)
     except (OSError, TypeError):
         return set()
-    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
+    heads = set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
         re.findall(r"(?:\btype\(\s*self\s*\)|\bself\.__class__)\.([A-Za-z_]\w*)", src))
+    seen = {fn} if seen is None else seen
+    for h in [h for h in heads if isinstance(h, str)] if cls is not None else ():
+        m = inspect.getattr_static(cls, h, None)
+        if isinstance(m, types.FunctionType) and m not in seen and len(seen) < MAX_PROBED:
+            seen.add(m)
+            heads |= _rate_heads(m, cls, seen)
+    return heads
 
 
 def _is_rate(v):

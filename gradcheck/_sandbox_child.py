@@ -1090,7 +1090,12 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
-        held = _quiet(held_forwards, obj) or {}  # as built, before any forward ran
+        try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
+            passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
+            passes = passes or kind == "class" and AD.gradient_protocol(obj, req.get("kind") or "layer")
+        except BaseException as exc:  # noqa: BLE001 - the student's set_input_shape or initialize
+            return self.fail(exc, "init", signature=sig_text)
+        held = _quiet(held_forwards, obj) or {}  # as built (forward_pass as forward), before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
         if nielsen and req.get("targets") is None:
@@ -1122,6 +1127,8 @@ class Child:
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
                 info = obj.info
+            if passes and (key := "text" if info.get("text") else "call" if info.get("call") else None):
+                info = {**info, key: f"{passes}; {info[key]}"}
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})

@@ -147,8 +147,12 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
         print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
                      f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
                      f"import fails, and at the top of a file it scores 0 on every test. " +
-                     ("It works here for your own use; remove it before you submit." if here is None else
-                      f"It does not import here either: {here}; remove it.")) + "\n")
+                     ("It works here for your own use; in a submission, drop it or import it inside a "
+                      "try/except ImportError." if here is None else
+                      f"It does not import here either: {here}. If it is a dependency of a published package "
+                      "you are checking, install the package's requirements where gradcheck runs (pip install "
+                      "-r requirements.txt); if it is your own submission's, drop it or import it inside a try/except "
+                      "ImportError.")) + "\n")
 
 
 # --------------------------------------------------------------------------- loading student code

@@ -1950,22 +1950,18 @@ def _usable(file: str, cls_name: str, have: list[str], kind: str) -> None:
 
 
 def _pass_methods(cls_name: str, methods: Sequence[str]) -> str:
-    """The usage error for ML-From-Scratch's layer protocol (tester23s M5): ``forward_pass(X, training)`` and
-    ``backward_pass(accum_grad)``, weights made by ``initialize(optimizer)`` and stepped inside ``backward_pass`` (no
-    gradient stored); ``""`` otherwise."""
+    """The usage error for ML-From-Scratch's layer protocol (``forward_pass(X, training)``, ``backward_pass(accum_grad)``)
+    when the child could not present it as forward/backward (:func:`gradcheck._adapters.pass_as_forward`: a class
+    that cannot be extended, ``__slots__``); ``""`` otherwise."""
     have = set(methods)
     if not {"forward_pass", "backward_pass"} <= have:
         return ""
-    init = ("; its weights are made by initialize(optimizer), which gradcheck does not call" if "initialize" in have
-            else "")
     return paragraph(
-        f"{cls_name} has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol), not forward() and "
-        f"backward(){init}. Such a backward_pass(accum_grad) steps the weights with the optimizer (self.W = "
-        "self.W_opt.update(self.W, grad_w)) and stores no gradient, so gradcheck cannot read the weights' gradients "
-        "from it.",
-        "To check it: a subclass with forward(X) calling forward_pass(X) and backward(dY) computing and storing "
-        "the gradients (self.dW = self.layer_input.T @ dY) before returning backward_pass's dX, its weights made in "
-        "__init__ (call initialize with an optimizer there).")
+        f"{cls_name} has forward_pass() and backward_pass() (ML-From-Scratch's layer protocol), which gradcheck "
+        "checks as forward and backward (initialize(optimizer) called with its own optimizer), but its class could "
+        "not be extended to call them so (a __slots__ layout without __dict__).",
+        f"To check it: give {cls_name} a __dict__ (drop __slots__), or check it in a class of your file whose "
+        "forward(X, training=True) returns forward_pass(X, training) and backward(dY) returns backward_pass(dY).")
 
 
 def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:

@@ -1,0 +1,120 @@
+"""tester31e F1-F6: ML-From-Scratch's protocols checked as written (our own fixture in their protocols,
+tests/fixtures/mlfs_style): layers' ``forward_pass``/``backward_pass`` with ``initialize(optimizer)``, activations'
+``__call__``/``gradient``, losses' ``loss``/``gradient``."""
+
+import pytest
+from test_cli import both, run_here
+
+LAYERS = "tests/fixtures/mlfs_style/layers.py"
+DENSE = ("--input-shape", "4,3", "--init", '{"n_units": 2, "input_shape": [3]}')
+
+
+def test_pass_protocol_dense_passes_with_gradients_compared():
+    """F1: Dense (forward_pass/backward_pass, weights made by initialize(optimizer)) was refused (exit 2); its
+    gradients, given to the optimizer, are now compared."""
+    p = run_here("check", f"{LAYERS}::Dense", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: Dense: every gradient (dX, dW, dw0) matches" in text, text
+    assert "ML-From-Scratch's layer protocol" in text and "initialize(optimizer) called" in text, text
+
+
+def test_pass_protocol_doubled_weight_gradient_fails_named():
+    p = run_here("check", f"{LAYERS}::DenseDoubleW", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: DenseDoubleW: gradient mismatch in dW" in text, text
+    assert "dW is 2 times the correct gradient" in text, text
+
+
+@pytest.mark.parametrize("cls", ["DenseStepFirst", "DensePlainStepFirst"])
+def test_dx_after_the_optimizer_step_fails_named(cls):
+    """F1, F4: dX computed with the weights the optimizer stepped FAILs and is named (DensePlainStepFirst: the
+    optimizer reached through backward_pass, was NOT CHECKED, exit 3)."""
+    p = run_here("check", f"{LAYERS}::{cls}", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and f"FAIL: {cls}: gradient mismatch in dX" in text, text
+    assert "after its own gradient-descent step" in text, text
+
+
+def test_plain_wrapping_with_their_optimizer_passes():
+    """F4: forward = forward_pass, backward = backward_pass with their SGD was NOT CHECKED (exit 3): the rate
+    in self.W_opt.learning_rate is reached through backward_pass."""
+    p = run_here("check", f"{LAYERS}::DensePlain", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: DensePlain: every gradient (dX, dW, dw0) matches" in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("Flatten", 0), ("FlattenBug", 1)])
+def test_weightless_pass_layer_is_checked(cls, code):
+    """F2: Flatten (no weights, no initialize) was refused with text about stepping weights."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--input-shape", "4,3,2")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "W_opt" not in text, text
+    assert (f"PASS: {cls}: every gradient (dX) matches" if code == 0 else "dX is 2 times the correct gradient") \
+        in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("TanH", 0), ("TanHBug", 1), ("Softmax", 1)])
+def test_activation_call_gradient_protocol_is_checked(cls, code):
+    """F5: an activation's __call__(x)/gradient(x) was refused (exit 2, "Public methods found: gradient()"); it is
+    checked as forward = __call__, dX = dY * gradient(x); Softmax's diagonal-only gradient FAILs."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "ML-From-Scratch's activation protocol" in text, text
+    assert (f"PASS: {cls}: every gradient (dX) matches" if code == 0 else f"FAIL: {cls}: gradient mismatch in dX") \
+        in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("SquareLoss", 0), ("SquareLossBug", 1)])
+def test_loss_gradient_protocol_is_checked(cls, code):
+    """F6: a loss's loss(y, y_pred)/gradient(y, y_pred) with --loss was refused (exit 2) with a layer's recipe; it
+    is checked as L = sum(loss(y, y_pred)), dL/dy_pred = gradient(y, y_pred), the header saying the sum."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--loss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code and "ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)" in text, text
+    assert (f"PASS: {cls}: dL/dy_pred matches" if code == 0 else f"FAIL: {cls}") in text, text
+
+
+def test_unavailable_import_is_not_told_to_be_removed(tmp_path):
+    """F8: an import the published package needs (ML-From-Scratch's terminaltables, progressbar) was told "remove
+    it"; it now says how to proceed for a package's dependency and for a submission's own import."""
+    from test_cli import student
+
+    src = """
+    import numpy as np
+    import terminaltables_not_here_f8
+
+    class Flatten:
+        def forward_pass(self, X, training=True):
+            self.shape = X.shape
+            return X.reshape(X.shape[0], -1)
+
+        def backward_pass(self, accum_grad):
+            return accum_grad.reshape(self.shape)
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mlfs_f8.py')}::Flatten", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert "imports terminaltables_not_here_f8" in text and "remove it" not in text, text
+    assert "install the package's requirements where gradcheck runs" in text, text
+
+
+def test_inherited_methods_are_listed(tmp_path):
+    """F7: a subclass of their NeuralNetwork (train_on_batch, fit, predict inherited) was said to have public
+    methods "none"; the inherited ones are listed."""
+    from test_cli import student
+
+    src = """
+    class Net:
+        def add(self, layer):
+            pass
+
+        def train_on_batch(self, X, y):
+            return 0.0
+
+    class MLP(Net):
+        def __init__(self):
+            self.layers = []
+    """
+    p = run_here("check", f"{student(tmp_path, src, 'mlp_f7.py')}::MLP", "--input-shape", "5,4")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "its public methods are none" not in text, text
+    assert "add(layer), train_on_batch(X, y)" in text, text
