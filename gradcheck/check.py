@@ -907,7 +907,6 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     ps = V.fmt_shape(yp.shape)
     #: the student's own forward(self, y_pred, y_true) when it is a bound class (tester13 L2), else the protocol's
     signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
-
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # f(W, X, y, reg): its arguments
     call_text = (f"{signature} with {pred} of shape {ps}" if not signature.startswith("forward") else
                  f"forward(y_true, y_pred) with y_pred of shape {ps}")
