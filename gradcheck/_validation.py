@@ -490,18 +490,28 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str, we
     """Warn when the batch axis of the first input has size 1 (it hides batch-axis bugs); the text or ``""``.
 
     The batch axis is axis 0, or axis 1 for a batch-last layout (:func:`batch_axis`: ``A (5, 1)`` with a weight
-    ``W (3, 5)``, the layout whose ``db = dZ`` without a sum over the batch is right for one column only)."""
+    ``W (3, 5)``, the layout whose ``db = dZ`` without a sum over the batch is right for one column only). A weight
+    ``(1, n)`` beside ``X (n, 1)`` multiplies it either way (``W @ X``, ``X @ W``): the text says both readings
+    (review31 BATCH_AXIS_FEATURE_OF_ONE: it said "batch of one" of 4 samples of one feature)."""
     X = inputs[0]
     axis = batch_axis(inputs, weights)
     if X.ndim < 2 or X.shape[axis] != 1:
         return ""
     two = (X.shape[0], 2, *X.shape[2:]) if axis else (2, *X.shape[1:])
     where = " (its batch axis is axis 1: each column a sample)" if axis else ""
-    text = paragraph(
-        f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}{where}, and a batch of 1 "
-        "hides", "batch-axis bugs (a mean over the batch instead of a sum, a sum over the batch left out, or a "
-        "reshape or transpose that mixes the batch", "axis with another, gives the right numbers for one sample); "
-        "check with a batch of at least 2, e.g.", f"{fmt_shape(two)}.")
+    hides = ("batch-axis bugs (a mean over the batch instead of a sum, a sum over the batch left out, or a reshape or "
+             "transpose that mixes the batch axis with another, gives the right numbers for one sample)")
+    both = [np.shape(w) for w in weights if axis and np.ndim(w) == 2 and np.shape(w) == X.shape[::-1]]
+    if both:  # W (1, n), X (n, 1): W @ X (one sample of n) and X @ W (n samples of one) alike (review31)
+        text = paragraph(
+            f"batch of one? {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)} beside a weight of "
+            f"shape {fmt_shape(both[0])}, which multiplies it either way: if each row is a sample ({names[0]} @ W), "
+            f"the batch is {X.shape[0]} and this does not apply; if each column is one (W @ {names[0]}, "
+            f"batch-last), the batch is 1, which hides {hides}: then check with a batch of at least 2, e.g. "
+            f"{fmt_shape(two)}.")
+    else:
+        text = paragraph(f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}{where}, "
+                         f"and a batch of 1 hides {hides}; check with a batch of at least 2, e.g. {fmt_shape(two)}.")
     warnings.warn(text, UserWarning, stacklevel=3)
     return text
 

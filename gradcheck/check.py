@@ -334,7 +334,9 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
-        if atols[k] > ATOL_FLOOR:  # a given one too (F11); at the floor a 0 gradient is compared (attention's db_k)
+        if atols[k] > ATOL_FLOOR or (not cfg_atol_default and _resolved(
+                [g[k] for g in sources.values() if k in g], Y, G, cfg, {**dict(zip(call.keys, call.inputs)),
+                                                                         **call.params}[k])):
             _swamped(atols[k], [g[k] for g in (*sources.values(), numerical) if k in g], display[k], records, notes,
                      given=not cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
@@ -455,6 +457,17 @@ def _tensor_atols(call, Y, G, cfg, dkeys, atol, default) -> tuple[dict, dict | N
                 for k in dkeys}
     atols.update({k: max(ATOL_FLOOR, r) for k, r in roundoff.items()})
     return atols, roundoff
+
+
+def _resolved(analytic: list, Y, G, cfg: CheckConfig, values) -> bool:
+    """Whether a tensor's ``analytic`` gradients (the student's, the tape's, the reference's) rise above the round-off
+    of its finite differences (:func:`default_atol` over the steps ``values``' entries take, no floor): a gradient
+    the differences can resolve, which a given atol at or below :data:`ATOL_FLOOR` can still swamp (review31
+    GIVEN_ATOL_AT_FLOOR_PASS: ``--atol 1e-9`` PASSed a negated dX of size 1e-10). One within its round-off is 0 to
+    the differences (attention's ``db_k``, 0 by softmax's shift invariance), compared at the atol given."""
+    roundoff = default_atol(Y, G, cfg.step, cfg.method, floor=0.0, steps=step_sizes(values, cfg.step))
+    top = swamped_by(0.0, analytic)[1]
+    return bool(np.isfinite(top) and top > roundoff)
 
 
 def _swamped(atol, arrays, name, records, notes, given=False) -> None:
@@ -911,7 +924,6 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     ps = V.fmt_shape(yp.shape)
     #: the student's own forward(self, y_pred, y_true) when it is a bound class (tester13 L2), else the protocol's
     signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
-
     info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # f(W, X, y, reg): its arguments
     call_text = (f"{signature} with {pred} of shape {ps}" if not signature.startswith("forward") else
                  f"forward(y_true, y_pred) with y_pred of shape {ps}")
@@ -965,8 +977,9 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
-    if atol > ATOL_FLOOR:  # as a layer's: an atol that passes an error of the gradient's size (a given one too)
-        _swamped(atol, [g["y_pred"] for g in sources.values()], gname, records, notes, given=cfg.atol is not None)
+    analytic = [g["y_pred"] for g in sources.values()]  # as a layer's: an atol passing an error of its size
+    if atol > ATOL_FLOOR or (cfg.atol is not None and _resolved(analytic, L, 1.0, cfg, yp)):
+        _swamped(atol, analytic, gname, records, notes, given=cfg.atol is not None)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
