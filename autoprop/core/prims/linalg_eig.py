@@ -234,7 +234,8 @@ def unresolved(a, w, v, vi):
     -------
     ndarray of bool, shape (..., n)
         ``eps sum_(j != i) (c_ji |x_j| / |x_i| + c_ij |y_j| / |y_i|) / |w_i - w_j|`` above ``RESOLVED``
-        (:func:`beyond`; NaN, an exact tie: True), ``c_ji = |y_j E x_i| / eps`` (:func:`lapack_coupling`).
+        (:func:`beyond`; an exact tie: True, unless the rounding does not couple the two, ``c = 0``, as at ``c I``,
+        whose eigenvalues then get jax's derivative), ``c_ji = |y_j E x_i| / eps`` (:func:`lapack_coupling`).
 
     Notes
     -----
@@ -261,8 +262,8 @@ def unresolved(a, w, v, vi):
         m = m.reshape(v.shape)  # m[j, i] = |y_j E x_i| / eps
         nx, ny = np.linalg.norm(v, axis=-2), np.linalg.norm(vi, axis=-1)
         gap = np.abs(w[..., None, :] - w[..., :, None])  # gap[j, i] = |w_i - w_j|
-        tx = np.sum(np.where(off, m * nx[..., :, None] / gap, 0.0), axis=-2) / nx
-        ty = np.sum(np.where(off, m * ny[..., None, :] / gap, 0.0), axis=-1) / ny
+        tx = np.sum(np.where(off & (m > 0), m * nx[..., :, None] / gap, 0.0), axis=-2) / nx
+        ty = np.sum(np.where(off & (m > 0), m * ny[..., None, :] / gap, 0.0), axis=-1) / ny
         est = eps * (tx + ty)
     return beyond(est, dt)
 
@@ -320,8 +321,8 @@ def _eig_vjp(g, ans, a):
     if _used(gv) and bad.any():
         raise ValueError(
             "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
-            "(an eigenvalue with condition number kappa, kappa^2 eps > 1e-4: a repeated eigenvalue without a basis "
-            "of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
+            "(an eigenvalue whose derivative's first-order error bound under rounding is above 1e-6: a repeated "
+            "eigenvalue without a basis of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
             "symmetric functions of the eigenvalues through another path (np.trace, np.poly(A), det).")
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
     nan = None  # the matrices whose gradient reaches an unresolved eigenvalue (or whose V is singular): NaN
@@ -389,7 +390,7 @@ eig = defprim(
           "phases refused (ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' "
           "gradient is defined while A is diagonalizable with a well-conditioned V, a gradient reaching the "
           "eigenvectors is refused, ValueError (forward mode: a NaN tangent); a defective or nearly defective A "
-          "(an eigenvalue's condition kappa with kappa^2 eps > 1e-4, linalg_eig.unresolved): a gradient reaching "
+          "(an eigenvalue whose derivative's first-order error bound is above 1e-6, linalg_eig.unresolved): a gradient reaching "
           "those eigenvalues is NaN for that matrix (their sum's is smooth, their own is not, and the two cannot "
           "be told apart from g), their tangent NaN, the eigenvectors' gradient refused (ValueError)",
     numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
@@ -417,8 +418,8 @@ def eigvals(a):
     Notes
     -----
     At a defective or nearly defective A (a repeated eigenvalue without a basis of eigenvectors:
-    an eigenvalue with condition number ``kappa = |row i of V^-1|`` and ``kappa^2 eps > 1e-4``,
-    see :func:`unresolved` for the bound) the eigenvalues are not differentiable one by one (a
+    an eigenvalue whose derivative's first-order error bound under rounding, against the gaps to the
+    others, is above 1e-6: :func:`unresolved`) the eigenvalues are not differentiable one by one (a
     Jordan block perturbed by ``t`` splits as ``l +- sqrt(t)``) and the formula would divide by a
     near-singular V (review30: a finite wrong number). Symmetric functions of them are smooth, but
     they cannot be told from the gradient ``g`` alone (``sum(w)`` and ``sum(w**2) / 2`` give the same

@@ -611,8 +611,8 @@ polyroots = defprim(
              "L = len(p), for every coefficient, the leading and trailing zeros too",
     vjp="dp_k = -sum_i g_i r_i^(L-1-k) / p'(r_i)",
     shapes="p (L,) -> numpy's roots (complex unless all real)",
-    kinks="a repeated or nearly repeated root (its companion-matrix condition kappa with kappa^2 eps > 1e-4, "
-          "linalg_eig.unresolved): not differentiable alone; a gradient reaching it makes dp NaN, its tangent NaN",
+    kinks="a repeated or nearly repeated root (its derivative's first-order error bound above 1e-6, "
+          "_roots_unresolved): not differentiable alone; a gradient reaching it makes dp NaN, its tangent NaN",
     source="{out} = np.roots({0})", reads=((0, "ans"),),
 )
 
@@ -646,8 +646,8 @@ def roots(p):
     ``-1/p_(L-2)``, and so do the other roots) and a leading zero; in exact arithmetic the same as
     the eigenvalue derivative of the companion matrix (jax differentiates that).
 
-    A repeated root (or one so close to another that ``kappa^2 eps > 1e-4``, ``kappa`` its condition
-    number as an eigenvalue of the companion matrix: ``linalg_eig.unresolved`` gives the bound) is
+    A repeated root (or one so close to another that its derivative's first-order error bound under
+    rounding is above 1e-6, float64: ``polynomial._roots_unresolved`` gives the bound) is
     not differentiable alone (a double root splits as ``r +- sqrt(t)``). Symmetric functions of the
     roots are smooth, but cannot be told from the gradient: at the double root 1 of ``(x - 1)^2``,
     ``sum(roots)`` and ``sum(roots**2) / 2`` both send ``g = [1, 1]`` and their gradients are
