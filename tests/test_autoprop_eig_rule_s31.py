@@ -172,3 +172,17 @@ def test_leading_zero_coefficients_get_the_implicit_function_theorem(p):
     g = _grad(_roots_sq, p)
     e = sum(2 * r * -(r ** np.arange(L - 1, -1, -1)) / (2 * r - 3) for r in (1.0, 2.0))
     np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+def test_a_triangular_close_pair_one_sided_coupling():
+    # [[1, 1], [0, 1 + s]]: the rounding of A couples the pair one way only (x_2 moves, x_1 = e_1 does not), so the
+    # bound of w_2's derivative is its right eigenvector's term: ~ eps / s relative (the stored 1 + s's rounding).
+    # s = 1e-8 (bound ~2e-8): finite and exact, [[0, 0], [1/s, 1]] (y_2 = e_2, x_2 = (1, s), y_2 x_2 = s);
+    # s = 1e-11 (~2e-5): NaN. (Kills a rule that drops the gap from the right eigenvector's term.)
+    def top(m, a):
+        return m.max(m.real(m.linalg.eigvals(a)))
+
+    a = np.array([[1.0, 1.0], [0.0, 1.0 + 1e-8]])
+    s = a[1, 1] - 1.0  # (exact: Sterbenz)
+    np.testing.assert_allclose(_grad(top, a), [[0.0, 0.0], [1.0 / s, 1.0]], rtol=1e-6, atol=1e-6)
+    assert np.all(np.isnan(_grad(top, np.array([[1.0, 1.0], [0.0, 1.0 + 1e-11]]))))
