@@ -186,3 +186,18 @@ def test_a_triangular_close_pair_one_sided_coupling():
     s = a[1, 1] - 1.0  # (exact: Sterbenz)
     np.testing.assert_allclose(_grad(top, a), [[0.0, 0.0], [1.0 / s, 1.0]], rtol=1e-6, atol=1e-6)
     assert np.all(np.isnan(_grad(top, np.array([[1.0, 1.0], [0.0, 1.0 + 1e-11]]))))
+
+
+def test_a_tiny_entry_in_lapacks_active_block_is_not_taken_as_exact():
+    # [[2, 1], [d, 2]] with d = 1e-14 (eigenvalues 2 +- 1e-7): LAPACK does not balance it away, and its backward
+    # error is normwise in the block, ~eps ||A|| = 4e-16 in the entry d: the derivative ~1/(2 sqrt(d)) of the
+    # matrix LAPACK solved is that of one 2% off, so no digit is guaranteed: NaN. A componentwise model (d's own
+    # rounding only) would give a finite number here (kills the mutant that drops the block term). At d = 1e-4
+    # (eigenvalues 2 +- 1e-2) the derivative is given: y x^T / (y x), y = (sqrt(d), 1), x = (1, sqrt(d)).
+    def top(m, a):
+        return m.max(m.real(m.linalg.eigvals(a)))
+
+    assert np.all(np.isnan(_grad(top, np.array([[2.0, 1.0], [1e-14, 2.0]]))))
+    r = np.sqrt(1e-4)
+    e = np.array([[r, r * r], [1.0, r]]) / (2 * r)
+    np.testing.assert_allclose(_grad(top, np.array([[2.0, 1.0], [1e-4, 2.0]])), e, rtol=1e-9)
