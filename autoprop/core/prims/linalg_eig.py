@@ -179,32 +179,121 @@ def _eig_fwd(a):
     return w, v
 
 
-def unresolved(kappa, dtype):
-    """True where an eigenvalue (or a polynomial's root) with condition number ``kappa`` has no
-    first-order derivative that can be computed: ``kappa^2 eps > 1e-4``, ``eps`` of ``dtype`` (NaN
-    ``kappa``: True).
+RESOLVED = 1e-6  # the largest first-order error bound (relative, float64) of a derivative given (:func:`unresolved`)
 
-    ``kappa = |y| |x| / |y^H x|`` (x, y the right and left eigenvectors; Wilkinson 1965; Higham,
-    *Accuracy and Stability of Numerical Algorithms*, 2002, sect. 7.2 / Golub & Van Loan 7.2.2) is the
-    first derivative's size; near a repeated (defective) eigenvalue the second derivative grows as
-    ``kappa^3`` (a Jordan block perturbed by ``t`` has eigenvalues ``l +- sqrt(t)``: first derivative
-    ``~ 1/sqrt(t) ~ kappa``, second ``~ kappa^3``), so the rounding ``eps`` of the computed matrix moves
-    the first derivative by ``~ kappa^3 eps``, ``kappa^2 eps`` relative: above 1e-4 fewer than four
-    digits of it are right, and at a repeated root computed as ``l +- sqrt(eps)`` (``kappa ~ 1/sqrt(eps)``,
-    about 7e7) none. A distinct but close pair at relative distance ``s`` has ``kappa ~ 1/s`` and is kept
-    down to ``s ~ 1.5e-6`` (float64)."""
+
+def beyond(est, dtype):
+    """True where the first-order relative error bound ``est`` of a derivative in ``dtype`` is above ``RESOLVED``
+    (1e-6 in float64; ``RESOLVED (eps / eps_64)^(3/8)``, 1.9e-3, in float32), or NaN: no derivative is given there
+    (:func:`unresolved`, ``polynomial._roots_unresolved``)."""
     eps = np.finfo(np.result_type(dtype, np.float32)).eps
-    kappa = np.asarray(kappa, float)
-    return ~(kappa * kappa * eps <= 1e-4)
+    return ~(np.asarray(est) <= RESOLVED * (eps / np.finfo(np.float64).eps) ** 0.375)
 
 
-def _eig_unresolved(v):
-    """``(unresolved, lost, singular)`` on the values: :func:`unresolved` of each eigenvalue of ``A = V diag(w) V^-1``
-    (V's unit-norm columns: ``kappa_i`` is the norm of row i of V^-1), shape (..., n); the matrices (...,) whose
+def lapack_coupling(a, y, x):
+    """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a`` (2-D), shape (len(y), x's columns).
+
+    numpy's eig is LAPACK's geev: it balances, ``B = T^-1 A T`` (gebal: a permutation that isolates the eigenvalues of
+    triangular parts, then a diagonal scaling; T exact), and reduces only the active block ``B[lo:hi+1, lo:hi+1]``
+    (Anderson et al., *LAPACK Users' Guide*, 3rd ed., 1999, sect. 4.8.1.2 and 4.11.1.1). Its backward error is
+    normwise in that block, ``||E_act|| <= eps ||B_act||`` (a zero of A no longer exact there), so that part couples
+    ``y`` and ``x`` by ``eps ||B_act|| ||(y T)_act|| ||(T^-1 x)_act||`` (Golub & Van Loan 2013, sect. 7.2.2); the
+    orthogonal factor also mixes the active rows of the columns right of the block and the active columns of the
+    rows above it (their norms, entrywise), and the isolated part is exact up to its entries' own rounding (``|B|``).
+    The constant ``p(n)`` of the bound is left out, as in the Users' Guide's approximate error bounds (sect. 4.8.1.1,
+    ``EPSMCH * ABNRM / RCONDE``).
+    """
+    import scipy.linalg
+    from scipy.linalg.lapack import get_lapack_funcs
+
+    a = np.asarray(a)
+    b, lo, hi, _, _ = get_lapack_funcs("gebal", (a,))(a, permute=1, scale=1)
+    _, t = scipy.linalg.matrix_balance(a)  # (the same gebal call: T, a permutation times a diagonal)
+    yb, xb = np.abs(y @ t), np.abs(np.linalg.solve(t, x))
+    e = np.abs(b).astype(float)
+    act = slice(lo, hi + 1)
+    e[act, hi + 1:] += np.linalg.norm(b[act, hi + 1:], axis=0)
+    e[:lo, act] += np.linalg.norm(b[:lo, act], axis=1)[:, None]
+    block = np.linalg.norm(b[act, act]) * np.outer(np.linalg.norm(yb[:, act], axis=1), np.linalg.norm(xb[act], axis=0))
+    return yb @ e @ xb + block
+
+
+def unresolved(a, w, v, vi):
+    """True where the derivative of eigenvalue ``w_i`` of ``a`` cannot be computed to ``RESOLVED`` (relative).
+
+    Parameters
+    ----------
+    a : ndarray, shape (..., n, n)
+        The matrix (a polynomial's companion matrix for its roots).
+    w : ndarray, shape (..., n)
+        Its eigenvalues as computed.
+    v, vi : ndarray, shape (..., n, n)
+        Its eigenvectors (columns ``x_i``) and ``V^-1`` (rows ``y_i``, ``y_i x_i = 1``).
+
+    Returns
+    -------
+    ndarray of bool, shape (..., n)
+        ``eps sum_(j != i) (c_ji |x_j| / |x_i| + c_ij |y_j| / |y_i|) / |w_i - w_j|`` above ``RESOLVED``
+        (:func:`beyond`; an exact tie: True, unless the rounding does not couple the two, ``c = 0``, as at ``c I``,
+        whose eigenvalues then get jax's derivative), ``c_ji = |y_j E x_i| / eps`` (:func:`lapack_coupling`).
+
+    Notes
+    -----
+    The derivative of ``w_i`` is ``y_i^T x_i^T`` (its gradient; Magnus 1985), so its error is that of the computed
+    ``x_i`` and ``y_i``. A perturbation ``E`` of ``A`` moves them, to first order, by
+    ``dx_i = sum_(j != i) x_j (y_j E x_i) / (w_i - w_j)`` and ``dy_i = sum_(j != i) y_j (y_i E x_j) / (w_i - w_j)``
+    (Golub & Van Loan, *Matrix Computations*, 4th ed., 2013, sect. 7.2.4, eigenvector sensitivity; Stewart & Sun,
+    *Matrix Perturbation Theory*, 1990, ch. V), so their relative change is bounded by the sum above with ``E``
+    LAPACK's rounding (:func:`lapack_coupling`): the gap to every other eigenvalue weighted by how the rounding
+    couples the two (which holds the neighbours' condition numbers), not ``kappa_i`` alone (session 30's rule, which
+    NaN'd ``[[1, 1e6], [0, 2]]`` and the roots of ``prod (x - k)``, k = 1..8: review31). It is invariant under
+    ``A -> cA`` and LAPACK's balancing, 0 across the zero block of a triangular A (whose eigenvalues numpy computes
+    exactly), infinite at a repeated eigenvalue, and about ``eps kappa^2`` at a Jordan block perturbed by ``t``
+    (``w = l +- sqrt(t)``, ``kappa ~ 1/sqrt(t)``), where the derivative itself is ``~ kappa``: no digit of it is
+    right. Against mpmath at 60 digits (review31's sweeps and fixv31a's, /work/wt/fixv31a_sweep) the bound is above
+    the true error, by 10 to 1e4.
+    """
+    a, w, v, vi = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v, vi))
+    dt = np.result_type(a.dtype, v.dtype, np.float32)
+    eps = np.finfo(dt).eps
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    with np.errstate(all="ignore"):
+        m = np.stack([lapack_coupling(*z) for z in zip(*(x.reshape((-1,) + x.shape[-2:]) for x in (a, vi, v)))])
+        m = m.reshape(v.shape)  # m[j, i] = |y_j E x_i| / eps
+        nx, ny = np.linalg.norm(v, axis=-2), np.linalg.norm(vi, axis=-1)
+        gap = np.abs(w[..., None, :] - w[..., :, None])  # gap[j, i] = |w_i - w_j|
+        tx = np.sum(np.where(off & (m > 0), m * nx[..., :, None] / gap, 0.0), axis=-2) / nx
+        ty = np.sum(np.where(off & (m > 0), m * ny[..., None, :] / gap, 0.0), axis=-1) / ny
+        est = eps * (tx + ty)
+    return beyond(est, dt)
+
+
+def nan_linked(value, mask, link):
+    """``value`` where ``mask`` is False, NaN where it is True, the NaN linked to the inputs.
+
+    ``np.where(mask, np.nan, value)`` would take the NaN from a constant, whose derivative is 0: a
+    gradient NaN on purpose (an unresolved eigenvalue or root) would have a finite Hessian of zeros
+    (review31, HESSIAN_FINITE_WHERE_GRADIENT_NAN). ``value + where(mask, nan, 0) * link`` has the same
+    value (``link`` finite) and its derivative with respect to whatever ``link`` depends on is
+    ``NaN * dlink``: NaN at every order, in reverse and forward mode and on nested tapes.
+
+    Parameters
+    ----------
+    value : Tensor or ndarray
+    mask : ndarray of bool, broadcastable to ``value``
+    link : Tensor or ndarray, broadcastable to ``value``, finite
+        A sum of the record's inputs, output and incoming gradient or tangent.
+    """
+    return value + np.where(mask, np.nan, 0.0) * link
+
+
+def _eig_unresolved(a, w, v):
+    """``(unresolved, lost, singular)`` on the values: :func:`unresolved` of each eigenvalue of ``A = V diag(w) V^-1``,
+    shape (..., n); the matrices (...,) whose
     V^-1 is known to fewer than four digits (``max kappa eps > 1e-4``, about ``cond(V) eps``: then even a resolved
     eigenvalue's left eigenvector, a row of V^-1, is not; Golub & Van Loan 2.6.2), so that no gradient of its
     eigenvalues is given; and those whose V cannot be inverted at all (an exactly defective A)."""
-    v = np.asarray(v._value if isinstance(v, Tensor) else v)
+    a, w, v = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v))
     vs = v.reshape((-1,) + v.shape[-2:])
     sing = np.zeros(vs.shape[:1], bool)
     with np.errstate(all="ignore"):
@@ -218,7 +307,7 @@ def _eig_unresolved(v):
                 except np.linalg.LinAlgError:
                     sing[i] = True
         kappa = np.linalg.norm(vis, axis=-1) * np.linalg.norm(vs, axis=-2)  # (NaN for a singular V)
-        bad = unresolved(kappa, v.dtype)
+        bad = unresolved(np.broadcast_to(a, v.shape).reshape(vs.shape), w.reshape(vs.shape[:-1]), vs, vis)
         lost = sing | ~(np.max(kappa, axis=-1, initial=0.0) * np.finfo(np.result_type(v.dtype, np.float32)).eps
                         <= 1e-4)
     return bad.reshape(v.shape[:-1]), lost.reshape(v.shape[:-2]), sing.reshape(v.shape[:-2])
@@ -228,12 +317,12 @@ def _eig_vjp(g, ans, a):
     gw, gv = g
     w, v = ans
     n = _shape(w)[-1]
-    bad, lost, sing = _eig_unresolved(v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
+    bad, lost, sing = _eig_unresolved(a, w, v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
     if _used(gv) and bad.any():
         raise ValueError(
             "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
-            "(an eigenvalue with condition number kappa, kappa^2 eps > 1e-4: a repeated eigenvalue without a basis "
-            "of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
+            "(an eigenvalue whose derivative's first-order error bound under rounding is above 1e-6: a repeated "
+            "eigenvalue without a basis of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
             "symmetric functions of the eigenvalues through another path (np.trace, np.poly(A), det).")
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
     nan = None  # the matrices whose gradient reaches an unresolved eigenvalue (or whose V is singular): NaN
@@ -254,13 +343,14 @@ def _eig_vjp(g, ans, a):
     if nan is None:
         return np.linalg.solve(_mT(v), m @ _mT(v))
     vs = np.where(sing[..., None, None], _eye(n, v), v)  # (a singular V cannot be solved with: I, then NaN)
-    return np.where(nan[..., None, None], np.nan, np.linalg.solve(_mT(vs), m @ _mT(vs)))
+    link = np.sum(w, axis=-1) + np.sum(gw, axis=-1)
+    return nan_linked(np.linalg.solve(_mT(vs), m @ _mT(vs)), nan[..., None, None], link[..., None, None])
 
 
 def _eig_jvp(t, ans, a):
     w, v = ans
     n = _shape(w)[-1]
-    bad, lost, sing = _eig_unresolved(v)
+    bad, lost, sing = _eig_unresolved(a, w, v)
     vs = np.where(sing[..., None, None], _eye(n, v), v) if sing.any() else v
     p = np.linalg.solve(vs, t @ vs)  # V^-1 dA V
     dw = np.sum(p * _eye(n, p), axis=-1)
@@ -273,7 +363,9 @@ def _eig_jvp(t, ans, a):
         return dw, dv
     # an unresolved eigenvalue's tangent is NaN (not differentiable alone: forward mode cannot know that only a
     # symmetric function of them is used), and so are the eigenvectors of that matrix
-    return np.where(bad | lost[..., None], np.nan, dw), np.where(bad.any(axis=-1)[..., None, None], np.nan, dv)
+    link = np.sum(t, axis=(-2, -1)) + np.sum(w, axis=-1)
+    return (nan_linked(dw, bad | lost[..., None], link[..., None]),
+            nan_linked(dv, bad.any(axis=-1)[..., None, None], link[..., None, None]))
 
 
 def _np_eig(a):
@@ -298,11 +390,11 @@ eig = defprim(
           "phases refused (ValueError, as PyTorch); repeated eigenvalues: the eigenvalues' "
           "gradient is defined while A is diagonalizable with a well-conditioned V, a gradient reaching the "
           "eigenvectors is refused, ValueError (forward mode: a NaN tangent); a defective or nearly defective A "
-          "(an eigenvalue's condition kappa with kappa^2 eps > 1e-4, linalg_eig.unresolved): a gradient reaching "
+          "(an eigenvalue whose derivative's first-order error bound is above 1e-6, linalg_eig.unresolved): a gradient reaching "
           "those eigenvalues is NaN for that matrix (their sum's is smooth, their own is not, and the two cannot "
           "be told apart from g), their tangent NaN, the eigenvectors' gradient refused (ValueError)",
     numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
-    reads=(("ans",),),
+    reads=((0, "ans"),),
 )
 
 
@@ -326,8 +418,8 @@ def eigvals(a):
     Notes
     -----
     At a defective or nearly defective A (a repeated eigenvalue without a basis of eigenvectors:
-    an eigenvalue with condition number ``kappa = |row i of V^-1|`` and ``kappa^2 eps > 1e-4``,
-    see :func:`unresolved` for the bound) the eigenvalues are not differentiable one by one (a
+    an eigenvalue whose derivative's first-order error bound under rounding, against the gaps to the
+    others, is above 1e-6: :func:`unresolved`) the eigenvalues are not differentiable one by one (a
     Jordan block perturbed by ``t`` splits as ``l +- sqrt(t)``) and the formula would divide by a
     near-singular V (review30: a finite wrong number). Symmetric functions of them are smooth, but
     they cannot be told from the gradient ``g`` alone (``sum(w)`` and ``sum(w**2) / 2`` give the same

@@ -31,7 +31,7 @@ from ..tensor import Tensor
 from ._common import _axis_index, _check_kw, _t, _value
 from ._linalg_helpers import _eye
 from .elementwise import _unary
-from .linalg_eig import unresolved
+from .linalg_eig import beyond, lapack_coupling, nan_linked
 from .shape import _gather, _positions, concatenate, reshape
 from .special import _ss, real
 from .stacking import convolve, diff, stack
@@ -533,22 +533,41 @@ def _poly_stripped(p):  # p without its leading zeros (numpy's roots drops them:
 
 
 def _roots_unresolved(p, r):
-    """``unresolved`` (linalg_eig's bound) of each root ``r_i``, its condition number that of the eigenvalue of
-    the companion matrix of ``p`` (leading zeros dropped): right eigenvector ``x_j = r^(d-1-j)``, left ``y_j``
-    Horner's partial sums ``sum_(k<=j) p_k r^(j-k)``, ``y^T x = p'(r)``: ``kappa = |x| |y| / |p'(r)|``."""
+    """True where the derivative of root ``r_i`` cannot be computed to ``linalg_eig.RESOLVED`` (``linalg_eig.beyond``).
+
+    The derivative ``-r_i^(L-1-k) / p'(r_i)`` is computed from the root, so its error is the root's error ``dr_i``
+    carried through: relatively ``dr_i (sum_(j != i) 2 / |r_i - r_j| + (L-1) / |r_i|)`` (``p''(r_i) / p'(r_i) =
+    sum_(j != i) 2 / (r_i - r_j)``, and the powers), plus the rounding of ``p'(r_i)`` itself, ``eps sum_k
+    |k p_k r_i^(k-1)| / |p'(r_i)|`` (its condition number; Higham 2002, sect. 5.1). ``dr_i <= n eps |y| |E| |x|``:
+    the first-order change of an eigenvalue (Golub & Van Loan 2013, sect. 7.2.2) of numpy's companion matrix
+    (leading zeros dropped; first row ``-p[1:] / p[0]``, ones below the diagonal; right eigenvector
+    ``x_j = r^(d-1-j)``, left ``y_j`` Horner's partial sums ``sum_(k<=j) p_k r^(j-k)`` scaled to ``y x = 1``) under
+    LAPACK's rounding ``|E| <= eps linalg_eig.lapack_rounding(C)``. A repeated root (``r +- sqrt(eps)`` computed):
+    True; a simple one far from the others, as the roots of ``prod_(k=1..8) (x - k)``: False."""
     p, r = np.asarray(_value(p)), np.asarray(_value(r))
     ps = _poly_stripped(p)
     d = len(ps) - 1
     if len(r) == 0 or d < 1:
         return np.zeros(r.shape, bool)
+    dt = np.result_type(p.dtype, r.dtype, np.float32)
+    eps = np.finfo(dt).eps
     with np.errstate(all="ignore"):
         xs = np.stack([r ** (d - 1 - j) for j in range(d)], axis=-1)
         ys = [ps[0] + 0 * r]
         for j in range(1, d):
             ys.append(ys[-1] * r + ps[j])
-        kappa = np.linalg.norm(xs, axis=-1) * np.linalg.norm(np.stack(ys, axis=-1), axis=-1) / np.abs(
-            np.polyval(np.polyder(ps), r))
-    return unresolved(kappa, np.result_type(p.dtype, r.dtype))
+        ys = np.stack(ys, axis=-1)
+        ys = ys / np.sum(ys * xs, axis=-1, keepdims=True)
+        comp = np.eye(d, k=-1, dtype=dt)
+        comp[0] = -ps[1:] / ps[0]
+        dr = eps * np.diagonal(lapack_coupling(comp, ys, xs.T))
+        gap = np.abs(r[:, None] - r[None, :]) + np.diag(np.full(len(r), np.inf))
+        k = np.arange(d, 0, -1)
+        dps = np.polyder(ps)
+        cond_dp = (np.abs(xs) @ np.abs(ps[:-1] * k)) / np.abs(np.polyval(dps, r))
+        power = np.where(dr == 0, 0.0, (len(p) - 1) * dr / np.abs(r))
+        est = dr * np.sum(2 / gap, axis=-1) + power + eps * cond_dp
+    return beyond(est, dt)
 
 
 def _roots_parts(p, r):
@@ -573,9 +592,9 @@ def _polyroots_vjp(g, ans, p):
         return np.zeros(np.shape(_value(p)), np.asarray(_value(p)).dtype)
     vand, w, bad = _roots_weights(p, ans)
     gv = np.asarray(_value(g))
-    if np.any(bad & (gv != 0)):  # a gradient reaching a repeated (unresolved) root: NaN (roots' Notes)
-        return np.full(np.shape(_value(p)), np.nan)
     out = (np.where(bad, 0.0, g) * w) @ vand  # dp_k = -sum_i g_i r_i^(L-1-k) / p'(r_i)
+    if np.any(bad & (gv != 0)):  # a gradient reaching a repeated (unresolved) root: NaN (roots' Notes), linked
+        out = nan_linked(out, True, p + np.sum(g) + np.sum(ans))
     return np.real(out) if not np.iscomplexobj(_value(p)) else out
 
 
@@ -583,7 +602,7 @@ def _polyroots_jvp(t, ans, p):
     if _shape_n(ans) == 0:
         return np.zeros(np.shape(_value(ans)), np.asarray(_value(ans)).dtype)
     vand, w, bad = _roots_weights(p, ans)
-    return np.where(bad, np.nan, (vand @ t) * w)
+    return nan_linked((vand @ t) * w, bad, np.sum(t) + np.sum(p) + ans)
 
 
 polyroots = defprim(
@@ -592,8 +611,8 @@ polyroots = defprim(
              "L = len(p), for every coefficient, the leading and trailing zeros too",
     vjp="dp_k = -sum_i g_i r_i^(L-1-k) / p'(r_i)",
     shapes="p (L,) -> numpy's roots (complex unless all real)",
-    kinks="a repeated or nearly repeated root (its companion-matrix condition kappa with kappa^2 eps > 1e-4, "
-          "linalg_eig.unresolved): not differentiable alone; a gradient reaching it makes dp NaN, its tangent NaN",
+    kinks="a repeated or nearly repeated root (its derivative's first-order error bound above 1e-6, "
+          "_roots_unresolved): not differentiable alone; a gradient reaching it makes dp NaN, its tangent NaN",
     source="{out} = np.roots({0})", reads=((0, "ans"),),
 )
 
@@ -627,8 +646,8 @@ def roots(p):
     ``-1/p_(L-2)``, and so do the other roots) and a leading zero; in exact arithmetic the same as
     the eigenvalue derivative of the companion matrix (jax differentiates that).
 
-    A repeated root (or one so close to another that ``kappa^2 eps > 1e-4``, ``kappa`` its condition
-    number as an eigenvalue of the companion matrix: ``linalg_eig.unresolved`` gives the bound) is
+    A repeated root (or one so close to another that its derivative's first-order error bound under
+    rounding is above 1e-6, float64: ``polynomial._roots_unresolved`` gives the bound) is
     not differentiable alone (a double root splits as ``r +- sqrt(t)``). Symmetric functions of the
     roots are smooth, but cannot be told from the gradient: at the double root 1 of ``(x - 1)^2``,
     ``sum(roots)`` and ``sum(roots**2) / 2`` both send ``g = [1, 1]`` and their gradients are
