@@ -212,7 +212,8 @@ def _switch_attr(fn):
             and n.value.id == me]
     # an attribute forward assigns itself (self.mode = self.dropout_param['mode'], kept for backward) is no switch
     written = {n.attr for n in mine if isinstance(n.ctx, ast.Store)}
-    read = [n.attr for n in mine if n.attr not in written]
+    # a read-only property gradcheck cannot set (numpy-ml Dropout's trainable, tester31m M1) is no switch
+    read = [n.attr for n in mine if n.attr not in written and _switch_reach.writable(obj, n.attr)]
     for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
         if isinstance(getattr(obj, name, None), (bool, str)):
             return "self." + name

@@ -629,9 +629,24 @@ def reached_switches(fn, names, skip=()) -> list:
     out = []
     for name, value, words in _walked(fn):
         vals = _values(name, value, words, names, getattr(fn, "__self__", None))
-        if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
+        if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX \
+                and _settable(getattr(fn, "__self__", None), name):
             out.append((name, *vals))
     return out
+
+
+def _settable(obj, name):
+    """False for a switch ``self.<path>.<attr>`` whose last attribute is a read-only property gradcheck cannot set
+    (:func:`writable`; numpy-ml's Dropout wrapper's ``trainable``, tester31m M1); True for any other switch."""
+    if obj is None or not name.startswith("self."):
+        return True
+    try:
+        node, steps = path_steps(name[5:])
+        if not isinstance(node, ast.Name) or not steps or steps[-1][0] != ".":
+            return True
+        return writable(follow(obj, [(".", node.id), *steps[:-1]]), steps[-1][1])
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, SyntaxError):
+        return True
 
 
 class _Missing:
@@ -689,19 +704,32 @@ def follow(o, steps):
     return o
 
 
+def _settable_name(holder, key):
+    """The attribute name ``setattr`` on ``holder`` reaches for ``key``: ``key`` itself unless it is a read-only
+    property (a getter, no setter), then the attribute its getter returns (``return self._training``); None for a
+    read-only property returning anything else (numpy-ml's Dropout: ``return self._base_layer.trainable``)."""
+    prop = getattr(type(holder), key, None)
+    if not (isinstance(prop, property) and prop.fset is None):
+        return key
+    tree = _tree(prop.fget) if prop.fget is not None else None
+    ret = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)] if tree is not None else []
+    me = next(iter(inspect.signature(prop.fget).parameters), "self") if tree is not None else "self"
+    if len(ret) == 1 and isinstance(ret[0], ast.Attribute) and isinstance(ret[0].value, ast.Name) \
+            and ret[0].value.id == me:
+        return ret[0].attr
+    return None
+
+
+def writable(holder, key) -> bool:
+    """False when ``key`` of ``holder`` is a read-only property that :func:`set_attribute` cannot set through its
+    getter (numpy-ml's Dropout wrapper's ``trainable``, tester31m M1): no mode switch gradcheck may write."""
+    return _settable_name(holder, key) is not None
+
+
 def set_attribute(holder, key, value):
     """``setattr(holder, key, value)``; for a read-only property (a getter, no setter) the attribute its getter
     returns is set instead (``return self._training``), as the class's own code would."""
-    prop = getattr(type(holder), key, None)
-    if isinstance(prop, property) and prop.fset is None and prop.fget is not None:
-        tree = _tree(prop.fget)
-        ret = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)] if tree is not None else []
-        me = next(iter(inspect.signature(prop.fget).parameters), "self")
-        if len(ret) == 1 and isinstance(ret[0], ast.Attribute) and isinstance(ret[0].value, ast.Name) \
-                and ret[0].value.id == me:
-            setattr(holder, ret[0].attr, value)
-            return
-    setattr(holder, key, value)
+    setattr(holder, _settable_name(holder, key) or key, value)
 
 
 #: numpy's names whose first argument is bounded by the next ones (``np.clip(x, 0, 6)``) or by one constant (a kink at

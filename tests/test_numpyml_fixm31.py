@@ -1,0 +1,23 @@
+"""Session 31, fixm31: numpy-ml's layer conventions through ``gradcheck check`` (tester31m's M1, M2, M3, M6, L1).
+
+Each test runs our own minimal numpy-ml-style fixture (tests/fixtures/numpyml_style.py) through
+``gradcheck.cli.main`` in this process (``test_cli.run_here``), as a student runs the console script.
+"""
+
+import os
+
+from test_cli import both, run_here
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "numpyml_style.py")
+
+
+def test_read_only_trainable_of_a_sublayer_is_not_written():
+    """M1: a sub-layer's ``trainable`` is a read-only property whose getter reads another object: gradcheck wrote it
+    and blamed forward (exit 3, "property 'trainable' of 'Wrapper' object has no setter"); now it is no switch,
+    the layer is checked as it is (training), the right one PASSes and the planted bug FAILs."""
+    p = run_here("check", f"{FIX}::Outer", "--input-shape", "3,4")
+    out = both(p)
+    assert p.returncode == 0 and "PASS: Outer" in out and "no setter" not in out, out
+    p = run_here("check", f"{FIX}::OuterBug", "--input-shape", "3,4")
+    out = both(p)
+    assert p.returncode == 1 and "FAIL OuterBug dX" in out, out
