@@ -2214,12 +2214,15 @@ def dict_gradients(fn):
     return list(dict.fromkeys(k for ks in keys for k in ks))
 
 
-def several_outputs(res, backward, forward, cached=False):
+def several_outputs(res, backward, forward, cached=False, inputs=()):
     """:class:`Outputs` when ``res`` (forward's result) is k >= 2 float arrays (then the cache, if ``cached``:
     a CS231n pair) and ``backward`` takes k upstream gradients (then the cache); else None.
 
-    A class whose forward returns ``(out, cache)`` by mistake and whose backward takes ``dY`` alone is
-    not read as two outputs (its check says Y is a tuple).
+    A class whose backward takes one gradient and whose forward returns k float arrays named in its return statement
+    (numpy-ml's LSTMCell: ``return At, Ct`` with ``backward(dLdAt)``, tester31m M2): the first is checked, the others
+    said not checked, as Ng's ``yt_pred`` (:func:`_first_outputs`). A class whose forward returns ``(out, cache)``
+    or ``(out, X)`` by mistake (a name with "cache", or an array sharing memory with one of ``inputs``, the probe
+    inputs) and whose backward takes ``dY`` alone is not read as two outputs (its check says Y is a tuple).
     """
     outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
     if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
@@ -2231,6 +2234,10 @@ def several_outputs(res, backward, forward, cached=False):
                            grads if all(g.isidentifier() for g in grads) else None, keep)
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
+    if not cached and _takes(backward, 1) and (names := _return_names(forward, len(res), len(outs))) \
+            and not any("cache" in n.lower() for n in names) \
+            and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
+        return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
     if not _takes(backward, len(outs) + cached):
         return None
     grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
@@ -2304,7 +2311,7 @@ def class_outputs(obj, inputs):
     if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
         return held  # a pair reads its outputs at each forward
     res = _probe_result(obj, inputs, ModeKw(obj.forward, False, mode_keyword(obj.forward)))
-    outs = several_outputs(res, obj.backward, type(obj).forward)
+    outs = several_outputs(res, obj.backward, type(obj).forward, inputs=inputs)
     if outs is not None:
         outs.attach(obj)
     return outs

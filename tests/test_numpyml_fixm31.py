@@ -21,3 +21,16 @@ def test_read_only_trainable_of_a_sublayer_is_not_written():
     p = run_here("check", f"{FIX}::OuterBug", "--input-shape", "3,4")
     out = both(p)
     assert p.returncode == 1 and "FAIL OuterBug dX" in out, out
+
+
+def test_forward_returning_a_and_c_with_backward_of_one_gradient_checks_a():
+    """M2: numpy-ml's LSTMCell returns ``(At, Ct)``, its backward takes dLdAt alone: was exit 1 "gave Y as a
+    tuple"; now At is checked, the header says Ct is not, and a planted bug in dX FAILs."""
+    p = run_here("check", f"{FIX}::CellAC", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: CellAC" in out, out
+    assert "2 outputs: At (6, 3) checked as Y, backward gets its dY; Ct (6, 3) (float64): backward takes no " \
+           "upstream gradient for it, so it is not checked" in out, out
+    p = run_here("check", f"{FIX}::CellACBug", "--input-shape", "6,4")
+    out = both(p)
+    assert p.returncode == 1 and "FAIL CellACBug dX" in out, out
