@@ -807,6 +807,16 @@ FLUSH = "flush_gradients"
 #: ``self.accumulated_sum`` / ``accumulated_count`` that its ``calculate()`` adds to (``Model.train`` calls it at
 #: the start of each epoch; without it ``calculate`` raises AttributeError, fixnn30 M1).
 RESETS = (FLUSH, "new_pass")
+#: Why gradcheck calls each: its library's training loop does (the header's words, and a raising backward's).
+RESET_WHY = {FLUSH: "numpy-ml's update() calls it after each step", "new_pass": "Neural Networks from Scratch's "
+             "Model.train calls it each epoch"}
+
+
+def reset_text(hooks, owner=""):
+    """``"flush_gradients() (numpy-ml's update() calls it after each step)"``: the hooks of :data:`RESETS` gradcheck
+    calls before each forward, each with why; ``owner`` (a class name) prefixed as ``Owner.flush_gradients()``."""
+    return " and ".join(f"{owner + '.' if owner else ''}{h}() ({RESET_WHY.get(h, 'a reset its training loop calls')})"
+                        for h in hooks)
 
 
 def _resets(obj):
@@ -5689,6 +5699,10 @@ def _attribute_style(obj, inputs, kw, info, found):
     known = [getattr(*_owner(obj, children, w), None) for w in every]
     if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract; numpy-ml's flush
         info["text"] += ZEROING_TEXT[zeroes]
+    if hooks := _try(_resets, obj):  # every hook gradcheck calls, said (tester31m M6)
+        info["resets"] = hooks
+        if said := [h for h in hooks if f"{h}()" not in info["text"]]:
+            info["text"] += f"; {reset_text(said)} called before each forward, as its training loop does"
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden

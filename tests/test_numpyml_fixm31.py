@@ -34,3 +34,17 @@ def test_forward_returning_a_and_c_with_backward_of_one_gradient_checks_a():
     p = run_here("check", f"{FIX}::CellACBug", "--input-shape", "6,4")
     out = both(p)
     assert p.returncode == 1 and "FAIL CellACBug dX" in out, out
+
+
+def test_a_backward_failing_after_the_reset_hook_says_gradcheck_called_it():
+    """M6: numpy-ml's RNNCell raised in backward after gradcheck's flush_gradients(), which neither the header nor
+    the message named (the message blamed backward alone). Its own update() calls the hook after each step, so its
+    training loop fails at the second step the same way: the check still cannot pass, and now says why."""
+    p = run_here("check", f"{FIX}::CellFlushed", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 3, out
+    assert "flush_gradients() (numpy-ml's update() calls it after each step) called before each forward" in out, out
+    assert "CellFlushed.backward(dY) with dY of shape (6, 3) raised ValueError" in out, out
+    assert "gradcheck called CellFlushed.flush_gradients() (numpy-ml's update() calls it after each step) before " \
+           "the forward of this backward" in out, out
+    assert "that loop raises the same at its second step" in out, out
