@@ -2244,7 +2244,8 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
                            grads if all(g.isidentifier() for g in grads) else None, keep)
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
-    if not cached and _takes(backward, 1) and (names := _return_names(forward, len(res), len(outs))) \
+    if not cached and _takes(backward, 1) and not any(p.kind == p.VAR_POSITIONAL for p in _params(backward).values()) \
+            and (names := _return_names(forward, len(res), len(outs))) \
             and not any("cache" in n.lower() for n in names) \
             and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
@@ -4686,8 +4687,14 @@ def adapt(obj, inputs=None, training=True):
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
+    hooks = _try(_resets, obj)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
+    if hooks:  # every hook gradcheck calls, said (tester31m M6)
+        info["resets"] = hooks
+        if said := [h for h in hooks if f"{h}()" not in info.get("text", "")]:
+            info["text"] = f"{info.get('text', '')}; {reset_text(said)} called before each forward, as its training " \
+                           "loop does"
     if one:  # newuser29 M1: a scalar output, checked as shape (1,)
         info["text"] = f"{info.get('text', '')}; {SCALAR_OUTPUT}" if info.get("text") else SCALAR_OUTPUT
     if stored:
@@ -5699,10 +5706,6 @@ def _attribute_style(obj, inputs, kw, info, found):
     known = [getattr(*_owner(obj, children, w), None) for w in every]
     if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract; numpy-ml's flush
         info["text"] += ZEROING_TEXT[zeroes]
-    if hooks := _try(_resets, obj):  # every hook gradcheck calls, said (tester31m M6)
-        info["resets"] = hooks
-        if said := [h for h in hooks if f"{h}()" not in info["text"]]:
-            info["text"] += f"; {reset_text(said)} called before each forward, as its training loop does"
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not (pairs or info["unchecked"] or info.get("buffers")))):  # ClassLevel.W, W_glob
         info["hidden"] = hidden
