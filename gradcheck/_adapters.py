@@ -2181,6 +2181,34 @@ def class_input_backward(obj, inputs, info=None):
             f"self.activation.backward({', '.join(names)})")
 
 
+def list_input(fn):
+    """The name of forward's first argument when it takes the inputs as one list (numpy-ml's ``Add.forward(X,
+    retain_derived=True)``, documented ``X : list of length n_inputs``; or annotated ``list``/``List[...]``/
+    ``Sequence``), read from its signature and docstring; None otherwise."""
+    ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    if not ps:
+        return None
+    p, note = ps[0], ps[0].annotation
+    note = note if isinstance(note, str) else getattr(note, "__name__", None) or str(note)
+    if re.match(r"(typing\.)?(list|List|Sequence|collections\.abc\.Sequence)\b", note or ""):
+        return p.name
+    doc = inspect.getdoc(fn) or ""
+    return p.name if re.search(rf"^\s*{re.escape(p.name)}\s*:\s*(list|sequence)\b", doc, re.M | re.I) else None
+
+
+def list_input_advice(obj) -> str:
+    """The advice for a layer whose forward takes its inputs as one list (:func:`list_input`, tester31m M3):
+    gradcheck passes each array of ``--input-shape`` as its own argument; ``""`` for any other layer."""
+    fn = getattr(obj, "forward", None)
+    if not callable(fn) or (name := list_input(fn)) is None:
+        return ""
+    cls = type(obj).__name__
+    return (f" {cls}.forward takes its inputs as one list ({name}), but gradcheck passes each array of --input-shape "
+            f"as its own argument (a second one goes to forward's second argument). Check it through a class whose "
+            f"forward takes them one by one: `def forward(self, X1, X2): return self.layer.forward([X1, X2])` and "
+            f"`def backward(self, dY): return tuple(self.layer.backward(dY))`, with self.layer = {cls}(...).")
+
+
 def _takes(fn, n):
     """Whether ``fn`` takes exactly ``n`` positional arguments without defaults (or ``*args`` and at most ``n``)."""
     ps = _params(fn)
@@ -4687,9 +4715,11 @@ def adapt(obj, inputs=None, training=True):
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
-    hooks = _try(_resets, obj)
+    hooks, listed = _try(_resets, obj), (_try(list_input_advice, obj) or "").strip()
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
+    if listed:  # its advice on a failure (tester31m M3)
+        info["list_input"] = listed
     if hooks:  # every hook gradcheck calls, said (tester31m M6)
         info["resets"] = hooks
         if said := [h for h in hooks if f"{h}()" not in info.get("text", "")]:
@@ -6294,7 +6324,8 @@ class ReturnedGradients:
             f"grads['W'] for a params dict) and not returned; or every gradient returned: the tuple ({', '.join(names)}) of shapes "
             f"{', '.join(str(s) for s in want)}: one gradient per input, then one per weight in the order the class "
             f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}."
-            + (STORED_INPUTS_ADVICE if isinstance(rets, list) and n == 1 and all(np.shape(r) == want[0] for r in rets) else ""))
+            + (STORED_INPUTS_ADVICE if isinstance(rets, list) and n == 1 and all(np.shape(r) == want[0] for r in rets) else "")
+            + list_input_advice(obj))
 
     @staticmethod
     def by_shape(n, rets, want):

@@ -329,6 +329,8 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
+            elif not args.loss and (listed := (getattr(obj, "protocol", None) or {}).get("list_input")):
+                failed.args = (f"{text} {listed}",)  # Add.forward(X: list) given each input apart (tester31m M3)
             elif not args.loss and "gave Y as a tuple" in text and (other := _other_protocol(obj, text)):
                 failed = other  # a training-loop model (Raschka's NeuralNetMLP): not the protocol, exit 2
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
@@ -509,7 +511,7 @@ _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension
 #: errors of forward whose words name the shape but that no other --input-shape mends: forward returned None,
 #: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
 #: step's complex input (``sandbox._complex_value``)
-_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError",
+_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "takes its inputs as one list", "raised NotImplementedError",
               "for a complex input (the complex step)")
 
 

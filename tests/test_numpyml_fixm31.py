@@ -48,3 +48,15 @@ def test_a_backward_failing_after_the_reset_hook_says_gradcheck_called_it():
     assert "gradcheck called CellFlushed.flush_gradients() (numpy-ml's update() calls it after each step) before " \
            "the forward of this backward" in out, out
     assert "that loop raises the same at its second step" in out, out
+
+
+def test_a_forward_taking_its_inputs_as_one_list_is_named():
+    """M3: numpy-ml's Add.forward(X, retain_derived) takes a list: with two inputs the second went to
+    retain_derived and the error blamed forward or the input shape; with one, backward's list was unexplained. Now
+    both messages say forward takes one list and how to check it."""
+    advice = "Sum.forward takes its inputs as one list (X), but gradcheck passes each array of --input-shape as its own"
+    for shape in ("6,4;6,4", "6,4"):
+        p = run_here("check", f"{FIX}::Sum", "--input-shape", shape)
+        out = " ".join(both(p).split())
+        assert p.returncode == 3 and advice in out and "return self.layer.forward([X1, X2])" in out, (shape, out)
+        assert "X had the shape --input-shape gave" not in out, (shape, out)
