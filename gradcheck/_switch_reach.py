@@ -444,7 +444,10 @@ def _built_string(name, words, names, obj) -> bool:
     # gradcheck could set it to, so configuration as well (tester27s M3: NOT CHECKED "its other values: none");
     # an attribute named as a switch is configuration too when __init__ sets it to an argument that is not
     # (tinynn's self.padding_mode = padding, 'SAME' or 'VALID': tester28s M3, "mode: eval" and NOT CHECKED)
-    return (bool(args) and (any(_MODE_STEM.match(w) for w in words) or len(set(words)) == 1)
+    # a string compared with no mode word and set from an argument is configuration too (numpy-ml's Embedding:
+    # self.pool = pool, 'mean' or 'sum', as at its default None: tester31m L1; docs/checking.md)
+    return (bool(args) and (any(_MODE_STEM.match(w) for w in words) or len(set(words)) == 1
+                            or not switch_named(last) and any(direct for _, direct in args))
             and (not switch_named(last) or all(direct and not switch_named(a) for a, direct in args)))
 
 
@@ -547,7 +550,7 @@ def unset_switches(fn, names, skip=()) -> list:
         vals = _values(name, value, words, names, getattr(fn, "__self__", None))
         ws = [w for w in dict.fromkeys([*words, value]) if isinstance(w, str) and w != value]
         if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]) and not (
-                not ws and _built_string(name, [value], names, getattr(fn, "__self__", None))):  # config_toggles
+                _built_string(name, [*ws, value], names, getattr(fn, "__self__", None))):  # config_toggles
             out.append((name, value, ws))
         elif vals is not None and name.count(".") == 1 and is_plain(name, *vals, names):
             out.append((name, value, [not value] if isinstance(value, bool) else ws))

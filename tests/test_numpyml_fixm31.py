@@ -60,3 +60,15 @@ def test_a_forward_taking_its_inputs_as_one_list_is_named():
         out = " ".join(both(p).split())
         assert p.returncode == 3 and advice in out and "return self.layer.forward([X1, X2])" in out, (shape, out)
         assert "X had the shape --input-shape gave" not in out, (shape, out)
+
+
+def test_a_string_set_from_a_constructor_argument_is_configuration():
+    """L1: numpy-ml's Embedding's ``self.pool = pool`` was checked as a switch at 'mean' and 'sum' (each value
+    set, the 'sum' branch run for a layer built with 'mean'), never at its default None; docs/checking.md calls such
+    a setting configuration. Now the layer is checked as built, at each value alike."""
+    for pool in ("mean", "sum"):
+        p = run_here("check", f"{FIX}::Pooled", "--input-shape", "6,3", "--init", f'{{"pool": "{pool}"}}')
+        out = " ".join(both(p).split())
+        assert p.returncode == 0 and "PASS: Pooled" in out, out
+        assert "each value of self.pool" not in out and "[self.pool=" not in out, out
+        assert "forward branches on self.pool, the layer's configuration as built" in out, out
