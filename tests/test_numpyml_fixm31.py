@@ -72,3 +72,14 @@ def test_a_string_set_from_a_constructor_argument_is_configuration():
         assert p.returncode == 0 and "PASS: Pooled" in out, out
         assert "each value of self.pool" not in out and "[self.pool=" not in out, out
         assert "forward branches on self.pool, the layer's configuration as built" in out, out
+
+
+def test_an_unreadable_import_of_another_module_says_it_is_elsewhere():
+    """L3: numpy-ml's losses were warned about utils/kernels.py:269 (``eval`` of a parameter string) as if the
+    checked file held it; the WARNING now says the line is in a module the checked file imports."""
+    f = os.path.join(os.path.dirname(__file__), "fixtures", "numpyml_scan", "sqloss.py")
+    p = run_here("check", f"{f}::SqLoss", "--loss", "--input-shape", "4,3")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0, out
+    assert "WARNING: kern.py:8 (in a module sqloss.py imports, directly or through its package, not in the checked " \
+           "file; whether the checked code runs it is not known): cannot tell statically what this imports" in out, out
