@@ -872,6 +872,11 @@ DIAGNOSES: dict[str, Record] = {
         "as diag(p) + p p^T, but dp_j/dx_i = p_j * (delta_ij - p_i): the outer product is subtracted",
         "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
         "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-no-outer": Record(
+        "softmax Jacobian without its outer product", "{t} = p * dY: the Jacobian is built as diag(p) alone, but "
+        "dp_j/dx_i = p_j * (delta_ij - p_i): the outer product p p^T is subtracted from it",
+        "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
+        "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
     "softmax-jacobian-inner": Record(
         "softmax Jacobian with the inner product", "{t} = p * dY - (p * p).sum(axis={axis}) * dY.sum(axis={axis}): "
         "the Jacobian subtracts p^T p (one number, the inner product, for p a column (K, 1)) from every entry where "
@@ -3459,6 +3464,7 @@ def _activation_signature(m, n, inputs, Y, G):
         if softmax and close(n, vjp, 1e-5) and not close(m, n, 1e-5):  # tester30n: the book's Jacobian loop's slips
             dot = lambda a, axis=axis: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
             for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
+                                ("softmax-jacobian-no-outer", Y * G),  # tester31m: np.diagflat(p) alone
                                 ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
                                 ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
                 if wrong is not None and close(m, wrong, 1e-5):

@@ -83,3 +83,15 @@ def test_an_unreadable_import_of_another_module_says_it_is_elsewhere():
     assert p.returncode == 0, out
     assert "WARNING: kern.py:8 (in a module sqloss.py imports, directly or through its package, not in the checked " \
            "file; whether the checked code runs it is not known): cannot tell statically what this imports" in out, out
+
+
+def test_a_softmax_jacobian_without_its_outer_product_is_named():
+    """tester31m's softmax_diag mutant (np.diagflat(yi) alone): was "no known bug pattern"; now named, and the right
+    softmax PASSes (the rule needs the manual dX to differ from the numerical one)."""
+    p = run_here("check", f"{FIX}::RowSoftmaxDiag", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 1 and "diagnosis: dX = p * dY: the Jacobian is built as diag(p) alone" in out, out
+    assert "no known bug pattern" not in out, out
+    p = run_here("check", f"{FIX}::RowSoftmax", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: RowSoftmax" in out and "outer product" not in out, out
