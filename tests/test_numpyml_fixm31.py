@@ -95,3 +95,14 @@ def test_a_softmax_jacobian_without_its_outer_product_is_named():
     p = run_here("check", f"{FIX}::RowSoftmax", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == 0 and "PASS: RowSoftmax" in out and "outer product" not in out, out
+
+
+def test_a_weight_left_out_of_dx_is_named():
+    """tester31m's bn_no_scaler mutant (``dN = dLdy`` for ``dLdy * scaler``): was "no known bug pattern"; now named,
+    and the right layer PASSes."""
+    p = run_here("check", f"{FIX}::NormNoScaler", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 1 and "diagnosis: dX times parameters['scaler'] is the correct gradient" in out, out
+    p = run_here("check", f"{FIX}::Norm", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: Norm" in out, out
