@@ -814,7 +814,20 @@ RESET_WHY = {FLUSH: "numpy-ml's update() calls it after each step", "new_pass": 
 
 def reset_text(hooks, owner=""):
     """``"flush_gradients() (numpy-ml's update() calls it after each step)"``: the hooks of :data:`RESETS` gradcheck
-    calls before each forward, each with why; ``owner`` (a class name) prefixed as ``Owner.flush_gradients()``."""
+    calls before each forward, each with why; ``owner`` (a class name) prefixed as ``Owner.flush_gradients()``.
+
+    Parameters
+    ----------
+    hooks : list of str
+        Names of :data:`RESETS` (:func:`_resets` of a layer).
+    owner : str, optional
+        The layer's class name.
+
+    Returns
+    -------
+    str
+        The hooks joined by " and "; "" for no hook.
+    """
     return " and ".join(f"{owner + '.' if owner else ''}{h}() ({RESET_WHY.get(h, 'a reset its training loop calls')})"
                         for h in hooks)
 
@@ -2184,7 +2197,18 @@ def class_input_backward(obj, inputs, info=None):
 def list_input(fn):
     """The name of forward's first argument when it takes the inputs as one list (numpy-ml's ``Add.forward(X,
     retain_derived=True)``, documented ``X : list of length n_inputs``; or annotated ``list``/``List[...]``/
-    ``Sequence``), read from its signature and docstring; None otherwise."""
+    ``Sequence``), read from its signature and docstring; None otherwise.
+
+    Parameters
+    ----------
+    fn : callable
+        A layer's bound ``forward``.
+
+    Returns
+    -------
+    str or None
+        The first positional argument's name, or None.
+    """
     ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
     if not ps:
         return None
@@ -2198,7 +2222,18 @@ def list_input(fn):
 
 def list_input_advice(obj) -> str:
     """The advice for a layer whose forward takes its inputs as one list (:func:`list_input`, tester31m M3):
-    gradcheck passes each array of ``--input-shape`` as its own argument; ``""`` for any other layer."""
+    gradcheck passes each array of ``--input-shape`` as its own argument; ``""`` for any other layer.
+
+    Parameters
+    ----------
+    obj : object
+        The student's layer.
+
+    Returns
+    -------
+    str
+        The advice, starting with a space, or "".
+    """
     fn = getattr(obj, "forward", None)
     if not callable(fn) or (name := list_input(fn)) is None:
         return ""

@@ -725,7 +725,20 @@ def _settable_name(holder, key):
 
 def writable(holder, key) -> bool:
     """False when ``key`` of ``holder`` is a read-only property that :func:`set_attribute` cannot set through its
-    getter (numpy-ml's Dropout wrapper's ``trainable``, tester31m M1): no mode switch gradcheck may write."""
+    getter (numpy-ml's Dropout wrapper's ``trainable``, tester31m M1): no mode switch gradcheck may write.
+
+    Parameters
+    ----------
+    holder : object
+        The object holding the attribute.
+    key : str
+        The attribute's name.
+
+    Returns
+    -------
+    bool
+        Whether :func:`set_attribute` can set it.
+    """
     return _settable_name(holder, key) is not None
 
 
