@@ -3258,8 +3258,8 @@ def _factor_weight_left_out(L: _Layer, m, n):
     """``("dx-weight-left-out", fields)`` when the input's gradient ``m`` times one of the layer's weights of the
     input's last-axis size (a normalisation's gamma, numpy-ml's ``scaler``) is the numerical ``n`` while ``m`` is not
     (tester31m's bn_no_scaler: ``dN = dLdy`` for ``dLdy * scaler``); a right ``m`` equals ``n``, so is never named."""
-    if close(m, n, 1e-5) or not np.all(np.isfinite(m)):
-        return None
+    if close(m, n, 1e-5) or not np.all(np.isfinite(m)) or (np.shape(m) == np.shape(L.G) and close(m, L.G, 1e-5)):
+        return None  # dX = dY itself: "upstream-returned" names it (the chain rule's product with the weight)
     for name, w in (L.params or {}).items():
         w = np.asarray(w)
         if w.dtype.kind == "f" and w.size == m.shape[-1] > 1 and not np.allclose(w, 1.0) \
