@@ -212,7 +212,8 @@ def _switch_attr(fn):
             and n.value.id == me]
     # an attribute forward assigns itself (self.mode = self.dropout_param['mode'], kept for backward) is no switch
     written = {n.attr for n in mine if isinstance(n.ctx, ast.Store)}
-    read = [n.attr for n in mine if n.attr not in written]
+    # a read-only property gradcheck cannot set (numpy-ml Dropout's trainable, tester31m M1) is no switch
+    read = [n.attr for n in mine if n.attr not in written and _switch_reach.writable(obj, n.attr)]
     for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
         if isinstance(getattr(obj, name, None), (bool, str)):
             return "self." + name
@@ -806,6 +807,29 @@ FLUSH = "flush_gradients"
 #: ``self.accumulated_sum`` / ``accumulated_count`` that its ``calculate()`` adds to (``Model.train`` calls it at
 #: the start of each epoch; without it ``calculate`` raises AttributeError, fixnn30 M1).
 RESETS = (FLUSH, "new_pass")
+#: Why gradcheck calls each: its library's training loop does (the header's words, and a raising backward's).
+RESET_WHY = {FLUSH: "numpy-ml's update() calls it after each step", "new_pass": "Neural Networks from Scratch's "
+             "Model.train calls it each epoch"}
+
+
+def reset_text(hooks, owner=""):
+    """``"flush_gradients() (numpy-ml's update() calls it after each step)"``: the hooks of :data:`RESETS` gradcheck
+    calls before each forward, each with why; ``owner`` (a class name) prefixed as ``Owner.flush_gradients()``.
+
+    Parameters
+    ----------
+    hooks : list of str
+        Names of :data:`RESETS` (:func:`_resets` of a layer).
+    owner : str, optional
+        The layer's class name.
+
+    Returns
+    -------
+    str
+        The hooks joined by " and "; "" for no hook.
+    """
+    return " and ".join(f"{owner + '.' if owner else ''}{h}() ({RESET_WHY.get(h, 'a reset its training loop calls')})"
+                        for h in hooks)
 
 
 def _resets(obj):
@@ -2267,6 +2291,56 @@ def class_input_backward(obj, inputs, info=None):
             f"self.activation.backward({', '.join(names)})")
 
 
+def list_input(fn):
+    """The name of forward's first argument when it takes the inputs as one list (numpy-ml's ``Add.forward(X,
+    retain_derived=True)``, documented ``X : list of length n_inputs``; or annotated ``list``/``List[...]``/
+    ``Sequence``), read from its signature and docstring; None otherwise.
+
+    Parameters
+    ----------
+    fn : callable
+        A layer's bound ``forward``.
+
+    Returns
+    -------
+    str or None
+        The first positional argument's name, or None.
+    """
+    ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    if not ps:
+        return None
+    p, note = ps[0], ps[0].annotation
+    note = note if isinstance(note, str) else getattr(note, "__name__", None) or str(note)
+    if re.match(r"(typing\.)?(list|List|Sequence|collections\.abc\.Sequence)\b", note or ""):
+        return p.name
+    doc = inspect.getdoc(fn) or ""
+    return p.name if re.search(rf"^\s*{re.escape(p.name)}\s*:\s*(list|sequence)\b", doc, re.M | re.I) else None
+
+
+def list_input_advice(obj) -> str:
+    """The advice for a layer whose forward takes its inputs as one list (:func:`list_input`, tester31m M3):
+    gradcheck passes each array of ``--input-shape`` as its own argument; ``""`` for any other layer.
+
+    Parameters
+    ----------
+    obj : object
+        The student's layer.
+
+    Returns
+    -------
+    str
+        The advice, starting with a space, or "".
+    """
+    fn = getattr(obj, "forward", None)
+    if not callable(fn) or (name := list_input(fn)) is None:
+        return ""
+    cls = type(obj).__name__
+    return (f" {cls}.forward takes its inputs as one list ({name}), but gradcheck passes each array of --input-shape "
+            f"as its own argument (a second one goes to forward's second argument). Check it through a class whose "
+            f"forward takes them one by one: `def forward(self, X1, X2): return self.layer.forward([X1, X2])` and "
+            f"`def backward(self, dY): return tuple(self.layer.backward(dY))`, with self.layer = {cls}(...).")
+
+
 def _takes(fn, n):
     """Whether ``fn`` takes exactly ``n`` positional arguments without defaults (or ``*args`` and at most ``n``)."""
     ps = _params(fn)
@@ -2310,12 +2384,15 @@ def dict_gradients(fn):
     return list(dict.fromkeys(k for ks in keys for k in ks))
 
 
-def several_outputs(res, backward, forward, cached=False):
+def several_outputs(res, backward, forward, cached=False, inputs=()):
     """:class:`Outputs` when ``res`` (forward's result) is k >= 2 float arrays (then the cache, if ``cached``:
     a CS231n pair) and ``backward`` takes k upstream gradients (then the cache); else None.
 
-    A class whose forward returns ``(out, cache)`` by mistake and whose backward takes ``dY`` alone is
-    not read as two outputs (its check says Y is a tuple).
+    A class whose backward takes one gradient and whose forward returns k float arrays named in its return statement
+    (numpy-ml's LSTMCell: ``return At, Ct`` with ``backward(dLdAt)``, tester31m M2): the first is checked, the others
+    said not checked, as Ng's ``yt_pred`` (:func:`_first_outputs`). A class whose forward returns ``(out, cache)``
+    or ``(out, X)`` by mistake (a name with "cache", or an array sharing memory with one of ``inputs``, the probe
+    inputs) and whose backward takes ``dY`` alone is not read as two outputs (its check says Y is a tuple).
     """
     outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
     if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
@@ -2327,6 +2404,11 @@ def several_outputs(res, backward, forward, cached=False):
                            grads if all(g.isidentifier() for g in grads) else None, keep)
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
+    if not cached and _takes(backward, 1) and not any(p.kind == p.VAR_POSITIONAL for p in _params(backward).values()) \
+            and (names := _return_names(forward, len(res), len(outs))) \
+            and not any("cache" in n.lower() for n in names) \
+            and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
+        return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
     if not _takes(backward, len(outs) + cached):
         return None
     grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
@@ -2400,7 +2482,7 @@ def class_outputs(obj, inputs):
     if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
         return held  # a pair reads its outputs at each forward
     res = _probe_result(obj, inputs, ModeKw(obj.forward, False, mode_keyword(obj.forward)))
-    outs = several_outputs(res, obj.backward, type(obj).forward)
+    outs = several_outputs(res, obj.backward, type(obj).forward, inputs=inputs)
     if outs is not None:
         outs.attach(obj)
     return outs
@@ -4775,8 +4857,16 @@ def adapt(obj, inputs=None, training=True):
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
+    hooks, listed = _try(_resets, obj), (_try(list_input_advice, obj) or "").strip()
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
+    if listed:  # its advice on a failure (tester31m M3)
+        info["list_input"] = listed
+    if hooks:  # every hook gradcheck calls, said (tester31m M6)
+        info["resets"] = hooks
+        if said := [h for h in hooks if f"{h}()" not in info.get("text", "")]:
+            info["text"] = f"{info.get('text', '')}; {reset_text(said)} called before each forward, as its training " \
+                           "loop does"
     if one:  # newuser29 M1: a scalar output, checked as shape (1,)
         info["text"] = f"{info.get('text', '')}; {SCALAR_OUTPUT}" if info.get("text") else SCALAR_OUTPUT
     if stored:
@@ -6385,7 +6475,8 @@ class ReturnedGradients:
             f"grads['W'] for a params dict) and not returned; or every gradient returned: the tuple ({', '.join(names)}) of shapes "
             f"{', '.join(str(s) for s in want)}: one gradient per input, then one per weight in the order the class "
             f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}."
-            + (STORED_INPUTS_ADVICE if isinstance(rets, list) and n == 1 and all(np.shape(r) == want[0] for r in rets) else ""))
+            + (STORED_INPUTS_ADVICE if isinstance(rets, list) and n == 1 and all(np.shape(r) == want[0] for r in rets) else "")
+            + list_input_advice(obj))
 
     @staticmethod
     def by_shape(n, rets, want):

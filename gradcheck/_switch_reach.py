@@ -444,7 +444,10 @@ def _built_string(name, words, names, obj) -> bool:
     # gradcheck could set it to, so configuration as well (tester27s M3: NOT CHECKED "its other values: none");
     # an attribute named as a switch is configuration too when __init__ sets it to an argument that is not
     # (tinynn's self.padding_mode = padding, 'SAME' or 'VALID': tester28s M3, "mode: eval" and NOT CHECKED)
-    return (bool(args) and (any(_MODE_STEM.match(w) for w in words) or len(set(words)) == 1)
+    # a string compared with no mode word and set from an argument is configuration too (numpy-ml's Embedding:
+    # self.pool = pool, 'mean' or 'sum', as at its default None: tester31m L1; docs/checking.md)
+    return (bool(args) and (any(_MODE_STEM.match(w) for w in words) or len(set(words)) == 1
+                            or not switch_named(last) and any(direct for _, direct in args))
             and (not switch_named(last) or all(direct and not switch_named(a) for a, direct in args)))
 
 
@@ -547,7 +550,7 @@ def unset_switches(fn, names, skip=()) -> list:
         vals = _values(name, value, words, names, getattr(fn, "__self__", None))
         ws = [w for w in dict.fromkeys([*words, value]) if isinstance(w, str) and w != value]
         if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]) and not (
-                not ws and _built_string(name, [value], names, getattr(fn, "__self__", None))):  # config_toggles
+                _built_string(name, [*ws, value], names, getattr(fn, "__self__", None))):  # config_toggles
             out.append((name, value, ws))
         elif vals is not None and name.count(".") == 1 and is_plain(name, *vals, names):
             out.append((name, value, [not value] if isinstance(value, bool) else ws))
@@ -629,9 +632,24 @@ def reached_switches(fn, names, skip=()) -> list:
     out = []
     for name, value, words in _walked(fn):
         vals = _values(name, value, words, names, getattr(fn, "__self__", None))
-        if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
+        if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX \
+                and _settable(getattr(fn, "__self__", None), name):
             out.append((name, *vals))
     return out
+
+
+def _settable(obj, name):
+    """False for a switch ``self.<path>.<attr>`` whose last attribute is a read-only property gradcheck cannot set
+    (:func:`writable`; numpy-ml's Dropout wrapper's ``trainable``, tester31m M1); True for any other switch."""
+    if obj is None or not name.startswith("self."):
+        return True
+    try:
+        node, steps = path_steps(name[5:])
+        if not isinstance(node, ast.Name) or not steps or steps[-1][0] != ".":
+            return True
+        return writable(follow(obj, [(".", node.id), *steps[:-1]]), steps[-1][1])
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, SyntaxError):
+        return True
 
 
 class _Missing:
@@ -689,19 +707,45 @@ def follow(o, steps):
     return o
 
 
+def _settable_name(holder, key):
+    """The attribute name ``setattr`` on ``holder`` reaches for ``key``: ``key`` itself unless it is a read-only
+    property (a getter, no setter), then the attribute its getter returns (``return self._training``); None for a
+    read-only property returning anything else (numpy-ml's Dropout: ``return self._base_layer.trainable``)."""
+    prop = getattr(type(holder), key, None)
+    if not (isinstance(prop, property) and prop.fset is None):
+        return key
+    tree = _tree(prop.fget) if prop.fget is not None else None
+    ret = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)] if tree is not None else []
+    me = next(iter(inspect.signature(prop.fget).parameters), "self") if tree is not None else "self"
+    if len(ret) == 1 and isinstance(ret[0], ast.Attribute) and isinstance(ret[0].value, ast.Name) \
+            and ret[0].value.id == me:
+        return ret[0].attr
+    return None
+
+
+def writable(holder, key) -> bool:
+    """False when ``key`` of ``holder`` is a read-only property that :func:`set_attribute` cannot set through its
+    getter (numpy-ml's Dropout wrapper's ``trainable``, tester31m M1): no mode switch gradcheck may write.
+
+    Parameters
+    ----------
+    holder : object
+        The object holding the attribute.
+    key : str
+        The attribute's name.
+
+    Returns
+    -------
+    bool
+        Whether :func:`set_attribute` can set it.
+    """
+    return _settable_name(holder, key) is not None
+
+
 def set_attribute(holder, key, value):
     """``setattr(holder, key, value)``; for a read-only property (a getter, no setter) the attribute its getter
     returns is set instead (``return self._training``), as the class's own code would."""
-    prop = getattr(type(holder), key, None)
-    if isinstance(prop, property) and prop.fset is None and prop.fget is not None:
-        tree = _tree(prop.fget)
-        ret = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)] if tree is not None else []
-        me = next(iter(inspect.signature(prop.fget).parameters), "self")
-        if len(ret) == 1 and isinstance(ret[0], ast.Attribute) and isinstance(ret[0].value, ast.Name) \
-                and ret[0].value.id == me:
-            setattr(holder, ret[0].attr, value)
-            return
-    setattr(holder, key, value)
+    setattr(holder, _settable_name(holder, key) or key, value)
 
 
 #: numpy's names whose first argument is bounded by the next ones (``np.clip(x, 0, 6)``) or by one constant (a kink at

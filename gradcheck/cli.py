@@ -121,9 +121,13 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
 
+    mine = sorted({os.path.basename(f) for f in files})
     for v in unavailable_imports(files, nofollow=graders):  # namespaces: no link read, none quoted (review28g M3)
+        at = f"{v.file}:{v.line}" + ("" if os.path.basename(v.file) in mine else  # tester31m L3: numpy-ml's
+                                     f" (in a module {', '.join(mine)} imports, directly or through its package, "
+                                     "not in the checked file; whether the checked code runs it is not known)")
         if v.module is None:
-            print(V.wrap(f"WARNING: {v.file}:{v.line}: cannot tell statically what this imports "
+            print(V.wrap(f"WARNING: {at}: cannot tell statically what this imports "
                          f"(`{v.statement}`); the grader provides {PROVIDED_TEXT}: graded, importing "
                          f"anything else fails.") + "\n")
             continue
@@ -138,13 +142,13 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
                 "the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
                 not in allow else None if installed else "it is not installed here")
         if v.condition is not None:  # `if GPU: import cupy`: runs only when the test is true
-            print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`) under `if {v.condition}:`, "
+            print(V.wrap(f"WARNING: {at} imports {top} (`{v.statement}`) under `if {v.condition}:`, "
                          f"which the grader's sandbox does not provide ({PROVIDED_TEXT} are available there): "
                          f"graded, this import fails if `{v.condition}` is true there (the scan cannot tell "
                          f"whether it is). " + ("It would work here." if here is None else
                                                  f"It would not import here either: {here}.")) + "\n")
             continue
-        print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
+        print(V.wrap(f"WARNING: {at} imports {top} (`{v.statement}`), which the grader's "
                      f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
                      f"import fails, and at the top of a file it scores 0 on every test. " +
                      ("It works here for your own use; in a submission, drop it or import it inside a "
@@ -333,6 +337,8 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
+            elif not args.loss and (listed := (getattr(obj, "protocol", None) or {}).get("list_input")):
+                failed.args = (f"{text} {listed}",)  # Add.forward(X: list) given each input apart (tester31m M3)
             elif not args.loss and "gave Y as a tuple" in text and (other := _other_protocol(obj, text)):
                 failed = other  # a training-loop model (Raschka's NeuralNetMLP): not the protocol, exit 2
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
@@ -513,7 +519,7 @@ _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension
 #: errors of forward whose words name the shape but that no other --input-shape mends: forward returned None,
 #: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
 #: step's complex input (``sandbox._complex_value``)
-_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "raised NotImplementedError",
+_NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "takes its inputs as one list", "raised NotImplementedError",
               "for a complex input (the complex step)")
 
 

@@ -872,6 +872,16 @@ DIAGNOSES: dict[str, Record] = {
         "as diag(p) + p p^T, but dp_j/dx_i = p_j * (delta_ij - p_i): the outer product is subtracted",
         "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
         "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
+    "dx-weight-left-out": Record(
+        "weight left out of dX", "{t} times {w} is the correct gradient: backward leaves the factor {w} out of "
+        "the input's gradient (dX must go back through the multiplication by {w}, e.g. a normalisation's gamma)",
+        "multiply the upstream gradient by {w} where backward goes back through forward's product with it "
+        "(dxhat = dY * {w})", "01b-numerical-gradients.md"),
+    "softmax-jacobian-no-outer": Record(
+        "softmax Jacobian without its outer product", "{t} = p * dY: the Jacobian is built as diag(p) alone, but "
+        "dp_j/dx_i = p_j * (delta_ij - p_i): the outer product p p^T is subtracted from it",
+        "jacobian = np.diagflat(p) - np.dot(p, p.T) for p of shape (K, 1), i.e. dX = p * (dY - (dY * p).sum(axis="
+        "{axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
     "softmax-jacobian-inner": Record(
         "softmax Jacobian with the inner product", "{t} = p * dY - (p * p).sum(axis={axis}) * dY.sum(axis={axis}): "
         "the Jacobian subtracts p^T p (one number, the inner product, for p a column (K, 1)) from every entry where "
@@ -3276,6 +3286,20 @@ def _softmax_jacobian(n, G, Y):
     return None
 
 
+def _factor_weight_left_out(L: _Layer, m, n):
+    """``("dx-weight-left-out", fields)`` when the input's gradient ``m`` times one of the layer's weights of the
+    input's last-axis size (a normalisation's gamma, numpy-ml's ``scaler``) is the numerical ``n`` while ``m`` is not
+    (tester31m's bn_no_scaler: ``dN = dLdy`` for ``dLdy * scaler``); a right ``m`` equals ``n``, so is never named."""
+    if close(m, n, 1e-5) or not np.all(np.isfinite(m)) or (np.shape(m) == np.shape(L.G) and close(m, L.G, 1e-5)):
+        return None  # dX = dY itself: "upstream-returned" names it (the chain rule's product with the weight)
+    for name, w in (L.params or {}).items():
+        w = np.asarray(w)
+        if w.dtype.kind == "f" and w.size == m.shape[-1] > 1 and not np.allclose(w, 1.0) \
+                and close(m * w.reshape(-1), n, 1e-5):
+            return "dx-weight-left-out", {"w": name}
+    return None
+
+
 def _context_signature(L: _Layer, t, key, m, n):
     """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
     transposed in dX, the output used as input."""
@@ -3287,6 +3311,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
         bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
+        if (f := _factor_weight_left_out(L, m, n)) is not None:
+            return f
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
         if (f := _group_norm_signature(m, n, xi)) is not None:
@@ -3491,6 +3517,7 @@ def _activation_signature(m, n, inputs, Y, G):
         if softmax and close(n, vjp, 1e-5) and not close(m, n, 1e-5):  # tester30n: the book's Jacobian loop's slips
             dot = lambda a, axis=axis: np.sum(a, axis=axis, keepdims=True)  # noqa: E731 - the softmax's axis, kept
             for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
+                                ("softmax-jacobian-no-outer", Y * G),  # tester31m: np.diagflat(p) alone
                                 ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
                                 ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
                 if wrong is not None and close(m, wrong, 1e-5):

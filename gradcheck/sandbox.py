@@ -74,7 +74,7 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import _seccomp, _tmpdirs
 from . import isolation as iso
-from ._adapters import expected
+from ._adapters import expected, reset_text
 from ._import_scan import _imports
 from ._validation import (
     called,
@@ -2100,7 +2100,11 @@ class _Remote:
         memory; None: unchanged) set here. Raised here: the staff policy on forward calls (the child's count is
         data: anything but 0 fails it) and a write into the cache (:meth:`_cache_written`)."""
         shared = None if dY is None else Shared([dY])
-        meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, shared=shared)
+        hooks = [h for h in self.protocol.get("resets") or () if isinstance(h, str)]
+        said = (f"gradcheck called {reset_text(hooks, self.class_name)} before the forward of this backward, as the "
+                "layer's training loop does: if backward raises only after that reset, that loop raises the same at "
+                "its second step.") if hooks else ""
+        meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, said, shared=shared)
         meta["dY_written"] = shared.views[0].copy() if shared is not None and shared.changed() else None
         self.forward_calls_in_backward = meta.get("forward_calls")
         self._policy("backward", meta)

@@ -77,8 +77,10 @@ def test_check_words_a_conditional_import_as_conditional(tmp_path, capsys):
     _warn_unavailable_imports([str(tmp_path / "layers.py")])
     out = " ".join(capsys.readouterr().out.split())
     assert "imports common" not in out
-    assert ("WARNING: np.py:3 imports cupy (`import cupy as np`) under `if GPU:`, which the grader's sandbox does "
-            "not provide") in out and "fails if `GPU` is true there" in out
+    elsewhere = ("(in a module layers.py imports, directly or through its package, not in the checked file; whether "
+                 "the checked code runs it is not known)")  # tester31m L3
+    assert (f"WARNING: np.py:3 {elsewhere} imports cupy (`import cupy as np`) under `if GPU:`, which the grader's "
+            "sandbox does not provide") in out and "fails if `GPU` is true there" in out
     cupy = out[out.index("np.py:3"):]
     assert "remove it" not in cupy.split("WARNING")[0]
-    assert "WARNING: functions.py:2 imports scipy (`import scipy`), which" in out  # unconditional: as before
+    assert f"WARNING: functions.py:2 {elsewhere} imports scipy (`import scipy`), which" in out  # unconditional
