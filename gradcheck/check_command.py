@@ -2035,7 +2035,7 @@ def _loss_own_low(own, copy, data, passed: bool, cname: str) -> tuple[str, Findi
              for _, rel, c in own_differences({g: mine}, {g: theirs}, low)]
     if found:
         return _loss_note(cname, where, low, ""), found[0]
-    return _loss_note(cname, where, low, f". Its own {low} backward, run at the same y_pred, gives the copy's "
+    return _loss_note(cname, where, low, f". Its own {low} backward, run at the same {loss_arg_names(loss)[0]}, gives the copy's "
                                          f"gradient within {low}'s round-off (tolerance {tol:.1e})"), None
 
 

@@ -30,7 +30,7 @@ ALLOWED = {
     "_validation": {"errors"},
     "numerical": {"_kernel", "compare"},
     "config": {"_validation", "compare", "errors", "numerical"},
-    "sources": {"_adapters", "_validation", "errors"},
+    "sources": {"_adapters", "_validation", "compare", "errors"},
     "result": {"_validation", "compare"},
     "check": {"_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }

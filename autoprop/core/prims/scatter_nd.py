@@ -96,6 +96,8 @@ _nd_add = defprim(
     vjp="dtensor = g; dupdates = g[tuple(indices[..., k] for k in range(K))] (tf.gather_nd(g, indices))",
     shapes="tensor (S0..Sn), int indices (..., K), updates indices.shape[:-1] + tensor.shape[K:] -> tensor's",
     kinks="none (linear); indices get no gradient; repeated indices accumulate (np.add.at)",
+    source="{out} = np.array({tensor}, dtype=np.result_type({tensor}, {updates})); "
+           "np.add.at({out}, tuple(np.moveaxis({indices}, -1, 0)), {updates})",
 )
 
 _nd_update = defprim(
@@ -110,6 +112,9 @@ _nd_update = defprim(
         "an update a later one of the same index overwrote",
     shapes="tensor (S0..Sn), int indices (..., K), updates indices.shape[:-1] + tensor.shape[K:] -> tensor's",
     kinks="none (linear); indices get no gradient; of repeated indices the last update wins (TensorFlow's rule)",
+    source="{out} = np.array({tensor}, dtype=np.result_type({tensor}, {updates})); "  # one index at a time, in
+           "[{out}.__setitem__(tuple(i), u) for i, u in zip(np.reshape({indices}, (-1, np.shape({indices})[-1])), "
+           "np.reshape({updates}, (-1, *np.shape({tensor})[np.shape({indices})[-1]:])))]",  # order: the last wins
 )
 
 
