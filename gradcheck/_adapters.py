@@ -1400,10 +1400,40 @@ class PassOptimizer:
 
     def __init__(self, learning_rate=0.01):
         self.learning_rate = learning_rate
+        self._steps = [0]  # steps taken with it or a copy (copy.copy(optimizer) per weight): :func:`never_stepped`
+
+    @property
+    def updates(self) -> int:
+        """How many times ``update`` was called on this optimizer or on any copy of it."""
+        return self._steps[0]
+
+    def __deepcopy__(self, memo):
+        """A copy sharing the count of steps (a layer may deep-copy the optimizer it is given for each weight)."""
+        new = PassOptimizer(self.learning_rate)
+        new._steps = self._steps
+        return new
 
     def update(self, w, grad_wrt_w):
         """``w - learning_rate * grad_wrt_w``: an array of ``w``'s shape."""
+        self._steps[0] += 1
         return w - self.learning_rate * np.asarray(grad_wrt_w)
+
+
+def never_stepped(opt, trainable, info) -> str:
+    """Why a layer given gradcheck's :class:`PassOptimizer` ``opt`` by ``initialize(optimizer)`` is NOT CHECKED as a
+    whole (newuser31b F1): a backward that ran and never called ``opt.update`` while the layer has weights
+    (``info['unchecked']``) and is ``trainable`` (true or absent) never trains, and its weights' gradients cannot be
+    read; as one forgotten update of two is (:func:`missing_gradients`). ``""`` otherwise (a ``trainable = False``
+    layer is checked on dX alone)."""
+    if not isinstance(opt, PassOptimizer) or opt.updates or not trainable or not info.get("backward_ran", True):
+        return ""
+    ws = [str(w) for w in info.get("unchecked") or []]
+    if not ws:
+        return ""
+    return (f"backward_pass never stepped its weights ({', '.join(ws)}) with the optimizer initialize(optimizer) "
+            "gave it (no call of its update(w, grad)), so the layer never trains and its weights' gradients cannot "
+            "be read; call self.W_opt.update(...) for each weight in backward_pass, or set self.trainable = False "
+            "for a frozen layer")
 
 
 def _has_optimizer(obj):
@@ -1430,7 +1460,8 @@ def pass_as_forward(obj, probe=None):
         return text
     if getattr(obj, "input_shape", None) is None and probe and callable(getattr(obj, "set_input_shape", None)):
         obj.set_input_shape(tuple(np.shape(probe[0])[1:]))
-    obj.initialize(PassOptimizer())
+    type(obj)._gradcheck_pass_optimizer = opt = PassOptimizer()  # never_stepped reads its count of steps
+    obj.initialize(opt)
     return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, from whose "
             "update(w, grad) steps each weight's gradient is read")
 
@@ -4856,6 +4887,7 @@ def adapt(obj, inputs=None, training=True):
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
+    opt, trainable = getattr(type(obj), "_gradcheck_pass_optimizer", None), bool(getattr(obj, "trainable", True))
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
     hooks, listed = _try(_resets, obj), (_try(list_input_advice, obj) or "").strip()
     with _switch_kept(obj, mk):
@@ -4877,6 +4909,10 @@ def adapt(obj, inputs=None, training=True):
         info["read_from"] = [*info.get("read_from", []), *read]
     if why:  # an optimizer inside backward (:func:`_steps_undone`): dX alone checked
         info["not_plain_step"] = why
+    if opt is not None and not why and (frozen := never_stepped(opt, trainable, info)):
+        info["not_plain_step"] = frozen  # newuser31b F1: initialize's optimizer never stepped: dX alone checked
+    elif isinstance(opt, PassOptimizer) and not opt.updates and not trainable and info.get("unchecked"):
+        info["text"] = f"{info.get('text', '')}; trainable is False: backward_pass steps no weight, dX alone checked"
     if isinstance(obj, Adapted) and info.get("variants_unsafe"):  # no combination run in process either
         obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):

@@ -35,6 +35,24 @@ def test_dx_after_the_optimizer_step_fails_named(cls):
     assert "after its own gradient-descent step" in text, text
 
 
+def test_pass_layer_that_never_steps_is_not_checked():
+    """newuser31b F1: backward_pass that never calls the optimizer initialize(optimizer) gave it PASSed on dX alone
+    (exit 0), though forgetting one of its two updates was already NOT CHECKED as a whole (exit 3)."""
+    p = run_here("check", f"{LAYERS}::DenseNoStep", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "NOT CHECKED as a whole: DenseNoStep: dX matches" in text, text
+    assert "backward_pass never stepped its weights (W, w0) with the optimizer initialize(optimizer) gave it" in text
+    assert "never trains" in text and "PASS:" not in text, text
+
+
+def test_frozen_pass_layer_that_never_steps_is_checked_on_dx():
+    """The control of F1: a trainable = False layer steps nothing by design: checked on dX alone, said."""
+    p = run_here("check", f"{LAYERS}::DenseFrozen", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: DenseFrozen: every gradient (dX) matches" in text, text
+    assert "trainable is False: backward_pass steps no weight, dX alone checked" in text, text
+
+
 def test_plain_wrapping_with_their_optimizer_passes():
     """F4: forward = forward_pass, backward = backward_pass with their SGD was NOT CHECKED (exit 3): the rate
     in self.W_opt.learning_rate is reached through backward_pass."""
