@@ -21,6 +21,7 @@ import pytest
 from oracles import central
 
 import autoprop as ap
+from tests.test_autoprop_roots_s30 import _grad, _jvp
 
 JORDAN = np.array([[2.0, 1.0], [0.0, 2.0]])
 DOUBLE = np.array([1.0, -2.0, 1.0])  # (x - 1)^2
@@ -33,20 +34,6 @@ def _eig_sq(m, a):
 
 def _roots_sq(m, p):
     return m.sum(m.real(m.roots(p)) ** 2)
-
-
-def _grad(f, x):
-    t = ap.Variable(x)
-    with ap.GradientTape() as tape:
-        y = f(np, t)
-    return tape.gradient(y, t).numpy()
-
-
-def _jvp(f, x, u):
-    t = ap.constant(x)
-    with ap.ForwardAccumulator(t, ap.constant(u)) as acc:
-        y = f(np, t)
-    return acc.jvp(y).numpy()
 
 
 @pytest.mark.parametrize("f, x", [(_eig_sq, JORDAN), (_roots_sq, DOUBLE)], ids=["jordan", "double_root"])
