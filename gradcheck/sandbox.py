@@ -1128,14 +1128,21 @@ class Sandbox:
             except OSError:  # BrokenPipeError
                 self._died(what)
 
+    def _time_left(self, deadline: float, what: str) -> float:
+        """The wall clock (s) the running call has left: to its deadline plus what it was given back
+        (:meth:`_starved`), never past the session's end. At 0 or less, the call's time is up: the child is killed
+        (:meth:`_timeout`) unless the machine's load starved it, when it is given more (:meth:`_starved`) and the
+        caller asks again."""
+        left = min(deadline + self._grace, self._session_end) - time.monotonic()
+        if left <= 0 and not self._starved(deadline):
+            self._timeout(what, deadline)
+        return left
+
     def _wait(self, deadline: float, what: str, write: bool = False) -> None:
         """Wait until the request pipe is ready, draining output; on timeout kill the child."""
         target = self._w if write else self._r
         while True:
-            left = min(deadline + self._grace, self._session_end) - time.monotonic()
-            if left <= 0 and not self._starved(deadline):
-                self._timeout(what, deadline)
-            if left <= 0:
+            if (left := self._time_left(deadline, what)) <= 0:
                 continue
             ask = min(left, 0.5)
             before = time.monotonic()
@@ -1184,7 +1191,8 @@ class Sandbox:
     def _chunk(self, size: int, deadline: float, what: str) -> bytes:
         """One read of at most ``size`` bytes of the reply pipe for :meth:`_read_exact` and :meth:`_read_big`:
         waits while the pipe is empty, names the child's death when it closed it, and still holds a reply that
-        keeps coming to its time limit (the wait after a read past the deadline kills the child)."""
+        keeps coming to its time limit: a read past it kills the child unless it was starved (:meth:`_time_left`),
+        and never waits for more bytes than the reply needs."""
         while True:
             try:
                 chunk = os.read(self._r, size)
@@ -1193,9 +1201,8 @@ class Sandbox:
                 continue
             if not chunk:
                 self._died(what)
-            if time.monotonic() > min(deadline + self._grace, self._session_end):
-                self._wait(deadline, what)  # a reply that keeps coming still has its time limit
-            return chunk
+            self._time_left(deadline, what)  # a reply that keeps coming still has its time limit; one read past it
+            return chunk  # is not a wait for more (flaky32: the whole reply read, then waited on until "too busy")
 
     @property
     def _believed(self) -> bool:

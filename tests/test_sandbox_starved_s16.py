@@ -6,6 +6,7 @@ The starved case is made deterministic by standing in for ``/proc``'s reading: a
 the while (:func:`waiting_all_along`), is exactly a child the load kept off the cores. A child that only looks
 runnable when ``/proc`` is read, and sleeps between (redteam30 S1), has waited for nothing: tests/test_grading_redteam30.py."""
 
+import os
 import subprocess
 import sys
 import time
@@ -130,12 +131,37 @@ def test_each_forward_of_a_starved_batch_has_the_allowance(tmp_path, monkeypatch
     assert [float(y[0, 0]) for y in ys] == [100.0 + k for k in range(12)]
 
 
+class ReplyPipe:
+    """``os`` as gradcheck.sandbox sees it, but for the first read of ``sb``'s reply pipe once ``sb`` is set: with
+    ``empty``, that read finds the pipe empty (BlockingIOError) whatever it holds, so the grader waits in ``select``
+    even where a loaded machine let the child reply before the grader read (flaky32: the stand-in for a stalled
+    ``select`` was never called); with ``late`` seconds, the first read that returns bytes is followed by that long
+    off the cores before the grader runs again. ``seen``: what was read then. Every other name is the real ``os``'s."""
+
+    def __init__(self, empty=False, late=0.0):
+        self.empty, self.late, self.sb, self.seen = empty, late, None, []
+
+    def read(self, fd, n):
+        mine = self.sb is not None and fd == self.sb._r and not self.seen
+        if mine and self.empty:
+            self.seen.append(b"")
+            raise BlockingIOError
+        data = os.read(fd, n)
+        if mine and data:
+            self.seen.append(data)
+            time.sleep(self.late)
+        return data
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+
 def test_a_reply_the_grader_was_too_late_to_read_is_not_the_submissions_time(tmp_path, monkeypatch):
     """The grader's own time off the cores was charged to the call: an identity forward, its whole reply in the pipe
     within microseconds, was killed as "did not finish within 2 s" when the grading process did not run for 3 s while
     it waited (a loaded or stalled machine; the child, asleep waiting for its next request, is not "starved"). Now the
     time a wait overran what it asked for is added to the call's limit. The stand-in: the grader's select sleeps 3 s
-    once, then looks."""
+    once, then looks; the reply pipe reads empty once, so that the grader does wait (:class:`ReplyPipe`)."""
     (tmp_path / "quick.py").write_text(SLOW_IMPORT.replace("time.sleep(2.5)", "pass"))
     real, stall = sandbox.select.select, [False]
 
@@ -146,8 +172,9 @@ def test_a_reply_the_grader_was_too_late_to_read_is_not_the_submissions_time(tmp
         return real(*args)
 
     monkeypatch.setattr(sandbox.select, "select", descheduled)
+    monkeypatch.setattr(sandbox, "os", pipe := ReplyPipe(empty=True))
     with Sandbox(files=[str(tmp_path / "quick.py")], timeout=2.0) as sb:
         layer = sb.load_layer("quick.py", "ReLU", {})
-        stall[0] = True
+        stall[0], pipe.sb = True, sb  # (the reply pipe read empty once: the grader waits even if the reply came first)
         assert np.array_equal(layer.forward(np.ones((2, 2))), np.ones((2, 2)))
         assert not stall[0]  # the grader did stall for 3 s in this forward

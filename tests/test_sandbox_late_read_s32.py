@@ -1,0 +1,33 @@
+"""flaky32: a reply read after its call's time, while the machine's load starved the call, was then waited on for
+bytes that never came (session 31's CI failed so: `test_each_forward_of_a_starved_batch_has_the_allowance`).
+
+``Sandbox._chunk`` checks the time after each read of the reply pipe, so that a reply that keeps coming still has
+its time limit. Past the limit it called ``_wait``, which, for a starved call, gave the time back and then waited in
+``select`` for more of the reply: but the whole reply had already been read, the child was waiting for its next
+request, and the grader waited on until the allowance (``STARVED_FACTOR`` limits) was used up, then reported the
+machine "too busy" (``SandboxStarved``) of a call that had answered. On a loaded machine the grader, descheduled
+between its read and the time check, checks after the limit; here that delay stands in deterministically.
+"""
+
+import numpy as np
+from test_sandbox_starved_s16 import SLOW_FORWARD, ReplyPipe, waiting_all_along
+
+from gradcheck import sandbox
+from gradcheck.sandbox import Sandbox
+
+
+def test_a_starved_reply_read_after_its_time_is_not_waited_on(tmp_path, monkeypatch):
+    """The child's forward sleeps 1.5 s (limit 0.5 s) while ``/proc`` says it waited for a CPU all along: given its
+    time back in steps, it replies; the grader runs again 0.7 s after reading the reply, past the time it was given. Before the
+    fix: SandboxStarved after the whole allowance (about 5 s more); now the reply is returned."""
+    (tmp_path / "slow.py").write_text(SLOW_FORWARD)
+    waiting_all_along(monkeypatch)
+    monkeypatch.setattr(sandbox, "os", late := ReplyPipe(late=0.7))  # past the 0.5 s given back at a time
+    X = np.arange(6.0).reshape(2, 3) + 100  # X[0, 0] >= 100: this forward sleeps
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=0.5, session_timeout=60) as sb:
+        layer = sb.load_layer("slow.py", "ReLU", {})
+        late.sb = sb
+        y = layer.forward(X)
+        assert late.seen  # the grader did read this reply, then ran again past the call's time
+        assert np.array_equal(y, X)
+        assert np.array_equal(layer.forward(X - 100), X - 100)  # the sandbox still serves requests
