@@ -1,4 +1,4 @@
-"""Recurrent-cell primitives: the RNN's step and the LSTM's gate nonlinearities as one record each.
+"""Recurrent primitives: the RNN's step, its whole recurrence, and the LSTM's gate nonlinearities, one record each.
 
 ``rnn_cell(h, W, A, key=k)`` is ``tanh(h @ W.T + A[k])``: the tanh RNN's step ``t`` reading
 its slice ``A[:, t]`` of the input projection (``linear_at`` and ``tanh`` as one record: one
@@ -10,6 +10,15 @@ step saves about what manualprop's cache holds, not a second (N, H) array. Its t
 share ``da = g * tanh'(a)``: the reverse walk calls them as one (``joint_vjp``, as jax's
 ``vjp``), which computes ``da`` once.
 Derivation: ``lessons/31-rnn-bptt.md``.
+
+``rnn_tanh(A, W, h0)`` is the whole recurrence as one record, as PyTorch's ``rnn_tanh`` and
+TensorFlow's recurrent kernels are: every hidden state ``h_t = tanh(A[:, t] + h_{t-1} W^T)``
+(``h_{-1} = h0``) for the input projections ``A`` (N, T, H) of all steps. Its VJP is
+backpropagation through time, manualprop's loop (:func:`_bptt`), its JVP the tangents carried
+forward in time; it keeps what ``rnn_cell`` keeps, for all steps at once: the outputs and the
+pre-activations beyond +-1.6 (:func:`_keep_saturated`). One record and one walk step for the
+layer instead of one a step (:class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
+``rnn_cell`` stays the step for RNN cells written as a loop.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
 pre-activations ``a`` (..., 4H) in PyTorch's block order i, f, g, o: what manualprop's LSTM
@@ -59,7 +68,7 @@ from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
 from .shape import _getitem_vjp, broadcast_to, concatenate
 
-__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell"]
+__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell", "rnn_tanh"]
 
 
 def _gates_fwd(a):
@@ -240,13 +249,21 @@ def _cell_fwd(h, W, A, key):
     y = np.tanh(a)
     if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
         return y  # nobody differentiates it: nothing to keep
+    return WithSaved((y, _keep_saturated(a)))
+
+
+def _keep_saturated(a):
+    """What a tanh record keeps of its pre-activation ``a`` (an array internal to the record)
+    for ``1 / cosh(a)^2`` where ``1 - y^2`` cancels: nothing when every ``|a| <= 1.6`` (and
+    no NaN), else the entries beyond +-1.6 (a :class:`PartlySaved`; clipped where cosh would
+    overflow), or all of ``a`` when it has a NaN. ``rnn_cell``'s and ``rnn_tanh``'s."""
     # |a|'s largest entry, NaN if an entry is NaN (argmax finds the first NaN): one look
     # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
     # which most steps of a trained or randomly initialised RNN need (session 20)
     m = np.abs(a)
     top = m.item(m.argmax()) if a.size else 0.0  # largest(m), inline (a frame fewer a step)
     if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
-        return WithSaved((y, keep_entries(a)))
+        return keep_entries(a)
     if top == top:  # some entries beyond +-1.6: those (usually a few)
         kept = keep_entries(a, m > _RNN_KEEP)
         if top > _COSH_MAX[a.dtype == np.float32] and type(kept) is PartlySaved:
@@ -254,15 +271,21 @@ def _cell_fwd(h, W, A, key):
             # takes cosh without _sech2's clip (two ufuncs a step)
             np.clip(kept.values, -_COSH_MAX[a.dtype == np.float32], _COSH_MAX[a.dtype == np.float32],
                     out=kept.values)
-        return WithSaved((y, kept))
-    return WithSaved((y, a))  # a NaN: all of a (the general path, as tanh's VJP)
+        return kept
+    return a  # a NaN: all of a (the general path, as tanh's VJP)
 
 
 def _cell_d(ans, h, W, A, key, saved):
-    """tanh'(a) on arrays, ``(d, finite)`` (for times_into): 1 - y^2, and 1 / cosh(a)^2 where
-    it may cancel, from the kept entries of the pre-activation (``saved``, a PartlySaved: the
-    forward found no NaN in ``a``, so ``d`` is finite), from all of it (an array), or from
-    the inputs (``saved`` None: the VJP called outside a tape, as the registry's tests do)."""
+    """:func:`_tanh_d` of ``rnn_cell``'s output; ``saved`` None (the VJP called outside a
+    tape, as the registry's tests do): the pre-activation recomputed from the inputs."""
+    return _tanh_d(ans, _linear_at_fwd(h, W, A, key) if saved is None else saved)
+
+
+def _tanh_d(ans, saved):
+    """tanh'(a) on arrays, ``(d, finite)`` (for times_into), for a record's output
+    ``ans = tanh(a)``: 1 - y^2, and 1 / cosh(a)^2 where it may cancel, from the kept entries of
+    the pre-activation (``saved``, a PartlySaved: the forward found no NaN in ``a``, so ``d``
+    is finite) or from all of it (an array). ``rnn_cell``'s and ``rnn_tanh``'s."""
     d = ans * ans
     np.subtract(1.0, d, out=d)
     if type(saved) is PartlySaved:
@@ -276,30 +299,35 @@ def _cell_d(ans, h, W, A, key, saved):
     m = smallest(d)
     finite = m == m  # NaN exactly when 1 - y^2 has a NaN
     if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
-        a = _linear_at_fwd(h, W, A, key) if saved is None else saved
         sat = d < _CHEAP
-        s = _sech2(None, a[sat])
+        s = _sech2(None, saved[sat])
         d[sat] = s
         finite = finite and _all_finite(s)
     return d, finite
 
 
 def _cell_d_recorded(ans, h, W, A, key, saved):
-    """tanh'(a) on Tensors (an outer tape or accumulator records the backward pass). ``saved``
-    None (the VJP called outside a tape): from the recorded pre-activation. Else ``1 - y^2``,
-    recorded (its derivative reaches the inputs through ``y``), plus where it cancels the
-    constant difference to ``1 / cosh(a)^2`` from the kept entries (0 in exact arithmetic);
-    a tape or accumulator that follows an input but not ``y`` is refused (TypeError)."""
+    """:func:`_tanh_d_recorded` of ``rnn_cell``; ``saved`` None (the VJP called outside a
+    tape): from the recorded pre-activation."""
     if saved is None:
         return _sech2(None, linear_at(h, W, A, key=key))
-    ins = [x for x in (h, W, A) if isinstance(x, Tensor)]
+    return _tanh_d_recorded(ans, (h, W, A), saved, "rnn_cell")
+
+
+def _tanh_d_recorded(ans, inputs, saved, name):
+    """tanh'(a) on Tensors (an outer tape or accumulator records the backward pass) for the
+    output ``ans = tanh(a)`` of the record ``name`` with ``inputs``: ``1 - y^2``, recorded
+    (its derivative reaches the inputs through ``y``), plus where it cancels the constant
+    difference to ``1 / cosh(a)^2`` from the kept entries ``saved`` (0 in exact arithmetic);
+    a tape or accumulator that follows an input but not ``y`` is refused (TypeError)."""
+    ins = [x for x in inputs if isinstance(x, Tensor)]
     if type(ans) is not Tensor or any(
             ans._key not in tp._tracked and any(x._key in tp._tracked for x in ins)
             for tp in _RECORDING) or any(
             id(ans) not in acc._tangents and any(id(x) in acc._tangents for x in ins)
             for acc in _FORWARD):
         raise TypeError(
-            "autoprop: rnn_cell's record keeps its output and only part of its pre-activation, "
+            f"autoprop: {name}'s record keeps its output and only part of its pre-activation, "
             "but a tape or forward accumulator that follows its inputs and not its output is "
             "differentiating the backward pass: open it before the forward pass")
     d = 1.0 - ans * ans
@@ -366,6 +394,135 @@ rnn_cell = defprim(
     shapes="h (N, H), W (H, H), A[key] (N, H) -> (N, H)",
     source="np.tanh({h} @ {W}.T + {A}[{key}])", reads=((1, "ans"), (0, "ans"), ("ans",)),
     joint_vjp=_cell_vjps,
+)
+
+
+# --- rnn_tanh: the whole recurrence as one record, backpropagation through time as its VJP ---
+def _rnn_check(A, W, h0):
+    """The shapes ``rnn_tanh`` needs, as (N, T, H); ValueError naming the argument otherwise."""
+    if np.ndim(A) != 3:
+        raise ValueError(f"rnn_tanh: A must be (batch, time, hidden) input projections; got shape {np.shape(A)}")
+    N, T, H = np.shape(A)
+    if np.shape(W) != (H, H):
+        raise ValueError(f"rnn_tanh: W must be ({H}, {H}) for A of shape {np.shape(A)}; got shape {np.shape(W)}")
+    if np.shape(h0) != (N, H):
+        raise ValueError(f"rnn_tanh: h0 must be ({N}, {H}) for A of shape {np.shape(A)}; got shape {np.shape(h0)}")
+    return N, T, H
+
+
+def _rnn_fwd(A, W, h0):
+    """Every hidden state of ``h_t = tanh(A[:, t] + h_{t-1} W^T)``, ``h_{-1} = h0``:
+    manualprop's RNN loop (its pre-activations ``a`` filled step by step in place)."""
+    _rnn_check(A, W, h0)
+    dtype = np.result_type(A, W, h0)
+    if dtype.kind == "c":
+        raise TypeError(f"rnn_tanh: real values only (tanh's derivative from |a|); got {dtype}")
+    a = np.array(A, dtype=dtype if dtype.kind == "f" else np.float64)  # (a copy: A is an input)
+    Y = np.empty_like(a)
+    W_T = np.asarray(W).T
+    h = h0
+    for t in range(a.shape[1]):
+        a_t = a[:, t]
+        a_t += h @ W_T
+        h = np.tanh(a_t, out=Y[:, t])
+    if not (_RECORDING or _EXTRA):
+        return Y  # nobody differentiates it: nothing to keep
+    return WithSaved((Y, _keep_saturated(a)))  # a near saturation only (rnn_cell's rule)
+
+
+def _rnn_inputs_before(ans, h0):
+    """``h_{t-1}`` for every step, (N, T, H): ``h0`` then the outputs but the last."""
+    N, T, H = _shape(ans)
+    return np.concatenate([np.reshape(h0, (N, 1, H)), ans[:, :T - 1]], axis=1)
+
+
+def _rnn_d(ans, A, W, h0, saved):
+    """``(tanh'(a), finite)`` (N, T, H): :func:`_tanh_d` on arrays, :func:`_tanh_d_recorded`
+    on Tensors (``finite`` None there: the products apply the 0·inf rule themselves).
+    ``saved`` None (the VJP called outside a tape): ``a`` from the inputs and the outputs."""
+    if type(ans) is np.ndarray:
+        if saved is None:
+            saved = np.asarray(A) + _rnn_inputs_before(ans, np.asarray(h0)) @ np.asarray(W).T
+        return _tanh_d(ans, saved)
+    if saved is None:
+        return _sech2(None, A + _rnn_inputs_before(ans, h0) @ _mT(W)), None
+    return _tanh_d_recorded(ans, (A, W, h0), saved, "rnn_tanh"), None
+
+
+def _bptt(g, d, finite, W):
+    """Backpropagation through time: ``(dA, dh0)`` for the outputs' gradient ``g`` (N, T, H),
+    ``d = tanh'(a)`` and the recurrent weights ``W``. Going back from the last step, the state
+    ``h_t`` gets ``g[:, t]`` from the output and ``dh`` from step ``t+1``; ``da_t = (g[:, t] +
+    dh) * d[:, t]`` is also ``dA[:, t]``, and ``dh = da_t @ W`` goes on to step ``t-1``
+    (manualprop.RNN.backward's loop; ``lessons/31-rnn-bptt.md``)."""
+    N, T, H = _shape(d)
+    if not T:
+        return d, np.zeros((N, H), d.dtype)  # no step: nothing reaches h0
+    if finite and type(g) is np.ndarray and g.shape == d.shape and g.dtype == d.dtype:
+        dA, dh = d, None  # plain backward pass: d scaled in place, step by step (manualprop's)
+        for t in range(T - 1, -1, -1):
+            da = dA[:, t]
+            da *= g[:, t] if dh is None else g[:, t] + dh
+            dh = da @ W
+        return dA, dh
+    g = broadcast_to(g, shape=_shape(d)) if isinstance(g, Tensor) else np.broadcast_to(g, _shape(d))
+    das, dh = [None] * T, None  # else (Tensors, or d with a NaN): the same, under the 0·inf rule
+    for t in range(T - 1, -1, -1):
+        das[t] = times(g[:, t] if dh is None else g[:, t] + dh, d[:, t])
+        dh = das[t] @ W
+    return np.stack(das, axis=1), dh
+
+
+def _rnn_vjps(pairs, g, ans, A, W, h0, saved=None):
+    """The three VJPs (dA, dW, dh0) in one call (``joint_vjp``): one backward sweep
+    (:func:`_bptt`), then ``dW = sum_t da_t^T h_{t-1}`` as one product if ``W`` is asked for;
+    by position, None for an input not in ``pairs``."""
+    dA, dh0 = _bptt(g, *_rnn_d(ans, A, W, h0, saved), W)
+    out = [dA, None, dh0]
+    if any(i == 1 for i, _ in pairs):
+        out[1] = np.tensordot(dA, _rnn_inputs_before(ans, h0), axes=([0, 1], [0, 1]))
+    return out
+
+
+def _rnn_vjp(i, g, ans, A, W, h0, saved=None):
+    """VJP ``i`` (dA, dW, dh0) alone (forward mode's transposes and the registry's tests)."""
+    return _rnn_vjps(((i, None),), g, ans, A, W, h0, saved)[i]
+
+
+def _rnn_jvp(i, t, ans, A, W, h0, saved=None):
+    """JVP ``i``: the tangent of every state, forward in time. Input ``i``'s tangent enters
+    each step's pre-activation (``tA[:, t]``, or ``h_{t-1} tW^T``) or the first state
+    (``th0``), and ``dh_t = tanh'(a_t) * (that + dh_{t-1} W^T)``."""
+    d, _ = _rnn_d(ans, A, W, h0, saved)
+    T = _shape(ans)[1]
+    if not T:
+        return np.zeros(_shape(ans), ans.dtype)  # no step, no state
+    enter = t if i == 0 else _rnn_inputs_before(ans, h0) @ _mT(t) if i == 1 else None
+    dh = t if i == 2 else None
+    out = []
+    for s in range(T):
+        u = dh @ _mT(W) if dh is not None else None
+        if enter is not None:
+            u = enter[:, s] if u is None else enter[:, s] + u
+        dh = times(u, d[:, s])
+        out.append(dh)
+    return np.stack(out, axis=1)
+
+
+rnn_tanh = defprim(
+    "rnn_tanh", _rnn_fwd, *(partial(_rnn_vjp, i) for i in range(3)),
+    jvp=tuple(partial(_rnn_jvp, i) for i in range(3)),
+    jacobian="h_t = tanh(a_t), a_t = A[:, t] + h_{t-1} W^T, h_{-1} = h0: each state depends on "
+             "A[:, :t+1], W and h0 through the chain of steps (backpropagation through time)",
+    vjp="back from t = T-1: da_t = (g[:, t] + dh) * (1 - h_t^2) (1 / cosh(a_t)^2 where |a_t| > "
+        "1.6: a kept there only), dh = da_t @ W; dA[:, t] = da_t, dW = sum_t da_t^T h_{t-1}, "
+        "dh0 = the last dh",
+    shapes="A (N, T, H), W (H, H), h0 (N, H) -> (N, T, H), every hidden state",
+    source="{out} = [{h0}]\n"
+           "for a_t in np.moveaxis({A}, 1, 0):\n"
+           "    {out}.append(np.tanh(a_t + {out}[-1] @ {W}.T))\n"
+           "{out} = np.stack({out}[1:], axis=1)",
+    reads=((1, "ans"), (1, 2, "ans"), (1, "ans")), joint_vjp=_rnn_vjps,
 )
 
 

@@ -1,0 +1,241 @@
+"""``rnn_tanh(A, W, h0)``: the tanh RNN's whole recurrence as one record (BPTT as its VJP).
+
+Values, the three VJPs and the three JVPs against HIPS autograd (the oracle, differentiating the
+recurrence written as a loop) and central differences, in float64 and float32, with and without
+an initial state; saturation, second derivatives through nested tapes, the refusal of a tape
+that follows the inputs but not the output, and the layer against manualprop's RNN.
+"""
+
+from __future__ import annotations
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import autoprop as ap
+import manualprop as mp
+from autoprop.core import registry as R
+from tests.oracles import central
+
+
+def _ref(A, W, h0):
+    """The recurrence as HIPS autograd differentiates it: a loop of tanh steps."""
+    h, hs = h0, []
+    for t in range(A.shape[1]):
+        h = anp.tanh(A[:, t] + h @ W.T)
+        hs.append(h)
+    return anp.stack(hs, axis=1)
+
+
+def _args(scale, dtype=np.float64, seed=11):
+    # A (3, 5, 4), W (4, 4), h0 (3, 4); scale 1: moderate pre-activations; 12: many beyond
+    # +-1.6 (the entries the record keeps) and some far in saturation (1 - y^2 rounds to 0)
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((3, 5, 4)) * scale).astype(dtype),
+            (rng.standard_normal((4, 4)) * scale / 2).astype(dtype),
+            np.tanh(rng.standard_normal((3, 4))).astype(dtype)]
+
+
+def _tape(args, G, watch=(0, 1, 2)):
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in watch])
+        y = R.rnn_tanh(*ts)
+    return y, tape.gradient(y, [ts[i] for i in watch], output_gradients=G)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0, 12.0])
+def test_values_vjps_jvps_against_autograd_and_central_differences_float64(scale):
+    args = _args(scale)
+    G = np.random.default_rng(3).standard_normal((3, 5, 4))
+    y, grads = _tape(args, G)
+    np.testing.assert_allclose(y.numpy(), _ref(*args), rtol=1e-14, atol=1e-16)
+    for i, d in enumerate(grads):
+        ag = autograd.grad(lambda *a: anp.sum(_ref(*a) * G), argnum=i)(*args)
+        np.testing.assert_allclose(d.numpy(), ag, rtol=1e-12, atol=1e-300)
+        num = central(lambda v, i=i: float(np.sum(_ref(*(args[:i] + [v] + args[i + 1:])) * G)),
+                      args[i], h=1e-6)
+        np.testing.assert_allclose(d.numpy(), num, rtol=1e-6, atol=1e-8)
+    T = [np.random.default_rng(5 + i).standard_normal(a.shape) for i, a in enumerate(args)]
+    for i in range(3):  # each input's tangent alone, then all three at once
+        ts = [ap.constant(a) for a in args]
+        with ap.ForwardAccumulator(ts[i], T[i]) as acc:
+            y = R.rnn_tanh(*ts)
+        want = autograd.make_jvp(lambda v, i=i: _ref(*(args[:i] + [v] + args[i + 1:])))(args[i])(T[i])[1]
+        np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-12, atol=1e-300)
+    ts = [ap.constant(a) for a in args]
+    with ap.ForwardAccumulator(ts, T) as acc:
+        y = R.rnn_tanh(*ts)
+    want = autograd.make_jvp(lambda v: _ref(*v))(tuple(args))(tuple(T))[1]
+    np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("scale", [1.0, 12.0])
+def test_float32_keeps_its_dtype_and_agrees_with_autograd_in_float64(scale):
+    args = _args(scale, np.float32)
+    G = np.random.default_rng(3).standard_normal((3, 5, 4)).astype(np.float32)
+    y, grads = _tape(args, G)
+    wide = [a.astype(np.float64) for a in args]
+    assert y.dtype == np.float32 and all(d.dtype == np.float32 for d in grads)
+    np.testing.assert_allclose(y.numpy(), _ref(*wide), rtol=2e-5, atol=1e-6)
+    for i, d in enumerate(grads):
+        ag = autograd.grad(lambda *a: anp.sum(_ref(*a) * G), argnum=i)(*wide)
+        np.testing.assert_allclose(d.numpy(), ag, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(ag))))
+    t = np.random.default_rng(8).standard_normal(args[1].shape).astype(np.float32)
+    ts = [ap.constant(a) for a in args]
+    with ap.ForwardAccumulator(ts[1], t) as acc:
+        y = R.rnn_tanh(*ts)
+    want = autograd.make_jvp(lambda v: _ref(wide[0], v, wide[2]))(wide[1])(t.astype(np.float64))[1]
+    assert acc.jvp(y).dtype == np.float32
+    np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(want))))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_the_rnn_layer_is_manualprops_rnn_with_and_without_an_initial_state(dtype, with_h0):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 6, 3)).astype(dtype)
+    G = rng.standard_normal((4, 6, 5)).astype(dtype)
+    h0 = np.tanh(rng.standard_normal((4, 5))).astype(dtype) if with_h0 else None
+    manual, twin = mp.RNN(3, 5, rng=2, dtype=dtype), ap.layers.RNN(3, 5, rng=2, dtype=dtype)
+    Y = manual.forward(X, h0=h0)
+    dX = manual.backward(G)
+    x = ap.constant(X)
+    h = None if h0 is None else ap.constant(h0)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        if h is not None:
+            tape.watch(h)
+        y = twin(x, h0=h)
+    names = list(twin.variables)
+    sources = [x] + [twin.variables[k] for k in names] + ([h] if h is not None else [])
+    got = tape.gradient(y, sources, output_gradients=G)
+    want = [dX] + [manual.grads[k] for k in names] + ([manual.dh0] if h is not None else [])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(y.numpy(), Y, rtol=tol, atol=tol)
+    for g, w in zip(got, want):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g.numpy(), w, rtol=tol, atol=tol * float(np.max(np.abs(w))))
+
+
+@pytest.mark.parametrize("scale", [1.0, 12.0])
+@pytest.mark.parametrize("watch", [(0,), (1,), (2,), (0, 2), (1, 2)])
+def test_joint_vjp_gives_each_tracked_input_the_bits_of_all_three_and_of_its_vjp_alone(watch, scale):
+    args = _args(scale)
+    G = np.random.default_rng(4).standard_normal((3, 5, 4))
+    _, full = _tape(args, G)
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch([ts[i] for i in watch])
+        y = R.rnn_tanh(*ts)
+    (node,) = tape._nodes
+    vals, kwargs = list(node.vals), node.kwargs
+    got = tape.gradient(y, [ts[i] for i in watch], output_gradients=G)
+    for i, d in zip(watch, got):
+        np.testing.assert_array_equal(d.numpy(), full[i].numpy())
+        alone = R.rnn_tanh.vjps[i](G, y.numpy(), *args)  # outside a tape: a from the inputs
+        np.testing.assert_allclose(alone, full[i].numpy(), rtol=1e-13, atol=1e-300)
+    assert kwargs["saved"] is not None and vals[0] is not None
+
+
+def test_the_derivative_keeps_full_precision_in_saturation():
+    # a = 20 and -30 at the first step: 1 - y^2 rounds to 0; the record kept those
+    # pre-activations and takes 1 / cosh(a)^2 there (1.70e-17 at 20), as manualprop's RNN
+    A = np.array([[[20.0, -30.0], [0.5, 1.0]]])  # (1, 2, 2)
+    W, h0 = np.zeros((2, 2)), np.zeros((1, 2))
+    G = np.zeros((1, 2, 2))
+    G[0, 0] = 1.0
+    _, (dA, _, _) = _tape([A, W, h0], G)
+    np.testing.assert_allclose(dA.numpy()[0, 0], 1.0 / np.cosh([20.0, -30.0]) ** 2, rtol=4e-15)
+    assert dA.numpy()[0, 0, 0] > 1e-17 and np.all(dA.numpy()[0, 1] == 0)
+
+
+def test_the_record_keeps_the_outputs_and_only_the_pre_activations_beyond_1_6():
+    from autoprop.core.tape import PartlySaved
+
+    A, W, h0 = _args(2.0)
+    a, h = A.copy(), h0  # the pre-activations, step by step as the forward makes them
+    for t in range(A.shape[1]):
+        a[:, t] += h @ W.T
+        h = np.tanh(a[:, t])
+    beyond = np.abs(a) > 1.6
+    assert 0 < np.count_nonzero(beyond) < a.size // 2  # (fewer than half: a PartlySaved is smaller)
+    for scale in (0.0, 1.0):
+        ts = [ap.constant(v * scale) for v in (A, W, h0)]
+        with ap.GradientTape() as tape:
+            tape.watch(ts)
+            R.rnn_tanh(*ts)
+        saved = tape._nodes[-1].kwargs["saved"]
+        assert type(saved) is PartlySaved
+        if scale == 0.0:  # every a is 0: nothing kept
+            assert saved.mask is None and saved.values.size == 0
+        else:
+            np.testing.assert_array_equal(saved.mask, beyond)
+            np.testing.assert_array_equal(saved.values, a[beyond])
+
+
+@pytest.mark.filterwarnings("ignore:GradientTape.gradient was called inside")  # (on purpose)
+@pytest.mark.parametrize("scale", [1.0, 2.0, 12.0])
+def test_second_derivatives_nested_tapes_and_a_tape_recording_its_own_walk(scale):
+    args = _args(scale)
+    G = np.random.default_rng(9).standard_normal((3, 5, 4))
+
+    def q_ref(*a):
+        fs = autograd.grad(lambda *b: anp.sum(_ref(*b) * G), argnum=(0, 1, 2))(*a)
+        return sum(anp.sum(f * f) for f in fs)
+
+    want = [autograd.grad(q_ref, argnum=i)(*args) for i in range(3)]
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        with ap.GradientTape() as inner:
+            inner.watch(ts)
+            s = ap.sum(R.rnn_tanh(*ts) * G)
+        q = sum(ap.sum(f * f) for f in inner.gradient(s, ts))
+    for d2, w in zip(outer.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-10, atol=1e-12)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(ts)
+        s = ap.sum(R.rnn_tanh(*ts) * G)
+        q = sum(ap.sum(f * f) for f in tape.gradient(s, ts))
+    for d2, w in zip(tape.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-10, atol=1e-12)
+
+
+def test_refuses_a_later_tape_that_follows_its_inputs_but_not_its_output():
+    args = _args(2.0)  # some entries beyond 1.6: the record kept a only in part
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        y = R.rnn_tanh(*ts)
+    with ap.GradientTape() as later:
+        later.watch(ts)
+        with pytest.raises(TypeError, match="rnn_tanh's record keeps its output"):
+            tape.gradient(y, ts)
+
+
+def test_a_nan_pre_activation_gives_nan_where_it_reaches_and_zero_upstream_stays_zero():
+    args = _args(1.0)
+    args[0][1, 2, 0] = np.nan  # sample 1, step 2: its states from step 2 on are NaN
+    G = np.random.default_rng(2).standard_normal((3, 5, 4))
+    G[1] = 0.0  # sample 1 sends no gradient: by the 0·inf rule it gets none back
+    y, (dA, _, dh0) = _tape(args, G)
+    assert np.isnan(y.numpy()[1, 2, 0]) and np.isnan(y.numpy()[1, 3:]).all()
+    assert np.isfinite(y.numpy()[[0, 2]]).all() and np.isfinite(y.numpy()[1, :2]).all()
+    assert np.all(dA.numpy()[1] == 0) and np.all(dh0.numpy()[1] == 0)
+    ok = [0, 2]
+    ag = autograd.grad(lambda a: anp.sum(_ref(a, args[1], args[2][ok]) * G[ok]))(args[0][ok])
+    np.testing.assert_allclose(dA.numpy()[ok], ag, rtol=1e-12, atol=1e-300)
+
+
+def test_bad_shapes_are_refused_naming_the_argument():
+    A, W, h0 = _args(1.0)
+    with pytest.raises(ValueError, match=r"rnn_tanh: W must be \(4, 4\).*got shape \(4, 3\)"):
+        R.rnn_tanh(A, W[:, :3], h0)
+    with pytest.raises(ValueError, match=r"rnn_tanh: h0 must be \(3, 4\).*got shape \(2, 4\)"):
+        R.rnn_tanh(A, W, h0[:2])
+    with pytest.raises(ValueError, match=r"rnn_tanh: A must be \(batch, time, hidden\)"):
+        R.rnn_tanh(A[0], W, h0)
+    with pytest.raises(TypeError, match="rnn_tanh: real values only"):
+        R.rnn_tanh(A.astype(complex), W, h0)
