@@ -1,6 +1,6 @@
-"""``rnn_tanh(A, W, h0)``: the tanh RNN's whole recurrence as one record (BPTT as its VJP).
+"""``rnn_tanh(x, h0, W_ih, W_hh, b_ih, b_hh)``: the tanh RNN layer as one record (BPTT as its VJP).
 
-Values, the three VJPs and the three JVPs against HIPS autograd (the oracle, differentiating the
+Values, the six VJPs and the six JVPs against HIPS autograd (the oracle, differentiating the
 recurrence written as a loop) and central differences, in float64 and float32, with and without
 an initial state; saturation, second derivatives through nested tapes, the refusal of a tape
 that follows the inputs but not the output, and the layer against manualprop's RNN.
@@ -19,25 +19,39 @@ from autoprop.core import registry as R
 from tests.oracles import central
 
 
-def _ref(A, W, h0):
+NAMES = ("x", "h0", "W_ih", "W_hh", "b_ih", "b_hh")
+ALL = tuple(range(6))
+
+
+def _ref(x, h0, W_ih, W_hh, b_ih, b_hh):
     """The recurrence as HIPS autograd differentiates it: a loop of tanh steps."""
     h, hs = h0, []
-    for t in range(A.shape[1]):
-        h = anp.tanh(A[:, t] + h @ W.T)
+    for t in range(x.shape[1]):
+        h = anp.tanh(x[:, t] @ W_ih.T + b_ih + b_hh + h @ W_hh.T)
         hs.append(h)
     return anp.stack(hs, axis=1)
 
 
 def _args(scale, dtype=np.float64, seed=11):
-    # A (3, 5, 4), W (4, 4), h0 (3, 4); scale 1: moderate pre-activations; 12: many beyond
-    # +-1.6 (the entries the record keeps) and some far in saturation (1 - y^2 rounds to 0)
+    # x (3, 5, 2), h0 (3, 4), W_ih (4, 2), W_hh (4, 4), b_ih, b_hh (4,); scale 1: moderate
+    # pre-activations; 12: many beyond +-1.6 (the entries the record keeps) and some far in
+    # saturation (1 - y^2 rounds to 0)
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((3, 5, 4)) * scale).astype(dtype),
+    return [(rng.standard_normal((3, 5, 2)) * scale).astype(dtype),
+            np.tanh(rng.standard_normal((3, 4))).astype(dtype),
+            rng.standard_normal((4, 2)).astype(dtype),
             (rng.standard_normal((4, 4)) * scale / 2).astype(dtype),
-            np.tanh(rng.standard_normal((3, 4))).astype(dtype)]
+            rng.standard_normal(4).astype(dtype) * scale / 4,
+            rng.standard_normal(4).astype(dtype) * scale / 4]
 
 
-def _tape(args, G, watch=(0, 1, 2)):
+def _projection_args(A, W_hh, h0):
+    """Arguments whose input projection is ``A`` itself: x = A, W_ih = I, zero biases."""
+    H = A.shape[-1]
+    return [A, h0, np.eye(H, dtype=A.dtype), W_hh, np.zeros(H, A.dtype), np.zeros(H, A.dtype)]
+
+
+def _tape(args, G, watch=ALL):
     ts = [ap.constant(a) for a in args]
     with ap.GradientTape() as tape:
         tape.watch([ts[i] for i in watch])
@@ -58,7 +72,7 @@ def test_values_vjps_jvps_against_autograd_and_central_differences_float64(scale
                       args[i], h=1e-6)
         np.testing.assert_allclose(d.numpy(), num, rtol=1e-6, atol=1e-8)
     T = [np.random.default_rng(5 + i).standard_normal(a.shape) for i, a in enumerate(args)]
-    for i in range(3):  # each input's tangent alone, then all three at once
+    for i in ALL:  # each input's tangent alone, then all six at once
         ts = [ap.constant(a) for a in args]
         with ap.ForwardAccumulator(ts[i], T[i]) as acc:
             y = R.rnn_tanh(*ts)
@@ -82,11 +96,11 @@ def test_float32_keeps_its_dtype_and_agrees_with_autograd_in_float64(scale):
     for i, d in enumerate(grads):
         ag = autograd.grad(lambda *a: anp.sum(_ref(*a) * G), argnum=i)(*wide)
         np.testing.assert_allclose(d.numpy(), ag, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(ag))))
-    t = np.random.default_rng(8).standard_normal(args[1].shape).astype(np.float32)
+    t = np.random.default_rng(8).standard_normal(args[3].shape).astype(np.float32)
     ts = [ap.constant(a) for a in args]
-    with ap.ForwardAccumulator(ts[1], t) as acc:
+    with ap.ForwardAccumulator(ts[3], t) as acc:
         y = R.rnn_tanh(*ts)
-    want = autograd.make_jvp(lambda v: _ref(wide[0], v, wide[2]))(wide[1])(t.astype(np.float64))[1]
+    want = autograd.make_jvp(lambda v: _ref(*wide[:3], v, *wide[4:]))(wide[3])(t.astype(np.float64))[1]
     assert acc.jvp(y).dtype == np.float32
     np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(want))))
 
@@ -120,7 +134,7 @@ def test_the_rnn_layer_is_manualprops_rnn_with_and_without_an_initial_state(dtyp
 
 
 @pytest.mark.parametrize("scale", [1.0, 12.0])
-@pytest.mark.parametrize("watch", [(0,), (1,), (2,), (0, 2), (1, 2)])
+@pytest.mark.parametrize("watch", [(0,), (1,), (3,), (5,), (0, 1), (2, 3), (1, 3, 4)])
 def test_joint_vjp_gives_each_tracked_input_the_bits_of_all_three_and_of_its_vjp_alone(watch, scale):
     args = _args(scale)
     G = np.random.default_rng(4).standard_normal((3, 5, 4))
@@ -143,10 +157,9 @@ def test_the_derivative_keeps_full_precision_in_saturation():
     # a = 20 and -30 at the first step: 1 - y^2 rounds to 0; the record kept those
     # pre-activations and takes 1 / cosh(a)^2 there (1.70e-17 at 20), as manualprop's RNN
     A = np.array([[[20.0, -30.0], [0.5, 1.0]]])  # (1, 2, 2)
-    W, h0 = np.zeros((2, 2)), np.zeros((1, 2))
     G = np.zeros((1, 2, 2))
     G[0, 0] = 1.0
-    _, (dA, _, _) = _tape([A, W, h0], G)
+    _, (dA, *_) = _tape(_projection_args(A, np.zeros((2, 2)), np.zeros((1, 2))), G)
     np.testing.assert_allclose(dA.numpy()[0, 0], 1.0 / np.cosh([20.0, -30.0]) ** 2, rtol=4e-15)
     assert dA.numpy()[0, 0, 0] > 1e-17 and np.all(dA.numpy()[0, 1] == 0)
 
@@ -154,15 +167,15 @@ def test_the_derivative_keeps_full_precision_in_saturation():
 def test_the_record_keeps_the_outputs_and_only_the_pre_activations_beyond_1_6():
     from autoprop.core.tape import PartlySaved
 
-    A, W, h0 = _args(2.0)
-    a, h = A.copy(), h0  # the pre-activations, step by step as the forward makes them
-    for t in range(A.shape[1]):
-        a[:, t] += h @ W.T
+    x, h0, W_ih, W_hh, b_ih, b_hh = _args(1.0)
+    a, h = x @ W_ih.T + b_ih + b_hh, h0  # the pre-activations, step by step as the forward makes them
+    for t in range(x.shape[1]):
+        a[:, t] += h @ W_hh.T
         h = np.tanh(a[:, t])
     beyond = np.abs(a) > 1.6
     assert 0 < np.count_nonzero(beyond) < a.size // 2  # (fewer than half: a PartlySaved is smaller)
     for scale in (0.0, 1.0):
-        ts = [ap.constant(v * scale) for v in (A, W, h0)]
+        ts = [ap.constant(v * scale) for v in (x, h0, W_ih, W_hh, b_ih, b_hh)]
         with ap.GradientTape() as tape:
             tape.watch(ts)
             R.rnn_tanh(*ts)
@@ -182,10 +195,10 @@ def test_second_derivatives_nested_tapes_and_a_tape_recording_its_own_walk(scale
     G = np.random.default_rng(9).standard_normal((3, 5, 4))
 
     def q_ref(*a):
-        fs = autograd.grad(lambda *b: anp.sum(_ref(*b) * G), argnum=(0, 1, 2))(*a)
+        fs = autograd.grad(lambda *b: anp.sum(_ref(*b) * G), argnum=ALL)(*a)
         return sum(anp.sum(f * f) for f in fs)
 
-    want = [autograd.grad(q_ref, argnum=i)(*args) for i in range(3)]
+    want = [autograd.grad(q_ref, argnum=i)(*args) for i in ALL]
     ts = [ap.constant(a) for a in args]
     with ap.GradientTape() as outer:
         outer.watch(ts)
@@ -220,22 +233,24 @@ def test_a_nan_pre_activation_gives_nan_where_it_reaches_and_zero_upstream_stays
     args[0][1, 2, 0] = np.nan  # sample 1, step 2: its states from step 2 on are NaN
     G = np.random.default_rng(2).standard_normal((3, 5, 4))
     G[1] = 0.0  # sample 1 sends no gradient: by the 0·inf rule it gets none back
-    y, (dA, _, dh0) = _tape(args, G)
+    y, (dx, dh0) = _tape(args, G, watch=(0, 1))
     assert np.isnan(y.numpy()[1, 2, 0]) and np.isnan(y.numpy()[1, 3:]).all()
     assert np.isfinite(y.numpy()[[0, 2]]).all() and np.isfinite(y.numpy()[1, :2]).all()
-    assert np.all(dA.numpy()[1] == 0) and np.all(dh0.numpy()[1] == 0)
-    ok = [0, 2]
-    ag = autograd.grad(lambda a: anp.sum(_ref(a, args[1], args[2][ok]) * G[ok]))(args[0][ok])
-    np.testing.assert_allclose(dA.numpy()[ok], ag, rtol=1e-12, atol=1e-300)
+    assert np.all(dx.numpy()[1, :2] == 0) and np.all(dh0.numpy()[1] == 0)  # (dx_t = da_t W_ih: NaN
+    ok = [0, 2]  # where x_t is NaN, 0 before it)
+    ag = autograd.grad(lambda v: anp.sum(_ref(v, args[1][ok], *args[2:]) * G[ok]))(args[0][ok])
+    np.testing.assert_allclose(dx.numpy()[ok], ag, rtol=1e-12, atol=1e-300)
 
 
 def test_bad_shapes_are_refused_naming_the_argument():
-    A, W, h0 = _args(1.0)
-    with pytest.raises(ValueError, match=r"rnn_tanh: W must be \(4, 4\).*got shape \(4, 3\)"):
-        R.rnn_tanh(A, W[:, :3], h0)
+    x, h0, W_ih, W_hh, b_ih, b_hh = _args(1.0)
+    with pytest.raises(ValueError, match=r"rnn_tanh: W_ih must be \(4, 2\).*got shape \(4, 3\)"):
+        R.rnn_tanh(x, h0, np.ones((4, 3)), W_hh, b_ih, b_hh)
     with pytest.raises(ValueError, match=r"rnn_tanh: h0 must be \(3, 4\).*got shape \(2, 4\)"):
-        R.rnn_tanh(A, W, h0[:2])
-    with pytest.raises(ValueError, match=r"rnn_tanh: A must be \(batch, time, hidden\)"):
-        R.rnn_tanh(A[0], W, h0)
-    with pytest.raises(TypeError, match="rnn_tanh: real values only"):
-        R.rnn_tanh(A.astype(complex), W, h0)
+        R.rnn_tanh(x, h0[:2], W_ih, W_hh, b_ih, b_hh)
+    with pytest.raises(ValueError, match=r"rnn_tanh: b_hh must be \(4,\).*got shape \(3,\)"):
+        R.rnn_tanh(x, h0, W_ih, W_hh, b_ih, b_hh[:3])
+    with pytest.raises(ValueError, match=r"rnn_tanh: x must be \(batch, time, features\)"):
+        R.rnn_tanh(x[0], h0, W_ih, W_hh, b_ih, b_hh)
+    with pytest.raises(TypeError, match="rnn_tanh: real floating values only"):
+        R.rnn_tanh(x.astype(complex), h0, W_ih, W_hh, b_ih, b_hh)

@@ -104,10 +104,9 @@ class RNN(_Recurrent):
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
         v = self.variables
-        A = self._input_projection(x, v["b_ih"] + v["b_hh"])  # (N, T, H), every step at once
-        # the whole recurrence as one record, as PyTorch's and TensorFlow's RNN kernels:
-        # its VJP is backpropagation through time (manualprop.RNN.backward's loop)
-        return R.rnn_tanh(A, v["W_hh"], h)
+        # the whole layer as one record, as PyTorch's and TensorFlow's RNN kernels: its VJP is
+        # backpropagation through time (manualprop.RNN.backward's loop)
+        return R.rnn_tanh(x, h, v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"])
 
 
 class LSTM(_Recurrent):

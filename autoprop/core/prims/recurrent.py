@@ -11,13 +11,15 @@ share ``da = g * tanh'(a)``: the reverse walk calls them as one (``joint_vjp``, 
 ``vjp``), which computes ``da`` once.
 Derivation: ``lessons/31-rnn-bptt.md``.
 
-``rnn_tanh(A, W, h0)`` is the whole recurrence as one record, as PyTorch's ``rnn_tanh`` and
-TensorFlow's recurrent kernels are: every hidden state ``h_t = tanh(A[:, t] + h_{t-1} W^T)``
-(``h_{-1} = h0``) for the input projections ``A`` (N, T, H) of all steps. Its VJP is
-backpropagation through time, manualprop's loop (:func:`_bptt`), its JVP the tangents carried
-forward in time; it keeps what ``rnn_cell`` keeps, for all steps at once: the outputs and the
-pre-activations beyond +-1.6 (:func:`_keep_saturated`). One record and one walk step for the
-layer instead of one a step (:class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
+``rnn_tanh(x, h0, W_ih, W_hh, b_ih, b_hh)`` is the whole tanh RNN layer as one record, as
+PyTorch's ``rnn_tanh`` (same argument order) and TensorFlow's recurrent kernels are: every
+hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)`` (``h_{-1} = h0``),
+manualprop's forward. Its VJP is backpropagation through time, manualprop's loop
+(:func:`_bptt`), then the shared weights' gradients summed over every step; its JVP carries the
+tangents forward in time. It keeps what ``rnn_cell`` keeps, for all steps at once: the outputs
+and the pre-activations beyond +-1.6 (:func:`_keep_saturated`), and ``x`` and ``h0`` for the
+weights' gradients. One record and one walk step for the layer instead of one a step plus
+four (the biases' sum, two reshapes and the input projection; :class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
 ``rnn_cell`` stays the step for RNN cells written as a loop.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
@@ -397,64 +399,66 @@ rnn_cell = defprim(
 )
 
 
-# --- rnn_tanh: the whole recurrence as one record, backpropagation through time as its VJP ---
-def _rnn_check(A, W, h0):
-    """The shapes ``rnn_tanh`` needs, as (N, T, H); ValueError naming the argument otherwise."""
-    if np.ndim(A) != 3:
-        raise ValueError(f"rnn_tanh: A must be (batch, time, hidden) input projections; got shape {np.shape(A)}")
-    N, T, H = np.shape(A)
-    if np.shape(W) != (H, H):
-        raise ValueError(f"rnn_tanh: W must be ({H}, {H}) for A of shape {np.shape(A)}; got shape {np.shape(W)}")
-    if np.shape(h0) != (N, H):
-        raise ValueError(f"rnn_tanh: h0 must be ({N}, {H}) for A of shape {np.shape(A)}; got shape {np.shape(h0)}")
-    return N, T, H
+# --- rnn_tanh: the whole RNN layer as one record, backpropagation through time as its VJP ---
+def _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """The shapes ``rnn_tanh`` needs, as (N, T, D, H); ValueError naming the argument otherwise."""
+    if np.ndim(x) != 3:
+        raise ValueError(f"rnn_tanh: x must be (batch, time, features); got shape {np.shape(x)}")
+    N, T, D = np.shape(x)
+    H = np.shape(W_hh)[0] if np.ndim(W_hh) == 2 else -1
+    for name, v, want in (("W_hh", W_hh, (H, H)), ("W_ih", W_ih, (H, D)), ("b_ih", b_ih, (H,)),
+                          ("b_hh", b_hh, (H,)), ("h0", h0, (N, H))):
+        if np.shape(v) != want or H < 0:
+            raise ValueError(f"rnn_tanh: {name} must be {want if H >= 0 else '(H, H)'} for x of "
+                             f"shape {np.shape(x)} and W_hh of shape {np.shape(W_hh)}; got shape {np.shape(v)}")
+    return N, T, D, H
 
 
-def _rnn_fwd(A, W, h0):
-    """Every hidden state of ``h_t = tanh(A[:, t] + h_{t-1} W^T)``, ``h_{-1} = h0``:
-    manualprop's RNN loop (its pre-activations ``a`` filled step by step in place)."""
-    _rnn_check(A, W, h0)
-    dtype = np.result_type(A, W, h0)
-    if dtype.kind == "c":
-        raise TypeError(f"rnn_tanh: real values only (tanh's derivative from |a|); got {dtype}")
-    a = np.array(A, dtype=dtype if dtype.kind == "f" else np.float64)  # (a copy: A is an input)
+def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """Every hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)``,
+    ``h_{-1} = h0``: manualprop's RNN forward (the input projection of every step at once,
+    then the pre-activations ``a`` filled step by step in place)."""
+    _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh)
+    a = x @ W_ih.T + b_ih + b_hh  # (N, T, H), then each step adds h_{t-1} W_hh^T
+    if a.dtype.kind != "f":
+        raise TypeError(f"rnn_tanh: real floating values only (tanh's derivative from |a|); got {a.dtype}")
     Y = np.empty_like(a)
-    W_T = np.asarray(W).T
     h = h0
     for t in range(a.shape[1]):
         a_t = a[:, t]
-        a_t += h @ W_T
+        a_t += h @ W_hh.T
         h = np.tanh(a_t, out=Y[:, t])
     if not (_RECORDING or _EXTRA):
         return Y  # nobody differentiates it: nothing to keep
     return WithSaved((Y, _keep_saturated(a)))  # a near saturation only (rnn_cell's rule)
 
 
-def _rnn_inputs_before(ans, h0):
+def _rnn_states_before(ans, h0):
     """``h_{t-1}`` for every step, (N, T, H): ``h0`` then the outputs but the last."""
     N, T, H = _shape(ans)
     return np.concatenate([np.reshape(h0, (N, 1, H)), ans[:, :T - 1]], axis=1)
 
 
-def _rnn_d(ans, A, W, h0, saved):
+def _rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved):
     """``(tanh'(a), finite)`` (N, T, H): :func:`_tanh_d` on arrays, :func:`_tanh_d_recorded`
     on Tensors (``finite`` None there: the products apply the 0·inf rule themselves).
     ``saved`` None (the VJP called outside a tape): ``a`` from the inputs and the outputs."""
-    if type(ans) is np.ndarray:
-        if saved is None:
-            saved = np.asarray(A) + _rnn_inputs_before(ans, np.asarray(h0)) @ np.asarray(W).T
-        return _tanh_d(ans, saved)
     if saved is None:
-        return _sech2(None, A + _rnn_inputs_before(ans, h0) @ _mT(W)), None
-    return _tanh_d_recorded(ans, (A, W, h0), saved, "rnn_tanh"), None
+        a = x @ _mT(W_ih) + b_ih + b_hh + _rnn_states_before(ans, h0) @ _mT(W_hh)
+        if type(ans) is np.ndarray:
+            return _tanh_d(ans, np.asarray(a))
+        return _sech2(None, a), None
+    if type(ans) is np.ndarray:
+        return _tanh_d(ans, saved)
+    return _tanh_d_recorded(ans, (x, h0, W_ih, W_hh, b_ih, b_hh), saved, "rnn_tanh"), None
 
 
-def _bptt(g, d, finite, W):
-    """Backpropagation through time: ``(dA, dh0)`` for the outputs' gradient ``g`` (N, T, H),
-    ``d = tanh'(a)`` and the recurrent weights ``W``. Going back from the last step, the state
-    ``h_t`` gets ``g[:, t]`` from the output and ``dh`` from step ``t+1``; ``da_t = (g[:, t] +
-    dh) * d[:, t]`` is also ``dA[:, t]``, and ``dh = da_t @ W`` goes on to step ``t-1``
-    (manualprop.RNN.backward's loop; ``lessons/31-rnn-bptt.md``)."""
+def _bptt(g, d, finite, W_hh):
+    """Backpropagation through time: ``(dA, dh0)`` for the outputs' gradient ``g`` (N, T, H) and
+    ``d = tanh'(a)``: ``dA[:, t]`` is dL/da_t. Going back from the last step, the state ``h_t``
+    gets ``g[:, t]`` from the output and ``dh`` from step ``t+1``; ``da_t = (g[:, t] + dh) *
+    d[:, t]``, and ``dh = da_t @ W_hh`` goes on to step ``t-1`` (manualprop.RNN.backward's loop;
+    ``lessons/31-rnn-bptt.md``)."""
     N, T, H = _shape(d)
     if not T:
         return d, np.zeros((N, H), d.dtype)  # no step: nothing reaches h0
@@ -463,46 +467,65 @@ def _bptt(g, d, finite, W):
         for t in range(T - 1, -1, -1):
             da = dA[:, t]
             da *= g[:, t] if dh is None else g[:, t] + dh
-            dh = da @ W
+            dh = da @ W_hh
         return dA, dh
     g = broadcast_to(g, shape=_shape(d)) if isinstance(g, Tensor) else np.broadcast_to(g, _shape(d))
     das, dh = [None] * T, None  # else (Tensors, or d with a NaN): the same, under the 0·inf rule
     for t in range(T - 1, -1, -1):
         das[t] = times(g[:, t] if dh is None else g[:, t] + dh, d[:, t])
-        dh = das[t] @ W
+        dh = das[t] @ W_hh
     return np.stack(das, axis=1), dh
 
 
-def _rnn_vjps(pairs, g, ans, A, W, h0, saved=None):
-    """The three VJPs (dA, dW, dh0) in one call (``joint_vjp``): one backward sweep
-    (:func:`_bptt`), then ``dW = sum_t da_t^T h_{t-1}`` as one product if ``W`` is asked for;
-    by position, None for an input not in ``pairs``."""
-    dA, dh0 = _bptt(g, *_rnn_d(ans, A, W, h0, saved), W)
-    out = [dA, None, dh0]
-    if any(i == 1 for i, _ in pairs):
-        out[1] = np.tensordot(dA, _rnn_inputs_before(ans, h0), axes=([0, 1], [0, 1]))
+def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
+    """The six VJPs (dx, dh0, dW_ih, dW_hh, db_ih, db_hh) in one call (``joint_vjp``): one
+    backward sweep (:func:`_bptt`), then, the weights being shared by every step, one product
+    or sum over all (N*T) rows for each asked for (manualprop's ``_weight_grads``); by
+    position, None for an input not in ``pairs``."""
+    dA, dh0 = _bptt(g, *_rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved), W_hh)
+    H = _shape(dA)[-1]
+    rows = np.reshape(dA, (-1, H))  # (N*T, H): da_t of every sample and step
+    out = [None] * 6
+    for i, _ in pairs:
+        if i == 0:
+            out[0] = dA @ W_ih
+        elif i == 1:
+            out[1] = dh0
+        elif i == 2:
+            out[2] = _mT(rows) @ np.reshape(x, (-1, _shape(x)[-1]))
+        elif i == 3:
+            out[3] = _mT(rows) @ np.reshape(_rnn_states_before(ans, h0), (-1, H))
+        else:
+            out[i] = np.sum(rows, axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
     return out
 
 
-def _rnn_vjp(i, g, ans, A, W, h0, saved=None):
-    """VJP ``i`` (dA, dW, dh0) alone (forward mode's transposes and the registry's tests)."""
-    return _rnn_vjps(((i, None),), g, ans, A, W, h0, saved)[i]
+def _rnn_vjp(i, g, ans, *args, saved=None):
+    """VJP ``i`` alone (forward mode's transposes and the registry's tests)."""
+    return _rnn_vjps(((i, None),), g, ans, *args, saved=saved)[i]
 
 
-def _rnn_jvp(i, t, ans, A, W, h0, saved=None):
+def _rnn_jvp(i, t, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
     """JVP ``i``: the tangent of every state, forward in time. Input ``i``'s tangent enters
-    each step's pre-activation (``tA[:, t]``, or ``h_{t-1} tW^T``) or the first state
-    (``th0``), and ``dh_t = tanh'(a_t) * (that + dh_{t-1} W^T)``."""
-    d, _ = _rnn_d(ans, A, W, h0, saved)
-    T = _shape(ans)[1]
-    if not T:
-        return np.zeros(_shape(ans), ans.dtype)  # no step, no state
-    enter = t if i == 0 else _rnn_inputs_before(ans, h0) @ _mT(t) if i == 1 else None
-    dh = t if i == 2 else None
+    each step's pre-activation (``tx_t W_ih^T``, ``x_t tW_ih^T``, ``h_{t-1} tW_hh^T``, ``tb``)
+    or the first state (``th0``), and ``dh_t = tanh'(a_t) * (that + dh_{t-1} W_hh^T)``."""
+    d, _ = _rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved)
+    shape = _shape(ans)
+    if not shape[1]:
+        return np.zeros(shape, ans.dtype)  # no step, no state
+    if i == 0:
+        enter = t @ _mT(W_ih)
+    elif i == 2:
+        enter = x @ _mT(t)
+    elif i == 3:
+        enter = _rnn_states_before(ans, h0) @ _mT(t)
+    elif i >= 4:
+        enter = broadcast_to(t, shape=shape) if isinstance(t, Tensor) else np.broadcast_to(t, shape)
+    dh = t if i == 1 else None
     out = []
-    for s in range(T):
-        u = dh @ _mT(W) if dh is not None else None
-        if enter is not None:
+    for s in range(shape[1]):
+        u = dh @ _mT(W_hh) if dh is not None else None
+        if i != 1:
             u = enter[:, s] if u is None else enter[:, s] + u
         dh = times(u, d[:, s])
         out.append(dh)
@@ -510,19 +533,23 @@ def _rnn_jvp(i, t, ans, A, W, h0, saved=None):
 
 
 rnn_tanh = defprim(
-    "rnn_tanh", _rnn_fwd, *(partial(_rnn_vjp, i) for i in range(3)),
-    jvp=tuple(partial(_rnn_jvp, i) for i in range(3)),
-    jacobian="h_t = tanh(a_t), a_t = A[:, t] + h_{t-1} W^T, h_{-1} = h0: each state depends on "
-             "A[:, :t+1], W and h0 through the chain of steps (backpropagation through time)",
+    "rnn_tanh", _rnn_fwd, *(partial(_rnn_vjp, i) for i in range(6)),
+    jvp=tuple(partial(_rnn_jvp, i) for i in range(6)),
+    jacobian="h_t = tanh(a_t), a_t = x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T, h_{-1} = h0: "
+             "each state depends on x[:, :t+1], h0 and the weights through the chain of steps "
+             "(backpropagation through time)",
     vjp="back from t = T-1: da_t = (g[:, t] + dh) * (1 - h_t^2) (1 / cosh(a_t)^2 where |a_t| > "
-        "1.6: a kept there only), dh = da_t @ W; dA[:, t] = da_t, dW = sum_t da_t^T h_{t-1}, "
-        "dh0 = the last dh",
-    shapes="A (N, T, H), W (H, H), h0 (N, H) -> (N, T, H), every hidden state",
+        "1.6: a kept there only), dh = da_t @ W_hh; dx_t = da_t @ W_ih, dh0 = the last dh, "
+        "dW_ih = sum_t da_t^T x_t, dW_hh = sum_t da_t^T h_{t-1}, db_ih = db_hh = sum_t da_t "
+        "summed over the batch",
+    shapes="x (N, T, D), h0 (N, H), W_ih (H, D), W_hh (H, H), b_ih, b_hh (H,) -> (N, T, H), "
+           "every hidden state",
     source="{out} = [{h0}]\n"
-           "for a_t in np.moveaxis({A}, 1, 0):\n"
-           "    {out}.append(np.tanh(a_t + {out}[-1] @ {W}.T))\n"
+           "for a_t in np.moveaxis({x} @ {W_ih}.T + {b_ih} + {b_hh}, 1, 0):\n"
+           "    {out}.append(np.tanh(a_t + {out}[-1] @ {W_hh}.T))\n"
            "{out} = np.stack({out}[1:], axis=1)",
-    reads=((1, "ans"), (1, 2, "ans"), (1, "ans")), joint_vjp=_rnn_vjps,
+    reads=((2, 3, "ans"), (3, "ans"), (0, 3, "ans"), (1, 3, "ans"), (3, "ans"), (3, "ans")),
+    joint_vjp=_rnn_vjps,
 )
 
 
