@@ -16,10 +16,13 @@ PyTorch's ``rnn_tanh`` (same argument order) and TensorFlow's recurrent kernels 
 hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)`` (``h_{-1} = h0``),
 manualprop's forward. Its VJP is backpropagation through time, manualprop's loop
 (:func:`_bptt`), then the shared weights' gradients summed over every step; its JVP carries the
-tangents forward in time. It keeps what ``rnn_cell`` keeps, for all steps at once: the outputs
-and the pre-activations beyond +-1.6 (:func:`_keep_saturated`), and ``x`` and ``h0`` for the
-weights' gradients. One record and one walk step for the layer instead of one a step plus
-four (the biases' sum, two reshapes and the input projection; :class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
+tangents forward in time. It keeps what manualprop's cache keeps: ``x``, ``h0`` and the
+pre-activations ``a`` (N, T, H), from which the VJP takes ``tanh'(a) = 1 / cosh(a)^2`` (exact in
+saturation) and the states (``tanh(a)``); not its outputs. On Tensors (an outer tape records
+the backward pass) the VJP runs the forward again with recorded operations, so the derivatives
+of the backward pass reach the inputs (:func:`_rnn_again`), whichever tape follows them. One
+record and one walk step for the layer instead of one a step plus four (the biases' sum, two
+reshapes and the input projection; :class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
 ``rnn_cell`` stays the step for RNN cells written as a loop.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
@@ -65,7 +68,7 @@ from manualprop._extremes import largest, smallest  # (kernels: numpy only)
 from ..registry import defprim
 from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
 from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
-from ._common import _all_finite, _mT, _shape, times, times_into
+from ._common import _all_finite, _mT, _shape, _value, times, times_into
 from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
 from .shape import _getitem_vjp, broadcast_to, concatenate
@@ -258,7 +261,7 @@ def _keep_saturated(a):
     """What a tanh record keeps of its pre-activation ``a`` (an array internal to the record)
     for ``1 / cosh(a)^2`` where ``1 - y^2`` cancels: nothing when every ``|a| <= 1.6`` (and
     no NaN), else the entries beyond +-1.6 (a :class:`PartlySaved`; clipped where cosh would
-    overflow), or all of ``a`` when it has a NaN. ``rnn_cell``'s and ``rnn_tanh``'s."""
+    overflow), or all of ``a`` when it has a NaN."""
     # |a|'s largest entry, NaN if an entry is NaN (argmax finds the first NaN): one look
     # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
     # which most steps of a trained or randomly initialised RNN need (session 20)
@@ -287,7 +290,7 @@ def _tanh_d(ans, saved):
     """tanh'(a) on arrays, ``(d, finite)`` (for times_into), for a record's output
     ``ans = tanh(a)``: 1 - y^2, and 1 / cosh(a)^2 where it may cancel, from the kept entries of
     the pre-activation (``saved``, a PartlySaved: the forward found no NaN in ``a``, so ``d``
-    is finite) or from all of it (an array). ``rnn_cell``'s and ``rnn_tanh``'s."""
+    is finite) or from all of it (an array)."""
     d = ans * ans
     np.subtract(1.0, d, out=d)
     if type(saved) is PartlySaved:
@@ -401,23 +404,26 @@ rnn_cell = defprim(
 
 # --- rnn_tanh: the whole RNN layer as one record, backpropagation through time as its VJP ---
 def _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh):
-    """The shapes ``rnn_tanh`` needs, as (N, T, D, H); ValueError naming the argument otherwise."""
-    if np.ndim(x) != 3:
-        raise ValueError(f"rnn_tanh: x must be (batch, time, features); got shape {np.shape(x)}")
-    N, T, D = np.shape(x)
-    H = np.shape(W_hh)[0] if np.ndim(W_hh) == 2 else -1
+    """The shapes ``rnn_tanh`` needs (arrays); ValueError naming the argument otherwise."""
+    if x.ndim != 3:
+        raise ValueError(f"rnn_tanh: x must be (batch, time, features); got shape {x.shape}")
+    N, T, D = x.shape
+    H = W_hh.shape[0] if W_hh.ndim == 2 else -1
+    if (W_hh.shape, W_ih.shape, b_ih.shape, b_hh.shape, h0.shape) == ((H, H), (H, D), (H,), (H,), (N, H)):
+        return  # (one tuple comparison: the usual case)
     for name, v, want in (("W_hh", W_hh, (H, H)), ("W_ih", W_ih, (H, D)), ("b_ih", b_ih, (H,)),
                           ("b_hh", b_hh, (H,)), ("h0", h0, (N, H))):
-        if np.shape(v) != want or H < 0:
+        if v.shape != want or H < 0:
             raise ValueError(f"rnn_tanh: {name} must be {want if H >= 0 else '(H, H)'} for x of "
-                             f"shape {np.shape(x)} and W_hh of shape {np.shape(W_hh)}; got shape {np.shape(v)}")
-    return N, T, D, H
+                             f"shape {x.shape} and W_hh of shape {W_hh.shape}; got shape {v.shape}")
 
 
 def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
     """Every hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)``,
     ``h_{-1} = h0``: manualprop's RNN forward (the input projection of every step at once,
-    then the pre-activations ``a`` filled step by step in place)."""
+    then the pre-activations ``a`` filled step by step in place). While a tape or an
+    accumulator listens, the record keeps ``a`` (N, T, H), as manualprop's cache does, and
+    not the outputs: the VJPs take ``tanh'(a) = 1 / cosh(a)^2`` and the states from it."""
     _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh)
     a = x @ W_ih.T + b_ih + b_hh  # (N, T, H), then each step adds h_{t-1} W_hh^T
     if a.dtype.kind != "f":
@@ -430,27 +436,51 @@ def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
         h = np.tanh(a_t, out=Y[:, t])
     if not (_RECORDING or _EXTRA):
         return Y  # nobody differentiates it: nothing to keep
-    return WithSaved((Y, _keep_saturated(a)))  # a near saturation only (rnn_cell's rule)
+    return WithSaved((Y, a))
 
 
-def _rnn_states_before(ans, h0):
-    """``h_{t-1}`` for every step, (N, T, H): ``h0`` then the outputs but the last."""
-    N, T, H = _shape(ans)
-    return np.concatenate([np.reshape(h0, (N, 1, H)), ans[:, :T - 1]], axis=1)
+def _rnn_states_before(states, h0):
+    """``h_{t-1}`` for every step, (N, T, H): ``h0`` then the states but the last."""
+    N, T, H = _shape(states)
+    return np.concatenate([np.reshape(h0, (N, 1, H)), states[:, :T - 1]], axis=1)
 
 
-def _rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved):
-    """``(tanh'(a), finite)`` (N, T, H): :func:`_tanh_d` on arrays, :func:`_tanh_d_recorded`
-    on Tensors (``finite`` None there: the products apply the 0·inf rule themselves).
-    ``saved`` None (the VJP called outside a tape): ``a`` from the inputs and the outputs."""
-    if saved is None:
-        a = x @ _mT(W_ih) + b_ih + b_hh + _rnn_states_before(ans, h0) @ _mT(W_hh)
-        if type(ans) is np.ndarray:
-            return _tanh_d(ans, np.asarray(a))
-        return _sech2(None, a), None
-    if type(ans) is np.ndarray:
-        return _tanh_d(ans, saved)
-    return _tanh_d_recorded(ans, (x, h0, W_ih, W_hh, b_ih, b_hh), saved, "rnn_tanh"), None
+def _rnn_again(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """The forward once more with numpy functions that record on Tensors: ``(a, states)``,
+    each (N, T, H), so that an outer tape or accumulator differentiates the VJP (higher
+    derivatives; ``tape.backward_source``) through the inputs."""
+    A = x @ _mT(W_ih) + b_ih + b_hh
+    h, pre, states = h0, [], []
+    for t in range(_shape(x)[1]):
+        a_t = A[:, t] + h @ _mT(W_hh)
+        h = np.tanh(a_t)
+        pre.append(a_t)
+        states.append(h)
+    return np.stack(pre, axis=1), np.stack(states, axis=1)
+
+
+def _rnn_local(args, saved):
+    """``(d, finite, H_prev)``: ``tanh'(a) = 1 / cosh(a)^2`` (N, T, H) from the pre-activations
+    (exact where ``1 - h^2`` would cancel to 0), whether every entry of ``d`` is finite (None:
+    not known), and ``h_{t-1}`` for every step. From the record's ``a`` (``saved``) on arrays,
+    as manualprop's backward (the states recomputed as ``tanh(a)``); else, on Tensors or
+    called outside a tape, from :func:`_rnn_again`."""
+    x, h0, W_ih, W_hh, b_ih, b_hh = args
+    N, T, _ = _shape(x)
+    H = _shape(W_hh)[0]
+    if not T:
+        z = np.zeros((N, 0, H), np.result_type(*(_value(v) for v in args)))
+        return z, True, z
+    if type(saved) is np.ndarray and not (isinstance(x, Tensor) or isinstance(h0, Tensor) or isinstance(
+            W_ih, Tensor) or isinstance(W_hh, Tensor) or isinstance(b_ih, Tensor) or isinstance(b_hh, Tensor)):
+        d = _sech2(None, saved)
+        m = smallest(d)
+        H_prev = np.empty_like(saved)
+        H_prev[:, 0] = h0
+        np.tanh(saved[:, :-1], out=H_prev[:, 1:])
+        return d, m == m, H_prev  # (m is NaN exactly when a has a NaN)
+    a, states = _rnn_again(*args)
+    return _sech2(None, a), None, _rnn_states_before(states, h0)
 
 
 def _bptt(g, d, finite, W_hh):
@@ -482,9 +512,11 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
     backward sweep (:func:`_bptt`), then, the weights being shared by every step, one product
     or sum over all (N*T) rows for each asked for (manualprop's ``_weight_grads``); by
     position, None for an input not in ``pairs``."""
-    dA, dh0 = _bptt(g, *_rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved), W_hh)
+    args = (x, h0, W_ih, W_hh, b_ih, b_hh)
+    d, finite, H_prev = _rnn_local(args, saved)
+    dA, dh0 = _bptt(g, d, finite, W_hh)
     H = _shape(dA)[-1]
-    rows = np.reshape(dA, (-1, H))  # (N*T, H): da_t of every sample and step
+    rows = dA.reshape(-1, H)  # (N*T, H): da_t of every sample and step
     out = [None] * 6
     for i, _ in pairs:
         if i == 0:
@@ -492,11 +524,11 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
         elif i == 1:
             out[1] = dh0
         elif i == 2:
-            out[2] = _mT(rows) @ np.reshape(x, (-1, _shape(x)[-1]))
+            out[2] = rows.T @ x.reshape(-1, _shape(x)[-1])
         elif i == 3:
-            out[3] = _mT(rows) @ np.reshape(_rnn_states_before(ans, h0), (-1, H))
+            out[3] = rows.T @ H_prev.reshape(-1, H)
         else:
-            out[i] = np.sum(rows, axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
+            out[i] = rows.sum(axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
     return out
 
 
@@ -509,16 +541,16 @@ def _rnn_jvp(i, t, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
     """JVP ``i``: the tangent of every state, forward in time. Input ``i``'s tangent enters
     each step's pre-activation (``tx_t W_ih^T``, ``x_t tW_ih^T``, ``h_{t-1} tW_hh^T``, ``tb``)
     or the first state (``th0``), and ``dh_t = tanh'(a_t) * (that + dh_{t-1} W_hh^T)``."""
-    d, _ = _rnn_d(ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved)
-    shape = _shape(ans)
+    d, _, H_prev = _rnn_local((x, h0, W_ih, W_hh, b_ih, b_hh), saved)
+    shape = _shape(d)
     if not shape[1]:
-        return np.zeros(shape, ans.dtype)  # no step, no state
+        return d  # no step, no state
     if i == 0:
         enter = t @ _mT(W_ih)
     elif i == 2:
         enter = x @ _mT(t)
     elif i == 3:
-        enter = _rnn_states_before(ans, h0) @ _mT(t)
+        enter = H_prev @ _mT(t)
     elif i >= 4:
         enter = broadcast_to(t, shape=shape) if isinstance(t, Tensor) else np.broadcast_to(t, shape)
     dh = t if i == 1 else None
@@ -538,8 +570,8 @@ rnn_tanh = defprim(
     jacobian="h_t = tanh(a_t), a_t = x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T, h_{-1} = h0: "
              "each state depends on x[:, :t+1], h0 and the weights through the chain of steps "
              "(backpropagation through time)",
-    vjp="back from t = T-1: da_t = (g[:, t] + dh) * (1 - h_t^2) (1 / cosh(a_t)^2 where |a_t| > "
-        "1.6: a kept there only), dh = da_t @ W_hh; dx_t = da_t @ W_ih, dh0 = the last dh, "
+    vjp="back from t = T-1: da_t = (g[:, t] + dh) / cosh(a_t)^2 (the record keeps a, as "
+        "manualprop's cache), dh = da_t @ W_hh; dx_t = da_t @ W_ih, dh0 = the last dh, "
         "dW_ih = sum_t da_t^T x_t, dW_hh = sum_t da_t^T h_{t-1}, db_ih = db_hh = sum_t da_t "
         "summed over the batch",
     shapes="x (N, T, D), h0 (N, H), W_ih (H, D), W_hh (H, H), b_ih, b_hh (H,) -> (N, T, H), "
@@ -548,7 +580,7 @@ rnn_tanh = defprim(
            "for a_t in np.moveaxis({x} @ {W_ih}.T + {b_ih} + {b_hh}, 1, 0):\n"
            "    {out}.append(np.tanh(a_t + {out}[-1] @ {W_hh}.T))\n"
            "{out} = np.stack({out}[1:], axis=1)",
-    reads=((2, 3, "ans"), (3, "ans"), (0, 3, "ans"), (1, 3, "ans"), (3, "ans"), (3, "ans")),
+    reads=((0, 1, 2, 3, 4, 5),) * 6,  # (not its outputs: a, kept whole, gives the states)
     joint_vjp=_rnn_vjps,
 )
 
