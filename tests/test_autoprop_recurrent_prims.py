@@ -138,20 +138,23 @@ def test_stack_second_derivative_and_mixed_inputs():
         np.stack([x, x], out=np.zeros((2, 2)))
 
 
-def test_recurrent_twins_record_one_projection_one_stack_rnn_cell_and_lstm_gates():
+def test_recurrent_twins_record_one_projection_then_rnn_tanh_or_lstm_gates_per_step():
     x = ap.constant(np.random.default_rng(4).standard_normal((2, 5, 3)))
-    for name, per_step in (("RNN", ["rnn_cell"]),
-                           ("LSTM", ["lstm_gates_at", "multiply", "multiply", "add", "tanh",
-                                     "multiply"])):  # (the gates' pre-activation, gates and split: one record)
-        layer = getattr(ap.layers, name)(3, 4)
-        with ap.GradientTape() as tape:
-            tape.watch(x)
-            layer(x)
-        names = [n.prim.name for n in tape._nodes]
-        # b_ih + b_hh, x W_ih^T for every step at once, A left (N*T, G*H); each step reads its
-        # rows A[t::T] inside its rnn_cell or lstm_gates_at record (no slice or reshape record)
-        assert names[:3] == ["add", "reshape", "linear"]
-        assert names[3:-1] == per_step * 5 and names[-1] == "stack"
+    layer = ap.layers.RNN(3, 4)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        layer(x)
+    # the whole layer as one record (its VJP is BPTT), whatever T
+    assert [n.prim.name for n in tape._nodes] == ["rnn_tanh"]
+    layer = ap.layers.LSTM(3, 4)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        layer(x)
+    names = [n.prim.name for n in tape._nodes]
+    # each step reads its rows A[t::T] inside its lstm_gates_at record (no slice or reshape record)
+    per_step = ["lstm_gates_at", "multiply", "multiply", "add", "tanh", "multiply"]
+    assert names[:3] == ["add", "reshape", "linear"]
+    assert names[3:-1] == per_step * 5 and names[-1] == "stack"
 
 
 @pytest.mark.parametrize("key", [(slice(None), 2), (slice(None), -1), 1])
@@ -387,20 +390,23 @@ def test_rnn_cell_derivative_is_zero_without_a_warning_where_cosh_overflows(dtyp
     assert dA[0, 0, 0] == 0 and dA[0, 0, 1] == 0 and dA[0, 0, 2] > 0
 
 
-def test_rnn_backward_source_writes_one_derivative_per_step_and_runs_to_the_tapes_gradient():
-    # tape.backward_source walks again on Tensors: each step's da appears once (the three VJPs
-    # share it), 1 - y^2 plus the kept correction, and the code gives the walk's dX
+def test_rnn_backward_source_writes_bptt_with_one_derivative_and_runs_to_the_tapes_gradient():
+    # tape.backward_source walks again on Tensors: rnn_tanh's VJP is written out as numpy, the
+    # states again (as manualprop's backward recomputes them), the derivative 1 / cosh(a)^2
+    # once for every step, each step's carry da_t @ W_hh once (T - 1 of them), and the code
+    # gives the walk's gradients
     x = ap.constant(np.random.default_rng(0).standard_normal((2, 3, 3)) * 3)
     layer = ap.layers.RNN(3, 4, rng=0)
     with ap.GradientTape(persistent=True) as tape:
         tape.watch(x)
         y = layer(x)
-    src = tape.backward_source(y, [x])
+    sources = [x, *layer.variables.values()]
+    src = tape.backward_source(y, sources)
     code = str(src)
-    # one correction per step (c, c_2, c_3: the VJPs' shared da), none per VJP (c_4, c_5)
-    assert "rnn_cell_3 * rnn_cell_3 + c_3" in code and "c_4" not in code and "cosh" not in code
-    (dx,) = src.run()
-    np.testing.assert_allclose(dx, tape.gradient(y, x).numpy(), rtol=1e-13, atol=1e-15)
+    assert code.count("np.cosh") == 1 and code.count("np.tanh") == 3
+    assert code.count("@ W_hh") == 2 and "@ W_hh.T" not in code
+    for got, want in zip(src.run(), tape.gradient(y, sources)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-13, atol=1e-15)
 
 
 # --- lstm_gates_at: linear_at, lstm_gates and split as one record (session 28) ---------------

@@ -179,9 +179,9 @@ def test_autoprops_own_array_reaches_the_forward_and_vjps_as_a_plain_view(monkey
     with ap.GradientTape() as tape:
         tape.watch(x)
         y = layer(x)
-    first = next(n for n in tape._nodes if n.prim.name == "rnn_cell")
-    assert type(first.args[0]) is OwnArray and type(first.vals[0]) is np.ndarray
-    assert np.shares_memory(first.args[0], first.vals[0])
+    rnn = next(n for n in tape._nodes if n.prim.name == "rnn_tanh")  # h0, its second argument
+    assert type(rnn.args[1]) is OwnArray and type(rnn.vals[1]) is np.ndarray
+    assert np.shares_memory(rnn.args[1], rnn.vals[1])
     grads = tape.gradient(y, [x, *layer.variables.values()])
     assert calls == []  # neither the forward's h @ W.T nor the VJP's da^T @ h went through it
     zero = ap.constant(np.zeros((2, 4)))  # the same zero state as a Tensor constant: the same numbers

@@ -1,8 +1,11 @@
-"""Recurrent layers, forward only: a Python loop over time steps on the tape.
+"""Recurrent layers, forward only.
 
 Twins of :mod:`manualprop.recurrent` (same constructors, same initial parameters
-for the same ``rng`` via :func:`manualprop.init.recurrent_params`). The tape
-records every step, so its reverse walk IS backpropagation through time.
+for the same ``rng`` via :func:`manualprop.init.recurrent_params`). The LSTM and GRU
+are a Python loop over time steps on the tape, which records every step, so its
+reverse walk IS backpropagation through time; the RNN records its whole recurrence
+as one primitive, ``rnn_tanh``, whose VJP is that loop written out (as PyTorch's and
+TensorFlow's recurrent kernels).
 ``layer(x, training=False, h0=None)`` (LSTM also ``c0=None``).
 Sources: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``.
 """
@@ -100,13 +103,10 @@ class RNN(_Recurrent):
         """Forward pass of the twin of ``manualprop.RNN``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
-        W_hh = self.variables["W_hh"]
-        hs = []
-        A, keys = self._steps(x)
-        for key in keys:
-            h = R.rnn_cell(h, W_hh, A, key=key)  # tanh(h W_hh^T + A[t::T]): one record
-            hs.append(h)
-        return R.stack(hs, axis=1)  # (N, T, H), one record, not via np.stack's dispatch
+        v = self.variables
+        # the whole layer as one record, as PyTorch's and TensorFlow's RNN kernels: its VJP is
+        # backpropagation through time (manualprop.RNN.backward's loop)
+        return R.rnn_tanh(x, h, v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"])
 
 
 class LSTM(_Recurrent):

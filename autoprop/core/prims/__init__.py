@@ -11,7 +11,7 @@ splitting, sorting and statistics functions as composites), ``fused`` (one recor
 layer operation: ``linear``, Linear's ``X @ W.T + b``), ``array_api`` (numpy 2's
 array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ... over the last axes),
 ``linalg_tensor`` (numpy.linalg's tensorsolve and tensorinv over ``solve`` and ``inv``),
-``recurrent`` (``rnn_cell``, ``lstm_gates``, ``lstm_gates_at``), ``linalg_eig`` (eigh, eigvalsh, eig, eigvals),
+``recurrent`` (``rnn_cell``, ``rnn_tanh``, ``lstm_gates``, ``lstm_gates_at``), ``linalg_eig`` (eigh, eigvalsh, eig, eigvals),
 ``numeric`` (trapezoid, quantile, polyfit, interp, ... as composites), ``fft`` (numpy.fft),
 ``extra`` (the values-only table, selections, histograms, more statistics), ``polynomial``
 (numpy's poly* functions, roots, ediff1d, resize, unwrap, apply_over_axes, modf, frexp, i0), ``scatter_nd``

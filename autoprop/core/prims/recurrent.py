@@ -1,4 +1,4 @@
-"""Recurrent-cell primitives: the RNN's step and the LSTM's gate nonlinearities as one record each.
+"""Recurrent primitives: the RNN's step, its whole recurrence, and the LSTM's gate nonlinearities, one record each.
 
 ``rnn_cell(h, W, A, key=k)`` is ``tanh(h @ W.T + A[k])``: the tanh RNN's step ``t`` reading
 its slice ``A[:, t]`` of the input projection (``linear_at`` and ``tanh`` as one record: one
@@ -10,6 +10,20 @@ step saves about what manualprop's cache holds, not a second (N, H) array. Its t
 share ``da = g * tanh'(a)``: the reverse walk calls them as one (``joint_vjp``, as jax's
 ``vjp``), which computes ``da`` once.
 Derivation: ``lessons/31-rnn-bptt.md``.
+
+``rnn_tanh(x, h0, W_ih, W_hh, b_ih, b_hh)`` is the whole tanh RNN layer as one record, as
+PyTorch's ``rnn_tanh`` (same argument order) and TensorFlow's recurrent kernels are: every
+hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)`` (``h_{-1} = h0``),
+manualprop's forward. Its VJP is backpropagation through time, manualprop's loop
+(:func:`_bptt`), then the shared weights' gradients summed over every step; its JVP carries the
+tangents forward in time. It keeps what manualprop's cache keeps: ``x``, ``h0`` and the
+pre-activations ``a`` (N, T, H), from which the VJP takes ``tanh'(a) = 1 / cosh(a)^2`` (exact in
+saturation) and the states (``tanh(a)``); not its outputs. On Tensors (an outer tape records
+the backward pass) the VJP runs the forward again with recorded operations, so the derivatives
+of the backward pass reach the inputs (:func:`_rnn_again`), whichever tape follows them. One
+record and one walk step for the layer instead of one a step plus four (the biases' sum, two
+reshapes and the input projection; :class:`autoprop.layers.RNN`, session 32 of ``docs/speed.md``);
+``rnn_cell`` stays the step for RNN cells written as a loop.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
 pre-activations ``a`` (..., 4H) in PyTorch's block order i, f, g, o: what manualprop's LSTM
@@ -54,12 +68,12 @@ from manualprop._extremes import largest, smallest  # (kernels: numpy only)
 from ..registry import defprim
 from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
 from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
-from ._common import _all_finite, _mT, _shape, times, times_into
+from ._common import _all_finite, _mT, _shape, _value, times, times_into
 from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
 from .shape import _getitem_vjp, broadcast_to, concatenate
 
-__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell"]
+__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell", "rnn_tanh"]
 
 
 def _gates_fwd(a):
@@ -240,13 +254,21 @@ def _cell_fwd(h, W, A, key):
     y = np.tanh(a)
     if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
         return y  # nobody differentiates it: nothing to keep
+    return WithSaved((y, _keep_saturated(a)))
+
+
+def _keep_saturated(a):
+    """What a tanh record keeps of its pre-activation ``a`` (an array internal to the record)
+    for ``1 / cosh(a)^2`` where ``1 - y^2`` cancels: nothing when every ``|a| <= 1.6`` (and
+    no NaN), else the entries beyond +-1.6 (a :class:`PartlySaved`; clipped where cosh would
+    overflow), or all of ``a`` when it has a NaN."""
     # |a|'s largest entry, NaN if an entry is NaN (argmax finds the first NaN): one look
     # by argmax, not a whole-array reduction (session 15); |a| is kept for the mask below,
     # which most steps of a trained or randomly initialised RNN need (session 20)
     m = np.abs(a)
     top = m.item(m.argmax()) if a.size else 0.0  # largest(m), inline (a frame fewer a step)
     if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
-        return WithSaved((y, keep_entries(a)))
+        return keep_entries(a)
     if top == top:  # some entries beyond +-1.6: those (usually a few)
         kept = keep_entries(a, m > _RNN_KEEP)
         if top > _COSH_MAX[a.dtype == np.float32] and type(kept) is PartlySaved:
@@ -254,15 +276,21 @@ def _cell_fwd(h, W, A, key):
             # takes cosh without _sech2's clip (two ufuncs a step)
             np.clip(kept.values, -_COSH_MAX[a.dtype == np.float32], _COSH_MAX[a.dtype == np.float32],
                     out=kept.values)
-        return WithSaved((y, kept))
-    return WithSaved((y, a))  # a NaN: all of a (the general path, as tanh's VJP)
+        return kept
+    return a  # a NaN: all of a (the general path, as tanh's VJP)
 
 
 def _cell_d(ans, h, W, A, key, saved):
-    """tanh'(a) on arrays, ``(d, finite)`` (for times_into): 1 - y^2, and 1 / cosh(a)^2 where
-    it may cancel, from the kept entries of the pre-activation (``saved``, a PartlySaved: the
-    forward found no NaN in ``a``, so ``d`` is finite), from all of it (an array), or from
-    the inputs (``saved`` None: the VJP called outside a tape, as the registry's tests do)."""
+    """:func:`_tanh_d` of ``rnn_cell``'s output; ``saved`` None (the VJP called outside a
+    tape, as the registry's tests do): the pre-activation recomputed from the inputs."""
+    return _tanh_d(ans, _linear_at_fwd(h, W, A, key) if saved is None else saved)
+
+
+def _tanh_d(ans, saved):
+    """tanh'(a) on arrays, ``(d, finite)`` (for times_into), for a record's output
+    ``ans = tanh(a)``: 1 - y^2, and 1 / cosh(a)^2 where it may cancel, from the kept entries of
+    the pre-activation (``saved``, a PartlySaved: the forward found no NaN in ``a``, so ``d``
+    is finite) or from all of it (an array)."""
     d = ans * ans
     np.subtract(1.0, d, out=d)
     if type(saved) is PartlySaved:
@@ -276,30 +304,35 @@ def _cell_d(ans, h, W, A, key, saved):
     m = smallest(d)
     finite = m == m  # NaN exactly when 1 - y^2 has a NaN
     if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
-        a = _linear_at_fwd(h, W, A, key) if saved is None else saved
         sat = d < _CHEAP
-        s = _sech2(None, a[sat])
+        s = _sech2(None, saved[sat])
         d[sat] = s
         finite = finite and _all_finite(s)
     return d, finite
 
 
 def _cell_d_recorded(ans, h, W, A, key, saved):
-    """tanh'(a) on Tensors (an outer tape or accumulator records the backward pass). ``saved``
-    None (the VJP called outside a tape): from the recorded pre-activation. Else ``1 - y^2``,
-    recorded (its derivative reaches the inputs through ``y``), plus where it cancels the
-    constant difference to ``1 / cosh(a)^2`` from the kept entries (0 in exact arithmetic);
-    a tape or accumulator that follows an input but not ``y`` is refused (TypeError)."""
+    """:func:`_tanh_d_recorded` of ``rnn_cell``; ``saved`` None (the VJP called outside a
+    tape): from the recorded pre-activation."""
     if saved is None:
         return _sech2(None, linear_at(h, W, A, key=key))
-    ins = [x for x in (h, W, A) if isinstance(x, Tensor)]
+    return _tanh_d_recorded(ans, (h, W, A), saved, "rnn_cell")
+
+
+def _tanh_d_recorded(ans, inputs, saved, name):
+    """tanh'(a) on Tensors (an outer tape or accumulator records the backward pass) for the
+    output ``ans = tanh(a)`` of the record ``name`` with ``inputs``: ``1 - y^2``, recorded
+    (its derivative reaches the inputs through ``y``), plus where it cancels the constant
+    difference to ``1 / cosh(a)^2`` from the kept entries ``saved`` (0 in exact arithmetic);
+    a tape or accumulator that follows an input but not ``y`` is refused (TypeError)."""
+    ins = [x for x in inputs if isinstance(x, Tensor)]
     if type(ans) is not Tensor or any(
             ans._key not in tp._tracked and any(x._key in tp._tracked for x in ins)
             for tp in _RECORDING) or any(
             id(ans) not in acc._tangents and any(id(x) in acc._tangents for x in ins)
             for acc in _FORWARD):
         raise TypeError(
-            "autoprop: rnn_cell's record keeps its output and only part of its pre-activation, "
+            f"autoprop: {name}'s record keeps its output and only part of its pre-activation, "
             "but a tape or forward accumulator that follows its inputs and not its output is "
             "differentiating the backward pass: open it before the forward pass")
     d = 1.0 - ans * ans
@@ -366,6 +399,189 @@ rnn_cell = defprim(
     shapes="h (N, H), W (H, H), A[key] (N, H) -> (N, H)",
     source="np.tanh({h} @ {W}.T + {A}[{key}])", reads=((1, "ans"), (0, "ans"), ("ans",)),
     joint_vjp=_cell_vjps,
+)
+
+
+# --- rnn_tanh: the whole RNN layer as one record, backpropagation through time as its VJP ---
+def _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """The shapes ``rnn_tanh`` needs (arrays); ValueError naming the argument otherwise."""
+    if x.ndim != 3:
+        raise ValueError(f"rnn_tanh: x must be (batch, time, features); got shape {x.shape}")
+    N, T, D = x.shape
+    H = W_hh.shape[0] if W_hh.ndim == 2 else -1
+    if (W_hh.shape, W_ih.shape, b_ih.shape, b_hh.shape, h0.shape) == ((H, H), (H, D), (H,), (H,), (N, H)):
+        return  # (one tuple comparison: the usual case)
+    for name, v, want in (("W_hh", W_hh, (H, H)), ("W_ih", W_ih, (H, D)), ("b_ih", b_ih, (H,)),
+                          ("b_hh", b_hh, (H,)), ("h0", h0, (N, H))):
+        if v.shape != want or H < 0:
+            raise ValueError(f"rnn_tanh: {name} must be {want if H >= 0 else '(H, H)'} for x of "
+                             f"shape {x.shape} and W_hh of shape {W_hh.shape}; got shape {v.shape}")
+
+
+def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """Every hidden state ``h_t = tanh(x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T)``,
+    ``h_{-1} = h0``: manualprop's RNN forward (the input projection of every step at once,
+    then the pre-activations ``a`` filled step by step in place). While a tape or an
+    accumulator listens, the record keeps ``a`` (N, T, H), as manualprop's cache does, and
+    not the outputs: the VJPs take ``tanh'(a) = 1 / cosh(a)^2`` and the states from it."""
+    _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh)
+    a = x @ W_ih.T + b_ih + b_hh  # (N, T, H), then each step adds h_{t-1} W_hh^T
+    if a.dtype.kind != "f":
+        raise TypeError(f"rnn_tanh: real floating values only (tanh's derivative from |a|); got {a.dtype}")
+    Y = np.empty_like(a)
+    h = h0
+    for t in range(a.shape[1]):
+        a_t = a[:, t]
+        a_t += h @ W_hh.T
+        h = np.tanh(a_t, out=Y[:, t])
+    if not (_RECORDING or _EXTRA):
+        return Y  # nobody differentiates it: nothing to keep
+    return WithSaved((Y, a))
+
+
+def _rnn_states_before(states, h0):
+    """``h_{t-1}`` for every step, (N, T, H): ``h0`` then the states but the last."""
+    N, T, H = _shape(states)
+    return np.concatenate([np.reshape(h0, (N, 1, H)), states[:, :T - 1]], axis=1)
+
+
+def _rnn_again(x, h0, W_ih, W_hh, b_ih, b_hh):
+    """The forward once more with numpy functions that record on Tensors: ``(a, states)``,
+    each (N, T, H), so that an outer tape or accumulator differentiates the VJP (higher
+    derivatives; ``tape.backward_source``) through the inputs."""
+    A = x @ _mT(W_ih) + b_ih + b_hh
+    h, pre, states = h0, [], []
+    for t in range(_shape(x)[1]):
+        a_t = A[:, t] + h @ _mT(W_hh)
+        h = np.tanh(a_t)
+        pre.append(a_t)
+        states.append(h)
+    return np.stack(pre, axis=1), np.stack(states, axis=1)
+
+
+def _rnn_local(args, saved):
+    """``(d, finite, H_prev)``: ``tanh'(a) = 1 / cosh(a)^2`` (N, T, H) from the pre-activations
+    (exact where ``1 - h^2`` would cancel to 0), whether every entry of ``d`` is finite (None:
+    not known), and ``h_{t-1}`` for every step. From the record's ``a`` (``saved``) on arrays,
+    as manualprop's backward (the states recomputed as ``tanh(a)``); else, on Tensors or
+    called outside a tape, from :func:`_rnn_again`."""
+    x, h0, W_ih, W_hh, b_ih, b_hh = args
+    N, T, _ = _shape(x)
+    H = _shape(W_hh)[0]
+    if not T:
+        z = np.zeros((N, 0, H), np.result_type(*(_value(v) for v in args)))
+        return z, True, z
+    if type(saved) is np.ndarray and not (isinstance(x, Tensor) or isinstance(h0, Tensor) or isinstance(
+            W_ih, Tensor) or isinstance(W_hh, Tensor) or isinstance(b_ih, Tensor) or isinstance(b_hh, Tensor)):
+        d = _sech2(None, saved)
+        m = smallest(d)
+        H_prev = np.empty_like(saved)
+        H_prev[:, 0] = h0
+        np.tanh(saved[:, :-1], out=H_prev[:, 1:])
+        return d, m == m, H_prev  # (m is NaN exactly when a has a NaN)
+    a, states = _rnn_again(*args)
+    return _sech2(None, a), None, _rnn_states_before(states, h0)
+
+
+def _bptt(g, d, finite, W_hh):
+    """Backpropagation through time: ``(dA, dh0)`` for the outputs' gradient ``g`` (N, T, H) and
+    ``d = tanh'(a)``: ``dA[:, t]`` is dL/da_t. Going back from the last step, the state ``h_t``
+    gets ``g[:, t]`` from the output and ``dh`` from step ``t+1``; ``da_t = (g[:, t] + dh) *
+    d[:, t]``, and ``dh = da_t @ W_hh`` goes on to step ``t-1`` (manualprop.RNN.backward's loop;
+    ``lessons/31-rnn-bptt.md``)."""
+    N, T, H = _shape(d)
+    if not T:
+        return d, np.zeros((N, H), d.dtype)  # no step: nothing reaches h0
+    if finite and type(g) is np.ndarray and g.shape == d.shape and g.dtype == d.dtype:
+        dA, dh = d, None  # plain backward pass: d scaled in place, step by step (manualprop's)
+        for t in range(T - 1, -1, -1):
+            da = dA[:, t]
+            da *= g[:, t] if dh is None else g[:, t] + dh
+            dh = da @ W_hh
+        return dA, dh
+    g = broadcast_to(g, shape=_shape(d)) if isinstance(g, Tensor) else np.broadcast_to(g, _shape(d))
+    das, dh = [None] * T, None  # else (Tensors, or d with a NaN): the same, under the 0·inf rule
+    for t in range(T - 1, -1, -1):
+        das[t] = times(g[:, t] if dh is None else g[:, t] + dh, d[:, t])
+        dh = das[t] @ W_hh
+    return np.stack(das, axis=1), dh
+
+
+def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
+    """The six VJPs (dx, dh0, dW_ih, dW_hh, db_ih, db_hh) in one call (``joint_vjp``): one
+    backward sweep (:func:`_bptt`), then, the weights being shared by every step, one product
+    or sum over all (N*T) rows for each asked for (manualprop's ``_weight_grads``); by
+    position, None for an input not in ``pairs``."""
+    args = (x, h0, W_ih, W_hh, b_ih, b_hh)
+    d, finite, H_prev = _rnn_local(args, saved)
+    dA, dh0 = _bptt(g, d, finite, W_hh)
+    H = _shape(dA)[-1]
+    rows = dA.reshape(-1, H)  # (N*T, H): da_t of every sample and step
+    out = [None] * 6
+    for i, _ in pairs:
+        if i == 0:
+            out[0] = dA @ W_ih
+        elif i == 1:
+            out[1] = dh0
+        elif i == 2:
+            out[2] = rows.T @ x.reshape(-1, _shape(x)[-1])
+        elif i == 3:
+            out[3] = rows.T @ H_prev.reshape(-1, H)
+        else:
+            out[i] = rows.sum(axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
+    return out
+
+
+def _rnn_vjp(i, g, ans, *args, saved=None):
+    """VJP ``i`` alone (forward mode's transposes and the registry's tests)."""
+    return _rnn_vjps(((i, None),), g, ans, *args, saved=saved)[i]
+
+
+def _rnn_jvp(i, t, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
+    """JVP ``i``: the tangent of every state, forward in time. Input ``i``'s tangent enters
+    each step's pre-activation (``tx_t W_ih^T``, ``x_t tW_ih^T``, ``h_{t-1} tW_hh^T``, ``tb``)
+    or the first state (``th0``), and ``dh_t = tanh'(a_t) * (that + dh_{t-1} W_hh^T)``."""
+    d, _, H_prev = _rnn_local((x, h0, W_ih, W_hh, b_ih, b_hh), saved)
+    shape = _shape(d)
+    if not shape[1]:
+        return d  # no step, no state
+    if i == 0:
+        enter = t @ _mT(W_ih)
+    elif i == 2:
+        enter = x @ _mT(t)
+    elif i == 3:
+        enter = H_prev @ _mT(t)
+    elif i >= 4:
+        enter = broadcast_to(t, shape=shape) if isinstance(t, Tensor) else np.broadcast_to(t, shape)
+    dh = t if i == 1 else None
+    out = []
+    for s in range(shape[1]):
+        u = dh @ _mT(W_hh) if dh is not None else None
+        if i != 1:
+            u = enter[:, s] if u is None else enter[:, s] + u
+        dh = times(u, d[:, s])
+        out.append(dh)
+    return np.stack(out, axis=1)
+
+
+rnn_tanh = defprim(
+    "rnn_tanh", _rnn_fwd, *(partial(_rnn_vjp, i) for i in range(6)),
+    jvp=tuple(partial(_rnn_jvp, i) for i in range(6)),
+    jacobian="h_t = tanh(a_t), a_t = x_t W_ih^T + b_ih + b_hh + h_{t-1} W_hh^T, h_{-1} = h0: "
+             "each state depends on x[:, :t+1], h0 and the weights through the chain of steps "
+             "(backpropagation through time)",
+    vjp="back from t = T-1: da_t = (g[:, t] + dh) / cosh(a_t)^2 (the record keeps a, as "
+        "manualprop's cache), dh = da_t @ W_hh; dx_t = da_t @ W_ih, dh0 = the last dh, "
+        "dW_ih = sum_t da_t^T x_t, dW_hh = sum_t da_t^T h_{t-1}, db_ih = db_hh = sum_t da_t "
+        "summed over the batch",
+    shapes="x (N, T, D), h0 (N, H), W_ih (H, D), W_hh (H, H), b_ih, b_hh (H,) -> (N, T, H), "
+           "every hidden state",
+    source="{out} = [{h0}]\n"
+           "for a_t in np.moveaxis({x} @ {W_ih}.T + {b_ih} + {b_hh}, 1, 0):\n"
+           "    {out}.append(np.tanh(a_t + {out}[-1] @ {W_hh}.T))\n"
+           "{out} = np.stack({out}[1:], axis=1)",
+    reads=((0, 1, 2, 3, 4, 5),) * 6,  # (not its outputs: a, kept whole, gives the states)
+    joint_vjp=_rnn_vjps,
 )
 
 
