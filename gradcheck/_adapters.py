@@ -6413,11 +6413,19 @@ def _layouts_text(info):
     return f"; {', '.join(lays)}" if lays else ""
 
 
-def _state_text(info):
-    """The header's words for the arrays a layer without gradients writes in forward (``info['buffers']`` whose
-    ``buffer_why`` says so: an EMA's ``self.mean``, running statistics): state, not parameters; "" when none."""
+def forward_state(info) -> list:
+    """The arrays without gradients a layer's forward writes (``info['buffers']`` whose ``buffer_why`` says so: an
+    EMA's ``self.mean``, running statistics), by name; [] when none or ``info`` is not a protocol dict."""
+    if not isinstance(info, collections.abc.Mapping):
+        return []
     why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
-    state = [w for w in info.get("buffers") or [] if "writes it" in why.get(w, "")]
+    return [w for w in info.get("buffers") or [] if "writes it" in why.get(w, "")]
+
+
+def _state_text(info):
+    """The header's words for the arrays a layer without gradients writes in forward (:func:`forward_state`): state,
+    not parameters; "" when none."""
+    state = forward_state(info)
     return (f"; state forward updates: {', '.join(state)} (a buffer, as PyTorch's register_buffer and Keras's "
             "non-trainable weights: not a parameter, so no gradient is due)") if state else ""
 

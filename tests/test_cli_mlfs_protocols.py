@@ -136,3 +136,25 @@ def test_inherited_methods_are_listed(tmp_path):
     text = " ".join(both(p).split())
     assert p.returncode == 2 and "its public methods are none" not in text, text
     assert "add(layer), train_on_batch(X, y)" in text, text
+
+
+def test_batchnorm_eval_failure_says_training_passes():
+    """newuser31b F2: ML-From-Scratch's BatchNormalization (running statistics from the first batch, backward the
+    training formula) was checked once, in eval mode, and FAILed without a word of the training mode their
+    NeuralNetwork backpropagates in; the training mode is now checked too and the note says it passes there."""
+    p = run_here("check", f"{LAYERS}::BatchNormalization", "--input-shape", "6,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: BatchNormalization [eval]: gradient mismatch in dX" in text, text
+    assert "backward fails in eval mode only: in training mode (forward(X, training=True)" in text, text
+    assert "--training checks the training forward alone" in text and "checked once" not in text, text
+    p = run_here("check", f"{LAYERS}::BatchNormalization", "--input-shape", "6,3", "--training")
+    assert p.returncode == 0 and "PASS: BatchNormalization" in both(p), both(p)
+
+
+def test_batchnorm_eval_backward_in_training_fails():
+    """The twin of F2, a wrong PASS: a backward of the eval formula (no batch-statistics paths) PASSed by default,
+    the training mode skipped because both forwards gave the same output (and backward the same gradients) on the
+    first batch, which set the running statistics: equal there, different functions."""
+    p = run_here("check", f"{LAYERS}::BatchNormEvalBackward", "--input-shape", "6,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: BatchNormEvalBackward [training]: gradient mismatch in dX" in text, text
