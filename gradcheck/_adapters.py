@@ -1159,6 +1159,21 @@ _FORWARD_WORDS, _BACKWARD_WORDS = ("forward", "fprop", "bottom", "data", "predic
     "backward", "bprop", "top", "diff", "grad")
 
 
+def loss_without_flag(cls) -> str:
+    """The usage error for a class with ML-From-Scratch's loss protocol (:func:`_mlfs_loss`: ``loss(y, y_pred)``,
+    ``gradient(y, y_pred)``, no forward/backward) checked as a layer, without ``--loss`` (newuser31b F4: the generic
+    "has no forward() method" said nothing of --loss); ``""`` for another class."""
+    if not isinstance(cls, type) or not _mlfs_loss(cls) or any(
+            m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
+        return ""
+    sig = " and ".join(f"{m}({', '.join(n for n in _params(getattr(cls, m)) or {} if n != 'self')})"
+                       for m in ("loss", "gradient"))
+    return (f"{cls.__name__} has {sig}, ML-From-Scratch's loss protocol: a loss, not a layer. Check it with --loss "
+            f"(gradcheck check FILE::{cls.__name__} --loss --input-shape N,D: D the number of outputs; y_true is "
+            "drawn, or give it with --targets): L = the sum of loss's per-element losses, dL/dy_pred = gradient's "
+            "result.")
+
+
 def no_layer_methods(cls, file=""):
     """The usage error for a class with neither ``forward`` nor ``backward`` (nor Keras's ``call``, PyTorch's
     ``__call__``, ML-From-Scratch's ``forward_pass``, micrograd's ``parameters``: refused by their own words), saying
@@ -1501,15 +1516,20 @@ def gradient_protocol(obj, kind="layer"):
                 "gradient(x) read as the elementwise derivative at forward's input") if \
             _subclass(obj, forward=forward, backward=backward) else ""
     if kind != "layer" and _mlfs_loss(cls):
+        first = {m: loss_order(getattr(obj, m))[0] for m in ("loss", "gradient")}  # newuser31b F3: loss(y_pred,
+        # y_true) called (y, y_pred) positionally FAILed as "wrong sign": each method in the order its names say
+
         def forward(self, y_pred, y_true):
-            return np.sum(self.loss(y_true, y_pred))
+            return np.sum(self.loss(*((y_pred, y_true) if first["loss"] else (y_true, y_pred))))
 
         def backward(self, y_pred, y_true):
-            return self.gradient(y_true, y_pred)
+            return self.gradient(*((y_pred, y_true) if first["gradient"] else (y_true, y_pred)))
+        said = [f"{m}({', '.join(loss_order(getattr(obj, m))[1])})" for m in first if first[m]]
         return ("ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)'s per-element losses (their "
                 "NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the sum's "
-                "gradient), dL/dy_pred = gradient(y, y_pred)") if _subclass(obj, forward=forward, backward=backward) \
-            else ""
+                "gradient), dL/dy_pred = gradient(y, y_pred)" + (
+                    f"; {' and '.join(said)}: the prediction first, as the names say, so called in that order"
+                    if said else "")) if _subclass(obj, forward=forward, backward=backward) else ""
     return ""
 
 

@@ -1075,6 +1075,8 @@ class Child:
             return self.reply(False, {"stage": "class", "message": str(exc)})
         if (refused := self.refused_kind(kind, target, req)) is not None:
             return self.reply(False, refused)
+        if kind == "class" and (req.get("kind") or "layer") == "layer" and (hint := AD.loss_without_flag(target)):
+            return self.reply(False, {"stage": "init", "message": hint})  # a loss checked as a layer: --loss
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):

@@ -158,3 +158,22 @@ def test_batchnorm_eval_backward_in_training_fails():
     p = run_here("check", f"{LAYERS}::BatchNormEvalBackward", "--input-shape", "6,3")
     text = " ".join(both(p).split())
     assert p.returncode == 1 and "FAIL: BatchNormEvalBackward [training]: gradient mismatch in dX" in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("SquareLossPredFirst", 0), ("SquareLossPredFirstBug", 1)])
+def test_loss_with_the_prediction_first_is_called_as_its_names_say(cls, code):
+    """newuser31b F3: loss(y_pred, y_true)/gradient(y_pred, y_true) was called (y, y_pred) positionally: a right loss
+    FAILed as "dy_pred has the wrong sign" while the header said the names were read."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--loss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code, text
+    assert "loss(y_pred, y_true) and gradient(y_pred, y_true): the prediction first, as the names say" in text, text
+    assert (f"PASS: {cls}: dL/dy_pred matches" if code == 0 else "dy_pred has the wrong sign") in text, text
+
+
+def test_loss_class_without_loss_flag_is_told_to_add_it():
+    """newuser31b F4: a loss()/gradient() class checked without --loss got the generic "has no forward() method"."""
+    p = run_here("check", f"{LAYERS}::SquareLoss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "SquareLoss has loss(y, y_pred) and gradient(y, y_pred)" in text, text
+    assert "Check it with --loss" in text and "has no forward() method" not in text, text
