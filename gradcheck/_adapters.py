@@ -4910,10 +4910,13 @@ def adapt(obj, inputs=None, training=True):
     opt, trainable = getattr(type(obj), "_gradcheck_pass_optimizer", None), bool(getattr(obj, "trainable", True))
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
     hooks, listed = _try(_resets, obj), (_try(list_input_advice, obj) or "").strip()
+    uninit = _try(_not_initialized, obj)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if listed:  # its advice on a failure (tester31m M3)
         info["list_input"] = listed
+    if uninit:  # newuser31b F5: half ML-From-Scratch, half forward/backward
+        info["text"] = f"{info.get('text', '')}; {uninit}"
     if hooks:  # every hook gradcheck calls, said (tester31m M6)
         info["resets"] = hooks
         if said := [h for h in hooks if f"{h}()" not in info.get("text", "")]:
@@ -4942,6 +4945,25 @@ def adapt(obj, inputs=None, training=True):
     if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
         info["outputs"] = outs.data()
     return obj, info
+
+
+def _not_initialized(obj) -> str:
+    """The header's words for a class with its own ``forward``/``backward`` beside ML-From-Scratch's
+    ``forward_pass`` and ``initialize(optimizer)`` (its Layer subclassed), holding no optimizer and attributes still
+    None: gradcheck calls ``initialize`` only for the forward_pass/backward_pass protocol (:func:`pass_as_forward`),
+    so weights it would build are None (newuser31b F5: forward's TypeError was blamed on --input-shape); else ""."""
+    if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward", "forward_pass", "initialize")) or \
+            _has_optimizer(obj):
+        return ""
+    try:
+        made = set(re.findall(r"self\.(\w+)\s*=", inspect.getsource(type(obj).initialize)))
+    except (OSError, TypeError):
+        made = set()
+    nones = [k for k, v in _fields(obj).items() if v is None and not k.startswith("_") and (k in made or not made)]
+    return (f"initialize(optimizer) was not called: gradcheck calls it only for ML-From-Scratch's protocol "
+            f"(forward_pass/backward_pass alone), and this class has forward/backward of its own, so "
+            f"{', '.join(nones)} {'is' if len(nones) == 1 else 'are'} still None; build them in __init__ (or call "
+            "self.initialize(optimizer) there), or check the forward_pass/backward_pass class itself") if nones else ""
 
 
 def missing_gradients(info) -> list:

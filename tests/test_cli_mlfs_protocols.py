@@ -177,3 +177,12 @@ def test_loss_class_without_loss_flag_is_told_to_add_it():
     text = " ".join(both(p).split())
     assert p.returncode == 2 and "SquareLoss has loss(y, y_pred) and gradient(y, y_pred)" in text, text
     assert "Check it with --loss" in text and "has no forward() method" not in text, text
+
+
+def test_half_mlfs_class_says_initialize_was_not_called():
+    """newuser31b F5: forward/backward beside their initialize(optimizer): W is None, and the forward's TypeError was
+    blamed on --input-shape alone; the header now says initialize was not called and which attributes are None."""
+    p = run_here("check", f"{LAYERS}::DenseHybrid", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "initialize(optimizer) was not called" in text, text
+    assert "so W, w0 are still None" in text, text
