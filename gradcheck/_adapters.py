@@ -6924,10 +6924,17 @@ def _sub_candidates(children):
     return cand + numbers, pairs, numbers
 
 
+def _child_of(name, children):
+    """The sub-layer of ``children`` a dotted ``name`` of :func:`_sub_candidates` (``sub-layer.key``) is in: the longest
+    one it starts with, since a params key may hold dots itself (``layers.0`` holding ``params["0.0.W"]``, a nested
+    container's: dup31, the probe's KeyError 'layers.0.0.0'); ``name.rpartition('.')[0]`` when none."""
+    return max((c for c in children if name.startswith(f"{c}.")), key=len, default=name.rpartition(".")[0])
+
+
 def _in_order(pairs, children):
     """``pairs`` in PyTorch's ``named_parameters`` order: the layer's own, then each sub-layer's in turn."""
     rank = {n: i for i, n in enumerate(children, 1)}
-    return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
+    return dict(sorted(pairs.items(), key=lambda kv: rank.get(_child_of(kv[0], children), 0)))
 
 
 def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=None):
@@ -6978,7 +6985,7 @@ def _unseen(obj, inputs, kws, arrays, children):
     others = [k for k, v in arrays.items() if outside(v)]  # a 0-d array too, as a float (M4) is not (tester14 #1)
     others += [k for k, v in _float_numbers(obj).items() if not _hyperparameter(v)]  # np.float64(0.25)
     cand, sub_pairs, _ = _sub_candidates(children)
-    sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
+    sub_dicts = [n for n in sub_pairs if outside(children[(c := _child_of(n, children))].params[n[len(c) + 1:]])]
     cand = [n for n in cand if not _hyperparameter(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
