@@ -41,7 +41,14 @@ import numpy as np
 
 from . import _validation as V
 from . import check as check_module
-from ._adapters import _ones_apart, cache_guard, forward_state, forward_takes, global_names, global_states
+from ._adapters import (
+    _ones_apart,
+    cache_guard,
+    forward_state,
+    forward_takes,
+    global_names,
+    global_states,
+)
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._switch_reach import file_classes
