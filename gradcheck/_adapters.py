@@ -1159,6 +1159,21 @@ _FORWARD_WORDS, _BACKWARD_WORDS = ("forward", "fprop", "bottom", "data", "predic
     "backward", "bprop", "top", "diff", "grad")
 
 
+def loss_without_flag(cls) -> str:
+    """The usage error for a class with ML-From-Scratch's loss protocol (:func:`_mlfs_loss`: ``loss(y, y_pred)``,
+    ``gradient(y, y_pred)``, no forward/backward) checked as a layer, without ``--loss`` (newuser31b F4: the generic
+    "has no forward() method" said nothing of --loss); ``""`` for another class."""
+    row = _named_loss(cls) if isinstance(cls, type) else None
+    if row is None or any(m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
+        return ""
+    sig = " and ".join(f"{m}({', '.join(n for n in _params(getattr(cls, m)) or {} if n != 'self')})"
+                       for m in row[1:3])
+    return (f"{cls.__name__} has {sig}, {row[0]}'s loss protocol: a loss, not a layer. Check it with --loss "
+            f"(gradcheck check FILE::{cls.__name__} --loss --input-shape N,D: D the number of outputs; y_true is "
+            f"drawn, or give it with --targets): L = the sum of {row[1]}'s per-element losses, dL/dy_pred = "
+            f"{row[2]}'s result.")
+
+
 def no_layer_methods(cls, file=""):
     """The usage error for a class with neither ``forward`` nor ``backward`` (nor Keras's ``call``, PyTorch's
     ``__call__``, ML-From-Scratch's ``forward_pass``, micrograd's ``parameters``: refused by their own words), saying
@@ -1467,49 +1482,98 @@ def pass_as_forward(obj, probe=None):
 
 
 def _positional_count(fn):
-    """How many positional parameters method ``fn`` takes besides ``self`` (all without a default), or -1."""
-    ps = [p for p in (_params(fn) or {}).values() if p.name != "self"]
+    """How many positional parameters method ``fn`` takes besides ``self`` (all without a default; ``**kwargs``
+    aside: numpy-ml's ``grad(self, x, **kwargs)``), or -1."""
+    ps = [p for p in (_params(fn) or {}).values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
     return len(ps) if inspect.isfunction(fn) and all(p.kind in _POSITIONAL and p.default is p.empty for p in ps) \
         else -1
 
 
+#: The elementwise activations and the losses read by their methods' names, one row a package: ``(package, forward's
+#: name, derivative's name)`` for an activation (forward ``NAME(x)``, derivative ``NAME(x)`` at forward's input);
+#: ``(package, loss's name, gradient's name, the gradient's argument count)`` for a loss (``loss(y, y_pred)``, per
+#: element or summed, and its gradient: ``(y, y_pred)`` with respect to ``y_pred``, or numpy-ml's ``(y, y_pred, z,
+#: act_fn)`` with respect to an output layer's ``z``, given ``z = y_pred`` and the identity as act_fn). ML-From-Scratch
+#: (tester31e F5, F6); numpy-ml (tester31m M4, M5: ``numpy_ml/neural_nets/activations``, ``losses``).
+ACTIVATION_NAMES = (("ML-From-Scratch", "__call__", "gradient"), ("numpy-ml", "fn", "grad"))
+LOSS_NAMES = (("ML-From-Scratch", "loss", "gradient", 2), ("numpy-ml", "loss", "grad", 4))
+
+
+def _named_activation(cls):
+    """The row of :data:`ACTIVATION_NAMES` whose forward and derivative ``cls`` has, each of one argument, or None."""
+    return next((row for row in ACTIVATION_NAMES if _positional_count(inspect.getattr_static(cls, row[1], None)) ==
+                 1 and _positional_count(getattr(cls, row[2], None)) == 1), None)
+
+
+def _named_loss(cls):
+    """The row of :data:`LOSS_NAMES` whose loss (two arguments) and gradient ``cls`` has, or None."""
+    return next((row for row in LOSS_NAMES if _positional_count(getattr(cls, row[1], None)) == 2 and
+                 _positional_count(getattr(cls, row[2], None)) == row[3]), None)
+
+
 def _mlfs_loss(cls):
-    """Whether class ``cls`` has ML-From-Scratch's loss protocol: ``loss(y, y_pred)`` and ``gradient(y, y_pred)``."""
-    return _positional_count(getattr(cls, "loss", None)) == 2 and _positional_count(getattr(cls, "gradient", None)) == 2
+    """Whether class ``cls`` has a loss protocol read by its names (:data:`LOSS_NAMES`: ML-From-Scratch's ``loss(y,
+    y_pred)`` and ``gradient(y, y_pred)``, numpy-ml's ``loss``/``grad``)."""
+    return _named_loss(cls) is not None
+
+
+class _Identity:
+    """The output activation numpy-ml's ``grad(y, y_pred, z, act_fn)`` is given: the identity, so dL/dz is dL/dy_pred."""
+
+    @staticmethod
+    def fn(z):
+        return z
+
+    @staticmethod
+    def grad(x, **kwargs):
+        return np.ones_like(x)
 
 
 def gradient_protocol(obj, kind="layer"):
-    """ML-From-Scratch's activations and losses (tester31e F5, F6), given forward and backward through a same-named
-    subclass: an activation's ``__call__(x)`` and ``gradient(x)`` (the elementwise derivative at ``x``) checked as
-    a layer, ``forward(x) = obj(x)``, ``backward(dY) = dY * gradient(x)``; with ``kind`` ``"loss"``, a loss's
-    ``loss(y, y_pred)`` (per-element losses) and ``gradient(y, y_pred)``, ``forward(y_pred, y_true) =
-    sum(loss(y_true, y_pred))`` and a stateless ``backward(y_pred, y_true) = gradient(y_true, y_pred)``: their
+    """Activations and losses read by their methods' names (:data:`ACTIVATION_NAMES`, :data:`LOSS_NAMES`:
+    ML-From-Scratch's, tester31e F5, F6; numpy-ml's, tester31m M4, M5), given forward and backward through a
+    same-named subclass: an activation's forward ``__call__(x)`` or ``fn(z)`` and derivative ``gradient(x)`` or
+    ``grad(x)`` (elementwise, at ``x``) checked as a layer, ``backward(dY) = dY * gradient(x)``; with ``kind``
+    ``"loss"``, a loss's ``loss(y, y_pred)`` (per-element losses or their sum) and its gradient, ``forward(y_pred,
+    y_true) = sum(loss(y_true, y_pred))`` and a stateless ``backward(y_pred, y_true) = gradient(y_true, y_pred)``
+    (numpy-ml's ``grad(y, y_pred, z, act_fn)`` with ``z = y_pred`` and the identity): ML-From-Scratch's
     NeuralNetwork reports ``np.mean(loss)`` but backpropagates ``gradient`` unscaled, the gradient of the sum.
     Returns the header's words, or ``""`` for another class (one with forward or backward)."""
     cls = type(obj)
     if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
         return ""
-    if kind == "layer" and _positional_count(inspect.getattr_static(cls, "__call__", None)) == 1 and \
-            _positional_count(getattr(cls, "gradient", None)) == 1:
+    if kind == "layer" and (row := _named_activation(cls)):
+        package, fwd, der = row
+
         def forward(self, x):
             self._gradcheck_x = x
-            return self(x)
+            return getattr(self, fwd)(x)
 
         def backward(self, dY):
-            return dY * self.gradient(self._gradcheck_x)
-        return ("ML-From-Scratch's activation protocol: forward is __call__(x), backward is dX = dY * gradient(x), "
-                "gradient(x) read as the elementwise derivative at forward's input") if \
+            return dY * getattr(self, der)(self._gradcheck_x)
+        return (f"{package}'s activation protocol: forward is {fwd}(x), backward is dX = dY * {der}(x), "
+                f"{der}(x) read as the elementwise derivative at forward's input") if \
             _subclass(obj, forward=forward, backward=backward) else ""
-    if kind != "layer" and _mlfs_loss(cls):
+    if kind != "layer" and (row := _named_loss(cls)):
+        package, lname, gname, n = row
+        first = {m: loss_order(getattr(obj, m))[0] for m in (lname, gname)}  # newuser31b F3: loss(y_pred,
+        # y_true) called (y, y_pred) positionally FAILed as "wrong sign": each method in the order its names say
+
         def forward(self, y_pred, y_true):
-            return np.sum(self.loss(y_true, y_pred))
+            return np.sum(getattr(self, lname)(*((y_pred, y_true) if first[lname] else (y_true, y_pred))))
 
         def backward(self, y_pred, y_true):
-            return self.gradient(y_true, y_pred)
-        return ("ML-From-Scratch's loss protocol: L = the sum of loss(y, y_pred)'s per-element losses (their "
-                "NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the sum's "
-                "gradient), dL/dy_pred = gradient(y, y_pred)") if _subclass(obj, forward=forward, backward=backward) \
-            else ""
+            pair = (y_pred, y_true) if first[gname] else (y_true, y_pred)
+            return getattr(self, gname)(*pair, *((y_pred, _Identity()) if n == 4 else ()))
+        said = [f"{m}({', '.join(loss_order(getattr(obj, m))[1])})" for m in first if first[m]]
+        how = (f"dL/dy_pred = {gname}(y, y_pred, z, act_fn) with z = y_pred and act_fn the identity (its gradient "
+               "with respect to the output layer's z is then the one with respect to y_pred)" if n == 4 else
+               f"dL/dy_pred = {gname}(y, y_pred)")
+        summed = (" (their NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the "
+                  "sum's gradient)" if package == "ML-From-Scratch" else "")
+        return (f"{package}'s loss protocol: L = the sum of {lname}(y, y_pred)'s per-element losses{summed}, {how}" + (
+            f"; {' and '.join(said)}: the prediction first, as the names say, so called in that order"
+            if said else "")) if _subclass(obj, forward=forward, backward=backward) else ""
     return ""
 
 
@@ -4890,10 +4954,13 @@ def adapt(obj, inputs=None, training=True):
     opt, trainable = getattr(type(obj), "_gradcheck_pass_optimizer", None), bool(getattr(obj, "trainable", True))
     one = inputs is not None and not isinstance(obj, Adapted) and scalar_output(obj, inputs)
     hooks, listed = _try(_resets, obj), (_try(list_input_advice, obj) or "").strip()
+    uninit = _try(_not_initialized, obj)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if listed:  # its advice on a failure (tester31m M3)
         info["list_input"] = listed
+    if uninit:  # newuser31b F5: half ML-From-Scratch, half forward/backward
+        info["text"] = f"{info.get('text', '')}; {uninit}"
     if hooks:  # every hook gradcheck calls, said (tester31m M6)
         info["resets"] = hooks
         if said := [h for h in hooks if f"{h}()" not in info.get("text", "")]:
@@ -4922,6 +4989,25 @@ def adapt(obj, inputs=None, training=True):
     if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
         info["outputs"] = outs.data()
     return obj, info
+
+
+def _not_initialized(obj) -> str:
+    """The header's words for a class with its own ``forward``/``backward`` beside ML-From-Scratch's
+    ``forward_pass`` and ``initialize(optimizer)`` (its Layer subclassed), holding no optimizer and attributes still
+    None: gradcheck calls ``initialize`` only for the forward_pass/backward_pass protocol (:func:`pass_as_forward`),
+    so weights it would build are None (newuser31b F5: forward's TypeError was blamed on --input-shape); else ""."""
+    if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward", "forward_pass", "initialize")) or \
+            _has_optimizer(obj):
+        return ""
+    try:
+        made = set(re.findall(r"self\.(\w+)\s*=", inspect.getsource(type(obj).initialize)))
+    except (OSError, TypeError):
+        made = set()
+    nones = [k for k, v in _fields(obj).items() if v is None and not k.startswith("_") and (k in made or not made)]
+    return (f"initialize(optimizer) was not called: gradcheck calls it only for ML-From-Scratch's protocol "
+            f"(forward_pass/backward_pass alone), and this class has forward/backward of its own, so "
+            f"{', '.join(nones)} {'is' if len(nones) == 1 else 'are'} still None; build them in __init__ (or call "
+            "self.initialize(optimizer) there), or check the forward_pass/backward_pass class itself") if nones else ""
 
 
 def missing_gradients(info) -> list:
@@ -6413,11 +6499,19 @@ def _layouts_text(info):
     return f"; {', '.join(lays)}" if lays else ""
 
 
-def _state_text(info):
-    """The header's words for the arrays a layer without gradients writes in forward (``info['buffers']`` whose
-    ``buffer_why`` says so: an EMA's ``self.mean``, running statistics): state, not parameters; "" when none."""
+def forward_state(info) -> list:
+    """The arrays without gradients a layer's forward writes (``info['buffers']`` whose ``buffer_why`` says so: an
+    EMA's ``self.mean``, running statistics), by name; [] when none or ``info`` is not a protocol dict."""
+    if not isinstance(info, collections.abc.Mapping):
+        return []
     why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
-    state = [w for w in info.get("buffers") or [] if "writes it" in why.get(w, "")]
+    return [w for w in info.get("buffers") or [] if "writes it" in why.get(w, "")]
+
+
+def _state_text(info):
+    """The header's words for the arrays a layer without gradients writes in forward (:func:`forward_state`): state,
+    not parameters; "" when none."""
+    state = forward_state(info)
     return (f"; state forward updates: {', '.join(state)} (a buffer, as PyTorch's register_buffer and Keras's "
             "non-trainable weights: not a parameter, so no gradient is due)") if state else ""
 
@@ -6830,10 +6924,17 @@ def _sub_candidates(children):
     return cand + numbers, pairs, numbers
 
 
+def _child_of(name, children):
+    """The sub-layer of ``children`` a dotted ``name`` of :func:`_sub_candidates` (``sub-layer.key``) is in: the longest
+    one it starts with, since a params key may hold dots itself (``layers.0`` holding ``params["0.0.W"]``, a nested
+    container's: dup31, the probe's KeyError 'layers.0.0.0'); ``name.rpartition('.')[0]`` when none."""
+    return max((c for c in children if name.startswith(f"{c}.")), key=len, default=name.rpartition(".")[0])
+
+
 def _in_order(pairs, children):
     """``pairs`` in PyTorch's ``named_parameters`` order: the layer's own, then each sub-layer's in turn."""
     rank = {n: i for i, n in enumerate(children, 1)}
-    return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
+    return dict(sorted(pairs.items(), key=lambda kv: rank.get(_child_of(kv[0], children), 0)))
 
 
 def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=None):
@@ -6884,7 +6985,7 @@ def _unseen(obj, inputs, kws, arrays, children):
     others = [k for k, v in arrays.items() if outside(v)]  # a 0-d array too, as a float (M4) is not (tester14 #1)
     others += [k for k, v in _float_numbers(obj).items() if not _hyperparameter(v)]  # np.float64(0.25)
     cand, sub_pairs, _ = _sub_candidates(children)
-    sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
+    sub_dicts = [n for n in sub_pairs if outside(children[(c := _child_of(n, children))].params[n[len(c) + 1:]])]
     cand = [n for n in cand if not _hyperparameter(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts

@@ -1140,7 +1140,7 @@ class Child:
 
     def refused_kind(self, kind, target, req):
         """The reply's fields when what ``req`` asks of the object found (``kind``, ``target``) cannot be done (a
-        function pair as a loss, --wrt of a class, --pred-arg of a function, a loss function as a layer), else
+        function pair as a loss, --wrt of a class, --pred-arg of a function, a loss function or class as a layer), else
         None."""
         AD = self.AD
         if kind == "functions" and req.get("kind") != "layer":
@@ -1156,6 +1156,8 @@ class Child:
                                       f"loss class's forward; {req['class']} is a function: NAME(x, y) -> (loss, dx) "
                                       "takes the prediction first, and a (loss, grad) function of arguments --init "
                                       "gives is told whose gradient it returns by --wrt (--wrt theta)."}
+        if kind == "class" and (req.get("kind") or "layer") == "layer" and (hint := AD.loss_without_flag(target)):
+            return {"stage": "init", "message": hint}  # a loss class checked as a layer: --loss (newuser31b F4)
         if kind == "loss_function" and req.get("kind") == "layer":
             return {"stage": "class", "message": AD.not_a_layer(
                 req["class"], self._module(req["file"]), target)}

@@ -41,7 +41,14 @@ import numpy as np
 
 from . import _validation as V
 from . import check as check_module
-from ._adapters import _ones_apart, cache_guard, forward_takes, global_names, global_states
+from ._adapters import (
+    _ones_apart,
+    cache_guard,
+    forward_state,
+    forward_takes,
+    global_names,
+    global_states,
+)
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._switch_reach import file_classes
@@ -81,6 +88,7 @@ from .sources import (
     CACHE_REWRITTEN,
     SAME_BACKWARD_CHECKED,
     SAME_IN_BOTH_MODES,
+    SAME_Y_EVAL_ONLY,
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
@@ -6100,13 +6108,22 @@ def _diagnose_modes(layer, X, owner: str, training, more, kw) -> Diagnosis:
     diags, notes, identity, same = [], [], False, False
     for t in training_modes(layer, training):
         if t and diags and (same := _same_output(layer, X, owner, seed, t)):
-            if not diags[0].passed or same == "same backward":  # one verdict shown: eval's
-                notes.append(SAME_IN_BOTH_MODES + ("" if not diags[0].passed else SAME_BACKWARD_CHECKED))
+            if same == "same backward" and diags[0].passed and not forward_state(_protocol(layer)):  # one verdict
+                # shown, eval's; state forward writes (running statistics set from this batch) can make the two
+                # forwards equal here and different functions: then training is checked (newuser31b F2's twin)
+                notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
                 break
         with warnings.catch_warnings():
             if diags:  # the batch-of-one warning is said once, in the first mode
                 warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
             d = _diagnose_mode(layer, X, owner, t, more, kw)
+        if same and not diags[0].passed:  # eval failed: one verdict shown, eval's, unless training passes
+            if not d.passed:  # (newuser31b F2: ML-From-Scratch's BatchNormalization, running statistics from the
+                notes.append(SAME_IN_BOTH_MODES)  # first batch, FAILed in eval without a word of its training mode)
+                break
+            notes.append(SAME_Y_EVAL_ONLY)
+            diags.append(d)
+            break
         if same and d.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break

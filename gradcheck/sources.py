@@ -43,7 +43,7 @@ from .errors import GradientShapeError, InputModifiedError, StudentCodeError, Tw
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
+           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -85,6 +85,13 @@ SAME_BACKWARD_CHECKED = "; backward was also checked with the training forward (
 #: Z13: the same output in both modes, but backward fails in training mode only (it branches on the mode).
 SAME_Y_OTHER_BACKWARD = ("training and eval forwards give the same output on this input, but backward fails in "
                          "training mode only: both modes are shown (backward branches on the mode)")
+
+#: newuser31b F2: the same output in both modes on this input (running statistics set from this batch), eval failing,
+#: training passing: a layer whose eval backward is the training formula, right for the mode a training loop runs.
+SAME_Y_EVAL_ONLY = ("training and eval forwards give the same output on this input, but backward fails in eval mode "
+                    "only: in training mode (forward(X, training=True), the mode a training loop calls backward "
+                    "after, as ML-From-Scratch's train_on_batch does) it passes; both are shown, and --training "
+                    "checks the training forward alone")
 
 
 class TapeUnavailable(Exception):

@@ -136,3 +136,53 @@ def test_inherited_methods_are_listed(tmp_path):
     text = " ".join(both(p).split())
     assert p.returncode == 2 and "its public methods are none" not in text, text
     assert "add(layer), train_on_batch(X, y)" in text, text
+
+
+def test_batchnorm_eval_failure_says_training_passes():
+    """newuser31b F2: ML-From-Scratch's BatchNormalization (running statistics from the first batch, backward the
+    training formula) was checked once, in eval mode, and FAILed without a word of the training mode their
+    NeuralNetwork backpropagates in; the training mode is now checked too and the note says it passes there."""
+    p = run_here("check", f"{LAYERS}::BatchNormalization", "--input-shape", "6,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: BatchNormalization [eval]: gradient mismatch in dX" in text, text
+    assert "backward fails in eval mode only: in training mode (forward(X, training=True)" in text, text
+    assert "--training checks the training forward alone" in text and "checked once" not in text, text
+    p = run_here("check", f"{LAYERS}::BatchNormalization", "--input-shape", "6,3", "--training")
+    assert p.returncode == 0 and "PASS: BatchNormalization" in both(p), both(p)
+
+
+def test_batchnorm_eval_backward_in_training_fails():
+    """The twin of F2, a wrong PASS: a backward of the eval formula (no batch-statistics paths) PASSed by default,
+    the training mode skipped because both forwards gave the same output (and backward the same gradients) on the
+    first batch, which set the running statistics: equal there, different functions."""
+    p = run_here("check", f"{LAYERS}::BatchNormEvalBackward", "--input-shape", "6,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: BatchNormEvalBackward [training]: gradient mismatch in dX" in text, text
+
+
+@pytest.mark.parametrize(("cls", "code"), [("SquareLossPredFirst", 0), ("SquareLossPredFirstBug", 1)])
+def test_loss_with_the_prediction_first_is_called_as_its_names_say(cls, code):
+    """newuser31b F3: loss(y_pred, y_true)/gradient(y_pred, y_true) was called (y, y_pred) positionally: a right loss
+    FAILed as "dy_pred has the wrong sign" while the header said the names were read."""
+    p = run_here("check", f"{LAYERS}::{cls}", "--loss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == code, text
+    assert "loss(y_pred, y_true) and gradient(y_pred, y_true): the prediction first, as the names say" in text, text
+    assert (f"PASS: {cls}: dL/dy_pred matches" if code == 0 else "dy_pred has the wrong sign") in text, text
+
+
+def test_loss_class_without_loss_flag_is_told_to_add_it():
+    """newuser31b F4: a loss()/gradient() class checked without --loss got the generic "has no forward() method"."""
+    p = run_here("check", f"{LAYERS}::SquareLoss", "--input-shape", "4,3")
+    text = " ".join(both(p).split())
+    assert p.returncode == 2 and "SquareLoss has loss(y, y_pred) and gradient(y, y_pred)" in text, text
+    assert "Check it with --loss" in text and "has no forward() method" not in text, text
+
+
+def test_half_mlfs_class_says_initialize_was_not_called():
+    """newuser31b F5: forward/backward beside their initialize(optimizer): W is None, and the forward's TypeError was
+    blamed on --input-shape alone; the header now says initialize was not called and which attributes are None."""
+    p = run_here("check", f"{LAYERS}::DenseHybrid", *DENSE)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "initialize(optimizer) was not called" in text, text
+    assert "so W, w0 are still None" in text, text

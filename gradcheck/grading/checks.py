@@ -447,8 +447,13 @@ def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mappi
                 f"so gradcheck check reads it as a container of weights ({names}) and not as the params dict of the "
                 f"params/grads protocol: make {owner}.params a plain dict (no read-only mapping).")
     expects = (f"the assignment expects {', '.join(sorted(ours))} (a params dict with keys {sorted(ours)}, or attributes "
-               f"self.{' and self.'.join(sorted(ours))})")
+               f"self.{' and self.'.join(sorted(ours))})") if ours else \
+        "the assignment's reference has no parameters (its test grades the inputs' gradients alone)"
     bare = [str(w).replace("\\", "") for w in (info.get("unchecked") or [])] if isinstance(info, dict) else []
+    why = info.get("not_plain_step") if isinstance(info, dict) and not as_loaded else None
+    if why and not theirs:  # check's NOT CHECKED as a whole, in its words (newuser31b F1's leftover)
+        return (f"{owner}'s weights have no gradient the grader can read; {expects}, each with its gradient. "
+                f"gradcheck check says NOT CHECKED as a whole: {why}.")
     if not theirs and ours and set(ours) <= set(bare):  # tester18g M5: the names are there, their gradients are not
         held = ", ".join(f"self.{k}" for k in sorted(ours))
         return (f"{owner} holds {held} but its backward stores no gradient for them (no "
@@ -475,6 +480,15 @@ def _params_as_loaded(layer: Any, reference: Any) -> bool:
         return False
 
 
+def _steps_read(probed: Any) -> bool:
+    """Whether the probed copy of a sandboxed layer reads its weights' gradients from steps its backward takes, or
+    undoes them (``grad_attrs``, ``not_plain_step`` in its protocol): the layer as loaded moves its weights at each
+    backward, so the central differences after it would see other weights (a correct ML-From-Scratch Dense FAILed a
+    dX-only test, "Is the layer deterministic?")."""
+    info = getattr(probed, "protocol", None) or {}
+    return bool(info.get("not_plain_step") or any(":" in str(a) for a in info.get("grad_attrs") or []))
+
+
 def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, list[np.ndarray]]:
     """``(layer, xs)``, the layer to grade, read as ``gradcheck check`` reads it: a sandboxed layer through the
     sandbox's own probe on ``xs`` (:meth:`~gradcheck.sandbox.RemoteLayer.probed`: an attribute-style layer's
@@ -494,7 +508,8 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
             return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
-        if not several and _params_as_loaded(layer, reference):  # a params dict: graded as loaded, with the probe's
+        if not several and _params_as_loaded(layer, reference) and not _steps_read(probed):  # a params dict: graded
+            # as loaded, with the probe's
             layer.protocol = dict(probed.protocol or {})  # reading (check's rules: constants, undecided arrays) and
             probed.release()  # one copy in the child (two ran a 1024-wide Linear out of a 256 MiB sandbox, blamed
             layer.__dict__.pop("_probed", None)  # on the student, where the memory budget names the grader's limit)
