@@ -241,3 +241,19 @@ def test_the_float32_threshold_from_both_sides_for_roots():
     p = np.poly([1.0, 1.001]).astype(np.float32)  # p[0] = 1: the first row exact, the roots 7e-4 apart (NaN before)
     g, e = _grad(f, p), _roots_f32_exact(p, wgt)
     assert np.linalg.norm(g - e) <= 1.9e-3 * np.linalg.norm(e)  # (1e-4: the roots rounded to float32)
+
+
+def test_a_batch_hessian_is_nan_only_for_its_defective_matrix():
+    # review32 BATCH_HESSIAN_ONE_DEFECTIVE_RAISES: a Jordan block beside an ordinary matrix raised "the derivative of
+    # the eigenvectors is undefined" for the whole batch. sum(w^2) = trace(A^2): its Hessian is 2 delta_il delta_jk
+    a = np.array([[[2.0, 1.0], [0.0, 2.0]], [[1.0, 2.0], [0.5, 3.0]]])
+    x = ap.Variable(a)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = np.sum(np.real(np.linalg.eigvals(x)) ** 2)
+        g = inner.gradient(y, x)
+    h = np.asarray(outer.jacobian(g, x))  # (2, 2, 2, 2, 2, 2)
+    assert np.all(np.isnan(np.asarray(g)[0])) and np.all(np.isnan(h[0, :, :, 0]))
+    np.testing.assert_allclose(np.asarray(g)[1], 2 * a[1].T, atol=1e-12)
+    np.testing.assert_allclose(h[1, :, :, 1], 2 * np.einsum("il,jk->ijkl", np.eye(2), np.eye(2)), atol=1e-12)
+    assert np.all(h[1, :, :, 0] == 0) and np.all(h[0, :, :, 1] == 0)  # (no matrix's gradient depends on the other)

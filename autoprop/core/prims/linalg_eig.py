@@ -335,7 +335,8 @@ def _eig_vjp(g, ans, a):
     w, v = ans
     n = _shape(w)[-1]
     bad, lost, sing = _eig_unresolved(a, w, v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
-    if _used(gv) and bad.any():
+    vbad = bad.any(axis=-1)  # (...,): per matrix (a batch's other matrices keep their gradient: review32)
+    if _used(gv) and np.any(vbad & np.any(np.asarray(gv._value if isinstance(gv, Tensor) else gv) != 0, axis=(-2, -1))):
         raise ValueError(
             "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
             f"(an eigenvalue whose derivative's first-order error bound under rounding is above {_resolved(getattr(v, 'dtype', float)):.2g}: a repeated "
@@ -353,13 +354,16 @@ def _eig_vjp(g, ans, a):
             gv = gv - np.conj(v) * np.real(d)  # the unit-norm constraint, the phases free
         else:
             gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
-        e = _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        wd = np.where(vbad[..., None], np.arange(n), w) if vbad.any() else w  # (no gradient reaches those V)
+        e = _eigh_gap(wd, "eig") * (_mT(v) @ gv)
         m = e if m is None else m + e
     if m is None:
         return np.zeros(_shape(v), v.dtype)
     if nan is None:
         return np.linalg.solve(_mT(v), m @ _mT(v))
-    vs = np.where(sing[..., None, None], _eye(n, v), v)  # (a singular V cannot be solved with: I, then NaN)
+    # a singular V cannot be solved with, and a NaN matrix's V gets no gradient (a Hessian would then reach the
+    # eigenvectors of a defective matrix): I there, then NaN
+    vs = np.where((sing | nan)[..., None, None], _eye(n, v), v)
     link = np.sum(w, axis=-1) + np.sum(gw, axis=-1)
     return nan_linked(np.linalg.solve(_mT(vs), m @ _mT(vs)), nan[..., None, None], link[..., None, None])
 
