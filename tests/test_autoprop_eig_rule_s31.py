@@ -188,3 +188,72 @@ def test_a_tiny_entry_in_lapacks_active_block_is_not_taken_as_exact():
     r = np.sqrt(1e-4)
     e = np.array([[r, r * r], [1.0, r]]) / (2 * r)
     np.testing.assert_allclose(_grad(top, np.array([[2.0, 1.0], [1e-4, 2.0]])), e, rtol=1e-9)
+
+
+# --- review32, F32_EIG_NAN_NUMPY_COMPUTES_IN_FLOAT64: numpy's eig and roots compute float32 input in double
+# precision and round only w, V (and roots' first row -p[1:] / p[0]) to float32; the rule charged float32's eps to
+# LAPACK and NaN'd a symmetric pair 1e-4 apart (cond(V) = 1), which torch differentiates to 5e-8.
+def _f64_eigvals_grad(a, wgt):
+    """d sum(wgt_i Re w_i)/dA of the float32 matrix as stored, in float64, weights matched to numpy's float32 order."""
+    w32 = np.linalg.eigvals(a)
+    w, v = np.linalg.eig(a.astype(np.float64))
+    y = np.linalg.inv(v)
+    return sum(wgt[i] * np.real(np.outer(y[j], v[:, j])).T for i, j in
+               enumerate(int(np.argmin(np.abs(w - z))) for z in w32))
+
+
+def test_float32_symmetric_close_pair_gets_its_gradient():
+    c, s = np.cos(0.3), np.sin(0.3)
+    q = np.array([[c, -s], [s, c]])
+    wgt = np.array([1.0, 2.0], np.float32)
+    for gap in (1e-4, 1e-5):
+        a = (q @ np.diag([1.0, 1.0 + gap]) @ q.T).astype(np.float32)
+        g = _grad(lambda m, x: m.sum(m.real(m.linalg.eigvals(x)) * wgt), a)  # NaN before
+        e = _f64_eigvals_grad(a, wgt)
+        assert np.linalg.norm(g - e) <= 1e-5 * np.linalg.norm(e)
+
+
+def _roots_f32_exact(p, wgt):
+    """d sum(wgt_i Re r_i)/dp of float32 ``p`` as stored: -r_i^(L-1-k) / p'(r_i) at its float64 roots."""
+    r32, r = np.roots(p), np.roots(p.astype(np.float64))
+    L = len(p)
+    out = np.zeros(L)
+    for i, z in enumerate(r32):
+        ri = r[int(np.argmin(np.abs(r - z)))]
+        out += wgt[i] * np.real(-ri ** np.arange(L - 1, -1, -1) / np.polyval(np.polyder(p.astype(np.float64)), ri))
+    return out
+
+
+def test_the_float32_threshold_from_both_sides_for_roots():
+    # 3 (x - 1)(x - 1 - s) in float32: numpy's first row -p[1:] / 3 is rounded to float32 (its error, ~6e-8 / s^2
+    # relative in the derivative, is what binds; the double-precision LAPACK part is ~1e-16 / s^2). s = 0.01:
+    # bound 1.7e-3 below float32's 1.9e-3 (RESOLVED (eps32 / eps64)^(3/8)), finite and right to it; s = 0.008:
+    # bound 3.8e-3, NaN. Kills an exponent 1/4 (threshold 1.5e-4) and 1/2 (2.3e-2): review32's f32_exp.
+    wgt = np.array([1.0, 2.0], np.float32)
+
+    def f(m, p):
+        return m.sum(m.real(m.roots(p)) * wgt)
+
+    p = (3.0 * np.poly([1.0, 1.01])).astype(np.float32)
+    g, e = _grad(f, p), _roots_f32_exact(p, wgt)
+    assert np.linalg.norm(g - e) <= 1.9e-3 * np.linalg.norm(e)
+    assert np.all(np.isnan(_grad(f, (3.0 * np.poly([1.0, 1.008])).astype(np.float32))))
+    p = np.poly([1.0, 1.001]).astype(np.float32)  # p[0] = 1: the first row exact, the roots 7e-4 apart (NaN before)
+    g, e = _grad(f, p), _roots_f32_exact(p, wgt)
+    assert np.linalg.norm(g - e) <= 1.9e-3 * np.linalg.norm(e)  # (1e-4: the roots rounded to float32)
+
+
+def test_a_batch_hessian_is_nan_only_for_its_defective_matrix():
+    # review32 BATCH_HESSIAN_ONE_DEFECTIVE_RAISES: a Jordan block beside an ordinary matrix raised "the derivative of
+    # the eigenvectors is undefined" for the whole batch. sum(w^2) = trace(A^2): its Hessian is 2 delta_il delta_jk
+    a = np.array([[[2.0, 1.0], [0.0, 2.0]], [[1.0, 2.0], [0.5, 3.0]]])
+    x = ap.Variable(a)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = np.sum(np.real(np.linalg.eigvals(x)) ** 2)
+        g = inner.gradient(y, x)
+    h = np.asarray(outer.jacobian(g, x))  # (2, 2, 2, 2, 2, 2)
+    assert np.all(np.isnan(np.asarray(g)[0])) and np.all(np.isnan(h[0, :, :, 0]))
+    np.testing.assert_allclose(np.asarray(g)[1], 2 * a[1].T, atol=1e-12)
+    np.testing.assert_allclose(h[1, :, :, 1], 2 * np.einsum("il,jk->ijkl", np.eye(2), np.eye(2)), atol=1e-12)
+    assert np.all(h[1, :, :, 0] == 0) and np.all(h[0, :, :, 1] == 0)  # (no matrix's gradient depends on the other)

@@ -132,3 +132,17 @@ def test_the_tiny_loss_fails_its_sign_at_an_atol_below_its_gradient():
     assert not res.passed and not res.unchecked, res.table()
     ok = check_loss(TinyLoss(1.0), yt, yp, atol=1e-13, twin=None)
     assert ok.passed, ok.table()
+
+
+@pytest.mark.parametrize("off, judged", [(0.03, True), (0.3, False)])
+def test_the_round_off_boundary_from_both_sides(off, judged):
+    """review32 atol_resolved_x10: a constant offset in Y raises the differences' round-off (~4e-10 off), dX stays
+    8e-11. off=0.03: dX 6 times its round-off, resolved: NOT CHECKED at the given 1e-9 (a rule 10x looser PASSed
+    it); off=0.3: 0.6 times, 0 to the differences: compared at the atol given, as attention's db_k."""
+    ns = {}
+    exec(TINY.replace('return X @ self.params["W"]', 'return X @ self.params["W"] + self.off'), ns)
+    layer = ns["Lin"](W_TINY, -1.0)
+    layer.off = off
+    res = check_layer(layer, (4, 2), atol=1e-9, twin=None)
+    assert res.passed is not judged, res.table()
+    assert ("dX" in " ".join(res.unchecked)) is judged, res.unchecked

@@ -111,3 +111,15 @@ def test_the_in_place_refusal_names_the_functional_update():
     with pytest.raises(TypeError, match=r"ap\.tensor_scatter_nd_update\(b, idx_nd, b\[idx\] \* v\)"), ap.GradientTape():
         y = x * 1.0
         y[1:3] *= 2.0
+
+
+@pytest.mark.parametrize("fn, want", [(ap.tensor_scatter_nd_add, [1.0, 2.75, 3.0]),
+                                      (ap.tensor_scatter_nd_update, [1.0, 0.75, 3.0])])
+def test_an_int_tensor_with_float_updates_is_promoted_not_truncated(fn, want):
+    # review32 sc_dtype: numpy's result dtype of tensor and updates (documented; TensorFlow raises on the mismatch
+    # instead). Copying the tensor's int dtype would truncate 2.75 to 2 without a word.
+    out = fn(np.array([1, 2, 3]), np.array([[1]]), np.array([0.75]))
+    assert np.asarray(out).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(out), want)
+    f32 = fn(np.array([1.0, 2.0, 3.0], np.float32), np.array([[1]]), np.array([0.75], np.float32))
+    assert np.asarray(f32).dtype == np.float32

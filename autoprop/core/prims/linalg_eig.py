@@ -182,12 +182,27 @@ def _eig_fwd(a):
 RESOLVED = 1e-6  # the largest first-order error bound (relative, float64) of a derivative given (:func:`unresolved`)
 
 
+def _resolved(dtype):
+    eps = np.finfo(np.result_type(dtype, np.float32)).eps
+    return RESOLVED * (eps / np.finfo(np.float64).eps) ** 0.375
+
+
 def beyond(est, dtype):
     """True where the first-order relative error bound ``est`` of a derivative in ``dtype`` is above ``RESOLVED``
     (1e-6 in float64; ``RESOLVED (eps / eps_64)^(3/8)``, 1.9e-3, in float32), or NaN: no derivative is given there
     (:func:`unresolved`, ``polynomial._roots_unresolved``)."""
-    eps = np.finfo(np.result_type(dtype, np.float32)).eps
-    return ~(np.asarray(est) <= RESOLVED * (eps / np.finfo(np.float64).eps) ** 0.375)
+    return ~(np.asarray(est) <= _resolved(dtype))
+
+
+def lapack_eps(dtype):
+    """``(eps of LAPACK's computation, eps of the outputs)`` of numpy's eig, eigvals and roots on ``dtype``.
+
+    numpy's linalg computes in double precision whatever the input (``numpy.linalg._commonType``: float32 and
+    complex64 go to LAPACK's dgeev/zgeev) and rounds w and V to the input's precision only at the end, so
+    float32 input has float64's backward error and float32's rounding of the outputs (review32,
+    F32_EIG_NAN_NUMPY_COMPUTES_IN_FLOAT64: float32's eps for both NaN'd a symmetric pair 1e-4 apart)."""
+    dt = np.result_type(dtype, np.float32)
+    return np.finfo(np.float64).eps, np.finfo(dt).eps
 
 
 def lapack_coupling(a, y, x):
@@ -255,7 +270,7 @@ def unresolved(a, w, v, vi):
     """
     a, w, v, vi = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v, vi))
     dt = np.result_type(a.dtype, v.dtype, np.float32)
-    eps = np.finfo(dt).eps
+    eps, eps_out = lapack_eps(dt)
     off = ~np.eye(w.shape[-1], dtype=bool)
     with np.errstate(all="ignore"):
         m = np.stack([lapack_coupling(*z) for z in zip(*(x.reshape((-1,) + x.shape[-2:]) for x in (a, vi, v)))])
@@ -265,6 +280,8 @@ def unresolved(a, w, v, vi):
         tx = np.sum(np.where(off & (m > 0), m * nx[..., :, None] / gap, 0.0), axis=-2) / nx
         ty = np.sum(np.where(off & (m > 0), m * ny[..., None, :] / gap, 0.0), axis=-1) / ny
         est = eps * (tx + ty)
+        if eps_out > eps:  # float32: w and V rounded to it, V^-1 solved in it (|y_i| |V| |V^-1|, Higham 2002, 14.1)
+            est = est + eps_out * (1 + np.linalg.norm(np.abs(vi) @ np.abs(v) @ np.abs(vi), axis=-1) / ny)
     return beyond(est, dt)
 
 
@@ -318,10 +335,11 @@ def _eig_vjp(g, ans, a):
     w, v = ans
     n = _shape(w)[-1]
     bad, lost, sing = _eig_unresolved(a, w, v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
-    if _used(gv) and bad.any():
+    vbad = bad.any(axis=-1)  # (...,): per matrix (a batch's other matrices keep their gradient: review32)
+    if _used(gv) and np.any(vbad & np.any(np.asarray(gv._value if isinstance(gv, Tensor) else gv) != 0, axis=(-2, -1))):
         raise ValueError(
             "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
-            "(an eigenvalue whose derivative's first-order error bound under rounding is above 1e-6: a repeated "
+            f"(an eigenvalue whose derivative's first-order error bound under rounding is above {_resolved(getattr(v, 'dtype', float)):.2g}: a repeated "
             "eigenvalue without a basis of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
             "symmetric functions of the eigenvalues through another path (np.trace, np.poly(A), det).")
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
@@ -336,13 +354,16 @@ def _eig_vjp(g, ans, a):
             gv = gv - np.conj(v) * np.real(d)  # the unit-norm constraint, the phases free
         else:
             gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
-        e = _eigh_gap(w, "eig") * (_mT(v) @ gv)
+        wd = np.where(vbad[..., None], np.arange(n), w) if vbad.any() else w  # (no gradient reaches those V)
+        e = _eigh_gap(wd, "eig") * (_mT(v) @ gv)
         m = e if m is None else m + e
     if m is None:
         return np.zeros(_shape(v), v.dtype)
     if nan is None:
         return np.linalg.solve(_mT(v), m @ _mT(v))
-    vs = np.where(sing[..., None, None], _eye(n, v), v)  # (a singular V cannot be solved with: I, then NaN)
+    # a singular V cannot be solved with, and a NaN matrix's V gets no gradient (a Hessian would then reach the
+    # eigenvectors of a defective matrix): I there, then NaN
+    vs = np.where((sing | nan)[..., None, None], _eye(n, v), v)
     link = np.sum(w, axis=-1) + np.sum(gw, axis=-1)
     return nan_linked(np.linalg.solve(_mT(vs), m @ _mT(vs)), nan[..., None, None], link[..., None, None])
 

@@ -31,7 +31,7 @@ from ..tensor import Tensor
 from ._common import _axis_index, _check_kw, _t, _value
 from ._linalg_helpers import _eye
 from .elementwise import _unary
-from .linalg_eig import beyond, lapack_coupling, nan_linked
+from .linalg_eig import beyond, lapack_coupling, lapack_eps, nan_linked
 from .shape import _gather, _positions, concatenate, reshape
 from .special import _ss, real
 from .stacking import convolve, diff, stack
@@ -542,7 +542,8 @@ def _roots_unresolved(p, r):
     the first-order change of an eigenvalue (Golub & Van Loan 2013, sect. 7.2.2) of numpy's companion matrix
     (leading zeros dropped; first row ``-p[1:] / p[0]``, ones below the diagonal; right eigenvector
     ``x_j = r^(d-1-j)``, left ``y_j`` Horner's partial sums ``sum_(k<=j) p_k r^(j-k)`` scaled to ``y x = 1``) under
-    LAPACK's rounding ``|E| <= eps linalg_eig.lapack_rounding(C)``. A repeated root (``r +- sqrt(eps)`` computed):
+    LAPACK's rounding ``|E| <= eps linalg_eig.lapack_coupling(C)`` (``eps`` float64's: numpy computes in double,
+    ``linalg_eig.lapack_eps``; float32 adds its rounding of the first row and of the roots). A repeated root (``r +- sqrt(eps)`` computed):
     True; a simple one far from the others, as the roots of ``prod_(k=1..8) (x - k)``: False."""
     p, r = np.asarray(_value(p)), np.asarray(_value(r))
     ps = _poly_stripped(p)
@@ -550,7 +551,7 @@ def _roots_unresolved(p, r):
     if len(r) == 0 or d < 1:
         return np.zeros(r.shape, bool)
     dt = np.result_type(p.dtype, r.dtype, np.float32)
-    eps = np.finfo(dt).eps
+    eps64, eps = lapack_eps(dt)
     with np.errstate(all="ignore"):
         xs = np.stack([r ** (d - 1 - j) for j in range(d)], axis=-1)
         ys = [ps[0] + 0 * r]
@@ -560,7 +561,10 @@ def _roots_unresolved(p, r):
         ys = ys / np.sum(ys * xs, axis=-1, keepdims=True)
         comp = np.eye(d, k=-1, dtype=dt)
         comp[0] = -ps[1:] / ps[0]
-        dr = eps * np.diagonal(lapack_coupling(comp, ys, xs.T))
+        dr = eps64 * np.diagonal(lapack_coupling(comp.astype(np.result_type(dt, np.float64)), ys, xs.T))
+        if eps > eps64:  # float32: numpy's first row -p[1:] / p[0] rounded to it (that error, exactly), each root too
+            row = np.abs(comp[0] - (-ps[1:].astype(np.float64) / ps[0]))  # (complex64: complex128's)
+            dr = dr + np.abs(ys[:, 0]) * (np.abs(xs) @ row) + eps * np.abs(r)
         gap = np.abs(r[:, None] - r[None, :]) + np.diag(np.full(len(r), np.inf))
         k = np.arange(d, 0, -1)
         dps = np.polyder(ps)
