@@ -18,6 +18,7 @@ import re
 import numpy as np
 import pytest
 
+from gradcheck.grading.diagnosis import reproduce
 from gradcheck.sandbox import SandboxError
 from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox, graded
 
@@ -181,3 +182,27 @@ def test_a1_a3_the_marked_test_fails_the_differences_and_keeps_the_solution(tmp_
         got = {t["name"]: (t["score"], " ".join(t["output"].split())) for t in data["tests"]}
         assert got["test_linear_derived_by_hand"][0] == 0.0, got
         assert "requires a backward derived by hand" in got["test_linear_derived_by_hand"][1], got
+
+
+class _Graded:
+    file, class_name = "layers.py", "Re`LU"
+
+
+def test_l1_the_recipe_names_the_loaded_name_in_a_span_no_backtick_ends():
+    """L1: the loaded NAME (not the class's ``__name__``); a backtick in the name fences the span with two."""
+    graded = _Graded()
+    graded.loaded_name = "ReLU"
+    assert reproduce(graded, (4, 5)).split(": ", 1)[1] == "`gradcheck check layers.py::ReLU --input-shape 4,5`."
+    said = reproduce(_Graded(), (4, 5)).split(": ", 1)[1]
+    assert said == "``gradcheck check 'layers.py::Re`LU' --input-shape 4,5``.", said
+
+
+def test_l1_graded_recipe_names_the_name_the_test_loaded(tmp_path):
+    """Graded: a class whose ``__name__`` says otherwise (with a backtick) is recommended as the test loaded it."""
+    buggy = SOLUTION.replace("return dY @ self.params[\"W\"]", "return -(dY @ self.params[\"W\"])") \
+        + '\nLinear.__name__ = "Lin`ear"\n'
+    assert buggy != SOLUTION + '\nLinear.__name__ = "Lin`ear"\n'
+    _r, data = graded(tmp_path, buggy)
+    outs = " ".join(t["output"] for t in data["tests"])
+    assert "run: `gradcheck check layers.py::Linear --init" in outs, outs
+    assert "Lin`ear' --init" not in outs, outs
