@@ -954,7 +954,7 @@ class Child:
         #: the staff policy (:meth:`counted_request`): whether a request asked for it (a later ``free`` is counted
         #: too), the code objects of the forwards of the objects loaded since, and the calls of them counted where
         #: no reply could say so (freeing a copy, a failure, sending a reply), said by the next counted reply
-        self.policy, self.known_codes, self.carry = False, set(), 0
+        self.policy, self.known_codes, self.carry, self.collected = False, set(), 0, 0
 
     def receive_shared(self, spec):
         """The arrays of ``spec`` (``[{"dtype", "shape", "offset"}]``) as views of the memory file the parent sent
@@ -1489,12 +1489,14 @@ class Child:
 
     def counted_dispatch(self, op, req, packer):
         """:meth:`dispatch` inside :meth:`counted_request`'s window: the request's object's forward codes read
-        first (a copy freed: before it is dropped), its cyclic garbage collected last."""
+        first (a copy freed: before it is dropped), its cyclic garbage collected last (every 32nd request, all of
+        it: garbage an earlier request left reachable is collected, and counted, in a later one's window)."""
         if op != "load":
             self.known(self.objects.get(req.get("id")))
         self.dispatch(op, req, packer)
         req = packer = None
-        _GC[0]()
+        self.collected += 1  # the young generation: all the request made (no automatic run moved any older); a full
+        _GC[0](0 if self.collected % 32 else 2)  # run now and then (~10 ms), for what an earlier request left alive
 
     def window(self, fn, *args):
         """``n``: the calls of forward (of :attr:`known_codes`, by :func:`forward_keys`; every call, as no step

@@ -133,11 +133,20 @@ PROPERTY_HOOK = _HOOKED.replace("self.lr = _Hook(0.1)", "self._lr = _Hook(0.1)")
 N = 2 * (20 + 15 + 3)
 
 
-def test_a3_forwards_run_when_forwards_result_is_dropped_fail_the_policy(tmp_path):
-    """A3: the finalizer's differences run when the child drops forward's result, inside the request's count now:
-    the forward request fails the policy, with the number of forwards (before: 0 counted, backward then passed)."""
+#: the finalizer's array in a reference cycle (itself in its ``__dict__``): freed by the cyclic collector, whenever
+#: that runs
+CYCLIC = FINALIZER.replace("        out.job = lambda: _differentiate(self, X0)\n",
+                           "        out.job = lambda: _differentiate(self, X0)\n        out.me = out\n")
+
+
+@pytest.mark.parametrize("source", [FINALIZER, CYCLIC], ids=["dropped", "cyclic-garbage"])
+def test_a3_forwards_run_when_forwards_result_is_dropped_fail_the_policy(tmp_path, source):
+    """A3: the finalizer's differences run when the child drops forward's result (or collects it as cyclic garbage:
+    in the request's window, the automatic collector off), inside the request's count now: the forward request
+    fails the policy, with the number of forwards (before: 0 counted, backward then passed)."""
+    assert source.count("out.me = out") == (source is CYCLIC)
     X = np.random.default_rng(0).standard_normal((4, 5))
-    with _sandbox(tmp_path, FINALIZER) as sb:
+    with _sandbox(tmp_path, source) as sb:
         layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
         with pytest.raises(SandboxError) as info:
             layer.forward(X)
