@@ -1445,7 +1445,6 @@ class Child:
                 self.counted_request(op, req, packer)
             else:
                 self.dispatch(op, req, packer)
-            req = packer = None
 
     def dispatch(self, op, req, packer):
         """Run request ``op`` (of :data:`OPS`); it replies once (a failure of the grader's side: ``stage="child"``)."""
