@@ -19,6 +19,7 @@ import _lsprof
 import collections.abc
 import dis
 import functools
+import gc
 import itertools
 import json
 import linecache
@@ -339,7 +340,8 @@ def install_guards(cfg):
 
     forbidden, reasons, write_events, path_pairs = _guard_tables()  # immutable, in this closure only
     path_events = frozenset(e for e, _ in path_pairs)
-    getframe, profiler = sys._getframe, counting_calls.__code__
+    getframe, _id = sys._getframe, id  # (the codes are the module's, alive as long as it is: their ids are theirs)
+    profilers = frozenset(map(id, (counting_calls.__code__, _count_calls.__code__, Child.window.__code__)))
 
     def hook(event, args):
         if event == "open":
@@ -358,7 +360,7 @@ def install_guards(cfg):
                 path = args[i] if e == event and args else None
                 if path is not None and not allowed(path, event in write_events):
                     raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
-        elif event == "sys.setprofile" and getframe(1).f_code is not profiler:  # only the forward counter's
+        elif event == "sys.setprofile" and _id(getframe(1).f_code) not in profilers:  # only the counters'
             raise PermissionError("the grading sandbox does not allow profiling (sys.setprofile)")
     sys.addaudithook(hook)
     _refuse_threads()
@@ -632,6 +634,11 @@ def forward_keys(codes):
 
 #: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)
 _COUNTER = (_lsprof.Profiler, sys.getprofile)
+#: ``gc.collect`` and ``gc.disable`` as they were before any submission ran (:meth:`Child.counted_request`)
+_GC = (gc.collect, gc.disable)
+#: The profiler of the request :meth:`Child.counted_request` runs (None between requests): it records what runs
+#: between the request's counted steps, and :func:`counting_calls` pauses it while its own profiler runs
+_GAP = [None]
 
 
 def _counter_mark():
@@ -766,7 +773,22 @@ def _entry_calls(stats, chain, direct, keys, key=code_key):
     return made
 
 
-def counting_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
+def counting_calls(codes, fn, *args, **kw):
+    """:func:`_count_calls` with the request's profiler (:data:`_GAP`, :meth:`Child.counted_request`) paused while it
+    runs, then resumed (and the collector's automatic runs switched off again: a submission that switched them on
+    must not have its garbage collected, its finalizers run, where no profiler counts)."""
+    gap = _GAP[0]
+    if gap is not None:
+        gap.disable()
+    try:
+        return _count_calls(codes, fn, *args, **kw)
+    finally:
+        if gap is not None:
+            _GC[1]()
+            gap.enable()
+
+
+def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
     """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
@@ -828,6 +850,11 @@ def _counting(count, codes, fn, *args, student=None):
     if not count:
         return fn(*args), None
     return counting_calls(codes, fn, *args, student=student)
+
+
+def _calls_sum(*counts):
+    """The sum of forward-call counts, -1 (a count switched off) when one is."""
+    return -1 if -1 in counts else sum(counts)
 
 
 def _backward_setup(AD, obj, codes, guard):
@@ -924,6 +951,10 @@ class Child:
         self._view = np.frombuffer, np.dtype  # taken before any submitted code ran: numpy patched later cannot
         #                                        make the arrays forward receives copies of the shared memory
         self.adapter_codes = _module_codes(AD)  # (before any submitted code ran: the adapters' own, by identity)
+        #: the staff policy (:meth:`counted_request`): whether a request asked for it (a later ``free`` is counted
+        #: too), the code objects of the forwards of the objects loaded since, and the calls of them counted where
+        #: no reply could say so (freeing a copy, a failure, sending a reply), said by the next counted reply
+        self.policy, self.known_codes, self.carry, self.collected = False, set(), 0, 0
 
     def receive_shared(self, spec):
         """The arrays of ``spec`` (``[{"dtype", "shape", "offset"}]``) as views of the memory file the parent sent
@@ -959,7 +990,14 @@ class Child:
         string)."""
         self.objects[oid := str(len(self.objects))] = obj
         self.held[id(obj)] = held or {}
+        self.known(obj)
         return oid
+
+    def known(self, obj):
+        """Add the codes of ``obj``'s forward (:func:`_forward_codes`) to :attr:`known_codes`, inside a counted request
+        only (reading them may run the submission's code: a property)."""
+        if _GAP[0] is not None and obj is not None:
+            self.known_codes |= _forward_codes(self.AD, obj) - self.adapter_codes
 
     def fail(self, exc, stage="call", **meta):
         """Reply a failure: ``stage="reply"`` when the result was too large to copy, else ``stage``
@@ -1089,6 +1127,7 @@ class Child:
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
+        self.known(obj)  # under the staff policy: the constructor's calls of forward, and a failed load's, counted
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
             passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
@@ -1403,16 +1442,86 @@ class Child:
             if shared is not None:
                 req["shared"] = shared
             payload, packer = None, Packer(self.np, reply_dtypes(header))
-            try:  # the parent sends only the ops of OPS
-                args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
-                OPS[op](self, *args)
-            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
-                big = oversized(exc, packer)
-                packer = req = None
-                if big is not None:  # what the student's code returned could not be copied into the reply
-                    self.reply(False, {"stage": "reply", **big})
-                else:
-                    self.fail(exc, "child")  # "where" empty: not student code
+            self.policy = self.policy or bool(req.get("count_forward"))
+            if req.get("count_forward") or self.policy and op in ("free", "adapter"):  # (no forward of their own)
+                self.counted_request(op, req, packer)
+            else:
+                self.dispatch(op, req, packer)
+
+    def dispatch(self, op, req, packer):
+        """Run request ``op`` (of :data:`OPS`); it replies once (a failure of the grader's side: ``stage="child"``)."""
+        try:  # the parent sends only the ops of OPS
+            args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
+            OPS[op](self, *args)
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
+            big = oversized(exc, packer)
+            packer = req = None
+            if big is not None:  # what the student's code returned could not be copied into the reply
+                self.reply(False, {"stage": "reply", **big})
+            else:
+                self.fail(exc, "child")  # "where" empty: not student code
+
+    def counted_request(self, op, req, packer):
+        """One request under the staff policy, all of it counted (redteam32 A1, A3): the calls of forward its counted
+        steps (:func:`counting_calls`) do not see, from its receipt to its reply sent, are counted by a profiler of
+        the whole request (:meth:`window`) and added to the reply's ``forward_calls``: the submission's code the
+        child runs between those steps (``state()`` reading a number subclass's ``item()``, the method listing
+        reading a property, the finalizer of forward's result when the child drops it, a stream's ``flush``), and
+        the finalizers of its cyclic garbage, which is collected in the window (the collector's automatic runs
+        switched off: none runs where no profiler counts). What no reply of this request can say (a failure, a
+        copy freed, an adapter's call such as the student's ``fix_mask``, the reply's sending) is said by the next
+        counted reply (:attr:`carry`): a stored Jacobian is only of use to a later backward, whose reply the parent
+        judges. Not counted: ``tape`` and ``sublayer`` requests, which call forward themselves (and are no request
+        of the policy's)."""
+        pending, reply = [], self.reply
+        self.reply = lambda ok, meta=None, packer=None, error=None: pending.append((ok, meta, packer, error))
+        try:
+            n = self.window(self.counted_dispatch, op, req, packer)
+        finally:
+            self.reply = reply
+        req = packer = None
+        ok, meta, packer, error = pending.pop() if pending else (False, {"stage": "child"}, None, None)
+        if ok and type(meta) is dict and meta.get("forward_calls") is not None:
+            meta["forward_calls"] = _calls_sum(meta["forward_calls"], n, self.carry)
+            self.carry = 0
+        else:
+            self.carry = _calls_sum(self.carry, n)
+        self.carry = _calls_sum(self.carry, self.window(reply, ok, meta, packer, error))
+
+    def counted_dispatch(self, op, req, packer):
+        """:meth:`dispatch` inside :meth:`counted_request`'s window: the request's object's forward codes read
+        first (a copy freed: before it is dropped), its cyclic garbage collected last (every 32nd request, all of
+        it: garbage an earlier request left reachable is collected, and counted, in a later one's window)."""
+        if op != "load":
+            self.known(self.objects.get(req.get("id")))
+        self.dispatch(op, req, packer)
+        req = packer = None
+        self.collected += 1  # the young generation: all the request made (no automatic run moved any older); a full
+        _GC[0](0 if self.collected % 32 else 2)  # run now and then (~10 ms), for what an earlier request left alive
+
+    def window(self, fn, *args):
+        """``n``: the calls of forward (of :attr:`known_codes`, by :func:`forward_keys`; every call, as no step
+        between counted steps calls forward) made while ``fn(*args)`` ran, outside the counted steps inside it
+        (:func:`counting_calls` pauses this profiler); -1 when the profiler was removed or cleared (as there). The
+        collector's automatic runs are switched off first."""
+        profiler, getprofile = _COUNTER
+        gap = profiler(builtins=False)
+        _GC[1]()
+        _GAP[0] = gap
+        gap.enable()
+        try:
+            _counter_mark()
+            fn(*args)
+        finally:
+            _GAP[0] = None
+            intact = getprofile() is gap
+            gap.disable()
+        stats = gap.getstats()
+        if not intact or not any(e.code is _counter_mark.__code__ and e.callcount for e in stats):
+            return -1
+        codes = self.known_codes
+        keys, key = {code_key(c) for c in codes}, forward_keys(codes)
+        return sum(e.callcount for e in stats if isinstance(e.code, types.CodeType) and key(e.code) in keys)
 
 
 def _cpu_limit(seconds, setrlimit=resource.setrlimit, getrlimit=resource.getrlimit):

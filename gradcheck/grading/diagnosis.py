@@ -19,6 +19,7 @@ import numpy as np
 
 from ..diagnose import is_bias_gradient, name_graded, name_signature
 from ..errors import GradcheckError
+from .static import code_span
 
 __all__ = ["diagnose", "reproduce", "DiagnosisClock", "CLOCK"]
 
@@ -195,8 +196,9 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     """The sentence telling a student how to run this check on their own computer, or "".
 
     ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file``
-    and ``class_name`` (a class, or a CS231n pair's ``NAME``) make
-    ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the plugin) the ``--init`` (no
+    and ``loaded_name`` (the NAME the test loaded, set by the plugin; else its ``class_name``, the class's own
+    ``__name__``, which the submission chooses: redteam32 L1) make ``gradcheck check file.py::NAME``, in a Markdown
+    code span that a backtick in it does not end (:func:`gradcheck.grading.static.code_span`); its ``init_kwargs`` (set by the plugin) the ``--init`` (no
     ``file``: ""). ``shape`` is the input's (a loss: ``y_pred``'s), or one per input
     (``'6,4;4,3;3'``); ``training`` gives ``--training`` / ``--eval`` (None: the CLI's default,
     both); ``loss`` adds ``--loss`` and the ``--targets`` and ``--pred`` options of the data the loss was last
@@ -225,7 +227,8 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     file = getattr(obj, "file", None)
     if not isinstance(file, str) or not file:
         return ""
-    cmd = ["gradcheck", "check", shlex.quote(f"{file}::{getattr(obj, 'class_name', None) or type(obj).__name__}")]
+    name = getattr(obj, "loaded_name", None) or getattr(obj, "class_name", None) or type(obj).__name__
+    cmd = ["gradcheck", "check", shlex.quote(f"{file}::{name}")]
     init = getattr(obj, "init_kwargs", None)
     listed = json.dumps(init, default=lambda o: o.tolist()) if isinstance(init, Mapping) and init else ""
     cmd += ["--init", shlex.quote(listed)] if listed else []  # arrays as lists: the check makes them arrays
@@ -238,7 +241,7 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
         from ..check_command import data_options
 
         ref = data_options(*data) + ref
-    return (f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss + ref)}`."
+    return (f"To see the full diagnosis on your computer, run: {code_span(' '.join(cmd + ['--loss'] * loss + ref))}."
             + (" The autograder compares your results with the course's own reference, which this command does not "
                "have: it checks your backward against your own forward, so it cannot see a wrong forward output. "
                "If it finds nothing wrong, compare your forward's output with the assignment's formula." if unseen

@@ -630,7 +630,7 @@ class Student:
                 lambda: self._holder.imported(file, self.timeout).load_layer(
                     file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                     no_forward_in_backward=policy))
-        obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
+        obj.init_kwargs, obj.loaded_name = init, class_name  # the --init and NAME of gradcheck.grading.diagnosis.reproduce
         V.remember_calls(obj)  # affine_backward(dY), not affine.backward(dY), in this test's messages
         return obj
 
