@@ -11,7 +11,8 @@ from test_cli import both, run_here, student
 BN = """
 import numpy as np
 class BN:
-    def __init__(self, C=3):
+    def __init__(self, num_features=3):
+        C = num_features
         self.BW = np.linspace(0.7, 1.4, C).reshape(1, C); self.Bb = np.linspace(-0.3, 0.2, C).reshape(1, C)
         self.eps = 1e-8
     def forward(self, Z, eval=False):
@@ -34,7 +35,7 @@ class BN:
 def _bn(tmp_path, power, varw="1"):
     f = student(tmp_path, BN.replace("POWER", power).replace("VARW", varw), "bn.py")
     return run_here("check", f"{f}::BN", "--input-shape", "6,3", "--training", "--init",
-                    '{"C": 3}', "--seed", "3")
+                    '{"num_features": 3}', "--seed", "3")
 
 
 def test_bn_variance_power_minus_half_is_named_not_missing(tmp_path):
@@ -61,3 +62,81 @@ def test_bn_variance_path_missing_is_still_named(tmp_path):
     p = _bn(tmp_path, "-3/2", "0")
     out = both(p)
     assert p.returncode == 1 and "lacks the gradient through the batch variance" in out, out
+
+
+def _suggested(out):
+    """The ``--reference manualprop.X`` a PASS suggests, or None."""
+    m = re.search(r"--reference (manualprop\.\w+)", out.replace("\n", " "))
+    return m and m.group(1)
+
+
+def test_the_suggested_reference_runs_on_mytorch_parameter_names(tmp_path):
+    # tester32c M3: PASS said 'pass --reference manualprop.BatchNorm1D'; doing so was a usage error ("The reference
+    # BatchNorm1D has parameters ['beta', 'gamma'] but BN has ['BW', 'Bb']"); the names map by role now, said
+    f = student(tmp_path, BN.replace("POWER", "-3/2").replace("VARW", "1").replace("class BN", "class BatchNorm1d"),
+                "bn.py")
+    args = ("check", f"{f}::BatchNorm1d", "--input-shape", "6,3", "--training", "--init", '{"num_features": 3}')
+    p = run_here(*args)
+    ref = _suggested(both(p))
+    assert p.returncode == 0 and ref == "manualprop.BatchNorm1D", both(p)
+    p = run_here(*args, "--reference", ref)
+    out = both(p)
+    assert p.returncode == 0 and "PASS: BatchNorm1d: every gradient (dX, dBW, dBb) and the forward output" in out, out
+    assert "BW as gamma, Bb as beta" in out, out
+
+
+#: a layer holding its weights in a sub-layer (MyTorch's Conv2d: conv2d_stride1.W), MyTorch's dLdW names
+WRAP = """
+import numpy as np
+class Dense:
+    def __init__(self):
+        self.W = np.linspace(-1, 1, 12).reshape(3, 4); self.b = np.linspace(0, 0.3, 3).reshape(1, 3)
+    def forward(self, A): self.A = A; return A @ self.W.T + self.b
+    def backward(self, dLdZ):
+        self.dLdW = dLdZ.T @ self.A; self.dLdb = dLdZ.sum(axis=0, keepdims=True); return dLdZ @ self.W
+class Linear:
+    def __init__(self): self.dense = Dense()
+    def forward(self, A): return self.dense.forward(A)
+    def backward(self, dLdZ): return self.dense.backward(dLdZ)
+"""
+
+
+def test_a_sub_layers_parameters_map_to_the_references(tmp_path):
+    # tester32c M3: Conv2d's conv2d_stride1.W was not matched to the reference's W
+    f = student(tmp_path, WRAP, "lin.py")
+    args = ("check", f"{f}::Linear", "--input-shape", "5,4")
+    p = run_here(*args)
+    ref = _suggested(both(p))
+    assert p.returncode == 0 and ref == "manualprop.Linear", both(p)
+    p = run_here(*args, "--reference", ref, "--reference-init", '{"in_features": 4, "out_features": 3}')
+    out = both(p)
+    assert p.returncode == 0 and "and the forward output match" in out and "dense.W as W, dense.b as b" in out, out
+
+
+#: MyTorch-style losses: a mean over all N*C squared errors, a softmax cross-entropy of one-hot targets
+LOSSES = """
+import numpy as np
+class MSELoss:
+    def forward(self, A, Y):
+        self.A, self.Y = A, Y; return np.sum((A - Y) ** 2) / A.size
+    def backward(self): return 2 * (self.A - self.Y) / self.A.size
+class CrossEntropyLoss:
+    def forward(self, A, Y):
+        e = np.exp(A - A.max(axis=1, keepdims=True)); self.p = e / e.sum(axis=1, keepdims=True); self.Y = Y
+        return -np.sum(Y * np.log(self.p)) / len(A)
+    def backward(self): return (self.p - self.Y) / len(self.p)
+"""
+
+
+def test_a_loss_pass_suggests_the_manualprop_loss_that_computes_it(tmp_path):
+    # tester32c L1: MSELoss and CrossEntropyLoss were told 'e.g. manualprop.MulticlassHinge'; the class giving
+    # the same L is found by its value, and the command runs as printed
+    f = student(tmp_path, LOSSES, "loss.py")
+    for cls, more, twin in [("MSELoss", (), "MeanSquaredError"),
+                            ("CrossEntropyLoss", ("--targets", "onehot"), "SoftmaxCrossEntropy")]:
+        args = ("check", f"{f}::{cls}", "--input-shape", "4,3", "--loss", *more)
+        p = run_here(*args)
+        out = both(p)
+        assert p.returncode == 0 and "MulticlassHinge" not in out and _suggested(out) == f"manualprop.{twin}", out
+        p = run_here(*args, "--reference", _suggested(out))
+        assert p.returncode == 0 and f"PASS: {cls}: dL/dy_pred and L match" in both(p), both(p)
