@@ -140,3 +140,31 @@ def test_a_loss_pass_suggests_the_manualprop_loss_that_computes_it(tmp_path):
         assert p.returncode == 0 and "MulticlassHinge" not in out and _suggested(out) == f"manualprop.{twin}", out
         p = run_here(*args, "--reference", _suggested(out))
         assert p.returncode == 0 and f"PASS: {cls}: dL/dy_pred and L match" in both(p), both(p)
+
+
+#: an RNN cell with CMU HW3P1's backward signature: backward(delta, h_t, h_prev_l, h_prev_t)
+CELL = """
+import numpy as np
+class RNNCell:
+    def __init__(self, input_size, hidden_size):
+        self.W_ih = np.linspace(-1, 1, hidden_size * input_size).reshape(hidden_size, input_size)
+        self.W_hh = np.linspace(-0.5, 0.7, hidden_size * hidden_size).reshape(hidden_size, hidden_size)
+        self.b_ih = np.zeros(hidden_size); self.b_hh = np.zeros(hidden_size)
+    def forward(self, x, h_prev_t):
+        return np.tanh(x @ self.W_ih.T + self.b_ih + h_prev_t @ self.W_hh.T + self.b_hh)
+    def backward(self, delta, h_t, h_prev_l, h_prev_t):
+        dz = delta * (1 - h_t ** 2)
+        self.dW_ih = dz.T @ h_prev_l; self.dW_hh = dz.T @ h_prev_t
+        self.db_ih = dz.sum(axis=0); self.db_hh = dz.sum(axis=0)
+        return dz @ self.W_ih, dz @ self.W_hh
+"""
+
+
+def test_a_backward_wanting_forwards_values_gets_the_convention_and_a_wrapper(tmp_path):
+    # tester32c M1: HW3P1's RNNCell.backward(delta, h_t, h_prev_l, h_prev_t) was refused with a bare TypeError
+    f = student(tmp_path, CELL, "rnn_cell.py")
+    p = run_here("check", f"{f}::RNNCell", "--input-shape", "4,5;4,3", "--init", '{"input_size": 5, "hidden_size": 3}')
+    out = " ".join(both(p).split())
+    assert p.returncode == 3 and "missing 3 required positional arguments" in out, out
+    assert "backward takes more than dY (h_t, h_prev_l, h_prev_t)" in out, out
+    assert "return self.cell.backward(dh_t, self.h_t, self.x, self.h)" in out, out
