@@ -549,6 +549,38 @@ def raised(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {detail}{where}"
 
 
+_MISSING_ARGS = re.compile(r"backward\(\) missing \d+ required positional arguments?: (.*)")
+
+
+def extra_args_hint(exc_type: str, message: str) -> str:
+    """The hint for a ``backward`` that wants more than ``dY`` (tester32c M1: CMU 11-785 HW3P1's
+    ``RNNCell.backward(delta, h_t, h_prev_l, h_prev_t)`` was refused with a bare TypeError): the convention named
+    and a wrapper that passes forward's own values; "" for any other error.
+
+    Parameters
+    ----------
+    exc_type, message : str
+        The exception's type name and its message (``"backward() missing 3 required positional arguments:
+        'h_t', 'h_prev_l', and 'h_prev_t'"``).
+    """
+    m = _MISSING_ARGS.search(message) if exc_type == "TypeError" else None
+    if m is None:
+        return ""
+    names = re.findall(r"'(\w+)'", m.group(1))
+    return paragraph(
+        f"backward takes more than dY ({', '.join(names)}): the values forward received and returned, passed back by "
+        "the caller, as CMU 11-785 HW3P1's RNNCell.backward(delta, h_t, h_prev_l, h_prev_t) does; gradcheck calls "
+        "backward(dY) alone. Check it through a small class that keeps them, e.g. for the RNNCell: class RNNStep "
+        "whose __init__(self, input_size, hidden_size) sets self.cell = RNNCell(input_size, hidden_size); whose "
+        "forward(self, x, h) does self.x, self.h = x, h; self.h_t = self.cell.forward(x, h); return self.h_t; "
+        "and whose backward(self, dh_t) does self.cell.zero_grad() (the cell's gradients accumulate); return "
+        "self.cell.backward(dh_t, self.h_t, self.x, self.h);",
+        "and check FILE.py::RNNStep with the same --input-shape and --init (its parameters are cell.W_ih, ...). "
+        "CMU's template asks backward to divide the parameters' gradients by the batch size (the gradient of the batch "
+        "mean); gradcheck checks the gradient of sum(Y * dY), so check it with a batch of 1 (--input-shape "
+        "'1,IN;1,HIDDEN') or expect those gradients N times too small.")
+
+
 def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
                  **kwargs: Any) -> Any:
     """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`
@@ -561,6 +593,7 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
+        hint = extra_args_hint(type(exc).__name__, str(exc)) or hint
         raise StudentCodeError(paragraph(f"{called(owner, call)} raised {raised(exc)}.", expected, hint)) from exc
 
 

@@ -2145,7 +2145,7 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         copied = f" (its {own[2]} code checked on a float64 copy: see the note)" if own else ""
         print(colorize(f"\nPASS: {cname}{copied}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
-            print(V.wrap(_value_unchecked(cname, loss)))
+            print(V.wrap(_value_unchecked(cname, loss, y_true, y_pred)))
         return EXIT_PASS
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
@@ -2605,7 +2605,35 @@ def _zero_strengths(loss, init: dict[str, Any]) -> str:
             "--init) to check them too.")
 
 
-def _value_unchecked(cname: str, loss) -> str:
+def _same_loss(loss, y_true, y_pred) -> str | None:
+    """The name of manualprop's loss class (built with its defaults) whose ``forward(y_true, y_pred)`` is the checked
+    ``loss``'s value at this point (within 1e-9 relative; a loss off by a constant differs), the one such class, or
+    None: the ``--reference`` a PASS may suggest for a loss of another name
+    (tester32c L1: MSELoss was told manualprop.MulticlassHinge, MeanSquaredError computes it)."""
+    import manualprop
+    from manualprop.losses import Loss
+
+    try:
+        L = float(loss.forward(y_true, y_pred))
+    except Exception:  # noqa: BLE001 - no value to compare: no suggestion
+        return None
+    if not np.isfinite(L):
+        return None
+    hits = []
+    for name in sorted(n for n in dir(manualprop) if not n.startswith("_")):
+        cls = getattr(manualprop, name)
+        if not (isinstance(cls, type) and issubclass(cls, Loss) and cls is not Loss):
+            continue
+        try:
+            R = float(cls().forward(np.array(y_true, copy=True), np.array(y_pred, dtype=np.float64, copy=True)))
+        except Exception:  # noqa: BLE001 - targets it does not take: not this one
+            continue
+        if np.isfinite(R) and abs(R - L) <= 1e-9 * max(abs(L), abs(R), 1e-12):
+            hits.append(name)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _value_unchecked(cname: str, loss, y_true=None, y_pred=None) -> str:
     """The line under a loss's PASS that compared no value L: ``--reference`` for a loss of a prediction and a target;
     for a (loss, grad) function of several arguments, which no manualprop class is (tester29s LOW: a logistic cost was
     told ``--reference manualprop.MulticlassHinge``), the assignment's printed value."""
@@ -2613,6 +2641,11 @@ def _value_unchecked(cname: str, loss) -> str:
         return (f"{cname}: the value L itself was not checked (central differences see only its gradient): compare "
                 "it at one point with the value your assignment gives (its notebook prints the expected cost at a "
                 "starting point, such as theta = zeros) or with one worked by hand.")
+    same = None if "manualprop.NAME" not in _reference_hint(cname) or y_pred is None else \
+        _same_loss(loss, y_true, y_pred)
+    if same is not None:
+        return (f"{cname}: the value L itself was not checked (central differences see only its gradient); "
+                f"--reference manualprop.{same} compares it (manualprop's {same} gives the same L at this point).")
     return (f"{cname}: the value L itself was not checked (central differences see only its gradient); "
             f"{_reference_hint(cname)} compares it{_no_twin(cname, 'L')}.")
 

@@ -749,6 +749,11 @@ DIAGNOSES: dict[str, Record] = {
         "reduce over different axes", "LayerNorm takes each sample's mean and variance over its features (axis=-1, "
         "keepdims=True: any batch size, even 1), BatchNorm each feature's over the batch (axis=0); backward's means "
         "are over the axis of forward's statistics: {fix}", _NORM),
+    "variance-exponent": Record(
+        "variance's power -1/2 for -3/2", "{t} has the path through the {scope} variance ({ax}), but its term is "
+        "var + eps times its right size per feature: dL/dvar takes (var + eps)**(-1/2) where the "
+        "derivative of (var + eps)**(-1/2) is -1/2 * (var + eps)**(-3/2)", "dL/dvar = -0.5 * sum(dxhat * (x - mean) "
+        "* (var + eps)**(-3/2), axis=0)", _NORM),
     "eps-dropped-backward": Record(
         "eps dropped in backward", "{t} is the correct gradient times sqrt(var + eps) / sqrt(var) per feature, eps "
         "= {eps:.3g}: forward divides by sqrt(var + eps) and backward by sqrt(var) ({ax}), so each feature's "
@@ -3050,13 +3055,11 @@ class _Layer:
                             groups=[[key]], rng=probe_rng(self.seed))[(key,)]
 
 
-def _path_weights(m, n, G, xh, mean, tol):
-    """How much of each statistic's path ``m`` has, where ``m`` differs from ``n`` only along the
-    per-group constant and x_hat (a BatchNorm's dX): ``(c_mean, c_var)``, 1 for the right term,
-    0 for a missing one. With gamma constant per group (the batch scope), ``n = s * P(G)``, P the
-    projection of the upstream gradient out of both, and ``m = n + (1 - c) * s * (mean(G) + xh *
-    mean(G * xh))`` term by term (``lessons/22-batchnorm.md``). None where ``n`` is not of that
-    form (a per-feature gamma inside the group: LayerNorm)."""
+def _path_terms(m, n, G, xh, mean, tol):
+    """``((obs_mean, miss_mean), (obs_var, miss_var))`` per group for a BatchNorm's dX ``m``: what ``m`` has of
+    the mean's and the variance's path terms (``mean(m)``, ``mean(m * xh)``) and what a backward without that
+    path would have (``s * mean(G)``, ``s * mean(G * xh)``), with ``n = s * P(G)`` (:func:`_path_weights`);
+    None where ``n`` is not of that form."""
     if G is None or G.shape != n.shape:
         return None
     P = G - mean(G) - xh * mean(G * xh)
@@ -3064,8 +3067,45 @@ def _path_weights(m, n, G, xh, mean, tol):
     s = mean(n * P) / np.where(pp > 0, pp, 1.0)
     if not close(n, s * P, tol, tol * np.abs(n).max()):  # at n's scale: eps's share leaves small entries off
         return None
+    return (mean(m), s * mean(G)), (mean(m * xh), s * mean(G * xh))
+
+
+def _variance_exponent(m, n, G, X, xh, mean, tol):
+    """``(eps, verdict)`` for a BatchNorm's dX whose variance term has ``var + eps`` times its right weight per
+    group, one ``eps`` in [0, 0.1] for all groups (tester32c M2: ``dL/dvar`` with ``(var + eps)**(-1/2)`` where
+    the derivative of ``(var + eps)**(-1/2)`` has ``**(-3/2)``), the mean term right: ``verdict`` True; False when
+    the terms can be weighed and the variance term is neither missing (weight 0) nor of that form (then no
+    missing-path sentence may be said); None when they cannot be weighed."""
+    terms = _path_terms(m, n, G, xh, mean, tol)
+    if terms is None:
+        return None
+    (om, mm), (ov, mv) = terms
+    big = np.abs(mv) > 1e-6 * max(np.abs(mv).max(), 1e-300)
+    if not np.any(big) or not close(om, 0 * om, 1e-2, max(1e-9 * np.abs(n).max(), tol * np.abs(mm).max())):
+        return False  # the mean term is not right: not this bug alone
+    c = 1.0 - ov[big] / mv[big]  # the variance term's weight per group (1 right, 0 missing)
+    if np.all(np.abs(c) <= 2e-2):
+        return None  # missing: the missing-path sentence holds
+    eps = c - np.broadcast_to(mean((X - mean(X)) ** 2), ov.shape)[big]
+    e = float(np.median(eps))
+    if -1e-3 <= e <= 0.1 and np.allclose(eps, e, rtol=0, atol=2e-2 * max(1.0, float(np.abs(c).max())) ) \
+            and np.abs(c - 1).max() > 5e-2:
+        return max(e, 0.0), True
+    return None, False
+
+
+def _path_weights(m, n, G, xh, mean, tol):
+    """How much of each statistic's path ``m`` has, where ``m`` differs from ``n`` only along the
+    per-group constant and x_hat (a BatchNorm's dX): ``(c_mean, c_var)``, 1 for the right term,
+    0 for a missing one. With gamma constant per group (the batch scope), ``n = s * P(G)``, P the
+    projection of the upstream gradient out of both, and ``m = n + (1 - c) * s * (mean(G) + xh *
+    mean(G * xh))`` term by term (``lessons/22-batchnorm.md``). None where ``n`` is not of that
+    form (a per-feature gamma inside the group: LayerNorm)."""
+    terms = _path_terms(m, n, G, xh, mean, tol)
+    if terms is None:
+        return None
     coef = []
-    for obs, miss in ((mean(m), s * mean(G)), (mean(m * xh), s * mean(G * xh))):
+    for obs, miss in terms:
         den = float(np.sum(miss * miss))
         if den <= 1e-12 * max(float(np.sum(n * n)), 1e-300):
             return None
@@ -3244,6 +3284,10 @@ def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
                         "compare each term with the formula, with its count")
             if said is not None:
                 return "wrong-stat-weights", out | {"how": said[0], "fix": said[1]}
+            if has_mean and 0 in axes and (e := _variance_exponent(m, n, G, X, xh, mean, tol)) is not None:
+                if e[1]:
+                    return "variance-exponent", out | {"eps": e[0]}
+                return None  # the variance's path is there with other weights: no missing-path name (M2)
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
                 "fix": _xhat_formula(ax, bessel() if 0 in axes else None,

@@ -80,6 +80,7 @@ from ._validation import (
     called,
     checked_params,
     dtype_error,
+    extra_args_hint,
     fmt_shape,
     forward_returned_none,
     grads_not_dict,
@@ -1789,6 +1790,7 @@ class Sandbox:
             hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
+        hint = extra_args_hint(e.get("type") or "", msg) or hint
         said = f"{call} raised {e.get('type', 'an exception')}: {msg}{at}"
         return SandboxError(paragraph(said + ("" if said.endswith(".") else "."), expected, hint),
                             reason="exception", output=self.output)

@@ -913,13 +913,28 @@ def param_names(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, str] | 
     exactly one of ``ours`` or one of its :data:`PARAM_SYNONYMS`, one to one; None when they do not map so."""
     if set(ours) == set(theirs):
         return {k: k for k in theirs}
-    out = {}
-    for k in theirs:
-        hit = [r for r in ours if r == k or k in PARAM_SYNONYMS.get(r, ())]
-        if len(hit) != 1:
-            return None
-        out[k] = hit[0]
-    return out if len(set(out.values())) == len(out) == len(set(ours)) else None
+    for rule in (lambda r, k: r == k or k in PARAM_SYNONYMS.get(r, ()),
+                 lambda r, k: _role(r) is not None and _role(r) == _role(k)):
+        out = {}
+        for k in theirs:
+            hit = [r for r in ours if rule(r, k.rsplit(".", 1)[-1])]  # a sub-layer's conv2d_stride1.W is its W
+            if len(hit) != 1:
+                break
+            out[k] = hit[0]
+        else:
+            if len(set(out.values())) == len(out) == len(set(ours)):
+                return out
+    return None
+
+
+def _role(name: str) -> str | None:
+    """``"weight"`` or ``"bias"``: the role of a parameter by its name (manualprop's ``W``/``b``, a norm's
+    ``gamma``/``beta``, their :data:`PARAM_SYNONYMS`, and a name ending in one: CMU MyTorch's ``BW``/``Bb``,
+    tester32c M3), None for any other name."""
+    for role, keys in (("weight", ("W", "gamma")), ("bias", ("b", "beta"))):
+        if name in keys or any(name in PARAM_SYNONYMS[k] for k in keys) or (len(name) == 2 and name[1] == keys[0]):
+            return role
+    return None
 
 
 def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
