@@ -5264,6 +5264,11 @@ def _probe_steps(obj, bwd, lr, heads, inputs, training):
         return weights, after, _sgd_stored_grads(obj, bwd, lr, attrs, inputs, kw, weights) if weights else {}
 
 
+#: The words of check's refusal of a backward that steps its weights at a rate it cannot find (:func:`_unrated_steps`),
+#: which the grader reads from its probe (newuser32 F4: check exit 3, grade full marks).
+STEPS_ITSELF = "updates the weights itself"
+
+
 def _unrated_steps(obj, bwd, inputs, training):
     """Raise :class:`AdapterError` when backward moves weights forward reads (a before/after snapshot of one forward
     and backward, everything put back) and no rate it steps them with was found or could be set (a literal
@@ -5290,7 +5295,7 @@ def _unrated_steps(obj, bwd, inputs, training):
     if used:
         w = ", ".join(used)
         raise AdapterError(
-            f"{type(obj).__name__}.backward updates the weights itself ({w} moved), at a rate gradcheck could not "
+            f"{type(obj).__name__}.backward {STEPS_ITSELF} ({w} moved), at a rate gradcheck could not "
             f"find or set, so its gradients cannot be read and no gradient was compared (its dX would be measured "
             f"with weights that move at each call). Make backward only store the gradients (self.dW = ...), without "
             f"stepping, and let an optimizer step; or keep the rate in self.lr or a backward argument (backward(dY, lr)).")
