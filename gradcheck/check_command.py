@@ -1367,6 +1367,16 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "other gradients match (--constants names constants).")
     lines += _outside_params_lines(info)
     buffers = list(info.get("buffers") or [])
+    why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
+    entries = [w for w in buffers if "[" in w and why.get(w) == "forward writes it"]  # newuser32 F6: cache[1]
+    if entries:  # an entry of a container forward writes and backward reads (self.cache = (xh, var, ...)): what
+        # forward stored for backward (in eval mode an alias of a running statistic), not a weight: no dcache[1]
+        one = len(entries) == 1
+        lines.append(f"note: {', '.join(entries)} {'is an entry' if one else 'are entries'} of what forward stores "
+                     "for backward (a cache, rewritten at each forward; in eval mode it may hold a running "
+                     f"statistic), not {'a weight' if one else 'weights'}: no gradient is due, neither perturbed nor "
+                     "checked.")
+        buffers = [w for w in buffers if w not in entries]
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1
         lines.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
