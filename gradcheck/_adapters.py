@@ -1590,6 +1590,8 @@ def gradient_protocol(obj, kind="layer"):
                 return np.asarray(getattr(self, gname)(*pair, z, _Sinh())) / np.cosh(z)
             return getattr(self, gname)(*pair)
         said = [f"{m}({', '.join(loss_order(getattr(obj, m))[1])})" for m in first if first[m]]
+        unread = "" if soft or n == 4 or any(loss_order(getattr(obj, m))[2] for m in first) else \
+            _order_unread(obj, lname, gname)
         how = (f"dL/dy_pred = {gname}(y, y_pred, z, act_fn) / cosh(z) with act_fn a non-identity activation, fn = "
                "sinh and grad = cosh, and z = arcsinh(y_pred) (y_pred = act_fn.fn(z): numpy-ml's grad is dL/dz = "
                "dL/dy_pred * act_fn.grad(z); a grad that leaves act_fn.grad(z) out fails)" if n == 4 else
@@ -1601,8 +1603,34 @@ def gradient_protocol(obj, kind="layer"):
         of = "(y, softmax(z))" if soft else "(y, y_pred)"
         return (f"{package}'s loss protocol: L = the sum of {lname}{of}'s per-element losses{summed}, {how}" + (
             f"; {' and '.join(said)}: the prediction first, as the names say, so called in that order"
-            if said else "")) if _subclass(obj, forward=forward, backward=backward) else ""
+            if said else "") + unread) if _subclass(obj, forward=forward, backward=backward) else ""
     return ""
+
+
+def _order_unread(obj, lname, gname):
+    """The header's words for a named loss whose arguments' names do not say which is the prediction (newuser32 F3:
+    ``loss(self, a, b)``, ``gradient(self, a, b)`` FAILed with 1e15 errors and no word of the order): the order
+    assumed, ``(y, y_pred)``, how to name them, and whether the other order's gradient matches the loss's central
+    differences on a probe in (0.05, 0.95) (:func:`_directional_error`, :func:`_order_by_role`'s thresholds)."""
+    names = ", ".join(loss_order(getattr(obj, lname))[1])
+    rng = probe_rng(0)
+    y_pred, y_true = rng.uniform(0.05, 0.95, (4, 3)), rng.uniform(0.05, 0.95, (4, 3))
+    err = {}
+    for pred_first in (False, True):
+        def pair(p, t, pred_first=pred_first):
+            return (p, t) if pred_first else (t, p)
+        shim = types.SimpleNamespace(forward=lambda t, p, pair=pair: np.sum(getattr(obj, lname)(*pair(p, t))))
+        try:
+            g = np.asarray(getattr(obj, gname)(*pair(y_pred, y_true)), dtype=np.float64)
+            err[pred_first] = _directional_error(shim, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0
+        except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
+            err[pred_first] = 1.0
+    swapped = (f"; in the other order, {lname}({names}) and {gname}({names}) with the prediction first, {gname} "
+               f"matches {lname}'s central differences (on values in (0.05, 0.95)): if {names.split(', ')[0]} is "
+               "your prediction, that is the order to name") if err[True] < 1e-3 and err[False] > 1e-2 else ""
+    return (f"; {lname}({names}) and {gname}({names}): the names do not say which is the prediction, so "
+            f"ML-From-Scratch's order (y, y_pred), the target first, is assumed; name them (y, y_pred) or (y_pred, "
+            f"y_true) to say which{swapped}")
 
 
 def _backprop_pair(cls):
