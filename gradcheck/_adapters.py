@@ -1607,6 +1607,10 @@ def gradient_protocol(obj, kind="layer"):
     return ""
 
 
+#: The words of :func:`_order_unread`, which ``gradcheck check`` repeats under a loss's FAIL.
+ORDER_UNREAD = "the names do not say which is the prediction"
+
+
 def _order_unread(obj, lname, gname):
     """The header's words for a named loss whose arguments' names do not say which is the prediction (newuser32 F3:
     ``loss(self, a, b)``, ``gradient(self, a, b)`` FAILed with 1e15 errors and no word of the order): the order
@@ -1628,7 +1632,7 @@ def _order_unread(obj, lname, gname):
     swapped = (f"; in the other order, {lname}({names}) and {gname}({names}) with the prediction first, {gname} "
                f"matches {lname}'s central differences (on values in (0.05, 0.95)): if {names.split(', ')[0]} is "
                "your prediction, that is the order to name") if err[True] < 1e-3 and err[False] > 1e-2 else ""
-    return (f"; {lname}({names}) and {gname}({names}): the names do not say which is the prediction, so "
+    return (f"; {lname}({names}) and {gname}({names}): {ORDER_UNREAD}, so "
             f"ML-From-Scratch's order (y, y_pred), the target first, is assumed; name them (y, y_pred) or (y_pred, "
             f"y_true) to say which{swapped}")
 

@@ -20,6 +20,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import (
     EVAL_FLAGS,
+    ORDER_UNREAD,
     TRAIN_FLAGS,
     _rebound_text,
     init_arrays,
@@ -2167,6 +2168,11 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
     elif value_only is not None:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
+    call = str((getattr(loss, "protocol", None) or {}).get("call") or "")
+    if ORDER_UNREAD in call:  # newuser32 F3: the order assumed, repeated where the FAIL is read
+        start = call.rfind("; ", 0, call.index(ORDER_UNREAD)) + 2
+        end = call.find("; forward(", start)
+        print(V.wrap(f"argument order: {call[start:end if end >= 0 else None]}."))
     return EXIT_MISMATCH
 
 

@@ -39,5 +39,6 @@ def test_an_unread_order_is_said_and_the_other_order_tried(tmp_path, cls, other)
     p = run_here("check", f"{path}::{cls}", "--loss", "--input-shape", "4,3", "--targets", "unit")
     text = " ".join(both(p).split())
     assert p.returncode == 1 and f"FAIL: {cls}: gradient mismatch in dy_pred" in text, text
-    assert ASSUMED in text, text
-    assert (OTHER in text) is other, text
+    after = text.split(f"FAIL: {cls}:")[-1]  # said under the FAIL too, where it is read
+    assert ASSUMED in text and "argument order: " + ASSUMED in after, text
+    assert (OTHER in after) is other, text
