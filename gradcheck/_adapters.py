@@ -1493,10 +1493,12 @@ def _positional_count(fn):
 #: name, derivative's name)`` for an activation (forward ``NAME(x)``, derivative ``NAME(x)`` at forward's input);
 #: ``(package, loss's name, gradient's name, the gradient's argument count)`` for a loss (``loss(y, y_pred)``, per
 #: element or summed, and its gradient: ``(y, y_pred)`` with respect to ``y_pred``, or numpy-ml's ``(y, y_pred, z,
-#: act_fn)`` with respect to an output layer's ``z``, given ``z = y_pred`` and the identity as act_fn). ML-From-Scratch
-#: (tester31e F5, F6); numpy-ml (tester31m M4, M5: ``numpy_ml/neural_nets/activations``, ``losses``).
+#: act_fn)`` with respect to an output layer's ``z``, given ``y_pred = act_fn.fn(z)`` with a non-identity act_fn,
+#: :class:`_Sinh`; numpy-ml's ``CrossEntropy.grad(y, y_pred)``, two arguments, with respect to the softmax's input z,
+#: ``y_pred = softmax(z)``). ML-From-Scratch (tester31e F5, F6); numpy-ml (tester31m M4, M5:
+#: ``numpy_ml/neural_nets/activations``, ``losses``; newuser32 F1, F2).
 ACTIVATION_NAMES = (("ML-From-Scratch", "__call__", "gradient"), ("numpy-ml", "fn", "grad"))
-LOSS_NAMES = (("ML-From-Scratch", "loss", "gradient", 2), ("numpy-ml", "loss", "grad", 4))
+LOSS_NAMES = (("ML-From-Scratch", "loss", "gradient", 2), ("numpy-ml", "loss", "grad", 4), ("numpy-ml", "loss", "grad", 2))
 
 
 def _named_activation(cls):
@@ -1517,16 +1519,25 @@ def _mlfs_loss(cls):
     return _named_loss(cls) is not None
 
 
-class _Identity:
-    """The output activation numpy-ml's ``grad(y, y_pred, z, act_fn)`` is given: the identity, so dL/dz is dL/dy_pred."""
+class _Sinh:
+    """The output activation numpy-ml's ``grad(y, y_pred, z, act_fn)`` is given (fixn32, newuser32 F1: with the
+    identity, a grad that drops ``act_fn.grad(z)`` passed): numpy-ml's activation object, ``fn(z) = sinh(z)`` and
+    ``grad(x) = cosh(x)``, with ``z = arcsinh(y_pred)`` so that ``y_pred = fn(z)`` for any real ``y_pred``; numpy-ml's
+    chain rule then gives dL/dz = dL/dy_pred * cosh(z), and ``grad(...) / cosh(z)`` is checked as dL/dy_pred."""
 
     @staticmethod
     def fn(z):
-        return z
+        return np.sinh(z)
 
     @staticmethod
     def grad(x, **kwargs):
-        return np.ones_like(x)
+        return np.cosh(x)
+
+
+def _softmax(z):
+    """Softmax over the last axis (numpy-ml's CrossEntropy: ``y_pred`` is the softmax of the output layer's ``z``)."""
+    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
 
 
 def gradient_protocol(obj, kind="layer"):
@@ -1536,7 +1547,8 @@ def gradient_protocol(obj, kind="layer"):
     ``grad(x)`` (elementwise, at ``x``) checked as a layer, ``backward(dY) = dY * gradient(x)``; with ``kind``
     ``"loss"``, a loss's ``loss(y, y_pred)`` (per-element losses or their sum) and its gradient, ``forward(y_pred,
     y_true) = sum(loss(y_true, y_pred))`` and a stateless ``backward(y_pred, y_true) = gradient(y_true, y_pred)``
-    (numpy-ml's ``grad(y, y_pred, z, act_fn)`` with ``z = y_pred`` and the identity): ML-From-Scratch's
+    (numpy-ml's ``grad(y, y_pred, z, act_fn)`` through :class:`_Sinh`, divided by ``cosh(z)``; numpy-ml's
+    two-argument ``grad(y, y_pred)`` as dL/dz with ``y_pred = softmax(z)``): ML-From-Scratch's
     NeuralNetwork reports ``np.mean(loss)`` but backpropagates ``gradient`` unscaled, the gradient of the sum.
     Returns the header's words, or ``""`` for another class (one with forward or backward)."""
     cls = type(obj)
@@ -1559,22 +1571,70 @@ def gradient_protocol(obj, kind="layer"):
         first = {m: loss_order(getattr(obj, m))[0] for m in (lname, gname)}  # newuser31b F3: loss(y_pred,
         # y_true) called (y, y_pred) positionally FAILed as "wrong sign": each method in the order its names say
 
+        soft = package == "numpy-ml" and n == 2  # CrossEntropy.grad(y, y_pred): dL/dz, y_pred = softmax(z)
+
         def forward(self, y_pred, y_true):
+            y_pred = _softmax(y_pred) if soft else y_pred
             return np.sum(getattr(self, lname)(*((y_pred, y_true) if first[lname] else (y_true, y_pred))))
 
         def backward(self, y_pred, y_true):
+            z, y_pred = (y_pred, _softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
+            if soft and not np.allclose(np.sum(y_true, axis=-1), 1.0):
+                raise UnreadableError(
+                    f"{type(self).__name__}.{gname}(y, y_pred) is numpy-ml's CrossEntropy convention: the gradient "
+                    "with respect to the softmax's input z, y_pred = softmax(z), which is y_pred - y only for targets "
+                    "whose rows sum to 1; these do not (the default --targets real): add --targets onehot (or probs, "
+                    "labels).")
             pair = (y_pred, y_true) if first[gname] else (y_true, y_pred)
-            return getattr(self, gname)(*pair, *((y_pred, _Identity()) if n == 4 else ()))
+            if n == 4:  # numpy-ml's dL/dz through act_fn = sinh: divided by cosh(z), dL/dy_pred (newuser32 F1)
+                return np.asarray(getattr(self, gname)(*pair, z, _Sinh())) / np.cosh(z)
+            return getattr(self, gname)(*pair)
         said = [f"{m}({', '.join(loss_order(getattr(obj, m))[1])})" for m in first if first[m]]
-        how = (f"dL/dy_pred = {gname}(y, y_pred, z, act_fn) with z = y_pred and act_fn the identity (its gradient "
-               "with respect to the output layer's z is then the one with respect to y_pred)" if n == 4 else
+        unread = "" if soft or n == 4 or any(loss_order(getattr(obj, m))[2] for m in first) else \
+            _order_unread(obj, lname, gname)
+        how = (f"dL/dy_pred = {gname}(y, y_pred, z, act_fn) / cosh(z) with act_fn a non-identity activation, fn = "
+               "sinh and grad = cosh, and z = arcsinh(y_pred) (y_pred = act_fn.fn(z): numpy-ml's grad is dL/dz = "
+               "dL/dy_pred * act_fn.grad(z); a grad that leaves act_fn.grad(z) out fails)" if n == 4 else
+               f"dL/dz = {gname}(y, y_pred) with y_pred = softmax(z) over the last axis (numpy-ml's CrossEntropy: the "
+               "gradient with respect to the softmax's input z, the checked input here, named y_pred)" if soft else
                f"dL/dy_pred = {gname}(y, y_pred)")
         summed = (" (their NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the "
                   "sum's gradient)" if package == "ML-From-Scratch" else "")
-        return (f"{package}'s loss protocol: L = the sum of {lname}(y, y_pred)'s per-element losses{summed}, {how}" + (
+        of = "(y, softmax(z))" if soft else "(y, y_pred)"
+        return (f"{package}'s loss protocol: L = the sum of {lname}{of}'s per-element losses{summed}, {how}" + (
             f"; {' and '.join(said)}: the prediction first, as the names say, so called in that order"
-            if said else "")) if _subclass(obj, forward=forward, backward=backward) else ""
+            if said else "") + unread) if _subclass(obj, forward=forward, backward=backward) else ""
     return ""
+
+
+#: The words of :func:`_order_unread`, which ``gradcheck check`` repeats under a loss's FAIL.
+ORDER_UNREAD = "the names do not say which is the prediction"
+
+
+def _order_unread(obj, lname, gname):
+    """The header's words for a named loss whose arguments' names do not say which is the prediction (newuser32 F3:
+    ``loss(self, a, b)``, ``gradient(self, a, b)`` FAILed with 1e15 errors and no word of the order): the order
+    assumed, ``(y, y_pred)``, how to name them, and whether the other order's gradient matches the loss's central
+    differences on a probe in (0.05, 0.95) (:func:`_directional_error`, :func:`_order_by_role`'s thresholds)."""
+    names = ", ".join(loss_order(getattr(obj, lname))[1])
+    rng = probe_rng(0)
+    y_pred, y_true = rng.uniform(0.05, 0.95, (4, 3)), rng.uniform(0.05, 0.95, (4, 3))
+    err = {}
+    for pred_first in (False, True):
+        def pair(p, t, pred_first=pred_first):
+            return (p, t) if pred_first else (t, p)
+        shim = types.SimpleNamespace(forward=lambda t, p, pair=pair: np.sum(getattr(obj, lname)(*pair(p, t))))
+        try:
+            g = np.asarray(getattr(obj, gname)(*pair(y_pred, y_true)), dtype=np.float64)
+            err[pred_first] = _directional_error(shim, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0
+        except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
+            err[pred_first] = 1.0
+    swapped = (f"; in the other order, {lname}({names}) and {gname}({names}) with the prediction first, {gname} "
+               f"matches {lname}'s central differences (on values in (0.05, 0.95)): if {names.split(', ')[0]} is "
+               "your prediction, that is the order to name") if err[True] < 1e-3 and err[False] > 1e-2 else ""
+    return (f"; {lname}({names}) and {gname}({names}): {ORDER_UNREAD}, so "
+            f"ML-From-Scratch's order (y, y_pred), the target first, is assumed; name them (y, y_pred) or (y_pred, "
+            f"y_true) to say which{swapped}")
 
 
 def _backprop_pair(cls):
@@ -5236,6 +5296,11 @@ def _probe_steps(obj, bwd, lr, heads, inputs, training):
         return weights, after, _sgd_stored_grads(obj, bwd, lr, attrs, inputs, kw, weights) if weights else {}
 
 
+#: The words of check's refusal of a backward that steps its weights at a rate it cannot find (:func:`_unrated_steps`),
+#: which the grader reads from its probe (newuser32 F4: check exit 3, grade full marks).
+STEPS_ITSELF = "updates the weights itself"
+
+
 def _unrated_steps(obj, bwd, inputs, training):
     """Raise :class:`AdapterError` when backward moves weights forward reads (a before/after snapshot of one forward
     and backward, everything put back) and no rate it steps them with was found or could be set (a literal
@@ -5262,7 +5327,7 @@ def _unrated_steps(obj, bwd, inputs, training):
     if used:
         w = ", ".join(used)
         raise AdapterError(
-            f"{type(obj).__name__}.backward updates the weights itself ({w} moved), at a rate gradcheck could not "
+            f"{type(obj).__name__}.backward {STEPS_ITSELF} ({w} moved), at a rate gradcheck could not "
             f"find or set, so its gradients cannot be read and no gradient was compared (its dX would be measured "
             f"with weights that move at each call). Make backward only store the gradients (self.dW = ...), without "
             f"stepping, and let an optimizer step; or keep the rate in self.lr or a backward argument (backward(dY, lr)).")

@@ -20,6 +20,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import (
     EVAL_FLAGS,
+    ORDER_UNREAD,
     TRAIN_FLAGS,
     _rebound_text,
     init_arrays,
@@ -1367,6 +1368,16 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "other gradients match (--constants names constants).")
     lines += _outside_params_lines(info)
     buffers = list(info.get("buffers") or [])
+    why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
+    entries = [w for w in buffers if "[" in w and why.get(w) == "forward writes it"]  # newuser32 F6: cache[1]
+    if entries:  # an entry of a container forward writes and backward reads (self.cache = (xh, var, ...)): what
+        # forward stored for backward (in eval mode an alias of a running statistic), not a weight: no dcache[1]
+        one = len(entries) == 1
+        lines.append(f"note: {', '.join(entries)} {'is an entry' if one else 'are entries'} of what forward stores "
+                     "for backward (a cache, rewritten at each forward; in eval mode it may hold a running "
+                     f"statistic), not {'a weight' if one else 'weights'}: no gradient is due, neither perturbed nor "
+                     "checked.")
+        buffers = [w for w in buffers if w not in entries]
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1
         lines.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
@@ -2157,6 +2168,11 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
     elif value_only is not None:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
+    call = str((getattr(loss, "protocol", None) or {}).get("call") or "")
+    if ORDER_UNREAD in call:  # newuser32 F3: the order assumed, repeated where the FAIL is read
+        start = call.rfind("; ", 0, call.index(ORDER_UNREAD)) + 2
+        end = call.find("; forward(", start)
+        print(V.wrap(f"argument order: {call[start:end if end >= 0 else None]}."))
     return EXIT_MISMATCH
 
 

@@ -5677,13 +5677,25 @@ def _attention_use_signature(L: _Layer, key, m, n):
     return None
 
 
+#: :func:`_head_form`'s searches by the layer's numbers (inputs, output, upstream gradient, parameters), newest last
+_HEAD_FORMS: dict = {}
+
+
 def _head_form(L: _Layer, bug: str = "") -> tuple[tuple[Any, int, float], dict[str, np.ndarray]] | None:
     """``((form, H, s), grads)``: the first multi-head self-attention (form of :func:`_attention_forms`, head count
     ``H``, scale ``s``) that reproduces ``L``'s output to 1e-9, and its gradients by name (:func:`_attention_named`,
     with ``bug`` "merge" or "split" as :func:`_mha_grads` plants it); None when no form does or ``L`` is no such
     layer. Searched once per layer and each bug's gradients computed once, kept on ``L`` (review22: every failing
-    tensor of the layer ran the whole search again, up to ~288 :func:`_mha_grads`)."""
-    memo = L.__dict__.setdefault("_head_form", {})
+    tensor of the layer ran the whole search again, up to ~288 :func:`_mha_grads`), and by the layer's numbers: a
+    layer diagnosed again in its other mode with the same output (:func:`_diagnose_modes`, eval failing) is not
+    searched twice (fixn32: 8 calls, 4 distinct)."""
+    memo = L.__dict__.get("_head_form")
+    if memo is None:
+        arrays = (*L.inputs, L.Y, L.G, *L.params.values())
+        key = (tuple(L.params), tuple((a.shape, a.dtype.str, a.tobytes()) for a in map(np.asarray, arrays)))
+        memo = L.__dict__["_head_form"] = _HEAD_FORMS.setdefault(key, {})
+        while len(_HEAD_FORMS) > 4:  # the last few layers' searches only
+            _HEAD_FORMS.pop(next(iter(_HEAD_FORMS)))
     if "" not in memo:
         memo[""] = _head_search(L)
     if memo[""] is not None and bug not in memo:

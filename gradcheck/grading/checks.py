@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import class_outputs
+from .._adapters import STEPS_ITSELF, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -489,7 +489,7 @@ def _steps_read(probed: Any) -> bool:
     return bool(info.get("not_plain_step") or any(":" in str(a) for a in info.get("grad_attrs") or []))
 
 
-def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, list[np.ndarray]]:
+def _one_output(layer: Any, reference: Any, xs: list[np.ndarray], gradients: bool = False) -> tuple[Any, list[np.ndarray]]:
     """``(layer, xs)``, the layer to grade, read as ``gradcheck check`` reads it: a sandboxed layer through the
     sandbox's own probe on ``xs`` (:meth:`~gradcheck.sandbox.RemoteLayer.probed`: an attribute-style layer's
     ``self.W``/``self.dW`` as its params and grads, and the arrays forward reads without a gradient, which
@@ -505,6 +505,8 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
             if getattr(exc, "reason", None) == "timeout" and getattr(exc, "step", None) != "backward" or \
                     getattr(exc, "reason", None) == "policy":  # the staff policy on the probe's calls (redteam30 H1)
                 raise  # as it always has; a forward too slow: one timeout
+            if gradients and STEPS_ITSELF in str(exc):  # check's exit 3, no gradient compared: none graded either
+                raise  # (newuser32 F4: a backward stepping its own weights scored full marks; forward still graded)
             return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
@@ -726,7 +728,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     declared = _declared(constants, reference)
     d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
     weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}], points)  # the test's
-    layer, xs = _one_output(layer, reference, _inputs(X))
+    layer, xs = _one_output(layer, reference, _inputs(X), gradients=True)
     _take_constants(layer, declared)
     owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
