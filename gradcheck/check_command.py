@@ -1302,6 +1302,32 @@ def _handed_back_lines(info: dict[str, Any]) -> list[str]:
     return [f"WARNING: {info['handed_back']}."] if info.get("handed_back") else []
 
 
+def _buffer_lines(info: dict) -> tuple[list[str], list[str]]:
+    """:func:`protocol_lines`' lines on the arrays forward uses that backward gives no gradient and that are neither
+    weights nor in params (``info["buffers"]``): entries of what forward stores for backward (a cache: no gradient
+    due) and constant buffers (a mask, a positional encoding); ``(lines, buffers)``, the buffers not cache entries."""
+    out = []
+    buffers = list(info.get("buffers") or [])
+    why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
+    entries = [w for w in buffers if "[" in w and why.get(w) == "forward writes it"]  # newuser32 F6: cache[1]
+    if entries:  # an entry of a container forward writes and backward reads (self.cache = (xh, var, ...)): what
+        # forward stored for backward (in eval mode an alias of a running statistic), not a weight: no dcache[1]
+        one = len(entries) == 1
+        out.append(f"note: {', '.join(entries)} {'is an entry' if one else 'are entries'} of what forward stores "
+                     "for backward (a cache, rewritten at each forward; in eval mode it may hold a running "
+                     f"statistic), not {'a weight' if one else 'weights'}: no gradient is due, neither perturbed nor "
+                     "checked.")
+        buffers = [w for w in buffers if w not in entries]
+    if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
+        one = len(buffers) == 1
+        out.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
+                     f"{'it' if one else 'them'} ({', '.join(_grad_name(w) for w in buffers)}): read as "
+                     f"{'a constant buffer' if one else 'constant buffers'} ({_buffer_why(info, buffers)}), neither "
+                     f"perturbed nor checked. If {'it is a weight' if one else 'they are weights'}, store "
+                     f"{', '.join(_grad_name(w) for w in buffers)} in backward.")
+    return out, buffers
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto", switches: Sequence[str] = (),
                    same: bool = False) -> tuple[list[str], list[str]]:
@@ -1367,24 +1393,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
                      "other gradients match (--constants names constants).")
     lines += _outside_params_lines(info)
-    buffers = list(info.get("buffers") or [])
-    why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
-    entries = [w for w in buffers if "[" in w and why.get(w) == "forward writes it"]  # newuser32 F6: cache[1]
-    if entries:  # an entry of a container forward writes and backward reads (self.cache = (xh, var, ...)): what
-        # forward stored for backward (in eval mode an alias of a running statistic), not a weight: no dcache[1]
-        one = len(entries) == 1
-        lines.append(f"note: {', '.join(entries)} {'is an entry' if one else 'are entries'} of what forward stores "
-                     "for backward (a cache, rewritten at each forward; in eval mode it may hold a running "
-                     f"statistic), not {'a weight' if one else 'weights'}: no gradient is due, neither perturbed nor "
-                     "checked.")
-        buffers = [w for w in buffers if w not in entries]
-    if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
-        one = len(buffers) == 1
-        lines.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
-                     f"{'it' if one else 'them'} ({', '.join(_grad_name(w) for w in buffers)}): read as "
-                     f"{'a constant buffer' if one else 'constant buffers'} ({_buffer_why(info, buffers)}), neither "
-                     f"perturbed nor checked. If {'it is a weight' if one else 'they are weights'}, store "
-                     f"{', '.join(_grad_name(w) for w in buffers)} in backward.")
+    more, buffers = _buffer_lines(info)
+    lines += more
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
@@ -2158,6 +2168,14 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(_value_unchecked(cname, loss, y_true, y_pred)))
         return EXIT_PASS
+    return _loss_fail(args, loss, res, cname, (finding, value_only, g), color)
+
+
+def _loss_fail(args, loss, res, cname: str, found: tuple, color: bool) -> int:
+    """:func:`_check_loss_at`'s FAIL: the verdict line naming the loss value and the gradients that differ, the
+    diagnosis (``found``: the finding, the value-only reading, the gradient's name), and the argument order assumed
+    where the loss's names did not say it (newuser32 F3). Returns EXIT_MISMATCH."""
+    finding, value_only, g = found
     grads = [t for t in res.failing_tensors if t != "L"]
     value = "the loss value L differs from the " + (
         "reference's" if args.reference else "tape's") if "L" in res.failing_tensors else ""

@@ -300,8 +300,8 @@ def test_the_diagnosis_measures_a_second_backward_with_backward_twice(monkeypatc
             self.grads["W"] = self.n * self.X.T @ dY
             return dY @ self.params["W"].T
 
-    d = D.diagnose_layer(CountsBackwards(), (5, 4))
-    assert len(calls) == 1 and "second-backward" in d.codes, d.report()
+    d = D.diagnose_layer(CountsBackwards(), (5, 4), training=False)  # one mode (session 32: eval failing where the
+    assert len(calls) == 1 and "second-backward" in d.codes, d.report()  # modes agree, training is diagnosed too)
     assert any(f.code == "second-backward" and f.tensor == "dW" for f in d.findings), d.report()
 
 
