@@ -18,7 +18,6 @@ import manualprop as mp
 from autoprop.core import registry as R
 from tests.oracles import central
 
-
 NAMES = ("x", "h0", "W_ih", "W_hh", "b_ih", "b_hh")
 ALL = tuple(range(6))
 

@@ -20,7 +20,7 @@ import pytest
 
 from gradcheck.grading.diagnosis import reproduce
 from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, TESTS, _sandbox, graded
+from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 #: the central differences of a Linear's forward at (X, W, b) for dX, dW, db, stored for backward to apply
 JACOBIAN = '''
