@@ -32,11 +32,15 @@ none of it.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
+import inspect
 import math
 import os
 import stat
 import sys
+import textwrap
 import time
 import zlib
 from pathlib import Path
@@ -167,8 +171,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
-        if why := _points_contradiction(item):
-            raise pytest.UsageError(why)
+        if "grade" in getattr(item, "fixturenames", ()) and (why := _points_contradiction(item)):
+            raise pytest.UsageError(why)  # only a graded test calls grade.<check>: any other test is not read
     _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
 
 
@@ -190,14 +194,30 @@ def _points_contradiction(item: pytest.Item) -> str:
     ...}``, ``points=3``) that do not add up to its ``points(n)`` marker (1 without one), ``points(5)`` beside parts
     summing to 6. A test of several calls (trials, several checks) shares its points among them by these weights,
     as documented, and is not judged here."""
-    import ast
-    import inspect
-    import textwrap
-
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(item.function)))
-    except (OSError, TypeError, SyntaxError, AttributeError):
+    found = _one_check(getattr(item, "function", None))
+    if found is None:
         return ""
+    check, what, total, parts = found
+    marker = item.get_closest_marker("points")
+    points = float(marker.args[0]) if marker is not None and marker.args else 1.0
+    if math.isclose(total, points):
+        return ""
+    return (f"{item.nodeid}: points({points:g}) but its one check, grade.{check}(...), gives "
+            f"{what} {total:g}{' (' + parts + ')' if parts else ''}: the test's points "
+            f"would be rescaled silently. Make them agree (points({total:g}), or parts/points adding up to "
+            f"{points:g}).")
+
+
+@functools.lru_cache(maxsize=None)
+def _one_check(function) -> tuple | None:
+    """``(check, what, total, parts)`` of a test function whose body makes one ``grade.<check>(...)`` call, outside
+    any loop, with literal ``parts={...}`` (``what`` "parts sum", ``parts`` its source) or ``points=n`` (``what``
+    "points=", ``parts`` ""); None for any other function. Read once per function (the items of a parametrized test
+    share it): the source's syntax tree, which costs milliseconds a test."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return None
     calls, looped = [], set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -207,22 +227,18 @@ def _points_contradiction(item: pytest.Item) -> str:
                 isinstance(node.func.value, ast.Name) and node.func.value.id == "grade":
             calls.append(node)
     if len(calls) != 1 or id(calls[0]) in looped:
-        return ""
+        return None
     given = {k.arg: k.value for k in calls[0].keywords if k.arg in ("parts", "points")}
     try:
         total = sum(float(v) for v in ast.literal_eval(given["parts"]).values()) if "parts" in given else \
             float(ast.literal_eval(given["points"])) if "points" in given else None
     except (ValueError, TypeError, AttributeError, SyntaxError):
-        return ""
-    marker = item.get_closest_marker("points")
-    points = float(marker.args[0]) if marker is not None and marker.args else 1.0
-    if total is None or math.isclose(total, points):
-        return ""
-    what = "parts sum" if "parts" in given else "points="
-    return (f"{item.nodeid}: points({points:g}) but its one check, grade.{calls[0].func.attr}(...), gives "
-            f"{what} {total:g}{' (' + ast.unparse(given['parts']) + ')' if 'parts' in given else ''}: the test's points "
-            f"would be rescaled silently. Make them agree (points({total:g}), or parts/points adding up to "
-            f"{points:g}).")
+        return None
+    if total is None:
+        return None
+    if "parts" in given:
+        return calls[0].func.attr, "parts sum", total, ast.unparse(given["parts"])
+    return calls[0].func.attr, "points=", total, ""
 
 
 def _one_name_each(graded: list) -> None:
