@@ -49,6 +49,7 @@ LONG_FIRST = (
     "tests/test_buggy_layers.py",  # 24 s module fixture
     "tests/test_autoprop_peer.py::test_autograd_numpy_test_files_pass_through_the_adapter",  # 20 s
     "tests/test_autoprop_peer.py::test_autograd_linalg_scipy_fft_test_files_fail_only_where_listed",  # 30 s
+    "tests/test_grading_hidden_inputs.py::test_a_branch_bug_is_caught_by_every_trial_on_every_seed",  # 3 x 20-25 s
     "tests/test_grading_hidden_inputs.py::test_the_solution_earns_every_hidden_point_on_every_seed",  # 20 s
     "tests/test_grading.py",  # 14 s module fixture, 12 s, 7 s
 )
