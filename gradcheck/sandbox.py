@@ -71,8 +71,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _pyast, _seccomp, _tmpdirs
 from . import _sandbox_child as wire
-from . import _seccomp, _tmpdirs
 from . import isolation as iso
 from ._adapters import expected, reset_text
 from ._import_scan import _imports
@@ -637,7 +637,7 @@ def _top_level_calls(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             src = fh.read(2_000_000)
-        tree = ast.parse(src)
+        tree = _pyast.parse(src)
     except (OSError, SyntaxError, ValueError, RecursionError):
         return []
     lines, out = src.splitlines(), []
@@ -2536,7 +2536,7 @@ def _font_cache_files() -> tuple[str, ...]:
 def _relative_imports(text: str) -> bool:
     """Whether the source ``text`` holds a relative import (``from ..initializers import ...``)."""
     try:
-        return any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse(text)))
+        return any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(_pyast.parse(text)))
     except (SyntaxError, ValueError):
         return False
 
@@ -2673,7 +2673,7 @@ def _imported_tops(path: str) -> tuple[set[str], str]:
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        tree = ast.parse(text)
+        tree = _pyast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):  # redteam27 L1: a
         return set(), ""  # 60,000-term sum; the import itself then says why (exit 3)
     return {m.split(".")[0] for _, m in _imports(tree, guarded=True) if m and not m.startswith(".")}, text

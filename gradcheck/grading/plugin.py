@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .. import _pyast
 from .. import _validation as V
 from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
@@ -195,7 +196,7 @@ def _points_contradiction(item: pytest.Item) -> str:
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(item.function)))
+        tree = _pyast.parse(textwrap.dedent(inspect.getsource(item.function)))
     except (OSError, TypeError, SyntaxError, AttributeError):
         return ""
     calls, looped = [], set()

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _tmpdirs
+from .. import _pyast, _tmpdirs
 from .._import_scan import _imports, loaded_names, module_files
 from .._validation import printable
 from ..errors import GraderError, UsageError
@@ -599,7 +599,7 @@ def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
         for f in (x for x in filenames if x.endswith(".py")):
             full = os.path.join(dirpath, f)
             try:
-                tree = ast.parse(Path(full).read_bytes(), full)
+                tree = _pyast.parse(Path(full).read_bytes(), full)
             except (OSError, SyntaxError, ValueError):
                 continue
             for node, mod in _imports(tree, guarded=True):
@@ -805,7 +805,7 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
     plain = 0
     for f in files:
         try:
-            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
+            tree = _pyast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
         except (SyntaxError, ValueError) as exc:
             raise UsageError(f"the grading tests do not parse: {f}, line "
                              f"{getattr(exc, 'lineno', '?')}: "
