@@ -43,10 +43,8 @@ import weakref
 
 import numpy as np
 
-from . import _pyast
-
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
-    from . import _switch_reach  # the child: built from its text (gradcheck/sandbox.py)
+    from . import _pyast, _switch_reach  # the child: built from their texts (gradcheck/sandbox.py)
     from ._kernel import difference_quotient, probe_rng
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",

@@ -1,5 +1,6 @@
-"""``ast.parse`` for gradcheck: every parse of ours goes through :func:`parse` (the sandbox's standalone child file,
-sent to the child as it is, imports nothing of ours and parses nothing).
+"""``ast.parse`` for gradcheck: every parse of ours goes through :func:`parse`. Standard library only: the sandbox
+child runs this text as the module ``_pyast`` beside ``_adapters.py`` and ``_switch_reach.py``, which parse in the
+child too (``gradcheck.sandbox._adapters_text``; the child's own file, ``_sandbox_child.py``, parses nothing).
 
 CPython 3.11 before 3.11.8 (and 3.12 before 3.12.2) can fail a correct parse with ``SystemError: AST constructor
 recursion depth mismatch (before=147, after=96)``: python/cpython#106905. The recursion depth of the conversion of

@@ -219,12 +219,14 @@ def _child_argv(python: str) -> tuple[list[str], int]:
 
 
 def _adapters_text() -> str:
-    """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_switch_reach.py`` as the module
-    ``_switch_reach``, then ``_adapters.py``'s text."""
-    reach = ("_switch_reach = __import__('types').ModuleType('_switch_reach')\n"
-             f"exec(compile({_child_source('_switch_reach.py')!r}, '<gradcheck switch reach>', 'exec'), "
-             "_switch_reach.__dict__)\n")
-    return _child_source("_kernel.py") + "\n" + reach + _child_source("_adapters.py")
+    """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_pyast.py`` as the module ``_pyast``,
+    ``_switch_reach.py`` as the module ``_switch_reach`` (given ``_pyast``), then ``_adapters.py``'s text."""
+    def module(name: str, label: str, given: str = "") -> str:
+        return (f"{name} = __import__('types').ModuleType({name!r})\n" + given
+                + f"exec(compile({_child_source(name + '.py')!r}, '<gradcheck {label}>', 'exec'), {name}.__dict__)\n")
+
+    return (_child_source("_kernel.py") + "\n" + module("_pyast", "ast parse")
+            + module("_switch_reach", "switch reach", "_switch_reach._pyast = _pyast\n") + _child_source("_adapters.py"))
 
 
 @functools.lru_cache(maxsize=None)
