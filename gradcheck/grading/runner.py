@@ -1482,9 +1482,7 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     env["TMPDIR"] = str(cwd.parent / "tmp")
     proc = zygote and spawn(zygote, args, str(cwd), str(cwd.parent / "pytest.log"), env)
     if proc is None:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = _pytest_child(args, cwd, env)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
     timed_out, start, extra, end = "", time.monotonic(), 0.0, time.monotonic() + submission_timeout
@@ -1517,6 +1515,21 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
             stopper.discard(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
+
+
+#: What the grading child runs when no zygote forks it: ``python -m pytest`` with SIGINT raising KeyboardInterrupt, as
+#: the zygote's children set it. SIGINT is the grader's own stop of its children (:func:`_stop_children`: pytest tears
+#: down, closing its sandbox); a grader started with SIGINT ignored (a background job of a script) passed that on, and
+#: its stop waited out the grace and killed the child (flaky33).
+_PYTEST_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); import pytest; "
+                "sys.exit(pytest.console_main())")
+
+
+def _pytest_child(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    """The child pytest with ``args`` in ``cwd`` and ``env``, in a session of its own, SIGINT raising
+    KeyboardInterrupt whatever the grader's (:data:`_PYTEST_MAIN`); stdout and stderr to one pipe."""
+    return subprocess.Popen([sys.executable, "-c", _PYTEST_MAIN, *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 #: Seconds between two readings of a grading's process tree (:class:`_TreeMeter`).
