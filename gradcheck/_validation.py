@@ -586,13 +586,16 @@ def not_the_students(exc: BaseException) -> bool:
     """Whether ``exc``, raised while code under check ran in this process, stops the run rather than being that
     code's error.
 
-    Those are Ctrl-C (KeyboardInterrupt), a generator closed (GeneratorExit) and pytest's own outcomes
-    (``_pytest.outcomes``: ``Failed`` and ``Skipped``, its ``OutcomeException``, and ``Exit``). pytest-timeout's
-    SIGALRM handler raises ``pytest.fail("Timeout >600.0s")`` in whatever frame runs when a test's time is up:
-    worded as the code's error, that timeout failed two parts of a graded check as "the numerical check could not
-    run: ... raised Failed" and the test went on to score the rest (flaky33: a branch bug scored 1/3 instead of 2/3
-    on the one seed the timer fired in, reported as a wrong score, not as a timeout). pytest is not imported here:
-    when it is not loaded, none of its outcomes can be raised.
+    Those are Ctrl-C (KeyboardInterrupt), a generator closed (GeneratorExit) and, while a pytest test runs in this
+    process (pytest sets ``PYTEST_CURRENT_TEST`` for each), pytest's own outcomes (``_pytest.outcomes``: ``Failed``
+    and ``Skipped``, its ``OutcomeException``, and ``Exit``). pytest-timeout's SIGALRM handler raises
+    ``pytest.fail("Timeout >600.0s")`` in whatever frame runs when a test's time is up: worded as the code's error,
+    that timeout failed two parts of a graded check as "the numerical check could not run: ... raised Failed" and the
+    test went on to score the rest (flaky33: a branch bug scored 1/3 instead of 2/3 on the one seed the timer fired
+    in, reported as a wrong score, not as a timeout). Outside a test (``gradcheck check``) an outcome can only be the
+    checked code's own ``pytest.fail(...)``: its error, as before. pytest is not imported here: when it is not
+    loaded, none of its outcomes can be raised. (``gradcheck grade`` runs the submission in a sandbox process: what it
+    raises arrives worded already.)
 
     Parameters
     ----------
@@ -607,7 +610,8 @@ def not_the_students(exc: BaseException) -> bool:
     if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
         return True
     outcomes = sys.modules.get("_pytest.outcomes")
-    return outcomes is not None and isinstance(exc, (outcomes.OutcomeException, outcomes.Exit))
+    return outcomes is not None and "PYTEST_CURRENT_TEST" in os.environ and \
+        isinstance(exc, (outcomes.OutcomeException, outcomes.Exit))
 
 
 def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
