@@ -44,7 +44,7 @@ import weakref
 import numpy as np
 
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
-    from . import _switch_reach  # the child: built from its text (gradcheck/sandbox.py)
+    from . import _pyast, _switch_reach  # the child: built from their texts (gradcheck/sandbox.py)
     from ._kernel import difference_quotient, probe_rng
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
@@ -1058,7 +1058,7 @@ def _companion_backward(mod, name):
                 continue
             with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
                 with open(os.path.join(here, f), encoding="utf-8", errors="replace") as fh:
-                    tree = ast.parse(fh.read(1_000_000))
+                    tree = _pyast.parse(fh.read(1_000_000))
                 for node in tree.body:
                     if isinstance(node, ast.FunctionDef) and node.name.replace("_", "").lower() in want:
                         return node.name, [a.arg for a in node.args.posonlyargs + node.args.args], f
@@ -6260,7 +6260,7 @@ def uses_dtype_f(obj) -> bool:
     owners = [f for f in fns if f is not None] or [type(o) for o in [obj, *dict(sublayers(obj)).values()]]
     for mod in dict.fromkeys(inspect.getmodule(o) for o in owners):
         try:
-            tree = ast.parse(inspect.getsource(mod)) if mod is not None else None
+            tree = _pyast.parse(inspect.getsource(mod)) if mod is not None else None
         except (OSError, TypeError, SyntaxError, ValueError):
             continue
         if tree is not None and any(isinstance(n, ast.keyword) and n.arg == "dtype" and isinstance(

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _pyast
 from ._import_scan import imported_files
 from ._kernel import probe_rng, upstream_draw
 from ._switch_reach import file_classes
@@ -240,7 +241,7 @@ def float64_text(text: str, half: bool = False) -> tuple[str, list[int]] | None:
     ``half``, float16 code's, written float64 too) written float64, every other character (and so every line number)
     as it was; None when there is none or ``text`` does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = _pyast.parse(text)
     except (SyntaxError, ValueError):
         return None
     edits = [(n, new) for n, new in _edits(tree, half) if n.lineno == n.end_lineno]

@@ -17,6 +17,8 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from . import _pyast
+
 __all__ = ["imported_files", "loaded_names", "module_files", "walk_imports"]
 
 
@@ -103,7 +105,7 @@ def _imported(node: ast.AST, bound: frozenset[str] = frozenset()) -> list[str | 
     if _DYNAMIC[name] == "import":
         return [text]
     try:
-        code = ast.parse(text, mode="exec" if name == "exec" else "eval")
+        code = _pyast.parse(text, mode="exec" if name == "exec" else "eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # it fails when it runs, here and graded alike
     return [m for _, m in _imports(code, guarded=True)]
@@ -251,7 +253,7 @@ class _Unknown(Exception):
 def _read(path: str) -> tuple[list[str], ast.AST]:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    return text.splitlines(), ast.parse(text)
+    return text.splitlines(), _pyast.parse(text)
 
 
 def imported_files(start: str, files: dict[str, str]) -> list[str]:

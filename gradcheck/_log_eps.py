@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _pyast
 from ._import_scan import imported_files
 from ._switch_reach import file_classes
 from .compare import relative_error
@@ -54,7 +55,7 @@ def eps_free_text(text: str, denominators: bool = False,
     ``(p - y)/(p*(1-p) + eps)``); the constants removed and where each was (``"log"``, ``"denominator"``); None when
     there is none (or the text does not parse, or is nested deeper than Python's recursion limit)."""
     try:
-        tree = ast.parse(text)
+        tree = _pyast.parse(text)
     except SyntaxError:
         return None
     names = {t.id: n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1

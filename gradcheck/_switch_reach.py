@@ -22,6 +22,9 @@ import sysconfig
 import textwrap
 import types
 
+if __package__:  # in gradcheck; the sandbox child gives this module its _pyast (gradcheck/sandbox.py)
+    from . import _pyast
+
 _DEPTH = 3
 _MAX = 16
 #: Booleans a forward branches on that configure the layer rather than select a mode.
@@ -66,7 +69,7 @@ def source_tree(fn):
 @functools.lru_cache(maxsize=512)
 def _parsed(fn):
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        return _pyast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError, ValueError):
         return None
 
@@ -96,7 +99,7 @@ def _nodes(tree):
 def _file_tree(path: str, mtime_ns: int, size: int) -> ast.Module:  # noqa: ARG001 - the key: a changed file is read again
     """The :mod:`ast` tree of the file ``path`` as it is at ``(mtime_ns, size)``."""
     with open(path, encoding="utf-8") as fh:
-        return ast.parse(fh.read())
+        return _pyast.parse(fh.read())
 
 
 def file_classes(path, name):
@@ -687,7 +690,7 @@ def path_steps(node):
     ``cfg.optim['lr']`` is ``(Name cfg, [(".", "optim"), ("[", "lr")])``; a key is a literal or a tuple of int
     literals (``W[1, 0]``), ``root`` the first node that is neither step. The one reading of such paths: the
     switches here, and gradcheck._adapters' items (``Ws[1]``), sub-layers' switches and learning rates."""
-    node, steps = ast.parse(node, mode="eval").body if isinstance(node, str) else node, []
+    node, steps = _pyast.parse(node, mode="eval").body if isinstance(node, str) else node, []
     while True:
         k = getattr(node, "slice", None)
         if isinstance(k, ast.Tuple) and k.elts and all(isinstance(e, ast.Constant) and type(e.value) is int

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 import textwrap
 import traceback
@@ -581,15 +582,51 @@ def extra_args_hint(exc_type: str, message: str) -> str:
         "'1,IN;1,HIDDEN') or expect those gradients N times too small.")
 
 
+def not_the_students(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while code under check ran in this process, stops the run rather than being that
+    code's error.
+
+    Those are Ctrl-C (KeyboardInterrupt), a generator closed (GeneratorExit) and, while a pytest test runs in this
+    process (pytest sets ``PYTEST_CURRENT_TEST`` for each), pytest's own outcomes (``_pytest.outcomes``: ``Failed``
+    and ``Skipped``, its ``OutcomeException``, and ``Exit``). pytest-timeout's SIGALRM handler raises
+    ``pytest.fail("Timeout >600.0s")`` in whatever frame runs when a test's time is up: worded as the code's error,
+    that timeout failed two parts of a graded check as "the numerical check could not run: ... raised Failed" and the
+    test went on to score the rest (flaky33: a branch bug scored 1/3 instead of 2/3 on the one seed the timer fired
+    in, reported as a wrong score, not as a timeout). Outside a test (``gradcheck check``) an outcome can only be the
+    checked code's own ``pytest.fail(...)``: its error, as before. pytest is not imported here: when it is not
+    loaded, none of its outcomes can be raised. (``gradcheck grade`` runs the submission in a sandbox process: what it
+    raises arrives worded already.)
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the code under check raised (or what a signal handler raised in its frame).
+
+    Returns
+    -------
+    bool
+        True: re-raise ``exc`` as it is; False: it is the checked code's error.
+    """
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        return True
+    outcomes = sys.modules.get("_pytest.outcomes")
+    return outcomes is not None and "PYTEST_CURRENT_TEST" in os.environ and \
+        isinstance(exc, (outcomes.OutcomeException, outcomes.Exit))
+
+
 def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
                  **kwargs: Any) -> Any:
     """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`
-    ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``, chained."""
+    ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``, chained; those that stop the run
+    (:func:`not_the_students`: Ctrl-C, pytest-timeout's failure) pass through, as gradcheck's own (already worded
+    by the sandbox) do."""
     try:
         return fn(*args, **kwargs)
-    except (KeyboardInterrupt, GeneratorExit, StudentCodeError, GraderError):  # worded already (sandbox)
+    except (StudentCodeError, GraderError):  # worded already (sandbox)
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
+        if not_the_students(exc):
+            raise
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."

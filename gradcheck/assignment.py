@@ -11,7 +11,6 @@ top-level ``def``/``class``) holding a solution; the task is read from the enclo
 from __future__ import annotations
 
 import argparse
-import ast
 import copy
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from . import _pyast
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
@@ -495,12 +495,12 @@ def _python_parts(text: str) -> tuple[str, list[str], int, int]:
     new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
     if n_text:
         try:
-            ast.parse(text)
+            _pyast.parse(text)
         except SyntaxError:
             pass  # not Python before either: nothing to keep
         else:
             try:
-                ast.parse(new)
+                _pyast.parse(new)
             except SyntaxError as exc:
                 raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
                                  f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "

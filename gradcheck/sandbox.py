@@ -71,8 +71,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _pyast, _seccomp, _tmpdirs
 from . import _sandbox_child as wire
-from . import _seccomp, _tmpdirs
 from . import isolation as iso
 from ._adapters import expected, reset_text
 from ._import_scan import _imports
@@ -219,12 +219,14 @@ def _child_argv(python: str) -> tuple[list[str], int]:
 
 
 def _adapters_text() -> str:
-    """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_switch_reach.py`` as the module
-    ``_switch_reach``, then ``_adapters.py``'s text."""
-    reach = ("_switch_reach = __import__('types').ModuleType('_switch_reach')\n"
-             f"exec(compile({_child_source('_switch_reach.py')!r}, '<gradcheck switch reach>', 'exec'), "
-             "_switch_reach.__dict__)\n")
-    return _child_source("_kernel.py") + "\n" + reach + _child_source("_adapters.py")
+    """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_pyast.py`` as the module ``_pyast``,
+    ``_switch_reach.py`` as the module ``_switch_reach`` (given ``_pyast``), then ``_adapters.py``'s text."""
+    def module(name: str, label: str, given: str = "") -> str:
+        return (f"{name} = __import__('types').ModuleType({name!r})\n" + given
+                + f"exec(compile({_child_source(name + '.py')!r}, '<gradcheck {label}>', 'exec'), {name}.__dict__)\n")
+
+    return (_child_source("_kernel.py") + "\n" + module("_pyast", "ast parse")
+            + module("_switch_reach", "switch reach", "_switch_reach._pyast = _pyast\n") + _child_source("_adapters.py"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -637,7 +639,7 @@ def _top_level_calls(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             src = fh.read(2_000_000)
-        tree = ast.parse(src)
+        tree = _pyast.parse(src)
     except (OSError, SyntaxError, ValueError, RecursionError):
         return []
     lines, out = src.splitlines(), []
@@ -2536,7 +2538,7 @@ def _font_cache_files() -> tuple[str, ...]:
 def _relative_imports(text: str) -> bool:
     """Whether the source ``text`` holds a relative import (``from ..initializers import ...``)."""
     try:
-        return any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse(text)))
+        return any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(_pyast.parse(text)))
     except (SyntaxError, ValueError):
         return False
 
@@ -2673,7 +2675,7 @@ def _imported_tops(path: str) -> tuple[set[str], str]:
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        tree = ast.parse(text)
+        tree = _pyast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):  # redteam27 L1: a
         return set(), ""  # 60,000-term sum; the import itself then says why (exit 3)
     return {m.split(".")[0] for _, m in _imports(tree, guarded=True) if m and not m.startswith(".")}, text

@@ -8,7 +8,6 @@ line KeyboardInterrupt traceback; only a Ctrl-C while the command started gave t
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -54,12 +53,12 @@ def test_a_sigterm_turned_into_terminated_exits_143(monkeypatch):
 def test_a_real_sigint_after_start_up_gives_the_line_not_a_traceback(tmp_path):
     """The console script's code, SIGINT sent by the process itself when ``gradcheck train`` imports its module
     (after the start-up guard: the handler of ``main`` words it)."""
-    from tests.test_startup_signals import HOOK, SCRIPT
+    from tests.test_startup_signals import HOOK, SCRIPT, python
 
     (tmp_path / "sitecustomize.py").write_text(HOOK.format(at="gradcheck.train", sig=int(signal.SIGINT)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     code = "import sys\n" + SCRIPT.format(argv0="/venv/bin/gradcheck")
-    p = subprocess.run([sys.executable, "-c", code, "train", "--epochs", "1"], capture_output=True, text=True,
+    p = subprocess.run(python("-c", code, "train", "--epochs", "1"), capture_output=True, text=True,
                        timeout=120, env=env, cwd=tmp_path)
     assert "Traceback" not in p.stderr and p.returncode == EXIT_INTERRUPTED, (p.returncode, p.stderr)
     assert p.stderr.startswith("gradcheck: stopped by Ctrl-C (SIGINT) during `gradcheck train`"), p.stderr
@@ -73,15 +72,14 @@ def test_a_real_signal_mid_check_exits_130_or_143_with_one_line(tmp_path, module
     itself when the check imports its sandbox, after start-up), run as ``python -m gradcheck`` and as the console
     script. Before: SIGTERM ended both by the signal with no word (rc -15; only start-up's SIGTERM was handled, and
     the in-process test raised ``Terminated`` by hand); now one line and 143 (SIGINT 130), as at start-up."""
-    from tests.test_startup_signals import HOOK, SCRIPT
+    from tests.test_startup_signals import HOOK, SCRIPT, python
 
     (tmp_path / "sitecustomize.py").write_text(HOOK.format(at="gradcheck.sandbox", sig=int(sig)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     how_run = ["-m", "gradcheck"] if module else ["-c", "import sys\n" + SCRIPT.format(argv0="/venv/bin/gradcheck")]
     args = ["check", str(ROOT / "examples" / "student_linear_buggy.py") + "::Linear", "--input-shape", "8,5",
             "--init", '{"in_features": 5, "out_features": 3}']
-    p = subprocess.run([sys.executable, *how_run, *args], capture_output=True, text=True, timeout=120, env=env,
-                       cwd=tmp_path)
+    p = subprocess.run(python(*how_run, *args), capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith(f"gradcheck: stopped by {how}") and p.stderr.count("\n") == 1, p.stderr
     assert "during `gradcheck check`, before it finished" in p.stderr and p.stdout == "", (p.stdout, p.stderr)

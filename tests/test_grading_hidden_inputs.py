@@ -192,3 +192,36 @@ def test_class_labels_hold_two_classes_at_least():
     assert class_labels(np.random.default_rng(0), 1, 5).shape == (1,)
     same = np.random.default_rng(0).integers(0, 7, size=9)
     assert class_labels(np.random.default_rng(0), 9, 7).tolist() == same.tolist()  # a varied draw is kept
+
+
+def test_a_test_timeout_inside_a_graded_forward_stops_the_test_and_costs_no_part():
+    """flaky33: pytest-timeout's SIGALRM handler raises ``pytest.fail("Timeout >600.0s")`` in whatever frame runs
+    when a test's time is up. Under load (session 32, 6 busy loops, ``-n 2``) it fired in ``conv_backward_pad_1``'s
+    200 seeds while central differences ran the submission's forward: ``call_student`` worded it as the
+    submission's error, the check failed dw and db as "the numerical check could not run", and the test went on to
+    report seed 173 at 1/3 instead of 2/3, a wrong score, not a timeout. Here the timer fires (the same handler,
+    the same signal) in the last forward of the last trial: the timeout reaches pytest, no score is given."""
+    import signal
+
+    mod = _submission("cs231n_layers", "conv_backward_pad_1", *BUGS["conv_backward_pad_1"][1])
+    forward, calls = mod.conv_forward_naive, []
+    mod.conv_forward_naive = lambda *a, **k: (calls.append(1), forward(*a, **k))[1]
+    assert score(CS.test_hidden_conv_random, mod, 173) == pytest.approx(2 / 3)  # the right score, untimed
+    last, calls[:] = len(calls), []
+
+    def timed(*a, **k):  # the submission's forward, the timer firing in its last call
+        calls.append(1)
+        if len(calls) == last:
+            signal.raise_signal(signal.SIGALRM)
+        return forward(*a, **k)
+
+    def timeout_sigalrm(signum, frame):  # pytest-timeout's own handler (its method "signal")
+        pytest.fail("Timeout >600.0s")
+
+    mod.conv_forward_naive, before = timed, signal.signal(signal.SIGALRM, timeout_sigalrm)
+    try:
+        with pytest.raises(pytest.fail.Exception, match="Timeout >600.0s"):  # 1/3 before: the timeout was a score
+            score(CS.test_hidden_conv_random, mod, 173)
+    finally:
+        signal.signal(signal.SIGALRM, before)
+    assert len(calls) == last  # it stopped there

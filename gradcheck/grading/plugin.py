@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .. import _pyast
 from .. import _validation as V
 from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
@@ -215,7 +216,7 @@ def _one_check(function) -> tuple | None:
     "points=", ``parts`` ""); None for any other function. Read once per function (the items of a parametrized test
     share it): the source's syntax tree, which costs milliseconds a test."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        tree = _pyast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError, AttributeError):
         return None
     calls, looped = [], set()

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _tmpdirs
+from .. import _pyast, _tmpdirs
 from .._import_scan import _imports, loaded_names, module_files
 from .._validation import printable
 from ..errors import GraderError, UsageError
@@ -599,7 +599,7 @@ def _static_imports(base: str) -> tuple[list[tuple[str, str]], list[str]]:
         for f in (x for x in filenames if x.endswith(".py")):
             full = os.path.join(dirpath, f)
             try:
-                tree = ast.parse(Path(full).read_bytes(), full)
+                tree = _pyast.parse(Path(full).read_bytes(), full)
             except (OSError, SyntaxError, ValueError):
                 continue
             for node, mod in _imports(tree, guarded=True):
@@ -805,7 +805,7 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
     plain = 0
     for f in files:
         try:
-            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
+            tree = _pyast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
         except (SyntaxError, ValueError) as exc:
             raise UsageError(f"the grading tests do not parse: {f}, line "
                              f"{getattr(exc, 'lineno', '?')}: "
@@ -1486,9 +1486,7 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     env["TMPDIR"] = str(cwd.parent / "tmp")
     proc = zygote and spawn(zygote, args, str(cwd), str(cwd.parent / "pytest.log"), env)
     if proc is None:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = _pytest_child(args, cwd, env)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
     timed_out, start, extra, end = "", time.monotonic(), 0.0, time.monotonic() + submission_timeout
@@ -1521,6 +1519,21 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
             stopper.discard(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, _log_excerpt((log or b"").decode("utf-8", "replace")), timed_out
+
+
+#: What the grading child runs when no zygote forks it: ``python -m pytest`` with SIGINT raising KeyboardInterrupt, as
+#: the zygote's children set it. SIGINT is the grader's own stop of its children (:func:`_stop_children`: pytest tears
+#: down, closing its sandbox); a grader started with SIGINT ignored (a background job of a script) passed that on, and
+#: its stop waited out the grace and killed the child (flaky33).
+_PYTEST_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); import pytest; "
+                "sys.exit(pytest.console_main())")
+
+
+def _pytest_child(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    """The child pytest with ``args`` in ``cwd`` and ``env``, in a session of its own, SIGINT raising
+    KeyboardInterrupt whatever the grader's (:data:`_PYTEST_MAIN`); stdout and stderr to one pipe."""
+    return subprocess.Popen([sys.executable, "-c", _PYTEST_MAIN, *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 #: Seconds between two readings of a grading's process tree (:class:`_TreeMeter`).

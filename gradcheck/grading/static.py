@@ -39,6 +39,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
@@ -135,7 +136,7 @@ def _parsed(path: str, nofollow: bool = False) -> tuple[list[str], ast.AST]:
     if not nofollow:
         with open(path, "rb") as fh:
             src = fh.read(MAX_BYTES).decode("utf-8", errors="replace")
-        return src.splitlines(), ast.parse(src, filename=path)
+        return src.splitlines(), _pyast.parse(src, filename=path)
     from ..sandbox import _refuse_reason
 
     if why := _refuse_reason(path):
@@ -145,7 +146,7 @@ def _parsed(path: str, nofollow: bool = False) -> tuple[list[str], ast.AST]:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise ValueError(f"{path} is not read: not a regular file")
         src = fh.read(MAX_BYTES).decode("utf-8", errors="replace")
-    return src.splitlines(), ast.parse(src, filename=path)
+    return src.splitlines(), _pyast.parse(src, filename=path)
 
 
 def _statement(node: ast.AST, lines: list[str]) -> tuple[int, str]:
@@ -197,7 +198,7 @@ def _ast_scan(data: bytes) -> Scan:
     """:class:`Scan` of a small file by :mod:`ast`: every import that can run (:func:`_imports`, guarded)."""
     src = data.decode("utf-8", errors="replace")
     try:
-        tree = ast.parse(src)
+        tree = _pyast.parse(src)
     except (SyntaxError, ValueError):
         return Scan()
     except (RecursionError, MemoryError) as exc:
@@ -277,7 +278,7 @@ def _statement_imports(lines: list[str], start: tuple[int, int], end: tuple[int,
         body = "".join(lines[b0 - 1:e0])
         body = body[c0:len(body) - len(lines[e0 - 1]) + c1].lstrip()
         try:
-            tree = ast.parse(body)
+            tree = _pyast.parse(body)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for ln, mod, _ in _tree_imports(tree, []):
