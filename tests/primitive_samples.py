@@ -146,6 +146,7 @@ SAMPLES: dict[str, Sample] = {
     "rnn_cell": S((4, 3), (3, 3), (4, 5, 3), key=(slice(None), 2)),
     "rnn_tanh": S((4, 5, 2), (4, 3), (3, 2), (3, 3), (3,), (3,), domain=[(-2, 2), ANY, (-2, 2)]),  # x, h0, W_ih, W_hh, b_ih, b_hh
     "lstm_gates_at": S((4, 2), (8, 2), (4, 5, 8), key=(slice(None), 3), domain=[ANY, ANY, (-2, 2)]),
+    "lstm_cell": S((4, 3), (4, 3), (4, 3), (4, 3), (4, 3), domain=[ANY, (0, 1), (0, 1), (-1, 1), (0, 1)]),  # c, i, f, g, o
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),
     "inv": S(_A2),

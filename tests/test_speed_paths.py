@@ -202,12 +202,13 @@ def _unfused_lstm(layer, x, h, c):
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
 def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(dtype, rtol):
     """The LSTM twin projects every step's input with one fused ``linear`` (step t reads its
-    slice inside its ``lstm_gates_at`` record) and its gates with
+    slice inside its ``lstm_gates_at`` record), its gates with
     one ``lstm_gates_at`` record per step (``h W_hh^T + A[t::T]``, sigmoid on blocks i, f, o,
-    tanh on g, as manualprop, and the four blocks as four outputs),
-    but records its cell as written (products, a sum, a tanh): the tape, not a hand
-    derivation, differentiates the cell; the hidden states are stacked by one record.
-    Values, first and second derivatives agree with the cell written out on Tensors."""
+    tanh on g, as manualprop, and the four blocks as four outputs) and its cell with one
+    ``lstm_cell`` record per step (``c = f * c + i * g``, ``h = o * tanh(c)``: two outputs;
+    session 33); the hidden states are stacked by one record. Values, first and second
+    derivatives agree with the cell written out on Tensors (the tape differentiating the
+    recorded products, sum and tanh)."""
     rng = np.random.default_rng(6)
     layer = al.LSTM(5, 4, rng=1, dtype=dtype)
     x = ap.constant((rng.standard_normal((3, 6, 5)) * 3).astype(dtype))
@@ -230,7 +231,9 @@ def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(d
     assert "linear_at" not in names and "lstm_gates" not in names and "split_pieces" not in names
     assert names.count("getitem") == 0  # (the gates' pre-activation, gates and four blocks: one record)
     assert "sigmoid" not in names and names.count("stack") == 1
-    assert names.count("tanh") == 6 and names.count("multiply") == 3 * 6
+    # the cell, c = f * c + i * g and h = o * tanh(c), one lstm_cell record a step (session 33)
+    assert names.count("lstm_cell") == 6 and "tanh" not in names and "multiply" not in names
+    assert len(names) == 3 + 2 * 6 + 1  # (the biases' sum, a reshape, the projection, 6 steps, the stack)
     for a, b in zip(twin, chain):
         assert a.dtype == dtype
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol,

@@ -3,7 +3,8 @@
 Twins of :mod:`manualprop.recurrent` (same constructors, same initial parameters
 for the same ``rng`` via :func:`manualprop.init.recurrent_params`). The LSTM and GRU
 are a Python loop over time steps on the tape, which records every step, so its
-reverse walk IS backpropagation through time; the RNN records its whole recurrence
+reverse walk IS backpropagation through time (the LSTM's step is two records: its gates,
+``lstm_gates_at``, and its cell, ``lstm_cell``); the RNN records its whole recurrence
 as one primitive, ``rnn_tanh``, whose VJP is that loop written out (as PyTorch's and
 TensorFlow's recurrent kernels).
 ``layer(x, training=False, h0=None)`` (LSTM also ``c0=None``).
@@ -146,8 +147,9 @@ class LSTM(_Recurrent):
             # the gates of h W_hh^T + A[t::T] (N, 4H), sigmoid on blocks i, f, o, tanh on g, as
             # four outputs: one record (linear_at, lstm_gates and split in one)
             i, f, g, o = R.lstm_gates_at(h, W_hh, A, key=key)
-            c = f * c + i * g
-            h = o * R.tanh(c)
+            # the cell, c = f * c + i * g and h = o * tanh(c), as one record with two outputs
+            # (lstm_cell: the bits of those five recorded operations, one walk step for them)
+            h, c = R.lstm_cell(c, i, f, g, o)
             hs.append(h)
         return R.stack(hs, axis=1)  # (N, T, H): one record
 

@@ -63,7 +63,7 @@ from functools import partial
 
 import numpy as np
 
-from manualprop._extremes import largest, smallest  # (kernels: numpy only)
+from manualprop._extremes import largest, smallest, squares_finite  # (kernels: numpy only)
 
 from ..registry import defprim
 from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
@@ -73,7 +73,7 @@ from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
 from .shape import _getitem_vjp, broadcast_to, concatenate
 
-__all__ = ["lstm_gates", "lstm_gates_at", "rnn_cell", "rnn_tanh"]
+__all__ = ["lstm_cell", "lstm_gates", "lstm_gates_at", "rnn_cell", "rnn_tanh"]
 
 
 def _gates_fwd(a):
@@ -684,4 +684,93 @@ lstm_gates_at = defprim(
            "{out} = np.split(np.where(np.arange({out}.shape[-1]) // ({out}.shape[-1] // 4) == 2, "
            "np.tanh({out}), 1.0 / (1.0 + np.exp(-{out}))), 4, axis=-1)",
     reads=((1, "ans"), (0, "ans"), ("ans",)), joint_vjp=_gates_at_vjps,
+)
+
+
+# --- lstm_cell: the LSTM's cell update as one record ----------------------------------
+def _lstm_cell_fwd(c, i, f, g, o):
+    """``c' = f * c + i * g`` and ``h = o * tanh(c')``: the LSTM twin's cell, the bits of the
+    recorded products, sum and tanh it replaces (``f * c`` then ``+= i * g``, ``o * tanh(c')``)."""
+    shape = np.shape(c)
+    if not (np.shape(i) == np.shape(f) == np.shape(g) == np.shape(o) == shape):
+        raise ValueError("lstm_cell: c, i, f, g and o must have one shape; got "
+                         f"{shape}, {np.shape(i)}, {np.shape(f)}, {np.shape(g)} and {np.shape(o)}")
+    c_new = np.multiply(f, c)
+    if c_new.dtype.kind != "f":
+        raise TypeError(f"lstm_cell: real floating values only (tanh's derivative); got {c_new.dtype}")
+    c_new += i * g
+    return o * np.tanh(c_new), c_new
+
+
+def _any_tensor(*values):
+    """True if one of ``values`` is a Tensor (an outer tape or accumulator records the VJP)."""
+    for v in values:  # (a loop, not any() of a generator: no frame on Python 3.11)
+        if isinstance(v, Tensor):
+            return True
+    return False
+
+
+def _lstm_cell_tanh(c_new, recorded):
+    """``(tanh(c'), tanh'(c'))``: on arrays ``1 - tanh^2`` and ``1 / cosh^2`` where that cancels
+    (:func:`_tanh_d`, from all of ``c'``: the record keeps it, the next step's input);
+    on Tensors recorded, with :func:`_tanh_d_recorded`'s constant difference where it cancels."""
+    if not recorded:
+        y = np.tanh(c_new)
+        return y, _tanh_d(y, c_new)[0]
+    y = np.tanh(c_new)  # (a Tensor: recorded, so the derivative reaches c')
+    return y, _tanh_d_recorded(y, (c_new,), _value(c_new), "lstm_cell")
+
+
+def _lstm_cell_vjps(pairs, gs, ans, c, i, f, g, o):
+    """The five VJPs (dc, di, df, dg, do) in one call (``joint_vjp``): the cell's gradient
+    ``dc' = gc' + gh * o * tanh'(c')`` once, then ``dc = dc' f``, ``di = dc' g``, ``df = dc' c``,
+    ``dg = dc' i`` and ``do = gh tanh(c')``, each under the 0·inf rule (``times``) as the
+    recorded products' VJPs; by position, None for one not asked for (and ``do`` None when
+    ``h`` got no gradient)."""
+    gh, gc = gs
+    recorded = _any_tensor(gh, gc, *ans, c, i, f, g, o)
+    y, d = _lstm_cell_tanh(ans[1], recorded)
+    # finite outputs h and c' prove every factor finite (an inf or a NaN in c, i, f or g makes c'
+    # inf or NaN, one in o makes h so; tanh and its derivative of a finite c' are finite): then
+    # the 0·inf rule has nothing to zero and the products are plain (times_into's reasoning)
+    mul = np.multiply if not recorded and squares_finite(ans[0]) and squares_finite(ans[1]) else times
+    dc = None if gh is None else mul(mul(gh, o), d)  # (o * tanh(c')'s VJP, then tanh's)
+    if gc is not None:
+        dc = gc if dc is None else gc + dc  # (the walk's sum: the next step's share first)
+    out = [None] * 5
+    for k, _ in pairs:
+        if k == 4:
+            out[4] = None if gh is None else mul(gh, y)
+        else:
+            out[k] = mul(dc, (f, g, c, i)[k])
+    return out
+
+
+def _lstm_cell_vjp(k, gs, ans, c, i, f, g, o):
+    """VJP ``k`` alone (forward mode's transposes and the registry's tests)."""
+    return _lstm_cell_vjps(((k, None),), gs, ans, c, i, f, g, o)[k]
+
+
+def _lstm_cell_jvp(k, t, ans, c, i, f, g, o):
+    """JVP ``k``: the tangent of ``c'`` (``t f``, ``t g``, ``t c``, ``t i``; none from ``o``) and
+    of ``h`` (``o tanh'(c') tc'``, plus ``t tanh(c')`` from ``o``), under the 0·inf rule."""
+    recorded = _any_tensor(t, *ans, c, i, f, g, o)
+    y, d = _lstm_cell_tanh(ans[1], recorded)
+    if k == 4:
+        return times(t, y), np.zeros_like(_value(t))  # (o does not reach c': exactly 0, also beside an inf)
+    tc = times(t, (f, g, c, i)[k])
+    return times(o, times(tc, d)), tc
+
+
+lstm_cell = defprim(
+    "lstm_cell", _lstm_cell_fwd, *(partial(_lstm_cell_vjp, k) for k in range(5)),
+    jvp=tuple(partial(_lstm_cell_jvp, k) for k in range(5)), multi=True,
+    jacobian="c' = f c + i g, h = o tanh(c'): dc'/dc = f, dc'/di = g, dc'/df = c, dc'/dg = i; "
+             "dh = o tanh'(c') dc' (+ tanh(c') do), all diagonal",
+    vjp="dc' = gc' + gh o tanh'(c') (1 - tanh^2, and 1 / cosh^2 where that cancels); dc = dc' f, "
+        "di = dc' g, df = dc' c, dg = dc' i, do = gh tanh(c')",
+    shapes="c, i, f, g, o (N, H) -> h, c' (N, H)",
+    source="{out} = {f} * {c} + {i} * {g}\n{out} = ({o} * np.tanh({out}), {out})",
+    reads=((2, 4, "ans"), (3, 4, "ans"), (0, 4, "ans"), (1, 4, "ans"), ("ans",)),
+    joint_vjp=_lstm_cell_vjps,
 )
