@@ -200,7 +200,7 @@ def _unfused_lstm(layer, x, h, c):
 
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
-def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(dtype, rtol):
+def test_lstm_twin_records_its_cell_as_one_record_and_agrees_with_the_cell_written_out(dtype, rtol):
     """The LSTM twin projects every step's input with one fused ``linear`` (step t reads its
     slice inside its ``lstm_gates_at`` record), its gates with
     one ``lstm_gates_at`` record per step (``h W_hh^T + A[t::T]``, sigmoid on blocks i, f, o,
