@@ -1131,18 +1131,20 @@ class Sandbox:
             except OSError:  # BrokenPipeError
                 self._died(what)
 
-    def _time_left(self, deadline: float, what: str) -> float:
-        """The wall clock (s) the running call has left: to its deadline plus what it was given back
-        (:meth:`_starved`), never past the session's end. At 0 or less, the call's time is up: the child is killed
-        (:meth:`_timeout`) unless the machine's load starved it, when it is given more (:meth:`_starved`) and the
-        caller asks again."""
-        left = min(deadline + self._grace, self._session_end) - time.monotonic()
+    def _time_left(self, deadline: float, what: str, at: float | None = None) -> float:
+        """The wall clock (s) the running call has left at ``at`` (a clock reading; now if None): to its deadline
+        plus what it was given back (:meth:`_starved`), never past the session's end. At 0 or less, the call's time is
+        up: the child is killed (:meth:`_timeout`) unless the machine's load starved it, when it is given more
+        (:meth:`_starved`) and the caller asks again."""
+        left = min(deadline + self._grace, self._session_end) - (time.monotonic() if at is None else at)
         if left <= 0 and not self._starved(deadline):
             self._timeout(what, deadline)
         return left
 
-    def _wait(self, deadline: float, what: str, write: bool = False) -> None:
-        """Wait until the request pipe is ready, draining output; on timeout kill the child."""
+    def _wait(self, deadline: float, what: str, write: bool = False) -> float:
+        """Wait until the request pipe is ready, draining output; on timeout kill the child. Returns the clock
+        before the ``select`` that found it ready: what the pipe holds then came within the call's time (that select
+        waited no longer than the time left), whenever the grader got round to it."""
         target = self._w if write else self._r
         while True:
             if (left := self._time_left(deadline, what)) <= 0:
@@ -1155,7 +1157,7 @@ class Sandbox:
                 # the session's clock (review29 SESSION_STALL: capped by the session's end, it cost the call) move
                 self._grace, self._stall, self._req_t0 = self._grace + late, self._stall + late, self._req_t0 + late
             if target in r + w:
-                return
+                return before
             if self._o in r:
                 self._drain()
             if write and self._proc.poll() is not None:
@@ -1194,18 +1196,22 @@ class Sandbox:
     def _chunk(self, size: int, deadline: float, what: str) -> bytes:
         """One read of at most ``size`` bytes of the reply pipe for :meth:`_read_exact` and :meth:`_read_big`:
         waits while the pipe is empty, names the child's death when it closed it, and still holds a reply that
-        keeps coming to its time limit: a read past it kills the child unless it was starved (:meth:`_time_left`),
-        and never waits for more bytes than the reply needs."""
+        keeps coming to its time limit: a read that began past it kills the child unless it was starved
+        (:meth:`_time_left`), and never waits for more bytes than the reply needs. The bytes count from the clock
+        before the read that got them (or before the ``select`` that found them, :meth:`_wait`): the time the grader
+        then spent off the cores is its own (review33 LATE_READ_NOT_STARVED: a whole reply read, the grader
+        descheduled 3 s, and the call of a child asleep was killed as "did not finish")."""
+        at = time.monotonic()
         while True:
             try:
                 chunk = os.read(self._r, size)
             except BlockingIOError:
-                self._wait(deadline, what)
+                at = self._wait(deadline, what)
                 continue
             if not chunk:
                 self._died(what)
-            self._time_left(deadline, what)  # a reply that keeps coming still has its time limit; one read past it
-            return chunk  # is not a wait for more (flaky32: the whole reply read, then waited on until "too busy")
+            self._time_left(deadline, what, at)  # a reply that keeps coming still has its time limit; one read past
+            return chunk  # it is not a wait for more (flaky32: the whole reply read, then waited on until "too busy")
 
     @property
     def _believed(self) -> bool:

@@ -136,12 +136,19 @@ class ReplyPipe:
     ``empty``, that read finds the pipe empty (BlockingIOError) whatever it holds, so the grader waits in ``select``
     even where a loaded machine let the child reply before the grader read (flaky32: the stand-in for a stalled
     ``select`` was never called); with ``late`` seconds, the first read that returns bytes is followed by that long
-    off the cores before the grader runs again. ``seen``: what was read then. Every other name is the real ``os``'s."""
+    off the cores before the grader runs again; with ``trickle=(k, pause)``, every read of the reply pipe waits
+    ``pause`` seconds, then returns at most ``k`` bytes: a reply that keeps coming, slowly. ``seen``: what was read then
+    (every read's bytes with ``trickle``). Every other name is the real ``os``'s."""
 
-    def __init__(self, empty=False, late=0.0):
-        self.empty, self.late, self.sb, self.seen = empty, late, None, []
+    def __init__(self, empty=False, late=0.0, trickle=None):
+        self.empty, self.late, self.trickle, self.sb, self.seen = empty, late, trickle, None, []
 
     def read(self, fd, n):
+        if self.trickle and self.sb is not None and fd == self.sb._r:
+            k, pause = self.trickle
+            time.sleep(pause)
+            self.seen.append(data := os.read(fd, min(n, k)))
+            return data
         mine = self.sb is not None and fd == self.sb._r and not self.seen
         if mine and self.empty:
             self.seen.append(b"")
