@@ -62,3 +62,24 @@ def test_a_lower_triangular_close_pair_one_sided_coupling():
     s = a[1, 1] - 1.0  # (exact: Sterbenz)
     np.testing.assert_allclose(_grad(top, a), [[0.0, 1.0 / s], [0.0, 1.0]], rtol=1e-6, atol=1e-6)
     assert np.all(np.isnan(_grad(top, np.array([[1.0, 0.0], [1.0, 1.0 + 1e-11]]))))
+
+
+def test_a_batch_is_bounded_matrix_by_matrix():
+    # session 33 batched lapack_coupling (gebal still per matrix): each matrix of a stack gets what it gets alone,
+    # with its own isolated parts (triangular, permuted, scaled, dense mixed in one stack). rtol 1e-14: the same
+    # sums, possibly grouped differently by the BLAS (left33: 29 of 61 stacks bitwise, the rest within 5.8e-16).
+    rng = np.random.default_rng(4)
+    n = 4
+    dense = rng.standard_normal((3, n, n))
+    upper = np.triu(rng.standard_normal((3, n, n)))
+    p = rng.permutation(n)
+    d = 10.0 ** rng.uniform(-4, 4, (3, n))
+    a = np.concatenate([dense, upper, upper[:, p][:, :, p], dense * d[:, :, None] / d[:, None, :]])
+    w, v = np.linalg.eig(a)
+    vi = np.linalg.inv(v)
+    got = lapack_coupling(a, vi, v)
+    assert got.shape == (12, n, n)
+    for k in range(12):
+        np.testing.assert_allclose(got[k], lapack_coupling(a[k], vi[k], v[k]), rtol=1e-14)
+    two = lapack_coupling(a.reshape(3, 4, n, n), vi.reshape(3, 4, n, n), v.reshape(3, 4, n, n))
+    np.testing.assert_allclose(two.reshape(12, n, n), got, rtol=1e-14)

@@ -206,7 +206,7 @@ def lapack_eps(dtype):
 
 
 def lapack_coupling(a, y, x):
-    """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a`` (2-D), shape (len(y), x's columns).
+    """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a``, shape (..., len(y), x's columns).
 
     numpy's eig is LAPACK's geev: it balances, ``B = T^-1 A T`` (gebal: a permutation that isolates the eigenvalues of
     triangular parts, then a diagonal scaling; T exact), and reduces only the active block ``B[lo:hi+1, lo:hi+1]``
@@ -217,20 +217,51 @@ def lapack_coupling(a, y, x):
     rows above it (their norms, entrywise), and the isolated part is exact up to its entries' own rounding (``|B|``).
     The constant ``p(n)`` of the bound is left out, as in the Users' Guide's approximate error bounds (sect. 4.8.1.1,
     ``EPSMCH * ABNRM / RCONDE``).
+
+    Parameters
+    ----------
+    a : ndarray, shape (..., n, n)
+        One matrix or a batch (gebal matrix by matrix, the rest batched: session 33, left33).
+    y : ndarray, shape (..., k, n)
+        Rows (left vectors).
+    x : ndarray, shape (..., n, m)
+        Columns (right vectors).
     """
-    import scipy.linalg
     from scipy.linalg.lapack import get_lapack_funcs
 
-    a = np.asarray(a)
-    b, lo, hi, _, _ = get_lapack_funcs("gebal", (a,))(a, permute=1, scale=1)
-    _, t = scipy.linalg.matrix_balance(a)  # (the same gebal call: T, a permutation times a diagonal)
-    yb, xb = np.abs(y @ t), np.abs(np.linalg.solve(t, x))
+    a, y, x = np.asarray(a), np.asarray(y), np.asarray(x)
+    n = a.shape[-1]
+    a3 = a.reshape((-1, n, n))
+    gebal = get_lapack_funcs("gebal", (a3,))
+    b = np.empty(a3.shape, np.result_type(a3.dtype, np.float32))
+    lo, hi = np.zeros(len(a3), int), np.zeros(len(a3), int)
+    perm, scale = np.broadcast_to(np.arange(n), a3.shape[:2]).copy(), np.ones(a3.shape[:2])
+    fro = np.zeros(len(a3))
+    for k, m in enumerate(a3):
+        b[k], lo[k], hi[k], ps, _ = gebal(m, permute=1, scale=1)
+        scale[k, lo[k]:hi[k] + 1] = ps[lo[k]:hi[k] + 1]  # gebal's PSCALE: D(j) in the active part, else P(j),
+        for j in [*range(n - 1, hi[k], -1), *range(lo[k])]:  # the interchanges made from n down to ihi+1, then
+            q = int(ps[j]) - 1                                # from 1 up to ilo-1 (LAPACK's dgebal documentation)
+            perm[k, [j, q]] = perm[k, [q, j]]
+        fro[k] = np.linalg.norm(b[k, lo[k]:hi[k] + 1, lo[k]:hi[k] + 1])  # ||B_act||_F
+    shape = a.shape[:-2]
+    b, lo, hi, perm, scale, fro = (z.reshape(shape + z.shape[1:]) for z in (b, lo, hi, perm, scale, fro))
+    # y T and T^-1 x, T = P D (a permutation times powers of 2: exact): columns perm[j] of y times scale[j]
+    take = np.broadcast_to(perm[..., None, :], y.shape[:-1] + (n,)) if y.ndim > 1 else perm
+    yb = np.abs(np.take_along_axis(y, take, axis=-1) * scale[..., None, :])
+    xb = np.abs(np.take_along_axis(x, np.broadcast_to(perm[..., :, None], x.shape), axis=-2) / scale[..., :, None])
+    idx = np.arange(n)
+    act = (idx >= lo[..., None]) & (idx <= hi[..., None])  # (..., n)
+    sq = np.abs(b) ** 2
+    col = np.sqrt(np.sum(np.where(act[..., :, None], sq, 0.0), axis=-2))  # ||B[act, c]|| per column c
+    row = np.sqrt(np.sum(np.where(act[..., None, :], sq, 0.0), axis=-1))  # ||B[r, act]|| per row r
+    right, above = idx > hi[..., None], idx < lo[..., None]
     e = np.abs(b).astype(float)
-    act = slice(lo, hi + 1)
-    e[act, hi + 1:] += np.linalg.norm(b[act, hi + 1:], axis=0)
-    e[:lo, act] += np.linalg.norm(b[:lo, act], axis=1)[:, None]
-    block = np.linalg.norm(b[act, act]) * np.outer(np.linalg.norm(yb[:, act], axis=1), np.linalg.norm(xb[act], axis=0))
-    return yb @ e @ xb + block
+    e = e + np.where(act[..., :, None] & right[..., None, :], col[..., None, :], 0.0)
+    e = e + np.where(above[..., :, None] & act[..., None, :], row[..., :, None], 0.0)
+    ny = np.sqrt(np.sum(np.where(act[..., None, :], yb, 0.0) ** 2, axis=-1))  # ||(y T)_act|| per row of y
+    nx = np.sqrt(np.sum(np.where(act[..., :, None], xb, 0.0) ** 2, axis=-2))  # ||(T^-1 x)_act|| per column of x
+    return yb @ e @ xb + fro[..., None, None] * (ny[..., :, None] * nx[..., None, :])
 
 
 def unresolved(a, w, v, vi):
@@ -279,8 +310,7 @@ def unresolved(a, w, v, vi):
     eps, eps_out = lapack_eps(dt)
     off = ~np.eye(w.shape[-1], dtype=bool)
     with np.errstate(all="ignore"):
-        m = np.stack([lapack_coupling(*z) for z in zip(*(x.reshape((-1,) + x.shape[-2:]) for x in (a, vi, v)))])
-        m = m.reshape(v.shape)  # m[j, i] = |y_j E x_i| / eps
+        m = lapack_coupling(np.broadcast_to(a, v.shape), vi, v)  # m[j, i] = |y_j E x_i| / eps
         nx, ny = np.linalg.norm(v, axis=-2), np.linalg.norm(vi, axis=-1)
         gap = np.abs(w[..., None, :] - w[..., :, None])  # gap[j, i] = |w_i - w_j|
         tx = np.sum(np.where(off & (m > 0), m * nx[..., :, None] / gap, 0.0), axis=-2) / nx

@@ -1,0 +1,65 @@
+"""Batched eigenvalue gradients: ``np.linalg.eigvals`` forward + ``tape.gradient`` on stacks of small matrices.
+
+The eig rule bounds each eigenvalue's derivative with LAPACK's rounding model (``linalg_eig.lapack_coupling``:
+gebal matrix by matrix, the rest batched since session 33; before, a Python loop of gebal twice and the bound per
+matrix: review32 measured (2000, 3, 3) at 0.18-0.24 s against 0.01 s for the forward). Rows: the gradient of
+``sum(Re(w)^2)`` (record + walk) beside numpy's ``eig`` of the same stack, thread CPU seconds, medians of
+interleaved repeats, one BLAS thread. ``--base REF`` times git revision REF's autoprop too (tape_ops.load_base).
+Usage::
+
+    python benchmarks/linalg_eig.py
+    python benchmarks/linalg_eig.py --base main --repeats 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
+from tape_ops import load_base, medians  # noqa: E402
+
+SHAPES = [(2000, 3, 3), (200, 3, 3), (200, 8, 8), (20, 30, 30)]
+
+
+def grad_step(ap, a):
+    """One forward + gradient of ``sum(Re(eigvals(A))^2)`` on the stack ``a``."""
+
+    def step():
+        t = ap.Variable(a)
+        with ap.GradientTape() as tape:
+            y = np.sum(np.real(np.linalg.eigvals(t)) ** 2)
+        tape.gradient(y, t)
+
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", help="also time the autoprop of this git revision (A/B)")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    import autoprop
+
+    trees = [("this", autoprop)]
+    if args.base:
+        trees.insert(0, ("base", load_base(args.base)))
+    rng = np.random.default_rng(0)
+    with one_blas_thread():
+        print(f"BLAS: {blas_kernel()}")
+        print(f"{'stack':>14s} {'numpy eig':>10s} " + " ".join(f"{name + ' grad':>11s}" for name, _ in trees))
+        for shape in SHAPES:
+            a = rng.standard_normal(shape)
+            steps = [lambda a=a: np.linalg.eig(a)] + [grad_step(ap, a) for _, ap in trees]
+            times = medians(steps, args.repeats, warmup=2)
+            print(f"{str(shape):>14s} {times[0]:10.4f} " + " ".join(f"{t:11.4f}" for t in times[1:]))
+
+
+if __name__ == "__main__":
+    main()
