@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no package)
-from tape_ops import load_base, medians  # noqa: E402
+from tape_ops import medians, trees_of  # noqa: E402
 
 SHAPES = [(2000, 3, 3), (200, 3, 3), (200, 8, 8), (20, 30, 30)]
 
@@ -45,11 +45,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    import autoprop
-
-    trees = [("this", autoprop)]
-    if args.base:
-        trees.insert(0, ("base", load_base(args.base)))
+    trees = trees_of(args.base)
     rng = np.random.default_rng(0)
     with one_blas_thread():
         print(f"BLAS: {blas_kernel()}")

@@ -83,3 +83,18 @@ def test_a_batch_is_bounded_matrix_by_matrix():
         np.testing.assert_allclose(got[k], lapack_coupling(a[k], vi[k], v[k]), rtol=1e-14)
     two = lapack_coupling(a.reshape(3, 4, n, n), vi.reshape(3, 4, n, n), v.reshape(3, 4, n, n))
     np.testing.assert_allclose(two.reshape(12, n, n), got, rtol=1e-14)
+
+
+def test_the_linalg_eig_benchmark_runs_with_few_repeats():
+    # (its figures are not looked at here: no timed tests; only that every row is printed)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "linalg_eig.py"
+    p = subprocess.run([sys.executable, str(script), "--repeats", "1"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for row in ("(2000, 3, 3)", "(200, 3, 3)", "(200, 8, 8)", "(20, 30, 30)"):
+        assert f"  {row}" in p.stdout
+    p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
