@@ -3,7 +3,8 @@
 The eig rule bounds each eigenvalue's derivative with LAPACK's rounding model (``linalg_eig.lapack_coupling``:
 gebal matrix by matrix, the rest batched since session 33; before, a Python loop of gebal twice and the bound per
 matrix: review32 measured (2000, 3, 3) at 0.18-0.24 s against 0.01 s for the forward). Rows: the gradient of
-``sum(Re(w)^2)`` (record + walk) beside numpy's ``eig`` of the same stack, thread CPU seconds, medians of
+``sum(Re(w)^2)`` (record + walk) beside numpy's ``eig`` of the same stack (the last row: 2000 matrices with a
+Jordan block beside a simple eigenvalue, where every eigenvalue gets the second look, ``resolvent_bound``), thread CPU seconds, medians of
 interleaved repeats, one BLAS thread. ``--base REF`` times git revision REF's autoprop too (tape_ops.load_base).
 Usage::
 
@@ -24,6 +25,14 @@ from _blas import blas_kernel, one_blas_thread  # noqa: E402  (benchmarks/ is no
 from tape_ops import medians, trees_of  # noqa: E402
 
 SHAPES = [(2000, 3, 3), (200, 3, 3), (200, 8, 8), (20, 30, 30)]
+JORDAN = np.array([[2.0, 1.0, 0.3], [0.0, 2.0, 0.7], [0.0, 0.0, 5.0]])  # (the second look on every eigenvalue)
+
+
+def stacks(rng):
+    """``(label, stack)`` rows: random stacks of each shape, then 2000 copies of a Jordan block beside 5."""
+    for shape in SHAPES:
+        yield str(shape), rng.standard_normal(shape)
+    yield "2000 x Jordan", np.tile(JORDAN, (2000, 1, 1))
 
 
 def grad_step(ap, a):
@@ -50,11 +59,10 @@ def main(argv=None):
     with one_blas_thread():
         print(f"BLAS: {blas_kernel()}")
         print(f"{'stack':>14s} {'numpy eig':>10s} " + " ".join(f"{name + ' grad':>11s}" for name, _ in trees))
-        for shape in SHAPES:
-            a = rng.standard_normal(shape)
+        for label, a in stacks(rng):
             steps = [lambda a=a: np.linalg.eig(a)] + [grad_step(ap, a) for _, ap in trees]
             times = medians(steps, args.repeats, warmup=2)
-            print(f"{str(shape):>14s} {times[0]:10.4f} " + " ".join(f"{t:11.4f}" for t in times[1:]))
+            print(f"{label:>14s} {times[0]:10.4f} " + " ".join(f"{t:11.4f}" for t in times[1:]))
 
 
 if __name__ == "__main__":

@@ -205,7 +205,34 @@ def lapack_eps(dtype):
     return np.finfo(np.float64).eps, np.finfo(dt).eps
 
 
-def lapack_coupling(a, y, x):
+def _balanced(a):
+    """gebal of each matrix of ``a`` (..., n, n): ``(B, lo, hi, perm, scale, ||B_act||_F)``, ``T = P D`` as columns
+    ``perm`` and powers of 2 ``scale`` (:func:`lapack_coupling`)."""
+    from scipy.linalg.lapack import get_lapack_funcs
+
+    a = np.asarray(a)
+    n = a.shape[-1]
+    a3 = a.reshape((-1, n, n))
+    gebal = get_lapack_funcs("gebal", (a3,))
+    b = np.empty(a3.shape, np.result_type(a3.dtype, np.float32))
+    lo, hi = np.zeros(len(a3), int), np.zeros(len(a3), int)
+    perm, scale = np.broadcast_to(np.arange(n), a3.shape[:2]).copy(), np.ones(a3.shape[:2])
+    fro = np.zeros(len(a3))
+    for k, m in enumerate(a3):
+        b[k], lo[k], hi[k], ps, _ = gebal(m, permute=1, scale=1)
+        scale[k, lo[k]:hi[k] + 1] = ps[lo[k]:hi[k] + 1]  # gebal's PSCALE: D(j) in the active part, else P(j),
+        if lo[k] > 0 or hi[k] < n - 1:  # the interchanges made from n down to ihi+1, then from 1 up to ilo-1
+            pk = list(range(n))  # (LAPACK's dgebal documentation)
+            for j in [*range(n - 1, hi[k], -1), *range(lo[k])]:
+                q = int(ps[j]) - 1
+                pk[j], pk[q] = pk[q], pk[j]
+            perm[k] = pk
+        fro[k] = np.linalg.norm(b[k, lo[k]:hi[k] + 1, lo[k]:hi[k] + 1])  # ||B_act||_F
+    shape = a.shape[:-2]
+    return tuple(z.reshape(shape + z.shape[1:]) for z in (b, lo, hi, perm, scale, fro))
+
+
+def lapack_coupling(a, y, x, bal=None):
     """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a``, shape (..., len(y), x's columns).
 
     numpy's eig is LAPACK's geev: it balances, ``B = T^-1 A T`` (gebal: a permutation that isolates the eigenvalues of
@@ -226,26 +253,12 @@ def lapack_coupling(a, y, x):
         Rows (left vectors).
     x : ndarray, shape (..., n, m)
         Columns (right vectors).
+    bal : tuple, optional
+        :func:`_balanced` of ``a``, when the caller has it (one gebal per matrix for several calls).
     """
-    from scipy.linalg.lapack import get_lapack_funcs
-
-    a, y, x = np.asarray(a), np.asarray(y), np.asarray(x)
-    n = a.shape[-1]
-    a3 = a.reshape((-1, n, n))
-    gebal = get_lapack_funcs("gebal", (a3,))
-    b = np.empty(a3.shape, np.result_type(a3.dtype, np.float32))
-    lo, hi = np.zeros(len(a3), int), np.zeros(len(a3), int)
-    perm, scale = np.broadcast_to(np.arange(n), a3.shape[:2]).copy(), np.ones(a3.shape[:2])
-    fro = np.zeros(len(a3))
-    for k, m in enumerate(a3):
-        b[k], lo[k], hi[k], ps, _ = gebal(m, permute=1, scale=1)
-        scale[k, lo[k]:hi[k] + 1] = ps[lo[k]:hi[k] + 1]  # gebal's PSCALE: D(j) in the active part, else P(j),
-        for j in [*range(n - 1, hi[k], -1), *range(lo[k])]:  # the interchanges made from n down to ihi+1, then
-            q = int(ps[j]) - 1                                # from 1 up to ilo-1 (LAPACK's dgebal documentation)
-            perm[k, [j, q]] = perm[k, [q, j]]
-        fro[k] = np.linalg.norm(b[k, lo[k]:hi[k] + 1, lo[k]:hi[k] + 1])  # ||B_act||_F
-    shape = a.shape[:-2]
-    b, lo, hi, perm, scale, fro = (z.reshape(shape + z.shape[1:]) for z in (b, lo, hi, perm, scale, fro))
+    y, x = np.asarray(y), np.asarray(x)
+    b, lo, hi, perm, scale, fro = _balanced(a) if bal is None else bal
+    n = b.shape[-1]
     # y T and T^-1 x, T = P D (a permutation times powers of 2: exact): columns perm[j] of y times scale[j]
     take = np.broadcast_to(perm[..., None, :], y.shape[:-1] + (n,)) if y.ndim > 1 else perm
     yb = np.abs(np.take_along_axis(y, take, axis=-1) * scale[..., None, :])
@@ -353,38 +366,46 @@ def resolvent_bound(a, w, x, eps, eps_out):
 
     Parameters
     ----------
-    a : ndarray, shape (n, n)
-    w : scalar
-        The eigenvalue as computed.
-    x : ndarray, shape (n,)
+    a : ndarray, shape (..., n, n)
+    w : ndarray, shape (...,)
+        The eigenvalue as computed (one per matrix).
+    x : ndarray, shape (..., n)
         Its right eigenvector as computed (numpy's unit column).
     eps, eps_out : float
         :func:`lapack_eps` of the dtype.
 
     Returns
     -------
-    float
+    ndarray of float, shape (...,)
         The first-order relative error bound of ``y x^T`` (``inf`` where ``N`` is singular: a repeated eigenvalue).
     """
     import scipy.linalg
 
-    nm, c = _bordered(a[None], np.array([[w]]), x[None, :, None])
-    nm, c = nm[0, 0], c[0, 0]
+    a, w, x = np.asarray(a), np.asarray(w), np.asarray(x)
+    nm, c = _bordered(a[..., None, :, :], w[..., None, None], x[..., None, :, None])
+    nm, c = nm[..., 0, 0, :, :], c[..., 0, 0, :]
+    pl, u = scipy.linalg.lu(nm, permute_l=True)  # (the factors N^-1 is computed from: partial pivoting, as numpy)
+    sing = np.any(np.diagonal(u, axis1=-2, axis2=-1) == 0, axis=-1)  # (exactly singular: NaN, its bound inf)
+    ni = np.full(nm.shape, np.nan, nm.dtype)
     try:
-        ni = np.linalg.inv(nm)
-    except np.linalg.LinAlgError:
-        return np.inf
-    y = c @ ni
-    q = np.eye(len(x)) - np.outer(x, y)
+        ni[~sing] = np.linalg.inv(nm[~sing])
+    except np.linalg.LinAlgError:  # (LAPACK found a zero pivot scipy's factors did not: matrix by matrix)
+        for k in zip(*np.nonzero(~sing)):
+            try:
+                ni[k] = np.linalg.inv(nm[k])
+            except np.linalg.LinAlgError:
+                pass
+    y = (c[..., None, :] @ ni)[..., 0, :]
+    q = np.eye(x.shape[-1]) - x[..., :, None] * y[..., None, :]
     s = q @ ni @ q
-    nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-    tx = np.linalg.norm(lapack_coupling(a, s, x[:, None])) / nx
-    ty = np.linalg.norm(lapack_coupling(a, y[None], s)) / ny
-    pl, u = scipy.linalg.lu(nm, permute_l=True)  # (the LU factors N^-1 is computed from: partial pivoting, as numpy)
-    solve = np.linalg.norm(np.abs(y) @ np.abs(pl) @ np.abs(u) @ np.abs(ni)) / ny
-    dl = eps * lapack_coupling(a, y[None], x[:, None])[0, 0] + eps_out * abs(w)  # (the computed w's error)
-    est = eps * (tx + ty) + eps_out * (1 + solve) + dl * np.linalg.norm(y @ ni) / ny
-    return est if np.isfinite(est) else np.inf
+    nx, ny = np.linalg.norm(x, axis=-1), np.linalg.norm(y, axis=-1)
+    bal = _balanced(a)
+    tx = np.linalg.norm(lapack_coupling(a, s, x[..., :, None], bal)[..., 0], axis=-1) / nx
+    ty = np.linalg.norm(lapack_coupling(a, y[..., None, :], s, bal)[..., 0, :], axis=-1) / ny
+    solve = np.linalg.norm((np.abs(y)[..., None, :] @ np.abs(pl) @ np.abs(u) @ np.abs(ni))[..., 0, :], axis=-1) / ny
+    dl = eps * lapack_coupling(a, y[..., None, :], x[..., :, None], bal)[..., 0, 0] + eps_out * np.abs(w)  # (w's error)
+    est = eps * (tx + ty) + eps_out * (1 + solve) + dl * np.linalg.norm((y[..., None, :] @ ni)[..., 0, :], axis=-1) / ny
+    return np.where(np.isfinite(est), est, np.inf)
 
 
 def nan_linked(value, mask, link):
@@ -442,19 +463,19 @@ def _eig_unresolved(a, w, v):
             dt = np.result_type(a.dtype, v.dtype, np.float32)
             eps, eps_out = lapack_eps(dt)
             work = np.result_type(dt, np.float64)
-            def second(k, i):
-                est = resolvent_bound(a_s[k].astype(work), w_s[k, i], vs[k, :, i].astype(
-                    np.result_type(work, vs.dtype)), eps, eps_out)
-                bad[k, i] = beyond(est, dt)
-                sub[k, i] = not bad[k, i]
+            def second(look):  # the flagged (matrix, eigenvalue) pairs, all at once
+                k, i = np.nonzero(look)
+                if len(k):
+                    est = resolvent_bound(a_s[k].astype(work), w_s[k, i], vs[k, :, i].astype(
+                        np.result_type(work, vs.dtype)), eps, eps_out)
+                    bad[k, i] = beyond(est, dt)
+                    sub[k, i] = ~bad[k, i]
 
             first = bad.copy()
-            for k, i in zip(*np.nonzero(first)):
-                second(k, i)
+            second(first)
             # then the other eigenvalues of a matrix that keeps an unresolved one: its V^-1 is not used at all (its
             # unresolved eigenvalues' rows are huge, and their NaN tangents would reach every row)
-            for k, i in zip(*np.nonzero(bad.any(axis=-1)[:, None] & ~first)):
-                second(k, i)
+            second(bad.any(axis=-1)[:, None] & ~first)
     return bad.reshape(v.shape[:-1]), sub.reshape(v.shape[:-1]), sing.reshape(v.shape[:-2])
 
 
