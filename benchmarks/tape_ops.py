@@ -71,6 +71,13 @@ def load_base(ref, packages=("autoprop",)):
     return importlib.import_module(packages[0] + "_base")
 
 
+def trees_of(base=None):
+    """``[("this", autoprop)]``, with ``("base", the autoprop of git revision base)`` first when given (:func:`load_base`)."""
+    import autoprop
+
+    return [("base", load_base(base)), ("this", autoprop)] if base else [("this", autoprop)]
+
+
 def medians(steps, repeats, warmup=5):
     """Median thread CPU seconds of each step, the steps alternating (``train_step.interleaved``)."""
     return interleaved(steps, repeats, warmup=warmup, clock=time.thread_time)
@@ -327,11 +334,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    import autoprop
-
-    trees = [("this", autoprop)]
-    if args.base:
-        trees.insert(0, ("base", load_base(args.base)))
+    trees = trees_of(args.base)
     with one_blas_thread():
         print(f"BLAS: {blas_kernel()}")
         if not args.skip_ops:

@@ -8,7 +8,8 @@
   ``polynomial._roots_unresolved``), scale invariant; ``[[1, 1e6], [0, 2]]``, the roots of ``prod (x - k)``
   and the float32 cases get their exact derivatives.
 * review31's surviving mutants: the threshold pinned from both sides (a case just resolved is finite and right,
-  one just unresolved NaN), complex coefficients, forward mode at a lost V^-1, leading zero coefficients.
+  one just unresolved NaN), complex coefficients, forward mode at a lost V^-1 (the block NaN, the simple
+  eigenvalue beside it exact since session 33), leading zero coefficients.
 
 Oracles: closed forms (the implicit function theorem ``dr/dp_k = -r^(L-1-k) / p'(r)``; the eigenvalue gradient
 ``y x^T / (y x)`` of ``[[1, 1], [s^2, 1]]``), central differences (tests/oracles.py); mpmath at 60 digits agreed
@@ -125,14 +126,17 @@ def test_the_threshold_from_both_sides_for_eigvals():
     assert np.all(np.isnan(_grad(top, _near_jordan(6e-6))))
 
 
-def test_a_jvp_is_nan_at_a_lost_inverse_as_the_gradient_is():
-    # V^-1 of the Jordan block is lost (cond(V) ~ 1/eps); the isolated eigenvalue 5 alone would pass the rule,
-    # but its left eigenvector is a row of that V^-1: reverse mode NaNs the matrix, and forward mode as well
+def test_a_jvp_is_nan_at_the_jordan_block_and_exact_at_the_simple_eigenvalue_beside_it():
+    # V^-1 of the Jordan block is lost (cond(V) ~ 1/eps); the isolated eigenvalue 5's left eigenvector is not a row
+    # of it since session 33 (left33, SIMPLE_EIGENVALUE_BESIDE_JORDAN_NAN: the bordered solve, linalg_eig._reduced):
+    # its tangent and gradient are exact (y = x = e_3: u_33 and e_3 e_3^T; NaN in sessions 31-32), the block's NaN
     a = np.array([[2.0, 1.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 5.0]])
     u = np.zeros((3, 3))
     u[2, 2] = 1.0
-    assert np.all(np.isnan(_jvp(lambda m, x: m.real(m.linalg.eigvals(x)), a, u)))
-    assert np.all(np.isnan(_grad(lambda m, x: m.real(m.linalg.eigvals(x))[2], a)))
+    d = _jvp(lambda m, x: m.real(m.linalg.eigvals(x)), a, u)
+    assert np.all(np.isnan(d[:2])) and d[2] == 1.0
+    np.testing.assert_array_equal(_grad(lambda m, x: m.real(m.linalg.eigvals(x))[2], a), u)
+    assert np.all(np.isnan(_grad(lambda m, x: m.real(m.linalg.eigvals(x))[0], a)))
 
 
 def test_complex_coefficients_keep_their_complex_gradient():

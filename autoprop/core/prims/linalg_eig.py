@@ -205,8 +205,35 @@ def lapack_eps(dtype):
     return np.finfo(np.float64).eps, np.finfo(dt).eps
 
 
-def lapack_coupling(a, y, x):
-    """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a`` (2-D), shape (len(y), x's columns).
+def _balanced(a):
+    """gebal of each matrix of ``a`` (..., n, n): ``(B, lo, hi, perm, scale, ||B_act||_F)``, ``T = P D`` as columns
+    ``perm`` and powers of 2 ``scale`` (:func:`lapack_coupling`)."""
+    from scipy.linalg.lapack import get_lapack_funcs
+
+    a = np.asarray(a)
+    n = a.shape[-1]
+    a3 = a.reshape((-1, n, n))
+    gebal = get_lapack_funcs("gebal", (a3,))
+    b = np.empty(a3.shape, np.result_type(a3.dtype, np.float32))
+    lo, hi = np.zeros(len(a3), int), np.zeros(len(a3), int)
+    perm, scale = np.broadcast_to(np.arange(n), a3.shape[:2]).copy(), np.ones(a3.shape[:2])
+    fro = np.zeros(len(a3))
+    for k, m in enumerate(a3):
+        b[k], lo[k], hi[k], ps, _ = gebal(m, permute=1, scale=1)
+        scale[k, lo[k]:hi[k] + 1] = ps[lo[k]:hi[k] + 1]  # gebal's PSCALE: D(j) in the active part, else P(j),
+        if lo[k] > 0 or hi[k] < n - 1:  # the interchanges made from n down to ihi+1, then from 1 up to ilo-1
+            pk = list(range(n))  # (LAPACK's dgebal documentation)
+            for j in [*range(n - 1, hi[k], -1), *range(lo[k])]:
+                q = int(ps[j]) - 1
+                pk[j], pk[q] = pk[q], pk[j]
+            perm[k] = pk
+        fro[k] = np.linalg.norm(b[k, lo[k]:hi[k] + 1, lo[k]:hi[k] + 1])  # ||B_act||_F
+    shape = a.shape[:-2]
+    return tuple(z.reshape(shape + z.shape[1:]) for z in (b, lo, hi, perm, scale, fro))
+
+
+def lapack_coupling(a, y, x, bal=None):
+    """``|y_j E x_i| / eps`` bounded for LAPACK's rounding ``E`` in numpy's eig of ``a``, shape (..., len(y), x's columns).
 
     numpy's eig is LAPACK's geev: it balances, ``B = T^-1 A T`` (gebal: a permutation that isolates the eigenvalues of
     triangular parts, then a diagonal scaling; T exact), and reduces only the active block ``B[lo:hi+1, lo:hi+1]``
@@ -217,24 +244,43 @@ def lapack_coupling(a, y, x):
     rows above it (their norms, entrywise), and the isolated part is exact up to its entries' own rounding (``|B|``).
     The constant ``p(n)`` of the bound is left out, as in the Users' Guide's approximate error bounds (sect. 4.8.1.1,
     ``EPSMCH * ABNRM / RCONDE``).
-    """
-    import scipy.linalg
-    from scipy.linalg.lapack import get_lapack_funcs
 
-    a = np.asarray(a)
-    b, lo, hi, _, _ = get_lapack_funcs("gebal", (a,))(a, permute=1, scale=1)
-    _, t = scipy.linalg.matrix_balance(a)  # (the same gebal call: T, a permutation times a diagonal)
-    yb, xb = np.abs(y @ t), np.abs(np.linalg.solve(t, x))
+    Parameters
+    ----------
+    a : ndarray, shape (..., n, n)
+        One matrix or a batch (gebal matrix by matrix, the rest batched: session 33, left33).
+    y : ndarray, shape (..., k, n)
+        Rows (left vectors).
+    x : ndarray, shape (..., n, m)
+        Columns (right vectors).
+    bal : tuple, optional
+        :func:`_balanced` of ``a``, when the caller has it (one gebal per matrix for several calls).
+    """
+    y, x = np.asarray(y), np.asarray(x)
+    b, lo, hi, perm, scale, fro = _balanced(a) if bal is None else bal
+    n = b.shape[-1]
+    # y T and T^-1 x, T = P D (a permutation times powers of 2: exact): columns perm[j] of y times scale[j]
+    take = np.broadcast_to(perm[..., None, :], y.shape[:-1] + (n,)) if y.ndim > 1 else perm
+    yb = np.abs(np.take_along_axis(y, take, axis=-1) * scale[..., None, :])
+    xb = np.abs(np.take_along_axis(x, np.broadcast_to(perm[..., :, None], x.shape), axis=-2) / scale[..., :, None])
+    idx = np.arange(n)
+    act = (idx >= lo[..., None]) & (idx <= hi[..., None])  # (..., n)
+    sq = np.abs(b) ** 2
+    col = np.sqrt(np.sum(np.where(act[..., :, None], sq, 0.0), axis=-2))  # ||B[act, c]|| per column c
+    row = np.sqrt(np.sum(np.where(act[..., None, :], sq, 0.0), axis=-1))  # ||B[r, act]|| per row r
+    right, above = idx > hi[..., None], idx < lo[..., None]
     e = np.abs(b).astype(float)
-    act = slice(lo, hi + 1)
-    e[act, hi + 1:] += np.linalg.norm(b[act, hi + 1:], axis=0)
-    e[:lo, act] += np.linalg.norm(b[:lo, act], axis=1)[:, None]
-    block = np.linalg.norm(b[act, act]) * np.outer(np.linalg.norm(yb[:, act], axis=1), np.linalg.norm(xb[act], axis=0))
-    return yb @ e @ xb + block
+    e = e + np.where(act[..., :, None] & right[..., None, :], col[..., None, :], 0.0)
+    e = e + np.where(above[..., :, None] & act[..., None, :], row[..., :, None], 0.0)
+    ny = np.sqrt(np.sum(np.where(act[..., None, :], yb, 0.0) ** 2, axis=-1))  # ||(y T)_act|| per row of y
+    nx = np.sqrt(np.sum(np.where(act[..., :, None], xb, 0.0) ** 2, axis=-2))  # ||(T^-1 x)_act|| per column of x
+    return yb @ e @ xb + fro[..., None, None] * (ny[..., :, None] * nx[..., None, :])
 
 
 def unresolved(a, w, v, vi):
-    """True where the derivative of eigenvalue ``w_i`` of ``a`` cannot be computed to ``RESOLVED`` (relative).
+    """True where the derivative of eigenvalue ``w_i`` of ``a`` cannot be computed to ``RESOLVED`` (relative), with
+    ``y_i`` a row of ``vi``: the first look; :func:`_eig_unresolved` gives a second look, the reduced resolvent as a
+    whole, to each eigenvalue this one rejects (:func:`resolvent_bound`).
 
     Parameters
     ----------
@@ -243,14 +289,16 @@ def unresolved(a, w, v, vi):
     w : ndarray, shape (..., n)
         Its eigenvalues as computed.
     v, vi : ndarray, shape (..., n, n)
-        Its eigenvectors (columns ``x_i``) and ``V^-1`` (rows ``y_i``, ``y_i x_i = 1``).
+        Its eigenvectors (columns ``x_i``) and ``V^-1`` as computed (rows ``y_i``, ``y_i x_i = 1``).
 
     Returns
     -------
     ndarray of bool, shape (..., n)
-        ``eps sum_(j != i) (c_ji |x_j| / |x_i| + c_ij |y_j| / |y_i|) / |w_i - w_j|`` above ``RESOLVED``
-        (:func:`beyond`; an exact tie: True, unless the rounding does not couple the two, ``c = 0``, as at ``c I``,
-        whose eigenvalues then get jax's derivative), ``c_ji = |y_j E x_i| / eps`` (:func:`lapack_coupling`).
+        ``eps sum_(j != i) (c_ji |x_j| / |x_i| + c_ij |y_j| / |y_i|) / |w_i - w_j|`` plus the rounding of the
+        computed row ``y_i`` of ``V^-1``, ``eps_V (1 + || |y_i| |V| |V^-1| || / |y_i|)`` (Higham 2002, 14.1; eps_V
+        the eps of V's dtype), above ``RESOLVED`` (:func:`beyond`; an exact tie: True, unless the rounding does not
+        couple the two, ``c = 0``, as at ``c I``, whose eigenvalues then get jax's derivative),
+        ``c_ji = |y_j E x_i| / eps`` (:func:`lapack_coupling`).
 
     Notes
     -----
@@ -266,23 +314,98 @@ def unresolved(a, w, v, vi):
     exactly), infinite at a repeated eigenvalue, and about ``eps kappa^2`` at a Jordan block perturbed by ``t``
     (``w = l +- sqrt(t)``, ``kappa ~ 1/sqrt(t)``), where the derivative itself is ``~ kappa``: no digit of it is
     right. Against mpmath at 60 digits (review31's sweeps and fixv31a's, /work/wt/fixv31a_sweep) the bound is above
-    the true error, by 10 to 1e4.
+    the true error, by 10 to 1e4. The sum term by term is an upper bound of the reduced resolvent's
+    (``sum_(j != i) x_j y_j / (w_i - w_j)``) as a whole, which is what a simple eigenvalue beside a defective
+    block needs (:func:`resolvent_bound`): its terms are huge there, their sum is not.
     """
     a, w, v, vi = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v, vi))
     dt = np.result_type(a.dtype, v.dtype, np.float32)
     eps, eps_out = lapack_eps(dt)
     off = ~np.eye(w.shape[-1], dtype=bool)
     with np.errstate(all="ignore"):
-        m = np.stack([lapack_coupling(*z) for z in zip(*(x.reshape((-1,) + x.shape[-2:]) for x in (a, vi, v)))])
-        m = m.reshape(v.shape)  # m[j, i] = |y_j E x_i| / eps
+        m = lapack_coupling(np.broadcast_to(a, v.shape), vi, v)  # m[j, i] = |y_j E x_i| / eps
         nx, ny = np.linalg.norm(v, axis=-2), np.linalg.norm(vi, axis=-1)
         gap = np.abs(w[..., None, :] - w[..., :, None])  # gap[j, i] = |w_i - w_j|
         tx = np.sum(np.where(off & (m > 0), m * nx[..., :, None] / gap, 0.0), axis=-2) / nx
         ty = np.sum(np.where(off & (m > 0), m * ny[..., None, :] / gap, 0.0), axis=-1) / ny
-        est = eps * (tx + ty)
-        if eps_out > eps:  # float32: w and V rounded to it, V^-1 solved in it (|y_i| |V| |V^-1|, Higham 2002, 14.1)
-            est = est + eps_out * (1 + np.linalg.norm(np.abs(vi) @ np.abs(v) @ np.abs(vi), axis=-1) / ny)
+        # V^-1 solved in V's precision (|y_i| |V| |V^-1|: Higham 2002, 14.1); w and V rounded to it
+        est = eps * (tx + ty) + eps_out * (1 + np.linalg.norm(np.abs(vi) @ np.abs(v) @ np.abs(vi), axis=-1) / ny)
     return beyond(est, dt)
+
+
+def _bordered(a, w, v):
+    """``N_i = A - w_i I + x_i c_i`` for every eigenvalue, shape (..., n, n, n) (axis -3: i), and ``c_i``, shape
+    (..., n, n) (rows), ``c_i = x_i^H / (x_i^H x_i)``: on values or Tensors.
+
+    For a simple eigenvalue ``N_i`` is invertible and ``c_i N_i^-1 = y_i``, the left eigenvector with ``y_i x_i = 1``
+    (``y_i N_i = y_i (A - w_i I) + (y_i x_i) c_i = c_i``; ``N_i x_i = x_i``), without ``V^-1``: at a simple
+    eigenvalue beside a defective block the rows of V^-1 are huge and cancel, this one is not (Wilkinson 1965,
+    *The Algebraic Eigenvalue Problem*, ch. 2 on the bordered/deflated matrix; Golub & Van Loan 2013, 7.2.4)."""
+    n = _shape(v)[-2]
+    c = _mT(np.conj(v)) / np.expand_dims(np.sum(np.conj(v) * v, axis=-2), -1)  # rows c_i
+    xt = _mT(v)  # rows x_i
+    nm = np.expand_dims(a, -3) - np.expand_dims(np.expand_dims(w, -1), -1) * _eye(n, v) \
+        + np.expand_dims(xt, -1) * np.expand_dims(c, -2)
+    return nm, c
+
+
+def resolvent_bound(a, w, x, eps, eps_out):
+    """The second look: the error bound of the derivative of a simple eigenvalue ``w`` of ``a`` (2-D) with right eigenvector ``x``.
+
+    ``y = c N^-1`` (:func:`_bordered`) and the reduced resolvent ``S = sum_(j != i) x_j y_j / (w_j - w)`` as a whole,
+    ``S = (I - x y) N^-1 (I - x y)`` (``N`` maps the complementary invariant subspace as ``A - w I`` does, up to a
+    component along ``x``, which ``I - x y`` removes; Kato 1995, *Perturbation Theory for Linear Operators*, I.5.3,
+    the reduced resolvent; it exists beside a defective block, whose own terms ``x_j y_j`` are unbounded). Then
+    ``dx = -S E x`` and ``dy = -y E S`` (the sums of :func:`unresolved`'s Notes), bounded entry by entry by
+    :func:`lapack_coupling` with ``S``'s rows and columns; plus the solve's rounding, ``eps_out (1 + || |y| |L| |U|
+    |N^-1| || / |y|)`` with ``L U`` the LU factors of ``N`` (backward error ``|dN| <= c_n eps |L| |U|``: Higham 2002,
+    Thm 9.3 and sect. 14.1; not ``|N|``: at a near-multiple eigenvalue of an isolated triangular block, where the
+    rounding model of the block says nothing moves, the factors grow and this term is large, left33's sweep: 8 and 38
+    at k76, whose gradient was 56% off with ``|N|``), and the computed ``w``'s error carried by ``N``:
+    ``(eps c(y, x) + eps_out |w|) ||y N^-1|| / |y|``.
+
+    Parameters
+    ----------
+    a : ndarray, shape (..., n, n)
+    w : ndarray, shape (...,)
+        The eigenvalue as computed (one per matrix).
+    x : ndarray, shape (..., n)
+        Its right eigenvector as computed (numpy's unit column).
+    eps, eps_out : float
+        :func:`lapack_eps` of the dtype.
+
+    Returns
+    -------
+    ndarray of float, shape (...,)
+        The first-order relative error bound of ``y x^T`` (``inf`` where ``N`` is singular: a repeated eigenvalue).
+    """
+    import scipy.linalg
+
+    a, w, x = np.asarray(a), np.asarray(w), np.asarray(x)
+    nm, c = _bordered(a[..., None, :, :], w[..., None, None], x[..., None, :, None])
+    nm, c = nm[..., 0, 0, :, :], c[..., 0, 0, :]
+    pl, u = scipy.linalg.lu(nm, permute_l=True)  # (the factors N^-1 is computed from: partial pivoting, as numpy)
+    sing = np.any(np.diagonal(u, axis1=-2, axis2=-1) == 0, axis=-1)  # (exactly singular: NaN, its bound inf)
+    ni = np.full(nm.shape, np.nan, nm.dtype)
+    try:
+        ni[~sing] = np.linalg.inv(nm[~sing])
+    except np.linalg.LinAlgError:  # (LAPACK found a zero pivot scipy's factors did not: matrix by matrix)
+        for k in zip(*np.nonzero(~sing)):
+            try:
+                ni[k] = np.linalg.inv(nm[k])
+            except np.linalg.LinAlgError:
+                pass
+    y = (c[..., None, :] @ ni)[..., 0, :]
+    q = np.eye(x.shape[-1]) - x[..., :, None] * y[..., None, :]
+    s = q @ ni @ q
+    nx, ny = np.linalg.norm(x, axis=-1), np.linalg.norm(y, axis=-1)
+    bal = _balanced(a)
+    tx = np.linalg.norm(lapack_coupling(a, s, x[..., :, None], bal)[..., 0], axis=-1) / nx
+    ty = np.linalg.norm(lapack_coupling(a, y[..., None, :], s, bal)[..., 0, :], axis=-1) / ny
+    solve = np.linalg.norm((np.abs(y)[..., None, :] @ np.abs(pl) @ np.abs(u) @ np.abs(ni))[..., 0, :], axis=-1) / ny
+    dl = eps * lapack_coupling(a, y[..., None, :], x[..., :, None], bal)[..., 0, 0] + eps_out * np.abs(w)  # (w's error)
+    est = eps * (tx + ty) + eps_out * (1 + solve) + dl * np.linalg.norm((y[..., None, :] @ ni)[..., 0, :], axis=-1) / ny
+    return np.where(np.isfinite(est), est, np.inf)
 
 
 def nan_linked(value, mask, link):
@@ -290,9 +413,10 @@ def nan_linked(value, mask, link):
 
     ``np.where(mask, np.nan, value)`` would take the NaN from a constant, whose derivative is 0: a
     gradient NaN on purpose (an unresolved eigenvalue or root) would have a finite Hessian of zeros
-    (review31, HESSIAN_FINITE_WHERE_GRADIENT_NAN). ``value + where(mask, nan, 0) * link`` has the same
+    (review31, HESSIAN_FINITE_WHERE_GRADIENT_NAN). ``value + where(mask, nan * link, 0)`` has the same
     value (``link`` finite) and its derivative with respect to whatever ``link`` depends on is
-    ``NaN * dlink``: NaN at every order, in reverse and forward mode and on nested tapes.
+    ``NaN * dlink`` where ``mask``: NaN at every order, in reverse and forward mode and on nested tapes;
+    0 elsewhere, even where ``dlink`` is NaN (a simple eigenvalue beside an unresolved one, left33).
 
     Parameters
     ----------
@@ -301,15 +425,23 @@ def nan_linked(value, mask, link):
     link : Tensor or ndarray, broadcastable to ``value``, finite
         A sum of the record's inputs, output and incoming gradient or tangent.
     """
-    return value + np.where(mask, np.nan, 0.0) * link
+    return value + np.where(mask, np.nan * link, 0.0)  # (not where(mask, nan, 0) * link: 0 * a NaN derivative of
+    # link, as an unresolved eigenvalue's tangent, would NaN the entries left alone at the next order)
 
 
 def _eig_unresolved(a, w, v):
-    """``(unresolved, lost, singular)`` on the values: :func:`unresolved` of each eigenvalue of ``A = V diag(w) V^-1``,
-    shape (..., n); the matrices (...,) whose
-    V^-1 is known to fewer than four digits (``max kappa eps > 1e-4``, about ``cond(V) eps``: then even a resolved
-    eigenvalue's left eigenvector, a row of V^-1, is not; Golub & Van Loan 2.6.2), so that no gradient of its
-    eigenvalues is given; and those whose V cannot be inverted at all (an exactly defective A)."""
+    """``(unresolved, bordered, singular)`` on the values: the eigenvalues of ``A = V diag(w) V^-1`` whose derivative
+    is not resolved, shape (..., n); those resolved only with their left eigenvector from the bordered solve
+    (:func:`resolvent_bound`), not from ``V^-1``, shape (..., n); the matrices (...,) whose V cannot be inverted at
+    all (an exactly defective A).
+
+    Each eigenvalue :func:`unresolved` rejects gets a second look, :func:`resolvent_bound`: a simple eigenvalue
+    beside a defective or nearly defective block (SIMPLE_EIGENVALUE_BESIDE_JORDAN_NAN: ``[[2, 1, .3], [0, 2, .7],
+    [0, 0, 5]]``'s 5) is resolved there, and its left eigenvector is taken from it when the row of ``V^-1`` is not
+    (its rounding term is then what rejected it); an eigenvalue of the block itself stays unresolved: ``N`` is
+    singular there (``y N = 0`` with ``y`` the block's left eigenvector, ``y x = 0``), to working precision when
+    computed, and the second look's solve term (its LU factors) is huge, whatever the rounding model of an isolated
+    triangular block says entry by entry."""
     a, w, v = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v))
     vs = v.reshape((-1,) + v.shape[-2:])
     sing = np.zeros(vs.shape[:1], bool)
@@ -323,30 +455,85 @@ def _eig_unresolved(a, w, v):
                     vis[i] = np.linalg.inv(m)
                 except np.linalg.LinAlgError:
                     sing[i] = True
-        kappa = np.linalg.norm(vis, axis=-1) * np.linalg.norm(vs, axis=-2)  # (NaN for a singular V)
-        bad = unresolved(np.broadcast_to(a, v.shape).reshape(vs.shape), w.reshape(vs.shape[:-1]), vs, vis)
-        lost = sing | ~(np.max(kappa, axis=-1, initial=0.0) * np.finfo(np.result_type(v.dtype, np.float32)).eps
-                        <= 1e-4)
-    return bad.reshape(v.shape[:-1]), lost.reshape(v.shape[:-2]), sing.reshape(v.shape[:-2])
+        a_s = np.broadcast_to(a, v.shape).reshape(vs.shape)
+        w_s = w.reshape(vs.shape[:-1])
+        bad = unresolved(a_s, w_s, vs, vis)
+        sub = np.zeros(bad.shape, bool)
+        if bad.any():
+            dt = np.result_type(a.dtype, v.dtype, np.float32)
+            eps, eps_out = lapack_eps(dt)
+            work = np.result_type(dt, np.float64)
+            def second(look):  # the flagged (matrix, eigenvalue) pairs, all at once
+                k, i = np.nonzero(look)
+                if len(k):
+                    est = resolvent_bound(a_s[k].astype(work), w_s[k, i], vs[k, :, i].astype(
+                        np.result_type(work, vs.dtype)), eps, eps_out)
+                    bad[k, i] = beyond(est, dt)
+                    sub[k, i] = ~bad[k, i]
+
+            first = bad.copy()
+            second(first)
+            # then the other eigenvalues of a matrix that keeps an unresolved one: its V^-1 is not used at all (its
+            # unresolved eigenvalues' rows are huge, and their NaN tangents would reach every row)
+            second(bad.any(axis=-1)[:, None] & ~first)
+    return bad.reshape(v.shape[:-1]), sub.reshape(v.shape[:-1]), sing.reshape(v.shape[:-2])
+
+
+def _reduced(a, w, v, mask):
+    """``(Y, S)`` from the bordered inverses ``N_i^-1`` (:func:`_bordered`) where ``mask`` (..., n), on values or
+    Tensors (an outer tape differentiates them): rows ``y_i = c_i N_i^-1`` (the left eigenvectors, ``y_i x_i = 1``),
+    shape (..., n, n), and the reduced resolvents ``S_i = (I - x_i y_i) N_i^-1 (I - x_i y_i) = sum_(j != i) x_j y_j /
+    (w_j - w_i)`` (:func:`resolvent_bound`), shape (..., n, n, n) (axis -3: i); where not ``mask``, ``N_i = I``
+    (values of no meaning, never used)."""
+    n = _shape(v)[-2]
+    nm, c = _bordered(a, w, v)
+    ni = np.linalg.inv(np.where(mask[..., None, None], nm, _eye(n, v)))
+    y = (np.expand_dims(c, -2) @ ni)[..., 0, :]
+    q = _eye(n, v) - np.expand_dims(_mT(v), -1) * np.expand_dims(y, -2)  # I - x_i y_i
+    return y, q @ ni @ q
+
+
+def _left_rows(a, w, v, sub, noinv):
+    """``Y``, shape (..., n, n): ``V^-1`` with row i the bordered solve's ``y_i`` where ``sub`` (:func:`_reduced`);
+    in the matrices ``noinv`` (...,) (one with an unresolved eigenvalue, whose every other row is bordered, or a
+    singular V) no ``V^-1``: 0 in the rows not bordered (never used unless NaN'd)."""
+    n = _shape(w)[-1]
+    if noinv.any():
+        vi = np.where(noinv[..., None, None], 0.0, np.linalg.inv(np.where(noinv[..., None, None], _eye(n, v), v)))
+    else:
+        vi = np.linalg.inv(v)
+    return np.where(sub[..., None], _reduced(a, w, v, sub)[0], vi)
+
+
+def _kept(w, v, bad, cut=None):
+    """``(w, V)`` with the unresolved eigenvalues' entries (and every entry of the matrices ``cut``) replaced by 0 and
+    identity columns: their NaN tangents and gradients (nan_linked) must not reach the others through a product."""
+    n = _shape(w)[-1]
+    col = bad if cut is None else bad | cut[..., None]
+    return np.where(col, 0.0, w), np.where(col[..., None, :], _eye(n, v), v)
 
 
 def _eig_vjp(g, ans, a):
     gw, gv = g
     w, v = ans
     n = _shape(w)[-1]
-    bad, lost, sing = _eig_unresolved(a, w, v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
+    bad, sub, sing = _eig_unresolved(a, w, v)  # (..., n): ill-conditioned eigenvalues (repeated in a defective A)
     vbad = bad.any(axis=-1)  # (...,): per matrix (a batch's other matrices keep their gradient: review32)
-    if _used(gv) and np.any(vbad & np.any(np.asarray(gv._value if isinstance(gv, Tensor) else gv) != 0, axis=(-2, -1))):
+    # in such a matrix the eigenvectors of the others are differentiable (through their reduced resolvents), not
+    # those of the unresolved eigenvalues
+    if _used(gv) and np.any(bad & np.any(np.asarray(gv._value if isinstance(gv, Tensor) else gv) != 0, axis=-2)):
         raise ValueError(
             "autoprop.eig: the derivative of the eigenvectors is undefined at a defective or nearly defective A "
             f"(an eigenvalue whose derivative's first-order error bound under rounding is above {_resolved(getattr(v, 'dtype', float)):.2g}: a repeated "
-            "eigenvalue without a basis of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved). Perturb the matrix, or use only "
+            "eigenvalue without a basis of eigenvectors; see autoprop.core.prims.linalg_eig.unresolved); a gradient "
+            "(or a higher derivative) reached the eigenvectors of those eigenvalues. Perturb the matrix, or use only "
             "symmetric functions of the eigenvalues through another path (np.trace, np.poly(A), det).")
     m = None if gw is None else np.expand_dims(gw, -2) * _eye(n, w)  # diag(gw)
     nan = None  # the matrices whose gradient reaches an unresolved eigenvalue (or whose V is singular): NaN
     if gw is not None and bad.any():
         hit = np.asarray(gw._value if isinstance(gw, Tensor) else gw) != 0
-        nan = np.any(bad & hit, axis=-1) | (lost & np.any(hit, axis=-1))
+        nan = np.any(bad & hit, axis=-1)
+    extra = None
     if _used(gv):  # (eigenvalues alone, eigvals: no eigenvector term, defined at ties)
         if _is_complex(v):  # (PyTorch's V^H gV, conjugated: diag(V^T gV) its conjugate)
             d = np.sum(v * gv, axis=-2, keepdims=True)
@@ -354,39 +541,68 @@ def _eig_vjp(g, ans, a):
             gv = gv - np.conj(v) * np.real(d)  # the unit-norm constraint, the phases free
         else:
             gv = gv - v * np.sum(v * gv, axis=-2, keepdims=True)  # the unit-norm constraint
+        if vbad.any():  # dx_i = -S_i dA x_i: its adjoint -S_i^T G_i x_i^T, not the sum over j (huge terms there)
+            wk, vk = _kept(w, v, bad)
+            u = (_mT(_reduced(a, wk, vk, sub)[1]) @ np.expand_dims(_mT(gv), -1))[..., 0]  # rows S_i^T G_i
+            extra = -(_mT(np.where((vbad[..., None] & sub)[..., None], u, 0.0)) @ _mT(vk))
+            gv = np.where(vbad[..., None, None], 0.0, gv)
         wd = np.where(vbad[..., None], np.arange(n), w) if vbad.any() else w  # (no gradient reaches those V)
         e = _eigh_gap(wd, "eig") * (_mT(v) @ gv)
         m = e if m is None else m + e
     if m is None:
         return np.zeros(_shape(v), v.dtype)
-    if nan is None:
+    # rows of V^-1 replaced by the bordered solve's left eigenvectors where the first look did not resolve them, and
+    # a matrix with an unresolved eigenvalue (V may be singular to working precision) solved with Y, not with V
+    ypath = vbad | sub.any(axis=-1) if nan is None else (vbad | sub.any(axis=-1)) & ~nan
+    if nan is None and not ypath.any():
         return np.linalg.solve(_mT(v), m @ _mT(v))
     # a singular V cannot be solved with, and a NaN matrix's V gets no gradient (a Hessian would then reach the
     # eigenvectors of a defective matrix): I there, then NaN
-    vs = np.where((sing | nan)[..., None, None], _eye(n, v), v)
+    cut = sing | ypath if nan is None else sing | ypath | nan
+    vs = np.where(cut[..., None, None], _eye(n, v), v)
+    out = np.linalg.solve(_mT(vs), m @ _mT(vs))
+    if ypath.any():
+        wk, vk = _kept(w, v, bad, nan)
+        ys = _left_rows(a, wk, vk, sub & ypath[..., None], vbad | sing)
+        out = np.where(ypath[..., None, None], _mT(ys) @ m @ _mT(vk), out)
+    if extra is not None:
+        out = out + extra
+    if nan is None:
+        return out
     link = np.sum(w, axis=-1) + np.sum(gw, axis=-1)
-    return nan_linked(np.linalg.solve(_mT(vs), m @ _mT(vs)), nan[..., None, None], link[..., None, None])
+    return nan_linked(out, nan[..., None, None], link[..., None, None])
 
 
 def _eig_jvp(t, ans, a):
     w, v = ans
     n = _shape(w)[-1]
-    bad, lost, sing = _eig_unresolved(a, w, v)
-    vs = np.where(sing[..., None, None], _eye(n, v), v) if sing.any() else v
-    p = np.linalg.solve(vs, t @ vs)  # V^-1 dA V
+    bad, sub, sing = _eig_unresolved(a, w, v)
+    vbad = bad.any(axis=-1)
+    if not (sub.any() or vbad.any()):
+        p = np.linalg.solve(v, t @ v)  # V^-1 dA V
+        q = v @ (_eigh_gap(w, "eig", undefined="nan") * p)
+    else:  # Y for V^-1 (_eig_vjp); in a matrix with an unresolved eigenvalue dx_i = -S_i dA x_i (_reduced)
+        ypath = vbad | sub.any(axis=-1)
+        wk, vk = _kept(w, v, bad)
+        vs = np.where((sing | ypath)[..., None, None], _eye(n, v), v)
+        p = np.linalg.solve(vs, t @ vs)
+        p = np.where(ypath[..., None, None], _left_rows(a, wk, vk, sub, vbad | sing) @ t @ vk, p)
+        q = (np.where(sing[..., None, None], _eye(n, v), v) if sing.any() else v) @ (
+            _eigh_gap(w, "eig", undefined="nan") * p)
+        if vbad.any():
+            qs = -(_reduced(a, wk, vk, sub)[1] @ np.expand_dims(t, -3) @ np.expand_dims(_mT(vk), -1))[..., 0]  # rows
+            q = np.where(vbad[..., None, None], _mT(qs), q)
     dw = np.sum(p * _eye(n, p), axis=-1)
-    q = vs @ (_eigh_gap(w, "eig", undefined="nan") * p)
     if _is_complex(v):  # dV = Q - V Re diag(V^H Q) (PyTorch's linalg_eig_jvp)
-        dv = q - vs * np.real(np.sum(np.conj(vs) * q, axis=-2, keepdims=True))
+        dv = q - v * np.real(np.sum(np.conj(v) * q, axis=-2, keepdims=True))
     else:
-        dv = q - vs * np.sum(vs * q, axis=-2, keepdims=True)
+        dv = q - v * np.sum(v * q, axis=-2, keepdims=True)
     if not bad.any():
         return dw, dv
     # an unresolved eigenvalue's tangent is NaN (not differentiable alone: forward mode cannot know that only a
-    # symmetric function of them is used), and so are the eigenvectors of that matrix
+    # symmetric function of them is used), and so is its eigenvector's
     link = np.sum(t, axis=(-2, -1)) + np.sum(w, axis=-1)
-    return (nan_linked(dw, bad | lost[..., None], link[..., None]),
-            nan_linked(dv, bad.any(axis=-1)[..., None, None], link[..., None, None]))
+    return (nan_linked(dw, bad, link[..., None]), nan_linked(dv, bad[..., None, :], link[..., None, None]))
 
 
 def _np_eig(a):
@@ -413,7 +629,9 @@ eig = defprim(
           "eigenvectors is refused, ValueError (forward mode: a NaN tangent); a defective or nearly defective A "
           "(an eigenvalue whose derivative's first-order error bound is above 1e-6, linalg_eig.unresolved): a gradient reaching "
           "those eigenvalues is NaN for that matrix (their sum's is smooth, their own is not, and the two cannot "
-          "be told apart from g), their tangent NaN, the eigenvectors' gradient refused (ValueError)",
+          "be told apart from g), their tangent NaN, their eigenvectors' gradient refused (ValueError); a simple "
+          "eigenvalue beside them keeps its gradient, tangent and eigenvector's derivatives (left eigenvector and "
+          "reduced resolvent from the bordered matrix A - w I + x x^H, not from V^-1: linalg_eig.resolvent_bound)",
     numpy=(np.linalg.eig,), np_call=_np_eig, source="{out} = np.linalg.eig({a})", multi=True,
     reads=((0, "ans"),),
 )
@@ -446,6 +664,10 @@ def eigvals(a):
     they cannot be told from the gradient ``g`` alone (``sum(w)`` and ``sum(w**2) / 2`` give the same
     ``g`` at a double eigenvalue 1 and different gradients), so a gradient reaching such an
     eigenvalue is NaN for its matrix (jax gives NaN too), and its tangent in forward mode is NaN.
+    A simple eigenvalue beside such a block keeps its gradient ``y x^T / (y x)``: its left eigenvector
+    is then taken from ``A - w I + x x^H`` (:func:`autoprop.core.prims.linalg_eig.resolvent_bound`),
+    not from ``V^-1``, whose rows are lost there (``[[2, 1, .3], [0, 2, .7], [0, 0, 5]]``: d(w_5)/dA's
+    third row is ``[16/90, 7/30, 1]``, as torch and jax give).
     For the characteristic polynomial use ``np.poly(A)`` (smooth, recorded on its own), for the
     sum ``np.trace(A)``.
     """
