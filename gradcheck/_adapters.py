@@ -1160,9 +1160,27 @@ _FORWARD_WORDS, _BACKWARD_WORDS = ("forward", "fprop", "bottom", "data", "predic
 
 
 def loss_without_flag(cls) -> str:
-    """The usage error for a class with ML-From-Scratch's loss protocol (:func:`_mlfs_loss`: ``loss(y, y_pred)``,
-    ``gradient(y, y_pred)``, no forward/backward) checked as a layer, without ``--loss`` (newuser31b F4: the generic
-    "has no forward() method" said nothing of --loss); ``""`` for another class."""
+    """The usage error for a loss read by its methods' names checked as a layer, without ``--loss``.
+
+    A class with a row of :data:`LOSS_NAMES` (:func:`_named_loss`: ML-From-Scratch's ``loss(y, y_pred)`` and
+    ``gradient(y, y_pred)``, numpy-ml's ``loss`` and ``grad``) and no forward/backward of its own (newuser31b F4: the
+    generic "has no forward() method" said nothing of --loss). The loss the message describes is
+    ``L = sum(loss(y, y_pred))`` over every element, the per-element losses of ML-From-Scratch's
+    ``deep_learning/loss_functions.py``, with ``y_pred`` of shape (N, D) (``--input-shape N,D``) and ``y`` of the same
+    shape and dtype (float64; drawn, or ``--targets``).
+
+    Parameters
+    ----------
+    cls : type
+        The class asked for (anything else gives ``""``).
+
+    Returns
+    -------
+    str
+        The message: the methods' signatures, the package whose protocol they are, and the ``gradcheck check ...
+        --loss --input-shape N,D`` command; ``""`` for another class or a non-class. Raises nothing (a class whose
+        signatures cannot be read has no row).
+    """
     row = _named_loss(cls) if isinstance(cls, type) else None
     if row is None or any(m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
         return ""
@@ -6628,8 +6646,24 @@ def _layouts_text(info):
 
 
 def forward_state(info) -> list:
-    """The arrays without gradients a layer's forward writes (``info['buffers']`` whose ``buffer_why`` says so: an
-    EMA's ``self.mean``, running statistics), by name; [] when none or ``info`` is not a protocol dict."""
+    """The names of the arrays without gradients a layer's forward writes: its state, not its parameters.
+
+    Read from a protocol dict of :func:`_attribute_style`: ``info['buffers']`` (the array attributes without a
+    gradient) whose ``info['buffer_why']`` entry (``"name: why"`` strings) says forward writes it, as an EMA's
+    ``self.mean`` or BatchNorm's running statistics (PyTorch's ``register_buffer``, Keras's non-trainable weights:
+    no gradient is due). Any shape and dtype: only the names are read.
+
+    Parameters
+    ----------
+    info : Mapping or object
+        The layer's protocol dict; anything else (None, a string) has no state.
+
+    Returns
+    -------
+    list of str
+        The buffers' names in ``info['buffers']``'s order; ``[]`` when none or ``info`` is not a Mapping. Raises
+        nothing.
+    """
     if not isinstance(info, collections.abc.Mapping):
         return []
     why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))
