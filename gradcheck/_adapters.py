@@ -1160,9 +1160,27 @@ _FORWARD_WORDS, _BACKWARD_WORDS = ("forward", "fprop", "bottom", "data", "predic
 
 
 def loss_without_flag(cls) -> str:
-    """The usage error for a class with ML-From-Scratch's loss protocol (:func:`_mlfs_loss`: ``loss(y, y_pred)``,
-    ``gradient(y, y_pred)``, no forward/backward) checked as a layer, without ``--loss`` (newuser31b F4: the generic
-    "has no forward() method" said nothing of --loss); ``""`` for another class."""
+    """The usage error for a loss read by its methods' names checked as a layer, without ``--loss``.
+
+    A class with a row of :data:`LOSS_NAMES` (:func:`_named_loss`: ML-From-Scratch's ``loss(y, y_pred)`` and
+    ``gradient(y, y_pred)``, numpy-ml's ``loss`` and ``grad``) and no forward/backward of its own (newuser31b F4: the
+    generic "has no forward() method" said nothing of --loss). The loss the message describes is
+    ``L = sum(loss(y, y_pred))`` over every element, the per-element losses of ML-From-Scratch's
+    ``deep_learning/loss_functions.py``, with ``y_pred`` of shape (N, D) (``--input-shape N,D``) and ``y`` of the same
+    shape and dtype (float64; drawn, or ``--targets``).
+
+    Parameters
+    ----------
+    cls : type
+        The class asked for (anything else gives ``""``).
+
+    Returns
+    -------
+    str
+        The message: the methods' signatures, the package whose protocol they are, and the ``gradcheck check ...
+        --loss --input-shape N,D`` command; ``""`` for another class or a non-class. Raises nothing (a class whose
+        signatures cannot be read has no row).
+    """
     row = _named_loss(cls) if isinstance(cls, type) else None
     if row is None or any(m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
         return ""
@@ -1571,7 +1589,10 @@ def gradient_protocol(obj, kind="layer"):
         first = {m: loss_order(getattr(obj, m))[0] for m in (lname, gname)}  # newuser31b F3: loss(y_pred,
         # y_true) called (y, y_pred) positionally FAILed as "wrong sign": each method in the order its names say
 
-        soft = package == "numpy-ml" and n == 2  # CrossEntropy.grad(y, y_pred): dL/dz, y_pred = softmax(z)
+        # numpy-ml's CrossEntropy.grad(y, y_pred) is dL/dz, y_pred = softmax(z); another two-argument grad (a
+        # squared error) is dL/dy_pred: told by its name or by which reading matches the loss's central differences
+        # (review33 NML_TWO_ARG_GRAD_READ_AS_SOFTMAX_CE: every such grad was read as CrossEntropy's and FAILed)
+        soft, neither = _two_arg_reading(obj, lname, gname, first) if package == "numpy-ml" and n == 2 else (False, "")
 
         def forward(self, y_pred, y_true):
             y_pred = _softmax(y_pred) if soft else y_pred
@@ -1597,7 +1618,7 @@ def gradient_protocol(obj, kind="layer"):
                "dL/dy_pred * act_fn.grad(z); a grad that leaves act_fn.grad(z) out fails)" if n == 4 else
                f"dL/dz = {gname}(y, y_pred) with y_pred = softmax(z) over the last axis (numpy-ml's CrossEntropy: the "
                "gradient with respect to the softmax's input z, the checked input here, named y_pred)" if soft else
-               f"dL/dy_pred = {gname}(y, y_pred)")
+               f"dL/dy_pred = {gname}(y, y_pred)") + neither
         summed = (" (their NeuralNetwork reports their mean but backpropagates gradient(y, y_pred) unscaled, the "
                   "sum's gradient)" if package == "ML-From-Scratch" else "")
         of = "(y, softmax(z))" if soft else "(y, y_pred)"
@@ -1605,6 +1626,66 @@ def gradient_protocol(obj, kind="layer"):
             f"; {' and '.join(said)}: the prediction first, as the names say, so called in that order"
             if said else "") + unread) if _subclass(obj, forward=forward, backward=backward) else ""
     return ""
+
+
+#: The qualified names of numpy-ml's two-argument softmax cross-entropy losses, read as dL/dz without a probe.
+NUMPYML_SOFTMAX_CE = ("numpy_ml.neural_nets.losses.losses.CrossEntropy", "numpy_ml.neural_nets.losses.CrossEntropy")
+
+
+def _two_arg_reading(obj, lname, gname, first):
+    """How a loss's two-argument ``grad(y, y_pred)`` in numpy-ml's names is read: ``(soft, words)``.
+
+    ``soft`` is True for numpy-ml's CrossEntropy convention, dL/dz with ``y_pred = softmax(z)`` over the last axis
+    (``numpy_ml/neural_nets/losses/losses.py``: ``CrossEntropy.grad(y, y_pred) = y_pred - y``), and False for the
+    plain dL/dy_pred of any other loss (a squared error's ``y_pred - y``). numpy-ml's own class
+    (:data:`NUMPYML_SOFTMAX_CE`) is read as CrossEntropy; another class by which reading matches the central
+    differences of ``sum(loss)`` (:func:`_directional_error`, relative error under 1e-3) on a probe: ``z`` of shape
+    (4, 3), float64, standard normal, ``y_pred = softmax(z)``, targets ``y`` of the same shape whose rows sum to 1.
+    When neither matches, the closer is checked (it fails) and ``words`` names both readings and their errors, so no
+    reading is guessed into a PASS; else ``words`` is ``""``.
+
+    Parameters
+    ----------
+    obj : object
+        The loss, with ``lname(a, b)`` and ``gname(a, b)``.
+    lname, gname : str
+        The names of its loss and of its gradient.
+    first : dict
+        ``{name: bool}``: whether each method takes the prediction first (:func:`loss_order`).
+
+    Returns
+    -------
+    tuple of (bool, str)
+        Whether grad is read as dL/dz through the softmax, and the header's words when neither reading matched.
+        The student's exceptions on the probe count as no match (the check calls the methods again and says so).
+    """
+    cls = type(obj)
+    if f"{cls.__module__}.{cls.__qualname__}" in NUMPYML_SOFTMAX_CE:
+        return True, ""
+    rng = probe_rng(0)
+    z = rng.standard_normal((4, 3))
+    y_true = _softmax(rng.standard_normal((4, 3)))
+
+    def pair(m, p, t):
+        return (p, t) if first[m] else (t, p)
+    err = {}
+    for soft in (False, True):
+        shim = types.SimpleNamespace(forward=lambda t, v, soft=soft: np.sum(
+            getattr(obj, lname)(*pair(lname, _softmax(v) if soft else v, t))))
+        at = z if soft else _softmax(z)
+        try:
+            with np.errstate(all="ignore"):
+                g = np.asarray(getattr(obj, gname)(*pair(gname, _softmax(z), y_true)), dtype=np.float64)
+                err[soft] = _directional_error(shim, y_true, at, g) if g.shape == z.shape else 1.0
+        except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
+            err[soft] = 1.0
+        err[soft] = err[soft] if np.isfinite(err[soft]) else 1.0
+    if err[False] < 1e-3 or err[True] < 1e-3:
+        return err[False] >= 1e-3, ""
+    return err[True] < err[False], (
+        f"; neither reading of {gname}(y, y_pred) matches {lname}'s central differences on a probe (softmax "
+        f"predictions, targets whose rows sum to 1): as dL/dy_pred, relative error {err[False]:.2g}; as dL/dz with "
+        f"y_pred = softmax(z) (numpy-ml's CrossEntropy), {err[True]:.2g}; checked as the closer")
 
 
 #: The words of :func:`_order_unread`, which ``gradcheck check`` repeats under a loss's FAIL.
@@ -6565,8 +6646,24 @@ def _layouts_text(info):
 
 
 def forward_state(info) -> list:
-    """The arrays without gradients a layer's forward writes (``info['buffers']`` whose ``buffer_why`` says so: an
-    EMA's ``self.mean``, running statistics), by name; [] when none or ``info`` is not a protocol dict."""
+    """The names of the arrays without gradients a layer's forward writes: its state, not its parameters.
+
+    Read from a protocol dict of :func:`_attribute_style`: ``info['buffers']`` (the array attributes without a
+    gradient) whose ``info['buffer_why']`` entry (``"name: why"`` strings) says forward writes it, as an EMA's
+    ``self.mean`` or BatchNorm's running statistics (PyTorch's ``register_buffer``, Keras's non-trainable weights:
+    no gradient is due). Any shape and dtype: only the names are read.
+
+    Parameters
+    ----------
+    info : Mapping or object
+        The layer's protocol dict; anything else (None, a string) has no state.
+
+    Returns
+    -------
+    list of str
+        The buffers' names in ``info['buffers']``'s order; ``[]`` when none or ``info`` is not a Mapping. Raises
+        nothing.
+    """
     if not isinstance(info, collections.abc.Mapping):
         return []
     why = dict(str(x).split(": ", 1) for x in info.get("buffer_why") or [] if ": " in str(x))

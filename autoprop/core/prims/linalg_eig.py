@@ -183,6 +183,25 @@ RESOLVED = 1e-6  # the largest first-order error bound (relative, float64) of a 
 
 
 def _resolved(dtype):
+    """The largest first-order relative error bound of a derivative given in ``dtype``: ``RESOLVED (eps /
+    eps_64)^(3/8)``.
+
+    :data:`RESOLVED` (1e-6) in float64 and complex128; 1.9e-3 in float32 and complex64, ``eps`` being float32's
+    (2^-23): the bound ``eps / gap`` grows as eps, the threshold as eps^(3/8), so a derivative as well resolved as a
+    float64 one at 1e-6 is kept (session 31's rule, :func:`beyond`, :func:`unresolved`).
+
+    Parameters
+    ----------
+    dtype : numpy dtype or type
+        The derivative's dtype, promoted with float32 (``np.result_type(dtype, np.float32)``: float16, int8 and
+        int16 count as float32, larger integers as float64).
+
+    Returns
+    -------
+    float
+        The threshold (a numpy float64). Raises ``ValueError`` for a dtype that has no float promotion (object:
+        ``np.finfo``'s "not inexact").
+    """
     eps = np.finfo(np.result_type(dtype, np.float32)).eps
     return RESOLVED * (eps / np.finfo(np.float64).eps) ** 0.375
 
@@ -200,7 +219,21 @@ def lapack_eps(dtype):
     numpy's linalg computes in double precision whatever the input (``numpy.linalg._commonType``: float32 and
     complex64 go to LAPACK's dgeev/zgeev) and rounds w and V to the input's precision only at the end, so
     float32 input has float64's backward error and float32's rounding of the outputs (review32,
-    F32_EIG_NAN_NUMPY_COMPUTES_IN_FLOAT64: float32's eps for both NaN'd a symmetric pair 1e-4 apart)."""
+    F32_EIG_NAN_NUMPY_COMPUTES_IN_FLOAT64: float32's eps for both NaN'd a symmetric pair 1e-4 apart).
+
+    Parameters
+    ----------
+    dtype : numpy dtype or type
+        The input's dtype (float32, float64, complex64, complex128), promoted with float32 as :func:`_resolved`
+        does (float16, int8, int16 count as float32).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(eps_64, eps_out)``: float64's eps (2^-52) for LAPACK's backward error, and the outputs' eps (2^-23 for
+        float32 and complex64 input, 2^-52 else) for their final rounding, numpy floats. Raises ``ValueError`` for
+        a dtype that has no float promotion (object: ``np.finfo``'s "not inexact").
+    """
     dt = np.result_type(dtype, np.float32)
     return np.finfo(np.float64).eps, np.finfo(dt).eps
 

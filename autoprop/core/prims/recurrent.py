@@ -426,6 +426,9 @@ def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
     not the outputs: the VJPs take ``tanh'(a) = 1 / cosh(a)^2`` and the states from it."""
     _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh)
     a = x @ W_ih.T + b_ih + b_hh  # (N, T, H), then each step adds h_{t-1} W_hh^T
+    if h0.dtype != a.dtype or W_hh.dtype != a.dtype:  # numpy's promotion over all six (review33
+        # RNN_TANH_MIXED_DTYPE: a float64 h0 was added in place into float32 steps, y float32), as _rnn_again's
+        a = a.astype(np.result_type(a, h0, W_hh), copy=False)
     if a.dtype.kind != "f":
         raise TypeError(f"rnn_tanh: real floating values only (tanh's derivative from |a|); got {a.dtype}")
     Y = np.empty_like(a)
@@ -474,7 +477,7 @@ def _rnn_local(args, saved):
     if type(saved) is np.ndarray and not (isinstance(x, Tensor) or isinstance(h0, Tensor) or isinstance(
             W_ih, Tensor) or isinstance(W_hh, Tensor) or isinstance(b_ih, Tensor) or isinstance(b_hh, Tensor)):
         d = _sech2(None, saved)
-        m = smallest(d)
+        m = smallest(d) if d.size else 1.0  # (N or H 0: no entry, review33 RNN_TANH_EMPTY_BATCH)
         H_prev = np.empty_like(saved)
         H_prev[:, 0] = h0
         np.tanh(saved[:, :-1], out=H_prev[:, 1:])
@@ -516,7 +519,8 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
     d, finite, H_prev = _rnn_local(args, saved)
     dA, dh0 = _bptt(g, d, finite, W_hh)
     H = _shape(dA)[-1]
-    rows = dA.reshape(-1, H)  # (N*T, H): da_t of every sample and step
+    N, T, D = _shape(x)
+    rows = dA.reshape(N * T, H)  # (N*T, H): da_t of every sample and step (not -1: N, T or H may be 0)
     out = [None] * 6
     for i, _ in pairs:
         if i == 0:
@@ -524,9 +528,9 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
         elif i == 1:
             out[1] = dh0
         elif i == 2:
-            out[2] = rows.T @ x.reshape(-1, _shape(x)[-1])
+            out[2] = rows.T @ x.reshape(N * T, D)
         elif i == 3:
-            out[3] = rows.T @ H_prev.reshape(-1, H)
+            out[3] = rows.T @ H_prev.reshape(N * T, H)
         else:
             out[i] = rows.sum(axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
     return out
