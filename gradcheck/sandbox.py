@@ -1601,7 +1601,7 @@ class Sandbox:
         if self.on_work is not None and op in ("forward", "forward_many", "backward"):
             self.on_work(op, _sent_elements(args, shared), time.monotonic() - start)
         if not ok and err is None and meta.get("stage") == "usage":  # the adapters refused gradcheck's own request
-            raise self._refused(what, meta)
+            raise self._refused(what, meta) if self._believed else self._refused_after(what, meta)
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
@@ -1614,6 +1614,18 @@ class Sandbox:
         return GraderError(paragraph(
             f"{what}: gradcheck's adapters refused its own request: {_clean(meta.get('message') or '(no reason given)', 500)}",
             "This is gradcheck's failure, not a fault of the checked code."))
+
+    def _refused_after(self, what: str, meta: dict) -> SandboxError:
+        """:meth:`_refused` once the submission's code has run in a hostile sandbox (not :attr:`_believed`): what the
+        adapters could not do on its object is the object's doing as far as the grader can tell (redteam33 G1: a
+        timer's handler of the submission turned ``W`` into a list, so setting the grader's weights failed), so the
+        call fails as the submission's, never as a grader error that a regrade meets again."""
+        return SandboxError(paragraph(
+            f"{what}: gradcheck could not do this on the submission's object: "
+            f"{_clean(meta.get('message') or '(no reason given)', 500)}.",
+            "The submission's code had run before (its constructor, forward, backward or code they left behind), so "
+            "this counts as the submission's failure: does it replace its parameters or attributes with something "
+            "else (a list, None) outside forward and backward?"), reason="exception", output=self.output)
 
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
@@ -2133,16 +2145,27 @@ class _Remote:
         if not self.no_forward_in_backward or n == 0:
             return
         counted, c = type(n) is int and n > 0, self.class_name
-        times = f" {n} time(s)" if counted else " (or switched off the count of such calls)"
+        # the parts the child names (data: read only to word the message; the verdict is n's)
+        carried, built = (k if counted and type(k) is int and 0 < k <= n else 0 for k in (
+            meta.get("forward_calls_between"), meta.get("constructor_calls") if method == "load" else 0))
+        own = n - carried - built if counted and carried + built <= n else n
+        times = f" {own} time(s)" if counted else " (or switched off the count of such calls)"
         said = {"backward": f"{c}.backward called {c}.forward{times} while computing the gradient.",
                 "forward": f"{c}.forward called {c}.forward again{times} while computing the gradient (in forward, "
                            f"for its backward to apply).",
                 "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
-                        + (f" {n} time(s) more than the grader did." if counted else f"{times}."),
+                        + (f" {own} time(s) more than the grader did." if counted else f"{times}."),
                 "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
-                         f"{c}.forward{times}."}[method]
+                         f"{c}.forward{times}."}[method] if own or not counted else ""
+        if built:
+            said += (f" {c}'s constructor called {c}.forward {built} time(s) more than once (one call, such as a shape "
+                     "check on a made-up input, is allowed).")
+        if carried:
+            said += (f" {c}.forward was called {carried} time(s) between the grader's requests (while an earlier reply was sent "
+                     "or the child waited for this call: by a signal handler, a finalizer or other code the submission left "
+                     "to run), counted with this call.")
         raise SandboxError(paragraph(
-            said, "This assignment requires a backward derived by hand: use what",
+            said.strip(), "This assignment requires a backward derived by hand: use what",
             "forward cached (for example self.X), never forward again (as central differences of forward do).",
             *([] if counted else [TAMPERED.replace("during backward", {"load": "while it was loaded", "clone":
                                                    "while it was copied"}.get(method, f"during {method}"))])),
