@@ -134,6 +134,9 @@ PROBE_CALLS = 200
 #: submission scored 28 or 0 by the load): it gets the CPU time it has not had, up to this many
 #: times the limit in wall clock. A call asleep or waiting is stopped at the limit as before.
 STARVED_FACTOR = 10
+#: CPU seconds a child may use between a reply and the next request uncharged (:meth:`Sandbox._charge_idle`): the end
+#: of its counted window after the reply, and the clock's ticks (10 ms) of two readings of ``/proc``
+IDLE_CPU_SLACK = 0.1
 
 #: The hard ``RLIMIT_CPU`` of a child (seconds). Its soft limit follows the session's wall-clock limit plus one
 #: second (:meth:`Sandbox._cpu_limit`): each request tells the child the most the session may grow to while it runs,
@@ -894,6 +897,9 @@ class Sandbox:
         #: time when ready; the CPU time (as the child's reads) the session's requests were due at its limit; the
         #: wall clock given past it; the CPU time short at the cap
         self._req_wall, self._req_t0, self._ready_cpu = 0.0, 0.0, 0.0
+        #: the child's CPU time and the clock at the running request's start; the most CPU time it can have used by
+        #: the last reply (None: no reply since the last request began): :meth:`_charge_idle`
+        self._call_cpu, self._cpu_by_reply = (0.0, 0.0), None
         self._ready_wait: float | None = None  # the child's run-queue wait when ready (:func:`_tree_wait`)
         self._due: float | None = None
         self._given, self._session_short = 0.0, None
@@ -1222,6 +1228,17 @@ class Sandbox:
         self._cpu0 = _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
         self._wait0 = _tree_wait(self._proc.pid) if self._proc is not None else None
 
+    def _charge_idle(self) -> None:
+        """At a request's start (after :meth:`_mark`): charge the session (:attr:`_req_wall`, :func:`_charge_request`)
+        the CPU time the child used since the last reply beyond :data:`IDLE_CPU_SLACK`: the child's one thread can
+        have used at most the wall clock from the last request's start to its reply, so the rest ran while the child
+        should have been waiting (redteam33 T1: a submission's timer handler burning CPU between requests, charged to
+        no call). An honest child's work after its reply (the end of its counted window) is milliseconds."""
+        self._call_cpu, by_reply, self._cpu_by_reply = (self._cpu0, self._req_t0), self._cpu_by_reply, None
+        if by_reply is not None and (idle := self._cpu0 - by_reply) > IDLE_CPU_SLACK:
+            self._req_wall += idle
+            _charge_request(idle)
+
     def _starved(self, deadline: float) -> bool:
         """At the end of a call's time: whether the sandbox process, short of its CPU time, waited for a CPU (the
         machine's other load had it: :meth:`_cpu_short`) and gets that time back, up to :data:`STARVED_FACTOR` times
@@ -1526,6 +1543,7 @@ class Sandbox:
         self._step = self._done = self._budget = None
         self._mark()
         self._req_t0 = time.monotonic()
+        self._charge_idle()
         if shared is not None:
             self._send_shared(shared, what)
         self._send(data, deadline, what)
@@ -1542,6 +1560,7 @@ class Sandbox:
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         self._req_wall += self._replied - self._req_t0
         _charge_request(self._replied - self._req_t0)
+        self._cpu_by_reply = self._call_cpu[0] + self._replied - self._call_cpu[1]  # (one thread: CPU <= wall)
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}

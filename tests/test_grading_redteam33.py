@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from gradcheck import _sandbox_child as child
+from gradcheck import sandbox
 from gradcheck.sandbox import SandboxError
 from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 from tests.test_grading_redteam32 import JACOBIAN, N
@@ -185,6 +186,7 @@ def test_s2_s4_without_the_policy_nothing_changes(tmp_path):
 SEAM = '''
 import gc, os, signal, sys
 from gradcheck import _sandbox_child as child
+from gradcheck import sandbox
 seen = []
 signal.signal(signal.SIGUSR1, lambda *a: seen.append(sys.getprofile() is not None))
 ch = child.Child.__new__(child.Child)
@@ -326,3 +328,56 @@ def test_g1_an_adapter_refusal_after_the_submissions_code_ran_is_the_submissions
     assert "gradcheck could not do this on the submission's object" in text, got
     assert "gradcheck's failure" not in text, got
     assert r.score == pytest.approx(1.0), got
+
+
+#: redteam33's cases/idle_burn, shortened: a timer's handler that burns CPU while the child waits for a request
+IDLE_BURN = SOLUTION + '''
+import signal
+import sys
+
+
+_BURNING = [False]
+
+
+def _burn(signum, frame):
+    f = frame
+    while f is not None and f.f_code.co_name != "read_frame":
+        f = f.f_back
+    if f is not None and not _BURNING[0]:
+        _BURNING[0] = True
+        sum(i * i for i in range(200000))
+        _BURNING[0] = False
+
+
+_forward = Linear.forward
+
+
+def _armed(self, X, training=False):
+    signal.signal(signal.SIGALRM, _burn)
+    signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+    return _forward(self, X, training)
+
+
+Linear.forward = _armed
+'''
+
+
+def test_t1_cpu_burnt_between_requests_is_charged_to_the_session(tmp_path):
+    """T1: CPU time the child used while it waited for a request was charged to no call, session or
+    ``--submission-timeout``; now the next request charges it (beyond IDLE_CPU_SLACK) to the session's clock and
+    to the submission's seconds. Waits for the child to burn 0.5 s of CPU (however loaded the machine), then
+    compares the charge with what the child burnt, not with a clock."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, IDLE_BURN) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT)
+        layer.forward(X)
+        cpu0, charged0 = sandbox._tree_cpu(sb._proc.pid)[0], sandbox.requests_seconds()
+        for _ in range(600):
+            if sandbox._tree_cpu(sb._proc.pid)[0] - cpu0 >= 0.5:
+                break
+            time.sleep(0.05)
+        burnt = sandbox._tree_cpu(sb._proc.pid)[0] - cpu0
+        assert burnt >= 0.5, burnt
+        layer.forward(X)
+        charged = sandbox.requests_seconds() - charged0
+        assert charged >= burnt - sandbox.IDLE_CPU_SLACK - 0.02, (charged, burnt)
