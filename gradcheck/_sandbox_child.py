@@ -1210,7 +1210,7 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             AD.on_step = None
-        self.reply_loaded(obj, info, packer, calls if built is None else _calls_sum(calls or 0, built), held,
+        self.reply_loaded(obj, info, packer, calls if None in (calls, built) else _calls_sum(calls, built), held,
                           built)
 
     def constructed(self, count, build, *args):
