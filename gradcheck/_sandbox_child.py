@@ -809,6 +809,10 @@ def counting_calls(codes, fn, *args, **kw):
     """:func:`_count_calls` with the request's profiler (:data:`_GAP`, :meth:`Child.counted_request`) paused while it
     runs, then resumed (and the collector's automatic runs switched off again: a submission that switched them on
     must not have its garbage collected, its finalizers run, where no profiler counts)."""
+    forward, entry, _ = kw.get("student") or (None, fn, True)
+    # forward's and the entry's codes, read before the count (reading a callable object's __dict__ runs its class's
+    # property, if it has one): under the request's profiler, which counts what runs there, never between profilers
+    kw["chains"] = (_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))
     gap = _GAP[0]
     _seal()  # (under the request's profiler: no submitted code runs between the two profilers)
     if gap is not None:
@@ -821,7 +825,7 @@ def counting_calls(codes, fn, *args, **kw):
         _unseal()
 
 
-def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
+def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=None, **kw):
     """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
@@ -845,7 +849,10 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
     With ``probe`` (``fn`` the adapters' probe, which calls forward and backward as often as it needs), ``n`` is
     :func:`_probe_calls`': the calls of forward's code beyond those its own entries make. ``held``
     (:func:`held_forwards`, around forward and the probe only): each call of forward may call a code of forward's
-    once more for each further object of the loaded tree whose forward it is (a container holding a container)."""
+    once more for each further object of the loaded tree whose forward it is (a container holding a container).
+    ``chains``: ``(_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))`` as :func:`counting_calls` read
+    them under the request's profiler (reading them may run the submission's code: a ``__dict__`` property); else
+    read here."""
     profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
@@ -858,21 +865,22 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
         intact = getprofile() is prof
         prof.disable()
     stats = prof.getstats()
-    marks = {_counter_mark.__code__} | _callable_codes(fn)
+    forward, entry, direct = (None, fn, True) if student is None else student
+    fn_codes, entry_chain, forward_chain = chains or (_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))
+    marks = {_counter_mark.__code__} | fn_codes
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
-    forward, entry, direct = (None, fn, True) if student is None else student
     held = held or {}
     if probe:
-        return ret, _probe_calls(stats, codes, forward, held)
+        return ret, _probe_calls(stats, codes, forward_chain, held)
     keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
         if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
             counts[k] = counts.get(k, 0) + e.callcount
-    for c in _entry_calls(stats, _entry_chain(entry), direct, keys, key):
+    for c in _entry_calls(stats, entry_chain, direct, keys, key):
         if (k := key(c)) in counts:
             counts[k] -= 1
-    for c in _entry_chain(forward):
+    for c in forward_chain:
         per_call[key(c)] = per_call.get(key(c), 0) + 1
     for k in counts:
         counts[k] -= held.get(k, 1) - 1
@@ -900,7 +908,7 @@ def _backward_setup(AD, obj, codes, guard):
     return obj.backward, _student_methods(AD, obj), _quiet(AD.cache_guard, obj) if guard else None
 
 
-def _probe_calls(stats, codes, forward, held):
+def _probe_calls(stats, codes, chain, held):
     """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
     inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
     input, were kept for the graded forward to find). The probe calls forward and backward as often as it needs, so
@@ -909,9 +917,9 @@ def _probe_calls(stats, codes, forward, held):
     (``super().forward``) called more often than the code before it. A backward that calls forward is not counted here
     (its graded call is); 0 for a probe that never called forward. A code that ``held`` (:func:`held_forwards`) gives
     k objects may be re-entered k - 1 times per call of it from outside (the probe's own: ``callcount`` less
-    ``reccallcount``)."""
+    ``reccallcount``). ``chain``: forward's entry (:func:`_entry_chain`), read before the count."""
     keys, key = {code_key(c) for c in codes}, forward_keys(codes)
-    made = _entry_calls(stats, _entry_chain(forward), False, keys, key)
+    made = _entry_calls(stats, chain, False, keys, key)
     by_code = {id(e.code): e for e in stats}
     places = {}
     for c in made:

@@ -381,3 +381,47 @@ def test_t1_cpu_burnt_between_requests_is_charged_to_the_session(tmp_path):
         layer.forward(X)
         charged = sandbox.requests_seconds() - charged0
         assert charged >= burnt - sandbox.IDLE_CPU_SLACK - 0.02, (charged, burnt)
+
+
+#: forward a callable object whose class's ``__dict__`` is a property: the count's own reading of forward's codes
+#: (``object.__getattribute__(f, "__dict__")``) ran it after the profiler was removed, with the last X known; there it
+#: took the differences (only there: when ``_count_calls`` reads it), and backward applied them
+DICT_PROPERTY = _PRELUDE + '''
+
+class _Forward:
+    def __init__(self, lay):
+        self.lay = lay
+
+    @property
+    def __dict__(self):
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_name != "_count_calls":
+            f = f.f_back
+        if f is not None:
+            _run_jobs()
+        return {}
+
+    def __call__(self, X, training=False):
+        lay = object.__getattribute__(self, "lay")
+        lay.X = np.array(X, dtype=float)
+        if not _BUSY[0]:
+            X0 = lay.X.copy()
+            _JOBS.append(lambda: _differentiate(lay, X0))
+        return lay.X @ lay.params["W"].T + lay.params["b"]
+''' + _LINEAR.replace("    def forward(self, X, training=False):", "    def _unused(self, X, training=False):").replace(
+    "        self.grads = {}\n", "        self.grads = {}\n        self.forward = _Forward(self)\n", 1).replace("ARM", "pass")
+
+
+def test_no_submitted_code_runs_while_the_count_reads_forwards_codes(tmp_path):
+    """The count read forward's codes (its ``__dict__``) after its profiler was removed: a ``__dict__`` property ran
+    there uncounted, with the input of the forward just made. Now those codes are read under the request's profiler
+    before the count starts, and whatever runs there is counted: the forward fails the policy."""
+    rng = np.random.default_rng(0)
+    X, dY = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
+    with _sandbox(tmp_path, DICT_PROPERTY) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        with pytest.raises(SandboxError) as info:
+            layer.forward(X)
+            layer.backward(dY)
+    text = " ".join(str(info.value).split())
+    assert info.value.reason == "policy", text
