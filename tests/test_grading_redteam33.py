@@ -132,9 +132,9 @@ def _forward_then_backward_after_a_wait(tmp_path, source):
     """Load ``source``'s Linear under the policy, forward, leave the child idle a while (its timer's time to fire),
     then backward: the SandboxError raised, or None when backward answered."""
     rng = np.random.default_rng(0)
-    X, dY = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
-    with _sandbox(tmp_path, source) as sb:
-        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+    X, dY, probe = rng.standard_normal((4, 5)), rng.standard_normal((4, 3)), rng.standard_normal((4, 5)) + 3
+    with _sandbox(tmp_path, source) as sb:  # (probed, as the grader loads: the policy is on from the load)
+        layer = sb.load_layer("layers.py", "Linear", INIT, probe_inputs=[probe], no_forward_in_backward=True)
         try:
             layer.forward(X)
             time.sleep(0.5)  # the child waits for the next request: where the handler differentiates
