@@ -16,6 +16,7 @@ described as a ``"badarray"``, whose dtype the parent names) and the parent deco
 """
 
 import _lsprof
+import _signal
 import collections.abc
 import dis
 import functools
@@ -26,6 +27,7 @@ import linecache
 import marshal
 import os
 import resource
+import signal
 import struct
 import sys
 import time
@@ -639,6 +641,39 @@ _GC = (gc.collect, gc.disable)
 #: The profiler of the request :meth:`Child.counted_request` runs (None between requests): it records what runs
 #: between the request's counted steps, and :func:`counting_calls` pauses it while its own profiler runs
 _GAP = [None]
+#: ``pthread_sigmask`` (``_signal``'s: ``signal``'s turns the old mask's numbers into enums, 0.2 ms for all of them),
+#: the mask before any submission ran and every signal (:func:`_seal`, :func:`_unseal`)
+_SIG = (_signal.pthread_sigmask, _signal.pthread_sigmask(signal.SIG_BLOCK, ()),
+        tuple(int(s) for s in signal.valid_signals()))
+
+
+def _seal():
+    """Called under a counting profiler just before it is removed (the end of a :meth:`Child.window`, of
+    :func:`_count_calls`, a pause of the window by :func:`counting_calls`): every signal blocked (the handlers already
+    due run now, under the profiler still installed, so counted) and the collector's automatic runs off (a submission
+    that switched them on cannot have its finalizers run by an allocation of the grader's). Until :func:`_unseal`
+    under the next profiler, no submitted code can run (redteam33 S2: a timer's handler that took central differences
+    of forward while no profiler was installed; S4: a cycle's ``__del__`` collected there). The mask is the thread's:
+    it holds because the child runs one thread (its seccomp filter refuses threads, its BLAS runs one), so no other
+    thread takes the signal. A handler's exception is dropped (it interrupted no code of the submission)."""
+    for _ in range(4):  # the mask is set before the due handlers run: a second call only runs those left
+        try:
+            _SIG[0](signal.SIG_BLOCK, _SIG[2])
+            break
+        except BaseException:  # noqa: BLE001,S112 - the submission's handler raised
+            continue
+    _GC[1]()
+
+
+def _unseal():
+    """The signal mask as it was before any submission ran (:func:`_seal`); called under the next profiler, which
+    counts the handlers of the signals that came meanwhile (they run now). A handler's exception is dropped."""
+    for _ in range(4):
+        try:
+            _SIG[0](signal.SIG_SETMASK, _SIG[1])
+            break
+        except BaseException:  # noqa: BLE001,S112 - the submission's handler raised
+            continue
 
 
 def _counter_mark():
@@ -777,18 +812,23 @@ def counting_calls(codes, fn, *args, **kw):
     """:func:`_count_calls` with the request's profiler (:data:`_GAP`, :meth:`Child.counted_request`) paused while it
     runs, then resumed (and the collector's automatic runs switched off again: a submission that switched them on
     must not have its garbage collected, its finalizers run, where no profiler counts)."""
+    forward, entry, _ = kw.get("student") or (None, fn, True)
+    # forward's and the entry's codes, read before the count (reading a callable object's __dict__ runs its class's
+    # property, if it has one): under the request's profiler, which counts what runs there, never between profilers
+    kw["chains"] = (_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))
     gap = _GAP[0]
+    _seal()  # (under the request's profiler: no submitted code runs between the two profilers)
     if gap is not None:
         gap.disable()
     try:
         return _count_calls(codes, fn, *args, **kw)
-    finally:
+    finally:  # sealed by _count_calls before its profiler was removed
         if gap is not None:
-            _GC[1]()
             gap.enable()
+        _unseal()
 
 
-def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
+def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=None, **kw):
     """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
     counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
@@ -812,32 +852,38 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, **kw):
     With ``probe`` (``fn`` the adapters' probe, which calls forward and backward as often as it needs), ``n`` is
     :func:`_probe_calls`': the calls of forward's code beyond those its own entries make. ``held``
     (:func:`held_forwards`, around forward and the probe only): each call of forward may call a code of forward's
-    once more for each further object of the loaded tree whose forward it is (a container holding a container)."""
+    once more for each further object of the loaded tree whose forward it is (a container holding a container).
+    ``chains``: ``(_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))`` as :func:`counting_calls` read
+    them under the request's profiler (reading them may run the submission's code: a ``__dict__`` property); else
+    read here."""
     profiler, getprofile = _COUNTER
     prof = profiler(builtins=False)
     prof.enable()
     try:
         _counter_mark()
+        _unseal()
         ret = fn(*args, **kw)
     finally:
+        _seal()
         intact = getprofile() is prof
         prof.disable()
     stats = prof.getstats()
-    marks = {_counter_mark.__code__} | _callable_codes(fn)
+    forward, entry, direct = (None, fn, True) if student is None else student
+    fn_codes, entry_chain, forward_chain = chains or (_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))
+    marks = {_counter_mark.__code__} | fn_codes
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
-    forward, entry, direct = (None, fn, True) if student is None else student
     held = held or {}
     if probe:
-        return ret, _probe_calls(stats, codes, forward, held)
+        return ret, _probe_calls(stats, codes, forward_chain, held)
     keys, counts, per_call, key = {code_key(c) for c in codes}, {}, {}, forward_keys(codes)
     for e in stats:
         if isinstance(e.code, types.CodeType) and (k := key(e.code)) in keys:
             counts[k] = counts.get(k, 0) + e.callcount
-    for c in _entry_calls(stats, _entry_chain(entry), direct, keys, key):
+    for c in _entry_calls(stats, entry_chain, direct, keys, key):
         if (k := key(c)) in counts:
             counts[k] -= 1
-    for c in _entry_chain(forward):
+    for c in forward_chain:
         per_call[key(c)] = per_call.get(key(c), 0) + 1
     for k in counts:
         counts[k] -= held.get(k, 1) - 1
@@ -865,7 +911,7 @@ def _backward_setup(AD, obj, codes, guard):
     return obj.backward, _student_methods(AD, obj), _quiet(AD.cache_guard, obj) if guard else None
 
 
-def _probe_calls(stats, codes, forward, held):
+def _probe_calls(stats, codes, chain, held):
     """The calls of forward's code (``codes``, by :func:`forward_keys`) in a probe's profiler record ``stats`` made
     inside a call of forward (redteam30 H1: the differences taken inside forward on the probe input, which is the graded
     input, were kept for the graded forward to find). The probe calls forward and backward as often as it needs, so
@@ -874,9 +920,9 @@ def _probe_calls(stats, codes, forward, held):
     (``super().forward``) called more often than the code before it. A backward that calls forward is not counted here
     (its graded call is); 0 for a probe that never called forward. A code that ``held`` (:func:`held_forwards`) gives
     k objects may be re-entered k - 1 times per call of it from outside (the probe's own: ``callcount`` less
-    ``reccallcount``)."""
+    ``reccallcount``). ``chain``: forward's entry (:func:`_entry_chain`), read before the count."""
     keys, key = {code_key(c) for c in codes}, forward_keys(codes)
-    made = _entry_calls(stats, _entry_chain(forward), False, keys, key)
+    made = _entry_calls(stats, chain, False, keys, key)
     by_code = {id(e.code): e for e in stats}
     places = {}
     for c in made:
@@ -1120,9 +1166,9 @@ class Child:
         self.enter("constructor")
         try:
             probe = req.get("probe")
-            obj = AD.build(kind, target, req.get("init"), req.get("seed"),
-                           len(probe) if isinstance(probe, list) else None, probe, req.get("wrt"),
-                           req.get("wrt_active") or 0, req.get("dtype") or "float64")
+            obj, built = self.constructed(req.get("count_forward"), AD.build, kind, target, req.get("init"),
+                                          req.get("seed"), len(probe) if isinstance(probe, list) else None, probe,
+                                          req.get("wrt"), req.get("wrt_active") or 0, req.get("dtype") or "float64")
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
@@ -1175,7 +1221,26 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             AD.on_step = None
-        self.reply_loaded(obj, info, packer, calls, held)
+        self.reply_loaded(obj, info, packer, calls if None in (calls, built) else _calls_sum(calls, built), held,
+                          built)
+
+    def constructed(self, count, build, *args):
+        """``(build(*args), n)``: the object built, and with the staff policy (``count``) the calls of its forward
+        the constructor made beyond one per object of its tree whose forward it is (:func:`held_forwards`), counted
+        apart from the load's (redteam33 C1: a Keras-style shape check, ``self.forward(np.zeros((1, n_in)))`` in
+        ``__init__``, was counted as forwards of the probe). One call of a made-up input tells a constructor nothing
+        of the grader's inputs and weights, which it has not seen; central differences need two calls for each
+        entry. Without the policy n is None."""
+        if not count:
+            return build(*args), None
+        codes, held, made = set(), {}, []
+
+        def built():
+            made.append(build(*args))
+            codes.update(_forward_codes(self.AD, made[0]) - self.adapter_codes)
+            held.update({k: n + 1 for k, n in (_quiet(held_forwards, made[0]) or {}).items()})
+            return made[0]
+        return counting_calls(codes, built, held=held)  # (each key's count less the number of its objects)
 
     def refused_kind(self, kind, target, req):
         """The reply's fields when what ``req`` asks of the object found (``kind``, ``target``) cannot be done (a
@@ -1202,16 +1267,17 @@ class Child:
                 req["class"], self._module(req["file"]), target)}
         return None
 
-    def reply_loaded(self, obj, info, packer, calls=None, held=None):
+    def reply_loaded(self, obj, info, packer, calls=None, held=None, built=None):
         """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,
         how forward and backward are called (usage errors), how it was read (``info``) and its class name; with the
-        staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`); ``held``
+        staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`) and the
+        constructor's beyond its allowance, ``constructor_calls`` (:meth:`constructed`) the latter; ``held``
         (:func:`held_forwards`) kept beside it."""
         fparams, shape = self.AD.signature(obj)
         oid = self.keep(obj, held)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
-                          "signature": shape, "protocol": info, "forward_calls": calls,
+                          "signature": shape, "protocol": info, "forward_calls": calls, "constructor_calls": built,
                           "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
 
     def op_sublayer(self, obj, req, packer):
@@ -1423,30 +1489,52 @@ class Child:
         """Answer requests until the end of input."""
         read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, fewer at the end
         while True:
-            try:
-                header, payload = read_frame(read)
-            except EOFError:
+            got = []
+            if self.policy:  # between two requests, counted too (redteam33 S2, S4): said by the next counted reply
+                self.carry = _calls_sum(self.carry, self.window(self.receive, read, got))
+            else:
+                self.receive(read, got)
+            if got[0] is None:
                 return
-            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
-                _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
-            op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
-            _cpu_limit(header.get("cpu"))
-            try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
-                shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
-                req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40,
-                             allowed=ALLOWED_DTYPES | COMPLEX_DTYPES)  # the parent's request
-            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
-                payload = header = None
-                self.fail(exc, "grader")
+            op, req, packer = got.pop()
+            if req is None:  # not decoded: its failure replied
                 continue
-            if shared is not None:
-                req["shared"] = shared
-            payload, packer = None, Packer(self.np, reply_dtypes(header))
             self.policy = self.policy or bool(req.get("count_forward"))
             if req.get("count_forward") or self.policy and op in ("free", "adapter"):  # (no forward of their own)
                 self.counted_request(op, req, packer)
             else:
+                if self.policy:  # a request of no count (tape, sublayer: documented): signals as before
+                    _unseal()
                 self.dispatch(op, req, packer)
+
+    def receive(self, read, got):
+        """Append the next request to ``got``: ``(op, req, packer)``, ``(op, None, None)`` when it could not be
+        decoded (its failure replied), None at the end of input. Under the staff policy it runs in a :meth:`window` of
+        its own: the time the child waits for the request, when only the submission's signal handlers or finalizers
+        could run."""
+        got.append(self.request(read))
+
+    def request(self, read):
+        """:meth:`receive`'s request read and decoded."""
+        try:
+            header, payload = read_frame(read)
+        except EOFError:
+            return None
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
+            _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
+        op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
+        _cpu_limit(header.get("cpu"))
+        try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
+            shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
+            req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40,
+                         allowed=ALLOWED_DTYPES | COMPLEX_DTYPES)  # the parent's request
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
+            payload = header = None
+            self.fail(exc, "grader")
+            return op, None, None
+        if shared is not None:
+            req["shared"] = shared
+        return op, req, Packer(self.np, reply_dtypes(header))
 
     def dispatch(self, op, req, packer):
         """Run request ``op`` (of :data:`OPS`); it replies once (a failure of the grader's side: ``stage="child"``)."""
@@ -1483,7 +1571,7 @@ class Child:
         ok, meta, packer, error = pending.pop() if pending else (False, {"stage": "child"}, None, None)
         if ok and type(meta) is dict and meta.get("forward_calls") is not None:
             meta["forward_calls"] = _calls_sum(meta["forward_calls"], n, self.carry)
-            self.carry = 0
+            meta["forward_calls_between"], self.carry = self.carry, 0  # (for the parent's message)
         else:
             self.carry = _calls_sum(self.carry, n)
         self.carry = _calls_sum(self.carry, self.window(reply, ok, meta, packer, error))
@@ -1511,8 +1599,10 @@ class Child:
         gap.enable()
         try:
             _counter_mark()
+            _unseal()
             fn(*args)
         finally:
+            _seal()
             _GAP[0] = None
             intact = getprofile() is gap
             gap.disable()

@@ -134,6 +134,9 @@ PROBE_CALLS = 200
 #: submission scored 28 or 0 by the load): it gets the CPU time it has not had, up to this many
 #: times the limit in wall clock. A call asleep or waiting is stopped at the limit as before.
 STARVED_FACTOR = 10
+#: CPU seconds a child may use between a reply and the next request uncharged (:meth:`Sandbox._charge_idle`): the end
+#: of its counted window after the reply, and the clock's ticks (10 ms) of two readings of ``/proc``
+IDLE_CPU_SLACK = 0.1
 
 #: The hard ``RLIMIT_CPU`` of a child (seconds). Its soft limit follows the session's wall-clock limit plus one
 #: second (:meth:`Sandbox._cpu_limit`): each request tells the child the most the session may grow to while it runs,
@@ -896,6 +899,9 @@ class Sandbox:
         #: time when ready; the CPU time (as the child's reads) the session's requests were due at its limit; the
         #: wall clock given past it; the CPU time short at the cap
         self._req_wall, self._req_t0, self._ready_cpu = 0.0, 0.0, 0.0
+        #: the child's CPU time and the clock at the running request's start; the most CPU time it can have used by
+        #: the last reply (None: no reply since the last request began): :meth:`_charge_idle`
+        self._call_cpu, self._cpu_by_reply = (0.0, 0.0), None
         self._ready_wait: float | None = None  # the child's run-queue wait when ready (:func:`_tree_wait`)
         self._due: float | None = None
         self._given, self._session_short = 0.0, None
@@ -1230,6 +1236,17 @@ class Sandbox:
         self._cpu0 = _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
         self._wait0 = _tree_wait(self._proc.pid) if self._proc is not None else None
 
+    def _charge_idle(self) -> None:
+        """At a request's start (after :meth:`_mark`): charge the session (:attr:`_req_wall`, :func:`_charge_request`)
+        the CPU time the child used since the last reply beyond :data:`IDLE_CPU_SLACK`: the child's one thread can
+        have used at most the wall clock from the last request's start to its reply, so the rest ran while the child
+        should have been waiting (redteam33 T1: a submission's timer handler burning CPU between requests, charged to
+        no call). An honest child's work after its reply (the end of its counted window) is milliseconds."""
+        self._call_cpu, by_reply, self._cpu_by_reply = (self._cpu0, self._req_t0), self._cpu_by_reply, None
+        if by_reply is not None and (idle := self._cpu0 - by_reply) > IDLE_CPU_SLACK:
+            self._req_wall += idle
+            _charge_request(idle)
+
     def _starved(self, deadline: float) -> bool:
         """At the end of a call's time: whether the sandbox process, short of its CPU time, waited for a CPU (the
         machine's other load had it: :meth:`_cpu_short`) and gets that time back, up to :data:`STARVED_FACTOR` times
@@ -1534,6 +1551,7 @@ class Sandbox:
         self._step = self._done = self._budget = None
         self._mark()
         self._req_t0 = time.monotonic()
+        self._charge_idle()
         if shared is not None:
             self._send_shared(shared, what)
         self._send(data, deadline, what)
@@ -1550,6 +1568,7 @@ class Sandbox:
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         self._req_wall += self._replied - self._req_t0
         _charge_request(self._replied - self._req_t0)
+        self._cpu_by_reply = self._call_cpu[0] + self._replied - self._call_cpu[1]  # (one thread: CPU <= wall)
         if not ok and meta.get("stage") == "reply":
             raise self._oversized(what, meta)
         e = err or {}
@@ -1609,7 +1628,7 @@ class Sandbox:
         if self.on_work is not None and op in ("forward", "forward_many", "backward"):
             self.on_work(op, _sent_elements(args, shared), time.monotonic() - start)
         if not ok and err is None and meta.get("stage") == "usage":  # the adapters refused gradcheck's own request
-            raise self._refused(what, meta)
+            raise self._refused(what, meta) if self._believed else self._refused_after(what, meta)
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
@@ -1622,6 +1641,18 @@ class Sandbox:
         return GraderError(paragraph(
             f"{what}: gradcheck's adapters refused its own request: {_clean(meta.get('message') or '(no reason given)', 500)}",
             "This is gradcheck's failure, not a fault of the checked code."))
+
+    def _refused_after(self, what: str, meta: dict) -> SandboxError:
+        """:meth:`_refused` once the submission's code has run in a hostile sandbox (not :attr:`_believed`): what the
+        adapters could not do on its object is the object's doing as far as the grader can tell (redteam33 G1: a
+        timer's handler of the submission turned ``W`` into a list, so setting the grader's weights failed), so the
+        call fails as the submission's, never as a grader error that a regrade meets again."""
+        return SandboxError(paragraph(
+            f"{what}: gradcheck could not do this on the submission's object: "
+            f"{_clean(meta.get('message') or '(no reason given)', 500)}.",
+            "The submission's code had run before (its constructor, forward, backward or code they left behind), so "
+            "this counts as the submission's failure: does it replace its parameters or attributes with something "
+            "else (a list, None) outside forward and backward?"), reason="exception", output=self.output)
 
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
@@ -2141,16 +2172,27 @@ class _Remote:
         if not self.no_forward_in_backward or n == 0:
             return
         counted, c = type(n) is int and n > 0, self.class_name
-        times = f" {n} time(s)" if counted else " (or switched off the count of such calls)"
+        # the parts the child names (data: read only to word the message; the verdict is n's)
+        carried, built = (k if counted and type(k) is int and 0 < k <= n else 0 for k in (
+            meta.get("forward_calls_between"), meta.get("constructor_calls") if method == "load" else 0))
+        own = n - carried - built if counted and carried + built <= n else n
+        times = f" {own} time(s)" if counted else " (or switched off the count of such calls)"
         said = {"backward": f"{c}.backward called {c}.forward{times} while computing the gradient.",
                 "forward": f"{c}.forward called {c}.forward again{times} while computing the gradient (in forward, "
                            f"for its backward to apply).",
                 "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
-                        + (f" {n} time(s) more than the grader did." if counted else f"{times}."),
+                        + (f" {own} time(s) more than the grader did." if counted else f"{times}."),
                 "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
-                         f"{c}.forward{times}."}[method]
+                         f"{c}.forward{times}."}[method] if own or not counted else ""
+        if built:
+            said += (f" {c}'s constructor called {c}.forward {built} time(s) more than once (one call, such as a shape "
+                     "check on a made-up input, is allowed).")
+        if carried:
+            said += (f" {c}.forward was called {carried} time(s) between the grader's requests (while an earlier reply was sent "
+                     "or the child waited for this call: by a signal handler, a finalizer or other code the submission left "
+                     "to run), counted with this call.")
         raise SandboxError(paragraph(
-            said, "This assignment requires a backward derived by hand: use what",
+            said.strip(), "This assignment requires a backward derived by hand: use what",
             "forward cached (for example self.X), never forward again (as central differences of forward do).",
             *([] if counted else [TAMPERED.replace("during backward", {"load": "while it was loaded", "clone":
                                                    "while it was copied"}.get(method, f"during {method}"))])),
