@@ -984,6 +984,22 @@ def _training(req):
     return {} if req.get("training") is None else {"training": req["training"]}
 
 
+def _protocol_text(info, keras_call, nielsen, req):
+    """``info`` with its ``text`` (the header's protocol line) saying what the load read beyond the adapter: forward
+    found as ``call``/``__call__`` (Keras's, PyTorch's habit), Nielsen's ``backprop(x, y)`` as a model, a model with
+    fixed targets (DLfS vol. 2's ``forward(x, t)``). Unchanged without a text."""
+    if keras_call and info.get("text"):
+        info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
+            "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
+            + ": the class has no forward)"}
+    if nielsen and info.get("text"):
+        info = {**info, "text": f"{info['text']}; {nielsen}"}
+    if req.get("targets") is not None and info.get("text"):
+        info = {**info, "text": f"a model with targets: forward(x, t) -> loss L, t fixed ({req.get('targets_spec')}), "
+                f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}
+    return info
+
+
 class Child:
     """The request loop's state and one method per request (:data:`OPS`).
 
@@ -1199,15 +1215,7 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
-            if keras_call and info.get("text"):
-                info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
-                    "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
-                    + ": the class has no forward)"}
-            if nielsen and info.get("text"):
-                info = {**info, "text": f"{info['text']}; {nielsen}"}
-            if req.get("targets") is not None and info.get("text"):
-                info = {**info, "text": f"a model with targets: forward(x, t) -> loss L, t fixed ({req.get('targets_spec')}), "
-                        f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}
+            info = _protocol_text(info, keras_call, nielsen, req)
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
