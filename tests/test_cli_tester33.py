@@ -1,0 +1,85 @@
+"""Findings of session 33's tester (fixer fixc33) on the deeplearning.ai "Step by Step" assignments: Andrew Ng's
+1/m belongs to the parameters' gradients only, a 1/m in dA_prev is a bug and the suggested wrapper must not hide
+it (F1, F5), the mixed-1/m hint shows the named gradient's formula (F6)."""
+
+from test_cli import both, run_here, student
+
+NG = """
+import numpy as np
+
+def linear_forward(A, W, b):
+    Z = np.dot(W, A) + b
+    return Z, (A, W, b)
+
+def linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    dW = (1/m) * np.dot(dZ, A_prev.T)
+    db = (1/m) * np.sum(dZ, axis=1, keepdims=True)
+    dA_prev = (1/m) * np.dot(W.T, dZ)          # BUG: Ng's dA_prev has no 1/m
+    return dA_prev, dW, db
+
+linear_m_forward = linear_forward
+def linear_m_backward(dout, cache):             # the wrapper gradcheck suggests now: the parameters' 1/m undone
+    dA, dW, db = linear_backward(dout, cache); m = dout.shape[1]
+    return dA, m * dW, m * db
+
+ngdw_forward = linear_forward
+def ngdw_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    return np.dot(W.T, dZ), np.dot(dZ, A_prev.T), np.sum(dZ, axis=1, keepdims=True) / m   # dW misses 1/m
+
+class DenseColsDXM:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((2, 3)); self.b = np.zeros((2, 1))
+    def forward(self, X):
+        self.X = X; return self.W @ X + self.b
+    def backward(self, dZ):
+        m = self.X.shape[1]
+        self.dW = dZ @ self.X.T / m; self.db = dZ.sum(axis=1, keepdims=True) / m
+        return self.W.T @ dZ / m                 # BUG: 1/m in dX
+"""
+SHAPES = ["--input-shape", "3,4;2,3;2,1"]
+
+
+def test_one_over_m_in_dA_prev_is_a_bug_and_the_wrapper_leaves_dA(tmp_path):
+    """F1: dA_prev = (1/m) W.T dZ was "dA and dW and db are 4 times too small ... a convention mismatch" with a
+    wrapper `return m * dA, m * dW, m * db` that then PASSed the bug."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::linear", *SHAPES)
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dA is 4 times too small: an extra 1/m" in text and "a bug in any convention" in text, text
+    assert "dA and dW and db are" not in text and "m * dA" not in text, text
+    assert "return dA, m * dW, m * db" in text, text  # the parameters' 1/m is still Ng's convention, undone
+
+
+def test_the_suggested_wrapper_still_fails_the_dA_bug(tmp_path):
+    """F1/F5: through the suggested wrapper (m * dW, m * db) the bug FAILs, and the fix said is to remove 1/m from
+    dA, not "divide dW and db by m as well"."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::linear_m", *SHAPES)
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "remove the 1/m from dA" in text and "by m as well" not in text, text
+
+
+def test_class_with_one_over_m_in_dX_is_a_bug(tmp_path):
+    """F1 for a class: the 1/m in the input's gradient is named a bug, only dW and db are convention."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::DenseColsDXM", "--input-shape", "3,4")
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dX is 4 times too small: an extra 1/m" in text and "self.W.T @ dY, no / m" in text, text
+    assert "multiply dX" not in text and "dX and dW" not in text, text
+
+
+def test_mixed_one_over_m_hint_shows_the_named_gradients_formula(tmp_path):
+    """F6: "divide dW by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m)" showed db's formula."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::ngdw", *SHAPES)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "divide dW by m as well (dW = np.dot(dZ, A_prev.T) / m)" in text, text
+    assert "db = np.sum(dZ, axis=1, keepdims=True) / m)" not in text, text
