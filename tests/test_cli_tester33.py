@@ -83,3 +83,52 @@ def test_mixed_one_over_m_hint_shows_the_named_gradients_formula(tmp_path):
     assert p.returncode == 1, text
     assert "divide dW by m as well (dW = np.dot(dZ, A_prev.T) / m)" in text, text
     assert "db = np.sum(dZ, axis=1, keepdims=True) / m)" not in text, text
+
+
+POOL = """
+import numpy as np
+
+def pool_forward(A_prev, hparameters, mode="max"):
+    f = hparameters["f"]
+    m, H, W, C = A_prev.shape
+    win = A_prev.reshape(m, H // f, f, W // f, f, C)
+    A = win.max(axis=(2, 4)) if mode == "max" else win.mean(axis=(2, 4))
+    return A, (A_prev, hparameters)
+
+def pool_backward(dA, cache, mode="max"):
+    A_prev, hparameters = cache
+    f = hparameters["f"]
+    m, H, W, C = A_prev.shape
+    win = A_prev.reshape(m, H // f, f, W // f, f, C)
+    if mode == "max":
+        mask = win == win.max(axis=(2, 4), keepdims=True)
+        return (mask * dA[:, :, None, :, None, :]).reshape(A_prev.shape)
+    elif mode == "average":
+        share = SHARE
+        return np.broadcast_to(dA[:, :, None, :, None, :] * share, win.shape).reshape(A_prev.shape).copy()
+"""
+POOL_ARGS = ["--input-shape", "2,4,4,3", "--init", '{"hparameters": {"f": 2, "stride": 2}}']
+
+
+def test_pair_string_keyword_is_checked_at_each_value(tmp_path):
+    """F2: pool_forward(A_prev, hparameters, mode="max") was checked at its default alone; a broken
+    mode="average" backward PASSed with no word. Each value its source compares mode with is checked."""
+    f = student(tmp_path, POOL.replace("SHARE", "1.0"))  # BUG: average's gradient is dA / (f * f)
+    p = run_here("check", f"{f}::pool", *POOL_ARGS)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "each value of mode checked: mode='max' PASS, mode='average' FAIL" in text, text
+    assert "dA_prev is 4 times the correct gradient" in text, text
+
+
+def test_pair_string_keyword_correct_at_each_value_passes(tmp_path):
+    """F2: the correct pair PASSes at both values, and says so; a value given in --init is checked alone."""
+    f = student(tmp_path, POOL.replace("SHARE", "1.0 / (f * f)"))
+    p = run_here("check", f"{f}::pool", *POOL_ARGS)
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert "each value of mode checked: mode='max' PASS, mode='average' PASS" in text, text
+    p = run_here("check", f"{f}::pool", "--input-shape", "2,4,4,3", "--init",
+                 '{"hparameters": {"f": 2, "stride": 2}, "mode": "average"}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 0 and "each value of mode" not in text, text
