@@ -132,3 +132,41 @@ def test_pair_string_keyword_correct_at_each_value_passes(tmp_path):
                  '{"hparameters": {"f": 2, "stride": 2}, "mode": "average"}')
     text = " ".join(both(p).split())
     assert p.returncode == 0 and "each value of mode" not in text, text
+
+
+CELL = """
+import numpy as np
+
+def cell_forward(x, parameters):
+    a = np.tanh(parameters["Wax"] @ x)
+    y_pred = parameters["Wya"] @ a + parameters["by"]
+    return a, y_pred, (x, a, parameters)
+
+def cell_backward(da, cache):
+    x, a, parameters = cache
+    dz = da * (1 - a ** 2)
+    return {"dx": parameters["Wax"].T @ dz, "dWax": dz @ x.T}
+"""
+
+
+def _cell_init():
+    import json
+
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return json.dumps({"parameters": {"Wax": rng.standard_normal((5, 3)).round(4).tolist(),
+                                      "Wya": rng.standard_normal((2, 5)).round(4).tolist(),
+                                      "by": rng.standard_normal((2, 1)).round(4).tolist()}})
+
+
+def test_weights_the_checked_output_does_not_read_are_compared_as_zero(tmp_path):
+    """F3: rnn_forward's Wya and by (read only by y_pred, which backward takes no gradient for) were NOT CHECKED
+    with "the output is too large for the step to move it measurably" where rnn_cell's PASSed as zeros: the
+    checked output does not depend on them at all, their gradient is exactly 0 and backward's (no key) is 0."""
+    f = student(tmp_path, CELL)
+    p = run_here("check", f"{f}::cell", "--input-shape", "3,60", "--init", _cell_init())
+    text = " ".join(both(p).split())
+    assert "default: the round-off" in text, text  # the atol is above the floor here: the case of F3
+    assert p.returncode == 0, text
+    assert "too large for the step" not in text and "NOT CHECKED" not in text, text
+    assert "dWya is exactly 0: the checked output does not move at all" in text, text
