@@ -6067,6 +6067,26 @@ def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
     return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
 
 
+#: How near a constant forward compares its first input with the drawn entries must come on each side of it, else the
+#: layer is checked around it too (:func:`_one_sided`): a backward whose threshold is off by less (``dZ[Z <= 0.5] =
+#: 0`` for ReLU's 0) is wrong only at entries between the two.
+SIDE_REACH = 0.5
+
+
+def _one_sided(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
+    """The constants forward compares its first input with (:func:`_compared_constants`) within the drawn input's
+    range (and ``V.STRADDLE_MAX``) that have no drawn entry within :data:`SIDE_REACH` on one side (tester33 F10: a
+    ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]): checked around
+    them as around the constants beyond the range (:func:`at_straddled_inputs`), entries at least
+    ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
+    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
+    if x0.dtype.kind != "f" or x0.size == 0:
+        return []
+    lo, hi, x = float(x0.min()), float(x0.max()), x0.ravel()
+    return [c for c in _compared_constants(layer) if lo <= c <= hi and abs(c) <= V.STRADDLE_MAX and not (
+        np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
+
+
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
     """``diag`` (a passing diagnosis of ``layer`` at the drawn inputs) checked again, by :func:`_again_at`, at
     inputs around each constant forward compares its first input with (``np.clip(X, 0, 6)``, ``X > 20``:
@@ -6084,7 +6104,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    outside = _bounds_beyond(layer, inputs)
+    outside = _bounds_beyond(layer, inputs) + _one_sided(layer, inputs)
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -6162,9 +6182,11 @@ def point_headers(diag: Diagnosis, layer: Any) -> list[str]:
     if diag.straddled:
         name, top = diag.straddle_span
         cs = " and ".join(f"{c:g}" for c in diag.straddled)
-        line = (f"forward compares {name} with {cs}, beyond the drawn inputs (|{name.lower()}| <= "
-                f"{math.ceil(top * 10) / 10:g}): also checked at inputs around {cs} (entries on both sides, at "
-                f"least {V.STRADDLE_GAP:g} away)")
+        near = all(abs(c) <= top for c in diag.straddled)  # tester33 F10: within the range, one side unprobed
+        where = (f"where the drawn inputs have no entry within {SIDE_REACH:g} on one side" if near else
+                 f"beyond the drawn inputs (|{name.lower()}| <= {math.ceil(top * 10) / 10:g})")
+        line = (f"forward compares {name} with {cs}, {where}: also checked at inputs around {cs} (entries on both "
+                f"sides, at least {V.STRADDLE_GAP:g} away)")
         if diag.straddle_failed:
             line += (f"; the layer passes at the drawn inputs but FAILS around {cs}: the table and diagnosis below "
                      "are at those inputs")

@@ -170,3 +170,30 @@ def test_weights_the_checked_output_does_not_read_are_compared_as_zero(tmp_path)
     assert p.returncode == 0, text
     assert "too large for the step" not in text and "NOT CHECKED" not in text, text
     assert "dWya is exactly 0: the checked output does not move at all" in text, text
+
+
+RELU = """
+import numpy as np
+
+def relu_forward(Z):
+    return np.maximum(0, Z), Z
+
+def relu_backward(dA, cache):
+    Z = cache
+    dZ = np.array(dA, copy=True)
+    dZ[Z <= THRESHOLD] = 0
+    return dZ
+"""
+
+
+def test_relu_threshold_off_is_caught_where_no_entry_lies_near_the_kink(tmp_path):
+    """F10: dZ[Z <= 0.5] = 0 PASSed at (3, 4), seed 0: no drawn entry lay in (0, 0.5]. A constant forward compares
+    with that has one side unprobed within 0.5 is checked around, as constants beyond the range are."""
+    f = student(tmp_path, RELU.replace("THRESHOLD", "0.5"))
+    p = run_here("check", f"{f}::relu", "--input-shape", "3,4", "--mode", "full")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "forward compares Z with 0, where the drawn inputs have no entry within 0.5 on one side" in text, text
+    g = student(tmp_path, RELU.replace("THRESHOLD", "0"))  # the correct ReLU still PASSes there
+    p = run_here("check", f"{g}::relu", "--input-shape", "3,4", "--mode", "full")
+    assert p.returncode == 0, both(p)
