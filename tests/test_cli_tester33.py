@@ -197,3 +197,11 @@ def test_relu_threshold_off_is_caught_where_no_entry_lies_near_the_kink(tmp_path
     g = student(tmp_path, RELU.replace("THRESHOLD", "0"))  # the correct ReLU still PASSes there
     p = run_here("check", f"{g}::relu", "--input-shape", "3,4", "--mode", "full")
     assert p.returncode == 0, both(p)
+
+
+def test_not_stacked_note_is_said_once(tmp_path):
+    """F7: '... one input entry at a time (1 entries), not stacked as one batch: the inputs have different sizes
+    along axis 0' was printed once per scan (4 times for Ng's linear_backward)."""
+    f = student(tmp_path, NG)
+    text = " ".join(both(run_here("check", f"{f}::linear", *SHAPES)).split())
+    assert text.count("not stacked as one batch") == 1, text
