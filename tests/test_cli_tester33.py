@@ -119,6 +119,8 @@ def test_pair_string_keyword_is_checked_at_each_value(tmp_path):
     assert p.returncode == 1, text
     assert "each value of mode checked: mode='max' PASS, mode='average' FAIL" in text, text
     assert "dA_prev is 4 times the correct gradient" in text, text
+    # F4: the header says one mode; no footer asks for --training (a usage error for a function pair)
+    assert "mode: forward has no training switch: one mode" in text and "--training" not in text, text
 
 
 def test_pair_string_keyword_correct_at_each_value_passes(tmp_path):
