@@ -207,3 +207,19 @@ def test_not_stacked_note_is_said_once(tmp_path):
     f = student(tmp_path, NG)
     text = " ".join(both(run_here("check", f"{f}::linear", *SHAPES)).split())
     assert text.count("not stacked as one batch") == 1, text
+
+
+def test_wrong_axis_hint_shows_the_axis_to_sum_over():
+    """F12: rnn_cell_backward's batch-last dba = np.sum(dtanh, axis=0, keepdims=True) was told "over axis=1, not
+    axis=0 (...: np.sum(dvalues, axis=0, keepdims=True))", the example contradicting the advice."""
+    import numpy as np
+    import pytest
+
+    from gradcheck._validation import check_output
+
+    with pytest.raises(Exception) as exc:
+        check_output(np.zeros((1, 4)), owner="rnn_cell", tensor="dba", produced_by="rnn_cell_backward",
+                     expected_shape=(5, 1))
+    text = " ".join(str(exc.value).split())
+    assert "over axis=1, not axis=0" in text, text
+    assert "np.sum(dY, axis=1, keepdims=True)" in text and "axis=0, keepdims=True))" not in text, text
