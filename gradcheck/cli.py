@@ -332,6 +332,8 @@ def _cmd_check(args) -> int:
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                                "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif not args.loss and (why := _empty_slice(text, init)):
+                failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -357,6 +359,24 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _empty_slice(text: str, init: Mapping) -> str:
+    """Why the checked code's error ``text`` may come from ``x[pad:-pad]`` with ``pad`` 0 in ``--init`` (``init``, at
+    any depth): ``-0`` is 0, so the slice ``x[0:-0]`` is empty (tester33 F11: Andrew Ng's conv_backward at pad=0,
+    "could not broadcast input array from shape (0,0,3)"); "" when the quoted line slices to ``-NAME`` of no zero."""
+    zero, todo = set(), [init]
+    while todo:
+        for k, v in todo.pop().items():
+            if isinstance(v, Mapping):
+                todo.append(v)
+            elif type(v) in (int, float) and v == 0:
+                zero.add(str(k))
+    name = next((n for n in re.findall(r":\s*-\s*([A-Za-z_]\w*)\b", text) if n in zero), None)
+    return "" if name is None else (
+        f"{name} is 0 in --init, and x[{name}:-{name}] is then x[0:-0], an empty slice (-0 is 0, so it ends "
+        f"before it starts): slice x[{name}:x.shape[k] - {name}] (or x[{name}:{name} + n]) instead, which is right "
+        f"for every {name}.")
 
 
 def _pair_values(sb, args, path, name, init, shape, obj, code):

@@ -223,3 +223,29 @@ def test_wrong_axis_hint_shows_the_axis_to_sum_over():
     text = " ".join(str(exc.value).split())
     assert "over axis=1, not axis=0" in text, text
     assert "np.sum(dY, axis=1, keepdims=True)" in text and "axis=0, keepdims=True))" not in text, text
+
+
+PAD = """
+import numpy as np
+
+def padded_forward(x, hparameters):
+    pad = hparameters["pad"]
+    return np.pad(x, ((0, 0), (pad, pad))) * 2.0, (x, hparameters)
+
+def padded_backward(dout, cache):
+    x, hparameters = cache
+    pad = hparameters["pad"]
+    dx = np.zeros_like(x)
+    dx[:, :] = 2.0 * dout[:, pad:-pad]          # empty at pad = 0: -0 is 0
+    return dx
+"""
+
+
+def test_pad_zero_empty_slice_cause_is_named(tmp_path):
+    """F11: conv_backward's da_prev_pad[pad:-pad] at pad=0 failed with 'could not broadcast ... shape (0,0,3)' and
+    no word of x[0:-0] being empty."""
+    f = student(tmp_path, PAD)
+    p = run_here("check", f"{f}::padded", "--input-shape", "3,4", "--init", '{"hparameters": {"pad": 0}}')
+    text = " ".join(both(p).split())
+    assert p.returncode == 3, text
+    assert "pad is 0 in --init, and x[pad:-pad] is then x[0:-0], an empty slice" in text, text
