@@ -1929,7 +1929,10 @@ def signature(obj):
         fparams = [p.name for p in ps if p.kind in _POSITIONAL and p.name not in skip]
         out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
         out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
-        out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
+        out["forward_training"] = (any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
+                                   ) and getattr(type(obj), "mode_in_keywords", False) is not True  # tester33 F4:
+        # a function pair's adapter passes no training to the student's forward (pool_forward's mode="max" read as
+        # a switch ran both "modes", and the footer said "pass training=True / --training", which exits 2)
         if frozen_backward(fwd, bwd):
             out["eval_backward"] = False  # config.training_modes: "auto" checks training mode alone
     if (ps := _params(bwd)) is not None:
@@ -5058,6 +5061,23 @@ def set_weights(layer, values):
             setattr(obj, k, np.array(v, dtype=cur.dtype))
 
 
+def pair_switches(obj) -> list[list]:
+    """``[[name, default, [other values]], ...]`` of a :class:`FunctionPair`'s string keyword arguments with a default
+    that ``--init`` does not give (``pool_forward(A_prev, hparameters, mode="max")``), with the other strings the
+    source of its forward or backward compares them with (:func:`mode_words`, as a class's string switch is read:
+    ``if mode == "average"``; at most 8): ``gradcheck check`` checks the pair again at each (tester33 F2: a broken
+    ``mode="average"`` path PASSed with no word). ``[]`` when there are none."""
+    out = []
+    for p in (_params(obj.student_forward) or {}).values():
+        if p.kind not in _NAMED or not isinstance(p.default, str) or p.name in obj._kwargs:
+            continue
+        words = [*mode_words(obj.student_forward, p.name), *mode_words(obj.student_backward, p.name)]
+        others = [w for w in dict.fromkeys(words) if isinstance(w, str) and w != p.default]
+        if others:
+            out.append([p.name, p.default, others[:8]])
+    return out
+
+
 def _pair_info(obj, inputs):
     """:func:`adapt`'s ``info`` of a CS231n :class:`FunctionPair` (its outputs read on ``inputs``)."""
     f = obj.student_forward.__name__
@@ -5077,9 +5097,12 @@ def _pair_info(obj, inputs):
     others = [b for b, g in backward_variants(getattr(obj.student_forward, "__globals__", {})).items()
               if g == f and b != obj.student_backward.__name__]  # batchnorm_backward_alt beside batchnorm_backward
     text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)
+    switches = pair_switches(obj)
+    text += "".join(f"; {f}'s {n}={d!r} (its default) checked, then each other value its source compares {n} with "
+                    f"({', '.join(map(repr, ws))}) in a check of its own below" for n, d, ws in switches)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
-    return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode,
+    return {"protocol": "cs231n", "text": text, "pair_switches": [json.dumps(w) for w in switches], "forward_training": False, "init": obj.keyword_names, "mode": mode,
             "calls": [f, obj.student_backward.__name__]}  # messages name these (gradcheck._validation.called)
 
 

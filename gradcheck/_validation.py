@@ -835,7 +835,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         elif (ones := _size1_axes(arr.shape, expected_shape)) and "backward" in produced_by:
             hint = (f"Summed over the wrong axis? {tensor} has size 1 on axis {ones[0]} where the expected shape has "
                     f"it on axis {ones[1]}: a sum with keepdims=True over axis={ones[1]}, not axis={ones[0]} (a bias's "
-                    "gradient sums dY over the batch: np.sum(dvalues, axis=0, keepdims=True)).")  # tester30n L
+                    f"gradient sums dY over the batch: np.sum(dY, axis={ones[1]}, keepdims=True)).")  # tester30n L;
+            # tester33 F12: the example's axis is the one to sum over (axis=1 for a batch-last (n, m) layout)
         elif arr.size == math.prod(expected_shape):
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):

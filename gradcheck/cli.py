@@ -319,6 +319,8 @@ def _cmd_check(args) -> int:
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
             code = run(args, obj, f"{path}::{name}", init, shape)
+            if not args.loss:
+                code = _pair_values(sb, args, path, name, init, shape, obj, code)
         except StudentCodeError as exc:
             failed = exc
             text = _check_words(exc, sb.isolation == "namespaces")
@@ -330,6 +332,8 @@ def _cmd_check(args) -> int:
                     "IndexError" in text or "integer" in text):
                 failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                                "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif not args.loss and (why := _empty_slice(text, init)):
+                failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -355,6 +359,70 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _empty_slice(text: str, init: Mapping) -> str:
+    """Why the checked code's error ``text`` may come from ``x[pad:-pad]`` with ``pad`` 0 in ``--init`` (``init``, at
+    any depth): ``-0`` is 0, so the slice ``x[0:-0]`` is empty (tester33 F11: Andrew Ng's conv_backward at pad=0,
+    "could not broadcast input array from shape (0,0,3)"); "" when the quoted line slices to ``-NAME`` of no zero."""
+    zero, todo = set(), [init]
+    while todo:
+        for k, v in todo.pop().items():
+            if isinstance(v, Mapping):
+                todo.append(v)
+            elif type(v) in (int, float) and v == 0:
+                zero.add(str(k))
+    name = next((n for n in re.findall(r":\s*-\s*([A-Za-z_]\w*)\b", text) if n in zero), None)
+    return "" if name is None else (
+        f"{name} is 0 in --init, and x[{name}:-{name}] is then x[0:-0], an empty slice (-0 is 0, so it ends "
+        f"before it starts): slice x[{name}:x.shape[k] - {name}] (or x[{name}:{name} + n]) instead, which is right "
+        f"for every {name}.")
+
+
+def _pair_values(sb, args, path, name, init, shape, obj, code):
+    """The exit code of a function pair checked again at each other value of its string keyword arguments that
+    ``--init`` does not give (``protocol['pair_switches']``, :func:`gradcheck._adapters.pair_switches`: ``mode="max"``
+    beside ``if mode == "average"``), each a check of its own, as a class's string switch has each value checked
+    (tester33 F2: a broken ``mode="average"`` path PASSed unseen); ``code`` (the default's check) when there are
+    none. A FAIL (1) anywhere is the result, else the first other nonzero code; a last line says each value's."""
+    from .check_command import run_check
+
+    codes, said = [code], []
+    for key, default, others in _pair_switches(obj):
+        said.append(f"{key}={default!r} {_VERDICT.get(code, f'exit {code}')}")
+        for w in others:
+            more = {**init, key: w}
+            print(f"\n== {path}::{name} with {key}={w!r} (its default {key}={default!r} was checked above; "
+                  f"--init '{json.dumps(more)}' checks this value alone)")
+            try:
+                c = run_check(args, _load_layer(sb, args, path, name, more, shape), f"{path}::{name}", more, shape)
+            except StudentCodeError as exc:
+                _say_error(exc)
+                c = exc.exit_code
+            codes.append(c)
+            said.append(f"{key}={w!r} {_VERDICT.get(c, f'exit {c}')}")
+    if said:
+        print(f"\n{name}: each value of {', '.join(dict.fromkeys(s.split('=')[0] for s in said))} checked: "
+              f"{', '.join(said)}")
+    return EXIT_MISMATCH if EXIT_MISMATCH in codes else next((c for c in codes if c), 0)
+
+
+_VERDICT = {0: "PASS", 1: "FAIL", 3: "NOT CHECKED"}
+
+
+def _pair_switches(obj) -> list[tuple[str, str, list[str]]]:
+    """``protocol['pair_switches']`` of a sandboxed function pair (JSON ``[name, default, [values]]`` each, from the
+    untrusted child): the well-formed ones, at most 4 arguments and 8 values each."""
+    out = []
+    for text in ((getattr(obj, "protocol", None) or {}).get("pair_switches") or [])[:4]:
+        try:
+            key, default, others = json.loads(str(text))
+        except (ValueError, TypeError):
+            continue
+        if isinstance(key, str) and key.isidentifier() and isinstance(default, str) and isinstance(others, list) \
+                and all(isinstance(w, str) for w in others):
+            out.append((key, default, others[:8]))
+    return out
 
 
 def _load_layer(sb, args, path, name, init, shape):

@@ -524,8 +524,14 @@ DIAGNOSES: dict[str, Record] = {
         "1/m in some gradients only", "{t} {be} {count} times too small (1/m = 1/{count}, m the batch size on axis 1 "
         "of {x} {shape}) while {others} {have} no 1/m: backward divides some gradients by m and not the others, "
         "which no convention does (Andrew Ng's course divides dW and db alike: dW = dZ A_prev.T / m, db = "
-        "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
-        "nowhere", _LIN),
+        "sum(dZ) / m)", "divide {others} by m as well ({eg}), or by m nowhere", _LIN),
+    "input-batch-m": Record(
+        "1/m in the input's gradient", "{t} is {count} times too small: an extra 1/m (m = {count}, the batch size on "
+        "axis 1 of {x} {shape}) in the gradient of the layer's input {x}. Andrew Ng's 1/m convention divides only "
+        "the parameters' gradients by m (dW = dZ A_prev.T / m, db = sum(dZ) / m); the input's gradient has none "
+        "(dA_prev = W.T dZ): each sample's dA_prev is its own column, not an average over the batch, and a 1/m "
+        "there shrinks every earlier layer's gradient once more per layer. This is a bug in any convention, not "
+        "a convention mismatch", "remove the 1/m from {t} ({eg})", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient: a constant factor is wrong "
                      "somewhere{more}"),
@@ -5106,6 +5112,20 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
             "undo": "a version whose backward multiplies by m"}
 
 
+def _batch_input(L: _Layer, key: str) -> bool:
+    """Whether ``key`` (``"@A"``) is an input that holds samples in Andrew Ng's layout: 2-D with the batch size
+    ``M`` of the first input on axis 1 (``A_prev (in, M)``; a weight ``(out, in)`` or a bias ``(out, 1)`` is not,
+    :func:`_per_layer_m` having ruled out ``M`` in ``(in, 1)``). Its gradient carries no 1/m in Ng's convention:
+    only the parameters' gradients do (tester33 F1)."""
+    if not key.startswith("@") or key[1:] not in L.names:
+        return False
+    x, a = L.inputs[0], L.inputs[L.names.index(key[1:])]
+    return np.ndim(x) == 2 and np.ndim(a) == 2 and a.shape[1] == x.shape[1]
+
+
+_NG_OVER_M = {"dW": "dW = np.dot(dZ, A_prev.T) / m", "db": "db = np.sum(dZ, axis=1, keepdims=True) / m"}
+
+
 def _outputs_data(layer) -> Mapping | None:
     """The outputs of a layer of k outputs (a sandboxed layer's from its protocol, a local one's from its
     :class:`gradcheck._adapters.Outputs`), as :meth:`~gradcheck._adapters.Outputs.data`; None for one output."""
@@ -5199,11 +5219,12 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     flipped = [f.tensor for f in _of_code(diag, "transposed-m")]  # divided by m too: the adapter multiplies it
     res = diag.result
     others = [] if res is None else [r.tensor for r in res.records if r.kind == "gradient" and r.passed
-                                      and V.grad_key(r.tensor) in L.params or r.kind == "gradient" and r.passed
-                                      and V.grad_key(r.tensor) in L.names[1:]]
+                                      and (V.grad_key(r.tensor) in L.params or V.grad_key(r.tensor) in L.names[1:]
+                                           and not _batch_input(L, "@" + V.grad_key(r.tensor)))]
     fields = {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "are" if len(ts) > 1 else "is"}
     if others:  # tester16 M4: dW with 1/m, db without: a bug in any convention
-        merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others),
+        eg = "; ".join(_NG_OVER_M.get(o, f"{o} = (its formula) / m") for o in others)  # tester33 F6: dW's own
+        merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others), eg=eg,
                        have="have" if len(others) > 1 else "has", **fields)
     else:
         merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts + flipped), **fields)
@@ -5302,7 +5323,11 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
-        f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
+        if _batch_input(L, key):  # tester33 F1: Ng's 1/m is the parameters' only; in dA_prev it is a bug
+            f = _find("input-batch-m", t, eg=f"{t} = np.dot(W.T, dZ), no / m" if "function pair (" in L.protocol
+                      else f"{t} = self.W.T @ dY, no / m", **{k: v for k, v in g.items() if k not in ("be", "undo")})
+        else:
+            f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is None and np.ndim(m) == 2 and m.shape[0] == m.shape[1] and key in L.params | {
             "@" + k: 0 for k in L.names[1:]} and (g := _per_layer_m(L, m.T, n)):
         f = _find("transposed-m", t, **g)  # tester24s gb02: Ng's dW / m, transposed as well
@@ -6042,6 +6067,26 @@ def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
     return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
 
 
+#: How near a constant forward compares its first input with the drawn entries must come on each side of it, else the
+#: layer is checked around it too (:func:`_one_sided`): a backward whose threshold is off by less (``dZ[Z <= 0.5] =
+#: 0`` for ReLU's 0) is wrong only at entries between the two.
+SIDE_REACH = 0.5
+
+
+def _one_sided(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
+    """The constants forward compares its first input with (:func:`_compared_constants`) within the drawn input's
+    range (and ``V.STRADDLE_MAX``) that have no drawn entry within :data:`SIDE_REACH` on one side (tester33 F10: a
+    ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]): checked around
+    them as around the constants beyond the range (:func:`at_straddled_inputs`), entries at least
+    ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
+    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
+    if x0.dtype.kind != "f" or x0.size == 0:
+        return []
+    lo, hi, x = float(x0.min()), float(x0.max()), x0.ravel()
+    return [c for c in _compared_constants(layer) if lo <= c <= hi and abs(c) <= V.STRADDLE_MAX and not (
+        np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
+
+
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
     """``diag`` (a passing diagnosis of ``layer`` at the drawn inputs) checked again, by :func:`_again_at`, at
     inputs around each constant forward compares its first input with (``np.clip(X, 0, 6)``, ``X > 20``:
@@ -6059,7 +6104,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    outside = _bounds_beyond(layer, inputs)
+    outside = _bounds_beyond(layer, inputs) + _one_sided(layer, inputs)
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -6137,9 +6182,11 @@ def point_headers(diag: Diagnosis, layer: Any) -> list[str]:
     if diag.straddled:
         name, top = diag.straddle_span
         cs = " and ".join(f"{c:g}" for c in diag.straddled)
-        line = (f"forward compares {name} with {cs}, beyond the drawn inputs (|{name.lower()}| <= "
-                f"{math.ceil(top * 10) / 10:g}): also checked at inputs around {cs} (entries on both sides, at "
-                f"least {V.STRADDLE_GAP:g} away)")
+        near = all(abs(c) <= top for c in diag.straddled)  # tester33 F10: within the range, one side unprobed
+        where = (f"where the drawn inputs have no entry within {SIDE_REACH:g} on one side" if near else
+                 f"beyond the drawn inputs (|{name.lower()}| <= {math.ceil(top * 10) / 10:g})")
+        line = (f"forward compares {name} with {cs}, {where}: also checked at inputs around {cs} (entries on both "
+                f"sides, at least {V.STRADDLE_GAP:g} away)")
         if diag.straddle_failed:
             line += (f"; the layer passes at the drawn inputs but FAILS around {cs}: the table and diagnosis below "
                      "are at those inputs")

@@ -682,7 +682,8 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                      f"(over {STACK_MAX:,} elements), as many forwards as one entry at a time and more memory")
     if stacked and batched is not True:
         stacked, why = batch_independent(forward, work, unperturbed=unperturbed)
-        if not stacked:
+        if not stacked and not any(n.startswith("numerical gradient of the inputs: ") and n.endswith(
+                f"not stacked as one batch: {why}") for n in notes):  # tester33 F7: said once, not per scan
             notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")
     out: dict[str, Scan] = {}
     for i in wanted:
