@@ -322,36 +322,7 @@ def _cmd_check(args) -> int:
             if not args.loss:
                 code = _pair_values(sb, args, path, name, init, shape, obj, code)
         except StudentCodeError as exc:
-            failed = exc
-            text = _check_words(exc, sb.isolation == "namespaces")
-            if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
-                from .check_command import batch_last_loss, finite_loss_data, one_column_probs
-                failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text) or  # M8,
-                          one_column_probs(args, obj, shape, text) or failed)  # tester27s L1, newuser29 L3
-            elif args.loss and not args.targets and not getattr(obj, "objective", False) and (t := _names_target(obj, text)) and (
-                    "IndexError" in text or "integer" in text):
-                failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
-                               "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
-            elif not args.loss and (why := _empty_slice(text, init)):
-                failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
-            elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
-                failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
-                               "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
-                               "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
-            elif args.indices and "IndexError" in text and "out of bounds" in text:
-                failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
-                               "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
-            elif not args.loss and (listed := (getattr(obj, "protocol", None) or {}).get("list_input")):
-                failed.args = (f"{text} {listed}",)  # Add.forward(X: list) given each input apart (tester31m M3)
-            elif not args.loss and "gave Y as a tuple" in text and (other := _other_protocol(obj, text)):
-                failed = other  # a training-loop model (Raschka's NeuralNetMLP): not the protocol, exit 2
-            elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
-                  and not any(w in text for w in _NOT_SHAPE)):
-                failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
-                if isinstance(failed, StudentCodeError):
-                    failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
-                                   "expects another (the sizes --init gives its weights), change --input-shape; "
-                                   "if that is the shape you meant, the error is in forward.",)
+            failed = _explained(exc, args, obj, init, shape, sb.isolation == "namespaces")
         if failed is not None or code in (EXIT_STUDENT, EXIT_MISMATCH) or args.verbose:  # a FAIL too: newuser29 L1
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -359,6 +330,44 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespaces: bool) -> GradcheckError:
+    """The error to report for ``exc``, the checked code's failure under ``gradcheck check``: its words
+    (:func:`_check_words`) with what the options say of it (targets for a loss, ``--indices``, an empty slice at
+    ``pad`` 0, a list input, another protocol, an input shape), or another error (a usage error, exit 2) where
+    the options, not the code, are at fault."""
+    failed = exc
+    text = _check_words(exc, namespaces)
+    if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
+        from .check_command import batch_last_loss, finite_loss_data, one_column_probs
+        failed = (finite_loss_data(args, obj, shape, text) or batch_last_loss(args, obj, shape, text) or  # M8,
+                  one_column_probs(args, obj, shape, text) or failed)  # tester27s L1, newuser29 L3
+    elif args.loss and not args.targets and not getattr(obj, "objective", False) and (t := _names_target(obj, text)) and (
+            "IndexError" in text or "integer" in text):
+        failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
+                       "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+    elif not args.loss and (why := _empty_slice(text, init)):
+        failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
+    elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
+        failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
+                       "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
+                       "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
+    elif args.indices and "IndexError" in text and "out of bounds" in text:
+        failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
+                       "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
+    elif not args.loss and (listed := (getattr(obj, "protocol", None) or {}).get("list_input")):
+        failed.args = (f"{text} {listed}",)  # Add.forward(X: list) given each input apart (tester31m M3)
+    elif not args.loss and "gave Y as a tuple" in text and (other := _other_protocol(obj, text)):
+        failed = other  # a training-loop model (Raschka's NeuralNetMLP): not the protocol, exit 2
+    elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
+          and not any(w in text for w in _NOT_SHAPE)):
+        failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
+        if isinstance(failed, StudentCodeError):
+            failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
+                           "expects another (the sizes --init gives its weights), change --input-shape; "
+                           "if that is the shape you meant, the error is in forward.",)
+    return failed
 
 
 def _empty_slice(text: str, init: Mapping) -> str:

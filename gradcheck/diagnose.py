@@ -5123,6 +5123,16 @@ def _batch_input(L: _Layer, key: str) -> bool:
     return np.ndim(x) == 2 and np.ndim(a) == 2 and a.shape[1] == x.shape[1]
 
 
+def _ng_per_layer_m(L: _Layer, t: str, key: str, g: dict) -> Finding:
+    """Tensor ``t`` (key ``key``) ``m`` times too small, ``g`` :func:`_per_layer_m`'s fields: Andrew Ng's 1/m in
+    a parameter's gradient (``factor-inverse-batch-m``, a convention), or in the gradient of an input that holds
+    samples (:func:`_batch_input`; ``input-batch-m``, a bug in any convention: tester33 F1)."""
+    if not _batch_input(L, key):
+        return _find("factor-inverse-batch-m", t, **g)
+    eg = f"{t} = np.dot(W.T, dZ), no / m" if "function pair (" in L.protocol else f"{t} = self.W.T @ dY, no / m"
+    return _find("input-batch-m", t, eg=eg, **{k: v for k, v in g.items() if k not in ("be", "undo")})
+
+
 _NG_OVER_M = {"dW": "dW = np.dot(dZ, A_prev.T) / m", "db": "db = np.sum(dZ, axis=1, keepdims=True) / m"}
 
 
@@ -5323,11 +5333,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
-        if _batch_input(L, key):  # tester33 F1: Ng's 1/m is the parameters' only; in dA_prev it is a bug
-            f = _find("input-batch-m", t, eg=f"{t} = np.dot(W.T, dZ), no / m" if "function pair (" in L.protocol
-                      else f"{t} = self.W.T @ dY, no / m", **{k: v for k, v in g.items() if k not in ("be", "undo")})
-        else:
-            f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
+        f = _ng_per_layer_m(L, t, key, g)  # Andrew Ng's 1/m in each layer's backward (not in dA_prev: tester33 F1)
     if f is None and np.ndim(m) == 2 and m.shape[0] == m.shape[1] and key in L.params | {
             "@" + k: 0 for k in L.names[1:]} and (g := _per_layer_m(L, m.T, n)):
         f = _find("transposed-m", t, **g)  # tester24s gb02: Ng's dW / m, transposed as well
