@@ -54,3 +54,22 @@ def test_score_bars_edges_for_a_fractional_maximum_and_negative_scores():
     assert edges[0] == -2 and edges[-1] == 22.5 and edges[-2] == 22
     assert counts[list(edges).index(22.0)] == 2 and counts[0] == 1 and counts[2] == 1 and counts.sum() == 4
     assert full == 1
+
+
+def test_the_legend_covers_no_bar_and_no_label_and_stays_in_the_figure(tmp_path, monkeypatch):
+    """newuser33 LOW 1: the legend at the upper left sat on the label "6" of the bar of zero scores. It is drawn
+    beside the axes now: its box meets no bar and no bar label, and it lies inside the saved figure."""
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    scores = (0,) * 6 + (28, 28, 28, 22.67, 22.67, 14, 14, 16, 26, 26, 28, 28, 28)
+    plot_histogram(tmp_path / "scores.png", [SimpleNamespace(score=s, max_score=28) for s in scores])
+    fig = figs[0]
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    drawn = [t for t in ax.texts if t.get_text()] + [r for r in ax.patches if r.get_height()]
+    assert drawn and not any(legend.overlaps(a.get_window_extent(renderer)) for a in drawn)
+    figure = fig.bbox
+    assert figure.x0 <= legend.x0 and legend.x1 <= figure.x1 and figure.y0 <= legend.y0 and legend.y1 <= figure.y1
+    monkeypatch.undo()
+    plt.close(fig)

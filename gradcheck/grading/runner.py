@@ -2036,7 +2036,7 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
     scores = np.array([r.score for r in results], dtype=float)
     mx = max((r.max_score for r in results), default=1.0) or 1.0
     edges, counts, full = _score_bars(scores, mx)
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
+    fig, ax = plt.subplots(figsize=(10, 4.5), dpi=120)
     bars = ax.bar(edges[:-1] + 0.05 * np.diff(edges), counts, width=0.9 * np.diff(edges), align="edge",
                   color="#4C72B0", edgecolor="white", label=f"scores below {mx:g}")
     top = ax.bar([mx + 0.05], [full], width=0.9, align="edge", color="#DD8452", edgecolor="white",
@@ -2050,7 +2050,8 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
                    label=f"mean {scores.mean():.1f}")
         ax.axvline(np.median(scores), color="#55A868", ls=":", lw=2,
                    label=f"median {np.median(scores):.1f}")
-    ax.legend(loc="upper left", frameon=False)
+    # beside the axes, never on a bar or its label (newuser33: at upper left it covered the label of the bar of 0s)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False, fontsize="small")
     ax.set_xlim(edges[0] - 0.3, mx + 1.3)
     ax.set_ylim(0, max(max(counts.max(initial=0), full), 1) * 1.18)
     step = 1 if mx - edges[0] <= 25 else int(np.ceil((mx - edges[0]) / 20))
