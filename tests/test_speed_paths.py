@@ -356,6 +356,36 @@ def test_the_ab_step_benchmark_compares_both_tracks_of_a_revision_and_flags_move
     assert "weights differ after the same steps (manual B16, manual B64)" in p.stdout, p.stdout
 
 
+def test_the_perf_step_benchmark_splits_each_engines_step_by_library(tmp_path):
+    # benchmarks/perf_step.py (session 34): CPU-time samples of the three engines' steps by shared
+    # object. The figures are not looked at (sampled, machine-dependent), only that every engine
+    # gets every row and a step of more than nothing, and that the BLAS that ran is named
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if shutil.which("perf") is None:
+        pytest.skip("Linux perf is not installed")
+    probe = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", str(tmp_path / "p.data"), "--", "true"],
+                           capture_output=True, text=True)
+    if probe.returncode:
+        pytest.skip(f"perf cannot sample here: {probe.stderr.strip()[:200]}")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "perf_step.py"
+    p = subprocess.run([sys.executable, str(script), "--batch", "16", "--steps", "200", "--top", "3"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert re.search(r"^batch 16 \(200 steps each; .*BLAS: .*1 thread\(s\)", p.stdout, re.M), p.stdout
+    assert re.search(r"^ +plain +manual +auto$", p.stdout, re.M), p.stdout
+    for row in ("interpreter", "numpy", "BLAS", "libc", "kernel", "other", "step"):
+        m = re.search(rf"^  {row} +(-?[\d.]+) +(-?[\d.]+) +(-?[\d.]+)$", p.stdout, re.M)
+        assert m, (row, p.stdout)
+        if row == "step":
+            assert all(float(v) > 0 for v in m.groups()), p.stdout
+    p = subprocess.run([sys.executable, str(script), "--steps", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--steps must be at least 1" in p.stderr
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sigmoid_forward_on_arrays_has_the_bits_of_manualprops_formula(dtype):
     """The tape's sigmoid forward computes in place on arrays (fewer temporaries); its values
