@@ -3363,7 +3363,8 @@ def _factor_weight_left_out(L: _Layer, m, n):
 
 def _context_signature(L: _Layer, t, key, m, n):
     """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
-    transposed in dX, the output used as input."""
+    transposed in dX or in a weight's gradient (:func:`_inner_weight_signature`: ``dW = d @ A`` where ``d @ A.T`` is
+    due, A a square input), the output used as input."""
     X, G, Y, ok, is_input = L.inputs[0], L.G, L.Y, np.isfinite(n), key.startswith("@")
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
@@ -3392,6 +3393,9 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
+    if not is_input and ok.all() and m.shape == n.shape and (f := _inner_weight_signature(m, n, {
+            k: w for k, w in _weights(L.params, L.names, L.inputs, key).items() if k != key}, t)) is not None:
+        return f  # a weight's gradient with a square input untransposed (Ng's dWax = dtanh @ xt: tester33 F13)
     if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
             and close(m, at_y := L.numer([key], [Y])[key], 1e-5)  # the gradient the layer has at Y,
             and not close(np.where(ok, n, at_y), at_y, 1e-5)):  # told from the one at X (tester20s M5: not linear)
