@@ -105,27 +105,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
-    one = functools.partial(_check_layer, X=X, cfg=cfg, twin=twin, init=init, name=name, more=(reference, upstream))
-    first = one(layer)
-    return _each_value(layer, name or type(layer).__name__, X, cfg, first, one) if values else first
-
-
-def _each_value(layer: Any, owner: str, X: Any, cfg: CheckConfig, first: CheckResult, one) -> CheckResult:
-    """``first``, the check of the function pair ``layer`` at its keyword arguments' defaults, with the checks
-    ``one(layer_at_value)`` of each other value (:func:`gradcheck.sources.each_keyword_value`, the loop ``gradcheck
-    check`` runs), merged by :func:`gradcheck.sources.values_merged`; ``first`` unchanged for any other layer."""
-    found = keyword_values(layer)
-    if not found:
-        return first
-    others, line = each_keyword_value(layer, owner, V.layer_inputs(X, probe_rng(cfg.seed), owner), first,
-                                      lambda lay, k, v: one(lay))
-    return values_merged(owner, first, others, line, ", ".join(f"{k}={d!r}" for k, d, _ in found))
-
-
-def _check_layer(layer: Any, X: Any, cfg: CheckConfig, twin: Any, init: Mapping[str, Any] | None, name: str | None,
-                 more: tuple[Any, Any]) -> CheckResult:
-    """:func:`check_layer` of ``layer`` as given (``more``: its ``reference`` and ``upstream``)."""
-    reference, upstream = more
+    if values and keyword_values(layer):  # a pair checked at each value, each value's check as given
+        return _each_value(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
                          f"check_layer({layer.__name__}(...), X).")
@@ -178,6 +159,17 @@ def _check_layer(layer: Any, X: Any, cfg: CheckConfig, twin: Any, init: Mapping[
     if isinstance(layer, FunctionPair):  # a CS231n pair: its mode is among its keyword arguments (newuser21 M3)
         first.notes.append(pair_mode_line(layer._kwargs, "function_pair's keywords"))
     return first
+
+
+def _each_value(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> CheckResult:
+    """:func:`check_layer` of the function pair ``layer`` at its keyword arguments' defaults, then at each other value
+    (:func:`gradcheck.sources.each_keyword_value`, the loop ``gradcheck check`` runs), each a check of the layer as
+    given (``kw``: check_layer's other arguments), merged by :func:`gradcheck.sources.values_merged`."""
+    owner, found = kw["name"] or type(layer).__name__, keyword_values(layer)
+    first = check_layer(layer, X, config=cfg, values=False, **kw)
+    others, line = each_keyword_value(layer, owner, V.layer_inputs(X, probe_rng(cfg.seed), owner), first,
+                                      lambda lay, k, v: check_layer(lay, X, config=cfg, values=False, **kw))
+    return values_merged(owner, first, others, line, ", ".join(f"{k}={d!r}" for k, d, _ in found))
 
 
 #: The diagnosis's reading of a failing parameter gradient's term that does not multiply dY (a regulariser's

@@ -7,43 +7,21 @@ backward passed the API and scored full marks."""
 
 import importlib.util
 import json
-import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
+from test_cli_tester33 import POOL
 
 from gradcheck import check_layer, diagnose_layer, function_pair
 from gradcheck.grading.runner import grade_submission
 
-POOL = """
-import numpy as np
-
-def pool_forward(A_prev, hparameters, mode="max"):
-    f = hparameters["f"]
-    m, H, W, C = A_prev.shape
-    win = A_prev.reshape(m, H // f, f, W // f, f, C)
-    A = win.max(axis=(2, 4)) if mode == "max" else win.mean(axis=(2, 4))
-    return A, (A_prev, hparameters)
-
-def pool_backward(dA, cache, mode="max"):
-    A_prev, hparameters = cache
-    f = hparameters["f"]
-    m, H, W, C = A_prev.shape
-    win = A_prev.reshape(m, H // f, f, W // f, f, C)
-    if mode == "max":
-        mask = win == win.max(axis=(2, 4), keepdims=True)
-        return (mask * dA[:, :, None, :, None, :]).reshape(A_prev.shape)
-    elif mode == "OTHER":
-        share = SHARE
-        return np.broadcast_to(dA[:, :, None, :, None, :] * share, win.shape).reshape(A_prev.shape).copy()
-"""
 HP = {"f": 2, "stride": 2}
 SHAPE = (2, 4, 4, 3)
 
 
 def source(share: str, other: str = "average") -> str:
-    return POOL.replace("SHARE", share).replace("OTHER", other)
+    """test_cli_tester33's pool pair (the CLI's F2 test) with average's gradient ``share`` and its name ``other``."""
+    return POOL.replace("SHARE", share).replace('"average"', f'"{other}"')
 
 
 BUGGY, RIGHT = source("1.0"), source("1.0 / (f * f)")  # average's gradient is dA / (f * f): 4 times it without
