@@ -5102,7 +5102,7 @@ def _pair_info(obj, inputs):
                     f"({', '.join(map(repr, ws))}) in a check of its own below" for n, d, ws in switches)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
-    return {"protocol": "cs231n", "text": text, "pair_switches": [json.dumps(w) for w in switches], "forward_training": False, "init": obj.keyword_names, "mode": mode,
+    return {"protocol": "cs231n", "text": text, "pair_switches": [json.dumps(w).encode().hex() for w in switches], "forward_training": False, "init": obj.keyword_names, "mode": mode,
             "calls": [f, obj.student_backward.__name__]}  # messages name these (gradcheck._validation.called)
 
 

@@ -1451,7 +1451,8 @@ class Child:
 
         ``req``: ``inputs``, ``params`` (values to set first), ``training``, ``gs`` (one upstream
         gradient per VJP wanted; a persistent tape serves them all). Reply ``{"value": Y, "grads":
-        [{"in0": ..., "W": ...}, ...], "unconnected": [...]}``; a failure replies ``stage="tape"``,
+        [{"in0": ..., "W": ...}, ...], "unconnected": [...], "unconnected_read": [...]}`` (the unconnected sources
+        some recorded operation took: forward read them for something else than Y); a failure replies ``stage="tape"``,
         ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor).
         """
         np = self.np
@@ -1484,8 +1485,11 @@ class Child:
                 unconnected -= set(grads)
                 out.append({k: describe(np, packer, np.asarray(v.numpy(), dtype=np.float64))
                             for k, v in grads.items()})
+            taken = {k for node in getattr(tape, "_nodes", ()) for _, k in getattr(node, "pairs", ())}
             self.reply(True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
-                              "unconnected": sorted(unconnected)}, packer)
+                              "unconnected": sorted(unconnected),  # of those, the ones an operation took (Ng's Wya:
+                              "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
+                                                         if getattr(srcs[k], "_key", None) in taken)}, packer)
         except BaseException as exc:  # noqa: BLE001
             self.fail(exc, "tape")
         finally:

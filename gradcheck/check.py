@@ -58,8 +58,10 @@ from .sources import (
     build_twin,
     cache_rewritten_notes,
     copy_params_to_twin,
+    each_keyword_value,
     guarded_backward,
     in_place,
+    keyword_values,
     manual_forward,
     manual_source,
     masks_fixed,
@@ -72,6 +74,7 @@ from .sources import (
     tape_loss,
     training_differs,
     twin_source,
+    values_merged,
 )
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
@@ -83,7 +86,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 rtol: float = 1e-6, atol: float | None = None, training: bool | str = "auto", eps: float | None = None,
                 name: str | None = None, mode: str = "full", method: str = "central", n_dirs: int = 2,
                 n_samples: int = 8, batched: bool | str = "auto", reference: Any = None, upstream: Any = None,
-                config: CheckConfig | None = None) -> CheckResult:
+                config: CheckConfig | None = None, values: bool = True) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
     ``layer`` follows the manualprop protocol (``params``/``grads`` dicts, may be absent;
@@ -94,11 +97,16 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     ``upstream``: ``G`` (default ``N(0, 1)``). The other keywords are :class:`CheckConfig` (or
     ``config``); ``training="auto"`` checks eval, then training when it changes the output, and
     returns the first failing mode's result. A forward giving two outputs for one input fails
-    (:data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`; raises UsageError, ProtocolError,
-    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
+    (:data:`NONDETERMINISTIC`). ``values`` (default True): a function pair's string keyword arguments left at their
+    defaults (``pool_forward(A_prev, hparameters, mode="max")`` whose source compares ``mode == "average"``) are
+    checked at each other value too, as ``gradcheck check`` checks them (:func:`_each_value`); False: the layer as
+    given alone. Returns a :class:`CheckResult`; raises UsageError, ProtocolError, StudentCodeError (at another
+    value: naming it), GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
+    if values and keyword_values(layer):  # a pair checked at each value, each value's check as given
+        return _each_value(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
                          f"check_layer({layer.__name__}(...), X).")
@@ -151,6 +159,17 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     if isinstance(layer, FunctionPair):  # a CS231n pair: its mode is among its keyword arguments (newuser21 M3)
         first.notes.append(pair_mode_line(layer._kwargs, "function_pair's keywords"))
     return first
+
+
+def _each_value(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> CheckResult:
+    """:func:`check_layer` of the function pair ``layer`` at its keyword arguments' defaults, then at each other value
+    (:func:`gradcheck.sources.each_keyword_value`, the loop ``gradcheck check`` runs), each a check of the layer as
+    given (``kw``: check_layer's other arguments), merged by :func:`gradcheck.sources.values_merged`."""
+    owner, found = kw["name"] or type(layer).__name__, keyword_values(layer)
+    first = check_layer(layer, X, config=cfg, values=False, **kw)
+    others, line = each_keyword_value(layer, owner, V.layer_inputs(X, probe_rng(cfg.seed), owner), first,
+                                      lambda lay, k, v: check_layer(lay, X, config=cfg, values=False, **kw))
+    return values_merged(owner, first, others, line, ", ".join(f"{k}={d!r}" for k, d, _ in found))
 
 
 #: The diagnosis's reading of a failing parameter gradient's term that does not multiply dY (a regulariser's

@@ -264,7 +264,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     def diagnose(lay, twin=None, reference=None):  # the layer as loaded, or its copy without an eps (no twin)
         return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed,
                               rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
-                              name=cname, training=requested)
+                              name=cname, training=requested, values=False)  # other values: cli._pair_values
     diag = diagnose(layer, twin, reference)
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):

@@ -390,48 +390,28 @@ def _empty_slice(text: str, init: Mapping) -> str:
 
 def _pair_values(sb, args, path, name, init, shape, obj, code):
     """The exit code of a function pair checked again at each other value of its string keyword arguments that
-    ``--init`` does not give (``protocol['pair_switches']``, :func:`gradcheck._adapters.pair_switches`: ``mode="max"``
-    beside ``if mode == "average"``), each a check of its own, as a class's string switch has each value checked
-    (tester33 F2: a broken ``mode="average"`` path PASSed unseen); ``code`` (the default's check) when there are
-    none. A FAIL (1) anywhere is the result, else the first other nonzero code; a last line says each value's."""
+    ``--init`` does not give (:func:`gradcheck.sources.each_keyword_value`, the loop :func:`gradcheck.check_layer`
+    and :func:`gradcheck.diagnose_layer` run too: ``mode="max"`` beside ``if mode == "average"``), each a check of its
+    own with its whole report, loaded as ``--init`` with that value would load it (tester33 F2: a broken
+    ``mode="average"`` path PASSed unseen); ``code`` (the default's check) when there are none. A FAIL (1) anywhere
+    is the result, else the first other nonzero code; a last line says each value's."""
     from .check_command import run_check
+    from .sources import each_keyword_value
 
-    codes, said = [code], []
-    for key, default, others in _pair_switches(obj):
-        said.append(f"{key}={default!r} {_VERDICT.get(code, f'exit {code}')}")
-        for w in others:
-            more = {**init, key: w}
-            print(f"\n== {path}::{name} with {key}={w!r} (its default {key}={default!r} was checked above; "
-                  f"--init '{json.dumps(more)}' checks this value alone)")
-            try:
-                c = run_check(args, _load_layer(sb, args, path, name, more, shape), f"{path}::{name}", more, shape)
-            except StudentCodeError as exc:
-                _say_error(exc)
-                c = exc.exit_code
-            codes.append(c)
-            said.append(f"{key}={w!r} {_VERDICT.get(c, f'exit {c}')}")
-    if said:
-        print(f"\n{name}: each value of {', '.join(dict.fromkeys(s.split('=')[0] for s in said))} checked: "
-              f"{', '.join(said)}")
-    return EXIT_MISMATCH if EXIT_MISMATCH in codes else next((c for c in codes if c), 0)
-
-
-_VERDICT = {0: "PASS", 1: "FAIL", 3: "NOT CHECKED"}
-
-
-def _pair_switches(obj) -> list[tuple[str, str, list[str]]]:
-    """``protocol['pair_switches']`` of a sandboxed function pair (JSON ``[name, default, [values]]`` each, from the
-    untrusted child): the well-formed ones, at most 4 arguments and 8 values each."""
-    out = []
-    for text in ((getattr(obj, "protocol", None) or {}).get("pair_switches") or [])[:4]:
+    def check(more, key, w):  # ``more``: --init with this value, loaded here as --init would load it
+        print(f"\n== {path}::{name} with {key}={w!r} (its default was checked above; --init '{json.dumps(more)}' "
+              "checks this value alone)")
         try:
-            key, default, others = json.loads(str(text))
-        except (ValueError, TypeError):
-            continue
-        if isinstance(key, str) and key.isidentifier() and isinstance(default, str) and isinstance(others, list) \
-                and all(isinstance(w, str) for w in others):
-            out.append((key, default, others[:8]))
-    return out
+            return run_check(args, _load_layer(sb, args, path, name, more, shape), f"{path}::{name}", more, shape)
+        except StudentCodeError as exc:
+            _say_error(exc)
+            return exc.exit_code
+
+    others, line = each_keyword_value(obj, name, [], code, check, lambda key, w: {**init, key: w})
+    if line:
+        print(f"\n{name}: {line}")
+    codes = [code, *(c for _, _, c in others)]
+    return EXIT_MISMATCH if EXIT_MISMATCH in codes else next((c for c in codes if c), 0)
 
 
 def _load_layer(sb, args, path, name, init, shape):

@@ -94,11 +94,14 @@ from .sources import (
     Wrapper,
     backward_twice,
     cache_write_verdict,
+    each_keyword_value,
     grad_slots,
     inplace_asked,
+    keyword_values,
     layer_branch,
     stored_inputs_refusal,
     training_differs,
+    values_merged,
 )
 from .uncertainty import within_noise
 
@@ -3360,7 +3363,8 @@ def _factor_weight_left_out(L: _Layer, m, n):
 
 def _context_signature(L: _Layer, t, key, m, n):
     """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
-    transposed in dX, the output used as input."""
+    transposed in dX or in a weight's gradient (:func:`_inner_weight_signature`: ``dW = d @ A`` where ``d @ A.T`` is
+    due, A a square input), the output used as input."""
     X, G, Y, ok, is_input = L.inputs[0], L.G, L.Y, np.isfinite(n), key.startswith("@")
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
@@ -3389,6 +3393,9 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
+    if not is_input and ok.all() and m.shape == n.shape and (f := _inner_weight_signature(m, n, {
+            k: w for k, w in _weights(L.params, L.names, L.inputs, key).items() if k != key}, t)) is not None:
+        return f  # a weight's gradient with a square input untransposed (Ng's dWax = dtanh @ xt: tester33 F13)
     if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
             and close(m, at_y := L.numer([key], [Y])[key], 1e-5)  # the gradient the layer has at Y,
             and not close(np.where(ok, n, at_y), at_y, 1e-5)):  # told from the one at X (tester20s M5: not linear)
@@ -5824,7 +5831,8 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                    seed: int = 0, rtol: float = 1e-6, atol: float | None = None,
                    eps: float | None = None, training: bool | str = "auto", twin: Any = None,
                    reference: Any = None, name: str | None = None, localize: bool = True,
-                   n_dirs: int = 2, n_samples: int = 8, upstream: Any = None, drawn: bool = True) -> Diagnosis:
+                   n_dirs: int = 2, n_samples: int = 8, upstream: Any = None, drawn: bool = True,
+                   values: bool = True) -> Diagnosis:
     """Check a layer and explain what is wrong: probes, numerical check, signatures, bad layer.
 
     Parameters
@@ -5851,6 +5859,12 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         When the layer passes and a parameter starts constant (zeros, ones: :func:`constant_params`), check it
         again at drawn parameter values, its own put back after (:func:`at_drawn_params`), whose diagnosis is the
         result if it fails.
+    values : bool, default True
+        A function pair's string keyword arguments left at their defaults (``pool_forward(A_prev, hparameters,
+        mode="max")`` beside ``if mode == "average"``) are diagnosed at each other value too
+        (:func:`gradcheck.sources.each_keyword_value`, as :func:`gradcheck.check_layer` and ``gradcheck check`` do:
+        the first failing value's diagnosis, named ``pool [mode='average']``, the others in ``other_modes``, a note
+        giving each value's verdict); False: the layer as given alone.
 
     Returns
     -------
@@ -5867,6 +5881,19 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
+    one = functools.partial(_diagnose_as_given, X=X, owner=owner, training=training, more=(twin, reference, localize,
+                                                                                           upstream), kw=kw, drawn=drawn)
+    first = one(layer)
+    if not values or not (found := keyword_values(layer)):
+        return first
+    others, line = each_keyword_value(layer, owner, _probe_inputs(X, seed, owner), first, lambda lay, k, v: one(lay))
+    return values_merged(owner, first, others, line, ", ".join(f"{k}={d!r}" for k, d, _ in found))
+
+
+def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) -> Diagnosis:
+    """:func:`diagnose_layer` of ``layer`` as given (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
+    twin, reference, localize, upstream = more
+    seed = kw["seed"]
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
         # zero weights (CMU's Linear as its handout builds it): checkable at drawn values alone, with gradients or
@@ -7029,7 +7056,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
                 # a held draw is of one shape: a stacked batch draws another mask (session 12)
                 diag.result = res = _values_checked(lambda: check_layer(
-                    proxy, inputs, twin=None if random_twin else twin, training=training, name=owner,
+                    proxy, inputs, twin=None if random_twin else twin, training=training, name=owner, values=False,
                     reference=None if random_ref else reference, upstream=upstream, **kw,
                     **({"batched": False} if diag.held else {})), shape_only)
             _DataPart.unchecked(res, probes.penalties)
@@ -8260,7 +8287,8 @@ def _penalty_split(layer: Any, inputs: list[np.ndarray], config: CheckConfig, mo
     d = diagnose_layer(layer, inputs if len(inputs) > 1 else inputs[0], mode=config.mode, method=config.method,
                        seed=config.seed, rtol=config.rtol, atol=config.atol, eps=config.eps, training=config.training,
                        twin=more["twin"], reference=more["reference"], name=more["name"], localize=False,
-                       n_dirs=config.n_dirs, n_samples=config.n_samples, upstream=more["upstream"], drawn=False)
+                       n_dirs=config.n_dirs, n_samples=config.n_samples, upstream=more["upstream"], drawn=False,
+                       values=False)  # check_layer checks a pair's other values itself
     said = [f for x in [d, *d.other_modes] for f in x.findings if f.code.startswith("penalty")]
     res = d.result
     if res is None or not said or any(x.error is not None for x in [d, *d.other_modes]) or (

@@ -77,6 +77,10 @@ class CheckResult:
     other_modes: list[CheckResult] = field(default_factory=list, repr=False)
     #: method "complex": the tensors whose numerical gradient is the complex step (the others: central differences)
     complex_step: list[str] = field(default_factory=list)
+    #: a function pair checked at another value of a keyword argument than its default (``"mode='average'"``, with
+    #: ``defaults`` ``"mode='max'"``: :func:`gradcheck.sources.values_merged`); "" at the values given
+    at_value: str = ""
+    defaults: str = ""
 
     @property
     def passed(self) -> bool:
@@ -163,7 +167,7 @@ class CheckResult:
             "name": self.name, "kind": self.kind, "passed": self.passed, "rtol": self.rtol, "atol": self.atol,
             "eps": self.eps, "seed": self.seed, "mode": self.mode, "method": self.method, "training": self.training,
             "other_modes": [o.to_dict() for o in self.other_modes], "input_shape": json_shape(self.input_shape),
-            "twin": self.twin, "twin_note": self.twin_note, "notes": list(self.notes), "rows": [
+            "twin": self.twin, "twin_note": self.twin_note, "notes": list(self.notes), "at_value": self.at_value, "rows": [
                 {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
                  **{k: None if np.isnan(row[k]) else row[k] for k in ("norm_rel_error", "worst_a", "worst_b")}}
                 for row in self.rows]}

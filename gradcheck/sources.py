@@ -16,9 +16,11 @@ mode where the forward is random they are not compared (``diagnose.RANDOM_TWIN``
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import importlib
 import inspect
+import json
 import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -30,9 +32,12 @@ from . import _validation as V
 from ._adapters import (
     CACHE_ADVICE,
     Adapted,
+    FunctionPair,
     _is_layer,
     _scalar,
+    backward_keywords,
     cache_guard,
+    pair_switches,
     probe_rng,
     stored_inputs,
     walk,
@@ -43,7 +48,7 @@ from .errors import GradientShapeError, InputModifiedError, StudentCodeError, Tw
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
+           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -74,6 +79,116 @@ def pair_mode_line(init: Any, given: str = "--init") -> str:
     API said "checked once, in eval mode" of a pair that ran in bn_param's 'train')."""
     modes = init_modes(init)
     return f"mode: as given in {given} ({', '.join(modes)}); the forward has no training switch" if modes else NO_SWITCH
+
+
+def keyword_values(layer: Any) -> list[tuple[str, str, list[str]]]:
+    """``[(name, default, [other values]), ...]`` of a function pair's string keyword arguments with a default the
+    pair was not given (``pool_forward(A_prev, hparameters, mode="max")`` whose source compares ``mode ==
+    "average"``; :func:`gradcheck._adapters.pair_switches`): of a :class:`gradcheck._adapters.FunctionPair` run here,
+    or of a sandboxed pair, read from its ``protocol['pair_switches']`` (the untrusted child's JSON, hex-encoded: the
+    well-formed ones kept, at most 4 arguments and 8 values each). ``[]`` for anything else, a wrapper around a pair included
+    (the diagnosis's proxy: its check is of one value). Each other value is checked by :func:`each_keyword_value`
+    (tester33 F2: a broken ``mode="average"`` path PASSed unseen)."""
+    if isinstance(layer, FunctionPair):
+        return [(k, d, list(ws)) for k, d, ws in pair_switches(layer)]
+    own = getattr(layer, "__dict__", {})
+    info = own.get("protocol") if "_loaded" in own else None  # a sandboxed layer's own, never a wrapper's
+    out = []
+    for text in ((info if isinstance(info, dict) else {}).get("pair_switches") or [])[:4]:
+        try:  # hex: the grader escapes Markdown in the child's strings (avg_pool would come back avg\\_pool)
+            key, default, others = json.loads(bytes.fromhex(str(text)).decode())
+        except (ValueError, TypeError):
+            continue
+        if isinstance(key, str) and key.isidentifier() and isinstance(default, str) and isinstance(others, list) \
+                and all(isinstance(w, str) for w in others):
+            out.append((key, default, others[:8]))
+    return out
+
+
+def at_keyword(layer: Any, key: str, value: str, inputs: Sequence[np.ndarray]) -> Any:
+    """The function pair ``layer`` with its keyword argument ``key`` set to ``value`` (:func:`keyword_values`): a
+    copy of a pair run here, or a sandboxed pair built again in its child with ``key`` added to its arguments
+    (``RemoteLayer.loaded_with``, adapted on ``inputs`` as it was loaded). Raises as loading the layer does."""
+    if isinstance(layer, FunctionPair):
+        cp = copy.deepcopy(layer)
+        cp._kwargs[key] = value
+        cp.keyword_names, cp.backward_keywords = tuple(cp._kwargs), backward_keywords(cp.student_backward, cp._kwargs)
+        return cp
+    return layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
+
+
+_VERDICTS = {0: "PASS", 1: "FAIL", 3: "NOT CHECKED"}
+
+
+def _verdict_word(outcome: Any) -> str:
+    """PASS, FAIL or NOT CHECKED of an exit code or a result (a :class:`~gradcheck.result.CheckResult` or a
+    diagnosis, its ``result`` read): NOT CHECKED when it failed with no failing tensor and some unchecked."""
+    if isinstance(outcome, int):
+        return _VERDICTS.get(outcome, f"exit {outcome}")
+    res = getattr(outcome, "result", outcome)
+    return "PASS" if outcome.passed else "NOT CHECKED" if res is not None and getattr(res, "unchecked", None) and \
+        not getattr(res, "failing_tensors", True) else "FAIL"
+
+
+def each_keyword_value(layer: Any, owner: str, inputs: Sequence[np.ndarray], first: Any, check: Any,
+                       load: Any = None) -> tuple[list[tuple[str, str, Any]], str]:
+    """``layer``, a function pair already checked at its keyword arguments' defaults (outcome ``first``), checked
+    again at each other value of each (:func:`keyword_values`), the others at their defaults: ``check(layer_at_value,
+    key, value)`` on ``load(key, value)`` (default :func:`at_keyword`); the one loop of ``gradcheck check``,
+    :func:`gradcheck.check_layer` (and so ``gradcheck grade``'s central differences) and
+    :func:`gradcheck.diagnose_layer` (tester33 F2: a broken ``pool_backward(..., mode="average")`` PASSed unseen).
+
+    An outcome is an exit code (0, 1, 3) or a result with ``passed``. Returns ``([(key, value, outcome) of each other
+    value, in order], line)``, the line ``"each value of mode checked: mode='max' PASS, mode='average' FAIL"`` ("" and
+    ``[]`` when there is no such argument). An error of the checked code at another value is raised with the value
+    named in its message (its default's was checked: the error is of that value)."""
+    outcomes, said = [], []
+    for key, default, others in keyword_values(layer):
+        said.append(f"{key}={default!r} {_verdict_word(first)}")
+        for w in others:
+            lay = None
+            try:
+                lay = (load or (lambda k, v: at_keyword(layer, k, v, inputs)))(key, w)
+                out = check(lay, key, w)
+            except StudentCodeError as exc:
+                exc.args = (f"{owner} with {key}={w!r} (its default {key}={default!r} checked first): {exc}",
+                            *exc.args[1:])
+                raise
+            finally:  # a sandboxed copy built here: freed in its child
+                if load is None and lay is not None and callable(getattr(lay, "release", None)):
+                    lay.release()
+            outcomes.append((key, w, out))
+            said.append(f"{key}={w!r} {_verdict_word(out)}")
+    keys = ", ".join(dict.fromkeys(s.split("=")[0] for s in said))
+    return outcomes, f"each value of {keys} checked: {', '.join(said)}" if said else ""
+
+
+def values_merged(owner: str, first: Any, others: list[tuple[str, str, Any]], line: str, defaults: str) -> Any:
+    """One outcome of the checks of a function pair at each value of its keyword arguments
+    (:func:`each_keyword_value`'s ``others`` and ``line``; ``first``, the check at the defaults ``defaults``,
+    ``"mode='max'"``): each a :class:`~gradcheck.result.CheckResult` or a diagnosis (its ``result`` kept alike), named
+    ``pool [mode='average']``; the first failing one, the others in its ``other_modes`` (so its ``passed`` is every
+    value's), the line among its notes; each result's ``at_value`` is its value (``"mode='average'"``, "" at the
+    defaults), ``defaults`` the defaults'. ``first`` unchanged without other values."""
+    if not line:
+        return first
+    every = []
+    for r, label in [(first, defaults)] + [(r, f"{k}={w!r}") for k, w, r in others]:
+        for x in [r, *r.other_modes]:
+            x.name = f"{owner} [{label}]"
+            for res in [x.result] if hasattr(x, "result") else [x]:
+                if res is not None:
+                    res.name, res.at_value, res.defaults = x.name, "" if r is first else label, defaults
+            every.append(x)
+        r.other_modes = []
+    top = next((r for r in every if not r.passed), every[0])
+    top.other_modes = [r for r in every if r is not top]
+    res = getattr(top, "result", top)
+    if res is not top and res is not None:
+        res.other_modes = [d.result for d in top.other_modes if d.result is not None]
+    if res is not None:
+        res.notes.append(line)
+    return top
 
 
 #: The note of a check that ran once because both modes give the same output.

@@ -118,9 +118,21 @@ class StudentTape:
         out.update({k: np.zeros(p.shape) if got.get(k) is None else self._array(got[k], f"d{k}", p.shape)
                     for k, p in self.layer.params.items()})
         unc = [k for k in meta.get("unconnected") or [] if k in self.layer.params]
-        self.notes = [f"the tape saw no use of params[{k!r}] in forward (does forward read it through another "
-                      "attribute, or convert it with np.asarray?)" for k in unc]
+        read = set(meta.get("unconnected_read") or [])
+        self.notes = [self._unconnected_note(k, k in read) for k in unc]
         return out
+
+    def _unconnected_note(self, key: str, read: bool) -> str:
+        """The note on ``params[key]``, which the checked output does not depend on on the tape: ``read``, forward
+        used it for something else (Andrew Ng's ``rnn_cell_forward`` reads ``Wya`` for ``yt_pred``, an output
+        ``rnn_cell_backward`` takes no gradient of: tester33 F8, where the note said the tape saw no use of it); else
+        forward never used it on the tape."""
+        if read:
+            return (f"forward reads params[{key!r}], but only for what the checked output does not depend on (an "
+                    f"output backward takes no upstream gradient for, such as yt_pred beside a_next, or a value "
+                    f"forward discards): the tape's d{key} is 0, as central differences of the checked output give")
+        return (f"the tape saw no use of params[{key!r}] in forward (does forward read it through another "
+                "attribute, or convert it with np.asarray?)")
 
     def jacobian(self, X: np.ndarray, training: bool = False) -> tuple[np.ndarray, str]:
         """The tape's Jacobian ``dY/dX`` of the student's forward, shape ``(Y.size, X.size)``: ``(J, how)``."""

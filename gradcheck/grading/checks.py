@@ -1268,10 +1268,23 @@ def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
     ignores, else ``question``)."""
     c = next((c for c in record.comparisons if not c.passed), record.comparisons[0])
     a, b = _distinct(float(c.worst_a), float(c.worst_b))
+    at = getattr(res, "at_value", "")
     p.passed, p.message = False, (
-        f"{p.name} disagrees with central differences{of}: max relative error {c.max_rel_error:.2e} > {res.rtol:g} "
-        f"(worst element {p.name}{list(c.worst_index)}: {a} vs {b}). "
-        f"{_accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question}")
+        f"{p.name} disagrees with central differences{of}{' at ' + at if at else ''}: max relative error "
+        f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: {a} vs {b}). " + (
+            _other_value(p.name, at, res.defaults) if at else
+            _accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question))
+
+
+def _other_value(part: str, at: str, defaults: str) -> str:
+    """Why a part that matched the reference fails at another value ``at`` (``"mode='average'"``) of a keyword argument
+    the test left at its default (``defaults``): the pair is checked at each value its source compares it with
+    (:func:`gradcheck.sources.each_keyword_value`, as ``gradcheck check`` checks it; tester33 F2)."""
+    key = at.split("=")[0]
+    return (f"This test leaves {key} at its default ({defaults}), where {part} matched the reference; as gradcheck check "
+            f"does, the grader also checks each other value your code compares {key} with, and at {at} your backward "
+            f"disagrees with your own forward: fix the {at} branch of backward (or of forward). The points are this "
+            f"part's: a bug at any value of {key} costs them.")
 
 
 def _ignored(res: Any, tensor: str) -> str:
