@@ -757,35 +757,60 @@ def _counter_mark():
 def held_forwards(root, limit=10000):
     """``{code_key: k}``: for each forward code, the ``k`` distinct objects of ``root``'s tree (``root``, its instance
     attributes, the items of its lists, tuples and dicts, and theirs, as far as ``limit`` objects) whose forward it is
-    (the instance's own, else the first class's over the MRO). Read when an object is loaded, before any forward
-    runs: a container holding another container of its own class (a ``Sequential`` in a ``Sequential``, at any
-    depth) calls forward's code once per such object it holds, which :func:`counting_calls` allows (fixr30's
-    leftover: that was counted as a re-entry); an object made later (a copy of itself made in forward) is no such
-    object. Modules, classes and functions are not entered; attributes are read from the objects' dicts."""
-    found, seen, todo = {}, set(), [root]
+    (the instance's own, else the first class's over the MRO) and that are ``root``, containers (:func:`_containers`)
+    or of a class that is not ``root``'s, nor a base or subclass of it (a template ``Module.forward`` its subclasses
+    ``Model`` and ``Linear`` share). Read when an object is loaded, before any forward runs: a container holding another
+    container of its own class (a ``Sequential`` in a ``Sequential``, at any depth) calls forward's code once per such
+    object it holds, which :func:`counting_calls` allows (fixr30's leftover: that was counted as a re-entry); an object
+    made later (a copy of itself made in forward) is no such object, nor is one of ``root``'s class (or a subclass)
+    that holds no layer of another forward of its own (redteam34 B1: a Linear keeping bare instances of itself,
+    ``object.__new__(Linear)``, re-entered its forward on one per perturbation; a shallow copy's children are the
+    original's). Modules, classes and functions are
+    not entered; attributes are read from the objects' dicts."""
+    layers, mro = _containers(root, limit), type.__dict__["__mro__"].__get__
+    found, rt = {}, type(root)
+    for keys, up, holds, t in layers:
+        for k in keys if up is None or holds or t not in mro(rt) and rt not in mro(t) else ():  # (None: root)
+            found[k] = found.get(k, 0) + 1
+    return found
+
+
+def _containers(root, limit):
+    """``[[forward keys, parent, holds, type], ...]``: the objects with a forward of ``root``'s tree (as
+    :func:`held_forwards` walks it, breadth first, each object once: where it is first reached), each with its nearest
+    such ancestor's index (None: ``root`` itself, -1: none) and whether a forward of other code lies under it (a
+    container: a layer of another class reached first through it, at any depth)."""
+    layers, seen, todo, at = [], set(), [(root, -1, True)], 0
     leaves = (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes, int, float, complex,
               type(None))
-    while todo and len(seen) < limit:
-        o = todo.pop()
+    while at < len(todo) and len(seen) < limit:
+        o, up, top = todo[at]
+        todo[at], at = None, at + 1
         t = type(o)
         if id(o) in seen or issubclass(t, leaves):
             continue
         seen.add(id(o))
         if issubclass(t, (list, tuple)):
             seq = list if issubclass(t, list) else tuple
-            todo += [seq.__getitem__(o, i) for i in range(min(seq.__len__(o), limit))]
+            todo += [(seq.__getitem__(o, i), up, False) for i in range(min(seq.__len__(o), limit))]
             continue
         if issubclass(t, dict):
-            todo += list(itertools.islice(dict.values(o), limit))
+            todo += [(v, up, False) for v in itertools.islice(dict.values(o), limit)]
             continue
         d = _quiet(object.__getattribute__, o, "__dict__")
         if type(d) is not dict:
             continue
         f = d.get("forward") or next((vars(c)["forward"] for c in t.__mro__ if "forward" in vars(c)), None)
-        for k in {code_key(c) for c in _callable_codes(f)}:
-            found[k] = found.get(k, 0) + 1
-        todo += list(itertools.islice(dict.values(d), limit))
-    return found
+        keys = frozenset(code_key(c) for c in _callable_codes(f))
+        if keys:
+            layers.append([keys, None if top else up, False, t])
+            up = len(layers) - 1
+            j = layers[up][1]
+            while j is not None and j >= 0:  # each container above a layer of another forward holds one
+                layers[j][2] = layers[j][2] or layers[j][0] != keys
+                j = layers[j][1]
+        todo += [(v, up, False) for v in itertools.islice(dict.values(d), limit)]
+    return layers
 
 
 def _student_methods(AD, obj):
