@@ -626,9 +626,9 @@ def _text(s):
 
 def _const_key(c):
     """A constant of a code object as plain data compared by value: ``(type name, value)`` for the constants a
-    compiler makes (an exact ``int``, ``str``, ``bytes``, ... ; a float's or complex's ``repr``), tuples and frozensets
-    item by item, a code object's :func:`code_key`; any other object (only ``code.replace`` puts one there) is
-    ``("object",)``. Nothing of the constant's own runs (no ``__hash__``, ``__eq__``, ``__repr__``)."""
+    compiler makes (an exact ``str``, ``bytes``, ... ; a float's or complex's ``repr``, an int's ``hex``), tuples and
+    frozensets item by item, a code object's :func:`code_key`; any other object (only ``code.replace`` puts one
+    there) is ``("object",)``. Nothing of the constant's own runs (no ``__hash__``, ``__eq__``, ``__repr__``)."""
     t = type(c)
     if t is types.CodeType:
         return code_key(c)
@@ -636,7 +636,9 @@ def _const_key(c):
         return t.__name__, tuple(_const_key(x) for x in c)
     if t is float or t is complex:
         return t.__name__, repr(c)
-    if t in (int, str, bytes, bool, type(None), type(Ellipsis)):
+    if t is int:  # (in hex: a decimal repr past 4300 digits raises, and dis writes the keys' repr)
+        return "int", hex(c)
+    if t in (str, bytes, bool, type(None), type(Ellipsis)):
         return t.__name__, c
     return ("object",)
 
