@@ -261,3 +261,15 @@ def test_b1_forward_re_entered_on_spares_fails_the_policy(tmp_path):
             layer.forward(X)
     text = " ".join(str(info.value).split())
     assert info.value.reason == "policy" and "Linear.forward called Linear.forward again" in text, text
+
+
+def test_a_huge_int_constant_does_not_stop_the_count():
+    """A constant ``code.replace`` adds may be an int of 6000 digits, whose decimal ``repr`` raises (Python's limit of
+    4300 digits): the keys (``repr`` of each constant before, ``dis``'s ``repr`` of the loaded ones) raised there, in
+    the count. Now ints are keyed in hex, and two such codes still differ by their constant."""
+    def f():
+        return 7
+
+    big, bigger = (f.__code__.replace(co_consts=(None, n)) for n in (10 ** 6000, 10 ** 6000 + 1))
+    assert child.code_key(big) != child.code_key(bigger)
+    assert child._text_key(big) != child._text_key(bigger)
