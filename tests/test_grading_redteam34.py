@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 
 from gradcheck import _sandbox_child as child
-from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, _sandbox
-from tests.test_grading_policy_s31 import NESTED
+from tests.test_grading_policy import INIT, SOLUTION
+from tests.test_grading_policy_s31 import NESTED, forward_refused
 from tests.test_grading_redteam33 import _LINEAR, _PRELUDE, _forward_then_backward_after_a_wait
 
 #: the differences run only where no profiler is installed (what every case below looks for)
@@ -254,13 +253,8 @@ def test_b1_spares_of_its_own_class_are_no_container():
 def test_b1_forward_re_entered_on_spares_fails_the_policy(tmp_path):
     """B1: forward's re-entries on its spares were allowed, and backward applied their Jacobian (27.33/28); now they
     are counted re-entries of forward, as any other object made by the submission."""
-    X = np.random.default_rng(1).standard_normal((4, 5))
-    with _sandbox(tmp_path, SPARES) as sb:
-        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
-        with pytest.raises(SandboxError) as info:
-            layer.forward(X)
-    text = " ".join(str(info.value).split())
-    assert info.value.reason == "policy" and "Linear.forward called Linear.forward again" in text, text
+    exc, text = forward_refused(tmp_path, SPARES, "Linear")
+    assert exc.reason == "policy" and "Linear.forward called Linear.forward again" in text, text
 
 
 def test_a_huge_int_constant_does_not_stop_the_count():
