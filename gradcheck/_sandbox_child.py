@@ -587,32 +587,108 @@ def _callable_codes(f, depth=0):
     return _callable_codes(call, depth + 1) if isinstance(call, types.FunctionType) else set()
 
 
-@functools.lru_cache(maxsize=4096)
+#: Objects the child stops holding only under a counting profiler (:func:`_dropped`): its counters' profilers (which
+#: hold the code objects they recorded, and those their constants), their records and the key caches' old entries.
+#: Dropped after a seal, such an object could be the last reference to something of the submission's, whose
+#: ``__del__`` or weakref callback would run where nothing counts (redteam34 M1-M3's kind); emptied at the start of
+#: the next counted step instead (:meth:`Child.window`, :func:`counting_calls`), where what runs is counted.
+_LATER = []
+#: The key caches (:func:`_cached`): ``{id(code): (code, key)}``, the code held so that its id stays its own
+_KEYS, _TEXTS = {}, {}
+
+
+def _dropped():
+    """Empty :data:`_LATER`; called under a counting profiler, which counts what the submission's finalizers run."""
+    _LATER.clear()
+
+
+def _cached(cache, code, make):
+    """``make(code)``, kept in ``cache`` by ``id(code)``: looking a code object up never hashes it (a code's hash is
+    its constants', and a constant added with ``code.replace`` can be any object: redteam34 M2, a ``__hash__`` that
+    differentiated forward while the count looked its keys up after its profiler was removed). A full cache is put
+    aside in :data:`_LATER`, not freed."""
+    hit = cache.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    if len(cache) >= 4096:
+        _LATER.append(dict(cache))
+        cache.clear()
+    key = make(code)
+    cache[id(code)] = (code, key)
+    return key
+
+
+def _text(s):
+    """A code object's name or file (a ``str`` subclass, given to ``code.replace``) as a plain ``str``, read by
+    ``str``'s own slicing: none of its methods runs."""
+    return str.__getitem__(s, slice(None))
+
+
+def _const_key(c):
+    """A constant of a code object as plain data compared by value: ``(type name, value)`` for the constants a
+    compiler makes (an exact ``str``, ``bytes``, ... ; a float's or complex's ``repr``, an int's ``hex``), tuples and
+    frozensets item by item, a code object's :func:`code_key`; any other object (only ``code.replace`` puts one
+    there) is ``("object",)``. Nothing of the constant's own runs (no ``__hash__``, ``__eq__``, ``__repr__``)."""
+    t = type(c)
+    if t is types.CodeType:
+        return code_key(c)
+    if t is tuple or t is frozenset:
+        return t.__name__, tuple(_const_key(x) for x in c)
+    if t is float or t is complex:
+        return t.__name__, repr(c)
+    if t is int:  # (in hex: a decimal repr past 4300 digits raises, and dis writes the keys' repr)
+        return "int", hex(c)
+    if t in (str, bytes, bool, type(None), type(Ellipsis)):
+        return t.__name__, c
+    return ("object",)
+
+
+def _consts(code):
+    """``code.co_consts`` (a tuple subclass, given to ``code.replace``) item by item through ``tuple``'s own methods,
+    each as :func:`_const_key` has it."""
+    consts = code.co_consts
+    return tuple(_const_key(tuple.__getitem__(consts, i)) for i in range(tuple.__len__(consts)))
+
+
 def code_key(code):
     """A code object's bytecode, names, constants and arguments' count: a copy of forward's (tester21g M2) has its key.
-    Kept per code (equal code objects have equal keys): the count runs around every forward under the staff policy."""
-    consts = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
-                   for c in code.co_consts)
-    return code.co_code, consts, code.co_names, code.co_argcount, code.co_kwonlyargcount
+    Plain data (:func:`_const_key`: hashing and comparing keys runs nothing of the submission's), kept per code
+    (:func:`_cached`): the count runs around every forward under the staff policy."""
+    return _cached(_KEYS, code, lambda c: (bytes.__getitem__(c.co_code, slice(None)), _consts(c),
+                                           tuple.__getitem__(c.co_names, slice(None)), c.co_argcount,
+                                           c.co_kwonlyargcount))
 
 
 def _where(code):
-    """Where a code object was compiled: its file, qualified name and first line. ``code.replace`` (or
-    ``types.CodeType``) keeps them unless told otherwise."""
-    return code.co_filename, getattr(code, "co_qualname", code.co_name), code.co_firstlineno  # 3.10: no co_qualname
+    """Where a code object was compiled: its file, qualified name and first line, as plain strings (:func:`_text`).
+    ``code.replace`` (or ``types.CodeType``) keeps them unless told otherwise."""
+    return (_text(code.co_filename), _text(getattr(code, "co_qualname", code.co_name)),  # 3.10: no co_qualname
+            code.co_firstlineno)
 
 
-@functools.lru_cache(maxsize=4096)
 def _text_key(code):
     """What a copy of a code object made with ``code.replace`` keeps whatever its place and unused constants: its
     bytecode, the constants the bytecode loads (in order; not the tuple, to which a copy may add), its names and
     variable names, its arguments' count and its line table (relative to its first line, with columns on 3.11+: the
     layout of the text it was compiled from). Code compiled from other text (a helper of backward, even one whose
-    bytecode is forward's: ``x ** 2`` beside ``x ** 3``) has another."""
-    loaded = tuple(code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
-                   for c in (i.argval for i in dis.get_instructions(code) if i.opcode in dis.hasconst))
-    return (code.co_code, loaded, code.co_names, code.co_varnames, code.co_argcount, code.co_kwonlyargcount,
-            code.co_linetable)
+    bytecode is forward's: ``x ** 2`` beside ``x ** 3``) has another. Read by ``dis`` from a copy whose constants are
+    their :func:`_const_key` and whose other fields are plain ``str``/``bytes``/``tuple`` (``dis`` calls ``repr`` on
+    constants and iterates the exception table), kept per code (:func:`_cached`)."""
+    return _cached(_TEXTS, code, _read_text)
+
+
+def _read_text(code):
+    """:func:`_text_key` computed."""
+    plain = {"co_consts": _consts(code), "co_names": tuple.__getitem__(code.co_names, slice(None)),
+             "co_filename": _text(code.co_filename), "co_name": _text(code.co_name),
+             "co_linetable": bytes.__getitem__(code.co_linetable, slice(None))}
+    if hasattr(code, "co_qualname"):  # 3.11+
+        plain.update(co_qualname=_text(code.co_qualname),
+                     co_exceptiontable=bytes.__getitem__(code.co_exceptiontable, slice(None)))
+    safe = code.replace(**plain)
+    loaded = tuple(i.argval for i in dis.get_instructions(safe) if i.opcode in dis.hasconst)
+    return (safe.co_code, loaded, safe.co_names, safe.co_varnames, code.co_argcount, code.co_kwonlyargcount,
+            safe.co_linetable)
 
 
 def forward_keys(codes):
@@ -683,35 +759,60 @@ def _counter_mark():
 def held_forwards(root, limit=10000):
     """``{code_key: k}``: for each forward code, the ``k`` distinct objects of ``root``'s tree (``root``, its instance
     attributes, the items of its lists, tuples and dicts, and theirs, as far as ``limit`` objects) whose forward it is
-    (the instance's own, else the first class's over the MRO). Read when an object is loaded, before any forward
-    runs: a container holding another container of its own class (a ``Sequential`` in a ``Sequential``, at any
-    depth) calls forward's code once per such object it holds, which :func:`counting_calls` allows (fixr30's
-    leftover: that was counted as a re-entry); an object made later (a copy of itself made in forward) is no such
-    object. Modules, classes and functions are not entered; attributes are read from the objects' dicts."""
-    found, seen, todo = {}, set(), [root]
+    (the instance's own, else the first class's over the MRO) and that are ``root``, containers (:func:`_containers`)
+    or of a class that is not ``root``'s, nor a base or subclass of it (a template ``Module.forward`` its subclasses
+    ``Model`` and ``Linear`` share). Read when an object is loaded, before any forward runs: a container holding another
+    container of its own class (a ``Sequential`` in a ``Sequential``, at any depth) calls forward's code once per such
+    object it holds, which :func:`counting_calls` allows (fixr30's leftover: that was counted as a re-entry); an object
+    made later (a copy of itself made in forward) is no such object, nor is one of ``root``'s class (or a subclass)
+    that holds no layer of another forward of its own (redteam34 B1: a Linear keeping bare instances of itself,
+    ``object.__new__(Linear)``, re-entered its forward on one per perturbation; a shallow copy's children are the
+    original's). Modules, classes and functions are
+    not entered; attributes are read from the objects' dicts."""
+    layers, mro = _containers(root, limit), type.__dict__["__mro__"].__get__
+    found, rt = {}, type(root)
+    for keys, up, holds, t in layers:
+        for k in keys if up is None or holds or t not in mro(rt) and rt not in mro(t) else ():  # (None: root)
+            found[k] = found.get(k, 0) + 1
+    return found
+
+
+def _containers(root, limit):
+    """``[[forward keys, parent, holds, type], ...]``: the objects with a forward of ``root``'s tree (as
+    :func:`held_forwards` walks it, breadth first, each object once: where it is first reached), each with its nearest
+    such ancestor's index (None: ``root`` itself, -1: none) and whether a forward of other code lies under it (a
+    container: a layer of another class reached first through it, at any depth)."""
+    layers, seen, todo, at = [], set(), [(root, -1, True)], 0
     leaves = (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes, int, float, complex,
               type(None))
-    while todo and len(seen) < limit:
-        o = todo.pop()
+    while at < len(todo) and len(seen) < limit:
+        o, up, top = todo[at]
+        todo[at], at = None, at + 1
         t = type(o)
         if id(o) in seen or issubclass(t, leaves):
             continue
         seen.add(id(o))
         if issubclass(t, (list, tuple)):
             seq = list if issubclass(t, list) else tuple
-            todo += [seq.__getitem__(o, i) for i in range(min(seq.__len__(o), limit))]
+            todo += [(seq.__getitem__(o, i), up, False) for i in range(min(seq.__len__(o), limit))]
             continue
         if issubclass(t, dict):
-            todo += list(itertools.islice(dict.values(o), limit))
+            todo += [(v, up, False) for v in itertools.islice(dict.values(o), limit)]
             continue
         d = _quiet(object.__getattribute__, o, "__dict__")
         if type(d) is not dict:
             continue
         f = d.get("forward") or next((vars(c)["forward"] for c in t.__mro__ if "forward" in vars(c)), None)
-        for k in {code_key(c) for c in _callable_codes(f)}:
-            found[k] = found.get(k, 0) + 1
-        todo += list(itertools.islice(dict.values(d), limit))
-    return found
+        keys = frozenset(code_key(c) for c in _callable_codes(f))
+        if keys:
+            layers.append([keys, None if top else up, False, t])
+            up = len(layers) - 1
+            j = layers[up][1]
+            while j is not None and j >= 0:  # each container above a layer of another forward holds one
+                layers[j][2] = layers[j][2] or layers[j][0] != keys
+                j = layers[j][1]
+        todo += [(v, up, False) for v in itertools.islice(dict.values(d), limit)]
+    return layers
 
 
 def _student_methods(AD, obj):
@@ -826,6 +927,8 @@ def counting_calls(codes, fn, *args, **kw):
         if gap is not None:
             gap.enable()
         _unseal()
+        if gap is not None:  # (under the request's profiler: the count's own profiler and record are freed here)
+            _dropped()
 
 
 def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=None, **kw):
@@ -868,9 +971,10 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=
         intact = getprofile() is prof
         prof.disable()
     stats = prof.getstats()
+    _LATER.append((prof, stats))  # (they hold the code objects recorded: freed under the next profiler)
     forward, entry, direct = (None, fn, True) if student is None else student
     fn_codes, entry_chain, forward_chain = chains or (_callable_codes(fn), _entry_chain(entry), _entry_chain(forward))
-    marks = {_counter_mark.__code__} | fn_codes
+    marks = [_counter_mark.__code__, *fn_codes]  # (compared by identity: hashing a code hashes its constants)
     if not intact or not all(any(e.code is c and e.callcount for e in stats) for c in marks):
         return ret, -1
     held = held or {}
@@ -1508,16 +1612,18 @@ class Child:
                 self.receive(read, got)
             if got[0] is None:
                 return
-            op, req, packer = got.pop()
-            if req is None:  # not decoded: its failure replied
+            if got[0][1] is None:  # not decoded: its failure replied
                 continue
-            self.policy = self.policy or bool(req.get("count_forward"))
-            if req.get("count_forward") or self.policy and op in ("free", "adapter"):  # (no forward of their own)
-                self.counted_request(op, req, packer)
+            # the request stays in `got` (no name of this loop holds it): under the policy it is dropped inside a
+            # counted window (redteam34 M3: a weakref callback on forward's input array ran where this loop let go
+            # of the previous request, after the receive window)
+            self.policy = self.policy or bool(got[0][1].get("count_forward"))
+            if got[0][1].get("count_forward") or self.policy and got[0][0] in ("free", "adapter"):  # (no forward)
+                self.counted_request(got)
             else:
                 if self.policy:  # a request of no count (tape, sublayer: documented): signals as before
                     _unseal()
-                self.dispatch(op, req, packer)
+                self.dispatch(*got.pop())
 
     def receive(self, read, got):
         """Append the next request to ``got``: ``(op, req, packer)``, ``(op, None, None)`` when it could not be
@@ -1561,7 +1667,7 @@ class Child:
             else:
                 self.fail(exc, "child")  # "where" empty: not student code
 
-    def counted_request(self, op, req, packer):
+    def counted_request(self, got):
         """One request under the staff policy, all of it counted (redteam32 A1, A3): the calls of forward its counted
         steps (:func:`counting_calls`) do not see, from its receipt to its reply sent, are counted by a profiler of
         the whole request (:meth:`window`) and added to the reply's ``forward_calls``: the submission's code the
@@ -1572,26 +1678,40 @@ class Child:
         copy freed, an adapter's call such as the student's ``fix_mask``, the reply's sending) is said by the next
         counted reply (:attr:`carry`): a stored Jacobian is only of use to a later backward, whose reply the parent
         judges. Not counted: ``tape`` and ``sublayer`` requests, which call forward themselves (and are no request
-        of the policy's)."""
+        of the policy's).
+
+        ``got``: ``[(op, req, packer)]``, emptied in the first window; the reply (``meta`` may hold the submission's
+        strings: the class name :func:`describe` read) is dropped in the second: outside the windows this holds
+        nothing the submission made (redteam34 M1: a ``str`` subclass's ``__del__`` ran where the reply's meta was
+        freed, after its window)."""
         pending, reply = [], self.reply
         self.reply = lambda ok, meta=None, packer=None, error=None: pending.append((ok, meta, packer, error))
         try:
-            n = self.window(self.counted_dispatch, op, req, packer)
+            n = self.window(self.counted_dispatch, got)
         finally:
             self.reply = reply
-        req = packer = None
-        ok, meta, packer, error = pending.pop() if pending else (False, {"stage": "child"}, None, None)
+        sent = self.window(self.counted_reply, pending, n)  # (which sets carry: read it after)
+        self.carry = _calls_sum(self.carry, sent)
+
+    def counted_reply(self, pending, n):
+        """Send the last reply of ``pending`` (emptied; none: a failure of the child) with ``n``, the request's calls
+        of forward outside its counted steps, and :attr:`carry` added to its ``forward_calls`` (or kept for the next
+        counted reply when it has none)."""
+        ok, meta, packer, error = pending[-1] if pending else (False, {"stage": "child"}, None, None)
+        pending.clear()
         if ok and type(meta) is dict and meta.get("forward_calls") is not None:
             meta["forward_calls"] = _calls_sum(meta["forward_calls"], n, self.carry)
             meta["forward_calls_between"], self.carry = self.carry, 0  # (for the parent's message)
         else:
             self.carry = _calls_sum(self.carry, n)
-        self.carry = _calls_sum(self.carry, self.window(reply, ok, meta, packer, error))
+        self.reply(ok, meta, packer, error)
 
-    def counted_dispatch(self, op, req, packer):
-        """:meth:`dispatch` inside :meth:`counted_request`'s window: the request's object's forward codes read
-        first (a copy freed: before it is dropped), its cyclic garbage collected last (every 32nd request, all of
-        it: garbage an earlier request left reachable is collected, and counted, in a later one's window)."""
+    def counted_dispatch(self, got):
+        """:meth:`dispatch` of the request ``got`` holds (taken from it) inside :meth:`counted_request`'s window: the
+        request's object's forward codes read first (a copy freed: before it is dropped), its cyclic garbage collected
+        last (every 32nd request, all of it: garbage an earlier request left reachable is collected, and counted, in a
+        later one's window)."""
+        op, req, packer = got.pop()
         if op != "load":
             self.known(self.objects.get(req.get("id")))
         self.dispatch(op, req, packer)
@@ -1603,7 +1723,9 @@ class Child:
         """``n``: the calls of forward (of :attr:`known_codes`, by :func:`forward_keys`; every call, as no step
         between counted steps calls forward) made while ``fn(*args)`` ran, outside the counted steps inside it
         (:func:`counting_calls` pauses this profiler); -1 when the profiler was removed or cleared (as there). The
-        collector's automatic runs are switched off first."""
+        collector's automatic runs are switched off first; what the child put aside (:data:`_LATER`) is freed under
+        this profiler, and this profiler with its record is put aside in turn: after the seal nothing is freed that
+        could run the submission's code (its finalizers), nor is anything of it hashed (:func:`code_key`)."""
         profiler, getprofile = _COUNTER
         gap = profiler(builtins=False)
         _GC[1]()
@@ -1612,6 +1734,7 @@ class Child:
         try:
             _counter_mark()
             _unseal()
+            _dropped()
             fn(*args)
         finally:
             _seal()
@@ -1619,6 +1742,7 @@ class Child:
             intact = getprofile() is gap
             gap.disable()
         stats = gap.getstats()
+        _LATER.append((gap, stats))
         if not intact or not any(e.code is _counter_mark.__code__ and e.callcount for e in stats):
             return -1
         codes = self.known_codes

@@ -222,11 +222,17 @@ def test_a_sequential_holding_sequentials_passes_the_policy(tmp_path):
         assert check_layer(probed.clone(), X, twin=None).passed
 
 
-def test_a_container_calling_a_copy_of_itself_made_in_forward_fails_the_policy(tmp_path):
+def forward_refused(tmp_path, source, name):
+    """``(error, its text on one line)``: the SandboxError of one forward of ``source``'s ``name`` loaded under the
+    policy (unprobed) on a (4, 5) input; the test fails when forward answers."""
     X = np.random.default_rng(1).standard_normal((4, 5))
-    with _sandbox(tmp_path, NESTED) as sb:
-        layer = sb.load_layer("layers.py", "Twin", INIT, no_forward_in_backward=True)
+    with _sandbox(tmp_path, source) as sb:
+        layer = sb.load_layer("layers.py", name, INIT, no_forward_in_backward=True)
         with pytest.raises(SandboxError) as info:
             layer.forward(X)
-        text = " ".join(str(info.value).split())
-        assert info.value.reason == "policy" and "Twin.forward called Twin.forward again 20 time(s)" in text, text
+    return info.value, " ".join(str(info.value).split())
+
+
+def test_a_container_calling_a_copy_of_itself_made_in_forward_fails_the_policy(tmp_path):
+    exc, text = forward_refused(tmp_path, NESTED, "Twin")
+    assert exc.reason == "policy" and "Twin.forward called Twin.forward again 20 time(s)" in text, text
