@@ -4639,7 +4639,7 @@ def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
                           "subtracts the mean)")):
             if ws:
                 info.setdefault("listed", []).append(
-                    f"{what.format(_names(ws))}, yet backward writes {_names([idle[w] for w in ws])}: checked "
+                    f"{what.format(joined_and(ws))}, yet backward writes {joined_and([idle[w] for w in ws])}: checked "
                     "against the numerical gradient, 0")
     return idle
 
@@ -4966,7 +4966,7 @@ def _aliases(named, checked):
         g.sort(key=list(checked).index)
         rep = next((r for r in g if all(_inside(arrays[m], arrays[r]) for m in g)), None)
         if rep is None:
-            raise AdapterError(f"{_names(g)} share part of their memory, but none of them holds the others: "
+            raise AdapterError(f"{joined_and(g)} share part of their memory, but none of them holds the others: "
                                "the gradient of the memory they share cannot be formed from theirs. Keep one "
                                "parameter array and take the others as views of it (W[:D], W.T), or give each "
                                f"its own array (np.array(...), a copy). {expected()}")
@@ -6448,12 +6448,12 @@ def _rebound_text(rebound):
     one = len(names) == 1
     first = names[0].rpartition(".")[2]
     held = [r.rpartition("(the model's ")[2].rstrip(")") for r in rebound if "(the model's " in r]
-    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {_names(names)}"
+    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {joined_and(names)}"
             if any("(a new list)" in r for r in rebound) else
-            f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
+            f"backward replaced {joined_and(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
             f"{'it' if one else 'them'}")
     return (f"{lead}; models that collected layer.grads keep the old "
-            f"{'one' if one else 'ones'}" + (f" (this model's {_names(held)}, never written: its optimizer steps with "
+            f"{'one' if one else 'ones'}" + (f" (this model's {joined_and(held)}, never written: its optimizer steps with "
                                              "zeros)" if held else "")
             + f": write `self.{first}[...] = dW`, not `self.{first} = dW`")
 
@@ -6462,9 +6462,9 @@ def _copies_text(cls, copies):
     """The protocol error of :func:`_copied_params`' ``[(params[0], layers.0.params[0]), ...]``."""
     ks, srcs = [k for k, _ in copies], [s for _, s in copies]
     one = len(copies) == 1
-    return (f"{cls}.{_names(ks)} {'is a copy' if one else 'are copies'} of {_names(srcs)} (the same values in "
-            f"{'its' if one else 'their'} own memory): forward reads {_names(srcs)}, never {_names(ks)}, so an "
-            f"optimizer stepping {_names(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
+    return (f"{cls}.{joined_and(ks)} {'is a copy' if one else 'are copies'} of {joined_and(srcs)} (the same values in "
+            f"{'its' if one else 'their'} own memory): forward reads {joined_and(srcs)}, never {joined_and(ks)}, so an "
+            f"optimizer stepping {joined_and(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
             "nothing and the model does not learn. List the layers' arrays themselves (self.params += "
             f"layer.params, no .copy()), so that the model's {ks[0]} is {srcs[0]}. {expected()}")
 
@@ -6941,7 +6941,7 @@ def _one_per_memory(obj, children, pairs, info):
             mine = [m for m in ms if (_collector(named, m, tied[rep]) or rep) == top]
             info.setdefault("collected", {}).update(dict.fromkeys(mine, top))
             info.setdefault("listed", []).append(
-                f"{_names([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
+                f"{joined_and([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
                 f"checked once, with the model's gradient {pairs[top]}, which its optimizer steps with")
     shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
     tied = {rep: ms for rep, ms in tied.items() if ms}
@@ -6979,7 +6979,8 @@ def _value(obj, children, name, pairs):
     return getattr(owner, key, None)
 
 
-def _names(ns):
+def joined_and(ns):
+    """``"a, b and c"``: the one way a list of names is said in a sentence (adapters' notes, diagnoses)."""
     return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} and {ns[-1]}"
 
 
@@ -6990,10 +6991,10 @@ def _alias_text(tied, views, named, pairs):
         all_ = [rep, *(m for m, _, _ in ms)]
         each = "both" if len(all_) == 2 else "each"
         if all(named[m] is named[rep] for m in all_):
-            out.append(f"{_names(all_)} are the same array: their gradients are summed, as an optimizer that "
+            out.append(f"{joined_and(all_)} are the same array: their gradients are summed, as an optimizer that "
                        f"steps {each} applies them")
         else:
-            out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
+            out.append(f"{joined_and(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
                        f"element by element, as an optimizer that steps {each} applies them (unless {rep}'s gradient "
                        "already holds theirs, as a flat vector's does: then it is read alone)")
     by = {}
@@ -7002,9 +7003,9 @@ def _alias_text(tied, views, named, pairs):
     for over, us in by.items():
         checked = [f"d{r}" for r in over if r in pairs]  # as the table names them
         view = "a view" if len(us) == 1 else "views"
-        out.append(f"{_names(us)} {'is' if len(us) == 1 else 'are'} {view} of {_names(list(over))}" +
-                   (f": {_names(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
-                    f"{_names(checked)} checked" if checked else ""))
+        out.append(f"{joined_and(us)} {'is' if len(us) == 1 else 'are'} {view} of {joined_and(list(over))}" +
+                   (f": {joined_and(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
+                    f"{joined_and(checked)} checked" if checked else ""))
     return "".join(f"; {o}" for o in out)
 
 

@@ -48,6 +48,7 @@ from ._adapters import (
     forward_takes,
     global_names,
     global_states,
+    joined_and,
 )
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
@@ -4493,13 +4494,8 @@ def _one_dense_dz(diag: Diagnosis) -> None:
     eqs = [re.match(r"(.*?): it takes", f.message)[1] for f in hits]
     fixes = [re.search(r"so (.*?) with dZ", f.message)[1] for f in hits]
     z = re.search(r"pre-activation Z = (.*?) is due", hits[0].message)[1]
-    _as_one(diag, hits, _find("weight-skips-derivative", ", ".join(f.tensor for f in hits), eq=_listed(eqs),
-                              fixeq=_listed(fixes), z=z, it="each takes", same="", too=""))
-
-
-def _listed(items: Sequence[str]) -> str:
-    """``"a, b and c"``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    _as_one(diag, hits, _find("weight-skips-derivative", ", ".join(f.tensor for f in hits), eq=joined_and(eqs),
+                              fixeq=joined_and(fixes), z=z, it="each takes", same="", too=""))
 
 
 def _conv_transpose_stride_signature(L: _Layer, key, m, n):
@@ -4576,9 +4572,9 @@ def _alone_at(L: _Layer, m: np.ndarray, steps: Sequence[int]) -> dict[str, str]:
         return {"where": f"at every step (0..{T - 1}), which is right only at the last",
                 "which": "every step but the last misses"}
     rest = [t for t in range(T - 1) if t not in alone]
-    return {"where": f"at steps {_listed([str(t) for t in alone])} of 0..{T - 1} and at the last (where it is right), "
-                     f"not at step{'s' * (len(rest) > 1)} {_listed([str(t) for t in rest])}",
-            "which": f"step{'s' * (len(alone) > 1)} {_listed([str(t) for t in alone])} miss{'es' * (len(alone) == 1)}"}
+    return {"where": f"at steps {joined_and([str(t) for t in alone])} of 0..{T - 1} and at the last (where it is right), "
+                     f"not at step{'s' * (len(rest) > 1)} {joined_and([str(t) for t in rest])}",
+            "which": f"step{'s' * (len(alone) > 1)} {joined_and([str(t) for t in alone])} miss{'es' * (len(alone) == 1)}"}
 
 
 def _step_alone(L: _Layer, t: int) -> np.ndarray:
@@ -4770,7 +4766,7 @@ def _one_step_finding(L: _Layer, diag: Diagnosis, code: str) -> None:
     fields = {"be": "are", "x": V.grad_name(L.names[0]), "last": last, "T": last + 1}
     if code == "first-step-missing":
         fields["h0"] = V.grad_name(L.names[_initial_state(L) or 1])
-    _as_one(diag, hits, _find(code, _listed([f.tensor for f in hits]), **fields))
+    _as_one(diag, hits, _find(code, joined_and([f.tensor for f in hits]), **fields))
 
 
 def _backward_of(L: _Layer, xs, G):
