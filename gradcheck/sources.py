@@ -31,6 +31,7 @@ from ._adapters import (
     CACHE_ADVICE,
     Adapted,
     _is_layer,
+    _ones_apart,
     _scalar,
     cache_guard,
     probe_rng,
@@ -777,12 +778,9 @@ def _give_params(params, shapes, assign, mismatch, square=False, ones=False) -> 
     is raised for another shape."""
     def reversed_2d(a, b):
         return len(a) == len(b) == 2 and (a[0] != a[1] or square) and a == b[::-1]
-
-    def ones_apart(a, b):
-        return ones and [d for d in a if d != 1] == [d for d in b if d != 1]
     transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
     for k, p in params.items():
-        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)) and not ones_apart(shapes[k], np.shape(p)):
+        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)) and not (ones and _ones_apart(shapes[k], np.shape(p))):
             raise mismatch(k, p)
         assign(k, np.array(p, dtype=np.float64).T.copy() if k in transposed
                else np.array(p, dtype=np.float64).reshape(tuple(shapes[k])))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import STEPS_ITSELF, class_outputs
+from .._adapters import STEPS_ITSELF, _ones_apart, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -232,8 +232,9 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. A 2-D weight stored the other way round
     from the reference's is set transposed (its gradient compared transposed back, :func:`_as_stored`): told by its
     shape, or for a square one, given the test's inputs ``xs``, by forward on each side (:func:`_square_flips`). One
-    kept with axes of size 1 more or fewer (``(1, d)`` for ``(d,)``, :func:`_size1_axes`) is set reshaped, its
-    gradient compared reshaped. Returns the values set (float64 copies).
+    kept with axes of size 1 more or fewer (``(1, d)`` for ``(d,)``, :func:`gradcheck._adapters._ones_apart`, as
+    ``gradcheck check`` takes it: tester23g M4) is set reshaped, its gradient compared reshaped. Returns the values
+    set (float64 copies).
 
     Raises
     ------
@@ -248,7 +249,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     if set(theirs) != set(ours):
         raise StudentCodeError(_other_params(layer, owner, theirs, ours))
     flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
-    axes = {k: theirs[k].shape for k, v in ours.items() if k not in flips and _size1_axes(theirs[k].shape, v.shape)}
+    axes = {k: theirs[k].shape for k, v in ours.items() if k not in flips and _ones_apart(theirs[k].shape, v.shape)}
     for k, v in ours.items():
         if theirs[k].shape != (v.shape[::-1] if k in flips else axes.get(k, v.shape)):
             _reference_contradiction(layer, reference, {n: a.shape for n, a in theirs.items()})
@@ -348,13 +349,6 @@ def _as_stored(layer: Any, key: str, grads: Any) -> Any:
     if isinstance(grad, np.ndarray) and stored is not None and grad.shape == stored:
         return grad.reshape(ref)  # a parameter kept with axes of size 1 more or fewer: its gradient alike
     return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
-
-
-def _size1_axes(theirs: tuple[int, ...], ours: tuple[int, ...]) -> bool:
-    """Whether a student's parameter shape ``theirs`` differs from the reference's ``ours`` by axes of size 1 alone
-    (``(1, 4)`` for ``(4,)``): the same elements in the same order, as ``gradcheck check`` (which knows no reference)
-    takes it, so the grade takes it too (tester23g M4: Scale's gamma as (1, d) PASSed there, 0/3 here)."""
-    return theirs != ours and [n for n in theirs if n != 1] == [n for n in ours if n != 1]
 
 
 def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
