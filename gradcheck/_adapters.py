@@ -208,8 +208,7 @@ def _switch_attr(fn):
     if obj is None or tree is None:
         return "self.training" if obj is not None and _mode_methods(obj) else None
     me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
-    mine = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == me]
+    mine = [n for n in ast.walk(tree) if _switch_reach.self_attr(n, me)]
     # an attribute forward assigns itself (self.mode = self.dropout_param['mode'], kept for backward) is no switch
     written = {n.attr for n in mine if isinstance(n.ctx, ast.Store)}
     # a read-only property gradcheck cannot set (numpy-ml Dropout's trainable, tester31m M1) is no switch
@@ -703,8 +702,8 @@ def _passed_to(fn, call, name):
     """``(callee, its parameter)`` when ``call`` in ``fn`` passes the switch ``name`` on (``self._apply(X, mode)``,
     ``helper(mode=mode)``) to a method of ``fn``'s object or a function of its module; else None."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        callee = getattr(getattr(fn, "__self__", None), func.attr, None)
+    if (a := _switch_reach.self_attr(func)) is not None:
+        callee = getattr(getattr(fn, "__self__", None), a, None)
     elif isinstance(func, ast.Name):
         callee = _globals(fn).get(func.id)
     else:
@@ -1950,8 +1949,7 @@ def frozen_backward(fwd, bwd):
         return None
     attr = mk[0].removeprefix("self.")
     tree = _source(bwd) if callable(bwd) else None
-    hit = tree is not None and any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Attribute) and n.test.attr == attr
-                                   and isinstance(n.test.value, ast.Name) and n.test.value.id == "self"
+    hit = tree is not None and any(isinstance(n, ast.Assert) and _switch_reach.self_attr(n.test) == attr
                                    for n in ast.walk(tree))
     return mk[0] if hit else None
 
@@ -3538,8 +3536,8 @@ def _assigns(fn, attr):
     """Whether method ``fn`` assigns ``self.<attr>`` (a loss's ``self.dinputs``, ``self.output``: Neural Networks
     from Scratch), read from its source."""
     tree = _source(fn)
-    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)
-                                    and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
+    return tree is not None and any(_switch_reach.self_attr(n) == attr and isinstance(n.ctx, ast.Store)
+                                    for n in ast.walk(tree))
 
 
 def _upstream_arg(backward):
@@ -5259,9 +5257,8 @@ def _stores(fn, names):
     nodes = list(ast.walk(tree.body[0]))
     if any(isinstance(n, ast.Return) and n.value is not None for n in nodes):
         return None
-    set_ = {t.attr for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    set_ = {_switch_reach.self_attr(t) for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
     return next((n for n in names if n in set_), None)
 
 

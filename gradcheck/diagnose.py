@@ -52,7 +52,7 @@ from ._adapters import (
 )
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._switch_reach import file_classes
+from ._switch_reach import file_classes, self_attr
 from .check import (
     FAST_SAMPLE_ABOVE,
     LARGE_STEP,
@@ -1448,8 +1448,7 @@ def _per_call_seeds(layer: Any) -> list[str]:
     seeded, changed = set(), set()
 
     def attrs(node):
-        return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+        return {a for n in ast.walk(node) if (a := self_attr(n))}
 
     for c in file_classes(path, name)[1]:
         for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
@@ -6364,8 +6363,7 @@ def _forward_reads(layer: Any) -> set[str]:
     out: set[str] = set()
     for c in layer_classes(layer)[1]:
         for f in (f for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("forward", "call", "__call__")):
-            out |= {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                    and n.value.id == "self"}
+            out |= {a for n in ast.walk(f) if (a := self_attr(n))}
     return out
 
 
