@@ -76,6 +76,7 @@ from .numerical import (
     DEFAULT_EPS,
     default_eps,
     difference_quotient,
+    kernel,
     numerical_gradient,
     numerical_jacobian,
     probe_rng,
@@ -1640,7 +1641,8 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     (y0, *ys, y1), keys = got
     if not _exact(y0, y1) or not all(y.shape == y0.shape for y in ys):
         return None  # random, or a state it updates: not a float32 matter
-    small, large, twice, across = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
+    small, large, twice, across = (kernel("central", [p, m], [t, -t])[0]
+                                   for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
     if not all(np.all(np.isfinite(q)) for q in (small, large, twice, across)):
         return None
     # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
@@ -1692,9 +1694,10 @@ def _float16_cast(fwd, inputs, params, seed: int = 0) -> bool:
         got = _probe_points(fwd, inputs, params, np.float16, seed + s, ts)
         if got is None:
             return False
-        y0, qp, qm, ep, em = got[0]
+        y0, *ys = got[0]
         floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW16[1])
-        if not close((qp - qm) / (2 * _BELOW16[0]), (ep - em) / (2 * _BELOW16[1]), 1e-6, floor):
+        quarter, eighth = (kernel("central", [p, m], [t, -t])[0] for p, m, t in zip(ys[::2], ys[1::2], _BELOW16))
+        if not close(quarter, eighth, 1e-6, floor):
             return False
     return True
 
