@@ -131,6 +131,12 @@ def _params(fn):
         return None
 
 
+def _positional(fn, required=False):
+    """``fn``'s positional parameters (:class:`inspect.Parameter`, in order; ``required``: those without a default),
+    [] when its signature cannot be read."""
+    return [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and (p.default is p.empty or not required)]
+
+
 def _written_as(fn, name=None):
     """``fn``'s name (or ``name``) and its signature as written (``affine_forward(x, w, b)``); the name alone when
     the signature cannot be read."""
@@ -2054,7 +2060,7 @@ class FunctionPair:
         (:meth:`_dict_weights`) into :attr:`grads` (copies; 0 for a weight without a key). AdapterError naming the
         keys when an input's is missing, or when backward returns a dict and no weight reads its keys."""
         f, b = self.student_forward.__name__, self.student_backward.__name__
-        names = [n for n, p in (_params(self.student_forward) or {}).items() if p.kind in _POSITIONAL][:self._n]
+        names = [p.name for p in _positional(self.student_forward)][:self._n]
         missing = [f"d{n}" for n in names if f"d{n}" not in g]
         if missing or len(names) < self._n:
             raise AdapterError(
@@ -2202,7 +2208,7 @@ def _first_outputs(outs, backward, forward):
     j = next((j for j in range(1, len(outs)) if _takes(backward, j + 1)), 0)
     if not j or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs[:j]):
         return None
-    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:j]
+    grads = [p.name for p in _positional(backward)][:j]
     return Outputs(_return_names(forward, len(outs) + 1, len(outs)) or [f"out{i}" for i in range(len(outs))], outs,
                    grads if all(g.isidentifier() for g in grads) else None, keep=list(range(j)))
 
@@ -2353,7 +2359,7 @@ def _cache_style(obj, res):
     taking ``(dout, cache)`` (``(dout_1, ..., dout_k, cache)``): a tuple whose first item is a float array, and a
     backward with one positional argument per item, the last named like a cache or the last item not a float
     array (a class's ``(h, c)`` for ``backward(dh, dc)`` is two outputs, :func:`several_outputs`)."""
-    ps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    ps = _positional(obj.backward)
     if not (isinstance(res, tuple) and len(res) >= 2 and isinstance(res[0], np.ndarray) and res[0].dtype.kind == "f"
             and len(ps) >= len(res) and sum(p.default is p.empty for p in ps) <= len(res)):
         return False
@@ -2412,8 +2418,8 @@ def _input_backward(obj, k):
     output (:data:`OUTPUT_NAMES`: ``out``, ``y``) before an upstream gradient (:data:`_UPSTREAM`) (``"output"``);
     another name before an upstream gradient (``"ambiguous"``: ``backward(a, dout)`` may take forward's input or its
     output, decided by behaviour, :func:`_handed_back`, said in a WARNING); ``""`` otherwise."""
-    fps = [p for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
-    bps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    fps = _positional(obj.forward, required=True)
+    bps = _positional(obj.backward)
     if len(fps) != k or len(bps) != k + 1 or any(p.default is not p.empty for p in bps):
         return ""
     names = [p.name for p in bps]
@@ -2543,7 +2549,7 @@ def list_input(fn):
     str or None
         The first positional argument's name, or None.
     """
-    ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    ps = _positional(fn)
     if not ps:
         return None
     p, note = ps[0], ps[0].annotation
@@ -2635,7 +2641,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
     if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
         keep = [j for j, o in enumerate(outs) if o.dtype.kind == "f"]  # (Y, argmax): torch's return_indices=True
         if 0 < len(keep) < len(outs) and _takes(backward, len(keep)):  # indices have no gradient (tester22s)
-            grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(keep)]
+            grads = [p.name for p in _positional(backward)][:len(keep)]
             return Outputs(_return_names(forward, len(res), len(outs)) or
                            [f"output {j + 1}" for j in range(len(outs))], outs,
                            grads if all(g.isidentifier() for g in grads) else None, keep)
@@ -2648,7 +2654,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
     if not _takes(backward, len(outs) + cached):
         return None
-    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
+    grads = [p.name for p in _positional(backward)][:len(outs)]
     return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs,
                    grads if all(g.isidentifier() for g in grads) else None)
 
@@ -2742,7 +2748,7 @@ def objective(fn, init):
     with ``X``, ``y``, ``reg`` in ``--init`` is a function of its first argument alone (CS231n assignment 1's first
     gradient check, tester23s M4), checked for the gradient of that argument, every other one fixed; the targets
     ``--loss`` draws are not passed."""
-    pos = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    pos = [p.name for p in _positional(fn)]
     return len(pos) >= 2 and pos[1] in (init or {})
 
 
@@ -2948,7 +2954,7 @@ class LossFunction:
             if probe is not None:  # kept for every gradient's copy (loaded_with)
                 self._held = np.array(probe[-1], dtype=np.float64, copy=True)
         self.prime = None if self.objective else loss_derivative(fn)
-        names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+        names = [p.name for p in _positional(fn)][:2]
         names += ["x", "y"][len(names):]
         self.pred_first = self.prime_first = True
         if self.prime is not None:  # mse(y_true, y_pred): the order its names say, Keras's by default
@@ -3020,7 +3026,7 @@ class LossFunction:
     @property
     def _first(self):
         """fn's first positional argument's name (the data ``--input-shape`` draws)."""
-        return next(iter([p.name for p in (_params(self.fn) or {}).values() if p.kind in _POSITIONAL] or ["x"]))
+        return next(iter([p.name for p in _positional(self.fn)] or ["x"]))
 
     @property
     def checked(self):
@@ -3213,7 +3219,7 @@ def _stateless_backward(backward):
     """``(prediction first, names)`` when a loss's ``backward`` takes the prediction and the target itself
     (``backward(self, y_pred, y_true)``, Neural Networks from Scratch's ``backward(dvalues, y_true)``): two required
     arguments, the names of at least one saying which (:func:`loss_order`); else None."""
-    ps = [p for p in (_params(backward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    ps = _positional(backward, required=True)
     if len(ps) != 2 or ps[0].name.lower() in UPSTREAM_NAMES:
         return None
     first, names, by_name = loss_order(backward)
@@ -3500,7 +3506,7 @@ def _nnfs_calculate(obj):
     """``obj.calculate`` when it is Neural Networks from Scratch's ``Loss.calculate(output, y)`` (the mean of
     forward's per-sample losses): a method of two required array arguments beside forward; else None."""
     calc = getattr(obj, "calculate", None)
-    ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    ps = _positional(calc, required=True)
     return calc if callable(calc) and len(ps) == 2 else None
 
 
@@ -6741,7 +6747,7 @@ def _stored(obj, before, returned):
 def _dx_names(obj, n):
     """The gradients of forward's ``n`` inputs by its argument names (``["dx", "dh"]``), else ``["dX"]`` or
     ``["dX0", "dX1"]``."""
-    ps = [p.name for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL][:n]
+    ps = [p.name for p in _positional(obj.forward)][:n]
     return ["d" + p for p in ps] if len(ps) == n else ["dX"] if n == 1 else [f"dX{i}" for i in range(n)]
 
 
