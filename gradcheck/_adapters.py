@@ -4990,6 +4990,17 @@ def _aliases(named, checked):
     return tied, views
 
 
+def entry_moved(w, step, run):
+    """``run()`` with ``w[0, 1]`` moved by ``step``, the entry put back after: the probe :func:`_layout` tells a square
+    weight's layout by (here and in the grader's forward test)."""
+    keep = w[0, 1].copy()
+    try:
+        w[0, 1] = keep + step
+        return run()
+    finally:
+        w[0, 1] = keep
+
+
 def _layout(w, inputs, y, moved=None):
     """``", weights (in, out)"`` or ``", weights (out, in)"``: how a 2-D weight ``w`` maps forward's one input (N, in) to
     its output (N, out), by shape; a square ``w``, which its shape cannot tell, by forward itself when ``moved(step)``
@@ -5022,12 +5033,7 @@ def _seed_weights(obj, inputs, y, kw, names):
 
         def moved(step, w=w):
             with _all_undone([obj]) as rewind:
-                keep = w[0, 1].copy()
-                try:
-                    w[0, 1] = keep + step
-                    return _run(obj, rewind, inputs, kw)
-                finally:
-                    w[0, 1] = keep
+                return entry_moved(w, step, lambda: _run(obj, rewind, inputs, kw))
         lay = (_try(_layout, w, inputs, y, moved if w.flags.writeable else None) or "") if inputs and y is not None \
             else ""
         out.append(f"{n} {','.join(map(str, w.shape))} {w.dtype.name} {lay.partition('(')[2].rstrip(')')}")

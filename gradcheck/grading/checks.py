@@ -412,15 +412,10 @@ def _forward_layout(forward: Any, w: np.ndarray, xs: list[np.ndarray]) -> str:
     """``"in, out"``, ``"out, in"`` or "" of the 2-D weight ``w`` that ``forward`` reads, by
     :func:`gradcheck._adapters._layout` (a square one: ``w[0, 1]`` moved by 1, which output column moves; the entry
     put back)."""
-    from .._adapters import _layout
+    from .._adapters import _layout, entry_moved
 
     def moved(step: float) -> np.ndarray:
-        keep = w[0, 1].copy()
-        try:
-            w[0, 1] = keep + step
-            return np.asarray(forward(*[x.copy() for x in xs]), dtype=np.float64)
-        finally:
-            w[0, 1] = keep
+        return entry_moved(w, step, lambda: np.asarray(forward(*[x.copy() for x in xs]), dtype=np.float64))
     y = moved(0.0)
     return _layout(w, xs, y, lambda step: y if step == 0 else moved(step)).partition("(")[2].rstrip(")")  # (y: base)
 
