@@ -6059,35 +6059,26 @@ def _compared_constants(layer: Any) -> list[float]:
         return []
 
 
-def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
-    """The constants forward compares its first input with (:func:`_compared_constants`) beyond the range of
-    ``inputs[0]`` and within ``V.STRADDLE_MAX``: where a forward that gives zeros on the drawn inputs may not
-    (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``), so that is no mask dropping every entry but a layer
-    checked around them (:func:`at_straddled_inputs`; tester22s H4)."""
-    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
-    if x0.dtype.kind != "f" or x0.size == 0:
-        return []
-    lo, hi = float(x0.min()), float(x0.max())
-    return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
-
-
 #: How near a constant forward compares its first input with the drawn entries must come on each side of it, else the
-#: layer is checked around it too (:func:`_one_sided`): a backward whose threshold is off by less (``dZ[Z <= 0.5] =
-#: 0`` for ReLU's 0) is wrong only at entries between the two.
+#: layer is checked around it too (:func:`_unchecked_constants`): a backward whose threshold is off by less (``dZ[Z <=
+#: 0.5] = 0`` for ReLU's 0) is wrong only at entries between the two.
 SIDE_REACH = 0.5
 
 
-def _one_sided(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
-    """The constants forward compares its first input with (:func:`_compared_constants`) within the drawn input's
-    range (and ``V.STRADDLE_MAX``) that have no drawn entry within :data:`SIDE_REACH` on one side (tester33 F10: a
-    ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]): checked around
-    them as around the constants beyond the range (:func:`at_straddled_inputs`), entries at least
-    ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
+def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list[float], list[float]]:
+    """``(beyond, one_sided)``: the constants forward compares its first input with (:func:`_compared_constants`)
+    within ``V.STRADDLE_MAX`` that the drawn ``inputs[0]`` does not check around. ``beyond``: those beyond its range,
+    where a forward that gives zeros on the drawn inputs may not (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``),
+    so that is no mask dropping every entry but a layer checked around them (:func:`at_straddled_inputs`; tester22s
+    H4). ``one_sided``: those within its range with no drawn entry within :data:`SIDE_REACH` on one side (tester33
+    F10: a ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]), checked
+    around as the others are, entries at least ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
     x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
     if x0.dtype.kind != "f" or x0.size == 0:
-        return []
+        return [], []
     lo, hi, x = float(x0.min()), float(x0.max()), x0.ravel()
-    return [c for c in _compared_constants(layer) if lo <= c <= hi and abs(c) <= V.STRADDLE_MAX and not (
+    cs = [c for c in _compared_constants(layer) if abs(c) <= V.STRADDLE_MAX]
+    return [c for c in cs if c < lo or c > hi], [c for c in cs if lo <= c <= hi and not (
         np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
 
 
@@ -6108,7 +6099,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    outside = _bounds_beyond(layer, inputs) + _one_sided(layer, inputs)
+    outside = sum(_unchecked_constants(layer, inputs), [])
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -7586,7 +7577,7 @@ class _Probes:
             self.find("one-sample-norm", mode=self.in_mode())
         elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
             self.find("zero-weights", names=zero, mode=self.in_mode())  # tester20g
-        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _bounds_beyond(layer, inputs):
+        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _unchecked_constants(layer, inputs)[0]:
             # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
