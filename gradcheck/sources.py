@@ -38,7 +38,7 @@ from ._adapters import (
     stored_inputs,
     walk,
 )
-from .compare import close
+from .compare import close, relative_error
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -260,7 +260,7 @@ def one_sign_only(backward_at: Any, G: np.ndarray, first: Mapping[str, np.ndarra
                                       and close(first[k] + second[k], 2 * np.asarray(zero[k], np.float64), rtol, atol))]
     out = {}
     for k in bad:
-        d = np.abs(first[k] + second[k]) / np.maximum(np.abs(first[k]) + np.abs(second[k]), 1e-300)  # as compare
+        d = relative_error(first[k], -second[k], 1e-300)
         i = np.unravel_index(int(np.nanargmax(np.nan_to_num(d, nan=np.inf))), d.shape) if d.ndim else ()
         out[k] = (ONE_SIGN.format(t=name(k), g=float(np.ravel(G)[0]), h=-float(np.ravel(G)[0]),
                                   idx=list(map(int, i)) if i else "", a=float(first[k][i]) + 0.0, b=float(second[k][i]) + 0.0),
