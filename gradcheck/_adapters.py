@@ -4611,14 +4611,11 @@ def _nan_reaches(obj, rewind, inputs, kw, owned, y0) -> bool:
     old = getattr(o, key, None)
     if not (isinstance(old, np.ndarray) and old.dtype.kind in "fc" and old.flags.writeable and old.size):
         return False
-    keep = old.copy()
     try:
-        old[...] = np.nan
-        y = _run(obj, rewind, inputs, kw)
+        with overwritten(old, np.nan):
+            y = _run(obj, rewind, inputs, kw)
     except Exception:  # noqa: BLE001 - student code on NaN: cannot tell
         return False
-    finally:
-        old[...] = keep
     return np.shape(y) == np.shape(y0) and bool(np.any(np.isnan(y) & ~np.isnan(y0)))
 
 
@@ -4990,15 +4987,23 @@ def _aliases(named, checked):
     return tied, views
 
 
+@contextlib.contextmanager
+def overwritten(a, value):
+    """The array ``a`` holding ``value`` (written in place, so a view of it moves with it) for the block, its contents
+    put back after, whatever the block raised: the one probe of what forward does with an array changed."""
+    keep = a.copy()
+    try:
+        a[...] = value
+        yield a
+    finally:
+        a[...] = keep
+
+
 def entry_moved(w, step, run):
     """``run()`` with ``w[0, 1]`` moved by ``step``, the entry put back after: the probe :func:`_layout` tells a square
     weight's layout by (here and in the grader's forward test)."""
-    keep = w[0, 1].copy()
-    try:
-        w[0, 1] = keep + step
+    with overwritten(w[:1, 1:2], w[:1, 1:2] + step):
         return run()
-    finally:
-        w[0, 1] = keep
 
 
 def _layout(w, inputs, y, moved=None):
@@ -6596,12 +6601,8 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
             return []  # an array it rewrites per call (self.mask) is no weight (tester20s M9)
         for k, a in [(k, a) for k, a in _outside(obj, spaces, deep).items()
                      if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
-            keep = a.copy()
-            try:
-                a[...] = a * 1.5 + 0.5
+            with overwritten(a, a * 1.5 + 0.5):
                 y = _run(obj, rewind, inputs, kw)
-            finally:
-                a[...] = keep
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 found.append((k, a))
         if not found:

@@ -49,6 +49,7 @@ from ._adapters import (
     global_names,
     global_states,
     joined_and,
+    overwritten,
 )
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
@@ -3798,12 +3799,8 @@ def _kernel_flip_signature(L: _Layer, key, m):
         if idx is not None:
             ref = L.numer([key], [flipped if i == idx else x for i, x in enumerate(L.inputs)])[key]
         else:
-            saved = w.copy()
-            try:
-                w[...] = flipped
+            with overwritten(w, flipped):
                 ref = L.numer([key])[key]
-            finally:
-                w[...] = saved
         if close(m, ref, 1e-5):
             return "flipped-kernel", {
                 "which": f" ({name}{written})",
@@ -3957,11 +3954,8 @@ def _loop_overwrite_signature(L: _Layer, key, m):
     saved = p.copy()
 
     def fwd(v):
-        p[...] = v
-        try:
+        with overwritten(p, v):
             return L.fwd(*L.inputs)
-        finally:
-            p[...] = saved
 
     C = numerical_jacobian(fwd, saved) * G.reshape(-1, 1)
     idx = np.indices(G.shape).reshape(G.ndim, -1)
