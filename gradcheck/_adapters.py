@@ -1557,10 +1557,11 @@ class _Sinh:
         return np.cosh(x)
 
 
-def _softmax(z):
-    """Softmax over the last axis (numpy-ml's CrossEntropy: ``y_pred`` is the softmax of the output layer's ``z``)."""
-    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
+def softmax(z, axis=-1):
+    """Softmax of the array ``z`` over ``axis`` (its maximum subtracted first): the one the checker computes (numpy-ml's
+    CrossEntropy's ``y_pred``, the probabilities ``--pred probs`` draws, the diagnoses' readings of a softmax)."""
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def gradient_protocol(obj, kind="layer"):
@@ -1600,11 +1601,11 @@ def gradient_protocol(obj, kind="layer"):
         soft, neither = _two_arg_reading(obj, lname, gname, first) if package == "numpy-ml" and n == 2 else (False, "")
 
         def forward(self, y_pred, y_true):
-            y_pred = _softmax(y_pred) if soft else y_pred
+            y_pred = softmax(y_pred) if soft else y_pred
             return np.sum(getattr(self, lname)(*((y_pred, y_true) if first[lname] else (y_true, y_pred))))
 
         def backward(self, y_pred, y_true):
-            z, y_pred = (y_pred, _softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
+            z, y_pred = (y_pred, softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
             if soft and not np.allclose(np.sum(y_true, axis=-1), 1.0):
                 raise UnreadableError(
                     f"{type(self).__name__}.{gname}(y, y_pred) is numpy-ml's CrossEntropy convention: the gradient "
@@ -1669,18 +1670,18 @@ def _two_arg_reading(obj, lname, gname, first):
         return True, ""
     rng = probe_rng(0)
     z = rng.standard_normal((4, 3))
-    y_true = _softmax(rng.standard_normal((4, 3)))
+    y_true = softmax(rng.standard_normal((4, 3)))
 
     def pair(m, p, t):
         return (p, t) if first[m] else (t, p)
     err = {}
     for soft in (False, True):
         shim = types.SimpleNamespace(forward=lambda t, v, soft=soft: np.sum(
-            getattr(obj, lname)(*pair(lname, _softmax(v) if soft else v, t))))
-        at = z if soft else _softmax(z)
+            getattr(obj, lname)(*pair(lname, softmax(v) if soft else v, t))))
+        at = z if soft else softmax(z)
         try:
             with np.errstate(all="ignore"):
-                g = np.asarray(getattr(obj, gname)(*pair(gname, _softmax(z), y_true)), dtype=np.float64)
+                g = np.asarray(getattr(obj, gname)(*pair(gname, softmax(z), y_true)), dtype=np.float64)
                 err[soft] = _directional_error(shim, y_true, at, g) if g.shape == z.shape else 1.0
         except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
             err[soft] = 1.0

@@ -25,6 +25,7 @@ from ._adapters import (
     _rebound_text,
     init_arrays,
     missing_gradients,
+    softmax,
     undecided_text,
 )
 from ._switch_reach import file_classes, self_attr
@@ -1784,10 +1785,6 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int,
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
     rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
     last = shape[-1]
-
-    def softmax(z):
-        e = np.exp(z - z.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
 
     y_pred = {"real": lambda: rp.standard_normal(shape), "probs": lambda: softmax(rp.standard_normal(shape)),
               "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]().astype(dtype or np.float64)

@@ -50,6 +50,7 @@ from ._adapters import (
     global_states,
     joined_and,
     overwritten,
+    softmax,
 )
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
@@ -1882,8 +1883,7 @@ def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: 
             or close(m, n, rtol):
         return None
     w = w.astype(np.float64)
-    e = np.exp(yp - yp.max(axis=-1, keepdims=True))
-    sm, sg = e / e.sum(axis=-1, keepdims=True), 1 / (1 + np.exp(-yp))
+    sm, sg = softmax(yp), 1 / (1 + np.exp(-yp))
     readings = [("softmax(y_pred) (scores)", sm, lambda c, a=sm: -(w / (a + c) * a - a * np.sum(
                     w / (a + c) * a, axis=-1, keepdims=True))),
                 ("sigmoid(y_pred) and 1 - y (binary)", sg,
@@ -2188,12 +2188,7 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
         return None
     m, n, y, given = read
     onehot, lab = np.eye(z.shape[1])[y], "y" if given else "onehot(y)"
-
-    def softmax(axis):
-        e = np.exp(z - z.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-    N, p = z.shape[0], softmax(1)
+    N, p = z.shape[0], softmax(z, 1)
     scale = next((c for c in (1 / N, 1.0) if close(n, (p - onehot) * c, 1e-5, 1e-9)), None)
     if scale is None or close(m, n, 1e-6, 1e-9):
         return None
@@ -5499,9 +5494,7 @@ def _attention_softmax_signature(L: _Layer, key, m, n):
         return None
     for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
                           (1.0, "", "")):
-        S = Q @ K.swapaxes(-1, -2) * s
-        e = np.exp(S - S.max(axis=-1, keepdims=True))
-        P = e / e.sum(axis=-1, keepdims=True)
+        P = softmax(Q @ K.swapaxes(-1, -2) * s)
         if (P @ V).shape != L.Y.shape or not close(P @ V, L.Y, 1e-8):
             continue
         dP = L.G @ V.swapaxes(-1, -2)
@@ -5564,9 +5557,7 @@ def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
     d, bs = D // H, list(bs) if bs is not None else [None] * len(Ws)
     proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
     q, k, v = (_heads(proj(X, W) + (0 if b is None else b), H) for W, b in zip(Ws[:3], bs))
-    S = q @ k.swapaxes(-1, -2) * s
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    P = e / e.sum(axis=-1, keepdims=True)
+    P = softmax(q @ k.swapaxes(-1, -2) * s)
     M = (P @ v).transpose(0, 2, 1, 3).reshape(N, T, D)
     Y = proj(M, Ws[3]) + (0 if bs[3] is None else bs[3]) if len(Ws) == 4 else M
     Xf, grads = X.reshape(-1, D), {}
