@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import STEPS_ITSELF, _ones_apart, class_outputs
+from .._adapters import STEPS_ITSELF, _copy, _ones_apart, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -742,7 +742,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     short = _wrong_count(ret, xs, d_in)  # the inputs' parts alone fail: the parameters' are read (newuser25 H3)
     got: dict[str, Any] = dict.fromkeys(d_in, short) if short else dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
-    got, Y = {n: _frozen(g) for n, g in got.items()}, _frozen(Y)  # what is scored, before any diagnosis runs
+    # copies of what is scored, before any diagnosis runs the student's forward and backward again and zeroes the
+    # layer's gradients in place (newuser25 H1: lesson 32b's GRU scored 1/6, its correct dW_ih ... read as zeros)
+    got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
@@ -816,15 +818,6 @@ def _integers_read(layer: Any):
         yield
     finally:
         inner.integers_read = False
-
-
-def _frozen(value: Any) -> Any:
-    """A copy of an array the grader scores (a returned gradient, ``grads[k]``, the output), so that nothing run
-    after backward can change it: the layer-aware diagnosis of a wrong part runs the student's forward and backward
-    again and zeroes the layer's gradients in place first (:func:`gradcheck.diagnose._backward_of`; newuser25 H1: the
-    GRU of lesson 32b's ``gru_bug.py`` scored 1/6, its correct dW_ih, dW_hh, db_ih and db_hh read as zeros after the
-    "gated direct path missing" diagnosis of dH, 5/6 with ``numerical=False``). Anything else as it is."""
-    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
 
 
 @contextlib.contextmanager
