@@ -2000,7 +2000,7 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
                                       f"cross-correlation, as the forward does (no {written})"}
     if ok.all() and (f := _permutation(m, n, match)) is not None:
         return f
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    c = _ls_factor(m[ok], n[ok])
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
     k = y_size // m.size if m.size and y_size % m.size == 0 else 0
@@ -2023,6 +2023,12 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         more = f" ({inv} times too small" + (
             f"; {inv} = the {per} output positions per sample, e.g. H*W: a division by them too many" * (per == inv)) + ")"
     return "factor", {"c": c, "more": more}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
+
+
+def _ls_factor(m: np.ndarray, n: np.ndarray) -> float:
+    """The least-squares factor ``c`` of ``m`` over ``n``, ``sum(m n) / sum(n n)`` (the ``c`` that makes ``c n``
+    nearest to ``m``): the one estimate of the constant factor a gradient is off by."""
+    return float(np.sum(m * n) / np.sum(n * n))
 
 
 def _times_too_small(c: float) -> int:
@@ -2710,7 +2716,7 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
         t = t.astype(np.float64)
     if t.dtype.kind != "f" or t.shape != m.shape or m.shape != n.shape or not np.all(np.isfinite(m)):
         return None
-    if np.any(n) and close(m, float(np.sum(m * n) / np.sum(n * n)) * n, 1e-5, 1e-9):
+    if np.any(n) and close(m, _ls_factor(m, n) * n, 1e-5, 1e-9):
         return None
     rng, h, worst = probe_rng(7), 1e-5 * max(1.0, float(np.max(np.abs(t)))), 0.0
     for _ in range(3):
@@ -2748,7 +2754,7 @@ def name_classes_count(tensor: str, manual: Any, numerical: Any, shape: tuple) -
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if len(shape) < 2 or shape[0] == shape[-1] or m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
         return None
-    c, want = float(np.sum(m * n) / np.sum(n * n)), shape[0] / shape[-1]
+    c, want = _ls_factor(m, n), shape[0] / shape[-1]
     if abs(c / want - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
         return None
     return _find("factor-classes", tensor, c=c, n=shape[0], k=shape[-1])
@@ -2779,7 +2785,7 @@ def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true:
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
         return None
-    c = float(np.sum(m * n) / np.sum(n * n))
+    c = _ls_factor(m, n)
     p = round(1 / abs(c)) if c else 0
     if p not in (2, 3, 4) or abs(abs(c) * p - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
         return None
@@ -4258,7 +4264,7 @@ def _time_or_area(L: _Layer, key, m, n):
     input ``(N, T, D)`` (``factor-inverse-time``), or the window area of a 4-d input whose output is that many times
     smaller (``pool-area-missing``, in dX); else None."""
     X, ok = L.inputs[0], np.isfinite(n)
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok]) else 0.0
+    c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
     if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
         return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
     area = X.shape[2] * X.shape[3] / (L.Y.shape[2] * L.Y.shape[3]) if X.ndim == L.Y.ndim == 4 and L.Y.size else 0
@@ -5051,7 +5057,7 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
               and x.shape[-1] == N * N), None)
     if N < 2 or x is None or not np.any(n[ok]):
         return None
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    c = _ls_factor(m[ok], n[ok])
     big = abs(c / N - 1) < 1e-6
     if not big and abs(c * N - 1) >= 1e-6:
         return None
@@ -5095,7 +5101,7 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
     if not any(np.shape(w) == (y.shape[0], x.shape[0]) for w in weights):
         return None
     ok = np.isfinite(n)
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok] != 0) else 0.0
+    c = _ls_factor(m[ok], n[ok]) if np.any(n[ok] != 0) else 0.0
     if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
         return None
     return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
