@@ -131,6 +131,12 @@ def _params(fn):
         return None
 
 
+def _positional(fn, required=False):
+    """``fn``'s positional parameters (:class:`inspect.Parameter`, in order; ``required``: those without a default),
+    [] when its signature cannot be read."""
+    return [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and (p.default is p.empty or not required)]
+
+
 def _written_as(fn, name=None):
     """``fn``'s name (or ``name``) and its signature as written (``affine_forward(x, w, b)``); the name alone when
     the signature cannot be read."""
@@ -208,8 +214,7 @@ def _switch_attr(fn):
     if obj is None or tree is None:
         return "self.training" if obj is not None and _mode_methods(obj) else None
     me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
-    mine = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == me]
+    mine = [n for n in ast.walk(tree) if _switch_reach.self_attr(n, me)]
     # an attribute forward assigns itself (self.mode = self.dropout_param['mode'], kept for backward) is no switch
     written = {n.attr for n in mine if isinstance(n.ctx, ast.Store)}
     # a read-only property gradcheck cannot set (numpy-ml Dropout's trainable, tester31m M1) is no switch
@@ -703,8 +708,8 @@ def _passed_to(fn, call, name):
     """``(callee, its parameter)`` when ``call`` in ``fn`` passes the switch ``name`` on (``self._apply(X, mode)``,
     ``helper(mode=mode)``) to a method of ``fn``'s object or a function of its module; else None."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        callee = getattr(getattr(fn, "__self__", None), func.attr, None)
+    if (a := _switch_reach.self_attr(func)) is not None:
+        callee = getattr(getattr(fn, "__self__", None), a, None)
     elif isinstance(func, ast.Name):
         callee = _globals(fn).get(func.id)
     else:
@@ -1552,10 +1557,11 @@ class _Sinh:
         return np.cosh(x)
 
 
-def _softmax(z):
-    """Softmax over the last axis (numpy-ml's CrossEntropy: ``y_pred`` is the softmax of the output layer's ``z``)."""
-    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
+def softmax(z, axis=-1):
+    """Softmax of the array ``z`` over ``axis`` (its maximum subtracted first): the one the checker computes (numpy-ml's
+    CrossEntropy's ``y_pred``, the probabilities ``--pred probs`` draws, the diagnoses' readings of a softmax)."""
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def gradient_protocol(obj, kind="layer"):
@@ -1595,11 +1601,11 @@ def gradient_protocol(obj, kind="layer"):
         soft, neither = _two_arg_reading(obj, lname, gname, first) if package == "numpy-ml" and n == 2 else (False, "")
 
         def forward(self, y_pred, y_true):
-            y_pred = _softmax(y_pred) if soft else y_pred
+            y_pred = softmax(y_pred) if soft else y_pred
             return np.sum(getattr(self, lname)(*((y_pred, y_true) if first[lname] else (y_true, y_pred))))
 
         def backward(self, y_pred, y_true):
-            z, y_pred = (y_pred, _softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
+            z, y_pred = (y_pred, softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
             if soft and not np.allclose(np.sum(y_true, axis=-1), 1.0):
                 raise UnreadableError(
                     f"{type(self).__name__}.{gname}(y, y_pred) is numpy-ml's CrossEntropy convention: the gradient "
@@ -1664,18 +1670,18 @@ def _two_arg_reading(obj, lname, gname, first):
         return True, ""
     rng = probe_rng(0)
     z = rng.standard_normal((4, 3))
-    y_true = _softmax(rng.standard_normal((4, 3)))
+    y_true = softmax(rng.standard_normal((4, 3)))
 
     def pair(m, p, t):
         return (p, t) if first[m] else (t, p)
     err = {}
     for soft in (False, True):
         shim = types.SimpleNamespace(forward=lambda t, v, soft=soft: np.sum(
-            getattr(obj, lname)(*pair(lname, _softmax(v) if soft else v, t))))
-        at = z if soft else _softmax(z)
+            getattr(obj, lname)(*pair(lname, softmax(v) if soft else v, t))))
+        at = z if soft else softmax(z)
         try:
             with np.errstate(all="ignore"):
-                g = np.asarray(getattr(obj, gname)(*pair(gname, _softmax(z), y_true)), dtype=np.float64)
+                g = np.asarray(getattr(obj, gname)(*pair(gname, softmax(z), y_true)), dtype=np.float64)
                 err[soft] = _directional_error(shim, y_true, at, g) if g.shape == z.shape else 1.0
         except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
             err[soft] = 1.0
@@ -1950,8 +1956,7 @@ def frozen_backward(fwd, bwd):
         return None
     attr = mk[0].removeprefix("self.")
     tree = _source(bwd) if callable(bwd) else None
-    hit = tree is not None and any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Attribute) and n.test.attr == attr
-                                   and isinstance(n.test.value, ast.Name) and n.test.value.id == "self"
+    hit = tree is not None and any(isinstance(n, ast.Assert) and _switch_reach.self_attr(n.test) == attr
                                    for n in ast.walk(tree))
     return mk[0] if hit else None
 
@@ -2056,7 +2061,7 @@ class FunctionPair:
         (:meth:`_dict_weights`) into :attr:`grads` (copies; 0 for a weight without a key). AdapterError naming the
         keys when an input's is missing, or when backward returns a dict and no weight reads its keys."""
         f, b = self.student_forward.__name__, self.student_backward.__name__
-        names = [n for n, p in (_params(self.student_forward) or {}).items() if p.kind in _POSITIONAL][:self._n]
+        names = [p.name for p in _positional(self.student_forward)][:self._n]
         missing = [f"d{n}" for n in names if f"d{n}" not in g]
         if missing or len(names) < self._n:
             raise AdapterError(
@@ -2204,7 +2209,7 @@ def _first_outputs(outs, backward, forward):
     j = next((j for j in range(1, len(outs)) if _takes(backward, j + 1)), 0)
     if not j or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs[:j]):
         return None
-    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:j]
+    grads = [p.name for p in _positional(backward)][:j]
     return Outputs(_return_names(forward, len(outs) + 1, len(outs)) or [f"out{i}" for i in range(len(outs))], outs,
                    grads if all(g.isidentifier() for g in grads) else None, keep=list(range(j)))
 
@@ -2355,7 +2360,7 @@ def _cache_style(obj, res):
     taking ``(dout, cache)`` (``(dout_1, ..., dout_k, cache)``): a tuple whose first item is a float array, and a
     backward with one positional argument per item, the last named like a cache or the last item not a float
     array (a class's ``(h, c)`` for ``backward(dh, dc)`` is two outputs, :func:`several_outputs`)."""
-    ps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    ps = _positional(obj.backward)
     if not (isinstance(res, tuple) and len(res) >= 2 and isinstance(res[0], np.ndarray) and res[0].dtype.kind == "f"
             and len(ps) >= len(res) and sum(p.default is p.empty for p in ps) <= len(res)):
         return False
@@ -2414,8 +2419,8 @@ def _input_backward(obj, k):
     output (:data:`OUTPUT_NAMES`: ``out``, ``y``) before an upstream gradient (:data:`_UPSTREAM`) (``"output"``);
     another name before an upstream gradient (``"ambiguous"``: ``backward(a, dout)`` may take forward's input or its
     output, decided by behaviour, :func:`_handed_back`, said in a WARNING); ``""`` otherwise."""
-    fps = [p for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
-    bps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    fps = _positional(obj.forward, required=True)
+    bps = _positional(obj.backward)
     if len(fps) != k or len(bps) != k + 1 or any(p.default is not p.empty for p in bps):
         return ""
     names = [p.name for p in bps]
@@ -2545,7 +2550,7 @@ def list_input(fn):
     str or None
         The first positional argument's name, or None.
     """
-    ps = [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    ps = _positional(fn)
     if not ps:
         return None
     p, note = ps[0], ps[0].annotation
@@ -2637,7 +2642,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
     if len(outs) >= 2 and not cached and all(isinstance(o, np.ndarray) and o.dtype.kind in "fbiu" for o in outs):
         keep = [j for j, o in enumerate(outs) if o.dtype.kind == "f"]  # (Y, argmax): torch's return_indices=True
         if 0 < len(keep) < len(outs) and _takes(backward, len(keep)):  # indices have no gradient (tester22s)
-            grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(keep)]
+            grads = [p.name for p in _positional(backward)][:len(keep)]
             return Outputs(_return_names(forward, len(res), len(outs)) or
                            [f"output {j + 1}" for j in range(len(outs))], outs,
                            grads if all(g.isidentifier() for g in grads) else None, keep)
@@ -2650,7 +2655,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
     if not _takes(backward, len(outs) + cached):
         return None
-    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
+    grads = [p.name for p in _positional(backward)][:len(outs)]
     return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs,
                    grads if all(g.isidentifier() for g in grads) else None)
 
@@ -2744,7 +2749,7 @@ def objective(fn, init):
     with ``X``, ``y``, ``reg`` in ``--init`` is a function of its first argument alone (CS231n assignment 1's first
     gradient check, tester23s M4), checked for the gradient of that argument, every other one fixed; the targets
     ``--loss`` draws are not passed."""
-    pos = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL]
+    pos = [p.name for p in _positional(fn)]
     return len(pos) >= 2 and pos[1] in (init or {})
 
 
@@ -2950,7 +2955,7 @@ class LossFunction:
             if probe is not None:  # kept for every gradient's copy (loaded_with)
                 self._held = np.array(probe[-1], dtype=np.float64, copy=True)
         self.prime = None if self.objective else loss_derivative(fn)
-        names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+        names = [p.name for p in _positional(fn)][:2]
         names += ["x", "y"][len(names):]
         self.pred_first = self.prime_first = True
         if self.prime is not None:  # mse(y_true, y_pred): the order its names say, Keras's by default
@@ -3022,7 +3027,7 @@ class LossFunction:
     @property
     def _first(self):
         """fn's first positional argument's name (the data ``--input-shape`` draws)."""
-        return next(iter([p.name for p in (_params(self.fn) or {}).values() if p.kind in _POSITIONAL] or ["x"]))
+        return next(iter([p.name for p in _positional(self.fn)] or ["x"]))
 
     @property
     def checked(self):
@@ -3215,7 +3220,7 @@ def _stateless_backward(backward):
     """``(prediction first, names)`` when a loss's ``backward`` takes the prediction and the target itself
     (``backward(self, y_pred, y_true)``, Neural Networks from Scratch's ``backward(dvalues, y_true)``): two required
     arguments, the names of at least one saying which (:func:`loss_order`); else None."""
-    ps = [p for p in (_params(backward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    ps = _positional(backward, required=True)
     if len(ps) != 2 or ps[0].name.lower() in UPSTREAM_NAMES:
         return None
     first, names, by_name = loss_order(backward)
@@ -3502,7 +3507,7 @@ def _nnfs_calculate(obj):
     """``obj.calculate`` when it is Neural Networks from Scratch's ``Loss.calculate(output, y)`` (the mean of
     forward's per-sample losses): a method of two required array arguments beside forward; else None."""
     calc = getattr(obj, "calculate", None)
-    ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    ps = _positional(calc, required=True)
     return calc if callable(calc) and len(ps) == 2 else None
 
 
@@ -3538,8 +3543,8 @@ def _assigns(fn, attr):
     """Whether method ``fn`` assigns ``self.<attr>`` (a loss's ``self.dinputs``, ``self.output``: Neural Networks
     from Scratch), read from its source."""
     tree = _source(fn)
-    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)
-                                    and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
+    return tree is not None and any(_switch_reach.self_attr(n) == attr and isinstance(n.ctx, ast.Store)
+                                    for n in ast.walk(tree))
 
 
 def _upstream_arg(backward):
@@ -4607,14 +4612,11 @@ def _nan_reaches(obj, rewind, inputs, kw, owned, y0) -> bool:
     old = getattr(o, key, None)
     if not (isinstance(old, np.ndarray) and old.dtype.kind in "fc" and old.flags.writeable and old.size):
         return False
-    keep = old.copy()
     try:
-        old[...] = np.nan
-        y = _run(obj, rewind, inputs, kw)
+        with overwritten(old, np.nan):
+            y = _run(obj, rewind, inputs, kw)
     except Exception:  # noqa: BLE001 - student code on NaN: cannot tell
         return False
-    finally:
-        old[...] = keep
     return np.shape(y) == np.shape(y0) and bool(np.any(np.isnan(y) & ~np.isnan(y0)))
 
 
@@ -4639,7 +4641,7 @@ def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
                           "subtracts the mean)")):
             if ws:
                 info.setdefault("listed", []).append(
-                    f"{what.format(_names(ws))}, yet backward writes {_names([idle[w] for w in ws])}: checked "
+                    f"{what.format(joined_and(ws))}, yet backward writes {joined_and([idle[w] for w in ws])}: checked "
                     "against the numerical gradient, 0")
     return idle
 
@@ -4966,7 +4968,7 @@ def _aliases(named, checked):
         g.sort(key=list(checked).index)
         rep = next((r for r in g if all(_inside(arrays[m], arrays[r]) for m in g)), None)
         if rep is None:
-            raise AdapterError(f"{_names(g)} share part of their memory, but none of them holds the others: "
+            raise AdapterError(f"{joined_and(g)} share part of their memory, but none of them holds the others: "
                                "the gradient of the memory they share cannot be formed from theirs. Keep one "
                                "parameter array and take the others as views of it (W[:D], W.T), or give each "
                                f"its own array (np.array(...), a copy). {expected()}")
@@ -4984,6 +4986,25 @@ def _aliases(named, checked):
         if big is not None:
             views[u] = [big]
     return tied, views
+
+
+@contextlib.contextmanager
+def overwritten(a, value):
+    """The array ``a`` holding ``value`` (written in place, so a view of it moves with it) for the block, its contents
+    put back after, whatever the block raised: the one probe of what forward does with an array changed."""
+    keep = a.copy()
+    try:
+        a[...] = value
+        yield a
+    finally:
+        a[...] = keep
+
+
+def entry_moved(w, step, run):
+    """``run()`` with ``w[0, 1]`` moved by ``step``, the entry put back after: the probe :func:`_layout` tells a square
+    weight's layout by (here and in the grader's forward test)."""
+    with overwritten(w[:1, 1:2], w[:1, 1:2] + step):
+        return run()
 
 
 def _layout(w, inputs, y, moved=None):
@@ -5018,12 +5039,7 @@ def _seed_weights(obj, inputs, y, kw, names):
 
         def moved(step, w=w):
             with _all_undone([obj]) as rewind:
-                keep = w[0, 1].copy()
-                try:
-                    w[0, 1] = keep + step
-                    return _run(obj, rewind, inputs, kw)
-                finally:
-                    w[0, 1] = keep
+                return entry_moved(w, step, lambda: _run(obj, rewind, inputs, kw))
         lay = (_try(_layout, w, inputs, y, moved if w.flags.writeable else None) or "") if inputs and y is not None \
             else ""
         out.append(f"{n} {','.join(map(str, w.shape))} {w.dtype.name} {lay.partition('(')[2].rstrip(')')}")
@@ -5259,9 +5275,8 @@ def _stores(fn, names):
     nodes = list(ast.walk(tree.body[0]))
     if any(isinstance(n, ast.Return) and n.value is not None for n in nodes):
         return None
-    set_ = {t.attr for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    set_ = {_switch_reach.self_attr(t) for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
     return next((n for n in names if n in set_), None)
 
 
@@ -6448,12 +6463,12 @@ def _rebound_text(rebound):
     one = len(names) == 1
     first = names[0].rpartition(".")[2]
     held = [r.rpartition("(the model's ")[2].rstrip(")") for r in rebound if "(the model's " in r]
-    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {_names(names)}"
+    lead = (f"backward bound grads to a new list (self.grads = [...]) instead of writing into {joined_and(names)}"
             if any("(a new list)" in r for r in rebound) else
-            f"backward replaced {_names(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
+            f"backward replaced {joined_and(names)} with {'a new array' if one else 'new arrays'} instead of writing into "
             f"{'it' if one else 'them'}")
     return (f"{lead}; models that collected layer.grads keep the old "
-            f"{'one' if one else 'ones'}" + (f" (this model's {_names(held)}, never written: its optimizer steps with "
+            f"{'one' if one else 'ones'}" + (f" (this model's {joined_and(held)}, never written: its optimizer steps with "
                                              "zeros)" if held else "")
             + f": write `self.{first}[...] = dW`, not `self.{first} = dW`")
 
@@ -6462,9 +6477,9 @@ def _copies_text(cls, copies):
     """The protocol error of :func:`_copied_params`' ``[(params[0], layers.0.params[0]), ...]``."""
     ks, srcs = [k for k, _ in copies], [s for _, s in copies]
     one = len(copies) == 1
-    return (f"{cls}.{_names(ks)} {'is a copy' if one else 'are copies'} of {_names(srcs)} (the same values in "
-            f"{'its' if one else 'their'} own memory): forward reads {_names(srcs)}, never {_names(ks)}, so an "
-            f"optimizer stepping {_names(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
+    return (f"{cls}.{joined_and(ks)} {'is a copy' if one else 'are copies'} of {joined_and(srcs)} (the same values in "
+            f"{'its' if one else 'their'} own memory): forward reads {joined_and(srcs)}, never {joined_and(ks)}, so an "
+            f"optimizer stepping {joined_and(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
             "nothing and the model does not learn. List the layers' arrays themselves (self.params += "
             f"layer.params, no .copy()), so that the model's {ks[0]} is {srcs[0]}. {expected()}")
 
@@ -6587,12 +6602,8 @@ def _hidden(obj, inputs, kw, known=(), deep=False):
             return []  # an array it rewrites per call (self.mask) is no weight (tester20s M9)
         for k, a in [(k, a) for k, a in _outside(obj, spaces, deep).items()
                      if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
-            keep = a.copy()
-            try:
-                a[...] = a * 1.5 + 0.5
+            with overwritten(a, a * 1.5 + 0.5):
                 y = _run(obj, rewind, inputs, kw)
-            finally:
-                a[...] = keep
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 found.append((k, a))
         if not found:
@@ -6744,7 +6755,7 @@ def _stored(obj, before, returned):
 def _dx_names(obj, n):
     """The gradients of forward's ``n`` inputs by its argument names (``["dx", "dh"]``), else ``["dX"]`` or
     ``["dX0", "dX1"]``."""
-    ps = [p.name for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL][:n]
+    ps = [p.name for p in _positional(obj.forward)][:n]
     return ["d" + p for p in ps] if len(ps) == n else ["dX"] if n == 1 else [f"dX{i}" for i in range(n)]
 
 
@@ -6941,7 +6952,7 @@ def _one_per_memory(obj, children, pairs, info):
             mine = [m for m in ms if (_collector(named, m, tied[rep]) or rep) == top]
             info.setdefault("collected", {}).update(dict.fromkeys(mine, top))
             info.setdefault("listed", []).append(
-                f"{_names([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
+                f"{joined_and([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
                 f"checked once, with the model's gradient {pairs[top]}, which its optimizer steps with")
     shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
     tied = {rep: ms for rep, ms in tied.items() if ms}
@@ -6979,7 +6990,8 @@ def _value(obj, children, name, pairs):
     return getattr(owner, key, None)
 
 
-def _names(ns):
+def joined_and(ns):
+    """``"a, b and c"``: the one way a list of names is said in a sentence (adapters' notes, diagnoses)."""
     return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} and {ns[-1]}"
 
 
@@ -6990,10 +7002,10 @@ def _alias_text(tied, views, named, pairs):
         all_ = [rep, *(m for m, _, _ in ms)]
         each = "both" if len(all_) == 2 else "each"
         if all(named[m] is named[rep] for m in all_):
-            out.append(f"{_names(all_)} are the same array: their gradients are summed, as an optimizer that "
+            out.append(f"{joined_and(all_)} are the same array: their gradients are summed, as an optimizer that "
                        f"steps {each} applies them")
         else:
-            out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
+            out.append(f"{joined_and(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
                        f"element by element, as an optimizer that steps {each} applies them (unless {rep}'s gradient "
                        "already holds theirs, as a flat vector's does: then it is read alone)")
     by = {}
@@ -7002,9 +7014,9 @@ def _alias_text(tied, views, named, pairs):
     for over, us in by.items():
         checked = [f"d{r}" for r in over if r in pairs]  # as the table names them
         view = "a view" if len(us) == 1 else "views"
-        out.append(f"{_names(us)} {'is' if len(us) == 1 else 'are'} {view} of {_names(list(over))}" +
-                   (f": {_names(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
-                    f"{_names(checked)} checked" if checked else ""))
+        out.append(f"{joined_and(us)} {'is' if len(us) == 1 else 'are'} {view} of {joined_and(list(over))}" +
+                   (f": {joined_and(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
+                    f"{joined_and(checked)} checked" if checked else ""))
     return "".join(f"; {o}" for o in out)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from . import _pyast
 from ._import_scan import imported_files
 from ._kernel import probe_rng, upstream_draw
-from ._switch_reach import file_classes
+from ._switch_reach import file_classes, self_attr
 
 #: The spellings of a float32 dtype: as a string and as an attribute (``np.float32``), each with its float64 spelling
 #: in the copy (a string keeps its kind: ``'f'`` -> ``'d'``, ``'f4'`` -> ``'f8'``). Not float16 in float32 code: a
@@ -115,8 +115,7 @@ def _dtype_names(tree: ast.AST | None, c: ast.ClassDef | None,
         for n in ast.walk(f):
             if isinstance(n, ast.Assign) and (_readable(n.value, numpy) or ast.unparse(n.value) in known):
                 low = _low(n.value, numpy, half=True) or known.get(ast.unparse(n.value), False)
-                out |= {ast.unparse(t): low for t in n.targets if isinstance(t, ast.Attribute)
-                        and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                out |= {ast.unparse(t): low for t in n.targets if self_attr(t)}
     return out
 
 

@@ -74,6 +74,13 @@ def _parsed(fn):
         return None
 
 
+def self_attr(node, me="self"):
+    """``X`` when ``node`` is ``self.X`` (``me``: a method's first parameter), else None: the one reading of an
+    attribute of the object in a method's source."""
+    return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me \
+        else None
+
+
 def _tree(fn):
     """The first statement of ``fn``'s source (:func:`source_tree`: its ``def``), or None."""
     tree = source_tree(fn)
@@ -459,8 +466,7 @@ def _compared_numbers(fn, attr) -> list:
     -1``), in the order written: the other values of a string attribute compared with no other string."""
     tree, out = _tree(getattr(fn, "__func__", fn)), []
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Compare) and any(isinstance(s, ast.Attribute) and s.attr == attr and isinstance(
-                s.value, ast.Name) and s.value.id == "self" for s in [node.left, *node.comparators]):
+        if isinstance(node, ast.Compare) and any(self_attr(s) == attr for s in [node.left, *node.comparators]):
             out += [c.value for c in [node.left, *node.comparators] if isinstance(c, ast.Constant) and isinstance(
                 c.value, (int, float)) and not isinstance(c.value, bool) and c.value not in out]
             out += [-c.operand.value for c in [node.left, *node.comparators] if isinstance(c, ast.UnaryOp) and
@@ -957,8 +963,8 @@ class _ConstantReader:
         v = None
         if self.zero and (k := self.key(node)) is not None and k in self.zero:
             return 0.0
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            v = inspect.getattr_static(self.obj, node.attr, None)  # a property is not run
+        if (a := self_attr(node)) is not None:
+            v = inspect.getattr_static(self.obj, a, None)  # a property is not run
         elif isinstance(node, ast.Name) and node.id in self.local and node.id not in self.env:
             one = self.local[node.id] is not None and len(self.local[node.id]) == 1 and node.id not in self.params
             got = self.values(node) if one else []  # a local assigned once: its value; more: none is guessed
@@ -972,9 +978,7 @@ class _ConstantReader:
         """``"x"`` or ``"self.X"`` for a name or an attribute of self, else None."""
         if isinstance(node, ast.Name):
             return node.id
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return "self." + node.attr
-        return None
+        return None if (a := self_attr(node)) is None else "self." + a
 
     def forms(self, node) -> tuple:
         """The ``(a, b)`` with node = a X + b on some path, each once (a conditional expression, ``a or b``: either

@@ -25,9 +25,10 @@ from ._adapters import (
     _rebound_text,
     init_arrays,
     missing_gradients,
+    softmax,
     undecided_text,
 )
-from ._switch_reach import file_classes
+from ._switch_reach import file_classes, self_attr
 from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE, check_loss, loss_arg_names, loss_gradient_name
 from .compare import VACUOUS, close, compare, default_atol, mismatched
 from .config import eval_backward_refused, mode_word, training_modes
@@ -1785,10 +1786,6 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int,
     rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
     last = shape[-1]
 
-    def softmax(z):
-        e = np.exp(z - z.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
-
     y_pred = {"real": lambda: rp.standard_normal(shape), "probs": lambda: softmax(rp.standard_normal(shape)),
               "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]().astype(dtype or np.float64)
     if tkind in ("labels", "onehot"):
@@ -2505,8 +2502,7 @@ def _branch_note(label: str, target: str, args) -> str:
     held = {t.attr for n in ast.walk(fwd) if isinstance(n, ast.Assign) for t in n.targets
             if isinstance(t, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names}
     for n in ast.walk(bwd):
-        if isinstance(n, ast.If) and any(isinstance(a, ast.Attribute) and a.attr in held and isinstance(a.value, ast.Name)
-                                         and a.value.id == "self" for a in ast.walk(n.test)):
+        if isinstance(n, ast.If) and any(self_attr(a) in held for a in ast.walk(n.test)):
             kind = str(targets or "real").partition(":")[0]
             other = {"labels": "onehot", "onehot": "labels"}.get(kind)
             return (f"NOTE: backward branches on the targets (`if {ast.unparse(n.test)}:`, line {n.lineno}): only "

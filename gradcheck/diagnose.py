@@ -48,10 +48,13 @@ from ._adapters import (
     forward_takes,
     global_names,
     global_states,
+    joined_and,
+    overwritten,
+    softmax,
 )
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._switch_reach import file_classes
+from ._switch_reach import file_classes, self_attr
 from .check import (
     FAST_SAMPLE_ABOVE,
     LARGE_STEP,
@@ -75,6 +78,7 @@ from .numerical import (
     DEFAULT_EPS,
     default_eps,
     difference_quotient,
+    kernel,
     numerical_gradient,
     numerical_jacobian,
     probe_rng,
@@ -1450,8 +1454,7 @@ def _per_call_seeds(layer: Any) -> list[str]:
     seeded, changed = set(), set()
 
     def attrs(node):
-        return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+        return {a for n in ast.walk(node) if (a := self_attr(n))}
 
     for c in file_classes(path, name)[1]:
         for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
@@ -1643,7 +1646,8 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     (y0, *ys, y1), keys = got
     if not _exact(y0, y1) or not all(y.shape == y0.shape for y in ys):
         return None  # random, or a state it updates: not a float32 matter
-    small, large, twice, across = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
+    small, large, twice, across = (kernel("central", [p, m], [t, -t])[0]
+                                   for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
     if not all(np.all(np.isfinite(q)) for q in (small, large, twice, across)):
         return None
     # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
@@ -1695,9 +1699,10 @@ def _float16_cast(fwd, inputs, params, seed: int = 0) -> bool:
         got = _probe_points(fwd, inputs, params, np.float16, seed + s, ts)
         if got is None:
             return False
-        y0, qp, qm, ep, em = got[0]
+        y0, *ys = got[0]
         floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW16[1])
-        if not close((qp - qm) / (2 * _BELOW16[0]), (ep - em) / (2 * _BELOW16[1]), 1e-6, floor):
+        quarter, eighth = (kernel("central", [p, m], [t, -t])[0] for p, m, t in zip(ys[::2], ys[1::2], _BELOW16))
+        if not close(quarter, eighth, 1e-6, floor):
             return False
     return True
 
@@ -1881,8 +1886,7 @@ def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: 
             or close(m, n, rtol):
         return None
     w = w.astype(np.float64)
-    e = np.exp(yp - yp.max(axis=-1, keepdims=True))
-    sm, sg = e / e.sum(axis=-1, keepdims=True), 1 / (1 + np.exp(-yp))
+    sm, sg = softmax(yp), 1 / (1 + np.exp(-yp))
     readings = [("softmax(y_pred) (scores)", sm, lambda c, a=sm: -(w / (a + c) * a - a * np.sum(
                     w / (a + c) * a, axis=-1, keepdims=True))),
                 ("sigmoid(y_pred) and 1 - y (binary)", sg,
@@ -1999,7 +2003,7 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
                                       f"cross-correlation, as the forward does (no {written})"}
     if ok.all() and (f := _permutation(m, n, match)) is not None:
         return f
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    c = _ls_factor(m[ok], n[ok])
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
     k = y_size // m.size if m.size and y_size % m.size == 0 else 0
@@ -2022,6 +2026,12 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         more = f" ({inv} times too small" + (
             f"; {inv} = the {per} output positions per sample, e.g. H*W: a division by them too many" * (per == inv)) + ")"
     return "factor", {"c": c, "more": more}  # one phrase: "2 times the correct gradient" (not "twice ... (x2)")
+
+
+def _ls_factor(m: np.ndarray, n: np.ndarray) -> float:
+    """The least-squares factor ``c`` of ``m`` over ``n``, ``sum(m n) / sum(n n)`` (the ``c`` that makes ``c n``
+    nearest to ``m``): the one estimate of the constant factor a gradient is off by."""
+    return float(np.sum(m * n) / np.sum(n * n))
 
 
 def _times_too_small(c: float) -> int:
@@ -2187,12 +2197,7 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
         return None
     m, n, y, given = read
     onehot, lab = np.eye(z.shape[1])[y], "y" if given else "onehot(y)"
-
-    def softmax(axis):
-        e = np.exp(z - z.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-    N, p = z.shape[0], softmax(1)
+    N, p = z.shape[0], softmax(z, 1)
     scale = next((c for c in (1 / N, 1.0) if close(n, (p - onehot) * c, 1e-5, 1e-9)), None)
     if scale is None or close(m, n, 1e-6, 1e-9):
         return None
@@ -2714,7 +2719,7 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
         t = t.astype(np.float64)
     if t.dtype.kind != "f" or t.shape != m.shape or m.shape != n.shape or not np.all(np.isfinite(m)):
         return None
-    if np.any(n) and close(m, float(np.sum(m * n) / np.sum(n * n)) * n, 1e-5, 1e-9):
+    if np.any(n) and close(m, _ls_factor(m, n) * n, 1e-5, 1e-9):
         return None
     rng, h, worst = probe_rng(7), 1e-5 * max(1.0, float(np.max(np.abs(t)))), 0.0
     for _ in range(3):
@@ -2752,7 +2757,7 @@ def name_classes_count(tensor: str, manual: Any, numerical: Any, shape: tuple) -
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if len(shape) < 2 or shape[0] == shape[-1] or m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
         return None
-    c, want = float(np.sum(m * n) / np.sum(n * n)), shape[0] / shape[-1]
+    c, want = _ls_factor(m, n), shape[0] / shape[-1]
     if abs(c / want - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
         return None
     return _find("factor-classes", tensor, c=c, n=shape[0], k=shape[-1])
@@ -2783,7 +2788,7 @@ def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true:
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
         return None
-    c = float(np.sum(m * n) / np.sum(n * n))
+    c = _ls_factor(m, n)
     p = round(1 / abs(c)) if c else 0
     if p not in (2, 3, 4) or abs(abs(c) * p - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
         return None
@@ -3052,6 +3057,12 @@ class _Layer:
         (``kw``: ``eps``, ``method`` of :func:`gradcheck.numerical.layer_numerical_gradients`)."""
         return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
                           self.G if G is None else G, input_names=self.keys, which=which, **kw)
+
+    def forward_again(self) -> None:
+        """The checked forward run again on the check's inputs (copies), after a probe ran it elsewhere: its cache is
+        the check's again; what that raises is left unsaid (the probe's answer stands)."""
+        with contextlib.suppress(Exception):  # noqa: BLE001 - student code
+            self.proxy.forward(*[a.copy() for a in self.inputs], training=self.training)
 
     def fwd_with(self, i: int, xi: np.ndarray) -> np.ndarray:
         """The forward with input ``i`` replaced by ``xi`` (the others as checked)."""
@@ -3802,12 +3813,8 @@ def _kernel_flip_signature(L: _Layer, key, m):
         if idx is not None:
             ref = L.numer([key], [flipped if i == idx else x for i, x in enumerate(L.inputs)])[key]
         else:
-            saved = w.copy()
-            try:
-                w[...] = flipped
+            with overwritten(w, flipped):
                 ref = L.numer([key])[key]
-            finally:
-                w[...] = saved
         if close(m, ref, 1e-5):
             return "flipped-kernel", {
                 "which": f" ({name}{written})",
@@ -3961,11 +3968,8 @@ def _loop_overwrite_signature(L: _Layer, key, m):
     saved = p.copy()
 
     def fwd(v):
-        p[...] = v
-        try:
+        with overwritten(p, v):
             return L.fwd(*L.inputs)
-        finally:
-            p[...] = saved
 
     C = numerical_jacobian(fwd, saved) * G.reshape(-1, 1)
     idx = np.indices(G.shape).reshape(G.ndim, -1)
@@ -4267,7 +4271,7 @@ def _time_or_area(L: _Layer, key, m, n):
     input ``(N, T, D)`` (``factor-inverse-time``), or the window area of a 4-d input whose output is that many times
     smaller (``pool-area-missing``, in dX); else None."""
     X, ok = L.inputs[0], np.isfinite(n)
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok]) else 0.0
+    c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
     if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
         return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
     area = X.shape[2] * X.shape[3] / (L.Y.shape[2] * L.Y.shape[3]) if X.ndim == L.Y.ndim == 4 and L.Y.size else 0
@@ -4384,8 +4388,7 @@ def _gate_signature(L: _Layer, key, m, n):
         except Exception:  # noqa: BLE001 - student code at another dY: not told
             return None
         finally:
-            with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
-                L.proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+            L.forward_again()
         n2 = L.numer([key], G=G2)[key]
         if m2.shape == m.shape and close(n2 if code == "gate-factor-missing" else n2 - m2,
                                          r * (m2 if code == "gate-factor-missing" else G2), 1e-5):
@@ -4500,13 +4503,8 @@ def _one_dense_dz(diag: Diagnosis) -> None:
     eqs = [re.match(r"(.*?): it takes", f.message)[1] for f in hits]
     fixes = [re.search(r"so (.*?) with dZ", f.message)[1] for f in hits]
     z = re.search(r"pre-activation Z = (.*?) is due", hits[0].message)[1]
-    _as_one(diag, hits, _find("weight-skips-derivative", ", ".join(f.tensor for f in hits), eq=_listed(eqs),
-                              fixeq=_listed(fixes), z=z, it="each takes", same="", too=""))
-
-
-def _listed(items: Sequence[str]) -> str:
-    """``"a, b and c"``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    _as_one(diag, hits, _find("weight-skips-derivative", ", ".join(f.tensor for f in hits), eq=joined_and(eqs),
+                              fixeq=joined_and(fixes), z=z, it="each takes", same="", too=""))
 
 
 def _conv_transpose_stride_signature(L: _Layer, key, m, n):
@@ -4583,9 +4581,9 @@ def _alone_at(L: _Layer, m: np.ndarray, steps: Sequence[int]) -> dict[str, str]:
         return {"where": f"at every step (0..{T - 1}), which is right only at the last",
                 "which": "every step but the last misses"}
     rest = [t for t in range(T - 1) if t not in alone]
-    return {"where": f"at steps {_listed([str(t) for t in alone])} of 0..{T - 1} and at the last (where it is right), "
-                     f"not at step{'s' * (len(rest) > 1)} {_listed([str(t) for t in rest])}",
-            "which": f"step{'s' * (len(alone) > 1)} {_listed([str(t) for t in alone])} miss{'es' * (len(alone) == 1)}"}
+    return {"where": f"at steps {joined_and([str(t) for t in alone])} of 0..{T - 1} and at the last (where it is right), "
+                     f"not at step{'s' * (len(rest) > 1)} {joined_and([str(t) for t in rest])}",
+            "which": f"step{'s' * (len(alone) > 1)} {joined_and([str(t) for t in alone])} miss{'es' * (len(alone) == 1)}"}
 
 
 def _step_alone(L: _Layer, t: int) -> np.ndarray:
@@ -4642,8 +4640,7 @@ def _steps_not_summed(L: _Layer, key, m, n):
     except Exception:  # noqa: BLE001 - a layer that cannot run a one-step sequence: not told
         return None
     finally:
-        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
-            proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+        L.forward_again()
     if m1 is None or m1.shape != m.shape or not close(m1, L.numer([key], xs=one, G=G[:, :1])[key], 1e-5):
         return None
     return "steps-not-summed", {"T": X.shape[1], "x": V.grad_name(L.names[0])}
@@ -4749,8 +4746,7 @@ def _carry_probe(L: _Layer, j: int) -> bool:
     except Exception:  # noqa: BLE001 - a layer that cannot run a one-step sequence: not told
         ok = False
     finally:
-        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own input again
-            L.proxy.forward(*[a.copy() for a in L.inputs], training=L.training)
+        L.forward_again()
     L.__dict__["_carry_probe"] = ok
     return ok
 
@@ -4777,7 +4773,7 @@ def _one_step_finding(L: _Layer, diag: Diagnosis, code: str) -> None:
     fields = {"be": "are", "x": V.grad_name(L.names[0]), "last": last, "T": last + 1}
     if code == "first-step-missing":
         fields["h0"] = V.grad_name(L.names[_initial_state(L) or 1])
-    _as_one(diag, hits, _find(code, _listed([f.tensor for f in hits]), **fields))
+    _as_one(diag, hits, _find(code, joined_and([f.tensor for f in hits]), **fields))
 
 
 def _backward_of(L: _Layer, xs, G):
@@ -5068,7 +5064,7 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
               and x.shape[-1] == N * N), None)
     if N < 2 or x is None or not np.any(n[ok]):
         return None
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
+    c = _ls_factor(m[ok], n[ok])
     big = abs(c / N - 1) < 1e-6
     if not big and abs(c * N - 1) >= 1e-6:
         return None
@@ -5112,7 +5108,7 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
     if not any(np.shape(w) == (y.shape[0], x.shape[0]) for w in weights):
         return None
     ok = np.isfinite(n)
-    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok] != 0) else 0.0
+    c = _ls_factor(m[ok], n[ok]) if np.any(n[ok] != 0) else 0.0
     if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
         return None
     return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
@@ -5514,9 +5510,7 @@ def _attention_softmax_signature(L: _Layer, key, m, n):
         return None
     for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
                           (1.0, "", "")):
-        S = Q @ K.swapaxes(-1, -2) * s
-        e = np.exp(S - S.max(axis=-1, keepdims=True))
-        P = e / e.sum(axis=-1, keepdims=True)
+        P = softmax(Q @ K.swapaxes(-1, -2) * s)
         if (P @ V).shape != L.Y.shape or not close(P @ V, L.Y, 1e-8):
             continue
         dP = L.G @ V.swapaxes(-1, -2)
@@ -5579,9 +5573,7 @@ def _mha_grads(X, Ws, H, s, lay, G, bug="", bs=None):
     d, bs = D // H, list(bs) if bs is not None else [None] * len(Ws)
     proj = (lambda A, W: A @ W) if lay == 0 else (lambda A, W: A @ W.T)
     q, k, v = (_heads(proj(X, W) + (0 if b is None else b), H) for W, b in zip(Ws[:3], bs))
-    S = q @ k.swapaxes(-1, -2) * s
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    P = e / e.sum(axis=-1, keepdims=True)
+    P = softmax(q @ k.swapaxes(-1, -2) * s)
     M = (P @ v).transpose(0, 2, 1, 3).reshape(N, T, D)
     Y = proj(M, Ws[3]) + (0 if bs[3] is None else bs[3]) if len(Ws) == 4 else M
     Xf, grads = X.reshape(-1, D), {}
@@ -6088,35 +6080,26 @@ def _compared_constants(layer: Any) -> list[float]:
         return []
 
 
-def _bounds_beyond(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
-    """The constants forward compares its first input with (:func:`_compared_constants`) beyond the range of
-    ``inputs[0]`` and within ``V.STRADDLE_MAX``: where a forward that gives zeros on the drawn inputs may not
-    (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``), so that is no mask dropping every entry but a layer
-    checked around them (:func:`at_straddled_inputs`; tester22s H4)."""
-    x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
-    if x0.dtype.kind != "f" or x0.size == 0:
-        return []
-    lo, hi = float(x0.min()), float(x0.max())
-    return [c for c in _compared_constants(layer) if (c < lo or c > hi) and abs(c) <= V.STRADDLE_MAX]
-
-
 #: How near a constant forward compares its first input with the drawn entries must come on each side of it, else the
-#: layer is checked around it too (:func:`_one_sided`): a backward whose threshold is off by less (``dZ[Z <= 0.5] =
-#: 0`` for ReLU's 0) is wrong only at entries between the two.
+#: layer is checked around it too (:func:`_unchecked_constants`): a backward whose threshold is off by less (``dZ[Z <=
+#: 0.5] = 0`` for ReLU's 0) is wrong only at entries between the two.
 SIDE_REACH = 0.5
 
 
-def _one_sided(layer: Any, inputs: Sequence[np.ndarray]) -> list[float]:
-    """The constants forward compares its first input with (:func:`_compared_constants`) within the drawn input's
-    range (and ``V.STRADDLE_MAX``) that have no drawn entry within :data:`SIDE_REACH` on one side (tester33 F10: a
-    ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]): checked around
-    them as around the constants beyond the range (:func:`at_straddled_inputs`), entries at least
-    ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
+def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list[float], list[float]]:
+    """``(beyond, one_sided)``: the constants forward compares its first input with (:func:`_compared_constants`)
+    within ``V.STRADDLE_MAX`` that the drawn ``inputs[0]`` does not check around. ``beyond``: those beyond its range,
+    where a forward that gives zeros on the drawn inputs may not (a softshrink at 4: ``np.where(np.abs(X) > 4, ...)``),
+    so that is no mask dropping every entry but a layer checked around them (:func:`at_straddled_inputs`; tester22s
+    H4). ``one_sided``: those within its range with no drawn entry within :data:`SIDE_REACH` on one side (tester33
+    F10: a ReLU backward thresholding at 0.5 PASSed at (3, 4), seed 0, where no entry lay in (0, 0.5]), checked
+    around as the others are, entries at least ``V.STRADDLE_GAP`` away from each (no step crosses the kink)."""
     x0 = np.asarray(inputs[0]) if inputs else np.zeros(0)
     if x0.dtype.kind != "f" or x0.size == 0:
-        return []
+        return [], []
     lo, hi, x = float(x0.min()), float(x0.max()), x0.ravel()
-    return [c for c in _compared_constants(layer) if lo <= c <= hi and abs(c) <= V.STRADDLE_MAX and not (
+    cs = [c for c in _compared_constants(layer) if abs(c) <= V.STRADDLE_MAX]
+    return [c for c in cs if c < lo or c > hi], [c for c in cs if lo <= c <= hi and not (
         np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
 
 
@@ -6137,7 +6120,7 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     x0 = inputs[0]
     if x0.dtype.kind != "f" or x0.size == 0:
         return diag
-    outside = _bounds_beyond(layer, inputs) + _one_sided(layer, inputs)
+    outside = sum(_unchecked_constants(layer, inputs), [])
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
@@ -6395,8 +6378,7 @@ def _forward_reads(layer: Any) -> set[str]:
     out: set[str] = set()
     for c in layer_classes(layer)[1]:
         for f in (f for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("forward", "call", "__call__")):
-            out |= {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                    and n.value.id == "self"}
+            out |= {a for n in ast.walk(f) if (a := self_attr(n))}
     return out
 
 
@@ -6441,8 +6423,7 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
         return None
     finally:
-        with contextlib.suppress(Exception):  # noqa: BLE001 - the check's own forward ran before: same input again
-            L.proxy.forward(*[x.copy() for x in L.inputs], training=L.training)
+        L.forward_again()  # the check's own forward ran before: same input again
     nn = float(np.sum(n2 * n2))
     if m2.shape != n2.shape or not np.isfinite(nn) or nn == 0:
         return None
@@ -7616,7 +7597,7 @@ class _Probes:
             self.find("one-sample-norm", mode=self.in_mode())
         elif ok and not self.diag.held and not np.any(Y1) and (zero := _zero_weights(layer)) and self.constant():
             self.find("zero-weights", names=zero, mode=self.in_mode())  # tester20g
-        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _bounds_beyond(layer, inputs):
+        elif ok and not self.diag.held and not np.any(Y1) and self.constant() and not _unchecked_constants(layer, inputs)[0]:
             # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
             self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "

@@ -271,23 +271,20 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
                 bar.update()
         return out
 
-    def _many_chunk(chunk):
-        out = []
-        for start in range(0, len(chunk), per_call):
-            ins, pars, edits = [], [], []
-            for j, (idx, value) in enumerate(chunk[start:start + per_call]):
-                if is_input:
-                    row = list(xs)
-                    row[key] = base.copy() if cell is None else cell.copy()
-                    row[key][idx] = value
-                    ins.append(row)
-                    edits.append([])
-                else:
-                    ins.append(xs if j == 0 else None)
-                    edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(value))])
-                pars.append(full if j == 0 else {})
-            out += [objective(Y, G) for Y in forward_many(ins, pars, edits)]
-        return out
+    def _many_chunk(chunk):  # one forward_many call: evaluate's chunks hold per_call jobs at most
+        ins, pars, edits = [], [], []
+        for j, (idx, value) in enumerate(chunk):
+            if is_input:
+                row = list(xs)
+                row[key] = base.copy() if cell is None else cell.copy()
+                row[key][idx] = value
+                ins.append(row)
+                edits.append([])
+            else:
+                ins.append(xs if j == 0 else None)
+                edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(value))])
+            pars.append(full if j == 0 else {})
+        return [objective(Y, G) for Y in forward_many(ins, pars, edits)]
 
     def f0():
         return scalar_objective(forward_many([xs], [full], [[]])[0] if unperturbed is None else unperturbed(), G)

@@ -34,6 +34,7 @@ from ._adapters import (
     Adapted,
     FunctionPair,
     _is_layer,
+    _ones_apart,
     _scalar,
     backward_keywords,
     cache_guard,
@@ -42,7 +43,7 @@ from ._adapters import (
     stored_inputs,
     walk,
 )
-from .compare import close
+from .compare import close, relative_error
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -374,7 +375,7 @@ def one_sign_only(backward_at: Any, G: np.ndarray, first: Mapping[str, np.ndarra
                                       and close(first[k] + second[k], 2 * np.asarray(zero[k], np.float64), rtol, atol))]
     out = {}
     for k in bad:
-        d = np.abs(first[k] + second[k]) / np.maximum(np.abs(first[k]) + np.abs(second[k]), 1e-300)  # as compare
+        d = relative_error(first[k], -second[k], 1e-300)
         i = np.unravel_index(int(np.nanargmax(np.nan_to_num(d, nan=np.inf))), d.shape) if d.ndim else ()
         out[k] = (ONE_SIGN.format(t=name(k), g=float(np.ravel(G)[0]), h=-float(np.ravel(G)[0]),
                                   idx=list(map(int, i)) if i else "", a=float(first[k][i]) + 0.0, b=float(second[k][i]) + 0.0),
@@ -892,12 +893,9 @@ def _give_params(params, shapes, assign, mismatch, square=False, ones=False) -> 
     is raised for another shape."""
     def reversed_2d(a, b):
         return len(a) == len(b) == 2 and (a[0] != a[1] or square) and a == b[::-1]
-
-    def ones_apart(a, b):
-        return ones and [d for d in a if d != 1] == [d for d in b if d != 1]
     transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
     for k, p in params.items():
-        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)) and not ones_apart(shapes[k], np.shape(p)):
+        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)) and not (ones and _ones_apart(shapes[k], np.shape(p))):
             raise mismatch(k, p)
         assign(k, np.array(p, dtype=np.float64).T.copy() if k in transposed
                else np.array(p, dtype=np.float64).reshape(tuple(shapes[k])))

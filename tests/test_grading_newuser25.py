@@ -4,7 +4,8 @@ H1: a diagnosis changed the score. Lesson 32b's ``gru_bug.py`` (dH without the d
 its correct dW_ih, dW_hh, db_ih and db_hh "all zeros", 5/6 with ``numerical=False``: the "gated direct path
 missing" signature of dH ran the student's backward again after zeroing the layer's gradients in place, the very
 arrays the grader then scored. What is scored is now copied before any diagnosis runs, and the evaluation point is
-put back after it (:func:`gradcheck.grading.checks._frozen`, ``_params_kept``).
+put back after it (:func:`gradcheck._adapters._copy` in :func:`gradcheck.grading.checks.layer_gradients`,
+``_params_kept``).
 """
 
 from pathlib import Path

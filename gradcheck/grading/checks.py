@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import STEPS_ITSELF, class_outputs
+from .._adapters import STEPS_ITSELF, _copy, _ones_apart, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -232,8 +232,9 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. A 2-D weight stored the other way round
     from the reference's is set transposed (its gradient compared transposed back, :func:`_as_stored`): told by its
     shape, or for a square one, given the test's inputs ``xs``, by forward on each side (:func:`_square_flips`). One
-    kept with axes of size 1 more or fewer (``(1, d)`` for ``(d,)``, :func:`_size1_axes`) is set reshaped, its
-    gradient compared reshaped. Returns the values set (float64 copies).
+    kept with axes of size 1 more or fewer (``(1, d)`` for ``(d,)``, :func:`gradcheck._adapters._ones_apart`, as
+    ``gradcheck check`` takes it: tester23g M4) is set reshaped, its gradient compared reshaped. Returns the values
+    set (float64 copies).
 
     Raises
     ------
@@ -248,7 +249,7 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0, params: Mappi
     if set(theirs) != set(ours):
         raise StudentCodeError(_other_params(layer, owner, theirs, ours))
     flips = {k for k, v in ours.items() if v.ndim == 2 and theirs[k].shape == v.shape[::-1] != v.shape}
-    axes = {k: theirs[k].shape for k, v in ours.items() if k not in flips and _size1_axes(theirs[k].shape, v.shape)}
+    axes = {k: theirs[k].shape for k, v in ours.items() if k not in flips and _ones_apart(theirs[k].shape, v.shape)}
     for k, v in ours.items():
         if theirs[k].shape != (v.shape[::-1] if k in flips else axes.get(k, v.shape)):
             _reference_contradiction(layer, reference, {n: a.shape for n, a in theirs.items()})
@@ -350,13 +351,6 @@ def _as_stored(layer: Any, key: str, grads: Any) -> Any:
     return grad.T if flipped and isinstance(grad, np.ndarray) and grad.ndim == 2 else grad
 
 
-def _size1_axes(theirs: tuple[int, ...], ours: tuple[int, ...]) -> bool:
-    """Whether a student's parameter shape ``theirs`` differs from the reference's ``ours`` by axes of size 1 alone
-    (``(1, 4)`` for ``(4,)``): the same elements in the same order, as ``gradcheck check`` (which knows no reference)
-    takes it, so the grade takes it too (tester23g M4: Scale's gamma as (1, d) PASSed there, 0/3 here)."""
-    return theirs != ours and [n for n in theirs if n != 1] == [n for n in ours if n != 1]
-
-
 def _drawn_point(ours: Mapping[str, np.ndarray], seed: int, params: Mapping[str, np.ndarray] | None
                  ) -> dict[str, np.ndarray]:
     """The values :func:`evaluation_point` sets, in the reference's keys and shapes (``ours``): the test's ``params``,
@@ -418,15 +412,10 @@ def _forward_layout(forward: Any, w: np.ndarray, xs: list[np.ndarray]) -> str:
     """``"in, out"``, ``"out, in"`` or "" of the 2-D weight ``w`` that ``forward`` reads, by
     :func:`gradcheck._adapters._layout` (a square one: ``w[0, 1]`` moved by 1, which output column moves; the entry
     put back)."""
-    from .._adapters import _layout
+    from .._adapters import _layout, entry_moved
 
     def moved(step: float) -> np.ndarray:
-        keep = w[0, 1].copy()
-        try:
-            w[0, 1] = keep + step
-            return np.asarray(forward(*[x.copy() for x in xs]), dtype=np.float64)
-        finally:
-            w[0, 1] = keep
+        return entry_moved(w, step, lambda: np.asarray(forward(*[x.copy() for x in xs]), dtype=np.float64))
     y = moved(0.0)
     return _layout(w, xs, y, lambda step: y if step == 0 else moved(step)).partition("(")[2].rstrip(")")  # (y: base)
 
@@ -753,7 +742,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     short = _wrong_count(ret, xs, d_in)  # the inputs' parts alone fail: the parameters' are read (newuser25 H3)
     got: dict[str, Any] = dict.fromkeys(d_in, short) if short else dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
-    got, Y = {n: _frozen(g) for n, g in got.items()}, _frozen(Y)  # what is scored, before any diagnosis runs
+    got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
@@ -827,15 +816,6 @@ def _integers_read(layer: Any):
         yield
     finally:
         inner.integers_read = False
-
-
-def _frozen(value: Any) -> Any:
-    """A copy of an array the grader scores (a returned gradient, ``grads[k]``, the output), so that nothing run
-    after backward can change it: the layer-aware diagnosis of a wrong part runs the student's forward and backward
-    again and zeroes the layer's gradients in place first (:func:`gradcheck.diagnose._backward_of`; newuser25 H1: the
-    GRU of lesson 32b's ``gru_bug.py`` scored 1/6, its correct dW_ih, dW_hh, db_ih and db_hh read as zeros after the
-    "gated direct path missing" diagnosis of dH, 5/6 with ``numerical=False``). Anything else as it is."""
-    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
 
 
 @contextlib.contextmanager

@@ -35,12 +35,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import inspect
 import math
 import os
 import stat
 import sys
-import textwrap
 import time
 import zlib
 from pathlib import Path
@@ -49,8 +47,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .. import _pyast
 from .. import _validation as V
+from .._switch_reach import source_tree
 from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
 from . import checks as C
 from .runner import (
@@ -215,9 +213,8 @@ def _one_check(function) -> tuple | None:
     any loop, with literal ``parts={...}`` (``what`` "parts sum", ``parts`` its source) or ``points=n`` (``what``
     "points=", ``parts`` ""); None for any other function. Read once per function (the items of a parametrized test
     share it): the source's syntax tree, which costs milliseconds a test."""
-    try:
-        tree = _pyast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError, AttributeError):
+    tree = source_tree(function)
+    if tree is None:
         return None
     calls, looped = [], set()
     for node in ast.walk(tree):
