@@ -1,0 +1,75 @@
+"""Session 34's OpInfo findings (opinfo34, fixed by fixo34): numpy's dtype promotion of weights
+in average/cov, pinv with every singular value cut, logsumexp on 0-d and empty input, imag of a
+0-d complex Variable, norm(ord=0) of complex input, eig of empty matrices, take on 0-d input,
+corrcoef's refusal of complex input, the NaN rule of maximum/minimum."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+
+def _central(f, x, h=1e-6):
+    """d f / d x (f real-valued) by central differences."""
+    x = np.array(x, dtype=float)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, dn = x.copy(), x.copy()
+        up[i] += h
+        dn[i] -= h
+        out[i] = (f(up) - f(dn)) / (2 * h)
+    return out
+
+
+# --- F0: the weights are summed in numpy's result dtype, never their own -------------------
+X3 = np.array([1.0, 2.0, 4.0])
+W32 = np.array([0.3666413, 0.0583007, 0.7006447], dtype=np.float32)
+
+
+def test_cov_float32_aweights_of_float64_data_summed_in_float64():
+    got = float(np.asarray(np.cov(ap.constant(X3), ddof=2, aweights=ap.constant(W32))))
+    # mpmath (50 digits) on the same inputs: 263.0960412744848; float32 sums gave 263.0937288...
+    assert abs(got - 263.0960412744848) <= 1e-12 * 263.1
+    for kw in (dict(ddof=2), dict(ddof=0), dict(), dict(fweights=np.array([1, 2, 1]))):
+        for w in (ap.constant(W32), W32):
+            got = np.asarray(np.cov(ap.constant(X3), aweights=w, **kw))
+            want = np.cov(X3, aweights=W32, **kw)
+            assert got.dtype == want.dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_average_sums_float32_weights_in_the_result_dtype_and_returns_it():
+    avg, scl = np.average(ap.constant(X3), weights=ap.constant(W32), returned=True)
+    assert np.asarray(scl).dtype == np.float64 and np.asarray(avg).dtype == np.float64
+    assert abs(float(np.asarray(scl)) - math.fsum(W32.astype(float))) <= 1e-15
+    want = math.fsum(X3 * W32.astype(float)) / math.fsum(W32.astype(float))
+    assert abs(float(np.asarray(avg)) - want) <= 1e-15 * abs(want)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for w in (np.array([1, 2, 3]), np.array([0.5, 1.0, 2.0])):  # int64 / float64 weights, float32 data
+        a, s = np.average(ap.constant(x), axis=1, weights=w, returned=True)
+        na, ns = np.average(x, axis=1, weights=w, returned=True)
+        assert (np.asarray(a).dtype, np.asarray(s).dtype) == (na.dtype, ns.dtype) == (np.float64,) * 2
+        np.testing.assert_allclose(np.asarray(a), na, rtol=1e-15)
+
+
+def test_cov_dtype_option_follows_numpy_promotion():
+    x = np.array([[1.0, 2.5, 4.0, 0.5], [2.0, 0.0, 1.0, 3.0]])
+    for kw in (dict(dtype=np.float32), dict(dtype=np.float32, aweights=W32[[0, 1, 2, 0]])):
+        got, want = np.asarray(np.cov(ap.constant(x), **kw)), np.cov(x, **kw)
+        assert got.dtype == want.dtype  # float32 without weights; float64 with (numpy's)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_cov_weighted_gradients_match_central_differences():
+    x = np.array([[1.0, 2.5, 4.0], [2.0, 0.0, 1.0]])
+    w = np.array([0.5, 2.0, 1.25])
+    f = lambda a, b: np.cov(a, ddof=2, aweights=b)[0, 1]  # noqa: E731
+    vx, vw = ap.Variable(x), ap.Variable(w)
+    with ap.GradientTape() as t:
+        y = f(vx, vw)
+    gx, gw = (np.asarray(g) for g in t.gradient(y, [vx, vw]))
+    np.testing.assert_allclose(gx, _central(lambda a: f(a, w), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw, _central(lambda b: f(x, b), w), rtol=1e-6, atol=1e-8)
