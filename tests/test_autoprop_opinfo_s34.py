@@ -73,3 +73,29 @@ def test_cov_weighted_gradients_match_central_differences():
     gx, gw = (np.asarray(g) for g in t.gradient(y, [vx, vw]))
     np.testing.assert_allclose(gx, _central(lambda a: f(a, w), x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gw, _central(lambda b: f(x, b), w), rtol=1e-6, atol=1e-8)
+
+
+# --- F1: pinv with every singular value cut (rcond >= 1): A^+ = 0 everywhere, derivative 0 ---
+@pytest.mark.parametrize("kw", [dict(rtol=1.0), dict(rcond=1.5)])
+def test_pinv_cutting_every_value_has_derivative_zero(kw):
+    A = np.array([[2.0, 0.3], [0.1, 1.0], [0.5, -1.0]])
+    f = lambda a: float(np.sum(np.linalg.pinv(a, **kw) * np.arange(6.0).reshape(2, 3)))  # noqa: E731
+    x = ap.Variable(A)
+    with ap.GradientTape() as t:
+        y = np.sum(np.linalg.pinv(x, **kw) * np.arange(6.0).reshape(2, 3))
+    g = np.asarray(t.gradient(y, x))
+    np.testing.assert_array_equal(g, _central(f, A))  # central differences: exactly 0
+    np.testing.assert_array_equal(g, np.zeros((3, 2)))
+    with ap.ForwardAccumulator(x, np.ones((3, 2))) as acc:
+        y = np.linalg.pinv(x, **kw)
+    np.testing.assert_array_equal(np.asarray(acc.jvp(y)), np.zeros((2, 3)))
+
+
+def test_pinv_batch_with_one_matrix_all_cut_keeps_the_others_gradient():
+    A = np.array([[2.0, 0.3], [0.1, 1.0]])
+    x = ap.Variable(np.stack([A, A]))
+    with ap.GradientTape() as t:
+        y = np.sum(np.linalg.pinv(x, rcond=np.array([1.0, 1e-15])))
+    g = np.asarray(t.gradient(y, x))
+    np.testing.assert_array_equal(g[0], np.zeros((2, 2)))
+    np.testing.assert_allclose(g[1], _central(lambda a: np.sum(np.linalg.inv(a)), A), rtol=1e-6)
