@@ -99,3 +99,56 @@ def test_pinv_batch_with_one_matrix_all_cut_keeps_the_others_gradient():
     g = np.asarray(t.gradient(y, x))
     np.testing.assert_array_equal(g[0], np.zeros((2, 2)))
     np.testing.assert_allclose(g[1], _central(lambda a: np.sum(np.linalg.inv(a)), A), rtol=1e-6)
+
+
+# --- F2, F8: scipy's logsumexp on 0-d input (atleast_1d) and on empty slices (-inf) -----------
+@pytest.mark.parametrize("b", [None, 2.0, np.array([1.0, -1.0])])
+@pytest.mark.parametrize("a", [np.float64(0.5), np.zeros(0), np.zeros((3, 0)), np.zeros((0, 3)), np.array([1.0, 2.0])])
+def test_logsumexp_0d_and_empty_as_scipy(a, b):
+    import scipy.special as sp
+
+    from autoprop.scipy import special as asp
+    for axis in (None, 0, -1, (0,), (-1,), 1):
+        for keepdims in (False, True):
+            kw = dict(axis=axis, b=b, keepdims=keepdims)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    want = np.asarray(sp.logsumexp(a, **kw))
+            except (ValueError, IndexError):  # (scipy's own refusals: axis out of range, broadcast)
+                continue
+            got = np.asarray(asp.logsumexp(ap.Variable(a), **kw))
+            assert got.shape == want.shape, kw
+            np.testing.assert_array_equal(got, want)  # -inf where empty; one element: a itself
+
+
+def test_logsumexp_0d_and_empty_gradients():
+    from autoprop.scipy import special as asp
+    for a, kw in ((np.float64(0.5), dict(axis=(0,), keepdims=True)), (np.float64(0.5), dict(axis=(-1,))),
+                  (np.zeros(0), dict(axis=0)), (np.zeros((3, 0)), dict(axis=1)), (np.zeros((0, 3)), dict(axis=0))):
+        for b in (None, 2.0):
+            v = ap.Variable(a)
+            with ap.GradientTape() as t:
+                y = np.sum(asp.logsumexp(v, b=b, **kw))
+            g = np.asarray(t.gradient(y, v))
+            assert g.shape == a.shape
+            np.testing.assert_array_equal(g, np.ones(a.shape))  # one element: d/da = 1; empty: empty
+            with ap.ForwardAccumulator(v, np.ones(a.shape)) as acc:
+                y = asp.logsumexp(v, b=b, **kw)
+            np.testing.assert_array_equal(np.asarray(acc.jvp(y)), np.where(np.asarray(y) == -np.inf, 0.0, 1.0))
+
+
+# --- F3: a rule on 0-d values that gives a Python number (-1j * numpy float scalar) ----------
+@pytest.mark.parametrize("op", ["imag", "real", "conj", "angle", "abs", "exp", "square"])
+def test_0d_complex_gradient_matches_its_1d_twin(op):
+    z = 1 + 2j
+
+    def grad(v):
+        with ap.GradientTape() as t:
+            y = np.sum(np.real(getattr(np, op)(v) * 3.0))
+        return np.asarray(t.gradient(y, v))
+    g0, g1 = grad(ap.Variable(np.complex128(z))), grad(ap.Variable(np.array([z])))
+    assert g0.shape == () and g0.dtype == np.complex128
+    assert g0 == g1[0]
+    if op == "imag":
+        assert g0 == 3j  # torch's (d/d conj(z) convention: HIPS autograd gives the conjugate, -3j)

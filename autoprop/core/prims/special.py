@@ -232,7 +232,7 @@ real = defprim("real", np.real, lambda g, ans, x: _match(x, g), jvp=lambda t, an
 
 
 def _imag_vjp(g, ans, x):
-    return -1j * g if _is_c(x) else g * 0.0
+    return np.multiply(g, -1j) if _is_c(x) else g * 0.0  # (-1j * g of a numpy float scalar: a Python complex)
 
 
 imag = defprim("imag", np.imag, _imag_vjp, jvp=lambda t, ans, x: np.imag(t),
