@@ -152,3 +152,15 @@ def test_0d_complex_gradient_matches_its_1d_twin(op):
     assert g0 == g1[0]
     if op == "imag":
         assert g0 == 3j  # torch's (d/d conj(z) convention: HIPS autograd gives the conjugate, -3j)
+
+
+# --- F4: the count norm (ord=0) of complex input is real, as numpy ---------------------------
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64, np.float32, np.float64])
+def test_norm_ord0_has_numpys_real_dtype(dt):
+    z = np.array([[1 + 2j, 0, 3j], [0, 0, 1]]).astype(dt) if np.dtype(dt).kind == "c" else \
+        np.array([[1.0, 0, 3.0], [0, 0, 1]], dtype=dt)
+    for f in (lambda a: np.linalg.norm(a[0], 0), lambda a: np.linalg.vector_norm(a, ord=0),
+              lambda a: np.linalg.vector_norm(a, ord=0, axis=1, keepdims=True)):
+        got, want = np.asarray(f(ap.constant(z))), f(z)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)  # counts: exact
