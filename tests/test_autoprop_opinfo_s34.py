@@ -164,3 +164,18 @@ def test_norm_ord0_has_numpys_real_dtype(dt):
         got, want = np.asarray(f(ap.constant(z))), f(z)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)  # counts: exact
+
+
+# --- F5: eig / eigvals of empty matrices: the empty gradient ---------------------------------
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+@pytest.mark.parametrize("dt", [float, complex])
+def test_eig_of_empty_matrices_has_the_empty_gradient(shape, dt):
+    A = ap.Variable(np.zeros(shape, dt))
+    with ap.GradientTape() as t:
+        w, v = np.linalg.eig(A)
+        y = np.sum(np.real(np.linalg.eigvals(A))) + np.sum(np.abs(v)) + np.sum(np.real(w))
+    g = np.asarray(t.gradient(y, A))
+    assert g.shape == shape and g.dtype == np.dtype(dt)
+    with ap.ForwardAccumulator(A, np.ones(shape, dt)) as acc:
+        w = np.linalg.eigvals(A)
+    assert np.asarray(acc.jvp(w)).shape == shape[:-1]
