@@ -179,3 +179,34 @@ def test_eig_of_empty_matrices_has_the_empty_gradient(shape, dt):
     with ap.ForwardAccumulator(A, np.ones(shape, dt)) as acc:
         w = np.linalg.eigvals(A)
     assert np.asarray(acc.jvp(w)).shape == shape[:-1]
+
+
+# --- F6: take on 0-d input (numpy: one element, as 1-D); expand_dims' axis checks -----------
+def test_take_on_0d_input_as_numpy_with_its_gradient():
+    x = np.array(2.0)
+    for axis in (0, -1):
+        for idx in ([0], 0, [[0, 0]], [-1]):
+            got, want = np.asarray(np.take(ap.Variable(x), idx, axis=axis)), np.take(x, idx, axis=axis)
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    v = ap.Variable(x)
+    with ap.GradientTape() as t:
+        y = np.sum(np.take(v, [0, 0, -1], axis=0) * np.array([1.0, 2.0, 3.0]))
+    assert float(np.asarray(t.gradient(y, v))) == 6.0  # repeated indices accumulate: 1 + 2 + 3
+    for axis, err in ((1, np.exceptions.AxisError), ((0,), TypeError)):
+        with pytest.raises(err):
+            np.take(x, [0], axis=axis)
+        with pytest.raises(err):
+            np.take(ap.Variable(x), [0], axis=axis)
+
+
+@pytest.mark.parametrize("x", [np.array(2.0), np.ones(3)])
+@pytest.mark.parametrize("axis", [1, 2, -2, -3, (0, 2), (1, 1), (0, 3), [0, 1]])
+def test_expand_dims_checks_axes_as_numpy(x, axis):
+    try:
+        want = np.expand_dims(x, axis).shape
+    except (np.exceptions.AxisError, ValueError) as e:
+        with pytest.raises(type(e)):
+            np.expand_dims(ap.Variable(x), axis)  # (was a silent reshape: axis taken modulo)
+        return
+    assert np.expand_dims(ap.Variable(x), axis).shape == want
