@@ -210,3 +210,20 @@ def test_expand_dims_checks_axes_as_numpy(x, axis):
             np.expand_dims(ap.Variable(x), axis)  # (was a silent reshape: axis taken modulo)
         return
     assert np.expand_dims(ap.Variable(x), axis).shape == want
+
+
+# --- F7: corrcoef of complex input: numpy's clip of each part, recorded (was refused by clip) ---
+def test_corrcoef_complex_values_and_gradient_match_numpy_and_central_differences():
+    z0 = np.array([[1 + 1j, 2, 3], [1, 0, 2j]])
+    W1, W2 = np.array([[0.3, 1.2], [-0.7, 0.5]]), np.array([[1.1, -0.4], [0.9, 0.2]])
+    loss = lambda c: np.sum(np.real(c) * W1) + np.sum(np.imag(c) * W2)  # noqa: E731
+    z = ap.Variable(z0)
+    with ap.GradientTape() as t:
+        c = np.corrcoef(z)
+        y = loss(c)
+    np.testing.assert_allclose(np.asarray(c), np.corrcoef(z0), rtol=1e-14, atol=1e-15)
+    assert np.asarray(c).dtype == np.complex128
+    g = np.asarray(t.gradient(y, z))  # autoprop's (torch's) convention: dL/dRe + i dL/dIm
+    want = _central(lambda re: loss(np.corrcoef(re + 1j * z0.imag)), z0.real) \
+        + 1j * _central(lambda im: loss(np.corrcoef(z0.real + 1j * im)), z0.imag)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)

@@ -40,7 +40,7 @@ from .shape import (  # (_gather, _positions: the gathers at element positions, 
     take_along_axis,
     transpose,
 )
-from .special import conj
+from .special import conj, imag, real
 
 __all__ = [
     "array", "asarray", "vstack", "hstack", "dstack", "column_stack", "row_stack", "append",
@@ -1437,8 +1437,9 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
     Notes
     -----
-    Recorded :func:`cov`, ``sqrt`` of its diagonal, two divisions, and ``clip(-1, 1)`` as numpy:
-    the gradient is the composition's (clip's rule: an entry pushed beyond ±1 by rounding gets 0).
+    Recorded :func:`cov`, ``sqrt`` of its diagonal, two divisions, and ``clip(-1, 1)`` as numpy
+    (complex input: the real and imaginary parts clipped each, as numpy): the gradient is the
+    composition's (clip's rule: an entry pushed beyond ±1 by rounding gets 0).
     """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -1446,6 +1447,8 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     d = sqrt(diagonal(c))
     c = c / reshape(d, shape=(-1, 1))
     c = c / reshape(d, shape=(1, -1))
+    if c.dtype.kind == "c":  # numpy clips the real and the imaginary parts, each to [-1, 1]
+        return clip(real(c), own(-1.0), own(1.0)) + clip(imag(c), own(-1.0), own(1.0)) * own(np.asarray(1j, c.dtype))
     return clip(c, own(-1.0), own(1.0))
 
 
