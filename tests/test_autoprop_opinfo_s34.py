@@ -227,3 +227,29 @@ def test_corrcoef_complex_values_and_gradient_match_numpy_and_central_difference
     want = _central(lambda re: loss(np.corrcoef(re + 1j * z0.imag)), z0.real) \
         + 1j * _central(lambda im: loss(np.corrcoef(z0.real + 1j * im)), z0.imag)
     np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+
+
+# --- F9: one NaN rule for maximum/minimum/fmax/fmin: the gradient goes to the returned input ---
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_nan_operand_gets_the_gradient_when_the_forward_returns_it(name):
+    nan = np.nan
+    propagates = name in ("maximum", "minimum")  # numpy: maximum/minimum return the NaN, fmax/fmin the number
+    for a, b, want in ((nan, 1.0, [1.0, 0.0] if propagates else [0.0, 1.0]),
+                       (1.0, nan, [0.0, 1.0] if propagates else [1.0, 0.0]),
+                       (nan, nan, [0.5, 0.5]), (1.0, 1.0, [0.5, 0.5])):
+        x, y = ap.Variable(np.array([a, 2.0])), ap.Variable(np.array([b, 0.0]))
+        with ap.GradientTape() as t:
+            z = np.sum(getattr(np, name)(x, y) * np.array([3.0, 1.0]))
+        gx, gy = (np.asarray(g) for g in t.gradient(z, [x, y]))
+        big = name in ("maximum", "fmax")
+        np.testing.assert_array_equal([gx[0], gy[0]], np.multiply(want, 3.0))
+        np.testing.assert_array_equal([gx[1], gy[1]], [1.0, 0.0] if big else [0.0, 1.0])
+        with ap.ForwardAccumulator(x, np.ones(2)) as acc:
+            z = getattr(np, name)(x, y)
+        np.testing.assert_array_equal(np.asarray(acc.jvp(z)), [want[0], 1.0 if big else 0.0])
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()) as buf:
+        ap.explain(name)
+    out = buf.getvalue()
+    assert "NaN input: the gradient goes to the argument the forward returns" in out
