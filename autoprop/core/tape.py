@@ -1190,6 +1190,8 @@ class GradientTape:
                         )
                     results.append(None)
                     continue
+            if not isinstance(g, (Tensor, np.ndarray, np.generic)):
+                g = np.asarray(g)  # (a Python number from a rule on 0-d values: no dtype)
             if g.dtype.kind == "c" and s.dtype.kind != "c":  # (a target that is the source)
                 g = np.real(g)  # a real source: the real part (autoprop.core.complex)
             if isinstance(g, Tensor):

@@ -171,8 +171,16 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     ------
     TypeError
         For complex weights ``b`` (no recorded derivative).
+
+    Notes
+    -----
+    As scipy, a 0-d ``a`` (with ``b``: a 0-d broadcast shape) counts as 1-D of length 1 (``axis=0``,
+    ``(0,)`` or ``(-1,)`` allowed; ``keepdims=True`` gives shape ``(1,)``), and an empty slice gives
+    -inf (log 0) with the empty gradient.
     """
     a = _t(a)
+    if not _np.broadcast_shapes(a.shape, _np.shape(b._value if isinstance(b, Tensor) else b)):
+        a = a.reshape((1,))  # (scipy's atleast_1d; a recorded reshape)
     if b is None:
         out = _R.logsumexp(a, axis=_axis(axis), keepdims=bool(keepdims))
         if not return_sign:
@@ -189,7 +197,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     sign = _np.asarray(sign, out.dtype)
     if return_sign:
         return out, Tensor._wrap(sign)
-    negative = sign < 0  # (scipy: log of a negative sum, NaN)
+    # (scipy: log of a negative sum, NaN; an empty sum, -inf with sign -1, stays -inf)
+    negative = (sign < 0) & (out._value != -_np.inf)
     return _R.where(negative, own(_np.asarray(_np.nan, out.dtype)), out) if _np.any(negative) else out
 
 

@@ -131,21 +131,36 @@ power = _binary(
 )
 
 
-def _tie_share(a, b):
-    """1 where a > b, 0.5 where a == b, 0 where a < b (the even split at ties)."""
-    return (a > b) * 1.0 + (a == b) * 0.5
+def _tie_share(a, b, larger=True, nan_wins=True):
+    """``a``'s share of the gradient of maximum/minimum (``larger``) and fmax/fmin (``nan_wins=False``): the
+    gradient goes to the argument the forward returns. 1 where a is the larger (smaller) one, 0.5 at a tie,
+    0 where b is; beside a NaN, the one returned: maximum/minimum return the NaN (it gets 1, the number 0),
+    fmax/fmin the number (the NaN gets 0); two NaNs: 0.5 each (a tie)."""
+    share = ((a > b) if larger else (a < b)) * 1.0 + (a == b) * 0.5
+    an, bn = np.isnan(_value(a)), np.isnan(_value(b))
+    if not (an.any() or bn.any()):
+        return share
+    win, lose = (1.0, 0.0) if nan_wins else (0.0, 1.0)
+    return np.where(bn, np.where(an, 0.5, lose), np.where(an, win, share))
+
+
+#: The one NaN rule of maximum/minimum/fmax/fmin (autoprop.explain shows it).
+NAN_RULE = ("the gradient goes to the argument the forward returns (the derivative of the selected branch): "
+            "maximum/minimum return a NaN input (numpy propagates it), so it gets g and the number 0 (HIPS "
+            "autograd and jax give 0 to both, torch g to both); fmax/fmin return the number, which gets g, the "
+            "NaN 0; two NaNs: half each, as a tie")
 
 
 def _tie_routed(name, fwd, word, op):
     """maximum / minimum: the gradient goes to the chosen argument, halves at a tie."""
-    first = (lambda a, b: _tie_share(a, b)) if name == "maximum" else (lambda a, b: _tie_share(b, a))
+    larger = name == "maximum"
     return defprim(
         name, fwd,
-        lambda g, ans, a, b: unbroadcast(g * first(a, b), _shape(a)),
-        lambda g, ans, a, b: unbroadcast(g * first(b, a), _shape(b)),
-        jvp=(lambda t, ans, a, b: t * first(a, b), lambda t, ans, a, b: t * first(b, a)),
-        jacobian=f"1 to the {word} argument", vjp=f"da = g * [a {op} b] + 0.5 g [a == b]",
-        shapes=BCAST, kinks="a == b: each side gets half of g", numpy=(fwd,),
+        lambda g, ans, a, b: unbroadcast(g * _tie_share(a, b, larger), _shape(a)),
+        lambda g, ans, a, b: unbroadcast(g * _tie_share(b, a, larger), _shape(b)),
+        jvp=(lambda t, ans, a, b: t * _tie_share(a, b, larger), lambda t, ans, a, b: t * _tie_share(b, a, larger)),
+        jacobian=f"1 to the {word} argument", vjp=f"da = g * [a {op} b or a is NaN] + 0.5 g [a == b]",
+        shapes=BCAST, kinks="a == b: each side gets half of g; a NaN input: " + NAN_RULE, numpy=(fwd,),
     )
 
 

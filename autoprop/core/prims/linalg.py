@@ -831,6 +831,7 @@ def _pinv_rank_kept(t, a, rcond):
     av, tv = np.asarray(_value(a)), np.asarray(_value(t))
     u, s, vh = np.linalg.svd(av)
     r = np.sum(s > np.asarray(rcond)[..., None] * s[..., :1], axis=-1)[..., None] if s.shape[-1] else 0
+    r = np.where((np.asarray(rcond) >= 1)[..., None], s.shape[-1], r)  # (every value cut: A^+ = 0 always)
     if np.all(r == s.shape[-1]):
         return
     up = u * (np.arange(u.shape[-1]) >= r)[..., None, :]  # U_perp, V_perp: the columns beyond the rank
@@ -851,12 +852,14 @@ def _pinv_cut_exact(a, rcond):
     Golub & Pereyra's formula is the derivative of A^+ where A's rank is locally constant; a cut
     value above rounding (rcond = 0.5 on a full-rank A) makes numpy's result the pseudo-inverse of
     A's truncation, whose derivative has terms 1/(s_i^2 - s_j^2) between kept and cut values: not
-    recorded, refused rather than given wrong."""
+    recorded, refused rather than given wrong. rcond >= 1 cuts every value of every A: A^+ is 0
+    near A (everywhere), and the formula gives its derivative 0 (X = 0)."""
     s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
     if not s.shape[-1]:
         return
     top = s[..., :1]
-    cut = np.where(s <= np.asarray(rcond)[..., None] * top if np.ndim(rcond) else s <= rcond * top, s, 0.0)
+    rc = np.asarray(rcond)[..., None]
+    cut = np.where((s <= rc * top) & (rc < 1), s, 0.0)
     tiny = 8 * builtins.max(_shape(a)[-2:]) * np.finfo(s.dtype).eps * top
     if np.any(cut > tiny):
         raise ValueError(
@@ -907,7 +910,8 @@ pinv = defprim(
     kinks="rank-deficient A (a singular value <= rcond * the largest): the derivative along paths "
           "that keep the rank (Golub & Pereyra's theorem holds for any constant rank); a direction that "
           "changes it has none (A^+ jumps): forward mode refuses such a tangent (ValueError), reverse mode "
-          "cannot see the path and gives the constant-rank derivative, as jax, torch and autograd; hermitian=True: the "
+          "cannot see the path and gives the constant-rank derivative, as jax, torch and autograd; rcond >= 1 "
+          "cuts every singular value: A^+ = 0 for every A, derivative 0 (the formula's, X = 0); hermitian=True: the "
           "pseudo-inverse of the symmetric matrix A's lower triangle stands for (numpy reads only "
           "that triangle), so the upper triangle gets no gradient",
     numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",

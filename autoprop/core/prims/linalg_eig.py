@@ -476,6 +476,8 @@ def _eig_unresolved(a, w, v):
     computed, and the second look's solve term (its LU factors) is huge, whatever the rounding model of an isolated
     triangular block says entry by entry."""
     a, w, v = (np.asarray(x._value if isinstance(x, Tensor) else x) for x in (a, w, v))
+    if not v.size:  # (0, 0) matrices, or none: nothing unresolved (reshape(-1, 0, 0) has no -1)
+        return np.zeros(v.shape[:-1], bool), np.zeros(v.shape[:-1], bool), np.zeros(v.shape[:-2], bool)
     vs = v.reshape((-1,) + v.shape[-2:])
     sing = np.zeros(vs.shape[:1], bool)
     with np.errstate(all="ignore"):

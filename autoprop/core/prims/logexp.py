@@ -38,8 +38,9 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
 
 def _finite_max(v, axis):
     """The max of the values ``v`` along ``axis`` (keepdims), a non-finite max replaced by 0: the shift
-    of a stable softmax, a constant (softmax does not depend on it, so no derivative is lost)."""
-    m = np.maximum.reduce(v, axis=axis, keepdims=True)  # (np.max without its Python wrapper)
+    of a stable softmax, a constant (softmax does not depend on it, so no derivative is lost). An empty
+    slice has the max -inf (so 0: logsumexp of nothing is log 0 = -inf, as scipy's)."""
+    m = np.maximum.reduce(v, axis=axis, keepdims=True, initial=-np.inf)  # (np.max without its Python wrapper)
     return m if _all_finite(m) else np.where(np.isfinite(m), m, np.zeros((), m.dtype))
 
 
@@ -77,7 +78,8 @@ logsumexp = defprim(
           "rounded output (exact at |x| = 1e20, where exp(x - y) gives [1, 1] for [1e20, 1e20]: HIPS "
           "autograd's and torch's); an input at -inf (masked) "
           "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan); "
-          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0",
+          "where inputs are +inf, the softmax's limit: they share 1 evenly, the finite ones get 0; an empty "
+          "slice gives -inf (log 0, scipy's) and the empty gradient",
           source="special.logsumexp({x}{_kw})",
 )
 

@@ -450,7 +450,7 @@ def _vector_norm_of(x, ord, axis, keepdims):  # noqa: A002
         return min(a, axis=axis, keepdims=keepdims)
     if ord == 0:  # the number of nonzero entries: piecewise constant, no gradient
         return Tensor._wrap(np.asarray(np.sum(x._value != 0, axis=axis, keepdims=keepdims),
-                                       dtype=x.dtype))
+                                       dtype=a.dtype))  # (numpy: the real dtype)
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
     return _p_norm(a, float(ord), axis, keepdims)

@@ -58,9 +58,8 @@ def _shape_arg(shape):
 
 def _expand_dims(a, axis):
     shape = list(_shape(a))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    nd = len(shape) + len(axes)
-    for ax in sorted(x % nd for x in axes):
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for ax in sorted(_axes_tuple(axes, len(shape) + len(axes))):  # (numpy's AxisError, repeated axis)
         shape.insert(ax, 1)
     return reshape(a, shape=tuple(shape))
 
@@ -861,7 +860,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     a : Tensor or array_like
     indices : int or array_like of int (values; no gradient)
     axis : int, optional
-        None: of the flattened array.
+        None: of the flattened array. A 0-d ``a`` counts as 1-D along it (axis 0 or -1), as numpy.
     mode : {'raise', 'wrap', 'clip'}, default 'raise'
         numpy's handling of an index out of range (wrap: modulo; clip: to the ends).
 
@@ -876,7 +875,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     IndexError
         For an index out of range with ``mode='raise'``.
     TypeError
-        For ``out=``.
+        For ``out=``, or an ``axis`` that is not one integer (numpy's TypeError).
 
     Notes
     -----
@@ -886,7 +885,11 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     _check_kw("take", {"out": out})
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"numpy.take: mode must be 'raise', 'wrap' or 'clip'; got {mode!r}")
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"numpy.take: axis must be one integer (as numpy's); got {axis!r}")
     a = _t(a)
+    if a.ndim == 0 and axis is not None:  # numpy takes along a 0-d array's one element (as 1-D)
+        a = reshape(a, shape=(1,))
     idx = _indices_value(indices)
     n = a.size if axis is None else a.shape[axis := _axes_tuple(axis, a.ndim)[0]]  # (numpy's AxisError)
     if mode == "wrap":  # numpy's modes are index arithmetic: the gather stays one getitem

@@ -20,7 +20,7 @@ from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import _binary, _pair_share, _unary, absolute, multiply, where
+from .elementwise import NAN_RULE, _binary, _pair_share, _tie_share, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -132,22 +132,14 @@ logaddexp2 = _binary(
 )
 
 
-def _f_share(a, b, larger):
-    """fmax/fmin: 1 where a is chosen, 0.5 at a tie; a NaN loses to a number."""
-    an, bn = np.isnan(a), np.isnan(b)
-    pick = (a > b) if larger else (a < b)
-    share = pick * 1.0 + (a == b) * 0.5
-    return np.where(bn, np.where(an, 0.5, 1.0), np.where(an, 0.0, share))
-
-
-fmax = _binary("fmax", np.fmax, lambda ans, a, b: _f_share(a, b, True),
-               lambda ans, a, b: _f_share(b, a, True), "1 to the larger argument (NaN ignored)",
+fmax = _binary("fmax", np.fmax, lambda ans, a, b: _tie_share(a, b, True, nan_wins=False),
+               lambda ans, a, b: _tie_share(b, a, True, nan_wins=False), "1 to the larger argument (NaN ignored)",
                "da = g [a > b or b is NaN] + 0.5 g [a == b]",
-               kinks="a == b: each side gets half of g (as maximum); a NaN gets no gradient")
-fmin = _binary("fmin", np.fmin, lambda ans, a, b: _f_share(a, b, False),
-               lambda ans, a, b: _f_share(b, a, False), "1 to the smaller argument (NaN ignored)",
+               kinks="a == b: each side gets half of g (as maximum); a NaN input: " + NAN_RULE)
+fmin = _binary("fmin", np.fmin, lambda ans, a, b: _tie_share(a, b, False, nan_wins=False),
+               lambda ans, a, b: _tie_share(b, a, False, nan_wins=False), "1 to the smaller argument (NaN ignored)",
                "da = g [a < b or b is NaN] + 0.5 g [a == b]",
-               kinks="a == b: each side gets half of g (as minimum); a NaN gets no gradient")
+               kinks="a == b: each side gets half of g (as minimum); a NaN input: " + NAN_RULE)
 
 
 def _val(x):
@@ -232,7 +224,7 @@ real = defprim("real", np.real, lambda g, ans, x: _match(x, g), jvp=lambda t, an
 
 
 def _imag_vjp(g, ans, x):
-    return -1j * g if _is_c(x) else g * 0.0
+    return np.multiply(g, -1j) if _is_c(x) else g * 0.0  # (-1j * g of a numpy float scalar: a Python complex)
 
 
 imag = defprim("imag", np.imag, _imag_vjp, jvp=lambda t, ans, x: np.imag(t),

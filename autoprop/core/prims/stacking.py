@@ -40,7 +40,7 @@ from .shape import (  # (_gather, _positions: the gathers at element positions, 
     take_along_axis,
     transpose,
 )
-from .special import conj
+from .special import conj, imag, real
 
 __all__ = [
     "array", "asarray", "vstack", "hstack", "dstack", "column_stack", "row_stack", "append",
@@ -1154,15 +1154,22 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
     Notes
     -----
-    Recorded ``multiply``, ``sum`` and ``divide``: the gradient is the composition's.
+    numpy's promotion: ``a`` and ``weights`` are cast to ``result_type(a, weights)`` (at least
+    float64 for integer or boolean ``a``) before the sums, so float32 weights of float64 data are
+    summed in float64, and the returned sum of weights has that dtype (without weights: the
+    average's dtype). Recorded ``astype``, ``multiply``, ``sum`` and ``divide``: the gradient is
+    the composition's.
     """
     a = _t(a)
     axis = _axis_arg(axis)
     if weights is None:
         avg = mean(a, axis=axis, keepdims=bool(keepdims))
         scl = np.full(np.shape(avg), a.size / builtins.max(avg.size, 1))
-        return (avg, Tensor(scl.astype(a.dtype))) if returned else avg
+        return (avg, Tensor(scl.astype(avg.dtype))) if returned else avg
     w = _t(weights)
+    # numpy's result_dtype: the weights are summed and multiplied in it, never in their own dtype
+    rdt = np.result_type(a.dtype, w.dtype, *(("f8",) if a.dtype.kind in "biu" else ()))
+    a, w = (t if t.dtype == rdt else t.astype(rdt) for t in (a, w))
     if axis is not None:
         axis = _axes_tuple(axis, a.ndim)  # (numpy's normalize_axis_tuple: AxisError, repeated axis)
     if w.shape != a.shape:  # numpy's _weights_are_valid: weights shaped like a along the axes
@@ -1295,7 +1302,7 @@ nanmin = _nan_extreme("nanmin", min, np.inf)
 
 def _cov_weight(w, name, n):
     """numpy.cov's checks of ``fweights`` / ``aweights`` (on the values); returns ``w``
-    (a Tensor stays a Tensor: weights are differentiable) as float."""
+    (a Tensor stays a Tensor: weights are differentiable) as float64, as numpy."""
     v = np.asarray(_value(w), dtype=float)
     if name == "fweights" and not np.all(v == np.around(v)):
         raise TypeError("fweights must be integer")
@@ -1305,7 +1312,9 @@ def _cov_weight(w, name, n):
         raise RuntimeError(f"incompatible numbers of samples and {name}")
     if np.any(v < 0):
         raise ValueError(f"{name} cannot be negative")
-    return w if isinstance(w, Tensor) else v
+    if not isinstance(w, Tensor):
+        return v
+    return w if w.dtype == np.float64 else w.astype(np.float64)  # (numpy: asarray(w, dtype=float))
 
 
 @defcomposite("cov", "(X - mean) (X - mean)^T / (N - ddof): matmul of the centred rows; with "
@@ -1326,10 +1335,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fweights, aweights : Tensor or array_like, 1-D, optional
         Frequency and analytic weights; Tensors are differentiable.
     dtype : numpy dtype, optional
+        The data's dtype in the computation; default ``result_type(m, y, float64)``.
 
     Returns
     -------
-    Tensor, shape (k, k) for k variables (() for one), at least float64 (as numpy)
+    Tensor, shape (k, k) for k variables (() for one)
+        numpy's dtype: ``dtype`` without weights; with weights (always float64, as numpy's
+        ``asarray(w, dtype=float)``) ``result_type(dtype, float64)``.
 
     Raises
     ------
@@ -1344,49 +1356,58 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     -----
     numpy's formula in recorded primitives: ``(X - mean)(X - mean)^H / (N - ddof)``; with weights
     ``w = fweights * aweights``, ``(X - avg) diag(w) (X - avg)^H / fact`` with numpy's ``avg`` and
-    ``fact``. The gradient is the composition's. Non-positive degrees of freedom warn
-    (RuntimeWarning) and divide by 0, as numpy.
+    ``fact`` (``avg`` and ``sum w`` from :func:`average`, so float32 weights are summed in
+    float64 as numpy does), and numpy's casts (the centred rows back to ``dtype``, ``c *= 1 / fact``
+    keeping ``c``'s dtype). The gradient is the composition's. Non-positive degrees of freedom
+    warn (RuntimeWarning) and divide by 0, as numpy.
     """
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     for name, v in (("m", m), ("y", y)):  # numpy's check (a 3-D m would reach the matmul)
         if v is not None and np.ndim(_value(v)) > 2:
             raise ValueError(f"{name} has more than 2 dimensions")
+    if dtype is None:  # numpy's: the data in result_type(m, y, float64), the weights in float64
+        dtype = np.result_type(*(np.asarray(_value(v)).dtype for v in (m, y) if v is not None), np.float64)
     X = atleast_2d(m)
+    X = X if X.dtype == dtype else X.astype(dtype)
     if not rowvar and np.ndim(_value(m)) != 1:
         X = transpose(X)
     if y is not None:
         Y = atleast_2d(y)
+        Y = Y if Y.dtype == dtype else Y.astype(dtype)
         if not rowvar and Y.shape[0] != 1:
             Y = transpose(Y)
         X = concatenate(X, Y, axis=0)
     if ddof is None:
         ddof = 0 if bias else 1
-    if X.dtype != np.result_type(X.dtype, np.float64):  # numpy computes in float64 at least
-        X = X.astype(np.result_type(X.dtype, np.float64))
     n = X.shape[1]
     w = None if fweights is None else _cov_weight(fweights, "fweights", n)
     aw = None if aweights is None else _cov_weight(aweights, "aweights", n)
-    if aw is not None:
-        w = aw if w is None else w * aw
+    c = _cov_rows(X, ddof, aw if w is None else w if aw is None else w * aw, aw)
+    return reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
+
+
+def _cov_rows(X, ddof, w, aw):
+    """numpy.cov's computation on the rows of ``X`` (the data in its dtype; ``w`` the product of
+    the float64 weights or None, ``aw`` the aweights or None), before the squeeze."""
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
     if w is None:
-        Xc = X - mean(X, axis=1, keepdims=True)
-        c = (Xc @ _conj_t(Xc)) / own(float(n - ddof))
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum[0]
+    elif aw is None:
+        fact = w_sum[0] - ddof
     else:
-        w_sum = sum(w)
-        Xc = X - sum(X * w, axis=1, keepdims=True) / w_sum
-        if ddof == 0:
-            fact = w_sum
-        elif aw is None:
-            fact = w_sum - ddof
-        else:
-            fact = w_sum - ddof * sum(w * aw) / w_sum
-        if _value(fact) <= 0:
-            warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
-            fact = 0.0
-        c = ((Xc * w) @ _conj_t(Xc)) / fact
-    c = reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
-    return _as_dtype(c, dtype, "same_kind", "cov")
+        fact = w_sum[0] - ddof * sum(w * aw) / w_sum[0]
+    if _value(fact) <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+        fact = 0
+    Xc = X - avg[:, None]
+    Xc = Xc if Xc.dtype == X.dtype else Xc.astype(X.dtype)  # (numpy's X -= avg keeps X's dtype)
+    c = Xc @ _conj_t(Xc if w is None else Xc * w)
+    # numpy's c *= 1 / fact (c keeps its dtype)
+    c2 = c * (1.0 / fact if isinstance(fact, Tensor) else own(float(np.true_divide(1, fact))))
+    return c2 if c2.dtype == c.dtype else c2.astype(c.dtype)
 
 
 def _conj_t(x):
@@ -1416,8 +1437,9 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
     Notes
     -----
-    Recorded :func:`cov`, ``sqrt`` of its diagonal, two divisions, and ``clip(-1, 1)`` as numpy:
-    the gradient is the composition's (clip's rule: an entry pushed beyond ±1 by rounding gets 0).
+    Recorded :func:`cov`, ``sqrt`` of its diagonal, two divisions, and ``clip(-1, 1)`` as numpy
+    (complex input: the real and imaginary parts clipped each, as numpy): the gradient is the
+    composition's (clip's rule: an entry pushed beyond ±1 by rounding gets 0).
     """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -1425,6 +1447,8 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     d = sqrt(diagonal(c))
     c = c / reshape(d, shape=(-1, 1))
     c = c / reshape(d, shape=(1, -1))
+    if c.dtype.kind == "c":  # numpy clips the real and the imaginary parts, each to [-1, 1]
+        return clip(real(c), own(-1.0), own(1.0)) + clip(imag(c), own(-1.0), own(1.0)) * own(np.asarray(1j, c.dtype))
     return clip(c, own(-1.0), own(1.0))
 
 
