@@ -253,3 +253,17 @@ def test_nan_operand_gets_the_gradient_when_the_forward_returns_it(name):
         ap.explain(name)
     out = buf.getvalue()
     assert "NaN input: the gradient goes to the argument the forward returns" in out
+
+
+@pytest.mark.parametrize("a, axis", [(np.zeros(0), None), (np.zeros((3, 0)), 1), (np.zeros((0, 3)), 0)])
+def test_logsumexp_of_an_empty_slice_warns_no_more_than_scipy(a, axis):
+    """log 0 = -inf is the answer, not an accident: scipy's logsumexp gives it silently, so does ours (it
+    said numpy's "divide by zero encountered in log")."""
+    import scipy.special as sp
+
+    from autoprop.scipy import special as asp
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = sp.logsumexp(a, axis=axis)
+        got = asp.logsumexp(ap.Variable(a), axis=axis)
+    np.testing.assert_array_equal(np.asarray(got), want)

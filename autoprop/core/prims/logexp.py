@@ -32,7 +32,14 @@ _REDUCED = REDUCED
 
 def _logsumexp_fwd(x, axis=None, keepdims=False):
     m = _finite_max(x, axis)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    s = np.sum(np.exp(x - m), axis=axis, keepdims=True)
+    if 0 in np.shape(x):  # an empty slice: log 0 = -inf without numpy's divide warning, as scipy's
+        with np.errstate(divide="ignore"):
+            return _logsumexp_out(np.log(s) + m, axis, keepdims)
+    return _logsumexp_out(np.log(s) + m, axis, keepdims)
+
+
+def _logsumexp_out(out, axis, keepdims):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
