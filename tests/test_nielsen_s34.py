@@ -9,8 +9,10 @@
 The networks are tests/fixtures/nielsen_s34 (written for these tests), each bug a replaced line.
 """
 
+import json
 import pathlib
 
+import numpy as np
 import pytest
 from test_cli import both, run_here, student
 
@@ -82,3 +84,79 @@ def test_a_wrong_shape_is_named(tmp_path):
     code, text = _check(tmp_path, "network.py", ("nw[-k] = delta @ acts[-k - 1].T", "nw[-k] = delta @ acts[-k].T"))
     assert code != 0, text
     assert "backprop(x, y) with one sample x[:, j] of shape (4, 1): nabla_w[0] has shape (3, 3), expected (3, 4)" in text, text
+
+
+# F3: a grading test of Nielsen's network: student.layer(..., targets=...) as check's --targets; without them the
+# refusal is the test's mistake (GradingTestError, a grader error), never a 0 charged to a correct constructor.
+_GRADING_TEST = '''
+import numpy as np
+import pytest
+
+
+@pytest.mark.points(2)
+def test_backprop(student):
+    """Network: a model of its cost"""
+    net = student.layer("network.py", "Network", TARGETS sizes=[4, 3, 3, 3])
+    assert net.targets.shape == (3, 3) and np.all((net.targets > 0) & (net.targets < 1))
+    assert net.forward(np.full((4, 3), 0.1)).shape == (1,)
+'''
+
+
+def _graded(tmp_path, targets):
+    from gradcheck.grading.runner import grade_submission
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "network.py").write_text((HERE / "network.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_network.py").write_text(_GRADING_TEST.replace("TARGETS", targets))
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out")
+    return r, json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def test_grading_without_targets_is_the_tests_mistake(tmp_path):
+    """F3: the refusal asked for --targets, which a grading test could not give: the student scored 0 with "your
+    constructor cannot take that"."""
+    r, data = _graded(tmp_path, "")
+    assert r.status == "grader error", data
+    assert data["tests"][0]["output"].startswith("Not graded: this test is faulty"), data
+    said = data["extra_data"]["grader_error"]
+    assert "the test loads Network from network.py without targets" in said, said
+    assert "student.layer('network.py', 'Network', targets='real@N_OUT,M', ...)" in said, said
+    assert "your constructor cannot take that" not in json.dumps(data), data
+
+
+def test_grading_with_targets_loads_the_model(tmp_path):
+    """F3: targets='unit@3,3' (check's --targets) builds the model; its t is the layer's targets."""
+    r, data = _graded(tmp_path, "targets='unit@3,3',")
+    assert r.status == "graded" and [t["score"] for t in data["tests"]] == [2.0], data
+
+
+def test_test_targets_draws_as_check_does():
+    """F3: one rule: the grading API's targets are check's --targets draw (cli._model_targets), an array as given."""
+    from gradcheck.check_command import loss_data
+    from gradcheck.grading.checks import GradingTestError
+    from gradcheck.grading.plugin import _test_targets
+
+    t, what = _test_targets("unit@3,4", 7)
+    assert t.shape == (3, 4) and np.array_equal(t, loss_data("unit", "real", (3, 4), 7)[0]), what
+    given = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(_test_targets(given, 0)[0], given) and _test_targets(None, 0) is None
+    with pytest.raises(GradingTestError, match="give t's shape after '@'"):
+        _test_targets("labels:3", 0)
+    with pytest.raises(GradingTestError, match="after '@' comes the shape of t"):
+        _test_targets("real@x", 0)
+
+
+def test_reproduce_gives_the_tests_targets():
+    """F3: the 'run on your computer' command of a layer loaded with targets='real@3,3' adds --targets real@3,3 (the
+    command refuses such a network without it)."""
+    import types
+
+    from gradcheck.grading.diagnosis import reproduce
+
+    net = types.SimpleNamespace(file="network.py", loaded_name="Network", init_kwargs={"sizes": [4, 3, 3]},
+                                targets_option="real@3,3")
+    said = reproduce(net, (4, 3))
+    assert "--input-shape 4,3 --targets real@3,3`" in said, said
+    del net.targets_option
+    assert "--targets" not in reproduce(net, (4, 3))
