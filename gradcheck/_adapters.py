@@ -1206,8 +1206,11 @@ def no_layer_methods(cls, file=""):
     meths = {}  # its own and inherited public methods, the nearest class's first (tester31e F7: none said of 7 inherited)
     for c in cls.__mro__[:-1]:
         for k, v in list(vars(c).items())[:MAX_WALKED]:
+            v = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v  # network2.py's static fn, delta
             if inspect.isfunction(v) and not k.startswith("_"):
                 meths.setdefault(k, v)
+    if nielsen := _nielsen_cost(cls, meths, file):
+        return nielsen
     meths = list(meths.items())
     name = cls.__name__
 
@@ -1229,6 +1232,27 @@ def no_layer_methods(cls, file=""):
             "input it returns no gradient for is held as a constant (self._x = ..., the leading underscore says so); "
             "several inputs and outputs are forward(h, s) and backward returning a tuple (dh, ds). "
             f"Then: gradcheck check FILE::{name}Layer --input-shape ...")
+
+
+def _nielsen_cost(cls, meths, file):
+    """The usage error for network2.py's cost class (``fn(a, y)``, the cost of the output ``a``; ``delta(z, a, y)``,
+    the output layer's error dC/dz for ``a = sigmoid(z)``): neither a layer nor a loss of a prediction alone
+    (delta is a gradient with respect to z, through the network's sigmoid), so it is checked inside its network,
+    whose check differentiates ``self.cost.fn`` and whose ``backprop`` starts from ``self.cost.delta``
+    (:func:`backprop_as_model`); "" for any other class (nielsen34 F8: 'its public methods are none')."""
+    def names(k):
+        fn = meths.get(k)
+        return [p for p in _params(fn) or {} if p != "self"] if fn else None
+    if names("fn") != ["a", "y"] or names("delta") != ["z", "a", "y"]:
+        return ""
+    base = os.path.basename(file) if file else "network2.py"
+    return (f"{cls.__name__} has fn(a, y) and delta(z, a, y), network2.py's cost (Nielsen): fn is the cost of the "
+            f"output a, delta the output layer's error dC/dz for a = sigmoid(z), a gradient with respect to z, not "
+            f"to a prediction alone, so it is neither a layer nor a loss gradcheck can check by itself. It is checked "
+            f"inside the network that holds it (self.cost = {cls.__name__}): gradcheck check {base}::Network "
+            f"--input-shape N_IN,M --targets unit@N_OUT,M --init '{{\"sizes\": [N_IN, ..., N_OUT]}}' compares "
+            f"backprop's gradients (its output delta from {cls.__name__}.delta) with central differences of "
+            f"{cls.__name__}.fn(a, y), so a wrong fn or delta FAILs there.")
 
 
 def _unbound(written):

@@ -160,3 +160,23 @@ def test_reproduce_gives_the_tests_targets():
     assert "--input-shape 4,3 --targets real@3,3`" in said, said
     del net.targets_option
     assert "--targets" not in reproduce(net, (4, 3))
+
+
+@pytest.mark.parametrize("loss", [(), ("--loss", "--pred", "unit", "--targets", "unit")])
+def test_network2_cost_class_is_named(tmp_path, loss):
+    """F8: network2.py's cost class (static fn, delta) was 'its public methods are none'; now the command that checks
+    it, inside its network."""
+    f = student(tmp_path, (HERE / "costs.py").read_text(), "network2.py")
+    p = run_here("check", f"{f}::CrossEntropyCost", "--input-shape", "3,1", *loss)
+    text = both(p)
+    assert p.returncode == 2 and "its public methods are none" not in text, text
+    assert "CrossEntropyCost has fn(a, y) and delta(z, a, y), network2.py's cost (Nielsen)" in text, text
+    assert "gradcheck check network2.py::Network --input-shape N_IN,M --targets unit@N_OUT,M" in text, text
+
+
+def test_static_methods_are_listed(tmp_path):
+    """F8: a class's static methods are its public methods too."""
+    f = student(tmp_path, (HERE / "costs.py").read_text(), "helpers.py")
+    p = run_here("check", f"{f}::Helpers", "--input-shape", "3,1")
+    text = both(p)
+    assert p.returncode == 2 and "its public methods are squash(x)," in text, text
