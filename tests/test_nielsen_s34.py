@@ -132,7 +132,7 @@ def test_grading_with_targets_loads_the_model(tmp_path):
 
 
 def test_test_targets_draws_as_check_does():
-    """F3: one rule: the grading API's targets are check's --targets draw (cli._model_targets), an array as given."""
+    """F3: one rule: the grading API's targets are check's --targets draw (check_command.model_targets), an array as given."""
     from gradcheck.check_command import loss_data
     from gradcheck.grading.checks import GradingTestError
     from gradcheck.grading.plugin import _test_targets

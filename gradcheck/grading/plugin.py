@@ -714,20 +714,18 @@ class Student:
 
 def _test_targets(targets: Any, seed: int) -> tuple[np.ndarray, str] | None:
     """``(t, its description)`` of a grading test's ``targets`` (:meth:`Student.layer`): the array ``t`` as given (a
-    float64 copy), or a ``gradcheck check --targets`` spec drawn as check draws it (:func:`gradcheck.cli.
-    _model_targets`, seeded by ``--grading-seed``); None for None. GradingTestError (the test's mistake) for a spec
+    float64 copy), or a ``gradcheck check --targets`` spec drawn as check draws it (:func:`gradcheck.check_command.
+    model_targets`, seeded by ``--grading-seed``); None for None. GradingTestError (the test's mistake) for a spec
     check refuses, or a ``labels:K``/``onehot:K`` without ``@`` and the shape of t (the input is not known yet)."""
     if targets is None:
         return None
     if not isinstance(targets, str):
         t = np.array(targets, dtype=np.float64)
         return t, f"the test's targets t of shape {t.shape}"
-    from types import SimpleNamespace
-
-    from ..cli import _model_targets
+    from ..check_command import model_targets
 
     try:
-        return _model_targets(SimpleNamespace(targets=targets, seed=seed), None)
+        return model_targets(targets, seed, None)
     except UsageError as exc:
         raise C.GradingTestError(f"student.layer(..., targets={targets!r}): {exc}") from None
     except TypeError:  # labels:K without '@': t's batch would be read from the input's shape
