@@ -1211,8 +1211,11 @@ def no_layer_methods(cls, file=""):
     meths = {}  # its own and inherited public methods, the nearest class's first (tester31e F7: none said of 7 inherited)
     for c in cls.__mro__[:-1]:
         for k, v in list(vars(c).items())[:MAX_WALKED]:
+            v = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v  # network2.py's static fn, delta
             if inspect.isfunction(v) and not k.startswith("_"):
                 meths.setdefault(k, v)
+    if nielsen := _nielsen_cost(cls, meths, file):
+        return nielsen
     meths = list(meths.items())
     name = cls.__name__
 
@@ -1234,6 +1237,27 @@ def no_layer_methods(cls, file=""):
             "input it returns no gradient for is held as a constant (self._x = ..., the leading underscore says so); "
             "several inputs and outputs are forward(h, s) and backward returning a tuple (dh, ds). "
             f"Then: gradcheck check FILE::{name}Layer --input-shape ...")
+
+
+def _nielsen_cost(cls, meths, file):
+    """The usage error for network2.py's cost class (``fn(a, y)``, the cost of the output ``a``; ``delta(z, a, y)``,
+    the output layer's error dC/dz for ``a = sigmoid(z)``): neither a layer nor a loss of a prediction alone
+    (delta is a gradient with respect to z, through the network's sigmoid), so it is checked inside its network,
+    whose check differentiates ``self.cost.fn`` and whose ``backprop`` starts from ``self.cost.delta``
+    (:func:`backprop_as_model`); "" for any other class (nielsen34 F8: 'its public methods are none')."""
+    def names(k):
+        fn = meths.get(k)
+        return [p for p in _params(fn) or {} if p != "self"] if fn else None
+    if names("fn") != ["a", "y"] or names("delta") != ["z", "a", "y"]:
+        return ""
+    base = os.path.basename(file) if file else "network2.py"
+    return (f"{cls.__name__} has fn(a, y) and delta(z, a, y), network2.py's cost (Nielsen): fn is the cost of the "
+            f"output a, delta the output layer's error dC/dz for a = sigmoid(z), a gradient with respect to z, not "
+            f"to a prediction alone, so it is neither a layer nor a loss gradcheck can check by itself. It is checked "
+            f"inside the network that holds it (self.cost = {cls.__name__}): gradcheck check {base}::Network "
+            f"--input-shape N_IN,M --targets unit@N_OUT,M --init '{{\"sizes\": [N_IN, ..., N_OUT]}}' compares "
+            f"backprop's gradients (its output delta from {cls.__name__}.delta) with central differences of "
+            f"{cls.__name__}.fn(a, y), so a wrong fn or delta FAILs there.")
 
 
 def _unbound(written):
@@ -1741,6 +1765,47 @@ def _backprop_pair(cls):
     return (feed, back) if back and feed else None
 
 
+def _backprop_calls(cls, back):
+    """How a class's own methods call ``self.BACK(x, y)`` (read with :mod:`ast`, nothing runs: Nielsen's
+    ``update_mini_batch``): ``(order, batched)``. ``order`` is the unpacking of the call's result, ``"bw"`` for
+    ``delta_nabla_b, delta_nabla_w = self.backprop(x, y)`` (a name ending in b or naming bias, one ending in w or
+    naming weight), ``"wb"`` the other way, None when no call is unpacked so; ``batched`` is True when a call's x
+    is not a name its loop takes one sample at a time (network.py's ``for x, y in mini_batch:``, a comprehension's
+    ``for x, y in batch``): a matrix port's ``self.backprop(np.hstack(xs), ...)``, False when every call is in such a
+    loop, None when no method calls it."""
+    order, batched = None, None
+
+    def kind(t):
+        n = t.id.lower() if isinstance(t, ast.Name) else ""
+        return "b" if n.endswith("b") or "bias" in n else "w" if n.endswith("w") or "weight" in n else ""
+
+    def visit(node, looped):
+        nonlocal order, batched
+        targets = [node.target] if isinstance(node, ast.For) else [g.target for g in getattr(node, "generators", [])]
+        looped = looped | {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _calls_self(node.value, back) and \
+                len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and len(node.targets[0].elts) == 2:
+            got = "".join(kind(t) for t in node.targets[0].elts)
+            order = got if got in ("bw", "wb") else order
+        if isinstance(node, ast.Call) and _calls_self(node, back) and node.args:
+            one = isinstance(node.args[0], ast.Name) and node.args[0].id in looped
+            batched = (batched or False) or not one
+        for child in ast.iter_child_nodes(node):
+            visit(child, looped)
+    for k in cls.__mro__[:-1]:
+        for name, fn in vars(k).items():
+            tree = _source(fn) if inspect.isfunction(fn) and name != back else None
+            if tree is not None:
+                visit(tree, frozenset())
+    return order, batched
+
+
+def _calls_self(call, name):
+    """True when ``call`` is ``self.NAME(...)``."""
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr == name and isinstance(f.value, ast.Name) and f.value.id == "self"
+
+
 #: Nielsen's quadratic cost (network.py: ``cost_derivative = a - y``; network2.py's ``QuadraticCost.fn``)
 QUADRATIC = "0.5*||a - y||^2"
 
@@ -1752,8 +1817,8 @@ def backprop_as_model(obj):
     cost: a same-named subclass whose forward sums the cost of each column ``x[:, j]`` (one sample, as
     ``update_mini_batch`` feeds them) with its target ``t[:, j]`` (the network's own ``self.cost.fn(a, y)``,
     network2.py, else :data:`QUADRATIC`, network.py's), and whose backward sums ``backprop``'s gradients over the
-    columns, times ``dout``, into ``grads``, each returned list matched to the weight list of its shapes
-    (``biases``, ``weights``), ``params`` those lists' arrays (the same objects); it returns dX read from the first
+    columns (a matrix port's of the whole x, :func:`_backprop_calls`), times ``dout``, into ``grads``, returned as
+    (``biases``, ``weights``) (:func:`_nabla_checked`), ``params`` their arrays (the same objects); dX read from the first
     layer's delta (``z1 = W1 x + b1``: ``dC/dx = W1.T @ dC/db1``), which backprop returns as its first bias
     gradient (it computes no dX itself). Returns the header's words, or "" for another class (or one that cannot be extended).
     """
@@ -1788,14 +1853,28 @@ def backprop_as_model(obj):
     def owner(r):  # the weight list a returned list of gradients belongs to: the one of its shapes
         return next((k for k, v in lists.items() if [a.shape for a in v] == [np.shape(g) for g in r]), None)
 
+    order, batched = _backprop_calls(type(obj), back)
+    expect = [weight, bias] if order == "wb" else [bias, weight]  # update_mini_batch's unpacking, else the book's
+
+    def returned(self, xj, tj, what):  # backprop's (nabla_b, nabla_w): each list in its place, each array its shape
+        got = [[np.asarray(g, dtype=np.float64) for g in r] for r in getattr(self, back)(xj, tj)]
+        return _nabla_checked(got, [(k, lists[k]) for k in expect], [owner(r) for r in got], f"{back}(x, y){what}",
+                              "as update_mini_batch unpacks them" if order else "as network.py returns them", bias)
+
     def backward(self, dout=1.0):
         x, t = self._pair
         sums, dxs = None, []
         for xj, tj in zip(columns(x), columns(t), strict=True):
-            got = [[np.asarray(g, dtype=np.float64) for g in r] for r in getattr(self, back)(xj, tj)]
+            got = returned(self, xj, tj, f" with one sample x[:, j] of shape {xj.shape}")
             sums = got if sums is None else [[a + g for a, g in zip(s, r, strict=True)] for s, r in zip(sums, got, strict=True)]
             delta = next((r[0] for r in got if owner(r) == bias), None)  # the first layer's delta, dC/dz1
             dxs.append(None if delta is None else lists[weight][0].T @ delta)
+        if np.ndim(x) == 2 and np.shape(x)[1] > 1 and batched is not False:  # a matrix port: the whole batch at once
+            try:  # Nielsen's convention: the gradient of the sum of the per-sample costs over what it is given
+                sums = returned(self, x, t, f" with the whole batch x of shape {np.shape(x)} (one sample per column)")
+            except Exception:  # noqa: BLE001 - no method feeds it a batch: the one-sample backprop (network.py)
+                if batched:
+                    raise
         self.grads = {f"{owner(r)}[{i}]": float(dout) * g for r in sums or [] if owner(r) for i, g in enumerate(r)}
         if any(d is None for d in dxs):
             return None
@@ -1806,10 +1885,36 @@ def backprop_as_model(obj):
     obj.params = {f"{k}[{i}]": a for k, v in lists.items() for i, a in enumerate(v)}
     obj.grads = {}
     return (f"{feed}(a) and {back}(x, y) -> the gradients of {', '.join(lists)} (Nielsen's network.py): checked as a "
-            f"model whose cost of a batch is the sum over its columns x[:, j] (one sample each, as update_mini_batch "
-            f"feeds them) of {named}, a = {feed}(x[:, j]), y = t[:, j]; {back}'s gradients summed over the columns; "
+            f"model whose cost of a batch is the sum over its columns x[:, j] (one sample each) of {named}, a = "
+            f"{feed}(x[:, j]), y = t[:, j]; {back}'s gradients "
+            f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
             f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+def _nabla_checked(got, expect, owners, call, said, bias):
+    """``got``, the two lists ``call`` (Nielsen's ``backprop(x, y)``) returned, when they are ``expect``'s
+    (``[(name, arrays)]``: the biases' and the weights', in the order ``said``) in that order and of those shapes;
+    ``owners`` the name of the list each returned list has the shapes of. ValueError naming the list, the index, the
+    shape and the one expected (``nabla_w[0] has shape (3, 3), expected (3, 4)``), or the swapped order. Any other
+    number of lists: ``got`` as it is (paired by shape)."""
+    if len(got) != 2:
+        return got
+
+    def nabla(k):
+        return f"nabla_{'b' if k == bias else 'w'}"
+    (k0, _), (k1, _) = expect
+    if owners == [k1, k0]:
+        raise ValueError(f"{call} returned in the wrong order ({nabla(k1)}, {nabla(k0)}): the gradients of {k1} "
+                         f"first; expected ({nabla(k0)}, {nabla(k1)}), {said}")
+    for r, (k, arrays) in zip(got, expect, strict=True):
+        for i, (g, a) in enumerate(zip(r, arrays)):
+            if g.shape != a.shape:
+                raise ValueError(f"{call}: {nabla(k)}[{i}] has shape {g.shape}, expected {a.shape} (the shape of "
+                                 f"{k}[{i}])")
+        if len(r) != len(arrays):
+            raise ValueError(f"{call}: {nabla(k)} has {len(r)} arrays, expected {len(arrays)} (one per array of {k})")
+    return got
 
 
 def backprop_usage(obj, file=""):

@@ -1775,6 +1775,42 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
     return kind, k
 
 
+def model_targets(targets, seed, shape):
+    """``(t, its description)`` for ``--targets`` without ``--loss``: a model ``forward(x, t) -> loss`` (Deep Learning
+    from Scratch vol. 2), ``t`` drawn as ``--loss`` draws y_true (:func:`gradcheck.check_command.loss_data`) for
+    the batch of the first input (``shape``, one per input or the one), ``seed`` ``--seed``; None without ``--targets``.
+    UsageError unless labels:K or onehot:K, or a real (probs, unit) kind with ``@`` and t's shape. The one reader of
+    ``--targets`` for a model: ``gradcheck check`` and the grading API's ``student.layer(..., targets=...)``."""
+    if not targets:
+        return None
+    spec, at, given = str(targets).partition("@")
+    kind, k = parse_kind(spec, ("labels", "onehot", "real", "probs", "unit"), "--targets")
+    if kind in ("real", "probs", "unit") and at:  # Nielsen's y (n_out, m): real@2,4 (newuser30 F2)
+        try:
+            tshape = V._parse_shape(given)
+        except (UsageError, ValueError):
+            raise UsageError(f"--targets {targets}: after '@' comes the shape of t, sizes separated by commas, "
+                             f"e.g. --targets {spec}@2,4; got {given!r}.") from None
+        t, _, what = loss_data(spec, "real", tuple(tshape), seed)
+        return t, f"--targets {targets}: {what.removeprefix('y_true: ')}"
+    if kind not in ("labels", "onehot") or k is None:
+        raise UsageError(f"--targets {targets} without --loss: a model forward(x, t) -> loss takes its targets "
+                         "as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet "
+                         "--input-shape 8,4 --targets labels:3, or as real@SHAPE (probs@SHAPE, unit@SHAPE) with t's "
+                         "shape, e.g. --targets real@2,4 for Nielsen's network, y of shape (2, 4); for a loss class, "
+                         "add --loss.")
+    if at:  # tester25s M6: Rnnlm's token input (N, T) takes t of shape (N, T)
+        try:
+            batch = V._parse_shape(given)
+        except (UsageError, ValueError):
+            raise UsageError(f"--targets {targets}: after '@' comes the shape of t (without a one-hot's class "
+                             f"axis), sizes separated by commas, e.g. --targets {spec}@8,5; got {given!r}.") from None
+    else:
+        batch = (shape[0] if isinstance(shape[0], int) else shape[0][0],)
+    t, _, what = loss_data(spec, "real", (*batch, k), seed)
+    return t, f"--targets {targets}: {what.removeprefix('y_true: ')}"
+
+
 def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int,
               dtype: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """``(y_true, y_pred, description)`` for ``--loss``: the kinds of ``--targets`` and ``--pred`` (help in

@@ -503,38 +503,10 @@ def _check_isolation(args) -> dict:
 
 
 def _model_targets(args, shape):
-    """``(t, its description)`` for ``--targets`` without ``--loss``: a model ``forward(x, t) -> loss`` (Deep Learning
-    from Scratch vol. 2), ``t`` drawn as ``--loss`` draws y_true (:func:`gradcheck.check_command.loss_data`) for
-    the batch of the first input; None without ``--targets``. UsageError unless labels:K or onehot:K."""
-    if not args.targets:
-        return None
-    from .check_command import loss_data, parse_kind
-    spec, at, given = str(args.targets).partition("@")
-    kind, k = parse_kind(spec, ("labels", "onehot", "real", "probs", "unit"), "--targets")
-    if kind in ("real", "probs", "unit") and at:  # Nielsen's y (n_out, m): real@2,4 (newuser30 F2)
-        try:
-            tshape = V._parse_shape(given)
-        except (UsageError, ValueError):
-            raise UsageError(f"--targets {args.targets}: after '@' comes the shape of t, sizes separated by commas, "
-                             f"e.g. --targets {spec}@2,4; got {given!r}.") from None
-        t, _, what = loss_data(spec, "real", tuple(tshape), args.seed)
-        return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
-    if kind not in ("labels", "onehot") or k is None:
-        raise UsageError(f"--targets {args.targets} without --loss: a model forward(x, t) -> loss takes its targets "
-                         "as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet "
-                         "--input-shape 8,4 --targets labels:3, or as real@SHAPE (probs@SHAPE, unit@SHAPE) with t's "
-                         "shape, e.g. --targets real@2,4 for Nielsen's network, y of shape (2, 4); for a loss class, "
-                         "add --loss.")
-    if at:  # tester25s M6: Rnnlm's token input (N, T) takes t of shape (N, T)
-        try:
-            batch = V._parse_shape(given)
-        except (UsageError, ValueError):
-            raise UsageError(f"--targets {args.targets}: after '@' comes the shape of t (without a one-hot's class "
-                             f"axis), sizes separated by commas, e.g. --targets {spec}@8,5; got {given!r}.") from None
-    else:
-        batch = (shape[0] if isinstance(shape[0], int) else shape[0][0],)
-    t, _, what = loss_data(spec, "real", (*batch, k), args.seed)
-    return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
+    """:func:`gradcheck.check_command.model_targets` of ``--targets`` and ``--seed``."""
+    from .check_command import model_targets
+
+    return model_targets(args.targets, args.seed, shape)
 
 
 #: The general targets clause :func:`gradcheck._validation.loss_given` ends with; the CLI's specific --targets hint

@@ -1764,6 +1764,7 @@ class Sandbox:
         remote = sub(self, meta, file=file)
         remote.no_forward_in_backward = bool(no_forward_in_backward)
         remote._loaded = (file, cls, init, seed, probe is not None)  # RemoteLayer.probed loads it again
+        remote._targets = targets  # a model's t (--targets), given again when probed (RemoteLayer.probed)
         if probe is not None:
             remote._policy("load", meta)  # the probe's forwards: the graded input's (RemoteLayer.probed)
         return remote
@@ -2389,7 +2390,8 @@ class RemoteLayer(_Remote):
             return self
         if "_probed" not in self.__dict__:
             new = self._sandbox.load_layer(file, cls, init, seed=seed, probe_inputs=list(inputs),
-                                           no_forward_in_backward=self.no_forward_in_backward)
+                                           no_forward_in_backward=self.no_forward_in_backward,
+                                           targets=self.__dict__.get("_targets"))
             new.__dict__.update({k: v for k, v in self.__dict__.items() if k == "init_kwargs"})
             self._probed = new
         return self._probed
@@ -2402,7 +2404,8 @@ class RemoteLayer(_Remote):
         file, cls, _, seed, probed = self.__dict__["_loaded"]
         return self._sandbox.load_layer(file, cls, dict(init), seed=seed,
                                         probe_inputs=list(inputs) if probed else None,
-                                        no_forward_in_backward=self.no_forward_in_backward)
+                                        no_forward_in_backward=self.no_forward_in_backward,
+                                        targets=self.__dict__.get("_targets"))
 
     def sublayer(self, index: int, inputs: Sequence[Any], training: bool | None) -> RemoteLayer | None:
         """``layers[index]`` of this model as its own layer in the child, adapted on ``inputs`` (the input it

@@ -29,7 +29,8 @@ from hypothesis import settings
 # from Scratch's files (tests/test_dlfs*_s25.py check them through gradcheck) are two packages both named `common`,
 # which --doctest-modules would import under one name (an import-path mismatch) and which hold no doctests; so is
 # fixtures/steps_itself_s33/layers.py beside fixtures/mlfs_style/layers.py (a submission: it must be named layers.py)
-collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps_itself_s33"]
+collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps_itself_s33",
+                  "fixtures/nielsen_s34"]  # submissions named network.py, read by tests/test_nielsen_s34.py
 
 settings.register_profile("ci", max_examples=25, deadline=None)
 settings.register_profile("dev", deadline=None)

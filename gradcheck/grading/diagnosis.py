@@ -235,6 +235,8 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
     shapes = [shape] if shape is not None and all(isinstance(n, (int, np.integer)) for n in shape) else shape or []
     spec = ";".join(",".join(str(int(n)) for n in s) for s in shapes)
     cmd += ["--input-shape", shlex.quote(spec)] if shapes else []
+    given = getattr(obj, "__dict__", {}).get("targets_option")  # student.layer(..., targets="real@3,4")
+    cmd += ["--targets", shlex.quote(given)] if isinstance(given, str) else []
     cmd += [] if training is None else ["--training" if training else "--eval"]
     ref, unseen = _reference_args(reference)
     if loss and isinstance(data := getattr(obj, "__dict__", {}).get("last_data"), tuple) and len(data) == 2:

@@ -623,21 +623,30 @@ class Student:
         if banned and (bad := forbidden_imports(files, banned, root=str(self._holder.root))):
             raise C.GradingFailure(format_violations(bad, banned))
 
-    def _load(self, file: str, class_name: str, init: dict, kind: str):
+    def _load(self, file: str, class_name: str, init: dict, kind: str, targets: Any = None):
 
         self._holder.require(file)
         self._guard()
-        key = (file, class_name, kind, repr(sorted(init.items())))
+        t = _test_targets(targets, int(self._item.config.getoption("--grading-seed")))
+        key = (file, class_name, kind, repr(sorted(init.items())), None if t is None else t[1])
         sb = self._holder.imported(file, self.timeout)
         policy = _policy_on(self._item)
         try:
             obj = self._once(key, lambda: sb.load_loss(file, class_name, init, no_forward_in_backward=policy) if kind == "loss" else sb.load_layer(
                 file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
-                no_forward_in_backward=policy))
+                no_forward_in_backward=policy, targets=t))
         except UsageError as exc:
+            if t is None and "--targets" in str(exc):  # Nielsen's backprop(x, y): the test gives no labels y
+                raise C.GradingTestError(
+                    f"the test loads {class_name} from {file} without targets, which it needs: "
+                    f"{str(exc).partition(': ')[2]} In a grading test: student.layer({file!r}, {class_name!r}, "
+                    f"targets='real@N_OUT,M', ...) (check's --targets; or the array t itself), the network then "
+                    f"a model forward(X) -> its cost, its targets in .targets (docs/gradescope.md).") from None
             if "--init" not in str(exc):
                 raise
             raise _init_refused(self._item, file, class_name, init, str(exc)) from None
+        if t is not None:  # the test's reference computes its cost with the same t; check's option, for reproduce
+            obj.targets, obj.targets_option = t[0], targets if isinstance(targets, str) else None
         if callable(probed := getattr(obj, "probed", None)):  # built again with the test's input as its probe
             obj.probed = lambda xs, *a, **k: self._probe(
                 (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), obj, lambda: probed(xs, *a, **k),
@@ -687,13 +696,38 @@ class Student:
                 self._holder.load_failures[key] = exc
             raise
 
-    def layer(self, file: str, class_name: str, **init: Any):
-        """``class_name(**init)`` from the submission's ``file``, a :class:`~gradcheck.sandbox.RemoteLayer`."""
-        return self._load(file, class_name, init, "layer")
+    def layer(self, file: str, class_name: str, *, targets: Any = None, **init: Any):
+        """``class_name(**init)`` from the submission's ``file``, a :class:`~gradcheck.sandbox.RemoteLayer`.
+        ``targets``: a model's labels, as ``gradcheck check --targets`` gives them (``"real@3,4"``, ``"labels:3"``
+        with its ``@`` shape) or the array ``t`` itself: a model ``forward(x, t) -> loss`` or Nielsen's
+        ``backprop(x, y)`` is then graded as ``forward(X) -> L`` (its cost), ``t`` kept as the layer's ``targets``
+        (:func:`_test_targets`). ``targets`` is this method's own keyword, never a constructor argument."""
+        return self._load(file, class_name, init, "layer", targets)
 
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
         return self._load(file, class_name, init, "loss")
+
+
+def _test_targets(targets: Any, seed: int) -> tuple[np.ndarray, str] | None:
+    """``(t, its description)`` of a grading test's ``targets`` (:meth:`Student.layer`): the array ``t`` as given (a
+    float64 copy), or a ``gradcheck check --targets`` spec drawn as check draws it (:func:`gradcheck.check_command.
+    model_targets`, seeded by ``--grading-seed``); None for None. GradingTestError (the test's mistake) for a spec
+    check refuses, or a ``labels:K``/``onehot:K`` without ``@`` and the shape of t (the input is not known yet)."""
+    if targets is None:
+        return None
+    if not isinstance(targets, str):
+        t = np.array(targets, dtype=np.float64)
+        return t, f"the test's targets t of shape {t.shape}"
+    from ..check_command import model_targets
+
+    try:
+        return model_targets(targets, seed, None)
+    except UsageError as exc:
+        raise C.GradingTestError(f"student.layer(..., targets={targets!r}): {exc}") from None
+    except TypeError:  # labels:K without '@': t's batch would be read from the input's shape
+        raise C.GradingTestError(f"student.layer(..., targets={targets!r}): give t's shape after '@' "
+                                 f"({targets}@N,...): the input's shape is not known when the layer is loaded") from None
 
 
 def _init_refused(item: pytest.Item, file: str, cls: str, init: dict, text: str) -> GradcheckError:
