@@ -319,3 +319,14 @@ def test_a_weight_forward_does_not_read_is_still_compared_as_zero_in_process():
     assert any("default: the round-off" in n for n in r.notes), r.notes  # the atol above the floor: the case
     note = next(n for n in r.notes if n.startswith("dW is exactly 0"))
     assert "could hide only below" in note, note
+
+
+def test_a_given_atol_is_not_replaced_by_the_compared_as_zero_rule():
+    """The rule applies to the default atol alone: a given atol above every |dW| (here all 0) is NOT CHECKED as
+    "given-atol" (newuser30 F11), whatever the differences at the step 0.5 say."""
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = check_layer(_Offset(1.0, 0.0), X, twin=None, atol=1e-3)
+    assert [c.unchecked for c in _dW(r)] == ["given-atol"], _dW(r)
+    assert not any("dW is exactly 0" in n for n in r.notes), r.notes
