@@ -1588,7 +1588,7 @@ def softmax(z, axis=-1):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def gradient_protocol(obj, kind="layer"):
+def gradient_protocol(obj, kind="layer", probe=None):
     """Activations and losses read by their methods' names (:data:`ACTIVATION_NAMES`, :data:`LOSS_NAMES`:
     ML-From-Scratch's, tester31e F5, F6; numpy-ml's, tester31m M4, M5), given forward and backward through a
     same-named subclass: an activation's forward ``__call__(x)`` or ``fn(z)`` and derivative ``gradient(x)`` or
@@ -1598,7 +1598,9 @@ def gradient_protocol(obj, kind="layer"):
     (numpy-ml's ``grad(y, y_pred, z, act_fn)`` through :class:`_Sinh`, divided by ``cosh(z)``; numpy-ml's
     two-argument ``grad(y, y_pred)`` as dL/dz with ``y_pred = softmax(z)``): ML-From-Scratch's
     NeuralNetwork reports ``np.mean(loss)`` but backpropagates ``gradient`` unscaled, the gradient of the sum.
-    Returns the header's words, or ``""`` for another class (one with forward or backward)."""
+    ``probe``: a loss's ``(y_true, y_pred)`` drawn as the check draws them (``--targets``), whose targets
+    :func:`_two_arg_reading` probes with. Returns the header's words, or ``""`` for another class (one with forward
+    or backward)."""
     cls = type(obj)
     if callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
         return ""
@@ -1622,7 +1624,8 @@ def gradient_protocol(obj, kind="layer"):
         # numpy-ml's CrossEntropy.grad(y, y_pred) is dL/dz, y_pred = softmax(z); another two-argument grad (a
         # squared error) is dL/dy_pred: told by its name or by which reading matches the loss's central differences
         # (review33 NML_TWO_ARG_GRAD_READ_AS_SOFTMAX_CE: every such grad was read as CrossEntropy's and FAILed)
-        soft, neither = _two_arg_reading(obj, lname, gname, first) if package == "numpy-ml" and n == 2 else (False, "")
+        soft, neither = _two_arg_reading(obj, lname, gname, first, probe) if package == "numpy-ml" and n == 2 else \
+            (False, "")
 
         def forward(self, y_pred, y_true):
             y_pred = softmax(y_pred) if soft else y_pred
@@ -1662,17 +1665,21 @@ def gradient_protocol(obj, kind="layer"):
 NUMPYML_SOFTMAX_CE = ("numpy_ml.neural_nets.losses.losses.CrossEntropy", "numpy_ml.neural_nets.losses.CrossEntropy")
 
 
-def _two_arg_reading(obj, lname, gname, first):
+def _two_arg_reading(obj, lname, gname, first, probe=None):
     """How a loss's two-argument ``grad(y, y_pred)`` in numpy-ml's names is read: ``(soft, words)``.
 
     ``soft`` is True for numpy-ml's CrossEntropy convention, dL/dz with ``y_pred = softmax(z)`` over the last axis
     (``numpy_ml/neural_nets/losses/losses.py``: ``CrossEntropy.grad(y, y_pred) = y_pred - y``), and False for the
     plain dL/dy_pred of any other loss (a squared error's ``y_pred - y``). numpy-ml's own class
     (:data:`NUMPYML_SOFTMAX_CE`) is read as CrossEntropy; another class by which reading matches the central
-    differences of ``sum(loss)`` (:func:`_directional_error`, relative error under 1e-3) on a probe: ``z`` of shape
-    (4, 3), float64, standard normal, ``y_pred = softmax(z)``, targets ``y`` of the same shape whose rows sum to 1.
-    When neither matches, the closer is checked (it fails) and ``words`` names both readings and their errors, so no
-    reading is guessed into a PASS; else ``words`` is ``""``.
+    differences of ``sum(loss)`` (:func:`_directional_error`, relative error under 1e-3) on a probe: ``z`` float64,
+    standard normal, ``y_pred = softmax(z)``, and the targets of ``probe`` (drawn as ``--targets`` asks) when their
+    rows sum to 1 (``onehot``, ``probs``: review34 NML_CE_COPY_PROBE_NOT_BINARY, a copy of numpy-ml's CrossEntropy
+    with its own "y is binary" check raised on soft targets and FAILed with ``--targets onehot``), else targets of
+    shape (4, 3) whose rows sum to 1 (only there is CrossEntropy's ``y_pred - y`` dL/dz; other targets get that
+    reading refused later, with the options that fit). When neither matches, the closer is checked (it fails) and
+    ``words`` names both readings and their errors, or what a reading raised on the probe, so no reading is guessed
+    into a PASS; else ``words`` is ``""``.
 
     Parameters
     ----------
@@ -1682,19 +1689,24 @@ def _two_arg_reading(obj, lname, gname, first):
         The names of its loss and of its gradient.
     first : dict
         ``{name: bool}``: whether each method takes the prediction first (:func:`loss_order`).
+    probe : sequence of two arrays, optional
+        ``(y_true, y_pred)`` as the check draws them; only ``y_true`` is read.
 
     Returns
     -------
     tuple of (bool, str)
         Whether grad is read as dL/dz through the softmax, and the header's words when neither reading matched.
-        The student's exceptions on the probe count as no match (the check calls the methods again and says so).
     """
     cls = type(obj)
     if f"{cls.__module__}.{cls.__qualname__}" in NUMPYML_SOFTMAX_CE:
         return True, ""
     rng = probe_rng(0)
-    z = rng.standard_normal((4, 3))
-    y_true = softmax(rng.standard_normal((4, 3)))
+    y_true = None if probe is None or len(probe) != 2 else np.asarray(probe[0])
+    with np.errstate(all="ignore"):
+        rows = y_true is not None and y_true.dtype.kind == "f" and y_true.ndim >= 1 and y_true.size > 0 and \
+            bool(np.all(y_true >= 0) and np.allclose(np.sum(y_true, axis=-1), 1.0))
+    z = rng.standard_normal(y_true.shape if rows else (4, 3))
+    y_true = y_true.astype(np.float64) if rows else softmax(rng.standard_normal((4, 3)))
 
     def pair(m, p, t):
         return (p, t) if first[m] else (t, p)
@@ -1707,15 +1719,20 @@ def _two_arg_reading(obj, lname, gname, first):
             with np.errstate(all="ignore"):
                 g = np.asarray(getattr(obj, gname)(*pair(gname, softmax(z), y_true)), dtype=np.float64)
                 err[soft] = _directional_error(shim, y_true, at, g) if g.shape == z.shape else 1.0
-        except Exception:  # noqa: BLE001 - the student's loss: the check calls it again and says so
-            err[soft] = 1.0
-        err[soft] = err[soft] if np.isfinite(err[soft]) else 1.0
-    if err[False] < 1e-3 or err[True] < 1e-3:
-        return err[False] >= 1e-3, ""
-    return err[True] < err[False], (
+        except Exception as exc:  # noqa: BLE001 - the student's loss: named in the words, the check calls it again
+            err[soft] = _raised(exc)
+        err[soft] = err[soft] if isinstance(err[soft], str) or np.isfinite(err[soft]) else 1.0
+    size = {k: 2.0 if isinstance(e, str) else e for k, e in err.items()}  # a reading that raised: the farthest
+    if size[False] < 1e-3 or size[True] < 1e-3:
+        return size[False] >= 1e-3, ""
+
+    def said(e):
+        return e if isinstance(e, str) else f"relative error {e:.2g}"
+    kind = "one-hot targets" if rows and np.all((y_true == 0) | (y_true == 1)) else "targets whose rows sum to 1"
+    return size[True] < size[False], (
         f"; neither reading of {gname}(y, y_pred) matches {lname}'s central differences on a probe (softmax "
-        f"predictions, targets whose rows sum to 1): as dL/dy_pred, relative error {err[False]:.2g}; as dL/dz with "
-        f"y_pred = softmax(z) (numpy-ml's CrossEntropy), {err[True]:.2g}; checked as the closer")
+        f"predictions, {kind}): as dL/dy_pred, {said(err[False])}; as dL/dz with y_pred = softmax(z) (numpy-ml's "
+        f"CrossEntropy), {said(err[True])}; checked as the closer")
 
 
 #: The words of :func:`_order_unread`, which ``gradcheck check`` repeats under a loss's FAIL.

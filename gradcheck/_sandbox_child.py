@@ -934,10 +934,14 @@ def counting_calls(codes, fn, *args, **kw):
 def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=None, **kw):
     """``(fn(*args, **kw), n)``: n calls of forward made while ``fn`` (backward, or forward itself) ran: calls of code in ``codes`` or of its
     :func:`code_key` (or compiled where forward's was: :func:`forward_keys`), counted by the standard library's C profiler (``_lsprof``) in ``sys.setprofile``'s slot: its
-    counts live in C, with no Python function, closure or frame of the counter for the submission's code to edit
-    (redteam25 H1b: a Python profile function's closure was), and switching it off or on is refused to the submission
-    by the audit hook. What is left, its ``clear()``, is caught: ``n`` is -1 when the profiler was removed or no longer
-    holds the call of :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself.
+    counts live in C, with no closure or frame of a profile function for the submission's code to edit (redteam25
+    H1b: a Python profile function's closure was), and switching it off or on is refused to the submission by the
+    audit hook. Its ``clear()`` is caught: ``n`` is -1 when the profiler was removed or no longer holds the call of
+    :func:`_counter_mark` made before ``fn`` and the call of ``fn`` itself. The count is still this process's word:
+    the child's own functions and globals (this one, :func:`counting_calls`, ``_COUNTER``) are reachable from the
+    submission's code through ``sys.modules["__main__"]``, and code that replaces them can fake a count
+    (docs/gradescope.md, "What is isolated from what": the policy stops the honest habit and the known tricks, not
+    every deliberate tampering, which is visible in the submitted code).
 
     Backward's own entry is not a call of forward (redteam26 H1, H2): a decorator without ``functools.wraps`` gives
     forward and backward one wrapper code, and a self-adjoint backward (``dout * self.c`` beside ``x * self.c``) has
@@ -1297,7 +1301,7 @@ class Child:
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
             passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
-            passes = passes or kind == "class" and AD.gradient_protocol(obj, req.get("kind") or "layer")
+            passes = passes or kind == "class" and AD.gradient_protocol(obj, req.get("kind") or "layer", req.get("probe"))
         except BaseException as exc:  # noqa: BLE001 - the student's set_input_shape or initialize
             return self.fail(exc, "init", signature=sig_text)
         held = _quiet(held_forwards, obj) or {}  # as built (forward_pass as forward), before any forward ran

@@ -586,16 +586,19 @@ def not_the_students(exc: BaseException) -> bool:
     """Whether ``exc``, raised while code under check ran in this process, stops the run rather than being that
     code's error.
 
-    Those are Ctrl-C (KeyboardInterrupt), a generator closed (GeneratorExit) and, while a pytest test runs in this
-    process (pytest sets ``PYTEST_CURRENT_TEST`` for each), pytest's own outcomes (``_pytest.outcomes``: ``Failed``
-    and ``Skipped``, its ``OutcomeException``, and ``Exit``). pytest-timeout's SIGALRM handler raises
-    ``pytest.fail("Timeout >600.0s")`` in whatever frame runs when a test's time is up: worded as the code's error,
-    that timeout failed two parts of a graded check as "the numerical check could not run: ... raised Failed" and the
-    test went on to score the rest (flaky33: a branch bug scored 1/3 instead of 2/3 on the one seed the timer fired
-    in, reported as a wrong score, not as a timeout). Outside a test (``gradcheck check``) an outcome can only be the
-    checked code's own ``pytest.fail(...)``: its error, as before. pytest is not imported here: when it is not
-    loaded, none of its outcomes can be raised. (``gradcheck grade`` runs the submission in a sandbox process: what it
-    raises arrives worded already.)
+    Those are Ctrl-C (KeyboardInterrupt), a generator closed (GeneratorExit) and pytest-timeout's failure: its
+    SIGALRM handler raises ``pytest.fail("Timeout (>600.0s) from pytest-timeout.")`` in whatever frame runs when a
+    test's time is up. Worded as the code's error, that timeout failed two parts of a graded check as "the numerical
+    check could not run: ... raised Failed" and the test went on to score the rest (flaky33: a branch bug scored 1/3
+    instead of 2/3 on the one seed the timer fired in, reported as a wrong score, not as a timeout). It is told by
+    where it was raised: a pytest ``Failed`` whose traceback runs through a frame of the ``pytest_timeout`` module
+    (its handler), never by its message. Any other pytest outcome (``pytest.skip``, ``pytest.fail``, ``pytest.exit``,
+    ``pytest.xfail``) raised by the checked code is its own error, also inside a staff's pytest test (review34
+    API_STUDENT_SKIP_PASSES_THROUGH: a student's backward calling ``pytest.skip()`` skipped the staff's test that
+    checked it with :func:`gradcheck.check_layer`, and ``pytest.exit`` would have ended the staff's session). pytest
+    is not imported here: when it is not loaded, none of its outcomes can be raised. (``gradcheck grade`` runs the
+    submission in a sandbox process: what it raises arrives worded already.) A KeyboardInterrupt the checked code
+    raises itself cannot be told from Ctrl-C's (the default SIGINT handler adds no frame): it stops the run too.
 
     Parameters
     ----------
@@ -610,15 +613,21 @@ def not_the_students(exc: BaseException) -> bool:
     if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
         return True
     outcomes = sys.modules.get("_pytest.outcomes")
-    return outcomes is not None and "PYTEST_CURRENT_TEST" in os.environ and \
-        isinstance(exc, (outcomes.OutcomeException, outcomes.Exit))
+    if outcomes is None or not isinstance(exc, outcomes.Failed):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == "pytest_timeout":
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
                  **kwargs: Any) -> Any:
     """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`
     ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``, chained; those that stop the run
-    (:func:`not_the_students`: Ctrl-C, pytest-timeout's failure) pass through, as gradcheck's own (already worded
+    (:func:`not_the_students`: Ctrl-C, pytest-timeout's failure raised by its handler) pass through, as gradcheck's own (already worded
     by the sandbox) do."""
     try:
         return fn(*args, **kwargs)

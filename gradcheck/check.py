@@ -357,7 +357,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
                 [g[k] for g in sources.values() if k in g], Y, G, cfg, {**dict(zip(call.keys, call.inputs)),
                                                                          **call.params}[k])):
             arrays = [g[k] for g in (*sources.values(), numerical) if k in g]
-            if not (cfg_atol_default and _unreached(call, G, k, arrays, display[k], notes)):  # tester33 F3
+            if not (cfg_atol_default and _unreached(call, Y, G, k, arrays, display[k], notes)):  # tester33 F3
                 _swamped(atols[k], arrays, display[k], records, notes, given=not cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
     res = CheckResult(
@@ -490,15 +490,23 @@ def _resolved(analytic: list, Y, G, cfg: CheckConfig, values) -> bool:
     return bool(np.isfinite(top) and top > roundoff)
 
 
-def _unreached(call, G, key, arrays, name, notes) -> bool:
+def _unreached(call, Y, G, key, arrays, name, notes) -> bool:
     """Whether tensor ``key``'s compared gradients (``arrays``: the analytic ones and the numerical) are all exactly 0
     and the checked output does not depend on it: central differences with each entry moved by half its size (at
     least 0.5: eps=0.5) are bitwise 0 too. A default atol above every |gradient| then swamps nothing: both sides
     are exact zeros (tester33 F3: rnn_forward's Wya and by, which only the unchecked y_pred reads, were NOT CHECKED
     as "the output is too large for the step", where rnn_cell_forward's compared them as 0). A true gradient too
     small for the check's step is not 0 at this one (its round-off is the default atol's at a step 1e5 times
-    larger). When they are, the note saying so (``name``, e.g. ``dWya``) is appended to ``notes``."""
+    larger), provided that round-off (:func:`default_atol` of ``Y`` and ``G`` at the step 0.5) is at most
+    :data:`ATOL_FLOOR`: differences of 0 prove nothing where the output is so large that half an entry's move is
+    below its rounding (review34 UNREACHED_WRONG_PASS: ``Y = 1e20 X + X @ W`` with ``dW = 0``, true ``X.T @ dY`` of
+    order 1, PASSed as "exactly 0"; it is NOT CHECKED). When they are, the note saying so (``name``, e.g.
+    ``dWya``) is appended to ``notes``."""
     if not arrays or not all(np.all(np.asarray(a)[np.isfinite(a)] == 0) for a in arrays):
+        return False
+    values = {**dict(zip(call.keys, call.inputs)), **call.params}[key]
+    hidden = default_atol(Y, G, 0.5, "central", floor=0.0, steps=step_sizes(values, 0.5))
+    if hidden > ATOL_FLOOR:
         return False
     big = layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=0.5, input_names=call.keys,
                                     method="central", batched=False, which=[key],
@@ -506,8 +514,8 @@ def _unreached(call, G, key, arrays, name, notes) -> bool:
     if not np.all(big[key] == 0):
         return False
     notes.append(f"{name} is exactly 0: the checked output does not move at all when any entry of {name[1:]} moves "
-                 f"by half its size (at least 0.5), and backward's {name} is 0 too: compared exactly, no round-off "
-                 "enters")
+                 f"by half its size (at least 0.5), and backward's {name} is 0 too: compared as exact zeros (a true "
+                 f"{name} could hide only below {hidden:.1g}, the round-off of the differences at that step)")
     return True
 
 

@@ -103,6 +103,25 @@ def test_zero_upstream_gradient_gives_zero_next_to_an_infinity_as_the_chain():
     assert np.isfinite(np.delete(grads[2].ravel(), 5)).all()
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in multiply:RuntimeWarning")  # the loss: inf * 0
+def test_an_infinite_output_gate_with_zero_upstream_on_h_gives_the_chains_zeros():
+    """o = inf at one entry (c' finite there, h = inf) and nothing reads that entry of h: the chain's
+    ``o * tanh(c')`` VJP gives 0 there under the 0·inf rule, so dc, di, df, dg stay finite; the fused cell must
+    not take the plain products because c' alone is finite (review34: mutant lstm_mul_one_output survived)."""
+    arrays = _inputs(7)
+    arrays[4][2, 1] = np.inf
+    rng = np.random.default_rng(8)
+    Gh, Gc = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    Gh[2, 1] = 0.0
+    (h, c2), grads = _grads(R.lstm_cell, arrays, Gh, Gc)
+    _, ref = _grads(_chain, arrays, Gh, Gc)
+    assert np.isinf(h[2, 1]) and np.isfinite(c2).all()  # the case: h alone is infinite
+    for name, a, b in zip(NAMES, grads, ref):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    for name, a in zip(NAMES[:4], grads[:4]):
+        assert np.isfinite(a).all(), name  # 0 * inf is 0 under the rule, not NaN
+
+
 def test_only_the_cell_state_used_gives_no_gradient_to_the_output_gate():
     arrays = _inputs(6)
     ts = [ap.constant(a) for a in arrays]

@@ -2,7 +2,12 @@
 1/m belongs to the parameters' gradients only, a 1/m in dA_prev is a bug and the suggested wrapper must not hide
 it (F1, F5), the mixed-1/m hint shows the named gradient's formula (F6)."""
 
+import warnings
+
+import numpy as np
 from test_cli import both, run_here, student
+
+from gradcheck import check_layer
 
 NG = """
 import numpy as np
@@ -249,3 +254,79 @@ def test_pad_zero_empty_slice_cause_is_named(tmp_path):
     text = " ".join(both(p).split())
     assert p.returncode == 3, text
     assert "pad is 0 in --init, and x[pad:-pad] is then x[0:-0], an empty slice" in text, text
+
+
+# ---- review34 UNREACHED_WRONG_PASS: the rule of F3 on an output too large for the step 0.5
+
+
+class _Offset:
+    """``Y = c X + k X @ W`` whose backward says ``dW = 0`` (true: ``k X.T @ dY``)."""
+
+    def __init__(self, c, k):
+        self.params = {"W": np.random.default_rng(0).standard_normal((3, 3))}
+        self.grads, self.c, self.k = {}, c, k
+
+    def forward(self, X, training=False):
+        return self.c * X + self.k * (X @ self.params["W"])
+
+    def backward(self, dY):
+        self.grads["W"] = np.zeros_like(self.params["W"])  # wrong: k X.T @ dY
+        return self.c * dY + self.k * dY @ self.params["W"].T
+
+
+def _check(layer, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return check_layer(layer, X, twin=None)
+
+
+def _dW(r):
+    return next(rec for rec in r.records if rec.tensor == "dW").comparisons
+
+
+def test_differences_zero_by_the_outputs_rounding_are_not_compared_as_zero():
+    """UNREACHED_WRONG_PASS (HIGH): ``Y = 1e20 X + X @ W`` with ``dW = 0`` (true ``X.T @ dY``, of order 1) PASSed
+    as "dW is exactly 0 ... compared exactly": half an entry's move of W is below the rounding of |Y| ~ 1e20, so
+    the differences at the step 0.5 are 0 too. Such a dW is NOT CHECKED, never a PASS."""
+    X = np.random.default_rng(1).standard_normal((4, 3))
+    r = _check(_Offset(1e20, 1.0), X)
+    assert not r.passed
+    assert [c.unchecked for c in _dW(r)] == ["atol"], _dW(r)
+    assert not any("dW is exactly 0" in n for n in r.notes), r.notes
+    assert np.abs(X.T @ r._upstream).max() > 0.1  # the true dW, of order 1, that PASSed as 0
+
+
+def test_a_gradient_below_the_check_step_seen_at_half_an_entry_is_not_compared_as_zero():
+    """The step-0.5 differences are what tells "exactly 0" from "too small for the check's step" (review34 mutant
+    ck_unreached_no_fd): ``Y = X + 1e-15 X @ W`` (|Y| ~ 1: the default atol 2.4e-9 is above the floor, the round-off
+    at the step 0.5 below it); the differences at the default step are all 0, the true dW (~1e-15) moves Y at the
+    step 0.5, so dW is NOT CHECKED (not "exactly 0")."""
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    r = _check(_Offset(1.0, 1e-15), X)
+    assert np.all(r.gradients["numerical"]["dW"] == 0)  # the case: zeros at the check's step
+    assert np.abs(1e-15 * X.T @ r._upstream).min() > 0  # but the true dW is not 0
+    assert not any("dW is exactly 0" in n for n in r.notes), r.notes
+    assert [c.unchecked for c in _dW(r)] == ["atol"], _dW(r)
+    assert not r.passed
+
+
+def test_a_weight_forward_does_not_read_is_still_compared_as_zero_in_process():
+    """tester33 F3 kept: W not read at all (|Y| ~ 1, default atol above the floor) is compared as exact zeros."""
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    r = _check(_Offset(1.0, 0.0), X)
+    assert r.passed
+    assert [c.unchecked for c in _dW(r)] == [""], _dW(r)
+    assert any("default: the round-off" in n for n in r.notes), r.notes  # the atol above the floor: the case
+    note = next(n for n in r.notes if n.startswith("dW is exactly 0"))
+    assert "could hide only below" in note, note
+
+
+def test_a_given_atol_is_not_replaced_by_the_compared_as_zero_rule():
+    """The rule applies to the default atol alone: a given atol above every |dW| (here all 0) is NOT CHECKED as
+    "given-atol" (newuser30 F11), whatever the differences at the step 0.5 say."""
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = check_layer(_Offset(1.0, 0.0), X, twin=None, atol=1e-3)
+    assert [c.unchecked for c in _dW(r)] == ["given-atol"], _dW(r)
+    assert not any("dW is exactly 0" in n for n in r.notes), r.notes

@@ -29,7 +29,8 @@ def test_graded_b(student, grade):
 '''
 
 
-def test_only_graded_tests_are_read_and_each_once(tmp_path, monkeypatch):
+def _count_reads(monkeypatch):
+    """The names of the test functions the plugin reads (its ``_one_check``), in order, as they are read."""
     read = []
     one_check = plugin._one_check
 
@@ -38,6 +39,11 @@ def test_only_graded_tests_are_read_and_each_once(tmp_path, monkeypatch):
         return one_check(function)
 
     monkeypatch.setattr(plugin, "_one_check", counting)
+    return read
+
+
+def test_only_graded_tests_are_read_and_each_once(tmp_path, monkeypatch):
+    read = _count_reads(monkeypatch)
     (tmp_path / "test_mixed.py").write_text(FILE)
     assert pytest.main([str(tmp_path), "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts="]) == 0
     assert sorted(read) == ["test_graded_a", "test_graded_b"]  # 40 plain items: none read
@@ -52,3 +58,32 @@ def test_a_contradiction_is_still_refused_after_the_first_read(tmp_path):
     why = plugin._points_contradiction(type("Item", (), {
         "function": None, "nodeid": "x", "get_closest_marker": lambda self, name: None})())
     assert why == ""  # nothing to read: no verdict
+
+
+GFV = '''
+import pytest
+
+@pytest.mark.parametrize("k", range(5))
+def test_plain(k, request):
+    assert request.node is not None
+
+@pytest.mark.points(2)
+def test_graded_via_request(student, request):
+    """V"""
+    grade = request.getfixturevalue("grade")
+    grade.layer_forward(None, None, None, points=2)
+'''
+
+
+def test_a_test_taking_grade_by_getfixturevalue_is_read_too(tmp_path, monkeypatch):
+    """review34 PLUGIN_POINTS_GETFIXTUREVALUE: a test taking grade with ``request.getfixturevalue("grade")`` was not
+    read (only tests naming the fixture were), so points(2) beside ``points=3`` was no longer refused."""
+    read = _count_reads(monkeypatch)
+    (tmp_path / "test_gfv.py").write_text(GFV)
+    args = [str(tmp_path), "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+    assert pytest.main(args) == 0  # points agree
+    assert read == ["test_graded_via_request"]  # the plain items (which take request) are not read
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "test_gfv_bad.py").write_text(GFV.replace("points=2)", "points=3)"))  # a new module name: not cached
+    assert pytest.main([str(bad), *args[1:]]) == pytest.ExitCode.USAGE_ERROR

@@ -170,7 +170,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
-        if "grade" in getattr(item, "fixturenames", ()) and (why := _points_contradiction(item)):
+        if _may_grade(item) and (why := _points_contradiction(item)):
             raise pytest.UsageError(why)  # only a graded test calls grade.<check>: any other test is not read
     _one_name_each([i for i in items if {"student", "grade"} & set(getattr(i, "fixturenames", ()))])
 
@@ -185,6 +185,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         partial["later_started"] = True
         with contextlib.suppress(OSError):
             Path(path).with_name(LATER_TESTS).touch()
+
+
+def _may_grade(item: pytest.Item) -> bool:
+    """Whether a test may call ``grade.<check>``, so :func:`_points_contradiction` reads it: it names the ``grade``
+    fixture, or its code reads an attribute ``getfixturevalue`` (``grade = request.getfixturevalue("grade")``,
+    review34 PLUGIN_POINTS_GETFIXTUREVALUE: such a test's points(2) beside ``points=3`` was no longer refused). Both
+    cheap (the fixture names, the names its compiled code uses): no source is read for any other test."""
+    if "grade" in getattr(item, "fixturenames", ()):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and "getfixturevalue" in code.co_names
 
 
 def _points_contradiction(item: pytest.Item) -> str:

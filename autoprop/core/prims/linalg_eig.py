@@ -383,7 +383,8 @@ def _bordered(a, w, v):
 
 
 def resolvent_bound(a, w, x, eps, eps_out):
-    """The second look: the error bound of the derivative of a simple eigenvalue ``w`` of ``a`` (2-D) with right eigenvector ``x``.
+    """The second look: the error bound of the derivative of a simple eigenvalue ``w`` of ``a`` (a matrix or a stack of them, ``(..., n, n)``) with right
+    eigenvector ``x``.
 
     ``y = c N^-1`` (:func:`_bordered`) and the reduced resolvent ``S = sum_(j != i) x_j y_j / (w_j - w)`` as a whole,
     ``S = (I - x y) N^-1 (I - x y)`` (``N`` maps the complementary invariant subspace as ``A - w I`` does, up to a
