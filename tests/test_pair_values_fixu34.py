@@ -1,0 +1,98 @@
+"""Session 34 (fixu34; newuser34 H1): a function pair's string keyword argument whose other values the source does
+not name by ``==`` was checked at its default alone, and a bug in the other path PASSed (and graded full marks):
+``if mode == "max": ... else: <average>`` and ``{"max": np.max, "average": np.mean}[mode]``. The dict's keys are
+values too, and an else branch with no named value is run with :data:`gradcheck._adapters.ELSE_VALUE`."""
+
+import json
+from pathlib import Path
+
+from test_pair_values_s34 import HP, SHAPE, pair
+
+from gradcheck import check_layer
+from gradcheck._adapters import ELSE_VALUE
+from gradcheck.grading.runner import grade_submission
+from gradcheck.sources import keyword_values
+
+ELSE_POOL = '''
+import numpy as np
+
+def pool_forward(A_prev, hparameters, mode="max"):
+    f = hparameters["f"]
+    m, H, W, C = A_prev.shape
+    win = A_prev.reshape(m, H // f, f, W // f, f, C)
+    FORWARD
+    return A, (A_prev, hparameters)
+
+def pool_backward(dA, cache, mode="max"):
+    A_prev, hparameters = cache
+    f = hparameters["f"]
+    m, H, W, C = A_prev.shape
+    win = A_prev.reshape(m, H // f, f, W // f, f, C)
+    if mode == "max":
+        mask = win == win.max(axis=(2, 4), keepdims=True)
+        return (mask * dA[:, :, None, :, None, :]).reshape(A_prev.shape)
+    else:
+        OTHER
+'''
+IFELSE = 'A = win.max(axis=(2, 4)) if mode == "max" else win.mean(axis=(2, 4))'
+DICT = 'A = {"max": np.max, "average": np.mean}[mode](win, axis=(2, 4))'
+GET = 'ops = {"max": np.max, "average": np.mean}\n    A = ops.get(mode)(win, axis=(2, 4))'
+
+
+def text(forward=IFELSE, share="1.0 / (f * f)"):
+    """The pool pair with forward's line ``forward`` and the else branch spreading dA * ``share``."""
+    other = f"return np.broadcast_to(dA[:, :, None, :, None, :] * {share}, win.shape).reshape(A_prev.shape).copy()"
+    return ELSE_POOL.replace("FORWARD", forward).replace("OTHER", other)
+
+
+def test_an_else_branch_with_no_named_value_is_checked(tmp_path):
+    lay = pair(tmp_path, text(share="1.0 / f"))  # BUG: average's gradient is dA / (f * f)
+    assert keyword_values(lay) == [("mode", "max", [ELSE_VALUE])]
+    res = check_layer(lay, SHAPE, twin=None)
+    assert not res.passed and res.failing_tensors == ["dA_prev"], res.table()
+    assert res.name == f"pool [mode={ELSE_VALUE!r}]", res.name
+    assert f"each value of mode checked: mode='max' PASS, mode={ELSE_VALUE!r} FAIL" in res.notes, res.notes
+    ok = check_layer(pair(tmp_path, text(), name="pool_ok"), SHAPE, twin=None)
+    assert ok.passed, ok.table()
+
+
+def test_an_else_branch_that_raises_adds_no_value(tmp_path):
+    fwd = 'if mode == "max":\n        A = win.max(axis=(2, 4))\n    else:\n        raise ValueError(mode)'
+    lay = pair(tmp_path, text(fwd).replace("        return np.broadcast_to", "        raise ValueError(mode)  #"))
+    assert keyword_values(lay) == []
+
+
+def test_dict_dispatch_keys_are_values(tmp_path):
+    for i, fwd in enumerate((DICT, GET)):
+        lay = pair(tmp_path, text(fwd, share="1.0 / f"), name=f"pool_d{i}")
+        assert keyword_values(lay) == [("mode", "max", ["average"])], fwd
+        res = check_layer(lay, SHAPE, twin=None)
+        assert not res.passed and res.name == "pool [mode='average']", (fwd, res.name)
+
+
+TESTS = '''
+import pytest
+from gradcheck import function_pair
+from pool_ref import pool_forward, pool_backward
+
+
+@pytest.mark.points(4)
+def test_pool(student, grade, rng):
+    grade.layer_gradients(student.layer("pool.py", "pool", hparameters={"f": 2, "stride": 2}),
+                          rng.standard_normal((2, 4, 4, 3)),
+                          function_pair(pool_forward, pool_backward, hparameters={"f": 2, "stride": 2}), points=4)
+'''
+
+
+def test_grade_fails_the_else_branch_bug(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_pool.py").write_text(TESTS)
+    (tmp_path / "tests" / "pool_ref.py").write_text(text())
+    scores = {}
+    for name, share in (("right", "1.0 / (f * f)"), ("buggy", "1.0 / f")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pool.py").write_text(text(share=share))
+        r = grade_submission(tmp_path / name, tmp_path / "tests", tmp_path / f"out_{name}", timeout=20.0)
+        scores[name] = [t["score"] for t in json.loads(Path(r.results_path).read_text())["tests"]]
+    assert scores == {"right": [4.0], "buggy": [0.0]}, scores
+
