@@ -96,3 +96,29 @@ def test_grade_fails_the_else_branch_bug(tmp_path):
         scores[name] = [t["score"] for t in json.loads(Path(r.results_path).read_text())["tests"]]
     assert scores == {"right": [4.0], "buggy": [0.0]}, scores
 
+
+def pool3(tmp_path, share, name):
+    """The channels-last pool pair at f = 3 (Andrew Ng's layout), average's gradient dA * ``share``."""
+    import importlib.util
+
+    from gradcheck import function_pair
+
+    f = tmp_path / f"{name}.py"
+    f.write_text(text(share=share))
+    spec = importlib.util.spec_from_file_location(name, f)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return function_pair(mod.pool_forward, mod.pool_backward, hparameters={"f": 3, "stride": 3}, mode="average")
+
+
+def test_average_pool_diagnosis_names_the_area_of_a_channels_last_window(tmp_path):
+    """newuser34 M1: the area was read from axes 2 and 3, W * C / (W' * C) = f of an (N, H, W, C) input: "3 inputs
+    per output" of a 3 x 3 window."""
+    from gradcheck import diagnose_layer
+
+    d = " ".join(diagnose_layer(pool3(tmp_path, "1.0 / f", "side"), (2, 6, 6, 3), mode="full").sentence().split())
+    assert "dA_prev is 3 times the correct gradient" in d and "(9 = 3 x 3 inputs per output)" in d, d
+    assert "by one side (3) alone" in d, d
+    d = " ".join(diagnose_layer(pool3(tmp_path, "1.0", "none"), (2, 6, 6, 3), mode="full").sentence().split())
+    assert "dA_prev is 9 times the correct gradient" in d and "(9 inputs per output)" in d, d
+
