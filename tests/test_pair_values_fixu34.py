@@ -122,3 +122,35 @@ def test_average_pool_diagnosis_names_the_area_of_a_channels_last_window(tmp_pat
     d = " ".join(diagnose_layer(pool3(tmp_path, "1.0", "none"), (2, 6, 6, 3), mode="full").sentence().split())
     assert "dA_prev is 9 times the correct gradient" in d and "(9 inputs per output)" in d, d
 
+
+FORWARD_TESTS = '''
+import pytest
+from gradcheck import function_pair
+from pool_ref import pool_forward, pool_backward
+
+
+@pytest.mark.points(2)
+def test_pool_forward(student, grade, rng):
+    grade.layer_forward(student.layer("pool.py", "pool", hparameters={"f": 2, "stride": 2}),
+                        rng.standard_normal((2, 4, 4, 3)),
+                        function_pair(pool_forward, pool_backward, hparameters={"f": 2, "stride": 2}))
+'''
+
+
+def test_grade_forward_compares_each_value_with_the_reference(tmp_path):
+    """newuser34 M4: a wrong average forward (a sum, its backward to match) scored full marks where the test left mode
+    at its default: the forward was compared with the reference at the default alone."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_pool.py").write_text(FORWARD_TESTS)
+    (tmp_path / "tests" / "pool_ref.py").write_text(text(DICT))
+    out = {}
+    for name, fwd in (("right", IFELSE), ("summed", IFELSE.replace("win.mean", "win.sum"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pool.py").write_text(text(fwd, share="1.0"))
+        r = grade_submission(tmp_path / name, tmp_path / "tests", tmp_path / f"out_{name}", timeout=20.0)
+        (t,) = json.loads(Path(r.results_path).read_text())["tests"]
+        out[name] = (t["score"], " ".join(t.get("output", "").replace("\\", "").split()))
+    assert out["right"][0] == 2.0, out
+    score, msg = out["summed"]
+    assert score == 0.0 and "at mode='average': the output differs from the expected one" in msg, msg
+
