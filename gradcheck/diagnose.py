@@ -60,6 +60,7 @@ from .check import (
     LARGE_STEP,
     CheckResult,
     TensorRecord,
+    _as_cli_reads,
     _versus_scan,
     check_layer,
     same_backward,
@@ -5897,6 +5898,9 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
     """:func:`diagnose_layer` of ``layer`` as given (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
     twin, reference, localize, upstream = more
     seed = kw["seed"]
+    # forward(X) with no training keyword, self.W/self.dW: read as check_layer reads it (newuser34 M3: "forward must
+    # accept a training keyword" of a correct Dense that check_layer and the CLI pass)
+    layer = _as_cli_reads(layer, _probe_inputs(X, seed, owner))
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
         # zero weights (CMU's Linear as its handout builds it): checkable at drawn values alone, with gradients or

@@ -6,43 +6,26 @@ values too, and an else branch with no named value is run with :data:`gradcheck.
 import json
 from pathlib import Path
 
-from test_pair_values_s34 import HP, SHAPE, pair
+import numpy as np
+
+from test_cli_tester33 import POOL
+from test_pair_values_s34 import SHAPE, pair
 
 from gradcheck import check_layer
 from gradcheck._adapters import ELSE_VALUE
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sources import keyword_values
 
-ELSE_POOL = '''
-import numpy as np
-
-def pool_forward(A_prev, hparameters, mode="max"):
-    f = hparameters["f"]
-    m, H, W, C = A_prev.shape
-    win = A_prev.reshape(m, H // f, f, W // f, f, C)
-    FORWARD
-    return A, (A_prev, hparameters)
-
-def pool_backward(dA, cache, mode="max"):
-    A_prev, hparameters = cache
-    f = hparameters["f"]
-    m, H, W, C = A_prev.shape
-    win = A_prev.reshape(m, H // f, f, W // f, f, C)
-    if mode == "max":
-        mask = win == win.max(axis=(2, 4), keepdims=True)
-        return (mask * dA[:, :, None, :, None, :]).reshape(A_prev.shape)
-    else:
-        OTHER
-'''
 IFELSE = 'A = win.max(axis=(2, 4)) if mode == "max" else win.mean(axis=(2, 4))'
 DICT = 'A = {"max": np.max, "average": np.mean}[mode](win, axis=(2, 4))'
 GET = 'ops = {"max": np.max, "average": np.mean}\n    A = ops.get(mode)(win, axis=(2, 4))'
 
 
 def text(forward=IFELSE, share="1.0 / (f * f)"):
-    """The pool pair with forward's line ``forward`` and the else branch spreading dA * ``share``."""
-    other = f"return np.broadcast_to(dA[:, :, None, :, None, :] * {share}, win.shape).reshape(A_prev.shape).copy()"
-    return ELSE_POOL.replace("FORWARD", forward).replace("OTHER", other)
+    """test_cli_tester33's pool pair with forward's line ``forward`` and backward's average path in an else branch
+    (``if mode == "max": ... else:``, no other value named) spreading dA * ``share``."""
+    return (POOL.replace(IFELSE, forward).replace('elif mode == "average":', "else:")
+            .replace("SHARE", share))
 
 
 def test_an_else_branch_with_no_named_value_is_checked(tmp_path):
@@ -154,3 +137,33 @@ def test_grade_forward_compares_each_value_with_the_reference(tmp_path):
     score, msg = out["summed"]
     assert score == 0.0 and "at mode='average': the output differs from the expected one" in msg, msg
 
+
+class PlainDense:
+    """A layer whose forward takes no training keyword (check_layer and the CLI read it through the adapter)."""
+
+    def __init__(self, bias_sum=True):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((5, 3)), "b": rng.standard_normal(3)}
+        self.grads, self.bias_sum = {}, bias_sum
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY
+        self.grads["b"] = dY.sum(axis=0) if self.bias_sum else dY.mean(axis=0)
+        return dY @ self.params["W"].T
+
+
+def test_diagnose_layer_takes_a_forward_without_training_as_check_layer_does():
+    """newuser34 M3: diagnose_layer said "forward must accept a training keyword" of a correct layer check_layer
+    passes; now both read it through check_layer's adapter route."""
+    from gradcheck import diagnose_layer
+
+    X = np.random.default_rng(1).standard_normal((8, 5))
+    assert check_layer(PlainDense(), X).passed
+    d = diagnose_layer(PlainDense(), X)
+    assert d.passed, d.sentence()
+    d = diagnose_layer(PlainDense(bias_sum=False), X)
+    assert not d.passed and d.result.failing_tensors == ["db"], d.sentence()
