@@ -41,7 +41,7 @@ def test_an_else_branch_with_no_named_value_is_checked(tmp_path):
 
 def test_an_else_branch_that_raises_adds_no_value(tmp_path):
     fwd = 'if mode == "max":\n        A = win.max(axis=(2, 4))\n    else:\n        raise ValueError(mode)'
-    lay = pair(tmp_path, text(fwd).replace("        return np.broadcast_to", "        raise ValueError(mode)  #"))
+    lay = pair(tmp_path, text(fwd).replace("        share = 1.0 / (f * f)\n        return", "        raise ValueError(mode)  #"))
     assert keyword_values(lay) == []
 
 
@@ -167,3 +167,18 @@ def test_diagnose_layer_takes_a_forward_without_training_as_check_layer_does():
     assert d.passed, d.sentence()
     d = diagnose_layer(PlainDense(bias_sum=False), X)
     assert not d.passed and d.result.failing_tensors == ["db"], d.sentence()
+
+
+def test_grade_forward_grades_the_else_value_only_where_both_sources_have_an_else(tmp_path):
+    """An if/elif student (no else: zeros at an unnamed value) against a reference with an else branch: graded at
+    'average', which both run, not at the else branch's stand-in value (RUN.sh G0: the correct pool lost 2 points)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_pool.py").write_text(FORWARD_TESTS)
+    (tmp_path / "tests" / "pool_ref.py").write_text(text())
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "pool.py").write_text(POOL.replace("SHARE", "1.0 / (f * f)").replace(
+        IFELSE, 'A = np.zeros(win.shape[:1] + win.shape[3:4])\n    if mode == "max":\n        A = win.max(axis=(2, 4))'
+        '\n    elif mode == "average":\n        A = win.mean(axis=(2, 4))'))
+    r = grade_submission(tmp_path / "s", tmp_path / "tests", tmp_path / "out", timeout=20.0)
+    (t,) = json.loads(Path(r.results_path).read_text())["tests"]
+    assert t["score"] == 2.0, t.get("output")

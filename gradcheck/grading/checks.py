@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import STEPS_ITSELF, FunctionPair, _copy, _ones_apart, _params, class_outputs
+from .._adapters import ELSE_VALUE, STEPS_ITSELF, FunctionPair, _copy, _ones_apart, _params, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -623,9 +623,11 @@ def _forward_at_each_value(layer: Any, reference: Any, xs: list[np.ndarray], fir
     failed: list[tuple[str, Verdict]] = []
     found = keyword_values(layer)
     seen, keys = {(k, w) for k, _, ws in found for w in ws}, {k for k, _, _ in found}
+    # an else branch's stand-in value (ELSE_VALUE) is graded where both sources have one, the value no other names
+    elses = {k for k, _, ws in keyword_values(reference) if ELSE_VALUE in ws}
 
     def check(lay: Any, key: str, value: str, ref: Any = None) -> int:
-        if key not in ref_params or key in reference._kwargs or failed:
+        if key not in ref_params or key in reference._kwargs or failed or value == ELSE_VALUE and key not in elses:
             return 0
         try:
             ref = ref or at_keyword(reference, key, value, xs)
@@ -638,7 +640,7 @@ def _forward_at_each_value(layer: Any, reference: Any, xs: list[np.ndarray], fir
         return 0 if v.passed else 1
 
     def student_at(ref: Any, key: str, value: str) -> int:  # a value the reference names and the student's does not
-        if (key, value) in seen or key not in keys:  # the student's pair has no such switch: its own error
+        if (key, value) in seen or key not in keys or value == ELSE_VALUE:  # no such switch: its own error
             return 0
         lay = at_keyword(layer, key, value, xs)
         try:
