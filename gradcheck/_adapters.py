@@ -663,12 +663,61 @@ def mode_words(fn, name, depth=0):
                      for c in (s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s])]
         elif isinstance(node, ast.Match) and _refers(node.subject, name):
             found = [p.value for case in node.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)]
+        elif (table := _dispatch_table(fn, tree, node, name)) is not None:  # {"max": np.max, ...}[mode], .get(mode)
+            found = [k for k in table if k is not None]
         elif isinstance(node, ast.Call) and depth < 3 and (callee := _passed_to(fn, node, name)) is not None:
             found = [ast.Constant(w) for w in mode_words(*callee, depth + 1)]
         for w in map(lambda c: _string(fn, c), found):
             if w is not None and w not in words:
                 words.append(w)
     return words + [w for w in _passed_words(fn, name, depth)[0] if w not in words]
+
+
+def _dispatch_table(fn, tree, node, name):
+    """The keys (ast nodes) of the dict ``node`` looks ``name`` up in: ``{"max": np.max, "average": np.mean}[mode]``,
+    ``ops.get(mode)`` with ``ops`` a dict literal assigned in ``fn`` or a module dict (its str keys); else None
+    (newuser34 H1: a pair dispatching on a dict PASSed with its other value unchecked)."""
+    if isinstance(node, ast.Subscript) and _refers(node.slice, name) and not isinstance(node.slice, ast.Constant):
+        table = node.value
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+          and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name):
+        table = node.func.value
+    else:
+        return None
+    if isinstance(table, ast.Dict):
+        return table.keys
+    if not isinstance(table, ast.Name):
+        return None
+    local = [a.value for a in ast.walk(tree) if isinstance(a, ast.Assign) and isinstance(a.value, ast.Dict)
+             and any(isinstance(t, ast.Name) and t.id == table.id for t in a.targets)]
+    if local:
+        return local[-1].keys
+    g = _globals(fn).get(table.id)
+    return [ast.Constant(k) for k in g if isinstance(k, str)][:8] if isinstance(g, dict) else None
+
+
+def else_branch_line(fn, name, words) -> int | None:
+    """The line of an ``if name == w: ... else: ...`` (or ``a if name == w else b``) in ``fn`` whose else branch
+    runs for any value but the ``words`` the source names, and does more than raise; None when there is none
+    (newuser34 H1: ``if mode == "max": ... else:`` with the average path in the else branch PASSed unchecked)."""
+    tree = _source(fn)
+    for node in ast.walk(tree) if tree else ():
+        if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse:
+            continue
+        t = node.test
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Eq, ast.In))
+                and _refers(t.left, name)):
+            continue
+        rest = node.orelse if isinstance(node, ast.If) else [node.orelse]
+        if isinstance(rest[0], ast.If) or all(isinstance(r, ast.Raise) for r in rest):
+            continue  # elif: its own comparison names its value; else: raise runs no code of its own
+        return getattr(rest[0], "lineno", node.lineno)
+    return None
+
+
+#: The value a function pair's string keyword is given to run the else branch of ``if mode == "max": ... else:``
+#: when the source names no other value (:func:`pair_switches`): any value the source does not name runs it.
+ELSE_VALUE = "other (the else branch)"
 
 
 def _passed_words(fn, name, depth=0) -> tuple[list, bool]:
@@ -5211,6 +5260,9 @@ def pair_switches(obj) -> list[list]:
             continue
         words = [*mode_words(obj.student_forward, p.name), *mode_words(obj.student_backward, p.name)]
         others = [w for w in dict.fromkeys(words) if isinstance(w, str) and w != p.default]
+        if not others and any(else_branch_line(f, p.name, words) for f in (obj.student_forward,
+                                                                           obj.student_backward)):
+            others = [ELSE_VALUE]  # if mode == "max": ... else: (the average path) runs for any other value
         if others:
             out.append([p.name, p.default, others[:8]])
     return out
@@ -5237,7 +5289,10 @@ def _pair_info(obj, inputs):
     text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)
     switches = pair_switches(obj)
     text += "".join(f"; {f}'s {n}={d!r} (its default) checked, then each other value its source compares {n} with "
-                    f"({', '.join(map(repr, ws))}) in a check of its own below" for n, d, ws in switches)
+                    f"({', '.join(map(repr, ws))}) in a check of its own below" if ws != [ELSE_VALUE] else
+                    f"; {f}'s {n}={d!r} (its default) checked; the source names no other value of {n}, but an else "
+                    f"branch runs for any other: checked with {n}={ELSE_VALUE!r} below (give a value with --init "
+                    f"'{{\"{n}\": ...}}' to check it by name)" for n, d, ws in switches)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
     return {"protocol": "cs231n", "text": text, "pair_switches": [json.dumps(w).encode().hex() for w in switches], "forward_training": False, "init": obj.keyword_names, "mode": mode,

@@ -60,6 +60,7 @@ from .check import (
     LARGE_STEP,
     CheckResult,
     TensorRecord,
+    _as_cli_reads,
     _versus_scan,
     check_layer,
     same_backward,
@@ -751,6 +752,10 @@ DIAGNOSES: dict[str, Record] = {
         "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
         "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
         "divide the spread dY by the window's area (e.g. np.repeat(np.repeat(dY, k, 2), k, 3) / (k * k))", _CONV),
+    "pool-side-only": Record(
+        "1/pool side where 1/area is due", "{t} is {side} times the correct gradient: an average pool divides each "
+        "window's sum by its area ({area} = {side} x {side} inputs per output), and backward divides dY by one side "
+        "({side}) alone", "divide the spread dY by the window's area, f * f (e.g. dA / (f * f)), not by f", _CONV),
     "next-h-for-prev-h": Record(
         "next_h where prev_h is due", "{t} = next_h.T @ da with next_h the step's output, where {x}.T @ da is due "
         "(da = dnext_h * (1 - next_h**2)): the weight multiplies the previous hidden state {x} in forward, so its "
@@ -4274,9 +4279,16 @@ def _time_or_area(L: _Layer, key, m, n):
     c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
     if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
         return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
-    area = X.shape[2] * X.shape[3] / (L.Y.shape[2] * L.Y.shape[3]) if X.ndim == L.Y.ndim == 4 and L.Y.size else 0
-    if key == L.keys[0] and area > 1 and area == int(area) and abs(c / area - 1) < 1e-6:
+    # the window's area, X.size / Y.size of either layout, (N, C, H, W) or Ng's (N, H, W, C) (newuser34 M1: H and W
+    # were read as axes 2 and 3, W * C / (W' * C) = f of a channels-last input, "3 inputs per output" at f = 3)
+    area = X.size / L.Y.size if X.ndim == L.Y.ndim == 4 and L.Y.size and X.shape[0] == L.Y.shape[0] else 0
+    if key != L.keys[0] or area <= 1 or area != int(area):
+        return None
+    if abs(c / area - 1) < 1e-6:
         return "pool-area-missing", {"area": int(area)}
+    side = round(area ** 0.5)
+    if side > 1 and side * side == area and abs(c / side - 1) < 1e-6:
+        return "pool-side-only", {"area": int(area), "side": side}
     return None
 
 
@@ -5886,6 +5898,9 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
     """:func:`diagnose_layer` of ``layer`` as given (``more``: twin, reference, localize, upstream; ``kw``: numerics)."""
     twin, reference, localize, upstream = more
     seed = kw["seed"]
+    # forward(X) with no training keyword, self.W/self.dW: read as check_layer reads it (newuser34 M3: "forward must
+    # accept a training keyword" of a correct Dense that check_layer and the CLI pass)
+    layer = _as_cli_reads(layer, _probe_inputs(X, seed, owner))
     with V.own_grad_names(V.own_names_of(grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
         diag = _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
         # zero weights (CMU's Linear as its handout builds it): checkable at drawn values alone, with gradients or

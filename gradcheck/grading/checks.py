@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import STEPS_ITSELF, _copy, _ones_apart, class_outputs
+from .._adapters import ELSE_VALUE, STEPS_ITSELF, FunctionPair, _copy, _ones_apart, _params, class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -32,9 +32,12 @@ from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeErr
 from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
     Call,
+    at_keyword,
     backward_twice,
     cache_rewritten_notes,
     dY_written,
+    each_keyword_value,
+    keyword_values,
     one_sign_only,
     reference_source,
     twice_difference,
@@ -600,7 +603,72 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     GradingTestError
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
+    loaded = layer
     layer, xs = _one_output(layer, reference, _inputs(X))
+    verdict = _forward_graded(layer, reference, xs, X, rtol, atol, training, points, seed, params, expect_nonfinite)
+    if not verdict.passed or not isinstance(reference, FunctionPair):
+        return verdict
+    return _forward_at_each_value(loaded, reference, xs, verdict, partial(
+        _forward_graded, X=X, rtol=rtol, atol=atol, training=training, points=points, seed=seed, params=params,
+        expect_nonfinite=expect_nonfinite))
+
+
+def _forward_at_each_value(layer: Any, reference: Any, xs: list[np.ndarray], first: Verdict, graded: Any) -> Verdict:
+    """``first``, the forward graded with a function pair's string keyword arguments left at their defaults, graded
+    again at each other value its source names (:func:`gradcheck.sources.each_keyword_value`, the loop that grades
+    the gradients) against the reference pair at that value, where the reference takes that keyword: the first
+    failing value's verdict, its part's message naming the value (the points are the part's, once), else ``first``
+    (newuser34 M4: a wrong average forward scored full marks with the test leaving mode at its default)."""
+    ref_params = _params(reference.student_forward) or {}
+    failed: list[tuple[str, Verdict]] = []
+    found = keyword_values(layer)
+    seen, keys = {(k, w) for k, _, ws in found for w in ws}, {k for k, _, _ in found}
+    # an else branch's stand-in value (ELSE_VALUE) is graded where both sources have one, the value no other names
+    elses = {k for k, _, ws in keyword_values(reference) if ELSE_VALUE in ws}
+
+    def check(lay: Any, key: str, value: str, ref: Any = None) -> int:
+        if key not in ref_params or key in reference._kwargs or failed or value == ELSE_VALUE and key not in elses:
+            return 0
+        try:
+            ref = ref or at_keyword(reference, key, value, xs)
+            ref.forward(*[x.copy() for x in xs])
+        except Exception:  # the reference refuses the value (else: raise ValueError): not graded there
+            return 0
+        v = graded(_one_output(lay, ref, xs)[0], ref, xs)
+        if not v.passed:
+            failed.append((f"{key}={value!r}", v))
+        return 0 if v.passed else 1
+
+    def student_at(ref: Any, key: str, value: str) -> int:  # a value the reference names and the student's does not
+        if (key, value) in seen or key not in keys or value == ELSE_VALUE:  # no such switch: its own error
+            return 0
+        lay = at_keyword(layer, key, value, xs)
+        try:
+            return check(lay, key, value, ref)
+        finally:
+            if callable(getattr(lay, "release", None)):
+                lay.release()
+
+    each_keyword_value(layer, type(layer).__name__, xs, 0, check)
+    if not failed:  # the reference's own values too (its source names "average", the student's an else branch)
+        each_keyword_value(reference, "the reference", xs, 0, student_at)
+    if not failed:
+        return first
+    at, v = failed[0]
+    key = at.split("=")[0]
+    for p in v.parts:
+        if not p.passed:
+            p.message = (f"at {at}: {p.message} This test leaves {key} at its default, where Y matched the reference; "
+                         f"the grader also compares your forward with the reference's at each other value your code "
+                         f"compares {key} with: fix the {at} branch of forward. The points are this part's: a bug at "
+                         f"any value of {key} costs them.")
+    return v
+
+
+def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rtol: float, atol: float,
+                    training: bool, points: float, seed: int, params: Mapping[str, np.ndarray] | None,
+                    expect_nonfinite: bool) -> Verdict:
+    """:func:`layer_forward`'s verdict of ``layer`` (read by :func:`_one_output`) against ``reference``."""
     notes = _seed_point(layer, reference, xs, seed, params)  # self.W without a gradient: set in the child
     if notes is None:
         evaluation_point(layer, reference, seed=seed, params=params, xs=xs)
