@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from test_cli_tester33 import POOL
 from test_pair_values_s34 import SHAPE, pair
 

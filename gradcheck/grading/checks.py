@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
-from .._adapters import ELSE_VALUE, STEPS_ITSELF, FunctionPair, _copy, _ones_apart, _params, class_outputs
+from .._adapters import (
+    ELSE_VALUE,
+    STEPS_ITSELF,
+    FunctionPair,
+    _copy,
+    _ones_apart,
+    _params,
+    class_outputs,
+)
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig

@@ -20,7 +20,16 @@ from ..observe import own
 from ..registry import defcomposite, defnondiff, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import BCAST, SAME, _check_kw, _shape, _t, _value, times, unbroadcast
-from .elementwise import NAN_RULE, _binary, _pair_share, _tie_share, _unary, absolute, multiply, where
+from .elementwise import (
+    NAN_RULE,
+    _binary,
+    _pair_share,
+    _tie_share,
+    _unary,
+    absolute,
+    multiply,
+    where,
+)
 
 try:
     import scipy.special as _ss
