@@ -103,7 +103,20 @@ def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
                             f"over the limit of {max_header} bytes of header" if hlen > max_header else
                             f"over the limit of {max_payload} bytes of arrays")
     header = json.loads(read(hlen).decode("utf-8"))
-    return header, read(plen) if plen else b""
+    try:
+        return header, read(plen) if plen else b""
+    except MemoryError as exc:  # its bytes read and dropped, so the next frame is read whole
+        while plen > 0:
+            plen -= len(read(min(plen, 1 << 16)) or b"\0" * plen)
+        raise PayloadNotRead(header, exc) from None
+
+
+class PayloadNotRead(Exception):
+    """A frame whose arrays did not fit in memory (``error``, a MemoryError), read past: ``header`` was read."""
+
+    def __init__(self, header, error):
+        super().__init__(str(error))
+        self.header, self.error = header, error
 
 
 #: The id of the request being answered (the parent's ``"rid"``, unguessable), echoed in each of its frames: a frame
@@ -1642,7 +1655,11 @@ class Child:
             header, payload = read_frame(read)
         except EOFError:
             return None
-        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
+        except PayloadNotRead as exc:  # a submission that holds the memory the request's arrays need: a failure of
+            REQUEST[0] = exc.header.get("rid")  # the request, replied as its decoding's (the child lives on, so the
+            self.fail(exc.error, "grader")  # grader can measure what the submission holds)
+            return exc.header.get("op"), None, None
+        except BaseException as exc:  # noqa: BLE001 - e.g. a broken frame: the request could not be read
             _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
         _cpu_limit(header.get("cpu"))

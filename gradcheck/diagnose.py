@@ -2213,7 +2213,7 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
                                                                                                * bool(per))),
              (p - 1, f"({sm} - 1){per}", "1 is subtracted from every entry, not at the label alone",
               f"subtract 1 at the labels alone: d{pred}[range(N), y] -= 1, not d{pred} -= 1"),
-             (softmax(0) - onehot, f"(softmax({pred}, axis=0) - {lab}){per}", "its softmax is taken over the batch "
+             (softmax(z, 0) - onehot, f"(softmax({pred}, axis=0) - {lab}){per}", "its softmax is taken over the batch "
               "(axis 0), not over the classes (axis 1) as forward's", "normalise over the classes: e = np.exp(z - "
               "z.max(axis=1, keepdims=True)); e / e.sum(axis=1, keepdims=True)")]
     if per:

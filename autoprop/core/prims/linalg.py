@@ -828,8 +828,7 @@ qr = defprim(
 # the derivative along the paths that keep the rank (the formula maps that part to 0).
 def _pinv_rank_kept(t, a, rcond):
     """Raise ValueError if the tangent ``t`` of a rank-deficient ``a`` changes its rank."""
-    av, tv = np.asarray(_value(a)), np.asarray(_value(t))
-    u, s, vh = np.linalg.svd(av)
+    (u, s, vh), tv = np.linalg.svd(np.asarray(_value(a))), np.asarray(_value(t))
     r = np.sum(s > np.asarray(rcond)[..., None] * s[..., :1], axis=-1)[..., None] if s.shape[-1] else 0
     r = np.where((np.asarray(rcond) >= 1)[..., None], s.shape[-1], r)  # (every value cut: A^+ = 0 always)
     if np.all(r == s.shape[-1]):
@@ -858,8 +857,7 @@ def _pinv_cut_exact(a, rcond):
     if not s.shape[-1]:
         return
     top = s[..., :1]
-    rc = np.asarray(rcond)[..., None]
-    cut = np.where((s <= rc * top) & (rc < 1), s, 0.0)
+    cut = np.where((s <= (rc := np.asarray(rcond)[..., None]) * top) & (rc < 1), s, 0.0)
     tiny = 8 * builtins.max(_shape(a)[-2:]) * np.finfo(s.dtype).eps * top
     if np.any(cut > tiny):
         raise ValueError(
@@ -910,10 +908,9 @@ pinv = defprim(
     kinks="rank-deficient A (a singular value <= rcond * the largest): the derivative along paths "
           "that keep the rank (Golub & Pereyra's theorem holds for any constant rank); a direction that "
           "changes it has none (A^+ jumps): forward mode refuses such a tangent (ValueError), reverse mode "
-          "cannot see the path and gives the constant-rank derivative, as jax, torch and autograd; rcond >= 1 "
-          "cuts every singular value: A^+ = 0 for every A, derivative 0 (the formula's, X = 0); hermitian=True: the "
-          "pseudo-inverse of the symmetric matrix A's lower triangle stands for (numpy reads only "
-          "that triangle), so the upper triangle gets no gradient",
+          "cannot see the path and gives the constant-rank derivative, as jax, torch and autograd; rcond >= 1 cuts "
+          "every value: A^+ = 0, derivative 0; hermitian=True: the pseudo-inverse of the symmetric matrix A's lower "
+          "triangle stands for (numpy reads only that triangle), so the upper triangle gets no gradient",
     numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",
 )
 
