@@ -30,10 +30,8 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/gradcheck train --plots demo-output/train
 	MPLBACKEND=Agg $(BIN)/gradcheck train --model cnn --epochs 15 --plots demo-output/train-cnn
 
-# three workers on CI's two cores: many grading and sandbox tests wait out a timeout with the CPU idle (session
-# 34's CI: 40% idle over the last 250 s of 911); a third worker uses that time (those files: 149 s -> 115 s)
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 3 --dist worksteal --timeout 600 --durations=30
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist worksteal --timeout 600 --durations=30
 
 # each script runs even when one before it exits 1 (checker.py does when a target is missed, which a
 # loaded machine makes likely): the last line says which did
