@@ -107,7 +107,9 @@ def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
         return header, read(plen) if plen else b""
     except MemoryError as exc:  # its bytes read and dropped, so the next frame is read whole
         while plen > 0:
-            plen -= len(read(min(plen, 1 << 16)) or b"\0" * plen)
+            if not (chunk := read(min(plen, 1 << 16))):
+                raise EOFError from None  # the input ended inside the frame
+            plen -= len(chunk)
         raise PayloadNotRead(header, exc) from None
 
 

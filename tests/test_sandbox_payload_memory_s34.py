@@ -35,3 +35,11 @@ def test_a_payload_that_does_not_fit_is_read_past_and_the_next_frame_is_whole():
 def test_a_payload_that_fits_is_read_as_before():
     read = _reader(frame({"op": "load"}, b"abc"), refuse_over=1 << 30)
     assert read_frame(read) == ({"op": "load"}, b"abc")
+
+
+def test_input_ending_inside_a_payload_that_does_not_fit_is_the_end_of_input():
+    """Read past without allocating: the end inside the frame is EOFError (the child's end of input), not a bytes
+    object of the missing size made where memory has just run out."""
+    read = _reader(frame({"op": "forward", "rid": "r1"}, b"x" * 200_000)[:-50_000], refuse_over=100_000)
+    with pytest.raises(EOFError):
+        read_frame(read)
