@@ -615,6 +615,12 @@ DIAGNOSES: dict[str, Record] = {
         "derivative missing in a dense layer's gradient", "{eq}: {it} dY itself where the gradient at the "
         "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {fixeq} with dZ = dY * f'(Z){same}",
         "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for {t}{too}: {fixeq}", _LIN),
+    "scale-summed-as-bias": Record(
+        "a scale's gradient summed as a bias's", "{eq}: the gradient of a parameter added to each sample's output (a "
+        "shift, like beta's); the layer has no weight matrix for a pre-activation, and {p} does more than shift the "
+        "output (its numerical gradient is not dY's sum), so its gradient sums dY times what {p} multiplies",
+        "{t} = (dY * what {p} multiplies).sum(axis=0); in a LayerNorm or BatchNorm, {t} = (dY * xhat).sum(axis=0) "
+        "with xhat the normalised input forward cached", _NORM),
     "mean-path-missing": Record(
         "the batch mean's path missing", "{t} equals dY, but forward's output also depends on the batch mean of "
         "{x}: the correct gradient is dY {sign} {k:.6g} * dY.mean(axis=0), whose second term, the same for every "
@@ -4495,6 +4501,12 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
     else:
         keep = m.shape == (1, G.shape[1])  # numpy-ml's dZ.sum(axis=0, keepdims=True)
         total = "dY.sum(axis=0, keepdims=True)" if keep else "dY.sum(axis=0)"
+        if p.ndim <= 1 or keep:  # newuser34 M2: a LayerNorm's dgamma = dY.sum(axis=0) got the dense layer's dZ story
+            dense = any(isinstance(W, np.ndarray) and W.ndim == 2 and W.shape in ((X.shape[1], G.shape[1]),
+                                                                                 (G.shape[1], X.shape[1]))
+                        for W in L.params.values())
+            if not dense and close(m, G.sum(axis=0, keepdims=keep), 1e-6):
+                return "scale-summed-as-bias", {"eq": f"{t} = {total}", "p": key}
         forms = [(f"{x}.T @ dY", X.T @ G, f"{x}.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
                  (total, G.sum(axis=0, keepdims=keep), total.replace("dY", "dZ"))]
     for prod, got, fix in forms:

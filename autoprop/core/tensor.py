@@ -941,8 +941,12 @@ class Tensor:
             if prim is not None and _own_dtypes(inputs):
                 return prim(*inputs)
         out = kwargs.get("out")
-        if out and isinstance(out[0], np.ndarray) and inputs and out[0] is inputs[0]:
-            _ndarray_augmented_assignment(ufunc, out[0])  # arr += t: numpy's out=arr
+        if out and isinstance(out[0], np.ndarray) and inputs and out[0] is inputs[0]:  # arr += t: numpy's out=arr
+            if any(isinstance(a, Tensor) and _observe._carrier(a) is not None for a in inputs):
+                _ndarray_augmented_assignment(ufunc, out[0])  # (raises: the gradient would be lost)
+            # no gradient to lose (no tape records, or a constant): numpy's own in-place op on the values, as
+            # `arr[...] = t` (corpus35 F3: `buf[:4] += ap.constant(...)` was refused with no tape at all)
+            return getattr(ufunc, method)(*(_plain(a) for a in inputs), **kwargs)
         return _R.dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -992,7 +996,8 @@ _AUGMENTED = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true
 
 def _ndarray_augmented_assignment(ufunc, arr):
     """Raise TypeError for ``arr += t`` with ``arr`` a numpy array (numpy calls the ufunc with
-    ``out=arr``), naming the user's variable when a local of the calling line holds ``arr`` (or,
+    ``out=arr``) and ``t`` carrying gradient on a recording tape or accumulator (PyTorch refuses a
+    tensor that requires grad there too), naming the user's variable when a local of the calling line holds ``arr`` (or,
     for ``acc[1:4] += t``, the array ``arr`` is a part of)."""
     import sys  # (local: the import block is shared with other work)
 

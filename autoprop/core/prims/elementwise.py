@@ -520,6 +520,32 @@ def _clip_to_hi(x, lo, hi):
     return (x > hi) if lo is None else (np.maximum(x, lo) > hi)
 
 
+def _clip_nan_shares(x, lo, hi):
+    """clip's shares where an input is NaN, by maximum/minimum's NaN rule (:data:`NAN_RULE`) on numpy's
+    ``minimum(maximum(x, lo), hi)``: the NaN returned gets the gradient (two NaNs in one step: half each).
+    None when no input is NaN; else ``(nan, sx, slo, shi)``: where a NaN is, and the shares there."""
+    xn = np.isnan(_value(x))
+    ln = False if lo is None else np.isnan(_value(lo))
+    hn = False if hi is None else np.isnan(_value(hi))
+    nan = xn | ln | hn
+    if not np.any(nan):
+        return None
+    m = xn | ln  # maximum(x, lo) is a NaN
+    m_share = np.where(hn, np.where(m, 0.5, 0.0), 1.0)
+    return (nan, np.where(xn, np.where(ln, 0.5, 1.0), 0.0) * m_share, np.where(ln, np.where(xn, 0.5, 1.0), 0.0) * m_share,
+            np.where(hn, np.where(m, 0.5, 1.0), 0.0))
+
+
+def _clip_share(which, rule):
+    """The share of input ``which`` (0: x, 1: lo, 2: hi): ``rule`` where no input is NaN, the NaN rule where one is
+    (before, comparisons with a NaN x were all False: x got 0 though clip returns x's NaN)."""
+    def share(x, lo, hi):
+        r = rule(x, lo, hi)
+        nan = _clip_nan_shares(x, lo, hi)
+        return r if nan is None else np.where(nan[0], nan[1 + which], r)
+    return share
+
+
 def _np_clip(a, a_min=None, a_max=None, out=None, **kw):
     a_min = kw.pop("min", a_min)
     a_max = kw.pop("max", a_max)
@@ -527,18 +553,19 @@ def _np_clip(a, a_min=None, a_max=None, out=None, **kw):
     return clip(a, a_min, a_max)
 
 
+_clip_x, _clip_lo, _clip_hi = (_clip_share(i, r) for i, r in enumerate((_clip_inside, _clip_to_lo, _clip_to_hi)))
 clip = defprim(
     "clip", lambda x, lo, hi: np.clip(x, lo, hi),
-    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_inside(x, lo, hi), _shape(x)),
-    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_to_lo(x, lo, hi), _shape(lo)),
-    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_to_hi(x, lo, hi), _shape(hi)),
-    jvp=(lambda t, ans, x, lo, hi: t * _clip_inside(x, lo, hi),
-         lambda t, ans, x, lo, hi: t * _clip_to_lo(x, lo, hi),
-         lambda t, ans, x, lo, hi: t * _clip_to_hi(x, lo, hi)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_x(x, lo, hi), _shape(x)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_lo(x, lo, hi), _shape(lo)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_hi(x, lo, hi), _shape(hi)),
+    jvp=(lambda t, ans, x, lo, hi: t * _clip_x(x, lo, hi),
+         lambda t, ans, x, lo, hi: t * _clip_lo(x, lo, hi),
+         lambda t, ans, x, lo, hi: t * _clip_hi(x, lo, hi)),
     jacobian="1 to x where lo <= x <= hi, else 1 to the bound that was used "
              "(numpy's minimum(maximum(x, lo), hi): hi where lo > hi)",
     vjp="dx = g [lo <= x <= hi], dlo = g [x < lo <= hi], dhi = g [max(x, lo) > hi]", shapes=BCAST,
-    kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule)",
+    kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule); a NaN input: " + NAN_RULE,
     numpy=(np.clip,), np_call=_np_clip, methods=("clip",),
     source="np.clip({x}, {lo}, {hi})",
 )

@@ -163,14 +163,25 @@ def _mean_vjp(g, ans, x, axis=None, keepdims=False):
     return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
 
 
-def _extreme_vjp(g, ans, x, axis=None, keepdims=False):
-    a = _keep_reduced(ans, x.shape, axis, keepdims)
+def _extreme_mask(x, a):
+    """Where x is the extreme ``a`` (kept on the reduced axes): its equal elements, and where ``a`` is a NaN
+    (numpy's max/min return a NaN of the slice) its NaNs, as maximum/minimum's NaN rule gives the gradient to
+    the NaN returned (elementwise.NAN_RULE): before, no element equalled the NaN, so 0/0 made every element's
+    gradient NaN."""
     mask = x == a
+    an = np.isnan(_value(a))
+    if an.any():
+        mask = mask | (np.isnan(_value(x)) & an)
+    return mask
+
+
+def _extreme_vjp(g, ans, x, axis=None, keepdims=False):
+    mask = _extreme_mask(x, _keep_reduced(ans, x.shape, axis, keepdims))
     return _keep_reduced(g, x.shape, axis, keepdims) * mask / mask.sum(axis=axis, keepdims=True)
 
 
 def _extreme_jvp(t, ans, x, axis=None, keepdims=False):
-    mask = x == _keep_reduced(ans, _shape(x), axis, keepdims)
+    mask = _extreme_mask(x, _keep_reduced(ans, _shape(x), axis, keepdims))
     return np.sum(t * mask, axis=axis, keepdims=keepdims) / np.sum(mask, axis=axis, keepdims=keepdims)
 
 
@@ -197,7 +208,8 @@ def _extreme(name, fn, word):
         name, lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims),
         _extreme_vjp, jvp=_extreme_jvp, jacobian=f"1 at the {word} element",
         vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
-        kinks=f"ties: g split evenly among the tied {word[:3]}ima",
+        kinks=f"ties: g split evenly among the tied {word[:3]}ima; a slice holding NaNs (numpy returns a NaN): g "
+              "split evenly among its NaNs, the numbers 0 (maximum/minimum's NaN rule)",
         numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
         methods=(name,), source="{x}." + name + "({kw})",
     )
