@@ -60,6 +60,24 @@ def child(engine: str, batch: int, steps: int) -> None:
     os._exit(0)  # no interpreter shutdown (its collection of every object) inside the samples
 
 
+def _wait_attached(perf_pid: int, timeout: float = 60.0) -> None:
+    """Return once ``perf record -p`` (process ``perf_pid``) has opened its counters on the child (it
+    holds a ``perf_event`` file descriptor), and half a second more; at most ``timeout`` seconds.
+
+    A fixed half second was too short on a loaded machine: at load 29 (session 35) perf started after
+    the child had run its 200 steps and exited, and ``perf record`` failed (exit 255) for want of a
+    process to attach to."""
+    fds, end = f"/proc/{perf_pid}/fd", time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if any(os.readlink(os.path.join(fds, fd)) == "anon_inode:[perf_event]" for fd in os.listdir(fds)):
+                break
+        except OSError:  # perf not started yet, or a descriptor closed while we looked
+            pass
+        time.sleep(0.01)
+    time.sleep(0.5)  # (its counters are enabled just after they are opened)
+
+
 def per_step(engine: str, batch: int, steps: int, tmp: str) -> tuple[dict, str]:
     """Microseconds a step per (shared object, symbol), sampled while the child's steps run, and
     the child's BLAS (:func:`blas_kernel`)."""
@@ -71,7 +89,7 @@ def per_step(engine: str, batch: int, steps: int, tmp: str) -> tuple[dict, str]:
             raise SystemExit(f"perf_step.py: the {engine} B{batch} child did not start")
         perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-o", data,
                                  "-p", str(proc.pid)], stdout=subprocess.DEVNULL)
-        time.sleep(0.5)  # perf attaches within milliseconds; the child waits idle meanwhile
+        _wait_attached(perf.pid)  # the child waits idle meanwhile
         proc.stdin.write("go\n")
         proc.stdin.close()
         proc.wait()
