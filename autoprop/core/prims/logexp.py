@@ -47,6 +47,8 @@ def _finite_max(v, axis):
     """The max of the values ``v`` along ``axis`` (keepdims), a non-finite max replaced by 0: the shift
     of a stable softmax, a constant (softmax does not depend on it, so no derivative is lost). An empty
     slice has the max -inf (so 0: logsumexp of nothing is log 0 = -inf, as scipy's)."""
+    if v.dtype.kind in "biu":  # integers: the float64 scipy promotes them to (-inf has no integer; review35 F1)
+        v = v.astype(np.float64)
     m = np.maximum.reduce(v, axis=axis, keepdims=True, initial=-np.inf)  # (np.max without its Python wrapper)
     return m if _all_finite(m) else np.where(np.isfinite(m), m, np.zeros((), m.dtype))
 
