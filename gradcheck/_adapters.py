@@ -6110,8 +6110,9 @@ def _sgd_header(obj, bwd, param, heads, weights):
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
-            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; one "
-            "backward stores itself, dW beside the step, is checked instead), and the weight is put back")
+            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; a "
+            "gradient backward also stores beside the step, self.dW, grads['W'] or gradients['dW'], is checked in its "
+            "place and must agree with the step), and the weight is put back")
 
 
 def _sgd_read_names(weights):

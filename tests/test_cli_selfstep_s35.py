@@ -99,6 +99,8 @@ def test_a_stored_gradient_that_is_the_step_passes(tmp_path, init):
     assert "probed: proportional to the rate and to dY, the same on a second call, moving params['W'], " \
            "params['b']" in out, out
     assert "no weights to step" not in out and "second backward differs" not in out, out
+    assert "a gradient backward also stores beside the step, self.dW, grads['W'] or gradients['dW'], is checked in " \
+           "its place and must agree with the step" in out, out
     assert ("created by the first forward, then checked: params['W'], params['b']" in out) == (init == LAZY), out
 
 
