@@ -5485,6 +5485,38 @@ def _learning_rate(fn):
     return None if any(p.default is p.empty and p is not rates[0] for p in ps[1:]) else rates[0].name
 
 
+def _forwarded_rate(bwd, cls):
+    """A ``backward(self, dY, *args)`` that hands its extra arguments on to a base class's backward taking a learning
+    rate as its first after the gradient (``super().backward(dY, *args)`` over ``backward(self, dZ, lr)``: the
+    subclass the 1/m diagnosis suggests, corpus35 F2), made a function of signature ``(self, dY, lr)`` (the base's
+    rate name and default) that calls it with the rate as its first extra argument, so it is given the rate by name
+    as :func:`_learning_rate` finds it; its source is ``bwd``'s (``__wrapped__``). None for another backward."""
+    ps = list((_params(bwd) or {}).values())
+    if len(ps) < 3 or any(p.kind not in _POSITIONAL for p in ps[:2]) or ps[2].kind is not ps[2].VAR_POSITIONAL or any(
+            p.default is p.empty and p.kind is not p.VAR_KEYWORD for p in ps[3:]):
+        return None
+    try:
+        src = inspect.getsource(bwd)
+    except (OSError, TypeError):
+        return None
+    if not re.search(rf"\.backward\s*\([^)]*\*\s*{ps[2].name}\b", src):  # the extra arguments handed on
+        return None
+    owners = [b for b in cls.__mro__ if b.__dict__.get("backward") is bwd][:1]
+    base = next((f for b in cls.__mro__[cls.__mro__.index(owners[0]) + 1:] if owners and isinstance(
+        f := b.__dict__.get("backward"), types.FunctionType)), None) if owners else None
+    lr = _learning_rate(base) if base is not None else None
+    bps = list((_params(base) or {}).values()) if lr else []
+    if not lr or len(bps) < 3 or bps[2].name != lr or bps[2].kind not in _POSITIONAL:
+        return None
+
+    def backward(self, dy, *args, **kw):
+        return bwd(self, dy, *((kw.pop(lr),) if lr in kw else ()), *args, **kw)
+    backward.__name__, backward.__qualname__, backward.__module__ = bwd.__name__, bwd.__qualname__, bwd.__module__
+    backward.__wrapped__ = bwd
+    backward.__signature__ = inspect.Signature([*ps[:2], bps[2].replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    return backward
+
+
 def stored_results(obj, inputs=None, training=True):
     """A layer whose methods are called another way than ``forward(X) -> Y``, ``backward(dY) -> dX``, made to be
     called so: its class becomes a subclass whose methods call the student's. A ``forward`` that returns nothing
@@ -5501,10 +5533,16 @@ def stored_results(obj, inputs=None, training=True):
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
+    if lr is None and (handed := _forwarded_rate(bwd, cls)) is not None:  # backward(dY, *args) -> super's (dZ, lr)
+        bwd, lr = handed, _learning_rate(handed)
     # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
     heads = set() if lr else _rate_heads(bwd, cls)
     rated = bool(lr or _rate_attributes(obj, heads))
-    given = ""
+    given, built = "", []
+    if rated and inputs and not _sgd_weights(obj):  # no weight yet: those the first forward creates (ramisa2108's
+        # FullyConnected: params['W'] None until then), made before the probe, which would find none to step and
+        # leave them moving at each backward (corpus35 F1); named by the header (_built)
+        built = _try(_lazy_build, obj, inputs, ModeKw(obj.forward, False, mode_keyword(obj.forward))) or []
     if rated and inputs and _input_backward(obj, len(inputs)) == "input":  # Practical-DL's backward(input,
         # grad_output) stepping self.weights (newuser30 F1): forward's input handed back first, then probed as dY alone
         given = f"; {class_input_backward(obj, inputs)}"
@@ -5543,7 +5581,7 @@ def stored_results(obj, inputs=None, training=True):
             _sgd_read(_sgd_moved(before), LR_PROBE)
         return getattr(self, din, None) if r is None and din else r
     if not _subclass(obj, forward=forward, backward=backward, __slots__=(), _gradcheck_dx_after_step=after,
-                     _gradcheck_read_from=read):  # a class whose instances cannot change class: read as it is
+                     _gradcheck_read_from=read, _gradcheck_built=built):  # a class whose instances cannot change class: read as it is
         return given
     return given + _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else "")
 
@@ -5863,13 +5901,22 @@ def _sgd_read(before, rate, keep=()):
         new = getattr(o, k, None)
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
             continue
-        if n in keep:
-            pass
-        elif not isinstance(o, _Items):
-            if _sgd_stored(o, k, kept, new, rate) is None:
+        if not isinstance(o, _Items):
+            if n not in keep and _sgd_stored(o, k, kept, new, rate) is None:
                 setattr(o, _sgd_grad_name(k), (kept - new) / rate)
         elif (home := _sgd_grad_home(o, k)) is not None:  # grads['W'] for params['W']
-            home[0][home[1]] = (kept - new) / rate
+            # gradients['dW'] stored beside the step is what the check reads there when the probe found it wrong
+            # (keep) or it is the step over the rate; else that step, put in its place too (as _sgd_stored does)
+            c, g = next(((c, g) for c, (g, _) in _sgd_student_grads(o, k).items()
+                         if c in _sgd_dl_names(o, k) and g.shape == kept.shape), (None, None))
+            if c is None and n in keep:  # grads['W'] stored (the home itself), found wrong: checked as it is
+                pass
+            elif c is None or n not in keep and not _sgd_close(kept - new, rate * g, kept, 1):
+                home[0][home[1]] = (kept - new) / rate
+                if c is not None:
+                    setattr(o, c, home[0][home[1]].copy())
+            else:
+                home[0][home[1]] = g.copy()
         if new is a:
             a[...] = kept
         else:
@@ -6063,8 +6110,9 @@ def _sgd_header(obj, bwd, param, heads, weights):
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
-            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; one "
-            "backward stores itself, dW beside the step, is checked instead), and the weight is put back")
+            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; a "
+            "gradient backward also stores beside the step, self.dW, grads['W'] or gradients['dW'], is checked in its "
+            "place and must agree with the step), and the weight is put back")
 
 
 def _sgd_read_names(weights):
@@ -6125,11 +6173,22 @@ def _sgd_student_grads(o, k):
     raw = _held(o)
     own = _sgd_grad_name(k) if not isinstance(o, _Items) else None
     out = {}
-    for c in _grad_candidates(k):
+    for c in dict.fromkeys(_grad_candidates(k) + _sgd_dl_names(o, k)):
         g = getattr(_Items(raw), c, None) if c != own else None
         if isinstance(g, np.ndarray) and g.dtype.kind == "f":
             out[c] = (g, g.copy())
     return out
+
+
+def _sgd_dl_names(o, k):
+    """The names deeplearning.ai gives the gradient of item weight ``k`` of ``o`` (an :class:`_Items`), each of
+    :data:`GRAD_DICTS` with ``d`` + its key: ``gradients['dW']`` for ``params['W']`` (as :func:`_grads_dict` reads
+    them), which :func:`_grad_candidates` leaves out; [] for another weight. Never where :func:`_sgd_read` puts a
+    read step (its key is the weight's own)."""
+    ip = _item_path(k) if isinstance(o, _Items) else None
+    if not (ip and len(ip[1]) == 1 and isinstance(ip[1][0], str)):
+        return []
+    return [f"{d}[{'d' + ip[1][0]!r}]" for d in GRAD_DICTS]
 
 
 def _sgd_stored_text(stored):
@@ -6245,6 +6304,7 @@ def _adapt(obj, inputs=None, training=True):
                  "passed to backward, as for a CS231n function pair") + (f"; {cached.outputs.text()}"
                                                                          if cached.outputs else "")
     built = (_try(_lazy_build, obj, inputs, ModeKw(obj.forward, False, mk)) or []) if inputs is not None else []
+    built = built or list(getattr(type(obj), "_gradcheck_built", None) or [])  # made by stored_results' probe
     arrays, children = _arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
@@ -7346,7 +7406,8 @@ def _no_own(name, params):
 
 def _built(built, params):
     """The header's note on parameters the first forward created (:func:`_lazy_build`)."""
-    made = [k for k in built if k in params]
+    made = [k for k in built if k in params or k in {f"params[{p!r}]" for p in params}]  # W; params['W'] of a
+    # dict of Nones the first forward fills (_fill_slots)
     return f" (created by the first forward, then checked: {', '.join(made)})" if made else ""
 
 

@@ -148,7 +148,7 @@ def test_the_header_names_each_weights_read_gradient(tmp_path):
     p = run("check", f"{student(tmp_path, src, 'hdr.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 0, out
-    assert "is read as its gradient (W_grad, b_grad; one backward stores itself" in out, out
+    assert "is read as its gradient (W_grad, b_grad; a gradient backward also stores beside the step" in out, out
 
 
 @pytest.mark.parametrize(("store", "names"), [("list", "dparams[0], dparams[1]"), ("dict", "grads['W'], grads['b']")])
