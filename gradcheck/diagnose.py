@@ -5232,6 +5232,10 @@ def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
     hit = re.search(r"function pair \((\w+)/(\w+)\)", L.protocol)
     if hit is None:
         name = diag.name.split("[")[0].strip() or "Layer"
+        if "updates the weights itself" in L.protocol:  # its step carries the 1/m too (corpus35 F2)
+            return (f"a subclass whose backward steps at a rate m times larger, e.g. class {name}M({name}): "
+                    "def backward(self, dY, lr): return super().backward(dY, lr * dY.shape[1]) (a gradient backward "
+                    f"also stores, as gradients['dW'], multiplied by m too; check {name}M)")
         return (f"a subclass whose backward undoes it, e.g. class {name}M({name}): def backward(self, dY, *args): "
                 "dX = super().backward(dY, *args); m = dY.shape[1]; then multiply "
                 f"{' and '.join(tensors)} by m; return dX (and check {name}M)")

@@ -16,7 +16,7 @@ fixes.
 """
 
 import pytest
-from test_cli import both, run_here, student
+from test_cli import both, check_source, run_here, student
 
 # a Dense with params/gradients dicts whose backward(dZ, lr) stores the gradients and steps the weights with them;
 # EAGER: the weights made in __init__, LAZY: by the first forward; STORED_DW / STEP_DB / DX planted bugs
@@ -197,3 +197,38 @@ def test_the_rate_handed_on_reaches_the_base_positionally():
     assert _forwarded_rate(Swallows.backward, Swallows) is None
     assert _forwarded_rate(HandedNoRate.backward, HandedNoRate) is None
     assert _forwarded_rate(Base.backward, Base) is None
+
+
+# Ng's convention in a layer that steps itself: dW and db (and so the step) carry 1/m
+NG_STEP = """
+import numpy as np
+
+class FC:
+    def __init__(self, in_dim=4, out_dim=3):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.normal(size=(out_dim, in_dim)), np.zeros((out_dim, 1))
+    def forward(self, X):
+        self.X = X
+        return self.W @ X + self.b
+    def backward(self, dZ, lr):
+        m = dZ.shape[1]
+        dW, db, dX = dZ @ self.X.T / m, dZ.sum(axis=1, keepdims=True) / m, self.W.T @ dZ
+        self.W, self.b = self.W - lr * dW, self.b - lr * db
+        return dX
+"""
+FOLLOWED = """
+
+class FCM(FC):
+    def backward(self, dY, lr):
+        return super().backward(dY, lr * dY.shape[1])
+"""
+
+
+def test_the_one_over_m_advice_for_a_layer_stepping_itself_works_when_followed(tmp_path):
+    """corpus35 F2's advice: multiplying dW and db by m after super().backward left the step's 1/m (the suggested
+    subclass FAILed); the advice for a layer whose backward steps itself is a rate m times larger, and it PASSes."""
+    code, out = check_source(tmp_path, NG_STEP, "FC", "--input-shape", "4,5")
+    assert code == 1 and "dW and db are 5 times too small" in out, out
+    assert "class FCM(FC): def backward(self, dY, lr): return super().backward(dY, lr * dY.shape[1])" in out, out
+    code, out = check_source(tmp_path, NG_STEP + FOLLOWED, "FCM", "--input-shape", "4,5", file="followed.py")
+    assert code == 0 and "PASS: FCM: every gradient (dX, dW, db)" in out, out
