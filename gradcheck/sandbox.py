@@ -1061,14 +1061,14 @@ class Sandbox:
                 if not nofollow:
                     raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox: "
                                      f"{why}.") from None
-                self.notes.append(f"{_clean(name, 200)} was not copied into the sandbox: {why}.")
+                self.notes.append(f"{self._shown(name)} was not copied into the sandbox: {why}.")
                 continue
             norm = "/".join(parts)
             if not nofollow and not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
             why = _shadow_reason(norm) or self._copy_one(src, parts, nofollow)
             if why:
-                self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
+                self.notes.append(f"{self._shown(norm)} was not copied into the sandbox: {why}.")
                 continue
             copied.append((norm, src))
         self.packaged = _packaged(self.workdir, copied)
@@ -1242,8 +1242,15 @@ class Sandbox:
         dropped = self._out_total - min(len(self._out), self.output_limit)
         return (f"[... {dropped} earlier bytes of output dropped ...]\n" if dropped > 0 else "") + tail
 
+    def _shown(self, text: str, limit: int = 200) -> str:
+        """A string of the submission's that the grader itself puts into a message (a submitted file's name, the tail
+        of what it printed) as :func:`_clean` shows the child's: unprintable characters (ESC, a lone surrogate of a
+        name that is not UTF-8) escaped, and in a hostile sandbox (results are Markdown) Markdown's active characters
+        too, so that a heading, a link or HTML in it shows as text (redteam35 F1, F1b, F3)."""
+        return _clean(text, limit, markdown=self.hostile)
+
     def _tail(self, n: int = 300) -> str:
-        return f" Last output: {text[-n:]!r}." if (text := self.output.strip()) else ""
+        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := self.output.strip()) else ""
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
@@ -1781,9 +1788,10 @@ class Sandbox:
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
-            skipped = [n for n in self.notes if n.startswith(file + " ")]
+            shown = self._shown(file)  # as the note names it (_copy_files)
+            skipped = [n for n in self.notes if n.startswith(shown + " ")]
             why = skipped[0].partition(": ")[2] if skipped else ""
-            why = "it " + why[len(file) + 1:] if why.startswith(file + " ") else why
+            why = "it " + why[len(shown) + 1:] if why.startswith(shown + " ") else why
             raise UsageError(paragraph(
                 f"{file} cannot be checked: {why}" if skipped else
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))

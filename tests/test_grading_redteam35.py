@@ -170,3 +170,93 @@ def test_f2_graded_a_forged_reply_scores_0_as_the_submissions_never_a_grader_err
     assert "autograder's own code failed" not in text and "grader" not in text.split("malformed")[0], got
     assert got["test_relu_forward"][0] == 1.0, got
     assert r.score == pytest.approx(1.0), got
+
+
+# F1, F1b, F3, F1c: the submission's names and prints, put into the grader's own messages, were Markdown-active (a
+# heading, a link, raw HTML, ESC bytes in the student-facing output) and, for a name that is not UTF-8, lone
+# surrogates in results.json. Now shown through the one cleaning of the child's strings (sandbox._clean, markdown=True
+# where results are Markdown): escaped, inert.
+
+#: a file name of redteam35's cases/mdname, below a folder named like a standard module (os/: never copied)
+MD_NAME = "os/x\n\n# Score 28 of 28\n\n<img src=x onerror=alert(1)> [re-login](https:/evil.example) \x1b[31mRED.py"
+
+
+def test_f1_a_submitted_file_name_in_the_not_copied_note_is_shown_inert(tmp_path):
+    """The note named the file raw: a '# Score 28 of 28' heading line, a link, an <img> tag and an ESC byte in the
+    student-facing Markdown. Now each active character escaped, the newlines spaces, the ESC written out."""
+    from gradcheck.sandbox import Sandbox
+
+    (tmp_path / "layers.py").write_text(SOLUTION)
+    (tmp_path / "x.py").write_text("X = 1\n")
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py"), MD_NAME: str(tmp_path / "x.py")}, hostile=True,
+                 isolation="process", timeout=10) as sb:
+        notes = list(sb.notes)
+    assert len(notes) == 1, notes
+    name = notes[0].split(" was not copied into the sandbox")[0]
+    # (the ESC written out as \x1b, whose backslash is escaped in turn: Markdown shows \x1b)
+    assert name == ("os/x  \\# Score 28 of 28  \\<img src=x onerror=alert(1)\\> \\[re-login\\](https:/evil.example) "
+                    "\\\\x1b\\[31mRED.py"), notes
+
+
+def test_f1b_a_file_name_that_is_not_utf8_leaves_results_json_valid_unicode(tmp_path):
+    """``os/\\xff\\xfe.py`` put lone surrogates (\\udcff) into results.json's output: not valid Unicode (encoding it as
+    UTF-8 raised). Now written out as text (``\\udcff``); the solution beside it graded in full."""
+    import json
+    import os
+
+    from gradcheck.grading.runner import grade_submission
+
+    sub = tmp_path / "sub"
+    (sub / "os").mkdir(parents=True)
+    (sub / "layers.py").write_text(SOLUTION)
+    with open(os.path.join(os.fsencode(sub / "os"), b"\xff\xfe.py"), "wb") as fh:
+        fh.write(b"X = 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_f.py").write_text(FORWARD_TESTS)
+    r = grade_submission(sub, tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    data = json.loads(open(r.results_path, encoding="utf-8").read())
+    assert r.status == "graded" and r.score == pytest.approx(3.0), (r.status, r.score, data["output"])
+    data["output"].encode("utf-8")  # before: UnicodeEncodeError, surrogates not allowed
+    # written out as \udcff (its backslash escaped for Markdown)
+    assert "Note: os/\\\\udcff\\\\udcfe.py was not copied into the sandbox" in data["output"], data["output"]
+
+
+def test_f3_the_submissions_last_output_in_a_timeout_message_is_shown_inert(tmp_path):
+    """The timeout message quoted what the submission printed with repr(): a working https link, bold and an <img>
+    tag in the test's output. Now Markdown-escaped as the child's other strings."""
+    from gradcheck.sandbox import Sandbox
+
+    hang = SOLUTION.replace("class ReLU", "class Hang:\n    def __init__(self):\n        self.params, self.grads = {}, {}\n\n"
+                            "    def forward(self, X, training=False):\n"
+                            "        print('<img src=x onerror=alert(1)> **Regrade granted**: [open the appeal form]"
+                            "(https://evil.example/login)')\n        while True:\n            pass\n\n"
+                            "    def backward(self, dY):\n        return dY\n\n\nclass ReLU", 1)
+    (tmp_path / "layers.py").write_text(hang)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, hostile=True, isolation="process", timeout=1) as sb:
+        layer = sb.load_layer("layers.py", "Hang")
+        with pytest.raises(SandboxError) as info:
+            layer.forward(np.ones((2, 3)))
+    text = str(info.value)
+    assert info.value.reason == "timeout", text
+    assert ("Last output: '\\<img src=x onerror=alert(1)\\> \\*\\*Regrade granted\\*\\*: \\[open the appeal form\\]"
+            "(https://evil.example/login)'.") in text, text
+
+
+def test_f1c_a_refused_zip_members_name_is_shown_inert(tmp_path):
+    """A zip refused for a member outside the folder quoted the member's name with repr(): Markdown-active (an
+    <img> tag, bold, a link) in every row's output. Now escaped."""
+    import zipfile
+
+    from gradcheck.grading.runner import grade_batch
+    from tests.test_grading_batch_names import ASSIGN
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    with zipfile.ZipFile(subs / "alice.zip", "w") as zf:
+        zf.writestr("../<img src=x onerror=alert(1)> **Regrade granted**: [open](https://evil.example/login).py", "")
+    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    alice = {s.name: s for s in res.submissions}["alice.zip"]
+    assert (alice.status, alice.score) == ("refused", 0.0), alice.message
+    assert ("its member '../\\<img src=x onerror=alert(1)\\> \\*\\*Regrade granted\\*\\*: \\[open\\]"
+            "(https://evil.example/login).py' would be written outside") in alice.message, alice.message

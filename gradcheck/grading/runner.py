@@ -1442,9 +1442,12 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
         files.mkdir()
         try:
             unpack(archive, files)
-        except ArchiveRefused as exc:
-            why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
-                   f"that the autograder does not unpack: {exc}; score 0. {exc.advice}")
+        except ArchiveRefused as exc:  # its member names (repr) and its own name shown inert in the Markdown output,
+            from ..sandbox import _clean  # as the sandbox shows the child's strings (redteam35 F1c)
+
+            why = (f"This submission is not graded: {_clean(display_name(archive.name), 300, markdown=True)} is a zip "
+                   f"archive that the autograder does not unpack: {_clean(str(exc), 2000, markdown=True)}; score 0. "
+                   f"{exc.advice}")
             return _grade_nothing(why, grade)
         return grade(files)
 
