@@ -260,3 +260,21 @@ def test_f1c_a_refused_zip_members_name_is_shown_inert(tmp_path):
     assert (alice.status, alice.score) == ("refused", 0.0), alice.message
     assert ("its member '../\\<img src=x onerror=alert(1)\\> \\*\\*Regrade granted\\*\\*: \\[open\\]"
             "(https://evil.example/login).py' would be written outside") in alice.message, alice.message
+
+
+def test_f1b_results_json_is_valid_unicode_whatever_string_reaches_it(tmp_path):
+    """The writer's net (grading.runner.write_json) under every site: a lone surrogate anywhere in the data (a test's
+    output, a key) is written out as text, a surrogate pair joined into its character; the signature is of what was
+    written (a resumed batch reads it as its own)."""
+    import json
+
+    from gradcheck.grading import runner
+
+    data = {**runner.placeholder_results("name os/\udcff.py", 0),
+            "tests": [{"name": "t", "score": 0.0, "output": "f\udcfe \ud83d\ude00"}], "k\udcff": 1}
+    runner.write_json(tmp_path / "results.json", data, b"key")
+    got = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert got["tests"][0]["output"] == "f\\udcfe \U0001F600", got["tests"]
+    assert got["output"].encode("utf-8").decode("utf-8") == got["output"] and "os/\\udcff.py" in got["output"], got
+    assert "k\\udcff" in got
+    assert got["extra_data"]["signature"] == runner._signature(got, b"key")
