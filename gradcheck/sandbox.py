@@ -692,6 +692,124 @@ def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
     return [_clean_strings(v, markdown, limit) for v in obj] if isinstance(obj, list) else obj
 
 
+class MalformedReply(ValueError):
+    """A reply whose frame passed the wire's checks but whose decoded content has not the shape the grader reads
+    (:func:`_check_reply`): the submission's failure, as any frame content is (its code runs in the process that
+    writes the replies and may replace the child's own functions: redteam35 F2), never the grader's."""
+
+
+def _json_kind(x: Any) -> str:
+    """What a decoded reply value is, in the reply's own terms (for :class:`MalformedReply`'s message)."""
+    return ("an array" if isinstance(x, np.ndarray) else "null" if x is None else "a boolean" if isinstance(x, bool)
+            else "a number" if isinstance(x, (int, float)) else "a string" if isinstance(x, str) else
+            "a list" if isinstance(x, list) else "an object" if isinstance(x, dict) else type(x).__name__)
+
+
+def _need(ok: bool, x: Any, path: str, expected: str) -> None:
+    if not ok:
+        raise MalformedReply(f"{path} is {_json_kind(x)} where the grader reads {expected}")
+
+
+def _ints(x: Any, n: int | None = None) -> bool:
+    """``x`` is a list of (``n``) integers of at most 62 bits (a shape, strides)."""
+    return (isinstance(x, list) and (n is None or len(x) == n) and len(x) <= wire.MAX_NDIM
+            and all(type(v) is int and abs(v) < 1 << 62 for v in x))
+
+
+def _described(d: Any, path: str, item: bool = False) -> None:
+    """A value as :func:`gradcheck._sandbox_child.describe` gives it (``item``: an entry of ``dict_of``, with its
+    ``key_type`` and the array's ``layout``), as :func:`_value_to_array`, :func:`_params_from` and
+    :meth:`RemoteLayer.backward` read it."""
+    _need(isinstance(d, dict) and isinstance(d.get("kind"), str), d, path, "a described value (an object with a kind)")
+    kind = d["kind"]
+    for key in ("type", "dtype", *(("key_type",) if item else ())):
+        if key in d:
+            _need(isinstance(d[key], str), d[key], f"{path}.{key}", "a string")
+    if kind in ("array", "scalar"):
+        _need(isinstance(d.get("array"), np.ndarray), d.get("array"), f"{path}.array", "an array")
+    if kind == "badarray" and "shape" in d:
+        _need(_ints(d["shape"]), d["shape"], f"{path}.shape", "a list of integers")
+    if kind in ("list", "tuple"):
+        _need(isinstance(items := d.get("items", []), list), items, f"{path}.items", "a list of described values")
+        for i, v in enumerate(items):
+            _described(v, f"{path}.items[{i}]")
+    if item and "layout" in d:  # [shape, strides, itemsize] of the array this entry describes (or its copy was of)
+        lay, a = d["layout"], d.get("array")
+        shape = list(a.shape) if kind == "array" else d.get("shape")
+        _need(isinstance(lay, list) and len(lay) == 3 and _ints(lay[0]) and lay[0] == shape and _ints(lay[1], len(shape))
+              and type(lay[2]) is int and (lay[2] == a.itemsize if kind == "array" else lay[2] > 0), lay,
+              f"{path}.layout", "[the array's shape, its strides, its itemsize]")
+
+
+def _dict_of(d: Any, path: str) -> None:
+    """A dict attribute as :meth:`gradcheck._sandbox_child.Child.dict_of` describes it (``params``, ``grads``)."""
+    _need(isinstance(d, dict) and isinstance(d.get("kind"), str), d, path, "a described dict (an object with a kind)")
+    if "type" in d:
+        _need(isinstance(d["type"], str), d["type"], f"{path}.type", "a string")
+    if d["kind"] == "dict":
+        _need(isinstance(items := d.get("items", {}), dict), items, f"{path}.items", "an object of described values")
+        for k, v in items.items():
+            _described(v, f"{path}[{k}]", item=True)
+
+
+def _checker(test: Callable[[Any], bool], expected: str) -> Callable[[Any, str], None]:
+    return lambda x, path: _need(test(x), x, path, expected)
+
+
+def _each(check: Callable[[Any, str], None], kind: type = list) -> Callable[[Any, str], None]:
+    """Each value of a list (``kind=dict``: of an object) checked by ``check``."""
+    def each(x: Any, path: str) -> None:
+        _need(isinstance(x, kind), x, path, "a list" if kind is list else "an object")
+        for k, v in (enumerate(x) if kind is list else x.items()):
+            check(v, f"{path}[{k}]")
+    return each
+
+
+_STRINGS = _checker(lambda x: x is None or isinstance(x, list) and all(isinstance(s, str) for s in x),
+                    "a list of strings")
+_COUNT = _checker(lambda x: x is None or type(x) is int, "an integer or null")
+#: The fields of a reply the grader reads, each with its check (:func:`_check_reply`); the others it reads are read
+#: as data whatever they hold (``stage``, ``message``, ``class``, ``index``, ``protocol`` through ``_clean`` and type
+#: tests); :data:`_REPLY_FIELDS_BY_OP` has the fields an op reads otherwise.
+_REPLY_FIELDS: dict[str, Callable[[Any, str], None]] = {
+    "id": _checker(lambda x: x is None or isinstance(x, str), "an object id (a string)"),
+    "methods": _STRINGS, "forward_params": _STRINGS, "unconnected": _STRINGS, "unconnected_read": _STRINGS,
+    "signature": _checker(lambda x: x is None or isinstance(x, dict), "an object"),
+    "scalars": _checker(lambda x: isinstance(x, dict) and all(type(v) in (int, float, str, bool) for v in x.values()),
+                        "an object of numbers, booleans and strings"),
+    "params": _dict_of, "grads": _dict_of, "value": _described, "values": _each(_described),
+    "keywords": _each(_each(_described, dict), dict),
+    "forward_calls": _COUNT, "forward_calls_between": _COUNT, "constructor_calls": _COUNT,
+    "cache_written": _checker(lambda x: x is None or isinstance(x, str), "a string or null"),
+}
+_REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
+    "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
+    "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
+}
+
+
+def _check_reply(op: str, args: Mapping[str, Any], ok: bool, meta: dict) -> None:
+    """The decoded reply ``meta`` to request ``op`` (sent with ``args``) checked, in this one place, against the
+    shape of every field the grader reads (:data:`_REPLY_FIELDS`; a new object's ``id``; one value per forward of a
+    ``forward_many``), so that a reader never meets a number where it reads an array (redteam35 F2: a forged
+    ``params[W].array`` raised AttributeError in the grader's own code, a "grader error").
+
+    Raises
+    ------
+    MalformedReply
+        Naming the field (``params[W].array``), what it holds and what the grader reads there.
+    """
+    fields = {**_REPLY_FIELDS, **_REPLY_FIELDS_BY_OP.get(op, {})}
+    for key, value in meta.items():
+        if (check := fields.get(key)) is not None:
+            check(value, key)
+    if ok and (op == "clone" or op == "load" and args.get("class") is not None):
+        _need(isinstance(meta.get("id"), str), meta.get("id"), "id", "the new object's id (a string)")
+    if ok and op == "forward_many":
+        n = len(args.get("batches") or ())
+        _need(len(meta.get("values") or ()) == n, meta.get("values"), "values", f"{n} described values, one a forward")
+
+
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
                     allow_scalar: bool = False, like: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None,
                     integers: bool = False) -> np.ndarray | None:
@@ -943,14 +1061,14 @@ class Sandbox:
                 if not nofollow:
                     raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox: "
                                      f"{why}.") from None
-                self.notes.append(f"{_clean(name, 200)} was not copied into the sandbox: {why}.")
+                self.notes.append(f"{self._shown(name)} was not copied into the sandbox: {why}.")
                 continue
             norm = "/".join(parts)
             if not nofollow and not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
             why = _shadow_reason(norm) or self._copy_one(src, parts, nofollow)
             if why:
-                self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
+                self.notes.append(f"{self._shown(norm)} was not copied into the sandbox: {why}.")
                 continue
             copied.append((norm, src))
         self.packaged = _packaged(self.workdir, copied)
@@ -1012,7 +1130,10 @@ class Sandbox:
         # bwrap's options (host paths: the runtime's, numpy's, the submission's folder) from an anonymous file, not
         # its command line, which is the sandbox's /proc/1/cmdline (redteam26 L3); closed once it started, as seccomp's
         self._bwrap_args_fd = _adapters_fd(b"".join(a.encode() + b"\0" for a in cmd[1:-1]), "gradcheck-bwrap-args")
-        return [cmd[0], "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
+        # run from its path (Popen's executable) under the plain name "bwrap": its argv[0], the first word of that
+        # /proc/1/cmdline, named the host's venv (redteam35 F5)
+        self._bwrap_exe = cmd[0]
+        return ["bwrap", "--args", str(self._bwrap_args_fd), cmd[-1]], cfg
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -1066,7 +1187,7 @@ class Sandbox:
                 cfg_fd = _adapters_fd(json.dumps(cfg).encode(), "gradcheck-config")
                 argv, boot_fd = _child_argv(python)
                 self._proc = subprocess.Popen(
-                    [*prefix, *argv, json.dumps({"fd_config": cfg_fd})],
+                    [*prefix, *argv, json.dumps({"fd_config": cfg_fd})], executable=self._bwrap_exe if prefix else None,
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
                     pass_fds=(p2c_r, c2p_w, code_fd, cfg_fd, boot_fd, shm_fd, *(f for f in (bpf_fd, args_fd) if f >= 0)),
                     start_new_session=True, close_fds=True)
@@ -1124,8 +1245,15 @@ class Sandbox:
         dropped = self._out_total - min(len(self._out), self.output_limit)
         return (f"[... {dropped} earlier bytes of output dropped ...]\n" if dropped > 0 else "") + tail
 
+    def _shown(self, text: str, limit: int = 200) -> str:
+        """A string of the submission's that the grader itself puts into a message (a submitted file's name, the tail
+        of what it printed) as :func:`_clean` shows the child's: unprintable characters (ESC, a lone surrogate of a
+        name that is not UTF-8) escaped, and in a hostile sandbox (results are Markdown) Markdown's active characters
+        too, so that a heading, a link or HTML in it shows as text (redteam35 F1, F1b, F3)."""
+        return _clean(text, limit, markdown=self.hostile)
+
     def _tail(self, n: int = 300) -> str:
-        return f" Last output: {text[-n:]!r}." if (text := self.output.strip()) else ""
+        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := self.output.strip()) else ""
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
@@ -1558,6 +1686,12 @@ class Sandbox:
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
                                         probes=op in ("load", "sublayer"), allowed=reply_dtypes)
+            _check_reply(op, args, ok, meta)
+        except MalformedReply as exc:  # a well-formed frame of the wrong content: the submission's (redteam35 F2)
+            self._kill()
+            self._fail(paragraph(f"{what}: the submission's process sent a malformed reply: {exc}, and was stopped.",
+                                 "Does the code replace or call the sandbox's own functions, which write the replies "
+                                 "the grader reads?"), "protocol")
         except wire.ReplyTooLarge as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
@@ -1657,9 +1791,10 @@ class Sandbox:
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
-            skipped = [n for n in self.notes if n.startswith(file + " ")]
+            shown = self._shown(file)  # as the note names it (_copy_files)
+            skipped = [n for n in self.notes if n.startswith(shown + " ")]
             why = skipped[0].partition(": ")[2] if skipped else ""
-            why = "it " + why[len(file) + 1:] if why.startswith(file + " ") else why
+            why = "it " + why[len(shown) + 1:] if why.startswith(shown + " ") else why
             raise UsageError(paragraph(
                 f"{file} cannot be checked: {why}" if skipped else
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))

@@ -1065,8 +1065,28 @@ def _signature(data: dict[str, Any], key: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
+def _valid_unicode(obj: Any) -> Any:
+    """``obj`` (JSON data: dicts and lists changed in place) with every string valid Unicode: a lone surrogate (of a
+    file name that is not UTF-8, read with ``surrogateescape``) written out as ``\\udcff``, a pair joined, so that
+    results.json decodes to text a strict reader takes (redteam35 F1b: ``output.encode("utf-8")`` raised)."""
+    if isinstance(obj, str):
+        if obj.isascii() or not any("\ud800" <= c <= "\udfff" for c in obj):
+            return obj
+        joined = obj.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+        return joined.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(obj, dict):
+        for k in list(obj):
+            v = _valid_unicode(obj.pop(k))
+            obj[_valid_unicode(k) if isinstance(k, str) else k] = v
+    elif isinstance(obj, list):
+        obj[:] = [_valid_unicode(v) for v in obj]
+    return obj
+
+
 def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
-    """Write atomically; with a batch ``key``, sign it (so a resumed batch knows its own)."""
+    """Write atomically, every string valid Unicode (:func:`_valid_unicode`); with a batch ``key``, sign it (so a
+    resumed batch knows its own)."""
+    _valid_unicode(data)
     if key is not None:
         data.setdefault("extra_data", {})["signature"] = _signature(data, key)
     with _replaced(path) as tmp:
@@ -1442,9 +1462,12 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
         files.mkdir()
         try:
             unpack(archive, files)
-        except ArchiveRefused as exc:
-            why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
-                   f"that the autograder does not unpack: {exc}; score 0. {exc.advice}")
+        except ArchiveRefused as exc:  # its member names (repr) and its own name shown inert in the Markdown output,
+            from ..sandbox import _clean  # as the sandbox shows the child's strings (redteam35 F1c)
+
+            why = (f"This submission is not graded: {_clean(display_name(archive.name), 300, markdown=True)} is a zip "
+                   f"archive that the autograder does not unpack: {_clean(str(exc), 2000, markdown=True)}; score 0. "
+                   f"{exc.advice}")
             return _grade_nothing(why, grade)
         return grade(files)
 
