@@ -479,7 +479,7 @@ def _strided_positions(x, shape, strides):
     if sorted_.size > 1 and np.any(sorted_[1:] == sorted_[:-1]):
         raise ValueError(f"autoprop {call}: elements of x share memory ({about}: a zero stride, as "
                          f"np.broadcast_to gives), so a read cannot name the element whose gradient it is; "
-                         f"pass x.copy() (recorded)")
+                         f"pass x + 0.0 (recorded, in memory of its own; x.copy() keeps the layout)")
     j = np.minimum(np.searchsorted(sorted_, off), max(sorted_.size - 1, 0))
     hit = sorted_[j] == off if sorted_.size else np.zeros(shape, bool)
     if not hit.all():
