@@ -9,7 +9,9 @@
   ``_inverse``/``_all`` (each unique value is its first occurrence, as ``jax.numpy.unique``:
   the first occurrence gets the gradient, the index outputs are integers), ``np.sort_complex``,
   ``np.trim_zeros``, ``np.choose``, ``np.lib.stride_tricks.sliding_window_view`` (a read-only
-  view in numpy, marked as one: ``views.py``).
+  view in numpy, marked as one: ``views.py``), ``np.lib.stride_tricks.as_strided`` (session 35: the
+  positions its byte strides name in x's value, as numpy lays it out; never outside x's elements; numpy's
+  function never dispatches, so numpy's public name is a wrapper that sends a Tensor here).
 * numpy's set functions ``union1d``, ``intersect1d`` (``return_indices``), ``setdiff1d``,
   ``setxor1d``: sorted unique values, each gathered at its first occurrence in
   ``concatenate(ravel(ar1), ravel(ar2))`` (unique's convention: a value both arrays hold gives
