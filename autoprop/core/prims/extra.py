@@ -473,17 +473,20 @@ def _strided_positions(x, shape, strides):
     off = np.zeros(shape, np.intp)  # each element's byte offset from x's first element, as numpy reads
     for i, s in zip(np.indices(shape, sparse=True), strides):
         off = off + i * s
-    mine = np.zeros(v.shape, np.intp)  # x's own elements' byte offsets (its layout, as numpy shows it)
-    for i, s in zip(np.indices(v.shape, sparse=True), v.strides):
-        mine = mine + i * s
-    order = np.argsort(mine, axis=None, kind="stable")
-    sorted_ = mine.ravel()[order]
-    if sorted_.size > 1 and np.any(sorted_[1:] == sorted_[:-1]):
-        raise ValueError(f"autoprop {call}: elements of x share memory ({about}: a zero stride, as "
-                         f"np.broadcast_to gives), so a read cannot name the element whose gradient it is; "
-                         f"pass x + 0.0 (recorded, in memory of its own; x.copy() keeps the layout)")
-    j = np.minimum(np.searchsorted(sorted_, off), max(sorted_.size - 1, 0))
-    hit = sorted_[j] == off if sorted_.size else np.zeros(shape, bool)
+    if v.flags.c_contiguous:  # (most Tensors: element k sits at byte k * itemsize)
+        hit, pos = (off >= 0) & (off < v.nbytes), off // v.itemsize
+    else:  # x's own elements' byte offsets (its layout, as numpy shows it), looked up
+        mine = np.zeros(v.shape, np.intp)
+        for i, s in zip(np.indices(v.shape, sparse=True), v.strides):
+            mine = mine + i * s
+        order = np.argsort(mine, axis=None, kind="stable")
+        sorted_ = mine.ravel()[order]
+        if sorted_.size > 1 and np.any(sorted_[1:] == sorted_[:-1]):
+            raise ValueError(f"autoprop {call}: elements of x share memory ({about}: a zero stride, as "
+                             f"np.broadcast_to gives), so a read cannot name the element whose gradient it is; "
+                             f"pass x + 0.0 (recorded, in memory of its own; x.copy() keeps the layout)")
+        j = np.minimum(np.searchsorted(sorted_, off), max(sorted_.size - 1, 0))
+        hit, pos = (sorted_[j] == off if sorted_.size else np.zeros(shape, bool)), order[j]
     if not hit.all():
         where = tuple(int(k) for k in np.argwhere(~hit)[0])
         raise ValueError(
@@ -491,7 +494,7 @@ def _strided_positions(x, shape, strides):
             f"its element {where} reads byte offset {int(off[where])}, where numpy would read memory that is "
             f"not x's. Make the last window end inside x (for windows of size k with step s on an axis of "
             f"length n: (n - k) // s + 1 windows){'; negative strides read before x' if min(strides, default=0) < 0 else ''}")
-    return order[j]
+    return pos
 
 
 _NP_AS_STRIDED = getattr(np.lib.stride_tricks.as_strided, "__wrapped__", np.lib.stride_tricks.as_strided)
