@@ -152,8 +152,8 @@ class Tensor:
     def strides(self):
         """tuple of int: the strides of the value's memory, in bytes, as ``ndarray.strides``
         (read-only: numpy code such as ``as_strided(x, shape, x.strides + x.strides)`` reads
-        them; ``as_strided`` itself reads raw memory and leaves the tape, its warning names
-        ``sliding_window_view``, which is recorded)."""
+        them; ``np.lib.stride_tricks.as_strided`` on a Tensor is recorded against this layout,
+        ``autoprop.core.prims.extra.as_strided``)."""
         return self._value.strides
 
     @property

@@ -9,7 +9,9 @@
   ``_inverse``/``_all`` (each unique value is its first occurrence, as ``jax.numpy.unique``:
   the first occurrence gets the gradient, the index outputs are integers), ``np.sort_complex``,
   ``np.trim_zeros``, ``np.choose``, ``np.lib.stride_tricks.sliding_window_view`` (a read-only
-  view in numpy, marked as one: ``views.py``).
+  view in numpy, marked as one: ``views.py``), ``np.lib.stride_tricks.as_strided`` (session 35: the
+  positions its byte strides name in x's value, as numpy lays it out; never outside x's elements; numpy's
+  function never dispatches, so numpy's public name is a wrapper that sends a Tensor here).
 * numpy's set functions ``union1d``, ``intersect1d`` (``return_indices``), ``setdiff1d``,
   ``setxor1d``: sorted unique values, each gathered at its first occurrence in
   ``concatenate(ravel(ar1), ravel(ar2))`` (unique's convention: a value both arrays hold gives
@@ -38,10 +40,12 @@ same). Derivations: ``lessons/10-gradient-tape.md`` (composites).
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
 from .. import observe as _observe
+from .. import views as _views
 from ..registry import defcomposite, defnumpy, defprim
 from ..tensor import Tensor
 from ._common import (
@@ -82,7 +86,7 @@ except ImportError:  # pragma: no cover - scipy comes with scikit-learn
 
 __all__ = ["VALUES_ONLY", "unique", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex", "trim_zeros", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "nanvar", "nancumprod", "cumulative_prod", "divmod_", "choose",
-           "sliding_windows", "sliding_window_view", "astype", "unstack", "beta", "zeta", "zeta_dx", "zeta_dxx", "betainc",
+           "sliding_windows", "sliding_window_view", "as_strided", "astype", "unstack", "beta", "zeta", "zeta_dx", "zeta_dxx", "betainc",
            "i0e", "i1e", "exp1", "expi", "rel_entr", "kl_div", "spence"]
 
 _S = builtins.slice
@@ -449,6 +453,114 @@ def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False)
 
 
 sliding_window_view = sliding_windows  # (the registry's name of the composite)
+
+
+# --- np.lib.stride_tricks.as_strided: the flat positions of x its view reads, gathered ---------
+def _strided_positions(x, shape, strides):
+    """The C-order positions in ``x`` (a Tensor) that ``numpy.lib.stride_tricks.as_strided(x's value,
+    shape, strides)`` reads, one per element of the view (an intp array of ``shape``), after every
+    check (a view reaching outside x's elements is refused, never read)."""
+    v, call = x._value, f"as_strided(x, shape={shape}, strides={strides})"
+    shape = v.shape if shape is None else tuple(int(n) for n in np.atleast_1d(shape))
+    strides = v.strides if strides is None else tuple(int(s) for s in np.atleast_1d(strides))
+    about = f"x: shape {v.shape}, {v.dtype} ({v.itemsize} bytes each), strides {v.strides}"
+    if len(shape) != len(strides) or any(n < 0 for n in shape):
+        raise ValueError(f"autoprop {call}: shape {shape} and strides {strides} must have one entry per axis "
+                         f"and sizes >= 0 ({about})")
+    if any(s % v.itemsize for s in strides):
+        raise ValueError(f"autoprop {call}: each stride must be a multiple of x's itemsize, {v.itemsize} bytes "
+                         f"for {v.dtype} ({about}); numpy would read elements cut in two. Take them from x.strides")
+    off = np.zeros(shape, np.intp)  # each element's byte offset from x's first element, as numpy reads
+    for i, s in zip(np.indices(shape, sparse=True), strides):
+        off = off + i * s
+    if v.flags.c_contiguous:  # (most Tensors: element k sits at byte k * itemsize)
+        hit, pos = (off >= 0) & (off < v.nbytes), off // v.itemsize
+    else:  # x's own elements' byte offsets (its layout, as numpy shows it), looked up
+        mine = np.zeros(v.shape, np.intp)
+        for i, s in zip(np.indices(v.shape, sparse=True), v.strides):
+            mine = mine + i * s
+        order = np.argsort(mine, axis=None, kind="stable")
+        sorted_ = mine.ravel()[order]
+        if sorted_.size > 1 and np.any(sorted_[1:] == sorted_[:-1]):
+            raise ValueError(f"autoprop {call}: elements of x share memory ({about}: a zero stride, as "
+                             f"np.broadcast_to gives), so a read cannot name the element whose gradient it is; "
+                             f"pass x + 0.0 (recorded, in memory of its own; x.copy() keeps the layout)")
+        j = np.minimum(np.searchsorted(sorted_, off), max(sorted_.size - 1, 0))
+        hit, pos = (sorted_[j] == off if sorted_.size else np.zeros(shape, bool)), order[j]
+    if not hit.all():
+        where = tuple(int(k) for k in np.argwhere(~hit)[0])
+        raise ValueError(
+            f"autoprop {call}: the view reaches memory outside x's elements ({about}, {v.nbytes} bytes): "
+            f"its element {where} reads byte offset {int(off[where])}, where numpy would read memory that is "
+            f"not x's. Make the last window end inside x (for windows of size k with step s on an axis of "
+            f"length n: (n - k) // s + 1 windows){'; negative strides read before x' if min(strides, default=0) < 0 else ''}")
+    return pos
+
+
+_NP_AS_STRIDED = getattr(np.lib.stride_tricks.as_strided, "__wrapped__", np.lib.stride_tricks.as_strided)
+
+
+@defcomposite("as_strided", "a gather at the flat positions of x the view reads: the VJP adds g into x's "
+                            "positions (windows that overlap add), the JVP is the same view of the tangent")
+# (no numpy=: numpy's as_strided never dispatches; np.lib.stride_tricks' name calls it, below)
+def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
+    """``numpy.lib.stride_tricks.as_strided`` over Tensors: a view of ``x`` with the given shape and strides.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+    shape : sequence of int, optional
+        The view's shape; default ``x.shape``.
+    strides : sequence of int, optional
+        Bytes between neighbours along each axis of the view, read against ``x``'s value laid out
+        as numpy shows it (``x.strides``, ``x.itemsize``: C order for most Tensors; a transposed
+        value's own strides). Default ``x.strides``.
+    subok : bool
+        Changes nothing for Tensors.
+    writeable : bool, optional
+        ``True`` given explicitly is refused (numpy's default, not given, is accepted: the view is
+        marked as one, so ``+=`` on it is refused).
+
+    Returns
+    -------
+    Tensor
+        ``shape``, ``x``'s dtype: numpy's values, as a recorded gather (a copy here).
+
+    Raises
+    ------
+    ValueError
+        Strides that are not multiples of ``x.itemsize``; a view reaching outside ``x``'s elements
+        (numpy reads memory that is not ``x``'s there; a negative stride from ``x``'s first element);
+        ``x``'s elements sharing memory (a zero stride); shape and strides of different lengths.
+    TypeError
+        ``writeable=True``: a Tensor is never written.
+
+    Notes
+    -----
+    Each element of the view reads one element of ``x``: the view is ``ravel(x)[pos]`` with ``pos``
+    the positions numpy's strides name, so the VJP adds ``g`` into ``x`` at ``pos`` (overlapping
+    windows read an element more than once: its gradient is the sum, as ``torch.as_strided``'s).
+    Source: numpy's ``as_strided`` documentation; ``lessons/20-conv2d.md`` (im2col).
+    """
+    if writeable:
+        raise TypeError("autoprop cannot record np.lib.stride_tricks.as_strided with writeable=True: a Tensor "
+                        "is never written (no in-place on Tensors); drop writeable=True (the view is recorded)")
+    x = _t(x)
+    out = _gather(x, _strided_positions(x, shape, strides))
+    _views.mark_view(out, x, "np.lib.stride_tricks.as_strided")  # (numpy's result is a view: += refused)
+    return out
+
+
+@functools.wraps(_NP_AS_STRIDED)
+def _numpy_as_strided(x, shape=None, strides=None, subok=False, writeable=None):
+    """numpy's ``as_strided``, which never dispatches (it reads the array's memory): the recorded
+    :func:`as_strided` for a Tensor, numpy's own function (its default ``writeable=True``) otherwise."""
+    if isinstance(x, Tensor):
+        return as_strided(x, shape, strides, subok, writeable)
+    return _NP_AS_STRIDED(x, shape, strides, subok, True if writeable is None else writeable)
+
+
+np.lib.stride_tricks.as_strided = _numpy_as_strided  # (numpy's public name; numpy's own callers keep theirs)
 
 
 # --- histograms: integer counts, edges that move with min(x) and max(x) ----------------------
