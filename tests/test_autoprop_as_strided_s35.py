@@ -1,4 +1,4 @@
-"""``np.lib.stride_tricks.as_strided`` on a Tensor is recorded (session 35, corpus35 E3: ramisa2108's
+"""``autoprop.numpy.lib.stride_tricks.as_strided`` (numpy's name under ``import autoprop.numpy as np``) on a Tensor is recorded (session 35, corpus35 E3: ramisa2108's
 CNN-From-Scratch-With-Numpy builds its conv and max-pool windows with it; it was refused, naming
 sliding_window_view).
 
@@ -15,13 +15,14 @@ import pytest
 from oracles import central
 
 import autoprop as ap
+import autoprop.numpy as anp
 
 NUMPYS = np.lib._stride_tricks_impl.as_strided  # numpy's own function (never dispatches)
 SWV = np.lib.stride_tricks.sliding_window_view
 
 
 def strided(x, shape, strides, **kw):
-    return np.lib.stride_tricks.as_strided(x, shape, strides, **kw)  # the name student code calls
+    return anp.lib.stride_tricks.as_strided(x, shape, strides, **kw)  # numpy's name under `import autoprop.numpy as np`
 
 
 def read_positions(value, shape, strides):
@@ -96,7 +97,7 @@ def conv_strided(X, W, s):
     k = W.shape[-1]
     oh, ow = (h - k) // s + 1, (w - k) // s + 1
     sn, sc, sh, sw = X.strides
-    win = np.lib.stride_tricks.as_strided(X, (n, c, oh, ow, k, k), (sn, sc, sh * s, sw * s, sh, sw))
+    win = anp.lib.stride_tricks.as_strided(X, (n, c, oh, ow, k, k), (sn, sc, sh * s, sw * s, sh, sw))
     return np.einsum("bihwkl,oikl->bohw", win, W)
 
 
@@ -110,7 +111,7 @@ def pool_strided(X, k, s):
     n, c, h, w = X.shape
     oh, ow = (h - k) // s + 1, (w - k) // s + 1
     sn, sc, sh, sw = X.strides
-    win = np.lib.stride_tricks.as_strided(X, (n, c, oh, ow, k, k), (sn, sc, sh * s, sw * s, sh, sw))
+    win = anp.lib.stride_tricks.as_strided(X, (n, c, oh, ow, k, k), (sn, sc, sh * s, sw * s, sh, sw))
     return np.max(win, axis=(4, 5))
 
 
@@ -212,7 +213,7 @@ def test_the_view_refuses_augmented_assignment_and_arrays_still_get_numpys_funct
     with pytest.raises(TypeError, match=r"made by np\.lib\.stride_tricks\.as_strided"):
         w += 1.0
     a = A.copy()
-    v = np.lib.stride_tricks.as_strided(a, (4, 4), (40, 8))  # an ndarray: numpy's own writeable view
+    v = strided(a, (4, 4), (40, 8))  # an ndarray: numpy's own writeable view
     assert type(v) is np.ndarray and np.shares_memory(v, a) and v.flags.writeable
-    assert not np.lib.stride_tricks.as_strided(a, (4, 4), (40, 8), writeable=False).flags.writeable
-    assert np.lib.stride_tricks.as_strided.__wrapped__ is NUMPYS
+    assert not strided(a, (4, 4), (40, 8), writeable=False).flags.writeable
+    assert np.lib.stride_tricks.as_strided is NUMPYS  # autoprop leaves numpy's own function alone

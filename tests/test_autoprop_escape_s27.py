@@ -28,6 +28,7 @@ import sklearn.utils
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 import autoprop as ap
+import autoprop.numpy as anp
 from autoprop.scipy import stats as aps
 
 X0 = np.array([1.0, 2.0])
@@ -246,7 +247,7 @@ def test_itemsize_and_nbytes_are_the_values_and_to_frames_reaches_the_clear_refu
     sig = np.linspace(-1.0, 1.0, 8)
     x = ap.Variable(sig, name="x")
     G = np.arange(12.0).reshape(3, 4)
-    numpys_own = np.lib._stride_tricks_impl.as_strided  # (taken before autoprop: it never dispatches)
+    numpys_own = np.lib.stride_tricks.as_strided  # (numpy's own: it never dispatches)
     tape, loss = _quiet(lambda v: np.sum(to_frames(v, 4, 2, numpys_own) * G), x)  # before: AttributeError itemsize
     with pytest.raises(TypeError) as err:
         tape.gradient(loss, x)
@@ -255,7 +256,7 @@ def test_itemsize_and_nbytes_are_the_values_and_to_frames_reaches_the_clear_refu
     for i in range(3):
         want[2 * i:2 * i + 4] += G[i]
     for frames in (lambda v: sliding_window_view(v, 4)[::2],  # the rewrite it names
-                   lambda v: to_frames(v, 4, 2, np.lib.stride_tricks.as_strided)):  # session 35: recorded
+                   lambda v: to_frames(v, 4, 2, anp.lib.stride_tricks.as_strided)):  # session 35: recorded
         with ap.GradientTape() as tape:
             loss = np.sum(frames(x) * G)
         np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), want)

@@ -394,13 +394,12 @@ def _numpy_hint():
             return (f" It happened inside np.{trick}[...], numpy's index trick, which never dispatches to "
                     f"autoprop: write ap.numpy.{trick}[...] (the same indexing, recorded).")
         if code.co_name == "as_strided" and "stride_tricks" in code.co_filename:
-            return (" It happened inside numpy's own np.lib.stride_tricks.as_strided, which reads the memory "
-                    "of a numpy array and never dispatches to autoprop: this one was taken before autoprop "
-                    "was imported (from numpy.lib.stride_tricks import as_strided); import autoprop first, or "
-                    "call np.lib.stride_tricks.as_strided(...) by that name, which autoprop records on a Tensor "
-                    "(each element's gradient goes back to the element of x it reads), or write "
-                    "np.lib.stride_tricks.sliding_window_view on the Tensor, with the window's shape (and "
-                    "axis=...), recorded; take a step by slicing its result (windows[::2, ::2]).")
+            return (" It happened inside numpy's np.lib.stride_tricks.as_strided, which reads the memory of a "
+                    "numpy array and never dispatches to autoprop: call autoprop.numpy.lib.stride_tricks."
+                    "as_strided (the same arguments, recorded: each element's gradient goes back to the element "
+                    "of x it reads; `import autoprop.numpy as np` makes np.lib.stride_tricks.as_strided that "
+                    "one), or write np.lib.stride_tricks.sliding_window_view on the Tensor, with the window's "
+                    "shape (and axis=...), recorded; take a step by slicing its result (windows[::2, ::2]).")
         if code.co_name == "full" and code.co_filename.endswith("numeric.py"):
             return (" It happened inside np.full(shape, t), which makes a numpy array of its own and copies "
                     "the fill value into it, so its result is never a Tensor: write t + np.zeros(shape) "

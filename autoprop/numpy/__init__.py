@@ -129,7 +129,7 @@ outer = _b(_np.outer)
 
 # numpy.linalg, numpy.fft, numpy.random: real submodules, as autograd.numpy's
 # (``from autoprop.numpy.linalg import solve``; derivatives: autoprop.explain("inv"), ...)
-from . import fft, linalg, random  # noqa: E402, F401 (in __all__)
+from . import fft, lib, linalg, random  # noqa: E402, F401 (in __all__)
 
 # shape
 reshape = _b(_np.reshape)

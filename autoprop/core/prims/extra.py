@@ -40,7 +40,6 @@ same). Derivations: ``lessons/10-gradient-tape.md`` (composites).
 from __future__ import annotations
 
 import builtins
-import functools
 
 import numpy as np
 
@@ -497,12 +496,12 @@ def _strided_positions(x, shape, strides):
     return pos
 
 
-_NP_AS_STRIDED = getattr(np.lib.stride_tricks.as_strided, "__wrapped__", np.lib.stride_tricks.as_strided)
+_NP_AS_STRIDED = np.lib.stride_tricks.as_strided
 
 
 @defcomposite("as_strided", "a gather at the flat positions of x the view reads: the VJP adds g into x's "
                             "positions (windows that overlap add), the JVP is the same view of the tangent")
-# (no numpy=: numpy's as_strided never dispatches; np.lib.stride_tricks' name calls it, below)
+# (no numpy=: numpy's as_strided never dispatches; autoprop.numpy.lib.stride_tricks' name calls it)
 def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
     """``numpy.lib.stride_tricks.as_strided`` over Tensors: a view of ``x`` with the given shape and strides.
 
@@ -551,16 +550,13 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
     return out
 
 
-@functools.wraps(_NP_AS_STRIDED)
-def _numpy_as_strided(x, shape=None, strides=None, subok=False, writeable=None):
-    """numpy's ``as_strided``, which never dispatches (it reads the array's memory): the recorded
-    :func:`as_strided` for a Tensor, numpy's own function (its default ``writeable=True``) otherwise."""
+def numpy_as_strided(x, shape=None, strides=None, subok=False, writeable=None):
+    """``autoprop.numpy.lib.stride_tricks.as_strided``: the recorded :func:`as_strided` for a Tensor, numpy's
+    own function (its default ``writeable=True``) otherwise. numpy's own name is left as numpy's: its
+    ``as_strided`` never dispatches, and autoprop does not replace numpy's functions."""
     if isinstance(x, Tensor):
         return as_strided(x, shape, strides, subok, writeable)
     return _NP_AS_STRIDED(x, shape, strides, subok, True if writeable is None else writeable)
-
-
-np.lib.stride_tricks.as_strided = _numpy_as_strided  # (numpy's public name; numpy's own callers keep theirs)
 
 
 # --- histograms: integer counts, edges that move with min(x) and max(x) ----------------------
