@@ -83,7 +83,7 @@ def running_as_command() -> bool:
 
 
 @contextlib.contextmanager
-def sigterm_raises(command: bool | None = None) -> Iterator[None]:
+def sigterm_raises(command: bool | None = None, came: list | None = None) -> Iterator[None]:
     """While inside, the first SIGTERM raises :class:`Terminated` in the main thread and later ones are ignored
     (the stop the first started, a message or the grader's gradebook, is not cut short); the previous handler is
     restored after. Used by :func:`starting`, the command's run (``gradcheck.cli.main``) and the grader's stops
@@ -94,6 +94,9 @@ def sigterm_raises(command: bool | None = None) -> Iterator[None]:
     command : bool, optional
         Whether this is the command (default :func:`running_as_command`); otherwise, or outside the main thread,
         nothing changes (a library caller's handlers are left alone).
+    came : list, optional
+        :class:`Terminated` is appended to it when the first SIGTERM comes (:func:`starting`: the stop, whatever
+        error a library made of the exception).
     """
     if not (running_as_command() if command is None else command) \
             or threading.current_thread() is not threading.main_thread():
@@ -104,6 +107,8 @@ def sigterm_raises(command: bool | None = None) -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:  # noqa: ARG001
         if first[0]:
             first[0] = False
+            if came is not None:
+                came.append(Terminated)
             raise Terminated()
 
     previous = signal.signal(signal.SIGTERM, handler)
@@ -117,7 +122,13 @@ def sigterm_raises(command: bool | None = None) -> Iterator[None]:
 def starting(command: bool | None = None) -> Iterator[None]:
     """Guard the command's start-up: inside, SIGTERM raises :class:`Terminated` (:func:`sigterm_raises`), and a
     Ctrl-C or SIGTERM prints ``gradcheck: stopped by ... while starting`` and exits with :data:`EXIT_INTERRUPTED`
-    or :data:`EXIT_TERMINATED` (a ``SystemExit``, so no traceback). The previous SIGTERM handler is restored after.
+    or :data:`EXIT_TERMINATED` (a ``SystemExit``, so no traceback). The previous handlers are restored after.
+
+    The signal is remembered as it comes (a SIGINT handler of ours that raises KeyboardInterrupt as Python's does,
+    only where Python's is installed: an ignored SIGINT stays ignored), so a stop that a library turned into an error
+    of its own is still the stop: numpy's C extensions import ``datetime`` through ``PyCapsule_Import``, which turns
+    the KeyboardInterrupt raised there into an ImportError, and numpy into "Importing the numpy C-extensions failed
+    ... a bad install" (load35: a Ctrl-C 8 s into a start-up on a loaded machine, exit 1 and that advice).
 
     Parameters
     ----------
@@ -129,8 +140,24 @@ def starting(command: bool | None = None) -> Iterator[None]:
             or threading.current_thread() is not threading.main_thread():
         yield
         return
+    came: list[type[KeyboardInterrupt]] = []
+
+    def on_sigint(signum: int, frame: object) -> None:  # noqa: ARG001
+        came.append(KeyboardInterrupt)
+        raise KeyboardInterrupt
+
+    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if ours:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
-        with sigterm_raises(command=True):
+        with sigterm_raises(command=True, came=came):
             yield
     except KeyboardInterrupt as exc:
         raise SystemExit(say_stopped(exc, "while starting, before anything was done", command=True)) from None
+    except Exception:
+        if not came:
+            raise
+        raise SystemExit(say_stopped(came[0](), "while starting, before anything was done", command=True)) from None
+    finally:
+        if ours and signal.getsignal(signal.SIGINT) is on_sigint:  # (a stop said leaves it ignored)
+            signal.signal(signal.SIGINT, signal.default_int_handler)

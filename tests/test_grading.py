@@ -519,6 +519,8 @@ def test_a_faulty_reference_is_reported_as_a_faulty_test_not_as_the_students(tmp
 
 
 def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
+    from tests.test_startup_signals import python
+
     subs, out = tmp_path / "subs", tmp_path / "out"
     for name in ("a_fast", "b_fast"):
         copy_submission(ASSIGN / "solution", subs / name)
@@ -530,8 +532,9 @@ def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
             "import time\n\nclass Linear:\n    def __init__(self, *a, **k):\n        time.sleep(60)\n\n"
             "    def forward(self, X):\n        return X\n\n    def backward(self, dY):\n        return dY\n\n"
             "ReLU = SoftmaxCrossEntropy = Linear\n")
-    proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", subs, "--tests", TESTS, "--out", out,
-                             "--workers", "2", "--timeout", "60", "--no-progress"], cwd=ROOT, text=True,
+    # the grader starts with SIGINT at its default, whatever pytest's is (a background job's is ignored)
+    proc = subprocess.Popen(python("-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS), "--out", str(out),
+                                   "--workers", "2", "--timeout", "60", "--no-progress"), cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "MPLBACKEND": "Agg"})
     try:
         deadline = time.monotonic() + 120

@@ -49,7 +49,11 @@ def _idle():
 
 def _run_jobs():
     while _JOBS and not _BUSY[0]:
-        _JOBS.pop()()
+        try:  # the timer's next signal may come between the test above and this pop: its handler took the last job
+            job = _JOBS.pop()
+        except IndexError:
+            return
+        job()
 '''
 
 _LINEAR = '''

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.grading.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
+from tests.test_startup_signals import python
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -41,8 +42,10 @@ def _batch(folder: Path, **subs: str) -> Path:
 
 
 def _start(subs: Path, out: Path, *more: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS),
-                             "--out", str(out), "--no-progress", *more], cwd=ROOT, text=True,
+    """``gradcheck grade`` started with SIGINT at its default whatever pytest's is (:func:`python`: a pytest run as
+    a background job of a script ignores SIGINT, and a command started so keeps ignoring it)."""
+    return subprocess.Popen(python("-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS),
+                                   "--out", str(out), "--no-progress", *more), cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "MPLBACKEND": "Agg"})
 

@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from gradcheck.grading.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
+from tests.test_startup_signals import python
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -33,9 +33,13 @@ def _submission(folder: Path, text: str) -> Path:
 
 def _grade_then_signal(args: list, started: list[Path], sig: int) -> tuple[int, str, str, float]:
     """Run ``gradcheck grade *args``; once every results.json of ``started`` exists (their grading
-    runs), send ``sig``; return the exit code, stdout, stderr and the seconds it took to stop."""
-    proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", *map(str, args), "--timeout", "60",
-                             "--no-progress"], cwd=ROOT, text=True, stdout=subprocess.PIPE,
+    runs), send ``sig``; return the exit code, stdout, stderr and the seconds it took to stop. The grader starts
+    with SIGINT at its default whatever pytest's is (:func:`tests.test_startup_signals.python`): a pytest whose
+    SIGINT is ignored (a background job of a script) passes that on, and the command keeps ignoring it (a decision
+    of session 33), the batch is graded to its end and exits 0: session 34's CI failure of the Ctrl-C case,
+    ``(0, 29.24, '')``, is that symptom exactly."""
+    proc = subprocess.Popen(python("-m", "gradcheck", "grade", *map(str, args), "--timeout", "60",
+                                   "--no-progress"), cwd=ROOT, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={**os.environ, "MPLBACKEND": "Agg"})
     try:
         deadline = time.monotonic() + 120
