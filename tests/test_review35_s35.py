@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 from test_cli import both, run_here, student
 from test_cli_tester33 import POOL, POOL_ARGS, _check, _Offset
+from test_grading_policy import INIT
+from test_grading_policy_s31 import NESTED
 
 import gradcheck
+from gradcheck.sandbox import Sandbox
 
 # ---- F2: the average pool's area is read only where the layer can be a pool
 
@@ -156,7 +159,6 @@ def test_cov_with_a_dtype_and_weights_centres_in_that_dtype_as_numpy():
 def test_b1_spares_of_a_subclass_are_no_container():
     """redteam34 B1 with spares made by ``object.__new__`` of a subclass of the layer's class: held once, as spares
     of its own class are (review35 mutant chld_b1_related_is, ``t is not rt``: held 6, five re-entries allowed)."""
-    from test_grading_policy import INIT
     from test_grading_redteam34 import SPARES
 
     from gradcheck import _sandbox_child as child
@@ -171,3 +173,62 @@ def test_b1_spares_of_a_subclass_are_no_container():
     lay = Linear(**INIT)
     lay._spares = [object.__new__(Sub) for _ in range(5)]
     assert list(child.held_forwards(lay).values()) == [1]
+
+
+# ---- the grader's policy: a request of no count (sublayer) runs with the signals as before
+
+
+#: a model whose ``layers`` property waits (up to 1 s) for a SIGALRM of its own timer, and raises when none comes
+RINGING = NESTED + '''
+import signal
+import time
+
+_RANG = []
+
+
+def _on_alarm(*args):
+    _RANG.append(1)
+
+
+signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def _rings():
+    n = len(_RANG)
+    signal.setitimer(signal.ITIMER_REAL, 0.005)
+    end = time.monotonic() + 1.0
+    while len(_RANG) == n and time.monotonic() < end:
+        pass
+    if len(_RANG) == n:
+        raise RuntimeError("no SIGALRM: the signals are blocked")
+
+
+class Net(Sequential):
+    def __init__(self, in_features, out_features):
+        super().__init__([Linear(in_features, out_features, rng=0)])
+
+    @property
+    def layers(self):
+        _rings()
+        return self._layers
+
+    @layers.setter
+    def layers(self, value):
+        self._layers = value
+'''
+
+
+def test_a_sublayer_request_under_the_policy_runs_with_the_submission_s_signals(tmp_path):
+    """A ``sublayer`` request is no request of the policy's (not counted): the child unblocks the signals that the
+    last counted window's seal blocked before it runs the request, so the submission's own handlers (and SIGXCPU)
+    run as in any process. Here the model's ``layers`` property, read by the request, waits for its timer's
+    SIGALRM (review34 mutant child_uncounted_req_no_unseal: the request ran with every signal blocked, and
+    ``Net.layers[0] raised RuntimeError: no SIGALRM``)."""
+    (tmp_path / "layers.py").write_text(RINGING)
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20) as sb:
+        net = sb.load_layer("layers.py", "Net", INIT, probe_inputs=[X], no_forward_in_backward=True)
+        Y = net.forward(X)
+        net.backward(np.ones(Y.shape))  # counted requests: their windows end sealed
+        sub = net.sublayer(0, [X], None)
+    assert sub is not None and sub.class_name == "Linear", sub
