@@ -4277,18 +4277,40 @@ def _repeated_rows_wrong(x, p, m, n):
     return int(rows.sum()) if wrong.any() and not (wrong & ~rows).any() else None
 
 
-def _time_or_area(L: _Layer, key, m, n):
+def _pool_area(X, Y, G, n) -> int:
+    """The window area of an average pool from the 4-d input ``X`` to ``Y`` (upstream gradient ``G``, ``Y``'s
+    shape), when the layer can be one; else 0.
+
+    A pool keeps its channels and shrinks its two spatial axes: the channel axis is equal on both sides in one of
+    the two layouts, ``(N, C, H, W)`` (axis 1) or Andrew Ng's ``(N, H, W, C)`` (axis 3), and the area is
+    ``H * W / (H' * W')`` of that layout's spatial axes, an integer above 1, no spatial axis larger in ``Y``. And an
+    average pool hands each output's gradient to its window in shares that sum to it: the correct dX ``n`` (finite,
+    ``X``'s shape) sums over each sample's channel to what ``G`` sums to over that channel's outputs (rtol 1e-5).
+    (newuser34 M1: X.size / Y.size of either layout, channels counted; review35 F2: a convolution from 4 channels
+    to 1 at 'same' padding, X (2, 4, 5, 5) and Y (2, 1, 5, 5), was read as a 4-input pool in either reading.)
+    If both layouts hold (the channel axes 1 and 3 both equal) their areas are one number, ``H / H'``."""
+    if not (X.ndim == Y.ndim == 4 and Y.size and X.shape[0] == Y.shape[0] and G.shape == Y.shape
+            and np.shape(n) == X.shape and np.all(np.isfinite(n))):
+        return 0
+    for ch, sp in ((1, (2, 3)), (3, (1, 2))):
+        if X.shape[ch] != Y.shape[ch] or any(Y.shape[a] > X.shape[a] for a in sp):
+            continue
+        area = X.shape[sp[0]] * X.shape[sp[1]] / (Y.shape[sp[0]] * Y.shape[sp[1]])
+        if area > 1 and area == int(area) and close(np.sum(n, axis=sp), np.sum(G, axis=sp), 1e-5):
+            return int(area)
+    return 0
+
+
+def _time_or_area(L: _Layer, key, m, n, n0=None):
     """``(code, fields)`` of a constant factor that is a count of the layer's own shapes: ``1/T`` of a sequence
-    input ``(N, T, D)`` (``factor-inverse-time``), or the window area of a 4-d input whose output is that many times
-    smaller (``pool-area-missing``, in dX); else None."""
+    input ``(N, T, D)`` (``factor-inverse-time``), or the window area of an average pool's 4-d input
+    (:func:`_pool_area`; ``pool-area-missing`` or ``pool-side-only``, in dX); else None. ``n0``: the correct
+    gradient at its own scale (``n`` rescaled for the signatures), for the pool's sums; ``n`` when not given."""
     X, ok = L.inputs[0], np.isfinite(n)
     c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
     if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
         return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
-    # the window's area, X.size / Y.size of either layout, (N, C, H, W) or Ng's (N, H, W, C) (newuser34 M1: H and W
-    # were read as axes 2 and 3, W * C / (W' * C) = f of a channels-last input, "3 inputs per output" at f = 3)
-    area = X.size / L.Y.size if X.ndim == L.Y.ndim == 4 and L.Y.size and X.shape[0] == L.Y.shape[0] else 0
-    if key != L.keys[0] or area <= 1 or area != int(area):
+    if key != L.keys[0] or not (area := _pool_area(X, L.Y, L.G, n if n0 is None else n0)):
         return None
     if abs(c / area - 1) < 1e-6:
         return "pool-area-missing", {"area": int(area)}
@@ -5354,7 +5376,7 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
                   "with a batch of at least 2")
-    if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n)) is not None:
+    if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n, n0)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
     if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)) \
             and not (key.startswith("@") and _factor_moves(L, key, m, n)):  # posaddmean: dP's 1/batch, told
