@@ -2648,7 +2648,17 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
     forward random in every mode checked (:data:`~gradcheck.diagnose.RANDOM_REFERENCE` in its notes), else the
-    notes say (fixp24: it said 'pass --reference ...' to a user who had)."""
+    notes say (fixp24: it said 'pass --reference ...' to a user who had). A Nielsen network's PASS says what it checked
+    and what not: its update_mini_batch's step (nielsen34 F6: an L2 decay missing or an average taken twice PASSed,
+    unsaid)."""
+    if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
+        feed, back = nielsen
+        return (f"{cname}: checked: {back}'s gradients (and dX read from them) against central differences of the "
+                f"cost of {feed}'s output, both as written; not checked: {feed}'s values (no reference computes "
+                "them), nor update_mini_batch and SGD: the step w - (eta/m) * sum(nabla_w), its averaging over the "
+                "mini-batch, an L2 decay (1 - eta*lmbda/n) * w: gradcheck compares gradients, not the optimiser's "
+                "step, so a wrong average or decay passes here; test it with one step on a tiny batch against w - "
+                "eta * (the batch's mean gradient + (lmbda/n) * w).")
     lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]

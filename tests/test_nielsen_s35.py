@@ -42,6 +42,21 @@ def test_the_correct_network_passes_with_either_cost(tmp_path):
         (tmp_path / str(i)).mkdir()
         code, text = _check(tmp_path / str(i), *edits)
         assert code == 0 and "PASS: Network: every gradient (dX, dbiases[0]" in text, text
+        # F6: the PASS said nothing of update_mini_batch, whose L2 decay or averaging gradcheck never runs
+        assert ("Network: checked: backprop's gradients (and dX read from them) against central differences of the "
+                "cost of feedforward's output, both as written; not checked: feedforward's values (no reference "
+                "computes them), nor update_mini_batch and SGD") in text, text
+        assert "pass --reference" not in text, text
+
+
+def test_tape_says_why_it_cannot_follow_the_network(tmp_path):
+    """F5: --tape on a Nielsen network said 'the tape lost track of X at <gradcheck adapters>:2080 in forward', at
+    gradcheck's own adapter, as if the student's forward had left the tape."""
+    code, text = _check(tmp_path, args=(*ARGS, "--tape"))
+    assert code == 0 and "PASS: Network" in text, text
+    assert ("no tape comparison for Network: --tape records a forward whose weights are params' arrays, but Network "
+            "is Nielsen's network: its forward is gradcheck's own") in text, text
+    assert "lost track" not in text and "gradcheck adapters" not in text, text
 
 
 def test_a_switch_of_a_method_the_check_never_runs_is_not_warned_of(tmp_path):
