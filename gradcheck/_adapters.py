@@ -1952,11 +1952,7 @@ def backprop_as_model(obj):
     expect = [weight, bias] if order == "wb" else [bias, weight]  # update_mini_batch's unpacking, else the book's
 
     def returned(self, xj, tj, what):  # backprop's (nabla_b, nabla_w): each list in its place, each array its shape
-        given = xj.copy(), tj.copy()
-        got = [[np.asarray(g, dtype=np.float64) for g in r] for r in getattr(self, back)(xj, tj)]
-        for name, a, was in zip("xy", (xj, tj), given):  # F11: the caller's x (network.py: the training data itself)
-            if not np.array_equal(a, was, equal_nan=True):
-                raise BackpropInputWritten(f"{type(self).__name__}.{back}(x, y) wrote into {name}")
+        got = [[np.asarray(g, dtype=np.float64) for g in r] for r in _unwritten_call(self, back, xj, tj)]
         return _nabla_checked(got, [(k, lists[k]) for k in expect], [owner(r) for r in got], f"{back}(x, y){what}",
                               "as update_mini_batch unpacks them" if order else "as network.py returns them", bias)
 
@@ -1989,6 +1985,17 @@ def backprop_as_model(obj):
             f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
             f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+def _unwritten_call(obj, back, x, y):
+    """``obj.BACK(x, y)`` (Nielsen's ``backprop``), BackpropInputWritten when it wrote into ``x`` or ``y``: the caller's
+    arrays (network.py's training data itself; nielsen35 F11: undetected, its gradients blamed on residual branches)."""
+    given = x.copy(), y.copy()
+    got = getattr(obj, back)(x, y)
+    for name, a, was in zip("xy", (x, y), given, strict=True):
+        if not np.array_equal(a, was, equal_nan=True):
+            raise BackpropInputWritten(f"{type(obj).__name__}.{back}(x, y) wrote into {name}")
+    return got
 
 
 def _nabla_checked(got, expect, owners, call, said, bias):
