@@ -109,6 +109,18 @@ class InitError(AdapterError):
     """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
 
 
+class BackpropResultError(ValueError):
+    """Nielsen's ``backprop(x, y)`` returned its gradient lists in the wrong order, or an array of the wrong shape
+    (:func:`_nabla_checked`): a wrong result, which :meth:`gradcheck.sandbox.Sandbox._student_error` reads by this
+    name (raised here, not in the submission: no frame of it) as a GradientShapeError (exit 1, nielsen35)."""
+
+
+class BackpropInputWritten(BackpropResultError):
+    """Nielsen's ``backprop(x, y)`` wrote into its ``x`` or ``y`` (its message: ``"Network.backprop(x, y) wrote into
+    x"``), read as
+    :func:`gradcheck.sources.in_place`'s InputModifiedError (exit 1, nielsen35 F11)."""
+
+
 def expected():
     """The three accepted protocols, as one sentence."""
     return "Expected one of: " + "; ".join(f"({i}) {p}" for i, p in enumerate(PROTOCOLS, 1)) + "."
@@ -1874,6 +1886,24 @@ def _calls_self(call, name):
 
 #: Nielsen's quadratic cost (network.py: ``cost_derivative = a - y``; network2.py's ``QuadraticCost.fn``)
 QUADRATIC = "0.5*||a - y||^2"
+#: the words of :func:`backprop_as_model`'s header that say a Nielsen network is checked (read by the diagnosis)
+NIELSEN = "(Nielsen's network.py)"
+
+
+def nielsen_methods(text):
+    """``(feedforward, backprop)``: the names of the methods a Nielsen network is checked through, read from its
+    protocol's ``text`` (:func:`backprop_as_model`'s words, ending in :data:`NIELSEN`), or None for another text."""
+    m = re.search(r"(\w+)\(a\) and (\w+)\(x, y\) -> the gradients of [^;]*" + re.escape(NIELSEN), str(text))
+    return (m[1], m[2]) if m else None
+
+
+def nielsen_lists(lists):
+    """``(weight, bias)``: the names, among ``lists`` (``{name: [arrays]}``), of Nielsen's weight list (its first
+    array ``(n1, n0)``, ``n0 > 1``) and of its bias list (its first array ``(n1, 1)``), each None when not found:
+    the one reading of a network's layers for :func:`backprop_as_model` and the diagnosis of its backprop."""
+    weight = next((k for k, v in lists.items() if np.ndim(v[0]) == 2 and np.shape(v[0])[1] > 1), None)
+    bias = next((k for k, v in lists.items() if weight and np.shape(v[0]) == (np.shape(lists[weight][0])[0], 1)), None)
+    return weight, bias
 
 
 def backprop_as_model(obj):
@@ -1897,8 +1927,7 @@ def backprop_as_model(obj):
     if not lists:
         return ""
     # z1 = W x + b (network.py's first layer): dC/dx = W.T @ delta1, delta1 = dC/db1, backprop's first bias gradient
-    weight = next((k for k, v in lists.items() if v[0].ndim == 2 and v[0].shape[1] > 1), None)
-    bias = next((k for k, v in lists.items() if weight and v[0].shape == (lists[weight][0].shape[0], 1)), None)
+    weight, bias = nielsen_lists(lists)
     if weight is None or bias is None:
         return ""
     cost = getattr(getattr(obj, "cost", None), "fn", None)
@@ -1923,7 +1952,7 @@ def backprop_as_model(obj):
     expect = [weight, bias] if order == "wb" else [bias, weight]  # update_mini_batch's unpacking, else the book's
 
     def returned(self, xj, tj, what):  # backprop's (nabla_b, nabla_w): each list in its place, each array its shape
-        got = [[np.asarray(g, dtype=np.float64) for g in r] for r in getattr(self, back)(xj, tj)]
+        got = [[np.asarray(g, dtype=np.float64) for g in r] for r in _unwritten_call(self, back, xj, tj)]
         return _nabla_checked(got, [(k, lists[k]) for k in expect], [owner(r) for r in got], f"{back}(x, y){what}",
                               "as update_mini_batch unpacks them" if order else "as network.py returns them", bias)
 
@@ -1938,8 +1967,8 @@ def backprop_as_model(obj):
         if np.ndim(x) == 2 and np.shape(x)[1] > 1 and batched is not False:  # a matrix port: the whole batch at once
             try:  # Nielsen's convention: the gradient of the sum of the per-sample costs over what it is given
                 sums = returned(self, x, t, f" with the whole batch x of shape {np.shape(x)} (one sample per column)")
-            except Exception:  # noqa: BLE001 - no method feeds it a batch: the one-sample backprop (network.py)
-                if batched:
+            except Exception as exc:  # noqa: BLE001 - no method feeds it a batch: the one-sample backprop (network.py)
+                if batched or isinstance(exc, BackpropInputWritten):
                     raise
         self.grads = {f"{owner(r)}[{i}]": float(dout) * g for r in sums or [] if owner(r) for i, g in enumerate(r)}
         if any(d is None for d in dxs):
@@ -1950,7 +1979,7 @@ def backprop_as_model(obj):
         return ""
     obj.params = {f"{k}[{i}]": a for k, v in lists.items() for i, a in enumerate(v)}
     obj.grads = {}
-    return (f"{feed}(a) and {back}(x, y) -> the gradients of {', '.join(lists)} (Nielsen's network.py): checked as a "
+    return (f"{feed}(a) and {back}(x, y) -> the gradients of {', '.join(lists)} {NIELSEN}: checked as a "
             f"model whose cost of a batch is the sum over its columns x[:, j] (one sample each) of {named}, a = "
             f"{feed}(x[:, j]), y = t[:, j]; {back}'s gradients "
             f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
@@ -1958,12 +1987,23 @@ def backprop_as_model(obj):
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
 
 
+def _unwritten_call(obj, back, x, y):
+    """``obj.BACK(x, y)`` (Nielsen's ``backprop``), BackpropInputWritten when it wrote into ``x`` or ``y``: the caller's
+    arrays (network.py's training data itself; nielsen35 F11: undetected, its gradients blamed on residual branches)."""
+    given = x.copy(), y.copy()
+    got = getattr(obj, back)(x, y)
+    for name, a, was in zip("xy", (x, y), given, strict=True):
+        if not np.array_equal(a, was, equal_nan=True):
+            raise BackpropInputWritten(f"{type(obj).__name__}.{back}(x, y) wrote into {name}")
+    return got
+
+
 def _nabla_checked(got, expect, owners, call, said, bias):
     """``got``, the two lists ``call`` (Nielsen's ``backprop(x, y)``) returned, when they are ``expect``'s
     (``[(name, arrays)]``: the biases' and the weights', in the order ``said``) in that order and of those shapes;
-    ``owners`` the name of the list each returned list has the shapes of. ValueError naming the list, the index, the
-    shape and the one expected (``nabla_w[0] has shape (3, 3), expected (3, 4)``), or the swapped order. Any other
-    number of lists: ``got`` as it is (paired by shape)."""
+    ``owners`` the name of the list each returned list has the shapes of. BackpropResultError (a wrong result, exit
+    1) naming the list, the index, the shape and the one expected (``nabla_w[0] has shape (3, 3), expected (3,
+    4)``), or the swapped order. Any other number of lists: ``got`` as it is (paired by shape)."""
     if len(got) != 2:
         return got
 
@@ -1971,15 +2011,15 @@ def _nabla_checked(got, expect, owners, call, said, bias):
         return f"nabla_{'b' if k == bias else 'w'}"
     (k0, _), (k1, _) = expect
     if owners == [k1, k0]:
-        raise ValueError(f"{call} returned in the wrong order ({nabla(k1)}, {nabla(k0)}): the gradients of {k1} "
+        raise BackpropResultError(f"{call} returned in the wrong order ({nabla(k1)}, {nabla(k0)}): the gradients of {k1} "
                          f"first; expected ({nabla(k0)}, {nabla(k1)}), {said}")
     for r, (k, arrays) in zip(got, expect, strict=True):
         for i, (g, a) in enumerate(zip(r, arrays)):
             if g.shape != a.shape:
-                raise ValueError(f"{call}: {nabla(k)}[{i}] has shape {g.shape}, expected {a.shape} (the shape of "
+                raise BackpropResultError(f"{call}: {nabla(k)}[{i}] has shape {g.shape}, expected {a.shape} (the shape of "
                                  f"{k}[{i}])")
         if len(r) != len(arrays):
-            raise ValueError(f"{call}: {nabla(k)} has {len(r)} arrays, expected {len(arrays)} (one per array of {k})")
+            raise BackpropResultError(f"{call}: {nabla(k)} has {len(r)} arrays, expected {len(arrays)} (one per array of {k})")
     return got
 
 

@@ -25,6 +25,7 @@ from ._adapters import (
     _rebound_text,
     init_arrays,
     missing_gradients,
+    nielsen_methods,
     softmax,
     undecided_text,
 )
@@ -254,7 +255,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
-    switches = source_switches(label)
+    switches = source_switches(label, nielsen_methods((getattr(layer, "protocol", None) or {}).get("text")))
     take_constants(layer, getattr(args, "constants", None))
     _settable_mode(layer, cname, getattr(args, "training", "auto"), switches)
     jac_lines, jac_ok, jac_figs = [], True, []
@@ -1146,16 +1147,18 @@ _SWITCH_NAME = re.compile(r"(^|_)(train|training)($|_)|^(is_)?(eval|test|inferen
                           re.IGNORECASE)
 
 
-def source_switches(label: str) -> list[str]:
+def source_switches(label: str, methods: Sequence[str] | None = None) -> list[str]:
     """The training switches the class ``path.py::NAME`` tests in its own source without gradcheck setting them,
     as ``"self.bn_param['mode'] == 'train' (line 9)"``: a comparison with a mode word (:data:`_MODE_WORDS`), or
     an ``if`` on a name like a switch (``TRAIN``, ``self.in_train``, a helper's ``train`` argument). Read from the
-    file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
-    import ast
-
+    file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it. ``methods``: the
+    class's methods the check runs (Nielsen's feedforward and backprop, :func:`gradcheck._adapters.nielsen_methods`):
+    only they and the methods they call as ``self.NAME(...)`` are read (nielsen34 F7: ``SGD``'s
+    ``monitor_training_cost`` keywords were told as a switch of the checked forward); None: the whole class."""
     path, _, name = label.rpartition("::")
-    found = []
-    for c in file_classes(path, name)[1]:
+    found, classes = [], file_classes(path, name)[1]
+    nodes = classes if methods is None else _reached_methods(classes, methods)
+    for c in nodes:
         for node in ast.walk(c):
             what = None
             if isinstance(node, ast.Compare) and any(isinstance(v, ast.Constant) and isinstance(v.value, str)
@@ -1169,6 +1172,22 @@ def source_switches(label: str) -> list[str]:
             if what is not None:
                 found.append((what.lineno, f"`{ast.unparse(what)}` (line {what.lineno})"))
     return list(dict.fromkeys(text for _, text in sorted(found)))[:3]
+
+
+def _reached_methods(classes, methods: Sequence[str]) -> list[ast.FunctionDef]:
+    """The ``def`` nodes of ``classes`` (a class and its bases, :func:`gradcheck._switch_reach.file_classes`) named in
+    ``methods`` and those they call as ``self.NAME(...)``, transitively, each once (the first class defining it)."""
+    defs: dict[str, ast.FunctionDef] = {}
+    for c in classes:
+        for f in c.body:
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault(f.name, f)
+    todo, seen = list(methods), {}
+    while todo:
+        if (f := defs.get(todo.pop())) is not None and f.name not in seen:
+            seen[f.name] = f
+            todo += [n.func.attr for n in ast.walk(f) if isinstance(n, ast.Call) and self_attr(n.func)]
+    return list(seen.values())
 
 
 def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -> None:
@@ -2629,7 +2648,17 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
     forward random in every mode checked (:data:`~gradcheck.diagnose.RANDOM_REFERENCE` in its notes), else the
-    notes say (fixp24: it said 'pass --reference ...' to a user who had)."""
+    notes say (fixp24: it said 'pass --reference ...' to a user who had). A Nielsen network's PASS says what it checked
+    and what not: its update_mini_batch's step (nielsen34 F6: an L2 decay missing or an average taken twice PASSed,
+    unsaid)."""
+    if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
+        feed, back = nielsen
+        return (f"{cname}: checked: {back}'s gradients (and dX read from them) against central differences of the "
+                f"cost of {feed}'s output, both as written; not checked: {feed}'s values (no reference computes "
+                "them), nor update_mini_batch and SGD: the step w - (eta/m) * sum(nabla_w), its averaging over the "
+                "mini-batch, an L2 decay (1 - eta*lmbda/n) * w: gradcheck compares gradients, not the optimiser's "
+                "step, so a wrong average or decay passes here; test it with one step on a tiny batch against w - "
+                "eta * (the batch's mean gradient + (lmbda/n) * w).")
     lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]

@@ -42,6 +42,7 @@ import numpy as np
 from . import _validation as V
 from . import check as check_module
 from ._adapters import (
+    NIELSEN,
     _ones_apart,
     cache_guard,
     forward_state,
@@ -49,6 +50,7 @@ from ._adapters import (
     global_names,
     global_states,
     joined_and,
+    nielsen_lists,
     overwritten,
     softmax,
 )
@@ -1017,6 +1019,22 @@ DIAGNOSES: dict[str, Record] = {
         "+ b): {got} where {right} is due (e.g. self.activation.backward(self.activation(Z), dY) where "
         "self.activation.backward(Z, dY) is due)", "evaluate the derivative at z, cached in forward: dz = dout * {fix}",
         _ACT),
+    "sigmoid-one-plus-inside": Record(
+        "sigmoid's (1 - out) written (1 + out)", "{t} is what backward gives with sigmoid's derivative taken as "
+        "out * (1 + out) where out * (1 - out) is due (out = the sigmoid forward returns): a plus where the minus is "
+        "due", "sigmoid'(z) = s * (1 - s), so dz = dout * out * (1 - out) with out = sigmoid(z)", _ACT),
+    "derivative-at-input-inside": Record(
+        "derivative of the input", "{t} is what backward gives with {act}'s derivative written in its output, {right} "
+        "(out = {act}(z)), given z, the activation's input, instead: {got}", "evaluate it at the output: {fix}", _ACT),
+    # Nielsen's backprop(x, y) (network.py, network2.py) with one line changed (:data:`_BACKPROP_LINES`)
+    "backprop-line": Record(
+        "a line of backprop", "{t} is what backprop gives with {got} where {right} is due{why}", "{fix}",
+        "07-sequential.md"),
+    "cost-delta-factor": Record(
+        "the cost and its delta disagree", "{t} is exactly the gradient of {form}, the cost whose output delta "
+        "backprop starts from ({delta}), but the cost forward computes, {fn}, is {c:.6g} times that: the cost and "
+        "its delta disagree by a factor {c:.6g}, so every gradient is {inv:.6g} times the gradient of the cost",
+        "make them one cost: {fix}"),
     "loop-overwrites": Record(
         "assigned in a loop, not added", "{t} is the contribution of the output's {which} {where} alone (summed over "
         "the output's other axes): backward assigns (=) {t} in its loop over {loop} where it must add (+=), so each "
@@ -4090,7 +4108,17 @@ _INSIDE = (
       "right": "sigmoid(z) * (1 - sigmoid(z)) (= out * (1 - out))",
       "fix": "sigmoid(z) * (1 - sigmoid(z)), or dout * out * (1 - out) written in the output"}),
     ("derivative-at-output", lambda Y: np.all(np.abs(Y) < np.pi / 2), lambda Y: 1 / ((1 + Y**2) * np.cos(Y)**2),
-     {"name": "arctan", "got": "1 / (1 + out**2)", "right": "1 / (1 + z**2)", "fix": "1 / (1 + z**2)"}))
+     {"name": "arctan", "got": "1 / (1 + out**2)", "right": "1 / (1 + z**2)", "fix": "1 / (1 + z**2)"}),
+    ("sigmoid-one-plus-inside", lambda Y: np.all((Y > 0) & (Y < 1)), lambda Y: (1 + Y) / (1 - Y), {}),
+    ("derivative-at-input-inside", lambda Y: np.all((Y > 0) & (Y < 1)),
+     lambda Y: np.log(Y / (1 - Y)) * (1 - np.log(Y / (1 - Y))) / (Y * (1 - Y)),
+     {"act": "sigmoid", "got": "z * (1 - z)", "right": "out * (1 - out)",
+      "fix": "sigmoid(z) * (1 - sigmoid(z)), or out * (1 - out) with out = sigmoid(z) cached in forward"}))
+
+
+def _sigmoid_inside(row) -> bool:
+    """Whether an :data:`_INSIDE` row is a wrong derivative of the sigmoid."""
+    return row[0].startswith("sigmoid") or "sigmoid" in (row[3].get("name"), row[3].get("act"))
 
 
 def _inside_derivative_signature(L: _Layer, key, m):
@@ -4108,6 +4136,168 @@ def _inside_derivative_signature(L: _Layer, key, m):
         if r is not None and np.all(np.isfinite(r)) and close(m, L.numer([key], G=G * r)[key], 1e-5):
             return code, fields
     return None
+
+
+#: Nielsen's backprop with one line changed, beside the sigmoid derivatives of :data:`_INSIDE`: ``(knobs of
+#: :func:`_nielsen_backprop`, fields of "backprop-line")``; ``{w}``, ``{b}`` the network's weight and bias lists.
+_BACKPROP_LINES = (
+    ({"transpose": False}, {
+        "got": "np.dot({w}[-l+1], delta)", "right": "np.dot({w}[-l+1].transpose(), delta)",
+        "why": ": z = W a + b sends dC/dz back as dC/da = W.T @ dC/dz (the weights are square here, so the product "
+               "did not raise)", "fix": "delta = np.dot(self.{w}[-l+1].transpose(), delta) * sp"}),
+    ({"z_above": True}, {
+        "got": "sigmoid_prime(zs[-l+1]), the z of the layer above, in the hidden layers' delta",
+        "right": "sigmoid_prime(zs[-l]), the layer's own z,", "why": "",
+        "fix": "z = zs[-l]; sp = sigmoid_prime(z)"}),
+    ({"out": "a - y", "cost": "quadratic"}, {
+        "got": "the output delta a - y", "right": "(a - y) * sigmoid_prime(z) (the quadratic cost's)",
+        "why": ": a - y is the cross-entropy cost's delta (its dC/da, (a - y) / (a (1 - a)), times sigmoid'(z) = "
+               "a (1 - a)), but the cost checked is the quadratic {fn}, whose dC/da = a - y still needs sigmoid'(z)",
+        "fix": "delta = (a - y) * sigmoid_prime(zs[-1])"}),
+    ({"out": "(a - y) sp", "cost": "cross-entropy"}, {
+        "got": "the output delta (a - y) * sigmoid_prime(z) (the quadratic cost's)", "right": "a - y",
+        "why": ": for the cross-entropy {fn}, dC/da = (a - y) / (a (1 - a)), and times sigmoid'(z) = a (1 - a) "
+               "that leaves a - y", "fix": "{delta} returns a - y"}),
+    ({"out": "dC/da", "cost": "cross-entropy"}, {
+        "got": "the output delta (a - y) / (a * (1 - a)), the cost's dC/da", "right": "its dC/dz = a - y",
+        "why": ": backprop's delta is the gradient at z, dC/da times sigmoid'(z) = a (1 - a)",
+        "fix": "{delta} returns a - y"}),
+    ({"alias": True}, {
+        "got": "one array for every nabla_b[i] ([np.zeros(...)] * n, then +=)",
+        "right": "a new array per layer ([np.zeros(b.shape) for b in self.{b}])",
+        "why": ": [x] * n repeats one object, so each layer's += adds into the same array and every nabla_b[i] "
+               "is the sum of all the layers' deltas", "fix": "nabla_b = [np.zeros(b.shape) for b in self.{b}]"}),
+)
+#: Nielsen's two costs of a (the output, n_out x m) and y: ``(value, output delta dC/dz at the output, said)``
+_NIELSEN_COSTS = {
+    "quadratic": (lambda a, y: 0.5 * np.sum((a - y) ** 2), lambda a, y, sp: (a - y) * sp, "0.5*||a - y||^2",
+                  "(a - y) * sigmoid_prime(z)", "fn = 0.5*np.linalg.norm(a-y)**2, whose delta is (a - y) * "
+                  "sigmoid_prime(z) (network2.py's QuadraticCost)"),
+    "cross-entropy": (lambda a, y: np.sum(np.nan_to_num(-y * np.log(a) - (1 - y) * np.log(1 - a))),
+                      lambda a, y, sp: a - y, "sum(-y ln a - (1 - y) ln(1 - a))", "a - y",
+                      "fn = np.sum(np.nan_to_num(-y*np.log(a)-(1-y)*np.log(1-a))), whose delta is a - y "
+                      "(network2.py's CrossEntropyCost)"),
+}
+
+
+def _nielsen_backprop(Ws, bs, X, T, cost, *, inside=None, where="all", out=None, transpose=True, z_above=False,
+                      alias=False):
+    """Nielsen's backprop (network.py, chapter 2) for sigmoid layers ``a = sigmoid(W a + b)``, of the sum over the
+    columns of ``X`` (n_in, m) with targets ``T`` (n_out, m) of ``cost`` (a key of :data:`_NIELSEN_COSTS`), with at
+    most one line changed: ``inside`` an :data:`_INSIDE` ratio making sigmoid's derivative wrong (``where``: "all",
+    "hidden", "output"), ``out`` another output delta ("a - y", "(a - y) sp", "dC/da"), ``transpose=False``
+    (``W @ delta``), ``z_above`` (a hidden delta's sigmoid' from the layer above's z), ``alias`` (one array for
+    every bias gradient). Returns ``(nabla_b, nabla_w, delta1)`` (``delta1``: the bias gradient of the first layer
+    per column, (n1, m), as backprop returns it for one sample), or None where the change cannot run (shapes)."""
+    acts, zs = [X], []
+    for W, b in zip(Ws, bs, strict=True):
+        zs.append(W @ acts[-1] + b)
+        acts.append(_sig(zs[-1]))
+
+    def sp(i, part):  # sigmoid'(zs[i]) as written
+        a = acts[i + 1 if i >= 0 else i]
+        return a * (1 - a) * (inside(a) if inside is not None and where in ("all", part) else 1)
+    a, n = acts[-1], len(Ws)
+    delta = {None: lambda: _NIELSEN_COSTS[cost][1](a, T, sp(-1, "output")), "a - y": lambda: a - T,
+             "(a - y) sp": lambda: (a - T) * sp(-1, "output"), "dC/da": lambda: (a - T) / (a * (1 - a))}[out]()
+    nb, nw, per = [None] * n, [None] * n, [None] * n
+    per[-1], nw[-1] = delta, delta @ acts[-2].T
+    for i in range(n - 2, -1, -1):
+        W, j = Ws[i + 1], i + 1 if z_above else i
+        if (W.T if transpose else W).shape[1] != delta.shape[0] or zs[j].shape != zs[i].shape:
+            return None
+        delta = ((W.T if transpose else W) @ delta) * sp(j, "hidden")
+        per[i], nw[i] = delta, delta @ acts[i].T
+    if alias and len({p.shape for p in per}) == 1:
+        per = [sum(per)] * n
+    elif alias:
+        return None
+    nb = [p.sum(axis=1, keepdims=True) for p in per]
+    return nb, nw, per[0]
+
+
+def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
+    """The findings of a Nielsen network's backprop (:func:`gradcheck._adapters.backprop_as_model`; nielsen35 F9,
+    F10): its gradients, every one, are those of :func:`_nielsen_backprop` with one known line changed (a row of
+    :data:`_BACKPROP_LINES`, or a sigmoid derivative of :data:`_INSIDE`), or its cost's value (forward) is a constant
+    times the cost whose gradient backprop computes ("cost-delta-factor": network2.py's QuadraticCost.fn without
+    the 0.5). Named only when the network is recognised: sigmoid layers whose quadratic or cross-entropy cost of
+    the check's targets (the layer's ``_targets``) is forward's value, or a constant times it that central
+    differences confirm, and whose correct backprop, computed here, is the numerical gradient of every tensor.
+    One finding per failing tensor (said once by :func:`_said_once`), or [] when nothing matched."""
+    t = getattr(L.layer, "__dict__", {}).get("_targets")
+    X, g = L.inputs[0], float(L.G.ravel()[0]) if L.G.size == 1 else None
+    if NIELSEN not in L.protocol or not isinstance(t, tuple) or g is None or np.ndim(X) != 2 or not failing:
+        return []
+    T, lists = np.asarray(t[0], dtype=np.float64), {}
+    for k, v in L.params.items():
+        if (m := re.fullmatch(r"(\w+)\[(\d+)\]", k)) is not None:
+            lists.setdefault(m[1], {})[int(m[2])] = np.asarray(v, dtype=np.float64)
+    lists = {k: [d[i] for i in range(len(d))] for k, d in lists.items() if sorted(d) == list(range(len(d)))}
+    w, b = nielsen_lists(lists)
+    if w is None or b is None or T.shape[1:] != X.shape[1:]:
+        return []
+    Ws, bs, dx = lists[w], lists[b], V.grad_name(L.names[0])
+
+    def named(res):  # {tensor: gradient} of :func:`_nielsen_backprop`'s result, times the check's dY
+        nb, nw, d1 = res
+        return {dx: g * (Ws[0].T @ d1), **{V.grad_name(f"{b}[{i}]"): g * a for i, a in enumerate(nb)},
+                **{V.grad_name(f"{w}[{i}]"): g * a for i, a in enumerate(nw)}}
+
+    def agree(a, of, c=1.0):  # every tensor of ``of`` (the numerical or the manual gradients) is ``a``'s times c,
+        known = {k: np.isfinite(np.asarray(v, dtype=np.float64)) for k, v in of.items()}  # where known (fast mode's
+        return any(m.any() for m in known.values()) and all(  # sampled entries)
+            k in a and np.shape(a[k]) == np.shape(v) and close(c * a[k][known[k]], np.asarray(v, dtype=np.float64)[
+                known[k]], 1e-5) for k, v in of.items())
+    try:
+        with np.errstate(all="ignore"):
+            acts = X
+            for W_, b_ in zip(Ws, bs, strict=True):
+                acts = _sig(W_ @ acts + b_)
+            Y = float(L.Y.ravel()[0])
+            found = None
+            for cost, (value, *_rest) in _NIELSEN_COSTS.items():
+                right, v = named(_nielsen_backprop(Ws, bs, X, T, cost)), float(value(acts, T))
+                if v and np.isfinite(v) and agree(right, numer, Y / v):
+                    found = cost, right, Y / v
+                    break
+            if found is None:
+                return []
+            cost, right, c = found
+            form, fn = _NIELSEN_COSTS[cost][2], re.search(r"(\w+\.fn)\(a, y\)", L.protocol)
+            fn = f"{fn[1]}(a, y)" if fn else form
+            if not math.isclose(c, 1.0, rel_tol=1e-6):  # network2.py's QuadraticCost.fn without its 0.5 (F10)
+                if not agree(right, manual):
+                    return []
+                return [_find("cost-delta-factor", k, form=form, delta=_NIELSEN_COSTS[cost][3], fn=fn, c=c, inv=1 / c,
+                              fix=_NIELSEN_COSTS[cost][4]) for k in failing]
+            variants = [(dict(inside=r[2], where=where), r[0], r[3])
+                        for r in _INSIDE if _sigmoid_inside(r)
+                        for where in (("all", "hidden", "output") if r[0] == "derivative-at-output" else ("all",))]
+            variants += [({k: v for k, v in knobs.items() if k != "cost"}, "backprop-line", fields)
+                         for knobs, fields in _BACKPROP_LINES if knobs.get("cost", cost) == cost]
+            for knobs, code, fields in variants:
+                res = _nielsen_backprop(Ws, bs, X, T, cost, **knobs)
+                got = {} if res is None else named(res)
+                if not got or all(np.allclose(a, right[k]) for k, a in got.items()):
+                    continue  # cannot run here, or the same gradients as the correct backprop
+                if all(np.all(np.isfinite(a)) for a in got.values()) and agree(got, manual):
+                    return [_find(code, k, **_line_fields(code, fields, knobs, w, b, fn)) for k in failing]
+    except (ValueError, FloatingPointError, IndexError):  # shapes that are not a network's: nothing named
+        return []
+    return []
+
+
+def _line_fields(code: str, fields: Mapping[str, str], knobs: Mapping[str, Any], w: str, b: str, fn: str):
+    """The fields of a :func:`_nielsen_signature` finding: a "backprop-line" row's with the network's list names,
+    a sigmoid derivative evaluated at the output told where backprop takes it."""
+    if code == "derivative-at-output":
+        where = {"all": "sigmoid_prime(activations[...])", "hidden": "sigmoid_prime(activations[-l]) in the "
+                 "hidden layers' delta", "output": "sigmoid_prime(activations[-1]) in the output delta"}
+        return {**fields, "got": f"{fields['got']} ({where[knobs['where']]})"}
+    delta = f"{fn.split('.')[0]}.delta(z, a, y)" if ".fn(" in fn else "the output delta"
+    return {k: v.format(w=w, b=b, fn=fn, delta=delta) for k, v in fields.items()} if code == "backprop-line" \
+        else dict(fields)
 
 
 def _swapped_upstream_signature(L: _Layer, key, m):
@@ -4902,6 +5092,9 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                        L.slots)
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
     named = {f.tensor for f in diag.errors} | set(swaps)
+    failing = [r.tensor for r in res.records if r.kind == "gradient" and not r.passed and r.tensor not in named]
+    diag.findings += (nielsen := _nielsen_signature(L, manual, numer, failing))  # Nielsen's backprop (F9, F10)
+    named |= {f.tensor for f in nielsen}
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None

@@ -74,7 +74,7 @@ import numpy as np
 from . import _pyast, _seccomp, _tmpdirs
 from . import _sandbox_child as wire
 from . import isolation as iso
-from ._adapters import expected, reset_text
+from ._adapters import BackpropInputWritten, BackpropResultError, expected, reset_text
 from ._import_scan import _imports
 from ._validation import (
     called,
@@ -105,6 +105,7 @@ from .errors import (
 )
 from .sources import (
     argument_written,
+    backprop_written,
     cache_write_verdict,
     grad_slots,
     inplace_asked,
@@ -1966,6 +1967,10 @@ class Sandbox:
         elif e.get("type") == "TypeError" and "training" in msg:
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
         hint = extra_args_hint(e.get("type") or "", msg) or hint
+        if not e.get("where") and e.get("type") in (BackpropResultError.__name__, BackpropInputWritten.__name__):
+            # gradcheck's adapters read Nielsen's backprop's result as wrong (no frame of the submission's raised it):
+            # the input it wrote into, a list in the wrong order or of the wrong shape: a FAIL (exit 1, nielsen35)
+            return backprop_written(msg) or GradientShapeError(paragraph(f"{call}: {msg}" + "." * (msg[-1:] != ".")))
         said = f"{call} raised {e.get('type', 'an exception')}: {msg}{at}"
         return SandboxError(paragraph(said + ("" if said.endswith(".") else "."), expected, hint),
                             reason="exception", output=self.output)

@@ -22,6 +22,7 @@ import importlib
 import inspect
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -307,9 +308,10 @@ class Call:
 
 def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer",
              branch: str = "") -> StudentCodeError:
-    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``;
-    ``branch``: the switch values of that call (``flag=True``), named as the check's rows are (``[flag=True]``)."""
-    return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
+    """The error of a ``forward`` or Nielsen's ``backprop(x, y)`` (InputModifiedError) or of a ``backward``
+    (StudentCodeError) that wrote into ``tensor``; ``branch``: the switch values of that call (``flag=True``), named
+    as the check's rows are (``[flag=True]``)."""
+    return (StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
         f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
@@ -388,6 +390,20 @@ def input_written(owner: str, name: str, what: str = "a layer", branch: str = ""
     ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`)."""
     return in_place(owner, "forward", f"input {name}", "np.maximum(X, 0) rather than X[X < 0] = 0",
                     " (the previous layer or the caller still uses it)", what, branch)
+
+
+def backprop_written(said: str) -> InputModifiedError | None:
+    """The error of Nielsen's ``backprop(x, y)`` that wrote into its ``x`` or ``y`` (nielsen35 F11: read by the adapter,
+    :class:`gradcheck._adapters.BackpropInputWritten`, whose message ``said`` is ``"Network.backprop(x, y) wrote into
+    x"``), or None for another message."""
+    m = re.fullmatch(r"(\w+)\.(\w+)\(x, y\) wrote into ([xy])", said)
+    if m is None:
+        return None
+    owner, back, v = m[1], m[2], m[3]
+    return in_place(owner, f"{back}(x, y)", f"input {v}", f"{v} = {v} - {v}.mean(axis=1, keepdims=True) rather than "
+                    f"{v} -= {v}.mean(axis=1, keepdims=True)", " (update_mini_batch gives it the training data itself, "
+                    "network.py's for x, y in mini_batch: every later epoch trains on the changed data, and its "
+                    "gradients are those of the changed input)", back)
 
 
 def argument_written(owner: str, name: str) -> InputModifiedError:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._adapters import nielsen_methods
 from ._validation import paragraph
 from .errors import GradientShapeError
 from .sources import TapeUnavailable
@@ -41,6 +42,13 @@ class StudentTape:
     def _request(self, inputs: Sequence[np.ndarray], gs: Sequence[np.ndarray], training: bool | None):
         lay = self.layer
         what = f"{lay.class_name}.forward on autoprop tensors (--tape)"
+        if (nielsen := nielsen_methods((getattr(lay, "protocol", None) or {}).get("text"))) is not None:
+            raise TapeUnavailable(paragraph(  # nielsen34 F5: 'the tape lost track of X at <gradcheck adapters>'
+                f"--tape records a forward whose weights are params' arrays, but {lay.class_name} is Nielsen's "
+                f"network: its forward is gradcheck's own (the cost of {nielsen[0]}'s output, one column at a time, "
+                "summed as a Python number), and its weights live in lists (Nielsen's self.weights[i], self.biases[i]) that "
+                "the tape does not replace with Tensors, so no tape can follow them; manual vs numerical only "
+                f"({nielsen[1]} is still checked)"))
         ok, meta, err = lay.sandbox.request(
             "tape", {"id": lay._id, "inputs": [np.asarray(x) for x in inputs], "params": lay.params,
                      "training": training, "gs": [np.asarray(g, dtype=np.float64) for g in gs]}, what=what)
