@@ -6284,6 +6284,21 @@ def _set_switches(keyword):
     return ", ".join(names) or None
 
 
+def _mode_keyword_info(obj, mk, unsafe, info):
+    """:func:`_adapt`'s ``info`` entries of a forward's mode keyword ``mk`` (:func:`mode_keyword`): its name with
+    eval and training values, each switch's, the words forward compares a mode string with, whether it is a plain
+    switch, and an unsafe flag's (``forward(X, return_cache=True)`` gives a tuple: that value cannot be checked)."""
+    info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
+    if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each
+        info["switches"] = [t for n, f, o in zip(mk[0].split(", "), *mk[1:]) for t in (n, _value_text(f),
+                                                                                         _value_text(o))]
+    if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
+        info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
+    info["plain_switch"] = _plain(mk)  # F1: labelled self.noisy=False / True, not eval / training
+    if unsafe:
+        info["unsafe_flag"] = [mk[0], _value_text(mk[1]), _value_text(mk[2]), unsafe]
+
+
 def _adapt(obj, inputs=None, training=True):
     """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
@@ -6309,15 +6324,7 @@ def _adapt(obj, inputs=None, training=True):
     kws = [kw] + ([ModeKw(obj.forward, False, mk)] if (kw or _set_switches(mk)) and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": [], **kinks}
     if mk is not None:  # the header says forward(X, train=False), not training=False
-        info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
-        if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each
-            info["switches"] = [t for n, f, o in zip(mk[0].split(", "), *mk[1:]) for t in (n, _value_text(f),
-                                                                                             _value_text(o))]
-        if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
-            info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
-        info["plain_switch"] = _plain(mk)  # F1: labelled self.noisy=False / True, not eval / training
-        if unsafe:  # forward(X, return_cache=True) gives a tuple: that value cannot be checked (exit 3 unless chosen)
-            info["unsafe_flag"] = [mk[0], _value_text(mk[1]), _value_text(mk[2]), unsafe]
+        _mode_keyword_info(obj, mk, unsafe, info)
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]
     elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
