@@ -43,6 +43,7 @@ from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
+           "Markdown", "markdown_text",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -285,6 +286,36 @@ def _statement_imports(lines: list[str], start: tuple[int, int], end: tuple[int,
             out.add((b0 + ln - 1, mod, lines[b0 + ln - 2].strip()[:200]))
         break
     return out
+
+
+class Markdown(str):
+    """Text the grader wrote as Markdown (a command in a code span, a staff's ``grade.note``): :func:`markdown_text`
+    passes it as it is. Any other string is plain text. Joining or formatting makes a plain ``str`` again, so text
+    built from a submission's strings is escaped unless the grader marks the result (and made it safe: each string
+    of the submission's in :func:`code_span`)."""
+
+    __slots__ = ()
+
+
+#: Markdown's active characters, each written with a backslash before it by :func:`markdown_text`
+_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
+
+
+def markdown_text(text: str) -> str:
+    """Plain ``text`` as Markdown that shows it as written: each of Markdown's active characters (``\\ ` * [ ] < > |
+    #``) backslash-escaped, so no link, image, HTML, emphasis, code span or heading comes from it; a :class:`Markdown`
+    string as it is. The one place where text becomes results.json's Markdown (the grader's messages, which quote the
+    submission's strings, names and error messages as data): the sandbox passes the child's strings on unescaped
+    (cleaned of control characters, :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an
+    option value ``avg_pool`` is compared and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]``
+    matched no key of the reference and a correct network scored 0).
+
+    >>> markdown_text("W](http://x) <b>")
+    'W\\\\](http://x) \\\\<b\\\\>'
+    >>> markdown_text(Markdown("run `gradcheck check`"))
+    'run `gradcheck check`'
+    """
+    return text if isinstance(text, Markdown) else str(text).translate(_MD_ACTIVE)
 
 
 def code_span(text: str) -> str:
