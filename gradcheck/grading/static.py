@@ -298,13 +298,13 @@ class Markdown(str):
 
 
 #: Markdown's active characters, each written with a backslash before it by :func:`markdown_text`
-_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
+_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*_~[]<>|#&"})
 
 
 def markdown_text(text: str) -> str:
-    """Plain ``text`` as Markdown that shows it as written: each of Markdown's active characters (``\\ ` * [ ] < > |
-    #``) backslash-escaped, so no link, image, HTML, emphasis, code span or heading comes from it; a :class:`Markdown`
-    string as it is. The one place where text becomes results.json's Markdown (the grader's messages, which quote the
+    """Plain ``text`` as Markdown that shows it as written: each of Markdown's active characters (``\\ ` * _ ~ [ ] <
+    > | # &``) backslash-escaped, so no link, image, HTML, entity, emphasis, strikethrough, code span or heading comes
+    from it; a :class:`Markdown` string as it is. The one place where text becomes results.json's Markdown (the grader's messages, which quote the
     submission's strings, names and error messages as data): the sandbox passes the child's strings on unescaped
     (cleaned of control characters, :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an
     option value ``avg_pool`` is compared and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]``
