@@ -817,7 +817,8 @@ class Sandbox:
         Default: with ``"namespaces"``. Grading: files are read with ``lstat``/``O_NOFOLLOW`` (links
         and devices refused with a note; with ``"namespaces"`` even when not hostile, ``gradcheck check
         --isolation namespaces``: redteam27 M1); once submitted code ran every failure is the submission's
-        (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped;
+        (exit code 70 or a reply blaming the grader is not believed); the child's strings are data (cleaned of
+        control characters, cut, never Markdown-escaped: the grader writes Markdown where it writes results.json);
         and, with ``"process"`` too, the child imports only the standard library and
         :data:`~gradcheck.isolation.PROVIDED_PACKAGES` (a private folder of links replaces
         site-packages), so a grade does not depend on the isolation.
@@ -2517,8 +2518,8 @@ class RemoteLoss(_Remote):
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray. The gradient's name in its errors is the
         check's (:func:`gradcheck.check.loss_gradient_name`: ``d`` + an identifier, else ``dy_pred``): the object's
-        ``gradient_name`` attribute is the student's data, not escaped (redteam30 L1: a Markdown link and an
-        ``<img>`` in it reached results.json's output)."""
+        ``gradient_name`` attribute is the student's data (redteam30 L1: a Markdown link and an ``<img>`` in it
+        reached results.json's output, when the grader's messages were not escaped as a whole)."""
         from .check import loss_gradient_name
 
         g = loss_gradient_name(self)

@@ -310,6 +310,18 @@ def markdown_text(text: str) -> str:
     option value ``avg_pool`` is compared and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]``
     matched no key of the reference and a correct network scored 0).
 
+    Parameters
+    ----------
+    text : str
+        Plain text (the grader's message quoting the submission's strings), or a :class:`Markdown` string.
+
+    Returns
+    -------
+    str
+        Markdown (a :class:`Markdown` ``text`` unchanged); its characters shown as written, newlines kept.
+
+    Examples
+    --------
     >>> markdown_text("W](http://x) <b>")
     'W\\\\](http://x) \\\\<b\\\\>'
     >>> markdown_text(Markdown("run `gradcheck check`"))
