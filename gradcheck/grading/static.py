@@ -297,18 +297,24 @@ class Markdown(str):
     __slots__ = ()
 
 
-#: Markdown's active characters, each written with a backslash before it by :func:`markdown_text`
-_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*_~[]<>|#&"})
+#: What :func:`markdown_text` backslash-escapes (CommonMark 0.31 and GitHub's tables and strikethrough): a backslash
+#: before punctuation (it would escape it); `` ` * ~ | & < `` everywhere (code spans, emphasis, strikethrough, tables,
+#: entities, HTML and autolinks); ``_`` unless between two letters or digits (``dy_pred``: an underscore inside a word
+#: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
+#: a line (a heading, a quote)
+_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
 
 
 def markdown_text(text: str) -> str:
-    """Plain ``text`` as Markdown that shows it as written: each of Markdown's active characters (``\\ ` * _ ~ [ ] <
-    > | # &``) backslash-escaped, so no link, image, HTML, entity, emphasis, strikethrough, code span or heading comes
-    from it; a :class:`Markdown` string as it is. The one place where text becomes results.json's Markdown (the grader's messages, which quote the
-    submission's strings, names and error messages as data): the sandbox passes the child's strings on unescaped
-    (cleaned of control characters, :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an
-    option value ``avg_pool`` is compared and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]``
-    matched no key of the reference and a correct network scored 0).
+    """Plain ``text`` as Markdown that shows it as written, so that no link, image, HTML, entity, emphasis,
+    strikethrough, code span, table, heading or quote comes from it: each character Markdown would read as syntax
+    there backslash-escaped (:data:`_MD_ACTIVE`), the rest left as it is, readable as plain text too (``Y[0, 2]``,
+    ``forward(X) -> L``, ``dy_pred``); a :class:`Markdown` string as it is. The one place where text becomes
+    results.json's Markdown (the grader's messages, which quote the submission's strings, names and error messages
+    as data): the sandbox passes the child's strings on unescaped (cleaned of control characters,
+    :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an option value ``avg_pool`` is compared
+    and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]`` matched no key of the reference and a
+    correct network scored 0).
 
     Parameters
     ----------
@@ -322,12 +328,14 @@ def markdown_text(text: str) -> str:
 
     Examples
     --------
-    >>> markdown_text("W](http://x) <b>")
-    'W\\\\](http://x) \\\\<b\\\\>'
+    >>> print(markdown_text("W](http://x) <img> **b** _em_ dy_pred Y[0, 2] -> L"))
+    W\\](http://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
+    >>> print(markdown_text("# 9/9 at line start"))
+    \\# 9/9 at line start
     >>> markdown_text(Markdown("run `gradcheck check`"))
     'run `gradcheck check`'
     """
-    return text if isinstance(text, Markdown) else str(text).translate(_MD_ACTIVE)
+    return text if isinstance(text, Markdown) else _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], str(text))
 
 
 def code_span(text: str) -> str:
