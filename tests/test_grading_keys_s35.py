@@ -66,6 +66,21 @@ def test_backprop(student, grade, rng):
 TENSORS = ["dX", "dbiases[0]", "dweights[0]", "dbiases[1]", "dweights[1]", "dbiases[2]", "dweights[2]"]
 
 
+def shown(markdown: str) -> str:
+    """The text a Markdown output shows, as far as the grader's escapes go: CommonMark's backslash escapes removed (a
+    backslash before ASCII punctuation shows the punctuation), the inverse of
+    :func:`gradcheck.grading.static.markdown_text`. For tests that compare results.json's output with plain text
+    (``gradcheck check``'s line)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def test_shown_inverts_markdown_text():
+    from gradcheck.grading.static import markdown_text
+
+    for text in ("self._class_weights ** 2 <b> x](y) # h", EVIL, "a\\*b \\x1b [31m __init__ dy_pred", "\\\\", ""):
+        assert shown(markdown_text(text)) == text, (text, markdown_text(text))
+
+
 def _grade(tmp_path, files: dict[str, str], test: str, seed: int = 1):
     (tmp_path / "sub").mkdir()
     for name, text in files.items():
