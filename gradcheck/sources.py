@@ -94,10 +94,10 @@ def keyword_values(layer: Any) -> list[tuple[str, str, list[str]]]:
     own = getattr(layer, "__dict__", {})
     info = own.get("protocol") if "_loaded" in own else None  # a sandboxed layer's own, never a wrapper's
     out = []
-    for text in ((info if isinstance(info, dict) else {}).get("pair_switches") or [])[:4]:
-        if not (isinstance(text, list) and len(text) == 3):
+    for switch in ((info if isinstance(info, dict) else {}).get("pair_switches") or [])[:4]:
+        if not (isinstance(switch, list) and len(switch) == 3):
             continue
-        key, default, others = text
+        key, default, others = switch
         if isinstance(key, str) and key.isidentifier() and isinstance(default, str) and isinstance(others, list) \
                 and all(isinstance(w, str) for w in others):
             out.append((key, default, others[:8]))
