@@ -5258,9 +5258,9 @@ def _seed_weights(obj, inputs, y, kw, names):
 
 
 def seed_weight(text):
-    """``(name, shape, dtype, layout)`` of one :func:`_seed_weights` string (Markdown escapes dropped); None when it
-    is not one (the sandbox's reply is data)."""
-    parts = str(text).replace("\\", "").split(" ", 3)
+    """``(name, shape, dtype, layout)`` of one :func:`_seed_weights` string; None when it is not one (the sandbox's
+    reply is data)."""
+    parts = str(text).split(" ", 3)
     try:
         return parts[0], tuple(int(d) for d in parts[1].split(",") if d), np.dtype(parts[2]), parts[3]
     except (IndexError, ValueError, TypeError):
@@ -5335,7 +5335,7 @@ def _pair_info(obj, inputs):
                     f"'{{\"{n}\": ...}}' to check it by name)" for n, d, ws in switches)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
-    return {"protocol": "cs231n", "text": text, "pair_switches": [json.dumps(w).encode().hex() for w in switches], "forward_training": False, "init": obj.keyword_names, "mode": mode,
+    return {"protocol": "cs231n", "text": text, "pair_switches": switches, "forward_training": False, "init": obj.keyword_names, "mode": mode,
             "calls": [f, obj.student_backward.__name__]}  # messages name these (gradcheck._validation.called)
 
 

@@ -628,9 +628,8 @@ def _proc_read(path: str) -> bytes:
 
 
 def _quoted(line: str) -> str:
-    """A source line of the child's (already cleaned, and Markdown-escaped for a hostile sandbox: :func:`_clean`)
-    in quotes, as it is: ``repr`` doubled each backslash of the escaping (tester22g L1: ``1 \\\\<\\\\< 30`` shown for
-    ``1 << 30``)."""
+    """A source line of the child's (already cleaned: :func:`_clean`) in quotes, as it is: ``repr`` doubled each
+    backslash of an escape (tester22g L1: ``1 \\\\<\\\\< 30`` shown for ``1 << 30``)."""
     return f"'{line}'"
 
 
@@ -661,36 +660,31 @@ def _signal_name(num: int) -> str:
     return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
-
-
-def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
-    """A string from the child made safe to show: a whitespace control character (tab, newline, ...) as a space, any
-    other unprintable one (ESC, C1 controls, format characters) escaped as Python writes it (``\\x1b``: tester23g
-    L6, what followed an ESC was lost), with ``markdown`` (grading: results are Markdown) Markdown's active characters
-    backslash-escaped, then cut to at most ``limit`` characters and ``...`` (review24: the cut came before the
-    escaping, and 300 ESCs gave 1,203 characters); an escape is never cut in half."""
+def _clean(text: Any, limit: int = 300) -> str:
+    """A string from the child made safe to show on a terminal and small: a whitespace control character (tab,
+    newline, ...) as a space, any other unprintable one (ESC, C1 controls, format characters) escaped as Python writes
+    it (``\\x1b``: tester23g L6, what followed an ESC was lost), then cut to at most ``limit`` characters and ``...``
+    (review24: the cut came before the escaping, and 300 ESCs gave 1,203 characters); an escape is never cut in half.
+    Markdown is not escaped here: the child's strings are data (a parameter ``biases[0]`` is looked up as that key);
+    the grader escapes text where it writes Markdown (:func:`gradcheck.grading.static.markdown_text`)."""
     full = text if isinstance(text, str) else str(text)
     head = full[:limit]  # each character gives at least one: no more of ``full`` can fit
     s = printable(head)  # (usually printable: no per-character loop)
-    s = s.translate(_MD_SPECIAL) if markdown else s
     if len(s) > limit:  # escapes grew it: keep the whole escapes that fit
         pieces = [shown_char(ch) for ch in head]
-        pieces = [x.translate(_MD_SPECIAL) for x in pieces] if markdown else pieces
         ends = np.cumsum([len(x) for x in pieces])
         s = "".join(pieces[:int(np.searchsorted(ends, limit, side="right"))])
         return s + "..."
     return s + "..." if len(full) > limit else s
 
 
-def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
+def _clean_strings(obj: Any, limit: int = 2000) -> Any:
     """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
     if isinstance(obj, str):
-        return _clean(obj, limit, markdown=markdown)
+        return _clean(obj, limit)
     if isinstance(obj, dict):
-        return {(_clean(k, 120, markdown=markdown) if isinstance(k, str) else k): _clean_strings(v, markdown, limit)
-                for k, v in obj.items()}
-    return [_clean_strings(v, markdown, limit) for v in obj] if isinstance(obj, list) else obj
+        return {(_clean(k, 120) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
+    return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
 
 
 class MalformedReply(ValueError):
@@ -942,7 +936,8 @@ class Sandbox:
         Default: with ``"namespaces"``. Grading: files are read with ``lstat``/``O_NOFOLLOW`` (links
         and devices refused with a note; with ``"namespaces"`` even when not hostile, ``gradcheck check
         --isolation namespaces``: redteam27 M1); once submitted code ran every failure is the submission's
-        (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped;
+        (exit code 70 or a reply blaming the grader is not believed); the child's strings are data (cleaned of
+        control characters, cut, never Markdown-escaped: the grader writes Markdown where it writes results.json);
         and, with ``"process"`` too, the child imports only the standard library and
         :data:`~gradcheck.isolation.PROVIDED_PACKAGES` (a private folder of links replaces
         site-packages), so a grade does not depend on the isolation.
@@ -1249,9 +1244,10 @@ class Sandbox:
     def _shown(self, text: str, limit: int = 200) -> str:
         """A string of the submission's that the grader itself puts into a message (a submitted file's name, the tail
         of what it printed) as :func:`_clean` shows the child's: unprintable characters (ESC, a lone surrogate of a
-        name that is not UTF-8) escaped, and in a hostile sandbox (results are Markdown) Markdown's active characters
-        too, so that a heading, a link or HTML in it shows as text (redteam35 F1, F1b, F3)."""
-        return _clean(text, limit, markdown=self.hostile)
+        name that is not UTF-8) escaped; Markdown's active characters are escaped where results.json is written
+        (:func:`gradcheck.grading.static.markdown_text`), so that a heading, a link or HTML in it shows as text
+        (redteam35 F1, F1b, F3)."""
+        return _clean(text, limit)
 
     def _tail(self, n: int = 300) -> str:
         return f" Last output: '{self._shown(text[-n:], n)}'." if (text := self.output.strip()) else ""
@@ -1473,7 +1469,7 @@ class Sandbox:
                "Is there an infinite loop, or a computation far larger than needed?")
         top = _top_level_calls(os.path.join(self.workdir, self._importing)) if self._step == "import" and \
             self._importing and not stopped else []
-        top = [_clean(t, 120, markdown=self.hostile) for t in top]  # the submission's text (redteam27 L2)
+        top = [_clean(t, 120) for t in top]  # the submission's text (redteam27 L2)
         if top:  # tester24s w01: a chapter file that trains at module level, timed out while imported
             why = (f"Importing a file runs its top-level code, and {self._importing} calls something at top level "
                    f"({'; '.join(top[:3])}{'; ...' if len(top) > 3 else ''}): a script that loads data or trains "
@@ -1636,12 +1632,9 @@ class Sandbox:
             raise wire.ProtocolViolation("a malformed error report")
         if err is not None:  # only the expected fields, each a short clean string
             err = {k: bool(err[k]) if k == "syntax" else
-                   _clean(err[k], 500 if k == "message" else 200, markdown=self.hostile)
+                   _clean(err[k], 500 if k == "message" else 200)
                    for k in ("type", "message", "where", "line", "syntax") if k in err}
-        scalars = meta.pop("scalars", None) if isinstance(meta, dict) else None
-        meta = _clean_strings(meta, self.hostile)
-        if isinstance(scalars, dict):  # the object's attributes are data: truncated, not escaped
-            meta["scalars"] = _clean_strings(scalars, False)
+        meta = _clean_strings(meta)  # data: looked up and compared as sent (Markdown is the grader's, when it writes)
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str, shared: Shared | None = None,
@@ -1724,7 +1717,7 @@ class Sandbox:
             unit, k = next(((u, k) for u, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)) if n >= 1 << k), ("", 0))
             v = n / (1 << k)
             return f"{n} bytes" + (f" ({v:.2f} {unit})" if v < 10 else f" ({v:.1f} {unit})") * bool(unit)
-        shape, dtype = meta.get("shape"), str(meta.get("dtype")).replace("\\", "")
+        shape, dtype = meta.get("shape"), str(meta.get("dtype"))
         array = (f" (the array being copied: shape {tuple(shape)}, {np.dtype(dtype).name}, "
                  f"{size(meta.get('array_nbytes'))})" if isinstance(shape, list) and len(shape) <= 32
                  and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES | wire.COMPLEX_DTYPES else "")
@@ -2226,7 +2219,8 @@ class _Remote:
         #: how the child presents the object (:func:`gradcheck._adapters.adapt`): ``protocol``, ``text``,
         #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
         info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
-        self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
+        self.protocol = {str(k)[:40]: [_clean_strings(x, 300) if isinstance(x, list) else _clean(x) for x in v][:64]
+                         if isinstance(v, (list, tuple)) else
                          v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:32]}
         self.grads: dict[str, np.ndarray] = {}
         #: the staff policy of :meth:`Sandbox.load_layer`; :attr:`forward_calls_in_backward` the last count
@@ -2665,8 +2659,8 @@ class RemoteLoss(_Remote):
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray. The gradient's name in its errors is the
         check's (:func:`gradcheck.check.loss_gradient_name`: ``d`` + an identifier, else ``dy_pred``): the object's
-        ``gradient_name`` attribute is the student's data, not escaped (redteam30 L1: a Markdown link and an
-        ``<img>`` in it reached results.json's output)."""
+        ``gradient_name`` attribute is the student's data (redteam30 L1: a Markdown link and an ``<img>`` in it
+        reached results.json's output, when the grader's messages were not escaped as a whole)."""
         from .check import loss_gradient_name
 
         g = loss_gradient_name(self)

@@ -20,7 +20,6 @@ import copy
 import dataclasses
 import importlib
 import inspect
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -87,7 +86,7 @@ def keyword_values(layer: Any) -> list[tuple[str, str, list[str]]]:
     """``[(name, default, [other values]), ...]`` of a function pair's string keyword arguments with a default the
     pair was not given (``pool_forward(A_prev, hparameters, mode="max")`` whose source compares ``mode ==
     "average"``; :func:`gradcheck._adapters.pair_switches`): of a :class:`gradcheck._adapters.FunctionPair` run here,
-    or of a sandboxed pair, read from its ``protocol['pair_switches']`` (the untrusted child's JSON, hex-encoded: the
+    or of a sandboxed pair, read from its ``protocol['pair_switches']`` (the untrusted child's data: the
     well-formed ones kept, at most 4 arguments and 8 values each). ``[]`` for anything else, a wrapper around a pair included
     (the diagnosis's proxy: its check is of one value). Each other value is checked by :func:`each_keyword_value`
     (tester33 F2: a broken ``mode="average"`` path PASSed unseen)."""
@@ -96,11 +95,10 @@ def keyword_values(layer: Any) -> list[tuple[str, str, list[str]]]:
     own = getattr(layer, "__dict__", {})
     info = own.get("protocol") if "_loaded" in own else None  # a sandboxed layer's own, never a wrapper's
     out = []
-    for text in ((info if isinstance(info, dict) else {}).get("pair_switches") or [])[:4]:
-        try:  # hex: the grader escapes Markdown in the child's strings (avg_pool would come back avg\\_pool)
-            key, default, others = json.loads(bytes.fromhex(str(text)).decode())
-        except (ValueError, TypeError):
+    for switch in ((info if isinstance(info, dict) else {}).get("pair_switches") or [])[:4]:
+        if not (isinstance(switch, list) and len(switch) == 3):
             continue
+        key, default, others = switch
         if isinstance(key, str) and key.isidentifier() and isinstance(default, str) and isinstance(others, list) \
                 and all(isinstance(w, str) for w in others):
             out.append((key, default, others[:8]))

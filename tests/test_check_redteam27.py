@@ -15,6 +15,7 @@ L3: as root in a user namespace without the sandbox uids the refusal blamed the 
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -308,8 +309,8 @@ def test_the_import_timeout_quotes_top_level_lines_escaped_in_results_json(tmp_p
     quoted = [t for t in outs if "calls something at top level" in t]
     assert quoted, outs
     for t in quoted:
-        assert "![t](" not in t and "<b>" not in t and "**x**" not in t and ESC not in t, t
-        assert "\\#!\\[t\\](https://e.vil/t.png) \\<b\\>bold\\</b\\> \\*\\*x\\*\\*" in t, t
+        assert not re.search(r"(?<!\\)\]\(|(?<!\\)<b>|(?<!\\)\*\*x", t) and ESC not in t, t
+        assert "#![t\\](https://e.vil/t.png) \\<b>bold\\</b> \\*\\*x\\*\\*" in t, t  # (markdown_text's escapes)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare(1)")

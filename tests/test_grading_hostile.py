@@ -16,6 +16,7 @@ that the batch continued and that the gradebook is complete.
 import csv
 import json
 import os
+import re
 import sysconfig
 import time
 import unicodedata
@@ -244,13 +245,15 @@ def test_crashes_are_the_students_not_the_graders(batch):
     assert "can't start new thread: the grading sandbox does not allow starting threads" in failures(
         batch, "thread_fresh_module")
     assert "share payload bytes" in failures(batch, "reply_many_refs")
-    assert "<b>" not in failures(batch, "forged_frame")
+    assert not re.search(r"(?<!\\)<b>", failures(batch, "forged_frame"))  # a '<' of theirs is escaped: no tag
 
 
 def test_strings_from_the_child_are_short_and_escaped(batch):
     assert len(failures(batch, "huge_message")) < 20_000
     text = failures(batch, "markdown_injection")
-    assert "<script>" not in text and "\\<script\\>" in text and "\\[full marks\\](http" in text  # inert
+    # inert: every '<' and every ']' before '(' backslash-escaped (grading.static.markdown_text)
+    assert not re.search(r"(?<!\\)<script|(?<!\\)\]\(http", text) and "\\<script>" in text, text
+    assert "[full marks\\](http" in text, text
     assert "could not be printed" in failures(batch, "evil_str") and "E" * 400 not in failures(batch, "evil_str")
     assert "KeyboardInterrupt" in failures(batch, "keyboard_interrupt")
 
@@ -261,8 +264,8 @@ def test_lying_objects_and_outcome_names_are_graded_as_what_they_are(batch):
         data = results(batch, name)
         text = failures(batch, name)
         assert f"raised {cls}" in text and "Not graded" not in text, (name, text)
-        assert all(t["status"] in ("passed", "failed") for t in data["tests"]) and "<b>" not in text
-    assert "an object of type _Evil" in failures(batch, "reduce_pickle")
+        assert all(t["status"] in ("passed", "failed") for t in data["tests"]) and not re.search(r"(?<!\\)<b>", text)
+    assert "an object of type \\_Evil" in failures(batch, "reduce_pickle")  # (Markdown: _ first in a word escaped)
     assert not Path("/tmp/gradcheck-pwned-by-reduce").exists()
     for name in ("lying_ndarray", "lying_float"):  # the db-mean bug shows; the loss value is its plain float
         assert batch["res"][name].score == pytest.approx(BASE, abs=1e-3), failures(batch, name)

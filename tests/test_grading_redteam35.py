@@ -181,6 +181,19 @@ def test_f2_graded_a_forged_reply_scores_0_as_the_submissions_never_a_grader_err
 MD_NAME = "os/x\n\n# Score 28 of 28\n\n<img src=x onerror=alert(1)> [re-login](https:/evil.example) \x1b[31mRED.py"
 
 
+
+def _inert(text):
+    """``text`` as results.json shows it (:func:`gradcheck.grading.static.markdown_text`, the one place Markdown is
+    made), rendered by mistune (CommonMark): no tag, link, emphasis or heading of the submission's text survives."""
+    from gradcheck.grading.static import markdown_text
+
+    mistune = pytest.importorskip("mistune")
+    html = mistune.html(markdown_text(text))
+    for tag in ("<a ", "<img", "<h1", "<h2", "<strong>", "<em>", "<table"):
+        assert tag not in html, (tag, text, html)
+    return html
+
+
 def test_f1_a_submitted_file_name_in_the_not_copied_note_is_shown_inert(tmp_path):
     """The note named the file raw: a '# Score 28 of 28' heading line, a link, an <img> tag and an ESC byte in the
     student-facing Markdown. Now each active character escaped, the newlines spaces, the ESC written out."""
@@ -193,9 +206,9 @@ def test_f1_a_submitted_file_name_in_the_not_copied_note_is_shown_inert(tmp_path
         notes = list(sb.notes)
     assert len(notes) == 1, notes
     name = notes[0].split(" was not copied into the sandbox")[0]
-    # (the ESC written out as \x1b, whose backslash is escaped in turn: Markdown shows \x1b)
-    assert name == ("os/x  \\# Score 28 of 28  \\<img src=x onerror=alert(1)\\> \\[re-login\\](https:/evil.example) "
-                    "\\\\x1b\\[31mRED.py"), notes
+    # cleaned as the child's strings (newlines spaces, the ESC written out as \x1b), Markdown made at results.json
+    assert name == "os/x  # Score 28 of 28  <img src=x onerror=alert(1)> [re-login](https:/evil.example) \\x1b[31mRED.py"
+    assert "&lt;img src=x" in _inert(notes[0])
 
 
 def test_f1b_a_file_name_that_is_not_utf8_leaves_results_json_valid_unicode(tmp_path):
@@ -218,7 +231,7 @@ def test_f1b_a_file_name_that_is_not_utf8_leaves_results_json_valid_unicode(tmp_
     assert r.status == "graded" and r.score == pytest.approx(3.0), (r.status, r.score, data["output"])
     data["output"].encode("utf-8")  # before: UnicodeEncodeError, surrogates not allowed
     # written out as \udcff (its backslash escaped for Markdown)
-    assert "Note: os/\\\\udcff\\\\udcfe.py was not copied into the sandbox" in data["output"], data["output"]
+    assert "Note: os/\\udcff\\udcfe.py was not copied into the sandbox" in data["output"], data["output"]
 
 
 def test_f3_the_submissions_last_output_in_a_timeout_message_is_shown_inert(tmp_path):
@@ -238,8 +251,9 @@ def test_f3_the_submissions_last_output_in_a_timeout_message_is_shown_inert(tmp_
             layer.forward(np.ones((2, 3)))
     text = str(info.value)
     assert info.value.reason == "timeout", text
-    assert ("Last output: '\\<img src=x onerror=alert(1)\\> \\*\\*Regrade granted\\*\\*: \\[open the appeal form\\]"
-            "(https://evil.example/login)'.") in text, text
+    assert ("Last output: '<img src=x onerror=alert(1)> **Regrade granted**: [open the appeal form]"
+            "(https://evil.example/login)'.") in text, text  # as printed; Markdown made where results.json is written
+    assert "**Regrade granted**: [open the appeal form](https://evil.example/login)" in _inert(text)  # shown as typed
 
 
 def test_f1c_a_refused_zip_members_name_is_shown_inert(tmp_path):
@@ -258,8 +272,17 @@ def test_f1c_a_refused_zip_members_name_is_shown_inert(tmp_path):
                       unsafe_no_isolation=True)
     alice = {s.name: s for s in res.submissions}["alice.zip"]
     assert (alice.status, alice.score) == ("refused", 0.0), alice.message
-    assert ("its member '../\\<img src=x onerror=alert(1)\\> \\*\\*Regrade granted\\*\\*: \\[open\\]"
+    assert ("its member '../<img src=x onerror=alert(1)> **Regrade granted**: [open]"
             "(https://evil.example/login).py' would be written outside") in alice.message, alice.message
+    import json
+
+    data = json.loads(open(alice.results_path, encoding="utf-8").read())  # the Markdown students see
+    mistune = pytest.importorskip("mistune")
+    for out in [data["output"]] + [t["output"] for t in data["tests"]]:
+        html = mistune.html(out)
+        assert "**Regrade granted**: [open](https://evil.example/login).py" in html, (out, html)
+        for tag in ("<a ", "<img", "<strong>", "<em>"):
+            assert tag not in html, (tag, out, html)
 
 
 def test_f1b_results_json_is_valid_unicode_whatever_string_reaches_it(tmp_path):

@@ -239,7 +239,9 @@ def test_the_missing_file_message_names_a_homoglyph(tmp_path):
 
 def test_a_quoted_source_line_is_markdown_escaped_once(tmp_path):
     """L1: the line a student's error came from was Markdown-escaped, then quoted by ``repr``, which doubled each
-    backslash: ``'big = np.ones((1 \\\\<\\\\< 30,))'`` rendered as ``1 \\<\\< 30``. Now quoted as it is."""
+    backslash: ``'big = np.ones((1 \\\\<\\\\< 30,))'`` rendered as ``1 \\<\\< 30``. Now quoted as it is (session 35:
+    the sandbox's message holds the line as data, and results.json's Markdown escapes it once, where it is written)."""
+    from gradcheck.grading.static import markdown_text
     from gradcheck.sandbox import Sandbox, SandboxError
 
     (tmp_path / "hw.py").write_text("import numpy as np\n\nclass L:\n    def __init__(self):\n"
@@ -250,4 +252,5 @@ def test_a_quoted_source_line_is_markdown_escaped_once(tmp_path):
     with Sandbox(files={"hw.py": str(tmp_path / "hw.py")}, timeout=30, hostile=True) as sb:
         with pytest.raises(SandboxError) as e:
             sb.load_layer("hw.py", "L").forward(np.ones((2, 2)))
-    assert "'return np.ones((1 \\<\\< 2, 1)) @ np.ones((2, 2))'" in str(e.value), str(e.value)
+    assert "'return np.ones((1 << 2, 1)) @ np.ones((2, 2))'" in str(e.value), str(e.value)
+    assert "'return np.ones((1 \\<\\< 2, 1)) @ np.ones((2, 2))'" in markdown_text(str(e.value)), str(e.value)

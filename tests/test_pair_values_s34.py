@@ -132,7 +132,7 @@ def test_pool_max_given(student, grade, rng):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Two submissions graded: right at both values, and wrong at the other (named avg_pool: a Markdown character,
-    which the grader escapes in the child's strings)."""
+    which the grader escaped in the child's strings until session 35, and left34 sent the values hex-encoded)."""
     root = tmp_path_factory.mktemp("pair_values")
     (root / "tests").mkdir()
     (root / "tests" / "test_pool.py").write_text(GRADING_TESTS)

@@ -51,6 +51,7 @@ from ..sources import (
     twice_difference,
 )
 from .diagnosis import diagnose, reproduce
+from .static import code_span, markdown_text
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
            "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
@@ -123,12 +124,15 @@ class Verdict:
     def markdown(self) -> str:
         """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes. A failing
         part worth 0 points (``parts={"dgamma": 0}``) says so, unbolded, after those that cost points (newuser26: a
-        0-point part printed **wrong** like one that costs them)."""
+        0-point part printed **wrong** like one that costs them). Names, messages and notes are plain text (they
+        quote the submission's names and errors as data): written here as Markdown by the one rule,
+        :func:`~gradcheck.grading.static.code_span` and :func:`~gradcheck.grading.static.markdown_text`."""
         def mark(p: Part) -> str:
             return "ok" if p.passed else f"**{p.failed_as}**" if p.points else f"{p.failed_as} (0 points in this test)"
-        lines = [f"- `{p.name}`: {mark(p)}" + (f" - {p.message}" if p.message else "")
+        lines = [f"- {code_span(p.name)}: {mark(p)}" + (f" - {markdown_text(p.message)}" if p.message else "")
                  for p in sorted(self.parts, key=lambda p: (p.passed, not p.points))]
-        return "\n".join(lines + [f"\n{t}" for t in [self.not_checked] * bool(self.not_checked) + self.notes])
+        said = [self.not_checked] * bool(self.not_checked) + self.notes
+        return "\n".join(lines + [f"\n{markdown_text(t)}" for t in said])
 
 
 def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,), *,
@@ -440,8 +444,7 @@ def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mappi
     as_loaded = not layer.__dict__.get("_loaded", (True,) * 5)[4] if hasattr(layer, "__dict__") else False
     info = getattr(layer, "protocol", None)
     read = info.get("text") if isinstance(info, dict) and not as_loaded else None
-    items = {m.group(2) for k in theirs  # a sandboxed layer's names come Markdown-escaped: params\['W'\]
-             if (m := re.fullmatch(r"params\[(['\"])(.+)\1\]", k.replace("\\", "")))}
+    items = {m.group(2) for k in theirs if (m := re.fullmatch(r"params\[(['\"])(.+)\1\]", k))}
     if theirs and items == set(ours) and len(items) == len(theirs):  # tester15 M7: a MappingProxyType
         return (f"{owner}.params holds {', '.join(sorted(ours))}, as the assignment expects, but it is not a dict, "
                 f"so gradcheck check reads it as a container of weights ({names}) and not as the params dict of the "
@@ -449,7 +452,7 @@ def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mappi
     expects = (f"the assignment expects {', '.join(sorted(ours))} (a params dict with keys {sorted(ours)}, or attributes "
                f"self.{' and self.'.join(sorted(ours))})") if ours else \
         "the assignment's reference has no parameters (its test grades the inputs' gradients alone)"
-    bare = [str(w).replace("\\", "") for w in (info.get("unchecked") or [])] if isinstance(info, dict) else []
+    bare = [str(w) for w in (info.get("unchecked") or [])] if isinstance(info, dict) else []
     why = info.get("not_plain_step") if isinstance(info, dict) and not as_loaded else None
     if why and not theirs:  # check's NOT CHECKED as a whole, in its words (newuser31b F1's leftover)
         return (f"{owner}'s weights have no gradient the grader can read; {expects}, each with its gradient. "

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..diagnose import is_bias_gradient, name_graded, name_signature
 from ..errors import GradcheckError
-from .static import code_span
+from .static import Markdown, code_span
 
 __all__ = ["diagnose", "reproduce", "DiagnosisClock", "CLOCK"]
 
@@ -193,7 +193,8 @@ def _named_graded(finding, layer, *args, **kw):
 
 def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = None, *,
               training: bool | None = None, loss: bool = False, reference: Any = None) -> str:
-    """The sentence telling a student how to run this check on their own computer, or "".
+    """The sentence telling a student how to run this check on their own computer (:class:`~gradcheck.grading.static.
+    Markdown`), or "".
 
     ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file``
     and ``loaded_name`` (the NAME the test loaded, set by the plugin; else its ``class_name``, the class's own
@@ -243,11 +244,12 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
         from ..check_command import data_options
 
         ref = data_options(*data) + ref
-    return (f"To see the full diagnosis on your computer, run: {code_span(' '.join(cmd + ['--loss'] * loss + ref))}."
-            + (" The autograder compares your results with the course's own reference, which this command does not "
-               "have: it checks your backward against your own forward, so it cannot see a wrong forward output. "
-               "If it finds nothing wrong, compare your forward's output with the assignment's formula." if unseen
-               else ""))
+    return Markdown(f"To see the full diagnosis on your computer, run: "  # Markdown: each name of theirs in the span
+                    f"{code_span(' '.join(cmd + ['--loss'] * loss + ref))}."
+                    + (" The autograder compares your results with the course's own reference, which this command "
+                       "does not have: it checks your backward against your own forward, so it cannot see a wrong "
+                       "forward output. If it finds nothing wrong, compare your forward's output with the "
+                       "assignment's formula." if unseen else ""))
 
 
 def _same(value: Any, default: Any) -> bool:

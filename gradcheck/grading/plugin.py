@@ -67,9 +67,11 @@ from .runner import (
 )
 from .static import (
     MAX_BYTES,
+    Markdown,
     code_span,
     forbidden_imports,
     format_violations,
+    markdown_text,
     scan,
     vendored_engines,
 )
@@ -534,8 +536,8 @@ class _SandboxHolder:
                 if exc.reason != "start":
                     raise
                 raise SandboxStartFailure(str(exc)) from None
-            for n in sb.notes:
-                self._note(n)
+            for n in sb.notes:  # plain text (a submitted file's name)
+                self._note(markdown_text(n))
             self.sandbox, self.level, self._imported = sb, sb.isolation_level, set()
             self.starts, self.own_starts, self._own = self.starts + (not self._own), self.own_starts + self._own, False
         self.sandbox.timeout = float(timeout)
@@ -799,8 +801,9 @@ class Grade:
         return verdict
 
     def note(self, text: str) -> None:
-        """Add a Markdown remark shown with the test's result; notes given before a check name it (a trial)."""
-        self.notes.append(text)
+        """Add a Markdown remark shown with the test's result (the test's own: written as it is, never escaped); notes
+        given before a check name it (a trial)."""
+        self.notes.append(Markdown(text))
 
     def failure(self) -> C.GradingFailure | None:
         """The test's failure once it has run (None when every check passed): :meth:`markdown`, and the share of the
@@ -935,14 +938,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
     elif rep.skipped and rep.when in ("setup", "call"):
-        entry.update(status="failed", fraction=0.0, skipped=True,
-                     output=f"Not graded: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr}")
+        entry.update(status="failed", fraction=0.0, skipped=True, output="Not graded: " + markdown_text(
+            rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr))
     elif rep.failed and entry["status"] == "passed":
-        if exc is None or isinstance(exc, (C.GradingFailure, GradcheckError)):
-            output = str(rep.longrepr if exc is None else exc)
+        if isinstance(exc, C.GradingFailure):  # Markdown the grader wrote (names in code spans, messages escaped)
+            output = str(exc)
+        elif exc is None or isinstance(exc, GradcheckError):  # plain text, which quotes the submission's strings
+            output = markdown_text(str(rep.longrepr if exc is None else exc))
         else:
             text = str(exc).strip()
-            output = f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else ".")
+            output = markdown_text(f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else "."))
         g = item.stash.get(_GRADE, None)  # the trials' notes up to the failing one (tester18g L7: "trial 2: batch")
         own = g is not None and isinstance(exc, C.GradingFailure) and str(exc) == g.markdown()  # said them already
         notes = "\n\n".join(g.notes) if g is not None and rep.when == "call" and not own else ""
@@ -952,10 +957,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:
             names = dict.fromkeys(p.name for p in g.verdict.parts)  # each once: trials repeat them (tester23g)
-            entry["output"] = "All checked: " + ", ".join(f"`{n}`" for n in names) + " ok."
+            entry["output"] = "All checked: " + ", ".join(map(code_span, names)) + " ok."
         said = g.notes + [n for n in g.verdict.notes if n not in g.notes]  # the checks' own (a layout used)
         if said:
-            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(said)).strip()
+            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(map(markdown_text, said))).strip()
     if rep.when == "teardown":
         entry["score"] = round(entry["max_score"] * entry["fraction"], 4)
         props = [("points", entry["max_score"]), ("score", entry["score"]), ("visibility", entry["visibility"])]

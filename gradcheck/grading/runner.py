@@ -46,7 +46,7 @@ from .._import_scan import _imports, loaded_names, module_files
 from .._validation import printable
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
-from .static import code_span
+from .static import code_span, markdown_text
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -1443,9 +1443,10 @@ def _grade_nothing(nothing: str, grade: functools.partial) -> SubmissionResult:
     if r.status == "graded":
         results, key = grade.keywords["results"], grade.keywords["key"]
         data = json.loads(results.read_text(encoding="utf-8"))
-        data["output"], r.message, data["score"], r.score = nothing, nothing, 0.0, 0.0
+        shown = markdown_text(nothing)  # (names of the submission's in it: Markdown made here, as everywhere)
+        data["output"], r.message, data["score"], r.score = shown, nothing, 0.0, 0.0
         for t in data["tests"]:
-            t.update(score=0.0, status="failed", output=nothing)
+            t.update(score=0.0, status="failed", output=shown)
         r.tests = dict.fromkeys(r.tests, 0.0)
         if nothing.startswith("This submission is not graded:"):  # not read: not "graded" in the gradebook
             data["extra_data"]["status"] = r.status = REFUSED
@@ -1462,11 +1463,11 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
         files.mkdir()
         try:
             unpack(archive, files)
-        except ArchiveRefused as exc:  # its member names (repr) and its own name shown inert in the Markdown output,
-            from ..sandbox import _clean  # as the sandbox shows the child's strings (redteam35 F1c)
+        except ArchiveRefused as exc:  # its member names and name cleaned as the sandbox cleans the child's strings,
+            from ..sandbox import _clean  # made inert where results.json is written (redteam35 F1c)
 
-            why = (f"This submission is not graded: {_clean(display_name(archive.name), 300, markdown=True)} is a zip "
-                   f"archive that the autograder does not unpack: {_clean(str(exc), 2000, markdown=True)}; score 0. "
+            why = (f"This submission is not graded: {_clean(display_name(archive.name), 300)} is a zip "
+                   f"archive that the autograder does not unpack: {_clean(str(exc), 2000)}; score 0. "
                    f"{exc.advice}")
             return _grade_nothing(why, grade)
         return grade(files)

@@ -43,6 +43,7 @@ from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
+           "Markdown", "markdown_text",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -285,6 +286,56 @@ def _statement_imports(lines: list[str], start: tuple[int, int], end: tuple[int,
             out.add((b0 + ln - 1, mod, lines[b0 + ln - 2].strip()[:200]))
         break
     return out
+
+
+class Markdown(str):
+    """Text the grader wrote as Markdown (a command in a code span, a staff's ``grade.note``): :func:`markdown_text`
+    passes it as it is. Any other string is plain text. Joining or formatting makes a plain ``str`` again, so text
+    built from a submission's strings is escaped unless the grader marks the result (and made it safe: each string
+    of the submission's in :func:`code_span`)."""
+
+    __slots__ = ()
+
+
+#: What :func:`markdown_text` backslash-escapes (CommonMark 0.31 and GitHub's tables and strikethrough): a backslash
+#: before punctuation (it would escape it); `` ` * ~ | & < `` everywhere (code spans, emphasis, strikethrough, tables,
+#: entities, HTML and autolinks); ``_`` unless between two letters or digits (``dy_pred``: an underscore inside a word
+#: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
+#: a line (a heading, a quote)
+_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
+
+
+def markdown_text(text: str) -> str:
+    """Plain ``text`` as Markdown that shows it as written, so that no link, image, HTML, entity, emphasis,
+    strikethrough, code span, table, heading or quote comes from it: each character Markdown would read as syntax
+    there backslash-escaped (:data:`_MD_ACTIVE`), the rest left as it is, readable as plain text too (``Y[0, 2]``,
+    ``forward(X) -> L``, ``dy_pred``); a :class:`Markdown` string as it is. The one place where text becomes
+    results.json's Markdown (the grader's messages, which quote the submission's strings, names and error messages
+    as data): the sandbox passes the child's strings on unescaped (cleaned of control characters,
+    :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an option value ``avg_pool`` is compared
+    and looked up as it is (session 34: escaped on receipt, ``biases\\[0\\]`` matched no key of the reference and a
+    correct network scored 0).
+
+    Parameters
+    ----------
+    text : str
+        Plain text (the grader's message quoting the submission's strings), or a :class:`Markdown` string.
+
+    Returns
+    -------
+    str
+        Markdown (a :class:`Markdown` ``text`` unchanged); its characters shown as written, newlines kept.
+
+    Examples
+    --------
+    >>> print(markdown_text("W](http://x) <img> **b** _em_ dy_pred Y[0, 2] -> L"))
+    W\\](http://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
+    >>> print(markdown_text("# 9/9 at line start"))
+    \\# 9/9 at line start
+    >>> markdown_text(Markdown("run `gradcheck check`"))
+    'run `gradcheck check`'
+    """
+    return text if isinstance(text, Markdown) else _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], str(text))
 
 
 def code_span(text: str) -> str:
