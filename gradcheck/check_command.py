@@ -52,6 +52,7 @@ from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
     EXIT_STUDENT,
+    EXIT_USAGE,
     NotCheckedError,
     StudentCodeError,
     UsageError,
@@ -1714,6 +1715,73 @@ def _json_default(o):
     return list(o) if isinstance(o, (tuple, set)) else str(o)
 
 
+#: ``outcome`` of ``check --json`` for each exit code (:mod:`gradcheck.errors`; 130/143: Ctrl-C/SIGTERM).
+JSON_OUTCOMES = {0: "pass", 1: "fail", 2: "usage error", 3: "not checked", 130: "stopped", 141: "stopped",
+                 143: "stopped", None: "internal error"}
+
+
+class JsonReport:
+    """What ``gradcheck check --json FILE`` leaves in FILE: one report of THIS run, written whatever its end (newuser35
+    H1: a run that ended without a verdict, exit 3, or in a traceback left the previous run's ``"passed": true`` in
+    place, which a script then read). As pytest's ``--junitxml`` and Gradescope's ``results.json`` do, every run
+    writes its report, an error too, and writes it atomically (a temporary file beside FILE moved onto it:
+    :func:`gradcheck.grading.runner.write_json`), so no earlier report and no half-written one can be read.
+
+    Parameters
+    ----------
+    path : str
+        FILE, the ``--json`` option.
+
+    Notes
+    -----
+    The JSON: the check's diagnosis (``Diagnosis.to_dict`` or a loss's result, as before) when it got that far, the
+    first check's at the top level and those of a function pair's other keyword values (``--init`` ...) in
+    ``other_checks``; and always ``exit_code`` (int, None for an internal error), ``outcome`` (:data:`JSON_OUTCOMES`),
+    ``passed`` (``exit_code == 0``: the verdict, not only the gradients', e.g. False for NOT CHECKED) and
+    ``message`` (the error's paragraph, or None).
+    """
+
+    def __init__(self, path: str):
+        self.path, self.payloads, self.message = path, [], None
+
+    def add(self, payload: Mapping) -> JsonReport:
+        """Keep one check's ``payload`` (its diagnosis); returns self."""
+        self.payloads.append(dict(payload))
+        return self
+
+    def error(self, exc: BaseException) -> None:
+        """Keep the run's error ``exc`` as ``message`` (the first one: the one that ended the check)."""
+        if self.message is None:
+            from .errors import GradcheckError
+
+            self.message = str(exc) if isinstance(exc, GradcheckError) else f"{type(exc).__name__}: {exc}"
+
+    def write(self, code: int | None = EXIT_PASS) -> None:
+        """Write the report for exit ``code`` (None: gradcheck itself failed) atomically; OSError if it cannot."""
+        from pathlib import Path
+
+        from .grading.runner import write_json
+
+        first, *rest = self.payloads or [{}]
+        data = {**first, **({"other_checks": rest} if rest else {}), "passed": code == EXIT_PASS, "exit_code": code,
+                "outcome": JSON_OUTCOMES.get(code, "error"), "message": self.message}
+        if first.get("passed") is True and code != EXIT_PASS:
+            data["gradients_passed"] = True  # the gradients matched; the verdict (above) is not a PASS
+        write_json(Path(self.path), json.loads(json.dumps(data, default=_json_default)))
+
+    def finish(self, code: int | None) -> None:
+        """:meth:`write` at the end of the run, saying ``json: FILE`` when no check printed it; a report that cannot
+        be written (its folder gone) is said on stderr, the exit code stands."""
+        try:
+            self.write(code)
+        except OSError as exc:
+            print(V.wrap(f"gradcheck: warning: --json {self.path} could not be written ({exc.strerror or exc})"),
+                  file=sys.stderr)
+            return
+        if not self.payloads and code != EXIT_USAGE:  # a usage error says all on stderr
+            print(f"json: {os.path.abspath(self.path)}")
+
+
 def _figures(res, cname: str, heatmaps: list[str]) -> list:
     """``[(make figure, file name)]``: the result's errors, and a heatmap per tensor in ``heatmaps``."""
     from .plots import plot_gradient_heatmaps, plot_result
@@ -1742,8 +1810,11 @@ def _save(args, figures, payload) -> None:
                                          f"({type(exc).__name__}: {exc}); the verdict is not changed by it")),
                       file=sys.stderr)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload(), fh, indent=2, default=_json_default)
+        report = getattr(args, "json_report", None)
+        if report is not None:  # written once the run's exit code is known (gradcheck.cli.main): JsonReport.finish
+            report.add(payload())
+        else:  # a caller without gradcheck.cli.main: this check's payload, atomically
+            JsonReport(args.json).add(payload()).write()
     if written:
         print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
     if args.json:

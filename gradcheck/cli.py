@@ -327,6 +327,8 @@ def _cmd_check(args) -> int:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
                     failed.args = (str(failed).split(" Last output: ")[0],)
+                if getattr(args, "json_report", None) is not None:  # --json: the message that ended the check
+                    args.json_report.error(failed)
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
@@ -988,6 +990,7 @@ def main(argv: list[str] | None = None) -> int:
     old = warnings.showwarning
     warnings.showwarning = _show_warning
     _SHOWN_WARNINGS.clear()
+    report, code = _json_report(args), None  # check --json: this run's report, whatever its end (newuser35 H1)
     try:
         if args.command in ("zoo", "check", "train"):
             V.validate_cli_args(args)  # every option, before any work (and before output folders are made)
@@ -995,18 +998,53 @@ def main(argv: list[str] | None = None) -> int:
             from . import _tmpdirs
             _tmpdirs.sweep()
         with sigterm_raises():  # the command's run: a SIGTERM is worded as a Ctrl-C is (143), not a silent rc -15
-            return int(args.func(args))
+            code = int(args.func(args))
+            return code
     except GradcheckError as exc:
-        return _say_error(exc)
+        if report is not None:
+            report.error(exc)
+        code = _say_error(exc)
+        return code
     except KeyboardInterrupt as exc:  # a Ctrl-C mid-run: one line, as at start-up (grade words its own stops)
-        return say_stopped(exc, f"during `gradcheck {args.command}`, before it finished",
+        if report is not None:
+            report.error(exc)
+        code = say_stopped(exc, f"during `gradcheck {args.command}`, before it finished",
                            "nothing it printed or wrote is a complete result; rerun the same command")
+        return code
     except BrokenPipeError:  # `gradcheck ... | head`: the reader left; say nothing more (as cat and grep do)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again
-        return 141  # 128 + SIGPIPE, what a shell reports for a process killed by the broken pipe
+        code = 141  # 128 + SIGPIPE, what a shell reports for a process killed by the broken pipe
+        return code
+    except BaseException as exc:  # gradcheck's own failure (a traceback follows): the report says so (code None)
+        if report is not None:
+            report.error(exc)
+        raise
     finally:
         warnings.showwarning = old
+        if report is not None and not (code == EXIT_USAGE and _json_refused(args)):
+            report.finish(code)
+
+
+def _json_report(args) -> Any:
+    """``check --json FILE``'s :class:`gradcheck.check_command.JsonReport`, kept as ``args.json_report`` for the
+    checks to fill; None without --json (or for another command)."""
+    if args.command != "check" or not getattr(args, "json", None):
+        return None
+    from .check_command import JsonReport
+
+    args.json_report = JsonReport(args.json)
+    return args.json_report
+
+
+def _json_refused(args) -> bool:
+    """Whether --json FILE itself is what the usage error refused (a folder, a missing folder, unwritable): then
+    nothing is written there (tester15 L6: nothing made before a usage error)."""
+    try:
+        V._check_writable(args.json, "--json")
+    except UsageError:
+        return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover
