@@ -279,6 +279,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                      shape=shape)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
+    _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -691,6 +692,44 @@ def _eps_moved(args, layer, edited, other, shape) -> tuple[float | None, bool]:
     return (None if got is None else backward_moved(*got)), why.get("kind") is not None
 
 
+#: The :class:`gradcheck.diagnose.Probe` name of the running statistics' comparison (:func:`_running_stats`).
+RUNNING_PROBE = "running statistics"
+
+
+def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
+    """A passing layer whose training forward writes running statistics (``info['buffers']``, e.g. BatchNorm's
+    running_mean and running_var): with ``--reference``, those statistics after a training forward and the eval
+    output after it compared with the reference's fed the same batch (:func:`gradcheck._running_stats.
+    running_stats_finding`: an error finding FAILs the check); a probe ``running statistics`` says whether they were
+    compared (passed True) or not (None, its detail the line the verdict prints: newuser35 H2, the eval forward was
+    compared only at the initial statistics, where a swapped momentum gives the same output)."""
+    from ._running_stats import running_stats_finding, unchecked_buffers_line
+    from .diagnose import Probe
+
+    cname = label.rpartition("::")[2]
+    info = getattr(layer, "protocol", None) or {}
+    try:
+        with open(label.rpartition("::")[0], encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+    except OSError:
+        source = ""
+    if not diag.passed or not (line := unchecked_buffers_line(cname, info, args.reference, source)):
+        return
+    found, notes = (None, [])
+    if reference is not None and "training" in diag.modes:
+        try:
+            found, notes = running_stats_finding(layer, reference, cname, shape, args.seed, args.reference)
+        except StudentCodeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a probe: the statistics cannot be compared, said so
+            notes = [f"running statistics: not compared with the reference ({type(exc).__name__}: {exc})"]
+    diag.findings += [Finding("running-stats-note", n, severity="info") for n in notes]
+    if found is not None:
+        diag.findings.append(found)
+    compared = found is not None or any(n.endswith("match " + f"{args.reference}'s") for n in notes)
+    diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
+
+
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
     """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
     jac_lines, jac_ok, jac_figs = jacobian
@@ -727,6 +766,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
+        if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
+            print(colorize(V.wrap(rs.detail), color))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
@@ -905,6 +946,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
     fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
     left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    if _running_unchecked(diag) is not None:  # newuser35 H2: never "the forward output match" of those unseen
+        fwd = " and the forward output at the initial running statistics" if fwd else ""
+        left += " (the running statistics' update by a training forward: NOT checked, see below)"
     what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
             else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
@@ -915,6 +959,11 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
     print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
+
+
+def _running_unchecked(diag):
+    """The ``running statistics`` probe of :func:`_running_stats` when they were not compared, else None."""
+    return next((p for p in diag.probes if p.name == RUNNING_PROBE and p.passed is None), None)
 
 
 def _directional_words(res) -> str:

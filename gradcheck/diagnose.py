@@ -196,6 +196,8 @@ DIAGNOSES: dict[str, Record] = {
         "used); a copy taken before the first call gives that call's output again, so the layer was checked on "
         "that state: {attrs} put back to {its} value before the first call before every forward, so each "
         "evaluation differentiates this call's output as a function of its input"),
+    "running-stats": Record(  # gradcheck._running_stats: with --reference, after training forwards (newuser35 H2)
+        "running statistics differ from the reference", "{message}", lesson=_NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "

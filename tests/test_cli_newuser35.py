@@ -66,3 +66,146 @@ def test_json_refused_by_a_usage_error_is_not_written(tmp_path):
     out = tmp_path / "no" / "r.json"
     p = run_here("check", f"{CORRECT}::Linear", "--input-shape", "8,5", "--init", LINEAR_INIT, "--json", out)
     assert p.returncode == 2 and not (tmp_path / "no").exists()
+
+
+# --------------------------------------------------------------------------- H2: running statistics
+
+
+BN = '''import numpy as np
+
+
+class BatchNorm:
+    def __init__(self, D, eps=1e-5, momentum=MOMENTUM):
+        self.eps, self.momentum = eps, momentum
+        self.params = {"gamma": np.ones(D), "beta": np.zeros(D)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.running_mean = np.zeros(D)
+        self.running_var = np.ones(D)
+
+    def forward(self, X, training=True):
+        g, b, m = self.params["gamma"], self.params["beta"], self.momentum
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            self.running_mean = UPDATE_MEAN
+            self.running_var = UPDATE_VAR
+            xhat = (X - mu) / np.sqrt(var + self.eps)
+            self.cache = (xhat, var, True)
+        else:
+            xhat = (X - self.running_mean) / np.sqrt(self.running_var + self.eps)
+            self.cache = (xhat, self.running_var, False)
+        return g * xhat + b
+
+    def backward(self, dY):
+        xhat, var, training = self.cache
+        g = self.params["gamma"]
+        self.grads["gamma"] = (dY * xhat).sum(0)
+        self.grads["beta"] = dY.sum(0)
+        dxhat = dY * g
+        inv = 1.0 / np.sqrt(var + self.eps)
+        if not training:
+            return dxhat * inv
+        N = dY.shape[0]
+        return inv / N * (N * dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0))
+'''
+TORCH = ("(1 - m) * self.running_mean + m * mu", "(1 - m) * self.running_var + m * var")  # PyTorch's, biased var
+SWAPPED = ("m * self.running_mean + (1 - m) * mu", "m * self.running_var + (1 - m) * var")  # newuser35's bug
+REF = ("--reference", "manualprop.BatchNorm1D", "--reference-init", '{"num_features": 4}')
+
+
+def _bn(tmp_path, update, momentum="0.1", unbiased=False):
+    mean, var = update
+    var = var.replace("* var", "* var * X.shape[0] / (X.shape[0] - 1)") if unbiased else var
+    f = tmp_path / "bn.py"
+    f.write_text(BN.replace("MOMENTUM", momentum).replace("UPDATE_MEAN", mean).replace("UPDATE_VAR", var))
+    return f"{f}::BatchNorm"
+
+
+def _one_line(p):
+    return " ".join((p.stdout + p.stderr).split())
+
+
+def test_swapped_momentum_fails_against_the_reference(tmp_path):
+    """H2: running = m*running + (1-m)*batch with PyTorch's m = 0.1 PASSed with --reference manualprop.BatchNorm1D
+    (its eval forward was compared only at the initial statistics); now FAIL, the share kept named."""
+    p = run_here("check", _bn(tmp_path, SWAPPED), "--input-shape", "8,4", "--init", '{"D": 4}', *REF,
+                 "--json", tmp_path / "r.json")
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "running statistics differ from the reference" in text
+    assert ("yours keeps 0.1 of the old value, manualprop.BatchNorm1D (momentum=0.1) keeps 0.9" in text
+            and "the momentum looks swapped" in text and "read: lessons/22-batchnorm.md" in text)
+    d = _json(tmp_path / "r.json")
+    assert d["passed"] is False and any(f["code"] == "running-stats" for f in d["findings"])
+
+
+@pytest.mark.parametrize("update, momentum, unbiased", [(TORCH, "0.1", False), (TORCH, "0.1", True),
+                                                        (SWAPPED, "0.9", False)])  # Keras's/CS231n's convention
+def test_right_running_averages_pass_against_the_reference(tmp_path, update, momentum, unbiased):
+    """H2: PyTorch's update (the biased batch variance, CS231n's, accepted and said; or the unbiased, the reference's)
+    and the kept-share convention with a momentum that keeps 0.9 pass, their statistics said compared."""
+    p = run_here("check", _bn(tmp_path, update, momentum, unbiased), "--input-shape", "8,4", "--init", '{"D": 4}',
+                 *REF)
+    text = _one_line(p)
+    assert p.returncode == 0, text
+    assert ("note: running statistics: running_mean, running_var after a training forward and the eval output "
+            "after it match manualprop.BatchNorm1D's") in text
+    assert ("running_var keeps the biased batch variance" in text) is (not unbiased)
+    assert "NOT checked" not in text
+
+
+def test_without_reference_the_pass_says_the_running_averages_were_not_checked(tmp_path):
+    """H2: without a reference the swapped update still passes (no reference-free rule tells the conventions apart),
+    but the PASS line no longer stands alone: the update of running_mean, running_var is said NOT checked."""
+    p = run_here("check", _bn(tmp_path, SWAPPED), "--input-shape", "8,4", "--init", '{"D": 4}')
+    text = _one_line(p)
+    assert p.returncode == 0, text
+    assert "(the running statistics' update by a training forward: NOT checked, see below)" in text
+    assert "BatchNorm: the update of running_mean, running_var (the running averages" in text
+    assert "pass --reference manualprop.BatchNorm1D" in text
+
+
+CS_BN = '''import numpy as np
+
+
+def batchnorm_forward(x, gamma, beta, bn_param):
+    mode = bn_param["mode"]
+    eps, momentum = bn_param.get("eps", 1e-5), bn_param.get("momentum", 0.9)
+    D = x.shape[1]
+    rm = bn_param.get("running_mean", np.zeros(D))
+    rv = bn_param.get("running_var", np.ones(D))
+    if mode == "train":
+        mu, var = x.mean(0), x.var(0)
+        xhat = (x - mu) / np.sqrt(var + eps)
+        rm = (1 - momentum) * rm + momentum * mu
+        rv = (1 - momentum) * rv + momentum * var
+        cache = (xhat, gamma, var, eps, True)
+    else:
+        xhat = (x - rm) / np.sqrt(rv + eps)
+        cache = (xhat, gamma, rv, eps, False)
+    bn_param["running_mean"], bn_param["running_var"] = rm, rv
+    return gamma * xhat + beta, cache
+
+
+def batchnorm_backward(dout, cache):
+    xhat, gamma, var, eps, train = cache
+    dgamma = (dout * xhat).sum(0)
+    dbeta = dout.sum(0)
+    dxhat = dout * gamma
+    inv = 1 / np.sqrt(var + eps)
+    if not train:
+        return dxhat * inv, dgamma, dbeta
+    N = dout.shape[0]
+    return inv / N * (N * dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0)), dgamma, dbeta
+'''
+
+
+def test_a_cs231n_pair_names_the_running_averages_it_stores_unchecked(tmp_path):
+    """H2: the CS231n pair (bn_param['running_mean'] written in a tuple assignment) with the swapped momentum: the
+    PASS says the update of both statistics was not checked, and that --reference cannot be given a pair's."""
+    (tmp_path / "cs_bn.py").write_text(CS_BN)
+    p = run_here("check", f"{tmp_path / 'cs_bn.py'}::batchnorm", "--input-shape", "8,4;4;4",
+                 "--init", '{"bn_param": {"mode": "train"}}')
+    text = _one_line(p)
+    assert p.returncode == 0, text
+    assert "batchnorm: the update of bn_param['running_mean'], bn_param['running_var'] (the running" in text
+    assert "--reference cannot be given a function pair's statistics" in text
