@@ -551,7 +551,8 @@ _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension
 #: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
 #: step's complex input (``sandbox._complex_value``)
 _NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "takes its inputs as one list", "raised NotImplementedError",
-              "for a complex input (the complex step)")
+              "for a complex input (the complex step)", "returned an empty Y of shape",
+              "for the same input and settings, so forward's output size")  # newuser35 M1, M2: their own advice
 
 
 #: The child's refusal of a file (``_sandbox_child``'s audit hook), worded for the grader: ``(writing|reading, path)``.

@@ -209,3 +209,80 @@ def test_a_cs231n_pair_names_the_running_averages_it_stores_unchecked(tmp_path):
     assert p.returncode == 0, text
     assert "batchnorm: the update of bn_param['running_mean'], bn_param['running_var'] (the running" in text
     assert "--reference cannot be given a function pair's statistics" in text
+
+
+# --------------------------------------------------------------------------- M1, M2: output shapes
+
+
+
+
+def _conv(tmp_path, plus_one=True):
+    """A plain Conv2D (stride, padding); ``plus_one`` False: the output size (H + 2p - k) // s, the + 1 missing."""
+    f = tmp_path / "conv.py"
+    f.write_text(f'''import numpy as np
+
+
+class Conv2D:
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0):
+        rng = np.random.default_rng(0)
+        self.k, self.s, self.p = kernel_size, stride, padding
+        self.params = {{"W": rng.standard_normal((out_channels, in_channels, kernel_size, kernel_size)) * 0.3,
+                       "b": rng.standard_normal(out_channels) * 0.1}}
+        self.grads = {{}}
+
+    def forward(self, X):
+        k, s, p = self.k, self.s, self.p
+        Xp = np.pad(X, ((0, 0), (0, 0), (p, p), (p, p)))
+        N, C, H, W = Xp.shape
+        Ho, Wo = (H - k) // s{" + 1" if plus_one else ""}, (W - k) // s{" + 1" if plus_one else ""}
+        Y = np.zeros((N, self.params["W"].shape[0], Ho, Wo))
+        for i in range(Ho):
+            for j in range(Wo):
+                patch = Xp[:, :, i * s:i * s + k, j * s:j * s + k]
+                Y[:, :, i, j] = np.einsum("nchw,fchw->nf", patch, self.params["W"]) + self.params["b"]
+        self.cache = Xp
+        return Y
+
+    def backward(self, dY):
+        k, s, p, Xp = self.k, self.s, self.p, self.cache
+        dXp = np.zeros_like(Xp)
+        self.grads["W"] = np.zeros_like(self.params["W"])
+        self.grads["b"] = dY.sum((0, 2, 3))
+        for i in range(dY.shape[2]):
+            for j in range(dY.shape[3]):
+                patch = Xp[:, :, i * s:i * s + k, j * s:j * s + k]
+                self.grads["W"] += np.einsum("nchw,nf->fchw", patch, dY[:, :, i, j])
+                dXp[:, :, i * s:i * s + k, j * s:j * s + k] += np.einsum("fchw,nf->nchw", self.params["W"], dY[:, :, i, j])
+        return dXp[:, :, p:dXp.shape[2] - p, p:dXp.shape[3] - p]
+''')
+    return f"{f}::Conv2D"
+
+
+def test_an_empty_forward_output_is_not_checked_with_its_shape_and_cause(tmp_path):
+    """M1: a 3x3 kernel on a 2x2 input without padding gives Y of shape (2, 2, 0, 0): a traceback in
+    numerical.batch_independent before; now exit 3 naming the layer, the empty shape and the cause, and --json says so."""
+    p = run_here("check", _conv(tmp_path), "--input-shape", "2,3,2,2", "--init",
+                 '{"in_channels": 3, "out_channels": 2, "kernel_size": 3}', "--json", tmp_path / "r.json")
+    text = _one_line(p)
+    assert p.returncode == 3 and "Traceback" not in text, text
+    assert ("gradcheck: not checked (exit 3): Conv2D.forward(X) returned an empty Y of shape (2, 2, 0, 0) (size 0 "
+            "along axis 2, 3): it has no element") in text
+    assert "give a larger --input-shape" in text and "change --input-shape; if that is" not in text
+    assert _json(tmp_path / "r.json")["outcome"] == "not checked"
+
+
+def test_an_output_shape_unlike_the_references_is_a_wrong_result(tmp_path):
+    """M2: an output size without its + 1 ((7 + 2 - 3) // 2 = 3, not 4) with --reference manualprop.Conv2D: a
+    traceback in manualprop's backward before; now exit 1 naming both shapes and the formula. The same layer with the
+    + 1 passes (the reference's settings are the layer's)."""
+    init = '{"in_channels": 3, "out_channels": 2, "kernel_size": 3, "stride": 2, "padding": 1}'
+    p = run_here("check", _conv(tmp_path, plus_one=False), "--input-shape", "2,3,7,7", "--init", init,
+                 "--reference", "manualprop.Conv2D")
+    text = _one_line(p)
+    assert p.returncode == 1 and "Traceback" not in text, text
+    assert ("gradcheck: wrong result (exit 1): Conv2D.forward(X) with X of shape (2, 3, 7, 7) gave Y with shape "
+            "(2, 2, 3, 3); the reference manualprop.Conv2D gives (2, 2, 4, 4) (axis 2, 3)") in text
+    assert "(H + 2*padding - kernel) // stride + 1" in text and "change --input-shape" not in text
+    p = run_here("check", _conv(tmp_path), "--input-shape", "2,3,7,7", "--init", init, "--reference",
+                 "manualprop.Conv2D")
+    assert p.returncode == 0, _one_line(p)
