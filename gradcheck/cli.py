@@ -349,6 +349,8 @@ def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespace
             "IndexError" in text or "integer" in text):
         failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                        "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+    elif not args.loss and (m := re.search(r"\.forward\(.*? returned Y of dtype ((?:u?int|bool)\w*)", text)):
+        failed.args = (f"{text} {_integer_y_hint(m[1], args)}",)  # newuser35 L2: not the --input-shape tail
     elif not args.loss and (why := _empty_slice(text, init)):
         failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
     elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
@@ -370,6 +372,16 @@ def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespace
                            "expects another (the sizes --init gives its weights), change --input-shape; "
                            "if that is the shape you meant, the error is in forward.",)
     return failed
+
+
+def _integer_y_hint(dtype: str, args) -> str:
+    """The tail of a forward that returned an integer or boolean Y (newuser35 L2: it ended with the --input-shape
+    hint, about shapes): the input's dtype, so the integer one comes from forward, and where it usually does."""
+    given = getattr(args, "dtype", None) or "float64"
+    return (f"The input X was {given} (gradcheck draws float inputs; --dtype chooses their float type), so the "
+            f"{dtype} comes from forward itself: besides a cast, look for a comparison returned as the output "
+            "(X > 0 is bool: (X > 0).astype(np.float64)) or an output array made with an integer dtype that forward "
+            "fills (np.zeros(shape, dtype=int), np.zeros_like of an integer array: give it dtype=np.float64).")
 
 
 def _empty_slice(text: str, init: Mapping) -> str:

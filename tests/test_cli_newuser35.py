@@ -286,3 +286,20 @@ def test_an_output_shape_unlike_the_references_is_a_wrong_result(tmp_path):
     p = run_here("check", _conv(tmp_path), "--input-shape", "2,3,7,7", "--init", init, "--reference",
                  "manualprop.Conv2D")
     assert p.returncode == 0, _one_line(p)
+
+
+# --------------------------------------------------------------------------- L2, L3: wording
+
+
+def test_an_integer_forward_output_gets_a_dtype_hint_not_the_input_shape_one(tmp_path):
+    """L2: a forward returning (X * 3).astype(int) ended with "change --input-shape"; now a dtype hint."""
+    f = tmp_path / "bad.py"
+    f.write_text("import numpy as np\n\n\nclass IntOut:\n    def forward(self, X):\n        return (X * 3).astype(int)"
+                 "\n\n    def backward(self, dY):\n        return dY * 3\n")
+    p = run_here("check", f"{f}::IntOut", "--input-shape", "4,3")
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "IntOut.forward(X) with X of shape (4, 3) returned Y of dtype int64" in text
+    assert "--input-shape" not in text
+    assert ("The input X was float64 (gradcheck draws float inputs; --dtype chooses their float type), so the int64 "
+            "comes from forward itself") in text
