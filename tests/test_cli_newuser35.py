@@ -339,3 +339,65 @@ def test_a_complex_input_to_manualprop_is_not_told_to_drop_its_imaginary_part():
     assert "np.concatenate([np.real(X), np.imag(X)], axis=-1)" in text and "np.real(X).astype(np.float64)" in text
     with pytest.raises(TypeError, match=r"got float32 \(convert with X\.astype\(np\.float64\)\)"):
         manualprop.Linear(5, 3).forward(np.ones((2, 5), dtype=np.float32))
+
+
+# --------------------------------------------------------------------------- L1: stride and LSTM bugs named
+
+
+def test_a_conv_backward_ignoring_the_stride_is_named(tmp_path):
+    """L1: dX scattered at dXp[:, :, i:i + k, j:j + k] where i*s:i*s + k is due was "no known bug pattern"."""
+    target = _conv(tmp_path)
+    f = Path(target.rpartition("::")[0])
+    f.write_text(f.read_text().replace("dXp[:, :, i * s:i * s + k, j * s:j * s + k] +=", "dXp[:, :, i:i + k, j:j + k] +="))
+    p = run_here("check", target, "--input-shape", "2,3,7,7", "--init",
+                 '{"in_channels": 3, "out_channels": 2, "kernel_size": 3, "stride": 2, "padding": 1}')
+    text = _one_line(p)
+    assert p.returncode == 1 and "no known bug" not in text, text
+    assert ("diagnosis: dX is what backward gives adding each output position's contribution at (i, j) of the padded "
+            "input, not at (i*2, j*2): forward (stride 2, padding 1, a 3x3 kernel)") in text
+    assert "dXp[:, :, i*s:i*s + kh, j*s:j*s + kw] (s = 2)" in text and "read: lessons/20-conv2d.md" in text
+
+
+LSTM_BUG = '''import numpy as np
+
+
+def sig(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+class LSTMCell:
+    def __init__(self, input_size, hidden_size, seed=0):
+        rng = np.random.default_rng(seed)
+        H = self.H = hidden_size
+        self.params = {"Wx": rng.standard_normal((input_size, 4 * H)) * 0.3,
+                       "Wh": rng.standard_normal((H, 4 * H)) * 0.3, "b": rng.standard_normal(4 * H) * 0.1}
+        self.grads = {n: np.zeros_like(v) for n, v in self.params.items()}
+
+    def forward(self, x, h_prev, c_prev):
+        H = self.H
+        a = x @ self.params["Wx"] + h_prev @ self.params["Wh"] + self.params["b"]
+        i, f, o, g = sig(a[:, :H]), sig(a[:, H:2*H]), sig(a[:, 2*H:3*H]), np.tanh(a[:, 3*H:])
+        c = f * c_prev + i * g
+        tc = np.tanh(c)
+        self.cache = (x, h_prev, c_prev, i, f, o, g, tc)
+        return o * tc, c
+
+    def backward(self, dh, dc):
+        x, h_prev, c_prev, i, f, o, g, tc = self.cache
+        dc = dc + dh * o * (1 - tc ** 2)
+        do, di, df, dg = dh * tc, dc * g, dh * c_prev, dc * i  # df: dh where the total dc is due
+        da = np.concatenate([di * i * (1 - i), df * f * (1 - f), do * o * (1 - o), dg * (1 - g ** 2)], axis=1)
+        self.grads["Wx"], self.grads["Wh"], self.grads["b"] = x.T @ da, h_prev.T @ da, da.sum(0)
+        return da @ self.params["Wx"].T, da @ self.params["Wh"].T, dc * f
+'''
+
+
+def test_an_lstm_cells_unnamed_bug_points_to_the_lstm_lesson(tmp_path):
+    """L1: an LSTMCell (forward(x, h_prev, c_prev) -> (h, c)) whose forget gate takes dh for the total dc was sent to
+    lesson 01b; a step of a recurrent cell is now recognised (diagnose._cell_kind): lesson 32."""
+    (tmp_path / "lstm.py").write_text(LSTM_BUG)
+    p = run_here("check", f"{tmp_path / 'lstm.py'}::LSTMCell", "--input-shape", "4,3;4,5;4,5",
+                 "--init", '{"input_size": 3, "hidden_size": 5}')
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "read: lessons/32-lstm.md" in text and "01b-numerical-gradients" not in text
