@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from test_cli import ROOT, run_here
 
 LINEAR_INIT = '{"in_features": 5, "out_features": 3}'
