@@ -872,6 +872,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         raise GradientShapeError(paragraph(
             f"{called(owner, produced_by)} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
+    if arr.size == 0 and tensor == "Y" and produced_by.startswith("forward("):  # newuser35 M1: not a traceback
+        raise empty_output(owner, produced_by, arr.shape)
     out = np.array(arr, dtype=np.float64, copy=True)
     if math.isfinite(sum_of_squares(out)):  # proves every entry finite (the squares may overflow)
         return out
