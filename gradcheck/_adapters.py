@@ -1014,7 +1014,8 @@ def find(mod, name):
     other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
                     if variants else "")
     near = [n for n in [*classes, *pairs] if n.lower() == name.lower() and n != name] or difflib.get_close_matches(
-        name, [n for n in [*classes, *pairs] if n != name], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows
+        name, [n for n in [*classes, *pairs] if n != name], n=1, cutoff=0.8) or [  # tester16 L14: ::softmaxrows
+        n for n in [*classes, *pairs] if n != name and abbreviates(n, name)][:1]  # newuser35 L3: SoftmaxCE
     other += f" Did you mean {near[0]}?" if near else ""
     if _empty_source(mod):  # newuser30: an empty layers.py (not saved yet, or saved elsewhere)
         raise AdapterError(f"has no class {name!r}: the file is empty (no code at all: not saved yet, or saved under "
@@ -1022,6 +1023,25 @@ def find(mod, name):
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
                        f"{other} {expected()}")
+
+
+def abbreviates(a: str, b: str) -> bool:
+    """Whether one of the names ``a``, ``b`` is the other with some of its CamelCase or snake_case words cut to their
+    initials, case aside: ``SoftmaxCE`` of ``SoftmaxCrossEntropy``, ``BN`` of ``BatchNorm``, ``conv_t`` of
+    ``conv_transpose`` (newuser35 L3: difflib's ratio, 0.64, found no "did you mean" for the grader's wrong name). A
+    name of one word, or of more than 6, abbreviates nothing."""
+    def words(n):
+        return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", n)]
+    for short, long in ((a, b), (b, a)):
+        ws = words(long)
+        if not 2 <= len(ws) <= 6 or len(short) >= len(long):
+            continue
+        forms = {""}
+        for w in ws:
+            forms = {f + sep + p for f in forms for p in {w, w[0]} for sep in ("", "_")}
+        if short.lower() in {f.lstrip("_") for f in forms} and short.lower() != long.lower():
+            return True
+    return False
 
 
 def _empty_source(mod) -> bool:

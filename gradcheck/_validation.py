@@ -27,6 +27,7 @@ from .errors import (
     GradientShapeError,
     MissingGradientError,
     NonFiniteError,
+    NotCheckedError,
     ProtocolError,
     StudentCodeError,
     UnusableError,
@@ -787,6 +788,21 @@ def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
         "store it as self.output."))
 
 
+def empty_output(owner: str, produced_by: str, shape: tuple[int, ...]) -> NotCheckedError:
+    """The error of a forward whose output has no element (newuser35 M1: a Conv2D's 3x3 kernel on a 2x2 input
+    without padding gave Y of shape (2, 2, 0, 0), and a traceback followed): nothing to compare, so not checked (exit
+    3), with the axes of size 0 and the usual cause, an input smaller than the layer takes from it."""
+    axes = [i for i, n in enumerate(shape) if n == 0]
+    where = f" (size 0 along axis {', '.join(map(str, axes))})" if axes else ""
+    return NotCheckedError(paragraph(
+        f"{called(owner, produced_by)} returned an empty Y of shape {fmt_shape(shape)}{where}: it has no element, so "
+        "there is no output or gradient to compare and the layer cannot be checked on this input.",
+        "An axis of size 0 usually comes from an input smaller than what the layer takes from it, e.g. a 3x3 "
+        "kernel on a 2x2 input without padding (output size (H + 2*padding - kernel) // stride + 1 = 0): give a "
+        "larger --input-shape (or a smaller kernel, more padding in --init). If the input is large enough for "
+        "the layer, the output size forward computes is wrong."))
+
+
 def identical(a: Any, b: Any) -> bool:
     """``np.array_equal(a, b, equal_nan=True)``, tried first without ``equal_nan``: numpy's NaN-aware path
     boolean-indexes copies of both arrays (2 ms on 70k elements, 40 times the plain comparison), and the
@@ -856,6 +872,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         raise GradientShapeError(paragraph(
             f"{called(owner, produced_by)} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
+    if arr.size == 0 and tensor == "Y" and produced_by.startswith("forward("):  # newuser35 M1: not a traceback
+        raise empty_output(owner, produced_by, arr.shape)
     out = np.array(arr, dtype=np.float64, copy=True)
     if math.isfinite(sum_of_squares(out)):  # proves every entry finite (the squares may overflow)
         return out

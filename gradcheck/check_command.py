@@ -53,6 +53,7 @@ from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
     EXIT_STUDENT,
+    EXIT_USAGE,
     NotCheckedError,
     StudentCodeError,
     UsageError,
@@ -279,6 +280,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                      shape=shape)
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
+    _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -691,6 +693,42 @@ def _eps_moved(args, layer, edited, other, shape) -> tuple[float | None, bool]:
     return (None if got is None else backward_moved(*got)), why.get("kind") is not None
 
 
+#: The :class:`gradcheck.diagnose.Probe` name of the running statistics' comparison (:func:`_running_stats`).
+RUNNING_PROBE = "running statistics"
+
+
+def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
+    """A passing layer whose training forward writes running statistics (``info['buffers']``, e.g. BatchNorm's
+    running_mean and running_var): with ``--reference``, those statistics after a training forward and the eval
+    output after it compared with the reference's fed the same batch (:func:`gradcheck._running_stats.
+    running_stats_finding`: an error finding FAILs the check); a probe ``running statistics`` says whether they were
+    compared (passed True) or not (None, its detail the line the verdict prints: newuser35 H2, the eval forward was
+    compared only at the initial statistics, where a swapped momentum gives the same output)."""
+    from ._running_stats import running_stats_finding, unchecked_buffers_line
+    from .diagnose import Probe
+
+    cname = label.rpartition("::")[2]
+    info = getattr(layer, "protocol", None) or {}
+    try:
+        with open(label.rpartition("::")[0], encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+    except OSError:
+        source = ""
+    if not diag.passed or not (line := unchecked_buffers_line(cname, info, args.reference, source)):
+        return
+    found, notes = (None, [])
+    if reference is not None and "training" in diag.modes:
+        try:
+            found, notes = running_stats_finding(layer, reference, cname, shape, args.seed, args.reference)
+        except Exception as exc:  # noqa: BLE001 - a probe (the layer's raise too): not compared, said so
+            notes = [f"running statistics: not compared with the reference ({type(exc).__name__}: {exc})"]
+    diag.findings += [Finding("running-stats-note", n, severity="info") for n in notes]
+    if found is not None:
+        diag.findings.append(found)
+    compared = found is not None or any(n.endswith("match " + f"{args.reference}'s") for n in notes)
+    diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
+
+
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
     """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
     jac_lines, jac_ok, jac_figs = jacobian
@@ -727,6 +765,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
+        if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
+            print(colorize(V.wrap(rs.detail), color))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
@@ -905,6 +945,9 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
     fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
     left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    if _running_unchecked(diag) is not None:  # newuser35 H2: never "the forward output match" of those unseen
+        fwd = " and the forward output at the initial running statistics" if fwd else ""
+        left += " (the running statistics' update by a training forward: NOT checked, see below)"
     what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
             else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
@@ -915,6 +958,11 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
     print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
+
+
+def _running_unchecked(diag):
+    """The ``running statistics`` probe of :func:`_running_stats` when they were not compared, else None."""
+    return next((p for p in diag.probes if p.name == RUNNING_PROBE and p.passed is None), None)
 
 
 def _directional_words(res) -> str:
@@ -1733,6 +1781,73 @@ def _json_default(o):
     return list(o) if isinstance(o, (tuple, set)) else str(o)
 
 
+#: ``outcome`` of ``check --json`` for each exit code (:mod:`gradcheck.errors`; 130/143: Ctrl-C/SIGTERM).
+JSON_OUTCOMES = {0: "pass", 1: "fail", 2: "usage error", 3: "not checked", 130: "stopped", 141: "stopped",
+                 143: "stopped", None: "internal error"}
+
+
+class JsonReport:
+    """What ``gradcheck check --json FILE`` leaves in FILE: one report of THIS run, written whatever its end (newuser35
+    H1: a run that ended without a verdict, exit 3, or in a traceback left the previous run's ``"passed": true`` in
+    place, which a script then read). As pytest's ``--junitxml`` and Gradescope's ``results.json`` do, every run
+    writes its report, an error too, and writes it atomically (a temporary file beside FILE moved onto it:
+    :func:`gradcheck.grading.runner.write_json`), so no earlier report and no half-written one can be read.
+
+    Parameters
+    ----------
+    path : str
+        FILE, the ``--json`` option.
+
+    Notes
+    -----
+    The JSON: the check's diagnosis (``Diagnosis.to_dict`` or a loss's result, as before) when it got that far, the
+    first check's at the top level and those of a function pair's other keyword values (``--init`` ...) in
+    ``other_checks``; and always ``exit_code`` (int, None for an internal error), ``outcome`` (:data:`JSON_OUTCOMES`),
+    ``passed`` (``exit_code == 0``: the verdict, not only the gradients', e.g. False for NOT CHECKED) and
+    ``message`` (the error's paragraph, or None).
+    """
+
+    def __init__(self, path: str):
+        self.path, self.payloads, self.message = path, [], None
+
+    def add(self, payload: Mapping) -> JsonReport:
+        """Keep one check's ``payload`` (its diagnosis); returns self."""
+        self.payloads.append(dict(payload))
+        return self
+
+    def error(self, exc: BaseException) -> None:
+        """Keep the run's error ``exc`` as ``message`` (the first one: the one that ended the check)."""
+        if self.message is None:
+            from .errors import GradcheckError
+
+            self.message = str(exc) if isinstance(exc, GradcheckError) else f"{type(exc).__name__}: {exc}"
+
+    def write(self, code: int | None = EXIT_PASS) -> None:
+        """Write the report for exit ``code`` (None: gradcheck itself failed) atomically; OSError if it cannot."""
+        from pathlib import Path
+
+        from .grading.runner import write_json
+
+        first, *rest = self.payloads or [{}]
+        data = {**first, **({"other_checks": rest} if rest else {}), "passed": code == EXIT_PASS, "exit_code": code,
+                "outcome": JSON_OUTCOMES.get(code, "error"), "message": self.message}
+        if first.get("passed") is True and code != EXIT_PASS:
+            data["gradients_passed"] = True  # the gradients matched; the verdict (above) is not a PASS
+        write_json(Path(self.path), json.loads(json.dumps(data, default=_json_default)))
+
+    def finish(self, code: int | None) -> None:
+        """:meth:`write` at the end of the run, saying ``json: FILE`` when no check printed it; a report that cannot
+        be written (its folder gone) is said on stderr, the exit code stands."""
+        try:
+            self.write(code)
+        except OSError as exc:
+            print(V.wrap(f"gradcheck: warning: --json {self.path} could not be written ({exc.strerror or exc})"),
+                  file=sys.stderr)
+            return
+        if not self.payloads and code != EXIT_USAGE:  # a usage error says all on stderr
+            print(f"json: {os.path.abspath(self.path)}")
+
+
 def _figures(res, cname: str, heatmaps: list[str]) -> list:
     """``[(make figure, file name)]``: the result's errors, and a heatmap per tensor in ``heatmaps``."""
     from .plots import plot_gradient_heatmaps, plot_result
@@ -1761,8 +1876,11 @@ def _save(args, figures, payload) -> None:
                                          f"({type(exc).__name__}: {exc}); the verdict is not changed by it")),
                       file=sys.stderr)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload(), fh, indent=2, default=_json_default)
+        report = getattr(args, "json_report", None)
+        if report is not None:  # written once the run's exit code is known (gradcheck.cli.main): JsonReport.finish
+            report.add(payload())
+        else:  # a caller without gradcheck.cli.main: this check's payload, atomically
+            JsonReport(args.json).add(payload()).write()
     if written:
         print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
     if args.json:

@@ -327,6 +327,8 @@ def _cmd_check(args) -> int:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
                     failed.args = (str(failed).split(" Last output: ")[0],)
+                if getattr(args, "json_report", None) is not None:  # --json: the message that ended the check
+                    args.json_report.error(failed)
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
@@ -347,6 +349,8 @@ def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespace
             "IndexError" in text or "integer" in text):
         failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                        "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+    elif not args.loss and (m := re.search(r"\.forward\(.*? returned Y of dtype ((?:u?int|bool)\w*)", text)):
+        failed.args = (f"{text} {_integer_y_hint(m[1], args)}",)  # newuser35 L2: not the --input-shape tail
     elif not args.loss and (why := _empty_slice(text, init)):
         failed.args = (f"{text} {why}",)  # tester33 F11: Ng's da_prev_pad[pad:-pad] at pad = 0
     elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
@@ -368,6 +372,16 @@ def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespace
                            "expects another (the sizes --init gives its weights), change --input-shape; "
                            "if that is the shape you meant, the error is in forward.",)
     return failed
+
+
+def _integer_y_hint(dtype: str, args) -> str:
+    """The tail of a forward that returned an integer or boolean Y (newuser35 L2: it ended with the --input-shape
+    hint, about shapes): the input's dtype, so the integer one comes from forward, and where it usually does."""
+    given = getattr(args, "dtype", None) or "float64"
+    return (f"The input X was {given} (gradcheck draws float inputs; --dtype chooses their float type), so the "
+            f"{dtype} comes from forward itself: besides a cast, look for a comparison returned as the output "
+            "(X > 0 is bool: (X > 0).astype(np.float64)) or an output array made with an integer dtype that forward "
+            "fills (np.zeros(shape, dtype=int), np.zeros_like of an integer array: give it dtype=np.float64).")
 
 
 def _empty_slice(text: str, init: Mapping) -> str:
@@ -549,7 +563,8 @@ _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension
 #: gave (Y, attn_weights) (the protocol), is an exercise's stub (NotImplementedError), or gave a real Y for the complex
 #: step's complex input (``sandbox._complex_value``)
 _NOT_SHAPE = ("returned None, so there is no output", "gave Y as a tuple", "takes its inputs as one list", "raised NotImplementedError",
-              "for a complex input (the complex step)")
+              "for a complex input (the complex step)", "returned an empty Y of shape",
+              "for the same input and settings, so forward's output size")  # newuser35 M1, M2: their own advice
 
 
 #: The child's refusal of a file (``_sandbox_child``'s audit hook), worded for the grader: ``(writing|reading, path)``.
@@ -988,6 +1003,7 @@ def main(argv: list[str] | None = None) -> int:
     old = warnings.showwarning
     warnings.showwarning = _show_warning
     _SHOWN_WARNINGS.clear()
+    report, code = _json_report(args), None  # check --json: this run's report, whatever its end (newuser35 H1)
     try:
         if args.command in ("zoo", "check", "train"):
             V.validate_cli_args(args)  # every option, before any work (and before output folders are made)
@@ -995,18 +1011,53 @@ def main(argv: list[str] | None = None) -> int:
             from . import _tmpdirs
             _tmpdirs.sweep()
         with sigterm_raises():  # the command's run: a SIGTERM is worded as a Ctrl-C is (143), not a silent rc -15
-            return int(args.func(args))
+            code = int(args.func(args))
+            return code
     except GradcheckError as exc:
-        return _say_error(exc)
+        if report is not None:
+            report.error(exc)
+        code = _say_error(exc)
+        return code
     except KeyboardInterrupt as exc:  # a Ctrl-C mid-run: one line, as at start-up (grade words its own stops)
-        return say_stopped(exc, f"during `gradcheck {args.command}`, before it finished",
+        if report is not None:
+            report.error(exc)
+        code = say_stopped(exc, f"during `gradcheck {args.command}`, before it finished",
                            "nothing it printed or wrote is a complete result; rerun the same command")
+        return code
     except BrokenPipeError:  # `gradcheck ... | head`: the reader left; say nothing more (as cat and grep do)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again
-        return 141  # 128 + SIGPIPE, what a shell reports for a process killed by the broken pipe
+        code = 141  # 128 + SIGPIPE, what a shell reports for a process killed by the broken pipe
+        return code
+    except BaseException as exc:  # gradcheck's own failure (a traceback follows): the report says so (code None)
+        if report is not None:
+            report.error(exc)
+        raise
     finally:
         warnings.showwarning = old
+        if report is not None and not (code == EXIT_USAGE and _json_refused(args)):
+            report.finish(code)
+
+
+def _json_report(args) -> Any:
+    """``check --json FILE``'s :class:`gradcheck.check_command.JsonReport`, kept as ``args.json_report`` for the
+    checks to fill; None without --json (or for another command)."""
+    if args.command != "check" or not getattr(args, "json", None):
+        return None
+    from .check_command import JsonReport
+
+    args.json_report = JsonReport(args.json)
+    return args.json_report
+
+
+def _json_refused(args) -> bool:
+    """Whether --json FILE itself is what the usage error refused (a folder, a missing folder, unwritable): then
+    nothing is written there (tester15 L6: nothing made before a usage error)."""
+    try:
+        V._check_writable(args.json, "--json")
+    except UsageError:
+        return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

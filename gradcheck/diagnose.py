@@ -198,6 +198,8 @@ DIAGNOSES: dict[str, Record] = {
         "used); a copy taken before the first call gives that call's output again, so the layer was checked on "
         "that state: {attrs} put back to {its} value before the first call before every forward, so each "
         "evaluation differentiates this call's output as a function of its input"),
+    "running-stats": Record(  # gradcheck._running_stats: with --reference, after training forwards (newuser35 H2)
+        "running statistics differ from the reference", "{message}", lesson=_NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -984,6 +986,12 @@ DIAGNOSES: dict[str, Record] = {
         "h*stride and column w*stride on, so backward must route dY[h, w] back there; it ignores the stride",
         "place each window where forward took it: vert_start = h * stride, horiz_start = w * stride (then "
         "vert_end = vert_start + f, horiz_end = horiz_start + f)", "21-pooling.md"),
+    "conv-stride-ignored": Record(  # newuser35 L1: _conv_stride_signature
+        "the stride ignored in backward", "{t} is what backward gives adding each output position's contribution at "
+        "(i, j) of the padded input, not at (i*{s}, j*{s}): forward (stride {s}, padding {p}, a {k} kernel) takes "
+        "output (i, j)'s window from row i*{s} and column j*{s} on, so backward must put dY[:, :, i, j]'s share back "
+        "there; it ignores the stride", "use forward's slices in backward: {slot}[:, :, i*s:i*s + kh, j*s:j*s + kw] "
+        "(s = {s}), the same window forward read its patch from", _CONV),
     "maxpool-argmin": Record(
         "max-pool gradient routed to the minimum", "{t} routes each window's gradient to the window's smallest "
         "element, while forward takes its maximum: backward picks the argmin (np.argmin, or == window.min()) where "
@@ -4769,6 +4777,45 @@ def _conv_transpose_stride_signature(L: _Layer, key, m, n):
     return ("transposed-conv-stride", {"s": s, "L": Ln}) if close(m, bug, 1e-5) else None
 
 
+def _conv_stride_signature(L: _Layer, key, m, n):
+    """A 2-D convolution's backward that ignores the stride (newuser35 L1: ``dXp[:, :, i:i + k, j:j + k] += ...``
+    where ``i*s:i*s + k`` is due): X (N, C, H, W), one weight (F, C, kh, kw), an optional bias (F,), Y (N, F, Ho, Wo)
+    with stride ``s >= 2`` and padding ``p`` (the pair whose forward, recomputed from them, is Y to 1e-9); ``m`` is
+    dX (the padded one's crop) or dW computed with each window at (i, j) in place of (i*s, j*s), and not ``n``."""
+    X, Y, G = L.inputs[0], np.asarray(L.Y), L.G
+    ws = [k for k, w in L.params.items() if np.ndim(w) == 4]
+    if (len(L.inputs) != 1 or X.ndim != 4 or Y.ndim != 4 or len(ws) != 1 or key not in (L.keys[0], ws[0])
+            or G.shape != Y.shape or Y.size > 20000 or close(m, n, 1e-5)):
+        return None
+    W = np.asarray(L.params[ws[0]], dtype=np.float64)
+    (N, C, H, Wd), (F, C2, kh, kw), (_, _, Ho, Wo) = X.shape, W.shape, Y.shape
+    if C2 != C or Y.shape[:2] != (N, F):
+        return None
+    b = [np.asarray(w) for k, w in L.params.items() if np.shape(w) == (F,)]
+    for p in range(max(kh, kw)):
+        Xp = np.pad(X, ((0, 0), (0, 0), (p, p), (p, p)))
+        for s in range(2, max(kh, kw, 2) + 2):
+            if ((H + 2 * p - kh) // s + 1, (Wd + 2 * p - kw) // s + 1) != (Ho, Wo) or min(Ho, Wo) < 2:
+                continue
+            Y2 = np.einsum("ncijhw,fchw->nfij", np.lib.stride_tricks.sliding_window_view(
+                Xp, (kh, kw), axis=(2, 3))[:, :, ::s, ::s][:, :, :Ho, :Wo], W)
+            if not close(Y2 + (b[0][:, None, None] if len(b) == 1 else 0.0), Y, 1e-9, 1e-12):
+                continue
+            bug = np.zeros_like(Xp) if key == L.keys[0] else np.zeros_like(W)
+            for i in range(Ho):
+                for j in range(Wo):
+                    if key == L.keys[0]:
+                        bug[:, :, i:i + kh, j:j + kw] += np.einsum("nf,fchw->nchw", G[:, :, i, j], W)
+                    else:
+                        bug += np.einsum("nf,nchw->fchw", G[:, :, i, j], Xp[:, :, i:i + kh, j:j + kw])
+            bug = bug[:, :, p:p + H, p:p + Wd] if key == L.keys[0] else bug
+            if close(m, bug, 1e-5):
+                return "conv-stride-ignored", {"s": s, "p": p, "k": f"{kh}x{kw}",
+                                               "slot": "dXp" if key == L.keys[0] else "patch = Xp"}
+            return None
+    return None
+
+
 def _carry_signature(L: _Layer, key, m, n):
     """A recurrent layer's backward that does not carry the hidden state's gradient back a step (tester15 L3:
     CS231n's ``rnn_backward`` calling ``rnn_step_backward(dh[:, t, :], cache[t])`` without ``+ dprev``). Only for the
@@ -5135,6 +5182,8 @@ def _layer_kind(L: _Layer) -> str:
     ``LayerNorm``, ``BatchNorm``: forward unchanged by a shift and a scale of each sample's features, or of each
     feature over the batch (:func:`_norm_kind`)."""
     X, Y = L.inputs[0], np.asarray(L.Y)
+    if (cell := _cell_kind(L)):  # one step: forward(x, h_prev[, c_prev]) (newuser35 L1: an LSTMCell's lesson)
+        return cell
     if not isinstance(X, np.ndarray) or X.dtype.kind != "f" or Y.ndim != X.ndim or not X.ndim or Y.shape[0] != X.shape[0]:
         return ""
     arrays = [np.asarray(a) for a in [*L.params.values(), *L.inputs[1:]]]
@@ -5148,6 +5197,21 @@ def _layer_kind(L: _Layer) -> str:
         ws = [w for w in [*L.params.values(), *(a for i, a in enumerate(L.inputs[1:], 1) if i != j)] if np.ndim(w) > 1]
         return {1: "RNN", 3: "GRU", 4: "LSTM"}.get(_gate_blocks(ws, X.shape[2], Y.shape[2]), "")
     return _norm_kind(L) if X.ndim in (2, 3) and Y.shape == X.shape else ""
+
+
+def _cell_kind(L: _Layer) -> str:
+    """``LSTM``, ``GRU`` or ``RNN`` for one step of a recurrent cell (newuser35 L1: an LSTMCell's forget-gate bug read
+    lesson 01b): inputs x (N, D) and h_prev (N, H), and for an LSTM c_prev (N, H) too, float; 2-D weights (parameters)
+    of 4 gate blocks with three inputs, 3 or 1 with two (:func:`_gate_blocks`); "" otherwise."""
+    xs = L.inputs
+    if not 2 <= len(xs) <= 3 or any(not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind != "f" for x in xs):
+        return ""
+    (N, D), (N2, H) = xs[0].shape, xs[1].shape
+    if N2 != N or any(x.shape != (N, H) for x in xs[2:]):
+        return ""
+    ws = [w for w in L.params.values() if np.ndim(w) > 1]
+    g = _gate_blocks(ws, D, H) if ws else 0
+    return {(3, 4): "LSTM", (2, 3): "GRU", (2, 1): "RNN"}.get((len(xs), g), "")
 
 
 def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
@@ -5701,6 +5765,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _gate_signature(L, key, m, n),
     lambda L, t, key, m, n: _conv_transpose_stride_signature(L, key, m, n),
+    lambda L, t, key, m, n: _conv_stride_signature(L, key, m, n),  # newuser35 L1
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),

@@ -1091,6 +1091,8 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     def run(square):  # the reference's Y and gradients, keyed as the checked layer's; the keys transposed
         transposed = give(square)
         Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+        if Y.shape != np.shape(G):  # newuser35 M2: the reference's backward refused dY (a traceback)
+            raise reference_shape_error(owner, type(ref).__name__, call.signature, np.shape(G), Y.shape)
         ret = ref.backward(G.copy())
         rets = [ret] if len(inputs) == 1 else list(ret)
         out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
@@ -1104,6 +1106,22 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     elif transposed:
         notes.append(_transposed_note(owner, "reference", "manualprop", [names[k] for k in transposed], transposed))
     return Y, out
+
+
+def reference_shape_error(owner: str, ref: str, signature: str, got, want) -> GradientShapeError:
+    """The wrong result (exit 1) of a forward whose output shape ``got`` is not the reference's ``want`` for the same
+    input and settings (newuser35 M2: a Conv2D's output size without its ``+ 1``, (H - k) // s, gave (2, 2, 3, 3)
+    where manualprop.Conv2D gives (2, 2, 4, 4), and the reference's backward raised on it): both shapes, the axes
+    that differ, and for a 4-d output the output-size formula of a convolution or pooling."""
+    axes = [i for i, (a, b) in enumerate(zip(got, want)) if a != b] if len(got) == len(want) else []
+    where = f" (axis {', '.join(map(str, axes))})" if axes else ""
+    conv = (" For a convolution or pooling each spatial output size is (H + 2*padding - kernel) // stride + 1: "
+            "a missing + 1, or a padding or stride left out of the formula, gives another size."
+            if len(got) == len(want) == 4 and set(axes) <= {2, 3} else "")
+    return GradientShapeError(V.paragraph(
+        f"{V.called(owner, signature)} gave Y with shape {V.fmt_shape(got)}; the reference manualprop.{ref} gives "
+        f"{V.fmt_shape(want)}{where} for the same input and settings, so forward's output size is wrong (or the "
+        f"reference was built with other settings: --reference-init).{conv}"))
 
 
 def _transposed_note(owner, who, lib, theirs, ours) -> str:

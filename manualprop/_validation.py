@@ -309,6 +309,17 @@ def _check_finite(X: np.ndarray, where: str, name: str, masked: bool = False) ->
         )
 
 
+def _convert_words(X: np.ndarray, name: str, dtype: np.dtype) -> str:
+    """How to give ``X`` (named ``name``) the real ``dtype`` a layer takes: ``convert with X.astype(np.float64)``,
+    or, for a complex X, what keeps its imaginary part (newuser35 L3: astype drops it, numpy only warns)."""
+    if X.dtype.kind == "c":
+        return (f"the layers work on real values, and {name}.astype(np.{dtype}) would drop the imaginary part "
+                f"(numpy only warns): pass the real and imaginary parts as real values "
+                f"(e.g. np.concatenate([np.real({name}), np.imag({name})], axis=-1), twice the features), or, if the imaginary part is meant to be dropped, say so "
+                f"with np.real({name}).astype(np.{dtype})")
+    return f"convert with {name}.astype(np.{dtype})"
+
+
 def _check_float(X: np.ndarray, where: str, name: str) -> None:
     if X.dtype not in FLOAT_DTYPES:
         if X.dtype.kind == "c":  # .astype(np.float64) would drop the imaginary part silently
@@ -396,7 +407,7 @@ def check_array(
     if dtype is not None and X.dtype != np.dtype(dtype):  # say the one dtype that fits
         raise TypeError(
             f"{where}: {name} must have dtype {np.dtype(dtype)} (the dtype of the "
-            f"parameters); got {X.dtype} (convert with {name}.astype(np.{np.dtype(dtype)}))"
+            f"parameters); got {X.dtype} ({_convert_words(X, name, np.dtype(dtype))})"
         )
     _check_float(X, where, name)
     if shape is not None and not _shape_matches(X.shape, tuple(shape)):

@@ -1,0 +1,187 @@
+"""The running statistics of a normalisation layer compared with ``--reference`` after training forwards (newuser35
+H2): the gradient check compares the eval forward with the reference's only while both hold their initial running
+statistics (0 and 1), where a running-average update with the momentum swapped (``running = m*running +
+(1-m)*batch``) gives the same eval output; and central differences never see an update forward writes (a buffer, not
+a weight). Here the reference is given the layer's running statistics and parameters, both are fed the same training
+batch, and the statistics they hold after it, then their eval outputs on another batch, are compared."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+import numpy as np
+
+from . import _validation as V
+from .compare import close
+from .diagnose import Finding, adapter_call
+from .sources import Call, mapped_names
+
+__all__ = ["running_stats_finding", "unchecked_buffers_line"]
+
+_RTOL, _ATOL = 1e-6, 1e-9
+
+
+def _bare(buffer: str) -> str:
+    """The last name of a buffer's path: ``running_mean`` of ``running_mean``, ``bn_param['running_mean']``."""
+    return (re.findall(r"\w+", buffer) or [buffer])[-1]
+
+
+def written_buffers(info: dict[str, Any]) -> list[str]:
+    """The buffers a layer's forward writes (``info['buffer_why']``, :func:`gradcheck._adapters._buffers_by_behaviour`)
+    named like running statistics (``running_*``, ``moving_*``, ``*_running``, ``mean``/``var`` ...), not a cache."""
+    why = dict(w.split(": ", 1) for w in info.get("buffer_why", []) if ": " in w)
+    return [b for b in info.get("buffers", []) if "writes it" in why.get(b, "")
+            and re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", _bare(b))]
+
+
+def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
+    """The running statistics a CS231n function pair's forward stores in a settings dict it is given (``--init``'s
+    ``bn_param``): each assignment target ``NAME['running_...']`` (or ``moving_``; in a tuple too) in the file's
+    ``source`` for a dict NAME of ``info['init']``, in order, once; [] for another protocol or a file that does not
+    parse."""
+    dicts = set(info.get("init") or [])
+    if info.get("protocol") != "cs231n" or not dicts:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for e in t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]:
+                if (isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id in dicts
+                        and isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str)
+                        and re.match(r"(running|moving)_", e.slice.value)):
+                    found.append((e.lineno, e.col_offset, f"{e.value.id}[{e.slice.value!r}]"))
+    return list(dict.fromkeys(name for *_, name in sorted(found)))
+
+
+def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "") -> str:
+    """The line after a PASS saying that forward's update of its running statistics was not compared (no reference
+    holds the same names, or none can be given: a function pair's, :func:`pair_buffers` of the file's ``source``),
+    with how to have it compared; "" when forward writes none."""
+    pair = pair_buffers(source, info)
+    bufs = written_buffers(info) or pair
+    if not bufs:
+        return ""
+    how = ("--reference cannot be given a function pair's statistics" if pair else
+           "the reference holds no running statistics of these names" if reference else
+           "pass --reference manualprop.BatchNorm1D (--reference-init '{\"num_features\": D}'; BatchNorm2D for "
+           "(N, C, H, W)) to compare them after training forwards")
+    return (f"{cname}: the update of {', '.join(bufs)} (the running averages a training forward writes and the "
+            f"eval forward reads) was NOT checked: gradients never see it, and the eval forward was compared "
+            f"(if at all) only before any training forward; {how}, or compare them by hand after one training "
+            f"forward: running = (1 - momentum) * running + momentum * batch statistic in PyTorch's convention "
+            f"(momentum 0.1), running = momentum * running + (1 - momentum) * batch statistic in CS231n's and "
+            f"Keras's (momentum 0.9 or 0.99).")
+
+
+def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: int, ref_name: str) -> tuple[
+        Finding | None, list[str]]:
+    """``(finding, notes)``: a ``running-stats`` error Finding when, given the layer's running statistics and
+    parameters, the ``reference`` (a manualprop layer with the same buffer names and a ``momentum``, PyTorch's
+    convention) holds other running statistics after one training forward on the same batch, or gives another eval
+    output after it; None when they agree, or when nothing can be compared (no mapped buffers, another input count,
+    a state that cannot be read: ``notes`` says which). A running variance of the biased batch variance (CS231n's,
+    Keras's) where the reference keeps the unbiased (PyTorch's, ``count / (count - 1)``) is accepted, said in ``notes``.
+
+    Parameters
+    ----------
+    layer : RemoteLayer or layer
+        The checked layer (its forward takes a training switch, its ``protocol`` lists the buffers it writes).
+    reference : manualprop layer
+        ``--reference``'s layer, with ``momentum`` and the buffers as attributes.
+    cname, ref_name : str
+        The layer's and the reference's names, for the messages.
+    shape : tuple of int
+        The input shape (one input).
+    seed : int
+        The draws' seed.
+    """
+    info = getattr(layer, "protocol", None) or {}
+    bufs = {b: _bare(b) for b in written_buffers(info)}
+    m = getattr(reference, "momentum", None)
+    bufs = {b: r for b, r in bufs.items() if isinstance(getattr(reference, r, None), np.ndarray)}
+    if not bufs or not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
+        return None, []
+    state = adapter_call(layer, "state_values")
+    own = {b: r for b, r in bufs.items() if r in state and np.shape(state[r]) == getattr(reference, r).shape}
+    if not own:
+        return None, [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; their "
+                      "update was not compared with the reference"]
+    params = V.layer_params(layer, cname)
+    rparams = getattr(reference, "params", None) or {}
+    names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
+    for k, v in params.items():  # the layer's parameters, for the eval outputs
+        rparams[names[k]][...] = np.asarray(v, dtype=np.float64).reshape(rparams[names[k]].shape)
+    rng = np.random.default_rng([seed, 35])
+    X, Xe = (rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2))  # batch means away from the statistics
+    inputs = V.input_names(layer, 1)
+    before = {r: np.array(state[r], dtype=np.float64) for r in own.values()}
+    for r, v in before.items():
+        setattr(reference, r, v.copy())
+    Call(layer, cname, [X], inputs, params, True).forward(X.copy())
+    reference.forward(X.copy(), training=True)
+    after = adapter_call(layer, "state_values")
+    notes, wrong = [], []
+    for b, r in own.items():
+        got, want = np.asarray(after[r], dtype=np.float64), np.asarray(getattr(reference, r), dtype=np.float64)
+        if close(got, want, _RTOL, _ATOL):
+            continue
+        count = X.size / max(want.size, 1)
+        biased = (1 - m) * before[r] + (want - (1 - m) * before[r]) * (count - 1) / count
+        if "var" in r and count > 1 and close(got, biased, _RTOL, _ATOL):
+            notes.append(f"running statistics: {b} keeps the biased batch variance (CS231n's, Keras's convention), "
+                         f"{ref_name} the unbiased one (PyTorch's: times count / (count - 1) = {count:g}/{count - 1:g})"
+                         ": accepted; the eval outputs are compared with the reference given the layer's value")
+            setattr(reference, r, got.copy())
+            continue
+        wrong.append((b, r, got, want))
+    if not wrong:
+        Ys = Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy())
+        Yr = np.asarray(reference.forward(Xe.copy(), training=False), dtype=np.float64)
+        if Ys.shape == Yr.shape and close(Ys, Yr, _RTOL, _ATOL):
+            return None, notes + [f"running statistics: {', '.join(own)} after a training forward and the eval "
+                                  f"output after it match {ref_name}'s"]
+        err = float(np.max(np.abs(Ys - Yr))) if Ys.shape == Yr.shape else float("nan")
+        return Finding("running-stats", (
+            f"after one training forward, {cname}'s running statistics ({', '.join(own)}) equal {ref_name}'s, but "
+            f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: the eval forward "
+            f"does not normalise with them as (X - running_mean) / sqrt(running_var + eps)"), layer="BatchNorm"), notes
+    said = []
+    for b, r, got, want in wrong:
+        kept = _kept(before[r], got, want, m)
+        said.append(f"{b} is {_fmt(got)} after a training forward from {_fmt(before[r])}, {ref_name}'s {_fmt(want)}"
+                    + (f": yours keeps {kept:.3g} of the old value, {ref_name} (momentum={m:g}) keeps {1 - m:g}"
+                       if kept is not None else ""))
+    swapped = any(k is not None and abs(k - m) < 1e-6 for k in (_kept(before[r], g, w, m) for _, r, g, w in wrong))
+    fix = (f"the momentum looks swapped: running = (1 - momentum) * running + momentum * batch statistic in "
+           f"PyTorch's convention (momentum={m:g} keeps {1 - m:g}); momentum * running + (1 - momentum) * batch in "
+           "CS231n's and Keras's, where momentum is the share kept (0.9, 0.99): use one convention for both the "
+           "value and the formula" if swapped else
+           "running = (1 - momentum) * running + momentum * batch mean (PyTorch's; the variance: the unbiased "
+           "batch variance, or CS231n's biased one)")
+    return Finding("running-stats", f"{'; '.join(said)}. Fix: {fix}", layer="BatchNorm"), notes
+
+
+def _kept(before: np.ndarray, got: np.ndarray, want: np.ndarray, m: float) -> float | None:
+    """The share of the old value the layer's update kept, read from its statistic ``got`` and the reference's
+    ``want`` (``(1 - m) * before + m * batch``), where the batch's statistic differs from ``before``; None when one
+    share does not fit every entry (not a running average of this batch)."""
+    batch = (want - (1 - m) * before) / m
+    far = np.abs(before - batch) > 1e-3 * (1 + np.abs(batch))
+    if not far.any():
+        return None
+    k = (got[far] - batch[far]) / (before[far] - batch[far])
+    return float(np.median(k)) if np.ptp(k) <= 1e-6 * (1 + np.abs(k).max()) else None
+
+
+def _fmt(a: np.ndarray) -> str:
+    """A short print of a statistic: its first entries."""
+    flat = np.asarray(a).ravel()
+    return "[" + ", ".join(f"{v:.4g}" for v in flat[:3]) + (", ...]" if flat.size > 3 else "]")
