@@ -153,6 +153,13 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             f"after one training forward, {cname}'s running statistics ({', '.join(own)}) equal {ref_name}'s, but "
             f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: the eval forward "
             f"does not normalise with them as (X - running_mean) / sqrt(running_var + eps)"), layer="BatchNorm"), notes
+    return _differing_stats(wrong, before, m, ref_name), notes
+
+
+def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
+    """:func:`running_stats_finding`'s error for the buffers ``wrong`` (``(name, reference name, got, want)`` each,
+    after a training forward from ``before``): each said with the share of the old value it keeps, and the fix (a
+    swapped momentum named as one)."""
     said = []
     for b, r, got, want in wrong:
         kept = _kept(before[r], got, want, m)
@@ -166,7 +173,7 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
            "value and the formula" if swapped else
            "running = (1 - momentum) * running + momentum * batch mean (PyTorch's; the variance: the unbiased "
            "batch variance, or CS231n's biased one)")
-    return Finding("running-stats", f"{'; '.join(said)}. Fix: {fix}", layer="BatchNorm"), notes
+    return Finding("running-stats", f"{'; '.join(said)}. Fix: {fix}", layer="BatchNorm")
 
 
 def _kept(before: np.ndarray, got: np.ndarray, want: np.ndarray, m: float) -> float | None:

@@ -775,8 +775,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1; a random forward
         # cannot be checked (exit 3): NOT CHECKED
-        print(colorize(f"\n{_verdict_word(diag)}: {diag.name}: {_wrong_what(diag)}.",
-                       color))
+        print(colorize(f"\n{_verdict_word(diag)}: {diag.name}: {_wrong_what(diag)}.", color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
     _print_lessons(diag, color)
@@ -1791,7 +1790,7 @@ class JsonReport:
     H1: a run that ended without a verdict, exit 3, or in a traceback left the previous run's ``"passed": true`` in
     place, which a script then read). As pytest's ``--junitxml`` and Gradescope's ``results.json`` do, every run
     writes its report, an error too, and writes it atomically (a temporary file beside FILE moved onto it:
-    :func:`gradcheck.grading.runner.write_json`), so no earlier report and no half-written one can be read.
+    :func:`gradcheck._jsonfile.write_json`), so no earlier report and no half-written one can be read.
 
     Parameters
     ----------
@@ -1826,7 +1825,7 @@ class JsonReport:
         """Write the report for exit ``code`` (None: gradcheck itself failed) atomically; OSError if it cannot."""
         from pathlib import Path
 
-        from .grading.runner import write_json
+        from ._jsonfile import write_json
 
         first, *rest = self.payloads or [{}]
         data = {**first, **({"other_checks": rest} if rest else {}), "passed": code == EXIT_PASS, "exit_code": code,

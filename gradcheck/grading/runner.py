@@ -43,6 +43,9 @@ from typing import Any
 
 from .. import _pyast, _tmpdirs
 from .._import_scan import _imports, loaded_names, module_files
+from .._jsonfile import replaced as _replaced
+from .._jsonfile import valid_unicode as _valid_unicode
+from .._jsonfile import write_json as _write_json
 from .._validation import printable
 from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
@@ -1065,51 +1068,17 @@ def _signature(data: dict[str, Any], key: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def _valid_unicode(obj: Any) -> Any:
-    """``obj`` (JSON data: dicts and lists changed in place) with every string valid Unicode: a lone surrogate (of a
-    file name that is not UTF-8, read with ``surrogateescape``) written out as ``\\udcff``, a pair joined, so that
-    results.json decodes to text a strict reader takes (redteam35 F1b: ``output.encode("utf-8")`` raised)."""
-    if isinstance(obj, str):
-        if obj.isascii() or not any("\ud800" <= c <= "\udfff" for c in obj):
-            return obj
-        joined = obj.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
-        return joined.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(obj, dict):
-        for k in list(obj):
-            v = _valid_unicode(obj.pop(k))
-            obj[_valid_unicode(k) if isinstance(k, str) else k] = v
-    elif isinstance(obj, list):
-        obj[:] = [_valid_unicode(v) for v in obj]
-    return obj
-
-
 def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
-    """Write atomically, every string valid Unicode (:func:`_valid_unicode`); with a batch ``key``, sign it (so a
-    resumed batch knows its own)."""
+    """Write atomically, every string valid Unicode (:func:`gradcheck._jsonfile.write_json`); with a batch ``key``,
+    sign it (so a resumed batch knows its own)."""
     _valid_unicode(data)
     if key is not None:
         data.setdefault("extra_data", {})["signature"] = _signature(data, key)
-    with _replaced(path) as tmp:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2))
+    _write_json(path, data)
 
 
-@contextlib.contextmanager
-def _replaced(path: Path) -> Iterator[Path]:
-    """A new temporary file beside ``path`` (its folder made) to write, moved onto ``path`` when the block ends;
-    removed when the writing fails (a full disk: no half-written temporary file left, tester16g M2)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if tmp.is_symlink():
-        tmp.unlink()
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+
+
 
 
 def _read_json(path: Path) -> Any:
