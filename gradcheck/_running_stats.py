@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _pyast
 from . import _validation as V
 from .compare import close
 from .diagnose import Finding, adapter_call
@@ -45,7 +46,7 @@ def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
     if info.get("protocol") != "cs231n" or not dicts:
         return []
     try:
-        tree = ast.parse(source)
+        tree = _pyast.parse(source)
     except (SyntaxError, ValueError):
         return []
     found = []

@@ -796,7 +796,9 @@ def _check_reply(op: str, args: Mapping[str, Any], ok: bool, meta: dict) -> None
     """
     fields = {**_REPLY_FIELDS, **_REPLY_FIELDS_BY_OP.get(op, {})}
     for key, value in meta.items():
-        if (check := fields.get(key)) is not None:
+        if key == "signature" and not ok:  # a failed construction's reply: the constructor's signature as text
+            _need(value is None or isinstance(value, str), value, key, "the constructor's signature (a string)")
+        elif (check := fields.get(key)) is not None:
             check(value, key)
     if ok and (op == "clone" or op == "load" and args.get("class") is not None):
         _need(isinstance(meta.get("id"), str), meta.get("id"), "id", "the new object's id (a string)")

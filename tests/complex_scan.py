@@ -151,6 +151,10 @@ class _Both:
 _SP, _np = scipy.special, np  # (autoprop.numpy.linalg lacks the array-API names: numpy's dispatch)
 COMPOSITE_SAMPLES = {
     "vector_norm": F(lambda np, a: np.linalg.vector_norm(a, ord=3, axis=1), (2, 3), autograd=False),
+    # overlapping windows of each row (numpy's own function on arrays, the recorded gather on Tensors)
+    "as_strided": F(lambda np, a: apn.lib.stride_tricks.as_strided(a, (2, 2, 2), (a.strides[0], a.strides[1],
+                                                                                   a.strides[1])) * 1.0,
+                    (2, 3), autograd=False),
     "matrix_norm": F(lambda np, a: np.linalg.matrix_norm(a), (2, 3), autograd=False),
     "var": F(lambda np, a: np.var(a, axis=0, ddof=1), (3, 2), autograd=False),
     "std": F(lambda np, a: np.std(a), (3, 2), autograd=False),

@@ -1,7 +1,7 @@
 """corpus35 F3: ``buf[:4] += ap.constant(...)`` raised TypeError with no tape and no Variable at all, though
 ``buf[:4] = t`` works (numpy reads the Tensor's values). An in-place op of numpy into a numpy array now refuses
-only what would lose a gradient (a Tensor that carries one on a recording tape or accumulator, as PyTorch refuses
-a tensor that requires grad); otherwise it is numpy's own op on the values."""
+only what would lose a gradient or could (a Tensor that carries one on a recording tape or accumulator, or a
+trainable Variable, as PyTorch refuses a tensor that requires grad); otherwise it is numpy's own op on the values."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,10 @@ def test_augmented_assignment_of_a_constant_into_an_array_is_numpys():
     buf = np.zeros(6)
     buf[:4] += ap.constant(np.arange(4.0))
     np.testing.assert_array_equal(buf, [0.0, 1.0, 2.0, 3.0, 0.0, 0.0])
-    buf *= ap.Variable(np.full(6, 2.0))  # a Variable with no tape recording: its values
+    buf *= ap.Variable(np.full(6, 2.0), trainable=False)  # a non-trainable Variable no tape tracks: its values
+    np.testing.assert_array_equal(buf, [0.0, 2.0, 4.0, 6.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match=r"`buf` is a numpy array .*`buf \*= <Tensor>`"):
+        buf *= ap.Variable(np.full(6, 2.0))  # a trainable one: refused with no tape too (torch: requires_grad)
     np.testing.assert_array_equal(buf, [0.0, 2.0, 4.0, 6.0, 0.0, 0.0])
     buf[1:3] -= ap.constant(np.array([1.0, 1.0]))
     np.testing.assert_array_equal(buf, [0.0, 1.0, 3.0, 6.0, 0.0, 0.0])

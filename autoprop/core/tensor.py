@@ -942,9 +942,10 @@ class Tensor:
                 return prim(*inputs)
         out = kwargs.get("out")
         if out and isinstance(out[0], np.ndarray) and inputs and out[0] is inputs[0]:  # arr += t: numpy's out=arr
-            if any(isinstance(a, Tensor) and _observe._carrier(a) is not None for a in inputs):
-                _ndarray_augmented_assignment(ufunc, out[0])  # (raises: the gradient would be lost)
-            # no gradient to lose (no tape records, or a constant): numpy's own in-place op on the values, as
+            if any(isinstance(a, Tensor) and (_observe._carrier(a) is not None or
+                                              isinstance(a, Variable) and a.trainable) for a in inputs):  # a gradient would be lost, or could be (PyTorch refuses a requires_grad tensor)
+                _ndarray_augmented_assignment(ufunc, out[0])  # (raises)
+            # a constant (or a non-trainable Variable) no tape tracks: numpy's own in-place op on the values, as
             # `arr[...] = t` (corpus35 F3: `buf[:4] += ap.constant(...)` was refused with no tape at all)
             return getattr(ufunc, method)(*(_plain(a) for a in inputs), **kwargs)
         return _R.dispatch_ufunc(ufunc, method, inputs, kwargs)
