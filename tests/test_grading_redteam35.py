@@ -14,6 +14,7 @@ import pytest
 from gradcheck import sandbox
 from gradcheck.sandbox import SandboxError
 from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
+from tests.test_grading_redteam33 import FORWARD_TESTS  # a Linear forward test beside a ReLU one
 
 #: the assignment's solution, and ``_forge(edit)``: the child's reply function wrapped so that ``edit(meta)`` changes
 #: every later successful reply's metadata before it is sent (redteam35's cases/forge_*)
@@ -141,20 +142,6 @@ def test_f2_the_check_names_the_field_and_what_it_held(meta, message):
     assert message in str(info.value), str(info.value)
 
 
-#: a Linear forward test beside a ReLU one (redteam33's FORWARD_TESTS)
-FORWARD_TESTS = '''
-import pytest
-from manualprop import Linear as RefLinear, ReLU as RefReLU
-
-@pytest.mark.points(2)
-def test_linear_forward(student, grade, rng):
-    grade.layer_forward(student.layer("layers.py", "Linear", in_features=5, out_features=3),
-                        rng.standard_normal((8, 5)), RefLinear(5, 3), points=2)
-
-@pytest.mark.points(1)
-def test_relu_forward(student, grade, rng):
-    grade.layer_forward(student.layer("layers.py", "ReLU"), rng.standard_normal((6, 4)) + 0.5, RefReLU())
-'''
 
 
 def test_f2_graded_a_forged_reply_scores_0_as_the_submissions_never_a_grader_error(tmp_path):
