@@ -472,7 +472,9 @@ def _user_line_hint():
         return (" It happened in np.array(...) / np.asarray(...) of Tensors: numpy builds a plain array "
                 "of its own from them (a list gives numpy no hook to dispatch), off the tape. Write "
                 "np.stack([a, b]) for a list of Tensors (np.concatenate to join them: both recorded), and "
-                "on a single Tensor leave the call out: numpy functions on the Tensor itself are recorded.")
+                "on a single Tensor leave the call out: numpy functions on the Tensor itself are recorded. A "
+                "copy kept aside that the result is not computed from (a cache for a hand-written backward): "
+                "t.numpy().copy() (an explicit exit, never refused) or np.copy(t) (recorded).")
     return ""
 
 
@@ -846,9 +848,10 @@ def partial_escape_text(who, escapes, lost, hints=None):
     return (
         f"{who}: refused, the result would be wrong: {n} value{'s' if n > 1 else ''} computed from "
         f"{', '.join(lost[:4]) or 'the sources'}{', ...' if len(lost) > 4 else ''} left the tape implicitly "
-        "before the target was made, and the target was then computed partly off the tape (it is still a "
-        "Tensor because another part stayed on it), so the paths through those values would be missing: a "
-        "partial gradient, or None for a source whose only path left. The first: "
+        "before the target was made, and an op on the way to the target then read a plain constant (a number "
+        "or an array the tape does not track) that may hold them: the tape cannot trace plain values, so if "
+        "it does, the paths through those values would be missing: a partial gradient, or None for a source "
+        "whose only path left. The first: "
         + _first_escape(who_t, how, site, pos, hints) +
         f" {n} in all, at {lines} line{'s' if lines > 1 else ''}: {where}. In general: " + _GENERAL_FIX +
         " A value taken only to print or log: t.item() or t.numpy() (the explicit exits, never refused), or "
