@@ -1534,6 +1534,29 @@ def call_as_forward(obj):
     return name if _subclass(obj, forward=getattr(cls, name)) else ""
 
 
+#: The names a backward method has in blog and course code (Victor Zhou's cnn-from-scratch: ``backprop(d_L_d_out)``,
+#: ``backprop(d_L_d_out, learn_rate)``: corpus36 F3), read as ``backward`` when the class has no method of that name.
+BACKWARD_ALIASES = ("backprop", "backpropagate", "back_prop")
+
+
+def backprop_as_backward(obj):
+    """A class with ``forward`` and no ``backward`` whose ``backprop(self, dY)`` (:data:`BACKWARD_ALIASES`; or
+    ``backprop(self, dY, learn_rate)`` stepping its own weights, :func:`_learning_rate`) takes the upstream gradient
+    alone gets it as its backward, through a same-named subclass (:func:`_subclass`). Nielsen's ``backprop(x, y)``
+    (two required inputs, no forward: :func:`backprop_as_model`) is not one. The name used when done, else ``""``."""
+    cls = type(obj)
+    if not callable(getattr(obj, "forward", None)) or callable(getattr(obj, "backward", None)):
+        return ""
+    for name in BACKWARD_ALIASES:
+        fn = getattr(cls, name, None)
+        if not inspect.isfunction(fn):
+            continue
+        ps = [p for p in _positional(fn, required=True) if p.name != "self"]
+        if len(ps) == 1 or len(ps) == 2 and _learning_rate(fn) == ps[1].name:
+            return name if _subclass(obj, backward=fn) else ""
+    return ""
+
+
 class PassOptimizer:
     """gradcheck's optimizer for ML-From-Scratch's ``initialize(optimizer)``: ``update(w, grad_wrt_w)`` returns a
     plain gradient-descent step ``w - learning_rate * grad_wrt_w`` (a new array, ``w`` unchanged), the step the
@@ -1599,7 +1622,7 @@ def pass_as_forward(obj, probe=None):
     if not _subclass(obj, forward=cls.forward_pass, backward=cls.backward_pass):
         return ""
     text = "ML-From-Scratch's layer protocol: forward_pass(X, training) checked as forward, backward_pass(accum_grad) as backward"
-    if not callable(getattr(obj, "initialize", None)) or _has_optimizer(obj):
+    if not _initialize_hook(obj) or _has_optimizer(obj):
         return text
     if getattr(obj, "input_shape", None) is None and probe and callable(getattr(obj, "set_input_shape", None)):
         obj.set_input_shape(tuple(np.shape(probe[0])[1:]))
@@ -1607,6 +1630,15 @@ def pass_as_forward(obj, probe=None):
     obj.initialize(opt)
     return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, from whose "
             "update(w, grad) steps each weight's gradient is read")
+
+
+def _initialize_hook(obj) -> bool:
+    """``obj`` has ML-From-Scratch's ``initialize(self, optimizer)`` hook: a method of the instance, not a
+    classmethod or staticmethod of that name (SkalskiP's ``DenseLayer.initialize(cls, units_prev, units_curr)`` is a
+    factory: corpus36 F2, where calling it with an optimizer was blamed on ``__init__``)."""
+    if not callable(getattr(obj, "initialize", None)):
+        return False
+    return not isinstance(inspect.getattr_static(type(obj), "initialize", None), (classmethod, staticmethod))
 
 
 def _positional_count(fn):
@@ -5413,8 +5445,8 @@ def _not_initialized(obj) -> str:
     ``forward_pass`` and ``initialize(optimizer)`` (its Layer subclassed), holding no optimizer and attributes still
     None: gradcheck calls ``initialize`` only for the forward_pass/backward_pass protocol (:func:`pass_as_forward`),
     so weights it would build are None (newuser31b F5: forward's TypeError was blamed on --input-shape); else ""."""
-    if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward", "forward_pass", "initialize")) or \
-            _has_optimizer(obj):
+    if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward", "forward_pass")) or \
+            not _initialize_hook(obj) or _has_optimizer(obj):
         return ""
     try:
         made = set(re.findall(r"self\.(\w+)\s*=", inspect.getsource(type(obj).initialize)))
@@ -5519,7 +5551,7 @@ def _stores(fn, names):
 
 #: Names of a learning rate that a backward which updates the weights itself requires (``backward(self,
 #: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
-LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate", "stepsize", "lr_rate", "alpha")
+LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate", "stepsize", "lr_rate", "learn_rate", "alpha")
 
 #: Those a rate *parameter* may have: not ``alpha``, a LeakyReLU's or ELU's slope (``backward(dY, alpha=0.01)``);
 #: a rate attribute named so is probed to move weights before it is taken as one (tester13 H2).
@@ -7082,6 +7114,7 @@ class ReturnedGradients:
         self.n, self.shapes, self.weights, self.keys = n_inputs, dict(shapes), list(shapes), keys
         self.order = order  # where each gradient is among the items backward returns (by_shape), None: in order
         self.keep = set(keep)  # weights whose stored gradient (grads['W']) is checked: not overwritten
+        self.dict_keys = None  # backward returns (dX, {key: dW}): each weight's key (_dict_returned), else None
 
     @staticmethod
     def line_up(obj, inputs, rets, weights):
@@ -7131,17 +7164,22 @@ class ReturnedGradients:
                 f"({', '.join(f'{w} {self.shapes[w]}' for w in self.weights)}), as a CS231n backward "
                 "and PyTorch's autograd.Function return them (gradcheck's own protocol: backward returns dX alone and "
                 "stores self.dW)" + (f"; {' and '.join(same)} have the same shape: paired by that order, so a gradient "
-                                     "returned out of order FAILs as swapped" if same else ""))
+                                     "returned out of order FAILs as swapped" if same and not self.dict_keys
+                                     else ""))
 
     def attach(self, obj):
         """Switch ``obj`` to a subclass of its class (same name) whose ``backward`` keeps the weights' gradients."""
         cls, n, keep, order = type(obj), self.n, self.keep, self.order
         keys = None if self.keys is None else [k if k not in keep else None for k in self.keys]
 
+        dict_keys = self.dict_keys
+
         def backward(self_, dY, *rest, **kw):
             r = cls.backward(self_, dY, *rest, **kw)
             if not isinstance(r, (tuple, list)):  # one array: what it is, for the check to report
                 return r
+            if dict_keys is not None and r and isinstance(r[-1], dict):  # (dX, {'gamma': dgamma}): in weight order
+                r = [*r[:-1], *(None if k is None else r[-1].get(k) for k in dict_keys)]
             if order is not None and len(r) > max(j for j in order if j is not None):
                 r = [None if j is None else r[j] for j in order]
             if keys is None:
@@ -7176,6 +7214,7 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     rets = _try(_returned, obj, inputs, kw) if inputs is not None else None
     if rets is None:
         return None
+    rets, dict_keys = _dict_returned(rets, weights)
     ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
     order, stored, notes, read = getattr(rets, "order", None), {}, [], []
     if order is not None:
@@ -7206,11 +7245,32 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
             stored[w] = s
     rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws},
                            [w for w in ws] if keys else None, keep=stored, order=order)
+    rg.dict_keys = [dict_keys.get(w) for w in ws] if dict_keys else None
     rg.attach(obj)
+    if dict_keys:
+        notes.insert(0, f"the weights' gradients read from the dict backward returns last (keys "
+                        f"{', '.join(repr(dict_keys[w]) for w in ws if dict_keys.get(w) is not None)})")
     info.update(protocol="returned", text=rg.text(obj, inputs) + "".join(f"; {t}" for t in notes))
     if read:  # which of the two a gradient is, for its FAIL line: ["dW: the stored self.dW, not ..."]
         info["read_from"] = read
     return {w: stored.get(w) or (f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]") for i, w in enumerate(ws)}
+
+
+def _dict_returned(rets, weights):
+    """``(items, {weight: key})``: a backward returning ``(dX, {'gamma': dgamma, 'beta': dbeta})`` (uesina15-max's
+    transformer: corpus36 F1), its last item a dict whose every key names a weight (``gamma``) or its gradient
+    (:data:`GRAD_NAMES`: ``dgamma``, ``grad_gamma``), read as ``(dX, dgamma, dbeta)`` in the class's weight order (None
+    for a weight the dict lacks); ``(rets, {})`` for any other return."""
+    last = rets[-1] if len(rets) else None
+    if not isinstance(last, dict) or not last or not all(isinstance(k, str) for k in last):
+        return rets, {}
+    names = {g.format(w).lower(): w for w in weights for g in ("{}", *GRAD_NAMES)}
+    if not all(k.lower() in names for k in last) or len({names[k.lower()] for k in last}) < len(last):
+        return rets, {}
+    keys = {names[k.lower()]: k for k in last}
+    ws = [w for w in weights if not _buffer_name(w) or w in keys]
+    items = _ReturnedItems([*rets[:-1], *(_copy(last.get(keys.get(w))) for w in ws)], rets.kind, rets.stored)
+    return items, keys
 
 
 def _farther(obj, inputs, kw, weight, grads):

@@ -1107,10 +1107,13 @@ def _training(req):
     return {} if req.get("training") is None else {"training": req["training"]}
 
 
-def _protocol_text(info, keras_call, nielsen, req):
+def _protocol_text(info, keras_call, nielsen, req, alias=""):
     """``info`` with its ``text`` (the header's protocol line) saying what the load read beyond the adapter: forward
-    found as ``call``/``__call__`` (Keras's, PyTorch's habit), Nielsen's ``backprop(x, y)`` as a model, a model with
-    fixed targets (DLfS vol. 2's ``forward(x, t)``). Unchanged without a text."""
+    found as ``call``/``__call__`` (Keras's, PyTorch's habit), backward as ``alias`` (``backprop``), Nielsen's
+    ``backprop(x, y)`` as a model, a model with fixed targets (DLfS vol. 2's ``forward(x, t)``). Unchanged without
+    a text."""
+    if alias and info.get("text"):
+        info = {**info, "text": f"{info['text']}; backward is {alias}() (the class has no backward)"}
     if keras_call and info.get("text"):
         info = {**info, "text": f"{info['text']}; forward is {keras_call}() (" + (
             "Keras's name" if keras_call == "call" else "the layer called as layer(X), PyTorch's habit")
@@ -1321,6 +1324,7 @@ class Child:
             return self.fail(exc, "init", signature=sig_text)
         held = _quiet(held_forwards, obj) or {}  # as built (forward_pass as forward), before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
+        alias = kind == "class" and AD.backprop_as_backward(obj)  # backprop(self, dY) as backward (corpus36 F3)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
         if nielsen and req.get("targets") is None:
             return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
@@ -1338,7 +1342,7 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
-            info = _protocol_text(info, keras_call, nielsen, req)
+            info = _protocol_text(info, keras_call, nielsen, req, alias)
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
