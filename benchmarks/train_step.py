@@ -291,8 +291,8 @@ def interleaved(steps, repeats, warmup=30, clock=None, block=1):
     notebook runs them. With ``block`` > 1 the first step of a turn runs untimed: it pays for the
     caches and branch history the previous engine's step left (speed36, 64-32-10 B16 with every
     peer in turns of 20: plain numpy 88 us for the first step of a turn, 43 for the second, 34 from
-    the fifth on; autoprop 380, 139, 105), the next two or three pay a little, which the median
-    leaves out. That cost depends on which engines share the run (after our own engines plain
+    the fifth on; autoprop 380, 139, 105); the next two or three pay a little, which the median of
+    the timed steps mostly leaves out. That cost depends on which engines share the run (after our own engines plain
     numpy's first step pays more in proportion than autoprop's, after the peers every engine pays
     two to three times its step), not on the engine timed. ``block=1``: every turn one timed step,
     each after another engine's (this benchmark's method until session 36).
@@ -387,8 +387,8 @@ def mlp_table(repeats, peers=None, block=1):
             if not diff <= AGREE:
                 raise SystemExit(f"{e.name} disagrees with plain numpy by {diff:.3g} (> {AGREE}) "
                                  f"at {sizes} B{batch}: not timed")
-        meds = dict(zip((e.name for e in engines), interleaved([e.step for e in engines], repeats,
-                                                                            block=block)))
+        steps = [e.step for e in engines]
+        meds = dict(zip((e.name for e in engines), interleaved(steps, repeats, block=block)))
         base = meds["plain numpy"]
         ratios = {k: v / base for k, v in meds.items()}
         net = "-".join(map(str, sizes))
