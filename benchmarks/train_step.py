@@ -6,12 +6,14 @@ the same data and the same weights; before any timing, one step of each is check
 the plain-numpy step (updated weights and loss within 1e-10). The steps then run
 interleaved in one process (each engine on its own copy of the weights) and the medians
 are compared as ratios to plain numpy, which is written as hand-made functions with no
-layer objects. Usage::
+layer objects. Each engine's turn is ``--block`` steps back to back (default 10, the first untimed:
+it pays for the previous engine's caches, see :func:`interleaved`). Usage::
 
     python benchmarks/train_step.py                  # the table, the CNN/LSTM and memory lines
     python benchmarks/train_step.py --repeats 2000
     python benchmarks/train_step.py --profile        # also the cProfile breakdown of one step
     python benchmarks/train_step.py --peers torch,autograd   # peers without jax
+    python benchmarks/train_step.py --block 1        # one timed step a turn (before session 36)
 
 Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
 them into their own environment (``.venv-peers``) and runs this script there; without
@@ -55,6 +57,7 @@ AGREE = 1e-10
 SIZES = (((64, 256, 10), 64, 1.10, 1.10), ((64, 32, 10), 16, 1.5, 2.5))  # sizes, batch, manual, auto
 NESTED_TARGET = 1.3  # autoprop / manualprop on the CNN and the LSTM (and RNN) step
 MEMORY_TARGET = 1.2  # tape bytes (parameters not counted) / manualprop cache bytes
+BLOCK = 10  # --block's default: steps of one engine a turn (interleaved), the first untimed
 
 
 # ---------------------------------------------------------------------------- data and weights
@@ -277,15 +280,24 @@ CLOCK = {"wall": time.perf_counter, "cpu": time.thread_time}
 _clock = [time.perf_counter]
 
 
-def interleaved(steps, repeats, warmup=30, clock=None):
-    """Median seconds of each step function, the functions run one after the other per repeat.
+def interleaved(steps, repeats, warmup=30, clock=None, block=1):
+    """Median seconds of each step function over ``repeats`` timed steps, the functions taking turns.
 
-    A new order each repeat, drawn by a seeded shuffle (the same orders in every run), so that no
-    engine always follows the same one: a slow peer leaves cold caches and busy threads to
-    whichever step comes next. (Until session 28 the order turned by one each repeat, which keeps
-    every engine behind the same neighbour: speed28 measured autoprop's B16 ratio 7% lower that
-    way than with shuffled orders, 3.25 against 3.51 at load.) ``clock``: ``--clock``'s (wall
-    time by default; ``time.thread_time`` for CPU time on a shared machine).
+    Each round gives every function one turn, in a new order drawn by a seeded shuffle (the same
+    orders in every run), so that no engine always follows the same one. (Until session 28 the
+    order turned by one each repeat, which keeps every engine behind the same neighbour: speed28
+    measured autoprop's B16 ratio 7% lower that way than with shuffled orders, 3.25 against 3.51
+    at load.) A turn is ``block`` steps of one engine back to back, as a training loop in a
+    notebook runs them. With ``block`` > 1 the first step of a turn runs untimed: it pays for the
+    caches and branch history the previous engine's step left (speed36, 64-32-10 B16 with every
+    peer in turns of 20: plain numpy 88 us for the first step of a turn, 43 for the second, 34 from
+    the fifth on; autoprop 380, 139, 105); the next two or three pay a little, which the median of
+    the timed steps mostly leaves out. That cost depends on which engines share the run (after our own engines plain
+    numpy's first step pays more in proportion than autoprop's, after the peers every engine pays
+    two to three times its step), not on the engine timed. ``block=1``: every turn one timed step,
+    each after another engine's (this benchmark's method until session 36).
+    ``clock``: ``--clock``'s (wall time by default; ``time.thread_time`` for CPU time on a shared
+    machine).
     """
     clock = clock or _clock[0]
     for _ in range(warmup):
@@ -293,13 +305,26 @@ def interleaved(steps, repeats, warmup=30, clock=None):
             step()
     times = [[] for _ in steps]
     order, rng = list(range(len(steps))), random.Random(0)
-    for _ in range(repeats):
+    untimed = 1 if block > 1 else 0
+    while len(times[0]) < repeats:
         rng.shuffle(order)
         for i in order:
-            t0 = clock()
-            steps[i]()
-            times[i].append(clock() - t0)
+            step, timed = steps[i], times[i]
+            for _ in range(untimed):
+                step()
+            for _ in range(min(block - untimed, repeats - len(timed))):
+                t0 = clock()
+                step()
+                timed.append(clock() - t0)
     return [statistics.median(t) for t in times]
+
+
+def steps_run(repeats, block):
+    """How many steps :func:`interleaved` runs of each function after its warm-up: ``repeats``
+    timed ones and, with ``block`` > 1, the untimed first step of each turn."""
+    if block <= 1:
+        return repeats
+    return repeats + -(-repeats // (block - 1))
 
 
 def check_agrees(engine, reference_weights, reference_loss):
@@ -335,10 +360,11 @@ def saturated_steps(w0, X, y, first, last):
     return steps, entries
 
 
-def mlp_table(repeats, peers=None):
+def mlp_table(repeats, peers=None, block=1):
     """One block per size: every engine's median and ratio to plain numpy, ok/MISS.
 
-    ``peers``: the module names of the peers to run (default: every importable one)."""
+    ``peers``: the module names of the peers to run (default: every importable one); ``block``:
+    :func:`interleaved`'s steps of one engine a turn."""
     verdicts = []
     for sizes, batch, manual_target, auto_target in SIZES:
         X, y = digits_batch(batch)
@@ -361,7 +387,8 @@ def mlp_table(repeats, peers=None):
             if not diff <= AGREE:
                 raise SystemExit(f"{e.name} disagrees with plain numpy by {diff:.3g} (> {AGREE}) "
                                  f"at {sizes} B{batch}: not timed")
-        meds = dict(zip((e.name for e in engines), interleaved([e.step for e in engines], repeats)))
+        steps = [e.step for e in engines]
+        meds = dict(zip((e.name for e in engines), interleaved(steps, repeats, block=block)))
         base = meds["plain numpy"]
         ratios = {k: v / base for k, v in meds.items()}
         net = "-".join(map(str, sizes))
@@ -384,9 +411,10 @@ def mlp_table(repeats, peers=None):
         for name in missing:
             print(f"  {name:<15}{'not installed':>12}")
         # (every engine ran one checked step and 30 warm-up steps before the timed ones)
-        sat, entries = saturated_steps(w0, X, y, 31, 31 + repeats)
-        print(f"  timed steps with saturated tanh units (1 - h^2 < 1/8, the precise derivative's "
-              f"dearer path): {sat} of {repeats}" + (f", {entries} of {batch * sizes[1]} units at the last" if sat else ""))
+        run = steps_run(repeats, block)
+        sat, entries = saturated_steps(w0, X, y, 31, 31 + run)
+        print(f"  steps after the warm-up with saturated tanh units (1 - h^2 < 1/8, the precise "
+              f"derivative's dearer path): {sat} of {run}" + (f", {entries} of {batch * sizes[1]} units at the last" if sat else ""))
     return verdicts
 
 
@@ -425,7 +453,7 @@ def _saved_bytes_tape(tape):
     return int(m.group(1)) - int(m.group(2))
 
 
-def nested_rows(repeats):
+def nested_rows(repeats, block=1):
     """autoprop / manualprop on the CNN training step and one LSTM and one RNN step, and the
     saved bytes."""
     from gradcheck.train import TrainConfig, _models
@@ -526,7 +554,8 @@ def nested_rows(repeats):
         mem = tbytes / mbytes
         mem_v = "ok" if mem <= MEMORY_TARGET else "MISS"
         if timed:
-            mm, mt = interleaved([m.manual_step, t.tape_step], max(1, repeats // 4), warmup=5)
+            mm, mt = interleaved([m.manual_step, t.tape_step], max(1, repeats // 4), warmup=5,
+                                 block=block)
             ratio = mt / mm
             v = "ok" if ratio <= NESTED_TARGET else "MISS"
             verdicts.append((f"autoprop/manualprop {name.split(' ')[0]}", v))
@@ -738,21 +767,30 @@ def main(argv=None):
     parser.add_argument("--skip-nested", action="store_true", help="only the MLP table")
     parser.add_argument("--peers", default=None,
                         help="comma-separated peers to run, of torch,autograd,jax (default: every "
-                             "importable one; jax's threads slow every other engine in the process)")
+                             "importable one)")
+    parser.add_argument("--block", type=int, default=BLOCK,
+                        help=f"steps of one engine a turn, the first untimed (default {BLOCK}: a training "
+                             "loop's steps back to back, as in a notebook); 1: one timed step a turn, "
+                             "each after another engine's (the method until session 36)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1; got {args.repeats}")
+    if args.block < 1:
+        parser.error(f"--block must be at least 1; got {args.block}")
     peers = None if args.peers is None else {p.strip() for p in args.peers.split(",") if p.strip()}
     known = {m for _, m in PEERS}
     if peers is not None and not peers <= known:
         parser.error(f"--peers: unknown {sorted(peers - known)}; choose from {sorted(known)}")
     _clock[0] = CLOCK[args.clock]
     with one_blas_thread():
-        print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} interleaved steps"
-              f"{'' if args.clock == 'wall' else ' (CPU time of this thread)'}")
-        verdicts = mlp_table(args.repeats, peers)
+        turns = ("one step a turn" if args.block == 1 else
+                 f"turns of {args.block} steps of one engine, the first of each untimed")
+        print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} timed steps, "
+              f"the engines taking turns ({turns})"
+              f"{'' if args.clock == 'wall' else '; CPU time of this thread'}")
+        verdicts = mlp_table(args.repeats, peers, args.block)
         if not args.skip_nested:
-            verdicts += nested_rows(args.repeats)
+            verdicts += nested_rows(args.repeats, args.block)
         if args.profile:
             phase_table(args.repeats)
             profile()

@@ -295,6 +295,38 @@ def test_the_train_step_benchmark_runs_with_few_repeats_and_refuses_none():
     assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
 
 
+def test_the_train_step_benchmark_times_turns_of_one_engine_without_the_first_step_of_each():
+    # speed36: a step that follows another engine's pays for the caches and branch history that
+    # engine left (plain numpy's B16 step about 58 us after a torch eager step, 32 after its own),
+    # so one timed step a turn measured which engines shared the run. Modelled with a clock that
+    # only the steps move: a step after another engine's costs 100, one after its own costs 1.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "train_step.py"
+    spec = importlib.util.spec_from_file_location("_train_step_bench_turns", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    now, last, calls = [0.0], [None], {"a": 0, "b": 0, "c": 0}
+
+    def engine(name):
+        def step():
+            now[0] += 1.0 if last[0] == name else 100.0
+            last[0] = name
+            calls[name] += 1
+        return step
+
+    steps = [engine(n) for n in calls]
+    for block, repeats, median in ((10, 95, 1.0), (2, 7, 1.0), (1, 50, 100.0)):
+        for n in calls:
+            calls[n] = 0
+        got = bench.interleaved(steps, repeats, warmup=3, clock=lambda: now[0], block=block)
+        assert got == [median] * 3, (block, got)
+        # every engine ran its warm-up, the timed steps and (block > 1) one untimed step a turn
+        assert set(calls.values()) == {3 + bench.steps_run(repeats, block)}, (block, calls)
+    assert [bench.steps_run(95, 10), bench.steps_run(7, 2), bench.steps_run(50, 1)] == [95 + 11, 7 + 7, 50]
+
+
 def test_every_benchmark_that_times_numpy_runs_one_blas_thread_and_prints_the_kernel():
     # benchmarks/layers.py pinned torch to one thread but left numpy's BLAS at one per core: under
     # load a manual MultiHeadAttention step read 417 ms beside the tape's 89 ms (0.21), 21.6 vs
