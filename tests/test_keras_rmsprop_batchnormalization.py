@@ -106,7 +106,10 @@ def test_batchnormalization_is_keras_formula(shape, axis):
     np.testing.assert_allclose(bn.moving_variance, mv, rtol=1e-12)  # the biased variance, as Keras
     want, _, _ = keras_bn(x, axis, 0.99, 0.001, mm, mv, False)
     np.testing.assert_allclose(bn(x).numpy(), want, rtol=1e-12, atol=1e-12)
-    assert sorted(bn.variables) == ["beta", "gamma"] and bn.variables["gamma"].shape == (c,)
+    # Keras's four weights, the moving statistics non-trainable (newuser36 H3: they were arrays)
+    assert list(bn.variables) == ["gamma", "beta", "moving_mean", "moving_variance"]
+    assert bn.variables["gamma"].shape == (c,)
+    assert [v.name for v in bn.trainable_weights] == ["gamma", "beta"]
 
 
 def test_batchnormalization_arguments_map_to_ours():

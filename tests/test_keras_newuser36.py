@@ -1,0 +1,63 @@
+"""newuser36's Keras findings in autoprop (H3, M3, L5, L3), each against Keras's documented behaviour."""
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+
+# --- H3: BatchNormalization's moving statistics are non-trainable weights, as Keras's ----------
+
+def bn_model():
+    return ap.Sequential([ap.layers.Linear(4, 3, rng=0), ap.layers.BatchNormalization()])
+
+
+def test_batchnormalization_moving_statistics_are_non_trainable_weights():
+    x = np.random.default_rng(1).normal(2.0, 3.0, size=(16, 4))
+    a = bn_model()
+    a(x, training=True)
+    bn = a.layers[1]
+    # Keras: BatchNormalization.weights = [gamma, beta, moving_mean, moving_variance], the last
+    # two non-trainable; the model's 6 weights, 2 of them non-trainable (newuser36: 4 and 0)
+    assert [v.name for v in bn.weights] == ["gamma", "beta", "moving_mean", "moving_variance"]
+    assert bn.non_trainable_weights == [bn.moving_mean, bn.moving_variance]
+    assert isinstance(bn.moving_mean, ap.Variable) and not bn.moving_mean.trainable
+    assert len(a.weights) == 6 and len(a.non_trainable_weights) == 2
+    assert [v.name for v in a.trainable_weights] == ["0.W", "0.b", "1.gamma", "1.beta"]
+    # the first training call's statistics, Keras's rule by hand (momentum 0.99, biased var)
+    h = a.layers[0](x).numpy()
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.01 * h.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.99 + 0.01 * h.var(axis=0), rtol=1e-12)
+
+
+def test_copying_weights_copies_the_inference_output():
+    """The Keras idiom zip(a.weights, b.weights) + assign: the copy's inference output is a's
+    (before: the moving statistics were not weights, maxdiff 0.336)."""
+    x = np.random.default_rng(1).normal(2.0, 3.0, size=(16, 4))
+    a, b = bn_model(), bn_model()
+    b(x[:2])  # built (as a Keras model must be for its weights to exist)
+    for _ in range(5):
+        a(x, training=True)
+    mean_before = a.layers[1].moving_mean
+    for src, dst in zip(a.weights, b.weights, strict=True):
+        dst.assign(src)
+    np.testing.assert_array_equal(b(x, training=False).numpy(), a(x, training=False).numpy())
+    assert not np.array_equal(a(x, training=False).numpy(), bn_model()(x, training=False).numpy())
+    assert a.layers[1].moving_mean is mean_before  # updated by assign: the same Variable
+
+
+def test_moving_statistics_get_no_gradient_and_fit_does_not_train_them():
+    x = np.random.default_rng(2).normal(size=(8, 4))
+    y = np.random.default_rng(3).normal(size=(8, 3))
+    m = bn_model()
+    m.compile(optimizer=ap.optimizers.SGD(0.1, weight_decay=0.1), loss=ap.losses.MeanSquaredError())
+    m.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)
+    bn = m.layers[1]
+    # the one training call's statistics at the initial weights: neither decayed nor stepped
+    h0 = bn_model().layers[0](x).numpy()
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.01 * h0.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.99 + 0.01 * h0.var(axis=0), rtol=1e-12)
+    with ap.GradientTape() as tape:
+        loss = ap.reduce_sum(m(x, training=True) ** 2)
+    grads = tape.gradient(loss, m.weights)
+    assert [g is None for g in grads] == [False] * 4 + [True] * 2
