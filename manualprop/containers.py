@@ -16,7 +16,7 @@ from ._validation import (
 )
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .optim import Optimizer
-from .training import accuracy, compile_args, fit_loop
+from .training import accuracy, compile_args, evaluate_loop, fit_loop
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
@@ -434,10 +434,29 @@ class Sequential:
                         validation_data=validation_data, shuffle=shuffle, seed=seed,
                         verbose=verbose)
 
-    def evaluate(self, x, y):
-        """Loss and metrics on ``(x, y)`` as a dict (inference mode)."""
+    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+        """Loss and metrics on ``(x, y)`` in inference mode, as Keras's ``model.evaluate``.
+
+        By batches of ``batch_size`` (default 32) through :meth:`test_step`, averaged weighted
+        by batch size (:func:`manualprop.training.evaluate_loop`).
+
+        Returns
+        -------
+        float, list of float or dict
+            The loss alone when no metric was compiled; ``[loss, accuracy]`` with
+            ``metrics=["accuracy"]`` (``loss, acc = model.evaluate(x, y)``); a dict
+            ``{"loss": ..., "accuracy": ...}`` with ``return_dict=True``.
+
+        Raises
+        ------
+        RuntimeError
+            If the model was not compiled.
+        ValueError, TypeError
+            As :func:`manualprop.training.evaluate_loop`.
+        """
         self._compiled("evaluate")
-        return self.test_step((x, y))
+        return evaluate_loop(self, x, y, batch_size=batch_size, verbose=verbose,
+                             return_dict=return_dict)
 
     def predict(self, x):
         """``forward(x, training=False)``."""

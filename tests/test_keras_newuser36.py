@@ -61,3 +61,61 @@ def test_moving_statistics_get_no_gradient_and_fit_does_not_train_them():
         loss = ap.reduce_sum(m(x, training=True) ** 2)
     grads = tape.gradient(loss, m.weights)
     assert [g is None for g in grads] == [False] * 4 + [True] * 2
+
+
+# --- M3: evaluate returns Keras's scalar or [loss, *metrics]; return_dict, batch_size, verbose ---
+
+def classifier(metrics):
+    import manualprop as mp
+    x = np.random.default_rng(1).normal(2.0, 3.0, size=(16, 4))
+    y = np.array([0, 1, 2, 0] * 4)
+    tape = ap.Sequential([ap.layers.Linear(4, 3, rng=0)])
+    tape.compile(optimizer=ap.optimizers.SGD(0.1), loss=ap.losses.SoftmaxCrossEntropy(), metrics=metrics)
+    manual = mp.Sequential(mp.Linear(4, 3, rng=0))
+    manual.compile(optimizer=mp.SGD(0.1), loss=mp.SoftmaxCrossEntropy(), metrics=metrics)
+    return x, y, tape, manual
+
+
+def reference_loss_and_accuracy(x, y):
+    """The loss and accuracy of Linear(4, 3, rng=0) by numpy: softmax cross-entropy, argmax."""
+    import manualprop as mp
+    lin = mp.Linear(4, 3, rng=0)
+    z = x @ lin.params["W"].T + lin.params["b"]  # (W is (out, in), PyTorch's)
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -logp[np.arange(len(y)), y].mean(), float(np.mean(z.argmax(axis=1) == y))
+
+
+@pytest.mark.parametrize("which", ["tape", "manual"])
+def test_evaluate_returns_keras_loss_and_metrics(which):
+    x, y, tape, manual = classifier(["accuracy"])
+    model = tape if which == "tape" else manual
+    want_loss, want_acc = reference_loss_and_accuracy(x, y)
+    loss, acc = model.evaluate(x, y, verbose=0)  # Keras's idiom (before: the keys 'loss', 'accuracy')
+    assert isinstance(loss, float) and isinstance(acc, float)
+    assert loss == pytest.approx(want_loss, rel=1e-12) and acc == want_acc
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert list(logs) == ["loss", "accuracy"] and logs["loss"] == pytest.approx(want_loss, rel=1e-12)
+    # batches of 5 (5, 5, 5, 1): the mean weighted by batch size, the same loss
+    assert model.evaluate(x, y, batch_size=5, verbose=0)[0] == pytest.approx(want_loss, rel=1e-12)
+    _, _, tape1, manual1 = classifier(())
+    only = (tape1 if which == "tape" else manual1).evaluate(x, y, verbose=0)
+    assert isinstance(only, float) and only == pytest.approx(want_loss, rel=1e-12)  # no metrics: a scalar
+
+
+def test_evaluate_refuses_bad_keras_arguments():
+    x, y, tape, _ = classifier(["accuracy"])
+    with pytest.raises(ValueError, match=r"Sequential.evaluate: batch_size must be"):
+        tape.evaluate(x, y, batch_size=0, verbose=0)
+    with pytest.raises(ValueError, match=r"verbose must be 'auto', 0, 1 or 2 \(as Keras's\); got 'yes'"):
+        tape.evaluate(x, y, verbose="yes")
+    with pytest.raises(TypeError, match="return_dict must be True or False; got 1"):
+        tape.evaluate(x, y, verbose=0, return_dict=1)
+
+
+def test_evaluate_verbose_0_is_silent_and_auto_shows_the_bar(capsys):
+    x, y, tape, _ = classifier(["accuracy"])
+    tape.evaluate(x, y, verbose=0)
+    assert capsys.readouterr().err == ""
+    tape.evaluate(x, y)
+    assert "evaluate" in capsys.readouterr().err

@@ -17,7 +17,7 @@ from manualprop._validation import (
     float_ss,
 )
 from manualprop.init import keras_initial_value
-from manualprop.training import accuracy, compile_args, fit_loop
+from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
 
 from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
@@ -795,10 +795,29 @@ class Model(Layer):
         return (f"{name}.fit: the model has no trainable variables, so fit would change "
                 f"nothing: {why}")
 
-    def evaluate(self, x, y):
-        """Loss and metrics on ``(x, y)`` as a dict."""
+    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+        """Loss and metrics on ``(x, y)`` in inference mode, as Keras's ``model.evaluate``.
+
+        By batches of ``batch_size`` (default 32) through :meth:`test_step`, averaged weighted
+        by batch size (:func:`manualprop.training.evaluate_loop`).
+
+        Returns
+        -------
+        float, list of float or dict
+            The loss alone when no metric was compiled; ``[loss, accuracy]`` with
+            ``metrics=["accuracy"]`` (``loss, acc = model.evaluate(x, y)``); a dict
+            ``{"loss": ..., "accuracy": ...}`` with ``return_dict=True``.
+
+        Raises
+        ------
+        RuntimeError
+            If the model was not compiled.
+        ValueError, TypeError
+            As :func:`manualprop.training.evaluate_loop`.
+        """
         self._compiled("evaluate")
-        return self.test_step((x, y))
+        return evaluate_loop(self, x, y, batch_size=batch_size, verbose=verbose,
+                             return_dict=return_dict)
 
     def predict(self, x):
         """``self(x, training=False)`` as a numpy array."""
