@@ -119,3 +119,38 @@ def test_evaluate_verbose_0_is_silent_and_auto_shows_the_bar(capsys):
     assert capsys.readouterr().err == ""
     tape.evaluate(x, y)
     assert "evaluate" in capsys.readouterr().err
+
+
+# --- L5: assigning a value the variable's dtype cannot hold is refused, as tf.Variable ---------
+
+def test_float_into_an_int_variable_is_refused_not_truncated():
+    v = ap.Variable([1, 2], name="counts")
+    with pytest.raises(TypeError) as e:
+        v.assign([1.5, 2.5])  # numpy's cast gave [1, 2] silently (newuser36 L5)
+    assert str(e.value) == (
+        "Variable 'counts'.assign: the variable's dtype int64 cannot hold a value of dtype float64 "
+        "(got [1.5 2.5]; numpy would truncate it), as tf.Variable refuses it. Cast the value "
+        "yourself (np.round(value).astype('int64')), or make the variable float from the start")
+    for method in (v.assign_add, v.assign_sub):
+        with pytest.raises(TypeError, match=r"'counts'\.assign_(add|sub): the variable's dtype int64"):
+            method(np.array([0.5, 0.5]))
+    assert v.numpy().tolist() == [1, 2]
+    w = ap.Variable(np.array([1.0, 2.0]), name="w")
+    with pytest.raises(TypeError, match=r"dtype float64 cannot hold a value of dtype complex128 .* "
+                                        r"drop its imaginary part"):
+        w.assign(np.array([1j, 2.0]))
+
+
+def test_safe_and_same_kind_casts_stay_allowed():
+    w = ap.Variable(np.array([1.0, 2.0]))
+    w.assign([3, 4])  # int into a float variable: exact
+    assert w.numpy().tolist() == [3.0, 4.0] and w.dtype == np.float64
+    v = ap.Variable([1, 2])
+    v.assign([3, 4])
+    v.assign_add(np.array([1, 1], dtype=np.int32))
+    assert v.numpy().tolist() == [4, 5] and v.dtype == np.int64
+    f = ap.Variable(np.float32([1.0]))
+    f.assign(np.float64([2.5]))  # float64 into float32: a cast within the kind, as TF's Python floats
+    assert f.numpy().tolist() == [2.5] and f.dtype == np.float32
+    f.assign(ap.constant(np.float64([0.25])))
+    assert f.numpy().tolist() == [0.25]
