@@ -154,3 +154,25 @@ def test_safe_and_same_kind_casts_stay_allowed():
     assert f.numpy().tolist() == [2.5] and f.dtype == np.float32
     f.assign(ap.constant(np.float64([0.25])))
     assert f.numpy().tolist() == [0.25]
+
+
+# --- L3: a loss called in PyTorch's order (logits, labels) is told Keras's order ----------------
+
+def test_softmax_cross_entropy_in_pytorch_order_names_keras_order():
+    logits = np.random.RandomState(0).randn(4, 3)
+    labels = np.array([0, 2, 1, 1])
+    with pytest.raises(TypeError) as e:
+        ap.losses.SoftmaxCrossEntropy()(logits, labels)  # before: "convert with y_pred.astype(np.float64)"
+    assert str(e.value) == (
+        "autoprop.losses.SoftmaxCrossEntropy(reduction='mean'): y_pred has dtype int64 (shape (4,)) and "
+        "y_true dtype float64 (shape (4, 3)): the arguments look swapped. Losses take Keras's order, "
+        "loss(y_true, y_pred): the targets first, then the predictions, SoftmaxCrossEntropy()(labels, "
+        "logits) (PyTorch's F.cross_entropy(input, target) takes the logits first)")
+    # the right order gives the loss (a control), and the other losses say the same
+    want = -np.mean([np.log(np.exp(z[y]) / np.exp(z).sum()) for z, y in zip(logits, labels)])
+    assert float(ap.losses.SoftmaxCrossEntropy()(labels, logits)) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(TypeError, match=r"MeanSquaredError.*the arguments look swapped"):
+        ap.losses.MeanSquaredError()(np.array([0.5, 1.5]), np.array([1, 2]))
+    # integer predictions beside integer targets: not a swap, the dtype message as before
+    with pytest.raises(TypeError, match=r"y_pred must have dtype float32 or float64; got int64"):
+        ap.losses.MeanSquaredError()(np.array([1, 2]), np.array([1, 2]))
