@@ -435,24 +435,10 @@ class Sequential:
                         verbose=verbose)
 
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
-        """Loss and metrics on ``(x, y)`` in inference mode, as Keras's ``model.evaluate``.
-
-        By batches of ``batch_size`` (default 32) through :meth:`test_step`, averaged weighted
-        by batch size (:func:`manualprop.training.evaluate_loop`).
-
-        Returns
-        -------
-        float, list of float or dict
-            The loss alone when no metric was compiled; ``[loss, accuracy]`` with
-            ``metrics=["accuracy"]`` (``loss, acc = model.evaluate(x, y)``); a dict
-            ``{"loss": ..., "accuracy": ...}`` with ``return_dict=True``.
-
-        Raises
-        ------
-        RuntimeError
-            If the model was not compiled.
-        ValueError, TypeError
-            As :func:`manualprop.training.evaluate_loop`.
+        """Keras's ``model.evaluate`` on ``(x, y)`` in inference mode, by batches through
+        :meth:`test_step`: the scalar loss, ``[loss, accuracy]`` with ``metrics=["accuracy"]``,
+        or the dict with ``return_dict=True``. Arguments, returns and errors:
+        :func:`manualprop.training.evaluate_loop`; a RuntimeError if not compiled.
         """
         self._compiled("evaluate")
         return evaluate_loop(self, x, y, batch_size=batch_size, verbose=verbose,
