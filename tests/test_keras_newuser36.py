@@ -176,3 +176,29 @@ def test_softmax_cross_entropy_in_pytorch_order_names_keras_order():
     # integer predictions beside integer targets: not a swap, the dtype message as before
     with pytest.raises(TypeError, match=r"y_pred must have dtype float32 or float64; got int64"):
         ap.losses.MeanSquaredError()(np.array([1, 2]), np.array([1, 2]))
+
+
+def test_set_weights_get_weights_copy_a_model_and_name_an_unbuilt_layer():
+    """Keras's b.set_weights(a.get_weights()): the copy's inference output is a's; into a model whose
+    BatchNormalization is not built yet (2 weights, not 6) it is refused, naming the layer, where
+    zip(a.weights, b.weights) copies the first 2 silently (newuser36's H3 case: maxdiff 0.336)."""
+    x = np.random.default_rng(1).normal(2.0, 3.0, size=(16, 4))
+    a, b = bn_model(), bn_model()
+    for _ in range(5):
+        a(x, training=True)
+    with pytest.raises(ValueError) as e:
+        b.set_weights(a.get_weights())
+    assert str(e.value) == (
+        "Sequential.set_weights: got 6 values for the 2 weights of the layer; not built yet: "
+        "BatchNormalization (its weights are made by its first call: call the model once, e.g. on "
+        "a batch of the data)")
+    assert np.array_equal(b.weights[0].numpy(), bn_model().weights[0].numpy())  # nothing assigned
+    b(x[:2])
+    got = a.get_weights()
+    assert [w.shape for w in got] == [(3, 4), (3,), (3,), (3,), (3,), (3,)]
+    b.set_weights(got)
+    np.testing.assert_array_equal(b(x).numpy(), a(x).numpy())
+    got[0][:] = 0.0  # copies: a is unchanged
+    assert np.abs(a.weights[0].numpy()).max() > 0
+    with pytest.raises(ValueError, match=r"value 2 for weight '1.gamma' has shape \(4,\); the weight's shape is \(3,\)"):
+        b.set_weights(got[:2] + [np.ones(4)] + got[3:])
