@@ -45,10 +45,27 @@ class Loss:
         """``"autoprop.losses.<repr>"``, built only when a message is written."""
         return Where(self, "", "autoprop.losses.")
 
-    def _pred(self, y_pred, **spec):  # spec: check_array's shape=, masked=
+    def _pred(self, y_pred, y_true=None, **spec):  # spec: check_array's shape=, masked=
         value = y_pred._value if isinstance(y_pred, Tensor) else y_pred
+        if y_true is not None and not (isinstance(value, np.ndarray) and value.dtype.kind in "fc"):
+            self._check_order(value, y_true)  # (a float array, the common case: not swapped)
         check_array(value, self._where(), "y_pred", nonempty=True, **spec)
         return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
+
+    def _check_order(self, y_pred, y_true):
+        """TypeError when the arguments look swapped: integer (or bool) predictions beside float
+        targets, PyTorch's ``cross_entropy(input, target)`` order given to Keras's
+        ``loss(y_true, y_pred)`` (newuser36 L3: the message said to cast the labels to float)."""
+        came = np.asarray(y_pred).dtype
+        true = y_true._value if isinstance(y_true, Tensor) else y_true
+        if came.kind in "biu" and np.asarray(true).dtype.kind == "f":
+            name = type(self).__name__
+            raise TypeError(
+                f"{self._where()}: y_pred has dtype {came} (shape {np.shape(y_pred)}) and y_true "
+                f"dtype {np.asarray(true).dtype} (shape {np.shape(true)}): the arguments look swapped. "
+                f"Losses take Keras's order, loss(y_true, y_pred): the targets first, then the "
+                f"predictions, {name}()(labels, logits) (PyTorch's F.cross_entropy(input, target) "
+                f"takes the logits first)")
 
     def _reduce(self, per):
         return R.mean(per) if self.reduction == "mean" else R.sum(per)
@@ -75,7 +92,7 @@ class SoftmaxCrossEntropy(Loss):
         # reduction); any doubt (or a masked -inf logit): the full checks and their messages
         v = y_pred._value if isinstance(y_pred, Tensor) else y_pred
         if float_ss(v) is None or v.ndim != 2 or not v.size:
-            z = self._pred(y_pred, shape=("batch", "classes"), masked=True)
+            z = self._pred(y_pred, y_true, shape=("batch", "classes"), masked=True)
         else:
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
         n, c = z.shape
@@ -102,7 +119,7 @@ class MeanSquaredError(Loss):
     Source: ``lessons/04-regression-losses.md``."""
 
     def __call__(self, y_true, y_pred):
-        yp = self._pred(y_pred)
+        yp = self._pred(y_pred, y_true)
         d = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
         return self._reduce(d * d)
 
@@ -119,7 +136,7 @@ class Huber(Loss):
         return f"delta={self.delta}, " + super()._repr_args()
 
     def __call__(self, y_true, y_pred):
-        yp = self._pred(y_pred)
+        yp = self._pred(y_pred, y_true)
         r = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
         a = R.absolute(r)
         d = self.delta
@@ -136,7 +153,7 @@ class BinaryCrossEntropyWithLogits(Loss):
     """
 
     def __call__(self, y_true, y_pred):
-        x = self._pred(y_pred)
+        x = self._pred(y_pred, y_true)
         t = check_targets(y_true, self._where(), shape=x.shape, dtype=x.dtype, low=0.0, high=1.0)
         return self._reduce(R.logaddexp(0.0, x) - x * t)
 
@@ -159,7 +176,7 @@ class MulticlassHinge(Loss):
         return f"margin={self.margin}, " + super()._repr_args()
 
     def __call__(self, y_true, y_pred):
-        s = self._pred(y_pred, shape=("batch", "classes"))
+        s = self._pred(y_pred, y_true, shape=("batch", "classes"))
         n, c = s.shape
         kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=s.dtype)
         if kind != "labels":

@@ -3,7 +3,7 @@
 ``optimizer.apply_gradients(zip(grads, model.trainable_variables))`` updates each
 Variable with ``assign_sub`` (a new array, so values a tape saved stay valid). The
 update rules live once, in :mod:`manualprop.optim` (PyTorch's formulas, Keras's
-argument names); this module re-exports them under TensorFlow's module name, and tells
+argument names, Keras's decoupled ``weight_decay``); this module re-exports them under TensorFlow's module name, and tells
 them how to read a Variable and a gradient Tensor (:func:`_read_only`).
 """
 

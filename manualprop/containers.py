@@ -16,7 +16,7 @@ from ._validation import (
 )
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .optim import Optimizer
-from .training import accuracy, compile_args, fit_loop
+from .training import accuracy, compile_args, evaluate_loop, fit_loop
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
@@ -434,10 +434,15 @@ class Sequential:
                         validation_data=validation_data, shuffle=shuffle, seed=seed,
                         verbose=verbose)
 
-    def evaluate(self, x, y):
-        """Loss and metrics on ``(x, y)`` as a dict (inference mode)."""
+    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+        """Keras's ``model.evaluate`` on ``(x, y)`` in inference mode, by batches through
+        :meth:`test_step`: the scalar loss, ``[loss, accuracy]`` with ``metrics=["accuracy"]``,
+        or the dict with ``return_dict=True``. Arguments, returns and errors:
+        :func:`manualprop.training.evaluate_loop`; a RuntimeError if not compiled.
+        """
         self._compiled("evaluate")
-        return self.test_step((x, y))
+        return evaluate_loop(self, x, y, batch_size=batch_size, verbose=verbose,
+                             return_dict=return_dict)
 
     def predict(self, x):
         """``forward(x, training=False)``."""

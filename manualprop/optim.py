@@ -13,9 +13,19 @@ Two ways to call them:
   place. ``step(model)`` does the same for a ``Sequential`` without building
   its two flat dicts (the pairs come from its layers, in the same order).
 
-Update formulas are PyTorch's (``torch.optim``), including ``weight_decay``
-as L2 added to the gradient (``g <- g + weight_decay * p``) before anything
-else. Per-variable state is kept in ``self.state`` keyed by ``id(var)``; the
+Update formulas are PyTorch's (``torch.optim``); ``weight_decay`` is Keras's
+(``keras.optimizers``' ``BaseOptimizer._apply_weight_decay``), on every optimizer:
+*decoupled* weight decay, each variable shrunk before its step by
+
+    p <- p - p * weight_decay * learning_rate
+
+(``torch.optim.AdamW``'s decay, there for every optimizer; not PyTorch's
+``weight_decay`` of ``SGD``/``Adam``/``RMSprop``, which is L2 added to the gradient,
+``g <- g + weight_decay * p``: for that add ``0.5 * weight_decay * sum(p**2)`` to the
+loss). Variables whose gradient is None are not decayed (Keras's), and
+:meth:`Optimizer.exclude_from_weight_decay` leaves chosen ones out. For plain SGD the
+two meanings give the same step (``p - lr * (g + wd * p)``); with momentum, Adam or
+RMSProp they differ. Per-variable state is kept in ``self.state`` keyed by ``id(var)``; the
 entry also holds a reference to ``var`` so the id cannot be reused by another
 object while the optimizer lives. Gradients passed in are never modified.
 
@@ -28,15 +38,16 @@ Gradient clipping by norm, Keras's options on every optimizer (at most one of th
   ``g_i <- g_i * c / max(global_norm, c)`` (``tf.clip_by_global_norm``; PyTorch's
   ``clip_grad_norm_`` up to its 1e-6 in the denominator).
 
-Clipping acts on the gradients as passed in, before ``weight_decay`` is added
-(as PyTorch's ``clip_grad_norm_`` before ``step``). Pairs whose gradient is
-``None`` take no part in the global norm.
+Clipping acts on the gradients as passed in (as PyTorch's ``clip_grad_norm_``
+before ``step``); weight decay acts on the variables, not on the gradients. Pairs whose
+gradient is ``None`` take no part in the global norm.
 Source: ``lessons/06-optimizers.md``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -205,15 +216,18 @@ class Optimizer:
     """Base class: bookkeeping shared by all optimizers.
 
     Subclasses implement ``_delta(g, p, slots) -> delta`` where ``g`` is the
-    (weight-decayed) gradient, ``p`` the current value and ``slots`` the
-    variable's state dict; the variable is then updated by ``p -= delta``.
+    (clipped) gradient, ``p`` the current value and ``slots`` the
+    variable's state dict; the variable is then updated by ``p -= delta``,
+    after its weight decay ``p -= p * weight_decay * learning_rate`` (Keras's).
 
     Attributes
     ----------
     learning_rate : float
         May be changed between steps (schedules).
     weight_decay : float
-        L2 coefficient added to the gradient.
+        Keras's decoupled weight decay: before its step each variable (not excluded by
+        :meth:`exclude_from_weight_decay`) becomes ``p - p * weight_decay * learning_rate``
+        (module docstring). 0 (or None, Keras's default) for none.
     clipnorm, global_clipnorm : float or None
         Keras's gradient clipping by norm (see the module docstring); at most one.
     state : dict
@@ -238,7 +252,10 @@ class Optimizer:
     def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None):
         name = type(self).__name__
         self.learning_rate = check_scalar(learning_rate, "learning_rate", name, low=0.0)
-        self.weight_decay = check_scalar(weight_decay, "weight_decay", name, low=0.0)
+        self.weight_decay = (0.0 if weight_decay is None  # (Keras's default: None, no decay)
+                             else check_scalar(weight_decay, "weight_decay", name, low=0.0))
+        self._excluded_ids: dict[int, object] = {}  # exclude_from_weight_decay(var_list=...)
+        self._excluded_names = None  # its var_names, one compiled pattern
         if clipnorm is not None and global_clipnorm is not None:
             raise ValueError(
                 f"{name}: at most one of clipnorm and global_clipnorm can be set (as in Keras); "
@@ -264,6 +281,39 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()}{self._clip_repr()})"
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
+        """Leave variables out of the weight decay (Keras's ``exclude_from_weight_decay``).
+
+        Parameters
+        ----------
+        var_list : iterable of variables, optional
+            These objects (arrays or Variables, by identity) are not decayed.
+        var_names : iterable of str, optional
+            A variable whose ``name`` contains one of these (``re.search``, as Keras) is
+            not decayed: ``var_names=["bias"]``, or ``[".b"]`` for autoprop's ``l1.b``.
+            Arrays have no name: list them in ``var_list``.
+
+        Each call replaces the previous one's choice (as in Keras).
+        """
+        self._excluded_ids = {id(v): v for v in (var_list or ())}  # (the object kept: its id stays its own)
+        names = list(var_names or ())
+        for n in names:
+            if not isinstance(n, str):
+                raise TypeError(f"{Where(self, 'exclude_from_weight_decay')}: var_names must be "
+                                f"strings; got {type(n).__name__} {n!r}")
+        self._excluded_names = re.compile("|".join(sorted(set(names)))) if names else None
+
+    def _decays(self, var) -> bool:
+        """Whether ``var`` takes the weight decay: not excluded by :meth:`exclude_from_weight_decay`."""
+        if self._excluded_ids.get(id(var)) is var:
+            return False
+        pattern = self._excluded_names
+        if pattern is not None:
+            name = getattr(var, "name", None)
+            if isinstance(name, str) and pattern.search(name):
+                return False
+        return True
 
     def _slots(self, var) -> dict:
         entry = self.state.get(id(var))
@@ -387,14 +437,20 @@ class Optimizer:
                 else:  # a Variable: its assign_sub (a new array, so that a tape's saved value stays)
                     var.assign_sub(lr * g)
                 continue
-            if decay:
-                g = g + decay * p
+            # Keras's decoupled weight decay, p - p * weight_decay * learning_rate, before the step
+            shrink = p * (decay * self.learning_rate) if decay and self._decays(var) else None
+            if shrink is not None and shrink.dtype != p.dtype:
+                shrink = shrink.astype(p.dtype)
             delta = delta_of(g, p, var)
             if type(delta) is not ndarray or (delta.dtype is not p.dtype and delta.dtype != p.dtype):
                 delta = np.asarray(delta, dtype=p.dtype)
             if type(var) is ndarray:
+                if shrink is not None:
+                    var -= shrink
                 var -= delta
             else:
+                if shrink is not None:
+                    var.assign_sub(shrink)
                 var.assign_sub(delta)
 
     def _delta(self, g, p, var):  # pragma: no cover - abstract
@@ -509,7 +565,7 @@ class SGD(Optimizer):
 
     For each variable ``p`` with gradient ``g`` (dampening 0)::
 
-        g <- g + weight_decay * p                  (if weight_decay > 0)
+        p <- p - p * weight_decay * learning_rate  (Keras's decoupled decay, if > 0)
         v <- momentum * v + g                      (v = g on the first step)
         g <- g + momentum * v   if nesterov else   g <- v
         p <- p - learning_rate * g
@@ -517,7 +573,9 @@ class SGD(Optimizer):
     With ``momentum = 0`` this is ``p <- p - learning_rate * g``. Note that
     PyTorch puts ``learning_rate`` outside the buffer (Keras and some texts use
     ``v <- momentum * v - lr * g; p <- p + v``; the two agree only for a
-    constant learning rate). Source: ``lessons/06-optimizers.md``.
+    constant learning rate). ``weight_decay`` is Keras's (decoupled, the first line),
+    not ``torch.optim.SGD``'s L2 ``g <- g + weight_decay * p``: the two agree without
+    momentum, not with it. Source: ``lessons/06-optimizers.md``.
 
     Parameters
     ----------
@@ -525,7 +583,8 @@ class SGD(Optimizer):
     momentum : float in [0, 1)
     nesterov : bool
         Requires ``momentum > 0``.
-    weight_decay : float >= 0
+    weight_decay : float >= 0 or None
+        Keras's decoupled weight decay (module docstring); None or 0: none.
     clipnorm, global_clipnorm : float > 0 or None
         Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
@@ -572,7 +631,7 @@ class Adam(Optimizer):
     For each variable ``p`` with gradient ``g`` and its own step count ``t``
     (1 on the first update)::
 
-        g <- g + weight_decay * p                    (L2; not AdamW)
+        p <- p - p * weight_decay * learning_rate    (Keras's decoupled decay, as AdamW)
         m <- beta_1 m + (1 - beta_1) g               (m, v start at 0)
         v <- beta_2 v + (1 - beta_2) g**2
         p <- p - lr / (1 - beta_1**t) * m / (sqrt(v) / sqrt(1 - beta_2**t) + epsilon)
@@ -589,12 +648,17 @@ class Adam(Optimizer):
     correction where PyTorch's (here) gives the first-step one. ``iterations`` counts
     the updates as Keras's does.
 
+    ``weight_decay`` is Keras's (the first line: decoupled, what ``torch.optim.AdamW``
+    does), not ``torch.optim.Adam``'s L2 in the gradient, which Adam's denominator
+    rescales. ``exclude_from_weight_decay`` as Keras's.
+
     Parameters
     ----------
     learning_rate : float >= 0
     beta_1, beta_2 : float in [0, 1)
     epsilon : float >= 0
-    weight_decay : float >= 0
+    weight_decay : float >= 0 or None
+        Keras's decoupled weight decay (module docstring); None or 0: none.
     clipnorm, global_clipnorm : float > 0 or None
         Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
@@ -643,7 +707,7 @@ class RMSProp(Optimizer):
 
     For each variable ``p`` with gradient ``g``::
 
-        g   <- g + weight_decay * p                  (L2)
+        p   <- p - p * weight_decay * learning_rate  (Keras's decoupled decay)
         s   <- rho s + (1 - rho) g**2                (s starts at 0)
         avg <- sqrt(s) + epsilon
                (centered: a <- rho a + (1 - rho) g;  avg <- sqrt(s - a**2) + epsilon)
@@ -654,7 +718,9 @@ class RMSProp(Optimizer):
     inside). In the centered form ``s - a**2`` is clipped at 0 against
     rounding, where PyTorch would take the root of a tiny negative number.
     Argument names are Keras's (``rho`` is PyTorch's ``alpha``); defaults are
-    PyTorch's. Source: ``lessons/06-optimizers.md``.
+    PyTorch's. ``weight_decay`` is Keras's, as on every optimizer here (decoupled, the
+    first line), not ``torch.optim.RMSprop``'s L2 in the gradient.
+    Source: ``lessons/06-optimizers.md``.
 
     Parameters
     ----------
@@ -663,7 +729,8 @@ class RMSProp(Optimizer):
     momentum : float in [0, 1)
     epsilon : float >= 0
     centered : bool
-    weight_decay : float >= 0
+    weight_decay : float >= 0 or None
+        Keras's decoupled weight decay (module docstring); None or 0: none.
     clipnorm, global_clipnorm : float > 0 or None
         Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
@@ -730,6 +797,7 @@ class RMSprop(RMSProp):
 
     For each variable ``p`` with gradient ``g``::
 
+        p <- p - p * weight_decay * learning_rate    (decoupled decay, if weight_decay)
         v <- rho v + (1 - rho) g**2                  (v starts at 0)
         d <- sqrt(v + epsilon)
              (centered: a <- rho a + (1 - rho) g;  d <- sqrt(v - a**2 + epsilon))
@@ -748,18 +816,15 @@ class RMSprop(RMSProp):
     momentum : float in [0, 1), default 0.0
     epsilon : float >= 0, default 1e-07
     centered : bool, default False
-    weight_decay : None or 0
-        Keras's ``weight_decay`` is decoupled (``p <- p - lr * weight_decay * p``), which
-        this class does not implement: anything else than None or 0 is refused (use
-        :class:`RMSProp` for PyTorch's L2 ``weight_decay``).
+    weight_decay : float >= 0 or None, default None
+        Keras's decoupled weight decay (the first line; module docstring).
     clipnorm, global_clipnorm : float > 0 or None
         Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
     Raises
     ------
     TypeError, ValueError
-        Hyperparameters of the wrong type or out of range; both clip options set; a
-        non-zero ``weight_decay``.
+        Hyperparameters of the wrong type or out of range; both clip options set.
 
     Examples
     --------
@@ -784,19 +849,8 @@ class RMSprop(RMSProp):
         clipnorm=None,
         global_clipnorm=None,
     ):
-        if weight_decay is not None and weight_decay != 0:
-            raise ValueError(
-                f"RMSprop: weight_decay={weight_decay!r} is Keras's decoupled weight decay "
-                "(p <- p - learning_rate * weight_decay * p), which this class does not implement; "
-                "leave it None, or use RMSProp, whose weight_decay is PyTorch's L2 (g <- g + weight_decay * p)"
-            )
-        super().__init__(learning_rate, rho, momentum, epsilon, centered, 0.0, clipnorm, global_clipnorm)
-
-    def _repr_args(self) -> str:
-        return (
-            f"learning_rate={self.learning_rate}, rho={self.rho}, momentum={self.momentum}, "
-            f"epsilon={self.epsilon}, centered={self.centered}"
-        )
+        super().__init__(learning_rate, rho, momentum, epsilon, centered, weight_decay, clipnorm,
+                         global_clipnorm)
 
     def _delta(self, g, p, var):
         slots = self._slots(var)

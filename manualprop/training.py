@@ -16,7 +16,8 @@ import numpy as np
 from ._validation import check_positive_int
 from .init import as_rng
 
-__all__ = ["History", "accuracy", "compile_args", "fit_loop", "iterate_minibatches", "progress_bar"]
+__all__ = ["History", "accuracy", "compile_args", "evaluate_loop", "fit_loop", "iterate_minibatches",
+           "progress_bar"]
 
 
 def progress_bar():
@@ -154,6 +155,79 @@ def _check_xy(x, y, where):
     return x, y
 
 
+def _batch_means(step, step_name, model, x, y, batches, bar) -> dict:
+    """``step((x[idx], y[idx]))`` for each index array ``idx`` of ``batches``: the mean of each
+    metric it returns over the batches, weighted by batch size (Keras's epoch and ``evaluate``
+    logs: the loss tracker is updated with the batch's sample count), with a tqdm ``bar``."""
+    sums: dict[str, float] = {}
+    seen = 0
+    for idx in batches:
+        logs = step((x[idx], y[idx]))
+        if not isinstance(logs, dict):
+            raise TypeError(
+                f"{type(model).__name__}.{step_name} must return a dict of metrics, e.g. "
+                f"{{'loss': value}}; got {type(logs).__name__}"
+            )
+        for k, v in logs.items():
+            sums[k] = sums.get(k, 0.0) + float(v) * len(idx)
+        seen += len(idx)
+        bar.update(len(idx))
+        bar.set_postfix(loss=f"{sums.get('loss', float('nan')) / seen:.4f}")
+    bar.close()
+    return {k: v / seen for k, v in sums.items()}
+
+
+def evaluate_loop(model, x, y, *, batch_size=None, verbose="auto", return_dict=False,
+                  name="evaluate"):
+    """Keras's ``model.evaluate``: the loss and metrics of ``model`` on ``(x, y)`` in inference
+    mode, by batches.
+
+    Parameters
+    ----------
+    model : object
+        Has ``test_step((x_batch, y_batch)) -> dict of floats`` (``"loss"`` first, then the
+        compiled metrics, ``"accuracy"``).
+    x : ndarray, shape (N, ...)
+    y : ndarray, shape (N, ...)
+    batch_size : int, optional
+        Samples per batch, default 32 (Keras's). The result is the mean over the batches
+        weighted by batch size, which for a mean loss is the loss of the whole set (up to
+        rounding): the batches bound the memory, not the value.
+    verbose : {"auto", 0, 1, 2}
+        0: silent; otherwise a tqdm progress bar ("auto" is 1, as Keras's).
+    return_dict : bool, default False
+        True: a dict ``{"loss": ..., "accuracy": ...}``.
+
+    Returns
+    -------
+    float, list of float or dict
+        As Keras's: the scalar loss when there are no metrics; ``[loss, *metrics]`` in the
+        order of ``["loss", *metrics]`` when there are; the dict with ``return_dict=True``.
+
+    Raises
+    ------
+    ValueError
+        x and y of different lengths, empty data, a non-positive ``batch_size``, a
+        ``verbose`` not in {"auto", 0, 1, 2}.
+    TypeError
+        ``return_dict`` not a bool; ``test_step`` not returning a dict.
+    """
+    where = f"{type(model).__name__}.{name}"
+    x, y = _check_xy(x, y, where)
+    batch_size = 32 if batch_size is None else check_positive_int(batch_size, "batch_size", where)
+    if not (verbose == "auto" or (type(verbose) in (int, bool) and verbose in (0, 1, 2))):
+        raise ValueError(f"{where}: verbose must be 'auto', 0, 1 or 2 (as Keras's); got {verbose!r}")
+    if type(return_dict) is not bool:
+        raise TypeError(f"{where}: return_dict must be True or False; got {return_dict!r}")
+    bar = progress_bar()(total=len(x), desc=name, unit="sample", disable=verbose == 0, leave=False)
+    logs = _batch_means(model.test_step, "test_step", model, x, y,
+                        iterate_minibatches(len(x), batch_size, False, None), bar)
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
 def iterate_minibatches(n, batch_size, shuffle, rng):
     """Yield index arrays covering ``range(n)`` in batches (the last may be smaller).
 
@@ -162,7 +236,7 @@ def iterate_minibatches(n, batch_size, shuffle, rng):
     n, batch_size : int
     shuffle : bool
         A fresh permutation per call from ``rng`` (reproducible for a seeded rng).
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, or None when ``shuffle`` is False
     """
     order = rng.permutation(n) if shuffle else np.arange(n)
     for start in range(0, n, batch_size):
@@ -208,24 +282,10 @@ def fit_loop(model, x, y, *, epochs=1, batch_size=32, validation_data=None, shuf
     history = History()
     n = len(x)
     for epoch in range(epochs):
-        sums: dict[str, float] = {}
-        seen = 0
         bar = tqdm(total=n, desc=f"epoch {epoch + 1}/{epochs}", unit="sample",
                    disable=not verbose, leave=False)
-        for idx in iterate_minibatches(n, batch_size, shuffle, rng):
-            logs = model.train_step((x[idx], y[idx]))
-            if not isinstance(logs, dict):
-                raise TypeError(
-                    f"{type(model).__name__}.train_step must return a dict of metrics, e.g. "
-                    f"{{'loss': value}}; got {type(logs).__name__}"
-                )
-            for k, v in logs.items():
-                sums[k] = sums.get(k, 0.0) + float(v) * len(idx)
-            seen += len(idx)
-            bar.update(len(idx))
-            bar.set_postfix(loss=f"{sums.get('loss', float('nan')) / seen:.4f}")
-        bar.close()
-        logs = {k: v / seen for k, v in sums.items()}
+        logs = _batch_means(model.train_step, "train_step", model, x, y,
+                            iterate_minibatches(n, batch_size, shuffle, rng), bar)
         if validation_data is not None:
             xv, yv = _check_xy(*validation_data, where + " (validation_data)")
             logs.update({f"val_{k}": v for k, v in model.test_step((xv, yv)).items()})

@@ -385,7 +385,7 @@ def test_fit_trains_nested_dropout_and_batch_norm_and_predict_does_not():
     np.testing.assert_allclose(inner.bn.running_mean, mean, rtol=1e-13)
     np.testing.assert_allclose(inner.bn.running_var, var, rtol=1e-13)
     m.predict(X)
-    m.evaluate(X, np.zeros((8, 1)))
+    m.evaluate(X, np.zeros((8, 1)), verbose=0)
     np.testing.assert_allclose(inner.bn.running_mean, mean, rtol=1e-13)
     assert inner.drop.mask is keep  # no new mask drawn in inference
 

@@ -72,9 +72,12 @@ def test_rmsprop_on_an_autoprop_variable():
     assert v.numpy()[0] == pytest.approx(9.683772, abs=1e-6)
 
 
-def test_rmsprop_refuses_keras_weight_decay_it_does_not_implement():
-    with pytest.raises(ValueError, match="decoupled weight decay"):
-        RMSprop(weight_decay=0.01)
+def test_rmsprop_takes_keras_weight_decay():
+    # it refused a non-zero one while weight_decay meant L2 elsewhere; now every optimizer's is
+    # Keras's decoupled decay (tests/test_keras_weight_decay.py): 10 - 10*0.01*0.1 = 9.99 first
+    p = np.array([10.0])
+    RMSprop(learning_rate=0.1, weight_decay=0.01).apply_gradients([(np.array([10.0]), p)])
+    assert p[0] == pytest.approx(9.99 - 1.0 / np.sqrt(10 + 1e-7), rel=1e-14)
     assert RMSprop(weight_decay=None).weight_decay == 0.0
 
 
@@ -103,7 +106,10 @@ def test_batchnormalization_is_keras_formula(shape, axis):
     np.testing.assert_allclose(bn.moving_variance, mv, rtol=1e-12)  # the biased variance, as Keras
     want, _, _ = keras_bn(x, axis, 0.99, 0.001, mm, mv, False)
     np.testing.assert_allclose(bn(x).numpy(), want, rtol=1e-12, atol=1e-12)
-    assert sorted(bn.variables) == ["beta", "gamma"] and bn.variables["gamma"].shape == (c,)
+    # Keras's four weights, the moving statistics non-trainable (newuser36 H3: they were arrays)
+    assert list(bn.variables) == ["gamma", "beta", "moving_mean", "moving_variance"]
+    assert bn.variables["gamma"].shape == (c,)
+    assert [v.name for v in bn.trainable_weights] == ["gamma", "beta"]
 
 
 def test_batchnormalization_arguments_map_to_ours():

@@ -34,7 +34,8 @@ def test_manual_and_tape_fit_agree_epoch_by_epoch_and_learn_digits(digits):
     assert hm.history["loss"][-1] < hm.history["loss"][0] / 5
     assert hm.history["val_accuracy"][-1] >= 0.95
     assert hm.epoch == list(range(6))
-    np.testing.assert_allclose(t.evaluate(Xte, yte)["accuracy"], m.evaluate(Xte, yte)["accuracy"])
+    np.testing.assert_allclose(t.evaluate(Xte, yte, verbose=0, return_dict=True)["accuracy"],
+                               m.evaluate(Xte, yte, verbose=0, return_dict=True)["accuracy"])
 
 
 def test_tensorflow_training_loop_runs_as_written(digits):

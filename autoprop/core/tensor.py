@@ -1051,6 +1051,11 @@ class Variable(Tensor):
     ------
     ValueError
         From ``assign*`` when the new value's shape differs from the variable's.
+    TypeError
+        From ``assign*`` when the variable's dtype cannot hold the new value's: a float
+        value into an integer variable (it would be truncated: ``[1.5, 2.5]`` -> ``[1, 2]``),
+        a complex one into a float variable, as ``tf.Variable`` refuses them. A cast within a
+        kind or up to a wider kind (int into a float variable, float64 into float32) is done.
 
     Examples
     --------
@@ -1069,6 +1074,17 @@ class Variable(Tensor):
 
     def _check_new(self, value, what, copy=True):
         value = value._value if isinstance(value, Tensor) else value
+        came = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
+        if came != self.dtype and came.kind in "biufc" and not np.can_cast(came, self.dtype, "same_kind"):
+            # (float -> int, complex -> float: numpy would truncate or drop silently; TF refuses)
+            lost, cast, kind = (("drop its imaginary part", "np.real(value)", "complex")
+                                if came.kind == "c" else
+                                ("truncate it", f"np.round(value).astype({self.dtype.name!r})", "float"))
+            raise TypeError(
+                f"Variable {self.name!r}.{what}: the variable's dtype {self.dtype} cannot hold a "
+                f"value of dtype {came} (got {np.array2string(np.asarray(value), threshold=6)}; numpy "
+                f"would {lost}), as tf.Variable refuses it. Cast the value yourself ({cast}), or "
+                f"make the variable {kind} from the start")
         new = np.array(value, dtype=self.dtype) if copy else np.asarray(value, dtype=self.dtype)
         if new.shape != self.shape:
             raise ValueError(

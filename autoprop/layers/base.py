@@ -17,7 +17,7 @@ from manualprop._validation import (
     float_ss,
 )
 from manualprop.init import keras_initial_value
-from manualprop.training import accuracy, compile_args, fit_loop
+from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
 
 from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
@@ -597,6 +597,53 @@ class Layer:
         ``layer.weights``, the list beside :attr:`variables` (a dict here, as manualprop's ``params``)."""
         return self._all_variables()
 
+    def get_weights(self):
+        """Keras's ``get_weights``: the values of :attr:`weights`, in its order.
+
+        Returns
+        -------
+        list of ndarray
+            Copies (a later update of the layer does not change them).
+        """
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Keras's ``set_weights``: assign each of :attr:`weights` its value from ``weights``.
+
+        ``b.set_weights(a.get_weights())`` copies ``a`` into ``b`` (a ``BatchNormalization``'s
+        moving statistics too: they are weights, as Keras's).
+
+        Parameters
+        ----------
+        weights : sequence of array_like
+            One value per weight, in the order of :attr:`weights`, each of its shape.
+
+        Raises
+        ------
+        ValueError
+            A number of values other than the number of weights (nothing assigned: a layer not
+            built yet has fewer weights, as Keras's), or a value of another shape (nothing
+            assigned).
+        TypeError
+            A value the weight's dtype cannot hold (``Variable.assign``).
+        """
+        own = self.weights
+        weights = list(weights)
+        name = getattr(self, "name", type(self).__name__)
+        if len(weights) != len(own):
+            unbuilt = [type(layer).__name__ for layer in (self, *_layers_within(self))
+                       if not layer.__dict__.get("built", True)]
+            hint = (f"; not built yet: {', '.join(unbuilt)} (its weights are made by its first "
+                    "call: call the model once, e.g. on a batch of the data)" if unbuilt else "")
+            raise ValueError(f"{name}.set_weights: got {len(weights)} values for the "
+                             f"{len(own)} weights of the layer{hint}")
+        for i, (v, w) in enumerate(zip(own, weights)):
+            if np.shape(w) != v.shape:
+                raise ValueError(f"{name}.set_weights: value {i} for weight {v.name!r} has shape "
+                                 f"{np.shape(w)}; the weight's shape is {v.shape}")
+        for v, w in zip(own, weights):
+            v.assign(w)
+
     def _repr_args(self) -> str:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
 
@@ -795,10 +842,29 @@ class Model(Layer):
         return (f"{name}.fit: the model has no trainable variables, so fit would change "
                 f"nothing: {why}")
 
-    def evaluate(self, x, y):
-        """Loss and metrics on ``(x, y)`` as a dict."""
+    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+        """Loss and metrics on ``(x, y)`` in inference mode, as Keras's ``model.evaluate``.
+
+        By batches of ``batch_size`` (default 32) through :meth:`test_step`, averaged weighted
+        by batch size (:func:`manualprop.training.evaluate_loop`).
+
+        Returns
+        -------
+        float, list of float or dict
+            The loss alone when no metric was compiled; ``[loss, accuracy]`` with
+            ``metrics=["accuracy"]`` (``loss, acc = model.evaluate(x, y)``); a dict
+            ``{"loss": ..., "accuracy": ...}`` with ``return_dict=True``.
+
+        Raises
+        ------
+        RuntimeError
+            If the model was not compiled.
+        ValueError, TypeError
+            As :func:`manualprop.training.evaluate_loop`.
+        """
         self._compiled("evaluate")
-        return self.test_step((x, y))
+        return evaluate_loop(self, x, y, batch_size=batch_size, verbose=verbose,
+                             return_dict=return_dict)
 
     def predict(self, x):
         """``self(x, training=False)`` as a numpy array."""

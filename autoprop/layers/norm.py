@@ -2,10 +2,13 @@
 
 Twins of ``manualprop/norm.py``: same constructor arguments, same parameters
 (``gamma`` = 1, ``beta`` = 0, :func:`manualprop.init.norm_params`). The running
-statistics of batch norm are state, not variables: plain arrays
-``running_mean``/``running_var`` updated by the shared
+statistics of ``BatchNorm1D``/``BatchNorm2D`` are state, not variables (PyTorch's buffers):
+plain arrays ``running_mean``/``running_var`` updated by the shared
 :func:`manualprop.norm.update_running_stats` (PyTorch's rule), so ``variables``
-holds exactly the trainable ``gamma`` and ``beta``, as the manual ``params``.
+holds exactly the trainable ``gamma`` and ``beta``, as the manual ``params``. Keras's
+``BatchNormalization`` keeps them as Keras does: the non-trainable Variables
+``moving_mean``/``moving_variance``, in ``weights`` and ``non_trainable_weights``, updated
+by ``assign`` in training.
 Sources: ``lessons/22-batchnorm.md``, ``lessons/23-layernorm.md``.
 """
 
@@ -160,6 +163,13 @@ class BatchNormalization(_BatchNorm):
     Training uses the batch's statistics, inference the moving ones; a frozen layer
     (``trainable=False``) runs in inference mode, as Keras's.
 
+    As in Keras, ``moving_mean`` and ``moving_variance`` are non-trainable Variables (made by
+    ``build``, updated with ``assign`` by each training call): ``layer.weights`` is ``[gamma,
+    beta, moving_mean, moving_variance]``, ``non_trainable_weights`` the last two, so copying
+    ``weights`` (``for s, d in zip(a.weights, b.weights): d.assign(s)``) copies the inference
+    function. ``running_mean``/``running_var`` (the names of :class:`BatchNorm1D`) read their
+    values as arrays.
+
     Parameters
     ----------
     axis : int, default -1
@@ -185,8 +195,10 @@ class BatchNormalization(_BatchNorm):
     >>> bn = ap.layers.BatchNormalization()
     >>> x = np.array([[1.0, 10.0], [3.0, 30.0]])
     >>> y = bn(x, training=True)
-    >>> np.round(y.numpy(), 3).tolist(), bn.moving_mean.round(3).tolist()
+    >>> np.round(y.numpy(), 3).tolist(), bn.moving_mean.numpy().round(3).tolist()
     ([[-1.0, -1.0], [1.0, 1.0]], [0.02, 0.2])
+    >>> [v.name for v in bn.weights], [v.name for v in bn.non_trainable_weights]
+    (['gamma', 'beta', 'moving_mean', 'moving_variance'], ['moving_mean', 'moving_variance'])
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, *, name=None,
@@ -212,8 +224,9 @@ class BatchNormalization(_BatchNorm):
         return self.eps
 
     def build(self, input_shape):
-        """Make ``gamma``, ``beta`` (Variables) and the moving statistics for the features
-        on ``axis`` of ``input_shape``."""
+        """Make ``gamma``, ``beta`` and the non-trainable ``moving_mean``, ``moving_variance``
+        (Variables, Keras's four weights in Keras's order) for the features on ``axis`` of
+        ``input_shape``."""
         ndim = len(input_shape)
         if not -ndim <= self.axis < ndim or ndim < 2:
             raise ValueError(f"{self!r}: axis={self.axis} is not an axis of an input of shape "
@@ -229,23 +242,36 @@ class BatchNormalization(_BatchNorm):
                                          for i in range(1, ndim))
         self.gamma = self.add_weight((self.num_features,), "ones", name="gamma")
         self.beta = self.add_weight((self.num_features,), "zeros", name="beta")
-        self.running_mean = np.zeros(self.num_features, dtype=self.dtype)
-        self.running_var = np.ones(self.num_features, dtype=self.dtype)
+        self.moving_mean = self.add_weight((self.num_features,), "zeros", trainable=False,
+                                           name="moving_mean")
+        self.moving_variance = self.add_weight((self.num_features,), "ones", trainable=False,
+                                               name="moving_variance")
 
     @property
     def _spec(self):
         return self._shape
 
     @property
-    def moving_mean(self):
-        """ndarray: Keras's name of the running mean."""
-        return self.running_mean
+    def running_mean(self):
+        """ndarray: the value of ``moving_mean`` (a copy), :class:`BatchNorm1D`'s name."""
+        return self.moving_mean.numpy()
+
+    @running_mean.setter
+    def running_mean(self, value):
+        """Assign ``value`` to ``moving_mean`` (a training call's update: the Variable stays the same)."""
+        self.moving_mean.assign(value)
 
     @property
-    def moving_variance(self):
-        """ndarray: Keras's name of the running (biased) variance."""
-        return self.running_var
+    def running_var(self):
+        """ndarray: the value of ``moving_variance`` (a copy), :class:`BatchNorm1D`'s name."""
+        return self.moving_variance.numpy()
+
+    @running_var.setter
+    def running_var(self, value):
+        """Assign ``value`` to ``moving_variance`` (a training call's update)."""
+        self.moving_variance.assign(value)
 
     def _running_stats(self, mean, var, m):
         keep = self.momentum  # Keras's rule: its momentum weighs the old value, var is biased
-        return keep * self.running_mean + (1 - keep) * mean, keep * self.running_var + (1 - keep) * var
+        return (keep * self.moving_mean._value + (1 - keep) * mean,
+                keep * self.moving_variance._value + (1 - keep) * var)
