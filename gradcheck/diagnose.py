@@ -4323,7 +4323,8 @@ def _line_fields(code: str, fields: Mapping[str, str], knobs: Mapping[str, Any],
 _GATES = {"i": ("input gate", "sigmoid", "{u} * (1 - {u})"), "f": ("forget gate", "sigmoid", "{u} * (1 - {u})"),
           "g": ("candidate", "tanh", "(1 - {u}**2)"), "o": ("output gate", "sigmoid", "{u} * (1 - {u})")}
 #: One line of an LSTM step's backward changed (:func:`_lstm_step`'s knobs), beside :func:`_lstm_gate_lines`' gate
-#: derivatives and orders: ``(knobs, fields of "lstm-line")``; ``{dh}``, ``{dc}`` backward's upstream gradients.
+#: derivatives and orders: ``(knobs, fields of "lstm-line")``; ``{dh}``, ``{dc}`` backward's upstream gradients,
+#: ``{dc_}`` the latter and a plus ("" for a step whose output is h_t alone).
 _LSTM_LINES = (
     ({"f_cell": True}, {
         "got": "df = dc_t * c_t, the new cell state,", "right": "df = dc_t * c_prev",
@@ -4334,16 +4335,16 @@ _LSTM_LINES = (
         "why": ": c_t = f * c_prev + i * g carries the cell state's gradient back through the forget gate",
         "fix": "dc_prev = dc_t * f"}),
     ({"tanh_c": False}, {
-        "got": "dc_t = {dc} + {dh} * o", "right": "dc_t = {dc} + {dh} * o * (1 - tanh(c_t)**2)",
+        "got": "dc_t = {dc_}{dh} * o", "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
         "why": ": h_t = o * tanh(c_t), so the path from h_t to c_t passes tanh's derivative",
-        "fix": "dc_t = {dc} + {dh} * o * (1 - np.tanh(c_t)**2), then di, df, dg from dc_t"}),
+        "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), then di, df, dg from dc_t"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
-        "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc} + {dh} * o * "
+        "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
                "(1 - tanh(c_t)**2)", "fix": "df = dc_t * c_prev, as di = dc_t * g and dg = dc_t * i"}),
     ({"f_from": "dc"}, {
         "got": "df = {dc} * c_prev, the upstream gradient of c_t alone,", "right": "df = dc_t * c_prev",
-        "why": ": c_t reaches h_t too, so its whole gradient is dc_t = {dc} + {dh} * o * (1 - tanh(c_t)**2)",
+        "why": ": c_t reaches h_t too, so its whole gradient is dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
         "fix": "df = dc_t * c_prev, as di = dc_t * g and dg = dc_t * i"}),
 )
 
@@ -4428,16 +4429,19 @@ def _lstm_arrays(L: _Layer):
 
 def _lstm_layout(L: _Layer):
     """How the checked layer is one LSTM step of :func:`_lstm_step` (:func:`_lstm_arrays`): forward's two outputs,
-    stacked (h_t and c_t in either order), recomputed to 1e-9 for one gate order of 24 and one pairing of the
-    weights (two when D == H). Returns ``(xs, order, (dh, dc), named, words)``: the arrays as :func:`_lstm_step`
-    takes them, the check's upstream gradients of h_t and c_t, ``named(grads)`` (its gradients as the layer's
-    ``{grad name: array}``) and backward's names of ``{dh, dc}``; or None."""
+    stacked (h_t and c_t in either order), or its one output h_t (lesson 32's cell), recomputed to 1e-9 for one gate
+    order of 24 and one pairing of the weights (two when D == H). Returns ``(xs, order, (dh, dc), named, words)``:
+    the arrays as :func:`_lstm_step` takes them, the check's upstream gradients of h_t and c_t (0 for h_t alone),
+    ``named(grads)`` (its gradients as the layer's ``{grad name: array}``) and backward's names of ``{dh, dc, dc_}``
+    (dc_: "dc + ", "" for h_t alone); or None."""
     got, Y, G, outs = _lstm_arrays(L), np.asarray(L.Y, dtype=np.float64), np.asarray(L.G, dtype=np.float64), L.outputs
-    if got is None or not (outs and outs["stacked"] and len(outs["names"]) == 2):
+    if got is None or outs is not None and not (outs["stacked"] and len(outs["names"]) == 2):
         return None
     (D, H, mats, bias), (x, h, c) = got, (np.asarray(v, dtype=np.float64) for v in L.inputs[:3])
-    if Y.shape != (2, *h.shape) or G.shape != Y.shape:
+    if Y.shape != ((2, *h.shape) if outs else h.shape) or G.shape != Y.shape:
         return None
+    Ys, Gs = (Y, G) if outs else ((Y, None), (G, np.zeros_like(G)))
+    ups = list(outs["grads"]) if outs else ["dY", ""]  # backward's names of the outputs' upstream gradients
     b = sum((np.reshape(np.asarray(v, dtype=np.float64), -1) for _, v in bias), np.zeros(4 * H))
     for (kx, vx), (kh, vh) in (mats, mats[::-1]):
         tx, th = np.shape(vx) != (D, 4 * H), np.shape(vh) != (H, 4 * H)
@@ -4447,22 +4451,23 @@ def _lstm_layout(L: _Layer):
         xs = (x, h, c, Wx, Wh, b)
         for order in map("".join, itertools.permutations("ifgo")):
             (ht, ct), _ = _lstm_step(xs, order, h, c)
-            for j in (0, 1):
-                if close(Y[j], ht, 1e-9) and close(Y[1 - j], ct, 1e-9):
+            for j in (0, 1) if outs else (0,):
+                if close(Ys[j], ht, 1e-9) and (Ys[1 - j] is None or close(Ys[1 - j], ct, 1e-9)):
                     roles = {"x": L.names[0], "h": L.names[1], "c": L.names[2], "Wx": kx, "Wh": kh}
                     shapes = {"Wx": tx, "Wh": th}
 
                     def named(grads, roles=roles, shapes=shapes):
                         out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
                         return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
-                    return xs, order, (G[j], G[1 - j]), named, {"dh": outs["grads"][j], "dc": outs["grads"][1 - j]}
+                    dh, dc = ups[j], ups[1 - j]
+                    return xs, order, (Gs[j], Gs[1 - j]), named, {"dh": dh, "dc": dc, "dc_": dc and f"{dc} + "}
     return None
 
 
 def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
     """The findings of one LSTM step's backward (newuser35 L1: an LSTMCell whose forget gate took dh for the total dc,
-    "no known bug pattern"): a class ``forward(x, h_prev, c_prev) -> (h, c)`` or CS231n's ``lstm_step_forward``
-    pair recognised by :func:`_lstm_layout`, whose correct backward, recomputed here, is the numerical gradient of
+    "no known bug pattern"): a class ``forward(x, h_prev, c_prev) -> (h, c)`` (or h alone: lesson 32's) or CS231n's
+    ``lstm_step_forward`` pair recognised by :func:`_lstm_layout`, whose correct backward, recomputed here, is the numerical gradient of
     every tensor, and whose gradients, every one, are those of :func:`_lstm_step` with one known line changed
     (:data:`_LSTM_LINES`, :func:`_lstm_gate_lines`), as :func:`_nielsen_signature` names Nielsen's backprop. One
     finding per failing tensor (said once by :func:`_said_once`), or [] when nothing matched exactly."""
@@ -4475,6 +4480,8 @@ def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequenc
             if not _agree(right, numer):
                 return []
             for knobs, fields in [*_LSTM_LINES, *_lstm_gate_lines(order)]:
+                if knobs.get("f_from") == "dc" and not words["dc"]:
+                    continue  # h_t alone: no upstream gradient of c_t
                 got = named(_lstm_step(xs, order, dh, dc, **knobs)[1])
                 if all(np.allclose(a, right[k]) for k, a in got.items()):
                     continue  # the same gradients as the correct backward here

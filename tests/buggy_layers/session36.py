@@ -13,6 +13,7 @@ dc_t = dc + dh * o (tanh(c)'s derivative missing); ``prei`` the input gate's sig
 ``nosig`` the output gate's derivative left out; ``order`` the gates' gradients joined in PyTorch's order i, f, g, o
 where forward cut CS231n's i, f, o, g (the class: the other way); ``fdh`` df = dh * c_prev (newuser35's lstm_bug.py);
 ``meandb`` (a control: an unrelated bug, db the batch's mean) and ``two`` (two bugs at once: nothing names both).
+GatedInput: a gate that is no LSTM step's, its planted bug keeping the generic "gate-factor-missing".
 """
 
 import numpy as np
@@ -163,3 +164,35 @@ class LSTMCellTorchOrder(LSTMCellTorch):
 
 class LSTMCellTorchFdh(LSTMCellTorch):
     BUG = "fdh"
+
+
+class GatedInput:
+    """A gate on the second input, Y = sigmoid(X @ W) * tanh(H) (X (N, D), H (N, K), W (D, K)): not an LSTM step, so the
+    gate missing from dH keeps the generic name ("gate-factor-missing"; lesson 32's LSTMCellNoForgetGate, which
+    held it until session 36, is now named as a line of the LSTM step)."""
+
+    INPUT = [(4, 3), (4, 5)]
+
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((3, 5))}
+        self.grads = {"W": np.zeros((3, 5))}
+
+    def forward(self, X, H):
+        s = sigmoid(X @ self.params["W"])
+        self.cache = (X, H, s)
+        return s * np.tanh(H)
+
+    def backward(self, dY):
+        X, H, s = self.cache
+        t = np.tanh(H)
+        da = dY * t * s * (1 - s)
+        self.grads["W"] = X.T @ da
+        return da @ self.params["W"].T, self._dH(dY, s, t)
+
+    def _dH(self, dY, s, t):
+        return dY * s * (1 - t ** 2)
+
+
+class GatedInputNoGate(GatedInput):
+    def _dH(self, dY, s, t):
+        return dY * (1 - t ** 2)  # BUG: the gate s missing from dH
