@@ -4,6 +4,8 @@ with one line changed, named only when its gradients are the student's on every 
 and on a class in manualprop.LSTM's layout (tests/buggy_layers/session36.py). newuser35 H2 for a CS231n pair:
 ``batchnorm_forward``'s running statistics in ``bn_param`` compared with ``--reference manualprop.BatchNorm1D``."""
 
+import inspect
+
 import numpy as np
 import pytest
 from test_cli import ROOT, run_here
@@ -11,8 +13,8 @@ from test_cli_newuser35 import CS_BN, LSTM_BUG
 
 from gradcheck import _adapters
 from gradcheck.diagnose import diagnose_layer
-from tests.buggy_layers import diagnose, first_code
-from tests.buggy_layers.session36 import INPUT, INPUTS, LSTMCellTorch, sigmoid
+from tests.buggy_layers import diagnose, first_code, session24
+from tests.buggy_layers.session36 import INPUT, INPUTS, LSTMCellTorch
 
 #: what each planted bug's sentence says, ``{dh}``/``{dc}`` the upstream gradients' names in backward
 WORDS = {
@@ -72,12 +74,8 @@ class _NoTanhCell(LSTMCellTorch):
     any gate order, so the LSTM's lines are not tried."""
 
     def forward(self, x, h_prev, c_prev):
-        H, p = self.H, self.params
-        a = x @ p["W_ih"].T + p["b_ih"] + h_prev @ p["W_hh"].T + p["b_hh"]
-        i, f, g, o = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), np.tanh(a[:, 2 * H:3 * H]), sigmoid(a[:, 3 * H:])
-        c = f * c_prev + i * g
-        self.cache = (x, h_prev, c_prev, a, i, f, g, o, c)
-        return o * c, c
+        _, c = super().forward(x, h_prev, c_prev)
+        return self.cache[7] * c, c  # o * c
 
     def backward(self, dh, dc):
         x, h_prev, c_prev, a, i, f, g, o, c = self.cache
@@ -112,10 +110,13 @@ def test_newuser35s_lstm_cell_is_named_from_the_cli(tmp_path):
     assert "read: lessons/32-lstm.md" in text
 
 
-def test_a_cs231n_lstm_step_pair_is_named_from_the_cli():
+def test_a_cs231n_lstm_step_pair_is_named_from_the_cli(tmp_path):
     """L1 on CS231n's pair from the command line: the sentence in backward's own names (dnext_h, dnext_c)."""
     shapes = ";".join(",".join(map(str, s)) for s in INPUTS["lstmtanhc"])
-    p = run_here("check", ROOT / "tests" / "buggy_layers" / "session36.py::lstmtanhc", "--input-shape", shapes)
+    own = (ROOT / "tests" / "buggy_layers" / "session36.py").read_text()  # one file: session24's forward inside
+    (tmp_path / "cs_lstm.py").write_text(own.replace("from .session24 import lstm_step_forward\n",
+                                                     inspect.getsource(session24.lstm_step_forward)))
+    p = run_here("check", f"{tmp_path / 'cs_lstm.py'}::lstmtanhc", "--input-shape", shapes)
     text = _text(p)
     assert p.returncode == 1, text
     assert ("diagnosis: dx, dprev_h, dprev_c, dWx, dWh, db are what an LSTM step's backward gives with dc_t = dnext_c "

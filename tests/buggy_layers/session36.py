@@ -3,7 +3,8 @@ each with one planted line of backward changed (``# BUG``), named by :func:`grad
 
 * CS231n's ``lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b) -> (next_h, next_c, cache)`` with
   ``lstm_step_backward(dnext_h, dnext_c, cache)`` (assignment 3's ``rnn_layers.py``): Wx (D, 4H), Wh (H, 4H), b (4H,),
-  gates i, f, o, g. The pairs ``lstm<bug>`` share forward; each backward is the correct one with ``bug`` set.
+  gates i, f, o, g. The pairs ``lstm<bug>`` share session24.py's forward; each backward is the correct one with
+  ``bug`` set.
 * manualprop.LSTM's layout as a one-step class ``forward(x, h_prev, c_prev) -> (h, c)``, ``backward(dh, dc) -> (dx,
   dh_prev, dc_prev)``: W_ih (4H, D), W_hh (4H, H), b_ih, b_hh (4H,), PyTorch's gates i, f, g, o; a ``params``/``grads``
   dict. ``LSTMCellTorch<Bug>`` sets ``BUG``.
@@ -18,6 +19,8 @@ GatedInput: a gate that is no LSTM step's, its planted bug keeping the generic "
 
 import numpy as np
 
+from .session24 import lstm_step_forward
+
 INPUT = [(3, 2), (3, 4), (3, 4)]
 KWARGS = {}
 #: the pairs' inputs: x (N, D), prev_h, prev_c (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,)
@@ -30,25 +33,16 @@ def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def lstm_forward(x, prev_h, prev_c, Wx, Wh, b):
-    H = prev_h.shape[1]
-    a = x.dot(Wx) + prev_h.dot(Wh) + b
-    i, f, o = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), sigmoid(a[:, 2 * H:3 * H])
-    g = np.tanh(a[:, 3 * H:])
-    next_c = f * prev_c + i * g
-    next_h = o * np.tanh(next_c)
-    return next_h, next_c, (x, prev_h, prev_c, Wx, Wh, a, i, f, o, g, next_c)
-
-
 def _backward(dnext_h, dnext_c, cache, bug=""):
-    x, prev_h, prev_c, Wx, Wh, a, i, f, o, g, next_c = cache
-    H = prev_h.shape[1]
+    """CS231n's lstm_step_backward for session24.py's lstm_step_forward (its cache), one line changed by ``bug``."""
+    x, prev_h, prev_c, Wx, Wh, i, f, o, g, next_c = cache
+    a_i = np.log(i / (1 - i))  # the input gate's pre-activation, for the bug that takes it
     tanh_c = np.tanh(next_c)
     dcell = dnext_c + dnext_h * (o if bug == "tanhc" else o * (1 - tanh_c ** 2))  # BUG (tanhc): tanh' missing
     di, do, dg = dcell * g, dnext_h * tanh_c, dcell * i
     df = {"fcell": dcell * next_c, "fdh": dnext_h * prev_c}.get(bug, dcell * prev_c)  # BUG (fcell, fdh)
     dprev_c = dcell if bug == "nof" else dcell * f  # BUG (nof): the forget gate missing
-    da_i = di * a[:, :H] * (1 - a[:, :H]) if bug in ("prei", "two") else di * i * (1 - i)  # BUG (prei): at a
+    da_i = di * a_i * (1 - a_i) if bug in ("prei", "two") else di * i * (1 - i)  # BUG (prei): at a
     da_o = do if bug == "nosig" else do * o * (1 - o)  # BUG (nosig): sigmoid's derivative left out
     parts = [da_i, df * f * (1 - f), dg * (1 - g ** 2), da_o] if bug in ("order", "two") else [  # BUG (order)
         da_i, df * f * (1 - f), da_o, dg * (1 - g ** 2)]
@@ -57,48 +51,16 @@ def _backward(dnext_h, dnext_c, cache, bug=""):
     return da.dot(Wx.T), da.dot(Wh.T), dprev_c, x.T.dot(da), prev_h.T.dot(da), db
 
 
-def lstm_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache)
+def _pair(bug):
+    """The pair ``lstm<bug>_forward`` / ``lstm<bug>_backward``: CS231n's forward, :func:`_backward` with ``bug``."""
+    def backward(dnext_h, dnext_c, cache):
+        return _backward(dnext_h, dnext_c, cache, bug)
+    backward.__name__ = f"lstm{bug}_backward"
+    return lstm_step_forward, backward
 
 
-lstmfcell_forward = lstmnof_forward = lstmtanhc_forward = lstmprei_forward = lstmnosig_forward = lstm_forward
-lstmorder_forward = lstmfdh_forward = lstmmeandb_forward = lstmtwo_forward = lstm_forward
-
-
-def lstmfcell_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "fcell")
-
-
-def lstmnof_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "nof")
-
-
-def lstmtanhc_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "tanhc")
-
-
-def lstmprei_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "prei")
-
-
-def lstmnosig_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "nosig")
-
-
-def lstmorder_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "order")
-
-
-def lstmfdh_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "fdh")
-
-
-def lstmmeandb_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "meandb")
-
-
-def lstmtwo_backward(dnext_h, dnext_c, cache):
-    return _backward(dnext_h, dnext_c, cache, "two")
+for _bug in ("", "fcell", "nof", "tanhc", "prei", "nosig", "order", "fdh", "meandb", "two"):
+    globals()[f"lstm{_bug}_forward"], globals()[f"lstm{_bug}_backward"] = _pair(_bug)
 
 
 class LSTMCellTorch:
@@ -138,32 +100,9 @@ class LSTMCellTorch:
         return da @ p["W_ih"], da @ p["W_hh"], dc if bug == "nof" else dc * f  # BUG (nof)
 
 
-class LSTMCellTorchFcell(LSTMCellTorch):
-    BUG = "fcell"
-
-
-class LSTMCellTorchNof(LSTMCellTorch):
-    BUG = "nof"
-
-
-class LSTMCellTorchTanhc(LSTMCellTorch):
-    BUG = "tanhc"
-
-
-class LSTMCellTorchPrei(LSTMCellTorch):
-    BUG = "prei"
-
-
-class LSTMCellTorchNosig(LSTMCellTorch):
-    BUG = "nosig"
-
-
-class LSTMCellTorchOrder(LSTMCellTorch):
-    BUG = "order"
-
-
-class LSTMCellTorchFdh(LSTMCellTorch):
-    BUG = "fdh"
+for _bug in ("fcell", "nof", "tanhc", "prei", "nosig", "order", "fdh"):  # LSTMCellTorchFcell, ...: one BUG each
+    globals()[f"LSTMCellTorch{_bug.capitalize()}"] = type(f"LSTMCellTorch{_bug.capitalize()}", (LSTMCellTorch,),
+                                                          {"BUG": _bug})
 
 
 class GatedInput:
