@@ -5340,6 +5340,30 @@ def set_weights(layer, values):
             setattr(obj, k, np.array(v, dtype=cur.dtype))
 
 
+def set_pair_keywords(layer, values):
+    """Set items of the dict arguments of a CS231n :class:`FunctionPair` ``layer`` (``values``: ``{"bn_param":
+    {"running_mean": array, "mode": "test"}}``; arrays in the pair's dtype), which every later forward starts from (a
+    deep copy, as ``--init``'s): the running statistics a training forward updates, compared with ``--reference``'s
+    (:mod:`gradcheck._running_stats`, newuser35 H2). ``values`` None puts back the dicts ``--init`` gave.
+
+    Raises
+    ------
+    AdapterError
+        ``layer`` is no function pair, or a name is none of its dict arguments.
+    """
+    pair = layer if isinstance(layer, FunctionPair) else getattr(layer, "obj", None)
+    if not isinstance(pair, FunctionPair):
+        raise AdapterError(f"{type(layer).__name__} is no function pair: no dict argument to set")
+    saved = pair.__dict__.setdefault("_kwargs_given", copy.deepcopy(pair._kwargs))
+    if values is None:
+        pair._kwargs = copy.deepcopy(saved)
+        return
+    for k, d in values.items():
+        if not (isinstance(pair._kwargs.get(k), dict) and isinstance(d, dict)):
+            raise AdapterError(f"{k!r} is not a dict argument of {pair.student_forward.__name__}")
+        pair._kwargs[k].update({str(j): pair._array(v) if isinstance(v, np.ndarray) else v for j, v in d.items()})
+
+
 def pair_switches(obj) -> list[list]:
     """``[[name, default, [other values]], ...]`` of a :class:`FunctionPair`'s string keyword arguments with a default
     that ``--init`` does not give (``pool_forward(A_prev, hparameters, mode="max")``), with the other strings the

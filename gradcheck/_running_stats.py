@@ -19,7 +19,7 @@ from .compare import close
 from .diagnose import Finding, adapter_call
 from .sources import Call, mapped_names
 
-__all__ = ["running_stats_finding", "unchecked_buffers_line"]
+__all__ = ["pair_running_stats_finding", "running_stats_finding", "unchecked_buffers_line"]
 
 _RTOL, _ATOL = 1e-6, 1e-9
 
@@ -64,13 +64,15 @@ def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
 
 def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "") -> str:
     """The line after a PASS saying that forward's update of its running statistics was not compared (no reference
-    holds the same names, or none can be given: a function pair's, :func:`pair_buffers` of the file's ``source``),
-    with how to have it compared; "" when forward writes none."""
+    holds the same names, or a function pair's, :func:`pair_buffers` of the file's ``source``, could not be
+    compared), with how to have it compared; "" when forward writes none."""
     pair = pair_buffers(source, info)
     bufs = written_buffers(info) or pair
     if not bufs:
         return ""
-    how = ("--reference cannot be given a function pair's statistics" if pair else
+    how = (f"the notes above say why {reference} did not compare them" if reference else
+           "pass --reference manualprop.BatchNorm1D (--reference-init '{\"num_features\": D}') with the dict's "
+           "mode 'train' in --init to compare them after a training forward" if pair else
            "the reference holds no running statistics of these names" if reference else
            "pass --reference manualprop.BatchNorm1D (--reference-init '{\"num_features\": D}'; BatchNorm2D for "
            "(N, C, H, W)) to compare them after training forwards")
@@ -124,11 +126,67 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     X, Xe = (rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2))  # batch means away from the statistics
     inputs = V.input_names(layer, 1)
     before = {r: np.array(state[r], dtype=np.float64) for r in own.values()}
+    Call(layer, cname, [X], inputs, params, True).forward(X.copy())
+    after = adapter_call(layer, "state_values")
+    return _compared(own, before, {r: after.get(r) for r in own.values()}, reference, X, ref_name, cname, lambda: (
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]))
+
+
+def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, seed: int, ref_name: str,
+                               source: str) -> tuple[Finding | None, list[str]]:
+    """:func:`running_stats_finding` for a CS231n function pair (``batchnorm_forward(x, gamma, beta, bn_param)``),
+    whose running statistics live in a dict it is given (:func:`pair_buffers` of its file's ``source``:
+    ``bn_param['running_mean']``) and whose gamma and beta are inputs: the pair's dict is given the statistics to
+    start from (:func:`gradcheck._adapters.set_pair_keywords`), its forward and the reference's (its parameters the
+    pair's other inputs, mapped by name) run on one batch in the mode ``--init`` gave (it must train), the dict as
+    forward left it compared with the reference's statistics, then the eval outputs (the dict's ``mode`` set to
+    CS231n's ``'test'``; not compared, said, when forward raises there). The dict is put back after. ``shapes``: the inputs' shapes."""
+    info, m = getattr(layer, "protocol", None) or {}, getattr(reference, "momentum", None)
+    keys = {b: k for b in pair_buffers(source, info) if (k := re.fullmatch(r"(\w+)\['(\w+)'\]", b))
+            and isinstance(getattr(reference, k[2], None), np.ndarray)}
+    if not keys or len({k[1] for k in keys.values()}) != 1 or not isinstance(m, float) or not 0 < m <= 1:
+        return None, []
+    if info.get("mode") != "train":
+        return None, [f"running statistics: not compared with {ref_name}: the forward runs in mode "
+                      f"{info.get('mode')!r} (--init), not CS231n's 'train', in which it updates them"]
+    d = next(iter(keys.values()))[1]
+    rng = np.random.default_rng([seed, 35])
+    X, Xe, *rest = (rng.standard_normal(s) * 1.5 + 0.5 for s in [shapes[0], *shapes])
+    names = V.input_names(layer, len(shapes))
+    rparams = getattr(reference, "params", None) or {}
+    mapped = mapped_names(rparams, dict(zip(names[1:], rest, strict=True)), cname, f"reference {ref_name}", ValueError)
+    for k, v in zip(names[1:], rest, strict=True):  # gamma, beta: the reference's parameters
+        rparams[mapped[k]][...] = v.reshape(rparams[mapped[k]].shape)
+    own = {b: k[2] for b, k in keys.items()}
+    before = {r: 0.5 + rng.random(getattr(reference, r).shape) if "var" in r else
+              rng.standard_normal(getattr(reference, r).shape) * 0.5 for r in own.values()}
+    try:
+        adapter_call(layer, "set_pair_keywords", {d: before})
+        Call(layer, cname, [X, *rest], names, {}, True).forward(X.copy(), *rest)
+        left = (getattr(layer, "call_keywords", None) or {}).get(d, {})
+
+        def eval_out():  # the pair in CS231n's test mode from the statistics its training forward left
+            adapter_call(layer, "set_pair_keywords", {d: {"mode": "test", **{r: left[r] for r in own.values()}}})
+            try:
+                return Call(layer, cname, [Xe, *rest], names, {}, False).forward(Xe.copy(), *rest), [Xe]
+            except Exception as exc:  # noqa: BLE001 - the student's forward in CS231n's mode 'test'
+                return None, f"its forward in mode 'test' raised {type(exc).__name__}: {exc}"
+        return _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname, eval_out)
+    finally:
+        adapter_call(layer, "set_pair_keywords", None)
+
+
+def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
+              eval_out) -> tuple[Finding | None, list[str]]:
+    """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
+    from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
+    ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
+    ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
+    layer's), or ``(None, why)`` when no eval forward can be run (said in the notes)."""
+    m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
-    Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     reference.forward(X.copy(), training=True)
-    after = adapter_call(layer, "state_values")
     notes, wrong = [], []
     for b, r in own.items():
         got, want = np.asarray(after[r], dtype=np.float64), np.asarray(getattr(reference, r), dtype=np.float64)
@@ -143,18 +201,21 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want))
-    if not wrong:
-        Ys = Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy())
-        Yr = np.asarray(reference.forward(Xe.copy(), training=False), dtype=np.float64)
-        if Ys.shape == Yr.shape and close(Ys, Yr, _RTOL, _ATOL):
-            return None, notes + [f"running statistics: {', '.join(own)} after a training forward and the eval "
-                                  f"output after it match {ref_name}'s"]
-        err = float(np.max(np.abs(Ys - Yr))) if Ys.shape == Yr.shape else float("nan")
-        return Finding("running-stats", (
-            f"after one training forward, {cname}'s running statistics ({', '.join(own)}) equal {ref_name}'s, but "
-            f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: the eval forward "
-            f"does not normalise with them as (X - running_mean) / sqrt(running_var + eps)"), layer="BatchNorm"), notes
-    return _differing_stats(wrong, before, m, ref_name), notes
+    if wrong:
+        return _differing_stats(wrong, before, m, ref_name), notes
+    Ys, xs = eval_out()
+    if Ys is None:
+        return None, notes + [f"running statistics: {', '.join(own)} after a training forward match {ref_name}'s; "
+                              f"the eval output after it was not compared ({xs})"]
+    Yr = np.asarray(reference.forward(xs[0].copy(), training=False), dtype=np.float64)
+    if Ys.shape == Yr.shape and close(Ys, Yr, _RTOL, _ATOL):
+        return None, notes + [f"running statistics: {', '.join(own)} after a training forward and the eval "
+                              f"output after it match {ref_name}'s"]
+    err = float(np.max(np.abs(Ys - Yr))) if Ys.shape == Yr.shape else float("nan")
+    return Finding("running-stats", (
+        f"after one training forward, {cname}'s running statistics ({', '.join(own)}) equal {ref_name}'s, but "
+        f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: the eval forward "
+        f"does not normalise with them as (X - running_mean) / sqrt(running_var + eps)"), layer="BatchNorm"), notes
 
 
 def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:

@@ -1804,11 +1804,12 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 #: The adapters' functions the parent calls on an object (``op_adapter``), each ``name: (runs the submission's code,
 #: on the student's object behind an adapter)``: a random forward held (its ``fix_mask``), the generators'
 #: fingerprints, another combination of forward's switches, the state forward may carry, the grader's point for
-#: weights without gradients, numpy's functions the submission replaced (nnfs.init()).
+#: weights without gradients, numpy's functions the submission replaced (nnfs.init()), a function pair's bn_param
+#: (running statistics compared with --reference).
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
                  "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True),
                  "numpy_patched": (False, False), "penalty_numbers": (False, True),
-                 "same_draws": (False, False)}
+                 "same_draws": (False, False), "set_pair_keywords": (False, False)}
 
 
 class _Tail:

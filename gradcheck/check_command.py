@@ -268,7 +268,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed,
                               rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
                               name=cname, training=requested, values=False)  # other values: cli._pair_values
-    diag = diagnose(layer, twin, reference)
+    diag = diagnose(layer, twin, None if _stats_reference_only(layer, label) else reference)
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
         diag.error.args = (f"{diag.error} {hint}",)
@@ -697,6 +697,26 @@ def _eps_moved(args, layer, edited, other, shape) -> tuple[float | None, bool]:
 RUNNING_PROBE = "running statistics"
 
 
+def _source_of(label: str) -> str:
+    """The text of the checked file of ``label`` (``path::NAME``), "" when it cannot be read."""
+    try:
+        with open(label.rpartition("::")[0], encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _stats_reference_only(layer, label: str) -> bool:
+    """Whether ``--reference`` serves a CS231n function pair's running statistics alone: the pair's forward writes
+    them into a dict it is given (:func:`gradcheck._running_stats.pair_buffers`, ``bn_param['running_mean']``), and
+    its gamma and beta are inputs where the reference holds parameters, so its gradients and forward values are not
+    compared with the reference (newuser35 H2: a usage error before), its statistics are (:func:`_running_stats`)."""
+    from ._running_stats import pair_buffers
+
+    info = getattr(layer, "protocol", None) or {}
+    return info.get("protocol") == "cs231n" and bool(pair_buffers(_source_of(label), info))
+
+
 def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     """A passing layer whose training forward writes running statistics (``info['buffers']``, e.g. BatchNorm's
     running_mean and running_var): with ``--reference``, those statistics after a training forward and the eval
@@ -704,22 +724,24 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     running_stats_finding`: an error finding FAILs the check); a probe ``running statistics`` says whether they were
     compared (passed True) or not (None, its detail the line the verdict prints: newuser35 H2, the eval forward was
     compared only at the initial statistics, where a swapped momentum gives the same output)."""
-    from ._running_stats import running_stats_finding, unchecked_buffers_line
+    from ._running_stats import (
+        pair_running_stats_finding,
+        running_stats_finding,
+        unchecked_buffers_line,
+    )
     from .diagnose import Probe
 
-    cname = label.rpartition("::")[2]
+    cname, source = label.rpartition("::")[2], _source_of(label)
     info = getattr(layer, "protocol", None) or {}
-    try:
-        with open(label.rpartition("::")[0], encoding="utf-8", errors="replace") as fh:
-            source = fh.read()
-    except OSError:
-        source = ""
     if not diag.passed or not (line := unchecked_buffers_line(cname, info, args.reference, source)):
         return
     found, notes = (None, [])
-    if reference is not None and "training" in diag.modes:
+    pair = _stats_reference_only(layer, label)
+    if reference is not None and (pair or "training" in diag.modes):
         try:
-            found, notes = running_stats_finding(layer, reference, cname, shape, args.seed, args.reference)
+            found, notes = (pair_running_stats_finding(layer, reference, cname, shape, args.seed, args.reference,
+                                                       source) if pair else
+                            running_stats_finding(layer, reference, cname, shape, args.seed, args.reference))
         except Exception as exc:  # noqa: BLE001 - a probe (the layer's raise too): not compared, said so
             notes = [f"running statistics: not compared with the reference ({type(exc).__name__}: {exc})"]
     diag.findings += [Finding("running-stats-note", n, severity="info") for n in notes]
@@ -2765,7 +2787,8 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
     forward random in every mode checked (:data:`~gradcheck.diagnose.RANDOM_REFERENCE` in its notes), else the
-    notes say (fixp24: it said 'pass --reference ...' to a user who had). A Nielsen network's PASS says what it checked
+    notes say (fixp24: it said 'pass --reference ...' to a user who had); a pair whose running statistics it served
+    (:func:`_stats_reference_only`), that it served them alone. A Nielsen network's PASS says what it checked
     and what not: its update_mini_batch's step (nielsen34 F6: an L2 decay missing or an average taken twice PASSed,
     unsaid)."""
     if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
@@ -2777,6 +2800,13 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
                 "step, so a wrong average or decay passes here; test it with one step on a tiny batch against w - "
                 "eta * (the batch's mean gradient + (lmbda/n) * w).")
     lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
+    shapes = getattr(res, "input_shape", None) or ()
+    pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))
+    if reference and pair and (run := [p for p in getattr(diag, "probes", ()) if p.name == RUNNING_PROBE]):
+        did = "served the running statistics alone" if run[0].passed is not None else "compared nothing here"
+        return lead + (f"--reference {reference} {did} (see the notes above): a function pair's weights are among "
+                       "its inputs, where a manualprop layer holds them as parameters, so its training output and its "
+                       "gradients are not compared with it.")
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
         random = [mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
@@ -2784,8 +2814,6 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
                        f"{' and '.join(random)} mode, its draws held fixed for the check, and {reference} draws its "
                        "own mask, which gradcheck cannot make yours" if random else
                        f"--reference {reference} gave no forward comparison (see the notes above)") + "."
-    shapes = getattr(res, "input_shape", None) or ()
-    pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))
     how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
            "layer holds them as parameters" if pair else
            f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them{_no_twin(cname, 'its output')}")

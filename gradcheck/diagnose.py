@@ -1038,6 +1038,10 @@ DIAGNOSES: dict[str, Record] = {
     "backprop-line": Record(
         "a line of backprop", "{t} is what backprop gives with {got} where {right} is due{why}", "{fix}",
         "07-sequential.md"),
+    # one LSTM step's backward with one line changed (:func:`_lstm_signature`; newuser35 L1)
+    "lstm-line": Record(
+        "a line of the LSTM step's backward", "{t} is what an LSTM step's backward gives with {got} where {right} is "
+        "due{why}", "{fix}", "32-lstm.md"),
     "cost-delta-factor": Record(
         "the cost and its delta disagree", "{t} is exactly the gradient of {form}, the cost whose output delta "
         "backprop starts from ({delta}), but the cost forward computes, {fn}, is {c:.6g} times that: the cost and "
@@ -1312,7 +1316,8 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     ``"rewind"``, ``"release"``), ``random_draws`` (``{generator: fingerprint}``: two differ after a call that drew),
     ``state_values``, ``set_weights`` (``values``), ``set_variant`` (``index``), ``numpy_patched`` (``{"np.dot":
     module of its replacement}``: numpy's functions the checked code replaced) or ``penalty_numbers`` (``{name:
-    value}``: the regulariser strengths it holds) or ``same_draws`` (``seed``: its generators set from it)."""
+    value}``: the regulariser strengths it holds) or ``same_draws`` (``seed``: its generators set from it) or
+    ``set_pair_keywords`` (``values``: a function pair's dict arguments set, None: put back)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 
@@ -4224,6 +4229,17 @@ def _nielsen_backprop(Ws, bs, X, T, cost, *, inside=None, where="all", out=None,
     return nb, nw, per[0]
 
 
+def _agree(a: Mapping, of: Mapping, c: float = 1.0) -> bool:
+    """Whether every tensor of ``of`` (the numerical or the manual gradients, ``{name: array}``) is ``a``'s (a
+    recomputed backward's) times ``c`` to 1e-5 where known (fast mode's numerical gradients: the sampled entries,
+    NaN elsewhere), at least one entry known and none of ``of``'s tensors missing from ``a`` (the evidence of
+    :func:`_nielsen_signature` and :func:`_lstm_signature`: exact on every tensor, or nothing named)."""
+    known = {k: np.isfinite(np.asarray(v, dtype=np.float64)) for k, v in of.items()}
+    return any(m.any() for m in known.values()) and all(
+        k in a and np.shape(a[k]) == np.shape(v) and close(c * a[k][known[k]], np.asarray(v, dtype=np.float64)[
+            known[k]], 1e-5) for k, v in of.items())
+
+
 def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
     """The findings of a Nielsen network's backprop (:func:`gradcheck._adapters.backprop_as_model`; nielsen35 F9,
     F10): its gradients, every one, are those of :func:`_nielsen_backprop` with one known line changed (a row of
@@ -4252,11 +4268,6 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
         return {dx: g * (Ws[0].T @ d1), **{V.grad_name(f"{b}[{i}]"): g * a for i, a in enumerate(nb)},
                 **{V.grad_name(f"{w}[{i}]"): g * a for i, a in enumerate(nw)}}
 
-    def agree(a, of, c=1.0):  # every tensor of ``of`` (the numerical or the manual gradients) is ``a``'s times c,
-        known = {k: np.isfinite(np.asarray(v, dtype=np.float64)) for k, v in of.items()}  # where known (fast mode's
-        return any(m.any() for m in known.values()) and all(  # sampled entries)
-            k in a and np.shape(a[k]) == np.shape(v) and close(c * a[k][known[k]], np.asarray(v, dtype=np.float64)[
-                known[k]], 1e-5) for k, v in of.items())
     try:
         with np.errstate(all="ignore"):
             acts = X
@@ -4266,7 +4277,7 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
             found = None
             for cost, (value, *_rest) in _NIELSEN_COSTS.items():
                 right, v = named(_nielsen_backprop(Ws, bs, X, T, cost)), float(value(acts, T))
-                if v and np.isfinite(v) and agree(right, numer, Y / v):
+                if v and np.isfinite(v) and _agree(right, numer, Y / v):
                     found = cost, right, Y / v
                     break
             if found is None:
@@ -4275,7 +4286,7 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
             form, fn = _NIELSEN_COSTS[cost][2], re.search(r"(\w+\.fn)\(a, y\)", L.protocol)
             fn = f"{fn[1]}(a, y)" if fn else form
             if not math.isclose(c, 1.0, rel_tol=1e-6):  # network2.py's QuadraticCost.fn without its 0.5 (F10)
-                if not agree(right, manual):
+                if not _agree(right, manual):
                     return []
                 return [_find("cost-delta-factor", k, form=form, delta=_NIELSEN_COSTS[cost][3], fn=fn, c=c, inv=1 / c,
                               fix=_NIELSEN_COSTS[cost][4]) for k in failing]
@@ -4289,7 +4300,7 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
                 got = {} if res is None else named(res)
                 if not got or all(np.allclose(a, right[k]) for k, a in got.items()):
                     continue  # cannot run here, or the same gradients as the correct backprop
-                if all(np.all(np.isfinite(a)) for a in got.values()) and agree(got, manual):
+                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
                     return [_find(code, k, **_line_fields(code, fields, knobs, w, b, fn)) for k in failing]
     except (ValueError, FloatingPointError, IndexError):  # shapes that are not a network's: nothing named
         return []
@@ -4306,6 +4317,180 @@ def _line_fields(code: str, fields: Mapping[str, str], knobs: Mapping[str, Any],
     delta = f"{fn.split('.')[0]}.delta(z, a, y)" if ".fn(" in fn else "the output delta"
     return {k: v.format(w=w, b=b, fn=fn, delta=delta) for k, v in fields.items()} if code == "backprop-line" \
         else dict(fields)
+
+
+#: An LSTM step's gates (:func:`_lstm_step`): ``{letter: (name, activation, its derivative in a value u)}``.
+_GATES = {"i": ("input gate", "sigmoid", "{u} * (1 - {u})"), "f": ("forget gate", "sigmoid", "{u} * (1 - {u})"),
+          "g": ("candidate", "tanh", "(1 - {u}**2)"), "o": ("output gate", "sigmoid", "{u} * (1 - {u})")}
+#: One line of an LSTM step's backward changed (:func:`_lstm_step`'s knobs), beside :func:`_lstm_gate_lines`' gate
+#: derivatives and orders: ``(knobs, fields of "lstm-line")``; ``{dh}``, ``{dc}`` backward's upstream gradients,
+#: ``{dc_}`` the latter and a plus ("" for a step whose output is h_t alone).
+_LSTM_LINES = (
+    ({"f_cell": True}, {
+        "got": "df = dc_t * c_t, the new cell state,", "right": "df = dc_t * c_prev",
+        "why": ": c_t = f * c_prev + i * g multiplies f by the cell state the step was given",
+        "fix": "df = dc_t * c_prev, with c_prev (CS231n's prev_c) kept in the cache"}),
+    ({"carry": False}, {
+        "got": "dc_prev = dc_t", "right": "dc_prev = dc_t * f",
+        "why": ": c_t = f * c_prev + i * g carries the cell state's gradient back through the forget gate",
+        "fix": "dc_prev = dc_t * f"}),
+    ({"tanh_c": False}, {
+        "got": "dc_t = {dc_}{dh} * o", "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
+        "why": ": h_t = o * tanh(c_t), so the path from h_t to c_t passes tanh's derivative",
+        "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), then di, df, dg from dc_t"}),
+    ({"f_from": "dh"}, {
+        "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
+        "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
+               "(1 - tanh(c_t)**2)", "fix": "df = dc_t * c_prev, as di = dc_t * g and dg = dc_t * i"}),
+    ({"f_from": "dc"}, {
+        "got": "df = {dc} * c_prev, the upstream gradient of c_t alone,", "right": "df = dc_t * c_prev",
+        "why": ": c_t reaches h_t too, so its whole gradient is dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
+        "fix": "df = dc_t * c_prev, as di = dc_t * g and dg = dc_t * i"}),
+)
+
+
+def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_c=True, stack=None, f_from="dc_t"):
+    """One LSTM step (lessons/32-lstm.md): ``a = x Wx + h Wh + b`` for ``xs = (x, h, c, Wx, Wh, b)`` (x (N, D), h and c
+    (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,), float64), its four blocks of H columns the gates in ``order`` (a
+    permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
+    i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
+    line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
+    o), ``f_from`` "dh" or "dc" (df from that upstream gradient alone), ``local`` (``{gate: "pre" or "none"}``: its
+    derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
+    Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
+    x, h, c, Wx, Wh, b = xs
+    H, local = h.shape[1], local or {}
+    a = x @ Wx + h @ Wh + b
+    cut = {k: a[:, j * H:(j + 1) * H] for j, k in enumerate(order)}
+    z = {k: np.tanh(v) if k == "g" else _sig(v) for k, v in cut.items()}
+    c_t = z["f"] * c + z["i"] * z["g"]
+    tc = np.tanh(c_t)
+    dct = dc + dh * z["o"] * ((1 - tc ** 2) if tanh_c else 1)
+    dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
+          "g": dct * z["i"], "o": dh * tc}
+
+    def slope(k):  # the gate's derivative as backward writes it
+        u = cut[k] if local.get(k) == "pre" else z[k]
+        return 1.0 if local.get(k) == "none" else 1 - u ** 2 if k == "g" else u * (1 - u)
+    da = np.concatenate([dz[k] * slope(k) for k in (stack or order)], axis=1)
+    return (z["o"] * tc, c_t), {"x": da @ Wx.T, "h": da @ Wh.T, "c": dct * z["f"] if carry else dct,
+                                "Wx": x.T @ da, "Wh": h.T @ da, "b": da.sum(axis=0)}
+
+
+def _lstm_gate_lines(order: str):
+    """The gate lines of :func:`_lstm_signature` for forward's gate ``order``: each gate's derivative (and the three
+    sigmoids', and all four) taken at the pre-activation or left out, then backward joining the gates' gradients in
+    another order than forward cuts ``a`` (:func:`_lstm_step`'s ``local`` and ``stack``), with their fields."""
+    rows = []
+    for gates in (*order, "ifo", "ifgo"):
+        one = len(gates) == 1
+        who = (f"the {_GATES[gates][0]} {gates}'s" if one else
+               f"the gates {', '.join(gates)}'s" if len(gates) == 4 else "the sigmoid gates i, f, o's")
+        rights = ", ".join(f"da_{k} = d{k} * {_GATES[k][2].format(u=k)}" for k in gates)
+        fix = f"{rights}, with the gate values {', '.join(gates)} cached in forward"
+        pre = ", ".join(f"{_GATES[k][2].format(u='a_' + k)}" for k in gates)
+        rows += [({"local": dict.fromkeys(gates, "pre")}, {
+            "got": f"{who} derivative taken at the pre-activation a ({pre})", "right": rights,
+            "why": f" ({', '.join(gates)} = {_GATES[gates[0]][1] if one else 'sigmoid (tanh for g)'}(a): the "
+                   "derivative written in the output is given the input)", "fix": fix}),
+            ({"local": dict.fromkeys(gates, "none")}, {
+                "got": f"{who} derivative left out ({', '.join(f'da_{k} = d{k}' for k in gates)})", "right": rights,
+                "why": "", "fix": fix})]
+    for stack in itertools.permutations(order):
+        if "".join(stack) != order:
+            rows.append(({"stack": "".join(stack)}, {
+                "got": f"the gates' gradients joined in the order {', '.join(stack)}",
+                "right": f"forward's order {', '.join(order)}",
+                "why": f": forward cuts a = x Wx + h Wh + b into the gates {', '.join(order)}, and each gate's "
+                       "gradient belongs in the columns of the weights that made it",
+                "fix": f"join them as forward cuts a: np.concatenate([da_{', da_'.join(order)}], axis=1)"}))
+    return rows
+
+
+def _lstm_arrays(L: _Layer):
+    """The checked layer's arrays as one LSTM step's (:func:`_lstm_layout`), read from their shapes, never their
+    names: inputs x (N, D), h and c (N, H), then inputs or parameters that are two weights (D, 4H) and (H, 4H)
+    (each as such or transposed) and biases of 4H entries ((4H,), (1, 4H), (4H, 1)), nothing else. Returns ``(D,
+    H, [(name, weight)] * 2, [(name, bias)])`` or None."""
+    xs = L.inputs
+    if len(xs) < 3 or any(not isinstance(v, np.ndarray) or v.ndim != 2 or v.dtype.kind != "f" for v in xs[:3]):
+        return None
+    (N, D), (N2, H) = xs[0].shape, xs[1].shape
+    if N2 != N or xs[2].shape != (N, H):
+        return None
+    rest = [*zip(L.names[3:], xs[3:], strict=False), *L.params.items()]
+    bias = [(k, v) for k, v in rest if np.shape(v) in ((4 * H,), (1, 4 * H), (4 * H, 1))]
+    mats = [(k, v) for k, v in rest if np.shape(v) in ((D, 4 * H), (4 * H, D), (H, 4 * H), (4 * H, H))
+            and np.shape(v) not in ((4 * H,), (1, 4 * H), (4 * H, 1))]
+    if len(mats) != 2 or len(mats) + len(bias) != len(rest):
+        return None
+    return D, H, mats, bias
+
+
+def _lstm_layout(L: _Layer):
+    """How the checked layer is one LSTM step of :func:`_lstm_step` (:func:`_lstm_arrays`): forward's two outputs,
+    stacked (h_t and c_t in either order), or its one output h_t (lesson 32's cell), recomputed to 1e-9 for one gate
+    order of 24 and one pairing of the weights (two when D == H). Returns ``(xs, order, (dh, dc), named, words)``:
+    the arrays as :func:`_lstm_step` takes them, the check's upstream gradients of h_t and c_t (0 for h_t alone),
+    ``named(grads)`` (its gradients as the layer's ``{grad name: array}``) and backward's names of ``{dh, dc, dc_}``
+    (dc_: "dc + ", "" for h_t alone); or None."""
+    got, Y, G, outs = _lstm_arrays(L), np.asarray(L.Y, dtype=np.float64), np.asarray(L.G, dtype=np.float64), L.outputs
+    if got is None or outs is not None and not (outs["stacked"] and len(outs["names"]) == 2):
+        return None
+    (D, H, mats, bias), (x, h, c) = got, (np.asarray(v, dtype=np.float64) for v in L.inputs[:3])
+    if Y.shape != ((2, *h.shape) if outs else h.shape) or G.shape != Y.shape:
+        return None
+    Ys, Gs = (Y, G) if outs else ((Y, None), (G, np.zeros_like(G)))
+    ups = list(outs["grads"]) if outs else ["dY", ""]  # backward's names of the outputs' upstream gradients
+    b = sum((np.reshape(np.asarray(v, dtype=np.float64), -1) for _, v in bias), np.zeros(4 * H))
+    for (kx, vx), (kh, vh) in (mats, mats[::-1]):
+        tx, th = np.shape(vx) != (D, 4 * H), np.shape(vh) != (H, 4 * H)
+        Wx, Wh = (np.asarray(v, dtype=np.float64) for v in (vx.T if tx else vx, vh.T if th else vh))
+        if Wx.shape != (D, 4 * H) or Wh.shape != (H, 4 * H):
+            continue
+        xs = (x, h, c, Wx, Wh, b)
+        for order in map("".join, itertools.permutations("ifgo")):
+            (ht, ct), _ = _lstm_step(xs, order, h, c)
+            for j in (0, 1) if outs else (0,):
+                if close(Ys[j], ht, 1e-9) and (Ys[1 - j] is None or close(Ys[1 - j], ct, 1e-9)):
+                    roles = {"x": L.names[0], "h": L.names[1], "c": L.names[2], "Wx": kx, "Wh": kh}
+                    shapes = {"Wx": tx, "Wh": th}
+
+                    def named(grads, roles=roles, shapes=shapes):
+                        out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
+                        return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
+                    dh, dc = ups[j], ups[1 - j]
+                    return xs, order, (Gs[j], Gs[1 - j]), named, {"dh": dh, "dc": dc, "dc_": dc and f"{dc} + "}
+    return None
+
+
+def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
+    """The findings of one LSTM step's backward (newuser35 L1: an LSTMCell whose forget gate took dh for the total dc,
+    "no known bug pattern"): a class ``forward(x, h_prev, c_prev) -> (h, c)`` (or h alone: lesson 32's) or CS231n's
+    ``lstm_step_forward`` pair recognised by :func:`_lstm_layout`, whose correct backward, recomputed here, is the numerical gradient of
+    every tensor, and whose gradients, every one, are those of :func:`_lstm_step` with one known line changed
+    (:data:`_LSTM_LINES`, :func:`_lstm_gate_lines`), as :func:`_nielsen_signature` names Nielsen's backprop. One
+    finding per failing tensor (said once by :func:`_said_once`), or [] when nothing matched exactly."""
+    if not failing or (lay := _lstm_layout(L)) is None:
+        return []
+    xs, order, (dh, dc), named, words = lay
+    try:
+        with np.errstate(all="ignore"):
+            right = named(_lstm_step(xs, order, dh, dc)[1])
+            if not _agree(right, numer):
+                return []
+            for knobs, fields in [*_LSTM_LINES, *_lstm_gate_lines(order)]:
+                if knobs.get("f_from") == "dc" and not words["dc"]:
+                    continue  # h_t alone: no upstream gradient of c_t
+                got = named(_lstm_step(xs, order, dh, dc, **knobs)[1])
+                if all(np.allclose(a, right[k]) for k, a in got.items()):
+                    continue  # the same gradients as the correct backward here
+                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
+                    return [_find("lstm-line", k, **{n: v.format(**words) for n, v in fields.items()})
+                            for k in failing]
+    except (ValueError, FloatingPointError, IndexError, KeyError):  # not an LSTM step's numbers: nothing named
+        return []
+    return []
 
 
 def _swapped_upstream_signature(L: _Layer, key, m):
@@ -5142,6 +5327,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     failing = [r.tensor for r in res.records if r.kind == "gradient" and not r.passed and r.tensor not in named]
     diag.findings += (nielsen := _nielsen_signature(L, manual, numer, failing))  # Nielsen's backprop (F9, F10)
     named |= {f.tensor for f in nielsen}
+    diag.findings += (lstm := _lstm_signature(L, manual, numer, [t for t in failing if t not in named]))
+    named |= {f.tensor for f in lstm}
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None

@@ -2196,7 +2196,8 @@ _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": (
                     "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str),
                     "numpy_patched": ("{}'s numpy functions", dict),
                     "penalty_numbers": ("{}'s regulariser strengths", dict),
-                    "same_draws": ("{}'s random generators", None)}
+                    "same_draws": ("{}'s random generators", None),
+                    "set_pair_keywords": ("{}'s dict arguments", None)}
 
 
 class _Remote:

@@ -86,7 +86,9 @@ def test_twin_false_is_no_twin_and_true_is_auto():
 @pytest.mark.parametrize(("key", "code", "words"), [
     ("tester22s.py::EMACenterNoMeanPath", "mean-path-missing", "the correct gradient is dY - 0.1 * dY.mean(axis=0)"),
     ("session23.py::NablaWNoDerivative", "weight-skips-derivative", "dW = X.T @ dY: it takes dY itself"),
-    ("lessons23.py::LSTMCellNoForgetGate", "gate-factor-missing", "dC is the correct gradient divided by a factor"),
+    ("lessons23.py::LSTMCellNoForgetGate", "lstm-line", "dC is what an LSTM step's backward gives with dc_prev = dc_t "
+     "where dc_prev = dc_t * f is due"),  # session 36: the line of the LSTM step (gate-factor-missing before)
+    ("session36.py::GatedInputNoGate", "gate-factor-missing", "dX1 is the correct gradient divided by a factor"),
     ("lessons23.py::GRUCellNoDirectPath", "gated-skip-missing", "dH lacks the direct path from H to the output"),
     ("lessons23.py::SelfAttentionLastUse", "attention-use-missing",
      "dX is the gradient through the value projection X @ W_v.T alone"),

@@ -200,14 +200,16 @@ def batchnorm_backward(dout, cache):
 
 def test_a_cs231n_pair_names_the_running_averages_it_stores_unchecked(tmp_path):
     """H2: the CS231n pair (bn_param['running_mean'] written in a tuple assignment) with the swapped momentum: the
-    PASS says the update of both statistics was not checked, and that --reference cannot be given a pair's."""
+    PASS says the update of both statistics was not checked, and how --reference checks them (session 36: a pair's
+    statistics are compared with it, tests/test_lstm_bn_pair_s36.py)."""
     (tmp_path / "cs_bn.py").write_text(CS_BN)
     p = run_here("check", f"{tmp_path / 'cs_bn.py'}::batchnorm", "--input-shape", "8,4;4;4",
                  "--init", '{"bn_param": {"mode": "train"}}')
     text = _one_line(p)
     assert p.returncode == 0, text
     assert "batchnorm: the update of bn_param['running_mean'], bn_param['running_var'] (the running" in text
-    assert "--reference cannot be given a function pair's statistics" in text
+    assert ("pass --reference manualprop.BatchNorm1D (--reference-init '{\"num_features\": D}') with the dict's mode "
+            "'train' in --init to compare them after a training forward") in text
 
 
 # --------------------------------------------------------------------------- M1, M2: output shapes

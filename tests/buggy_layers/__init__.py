@@ -407,7 +407,7 @@ EXPECTED = {
     "loss_ignore23.py::MaskedCENoMask": "ignored-target-not-masked",
     "loss_ignore23.py::MaskedCEAllRows": "ignored-target-count",
     # session 23: the lessons' planted bugs that had no name (newuser22's leftover)
-    "lessons23.py::LSTMCellNoForgetGate": "gate-factor-missing",
+    "lessons23.py::LSTMCellNoForgetGate": "lstm-line",  # gate-factor-missing until session 36 (below: GatedInput)
     "lessons23.py::GRUCellNoDirectPath": "gated-skip-missing",
     "lessons23.py::SelfAttentionLastUse": "attention-use-missing",
     "lessons23.py::ConvTranspose1DNoStride": "transposed-conv-stride",
@@ -429,6 +429,13 @@ EXPECTED = {
     # Ng's rnn_cell/lstm_cell pairs, backward returning a dict of gradients (read by key since session 25)
     "session25.py::rnncellnodWaa": "zero",  # no "dWaa" key: read as 0
     "session25.py::lstmcellnodc": "ignored-output",
+    # session 36 (newuser35 L1: "no known bug pattern" before): one LSTM step's backward with one line changed, as
+    # CS231n's lstm_step pair and as a class in manualprop.LSTM's layout (an unrelated db bug keeps its own name)
+    **{f"session36.py::lstm{b}": "lstm-line" for b in ("fcell", "nof", "tanhc", "prei", "nosig", "order", "fdh")},
+    **{f"session36.py::LSTMCellTorch{b}": "lstm-line" for b in ("Fcell", "Nof", "Tanhc", "Prei", "Nosig", "Order",
+                                                                 "Fdh")},
+    "session36.py::lstmmeandb": "bias-mean",
+    "session36.py::GatedInputNoGate": "gate-factor-missing",
     "beginner26.py::SigmoidOnePlus": "sigmoid-one-plus",  # fixd26: out * (1 + out)
     "beginner26.py::GeluErfNoPdf": "gelu-missing-pdf",  # fixd26: Phi(x) alone, x * phi(x) missing
     "beginner26.py::GeluTanhNoPdf": "gelu-missing-pdf",
@@ -520,6 +527,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
            "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
+           "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
