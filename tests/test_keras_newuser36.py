@@ -5,7 +5,6 @@ import pytest
 
 import autoprop as ap
 
-
 # --- H3: BatchNormalization's moving statistics are non-trainable weights, as Keras's ----------
 
 def bn_model():
