@@ -69,3 +69,144 @@ def test_f3_an_honest_tape_jacobian_still_compares(tmp_path):
     out = both(p)
     assert p.returncode == 0, out
     assert "jacobian dY/dX in eval mode (12 x 20): tape (your forward, stacked VJPs) vs central differences" in out, out
+
+
+# F4b / F4: the search for a failing model's first failing layer (diagnose.first_failing_sublayer) checked each
+# sub-layer with the search still on: a model whose ``layers`` held itself nested checks (109 sub-layer requests,
+# 56 s) until the grader's own stack overflowed, and that RecursionError was told as the child's ("Does the code
+# write to file descriptors it does not own?"); ``layers = [lin] * 40`` ran 82 full checks. Now a sub-layer's check
+# searches no further, the model itself in its own layers ends the search, an object met again is run but not checked
+# again, and the search stops after MAX_SUBLAYERS layers, saying so.
+
+_MODEL = '''
+import numpy as np
+
+
+class Lin:
+    def __init__(self, n=5):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((n, n)) / 3, "b": rng.standard_normal(n)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T
+
+
+class Model:
+    def __init__(self):
+        self.lin = Lin()
+        self.layers = LAYERS
+        self.params = self.lin.params
+        self.grads = self.lin.grads
+
+    def forward(self, X, training=False):
+        return self.lin.forward(X)
+
+    def backward(self, dY):
+        dX = self.lin.backward(dY)
+        self.grads = self.lin.grads
+        return 2 * dX  # wrong: the model's dX doubled, its layers all correct
+'''
+
+
+def _counted_check(tmp_path, monkeypatch, layers):
+    """``gradcheck check`` of the failing Model whose ``layers`` is ``layers`` (Python code), sandboxed: (exit code,
+    output, the sub-layers requested from the child, the sub-layers given a full check of their own)."""
+    from gradcheck import diagnose, sandbox
+
+    requests, checks = [], []
+    sublayer, diagnose_layer = sandbox.RemoteLayer.sublayer, diagnose.diagnose_layer
+    monkeypatch.setattr(sandbox.RemoteLayer, "sublayer", lambda self, i, *a: requests.append(i) or sublayer(self, i, *a))
+    monkeypatch.setattr(diagnose, "diagnose_layer", lambda layer, *a, **k: (
+        checks.append(k.get("name")) if str(k.get("name")).startswith("layers[") else None) or
+        diagnose_layer(layer, *a, **k))
+    f = student(tmp_path, _MODEL.replace("LAYERS", layers), "layers.py")
+    p = run_here("check", f"{f}::Model", "--input-shape", "4,5")
+    return p.returncode, both(p), requests, checks
+
+
+def test_f4b_a_model_holding_itself_is_not_searched_within_itself(tmp_path, monkeypatch):
+    """Before: 109 sub-layer requests, the diagnosis "the first layer whose own check fails is layers[0] (Model)" 107
+    times and the grader's RecursionError told as the child's; now the model in its own layers ends the search."""
+    code, out, requests, checks = _counted_check(tmp_path, monkeypatch, "[self]")
+    assert code == 1, out
+    assert "FAIL: Model: gradient mismatch in dX." in out and "dX is 2 times the correct gradient" in out, out
+    assert "first layer whose own check fails" not in out and "recursion" not in out, out
+    assert set(requests) == {0} and checks == [], (requests, checks)
+
+
+def test_f4_a_layer_object_listed_again_is_checked_once_and_the_search_is_bounded(tmp_path, monkeypatch):
+    """Before: ``[self.lin] * 40`` gave 82 sub-layer requests, each a full check; now each mode checks layers[0] once,
+    runs the others (the same object) up to MAX_SUBLAYERS and says where the search stopped."""
+    from gradcheck.diagnose import MAX_SUBLAYERS
+
+    code, out, requests, checks = _counted_check(tmp_path, monkeypatch, "[self.lin] * 40")
+    assert code == 1, out
+    assert "FAIL: Model: gradient mismatch in dX." in out, out
+    modes = requests.count(0)
+    assert modes in (1, 2) and set(checks) == {"layers[0] Lin"} and len(checks) == modes, (requests, checks)
+    assert sorted(requests) == sorted(list(range(MAX_SUBLAYERS + 1)) * modes), requests
+    assert (f"note: no layer among the first {MAX_SUBLAYERS} layers of the model fails its own check; the search "
+            f"stopped there (layers[{MAX_SUBLAYERS}] and after are not checked alone)") in out, out
+
+
+def test_f4_in_process_a_listed_again_layer_and_the_model_itself_are_not_checked_again(monkeypatch):
+    """The same rule for a model checked in this process (no sandbox): its layers' objects by identity."""
+    import numpy as np
+
+    from gradcheck import diagnose
+
+    ns: dict = {}
+    exec(_MODEL.replace("LAYERS", "[self.lin, self.lin, self, self.lin]"), ns)
+    checks = []
+    diagnose_layer = diagnose.diagnose_layer
+    monkeypatch.setattr(diagnose, "diagnose_layer", lambda layer, *a, **k: (
+        checks.append(k.get("name")) if str(k.get("name")).startswith("layers[") else None) or
+        diagnose_layer(layer, *a, **k))
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    diag = diagnose.diagnose_layer(ns["Model"](), X, training=False)
+    assert not diag.passed and diag.sublayer is None
+    assert checks == ["layers[0] Lin"], checks  # layers[1] the same object: run only; layers[2] the model: stop
+
+
+def test_f4b_the_graders_own_recursion_error_is_the_graders_not_the_childs(tmp_path, monkeypatch):
+    """A RecursionError while a reply is read, with the grader's own stack past half of Python's limit (F4b's nested
+    checks), is a GraderError ("not a fault of the checked code"); from a shallow stack (a reply nested deep, the
+    submission's doing) it stays the submission's protocol failure."""
+    import sys
+
+    import numpy as np
+    import pytest
+
+    from gradcheck import sandbox
+    from gradcheck.errors import GraderError
+    from gradcheck.sandbox import SandboxError
+    from tests.test_grading_policy import INIT, SOLUTION, _sandbox
+
+    def deep(n, fn):
+        return fn() if n == 0 else deep(n - 1, fn)
+
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with _sandbox(tmp_path, SOLUTION) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT)
+
+        def recursing(op, *a):
+            if op == "forward":
+                raise RecursionError("maximum recursion depth exceeded")
+        monkeypatch.setattr(sandbox, "_check_reply", recursing)
+        with pytest.raises(GraderError) as info:
+            deep(sys.getrecursionlimit() * 3 // 5, lambda: layer.forward(X))
+    text = " ".join(str(info.value).split())
+    assert "RecursionError: gradcheck's own calls were" in text and "This is not a fault of the checked code" in text
+    assert "file descriptors" not in text, text
+    with _sandbox(tmp_path, SOLUTION) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT)
+        monkeypatch.setattr(sandbox, "_check_reply", recursing)
+        with pytest.raises(SandboxError) as info:
+            layer.forward(X)
+    assert not isinstance(info.value, GraderError) and info.value.reason == "protocol", info.value
