@@ -1897,6 +1897,14 @@ class Sandbox:
                 f"gradcheck could not present {file}::{cls} to its checks: its own adapter failed with "
                 f"{e.get('type')}: {e.get('message') or '(no message)'}.",
                 "This is an error of gradcheck, not of the submitted code: please report it with the file."))
+        if not ok and stage == "child" and not e.get("where"):  # redteam36 F2: failed in the child's own code after
+            # the constructor returned (a hostile child's word, not believed: the submission may have replaced that
+            # code, so the load fails as the submission's, never as a grader error, nor as the constructor raising)
+            raise SandboxError(paragraph(
+                f"{file}::{cls}({shown}) was built, then the sandbox process failed reading it, outside the "
+                f"constructor: {e.get('type', 'an exception')}: {e.get('message') or '(no message)'}.",
+                "Does the code replace or call the sandbox's own functions? Otherwise this is an error of gradcheck: "
+                "please report it with the file."), reason="exception", output=self.output)
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."

@@ -210,3 +210,80 @@ def test_f4b_the_graders_own_recursion_error_is_the_graders_not_the_childs(tmp_p
         with pytest.raises(SandboxError) as info:
             layer.forward(X)
     assert not isinstance(info.value, GraderError) and info.value.reason == "protocol", info.value
+
+
+# F2 / F2c / F2d: gradcheck's adapters read the attributes of their own wrappers (a CS231n pair's ``keyword_names``,
+# ``student_forward``, ``student_backward``) from whatever object was loaded: a student's ``self.keyword_names = 5``
+# raised TypeError in ``_adapters.signature`` ("Linear.__init__(...) raised TypeError": 14/28 graded; ``check``: exit 2),
+# and a helper method ``student_forward(self, X, labels, mask)`` was read as forward ("Linear.forward takes 3 inputs").
+
+_INIT_LINE = "        self.grads = {name: np.zeros_like(p) for name, p in self.params.items()}\n"
+_KW_NAMES = SOLUTION.replace(_INIT_LINE, _INIT_LINE + "        self.keyword_names = 5\n", 1)
+_HELPER = SOLUTION.replace(_INIT_LINE, _INIT_LINE + '''
+    def student_forward(self, X, labels, mask):
+        return self.forward(X * mask)
+''', 1)
+
+
+def test_f2_the_solution_with_a_keyword_names_attribute_is_graded_in_full(tmp_path):
+    from tests.test_grading_policy import graded
+
+    assert _KW_NAMES != SOLUTION and _HELPER != SOLUTION
+    r, res = graded(tmp_path, _KW_NAMES)
+    text = " ".join(str(t.get("output", "")) for t in res["tests"])
+    assert res["score"] == sum(t["max_score"] for t in res["tests"]) > 0, text
+    assert "raised TypeError" not in text, text
+
+
+def test_f2c_f2d_check_reads_a_layer_whatever_attributes_it_has(tmp_path):
+    for source in (_KW_NAMES, _HELPER):
+        f = student(tmp_path, source, "layers.py")
+        p = run_here("check", f"{f}::Linear", "--init", '{"in_features": 5, "out_features": 3}', "--input-shape",
+                     "4,5")
+        out = both(p)
+        assert p.returncode == 0, out
+        assert "PASS: Linear: every gradient (dX, dW, db) matches" in out, out
+
+
+def test_f2_the_childs_own_failure_after_the_constructor_is_not_the_constructors(tmp_path):
+    """The child failing in its own code after the constructor returned (here: the submission replaced the adapters'
+    ``signature``, which the child calls to describe the object; before the fix, F2's ``keyword_names`` did it) is said
+    as that, not as "Linear.__init__(...) raised" (a hostile sandbox does not believe the child's word that the fault is
+    gradcheck's, so it is no grader error either)."""
+    import pytest
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+    from tests.test_grading_policy import INIT
+
+    source = SOLUTION + '''
+import sys as _sys
+
+
+def _break_signature():
+    f = _sys._getframe(1)
+    while f is not None:
+        s = f.f_locals.get("self")
+        if s is not None and hasattr(s, "reply") and hasattr(s, "serve"):
+            s.AD.signature = len  # a built-in: no frame of the submission's in the traceback
+            return
+        f = f.f_back
+
+
+_Linear_init = Linear.__init__
+
+
+def _init(self, *a, **k):
+    _break_signature()
+    _Linear_init(self, *a, **k)
+
+
+Linear.__init__ = _init
+'''
+    (tmp_path / "layers.py").write_text(source)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10, hostile=True) as sb:
+        with pytest.raises(SandboxError) as info:
+            sb.load_layer("layers.py", "Linear", INIT)
+    text = " ".join(str(info.value).split())
+    assert ("layers.py::Linear(in_features=5, out_features=3) was built, then the sandbox process failed reading it, "
+            "outside the constructor: TypeError: object of type ") in text, text
+    assert "__init__" not in text and info.value.reason == "exception", text
