@@ -1897,14 +1897,8 @@ class Sandbox:
                 f"gradcheck could not present {file}::{cls} to its checks: its own adapter failed with "
                 f"{e.get('type')}: {e.get('message') or '(no message)'}.",
                 "This is an error of gradcheck, not of the submitted code: please report it with the file."))
-        if not ok and stage == "child" and not e.get("where"):  # redteam36 F2: failed in the child's own code after
-            # the constructor returned (a hostile child's word, not believed: the submission may have replaced that
-            # code, so the load fails as the submission's, never as a grader error, nor as the constructor raising)
-            raise SandboxError(paragraph(
-                f"{file}::{cls}({shown}) was built, then the sandbox process failed reading it, outside the "
-                f"constructor: {e.get('type', 'an exception')}: {e.get('message') or '(no message)'}.",
-                "Does the code replace or call the sandbox's own functions? Otherwise this is an error of gradcheck: "
-                "please report it with the file."), reason="exception", output=self.output)
+        if not ok and stage == "child" and not e.get("where"):  # redteam36 F2: not the constructor raising
+            raise self._built_then_failed(f"{file}::{cls}({shown})", e)
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
@@ -1966,6 +1960,17 @@ class Sandbox:
         remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active,
                              "no_forward_in_backward": no_forward_in_backward}
         return remote
+
+    def _built_then_failed(self, built: str, e: dict) -> SandboxError:
+        """A load's failure in the child's own code after the constructor returned (``stage="child"``, no frame of the
+        submission: redteam36 F2, gradcheck's adapter reading ``self.keyword_names = 5`` was told as "__init__
+        raised"). A hostile child's word that its own code failed is not believed (the submission may have replaced
+        that code): the load fails as the submission's, never as a grader error, nor as the constructor raising."""
+        return SandboxError(paragraph(
+            f"{built} was built, then the sandbox process failed reading it, outside the constructor: "
+            f"{e.get('type', 'an exception')}: {e.get('message') or '(no message)'}.",
+            "Does the code replace or call the sandbox's own functions? Otherwise this is an error of gradcheck: "
+            "please report it with the file."), reason="exception", output=self.output)
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
