@@ -2188,11 +2188,12 @@ def scalar_output(obj, inputs) -> bool:
 
 def signature(obj):
     """``(forward's array parameter names, {forward_required, forward_varargs, forward_training,
-    backward_params, backward_varargs})`` of the student's own methods."""
-    fwd = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
-    bwd = getattr(obj, "student_backward", None) or getattr(obj, "backward", None)
+    backward_params, backward_varargs})`` of the student's own methods (a wrapper's ``student_forward``,
+    ``student_backward`` and ``keyword_names``: :func:`_wrapper_attr`)."""
+    fwd = _wrapper_attr(obj, "student_forward") or getattr(obj, "forward", None)
+    bwd = _wrapper_attr(obj, "student_backward") or getattr(obj, "backward", None)
     out, fparams, mk = {}, [], mode_keyword(fwd)
-    skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"} | ({mk[0]} if mk else set())
+    skip = set(_wrapper_attr(obj, "keyword_names") or ()) | {"self", "training"} | ({mk[0]} if mk else set())
     if (ps := _params(fwd)) is not None:
         ps = ps.values()
         fparams = [p.name for p in ps if p.kind in _POSITIONAL and p.name not in skip]
@@ -2208,6 +2209,15 @@ def signature(obj):
         out["backward_params"] = [p.name for p in ps.values() if p.kind in _POSITIONAL]
         out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps.values())
     return fparams, out
+
+
+def _wrapper_attr(obj, name: str):
+    """Attribute ``name`` of ``obj`` when ``obj`` is one of gradcheck's own wrappers (:class:`FunctionPair`,
+    :class:`BoundLoss`, :class:`Adapted`), which set it; else None: a student's layer with an attribute of that name
+    (``self.keyword_names = 5``, a helper method ``student_forward``) is read as any layer (redteam36 F2: the int
+    raised TypeError in :func:`signature`, told as the student's ``__init__`` raising; F2d: the helper's parameters
+    were read as forward's)."""
+    return getattr(obj, name, None) if isinstance(obj, (FunctionPair, BoundLoss, Adapted)) else None
 
 
 def frozen_backward(fwd, bwd):

@@ -1402,7 +1402,7 @@ class Child:
                 req["class"], self._module(req["file"]), target)}
         return None
 
-    def reply_loaded(self, obj, info, packer, calls=None, held=None, built=None):
+    def reply_loaded(self, obj, info, packer, calls=None, held=None, built=None, extra=None):
         """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,
         how forward and backward are called (usage errors), how it was read (``info``) and its class name; with the
         staff policy, ``forward_calls``: the probe's calls of forward beyond its own (:func:`_probe_calls`) and the
@@ -1413,18 +1413,21 @@ class Child:
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
                           "signature": shape, "protocol": info, "forward_calls": calls, "constructor_calls": built,
-                          "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
+                          "class": getattr(obj, "class_name", None) or type(obj).__name__, **(extra or {})}, packer)
 
     def op_sublayer(self, obj, req, packer):
         """``obj.layers[index]`` adapted as the check reads a layer (on the probe ``inputs`` it receives in the
         model), kept as a new object (gradcheck.diagnose.first_failing_sublayer); ``{"id": None}`` when there is
-        no such layer or the adapters cannot read it (not checkable alone, not blamed). The parent's ``params`` are
-        written into the model first (a probe's last forward may have sent others: a weight zeroed, put back there)."""
+        no such layer, it is the model itself, or the adapters cannot read it (not checkable alone, not blamed);
+        ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4). The parent's
+        ``params`` are written into the model first (a probe's last forward may have sent others: a weight zeroed,
+        put back there)."""
         self.set_params(obj, req.get("params"))
         layers, i = getattr(obj, "layers", None), req.get("index")
-        if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) \
+        if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) or layers[i] is obj \
                 or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
             return self.reply(True, {"id": None})
+        same_as = next((j for j in range(i) if layers[j] is layers[i]), None)
         self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
         try:
             sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
@@ -1434,7 +1437,7 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             self.AD.on_step = None
-        self.reply_loaded(sub, info, packer, held=held)
+        self.reply_loaded(sub, info, packer, held=held, extra={"same_as": same_as})
 
     def op_forward(self, obj, req, packer):
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the

@@ -54,6 +54,7 @@ from .errors import (
     EXIT_PASS,
     EXIT_STUDENT,
     EXIT_USAGE,
+    GradientShapeError,
     NotCheckedError,
     StudentCodeError,
     UsageError,
@@ -1724,9 +1725,11 @@ def _jacobian_in_mode(args, layer, twin, X, cname, d, one=False):
                 "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
         try:
-            Jt, how = twin.jacobian(X, training=training)
+            Jt, how = twin.jacobian(X, training=training, y_shape=Y.shape)
         except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
             return [f"jacobian dY/dX{where}: not compared: {exc}"], True, None
+        except GradientShapeError as exc:  # the tape's Y disagrees with the forward's (redteam36 F3): a failure
+            return [f"jacobian dY/dX{where}: FAIL: {exc}"], False, None
     else:
         from .plots import tape_jacobian
 

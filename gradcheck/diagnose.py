@@ -428,6 +428,10 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "sublayers-capped": Record(
+        "first failing layer not searched further", "no layer among the first {n} layers of the model fails its own "
+        "check; the search stopped there (layers[{i}] and after are not checked alone)",
+        "check a later layer alone (gradcheck check FILE::ITS_CLASS)", lesson="07-sequential.md"),
     "sublayer-not-checked": Record(
         "a layer not checkable", "layers[{i}] ({cls}) cannot be checked inside the model, as it cannot alone: {why}; "
         "so the model is not checked either{how}", lesson="07-sequential.md"),
@@ -7685,12 +7689,15 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
     """Check each layer of a failing model on the input it receives; record the first that fails. A sandboxed
     model's layers are reached in the child (tester13 ConfidentNetBuggySigmoid: a sigmoid's bug in a model with
     ``log(y + eps)``, unnamed before); when that fails, the model's own check stands."""
+    stopped: list[int] = []
     try:
-        found = first_failing_sublayer(model, inputs, training, kw)
+        found = first_failing_sublayer(model, inputs, training, kw, stopped)
     except GradcheckError:
         if not _remote(model):
             raise
         return
+    if found is None and stopped:
+        diag.findings.append(_find("sublayers-capped", severity="info", n=MAX_SUBLAYERS, i=stopped[0]))
     if found is not None:
         i, sub, d = found
         diag.sublayer = (i, d)
@@ -7734,31 +7741,51 @@ def _class_name(layer: Any) -> str:
     return layer.class_name if _remote(layer) else type(layer).__name__
 
 
-def first_failing_sublayer(model, inputs, training, kw) -> tuple[int, Any, Diagnosis] | None:
+#: Most sub-layers :func:`first_failing_sublayer` visits (each distinct one a full check of its own: redteam36 F4,
+#: ``layers = [lin] * 300`` took 286 s); past them the search stops and the diagnosis says so (``sublayers-capped``).
+MAX_SUBLAYERS = 32
+
+
+def first_failing_sublayer(model, inputs, training, kw,
+                           stopped: list[int] | None = None) -> tuple[int, Any, Diagnosis] | None:
     """The first layer of ``model.layers`` whose own check fails on the input it receives (each adapted as the check
     calls it, :func:`_adapted_sub`): ``(index, sub-layer, its Diagnosis)``; None when none fails, ``model`` has no
     ``layers`` list, or a sub-layer is not in the manualprop protocol (DLfS-2's params lists: not checkable alone,
-    not blamed). ``kw``: :func:`diagnose_layer`'s numerical settings."""
+    not blamed). ``kw``: :func:`diagnose_layer`'s numerical settings.
+
+    Each sub-layer's check searches no further (a sub-layer's own layers are not localised: redteam36 F4b, a model
+    whose ``layers`` held itself nested checks until the grader's stack overflowed); a layer object met again (the
+    same object at an earlier index) is run, not checked again, and the model itself in its own ``layers`` ends the
+    search; after :data:`MAX_SUBLAYERS` layers the search stops, the index it stopped at appended to ``stopped``."""
     remote = _remote(model)  # a sandboxed model: each sub-layer adapted in the child (RemoteLayer.sublayer)
     if not remote and not isinstance(getattr(model, "layers", None), (list, tuple)):
         return None
     # integer indices stay integers (tester25s M4: TimeEmbedding's first Embedding was given float ids and blamed
     # for the IndexError)
     xs = [np.array(x, dtype=None if np.asarray(x).dtype.kind in "iub" else np.float64, copy=True) for x in inputs]
+    seen: set[int] = set()  # id() of the (local) layer objects checked; a sandboxed one's repeats: the child's same_as
     for i in itertools.count():
         if remote:
             if (sub := model.sublayer(i, xs, training)) is None:
                 return None
+            again = sub.same_as is not None
         elif i < len(model.layers):  # as the check calls it (a forward without training, a self-step)
-            if not forward_takes(model.layers[i], len(xs)):  # RNN.forward(x, h_prev): not checkable alone (M3)
-                return None
+            if model.layers[i] is model or not forward_takes(model.layers[i], len(xs)):
+                return None  # itself (nothing new to check), RNN.forward(x, h_prev): not checkable alone (M3)
+            again = id(model.layers[i]) in seen
+            seen.add(id(model.layers[i]))
             sub = _adapted_sub(model.layers[i], xs, training)
         else:
             return None
         try:
+            if i == MAX_SUBLAYERS:  # the search stops (redteam36 F4: [lin] * 300 took 286 s)
+                if stopped is not None:
+                    stopped.append(i)
+                return None
             try:
-                d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
-                                   name=f"layers[{i}] {_class_name(sub)}", drawn=False, **kw)
+                d = None if again else diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
+                                                      name=f"layers[{i}] {_class_name(sub)}", drawn=False,
+                                                      localize=False, **kw)
             except UsageError:
                 d = None
             except ProtocolError:  # a sub-layer without backward (a model steps its weights itself): not checkable alone

@@ -687,6 +687,14 @@ def _clean_strings(obj: Any, limit: int = 2000) -> Any:
     return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
 
 
+def _stack_depth() -> int:
+    """The number of frames of the calling thread's stack, the caller's included."""
+    f, n = sys._getframe(1), 0
+    while f is not None:
+        f, n = f.f_back, n + 1
+    return n
+
+
 class MalformedReply(ValueError):
     """A reply whose frame passed the wire's checks but whose decoded content has not the shape the grader reads
     (:func:`_check_reply`): the submission's failure, as any frame content is (its code runs in the process that
@@ -780,6 +788,7 @@ _REPLY_FIELDS: dict[str, Callable[[Any, str], None]] = {
 _REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
     "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
     "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
+    "sublayer": {"same_as": _COUNT},  # the index of the same layer object earlier in the model's layers
 }
 
 
@@ -1694,6 +1703,11 @@ class Sandbox:
                                  f"{exc}, and was stopped."), "reply")
         except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
             self._kill()
+            if isinstance(exc, RecursionError) and (depth := _stack_depth()) > sys.getrecursionlimit() // 2:
+                # the grader's own stack was deep already (redteam36 F4b: nested checks), not a reply nested deep
+                raise self._grader_error(what, f"RecursionError: gradcheck's own calls were {depth} deep when it "
+                                               f"read the reply, of Python's limit {sys.getrecursionlimit()}",
+                                         memory=False) from exc
             self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         self._req_wall += self._replied - self._req_t0
@@ -1883,6 +1897,8 @@ class Sandbox:
                 f"gradcheck could not present {file}::{cls} to its checks: its own adapter failed with "
                 f"{e.get('type')}: {e.get('message') or '(no message)'}.",
                 "This is an error of gradcheck, not of the submitted code: please report it with the file."))
+        if not ok and stage == "child" and not e.get("where"):  # redteam36 F2: not the constructor raising
+            raise self._built_then_failed(f"{file}::{cls}({shown})", e)
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', cls)} to accept these arguments."
@@ -1944,6 +1960,17 @@ class Sandbox:
         remote._loss_opts = {"probe": probe, "pred_arg": pred_arg, "wrt": wrt, "wrt_active": wrt_active,
                              "no_forward_in_backward": no_forward_in_backward}
         return remote
+
+    def _built_then_failed(self, built: str, e: dict) -> SandboxError:
+        """A load's failure in the child's own code after the constructor returned (``stage="child"``, no frame of the
+        submission: redteam36 F2, gradcheck's adapter reading ``self.keyword_names = 5`` was told as "__init__
+        raised"). A hostile child's word that its own code failed is not believed (the submission may have replaced
+        that code): the load fails as the submission's, never as a grader error, nor as the constructor raising."""
+        return SandboxError(paragraph(
+            f"{built} was built, then the sandbox process failed reading it, outside the constructor: "
+            f"{e.get('type', 'an exception')}: {e.get('message') or '(no message)'}.",
+            "Does the code replace or call the sandbox's own functions? Otherwise this is an error of gradcheck: "
+            "please report it with the file."), reason="exception", output=self.output)
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
@@ -2552,7 +2579,11 @@ class RemoteLayer(_Remote):
         weight zeroed by a diagnosis, put back here only). Raises SandboxError as the other calls."""
         meta = self._call("sublayer", f"layers[{index}]", {"index": index, "inputs": _inputs(inputs),
                                                              "training": training, "params": self.params})
-        return None if meta.get("id") is None else RemoteLayer(self._sandbox, meta, self.file)
+        if meta.get("id") is None:
+            return None
+        sub = RemoteLayer(self._sandbox, meta, self.file)
+        sub.same_as = meta.get("same_as")  # the index of the same object earlier in layers (redteam36 F4), or None
+        return sub
 
     def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
         """Check another combination of forward's switches (:func:`gradcheck._adapters.set_variant`: ``index`` of

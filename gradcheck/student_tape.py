@@ -105,14 +105,15 @@ class StudentTape:
         meta = self._request(inputs, [G], training)
         return self._array(meta.get("value"), "Y", np.shape(G)), self._grads(meta, 0, inputs, keys)
 
-    def _array(self, desc, tensor, shape) -> np.ndarray:
-        """A validated float64 array of ``shape`` from the child's reply (the child is untrusted)."""
+    def _array(self, desc, tensor, shape, expected: str = "expected") -> np.ndarray:
+        """A validated float64 array of ``shape`` from the child's reply (the child is untrusted); ``expected``: the
+        words before the shape in the error."""
         from .sandbox import _value_to_array
         a = _value_to_array(desc, owner=self.layer.class_name, tensor=tensor,
                             produced_by="forward on autoprop tensors (--tape)")
         if a.shape != tuple(shape):
             raise GradientShapeError(f"{self.layer.class_name}: the tape's {tensor} has shape {a.shape}; "
-                                     f"expected {tuple(shape)}.")
+                                     f"{expected} {tuple(shape)}.")
         return np.asarray(a, dtype=np.float64)
 
     def _grads(self, meta, i, inputs, keys):
@@ -142,10 +143,23 @@ class StudentTape:
         return (f"the tape saw no use of params[{key!r}] in forward (does forward read it through another "
                 "attribute, or convert it with np.asarray?)")
 
-    def jacobian(self, X: np.ndarray, training: bool = False) -> tuple[np.ndarray, str]:
-        """The tape's Jacobian ``dY/dX`` of the student's forward, shape ``(Y.size, X.size)``: ``(J, how)``."""
+    def jacobian(self, X: np.ndarray, training: bool = False, *, y_shape: Sequence[int]) -> tuple[np.ndarray, str]:
+        """The tape's Jacobian ``dY/dX`` of the student's forward, shape ``(Y.size, X.size)``: ``(J, how)``.
+
+        ``y_shape``: the shape of ``Y`` the forward gave on numpy arrays (the caller bounds its size): the tape's
+        ``Y`` must have it before ``np.eye(Y.size)`` is built from it (redteam36 F3: a reply claiming ``Y`` of
+        shape ``(6000,)`` cost the checking process 1.2 GB; the child is untrusted).
+
+        Raises
+        ------
+        GradientShapeError
+            The tape's ``Y`` has another shape than ``y_shape``.
+        TapeUnavailable, SandboxError
+            As :meth:`tape_gradients`.
+        """
         meta = self._request([X], [], training)
-        y_shape = np.shape(meta.get("value", {}).get("array"))
+        y_shape = tuple(y_shape)
+        self._array(meta.get("value"), "Y", y_shape, expected="the forward's Y on numpy arrays has shape")
         n = int(np.prod(y_shape, dtype=np.int64))
         meta = self._request([X], [row.reshape(y_shape) for row in np.eye(n)], training)
         rows = [self._grads(meta, k, [X], ["@X"])["@X"].ravel() for k in range(n)]
