@@ -139,3 +139,24 @@ def test_a_broadcast_error_under_x_pad_minus_pad_at_pad_1_is_not_blamed_on_pad_0
     text = " ".join(both(p).split())
     assert p.returncode == 3 and "could not broadcast" in text, text
     assert "is 0 in --init" not in text and "x[0:-0]" not in text, text
+
+
+def test_clips_explain_says_clips_peers_and_maxs_says_which_peers_give_nan():
+    """review36 F5: explain('clip') carried maximum's peer note ("HIPS autograd and jax give 0 to both, torch g to
+    both"), wrong for clip; max/min's said nothing of peers. review36's oracle36.py (float64): d clip(nan, 0, 1) is
+    [0, 0, 0] in torch.clamp and jax.numpy.clip, x: 1 in HIPS autograd; d max([1, nan, 3]) is [0, 1, 0] in torch's
+    Tensor.max(), NaN everywhere in torch.amax, jax and autograd."""
+    clip, mx, mn = (ap.explain(n) for n in ("clip", "max", "min"))
+    assert "torch.clamp and jax.numpy.clip give 0 to every input at a NaN, HIPS autograd 1 to x" in clip, clip
+    assert "torch g to both" not in clip, clip
+    assert "as torch's Tensor.max() of a whole tensor, where torch.amax, jax and HIPS autograd give NaN" in mx, mx
+    assert "as torch's Tensor.min() of a whole tensor, where torch.amin, jax and HIPS autograd give NaN" in mn, mn
+    # the rule itself, as the text says: the NaN returned gets g
+    x = ap.Variable(np.array([1.0, np.nan, 3.0]))
+    with ap.GradientTape() as tape:
+        y = anp.max(x)
+    np.testing.assert_array_equal(np.asarray(tape.gradient(y, x)), [0.0, 1.0, 0.0])
+    with ap.GradientTape() as tape:
+        y = anp.clip(x, 0.0, 2.0)
+        s = anp.sum(y)
+    np.testing.assert_array_equal(np.asarray(tape.gradient(s, x)), [1.0, 1.0, 0.0])
