@@ -432,7 +432,7 @@ def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False)
     -------
     Tensor
         numpy's shape (each window axis shortened by ``window - 1``, then ``window_shape``); a
-        view in numpy, marked as one here (it refuses ``+=``).
+        view in numpy, marked as one here (it refuses ``+=``); its value is numpy's own read-only view.
 
     Raises
     ------
@@ -514,8 +514,9 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
         The view's shape; default ``x.shape``.
     strides : sequence of int, optional
         Bytes between neighbours along each axis of the view, read against ``x``'s value laid out
-        as numpy shows it (``x.strides``, ``x.itemsize``: C order for most Tensors; a transposed
-        value's own strides). Default ``x.strides``.
+        as numpy shows it (``x.strides``, ``x.itemsize``): numpy's layout of the same expression
+        (C order for most Tensors; a transpose's, a flip's, a diagonal's or a window view's own
+        strides: :func:`autoprop.core.views.numpy_layout`). Default ``x.strides``.
     subok : bool
         Changes nothing for Tensors.
     writeable : bool, optional
@@ -525,14 +526,16 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
     Returns
     -------
     Tensor
-        ``shape``, ``x``'s dtype: numpy's values, as a recorded gather (a copy here).
+        ``shape``, ``x``'s dtype: numpy's values, recorded as a gather; its value is numpy's own
+        read-only view of ``x``'s value (its strides numpy's).
 
     Raises
     ------
     ValueError
         Strides that are not multiples of ``x.itemsize``; a view reaching outside ``x``'s elements
         (numpy reads memory that is not ``x``'s there; a negative stride from ``x``'s first element);
-        ``x``'s elements sharing memory (a zero stride); shape and strides of different lengths.
+        ``x``'s elements sharing memory (a zero stride, overlapping windows: no read names one
+        element); shape and strides of different lengths.
     TypeError
         ``writeable=True``: a Tensor is never written.
 
