@@ -89,3 +89,19 @@ def test_as_strided_reading_outside_a_flipped_view_is_refused():
     r = anp.rot90(ap.constant(x), 2)
     with pytest.raises(ValueError, match="outside x's elements"):
         anp.lib.stride_tricks.as_strided(r, (12,), (r.itemsize,))
+
+
+def test_as_strided_of_a_diagonal_against_torch_as_strided():
+    """torch's diagonal is a view with strides (n + 1,) as numpy's, and torch.as_strided reads its storage: computed
+    in /work/main/.venv-peers/bin/python, torch 2.13.0+cpu: X = arange(12).reshape(3, 4) * 1.5 + 1 (float64),
+    y = torch.as_strided(X.diagonal(), (2, 2), (5, 5)); (y * [[1, 2], [3, 4]]).sum().backward():
+    y [[1.0, 8.5], [8.5, 16.0]], X.grad [[1, 0, 0, 0], [0, 5, 0, 0], [0, 0, 4, 0]]. (Before: autoprop's diagonal value
+    was a copy of strides (8,), and 40-byte steps read past it: refused.)"""
+    X = ap.Variable(np.arange(12.0).reshape(3, 4) * 1.5 + 1)
+    with ap.GradientTape() as tape:
+        d = anp.diagonal(X)
+        s = X.strides[0] + X.strides[1]  # (a diagonal's step, as a numpy program takes it from X: 40 bytes)
+        y = anp.lib.stride_tricks.as_strided(d, (2, 2), (s, s))
+        loss = anp.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(np.asarray(y), [[1.0, 8.5], [8.5, 16.0]])
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, X)), [[1, 0, 0, 0], [0, 5, 0, 0], [0, 0, 4, 0]])
