@@ -117,6 +117,8 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     if not own:
         return None, [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; their "
                       "update was not compared with the reference"]
+    own.update({r: r for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and r not in own.values()
+                and isinstance(v, np.ndarray) and np.shape(state.get(r)) == v.shape})  # (not written: review36 F3)
     params = V.layer_params(layer, cname)
     rparams = getattr(reference, "params", None) or {}
     names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
@@ -129,7 +131,7 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     after = adapter_call(layer, "state_values")
     return _compared(own, before, {r: after.get(r) for r in own.values()}, reference, X, ref_name, cname, lambda: (
-        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]))
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
 
 
 def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, seed: int, ref_name: str,
@@ -171,18 +173,20 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
                 return Call(layer, cname, [Xe, *rest], names, {}, False).forward(Xe.copy(), *rest), [Xe]
             except Exception as exc:  # noqa: BLE001 - the student's forward in CS231n's mode 'test'
                 return None, f"its forward in mode 'test' raised {type(exc).__name__}: {exc}"
-        return _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname, eval_out)
+        return _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname, eval_out,
+                         left.get("momentum"))
     finally:
         adapter_call(layer, "set_pair_keywords", None)
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
     ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
-    layer's), or ``(None, why)`` when no eval forward can be run (said in the notes)."""
+    layer's), or ``(None, why)`` when no eval forward can be run (said in the notes). ``momentum``: the layer's own
+    (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -200,7 +204,12 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
                          ": accepted; the eval outputs are compared with the reference given the layer's value")
             setattr(reference, r, got.copy())
             continue
-        wrong.append((b, r, got, want))
+        wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name)):
+        notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
+        for _, r, got, *_ in wrong:
+            setattr(reference, r, got.copy())
+        wrong = []
     if wrong:
         return _differing_stats(wrong, before, m, ref_name), notes
     Ys, xs = eval_out()
@@ -223,12 +232,22 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
     after a training forward from ``before``): each said with the share of the old value it keeps, and the fix (a
     swapped momentum named as one)."""
     said = []
-    for b, r, got, want in wrong:
+    for b, r, got, want, _ in wrong:
         kept = _kept(before[r], got, want, m)
         said.append(f"{b} is {_fmt(got)} after a training forward from {_fmt(before[r])}, {ref_name}'s {_fmt(want)}"
-                    + (f": yours keeps {kept:.3g} of the old value, {ref_name} (momentum={m:g}) keeps {1 - m:g}"
+                    + (" (not updated by the training forward: it keeps all of its old value)"
+                       if kept is not None and abs(kept - 1) < 1e-6 else
+                       f": yours keeps {kept:.3g} of the old value, {ref_name} (momentum={m:g}) keeps {1 - m:g}"
                        if kept is not None else ""))
-    swapped = any(k is not None and abs(k - m) < 1e-6 for k in (_kept(before[r], g, w, m) for _, r, g, w in wrong))
+    k = _one_share(wrong, before, m)
+    swapped = any(s is not None and abs(s - m) < 1e-6 for s in (_kept(before[r], g, w, m) for _, r, g, w, _ in wrong)
+                  ) or k is not None and k < 0.5
+    if not swapped and k is not None and abs(k - 1) > 1e-6:
+        fix = (f"yours is a running average at another rate: every entry keeps {k:.3g} of the old value (momentum="
+               f"{k:.3g} in CS231n's and Keras's convention, where momentum is the share kept; {1 - k:.3g} in "
+               f"PyTorch's), {ref_name} keeps {1 - m:g}. If that is your momentum, compare at your rate: add "
+               f"\"momentum\": {1 - k:.3g} to --reference-init (or give your layer the momentum the reference has)")
+        return Finding("running-stats", f"{'; '.join(said)}. {fix[0].upper()}{fix[1:]}", layer="BatchNorm")
     fix = (f"the momentum looks swapped: running = (1 - momentum) * running + momentum * batch statistic in "
            f"PyTorch's convention (momentum={m:g} keeps {1 - m:g}); momentum * running + (1 - momentum) * batch in "
            "CS231n's and Keras's, where momentum is the share kept (0.9, 0.99): use one convention for both the "
@@ -236,6 +255,32 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
            "running = (1 - momentum) * running + momentum * batch mean (PyTorch's; the variance: the unbiased "
            "batch variance, or CS231n's biased one)")
     return Finding("running-stats", f"{'; '.join(said)}. Fix: {fix}", layer="BatchNorm")
+
+
+def _one_share(wrong, before: dict, m: float) -> float | None:
+    """The one share of the old value every buffer of ``wrong`` keeps (a variance against the unbiased or the biased
+    batch variance, :func:`running_stats_finding`'s ``biased``), None when there is none: a running average at
+    another rate than the reference's."""
+    ks = [next((k for k in (_kept(before[r], g, w, m), _kept(before[r], g, wb, m)) if k is not None), None)
+          for _, r, g, w, wb in wrong]
+    return ks[0] if None not in ks and np.ptp(ks) <= 1e-6 else None
+
+
+def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str) -> str:
+    """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a running average at the
+    layer's own ``momentum`` (its attribute) in one convention or the other, at a rate the reference does not have
+    (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL)."""
+    k = _one_share(wrong, before, m)
+    if k is None or not 0.5 <= k < 1 - 1e-6 or abs(k - m) < 1e-6 or np.ndim(momentum) != 0:  # (0-d: state_values)
+        return ""  # (keeping less than half: a value of one convention in the other's formula, 0.99 keeping 0.01)
+    momentum = float(momentum)
+    conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
+            "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")
+    return conv and (
+        f"running statistics: {', '.join(b for b, *_ in wrong)} are running averages keeping {k:.3g} of the old value, "
+        f"your momentum={momentum:g} in {conv}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
+        f"rate, the eval output compared given your statistics. To compare the rate too: add \"momentum\": "
+        f"{1 - k:.3g} to --reference-init")
 
 
 def _kept(before: np.ndarray, got: np.ndarray, want: np.ndarray, m: float) -> float | None:

@@ -1277,7 +1277,7 @@ class Diagnosis:
 
     def notes(self) -> list[str]:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
-        failed = [f"{p.name} ({p.detail})" for p in self.probes if p.passed is False]
+        failed = [f"{p.name} ({p.detail})" if p.detail else p.name for p in self.probes if p.passed is False]
         lines = ["structural checks failed: " + "; ".join(failed)] if failed else []
         others = [f for d in self.other_modes for f in d.findings]
         # the notes of every mode checked (e.g. a training mask held)

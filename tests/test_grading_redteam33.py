@@ -384,7 +384,7 @@ def test_t1_cpu_burnt_between_requests_is_charged_to_the_session(tmp_path):
         assert burnt >= 0.5, burnt
         layer.forward(X)
         charged = sandbox.requests_seconds() - charged0
-        assert charged >= burnt - sandbox.IDLE_CPU_SLACK - 0.02, (charged, burnt)
+        assert charged >= burnt - 0.1 - 0.02, (charged, burnt)  # (the literal: IDLE_CPU_SLACK 0.1, pinned: review36)
 
 
 #: forward a callable object whose class's ``__dict__`` is a property: the count's own reading of forward's codes

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["mark_view", "not_a_view", "held_elsewhere", "calibrate", "HOLDERS", "VIEW_FUNCTIONS"]
+__all__ = ["mark_view", "numpy_layout", "not_a_view", "held_elsewhere", "calibrate", "HOLDERS", "VIEW_FUNCTIONS"]
 
 #: numpy functions whose result is a view of their input (or the input itself): their tensors are
 #: marked as views whatever autoprop computed (a gather, or the input tensor itself).
@@ -39,6 +39,29 @@ def mark_view(out, base, made_by):
     """Mark Tensor ``out`` as a view of Tensor ``base``'s values (``made_by``: what made it)."""
     out._view = (made_by, base._value.shape)  # the words are made only if an error needs them
     base._views = made_by
+
+
+def numpy_layout(out, view):
+    """Give Tensor ``out`` numpy's own ``view`` (equal values: numpy's function on its input's value) as
+    its value, read-only, and return ``out``.
+
+    For the numpy functions whose result is a view with strides of its own (``np.fliplr``,
+    ``np.rot90``, ``np.diagonal``, ``sliding_window_view``, ``as_strided``, ``atleast_*d``), autoprop
+    records a gather, whose value is a C-order copy. One rule (review36 F1): a Tensor's value has the
+    layout numpy's result has, so ``t.strides`` and ``np.lib.stride_tricks.as_strided``'s reads
+    (:func:`autoprop.core.prims.extra.as_strided`) are numpy's; the gather stays what the tape records.
+
+    Parameters
+    ----------
+    out : Tensor
+        The recorded result (its value equal to ``view``'s).
+    view : numpy.ndarray
+        numpy's result of the same call on the input's value.
+    """
+    view = view.view()  # (its own flags: numpy's views of a writeable value stay writeable elsewhere)
+    view.flags.writeable = False
+    out._value = view
+    return out
 
 
 def not_a_view(a, make):

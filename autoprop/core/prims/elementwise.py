@@ -565,7 +565,10 @@ clip = defprim(
     jacobian="1 to x where lo <= x <= hi, else 1 to the bound that was used "
              "(numpy's minimum(maximum(x, lo), hi): hi where lo > hi)",
     vjp="dx = g [lo <= x <= hi], dlo = g [x < lo <= hi], dhi = g [max(x, lo) > hi]", shapes=BCAST,
-    kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule); a NaN input: " + NAN_RULE,
+    kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule, torch.clamp's); a NaN "
+          "input: the gradient goes to the argument the forward returns (maximum/minimum's NaN rule on numpy's "
+          "minimum(maximum(x, lo), hi)): the NaN returned gets g, the others 0; two NaNs: half each, as a tie "
+          "(torch.clamp and jax.numpy.clip give 0 to every input at a NaN, HIPS autograd 1 to x)",
     numpy=(np.clip,), np_call=_np_clip, methods=("clip",),
     source="np.clip({x}, {lo}, {hi})",
 )

@@ -432,7 +432,7 @@ def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False)
     -------
     Tensor
         numpy's shape (each window axis shortened by ``window - 1``, then ``window_shape``); a
-        view in numpy, marked as one here (it refuses ``+=``).
+        view in numpy, marked as one here (it refuses ``+=``); its value is numpy's own read-only view.
 
     Raises
     ------
@@ -448,7 +448,8 @@ def sliding_windows(x, window_shape, axis=None, *, subok=False, writeable=False)
         raise TypeError("autoprop cannot record numpy's sliding_window_view with writeable=True: a "
                         "Tensor is never written; drop writeable=True (the windows are recorded)")
     x = _t(x)
-    return _gather(x, _WINDOWS(_positions(x), window_shape, axis))  # (numpy's windows of the positions)
+    out = _gather(x, _WINDOWS(_positions(x), window_shape, axis))  # (numpy's windows of the positions)
+    return _views.numpy_layout(out, _WINDOWS(x._value, window_shape, axis))  # (numpy's layout: review36 F1)
 
 
 sliding_window_view = sliding_windows  # (the registry's name of the composite)
@@ -481,8 +482,9 @@ def _strided_positions(x, shape, strides):
         order = np.argsort(mine, axis=None, kind="stable")
         sorted_ = mine.ravel()[order]
         if sorted_.size > 1 and np.any(sorted_[1:] == sorted_[:-1]):
-            raise ValueError(f"autoprop {call}: elements of x share memory ({about}: a zero stride, as "
-                             f"np.broadcast_to gives), so a read cannot name the element whose gradient it is; "
+            raise ValueError(f"autoprop {call}: elements of x share memory ({about}: overlapping windows, "
+                             f"as sliding_window_view and as_strided make, or a zero stride, as np.broadcast_to "
+                             f"gives), so a read cannot name the element whose gradient it is; "
                              f"pass x + 0.0 (recorded, in memory of its own; x.copy() keeps the layout)")
         j = np.minimum(np.searchsorted(sorted_, off), max(sorted_.size - 1, 0))
         hit, pos = (sorted_[j] == off if sorted_.size else np.zeros(shape, bool)), order[j]
@@ -512,8 +514,9 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
         The view's shape; default ``x.shape``.
     strides : sequence of int, optional
         Bytes between neighbours along each axis of the view, read against ``x``'s value laid out
-        as numpy shows it (``x.strides``, ``x.itemsize``: C order for most Tensors; a transposed
-        value's own strides). Default ``x.strides``.
+        as numpy shows it (``x.strides``, ``x.itemsize``): numpy's layout of the same expression
+        (C order for most Tensors; a transpose's, a flip's, a diagonal's or a window view's own
+        strides: :func:`autoprop.core.views.numpy_layout`). Default ``x.strides``.
     subok : bool
         Changes nothing for Tensors.
     writeable : bool, optional
@@ -523,14 +526,16 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
     Returns
     -------
     Tensor
-        ``shape``, ``x``'s dtype: numpy's values, as a recorded gather (a copy here).
+        ``shape``, ``x``'s dtype: numpy's values, recorded as a gather; its value is numpy's own
+        read-only view of ``x``'s value (its strides numpy's).
 
     Raises
     ------
     ValueError
         Strides that are not multiples of ``x.itemsize``; a view reaching outside ``x``'s elements
         (numpy reads memory that is not ``x``'s there; a negative stride from ``x``'s first element);
-        ``x``'s elements sharing memory (a zero stride); shape and strides of different lengths.
+        ``x``'s elements sharing memory (a zero stride, overlapping windows: no read names one
+        element); shape and strides of different lengths.
     TypeError
         ``writeable=True``: a Tensor is never written.
 
@@ -546,6 +551,7 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=None):
                         "is never written (no in-place on Tensors); drop writeable=True (the view is recorded)")
     x = _t(x)
     out = _gather(x, _strided_positions(x, shape, strides))
+    _views.numpy_layout(out, _NP_AS_STRIDED(x._value, shape, strides, writeable=False))  # (checked: inside x)
     _views.mark_view(out, x, "np.lib.stride_tricks.as_strided")  # (numpy's result is a view: += refused)
     return out
 

@@ -209,7 +209,8 @@ def _extreme(name, fn, word):
         _extreme_vjp, jvp=_extreme_jvp, jacobian=f"1 at the {word} element",
         vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
         kinks=f"ties: g split evenly among the tied {word[:3]}ima; a slice holding NaNs (numpy returns a NaN): g "
-              "split evenly among its NaNs, the numbers 0 (maximum/minimum's NaN rule)",
+              "split evenly among its NaNs, the numbers 0 (maximum/minimum's NaN rule; as torch's Tensor."
+              f"{name}() of a whole tensor, where torch.a{name}, jax and HIPS autograd give NaN to every element)",
         numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
         methods=(name,), source="{x}." + name + "({kw})",
     )

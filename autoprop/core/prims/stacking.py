@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from .. import views as _views
 from ..observe import OwnFloat, own
 from ..registry import defcomposite
 from ..tensor import Tensor
@@ -63,7 +64,10 @@ def _moved(name, numpy_fn, formula, zero=False, methods=()):
         a = _t(a)
         if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
             return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True)
-        return _gather(a, numpy_fn(_positions(a), *args, **kwargs))
+        out = _gather(a, numpy_fn(_positions(a), *args, **kwargs))
+        if numpy_fn in _views.VIEW_FUNCTIONS:  # numpy's result is a view: its layout (review36 F1)
+            _views.numpy_layout(out, numpy_fn(a._value, *args, **kwargs))
+        return out
     return fn
 
 
@@ -174,7 +178,8 @@ def _atleast_shape(n, shape):
 
 
 def _atleast(n, arys):
-    out = [reshape(a, shape=_atleast_shape(n, a.shape)) if a.ndim < n else a
+    view = getattr(np, f"atleast_{n}d")  # (numpy's view of a value: its layout, _views.numpy_layout)
+    out = [_views.numpy_layout(reshape(a, shape=_atleast_shape(n, a.shape)), view(a._value)) if a.ndim < n else a
            for a in (_t(x) for x in arys)]
     return out[0] if len(out) == 1 else tuple(out)
 
