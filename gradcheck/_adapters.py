@@ -1991,11 +1991,12 @@ def backprop_as_model(obj):
                 if batched or isinstance(exc, BackpropInputWritten):
                     raise
         self.grads = {f"{owner(r)}[{i}]": float(dout) * g for r in sums or [] if owner(r) for i, g in enumerate(r)}
+        self.__dict__[STEP_LAST] = {f"{owner(r)}[{i}]": g for r in got if owner(r) for i, g in enumerate(r)}
         if any(d is None for d in dxs):
             return None
         return float(dout) * (np.concatenate(dxs, axis=1) if np.ndim(x) == 2 else dxs[0].reshape(np.shape(x)))
 
-    if not _subclass(obj, None, forward=forward, backward=backward):
+    if not _subclass(obj, None, {STEP_STATE: (back, list(lists))}, forward=forward, backward=backward):
         return ""
     obj.params = {f"{k}[{i}]": a for k, v in lists.items() for i, a in enumerate(v)}
     obj.grads = {}
@@ -2005,6 +2006,80 @@ def backprop_as_model(obj):
             f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
             f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+#: the key of a Nielsen network's ``__dict__`` where :func:`backprop_as_model` keeps ``(backprop's name, the names of
+#: its array lists)`` for :func:`nielsen_step`
+STEP_STATE = "_gradcheck_nielsen"
+#: the key where the model's backward keeps backprop's gradients of the last sample (column) it was given, which
+#: :func:`nielsen_step` returns beside the step (a step using the last sample's gradient alone is named by them)
+STEP_LAST = "_gradcheck_nielsen_last"
+#: the names of ``update_mini_batch``'s parameters after ``(mini_batch, eta)`` that take network2.py's L2 strength
+#: ``lmbda`` and the training set's size ``n`` (``update_mini_batch(mini_batch, eta, lmbda, n)``)
+STEP_KEYWORDS = {"lmbda": ("lmbda", "lmbd", "lam", "lamb", "lambd", "lambda_", "reg", "l2", "weight_decay"),
+                 "n": ("n", "n_train", "n_data", "n_samples", "n_total", "training_size", "len_training_data",
+                       "num_training", "big_n")}
+
+
+def step_method(obj, back):
+    """``(name, {keyword: parameter})``: Nielsen's ``update_mini_batch(mini_batch, eta, ...)`` among ``obj``'s methods
+    (that name, else the one method of two or more positional arguments that calls ``self.BACK(x, y)`` itself), and
+    which of :data:`STEP_KEYWORDS` its later parameters take (``{"lmbda": "lmbda", "n": "n"}`` for network2.py's).
+    AdapterError when there is none, or a later parameter without a default is none of them (what gradcheck would
+    pass it is unknown)."""
+    cls = type(obj)
+
+    def positional(fn):
+        return [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
+    found = [n for k in cls.__mro__[:-1] for n, f in vars(k).items() if inspect.isfunction(f) and n != back
+             and len(positional(f)) >= 2 and (t := _source(f)) is not None
+             and any(isinstance(c, ast.Call) and _calls_self(c, back) for c in ast.walk(t))]
+    name = "update_mini_batch" if callable(getattr(obj, "update_mini_batch", None)) else (
+        found[0] if len(set(found)) == 1 else None)
+    if name is None:
+        raise AdapterError(f"{cls.__name__} has no update_mini_batch(mini_batch, eta) (no method of two arguments or "
+                           f"more that calls self.{back}(x, y) itself" + (f": {', '.join(sorted(set(found)))} do"
+                                                                            if found else "") + ")")
+    taken = {}
+    for p in positional(getattr(obj, name))[2:]:
+        key = next((k for k, names in STEP_KEYWORDS.items() if p.name.lower() in names), None)
+        if key is None and p.default is p.empty:
+            raise AdapterError(f"{cls.__name__}.{name}'s argument {p.name} is neither the L2 strength lmbda nor the "
+                               "training set's size n (network2.py's update_mini_batch(mini_batch, eta, lmbda, n)): "
+                               "gradcheck does not know what to pass it")
+        if key is not None:
+            taken[key] = p.name
+    return name, taken
+
+
+def nielsen_step(obj, x, t, eta, lmbda, n):
+    """One ``update_mini_batch`` (:func:`step_method`) of a copy of Nielsen's network ``obj`` (as
+    :func:`backprop_as_model` presents it; ``copy.deepcopy``: the network itself is not stepped, nor any velocity it
+    keeps) on the mini-batch of ``x``'s columns with ``t``'s (``[(x[:, j:j+1], t[:, j:j+1])]``, network.py's list of
+    ``(x, y)`` tuples), learning rate ``eta``, and ``lmbda``, ``n`` to the parameters that take them. Returns
+    ``({"weights[0]": array, ...}, name, [keywords given], {"weights[0]": the last sample's gradient, ...})``: the
+    arrays of the copy's lists after the step (float64 copies; an entry that is not an array as it is), and backprop's
+    gradients of the last column of the model's last backward (:data:`STEP_LAST`, {} before any). AdapterError for a network :func:`backprop_as_model` did not
+    present, or whose step method cannot be called (:func:`step_method`)."""
+    for _ in range(8):  # the student's object behind the adapters' (``.obj``)
+        if STEP_STATE in getattr(obj, "__dict__", {}) or not hasattr(obj, "obj"):
+            break
+        obj = obj.obj
+    back, names = getattr(obj, "__dict__", {}).get(STEP_STATE) or (None, None)
+    if back is None:
+        raise AdapterError(f"{type(obj).__name__} is not Nielsen's network (feedforward and backprop(x, y))")
+    name, taken = step_method(obj, back)
+    new = copy.deepcopy(obj)
+    x, t = np.asarray(x, dtype=np.float64), np.asarray(t, dtype=np.float64)
+    batch = [(x[:, j:j + 1].copy(), t[:, j:j + 1].copy()) for j in range(x.shape[1])]
+    given = {"lmbda": lmbda, "n": n}
+    getattr(new, name)(batch, eta, **{p: given[k] for k, p in taken.items()})
+    out = {}
+    for k in names:
+        v = getattr(new, k, None)
+        for i, a in enumerate(v if isinstance(v, (list, tuple)) else [v]):
+            out[f"{k}[{i}]"] = np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a
+    return out, name, sorted(taken), dict(obj.__dict__.get(STEP_LAST) or {})
 
 
 def _unwritten_call(obj, back, x, y):
