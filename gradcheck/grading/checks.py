@@ -1521,6 +1521,63 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
                          "array.")])
 
 
+def mini_batch_step(layer: Any, X: np.ndarray, *, eta: float = 0.5, lmbda: float = 5.0, n: int = 50,
+                    parts: Mapping[str, float] | None = None, points: float | None = None) -> Verdict:
+    """Grade Nielsen's ``update_mini_batch``: one step, each array of the network after it a part.
+
+    One ``update_mini_batch`` runs in the sandbox child on a copy of the network (``student.layer(...,
+    targets=...)``: the mini-batch is ``X``'s columns with the targets' columns) and each array after it is compared
+    with the step made of the network's own gradients (:func:`gradcheck._nielsen_step.step_check`, as ``gradcheck
+    check`` compares it): network.py's ``w - (eta/m) * sum(nabla_w)``, or network2.py's ``(1 - eta*lmbda/n) * w -
+    (eta/m) * sum(nabla_w)`` (biases not decayed) when ``update_mini_batch`` takes ``lmbda`` and ``n``. A wrong array
+    is named by its bug (not averaged over the mini-batch, averaged twice, sign flipped, not updated, the last sample's
+    gradient alone, the L2 decay on the biases, with n = m, or missing). The step is graded on the student's own
+    gradients, so a wrong backprop costs the gradient test's points, not these.
+
+    Parameters
+    ----------
+    layer : RemoteLayer
+        The network loaded with targets (``student.layer("network.py", "Network", targets="real@3,4", ...)``).
+    X : ndarray, shape (n_in, m)
+        The mini-batch's inputs, one sample a column (m = the targets' columns).
+    eta, lmbda, n : float, float, int
+        The learning rate, and the L2 strength and training set size given to an ``update_mini_batch`` that takes them
+        (Nielsen's ``update_mini_batch(mini_batch, eta, lmbda, n)``).
+    parts, points : mapping of str -> float, or float, optional
+        Points per array (``{"weights[0]": 2, ...}``; default 1 each), or their total shared equally.
+
+    Raises
+    ------
+    GradingTestError
+        The layer has no targets or is not in a sandbox, ``X`` is not (n_in, m) for the targets' m, or ``eta``,
+        ``lmbda``, ``n`` are not positive: the test is wrong.
+    StudentCodeError
+        forward, backward or the step raised, or the staff policy's count of forward calls is not 0.
+    """
+    from .._nielsen_step import step_check
+
+    T, X = getattr(layer, "targets", None), np.asarray(X, dtype=np.float64)
+    if not isinstance(T, np.ndarray) or X.ndim != 2 or T.ndim != 2 or X.shape[1] != T.shape[1]:
+        raise GradingTestError(f"grade.mini_batch_step needs a network loaded with targets (student.layer(..., "
+                               f"targets='real@N_OUT,M')) and X of shape (n_in, M); got targets "
+                               f"{None if T is None else np.shape(T)} and X {X.shape}.")
+    if not (eta > 0 and lmbda >= 0 and n > 0):
+        raise GradingTestError(f"grade.mini_batch_step: eta={eta}, lmbda={lmbda}, n={n}; expected eta > 0, lmbda >= "
+                               "0, n > 0.")
+    if _sandboxed(layer) is None:
+        raise GradingTestError("grade.mini_batch_step runs the step in the sandbox: give it the layer student.layer "
+                               "loaded.")
+    names = list(layer.params)
+    weights = _weights(parts, names, points)
+    res = step_check(layer, X, T, eta=eta, lmbda=lmbda, n=n)
+    if res.refused:
+        return Verdict([Part(k, w, False, f"update_mini_batch could not be run: {res.refused}.")
+                        for k, w in weights.items()])
+    said = f"{res.method}(mini_batch, eta{''.join(', ' + k for k in res.taken)})"
+    return Verdict([Part(k, w, k not in res.wrong, f"after one {said}: {res.wrong[k]}; due: {res.formula}."
+                         if k in res.wrong else "") for k, w in weights.items()])
+
+
 def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0, *,
            correct: Mapping[str, np.ndarray] | None = None, batch_size: int | None = None,
            reproduce_with: Mapping[str, tuple[Any, Sequence[int], bool]] | None = None,

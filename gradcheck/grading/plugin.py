@@ -777,7 +777,7 @@ def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder
 
 class Grade:
     """Partial credit for one test (the ``grade`` fixture): ``layer_forward``, ``layer_gradients``,
-    ``forward_keywords``, ``loss_value``, ``loss_gradient``, ``backward_repeatable``, ``dtypes`` run
+    ``forward_keywords``, ``loss_value``, ``loss_gradient``, ``backward_repeatable``, ``dtypes``, ``mini_batch_step`` run
     the check of that name (:mod:`gradcheck.grading.checks`) and record its parts. Every check of the test runs and
     counts, as pytest-subtests and Gradescope's partial credit count each trial (newuser25 H2: a test of several
     trials scored the trials before the first failure, so one bug scored 31 or 31.667 by which trial failed first):
@@ -851,7 +851,7 @@ def _bound(check: Any, name: str, args: tuple, kwargs: dict) -> None:
 
 
 for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
-              "backward_repeatable", "dtypes"):
+              "backward_repeatable", "dtypes", "mini_batch_step"):
     setattr(Grade, _name, _recorded(_name))
 
 
