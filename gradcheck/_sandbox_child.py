@@ -1321,7 +1321,8 @@ class Child:
             return self.fail(exc, "init", signature=sig_text)
         held = _quiet(held_forwards, obj) or {}  # as built (forward_pass as forward), before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
-        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
+        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(  # backprop(x, y): a model
+            obj, bool(req.get("nabla_parts")))
         if nielsen and req.get("targets") is None:
             return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)

@@ -977,6 +977,10 @@ class Sandbox:
     """
 
     init_dtype = "float64"
+    #: the grader's (set by its sandbox holder): a Nielsen network's backprop result of a wrong shape is kept per tensor
+    #: (:func:`gradcheck._adapters.backprop_as_model`'s ``each``), so each gradient is scored alone; ``gradcheck
+    #: check`` names the wrong array and stops (exit 1)
+    nabla_parts = False
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
@@ -1858,7 +1862,8 @@ class Sandbox:
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
                      **({} if pred_arg is None else {"pred_arg": pred_arg}),
                      **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {}),
-                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {})},
+                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {}),
+                     **({"nabla_parts": True} if self.nabla_parts else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):

@@ -199,3 +199,56 @@ def test_a_forged_step_reply_scores_0_as_the_submissions(tmp_path):
     r, t, text = _grade(tmp_path, (NIELSEN.read_text(), src))
     assert (r.status, t["score"]) == ("graded", 0.0), (r.status, r.message, t["output"])
     assert "the submission's process sent a malformed reply: stepped[weights[0]].array is a number" in text, text
+
+
+# Session 35's leftover 2, second half: a gradient list of a wrong shape (one nabla_b of the wrong shape) was a
+# BackpropResultError for the whole backward, so the grader scored every tensor of the gradient test 0; the grader's
+# sandbox now keeps each returned array under its name (:attr:`gradcheck.sandbox.Sandbox.nabla_parts`), the wrong one
+# fails its part alone, named with its shape. gradcheck check still stops there with exit 1 (tests/test_nielsen_s35.py).
+
+def _gradients(tmp_path, *edits):
+    from tests.test_grading_keys_s35 import NIELSEN_TEST
+
+    src = NIELSEN.read_text()
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "network.py").write_text(src)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_it.py").write_text(NIELSEN_TEST)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", seed=1)
+    (t,) = json.loads((tmp_path / "out" / "results.json").read_text())["tests"]
+    return r, t, " ".join(t["output"].split())
+
+
+TENSORS = ["dX", "dbiases[0]", "dweights[0]", "dbiases[1]", "dweights[1]", "dbiases[2]", "dweights[2]"]
+
+
+@pytest.mark.parametrize(("edit", "wrong", "said"), [
+    (("            nb[-k] = delta\n", "            nb[-k] = delta if k > 1 else delta.sum(keepdims=True)\n"),
+     {"dbiases[2]"}, "dbiases[2]"),
+    (("            nw[-k] = delta @ acts[-k - 1].T\n", "            nw[-k] = delta @ acts[-k].T if k == 3 else "
+                                                      "delta @ acts[-k - 1].T\n"), {"dweights[0]"}, "dweights[0]"),
+    (("            nb[-k] = delta\n", "            nb[-k] = delta if k < 3 else delta.T\n"), {"dbiases[0]", "dX"},
+     "dbiases[0]"),
+])
+def test_a_gradient_of_a_wrong_shape_fails_its_part_alone(tmp_path, edit, wrong, said):
+    """One nabla_b or nabla_w of a wrong shape: that tensor wrong, named with its shape (dX too when it is nabla_b[0],
+    which dX is read from), every other tensor scored (was 0 of 7 for all)."""
+    r, t, text = _gradients(tmp_path, edit)
+    assert (r.status, t["score"]) == ("graded", 7.0 - len(wrong)), t["output"]
+    assert _parts(t["output"]) == {n: "wrong" if n in wrong else "ok" for n in TENSORS}, t["output"]
+    assert f"- `{said}`: **wrong** - " in t["output"] and "shape" in text.partition(f"`{said}`: **wrong**")[2], text
+    if "dX" in wrong:  # not "backward(dY) returned None": the student wrote no backward
+        assert ("- `dX`: **wrong** - dX is read from backprop's first bias gradient (weights[0].T @ nabla_b[0], as z "
+                "= weights[0] x + biases[0] gives it), which has the wrong shape (see dbiases[0]), so it could not be "
+                "read; expected an array of shape (4, 3).") in t["output"], t["output"]
+
+
+def test_a_swapped_result_still_fails_the_whole_gradient_test(tmp_path):
+    """The control: a result in the wrong order cannot be scored per tensor (each list has the other's shapes): 0,
+    named as before."""
+    r, t, text = _gradients(tmp_path, ("        return (nb, nw)\n", "        return (nw, nb)\n"))
+    assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
+    assert "returned in the wrong order (nabla_w, nabla_b)" in text, text

@@ -832,6 +832,21 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
+def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
+    """The dX part of Nielsen's network (:func:`gradcheck._adapters.backprop_as_model`: dX read from backprop's first
+    bias gradient) when that gradient has another shape, so dX could not be read (None): said so, where "backward(dY)
+    returned None" would blame a backward the student never wrote (nielsen36)."""
+    m = re.search(r"dX is read from its first layer's delta, (\w+)\[0\]\.T @ \(its gradient of (\w+)\[0\]\)",
+                  str((getattr(layer, "protocol", None) or {}).get("text")))
+    b0 = f"d{m[2]}[0]" if m else ""
+    if not m or got.get("dX") is not None or np.shape(got.get(b0)) == np.shape(expected.get(b0)):
+        return
+    for p in (p for p in parts if p.name == "dX"):
+        p.message = (f"dX is read from backprop's first bias gradient ({m[1]}[0].T @ nabla_b[0], as z = {m[1]}[0] x + "
+                     f"{m[2]}[0] gives it), which has the wrong shape (see {b0}), so it could not be read; expected an "
+                     f"array of shape {V.fmt_shape(expected['dX'].shape)}.")
+
+
 def _one_sign_parts(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
                     G: np.ndarray, got: Mapping[str, Any], cfg: CheckConfig) -> None:
     """Fail each part still passing whose gradient a one-element output's backward gives for one sign of dY only
@@ -936,6 +951,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     for p in parts if why32 else []:
         if not p.passed and not (short and p.name in d_in):
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
+    _nielsen_dx(parts, layer, got, expected)
     _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
     return parts
 

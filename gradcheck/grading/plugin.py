@@ -536,6 +536,7 @@ class _SandboxHolder:
                 if exc.reason != "start":
                     raise
                 raise SandboxStartFailure(str(exc)) from None
+            sb.nabla_parts = True  # a Nielsen gradient of a wrong shape fails its part alone (nielsen36)
             for n in sb.notes:  # plain text (a submitted file's name)
                 self._note(markdown_text(n))
             self.sandbox, self.level, self._imported = sb, sb.isolation_level, set()
