@@ -7,13 +7,13 @@ gradients (:mod:`gradcheck._nielsen_step`), a wrong array named by its bug. Grad
 
 import json
 import pathlib
-import re
 
 import numpy as np
 import pytest
 
 from gradcheck import sandbox
 from gradcheck.grading.runner import grade_submission
+from tests.test_grading_keys_s35 import NIELSEN_TEST, TENSORS, _parts
 
 NIELSEN = pathlib.Path(__file__).parent / "fixtures" / "nielsen_s34" / "network.py"
 ARRAYS = ["biases[0]", "biases[1]", "biases[2]", "weights[0]", "weights[1]", "weights[2]"]
@@ -35,7 +35,9 @@ def test_step(student, grade, rng):
 '''
 
 
-def _grade(tmp_path, *edits, policy=False):
+def _grade(tmp_path, *edits, policy=False, test=STEP_TEST):
+    """network.py with ``edits`` graded by ``test`` (the step's, under the staff policy with ``policy``): ``(result,
+    its one test's row, that row's output on one line)``."""
     src = NIELSEN.read_text()
     for old, new in edits:
         assert src.count(old) == 1, old
@@ -43,19 +45,13 @@ def _grade(tmp_path, *edits, policy=False):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "network.py").write_text(src)
     (tmp_path / "tests").mkdir()
-    test = STEP_TEST.replace("POLICY", "")
+    test = test.replace("POLICY", "")
     if policy:
         test = test.replace("import pytest\n", "import pytest\n\npytestmark = pytest.mark.gradcheck_no_forward_in_backward\n")
     (tmp_path / "tests" / "test_it.py").write_text(test)
     r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", seed=1)
-    data = json.loads((tmp_path / "out" / "results.json").read_text())
-    (t,) = data["tests"]
+    (t,) = json.loads((tmp_path / "out" / "results.json").read_text())["tests"]
     return r, t, " ".join(t["output"].split())
-
-
-def _parts(output: str) -> dict[str, str]:
-    return {m[1]: "ok" if m[2] == "ok" else "wrong" for m in re.finditer(r"^- `([^`]+)`: (ok|\*\*wrong\*\*)", output,
-                                                                           re.M)}
 
 
 @pytest.mark.parametrize(("edits", "policy"), [([], False), (L2, False), ([], True)],
@@ -207,22 +203,7 @@ def test_a_forged_step_reply_scores_0_as_the_submissions(tmp_path):
 # fails its part alone, named with its shape. gradcheck check still stops there with exit 1 (tests/test_nielsen_s35.py).
 
 def _gradients(tmp_path, *edits):
-    from tests.test_grading_keys_s35 import NIELSEN_TEST
-
-    src = NIELSEN.read_text()
-    for old, new in edits:
-        assert src.count(old) == 1, old
-        src = src.replace(old, new)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "network.py").write_text(src)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_it.py").write_text(NIELSEN_TEST)
-    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", seed=1)
-    (t,) = json.loads((tmp_path / "out" / "results.json").read_text())["tests"]
-    return r, t, " ".join(t["output"].split())
-
-
-TENSORS = ["dX", "dbiases[0]", "dweights[0]", "dbiases[1]", "dweights[1]", "dbiases[2]", "dweights[2]"]
+    return _grade(tmp_path, *edits, test=NIELSEN_TEST)
 
 
 @pytest.mark.parametrize(("edit", "wrong", "said"), [
