@@ -185,6 +185,11 @@ def _named(k: str, new: np.ndarray, due: np.ndarray, c: _Step) -> tuple[str, str
     for code, (make, words) in BUGS.items():
         if (cand := make(c)) is not None and close(new, cand, RTOL, ATOL) and not close(cand, due, RTOL, ATOL):
             return words, code
+    if c.weight and c.dw != 1 and np.any(c.w):  # another decay: the factor new = d' w - (eta/m) s fits, d' constant
+        d = float(np.sum((new + c.eta / c.m * c.s) * c.w) / np.sum(c.w * c.w))
+        if close(new, d * c.w - c.eta / c.m * c.s, RTOL, ATOL):
+            return (f"the weights are decayed by the factor {d:.6g} where (1 - eta*lmbda/n) = {c.dw:.6g} is due: the "
+                    f"decay term is {(1 - d) / (1 - c.dw):.4g} times eta*lmbda/n"), "decay-factor"
     err = float(np.max(relative_error(new, due)))
     return f"not the step of its gradients (max relative error {err:.2g})", ""
 

@@ -83,10 +83,16 @@ def test_a_wrong_step_fails_named(tmp_path, edits, wrong, said):
      "whole training set (update_mini_batch's argument n)"),
     (W_STEP + B_STEP, "weights[0], weights[1], weights[2]",
      "no L2 decay: (1 - eta*lmbda/n) * w - (eta/m) * sum(nabla_w) is due"),
+    (L2_STEP.replace("eta * lmbda / n", "2 * eta * lmbda / n") + B_STEP, "weights[0], weights[1], weights[2]",
+     "the weights are decayed by the factor 0.9 where (1 - eta*lmbda/n) = 0.95 is due: the decay term is 2 times "
+     "eta*lmbda/n"),
+    (L2_STEP.replace("eta * lmbda / n", "eta * lmbda") + B_STEP, "weights[0], weights[1], weights[2]",
+     "the weights are decayed by the factor -1.5 where (1 - eta*lmbda/n) = 0.95 is due: the decay term is 50 times "
+     "eta*lmbda/n"),
 ])
 def test_a_wrong_l2_step_fails_named(tmp_path, step, wrong, said):
     """network2.py's update_mini_batch(mini_batch, eta, lmbda, n): the decay on the biases, with n = len(mini_batch),
-    or missing, each named."""
+    missing, or by another factor (nielsen34's m09, doubled; m10, not divided by n), each named."""
     code, text = _check(tmp_path, L2[0], (B_STEP + W_STEP, step))
     assert code == 1, text
     assert (f"diagnosis: update_mini_batch(mini_batch, eta, lmbda, n) is not the step of backprop's gradients, "
