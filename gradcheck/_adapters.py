@@ -1958,7 +1958,7 @@ def nielsen_lists(lists):
     return weight, bias
 
 
-def backprop_as_model(obj):
+def backprop_as_model(obj, each=False):
     """Nielsen's network (:func:`_backprop_pair`: ``feedforward(a)``, ``backprop(x, y) -> (nabla_b, nabla_w)``) as
     Deep Learning from Scratch vol. 2's model ``forward(x, t) -> cost``, ``backward(dout=1)``, which
     :func:`with_targets` (``--targets real@N_OUT,M`` without ``--loss``) checks against central differences of the
@@ -1969,6 +1969,7 @@ def backprop_as_model(obj):
     (``biases``, ``weights``) (:func:`_nabla_checked`), ``params`` their arrays (the same objects); dX read from the first
     layer's delta (``z1 = W1 x + b1``: ``dC/dx = W1.T @ dC/db1``), which backprop returns as its first bias
     gradient (it computes no dX itself). Returns the header's words, or "" for another class (or one that cannot be extended).
+    ``each``: the grader's reading of a result of a wrong shape, each array under its name (:func:`_by_list`).
     """
     pair = _backprop_pair(type(obj))
     if pair is None:
@@ -1985,49 +1986,47 @@ def backprop_as_model(obj):
     cost = getattr(getattr(obj, "cost", None), "fn", None)
     named = f"{getattr(obj.cost, '__name__', type(obj.cost).__name__)}.fn(a, y)" if callable(cost) else QUADRATIC
 
-    def columns(x):
-        x = np.asarray(x, dtype=np.float64)
-        return [x[:, j:j + 1] for j in range(x.shape[1])] if x.ndim == 2 else [x]
-
     def forward(self, x, t):
         self._pair = (np.array(x, copy=True), np.array(t, copy=True))
         total = 0.0
-        for xj, tj in zip(columns(x), columns(t), strict=True):
+        for xj, tj in zip(_columns(x), _columns(t), strict=True):
             a = getattr(self, feed)(xj)
             total += float(cost(a, tj)) if callable(cost) else 0.5 * float(np.sum((a - tj) ** 2))
         return total
-
-    def owner(r):  # the weight list a returned list of gradients belongs to: the one of its shapes
-        return next((k for k, v in lists.items() if [a.shape for a in v] == [np.shape(g) for g in r]), None)
 
     order, batched = _backprop_calls(type(obj), back)
     expect = [weight, bias] if order == "wb" else [bias, weight]  # update_mini_batch's unpacking, else the book's
 
     def returned(self, xj, tj, what):  # backprop's (nabla_b, nabla_w): each list in its place, each array its shape
         got = [[np.asarray(g, dtype=np.float64) for g in r] for r in _unwritten_call(self, back, xj, tj)]
-        return _nabla_checked(got, [(k, lists[k]) for k in expect], [owner(r) for r in got], f"{back}(x, y){what}",
-                              "as update_mini_batch unpacks them" if order else "as network.py returns them", bias)
+        return _nabla_checked(got, [(k, lists[k]) for k in expect], [_nabla_owner(r, lists) for r in got],
+                              f"{back}(x, y){what}", "as update_mini_batch unpacks them" if order else
+                              "as network.py returns them", bias, each)
+
+    def by_list(got):
+        return _by_list(got, lists, expect, each)
 
     def backward(self, dout=1.0):
         x, t = self._pair
         sums, dxs = None, []
-        for xj, tj in zip(columns(x), columns(t), strict=True):
+        for xj, tj in zip(_columns(x), _columns(t), strict=True):
             got = returned(self, xj, tj, f" with one sample x[:, j] of shape {xj.shape}")
             sums = got if sums is None else [[a + g for a, g in zip(s, r, strict=True)] for s, r in zip(sums, got, strict=True)]
-            delta = next((r[0] for r in got if owner(r) == bias), None)  # the first layer's delta, dC/dz1
-            dxs.append(None if delta is None else lists[weight][0].T @ delta)
+            delta = (by_list(got).get(bias) or [None])[0]  # the first layer's delta, dC/dz1
+            dxs.append(lists[weight][0].T @ delta if np.shape(delta) == lists[bias][0].shape else None)
         if np.ndim(x) == 2 and np.shape(x)[1] > 1 and batched is not False:  # a matrix port: the whole batch at once
             try:  # Nielsen's convention: the gradient of the sum of the per-sample costs over what it is given
                 sums = returned(self, x, t, f" with the whole batch x of shape {np.shape(x)} (one sample per column)")
             except Exception as exc:  # noqa: BLE001 - no method feeds it a batch: the one-sample backprop (network.py)
                 if batched or isinstance(exc, BackpropInputWritten):
                     raise
-        self.grads = {f"{owner(r)}[{i}]": float(dout) * g for r in sums or [] if owner(r) for i, g in enumerate(r)}
+        self.grads = {f"{k}[{i}]": float(dout) * g for k, r in by_list(sums or []).items() for i, g in enumerate(r)}
+        self.__dict__[STEP_LAST] = {f"{k}[{i}]": g for k, r in by_list(got).items() for i, g in enumerate(r)}
         if any(d is None for d in dxs):
             return None
         return float(dout) * (np.concatenate(dxs, axis=1) if np.ndim(x) == 2 else dxs[0].reshape(np.shape(x)))
 
-    if not _subclass(obj, None, forward=forward, backward=backward):
+    if not _subclass(obj, None, {STEP_STATE: (back, list(lists))}, forward=forward, backward=backward):
         return ""
     obj.params = {f"{k}[{i}]": a for k, v in lists.items() for i, a in enumerate(v)}
     obj.grads = {}
@@ -2037,6 +2036,102 @@ def backprop_as_model(obj):
             f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
             f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+def _columns(x):
+    """The columns of ``x`` (one sample each, ``x[:, j:j+1]``) as float64, or ``[x]`` when it is not 2-D."""
+    x = np.asarray(x, dtype=np.float64)
+    return [x[:, j:j + 1] for j in range(x.shape[1])] if x.ndim == 2 else [x]
+
+
+def _nabla_owner(r, lists):
+    """The name of the list of ``lists`` (``{name: arrays}``) whose shapes a returned list of gradients ``r`` has."""
+    return next((k for k, v in lists.items() if [a.shape for a in v] == [np.shape(g) for g in r]), None)
+
+
+def _by_list(got, lists, expect, each):
+    """``{list name: returned list}`` of backprop's result ``got``: each list under the name of the list whose shapes
+    it has (:func:`_nabla_owner`); with ``each`` (the grader's, :attr:`gradcheck.sandbox.Sandbox.nabla_parts`) also by
+    position (``expect``'s order: the biases' first as network.py returns them, or as update_mini_batch unpacks them),
+    so an array of another shape, or a list of another length, is scored as it came, each tensor alone (nielsen36: one
+    wrong ``nabla_b`` shape scored the whole gradient test 0; dX, read from the first bias gradient, is None when that
+    has another shape). Without it (``gradcheck check``) :func:`_nabla_checked` has named such a result (exit 1)."""
+    by = {_nabla_owner(r, lists): r for r in got if _nabla_owner(r, lists)}
+    return {**dict(zip(expect, got)), **by} if each and len(got) == 2 else by
+
+
+#: the key of a Nielsen network's ``__dict__`` where :func:`backprop_as_model` keeps ``(backprop's name, the names of
+#: its array lists)`` for :func:`nielsen_step`
+STEP_STATE = "_gradcheck_nielsen"
+#: the key where the model's backward keeps backprop's gradients of the last sample (column) it was given, which
+#: :func:`nielsen_step` returns beside the step (a step using the last sample's gradient alone is named by them)
+STEP_LAST = "_gradcheck_nielsen_last"
+#: the names of ``update_mini_batch``'s parameters after ``(mini_batch, eta)`` that take network2.py's L2 strength
+#: ``lmbda`` and the training set's size ``n`` (``update_mini_batch(mini_batch, eta, lmbda, n)``)
+STEP_KEYWORDS = {"lmbda": ("lmbda", "lmbd", "lam", "lamb", "lambd", "lambda_", "reg", "l2", "weight_decay"),
+                 "n": ("n", "n_train", "n_data", "n_samples", "n_total", "training_size", "len_training_data",
+                       "num_training", "big_n")}
+
+
+def step_method(obj, back):
+    """``(name, {keyword: parameter})``: Nielsen's ``update_mini_batch(mini_batch, eta, ...)`` among ``obj``'s methods
+    (that name, else the one method of two or more positional arguments that calls ``self.BACK(x, y)`` itself), and
+    which of :data:`STEP_KEYWORDS` its later parameters take (``{"lmbda": "lmbda", "n": "n"}`` for network2.py's).
+    AdapterError when there is none, or a later parameter without a default is none of them (what gradcheck would
+    pass it is unknown)."""
+    cls = type(obj)
+
+    def positional(fn):
+        return [p for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
+    found = [n for k in cls.__mro__[:-1] for n, f in vars(k).items() if inspect.isfunction(f) and n != back
+             and len(positional(f)) >= 2 and (t := _source(f)) is not None
+             and any(isinstance(c, ast.Call) and _calls_self(c, back) for c in ast.walk(t))]
+    name = "update_mini_batch" if callable(getattr(obj, "update_mini_batch", None)) else (
+        found[0] if len(set(found)) == 1 else None)
+    if name is None:
+        raise AdapterError(f"{cls.__name__} has no update_mini_batch(mini_batch, eta) (no method of two arguments or "
+                           f"more that calls self.{back}(x, y) itself" + (f": {', '.join(sorted(set(found)))} do"
+                                                                            if found else "") + ")")
+    taken = {}
+    for p in positional(getattr(obj, name))[2:]:
+        key = next((k for k, names in STEP_KEYWORDS.items() if p.name.lower() in names), None)
+        if key is None and p.default is p.empty:
+            raise AdapterError(f"{cls.__name__}.{name}'s argument {p.name} is neither the L2 strength lmbda nor the "
+                               "training set's size n (network2.py's update_mini_batch(mini_batch, eta, lmbda, n)): "
+                               "gradcheck does not know what to pass it")
+        if key is not None:
+            taken[key] = p.name
+    return name, taken
+
+
+def nielsen_step(obj, x, t, eta, lmbda, n):
+    """One ``update_mini_batch`` (:func:`step_method`) of a copy of Nielsen's network ``obj`` (as
+    :func:`backprop_as_model` presents it; ``copy.deepcopy``: the network itself is not stepped, nor any velocity it
+    keeps) on the mini-batch of ``x``'s columns with ``t``'s (``[(x[:, j:j+1], t[:, j:j+1])]``, network.py's list of
+    ``(x, y)`` tuples), learning rate ``eta``, and ``lmbda``, ``n`` to the parameters that take them. Returns
+    ``({"weights[0]": array, ...}, name, [keywords given], {"weights[0]": the last sample's gradient, ...})``: the
+    arrays of the copy's lists after the step (float64 copies; an entry that is not an array as it is), and backprop's
+    gradients of the last column of the model's last backward (:data:`STEP_LAST`, {} before any). AdapterError for a network :func:`backprop_as_model` did not
+    present, or whose step method cannot be called (:func:`step_method`)."""
+    for _ in range(8):  # the student's object behind the adapters' (``.obj``)
+        if STEP_STATE in getattr(obj, "__dict__", {}) or not hasattr(obj, "obj"):
+            break
+        obj = obj.obj
+    back, names = getattr(obj, "__dict__", {}).get(STEP_STATE) or (None, None)
+    if back is None:
+        raise AdapterError(f"{type(obj).__name__} is not Nielsen's network (feedforward and backprop(x, y))")
+    name, taken = step_method(obj, back)
+    new = copy.deepcopy(obj)
+    x, t = np.asarray(x, dtype=np.float64), np.asarray(t, dtype=np.float64)
+    batch = [(x[:, j:j + 1].copy(), t[:, j:j + 1].copy()) for j in range(x.shape[1])]
+    given = {"lmbda": lmbda, "n": n}
+    getattr(new, name)(batch, eta, **{p: given[k] for k, p in taken.items()})
+    out = {}
+    for k in names:
+        v = getattr(new, k, None)
+        for i, a in enumerate(v if isinstance(v, (list, tuple)) else [v]):
+            out[f"{k}[{i}]"] = np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a
+    return out, name, sorted(taken), dict(obj.__dict__.get(STEP_LAST) or {})
 
 
 def _unwritten_call(obj, back, x, y):
@@ -2050,12 +2145,13 @@ def _unwritten_call(obj, back, x, y):
     return got
 
 
-def _nabla_checked(got, expect, owners, call, said, bias):
+def _nabla_checked(got, expect, owners, call, said, bias, each=False):
     """``got``, the two lists ``call`` (Nielsen's ``backprop(x, y)``) returned, when they are ``expect``'s
     (``[(name, arrays)]``: the biases' and the weights', in the order ``said``) in that order and of those shapes;
     ``owners`` the name of the list each returned list has the shapes of. BackpropResultError (a wrong result, exit
     1) naming the list, the index, the shape and the one expected (``nabla_w[0] has shape (3, 3), expected (3,
-    4)``), or the swapped order. Any other number of lists: ``got`` as it is (paired by shape)."""
+    4)``), or the swapped order; ``each`` (:func:`backprop_as_model`'s): only the swapped order raises. Any other
+    number of lists: ``got`` as it is (paired by shape)."""
     if len(got) != 2:
         return got
 
@@ -2065,6 +2161,8 @@ def _nabla_checked(got, expect, owners, call, said, bias):
     if owners == [k1, k0]:
         raise BackpropResultError(f"{call} returned in the wrong order ({nabla(k1)}, {nabla(k0)}): the gradients of {k1} "
                          f"first; expected ({nabla(k0)}, {nabla(k1)}), {said}")
+    if each:
+        return got
     for r, (k, arrays) in zip(got, expect, strict=True):
         for i, (g, a) in enumerate(zip(r, arrays)):
             if g.shape != a.shape:

@@ -1325,7 +1325,8 @@ class Child:
         held = _quiet(held_forwards, obj) or {}  # as built (forward_pass as forward), before any forward ran
         keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
         alias = kind == "class" and AD.backprop_as_backward(obj)  # backprop(self, dY) as backward (corpus36 F3)
-        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(obj)  # backprop(x, y): a model
+        nielsen = kind == "class" and not keras_call and AD.backprop_as_model(  # backprop(x, y): a model
+            obj, bool(req.get("nabla_parts")))
         if nielsen and req.get("targets") is None:
             return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
@@ -1521,6 +1522,34 @@ class Child:
         return {"value": describe(self.np, packer, ret), "cache_written": _quiet(guard) if guard is not None else None,
                 "grads": self.dict_of(packer, getattr(obj, "grads", None), mapping=True),
                 "params": self.dict_of(packer, getattr(obj, "params", None), True)}
+
+    def op_step(self, obj, req, packer):
+        """One ``update_mini_batch`` of Nielsen's network (:func:`gradcheck._adapters.nielsen_step`, on a copy) after
+        ``req["params"]`` are set: ``x``, ``t`` (one sample a column), ``eta``, ``lmbda``, ``n``. Replies ``stepped``
+        (the copy's arrays after the step, as :meth:`dict_of` describes a dict), ``last`` (backprop's gradients of the
+        last sample the model's last backward saw, described alike), ``method`` (its name), ``taken`` (the
+        keywords passed beyond eta), ``forward_calls`` (the staff policy's count: every call of forward's code the
+        request makes, as a backward's); ``refused`` instead of the step when the adapters find no step method they
+        can call (:func:`gradcheck._adapters.step_method`: the parent says the step was not checked, and why)."""
+        count, codes = req.get("count_forward"), set()
+        try:
+            _, n0 = _counting(count, codes, self.stepped_setup, obj, codes, req.get("params"))
+            (stepped, method, taken, last), n1 = _counting(count, codes, self.AD.nielsen_step, obj, req["x"], req["t"],
+                                                     req["eta"], req.get("lmbda"), req.get("n"))
+        except self.AD.AdapterError as exc:
+            return self.reply(True, {"refused": str(exc), "forward_calls": None if not count else n0})
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc)
+        (out, most), n2 = _counting(count, codes, lambda: (self.dict_of(packer, stepped), self.dict_of(packer, last)))
+        calls = None if not count else -1 if -1 in (n0, n1, n2) else n0 + n1 + n2
+        self.reply(True, {"stepped": out, "last": most, "method": str(method), "taken": [str(k) for k in taken],
+                          "forward_calls": calls}, packer)
+
+    def stepped_setup(self, obj, codes, params):
+        """:meth:`op_step`'s first counted step: ``codes`` (a set) gets :func:`_forward_codes` of ``obj``, then its
+        parameters are set."""
+        codes |= _forward_codes(self.AD, obj)
+        self.set_params(obj, params)
 
     def op_clone(self, obj, req, packer):
         """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set. With the

@@ -282,6 +282,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
+    _mini_batch_step(args, layer, label, shape, diag)  # nielsen36: after the gradients passed
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -750,6 +751,31 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
         diag.findings.append(found)
     compared = found is not None or any(n.endswith("match " + f"{args.reference}'s") for n in notes)
     diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
+
+
+#: the probe of :func:`_mini_batch_step`: its detail the line a Nielsen network's PASS prints of update_mini_batch
+STEP_PROBE = "update_mini_batch"
+
+
+def _mini_batch_step(args, layer, label: str, shape, diag) -> None:
+    """A Nielsen network whose gradients passed: one ``update_mini_batch`` (in the sandbox, on a copy) compared with
+    the step of its own gradients (:func:`gradcheck._nielsen_step.step_finding`, nielsen34 F6: a missing average, a
+    flipped sign or an L2 decay of the biases PASSed unsaid): a ``mini-batch-step`` error Finding FAILs the check; a
+    probe :data:`STEP_PROBE` carries what the PASS says of the step (passed True: compared; None: not, and why)."""
+    from ._nielsen_step import step_finding
+    from .diagnose import Probe
+
+    t = (getattr(layer, "__dict__", {}).get("_targets") or (None,))[0]
+    if not diag.passed or nielsen_methods((getattr(layer, "protocol", None) or {}).get("text")) is None or \
+            t is None or not isinstance(shape[0], int) or len(shape) != 2:
+        return
+    cname = label.rpartition("::")[2]
+    X = np.random.default_rng([args.seed, 36]).standard_normal(shape)
+    found, line = step_finding(layer, X, np.asarray(t, dtype=np.float64), cname)
+    if found is not None:
+        diag.findings.append(found)
+    else:
+        diag.probes.append(Probe(STEP_PROBE, None if "not checked" in line else True, line))
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -2796,12 +2822,11 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     unsaid)."""
     if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
         feed, back = nielsen
+        step = next((p for p in (diag.probes if diag is not None else []) if p.name == STEP_PROBE), None)
         return (f"{cname}: checked: {back}'s gradients (and dX read from them) against central differences of the "
                 f"cost of {feed}'s output, both as written; not checked: {feed}'s values (no reference computes "
-                "them), nor update_mini_batch and SGD: the step w - (eta/m) * sum(nabla_w), its averaging over the "
-                "mini-batch, an L2 decay (1 - eta*lmbda/n) * w: gradcheck compares gradients, not the optimiser's "
-                "step, so a wrong average or decay passes here; test it with one step on a tiny batch against w - "
-                "eta * (the batch's mean gradient + (lmbda/n) * w).")
+                "them), nor SGD's loop over epochs and mini-batches. " + (step.detail if step is not None else
+                f"{cname}: update_mini_batch's step not checked (no mini-batch of one sample a column was given)."))
     lead = f"{cname}: forward values not checked (central differences test backward against your own forward): "
     shapes = getattr(res, "input_shape", None) or ()
     pair = info.get("protocol") == "cs231n" and bool(shapes) and isinstance(shapes[0], (list, tuple))

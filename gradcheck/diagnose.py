@@ -200,6 +200,8 @@ DIAGNOSES: dict[str, Record] = {
         "evaluation differentiates this call's output as a function of its input"),
     "running-stats": Record(  # gradcheck._running_stats: with --reference, after training forwards (newuser35 H2)
         "running statistics differ from the reference", "{message}", lesson=_NORM),
+    "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
+        "update_mini_batch's step is wrong", "{message}"),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -4179,6 +4181,12 @@ _BACKPROP_LINES = (
         "got": "the output delta (a - y) / (a * (1 - a)), the cost's dC/da", "right": "its dC/dz = a - y",
         "why": ": backprop's delta is the gradient at z, dC/da times sigmoid'(z) = a (1 - a)",
         "fix": "{delta} returns a - y"}),
+    ({"inplace": True}, {
+        "got": "a sigmoid that writes into its own z (np.negative(z, out=z), np.exp(z, out=z): zs[-l] holds exp(-z) "
+               "after the forward pass, and sigmoid_prime(zs[-l]) calls it twice more on that array)",
+        "right": "a sigmoid that leaves z as it is",
+        "why": ": backprop keeps each z in zs for sigmoid_prime, so an activation computed in place in z destroys it",
+        "fix": "def sigmoid(z): return 1.0/(1.0+np.exp(-z)) (a new array: no out=z, no z *= -1)"}),
     ({"alias": True}, {
         "got": "one array for every nabla_b[i] ([np.zeros(...)] * n, then +=)",
         "right": "a new array per layer ([np.zeros(b.shape) for b in self.{b}])",
@@ -4198,13 +4206,15 @@ _NIELSEN_COSTS = {
 
 
 def _nielsen_backprop(Ws, bs, X, T, cost, *, inside=None, where="all", out=None, transpose=True, z_above=False,
-                      alias=False):
+                      alias=False, inplace=False):
     """Nielsen's backprop (network.py, chapter 2) for sigmoid layers ``a = sigmoid(W a + b)``, of the sum over the
     columns of ``X`` (n_in, m) with targets ``T`` (n_out, m) of ``cost`` (a key of :data:`_NIELSEN_COSTS`), with at
     most one line changed: ``inside`` an :data:`_INSIDE` ratio making sigmoid's derivative wrong (``where``: "all",
     "hidden", "output"), ``out`` another output delta ("a - y", "(a - y) sp", "dC/da"), ``transpose=False``
     (``W @ delta``), ``z_above`` (a hidden delta's sigmoid' from the layer above's z), ``alias`` (one array for
-    every bias gradient). Returns ``(nabla_b, nabla_w, delta1)`` (``delta1``: the bias gradient of the first layer
+    every bias gradient), ``inplace`` (nielsen34's n16: a sigmoid ``np.negative(z, out=z); np.exp(z, out=z); return
+    1/(1+z)`` leaves exp(-z) in zs, and sigmoid_prime's two calls of it, ``sigmoid(z)*(1-sigmoid(z))`` left to right,
+    read exp(-z) and then exp(-exp(-z))). Returns ``(nabla_b, nabla_w, delta1)`` (``delta1``: the bias gradient of the first layer
     per column, (n1, m), as backprop returns it for one sample), or None where the change cannot run (shapes)."""
     acts, zs = [X], []
     for W, b in zip(Ws, bs, strict=True):
@@ -4212,6 +4222,9 @@ def _nielsen_backprop(Ws, bs, X, T, cost, *, inside=None, where="all", out=None,
         acts.append(_sig(zs[-1]))
 
     def sp(i, part):  # sigmoid'(zs[i]) as written
+        if inplace:  # zs[i] holds e = exp(-z): sigmoid(e) * (1 - sigmoid(exp(-e))), each call rewriting it
+            e = np.exp(-zs[i])
+            return _sig(e) * (1 - _sig(np.exp(-e)))
         a = acts[i + 1 if i >= 0 else i]
         return a * (1 - a) * (inside(a) if inside is not None and where in ("all", part) else 1)
     a, n = acts[-1], len(Ws)

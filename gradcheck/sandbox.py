@@ -789,6 +789,9 @@ _REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
     "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
     "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
     "sublayer": {"same_as": _COUNT},  # the index of the same layer object earlier in the model's layers
+    "step": {"stepped": _dict_of, "last": _dict_of, "taken": _STRINGS,  # Nielsen's update_mini_batch (RemoteLayer.mini_batch_step)
+             "method": _checker(lambda x: isinstance(x, str), "a method's name (a string)"),
+             "refused": _checker(lambda x: isinstance(x, str), "a string")},
 }
 
 
@@ -811,6 +814,11 @@ def _check_reply(op: str, args: Mapping[str, Any], ok: bool, meta: dict) -> None
             check(value, key)
     if ok and (op == "clone" or op == "load" and args.get("class") is not None):
         _need(isinstance(meta.get("id"), str), meta.get("id"), "id", "the new object's id (a string)")
+    if ok and op == "step" and "refused" not in meta:  # the arrays after the step, its method's name
+        for key in ("stepped", "last"):
+            _need(isinstance(meta.get(key), dict) and meta[key].get("kind") == "dict", meta.get(key), key,
+                  "a described dict of arrays")
+        _need("method" in meta, None, "method", "a method's name (a string)")
     if ok and op == "forward_many":
         n = len(args.get("batches") or ())
         _need(len(meta.get("values") or ()) == n, meta.get("values"), "values", f"{n} described values, one a forward")
@@ -978,6 +986,10 @@ class Sandbox:
     """
 
     init_dtype = "float64"
+    #: the grader's (set by its sandbox holder): a Nielsen network's backprop result of a wrong shape is kept per tensor
+    #: (:func:`gradcheck._adapters.backprop_as_model`'s ``each``), so each gradient is scored alone; ``gradcheck
+    #: check`` names the wrong array and stops (exit 1)
+    nabla_parts = False
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
@@ -1864,7 +1876,8 @@ class Sandbox:
                      **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
                      **({} if pred_arg is None else {"pred_arg": pred_arg}),
                      **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {}),
-                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {})},
+                     **({"count_forward": True} if no_forward_in_backward and probe is not None else {}),
+                     **({"nabla_parts": True} if self.nabla_parts else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -2348,7 +2361,9 @@ class _Remote:
                 "load": f"{c}.forward or backward, called on the probe input while {c} was loaded, called {c}.forward"
                         + (f" {own} time(s) more than the grader did." if counted else f"{times}."),
                 "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
-                         f"{c}.forward{times}."}[method] if own or not counted else ""
+                         f"{c}.forward{times}.",
+                "step": f"{c}'s update_mini_batch called {c}.forward{times} while stepping."}[method] \
+            if own or not counted else ""
         if built:
             said += (f" {c}'s constructor called {c}.forward {built} time(s) more than once (one call, such as a shape "
                      "check on a made-up input, is allowed).")
@@ -2594,6 +2609,29 @@ class RemoteLayer(_Remote):
         self.protocol = {**base, **({"switch_combo": combo} if combo else {}),
                          **({"mode_labels": [_clean(x) for x in labels]} if index is not None else {})}
         self._meta = {**self._meta, "protocol": dict(self.protocol)}
+
+    def mini_batch_step(self, x: np.ndarray, t: np.ndarray, eta: float, lmbda: float | None = None,
+                        n: int | None = None) -> tuple[dict[str, Any], str, list[str], dict[str, Any]] | str:
+        """One ``update_mini_batch(mini_batch, eta[, lmbda, n])`` of Nielsen's network, run in the child on a copy
+        of it holding :attr:`params` (:func:`gradcheck._adapters.nielsen_step`): ``x`` (n_in, m) and ``t`` (n_out, m)
+        one sample a column. Returns ``({"weights[0]": array or None, ...}, the method's name, the keywords given
+        beyond eta, {"weights[0]": backprop's gradient of the last sample of the last backward, ...})``, or a string: why no step could be run (no such method). Raises SandboxError as :meth:`backward`
+        (the step raised; the staff policy: a call of forward counted in it)."""
+        x, t = (np.asarray(a, dtype=np.float64) for a in (x, t))
+        meta = self._call("step", f"update_mini_batch(mini_batch, eta) with {x.shape[1]} samples",
+                          {"params": self.params, "x": x, "t": t, "eta": float(eta),
+                           "lmbda": None if lmbda is None else float(lmbda), "n": None if n is None else int(n),
+                           "count_forward": self.no_forward_in_backward})
+        self._policy("step", meta)
+        if "refused" in meta:
+            return _clean(meta["refused"], 500)
+        method = _clean(meta["method"], 80)
+
+        def arrays(key: str, by: str) -> dict[str, Any]:
+            return {k: _value_to_array(d, owner=self.class_name, tensor=k, allow_none=True, produced_by=by)
+                    for k, d in (meta[key].get("items") or {}).items()}
+        return (arrays("stepped", f"{self.class_name}.{method}(mini_batch, eta)"), method,
+                [_clean(k, 40) for k in meta.get("taken") or []], arrays("last", "backprop(x, y)"))
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = _names(self.forward_params, len(inputs))

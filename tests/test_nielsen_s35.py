@@ -42,10 +42,11 @@ def test_the_correct_network_passes_with_either_cost(tmp_path):
         (tmp_path / str(i)).mkdir()
         code, text = _check(tmp_path / str(i), *edits)
         assert code == 0 and "PASS: Network: every gradient (dX, dbiases[0]" in text, text
-        # F6: the PASS said nothing of update_mini_batch, whose L2 decay or averaging gradcheck never runs
+        # F6: the PASS said nothing of update_mini_batch (nielsen36: now checked, tests/test_nielsen_step_s36.py)
         assert ("Network: checked: backprop's gradients (and dX read from them) against central differences of the "
                 "cost of feedforward's output, both as written; not checked: feedforward's values (no reference "
-                "computes them), nor update_mini_batch and SGD") in text, text
+                "computes them), nor SGD's loop over epochs and mini-batches. update_mini_batch(mini_batch, eta): "
+                "checked: one step") in text, text
         assert "pass --reference" not in text, text
 
 

@@ -832,6 +832,21 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
+def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
+    """The dX part of Nielsen's network (:func:`gradcheck._adapters.backprop_as_model`: dX read from backprop's first
+    bias gradient) when that gradient has another shape, so dX could not be read (None): said so, where "backward(dY)
+    returned None" would blame a backward the student never wrote (nielsen36)."""
+    m = re.search(r"dX is read from its first layer's delta, (\w+)\[0\]\.T @ \(its gradient of (\w+)\[0\]\)",
+                  str((getattr(layer, "protocol", None) or {}).get("text")))
+    b0 = f"d{m[2]}[0]" if m else ""
+    if not m or got.get("dX") is not None or np.shape(got.get(b0)) == np.shape(expected.get(b0)):
+        return
+    for p in (p for p in parts if p.name == "dX"):
+        p.message = (f"dX is read from backprop's first bias gradient ({m[1]}[0].T @ nabla_b[0], as z = {m[1]}[0] x + "
+                     f"{m[2]}[0] gives it), which has the wrong shape (see {b0}), so it could not be read; expected an "
+                     f"array of shape {V.fmt_shape(expected['dX'].shape)}.")
+
+
 def _one_sign_parts(parts: list[Part], layer: Any, xs: list[np.ndarray], d_in: list[str], keys: list[str],
                     G: np.ndarray, got: Mapping[str, Any], cfg: CheckConfig) -> None:
     """Fail each part still passing whose gradient a one-element output's backward gives for one sign of dY only
@@ -936,6 +951,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     for p in parts if why32 else []:
         if not p.passed and not (short and p.name in d_in):
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
+    _nielsen_dx(parts, layer, got, expected)
     _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
     return parts
 
@@ -1519,6 +1535,63 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
                          f"(max difference {diff:.3g}): backward changes the forward cache in place. "
                          "Work on a copy (x = x.copy(), x the array it writes into) instead of editing the cached "
                          "array.")])
+
+
+def mini_batch_step(layer: Any, X: np.ndarray, *, eta: float = 0.5, lmbda: float = 5.0, n: int = 50,
+                    parts: Mapping[str, float] | None = None, points: float | None = None) -> Verdict:
+    """Grade Nielsen's ``update_mini_batch``: one step, each array of the network after it a part.
+
+    One ``update_mini_batch`` runs in the sandbox child on a copy of the network (``student.layer(...,
+    targets=...)``: the mini-batch is ``X``'s columns with the targets' columns) and each array after it is compared
+    with the step made of the network's own gradients (:func:`gradcheck._nielsen_step.step_check`, as ``gradcheck
+    check`` compares it): network.py's ``w - (eta/m) * sum(nabla_w)``, or network2.py's ``(1 - eta*lmbda/n) * w -
+    (eta/m) * sum(nabla_w)`` (biases not decayed) when ``update_mini_batch`` takes ``lmbda`` and ``n``. A wrong array
+    is named by its bug (not averaged over the mini-batch, averaged twice, sign flipped, not updated, the last sample's
+    gradient alone, the L2 decay on the biases, with n = m, or missing). The step is graded on the student's own
+    gradients, so a wrong backprop costs the gradient test's points, not these.
+
+    Parameters
+    ----------
+    layer : RemoteLayer
+        The network loaded with targets (``student.layer("network.py", "Network", targets="real@3,4", ...)``).
+    X : ndarray, shape (n_in, m)
+        The mini-batch's inputs, one sample a column (m = the targets' columns).
+    eta, lmbda, n : float, float, int
+        The learning rate, and the L2 strength and training set size given to an ``update_mini_batch`` that takes them
+        (Nielsen's ``update_mini_batch(mini_batch, eta, lmbda, n)``).
+    parts, points : mapping of str -> float, or float, optional
+        Points per array (``{"weights[0]": 2, ...}``; default 1 each), or their total shared equally.
+
+    Raises
+    ------
+    GradingTestError
+        The layer has no targets or is not in a sandbox, ``X`` is not (n_in, m) for the targets' m, or ``eta``,
+        ``lmbda``, ``n`` are not positive: the test is wrong.
+    StudentCodeError
+        forward, backward or the step raised, or the staff policy's count of forward calls is not 0.
+    """
+    from .._nielsen_step import step_check
+
+    T, X = getattr(layer, "targets", None), np.asarray(X, dtype=np.float64)
+    if not isinstance(T, np.ndarray) or X.ndim != 2 or T.ndim != 2 or X.shape[1] != T.shape[1]:
+        raise GradingTestError(f"grade.mini_batch_step needs a network loaded with targets (student.layer(..., "
+                               f"targets='real@N_OUT,M')) and X of shape (n_in, M); got targets "
+                               f"{None if T is None else np.shape(T)} and X {X.shape}.")
+    if not (eta > 0 and lmbda >= 0 and n > 0):
+        raise GradingTestError(f"grade.mini_batch_step: eta={eta}, lmbda={lmbda}, n={n}; expected eta > 0, lmbda >= "
+                               "0, n > 0.")
+    if _sandboxed(layer) is None:
+        raise GradingTestError("grade.mini_batch_step runs the step in the sandbox: give it the layer student.layer "
+                               "loaded.")
+    names = list(layer.params)
+    weights = _weights(parts, names, points)
+    res = step_check(layer, X, T, eta=eta, lmbda=lmbda, n=n)
+    if res.refused:
+        return Verdict([Part(k, w, False, f"update_mini_batch could not be run: {res.refused}.")
+                        for k, w in weights.items()])
+    said = f"{res.method}(mini_batch, eta{''.join(', ' + k for k in res.taken)})"
+    return Verdict([Part(k, w, k not in res.wrong, f"after one {said}: {res.wrong[k]}; due: {res.formula}."
+                         if k in res.wrong else "") for k, w in weights.items()])
 
 
 def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0, *,

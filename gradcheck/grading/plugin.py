@@ -536,6 +536,7 @@ class _SandboxHolder:
                 if exc.reason != "start":
                     raise
                 raise SandboxStartFailure(str(exc)) from None
+            sb.nabla_parts = True  # a Nielsen gradient of a wrong shape fails its part alone (nielsen36)
             for n in sb.notes:  # plain text (a submitted file's name)
                 self._note(markdown_text(n))
             self.sandbox, self.level, self._imported = sb, sb.isolation_level, set()
@@ -777,7 +778,7 @@ def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder
 
 class Grade:
     """Partial credit for one test (the ``grade`` fixture): ``layer_forward``, ``layer_gradients``,
-    ``forward_keywords``, ``loss_value``, ``loss_gradient``, ``backward_repeatable``, ``dtypes`` run
+    ``forward_keywords``, ``loss_value``, ``loss_gradient``, ``backward_repeatable``, ``dtypes``, ``mini_batch_step`` run
     the check of that name (:mod:`gradcheck.grading.checks`) and record its parts. Every check of the test runs and
     counts, as pytest-subtests and Gradescope's partial credit count each trial (newuser25 H2: a test of several
     trials scored the trials before the first failure, so one bug scored 31 or 31.667 by which trial failed first):
@@ -851,7 +852,7 @@ def _bound(check: Any, name: str, args: tuple, kwargs: dict) -> None:
 
 
 for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
-              "backward_repeatable", "dtypes"):
+              "backward_repeatable", "dtypes", "mini_batch_step"):
     setattr(Grade, _name, _recorded(_name))
 
 
