@@ -7,7 +7,6 @@ the profiler's records hold the code's last reference.
 Checked (fixv36): this passes with chld_later_off applied too: every code object in the records is also held by the
 count's key cache (``_KEYS``, :func:`gradcheck._sandbox_child._cached`, put aside in ``_LATER`` when full), so the
 mutant is equivalent today (fixv35's argument). The test pins the property for the day that cache holds less."""
-import pytest
 
 from tests.test_grading_redteam33 import _LINEAR, _PRELUDE, _forward_then_backward_after_a_wait
 from tests.test_grading_redteam34 import _TICK, _UNCOUNTED

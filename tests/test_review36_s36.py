@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import both, run_here, student
 
 import autoprop as ap
 import autoprop.numpy as anp
-from test_cli import both, run_here, student
 
 
 def test_a_strided_slices_view_reading_between_its_elements_is_refused():
@@ -36,6 +36,7 @@ def test_boolean_logsumexp_is_promoted_as_scipys():
     """lse_no_bool (_finite_max's promotion without "b"): logsumexp of a bool array raised TypeError ("numpy
     boolean subtract"); scipy.special.logsumexp gives [1.861995, 1.551445]."""
     import scipy.special as sp
+
     from autoprop.scipy import special as asp
     x = np.array([[True, False, True], [False, False, True]])
     np.testing.assert_allclose(np.asarray(asp.logsumexp(x, axis=1)), sp.logsumexp(x, axis=1), rtol=1e-15)
