@@ -1,0 +1,60 @@
+"""Session 35's leftovers in the grader (note35, items 4-6), fixed in session 36 (fixg36):
+
+- keys35: a staff's reference class whose ``forward`` takes no ``training`` keyword made ``grade.layer_gradients``
+  (and ``grade.layer_forward``) a grader error (TypeError from ``training=False``): the reference is now called as
+  the sandbox child calls the student's layer (:func:`gradcheck._adapters.forward_in_mode`).
+"""
+
+import json
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from test_grading_keys_s35 import PLAIN, PLAIN_TEST, _grade, _parts  # noqa: E402
+
+REF = PLAIN.replace("class Affine", "class RefAffine")
+NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
+
+
+def _test_with(reference: str, forward: bool = False) -> str:
+    test = PLAIN_TEST.replace("from layers import Affine as RefAffine", reference)
+    if forward:
+        test = test.replace("grade.layer_gradients(", "grade.layer_forward(")
+    return test
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["layer_gradients", "layer_forward"])
+def test_a_reference_without_training_grades_a_correct_layer(tmp_path, forward):
+    """keys35: the reference's forward(self, X) raised TypeError on training=False: "Not graded: the autograder's own
+    code failed", the submission's status "grader error". Now the correct layer gets full marks."""
+    assert "def forward(self, X):\n" in NO_TRAINING
+    r, data = _grade(tmp_path, {"layers.py": PLAIN}, _test_with(NO_TRAINING, forward))
+    (t,) = data["tests"]
+    assert (r.status, t["score"], t["max_score"]) == ("graded", 3.0, 3.0), t["output"]
+    assert t["output"] == ("All checked: `Y` ok." if forward else "All checked: `dX`, `dw_in[0]`, `db_out` ok."), \
+        t["output"]
+
+
+def test_a_reference_without_training_still_finds_the_wrong_part(tmp_path):
+    """The student's dw_in[0] halved, graded against a reference whose forward takes no training: that part alone is
+    wrong (the diagnosis reruns the reference: reference_source, the directional confirmation)."""
+    src = PLAIN.replace('self.grads["w_in[0]"] = self.X.T @ dY', 'self.grads["w_in[0]"] = 0.5 * self.X.T @ dY')
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(NO_TRAINING))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
+    assert _parts(t["output"]) == {"dX": "ok", "dw_in[0]": "wrong", "db_out": "ok"}, t["output"]
+    assert "0.5 times the correct gradient" in t["output"] or "half" in t["output"], t["output"]
+
+
+def test_a_reference_with_its_own_switch_name_gets_the_mode(tmp_path):
+    """A reference whose switch is ``train_flg`` (DLfS's name) gets the test's mode under that name, as the student's
+    layer gets it: a reference that returns garbage unless told eval mode grades a correct layer 3/3."""
+    ref = NO_TRAINING.replace("def forward(self, X)", "def forward(self, X, train_flg=True)").replace(
+        "        return X @ self.params[\"w_in[0]\"] + self.params[\"b_out\"]",
+        "        return X @ self.params[\"w_in[0]\"] + self.params[\"b_out\"] + (100.0 if train_flg else 0.0)")
+    assert "100.0 if train_flg" in ref
+    r, data = _grade(tmp_path, {"layers.py": PLAIN}, _test_with(ref, forward=True))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 3.0), t["output"]
