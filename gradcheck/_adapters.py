@@ -870,7 +870,22 @@ def forward_in_mode(obj, xs, training):
     switch (:func:`mode_keyword`: ``training``, ``train_flg``, ``mode='train'``) or set on the switch it reads
     (``self.training``), and no keyword at all for a forward that takes none (``forward(self, X)``): the graders'
     call of a staff's reference class (keys35: its ``forward(self, X)`` raised TypeError on ``training=False``, a
-    grader error). Returns what forward returns."""
+    grader error).
+
+    Parameters
+    ----------
+    obj : object
+        A layer with a ``forward`` method (a staff's reference class; a sandboxed layer's proxy takes ``training``).
+    xs : sequence of numpy.ndarray
+        Forward's inputs, each copied before the call (forward may write into them).
+    training : bool or None
+        The mode; None passes no switch (forward's defaults).
+
+    Returns
+    -------
+    object
+        What forward returns (an array of the output's shape, for a layer).
+    """
     fn = obj.forward
     return fn(*[x.copy() for x in xs], **_training_kw(fn, training, mode_keyword(fn)))
 

@@ -679,11 +679,14 @@ def _clean(text: Any, limit: int = 300) -> str:
 
 
 def _clean_strings(obj: Any, limit: int = 2000) -> Any:
-    """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
+    """Every string (keys too) of a decoded reply passed through :func:`_clean` with the same ``limit``; arrays
+    untouched. A key is a name the grader compares with the reference's (a parameter ``w_in[0]``): cut at 120
+    characters before session 36, a parameter named with 150 matched no key and a correct layer lost its points; a
+    name is cut for display only, where it is written (:func:`gradcheck.grading.static.name_span`)."""
     if isinstance(obj, str):
         return _clean(obj, limit)
     if isinstance(obj, dict):
-        return {(_clean(k, 120) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
+        return {(_clean(k, limit) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
     return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
 
 

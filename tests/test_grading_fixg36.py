@@ -3,9 +3,11 @@
 - keys35: a staff's reference class whose ``forward`` takes no ``training`` keyword made ``grade.layer_gradients``
   (and ``grade.layer_forward``) a grader error (TypeError from ``training=False``): the reference is now called as
   the sandbox child calls the student's layer (:func:`gradcheck._adapters.forward_in_mode`).
+- redteam35/keys35: the sandbox cut every key of the child's at 120 characters on receipt, so a parameter named with
+  more matched no key of the reference and a correct layer scored 0. Keys are compared whole now, and a long name is
+  cut only where results.json shows it (:func:`gradcheck.grading.static.name_span`), the cut said.
 """
 
-import json
 import pathlib
 import sys
 
@@ -58,3 +60,27 @@ def test_a_reference_with_its_own_switch_name_gets_the_mode(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": PLAIN}, _test_with(ref, forward=True))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 3.0), t["output"]
+
+
+LONG = "w_" + "x" * 148  # a parameter's name of 150 characters (the gradient's part: "d" + it, 151)
+
+
+def test_a_parameter_named_with_150_characters_is_graded(tmp_path):
+    """Before: "Affine's parameters are b_out, w_xxx...; the assignment expects b_out, w_xxx...x", 0/3 for a correct
+    layer. Now 3/3, and the name is shown cut, the cut said after its code span."""
+    assert len(LONG) == 150
+    src = PLAIN.replace("w_in[0]", LONG)
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(REF.replace("w_in[0]", LONG)))
+    (t,) = data["tests"]
+    assert (r.status, t["score"], t["max_score"]) == ("graded", 3.0, 3.0), t["output"]
+    assert t["output"] == f"All checked: `dX`, `d{LONG[:119]}`... (cut: 151 characters), `db_out` ok.", t["output"]
+
+
+def test_a_wrong_gradient_of_a_long_named_parameter_costs_its_point(tmp_path):
+    """Its gradient halved: that part alone is wrong (2 of 3 points), named by its cut name."""
+    src = PLAIN.replace('self.grads["w_in[0]"] = self.X.T @ dY', 'self.grads["w_in[0]"] = 0.5 * self.X.T @ dY')
+    r, data = _grade(tmp_path, {"layers.py": src.replace("w_in[0]", LONG)}, _test_with(REF.replace("w_in[0]", LONG)))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
+    assert t["output"].startswith(f"- `d{LONG[:119]}`... (cut: 151 characters): **wrong**"), t["output"]
+    assert _parts(t["output"]) == {"dX": "ok", "db_out": "ok"}, t["output"]  # (the cut one read above)

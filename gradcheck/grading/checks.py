@@ -52,7 +52,7 @@ from ..sources import (
     twice_difference,
 )
 from .diagnosis import diagnose, reproduce
-from .static import code_span, markdown_text
+from .static import markdown_text, name_span
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
            "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
@@ -127,10 +127,10 @@ class Verdict:
         part worth 0 points (``parts={"dgamma": 0}``) says so, unbolded, after those that cost points (newuser26: a
         0-point part printed **wrong** like one that costs them). Names, messages and notes are plain text (they
         quote the submission's names and errors as data): written here as Markdown by the one rule,
-        :func:`~gradcheck.grading.static.code_span` and :func:`~gradcheck.grading.static.markdown_text`."""
+        :func:`~gradcheck.grading.static.name_span` and :func:`~gradcheck.grading.static.markdown_text`."""
         def mark(p: Part) -> str:
             return "ok" if p.passed else f"**{p.failed_as}**" if p.points else f"{p.failed_as} (0 points in this test)"
-        lines = [f"- {code_span(p.name)}: {mark(p)}" + (f" - {markdown_text(p.message)}" if p.message else "")
+        lines = [f"- {name_span(p.name)}: {mark(p)}" + (f" - {markdown_text(p.message)}" if p.message else "")
                  for p in sorted(self.parts, key=lambda p: (p.passed, not p.points))]
         said = [self.not_checked] * bool(self.not_checked) + self.notes
         return "\n".join(lines + [f"\n{markdown_text(t)}" for t in said])

@@ -43,7 +43,7 @@ from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
-           "Markdown", "markdown_text",
+           "Markdown", "markdown_text", "name_span", "NAME_SHOWN",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -353,6 +353,41 @@ def code_span(text: str) -> str:
     pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == " " and text[-1:] == " " and text.strip()) \
         else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+#: Characters of a name of the submission's (a parameter's, a graded tensor's) shown in results.json's lists of parts;
+#: a longer one is compared whole and cut for display only (:func:`name_span`).
+NAME_SHOWN = 120
+
+
+def name_span(name: str) -> str:
+    """A name of the submission's (``dw_in[0]``) as a code span (:func:`code_span`), cut for display at
+    :data:`NAME_SHOWN` characters with the cut said outside the span, so that it never reads as the name itself.
+    The name stays whole where it is compared (session 36: the sandbox cut every key of the child's at 120 characters
+    on receipt, and a correct layer whose parameter's name was longer matched no key of the reference's and lost its
+    points).
+
+    Parameters
+    ----------
+    name : str
+        The name as the submission wrote it (plain text).
+
+    Returns
+    -------
+    str
+        Markdown: :func:`code_span` of the name, or of its first :data:`NAME_SHOWN` characters followed by
+        ``... (cut: N characters)``.
+
+    Examples
+    --------
+    >>> name_span("dw_in[0]")
+    '`dw_in[0]`'
+    >>> name_span("d" + "x" * 130)[-30:]
+    'xxxx`... (cut: 131 characters)'
+    """
+    name = str(name)
+    return code_span(name) if len(name) <= NAME_SHOWN else \
+        f"{code_span(name[:NAME_SHOWN])}... (cut: {len(name):,} characters)"
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
