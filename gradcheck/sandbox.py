@@ -102,6 +102,7 @@ from .errors import (
     StudentCodeError,
     UnusableError,
     UsageError,
+    code,
 )
 from .sources import (
     argument_written,
@@ -1478,9 +1479,9 @@ class Sandbox:
         if top:  # tester24s w01: a chapter file that trains at module level, timed out while imported
             why = (f"Importing a file runs its top-level code, and {self._importing} calls something at top level "
                    f"({'; '.join(top[:3])}{'; ...' if len(top) > 3 else ''}): a script that loads data or trains "
-                   "after its classes runs all of it when gradcheck imports the file. Put that code under `if "
-                   "__name__ == \"__main__\":` (indented), so that importing the file only defines its classes and "
-                   "functions. " + why)
+                   "after its classes runs all of it when gradcheck imports the file. Put that code under "
+                   + code('if __name__ == "__main__":') + " (indented), so that importing the file only defines its "
+                   "classes and functions. " + why)
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.", why,
                              self._tail()), "timeout")
 
@@ -1873,7 +1874,7 @@ class Sandbox:
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
                 raise ProtocolError(f"{file}::{cls}: {text}")
-            hint = (f"The tests look for the class `{cls}` in `{file}` (the name is case-sensitive): name your class "
+            hint = (f"The tests look for the class {code(cls)} in {code(file)} (the name is case-sensitive): name your class "
                     f"exactly so." if self.hostile else "Check the name after '::' (it is case-sensitive).")
             raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}", hint))
         if not ok and stage == "probe":

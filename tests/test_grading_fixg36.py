@@ -6,6 +6,9 @@
 - redteam35/keys35: the sandbox cut every key of the child's at 120 characters on receipt, so a parameter named with
   more matched no key of the reference and a correct layer scored 0. Keys are compared whole now, and a long name is
   cut only where results.json shows it (:func:`gradcheck.grading.static.name_span`), the cut said.
+- keys35: since session 35 made Markdown in one place escaping everything, the grader's own code spans showed their
+  backticks. gradcheck marks its own spans (:func:`gradcheck.errors.code`, dropped by ``str(error)``) and
+  :func:`gradcheck.grading.static.markdown_text` renders those as code; a submission's backticks stay text.
 """
 
 import pathlib
@@ -14,7 +17,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_keys_s35 import PLAIN, PLAIN_TEST, _grade, _parts  # noqa: E402
+from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts  # noqa: E402
 
 REF = PLAIN.replace("class Affine", "class RefAffine")
 NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
@@ -84,3 +87,50 @@ def test_a_wrong_gradient_of_a_long_named_parameter_costs_its_point(tmp_path):
     assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
     assert t["output"].startswith(f"- `d{LONG[:119]}`... (cut: 151 characters): **wrong**"), t["output"]
     assert _parts(t["output"]) == {"dX": "ok", "db_out": "ok"}, t["output"]  # (the cut one read above)
+
+
+# A file whose import prints a line with backticks and HTML, then ends its process: the first test says so, quoting
+# the printed line (the submission's); the second says the same and that it happened "when `layers.py` was first
+# imported" (the grader's code span).
+ENDS_AT_IMPORT = 'import os\nprint("see `evil` and <b>x</b>", flush=True)\nos._exit(3)\n' + PLAIN
+
+
+def test_the_graders_code_span_is_code_and_the_submissions_backticks_are_text(tmp_path):
+    """Before: "This happened when \\`layers.py\\` was first imported": the grader's span rendered as backticks."""
+    mistune = pytest.importorskip("mistune")
+    r, data = _grade(tmp_path, {"layers.py": ENDS_AT_IMPORT}, HOSTILE_TEST)
+    first, later = (mistune.html(t["output"]) for t in data["tests"])
+    assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
+    for html in (first, later):  # the submission's printed line: its own text, no code, no tag
+        assert "Last output: 'see `evil` and &lt;b&gt;x&lt;/b&gt;'." in html, html
+        assert "<code>evil</code>" not in html and "<b>" not in html, html
+    assert "This happened when <code>layers.py</code> was first imported" in later, later
+    assert "uses <code>layers.py</code> fails for this reason" in later, later
+    assert later.count("<code>") == 2, later
+
+
+def test_a_mark_in_a_submissions_message_forges_no_code_span(tmp_path):
+    """A forward raising with gradcheck's mark around its backticks: the sandbox writes the mark as the text
+    ``\\u2060`` (printable), so the message's backticks stay text."""
+    mistune = pytest.importorskip("mistune")
+    src = PLAIN.replace("        self.X = X\n", '        raise ValueError("\\u2060`forged\\u2060` <i>")\n', 1)
+    assert "forged" in src
+    r, data = _grade(tmp_path, {"layers.py": src}, HOSTILE_TEST.split("\n\n@pytest.mark.points(2)")[0])
+    (t,) = data["tests"]
+    html = mistune.html(t["output"])
+    assert "ValueError: \\u2060`forged\\u2060` &lt;i&gt;" in html, (t["output"], html)
+    assert "<code>" not in html and "<i>" not in html, html
+
+
+def test_markdown_text_renders_marked_spans_only():
+    """The one Markdown rule: a marked span is a code span whatever it quotes (a backtick in it too); an unpaired
+    mark's backtick, and every other backtick, is text; str() of an error drops the marks."""
+    mistune = pytest.importorskip("mistune")
+    from gradcheck.errors import UsageError, code
+    from gradcheck.grading.static import markdown_text
+
+    text = f"run {code('gradcheck grade')} on `x`, then {code('a`b')}{code('c')} \\" + code("d") + " \u2060`end"
+    assert str(UsageError(text)) == "run `gradcheck grade` on `x`, then `a`b``c` \\`d` `end"
+    html = mistune.html(markdown_text(text))
+    assert html.strip() == ("<p>run <code>gradcheck grade</code> on `x`, then <code>a`b</code> <code>c</code> "
+                            "\\<code>d</code> `end</p>"), (markdown_text(text), html)

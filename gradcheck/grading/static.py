@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
+from ..errors import CODE_MARK
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
            "Markdown", "markdown_text", "name_span", "NAME_SHOWN",
@@ -302,14 +303,17 @@ class Markdown(str):
 #: entities, HTML and autolinks); ``_`` unless between two letters or digits (``dy_pred``: an underscore inside a word
 #: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
 #: a line (a heading, a quote)
-_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
+_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
 
 
 def markdown_text(text: str) -> str:
     """Plain ``text`` as Markdown that shows it as written, so that no link, image, HTML, entity, emphasis,
     strikethrough, code span, table, heading or quote comes from it: each character Markdown would read as syntax
     there backslash-escaped (:data:`_MD_ACTIVE`), the rest left as it is, readable as plain text too (``Y[0, 2]``,
-    ``forward(X) -> L``, ``dy_pred``); a :class:`Markdown` string as it is. The one place where text becomes
+    ``forward(X) -> L``, ``dy_pred``), except gradcheck's own code spans, marked where the message was written
+    (:func:`gradcheck.errors.code`): each a code span (:func:`code_span`, whatever it quotes); a :class:`Markdown`
+    string as it is. A backtick of the submission's is text: its strings hold no mark (the sandbox cleans each with
+    :func:`gradcheck._validation.printable`). The one place where text becomes
     results.json's Markdown (the grader's messages, which quote the submission's strings, names and error messages
     as data): the sandbox passes the child's strings on unescaped (cleaned of control characters,
     :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an option value ``avg_pool`` is compared
@@ -334,8 +338,20 @@ def markdown_text(text: str) -> str:
     \\# 9/9 at line start
     >>> markdown_text(Markdown("run `gradcheck check`"))
     'run `gradcheck check`'
+    >>> from gradcheck.errors import code
+    >>> print(markdown_text("name the class " + code("Linear") + " in your `x` file " + code("a`b")))
+    name the class `Linear` in your \\`x\\` file ``a`b``
     """
-    return text if isinstance(text, Markdown) else _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], str(text))
+    if isinstance(text, Markdown):
+        return text
+    pieces = str(text).split(CODE_MARK + "`")  # text, gradcheck's code, text, ...: marked by errors.code
+    if len(pieces) % 2 == 0:  # a mark left without its pair: its backtick is text
+        pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+    texts = "\0".join(t.replace("\0", "\\x00").replace(CODE_MARK, "") for t in pieces[::2])  # \0: where a span goes
+    shown = _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], texts).split("\0")
+    spans = pieces[1::2]  # two spans side by side would read as one (their fences join): a space between them
+    return shown[0] + "".join(code_span(c) + (t or " " * (i < len(spans) - 1)) for i, (c, t) in enumerate(zip(spans,
+                                                                                                         shown[1:])))
 
 
 def code_span(text: str) -> str:
