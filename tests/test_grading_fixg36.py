@@ -9,6 +9,10 @@
 - keys35: since session 35 made Markdown in one place escaping everything, the grader's own code spans showed their
   backticks. gradcheck marks its own spans (:func:`gradcheck.errors.code`, dropped by ``str(error)``) and
   :func:`gradcheck.grading.static.markdown_text` renders those as code; a submission's backticks stay text.
+- redteam35: a bare URL in a submission's string (an error message, a parameter's name) was auto-linked by
+  GitHub-style renderers (GFM's autolink extension; Gradescope renders Markdown). The characters the extension reads
+  (``:`` before ``//``, ``.`` after ``www``, ``@`` in an address) are backslash-escaped: shown as written, linked
+  nowhere.
 """
 
 import pathlib
@@ -134,3 +138,35 @@ def test_markdown_text_renders_marked_spans_only():
     html = mistune.html(markdown_text(text))
     assert html.strip() == ("<p>run <code>gradcheck grade</code> on `x`, then <code>a`b</code> <code>c</code> "
                             "\\<code>d</code> `end</p>"), (markdown_text(text), html)
+
+
+URLS = "see http://e.vil/x, (https://e.vil/y) www.e.vil.com and mail a.b@e.vil.com"
+URL_KEY = "https://e.vil/w"
+WITH_URLS = PLAIN.replace("w_in[0]", URL_KEY) + f"""
+
+class Raising(Affine):
+    def __init__(self, n_in, n_out):
+        self.params = {{"w_in[0]": np.ones((n_in, n_out)), "b_out": np.zeros(n_out)}}
+        self.grads = {{}}
+
+    def forward(self, X, training=False):
+        raise ValueError({URLS!r})
+"""
+
+
+def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
+    """A parameter named like a URL (its names quoted as text in the message) and an error message with a URL, a www
+    address and an email: rendered with mistune's URL plugin (GFM-style bare links), none is a link, each reads as
+    written; the raw Markdown breaks GFM's www and email patterns too (an escaped character is its own text)."""
+    mistune = pytest.importorskip("mistune")
+    md = mistune.create_markdown(plugins=["url"])
+    assert "<a " in md(URLS), md(URLS)  # the plugin links a bare URL
+    r, data = _grade(tmp_path, {"layers.py": WITH_URLS}, HOSTILE_TEST)
+    affine, raising = (t["output"] for t in data["tests"])
+    assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
+    html = md(raising)
+    assert "<a " not in html and "<a " not in md(affine), (raising, affine)
+    assert "Affine's parameters are b_out, https\\://e.vil/w;" in affine, affine  # (the reference's: w_in[0])
+    assert f"ValueError: {URLS}" in html, html  # as written
+    assert "https://e.vil/w" in md(affine), md(affine)
+    assert "www\\.e.vil.com" in raising and "a.b\\@e.vil.com" in raising and "http\\://e.vil/x" in raising, raising

@@ -302,8 +302,14 @@ class Markdown(str):
 #: before punctuation (it would escape it); `` ` * ~ | & < `` everywhere (code spans, emphasis, strikethrough, tables,
 #: entities, HTML and autolinks); ``_`` unless between two letters or digits (``dy_pred``: an underscore inside a word
 #: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
-#: a line (a heading, a quote)
-_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
+#: a line (a heading, a quote); and GitHub's autolinks of bare text (GFM 0.29, "Autolinks (extension)", which a
+#: renderer such as Gradescope's may apply): ``:`` before ``//`` (``http://``, ``https://``, ``ftp://``), the ``.``
+#: after ``www`` and an ``@`` between an address's characters (an email, ``mailto:``, ``xmpp:``), so that a URL in a
+#: submission's message reads as written (``http\://e.vil`` shows ``http://e.vil``) and links nowhere: an escaped
+#: character is its own text, which no autolink rule reads across (markdown-it's ``text_special``, mistune's URL
+#: plugin, cmark-gfm's text nodes)
+_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]"
+                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-])", re.M)
 
 
 def markdown_text(text: str) -> str:
@@ -333,7 +339,7 @@ def markdown_text(text: str) -> str:
     Examples
     --------
     >>> print(markdown_text("W](http://x) <img> **b** _em_ dy_pred Y[0, 2] -> L"))
-    W\\](http://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
+    W\\](http\\://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
     >>> print(markdown_text("# 9/9 at line start"))
     \\# 9/9 at line start
     >>> markdown_text(Markdown("run `gradcheck check`"))
