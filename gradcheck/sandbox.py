@@ -1255,8 +1255,11 @@ class Sandbox:
         (redteam35 F1, F1b, F3)."""
         return _clean(text, limit)
 
-    def _tail(self, n: int = 300) -> str:
-        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := self.output.strip()) else ""
+    def _tail(self, n: int = 300, drop: str = "") -> str:
+        """`` Last output: '...'.`` of the child's last ``n`` characters of output (its lines starting with ``drop``
+        left out: what the message already says), or ""."""
+        text = "\n".join(ln for ln in self.output.splitlines() if not ln.startswith(drop)) if drop else self.output
+        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := text.strip()) else ""
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
@@ -1505,6 +1508,15 @@ class Sandbox:
             how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
                                  f"{sig}{why}{how}.", self._tail()), "signal")
+        if code == wire.WAITING_EXIT:  # the submission's code raised while the child waited (its signal handler)
+            lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
+            said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else "an exception"
+            self._fail(paragraph(
+                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
+                f"submission's code raised {said} between two requests. Only a signal handler of the submission's "
+                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
+                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
+                "exception")
         if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -1748,6 +1760,10 @@ class Sandbox:
             socket.send_fds(self._sock, [b"s"], [shared.fd])
             shared.close_fd()
         except OSError as exc:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a child that ended (a broken pipe) says why
+                self._proc.wait(timeout=2.0)
+            if self._proc.poll() is not None:  # (its exit code: redteam35, a signal handler raising while it waited)
+                self._died(what)
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process did not take the memory shared with the request",
                                  f"({exc}) and was stopped. Does the code use file descriptors it does not own?"),

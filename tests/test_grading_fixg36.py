@@ -13,15 +13,19 @@
   GitHub-style renderers (GFM's autolink extension; Gradescope renders Markdown). The characters the extension reads
   (``:`` before ``//``, ``.`` after ``www``, ``@`` in an address) are backslash-escaped: shown as written, linked
   nowhere.
+- redteam35/note35 item 6: a submission's signal handler raising while the sandbox child waited for the next request
+  ended the child; the grader's next send failed and it said "Does the code use file descriptors it does not own?".
+  The child now names what raised (exit ``WAITING_EXIT``, one line on stderr) and the grader says so.
 """
 
 import pathlib
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts  # noqa: E402
+from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts, _plain_test  # noqa: E402
 
 REF = PLAIN.replace("class Affine", "class RefAffine")
 NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
@@ -170,3 +174,61 @@ def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
     assert f"ValueError: {URLS}" in html, html  # as written
     assert "https://e.vil/w" in md(affine), md(affine)
     assert "www\\.e.vil.com" in raising and "a.b\\@e.vil.com" in raising and "http\\://e.vil/x" in raising, raising
+
+
+# The plain layer whose forward arms a 50 ms timer; the timer's handler raises, by then while the child waits.
+HANDLER = PLAIN + """
+import signal
+
+
+def _boom(signum, frame):
+    raise ValueError("raised in the handler")
+
+
+signal.signal(signal.SIGALRM, _boom)
+_forward = Affine.forward
+
+
+def _timed(self, X, training=False):
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    return _forward(self, X, training)
+
+
+Affine.forward = _timed
+"""
+
+
+def _says_the_handler_raised(text: str) -> None:
+    assert "file descriptors" not in text and "sys.exit" not in text, text
+    assert "the sandbox process ended while it waited for this request, before running it: the submission's code " \
+           "raised ValueError: raised in the handler (at layers.py:" in text, text
+    assert "in _boom; the handler of SIGALRM) between two requests" in text, text
+
+
+def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
+    """Graded: the next request's shared memory could not be sent (a broken pipe), which the grader blamed on file
+    descriptors; now the test's output names the exception, where it was raised and the signal."""
+    r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
+    _says_the_handler_raised(t["output"].replace("\\_", "_"))
+
+
+def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
+    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
+    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "layers.py").write_text(HANDLER)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
+                 isolation="process") as sb:
+        sb.import_file("layers.py")
+        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3})
+        assert layer.forward(np.ones((2, 4))).shape == (2, 3)
+        time.sleep(0.5)  # the timer fires (50 ms) while the child waits for the next request
+        with pytest.raises(SandboxError) as err:
+            layer.forward(np.ones((2, 4)))
+    assert err.value.reason == "exception", err.value.reason
+    _says_the_handler_raised(str(err.value))

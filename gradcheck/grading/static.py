@@ -306,8 +306,7 @@ class Markdown(str):
 #: renderer such as Gradescope's may apply): ``:`` before ``//`` (``http://``, ``https://``, ``ftp://``), the ``.``
 #: after ``www`` and an ``@`` between an address's characters (an email, ``mailto:``, ``xmpp:``), so that a URL in a
 #: submission's message reads as written (``http\://e.vil`` shows ``http://e.vil``) and links nowhere: an escaped
-#: character is its own text, which no autolink rule reads across (markdown-it's ``text_special``, mistune's URL
-#: plugin, cmark-gfm's text nodes)
+#: character is its own text, which the autolink rules do not read across (mistune's URL plugin: the tests)
 _MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]"
                         r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-])", re.M)
 
