@@ -117,6 +117,20 @@ def test_the_graders_code_span_is_code_and_the_submissions_backticks_are_text(tm
     assert later.count("<code>") == 2, later
 
 
+def test_a_protocol_hint_s_code_is_code(tmp_path):
+    """A forward that stores its output in self.out and returns None: check's hint (a ProtocolError raised in the
+    grader's process) reaches results.json with its code as code spans (before: \\`return self.out\\`)."""
+    mistune = pytest.importorskip("mistune")
+    src = PLAIN.replace('        return X @ self.params["w_in[0]"] + self.params["b_out"]\n',
+                        '        self.out = X @ self.params["w_in[0]"] + self.params["b_out"]\n')
+    assert "self.out =" in src
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(REF))
+    (t,) = data["tests"]
+    html = mistune.html(t["output"])
+    assert "end forward with <code>return</code> of it (e.g. <code>return self.out</code>), or store it as " \
+           "self.output." in html, (t["output"], html)
+
+
 def test_a_mark_in_a_submissions_message_forges_no_code_span(tmp_path):
     """A forward raising with gradcheck's mark around its backticks: the sandbox writes the mark as the text
     ``\\u2060`` (printable), so the message's backticks stay text."""
