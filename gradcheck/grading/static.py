@@ -304,11 +304,12 @@ class Markdown(str):
 #: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
 #: a line (a heading, a quote); and GitHub's autolinks of bare text (GFM 0.29, "Autolinks (extension)", which a
 #: renderer such as Gradescope's may apply): ``:`` before ``//`` (``http://``, ``https://``, ``ftp://``), the ``.``
-#: after ``www`` and an ``@`` between an address's characters (an email, ``mailto:``, ``xmpp:``), so that a URL in a
-#: submission's message reads as written (``http\://e.vil`` shows ``http://e.vil``) and links nowhere: an escaped
-#: character is its own text, which the autolink rules do not read across (mistune's URL plugin: the tests)
+#: after ``www`` and an ``@`` between an address's characters, a dot in its domain (an email, ``mailto:``, ``xmpp:``;
+#: not ``real@3,4``), so that a URL in a submission's message reads as written (``http\://e.vil`` shows
+#: ``http://e.vil``) and links nowhere: an escaped character is its own text, which the autolink rules do not read
+#: across (mistune's URL plugin: the tests)
 _MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]"
-                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-])", re.M)
+                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])", re.M)
 
 
 def markdown_text(text: str) -> str:
