@@ -864,6 +864,32 @@ def _forward(obj, xs, kw):
     return obj.forward(*xs, **kw)
 
 
+def forward_in_mode(obj, xs, training):
+    """``obj.forward`` on copies of the arrays ``xs`` in mode ``training`` (a bool, or None: forward's defaults), called
+    as the sandbox child's adapter calls a checked layer's (:class:`Adapted`): ``training`` passed under forward's own
+    switch (:func:`mode_keyword`: ``training``, ``train_flg``, ``mode='train'``) or set on the switch it reads
+    (``self.training``), and no keyword at all for a forward that takes none (``forward(self, X)``): the graders'
+    call of a staff's reference class (keys35: its ``forward(self, X)`` raised TypeError on ``training=False``, a
+    grader error).
+
+    Parameters
+    ----------
+    obj : object
+        A layer with a ``forward`` method (a staff's reference class; a sandboxed layer's proxy takes ``training``).
+    xs : sequence of numpy.ndarray
+        Forward's inputs, each copied before the call (forward may write into them).
+    training : bool or None
+        The mode; None passes no switch (forward's defaults).
+
+    Returns
+    -------
+    object
+        What forward returns (an array of the output's shape, for a layer).
+    """
+    fn = obj.forward
+    return fn(*[x.copy() for x in xs], **_training_kw(fn, training, mode_keyword(fn)))
+
+
 #: numpy-ml's reset (``LayerBase.flush_gradients``): it empties the inputs forward appends to ``self.X`` and zeroes the
 #: accumulated ``gradients``; its ``update()`` calls it after each step, so every forward of its training loop follows one
 FLUSH = "flush_gradients"

@@ -36,6 +36,9 @@ import types
 MAGIC = b"GCSB"
 #: Exit code of a child whose own bootstrap failed (not the submission's code): the parent says so.
 INTERNAL_EXIT = 70
+#: Exit code of a child in which the submission's code raised while the child waited for the next request (a signal
+#: handler's, the only code of the submission's that runs then): :func:`_waiting_failure`'s line on stderr says what.
+WAITING_EXIT = 71
 ALLOWED_DTYPES = frozenset(("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"))
 #: The dtypes of a complex-step forward (the parent's inputs, and all its reply may hold): complex128 alone.
 COMPLEX_DTYPES = frozenset(("<c16",))
@@ -1698,6 +1701,8 @@ class Child:
             self.fail(exc.error, "grader")  # grader can measure what the submission holds)
             return exc.header.get("op"), None, None
         except BaseException as exc:  # noqa: BLE001 - e.g. a broken frame: the request could not be read
+            if (said := _waiting_failure(exc, self.workdir)) is not None:  # a signal handler of the submission's
+                _die(said, WAITING_EXIT)
             _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
         _cpu_limit(header.get("cpu"))
@@ -1865,10 +1870,44 @@ class _Tail:
         return getattr(self._stream, name)
 
 
-def _die(text):
+def _die(text, code=INTERNAL_EXIT):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
-    os._exit(INTERNAL_EXIT)
+    os._exit(code)
+
+
+def _waiting_failure(exc, workdir):
+    """What ``exc`` is when code other than the child's own raised it while the child waited for a request: a signal
+    handler of the submission's (a timer's, after ``signal.setitimer``; the only code of the submission's that runs
+    between requests), which Python runs where the child's read of the pipe was interrupted. ``"waiting: TYPE:
+    MESSAGE (at FILE:LINE in FUNCTION; the handler of SIGNAME)"`` (:func:`_error`'s report; the signal read from the
+    handler's own arguments, ``(signum, frame)``, as plain ints), or None when every frame of its traceback is the
+    child's (its own failure: :func:`_die`'s exit ``INTERNAL_EXIT``). Nothing of the submission's runs here."""
+    try:
+        own, tb, first = _frames.__code__.co_filename, exc.__traceback__, None
+        while tb is not None and first is None:
+            first = tb.tb_frame if tb.tb_frame.f_code.co_filename != own else None
+            tb = tb.tb_next
+        if first is None:
+            return None
+        code, sig = first.f_code, None
+        names = code.co_varnames[:code.co_argcount + bool(code.co_flags & 0x04)]  # positional, then *args
+        for name in names:
+            v = dict.get(first.f_locals, name) if type(first.f_locals) is dict else None
+            v = v[0] if type(v) is tuple and v else v
+            if type(v) is int and 0 < v < signal.NSIG:
+                try:
+                    sig = signal.Signals(v).name
+                except ValueError:  # a real-time signal
+                    sig = f"signal {v}"
+                break
+        report = _error(exc, workdir)
+        where = f"at {report['where']}" if report["where"] else ""
+        how = "; ".join(w for w in (where, f"the handler of {sig}" if sig else "") if w)
+        return (f"waiting: {report['type']}" + (f": {report['message']}" if report["message"] else "")
+                + (f" ({how})" if how else ""))
+    except BaseException:  # noqa: BLE001 - a frame or traceback the submission forged: said without detail
+        return "waiting: an exception of the submission's code"
 
 
 def _preload(cfg):

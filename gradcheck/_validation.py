@@ -32,6 +32,7 @@ from .errors import (
     StudentCodeError,
     UnusableError,
     UsageError,
+    code,
 )
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -760,7 +761,7 @@ def stored_inputs_error(owner: str, bcall: str, where: str) -> UnusableError:
         f"{owner} has no flush_gradients() to empty that list between calls (numpy-ml's layers have one, which "
         "gradcheck calls before each forward, as numpy-ml's update() does after each step), so it cannot be "
         "checked as written.",
-        f"Add one to the class, `def flush_gradients(self): {name} = []` (zeroing the gradients there too), or "
+        f"Add one to the class, {code(f'def flush_gradients(self): {name} = []')} (zeroing the gradients there too), or "
         f"store the last input alone ({name} = [X]); in your own training loop, empty the list after each step "
         "too, or backward reads the inputs of earlier steps."))
 
@@ -784,8 +785,8 @@ def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
         f"{called(owner, produced_by)} returned None, so there is no output to check: gradcheck reads the Y that forward "
         "returns (return Y), or, when forward returns nothing, the Y it stores in self.output (as Neural Networks "
         "from Scratch writes it).",
-        "If forward stores it in another attribute, end forward with `return` of it (e.g. `return self.out`), or "
-        "store it as self.output."))
+        f"If forward stores it in another attribute, end forward with {code('return')} of it (e.g. "
+        f"{code('return self.out')}), or store it as self.output."))
 
 
 def empty_output(owner: str, produced_by: str, shape: tuple[int, ...]) -> NotCheckedError:

@@ -45,6 +45,7 @@ from ._adapters import (
     NIELSEN,
     _ones_apart,
     cache_guard,
+    forward_in_mode,
     forward_state,
     forward_takes,
     global_names,
@@ -7470,7 +7471,7 @@ def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
     try:
-        Y1, Y2 = (np.asarray(reference.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+        Y1, Y2 = (np.asarray(forward_in_mode(reference, inputs, training), dtype=np.float64)
                   for _ in range(2))
     except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random
         return False

@@ -11,12 +11,57 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
     "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
-    "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind"]
+    "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind", "CODE_MARK", "code", "marked"]
+
+#: The mark gradcheck puts before each backtick of its own code spans in an error's message (U+2060 WORD JOINER: no
+#: printable character, so no string of the checked code's holds one: the sandbox cleans each with
+#: :func:`gradcheck._validation.printable`, which writes it as the text ``\u2060``). ``str()`` of a
+#: :class:`GradcheckError` drops the marks (a terminal, a log, ``check --json`` read plain backticks); results.json's
+#: Markdown (:func:`gradcheck.grading.static.markdown_text`) renders a marked span as code and every other backtick,
+#: a submission's quoted in the same message, as text (session 35 escaped them all: the grader's own code showed its
+#: backticks).
+CODE_MARK = "\u2060"
+
+
+def code(text: str) -> str:
+    """``text`` as gradcheck's own code span in an error's message (:data:`CODE_MARK`): `` `text` `` where the message
+    is read as text (``str(error)``), a code span in results.json.
+
+    Parameters
+    ----------
+    text : str
+        The code (a command, a statement, a class or file name), written by gradcheck or the staff's test.
+
+    Returns
+    -------
+    str
+        ``text`` between two marked backticks.
+
+    Examples
+    --------
+    >>> err = UsageError("name the class " + code("Linear") + " exactly so")
+    >>> str(err)
+    'name the class `Linear` exactly so'
+    >>> marked(err) == "name the class \\u2060`Linear\\u2060` exactly so"
+    True
+    """
+    return f"{CODE_MARK}`{text}{CODE_MARK}`"
+
+
+def marked(exc: BaseException) -> str:
+    """The message of ``exc`` with gradcheck's code marks kept (:data:`CODE_MARK`), for results.json's Markdown;
+    ``str(exc)`` for any other exception (or one not made from one message)."""
+    args = getattr(exc, "args", ())
+    return args[0] if isinstance(exc, GradcheckError) and len(args) == 1 and isinstance(args[0], str) else str(exc)
 
 
 class GradcheckError(Exception):
-    """Base of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns."""
+    """Base of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns.
+    Its text drops the marks of gradcheck's own code spans (:data:`CODE_MARK`; :func:`marked` keeps them)."""
     exit_code = EXIT_USAGE
+
+    def __str__(self) -> str:
+        return super().__str__().replace(CODE_MARK, "")
 
 
 class UsageError(GradcheckError):

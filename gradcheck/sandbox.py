@@ -102,6 +102,7 @@ from .errors import (
     StudentCodeError,
     UnusableError,
     UsageError,
+    code,
 )
 from .sources import (
     argument_written,
@@ -679,11 +680,14 @@ def _clean(text: Any, limit: int = 300) -> str:
 
 
 def _clean_strings(obj: Any, limit: int = 2000) -> Any:
-    """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
+    """Every string (keys too) of a decoded reply passed through :func:`_clean` with the same ``limit``; arrays
+    untouched. A key is a name the grader compares with the reference's (a parameter ``w_in[0]``): cut at 120
+    characters before session 36, a parameter named with 150 matched no key and a correct layer lost its points; a
+    name is cut for display only, where it is written (:func:`gradcheck.grading.static.name_span`)."""
     if isinstance(obj, str):
         return _clean(obj, limit)
     if isinstance(obj, dict):
-        return {(_clean(k, 120) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
+        return {(_clean(k, limit) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
     return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
 
 
@@ -1272,8 +1276,11 @@ class Sandbox:
         (redteam35 F1, F1b, F3)."""
         return _clean(text, limit)
 
-    def _tail(self, n: int = 300) -> str:
-        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := self.output.strip()) else ""
+    def _tail(self, n: int = 300, drop: str = "") -> str:
+        """`` Last output: '...'.`` of the child's last ``n`` characters of output (its lines starting with ``drop``
+        left out: what the message already says), or ""."""
+        text = "\n".join(ln for ln in self.output.splitlines() if not ln.startswith(drop)) if drop else self.output
+        return f" Last output: '{self._shown(text[-n:], n)}'." if (text := text.strip()) else ""
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
@@ -1496,9 +1503,9 @@ class Sandbox:
         if top:  # tester24s w01: a chapter file that trains at module level, timed out while imported
             why = (f"Importing a file runs its top-level code, and {self._importing} calls something at top level "
                    f"({'; '.join(top[:3])}{'; ...' if len(top) > 3 else ''}): a script that loads data or trains "
-                   "after its classes runs all of it when gradcheck imports the file. Put that code under `if "
-                   "__name__ == \"__main__\":` (indented), so that importing the file only defines its classes and "
-                   "functions. " + why)
+                   "after its classes runs all of it when gradcheck imports the file. Put that code under "
+                   + code('if __name__ == "__main__":') + " (indented), so that importing the file only defines its "
+                   "classes and functions. " + why)
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.", why,
                              self._tail()), "timeout")
 
@@ -1522,6 +1529,15 @@ class Sandbox:
             how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
                                  f"{sig}{why}{how}.", self._tail()), "signal")
+        if code == wire.WAITING_EXIT:  # the submission's code raised while the child waited (its signal handler)
+            lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
+            said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else "an exception"
+            self._fail(paragraph(
+                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
+                f"submission's code raised {said} between two requests. Only a signal handler of the submission's "
+                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
+                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
+                "exception")
         if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -1770,6 +1786,10 @@ class Sandbox:
             socket.send_fds(self._sock, [b"s"], [shared.fd])
             shared.close_fd()
         except OSError as exc:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a child that ended (a broken pipe) says why
+                self._proc.wait(timeout=2.0)
+            if self._proc.poll() is not None:  # (its exit code: redteam35, a signal handler raising while it waited)
+                self._died(what)
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process did not take the memory shared with the request",
                                  f"({exc}) and was stopped. Does the code use file descriptors it does not own?"),
@@ -1897,7 +1917,7 @@ class Sandbox:
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
                 raise ProtocolError(f"{file}::{cls}: {text}")
-            hint = (f"The tests look for the class `{cls}` in `{file}` (the name is case-sensitive): name your class "
+            hint = (f"The tests look for the class {code(cls)} in {code(file)} (the name is case-sensitive): name your class "
                     f"exactly so." if self.hostile else "Check the name after '::' (it is case-sensitive).")
             raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}", hint))
         if not ok and stage == "probe":

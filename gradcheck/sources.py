@@ -38,6 +38,7 @@ from ._adapters import (
     _scalar,
     backward_keywords,
     cache_guard,
+    forward_in_mode,
     pair_switches,
     probe_rng,
     stored_inputs,
@@ -1090,7 +1091,7 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
                                                     f"{V.fmt_shape(p.shape)}."), square, ones=True)
     def run(square):  # the reference's Y and gradients, keyed as the checked layer's; the keys transposed
         transposed = give(square)
-        Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+        Y = np.asarray(forward_in_mode(ref, inputs, training), dtype=np.float64)
         if Y.shape != np.shape(G):  # newuser35 M2: the reference's backward refused dY (a traceback)
             raise reference_shape_error(owner, type(ref).__name__, call.signature, np.shape(G), Y.shape)
         ret = ref.backward(G.copy())

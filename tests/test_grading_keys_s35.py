@@ -180,7 +180,7 @@ def test_a_wrong_gradient_of_such_a_parameter_costs_its_point(tmp_path):
 # Hostile strings: a parameter name and an exception message made of Markdown, HTML, a link, a newline, backticks,
 # a table's bar and a forged score. Neither may render as anything but its own text, nor change a score or a name.
 LINE = "W](http://e.vil/x) `c` | a | **full marks** <img src=x onerror=alert(1)> _em_ ![i](http://e.vil/i.png)"
-EVIL = LINE + "\n\n# 9 / 9"  # (a key of at most 120 characters: longer ones are cut on receipt)
+EVIL = LINE + "\n\n# 9 / 9"  # (111 characters: a name is cut for display only, above 120)
 SHOWN = "W](http://e.vil/x) `c` | a | **full marks** &lt;img src=x onerror=alert(1)&gt; _em_ ![i](http://e.vil/i.png)"
 
 HOSTILE = '''

@@ -31,6 +31,7 @@ from .._adapters import (
     _ones_apart,
     _params,
     class_outputs,
+    forward_in_mode,
 )
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
@@ -51,7 +52,7 @@ from ..sources import (
     twice_difference,
 )
 from .diagnosis import diagnose, reproduce
-from .static import code_span, markdown_text
+from .static import markdown_text, name_span
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
            "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
@@ -126,10 +127,10 @@ class Verdict:
         part worth 0 points (``parts={"dgamma": 0}``) says so, unbolded, after those that cost points (newuser26: a
         0-point part printed **wrong** like one that costs them). Names, messages and notes are plain text (they
         quote the submission's names and errors as data): written here as Markdown by the one rule,
-        :func:`~gradcheck.grading.static.code_span` and :func:`~gradcheck.grading.static.markdown_text`."""
+        :func:`~gradcheck.grading.static.name_span` and :func:`~gradcheck.grading.static.markdown_text`."""
         def mark(p: Part) -> str:
             return "ok" if p.passed else f"**{p.failed_as}**" if p.points else f"{p.failed_as} (0 points in this test)"
-        lines = [f"- {code_span(p.name)}: {mark(p)}" + (f" - {markdown_text(p.message)}" if p.message else "")
+        lines = [f"- {name_span(p.name)}: {mark(p)}" + (f" - {markdown_text(p.message)}" if p.message else "")
                  for p in sorted(self.parts, key=lambda p: (p.passed, not p.points))]
         said = [self.not_checked] * bool(self.not_checked) + self.notes
         return "\n".join(lines + [f"\n{markdown_text(t)}" for t in said])
@@ -684,7 +685,7 @@ def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rt
     if notes is None:
         evaluation_point(layer, reference, seed=seed, params=params, xs=xs)
         notes = _transposed_notes(layer, reference, _inputs(X))
-    Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
+    Y_ref = _finite_reference("output Y", forward_in_mode(reference, xs, training),
                               expected=expect_nonfinite)
     out = layer.forward(*[x.copy() for x in xs], training=training)
     given, produced_by = _given(xs)
@@ -801,7 +802,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
-    Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
+    Y_ref = _finite_reference("output Y", forward_in_mode(reference, xs, training))
     G = upstream_draw(probe_rng(seed), Y_ref.shape, [*xs, *point.values()])  # never the test's own draw (newuser29 H2)
     ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
 
@@ -1013,9 +1014,9 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
     try:
         ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
         params = ref.params
-        Y = ref.forward(*[x.copy() for x in xs], training=False)
+        Y = forward_in_mode(ref, xs, False)
         if config.training or not isinstance(Y, np.ndarray) or not np.array_equal(
-                Y, ref.forward(*[x.copy() for x in xs], training=False)):
+                Y, forward_in_mode(ref, xs, False)):
             return
         rng = np.random.default_rng([config.seed, 17])
         G = rng.standard_normal(Y.shape)
@@ -1043,7 +1044,7 @@ def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_
 
     def loss(step: float) -> float:
         target[...] = base + step * v
-        return float(np.sum(ref.forward(*[x.copy() for x in xs], training=training) * G))
+        return float(np.sum(forward_in_mode(ref, xs, training) * G))
 
     try:
         num = difference_quotient(loss, h)  # the one central-difference kernel

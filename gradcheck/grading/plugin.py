@@ -49,7 +49,15 @@ import pytest
 
 from .. import _validation as V
 from .._switch_reach import source_tree
-from ..errors import GradcheckError, GraderError, InternalError, StudentCodeError, UsageError
+from ..errors import (
+    GradcheckError,
+    GraderError,
+    InternalError,
+    StudentCodeError,
+    UsageError,
+    code,
+    marked,
+)
 from . import checks as C
 from .runner import (
     GRADER_SECONDS,
@@ -72,6 +80,7 @@ from .static import (
     forbidden_imports,
     format_violations,
     markdown_text,
+    name_span,
     scan,
     vendored_engines,
 )
@@ -567,9 +576,9 @@ class _SandboxHolder:
 
         first = self.import_failures.get(file)
         if first is not None:
-            raise SandboxError(f"{first} This happened when `{file}` was first imported, in an earlier test; it "
-                               f"is not imported again (each attempt would fail the same way), so every test that "
-                               f"uses `{file}` fails for this reason.", reason=first.reason)
+            raise SandboxError(f"{marked(first)} This happened when {code(file)} was first imported, in an earlier "
+                               f"test; it is not imported again (each attempt would fail the same way), so every "
+                               f"test that uses {code(file)} fails for this reason.", reason=first.reason)
         sb = self.get(timeout)
         if file not in self._imported:
             try:
@@ -604,7 +613,7 @@ def submission_dir(pytestconfig: pytest.Config) -> Path:
     """The submission folder (``--grading-submission``); tests are skipped without it."""
     value = pytestconfig.getoption("--grading-submission")
     if not value:
-        pytest.skip("grading tests need --grading-submission DIR (run them with `gradcheck grade`)")
+        pytest.skip(f"grading tests need --grading-submission DIR (run them with {code('gradcheck grade')})")
     path = Path(value).resolve()
     if not path.is_dir():
         raise pytest.UsageError(f"--grading-submission {value!r} is not a folder.")
@@ -699,7 +708,7 @@ class Student:
         from ..sandbox import SandboxError
 
         if (first := self._holder.load_failures.get(key)) is not None:
-            raise SandboxError(f"Not run: {first} This happened when `{key[1]}` was first loaded with these "
+            raise SandboxError(f"Not run: {marked(first)} This happened when {code(key[1])} was first loaded with these "
                                f"arguments and input shapes, in an earlier test; it is not run again (the same call "
                                f"would not finish again), so every test that loads it so fails for this reason.",
                                reason=first.reason, step=getattr(first, "step", None))
@@ -764,7 +773,7 @@ def _init_refused(item: pytest.Item, file: str, cls: str, init: dict, text: str)
             pass
     text = text.partition(": ")[2] if text.startswith(f"{file}::") else text
     text = text.replace("--init key", "the keyword").split(", which only --init can give")[0]
-    return StudentCodeError(f"The grading test builds `{cls}({shown})` from `{file}`, and your constructor cannot "
+    return StudentCodeError(f"The grading test builds {code(f'{cls}({shown})')} from {code(file)}, and your constructor cannot "
                             f"take that: {text.rstrip('.')}. Use the constructor arguments the assignment gives.")
 
 
@@ -945,7 +954,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if isinstance(exc, C.GradingFailure):  # Markdown the grader wrote (names in code spans, messages escaped)
             output = str(exc)
         elif exc is None or isinstance(exc, GradcheckError):  # plain text, which quotes the submission's strings
-            output = markdown_text(str(rep.longrepr if exc is None else exc))
+            output = markdown_text(str(rep.longrepr) if exc is None else marked(exc))  # gradcheck's code spans kept
         else:
             text = str(exc).strip()
             output = markdown_text(f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else "."))
@@ -958,7 +967,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:
             names = dict.fromkeys(p.name for p in g.verdict.parts)  # each once: trials repeat them (tester23g)
-            entry["output"] = "All checked: " + ", ".join(map(code_span, names)) + " ok."
+            entry["output"] = "All checked: " + ", ".join(map(name_span, names)) + " ok."
         said = g.notes + [n for n in g.verdict.notes if n not in g.notes]  # the checks' own (a layout used)
         if said:
             entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(map(markdown_text, said))).strip()

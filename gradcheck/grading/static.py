@@ -41,9 +41,10 @@ from dataclasses import dataclass
 
 from .. import _pyast
 from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
+from ..errors import CODE_MARK
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
-           "Markdown", "markdown_text",
+           "Markdown", "markdown_text", "name_span", "NAME_SHOWN",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
@@ -301,15 +302,24 @@ class Markdown(str):
 #: before punctuation (it would escape it); `` ` * ~ | & < `` everywhere (code spans, emphasis, strikethrough, tables,
 #: entities, HTML and autolinks); ``_`` unless between two letters or digits (``dy_pred``: an underscore inside a word
 #: never emphasises); ``]`` before ``( [ :`` (no link, image or link definition can close); ``#`` and ``>`` first on
-#: a line (a heading, a quote)
-_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]", re.M)
+#: a line (a heading, a quote); and GitHub's autolinks of bare text (GFM 0.29, "Autolinks (extension)", which a
+#: renderer such as Gradescope's may apply): ``:`` before ``//`` (``http://``, ``https://``, ``ftp://``), the ``.``
+#: after ``www`` and an ``@`` between an address's characters, a dot in its domain (an email, ``mailto:``, ``xmpp:``;
+#: not ``real@3,4``), so that a URL in a submission's message reads as written (``http\://e.vil`` shows
+#: ``http://e.vil``) and links nowhere: an escaped character is its own text, which the autolink rules do not read
+#: across (mistune's URL plugin: the tests)
+_MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]"
+                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])", re.M)
 
 
 def markdown_text(text: str) -> str:
     """Plain ``text`` as Markdown that shows it as written, so that no link, image, HTML, entity, emphasis,
     strikethrough, code span, table, heading or quote comes from it: each character Markdown would read as syntax
     there backslash-escaped (:data:`_MD_ACTIVE`), the rest left as it is, readable as plain text too (``Y[0, 2]``,
-    ``forward(X) -> L``, ``dy_pred``); a :class:`Markdown` string as it is. The one place where text becomes
+    ``forward(X) -> L``, ``dy_pred``), except gradcheck's own code spans, marked where the message was written
+    (:func:`gradcheck.errors.code`): each a code span (:func:`code_span`, whatever it quotes); a :class:`Markdown`
+    string as it is. A backtick of the submission's is text: its strings hold no mark (the sandbox cleans each with
+    :func:`gradcheck._validation.printable`). The one place where text becomes
     results.json's Markdown (the grader's messages, which quote the submission's strings, names and error messages
     as data): the sandbox passes the child's strings on unescaped (cleaned of control characters,
     :func:`gradcheck._validation.printable`), so a parameter ``biases[0]`` or an option value ``avg_pool`` is compared
@@ -329,13 +339,25 @@ def markdown_text(text: str) -> str:
     Examples
     --------
     >>> print(markdown_text("W](http://x) <img> **b** _em_ dy_pred Y[0, 2] -> L"))
-    W\\](http://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
+    W\\](http\\://x) \\<img> \\*\\*b\\*\\* \\_em\\_ dy_pred Y[0, 2] -> L
     >>> print(markdown_text("# 9/9 at line start"))
     \\# 9/9 at line start
     >>> markdown_text(Markdown("run `gradcheck check`"))
     'run `gradcheck check`'
+    >>> from gradcheck.errors import code
+    >>> print(markdown_text("name the class " + code("Linear") + " in your `x` file " + code("a`b")))
+    name the class `Linear` in your \\`x\\` file ``a`b``
     """
-    return text if isinstance(text, Markdown) else _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], str(text))
+    if isinstance(text, Markdown):
+        return text
+    pieces = str(text).split(CODE_MARK + "`")  # text, gradcheck's code, text, ...: marked by errors.code
+    if len(pieces) % 2 == 0:  # a mark left without its pair: its backtick is text
+        pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+    texts = "\0".join(t.replace("\0", "\\x00").replace(CODE_MARK, "") for t in pieces[::2])  # \0: where a span goes
+    shown = _MD_ACTIVE.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], texts).split("\0")
+    spans = pieces[1::2]  # two spans side by side would read as one (their fences join): a space between them
+    return shown[0] + "".join(code_span(c) + (t or " " * (i < len(spans) - 1)) for i, (c, t) in enumerate(zip(spans,
+                                                                                                         shown[1:])))
 
 
 def code_span(text: str) -> str:
@@ -353,6 +375,41 @@ def code_span(text: str) -> str:
     pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == " " and text[-1:] == " " and text.strip()) \
         else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+#: Characters of a name of the submission's (a parameter's, a graded tensor's) shown in results.json's lists of parts;
+#: a longer one is compared whole and cut for display only (:func:`name_span`).
+NAME_SHOWN = 120
+
+
+def name_span(name: str) -> str:
+    """A name of the submission's (``dw_in[0]``) as a code span (:func:`code_span`), cut for display at
+    :data:`NAME_SHOWN` characters with the cut said outside the span, so that it never reads as the name itself.
+    The name stays whole where it is compared (session 36: the sandbox cut every key of the child's at 120 characters
+    on receipt, and a correct layer whose parameter's name was longer matched no key of the reference's and lost its
+    points).
+
+    Parameters
+    ----------
+    name : str
+        The name as the submission wrote it (plain text).
+
+    Returns
+    -------
+    str
+        Markdown: :func:`code_span` of the name, or of its first :data:`NAME_SHOWN` characters followed by
+        ``... (cut: N characters)``.
+
+    Examples
+    --------
+    >>> name_span("dw_in[0]")
+    '`dw_in[0]`'
+    >>> name_span("d" + "x" * 130)[-30:]
+    'xxxx`... (cut: 131 characters)'
+    """
+    name = str(name)
+    return code_span(name) if len(name) <= NAME_SHOWN else \
+        f"{code_span(name[:NAME_SHOWN])}... (cut: {len(name):,} characters)"
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:

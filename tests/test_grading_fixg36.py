@@ -1,0 +1,248 @@
+"""Session 35's leftovers in the grader (note35, items 4-6), fixed in session 36 (fixg36):
+
+- keys35: a staff's reference class whose ``forward`` takes no ``training`` keyword made ``grade.layer_gradients``
+  (and ``grade.layer_forward``) a grader error (TypeError from ``training=False``): the reference is now called as
+  the sandbox child calls the student's layer (:func:`gradcheck._adapters.forward_in_mode`).
+- redteam35/keys35: the sandbox cut every key of the child's at 120 characters on receipt, so a parameter named with
+  more matched no key of the reference and a correct layer scored 0. Keys are compared whole now, and a long name is
+  cut only where results.json shows it (:func:`gradcheck.grading.static.name_span`), the cut said.
+- keys35: since session 35 made Markdown in one place escaping everything, the grader's own code spans showed their
+  backticks. gradcheck marks its own spans (:func:`gradcheck.errors.code`, dropped by ``str(error)``) and
+  :func:`gradcheck.grading.static.markdown_text` renders those as code; a submission's backticks stay text.
+- redteam35: a bare URL in a submission's string (an error message, a parameter's name) was auto-linked by
+  GitHub-style renderers (GFM's autolink extension; Gradescope renders Markdown). The characters the extension reads
+  (``:`` before ``//``, ``.`` after ``www``, ``@`` in an address) are backslash-escaped: shown as written, linked
+  nowhere.
+- redteam35/note35 item 6: a submission's signal handler raising while the sandbox child waited for the next request
+  ended the child; the grader's next send failed and it said "Does the code use file descriptors it does not own?".
+  The child now names what raised (exit ``WAITING_EXIT``, one line on stderr) and the grader says so.
+"""
+
+import pathlib
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts, _plain_test  # noqa: E402
+
+REF = PLAIN.replace("class Affine", "class RefAffine")
+NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
+
+
+def _test_with(reference: str, forward: bool = False) -> str:
+    test = PLAIN_TEST.replace("from layers import Affine as RefAffine", reference)
+    if forward:
+        test = test.replace("grade.layer_gradients(", "grade.layer_forward(")
+    return test
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["layer_gradients", "layer_forward"])
+def test_a_reference_without_training_grades_a_correct_layer(tmp_path, forward):
+    """keys35: the reference's forward(self, X) raised TypeError on training=False: "Not graded: the autograder's own
+    code failed", the submission's status "grader error". Now the correct layer gets full marks."""
+    assert "def forward(self, X):\n" in NO_TRAINING
+    r, data = _grade(tmp_path, {"layers.py": PLAIN}, _test_with(NO_TRAINING, forward))
+    (t,) = data["tests"]
+    assert (r.status, t["score"], t["max_score"]) == ("graded", 3.0, 3.0), t["output"]
+    assert t["output"] == ("All checked: `Y` ok." if forward else "All checked: `dX`, `dw_in[0]`, `db_out` ok."), \
+        t["output"]
+
+
+def test_a_reference_without_training_still_finds_the_wrong_part(tmp_path):
+    """The student's dw_in[0] halved, graded against a reference whose forward takes no training: that part alone is
+    wrong (the diagnosis reruns the reference: reference_source, the directional confirmation)."""
+    src = PLAIN.replace('self.grads["w_in[0]"] = self.X.T @ dY', 'self.grads["w_in[0]"] = 0.5 * self.X.T @ dY')
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(NO_TRAINING))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
+    assert _parts(t["output"]) == {"dX": "ok", "dw_in[0]": "wrong", "db_out": "ok"}, t["output"]
+    assert "0.5 times the correct gradient" in t["output"] or "half" in t["output"], t["output"]
+
+
+def test_a_reference_with_its_own_switch_name_gets_the_mode(tmp_path):
+    """A reference whose switch is ``train_flg`` (DLfS's name) gets the test's mode under that name, as the student's
+    layer gets it: a reference that returns garbage unless told eval mode grades a correct layer 3/3."""
+    ref = NO_TRAINING.replace("def forward(self, X)", "def forward(self, X, train_flg=True)").replace(
+        "        return X @ self.params[\"w_in[0]\"] + self.params[\"b_out\"]",
+        "        return X @ self.params[\"w_in[0]\"] + self.params[\"b_out\"] + (100.0 if train_flg else 0.0)")
+    assert "100.0 if train_flg" in ref
+    r, data = _grade(tmp_path, {"layers.py": PLAIN}, _test_with(ref, forward=True))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 3.0), t["output"]
+
+
+LONG = "w_" + "x" * 148  # a parameter's name of 150 characters (the gradient's part: "d" + it, 151)
+
+
+def test_a_parameter_named_with_150_characters_is_graded(tmp_path):
+    """Before: "Affine's parameters are b_out, w_xxx...; the assignment expects b_out, w_xxx...x", 0/3 for a correct
+    layer. Now 3/3, and the name is shown cut, the cut said after its code span."""
+    assert len(LONG) == 150
+    src = PLAIN.replace("w_in[0]", LONG)
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(REF.replace("w_in[0]", LONG)))
+    (t,) = data["tests"]
+    assert (r.status, t["score"], t["max_score"]) == ("graded", 3.0, 3.0), t["output"]
+    assert t["output"] == f"All checked: `dX`, `d{LONG[:119]}`... (cut: 151 characters), `db_out` ok.", t["output"]
+
+
+def test_a_wrong_gradient_of_a_long_named_parameter_costs_its_point(tmp_path):
+    """Its gradient halved: that part alone is wrong (2 of 3 points), named by its cut name."""
+    src = PLAIN.replace('self.grads["w_in[0]"] = self.X.T @ dY', 'self.grads["w_in[0]"] = 0.5 * self.X.T @ dY')
+    r, data = _grade(tmp_path, {"layers.py": src.replace("w_in[0]", LONG)}, _test_with(REF.replace("w_in[0]", LONG)))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
+    assert t["output"].startswith(f"- `d{LONG[:119]}`... (cut: 151 characters): **wrong**"), t["output"]
+    assert _parts(t["output"]) == {"dX": "ok", "db_out": "ok"}, t["output"]  # (the cut one read above)
+
+
+# A file whose import prints a line with backticks and HTML, then ends its process: the first test says so, quoting
+# the printed line (the submission's); the second says the same and that it happened "when `layers.py` was first
+# imported" (the grader's code span).
+ENDS_AT_IMPORT = 'import os\nprint("see `evil` and <b>x</b>", flush=True)\nos._exit(3)\n' + PLAIN
+
+
+def test_the_graders_code_span_is_code_and_the_submissions_backticks_are_text(tmp_path):
+    """Before: "This happened when \\`layers.py\\` was first imported": the grader's span rendered as backticks."""
+    mistune = pytest.importorskip("mistune")
+    r, data = _grade(tmp_path, {"layers.py": ENDS_AT_IMPORT}, HOSTILE_TEST)
+    first, later = (mistune.html(t["output"]) for t in data["tests"])
+    assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
+    for html in (first, later):  # the submission's printed line: its own text, no code, no tag
+        assert "Last output: 'see `evil` and &lt;b&gt;x&lt;/b&gt;'." in html, html
+        assert "<code>evil</code>" not in html and "<b>" not in html, html
+    assert "This happened when <code>layers.py</code> was first imported" in later, later
+    assert "uses <code>layers.py</code> fails for this reason" in later, later
+    assert later.count("<code>") == 2, later
+
+
+def test_a_protocol_hint_s_code_is_code(tmp_path):
+    """A forward that stores its output in self.out and returns None: check's hint (a ProtocolError raised in the
+    grader's process) reaches results.json with its code as code spans (before: \\`return self.out\\`)."""
+    mistune = pytest.importorskip("mistune")
+    src = PLAIN.replace('        return X @ self.params["w_in[0]"] + self.params["b_out"]\n',
+                        '        self.out = X @ self.params["w_in[0]"] + self.params["b_out"]\n')
+    assert "self.out =" in src
+    r, data = _grade(tmp_path, {"layers.py": src}, _test_with(REF))
+    (t,) = data["tests"]
+    html = mistune.html(t["output"])
+    assert "end forward with <code>return</code> of it (e.g. <code>return self.out</code>), or store it as " \
+           "self.output." in html, (t["output"], html)
+
+
+def test_a_mark_in_a_submissions_message_forges_no_code_span(tmp_path):
+    """A forward raising with gradcheck's mark around its backticks: the sandbox writes the mark as the text
+    ``\\u2060`` (printable), so the message's backticks stay text."""
+    mistune = pytest.importorskip("mistune")
+    src = PLAIN.replace("        self.X = X\n", '        raise ValueError("\\u2060`forged\\u2060` <i>")\n', 1)
+    assert "forged" in src
+    r, data = _grade(tmp_path, {"layers.py": src}, HOSTILE_TEST.split("\n\n@pytest.mark.points(2)")[0])
+    (t,) = data["tests"]
+    html = mistune.html(t["output"])
+    assert "ValueError: \\u2060`forged\\u2060` &lt;i&gt;" in html, (t["output"], html)
+    assert "<code>" not in html and "<i>" not in html, html
+
+
+def test_markdown_text_renders_marked_spans_only():
+    """The one Markdown rule: a marked span is a code span whatever it quotes (a backtick in it too); an unpaired
+    mark's backtick, and every other backtick, is text; str() of an error drops the marks."""
+    mistune = pytest.importorskip("mistune")
+    from gradcheck.errors import UsageError, code
+    from gradcheck.grading.static import markdown_text
+
+    text = f"run {code('gradcheck grade')} on `x`, then {code('a`b')}{code('c')} \\" + code("d") + " \u2060`end"
+    assert str(UsageError(text)) == "run `gradcheck grade` on `x`, then `a`b``c` \\`d` `end"
+    html = mistune.html(markdown_text(text))
+    assert html.strip() == ("<p>run <code>gradcheck grade</code> on `x`, then <code>a`b</code> <code>c</code> "
+                            "\\<code>d</code> `end</p>"), (markdown_text(text), html)
+
+
+URLS = "see http://e.vil/x, (https://e.vil/y) www.e.vil.com and mail a.b@e.vil.com"
+URL_KEY = "https://e.vil/w"
+WITH_URLS = PLAIN.replace("w_in[0]", URL_KEY) + f"""
+
+class Raising(Affine):
+    def __init__(self, n_in, n_out):
+        self.params = {{"w_in[0]": np.ones((n_in, n_out)), "b_out": np.zeros(n_out)}}
+        self.grads = {{}}
+
+    def forward(self, X, training=False):
+        raise ValueError({URLS!r})
+"""
+
+
+def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
+    """A parameter named like a URL (its names quoted as text in the message) and an error message with a URL, a www
+    address and an email: rendered with mistune's URL plugin (GFM-style bare links), none is a link, each reads as
+    written; the raw Markdown breaks GFM's www and email patterns too (an escaped character is its own text)."""
+    mistune = pytest.importorskip("mistune")
+    md = mistune.create_markdown(plugins=["url"])
+    assert "<a " in md(URLS), md(URLS)  # the plugin links a bare URL
+    r, data = _grade(tmp_path, {"layers.py": WITH_URLS}, HOSTILE_TEST)
+    affine, raising = (t["output"] for t in data["tests"])
+    assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
+    html = md(raising)
+    assert "<a " not in html and "<a " not in md(affine), (raising, affine)
+    assert "Affine's parameters are b_out, https\\://e.vil/w;" in affine, affine  # (the reference's: w_in[0])
+    assert f"ValueError: {URLS}" in html, html  # as written
+    assert "https://e.vil/w" in md(affine), md(affine)
+    assert "www\\.e.vil.com" in raising and "a.b\\@e.vil.com" in raising and "http\\://e.vil/x" in raising, raising
+
+
+# The plain layer whose forward arms a 50 ms timer; the timer's handler raises, by then while the child waits.
+HANDLER = PLAIN + """
+import signal
+
+
+def _boom(signum, frame):
+    raise ValueError("raised in the handler")
+
+
+signal.signal(signal.SIGALRM, _boom)
+_forward = Affine.forward
+
+
+def _timed(self, X, training=False):
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    return _forward(self, X, training)
+
+
+Affine.forward = _timed
+"""
+
+
+def _says_the_handler_raised(text: str) -> None:
+    assert "file descriptors" not in text and "sys.exit" not in text, text
+    assert "the sandbox process ended while it waited for this request, before running it: the submission's code " \
+           "raised ValueError: raised in the handler (at layers.py:" in text, text
+    assert "in _boom; the handler of SIGALRM) between two requests" in text, text
+
+
+def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
+    """Graded: the next request's shared memory could not be sent (a broken pipe), which the grader blamed on file
+    descriptors; now the test's output names the exception, where it was raised and the signal."""
+    r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
+    (t,) = data["tests"]
+    assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
+    _says_the_handler_raised(t["output"].replace("\\_", "_"))
+
+
+def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
+    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
+    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "layers.py").write_text(HANDLER)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
+                 isolation="process") as sb:
+        sb.import_file("layers.py")
+        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3})
+        assert layer.forward(np.ones((2, 4))).shape == (2, 3)
+        time.sleep(0.5)  # the timer fires (50 ms) while the child waits for the next request
+        with pytest.raises(SandboxError) as err:
+            layer.forward(np.ones((2, 4)))
+    assert err.value.reason == "exception", err.value.reason
+    _says_the_handler_raised(str(err.value))
