@@ -27,11 +27,12 @@ GRADER = textwrap.dedent("""
 """)
 
 TEST = textwrap.dedent("""
-    import pathlib, signal, time
+    import os, pathlib, signal, time
 
     def test_wait():
         h = signal.getsignal(signal.SIGINT)
-        pathlib.Path("started").write_text(getattr(h, "__name__", str(h)))
+        pathlib.Path("started.tmp").write_text(getattr(h, "__name__", str(h)))
+        os.replace("started.tmp", "started")  # (whole when it appears: the grader reads it after its SIGINT)
         time.sleep(600)
 """)
 
