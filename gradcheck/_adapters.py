@@ -6672,7 +6672,21 @@ def _source_facts(obj) -> dict:
     ``student_forward``), and whether the code passes ``dtype='f'`` (:func:`uses_dtype_f`: the float32 advice of
     Deep Learning from Scratch 2, review26g L2)."""
     out = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
+    out |= {"float_args": f} if (f := _try(float_args, obj)) else {}
     return out | ({"dtype_f": True} if _try(uses_dtype_f, obj) else {})
+
+
+def float_args(obj) -> list[list]:
+    """``[[name, default], ...]``: the keyword arguments of the constructor of ``obj``'s class whose default is a
+    float (``Dropout(p=0.5)``, ``ELU(alpha=1.0)``; not a bool or an int, which size arrays), read from its signature,
+    nothing run; ``[]`` for a function pair (its keyword arguments: :func:`pair_switches`) or an unreadable one. The
+    checker checks a layer built at 0.5, 1.0, 0 or -1 again at another value (:func:`gradcheck.diagnose.at_other_args`:
+    ``1/p == 1/(1-p)`` at p = 0.5 hides a wrong backward, newuser36 H1)."""
+    if isinstance(obj, FunctionPair):
+        return []
+    ps = _params(type(obj)) or {}
+    return [[p.name, p.default] for p in ps.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and type(p.default) is float and bool(np.isfinite(p.default))]
 
 
 def uses_dtype_f(obj) -> bool:

@@ -1,0 +1,145 @@
+"""newuser36's findings (session 36) in ``gradcheck check``: a constructor argument at a value where a wrong backward
+cancels (``Dropout(p=0.5)``: ``1/p == 1/(1-p)``; ``alpha=1.0``) checked again at another value (H1)."""
+
+import numpy as np
+import pytest
+from test_cli import run_here
+
+import gradcheck
+import manualprop as mp
+
+DROPOUT = '''import numpy as np
+
+
+class Dropout:
+    def __init__(self, p=0.5, rng=None):
+        self.p, self.rng, self.masks = p, np.random.default_rng(rng), {}
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=True):
+        if not training:
+            return X
+        if X.shape not in self.masks:
+            self.masks[X.shape] = self.rng.random(X.shape) >= self.p
+        self.mask = self.masks[X.shape]
+        return X * self.mask / (1.0 - self.p)
+
+    def backward(self, dY):
+        return dY * self.mask / SCALE
+'''
+
+ELU = '''import numpy as np
+
+
+class ELU:
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def forward(self, x):
+        self.x = x
+        return np.where(x > 0, x, self.alpha * (np.exp(x) - 1))
+
+    def backward(self, dy):
+        return dy * np.where(self.x > 0, 1.0, LOCAL)
+
+
+class Scale:
+    def __init__(self, temperature=1.0):
+        self.t = temperature
+
+    def forward(self, x):
+        return x / self.t
+
+    def backward(self, dy):
+        return dy OP self.t
+
+
+class Picky:
+    """Correct, with a bug that cancels at 1.0, and a constructor that refuses any other value."""
+
+    def __init__(self, alpha=1.0):
+        if alpha != 1.0:
+            raise ValueError("alpha must be 1.0")
+        self.alpha = alpha
+
+    def forward(self, x):
+        return x * self.alpha
+
+    def backward(self, dy):
+        return dy / self.alpha
+'''
+
+
+def _check(tmp_path, text, target, *more):
+    (tmp_path / "layer.py").write_text(text)
+    p = run_here("check", f"layer.py::{target}", *more, cwd=tmp_path)
+    return p.returncode, " ".join((p.stdout + p.stderr).split())
+
+
+def test_dropout_with_1_over_p_fails_at_p_0_3_though_p_0_5_cancels_it(tmp_path):
+    """H1: lesson 24's exercise 2 "fixed" with ``/ self.p`` PASSed at the default p = 0.5, where 1/p = 1/(1-p); the
+    layer is built again at p = 0.3, where it FAILs, the argument and both values named."""
+    code, out = _check(tmp_path, DROPOUT.replace("SCALE", "self.p"), "Dropout", "--training", "--input-shape", "4,6")
+    assert code == 1
+    assert "constructor argument p=0.5 (1/p = 1/(1-p) and p = 1-p) can hide a wrong backward: also checked at p=0.3" \
+        in out
+    assert "with p=0.3 dX is wrong; at p=0.5 the bug cancels" in out
+    assert "FAIL: Dropout [p=0.3]: gradient mismatch in dX." in out
+    assert "mask with entries 0 and 3.33333" in out and "read: lessons/24-dropout.md" in out  # 1/0.3, 1/(1-0.3)
+
+
+def test_correct_dropout_passes_and_says_which_values_were_checked(tmp_path):
+    """H1's control: the right backward PASSes at p = 0.5 and at p = 0.3, and the header says both were checked; given
+    p = 0.25 by --init, no second value (0.25 hides nothing)."""
+    code, out = _check(tmp_path, DROPOUT.replace("SCALE", "(1.0 - self.p)"), "Dropout", "--training",
+                       "--input-shape", "4,6")
+    assert code == 0 and "PASS: Dropout" in out
+    assert "constructor argument p=0.5 (1/p = 1/(1-p) and p = 1-p) can hide a wrong backward: also checked at p=0.3 " \
+           "(passed)" in out
+    code, out = _check(tmp_path, DROPOUT.replace("SCALE", "(1.0 - self.p)"), "Dropout", "--training",
+                       "--input-shape", "4,6", "--init", '{"p": 0.25}')
+    assert code == 0 and "constructor argument" not in out
+
+
+@pytest.mark.parametrize("local, code, word", [("np.exp(self.x)", 1, "FAIL"),
+                                               ("self.alpha * np.exp(self.x)", 0, "PASS")])
+def test_elu_without_alpha_fails_at_alpha_0_7(tmp_path, local, code, word):
+    """H1: an ELU whose backward leaves out alpha PASSed at alpha = 1.0 (PyTorch's and Keras's default); the right one
+    still PASSes."""
+    got, out = _check(tmp_path, ELU.replace("LOCAL", local).replace("OP", "/"), "ELU", "--input-shape", "8,5")
+    assert got == code and "can hide a wrong backward: also checked at alpha=0.7" in out
+    assert f"{word}: ELU" in out
+    assert ("with alpha=0.7 dX is wrong; at alpha=1.0 the bug cancels" in out) == (code == 1)
+
+
+@pytest.mark.parametrize("op, code", [("*", 1), ("/", 0)])
+def test_temperature_multiplied_for_divided_fails_at_0_7(tmp_path, op, code):
+    """H1: ``dy * self.t`` for ``dy / self.t`` PASSed at temperature = 1.0, read from the signature though the layer
+    keeps it as ``self.t``."""
+    got, out = _check(tmp_path, ELU.replace("LOCAL", "1.0").replace("OP", op), "Scale", "--input-shape", "8,5")
+    assert got == code and "also checked at temperature=0.7" in out
+
+
+def test_constructor_refusing_the_other_value_keeps_the_pass_and_claims_nothing(tmp_path):
+    """H1: a constructor that raises at alpha = 0.7: the first check's verdict stands, no header claims the second."""
+    code, out = _check(tmp_path, ELU.replace("LOCAL", "1.0").replace("OP", "/"), "Picky", "--input-shape", "8,5")
+    assert code == 0 and "PASS: Picky" in out and "constructor argument" not in out
+
+
+def test_diagnose_layer_checks_a_local_layer_at_the_other_value():
+    """H1 in Python: manualprop's Dropout and ELU pass at both values (controls); a local ELU without alpha fails at
+    alpha = 0.7, its attribute set on a copy (the layer itself keeps alpha = 1.0)."""
+    X = np.random.default_rng(0).standard_normal((4, 6))
+    for layer, training in [(mp.Dropout(0.5), True), (mp.ELU(), "auto")]:
+        d = gradcheck.diagnose_layer(layer, X, training=training)
+        assert d.passed and d.other_args and not d.args_failed
+
+    class BadELU(mp.ELU):
+        def _local_grad(self, saved):  # alpha left out
+            mask, neg = saved
+            return np.where(mask, 1.0, np.exp(neg))
+
+    bad = BadELU()
+    d = gradcheck.diagnose_layer(bad, X)
+    assert not d.passed and d.args_failed and d.other_args == [("alpha", 1.0, 0.7)] and d.name == "BadELU [alpha=0.7]"
+    assert bad.alpha == 1.0
