@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -73,6 +74,7 @@ from .sources import (
     pair_mode_line,
     twice_difference,
 )
+from .student_tape import StudentTape
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -253,8 +255,6 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                                 getattr(args, "reference_init", None)) if args.reference else None
     twin, twin_note = _twin(args, layer, "layer", init)
     if getattr(args, "tape", False):
-        from .student_tape import StudentTape
-
         twin = StudentTape(layer)
     switches = source_switches(label, nielsen_methods((getattr(layer, "protocol", None) or {}).get("text")))
     take_constants(layer, getattr(args, "constants", None))
@@ -268,13 +268,20 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed,
                               rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
                               name=cname, training=requested, values=False)  # other values: cli._pair_values
-    diag = diagnose(layer, twin, reference)
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # float32 parameters' warning: not of a float64 copy
+            diag = diagnose(layer, twin, reference)
+    except BaseException:
+        _float32_warnings(caught, False)
+        raise
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
         diag.error.args = (f"{diag.error} {hint}",)
     f64: dict[str, str] = {}
     if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
-        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference), shape)
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(  # --tape: the copy's own tape (M1)
+            lay, StudentTape(lay) if isinstance(twin, StudentTape) else twin, reference), shape)
+    _float32_warnings(caught, bool(f64))
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
         _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64, layer=layer,
                      shape=shape)
@@ -311,6 +318,20 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+#: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is
+#: perturbed in place ..."), not shown when the check is a float64 copy's (:func:`_float32_warnings`).
+FLOAT32_PERTURBED = "; it is perturbed in place"
+
+
+def _float32_warnings(caught: Sequence[warnings.WarningMessage], copied: bool) -> None:
+    """Show the warnings ``caught`` during the first check, as they would have been; those saying a float32 parameter
+    is perturbed in place (:data:`FLOAT32_PERTURBED`) left out when the verdict is a float64 copy's (``copied``:
+    :func:`_in_float64`), whose parameters are float64 (newuser36 M1: the warning contradicted the copy's note)."""
+    for w in caught:
+        if not (copied and FLOAT32_PERTURBED in str(w.message)):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
 
 
 def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
@@ -422,8 +443,9 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (given or not diag.passed)
-                          else None)  # --dtype: its own float32 run with float32 X, even when float64 X passed
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (
+        given or not diag.passed or getattr(args, "tape", False)) else None)  # --dtype: its own float32 run with
+    # float32 X, even when float64 X passed; --tape: manual~tape of float32 code is float32's round-off (newuser36 M1)
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too

@@ -297,7 +297,7 @@ def _cmd_check(args) -> int:
     from .sandbox import Sandbox
 
     path, name = V.parse_target(args.target)
-    allow = ("autoprop", "manualprop") if args.tape else ()
+    allow = _tape_packages(args)
     copied = check_files(args, path)
     with Sandbox(files=copied, timeout=args.timeout, allow_packages=allow, **_check_isolation(args)) as sb:
         for note in sb.notes:
@@ -478,7 +478,8 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 files.update({n: os.path.join(d, k) for n, src in files.items()  # sandbox._packaged still sees one
                               if was is not None and _same_file(src, was)})  # file (review28g M1)
                 files[k] = os.path.join(d, k)
-            with Sandbox(files=files, timeout=args.timeout, **_check_isolation(args)) as sb:
+            with Sandbox(files=files, timeout=args.timeout, allow_packages=_tape_packages(args),
+                         **_check_isolation(args)) as sb:  # --tape: the copy's forward on autoprop tensors (M1)
                 if loss:
                     yield sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe,
                                        pred_arg=args.pred_arg, **getattr(args, "wrt_load", {"wrt": args.wrt}))
@@ -486,6 +487,12 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
     return load
+
+
+def _tape_packages(args) -> tuple[str, ...]:
+    """The course packages the checked code may import: autoprop and manualprop with ``--tape`` (its forward runs on
+    autoprop tensors), in the check's sandbox and in that of a copy of its files (:func:`_edited_loader`), else none."""
+    return ("autoprop", "manualprop") if getattr(args, "tape", False) else ()
 
 
 def _same_file(a: str, b: str) -> bool:
