@@ -31,7 +31,7 @@ from ._adapters import (
     undecided_text,
 )
 from ._switch_reach import file_classes, self_attr
-from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE, check_loss, loss_arg_names, loss_gradient_name
+from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE, NO_GRADIENT, check_loss, loss_arg_names, loss_gradient_name
 from .compare import VACUOUS, close, compare, default_atol, mismatched
 from .config import eval_backward_refused, mode_word, training_modes
 from .diagnose import (
@@ -308,7 +308,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer)
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer) + _no_gradient_lines(diag)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init, low_dtype(args) or "float64") + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
@@ -332,6 +332,18 @@ def _float32_warnings(caught: Sequence[warnings.WarningMessage], copied: bool) -
     for w in caught:
         if not (copied and FLOAT32_PERTURBED in str(w.message)):
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+
+def _no_gradient_lines(diag) -> list[str]:
+    """The notes of every mode's result on inputs whose gradient backward returned as None
+    (:data:`gradcheck.check.NO_GRADIENT`: a mask, not checked), moved to the header (once each): what was not checked
+    is said before the table (newuser36 M2)."""
+    mark, out = NO_GRADIENT.split("{n}")[1], []
+    for d in [diag, *diag.other_modes]:
+        if d.result is not None:
+            out += [n for n in d.result.notes if mark in n and n not in out]
+            d.result.notes = [n for n in d.result.notes if mark not in n]
+    return out
 
 
 def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
@@ -1592,6 +1604,13 @@ def take_constants(layer, spec: str | None) -> list[str]:
     lists = {k: [str(w) for w in info.get(k) or []] for k in ("unchecked", "unseen", "buffers")}
     known = [w for ws in lists.values() for w in ws]
     bad = [n for n in names if n not in known]
+    if args_named := [n for n in bad if n in (getattr(layer, "forward_params", None) or [])]:  # newuser36 M2
+        a = args_named[0]
+        raise UsageError(f"--constants {a}: {a} is an argument of forward, not an array attribute (--constants names "
+                         f"attributes such as self.scale). An input without a gradient needs no option: let backward "
+                         f"return None in d{a}'s place in its tuple (as PyTorch's autograd.Function does for an input "
+                         f"without a gradient), or give {a} as integer indices with --indices POS:HIGH (a 0/1 mask: "
+                         f"--indices {list(layer.forward_params).index(a)}:2).")
     if bad:
         raise UsageError(f"--constants {','.join(bad)}: not an array attribute forward reads without a gradient "
                          f"(those are: {', '.join(known) or 'none'}); a constant is an array attribute the layer "

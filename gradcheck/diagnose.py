@@ -8177,8 +8177,9 @@ class _Probes:
 
     def returned(self, rets, grads, pre_ids, bcall):
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
+        none = V.without_gradient(rets, self.inputs)  # None for a mask beside dx: no gradient (newuser36 M2)
         found = [(V.grad_name(n), r, x.shape, n, bcall)
-                 for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
+                 for i, (n, r, x) in enumerate(zip(self.names, rets, self.inputs)) if x.dtype.kind == "f" and i not in none]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
         found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
                    else f"{V.slot_name(slots, k)} after backward(dY)") for k, p in self.params.items()]

@@ -189,3 +189,67 @@ def test_tape_on_wrong_float32_layer_still_fails(tmp_path):
     (tmp_path / "lin.py").write_text(LINEAR32.replace(" FACTOR", " * 1.01"))
     p = run_here("check", "lin.py::Linear", "--input-shape", "8,5", "--init", LINEAR_INIT, "--tape", cwd=tmp_path)
     assert p.returncode == 1 and "dX is 1.01 times the correct gradient" in " ".join(p.stdout.split())
+
+
+# --------------------------------------------------------------------------- M2: backward's None for a mask
+
+MASKED = '''import numpy as np
+
+
+class MaskedMean:
+    def forward(self, x, mask):
+        self.mask = mask
+        self.cnt = mask.sum(axis=1, keepdims=True)
+        return (x * mask[..., None]).sum(axis=1) / self.cnt
+
+    def backward(self, dy):
+        return dy[:, None, :] * self.mask[..., None] / self.cnt[..., None] FACTOR, DMASK
+'''
+
+
+def test_backward_none_for_a_mask_is_an_input_without_gradient(tmp_path):
+    """M2: ``(dx, None)``, PyTorch's autograd.Function convention, was a wrong FAIL "returned None for dmask"; now dx
+    is checked, the header says dmask was not, and that the output does depend on the mask."""
+    (tmp_path / "m.py").write_text(MASKED.replace(" FACTOR", "").replace("DMASK", "None"))
+    p = run_here("check", "m.py::MaskedMean", "--input-shape", "2,4,3;2,4", cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "PASS: MaskedMean: every gradient (dx) matches" in out
+    head = out.split("name tensor")[0]  # the header, before the table
+    assert "mask: backward returned None for its gradient (as PyTorch's autograd.Function does for an input without " \
+           "one): taken as an input without a gradient, dmask not checked; forward's output does depend on mask" in head
+    assert "--indices 1:2" in head and out.count("backward returned None for its gradient") == 1
+
+
+def test_backward_none_for_a_mask_beside_a_wrong_dx_fails_on_dx(tmp_path):
+    """M2's control: a wrong dx beside the None still FAILs, on dx."""
+    (tmp_path / "m.py").write_text(MASKED.replace(" FACTOR", " * 2").replace("DMASK", "None"))
+    p = run_here("check", "m.py::MaskedMean", "--input-shape", "2,4,3;2,4", cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 1 and "FAIL: MaskedMean: gradient mismatch in dx." in out
+
+
+def test_none_for_every_input_is_still_a_missing_gradient():
+    """M2's limits: None for a lone input, or for every float input, is a missing gradient (the error as before); an
+    integer input's None is not a float input's."""
+    from gradcheck import _validation as V
+    from gradcheck.errors import GradientShapeError
+
+    x, m = np.ones((2, 3)), np.ones((2, 3))
+    kw = dict(owner="L", produced_by="backward(dY)", names=["x", "mask"], keys=["@x", "@mask"])
+    assert set(V.check_input_grads((x, None), inputs=[x, m], **kw)) == {"@x"}
+    assert V.without_gradient((x, None), [x, m]) == {1}
+    with pytest.raises(GradientShapeError, match="returned None for dx"):
+        V.check_input_grads((None, None), inputs=[x, m], **kw)
+    with pytest.raises(GradientShapeError, match="returned None for dx"):
+        V.check_input_grads(None, inputs=[x], owner="L", produced_by="backward(dY)", names=["x"], keys=["@x"])
+    assert V.without_gradient((x, None), [x, m.astype(int)]) == set()
+
+
+def test_constants_naming_a_forward_argument_points_to_none_and_indices(tmp_path):
+    """M2: ``--constants mask`` for forward's argument said "not an array attribute forward reads" alone (exit 2);
+    now it says mask is forward's argument, and what to do: None in backward's tuple, or --indices 1:2."""
+    (tmp_path / "m.py").write_text(MASKED.replace(" FACTOR", "").replace("DMASK", "None"))
+    p = run_here("check", "m.py::MaskedMean", "--input-shape", "2,4,3;2,4", "--constants", "mask", cwd=tmp_path)
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "--constants mask: mask is an argument of forward, not an array attribute" in err
+    assert "return None in dmask's place" in err and "--indices 1:2" in err
