@@ -2825,13 +2825,15 @@ def _takes(fn, n):
     return required == n or (required <= n and any(p.kind == p.VAR_POSITIONAL for p in ps.values()))
 
 
-def _return_names(fn, n, k):
+def _return_names(fn, n, k, first_any=False):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
-    ``n`` items must name them alike, with plain names."""
+    ``n`` items must name them alike, with plain names; ``first_any``: the first may be any expression, named
+    ``"output 1"`` (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
     if (tree := _source(fn)) is None or not tree.body:
         return None
-    found = {tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k])
+    found = {tuple(e.id if isinstance(e, ast.Name) else "output 1" if first_any and not i else None
+                   for i, e in enumerate(node.value.elts[:k]))
              for node in _switch_reach.own_nodes(tree.body[0])
              if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n}
     names = list(found.pop()) if len(found) == 1 else [None]
@@ -2880,7 +2882,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
     if not cached and _takes(backward, 1) and not any(p.kind == p.VAR_POSITIONAL for p in _params(backward).values()) \
-            and (names := _return_names(forward, len(res), len(outs))) \
+            and (names := _return_names(forward, len(res), len(outs), first_any=True)) \
             and not any("cache" in n.lower() for n in names) \
             and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)

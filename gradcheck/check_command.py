@@ -1163,9 +1163,10 @@ _SHAPE_CODES = frozenset({"wrong-shape", "transposed", "values-right-shape-wrong
 def _also_wrong(diag) -> str:
     """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
     rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
-    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
+    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES - {"wrong-order"}
                                for t in f.tensor.split(",")))
-    return f"; wrong shape of {', '.join(shape)}" if shape else ""
+    order = "; returned in the wrong order" if any(f.code == "wrong-order" for f in diag.errors) else ""  # L1
+    return (f"; wrong shape of {', '.join(shape)}" if shape else "") + order
 
 
 def _wrong_what(diag) -> str:
@@ -1181,7 +1182,7 @@ def _wrong_what(diag) -> str:
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
-    what = ("shape" if kinds & _SHAPE_CODES
+    what = ("order" if kinds == {"wrong-order"} else "shape" if kinds & _SHAPE_CODES
             else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")

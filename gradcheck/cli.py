@@ -611,9 +611,10 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
     """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
     20 distinct lines (``--verbose``: 200), each cut at 200 characters, its control characters escaped
     (:func:`gradcheck._validation.printable`)."""
-    lines = text.rstrip("\n").splitlines()
-    dropped = re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", lines[0]) if lines else None
-    lines = lines[1:] if dropped else lines  # the sandbox keeps the output's tail only (Sandbox.output)
+    marks = [re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", ln)
+             for ln in text.rstrip("\n").splitlines()]  # the sandbox keeps the output's tail only (Sandbox.output),
+    dropped = sum(int(m[1]) for m in marks if m)  # and its child the tail of one long write (_Tail): one count
+    lines = [ln for ln, m in zip(text.rstrip("\n").splitlines(), marks) if not m]  # of both (newuser36)
     if not lines:
         if verbose:
             print(f"gradcheck: {name} printed nothing.", file=sys.stderr)
@@ -626,8 +627,8 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
             + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
     if dropped:  # newuser23 L2: "the last 200 of 261 distinct lines" of a forward that printed 5000 per call
         more = (f" (the last {len(shown)} distinct lines of its last {sum(len(ln) + 1 for ln in lines):,} bytes; "
-                f"{int(dropped.group(1)):,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
-                                                                           "; --verbose shows more") + ")")
+                f"{dropped:,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
+                                                              "; --verbose shows more") + ")")
     print(f"gradcheck: output of {name} (its print calls, stdout and stderr){more}:", file=sys.stderr)
     for ln, count in shown:  # control characters escaped (redteam27 M3: ESC[40A ESC[0J and a fake PASS)
         ln = V.printable(ln if len(ln) <= 200 else ln[:200] + " [...]")

@@ -1075,7 +1075,8 @@ SIGNATURES = tuple(list(DIAGNOSES)[list(DIAGNOSES).index("transposed"):])
 
 #: The lesson of each kind of layer :func:`_layer_kind` recognises (by shapes and forward, never by the class's name).
 LAYER_LESSONS = {"Conv": _CONV, "Pool": "21-pooling.md", "BatchNorm": _NORM, "LayerNorm": "23-layernorm.md",
-                 "RNN": "31-rnn-bptt.md", "GRU": "32b-gru.md", "LSTM": "32-lstm.md"}
+                 "RNN": "31-rnn-bptt.md", "GRU": "32b-gru.md", "LSTM": "32-lstm.md",
+                 "Dropout": "24-dropout.md"}  # a random forward held (:func:`_name_layer`), its mask missing
 #: The lessons of a bug signature's family that the recognised layer's own lesson takes the place of (newuser31 F1,
 #: F3: lesson 23's own LayerNorm bug pointed to the BatchNorm lesson, a Conv2D's db to the Linear one): each teaches
 #: the bug in one other layer (a Linear's, a BatchNorm's, a Conv2D's, a plain RNN's) or in none (numerical gradients,
@@ -1164,7 +1165,7 @@ class Finding:
         else the signature's (lesson 32b's gated path, lesson 02's activations)."""
         rec = DIAGNOSES.get(self.code)
         own = rec.lesson if rec else ""
-        if self.layer in LAYER_LESSONS and self.code in SIGNATURES and own in _FAMILY_LESSONS:
+        if self.layer in LAYER_LESSONS and self.code in SIGNATURES and (own in _FAMILY_LESSONS or self.layer == "Dropout"):
             own = LAYER_LESSONS[self.layer]
         return f"lessons/{own}" if own else ""
 
@@ -5178,6 +5179,9 @@ def _name_layer(L: _Layer, diag: Diagnosis) -> None:
     if found and (kind := _layer_kind(L)):
         for f in found:
             f.layer = kind
+    for f in diag.errors if diag.held else []:  # a random forward held for the check: a dropout's mask (newuser36 L4)
+        if f.code == "missing-local-derivative":
+            f.layer = "Dropout"
 
 
 def _layer_kind(L: _Layer) -> str:

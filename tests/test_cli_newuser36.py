@@ -253,3 +253,127 @@ def test_constants_naming_a_forward_argument_points_to_none_and_indices(tmp_path
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and "--constants mask: mask is an argument of forward, not an array attribute" in err
     assert "return None in dmask's place" in err and "--indices 1:2" in err
+
+
+# --------------------------------------------------------------------------- lows: L1, L4, L6, the output's count
+
+SWAP = '''import numpy as np
+
+
+class BilinearSwap:
+    def __init__(self, dx, dy, seed=0):
+        self.W = np.random.default_rng(seed).standard_normal((dx, dy))
+
+    def forward(self, x, y):
+        self.x, self.y = x, y
+        self.z = x @ self.W
+        return self.z * y
+
+    def backward(self, dout):
+        dz = dout * self.y
+        self.dW = self.x.T @ dz
+        return dout * self.z, dz @ self.W.T
+'''
+
+
+def test_swapped_gradients_of_the_right_shape_are_not_a_wrong_shape(tmp_path):
+    """L1: (dy, dx) for (dx, dy), both (6, 3), said "wrong shape of dx"; now "returned in the wrong order"."""
+    (tmp_path / "s.py").write_text(SWAP)
+    p = run_here("check", "s.py::BilinearSwap", "--input-shape", "6,3;6,3", "--init", '{"dx": 3, "dy": 3}',
+                 cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 1 and "FAIL: BilinearSwap: gradient mismatch in dx, dy; returned in the wrong order." in out
+    assert "wrong shape" not in out and "backward returns its gradients in the wrong order" in out
+
+
+TORCH_DROPOUT = '''import numpy as np
+
+
+class TorchDropout:
+    def __init__(self, p=0.3):
+        self.p, self.training, self.rng = p, True, np.random.default_rng(0)
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        if self.training:
+            self.mask = (self.rng.random(x.shape) >= self.p) / (1 - self.p)
+            return x * self.mask
+        return x
+
+    def backward(self, dy):
+        return dy
+'''
+
+
+def test_dropout_backward_without_its_mask_reads_the_dropout_lesson(tmp_path):
+    """L4: a random forward held for the check whose backward forgets the mask was sent to lesson 02 (activations);
+    now to lesson 24 (dropout). A ReLU's missing derivative still reads lesson 02 (control)."""
+    (tmp_path / "d.py").write_text(TORCH_DROPOUT)
+    p = run_here("check", "d.py::TorchDropout", "--input-shape", "8,5", cwd=tmp_path)
+    assert p.returncode == 1 and "read: lessons/24-dropout.md" in p.stdout and "02-activations" not in p.stdout
+    (tmp_path / "r.py").write_text("class ReLU:\n    def forward(self, x):\n        return x * (x > 0)\n\n"
+                                   "    def backward(self, dy):\n        return dy\n")
+    p = run_here("check", "r.py::ReLU", "--input-shape", "8,5", cwd=tmp_path)
+    assert p.returncode == 1 and "read: lessons/02-activations.md" in p.stdout
+
+
+ATTN = '''import numpy as np
+
+
+class SelfAttention:
+    def __init__(self, d, seed=0):
+        self.Wq = np.random.default_rng(seed).standard_normal((d, d)) * 0.3
+
+    def forward(self, x):
+        self.x = x
+        q = x @ self.Wq
+        s = q @ x.transpose(0, 2, 1)
+        s = s - s.max(-1, keepdims=True)
+        a = np.exp(s)
+        a /= a.sum(-1, keepdims=True)
+        self.q, self.a = q, a
+        return a @ x, a
+
+    def backward(self, dout):
+        x, q, a = self.x, self.q, self.a
+        dx = a.transpose(0, 2, 1) @ dout
+        da = dout @ x.transpose(0, 2, 1)
+        ds = a * (da - (da * a).sum(-1, keepdims=True))
+        dq = ds @ x
+        dx += ds.transpose(0, 2, 1) @ q
+        self.dWq = np.einsum("bti,btj->ij", x, dq)
+        dx += dq @ self.Wq.T
+        return dx FACTOR
+'''
+
+
+@pytest.mark.parametrize("factor, code", [("", 0), (" * 1.5", 1)])
+def test_output_and_attention_scores_with_one_gradient_checks_the_output(tmp_path, factor, code):
+    """L6: ``return a @ x, a`` with ``backward(dout)`` was exit 1 "gave Y as a tuple" though nothing was compared;
+    now read as numpy-ml's ``(A, C)``: the first output checked, the scores said not checked."""
+    (tmp_path / "a.py").write_text(ATTN.replace(" FACTOR", factor))
+    p = run_here("check", "a.py::SelfAttention", "--input-shape", "2,4,3", "--init", '{"d": 3}', cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == code, out + p.stderr
+    assert "2 outputs: output 1 (2, 4, 3) checked as Y, backward gets its dY; a (2, 4, 4) (float64): backward takes " \
+           "no upstream gradient for it, so it is not checked" in out
+    assert ("PASS: SelfAttention" in out) == (code == 0)
+
+
+def test_output_dropped_by_the_child_and_the_parent_is_one_count(capsys):
+    """The output of a forward that writes 5 MB a call: the parent's count of bytes not kept and the child's marker of
+    a long write's dropped head were two different counts in one block; now one, their sum, the marker not shown."""
+    from gradcheck.cli import _show_output
+
+    text = ("[... 2953831 earlier bytes of output dropped ...]\nxxxx\n[... 4967233 earlier bytes of output dropped "
+            "...]\n" + "\n".join(f"line {i}" for i in range(5)))
+    _show_output(text, "Noisy", verbose=False)
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{2953831 + 4967233:,} earlier bytes were not kept" in err and "bytes of output dropped" not in err
+    assert "| line 4" in err and "| xxxx" in err
