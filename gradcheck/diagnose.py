@@ -106,6 +106,7 @@ from .sources import (
     each_keyword_value,
     grad_slots,
     inplace_asked,
+    inputs_hold_weights,
     keyword_values,
     layer_branch,
     stored_inputs_refusal,
@@ -8164,7 +8165,7 @@ class _Probes:
         if bad_shape or nonfinite:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
-                                    inputs=inputs, keys=["@" + n for n in names])
+                                    inputs=inputs, keys=["@" + n for n in names], pair=inputs_hold_weights(self.layer))
                 V.check_grads(layer, self.owner, params, grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
@@ -8181,7 +8182,7 @@ class _Probes:
 
     def returned(self, rets, grads, pre_ids, bcall):
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
-        none = V.without_gradient(rets, self.inputs)  # None for a mask beside dx: no gradient (newuser36 M2)
+        none = V.without_gradient(rets, self.inputs, inputs_hold_weights(self.layer))  # a mask's None (M2)
         found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for i, (n, r, x) in enumerate(zip(self.names, rets, self.inputs)) if x.dtype.kind == "f" and i not in none]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)

@@ -229,8 +229,9 @@ def test_backward_none_for_a_mask_beside_a_wrong_dx_fails_on_dx(tmp_path):
 
 
 def test_none_for_every_input_is_still_a_missing_gradient():
-    """M2's limits: None for a lone input, or for every float input, is a missing gradient (the error as before); an
-    integer input's None is not a float input's."""
+    """M2's limits: None for a lone input, for every float input, or for any input of a CS231n function pair (its
+    weights are inputs: affine_backward's None for db, tests/test_pair_own_names_s31.py) is a missing gradient (the
+    error as before); an integer input's None is not a float input's."""
     from gradcheck import _validation as V
     from gradcheck.errors import GradientShapeError
 
@@ -243,6 +244,9 @@ def test_none_for_every_input_is_still_a_missing_gradient():
     with pytest.raises(GradientShapeError, match="returned None for dx"):
         V.check_input_grads(None, inputs=[x], owner="L", produced_by="backward(dY)", names=["x"], keys=["@x"])
     assert V.without_gradient((x, None), [x, m.astype(int)]) == set()
+    assert V.without_gradient((x, None), [x, m], pair=True) == set()  # a CS231n pair's inputs are its weights: db
+    with pytest.raises(GradientShapeError, match="returned None for dmask"):
+        V.check_input_grads((x, None), inputs=[x, m], pair=True, **kw)
 
 
 def test_constants_naming_a_forward_argument_points_to_none_and_indices(tmp_path):
