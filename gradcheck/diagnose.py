@@ -6434,7 +6434,11 @@ def _built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]
     from ._adapters import Adapted
 
     if _remote(layer):
-        return layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
+        new = layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
+        proto, told = getattr(layer, "protocol", None), getattr(new, "protocol", None)
+        if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
+            told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
+        return new
     cp = copy.deepcopy(layer)
     setattr(cp.obj if isinstance(cp, Adapted) else cp, key, value)
     return cp
@@ -6459,7 +6463,7 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
         if not ran:
             continue
         diag.other_args.append((key, value, other))
-        if d is not None:
+        if d is not None and d.result.failing_tensors:  # a gradient wrong there, not a protocol's word
             d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
             return d
     return diag

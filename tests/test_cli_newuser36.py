@@ -126,6 +126,37 @@ def test_constructor_refusing_the_other_value_keeps_the_pass_and_claims_nothing(
     assert code == 0 and "PASS: Picky" in out and "constructor argument" not in out
 
 
+SCALED = '''import numpy as np
+
+
+class Scaled:
+    def __init__(self, temperature=1.0):
+        self.t = temperature
+        self.scale = np.linspace(0.5, 1.5, 5)
+        self.W = np.random.default_rng(0).standard_normal((5, 5))
+
+    def forward(self, x):
+        self.x = x
+        return (x @ self.W) * self.scale / self.t
+
+    def backward(self, dy):
+        g = dy * self.scale / self.t
+        self.dW = self.x.T @ g
+        return g @ self.W.T FACTOR
+'''
+
+
+@pytest.mark.parametrize("factor, code", [("", 0), (" * self.t", 1)])
+def test_other_value_keeps_what_constants_declared(tmp_path, factor, code):
+    """H1 with --constants: the layer built again at temperature = 0.7 keeps ``scale`` declared a constant (it was
+    NOT CHECKED there, a wrong exit 1 of a correct layer); a wrong dX there still FAILs."""
+    (tmp_path / "s.py").write_text(SCALED.replace(" FACTOR", factor))
+    p = run_here("check", "s.py::Scaled", "--input-shape", "4,5", "--constants", "scale", cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == code and "also checked at temperature=0.7" in out and "NOT CHECKED" not in out, out
+    assert ("FAIL: Scaled [temperature=0.7]: gradient mismatch in dX." in out) == (code == 1)
+
+
 def test_diagnose_layer_checks_a_local_layer_at_the_other_value():
     """H1 in Python: manualprop's Dropout and ELU pass at both values (controls); a local ELU without alpha fails at
     alpha = 0.7, its attribute set on a copy (the layer itself keeps alpha = 1.0)."""
