@@ -6452,21 +6452,31 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
     ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``; either with ``other_args`` set (the header says which
     values were checked: :func:`args_header`)."""
     for key, value, other in symmetric_args(layer):
-        def run(key=key, other=other):
+        seen: list[Diagnosis] = []
+
+        def run(key=key, other=other, seen=seen):
             lay = _built_with(layer, key, other, _probe_inputs(X, seed, diag.name))
             try:
-                return check(lay)
+                seen.append(check(lay))
+                return seen[-1]
             finally:
                 if lay is not layer and callable(getattr(lay, "release", None)):
                     lay.release()
         ran, d = _again_at(run)
-        if not ran:
+        failed = d is not None and bool(d.result.failing_tensors)  # a gradient wrong there, not a protocol's word
+        if not ran or not (failed or _fully_passed(seen[-1])):  # not checked there (a penalty's term): no claim
             continue
         diag.other_args.append((key, value, other))
-        if d is not None and d.result.failing_tensors:  # a gradient wrong there, not a protocol's word
+        if failed:
             d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
             return d
     return diag
+
+
+def _fully_passed(d: Diagnosis) -> bool:
+    """``d`` passed with every tensor given a verdict (none ``unchecked``: a penalty's term, an atol above every
+    value), in every mode."""
+    return d.passed and all(x.result is not None and not x.result.unchecked for x in [d, *d.other_modes])
 
 
 def args_header(diag: Diagnosis) -> str:

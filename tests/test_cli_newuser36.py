@@ -157,6 +157,21 @@ def test_other_value_keeps_what_constants_declared(tmp_path, factor, code):
     assert ("FAIL: Scaled [temperature=0.7]: gradient mismatch in dX." in out) == (code == 1)
 
 
+def test_other_value_not_checkable_there_is_not_claimed(tmp_path):
+    """H1: an L2 strength at 0.0 built again at 0.3 adds a penalty's term to dW that gradcheck cannot check (NOT
+    CHECKED at --init l2=0.3): the PASS at 0.0 stands and the header does not claim l2=0.3 was checked."""
+    (tmp_path / "d.py").write_text("import numpy as np\n\n\nclass Dense:\n    def __init__(self, l2=0.0, scale=1.0):\n"
+                                   "        self.W = np.random.default_rng(0).standard_normal((5, 3))\n"
+                                   "        self.l2 = l2\n\n    def forward(self, x):\n        self.x = x\n"
+                                   "        return x @ self.W\n\n    def backward(self, dy):\n"
+                                   "        self.dW = self.x.T @ dy + self.l2 * self.W\n        return dy @ self.W.T\n")
+    p = run_here("check", "d.py::Dense", "--input-shape", "4,5", cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "PASS: Dense" in out
+    assert "constructor argument scale=1.0 (times scale = divided by scale = unchanged) can hide a wrong backward: " \
+           "also checked at scale=0.7 (passed)" in out and "l2=" not in out, out
+
+
 def test_diagnose_layer_checks_a_local_layer_at_the_other_value():
     """H1 in Python: manualprop's Dropout and ELU pass at both values (controls); a local ELU without alpha fails at
     alpha = 0.7, its attribute set on a copy (the layer itself keeps alpha = 1.0)."""
