@@ -6464,13 +6464,21 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
                     lay.release()
         ran, d = _again_at(run)
         failed = d is not None and bool(d.result.failing_tensors)  # a gradient wrong there, not a protocol's word
-        if not ran or not (failed or _fully_passed(seen[-1])):  # not checked there (a penalty's term): no claim
-            continue
+        if not ran or not (failed or _fully_passed(seen[-1])) or _output_unchanged(diag, seen[-1]):  # not checked there
+            continue  # (a penalty's term), or forward does not read it (a backward-only knob): no claim, no verdict
         diag.other_args.append((key, value, other))
         if failed:
             d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
             return d
     return diag
+
+
+def _output_unchanged(a: Diagnosis, b: Diagnosis) -> bool:
+    """Whether the checks ``a`` and ``b`` (of one layer built at two values of a constructor argument) saw forward
+    give the same output on the same input (the result's ``_output``): forward does not read that argument, so no
+    term of forward can cancel with backward there (a ``bug=1.0`` factor backward alone reads is the layer's own)."""
+    ya, yb = (getattr(x.result, "_output", None) for x in (a, b))
+    return ya is not None and yb is not None and np.shape(ya) == np.shape(yb) and V.identical(ya, yb)
 
 
 def _fully_passed(d: Diagnosis) -> bool:

@@ -162,14 +162,27 @@ def test_other_value_not_checkable_there_is_not_claimed(tmp_path):
     CHECKED at --init l2=0.3): the PASS at 0.0 stands and the header does not claim l2=0.3 was checked."""
     (tmp_path / "d.py").write_text("import numpy as np\n\n\nclass Dense:\n    def __init__(self, l2=0.0, scale=1.0):\n"
                                    "        self.W = np.random.default_rng(0).standard_normal((5, 3))\n"
-                                   "        self.l2 = l2\n\n    def forward(self, x):\n        self.x = x\n"
-                                   "        return x @ self.W\n\n    def backward(self, dy):\n"
+                                   "        self.l2, self.scale = l2, scale\n\n    def forward(self, x):\n        self.x = x\n"
+                                   "        return x @ self.W * self.scale\n\n    def backward(self, dy):\n"
+                                   "        dy = dy * self.scale\n"
                                    "        self.dW = self.x.T @ dy + self.l2 * self.W\n        return dy @ self.W.T\n")
     p = run_here("check", "d.py::Dense", "--input-shape", "4,5", cwd=tmp_path)
     out = " ".join(p.stdout.split())
     assert p.returncode == 0 and "PASS: Dense" in out
     assert "constructor argument scale=1.0 (times scale = divided by scale = unchanged) can hide a wrong backward: " \
            "also checked at scale=0.7 (passed)" in out and "l2=" not in out, out
+
+
+def test_argument_forward_does_not_read_is_not_checked_again(tmp_path):
+    """H1's control (tests/buggy_layers' correct counterparts): a ``bug=1.0`` factor that backward alone reads is the
+    layer's own; built at 0.7 forward gives the same output, so nothing of forward can cancel there: no verdict
+    taken from it, no claim."""
+    (tmp_path / "k.py").write_text("import numpy as np\n\n\nclass Knob:\n    def __init__(self, bug=1.0):\n"
+                                   "        self.bug = bug\n\n    def forward(self, x):\n        return 2 * x\n\n"
+                                   "    def backward(self, dy):\n        return 2 * dy * self.bug\n")
+    p = run_here("check", "k.py::Knob", "--input-shape", "4,5", cwd=tmp_path)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "PASS: Knob" in out and "constructor argument" not in out, out
 
 
 def test_diagnose_layer_checks_a_local_layer_at_the_other_value():
