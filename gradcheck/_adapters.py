@@ -2991,13 +2991,15 @@ def _takes(fn, n):
     return required == n or (required <= n and any(p.kind == p.VAR_POSITIONAL for p in ps.values()))
 
 
-def _return_names(fn, n, k):
+def _return_names(fn, n, k, first_any=False):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
-    ``n`` items must name them alike, with plain names."""
+    ``n`` items must name them alike, with plain names; ``first_any``: the first may be any expression, named
+    ``"output 1"`` (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
     if (tree := _source(fn)) is None or not tree.body:
         return None
-    found = {tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k])
+    found = {tuple(e.id if isinstance(e, ast.Name) else "output 1" if first_any and not i else None
+                   for i, e in enumerate(node.value.elts[:k]))
              for node in _switch_reach.own_nodes(tree.body[0])
              if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n}
     names = list(found.pop()) if len(found) == 1 else [None]
@@ -3046,7 +3048,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
     if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
         return None
     if not cached and _takes(backward, 1) and not any(p.kind == p.VAR_POSITIONAL for p in _params(backward).values()) \
-            and (names := _return_names(forward, len(res), len(outs))) \
+            and (names := _return_names(forward, len(res), len(outs), first_any=True)) \
             and not any("cache" in n.lower() for n in names) \
             and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
@@ -6862,7 +6864,21 @@ def _source_facts(obj) -> dict:
     ``student_forward``), and whether the code passes ``dtype='f'`` (:func:`uses_dtype_f`: the float32 advice of
     Deep Learning from Scratch 2, review26g L2)."""
     out = {"compared_constants": k} if (k := _try(_switch_reach.compared_constants, obj)) else {}
+    out |= {"float_args": f} if (f := _try(float_args, obj)) else {}
     return out | ({"dtype_f": True} if _try(uses_dtype_f, obj) else {})
+
+
+def float_args(obj) -> list[list]:
+    """``[[name, default], ...]``: the keyword arguments of the constructor of ``obj``'s class whose default is a
+    float (``Dropout(p=0.5)``, ``ELU(alpha=1.0)``; not a bool or an int, which size arrays), read from its signature,
+    nothing run; ``[]`` for a function pair (its keyword arguments: :func:`pair_switches`) or an unreadable one. The
+    checker checks a layer built at 0.5, 1.0, 0 or -1 again at another value (:func:`gradcheck.diagnose.at_other_args`:
+    ``1/p == 1/(1-p)`` at p = 0.5 hides a wrong backward, newuser36 H1)."""
+    if isinstance(obj, FunctionPair):
+        return []
+    ps = _params(type(obj)) or {}
+    return [[p.name, p.default] for p in ps.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and type(p.default) is float and bool(np.isfinite(p.default))]
 
 
 def uses_dtype_f(obj) -> bool:

@@ -342,7 +342,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
             records.append(TensorRecord("Y", tuple(Y.shape), "forward"))
         records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))
     diff = [x.dtype.kind == "f" for x in call.inputs]
-    notes += _input_notes(call, diff)
+    notes += _input_notes(call, diff) + _no_gradient_notes(call, {*manual, *(k for k, *_ in wrong)})
     dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in manual]
     display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
     display.update({k: V.grad_name(k) for k in call.params})
@@ -451,6 +451,32 @@ def _default_atol_note(default: bool, atol: float, atols: dict, roundoff: dict |
     return [f"{said} (default: the round-off of the finite differences, u*sum|Y*G|/h = "
             f"2.2e-16*{float(np.sum(np.abs(Y * G))):.3g}/h, h the step each entry moves by, at least {step:.3g}; "
             "pass --atol / atol= to set it)"]
+
+
+#: The note of a float input whose gradient backward returned as None beside another's (newuser36 M2).
+NO_GRADIENT = ("{n}: backward returned None for its gradient (as PyTorch's autograd.Function does for an input "
+               "without one): taken as an input without a gradient, d{n} not checked")
+#: Its tail when forward's output depends on that input.
+NO_GRADIENT_USED = ("; forward's output does depend on {n} (Y changes when {n} does), so its gradient was not given: "
+                    "return d{n} if {n} is to be differentiated (a 0/1 mask given as integers: --indices {i}:2)")
+
+
+def _no_gradient_notes(call: Call, given: set[str]) -> list[str]:
+    """The notes (:data:`NO_GRADIENT`) on the float inputs whose gradient backward returned as None
+    (:func:`gradcheck._validation.no_gradient_inputs`; ``given``: the keys of the gradients it did return), each
+    saying whether forward's output depends on it: Y at the input moved by 1e-3 standard-normal steps against Y."""
+    out = []
+    for n in V.no_gradient_inputs(call.names, call.inputs, call.keys, given):
+        i = call.names.index(n)
+        xs = [x.copy() for x in call.inputs]
+        try:
+            Y = np.array(call.output(*xs), copy=True)
+            xs[i] = xs[i] + 1e-3 * np.random.default_rng(0).standard_normal(xs[i].shape)
+            used = not np.array_equal(Y, call.output(*xs))
+        except Exception:  # noqa: BLE001 - the check reports forward's errors: unknown here, not said
+            used = False
+        out.append(NO_GRADIENT.format(n=n) + (NO_GRADIENT_USED.format(n=n, i=i) if used else ""))
+    return out
 
 
 def _input_notes(call: Call, diff: list[bool]) -> list[str]:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,14 @@ from ._adapters import (
     undecided_text,
 )
 from ._switch_reach import file_classes, self_attr
-from .check import FAST_SAMPLE, FAST_SAMPLE_ABOVE, check_loss, loss_arg_names, loss_gradient_name
+from .check import (
+    FAST_SAMPLE,
+    FAST_SAMPLE_ABOVE,
+    NO_GRADIENT,
+    check_loss,
+    loss_arg_names,
+    loss_gradient_name,
+)
 from .compare import VACUOUS, close, compare, default_atol, mismatched
 from .config import eval_backward_refused, mode_word, training_modes
 from .diagnose import (
@@ -74,6 +82,7 @@ from .sources import (
     pair_mode_line,
     twice_difference,
 )
+from .student_tape import StudentTape
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -254,8 +263,6 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                                 getattr(args, "reference_init", None)) if args.reference else None
     twin, twin_note = _twin(args, layer, "layer", init)
     if getattr(args, "tape", False):
-        from .student_tape import StudentTape
-
         twin = StudentTape(layer)
     switches = source_switches(label, nielsen_methods((getattr(layer, "protocol", None) or {}).get("text")))
     take_constants(layer, getattr(args, "constants", None))
@@ -269,13 +276,20 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed,
                               rtol=args.rtol, atol=args.atol, eps=args.eps, twin=twin, reference=reference,
                               name=cname, training=requested, values=False)  # other values: cli._pair_values
-    diag = diagnose(layer, twin, None if _stats_reference_only(layer, label) else reference)
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # float32 parameters' warning: not of a float64 copy
+            diag = diagnose(layer, twin, None if _stats_reference_only(layer, label) else reference)
+    except BaseException:
+        _float32_warnings(caught, False)
+        raise
     _indices_cast(diag, getattr(args, "indices", None), shape, cname)
     if diag.error is not None and (hint := targets_shape_hint(args, shape, str(diag.error))):
         diag.error.args = (f"{diag.error} {hint}",)
     f64: dict[str, str] = {}
     if getattr(args, "load_edited", None) is not None:  # float32 code: its formulas checked in float64 (tester25s)
-        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(lay, twin, reference), shape)
+        diag, f64 = _in_float64(args, label, layer, diag, lambda lay: diagnose(  # --tape: the copy's own tape (M1)
+            lay, StudentTape(lay) if isinstance(twin, StudentTape) else twin, reference), shape)
+    _float32_warnings(caught, bool(f64))
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
         _removed_eps(args, label, diag, diagnose, plain=twin is None and reference is None, float64=f64, layer=layer,
                      shape=shape)
@@ -303,7 +317,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer)
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer) + _no_gradient_lines(diag)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
     lines += _init_array_lines(init, low_dtype(args) or "float64") + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
@@ -313,6 +327,32 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+#: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is
+#: perturbed in place ..."), not shown when the check is a float64 copy's (:func:`_float32_warnings`).
+FLOAT32_PERTURBED = "; it is perturbed in place"
+
+
+def _float32_warnings(caught: Sequence[warnings.WarningMessage], copied: bool) -> None:
+    """Show the warnings ``caught`` during the first check, as they would have been; those saying a float32 parameter
+    is perturbed in place (:data:`FLOAT32_PERTURBED`) left out when the verdict is a float64 copy's (``copied``:
+    :func:`_in_float64`), whose parameters are float64 (newuser36 M1: the warning contradicted the copy's note)."""
+    for w in caught:
+        if not (copied and FLOAT32_PERTURBED in str(w.message)):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+
+def _no_gradient_lines(diag) -> list[str]:
+    """The notes of every mode's result on inputs whose gradient backward returned as None
+    (:data:`gradcheck.check.NO_GRADIENT`: a mask, not checked), moved to the header (once each): what was not checked
+    is said before the table (newuser36 M2)."""
+    mark, out = NO_GRADIENT.split("{n}")[1], []
+    for d in [diag, *diag.other_modes]:
+        if d.result is not None:
+            out += [n for n in d.result.notes if mark in n and n not in out]
+            d.result.notes = [n for n in d.result.notes if mark not in n]
+    return out
 
 
 def _indices_cast(diag, spec: str | None, shape, cname: str) -> None:
@@ -424,8 +464,9 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     if low_params(layer) is None and given is None:  # float64 (or no) parameters and input: a downcast
         _downcast_where(diag, path, cls, files, layer)
         return diag, {}
-    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (given or not diag.passed)
-                          else None)  # --dtype: its own float32 run with float32 X, even when float64 X passed
+    low = low_y(diag) or ((low_params(layer) or given) if diag.error is None and (
+        given or not diag.passed or getattr(args, "tape", False)) else None)  # --dtype: its own float32 run with
+    # float32 X, even when float64 X passed; --tape: manual~tape of float32 code is float32's round-off (newuser36 M1)
     if low is None:
         return diag, {}
     texts, places = float64_texts(path, files, cls, half=low == "float16")  # float16 code: its float16 too
@@ -1178,9 +1219,10 @@ _SHAPE_CODES = frozenset({"wrong-shape", "transposed", "values-right-shape-wrong
 def _also_wrong(diag) -> str:
     """``"; wrong shape of dBW, dBb"``: the FAIL line's words for the gradients of the wrong shape beside the failing
     rows of a result (their values compared reshaped, or not at all: verify26), else ""."""
-    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES
+    shape = list(dict.fromkeys(t.strip() for f in diag.errors if f.tensor and f.code in _SHAPE_CODES - {"wrong-order"}
                                for t in f.tensor.split(",")))
-    return f"; wrong shape of {', '.join(shape)}" if shape else ""
+    order = "; returned in the wrong order" if any(f.code == "wrong-order" for f in diag.errors) else ""  # L1
+    return (f"; wrong shape of {', '.join(shape)}" if shape else "") + order
 
 
 def _wrong_what(diag) -> str:
@@ -1196,7 +1238,7 @@ def _wrong_what(diag) -> str:
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
-    what = ("shape" if kinds & _SHAPE_CODES
+    what = ("order" if kinds == {"wrong-order"} else "shape" if kinds & _SHAPE_CODES
             else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")
@@ -1619,6 +1661,13 @@ def take_constants(layer, spec: str | None) -> list[str]:
     lists = {k: [str(w) for w in info.get(k) or []] for k in ("unchecked", "unseen", "buffers")}
     known = [w for ws in lists.values() for w in ws]
     bad = [n for n in names if n not in known]
+    if args_named := [n for n in bad if n in (getattr(layer, "forward_params", None) or [])]:  # newuser36 M2
+        a = args_named[0]
+        raise UsageError(f"--constants {a}: {a} is an argument of forward, not an array attribute (--constants names "
+                         f"attributes such as self.scale). An input without a gradient needs no option: let backward "
+                         f"return None in d{a}'s place in its tuple (as PyTorch's autograd.Function does for an input "
+                         f"without a gradient), or give {a} as integer indices with --indices POS:HIGH (a 0/1 mask: "
+                         f"--indices {list(layer.forward_params).index(a)}:2).")
     if bad:
         raise UsageError(f"--constants {','.join(bad)}: not an array attribute forward reads without a gradient "
                          f"(those are: {', '.join(known) or 'none'}); a constant is an array attribute the layer "

@@ -297,7 +297,7 @@ def _cmd_check(args) -> int:
     from .sandbox import Sandbox
 
     path, name = V.parse_target(args.target)
-    allow = ("autoprop", "manualprop") if args.tape else ()
+    allow = _tape_packages(args)
     copied = check_files(args, path)
     with Sandbox(files=copied, timeout=args.timeout, allow_packages=allow, **_check_isolation(args)) as sb:
         for note in sb.notes:
@@ -478,7 +478,8 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 files.update({n: os.path.join(d, k) for n, src in files.items()  # sandbox._packaged still sees one
                               if was is not None and _same_file(src, was)})  # file (review28g M1)
                 files[k] = os.path.join(d, k)
-            with Sandbox(files=files, timeout=args.timeout, **_check_isolation(args)) as sb:
+            with Sandbox(files=files, timeout=args.timeout, allow_packages=_tape_packages(args),
+                         **_check_isolation(args)) as sb:  # --tape: the copy's forward on autoprop tensors (M1)
                 if loss:
                     yield sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe,
                                        pred_arg=args.pred_arg, **getattr(args, "wrt_load", {"wrt": args.wrt}))
@@ -486,6 +487,12 @@ def _edited_loader(args, path, name, init, shape, probe, loss=False):
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
     return load
+
+
+def _tape_packages(args) -> tuple[str, ...]:
+    """The course packages the checked code may import: autoprop and manualprop with ``--tape`` (its forward runs on
+    autoprop tensors), in the check's sandbox and in that of a copy of its files (:func:`_edited_loader`), else none."""
+    return ("autoprop", "manualprop") if getattr(args, "tape", False) else ()
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -604,9 +611,10 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
     """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
     20 distinct lines (``--verbose``: 200), each cut at 200 characters, its control characters escaped
     (:func:`gradcheck._validation.printable`)."""
-    lines = text.rstrip("\n").splitlines()
-    dropped = re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", lines[0]) if lines else None
-    lines = lines[1:] if dropped else lines  # the sandbox keeps the output's tail only (Sandbox.output)
+    marks = [re.fullmatch(r"\[\.\.\. (\d+) earlier bytes of output dropped \.\.\.\]", ln)
+             for ln in text.rstrip("\n").splitlines()]  # the sandbox keeps the output's tail only (Sandbox.output),
+    dropped = sum(int(m[1]) for m in marks if m)  # and its child the tail of one long write (_Tail): one count
+    lines = [ln for ln, m in zip(text.rstrip("\n").splitlines(), marks) if not m]  # of both (newuser36)
     if not lines:
         if verbose:
             print(f"gradcheck: {name} printed nothing.", file=sys.stderr)
@@ -619,8 +627,8 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
             + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
     if dropped:  # newuser23 L2: "the last 200 of 261 distinct lines" of a forward that printed 5000 per call
         more = (f" (the last {len(shown)} distinct lines of its last {sum(len(ln) + 1 for ln in lines):,} bytes; "
-                f"{int(dropped.group(1)):,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
-                                                                           "; --verbose shows more") + ")")
+                f"{dropped:,} earlier bytes were not kept" + ("" if verbose or len(runs) <= n else
+                                                              "; --verbose shows more") + ")")
     print(f"gradcheck: output of {name} (its print calls, stdout and stderr){more}:", file=sys.stderr)
     for ln, count in shown:  # control characters escaped (redteam27 M3: ESC[40A ESC[0J and a fake PASS)
         ln = V.printable(ln if len(ln) <= 200 else ln[:200] + " [...]")

@@ -13,7 +13,9 @@ A pass is checked again at another point, by one step (:func:`_again_at`), where
 hide a bug: at the grader's drawn parameters when one is constant at init, or a square weight equal to its
 transpose (the identity: a missing ``.T`` passes there) (:func:`at_drawn_params`),
 and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
-:func:`at_straddled_inputs`); a failure there is the verdict. Before the signatures,
+:func:`at_straddled_inputs`), and with a float constructor argument built at a value where a wrong backward
+cancels (p = 0.5: ``1/p == 1/(1-p)``) at another value (:func:`at_other_args`); a failure there is the verdict.
+Before the signatures,
 :func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
 float16 inside, a rounding), and :func:`gradcheck.uncertainty.within_noise` names no bug for a
 mismatch within the numerical gradient's own spread.
@@ -105,6 +107,7 @@ from .sources import (
     each_keyword_value,
     grad_slots,
     inplace_asked,
+    inputs_hold_weights,
     keyword_values,
     layer_branch,
     stored_inputs_refusal,
@@ -1084,7 +1087,8 @@ SIGNATURES = tuple(list(DIAGNOSES)[list(DIAGNOSES).index("transposed"):])
 
 #: The lesson of each kind of layer :func:`_layer_kind` recognises (by shapes and forward, never by the class's name).
 LAYER_LESSONS = {"Conv": _CONV, "Pool": "21-pooling.md", "BatchNorm": _NORM, "LayerNorm": "23-layernorm.md",
-                 "RNN": "31-rnn-bptt.md", "GRU": "32b-gru.md", "LSTM": "32-lstm.md"}
+                 "RNN": "31-rnn-bptt.md", "GRU": "32b-gru.md", "LSTM": "32-lstm.md",
+                 "Dropout": "24-dropout.md"}  # a random forward held (:func:`_name_layer`), its mask missing
 #: The lessons of a bug signature's family that the recognised layer's own lesson takes the place of (newuser31 F1,
 #: F3: lesson 23's own LayerNorm bug pointed to the BatchNorm lesson, a Conv2D's db to the Linear one): each teaches
 #: the bug in one other layer (a Linear's, a BatchNorm's, a Conv2D's, a plain RNN's) or in none (numerical gradients,
@@ -1173,7 +1177,7 @@ class Finding:
         else the signature's (lesson 32b's gated path, lesson 02's activations)."""
         rec = DIAGNOSES.get(self.code)
         own = rec.lesson if rec else ""
-        if self.layer in LAYER_LESSONS and self.code in SIGNATURES and own in _FAMILY_LESSONS:
+        if self.layer in LAYER_LESSONS and self.code in SIGNATURES and (own in _FAMILY_LESSONS or self.layer == "Dropout"):
             own = LAYER_LESSONS[self.layer]
         return f"lessons/{own}" if own else ""
 
@@ -1218,6 +1222,11 @@ class Diagnosis:
     straddle_failed: bool = False
     #: the inputs of that check (``straddle_failed``)
     straddle_at: list | None = field(default=None, repr=False)
+    #: float constructor arguments at a value that can hide a wrong backward (p = 0.5), each ``(name, value, other)``,
+    #: with which the layer was built again and checked (:func:`at_other_args`); ``args_failed``: that check failed
+    #: (its argument the last one), and this diagnosis is its
+    other_args: list[tuple[str, float, float]] = field(default_factory=list)
+    args_failed: bool = False
 
     @property
     def passed(self) -> bool:
@@ -5376,6 +5385,9 @@ def _name_layer(L: _Layer, diag: Diagnosis) -> None:
     if found and (kind := _layer_kind(L)):
         for f in found:
             f.layer = kind
+    for f in diag.errors if diag.held else []:  # a random forward held for the check: a dropout's mask (newuser36 L4)
+        if f.code == "missing-local-derivative":
+            f.layer = "Dropout"
 
 
 def _layer_kind(L: _Layer) -> str:
@@ -6363,7 +6375,8 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     drawn : bool, default True
         When the layer passes and a parameter starts constant (zeros, ones: :func:`constant_params`), check it
         again at drawn parameter values, its own put back after (:func:`at_drawn_params`), whose diagnosis is the
-        result if it fails.
+        result if it fails; so too with a float constructor argument at 0.5, 1.0, 0 or -1 built at another value
+        (:func:`at_other_args`: ``Dropout(p=0.5)`` at p = 0.3).
     values : bool, default True
         A function pair's string keyword arguments left at their defaults (``pool_forward(A_prev, hparameters,
         mode="max")`` beside ``if mode == "average"``) are diagnosed at each other value too
@@ -6411,6 +6424,9 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if drawn and (diag.passed or zero):  # zero weights without gradients: checkable at drawn values alone
             diag = at_drawn_params(layer, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed, only=zero)
+        if drawn and diag.passed:  # p = 0.5 hides 1/p for 1/(1-p): built again at p = 0.3 (newuser36 H1)
+            diag = at_other_args(layer, X, diag, lambda lay: _diagnose_variants(
+                lay, X, owner, training, (None, None, False, upstream), kw), seed)
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
@@ -6564,7 +6580,8 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
 
 
 def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None]:
-    """The one "check again at another point" step (:func:`at_drawn_params`: drawn parameters;
+    """The one "check again at another point" step (:func:`at_drawn_params`: drawn parameters; :func:`at_other_args`:
+    other constructor arguments;
     :func:`at_straddled_inputs`: inputs around forward's constants): ``(ran, d)``, ``d`` the diagnosis ``run()``
     gave when it FAILS with the gradients compared (its verdict wins over the first point's PASS), else None
     (passed, or stopped before comparing, or non-finite there); ``keep_pass``: a passing ``d`` too (the first point
@@ -6577,6 +6594,119 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None
     if (d.passed and not keep_pass) or d.result is None or d.error is not None or "non-finite" in d.codes:
         return True, None
     return True, d
+
+
+#: The values of a float constructor argument at which a wrong backward can give the right numbers, each with the
+#: other value the layer is built again at (:func:`at_other_args`) and why: at p = 0.5 a dropout backward's ``1/p``
+#: equals ``1/(1-p)``; at 1.0 a left-out ``alpha`` or a multiplication for a division changes nothing; at 0 a term it
+#: scales vanishes; at -1 it only flips a sign (newuser36 H1: lesson 24's dropout, an ELU without alpha, PASSed).
+#: 0.3 and 0.7: within a probability's range, no two of them (or their complements, reciprocals) equal.
+SYMMETRIC_ARGS = {0.5: (0.3, "1/{k} = 1/(1-{k}) and {k} = 1-{k}"), 1.0: (0.7, "times {k} = divided by {k} = unchanged"),
+                  0.0: (0.3, "a term times {k} vanishes"), -1.0: (-0.7, "times {k} = divided by {k}")}
+#: Names of probabilities (a drop or keep rate): checked again only at 0.5, since at 0 or 1 the layer is another one
+#: (no dropout, or every unit dropped).
+PROBABILITY_WORDS = ("p", "rate", "drop", "keep", "prob")
+
+
+def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
+    """``[(name, value, other), ...]``: the float constructor arguments of ``layer`` (their defaults read from its
+    class's signature: :func:`gradcheck._adapters.float_args`, a sandboxed layer's from its protocol) whose value as
+    built (a sandboxed layer's ``--init`` or default; a local one's attribute of that name) is a key of
+    :data:`SYMMETRIC_ARGS` (a probability's 0.5 alone: :data:`PROBABILITY_WORDS`), with the other value to check."""
+    from ._adapters import Adapted, float_args
+
+    if _remote(layer):
+        found = (_protocol(layer) or {}).get("float_args")
+        init = layer.__dict__["_loaded"][2] or {}
+        pairs = [(f[0], init.get(f[0], f[1])) for f in (found if isinstance(found, list) else [])
+                 if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0].isidentifier()]
+    else:
+        obj = layer.obj if isinstance(layer, Adapted) else layer
+        pairs = [(k, getattr(obj, k, None)) for k, _ in float_args(obj)]
+    out = []
+    for k, v in pairs:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
+            continue
+        if float(v) == 0.5 or not any(w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS):
+            out.append((k, float(v), SYMMETRIC_ARGS[float(v)][0]))
+    return out
+
+
+def _built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]) -> Any:
+    """``layer`` with its constructor argument ``key`` at ``value``: a sandboxed layer built again in its child
+    (``RemoteLayer.loaded_with``, its ``--init`` with ``key`` added), a local one copied with its attribute ``key``
+    set. Raises as the constructor does."""
+    from ._adapters import Adapted
+
+    if _remote(layer):
+        new = layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
+        proto, told = getattr(layer, "protocol", None), getattr(new, "protocol", None)
+        if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
+            told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
+        return new
+    cp = copy.deepcopy(layer)
+    setattr(cp.obj if isinstance(cp, Adapted) else cp, key, value)
+    return cp
+
+
+def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer``) checked again, by :func:`_again_at` (the step of
+    :func:`at_drawn_params`), with each float constructor argument at a value that can hide a wrong backward
+    (:func:`symmetric_args`: p = 0.5, alpha = 1.0) at its other value, the others as built (:func:`_built_with`; a
+    constructor that refuses it: not checked there): ``check``'s diagnosis of the first that FAILS, named
+    ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``; either with ``other_args`` set (the header says which
+    values were checked: :func:`args_header`)."""
+    for key, value, other in symmetric_args(layer):
+        seen: list[Diagnosis] = []
+
+        def run(key=key, other=other, seen=seen):
+            lay = _built_with(layer, key, other, _probe_inputs(X, seed, diag.name))
+            try:
+                seen.append(check(lay))
+                return seen[-1]
+            finally:
+                if lay is not layer and callable(getattr(lay, "release", None)):
+                    lay.release()
+        ran, d = _again_at(run)
+        failed = d is not None and bool(d.result.failing_tensors)  # a gradient wrong there, not a protocol's word
+        if not ran or not (failed or _fully_passed(seen[-1])) or _output_unchanged(diag, seen[-1]):  # not checked there
+            continue  # (a penalty's term), or forward does not read it (a backward-only knob): no claim, no verdict
+        diag.other_args.append((key, value, other))
+        if failed:
+            d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
+            return d
+    return diag
+
+
+def _output_unchanged(a: Diagnosis, b: Diagnosis) -> bool:
+    """Whether the checks ``a`` and ``b`` (of one layer built at two values of a constructor argument) saw forward
+    give the same output on the same input (the result's ``_output``): forward does not read that argument, so no
+    term of forward can cancel with backward there (a ``bug=1.0`` factor backward alone reads is the layer's own)."""
+    ya, yb = (getattr(x.result, "_output", None) for x in (a, b))
+    return ya is not None and yb is not None and np.shape(ya) == np.shape(yb) and V.identical(ya, yb)
+
+
+def _fully_passed(d: Diagnosis) -> bool:
+    """``d`` passed with every tensor given a verdict (none ``unchecked``: a penalty's term, an atol above every
+    value), in every mode."""
+    return d.passed and all(x.result is not None and not x.result.unchecked for x in [d, *d.other_modes])
+
+
+def args_header(diag: Diagnosis) -> str:
+    """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``:
+    ``"constructor argument p=0.5 can hide a wrong backward (1/p = 1/(1-p) and p = 1-p): also checked at p=0.3
+    (passed)"``; when it failed there, ``"...: with p=0.3 dX is wrong; at p=0.5 the bug cancels"``."""
+    if not diag.other_args:
+        return ""
+    said = [f"{k}={v!r} ({SYMMETRIC_ARGS[v][1].format(k=k)})" for k, v, _ in diag.other_args]
+    line = (f"constructor argument{'s' if len(said) > 1 else ''} {', '.join(said)} can hide a wrong backward: also "
+            f"checked at {', '.join(f'{k}={o!r}' for k, _, o in diag.other_args)}")
+    if not (diag.args_failed and diag.result is not None):
+        return line + " (passed)"
+    k, v, o = diag.other_args[-1]
+    wrong = ", ".join(diag.result.failing_tensors) or "a gradient"
+    return line + (f": with {k}={o!r} {wrong} {'are' if ', ' in wrong else 'is'} wrong; at {k}={v!r} the bug "
+                   f"cancels. The table and diagnosis below are at {k}={o!r}")
 
 
 def _compared_constants(layer: Any) -> list[float]:
@@ -6711,6 +6841,7 @@ def point_headers(diag: Diagnosis, layer: Any) -> list[str]:
     around forward's constants (``"forward compares X with 6, beyond the drawn inputs (|x| <= 2.9): also checked at
     inputs around 6"``)."""
     lines = [drawn_header(diag, layer)] if diag.drawn else []
+    lines += [args_header(diag)] if diag.other_args else []
     if diag.straddled:
         name, top = diag.straddle_span
         cs = " and ".join(f"{c:g}" for c in diag.straddled)
@@ -8284,7 +8415,7 @@ class _Probes:
         if bad_shape or nonfinite:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
-                                    inputs=inputs, keys=["@" + n for n in names])
+                                    inputs=inputs, keys=["@" + n for n in names], pair=inputs_hold_weights(self.layer))
                 V.check_grads(layer, self.owner, params, grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
@@ -8301,8 +8432,9 @@ class _Probes:
 
     def returned(self, rets, grads, pre_ids, bcall):
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
+        none = V.without_gradient(rets, self.inputs, inputs_hold_weights(self.layer))  # a mask's None (M2)
         found = [(V.grad_name(n), r, x.shape, n, bcall)
-                 for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
+                 for i, (n, r, x) in enumerate(zip(self.names, rets, self.inputs)) if x.dtype.kind == "f" and i not in none]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
         found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
                    else f"{V.slot_name(slots, k)} after backward(dY)") for k, p in self.params.items()]

@@ -499,9 +499,21 @@ def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[
     if written := dY_written(owner, dY, G):
         raise written
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys,
-                                 wrong=wrong)
+                                 wrong=wrong, pair=inputs_hold_weights(call.layer))
     manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer), wrong=wrong))
     return manual
+
+
+def inputs_hold_weights(layer: Any) -> bool:
+    """Whether ``layer``'s forward takes its weights among its inputs: a CS231n function pair (``affine_forward(x, w,
+    b)``), run here or sandboxed (its ``protocol``), through the checker's wrappers. Its backward's None for one is
+    a missing gradient (``db``), not an input without one (:func:`gradcheck._validation.without_gradient`)."""
+    inner = layer
+    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
+        inner = inner._layer
+    inner = inner.obj if isinstance(inner, Adapted) else inner
+    proto = getattr(inner, "protocol", None)
+    return isinstance(inner, FunctionPair) or (isinstance(proto, Mapping) and proto.get("protocol") == "cs231n")
 
 
 def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeError | None:
