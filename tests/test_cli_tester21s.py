@@ -286,8 +286,8 @@ def test_float32_parameter_warning_once_with_the_layer_name():
     assert "is float32; it is perturbed" not in p.stderr, p.stderr
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        warnings.warn("LinearF32.W is float32; it is perturbed in place", UserWarning)
-        warnings.warn("another warning", UserWarning)
+        warnings.warn("LinearF32.W is float32; it is perturbed in place", UserWarning, stacklevel=2)
+        warnings.warn("another warning", UserWarning, stacklevel=2)
     for copied, said in [(True, ["another warning"]), (False, [str(w.message) for w in caught])]:
         with warnings.catch_warnings(record=True) as shown:
             _float32_warnings(caught, copied=copied)
