@@ -680,14 +680,24 @@ def _clean(text: Any, limit: int = 300) -> str:
 
 
 def _clean_strings(obj: Any, limit: int = 2000) -> Any:
-    """Every string (keys too) of a decoded reply passed through :func:`_clean` with the same ``limit``; arrays
-    untouched. A key is a name the grader compares with the reference's (a parameter ``w_in[0]``): cut at 120
-    characters before session 36, a parameter named with 150 matched no key and a correct layer lost its points; a
-    name is cut for display only, where it is written (:func:`gradcheck.grading.static.name_span`)."""
+    """Every string of a decoded reply passed through :func:`_clean` with the same ``limit``; arrays untouched. A key
+    is a name the grader compares with the reference's and sends back (a parameter ``w_in[0]``): kept whole (cut at
+    120 characters before session 36, a parameter named with 150 matched no key and a correct layer lost its points;
+    a name is cut for display only, where it is written: :func:`gradcheck.grading.static.name_span`), and a key
+    holding an invisible or control character other than whitespace (which :func:`printable` escapes: it named no
+    array of the child's, whose numerical gradient was then 0 beside a zero dW: redteam36 F1z, a wrong PASS) is
+    refused: :class:`MalformedReply`."""
     if isinstance(obj, str):
         return _clean(obj, limit)
     if isinstance(obj, dict):
-        return {(_clean(k, limit) if isinstance(k, str) else k): _clean_strings(v, limit) for k, v in obj.items()}
+        for k in obj:
+            if isinstance(k, str) and not (k.isprintable() or all(c.isprintable() or c.isspace() for c in k)):
+                # (redteam36 F1z: "W\u200b" escaped matched no key; a newline or tab is shown as a space, kept)
+                raise MalformedReply(
+                    f"a name in it, '{_clean(k, 80)}', holds characters that cannot be shown as they are (control, "
+                    "invisible or format characters); names are compared as sent and shown in the report, so a "
+                    "parameter's name must be printable text: rename it", hint="")
+        return {k: _clean_strings(v, limit) for k, v in obj.items()}
     return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
 
 
@@ -701,8 +711,14 @@ def _stack_depth() -> int:
 
 class MalformedReply(ValueError):
     """A reply whose frame passed the wire's checks but whose decoded content has not the shape the grader reads
-    (:func:`_check_reply`): the submission's failure, as any frame content is (its code runs in the process that
-    writes the replies and may replace the child's own functions: redteam35 F2), never the grader's."""
+    (:func:`_check_reply`; a name that is not printable text, :func:`_clean_strings`): the submission's failure, as
+    any frame content is (its code runs in the process that writes the replies and may replace the child's own
+    functions: redteam35 F2), never the grader's. ``hint``: the question the message ends with ("" for none)."""
+
+    def __init__(self, message: str, hint: str = "Does the code replace or call the sandbox's own functions, which "
+                 "write the replies the grader reads?") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 def _json_kind(x: Any) -> str:
@@ -1723,8 +1739,7 @@ class Sandbox:
         except MalformedReply as exc:  # a well-formed frame of the wrong content: the submission's (redteam35 F2)
             self._kill()
             self._fail(paragraph(f"{what}: the submission's process sent a malformed reply: {exc}, and was stopped.",
-                                 "Does the code replace or call the sandbox's own functions, which write the replies "
-                                 "the grader reads?"), "protocol")
+                                 exc.hint), "protocol")
         except wire.ReplyTooLarge as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
