@@ -684,18 +684,18 @@ def _clean_strings(obj: Any, limit: int = 2000) -> Any:
     is a name the grader compares with the reference's and sends back (a parameter ``w_in[0]``): kept whole (cut at
     120 characters before session 36, a parameter named with 150 matched no key and a correct layer lost its points;
     a name is cut for display only, where it is written: :func:`gradcheck.grading.static.name_span`), and a key
-    holding an invisible or control character other than whitespace (which :func:`printable` escapes: it named no
-    array of the child's, whose numerical gradient was then 0 beside a zero dW: redteam36 F1z, a wrong PASS) is
-    refused: :class:`MalformedReply`."""
+    holding a character that is not printable (a newline, a tab, an invisible or control character, which
+    :func:`printable` changes: changed, it named no array of the child's, whose numerical gradient was then 0 beside
+    a zero dW: redteam36 F1z, a wrong PASS; a newline also broke the report's line) is refused:
+    :class:`MalformedReply`."""
     if isinstance(obj, str):
         return _clean(obj, limit)
     if isinstance(obj, dict):
         for k in obj:
-            if isinstance(k, str) and not (k.isprintable() or all(c.isprintable() or c.isspace() for c in k)):
-                # (redteam36 F1z: "W\u200b" escaped matched no key; a newline or tab is shown as a space, kept)
+            if isinstance(k, str) and not k.isprintable():  # (redteam36 F1z: "W\u200b" escaped matched no key)
                 raise MalformedReply(
-                    f"a name in it, '{_clean(k, 80)}', holds characters that cannot be shown as they are (control, "
-                    "invisible or format characters); names are compared as sent and shown in the report, so a "
+                    f"a name in it, '{_clean(k, 200)}', holds characters that cannot be shown as they are (control, "
+                    "newline, tab, invisible or format characters); names are compared as sent and shown in the report, so a "
                     "parameter's name must be printable text: rename it", hint="")
         return {k: _clean_strings(v, limit) for k, v in obj.items()}
     return [_clean_strings(v, limit) for v in obj] if isinstance(obj, list) else obj
