@@ -35,3 +35,42 @@ def test_f3_an_integer_within_the_dtype_is_converted_exactly(dtype, value):
     v = ap.Variable(np.array([1, 2], dtype=dtype))
     v.assign(np.array(value))  # int64 values the narrower dtype holds
     assert v.dtype == np.dtype(dtype) and v.numpy().tolist() == value
+
+
+# --------------------------------------------------------------------------- F5: a kept share equal to the momentum
+
+from test_cli import run_here  # noqa: E402
+from test_cli_newuser35 import REF, SWAPPED, TORCH, _bn, _one_line  # noqa: E402
+from test_lstm_bn_pair_s36 import KEPT  # noqa: E402
+
+
+@pytest.mark.parametrize("momentum", ["0.1", "0.3"])
+def test_f5_a_class_keeping_its_own_momentum_under_a_half_is_accepted_with_the_note(tmp_path, momentum):
+    """running = m * running + (1 - m) * batch (CS231n's, Keras's) with m = 0.1 keeps 0.1: consistent in that
+    convention; it FAILed as "the momentum looks swapped" where 0.99 was accepted (verify36 F5)."""
+    p = run_here("check", _bn(tmp_path, SWAPPED, momentum), "--input-shape", "8,4", "--init", '{"D": 4}', *REF)
+    text = _one_line(p)
+    assert p.returncode == 0, text
+    assert (f"running_mean, running_var are running averages keeping {momentum} of the old value, your momentum="
+            f"{momentum} in CS231n's and Keras's convention") in text, text
+    assert f"if your {momentum} is PyTorch's momentum (the batch's share), your formula is the other" in text, text
+    assert "after a training forward and the eval output after it match manualprop.BatchNorm1D's" in text, text
+
+
+def test_f5_a_value_and_formula_of_different_conventions_still_fail(tmp_path):
+    """momentum=0.9 in PyTorch's formula keeps 0.1 (not the layer's 0.9, under a half): swapped, a FAIL."""
+    p = run_here("check", _bn(tmp_path, TORCH, "0.9"), "--input-shape", "8,4", "--init", '{"D": 4}', *REF)
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "yours keeps 0.1 of the old value" in text and "the momentum looks swapped" in text, text
+
+
+def test_f5_a_cs231n_pair_with_bn_param_momentum_01_is_accepted_with_the_note(tmp_path):
+    (tmp_path / "cs_bn.py").write_text(KEPT)
+    p = run_here("check", f"{tmp_path / 'cs_bn.py'}::batchnorm", "--input-shape", "8,4;4;4", "--init",
+                 '{"bn_param": {"mode": "train", "momentum": 0.1}}', *REF)
+    text = _one_line(p)
+    assert p.returncode == 0, text  # (before: exit 1, "Fix: the momentum looks swapped")
+    assert ("bn_param['running_mean'], bn_param['running_var'] are running averages keeping 0.1 of the old value, "
+            "your momentum=0.1 in CS231n's and Keras's convention") in text, text
+    assert "the momentum looks swapped" not in text, text
