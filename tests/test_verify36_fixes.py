@@ -74,3 +74,30 @@ def test_f5_a_cs231n_pair_with_bn_param_momentum_01_is_accepted_with_the_note(tm
     assert ("bn_param['running_mean'], bn_param['running_var'] are running averages keeping 0.1 of the old value, "
             "your momentum=0.1 in CS231n's and Keras's convention") in text, text
     assert "the momentum looks swapped" not in text, text
+
+
+# --------------------------------------------------------------------------- F4: a dict backward missing or adding a key
+
+from test_cli import check_source  # noqa: E402
+from test_cli_corpus36 import LN_ARGS, layernorm  # noqa: E402
+
+
+def test_f4_a_dict_without_a_weights_key_is_a_wrong_result_naming_it(tmp_path):
+    """(dX, {'gamma': dgamma}): exit 3 "returned a tuple of 3 items ((2, 3, 6), (6,), NoneType)" before."""
+    code, out = check_source(tmp_path, layernorm(keys="'gamma': dgamma"), "LayerNorm", *LN_ARGS)
+    text = " ".join(out.split())
+    assert code == 1, text
+    assert "dbeta not returned (the dict has no key for beta)" in text, text
+    assert "returned None for dbeta; expected an array of shape (6,)" in text, text
+    assert "tuple of 3 items" not in text, text
+
+
+def test_f4_a_dict_with_a_key_naming_no_weight_says_the_dict_is_read_and_names_the_key(tmp_path):
+    code, out = check_source(tmp_path, layernorm(keys="'gamma': dgamma, 'beta': dbeta, 'eps': 0.0"), "LayerNorm",
+                             *LN_ARGS)
+    text = " ".join(out.split())
+    assert code == 3, text
+    assert ("returned a tuple of 2 items ((2, 3, 6), dict): its last item, a dict, is read as the weights' gradients "
+            "by key") in text, text
+    assert "but 'eps' names no weight (the weights: gamma, beta)" in text, text
+    assert "expected dX alone" not in text, text
