@@ -1424,8 +1424,14 @@ def check_init(kind, target, init, n_inputs=None):
         data = (f" If {pos[1]} is data rather than the target of a loss of {pos[0]} (svm_loss_naive(W, X, y, reg) -> "
                 f"(loss, dW)), give {pos[1]} in --init too: the gradient of {pos[0]} alone is then checked, every other "
                 f"argument fixed." if kind == "loss_function" and len(pos) > 2 else "")
+        factory = next((f"{target.__name__}.{k}({', '.join(list(inspect.signature(v.__func__).parameters)[1:])})"
+                        for k, v in vars(target).items() if isinstance(v, classmethod) and not k.startswith("_")),
+                       "") if kind == "class" and isinstance(target, type) else ""
+        factory = (f" {factory} looks like a factory: gradcheck builds the class with __init__ (it does not call "
+                   f"the factory); give --init the values the factory would pass to {target.__name__}("
+                   f"{', '.join(missing)})." if factory else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}")
+                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}{factory}")
 
 
 def _init_example(init, missing):

@@ -101,3 +101,47 @@ def test_f4_a_dict_with_a_key_naming_no_weight_says_the_dict_is_read_and_names_t
             "by key") in text, text
     assert "but 'eps' names no weight (the weights: gamma, beta)" in text, text
     assert "expected dX alone" not in text, text
+
+
+# --------------------------------------------------------------------------- F9, F10 (LOW)
+
+from gradcheck.grading.static import NAME_SHOWN, name_span  # noqa: E402
+
+
+def test_f9_two_long_names_sharing_their_shown_start_are_shown_apart():
+    a, b = "w_" + "x" * 148, "w_" + "x" * 130 + "y" * 18
+    assert a[:NAME_SHOWN] == b[:NAME_SHOWN]
+    sa, sb = name_span(a), name_span(b)
+    assert sa != sb, sa  # (before: both "`w_xx...x`... (cut: 150 characters)")
+    assert sb.startswith(f"`{b[:NAME_SHOWN]}`... (cut: 150 characters; ends `{b[-16:]}`; sha256 "), sb
+    assert name_span("dw_in[0]") == "`dw_in[0]`"
+
+
+FACTORY = """
+import numpy as np
+
+class Dense:
+    def __init__(self, W, b):
+        self.W, self.b = np.asarray(W, float), np.asarray(b, float)
+
+    @classmethod
+    def initialize(cls, units_prev, units_curr):
+        return cls(np.ones((units_prev, units_curr)), np.zeros(units_curr))
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+"""
+
+
+def test_f10_a_classmethod_factory_is_named_in_the_usage_error(tmp_path):
+    code, out = check_source(tmp_path, FACTORY, "Dense", "--input-shape", "5,4")
+    text = " ".join(out.split())
+    assert code == 2, text
+    assert "needs W, b, which only --init can give" in text, text
+    assert ("Dense.initialize(units_prev, units_curr) looks like a factory: gradcheck builds the class with __init__ "
+            "(it does not call the factory); give --init the values the factory would pass to Dense(W, b).") in text, text
