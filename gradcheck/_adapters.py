@@ -1424,8 +1424,14 @@ def check_init(kind, target, init, n_inputs=None):
         data = (f" If {pos[1]} is data rather than the target of a loss of {pos[0]} (svm_loss_naive(W, X, y, reg) -> "
                 f"(loss, dW)), give {pos[1]} in --init too: the gradient of {pos[0]} alone is then checked, every other "
                 f"argument fixed." if kind == "loss_function" and len(pos) > 2 else "")
+        factory = next((f"{target.__name__}.{k}({', '.join(list(inspect.signature(v.__func__).parameters)[1:])})"
+                        for k, v in vars(target).items() if isinstance(v, classmethod) and not k.startswith("_")),
+                       "") if kind == "class" and isinstance(target, type) else ""
+        factory = (f" {factory} looks like a factory: gradcheck builds the class with __init__ (it does not call "
+                   f"the factory); give --init the values the factory would pass to {target.__name__}("
+                   f"{', '.join(missing)})." if factory else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}")
+                        f"with ... replaced by the values): --init '{example}'.{arrays}{data}{factory}")
 
 
 def _init_example(init, missing):
@@ -7299,8 +7305,10 @@ class ReturnedGradients:
         if len(rets) - n != len(ws):
             ws = [w for w in ws if not _buffer_name(w)]
         want = [np.shape(x) for x in inputs] + [np.shape(weights[w]) for w in ws]
-        if len(rets) == len(want) and all(isinstance(r, np.ndarray) and r.shape == s or r is None and x.dtype.kind != "f"
-                                          for r, s, x in zip(rets, want, [*inputs, *(weights[w] for w in ws)])):
+        gone = getattr(rets, "unreturned", ())  # a weight the dict backward returns has no key for: not returned
+        if len(rets) == len(want) and all(isinstance(r, np.ndarray) and r.shape == s or r is None and
+                                          (x.dtype.kind != "f" or i in gone)
+                                          for i, (r, s, x) in enumerate(zip(rets, want, [*inputs, *(weights[w] for w in ws)]))):
             return ws
         names = _dx_names(obj, n) + ["d" + w for w in ws]
         if (order := ReturnedGradients.by_shape(n, rets, want)) is not None:  # (dX, db, dW): distinct shapes
@@ -7423,7 +7431,9 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     rg.attach(obj)
     if dict_keys:
         notes.insert(0, f"the weights' gradients read from the dict backward returns last (keys "
-                        f"{', '.join(repr(dict_keys[w]) for w in ws if dict_keys.get(w) is not None)})")
+                        f"{', '.join(repr(dict_keys[w]) for w in ws if dict_keys.get(w) is not None)})"
+                        + "".join(f"; d{w} not returned (the dict has no key for {w})" for w in ws
+                                  if dict_keys.get(w) is None and w not in stored))
     info.update(protocol="returned", text=rg.text(obj, inputs) + "".join(f"; {t}" for t in notes))
     if read:  # which of the two a gradient is, for its FAIL line: ["dW: the stored self.dW, not ..."]
         info["read_from"] = read
@@ -7440,10 +7450,19 @@ def _dict_returned(rets, weights):
         return rets, {}
     names = {g.format(w).lower(): w for w in weights for g in ("{}", *GRAD_NAMES)}
     if not all(k.lower() in names for k in last) or len({names[k.lower()] for k in last}) < len(last):
+        if any(k.lower() in names for k in last):  # (dX, {'gamma': .., 'eps': 0.0}): the dict form, a key naming no weight
+            stray = [k for k in last if k.lower() not in names]
+            raise AdapterError(
+                f"backward(dY) returned a {rets.kind.__name__} of {_described(rets)}: its last item, a dict, is read as "
+                f"the weights' gradients by key (a weight's name or its gradient's: 'gamma', 'dgamma', 'grad_gamma'), "
+                + (f"but {', '.join(map(repr, stray))} name{'s' if len(stray) == 1 else ''} no weight" if stray else
+                   "but two keys name the same weight")
+                + f" (the weights: {', '.join(weights)}). Return only the weights' gradients in the dict")
         return rets, {}
     keys = {names[k.lower()]: k for k in last}
     ws = [w for w in weights if not _buffer_name(w) or w in keys]
     items = _ReturnedItems([*rets[:-1], *(_copy(last.get(keys.get(w))) for w in ws)], rets.kind, rets.stored)
+    items.unreturned = {len(rets) - 1 + i for i, w in enumerate(ws) if w not in keys}  # (dX, {'gamma': dgamma})
     return items, keys
 
 

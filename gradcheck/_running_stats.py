@@ -269,18 +269,25 @@ def _one_share(wrong, before: dict, m: float) -> float | None:
 def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str) -> str:
     """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a running average at the
     layer's own ``momentum`` (its attribute) in one convention or the other, at a rate the reference does not have
-    (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL)."""
+    (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL). A
+    share kept equal to the layer's momentum (CS231n's and Keras's convention) is accepted whatever it is: CS231n's
+    bn_param momentum=0.1 keeping 0.1 is its own formula (verify36 F5); PyTorch's only when it keeps at least half."""
     k = _one_share(wrong, before, m)
-    if k is None or not 0.5 <= k < 1 - 1e-6 or abs(k - m) < 1e-6 or np.ndim(momentum) != 0:  # (0-d: state_values)
-        return ""  # (keeping less than half: a value of one convention in the other's formula, 0.99 keeping 0.01)
+    if k is None or not 1e-6 < k < 1 - 1e-6 or momentum is None or np.ndim(momentum) != 0:  # (0-d: state_values)
+        return ""  # (None: the layer's momentum unknown, a bn_param without it)
     momentum = float(momentum)
+    if abs(momentum - k) >= 1e-6 and (k < 0.5 or abs(k - m) < 1e-6):
+        return ""  # (keeping less than half, not the layer's momentum: 0.99 in PyTorch's formula keeping 0.01)
     conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
             "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")
     return conv and (
         f"running statistics: {', '.join(b for b, *_ in wrong)} are running averages keeping {k:.3g} of the old value, "
         f"your momentum={momentum:g} in {conv}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
         f"rate, the eval output compared given your statistics. To compare the rate too: add \"momentum\": "
-        f"{1 - k:.3g} to --reference-init")
+        f"{1 - k:.3g} to --reference-init" + (
+            f". It keeps less than half: if your {momentum:g} is PyTorch's momentum (the batch's share), your formula "
+            f"is the other convention's (PyTorch's: running = (1 - momentum) * running + momentum * batch)"
+            if k < 0.5 else ""))
 
 
 def _kept(before: np.ndarray, got: np.ndarray, want: np.ndarray, m: float) -> float | None:

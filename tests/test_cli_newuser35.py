@@ -124,9 +124,11 @@ def _one_line(p):
 
 
 def test_swapped_momentum_fails_against_the_reference(tmp_path):
-    """H2: running = m*running + (1-m)*batch with PyTorch's m = 0.1 PASSed with --reference manualprop.BatchNorm1D
-    (its eval forward was compared only at the initial statistics); now FAIL, the share kept named."""
-    p = run_here("check", _bn(tmp_path, SWAPPED), "--input-shape", "8,4", "--init", '{"D": 4}', *REF,
+    """H2: running = (1-m)*running + m*batch with the kept-share convention's m = 0.9 PASSed with --reference
+    manualprop.BatchNorm1D (its eval forward was compared only at the initial statistics); now FAIL, the share kept
+    named. (m*running + (1-m)*batch with m = 0.1 keeps the layer's own momentum: accepted with a note since
+    verify36 F5, tests/test_verify36_fixes.py.)"""
+    p = run_here("check", _bn(tmp_path, TORCH, "0.9"), "--input-shape", "8,4", "--init", '{"D": 4}', *REF,
                  "--json", tmp_path / "r.json")
     text = _one_line(p)
     assert p.returncode == 1, text

@@ -18,6 +18,7 @@
   The child now names what raised (exit ``WAITING_EXIT``, one line on stderr) and the grader says so.
 """
 
+import hashlib
 import pathlib
 import sys
 import time
@@ -84,7 +85,9 @@ def test_a_parameter_named_with_150_characters_is_graded(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": src}, _test_with(REF.replace("w_in[0]", LONG)))
     (t,) = data["tests"]
     assert (r.status, t["score"], t["max_score"]) == ("graded", 3.0, 3.0), t["output"]
-    assert t["output"] == f"All checked: `dX`, `d{LONG[:119]}`... (cut: 151 characters), `db_out` ok.", t["output"]
+    cut = (f"`d{LONG[:119]}`... (cut: 151 characters; ends `{LONG[-16:]}`; sha256 "  # (verify36 F9: the end, a hash)
+           f"{hashlib.sha256(('d' + LONG).encode()).hexdigest()[:8]})")
+    assert t["output"] == f"All checked: `dX`, {cut}, `db_out` ok.", t["output"]
 
 
 def test_a_wrong_gradient_of_a_long_named_parameter_costs_its_point(tmp_path):
@@ -93,7 +96,9 @@ def test_a_wrong_gradient_of_a_long_named_parameter_costs_its_point(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": src.replace("w_in[0]", LONG)}, _test_with(REF.replace("w_in[0]", LONG)))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 2.0), t["output"]
-    assert t["output"].startswith(f"- `d{LONG[:119]}`... (cut: 151 characters): **wrong**"), t["output"]
+    assert t["output"].startswith(f"- `d{LONG[:119]}`... (cut: 151 characters; ends `{LONG[-16:]}`; sha256 "), \
+        t["output"]
+    assert "): **wrong**" in t["output"].splitlines()[0], t["output"]
     assert _parts(t["output"]) == {"dX": "ok", "db_out": "ok"}, t["output"]  # (the cut one read above)
 
 

@@ -1054,7 +1054,9 @@ class Variable(Tensor):
     TypeError
         From ``assign*`` when the variable's dtype cannot hold the new value's: a float
         value into an integer variable (it would be truncated: ``[1.5, 2.5]`` -> ``[1, 2]``),
-        a complex one into a float variable, as ``tf.Variable`` refuses them. A cast within a
+        a complex one into a float variable, an integer outside the integer variable's range
+        (``300`` into int8 would wrap to ``44``; bounds from ``np.iinfo``, checked on the
+        values), as ``tf.Variable`` refuses them. A cast within a
         kind or up to a wider kind (int into a float variable, float64 into float32) is done.
 
     Examples
@@ -1075,7 +1077,9 @@ class Variable(Tensor):
     def _check_new(self, value, what, copy=True):
         value = value._value if isinstance(value, Tensor) else value
         came = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
-        if came != self.dtype and came.kind in "biufc" and not np.can_cast(came, self.dtype, "same_kind"):
+        ints = came.kind in "iu" and self.dtype.kind in "iu"  # (int64 -> uint8: by the values, below)
+        if came != self.dtype and came.kind in "biufc" and not ints \
+                and not np.can_cast(came, self.dtype, "same_kind"):
             # (float -> int, complex -> float: numpy would truncate or drop silently; TF refuses)
             lost, cast, kind = (("drop its imaginary part", "np.real(value)", "complex")
                                 if came.kind == "c" else
@@ -1085,6 +1089,18 @@ class Variable(Tensor):
                 f"value of dtype {came} (got {np.array2string(np.asarray(value), threshold=6)}; numpy "
                 f"would {lost}), as tf.Variable refuses it. Cast the value yourself ({cast}), or "
                 f"make the variable {kind} from the start")
+        if ints and came != self.dtype and not np.can_cast(came, self.dtype, "safe"):
+            # (int64 -> int8, uint64 -> int64: numpy would wrap 300 to 44; TF refuses a value
+            # its dtype cannot hold; a value within the bounds is converted exactly)
+            arr, info = np.asarray(value), np.iinfo(self.dtype)
+            if arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+                raise TypeError(
+                    f"Variable {self.name!r}.{what}: the variable's dtype {self.dtype} cannot hold "
+                    f"the value of dtype {came} (got {np.array2string(arr, threshold=6)}; "
+                    f"{self.dtype} holds {info.min} to {info.max}; numpy would wrap it around), as "
+                    f"tf.Variable refuses it. Clip the value yourself "
+                    f"(np.clip(value, {info.min}, {info.max})), or make the variable of a wider "
+                    f"dtype ({came}) from the start")
         new = np.array(value, dtype=self.dtype) if copy else np.asarray(value, dtype=self.dtype)
         if new.shape != self.shape:
             raise ValueError(

@@ -398,18 +398,20 @@ def name_span(name: str) -> str:
     -------
     str
         Markdown: :func:`code_span` of the name, or of its first :data:`NAME_SHOWN` characters followed by
-        ``... (cut: N characters)``.
+        ``... (cut: N characters; ends `<its last 16>`; sha256 <8 hex digits of the whole name>)``: two names
+        sharing their first characters are shown apart (verify36 F9).
 
     Examples
     --------
     >>> name_span("dw_in[0]")
     '`dw_in[0]`'
-    >>> name_span("d" + "x" * 130)[-30:]
-    'xxxx`... (cut: 131 characters)'
+    >>> name_span("d" + "x" * 130)[122:164]
+    '... (cut: 131 characters; ends `xxxxxxxxxx'
     """
     name = str(name)
-    return code_span(name) if len(name) <= NAME_SHOWN else \
-        f"{code_span(name[:NAME_SHOWN])}... (cut: {len(name):,} characters)"
+    return code_span(name) if len(name) <= NAME_SHOWN else (
+        f"{code_span(name[:NAME_SHOWN])}... (cut: {len(name):,} characters; ends {code_span(name[-16:])}; sha256 "
+        f"{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]})")
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
