@@ -181,7 +181,7 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         wt = k.partition("[")[0] == weight
         due = (d if wt else 1.0) * w - eta / m * sums.get(k, np.zeros_like(w))
         new = stepped.get(k)
-        if isinstance(new, np.ndarray) and close(new, due, RTOL, ATOL):
+        if isinstance(new, np.ndarray) and new.shape == w.shape and close(new, due, RTOL, ATOL):  # never broadcast
             continue
         if not isinstance(new, np.ndarray) or new.shape != w.shape:
             out.wrong[k] = (f"{method} left it " + ("missing" if new is None and k not in stepped else
