@@ -184,8 +184,7 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         if isinstance(new, np.ndarray) and new.shape == w.shape and close(new, due, RTOL, ATOL):  # never broadcast
             continue
         if not isinstance(new, np.ndarray) or new.shape != w.shape:
-            out.wrong[k] = (f"{method} left it " + ("missing" if new is None and k not in stepped else
-                            f"of shape {np.shape(new)}") + f", expected an array of shape {w.shape}")
+            out.wrong[k] = _shape_wrong(method, new, w, m, new is None and k not in stepped)
             continue
         lk = last.get(k) if isinstance(last.get(k), np.ndarray) and np.shape(last.get(k)) == w.shape else 0 * w
         c = _Step(w, sums.get(k, np.zeros_like(w)), lk, m, eta, d if wt else 1.0, d, dm, wt)
@@ -193,6 +192,16 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         if code:
             out.bugs[k] = code
     return out
+
+
+def _shape_wrong(method: str, new: Any, w: np.ndarray, m: int, missing: bool) -> str:
+    """Why the array ``w`` was left ``new``, not an array of its shape (``missing``: not left at all); a bias left
+    (n, m), the m samples' deltas side by side, is told to sum them (verify36 F2)."""
+    cols = w.ndim == 2 and w.shape[1] == 1 and np.shape(new) == (w.shape[0], m) and m > 1
+    return (f"{method} left it " + ("missing" if missing else f"of shape {np.shape(new)}") + f", expected an array of "
+            f"shape {w.shape}" + (f" (the {m} samples' bias deltas side by side, as backprop(X, Y) of the whole batch "
+                                  "gives them: sum them over the columns, nabla_b.sum(axis=1, keepdims=True), in "
+                                  f"backprop or in {method})" if cols else ""))
 
 
 def _named(k: str, new: np.ndarray, due: np.ndarray, c: _Step) -> tuple[str, str]:

@@ -98,3 +98,18 @@ def test_eta_first_is_said_and_the_students_names_are_used(tmp_path):
     (tmp_path / "ok").mkdir()
     code, out = _check(tmp_path / "ok")
     assert code == 0 and "update_mini_batch(batch, eta): checked: one step on a mini-batch of 3 samples" in out, out
+
+
+def test_check_reads_a_matrix_ports_per_column_bias_deltas(tmp_path):
+    """F2: gradcheck check of the matrix-based network (backprop(X, Y) returns network.py's per-column bias deltas,
+    (3, 3), summed by its step) PASSes, its step checked (it FAILed "nabla_b[0] has shape (3, 3), expected (3, 1)");
+    the step leaving those (3, 3) biases FAILs on the step, each bias named by its shape."""
+    code, out = _check(tmp_path, MATRIX)
+    assert code == 0 and "PASS" in out and "expected (3, 1)" not in out, out
+    assert "update_mini_batch(batch, eta): checked: one step on a mini-batch of 3 samples" in out, out
+    (tmp_path / "b").mkdir()
+    code, out = _check(tmp_path / "b", (MATRIX[0], MATRIX[1].replace(
+        "        nb = [d.sum(axis=1, keepdims=True) for d in nb]\n", "")))
+    assert code == 1, out
+    assert ("biases[0], biases[1], biases[2]: update_mini_batch left it of shape (3, 3), expected an array of shape "
+            "(3, 1)") in out, out
