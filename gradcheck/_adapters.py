@@ -2046,11 +2046,13 @@ def backprop_as_model(obj, each=False):
             sums = got if sums is None else [[a + g for a, g in zip(s, r, strict=True)] for s, r in zip(sums, got, strict=True)]
             delta = (by_list(got).get(bias) or [None])[0]  # the first layer's delta, dC/dz1
             dxs.append(lists[weight][0].T @ delta if np.shape(delta) == lists[bias][0].shape else None)
+        self.__dict__[STEP_SUMS] = {f"{k}[{i}]": g for k, r in by_list(sums or []).items() for i, g in enumerate(r)}
         if np.ndim(x) == 2 and np.shape(x)[1] > 1 and batched is not False:  # a matrix port: the whole batch at once
             try:  # Nielsen's convention: the gradient of the sum of the per-sample costs over what it is given
                 sums = returned(self, x, t, f" with the whole batch x of shape {np.shape(x)} (one sample per column)")
             except Exception as exc:  # noqa: BLE001 - no method feeds it a batch: the one-sample backprop (network.py)
-                if batched or isinstance(exc, BackpropInputWritten):
+                if isinstance(exc, BackpropInputWritten) or batched and not (
+                        isinstance(exc, BackpropResultError) and _columns_summed(self, back, x, t, sums)):
                     raise
         self.grads = {f"{k}[{i}]": float(dout) * g for k, r in by_list(sums or []).items() for i, g in enumerate(r)}
         self.__dict__[STEP_LAST] = {f"{k}[{i}]": g for k, r in by_list(got).items() for i, g in enumerate(r)}
@@ -2068,6 +2070,32 @@ def backprop_as_model(obj, each=False):
             f"{'of the whole x, as update_mini_batch feeds it' if batched else 'summed over the columns'}; "
             f"{back} computes no dX: dX is read from its first layer's delta, {weight}[0].T @ (its gradient of "
             f"{bias}[0]), as z = {weight}[0] x + {bias}[0] gives it")
+
+
+def _columns_summed(obj, back, x, t, sums):
+    """Whether ``obj.BACK(x, t)`` of the whole batch returns network.py's per-column bias deltas, ``nabla_b[i]`` of
+    shape (n, m) where the bias is (n, 1), whose columns' sum (and the other arrays as they are) equals ``sums``, the
+    sum of its one-sample gradients (two lists, in the order it returns them), to rounding: a matrix port whose
+    ``update_mini_batch`` sums the bias columns itself (verify36 F2: FAILed "nabla_b[0] has shape (3, 2), expected
+    (3, 1)"). Its gradients are then read as ``sums``; any other result keeps its error."""
+    if not sums or len(sums) != 2:
+        return False
+    got = _unwritten_call(obj, back, np.array(x, copy=True), np.array(t, copy=True))
+    if not isinstance(got, (list, tuple)) or len(got) != 2:
+        return False
+    m, seen = np.shape(x)[1], False
+    for r, s in zip(got, sums, strict=True):
+        if not isinstance(r, (list, tuple)) or len(r) != len(s):
+            return False
+        for g, a in zip(r, s, strict=True):
+            g = np.asarray(g, dtype=np.float64)
+            if g.shape != a.shape:
+                if not (a.ndim == 2 and a.shape[1] == 1 and g.shape == (a.shape[0], m)):
+                    return False
+                g, seen = g.sum(axis=1, keepdims=True), True
+            if not np.allclose(g, a, rtol=1e-9, atol=1e-12):
+                return False
+    return seen
 
 
 def _columns(x):
@@ -2098,6 +2126,10 @@ STEP_STATE = "_gradcheck_nielsen"
 #: the key where the model's backward keeps backprop's gradients of the last sample (column) it was given, which
 #: :func:`nielsen_step` returns beside the step (a step using the last sample's gradient alone is named by them)
 STEP_LAST = "_gradcheck_nielsen_last"
+#: the key where the model's backward keeps the sum over the columns of backprop's one-sample gradients (network.py's
+#: ``nabla``), which :func:`nielsen_step` returns: a matrix port's whole-batch ``nabla_b`` is (n, m), not the step's
+#: (n, 1) (verify36 F1)
+STEP_SUMS = "_gradcheck_nielsen_sums"
 #: the names of ``update_mini_batch``'s parameters after ``(mini_batch, eta)`` that take network2.py's L2 strength
 #: ``lmbda`` and the training set's size ``n`` (``update_mini_batch(mini_batch, eta, lmbda, n)``)
 STEP_KEYWORDS = {"lmbda": ("lmbda", "lmbd", "lam", "lamb", "lambd", "lambda_", "reg", "l2", "weight_decay"),
@@ -2141,9 +2173,12 @@ def nielsen_step(obj, x, t, eta, lmbda, n):
     :func:`backprop_as_model` presents it; ``copy.deepcopy``: the network itself is not stepped, nor any velocity it
     keeps) on the mini-batch of ``x``'s columns with ``t``'s (``[(x[:, j:j+1], t[:, j:j+1])]``, network.py's list of
     ``(x, y)`` tuples), learning rate ``eta``, and ``lmbda``, ``n`` to the parameters that take them. Returns
-    ``({"weights[0]": array, ...}, name, [keywords given], {"weights[0]": the last sample's gradient, ...})``: the
+    ``({"weights[0]": array, ...}, name, [keywords given], {"weights[0]": the last sample's gradient, ...}, sums,
+    names)``: the
     arrays of the copy's lists after the step (float64 copies; an entry that is not an array as it is), and backprop's
-    gradients of the last column of the model's last backward (:data:`STEP_LAST`, {} before any). AdapterError for a network :func:`backprop_as_model` did not
+    gradients of the last column of the model's last backward (:data:`STEP_LAST`, {} before any), their sum over its columns
+    (:data:`STEP_SUMS`, alike) and the method's first two parameters' names. TypeError naming the order when it takes
+    ``eta`` first; BackpropResultError when it wrote into the mini-batch's ``x`` or ``y``. AdapterError for a network :func:`backprop_as_model` did not
     present, or whose step method cannot be called (:func:`step_method`)."""
     for _ in range(8):  # the student's object behind the adapters' (``.obj``)
         if STEP_STATE in getattr(obj, "__dict__", {}) or not hasattr(obj, "obj"):
@@ -2156,14 +2191,32 @@ def nielsen_step(obj, x, t, eta, lmbda, n):
     new = copy.deepcopy(obj)
     x, t = np.asarray(x, dtype=np.float64), np.asarray(t, dtype=np.float64)
     batch = [(x[:, j:j + 1].copy(), t[:, j:j + 1].copy()) for j in range(x.shape[1])]
+    kept = [(a.copy(), b.copy()) for a, b in batch]
     given = {"lmbda": lmbda, "n": n}
-    getattr(new, name)(batch, eta, **{p: given[k] for k, p in taken.items()})
+    params = [p.name for p in (_params(getattr(type(obj), name, None)) or {}).values()
+              if p.kind in _POSITIONAL and p.name != "self"]
+    said = f"{name}({', '.join(params[:2]) or 'mini_batch, eta'})"
+    try:
+        getattr(new, name)(batch, eta, **{p: given[k] for k, p in taken.items()})
+    except TypeError as exc:  # verify36 F7: update_mini_batch(self, eta, mini_batch) meets a float where it iterates
+        if len(params) >= 2 and params[0].lower() in ("eta", "lr", "learning_rate", "alpha"):
+            raise TypeError(f"{exc} (gradcheck calls {name} as Nielsen's network.py does, positionally as "
+                            f"{name}(mini_batch, eta); {type(obj).__name__}.{name} takes ({', '.join(params)}): "
+                            f"put the mini-batch first, ({', '.join([params[1], params[0], *params[2:]])}))") from exc
+        raise
+    for j, ((a, b), (a0, b0)) in enumerate(zip(batch, kept, strict=True)):  # verify36 F11: the training data itself
+        for v, arr, was in (("x", a, a0), ("y", b, b0)):
+            if not (isinstance(arr, np.ndarray) and np.array_equal(arr, was, equal_nan=True)):
+                raise BackpropResultError(f"{name} modified its mini-batch's {v} in place (sample {j}, "
+                                          f"{said} wrote into it): the caller's training data itself (network.py's SGD gives it "
+                                          "training_data's arrays; every later epoch trains on the changed data)")
     out = {}
     for k in names:
         v = getattr(new, k, None)
         for i, a in enumerate(v if isinstance(v, (list, tuple)) else [v]):
             out[f"{k}[{i}]"] = np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a
-    return out, name, sorted(taken), dict(obj.__dict__.get(STEP_LAST) or {})
+    return (out, name, sorted(taken), dict(obj.__dict__.get(STEP_LAST) or {}), dict(obj.__dict__.get(STEP_SUMS) or {}),
+            params[:2])
 
 
 def _unwritten_call(obj, back, x, y):

@@ -86,8 +86,9 @@ BUGS: dict[str, tuple[Callable[[_Step], Any], str]] = {
 class StepCheck:
     """What :func:`step_check` found: ``method`` (``update_mini_batch``), ``taken`` (its keywords beyond eta),
     ``wrong`` (``{array: why}``, e.g. ``{"biases[0]": "it is not updated at all"}``), ``bugs`` (``{array: code of BUGS}`` of those named),
-    ``compared`` (every array compared, in order), ``refused`` (why no step was run, "" when one was), ``formula``
-    (the step compared with, in words), ``m`` the mini-batch's size."""
+    ``compared`` (every array compared, in order), ``refused`` (why no step was run or compared, "" when one was),
+    ``formula`` (the step compared with, in words), ``m`` the mini-batch's size, ``params`` the method's first two
+    parameters' names."""
 
     method: str = ""
     taken: list[str] = field(default_factory=list)
@@ -97,6 +98,13 @@ class StepCheck:
     refused: str = ""
     formula: str = ""
     m: int = 0
+    params: list[str] = field(default_factory=list)
+
+    def said(self) -> str:
+        """The call in the student's names: ``update_mini_batch(batch, learning_rate)`` (verify36 F7), else
+        ``update_mini_batch(mini_batch, eta)``; the keywords beyond eta after them."""
+        first = ", ".join(self.params) if len(self.params) == 2 else "mini_batch, eta"
+        return f"{self.method}({first}{''.join(', ' + k for k in self.taken)})"
 
 
 def _summed_gradients(layer: Any, X: np.ndarray) -> dict[str, np.ndarray]:
@@ -146,8 +154,16 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
     got = layer.mini_batch_step(X, T, eta, lmbda, n)
     if isinstance(got, str):
         return StepCheck(refused=got)
-    stepped, method, taken, last = got
+    stepped, method, taken, last, *rest = got
+    if rest and rest[0]:  # verify36 F1: the sum of backprop's one-sample gradients, network.py's nabla (a matrix
+        sums = rest[0]    # port's whole-batch nabla_b is (n, m): its bias step is made of the (n, 1) sum)
+    names = (rest[1] if len(rest) > 1 else []) or []
     m = X.shape[1]
+    wrong_shape = [f"{k} of shape {np.shape(sums[k])}, expected {v.shape}" for k, v in before.items()
+                   if k in sums and np.shape(sums[k]) != v.shape]
+    if wrong_shape:  # never compared by broadcasting: the step it would be made of is not the array's shape
+        return StepCheck(method=method, taken=taken, refused=f"backprop's gradients summed over the samples are "
+                         f"{', '.join(wrong_shape)}: the step due cannot be made of them")
     if len(set(taken) & {"lmbda", "n"}) == 1:
         return StepCheck(method=method, taken=taken, refused=f"{method} takes {taken[0]} without "
                          f"{({'lmbda', 'n'} - set(taken)).pop()}: the L2 decay it makes cannot be told")
@@ -157,7 +173,7 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         lists.setdefault(k.partition("[")[0], []).append(v)
     weight, _bias = nielsen_lists(lists)
     d, dm = (1 - eta * lmbda / n, 1 - eta * lmbda / m) if decayed else (1.0, 1.0)
-    out = StepCheck(method=method, taken=taken, m=m, compared=list(before), formula=(
+    out = StepCheck(method=method, taken=taken, m=m, compared=list(before), params=list(names[:2]), formula=(
         f"(1 - eta*lmbda/n) * w - (eta/m) * sum(nabla_w) and b - (eta/m) * sum(nabla_b), eta = {eta:g}, lmbda = "
         f"{lmbda:g}, n = {n}, m = {m}" if decayed else f"w - (eta/m) * sum(nabla_w), b - (eta/m) * sum(nabla_b), eta = "
         f"{eta:g}, m = {m}"))
@@ -165,11 +181,10 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         wt = k.partition("[")[0] == weight
         due = (d if wt else 1.0) * w - eta / m * sums.get(k, np.zeros_like(w))
         new = stepped.get(k)
-        if isinstance(new, np.ndarray) and close(new, due, RTOL, ATOL):
+        if isinstance(new, np.ndarray) and new.shape == w.shape and close(new, due, RTOL, ATOL):  # never broadcast
             continue
         if not isinstance(new, np.ndarray) or new.shape != w.shape:
-            out.wrong[k] = (f"{method} left it " + ("missing" if new is None and k not in stepped else
-                            f"of shape {np.shape(new)}") + f", expected an array of shape {w.shape}")
+            out.wrong[k] = _shape_wrong(method, new, w, m, new is None and k not in stepped)
             continue
         lk = last.get(k) if isinstance(last.get(k), np.ndarray) and np.shape(last.get(k)) == w.shape else 0 * w
         c = _Step(w, sums.get(k, np.zeros_like(w)), lk, m, eta, d if wt else 1.0, d, dm, wt)
@@ -179,11 +194,25 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
     return out
 
 
+def _shape_wrong(method: str, new: Any, w: np.ndarray, m: int, missing: bool) -> str:
+    """Why the array ``w`` was left ``new``, not an array of its shape (``missing``: not left at all); a bias left
+    (n, m), the m samples' deltas side by side, is told to sum them (verify36 F2)."""
+    cols = w.ndim == 2 and w.shape[1] == 1 and np.shape(new) == (w.shape[0], m) and m > 1
+    return (f"{method} left it " + ("missing" if missing else f"of shape {np.shape(new)}") + f", expected an array of "
+            f"shape {w.shape}" + (f" (the {m} samples' bias deltas side by side, as backprop(X, Y) of the whole batch "
+                                  "gives them: sum them over the columns, nabla_b.sum(axis=1, keepdims=True), in "
+                                  f"backprop or in {method})" if cols else ""))
+
+
 def _named(k: str, new: np.ndarray, due: np.ndarray, c: _Step) -> tuple[str, str]:
     """``(why, code)``: the sentence of array ``k``'s wrong step ``new`` (``due`` the right one), naming the first bug
     of :data:`BUGS` whose step it is (code "" when none is)."""
     for code, (make, words) in BUGS.items():
         if (cand := make(c)) is not None and close(new, cand, RTOL, ATOL) and not close(cand, due, RTOL, ATOL):
+            if code == "averaged-twice" and c.m == 2:  # verify36 F6: eta/m^2 = eta/(2m) at m = 2, eta halved alike
+                return ("the step is (eta/4) * sum(nabla) where (eta/2) * sum(nabla) is due (m = 2): eta halved, or "
+                        "(eta/m)/m, the mean over the mini-batch averaged twice: the same step at m = 2 (a mini-batch of 3 "
+                        "samples or more, --targets real@N_OUT,3, tells them apart)"), ""
             return words, code
     if c.weight and c.dw != 1 and np.any(c.w):  # another decay: the factor new = d' w - (eta/m) s fits, d' constant
         d = float(np.sum((new + c.eta / c.m * c.s) * c.w) / np.sum(c.w * c.w))
@@ -201,7 +230,7 @@ def step_finding(layer: Any, X: np.ndarray, T: np.ndarray, cname: str) -> tuple[
     res = step_check(layer, X, T)
     if res.refused:
         return None, f"{cname}: update_mini_batch's step not checked: {res.refused}."
-    said = f"{res.method}(mini_batch, eta{''.join(', ' + k for k in res.taken)})"
+    said = res.said()
     if not res.wrong:
         return None, (f"{said}: checked: one step on a mini-batch of {res.m} samples (x[:, j], y[:, j]) from the "
                       f"checked weights gives {', '.join(res.compared)} = {res.formula}, the step of backprop's "

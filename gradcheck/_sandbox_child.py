@@ -1530,22 +1530,25 @@ class Child:
         """One ``update_mini_batch`` of Nielsen's network (:func:`gradcheck._adapters.nielsen_step`, on a copy) after
         ``req["params"]`` are set: ``x``, ``t`` (one sample a column), ``eta``, ``lmbda``, ``n``. Replies ``stepped``
         (the copy's arrays after the step, as :meth:`dict_of` describes a dict), ``last`` (backprop's gradients of the
-        last sample the model's last backward saw, described alike), ``method`` (its name), ``taken`` (the
+        last sample the model's last backward saw, described alike), ``sums`` (their sum over its columns, alike),
+        ``params`` (the method's first two parameters' names), ``method`` (its name), ``taken`` (the
         keywords passed beyond eta), ``forward_calls`` (the staff policy's count: every call of forward's code the
         request makes, as a backward's); ``refused`` instead of the step when the adapters find no step method they
         can call (:func:`gradcheck._adapters.step_method`: the parent says the step was not checked, and why)."""
         count, codes = req.get("count_forward"), set()
         try:
             _, n0 = _counting(count, codes, self.stepped_setup, obj, codes, req.get("params"))
-            (stepped, method, taken, last), n1 = _counting(count, codes, self.AD.nielsen_step, obj, req["x"], req["t"],
+            (stepped, method, taken, last, sums, said), n1 = _counting(count, codes, self.AD.nielsen_step, obj, req["x"], req["t"],
                                                      req["eta"], req.get("lmbda"), req.get("n"))
         except self.AD.AdapterError as exc:
             return self.reply(True, {"refused": str(exc), "forward_calls": None if not count else n0})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        (out, most), n2 = _counting(count, codes, lambda: (self.dict_of(packer, stepped), self.dict_of(packer, last)))
+        (out, most, summed), n2 = _counting(count, codes, lambda: (self.dict_of(packer, stepped), self.dict_of(
+            packer, last), self.dict_of(packer, sums)))
         calls = None if not count else -1 if -1 in (n0, n1, n2) else n0 + n1 + n2
-        self.reply(True, {"stepped": out, "last": most, "method": str(method), "taken": [str(k) for k in taken],
+        self.reply(True, {"stepped": out, "last": most, "sums": summed, "method": str(method),
+                          "params": [str(k) for k in said], "taken": [str(k) for k in taken],
                           "forward_calls": calls}, packer)
 
     def stepped_setup(self, obj, codes, params):

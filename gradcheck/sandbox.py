@@ -809,7 +809,7 @@ _REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
     "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
     "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
     "sublayer": {"same_as": _COUNT},  # the index of the same layer object earlier in the model's layers
-    "step": {"stepped": _dict_of, "last": _dict_of, "taken": _STRINGS,  # Nielsen's update_mini_batch (RemoteLayer.mini_batch_step)
+    "step": {"stepped": _dict_of, "last": _dict_of, "sums": _dict_of, "taken": _STRINGS, "params": _STRINGS,  # Nielsen's update_mini_batch (RemoteLayer.mini_batch_step)
              "method": _checker(lambda x: isinstance(x, str), "a method's name (a string)"),
              "refused": _checker(lambda x: isinstance(x, str), "a string")},
 }
@@ -2646,11 +2646,13 @@ class RemoteLayer(_Remote):
         self._meta = {**self._meta, "protocol": dict(self.protocol)}
 
     def mini_batch_step(self, x: np.ndarray, t: np.ndarray, eta: float, lmbda: float | None = None,
-                        n: int | None = None) -> tuple[dict[str, Any], str, list[str], dict[str, Any]] | str:
+                        n: int | None = None) -> tuple[dict[str, Any], str, list[str], dict[str, Any], dict[str, Any],
+                                                             list[str]] | str:
         """One ``update_mini_batch(mini_batch, eta[, lmbda, n])`` of Nielsen's network, run in the child on a copy
         of it holding :attr:`params` (:func:`gradcheck._adapters.nielsen_step`): ``x`` (n_in, m) and ``t`` (n_out, m)
         one sample a column. Returns ``({"weights[0]": array or None, ...}, the method's name, the keywords given
-        beyond eta, {"weights[0]": backprop's gradient of the last sample of the last backward, ...})``, or a string: why no step could be run (no such method). Raises SandboxError as :meth:`backward`
+        beyond eta, {"weights[0]": backprop's gradient of the last sample of the last backward, ...}, their sums over the
+        columns alike, the method's first two parameters' names)``, or a string: why no step could be run (no such method). Raises SandboxError as :meth:`backward`
         (the step raised; the staff policy: a call of forward counted in it)."""
         x, t = (np.asarray(a, dtype=np.float64) for a in (x, t))
         meta = self._call("step", f"update_mini_batch(mini_batch, eta) with {x.shape[1]} samples",
@@ -2665,8 +2667,10 @@ class RemoteLayer(_Remote):
         def arrays(key: str, by: str) -> dict[str, Any]:
             return {k: _value_to_array(d, owner=self.class_name, tensor=k, allow_none=True, produced_by=by)
                     for k, d in (meta[key].get("items") or {}).items()}
+        said = [_clean(k, 40) for k in meta.get("params") or []]
         return (arrays("stepped", f"{self.class_name}.{method}(mini_batch, eta)"), method,
-                [_clean(k, 40) for k in meta.get("taken") or []], arrays("last", "backprop(x, y)"))
+                [_clean(k, 40) for k in meta.get("taken") or []], arrays("last", "backprop(x, y)"),
+                arrays("sums", "backprop(x, y)") if isinstance(meta.get("sums"), dict) else {}, said)
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = _names(self.forward_params, len(inputs))

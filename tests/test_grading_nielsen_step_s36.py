@@ -68,7 +68,7 @@ def test_biases_not_updated_lose_their_share(tmp_path):
     r, t, text = _grade(tmp_path, (B_STEP, ""))
     assert (r.status, t["score"]) == ("graded", 3.0), t["output"]
     assert _parts(t["output"]) == {k: "wrong" if k.startswith("b") else "ok" for k in ARRAYS}, t["output"]
-    assert ("- `biases[0]`: **wrong** - after one update_mini_batch(mini_batch, eta): it is not updated at all; due: w "
+    assert ("- `biases[0]`: **wrong** - after one update_mini_batch(batch, eta): it is not updated at all; due: w "
             "- (eta/m) \\* sum(nabla_w), b - (eta/m) \\* sum(nabla_b), eta = 0.5, m = 3.") in text, text
 
 
@@ -86,7 +86,7 @@ def test_the_l2_decay_on_the_biases_is_named(tmp_path):
     r, t, text = _grade(tmp_path, *L2, (B_STEP, B_STEP.replace("[b - eta", "[(1 - eta * lmbda / n) * b - eta")))
     assert (r.status, t["score"]) == ("graded", 3.0), t["output"]
     assert "the L2 decay (1 - eta\\*lmbda/n) is applied to the biases" in text, text
-    assert "after one update_mini_batch(mini_batch, eta, lmbda, n)" in text, text
+    assert "after one update_mini_batch(batch, eta, lmbda, n)" in text, text
 
 
 def test_a_step_calling_forward_fails_the_staff_policy(tmp_path):
@@ -147,8 +147,9 @@ def test_the_step_runs_on_a_copy(tmp_path):
         before = net.forward(X.copy())
         net.backward(np.ones(1))
         want = 0.25 - 0.5 / 3 * net.grads["weights[0]"]  # the step from the parent's params
-        stepped, method, taken, last = net.mini_batch_step(X, t[0], 0.5)
-        assert (method, taken) == ("update_mini_batch", []) and set(last) == set(ARRAYS)
+        stepped, method, taken, last, sums, params = net.mini_batch_step(X, t[0], 0.5)
+        assert (method, taken) == ("update_mini_batch", []) and set(last) == set(sums) == set(ARRAYS)
+        assert params == ["batch", "eta"]
         assert np.allclose(stepped["weights[0]"], want, rtol=1e-10, atol=1e-14), (stepped["weights[0]"], want)
         assert np.array_equal(net.forward(X.copy()), before)  # the network itself was not stepped
 

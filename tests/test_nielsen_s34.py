@@ -55,11 +55,14 @@ def test_a_matrix_port_dividing_nabla_w_by_m_fails(tmp_path):
 
 
 def test_a_matrix_port_not_summing_nabla_b_is_named(tmp_path):
-    """F1/F4: nabla_b = delta (unsummed, shape (3, 3) on 3 columns) is named with its shape and the one expected."""
+    """F1/F4: nabla_b = delta (unsummed, shape (3, 3) on 3 columns) is named with its shape and the one expected:
+    since verify36 F2 (network.py's per-column bias deltas, summed by a matrix step, are read as such) on the step,
+    which leaves the biases (3, 3), with the sum to add."""
     code, text = _check(tmp_path, "vnetwork.py", ("delta.sum(axis=1, keepdims=True)", "delta"))
-    assert code != 0, text
-    assert ("backprop(x, y) with the whole batch x of shape (4, 3) (one sample per column): nabla_b[0] has shape "
-            "(3, 3), expected (3, 1) (the shape of biases[0])") in text, text
+    assert code == 1 and "PASS" not in text, text
+    assert ("update_mini_batch left it of shape (3, 3), expected an array of shape (3, 1) (the 3 samples' bias deltas "
+            "side by side, as backprop(X, Y) of the whole batch gives them: sum them over the columns, "
+            "nabla_b.sum(axis=1, keepdims=True), in backprop or in update_mini_batch)") in " ".join(text.split()), text
 
 
 @pytest.mark.parametrize("name", ["network.py", "vnetwork.py"])

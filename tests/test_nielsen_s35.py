@@ -42,10 +42,11 @@ def test_the_correct_network_passes_with_either_cost(tmp_path):
         (tmp_path / str(i)).mkdir()
         code, text = _check(tmp_path / str(i), *edits)
         assert code == 0 and "PASS: Network: every gradient (dX, dbiases[0]" in text, text
+        # verify36 F7: the step is said in the method's own parameter names, (batch, eta)
         # F6: the PASS said nothing of update_mini_batch (nielsen36: now checked, tests/test_nielsen_step_s36.py)
         assert ("Network: checked: backprop's gradients (and dX read from them) against central differences of the "
                 "cost of feedforward's output, both as written; not checked: feedforward's values (no reference "
-                "computes them), nor SGD's loop over epochs and mini-batches. update_mini_batch(mini_batch, eta): "
+                "computes them), nor SGD's loop over epochs and mini-batches. update_mini_batch(batch, eta): "
                 "checked: one step") in text, text
         assert "pass --reference" not in text, text
 

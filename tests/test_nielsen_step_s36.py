@@ -41,7 +41,7 @@ def test_a_correct_step_passes_and_is_said_checked(tmp_path, edits, formula, key
     'not checked: ... update_mini_batch and SGD')."""
     code, text = _check(tmp_path, *edits)
     assert code == 0 and "PASS: Network: every gradient (dX, dbiases[0]" in text, text
-    assert (f"update_mini_batch(mini_batch, eta{keywords}): checked: one step on a mini-batch of 3 samples (x[:, j], "
+    assert (f"update_mini_batch(batch, eta{keywords}): checked: one step on a mini-batch of 3 samples (x[:, j], "
             f"y[:, j]) from the checked weights gives {ALL} = {formula}, the step of backprop's gradients.") in text, text
     assert "nor update_mini_batch" not in text and "FAIL" not in text, text
 
@@ -68,7 +68,7 @@ def test_a_wrong_step_fails_named(tmp_path, edits, wrong, said):
     code, text = _check(tmp_path, *edits)
     assert code == 1, text
     assert "FAIL: Network: update_mini_batch's step is wrong (see the diagnosis)." in text, text
-    assert (f"diagnosis: update_mini_batch(mini_batch, eta) is not the step of backprop's gradients, {PLAIN}: "
+    assert (f"diagnosis: update_mini_batch(batch, eta) is not the step of backprop's gradients, {PLAIN}: "
             f"{wrong}: {said}") in text, text
     assert "backprop's gradients themselves match central differences" in text and "PASS" not in text, text
 
@@ -95,7 +95,7 @@ def test_a_wrong_l2_step_fails_named(tmp_path, step, wrong, said):
     missing, or by another factor (nielsen34's m09, doubled; m10, not divided by n), each named."""
     code, text = _check(tmp_path, L2[0], (B_STEP + W_STEP, step))
     assert code == 1, text
-    assert (f"diagnosis: update_mini_batch(mini_batch, eta, lmbda, n) is not the step of backprop's gradients, "
+    assert (f"diagnosis: update_mini_batch(batch, eta, lmbda, n) is not the step of backprop's gradients, "
             f"{DECAY}: {wrong}: {said}") in text, text
 
 

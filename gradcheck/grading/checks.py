@@ -1590,7 +1590,7 @@ def mini_batch_step(layer: Any, X: np.ndarray, *, eta: float = 0.5, lmbda: float
     if res.refused:
         return Verdict([Part(k, w, False, f"update_mini_batch could not be run: {res.refused}.")
                         for k, w in weights.items()])
-    said = f"{res.method}(mini_batch, eta{''.join(', ' + k for k in res.taken)})"
+    said = res.said()
     return Verdict([Part(k, w, k not in res.wrong, f"after one {said}: {res.wrong[k]}; due: {res.formula}."
                          if k in res.wrong else "") for k, w in weights.items()])
 
