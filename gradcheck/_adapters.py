@@ -3109,6 +3109,7 @@ def several_outputs(res, backward, forward, cached=False, inputs=()):
     if not cached and _takes(backward, 1) and not any(p.kind == p.VAR_POSITIONAL for p in _params(backward).values()) \
             and (names := _return_names(forward, len(res), len(outs), first_any=True)) \
             and not any("cache" in n.lower() for n in names) \
+            and not set(names[1:]) & {p.name for p in _positional(forward)} \
             and not any(np.shares_memory(o, x) for o in outs[1:] for x in inputs if isinstance(x, np.ndarray)):
         return Outputs(names, outs, None, keep=[0])  # numpy-ml's LSTMCell: (A, C), backward(dLdAt) (tester31m M2)
     if not _takes(backward, len(outs) + cached):

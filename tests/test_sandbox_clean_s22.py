@@ -1,6 +1,8 @@
 """What the sandbox's string cleaning gives (session 22 made the printable case skip its per-character loop)."""
 
-from gradcheck.sandbox import _clean, _clean_strings
+import pytest
+
+from gradcheck.sandbox import MalformedReply, _clean, _clean_strings
 
 
 def test_clean_replaces_unprintable_characters_and_truncates():
@@ -13,7 +15,9 @@ def test_clean_replaces_unprintable_characters_and_truncates():
     assert _clean("y" * 5, 5) == "yyyyy"
     assert _clean("biases[0] *b*|`c` avg_pool <#>") == "biases[0] *b*|`c` avg_pool <#>"  # data: no Markdown (s35)
     assert _clean(12.5) == "12.5" and _clean(None) == "None"
-    assert _clean_strings({"k\x00": ["v\n", 3, {"w": "\x07x"}]}) == {"k\\x00": ["v ", 3, {"w": "\\x07x"}]}
+    assert _clean_strings({"k": ["v\n", 3, {"w": "\x07x"}]}) == {"k": ["v ", 3, {"w": "\\x07x"}]}
+    with pytest.raises(MalformedReply, match="'k\\\\x00', holds characters"):  # a name is kept as sent, or refused
+        _clean_strings({"k\x00": 1})  # (session 36: escaped, it named no array: redteam36 F1z)
 
 
 def test_clean_bound_holds_after_escaping():
