@@ -285,6 +285,8 @@ class Optimizer:
     def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
         """Leave variables out of the weight decay (Keras's ``exclude_from_weight_decay``).
 
+        Each call replaces the previous one's choice (as in Keras).
+
         Parameters
         ----------
         var_list : iterable of variables, optional
@@ -294,7 +296,10 @@ class Optimizer:
             not decayed: ``var_names=["bias"]``, or ``[".b"]`` for autoprop's ``l1.b``.
             Arrays have no name: list them in ``var_list``.
 
-        Each call replaces the previous one's choice (as in Keras).
+        Raises
+        ------
+        TypeError
+            An entry of ``var_names`` is not a string.
         """
         self._excluded_ids = {id(v): v for v in (var_list or ())}  # (the object kept: its id stays its own)
         names = list(var_names or ())
