@@ -174,19 +174,20 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
             except Exception as exc:  # noqa: BLE001 - the student's forward in CS231n's mode 'test'
                 return None, f"its forward in mode 'test' raised {type(exc).__name__}: {exc}"
         return _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname, eval_out,
-                         left.get("momentum"))
+                         left.get("momentum"), pair=True)
     finally:
         adapter_call(layer, "set_pair_keywords", None)
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
     ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
     layer's), or ``(None, why)`` when no eval forward can be run (said in the notes). ``momentum``: the layer's own
-    (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`)."""
+    (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
+    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -205,7 +206,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
-    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name)):
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair)):
         notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
         for _, r, got, *_ in wrong:
             setattr(reference, r, got.copy())
@@ -266,18 +267,22 @@ def _one_share(wrong, before: dict, m: float) -> float | None:
     return ks[0] if None not in ks and np.ptp(ks) <= 1e-6 else None
 
 
-def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str) -> str:
+def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False) -> str:
     """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a running average at the
     layer's own ``momentum`` (its attribute) in one convention or the other, at a rate the reference does not have
-    (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL). A
-    share kept equal to the layer's momentum (CS231n's and Keras's convention) is accepted whatever it is: CS231n's
-    bn_param momentum=0.1 keeping 0.1 is its own formula (verify36 F5); PyTorch's only when it keeps at least half."""
+    (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL).
+
+    A running average keeps at least half of its old value in every library's convention at its usual rates (PyTorch
+    0.1 keeps 0.9, CS231n 0.9, Keras 0.99), so a share kept under one half is accepted only from a CS231n function
+    pair (``pair``), whose ``bn_param`` momentum is the share kept by its API (CS231n's momentum=0.1 keeping 0.1:
+    verify36 F5). A class keeping its own momentum=0.1 of the old value has PyTorch's momentum in CS231n's formula:
+    the swapped momentum the reference's grader would take points for (newuser37 F6), a FAIL."""
     k = _one_share(wrong, before, m)
     if k is None or not 1e-6 < k < 1 - 1e-6 or momentum is None or np.ndim(momentum) != 0:  # (0-d: state_values)
         return ""  # (None: the layer's momentum unknown, a bn_param without it)
     momentum = float(momentum)
-    if abs(momentum - k) >= 1e-6 and (k < 0.5 or abs(k - m) < 1e-6):
-        return ""  # (keeping less than half, not the layer's momentum: 0.99 in PyTorch's formula keeping 0.01)
+    if k < 0.5 and not (pair and abs(momentum - k) < 1e-6) or abs(momentum - k) >= 1e-6 and abs(k - m) < 1e-6:
+        return ""  # (keeping less than half: 0.99 in PyTorch's formula keeping 0.01, 0.1 in CS231n's keeping 0.1)
     conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
             "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")
     return conv and (

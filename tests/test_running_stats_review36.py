@@ -64,3 +64,15 @@ def test_a_running_var_never_updated_is_named_not_the_eval_forward(tmp_path):
     assert "the eval forward does not normalise" not in text, text
     # F4: the failed probe without a detail prints its name alone
     assert "structural checks failed: running statistics" in text and "running statistics ()" not in text, text
+
+
+def test_a_class_keeping_its_own_momentum_01_is_the_swapped_momentum(tmp_path):
+    """newuser37 F6: a class with momentum=0.1 in CS231n's formula (m * running + (1 - m) * batch) keeps 0.1 of the
+    old value: PyTorch's momentum in the other convention's formula. It PASSed as "another rate" while the grader,
+    given the same reference, took the points: a FAIL naming the swap (a CS231n pair's bn_param momentum=0.1 is its
+    API's share kept and stays accepted: tests/test_verify36_fixes.py)."""
+    p = run_here("check", _bn(tmp_path, KERAS, "0.1"), "--input-shape", "8,4", "--init", '{"D": 4}', *REF)
+    text = _one_line(p)
+    assert p.returncode == 1, text  # (before: exit 0, "accepted as another rate")
+    assert "yours keeps 0.1 of the old value" in text and "the momentum looks swapped" in text, text
+    assert "another rate" not in text, text
