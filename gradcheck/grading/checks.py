@@ -36,7 +36,16 @@ from .._adapters import (
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
-from ..diagnose import _dlfs_f, _find, _float32_values, _low_precision, _precision, name_swaps
+from ..diagnose import (
+    _dlfs_f,
+    _find,
+    _float32_values,
+    _low_precision,
+    _precision,
+    _state_fields,
+    adapter_call,
+    name_swaps,
+)
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
@@ -687,6 +696,7 @@ def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rt
         notes = _transposed_notes(layer, reference, _inputs(X))
     Y_ref = _finite_reference("output Y", forward_in_mode(reference, xs, training),
                               expected=expect_nonfinite)
+    stats = _running_stats(layer, reference) if not training else {}
     out = layer.forward(*[x.copy() for x in xs], training=training)
     given, produced_by = _given(xs)
     try:
@@ -704,8 +714,57 @@ def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rt
         return Verdict([Part("Y", points, False, f"Y has float32 precision, {why}")], notes)
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)], notes)
-    return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}.")],
-                   notes)
+    return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}."
+                         + _running_stats_said(layer, reference, stats))], notes)
+
+
+def _running_stats(layer: Any, reference: Any) -> dict[str, np.ndarray]:
+    """``{name: the student's value}`` of the running statistics the reference holds (its ``running_*``,
+    ``moving_*`` arrays) that the student's layer holds under the same names, read before an eval forward (in the
+    sandbox's child for a sandboxed layer); ``{}`` when the reference has none or they cannot be read."""
+    names = [k for k, v in vars(reference).items() if re.match(r"(running|moving)_", k) and isinstance(v, np.ndarray)]
+    if not names:
+        return {}
+    try:
+        state = adapter_call(layer, "state_values")
+    except Exception:  # noqa: BLE001 - the words are a diagnosis: the verdict stands without them
+        return {}
+    return {k: state[k] for k in names if k in state and np.shape(state[k]) == np.shape(getattr(reference, k))}
+
+
+def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndarray]) -> str:
+    """The words of an eval output that differs, on the running statistics ``before`` it (:func:`_running_stats`):
+    its eval forward changed them (updated in eval mode, in check's words, :func:`gradcheck.diagnose._state_fields`),
+    or they differ from the reference's after the same training forwards of this test (the update, not the eval
+    forward, is wrong); "" when neither (newuser37 F8, F6b: the grader said "no known bug pattern" where check
+    named the bug)."""
+    if not before:
+        return ""
+    try:
+        after = adapter_call(layer, "state_values")
+    except Exception:  # noqa: BLE001 - as _running_stats
+        return ""
+    moved = [k for k, v in before.items() if k in after and not np.array_equal(after[k], v, equal_nan=True)]
+    if moved:
+        f = _state_fields(False, 0.0, moved)
+        return f" Your eval forward changed {', '.join(moved)}{f['why']}. Fix: {f['fix']}."
+    differ = [k for k, v in before.items() if not close(v, getattr(reference, k), 1e-7, 1e-10)]
+    if not differ:
+        return ""
+    said = "; ".join(f"{k} is {_short(before[k])}, the expected {_short(getattr(reference, k))}" for k in differ)
+    m = getattr(reference, "momentum", None)
+    rule = (f" (running = (1 - momentum) * running + momentum * batch statistic with momentum={m:g}, the variance "
+            "the unbiased batch variance, as PyTorch)" if type(reference).__module__.startswith("manualprop")
+            and isinstance(m, float) else "")
+    return (f" Before this eval forward your running statistics already differ from the expected ones after the same "
+            f"training forwards: {said}. The update in your training forward differs from the reference's{rule}: "
+            "check the momentum's convention and the batch variance (biased or unbiased).")
+
+
+def _short(a: Any) -> str:
+    """A statistic's first entries, for a message."""
+    flat = np.asarray(a, dtype=np.float64).ravel()
+    return "[" + ", ".join(f"{v:.4g}" for v in flat[:3]) + (", ...]" if flat.size > 3 else "]")
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
