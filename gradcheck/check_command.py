@@ -296,6 +296,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
+    _random_mean(args, layer, reference, label, init, shape, diag)  # newuser37 F7: a random forward's mean
     _mini_batch_step(args, layer, label, shape, diag)  # nielsen36: after the gradients passed
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
@@ -794,6 +795,45 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
 
 
+def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape, diag) -> None:
+    """A passing layer whose training forward is random, so that ``--reference`` was not compared there
+    (:data:`~gradcheck.diagnose.RANDOM_REFERENCE`): its training output's mean compared with the reference's
+    (:func:`gradcheck._random_mean.random_mean_finding`, a ``random-mean`` error Finding FAILs the check), as built
+    and again with both built at the other value of each constructor argument that can hide a wrong scale
+    (:func:`gradcheck.diagnose.symmetric_args`: 1/p = 1/(1-p) at p = 0.5; newuser37 F7: a dropout scaling its kept
+    entries by 1/p PASSed with --training --reference manualprop.Dropout)."""
+    from ._random_mean import random_mean_finding
+    from .diagnose import _built_with, _probe_inputs, symmetric_args
+
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None and d.training is True]
+    if reference is None or not diag.passed or not isinstance(shape[0], int) or not any(
+            RANDOM_REFERENCE in d.result.notes for d in modes):
+        return
+    cname = label.rpartition("::")[2]
+    own = json.loads(args.reference_init) if getattr(args, "reference_init", None) else None
+
+    def pairs():
+        yield layer, reference, ""
+        for key, _, other in symmetric_args(layer):
+            try:
+                lay = _built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
+            except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
+                continue
+            try:
+                ref = build_reference(args.reference, {**init, key: other}, args.seed, lay, cname,
+                                      json.dumps({**own, key: other}) if own is not None else None)
+                if getattr(ref, key, other) == other:  # (a reference without that argument: not compared there)
+                    yield lay, ref, f" at {key}={other:g}"
+            except Exception:  # noqa: BLE001 - as above
+                continue
+            finally:
+                if lay is not layer and callable(getattr(lay, "release", None)):
+                    lay.release()
+
+    if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference)) is not None:
+        diag.findings.append(found)
+
+
 #: the probe of :func:`_mini_batch_step`: its detail the line a Nielsen network's PASS prints of update_mini_batch
 STEP_PROBE = "update_mini_batch"
 
@@ -1205,7 +1245,9 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
             continue
         kept = [mode_word(d.training) for d in modes if used(d.result)]
         how = (f"checked with the draws held: manual vs numerical ({who} draws its own mask, and gradcheck "
-               "cannot give it yours)")
+               "cannot give it yours" + ("; the training output's mean is compared with it instead: see the note "
+               "below" if what == "reference" and any(f.code == "random-mean-note" for f in diag.findings) else "")
+               + ")")
         lines.append(f"{what}: compared in {' and '.join(kept)} mode only; in {' and '.join(random)} mode the "
                      f"forward is random, so it is {how}" if kept else
                      f"{what}: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}")
@@ -2887,6 +2929,10 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
         random = [mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
+        if random and any(f.code == "random-mean-note" for f in diag.findings):  # (newuser37 F7: _random_mean)
+            return lead + (f"--reference {reference} was compared in {' and '.join(random)} mode by the output's mean "
+                           "alone (see the note above): the forward is random, its draws held fixed for the check, "
+                           f"and {reference} draws its own mask.")
         return lead + (f"--reference {reference} was not compared: the forward is random in "
                        f"{' and '.join(random)} mode, its draws held fixed for the check, and {reference} draws its "
                        "own mask, which gradcheck cannot make yours" if random else

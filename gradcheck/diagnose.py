@@ -204,6 +204,8 @@ DIAGNOSES: dict[str, Record] = {
         "evaluation differentiates this call's output as a function of its input"),
     "running-stats": Record(  # gradcheck._running_stats: with --reference, after training forwards (newuser35 H2)
         "running statistics differ from the reference", "{message}", lesson=_NORM),
+    "random-mean": Record(  # gradcheck._random_mean: with --reference, a random training forward (newuser37 F7)
+        "a random forward's mean differs from the reference", "{message}", lesson=_DROP),
     "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
         "update_mini_batch's step is wrong", "{message}"),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "

@@ -226,7 +226,8 @@ def test_reference_on_a_correct_random_dropout_passes_and_the_header_says_where_
     assert p.returncode == 0, out
     assert ("reference: compared in eval mode only; in training mode the forward is random, so it is checked "
             "with the draws held: manual vs numerical (manualprop.Dropout draws its own mask, and gradcheck "
-            "cannot give it yours)") in out
+            "cannot give it yours; the training output's mean is compared with it instead: see the note below)") in out
+    assert "reference: the training output's mean compared with manualprop.Dropout's over 4002 entries" in out, out  # (1334 rows of 3)
     assert "FAIL" not in out
     assert "PASS: Dropout: every gradient (dX) and the forward output match" in out
 
