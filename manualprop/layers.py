@@ -38,6 +38,7 @@ from ._validation import (
     gradients_finite,
     output_ss,
 )
+from ._extremes import sech2 as _sech2  # (tanh'(x) from x: Tanh, the recurrent layers, autoprop's RNN record)
 from .init import linear_params
 
 
@@ -96,25 +97,6 @@ def _sigmoid_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     e *= q
     e *= q
     return s, e
-
-
-def _sech2(x: np.ndarray) -> np.ndarray:
-    """``tanh'(x) = 1 / cosh(x)**2`` from the input, to full relative precision.
-
-    ``1 - tanh(x)**2`` cancels to 0 once ``tanh(x)`` rounds to +-1 (at ``x = 20`` the
-    derivative is 1.70e-17, not 0; in float32 near ``x = -9`` it is 2x too large).
-    Used by :class:`Tanh` and the recurrent layers.
-    """
-    # cosh overflows to inf where (1/cosh)^2 is below the smallest subnormal anyway
-    # (|x| > 710; 89 in float32): 1/inf = 0 is the right value, so the overflow is not
-    # reported (a clip to the bound costs two more passes over x)
-    with np.errstate(over="ignore"):
-        c = np.cosh(x)
-    if not c.ndim:
-        c = 1.0 / c
-        return c * c
-    np.divide(1.0, c, out=c)
-    return np.multiply(c, c, out=c)
 
 
 #: Where ``1 - tanh(x)**2`` is at least this (``|x| < 1.73``), it is within 8 ulp of

@@ -69,7 +69,8 @@ def test_zero_features_match_the_same_layer_fed_zeros():
         np.testing.assert_allclose(np.asarray(grads[i]), np.asarray(grads1[i]), rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("wide", [1, 3])  # which input is float64: h0 or W_hh (the two added step by step)
+@pytest.mark.parametrize("wide", [1, 3, 4, 5])  # which input is float64: h0 or W_hh (the two added step by step),
+# or a bias (speed37: the forward adds the biases in place only when they have the product's dtype)
 def test_mixed_dtypes_follow_numpys_promotion(wide):
     dtypes = [np.float32] * 6
     dtypes[wide] = np.float64
@@ -96,3 +97,16 @@ def test_no_step_gives_dh0_in_the_states_dtype():
     out = recurrent._rnn_vjps([(i, None) for i in ALL], np.zeros((2, 0, 4), np.float32), ans, *args)
     for got, a in zip(out, args):
         assert got.shape == a.shape and got.dtype == np.float32 and not np.any(got)
+
+
+def test_db_ih_and_db_hh_are_two_arrays_of_the_same_sum():
+    """speed37: the VJP sums the rows of dA once and gives db_hh a copy (two arrays, as manualprop's
+    grads: no memory shared), each the oracle's."""
+    args = _args(3, 4, 2, 5)
+    G = np.random.default_rng(2).standard_normal((3, 4, 5))
+    _, grads = _tape(args, G)
+    db_ih, db_hh = np.asarray(grads[4]), np.asarray(grads[5])
+    assert not np.shares_memory(db_ih, db_hh)
+    np.testing.assert_array_equal(db_ih, db_hh)
+    want = autograd.grad(lambda b: anp.sum(_ref(*args[:4], b, args[5]) * G))(args[4])  # the oracle
+    np.testing.assert_allclose(db_ih, want, rtol=1e-12, atol=1e-14)

@@ -63,7 +63,7 @@ from functools import partial
 
 import numpy as np
 
-from manualprop._extremes import largest, smallest, squares_finite  # (kernels: numpy only)
+from manualprop._extremes import largest, sech2, smallest, squares_finite  # (kernels: numpy only)
 
 from ..registry import defprim
 from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
@@ -425,7 +425,12 @@ def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
     accumulator listens, the record keeps ``a`` (N, T, H), as manualprop's cache does, and
     not the outputs: the VJPs take ``tanh'(a) = 1 / cosh(a)^2`` and the states from it."""
     _rnn_check(x, h0, W_ih, W_hh, b_ih, b_hh)
-    a = x @ W_ih.T + b_ih + b_hh  # (N, T, H), then each step adds h_{t-1} W_hh^T
+    a = x @ W_ih.T  # + b_ih + b_hh: (N, T, H), then each step adds h_{t-1} W_hh^T
+    if b_ih.dtype is a.dtype and b_hh.dtype is a.dtype:  # the same two sums in place (the same
+        a += b_ih  # bits as a + b_ih + b_hh, without two (N, T, H) temporaries)
+        a += b_hh
+    else:  # numpy's promotion (a float32 a and float64 biases: float64)
+        a = a + b_ih + b_hh
     if h0.dtype != a.dtype or W_hh.dtype != a.dtype:  # numpy's promotion over all six (review33
         # RNN_TANH_MIXED_DTYPE: a float64 h0 was added in place into float32 steps, y float32), as _rnn_again's
         a = a.astype(np.result_type(a, h0, W_hh), copy=False)
@@ -476,7 +481,7 @@ def _rnn_local(args, saved):
         return z, True, z
     if type(saved) is np.ndarray and not (isinstance(x, Tensor) or isinstance(h0, Tensor) or isinstance(
             W_ih, Tensor) or isinstance(W_hh, Tensor) or isinstance(b_ih, Tensor) or isinstance(b_hh, Tensor)):
-        d = _sech2(None, saved)
+        d = sech2(saved)  # manualprop's RNN's kernel (one np.errstate, not _sech2's clip: two passes fewer)
         m = smallest(d) if d.size else 1.0  # (N or H 0: no entry, review33 RNN_TANH_EMPTY_BATCH)
         H_prev = np.empty_like(saved)
         H_prev[:, 0] = h0
@@ -522,6 +527,7 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
     N, T, D = _shape(x)
     rows = dA.reshape(N * T, H)  # (N*T, H): da_t of every sample and step (not -1: N, T or H may be 0)
     out = [None] * 6
+    db = None  # db_ih = db_hh, the sum over every row: summed once on arrays, a copy for the other
     for i, _ in pairs:
         if i == 0:
             out[0] = dA @ W_ih
@@ -531,8 +537,12 @@ def _rnn_vjps(pairs, g, ans, x, h0, W_ih, W_hh, b_ih, b_hh, saved=None):
             out[2] = rows.T @ x.reshape(N * T, D)
         elif i == 3:
             out[3] = rows.T @ H_prev.reshape(N * T, H)
+        elif db is not None:
+            out[i] = db.copy()  # (two arrays, as manualprop's: the same bits, one pass over rows)
+        elif type(rows) is np.ndarray:
+            out[i] = db = np.add.reduce(rows, axis=0)  # rows.sum(axis=0) without its Python wrapper
         else:
-            out[i] = rows.sum(axis=0)  # (db_ih and db_hh: two arrays, as manualprop's)
+            out[i] = rows.sum(axis=0)  # (Tensors: recorded, each its own sum)
     return out
 
 
