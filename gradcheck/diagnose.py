@@ -1077,6 +1077,13 @@ DIAGNOSES: dict[str, Record] = {
         "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
         "3).reshape(F, -1) is due", _CONV),
+    "dy-one-entry": Record(
+        "one entry of dY", "{t} is the gradient for one entry of dY{per} alone, its {pos} nonzero one ({where}), the "
+        "other {left} entries of dY left out: backward uses one entry of dY{per} (a return inside the loop over dY's entries"
+        "{skip}), which is right only when dY has one nonzero entry{per}, as a cross-entropy's gradient of a softmax's "
+        "output has for a one-hot label, not for the gradient of another loss",
+        "use every entry of dY: add up the contributions of all of them (the loop without its early return, += across "
+        "its entries), or compute them at once, as a product with all of dY"),
     "wrong-values": Record(
         "no known bug pattern", "{t} differs from the correct gradient{count} (no known bug "
         "pattern){where}: got {got:.6g}, expected {exp:.6g}", lesson=_NUM),
@@ -5318,12 +5325,47 @@ def _one_carry(L: _Layer, diag: Diagnosis) -> None:
 
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
-    backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
-    is screened with two directional derivatives, a survivor confirmed in full."""
+    backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used (:func:`_for_upstream`)."""
     for words, Gp in _permuted_copies(L.G, L.G.shape, "dY"):
-        if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6)
-               for u, d in L.directional(key, Gp)) and close(m, L.numer([key], G=Gp)[key], 1e-5):
+        if _for_upstream(L, key, m, Gp):
             return "permuted-upstream", {"words": words}
+    return None
+
+
+def _for_upstream(L: _Layer, key, m, Gp) -> bool:
+    """Whether ``m`` is the gradient of ``key`` for the upstream gradient ``Gp`` in place of the check's (backward is
+    linear in dY, so it is ``J^T Gp``): screened with two directional derivatives, a survivor confirmed in full."""
+    return all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6) for u, d in L.directional(key, Gp)) \
+        and close(m, L.numer([key], G=Gp)[key], 1e-5)
+
+
+def _one_entry_signature(L: _Layer, key, m):
+    """Backward that uses one entry of dY alone, the first (or last) nonzero one, of the whole dY or of each sample's
+    row (corpus36 F5: Victor Zhou's softmax returns inside ``for i, gradient in enumerate(d_L_d_out)``, right for a
+    one-hot dY only; it was told "assigns where it must add, as in max pooling" and "the first sample only"): ``m``
+    is the gradient for dY with every other entry zeroed (:func:`_for_upstream`). Only where that leaves out a nonzero
+    entry beside the kept one in its sample (a sample of one output is :func:`_sample_signature`'s)."""
+    G = L.G
+    rows = G.shape[0] if G.ndim >= 2 and G.shape[0] == L.n_batch >= 2 and not (L.outputs and L.outputs["stacked"]) \
+        else 0  # each sample's row of dY, when its axis 0 is the batch
+    for pos, pick in (("first", 0), ("last", -1)):
+        for per in (False, True) if rows else (False,):
+            flat = G.reshape(rows if per else 1, -1)
+            Gp = np.zeros_like(flat)
+            for r, row in enumerate(flat):
+                if (nz := np.flatnonzero(row)).size >= 2:  # a nonzero entry left out beside the kept one
+                    Gp[r, nz[pick]] = row[nz[pick]]
+            if not np.any(Gp) or per and np.count_nonzero(Gp) < 2:  # per sample: two samples' entries at least
+                continue
+            cols = sorted(set(np.nonzero(Gp)[1].tolist()))
+            at = np.unravel_index(cols[0], G.shape[1:] if per else G.shape)
+            where = ("a different entry in each sample" if len(cols) > 1 else
+                     f"dY[{', '.join(['i'] * per + [str(int(k)) for k in at])}]{' of each sample i' * per}")
+            if _for_upstream(L, key, m, Gp.reshape(G.shape)):
+                return "dy-one-entry", {"pos": pos, "per": " per sample" if per else "", "where": where,
+                                        "left": int(np.count_nonzero(G)) - int(np.count_nonzero(Gp)),
+                                        "skip": "" if pos == "first" else ", or a loop that assigns (=) where it "
+                                        "must add (+=)"}
     return None
 
 
@@ -5578,7 +5620,8 @@ def _flat_forward(L: _Layer, key, m, n) -> dict | None:
 def _sqrt_d(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-sqrt-d`` when ``m`` is ``N`` or ``1/N`` times ``n`` for the batch size ``N`` and
     ``N * N`` is the last axis ``d`` of a float input of two axes or more: a missing or extra 1/sqrt(d) (attention's
-    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None."""
+    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None, and None for a layer
+    recognised as another kind than attention (:func:`_not_attention`)."""
     N, ok = L.n_batch, np.isfinite(n)
     x = next((nm for nm, x in zip(L.names, L.inputs) if x.ndim >= 2 and x.dtype.kind == "f"
               and x.shape[-1] == N * N), None)
@@ -5586,7 +5629,7 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
         return None
     c = _ls_factor(m[ok], n[ok])
     big = abs(c / N - 1) < 1e-6
-    if not big and abs(c * N - 1) >= 1e-6:
+    if not big and abs(c * N - 1) >= 1e-6 or _not_attention(L):
         return None
     return {"count": N, "big": "large" if big else "small", "d": N * N, "x": x,
             "what": "a 1/sqrt(d) factor is missing" if big else "an extra 1/sqrt(d) factor",
@@ -5597,7 +5640,8 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
 def _sqrt_dk(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-sqrt-dk`` when ``m`` is ``sqrt(d)`` or ``1/sqrt(d)`` times ``n`` for the last axis ``d >
     1`` that two float inputs of two axes or more share (attention's Q and K, whose scores' 1/sqrt(d_k) backward
-    misses or applies twice; newuser22, lesson 33); else None."""
+    misses or applies twice; newuser22, lesson 33); else None, and None for a layer recognised as another kind than
+    attention (:func:`_not_attention`)."""
     ok = np.isfinite(n)
     nn = float(np.sum(n[ok] * n[ok]))
     if not nn:
@@ -5613,8 +5657,16 @@ def _sqrt_dk(L: _Layer, m, n) -> dict | None:
                 (1 / np.sqrt(d) if d else 0, f"1/sqrt({d})", f"a factor 1/sqrt({d}) too many",
                  "applies the 1/sqrt(d_k) twice", "apply 1/sqrt(d_k) once, as forward does")):
             if d > 1 and abs(c - k) <= 1e-6 * abs(k):
-                return {"c": c, "what": what, "d": d, "x": name, "how": how, "which": which, "fix": fix}
+                return None if _not_attention(L) else {"c": c, "what": what, "d": d, "x": name, "how": how,
+                                                       "which": which, "fix": fix}
     return None
+
+
+def _not_attention(L: _Layer) -> bool:
+    """Whether the checked layer is recognised as a kind that is not attention (:func:`_layer_kind`: a convolution, a
+    pooling, a recurrent step or sequence, a norm), so that a factor its gradient is off by is not told as attention's
+    1/sqrt(d_k) (verify36 F8: an LSTM step's doubled dx, at a batch of 2 beside h of 4 units, was)."""
+    return bool(_layer_kind(L))
 
 
 def _per_layer_m(L: _Layer, m, n) -> dict | None:
@@ -5966,6 +6018,7 @@ _DETECTORS = (
     # before the sample's and the position's: with 1-D ids (or (N, 1), (1, T)) the row an index repeats in keeps one
     # sample's or one position's update alone, which those name as a loop's bug (newuser29 M2)
     lambda L, t, key, m, n: _repeated_index_signature(L, key, m, n),
+    lambda L, t, key, m, n: _one_entry_signature(L, key, m),  # before "the first sample only" (corpus36 F5)
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
@@ -7049,9 +7102,12 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
     than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
     gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
-    backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
+    backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c) have
+    the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch). The
+    layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N:
+    ax = 1 if L.outputs and L.outputs["stacked"] else 0  # k outputs stacked: Y[j] is output j, the batch on axis 1
+    if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked
@@ -7060,7 +7116,9 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
         return None
     xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
           for x, g in zip(L.inputs, grow)]
-    G = np.random.default_rng([L.seed, 21]).standard_normal((N + 1, *np.shape(L.Y)[1:]))
+    shape = list(np.shape(L.Y))
+    shape[ax] = N + 1
+    G = np.random.default_rng([L.seed, 21]).standard_normal(shape)
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
         if np.shape(Y) != G.shape:
