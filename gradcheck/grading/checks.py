@@ -1588,8 +1588,7 @@ def mini_batch_step(layer: Any, X: np.ndarray, *, eta: float = 0.5, lmbda: float
     weights = _weights(parts, names, points)
     res = step_check(layer, X, T, eta=eta, lmbda=lmbda, n=n)
     if res.refused:
-        return Verdict([Part(k, w, False, f"update_mini_batch could not be run: {res.refused}.")
-                        for k, w in weights.items()])
+        return Verdict([Part(k, w, False, f"{res.not_checked()}.") for k, w in weights.items()])
     said = res.said()
     return Verdict([Part(k, w, k not in res.wrong, f"after one {said}: {res.wrong[k]}; due: {res.formula}."
                          if k in res.wrong else "") for k, w in weights.items()])
