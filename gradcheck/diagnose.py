@@ -102,9 +102,11 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    args_line,
     backward_twice,
     cache_write_verdict,
     each_keyword_value,
+    each_other_arg,
     grad_slots,
     inplace_asked,
     inputs_hold_weights,
@@ -6649,117 +6651,51 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None
     return True, d
 
 
-#: The values of a float constructor argument at which a wrong backward can give the right numbers, each with the
-#: other value the layer is built again at (:func:`at_other_args`) and why: at p = 0.5 a dropout backward's ``1/p``
-#: equals ``1/(1-p)``; at 1.0 a left-out ``alpha`` or a multiplication for a division changes nothing; at 0 a term it
-#: scales vanishes; at -1 it only flips a sign (newuser36 H1: lesson 24's dropout, an ELU without alpha, PASSed).
-#: 0.3 and 0.7: within a probability's range, no two of them (or their complements, reciprocals) equal.
-SYMMETRIC_ARGS = {0.5: (0.3, "1/{k} = 1/(1-{k}) and {k} = 1-{k}"), 1.0: (0.7, "times {k} = divided by {k} = unchanged"),
-                  0.0: (0.3, "a term times {k} vanishes"), -1.0: (-0.7, "times {k} = divided by {k}")}
-#: Names of probabilities (a drop or keep rate): checked again only at 0.5, since at 0 or 1 the layer is another one
-#: (no dropout, or every unit dropped).
-PROBABILITY_WORDS = ("p", "rate", "drop", "keep", "prob")
-
-
-def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
-    """``[(name, value, other), ...]``: the float constructor arguments of ``layer`` (their defaults read from its
-    class's signature: :func:`gradcheck._adapters.float_args`, a sandboxed layer's from its protocol) whose value as
-    built (a sandboxed layer's ``--init`` or default; a local one's attribute of that name) is a key of
-    :data:`SYMMETRIC_ARGS` (a probability's 0.5 alone: :data:`PROBABILITY_WORDS`), with the other value to check."""
-    from ._adapters import Adapted, float_args
-
-    if _remote(layer):
-        found = (_protocol(layer) or {}).get("float_args")
-        init = layer.__dict__["_loaded"][2] or {}
-        pairs = [(f[0], init.get(f[0], f[1])) for f in (found if isinstance(found, list) else [])
-                 if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0].isidentifier()]
-    else:
-        obj = layer.obj if isinstance(layer, Adapted) else layer
-        pairs = [(k, getattr(obj, k, None)) for k, _ in float_args(obj)]
-    out = []
-    for k, v in pairs:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
-            continue
-        if float(v) == 0.5 or not any(w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS):
-            out.append((k, float(v), SYMMETRIC_ARGS[float(v)][0]))
-    return out
-
-
-def _built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]) -> Any:
-    """``layer`` with its constructor argument ``key`` at ``value``: a sandboxed layer built again in its child
-    (``RemoteLayer.loaded_with``, its ``--init`` with ``key`` added), a local one copied with its attribute ``key``
-    set. Raises as the constructor does."""
-    from ._adapters import Adapted
-
-    if _remote(layer):
-        new = layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
-        proto, told = getattr(layer, "protocol", None), getattr(new, "protocol", None)
-        if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
-            told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
-        return new
-    cp = copy.deepcopy(layer)
-    setattr(cp.obj if isinstance(cp, Adapted) else cp, key, value)
-    return cp
-
-
 def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer``) checked again, by :func:`_again_at` (the step of
-    :func:`at_drawn_params`), with each float constructor argument at a value that can hide a wrong backward
-    (:func:`symmetric_args`: p = 0.5, alpha = 1.0) at its other value, the others as built (:func:`_built_with`; a
-    constructor that refuses it: not checked there): ``check``'s diagnosis of the first that FAILS, named
-    ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``; either with ``other_args`` set (the header says which
-    values were checked: :func:`args_header`)."""
-    for key, value, other in symmetric_args(layer):
-        seen: list[Diagnosis] = []
+    """``diag`` (a passing diagnosis of ``layer``) checked again with each float constructor argument at a value that
+    can hide a wrong backward (p = 0.5, alpha = 1.0) built at its other value, the others as built: the loop
+    :func:`gradcheck.sources.each_other_arg` (shared with :func:`gradcheck.check_layer` and so the grader).
 
-        def run(key=key, other=other, seen=seen):
-            lay = _built_with(layer, key, other, _probe_inputs(X, seed, diag.name))
-            try:
-                seen.append(check(lay))
-                return seen[-1]
-            finally:
-                if lay is not layer and callable(getattr(lay, "release", None)):
-                    lay.release()
-        ran, d = _again_at(run)
-        failed = d is not None and bool(d.result.failing_tensors)  # a gradient wrong there, not a protocol's word
-        if not ran or not (failed or _fully_passed(seen[-1])) or _output_unchanged(diag, seen[-1]):  # not checked there
-            continue  # (a penalty's term), or forward does not read it (a backward-only knob): no claim, no verdict
-        diag.other_args.append((key, value, other))
-        if failed:
-            d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
-            return d
-    return diag
+    Parameters
+    ----------
+    layer : object
+        The diagnosed layer.
+    X : array_like or shapes
+        Its input (the diagnosis's inputs are drawn from it for a sandboxed layer built again).
+    diag : Diagnosis
+        Its passing diagnosis.
+    check : callable
+        ``check(layer_built)``: the same diagnosis of the layer built at the other value.
+    seed : int
+        The diagnosis's seed.
 
+    Returns
+    -------
+    Diagnosis
+        ``check``'s diagnosis of the first that FAILS, named ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``;
+        either with ``other_args`` set (the header says which values were checked: :func:`args_header`).
+    """
+    def results(d: Diagnosis) -> list[CheckResult]:  # a gradient compared, no error, finite (as _again_at)
+        every = [d, *d.other_modes]
+        if d.error is not None or "non-finite" in d.codes or any(x.result is None for x in every) or (
+                not d.passed and not d.result.failing_tensors):
+            return []
+        return [x.result for x in every]
 
-def _output_unchanged(a: Diagnosis, b: Diagnosis) -> bool:
-    """Whether the checks ``a`` and ``b`` (of one layer built at two values of a constructor argument) saw forward
-    give the same output on the same input (the result's ``_output``): forward does not read that argument, so no
-    term of forward can cancel with backward there (a ``bug=1.0`` factor backward alone reads is the layer's own)."""
-    ya, yb = (getattr(x.result, "_output", None) for x in (a, b))
-    return ya is not None and yb is not None and np.shape(ya) == np.shape(yb) and V.identical(ya, yb)
-
-
-def _fully_passed(d: Diagnosis) -> bool:
-    """``d`` passed with every tensor given a verdict (none ``unchecked``: a penalty's term, an atol above every
-    value), in every mode."""
-    return d.passed and all(x.result is not None and not x.result.unchecked for x in [d, *d.other_modes])
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results)
+    diag.other_args = checked
+    if failed is None:
+        return diag
+    k, _, o = checked[-1]
+    failed.name, failed.other_args, failed.args_failed = f"{diag.name} [{k}={o!r}]", checked, True
+    return failed
 
 
 def args_header(diag: Diagnosis) -> str:
-    """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``:
-    ``"constructor argument p=0.5 can hide a wrong backward (1/p = 1/(1-p) and p = 1-p): also checked at p=0.3
-    (passed)"``; when it failed there, ``"...: with p=0.3 dX is wrong; at p=0.5 the bug cancels"``."""
-    if not diag.other_args:
-        return ""
-    said = [f"{k}={v!r} ({SYMMETRIC_ARGS[v][1].format(k=k)})" for k, v, _ in diag.other_args]
-    line = (f"constructor argument{'s' if len(said) > 1 else ''} {', '.join(said)} can hide a wrong backward: also "
-            f"checked at {', '.join(f'{k}={o!r}' for k, _, o in diag.other_args)}")
-    if not (diag.args_failed and diag.result is not None):
-        return line + " (passed)"
-    k, v, o = diag.other_args[-1]
-    wrong = ", ".join(diag.result.failing_tensors) or "a gradient"
-    return line + (f": with {k}={o!r} {wrong} {'are' if ', ' in wrong else 'is'} wrong; at {k}={v!r} the bug "
-                   f"cancels. The table and diagnosis below are at {k}={o!r}")
+    """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``
+    (:func:`gradcheck.sources.args_line`)."""
+    return args_line(diag.other_args, diag.result.failing_tensors if diag.args_failed and diag.result is not None
+                     else None)
 
 
 def _compared_constants(layer: Any) -> list[float]:
