@@ -1026,11 +1026,18 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     as given alone. Returns a :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as
     :func:`check_layer`.
     """
-    if values and symmetric_args(loss):  # Huber(delta=1.0): again at delta = 0.7 (fix37a)
-        kw = dict(twin=twin, init=init, seed=seed, rtol=rtol, atol=atol, eps=eps, name=name, reference=reference)
-        first = check_loss(loss, y_true, y_pred, values=False, **kw)
-        return _args_checked(loss, [], first, lambda lo: check_loss(lo, y_true, y_pred, values=False, **{
-            **kw, "twin": None, "reference": None}), name)
+    kw = dict(twin=twin, init=init, seed=seed, rtol=rtol, atol=atol, eps=eps, name=name, reference=reference)
+    first = _check_loss_as_given(loss, y_true, y_pred, **kw)
+    if not values or not symmetric_args(loss):
+        return first
+    return _args_checked(loss, [], first, lambda lo: _check_loss_as_given(lo, y_true, y_pred, **{
+        **kw, "twin": None, "reference": None}), name)  # Huber(delta=1.0): again at delta = 0.7 (fix37a)
+
+
+def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init: Mapping[str, Any] | None,
+                         seed: int, rtol: float, atol: float | None, eps: float | None, name: str | None,
+                         reference: Any) -> CheckResult:
+    """:func:`check_loss` of ``loss`` as built (its arguments, but ``values``)."""
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
