@@ -3597,7 +3597,8 @@ class BoundLoss:
                 call = _bound("forward", names, roles) + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
-                     "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
+                     "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj),
+                     **({"float_args": f} if (f := _try(float_args, obj)) else {})}  # a Huber's delta=1.0 (fix37a)
         if len(names) == 2 and self.calculate is None and (bounds := _try(_loss_bounds, obj, names, roles)):
             self.info.update(bounds)  # the prediction's bounds forward compares it with (tester22s H4)
 
@@ -6932,7 +6933,7 @@ def float_args(obj) -> list[list]:
     """``[[name, default], ...]``: the keyword arguments of the constructor of ``obj``'s class whose default is a
     float (``Dropout(p=0.5)``, ``ELU(alpha=1.0)``; not a bool or an int, which size arrays), read from its signature,
     nothing run; ``[]`` for a function pair (its keyword arguments: :func:`pair_switches`) or an unreadable one. The
-    checker checks a layer built at 0.5, 1.0, 0 or -1 again at another value (:func:`gradcheck.diagnose.at_other_args`:
+    checker checks a layer built at 0.5, 1.0, 0 or -1 again at another value (:func:`gradcheck.sources.each_other_arg`:
     ``1/p == 1/(1-p)`` at p = 0.5 hides a wrong backward, newuser36 H1)."""
     if isinstance(obj, FunctionPair):
         return []

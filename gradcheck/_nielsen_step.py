@@ -100,6 +100,11 @@ class StepCheck:
     m: int = 0
     params: list[str] = field(default_factory=list)
 
+    def not_checked(self) -> str:
+        """Why the step was not checked, one sentence without its full stop (``check`` prints it after the PASS, the
+        grader in each array's part): ``update_mini_batch's step was not checked: ...`` (the step method's name)."""
+        return f"{self.method or 'update_mini_batch'}'s step was not checked: {self.refused}"
+
     def said(self) -> str:
         """The call in the student's names: ``update_mini_batch(batch, learning_rate)`` (verify36 F7), else
         ``update_mini_batch(mini_batch, eta)``; the keywords beyond eta after them."""
@@ -159,11 +164,9 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
         sums = rest[0]    # port's whole-batch nabla_b is (n, m): its bias step is made of the (n, 1) sum)
     names = (rest[1] if len(rest) > 1 else []) or []
     m = X.shape[1]
-    wrong_shape = [f"{k} of shape {np.shape(sums[k])}, expected {v.shape}" for k, v in before.items()
-                   if k in sums and np.shape(sums[k]) != v.shape]
+    wrong_shape = {k: np.shape(sums[k]) for k, v in before.items() if k in sums and np.shape(sums[k]) != v.shape}
     if wrong_shape:  # never compared by broadcasting: the step it would be made of is not the array's shape
-        return StepCheck(method=method, taken=taken, refused=f"backprop's gradients summed over the samples are "
-                         f"{', '.join(wrong_shape)}: the step due cannot be made of them")
+        return StepCheck(method=method, taken=taken, refused=_sums_refused(wrong_shape, before, m))
     if len(set(taken) & {"lmbda", "n"}) == 1:
         return StepCheck(method=method, taken=taken, refused=f"{method} takes {taken[0]} without "
                          f"{({'lmbda', 'n'} - set(taken)).pop()}: the L2 decay it makes cannot be told")
@@ -194,6 +197,18 @@ def step_check(layer: Any, X: np.ndarray, T: np.ndarray, *, eta: float = ETA, lm
     return out
 
 
+def _sums_refused(shapes: dict[str, tuple], before: dict[str, np.ndarray], m: int) -> str:
+    """Why no array's step was compared when backprop's gradients summed over the ``m`` samples have, for the arrays of
+    ``shapes`` (``{array: the sum's shape}``), another shape than the array (``before``): what was expected and what
+    came, each array named (fix37a; it said "could not be run" and "the step due cannot be made of them")."""
+    came = "; ".join(f"the sum for {k} is of shape {s}, where {before[k].shape}, the shape of {k}, is expected"
+                     for k, s in shapes.items())
+    return (f"the step due is made of backprop's gradients summed over the mini-batch's {m} samples (w - (eta/m) * "
+            f"sum(nabla_w)), each of its array's shape; {came}. No step due could be made, so no array was compared: "
+            f"make backprop return, for one sample (x, y), each gradient in its array's shape (nabla_b[l] in "
+            f"biases[l]'s)")
+
+
 def _shape_wrong(method: str, new: Any, w: np.ndarray, m: int, missing: bool) -> str:
     """Why the array ``w`` was left ``new``, not an array of its shape (``missing``: not left at all); a bias left
     (n, m), the m samples' deltas side by side, is told to sum them (verify36 F2)."""
@@ -211,8 +226,9 @@ def _named(k: str, new: np.ndarray, due: np.ndarray, c: _Step) -> tuple[str, str
         if (cand := make(c)) is not None and close(new, cand, RTOL, ATOL) and not close(cand, due, RTOL, ATOL):
             if code == "averaged-twice" and c.m == 2:  # verify36 F6: eta/m^2 = eta/(2m) at m = 2, eta halved alike
                 return ("the step is (eta/4) * sum(nabla) where (eta/2) * sum(nabla) is due (m = 2): eta halved, or "
-                        "(eta/m)/m, the mean over the mini-batch averaged twice: the same step at m = 2 (a mini-batch of 3 "
-                        "samples or more, --targets real@N_OUT,3, tells them apart)"), ""
+                        "(eta/m)/m, the mean over the mini-batch averaged twice; with m = 2 samples both give this "
+                        "same step, so which one it is cannot be told here (a mini-batch of 3 samples or more, "
+                        "--targets real@N_OUT,3, tells them apart)"), ""
             return words, code
     if c.weight and c.dw != 1 and np.any(c.w):  # another decay: the factor new = d' w - (eta/m) s fits, d' constant
         d = float(np.sum((new + c.eta / c.m * c.s) * c.w) / np.sum(c.w * c.w))
@@ -229,7 +245,7 @@ def step_finding(layer: Any, X: np.ndarray, T: np.ndarray, cname: str) -> tuple[
     prints: what was compared, or why the step was not checked."""
     res = step_check(layer, X, T)
     if res.refused:
-        return None, f"{cname}: update_mini_batch's step not checked: {res.refused}."
+        return None, f"{cname}: {res.not_checked()}."
     said = res.said()
     if not res.wrong:
         return None, (f"{said}: checked: one step on a mini-batch of {res.m} samples (x[:, j], y[:, j]) from the "

@@ -55,10 +55,12 @@ from .sources import (
     Call,
     TapeUnavailable,
     Wrapper,
+    args_line,
     build_twin,
     cache_rewritten_notes,
     copy_params_to_twin,
     each_keyword_value,
+    each_other_arg,
     guarded_backward,
     in_place,
     keyword_values,
@@ -71,6 +73,7 @@ from .sources import (
     reference_source,
     resolve_twin,
     share_masks,
+    symmetric_args,
     tape_loss,
     training_differs,
     twin_source,
@@ -107,6 +110,8 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
     if values and keyword_values(layer):  # a pair checked at each value, each value's check as given
         return _each_value(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
+    if values and not isinstance(layer, type) and symmetric_args(layer):  # Dropout(p=0.5): again at p = 0.3
+        return _other_args(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
                          f"check_layer({layer.__name__}(...), X).")
@@ -170,6 +175,35 @@ def _each_value(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> Che
     others, line = each_keyword_value(layer, owner, V.layer_inputs(X, probe_rng(cfg.seed), owner), first,
                                       lambda lay, k, v: check_layer(lay, X, config=cfg, values=False, **kw))
     return values_merged(owner, first, others, line, ", ".join(f"{k}={d!r}" for k, d, _ in found))
+
+
+def _other_args(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> CheckResult:
+    """:func:`check_layer` of ``layer`` as built, then again at other constructor arguments (:func:`_args_checked`;
+    ``kw``: check_layer's other arguments)."""
+    first = check_layer(layer, X, config=cfg, values=False, **kw)
+    again = {**kw, "twin": None, "reference": None}
+    return _args_checked(layer, V.layer_inputs(X, probe_rng(cfg.seed), kw["name"] or type(layer).__name__), first,
+                         lambda lay: check_layer(lay, X, config=cfg, values=False, **again), kw["name"])
+
+
+def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check: Callable[[Any], CheckResult],
+                  name: str | None) -> CheckResult:
+    """``first``, the check of the layer or loss ``obj`` as built, and when it passed the same ``check`` again with
+    each float constructor argument at a value where a wrong backward can cancel built at its other value
+    (:func:`gradcheck.sources.each_other_arg`, the loop ``gradcheck check`` runs; without the twin and the reference,
+    built at the first value): the first failing check's result, named ``Dropout [p=0.3]`` (``args_failed``), else
+    ``first``; either with ``other_args`` set and :func:`gradcheck.sources.args_line` among its notes."""
+    if not first.passed:
+        return first
+    checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes])
+    top = first if failed is None else failed
+    top.other_args, top.args_failed = checked, failed is not None
+    if failed is not None:
+        k, _, o = checked[-1]
+        failed.name = f"{name or type(obj).__name__} [{k}={o!r}]"
+    if checked:
+        top.notes.append(args_line(checked, None if failed is None else failed.failing_tensors))
+    return top
 
 
 #: The diagnosis's reading of a failing parameter gradient's term that does not multiply dY (a regulariser's
@@ -982,13 +1016,28 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[Tenso
 
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
-               name: str | None = None, reference: Any = None) -> CheckResult:
+               name: str | None = None, reference: Any = None, values: bool = True) -> CheckResult:
     """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs
     numerical; ``twin="auto"`` (or True): ``autoprop.losses.<SameName>``, None or False: none; ``reference``: a
     manualprop loss whose value ``L`` and gradient are compared too (central differences see only the gradient: a
-    loss off by a constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. Returns a
-    :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as :func:`check_layer`.
+    loss off by a constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. ``values``
+    (default True): a loss built with a float constructor argument where a wrong backward can cancel (``Huber(delta=
+    1.0)``, ``label_smoothing=0.0``) is checked again at another value, as a layer is (:func:`_args_checked`); False:
+    as given alone. Returns a :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as
+    :func:`check_layer`.
     """
+    kw = dict(twin=twin, init=init, seed=seed, rtol=rtol, atol=atol, eps=eps, name=name, reference=reference)
+    first = _check_loss_as_given(loss, y_true, y_pred, **kw)
+    if not values or not symmetric_args(loss):
+        return first
+    return _args_checked(loss, [], first, lambda lo: _check_loss_as_given(lo, y_true, y_pred, **{
+        **kw, "twin": None, "reference": None}), name)  # Huber(delta=1.0): again at delta = 0.7 (fix37a)
+
+
+def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init: Mapping[str, Any] | None,
+                         seed: int, rtol: float, atol: float | None, eps: float | None, name: str | None,
+                         reference: Any) -> CheckResult:
+    """:func:`check_loss` of ``loss`` as built (its arguments, but ``values``)."""
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
@@ -1055,11 +1104,13 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     analytic = [g["y_pred"] for g in sources.values()]  # as a layer's: an atol passing an error of its size
     if atol > ATOL_FLOOR or (cfg.atol is not None and _resolved(analytic, L, 1.0, cfg, yp)):
         _swamped(atol, analytic, gname, records, notes, given=cfg.atol is not None)
-    return CheckResult(
+    res = CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
+    res._output = np.array(L)  # the value, for a check at another constructor argument (not a field: not in to_dict)
+    return res
 
 
 def _given(info: Mapping[str, Any], yt: np.ndarray, x: np.ndarray, pred: str, target: str) -> str:

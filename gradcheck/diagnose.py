@@ -102,9 +102,11 @@ from .sources import (
     SAME_Y_OTHER_BACKWARD,
     Call,
     Wrapper,
+    args_line,
     backward_twice,
     cache_write_verdict,
     each_keyword_value,
+    each_other_arg,
     grad_slots,
     inplace_asked,
     inputs_hold_weights,
@@ -1079,6 +1081,13 @@ DIAGNOSES: dict[str, Record] = {
         "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
         "3).reshape(F, -1) is due", _CONV),
+    "dy-one-entry": Record(
+        "one entry of dY", "{t} is the gradient for one entry of dY{per} alone, its {pos} nonzero one ({where}), the "
+        "other {left} entries of dY left out: backward uses one entry of dY{per} (a return inside the loop over dY's entries"
+        "{skip}), which is right only when dY has one nonzero entry{per}, as a cross-entropy's gradient of a softmax's "
+        "output has for a one-hot label, not for the gradient of another loss",
+        "use every entry of dY: add up the contributions of all of them (the loop without its early return, += across "
+        "its entries), or compute them at once, as a product with all of dY"),
     "wrong-values": Record(
         "no known bug pattern", "{t} differs from the correct gradient{count} (no known bug "
         "pattern){where}: got {got:.6g}, expected {exp:.6g}", lesson=_NUM),
@@ -5320,12 +5329,47 @@ def _one_carry(L: _Layer, diag: Diagnosis) -> None:
 
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
-    backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
-    is screened with two directional derivatives, a survivor confirmed in full."""
+    backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used (:func:`_for_upstream`)."""
     for words, Gp in _permuted_copies(L.G, L.G.shape, "dY"):
-        if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6)
-               for u, d in L.directional(key, Gp)) and close(m, L.numer([key], G=Gp)[key], 1e-5):
+        if _for_upstream(L, key, m, Gp):
             return "permuted-upstream", {"words": words}
+    return None
+
+
+def _for_upstream(L: _Layer, key, m, Gp) -> bool:
+    """Whether ``m`` is the gradient of ``key`` for the upstream gradient ``Gp`` in place of the check's (backward is
+    linear in dY, so it is ``J^T Gp``): screened with two directional derivatives, a survivor confirmed in full."""
+    return all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6) for u, d in L.directional(key, Gp)) \
+        and close(m, L.numer([key], G=Gp)[key], 1e-5)
+
+
+def _one_entry_signature(L: _Layer, key, m):
+    """Backward that uses one entry of dY alone, the first (or last) nonzero one, of the whole dY or of each sample's
+    row (corpus36 F5: Victor Zhou's softmax returns inside ``for i, gradient in enumerate(d_L_d_out)``, right for a
+    one-hot dY only; it was told "assigns where it must add, as in max pooling" and "the first sample only"): ``m``
+    is the gradient for dY with every other entry zeroed (:func:`_for_upstream`). Only where that leaves out a nonzero
+    entry beside the kept one in its sample (a sample of one output is :func:`_sample_signature`'s)."""
+    G = L.G
+    rows = G.shape[0] if G.ndim >= 2 and G.shape[0] == L.n_batch >= 2 and not (L.outputs and L.outputs["stacked"]) \
+        else 0  # each sample's row of dY, when its axis 0 is the batch
+    for pos, pick in (("first", 0), ("last", -1)):
+        for per in (False, True) if rows else (False,):
+            flat = G.reshape(rows if per else 1, -1)
+            Gp = np.zeros_like(flat)
+            for r, row in enumerate(flat):
+                if (nz := np.flatnonzero(row)).size >= 2:  # a nonzero entry left out beside the kept one
+                    Gp[r, nz[pick]] = row[nz[pick]]
+            if not np.any(Gp) or per and np.count_nonzero(Gp) < 2:  # per sample: two samples' entries at least
+                continue
+            cols = sorted(set(np.nonzero(Gp)[1].tolist()))
+            at = np.unravel_index(cols[0], G.shape[1:] if per else G.shape)
+            where = ("a different entry in each sample" if len(cols) > 1 else
+                     f"dY[{', '.join(['i'] * per + [str(int(k)) for k in at])}]{' of each sample i' * per}")
+            if _for_upstream(L, key, m, Gp.reshape(G.shape)):
+                return "dy-one-entry", {"pos": pos, "per": " per sample" if per else "", "where": where,
+                                        "left": int(np.count_nonzero(G)) - int(np.count_nonzero(Gp)),
+                                        "skip": "" if pos == "first" else ", or a loop that assigns (=) where it "
+                                        "must add (+=)"}
     return None
 
 
@@ -5580,7 +5624,8 @@ def _flat_forward(L: _Layer, key, m, n) -> dict | None:
 def _sqrt_d(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-sqrt-d`` when ``m`` is ``N`` or ``1/N`` times ``n`` for the batch size ``N`` and
     ``N * N`` is the last axis ``d`` of a float input of two axes or more: a missing or extra 1/sqrt(d) (attention's
-    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None."""
+    1/sqrt(d_k)) fits as well as a 1/batch, which one run cannot tell apart; else None, and None for a layer
+    recognised as another kind than attention (:func:`_not_attention`)."""
     N, ok = L.n_batch, np.isfinite(n)
     x = next((nm for nm, x in zip(L.names, L.inputs) if x.ndim >= 2 and x.dtype.kind == "f"
               and x.shape[-1] == N * N), None)
@@ -5588,7 +5633,7 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
         return None
     c = _ls_factor(m[ok], n[ok])
     big = abs(c / N - 1) < 1e-6
-    if not big and abs(c * N - 1) >= 1e-6:
+    if not big and abs(c * N - 1) >= 1e-6 or _not_attention(L):
         return None
     return {"count": N, "big": "large" if big else "small", "d": N * N, "x": x,
             "what": "a 1/sqrt(d) factor is missing" if big else "an extra 1/sqrt(d) factor",
@@ -5599,7 +5644,8 @@ def _sqrt_d(L: _Layer, m, n) -> dict | None:
 def _sqrt_dk(L: _Layer, m, n) -> dict | None:
     """The fields of ``factor-sqrt-dk`` when ``m`` is ``sqrt(d)`` or ``1/sqrt(d)`` times ``n`` for the last axis ``d >
     1`` that two float inputs of two axes or more share (attention's Q and K, whose scores' 1/sqrt(d_k) backward
-    misses or applies twice; newuser22, lesson 33); else None."""
+    misses or applies twice; newuser22, lesson 33); else None, and None for a layer recognised as another kind than
+    attention (:func:`_not_attention`)."""
     ok = np.isfinite(n)
     nn = float(np.sum(n[ok] * n[ok]))
     if not nn:
@@ -5615,8 +5661,16 @@ def _sqrt_dk(L: _Layer, m, n) -> dict | None:
                 (1 / np.sqrt(d) if d else 0, f"1/sqrt({d})", f"a factor 1/sqrt({d}) too many",
                  "applies the 1/sqrt(d_k) twice", "apply 1/sqrt(d_k) once, as forward does")):
             if d > 1 and abs(c - k) <= 1e-6 * abs(k):
-                return {"c": c, "what": what, "d": d, "x": name, "how": how, "which": which, "fix": fix}
+                return None if _not_attention(L) else {"c": c, "what": what, "d": d, "x": name, "how": how,
+                                                       "which": which, "fix": fix}
     return None
+
+
+def _not_attention(L: _Layer) -> bool:
+    """Whether the checked layer is recognised as a kind that is not attention (:func:`_layer_kind`: a convolution, a
+    pooling, a recurrent step or sequence, a norm), so that a factor its gradient is off by is not told as attention's
+    1/sqrt(d_k) (verify36 F8: an LSTM step's doubled dx, at a batch of 2 beside h of 4 units, was)."""
+    return bool(_layer_kind(L))
 
 
 def _per_layer_m(L: _Layer, m, n) -> dict | None:
@@ -5968,6 +6022,7 @@ _DETECTORS = (
     # before the sample's and the position's: with 1-D ids (or (N, 1), (1, T)) the row an index repeats in keeps one
     # sample's or one position's update alone, which those name as a loop's bug (newuser29 M2)
     lambda L, t, key, m, n: _repeated_index_signature(L, key, m, n),
+    lambda L, t, key, m, n: _one_entry_signature(L, key, m),  # before "the first sample only" (corpus36 F5)
     lambda L, t, key, m, n: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key], L.n_batch,
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
@@ -6598,117 +6653,51 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None
     return True, d
 
 
-#: The values of a float constructor argument at which a wrong backward can give the right numbers, each with the
-#: other value the layer is built again at (:func:`at_other_args`) and why: at p = 0.5 a dropout backward's ``1/p``
-#: equals ``1/(1-p)``; at 1.0 a left-out ``alpha`` or a multiplication for a division changes nothing; at 0 a term it
-#: scales vanishes; at -1 it only flips a sign (newuser36 H1: lesson 24's dropout, an ELU without alpha, PASSed).
-#: 0.3 and 0.7: within a probability's range, no two of them (or their complements, reciprocals) equal.
-SYMMETRIC_ARGS = {0.5: (0.3, "1/{k} = 1/(1-{k}) and {k} = 1-{k}"), 1.0: (0.7, "times {k} = divided by {k} = unchanged"),
-                  0.0: (0.3, "a term times {k} vanishes"), -1.0: (-0.7, "times {k} = divided by {k}")}
-#: Names of probabilities (a drop or keep rate): checked again only at 0.5, since at 0 or 1 the layer is another one
-#: (no dropout, or every unit dropped).
-PROBABILITY_WORDS = ("p", "rate", "drop", "keep", "prob")
-
-
-def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
-    """``[(name, value, other), ...]``: the float constructor arguments of ``layer`` (their defaults read from its
-    class's signature: :func:`gradcheck._adapters.float_args`, a sandboxed layer's from its protocol) whose value as
-    built (a sandboxed layer's ``--init`` or default; a local one's attribute of that name) is a key of
-    :data:`SYMMETRIC_ARGS` (a probability's 0.5 alone: :data:`PROBABILITY_WORDS`), with the other value to check."""
-    from ._adapters import Adapted, float_args
-
-    if _remote(layer):
-        found = (_protocol(layer) or {}).get("float_args")
-        init = layer.__dict__["_loaded"][2] or {}
-        pairs = [(f[0], init.get(f[0], f[1])) for f in (found if isinstance(found, list) else [])
-                 if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0].isidentifier()]
-    else:
-        obj = layer.obj if isinstance(layer, Adapted) else layer
-        pairs = [(k, getattr(obj, k, None)) for k, _ in float_args(obj)]
-    out = []
-    for k, v in pairs:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
-            continue
-        if float(v) == 0.5 or not any(w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS):
-            out.append((k, float(v), SYMMETRIC_ARGS[float(v)][0]))
-    return out
-
-
-def _built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]) -> Any:
-    """``layer`` with its constructor argument ``key`` at ``value``: a sandboxed layer built again in its child
-    (``RemoteLayer.loaded_with``, its ``--init`` with ``key`` added), a local one copied with its attribute ``key``
-    set. Raises as the constructor does."""
-    from ._adapters import Adapted
-
-    if _remote(layer):
-        new = layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
-        proto, told = getattr(layer, "protocol", None), getattr(new, "protocol", None)
-        if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
-            told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
-        return new
-    cp = copy.deepcopy(layer)
-    setattr(cp.obj if isinstance(cp, Adapted) else cp, key, value)
-    return cp
-
-
 def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer``) checked again, by :func:`_again_at` (the step of
-    :func:`at_drawn_params`), with each float constructor argument at a value that can hide a wrong backward
-    (:func:`symmetric_args`: p = 0.5, alpha = 1.0) at its other value, the others as built (:func:`_built_with`; a
-    constructor that refuses it: not checked there): ``check``'s diagnosis of the first that FAILS, named
-    ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``; either with ``other_args`` set (the header says which
-    values were checked: :func:`args_header`)."""
-    for key, value, other in symmetric_args(layer):
-        seen: list[Diagnosis] = []
+    """``diag`` (a passing diagnosis of ``layer``) checked again with each float constructor argument at a value that
+    can hide a wrong backward (p = 0.5, alpha = 1.0) built at its other value, the others as built: the loop
+    :func:`gradcheck.sources.each_other_arg` (shared with :func:`gradcheck.check_layer` and so the grader).
 
-        def run(key=key, other=other, seen=seen):
-            lay = _built_with(layer, key, other, _probe_inputs(X, seed, diag.name))
-            try:
-                seen.append(check(lay))
-                return seen[-1]
-            finally:
-                if lay is not layer and callable(getattr(lay, "release", None)):
-                    lay.release()
-        ran, d = _again_at(run)
-        failed = d is not None and bool(d.result.failing_tensors)  # a gradient wrong there, not a protocol's word
-        if not ran or not (failed or _fully_passed(seen[-1])) or _output_unchanged(diag, seen[-1]):  # not checked there
-            continue  # (a penalty's term), or forward does not read it (a backward-only knob): no claim, no verdict
-        diag.other_args.append((key, value, other))
-        if failed:
-            d.name, d.other_args, d.args_failed = f"{diag.name} [{key}={other!r}]", diag.other_args, True
-            return d
-    return diag
+    Parameters
+    ----------
+    layer : object
+        The diagnosed layer.
+    X : array_like or shapes
+        Its input (the diagnosis's inputs are drawn from it for a sandboxed layer built again).
+    diag : Diagnosis
+        Its passing diagnosis.
+    check : callable
+        ``check(layer_built)``: the same diagnosis of the layer built at the other value.
+    seed : int
+        The diagnosis's seed.
 
+    Returns
+    -------
+    Diagnosis
+        ``check``'s diagnosis of the first that FAILS, named ``"Dropout [p=0.3]"`` (``args_failed``), else ``diag``;
+        either with ``other_args`` set (the header says which values were checked: :func:`args_header`).
+    """
+    def results(d: Diagnosis) -> list[CheckResult]:  # a gradient compared, no error, finite (as _again_at)
+        every = [d, *d.other_modes]
+        if d.error is not None or "non-finite" in d.codes or any(x.result is None for x in every) or (
+                not d.passed and not d.result.failing_tensors):
+            return []
+        return [x.result for x in every]
 
-def _output_unchanged(a: Diagnosis, b: Diagnosis) -> bool:
-    """Whether the checks ``a`` and ``b`` (of one layer built at two values of a constructor argument) saw forward
-    give the same output on the same input (the result's ``_output``): forward does not read that argument, so no
-    term of forward can cancel with backward there (a ``bug=1.0`` factor backward alone reads is the layer's own)."""
-    ya, yb = (getattr(x.result, "_output", None) for x in (a, b))
-    return ya is not None and yb is not None and np.shape(ya) == np.shape(yb) and V.identical(ya, yb)
-
-
-def _fully_passed(d: Diagnosis) -> bool:
-    """``d`` passed with every tensor given a verdict (none ``unchecked``: a penalty's term, an atol above every
-    value), in every mode."""
-    return d.passed and all(x.result is not None and not x.result.unchecked for x in [d, *d.other_modes])
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results)
+    diag.other_args = checked
+    if failed is None:
+        return diag
+    k, _, o = checked[-1]
+    failed.name, failed.other_args, failed.args_failed = f"{diag.name} [{k}={o!r}]", checked, True
+    return failed
 
 
 def args_header(diag: Diagnosis) -> str:
-    """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``:
-    ``"constructor argument p=0.5 can hide a wrong backward (1/p = 1/(1-p) and p = 1-p): also checked at p=0.3
-    (passed)"``; when it failed there, ``"...: with p=0.3 dX is wrong; at p=0.5 the bug cancels"``."""
-    if not diag.other_args:
-        return ""
-    said = [f"{k}={v!r} ({SYMMETRIC_ARGS[v][1].format(k=k)})" for k, v, _ in diag.other_args]
-    line = (f"constructor argument{'s' if len(said) > 1 else ''} {', '.join(said)} can hide a wrong backward: also "
-            f"checked at {', '.join(f'{k}={o!r}' for k, _, o in diag.other_args)}")
-    if not (diag.args_failed and diag.result is not None):
-        return line + " (passed)"
-    k, v, o = diag.other_args[-1]
-    wrong = ", ".join(diag.result.failing_tensors) or "a gradient"
-    return line + (f": with {k}={o!r} {wrong} {'are' if ', ' in wrong else 'is'} wrong; at {k}={v!r} the bug "
-                   f"cancels. The table and diagnosis below are at {k}={o!r}")
+    """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``
+    (:func:`gradcheck.sources.args_line`)."""
+    return args_line(diag.other_args, diag.result.failing_tensors if diag.args_failed and diag.result is not None
+                     else None)
 
 
 def _compared_constants(layer: Any) -> list[float]:
@@ -7051,9 +7040,12 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
     than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
     gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
-    backward raising, no constant factor there). The layer's cache is set back to the check's input after."""
+    backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c) have
+    the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch). The
+    layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
-    if i < 0 or N < 1 or np.ndim(L.Y) == 0 or np.shape(L.Y)[0] != N:
+    ax = 1 if L.outputs and L.outputs["stacked"] else 0  # k outputs stacked: Y[j] is output j, the batch on axis 1
+    if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked
@@ -7062,7 +7054,9 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
         return None
     xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
           for x, g in zip(L.inputs, grow)]
-    G = np.random.default_rng([L.seed, 21]).standard_normal((N + 1, *np.shape(L.Y)[1:]))
+    shape = list(np.shape(L.Y))
+    shape[ax] = N + 1
+    G = np.random.default_rng([L.seed, 21]).standard_normal(shape)
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
         if np.shape(Y) != G.shape:

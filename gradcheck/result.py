@@ -81,6 +81,11 @@ class CheckResult:
     #: ``defaults`` ``"mode='max'"``: :func:`gradcheck.sources.values_merged`); "" at the values given
     at_value: str = ""
     defaults: str = ""
+    #: a layer checked again with float constructor arguments at other values (``Dropout(p=0.5)`` at p = 0.3:
+    #: :func:`gradcheck.sources.each_other_arg`): ``(name, value, other)`` of each; ``args_failed``: this result is the
+    #: check at the last one's other value, which failed
+    other_args: list[tuple[str, float, float]] = field(default_factory=list)
+    args_failed: bool = False
 
     @property
     def passed(self) -> bool:

@@ -50,7 +50,8 @@ from .errors import GradientShapeError, InputModifiedError, StudentCodeError, Tw
 __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
+           "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value",
+           "SYMMETRIC_ARGS", "PROBABILITY_WORDS", "symmetric_args", "built_with", "each_other_arg", "args_line", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -116,6 +117,205 @@ def at_keyword(layer: Any, key: str, value: str, inputs: Sequence[np.ndarray]) -
         cp.keyword_names, cp.backward_keywords = tuple(cp._kwargs), backward_keywords(cp.student_backward, cp._kwargs)
         return cp
     return layer.loaded_with({**(layer.__dict__["_loaded"][2] or {}), key: value}, inputs)
+
+
+#: The values of a float constructor argument at which a wrong backward can give the right numbers, each with the
+#: other value the layer is built again at (:func:`each_other_arg`) and why: at p = 0.5 a dropout backward's ``1/p``
+#: equals ``1/(1-p)``; at 1.0 a left-out ``alpha`` or a multiplication for a division changes nothing; at 0 a term it
+#: scales vanishes; at -1 it only flips a sign (newuser36 H1: lesson 24's dropout, an ELU without alpha, PASSed).
+#: 0.3 and 0.7: within a probability's range, no two of them (or their complements, reciprocals) equal.
+SYMMETRIC_ARGS = {0.5: (0.3, "1/{k} = 1/(1-{k}) and {k} = 1-{k}"), 1.0: (0.7, "times {k} = divided by {k} = unchanged"),
+                  0.0: (0.3, "a term times {k} vanishes"), -1.0: (-0.7, "times {k} = divided by {k}")}
+#: Names of probabilities (a drop or keep rate): checked again only at 0.5, since at 0 or 1 the layer is another one
+#: (no dropout, or every unit dropped).
+PROBABILITY_WORDS = ("p", "rate", "drop", "keep", "prob")
+
+
+def _remote_layer(layer: Any) -> bool:
+    """Whether ``layer`` lives in a sandbox's child (a :class:`gradcheck.sandbox.RemoteLayer` or
+    :class:`~gradcheck.sandbox.RemoteLoss`: its own ``_loaded``, as :func:`keyword_values` reads it; sandbox.py imports
+    this module, which imports it nowhere)."""
+    return "_loaded" in getattr(layer, "__dict__", {}) and callable(getattr(layer, "loaded_with", None))
+
+
+def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
+    """The float constructor arguments of ``layer`` built at a value where a wrong backward can cancel.
+
+    Their defaults are read from its class's signature (:func:`gradcheck._adapters.float_args`; a sandboxed layer's
+    from its protocol); the value as built is a sandboxed layer's ``--init`` (or test's keyword) or default, a local
+    one's attribute of that name. A probability (:data:`PROBABILITY_WORDS`) counts at 0.5 alone.
+
+    Parameters
+    ----------
+    layer : object
+        The checked layer or loss: a local one (adapted or not) or a sandboxed one.
+
+    Returns
+    -------
+    list of (str, float, float)
+        ``(name, value, other)``: each such argument, its value (a key of :data:`SYMMETRIC_ARGS`) and the other value
+        to check it at; ``[]`` for none.
+    """
+    if _remote_layer(layer):
+        proto = getattr(layer, "protocol", None)
+        found = proto.get("float_args") if isinstance(proto, Mapping) else None
+        init = layer.__dict__["_loaded"][2] or {}
+        pairs = [(f[0], init.get(f[0], f[1])) for f in (found if isinstance(found, list) else [])
+                 if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0].isidentifier()]
+    else:
+        from ._adapters import BoundLoss, float_args
+
+        obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
+        pairs = [(k, getattr(obj, k, None)) for k, _ in float_args(obj)]
+    out = []
+    for k, v in pairs:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
+            continue
+        if float(v) == 0.5 or not any(w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS):
+            out.append((k, float(v), SYMMETRIC_ARGS[float(v)][0]))
+    return out
+
+
+def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]) -> Any:
+    """``layer`` with its constructor argument ``key`` at ``value``, the others as built.
+
+    A sandboxed layer is built again in its child (``RemoteLayer.loaded_with``, its ``--init`` with ``key`` added;
+    what ``--constants`` declared kept); a local one is copied with its attribute ``key`` set.
+
+    Parameters
+    ----------
+    layer : object
+        A local layer or loss (adapted or not) or a :class:`~gradcheck.sandbox.RemoteLayer` or
+        :class:`~gradcheck.sandbox.RemoteLoss`.
+    key : str
+        The constructor argument's name.
+    value : float
+        Its new value.
+    inputs : sequence of ndarray
+        The inputs a sandboxed layer loaded with a probe is adapted on again.
+
+    Returns
+    -------
+    object
+        The layer so built (a new object; a sandboxed one to be released by the caller).
+
+    Raises
+    ------
+    Exception
+        What the constructor (or the copy) raises.
+    """
+    if _remote_layer(layer):
+        init = {**(layer.__dict__["_loaded"][2] or {}), key: value}
+        opts = layer.__dict__.get("_loss_opts")  # a loss: its probe and --pred-arg as loaded (the order it was read in)
+        new = layer.loaded_with(init, inputs) if opts is None else layer.loaded_with(
+            init, probe=opts.get("probe"), pred_arg=opts.get("pred_arg"))
+        proto, told = getattr(layer, "protocol", None), getattr(new, "protocol", None)
+        if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
+            told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
+        return new
+    from ._adapters import BoundLoss
+
+    cp = copy.deepcopy(layer)
+    setattr(cp.obj if isinstance(cp, (Adapted, BoundLoss)) else cp, key, value)
+    return cp
+
+
+def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: Any,
+                   results: Any) -> tuple[list[tuple[str, float, float]], Any]:
+    """``layer``, whose check passed, checked again with each float constructor argument at a value where a wrong
+    backward can cancel built at its other value: the one loop of ``gradcheck check`` and
+    :func:`gradcheck.diagnose_layer` (:func:`gradcheck.diagnose.at_other_args`), :func:`gradcheck.check_layer` and so
+    ``gradcheck grade``'s central differences (newuser36 H1: ``Dropout(p=0.5)`` whose backward divides by p; fix37a:
+    the grader and check_layer did not check it again).
+
+    Each argument of :func:`symmetric_args` is set to its other value, the others as built (:func:`built_with`), and
+    the layer so built checked. It counts as checked there when the check failed a gradient, or passed with each
+    tensor given a verdict, and forward's output differs from the first check's (forward reads the argument: a knob
+    backward alone reads is the layer's own); not when the layer cannot be built or checked there (it raised: the first
+    verdict stands, and no claim is made of the second value).
+
+    Parameters
+    ----------
+    layer : object
+        The checked layer (local or sandboxed).
+    inputs : sequence of ndarray
+        The check's inputs (a sandboxed layer loaded with a probe is adapted on them again).
+    first : object
+        The passing outcome of the check as built (a :class:`~gradcheck.result.CheckResult` or a diagnosis).
+    check : callable
+        ``check(layer_built)``: the same check of the layer built at the other value; its outcome.
+    results : callable
+        ``results(outcome)``: the outcome's :class:`~gradcheck.result.CheckResult` of each mode checked, the first
+        failing one first; ``[]`` when the check stopped before comparing the gradients (an error, a non-finite
+        value).
+
+    Returns
+    -------
+    checked : list of (str, float, float)
+        The ``(name, value, other)`` checked, in order, up to the first whose check failed.
+    failed : object or None
+        That failing check's outcome; None when none failed.
+    """
+    checked, ys = [], results(first)
+    for key, value, other in symmetric_args(layer):
+        lay = None
+        try:
+            lay = built_with(layer, key, other, inputs)
+            out = check(lay)
+        except Exception:  # noqa: BLE001 - a layer that cannot be built or checked there: at the first value only
+            continue
+        finally:  # a sandboxed copy built here: freed in its child
+            if lay is not None and lay is not layer and callable(getattr(lay, "release", None)):
+                lay.release()
+        rs = results(out)
+        failed = bool(rs) and bool(rs[0].failing_tensors)
+        if not rs or not (failed or all(r.passed and not r.unchecked for r in rs)) or _output_unchanged(ys, rs):
+            continue  # not checked there (a penalty's term), or forward does not read it: no claim, no verdict
+        checked.append((key, value, other))
+        if failed:
+            return checked, out
+    return checked, None
+
+
+def _output_unchanged(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two checks' results (of one layer built at two values of a constructor argument, one per mode) saw
+    forward give the same output on the same input (the result's ``_output``) in every mode both checked (a dropout's
+    eval forward is X at any p: its training forward tells): forward does not read that argument, so no term of
+    forward can cancel with backward there (a ``bug=1.0`` factor backward alone reads is the layer's own)."""
+    ya, yb = ({x.training: getattr(x, "_output", None) for x in r} for r in (a, b))
+    pairs = [(ya[t], yb[t]) for t in ya.keys() & yb.keys()]
+    return bool(pairs) and all(u is not None and w is not None and np.shape(u) == np.shape(w) and V.identical(u, w)
+                               for u, w in pairs)
+
+
+def args_line(checked: Sequence[tuple[str, float, float]], failing: Sequence[str] | None) -> str:
+    """The line saying a layer was checked again at other constructor arguments (:func:`each_other_arg`).
+
+    Parameters
+    ----------
+    checked : sequence of (str, float, float)
+        ``(name, value, other)`` of each argument checked again.
+    failing : sequence of str or None
+        The tensors wrong at the last one's other value; None when every check there passed.
+
+    Returns
+    -------
+    str
+        ``"constructor argument p=0.5 (1/p = 1/(1-p) and p = 1-p) can hide a wrong backward: also checked at p=0.3
+        (passed)"``; when it failed there, ``"...: with p=0.3 dX is wrong; at p=0.5 the bug cancels. The table and
+        diagnosis below are at p=0.3"``; ``""`` when nothing was checked again.
+    """
+    if not checked:
+        return ""
+    said = [f"{k}={v!r} ({SYMMETRIC_ARGS[v][1].format(k=k)})" for k, v, _ in checked]
+    line = (f"constructor argument{'s' if len(said) > 1 else ''} {', '.join(said)} can hide a wrong backward: also "
+            f"checked at {', '.join(f'{k}={o!r}' for k, _, o in checked)}")
+    if failing is None:
+        return line + " (passed)"
+    k, v, o = checked[-1]
+    wrong = ", ".join(failing) or "a gradient"
+    return line + (f": with {k}={o!r} {wrong} {'are' if ', ' in wrong else 'is'} wrong; at {k}={v!r} the bug "
+                   f"cancels. The table and diagnosis below are at {k}={o!r}")
 
 
 _VERDICTS = {0: "PASS", 1: "FAIL", 3: "NOT CHECKED"}

@@ -49,6 +49,7 @@ from ..diagnose import (
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
+    SYMMETRIC_ARGS,
     Call,
     at_keyword,
     backward_twice,
@@ -1403,12 +1404,26 @@ def _disagrees(p: Part, res: Any, record: Any, of: str, question: str) -> None:
     ignores, else ``question``)."""
     c = next((c for c in record.comparisons if not c.passed), record.comparisons[0])
     a, b = _distinct(float(c.worst_a), float(c.worst_b))
-    at = getattr(res, "at_value", "")
+    arg = res.other_args[-1] if getattr(res, "args_failed", False) else None  # built again at another value
+    at = getattr(res, "at_value", "") or (f"{arg[0]}={arg[2]!r}" if arg else "")
     p.passed, p.message = False, (
         f"{p.name} disagrees with central differences{of}{' at ' + at if at else ''}: max relative error "
         f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: {a} vs {b}). " + (
-            _other_value(p.name, at, res.defaults) if at else
+            _other_arg(p.name, arg, res.kind) if arg else _other_value(p.name, at, res.defaults) if at else
             _accumulated(res, record.tensor, p.name) or _ignored(res, record.tensor) or question))
+
+
+def _other_arg(part: str, arg: tuple[str, float, float], kind: str = "layer") -> str:
+    """Why a part that matched the reference fails with a float constructor argument ``arg`` ``(name, value, other)``
+    built at its other value: at the test's value a wrong backward can give the right numbers (``Dropout(p=0.5)``
+    whose backward divides by p), so the ``kind`` (layer or loss) is built again there, as ``gradcheck check`` builds
+    it (:func:`gradcheck.sources.each_other_arg`; fix37a)."""
+    k, v, o = arg
+    return (f"This test builds your {kind} with {k}={v!r}, where {part} matched the reference; at that value a wrong "
+            f"backward can give the right numbers ({SYMMETRIC_ARGS[v][1].format(k=k)}), so, as gradcheck check does, "
+            f"the grader also builds your {kind} with {k}={o!r}, and there your backward disagrees with your own "
+            f"forward: at {k}={v!r} the bug cancels. Fix how backward uses {k} (check it at {k}={o!r}). The points "
+            f"are this part's.")
 
 
 def _other_value(part: str, at: str, defaults: str) -> str:
@@ -1647,8 +1662,7 @@ def mini_batch_step(layer: Any, X: np.ndarray, *, eta: float = 0.5, lmbda: float
     weights = _weights(parts, names, points)
     res = step_check(layer, X, T, eta=eta, lmbda=lmbda, n=n)
     if res.refused:
-        return Verdict([Part(k, w, False, f"update_mini_batch could not be run: {res.refused}.")
-                        for k, w in weights.items()])
+        return Verdict([Part(k, w, False, f"{res.not_checked()}.") for k, w in weights.items()])
     said = res.said()
     return Verdict([Part(k, w, k not in res.wrong, f"after one {said}: {res.wrong[k]}; due: {res.formula}."
                          if k in res.wrong else "") for k, w in weights.items()])
