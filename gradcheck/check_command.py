@@ -803,7 +803,8 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
     (:func:`gradcheck.diagnose.symmetric_args`: 1/p = 1/(1-p) at p = 0.5; newuser37 F7: a dropout scaling its kept
     entries by 1/p PASSed with --training --reference manualprop.Dropout)."""
     from ._random_mean import random_mean_finding
-    from .diagnose import _built_with, _probe_inputs, symmetric_args
+    from .diagnose import _probe_inputs
+    from .sources import built_with, symmetric_args
 
     modes = [d for d in [diag, *diag.other_modes] if d.result is not None and d.training is True]
     if reference is None or not diag.passed or not isinstance(shape[0], int) or not any(
@@ -816,7 +817,7 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
         yield layer, reference, ""
         for key, _, other in symmetric_args(layer):
             try:
-                lay = _built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
+                lay = built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
             except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
                 continue
             try:
