@@ -137,20 +137,26 @@ def test_program_is_well_formed():
     assert _seccomp.program("riscv64") is None
 
 
+def run_plain(script: str) -> subprocess.CompletedProcess:
+    """Run the Python ``script`` (no guard at all: ``-I -S -c``) in the sandbox's very bwrap command and seccomp filter,
+    in an empty folder as its ``/submission``: only the operating system stands."""
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o755)  # traversable by a uid the script drops to
+        fd = iso.seccomp_fd()
+        try:
+            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
+            return subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
+                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
+        finally:
+            os.close(fd)
+
+
 @pytest.mark.skipif(support()[0] == "none" or _seccomp.program() is None, reason="no namespaces or filter here")
 def test_bwrap_denies_keyrings_and_memfd_without_any_python_guard():
     if _seccomp.program() != _seccomp.program("x86_64"):
         pytest.skip("the script's reference numbers are x86_64's")
     numbers = X86_64_REFERENCE  # not the table under test (review30)
-    script = SCRIPT.replace("SITE", repr(iso.SITE)).replace("NUMBERS", repr(numbers))
-    with tempfile.TemporaryDirectory() as work:
-        fd = iso.seccomp_fd()
-        try:
-            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
-            proc = subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
-                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
-        finally:
-            os.close(fd)
+    proc = run_plain(SCRIPT.replace("SITE", repr(iso.SITE)).replace("NUMBERS", repr(numbers)))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     denied = {k: v for k, v in out.items() if k not in ("fork", "numpy", "thread")}

@@ -11,16 +11,12 @@ or refused for want of a privilege (AF_PACKET: EPERM), never with EAFNOSUPPORT.
 
 import errno
 import json
-import os
 import struct
-import subprocess
-import sys
-import tempfile
 
 import pytest
+from test_sandbox_seccomp_s18 import run_plain
 
 from gradcheck import _seccomp
-from gradcheck import isolation as iso
 from gradcheck.sandbox import support
 
 #: The families of <linux/socket.h> the script tries (numbers, not the socket module's names: AF_VSOCK may be missing)
@@ -74,16 +70,7 @@ def test_program_sends_socket_and_socketpair_to_the_family_test():
 
 @pytest.mark.skipif(support()[0] == "none" or _seccomp.program() is None, reason="no namespaces or filter here")
 def test_bwrap_refuses_every_socket_family_but_unix_without_any_python_guard():
-    script = SCRIPT.replace("FAMILIES.items()", repr(FAMILIES) + ".items()")
-    with tempfile.TemporaryDirectory() as work:
-        os.chmod(work, 0o755)
-        fd = iso.seccomp_fd()
-        try:
-            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
-            proc = subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
-                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
-        finally:
-            os.close(fd)
+    proc = run_plain(SCRIPT.replace("FAMILIES.items()", repr(FAMILIES) + ".items()"))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["AF_UNIX"] == "created" and out["socketpair_unix"] == "ping", out
