@@ -625,8 +625,8 @@ def _check_words(exc: Exception, namespaces: bool = False) -> str:
     def said(m):
         path = m.group(2)
         if m.group(1) == "writing" and namespaces:
-            return (f"gradcheck's sandbox does not allow writing {path}: under --isolation namespaces gradcheck check "
-                    "runs a read-only copy of the file, as the grader does, and lets it write only into a private "
+            return (f"gradcheck's sandbox does not allow writing {path}: in the namespaces sandbox (--isolation "
+                    "namespaces, or auto where this machine has it) gradcheck check runs a read-only copy of the file, as the grader does, and lets it write only into a private "
                     "/tmp (open('/tmp/debug.txt', 'w')), emptied after the check; print() what you want to see "
                     "instead, it is shown when the check fails")
         if m.group(1) == "writing":
