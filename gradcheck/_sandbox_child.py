@@ -313,9 +313,12 @@ def install_guards(cfg):
 
     The hook's decisions use primitives and immutable tables captured now, in its closure (no module global), and
     compare exact str/bytes only, so patching ``posixpath.abspath``, ``os.path.realpath``, builtins or this
-    module cannot change them; trace and profile functions (which can rebind a closure through ``f_locals``) are
-    refused. It is a second line only: in the grader the operating system isolates the child (namespaces, a uid,
-    a seccomp filter: :mod:`gradcheck.isolation`), whatever happens to the hook.
+    module does not change them, and trace and profile functions (which can rebind a closure through ``f_locals``)
+    are refused. That raises the bar; it is no wall: code in the same interpreter can rewrite the hook's memory
+    (numpy's ``__array_interface__`` makes an array over any address, with no audit event, and the hook's frame is
+    reached from a refused call's traceback: redteam37 F2 switched the hook off so, in about 40 lines). The hook is
+    defence in depth; the isolation is the operating system's (namespaces, a uid, a seccomp filter:
+    :mod:`gradcheck.isolation`), in the grader and in ``gradcheck check`` where this machine has them.
     """
     import _stat
     import importlib.abc

@@ -137,10 +137,22 @@ def check_files(args, path: str):
     """``{name: path}`` of the files ``gradcheck check`` copies into its sandbox for the checked file ``path``
     (:func:`gradcheck.sandbox.sibling_files`, a :class:`gradcheck.sandbox.Siblings`), its copies with edits read from
     them too: with ``--isolation namespaces`` (a file one did not write) its own folder alone, links there not
-    followed (redteam27 M1, M2), and the file's own packages left out in its ``left_out``."""
+    followed (redteam27 M1, M2), and the file's own packages left out in its ``left_out``. Chosen by ``auto``
+    (:func:`gradcheck.cli._resolve_isolation`), the namespaces sandbox copies by the rule of one's own code (the
+    packages around it, as in the process sandbox; still no link followed: the namespaces sandbox's copy never follows
+    one), so that a check finds the same files whichever sandbox this machine gives."""
     from .sandbox import sibling_files
 
-    return sibling_files(path, hostile=getattr(args, "isolation", "process") == "namespaces")
+    return sibling_files(path, hostile=getattr(args, "isolation", "process") == "namespaces"
+                         and not getattr(args, "isolation_auto", False))
+
+
+def isolation_words(args) -> str:
+    """The header's words on the sandbox a check ran in: ``isolation namespaces`` or ``isolation process``, with
+    ``(auto)`` when ``gradcheck check`` chose it (:func:`gradcheck.cli._resolve_isolation`); "" for a caller without one."""
+    if not (iso := getattr(args, "isolation", None)):
+        return ""
+    return f", isolation {iso}" + (" (auto)" if getattr(args, "isolation_auto", False) else "")
 
 
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
@@ -310,7 +322,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     # the label's path may hold a submission folder's name: its control characters escaped (redteam27 M3)
     print(V.printable(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
                       + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else "")
-                      + f", dtype {low_dtype(args) or 'float64'}"))
+                      + f", dtype {low_dtype(args) or 'float64'}" + isolation_words(args)))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     same = diag.result is not None and any(  # Z13: backward differs
         n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
@@ -2448,7 +2460,8 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         what = wrt_what or (f"a function of {pred} alone: the gradient of {pred} is checked, {', '.join(init)} fixed "
                             "as --init gives them")
     print(V.printable(f"{label} (loss), {pred} shape {V.fmt_shape(shape)} ({drawn or args.pred or 'real'}), {what}"
-                      + (f", init {json.dumps(init)}" if init else "") + f", dtype {low_dtype(args) or 'float64'}"))
+                      + (f", init {json.dumps(init)}" if init else "") + f", dtype {low_dtype(args) or 'float64'}"
+                      + isolation_words(args)))
     if how:
         print(V.wrap(f"whose gradient: {', '.join((getattr(loss, 'protocol', None) or {}).get('wrt') or [])}, "
                      + ("as " + how + " says" if how.startswith("--wrt") else how + " (--wrt names them otherwise)")))

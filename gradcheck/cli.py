@@ -138,7 +138,8 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
             installed = importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):  # a module without a spec (__main__ run as a script)
             installed = False
-        here = ("this check runs in the grader's sandbox (--isolation namespaces)" if graders else
+        here = ("this check runs in the grader's sandbox (--isolation namespaces; --isolation process imports what is "
+                "installed here, for a file you trust)" if graders else
                 "the checked code cannot import the course packages" if top in BLOCKED_PACKAGES and top
                 not in allow else None if installed else "it is not installed here")
         if v.condition is not None:  # `if GPU: import cupy`: runs only when the test is true
@@ -298,6 +299,7 @@ def _cmd_check(args) -> int:
 
     path, name = V.parse_target(args.target)
     allow = _tape_packages(args)
+    _resolve_isolation(args)  # before the copy: namespaces copy by the grader's rule
     copied = check_files(args, path)
     with Sandbox(files=copied, timeout=args.timeout, allow_packages=allow, **_check_isolation(args)) as sb:
         for note in sb.notes:
@@ -501,6 +503,41 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
+#: The environment variable giving ``gradcheck check``'s ``--isolation`` when the option is not given (as ``PIP_*`` give
+#: pip's options): ``auto`` (unset), ``process`` or ``namespaces``.
+ISOLATION_ENV = "GRADCHECK_ISOLATION"
+ISOLATIONS = ("auto", "process", "namespaces")
+
+
+def _resolve_isolation(args) -> None:
+    """Set ``args.isolation`` to the sandbox ``gradcheck check`` uses: ``--isolation``, else :data:`ISOLATION_ENV`, else
+    ``auto``: the strongest this machine gives, the grader's namespaces sandbox where :func:`gradcheck.sandbox.support`
+    has one (not with ``--tape``, whose course packages it does not mount), else the process sandbox (redteam37 F2c:
+    under the process sandbox, the default until then, a file that switched its audit hook off with numpy alone
+    wrote on the host and ran ctypes as the user, root there). A fallback to the process sandbox as root is said in a
+    warning: the checked file runs with root's rights past its audit hook. Not refused: root without namespaces is
+    the usual container (Docker's default seccomp profile refuses them), whose own walls stand where pytest runs
+    too. ``args.isolation_auto``: whether it was chosen here. UsageError for another value of the variable."""
+    asked = getattr(args, "isolation", None) or os.environ.get(ISOLATION_ENV, "").strip() or "auto"
+    if asked not in ISOLATIONS:
+        raise UsageError(f"{ISOLATION_ENV}={asked!r}: expected one of {', '.join(ISOLATIONS)} (gradcheck check's "
+                         "--isolation when the option is not given).")
+    args.isolation_auto = asked == "auto"
+    if asked == "auto":
+        from .sandbox import support
+
+        level = "none" if getattr(args, "tape", False) else support()[0]
+        asked = "process" if level == "none" else "namespaces"
+        if asked == "process" and not getattr(args, "tape", False) and os.geteuid() == 0:
+            warnings.warn("gradcheck check runs as root and this machine has no operating-system sandbox "
+                          f"(gradcheck.sandbox.support(): {support()[1]}), so the checked file runs in the process "
+                          "sandbox: its audit hook is a seat belt, not a wall, and code written to get past it acts "
+                          "as root. Check only files you trust here (--isolation process says so and silences "
+                          "this warning); check a file you did not write where namespaces work.",
+                          UserWarning, stacklevel=1)
+    args.isolation = asked
+
+
 def _check_isolation(args) -> dict:
     """The :class:`~gradcheck.sandbox.Sandbox` keywords of ``gradcheck check --isolation``: ``process`` (the default:
     a child process, its audit hook a seat belt), or ``namespaces``, the grader's operating-system sandbox (not
@@ -508,7 +545,7 @@ def _check_isolation(args) -> dict:
     alone: :func:`gradcheck.check_command.check_files`, redteam27 M1, M2). UsageError when
     namespaces were asked with ``--tape`` (the course packages are not mounted there) or this machine has none,
     in the grader's words (:func:`gradcheck.sandbox.support`)."""
-    if getattr(args, "isolation", "process") != "namespaces":
+    if getattr(args, "isolation", None) != "namespaces":  # _resolve_isolation chose it
         return {}
     if args.tape:
         raise UsageError("--tape runs your forward on autoprop tensors, which the namespaces sandbox does not mount "
@@ -588,8 +625,8 @@ def _check_words(exc: Exception, namespaces: bool = False) -> str:
     def said(m):
         path = m.group(2)
         if m.group(1) == "writing" and namespaces:
-            return (f"gradcheck's sandbox does not allow writing {path}: under --isolation namespaces gradcheck check "
-                    "runs a read-only copy of the file, as the grader does, and lets it write only into a private "
+            return (f"gradcheck's sandbox does not allow writing {path}: in the namespaces sandbox (--isolation "
+                    "namespaces, or auto where this machine has it) gradcheck check runs a read-only copy of the file, as the grader does, and lets it write only into a private "
                     "/tmp (open('/tmp/debug.txt', 'w')), emptied after the check; print() what you want to see "
                     "instead, it is shown when the check fails")
         if m.group(1) == "writing":
@@ -818,8 +855,10 @@ def _add_mode_options(c) -> None:
 
 def _add_sandbox_options(c) -> None:
     """The options of ``gradcheck check`` on its sandbox: --isolation, --timeout."""
-    c.add_argument("--isolation", choices=("process", "namespaces"), default="process",
-                   help="process (default): the file runs in a child process with memory and time limits and a "
+    c.add_argument("--isolation", choices=ISOLATIONS, default=None,
+                   help="auto (default; the environment variable GRADCHECK_ISOLATION sets another): namespaces "
+                        "where this machine has them (not with --tape), else process; the header's first line says "
+                        "which ran. process: the file runs in a child process with memory and time limits and a "
                         "Python audit hook that refuses files outside its folder, other processes, sockets and "
                         "the course packages: a seat belt for your own code, not a wall (code written to get past "
                         "the hook reads and writes what you can); namespaces: the grader's operating-system "

@@ -32,6 +32,12 @@ from hypothesis import settings
 collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps_itself_s33",
                   "fixtures/nielsen_s34"]  # submissions named network.py, read by tests/test_nielsen_s34.py
 
+# gradcheck check's sandbox when a test gives no --isolation: the process sandbox (its zygote forks a child in about
+# 0.1 s; the namespaces sandbox, check's "auto" default where bwrap works, starts in about 1 s more on this machine:
+# about 900 checks would take 15 minutes longer). The tests of isolation give --isolation or clear this variable
+# (tests/test_check_isolation_default_s37.py).
+os.environ.setdefault("GRADCHECK_ISOLATION", "process")
+
 settings.register_profile("ci", max_examples=25, deadline=None)
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

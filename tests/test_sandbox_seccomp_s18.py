@@ -119,7 +119,8 @@ def test_program_is_well_formed():
     for machine, arch in (("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)):
         prog = _seccomp.program(machine)
         ops = [struct.unpack("=HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
-        assert ops[1] == (0x15, 1, 0, arch)  # the arch check
+        assert ops[1][::3] == (0x15, arch) and ops[1][1] == 0  # the arch check: another ABI jumps to EPERM
+        assert ops[1 + 1 + ops[1][2]] == (6, 0, 0, 0x50001)
         jumps = [k for code, _jt, _jf, k in ops if code in (0x15, 0x35)]
         table = _seccomp._X86_64 if machine == "x86_64" else _seccomp._AARCH64
         want = {table[n] for n in _seccomp.DENIED if n in table}
@@ -128,9 +129,26 @@ def test_program_is_well_formed():
         for i, (code, jt, jf, _k) in enumerate(ops):
             assert code == 6 or i + 1 + max(jt, jf) < len(ops)  # a return, or a jump that lands inside
         assert ops[-3:] == [(6, 0, 0, 0x7FFF0000), (6, 0, 0, 0x50001), (6, 0, 0, 0x50026)]
-        # clone's flags: a new namespace or a new thread (redteam26 L2) jumps to EPERM
-        assert ops[-4] == (0x45, 1, 0, _seccomp._CLONE_NEW | _seccomp.CLONE_THREAD)
+        # clone's flags: a new namespace or a new thread (redteam26 L2) jumps to EPERM, else to ALLOW
+        jset = [(i, op) for i, op in enumerate(ops) if op[0] == 0x45]
+        assert len(jset) == 1 and jset[0][1][3] == _seccomp._CLONE_NEW | _seccomp.CLONE_THREAD
+        i, (_, jt, jf, _) = jset[0]
+        assert (ops[i + 1 + jt], ops[i + 1 + jf]) == ((6, 0, 0, 0x50001), (6, 0, 0, 0x7FFF0000))
     assert _seccomp.program("riscv64") is None
+
+
+def run_plain(script: str) -> subprocess.CompletedProcess:
+    """Run the Python ``script`` (no guard at all: ``-I -S -c``) in the sandbox's very bwrap command and seccomp filter,
+    in an empty folder as its ``/submission``: only the operating system stands."""
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o755)  # traversable by a uid the script drops to
+        fd = iso.seccomp_fd()
+        try:
+            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
+            return subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
+                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
+        finally:
+            os.close(fd)
 
 
 @pytest.mark.skipif(support()[0] == "none" or _seccomp.program() is None, reason="no namespaces or filter here")
@@ -138,15 +156,7 @@ def test_bwrap_denies_keyrings_and_memfd_without_any_python_guard():
     if _seccomp.program() != _seccomp.program("x86_64"):
         pytest.skip("the script's reference numbers are x86_64's")
     numbers = X86_64_REFERENCE  # not the table under test (review30)
-    script = SCRIPT.replace("SITE", repr(iso.SITE)).replace("NUMBERS", repr(numbers))
-    with tempfile.TemporaryDirectory() as work:
-        fd = iso.seccomp_fd()
-        try:
-            cmd = iso.bwrap_command(iso.bwrap_path(), work, root=os.geteuid() == 0, seccomp=fd)
-            proc = subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c", script],
-                                  capture_output=True, text=True, timeout=60, pass_fds=(fd,))
-        finally:
-            os.close(fd)
+    proc = run_plain(SCRIPT.replace("SITE", repr(iso.SITE)).replace("NUMBERS", repr(numbers)))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     denied = {k: v for k, v in out.items() if k not in ("fork", "numpy", "thread")}
