@@ -890,7 +890,35 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
+    _at_zero_parts(verdict, xs, d_in, got, expected, G, rtol)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _at_zero_parts(verdict: Verdict, xs: list[np.ndarray], d_in: list[str], got: Mapping[str, Any],
+                   expected: Mapping[str, np.ndarray], G: np.ndarray, rtol: float) -> None:
+    """The message of a failing input gradient that differs from the reference's only where its input is exactly 0
+    (a test that puts entries at a kink on purpose): the derivative there is a convention (ReLU's, LeakyReLU's,
+    abs's at 0), said with both values of dX / dY there (newuser37 F5: "no known bug pattern" for a LeakyReLU
+    taking x >= 0 as the positive side, and check's command PASSed, its random inputs never 0)."""
+    for x, name in zip(xs, d_in):
+        p = next((p for p in verdict.parts if p.name == name and not p.passed), None)
+        g, want = got.get(name), expected.get(name)
+        if p is None or not isinstance(g, np.ndarray) or g.shape != x.shape or want.shape != x.shape \
+                or x.dtype.kind != "f" or G.shape != x.shape:
+            continue
+        g = np.asarray(g, dtype=np.float64)
+        off = ~np.isclose(g, want, rtol=rtol, atol=ATOL_FLOOR)
+        if not off.any() or np.any(off & (x != 0)):
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mine, theirs = (np.unique(np.round(v[off] / G[off], 12)) for v in (g, want))
+        said = (f"; your {name} / dY there is {mine[0]:g}, the expected {theirs[0]:g}" if mine.size == 1 == theirs.size
+                else "")
+        p.message = (f"{name} differs from the expected value only where the input is exactly 0 ({int(off.sum())} "
+                     f"of {x.size} entries, each at x = 0), and matches everywhere else{said}. At a kink the derivative "
+                     "is a convention: this test puts inputs at 0 to grade the assignment's, which random inputs "
+                     "(gradcheck check's) never reach: check how your forward and backward split x < 0, x == 0 and "
+                     "x > 0 (x > 0 or x >= 0).")
 
 
 def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
