@@ -884,13 +884,12 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
-                          ref_call.names)
-    verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
+    verdict = Verdict(_graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y,
+                                    Y_ref, ref_call.names), _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
-    _at_zero_parts(verdict, xs, d_in, got, expected, G, rtol)
+    _at_zero_parts(verdict, xs, d_in, got, expected, G, rtol)  # (a convention at a kink)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
