@@ -3553,6 +3553,11 @@ class BoundLoss:
                 _bound("forward", names, roles, "*, " if self.keywords else ""))
         #: a stateless backward(self, y_pred, y_true) (tester10 T10): given forward's arrays, bound by its own names
         self.stateless, self._last = _stateless_backward(obj.backward), None
+        #: CS7643's SoftmaxCrossEntropy: backward() returns nothing and stores dL/dy_pred in self.dx, as its layers
+        #: store dX (:func:`stored_results`), and forward returns (probs, loss) (corpus37 F2); set before any probe
+        bwd = getattr(type(obj), "backward", None)
+        self.stored_dx = _stores(bwd, STORED_DINPUTS) if isinstance(bwd, types.FunctionType) and \
+            self.stateless is None else None
         if self.stateless is not None:
             self.upstream, self.upstream_keyword = None, False
             call += " and " + _bound("backward", self.stateless[1], _roles(self.stateless[0]))
@@ -3595,11 +3600,6 @@ class BoundLoss:
             if role is not None:
                 roles = _roles(self.pred_first)
                 call = _bound("forward", names, roles) + call[call.index(")") + 1:]
-        #: CS7643's SoftmaxCrossEntropy: backward() returns nothing and stores dL/dy_pred in self.dx, as its layers
-        #: store dX (:func:`stored_results`), and forward returns (probs, loss) (corpus37 F2)
-        bwd = getattr(type(obj), "backward", None)
-        self.stored_dx = _stores(bwd, STORED_DINPUTS) if isinstance(bwd, types.FunctionType) and \
-            self.stateless is None else None
         layout = [_tuple_loss(self, probe)] if probe is not None and self.calculate is None else []
         if self.stored_dx:
             layout.append(f"backward() returns nothing and stores dL/dy_pred in self.{self.stored_dx} (as CS7643's "
