@@ -435,6 +435,7 @@ EXPECTED = {
     **{f"session36.py::LSTMCellTorch{b}": "lstm-line" for b in ("Fcell", "Nof", "Tanhc", "Prei", "Nosig", "Order",
                                                                  "Fdh")},
     "session36.py::lstmmeandb": "bias-mean",
+    "session37.py::LinearFlatDxNoT": "transposed-weight",
     "session36.py::GatedInputNoGate": "gate-factor-missing",
     "beginner26.py::SigmoidOnePlus": "sigmoid-one-plus",  # fixd26: out * (1 + out)
     "beginner26.py::GeluErfNoPdf": "gelu-missing-pdf",  # fixd26: Phi(x) alone, x * phi(x) missing
@@ -527,7 +528,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_dice22.py::Dice", "loss_dice22.py::DicePerSample", "loss_ignore23.py::MaskedCE",
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
            "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
-           "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
+           "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput", "session37.py::LinearFlat",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
