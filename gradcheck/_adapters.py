@@ -3553,6 +3553,11 @@ class BoundLoss:
                 _bound("forward", names, roles, "*, " if self.keywords else ""))
         #: a stateless backward(self, y_pred, y_true) (tester10 T10): given forward's arrays, bound by its own names
         self.stateless, self._last = _stateless_backward(obj.backward), None
+        #: CS7643's SoftmaxCrossEntropy: backward() returns nothing and stores dL/dy_pred in self.dx, as its layers
+        #: store dX (:func:`stored_results`), and forward returns (probs, loss) (corpus37 F2); set before any probe
+        bwd = getattr(type(obj), "backward", None)
+        self.stored_dx = _stores(bwd, STORED_DINPUTS) if isinstance(bwd, types.FunctionType) and \
+            self.stateless is None else None
         if self.stateless is not None:
             self.upstream, self.upstream_keyword = None, False
             call += " and " + _bound("backward", self.stateless[1], _roles(self.stateless[0]))
@@ -3595,7 +3600,11 @@ class BoundLoss:
             if role is not None:
                 roles = _roles(self.pred_first)
                 call = _bound("forward", names, roles) + call[call.index(")") + 1:]
-        self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
+        layout = [_tuple_loss(self, probe)] if probe is not None and self.calculate is None else []
+        if self.stored_dx:
+            layout.append(f"backward() returns nothing and stores dL/dy_pred in self.{self.stored_dx} (as CS7643's "
+                          "layers do): it is read there")
+        self.info = {"layout": "; ".join(t for t in layout if t), "protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
                      "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj),
                      **({"float_args": f} if (f := _try(float_args, obj)) else {})}  # a Huber's delta=1.0 (fix37a)
@@ -3616,6 +3625,11 @@ class BoundLoss:
         """The student's forward (or NNFS's ``calculate``) with the prediction and the target where its
         parameter names put them (by keyword when one is keyword-only); returns its loss.
         """
+        r = self.student_result(y_true, y_pred)
+        return r[at] if (at := _loss_item(r)) is not None else r  # CS7643's (probs, loss): the loss (_tuple_loss)
+
+    def student_result(self, y_true, y_pred):
+        """What the student's forward (or NNFS's ``calculate``) returns, called as :meth:`forward` calls it."""
         self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
         if self.calculate is not None:  # after new_pass() (Ch18-22's accumulated_sum), regularization left out
@@ -3639,8 +3653,38 @@ class BoundLoss:
                 return _fields(self.obj).get("dinputs", stored)
             return res
         if self.upstream_keyword:  # backward(self, *, grad_output)
-            return self.obj.backward(**{self.upstream: 1.0})
-        return self.obj.backward(*([1.0] if self.upstream else []))
+            r = self.obj.backward(**{self.upstream: 1.0})
+        else:
+            r = self.obj.backward(*([1.0] if self.upstream else []))
+        return _stored_result(self.obj, r, self.stored_dx)  # CS7643's self.dx
+
+
+def _tuple_loss(loss, probe):
+    """The header's words (:attr:`BoundLoss.info`'s ``layout``) for a loss whose forward returns a tuple on the
+    ``probe`` ``(y_true, y_pred)`` (called with the object's state put back after): L is its one number
+    (:func:`_loss_item`, CS7643's ``return probs, loss``, corpus37 F2); "" for a forward returning anything else,
+    or raising (the check reports it).
+
+    Raises
+    ------
+    AdapterError
+        A tuple in which not exactly one item is a number: which is the loss cannot be told (exit 3, naming the
+        layout; before, "gave L as a tuple" was a wrong result, exit 1).
+    """
+    with _all_undone([loss.obj]):
+        res = _try(loss.student_result, *probe)
+    if type(res) is not tuple:
+        return ""
+    items = ", ".join(f"an array of shape {tuple(v.shape)}" if isinstance(v, np.ndarray) and v.ndim else
+                      "a number" if _loss_item((v,)) == 0 else type(v).__name__ for v in res)
+    if (at := _loss_item(res)) is None:
+        n = sum(_loss_item((v,)) == 0 for v in res)
+        raise AdapterError(
+            f"{loss.class_name}.forward returns a tuple of {len(res)} items ({items}). --loss reads the loss L from a "
+            f"tuple only when exactly one item is a number (CS7643's forward returning (probs, loss)); here "
+            f"{'none is' if not n else f'{n} are'}, so which is L cannot be told. Return the loss alone from forward "
+            "(keep the other items on self).")
+    return f"forward returns {len(res)} items ({items}): L is item {at + 1}, the one number (CS7643's (probs, loss))"
 
 
 def _loss_bounds(obj, names, roles):
@@ -5770,6 +5814,25 @@ def _stores(fn, names):
     return next((n for n in names if n in set_), None)
 
 
+def _stored_result(obj, r, name):
+    """What a method of ``obj`` that stores its result gave: ``r`` (its return value), or, when ``r`` is None
+    and ``name`` names the attribute it stores in (:func:`_stores`), ``obj.<name>`` (None when unset). The
+    layers' ``self.output``/``self.dx`` (:func:`stored_results`) and a loss's ``self.dx`` (:class:`BoundLoss`,
+    CS7643's SoftmaxCrossEntropy, corpus37 F2) are read here."""
+    return getattr(obj, name, None) if r is None and name else r
+
+
+def _loss_item(res):
+    """The index of the loss in a loss forward's tuple result: the one item that is a number (0-d: a Python or
+    numpy number, a 0-d array), CS7643's ``return probs, loss`` (corpus37 F2); None when ``res`` is no tuple or
+    when not exactly one item is (which is then the loss cannot be told)."""
+    if type(res) is not tuple:
+        return None
+    at = [i for i, v in enumerate(res) if (isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)))
+          or (isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf")]
+    return at[0] if len(at) == 1 else None
+
+
 #: Names of a learning rate that a backward which updates the weights itself requires (``backward(self,
 #: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
 LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate", "stepsize", "lr_rate", "learn_rate", "alpha")
@@ -5876,8 +5939,7 @@ def stored_results(obj, inputs=None, training=True):
 
     @functools.wraps(fwd)
     def forward(self, *xs, **kw):
-        r = fwd(self, *xs, **kw)
-        return getattr(self, out, None) if r is None and out else r
+        return _stored_result(self, fwd(self, *xs, **kw), out)
 
     @functools.wraps(bwd)
     def backward(self, *dys, **kw):
@@ -5892,7 +5954,7 @@ def stored_results(obj, inputs=None, training=True):
             before = _sgd_snapshot(self, [n for n in _sgd_weights(self) if n.isidentifier()])
             r = bwd(self, *dys, **{lr: LR_PROBE}, **kw)
             _sgd_read(_sgd_moved(before), LR_PROBE)
-        return getattr(self, din, None) if r is None and din else r
+        return _stored_result(self, r, din)
     if not _subclass(obj, forward=forward, backward=backward, __slots__=(), _gradcheck_dx_after_step=after,
                      _gradcheck_read_from=read, _gradcheck_built=built):  # a class whose instances cannot change class: read as it is
         return given

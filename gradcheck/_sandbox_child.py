@@ -513,8 +513,9 @@ def _adapters_own(AD, exc, workdir):
         return False
 
 
-def _error(exc, workdir):
-    """The report of an exception: its class's name as a string, message, where in the submission."""
+def _error(exc, workdir, limit=500):
+    """The report of an exception: its class's name as a string, message (its first line, cut to ``limit``
+    characters at a word's end: :func:`cut_at_word`), where in the submission."""
     try:
         msg = str.strip(str(exc))
     except BaseException:  # noqa: BLE001
@@ -543,7 +544,7 @@ def _error(exc, workdir):
         msg = (f"{_first_line(msg) if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
     msg = _host_paths(msg)
-    return {"type": name, "message": _first_line(msg)[:500] if msg else "", "where": where,
+    return {"type": name, "message": cut_at_word(_first_line(msg), limit) if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
 
@@ -564,6 +565,17 @@ def _host_paths(text):
     except BaseException:  # noqa: BLE001 - a module or attribute the submission replaced: the text as it is
         pass
     return text
+
+
+def cut_at_word(text, limit):
+    """``text`` cut to at most ``limit`` characters at a word's end, `` ...`` after it (mid-word only when the
+    last space comes before half of it: one long token); whole when it fits (corpus37 F4: the tape's reason
+    ended "... a tensor of shape (2, 2, 7, 7) lef")."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 4]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:(") + " ..."
 
 
 def _first_line(msg):
@@ -1193,15 +1205,15 @@ class Child:
         if _GAP[0] is not None and obj is not None:
             self.known_codes |= _forward_codes(self.AD, obj) - self.adapter_codes
 
-    def fail(self, exc, stage="call", **meta):
+    def fail(self, exc, stage="call", limit=500, **meta):
         """Reply a failure: ``stage="reply"`` when the result was too large to copy, else ``stage``
-        (default "call": the submission's code raised) with the error's report (class name, message,
-        where in the submission).
+        (default "call": the submission's code raised) with the error's report (class name, message up to
+        ``limit`` characters, where in the submission).
         """
         big = oversized(exc)  # the adapters copying a result: not the student's code raising
         if big is not None:
             return self.reply(False, {"stage": "reply", **big})
-        self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
+        self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir, limit))
 
     def set_params(self, obj, params):
         """Write the parent's ``params`` (name -> array) into ``obj.params``: into the student's own array
@@ -1659,7 +1671,7 @@ class Child:
                               "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
                                                          if getattr(srcs[k], "_key", None) in taken)}, packer)
         except BaseException as exc:  # noqa: BLE001
-            self.fail(exc, "tape")
+            self.fail(exc, "tape", limit=1900)  # autoprop's reason whole: the parent keeps its fix (StudentTape)
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
             fresh = [np.array(x, copy=True) for x in req["inputs"]]

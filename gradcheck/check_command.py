@@ -2895,6 +2895,8 @@ def _loss_lines(loss, res) -> list[str]:
                   f"{info['by_role']} (Keras's order (y_true, y_pred))" if info.get("by_role")
              else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
                   "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
+    if info.get("layout"):  # CS7643's (probs, loss) and self.dx (corpus37 F2)
+        lines.append(f"loss: {info['layout']}")
     if info.get("neither"):  # tester12 M6: no order can be told, and none is needed for the verdict
         a, b = info["neither"].split(",")
         lines.append(f"backward's result is no multiple of L's gradient with respect to {a} or {b}, so it is wrong "

@@ -3781,8 +3781,15 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
 
     Where the correct ``n`` is dY times one matrix ``B`` along an axis (the last: a Linear; axis 1:
     a 1x1 convolution, channels first), ``B`` is solved for by least squares and ``m`` must equal
-    dY times ``B.T``; ``weights`` (name -> square array) only name the weight.
+    dY times ``B.T``; ``weights`` (name -> square array) only name the weight. A layer that flattens its
+    input first (``X.reshape(N, -1) @ W``: dX of shape (N, 2, 3) from a dY of (N, 6)) is read on dX flattened
+    so (corpus37 F3: "no known bug pattern" there, named for a 2-D input).
     """
+    if n.ndim > 2 and G.ndim == 2 and m.shape == n.shape and n.shape[0] == G.shape[0]:
+        flat = _transposed_weight_signature(m.reshape(len(m), -1), n.reshape(len(n), -1), G, weights, t)
+        if flat is not None and flat[0] == "transposed-weight":
+            return flat[0], {**flat[1], "fix": f"{flat[1]['fix']} (on X flattened to (N, {G.shape[1]}), "
+                                              "then reshaped to X's shape)"}
     for axis in dict.fromkeys((-1, 1) if n.ndim > 2 else (-1,)):
         if G.ndim != n.ndim or G.shape[axis] != n.shape[axis]:
             continue

@@ -1685,9 +1685,10 @@ class Sandbox:
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
             raise wire.ProtocolViolation("a malformed error report")
-        if err is not None:  # only the expected fields, each a short clean string
+        if err is not None:  # only the expected fields, each a short clean string (a tape's reason longer: its fix
+            said = 1900 if isinstance(meta, dict) and meta.get("stage") == "tape" else 500  # kept, StudentTape)
             err = {k: bool(err[k]) if k == "syntax" else
-                   _clean(err[k], 500 if k == "message" else 200)
+                   _clean(err[k], said if k == "message" else 200)
                    for k in ("type", "message", "where", "line", "syntax") if k in err}
         meta = _clean_strings(meta)  # data: looked up and compared as sent (Markdown is the grader's, when it writes)
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err

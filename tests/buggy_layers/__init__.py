@@ -435,6 +435,7 @@ EXPECTED = {
     **{f"session36.py::LSTMCellTorch{b}": "lstm-line" for b in ("Fcell", "Nof", "Tanhc", "Prei", "Nosig", "Order",
                                                                  "Fdh")},
     "session36.py::lstmmeandb": "bias-mean",
+    "session37.py::LinearFlatDxNoT": "transposed-weight",
     "session36.py::GatedInputNoGate": "gate-factor-missing",
     # session 37 (fix37a): verify36 F8, an LSTM step's doubled dx at a batch of 2 was "attention's 1/sqrt(d_k)";
     # corpus36 F5, Zhou's softmax using dY's first nonzero entry alone was told of max pooling and "the first sample"
@@ -533,7 +534,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            *(f"lessons23.py::{n}" for n in ("LSTMCell", "GRUCell", "SelfAttention", "ConvTranspose1D", "TwoBranchBlock")),
            "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
            "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
-           "session37.py::ZhouSoftmax", "session37.py::SoftmaxRows",
+           "session37.py::ZhouSoftmax", "session37.py::SoftmaxRows", "session37.py::LinearFlat",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",

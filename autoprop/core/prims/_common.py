@@ -166,13 +166,50 @@ def _qualified(name):
     return name if name.startswith(("scipy.", "numpy.")) else f"numpy.{name}"
 
 
-def _no_out(name, kwargs):
-    if kwargs.get("out") is not None:
-        raise TypeError(
-            f"autoprop cannot record {_qualified(name)}(..., out=...): writing into an existing "
-            "array is an in-place update, which the tape cannot undo in the backward pass. "
-            f"Drop out= and use the returned tensor: y = {_qualified(name)}(...)."
-        )
+def _no_out(name, kwargs, at=None, given=False):
+    """Refuse numpy's ``out``: writing into an existing array is an in-place update no tape records.
+
+    Parameters
+    ----------
+    name : str
+        The numpy function's name (``"exp"``, ``"numpy.sum"``, ``"scipy.special.erf"``).
+    kwargs : dict
+        The call's keywords; ``kwargs["out"]`` not None is refused.
+    at : int, optional
+        ``out``'s place among the function's positional parameters, counted from 1 (a ufunc's
+        ``nin + 1``: ``np.exp(x, x)``'s out is its 2nd argument, ``np.maximum(x, y, x)``'s its
+        3rd; ``np.sum``'s 4th). Named in the message, as numpy takes ``out`` there too.
+    given : bool
+        True when the call gave ``out`` at that place (``autoprop.numpy``'s names and numpy's
+        ``__array_function__`` see the positional arguments); False when it may have come by
+        either spelling (numpy's ``__array_ufunc__`` hands a positional out as ``out=``).
+
+    Raises
+    ------
+    TypeError
+        When ``out`` is given; the message names how it was given (corpus37 F5: a refusal of
+        ``np.maximum(x, x * a, x)`` spoke of an ``out=`` the user never wrote).
+    """
+    if kwargs.get("out") is None:
+        return
+    q = _qualified(name)
+    why = ("writing into an existing array is an in-place update, which the tape cannot undo in the "
+           "backward pass.")
+    if given:
+        raise TypeError(f"autoprop cannot record {q}(...) with its {_ordinal(at)} positional argument, "
+                        f"which is numpy's out: {why} Drop that argument and use the returned tensor: "
+                        f"y = {q}(...).")
+    if at is not None:
+        raise TypeError(f"autoprop cannot record {q}(..., out=...) (numpy's out, given as out= or as its "
+                        f"{_ordinal(at)} positional argument): {why} Drop it and use the returned "
+                        f"tensor: y = {q}(...).")
+    raise TypeError(f"autoprop cannot record {q}(..., out=...): {why} Drop out= and use the returned "
+                    f"tensor: y = {q}(...).")
+
+
+def _ordinal(n):
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ..., ``11th``, ``21st``."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _ddof(ddof, kw):

@@ -25,7 +25,7 @@ from ..observe import _numpy_hint
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
 from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
-from ._common import _cast_inputs, _check_kw, _holds_tensor, _values
+from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
@@ -51,6 +51,7 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
     # other options: refused, never dropped (a dropped option is a wrong number), naming scipy's ufuncs as scipy's
     label = name if getattr(np, name, None) is ufunc else _ufunc_name(ufunc)
+    _no_out(label if label.startswith("scipy.") else name, kwargs, at=ufunc.nin + 1)  # (out= or positional)
     _check_kw(label if label.startswith("scipy.") else name, kwargs)
     if ufunc is np.positive:  # (a new tensor, as numpy's is a new array: Tensor.__pos__)
         return +inputs[0]
@@ -249,6 +250,8 @@ def dispatch_function(func, args, kwargs, named=False):
                         "derivative (VJP). " + _SUGGEST.get(func, "Use a supported function (see "
                                                               "autoprop.numpy), or ") +
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
+    if len(args) > _out_at(func):  # np.sum(t, None, None, buf): numpy's out given by position
+        args, kwargs = _positional_tail(func, args, kwargs)
     if kwargs:  # np.linalg.inv(a=t): the records take numpy's required arguments by position
         args, kwargs = _bind(func, args, kwargs)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
@@ -284,6 +287,8 @@ def numpy_name(f):
         prim = _UFUNC_PRIMS.get(f)
 
         def bound(*inputs, **kwargs):
+            if len(inputs) > f.nin:  # anp.exp(x, x): numpy's positional out (corpus37 F1)
+                inputs, kwargs = _positional_outs(f, inputs, kwargs)
             if not kwargs and prim is not None and _own_dtypes(inputs):  # (Tensor.__array_ufunc__'s
                 return prim(*inputs)  # straight call: float/complex Tensors, numbers beside float64)
             return dispatch_ufunc(f, "__call__", inputs, kwargs)
@@ -300,6 +305,105 @@ def numpy_name(f):
         f"``numpy.{f.__name__}`` over Tensors (numpy's own dispatch; the derivative: "
         f"``autoprop.explain({(impl.name if isinstance(impl, Primitive) else f.__name__)!r})``).")
     return bound
+
+
+def _positional_outs(ufunc, inputs, kwargs):
+    """``inputs, kwargs`` of ``anp.<ufunc>(*inputs, **kwargs)`` with numpy's positional outputs
+    (the arguments after the ufunc's ``nin`` inputs: ``np.exp(x, out)``, ``np.maximum(x, y, out)``)
+    taken as numpy takes them: as ``out=``.
+
+    Before, they reached the record as inputs: ``anp.exp(x, x)`` wrote into the Tensor ``x``'s
+    buffer, and a tape that had recorded ``x`` returned a wrong gradient (corpus37 F1);
+    ``anp.maximum(x, y, x)`` on a tape crashed (F1b).
+
+    Parameters
+    ----------
+    ufunc : np.ufunc
+    inputs : tuple
+        The positional arguments, more than ``ufunc.nin``.
+    kwargs : dict
+        The keywords.
+
+    Returns
+    -------
+    tuple, dict
+        The ``nin`` inputs, and ``kwargs`` with ``out`` (numpy's tuple of the outputs) when one
+        is not None and ``where=`` is given (recorded as numpy's masked write, ``_masked``).
+
+    Raises
+    ------
+    TypeError
+        An output that is not None without ``where=``: :func:`~._common._no_out`, naming the
+        positional argument; more positional arguments than ``nin + nout``, or ``out`` given
+        both ways (numpy's errors).
+    """
+    n, outs = ufunc.nin, tuple(inputs[ufunc.nin:])
+    if len(outs) > ufunc.nout:
+        raise TypeError(f"{ufunc.__name__}() takes from {n} to {n + ufunc.nout} positional arguments but "
+                        f"{len(inputs)} were given")
+    if "out" in kwargs:
+        raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+    if all(o is None for o in outs):  # numpy's default, spelled out
+        return inputs[:n], kwargs
+    if kwargs.get("where", True) is True:
+        first = next(i for i, o in enumerate(outs) if o is not None)
+        _no_out(_ufunc_name(ufunc), {"out": outs}, at=n + 1 + first, given=True)
+    return inputs[:n], dict(kwargs, out=outs)
+
+
+def _out_at(func):
+    """The place of numpy's ``out`` among ``func``'s positional parameters, counted from 0
+    (``np.sum``: 3, ``np.clip``: 3, ``np.dot``: 2), from numpy's signature, read once per
+    function; a number no call reaches when ``out`` is keyword-only or absent."""
+    at = _OUT_AT.get(func)
+    if at is None:
+        names = _positional_names(func)
+        at = _OUT_AT[func] = names.index("out") if "out" in names else 1 << 30
+    return at
+
+
+def _positional_names(func):
+    """The names of ``func``'s parameters that a call may give by position (numpy's
+    ``inspect.signature``; none when it has no signature)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # (a C function without a text signature)
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _positional_tail(func, args, kwargs):
+    """``args, kwargs`` of ``np.<func>(*args, **kwargs)`` when the call reaches numpy's ``out``
+    by position (``np.sum(t, None, None, buf)``, ``np.clip(t, 0, 1, t)``, ``np.max(t, 0, None,
+    True)``): ``out`` and the arguments after it move to numpy's keywords, as the records take
+    them (``np.max``'s record takes ``dtype`` third, where numpy takes ``out``); ``out=None``
+    and numpy's "not given" (``np._NoValue``) are dropped.
+
+    Raises
+    ------
+    TypeError
+        ``out`` not None: :func:`~._common._no_out`, naming the positional argument (corpus37
+        F1/F5); more positional arguments than numpy's signature takes, or one given both by
+        position and keyword (numpy's errors).
+    """
+    names, at = _positional_names(func), _out_at(func)
+    label = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
+    if len(args) > len(names):
+        raise TypeError(f"{func.__name__}() takes from 1 to {len(names)} positional arguments but "
+                        f"{len(args)} were given")
+    kwargs = dict(kwargs)
+    for name, value in zip(names[at:], args[at:]):
+        if name in kwargs:
+            raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
+        if value is not np._NoValue:
+            kwargs[name] = value
+    _no_out(label, kwargs, at=at + 1, given=True)
+    kwargs.pop("out", None)
+    return tuple(args[:at]), kwargs
+
+
+#: numpy function -> the place of its positional ``out`` (:func:`_out_at`)
+_OUT_AT: dict = {}
 
 
 # a ufunc method's parameters after its array(s), in numpy's order (numpy's __array_ufunc__ hands
