@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from . import _validation
+from ._extremes import sech2 as _sech2
 from ._validation import (
     DOT_CHUNK,
     SS_LIMIT,
@@ -38,7 +39,6 @@ from ._validation import (
     gradients_finite,
     output_ss,
 )
-from ._extremes import sech2 as _sech2  # (tanh'(x) from x: Tanh, the recurrent layers, autoprop's RNN record)
 from .init import linear_params
 
 
