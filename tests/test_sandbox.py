@@ -197,17 +197,21 @@ def test_session_timeout(tmp_path):
     session's 4 s and the per-call limit added for each further call of the load's probes (tester15 H2).
 
     The session clock includes the child's start (numpy's import: over 1.5 s on a loaded 2-core machine), hence 4 s,
-    not less. Which limit comes first is fixed by arithmetic, not by the machine's speed: the session ends
-    4 + 12 x (further calls) s after the start; the first forward sleeps 1 s more than that minus one call's limit
-    (7 s under its own 12 s limit: before, 0.6 s under 2 s, a margin a loaded CI machine can eat), so the second
-    forward, which sleeps 60 s, starts after the session's end less 12 s and cannot reach its own limit first; the
-    session ends while it sleeps, 7 s or more after it began (a runnable child there is reported as starved)."""
+    not less. Which limit comes first is fixed by arithmetic, not by the machine's speed: the load runs under a 6 s
+    limit per call, so the session ends 4 + 6 x (further calls) s after the start; the first forward sleeps 1 s more
+    than that minus one call's limit, under a limit of its own 7 s longer than its sleep (before, 0.6 s under 2 s, a
+    margin a loaded CI machine can eat), so the second forward, back under the 6 s limit and sleeping 60 s, starts
+    after the session's end less 6 s and cannot reach its own limit first; the session ends while it sleeps, unless
+    the load took 5 s of the session (before, with 12 s for every call and a 16 s session: 11 s, and the test 6 s
+    longer)."""
     f = linear(tmp_path, forward="import time\nif X[0, 0] >= 100:\n    time.sleep(X[0, 0] - 100)")
-    with Sandbox(files=[str(f)], timeout=12.0, session_timeout=4.0) as sb:
+    with Sandbox(files=[str(f)], timeout=6.0, session_timeout=4.0) as sb:
         layer = sb.load_layer("student.py", "Linear", INIT)
-        first = 4.0 + 12.0 * (sb._extra_calls - 1) + 1.0
+        first = 4.0 + 6.0 * (sb._extra_calls - 1) + 1.0
+        sb.timeout = first + 7.0  # this forward's own limit (one forward: the session's limit does not grow)
         layer.forward(np.full((2, 5), 100.0 + first))  # the load's probes call forward on other inputs: no sleep
-        with pytest.raises(SandboxError, match=r"session limit of [0-9.]+ s \(4 s, plus 12 s for each of the [0-9]+ "
+        sb.timeout = 6.0
+        with pytest.raises(SandboxError, match=r"session limit of [0-9.]+ s \(4 s, plus 6 s for each of the [0-9]+ "
                                                r"further calls of batches, load probes and the bug diagnosis\)"):
             layer.forward(np.full((2, 5), 160.0))
 

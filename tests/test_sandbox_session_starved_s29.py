@@ -23,10 +23,11 @@ def test_a_busy_call_at_the_session_limit_on_an_idle_machine_is_the_submissions_
     """Was: SandboxStarved "... was stopped at its time limit (1000 s of wall clock for each call ...) while its process
     was still runnable and 984.05 s short of that much CPU time: the grading machine was too busy" (flaky28's
     busy_session.py on an idle machine). The forward loops (stood in for: runnable, with all the CPU time since the
-    session began), its own limit raised to 1000 s after the load, so the session's (4 s plus 12 s per further call
-    of the load's probes) comes first whatever the machine's speed."""
+    session began), its own limit raised to 1000 s after the load, so the session's (4 s plus 2 s per further call
+    of the load's probes, the per-call limit when they ran: a probe's 2 s as in the tests below, where the 12 s of
+    before waited 10 s more per probe for nothing) comes first whatever the machine's speed."""
     f = linear(tmp_path, forward="import time\nif X[0, 0] >= 100:\n    time.sleep(600)")
-    with Sandbox(files=[str(f)], timeout=12.0, session_timeout=4.0) as sb:
+    with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
         layer = sb.load_layer("student.py", "Linear", INIT)
         sb.timeout = 1000.0  # this forward's own limit far past the session's end
         had = sandbox._tree_cpu(sb._proc.pid)[0]  # its CPU time so far, and from here all the wall clock's
