@@ -1,0 +1,109 @@
+"""newuser37's grader findings (session 37): F3 a plain ``assert`` of a grading test on the student's output made the
+whole submission a grader error (0, every other row "Not counted", exit 1, regraded every run), and
+``pytest.fail(msg)``'s row said "The check stopped with Failed: ...".
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gradcheck.grading import plugin
+from gradcheck.grading.checks import GradingFailure
+from tests.test_cli import run_here
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+
+#: staff tests of a TA's own: a plain assert on the student's forward (the docs' test_backprop pattern), the same
+#: check with pytest.fail, and a graded check; the student's Linear adds b twice (each of the three fails)
+_ASSERTS = '''import numpy as np
+import pytest
+from manualprop import Linear as RefLinear
+
+@pytest.mark.points(1)
+def test_assert(student, grade, rng):
+    """Linear: forward output by assert"""
+    layer = student.layer("layers.py", "Linear", in_features=5, out_features=3)
+    X = np.ones((4, 5))
+    Y = layer.forward(X)
+    assert np.allclose(Y, X @ layer.params["W"].T + layer.params["b"]), "forward is not X @ W.T + b"
+
+@pytest.mark.points(1)
+def test_fail(student, grade, rng):
+    """Linear: forward output by pytest.fail"""
+    layer = student.layer("layers.py", "Linear", in_features=5, out_features=3)
+    X = np.ones((4, 5))
+    if not np.allclose(layer.forward(X), X @ layer.params["W"].T + layer.params["b"]):
+        pytest.fail("forward is not X @ W.T + b")
+
+@pytest.mark.points(2)
+def test_graded(student, grade, rng):
+    """Linear: forward output graded"""
+    layer = student.layer("layers.py", "Linear", in_features=5, out_features=3)
+    grade.layer_forward(layer, rng.standard_normal((8, 5)), RefLinear(5, 3), points=2)
+'''
+
+
+def test_a_failed_assert_or_pytest_fail_is_the_students_failure_of_that_test_alone(tmp_path):
+    """F3: the assert's row was a grader error (status "grader error", score 0, the other rows "Not counted", exit
+    1); pytest.fail's row read "The check stopped with Failed: ...". Now each fails its own row with no points and its
+    message (the assert's with pytest's rewritten comparison and the failing line), the other rows are graded, the
+    batch is graded (exit 0)."""
+    src = (ASSIGN / "solution" / "layers.py").read_text()
+    bug = src.replace("return X @ self.params[\"W\"].T + self.params[\"b\"]",
+                      "return X @ self.params[\"W\"].T + 2 * self.params[\"b\"]", 1)
+    assert bug != src
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(bug)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_staff.py").write_text(_ASSERTS)
+    r = run_here("grade", tmp_path / "sub", "--single", "--tests", tmp_path / "tests", "--out", tmp_path / "out",
+                 "--seed", "1", "--no-progress")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.returncode == 0 and "grader_error" not in data["extra_data"], (r.stdout, r.stderr, data["extra_data"])
+    assert data["extra_data"]["status"] == "graded"
+    rows = {t["name"]: t for t in data["tests"]}
+    by_assert, by_fail = rows["Linear: forward output by assert"], rows["Linear: forward output by pytest.fail"]
+    assert (by_assert["score"], by_assert["status"], by_fail["score"], by_fail["status"]) == (0, "failed", 0, "failed")
+    assert by_assert["output"].startswith("AssertionError: forward is not X @ W.T + b\n\n`assert False`"), by_assert
+    assert by_assert["output"].endswith("at test_staff.py, line 11, in test_assert: `assert np.allclose(Y, X @ "
+                                        "layer.params[\"W\"].T + layer.params[\"b\"]), \"forward is not X @ W.T + "
+                                        "b\"`"), by_assert["output"]
+    assert by_fail["output"] == "Failed: forward is not X @ W.T + b"
+    graded = rows["Linear: forward output graded"]
+    assert graded["score"] == 0 and graded["max_score"] == 2 and "Not counted" not in graded["output"]
+    assert data["score"] == 0 and len(data["tests"]) == 3
+
+
+class _Item:
+    """What :func:`plugin._test_failed` reads of a pytest item: its path (the tests' folder)."""
+
+    def __init__(self, path):
+        self.path, self.nodeid = path, "test_x.py::test_a"
+
+
+def _raised_in(filename: str) -> AssertionError:
+    """An AssertionError raised by code whose frame is of ``filename``."""
+    try:
+        exec(compile("assert 1 == 2, 'where'", filename, "exec"), {})
+    except AssertionError as exc:
+        return exc
+    raise RuntimeError("not raised")
+
+
+@pytest.mark.parametrize("where", ["tests", "gradcheck"])
+def test_an_assert_is_the_tests_verdict_only_where_the_tests_own_frame_raised_it(tmp_path, where):
+    """F3's care: an AssertionError raised in gradcheck's own frames (an assert of the grader's code: its bug) is not
+    the student's failure (None here: the plugin's internal-error path takes it); one raised in a frame of the tests'
+    folder is (a GradingFailure, fraction 0)."""
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    filename = str(folder / "test_x.py") if where == "tests" else str(Path(plugin.__file__).with_name("checks.py"))
+    call = type("C", (), {"excinfo": type("E", (), {"value": _raised_in(filename)})})
+    got = plugin._test_failed(_Item(folder / "test_x.py"), call)
+    if where == "tests":
+        assert isinstance(got, GradingFailure) and got.fraction == 0 and str(got).startswith("AssertionError: where")
+    else:
+        assert got is None
+
