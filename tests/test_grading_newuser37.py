@@ -107,3 +107,74 @@ def test_an_assert_is_the_tests_verdict_only_where_the_tests_own_frame_raised_it
     else:
         assert got is None
 
+
+#: a correct Linear written CS231n-style as a class: forward returns (out, cache), backward takes (dout, cache); the
+#: cache as the input itself beside a params dict (F2), and as a tuple (x,) beside attributes self.W, self.dW (F2b)
+_CS231N = {"params_cache_x": '''import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((out_features, in_features)) * 0.1, "b": np.zeros(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        return X @ self.params["W"].T + self.params["b"], X
+
+    def backward(self, dY, cache):
+        self.grads["W"], self.grads["b"] = dY.T @ cache, dY.sum(axis=0)
+        return dY @ self.params["W"]
+''', "attributes_tuple_cache": '''import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features):
+        self.W = np.random.randn(out_features, in_features) * 0.01
+        self.b = np.zeros(out_features)
+
+    def forward(self, x):
+        return x.dot(self.W.T) + self.b, (x,)
+
+    def backward(self, dout, cache):
+        x, = cache
+        self.dW, self.db = dout.T.dot(x), dout.sum(axis=0)
+        return dout.dot(self.W)
+'''}
+
+_CS231N_TESTS = '''import pytest
+from manualprop import Linear as RefLinear
+
+pytestmark = [pytest.mark.gradcheck_no_forward_in_backward]
+
+@pytest.mark.points(2)
+def test_forward(student, grade, rng):
+    """Linear: forward output"""
+    grade.layer_forward(student.layer("layers.py", "Linear", in_features=5, out_features=3), rng.standard_normal((8, 5)),
+                        RefLinear(5, 3), points=2)
+
+@pytest.mark.points(6)
+def test_gradients(student, grade, rng):
+    """Linear: gradients"""
+    grade.layer_gradients(student.layer("layers.py", "Linear", in_features=5, out_features=3),
+                          rng.standard_normal((8, 5)), RefLinear(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
+'''
+
+
+def test_a_cs231n_style_class_is_graded_as_check_reads_it(tmp_path):
+    """F2: a params-dict class whose forward returns (Y, cache) scored 14/28 on the built-in assignment ("gave Y as a
+    tuple": graded as loaded, without the probe that reads the cache); F2b: an attribute-style one returning a tuple
+    cache (x,) under the no-forward-in-backward policy scored 0/6 ("Linear.forward called Linear.forward again 1
+    time(s)": the adapter's call of the student's forward counted as a second one), where check PASSes both. Now
+    each scores 8/8 in one batch."""
+    from gradcheck.grading.runner import grade_batch
+
+    for name, src in _CS231N.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(src)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lin.py").write_text(_CS231N_TESTS)
+    grade_batch(tmp_path / "subs", tmp_path / "tests", tmp_path / "out", workers=1, seed=0, progress=False, plot=False)
+    for name in _CS231N:
+        data = json.loads((tmp_path / "out" / name / "results.json").read_text())
+        rows = [(t["name"], t["score"], t["output"]) for t in data["tests"]]
+        assert data["extra_data"]["status"] == "graded" and data["score"] == 8, (name, rows)
+        assert rows[0][1:] == (2, "All checked: `Y` ok.") and rows[1][1:] == (6, "All checked: `dX`, `dW`, `db` ok."), rows
