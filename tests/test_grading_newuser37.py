@@ -178,3 +178,71 @@ def test_a_cs231n_style_class_is_graded_as_check_reads_it(tmp_path):
         rows = [(t["name"], t["score"], t["output"]) for t in data["tests"]]
         assert data["extra_data"]["status"] == "graded" and data["score"] == 8, (name, rows)
         assert rows[0][1:] == (2, "All checked: `Y` ok.") and rows[1][1:] == (6, "All checked: `dX`, `dW`, `db` ok."), rows
+
+
+#: inverted dropout, correct and with backward's 1/(1-p) forgotten; a generator kept on the layer (check holds it)
+_DROPOUT = '''import numpy as np
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p, self.params, self.grads = p, {}, {}
+        self.rng = np.random.default_rng(0)
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = None
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask
+'''
+_DROPOUT_TESTS = '''import pytest
+import manualprop as mp
+
+@pytest.mark.points(3)
+def test_dropout_train_gradient(student, grade, rng):
+    """Dropout: training-mode gradient dX (p = 0.5)"""
+    grade.layer_gradients(student.layer("layers.py", "Dropout", p=0.5), rng.standard_normal((6, 5)), mp.Dropout(0.5),
+                          training=True, seed=7, points=3)
+'''
+
+
+def test_a_random_forward_is_graded_as_check_grades_it_not_against_the_references_mask(tmp_path):
+    """F1: ``grade.layer_gradients(student Dropout, X, manualprop.Dropout(0.5), training=True)`` compared the student's
+    dX with the reference's, made with the reference's own mask: a correct inverted dropout scored 0/3 ("dX differs
+    ... expected 0"), where ``gradcheck check --training --reference manualprop.Dropout`` exits 0 ("reference: not
+    compared: the forward is random"). Now, as check: the reference is not compared (said), dX is judged by central
+    differences of the student's forward with its draws held: the correct one 3/3, a backward without the scale 0/3
+    by central differences."""
+    from gradcheck.grading.runner import grade_batch
+
+    wrong = _DROPOUT.replace("dY * self.mask\n", "dY * (self.mask != 0)\n")
+    for name, src in (("correct", _DROPOUT), ("no_scale", wrong)):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(src)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_d.py").write_text(_DROPOUT_TESTS)
+    grade_batch(tmp_path / "subs", tmp_path / "tests", tmp_path / "out", workers=1, seed=0, progress=False, plot=False)
+    said = "reference: not compared: the forward is random in this mode"
+    rows = {n: json.loads((tmp_path / "out" / n / "results.json").read_text())["tests"][0] for n in ("correct", "no_scale")}
+    assert rows["correct"]["score"] == 3 and rows["correct"]["output"].startswith("All checked: `dX` ok."), rows
+    assert said in rows["correct"]["output"]
+    assert rows["no_scale"]["score"] == 0 and "dX disagrees with central differences" in rows["no_scale"]["output"]
+    assert said in rows["no_scale"]["output"]
+
+
+def test_a_random_forward_graded_without_central_differences_is_the_tests_mistake():
+    """F1's care: with ``numerical=False`` nothing can grade a random forward's gradients (the reference's mask is its
+    own): a GradingTestError naming why, never the student's 0; with the default, a manualprop Dropout (held by its
+    ``fix_mask``) passes against another manualprop Dropout."""
+    import numpy as np
+
+    import manualprop as mp
+    from gradcheck.grading.checks import GradingTestError, layer_gradients
+
+    X = np.random.default_rng(0).standard_normal((6, 5))
+    assert layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, seed=7).passed
+    with pytest.raises(GradingTestError, match=r"numerical=False\) on a layer whose training forward is random"):
+        layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, numerical=False)

@@ -37,7 +37,15 @@ from .._adapters import (
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
-from ..diagnose import _dlfs_f, _find, _float32_values, _low_precision, _precision, name_swaps
+from ..diagnose import (
+    RANDOM_REFERENCE,
+    _dlfs_f,
+    _find,
+    _float32_values,
+    _low_precision,
+    _precision,
+    name_swaps,
+)
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
@@ -827,6 +835,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
+    if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
+        return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G.shape, Y,
+                            reference, written)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
@@ -834,6 +845,63 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in (p for p in verdict.parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -> tuple[Any] | None:
+    """``(proxy,)`` when the student's training forward is random (three forwards differ: a mask drawn per call) and
+    so is the reference's (:func:`gradcheck.diagnose._reference_fixed`, on a copy): ``gradcheck check``'s rule for
+    not comparing a ``--reference`` (:func:`gradcheck.diagnose._diagnose_mode`), since each draws its own mask. The
+    proxy is the student's layer with its draws held (:func:`gradcheck.diagnose.held_forward`), None when they cannot
+    be held (a generator made anew in forward). None (no tuple) when either forward is deterministic: compared as
+    any."""
+    import copy
+
+    from ..diagnose import _reference_fixed, held_forward
+
+    proxy, how = held_forward(layer, xs, owner, training=True)
+    if not how:
+        return None
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its two forwards are run on it
+        ref = reference
+    return None if _reference_fixed(ref, xs, True) else (proxy,)
+
+
+def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
+                 got: Mapping[str, Any], expected: Mapping[str, np.ndarray], keys: list[str], short: str,
+                 cfg: CheckConfig, numerical: bool, shape: tuple[int, ...], Y: Any, reference: Any,
+                 written: GradcheckError | None) -> Verdict:
+    """:func:`layer_gradients` of a layer whose training forward is random, as is the reference's
+    (:func:`_random_both`): the reference draws its own mask, so its gradients are not the student's and are not
+    compared element-wise (newuser37 F1: every correct inverted Dropout scored 0/3, "dX differs ... expected 0",
+    where ``gradcheck check --training --reference`` said "reference: not compared: the forward is random" and
+    exited 0). Each part is read as :func:`_part` reads it (missing, None, integer, NaN, float32, the reference's
+    shape) and judged by central differences of the student's own forward with its draws held (``proxy``, the
+    check's holding; the layer itself when they cannot be held, which check fails as not repeatable), by
+    :func:`_numerical`; then :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing
+    can judge the parts: the test's mistake (GradingTestError), not the student's 0."""
+    if not numerical:
+        raise GradingTestError(
+            "grade.layer_gradients(..., training=True, numerical=False) on a layer whose training forward is random, "
+            f"as the reference's is ({type(reference).__name__} draws its own mask, so its gradients are not the "
+            "student's): nothing can grade the gradients; give numerical=True (central differences of the student's "
+            "forward with its draws held, as gradcheck check does) or training=False.")
+    parts = [Part(n, w, False, short) if short and n in d_in else
+             _part(n, w, got[n], np.asarray(got[n], dtype=np.float64) if isinstance(got[n], np.ndarray) and
+                   got[n].shape == expected[n].shape and got[n].dtype.kind == "f" else expected[n], None, keys,
+                   xs[0].shape[0], cfg.rtol, cfg.atol, parameter=n not in d_in)
+             for n, w in weights.items()]
+    verdict = Verdict(parts, [f"reference: not compared: {RANDOM_REFERENCE}."])
+    if any(p.passed for p in parts):
+        rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
+        held_cfg = CheckConfig(rtol=cfg.rtol, atol=cfg.atol, seed=cfg.seed, training=True, batched=False)
+        run = partial(_within_budget, layer if proxy is None else proxy, xs, shape, held_cfg)
+        if failed := _numerical(verdict, {p.name for p in parts if p.passed}, run, lambda t: rename.get(t, t), "",
+                                "Does backward apply the mask and the scale forward drew?"):
+            failed.notes = verdict.notes + failed.notes
+            verdict = failed
+    return _as_check(verdict, layer, xs, d_in, shape, cfg, False, Y, reference, written)
 
 
 def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
