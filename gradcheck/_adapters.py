@@ -5967,8 +5967,8 @@ def _unrated_steps(obj, bwd, inputs, training):
             with _all_undone(objs) as rewind:
                 y = _run(obj, rewind, inputs, kw)
                 before = _sgd_snapshot(obj, names)
-                _step("backward")
                 try:
+                    _step("backward")  # (which may refuse to run it: the student's backward's exception, as below)
                     bwd(obj, probe_rng(0).standard_normal(y.shape))
                 except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
                     return

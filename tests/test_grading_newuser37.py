@@ -246,3 +246,72 @@ def test_a_random_forward_graded_without_central_differences_is_the_tests_mistak
     assert layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, seed=7).passed
     with pytest.raises(GradingTestError, match=r"numerical=False\) on a layer whose training forward is random"):
         layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, numerical=False)
+
+
+#: an attribute-style layer (its weight found by the probe) whose backward alone never ends
+_HANGS = '''import numpy as np
+
+class Scale:
+    def __init__(self, n):
+        self.gamma = np.linspace(0.5, 1.5, n)
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X * self.gamma
+
+    def backward(self, dY):
+        i = 0
+        while i < 10:
+            pass
+        self.dgamma = (dY * self.X).sum(axis=0)
+        return dY * self.gamma
+'''
+_HANGS_TESTS = '''import numpy as np
+import pytest
+
+class RefScale:
+    def __init__(self, n):
+        self.params, self.grads = {"gamma": np.ones(n)}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X * self.params["gamma"]
+
+    def backward(self, dY):
+        self.grads["gamma"] = (dY * self.X).sum(axis=0)
+        return dY * self.params["gamma"]
+
+def test_forward(student, grade, rng):
+    """Scale: forward"""
+    grade.layer_forward(student.layer("layers.py", "Scale", n=4), rng.standard_normal((8, 4)), RefScale(4))
+
+def test_forward_again(student, grade, rng):
+    """Scale: forward again"""
+    grade.layer_forward(student.layer("layers.py", "Scale", n=4), rng.standard_normal((8, 4)), RefScale(4))
+
+def test_gradients(student, grade, rng):
+    """Scale: gradients"""
+    grade.layer_gradients(student.layer("layers.py", "Scale", n=4), rng.standard_normal((8, 4)), RefScale(4))
+'''
+
+
+def test_a_backward_that_never_ends_costs_the_gradient_tests_alone(tmp_path):
+    """F4: an infinite loop in an attribute-style layer's backward zeroed its forward-only tests too ("Scale's
+    parameters are none"): the probe's backward hung, and the layer was loaded again without a probe, so its
+    weights were unknown. Now it is loaded again with the probe's forward and its backward not run: each forward
+    test earns its point (the first, whose probe hung, and a later one), the gradient test says the backward did not
+    finish."""
+    from gradcheck.grading.runner import grade_batch
+
+    (tmp_path / "subs" / "hangs").mkdir(parents=True)
+    (tmp_path / "subs" / "hangs" / "layers.py").write_text(_HANGS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_s.py").write_text(_HANGS_TESTS)
+    grade_batch(tmp_path / "subs", tmp_path / "tests", tmp_path / "out", workers=1, seed=0, progress=False, plot=False,
+                timeout=1.0)
+    data = json.loads((tmp_path / "out" / "hangs" / "results.json").read_text())
+    rows = [(t["name"], t["score"], t["output"]) for t in data["tests"]]
+    assert data["extra_data"]["status"] == "graded", rows
+    assert rows[0][1:] == (1, "All checked: `Y` ok.") and rows[1][1:] == (1, "All checked: `Y` ok."), rows
+    assert rows[2][1] == 0 and "Scale.backward (called after a probe forward" in rows[2][2], rows
+    assert "did not finish within 1 s" in rows[2][2], rows

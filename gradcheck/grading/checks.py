@@ -520,7 +520,9 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray], gradients: boo
                 raise  # as it always has; a forward too slow: one timeout
             if gradients and STEPS_ITSELF in str(exc):  # check's exit 3, no gradient compared: none graded either
                 raise  # (newuser32 F4: a backward stepping its own weights scored full marks; forward still graded)
-            return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
+            if gradients and getattr(exc, "step", None) == "backward":  # a backward that hung or crashed the probe:
+                raise  # the gradients' test says so (newuser37 F4: not "backward stores no gradient")
+            return layer, xs  # its forward graded alone: the layer loaded again, its backward not run (plugin._probe)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
         if not several and _params_as_loaded(layer, reference) and not _steps_read(probed) and \

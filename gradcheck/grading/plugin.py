@@ -675,18 +675,22 @@ class Student:
                 (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), obj, lambda: probed(xs, *a, **k),
                 lambda: self._holder.imported(file, self.timeout).load_layer(
                     file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
-                    no_forward_in_backward=policy))
+                    no_forward_in_backward=policy, probe_inputs=[x.copy() for x in xs], skip_backward=True))
         obj.init_kwargs, obj.loaded_name = init, class_name  # the --init and NAME of gradcheck.grading.diagnosis.reproduce
         V.remember_calls(obj)  # affine_backward(dY), not affine.backward(dY), in this test's messages
         return obj
 
     def _probe(self, key: tuple, obj: Any, call: Any, reload: Any) -> Any:
         """``obj.probed(...)`` (``call``) once per key (:meth:`_once`). When the probe's backward ended the sandbox
-        (a crash, an exit, a hang: ``SandboxError.step`` "backward"), ``obj`` is loaded again without a probe in a new
-        sandbox (``reload()``) and the error raised, so the grader reads ``obj`` as loaded: a forward is graded on its
-        own (newuser26: a correct Affine.forward scored 0 when its backward segfaulted in the probe, 2/2 when it
-        raised NotImplementedError), and the gradients' test meets the backward itself. The failure is kept
-        (``load_failures``), so a later test's probe does not run that backward again."""
+        (a crash, an exit, a hang: ``SandboxError.step`` "backward"), now or in an earlier test, ``obj`` is loaded
+        again with the probe's input and its backward not run (``reload()``: ``skip_backward``, read as a backward
+        that raises), in a new sandbox when that one ended, and the error raised, so the grader reads ``obj`` as so
+        loaded: a forward is graded on its own, its weights read from the probe's forward (newuser26: a correct
+        Affine.forward scored 0 when its backward segfaulted in the probe, 2/2 when it raised NotImplementedError;
+        newuser37 F4: an attribute-style BatchNorm1D whose backward looped forever, loaded without a probe, lost
+        its forward tests too, "BatchNorm1D's parameters are none"), and the gradients' test meets the backward
+        itself. The failure is kept (``load_failures``), so a later test's probe does not run that backward again; ``obj``
+        is loaded again once (a test's later checks keep the state its earlier ones left: running statistics)."""
         from ..sandbox import SandboxError
 
         try:
@@ -695,9 +699,10 @@ class Student:
             if exc.step != "backward" or exc.reason not in ("signal", "exit", "timeout"):
                 raise
             self._holder.load_failures.setdefault(key, exc)
-            if obj._sandbox._dead:  # the proxy as loaded, in a new sandbox (the probe's copy never came)
+            if not obj.__dict__.get("_backward_skipped"):  # once: a test's later checks keep its state (running stats)
                 fresh = reload()
                 obj.__dict__.update({k: v for k, v in fresh.__dict__.items() if k not in ("probed", "init_kwargs")})
+                obj._backward_skipped = True
             raise
 
     def _once(self, key: tuple, call: Any) -> Any:
