@@ -1011,8 +1011,9 @@ def _test_failed(item: pytest.Item, call: pytest.CallInfo) -> C.GradingFailure |
     Told by where it was raised, never by its text: an AssertionError raised in gradcheck's frames (an ``assert`` of
     the grader's own code: its bug) or a library's is not the test's (:func:`_internal_error`), nor one of a reference
     the test file defines, called by gradcheck's checks (:func:`_reference_frame`: the test's error), nor pytest-timeout's
-    ``Failed`` (:func:`gradcheck._validation.not_the_students`). None for any other failure."""
-    exc = call.excinfo.value if call.excinfo is not None else None
+    ``Failed`` (:func:`gradcheck._validation.not_the_students`), nor one in a fixture's setup or teardown (an error
+    there in pytest, not a failure). None for any other failure."""
+    exc = call.excinfo.value if call.excinfo is not None and getattr(call, "when", "call") == "call" else None
     if isinstance(exc, pytest.fail.Exception) and not V.not_the_students(exc):
         return C.GradingFailure(markdown_text(f"Failed: {exc.msg}" if exc.msg else "Failed."))
     if not isinstance(exc, AssertionError) or isinstance(exc, C.GradingFailure) or _reference_frame(exc) or \
