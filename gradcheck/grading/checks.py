@@ -843,9 +843,6 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
-    swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
-    for p in (p for p in verdict.parts if p.name in swaps):
-        p.message = swaps[p.name].sentence()
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
@@ -1010,8 +1007,9 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     """The parts of :func:`layer_gradients`, each from the frozen ``got`` against ``expected``, named: by check's
     signatures that run the layer again (``numerical``; its parameters put back after, :func:`_params_kept`), as the
     gradient of the student's own forward when that forward is not the reference's (:func:`_own_function`), by the
-    float32 precision of the output ``Y`` when it has it (:func:`_float32_part`, no signature then), and an input's
-    part by the count's sentence ``short`` (:func:`_wrong_count`)."""
+    float32 precision of the output ``Y`` when it has it (:func:`_float32_part`, no signature then), an input's
+    part by the count's sentence ``short`` (:func:`_wrong_count`), and two swapped gradients as such
+    (:func:`gradcheck.diagnose.name_swaps`: dgamma for dbeta, which no part alone sees)."""
     why32 = _float32_forward(Y, xs)
     graded = dict(layer=layer, inputs=xs, upstream=G, training=bool(cfg.training), forwards=DIAGNOSIS_FORWARDS,
                   names=names) if numerical and not why32 else {}
@@ -1027,6 +1025,9 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
     _nielsen_dx(parts, layer, got, expected)
     _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
+    swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
+    for p in (p for p in parts if p.name in swaps):
+        p.message = swaps[p.name].sentence()
     return parts
 
 
