@@ -1,8 +1,11 @@
 """newuser37's grader findings (session 37): F3 a plain ``assert`` of a grading test on the student's output made the
 whole submission a grader error (0, every other row "Not counted", exit 1, regraded every run), and
-``pytest.fail(msg)``'s row said "The check stopped with Failed: ...".
+``pytest.fail(msg)``'s row said "The check stopped with Failed: ..."; F2, F2b a CS231n-style class (forward returning
+``(Y, cache)``) lost points check gave it; F1 a correct dropout's training gradient was compared with the reference's
+own mask (0/3); F4 a backward that never ends cost the forward tests too.
 """
 
+import inspect
 import json
 from pathlib import Path
 
@@ -10,6 +13,7 @@ import pytest
 
 from gradcheck.grading import plugin
 from gradcheck.grading.checks import GradingFailure
+from tests.buggy_layers import switches
 from tests.test_cli import run_here
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,24 +184,9 @@ def test_a_cs231n_style_class_is_graded_as_check_reads_it(tmp_path):
         assert rows[0][1:] == (2, "All checked: `Y` ok.") and rows[1][1:] == (6, "All checked: `dX`, `dW`, `db` ok."), rows
 
 
-#: inverted dropout, correct and with backward's 1/(1-p) forgotten; a generator kept on the layer (check holds it)
-_DROPOUT = '''import numpy as np
-
-class Dropout:
-    def __init__(self, p=0.5):
-        self.p, self.params, self.grads = p, {}, {}
-        self.rng = np.random.default_rng(0)
-
-    def forward(self, X, training=False):
-        if not training:
-            self.mask = None
-            return X
-        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
-        return X * self.mask
-
-    def backward(self, dY):
-        return dY if self.mask is None else dY * self.mask
-'''
+#: inverted dropout (the planted-bug table's Drop, its mode the ``train`` argument), as a submission's Dropout; its
+#: generator kept on the layer (check holds it)
+_DROPOUT = "import numpy as np\n\n\n" + inspect.getsource(switches.Drop).replace("class Drop:", "class Dropout:")
 _DROPOUT_TESTS = '''import pytest
 import manualprop as mp
 
@@ -219,6 +208,7 @@ def test_a_random_forward_is_graded_as_check_grades_it_not_against_the_reference
     from gradcheck.grading.runner import grade_batch
 
     wrong = _DROPOUT.replace("dY * self.mask\n", "dY * (self.mask != 0)\n")
+    assert wrong != _DROPOUT
     for name, src in (("correct", _DROPOUT), ("no_scale", wrong)):
         (tmp_path / "subs" / name).mkdir(parents=True)
         (tmp_path / "subs" / name / "layers.py").write_text(src)
