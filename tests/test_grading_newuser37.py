@@ -226,16 +226,22 @@ def test_a_random_forward_is_graded_as_check_grades_it_not_against_the_reference
 def test_a_random_forward_graded_without_central_differences_is_the_tests_mistake():
     """F1's care: with ``numerical=False`` nothing can grade a random forward's gradients (the reference's mask is its
     own): a GradingTestError naming why, never the student's 0; with the default, a manualprop Dropout (held by its
-    ``fix_mask``) passes against another manualprop Dropout."""
+    ``fix_mask``) passes against another manualprop Dropout. ``grade.layer_forward(training=True)`` against a random
+    reference passes when the masks agree (the same generator) and is the test's mistake when they differ (a correct
+    dropout scored 0)."""
     import numpy as np
 
     import manualprop as mp
-    from gradcheck.grading.checks import GradingTestError, layer_gradients
+    from gradcheck.grading.checks import GradingTestError, layer_forward, layer_gradients
 
     X = np.random.default_rng(0).standard_normal((6, 5))
     assert layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, seed=7).passed
     with pytest.raises(GradingTestError, match=r"numerical=False\) on a layer whose training forward is random"):
         layer_gradients(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True, numerical=False)
+    assert layer_forward(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=1), training=True).passed  # the same mask
+    with pytest.raises(GradingTestError, match=r"layer_forward\(\.\.\., training=True\) against Dropout, whose "
+                                               r"training forward is random"):  # was: Y wrong, a correct layer's 0
+        layer_forward(mp.Dropout(0.5, rng=1), X, mp.Dropout(0.5, rng=2), training=True)
 
 
 #: an attribute-style layer (its weight found by the probe) whose backward alone never ends

@@ -626,11 +626,19 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         Forward raised or returned a non-array (or NaN or infinity, a NonFiniteError, unless
         ``expect_nonfinite``), or :func:`evaluation_point` refused the student's parameters.
     GradingTestError
-        The reference output is not finite (and ``expect_nonfinite`` is False).
+        The reference output is not finite (and ``expect_nonfinite`` is False), or, in training mode, the output
+        differs from a reference whose training forward is random (:func:`_reference_random`: a mask of its own,
+        which no correct layer reproduces; newuser37 F1's care: never a silent 0 for a correct dropout).
     """
     loaded = layer
     layer, xs = _one_output(layer, reference, _inputs(X))
     verdict = _forward_graded(layer, reference, xs, X, rtol, atol, training, points, seed, params, expect_nonfinite)
+    if training and not verdict.passed and _reference_random(reference, xs):
+        raise GradingTestError(
+            f"grade.layer_forward(..., training=True) against {type(reference).__name__}, whose training forward is "
+            "random (it draws its own mask on every call), so no correct layer gives its output: grade the training "
+            "output by a property the test asserts (its mean, the share of zeros), the forward in eval mode, and "
+            "the training gradients with grade.layer_gradients (judged by central differences with the draws held).")
     if not verdict.passed or not isinstance(reference, FunctionPair):
         return verdict
     return _forward_at_each_value(loaded, reference, xs, verdict, partial(
@@ -853,18 +861,24 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     proxy is the student's layer with its draws held (:func:`gradcheck.diagnose.held_forward`), None when they cannot
     be held (a generator made anew in forward). None (no tuple) when either forward is deterministic: compared as
     any."""
-    import copy
-
-    from ..diagnose import _reference_fixed, held_forward
+    from ..diagnose import held_forward
 
     proxy, how = held_forward(layer, xs, owner, training=True)
-    if not how:
-        return None
+    return (proxy,) if how and _reference_random(reference, xs) else None
+
+
+def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
+    """Whether the reference's training forward on ``xs`` is random: two forwards of a copy differ
+    (:func:`gradcheck.diagnose._reference_fixed`, check's test; the reference itself when it cannot be copied)."""
+    import copy
+
+    from ..diagnose import _reference_fixed
+
     try:
         ref = copy.deepcopy(reference)
     except Exception:  # noqa: BLE001 - a reference that cannot be copied: its two forwards are run on it
         ref = reference
-    return None if _reference_fixed(ref, xs, True) else (proxy,)
+    return not _reference_fixed(ref, xs, True)
 
 
 def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
