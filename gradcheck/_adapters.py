@@ -2824,6 +2824,11 @@ def _cache_style(obj, res):
     return "cache" in ps[len(res) - 1].name.lower() or not (isinstance(last, np.ndarray) and last.dtype.kind == "f")
 
 
+#: The protocol text's words for a class read by :func:`class_cache` (``forward(x) -> (out, cache)``,
+#: ``backward(dout, cache)``): the grader reads them to grade that reading, never the class as loaded.
+CLASS_CACHE = "forward returns (Y, cache) and backward takes (dY, cache)"
+
+
 def class_cache(obj, inputs, kw):
     """For a class whose forward returns ``(out, cache)`` and whose backward takes ``(dout, cache)`` on the probe
     ``inputs`` (:func:`_cache_style`): read as a CS231n pair of its methods (:class:`FunctionPair`: forward's last
@@ -2847,6 +2852,8 @@ def class_cache(obj, inputs, kw):
 
     def backward(self_, dY):
         return FunctionPair.backward(self_.__dict__["_gradcheck_pair"](), dY)
+    forward.__wrapped__ = cls.forward  # one call of it enters the student's forward once: that call is forward's
+    # own entry, not a second call (gradcheck._sandbox_child._entry_chain; newuser37 F2b: the staff policy charged it)
     _switch_class(obj, forward, backward, "_gradcheck_pair", _PairState(pair),
                   f"{cls.__name__}.forward returns (Y, cache) and {cls.__name__}.backward takes (dY, cache), which "
                   "gradcheck reads by wrapping the class, but this class cannot be wrapped; keep the cache on self "
@@ -6023,8 +6030,8 @@ def _unrated_steps(obj, bwd, inputs, training):
             with _all_undone(objs) as rewind:
                 y = _run(obj, rewind, inputs, kw)
                 before = _sgd_snapshot(obj, names)
-                _step("backward")
                 try:
+                    _step("backward")  # (which may refuse to run it: the student's backward's exception, as below)
                     bwd(obj, probe_rng(0).standard_normal(y.shape))
                 except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
                     return
@@ -6682,8 +6689,8 @@ def _adapt(obj, inputs=None, training=True):
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = (f"; {outs.text()}" if outs else "") + (f"; {given}" if given else "")
     if cached is not None:
-        tail += ("; forward returns (Y, cache) and backward takes (dY, cache): the cache forward returned is "
-                 "passed to backward, as for a CS231n function pair") + (f"; {cached.outputs.text()}"
+        tail += (f"; {CLASS_CACHE}: the cache forward returned is passed to backward, as for a CS231n function "
+                 "pair") + (f"; {cached.outputs.text()}"
                                                                          if cached.outputs else "")
     built = (_try(_lazy_build, obj, inputs, ModeKw(obj.forward, False, mk)) or []) if inputs is not None else []
     built = built or list(getattr(type(obj), "_gradcheck_built", None) or [])  # made by stored_results' probe

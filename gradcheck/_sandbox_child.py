@@ -885,6 +885,15 @@ def _forward_student(AD, obj):
     return forward, forward, direct
 
 
+def _no_backward(enter, name):
+    """The adapters' step hook (``on_step``: the probe's forward and backward calls, ``enter``) of a load whose probe
+    must not run backward (``skip_backward``: it hung or crashed an earlier probe): each backward it would call
+    raises instead, read as a backward that raises is (its gradients unknown; forward and its weights read alone)."""
+    enter(name)
+    if name == "backward":
+        raise RuntimeError("not run: this backward did not finish when the grader's probe called it before")
+
+
 def _entry_chain(f, depth=0):
     """The code objects one call of ``f`` enters one inside the other, outermost first, as far as they can be read
     without running anything: a function's own code, then its ``functools.wraps`` wrapped function's chain (or, for a
@@ -1334,7 +1343,7 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         self.known(obj)  # under the staff policy: the constructor's calls of forward, and a failed load's, counted
-        AD.on_step = self.enter  # the probe's forward and backward calls
+        AD.on_step = self.enter if not req.get("skip_backward") else functools.partial(_no_backward, self.enter)
         try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
             passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
             passes = passes or kind == "class" and AD.gradient_protocol(obj, req.get("kind") or "layer", req.get("probe"))

@@ -1890,7 +1890,8 @@ class Sandbox:
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
               no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None,
-              pred_arg: str | None = None, wrt: Sequence[str] | None = None, wrt_active: int = 0):
+              pred_arg: str | None = None, wrt: Sequence[str] | None = None, wrt_active: int = 0,
+              skip_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
         try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
             json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
@@ -1913,7 +1914,8 @@ class Sandbox:
                      **({} if pred_arg is None else {"pred_arg": pred_arg}),
                      **({} if not wrt else {"wrt": list(wrt)}), **({"wrt_active": wrt_active} if wrt_active else {}),
                      **({"count_forward": True} if no_forward_in_backward and probe is not None else {}),
-                     **({"nabla_parts": True} if self.nabla_parts else {})},
+                     **({"nabla_parts": True} if self.nabla_parts else {}),
+                     **({"skip_backward": True} if skip_backward and probe is not None else {})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -1968,7 +1970,7 @@ class Sandbox:
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
                    no_forward_in_backward: bool = False,
-                   targets: tuple[np.ndarray, str] | None = None) -> RemoteLayer:
+                   targets: tuple[np.ndarray, str] | None = None, skip_backward: bool = False) -> RemoteLayer:
         """Import ``file`` (a key of ``files``) in the child, build ``class_name(**init_kwargs)`` (or wrap a
         CS231n ``NAME_forward``/``NAME_backward`` pair) and return its proxy, named after the student's class.
 
@@ -1979,6 +1981,9 @@ class Sandbox:
         that called the layer's own ``forward`` (as one made of central differences does; counted in
         the child) fails with ``reason="policy"``. ``targets``: ``(t, how --targets drew it)`` for a model
         ``forward(x, t) -> loss`` (:func:`gradcheck._adapters.with_targets`), checked as ``forward(x) -> L``.
+        ``skip_backward``: the probe runs forward alone, each call of backward it would make raising instead, as a
+        backward that raises is read (a backward that hung or crashed an earlier probe: the layer's forward and
+        weights are then read and graded on their own, newuser37 F4).
 
         Raises
         ------
@@ -1990,7 +1995,7 @@ class Sandbox:
             ``params`` is not a dict of float arrays.
         """
         return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs,
-                          no_forward_in_backward, targets)
+                          no_forward_in_backward, targets, skip_backward=skip_backward)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
                   probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None,

@@ -191,7 +191,6 @@ MISTAKES = {
     "key_error": ('    d = {}\n    d["missing"]', "the test raised KeyError: 'missing' (test_staff.py, line 11, in "
                   "test_linear)"),
     "numpy_shape": ("    Y = X @ np.ones((4, 3))", "the test raised ValueError: matmul: Input operand 1 has a mismatch"),
-    "assert": ('    assert 1 == 2, "staff assertion"', "the test raised AssertionError: staff assertion"),
     "reference_size": ("    grade.layer_gradients(layer, X, RefLinear(5, 4))",
                        "the reference solution would fail this test too"),
 }
@@ -199,13 +198,13 @@ MISTAKES = {
 
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_the_staffs_own_mistakes_are_grader_errors_and_the_students_errors_stay_theirs(tmp_path, mistake):
-    """M1: a KeyError in the test's own code, numpy's shape error on the test's own arrays, an ``assert`` of the
-    test's and a reference of other sizes than the student's layer (``RefLinear(5, 4)`` beside ``out_features=3``)
+    """M1: a KeyError in the test's own code, numpy's shape error on the test's own arrays and a reference of other sizes than the student's layer (``RefLinear(5, 4)`` beside ``out_features=3``)
     graded the solution 0 with exit 0 ("The check stopped with ..."; "params['W'] has shape (3, 5); the assignment
     expects (4, 5)"). Now each is a grader error naming the test (exit 1, nothing scored): an exception raised by a
     frame of the test's file, and a reference whose own class built with the student's arguments has the
     student's shapes (the reference solution would fail the test too). A student's error reaching the test's
-    frames stays the student's (below)."""
+    frames stays the student's (below). An ``assert`` of the test's own is the test's verdict, as in pytest
+    (newuser37 F3: ``tests/test_grading_newuser37.py``)."""
     body, said = MISTAKES[mistake]
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())

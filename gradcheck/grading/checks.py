@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _validation as V
 from .._adapters import (
+    CLASS_CACHE,
     ELSE_VALUE,
     STEPS_ITSELF,
     FunctionPair,
@@ -37,6 +38,7 @@ from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
 from ..diagnose import (
+    RANDOM_REFERENCE,
     _dlfs_f,
     _find,
     _float32_values,
@@ -521,10 +523,14 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray], gradients: boo
                 raise  # as it always has; a forward too slow: one timeout
             if gradients and STEPS_ITSELF in str(exc):  # check's exit 3, no gradient compared: none graded either
                 raise  # (newuser32 F4: a backward stepping its own weights scored full marks; forward still graded)
-            return layer, xs  # (a backward that hung or crashed the probe: the layer as loaded, in a new sandbox)
+            if gradients and getattr(exc, "step", None) == "backward":  # a backward that hung or crashed the probe:
+                raise  # the gradients' test says so (newuser37 F4: not "backward stores no gradient")
+            return layer, xs  # its forward graded alone: the layer loaded again, its backward not run (plugin._probe)
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
-        if not several and _params_as_loaded(layer, reference) and not _steps_read(probed):  # a params dict: graded
+        if not several and _params_as_loaded(layer, reference) and not _steps_read(probed) and \
+                CLASS_CACHE not in str((probed.protocol or {}).get("text", "")):  # a params dict: graded (newuser37
+            # F2: one whose forward returns (Y, cache) is graded as check reads it, its cache handed to backward)
             # as loaded, with the probe's
             layer.protocol = dict(probed.protocol or {})  # reading (check's rules: constants, undecided arrays) and
             probed.release()  # one copy in the child (two ran a 1024-wide Linear out of a 256 MiB sandbox, blamed
@@ -623,11 +629,19 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         Forward raised or returned a non-array (or NaN or infinity, a NonFiniteError, unless
         ``expect_nonfinite``), or :func:`evaluation_point` refused the student's parameters.
     GradingTestError
-        The reference output is not finite (and ``expect_nonfinite`` is False).
+        The reference output is not finite (and ``expect_nonfinite`` is False), or, in training mode, the output
+        differs from a reference whose training forward is random (:func:`_reference_random`: a mask of its own,
+        which no correct layer reproduces; newuser37 F1's care: never a silent 0 for a correct dropout).
     """
     loaded = layer
     layer, xs = _one_output(layer, reference, _inputs(X))
     verdict = _forward_graded(layer, reference, xs, X, rtol, atol, training, points, seed, params, expect_nonfinite)
+    if training and not verdict.passed and _reference_random(reference, xs):
+        raise GradingTestError(
+            f"grade.layer_forward(..., training=True) against {type(reference).__name__}, whose training forward is "
+            "random (it draws its own mask on every call), so no correct layer gives its output: grade the training "
+            "output by a property the test asserts (its mean, the share of zeros), the forward in eval mode, and "
+            "the training gradients with grade.layer_gradients (judged by central differences with the draws held).")
     if not verdict.passed or not isinstance(reference, FunctionPair):
         return verdict
     return _forward_at_each_value(loaded, reference, xs, verdict, partial(
@@ -884,11 +898,12 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    verdict = Verdict(_graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y,
-                                    Y_ref, ref_call.names), _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
-    swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
-    for p in (p for p in verdict.parts if p.name in swaps):
-        p.message = swaps[p.name].sentence()
+    if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
+        return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G.shape, Y,
+                            reference, written)
+    parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
+                          ref_call.names)
+    verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     _at_zero_parts(verdict, xs, d_in, got, expected, G, rtol)  # (a convention at a kink)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
@@ -918,6 +933,69 @@ def _at_zero_parts(verdict: Verdict, xs: list[np.ndarray], d_in: list[str], got:
                      "is a convention: this test puts inputs at 0 to grade the assignment's, which random inputs "
                      "(gradcheck check's) never reach: check how your forward and backward split x < 0, x == 0 and "
                      "x > 0 (x > 0 or x >= 0).")
+
+
+def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -> tuple[Any] | None:
+    """``(proxy,)`` when the student's training forward is random (three forwards differ: a mask drawn per call) and
+    so is the reference's (:func:`gradcheck.diagnose._reference_fixed`, on a copy): ``gradcheck check``'s rule for
+    not comparing a ``--reference`` (:func:`gradcheck.diagnose._diagnose_mode`), since each draws its own mask. The
+    proxy is the student's layer with its draws held (:func:`gradcheck.diagnose.held_forward`), None when they cannot
+    be held (a generator made anew in forward). None (no tuple) when either forward is deterministic: compared as
+    any."""
+    from ..diagnose import held_forward
+
+    proxy, how = held_forward(layer, xs, owner, training=True)
+    return (proxy,) if how and _reference_random(reference, xs) else None
+
+
+def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
+    """Whether the reference's training forward on ``xs`` is random: two forwards of a copy differ
+    (:func:`gradcheck.diagnose._reference_fixed`, check's test; the reference itself when it cannot be copied)."""
+    import copy
+
+    from ..diagnose import _reference_fixed
+
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its two forwards are run on it
+        ref = reference
+    return not _reference_fixed(ref, xs, True)
+
+
+def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
+                 got: Mapping[str, Any], expected: Mapping[str, np.ndarray], keys: list[str], short: str,
+                 cfg: CheckConfig, numerical: bool, shape: tuple[int, ...], Y: Any, reference: Any,
+                 written: GradcheckError | None) -> Verdict:
+    """:func:`layer_gradients` of a layer whose training forward is random, as is the reference's
+    (:func:`_random_both`): the reference draws its own mask, so its gradients are not the student's and are not
+    compared element-wise (newuser37 F1: every correct inverted Dropout scored 0/3, "dX differs ... expected 0",
+    where ``gradcheck check --training --reference`` said "reference: not compared: the forward is random" and
+    exited 0). Each part is read as :func:`_part` reads it (missing, None, integer, NaN, float32, the reference's
+    shape) and judged by central differences of the student's own forward with its draws held (``proxy``, the
+    check's holding; the layer itself when they cannot be held, which check fails as not repeatable), by
+    :func:`_numerical`; then :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing
+    can judge the parts: the test's mistake (GradingTestError), not the student's 0."""
+    if not numerical:
+        raise GradingTestError(
+            "grade.layer_gradients(..., training=True, numerical=False) on a layer whose training forward is random, "
+            f"as the reference's is ({type(reference).__name__} draws its own mask, so its gradients are not the "
+            "student's): nothing can grade the gradients; give numerical=True (central differences of the student's "
+            "forward with its draws held, as gradcheck check does) or training=False.")
+    parts = [Part(n, w, False, short) if short and n in d_in else
+             _part(n, w, got[n], np.asarray(got[n], dtype=np.float64) if isinstance(got[n], np.ndarray) and
+                   got[n].shape == expected[n].shape and got[n].dtype.kind == "f" else expected[n], None, keys,
+                   xs[0].shape[0], cfg.rtol, cfg.atol, parameter=n not in d_in)
+             for n, w in weights.items()]
+    verdict = Verdict(parts, [f"reference: not compared: {RANDOM_REFERENCE}."])
+    if any(p.passed for p in parts):
+        rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
+        held_cfg = CheckConfig(rtol=cfg.rtol, atol=cfg.atol, seed=cfg.seed, training=True, batched=False)
+        run = partial(_within_budget, layer if proxy is None else proxy, xs, shape, held_cfg)
+        if failed := _numerical(verdict, {p.name for p in parts if p.passed}, run, lambda t: rename.get(t, t), "",
+                                "Does backward apply the mask and the scale forward drew?"):
+            failed.notes = verdict.notes + failed.notes
+            verdict = failed
+    return _as_check(verdict, layer, xs, d_in, shape, cfg, False, Y, reference, written)
 
 
 def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
@@ -1024,8 +1102,9 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     """The parts of :func:`layer_gradients`, each from the frozen ``got`` against ``expected``, named: by check's
     signatures that run the layer again (``numerical``; its parameters put back after, :func:`_params_kept`), as the
     gradient of the student's own forward when that forward is not the reference's (:func:`_own_function`), by the
-    float32 precision of the output ``Y`` when it has it (:func:`_float32_part`, no signature then), and an input's
-    part by the count's sentence ``short`` (:func:`_wrong_count`)."""
+    float32 precision of the output ``Y`` when it has it (:func:`_float32_part`, no signature then), an input's
+    part by the count's sentence ``short`` (:func:`_wrong_count`), and two swapped gradients as such
+    (:func:`gradcheck.diagnose.name_swaps`: dgamma for dbeta, which no part alone sees)."""
     why32 = _float32_forward(Y, xs)
     graded = dict(layer=layer, inputs=xs, upstream=G, training=bool(cfg.training), forwards=DIAGNOSIS_FORWARDS,
                   names=names) if numerical and not why32 else {}
@@ -1041,6 +1120,9 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
             p.message = _float32_part(p, got[p.name], expected[p.name], why32)
     _nielsen_dx(parts, layer, got, expected)
     _one_sign_parts(parts, layer, xs, d_in, keys, G, got, cfg)
+    swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
+    for p in (p for p in parts if p.name in swaps):
+        p.message = swaps[p.name].sentence()
     return parts
 
 

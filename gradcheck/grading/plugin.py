@@ -675,18 +675,22 @@ class Student:
                 (*key, repr([(np.shape(x), np.asarray(x).dtype.str) for x in xs])), obj, lambda: probed(xs, *a, **k),
                 lambda: self._holder.imported(file, self.timeout).load_layer(
                     file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
-                    no_forward_in_backward=policy))
+                    no_forward_in_backward=policy, probe_inputs=[x.copy() for x in xs], skip_backward=True))
         obj.init_kwargs, obj.loaded_name = init, class_name  # the --init and NAME of gradcheck.grading.diagnosis.reproduce
         V.remember_calls(obj)  # affine_backward(dY), not affine.backward(dY), in this test's messages
         return obj
 
     def _probe(self, key: tuple, obj: Any, call: Any, reload: Any) -> Any:
         """``obj.probed(...)`` (``call``) once per key (:meth:`_once`). When the probe's backward ended the sandbox
-        (a crash, an exit, a hang: ``SandboxError.step`` "backward"), ``obj`` is loaded again without a probe in a new
-        sandbox (``reload()``) and the error raised, so the grader reads ``obj`` as loaded: a forward is graded on its
-        own (newuser26: a correct Affine.forward scored 0 when its backward segfaulted in the probe, 2/2 when it
-        raised NotImplementedError), and the gradients' test meets the backward itself. The failure is kept
-        (``load_failures``), so a later test's probe does not run that backward again."""
+        (a crash, an exit, a hang: ``SandboxError.step`` "backward"), now or in an earlier test, ``obj`` is loaded
+        again with the probe's input and its backward not run (``reload()``: ``skip_backward``, read as a backward
+        that raises), in a new sandbox when that one ended, and the error raised, so the grader reads ``obj`` as so
+        loaded: a forward is graded on its own, its weights read from the probe's forward (newuser26: a correct
+        Affine.forward scored 0 when its backward segfaulted in the probe, 2/2 when it raised NotImplementedError;
+        newuser37 F4: an attribute-style BatchNorm1D whose backward looped forever, loaded without a probe, lost
+        its forward tests too, "BatchNorm1D's parameters are none"), and the gradients' test meets the backward
+        itself. The failure is kept (``load_failures``), so a later test's probe does not run that backward again; ``obj``
+        is loaded again once (a test's later checks keep the state its earlier ones left: running statistics)."""
         from ..sandbox import SandboxError
 
         try:
@@ -695,9 +699,10 @@ class Student:
             if exc.step != "backward" or exc.reason not in ("signal", "exit", "timeout"):
                 raise
             self._holder.load_failures.setdefault(key, exc)
-            if obj._sandbox._dead:  # the proxy as loaded, in a new sandbox (the probe's copy never came)
+            if not obj.__dict__.get("_backward_skipped"):  # once: a test's later checks keep its state (running stats)
                 fresh = reload()
                 obj.__dict__.update({k: v for k, v in fresh.__dict__.items() if k not in ("probed", "init_kwargs")})
+                obj._backward_skipped = True
             raise
 
     def _once(self, key: tuple, call: Any) -> Any:
@@ -918,7 +923,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if not {"student", "grade"} & set(getattr(item, "fixturenames", ())):
         return
     entry = results.setdefault(item.nodeid, _entry(item))
-    if rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
+    if rep.failed and (failed := _test_failed(item, call)) is not None:  # the test's assert or pytest.fail
+        exc = failed
+        rep.longrepr = str(exc)
+    elif rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
         exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {_exc_text(exc)} ({where})")
     elif rep.failed and isinstance(exc, Exception) and not isinstance(exc, (GradcheckError, C.GradingFailure,
                                                                            SandboxStartFailure)):
@@ -979,13 +987,56 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         _write_results(item.config, None)  # the rows so far: a grading stopped for time keeps them
 
 
+def _raised_in_tests(item: pytest.Item, exc: BaseException) -> Any:
+    """The traceback entry where ``exc`` was raised (the innermost frame that is not Python's or a library's: numpy's
+    error on the test's own arrays is raised where the test called it) when it is a frame of a file of the tests'
+    folder (the test function or a helper of the staff's), else None (gradcheck's own frames, the reference's in
+    manualprop, a library's)."""
+    folder, frames, tb = os.path.dirname(os.path.abspath(str(item.path))), [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    raised = next((t for t in reversed(frames) if not _library(os.path.abspath(t.tb_frame.f_code.co_filename))), None)
+    where = os.path.abspath(raised.tb_frame.f_code.co_filename) if raised is not None else ""
+    return raised if where.startswith(folder + os.sep) else None
+
+
+def _test_failed(item: pytest.Item, call: pytest.CallInfo) -> C.GradingFailure | None:
+    """The test's own verdict on the submission, as pytest and Gradescope read it: an ``AssertionError`` raised in a
+    frame of the tests' folder (a plain ``assert`` of the test function on the student's output, pytest's rewritten
+    message kept, or of a staff helper it calls) or ``pytest.fail(msg)`` fails this test alone, with no points, its
+    message and (for an assert) the failing line shown (newuser37 F3: an ``assert`` of the docs' own ``test_backprop``
+    made the whole submission a grader error, every other row "Not counted", exit 1, regraded every run; tester21g
+    M1's ``assert 1 == 2`` of the staff is read as pytest reads it: a failed test, which grading the solution shows).
+    Told by where it was raised, never by its text: an AssertionError raised in gradcheck's frames (an ``assert`` of
+    the grader's own code: its bug) or a library's is not the test's (:func:`_internal_error`), nor one of a reference
+    the test file defines, called by gradcheck's checks (:func:`_reference_frame`: the test's error), nor pytest-timeout's
+    ``Failed`` (:func:`gradcheck._validation.not_the_students`), nor one in a fixture's setup or teardown (an error
+    there in pytest, not a failure). None for any other failure."""
+    exc = call.excinfo.value if call.excinfo is not None and getattr(call, "when", "call") == "call" else None
+    if isinstance(exc, pytest.fail.Exception) and not V.not_the_students(exc):
+        return C.GradingFailure(markdown_text(f"Failed: {exc.msg}" if exc.msg else "Failed."))
+    if not isinstance(exc, AssertionError) or isinstance(exc, C.GradingFailure) or _reference_frame(exc) or \
+            (raised := _raised_in_tests(item, exc)) is None:  # a reference of the test file's: the test's error
+        return None
+    import linecache
+
+    code = raised.tb_frame.f_code
+    line = linecache.getline(code.co_filename, raised.tb_lineno).strip()
+    first, *explained = str(exc).strip().splitlines() or [""]  # the message, then pytest's rewritten comparison
+    where = f"{os.path.basename(code.co_filename)}, line {raised.tb_lineno}, in {code.co_name}"
+    return C.GradingFailure("\n\n".join([markdown_text(f"AssertionError: {first}".strip(" :")), *(
+        ["  \n".join(map(code_span, explained))] if explained else []), f"{markdown_text(f'at {where}:')} "
+        f"{code_span(line)}"]))
+
+
 def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
     """Where a test's own code failed (``"test_x.py, line 55, in test_a"``) when an exception was raised by a frame
     of a file of the tests' folder (the innermost frame that is not Python's or a library's: numpy's error on the
     test's own arrays is raised where the test called it): a typo in the staff's test (tester16g H4: ``RefRelu()``
     for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"), a KeyError, a
-    shape error of the test's own arrays, an ``assert`` of the test's own (tester21g M1: each graded the solution
-    0 with exit 0); or by the test's reference (:func:`_reference_frame`); or a fixture misspelt. The submission
+    shape error of the test's own arrays (tester21g M1: each graded the solution 0 with exit 0; an ``assert`` of the
+    test's own is the test's verdict, :func:`_test_failed`, read before this); or by the test's reference (:func:`_reference_frame`); or a fixture misspelt. The submission
     runs in its sandbox process, so none of its frames is in this traceback: what it does reaches the test as
     gradcheck's errors (StudentCodeError, SandboxError) and failures (GradingFailure), raised in gradcheck's
     frames and never counted here, whichever test frames they pass through. '' for any other failure."""
@@ -996,15 +1047,11 @@ def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
         return ""
     if not isinstance(exc, AssertionError) and (where := _reference_frame(exc)):  # tester20g M2: a broadcast error
         return where
-    folder, frames, tb = os.path.dirname(os.path.abspath(str(item.path))), [], exc.__traceback__
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    raised = next((t for t in reversed(frames) if not _library(os.path.abspath(t.tb_frame.f_code.co_filename))), None)
-    where = os.path.abspath(raised.tb_frame.f_code.co_filename) if raised is not None else ""
-    if not where.startswith(folder + os.sep):
+    if (raised := _raised_in_tests(item, exc)) is None:
         return ""
-    return f"{os.path.relpath(where, folder)}, line {raised.tb_lineno}, in {raised.tb_frame.f_code.co_name}"
+    folder = os.path.dirname(os.path.abspath(str(item.path)))
+    return (f"{os.path.relpath(os.path.abspath(raised.tb_frame.f_code.co_filename), folder)}, line {raised.tb_lineno}, "
+            f"in {raised.tb_frame.f_code.co_name}")
 
 
 class _InternalError(InternalError):
