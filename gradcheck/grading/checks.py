@@ -904,18 +904,17 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
-    _at_zero_parts(verdict, xs, d_in, got, expected, G, rtol)  # (a convention at a kink)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
 
 
-def _at_zero_parts(verdict: Verdict, xs: list[np.ndarray], d_in: list[str], got: Mapping[str, Any],
+def _at_zero_parts(parts: list[Part], xs: list[np.ndarray], d_in: list[str], got: Mapping[str, Any],
                    expected: Mapping[str, np.ndarray], G: np.ndarray, rtol: float) -> None:
     """The message of a failing input gradient that differs from the reference's only where its input is exactly 0
     (a test that puts entries at a kink on purpose): the derivative there is a convention (ReLU's, LeakyReLU's,
     abs's at 0), said with both values of dX / dY there (newuser37 F5: "no known bug pattern" for a LeakyReLU
     taking x >= 0 as the positive side, and check's command PASSed, its random inputs never 0)."""
     for x, name in zip(xs, d_in):
-        p = next((p for p in verdict.parts if p.name == name and not p.passed), None)
+        p = next((p for p in parts if p.name == name and not p.passed), None)
         g, want = got.get(name), expected.get(name)
         if p is None or not isinstance(g, np.ndarray) or g.shape != x.shape or want.shape != x.shape \
                 or x.dtype.kind != "f" or G.shape != x.shape:
@@ -1123,6 +1122,7 @@ def _graded_parts(layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Ma
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in (p for p in parts if p.name in swaps):
         p.message = swaps[p.name].sentence()
+    _at_zero_parts(parts, xs, d_in, got, expected, G, cfg.rtol)  # (a convention at a kink)
     return parts
 
 
