@@ -5,8 +5,10 @@ they scale the kept entries; the reference draws its own mask, so its output is 
 (:data:`gradcheck.diagnose.RANDOM_REFERENCE`). A dropout scaling its kept entries by ``1/p`` where inverted dropout
 scales by ``1/(1-p)`` (Srivastava et al. 2014, with the scale moved to training time as in PyTorch's and Keras's
 ``Dropout``; lesson 24) then PASSed. What any draw of the masks must share is the output's mean: here both layers run
-one training forward on a batch of a few thousand positive entries, and the means of ``Y / X`` are compared within six
-standard errors of the difference (a correct layer FAILs with probability about 2e-9). At ``p = 0.5``,
+one training forward on a batch of a few thousand positive entries (at least :data:`SAMPLES` samples), and the means
+of ``Y / X`` are compared within six standard errors of the difference (a correct layer FAILs with probability about
+2e-9), each standard error read from the per-sample means, the samples being the independent draws (a spatial
+dropout's mask is one per sample and channel: verify37 F3). At ``p = 0.5``,
 ``1/p = 1/(1-p)``: the comparison is made again with the layer and the reference both built at the other value the
 checker uses for such an argument (:func:`gradcheck.diagnose.symmetric_args`: ``p = 0.3``).
 """
@@ -27,6 +29,9 @@ __all__ = ["random_mean_finding"]
 #: 1/sqrt(4000) = 0.016, so a 1/p against 1/(1-p) at p = 0.3 (a mean of 2.33 against 1) is 80 standard errors apart.
 ENTRIES = 4000
 
+#: The fewest samples the compared batch holds, so that per-sample means give the standard error.
+SAMPLES = 400
+
 #: How many standard errors of the difference make two means differ.
 SIGMAS = 6.0
 
@@ -37,12 +42,13 @@ def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
     Y = np.asarray(Y, dtype=np.float64) if isinstance(Y, np.ndarray) else None
     if Y is None or Y.shape != X.shape or not np.all(np.isfinite(Y)):
         return None
-    r = (Y / X).ravel()
+    r = Y / X
     kept = r != 0
     s = r[kept]
     how = (f"keeps {kept.mean():.0%} of the entries, scaled by {float(np.median(s)):.4g}"
            if s.size and np.ptp(s) <= 1e-9 * np.abs(s).max() else f"has Y / X averaging {r.mean():.4g}")
-    return float(r.mean()), float(r.std(ddof=1) / np.sqrt(r.size)), how
+    per = r.reshape(len(r), -1).mean(axis=1)  # the samples' means: independent, whatever a mask shares inside one
+    return float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how
 
 
 def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, ref_name: str) -> Finding | None:
@@ -60,7 +66,8 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
     cname, ref_name : str
         The layer's and the reference's names, for the message.
     shape : tuple of int
-        The checked input's shape; its batch axis is grown to about :data:`ENTRIES` entries.
+        The checked input's shape; its batch axis is grown to about :data:`ENTRIES` entries, at least
+        :data:`SAMPLES` samples.
     seed : int
         The batch's seed.
 
@@ -70,7 +77,7 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         ``random-mean`` (severity ``error``: FAIL) or ``random-mean-note`` (``info``), or None.
     """
     rest = tuple(shape[1:])
-    n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))))
+    n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
     X = np.random.default_rng([seed, 37]).uniform(0.5, 1.5, (n, *rest))
     agreed = []
     for layer, reference, at in pairs:

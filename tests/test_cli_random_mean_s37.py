@@ -64,3 +64,61 @@ def test_a_dropout_that_does_not_scale_at_all_fails(tmp_path):
     text = " ".join(out.split())
     assert code == 1, text
     assert "of the entries, scaled by 1, manualprop.Dropout keeps" in text, text
+
+
+KEEP = """
+import numpy as np
+
+class Dropout:
+    def __init__(self, keep_prob=0.5):
+        self.keep_prob = keep_prob
+
+    def forward(self, X, training=True):
+        if not training:
+            return X
+        self.mask = (np.random.rand(*X.shape) < self.keep_prob) / SCALE
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+"""
+
+
+def test_a_keep_prob_dropout_dividing_by_one_minus_keep_prob_fails_at_the_other_value(tmp_path):
+    """verify37 F1: keep_prob=0.5 with / (1 - keep_prob) PASSed: the reference (manualprop.Dropout takes p, not
+    keep_prob) could not be built at keep_prob=0.3, and that comparison was skipped; it is made against the reference
+    as built, whose mean is 1 at any p. The right / keep_prob PASSes."""
+    args = ("--input-shape", "8,5", "--training", "--reference", "manualprop.Dropout")
+    code, out = check_source(tmp_path, KEEP.replace("SCALE", "(1 - self.keep_prob)"), "Dropout", *args)
+    text = " ".join(out.split())
+    assert code == 1, text  # (before: exit 0)
+    assert "Dropout's output at keep_prob=0.3 averages" in text, text
+    code, out = check_source(tmp_path, KEEP.replace("SCALE", "self.keep_prob"), "Dropout", *args, file="right.py")
+    assert code == 0, " ".join(out.split())
+
+
+SPATIAL = """
+import numpy as np
+
+class Dropout2d:
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def forward(self, X, training=True):
+        if not training:
+            return X
+        self.mask = (np.random.rand(X.shape[0], X.shape[1], 1, 1) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+"""
+
+
+@pytest.mark.parametrize("seed", ["1", "3", "5"])
+def test_a_correct_spatial_dropout_passes(tmp_path, seed):
+    """verify37 F3: one mask per (sample, channel) FAILed at 6 of seeds 0-9 ("7 standard errors"): the standard error
+    took ~4000 entries as independent draws where ~250 masks were drawn. It is read from per-sample means now."""
+    code, out = check_source(tmp_path, SPATIAL, "Dropout2d", "--input-shape", "2,3,8,8", "--training", "--reference",
+                             "manualprop.Dropout", "--seed", seed)
+    assert code == 0, " ".join(out.split())  # (before: exit 1 at seeds 1, 3, 5)
