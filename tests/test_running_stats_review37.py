@@ -60,3 +60,23 @@ def test_a_swapped_mean_with_a_variance_never_updated_is_named_swapped(tmp_path)
     assert p.returncode == 1, text
     assert "running_var is [1, 1, 1, ...] after a training forward from [1, 1, 1, ...]" in text, text
     assert "yours keeps 0.1 of the old value" in text and "the momentum looks swapped" in text, text
+
+
+@pytest.mark.parametrize("update, momentum, convention", [
+    (TORCH, "0.1", "PyTorch's convention (momentum is the batch's share)"),
+    (SWAPPED, "0.9", "CS231n's and Keras's convention (momentum is the share kept)"),
+])
+def test_one_update_keeping_09_gets_one_verdict_whichever_convention_its_momentum_is_in(
+        tmp_path, update, momentum, convention):
+    """review37's ar_ref_m_ok (the decision pinned): against a reference given momentum=0.9 (PyTorch's formula,
+    keeping 0.1), a PyTorch class with momentum=0.1 and a CS231n class with momentum=0.9 make the same update,
+    keeping 0.9 at their own momentum: both accepted as another rate (docs/checking.md). Before, the PyTorch class
+    FAILed as "the momentum looks swapped" while the CS231n class PASSed."""
+    ref = ("--reference", "manualprop.BatchNorm1D", "--reference-init", '{"num_features": 4, "momentum": 0.9}')
+    p = run_here("check", _named(tmp_path, update, momentum, "running_mean", "running_var"), "--input-shape", "8,4",
+                 "--init", '{"D": 4}', *ref)
+    text = _one_line(p)
+    assert p.returncode == 0, text
+    assert (f"are running averages keeping 0.9 of the old value, your momentum={momentum} in {convention}; "
+            "manualprop.BatchNorm1D (momentum=0.9) keeps 0.1") in text, text
+    assert "looks swapped" not in text, text
