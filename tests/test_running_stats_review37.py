@@ -80,3 +80,23 @@ def test_one_update_keeping_09_gets_one_verdict_whichever_convention_its_momentu
     assert (f"are running averages keeping 0.9 of the old value, your momentum={momentum} in {convention}; "
             "manualprop.BatchNorm1D (momentum=0.9) keeps 0.1") in text, text
     assert "looks swapped" not in text, text
+
+
+def test_mean_and_variance_at_two_rates_are_not_accepted_as_the_mean_rate(tmp_path):
+    """momentum=0.99 (Keras's convention) for the mean, 0.5 kept by the variance: no one share fits both, so no
+    "another rate" for the layer's momentum (kills review37's ar_one_share_loose, which took the mean's 0.99)."""
+    update = ("m * self.running_mean + (1 - m) * mu", "0.5 * self.running_var + 0.5 * var")
+    p = run_here("check", _named(tmp_path, update, "0.99", "running_mean", "running_var"), *ARGS)
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "another rate" not in text and "running statistics differ from the reference" in text, text
+
+
+def test_statistics_never_updated_at_momentum_1_fail(tmp_path):
+    """momentum=1.0 in CS231n's formula keeps all of the old value: the statistics never move, a FAIL, not a
+    running average "at the layer's own momentum" (kills review37's ar_k_range_off)."""
+    p = run_here("check", _named(tmp_path, SWAPPED, "1.0", "running_mean", "running_var"), *ARGS)
+    text = _one_line(p)
+    assert p.returncode == 1, text
+    assert "not updated by the training forward: it keeps all of its old value" in text, text
+    assert "another rate" not in text, text
