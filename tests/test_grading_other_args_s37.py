@@ -174,3 +174,18 @@ def test_symmetric_args_lists_each_value_that_hides_a_term_and_skips_a_probabili
 
     assert sorted(symmetric_args(Layer())) == [("alpha", 1.0, 0.7), ("beta", 0.0, 0.3), ("keep", 0.5, 0.3),
                                                ("scale", -1.0, -0.7)]
+
+
+def test_an_integer_constructor_argument_is_not_checked_again_at_a_float():
+    """stride=1 (an int default) is a count, not a factor: built again at 0.7 it would be another layer or raise
+    (kills review37's ca_int_defaults: int defaults taken as float arguments)."""
+    from gradcheck.sources import symmetric_args
+
+    class Layer:
+        def __init__(self, stride=1, n=0, alpha=1.0):
+            self.stride, self.n, self.alpha = stride, n, alpha
+
+        def forward(self, X):
+            return X
+
+    assert symmetric_args(Layer()) == [("alpha", 1.0, 0.7)]
