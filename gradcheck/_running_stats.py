@@ -107,18 +107,33 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
         The draws' seed.
     """
     info = getattr(layer, "protocol", None) or {}
-    bufs = {b: _bare(b) for b in written_buffers(info)}
+    written = {b: _bare(b) for b in written_buffers(info)}
     m = getattr(reference, "momentum", None)
-    bufs = {b: r for b, r in bufs.items() if isinstance(getattr(reference, r, None), np.ndarray)}
-    if not bufs or not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
+    if not written:
         return None, []
+    if not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
+        return None, [f"running statistics: {', '.join(written)} not compared with {ref_name}: " + (
+            "the input shape is not fixed" if not isinstance(shape[0], int) else
+            f"its momentum {m!r} is not a float in (0, 1]")]
+    pairs = _counterparts(list(written.values()), reference)  # {the layer's name: the reference's}
+    bufs = {b: (s, pairs[s]) for b, s in written.items() if s in pairs}
+    notes = [] if len(bufs) == len(written) else [_no_counterpart_note(
+        [b for b, s in written.items() if s not in pairs], reference, ref_name)]
+    if not bufs:
+        return None, notes
     state = adapter_call(layer, "state_values")
-    own = {b: r for b, r in bufs.items() if r in state and np.shape(state[r]) == getattr(reference, r).shape}
+    own = {b: s for b, (s, r) in bufs.items() if s in state and np.shape(state[s]) == getattr(reference, r).shape}
     if not own:
-        return None, [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; their "
-                      "update was not compared with the reference"]
-    own.update({r: r for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and r not in own.values()
-                and isinstance(v, np.ndarray) and np.shape(state.get(r)) == v.shape})  # (not written: review36 F3)
+        return None, notes + [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; "
+                              "their update was not compared with the reference"]
+    rname = {s: pairs[s] for s in own.values()}
+    for r, v in vars(reference).items():  # a statistic forward does not write (review36 F3), by name or role
+        s = next(iter(_counterparts_of(r, [k for k in state if re.match(r"(running|moving)_", k)])), None)
+        if (re.match(r"(running|moving)_", r) and r not in rname.values() and s is not None and s not in rname
+                and isinstance(v, np.ndarray) and np.shape(state.get(s)) == v.shape):
+            own[s], rname[s] = s, r
+    notes += [f"running statistics: {s} compared as {ref_name}'s {r} (the same role)"
+              for s, r in rname.items() if s != r]
     params = V.layer_params(layer, cname)
     rparams = getattr(reference, "params", None) or {}
     names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
@@ -127,11 +142,51 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     rng = np.random.default_rng([seed, 35])
     X, Xe = (rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2))  # batch means away from the statistics
     inputs = V.input_names(layer, 1)
-    before = {r: np.array(state[r], dtype=np.float64) for r in own.values()}
+    before = {rname[s]: np.array(state[s], dtype=np.float64) for s in own.values()}
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     after = adapter_call(layer, "state_values")
-    return _compared(own, before, {r: after.get(r) for r in own.values()}, reference, X, ref_name, cname, lambda: (
+    found, more = _compared({b: rname[s] for b, s in own.items()}, before,
+                            {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
+    return found, notes + more
+
+
+# a running statistic's names in the libraries' conventions, by role: PyTorch's (running_*), Keras's (moving_*),
+# a plain class's (self.mean, self.var)
+_ROLES = {"running_mean": "running_mean", "moving_mean": "running_mean", "mean": "running_mean",
+          "running_var": "running_var", "moving_variance": "running_var", "moving_var": "running_var",
+          "var": "running_var", "variance": "running_var"}
+
+
+def _counterparts_of(r: str, names: list[str]) -> list[str]:
+    """The names of ``names`` that are the reference's statistic ``r``: ``r`` itself, else the one of its role
+    (:data:`_ROLES`); [] when none or several have it (ambiguous)."""
+    if r in names:
+        return [r]
+    same = [n for n in names if _ROLES.get(n) == _ROLES.get(r, r)]
+    return same if len(same) == 1 else []
+
+
+def _counterparts(names: list[str], reference: Any) -> dict[str, str]:
+    """``{the layer's buffer: the reference's attribute}``: the attribute of the same name, else the one of the
+    same role (``moving_mean``, ``mean`` -> ``running_mean``; ``moving_variance``, ``var`` -> ``running_var``)
+    when one buffer alone has that role and the reference holds no attribute of the buffer's own name."""
+    stats = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray)]
+    out = {n: n for n in names if n in stats}
+    for r in stats:
+        if r not in out.values() and (s := _counterparts_of(r, [n for n in names if n not in out])):
+            out[s[0]] = r
+    return out
+
+
+def _no_counterpart_note(missing: list[str], reference: Any, ref_name: str) -> str:
+    """The note naming the written buffers ``missing`` that no statistic of the reference matches (the PASS's
+    line points to it)."""
+    held = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray) and r in _ROLES]
+    return (f"running statistics: {', '.join(missing)} have no counterpart in {ref_name} (it holds "
+            f"{', '.join(held) or 'no running statistics'}; a buffer is matched by its name, or by its role when it "
+            "alone has it: mean, moving_mean or running_mean as running_mean; var, variance, moving_variance or "
+            "running_var as running_var): their update was not compared")
 
 
 def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, seed: int, ref_name: str,
@@ -276,12 +331,16 @@ def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: 
     0.1 keeps 0.9, CS231n 0.9, Keras 0.99), so a share kept under one half is accepted only from a CS231n function
     pair (``pair``), whose ``bn_param`` momentum is the share kept by its API (CS231n's momentum=0.1 keeping 0.1:
     verify36 F5). A class keeping its own momentum=0.1 of the old value has PyTorch's momentum in CS231n's formula:
-    the swapped momentum the reference's grader would take points for (newuser37 F6), a FAIL."""
+    the swapped momentum the reference's grader would take points for (newuser37 F6), a FAIL. A share of at least a
+    half is accepted at the layer's own momentum in either convention, also when it equals the reference's momentum
+    (a PyTorch class with momentum=0.1, keeping 0.9, against ``--reference-init '{"momentum": 0.9}'``): its update is
+    the same as a CS231n class's with momentum=0.9, accepted alike (review37's ar_ref_m_ok: before, one FAILed as
+    swapped and the other PASSed)."""
     k = _one_share(wrong, before, m)
     if k is None or not 1e-6 < k < 1 - 1e-6 or momentum is None or np.ndim(momentum) != 0:  # (0-d: state_values)
         return ""  # (None: the layer's momentum unknown, a bn_param without it)
     momentum = float(momentum)
-    if k < 0.5 and not (pair and abs(momentum - k) < 1e-6) or abs(momentum - k) >= 1e-6 and abs(k - m) < 1e-6:
+    if k < 0.5 and not (pair and abs(momentum - k) < 1e-6):
         return ""  # (keeping less than half: 0.99 in PyTorch's formula keeping 0.01, 0.1 in CS231n's keeping 0.1)
     conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
             "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")

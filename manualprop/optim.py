@@ -194,7 +194,12 @@ class _StepLabel:
         self.params, self.model = params, model
 
     def __call__(self, i: int) -> _ParamKey:
-        return _ParamKey(list(self.params.params if self.model else self.params)[i])
+        return _ParamKey(self.keys()[i])
+
+    def keys(self) -> list:
+        """The keys of ``params`` (of ``model.params``), in the pairs' order: the names
+        ``exclude_from_weight_decay(var_names=...)`` is matched against in ``step``."""
+        return list(self.params.params if self.model else self.params)
 
 
 class _ParamKey:
@@ -256,6 +261,7 @@ class Optimizer:
                              else check_scalar(weight_decay, "weight_decay", name, low=0.0))
         self._excluded_ids: dict[int, object] = {}  # exclude_from_weight_decay(var_list=...)
         self._excluded_names = None  # its var_names, one compiled pattern
+        self._unmatched_names: dict = {}  # each var_names pattern not yet matched (see _warn_unmatched_names)
         if clipnorm is not None and global_clipnorm is not None:
             raise ValueError(
                 f"{name}: at most one of clipnorm and global_clipnorm can be set (as in Keras); "
@@ -292,9 +298,12 @@ class Optimizer:
         var_list : iterable of variables, optional
             These objects (arrays or Variables, by identity) are not decayed.
         var_names : iterable of str, optional
-            A variable whose ``name`` contains one of these (``re.search``, as Keras) is
-            not decayed: ``var_names=["bias"]``, or ``[".b"]`` for autoprop's ``l1.b``.
-            Arrays have no name: list them in ``var_list``.
+            A variable whose name contains one of these (``re.search``, as Keras's
+            ``variable.name``) is not decayed. The name is the variable's ``name`` in
+            ``apply_gradients`` (autoprop's ``0.W``, ``0.b``: Keras's ``["bias"]`` is
+            ``[r"\\.b$"]`` here) and its key in ``step(params, grads)`` / ``step(model)``
+            (``"l1.b"``). A pattern that matches none of the variables of an update is
+            warned of (UserWarning naming it, once): it excludes nothing.
 
         Raises
         ------
@@ -308,17 +317,37 @@ class Optimizer:
                 raise TypeError(f"{Where(self, 'exclude_from_weight_decay')}: var_names must be "
                                 f"strings; got {type(n).__name__} {n!r}")
         self._excluded_names = re.compile("|".join(sorted(set(names)))) if names else None
+        # each pattern on its own, until it matches a variable updated (one that never does is warned of once)
+        self._unmatched_names = {n: re.compile(n) for n in sorted(set(names))}
 
-    def _decays(self, var) -> bool:
-        """Whether ``var`` takes the weight decay: not excluded by :meth:`exclude_from_weight_decay`."""
+    def _decays(self, var, name) -> bool:
+        """Whether ``var`` takes the weight decay: not excluded by :meth:`exclude_from_weight_decay`
+        (by identity, or its ``name``, searched for the ``var_names`` patterns)."""
         if self._excluded_ids.get(id(var)) is var:
             return False
         pattern = self._excluded_names
-        if pattern is not None:
-            name = getattr(var, "name", None)
-            if isinstance(name, str) and pattern.search(name):
-                return False
-        return True
+        return pattern is None or not (isinstance(name, str) and pattern.search(name))
+
+    def _warn_unmatched_names(self, names: list, method: str) -> None:
+        """Warn (UserWarning, once per pattern) of a ``var_names`` pattern of
+        :meth:`exclude_from_weight_decay` that matches none of ``names``, the names of the
+        variables of one update: every one of them is decayed, which the pattern did not mean."""
+        unmatched = self._unmatched_names
+        for text, pattern in list(unmatched.items()):
+            del unmatched[text]  # matched (never warned of) or warned of now, once
+            if any(isinstance(n, str) and pattern.search(n) for n in names):
+                continue
+            shown = [n for n in names if isinstance(n, str)]
+            seen = ", ".join(map(repr, shown[:8])) + (", ..." if len(shown) > 8 else "")
+            warnings.warn(
+                f"{Where(self, method)}: exclude_from_weight_decay(var_names=...): the "
+                f"pattern {text!r} matches none of the {len(names)} variables updated, so it excludes "
+                f"nothing. The patterns are searched (re.search, as Keras) in "
+                + ("the keys of step(params, grads)" if method == "step" else "each variable's name")
+                + (f": {seen}" if shown else ": these have no name (list arrays in var_list)")
+                + " (autoprop names a layer's weights W and b, '0.W', '0.b': Keras's 'bias' is "
+                r"r'\.b$' here)",
+                UserWarning, stacklevel=4)
 
     def _slots(self, var) -> dict:
         entry = self.state.get(id(var))
@@ -355,7 +384,7 @@ class Optimizer:
                 return [g * (c / norm) for g in grads]
         return grads
 
-    def _update_all(self, grads: list, variables: list, method: str, label) -> None:
+    def _update_all(self, grads: list, variables: list, method: str, label, names=None) -> None:
         """Check every pair, clip the gradients together, then update each variable.
 
         Parameters
@@ -366,6 +395,9 @@ class Optimizer:
             ``"step"`` or ``"apply_gradients"``: the method named in messages.
         label : callable
             ``label(i)`` names pair ``i`` in a message (called only to write one).
+        names : callable, optional
+            ``names()``: the variables' names for ``exclude_from_weight_decay(var_names=...)``
+            (``step``'s dict keys), called only when var_names are set; default each ``var.name``.
 
         Every pair is checked before any variable changes (a NaN in the last gradient
         leaves the first variable as it was). The structural checks (types, dtypes,
@@ -423,17 +455,25 @@ class Optimizer:
             checked.append(check_update(grad, p, where, label(i)))
         if self.clipnorm is not None or self.global_clipnorm is not None:
             checked = self.clip(checked)
-        self._apply_checked(variables, values, checked)
+        decays = None
+        if self.weight_decay and (self._excluded_ids or self._excluded_names is not None):
+            keys = (names() if names is not None
+                    else [getattr(v, "name", None) for v in variables])
+            decays = [self._decays(v, n) for v, n in zip(variables, keys)]
+            if self._unmatched_names:
+                self._warn_unmatched_names(keys, method)
+        self._apply_checked(variables, values, checked, decays)
 
-    def _apply_checked(self, variables: list, values: list, checked: list) -> None:
+    def _apply_checked(self, variables: list, values: list, checked: list, decays=None) -> None:
         """The update of :meth:`_update_all` once every pair is checked (and clipped): each variable
-        (its array ``values``, read once) takes its step from its checked gradient."""
+        (its array ``values``, read once) takes its step from its checked gradient, and its weight
+        decay unless ``decays[i]`` is False (:meth:`exclude_from_weight_decay`; None: all decay)."""
         f64, f32, ndarray = _F64, _F32, np.ndarray
         decay, delta_of = self.weight_decay, self._delta
         # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
         lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
               else None)
-        for var, p, g in zip(variables, values, checked):
+        for i, (var, p, g) in enumerate(zip(variables, values, checked)):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
             if lr is not None and (p.dtype is f64 or p.dtype is f32):
@@ -443,7 +483,7 @@ class Optimizer:
                     var.assign_sub(lr * g)
                 continue
             # Keras's decoupled weight decay, p - p * weight_decay * learning_rate, before the step
-            shrink = p * (decay * self.learning_rate) if decay and self._decays(var) else None
+            shrink = p * (decay * self.learning_rate) if decay and (decays is None or decays[i]) else None
             if shrink is not None and shrink.dtype != p.dtype:
                 shrink = shrink.astype(p.dtype)
             delta = delta_of(g, p, var)
@@ -561,7 +601,8 @@ class Optimizer:
         if not (_plain_sgd(self) and _sgd_on_arrays(self.learning_rate, gradients, variables)):
             # the general path; its messages name pair i as params[<key>] (a model's flat dict
             # made only to write one)
-            self._update_all(gradients, variables, "step", _StepLabel(params, grads is None))
+            label = _StepLabel(params, grads is None)
+            self._update_all(gradients, variables, "step", label, label.keys)
         self.iterations += 1
 
 

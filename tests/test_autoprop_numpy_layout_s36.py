@@ -105,3 +105,21 @@ def test_as_strided_of_a_diagonal_against_torch_as_strided():
         loss = anp.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
     np.testing.assert_array_equal(np.asarray(y), [[1.0, 8.5], [8.5, 16.0]])
     np.testing.assert_array_equal(np.asarray(tape.gradient(loss, X)), [[1, 0, 0, 0], [0, 5, 0, 0], [0, 0, 4, 0]])
+
+
+VIEWS = ["fliplr", "flipud", "rot90", "rot90_2", "rot90_3", "diagonal", "diagonal_method", "diagonal_2d",
+         "diagonal_of_T", "sliding_window_view", "as_strided", "atleast_3d", "atleast_2d", "rot90_of_T"]
+
+
+@pytest.mark.parametrize("op", VIEWS)
+def test_a_views_value_is_read_only_so_the_input_cannot_change_through_it(op):
+    """The value numpy_layout gives is numpy's view of the input's value: read-only (as numpy's
+    ``sliding_window_view``), so that a write into it cannot change the input a tape saved (review37's
+    nl_writeable survived: the flag was never asserted)."""
+    x = ap.Variable(X.copy())
+    got = OPS[op](anp, x)
+    assert np.shares_memory(got._value, x._value)  # a view, not a copy
+    assert got._value.flags.writeable is False
+    with pytest.raises(ValueError, match="read-only"):
+        got._value[...] = -1.0
+    np.testing.assert_array_equal(x.numpy(), X)

@@ -155,3 +155,37 @@ def test_check_loss_checks_delta_1_again_at_0_7():
     assert check_loss(wrong["Huber"](), y, z, twin=None, values=False).passed  # as given alone: the bug cancels
     res = check_loss(right["Huber"](), y, z, twin=None)
     assert res.passed and res.notes[-1].endswith("also checked at delta=0.7 (passed)"), res.notes
+
+
+def test_symmetric_args_lists_each_value_that_hides_a_term_and_skips_a_probability_at_0_or_1():
+    """gradcheck.sources.symmetric_args: 1 (times = divided by), -1, 0 (a term vanishes) and 0.5 are checked again
+    at 0.7, -0.7, 0.3 and 0.3; a probability (p, *_rate, drop, keep, prob) only at 0.5, since at 0 or 1 the layer is
+    another one (kills review37's ca_zero_off, ca_minus1_off, ca_prob_any, run on gradcheck/sources.py where
+    fix37a moved the code)."""
+    from gradcheck.sources import symmetric_args
+
+    class Layer:
+        def __init__(self, alpha=1.0, p=1.0, scale=-1.0, beta=0.0, drop_rate=0.0, keep=0.5, gamma=2.0):
+            self.alpha, self.p, self.scale, self.beta = alpha, p, scale, beta
+            self.drop_rate, self.keep, self.gamma = drop_rate, keep, gamma
+
+        def forward(self, X):
+            return X
+
+    assert sorted(symmetric_args(Layer())) == [("alpha", 1.0, 0.7), ("beta", 0.0, 0.3), ("keep", 0.5, 0.3),
+                                               ("scale", -1.0, -0.7)]
+
+
+def test_an_integer_constructor_argument_is_not_checked_again_at_a_float():
+    """stride=1 (an int default) is a count, not a factor: built again at 0.7 it would be another layer or raise
+    (kills review37's ca_int_defaults: int defaults taken as float arguments)."""
+    from gradcheck.sources import symmetric_args
+
+    class Layer:
+        def __init__(self, stride=1, n=0, alpha=1.0):
+            self.stride, self.n, self.alpha = stride, n, alpha
+
+        def forward(self, X):
+            return X
+
+    assert symmetric_args(Layer()) == [("alpha", 1.0, 0.7)]

@@ -155,3 +155,63 @@ def test_none_weight_decay_is_keras_default_and_autoprop_shares_the_class():
     assert Adam(weight_decay=None).weight_decay == 0.0 and RMSprop().weight_decay == 0.0
     assert ap.optimizers.Adam is mp.Adam and ap.optimizers.SGD is mp.SGD
     assert "decoupled" in Adam.__doc__ and "AdamW" in Adam.__doc__
+
+
+def test_var_names_in_step_match_the_params_keys():
+    """review37 F1: step(params, grads) matches var_names against the dict keys (the names the user
+    sees; arrays have no name). Before the fix "l1.b" was decayed to [0.95, 1.9] with no warning."""
+    P = {"l1.W": np.ones((2, 2)), "l1.b": np.array([1.0, 2.0])}
+    opt = SGD(learning_rate=0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_names=[r"\.b$"])
+    opt.step(P, {"l1.W": np.zeros((2, 2)), "l1.b": np.zeros(2)})
+    np.testing.assert_array_equal(P["l1.b"], [1.0, 2.0])
+    np.testing.assert_allclose(P["l1.W"], np.full((2, 2), 0.95), rtol=1e-15)
+
+
+def test_step_of_a_model_matches_var_names_against_its_flat_keys():
+    model = mp.Sequential([mp.Linear(3, 2, rng=0)])
+    (kw, W), (kb, b) = model.params.items()
+    W0, b0 = W.copy(), b.copy()
+    for g in model.grads.values():
+        g[...] = 0.0
+    opt = SGD(learning_rate=0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_names=[kb.replace(".", r"\.") + "$"])
+    opt.step(model)
+    np.testing.assert_array_equal(model.params[kb], b0)
+    np.testing.assert_allclose(model.params[kw], W0 * 0.95, rtol=1e-15)
+
+
+@pytest.mark.parametrize("how", ["apply_gradients", "step"])
+def test_a_var_names_pattern_that_matches_nothing_is_warned_of_by_name(how):
+    """review37 F1: Keras's habit var_names=["bias"] on autoprop's "0.W", "0.b" matches nothing: every
+    variable is decayed (Keras's rule, kept), and a UserWarning names the pattern and the names seen.
+    Before the fix: no warning."""
+    model = ap.Sequential([ap.layers.Linear(4, 3, rng=0)])
+    W, b = model.trainable_variables
+    b0 = b.numpy().copy()
+    opt = Adam(learning_rate=0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_names=["bias", r"\.W$"])
+    with pytest.warns(UserWarning, match=r"the pattern 'bias' matches none of the 2 variables") as got:
+        if how == "step":
+            opt.step({"0.W": W, "0.b": b}, {"0.W": np.zeros(W.shape), "0.b": np.zeros(b.shape)})
+        else:
+            opt.apply_gradients([(np.zeros(v.shape), v) for v in model.trainable_variables])
+    texts = [str(w.message) for w in got if "exclude_from_weight_decay" in str(w.message)]
+    assert len(texts) == 1 and "'0.b'" in texts[0] and r"\.W$" not in texts[0]  # the one that matched: silent
+    np.testing.assert_allclose(b.numpy(), b0 * 0.95, rtol=1e-15)  # zero gradient: only the decay
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned of once, not at every step
+        opt.apply_gradients([(np.zeros(v.shape), v) for v in model.trainable_variables])
+
+
+def test_each_exclude_call_replaces_the_previous_var_list():
+    """Keras: each exclude_from_weight_decay call replaces the previous choice (kills review37's
+    wd_ids_accumulate: a, excluded by the first call only, is decayed after the second)."""
+    a, b = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+    opt = SGD(learning_rate=0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_list=[a])
+    opt.exclude_from_weight_decay(var_list=[b])
+    opt.apply_gradients([(np.zeros(2), a), (np.zeros(2), b)])
+    np.testing.assert_allclose(a, [0.95, 1.9], rtol=1e-15)
+    np.testing.assert_array_equal(b, [1.0, 2.0])

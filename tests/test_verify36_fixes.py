@@ -76,6 +76,9 @@ def test_f5_a_cs231n_pair_with_bn_param_momentum_01_is_accepted_with_the_note(tm
     assert ("bn_param['running_mean'], bn_param['running_var'] are running averages keeping 0.1 of the old value, "
             "your momentum=0.1 in CS231n's and Keras's convention") in text, text
     assert "the momentum looks swapped" not in text, text
+    # under a half: the note says which formula PyTorch's value would need (kills review37's ar_less_half_note_off)
+    assert ("It keeps less than half: if your 0.1 is PyTorch's momentum (the batch's share), your formula is the "
+            "other convention's") in text, text
 
 
 # --------------------------------------------------------------------------- F4: a dict backward missing or adding a key
