@@ -107,7 +107,7 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
         The draws' seed.
     """
     info = getattr(layer, "protocol", None) or {}
-    written = {b: _bare(b) for b in written_buffers(info)}
+    written = {b: _bare(b) for b in written_buffers(info)} or _held_unwritten(layer, reference)
     m = getattr(reference, "momentum", None)
     if not written:
         return None, []
@@ -149,6 +149,19 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
                             {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
     return found, notes + more
+
+
+def _held_unwritten(layer: Any, reference: Any) -> dict[str, str]:
+    """``{name: name}`` of the layer's ``running_*``/``moving_*`` arrays that are the counterparts of the reference's
+    statistics (:func:`_counterparts_of`) when its forward writes none: a layer that never updates them PASSed, its
+    statistics read in eval mode as constants (verify37 F2); compared, they keep all of their old value."""
+    try:
+        state = adapter_call(layer, "state_values")
+    except Exception:  # noqa: BLE001 - a state that cannot be read: nothing compared, as before
+        return {}
+    named = [k for k in state if re.match(r"(running|moving)_", k)]
+    return {s: s for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)
+            for s in _counterparts_of(r, named) if np.shape(state[s]) == v.shape}
 
 
 # a running statistic's names in the libraries' conventions, by role: PyTorch's (running_*), Keras's (moving_*),

@@ -789,7 +789,8 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
 
     cname, source = label.rpartition("::")[2], _source_of(label)
     info = getattr(layer, "protocol", None) or {}
-    if not diag.passed or not (line := unchecked_buffers_line(cname, info, args.reference, source)):
+    line = unchecked_buffers_line(cname, info, args.reference, source)
+    if not diag.passed or not line and reference is None:  # (with a reference: statistics never written, verify37 F2)
         return
     found, notes = (None, [])
     pair = _stats_reference_only(layer, label)
@@ -804,7 +805,8 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     if found is not None:
         diag.findings.append(found)
     compared = found is not None or any(n.endswith("match " + f"{args.reference}'s") for n in notes)
-    diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
+    if line or compared:
+        diag.probes.append(Probe(RUNNING_PROBE, (found is None) if compared else None, "" if compared else line))
 
 
 def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape, diag) -> None:
