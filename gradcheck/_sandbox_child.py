@@ -1423,15 +1423,17 @@ class Child:
         """``obj.layers[index]`` adapted as the check reads a layer (on the probe ``inputs`` it receives in the
         model), kept as a new object (gradcheck.diagnose.first_failing_sublayer); ``{"id": None}`` when there is
         no such layer, it is the model itself, or the adapters cannot read it (not checkable alone, not blamed);
-        ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4). The parent's
-        ``params`` are written into the model first (a probe's last forward may have sent others: a weight zeroed,
-        put back there)."""
+        ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4); ``next_new``:
+        the index of the next layer not met before (:func:`gradcheck._adapters.next_new_layer`; -1: none, the search
+        ends). The parent's ``params`` are written into the model first (a probe's last forward may have sent others:
+        a weight zeroed, put back there)."""
         self.set_params(obj, req.get("params"))
         layers, i = getattr(obj, "layers", None), req.get("index")
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) or layers[i] is obj \
                 or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
             return self.reply(True, {"id": None})
         same_as = next((j for j in range(i) if layers[j] is layers[i]), None)
+        ahead = _quiet(self.AD.next_new_layer, obj, layers, i)
         self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
         try:
             sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
@@ -1441,7 +1443,7 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             self.AD.on_step = None
-        self.reply_loaded(sub, info, packer, held=held, extra={"same_as": same_as})
+        self.reply_loaded(sub, info, packer, held=held, extra={"same_as": same_as, "next_new": ahead})
 
     def op_forward(self, obj, req, packer):
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the

@@ -808,7 +808,7 @@ _REPLY_FIELDS: dict[str, Callable[[Any, str], None]] = {
 _REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
     "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
     "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
-    "sublayer": {"same_as": _COUNT},  # the index of the same layer object earlier in the model's layers
+    "sublayer": {"same_as": _COUNT, "next_new": _COUNT},  # the same object's earlier index; the next new one's
     "step": {"stepped": _dict_of, "last": _dict_of, "sums": _dict_of, "taken": _STRINGS, "params": _STRINGS,  # Nielsen's update_mini_batch (RemoteLayer.mini_batch_step)
              "method": _checker(lambda x: isinstance(x, str), "a method's name (a string)"),
              "refused": _checker(lambda x: isinstance(x, str), "a string")},
@@ -2633,6 +2633,7 @@ class RemoteLayer(_Remote):
             return None
         sub = RemoteLayer(self._sandbox, meta, self.file)
         sub.same_as = meta.get("same_as")  # the index of the same object earlier in layers (redteam36 F4), or None
+        sub.next_new = meta.get("next_new")  # _adapters.next_new_layer in the child (-1: none left), or None
         return sub
 
     def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
