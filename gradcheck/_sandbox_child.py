@@ -1698,6 +1698,7 @@ class Child:
     def request(self, read):
         """:meth:`receive`'s request read and decoded."""
         try:
+            WAITING[0] = True  # (os._exit in a handler now: said by _exit_said)
             header, payload = read_frame(read)
         except EOFError:
             return None
@@ -1709,6 +1710,8 @@ class Child:
             if (said := _waiting_failure(exc, self.workdir)) is not None:  # a signal handler of the submission's
                 _die(said, WAITING_EXIT)
             _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
+        finally:
+            WAITING[0] = False
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
         _cpu_limit(header.get("cpu"))
         try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
@@ -1878,16 +1881,47 @@ class _Tail:
 def _die(text, code=INTERNAL_EXIT):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
-    os._exit(code)
+    _OS_EXIT(code)
 
 
-def _waiting_failure(exc, workdir):
+#: ``os._exit`` itself (:func:`_exit_said` takes its place in ``os`` for the submission); ``[True]`` while the child
+#: waits for (and reads) the next request (:meth:`Child.request`)
+_OS_EXIT, WAITING = os._exit, [False]
+
+
+def _exit_said(status, /):
+    """``os._exit(status)`` as the submission sees it in the sandbox: while the child waits for the next request (only
+    a signal handler of the submission's runs then), first one line on stderr, ``"gradcheck sandbox: waiting:
+    os._exit(N) (at FILE:LINE in FUNCTION; the handler of SIGNAME)"`` (:func:`_waiting_failure`, read from the
+    caller's frames), which the parent reads to say what ended the process; then the process ends, as ``os._exit``
+    ends it (no exit code of the child's own replaces N). There is no audit event for ``os._exit``: a submission that
+    calls it otherwise (``posix._exit``) is told by its exit code alone."""
+    if WAITING[0] and type(status) is int:
+        try:
+            tb, f, own = None, sys._getframe(1), _frames.__code__.co_filename
+            while f is not None and f.f_code.co_filename != own:  # the caller's frames up to the child's own (the
+                tb, f = types.TracebackType(tb, f, f.f_lasti, f.f_lineno), f.f_back  # handler's) as a traceback
+            exc = SystemExit(status)
+            exc.__traceback__ = tb  # (the frames of this stack, not the submission's objects)
+            if (said := _waiting_failure(exc, WAITING_DIR[0], f"os._exit({status})")) is not None:
+                os.write(2, f"gradcheck sandbox: {said}\n".encode("utf-8", "backslashreplace"))
+        except BaseException:  # noqa: BLE001 - the exit is the submission's: it happens whatever this could read
+            pass
+    _OS_EXIT(status)
+
+
+#: the folder of the submission's files (set by :func:`_run`), where :func:`_exit_said` reads where it was called
+WAITING_DIR = [""]
+
+
+def _waiting_failure(exc, workdir, head=None):
     """What ``exc`` is when code other than the child's own raised it while the child waited for a request: a signal
     handler of the submission's (a timer's, after ``signal.setitimer``; the only code of the submission's that runs
     between requests), which Python runs where the child's read of the pipe was interrupted. ``"waiting: TYPE:
     MESSAGE (at FILE:LINE in FUNCTION; the handler of SIGNAME)"`` (:func:`_error`'s report; the signal read from the
-    handler's own arguments, ``(signum, frame)``, as plain ints), or None when every frame of its traceback is the
-    child's (its own failure: :func:`_die`'s exit ``INTERNAL_EXIT``). Nothing of the submission's runs here."""
+    handler's own arguments, ``(signum, frame)``, as plain ints; ``head`` in place of ``TYPE: MESSAGE`` when given:
+    :func:`_exit_said`'s ``os._exit(N)``), or None when every frame of its traceback is the child's (its own
+    failure: :func:`_die`'s exit ``INTERNAL_EXIT``). Nothing of the submission's runs here."""
     try:
         own, tb, first = _frames.__code__.co_filename, exc.__traceback__, None
         while tb is not None and first is None:
@@ -1909,8 +1943,8 @@ def _waiting_failure(exc, workdir):
         report = _error(exc, workdir)
         where = f"at {report['where']}" if report["where"] else ""
         how = "; ".join(w for w in (where, f"the handler of {sig}" if sig else "") if w)
-        return (f"waiting: {report['type']}" + (f": {report['message']}" if report["message"] else "")
-                + (f" ({how})" if how else ""))
+        said = head or report["type"] + (f": {report['message']}" if report["message"] else "")
+        return f"waiting: {said}" + (f" ({how})" if how else "")
     except BaseException:  # noqa: BLE001 - a frame or traceback the submission forged: said without detail
         return "waiting: an exception of the submission's code"
 
@@ -1967,6 +2001,7 @@ def _run(cfg, np, AD):
     import socket  # the parent's memory files come over it (SCM_RIGHTS); made before the hook refuses sockets
     sock = socket.socket(fileno=cfg["fd_shared"]) if cfg.get("fd_shared") is not None else None
     install_guards(cfg)
+    WAITING_DIR[0], os._exit = cfg["workdir"], _exit_said  # an os._exit while the child waits is said (_exit_said)
     sys.path.insert(0, cfg["workdir"])  # the submission's modules: importable from now on, under the guards
 
     def reply(ok, meta=None, packer=None, error=None):

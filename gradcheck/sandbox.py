@@ -1531,6 +1531,19 @@ class Sandbox:
             self._proc.wait(timeout=2.0)
         self._kill()
         code = self._proc.returncode
+        lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
+        said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else ""
+        exited = f"{said} ".startswith(f"os._exit({code}) ")  # _sandbox_child._exit_said's line, of this exit
+        if code == wire.WAITING_EXIT or exited:  # the submission's code, while the child waited (a signal handler):
+            # it raised (the child's exit WAITING_EXIT) or called os._exit (its code the process's)
+            did = (f"called {said}, which ended the process with exit code {code}," if exited else
+                   f"raised {said or 'an exception'}")
+            self._fail(paragraph(
+                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
+                f"submission's code {did} between two requests. Only a signal handler of the submission's "
+                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
+                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
+                "exception")
         if (num := self._signal_of(code)) is not None:
             sig = _signal_name(num)
             if sig == "SIGXCPU":  # a time limit: the CPU time of the whole session (several calls' worth)
@@ -1545,15 +1558,6 @@ class Sandbox:
             how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
                                  f"{sig}{why}{how}.", self._tail()), "signal")
-        if code == wire.WAITING_EXIT:  # the submission's code raised while the child waited (its signal handler)
-            lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
-            said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else "an exception"
-            self._fail(paragraph(
-                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
-                f"submission's code raised {said} between two requests. Only a signal handler of the submission's "
-                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
-                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
-                "exception")
         if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
