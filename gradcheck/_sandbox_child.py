@@ -1016,12 +1016,13 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
-def _counting(count, codes, fn, *args, student=None):
-    """``counting_calls(codes, fn, *args, student=student)`` when ``count`` (the staff policy), else ``(fn(*args),
-    None)``. ``student`` None: every call of forward's code counts (the request's steps that are not backward)."""
+def _counting(count, codes, fn, *args, student=None, held=None, probe=False, **kw):
+    """``counting_calls(codes, fn, *args, student=student, held=held, probe=probe, **kw)`` when ``count`` (the staff
+    policy), else ``(fn(*args, **kw), None)``. ``student`` None: every call of forward's code counts (the request's
+    steps that are not backward)."""
     if not count:
-        return fn(*args), None
-    return counting_calls(codes, fn, *args, student=student)
+        return fn(*args, **kw), None
+    return counting_calls(codes, fn, *args, student=student, held=held, probe=probe, **kw)
 
 
 def _calls_sum(*counts):
@@ -1427,23 +1428,27 @@ class Child:
         the index of the next layer not met before (:func:`gradcheck._adapters.next_new_layer`; -1: none, the search
         ends). The parent's ``params`` are written into the model first (a probe's last forward may have sent others:
         a weight zeroed, put back there)."""
-        self.set_params(obj, req.get("params"))
+        count, AD = req.get("count_forward"), self.AD
+        _, calls = _counting(count, self.known_codes, self.set_params, obj, req.get("params"))  # (as a forward's)
         layers, i = getattr(obj, "layers", None), req.get("index")
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) or layers[i] is obj \
-                or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
-            return self.reply(True, {"id": None})
+                or not AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
+            return self.reply(True, {"id": None, "forward_calls": calls})
         same_as = next((j for j in range(i) if layers[j] is layers[i]), None)
-        ahead = _quiet(self.AD.next_new_layer, obj, layers, i)
-        self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
-        try:
-            sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
-        except self.AD.AdapterError:
-            return self.reply(True, {"id": None})
+        ahead = _quiet(AD.next_new_layer, obj, layers, i)
+        AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
+        try:  # with the staff policy, the probe counted as a load's (the sub-layer's own forward re-entered)
+            (sub, info), n = _counting(count, _forward_codes(AD, layers[i]) - self.adapter_codes, AD.adapt, layers[i],
+                                       req.get("inputs"), req.get("training") is not False, held=held,
+                                       student=_forward_student(AD, layers[i]) if count else None, probe=bool(count))
+        except AD.AdapterError:
+            return self.reply(True, {"id": None, "forward_calls": calls})
         except BaseException as exc:  # noqa: BLE001 - the probe runs student code
             return self.fail(exc, "probe", step=self.step)
         finally:
-            self.AD.on_step = None
-        self.reply_loaded(sub, info, packer, held=held, extra={"same_as": same_as, "next_new": ahead})
+            AD.on_step = None
+        self.reply_loaded(sub, info, packer, calls if None in (calls, n) else _calls_sum(calls, n), held,
+                          extra={"same_as": same_as, "next_new": ahead})
 
     def op_forward(self, obj, req, packer):
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
@@ -1627,7 +1632,11 @@ class Child:
             import autoprop as ap
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "tape")
-        self.set_params(obj, req.get("params"))
+        count, tr = req.get("count_forward"), _training(req)
+        codes = _forward_codes(self.AD, obj) - self.adapter_codes if count else set()
+        student, held = (_forward_student(self.AD, obj), self.held.get(id(obj))) if count else (None, None)
+        spied = student and (*student[:2], False)  # forward's entry called by _spying, not at the count's top
+        _, n0 = _counting(count, codes, self.set_params, obj, req.get("params"))  # (a params Mapping's code: counted)
         own = obj.params if isinstance(getattr(obj, "params", None), dict) else {}
         saved = dict(own)
         xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
@@ -1635,16 +1644,21 @@ class Child:
         tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
                    if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
         srcs.update(tensors)
-        escapes = []
+        escapes, n1, n2, done = [], 0, 0, None
         try:
             own.update(tensors)
             with ap.GradientTape(persistent=True) as tape:
                 for t in srcs.values():
                     tape.watch(t)
-                Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **_training(req))
+                if count:  # the staff policy: forward's calls beyond the one the grader makes, as for a forward
+                    Y, n1 = counting_calls(codes, _spying, ap, tape, srcs, self.workdir, escapes, obj.forward, *xs,
+                                           student=spied, held=held, **tr)
+                else:
+                    Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **tr)
             if escapes or not isinstance(Y, ap.Tensor):
-                return self.reply(False, {"stage": "tape-escape", "escapes": escapes} if escapes else
-                                  {"stage": "tape-left", "type": type(Y).__name__})
+                done = (False, {"stage": "tape-escape", "escapes": escapes} if escapes else
+                        {"stage": "tape-left", "type": type(Y).__name__})
+                return
             out, unconnected = [], set(srcs)
             for g in req.get("gs") or []:
                 grads = {k: v for k, v in tape.gradient(Y, srcs, output_gradients=ap.constant(g)).items()
@@ -1653,16 +1667,29 @@ class Child:
                 out.append({k: describe(np, packer, np.asarray(v.numpy(), dtype=np.float64))
                             for k, v in grads.items()})
             taken = {k for node in getattr(tape, "_nodes", ()) for _, k in getattr(node, "pairs", ())}
-            self.reply(True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
-                              "unconnected": sorted(unconnected),  # of those, the ones an operation took (Ng's Wya:
-                              "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
-                                                         if getattr(srcs[k], "_key", None) in taken)}, packer)
+            done = (True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
+                           "unconnected": sorted(unconnected),  # of those, the ones an operation took (Ng's Wya:
+                           "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
+                                                      if getattr(srcs[k], "_key", None) in taken)})
         except BaseException as exc:  # noqa: BLE001
-            self.fail(exc, "tape")
+            done = exc
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
             fresh = [np.array(x, copy=True) for x in req["inputs"]]
-            _quiet(lambda: obj.forward(*fresh, **_training(req)))
+            n2 = _quiet(lambda: _counting(count, codes, obj.forward, *fresh, student=student, held=held, **tr)) \
+                or (None, 0)  # (a forward that raised here: uncounted, as a forward request's that raised)
+            self.tape_reply(done, packer, _calls_sum(n0, n1, n2[1]) if count else None)
+
+    def tape_reply(self, done, packer, calls):
+        """:meth:`op_tape`'s reply, sent once its last forward ran: ``done`` its exception or ``(ok, meta)``; with the
+        staff policy, ``calls`` (the request's calls of forward beyond the grader's two) in a reply that succeeded, or
+        said by the next counted reply (:attr:`carry`) when it failed."""
+        if calls is not None and not (type(done) is tuple and done[0]):
+            self.carry = _calls_sum(self.carry, calls)
+        if not isinstance(done, tuple):
+            return self.fail(done, "tape")
+        ok, meta = done
+        self.reply(ok, {**meta, "forward_calls": calls} if ok and calls is not None else meta, packer)
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""
@@ -1684,7 +1711,7 @@ class Child:
             if got[0][1].get("count_forward") or self.policy and got[0][0] in ("free", "adapter"):  # (no forward)
                 self.counted_request(got)
             else:
-                if self.policy:  # a request of no count (tape, sublayer: documented): signals as before
+                if self.policy:  # a request of no count (another layer's, loaded without the policy): signals on
                     _unseal()
                 self.dispatch(*got.pop())
 
@@ -1749,8 +1776,8 @@ class Child:
         switched off: none runs where no profiler counts). What no reply of this request can say (a failure, a
         copy freed, an adapter's call such as the student's ``fix_mask``, the reply's sending) is said by the next
         counted reply (:attr:`carry`): a stored Jacobian is only of use to a later backward, whose reply the parent
-        judges. Not counted: ``tape`` and ``sublayer`` requests, which call forward themselves (and are no request
-        of the policy's).
+        judges. ``tape`` and ``sublayer`` requests are counted too (note34-36: they were not), the forward calls
+        they make themselves taken off as a forward's and a load probe's are (:meth:`op_tape`, :meth:`op_sublayer`).
 
         ``got``: ``[(op, req, packer)]``, emptied in the first window; the reply (``meta`` may hold the submission's
         strings: the class name :func:`describe` read) is dropped in the second: outside the windows this holds

@@ -2379,7 +2379,7 @@ class _Remote:
 
     def _policy(self, method: str, meta: dict) -> None:
         """The staff policy of :meth:`Sandbox.load_layer` on one reply of ``method`` (``"backward"``, ``"forward"``,
-        ``"load"``, ``"clone"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything
+        ``"load"``, ``"clone"``, ``"step"``, ``"sublayer"``, ``"tape"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything
         but 0 fails it), are for backward (and a copy) every call of forward, for forward those beyond its own entry,
         for a load the probe's beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
         its backward applying the stored Jacobian; on the probe input, which is the graded input, too). Raises
@@ -2401,7 +2401,10 @@ class _Remote:
                         + (f" {own} time(s) more than the grader did." if counted else f"{times}."),
                 "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
                          f"{c}.forward{times}.",
-                "step": f"{c}'s update_mini_batch called {c}.forward{times} while stepping."}[method] \
+                "step": f"{c}'s update_mini_batch called {c}.forward{times} while stepping.",
+            "sublayer": f"Reading one of {c}'s layers as a layer of its own (on the input it gets in {c}) called a "
+                        f"layer's forward{times} beyond the grader's calls.",
+            "tape": f"{c}.forward on autoprop tensors (--tape) called {c}.forward again{times}."}[method] \
             if own or not counted else ""
         if built:
             said += (f" {c}'s constructor called {c}.forward {built} time(s) more than once (one call, such as a shape "
@@ -2632,10 +2635,13 @@ class RemoteLayer(_Remote):
         (as with a forward): the child's arrays hold what the last forward sent, which a probe may have changed (a
         weight zeroed by a diagnosis, put back here only). Raises SandboxError as the other calls."""
         meta = self._call("sublayer", f"layers[{index}]", {"index": index, "inputs": _inputs(inputs),
-                                                             "training": training, "params": self.params})
+                                                             "training": training, "params": self.params,
+                                                             "count_forward": self.no_forward_in_backward})
+        self._policy("sublayer", meta)
         if meta.get("id") is None:
             return None
         sub = RemoteLayer(self._sandbox, meta, self.file)
+        sub.no_forward_in_backward = self.no_forward_in_backward  # its checks' requests counted as the model's
         sub.same_as = meta.get("same_as")  # the index of the same object earlier in layers (redteam36 F4), or None
         sub.next_new = meta.get("next_new")  # _adapters.next_new_layer in the child (-1: none left), or None
         return sub

@@ -82,3 +82,187 @@ def test_os_exit_inside_a_call_is_still_the_call_s_exit(tmp_path):
     assert err.value.reason == "exit", (err.value.reason, str(err.value))
     assert "ended the sandbox process with exit code 3, without returning. Does the code call sys.exit, exit() or " \
            "os._exit?" in str(err.value), str(err.value)
+
+
+# note34/note35/note36 item 7: the ``tape`` and ``sublayer`` requests were not counted under the staff policy (no
+# forward in backward): code of the submission's that ran in them called forward as often as it liked, and a sub-layer
+# the diagnosis of a failed test reads as a layer of its own was checked without the policy. Now each is counted as
+# the other requests are (the grader's own calls of forward taken off as a forward's and a load probe's), and a sub-layer
+# inherits the model's policy.
+
+#: A model whose one layer (``Lin``) takes central differences of its own forward inside forward (redteam30 H1's
+#: trick: a Jacobian stored for backward to apply) whenever it is called on its own, not from the model's forward:
+#: when the grader reads it as a layer of its own (a sublayer request) or runs it on autoprop tensors (``tape``).
+NESTED = '''
+import numpy as np
+
+RUNNING = [False]
+
+
+class Lin:
+    def __init__(self, n=5):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((n, n)) / 3, "b": rng.standard_normal(n)}
+        self.grads, self.inside, self.jac = {}, False, None
+
+    def forward(self, X, training=False):
+        if not self.inside and (WHEN):
+            self.inside = True
+            try:
+                flat = np.array(X, dtype=float).ravel()
+                cols = []
+                for i in range(flat.size):
+                    e = np.zeros_like(flat)
+                    e[i] = 1e-6
+                    up = self.forward((flat + e).reshape(X.shape))
+                    down = self.forward((flat - e).reshape(X.shape))
+                    cols.append((up - down) / 2e-6)
+                self.jac = cols
+            finally:
+                self.inside = False
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        BACKWARD
+
+
+class Model:
+    def __init__(self):
+        self.lin = Lin()
+        self.layers = [self.lin]
+        self.params = self.lin.params
+        self.grads = self.lin.grads
+
+    def forward(self, X, training=False):
+        RUNNING[0] = True
+        try:
+            return self.lin.forward(X)
+        finally:
+            RUNNING[0] = False
+
+    def backward(self, dY):
+        dX = self.lin.backward(dY)
+        self.grads = self.lin.grads
+        return 2 * dX  # wrong: so a check of the model reads its layers one by one
+'''
+_HONEST = '''self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T'''
+#: Lin's backward as central differences of its forward (called from backward: the policy's plain case)
+_DIFFERENCES = '''g = {"W": np.zeros_like(self.params["W"]), "b": np.zeros_like(self.params["b"])}
+        for k, a in self.params.items():
+            for i in np.ndindex(a.shape):
+                old = a[i]
+                a[i] = old + 1e-6
+                up = np.sum(self.forward(self.X) * dY)
+                a[i] = old - 1e-6
+                down = np.sum(self.forward(self.X) * dY)
+                a[i] = old
+                g[k][i] = (up - down) / 2e-6
+        self.grads = g
+        return dY @ self.params["W"].T'''
+
+
+def _nested(when, backward=_HONEST):
+    return NESTED.replace("WHEN", when).replace("BACKWARD", backward)
+
+
+def _policy_error(err) -> str:
+    assert err.value.reason == "policy", (err.value.reason, str(err.value))
+    return str(err.value)
+
+
+def test_a_sublayer_request_is_counted_under_the_policy(tmp_path):
+    """Before: the sub-layer's forward, probed in the child as a layer of its own, took 50 differences of itself
+    (its Jacobian kept), and the model's proxy returned the sub-layer; now the policy fails that request."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "layers.py").write_text(_nested("not RUNNING[0]"))
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
+                 isolation="process") as sb:
+        model = sb.load_layer("layers.py", "Model", {}, probe_inputs=[X], no_forward_in_backward=True)
+        assert model.forward(X).shape == (4, 5)  # the model's own forward: Lin called from it, no differences
+        with pytest.raises(SandboxError) as err:
+            model.sublayer(0, [X], False)
+    text = _policy_error(err)
+    assert "Reading one of Model's layers as a layer of its own (on the input it gets in Model) called a layer's " \
+           "forward" in text and "beyond the grader's calls" in text, text
+    assert "This assignment requires a backward derived by hand" in text, text
+
+
+def test_a_sublayer_checked_inside_a_model_keeps_the_model_s_policy(tmp_path):
+    """Before: the sub-layer's proxy had the policy off, so its backward made of central differences of its forward
+    passed in the sub-layer's check; now its backward request is counted and fails the policy. Control: without the
+    policy the same calls run."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    (tmp_path / "layers.py").write_text(_nested("False", _DIFFERENCES))
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    for policy in (False, True):
+        with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
+                     isolation="process") as sb:
+            model = sb.load_layer("layers.py", "Model", {}, probe_inputs=[X], no_forward_in_backward=policy)
+            sub = model.sublayer(0, [X], False)
+            assert sub is not None and sub.no_forward_in_backward is policy
+            Y = sub.forward(X)
+            if not policy:
+                dX = sub.backward(np.ones_like(Y))
+                assert np.allclose(dX, np.ones_like(Y) @ sub.params["W"].T)
+                continue
+            with pytest.raises(SandboxError) as err:
+                sub.backward(np.ones_like(Y))
+            text = _policy_error(err)
+            assert "Lin.backward called Lin.forward 60 time(s) while computing the gradient." in text, text
+
+
+def test_a_tape_request_is_counted_under_the_policy(tmp_path):
+    """``--tape``'s request (a sandbox that lets autoprop in: never the grader's, but the policy is the API's too):
+    before, the layer's forward took differences of itself when run on autoprop tensors, uncounted; now the policy
+    fails the tape request. Control: the same layer without the policy gives its tape gradients."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+    from gradcheck.student_tape import StudentTape
+
+    (tmp_path / "layers.py").write_text(_nested("type(X).__module__.startswith('autoprop')").replace(
+        "flat = np.array(X, dtype=float).ravel()", "flat = X.numpy().ravel()"))
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    for policy in (False, True):
+        with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20,
+                     allow_packages=("autoprop", "manualprop")) as sb:
+            lin = sb.load_layer("layers.py", "Lin", {}, probe_inputs=[X], no_forward_in_backward=policy)
+            if not policy:
+                meta = StudentTape(lin)._request([X], [np.ones((4, 5))], False)
+                assert meta["grads"] and "forward_calls" not in meta, meta
+                continue
+            with pytest.raises(SandboxError) as err:
+                StudentTape(lin)._request([X], [np.ones((4, 5))], False)
+            text = _policy_error(err)
+            assert "Lin.forward on autoprop tensors (--tape) called Lin.forward again 40 time(s)." in text, text
+
+
+def test_honest_tape_and_sublayer_requests_pass_under_the_policy(tmp_path):
+    """Control: an honest layer's tape request and an honest model's sub-layer (read, run, its backward) count 0."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox
+    from gradcheck.student_tape import StudentTape
+
+    (tmp_path / "layers.py").write_text(_nested("False"))
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20,
+                 allow_packages=("autoprop", "manualprop")) as sb:
+        lin = sb.load_layer("layers.py", "Lin", {}, probe_inputs=[X], no_forward_in_backward=True)
+        meta = StudentTape(lin)._request([X], [np.ones((4, 5))], False)
+        assert meta["forward_calls"] == 0, meta
+        model = sb.load_layer("layers.py", "Model", {}, probe_inputs=[X], no_forward_in_backward=True)
+        sub = model.sublayer(0, [X], False)
+        assert sub is not None and sub.no_forward_in_backward
+        Y = sub.forward(X)
+        assert np.allclose(sub.backward(np.ones_like(Y)), np.ones_like(Y) @ sub.params["W"].T)
+        assert sub.forward_calls_in_backward == 0
