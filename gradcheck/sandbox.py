@@ -2241,9 +2241,10 @@ def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:
         "Activation_Softmax and the loss apart).",
         "To check it: its Ch10-17 version, whose forward(inputs, y_true) runs the softmax and the loss (gradcheck "
         "check Ch17_Final.py::Activation_Softmax_Loss_CategoricalCrossentropy --loss --pred real --targets labels:K), "
-        f"or a subclass of {cls_name} in your file with that forward: `def forward(self, inputs, y_true): softmax = "
-        "Activation_Softmax(); softmax.forward(inputs, False); self.output = softmax.output; return "
-        "np.mean(Loss_CategoricalCrossentropy().forward(self.output, y_true))`, then check the subclass with --loss.")
+        f"or a subclass of {cls_name} in your file with that forward: " + code(
+            "def forward(self, inputs, y_true): softmax = Activation_Softmax(); softmax.forward(inputs, False); "
+            "self.output = softmax.output; return np.mean(Loss_CategoricalCrossentropy().forward(self.output, "
+            "y_true))") + ", then check the subclass with --loss.")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:

@@ -40,7 +40,7 @@ def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_pat
     r, data = _grade(tmp_path, {"layers.py": EXITING}, _plain_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
-    _says_the_handler_exited(t["output"].replace("\\_", "_"))
+    _says_the_handler_exited(t["output"].replace("\\_", "_").replace("\\.", "."))
 
 
 @pytest.mark.parametrize("isolation", ["process", "namespaces"])
@@ -266,3 +266,83 @@ def test_honest_tape_and_sublayer_requests_pass_under_the_policy(tmp_path):
         Y = sub.forward(X)
         assert np.allclose(sub.backward(np.ones_like(Y)), np.ones_like(Y) @ sub.params["W"].T)
         assert sub.forward_calls_in_backward == 0
+
+
+# note36 item 3: markdown-it's linkify (linkify-it's fuzzy links: a bare domain of a known top-level domain, no scheme,
+# no www) linked ``e.vil.com`` in a submission's message, and ``layers.py`` (Paraguay's domain) in the grader's own
+# text: only mistune's URL plugin was tested. markdown_text now escapes a dot between a word's character and a letter
+# too, and each test renders under every renderer installed.
+
+def _mistune():
+    mistune = pytest.importorskip("mistune")
+    return mistune.create_markdown(plugins=["url"])  # GFM's extended autolinks (www, scheme, email)
+
+
+def _markdown_it():
+    markdown_it = pytest.importorskip("markdown_it")
+    pytest.importorskip("linkify_it")  # (markdown-it-py[linkify])
+    return markdown_it.MarkdownIt("gfm-like").render  # tables, strikethrough and linkify on
+
+
+RENDERERS = [pytest.param(_mistune, id="mistune"), pytest.param(_markdown_it, id="markdown-it")]
+#: a submission's text with a bare domain, a path on one, a subdomain chain, an upper-case one, a protocol-relative
+#: address and Paraguay's ``.py``: each auto-linked by linkify-it; the grader's own ``layers.py`` beside them
+BARE = "log in at e.vil.com or EVIL.COM/appeal, sub.e.vil.co.uk, //e.vil.com/x; see layers.py and 1.5e-06"
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_bare_domains_in_text_link_nowhere_and_read_as_written(renderer):
+    """Before: markdown-it linked e.vil.com, EVIL.COM/appeal, sub.e.vil.co.uk, //e.vil.com/x and layers.py (mistune's
+    URL plugin links none of them). Now neither renderer makes a link, and the text reads as written."""
+    import html as html_module
+
+    from gradcheck.errors import code
+    from gradcheck.grading.static import markdown_text
+
+    render = renderer()
+    text = "ValueError: " + BARE + " (run " + code("gradcheck check layers.py::Linear") + ")"
+    html = render(markdown_text(text))
+    assert "<a " not in html, (markdown_text(text), html)
+    assert f"<p>ValueError: {BARE} (run <code>gradcheck check layers.py::Linear</code>)</p>" == \
+        html_module.unescape(html).strip(), html
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_a_submission_s_bare_domain_in_results_json_links_nowhere(tmp_path, renderer):
+    """Graded: a forward raising with bare domains in its message; results.json's output under each renderer has no
+    link and shows the message as written."""
+    import html as html_module
+
+    from test_grading_keys_s35 import HOSTILE_TEST, PLAIN
+
+    render = renderer()
+    src = PLAIN.replace("        self.X = X\n", f"        raise ValueError({BARE!r})\n", 1)
+    assert BARE in src
+    r, data = _grade(tmp_path, {"layers.py": src}, HOSTILE_TEST.split("\n\n@pytest.mark.points(2)")[0])
+    (t,) = data["tests"]
+    html = render(t["output"])
+    assert t["score"] == 0.0 and "<a " not in html, (t["output"], html)
+    assert f"ValueError: {BARE}" in html_module.unescape(html), html
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_the_graders_own_code_in_its_messages_renders_as_code(renderer):
+    """The grader's messages that quoted code in plain backticks (escaped by markdown_text, so shown as backticks):
+    a backward-only loss's fix, a notebook's export command, the runner's fixture names and ulimit. Now each is
+    gradcheck's own code span (errors.code): code in results.json's Markdown, the same backticks in str(error)."""
+    import html as html_module
+
+    from gradcheck import _validation
+    from gradcheck.errors import UsageError, marked
+    from gradcheck.grading.static import markdown_text
+    from gradcheck.sandbox import _backward_only_loss
+
+    render = renderer()
+    loss = UsageError(_backward_only_loss("Activation_Softmax_Loss_CategoricalCrossentropy", ["backward"]))
+    with pytest.raises(UsageError) as notebook:
+        _validation.parse_target("lab.ipynb::Linear")
+    for err, span in ((loss, "def forward(self, inputs, y_true): softmax = Activation_Softmax();"),
+                      (notebook.value, "jupyter nbconvert --to script lab.ipynb")):
+        assert f"`{span}" in str(err) and "\u2060" not in str(err), str(err)
+        html = html_module.unescape(render(markdown_text(marked(err))))
+        assert f"<code>{span}" in html and "`" not in html and "<a " not in html, html

@@ -189,10 +189,11 @@ def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
     assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
     html = md(raising)
     assert "<a " not in html and "<a " not in md(affine), (raising, affine)
-    assert "Affine's parameters are b_out, https\\://e.vil/w;" in affine, affine  # (the reference's: w_in[0])
+    assert "Affine's parameters are b_out, https\\://e\\.vil/w;" in affine, affine  # (the reference's: w_in[0])
     assert f"ValueError: {URLS}" in html, html  # as written
     assert "https://e.vil/w" in md(affine), md(affine)
-    assert "www\\.e.vil.com" in raising and "a.b\\@e.vil.com" in raising and "http\\://e.vil/x" in raising, raising
+    assert "www\\.e\\.vil\\.com" in raising and "a\\.b\\@e\\.vil\\.com" in raising, raising  # (fix37b: and every
+    assert "http\\://e\\.vil/x" in raising, raising  # dot before a letter, for markdown-it's linkify of bare domains)
 
 
 # The plain layer whose forward arms a 50 ms timer; the timer's handler raises, by then while the child waits.
@@ -230,7 +231,7 @@ def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
-    _says_the_handler_raised(t["output"].replace("\\_", "_"))
+    _says_the_handler_raised(t["output"].replace("\\_", "_").replace("\\.", "."))
 
 
 def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
