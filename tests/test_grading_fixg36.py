@@ -234,21 +234,28 @@ def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     _says_the_handler_raised(t["output"].replace("\\_", "_").replace("\\.", "."))
 
 
-def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
-    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
-    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+def next_call_error(tmp_path, source: str, isolation: str = "process"):
+    """The SandboxError of the second forward of ``source``'s Affine, sandboxed: the first returns, then the child
+    waits 0.5 s for the next request (a 50 ms timer of the first forward's fires meanwhile)."""
     import numpy as np
 
     from gradcheck.sandbox import Sandbox, SandboxError
 
-    (tmp_path / "layers.py").write_text(HANDLER)
+    (tmp_path / "layers.py").write_text(source)
     with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
-                 isolation="process") as sb:
+                 isolation=isolation) as sb:
         sb.import_file("layers.py")
         layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3})
         assert layer.forward(np.ones((2, 4))).shape == (2, 3)
         time.sleep(0.5)  # the timer fires (50 ms) while the child waits for the next request
         with pytest.raises(SandboxError) as err:
             layer.forward(np.ones((2, 4)))
-    assert err.value.reason == "exception", err.value.reason
-    _says_the_handler_raised(str(err.value))
+    return err.value
+
+
+def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
+    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
+    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+    err = next_call_error(tmp_path, HANDLER)
+    assert err.reason == "exception", err.reason
+    _says_the_handler_raised(str(err))
