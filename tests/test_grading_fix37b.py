@@ -335,3 +335,33 @@ def test_the_graders_own_code_in_its_messages_renders_as_code(renderer):
         assert f"`{span}" in str(err) and "\u2060" not in str(err), str(err)
         html = html_module.unescape(render(markdown_text(marked(err))))
         assert f"<code>{span}" in html and "`" not in html and "<a " not in html, html
+
+
+#: review34 finding 2 (note34-36 item 7: "the policy counter replaceable in-process"): the policy's count of forward
+#: calls is taken in the sandbox child, the submission's own process, whose Python reaches everything: this submission
+#: replaces the child's ``_count_calls`` (found as ``sys.modules["__main__"]``) at import by one that runs the real
+#: count and reports 0, and its backward is central differences of its forward (test_grading_policy's CHEAT).
+TAMPERED = """
+import sys as _sys
+
+_child = _sys.modules.get("__main__")
+if _child is not None and callable(getattr(_child, "_count_calls", None)):
+    _real = _child._count_calls
+
+    def _zero(*args, **kw):
+        return _real(*args, **kw)[0], 0
+
+    _child._count_calls = _zero
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed (fix37b): the count is the child's word, and the child's Python is "
+                   "the submission's; no count the child's Python can reach is a limit, and the parent sees no Python "
+                   "call across the process boundary (docs/gradescope.md, 'What is isolated from what')")
+def test_a_submission_that_replaces_the_child_s_counter_still_fails_the_policy(tmp_path):
+    """The marked test (4 of 7 points) must fail for a backward of central differences, whatever the child reports:
+    today it scores 7/7 (the control without the replacement, test_grading_policy: 3/7)."""
+    from test_grading_policy import CHEAT, graded
+
+    r, data = graded(tmp_path, CHEAT + TAMPERED)
+    assert r.score == pytest.approx(3.0), [(t["score"], t["output"][:200]) for t in data["tests"]]
