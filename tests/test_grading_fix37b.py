@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from test_grading_fixg36 import HANDLER, next_call_error  # noqa: E402
 from test_grading_keys_s35 import _grade, _plain_test  # noqa: E402
+from test_grading_policy import shown  # noqa: E402
 
 #: fixg36's layer whose forward arms a 50 ms timer, its handler calling os._exit(3) instead of raising
 EXITING = HANDLER.replace('''def _boom(signum, frame):
@@ -39,7 +40,7 @@ def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_pat
     r, data = _grade(tmp_path, {"layers.py": EXITING}, _plain_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
-    _says_the_handler_exited(t["output"].replace("\\_", "_").replace("\\.", "."))
+    _says_the_handler_exited(shown(t["output"]))
 
 
 @pytest.mark.parametrize("isolation", ["process", "namespaces"])

@@ -27,6 +27,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts, _plain_test  # noqa: E402
+from test_grading_policy import shown  # noqa: E402
 
 REF = PLAIN.replace("class Affine", "class RefAffine")
 NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
@@ -231,7 +232,7 @@ def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
-    _says_the_handler_raised(t["output"].replace("\\_", "_").replace("\\.", "."))
+    _says_the_handler_raised(shown(t["output"]))
 
 
 def next_call_error(tmp_path, source: str, isolation: str = "process"):

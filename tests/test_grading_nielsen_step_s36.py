@@ -14,6 +14,7 @@ import pytest
 from gradcheck import sandbox
 from gradcheck.grading.runner import grade_submission
 from tests.test_grading_keys_s35 import NIELSEN_TEST, TENSORS, _parts
+from tests.test_grading_policy import shown
 
 NIELSEN = pathlib.Path(__file__).parent / "fixtures" / "nielsen_s34" / "network.py"
 ARRAYS = ["biases[0]", "biases[1]", "biases[2]", "weights[0]", "weights[1]", "weights[2]"]
@@ -51,7 +52,7 @@ def _grade(tmp_path, *edits, policy=False, test=STEP_TEST):
     (tmp_path / "tests" / "test_it.py").write_text(test)
     r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", seed=1)
     (t,) = json.loads((tmp_path / "out" / "results.json").read_text())["tests"]
-    return r, t, " ".join(t["output"].split())
+    return r, t, " ".join(shown(t["output"]).split())
 
 
 @pytest.mark.parametrize(("edits", "policy"), [([], False), (L2, False), ([], True)],

@@ -7,6 +7,7 @@ fails and says why; without it the same layer passes; an honest backward passes 
 """
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,12 @@ def _sandbox(tmp_path, source):
     return Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10)
 
 
+def shown(markdown: str) -> str:
+    """results.json's Markdown ``output`` as a renderer shows its text: CommonMark's backslash escapes undone (the
+    ones :func:`gradcheck.grading.static.markdown_text` writes, ``Linear\\.forward`` for ``Linear.forward``)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def graded(tmp_path, source, tests=TESTS, **options):
     """``source`` as a submission's layers.py graded by ``tests`` (a test file's text): its result and results.json."""
     (tmp_path / "sub").mkdir()
@@ -122,7 +129,7 @@ def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
     assert r.score == pytest.approx(score), data
     if source is CHEAT:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
-        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in failed[0]["output"]
+        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in shown(failed[0]["output"])
 
 
 #: redteam25 H1: one line that took the policy's count away, each with the count or message it now gives
