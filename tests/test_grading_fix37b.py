@@ -15,8 +15,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from test_grading_fixg36 import HANDLER, next_call_error  # noqa: E402
-from test_grading_keys_s35 import _grade, _plain_test  # noqa: E402
-from test_grading_policy import shown  # noqa: E402
+from test_grading_keys_s35 import _grade, _plain_test, shown  # noqa: E402
 
 #: fixg36's layer whose forward arms a 50 ms timer, its handler calling os._exit(3) instead of raising
 EXITING = HANDLER.replace('''def _boom(signum, frame):

@@ -26,8 +26,15 @@ import time
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts, _plain_test  # noqa: E402
-from test_grading_policy import shown  # noqa: E402
+from test_grading_keys_s35 import (  # noqa: E402
+    HOSTILE_TEST,
+    PLAIN,
+    PLAIN_TEST,
+    _grade,
+    _parts,
+    _plain_test,
+    shown,
+)
 
 REF = PLAIN.replace("class Affine", "class RefAffine")
 NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")

@@ -13,8 +13,7 @@ import pytest
 
 from gradcheck import sandbox
 from gradcheck.grading.runner import grade_submission
-from tests.test_grading_keys_s35 import NIELSEN_TEST, TENSORS, _parts
-from tests.test_grading_policy import shown
+from tests.test_grading_keys_s35 import NIELSEN_TEST, TENSORS, _parts, shown
 
 NIELSEN = pathlib.Path(__file__).parent / "fixtures" / "nielsen_s34" / "network.py"
 ARRAYS = ["biases[0]", "biases[1]", "biases[2]", "weights[0]", "weights[1]", "weights[2]"]

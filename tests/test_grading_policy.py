@@ -7,7 +7,6 @@ fails and says why; without it the same layer passes; an honest backward passes 
 """
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from gradcheck import check_layer
 from gradcheck.errors import StudentCodeError
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox, SandboxError
+from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
@@ -69,12 +69,6 @@ def test_linear_derived_by_hand(student, grade, rng):
 def _sandbox(tmp_path, source):
     (tmp_path / "layers.py").write_text(source)
     return Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10)
-
-
-def shown(markdown: str) -> str:
-    """results.json's Markdown ``output`` as a renderer shows its text: CommonMark's backslash escapes undone (the
-    ones :func:`gradcheck.grading.static.markdown_text` writes, ``Linear\\.forward`` for ``Linear.forward``)."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 def graded(tmp_path, source, tests=TESTS, **options):

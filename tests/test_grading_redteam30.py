@@ -34,7 +34,8 @@ from gradcheck.grading import runner, static
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox, SandboxError, SandboxStarved
 from tests.test_check_redteam27 import _check, _namespaces
-from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded, shown
+from tests.test_grading_keys_s35 import shown
+from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 ROOT = Path(__file__).resolve().parents[1]
 

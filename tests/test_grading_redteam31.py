@@ -17,7 +17,8 @@ import pytest
 
 from gradcheck import _adapters
 from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded, shown
+from tests.test_grading_keys_s35 import shown
+from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 #: redteam31's cases/fd_guard_dx, shortened: dX filled by a cached subclass's __array_ufunc__ (run by the guard's
 #: comparison), dW and db central differences of forward taken when ``grads`` (a Mapping) is read

@@ -13,7 +13,8 @@ import pytest
 
 from gradcheck import sandbox
 from gradcheck.sandbox import SandboxError
-from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded, shown
+from tests.test_grading_keys_s35 import shown
+from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 from tests.test_grading_redteam33 import FORWARD_TESTS  # a Linear forward test beside a ReLU one
 
 #: the assignment's solution, and ``_forge(edit)``: the child's reply function wrapped so that ``edit(meta)`` changes

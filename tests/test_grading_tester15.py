@@ -11,7 +11,7 @@ from student_layers import StudentLinear
 
 from gradcheck.grading.checks import _distinct, layer_forward, layer_gradients
 from manualprop import Linear as RefLinear
-from tests.test_grading_policy import shown
+from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 X = np.random.default_rng(1).standard_normal((8, 5))
