@@ -1427,7 +1427,8 @@ class Child:
         ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4); ``next_new``:
         the index of the next layer not met before (:func:`gradcheck._adapters.next_new_layer`; -1: none, the search
         ends). The parent's ``params`` are written into the model first (a probe's last forward may have sent others:
-        a weight zeroed, put back there)."""
+        a weight zeroed, put back there). With the staff policy (``req["count_forward"]``) ``forward_calls`` counts the
+        sub-layer's probe as a load's (its forward re-entered) and every call the parameters' writing made."""
         count, AD = req.get("count_forward"), self.AD
         _, calls = _counting(count, self.known_codes, self.set_params, obj, req.get("params"))  # (as a forward's)
         layers, i = getattr(obj, "layers", None), req.get("index")
@@ -1625,7 +1626,9 @@ class Child:
         gradient per VJP wanted; a persistent tape serves them all). Reply ``{"value": Y, "grads":
         [{"in0": ..., "W": ...}, ...], "unconnected": [...], "unconnected_read": [...]}`` (the unconnected sources
         some recorded operation took: forward read them for something else than Y); a failure replies ``stage="tape"``,
-        ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor).
+        ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor). With the
+        staff policy (``req["count_forward"]``) the reply's ``forward_calls`` are the calls of forward's code beyond
+        the grader's two (on tensors, then on numpy arrays for backward's cache), as a forward request counts them.
         """
         np = self.np
         try:
