@@ -6844,6 +6844,39 @@ def _attribute_style(obj, inputs, kw, info, found):
     return layer, info
 
 
+def next_new_layer(model, layers, index) -> int:
+    """The index of the first layer after ``layers[index]`` that is no object met before it in ``layers``, where the
+    search for a failing model's first failing layer goes on (:func:`gradcheck.diagnose.first_failing_sublayer`).
+
+    A layer object listed again was checked where it was first met and is not checked again (redteam36 F4: ``layers =
+    [lin] * 40`` cost a request and a forward for each reference), so when every later layer is one met before, or
+    the model itself (where the search ends), nothing is left to check and the search ends here.
+
+    Parameters
+    ----------
+    model : object
+        The model whose ``layers`` these are.
+    layers : list or tuple
+        Its layers, in the order its forward runs them.
+    index : int
+        The layer the search is at.
+
+    Returns
+    -------
+    int
+        The index of that later layer (``len(layers)`` when ``layers[index]`` is the last), or -1 when layers follow
+        and each is one met before, up to the list's end or to the model itself. Linear in ``len(layers)`` (objects
+        by ``id``, no code of theirs run).
+    """
+    met = {id(x) for x in layers[:index + 1]}
+    for k in range(index + 1, len(layers)):
+        if layers[k] is model:
+            break
+        if id(layers[k]) not in met:
+            return k
+    return -1 if index + 1 < len(layers) else len(layers)
+
+
 def forward_takes(obj, n) -> bool:
     """Whether ``obj.forward`` (a function pair adapter's: the student's) can be called with ``n`` positional inputs.
 

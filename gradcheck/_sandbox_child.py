@@ -1040,12 +1040,13 @@ def _count_calls(codes, fn, *args, student=None, probe=False, held=None, chains=
     return ret, max([0, *(-(-n // per_call.get(k, 1)) for k, n in counts.items())])
 
 
-def _counting(count, codes, fn, *args, student=None):
-    """``counting_calls(codes, fn, *args, student=student)`` when ``count`` (the staff policy), else ``(fn(*args),
-    None)``. ``student`` None: every call of forward's code counts (the request's steps that are not backward)."""
+def _counting(count, codes, fn, *args, student=None, held=None, probe=False, **kw):
+    """``counting_calls(codes, fn, *args, student=student, held=held, probe=probe, **kw)`` when ``count`` (the staff
+    policy), else ``(fn(*args, **kw), None)``. ``student`` None: every call of forward's code counts (the request's
+    steps that are not backward)."""
     if not count:
-        return fn(*args), None
-    return counting_calls(codes, fn, *args, student=student)
+        return fn(*args, **kw), None
+    return counting_calls(codes, fn, *args, student=student, held=held, probe=probe, **kw)
 
 
 def _calls_sum(*counts):
@@ -1447,25 +1448,32 @@ class Child:
         """``obj.layers[index]`` adapted as the check reads a layer (on the probe ``inputs`` it receives in the
         model), kept as a new object (gradcheck.diagnose.first_failing_sublayer); ``{"id": None}`` when there is
         no such layer, it is the model itself, or the adapters cannot read it (not checkable alone, not blamed);
-        ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4). The parent's
-        ``params`` are written into the model first (a probe's last forward may have sent others: a weight zeroed,
-        put back there)."""
-        self.set_params(obj, req.get("params"))
+        ``same_as``: the index of the same object earlier in ``layers`` (checked there: redteam36 F4); ``next_new``:
+        the index of the next layer not met before (:func:`gradcheck._adapters.next_new_layer`; -1: none, the search
+        ends). The parent's ``params`` are written into the model first (a probe's last forward may have sent others:
+        a weight zeroed, put back there). With the staff policy (``req["count_forward"]``) ``forward_calls`` counts the
+        sub-layer's probe as a load's (its forward re-entered) and every call the parameters' writing made."""
+        count, AD = req.get("count_forward"), self.AD
+        _, calls = _counting(count, self.known_codes, self.set_params, obj, req.get("params"))  # (as a forward's)
         layers, i = getattr(obj, "layers", None), req.get("index")
         if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers) or layers[i] is obj \
-                or not self.AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
-            return self.reply(True, {"id": None})
+                or not AD.forward_takes(layers[i], len(req.get("inputs") or ())):  # RNN.forward(x, h_prev)
+            return self.reply(True, {"id": None, "forward_calls": calls})
         same_as = next((j for j in range(i) if layers[j] is layers[i]), None)
-        self.AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
-        try:
-            sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
-        except self.AD.AdapterError:
-            return self.reply(True, {"id": None})
+        ahead = _quiet(AD.next_new_layer, obj, layers, i)
+        AD.on_step, held = self.enter, _quiet(held_forwards, layers[i]) or {}
+        try:  # with the staff policy, the probe counted as a load's (the sub-layer's own forward re-entered)
+            (sub, info), n = _counting(count, _forward_codes(AD, layers[i]) - self.adapter_codes, AD.adapt, layers[i],
+                                       req.get("inputs"), req.get("training") is not False, held=held,
+                                       student=_forward_student(AD, layers[i]) if count else None, probe=bool(count))
+        except AD.AdapterError:
+            return self.reply(True, {"id": None, "forward_calls": calls})
         except BaseException as exc:  # noqa: BLE001 - the probe runs student code
             return self.fail(exc, "probe", step=self.step)
         finally:
-            self.AD.on_step = None
-        self.reply_loaded(sub, info, packer, held=held, extra={"same_as": same_as})
+            AD.on_step = None
+        self.reply_loaded(sub, info, packer, calls if None in (calls, n) else _calls_sum(calls, n), held,
+                          extra={"same_as": same_as, "next_new": ahead})
 
     def op_forward(self, obj, req, packer):
         """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
@@ -1642,14 +1650,20 @@ class Child:
         gradient per VJP wanted; a persistent tape serves them all). Reply ``{"value": Y, "grads":
         [{"in0": ..., "W": ...}, ...], "unconnected": [...], "unconnected_read": [...]}`` (the unconnected sources
         some recorded operation took: forward read them for something else than Y); a failure replies ``stage="tape"``,
-        ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor).
+        ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor). With the
+        staff policy (``req["count_forward"]``) the reply's ``forward_calls`` are the calls of forward's code beyond
+        the grader's two (on tensors, then on numpy arrays for backward's cache), as a forward request counts them.
         """
         np = self.np
         try:
             import autoprop as ap
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "tape")
-        self.set_params(obj, req.get("params"))
+        count, tr = req.get("count_forward"), _training(req)
+        codes = _forward_codes(self.AD, obj) - self.adapter_codes if count else set()
+        student, held = (_forward_student(self.AD, obj), self.held.get(id(obj))) if count else (None, None)
+        spied = student and (*student[:2], False)  # forward's entry called by _spying, not at the count's top
+        _, n0 = _counting(count, codes, self.set_params, obj, req.get("params"))  # (a params Mapping's code: counted)
         own = obj.params if isinstance(getattr(obj, "params", None), dict) else {}
         saved = dict(own)
         xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
@@ -1657,16 +1671,21 @@ class Child:
         tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
                    if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
         srcs.update(tensors)
-        escapes = []
+        escapes, n1, n2, done = [], 0, 0, None
         try:
             own.update(tensors)
             with ap.GradientTape(persistent=True) as tape:
                 for t in srcs.values():
                     tape.watch(t)
-                Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **_training(req))
+                if count:  # the staff policy: forward's calls beyond the one the grader makes, as for a forward
+                    Y, n1 = counting_calls(codes, _spying, ap, tape, srcs, self.workdir, escapes, obj.forward, *xs,
+                                           student=spied, held=held, **tr)
+                else:
+                    Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **tr)
             if escapes or not isinstance(Y, ap.Tensor):
-                return self.reply(False, {"stage": "tape-escape", "escapes": escapes} if escapes else
-                                  {"stage": "tape-left", "type": type(Y).__name__})
+                done = (False, {"stage": "tape-escape", "escapes": escapes} if escapes else
+                        {"stage": "tape-left", "type": type(Y).__name__})
+                return
             out, unconnected = [], set(srcs)
             for g in req.get("gs") or []:
                 grads = {k: v for k, v in tape.gradient(Y, srcs, output_gradients=ap.constant(g)).items()
@@ -1675,16 +1694,29 @@ class Child:
                 out.append({k: describe(np, packer, np.asarray(v.numpy(), dtype=np.float64))
                             for k, v in grads.items()})
             taken = {k for node in getattr(tape, "_nodes", ()) for _, k in getattr(node, "pairs", ())}
-            self.reply(True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
-                              "unconnected": sorted(unconnected),  # of those, the ones an operation took (Ng's Wya:
-                              "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
-                                                         if getattr(srcs[k], "_key", None) in taken)}, packer)
+            done = (True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
+                           "unconnected": sorted(unconnected),  # of those, the ones an operation took (Ng's Wya:
+                           "unconnected_read": sorted(k for k in unconnected  # yt_pred, not the checked a_next)
+                                                      if getattr(srcs[k], "_key", None) in taken)})
         except BaseException as exc:  # noqa: BLE001
-            self.fail(exc, "tape", limit=1900)  # autoprop's reason whole: the parent keeps its fix (StudentTape)
+            done = exc
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
             fresh = [np.array(x, copy=True) for x in req["inputs"]]
-            _quiet(lambda: obj.forward(*fresh, **_training(req)))
+            n2 = _quiet(lambda: _counting(count, codes, obj.forward, *fresh, student=student, held=held, **tr)) \
+                or (None, 0)  # (a forward that raised here: uncounted, as a forward request's that raised)
+            self.tape_reply(done, packer, _calls_sum(n0, n1, n2[1]) if count else None)
+
+    def tape_reply(self, done, packer, calls):
+        """:meth:`op_tape`'s reply, sent once its last forward ran: ``done`` its exception or ``(ok, meta)``; with the
+        staff policy, ``calls`` (the request's calls of forward beyond the grader's two) in a reply that succeeded, or
+        said by the next counted reply (:attr:`carry`) when it failed."""
+        if calls is not None and not (type(done) is tuple and done[0]):
+            self.carry = _calls_sum(self.carry, calls)
+        if not isinstance(done, tuple):
+            return self.fail(done, "tape", limit=1900)  # autoprop's reason whole: the parent keeps its fix (StudentTape)
+        ok, meta = done
+        self.reply(ok, {**meta, "forward_calls": calls} if ok and calls is not None else meta, packer)
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""
@@ -1706,7 +1738,7 @@ class Child:
             if got[0][1].get("count_forward") or self.policy and got[0][0] in ("free", "adapter"):  # (no forward)
                 self.counted_request(got)
             else:
-                if self.policy:  # a request of no count (tape, sublayer: documented): signals as before
+                if self.policy:  # a request of no count (another layer's, loaded without the policy): signals on
                     _unseal()
                 self.dispatch(*got.pop())
 
@@ -1720,6 +1752,7 @@ class Child:
     def request(self, read):
         """:meth:`receive`'s request read and decoded."""
         try:
+            WAITING[0] = True  # (os._exit in a handler now: said by _exit_said)
             header, payload = read_frame(read)
         except EOFError:
             return None
@@ -1731,6 +1764,8 @@ class Child:
             if (said := _waiting_failure(exc, self.workdir)) is not None:  # a signal handler of the submission's
                 _die(said, WAITING_EXIT)
             _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
+        finally:
+            WAITING[0] = False
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
         _cpu_limit(header.get("cpu"))
         try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
@@ -1768,8 +1803,8 @@ class Child:
         switched off: none runs where no profiler counts). What no reply of this request can say (a failure, a
         copy freed, an adapter's call such as the student's ``fix_mask``, the reply's sending) is said by the next
         counted reply (:attr:`carry`): a stored Jacobian is only of use to a later backward, whose reply the parent
-        judges. Not counted: ``tape`` and ``sublayer`` requests, which call forward themselves (and are no request
-        of the policy's).
+        judges. ``tape`` and ``sublayer`` requests are counted too (note34-36: they were not), the forward calls
+        they make themselves taken off as a forward's and a load probe's are (:meth:`op_tape`, :meth:`op_sublayer`).
 
         ``got``: ``[(op, req, packer)]``, emptied in the first window; the reply (``meta`` may hold the submission's
         strings: the class name :func:`describe` read) is dropped in the second: outside the windows this holds
@@ -1900,16 +1935,47 @@ class _Tail:
 def _die(text, code=INTERNAL_EXIT):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
-    os._exit(code)
+    _OS_EXIT(code)
 
 
-def _waiting_failure(exc, workdir):
+#: ``os._exit`` itself (:func:`_exit_said` takes its place in ``os`` for the submission); ``[True]`` while the child
+#: waits for (and reads) the next request (:meth:`Child.request`)
+_OS_EXIT, WAITING = os._exit, [False]
+
+
+def _exit_said(status, /):
+    """``os._exit(status)`` as the submission sees it in the sandbox: while the child waits for the next request (only
+    a signal handler of the submission's runs then), first one line on stderr, ``"gradcheck sandbox: waiting:
+    os._exit(N) (at FILE:LINE in FUNCTION; the handler of SIGNAME)"`` (:func:`_waiting_failure`, read from the
+    caller's frames), which the parent reads to say what ended the process; then the process ends, as ``os._exit``
+    ends it (no exit code of the child's own replaces N). There is no audit event for ``os._exit``: a submission that
+    calls it otherwise (``posix._exit``) is told by its exit code alone."""
+    if WAITING[0] and type(status) is int:
+        try:
+            tb, f, own = None, sys._getframe(1), _frames.__code__.co_filename
+            while f is not None and f.f_code.co_filename != own:  # the caller's frames up to the child's own (the
+                tb, f = types.TracebackType(tb, f, f.f_lasti, f.f_lineno), f.f_back  # handler's) as a traceback
+            exc = SystemExit(status)
+            exc.__traceback__ = tb  # (the frames of this stack, not the submission's objects)
+            if (said := _waiting_failure(exc, WAITING_DIR[0], f"os._exit({status})")) is not None:
+                os.write(2, f"gradcheck sandbox: {said}\n".encode("utf-8", "backslashreplace"))
+        except BaseException:  # noqa: BLE001 - the exit is the submission's: it happens whatever this could read
+            pass
+    _OS_EXIT(status)
+
+
+#: the folder of the submission's files (set by :func:`_run`), where :func:`_exit_said` reads where it was called
+WAITING_DIR = [""]
+
+
+def _waiting_failure(exc, workdir, head=None):
     """What ``exc`` is when code other than the child's own raised it while the child waited for a request: a signal
     handler of the submission's (a timer's, after ``signal.setitimer``; the only code of the submission's that runs
     between requests), which Python runs where the child's read of the pipe was interrupted. ``"waiting: TYPE:
     MESSAGE (at FILE:LINE in FUNCTION; the handler of SIGNAME)"`` (:func:`_error`'s report; the signal read from the
-    handler's own arguments, ``(signum, frame)``, as plain ints), or None when every frame of its traceback is the
-    child's (its own failure: :func:`_die`'s exit ``INTERNAL_EXIT``). Nothing of the submission's runs here."""
+    handler's own arguments, ``(signum, frame)``, as plain ints; ``head`` in place of ``TYPE: MESSAGE`` when given:
+    :func:`_exit_said`'s ``os._exit(N)``), or None when every frame of its traceback is the child's (its own
+    failure: :func:`_die`'s exit ``INTERNAL_EXIT``). Nothing of the submission's runs here."""
     try:
         own, tb, first = _frames.__code__.co_filename, exc.__traceback__, None
         while tb is not None and first is None:
@@ -1931,8 +1997,8 @@ def _waiting_failure(exc, workdir):
         report = _error(exc, workdir)
         where = f"at {report['where']}" if report["where"] else ""
         how = "; ".join(w for w in (where, f"the handler of {sig}" if sig else "") if w)
-        return (f"waiting: {report['type']}" + (f": {report['message']}" if report["message"] else "")
-                + (f" ({how})" if how else ""))
+        said = head or report["type"] + (f": {report['message']}" if report["message"] else "")
+        return f"waiting: {said}" + (f" ({how})" if how else "")
     except BaseException:  # noqa: BLE001 - a frame or traceback the submission forged: said without detail
         return "waiting: an exception of the submission's code"
 
@@ -1989,6 +2055,7 @@ def _run(cfg, np, AD):
     import socket  # the parent's memory files come over it (SCM_RIGHTS); made before the hook refuses sockets
     sock = socket.socket(fileno=cfg["fd_shared"]) if cfg.get("fd_shared") is not None else None
     install_guards(cfg)
+    WAITING_DIR[0], os._exit = cfg["workdir"], _exit_said  # an os._exit while the child waits is said (_exit_said)
     sys.path.insert(0, cfg["workdir"])  # the submission's modules: importable from now on, under the guards
 
     def reply(ok, meta=None, packer=None, error=None):

@@ -169,7 +169,7 @@ def parse_target(spec: str) -> tuple[str, str]:
         two = " (two colons)" if "::" not in spec else ""
         raise UsageError(f"the target must be written path/to/file.py::ClassName{two}; got {spec!r}.")
     if not path.endswith(".py"):  # Python imports nothing else from a path: not the student's fault
-        how = (f" A notebook exports its code with `jupyter nbconvert --to script {path}` (writes "
+        how = (f" A notebook exports its code with {code(f'jupyter nbconvert --to script {path}')} (writes "
                f"{path[:-len('.ipynb')]}.py)." if path.endswith(".ipynb") else "")
         raise UsageError(f"expected a .py file before '::'; got {path!r}.{how}")
     return path, cls

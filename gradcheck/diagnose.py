@@ -53,6 +53,7 @@ from ._adapters import (
     global_names,
     global_states,
     joined_and,
+    next_new_layer,
     nielsen_lists,
     overwritten,
     softmax,
@@ -438,6 +439,10 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "sublayers-repeated": Record(
+        "first failing layer: later layers met before", "layers[{i}] and after are layers met before in the model's "
+        "layers (the same objects, each checked where it was first met) or the model itself: not checked or run "
+        "again, so no layer of the model fails its own check", lesson="07-sequential.md"),
     "sublayers-capped": Record(
         "first failing layer not searched further", "no layer among the first {n} layers of the model fails its own "
         "check; the search stopped there (layers[{i}] and after are not checked alone)",
@@ -7837,7 +7842,7 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
     """Check each layer of a failing model on the input it receives; record the first that fails. A sandboxed
     model's layers are reached in the child (tester13 ConfidentNetBuggySigmoid: a sigmoid's bug in a model with
     ``log(y + eps)``, unnamed before); when that fails, the model's own check stands."""
-    stopped: list[int] = []
+    stopped: list[tuple[str, int]] = []
     try:
         found = first_failing_sublayer(model, inputs, training, kw, stopped)
     except GradcheckError:
@@ -7845,7 +7850,8 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
             raise
         return
     if found is None and stopped:
-        diag.findings.append(_find("sublayers-capped", severity="info", n=MAX_SUBLAYERS, i=stopped[0]))
+        why, i = stopped[0]
+        diag.findings.append(_find(why, severity="info", n=MAX_SUBLAYERS, i=i))
     if found is not None:
         i, sub, d = found
         diag.sublayer = (i, d)
@@ -7895,7 +7901,7 @@ MAX_SUBLAYERS = 32
 
 
 def first_failing_sublayer(model, inputs, training, kw,
-                           stopped: list[int] | None = None) -> tuple[int, Any, Diagnosis] | None:
+                           stopped: list[tuple[str, int]] | None = None) -> tuple[int, Any, Diagnosis] | None:
     """The first layer of ``model.layers`` whose own check fails on the input it receives (each adapted as the check
     calls it, :func:`_adapted_sub`): ``(index, sub-layer, its Diagnosis)``; None when none fails, ``model`` has no
     ``layers`` list, or a sub-layer is not in the manualprop protocol (DLfS-2's params lists: not checkable alone,
@@ -7904,7 +7910,9 @@ def first_failing_sublayer(model, inputs, training, kw,
     Each sub-layer's check searches no further (a sub-layer's own layers are not localised: redteam36 F4b, a model
     whose ``layers`` held itself nested checks until the grader's stack overflowed); a layer object met again (the
     same object at an earlier index) is run, not checked again, and the model itself in its own ``layers`` ends the
-    search; after :data:`MAX_SUBLAYERS` layers the search stops, the index it stopped at appended to ``stopped``."""
+    search, as do layers that are all met before (:func:`gradcheck._adapters.next_new_layer`: ``[lin] * 40`` costs
+    one sub-layer and its check); after :data:`MAX_SUBLAYERS` layers the search stops. Where it stopped without
+    finding one is appended to ``stopped``: ``("sublayers-repeated", index)`` or ``("sublayers-capped", index)``."""
     remote = _remote(model)  # a sandboxed model: each sub-layer adapted in the child (RemoteLayer.sublayer)
     if not remote and not isinstance(getattr(model, "layers", None), (list, tuple)):
         return None
@@ -7928,7 +7936,7 @@ def first_failing_sublayer(model, inputs, training, kw,
         try:
             if i == MAX_SUBLAYERS:  # the search stops (redteam36 F4: [lin] * 300 took 286 s)
                 if stopped is not None:
-                    stopped.append(i)
+                    stopped.append(("sublayers-capped", i))
                 return None
             try:
                 d = None if again else diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
@@ -7947,6 +7955,10 @@ def first_failing_sublayer(model, inputs, training, kw,
                 # the layers are no chain (Deep Learning from Scratch 2's TimeEmbedding: one Embedding per time step)
             if d is not None and not d.passed:
                 return i, sub, d
+            if (sub.next_new if remote else next_new_layer(model, model.layers, i)) == -1:
+                if stopped is not None:  # the rest met before: nothing left to check (redteam36 F4)
+                    stopped.append(("sublayers-repeated", i + 1))
+                return None
             try:
                 Y = sub.forward(*[x.copy() for x in xs], training=training)
                 xs = [np.asarray(Y, dtype=np.float64)]

@@ -808,7 +808,7 @@ _REPLY_FIELDS: dict[str, Callable[[Any, str], None]] = {
 _REPLY_FIELDS_BY_OP: dict[str, dict[str, Callable[[Any, str], None] | None]] = {
     "adapter": {"value": None},  # read by RemoteLayer.adapter against _ADAPTER_REPLIES (a wrong type read as empty)
     "tape": {"grads": _each(_each(_described, dict))},  # one {source: gradient} per upstream gradient
-    "sublayer": {"same_as": _COUNT},  # the index of the same layer object earlier in the model's layers
+    "sublayer": {"same_as": _COUNT, "next_new": _COUNT},  # the same object's earlier index; the next new one's
     "step": {"stepped": _dict_of, "last": _dict_of, "sums": _dict_of, "taken": _STRINGS, "params": _STRINGS,  # Nielsen's update_mini_batch (RemoteLayer.mini_batch_step)
              "method": _checker(lambda x: isinstance(x, str), "a method's name (a string)"),
              "refused": _checker(lambda x: isinstance(x, str), "a string")},
@@ -1531,6 +1531,19 @@ class Sandbox:
             self._proc.wait(timeout=2.0)
         self._kill()
         code = self._proc.returncode
+        lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
+        said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else ""
+        exited = f"{said} ".startswith(f"os._exit({code}) ")  # _sandbox_child._exit_said's line, of this exit
+        if code == wire.WAITING_EXIT or exited:  # the submission's code, while the child waited (a signal handler):
+            # it raised (the child's exit WAITING_EXIT) or called os._exit (its code the process's)
+            did = (f"called {said}, which ended the process with exit code {code}," if exited else
+                   f"raised {said or 'an exception'}")
+            self._fail(paragraph(
+                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
+                f"submission's code {did} between two requests. Only a signal handler of the submission's "
+                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
+                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
+                "exception")
         if (num := self._signal_of(code)) is not None:
             sig = _signal_name(num)
             if sig == "SIGXCPU":  # a time limit: the CPU time of the whole session (several calls' worth)
@@ -1545,15 +1558,6 @@ class Sandbox:
             how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
                                  f"{sig}{why}{how}.", self._tail()), "signal")
-        if code == wire.WAITING_EXIT:  # the submission's code raised while the child waited (its signal handler)
-            lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox: waiting: ")]
-            said = _clean(lines[-1].partition(": waiting: ")[2], 600) if lines else "an exception"
-            self._fail(paragraph(
-                f"{what}: the sandbox process ended while it waited for this request, before running it: the "
-                f"submission's code raised {said} between two requests. Only a signal handler of the submission's "
-                "runs there (one set with signal.signal, called when a timer of signal.setitimer or signal.alarm "
-                "fires): a layer should set no signal handler or timer.", self._tail(drop="gradcheck sandbox: waiting: ")),
-                "exception")
         if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -2243,9 +2247,10 @@ def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:
         "Activation_Softmax and the loss apart).",
         "To check it: its Ch10-17 version, whose forward(inputs, y_true) runs the softmax and the loss (gradcheck "
         "check Ch17_Final.py::Activation_Softmax_Loss_CategoricalCrossentropy --loss --pred real --targets labels:K), "
-        f"or a subclass of {cls_name} in your file with that forward: `def forward(self, inputs, y_true): softmax = "
-        "Activation_Softmax(); softmax.forward(inputs, False); self.output = softmax.output; return "
-        "np.mean(Loss_CategoricalCrossentropy().forward(self.output, y_true))`, then check the subclass with --loss.")
+        f"or a subclass of {cls_name} in your file with that forward: " + code(
+            "def forward(self, inputs, y_true): softmax = Activation_Softmax(); softmax.forward(inputs, False); "
+            "self.output = softmax.output; return np.mean(Loss_CategoricalCrossentropy().forward(self.output, "
+            "y_true))") + ", then check the subclass with --loss.")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
@@ -2381,7 +2386,7 @@ class _Remote:
 
     def _policy(self, method: str, meta: dict) -> None:
         """The staff policy of :meth:`Sandbox.load_layer` on one reply of ``method`` (``"backward"``, ``"forward"``,
-        ``"load"``, ``"clone"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything
+        ``"load"``, ``"clone"``, ``"step"``, ``"sublayer"``, ``"tape"``): its ``forward_calls``, the child's count of calls of forward's code (data: anything
         but 0 fails it), are for backward (and a copy) every call of forward, for forward those beyond its own entry,
         for a load the probe's beyond the probe's own calls of forward (redteam30 H1: central differences of forward taken inside forward,
         its backward applying the stored Jacobian; on the probe input, which is the graded input, too). Raises
@@ -2403,7 +2408,10 @@ class _Remote:
                         + (f" {own} time(s) more than the grader did." if counted else f"{times}."),
                 "clone": f"Copying {c} (copy.deepcopy: its __deepcopy__, __reduce_ex__ or __setstate__) called "
                          f"{c}.forward{times}.",
-                "step": f"{c}'s update_mini_batch called {c}.forward{times} while stepping."}[method] \
+                "step": f"{c}'s update_mini_batch called {c}.forward{times} while stepping.",
+            "sublayer": f"Reading one of {c}'s layers as a layer of its own (on the input it gets in {c}) called a "
+                        f"layer's forward{times} beyond the grader's calls.",
+            "tape": f"{c}.forward on autoprop tensors (--tape) called {c}.forward again{times}."}[method] \
             if own or not counted else ""
         if built:
             said += (f" {c}'s constructor called {c}.forward {built} time(s) more than once (one call, such as a shape "
@@ -2634,11 +2642,15 @@ class RemoteLayer(_Remote):
         (as with a forward): the child's arrays hold what the last forward sent, which a probe may have changed (a
         weight zeroed by a diagnosis, put back here only). Raises SandboxError as the other calls."""
         meta = self._call("sublayer", f"layers[{index}]", {"index": index, "inputs": _inputs(inputs),
-                                                             "training": training, "params": self.params})
+                                                             "training": training, "params": self.params,
+                                                             "count_forward": self.no_forward_in_backward})
+        self._policy("sublayer", meta)
         if meta.get("id") is None:
             return None
         sub = RemoteLayer(self._sandbox, meta, self.file)
+        sub.no_forward_in_backward = self.no_forward_in_backward  # its checks' requests counted as the model's
         sub.same_as = meta.get("same_as")  # the index of the same object earlier in layers (redteam36 F4), or None
+        sub.next_new = meta.get("next_new")  # _adapters.next_new_layer in the child (-1: none left), or None
         return sub
 
     def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:

@@ -141,13 +141,27 @@ def test_f4b_a_model_holding_itself_is_not_searched_within_itself(tmp_path, monk
 
 
 def test_f4_a_layer_object_listed_again_is_checked_once_and_the_search_is_bounded(tmp_path, monkeypatch):
-    """Before: ``[self.lin] * 40`` gave 82 sub-layer requests, each a full check; now each mode checks layers[0] once,
-    runs the others (the same object) up to MAX_SUBLAYERS and says where the search stopped."""
-    from gradcheck.diagnose import MAX_SUBLAYERS
-
+    """Before: ``[self.lin] * 40`` gave 82 sub-layer requests, each a full check (fixr36: 66, one per reference up to
+    MAX_SUBLAYERS, each run); now each mode asks for layers[0] alone, checks it once, and says why the search ends
+    there: every later layer is that object again (redteam36 F4)."""
     code, out, requests, checks = _counted_check(tmp_path, monkeypatch, "[self.lin] * 40")
     assert code == 1, out
     assert "FAIL: Model: gradient mismatch in dX." in out, out
+    modes = requests.count(0)
+    assert modes in (1, 2) and requests == [0] * modes and checks == ["layers[0] Lin"] * modes, (requests, checks)
+    assert ("note: layers[1] and after are layers met before in the model's layers (the same objects, each checked "
+            "where it was first met) or the model itself: not checked or run again, so no layer of the model fails "
+            "its own check") in out, out
+    assert "the search stopped there" not in out, out
+
+
+def test_f4_the_search_over_distinct_layers_is_bounded_and_says_so(tmp_path, monkeypatch):
+    """Layers met before followed by a new one are run (the new one's input is theirs), each one request, up to
+    MAX_SUBLAYERS, and the search stops there, saying so (the new layer at 35 is not reached)."""
+    from gradcheck.diagnose import MAX_SUBLAYERS
+
+    code, out, requests, checks = _counted_check(tmp_path, monkeypatch, "[self.lin] * 35 + [Lin()]")
+    assert code == 1, out
     modes = requests.count(0)
     assert modes in (1, 2) and set(checks) == {"layers[0] Lin"} and len(checks) == modes, (requests, checks)
     assert sorted(requests) == sorted(list(range(MAX_SUBLAYERS + 1)) * modes), requests
@@ -171,7 +185,19 @@ def test_f4_in_process_a_listed_again_layer_and_the_model_itself_are_not_checked
     X = np.random.default_rng(0).standard_normal((4, 5))
     diag = diagnose.diagnose_layer(ns["Model"](), X, training=False)
     assert not diag.passed and diag.sublayer is None
-    assert checks == ["layers[0] Lin"], checks  # layers[1] the same object: run only; layers[2] the model: stop
+    assert checks == ["layers[0] Lin"], checks  # layers[1] the same object, layers[2] the model: the search ends
+    assert [(f.code, f.severity) for f in diag.findings if f.code.startswith("sublayers-")] == [
+        ("sublayers-repeated", "info")], diag.findings
+    assert "layers[1] and after are layers met before" in next(
+        f.message for f in diag.findings if f.code == "sublayers-repeated")
+
+    checks.clear()  # a new layer after one met again: that one is run (its input is the new one's), the new one checked
+    exec(_MODEL.replace("LAYERS", "[self.lin, self.lin, Lin(), self.lin]"), ns)
+    diag = diagnose.diagnose_layer(ns["Model"](), X, training=False)
+    assert not diag.passed and checks == ["layers[0] Lin", "layers[2] Lin"], checks
+    assert [f.code for f in diag.findings if f.code.startswith("sublayers-")] == ["sublayers-repeated"]
+    assert "layers[3] and after are layers met before" in next(
+        f.message for f in diag.findings if f.code == "sublayers-repeated")
 
 
 def test_f4b_the_graders_own_recursion_error_is_the_graders_not_the_childs(tmp_path, monkeypatch):

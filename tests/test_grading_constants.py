@@ -129,7 +129,7 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
     # the diagnosis sentence, up to the lesson line check prints after it (fixd22) or the end
     diagnosis = re.search(r"diagnosis: (.*?\.)(?: read: |\n)", said.replace("\n", " ") + "\n").group(1)
     assert code == 1 and diagnosis.startswith("db is the mean over the batch, not the sum"), said
-    assert out["named_bug"]["status"] == "failed" and diagnosis in out["named_bug"]["output"], out["named_bug"]
+    assert out["named_bug"]["status"] == "failed" and diagnosis in shown(out["named_bug"]["output"]), out["named_bug"]
     assert "`db`: **wrong**" in out["named_bug"]["output"] and graded["named_bug"]["score"] == 2.0
 
     code, said = _check(subs / "forward_raises" / "layers.py")  # check and the grader name forward's error

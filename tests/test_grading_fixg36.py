@@ -26,7 +26,15 @@ import time
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_keys_s35 import HOSTILE_TEST, PLAIN, PLAIN_TEST, _grade, _parts, _plain_test  # noqa: E402
+from test_grading_keys_s35 import (  # noqa: E402
+    HOSTILE_TEST,
+    PLAIN,
+    PLAIN_TEST,
+    _grade,
+    _parts,
+    _plain_test,
+    shown,
+)
 
 REF = PLAIN.replace("class Affine", "class RefAffine")
 NO_TRAINING = REF.replace("def forward(self, X, training=False)", "def forward(self, X)")
@@ -189,10 +197,11 @@ def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
     assert [t["score"] for t in data["tests"]] == [0.0, 0.0], data
     html = md(raising)
     assert "<a " not in html and "<a " not in md(affine), (raising, affine)
-    assert "Affine's parameters are b_out, https\\://e.vil/w;" in affine, affine  # (the reference's: w_in[0])
+    assert "Affine's parameters are b_out, https\\://e\\.vil/w;" in affine, affine  # (the reference's: w_in[0])
     assert f"ValueError: {URLS}" in html, html  # as written
     assert "https://e.vil/w" in md(affine), md(affine)
-    assert "www\\.e.vil.com" in raising and "a.b\\@e.vil.com" in raising and "http\\://e.vil/x" in raising, raising
+    assert "www\\.e\\.vil\\.com" in raising and "a\\.b\\@e\\.vil\\.com" in raising, raising  # (fix37b: and every
+    assert "http\\://e\\.vil/x" in raising, raising  # dot before a letter, for markdown-it's linkify of bare domains)
 
 
 # The plain layer whose forward arms a 50 ms timer; the timer's handler raises, by then while the child waits.
@@ -230,24 +239,31 @@ def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
-    _says_the_handler_raised(t["output"].replace("\\_", "_"))
+    _says_the_handler_raised(shown(t["output"]))
 
 
-def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
-    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
-    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+def next_call_error(tmp_path, source: str, isolation: str = "process"):
+    """The SandboxError of the second forward of ``source``'s Affine, sandboxed: the first returns, then the child
+    waits 0.5 s for the next request (a 50 ms timer of the first forward's fires meanwhile)."""
     import numpy as np
 
     from gradcheck.sandbox import Sandbox, SandboxError
 
-    (tmp_path / "layers.py").write_text(HANDLER)
+    (tmp_path / "layers.py").write_text(source)
     with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
-                 isolation="process") as sb:
+                 isolation=isolation) as sb:
         sb.import_file("layers.py")
         layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3})
         assert layer.forward(np.ones((2, 4))).shape == (2, 3)
         time.sleep(0.5)  # the timer fires (50 ms) while the child waits for the next request
         with pytest.raises(SandboxError) as err:
             layer.forward(np.ones((2, 4)))
-    assert err.value.reason == "exception", err.value.reason
-    _says_the_handler_raised(str(err.value))
+    return err.value
+
+
+def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
+    """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
+    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
+    err = next_call_error(tmp_path, HANDLER)
+    assert err.reason == "exception", err.reason
+    _says_the_handler_raised(str(err))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.grading.runner import grade_submission
+from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
@@ -97,7 +98,7 @@ def test_a_tuple_on_a_hidden_batch_alone_leaks_nothing_to_the_visible_rows(tmp_p
     assert rows["Linear: gradients"]["score"] == 6.0 and rows["Linear: grads read by the test"]["score"] == 1.0
     assert data["output"].startswith("Score on the tests visible now: 7 / 7.")
     hidden = rows["Hidden: Linear gradients, a big batch"]
-    assert "Linear.grads must be a dict; got tuple" in " ".join(hidden["output"].split()), hidden
+    assert "Linear.grads must be a dict; got tuple" in " ".join(shown(hidden["output"]).split()), hidden
 
 
 def test_a_grader_error_in_a_hidden_test_leaves_the_visible_rows_as_they_were(tmp_path):

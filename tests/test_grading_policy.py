@@ -16,6 +16,7 @@ from gradcheck import check_layer
 from gradcheck.errors import StudentCodeError
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox, SandboxError
+from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
@@ -122,7 +123,7 @@ def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
     assert r.score == pytest.approx(score), data
     if source is CHEAT:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
-        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in failed[0]["output"]
+        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in shown(failed[0]["output"])
 
 
 #: redteam25 H1: one line that took the policy's count away, each with the count or message it now gives

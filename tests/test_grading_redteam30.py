@@ -34,6 +34,7 @@ from gradcheck.grading import runner, static
 from gradcheck.grading.runner import grade_submission
 from gradcheck.sandbox import Sandbox, SandboxError, SandboxStarved
 from tests.test_check_redteam27 import _check, _namespaces
+from tests.test_grading_keys_s35 import shown
 from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,7 +259,7 @@ def test_h1_the_marker_fails_differences_in_forward_in_the_graded_test(tmp_path,
     if source is FD_IN_FORWARD:
         failed = [t for t in data["tests"] if t["status"] == "failed"]
         assert [t["max_score"] for t in failed] == [4.0], failed
-        assert "called Linear.forward" in failed[0]["output"] and "time(s)" in failed[0]["output"], failed[0]
+        assert "called Linear.forward" in shown(failed[0]["output"]) and "time(s)" in failed[0]["output"], failed[0]
 
 
 # --- S1: starvation is the time spent waiting for a CPU ---------------------------------------------------------------

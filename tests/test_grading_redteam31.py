@@ -17,6 +17,7 @@ import pytest
 
 from gradcheck import _adapters
 from gradcheck.sandbox import SandboxError
+from tests.test_grading_keys_s35 import shown
 from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 
 #: redteam31's cases/fd_guard_dx, shortened: dX filled by a cached subclass's __array_ufunc__ (run by the guard's
@@ -214,7 +215,7 @@ def test_h1_the_marker_fails_differences_taken_around_backward_in_the_graded_tes
         got = {t["name"]: (t["score"], t["output"]) for t in data["tests"]}
         assert got["test_linear_plain"][0] == 2.0 and "dX is all zeros" in got["test_linear_plain"][1], got
         assert got["test_linear_derived_by_hand"][0] == 0.0, got
-        assert f"Linear.backward called Linear.forward {WB} time(s)" in got["test_linear_derived_by_hand"][1], got
+        assert f"Linear.backward called Linear.forward {WB} time(s)" in shown(got["test_linear_derived_by_hand"][1]), got
 
 
 #: ``params`` a dict subclass whose ``get`` (which the child's set_params calls before each forward) runs forward

@@ -13,6 +13,7 @@ import pytest
 
 from gradcheck import sandbox
 from gradcheck.sandbox import SandboxError
+from tests.test_grading_keys_s35 import shown
 from tests.test_grading_policy import INIT, SOLUTION, _sandbox, graded
 from tests.test_grading_redteam33 import FORWARD_TESTS  # a Linear forward test beside a ReLU one
 
@@ -149,7 +150,7 @@ def test_f2_graded_a_forged_reply_scores_0_as_the_submissions_never_a_grader_err
     regrade at every resume); now it scores 0 as the submission's failure, said so, and the run is graded."""
     r, data = graded(tmp_path, _forging('meta.update(value={"kind": "array", "array": "x"}) if "keywords" in meta '
                                         'else None'), tests=FORWARD_TESTS)
-    got = {t["name"]: (t["score"], " ".join(t["output"].split())) for t in data["tests"]}
+    got = {t["name"]: (t["score"], " ".join(shown(t["output"]).split())) for t in data["tests"]}
     assert r.status == "graded", (r.status, r.message, got)
     score, text = got["test_linear_forward"]
     assert score == 0.0, got
@@ -218,7 +219,7 @@ def test_f1b_a_file_name_that_is_not_utf8_leaves_results_json_valid_unicode(tmp_
     assert r.status == "graded" and r.score == pytest.approx(3.0), (r.status, r.score, data["output"])
     data["output"].encode("utf-8")  # before: UnicodeEncodeError, surrogates not allowed
     # written out as \udcff (its backslash escaped for Markdown)
-    assert "Note: os/\\udcff\\udcfe.py was not copied into the sandbox" in data["output"], data["output"]
+    assert "Note: os/\\udcff\\udcfe.py was not copied into the sandbox" in shown(data["output"]), data["output"]
 
 
 def test_f3_the_submissions_last_output_in_a_timeout_message_is_shown_inert(tmp_path):

@@ -17,6 +17,7 @@ from gradcheck.grading.runner import grade_batch, grade_submission
 from gradcheck.sandbox import Sandbox
 from manualprop import Linear
 from tests.test_cli import run_here
+from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -110,7 +111,7 @@ def test_a_write_into_dY_costs_the_gradients_with_a_second_bug_too_in_a_real_bat
     tests = json.loads((tmp_path / "out" / "e_zero_dY_db_mean" / "results.json").read_text())["tests"]
     (grads,) = [t for t in tests if t["name"].startswith("Linear: gradients")]
     assert grads["score"] == 0
-    assert "- `dX`: **wrong** - Linear.backward modified its upstream gradient dY in place" in grads["output"]
+    assert "- `dX`: **wrong** - Linear.backward modified its upstream gradient dY in place" in shown(grads["output"])
     assert "- `db`: **wrong** - db is the mean over the batch, not the sum" in grads["output"]
 
 
@@ -155,7 +156,7 @@ def test_the_policy_counts_calls_of_a_copy_of_forwards_code(tmp_path, how):
     assert r.score == 3.0, data  # the unmarked test's 3 points: the copy's numbers are right
     (failed,) = [t for t in data["tests"] if t["status"] == "failed"]
     assert failed["max_score"] == 4.0 and "Linear.backward called Linear.forward 76 time(s)" in \
-        " ".join(failed["output"].split())
+        " ".join(shown(failed["output"]).split())
 
 
 def test_code_key_tells_a_copy_of_forward_from_other_code():

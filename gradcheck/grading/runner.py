@@ -48,6 +48,7 @@ from .._jsonfile import valid_unicode as _valid_unicode
 from .._jsonfile import write_json as _write_json
 from .._validation import printable
 from ..errors import GraderError, UsageError
+from ..errors import code as own_code
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
 from .static import code_span, markdown_text
 from .stopping import NOT_GRADED, stopped_by
@@ -925,7 +926,7 @@ def isolation_level(unsafe_no_isolation: bool = False) -> str:
     if level == "none" and not unsafe_no_isolation:
         if (fsize := _file_size_limit()) is not None:  # redteam29b M5: blamed on namespaces and Docker's seccomp
             raise IsolationUnavailable(
-                f"the sandbox could not start under this process's file-size limit (RLIMIT_FSIZE, `ulimit -f`: "
+                f"the sandbox could not start under this process's file-size limit (RLIMIT_FSIZE, {own_code('ulimit -f')}: "
                 f"{fsize:,} bytes; a write past it fails with EFBIG or SIGXFSZ), so this machine cannot isolate the "
                 f"submissions' code ({detail}). Raise the limit (ulimit -f unlimited, or the CI's or container's "
                 f"setting) and run the same command again.")
@@ -1720,7 +1721,7 @@ def check_tests_collect(tests: str | os.PathLike) -> None:
             or "Error" in ln or "error" in ln] or lines
     head = (f"the grading tests in {tests} cannot be collected (pytest exit code {code}), so no submission "
             "is graded; pytest said:" if code != 0 else f"no grading test was found in {tests} (a test that "
-            "uses the `student` or `grade` fixture), so no submission is graded.")
+            f"uses the {own_code('student')} or {own_code('grade')} fixture), so no submission is graded.")
     raise UsageError("\n".join([head, *("  " + ln for ln in said[-12:])]) if code != 0 else head)
 
 

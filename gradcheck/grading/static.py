@@ -307,9 +307,11 @@ class Markdown(str):
 #: after ``www`` and an ``@`` between an address's characters, a dot in its domain (an email, ``mailto:``, ``xmpp:``;
 #: not ``real@3,4``), so that a URL in a submission's message reads as written (``http\://e.vil`` shows
 #: ``http://e.vil``) and links nowhere: an escaped character is its own text, which the autolink rules do not read
-#: across (mistune's URL plugin: the tests)
+#: across (mistune's URL plugin and markdown-it's linkify: the tests); and a dot between a word's character and a
+#: letter, where a bare domain's labels meet (markdown-it's linkify, linkify-it's fuzzy links, links ``e.vil.com``
+#: and ``layers.py``, Paraguay's domain, with no ``www`` or scheme: fix37b), so ``e\.vil\.com`` reads ``e.vil.com``
 _MD_ACTIVE = re.compile(r"\\(?=[!-/:-@\[-`{-~\x00])|[`*~|&<]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[:])|^ {0,3}[#>]"
-                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])", re.M)
+                        r"|:(?=//)|(?<=(?i:www))\.|(?<=[\w-])\.(?=[^\W\d_])|(?<=[\w.+-])@(?=[\w-]+\.[\w-])", re.M)
 
 
 def markdown_text(text: str) -> str:
