@@ -5471,17 +5471,30 @@ def _layer_kind(L: _Layer) -> str:
 
 def _cell_kind(L: _Layer) -> str:
     """``LSTM``, ``GRU`` or ``RNN`` for one step of a recurrent cell (newuser35 L1: an LSTMCell's forget-gate bug read
-    lesson 01b): inputs x (N, D) and h_prev (N, H), and for an LSTM c_prev (N, H) too, float; 2-D weights (parameters)
-    of 4 gate blocks with three inputs, 3 or 1 with two (:func:`_gate_blocks`); "" otherwise."""
+    lesson 01b): inputs x (N, D) and h_prev (N, H), and for an LSTM c_prev (N, H) too, float; 2-D weights of 4 gate
+    blocks with three such inputs, 3 or 1 with two (:func:`_gate_blocks`): the parameters (a class's cell), or the
+    inputs after them, CS231n's ``lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b)`` and ``rnn_step_forward(x, prev_h,
+    Wx, Wh, b)`` pairs (verify37 F6: the pair's doubled dx was told attention's 1/sqrt(d_k)): exactly an input weight
+    ``(D, gH)``, a hidden weight ``(H, gH)`` (either transposed) and one bias of ``gH`` entries; "" otherwise."""
     xs = L.inputs
-    if not 2 <= len(xs) <= 3 or any(not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind != "f" for x in xs):
+    if len(xs) < 2 or any(not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind != "f" for x in xs[:2]):
         return ""
     (N, D), (N2, H) = xs[0].shape, xs[1].shape
-    if N2 != N or any(x.shape != (N, H) for x in xs[2:]):
+    cells = {(3, 4): "LSTM", (2, 3): "GRU", (2, 1): "RNN"}
+    if N2 != N:
         return ""
-    ws = [w for w in L.params.values() if np.ndim(w) > 1]
-    g = _gate_blocks(ws, D, H) if ws else 0
-    return {(3, 4): "LSTM", (2, 3): "GRU", (2, 1): "RNN"}.get((len(xs), g), "")
+    if len(xs) <= 3:  # a class's cell: its weights are its parameters
+        if any(not isinstance(x, np.ndarray) or x.shape != (N, H) for x in xs[2:]):
+            return ""
+        ws = [w for w in L.params.values() if np.ndim(w) > 1]
+        return cells.get((len(xs), _gate_blocks(ws, D, H) if ws else 0), "")
+    for (k, g), kind in cells.items():  # CS231n's pair: the states, then Wx, Wh and b (either weight transposed)
+        rest = [np.shape(w) for w in xs[k:]]
+        mats = sorted(tuple(sorted(s)) for s in rest if s not in ((g * H,), (1, g * H)))
+        if (not L.params and len(rest) == 3 and all(np.shape(x) == (N, H) for x in xs[2:k])
+                and mats == sorted([tuple(sorted((D, g * H))), tuple(sorted((H, g * H)))])):
+            return kind
+    return ""
 
 
 def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
@@ -7055,8 +7068,10 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
-    # (T, D) beside x (N, T, D), stays as checked
-    grow = [np.ndim(x) > 0 and np.shape(x)[0] == N for x in L.inputs]
+    # (T, D) beside x (N, T, D), stays as checked, and so do a recurrent step pair's weights, Wx (D, 4H) at D == N
+    # among them (verify37 F6: CS231n's lstm_step pair at a batch of 2 was told a missing 1/batch)
+    k = {"LSTM": 3, "GRU": 2, "RNN": 2}.get(_cell_kind(L), len(L.inputs))
+    grow = [j < k and np.ndim(x) > 0 and np.shape(x)[0] == N for j, x in enumerate(L.inputs)]
     if not grow[0]:
         return None
     xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
