@@ -394,6 +394,10 @@ DIAGNOSES: dict[str, Record] = {
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
         "kept from an earlier call, e.g. computed only `if self.dW is None`, or a constant)",
         "compute {t} from dY and the cached input in every backward call", "00-chain-rule.md"),
+    "grads-left": Record(
+        "gradient left at dY = 0", "{t} is left from the previous call when dY is 0: backward(0) gives the {t} of the "
+        "backward before it, so backward does not write {t} for a dY of zeros (e.g. a loop over dY's entries that skips "
+        "the zero ones)", "assign {t} in every backward call, zeros for a dY of zeros", "00-chain-rule.md"),
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
@@ -5403,7 +5407,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                        "the class defines its weights in" if L.returns_weights else "of forward's arguments",
                        L.slots)
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
-    named = {f.tensor for f in diag.errors} | set(swaps)
+    named = {f.tensor for f in diag.errors if f.code != "grads-left"} | set(swaps)  # left at dY = 0: not dY's
     failing = [r.tensor for r in res.records if r.kind == "gradient" and not r.passed and r.tensor not in named]
     diag.findings += (nielsen := _nielsen_signature(L, manual, numer, failing))  # Nielsen's backprop (F9, F10)
     named |= {f.tensor for f in nielsen}
@@ -5428,6 +5432,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_branch(L, diag, manual, numer)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
+    diag.findings.sort(key=lambda f: f.code == "grads-left")  # the mismatch's cause first (verify37 F7)
     _name_layer(L, diag)
 
 
@@ -8509,9 +8514,15 @@ class _Probes:
         const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
         uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
         penalised = []  # a penalty's dY-free term, read off (tester24s n03, nb04): its data part checked apart
+        # backward(0) wrote no weight gradient: the one of backward(k dY) before it is left (verify37 F7: Zhou's
+        # softmax skips dY's zero entries; a sandboxed layer's grads are not zeroed between the calls)
+        left = [t for t in affine if t not in const and V.grad_key(t) in self.params and _same(g0[t], g2[t])]
         for t in affine:
             if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
                 self.find("stale-gradient", t, k=f"{k:g}")
+                continue
+            if t in left:
+                self.find("grads-left", t)
                 continue
             if t not in curved and self.penalty(t, g0[t]):
                 penalised.append(t)
@@ -8519,7 +8530,8 @@ class _Probes:
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
         self.probe(4, not nonlin and not set(affine) - set(penalised), "; ".join(
-            [f"backward(0) gives nonzero {t}" for t in affine if t not in penalised]
+            [f"backward(0) leaves {t} from the call before" if t in left else f"backward(0) gives nonzero {t}"
+             for t in affine if t not in penalised]
             + [f"backward({k:g} dY) != {k:g} backward(dY) for {t}" for t in nonlin]))
         after = _dx_after_step(self.layer)
         for t in nonlin:

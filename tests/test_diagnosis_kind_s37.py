@@ -92,3 +92,22 @@ def test_cs231n_lstm_step_pairs_doubled_dx_is_a_constant_factor_not_attention(tm
         assert "read: lessons/32-lstm.md" in text, out
         assert "attention" not in text and "sqrt" not in text and "1/batch is missing" not in text, out
         assert ("the same factor at a batch of 3, so it is no 1/batch" in text) == (n == 2), out
+
+
+def test_zhous_softmax_through_the_cli_names_one_entry_of_dy_first_for_every_tensor():
+    """verify37 F7: ``gradcheck check`` (its layer in the sandbox, whose grads are not zeroed between the probe's
+    calls) opened with "backward is not linear in dY: backward(0) gives a nonzero dweights and dbiases (a term that
+    does not multiply dY)", false: backward skips dY's zero entries, so backward(0) writes no grads and the previous
+    call's are left; and the one-entry sentence named dX alone. Now that sentence comes first and names all three;
+    the grads left at dY = 0 are said after it, as what they are."""
+    from test_cli import ROOT, run_here
+
+    p = run_here("check", "tests/buggy_layers/session37.py::ZhouSoftmaxFirst", "--input-shape", "2,2,2", cwd=ROOT)
+    out = p.stdout + p.stderr
+    text = " ".join(out[out.index("diagnosis:"):].split())
+    assert p.returncode == 1, out
+    assert text.startswith("diagnosis: dX, dweights, dbiases are the gradient for one entry of dY alone, its first "
+                           "nonzero one (dY[0]), the other 2 entries of dY left out"), out
+    assert "not linear in dY" not in out and "does not multiply dY" not in out, out
+    assert ("dweights and dbiases are left from the previous call when dY is 0: backward(0) gives the dweights and "
+            "dbiases of the backward before it") in text, out
