@@ -47,34 +47,16 @@ def test_the_correct_counterparts_pass():
         assert d.passed, d.report()
 
 
-#: CS231n's lstm_step_forward / lstm_step_backward pair (every array an input: x, prev_h, prev_c, Wx, Wh, b), gates
-#: i, f, o, g, whose backward returns dx doubled (verify37 F6).
-LSTM_PAIR_DX2 = '''
-import numpy as np
+def _lstm_pair_dx2() -> str:
+    """CS231n's lstm_step_forward / lstm_step_backward pair (every array an input: x, prev_h, prev_c, Wx, Wh, b; gates
+    i, f, o, g; tests/buggy_layers/session24.py's) whose backward returns dx doubled (verify37 F6)."""
+    import inspect
 
+    from buggy_layers import session24 as s
 
-def sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
-
-def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
-    H = prev_h.shape[1]
-    a = x.dot(Wx) + prev_h.dot(Wh) + b
-    i, f, o = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), sigmoid(a[:, 2 * H:3 * H])
-    g = np.tanh(a[:, 3 * H:])
-    next_c = f * prev_c + i * g
-    next_h = o * np.tanh(next_c)
-    return next_h, next_c, (x, prev_h, prev_c, Wx, Wh, i, f, o, g, next_c)
-
-
-def lstm_step_backward(dnext_h, dnext_c, cache):
-    x, prev_h, prev_c, Wx, Wh, i, f, o, g, next_c = cache
-    tanh_c = np.tanh(next_c)
-    dcell = dnext_c + dnext_h * o * (1 - tanh_c ** 2)
-    di, df, do, dg = dcell * g, dcell * prev_c, dnext_h * tanh_c, dcell * i
-    da = np.hstack((di * i * (1 - i), df * f * (1 - f), do * o * (1 - o), dg * (1 - g ** 2)))
-    return 2 * da.dot(Wx.T), da.dot(Wh.T), dcell * f, x.T.dot(da), prev_h.T.dot(da), da.sum(axis=0)
-'''
+    src = "\n\n".join(inspect.getsource(f) for f in (s.sigmoid, s.lstm_step_forward, s.lstm_step_backward))
+    assert src.count("return da.dot(Wx.T), ") == 1, src
+    return "import numpy as np\n\n" + src.replace("return da.dot(Wx.T), ", "return 2 * da.dot(Wx.T), ")
 
 
 def test_cs231n_lstm_step_pairs_doubled_dx_is_a_constant_factor_not_attention(tmp_path):
@@ -84,7 +66,7 @@ def test_cs231n_lstm_step_pairs_doubled_dx_is_a_constant_factor_not_attention(tm
     from test_cli import check_source
 
     for n in (2, 3, 4):
-        code, out = check_source(tmp_path, LSTM_PAIR_DX2, "lstm_step_forward", "--input-shape",
+        code, out = check_source(tmp_path, _lstm_pair_dx2(), "lstm_step_forward", "--input-shape",
                                  f"{n},2;{n},4;{n},4;2,16;4,16;16")
         text = " ".join(out.split())
         assert code == 1, out
