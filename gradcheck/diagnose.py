@@ -395,6 +395,10 @@ DIAGNOSES: dict[str, Record] = {
         "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
         "kept from an earlier call, e.g. computed only `if self.dW is None`, or a constant)",
         "compute {t} from dY and the cached input in every backward call", "00-chain-rule.md"),
+    "grads-left": Record(
+        "gradient left at dY = 0", "{t} is left from the previous call when dY is 0: backward(0) gives the {t} of the "
+        "backward before it, so backward does not write {t} for a dY of zeros (e.g. a loop over dY's entries that skips "
+        "the zero ones)", "assign {t} in every backward call, zeros for a dY of zeros", "00-chain-rule.md"),
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
@@ -5408,7 +5412,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                        "the class defines its weights in" if L.returns_weights else "of forward's arguments",
                        L.slots)
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
-    named = {f.tensor for f in diag.errors} | set(swaps)
+    named = {f.tensor for f in diag.errors if f.code != "grads-left"} | set(swaps)  # left at dY = 0: not dY's
     failing = [r.tensor for r in res.records if r.kind == "gradient" and not r.passed and r.tensor not in named]
     diag.findings += (nielsen := _nielsen_signature(L, manual, numer, failing))  # Nielsen's backprop (F9, F10)
     named |= {f.tensor for f in nielsen}
@@ -5433,6 +5437,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     _one_branch(L, diag, manual, numer)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
+    diag.findings.sort(key=lambda f: f.code == "grads-left")  # the mismatch's cause first (verify37 F7)
     _name_layer(L, diag)
 
 
@@ -5476,17 +5481,30 @@ def _layer_kind(L: _Layer) -> str:
 
 def _cell_kind(L: _Layer) -> str:
     """``LSTM``, ``GRU`` or ``RNN`` for one step of a recurrent cell (newuser35 L1: an LSTMCell's forget-gate bug read
-    lesson 01b): inputs x (N, D) and h_prev (N, H), and for an LSTM c_prev (N, H) too, float; 2-D weights (parameters)
-    of 4 gate blocks with three inputs, 3 or 1 with two (:func:`_gate_blocks`); "" otherwise."""
+    lesson 01b): inputs x (N, D) and h_prev (N, H), and for an LSTM c_prev (N, H) too, float; 2-D weights of 4 gate
+    blocks with three such inputs, 3 or 1 with two (:func:`_gate_blocks`): the parameters (a class's cell), or the
+    inputs after them, CS231n's ``lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b)`` and ``rnn_step_forward(x, prev_h,
+    Wx, Wh, b)`` pairs (verify37 F6: the pair's doubled dx was told attention's 1/sqrt(d_k)): exactly an input weight
+    ``(D, gH)``, a hidden weight ``(H, gH)`` (either transposed) and one bias of ``gH`` entries; "" otherwise."""
     xs = L.inputs
-    if not 2 <= len(xs) <= 3 or any(not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind != "f" for x in xs):
+    if len(xs) < 2 or any(not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind != "f" for x in xs[:2]):
         return ""
     (N, D), (N2, H) = xs[0].shape, xs[1].shape
-    if N2 != N or any(x.shape != (N, H) for x in xs[2:]):
+    cells = {(3, 4): "LSTM", (2, 3): "GRU", (2, 1): "RNN"}
+    if N2 != N:
         return ""
-    ws = [w for w in L.params.values() if np.ndim(w) > 1]
-    g = _gate_blocks(ws, D, H) if ws else 0
-    return {(3, 4): "LSTM", (2, 3): "GRU", (2, 1): "RNN"}.get((len(xs), g), "")
+    if len(xs) <= 3:  # a class's cell: its weights are its parameters
+        if any(not isinstance(x, np.ndarray) or x.shape != (N, H) for x in xs[2:]):
+            return ""
+        ws = [w for w in L.params.values() if np.ndim(w) > 1]
+        return cells.get((len(xs), _gate_blocks(ws, D, H) if ws else 0), "")
+    for (k, g), kind in cells.items():  # CS231n's pair: the states, then Wx, Wh and b (either weight transposed)
+        rest = [np.shape(w) for w in xs[k:]]
+        mats = sorted(tuple(sorted(s)) for s in rest if s not in ((g * H,), (1, g * H)))
+        if (not L.params and len(rest) == 3 and all(np.shape(x) == (N, H) for x in xs[2:k])
+                and mats == sorted([tuple(sorted((D, g * H))), tuple(sorted((H, g * H)))])):
+            return kind
+    return ""
 
 
 def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
@@ -7060,8 +7078,10 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
     if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
-    # (T, D) beside x (N, T, D), stays as checked
-    grow = [np.ndim(x) > 0 and np.shape(x)[0] == N for x in L.inputs]
+    # (T, D) beside x (N, T, D), stays as checked, and so do a recurrent step pair's weights, Wx (D, 4H) at D == N
+    # among them (verify37 F6: CS231n's lstm_step pair at a batch of 2 was told a missing 1/batch)
+    k = {"LSTM": 3, "GRU": 2, "RNN": 2}.get(_cell_kind(L), len(L.inputs))
+    grow = [j < k and np.ndim(x) > 0 and np.shape(x)[0] == N for j, x in enumerate(L.inputs)]
     if not grow[0]:
         return None
     xs = [np.concatenate([x, 0.5 * x[:1] - 0.3 * x[-1:] if x.dtype.kind == "f" else x[:1]]) if g else x
@@ -8506,9 +8526,15 @@ class _Probes:
         const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
         uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
         penalised = []  # a penalty's dY-free term, read off (tester24s n03, nb04): its data part checked apart
+        # backward(0) wrote no weight gradient: the one of backward(k dY) before it is left (verify37 F7: Zhou's
+        # softmax skips dY's zero entries; a sandboxed layer's grads are not zeroed between the calls)
+        left = [t for t in affine if t not in const and V.grad_key(t) in self.params and _same(g0[t], g2[t])]
         for t in affine:
             if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
                 self.find("stale-gradient", t, k=f"{k:g}")
+                continue
+            if t in left:
+                self.find("grads-left", t)
                 continue
             if t not in curved and self.penalty(t, g0[t]):
                 penalised.append(t)
@@ -8516,7 +8542,8 @@ class _Probes:
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
         self.probe(4, not nonlin and not set(affine) - set(penalised), "; ".join(
-            [f"backward(0) gives nonzero {t}" for t in affine if t not in penalised]
+            [f"backward(0) leaves {t} from the call before" if t in left else f"backward(0) gives nonzero {t}"
+             for t in affine if t not in penalised]
             + [f"backward({k:g} dY) != {k:g} backward(dY) for {t}" for t in nonlin]))
         after = _dx_after_step(self.layer)
         for t in nonlin:
