@@ -5,27 +5,13 @@ training output's mean is compared with the reference's over about 4000 entries 
 built and, at p = 0.5, with both built at p = 0.3; a correct inverted dropout PASSes with the comparison said.
 """
 
+import inspect
+
 import pytest
+from buggy_layers.switches import Drop
 from test_cli import check_source
 
-DROPOUT = """
-import numpy as np
-
-class Dropout:
-    def __init__(self, p=0.5, seed=None):
-        self.p = p
-        self.rng = np.random.default_rng(seed)
-
-    def forward(self, X, training=True):
-        if not training or self.p == 0:
-            self.mask = None
-            return X
-        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
-        return X * self.mask
-
-    def backward(self, dY):
-        return dY if self.mask is None else dY * self.mask
-"""
+DROPOUT = "import numpy as np\n\n\n" + inspect.getsource(Drop).replace("class Drop:", "class Dropout:")  # inverted
 SCALE = "/ (1 - self.p)"
 ARGS = ("--input-shape", "6,5", "--training", "--reference", "manualprop.Dropout")
 
