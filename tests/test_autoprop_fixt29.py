@@ -45,7 +45,7 @@ def test_isneginf_isposinf_refuse_out_as_isinf(f):
     x = ap.constant([1.0, np.inf, -np.inf])
     np.testing.assert_array_equal(f(x).numpy(), f(x.numpy()))
     for call in (lambda: f(x, np.zeros(3, bool)), lambda: f(x, out=np.zeros(3, bool))):
-        with pytest.raises(TypeError, match=rf"numpy\.{f.__name__}\(\.\.\., out=\.\.\.\)"):
+        with pytest.raises(TypeError, match=rf"numpy\.{f.__name__}\(\.\.\.(, out=\.\.\.)?\)"):  # (fix37d: positional)
             call()
 
 

@@ -86,7 +86,7 @@ def test_grads_not_a_dict_is_the_students_failure_in_checks_sentence(tmp_path, e
     said = f"Linear.grads must be a dict; got {kind}"
     for name in ("Linear: gradients", "Linear: grads read by the test"):  # F1b; F2: the staff's own test
         row = rows[name]
-        assert row["score"] < row["max_score"] and said in " ".join(row["output"].split()), row
+        assert row["score"] < row["max_score"] and said in " ".join(shown(row["output"]).split()), row
         assert "faulty" not in row["output"] and "Not counted" not in row["output"], row
     assert not any(t["output"].startswith("Not counted") for t in data["tests"])
 

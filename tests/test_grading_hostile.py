@@ -23,6 +23,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from test_grading_keys_s35 import shown
 
 from gradcheck.errors import UsageError
 from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folders
@@ -286,7 +287,7 @@ def test_a_bug_costs_the_same_whatever_numpy_the_child_patched_and_wherever_the_
     _, deserved, needle = SAME_BUG[name]
     r = batch["res"][name]
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
-    assert needle in failures(batch, name)
+    assert needle in shown(failures(batch, name))  # (the text shown: fix37b escapes a dot between words)
 
 
 def test_an_import_time_loop_costs_one_timeout_for_the_whole_submission(batch):
