@@ -34,6 +34,7 @@ from .._adapters import (
     class_outputs,
     forward_in_mode,
 )
+from .._running_stats import _fmt
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -766,7 +767,7 @@ def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndar
     differ = [k for k, v in before.items() if not close(v, getattr(reference, k), 1e-7, 1e-10)]
     if not differ:
         return ""
-    said = "; ".join(f"{k} is {_short(before[k])}, the expected {_short(getattr(reference, k))}" for k in differ)
+    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}" for k in differ)
     m = getattr(reference, "momentum", None)
     rule = (f" (running = (1 - momentum) * running + momentum * batch statistic with momentum={m:g}, the variance "
             "the unbiased batch variance, as PyTorch)" if type(reference).__module__.startswith("manualprop")
@@ -774,12 +775,6 @@ def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndar
     return (f" Before this eval forward your running statistics already differ from the expected ones after the same "
             f"training forwards: {said}. The update in your training forward differs from the reference's{rule}: "
             "check the momentum's convention and the batch variance (biased or unbiased).")
-
-
-def _short(a: Any) -> str:
-    """A statistic's first entries, for a message."""
-    flat = np.asarray(a, dtype=np.float64).ravel()
-    return "[" + ", ".join(f"{v:.4g}" for v in flat[:3]) + (", ...]" if flat.size > 3 else "]")
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
