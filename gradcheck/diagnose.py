@@ -642,6 +642,11 @@ DIAGNOSES: dict[str, Record] = {
         "derivative missing in a dense layer's gradient", "{eq}: {it} dY itself where the gradient at the "
         "pre-activation Z = {z} is due; forward applies a nonlinearity to Z, so {fixeq} with dZ = dY * f'(Z){same}",
         "compute dZ once (e.g. dZ = dY * (1 - Y**2) for tanh) and use it for {t}{too}: {fixeq}", _LIN),
+    "weight-not-on-input": Record(
+        "a parameter's gradient taken as if it met the input directly", "{eq}: forward is affine in {x} (no "
+        "nonlinearity: Y(2{x}) - 2 Y({x}) + Y(0) = 0), so no activation derivative is missing; {p} meets "
+        "something other than {x} itself in forward (e.g. Y = ({x} + b) @ W, where dW = ({x} + b).T @ dY)",
+        "differentiate the expression {p} enters in forward: cache what {p} multiplies there and use it in {t}", _LIN),
     "scale-summed-as-bias": Record(
         "a scale's gradient summed as a bias's", "{eq}: the gradient of a parameter added to each sample's output (a "
         "shift, like beta's); the layer has no weight matrix for a pre-activation, and {p} does more than shift the "
@@ -4970,10 +4975,27 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
                  (total, G.sum(axis=0, keepdims=keep), total.replace("dY", "dZ"))]
     for prod, got, fix in forms:
         if got.shape == m.shape and close(m, got, 1e-6):
+            if p is not None and _affine_in_first(L):  # newuser38 F1: no nonlinearity whose derivative is missing
+                return "weight-not-on-input", {"eq": f"{t} = {prod}", "x": x, "p": key}
             return "weight-skips-derivative", {"eq": f"{t} = {prod}", "fixeq": f"{t} = {fix}", "z": z,
                                                "it": "it takes", "same": ", the same dZ the other gradients use",
                                                "too": " too"}
     return None
+
+
+def _affine_in_first(L: _Layer) -> bool:
+    """Whether forward is affine in its first input X at the checked values: ``Y(2X) - 2 Y(X) + Y(0)`` is 0 (to
+    1e-9 of Y's scale) for an affine map and not for a nonlinear one (newuser38 F1: ``Y = (X + b) @ W`` was told
+    of an activation's derivative it does not have). False where the forward cannot run there."""
+    X = L.inputs[0]
+    try:
+        Y2, Y0 = L.fwd_with(0, 2.0 * X), L.fwd_with(0, 0.0 * X)
+    except Exception:  # noqa: BLE001 - student code that cannot take 2X or 0: not told affine
+        return False
+    finally:
+        L.forward_again()  # the probes' forwards left their caches: the check's again
+    scale = max(float(np.abs(L.Y).max()), float(np.abs(Y2).max()), 1e-300)
+    return bool(np.abs(Y2 - 2.0 * L.Y + Y0).max() <= 1e-9 * scale)
 
 
 def _one_dense_dz(diag: Diagnosis) -> None:
@@ -6676,11 +6698,25 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None
     there: the first point's verdict stands, and no header claims the second)."""
     try:
         d = run()
-    except Exception:  # noqa: BLE001 - a layer that cannot be checked there: at the first point only
+    except Exception as e:  # noqa: BLE001 - a layer that cannot be checked there: at the first point only
+        if _own_fault(e):
+            raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
     if (d.passed and not keep_pass) or d.result is None or d.error is not None or "non-finite" in d.codes:
         return True, None
     return True, d
+
+
+def _own_fault(e: BaseException) -> bool:
+    """Whether ``e`` is a programming error of this module's own (a TypeError, NameError, AttributeError, KeyError or
+    IndexError raised in a frame of ``gradcheck/diagnose.py`` itself), not the checked layer's: a second point's
+    check that raises so must not be read as "cannot be checked there" (its FAIL would be lost)."""
+    if not isinstance(e, (TypeError, NameError, AttributeError, KeyError, IndexError)):
+        return False
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename == __file__
 
 
 def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
