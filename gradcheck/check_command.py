@@ -948,7 +948,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
         why = ("has weights that are all zero (its output does not depend on its input)" if zero else
-               "drops every entry" if dropped else "normalises one sample (its output is beta for any input)" if one
+               "drops every entry" if dropped else "normalises one sample (its output is the same for any input)" if one
                else "changes state the next call reads" if carried else "is random") + f"{where}, so no gradient " \
             "can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "

@@ -230,7 +230,8 @@ DIAGNOSES: dict[str, Record] = {
         "np.random.default_rng(0).standard_normal(shape) * 0.01), then check again", _LIN),
     "one-sample-norm": Record(
         "one sample", "{mode}the forward does not depend on its input: with one sample in the batch, "
-        "x - mean = 0, so a batch normalisation's training output is beta for any input, dX = 0 whatever "
+        "x - mean = 0, so a batch normalisation's (or centring's) training output is the same for any input (its "
+        "shift beta, or 0 without one), dX = 0 whatever "
         "backward does, and a comparison of zeros is no check",
         "check with a batch of at least 2 samples (--input-shape N,... with N >= 2)", _NORM),
     "other-function": Record(
