@@ -615,6 +615,11 @@ DIAGNOSES: dict[str, Record] = {
         "one output position missing", "{t} lacks the contribution of the {which} output position along axis {ax} "
         "(index {idx} of 0..{last}): the loop over output positions misses one ({loop} where range({size}) is due?)",
         lesson=_CONV),
+    "positions-cut": Record(
+        "the loop over output positions stops early", "{t} is the gradient of dY{block} alone ({kept}); the rest of "
+        "dY is left out: the loop over output positions stops early ({loop}, or a break or return inside it?)",
+        "check the bounds of the loops over the output's positions: range of the whole output size along each "
+        "axis (H_out = (H + 2 * pad - kernel) // stride + 1), and no break or return inside them", _CONV),
     "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
     "not-summed": Record(
         "not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
@@ -3129,6 +3134,8 @@ class _Layer:
         #: forward has coarse values inside (:func:`_precision_inside`: float16, a rounding), so central differences
         #: are not its gradient
         self.coarse = False
+        #: the numerical Jacobians :func:`_jacobian` differenced, by key
+        self.jacobians: dict[str, np.ndarray] = {}
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -3998,6 +4005,34 @@ def _position_signature(L: _Layer, key, m, n, tol=1e-5):
     return None
 
 
+def _block_signature(L: _Layer, key, m, n, tol=1e-5):
+    """The output's positions cut short (corpus37 F6: a conv's or a pool's backward looping ``range(1)`` over the
+    output's rows, ``range(H_out - 1)`` and ``range(W_out - 1)``, or a ``break`` after a row): ``m`` is the
+    contributions (:func:`_jacobian`, times dY) of a block of outputs at the start of each axis after the batch's
+    alone, ``dY[:, :, :2, :]``; the samples may be cut too (a ``return`` inside the loops), not alone (those are
+    :func:`_sample_signature`'s), nor in a sequence layer's steps (:func:`_causal`: an RNN's dh0 is the first step's
+    dY alone when no gradient is carried back, :func:`_carry_signature`'s). Every block's sum at once, by cumulative
+    sums along the output's axes."""
+    G = L.G
+    if G.ndim < 3 or close(m, n, tol) or not np.any(m) or _causal(L) or (J := _jacobian(L, key, m)) is None:
+        return None
+    S = (J * G.reshape(-1, 1)).reshape(*G.shape, -1)
+    for ax in range(G.ndim):
+        S = S.cumsum(axis=ax)
+    err = np.abs(S - m.reshape(-1)).max(axis=-1)
+    err[(slice(None),) + (-1,) * (G.ndim - 1)] = np.inf  # no position cut: the samples' or the whole gradient
+    ends = np.unravel_index(int(np.argmin(err)), G.shape)
+    if not close(m.reshape(-1), S[ends], tol):
+        return None
+    cut = [ax for ax in range(G.ndim) if ends[ax] < G.shape[ax] - 1]
+    block = "[" + ", ".join(f":{e + 1}" if e < size - 1 else ":" for e, size in zip(ends, G.shape)) + "]"
+    kept = " and ".join(f"the first {ends[ax] + 1} of {G.shape[ax]} " + ("samples" if ax == 0 else
+                                                                         f"output positions along axis {ax}")
+                        for ax in cut)
+    loop = ", ".join(f"range({ends[ax] + 1}) where range({G.shape[ax]}) is due along axis {ax}" for ax in cut)
+    return "positions-cut", {"block": block, "kept": kept, "loop": loop}
+
+
 def _tanh_preactivation_signature(L: _Layer, key, m, n, tol=1e-5):
     """A tanh output ``Y = tanh(a)`` whose backward takes 1 - a**2 (the pre-activation squared) where 1 - Y**2 is due
     (tester20s M10: an RNN step): ``m`` is the numerical gradient for ``dY * (1 - a**2) / (1 - Y**2)``, ``a =
@@ -4027,8 +4062,7 @@ def _overwrite_signature(L: _Layer, key, m):
     """
     if (got := _input_of(L, key, m)) is None:
         return None
-    i, x = got
-    J = numerical_jacobian(lambda xi: L.fwd_with(i, xi), x)
+    x, J = got[1], _jacobian(L, key, m)
     reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
     shared = int(np.sum(reach.sum(axis=0) > 1))
     if not shared:
@@ -4046,17 +4080,10 @@ def _loop_overwrite_signature(L: _Layer, key, m):
     the output's axes alone, summed over the others (each assignment overwrites the one before). The contributions
     ``J[o, :] * dY[o]`` come from the numerical Jacobian of the output in the parameter (two forwards per entry);
     axis 0 alone is :func:`_sample_signature`'s."""
-    p = L.params.get(key)
-    G = L.G
-    if p is None or p.size * G.size > _MAX_JACOBIAN or G.ndim < 2 or p.dtype.kind != "f":
+    p, G = L.params.get(key), L.G
+    if p is None or G.ndim < 2 or (J := _jacobian(L, key, m)) is None:
         return None
-    saved = p.copy()
-
-    def fwd(v):
-        with overwritten(p, v):
-            return L.fwd(*L.inputs)
-
-    C = numerical_jacobian(fwd, saved) * G.reshape(-1, 1)
+    C = J * G.reshape(-1, 1)
     idx = np.indices(G.shape).reshape(G.ndim, -1)
     axes = [a for a in range(G.ndim) if G.shape[a] > 1]
     for r in range(1, len(axes) + 1):
@@ -4106,6 +4133,26 @@ def _nested(windows: np.ndarray) -> bool:
     sizes = w.sum(axis=1)
     overlap = inter > 0
     return bool(np.all(~overlap | (inter == np.minimum.outer(sizes, sizes))))
+
+
+def _jacobian(L: _Layer, key: str, m) -> np.ndarray | None:
+    """The numerical Jacobian (output elements x the tensor's elements; two forwards per element) of forward in the
+    float input ``key`` names (``"@X"``, :func:`_input_of`) or in the float parameter ``key``, at most
+    :data:`_MAX_JACOBIAN` entries, else None; differenced once per layer and key (``L.jacobians``)."""
+    if key in L.jacobians:
+        return L.jacobians[key]
+    p = L.params.get(key)
+    if (got := _input_of(L, key, m)) is not None:
+        J = numerical_jacobian(lambda xi: L.fwd_with(got[0], xi), got[1])
+    elif p is None or p.size * L.G.size > _MAX_JACOBIAN or p.dtype.kind != "f":
+        return None
+    else:
+        def fwd(v):
+            with overwritten(p, v):
+                return L.fwd(*L.inputs)
+
+        J = numerical_jacobian(fwd, p.copy())
+    return L.jacobians.setdefault(key, J)
 
 
 def _input_of(L: _Layer, key: str, m) -> tuple[int, np.ndarray] | None:
@@ -6057,6 +6104,7 @@ _DETECTORS = (
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
     lambda L, t, key, m, n: _position_signature(L, key, m, n),
+    lambda L, t, key, m, n: _block_signature(L, key, m, n),  # before the loop's overwrite: the first row's dW alone
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),

@@ -442,6 +442,10 @@ EXPECTED = {
     "session37.py::LSTMCellTorchDx2": "factor",
     "session37.py::ZhouSoftmaxFirst": "dy-one-entry",
     "session37.py::SoftmaxRowsLast": "dy-one-entry",
+    # session 38 (fix38b, corpus37 F6: "no known bug pattern" before): a conv's or a pool's loop over output positions
+    # stopping early (range(1), range(H_out - 1) and range(W_out - 1), a break after a row, a return inside the loops)
+    **{f"session38b.py::{n}": "positions-cut" for n in ("ConvFirstRowOnly", "ConvRowsColsMissLast", "MaxPoolRowBreak",
+                                                          "ConvReturnAfterRow")},
     "beginner26.py::SigmoidOnePlus": "sigmoid-one-plus",  # fixd26: out * (1 + out)
     "beginner26.py::GeluErfNoPdf": "gelu-missing-pdf",  # fixd26: Phi(x) alone, x * phi(x) missing
     "beginner26.py::GeluTanhNoPdf": "gelu-missing-pdf",
@@ -535,6 +539,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
            "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
            "session37.py::ZhouSoftmax", "session37.py::SoftmaxRows", "session37.py::LinearFlat",
+           "session38b.py::ConvRows", "session38b.py::MaxPoolEight",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",

@@ -1,0 +1,30 @@
+"""A conv's or a pool's backward whose loop over output positions stops early (corpus37 F6, "no known bug pattern"
+before): named with the block of dY it used, which rows, and the loops' bounds to check."""
+
+from buggy_layers import diagnose
+
+
+def test_a_pools_break_after_two_rows_is_named_with_the_rows():
+    d = diagnose("session38b.py::MaxPoolRowBreak")
+    s = " ".join(d.sentence().split())
+    assert d.codes == ["positions-cut"], s
+    assert ("dX is the gradient of dY[:, :, :2, :] alone (the first 2 of 4 output positions along axis 2); the rest of "
+            "dY is left out: the loop over output positions stops early (range(2) where range(4) is due along axis 2, "
+            "or a break or return inside it?)") in s, s
+    assert "check the bounds of the loops over the output's positions" in s, s
+    assert d.errors[0].lesson == "lessons/21-pooling.md", d.errors[0].lesson
+
+
+def test_a_convs_rows_and_columns_cut_short_are_named_for_dx_and_dw():
+    d = diagnose("session38b.py::ConvRowsColsMissLast")
+    s = " ".join(d.sentence().split())
+    assert d.codes == ["positions-cut", "positions-cut"], s
+    assert ("dX and dW are the gradient of dY[:, :, :2, :2] alone (the first 2 of 3 output positions along axis 2 and "
+            "the first 2 of 3 output positions along axis 3)") in s, s
+    assert "range(2) where range(3) is due along axis 2, range(2) where range(3) is due along axis 3" in s, s
+    assert "no known bug pattern" not in s, s
+
+
+def test_the_controls_pass():
+    for key in ("session38b.py::ConvRows", "session38b.py::MaxPoolEight"):
+        assert diagnose(key).passed, key
