@@ -7115,15 +7115,15 @@ _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
 
 
 def _factor_at_more(L: _Layer, key: str) -> float | None:
-    """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
-    than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
-    gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
-    backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c) have
-    the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch). The
-    layer's cache is set back to the check's input after."""
+    """The constant factor of input or parameter ``key``'s gradient (backward's over central differences) at one
+    sample more than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new
+    upstream gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the
+    batch, backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c)
+    have the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch; a
+    parameter's, dW_ih, since session 38). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
     ax = 1 if L.outputs and L.outputs["stacked"] else 0  # k outputs stacked: Y[j] is output j, the batch on axis 1
-    if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
+    if (i < 0 and key not in L.params) or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked, and so do a recurrent step pair's weights, Wx (D, 4H) at D == N
@@ -7141,7 +7141,9 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
         if np.shape(Y) != G.shape:
             return None
-        m2 = np.asarray(_as_list(L.proxy.backward(G.copy()), len(xs))[i], dtype=np.float64)
+        _reset_grads(L.proxy)  # (a parameter's gradient read from the layer's grads after this backward alone)
+        back = L.proxy.backward(G.copy())
+        m2 = np.asarray(L.proxy.grads[key] if i < 0 else _as_list(back, len(xs))[i], dtype=np.float64)
         n2 = L.numer([key], xs=xs, G=G)[key]
     except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
         return None
@@ -7170,10 +7172,11 @@ def _factor_moves(L: _Layer, key: str, m, n) -> bool | None:
 def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
     """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
     its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
-    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
-    (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
-    if not key.startswith("@") or _factor_moves(L, key, m, n) is not False:
-        return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
+    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); a recurrent step's parameter's too
+    (fix37a's leftover: an LSTM step's doubled dW_ih at a batch of 2); None when it follows the batch (a 1/N really
+    there), or when it cannot be told."""
+    if not (key.startswith("@") or _cell_kind(L)) or _factor_moves(L, key, m, n) is not False:
+        return None  # the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
     c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
     more = f" ({inv} times too small)" if (inv := _times_too_small(c)) else ""

@@ -1,4 +1,5 @@
 """corpus37 F6: a conv/pool backward whose loop over output rows stops early gets 'no known bug pattern'."""
+# ruff: noqa: E402, I001
 import sys
 sys.path[:0] = [".", "tests"]
 from buggy_layers import diagnose

@@ -1,4 +1,5 @@
 """Tensor methods' positional out: x.sum(0, None, buf) refused with out= wording; x.any(0, buf) writes buf."""
+# ruff: noqa: E402, I001
 import sys
 sys.path[:0] = ["."]
 import numpy as np

@@ -1,5 +1,6 @@
 """A conv's or a pool's backward whose loop over output positions stops early (corpus37 F6, "no known bug pattern"
-before): named with the block of dY it used, which rows, and the loops' bounds to check."""
+before): named with the block of dY it used, which rows, and the loops' bounds to check. An LSTM step's doubled
+parameter gradient at a batch of 2 (fix37a's leftover): a constant factor, not a missing 1/batch."""
 
 from buggy_layers import diagnose
 
@@ -28,3 +29,11 @@ def test_a_convs_rows_and_columns_cut_short_are_named_for_dx_and_dw():
 def test_the_controls_pass():
     for key in ("session38b.py::ConvRows", "session38b.py::MaxPoolEight"):
         assert diagnose(key).passed, key
+
+
+def test_an_lstm_steps_doubled_dw_ih_at_a_batch_of_two_is_a_constant_factor():
+    d = diagnose("session38b.py::LSTMCellTorchDWih2")
+    s = " ".join(d.sentence().split())
+    assert d.codes == ["factor"], s  # before: factor-batch, "a 1/batch is missing (a sum where a mean is due)"
+    assert ("dW_ih is 2 times the correct gradient: a constant factor is wrong somewhere; it equals the batch size 2 "
+            "here by chance: the same factor at a batch of 3, so it is no 1/batch") in s, s

@@ -8,6 +8,7 @@ import numpy as np
 
 from .conv import ConvNaive
 from .pool_embed_rnn import MaxPool
+from .session36 import LSTMCellTorch
 
 INPUT = (3, 2, 4, 4)
 
@@ -96,3 +97,15 @@ class ConvReturnAfterRow(ConvRows):
                 self.grads["W"], self.grads["b"] = dW, dout.sum(axis=(0, 2, 3))
                 return dxp[:, :, p:-p, p:-p]  # BUG: indented into the loop over rows
         return None
+
+
+class LSTMCellTorchDWih2(LSTMCellTorch):
+    """fix37a's leftover: manualprop.LSTM's layout, one step at a batch of 2 (x (2, 2), h and c (2, 4)), dW_ih doubled;
+    was "a 1/batch is missing" (session 37 told the doubled dx apart, not a parameter's)."""
+
+    INPUT = [(2, 2), (2, 4), (2, 4)]
+
+    def backward(self, dh, dc):
+        out = super().backward(dh, dc)
+        self.grads["W_ih"] = 2.0 * self.grads["W_ih"]  # BUG: dW_ih doubled
+        return out
