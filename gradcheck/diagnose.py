@@ -5545,26 +5545,31 @@ def _cell_kind(L: _Layer) -> str:
             return ""
         ws = [w for w in L.params.values() if np.ndim(w) > 1]
         return cells.get((len(xs), _gate_blocks(ws, D, H) if ws else 0), "")
-    for (k, g), kind in cells.items():  # CS231n's pair: the states, then Wx, Wh and b (either weight transposed)
+    for (k, g), kind in cells.items():  # a pair: the states, then Wx, Wh and b (CS231n's), or one weight per gate
         rest = [np.shape(w) for w in xs[k:]]
-        mats = sorted(tuple(sorted(s)) for s in rest if s not in ((g * H,), (1, g * H)))
-        if (not L.params and len(rest) == 3 and all(np.shape(x) == (N, H) for x in xs[2:k])
-                and mats == sorted([tuple(sorted((D, g * H))), tuple(sorted((H, g * H)))])):
+        bias = [s for s in rest if s in ((g * H,), (1, g * H), (H,), (1, H))]
+        mats = [np.empty(s) for s in rest if s not in bias]  # (shapes only: _gate_blocks reads no value)
+        if (not L.params and all(np.shape(x) == (N, H) for x in xs[2:k]) and mats and _gate_blocks(mats, D, H) == g
+                and sum(math.prod(s) for s in bias) == g * H):
             return kind
     return ""
 
 
 def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
     """``g`` when the weights ``ws`` are those of a recurrent layer of ``g`` gate blocks: input weights ``(D, kH)``
-    or ``(kH, D)`` and hidden weights ``(H, kH)`` or ``(kH, H)`` (one fused matrix, or one per gate), their blocks
-    ``k`` summing to ``g`` on each side (both sides together when ``D == H``); 0 otherwise (attention's four
-    ``(D, D)`` projections: 2)."""
+    or ``(kH, D)`` and hidden weights ``(H, kH)`` or ``(kH, H)`` (one fused matrix, or one per gate), or weights on
+    ``[x, h]`` joined, ``(D + H, kH)`` or ``(kH, D + H)`` (one per gate, ``Wf`` ``Wi`` ``Wo`` ``Wg``: fix37h's
+    leftover), their blocks ``k`` summing to ``g`` on each side (both sides together when ``D == H``); 0 otherwise
+    (attention's four ``(D, D)`` projections: 2)."""
     side = {D: 0, H: 0}
     for w in ws:
         if np.ndim(w) != 2:
             return 0
         a, b = np.shape(w)
-        if a in side and b % H == 0:
+        if D + H in (a, b) and (b if a == D + H else a) % H == 0:  # on [x, h]: k blocks on each side
+            side[D] += (b if a == D + H else a) // H
+            side[H] += (b if a == D + H else a) // H
+        elif a in side and b % H == 0:
             side[a] += b // H
         elif b in side and a % H == 0:
             side[b] += a // H

@@ -1,6 +1,8 @@
 """A conv's or a pool's backward whose loop over output positions stops early (corpus37 F6, "no known bug pattern"
 before): named with the block of dY it used, which rows, and the loops' bounds to check. An LSTM step's doubled
-parameter gradient at a batch of 2 (fix37a's leftover): a constant factor, not a missing 1/batch."""
+parameter gradient at a batch of 2 (fix37a's leftover): a constant factor, not a missing 1/batch. An LSTM step pair
+with one weight per gate on [x, h] (fix37h's leftover) is an LSTM step: its doubled dx a constant factor, not
+attention's 1/sqrt(d_k)."""
 
 from buggy_layers import diagnose
 
@@ -27,7 +29,7 @@ def test_a_convs_rows_and_columns_cut_short_are_named_for_dx_and_dw():
 
 
 def test_the_controls_pass():
-    for key in ("session38b.py::ConvRows", "session38b.py::MaxPoolEight"):
+    for key in ("session38b.py::ConvRows", "session38b.py::MaxPoolEight", "session38b.py::lstmsplit"):
         assert diagnose(key).passed, key
 
 
@@ -37,3 +39,12 @@ def test_an_lstm_steps_doubled_dw_ih_at_a_batch_of_two_is_a_constant_factor():
     assert d.codes == ["factor"], s  # before: factor-batch, "a 1/batch is missing (a sum where a mean is due)"
     assert ("dW_ih is 2 times the correct gradient: a constant factor is wrong somewhere; it equals the batch size 2 "
             "here by chance: the same factor at a batch of 3, so it is no 1/batch") in s, s
+
+
+def test_an_lstm_pair_with_one_weight_per_gate_is_an_lstm_step():
+    d = diagnose("session38b.py::lstmsplitdx2")
+    s = " ".join(d.sentence().split())
+    assert d.codes == ["factor"], s  # before: factor-sqrt-dk, "attention's scores Q K^T / sqrt(d_k)"
+    assert "dx is 2 times the correct gradient: a constant factor is wrong somewhere" in s, s
+    assert "attention" not in s and "sqrt" not in s and "1/batch is missing" not in s, s
+    assert [f.lesson for f in d.errors] == ["lessons/32-lstm.md"], [f.lesson for f in d.errors]

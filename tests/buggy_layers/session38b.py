@@ -1,7 +1,10 @@
 """Session 38 (fix38b, corpus37 F6): a conv or pool backward whose loop over output positions stops early.
 
 ``for i in range(H_out - 1)`` or a ``break`` in the loop over output rows: dX (and dW) right in the first rows of
-output positions, zero beyond. It was "no known bug pattern".
+output positions, zero beyond. It was "no known bug pattern". Beside them, session 37's leftovers: an LSTM step's
+doubled dW_ih at a batch of 2 (fix37a's), and an LSTM step pair with one weight per gate on ``[x, h]`` (``Wf``, ``Wi``,
+``Wo``, ``Wg`` of shape (D + H, H); fix37h's), not recognised as an LSTM step: its doubled dx was told attention's
+1/sqrt(d_k).
 """
 
 import numpy as np
@@ -11,6 +14,8 @@ from .pool_embed_rnn import MaxPool
 from .session36 import LSTMCellTorch
 
 INPUT = (3, 2, 4, 4)
+#: the split-gate pairs' inputs: x (N, D), prev_h, prev_c (N, H), Wf, Wi, Wo, Wg (D + H, H), bf, bi, bo, bg (H,)
+INPUTS = dict.fromkeys(("lstmsplit", "lstmsplitdx2"), [(2, 2), (2, 4), (2, 4), *[(6, 4)] * 4, *[(4,)] * 4])
 
 
 class ConvRows(ConvNaive):
@@ -109,3 +114,34 @@ class LSTMCellTorchDWih2(LSTMCellTorch):
         out = super().backward(dh, dc)
         self.grads["W_ih"] = 2.0 * self.grads["W_ih"]  # BUG: dW_ih doubled
         return out
+
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def lstmsplit_forward(x, prev_h, prev_c, Wf, Wi, Wo, Wg, bf, bi, bo, bg):
+    """One LSTM step, a weight per gate on [x, h] joined."""
+    z = np.concatenate([x, prev_h], axis=1)
+    f, i, o = sigmoid(z @ Wf + bf), sigmoid(z @ Wi + bi), sigmoid(z @ Wo + bo)
+    g = np.tanh(z @ Wg + bg)
+    next_c = f * prev_c + i * g
+    return o * np.tanh(next_c), next_c, (z, prev_c, f, i, o, g, next_c, Wf, Wi, Wo, Wg)
+
+
+def lstmsplit_backward(dnext_h, dnext_c, cache, factor=1.0):
+    z, prev_c, f, i, o, g, next_c, Wf, Wi, Wo, Wg = cache
+    tc = np.tanh(next_c)
+    dc = dnext_c + dnext_h * o * (1 - tc ** 2)
+    daf, dai, dao, dag = dc * prev_c * f * (1 - f), dc * g * i * (1 - i), dnext_h * tc * o * (1 - o), dc * i * (1 - g ** 2)
+    dz = daf @ Wf.T + dai @ Wi.T + dao @ Wo.T + dag @ Wg.T
+    D = z.shape[1] - prev_c.shape[1]
+    return (factor * dz[:, :D], dz[:, D:], dc * f, z.T @ daf, z.T @ dai, z.T @ dao, z.T @ dag,
+            daf.sum(0), dai.sum(0), dao.sum(0), dag.sum(0))
+
+
+lstmsplitdx2_forward = lstmsplit_forward
+
+
+def lstmsplitdx2_backward(dnext_h, dnext_c, cache):
+    return lstmsplit_backward(dnext_h, dnext_c, cache, factor=2.0)  # BUG: dx doubled
