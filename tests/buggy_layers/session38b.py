@@ -64,20 +64,21 @@ class ConvRowsColsMissLast(ConvRows):
 
 
 class MaxPoolRowBreak(MaxPool):
-    """A ``break`` after the first output row (meant for a debug print, left in)."""
+    """The windows of all samples and channels at once, a loop over the output's positions, and a ``break`` after the
+    second output row (meant for a debug print, left in)."""
 
     INPUT = (2, 2, 8, 8)
 
     def backward(self, dout):
         dX = np.zeros_like(self.X)
-        for n in range(dout.shape[0]):
-            for c in range(dout.shape[1]):
-                for i in range(dout.shape[2]):
-                    for j in range(dout.shape[3]):
-                        r, s = divmod(np.argmax(self.X[n, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2]), 2)
-                        dX[n, c, 2 * i + r, 2 * j + s] = dout[n, c, i, j]
-                    if i == 1:
-                        break  # BUG: stops after the second output row
+        n, c = np.indices(dout.shape[:2])
+        for i in range(dout.shape[2]):
+            for j in range(dout.shape[3]):
+                window = self.X[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2].reshape(*dout.shape[:2], 4)
+                r, s = np.divmod(window.argmax(axis=2), 2)
+                dX[n, c, 2 * i + r, 2 * j + s] = dout[:, :, i, j]
+            if i == 1:
+                break  # BUG: stops after the second output row
         return dX
 
 
