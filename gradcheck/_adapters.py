@@ -3439,7 +3439,8 @@ class LossFunction:
             names = [self.checked] + [n for n in names if n != self.checked][:1]
         self.gradient_name = "d" + names[0]  # softmax_loss(x, y) -> dx
         #: the function's own names of the prediction and the target (reports say x, y: tester17 M3)
-        self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names}
+        self.info = {"protocol": "loss", "signature": _written_as(fn), "arg_names": names,
+                     **({"float_args": f} if (f := _try(float_args, self)) else {})}  # huber_loss's delta=1.0
         if self.wrt is not None:
             fixed = [] if self.checked == self._first or self._held is None else [
                 f"{self._first}: {self._held.dtype} array of shape {self._held.shape} (data of --input-shape)"]
@@ -3450,6 +3451,12 @@ class LossFunction:
 
     def _args(self, y_true, y_pred):
         return (y_pred, y_true) if self.pred_first else (y_true, y_pred)
+
+    def built(self, key):
+        """The value of ``fn``'s keyword argument ``key`` this loss calls it with (its ``--init``, else the default;
+        None when it has neither), as a layer's attribute holds its constructor argument."""
+        p = (_params(self.fn) or {}).get(key)
+        return self._kwargs.get(key, None if p is None or p.default is p.empty else p.default)
 
     def loaded_with(self, init, wrt=None, wrt_active=None):
         """This loss function with the arguments ``init`` in place of its own (``reg = 0``), as
@@ -7034,12 +7041,13 @@ def _source_facts(obj) -> dict:
 def float_args(obj) -> list[list]:
     """``[[name, default], ...]``: the keyword arguments of the constructor of ``obj``'s class whose default is a
     float (``Dropout(p=0.5)``, ``ELU(alpha=1.0)``; not a bool or an int, which size arrays), read from its signature,
-    nothing run; ``[]`` for a function pair (its keyword arguments: :func:`pair_switches`) or an unreadable one. The
+    nothing run; ``[]`` for a function pair (its keyword arguments: :func:`pair_switches`) or an unreadable one; a
+    loss function's (:class:`LossFunction`, ``huber_loss(x, y, delta=1.0)``) from the function's signature. The
     checker checks a layer built at 0.5, 1.0, 0 or -1 again at another value (:func:`gradcheck.sources.each_other_arg`:
     ``1/p == 1/(1-p)`` at p = 0.5 hides a wrong backward, newuser36 H1)."""
     if isinstance(obj, FunctionPair):
         return []
-    ps = _params(type(obj)) or {}
+    ps = _params(obj.fn if isinstance(obj, LossFunction) else type(obj)) or {}
     return [[p.name, p.default] for p in ps.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
             and type(p.default) is float and bool(np.isfinite(p.default))]
 

@@ -616,6 +616,11 @@ DIAGNOSES: dict[str, Record] = {
         "one output position missing", "{t} lacks the contribution of the {which} output position along axis {ax} "
         "(index {idx} of 0..{last}): the loop over output positions misses one ({loop} where range({size}) is due?)",
         lesson=_CONV),
+    "positions-cut": Record(
+        "the loop over output positions stops early", "{t} is the gradient of dY{block} alone ({kept}); the rest of "
+        "dY is left out: the loop over output positions stops early ({loop}, or a break or return inside it?)",
+        "check the bounds of the loops over the output's positions: range of the whole output size along each "
+        "axis (H_out = (H + 2 * pad - kernel) // stride + 1), and no break or return inside them", _CONV),
     "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
     "not-summed": Record(
         "not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
@@ -3135,6 +3140,8 @@ class _Layer:
         #: forward has coarse values inside (:func:`_precision_inside`: float16, a rounding), so central differences
         #: are not its gradient
         self.coarse = False
+        #: the numerical Jacobians :func:`_jacobian` differenced, by key
+        self.jacobians: dict[str, np.ndarray] = {}
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -4004,6 +4011,34 @@ def _position_signature(L: _Layer, key, m, n, tol=1e-5):
     return None
 
 
+def _block_signature(L: _Layer, key, m, n, tol=1e-5):
+    """The output's positions cut short (corpus37 F6: a conv's or a pool's backward looping ``range(1)`` over the
+    output's rows, ``range(H_out - 1)`` and ``range(W_out - 1)``, or a ``break`` after a row): ``m`` is the
+    contributions (:func:`_jacobian`, times dY) of a block of outputs at the start of each axis after the batch's
+    alone, ``dY[:, :, :2, :]``; the samples may be cut too (a ``return`` inside the loops), not alone (those are
+    :func:`_sample_signature`'s), nor in a sequence layer's steps (:func:`_causal`: an RNN's dh0 is the first step's
+    dY alone when no gradient is carried back, :func:`_carry_signature`'s). Every block's sum at once, by cumulative
+    sums along the output's axes."""
+    G = L.G
+    if G.ndim < 3 or close(m, n, tol) or not np.any(m) or _causal(L) or (J := _jacobian(L, key, m)) is None:
+        return None
+    S = (J * G.reshape(-1, 1)).reshape(*G.shape, -1)
+    for ax in range(G.ndim):
+        S = S.cumsum(axis=ax)
+    err = np.abs(S - m.reshape(-1)).max(axis=-1)
+    err[(slice(None),) + (-1,) * (G.ndim - 1)] = np.inf  # no position cut: the samples' or the whole gradient
+    ends = np.unravel_index(int(np.argmin(err)), G.shape)
+    if not close(m.reshape(-1), S[ends], tol):
+        return None
+    cut = [ax for ax in range(G.ndim) if ends[ax] < G.shape[ax] - 1]
+    block = "[" + ", ".join(f":{e + 1}" if e < size - 1 else ":" for e, size in zip(ends, G.shape)) + "]"
+    kept = " and ".join(f"the first {ends[ax] + 1} of {G.shape[ax]} " + ("samples" if ax == 0 else
+                                                                         f"output positions along axis {ax}")
+                        for ax in cut)
+    loop = ", ".join(f"range({ends[ax] + 1}) where range({G.shape[ax]}) is due along axis {ax}" for ax in cut)
+    return "positions-cut", {"block": block, "kept": kept, "loop": loop}
+
+
 def _tanh_preactivation_signature(L: _Layer, key, m, n, tol=1e-5):
     """A tanh output ``Y = tanh(a)`` whose backward takes 1 - a**2 (the pre-activation squared) where 1 - Y**2 is due
     (tester20s M10: an RNN step): ``m`` is the numerical gradient for ``dY * (1 - a**2) / (1 - Y**2)``, ``a =
@@ -4033,8 +4068,7 @@ def _overwrite_signature(L: _Layer, key, m):
     """
     if (got := _input_of(L, key, m)) is None:
         return None
-    i, x = got
-    J = numerical_jacobian(lambda xi: L.fwd_with(i, xi), x)
+    x, J = got[1], _jacobian(L, key, m)
     reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
     shared = int(np.sum(reach.sum(axis=0) > 1))
     if not shared:
@@ -4052,17 +4086,10 @@ def _loop_overwrite_signature(L: _Layer, key, m):
     the output's axes alone, summed over the others (each assignment overwrites the one before). The contributions
     ``J[o, :] * dY[o]`` come from the numerical Jacobian of the output in the parameter (two forwards per entry);
     axis 0 alone is :func:`_sample_signature`'s."""
-    p = L.params.get(key)
-    G = L.G
-    if p is None or p.size * G.size > _MAX_JACOBIAN or G.ndim < 2 or p.dtype.kind != "f":
+    p, G = L.params.get(key), L.G
+    if p is None or G.ndim < 2 or (J := _jacobian(L, key, m)) is None:
         return None
-    saved = p.copy()
-
-    def fwd(v):
-        with overwritten(p, v):
-            return L.fwd(*L.inputs)
-
-    C = numerical_jacobian(fwd, saved) * G.reshape(-1, 1)
+    C = J * G.reshape(-1, 1)
     idx = np.indices(G.shape).reshape(G.ndim, -1)
     axes = [a for a in range(G.ndim) if G.shape[a] > 1]
     for r in range(1, len(axes) + 1):
@@ -4112,6 +4139,26 @@ def _nested(windows: np.ndarray) -> bool:
     sizes = w.sum(axis=1)
     overlap = inter > 0
     return bool(np.all(~overlap | (inter == np.minimum.outer(sizes, sizes))))
+
+
+def _jacobian(L: _Layer, key: str, m) -> np.ndarray | None:
+    """The numerical Jacobian (output elements x the tensor's elements; two forwards per element) of forward in the
+    float input ``key`` names (``"@X"``, :func:`_input_of`) or in the float parameter ``key``, at most
+    :data:`_MAX_JACOBIAN` entries, else None; differenced once per layer and key (``L.jacobians``)."""
+    if key in L.jacobians:
+        return L.jacobians[key]
+    p = L.params.get(key)
+    if (got := _input_of(L, key, m)) is not None:
+        J = numerical_jacobian(lambda xi: L.fwd_with(got[0], xi), got[1])
+    elif p is None or p.size * L.G.size > _MAX_JACOBIAN or p.dtype.kind != "f":
+        return None
+    else:
+        def fwd(v):
+            with overwritten(p, v):
+                return L.fwd(*L.inputs)
+
+        J = numerical_jacobian(fwd, p.copy())
+    return L.jacobians.setdefault(key, J)
 
 
 def _input_of(L: _Layer, key: str, m) -> tuple[int, np.ndarray] | None:
@@ -5521,26 +5568,31 @@ def _cell_kind(L: _Layer) -> str:
             return ""
         ws = [w for w in L.params.values() if np.ndim(w) > 1]
         return cells.get((len(xs), _gate_blocks(ws, D, H) if ws else 0), "")
-    for (k, g), kind in cells.items():  # CS231n's pair: the states, then Wx, Wh and b (either weight transposed)
+    for (k, g), kind in cells.items():  # a pair: the states, then Wx, Wh and b (CS231n's), or one weight per gate
         rest = [np.shape(w) for w in xs[k:]]
-        mats = sorted(tuple(sorted(s)) for s in rest if s not in ((g * H,), (1, g * H)))
-        if (not L.params and len(rest) == 3 and all(np.shape(x) == (N, H) for x in xs[2:k])
-                and mats == sorted([tuple(sorted((D, g * H))), tuple(sorted((H, g * H)))])):
+        bias = [s for s in rest if s in ((g * H,), (1, g * H), (H,), (1, H))]
+        mats = [np.empty(s) for s in rest if s not in bias]  # (shapes only: _gate_blocks reads no value)
+        if (not L.params and all(np.shape(x) == (N, H) for x in xs[2:k]) and mats and _gate_blocks(mats, D, H) == g
+                and sum(math.prod(s) for s in bias) == g * H):
             return kind
     return ""
 
 
 def _gate_blocks(ws: Sequence[np.ndarray], D: int, H: int) -> int:
     """``g`` when the weights ``ws`` are those of a recurrent layer of ``g`` gate blocks: input weights ``(D, kH)``
-    or ``(kH, D)`` and hidden weights ``(H, kH)`` or ``(kH, H)`` (one fused matrix, or one per gate), their blocks
-    ``k`` summing to ``g`` on each side (both sides together when ``D == H``); 0 otherwise (attention's four
-    ``(D, D)`` projections: 2)."""
+    or ``(kH, D)`` and hidden weights ``(H, kH)`` or ``(kH, H)`` (one fused matrix, or one per gate), or weights on
+    ``[x, h]`` joined, ``(D + H, kH)`` or ``(kH, D + H)`` (one per gate, ``Wf`` ``Wi`` ``Wo`` ``Wg``: fix37h's
+    leftover), their blocks ``k`` summing to ``g`` on each side (both sides together when ``D == H``); 0 otherwise
+    (attention's four ``(D, D)`` projections: 2)."""
     side = {D: 0, H: 0}
     for w in ws:
         if np.ndim(w) != 2:
             return 0
         a, b = np.shape(w)
-        if a in side and b % H == 0:
+        if D + H in (a, b) and (b if a == D + H else a) % H == 0:  # on [x, h]: k blocks on each side
+            side[D] += (b if a == D + H else a) // H
+            side[H] += (b if a == D + H else a) // H
+        elif a in side and b % H == 0:
             side[a] += b // H
         elif b in side and a % H == 0:
             side[b] += a // H
@@ -6080,6 +6132,7 @@ _DETECTORS = (
                                               key.startswith("@")),
     lambda L, t, key, m, n: _kernel_flip_signature(L, key, m),
     lambda L, t, key, m, n: _position_signature(L, key, m, n),
+    lambda L, t, key, m, n: _block_signature(L, key, m, n),  # before the loop's overwrite: the first row's dW alone
     lambda L, t, key, m, n: _upstream_signature(L, key, m),
     lambda L, t, key, m, n: _overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),
@@ -7104,15 +7157,15 @@ _RATE_NAMES = ("p", "rate", "drop_prob", "dropout", "drop_rate")
 
 
 def _factor_at_more(L: _Layer, key: str) -> float | None:
-    """The constant factor of input ``key``'s gradient (backward's over central differences) at one sample more
-    than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new upstream
-    gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the batch,
-    backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c) have
-    the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch). The
-    layer's cache is set back to the check's input after."""
+    """The constant factor of input or parameter ``key``'s gradient (backward's over central differences) at one
+    sample more than the check's (each input with the batch on axis 0 grown by a sample, the others as checked, a new
+    upstream gradient), or None when the layer cannot be run so (a first input or an output whose axis 0 is not the
+    batch, backward raising, no constant factor there). Outputs checked as one stacked ``Y`` (an LSTM step's h and c)
+    have the batch on axis 1 (verify36 F8: a step's doubled dx at a batch of 2 could not be told from a 1/batch; a
+    parameter's, dW_ih, since session 38). The layer's cache is set back to the check's input after."""
     N, i = L.n_batch, L.names.index(key[1:]) if key[1:] in L.names else -1
     ax = 1 if L.outputs and L.outputs["stacked"] else 0  # k outputs stacked: Y[j] is output j, the batch on axis 1
-    if i < 0 or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
+    if (i < 0 and key not in L.params) or N < 1 or np.ndim(L.Y) <= ax or np.shape(L.Y)[ax] != N:
         return None
     # the inputs with the batch on axis 0 grow (the first one must); another input, such as a positional table P
     # (T, D) beside x (N, T, D), stays as checked, and so do a recurrent step pair's weights, Wx (D, 4H) at D == N
@@ -7130,7 +7183,9 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
         if np.shape(Y) != G.shape:
             return None
-        m2 = np.asarray(_as_list(L.proxy.backward(G.copy()), len(xs))[i], dtype=np.float64)
+        _reset_grads(L.proxy)  # (a parameter's gradient read from the layer's grads after this backward alone)
+        back = L.proxy.backward(G.copy())
+        m2 = np.asarray(L.proxy.grads[key] if i < 0 else _as_list(back, len(xs))[i], dtype=np.float64)
         n2 = L.numer([key], xs=xs, G=G)[key]
     except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
         return None
@@ -7159,10 +7214,11 @@ def _factor_moves(L: _Layer, key: str, m, n) -> bool | None:
 def _batch_unproven(L: _Layer, key: str, m, n) -> dict[str, Any] | None:
     """The fields of a plain "factor" for an input's gradient a constant factor off that equals the batch size (or
     its inverse), when the factor does not follow the batch (:func:`_factor_at_more`: the same factor at one sample
-    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); None when it follows the batch
-    (a 1/N really there), or for a parameter's gradient (a sum over the samples), or when it cannot be told."""
-    if not key.startswith("@") or _factor_moves(L, key, m, n) is not False:
-        return None  # a parameter's gradient, the factor moved with the batch, or no second batch size
+    more): a SquaredReLU's missing 2 at a batch of 2 is no 1/batch (tester21s M2); a recurrent step's parameter's too
+    (fix37a's leftover: an LSTM step's doubled dW_ih at a batch of 2); None when it follows the batch (a 1/N really
+    there), or when it cannot be told."""
+    if not (key.startswith("@") or _cell_kind(L)) or _factor_moves(L, key, m, n) is not False:
+        return None  # the factor moved with the batch, or no second batch size
     ok = np.isfinite(n)
     c = float(np.sum(m[ok] * n[ok])) / float(np.sum(n[ok] * n[ok]))
     more = f" ({inv} times too small)" if (inv := _times_too_small(c)) else ""

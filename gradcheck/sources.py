@@ -163,10 +163,10 @@ def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
         pairs = [(f[0], init.get(f[0], f[1])) for f in (found if isinstance(found, list) else [])
                  if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0].isidentifier()]
     else:
-        from ._adapters import BoundLoss, float_args
+        from ._adapters import BoundLoss, LossFunction, float_args
 
         obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
-        pairs = [(k, getattr(obj, k, None)) for k, _ in float_args(obj)]
+        pairs = [(k, obj.built(k) if isinstance(obj, LossFunction) else getattr(obj, k, None)) for k, _ in float_args(obj)]
     out = []
     for k, v in pairs:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
@@ -213,8 +213,10 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray])
         if isinstance(proto, dict) and isinstance(told, dict):  # what --constants declared (take_constants)
             told.update({k: proto[k] for k in ("unchecked", "unseen", "buffers", "buffer_why") if k in proto})
         return new
-    from ._adapters import BoundLoss
+    from ._adapters import BoundLoss, LossFunction
 
+    if isinstance(layer, LossFunction):  # huber_loss(x, y, delta=1.0): the function called with delta=0.7
+        return layer.loaded_with({**layer._kwargs, key: value})
     cp = copy.deepcopy(layer)
     setattr(cp.obj if isinstance(cp, (Adapted, BoundLoss)) else cp, key, value)
     return cp

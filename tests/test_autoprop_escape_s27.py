@@ -270,7 +270,8 @@ def test_the_other_ndarray_attributes_say_why_and_what_to_write():
         (lambda: t.itemset(0, 1.0), r"immutable: t\.itemset\(i, v\).*ap\.where"),
         (lambda: t.setflags(write=True), r"immutable: t\.setflags\(write=True.*t\.numpy\(\)"),
         (lambda: t.tobytes(), r"no \.tobytes\(\).*t\.numpy\(\)\.tobytes\(order='C'\)"),
-        (lambda: t.clip(0, None, out=t), r"cannot record numpy\.clip\(\.\.\., out=\.\.\.\).*Drop out="),
+        (lambda: t.clip(0, None, out=t), r"cannot record Tensor\.clip\(\.\.\., out=\.\.\.\) \(numpy's out, given as "
+                                         r"out= or as its 3rd positional argument\).*Drop it"),  # (session 38: the method's place)
     ]:
         with pytest.raises(TypeError, match=words):
             call()

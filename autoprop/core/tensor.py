@@ -684,6 +684,7 @@ class Tensor:
         ``np.sum``)."""
         if dtype is None and out is None and not kw and type(axis) is not list:
             return _R.sum(self, axis=axis, keepdims=keepdims)
+        _R.method_out("sum", out)
         return _R._FUNCTIONS[np.sum](self, axis, dtype, out, keepdims, **kw)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -691,6 +692,7 @@ class Tensor:
         ``np.mean``)."""
         if dtype is None and out is None and not kw and type(axis) is not list:
             return _R.mean(self, axis=axis, keepdims=keepdims)
+        _R.method_out("mean", out)
         return _R._FUNCTIONS[np.mean](self, axis, dtype, out, keepdims, **kw)
 
     def max(self, axis=None, out=None, keepdims=False, **kw):
@@ -698,6 +700,7 @@ class Tensor:
         gradient equally."""
         if out is None and not kw and type(axis) is not list:
             return _R.max(self, axis=axis, keepdims=keepdims)
+        _R.method_out("max", out)
         return _R._FUNCTIONS[np.max](self, axis, out=out, keepdims=keepdims, **kw)
 
     def min(self, axis=None, out=None, keepdims=False, **kw):
@@ -705,6 +708,7 @@ class Tensor:
         gradient equally."""
         if out is None and not kw and type(axis) is not list:
             return _R.min(self, axis=axis, keepdims=keepdims)
+        _R.method_out("min", out)
         return _R._FUNCTIONS[np.min](self, axis, out=out, keepdims=keepdims, **kw)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -742,24 +746,29 @@ class Tensor:
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
         """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros; ``dtype``
         as ``np.prod``)."""
+        _R.method_out("prod", out)
         return _R._FUNCTIONS[np.prod](self, axis, dtype, out, keepdims, **kw)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         """Cumulative sum, as ``ndarray.cumsum`` (``dtype`` as ``np.cumsum``)."""
+        _R.method_out("cumsum", out)
         return _R._FUNCTIONS[np.cumsum](self, axis, dtype, out)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         """Variance, as ``ndarray.var`` (numpy's argument order; ``dtype`` as ``np.var``)."""
+        _R.method_out("var", out)
         return _R.var(self, axis, dtype, out, ddof, keepdims, **kw)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         """Standard deviation, as ``ndarray.std`` (numpy's argument order; ``dtype`` as
         ``np.std``)."""
+        _R.method_out("std", out)
         return _R.std(self, axis, dtype, out, ddof, keepdims, **kw)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """Sum along a diagonal, as ``ndarray.trace`` (``np.trace``; ``dtype``/``out``
         refused as there)."""
+        _R.method_out("trace", out)
         return _R.trace(self, offset, axis1, axis2, dtype=dtype, out=out)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
@@ -772,10 +781,12 @@ class Tensor:
         ``np.clip`` (which refuses ``out=``, naming the rewrite: tester27t L3)."""
         if out is None and not kwargs:
             return _R.clip(self, min, max)
-        return np.clip(self, min, max, out=out, **kwargs)
+        _R.method_out("clip", out)
+        return np.clip(self, min, max, **kwargs)
 
-    def dot(self, other):
-        """``np.dot(self, other)``."""
+    def dot(self, other, out=None):
+        """``np.dot(self, other)`` (numpy's ``out`` refused: :func:`~autoprop.core.prims.dispatch.method_out`)."""
+        _R.method_out("dot", out)
         return _R.dot(self, other)
 
     def repeat(self, repeats, axis=None):
@@ -785,18 +796,24 @@ class Tensor:
 
     def take(self, indices, axis=None, out=None, mode="raise"):
         """Elements at ``indices``, as ``ndarray.take`` (``np.take``)."""
-        return np.take(self, indices, axis=axis, out=out, mode=mode)
+        _R.method_out("take", out)
+        return np.take(self, indices, axis=axis, mode=mode)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         """Cumulative product, as ``ndarray.cumprod`` (``np.cumprod``)."""
-        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+        _R.method_out("cumprod", out)
+        return np.cumprod(self, axis=axis, dtype=dtype)
 
     def all(self, *args, **kwargs):
-        """Whether every element is true, as ``ndarray.all`` (a bool tensor: no gradient)."""
+        """Whether every element is true, as ``ndarray.all`` (a bool tensor: no gradient; numpy's ``out`` refused,
+        :func:`~autoprop.core.prims.dispatch.method_out`)."""
+        _R.method_out("all", kwargs.get("out"), args)
         return np.all(self, *args, **kwargs)
 
     def any(self, *args, **kwargs):
-        """Whether any element is true, as ``ndarray.any`` (a bool tensor: no gradient)."""
+        """Whether any element is true, as ``ndarray.any`` (a bool tensor: no gradient; numpy's ``out`` refused,
+        :func:`~autoprop.core.prims.dispatch.method_out`)."""
+        _R.method_out("any", kwargs.get("out"), args)
         return np.any(self, *args, **kwargs)
 
     def argsort(self, *args, **kwargs):
@@ -843,17 +860,20 @@ class Tensor:
             "t = np.partition(t, kth, axis=-1) (recorded: each element's gradient goes back "
             "to its place).")
 
-    def argmax(self, axis=None):
-        """Index of the maximum (an integer tensor: no gradient)."""
+    def argmax(self, axis=None, out=None):
+        """Index of the maximum (an integer tensor: no gradient; numpy's ``out`` refused)."""
+        _R.method_out("argmax", out)
         return _R.argmax(self, axis=axis)
 
-    def argmin(self, axis=None):
-        """Index of the minimum (an integer tensor: no gradient)."""
+    def argmin(self, axis=None, out=None):
+        """Index of the minimum (an integer tensor: no gradient; numpy's ``out`` refused)."""
+        _R.method_out("argmin", out)
         return _R.argmin(self, axis=axis)
 
-    def round(self, decimals=0):
+    def round(self, decimals=0, out=None):
         """Round half to even to ``decimals`` places, as ``ndarray.round`` (no gradient:
-        piecewise constant)."""
+        piecewise constant; numpy's ``out`` refused)."""
+        _R.method_out("round", out)
         return _R.round(self, decimals=int(decimals))
 
     def copy(self, order="K"):

@@ -162,8 +162,9 @@ def _axes_tuple(axis, ndim):
 
 def _qualified(name):
     """``numpy.<name>``, or ``name`` itself when it names its module (``scipy.special.erf``,
-    ``numpy.logaddexp.reduce``: review26a saw 'numpy.numpy.logaddexp.reduce')."""
-    return name if name.startswith(("scipy.", "numpy.")) else f"numpy.{name}"
+    ``numpy.logaddexp.reduce``: review26a saw 'numpy.numpy.logaddexp.reduce') or its class
+    (``Tensor.sum``, a method)."""
+    return name if name.startswith(("scipy.", "numpy.", "Tensor.")) else f"numpy.{name}"
 
 
 def _no_out(name, kwargs, at=None, given=False):
@@ -172,7 +173,8 @@ def _no_out(name, kwargs, at=None, given=False):
     Parameters
     ----------
     name : str
-        The numpy function's name (``"exp"``, ``"numpy.sum"``, ``"scipy.special.erf"``).
+        The numpy function's name (``"exp"``, ``"numpy.sum"``, ``"scipy.special.erf"``), or a
+        Tensor method's (``"Tensor.sum"``: the rewrite is then ``y = t.sum(...)``).
     kwargs : dict
         The call's keywords; ``kwargs["out"]`` not None is refused.
     at : int, optional
@@ -193,18 +195,19 @@ def _no_out(name, kwargs, at=None, given=False):
     if kwargs.get("out") is None:
         return
     q = _qualified(name)
+    call = f"t.{q[len('Tensor.'):]}" if q.startswith("Tensor.") else q
     why = ("writing into an existing array is an in-place update, which the tape cannot undo in the "
            "backward pass.")
     if given:
         raise TypeError(f"autoprop cannot record {q}(...) with its {_ordinal(at)} positional argument, "
                         f"which is numpy's out: {why} Drop that argument and use the returned tensor: "
-                        f"y = {q}(...).")
+                        f"y = {call}(...).")
     if at is not None:
         raise TypeError(f"autoprop cannot record {q}(..., out=...) (numpy's out, given as out= or as its "
                         f"{_ordinal(at)} positional argument): {why} Drop it and use the returned "
-                        f"tensor: y = {q}(...).")
+                        f"tensor: y = {call}(...).")
     raise TypeError(f"autoprop cannot record {q}(..., out=...): {why} Drop out= and use the returned "
-                    f"tensor: y = {q}(...).")
+                    f"tensor: y = {call}(...).")
 
 
 def _ordinal(n):

@@ -29,7 +29,7 @@ from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
-__all__ = ["dispatch_ufunc", "dispatch_function", "numpy_views", "numpy_name"]
+__all__ = ["dispatch_ufunc", "dispatch_function", "numpy_views", "numpy_name", "method_out"]
 
 
 def dispatch_ufunc(ufunc, method, inputs, kwargs):
@@ -238,7 +238,7 @@ def dispatch_function(func, args, kwargs, named=False):
     has a derivative)."""
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
+        name = _label(func)
         if func in _IN_PLACE:
             if hint := _numpy_hint():  # numpy's np.full(shape, t, dtype=...): copyto into its own array
                 raise TypeError(f"{name} would copy a Tensor into a numpy array, which leaves the tape.{hint}")
@@ -252,6 +252,8 @@ def dispatch_function(func, args, kwargs, named=False):
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
     if len(args) > _out_at(func):  # np.sum(t, None, None, buf): numpy's out given by position
         args, kwargs = _positional_tail(func, args, kwargs)
+    if kwargs.get("out") is not None:  # np.any(t, out=buf), np.sum(int_t, out=buf): numpy's own on values wrote buf
+        _no_out(_label(func), kwargs)
     if kwargs:  # np.linalg.inv(a=t): the records take numpy's required arguments by position
         args, kwargs = _bind(func, args, kwargs)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
@@ -261,6 +263,12 @@ def dispatch_function(func, args, kwargs, named=False):
     else:
         out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+def _label(func):
+    """``numpy.sum``, ``numpy.linalg.inv``, ``scipy.special.logsumexp``: a numpy or scipy function's name as the
+    messages give it."""
+    return f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
 
 
 def numpy_name(f):
@@ -387,7 +395,7 @@ def _positional_tail(func, args, kwargs):
         position and keyword (numpy's errors).
     """
     names, at = _positional_names(func), _out_at(func)
-    label = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
+    label = _label(func)
     if len(args) > len(names):
         raise TypeError(f"{func.__name__}() takes from 1 to {len(names)} positional arguments but "
                         f"{len(args)} were given")
@@ -404,6 +412,35 @@ def _positional_tail(func, args, kwargs):
 
 #: numpy function -> the place of its positional ``out`` (:func:`_out_at`)
 _OUT_AT: dict = {}
+
+
+def method_out(name, out=None, args=None):
+    """Refuse numpy's ``out`` given to the Tensor method ``name`` (``t.sum(0, None, buf)``,
+    ``t.any(0, buf)``), naming its place among the method's positional arguments after ``self``
+    (``ndarray.<name>``'s, from numpy's signature: :func:`_out_at`), as the function path does.
+
+    Parameters
+    ----------
+    name : str
+        The method's name, an ``np.ndarray`` method taking ``out`` by position.
+    out : object, optional
+        The method's own ``out`` parameter, given by keyword or by position (the message names
+        both spellings; ``None`` is numpy's default).
+    args : tuple, optional
+        The positional arguments after ``self`` of a method taking ``*args`` (``all``, ``any``):
+        an ``out`` among them is named as given there.
+
+    Raises
+    ------
+    TypeError
+        :func:`~._common._no_out`'s, with the label ``Tensor.<name>``: the write into a user's
+        buffer from a recorded call, whether or not the result has a gradient (``t.any(0, buf)``
+        wrote into ``buf`` before).
+    """
+    at = _out_at(getattr(np.ndarray, name))  # (self is place 0: out's place among the method's arguments, from 1)
+    if args is not None and len(args) >= at:
+        _no_out(f"Tensor.{name}", {"out": args[at - 1]}, at=at, given=True)
+    _no_out(f"Tensor.{name}", {"out": out}, at=at)
 
 
 # a ufunc method's parameters after its array(s), in numpy's order (numpy's __array_ufunc__ hands
