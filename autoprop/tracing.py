@@ -35,6 +35,7 @@ import numpy as np
 
 from manualprop import optim as _optim
 
+from .core import registry as _registry
 from .core import tape as _tape
 from .core.tensor import _FORWARD, _RECORDING, _TRACERS, Tensor, Variable, _next_key
 
@@ -117,6 +118,13 @@ class _Trace:
             f"autoprop.function: {what} is not supported inside a traced function (at {_user_line()}); "
             "call it outside the function, or run this code eagerly (without @autoprop.function).")
 
+    def value_only(self, name, args):
+        """np.allclose, np.count_nonzero & co. (plain values computed from the tensors' values)."""
+        for a in args:
+            for t in (a if type(a) in (list, tuple) else (a,)):
+                if isinstance(t, Tensor):
+                    self.convert(t, f"np.{name} (a plain value computed from the tensor's values)")
+
     def convert(self, t, what):
         if not self.active:
             return
@@ -174,6 +182,9 @@ class _Trace:
             return
         if _FORWARD:
             self.refuse("a ForwardAccumulator")
+        if _registry.PRIMITIVES.get(prim.name) is not prim and getattr(prim.fwd, "__closure__", None):
+            self.refuse(f"{prim.name} (a primitive made at run time, whose forward and VJPs hold this "
+                        "call's values: custom_gradient)")
         where = f"autoprop.{prim.name}"
         kw = kwargs
         if "saved" in kwargs:

@@ -192,6 +192,25 @@ def test_converting_a_traced_tensor_is_refused(conversion, what):
     _trace_error(conversion, np.array([1.0, 2.0]), match=what)
 
 
+@pytest.mark.parametrize("fn, what", [
+    (lambda t: t * 2.0 if np.allclose(t, 1.0) else t * 3.0, "np.allclose"),
+    (lambda t: t * np.count_nonzero(t > 1.5), "np.count_nonzero"),
+    (lambda t: t * 2.0 if np.any(t > 5.0) else t, "np.any"),
+])
+def test_a_plain_value_computed_from_a_traced_tensor_is_refused(fn, what):
+    # eagerly these give a Python bool or int: the replay would keep the first call's (a flipped
+    # branch, a wrong count) had the trace not refused it
+    _trace_error(fn, np.array([1.0, 2.0]), match=what)
+
+
+def test_custom_gradient_is_refused():
+    @ap.custom_gradient
+    def double(x):
+        return x * 2.0, lambda g: g * 2.0
+
+    _trace_error(lambda x: double(x) + 1.0, np.array([1.0, 2.0]), match="custom_gradient")
+
+
 def test_np_random_is_refused():
     msg = _trace_error(lambda x: x * np.random.rand(2), np.ones(2), match="np.random.rand")
     assert "argument" in msg
