@@ -697,14 +697,16 @@ def function(fn=None):
         While tracing, naming the line, wherever a trace would freeze a value or cannot
         follow the code: converting a traced tensor to a Python or numpy value (``float``,
         ``bool`` and so a Python ``if`` on it, ``int``, ``.numpy()``, ``np.asarray``,
-        ``.item()``, an index); ``np.random``'s module-level functions; a numpy array that
+        ``.item()``, an index), or numpy's value-only functions on one (``np.allclose``,
+        ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a numpy array that
         enters an operation without being an argument or a Variable (refused, not
         guarded: its contents may be a fresh draw or an attribute rebound between calls,
         which no comparison of the traced array would see); a tensor made inside the
         function from such a value; a persistent or nested tape, ``watch_accessed_variables
         =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
-        a ``ForwardAccumulator``; a call while a tape records.
+        a ``ForwardAccumulator``, ``custom_gradient``, a Variable made inside the function;
+        a call while a tape records.
 
     Notes
     -----
@@ -721,8 +723,9 @@ def function(fn=None):
 
     Python side effects (``print``, appending to a list, a counter in Python) run only
     while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
-    values (finiteness), except the integer labels' range, checked at every replay. A
-    shape that depends on values (``x[x > 0]``) is the first call's at every replay.
+    values (finiteness), except the integer labels' range, checked at every replay.
+    An index array (a boolean mask) is refused: it would be the first call's. While a
+    trace runs, np.random's functions are replaced by the refusal (one thread at a time).
 
     Examples
     --------
