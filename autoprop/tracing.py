@@ -480,11 +480,8 @@ def _grad(plan, env):
             if gi is None:
                 continue
             prev = genv[ga]
-            if gi.__class__ is Scatter:
-                buf, mine = gi.add_to(prev, prev is not None and owned.get(ga) is prev)
-                genv[ga] = buf
-                if mine:
-                    owned[ga] = buf
+            if gi.__class__ is Scatter:  # (the walk's in-place addition of a slice's gradient)
+                _tape.scatter_into(genv, ga, gi, prev, owned)
             else:
                 genv[ga] = gi if prev is None else prev + gi
     for r, out in zip(res, plan.results):

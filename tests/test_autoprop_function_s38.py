@@ -138,6 +138,22 @@ def test_a_new_shape_traces_again_and_stays_exact():
         assert np.array_equal(a.numpy(), b.numpy())
 
 
+def test_overlapping_slices_accumulate_as_the_walk_does():
+    def f(x):
+        with ap.GradientTape() as tape:
+            tape.watch(x)
+            y = (x[:2] * x[1:]).sum() + np.tanh(x[0]).sum() + (x[::2] ** 2).sum() + (x * x).sum()
+        return y, tape.gradient(y, x)
+
+    traced = ap.function(f)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.standard_normal((3, 4))
+        (ye, ge), (yf, gf) = f(ap.constant(x)), traced(x)
+        assert np.array_equal(ye.numpy(), yf.numpy()) and np.array_equal(ge.numpy(), gf.numpy())
+    assert traced.trace_count == 1
+
+
 def test_a_variable_assigned_between_calls_is_read_at_replay():
     v = ap.Variable(np.array([1.0, 2.0]))
     f = ap.function(lambda x: x * v)

@@ -1835,13 +1835,20 @@ def _walk(tape, targets, seeds, sources, trace=None):
                 _trace_vjp(trace, pos, node, i, g, gi)
             prev = get(ka)
             if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
-                buf, mine = gi.add_to(prev, prev is not None and owned.get(ka) is prev)
-                grads[ka] = buf
-                if mine:
-                    owned[ka] = buf
+                scatter_into(grads, ka, gi, prev, owned)
             else:
                 grads[ka] = gi if prev is None else prev + gi
     return grads
+
+
+def scatter_into(grads, ka, gi, prev, owned):
+    """The walk's addition of a :class:`Scatter` ``gi`` into the gradient ``prev`` of ``ka``: one buffer
+    per input, added into in place while ``owned`` says nothing else holds it (``grads``: the walk's dict,
+    or autoprop.function's list of slots)."""
+    buf, mine = gi.add_to(prev, prev is not None and owned.get(ka) is prev)
+    grads[ka] = buf
+    if mine:
+        owned[ka] = buf
 
 
 # _backward(tape, targets, seeds, sources, trace=None): :func:`_walk` with numpy's divide-by-zero
