@@ -163,6 +163,22 @@ def test_a_variable_assigned_between_calls_is_read_at_replay():
     assert f(x).numpy().tolist() == [30.0, 80.0]
 
 
+def test_a_method_is_traced_per_instance_and_tensor_arguments_replay():
+    class Scaler:
+        def __init__(self, k):
+            self.k = ap.Variable(np.array(k))
+
+        @ap.function
+        def __call__(self, x):
+            return x * self.k
+
+    a, b = Scaler(2.0), Scaler(3.0)
+    for x in (np.array([1.0, 2.0]), ap.constant([4.0, 5.0]), ap.constant([6.0, 7.0])):
+        assert a(x).numpy().tolist() == (np.asarray(x) * 2.0).tolist()
+        assert b(x).numpy().tolist() == (np.asarray(x) * 3.0).tolist()
+    assert a.__call__.trace_count == 2  # an array, then a Tensor of the same shape: two signatures
+
+
 def test_python_side_effects_run_only_while_tracing():
     seen = []
 
