@@ -15,6 +15,10 @@ it pays for the previous engine's caches, see :func:`interleaved`). Usage::
     python benchmarks/train_step.py --peers torch,autograd   # peers without jax
     python benchmarks/train_step.py --block 1        # one timed step a turn (before session 36)
 
+``autoprop.function`` (session 38) is autoprop's step traced once and replayed (``ap.function``,
+``tf.function``'s counterpart): its row has autoprop's targets; the memory lines add the
+forward values its replay holds.
+
 Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
 them into their own environment (``.venv-peers``) and runs this script there; without
 them their rows say "not installed". HIPS autograd is in the test extra, so it is
