@@ -233,6 +233,8 @@ class _Trace:
             out = make(*[t._value if isinstance(t, Tensor) else t for t in tensors])
         finally:
             self.active = True
+        if not isinstance(out, np.ndarray):  # (a Python number would enter the ops as a constant)
+            raise TypeError(f"autoprop.core.tape.replayed: {make!r} returned {type(out).__name__}, not an array")
         s = self.new_slot()
         self.produced[id(out)] = (s, out)
         self.steps.append(("produce", make, ins, s))
@@ -715,14 +717,14 @@ def function(fn=None):
     arrays.
 
     Variables are read by reference at each replay (an ``assign`` between calls is
-    seen). Python values the function reads otherwise (a closure's float, a Tensor made
-    outside and captured, an attribute) are constants of the trace, as in TensorFlow.
-
+    seen). Other Python values it reads (a closure's float, a captured Tensor, an attribute
+    such as ``layer.trainable`` or a Dropout's ``p``, the list ``model.trainable_variables``)
+    are constants of the trace, as in TensorFlow: after changing one, make a new function.
     Python side effects (``print``, appending to a list, a counter in Python) run only
     while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
     values (finiteness), except the integer labels' range, checked at every replay.
-    An index array (a boolean mask) is refused: it would be the first call's. While a
-    trace runs, np.random's functions are replaced by the refusal (one thread at a time).
+    An index array (a boolean mask) is refused. While a trace runs, np.random's
+    functions are replaced by the refusal (trace in one thread at a time).
 
     Examples
     --------
