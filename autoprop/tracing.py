@@ -37,7 +37,7 @@ from manualprop import optim as _optim
 
 from .core import registry as _registry
 from .core import tape as _tape
-from .core.tensor import _FORWARD, _RECORDING, _TRACERS, Tensor, Variable, _next_key
+from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variable, _next_key
 
 __all__ = ["function", "TraceError"]
 
@@ -107,6 +107,7 @@ class _Trace:
         self.kwslot = {}  # out key -> slot of the kwargs with "saved" (WithSaved forwards)
         self.opspecs = {}  # first out key -> (slot per argument or None, the constants' template)
         self.argslots = []  # the slots the call's array arguments fill
+        self.state = None  # tensor._STATE when traced or last replayed
 
     # ------------------------------------------------------------------ recording
     def new_slot(self):
@@ -597,6 +598,7 @@ class Function:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._traces = {}
+        self.traces = 0  # how many traces ran (a new signature, or a layer's Python state changed)
 
     def __get__(self, obj, objtype=None):  # a method: bound per instance, one cache each
         if obj is None:
@@ -632,10 +634,11 @@ class Function:
             _flatten_args(kwargs, leaves, sig)
         key = tuple(sig)
         entry = self._traces.get(key)
-        if entry is None:
+        if entry is None or entry[0].state != _STATE[0]:  # (a layer's attribute set since: trace again)
             return self._trace(key, args, kwargs)
         trace, out = entry
         env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
+        trace.state = _STATE[0]  # (the replay's own events set the running statistics)
         return _rebuild(out, env)
 
     def _trace(self, key, args, kwargs):
@@ -664,7 +667,9 @@ class Function:
                 f"autoprop.function: {self.__name__} drew from numpy's global random state while tracing "
                 "(through a name imported before the trace): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
+        trace.state = _STATE[0]
         self._traces[key] = (trace, out)
+        self.traces += 1
         return result
 
 
@@ -717,8 +722,8 @@ def function(fn=None):
     arrays.
 
     Variables are read by reference at each replay (an ``assign`` between calls is
-    seen). Other Python values it reads (a closure's float, a captured Tensor, an attribute
-    such as ``layer.trainable`` or a Dropout's ``p``, the list ``model.trainable_variables``)
+    seen); a layer attribute set since (``layer.trainable = False``) traces again. Other
+    Python values it reads (a closure's float, a captured Tensor, an object's attribute)
     are constants of the trace, as in TensorFlow: after changing one, make a new function.
     Python side effects (``print``, appending to a list, a counter in Python) run only
     while tracing, as in TensorFlow; so do the layers' and losses' checks of their input

@@ -32,6 +32,9 @@ _EXTRA: list = []
 #: The trace of :func:`autoprop.function` in progress (at most one; ``autoprop/function.py``): the
 #: conversions of a traced tensor to a Python or numpy value and a Variable's ``assign*`` report to it.
 _TRACERS: list = []
+#: How many times a layer's Python state changed (``Layer.__setattr__``: ``trainable``, a rate, the running
+#: statistics): :func:`autoprop.function` traces again when it moved since its trace or last replay.
+_STATE: list = [0]
 #: A new identity for every Tensor (``Tensor._key``): the tape's records and its reverse
 #: walk name tensors by it, so a record need not keep a tensor alive to name it (an
 #: ``id()`` is reused once its object is freed; a key never is).
