@@ -119,6 +119,7 @@ from . import (  # noqa: E402,F401
     optimizers,
 )
 from .layers import Model, Sequential  # noqa: E402
+from .tracing import Function, TraceError, function  # noqa: E402  (tf.function's counterpart)
 
 sum = reduce_sum  # noqa: A001
 mean = reduce_mean
@@ -149,5 +150,5 @@ __all__ += [
     "ForwardAccumulator", "UnconnectedGradients", "abs", "custom_gradient", "explain",
     "hessian", "hessian_vector_product", "logaddexp", "norm", "numpy_function",
     "TapeEscapeError", "TapeEscapeWarning", "strict_mode", "TapeArgumentError", "TapeStateError",
-    "tensor_scatter_nd_add", "tensor_scatter_nd_update",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "function", "Function", "TraceError",
 ]

@@ -21,7 +21,8 @@ from manualprop._validation import (
 )
 
 from .core import registry as R
-from .core.tensor import Tensor
+from .core.tape import on_replay
+from .core.tensor import _TRACERS, Tensor
 
 __all__ = [
     "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "MulticlassHinge",
@@ -67,6 +68,12 @@ class Loss:
                 f"predictions, {name}()(labels, logits) (PyTorch's F.cross_entropy(input, target) "
                 f"takes the logits first)")
 
+    def _labels_again(self, y_true, n, c):
+        """:func:`int64_labels`'s check of labels passed to a replay of autoprop.function (the message
+        from :func:`check_class_targets`): a negative label would index from the end, silently."""
+        if not int64_labels(y_true, n, c):
+            check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=np.float64)
+
     def _reduce(self, per):
         return R.mean(per) if self.reduction == "mean" else R.sum(per)
 
@@ -98,6 +105,8 @@ class SoftmaxCrossEntropy(Loss):
         n, c = z.shape
         if int64_labels(y_true, n, c):
             kind, y = "labels", y_true
+            if _TRACERS:  # autoprop.function: the labels' range checked again at each replay
+                on_replay(self._labels_again, y_true, n, c)
         else:
             kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
         if kind == "labels" and not self.label_smoothing:
@@ -105,6 +114,8 @@ class SoftmaxCrossEntropy(Loss):
                 return R.sparse_softmax_cross_entropy_mean(z, y)
             # the fused primitive, as tf.nn.sparse_softmax_cross_entropy_with_logits
             return self._reduce(R.sparse_softmax_cross_entropy_with_logits(z, y))
+        if _TRACERS:  # (its masked-logits test below reads the values: a branch a trace would freeze)
+            _TRACERS[-1].refuse("SoftmaxCrossEntropy with probability targets or label smoothing")
         logp = R.log_softmax(z, axis=-1)
         T = np.eye(c, dtype=z.dtype)[y] if kind == "labels" else y
         if self.label_smoothing:

@@ -15,6 +15,10 @@ it pays for the previous engine's caches, see :func:`interleaved`). Usage::
     python benchmarks/train_step.py --peers torch,autograd   # peers without jax
     python benchmarks/train_step.py --block 1        # one timed step a turn (before session 36)
 
+``autoprop.function`` (session 38) is autoprop's step traced once and replayed (``ap.function``,
+``tf.function``'s counterpart): its row has autoprop's targets; the memory lines add the
+forward values its replay holds.
+
 Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
 them into their own environment (``.venv-peers``) and runs this script there; without
 them their rows say "not installed". HIPS autograd is in the test extra, so it is
@@ -175,6 +179,72 @@ class Autoprop:
 
     def weights(self):
         return [v.numpy() for v in self.vars]
+
+
+class AutopropFunction(Autoprop):
+    """autoprop's step under ``@ap.function`` (session 38): traced once here (then the weights are
+    set back), so that the checked step and every timed one are replays."""
+
+    name = "autoprop.function"
+
+    def __init__(self, weights, X, y):
+        super().__init__(weights, X, y)
+        self.Xa = X
+        net, loss_fn, opt, variables = self.net, self.loss, self.opt, self.vars
+
+        @ap.function
+        def train_step(x, labels):
+            with ap.GradientTape() as tape:
+                loss = loss_fn(labels, net(x, training=True))
+            grads = tape.gradient(loss, variables)
+            opt.apply_gradients(zip(grads, variables))
+            return loss
+
+        self.train_step = train_step
+        train_step(X, y)  # the trace (plain SGD keeps no state: setting the weights back undoes it)
+        for v, w in zip(self.vars, weights):
+            v.assign(w)
+
+    def step(self):
+        return float(self.train_step(self.Xa, self.y).numpy())
+
+    def replay_saved_bytes(self):
+        """Bytes of the forward's values the replay holds when its gradient plan starts (its op
+        results and what the records' forwards saved for their VJPs; not the arguments, not the
+        Variables' values; the arguments, X among them, as the tape counts X): the counterpart of the
+        tape's saved bytes."""
+        trace = next(iter(self.train_step._traces.values()))[0]
+        steps = trace.steps
+        first_grad = next(i for i, s in enumerate(steps) if s[0] == "grad")
+        trace.steps = steps[:first_grad]
+        try:
+            env = trace.replay([self.Xa, self.y])
+        finally:
+            trace.steps = steps
+        outs = set(trace.argslots)
+        for s in steps[:first_grad]:
+            if s[0] == "op":
+                outs.update(s[6])
+                outs.add(s[8])
+        seen, total = set(), 0
+
+        def count(a):
+            nonlocal total
+            if isinstance(a, dict):
+                for v in a.values():
+                    count(v)
+            elif isinstance(a, (tuple, list)):
+                for v in a:
+                    count(v)
+            elif isinstance(a, np.ndarray):
+                base = a if a.base is None else a.base
+                if id(base) not in seen:
+                    seen.add(id(base))
+                    total += base.nbytes
+
+        for s in sorted(outs):
+            count(env[s])
+        return total
 
 
 # ---------------------------------------------------------------------------- peers
@@ -373,7 +443,7 @@ def mlp_table(repeats, peers=None, block=1):
         ref_loss = ref.step()
         ref_weights = [p.copy() for p in ref.weights()]
         engines, missing = [], []
-        for cls in (PlainNumpy, Manualprop, Autoprop):
+        for cls in (PlainNumpy, Manualprop, Autoprop, AutopropFunction):
             engines.append(cls(w0, X, y))
         for cls, module in PEERS:
             if peers is not None and module not in peers:
@@ -399,7 +469,7 @@ def mlp_table(repeats, peers=None, block=1):
             target, ok = "", None
             if e.name == "manualprop":
                 target, ok = f"<= {manual_target}", ratios[e.name] <= manual_target
-            elif e.name == "autoprop":
+            elif e.name in ("autoprop", "autoprop.function"):
                 target, ok = f"<= {auto_target}", ratios[e.name] <= auto_target
                 if torch_ratio is not None:
                     target += f" and < torch {torch_ratio:.2f}"
@@ -407,7 +477,7 @@ def mlp_table(repeats, peers=None, block=1):
             verdict = "" if ok is None else ("ok" if ok else "MISS")
             if ok is not None:
                 verdicts.append((f"{e.name} {net} B{batch}", verdict))
-            print(f"  {e.name:<15}{meds[e.name] * 1e6:>12.1f}{ratios[e.name]:>8.2f}  {target:<28}{verdict}")
+            print(f"  {e.name:<17}{meds[e.name] * 1e6:>10.1f}{ratios[e.name]:>8.2f}  {target:<28}{verdict}")
         for name in missing:
             print(f"  {name:<15}{'not installed':>12}")
         # (every engine ran one checked step and 30 warm-up steps before the timed ones)
@@ -564,6 +634,16 @@ def nested_rows(repeats, block=1):
             timing = f"{'(above)':>12}{'':>11}{'':>7} {'':<4}"
         verdicts.append((f"saved bytes {name.split(' ')[0]}", mem_v))
         print(f"  {name:<36}{timing} {mbytes:>9}{tbytes:>9}{mem:>7.2f} {mem_v}")
+    # the replay of autoprop.function keeps every forward value of the step until it returns
+    m = Manualprop(w0, X16, y16)
+    m.step()
+    mbytes = _saved_bytes_manual(list(m.net.layers) + [m.loss])
+    fbytes = AutopropFunction(w0, X16, y16).replay_saved_bytes()
+    mem = fbytes / mbytes
+    mem_v = "ok" if mem <= MEMORY_TARGET else "MISS"
+    verdicts.append(("saved bytes MLP (autoprop.function replay)", mem_v))
+    print(f"  {'MLP 64-32-10, B16: autoprop.function':<36}{'(replay: forward values held)':>30} "
+          f"{mbytes:>9}{fbytes:>9}{mem:>7.2f} {mem_v}")
     return verdicts
 
 

@@ -130,6 +130,10 @@ def _via_array(obj) -> np.ndarray:
 #: view, no copy) or ``_via_numpy``. Filled by :func:`_read` for a class that itself defines
 #: ``assign_sub()`` and ``numpy()`` (so every object of it has them): the duck-type check runs
 #: once per type, not on every call.
+#: Listeners of ``apply_gradients`` (innermost last): ``hook(optimizer, grads_and_vars)`` runs
+#: instead of it and runs it itself. ``autoprop.function`` registers one while it traces, so the
+#: update becomes an event of its replay; manualprop imports nothing of autoprop.
+_APPLY_HOOKS: list = []
 _VARIABLE_READERS: dict = {}
 #: type -> how to read a gradient object that is not an ndarray (``__array__`` or ``numpy()``).
 _GRADIENT_READERS: dict = {}
@@ -522,6 +526,8 @@ class Optimizer:
             Gradient shape differs from its variable's, NaN/inf gradient,
             read-only array variable.
         """
+        if _APPLY_HOOKS:
+            return _APPLY_HOOKS[-1](self, grads_and_vars)
         grads, variables, missing = [], [], []
         numbers = None  # the pairs' positions once one is skipped (until then pair j is #j)
         for i, pair in enumerate(grads_and_vars):

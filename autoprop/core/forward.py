@@ -148,6 +148,8 @@ class ForwardAccumulator:
         return n
 
     def __enter__(self):
+        if _tape._TRACERS:  # (autoprop.function: not traced)
+            _tape._TRACERS[-1].refuse("ForwardAccumulator")
         if self._recording:
             raise TapeStateError("ForwardAccumulator: already open (already recording: a nested "
                                  "`with` on the same accumulator)")

@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 from numpy import dtype as np_dtype
 
-from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
+from .tensor import _EXTRA, _FORWARD, _RECORDING, _TRACERS, Tensor, Variable
 
 #: Tapes that want to hear about operations they do not record: paused by
 #: ``stop_recording`` or exited but still alive (weak references). Empty in a plain
@@ -201,7 +201,7 @@ def unwatch(ref):
     for i, r in enumerate(_WATCHERS):
         if r is ref:
             del _WATCHERS[i]
-            if not _WATCHERS and not _FORWARD:
+            if not _WATCHERS and not _FORWARD and not _TRACERS:  # (autoprop.function's trace listens too)
                 _EXTRA.clear()
             return
 

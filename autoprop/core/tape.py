@@ -46,6 +46,7 @@ from .tensor import (
     _EXTRA,
     _FORWARD,
     _RECORDING,
+    _TRACERS,
     Tensor,
     Variable,
     _next_key,
@@ -499,6 +500,8 @@ def call(prim, /, *args, **kwargs):
                 acc._push(i, prim, args, vals, kwargs, out)
         if _WATCHERS:
             _observe.after_op(prim, args, out)
+        if _TRACERS:  # autoprop.function traces: the op is a step of its replay
+            _TRACERS[-1].op(prim, args, vals, kwargs, (out,), False)
     return out
 
 
@@ -582,6 +585,8 @@ def call_multi(prim, /, *args, **kwargs):
         if _WATCHERS:
             for out in outs:
                 _observe.after_op(prim, args, out)
+        if _TRACERS:
+            _TRACERS[-1].op(prim, args, vals, kwargs, outs, True)
     return list(outs)
 
 
@@ -801,8 +806,28 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
     tracked.add(key)
 
 
+def replayed(make, *tensors):
+    """``make(*values)``: an array a layer computes in Python from the values of ``tensors`` (a
+    constant for the tape: Dropout's mask, max pooling's indices), and, while
+    :func:`autoprop.function` traces, the same call again at each replay with that call's values
+    (otherwise the trace would freeze the first call's array). ``tensors`` may hold non-Tensors
+    (passed as they are)."""
+    if _TRACERS and _TRACERS[-1].active:
+        return _TRACERS[-1].produce(make, tensors)
+    return make(*[t._value if isinstance(t, Tensor) else t for t in tensors])
+
+
+def on_replay(effect, *tensors):
+    """``effect(*values)``: a side effect a layer runs in Python on the values of ``tensors``
+    (BatchNorm's running statistics), and, while :func:`autoprop.function` traces, again at each
+    replay with that call's values. Returns what ``effect`` returns."""
+    if _TRACERS and _TRACERS[-1].active:
+        return _TRACERS[-1].effect(effect, tensors)
+    return effect(*[t._value if isinstance(t, Tensor) else t for t in tensors])
+
+
 def _sync_extra():
-    if _FORWARD or _WATCHERS:
+    if _FORWARD or _WATCHERS or _TRACERS:
         if not _EXTRA:
             _EXTRA.append(True)
     elif _EXTRA:
@@ -1033,6 +1058,8 @@ class GradientTape:
         >>> print(tape.gradient(y, x))
         None
         """
+        if _TRACERS:  # (autoprop.function: not traced)
+            _TRACERS[-1].refuse("GradientTape.stop_recording")
         if not self._recording:
             raise RuntimeError(
                 "GradientTape.stop_recording: the tape is not recording (call it inside "
@@ -1095,6 +1122,8 @@ class GradientTape:
             value from a source left it implicitly before the target was made and may have
             fed it (lesson 10, section 7); TapeArgumentError (also a ValueError) for a None target.
         """
+        if _TRACERS and _TRACERS[-1].active:  # autoprop.function traces: the walk becomes its plan
+            return _TRACERS[-1].gradient(self, target, sources, output_gradients, unconnected_gradients, trace)
         if self._used and not self._persistent:
             raise RuntimeError(
                 "GradientTape.gradient can only be called once on a non-persistent tape: "
@@ -1102,10 +1131,8 @@ class GradientTape:
                 "GradientTape(persistent=True) to compute several gradients from one "
                 "forward pass."
             )
-        unconnected = (
-            "none" if unconnected_gradients is UnconnectedGradients.NONE
-            else _unconnected(unconnected_gradients)
-        )
+        unconnected = ("none" if unconnected_gradients is UnconnectedGradients.NONE
+                       else _unconnected(unconnected_gradients))
         if self._recording:
             warnings.warn(
                 "GradientTape.gradient was called inside the tape's `with` block: the tape "
@@ -1258,6 +1285,8 @@ class GradientTape:
         array([[2., 0.],
                [0., 4.]])
         """
+        if _TRACERS:  # (autoprop.function: not traced)
+            _TRACERS[-1].refuse("GradientTape.jacobian")
         if self._used and not self._persistent:
             raise RuntimeError(
                 "GradientTape.jacobian: this non-persistent tape was already used (its "
@@ -1352,6 +1381,8 @@ class GradientTape:
         >>> g.batch_jacobian(y, x).numpy().tolist()
         [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
         """
+        if _TRACERS:  # (autoprop.function: not traced)
+            _TRACERS[-1].refuse("GradientTape.batch_jacobian")
         if self._used and not self._persistent:
             raise RuntimeError(
                 "GradientTape.batch_jacobian: this non-persistent tape was already used."
@@ -1528,6 +1559,8 @@ class GradientTape:
         >>> bool(np.allclose(src.run()[0], tape.gradient(loss, W).numpy(), rtol=1e-12))
         True
         """
+        if _TRACERS:  # (autoprop.function: not traced)
+            _TRACERS[-1].refuse("GradientTape.backward_source")
         import sys
 
         return _source.backward_source(self, target, sources, output_gradients, names,
@@ -1802,13 +1835,20 @@ def _walk(tape, targets, seeds, sources, trace=None):
                 _trace_vjp(trace, pos, node, i, g, gi)
             prev = get(ka)
             if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
-                buf, mine = gi.add_to(prev, prev is not None and owned.get(ka) is prev)
-                grads[ka] = buf
-                if mine:
-                    owned[ka] = buf
+                scatter_into(grads, ka, gi, prev, owned)
             else:
                 grads[ka] = gi if prev is None else prev + gi
     return grads
+
+
+def scatter_into(grads, ka, gi, prev, owned):
+    """The walk's addition of a :class:`Scatter` ``gi`` into the gradient ``prev`` of ``ka``: one buffer
+    per input, added into in place while ``owned`` says nothing else holds it (``grads``: the walk's dict,
+    or autoprop.function's list of slots)."""
+    buf, mine = gi.add_to(prev, prev is not None and owned.get(ka) is prev)
+    grads[ka] = buf
+    if mine:
+        owned[ka] = buf
 
 
 # _backward(tape, targets, seeds, sources, trace=None): :func:`_walk` with numpy's divide-by-zero

@@ -29,6 +29,12 @@ _FORWARD: list = []
 #: Non-empty while ``_FORWARD`` or a listening tape (:mod:`autoprop.core.observe`) is:
 #: one check on the hot path.
 _EXTRA: list = []
+#: The trace of :func:`autoprop.function` in progress (at most one; ``autoprop/function.py``): the
+#: conversions of a traced tensor to a Python or numpy value and a Variable's ``assign*`` report to it.
+_TRACERS: list = []
+#: How many times a layer's Python state changed (``Layer.__setattr__``: ``trainable``, a rate, the running
+#: statistics): :func:`autoprop.function` traces again when it moved since its trace or last replay.
+_STATE: list = [0]
 #: A new identity for every Tensor (``Tensor._key``): the tape's records and its reverse
 #: walk name tensors by it, so a record need not keep a tensor alive to name it (an
 #: ``id()`` is reused once its object is freed; a key never is).
@@ -270,6 +276,8 @@ class Tensor:
         The copy is a plain array: operations on it are not recorded (the gradient
         path ends here; :meth:`GradientTape.explain` reports it).
         """
+        if _TRACERS:
+            _TRACERS[-1].convert(self, ".numpy()")
         v = self._value.copy()
         if _RECORDING:
             _observe.note_escape(self, ".numpy()", v)
@@ -280,6 +288,8 @@ class Tensor:
         # value the tape saved. While a tape records or a ForwardAccumulator is open, an
         # implicit conversion of a Tensor that carries gradient (or a tangent) warns
         # (observe.TapeEscapeWarning); .numpy() stays quiet.
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "a numpy conversion (np.asarray / np.array)")
         v = self._value.view()
         v.setflags(write=False)  # (as v.flags.writeable = False, without making the flags object)
         if dtype is not None and dtype != v.dtype:
@@ -298,29 +308,39 @@ class Tensor:
         # float(t) is also what math.exp(t), math.sqrt(t), np.float64(t), complex(t) and
         # np.fromiter(...) call: they cannot be told apart here, so every one of them warns
         # while a tape records and t carries gradient (the rule: Notes of the class).
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "float()")
         if _RECORDING or _FORWARD:
             hint = _observe.implicit_escape(self, "float()")
             _observe.note_escape(self, "float()", float(self._value), hint)
         return float(self._value)
 
     def __complex__(self):
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "complex()")
         if _RECORDING or _FORWARD:
             hint = _observe.implicit_escape(self, "complex()")
             _observe.note_escape(self, "complex()", complex(self._value), hint)
         return complex(self._value)
 
     def __int__(self):
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "int()")
         if _RECORDING or _FORWARD:
             hint = _observe.implicit_escape(self, "int()")
             _observe.note_escape(self, "int()", int(self._value), hint)
         return int(self._value)
 
     def __index__(self):
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "operator.index() (an index or a range bound)")
         if _RECORDING or _FORWARD:
             _observe.implicit_escape(self, "operator.index()")
         return self._value.__index__()
 
     def __bool__(self):
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "bool() (an `if`, `while`, `and`/`or` or `not` on it)")
         return bool(self._value)
 
     def item(self, *args):
@@ -345,6 +365,8 @@ class Tensor:
         ValueError, IndexError
             numpy's (more than one element and no index; an index out of range).
         """
+        if _TRACERS:
+            _TRACERS[-1].convert(self, ".item()")
         value = self._value.item(*args)
         if _RECORDING:
             _observe.note_escape(self, ".item()", value)
@@ -358,6 +380,8 @@ class Tensor:
         constants, so ``sum(t.tolist())`` would silently drop ``t``'s gradient. To take the
         values on purpose, write ``t.numpy().tolist()`` (quiet).
         """
+        if _TRACERS:
+            _TRACERS[-1].convert(self, ".tolist()")
         if _RECORDING or _FORWARD:
             v = self._value.tolist()
             _observe.implicit_escape(self, ".tolist()")
@@ -372,6 +396,8 @@ class Tensor:
         TypeError (as torch and numpy): format its values one by one (``t.numpy()``). Like
         :meth:`item`, taking the value for display is deliberate: it never warns.
         """
+        if _TRACERS:
+            _TRACERS[-1].convert(self, "format() (an f-string)")
         if self._value.ndim == 0:
             if _RECORDING:
                 _observe.note_escape(self, "format()", self._value.item())
@@ -1169,16 +1195,22 @@ class Variable(Tensor):
 
     def assign(self, value):
         """Replace the value (a new array: values saved by a tape are not changed)."""
+        if _TRACERS:
+            _TRACERS[-1].assign(self, "assign", value)
         self._value = self._check_new(value, "assign")
         return self
 
     def assign_add(self, delta):
         """``self = self + delta`` (not recorded by tapes, as in TensorFlow)."""
+        if _TRACERS:
+            _TRACERS[-1].assign(self, "assign_add", delta)
         self._value = np.asarray(self._value + self._check_new(delta, "assign_add", copy=False))
         return self
 
     def assign_sub(self, delta):
         """``self = self - delta`` (not recorded by tapes, as in TensorFlow)."""
+        if _TRACERS:
+            _TRACERS[-1].assign(self, "assign_sub", delta)
         v = self._value
         if type(delta) is np.ndarray and delta.ndim and (delta.dtype is v.dtype or delta.dtype == v.dtype) \
                 and delta.shape == v.shape:

@@ -20,7 +20,7 @@ from manualprop.init import keras_initial_value
 from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
 
 from ..core.tape import GradientTape
-from ..core.tensor import Tensor, Variable
+from ..core.tensor import _STATE, Tensor, Variable
 
 __all__ = ["Layer", "Model", "Residual", "Sequential", "flat_variables"]
 
@@ -351,6 +351,7 @@ class Layer:
             if not self.trainable:  # a frozen layer's new weights (build) are frozen, as Keras
                 _freeze(value)
         object.__setattr__(self, name, value)
+        _STATE[0] += 1  # (autoprop.function's guard: a trace read the layers' Python state as it was)
 
     def __call__(self, x, *args, training=None, **kwargs):
         """Build on the first call (``build(input_shape)`` of ``x``, when the layer has

@@ -20,6 +20,7 @@ from manualprop._validation import (
 
 from .. import numpy as ap_numpy
 from ..core import registry as R
+from ..core.tape import replayed
 from .base import Layer
 
 __all__ = ["AvgPool2D", "Conv2D", "ConvTranspose2D", "MaxPool2D"]
@@ -155,6 +156,11 @@ class _Pool2D(_Window2D):
         return patches.reshape(N, C, kh * kw, Ho, Wo)
 
 
+def _argmax_windows(windows):
+    """The index of each window's maximum (N, C, 1, Ho, Wo) from the windows' values (N, C, k, Ho, Wo)."""
+    return windows.argmax(axis=2)[:, :, None]
+
+
 class MaxPool2D(_Pool2D):
     """Max pooling (twin of :class:`manualprop.MaxPool2D`).
 
@@ -183,7 +189,8 @@ class MaxPool2D(_Pool2D):
         """Forward pass of the twin of ``manualprop.MaxPool2D``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         windows = self._flat_windows(x)
-        idx = windows._value.argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo): values, no gradient
+        # (N, C, 1, Ho, Wo): values, no gradient (computed again at each autoprop.function replay)
+        idx = replayed(_argmax_windows, windows)
         y = R.take_along_axis(windows, idx, axis=2)
         return y.reshape(y.shape[:2] + y.shape[3:])
 

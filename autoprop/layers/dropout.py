@@ -10,6 +10,7 @@ from __future__ import annotations
 import manualprop as mp
 
 from ..core.observe import own
+from ..core.tape import replayed
 from .base import Layer
 
 __all__ = ["Dropout"]
@@ -52,6 +53,11 @@ class Dropout(Layer):
         x = self._input(x)
         if not training or self.p == 0:
             return x
-        keep = self._masks.get(x.shape, f"autoprop.layers.{self!r}.__call__")
+        shape, dtype = x.shape, x.dtype
         scale = 1.0 / (1.0 - self.p) if self.p < 1 else 0.0
-        return x * own((keep * scale).astype(x.dtype, copy=False))  # (the layer's own mask: observe.own)
+
+        def mask():  # (a fresh draw at each replay of autoprop.function, as at each eager call)
+            keep = self._masks.get(shape, f"autoprop.layers.{self!r}.__call__")
+            return own((keep * scale).astype(dtype, copy=False))  # (the layer's own mask: observe.own)
+
+        return x * replayed(mask)

@@ -24,6 +24,7 @@ from manualprop._validation import (
 from manualprop.norm import update_running_stats
 
 from ..core.observe import own
+from ..core.tape import on_replay, replayed
 from .base import Layer
 
 __all__ = ["BatchNorm1D", "BatchNorm2D", "BatchNormalization", "LayerNorm"]
@@ -46,13 +47,17 @@ class _BatchNorm(Layer):
             xc = x - mean
             var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased: divide by m
             inv_std = own(1.0) / np.sqrt(var + own(float(self.eps)))  # (own: the layer's constants, observe.own)
-            self.running_mean, self.running_var = self._running_stats(
-                mean._value.reshape(-1), var._value.reshape(-1), m)  # values only
+            on_replay(self._update_running, mean, var, m)  # values only (again at each autoprop.function replay)
         else:  # running statistics: constants for the tape, the layer's own (state without gradient, as
-            # PyTorch's buffers: never a value the user logged, so the partial-escape check passes them)
-            xc = x - own(self.running_mean.reshape(bshape))
-            inv_std = own((1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape))
+            # PyTorch's buffers: never a value the user logged, so the partial-escape check passes them);
+            # read again at each replay of autoprop.function (tape.replayed)
+            xc = x - replayed(lambda: own(self.running_mean.reshape(bshape)))
+            inv_std = replayed(lambda: own((1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape)))
         return xc * (inv_std * gamma) + beta
+
+    def _update_running(self, mean, var, m):
+        """Set the running statistics from a training batch's ``mean`` and biased ``var`` (arrays)."""
+        self.running_mean, self.running_var = self._running_stats(mean.reshape(-1), var.reshape(-1), m)
 
     def _running_stats(self, mean, var, m):
         """The new running mean and variance after a training batch of ``m`` values per

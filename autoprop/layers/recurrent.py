@@ -21,6 +21,7 @@ from manualprop._validation import check_array
 from .. import numpy as ap_numpy
 from ..core import registry as R
 from ..core.observe import own
+from ..core.tape import replayed
 from ..core.tensor import Tensor
 from .base import Layer
 
@@ -41,7 +42,8 @@ class _Recurrent(Layer):
         out = []
         for name, s in states.items():
             if s is None:
-                out.append(own(np.zeros((N, self.hidden_size), dtype=self.dtype)))  # (the layer's own zeros)
+                shape = (N, self.hidden_size)  # the layer's own zeros (made again at an autoprop.function replay)
+                out.append(replayed(lambda shape=shape: own(np.zeros(shape, dtype=self.dtype))))
             else:
                 value = s._value if isinstance(s, Tensor) else s
                 where = f"autoprop.layers.{self!r}.__call__"  # (the layer's repr: only for a given state)

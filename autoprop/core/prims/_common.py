@@ -12,7 +12,7 @@ from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
 from .. import registry as _registry
 from ..tape import NotSaved
-from ..tensor import Tensor
+from ..tensor import _TRACERS, Tensor
 
 #: the ``shapes`` text of every broadcasting binary primitive
 BCAST = "broadcasting: each gradient is summed back to its input's shape"
@@ -281,6 +281,8 @@ def _carries_tensor(value):
 def _value_only(fn):
     """numpy functions that return plain values (bools, indices): computed on the values."""
     def run(*args, **kwargs):
+        if _TRACERS:  # autoprop.function: a Python value computed from a traced tensor would be frozen
+            _TRACERS[-1].value_only(fn.__name__, (*args, *kwargs.values()))
         return fn(*[_value(a) for a in args], **{k: _value(v) for k, v in kwargs.items()})
     run.__name__ = fn.__name__
     return run

@@ -1,0 +1,755 @@
+"""``autoprop.function``: a Python training step traced once, then replayed on numpy arrays.
+
+autoprop's counterpart of ``tf.function``. The first call with a new input signature runs the
+Python function eagerly (its results are the eager results) and records, beside the tapes:
+
+* every primitive applied (its forward, where each argument comes from: an argument of the
+  call, a Variable read at that point, an earlier result, a constant);
+* each ``tape.gradient`` as a plan made once from the tape's nodes: which VJPs, in what order,
+  pruned as the reverse walk prunes them, with the slot each gradient accumulates into;
+* the events whose Python must run again: ``optimizer.apply_gradients`` (through
+  ``manualprop.optim``'s hook: the optimizer's real code, so learning-rate schedules and step
+  counters keep working), ``Variable.assign*``, and what layers register with
+  :func:`autoprop.core.tape.replayed` (Dropout's mask, max pooling's indices, BatchNorm's
+  statistics in inference) and :func:`autoprop.core.tape.on_replay` (BatchNorm's running
+  statistics, the loss's label check).
+
+A later call with the same signature replays the list: forwards, VJPs and events on raw arrays
+held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithmetic is the
+same functions on the same values in the same order, so the replay's numbers are the eager
+step's bit for bit (``tests/test_autoprop_function_s38.py`` checks it).
+
+This module stands above ``autoprop.core`` (as ``optimizers`` does): the core reports to the
+trace in progress through ``autoprop.core.tensor._TRACERS`` and knows nothing of this module,
+layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HOOKS``.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import sys
+
+import numpy as np
+
+from manualprop import optim as _optim
+
+from .core import registry as _registry
+from .core import tape as _tape
+from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variable, _next_key
+
+__all__ = ["function", "TraceError"]
+
+_wrap_new = object.__new__
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+_MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
+
+
+class TraceError(RuntimeError):
+    """Something a function traced by :func:`autoprop.function` did cannot be replayed
+    faithfully (it would freeze a value, or it uses a feature the trace does not support).
+    Raised while tracing, naming the line; nothing is cached for that signature."""
+
+
+def _user_line():
+    """``file:line: source`` of the innermost frame outside autoprop, manualprop and numpy."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = os.path.abspath(f.f_code.co_filename)
+        if not (name.startswith(_PKG) or name.startswith(_NUMPY) or name.startswith(_MANUAL)):
+            src = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+            return f"{f.f_code.co_filename}:{f.f_lineno}" + (f": `{src}`" if src else "")
+        f = f.f_back
+    return "an unknown line"
+
+
+def _wrap(v):
+    t = _wrap_new(Tensor)  # Tensor._wrap, inlined
+    t._value = v
+    t._key = _next_key()
+    return t
+
+
+def _np_random_refusal(name):
+    def refused(*args, **kwargs):
+        raise TraceError(
+            f"autoprop.function: np.random.{name} was called while tracing, at {_user_line()}. A trace "
+            "runs the Python once: the draw would be frozen into every replay. Draw outside the "
+            "function and pass the draw in as an argument (autoprop has no random module of its own; "
+            "autoprop.layers.Dropout draws a fresh mask at each replay).")
+    return refused
+
+
+_NP_RANDOM_NAMES = [n for n in dir(np.random) if not n.startswith("_")
+                    and callable(getattr(np.random, n)) and hasattr(np.random.mtrand._rand, n)
+                    or n == "seed"]
+
+
+class _Plan:
+    """One ``tape.gradient`` of a trace: the reverse walk's VJP calls as a list, made once."""
+
+    __slots__ = ("seeds", "steps", "results", "slots")
+
+
+class _Trace:
+    """The recording of one call (one input signature) and its replay."""
+
+    def __init__(self, name):
+        self.name = name
+        self.active = True  # False while an event's own Python runs (its ops are not steps)
+        self.slot = {}  # Tensor._key -> slot of its value
+        self.nslots = 0
+        self.steps = []  # ("op" | "produce" | "effect" | "grad", ...) in program order
+        self.produced = {}  # id(array) -> (slot, array): arrays from replayed() / array arguments
+        self.start = _next_key()  # Tensors with a smaller key were made before the trace
+        self.kwslot = {}  # out key -> slot of the kwargs with "saved" (WithSaved forwards)
+        self.opspecs = {}  # first out key -> (slot per argument or None, the constants' template)
+        self.argslots = []  # the slots the call's array arguments fill
+        self.state = None  # tensor._STATE when traced or last replayed
+
+    # ------------------------------------------------------------------ recording
+    def new_slot(self):
+        self.nslots += 1
+        return self.nslots - 1
+
+    def refuse(self, what):
+        raise TraceError(
+            f"autoprop.function: {what} is not supported inside a traced function (at {_user_line()}); "
+            "call it outside the function, or run this code eagerly (without @autoprop.function).")
+
+    def value_only(self, name, args):
+        """np.allclose, np.count_nonzero & co. (plain values computed from the tensors' values)."""
+        for a in args:
+            for t in (a if type(a) in (list, tuple) else (a,)):
+                if isinstance(t, Tensor):
+                    self.convert(t, f"np.{name} (a plain value computed from the tensor's values)")
+
+    def convert(self, t, what):
+        if not self.active:
+            return
+        if t._key in self.slot or isinstance(t, Variable) or t._key >= self.start:
+            raise TraceError(
+                f"autoprop.function: {what} of a traced tensor at {_user_line()}. While a function is "
+                "traced a tensor stands for the value of every later call, so it cannot become a Python "
+                "or numpy value: the first call's value would be frozen into the replays (tf.function "
+                "refuses the same). Compute with autoprop operations (ap.where for an `if`), or return "
+                "the tensor and convert it outside the function.")
+
+    def spec(self, a, v, where):
+        """Where an argument's value comes from at replay: ("s", slot), ("v", var, slot) or ("c", value)."""
+        if isinstance(a, Tensor):
+            if type(a) is Variable or isinstance(a, Variable):
+                if a._key >= self.start:
+                    self.made_inside(a)
+                s = self.new_slot()
+                return ("v", a, s)
+            s = self.slot.get(a._key)
+            if s is not None:
+                return ("s", s)
+            if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
+                return ("c", v)
+            raise TraceError(
+                f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
+                f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: the "
+                "trace would freeze that value. Pass it as an argument, or make it outside the function.")
+        if isinstance(a, np.ndarray):
+            hit = self.produced.get(id(a))
+            if hit is not None and hit[1] is a:
+                return ("s", hit[0])
+            raise TraceError(
+                f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
+                f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "
+                "an attribute rebound between calls), so it refuses rather than freeze it: pass the "
+                "array as an argument, hold it in an autoprop.Variable, or make it an autoprop.constant "
+                "outside the function.")
+        if isinstance(a, (list, tuple)):
+            raise TraceError(
+                f"autoprop.function: {where} gets a Python {type(a).__name__} as an array at "
+                f"{_user_line()}: pass an array argument or an autoprop.constant made outside the function.")
+        return ("c", v)
+
+    def made_inside(self, var):
+        raise TraceError(
+            f"autoprop.function: a Variable made inside the traced function is used at {_user_line()}: "
+            "a replay would keep the first call's Variable and its value from one call to the next, "
+            "where each eager call makes a new one. Make the Variable outside the function (as "
+            "tf.function requires) and pass it in or close over it; a layer that builds its Variables on its "
+            "first call: call the model once before the traced function, or build() it.")
+
+    def op(self, prim, args, vals, kwargs, outs, multi):
+        if not self.active:
+            return
+        if _FORWARD:
+            self.refuse("a ForwardAccumulator")
+        if _registry.PRIMITIVES.get(prim.name) is not prim and getattr(prim.fwd, "__closure__", None):
+            self.refuse(f"{prim.name} (a primitive made at run time, whose forward and VJPs hold this "
+                        "call's values: custom_gradient)")
+        where = f"autoprop.{prim.name}"
+        kw = kwargs
+        if "saved" in kwargs:
+            kw = {k: v for k, v in kwargs.items() if k != "saved"}
+        for k, v in kw.items():
+            if isinstance(v, (np.ndarray, Tensor)) or isinstance(v, tuple) and any(
+                    isinstance(e, (np.ndarray, Tensor)) for e in v):
+                raise TraceError(
+                    f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index "
+                    f"array?) at {_user_line()}: the trace would freeze it. Index with slices, or run this "
+                    "code eagerly (without @autoprop.function).")
+        template, fill, vfill = [], [], []
+        for i, (a, v) in enumerate(zip(args, vals)):
+            sp = self.spec(a, v, where)
+            if sp[0] == "s":
+                template.append(None)
+                fill.append((i, sp[1]))
+            elif sp[0] == "v":
+                template.append(None)
+                vfill.append((i, sp[1], sp[2]))
+            else:
+                template.append(sp[1])
+        outslots = []
+        for o in outs:
+            s = self.new_slot()
+            self.slot[o._key] = s
+            outslots.append(s)
+        # the VJPs' kwargs: with "saved" when the forward returns a WithSaved, which may depend on
+        # the values (lstm_gates_at), so every replay writes them into this slot
+        kws = self.new_slot()
+        self.kwslot[outs[0]._key] = kws
+        specs = [None] * len(args)  # (slot, a Variable's read?) of each argument, None for a constant
+        for i, s in fill:
+            specs[i] = (s, False)
+        for i, _var, s in vfill:
+            specs[i] = (s, True)
+        self.steps.append(("op", prim.fwd, template, tuple(fill), tuple(vfill), kw,
+                           tuple(outslots), multi, kws))
+        self.opspecs[outs[0]._key] = (specs, template)
+
+    def produce(self, make, tensors):
+        ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed value")
+               if isinstance(t, (Tensor, np.ndarray)) else ("c", t) for t in tensors]
+        self.active = False
+        try:
+            out = make(*[t._value if isinstance(t, Tensor) else t for t in tensors])
+        finally:
+            self.active = True
+        if not isinstance(out, np.ndarray):  # (a Python number would enter the ops as a constant)
+            raise TypeError(f"autoprop.core.tape.replayed: {make!r} returned {type(out).__name__}, not an array")
+        s = self.new_slot()
+        self.produced[id(out)] = (s, out)
+        self.steps.append(("produce", make, ins, s))
+        return out
+
+    def effect(self, fn, tensors):
+        ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed effect")
+               if isinstance(t, (Tensor, np.ndarray)) else ("c", t) for t in tensors]
+        self.steps.append(("effect", fn, ins))
+        self.active = False
+        try:
+            return fn(*[t._value if isinstance(t, Tensor) else t for t in tensors])
+        finally:
+            self.active = True
+
+    def assign(self, var, method, value):
+        if not self.active:
+            return
+        if var._key >= self.start:
+            self.made_inside(var)
+        if isinstance(value, Tensor) or isinstance(value, np.ndarray):
+            sp = self.spec(value, value._value if isinstance(value, Tensor) else value, f"{method}")
+        else:
+            sp = ("c", value)
+        self.steps.append(("effect", getattr(type(var), method), [("c", var), sp]))
+
+    def apply(self, opt, grads_and_vars):
+        """``opt.apply_gradients(grads_and_vars)`` as an event (the optimizer's real code at replay)."""
+        pairs = list(grads_and_vars)
+        ins, variables = [], []
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                break  # (the optimizer writes the message below)
+            g, var = pair
+            if not isinstance(var, Variable):
+                self.refuse(f"apply_gradients to a {type(var).__name__} (not an autoprop.Variable)")
+            ins.append(("c", None) if g is None else self.spec(g, getattr(g, "_value", g), "apply_gradients"))
+            variables.append(var)
+        else:
+            fn = functools.partial(_apply_event, opt, tuple(variables))
+            self.steps.append(("effect", fn, ins))
+        self.active = False
+        hook = _optim._APPLY_HOOKS.pop()  # (the optimizer's own code now, not this hook again)
+        try:
+            return type(opt).apply_gradients(opt, pairs)
+        finally:
+            _optim._APPLY_HOOKS.append(hook)
+            self.active = True
+
+    def gradient(self, tape, target, sources, output_gradients, unconnected, trace):
+        if tape._persistent:
+            self.refuse("a persistent GradientTape")
+        if not tape._watch_accessed:
+            self.refuse("GradientTape(watch_accessed_variables=False)")
+        if _RECORDING:
+            self.refuse("a nested GradientTape (gradient while another tape records)")
+        if output_gradients is not None:
+            self.refuse("gradient(..., output_gradients=...)")
+        if trace:
+            self.refuse("gradient(..., trace=...)")
+        if tape._complex:
+            self.refuse("a complex value on the tape")
+        if unconnected not in (_tape.UnconnectedGradients.NONE, "none"):
+            self.refuse("gradient(..., unconnected_gradients='zero')")
+        if tape._used:
+            self.refuse("a second gradient call on a non-persistent tape")
+        flat_sources, _ = _tape._flatten(sources) if type(sources) is not list else (sources, None)
+        targets = [target] if isinstance(target, Tensor) else _tape._flatten(target)[0]
+        plan = self.plan(tape, targets, flat_sources)
+        self.active = False
+        try:
+            results = tape.gradient(target, sources)
+        finally:
+            self.active = True
+        flat_results = [results] if isinstance(results, Tensor) or results is None else _tape._flatten(results)[0]
+        out = []
+        for r in flat_results:
+            if r is None:
+                out.append(None)
+            else:
+                rs = self.new_slot()
+                self.slot[r._key] = rs
+                out.append(rs)
+        plan.results = out
+        self.steps.append(("grad", plan))
+        return results
+
+    def plan(self, tape, targets, sources):
+        """The reverse walk of :func:`autoprop.core.tape._walk` as a list of VJP calls on slots."""
+        gslot = {}
+
+        def g_of(key):
+            s = gslot.get(key)
+            if s is None:
+                s = gslot[key] = len(gslot)
+            return s
+
+        tracked = tape._tracked
+        keep = {s._key for s in sources}
+        p = _Plan()
+        p.seeds = []
+        for t in targets:
+            if not isinstance(t, Tensor) or (t._key not in tracked and t._key not in keep):
+                continue
+            if t._value.dtype.kind not in "f":
+                self.refuse("a gradient of a non-float target")
+            p.seeds.append((g_of(t._key), t._value.shape, t._value.dtype))
+        nodes = tape._nodes[:]
+        reach = None if _tape._roots_asked(tape, keep) else _tape._reaching(nodes, keep)
+        steps = []
+        for node in reversed(nodes):
+            multi = node.__class__ is _tape.MultiNode
+            pairs = node.pairs if reach is None else _tape._asked(node.pairs, reach)
+            if not pairs:
+                continue
+            outkeys = node.key if multi else (node.key,)
+            gs = tuple(g_of(k) for k in outkeys)
+            first = outkeys[0]
+            specs, template = self.opspecs[first]
+            ins = list(node.vals)
+            fill = []
+            prim = node.prim
+            for j, v in enumerate(ins):
+                # every value is passed, also where the node keeps a NotSaved stand-in: what a record
+                # saves may depend on the values (lstm_gates_at's WithSaved), and a VJP reads only
+                # what it needs; the compact form (relu's mask) where the node kept one
+                sp = specs[j]
+                if sp is None:
+                    ins[j] = template[j]
+                    continue
+                s, is_var = sp
+                c = None
+                if prim.compact and j in prim.compact and not is_var and not isinstance(v, _tape.NotSaved):
+                    c = prim.compact[j]
+                fill.append((j, s, c))
+                ins[j] = None
+            ans = ("slots", tuple(self.slot[k] for k in outkeys)) if multi else ("slot", self.slot[first])
+            kws = self.kwslot.get(first)
+            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill), node.kwargs, kws,
+                          tuple((i, g_of(ka)) for i, ka in pairs)))
+        p.steps = steps
+        res = []
+        for s in sources:
+            if s._key not in gslot:
+                res.append(None)
+            else:
+                res.append((gslot[s._key], s._value.shape, s._value.dtype))
+        p.slots = (len(gslot), res)
+        return p
+
+    # ------------------------------------------------------------------ replay
+    def replay(self, arrays):
+        env = [None] * self.nslots
+        for s, v in zip(self.argslots, arrays):
+            env[s] = v
+        for step in self.steps:
+            kind = step[0]
+            if kind == "op":
+                _k, fwd, template, fill, vfill, kw, outslots, multi, kws = step
+                vals = template.copy()
+                for i, s in fill:
+                    vals[i] = env[s]
+                for i, var, s in vfill:
+                    vals[i] = env[s] = var._value
+                arr = fwd(*vals, **kw) if kw else fwd(*vals)
+                if type(arr) is _tape.WithSaved:
+                    env[kws] = {**kw, "saved": arr[1]}
+                    arr = arr[0]
+                else:
+                    env[kws] = kw
+                if multi:
+                    for s, a in zip(outslots, arr):
+                        env[s] = a
+                else:
+                    env[outslots[0]] = arr if type(arr) is np.ndarray else np.asarray(arr)
+            elif kind == "grad":
+                _grad(step[1], env)
+            elif kind == "produce":
+                _k, make, ins, s = step
+                env[s] = make(*_values(ins, env))
+            else:
+                _k, fn, ins = step
+                fn(*_values(ins, env))
+        return env
+
+
+def _values(ins, env):
+    out = []
+    for sp in ins:
+        if sp[0] == "s":
+            out.append(env[sp[1]])
+        elif sp[0] == "v":
+            out.append(sp[1]._value)
+        else:
+            out.append(sp[1])
+    return out
+
+
+def _apply_event(opt, variables, *grads):
+    pairs = []
+    for g, v in zip(grads, variables):
+        pairs.append((None if g is None else _wrap(g), v))
+    type(opt).apply_gradients(opt, pairs)
+
+
+@np.errstate(divide="ignore", invalid="ignore")  # (as the reverse walk, tape._backward)
+def _grad(plan, env):
+    n, res = plan.slots
+    genv = [None] * n
+    for s, shape, dtype in plan.seeds:
+        v = np.empty(shape, dtype)
+        v.fill(1)
+        genv[s] = v if genv[s] is None else genv[s] + v
+    owned = {}
+    Scatter = _tape.Scatter
+    for vjps, joint, multi, gs, ans, ins, fill, kwargs, kws, pairs in plan.steps:
+        if multi:
+            g = tuple(genv[s] for s in gs)
+            if all(x is None for x in g):
+                continue
+            a = tuple(env[s] for s in ans[1])
+        else:
+            g = genv[gs[0]]
+            if g is None:
+                continue
+            a = env[ans[1]]
+        if kws is not None:
+            kwargs = env[kws]
+        if fill:
+            ins = ins.copy()
+            for j, s, c in fill:
+                v = env[s]
+                if c is not None:
+                    v = c(v, True)
+                    if type(v) is _tape.PartlySaved:
+                        v.key = v.ident = None
+                ins[j] = v
+        if joint is not None:
+            joint = joint(pairs, g, a, *ins, **kwargs)
+        for i, ga in pairs:
+            if joint is None:
+                gi = vjps[i](g, a, *ins, **kwargs) if kwargs else vjps[i](g, a, *ins)
+            else:
+                gi = joint[i]
+            if gi is None:
+                continue
+            prev = genv[ga]
+            if gi.__class__ is Scatter:  # (the walk's in-place addition of a slice's gradient)
+                _tape.scatter_into(genv, ga, gi, prev, owned)
+            else:
+                genv[ga] = gi if prev is None else prev + gi
+    for r, out in zip(res, plan.results):
+        if out is None:
+            continue
+        gs, shape, dtype = r
+        g = genv[gs]
+        if type(g) is not np.ndarray or g.dtype != dtype or g.shape != shape:  # GradientTape._gradient's
+            g = np.asarray(g)  # conversions of a VJP's result that is not an array of the source's kind
+            if g.dtype != dtype:
+                g = g.astype(dtype)
+            if g.shape != shape:
+                g = np.broadcast_to(g, shape)
+        env[out] = g
+
+
+# ---------------------------------------------------------------------------- the decorator
+_ARRAY, _PY = "array", "python"
+
+
+def _flatten_args(x, leaves, sig):
+    """The leaves of the call's arguments (nested lists, tuples, dicts) and the signature."""
+    if type(x) is np.ndarray:  # (the usual leaf first)
+        sig.append((_ARRAY, True, x.shape, x.dtype.str))
+        leaves.append(x)
+    elif type(x) in (list, tuple):
+        sig.append((type(x), len(x)))
+        for e in x:
+            _flatten_args(e, leaves, sig)
+    elif type(x) is dict:
+        sig.append((dict, tuple(x)))
+        for k in x:
+            _flatten_args(x[k], leaves, sig)
+    elif isinstance(x, Variable):
+        sig.append(("variable", id(x)))
+    elif isinstance(x, (Tensor, np.ndarray)):
+        v = x._value if isinstance(x, Tensor) else x
+        sig.append((_ARRAY, type(x) is np.ndarray, v.shape, v.dtype.str))
+        leaves.append(x)
+    else:
+        try:
+            hash(x)
+        except TypeError:
+            raise TypeError(
+                f"autoprop.function: an argument of type {type(x).__name__} is neither an array, a "
+                "Tensor, a Variable nor hashable: the input signature cannot name it") from None
+        sig.append((_PY, type(x), x))
+
+
+def _as_traced(x, trace):
+    """The argument as the traced function sees it: a float array becomes a Tensor (as
+    tf.function converts numpy arguments), an integer array (labels) stays an array whose
+    identity names its slot; each array leaf gets a slot."""
+    if type(x) in (list, tuple):
+        return type(x)(_as_traced(e, trace) for e in x)
+    if type(x) is dict:
+        return {k: _as_traced(v, trace) for k, v in x.items()}
+    if isinstance(x, Variable) or not isinstance(x, (Tensor, np.ndarray)):
+        return x
+    s = trace.new_slot()
+    trace.argslots.append(s)
+    if isinstance(x, Tensor):
+        t = _wrap(x._value)
+        trace.slot[t._key] = s
+        return t
+    if x.dtype.kind in "fc":
+        t = _wrap(x)
+        trace.slot[t._key] = s
+        return t
+    trace.produced[id(x)] = (s, x)
+    return x
+
+
+def _outputs(x, trace):
+    """The result's structure with each traced tensor as ("slot", s)."""
+    if type(x) in (list, tuple):
+        return (type(x), [_outputs(e, trace) for e in x])
+    if type(x) is dict:
+        return (dict, {k: _outputs(v, trace) for k, v in x.items()})
+    if isinstance(x, Tensor) and not isinstance(x, Variable):
+        s = trace.slot.get(x._key)
+        if s is None:
+            if x._key >= trace.start:
+                raise TraceError("autoprop.function: the function returns a tensor made inside it from a "
+                                 "value that is not traced: return it as an array made outside, or compute "
+                                 "it from the arguments")
+            return ("const", x)
+        return ("slot", s)
+    if isinstance(x, np.ndarray):
+        raise TraceError(
+            "autoprop.function: the function returns a numpy array: it would be the first call's array "
+            "at every replay. Return tensors (or Python values, which are constants of the trace).")
+    return ("const", x)
+
+
+def _rebuild(spec, env):
+    kind, v = spec
+    if kind == "slot":
+        return _wrap(env[v])
+    if kind == "const":
+        return v
+    if kind is dict:
+        return {k: _rebuild(e, env) for k, e in v.items()}
+    return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
+
+
+class Function:
+    """A Python function traced per input signature and replayed (:func:`function`)."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._traces = {}
+        self.traces = 0  # how many traces ran (a new signature, or a layer's Python state changed)
+
+    def __get__(self, obj, objtype=None):  # a method: bound per instance, one cache each
+        if obj is None:
+            return self
+        bound = obj.__dict__.get(f"_autoprop_function_{id(self)}")
+        if bound is None:
+            bound = Function(self._fn.__get__(obj, objtype))
+            obj.__dict__[f"_autoprop_function_{id(self)}"] = bound
+        return bound
+
+    @property
+    def trace_count(self):
+        """int: how many input signatures have been traced."""
+        return len(self._traces)
+
+    def __call__(self, *args, **kwargs):
+        if _TRACERS:  # called inside another traced function: inlined in its trace (as TF)
+            return self._fn(*args, **kwargs)
+        if _RECORDING or _FORWARD:
+            raise TraceError(
+                f"autoprop.function: {self.__name__} was called while a GradientTape or ForwardAccumulator "
+                "records: its replay is not recorded on them (the gradient would be missing). Open the "
+                "tape inside the function, or call the function undecorated.")
+        leaves, sig = [], []
+        for a in args:  # (the top level inline: a training step's arguments are arrays)
+            if type(a) is np.ndarray:
+                sig.append((_ARRAY, True, a.shape, a.dtype.str))
+                leaves.append(a)
+            else:
+                _flatten_args(a, leaves, sig)
+        if kwargs:
+            sig.append("keywords")
+            _flatten_args(kwargs, leaves, sig)
+        key = tuple(sig)
+        entry = self._traces.get(key)
+        if entry is None or entry[0].state != _STATE[0]:  # (a layer's attribute set since: trace again)
+            return self._trace(key, args, kwargs)
+        trace, out = entry
+        env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
+        trace.state = _STATE[0]  # (the replay's own events set the running statistics)
+        return _rebuild(out, env)
+
+    def _trace(self, key, args, kwargs):
+        trace = _Trace(self.__name__)
+        targs = _as_traced(args, trace)
+        tkwargs = _as_traced(kwargs, trace)
+        patched = {n: getattr(np.random, n) for n in _NP_RANDOM_NAMES}
+        state = np.random.get_state()
+        _TRACERS.append(trace)
+        _tape._sync_extra()
+        _optim._APPLY_HOOKS.append(trace.apply)
+        for n in patched:
+            setattr(np.random, n, _np_random_refusal(n))
+        try:
+            result = self._fn(*targs, **tkwargs)
+            out = _outputs(result, trace)
+        finally:
+            for n, f in patched.items():
+                setattr(np.random, n, f)
+            _optim._APPLY_HOOKS.remove(trace.apply)
+            _TRACERS.remove(trace)
+            _tape._sync_extra()
+        after = np.random.get_state()
+        if not (after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]):
+            raise TraceError(
+                f"autoprop.function: {self.__name__} drew from numpy's global random state while tracing "
+                "(through a name imported before the trace): the draw would be frozen into every replay. "
+                "Draw outside the function and pass the draw in as an argument.")
+        trace.state = _STATE[0]
+        self._traces[key] = (trace, out)
+        self.traces += 1
+        return result
+
+
+def function(fn=None):
+    """Trace a Python function once per input signature and replay it on numpy arrays.
+
+    autoprop's ``tf.function``. The first call with a new input signature *traces*: it runs
+    the Python eagerly (its results are those of the undecorated function) and records the
+    primitives applied, each ``tape.gradient`` as a plan of VJP calls made once, and the
+    events whose Python runs again at every call (``optimizer.apply_gradients``,
+    ``Variable.assign*``, a Dropout's fresh mask, BatchNorm's running statistics). A later
+    call with the same signature *replays* that record on raw numpy arrays: no Tensor
+    objects, no tape, no reverse walk; the numbers are the eager step's, bit for bit.
+
+    Parameters
+    ----------
+    fn : callable
+        Typically a Keras-style training step: a ``GradientTape`` block, ``tape.gradient``,
+        ``optimizer.apply_gradients``, ``return loss``.
+
+    Returns
+    -------
+    Function
+        Callable as ``fn``; ``.trace_count`` says how many signatures were traced.
+
+    Raises
+    ------
+    TraceError
+        While tracing, naming the line, wherever a trace would freeze a value or cannot
+        follow the code: converting a traced tensor to a Python or numpy value (``float``,
+        ``bool`` and so a Python ``if`` on it, ``int``, ``.numpy()``, ``np.asarray``,
+        ``.item()``, an index), or numpy's value-only functions on one (``np.allclose``,
+        ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a numpy array that
+        enters an operation without being an argument or a Variable (refused, not
+        guarded: its contents may be a fresh draw or an attribute rebound between calls,
+        which no comparison of the traced array would see); a tensor made inside the
+        function from such a value; a persistent or nested tape, ``watch_accessed_variables
+        =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
+        ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
+        a ``ForwardAccumulator``, ``custom_gradient``, a Variable made inside the function;
+        a call while a tape records.
+
+    Notes
+    -----
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or
+    Tensor argument, the identity of each Variable, the value of every other (hashable)
+    argument such as ``training=True``. A new signature traces again; arrays of a known
+    signature replay with their new values. Float arrays are passed to the traced
+    function as Tensors (as tf.function converts them), integer arrays (labels) as
+    arrays.
+
+    Variables are read by reference at each replay (an ``assign`` between calls is
+    seen); a layer attribute set since (``layer.trainable = False``) traces again. Other
+    Python values it reads (a closure's float, a captured Tensor, an object's attribute)
+    are constants of the trace, as in TensorFlow: after changing one, make a new function.
+    Python side effects (``print``, appending to a list, a counter in Python) run only
+    while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
+    values (finiteness), except the integer labels' range, checked at every replay.
+    An index array (a boolean mask) is refused. While a trace runs, np.random's
+    functions are replaced by the refusal (trace in one thread at a time).
+
+    Examples
+    --------
+    >>> import numpy as np, autoprop as ap
+    >>> from autoprop import layers, losses
+    >>> model = layers.Sequential(layers.Linear(3, 2, rng=0))
+    >>> loss_fn, opt = losses.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
+    >>> @ap.function
+    ... def train_step(x, y):
+    ...     with ap.GradientTape() as tape:
+    ...         loss = loss_fn(y, model(x, training=True))
+    ...     grads = tape.gradient(loss, model.trainable_variables)
+    ...     opt.apply_gradients(zip(grads, model.trainable_variables))
+    ...     return loss
+    >>> x, y = np.ones((4, 3)), np.array([0, 1, 1, 0])
+    >>> first = train_step(x, y)                # traces (runs eagerly, updates once)
+    >>> second = train_step(x, y)               # replays: the loss after that update
+    >>> train_step.trace_count, bool(second.numpy() < first.numpy())
+    (1, True)
+    """
+    if fn is None:
+        return function
+    return Function(fn)
