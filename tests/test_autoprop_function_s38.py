@@ -172,6 +172,23 @@ def test_a_layer_frozen_between_calls_traces_again():
     assert steps[1].traces == 2 and steps[1].trace_count == 1
 
 
+def test_a_variable_frozen_between_calls_traces_again():
+    """Variable.trainable set to False between calls: the replay read the old list (a silently wrong step, found
+    by the lead's review); now a change of Python state, as a layer's attribute is."""
+    models = [_mlp(), _mlp()]
+    steps = [_step_fn(models[0], ap.optimizers.SGD(learning_rate=0.1), alo.SoftmaxCrossEntropy()),
+             ap.function(_step_fn(models[1], ap.optimizers.SGD(learning_rate=0.1), alo.SoftmaxCrossEntropy()))]
+    for i, (x, y) in enumerate(_batches((64,), 16)):
+        if i == 2:
+            for m in models:
+                m.trainable_variables[0].trainable = False
+        (le, _), (lf, _) = (step(x, y) for step in steps)
+        assert np.array_equal(le.numpy(), lf.numpy())
+        for a, b in zip(models[0].variables, models[1].variables):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+    assert steps[1].traces == 2 and len(models[1].trainable_variables) == len(models[0].trainable_variables)
+
+
 def test_operations_after_a_tape_closes_are_traced():
     # a tape that stops listening after its block (unwatch) once cleared the core's flag for the
     # trace too, so the trace missed every operation after it (a KeyError in the plan, or a step lost)

@@ -118,7 +118,8 @@ def test_tensor_methods_are_listed_in_the_record_they_call():
             listed.setdefault(m, set()).add(name)
     seen = 0
     for attr, calls in _tensor_members():
-        calls -= {"dispatch_ufunc", "dispatch_function", "_np_reshape"}  # (the reshape record's numpy call)
+        calls -= {"dispatch_ufunc", "dispatch_function", "_np_reshape",  # (the reshape record's numpy call)
+                  "method_out"}  # (the refusal of numpy's out through a method: no record)
         if calls:
             seen += 1
             assert calls <= listed.get(attr, set()), (

@@ -1113,12 +1113,26 @@ class Variable(Tensor):
     array(2.)
     """
 
-    __slots__ = ("trainable", "name")
+    __slots__ = ("_trainable", "name")
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         super().__init__(initial_value, dtype)
-        self.trainable = bool(trainable)
+        self._trainable = bool(trainable)
         self.name = name if name is not None else "Variable"
+
+    @property
+    def trainable(self):
+        """bool: whether a tape watches this Variable on its own and models list it in ``trainable_variables``.
+        Setting it to another value counts as a change of Python state (``_STATE``): an ``autoprop.function``
+        traced before traces again (its replay read the old value)."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        if value != self._trainable:
+            _STATE[0] += 1
+        self._trainable = value
 
     def _check_new(self, value, what, copy=True):
         value = value._value if isinstance(value, Tensor) else value
