@@ -3079,7 +3079,9 @@ def _top_package(folder: str, root: str) -> tuple[dict[str, str], int, str | Non
     :func:`_package_files` copies them, their bytes, and why the folder is not copied (None: it is). Walked at
     most :data:`PACKAGE_DEPTH` deep; hidden folders, ``__pycache__`` and virtual environments (``pyvenv.cfg``,
     ``site-packages``) skipped; below ``root`` (which may be a namespace package: ``pkg/sub/m.py``) a folder
-    without ``.py`` files is not entered (review24: a file checked in a home folder walked all of it 4 deep).
+    without ``.py`` files is not entered (review24: a file checked in a home folder walked all of it 4 deep), unless
+    it holds no files at all, only folders: a namespace level (numpy-transformer's ``transformer/layers/`` of
+    ``base/`` and ``combined/``: corpus38 F1, "No module named 'transformer.layers'").
     Counted toward :data:`PACKAGE_ENTRIES`: the entries of each folder holding ``.py`` files and the folders
     entered, not the files of one without (a folder of images is listed once, and is no package)."""
     out, total, seen = {}, 0, 0
@@ -3090,7 +3092,7 @@ def _top_package(folder: str, root: str) -> tuple[dict[str, str], int, str | Non
             continue
         py = sorted(f for f in files if f.endswith(".py"))
         dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x))) if (
-            py or d == root) else []
+            py or d == root or not files) else []  # a folder of sub-folders alone: a namespace level (corpus38 F1)
         seen += len(dirs) + (len(files) if py else 0)
         if seen > PACKAGE_ENTRIES:
             return {}, 0, f"more than {PACKAGE_ENTRIES} entries"

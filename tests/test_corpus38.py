@@ -1,0 +1,78 @@
+"""Public numpy code corpus38 ran through `gradcheck check` (session 38, issue 10; cases/corpus38/RUN.sh reproduces
+each finding on the upstream code itself). Written here in those layouts, not copied:
+
+- F2: a layer with an integer input beside float ones (a 0/1 mask, AkiRusProd/numpy-transformer's
+  ``MultiHeadAttention.forward(query, key, value, mask)``) whose backward returns one gradient per float input,
+  ``(dq, dk, dv)``: it was a GradientShapeError, exit 1 "dmask is missing", on a correct layer;
+- F1: a package folder holding only sub-folders (numpy-transformer's ``transformer/layers/`` of ``base/`` and
+  ``combined/``) was not copied into the sandbox: "No module named 'transformer.layers'";
+- F3: CS231n-style pairs as wiseodd/hipsternet writes batch norm, ``bn_forward(X, gamma, beta, cache, ...)`` with a
+  forward argument named ``cache`` beside ``bn_backward(dout, cache)``, and ``--init`` lists at the top level.
+"""
+
+import numpy as np
+import pytest
+
+import gradcheck
+from gradcheck import sandbox
+
+
+class MaskedAttention:
+    """Scaled dot-product attention with a 0/1 key mask (the mask an integer input, no gradient)."""
+
+    def __init__(self, scale_dq=1.0):
+        self.params, self.grads, self.scale_dq = {}, {}, scale_dq
+
+    def forward(self, q, k, v, mask):
+        self.q, self.k, self.v = q, k, v
+        s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+        s = np.where(mask == 0, -1e9, s)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        self.p = p / p.sum(-1, keepdims=True)
+        return self.p @ v
+
+    def backward(self, dy):
+        dv = self.p.transpose(0, 2, 1) @ dy
+        dp = dy @ self.v.transpose(0, 2, 1)
+        ds = self.p * (dp - (dp * self.p).sum(-1, keepdims=True)) / np.sqrt(self.q.shape[-1])
+        return self.scale_dq * (ds @ self.k), ds.transpose(0, 2, 1) @ self.q, dv
+
+
+def _attention_inputs():
+    r = np.random.default_rng(0)
+    return [r.normal(size=(2, 3, 4)), r.normal(size=(2, 5, 4)), r.normal(size=(2, 5, 4)),
+            r.integers(0, 2, size=(2, 1, 5))]
+
+
+def test_f2_one_gradient_per_float_input_beside_an_integer_mask_is_read_in_order():
+    res = gradcheck.check_layer(MaskedAttention(), _attention_inputs())
+    assert res.passed, str(res)
+    assert [r.tensor for r in res.records] == ["dX0", "dX1", "dX2"], [r.tensor for r in res.records]
+
+
+def test_f2_a_wrong_gradient_among_them_still_fails_naming_it():
+    res = gradcheck.check_layer(MaskedAttention(scale_dq=0.5), _attention_inputs())
+    assert not res.passed
+    assert [r.tensor for r in res.records if not r.passed] == ["dX0"], str(res)
+
+
+def _namespace_project(tmp_path):
+    layers = tmp_path / "transformer" / "layers"
+    (layers / "base").mkdir(parents=True)
+    (layers / "combined").mkdir()
+    (layers / "base" / "dense.py").write_text("def dense(x, w):\n    return x @ w\n")
+    att = layers / "combined" / "self_attention.py"
+    att.write_text("from transformer.layers.base.dense import dense\n")
+    (tmp_path / "transformer" / "data" / "raw").mkdir(parents=True)  # a folder with files but no .py: not entered
+    (tmp_path / "transformer" / "data" / "notes.txt").write_text("")
+    (tmp_path / "transformer" / "data" / "raw" / "hidden.py").write_text("")
+    return att
+
+
+def test_f1_a_folder_of_sub_packages_alone_is_copied_with_them(tmp_path, monkeypatch):
+    att = _namespace_project(tmp_path)
+    monkeypatch.chdir(tmp_path)  # gradcheck check run from the repository's root, as its README runs it
+    got = sorted(sandbox.sibling_files("transformer/layers/combined/self_attention.py"))
+    assert "transformer/layers/base/dense.py" in got, got
+    assert not any(k.startswith("transformer/data/") for k in got), got
+    assert str(att).endswith(got[-1].split("/")[-1])
