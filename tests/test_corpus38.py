@@ -11,7 +11,6 @@ each finding on the upstream code itself). Written here in those layouts, not co
 """
 
 import numpy as np
-import pytest
 
 import gradcheck
 from gradcheck import sandbox
@@ -76,3 +75,44 @@ def test_f1_a_folder_of_sub_packages_alone_is_copied_with_them(tmp_path, monkeyp
     assert "transformer/layers/base/dense.py" in got, got
     assert not any(k.startswith("transformer/data/") for k in got), got
     assert str(att).endswith(got[-1].split("/")[-1])
+
+
+# wiseodd/hipsternet hipsternet/layer.py bn_forward/bn_backward (The Unlicense), its layout: forward takes the running
+# statistics as a tuple named cache, returns (out, cache, running_mean, running_var); backward(dout, cache)
+def bn_forward(X, gamma, beta, cache, momentum=.9, train=True):
+    running_mean, running_var = cache
+    mu, var = np.mean(X, axis=0), np.var(X, axis=0)
+    X_norm = (X - mu) / np.sqrt(var + 1e-8)
+    out = gamma * X_norm + beta
+    cache = (X, X_norm, mu, var, gamma, beta)
+    running_mean = momentum * running_mean + (1. - momentum) * mu
+    running_var = momentum * running_var + (1. - momentum) * var
+    return out, cache, running_mean, running_var
+
+
+def bn_backward(dout, cache, mean_path=True):
+    X, X_norm, mu, var, gamma, beta = cache
+    N, D = X.shape
+    X_mu = X - mu
+    std_inv = 1. / np.sqrt(var + 1e-8)
+    dX_norm = dout * gamma
+    dvar = np.sum(dX_norm * X_mu, axis=0) * -.5 * std_inv**3
+    dmu = np.sum(dX_norm * -std_inv, axis=0) + dvar * np.mean(-2. * X_mu, axis=0)
+    dX = (dX_norm * std_inv) + (dvar * 2 * X_mu / N) + mean_path * (dmu / N)
+    return dX, np.sum(dout * X_norm, axis=0), np.sum(dout, axis=0)
+
+
+def test_f3_hipsternet_batchnorm_pair_is_read_and_passes():
+    layer = gradcheck.function_pair(bn_forward, bn_backward, cache=[[0.0] * 4, [1.0] * 4])
+    res = gradcheck.check_layer(layer, [(5, 4), (4,), (4,)], twin=None)
+    assert res.passed, str(res)
+    assert [r.tensor for r in res.records] == ["dX", "dgamma", "dbeta"], [r.tensor for r in res.records]
+    assert layer.state_outputs == ["running_mean", "running_var"]
+
+
+def test_f3_its_backward_without_the_mean_path_fails_in_dx():
+    def bn_backward_no_mean(dout, cache):
+        return bn_backward(dout, cache, mean_path=False)
+    layer = gradcheck.function_pair(bn_forward, bn_backward_no_mean, cache=[[0.0] * 4, [1.0] * 4])
+    res = gradcheck.check_layer(layer, [(5, 4), (4,), (4,)], twin=None)
+    assert [r.tensor for r in res.records if not r.passed] == ["dX"], str(res)

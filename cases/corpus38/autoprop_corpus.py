@@ -1,16 +1,25 @@
+# ruff: noqa: E402, E701, E702, E731, B023  (a case script: sys.path set first, terse probes)
 """corpus38 part (a): public numpy forward code run as written on autoprop Tensors, its gradient compared with
 central differences (float64) and HIPS autograd. Usage: python autoprop_corpus.py CHECKOUT UPSTREAM_DIR.
 One line per code base: OK (agrees), ERROR (refused: the message and whether its fix works), WRONG (a silent
 wrong number). Upstream code is read from UPSTREAM_DIR (upstream.sh), never copied here."""
-import contextlib, io, os, shutil, sys, tempfile, warnings
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+
 CHECKOUT, UP = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 sys.path.insert(0, CHECKOUT)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, HERE)
+import autograd
+import autograd.numpy as anp
 import numpy as onp
 from common import central, leaves, load, rebuild, relerr
+
 import autoprop as ap
-import autograd, autograd.numpy as anp
+
 
 def tape_grad(f, arrays, names):
     """(gradients or None, exception or None, warnings) of sum-valued f under a tape, Variables for arrays."""
@@ -52,7 +61,9 @@ verdict("A1", "jaymody/picoGPT gpt2.py gpt2() (16 parameter arrays)", got, num, 
 
 # A2 hipsternet layer.py (Unlicense): im2col conv, pools, batch norm, softmax
 sys.path.insert(2, f"{UP}/wiseodd+hipsternet")
-import hipsternet.layer as hl, hipsternet.utils as hu
+import hipsternet.layer as hl
+import hipsternet.utils as hu
+
 r = onp.random.default_rng(0)
 cases = [("conv_forward", lambda X, W, b: hl.conv_forward(X, W, b)[0], [r.normal(size=(2, 3, 4, 4)), r.normal(size=(2, 3, 3, 3)), r.normal(size=(2, 1))]),
          ("maxpool_forward", lambda X: hl.maxpool_forward(X)[0], [r.normal(size=(2, 3, 4, 4))]),
@@ -66,7 +77,10 @@ for name, f, arrs in cases:
     verdict("A2", f"wiseodd/hipsternet hipsternet/layer.py {name}", got, num, None, err, "(autograd cannot run transpose(1, 2, 0))" if "pool" in name or "conv" in name else "")
 
 # A3 hipsternet neuralnet.py RNN/LSTM/GRU over 3 steps with loss.cross_entropy: refused at loss.py's np.sum([...])
-import hipsternet.neuralnet as nn, hipsternet.loss as lf
+import hipsternet.loss as lf
+import hipsternet.neuralnet as nn
+
+
 def rnn_case(kind, fixed):
     onp.random.seed(0)
     net = getattr(nn, kind)(5, 4, {c: i for i, c in enumerate("abcde")}, dict(enumerate("abcde")))
@@ -103,7 +117,9 @@ for kind in ("RNN", "LSTM", "GRU"):
 # A4 AkiRusProd/numpy-transformer MultiHeadAttention / LayerNormalization forward (numba stubbed: not installed)
 tmp = tempfile.mkdtemp(); shutil.copy(f"{HERE}/numba_stub.py", f"{tmp}/numba.py"); sys.path.insert(2, tmp)
 sys.path.insert(2, f"{UP}/AkiRusProd+numpy-transformer")
-import transformer.layers.combined.self_attention as sa, transformer.layers.base.layer_norm as lnm
+import transformer.layers.base.layer_norm as lnm
+import transformer.layers.combined.self_attention as sa
+
 onp.random.seed(0)
 mha = sa.MultiHeadAttention(d_model=8, heads_num=2, dropout=0.0)
 mask = (r.random((2, 1, 4)) > 0.3).astype(int); mask[..., 0] = 1
@@ -127,6 +143,7 @@ verdict("A4", "AkiRusProd/numpy-transformer layer_norm.py LayerNormalization.for
 # A5 nicodjimenez/lstm lstm.py: 3 LstmNodes through LstmNetwork, the README's toy loss
 sys.path.insert(2, f"{UP}/nicodjimenez+lstm")
 import lstm as NL
+
 wn = ["wg", "wi", "wf", "wo", "bg", "bi", "bf", "bo"]
 p0 = NL.LstmParam(5, 3)
 for n in wn:
@@ -147,9 +164,10 @@ verdict("A5", "nicodjimenez/lstm lstm.py LstmNetwork (3 steps)", got, num, None,
 # A6 scikit-network 0.33.5 sknetwork/gnn (BSD): GNNClassifier forward + CrossEntropy loss, sparse adjacency
 sys.path.insert(2, f"{UP}/pylib")
 try:
+    import sknetwork.gnn.activation as ska
+    import sknetwork.gnn.layer as skl
     from scipy import sparse
     from sknetwork.gnn import GNNClassifier
-    import sknetwork.gnn.layer as skl, sknetwork.gnn.activation as ska
 except ImportError as e:
     print(f"A6 SKIPPED scikit-network not installed in {UP}/pylib ({e})")
 else:

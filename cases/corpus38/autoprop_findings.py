@@ -1,10 +1,14 @@
+# ruff: noqa: E402, E701, E702, E731, B023  (a case script: sys.path set first, terse probes)
 """corpus38 F7, F8: two autoprop refusals met in scikit-network's GNN code. Usage: python autoprop_findings.py CHECKOUT"""
-import os, sys, warnings
+import os
+import sys
+
 sys.path.insert(0, os.path.abspath(sys.argv[1]))
 import numpy as np
+from scipy import sparse
+
 import autoprop as ap
 import autoprop.scipy.special as aps
-from scipy import sparse
 
 # F7: the escape warning advises autoprop.scipy.special.softmax "(the same signature, recorded)"; on a plain array it
 # returns a Tensor, so the library's own numpy path (sknetwork loss.py: one_hot = np.zeros_like(probs); one_hot[i, y] = 1)

@@ -1,5 +1,9 @@
+# ruff: noqa: E402, E701, E702, E731, B023  (a case script: sys.path set first, terse probes)
 """Helpers for corpus38's cases: load upstream files, flatten parameter trees, compare gradients."""
-import importlib.util, sys, numpy as onp
+import importlib.util
+
+import numpy as onp
+
 
 def load(path, name, np_module=None):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -44,7 +48,12 @@ def relerr(a, b):
 
 def compare(label, f_ap, f_ag, f_np, arrays, G=None, names=None):
     """Run f under autoprop (Variables), autograd and central differences of sum(f * G); print one line per array."""
-    import warnings, autoprop as ap, autograd, autograd.numpy as anp
+    import warnings
+
+    import autograd
+    import autograd.numpy as anp
+
+    import autoprop as ap
     names = names or [f'a{i}' for i in range(len(arrays))]
     out0 = onp.asarray(f_np(*[a.copy() for a in arrays]))
     G = onp.random.default_rng(1).normal(size=out0.shape) if G is None else G
