@@ -11,6 +11,7 @@ each finding on the upstream code itself). Written here in those layouts, not co
 """
 
 import numpy as np
+import pytest
 
 import gradcheck
 from gradcheck import sandbox
@@ -116,3 +117,18 @@ def test_f3_its_backward_without_the_mean_path_fails_in_dx():
     layer = gradcheck.function_pair(bn_forward, bn_backward_no_mean, cache=[[0.0] * 4, [1.0] * 4])
     res = gradcheck.check_layer(layer, [(5, 4), (4,), (4,)], twin=None)
     assert [r.tensor for r in res.records if not r.passed] == ["dX"], str(res)
+
+
+def test_f8_a_tensor_times_a_scipy_sparse_matrix_says_sparse_and_its_fix_runs():
+    """scikit-network's graph convolution multiplies a scipy.sparse adjacency: ``t @ A`` said only "Input operand 1
+    does not have enough dimensions (has 0 ...)"; the message now names the sparse matrix and its fix, which runs."""
+    from scipy import sparse
+
+    import autoprop as ap
+    A = sparse.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    x = ap.Variable(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match=r"scipy\.sparse csr_matrix.*A\.toarray\(\) @ t"):
+        x.T @ A
+    with ap.GradientTape() as tape:
+        y = np.sum((A.toarray() @ x) * np.arange(6.0).reshape(2, 3))
+    assert np.array_equal(tape.gradient(y, x).numpy(), A.toarray().T @ np.arange(6.0).reshape(2, 3))
