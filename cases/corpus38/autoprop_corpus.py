@@ -81,6 +81,15 @@ import hipsternet.loss as lf
 import hipsternet.neuralnet as nn
 
 
+def seq_loss(net, keys, Xs, Ys):
+    """The mean over the steps of hipsternet's cross_entropy, as its train_step computes it, of the weights vs."""
+    def loss(vs):
+        net.model = dict(zip(keys, vs)); state, total = net.initial_state(), 0.0
+        for x, y in zip(Xs, Ys):
+            yp, state, _ = net.forward(x, state, train=True)
+            total += lf.cross_entropy(net.model, yp, y, lam=0.0)
+        return total / len(Xs)
+    return loss
 def rnn_case(kind, fixed):
     onp.random.seed(0)
     net = getattr(nn, kind)(5, 4, {c: i for i, c in enumerate("abcde")}, dict(enumerate("abcde")))
@@ -92,12 +101,7 @@ def rnn_case(kind, fixed):
         def regularization(model, reg_type="l2", lam=1e-3):
             return onp.sum(onp.stack([lf.reg.l2_reg(model[k], lam) for k in model if k.startswith("W")]))
         lf.regularization = regularization
-    def loss(vs):
-        net.model = dict(zip(keys, vs)); state, total = net.initial_state(), 0.0
-        for x, y in zip(Xs, Ys):
-            yp, state, _ = net.forward(x, state, train=True)
-            total += lf.cross_entropy(net.model, yp, y, lam=0.0)
-        return total / 3
+    loss = seq_loss(net, keys, Xs, Ys)
     vals = [net.model[k].copy() for k in keys]
     try:
         got, err, _ = tape_grad(loss, vals, keys)
@@ -214,12 +218,7 @@ for k in net.model:
     net.model[k] = net.model[k] + 0.3 * onp.random.randn(*net.model[k].shape)
 keys, Xs, Ys = list(net.model), onp.array([0, 3, 1]), onp.array([3, 1, 4])
 vals = [net.model[k].copy() for k in keys]
-def lstm_loss(vs):
-    net.model = dict(zip(keys, vs)); state, total = net.initial_state(), 0.0
-    for x, y in zip(Xs, Ys):
-        yp, state, _ = net.forward(x, state, train=True)
-        total += lf.cross_entropy(net.model, yp, y, lam=0.0)
-    return total / 3
+lstm_loss = seq_loss(net, keys, Xs, Ys)
 num = dict(zip(keys, central(lambda vs: float(lstm_loss(vs)), [v.copy() for v in vals])))
 net.model = dict(zip(keys, [v.copy() for v in vals]))
 grads, _, _ = net.train_step(Xs, Ys, net.initial_state())  # its loss is the mean over steps, its grads the sum
