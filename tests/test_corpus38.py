@@ -132,3 +132,18 @@ def test_f8_a_tensor_times_a_scipy_sparse_matrix_says_sparse_and_its_fix_runs():
     with ap.GradientTape() as tape:
         y = np.sum((A.toarray() @ x) * np.arange(6.0).reshape(2, 3))
     assert np.array_equal(tape.gradient(y, x).numpy(), A.toarray().T @ np.arange(6.0).reshape(2, 3))
+
+
+def test_f3_the_cli_header_says_what_the_pair_got(tmp_path):
+    """`gradcheck check layer.py::bn --init '{"cache": [...]}'` (exit 3 "can't multiply sequence by non-int of type
+    'float'" before, under a header saying the list was given "to the constructor as float64 arrays")."""
+    import inspect
+
+    from test_cli import check_source
+    source = "import numpy as np\n\n\n" + inspect.getsource(bn_forward) + "\n\n" + inspect.getsource(bn_backward)
+    code, out = check_source(tmp_path, source, "bn", "--input-shape", "5,4;4;4", "--init",
+                             '{"cache": [[0, 0, 0, 0], [1, 1, 1, 1]]}', "--isolation", "process", file="layer.py")
+    assert code == 0 and "PASS: bn: every gradient (dX, dgamma, dbeta) matches" in out, out
+    flat = " ".join(out.split())
+    assert "init: cache (2, 4) given to the forward function as float64 arrays" in flat, out
+    assert "bn_forward returns running_mean, running_var after (out, cache): read as state" in flat, out
