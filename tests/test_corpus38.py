@@ -76,6 +76,12 @@ def test_f1_a_folder_of_sub_packages_alone_is_copied_with_them(tmp_path, monkeyp
     assert "transformer/layers/base/dense.py" in got, got
     assert not any(k.startswith("transformer/data/") for k in got), got
     assert str(att).endswith(got[-1].split("/")[-1])
+    beside = tmp_path / "train.py"  # a file beside the package importing it: the same walk
+    beside.write_text("from transformer.layers.base.dense import dense\n")
+    (tmp_path / "notes" / "old" / "older").mkdir(parents=True)  # not imported: below its top, a folder of folders
+    (tmp_path / "notes" / "old" / "older" / "o.py").write_text("")  # is not entered (review24)
+    got = sorted(sandbox.sibling_files(str(beside)))
+    assert "transformer/layers/base/dense.py" in got and "notes/old/older/o.py" not in got, got
 
 
 # wiseodd/hipsternet hipsternet/layer.py bn_forward/bn_backward (The Unlicense), its layout: forward takes the running
