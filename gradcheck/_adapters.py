@@ -2445,14 +2445,20 @@ class FunctionPair:
         self.as_arrays = [f"{k}['{j}']" for k, v in (init or {}).items() if isinstance(v, dict)
                           for j, e in v.items() if _numbers(e)]
         self.dtype = np.dtype(dtype)
+        # a list at the top (hipsternet's bn_forward(X, gamma, beta, cache) with cache = (running_mean, running_var))
+        # by the constructor's rules (:func:`init_arrays`), as the header says (corpus38 F3b: it got the JSON list)
+        top = init_arrays({k: v for k, v in (init or {}).items() if not isinstance(v, dict)}, dtype=dtype)[0]
         self._kwargs = {k: {j: self._array(e) if _numbers(e) else e for j, e in v.items()}
-                        if isinstance(v, dict) else v for k, v in (init or {}).items()}
+                        if isinstance(v, dict) else top[k] for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
         self._dict_weights(bwd)
         self.backward_keywords = backward_keywords(bwd, self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
         self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
+        #: the names of what forward returns after (out, cache) for a backward of (dout, cache): its running
+        #: statistics (wiseodd/hipsternet's bn_forward -> (out, cache, running_mean, running_var)), not differentiated
+        self.state_outputs = []
 
     def _dict_weights(self, bwd):
         """Andrew Ng's pairs (deep-learning.ai's ``rnn_cell_forward(xt, a_prev, parameters)`` with
@@ -2507,6 +2513,10 @@ class FunctionPair:
             self.outputs = _first_outputs(res[:-1], self.student_backward, self.student_forward)
         if self.outputs is not None:
             return self.outputs.join(res[:-1] if isinstance(res, tuple) else res), res[-1]
+        if self.state_outputs or _state_after_cache(res, self.student_backward):
+            names = _return_names(self.student_forward, len(res), len(res))
+            self.state_outputs = self.state_outputs or (names or [f"out{j}" for j in range(len(res))])[2:]
+            return res[0], res[1]
         if not (isinstance(res, tuple) and len(res) == 2):
             raise UnreadableError(unreadable(self.student_forward, self.student_backward, res))
         return res
@@ -2589,11 +2599,28 @@ class FunctionPair:
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
 
 
+def _state_after_cache(res, bwd) -> bool:
+    """Whether forward's result ``res`` is ``(out, cache, state...)`` for a backward of ``(dout, cache)``: a tuple of 3
+    or more, ``out`` a float array, ``cache`` not one (a tuple, a dict), and backward requiring two positional
+    arguments (wiseodd/hipsternet's ``bn_forward -> (out, cache, running_mean, running_var)``: corpus38 F3c)."""
+    return (isinstance(res, tuple) and len(res) > 2 and isinstance(res[0], np.ndarray) and res[0].dtype.kind == "f"
+            and not isinstance(res[1], np.ndarray) and len(_positional(bwd, required=True)) == 2)
+
+
 def backward_keywords(bwd, init):
     """The keys of ``init`` (``--init``) that a pair's backward names as arguments (Andrew Ng's
     ``linear_activation_backward(dA, cache, activation)``): passed to backward too, by keyword."""
     ps = _params(bwd) or {}
-    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in _NAMED)
+    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in _NAMED and k not in _result_slots(bwd))
+
+
+def _result_slots(bwd) -> set[str]:
+    """The names of a pair's backward parameters that take what forward returned, not an ``--init`` value: the
+    first two positional (``dout, cache``) and any positional named like a cache. A forward argument of the same name
+    (wiseodd/hipsternet's ``bn_forward(X, gamma, beta, cache)``: its running statistics) is forward's alone
+    (corpus38 F3a: it was passed to ``bn_backward`` as ``cache=`` too, and required of --init)."""
+    pos = [p.name for p in _positional(bwd)]
+    return set(pos[:2]) | {n for n in pos if "cache" in n.lower()}
 
 
 def _backward_missing(fwd, bwd, init, n_inputs):
@@ -2607,6 +2634,7 @@ def _backward_missing(fwd, bwd, init, n_inputs):
     others = set(pos[n_inputs or len([q for q in pos if q not in (init or {})]):]) | {
         p.name for p in fps.values() if p.kind == P.KEYWORD_ONLY}
     missing = [p.name for p in bps.values() if p.default is P.empty and p.name not in (init or {})
+               and p.name not in _result_slots(bwd)
                and (p.kind == P.KEYWORD_ONLY or (p.kind == P.POSITIONAL_OR_KEYWORD and p.name in others))]
     if missing:
         raise InitError(f"{_written_as(bwd)} needs {', '.join(missing)}, which no --init "
@@ -5646,6 +5674,9 @@ def _pair_info(obj, inputs):
         _pair_outputs(obj, inputs)
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
+    text += (f"; {f} returns {', '.join(obj.state_outputs)} after (out, cache): read as state (running statistics), "
+             f"not outputs: {obj.student_backward.__name__} takes no gradient for them, so they are not checked"
+             if obj.state_outputs else "")
     text += f"; {', '.join(obj.as_arrays)} (lists) passed as {obj.dtype.name} arrays" if obj.as_arrays else ""
     if obj.weights_in:  # Ng's parameters["Wax"]: weights, their gradients the dict's "dWax"
         ws, b = [f"{k}[{j!r}]" for j, k in obj.weights_in.items()], obj.student_backward.__name__

@@ -964,6 +964,9 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
     floats = [i for i, x in enumerate(inputs) if x.dtype.kind == "f"]
     if len(inputs) > 1 and len(floats) == 1 and isinstance(ret, np.ndarray):
         ret = tuple(ret if i == floats[0] else None for i in range(len(inputs)))
+    elif 1 < len(floats) < len(inputs) and isinstance(ret, (tuple, list)) and len(ret) == len(floats):
+        rest = iter(ret)  # one gradient per float input, none for the integer ones (a mask, ids: corpus38 F3)
+        ret = tuple(next(rest) if i in floats else None for i in range(len(inputs)))
     if len(inputs) > 1 and (not isinstance(ret, (tuple, list)) or len(ret) != len(inputs)):
         got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                else "None" if ret is None else type(ret).__name__)

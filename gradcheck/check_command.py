@@ -332,7 +332,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag) + _inplace_lines(layer) + point_headers(diag, layer) + _no_gradient_lines(diag)
     lines += config_toggle_lines((getattr(layer, "protocol", None) or {}).get("config_toggles") or [])
-    lines += _init_array_lines(init, low_dtype(args) or "float64") + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init, low_dtype(args) or "float64", layer) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     lines += [x for x in [cache_rewritten_line(layer, V.layer_inputs(  # backward wrote into an array forward made
         getattr(args, "inputs", shape), np.random.default_rng([args.seed, 3]), cname))] if x]
@@ -1651,14 +1651,15 @@ def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
             "gradients may come from them, not from the layer's code."]
 
 
-def _init_array_lines(init: dict[str, Any], dtype: str = "float64") -> list[str]:
-    """The header line naming the ``--init`` lists given to the constructor as arrays of ``dtype`` (``--dtype``:
-    :func:`gradcheck._adapters.init_arrays`)."""
-    shapes = init_arrays(init)[1] if init else {}
+def _init_array_lines(init: dict[str, Any], dtype: str = "float64", layer: Any = None) -> list[str]:
+    """The header line naming the ``--init`` lists given to the constructor (a CS231n pair: to its forward, corpus38
+    F3b) as arrays of ``dtype`` (``--dtype``: :func:`gradcheck._adapters.init_arrays`)."""
+    shapes = init_arrays({k: v for k, v in init.items() if not isinstance(v, dict)})[1] if init else {}
     if not shapes:
         return []
+    pair = (getattr(layer, "protocol", None) or {}).get("protocol") == "cs231n"
     return ["init: " + ", ".join(f"{k} {V.fmt_shape(s)}" for k, s in shapes.items())
-            + f" given to the constructor as {dtype} arrays (from --init's JSON lists)"]
+            + f" given to {'the forward function' if pair else 'the constructor'} as {dtype} arrays (from --init's JSON lists)"]
 
 
 def _unpaired(info, cname: str) -> list:

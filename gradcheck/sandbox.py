@@ -2909,11 +2909,12 @@ def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
     if hostile and _refuse_reason(own):  # a link itself: not read here either; the sandbox's copy says why (exit 2)
         return Siblings({os.path.basename(path): own})
     out = Siblings(_sibling_modules(path, folder, hostile))
-    out.update(_package_files(folder))
+    read = _imported_tops(path)  # the file's imports, read once for the walks below
+    out.update(_package_files(folder, imported=read[0]))
     if hostile:
-        out.left_out = _outside_note(path, folder, out)
+        out.left_out = _outside_note(path, folder, out, read)
     else:
-        out.update(_parent_packages(path, folder, out))
+        out.update(_parent_packages(path, folder, out, read))
     out[os.path.basename(path)] = own
     for name in list(out):  # a name the sandbox's copy would refuse (redteam29 F5: backslashes): left out, named
         try:
@@ -2925,12 +2926,12 @@ def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
     return out
 
 
-def _outside_note(path: str, folder: str, have: dict[str, str]) -> tuple[str, ...]:
+def _outside_note(path: str, folder: str, have: dict[str, str], read=None) -> tuple[str, ...]:
     """Warn, for :func:`sibling_files`' ``hostile``, of each package outside ``folder`` that the file ``path`` imports
     and its own-code search (:func:`_parent_packages`) would have copied; nothing is listed or read there. Returns
     those packages' names, sorted."""
     first: dict[str, str] = {}
-    for root, tops in _parent_roots(path, folder, have).items():
+    for root, tops in _parent_roots(path, folder, have, read).items():
         first.update({t: root for t in tops if t not in first})
     names = sorted(f"{os.path.join(root, t)}/" for t, root in first.items())
     if not names:
@@ -2995,7 +2996,7 @@ def _imported_tops(path: str) -> tuple[set[str], str]:
     return {m.split(".")[0] for _, m in _imports(tree, guarded=True) if m and not m.startswith(".")}, text
 
 
-def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, str]:
+def _parent_packages(path: str, folder: str, have: dict[str, str], read=None) -> dict[str, str]:
     """``{"common/layers.py": path}`` of the packages outside ``folder`` that the file ``path`` imports by name and
     ``have`` (the files beside it) lacks, found where Python finds them when the file is imported: in the working
     directory (on ``sys.path`` as ``''``: tester26s M4, ``cd HW1P1 && gradcheck check mytorch/nn/loss.py`` with
@@ -3006,19 +3007,20 @@ def _parent_packages(path: str, folder: str, have: dict[str, str]) -> dict[str, 
     folder with ``__init__.py``, or, without one, the folder of such a root that holds the file (a namespace
     package: CMU's ``mytorch/``). Copied within :func:`_package_files`' bounds; {} otherwise."""
     out: dict[str, str] = {}
-    for root, wanted in _parent_roots(path, folder, have).items():
+    for root, wanted in _parent_roots(path, folder, have, read).items():
         got = {k.split("/")[0] for k in out}
         if wanted - got:
             out.update(_package_files(root, wanted - got))
     return out
 
 
-def _parent_roots(path: str, folder: str, have: dict[str, str]) -> dict[str, set[str]]:
+def _parent_roots(path: str, folder: str, have: dict[str, str], read=None) -> dict[str, set[str]]:
     """``{root: package names}``: where :func:`_parent_packages` looks (the folder above the packages holding the
     file, ``folder``'s parent, the working directory) and the packages the file ``path`` imports by name that each
     holds and ``have`` lacks, the roots in that order (a name may be in several: the first that gives it wins);
-    nothing listed inside them."""
-    tops, text = _imported_tops(path)
+    nothing listed inside them. ``read``: :func:`_imported_tops` of ``path`` when the caller has it."""
+    tops, text = read if read is not None else _imported_tops(path)
+    tops = set(tops)
     if not text:
         return {}
     above = folder  # the folder above the packages holding the file
@@ -3046,13 +3048,15 @@ def _parent_roots(path: str, folder: str, have: dict[str, str]) -> dict[str, set
 PACKAGE_DEPTH, PACKAGE_FILES, PACKAGE_BYTES, PACKAGE_ENTRIES = 4, 300, 8 << 20, 20000
 
 
-def _package_files(folder: str, only: set[str] | None = None) -> dict[str, str]:
+def _package_files(folder: str, only: set[str] | None = None, imported: set[str] = frozenset()) -> dict[str, str]:
     """``{"pkg/sub/mod.py": path}`` of the local packages beside a checked file (tester23s M3: CS231n's ``cs231n/``
     folder, imported as ``from cs231n.layers import ...``): each subfolder named as a Python identifier holding
     ``.py`` files, its ``.py`` files and those of such subfolders (:func:`_top_package`). A top folder past a bound
     is skipped alone, with a warning naming it (review25g M4: a ``data/`` folder of 20,001 images beside the file
     stopped ``mypkg/`` from being copied): past :data:`PACKAGE_ENTRIES` counted entries of its own, or when its
-    files would take the copied ones past :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes. ``only``: the top folders to read, all without it."""
+    files would take the copied ones past :data:`PACKAGE_FILES` files or :data:`PACKAGE_BYTES` bytes. ``only``: the top folders to read, all without it.
+    The packages the file imports (``only``'s, and ``imported``: the top names its imports name) are walked through
+    their namespace levels too (:func:`_top_package`'s ``namespaces``)."""
     out, total = {}, 0
     for top in sorted(os.listdir(folder)):
         if only is not None and top not in only:  # :func:`_parent_packages`: the packages named alone
@@ -3060,7 +3064,7 @@ def _package_files(folder: str, only: set[str] | None = None) -> dict[str, str]:
         root = os.path.join(folder, top)
         if not (top.isidentifier() and os.path.isdir(root) and not os.path.islink(root)) or _shadow_reason(top + "/x"):
             continue
-        got, size, why = _top_package(folder, root)
+        got, size, why = _top_package(folder, root, namespaces=only is not None or top in imported)
         if why is None and (len(out) + len(got) > PACKAGE_FILES or total + size > PACKAGE_BYTES):
             why = (f"its {len(got)} .py files ({size:,} bytes) would take the copied modules past {PACKAGE_FILES} "
                    f"files or {PACKAGE_BYTES >> 20} MB")
@@ -3074,12 +3078,15 @@ def _package_files(folder: str, only: set[str] | None = None) -> dict[str, str]:
     return out
 
 
-def _top_package(folder: str, root: str) -> tuple[dict[str, str], int, str | None]:
+def _top_package(folder: str, root: str, namespaces: bool = False) -> tuple[dict[str, str], int, str | None]:
     """``(files, bytes, why)``: the ``.py`` files under the top folder ``root`` of ``folder`` as
     :func:`_package_files` copies them, their bytes, and why the folder is not copied (None: it is). Walked at
     most :data:`PACKAGE_DEPTH` deep; hidden folders, ``__pycache__`` and virtual environments (``pyvenv.cfg``,
     ``site-packages``) skipped; below ``root`` (which may be a namespace package: ``pkg/sub/m.py``) a folder
-    without ``.py`` files is not entered (review24: a file checked in a home folder walked all of it 4 deep).
+    without ``.py`` files is not entered (review24: a file checked in a home folder walked all of it 4 deep), unless
+    ``namespaces`` (a package the checked file imports) and it holds no files at all, only folders: a namespace
+    level (numpy-transformer's ``transformer/layers/`` of ``base/`` and ``combined/``: corpus38 F1, "No module
+    named 'transformer.layers'").
     Counted toward :data:`PACKAGE_ENTRIES`: the entries of each folder holding ``.py`` files and the folders
     entered, not the files of one without (a folder of images is listed once, and is no package)."""
     out, total, seen = {}, 0, 0
@@ -3090,7 +3097,7 @@ def _top_package(folder: str, root: str) -> tuple[dict[str, str], int, str | Non
             continue
         py = sorted(f for f in files if f.endswith(".py"))
         dirs[:] = sorted(x for x in dirs if x.isidentifier() and not os.path.islink(os.path.join(d, x))) if (
-            py or d == root) else []
+            py or d == root or namespaces and not files) else []  # sub-folders alone: a namespace level (corpus38 F1)
         seen += len(dirs) + (len(files) if py else 0)
         if seen > PACKAGE_ENTRIES:
             return {}, 0, f"more than {PACKAGE_ENTRIES} entries"

@@ -432,6 +432,11 @@ def _op_error(prim, vals, kwargs, exc):
 
     opts = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "key")
     given = ", ".join(desc(v) for v in vals) + (f"; {opts}" if opts else "")
+    sparse = next((type(v).__name__ for v in vals if type(v).__module__.startswith("scipy.sparse")), None)
+    if sparse is not None:  # numpy made a 0-d object array of it (corpus38 F8: t @ A, A a graph's adjacency)
+        return (f"autoprop.{prim.name}({given}): one operand is a scipy.sparse {sparse}, which autoprop does not take "
+                f"(numpy sees a 0-d object, hence: {exc}); use its dense array: A.toarray() @ t (recorded, A a "
+                "constant)")
     return f"autoprop.{prim.name}({given}): {exc}"
 
 
