@@ -1,4 +1,4 @@
-"""Public numpy code corpus38 ran through `gradcheck check` (session 38, issue 10; cases/corpus38/RUN.sh reproduces
+"""Public numpy code corpus38 ran through `gradcheck check` (session 38, issue 10; its harness, outside the tree, reproduces
 each finding on the upstream code itself). Written here in those layouts, not copied:
 
 - F2: a layer with an integer input beside float ones (a 0/1 mask, AkiRusProd/numpy-transformer's
