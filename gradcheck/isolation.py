@@ -4,7 +4,8 @@
 new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from nothing: the
 Python runtime read-only (its site folders masked), numpy alone at :data:`SITE`, the submission
 read-only at :data:`SUBMISSION`, a private ``/tmp`` of :data:`TMP_BYTES` (the only writable place),
-a fresh ``/proc`` and a minimal read-only ``/dev`` (:func:`dev_args`); a seccomp filter (:mod:`gradcheck._seccomp`) denies the system calls
+a fresh ``/proc`` mounted read-only (no write into it: redteam38 F1, F3) and a minimal read-only ``/dev``
+(:func:`dev_args`); a seccomp filter (:mod:`gradcheck._seccomp`) denies the system calls
 that reach past namespaces (kernel keyrings, other processes' memory, memfd, mounts, new namespaces...). As root the child drops to a dedicated uid per sandbox
 (:class:`UidSlot`): level ``"namespaces+uid"``; else a user namespace: ``"namespaces"``.
 docs/gradescope.md lists the promises and the tests that prove them. bubblewrap (Flatpak's small,
@@ -145,9 +146,13 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool, seccomp: int = -1) ->
     parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION]
                for p in Path(d).parents[-2::-1])
     dirs = [d for d in dict.fromkeys(parents) if not _under(d, bound)]
+    # /proc read-only (redteam38): at the level "namespaces" bwrap's pid 1 runs as the child's uid, dumpable, and the
+    # child wrote code into it through /proc/1/mem (no system call the filter denies: open, pwrite), so pid 1 undid
+    # --die-with-parent and outlived the grader (F3); and /proc/self/autogroup niced the sandbox's own autogroup
+    # (--new-session makes one) with its nice value still 0: starved on purpose, claimed as the machine's load (F1)
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            *([] if root else ["--unshare-user"]), "--die-with-parent", "--new-session", "--hostname",
-           "gradcheck-sandbox", "--proc", "/proc", *dev_args(),
+           "gradcheck-sandbox", "--proc", "/proc", "--remount-ro", "/proc", *dev_args(),
            *(x for d in dirs for x in ("--perms", "0755", "--dir", d)), *runtime]
     for m in masks:
         cmd += ["--perms", "0555", "--size", "4096", "--tmpfs", m, "--remount-ro", m]
