@@ -981,6 +981,7 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
                    xs[0].shape[0], cfg.rtol, cfg.atol, parameter=n not in d_in)
              for n, w in weights.items()]
     verdict = Verdict(parts, [f"reference: not compared: {RANDOM_REFERENCE}."])
+    _random_mean_graded(verdict, layer, reference, xs)
     if any(p.passed for p in parts):
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         held_cfg = CheckConfig(rtol=cfg.rtol, atol=cfg.atol, seed=cfg.seed, training=True, batched=False)
@@ -990,6 +991,32 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
             failed.notes = verdict.notes + failed.notes
             verdict = failed
     return _as_check(verdict, layer, xs, d_in, shape, cfg, False, Y, reference, written)
+
+
+def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray]) -> None:
+    """The training output's mean compared with the reference's, as ``gradcheck check --training --reference`` does
+    (:func:`gradcheck._random_mean.random_mean_finding`; redteam38: a dropout whose forward and backward both left
+    out 1/(1 - p) kept its points here, the gradients judged against its own forward, while check FAILed it): a
+    ``random-mean`` finding fails every part still passing, with its sentence; the comparison's note otherwise."""
+    import copy
+
+    from .._random_mean import random_mean_finding
+
+    if len(xs) != 1 or not any(p.passed for p in verdict.parts):
+        return
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forwards are run
+        ref = reference
+    found = random_mean_finding([(layer, ref, "")], type(layer).__name__, xs[0].shape, 0, type(reference).__name__)
+    if found is None:
+        return
+    if found.code != "random-mean":
+        verdict.notes.append(found.message + ".")
+        return
+    for p in verdict.parts:
+        if p.passed:
+            p.passed, p.message = False, found.message + "."
 
 
 def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
