@@ -23,6 +23,19 @@ __all__ = ["pair_running_stats_finding", "running_stats_finding", "unchecked_buf
 
 _RTOL, _ATOL = 1e-6, 1e-9
 
+#: The words for running statistics a training forward left as they were, check's and the grader's (verify37 F9).
+NOT_UPDATED = "not updated by the training forward"
+
+
+def at_initial_value(name: str, value: Any) -> bool:
+    """Whether the running statistic ``name`` (by its role, :data:`_ROLES`: a mean or a variance) holds the value every
+    library's constructor gives it in every entry, 0 for a mean and 1 for a variance: after training forwards on
+    data, a statistic no training forward updated (one updated from a batch is never exactly that)."""
+    role = _ROLES.get(_bare(name))
+    a = np.asarray(value, dtype=np.float64) if isinstance(value, (np.ndarray, list, float, int)) else None
+    return role is not None and a is not None and a.size > 0 and bool(
+        np.all(a == (1.0 if role == "running_var" else 0.0)))
+
 
 def _bare(buffer: str) -> str:
     """The last name of a buffer's path: ``running_mean`` of ``running_mean``, ``bn_param['running_mean']``."""
@@ -304,7 +317,7 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
     for b, r, got, want, _ in wrong:
         kept = _kept(before[r], got, want, m)
         said.append(f"{b} is {_fmt(got)} after a training forward from {_fmt(before[r])}, {ref_name}'s {_fmt(want)}"
-                    + (" (not updated by the training forward: it keeps all of its old value)"
+                    + (f" ({NOT_UPDATED}: it keeps all of its old value)"
                        if kept is not None and abs(kept - 1) < 1e-6 else
                        f": yours keeps {kept:.3g} of the old value, {ref_name} (momentum={m:g}) keeps {1 - m:g}"
                        if kept is not None else ""))

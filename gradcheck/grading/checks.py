@@ -34,7 +34,7 @@ from .._adapters import (
     class_outputs,
     forward_in_mode,
 )
-from .._running_stats import _fmt
+from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -767,14 +767,19 @@ def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndar
     differ = [k for k, v in before.items() if not close(v, getattr(reference, k), 1e-7, 1e-10)]
     if not differ:
         return ""
-    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}" for k in differ)
+    kept = [k for k in differ if at_initial_value(k, before[k])]  # verify37 F9: never updated, as check says it
+    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}"
+                     + (f" ({NOT_UPDATED}: it still holds its initial value)" if k in kept else "") for k in differ)
     m = getattr(reference, "momentum", None)
     rule = (f" (running = (1 - momentum) * running + momentum * batch statistic with momentum={m:g}, the variance "
             "the unbiased batch variance, as PyTorch)" if type(reference).__module__.startswith("manualprop")
             and isinstance(m, float) else "")
     return (f" Before this eval forward your running statistics already differ from the expected ones after the same "
-            f"training forwards: {said}. The update in your training forward differs from the reference's{rule}: "
-            "check the momentum's convention and the batch variance (biased or unbiased).")
+            f"training forwards: {said}. " + (
+                f"Your training forward never updates {', '.join(kept)}: update {'them' if len(kept) > 1 else 'it'} "
+                f"in the training forward as the reference does{rule}." if kept == differ else
+                f"The update in your training forward differs from the reference's{rule}: check the momentum's "
+                "convention and the batch variance (biased or unbiased)."))
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
