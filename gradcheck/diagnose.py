@@ -113,6 +113,7 @@ from .sources import (
     inputs_hold_weights,
     keyword_values,
     layer_branch,
+    pair_training,
     stored_inputs_refusal,
     training_differs,
     values_merged,
@@ -7703,7 +7704,10 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
     # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)
-    random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
+    # (a CS231n pair in dropout_param's 'train', seeded by its own 'seed': random, its reference too: verify37 F4)
+    trains = pair_training(layer)
+    random_ref = reference is not None and (bool(diag.held) or bool(trains)) and not _reference_fixed(
+        reference, inputs, training if trains is None else trains)
     proxy = _DataPart(proxy, probes.penalties) if proxy is not None and probes.penalties else proxy
     if proxy is not None and not stopped:
         try:

@@ -75,6 +75,35 @@ def init_modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in init_modes(v, k)]
 
 
+def pair_keywords(layer: Any) -> dict[str, Any]:
+    """A CS231n function pair's keyword arguments as given (``{"dropout_param": {"p": 0.5, "mode": "train"}}``): a
+    :class:`gradcheck._adapters.FunctionPair` run here, or a sandboxed one's ``--init``; ``{}`` for any other layer."""
+    if isinstance(layer, FunctionPair):
+        return layer.__dict__.get("_kwargs_given", layer._kwargs)
+    info = getattr(layer, "protocol", None)
+    if _remote_layer(layer) and isinstance(info, Mapping) and info.get("protocol") == "cs231n":
+        return layer.__dict__["_loaded"][2] or {}
+    return {}
+
+
+def pair_training(layer: Any) -> bool | None:
+    """The mode a CS231n function pair runs in by its keyword arguments (:func:`pair_keywords`): True for
+    ``dropout_param['mode'] == 'train'`` (CS231n's training mode), False for ``'test'``; None for another layer, or a
+    pair given no such mode. Its forward has no training switch: a reference (a layer of ours) is run in this mode."""
+    modes = [m.rsplit(" ", 1)[-1].strip("'\"") for m in init_modes(pair_keywords(layer))]
+    return _TRAINING_WORDS.get(modes[0].lower()) if modes else None
+
+
+def pair_probabilities(layer: Any) -> list[tuple[str, str, float, float]]:
+    """``(dict, key, value, other)`` of each probability in a CS231n pair's dict arguments (``dropout_param['p']``:
+    :data:`PROBABILITY_WORDS`) at 0.5, where ``1/p = 1/(1-p)`` hides a wrong scale, with the other value
+    :data:`SYMMETRIC_ARGS` gives (0.3): the pair's counterpart of :func:`symmetric_args`, whose float constructor
+    arguments a pair has none of."""
+    return [(d, k, float(v), SYMMETRIC_ARGS[0.5][0]) for d, kw in pair_keywords(layer).items() if isinstance(kw, dict)
+            for k, v in kw.items() if isinstance(v, float) and v == 0.5 and any(
+                w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS)]
+
+
 def pair_mode_line(init: Any, given: str = "--init") -> str:
     """The mode line of a CS231n function pair, whose forward has no training switch: its mode is a value among its
     keyword arguments (``bn_param['mode']``), ``given`` in ``--init`` (``gradcheck check``'s header) or to

@@ -58,3 +58,54 @@ def test_a_graded_gradient_at_a_kink_with_central_differences_names_the_kink_not
         "matches everywhere else; your dX / dY there is 1, the expected 0.1. At a kink the derivative is a convention"
     ), p.message
     assert right.passed, [q.message for q in right.parts]
+
+
+#: CS231n assignment 2's dropout pair (p the probability of KEEPING a unit), correct
+CS231N_DROPOUT = '''import numpy as np
+
+
+def dropout_forward(x, dropout_param):
+    p, mode = dropout_param["p"], dropout_param["mode"]
+    if "seed" in dropout_param:
+        np.random.seed(dropout_param["seed"])
+    mask = None
+    if mode == "train":
+        mask = (np.random.rand(*x.shape) < p) / p
+        out = x * mask
+    else:
+        out = x
+    return out, (dropout_param, mask)
+
+
+def dropout_backward(dout, cache):
+    dropout_param, mask = cache
+    return dout * mask if dropout_param["mode"] == "train" else dout
+'''
+
+
+def test_f4_a_cs231n_dropout_pair_takes_the_mean_rule_with_the_reference_at_the_rate_it_drops(tmp_path):
+    """verify37 F4: a correct CS231n dropout pair (seeded by dropout_param['seed'], so deterministic per call) against
+    --reference manualprop.Dropout was compared element by element with the reference's own mask, in eval mode: a
+    wrong FAIL ('other-function'). The pair's mode 'train' now runs the reference in training mode, random there: not
+    compared element-wise (RANDOM_REFERENCE) but by check's mean rule (gradcheck._random_mean), as a class's random
+    forward, as built and at dropout_param['p']=0.3 with the reference built with the rate the pair drops (0.7). The
+    correct pair PASSes; keep probability p=0.5 dividing by 1 - p (right only at 0.5) FAILs at 0.3."""
+    from test_cli import run_here
+
+    bug = CS231N_DROPOUT.replace("< p) / p", "< p) / (1 - p)")
+    assert bug != CS231N_DROPOUT
+    init = '{"dropout_param": {"p": 0.5, "mode": "train", "seed": 1}}'
+    out = {}
+    for name, src in (("bug", bug), ("ok", CS231N_DROPOUT)):
+        f = tmp_path / f"dropout_{name}.py"
+        f.write_text(src)
+        p = run_here("check", f"{f}::dropout", "--input-shape", "4,5", "--init", init, "--reference",
+                     "manualprop.Dropout", "--reference-init", '{"p": 0.5}', "--isolation", "process")
+        out[name] = (p.returncode, " ".join(p.stdout.split()))
+    code, text = out["bug"]
+    assert code == 1 and "a random forward's mean differs from the reference" in text, text
+    assert ("in training mode, dropout's output at dropout_param['p']=0.3 (manualprop.Dropout built with p=0.7, the "
+            "rate it drops) averages 0.4") in text, text
+    code, text = out["ok"]
+    assert code == 0 and "at dropout_param['p']=0.3 (manualprop.Dropout built with p=0.7, the rate it drops): " in text
+    assert "--reference manualprop.Dropout was compared in 'train' mode by the output's mean alone" in text, text
