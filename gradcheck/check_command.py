@@ -290,7 +290,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                               name=cname, training=requested, values=False)  # other values: cli._pair_values
     try:
         with warnings.catch_warnings(record=True) as caught:  # float32 parameters' warning: not of a float64 copy
-            diag = diagnose(layer, twin, None if _stats_reference_only(layer, label) else reference)
+            diag = diagnose(layer, twin, None if _stats_reference_only(layer, label, reference) else reference)
     except BaseException:
         _float32_warnings(caught, False)
         raise
@@ -762,15 +762,18 @@ def _source_of(label: str) -> str:
         return ""
 
 
-def _stats_reference_only(layer, label: str) -> bool:
+def _stats_reference_only(layer, label: str, reference=None) -> bool:
     """Whether ``--reference`` serves a CS231n function pair's running statistics alone: the pair's forward writes
-    them into a dict it is given (:func:`gradcheck._running_stats.pair_buffers`, ``bn_param['running_mean']``), and
-    its gamma and beta are inputs where the reference holds parameters, so its gradients and forward values are not
+    them into a dict it is given (:func:`gradcheck._running_stats.pair_buffers`, ``bn_param['running_mean']``), or
+    the ``reference`` holds running statistics that the pair never stores there (:func:`gradcheck._running_stats.
+    never_stored`: compared, they FAIL as not updated; verify37 F8: a usage error about parameters before), and its
+    gamma and beta are inputs where the reference holds parameters, so its gradients and forward values are not
     compared with the reference (newuser35 H2: a usage error before), its statistics are (:func:`_running_stats`)."""
-    from ._running_stats import pair_buffers
+    from ._running_stats import never_stored, pair_buffers
 
     info = getattr(layer, "protocol", None) or {}
-    return info.get("protocol") == "cs231n" and bool(pair_buffers(_source_of(label), info))
+    return info.get("protocol") == "cs231n" and bool(pair_buffers(_source_of(label), info) or (
+        reference is not None and never_stored(layer, reference)))
 
 
 def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
@@ -793,7 +796,7 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     if not diag.passed or not line and reference is None:  # (with a reference: statistics never written, verify37 F2)
         return
     found, notes = (None, [])
-    pair = _stats_reference_only(layer, label)
+    pair = _stats_reference_only(layer, label, reference)
     if reference is not None and (pair or "training" in diag.modes):
         try:
             found, notes = (pair_running_stats_finding(layer, reference, cname, shape, args.seed, args.reference,

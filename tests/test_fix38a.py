@@ -109,3 +109,20 @@ def test_f4_a_cs231n_dropout_pair_takes_the_mean_rule_with_the_reference_at_the_
     code, text = out["ok"]
     assert code == 0 and "at dropout_param['p']=0.3 (manualprop.Dropout built with p=0.7, the rate it drops): " in text
     assert "--reference manualprop.Dropout was compared in 'train' mode by the output's mean alone" in text, text
+
+
+def test_f8_a_cs231n_batchnorm_pair_that_never_stores_its_running_statistics_fails_naming_them():
+    """verify37 F8: the planted-bug table's CS231n batchnorm pair, which never stores running_mean/running_var in
+    bn_param, against --reference manualprop.BatchNorm1D got a usage error about parameters ('The reference
+    BatchNorm1D has parameters ['beta', 'gamma'] but batchnorm has []'); now the reference serves the running
+    statistics alone, compared after a training forward: a FAIL saying they were not updated and never stored."""
+    from test_cli import ROOT, run_here
+
+    p = run_here("check", ROOT / "tests" / "buggy_layers" / "cs231n.py::batchnorm", "--input-shape", "8,4;4;4", "--init",
+                 '{"bn_param": {"mode": "train"}}', "--reference", "manualprop.BatchNorm1D", "--reference-init",
+                 '{"num_features": 4}', "--isolation", "process")
+    text = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 1 and "FAIL: batchnorm: running statistics differ from the reference" in text, text
+    assert "(not updated by the training forward: it keeps all of its old value)" in text, text
+    assert ("batchnorm's forward never stores bn_param['running_mean'], bn_param['running_var'] (no assignment "
+            "bn_param['running_mean'] = ... in its file)") in text, text
