@@ -126,3 +126,70 @@ def test_f8_a_cs231n_batchnorm_pair_that_never_stores_its_running_statistics_fai
     assert "(not updated by the training forward: it keeps all of its old value)" in text, text
     assert ("batchnorm's forward never stores bn_param['running_mean'], bn_param['running_var'] (no assignment "
             "bn_param['running_mean'] = ... in its file)") in text, text
+
+
+class _Softplus:
+    """PyTorch's Softplus(beta), correct: Y = log(1 + exp(beta X)) / beta, 1/beta derived in __init__."""
+
+    def __init__(self, beta=1.0):
+        self.beta, self.inv = beta, 1.0 / beta
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.logaddexp(0, self.beta * X) * self.inv
+
+    def backward(self, dY):
+        return dY / (1 + np.exp(-self.beta * self.X))
+
+
+class _DropP:
+    """Inverted dropout whose backward divides by p (right at p = 0.5 alone), p stored as self.drop."""
+
+    def __init__(self, p=0.5, seed=0):
+        self.drop, self.rng, self.mask, self.mask_fixed = p, np.random.default_rng(seed), None, False
+
+    def fix_mask(self, on=True):
+        self.mask_fixed = on
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = None
+            return X
+        if not (self.mask_fixed and self.mask is not None):
+            self.mask = self.rng.random(X.shape) >= self.drop
+        return X * self.mask / (1 - self.drop)
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask / self.drop
+
+
+class _SizedDrop(_DropP):
+    """_DropP with a required constructor argument it does not store."""
+
+    def __init__(self, n, p=0.5):
+        super().__init__(p)
+        self.p = p
+
+
+def test_f5_check_layer_builds_the_layer_again_through_its_constructor_and_says_when_it_cannot():
+    """verify37 F5: check_layer's constructor-argument re-check copied the layer and set the attribute: a correct
+    Softplus deriving 1/beta in __init__ FAILed at beta=0.7 (a wrong FAIL), and a dropout dividing by p that stores p
+    as self.drop was not checked again, unsaid. Now it is built through its constructor (its arguments from
+    init=, else its attributes of the same names): the Softplus PASSes checked at 0.7; the dropout FAILs at p=0.3 given
+    init={'p': 0.5}, and without init the result says p was not checked again, and why; so does a layer whose
+    constructor takes an argument it does not store."""
+    from gradcheck import check_layer
+
+    r = check_layer(_Softplus(1.0), (4, 3), twin=None)
+    assert r.passed and r.other_args == [("beta", 1.0, 0.7)], (r.name, r.notes)
+    r = check_layer(_DropP(0.5), (4, 3), twin=None, init={"p": 0.5})
+    assert not r.passed and r.args_failed and r.name == "_DropP [p=0.3]", (r.name, r.notes)
+    r = check_layer(_DropP(0.5), (4, 3), twin=None)
+    assert r.passed and ("constructor argument p (default 0.5: 1/p = 1/(1-p) and p = 1-p) was not checked again at "
+                         "p=0.3: _DropP holds no attribute p, so the value it was built with is not known; pass the "
+                         "constructor's arguments as init={...}") in r.notes[-1], r.notes
+    r = check_layer(_SizedDrop(3, 0.5), (4, 3), twin=None)
+    assert r.passed and ("constructor argument p=0.5 (1/p = 1/(1-p) and p = 1-p) was not checked again at p=0.3: "
+                         "_SizedDrop cannot be built again through its constructor (its constructor's argument n is "
+                         "no attribute of the layer (self.n))") in r.notes[-1], r.notes
+
