@@ -3,7 +3,6 @@
 A grader test putting LeakyReLU's inputs exactly at 0 (its kink) with numerical=True (the default): a submission taking
 x >= 0 as the positive side reads "Not graded: this test is faulty", the kink never named (with numerical=False the
 row says dX differs only where the input is exactly 0: gradcheck.grading.checks._at_zero_parts)."""
-import json
 import pathlib
 import sys
 import tempfile
