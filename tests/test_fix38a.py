@@ -193,3 +193,20 @@ def test_f5_check_layer_builds_the_layer_again_through_its_constructor_and_says_
                          "_SizedDrop cannot be built again through its constructor (its constructor's argument n is "
                          "no attribute of the layer (self.n))") in r.notes[-1], r.notes
 
+
+
+def test_classic_dropout_scaled_at_test_time_is_named_and_its_inverted_control_passes():
+    """A dropout scaling at test time (Y = X * mask in training, Y = (1 - p) X in eval: classic, non-inverted
+    dropout) PASSed both modes unnamed, each backward following its forward. The planted bug of the table
+    (activations.py::DropoutClassic) is now named 'classic-dropout' with the fix; its control, inverted dropout with
+    CS231n's keep probability (DropoutKeepProb), still PASSes."""
+    from buggy_layers import diagnose, first_code
+
+    d = diagnose("activations.py::DropoutClassic")
+    sentence = " ".join(d.sentence().split())
+    assert first_code(d) == "classic-dropout", sentence
+    assert ("DropoutClassic is classic dropout, scaled at test time: in training it keeps " in sentence
+            and "in eval mode it scales every entry by 0.5 (Y = 0.5 X)" in sentence
+            and "scale the kept entries by 1/(1 - p) in training (here 1/0.5 = 2)" in sentence), sentence
+    ok = diagnose("activations.py::DropoutKeepProb")
+    assert ok.passed, ok.report()
