@@ -7666,6 +7666,17 @@ def _numpy_patched(layer: Any) -> dict[str, str]:
     return {"names": ", ".join(patched), "by": ", ".join(mods), "fix": fix}
 
 
+def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Sequence[np.ndarray], training: Any) -> bool:
+    """Whether ``reference`` is not compared in this mode (:data:`RANDOM_REFERENCE`): the layer's forward is random,
+    its draws held (``diag.held``), or it is a CS231n pair in dropout_param's mode 'train' (seeded by its own 'seed',
+    its draws fixed: verify37 F4, compared with the reference's own mask), and the reference is random in that mode
+    (a pair's reference runs in the pair's mode, :func:`gradcheck.sources.pair_training`); a reference deterministic
+    in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)."""
+    trains = pair_training(layer)
+    return reference is not None and (bool(diag.held) or bool(trains)) and not _reference_fixed(
+        reference, inputs, training if trains is None else trains)
+
+
 def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
@@ -7742,11 +7753,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
-    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)
-    # (a CS231n pair in dropout_param's 'train', seeded by its own 'seed': random, its reference too: verify37 F4)
-    trains = pair_training(layer)
-    random_ref = reference is not None and (bool(diag.held) or bool(trains)) and not _reference_fixed(
-        reference, inputs, training if trains is None else trains)
+    random_ref = _random_reference(reference, layer, diag, inputs, training)
     proxy = _DataPart(proxy, probes.penalties) if proxy is not None and probes.penalties else proxy
     if proxy is not None and not stopped:
         try:
