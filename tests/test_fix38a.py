@@ -3,6 +3,7 @@ dropout named as such, and a grader test at a kink with ``numerical=True`` namin
 its fix (the repro scripts are under the fix38a branch's repro/ in the session's notes)."""
 
 import numpy as np
+from test_dropout_conventions import CS231N
 
 from gradcheck import cli
 
@@ -60,27 +61,8 @@ def test_a_graded_gradient_at_a_kink_with_central_differences_names_the_kink_not
     assert right.passed, [q.message for q in right.parts]
 
 
-#: CS231n assignment 2's dropout pair (p the probability of KEEPING a unit), correct
-CS231N_DROPOUT = '''import numpy as np
-
-
-def dropout_forward(x, dropout_param):
-    p, mode = dropout_param["p"], dropout_param["mode"]
-    if "seed" in dropout_param:
-        np.random.seed(dropout_param["seed"])
-    mask = None
-    if mode == "train":
-        mask = (np.random.rand(*x.shape) < p) / p
-        out = x * mask
-    else:
-        out = x
-    return out, (dropout_param, mask)
-
-
-def dropout_backward(dout, cache):
-    dropout_param, mask = cache
-    return dout * mask if dropout_param["mode"] == "train" else dout
-'''
+#: CS231n assignment 2's dropout pair (p the probability of KEEPING a unit), correct: test_dropout_conventions's
+CS231N_DROPOUT = CS231N.replace("BACKWARD", "dout * mask")
 
 
 def test_f4_a_cs231n_dropout_pair_takes_the_mean_rule_with_the_reference_at_the_rate_it_drops(tmp_path):
