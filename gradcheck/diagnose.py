@@ -113,9 +113,11 @@ from .sources import (
     inputs_hold_weights,
     keyword_values,
     layer_branch,
+    not_rechecked_line,
     pair_training,
     stored_inputs_refusal,
     training_differs,
+    unknown_args,
     values_merged,
 )
 from .uncertainty import within_noise
@@ -6754,8 +6756,11 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
             return []
         return [x.result for x in every]
 
-    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results)
+    unbuilt: list = []
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt)
     diag.other_args = checked
+    if line := not_rechecked_line(diag.name.split(" [")[0], unbuilt, unknown_args(layer)):  # through its constructor
+        diag.findings.append(Finding("other-args-note", line, severity="info"))  # (verify37 F5, as check_layer says)
     if failed is None:
         return diag
     k, _, o = checked[-1]

@@ -192,3 +192,15 @@ def test_classic_dropout_scaled_at_test_time_is_named_and_its_inverted_control_p
             and "scale the kept entries by 1/(1 - p) in training (here 1/0.5 = 2)" in sentence), sentence
     ok = diagnose("activations.py::DropoutKeepProb")
     assert ok.passed, ok.report()
+
+
+def test_f5_diagnose_layer_says_the_arguments_it_could_not_check_again():
+    """diagnose_layer shares check_layer's rebuild (gradcheck.sources.each_other_arg): an argument it cannot check
+    again is an info finding with check_layer's words, never a silent PASS."""
+    from gradcheck import diagnose_layer
+
+    d = diagnose_layer(_SizedDrop(3, 0.5), (4, 3))
+    notes = [f.message for f in d.findings if f.code == "other-args-note"]
+    assert d.passed and notes and notes[0].startswith(
+        "constructor argument p=0.5 (1/p = 1/(1-p) and p = 1-p) was not checked again at p=0.3: _SizedDrop cannot be "
+        "built again through its constructor"), notes
