@@ -313,7 +313,11 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
     from ._adapters import BoundLoss
 
     if not isinstance(layer, (Adapted, BoundLoss)):
-        return type(layer)(**{**constructor_args(layer, init), key: value})
+        new = type(layer)(**{**constructor_args(layer, init), key: value})
+        share_masks(layer, new)  # a dropout mask the layer holds (fix_mask) held by the new one too, as a copy held it
+        if masks_held(layer) and not masks_held(new):
+            hold_masks(new)
+        return new
     cp = copy.deepcopy(layer)
     setattr(cp.obj, key, value)
     return cp
