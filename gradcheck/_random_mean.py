@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import forward_in_mode
-from .diagnose import Finding
+from .diagnose import Finding, kept_scale
 from .sources import Call
 
 __all__ = ["random_mean_finding"]
@@ -44,10 +44,9 @@ def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
     if Y is None or Y.shape != X.shape or not np.all(np.isfinite(Y)):
         return None
     r = Y / X
-    kept = r != 0
-    s = r[kept]
-    how = (f"keeps {kept.mean():.0%} of the entries, scaled by {float(np.median(s)):.4g}"
-           if s.size and np.ptp(s) <= 1e-9 * np.abs(s).max() else f"has Y / X averaging {r.mean():.4g}")
+    share, scale = kept_scale(Y, X)
+    how = f"keeps {share:.0%} of the entries, scaled by {scale:.4g}" if scale is not None else \
+        f"has Y / X averaging {r.mean():.4g}"
     per = r.reshape(len(r), -1).mean(axis=1)  # the samples' means: independent, whatever a mask shares inside one
     return float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how
 

@@ -23,6 +23,19 @@ __all__ = ["pair_running_stats_finding", "running_stats_finding", "unchecked_buf
 
 _RTOL, _ATOL = 1e-6, 1e-9
 
+#: The words for running statistics a training forward left as they were, check's and the grader's (verify37 F9).
+NOT_UPDATED = "not updated by the training forward"
+
+
+def at_initial_value(name: str, value: Any) -> bool:
+    """Whether the running statistic ``name`` (by its role, :data:`_ROLES`: a mean or a variance) holds the value every
+    library's constructor gives it in every entry, 0 for a mean and 1 for a variance: after training forwards on
+    data, a statistic no training forward updated (one updated from a batch is never exactly that)."""
+    role = _ROLES.get(_bare(name))
+    a = np.asarray(value, dtype=np.float64) if isinstance(value, (np.ndarray, list, float, int)) else None
+    return role is not None and a is not None and a.size > 0 and bool(
+        np.all(a == (1.0 if role == "running_var" else 0.0)))
+
 
 def _bare(buffer: str) -> str:
     """The last name of a buffer's path: ``running_mean`` of ``running_mean``, ``bn_param['running_mean']``."""
@@ -202,6 +215,19 @@ def _no_counterpart_note(missing: list[str], reference: Any, ref_name: str) -> s
             "running_var as running_var): their update was not compared")
 
 
+def never_stored(layer: Any, reference: Any) -> list[str]:
+    """``bn_param['running_mean']``, ... : the running statistics the ``reference`` holds (``running_*``,
+    ``moving_*``), in the dict argument of a CS231n function pair that holds its ``mode``, when the pair's source stores
+    none there (:func:`pair_buffers` found none): compared all the same, a pair that never stores them keeps the values
+    it was given (verify37 F8: a usage error about parameters, not a FAIL). [] for another layer, or a pair with no
+    such dict or several."""
+    from .sources import pair_keywords
+
+    dicts = [d for d, v in pair_keywords(layer).items() if isinstance(v, dict) and "mode" in v]
+    return [f"{dicts[0]}[{r!r}]" for r, v in vars(reference).items() if re.match(r"(running|moving)_", r)
+            and isinstance(v, np.ndarray)] if len(dicts) == 1 else []
+
+
 def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, seed: int, ref_name: str,
                                source: str) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding` for a CS231n function pair (``batchnorm_forward(x, gamma, beta, bn_param)``),
@@ -212,7 +238,8 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
     forward left it compared with the reference's statistics, then the eval outputs (the dict's ``mode`` set to
     CS231n's ``'test'``; not compared, said, when forward raises there). The dict is put back after. ``shapes``: the inputs' shapes."""
     info, m = getattr(layer, "protocol", None) or {}, getattr(reference, "momentum", None)
-    keys = {b: k for b in pair_buffers(source, info) if (k := re.fullmatch(r"(\w+)\['(\w+)'\]", b))
+    stored = pair_buffers(source, info)
+    keys = {b: k for b in stored or never_stored(layer, reference) if (k := re.fullmatch(r"(\w+)\['(\w+)'\]", b))
             and isinstance(getattr(reference, k[2], None), np.ndarray)}
     if not keys or len({k[1] for k in keys.values()}) != 1 or not isinstance(m, float) or not 0 < m <= 1:
         return None, []
@@ -241,8 +268,13 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
                 return Call(layer, cname, [Xe, *rest], names, {}, False).forward(Xe.copy(), *rest), [Xe]
             except Exception as exc:  # noqa: BLE001 - the student's forward in CS231n's mode 'test'
                 return None, f"its forward in mode 'test' raised {type(exc).__name__}: {exc}"
-        return _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname, eval_out,
-                         left.get("momentum"), pair=True)
+        found, notes = _compared(own, before, {r: left.get(r) for r in own.values()}, reference, X, ref_name, cname,
+                                 eval_out, left.get("momentum"), pair=True)
+        if found is not None and not stored:  # (verify37 F8: its source never stores them)
+            found.message = found.message.rstrip(". ") + (f". {cname}'s forward never stores {', '.join(own)} (no assignment {next(iter(own))} = "
+                              f"... in its file): the caller reads the running statistics back from the dict it "
+                              f"passed, so store the updated values there, as CS231n's batchnorm_forward does")
+        return found, notes
     finally:
         adapter_call(layer, "set_pair_keywords", None)
 
@@ -304,7 +336,7 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
     for b, r, got, want, _ in wrong:
         kept = _kept(before[r], got, want, m)
         said.append(f"{b} is {_fmt(got)} after a training forward from {_fmt(before[r])}, {ref_name}'s {_fmt(want)}"
-                    + (" (not updated by the training forward: it keeps all of its old value)"
+                    + (f" ({NOT_UPDATED}: it keeps all of its old value)"
                        if kept is not None and abs(kept - 1) < 1e-6 else
                        f": yours keeps {kept:.3g} of the old value, {ref_name} (momentum={m:g}) keeps {1 - m:g}"
                        if kept is not None else ""))

@@ -68,6 +68,7 @@ from .sources import (
     manual_source,
     masks_fixed,
     masks_held,
+    not_rechecked_line,
     one_sign_only,
     pair_mode_line,
     reference_source,
@@ -77,6 +78,7 @@ from .sources import (
     tape_loss,
     training_differs,
     twin_source,
+    unknown_args,
     values_merged,
 )
 
@@ -110,7 +112,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
     if values and keyword_values(layer):  # a pair checked at each value, each value's check as given
         return _each_value(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
-    if values and not isinstance(layer, type) and symmetric_args(layer):  # Dropout(p=0.5): again at p = 0.3
+    if values and not isinstance(layer, type) and (symmetric_args(layer, init) or unknown_args(layer, init)):  # p=0.5
         return _other_args(layer, X, cfg, dict(twin=twin, init=init, name=name, reference=reference, upstream=upstream))
     if isinstance(layer, type):  # tester16 L15: the class, not a layer
         raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
@@ -183,20 +185,25 @@ def _other_args(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> Che
     first = check_layer(layer, X, config=cfg, values=False, **kw)
     again = {**kw, "twin": None, "reference": None}
     return _args_checked(layer, V.layer_inputs(X, probe_rng(cfg.seed), kw["name"] or type(layer).__name__), first,
-                         lambda lay: check_layer(lay, X, config=cfg, values=False, **again), kw["name"])
+                         lambda lay: check_layer(lay, X, config=cfg, values=False, **again), kw["name"], kw["init"])
 
 
 def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check: Callable[[Any], CheckResult],
-                  name: str | None) -> CheckResult:
+                  name: str | None, init: Mapping[str, Any] | None = None) -> CheckResult:
     """``first``, the check of the layer or loss ``obj`` as built, and when it passed the same ``check`` again with
     each float constructor argument at a value where a wrong backward can cancel built at its other value
     (:func:`gradcheck.sources.each_other_arg`, the loop ``gradcheck check`` runs; without the twin and the reference,
-    built at the first value): the first failing check's result, named ``Dropout [p=0.3]`` (``args_failed``), else
-    ``first``; either with ``other_args`` set and :func:`gradcheck.sources.args_line` among its notes."""
+    built at the first value through its constructor, of ``init`` when given): the first failing check's result,
+    named ``Dropout [p=0.3]`` (``args_failed``), else ``first``; either with ``other_args`` set and
+    :func:`gradcheck.sources.args_line` among its notes, and :func:`gradcheck.sources.not_rechecked_line` for the
+    arguments it could not check again (verify37 F5)."""
     if not first.passed:
         return first
-    checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes])
+    unbuilt: list = []
+    checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes], init, unbuilt)
     top = first if failed is None else failed
+    if line := not_rechecked_line(name or type(obj).__name__, unbuilt, unknown_args(obj, init)):
+        top.notes.append(line)
     top.other_args, top.args_failed = checked, failed is not None
     if failed is not None:
         k, _, o = checked[-1]

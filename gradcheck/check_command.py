@@ -290,7 +290,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                               name=cname, training=requested, values=False)  # other values: cli._pair_values
     try:
         with warnings.catch_warnings(record=True) as caught:  # float32 parameters' warning: not of a float64 copy
-            diag = diagnose(layer, twin, None if _stats_reference_only(layer, label) else reference)
+            diag = diagnose(layer, twin, None if _stats_reference_only(layer, label, reference) else reference)
     except BaseException:
         _float32_warnings(caught, False)
         raise
@@ -762,15 +762,18 @@ def _source_of(label: str) -> str:
         return ""
 
 
-def _stats_reference_only(layer, label: str) -> bool:
+def _stats_reference_only(layer, label: str, reference=None) -> bool:
     """Whether ``--reference`` serves a CS231n function pair's running statistics alone: the pair's forward writes
-    them into a dict it is given (:func:`gradcheck._running_stats.pair_buffers`, ``bn_param['running_mean']``), and
-    its gamma and beta are inputs where the reference holds parameters, so its gradients and forward values are not
+    them into a dict it is given (:func:`gradcheck._running_stats.pair_buffers`, ``bn_param['running_mean']``), or
+    the ``reference`` holds running statistics that the pair never stores there (:func:`gradcheck._running_stats.
+    never_stored`: compared, they FAIL as not updated; verify37 F8: a usage error about parameters before), and its
+    gamma and beta are inputs where the reference holds parameters, so its gradients and forward values are not
     compared with the reference (newuser35 H2: a usage error before), its statistics are (:func:`_running_stats`)."""
-    from ._running_stats import pair_buffers
+    from ._running_stats import never_stored, pair_buffers
 
     info = getattr(layer, "protocol", None) or {}
-    return info.get("protocol") == "cs231n" and bool(pair_buffers(_source_of(label), info))
+    return info.get("protocol") == "cs231n" and bool(pair_buffers(_source_of(label), info) or (
+        reference is not None and never_stored(layer, reference)))
 
 
 def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
@@ -793,7 +796,7 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     if not diag.passed or not line and reference is None:  # (with a reference: statistics never written, verify37 F2)
         return
     found, notes = (None, [])
-    pair = _stats_reference_only(layer, label)
+    pair = _stats_reference_only(layer, label, reference)
     if reference is not None and (pair or "training" in diag.modes):
         try:
             found, notes = (pair_running_stats_finding(layer, reference, cname, shape, args.seed, args.reference,
@@ -818,9 +821,10 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
     entries by 1/p PASSed with --training --reference manualprop.Dropout)."""
     from ._random_mean import random_mean_finding
     from .diagnose import _probe_inputs
-    from .sources import built_with, symmetric_args
+    from .sources import built_with, pair_training, symmetric_args
 
-    modes = [d for d in [diag, *diag.other_modes] if d.result is not None and d.training is True]
+    trains = pair_training(layer)  # a CS231n pair in dropout_param's 'train' (verify37 F4: compared element-wise)
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None and (d.training is True or trains)]
     if reference is None or not diag.passed or not isinstance(shape[0], int) or not any(
             RANDOM_REFERENCE in d.result.notes for d in modes):
         return
@@ -845,9 +849,35 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
             finally:
                 if lay is not layer and callable(getattr(lay, "release", None)):
                     lay.release()
+        yield from _pair_at_other_rate(args, layer, init, own, cname, shape)
 
     if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference)) is not None:
         diag.findings.append(found)
+
+
+def _pair_at_other_rate(args, layer, init: dict[str, Any], own: dict | None, cname: str, shape):
+    """:func:`_random_mean`'s comparisons of a CS231n function pair at a probability of its dict arguments at 0.5
+    (:func:`gradcheck.sources.pair_probabilities`: ``dropout_param['p']``) set to 0.3 for one forward, with the
+    reference built at the matching rate (verify37 F4): CS231n's p is the probability of KEEPING a unit (assignment 2:
+    ``mask = (np.random.rand(*x.shape) < p) / p``), manualprop's and PyTorch's that of dropping one, so the reference's
+    drop rate is the one of 0.3 and 0.7 nearer the share of entries the pair's training forward drops. The pair's dicts
+    are put back after; nothing is yielded for a reference that takes no ``p``."""
+    from .diagnose import adapter_call
+    from .sources import Call, pair_probabilities
+
+    for d, key, _, other in pair_probabilities(layer):
+        try:
+            adapter_call(layer, "set_pair_keywords", {d: {key: other}})
+            ones = np.ones((max(400, int(shape[0])), *shape[1:]))
+            dropped = float(np.mean(np.asarray(Call(layer, cname, [ones], V.input_names(layer, 1), {}, True).forward(
+                ones.copy())) == 0))
+            rate = min((other, 1 - other), key=lambda r: abs(r - dropped))
+            ref = build_reference(args.reference, init, args.seed, layer, cname, json.dumps({**(own or {}), "p": rate}))
+            yield layer, ref, f" at {d}['{key}']={other:g} ({args.reference} built with p={rate:g}, the rate it drops)"
+        except Exception:  # noqa: BLE001 - a pair or reference that cannot run there: not compared, no claim
+            continue
+        finally:
+            adapter_call(layer, "set_pair_keywords", None)
 
 
 #: the probe of :func:`_mini_batch_step`: its detail the line a Nielsen network's PASS prints of update_mini_batch
@@ -2948,7 +2978,8 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
                        "gradients are not compared with it.")
     if reference:
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
-        random = [mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
+        given = info.get("mode") if info.get("protocol") == "cs231n" else None  # a pair's: 'train' (verify37 F4)
+        random = [repr(given) if given else mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
         if random and any(f.code == "random-mean-note" for f in diag.findings):  # (newuser37 F7: _random_mean)
             return lead + (f"--reference {reference} was compared in {' and '.join(random)} mode by the output's mean "
                            "alone (see the note above): the forward is random, its draws held fixed for the check, "

@@ -154,10 +154,25 @@ def _warn_unavailable_imports(files, allow: tuple[str, ...] = (), graders: bool 
                      f"import fails, and at the top of a file it scores 0 on every test. " +
                      ("It works here for your own use; in a submission, drop it or import it inside a "
                       "try/except ImportError." if here is None else
-                      f"It does not import here either: {here}. If it is a dependency of a published package "
-                      "you are checking, install the package's requirements where gradcheck runs (pip install "
-                      "-r requirements.txt); if it is your own submission's, drop it or import it inside a try/except "
-                      "ImportError.")) + "\n")
+                      f"It does not import here either: {here}. {_import_fix(top, graders, installed)}; if it is "
+                      "your own submission's, drop it or import it inside a try/except ImportError.")) + "\n")
+
+
+def _import_fix(top: str, graders: bool, installed: bool) -> str:
+    """What makes an import of ``top`` that fails in this check work, for a published package one checks: under the
+    grader's sandbox (``graders``) no ``pip install`` can help, since the sandbox provides only numpy and the standard
+    library (verify37 F13: a file importing scipy was told to ``pip install -r requirements.txt``); --isolation process
+    imports what is installed here, after installing it when it is not (``installed``)."""
+    from .isolation import PROVIDED_TEXT
+
+    if not graders:
+        return ("If it is a dependency of a published package you are checking, install the package's requirements "
+                "where gradcheck runs (pip install -r requirements.txt)")
+    return (f"No pip install can help inside the sandbox, which provides {PROVIDED_TEXT} whatever is installed: "
+            f"{top} is installed here, so --isolation process imports it" if installed else
+            f"No pip install can help inside the sandbox, which provides {PROVIDED_TEXT} whatever is installed: for a "
+            "published package you trust, install its requirements where gradcheck runs (pip install -r "
+            "requirements.txt) and check it with --isolation process (which imports what is installed here)")
 
 
 # --------------------------------------------------------------------------- loading student code

@@ -113,8 +113,11 @@ from .sources import (
     inputs_hold_weights,
     keyword_values,
     layer_branch,
+    not_rechecked_line,
+    pair_training,
     stored_inputs_refusal,
     training_differs,
+    unknown_args,
     values_merged,
 )
 from .uncertainty import within_noise
@@ -123,7 +126,7 @@ __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name
            "name_graded", "name_log_eps", "is_bias_gradient",
            "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
-           "RANDOM_TWIN", "RANDOM_REFERENCE"]
+           "RANDOM_TWIN", "RANDOM_REFERENCE", "kept_scale"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
@@ -215,6 +218,13 @@ DIAGNOSES: dict[str, Record] = {
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
                           "before every forward, so each call drew the same mask"),
+    "classic-dropout": Record(  # _classic_dropout: scaled at test time, not at training time (fix38a)
+        "classic (non-inverted) dropout", "{owner} is classic dropout, scaled at test time: in training it keeps "
+        "{kept:.0%} of the entries unscaled (Y = X * mask), in eval mode it scales every entry by {c:.4g} (Y = {c:.4g} "
+        "X). Its gradients agree with its forward in both modes, but dropout as the course, PyTorch, Keras and CS231n "
+        "define it is inverted: scale the kept entries by 1/(1 - p) in training (here 1/{c:.4g} = {inv:.4g}) and leave "
+        "the eval forward the identity, Y = X, so that the network is used at test time without the layer's scale",
+        "move the scale from the eval forward to the training forward (and its backward): mask / (1 - p)", _DROP),
     "all-dropped": Record(
         "every entry dropped", "{mode}the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
@@ -6590,12 +6600,44 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if drawn and diag.passed:  # p = 0.5 hides 1/p for 1/(1-p): built again at p = 0.3 (newuser36 H1)
             diag = at_other_args(layer, X, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed)
+        if diag.passed and (classic := _classic_dropout(diag, _probe_inputs(X, seed, owner), owner)) is not None:
+            diag.findings.append(classic)  # both modes agree with their own forwards: the scale's place named
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
         return diag
+
+
+def kept_scale(Y: Any, X: np.ndarray) -> tuple[float, float | None]:
+    """``(share, scale)`` of a forward's output ``Y`` against its input ``X`` (same shape, no zero entries): the share
+    of entries ``Y`` keeps (``Y / X != 0``) and the one value ``Y / X`` takes on them (a dropout's mask times its
+    scale), None when it takes several (:func:`gradcheck._random_mean.random_mean_finding`'s words, and
+    :func:`_classic_dropout`)."""
+    r = np.asarray(Y, dtype=np.float64) / X
+    kept = r != 0
+    s = r[kept]
+    return float(kept.mean()), float(np.median(s)) if s.size and np.ptp(s) <= 1e-9 * np.abs(s).max() else None
+
+
+def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) -> Finding | None:
+    """The ``classic-dropout`` error of a layer that passed in both modes and is dropout scaled at test time (Hinton
+    et al. 2012's original; Srivastava et al. 2014, section 10): its training output keeps some entries of the probe
+    input unscaled and drops the others, its eval output is the input times one constant in (0, 1). Forward and
+    backward agree with each other in each mode, so no gradient shows it; inverted dropout, which every framework and
+    lesson 24 use, scales in training and is the identity in eval. None for anything else (one mode checked, inverted
+    dropout, another layer)."""
+    outs = {d.training: getattr(d.result, "_output", None) for d in [diag, *diag.other_modes] if d.result is not None}
+    X = inputs[0] if len(inputs) == 1 else None
+    Yt, Ye = outs.get(True), outs.get(False)
+    if X is None or not isinstance(Yt, np.ndarray) or not isinstance(Ye, np.ndarray) or not (
+            Yt.shape == Ye.shape == X.shape) or not np.all(X != 0):
+        return None
+    (share, s), (all_kept, c) = kept_scale(Yt, X), kept_scale(Ye, X)
+    if s is None or c is None or not 0 < share < 1 or abs(s - 1) > 1e-9 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+        return None
+    return _find("classic-dropout", owner=owner, kept=share, c=c, inv=1 / c)
 
 
 def constant_params(layer: Any, owner: str) -> list[str]:
@@ -6804,8 +6846,11 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
             return []
         return [x.result for x in every]
 
-    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results)
+    unbuilt: list = []
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt)
     diag.other_args = checked
+    if line := not_rechecked_line(diag.name.split(" [")[0], unbuilt, unknown_args(layer)):  # through its constructor
+        diag.findings.append(Finding("other-args-note", line, severity="info"))  # (verify37 F5, as check_layer says)
     if failed is None:
         return diag
     k, _, o = checked[-1]
@@ -7719,6 +7764,17 @@ def _numpy_patched(layer: Any) -> dict[str, str]:
     return {"names": ", ".join(patched), "by": ", ".join(mods), "fix": fix}
 
 
+def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Sequence[np.ndarray], training: Any) -> bool:
+    """Whether ``reference`` is not compared in this mode (:data:`RANDOM_REFERENCE`): the layer's forward is random,
+    its draws held (``diag.held``), or it is a CS231n pair in dropout_param's mode 'train' (seeded by its own 'seed',
+    its draws fixed: verify37 F4, compared with the reference's own mask), and the reference is random in that mode
+    (a pair's reference runs in the pair's mode, :func:`gradcheck.sources.pair_training`); a reference deterministic
+    in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)."""
+    trains = pair_training(layer)
+    return reference is not None and (bool(diag.held) or bool(trains)) and not _reference_fixed(
+        reference, inputs, training if trains is None else trains)
+
+
 def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
@@ -7795,8 +7851,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
-    # a reference deterministic in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)
-    random_ref = reference is not None and bool(diag.held) and not _reference_fixed(reference, inputs, training)
+    random_ref = _random_reference(reference, layer, diag, inputs, training)
     proxy = _DataPart(proxy, probes.penalties) if proxy is not None and probes.penalties else proxy
     if proxy is not None and not stopped:
         try:

@@ -51,7 +51,7 @@ __all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value",
-           "SYMMETRIC_ARGS", "PROBABILITY_WORDS", "symmetric_args", "built_with", "each_other_arg", "args_line", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
+           "SYMMETRIC_ARGS", "PROBABILITY_WORDS", "symmetric_args", "built_with", "each_other_arg", "constructor_args", "NotRebuilt", "unknown_args", "not_rechecked_line", "args_line", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -73,6 +73,35 @@ def init_modes(init: Any, path: str = "") -> list[str]:
     return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode" and _TRAINING_WORDS.get(
         str(v).lower()) is not None] + [
         m for k, v in init.items() for m in init_modes(v, k)]
+
+
+def pair_keywords(layer: Any) -> dict[str, Any]:
+    """A CS231n function pair's keyword arguments as given (``{"dropout_param": {"p": 0.5, "mode": "train"}}``): a
+    :class:`gradcheck._adapters.FunctionPair` run here, or a sandboxed one's ``--init``; ``{}`` for any other layer."""
+    if isinstance(layer, FunctionPair):
+        return layer.__dict__.get("_kwargs_given", layer._kwargs)
+    info = getattr(layer, "protocol", None)
+    if _remote_layer(layer) and isinstance(info, Mapping) and info.get("protocol") == "cs231n":
+        return layer.__dict__["_loaded"][2] or {}
+    return {}
+
+
+def pair_training(layer: Any) -> bool | None:
+    """The mode a CS231n function pair runs in by its keyword arguments (:func:`pair_keywords`): True for
+    ``dropout_param['mode'] == 'train'`` (CS231n's training mode), False for ``'test'``; None for another layer, or a
+    pair given no such mode. Its forward has no training switch: a reference (a layer of ours) is run in this mode."""
+    modes = [m.rsplit(" ", 1)[-1].strip("'\"") for m in init_modes(pair_keywords(layer))]
+    return _TRAINING_WORDS.get(modes[0].lower()) if modes else None
+
+
+def pair_probabilities(layer: Any) -> list[tuple[str, str, float, float]]:
+    """``(dict, key, value, other)`` of each probability in a CS231n pair's dict arguments (``dropout_param['p']``:
+    :data:`PROBABILITY_WORDS`) at 0.5, where ``1/p = 1/(1-p)`` hides a wrong scale, with the other value
+    :data:`SYMMETRIC_ARGS` gives (0.3): the pair's counterpart of :func:`symmetric_args`, whose float constructor
+    arguments a pair has none of."""
+    return [(d, k, float(v), SYMMETRIC_ARGS[0.5][0]) for d, kw in pair_keywords(layer).items() if isinstance(kw, dict)
+            for k, v in kw.items() if isinstance(v, float) and v == 0.5 and any(
+                w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS)]
 
 
 def pair_mode_line(init: Any, given: str = "--init") -> str:
@@ -138,17 +167,20 @@ def _remote_layer(layer: Any) -> bool:
     return "_loaded" in getattr(layer, "__dict__", {}) and callable(getattr(layer, "loaded_with", None))
 
 
-def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
+def symmetric_args(layer: Any, init: Mapping[str, Any] | None = None) -> list[tuple[str, float, float]]:
     """The float constructor arguments of ``layer`` built at a value where a wrong backward can cancel.
 
     Their defaults are read from its class's signature (:func:`gradcheck._adapters.float_args`; a sandboxed layer's
     from its protocol); the value as built is a sandboxed layer's ``--init`` (or test's keyword) or default, a local
-    one's attribute of that name. A probability (:data:`PROBABILITY_WORDS`) counts at 0.5 alone.
+    one's attribute of that name, or its value in ``init`` (the constructor's arguments, :func:`gradcheck.check_layer`'s
+    ``init``: its default when ``init`` has no such key). A probability (:data:`PROBABILITY_WORDS`) counts at 0.5 alone.
 
     Parameters
     ----------
     layer : object
         The checked layer or loss: a local one (adapted or not) or a sandboxed one.
+    init : mapping, optional
+        A local layer's constructor arguments, when known.
 
     Returns
     -------
@@ -166,7 +198,8 @@ def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
         from ._adapters import BoundLoss, LossFunction, float_args
 
         obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
-        pairs = [(k, obj.built(k) if isinstance(obj, LossFunction) else getattr(obj, k, None)) for k, _ in float_args(obj)]
+        pairs = [(k, obj.built(k) if isinstance(obj, LossFunction) else getattr(obj, k, None) if init is None
+                  else init.get(k, d)) for k, d in float_args(obj)]
     out = []
     for k, v in pairs:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) not in SYMMETRIC_ARGS:
@@ -176,11 +209,74 @@ def symmetric_args(layer: Any) -> list[tuple[str, float, float]]:
     return out
 
 
-def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray]) -> Any:
+def unknown_args(layer: Any, init: Mapping[str, Any] | None = None) -> list[tuple[str, float, float]]:
+    """``(name, default, other)`` of each float constructor argument of a local layer (not adapted, not sandboxed)
+    whose default is a value where a wrong backward can cancel (:func:`symmetric_args`' rule) and whose value as built
+    is not known: no ``init`` and no attribute of its name (``Dropout(p=0.5)`` storing ``self.drop``; verify37 F5: it
+    was never checked again, unsaid); [] for any other layer."""
+    from ._adapters import BoundLoss, float_args
+
+    if init is not None or _remote_layer(layer) or isinstance(layer, (Adapted, BoundLoss, FunctionPair)):
+        return []
+    return [(k, float(d), SYMMETRIC_ARGS[float(d)][0]) for k, d in float_args(layer) if float(d) in SYMMETRIC_ARGS
+            and not hasattr(layer, k) and (float(d) == 0.5 or not any(
+                w in k.lower().split("_") or k.lower().startswith(w) for w in PROBABILITY_WORDS))]
+
+
+def not_rechecked_line(owner: str, unbuilt: Sequence[tuple[str, float, float, str]],
+                       unknown: Sequence[tuple[str, float, float]]) -> str:
+    """The note saying which float constructor arguments :func:`each_other_arg` could not check again at their other
+    value (``unbuilt``: the layer's constructor arguments unknown, why; ``unknown``: :func:`unknown_args`), and how to
+    have them checked (:func:`gradcheck.check_layer`'s ``init``, its constructor's arguments); "" for none."""
+    said = [f"{k}={v!r} ({SYMMETRIC_ARGS[v][1].format(k=k)}) was not checked again at {k}={o!r}: {owner} cannot be "
+            f"built again through its constructor ({why})" for k, v, o, why in unbuilt]
+    said += [f"{k} (default {d!r}: {SYMMETRIC_ARGS[d][1].format(k=k)}) was not checked again at {k}={o!r}: "
+             f"{owner} holds no attribute {k}, so the value it was built with is not known" for k, d, o in unknown]
+    return (f"constructor argument{'s' if len(said) > 1 else ''} {'; '.join(said)}; pass the constructor's arguments "
+            f"as init={{...}} to check it built again there, as gradcheck check does with --init") if said else ""
+
+
+class NotRebuilt(Exception):
+    """A local layer that cannot be built again through its constructor (:func:`constructor_args`): why."""
+
+
+def constructor_args(obj: Any, init: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The keyword arguments ``obj``'s class was built with: ``init`` when given (the others at their defaults), else
+    each constructor argument read from ``obj``'s attribute of its name, an argument with a default and no such
+    attribute at its default (each a deep copy: a generator is not shared with ``obj``).
+
+    Raises
+    ------
+    NotRebuilt
+        The constructor's signature cannot be read, or an argument without a default is neither in ``init`` nor an
+        attribute of ``obj`` (``Linear(n_in, n_out)`` storing only ``self.W``): its value is not known.
+    """
+    from ._adapters import _params
+
+    ps = _params(type(obj))
+    if ps is None:
+        raise NotRebuilt(f"the signature of {type(obj).__name__}'s constructor cannot be read")
+    own, out = vars(obj) if hasattr(obj, "__dict__") else {}, {}
+    for p in ps.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if init is not None and p.name in init or init is None and p.name in own:
+            out[p.name] = copy.deepcopy(init[p.name] if init is not None else own[p.name])
+        elif p.default is p.empty:
+            raise NotRebuilt(f"its constructor's argument {p.name} is " + (
+                "not in init" if init is not None else f"no attribute of the layer (self.{p.name})"))
+    return out
+
+
+def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
+               init: Mapping[str, Any] | None = None) -> Any:
     """``layer`` with its constructor argument ``key`` at ``value``, the others as built.
 
     A sandboxed layer is built again in its child (``RemoteLayer.loaded_with``, its ``--init`` with ``key`` added;
-    what ``--constants`` declared kept); a local one is copied with its attribute ``key`` set.
+    what ``--constants`` declared kept); a local one through its constructor, with :func:`constructor_args` (of
+    ``init`` when given), as the CLI and the grader build it (verify37 F5: a copy with the attribute set kept what
+    ``__init__`` derived from it, ``self.inv = 1/beta``, and FAILed a correct layer); a local one behind an adapter
+    (or a bound loss) is copied with its attribute ``key`` set.
 
     Parameters
     ----------
@@ -201,6 +297,8 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray])
 
     Raises
     ------
+    NotRebuilt
+        A local layer's constructor arguments are not known (:func:`constructor_args`).
     Exception
         What the constructor (or the copy) raises.
     """
@@ -217,13 +315,20 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray])
 
     if isinstance(layer, LossFunction):  # huber_loss(x, y, delta=1.0): the function called with delta=0.7
         return layer.loaded_with({**layer._kwargs, key: value})
+    if not isinstance(layer, (Adapted, BoundLoss)):
+        new = type(layer)(**{**constructor_args(layer, init), key: value})
+        share_masks(layer, new)  # a dropout mask the layer holds (fix_mask) held by the new one too, as a copy held it
+        if masks_held(layer) and not masks_held(new):
+            hold_masks(new)
+        return new
     cp = copy.deepcopy(layer)
-    setattr(cp.obj if isinstance(cp, (Adapted, BoundLoss)) else cp, key, value)
+    setattr(cp.obj, key, value)
     return cp
 
 
 def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: Any,
-                   results: Any) -> tuple[list[tuple[str, float, float]], Any]:
+                   results: Any, init: Mapping[str, Any] | None = None,
+                   unbuilt: list | None = None) -> tuple[list[tuple[str, float, float]], Any]:
     """``layer``, whose check passed, checked again with each float constructor argument at a value where a wrong
     backward can cancel built at its other value: the one loop of ``gradcheck check`` and
     :func:`gradcheck.diagnose_layer` (:func:`gradcheck.diagnose.at_other_args`), :func:`gradcheck.check_layer` and so
@@ -250,6 +355,11 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
         ``results(outcome)``: the outcome's :class:`~gradcheck.result.CheckResult` of each mode checked, the first
         failing one first; ``[]`` when the check stopped before comparing the gradients (an error, a non-finite
         value).
+    init : mapping, optional
+        A local layer's constructor arguments (:func:`symmetric_args`, :func:`built_with`).
+    unbuilt : list, optional
+        Given, ``(name, value, other, why)`` is appended for each argument a local layer could not be built again at
+        (:class:`NotRebuilt`), for the caller to say.
 
     Returns
     -------
@@ -259,11 +369,14 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
         That failing check's outcome; None when none failed.
     """
     checked, ys = [], results(first)
-    for key, value, other in symmetric_args(layer):
+    for key, value, other in symmetric_args(layer, init):
         lay = None
         try:
-            lay = built_with(layer, key, other, inputs)
+            lay = built_with(layer, key, other, inputs, init)
             out = check(lay)
+        except NotRebuilt as exc:  # its constructor's arguments unknown: said by the caller
+            (unbuilt if unbuilt is not None else []).append((key, value, other, str(exc)))
+            continue
         except Exception:  # noqa: BLE001 - a layer that cannot be built or checked there: at the first value only
             continue
         finally:  # a sandboxed copy built here: freed in its child

@@ -40,7 +40,7 @@ class BatchNorm1D:
         raise NotImplementedError
 '''
 
-NAMES = ["BatchNorm1D", "BN_biased", "BN_eval_updates", "BN_swapped"]
+NAMES = ["BatchNorm1D", "BN_biased", "BN_eval_updates", "BN_never", "BN_swapped"]
 TEST = "import pytest\nimport manualprop as mp\n" + "".join(f'''
 
 @pytest.mark.points(2)
@@ -66,16 +66,18 @@ BUGS = {
         "self.momentum * self.running_var + (1 - self.momentum) * bv * m / (m - 1)"),
     # F6b: the biased batch variance where the reference keeps the unbiased
     "biased": TRAIN.replace(" * bv * m / (m - 1)", " * bv"),
+    # verify37 F9 (fix38a): never updated, which the grader said as a wrong momentum's convention
+    "never": "        if training:\n",
 }
 
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    """The four classes (a correct one and the three bugs) graded in one submission: ``{class name: its row}``."""
+    """The five classes (a correct one and the four bugs) graded in one submission: ``{class name: its row}``."""
     src = BN + "".join(BN.split("\n\n\n", 1)[1].replace("class BatchNorm1D", f"\n\nclass BN_{bug}").replace(TRAIN, code)
                        for bug, code in sorted(BUGS.items()))
     r, data = _grade(tmp_path_factory.mktemp("bn"), {"layers.py": src}, TEST)
-    assert r.status == "graded" and len(data["tests"]) == 4, data
+    assert r.status == "graded" and len(data["tests"]) == len(NAMES), data
     return {n: t for n in NAMES for t in data["tests"] if t["name"].startswith(f"{n}:")}
 
 
@@ -102,5 +104,10 @@ def test_a_running_statistics_bug_is_named_where_the_eval_output_differs(rows, b
                 "same training forwards: ") in out and said in out, out
         assert ("running = (1 - momentum) \\* running + momentum \\* batch statistic with momentum=0.1, the "
                 "variance the unbiased batch variance, as PyTorch") in out, out
-        assert ("running_mean is" in out) == (bug == "swapped"), out  # the mean is right with a biased variance
+        assert ("running_mean is" in out) == (bug in ("swapped", "never")), out  # right with a biased variance
+        never = ("running_mean is [0, 0, 0, ...], the expected [0.", "(not updated by the training forward: it still "
+                 "holds its initial value); running_var is [1, 1, 1, ...]", "Your training forward never updates "
+                 "running_mean, running_var: update them in the training forward as the reference does (running =")
+        assert all(w in out for w in never) == (bug == "never"), out  # verify37 F9 (before: "the momentum's convention")
+        assert ("check the momentum's convention" in out) == (bug != "never"), out
         assert "eval mode" not in out, out

@@ -34,7 +34,7 @@ from .._adapters import (
     class_outputs,
     forward_in_mode,
 )
-from .._running_stats import _fmt
+from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
@@ -767,14 +767,19 @@ def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndar
     differ = [k for k, v in before.items() if not close(v, getattr(reference, k), 1e-7, 1e-10)]
     if not differ:
         return ""
-    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}" for k in differ)
+    kept = [k for k in differ if at_initial_value(k, before[k])]  # verify37 F9: never updated, as check says it
+    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}"
+                     + (f" ({NOT_UPDATED}: it still holds its initial value)" if k in kept else "") for k in differ)
     m = getattr(reference, "momentum", None)
     rule = (f" (running = (1 - momentum) * running + momentum * batch statistic with momentum={m:g}, the variance "
             "the unbiased batch variance, as PyTorch)" if type(reference).__module__.startswith("manualprop")
             and isinstance(m, float) else "")
     return (f" Before this eval forward your running statistics already differ from the expected ones after the same "
-            f"training forwards: {said}. The update in your training forward differs from the reference's{rule}: "
-            "check the momentum's convention and the batch variance (biased or unbiased).")
+            f"training forwards: {said}. " + (
+                f"Your training forward never updates {', '.join(kept)}: update {'them' if len(kept) > 1 else 'it'} "
+                f"in the training forward as the reference does{rule}." if kept == differ else
+                f"The update in your training forward differs from the reference's{rule}: check the momentum's "
+                "convention and the batch variance (biased or unbiased)."))
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
@@ -1213,7 +1218,7 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
         G = rng.standard_normal(Y.shape)
         ret = ref.backward(G.copy())
         grads = dict(zip(d_in, ret if len(xs) > 1 else [ret])) | {f"d{k}": v for k, v in ref.grads.items()}
-        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng)]
+        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng, kinks=True)]
     except Exception:  # noqa: BLE001 - a reference this cannot read: the comparison's verdict stands
         return
     if wrong:
@@ -1225,13 +1230,19 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
 
 
 def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_in: list[str], grad: Any,
-                      G: np.ndarray, rng: np.random.Generator, training: bool = False) -> bool:
+                      G: np.ndarray, rng: np.random.Generator, training: bool = False, kinks: bool = False) -> bool:
     """Whether the reference's gradient ``grad`` of tensor ``name`` (an input's, or ``d`` + a parameter key) misses
-    the central difference of ``sum(forward * G)`` along a random direction by more than round-off."""
+    the central difference of ``sum(forward * G)`` along a random direction by more than round-off. ``kinks``: the
+    direction leaves an input's entries that are exactly 0 where they are, a kink of ReLU's or LeakyReLU's that a test
+    puts inputs at on purpose: a difference across it averages the two sides' slopes, which no gradient has, so a
+    correct reference read there was "faulty" and the student's row never named the kink (fix38a; the row now says
+    it, :func:`_at_zero_parts`)."""
     target = xs[d_in.index(name)] if name in d_in else params[name[1:]]
     if not isinstance(grad, np.ndarray) or grad.shape != np.shape(target):
         return False
     v, h, base = rng.standard_normal(grad.shape), 1e-6, np.array(target, copy=True)
+    if kinks and name in d_in:
+        v[base == 0] = 0.0
 
     def loss(step: float) -> float:
         target[...] = base + step * v

@@ -119,6 +119,34 @@ class Dropout:
         return dY * self.mask
 
 
+class DropoutClassic(Dropout):
+    """Classic dropout (fix38a): unscaled in training, scaled by 1 - p at test time; each mode's backward follows its
+    forward, so only the scale's place is wrong (inverted dropout scales in training)."""
+
+    KWARGS = {}
+
+    def forward(self, X, training=False):
+        if not training:  # BUG: the scale belongs to the training forward (mask / (1 - p)); eval is the identity
+            self.mask = np.full_like(X, 1 - self.p)
+            return X * (1 - self.p)
+        self.mask = (self.rng.random(X.shape) >= self.p).astype(X.dtype)
+        return X * self.mask
+
+
+class DropoutKeepProb(Dropout):
+    """The correct control of DropoutClassic: inverted dropout with CS231n's keep probability p (mask / p in
+    training, the identity in eval), checked in both modes."""
+
+    KWARGS = {}
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = np.ones_like(X)
+            return X
+        self.mask = (self.rng.random(X.shape) < self.p) / self.p
+        return X * self.mask
+
+
 class DropoutNoScale(Dropout):
     def forward(self, X, training=False):
         out = super().forward(X, training)

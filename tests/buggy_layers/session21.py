@@ -163,6 +163,20 @@ class ScaledDropout:
         return dY * self.mask if self.mode == "train" else dY * self.dropout_param["p"]
 
 
+class InvertedDropout(ScaledDropout):
+    """ScaledDropout made inverted, the correct control (session 38: ScaledDropout, classic dropout scaled at test
+    time, is named 'classic-dropout' since): train X * mask / p, test X."""
+
+    def forward(self, X):
+        p, mode = self.dropout_param["p"], self.dropout_param["mode"]
+        self.mask = np.random.default_rng(self.dropout_param["seed"]).random(X.shape) < p
+        self.mode = mode
+        return X * self.mask / p if mode == "train" else X
+
+    def backward(self, dY):
+        return dY * self.mask / self.dropout_param["p"] if self.mode == "train" else dY
+
+
 class ScaledDropoutIgnoresMode(ScaledDropout):
     def backward(self, dY):
         return dY * self.mask  # BUG: the training formula after a test-mode forward too (the mode is ignored)
