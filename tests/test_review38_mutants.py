@@ -299,3 +299,26 @@ def test_a_knob_backward_alone_reads_is_not_checked_again():
 
     res = check_layer(_BackwardKnob(), (3, 4), twin=None)
     assert res.passed and res.other_args == [] and not res.args_failed, res.notes
+
+
+def test_auto_chosen_namespaces_copy_ones_own_package_as_the_process_sandbox_does(tmp_path):
+    """Kills cmd_copy_rule: ``gradcheck check`` with ``--isolation`` chosen by ``auto`` (the namespaces sandbox where
+    this machine has one) copies the checked file's own package as the process sandbox does, so a check finds the
+    same files whichever sandbox it got; ``--isolation namespaces`` given (a file one did not write) copies its own
+    folder alone, the package left out."""
+    from argparse import Namespace
+
+    from gradcheck.check_command import check_files
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text("import numpy as np\n")
+    (pkg / "layers.py").write_text("from pkg.util import np\n\n\nclass L:\n    def forward(self, x):\n        return x\n")
+    path = str(pkg / "layers.py")
+    own = check_files(Namespace(isolation="process"), path)
+    assert "pkg/util.py" in own
+    assert sorted(check_files(Namespace(isolation="namespaces", isolation_auto=True), path)) == sorted(own)
+    with pytest.warns(UserWarning, match="was not copied into the sandbox"):
+        given = check_files(Namespace(isolation="namespaces", isolation_auto=False), path)
+    assert "pkg/util.py" not in given and given.left_out == ("pkg",)
