@@ -38,6 +38,14 @@ collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps
 # (tests/test_check_isolation_default_s37.py).
 os.environ.setdefault("GRADCHECK_ISOLATION", "process")
 
+# the grading child (gradcheck.grading.runner._child_env) and the console script import the gradcheck of this tree,
+# not the editable install's: without this checkout first on PYTHONPATH, a test run from a git worktree graded with
+# the main checkout's plugin and checks (review38: mutants of gradcheck/grading/plugin.py survived every grading test
+# run from a worktree, and were killed with it)
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+
 settings.register_profile("ci", max_examples=25, deadline=None)
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
