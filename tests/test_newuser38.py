@@ -1,0 +1,113 @@
+"""newuser38's findings: where an error is located, and what --twin says of a twin of another output shape.
+
+F4: an exception raised inside numpy's Cython code (``rng.binomial(1, 1.5)``) was located in numpy
+(``numpy/random/_common.pyx:440``, a relative co_filename resolved against the sandbox's folder, or the innermost
+frame outside gradcheck in-process), never at the student's line that made the call.
+F3: an exception inside a sub-layer's method (a correct ``Linear.backward`` handed a wrong dY by the caller's
+loop in forward order) named only the sub-layer's line, not the caller's.
+F2: ``--twin`` with a twin built with other arguments (no padding) reported gradcheck's own ``L = sum(Y * G)`` as
+"autoprop.multiply(...) operands could not be broadcast together".
+"""
+
+import inspect
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+import gradcheck
+from gradcheck import _sandbox_child as child
+from gradcheck.errors import GradcheckError
+
+
+class BinomialDropout:
+    """A dropout whose keep probability is above 1: numpy's Cython code raises."""
+
+    def forward(self, X):
+        self.mask = np.random.default_rng(0).binomial(1, 1.5, size=X.shape)  # the line to name
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+_LINE = inspect.getsource(BinomialDropout).splitlines().index(
+    "        self.mask = np.random.default_rng(0).binomial(1, 1.5, size=X.shape)  # the line to name"
+) + inspect.getsourcelines(BinomialDropout)[1]
+
+
+def test_in_process_error_is_located_at_the_callers_line_not_in_numpy():
+    with pytest.raises(GradcheckError) as info:
+        gradcheck.check_layer(BinomialDropout(), (4, 3), twin=None)
+    msg = str(info.value)
+    assert "p < 0, p > 1 or p is NaN" in msg
+    assert f"(at test_newuser38.py:{_LINE} in forward)" in msg, msg
+    assert ".pyx" not in msg
+
+
+def _raise_in(workdir, source, call):
+    """Run ``source`` (a module written to workdir/layers.py) from inside workdir, as the sandbox runs it, and
+    return child._error of what ``call(namespace)`` raises."""
+    path = os.path.join(workdir, "layers.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(source))
+    ns = {"__name__": "layers"}
+    exec(compile(open(path).read(), path, "exec"), ns)
+    try:
+        call(ns)
+    except Exception as exc:  # noqa: BLE001
+        return child._error(exc, workdir)
+    raise AssertionError("no exception")
+
+
+def test_sandbox_error_skips_cython_frames(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the sandbox's cwd: a relative co_filename resolved there looked like ours
+    e = _raise_in(str(tmp_path), """\
+        import numpy as np
+
+        def forward(X):
+            return np.random.default_rng(0).binomial(1, 1.5, size=X.shape)
+        """, lambda ns: ns["forward"](np.ones(3)))
+    assert e["where"] == "layers.py:4 in forward", e
+    assert "binomial" in e["line"]
+
+
+def test_sandbox_error_names_the_calling_line_of_a_sub_layers_method(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    e = _raise_in(str(tmp_path), """\
+        import numpy as np
+
+        class Linear:
+            def __init__(self, n_in, n_out):
+                self.W = np.ones((n_out, n_in))
+
+            def backward(self, dY):
+                return dY @ self.W
+
+        class MLP:
+            def __init__(self):
+                self.layers = [Linear(5, 4), Linear(4, 3)]
+
+            def backward(self, dY):
+                for layer in self.layers:
+                    dY = layer.backward(dY)
+                return dY
+        """, lambda ns: ns["MLP"]().backward(np.ones((2, 3))))
+    assert e["where"] == "layers.py:8 in backward", e
+    assert (e["caller"], e["caller_line"]) == ("layers.py:16 in backward", "dY = layer.backward(dY)"), e
+
+
+def test_sandbox_error_of_a_helper_function_names_no_caller(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a helper of the same file (im2col) is where the error is: no second location
+    e = _raise_in(str(tmp_path), """\
+        import numpy as np
+
+        def im2col(X):
+            return X.reshape(7, -1)
+
+        def forward(X):
+            return im2col(X)
+        """, lambda ns: ns["forward"](np.ones((2, 3))))
+    assert e["where"] == "layers.py:4 in im2col", e
+    assert not e.get("caller")
