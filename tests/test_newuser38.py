@@ -111,3 +111,16 @@ def test_sandbox_error_of_a_helper_function_names_no_caller(tmp_path, monkeypatc
         """, lambda ns: ns["forward"](np.ones((2, 3))))
     assert e["where"] == "layers.py:4 in im2col", e
     assert not e.get("caller")
+
+
+def test_a_twin_of_another_output_shape_is_said_so():
+    import autoprop as ap
+    import manualprop as mp
+    from gradcheck.errors import TwinError
+
+    with pytest.raises(TwinError) as info:  # the checked layer pads by 1, the twin was built without padding
+        gradcheck.check_layer(mp.Conv2D(2, 3, 3, padding=1, rng=0), (2, 2, 5, 5), twin=ap.layers.Conv2D(2, 3, 3))
+    msg = str(info.value)
+    assert "autoprop.multiply" not in msg and "broadcast" not in msg, msg
+    assert "output of shape (2, 3, 3, 3)" in msg and "Conv2D's is (2, 3, 5, 5)" in msg, msg
+    assert "--twin-init" in msg
