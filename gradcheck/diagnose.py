@@ -4969,11 +4969,25 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
         forms = [(f"{x}.T @ dY", X.T @ G, f"{x}.T @ dZ"), ("dY.T @ X", G.T @ X, "dZ.T @ X"),
                  (total, G.sum(axis=0, keepdims=keep), total.replace("dY", "dZ"))]
     for prod, got, fix in forms:
-        if got.shape == m.shape and close(m, got, 1e-6):
+        if got.shape == m.shape and close(m, got, 1e-6) and not _affine_in_first_input(L):
             return "weight-skips-derivative", {"eq": f"{t} = {prod}", "fixeq": f"{t} = {fix}", "z": z,
                                                "it": "it takes", "same": ", the same dZ the other gradients use",
                                                "too": " too"}
     return None
+
+
+def _affine_in_first_input(L: _Layer) -> bool:
+    """Whether forward is affine in its first input X, ``Y(2X) - 2 Y(X) + Y(0) = 0``: then it applies no nonlinearity
+    after a pre-activation, and a gradient taken from dY is no skipped ``f'(Z)`` (newuser38 F1: ``(X + b) @ W`` with
+    ``dW = X.T @ dY`` was told "forward applies a nonlinearity to Z"). The check's cache is restored after."""
+    X = L.inputs[0]
+    try:
+        y0, y2 = L.fwd_with(0, np.zeros_like(X)), L.fwd_with(0, 2 * X)
+        return y2.shape == L.Y.shape and close(y2 + y0, 2 * L.Y, 1e-9, 1e-12 * (1 + float(np.abs(L.Y).max())))
+    except Exception:  # noqa: BLE001 - student code: not told affine
+        return False
+    finally:
+        L.forward_again()
 
 
 def _one_dense_dz(diag: Diagnosis) -> None:

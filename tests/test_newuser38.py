@@ -124,3 +124,48 @@ def test_a_twin_of_another_output_shape_is_said_so():
     assert "autoprop.multiply" not in msg and "broadcast" not in msg, msg
     assert "output of shape (2, 3, 3, 3)" in msg and "Conv2D's is (2, 3, 5, 5)" in msg, msg
     assert "--twin-init" in msg
+
+
+class ShiftLinear:
+    """Y = (X + b) @ W, affine in X; backward forgets the shift in dW (X.T @ dY for (X + b).T @ dY)."""
+
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((4, 3))
+        self.b = np.random.default_rng(1).standard_normal(4)
+
+    def forward(self, X):
+        self.X = X
+        return (X + self.b) @ self.W
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = (dY @ self.W.T).sum(0)
+        return dY @ self.W.T
+
+
+class TanhDense:
+    """Y = tanh(X @ W + b) whose dW skips tanh's derivative: the signature's own case."""
+
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((4, 3))
+        self.b = np.random.default_rng(1).standard_normal(3)
+
+    def forward(self, X):
+        self.X, self.Y = X, np.tanh(X @ self.W + self.b)
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.dW = self.X.T @ dY  # the bug: dY for dZ
+        self.db = dZ.sum(0)
+        return dZ @ self.W.T
+
+
+def test_an_affine_layer_is_not_told_it_skips_an_activations_derivative():
+    from gradcheck.diagnose import diagnose_layer
+
+    text = diagnose_layer(ShiftLinear(), (8, 4)).report()
+    assert "FAIL" in text and "dW" in text
+    assert "nonlinearity" not in text and "f'(Z)" not in text, text
+    text = diagnose_layer(TanhDense(), (8, 4)).report()  # still named where forward has one
+    assert "forward applies a nonlinearity to Z" in text, text
