@@ -169,3 +169,39 @@ def test_an_affine_layer_is_not_told_it_skips_an_activations_derivative():
     assert "nonlinearity" not in text and "f'(Z)" not in text, text
     text = diagnose_layer(TanhDense(), (8, 4)).report()  # still named where forward has one
     assert "forward applies a nonlinearity to Z" in text, text
+
+
+class NoShiftCE:
+    """Lesson 03's exercise 1 written without the log-sum-exp shift: right at N(0, 1) logits, NaN at 1000."""
+
+    def forward(self, y_true, y_pred):
+        e = np.exp(y_pred)
+        self.p, self.y = e / e.sum(axis=1, keepdims=True), y_true
+        return float(-np.log(self.p[np.arange(len(y_true)), y_true]).mean())
+
+    def backward(self):
+        d = self.p.copy()
+        d[np.arange(len(self.y)), self.y] -= 1.0
+        return d / len(self.y)
+
+
+class ShiftCE(NoShiftCE):
+    def forward(self, y_true, y_pred):
+        return super().forward(y_true, y_pred - y_pred.max(axis=1, keepdims=True))
+
+
+def test_a_loss_checked_against_a_reference_is_compared_at_large_logits_too():
+    import manualprop as mp
+
+    rng = np.random.default_rng(0)
+    y, z = rng.integers(0, 4, size=8), rng.standard_normal((8, 4))
+    with np.errstate(all="ignore"):
+        res = gradcheck.check_loss(NoShiftCE(), y, z, twin=None, reference=mp.SoftmaxCrossEntropy())
+    assert not res.passed
+    assert any("y_pred + 1000" in r.tensor and not r.passed for r in res.records), [r.tensor for r in res.records]
+    assert any("overflow" in n and "log-sum-exp" in n for n in res.notes), res.notes
+    res = gradcheck.check_loss(ShiftCE(), y, z, twin=None, reference=mp.SoftmaxCrossEntropy())
+    assert res.passed, res.notes
+    assert any("y_pred + 1000" in r.tensor and r.passed for r in res.records)
+    res = gradcheck.check_loss(NoShiftCE(), y, z, twin=None)  # without a reference: as before, no large probe
+    assert res.passed and not any("1000" in r.tensor for r in res.records)
