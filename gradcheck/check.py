@@ -36,7 +36,7 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import GradientShapeError, StudentCodeError, TwinError, UsageError
+from .errors import GradientShapeError, NonFiniteError, StudentCodeError, TwinError, UsageError
 from .numerical import (
     default_eps,
     directional_derivatives,
@@ -1141,11 +1141,16 @@ def _at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndar
                 continue
             if not (math.isfinite(L_ref) and g_ref.shape == yp.shape and np.isfinite(g_ref).all()):
                 continue
-            try:  # what the loss raises (or a hang's sandbox error) at these predictions counts as NaN
+            L_c, g_c, ran = float("nan"), np.full(yp.shape, np.nan), True  # what the loss raises there counts as NaN
+            try:
                 L_c = value(x)
-                g_c = np.asarray(V.call_student(loss.backward, owner=owner, call="backward()"), dtype=np.float64)
-            except StudentCodeError:
-                L_c, g_c = float("nan"), np.full(yp.shape, np.nan)
+            except NonFiniteError:  # its forward ran to the end, to an L of NaN or inf: its backward is read
+                pass
+            except StudentCodeError:  # it raised (or the sandbox failed): no backward of this forward
+                ran = False
+            if ran:
+                with contextlib.suppress(StudentCodeError):
+                    g_c = np.asarray(V.call_student(loss.backward, owner=owner, call="backward()"), dtype=np.float64)
         if g_c.shape != yp.shape:
             g_c = np.full(yp.shape, np.nan)
         at = f"y_pred {'+' if c > 0 else '-'} {abs(c):g}"
@@ -1159,8 +1164,9 @@ def _at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndar
             notes.append(f"at {at} (predictions of that size come with training), L = {L_c:.6g}"
                          + (" and a gradient with NaN or inf" if not np.isfinite(g_c).all() else "")
                          + f", where the reference gives L = {L_ref:.6g} and a finite gradient"
-                         + ("; an overflow: exp of a large prediction is inf above 709.8 (subtract each row's max "
-                            "first, the log-sum-exp shift, or use log1p/logaddexp)" if bad else "") + ".")
+                         + ("; an overflow: exp of a large prediction is inf above 709.8, and a probability it "
+                            "rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
+                            "shift, or use log1p/logaddexp)" if bad else "") + ".")
     with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its check left it
         value(yp)
     return records, notes

@@ -205,3 +205,26 @@ def test_a_loss_checked_against_a_reference_is_compared_at_large_logits_too():
     assert any("y_pred + 1000" in r.tensor and r.passed for r in res.records)
     res = gradcheck.check_loss(NoShiftCE(), y, z, twin=None)  # without a reference: as before, no large probe
     assert res.passed and not any("1000" in r.tensor for r in res.records)
+
+
+class NaiveBCEWithLogits:
+    """Lesson 05's exercise 1 ("stable at any logit") through log(sigmoid): L is inf at |x| = 1000, its gradient not."""
+
+    def forward(self, y_true, y_pred):
+        self.t, self.s = y_true, 1 / (1 + np.exp(-y_pred))
+        return float(np.mean(-(y_true * np.log(self.s) + (1 - y_true) * np.log(1 - self.s))))
+
+    def backward(self):
+        return (self.s - self.t) / self.t.size
+
+
+def test_a_loss_whose_value_alone_overflows_fails_on_l_with_its_gradient_read():
+    import manualprop as mp
+
+    rng = np.random.default_rng(1)
+    t, x = rng.random((8, 3)), rng.standard_normal((8, 3))
+    with np.errstate(all="ignore"):
+        res = gradcheck.check_loss(NaiveBCEWithLogits(), t, x, twin=None,
+                                   reference=mp.BinaryCrossEntropyWithLogits())
+    failing = sorted(r.tensor for r in res.records if not r.passed)
+    assert failing == ["L (y_pred + 1000)", "L (y_pred - 1000)"], failing  # the gradient rows are right: read
