@@ -508,7 +508,7 @@ def _adapters_own(AD, exc, workdir):
         work = os.path.realpath(workdir) + os.sep
         return (type(exc).__module__ == "builtins" and bool(frames)
                 and frames[-1][0] == AD.build.__code__.co_filename
-                and not any(f and not f.startswith("<") and os.path.realpath(f).startswith(work) for f, _, _ in frames))
+                and not any(f and os.path.isabs(f) and os.path.realpath(f).startswith(work) for f, _, _ in frames))
     except BaseException:  # noqa: BLE001 - a traceback the submission forged: its own error
         return False
 
@@ -522,15 +522,27 @@ def _error(exc, workdir, limit=500):
         msg = "(the exception's message could not be printed)"
     syntax = isinstance(exc, SyntaxError)
     where, line, work, real = "", "", os.path.realpath(workdir) + os.sep, {}
+    caller = caller_line = ""
     try:
         msg = str(exc.msg) if syntax and exc.msg else msg
+        ours = []  # the submission's frames, innermost first: the first, and the one that called it
         for filename, lineno, func in reversed([] if syntax else _frames(exc.__traceback__)):
-            if filename not in real:  # each file's path resolved once
-                real[filename] = os.path.realpath(filename) if filename and not filename.startswith("<") else ""
+            if filename not in real:  # each file's path resolved once; a Cython frame's co_filename is relative
+                # ("numpy/random/_common.pyx"): resolved against the sandbox's cwd it looked like ours (newuser38 F4)
+                real[filename] = os.path.realpath(filename) if filename and os.path.isabs(filename) else ""
             fn = real[filename]
             if fn.startswith(work):
-                where, line = f"{fn[len(work):]}:{lineno} in {func}", linecache.getline(filename, lineno).strip()
-                break
+                ours.append((fn[len(work):], lineno, func, filename))
+                if len(ours) == 2:
+                    break
+        if ours:
+            rel, lineno, func, filename = ours[0]
+            where, line = f"{rel}:{lineno} in {func}", linecache.getline(filename, lineno).strip()
+        if len(ours) == 2 and (ours[1][2] == ours[0][2] or ours[1][0] != ours[0][0]):
+            # a sub-layer's method (or another file's code) raised: its line may be right and the call wrong, a
+            # model's backward walking its layers in forward order (newuser38 F3): the calling line is named too
+            rel, lineno, func, filename = ours[1]
+            caller, caller_line = f"{rel}:{lineno} in {func}", linecache.getline(filename, lineno).strip()
         if syntax and exc.filename:
             fn = os.path.realpath(exc.filename)
             rel = fn[len(work):] if fn.startswith(work) else os.path.basename(exc.filename)
@@ -545,7 +557,7 @@ def _error(exc, workdir, limit=500):
                f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
     msg = _host_paths(msg)
     return {"type": name, "message": cut_at_word(_first_line(msg), limit) if msg else "", "where": where,
-            "line": str(line)[:200], "syntax": syntax}
+            "line": str(line)[:200], "syntax": syntax, "caller": caller, "caller_line": str(caller_line)[:200]}
 
 
 def _host_paths(text):

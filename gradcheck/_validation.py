@@ -36,6 +36,7 @@ from .errors import (
 )
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 #: Largest number of elements of one input array (80 MB of float64; every element is perturbed).
 MAX_INPUT_ELEMENTS = 10**7
@@ -546,9 +547,12 @@ def raised(exc: BaseException) -> str:
     detail = str(exc).strip().split("\n", 1)[0].rstrip("\r") if str(exc).strip() else "(no message)"  # not
     # splitlines: it ends a line at \x0b, \x0c, \x1c-\x1e and U+0085 too, and lost what followed (tester23g L6)
     detail = detail[:-1] if detail.endswith(".") else detail  # the caller ends the sentence
-    where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
-                  for fr in reversed(traceback.extract_tb(exc.__traceback__))
-                  if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep)), "")
+    frames = [fr for fr in reversed(traceback.extract_tb(exc.__traceback__))
+              if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep)]
+    # the caller's own line before numpy's: a Cython frame (relative co_filename, "_common.pyx") or numpy's Python
+    # code is where numpy refused what the caller gave it (newuser38 F4: rng.binomial(1, 1.5) was "at _common.pyx")
+    own = [fr for fr in frames if os.path.isabs(fr.filename) and not fr.filename.startswith(_NUMPY_DIR + os.sep)]
+    where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})" for fr in own or frames), "")
     return f"{type(exc).__name__}: {detail}{where}"
 
 

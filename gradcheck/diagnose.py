@@ -5033,7 +5033,7 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
                  (total, G.sum(axis=0, keepdims=keep), total.replace("dY", "dZ"))]
     for prod, got, fix in forms:
         if got.shape == m.shape and close(m, got, 1e-6):
-            if p is not None and _affine_in_first(L):  # newuser38 F1: no nonlinearity whose derivative is missing
+            if p is not None and _affine_in_first_input(L):  # newuser38 F1: no nonlinearity whose derivative is missing
                 return "weight-not-on-input", {"eq": f"{t} = {prod}", "x": x, "p": key}
             return "weight-skips-derivative", {"eq": f"{t} = {prod}", "fixeq": f"{t} = {fix}", "z": z,
                                                "it": "it takes", "same": ", the same dZ the other gradients use",
@@ -5041,19 +5041,18 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
     return None
 
 
-def _affine_in_first(L: _Layer) -> bool:
-    """Whether forward is affine in its first input X at the checked values: ``Y(2X) - 2 Y(X) + Y(0)`` is 0 (to
-    1e-9 of Y's scale) for an affine map and not for a nonlinear one (newuser38 F1: ``Y = (X + b) @ W`` was told
-    of an activation's derivative it does not have). False where the forward cannot run there."""
+def _affine_in_first_input(L: _Layer) -> bool:
+    """Whether forward is affine in its first input X, ``Y(2X) - 2 Y(X) + Y(0) = 0``: then it applies no nonlinearity
+    after a pre-activation, and a gradient taken from dY is no skipped ``f'(Z)`` (newuser38 F1: ``(X + b) @ W`` with
+    ``dW = X.T @ dY`` was told "forward applies a nonlinearity to Z"). The check's cache is restored after."""
     X = L.inputs[0]
     try:
-        Y2, Y0 = L.fwd_with(0, 2.0 * X), L.fwd_with(0, 0.0 * X)
-    except Exception:  # noqa: BLE001 - student code that cannot take 2X or 0: not told affine
+        y0, y2 = L.fwd_with(0, np.zeros_like(X)), L.fwd_with(0, 2 * X)
+        return y2.shape == L.Y.shape and close(y2 + y0, 2 * L.Y, 1e-9, 1e-12 * (1 + float(np.abs(L.Y).max())))
+    except Exception:  # noqa: BLE001 - student code: not told affine
         return False
     finally:
-        L.forward_again()  # the probes' forwards left their caches: the check's again
-    scale = max(float(np.abs(L.Y).max()), float(np.abs(Y2).max()), 1e-300)
-    return bool(np.abs(Y2 - 2.0 * L.Y + Y0).max() <= 1e-9 * scale)
+        L.forward_again()
 
 
 def _one_dense_dz(diag: Diagnosis) -> None:

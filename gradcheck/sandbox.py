@@ -1693,7 +1693,7 @@ class Sandbox:
             said = 1900 if isinstance(meta, dict) and meta.get("stage") == "tape" else 500  # kept, StudentTape)
             err = {k: bool(err[k]) if k == "syntax" else
                    _clean(err[k], said if k == "message" else 200)
-                   for k in ("type", "message", "where", "line", "syntax") if k in err}
+                   for k in ("type", "message", "where", "line", "syntax", "caller", "caller_line") if k in err}
         meta = _clean_strings(meta)  # data: looked up and compared as sent (Markdown is the grader's, when it writes)
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
@@ -1701,7 +1701,7 @@ class Sandbox:
                 reply_dtypes: frozenset[str] = wire.ALLOWED_DTYPES) -> tuple[bool, dict, dict | None]:
         """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in
         messages) and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings
-        cleaned) and, when the student's code raised, ``{"type", "message", "where", "line"}``.
+        cleaned) and, when the student's code raised, ``{"type", "message", "where", "line", "caller", "caller_line"}``.
         ``shared``: arrays the child gets as views of memory this process maps too (:class:`Shared`),
         ``req["shared"]`` there. ``reply_dtypes``: the dtypes the reply's arrays may hold (the request says so;
         the child packs no other, and an array of another is refused here): the real ones, or
@@ -2035,6 +2035,9 @@ class Sandbox:
         quote = e.get("line") and (e.get("message") or "") not in e["line"]
         at = f" (at {e['where']}: {_quoted(e['line'])})" if e.get("where") and quote else (
             f" (at {e['where']})" if e.get("where") else "")
+        if at and e.get("caller"):  # the submission's line that called it (newuser38 F3: a model's loop)
+            by = f"{e['caller']}: {_quoted(e['caller_line'])}" if e.get("caller_line") else e["caller"]
+            at = f"{at[:-1]}, called from {by})"
         msg = e.get("message") or "(no message)"
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",

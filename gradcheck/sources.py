@@ -1312,12 +1312,20 @@ def tape_source(twin, call: Call, G):
                 if x.dtype.kind == "f":
                     tape.watch(x)
             Y = twin(*xs, training=training)
+            if getattr(Y, "shape", None) is not None and tuple(Y.shape) != np.shape(G):  # not the checked
+                return Y, None  # layer's Y: G cannot weigh it
             L = ap.sum(Y * ap.constant(G))
         sources = {k: x for k, x in zip(keys, xs) if x.dtype.kind == "f"}
         sources.update(dict(twin.variables))
         return Y, tape.gradient(L, sources)
 
     Y, grads = _twin_call(run, owner=owner, what="forward/tape.gradient")
+    if grads is None:  # newuser38 F2: this was gradcheck's own L = sum(Y * G) "could not be broadcast together"
+        raise TwinError(
+            f"The autoprop twin of {owner} gives an output of shape {tuple(Y.shape)}, where "
+            f"{owner}'s is {tuple(np.shape(G))}: the twin was built with other arguments than the checked layer (its "
+            "padding, stride or sizes). Give it the checked layer's with --twin-init (in Python, twin=<the autoprop "
+            "layer, built with them>), or check without --twin.")
     shapes = {k: x.shape for k, x in zip(keys, inputs)}
     return _to_numpy(Y), {k: np.zeros(shapes[k] if k in shapes else tuple(twin.variables[k].shape))
                           if g is None else _to_numpy(g) for k, g in grads.items()}
