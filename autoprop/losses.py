@@ -103,7 +103,10 @@ class SoftmaxCrossEntropy(Loss):
         else:
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
         n, c = z.shape
-        if int64_labels(y_true, n, c):
+        labels = y_true
+        if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray):
+            labels = y_true.view(np.ndarray)  # (autoprop.function's guarded view of an argument)
+        if int64_labels(labels, n, c):
             kind, y = "labels", y_true
             if _TRACERS:  # autoprop.function: the labels' range checked again at each replay
                 on_replay(self._labels_again, y_true, n, c)

@@ -45,6 +45,7 @@ _wrap_new = object.__new__
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
+_HERE = os.path.abspath(__file__)
 
 
 class TraceError(RuntimeError):
@@ -85,6 +86,119 @@ def _np_random_refusal(name):
 _NP_RANDOM_NAMES = [n for n in dir(np.random) if not n.startswith("_")
                     and callable(getattr(np.random, n)) and hasattr(np.random.mtrand._rand, n)
                     or n == "seed"]
+
+
+def _from_user():
+    """True when the innermost frame outside numpy and this module is the user's code, not
+    autoprop's or manualprop's (whose uses of an argument are recorded or checked again)."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = os.path.abspath(f.f_code.co_filename)
+        if name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array"):
+            f = f.f_back
+            continue
+        return not (name.startswith(_PKG) or name.startswith(_MANUAL))
+    return False
+
+
+def _has_tensor(args):
+    for a in args:
+        if isinstance(a, Tensor) or type(a) in (list, tuple) and _has_tensor(a):
+            return True
+    return False
+
+
+def _plain_arg(a):
+    if isinstance(a, _TracedInts):
+        return a.view(np.ndarray)
+    if type(a) in (list, tuple):
+        return type(a)(_plain_arg(e) for e in a)
+    return a
+
+
+class _TracedInts(np.ndarray):
+    """An integer or boolean array argument as the traced function sees it (a view of the
+    caller's array, one per argument: the same array passed twice is two slots). While its
+    trace records, the user's own numpy on it (``np.count_nonzero(y != 0)``, ``if y[0] == k``,
+    ``y -= 1``, ``y.max()``, ``int(...)``, iteration) is refused: the Python would run only at
+    trace time and its result would be frozen into every replay. autoprop's and manualprop's
+    code (the losses' label checks, a primitive's forward) read it as a plain array."""
+
+    def __array_finalize__(self, obj):
+        self._ap_trace = getattr(obj, "_ap_trace", None)
+
+    def _guard(self, what):
+        trace = self._ap_trace
+        if trace is not None and trace.active and trace in _TRACERS and _from_user():
+            raise TraceError(
+                f"autoprop.function: {what} on an integer or boolean array argument of the traced "
+                f"function, at {_user_line()}. A trace runs the Python once: the result would be the "
+                "first call's, frozen into every replay (tf.function gets a tensor there). Compute it "
+                "outside the function and pass it in as an argument (a count or a mask as a float "
+                "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
+                "replay reads anew), or give the integer array only to autoprop's layers, losses and "
+                "operations.")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _has_tensor(inputs):
+            return NotImplemented  # (the Tensor's own dispatch records the operation)
+        self._guard(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+        if "out" in kwargs:
+            kwargs["out"] = _plain_arg(kwargs["out"])
+        return getattr(ufunc, method)(*_plain_arg(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if _has_tensor(args) or _has_tensor(kwargs.values()):
+            return NotImplemented
+        self._guard(f"np.{func.__name__}")
+        return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
+
+    def __getitem__(self, key):
+        self._guard("indexing")
+        return np.ndarray.__getitem__(self, key)
+
+    def __setitem__(self, key, value):
+        self._guard("an assignment into it")
+        np.ndarray.__setitem__(self, key, value)
+
+    def __iter__(self):
+        self._guard("iterating")
+        return np.ndarray.__iter__(self)
+
+    def __bool__(self):
+        self._guard("bool() (an `if` on it)")
+        return np.ndarray.__bool__(self)
+
+    def __int__(self):
+        self._guard("int()")
+        return np.ndarray.__int__(self)
+
+    def __float__(self):
+        self._guard("float()")
+        return np.ndarray.__float__(self)
+
+    def __index__(self):
+        self._guard("an index")
+        return np.ndarray.__index__(self)
+
+
+def _guarded_method(name):
+    method = getattr(np.ndarray, name)
+
+    def guarded(self, *args, **kwargs):
+        self._guard(f".{name}()")
+        return method(self, *args, **kwargs)
+    guarded.__name__ = name
+    return guarded
+
+
+for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
+              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace"):
+    if hasattr(np.ndarray, _name):
+        setattr(_TracedInts, _name, _guarded_method(_name))
+del _name
+# a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
+_tape._PLAIN[_TracedInts] = lambda a: a.view(np.ndarray)
 
 
 class _Plan:
@@ -554,8 +668,10 @@ def _as_traced(x, trace):
         t = _wrap(x)
         trace.slot[t._key] = s
         return t
-    trace.produced[id(x)] = (s, x)
-    return x
+    v = x.view(_TracedInts)  # (a view per argument: the same array passed twice is two slots)
+    v._ap_trace = trace
+    trace.produced[id(v)] = (s, v)
+    return v
 
 
 def _outputs(x, trace):
