@@ -30,6 +30,7 @@ import functools
 import linecache
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -689,6 +690,12 @@ def _outputs(x, trace):
                                  "it from the arguments")
             return ("const", x)
         return ("slot", s)
+    if isinstance(x, types.GeneratorType):
+        raise TraceError(
+            "autoprop.function: the function is a generator function (it returns a generator): its "
+            "body runs only when the generator is consumed, after the trace, so nothing would be traced "
+            "and every call would return the first call's generator. Decorate a function that returns "
+            "its values, and loop outside it.")
     if isinstance(x, np.ndarray):
         raise TraceError(
             "autoprop.function: the function returns a numpy array: it would be the first call's array "
@@ -826,7 +833,9 @@ def function(fn=None):
         =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
         a ``ForwardAccumulator``, ``custom_gradient``, a Variable made inside the function;
-        a call while a tape records.
+        a call while a tape records; the function's own numpy on an integer or boolean
+        array argument (``np.count_nonzero(y != 0)``, ``y -= 1``, ``y.max()``, an ``if``
+        or a loop on it), whose result would be frozen; a generator function.
 
     Notes
     -----
@@ -834,8 +843,11 @@ def function(fn=None):
     Tensor argument, the identity of each Variable, the value of every other (hashable)
     argument such as ``training=True``. A new signature traces again; arrays of a known
     signature replay with their new values. Float arrays are passed to the traced
-    function as Tensors (as tf.function converts them), integer arrays (labels) as
-    arrays.
+    function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as arrays (a view per argument) that autoprop's layers, losses and
+    operations take, and that the function's own numpy may not read (refused, see
+    Raises; a plain copy made with ``np.asarray(y)`` escapes that guard: its Python
+    values are frozen like any other Python value).
 
     Variables are read by reference at each replay (an ``assign`` between calls is
     seen); a layer attribute set since (``layer.trainable = False``) traces again. Other

@@ -68,3 +68,16 @@ def test_the_same_integer_array_passed_twice_is_two_arguments_at_replay():
     yb = np.array([0, 0, 0, 1, 1, 1])
     assert np.array_equal(traced(X, Y2, yb).numpy(), step(X, Y2, yb).numpy())
     assert traced.trace_count == 1
+
+
+def test_a_generator_function_is_refused():
+    model = _model()
+
+    @ap.function
+    def batches(x):
+        yield model(x)
+
+    with pytest.raises(TraceError, match="generator function"):
+        batches(X)
+    with pytest.raises(TraceError, match="generator function"):  # (nothing cached: refused again)
+        batches(X)
