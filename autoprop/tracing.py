@@ -30,6 +30,7 @@ import functools
 import linecache
 import os
 import sys
+import threading
 import types
 
 import numpy as np
@@ -74,8 +75,10 @@ def _wrap(v):
     return t
 
 
-def _np_random_refusal(name):
+def _np_random_refusal(name, original, thread):
     def refused(*args, **kwargs):
+        if threading.get_ident() != thread:  # (another thread, not traced: numpy's own draw)
+            return original(*args, **kwargs)
         raise TraceError(
             f"autoprop.function: np.random.{name} was called while tracing, at {_user_line()}. A trace "
             "runs the Python once: the draw would be frozen into every replay. Draw outside the "
@@ -213,7 +216,8 @@ class _Trace:
 
     def __init__(self, name):
         self.name = name
-        self.active = True  # False while an event's own Python runs (its ops are not steps)
+        self._active = True  # False while an event's own Python runs (its ops are not steps)
+        self.thread = threading.get_ident()  # the tracing thread: other threads' code is not traced
         self.slot = {}  # Tensor._key -> slot of its value
         self.nslots = 0
         self.steps = []  # ("op" | "produce" | "effect" | "grad", ...) in program order
@@ -224,12 +228,24 @@ class _Trace:
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
 
+    @property
+    def active(self):
+        """True while the trace records this thread's operations (not inside an event's own
+        Python, and never another thread's: its eager code runs beside the trace untouched)."""
+        return self._active and threading.get_ident() == self.thread
+
+    @active.setter
+    def active(self, value):
+        self._active = value
+
     # ------------------------------------------------------------------ recording
     def new_slot(self):
         self.nslots += 1
         return self.nslots - 1
 
     def refuse(self, what):
+        if threading.get_ident() != self.thread:
+            return  # (another thread's eager code)
         raise TraceError(
             f"autoprop.function: {what} is not supported inside a traced function (at {_user_line()}); "
             "call it outside the function, or run this code eagerly (without @autoprop.function).")
@@ -378,7 +394,11 @@ class _Trace:
         self.steps.append(("effect", getattr(type(var), method), [("c", var), sp]))
 
     def apply(self, opt, grads_and_vars):
-        """``opt.apply_gradients(grads_and_vars)`` as an event (the optimizer's real code at replay)."""
+        """``opt.apply_gradients(grads_and_vars)`` as an event (the optimizer's real code at replay).
+        ``NotImplemented`` (the optimizer then runs its own code) while the trace does not record:
+        in the event's own Python, at another thread's step or replay."""
+        if not self.active:
+            return NotImplemented
         pairs = list(grads_and_vars)
         ins, variables = [], []
         for pair in pairs:
@@ -392,12 +412,10 @@ class _Trace:
         else:
             fn = functools.partial(_apply_event, opt, tuple(variables))
             self.steps.append(("effect", fn, ins))
-        self.active = False
-        hook = _optim._APPLY_HOOKS.pop()  # (the optimizer's own code now, not this hook again)
+        self.active = False  # (the optimizer's own code now: this hook declines)
         try:
             return type(opt).apply_gradients(opt, pairs)
         finally:
-            _optim._APPLY_HOOKS.append(hook)
             self.active = True
 
     def gradient(self, tape, target, sources, output_gradients, unconnected, trace):
@@ -714,6 +732,9 @@ def _rebuild(spec, env):
     return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
 
 
+_TRACE_LOCK = threading.RLock()
+
+
 class Function:
     """A Python function traced per input signature and replayed (:func:`function`)."""
 
@@ -765,6 +786,10 @@ class Function:
         return _rebuild(out, env)
 
     def _trace(self, key, args, kwargs):
+        with _TRACE_LOCK:  # one trace at a time (the core reports to the innermost, _TRACERS[-1])
+            return self._trace_locked(key, args, kwargs)
+
+    def _trace_locked(self, key, args, kwargs):
         trace = _Trace(self.__name__)
         targs = _as_traced(args, trace)
         tkwargs = _as_traced(kwargs, trace)
@@ -774,7 +799,7 @@ class Function:
         _tape._sync_extra()
         _optim._APPLY_HOOKS.append(trace.apply)
         for n in patched:
-            setattr(np.random, n, _np_random_refusal(n))
+            setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread))
         try:
             result = self._fn(*targs, **tkwargs)
             out = _outputs(result, trace)

@@ -131,8 +131,9 @@ def _via_array(obj) -> np.ndarray:
 #: ``assign_sub()`` and ``numpy()`` (so every object of it has them): the duck-type check runs
 #: once per type, not on every call.
 #: Listeners of ``apply_gradients`` (innermost last): ``hook(optimizer, grads_and_vars)`` runs
-#: instead of it and runs it itself. ``autoprop.function`` registers one while it traces, so the
-#: update becomes an event of its replay; manualprop imports nothing of autoprop.
+#: instead of it and runs it itself, or returns ``NotImplemented`` to decline (this code runs then).
+#: ``autoprop.function`` registers one while it traces, so the update becomes an event of its
+#: replay (it declines another thread's update); manualprop imports nothing of autoprop.
 _APPLY_HOOKS: list = []
 _VARIABLE_READERS: dict = {}
 #: type -> how to read a gradient object that is not an ndarray (``__array__`` or ``numpy()``).
@@ -527,7 +528,9 @@ class Optimizer:
             read-only array variable.
         """
         if _APPLY_HOOKS:
-            return _APPLY_HOOKS[-1](self, grads_and_vars)
+            done = _APPLY_HOOKS[-1](self, grads_and_vars)
+            if done is not NotImplemented:  # (NotImplemented: the hook declines, this code runs)
+                return done
         grads, variables, missing = [], [], []
         numbers = None  # the pairs' positions once one is skipped (until then pair j is #j)
         for i, pair in enumerate(grads_and_vars):

@@ -81,3 +81,48 @@ def test_a_generator_function_is_refused():
         batches(X)
     with pytest.raises(TraceError, match="generator function"):  # (nothing cached: refused again)
         batches(X)
+
+
+def test_another_threads_eager_step_is_not_recorded_into_a_trace():
+    """Thread B trains its own model eagerly while thread A's function traces: B's step ran with
+    a spurious TraceError (its numpy input), or, with a Tensor input, was recorded into A's trace,
+    so that every replay of A applied B's update to B's model again."""
+    import threading
+
+    x_b = ap.constant(X)
+    model_a, model_b = _model(), al.Sequential(al.Linear(4, 3, rng=1))
+    opt_a, opt_b = ap.optimizers.SGD(0.1), ap.optimizers.SGD(0.1)
+    loss_fn = alo.SoftmaxCrossEntropy()
+    go, done, errors = threading.Event(), threading.Event(), []
+
+    def b_step():
+        go.wait(60)
+        try:
+            for x in (X, x_b):
+                with ap.GradientTape() as tape:
+                    loss = ap.reduce_sum(model_b(x) ** 2)
+                grads = tape.gradient(loss, model_b.trainable_variables)
+                opt_b.apply_gradients(zip(grads, model_b.trainable_variables))
+        except Exception as exc:  # (reported in the main thread)
+            errors.append(exc)
+        done.set()
+
+    @ap.function
+    def a_step(x, y):
+        with ap.GradientTape() as tape:
+            loss = loss_fn(y, model_a(x))
+        grads = tape.gradient(loss, model_a.trainable_variables)
+        opt_a.apply_gradients(zip(grads, model_a.trainable_variables))
+        go.set()
+        done.wait(60)  # (B's steps run while A's trace records)
+        return loss
+
+    thread = threading.Thread(target=b_step)
+    thread.start()
+    a_step(X, Y2)
+    thread.join()
+    assert errors == []
+    before = [v.numpy().copy() for v in model_b.trainable_variables]
+    a_step(X, Y2)  # a replay of A only
+    for v, w in zip(before, model_b.trainable_variables):
+        assert np.array_equal(v, w.numpy())
