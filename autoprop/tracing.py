@@ -218,6 +218,7 @@ class _Trace:
         self.name = name
         self._active = True  # False while an event's own Python runs (its ops are not steps)
         self.thread = threading.get_ident()  # the tracing thread: other threads' code is not traced
+        self.opt_serial = next(_optim._SERIALS)  # optimizers made after this one: made inside
         self.slot = {}  # Tensor._key -> slot of its value
         self.nslots = 0
         self.steps = []  # ("op" | "produce" | "effect" | "grad", ...) in program order
@@ -399,6 +400,13 @@ class _Trace:
         in the event's own Python, at another thread's step or replay."""
         if not self.active:
             return NotImplemented
+        if getattr(opt, "_serial", -1) > self.opt_serial:
+            raise TraceError(
+                f"autoprop.function: {type(opt).__name__}.apply_gradients at {_user_line()}: the optimizer "
+                "was made inside the traced function. Each eager call makes a fresh one (new slots, "
+                "step 0), where a replay would keep this one and its state (momentum, Adam's moments, "
+                "iterations) from one call to the next. Make the optimizer outside the function and "
+                "close over it (tf.function refuses variables made at every call the same way).")
         pairs = list(grads_and_vars)
         ins, variables = [], []
         for pair in pairs:
@@ -664,7 +672,8 @@ def _flatten_args(x, leaves, sig):
             raise TypeError(
                 f"autoprop.function: an argument of type {type(x).__name__} is neither an array, a "
                 "Tensor, a Variable nor hashable: the input signature cannot name it") from None
-        sig.append((_PY, type(x), x))
+        # (0.0 == -0.0, one hash: their signs kept apart, 1 / x differs)
+        sig.append((_PY, type(x), x, str(x)) if isinstance(x, float) and x == 0 else (_PY, type(x), x))
 
 
 def _as_traced(x, trace):

@@ -46,6 +46,7 @@ Source: ``lessons/06-optimizers.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import warnings
@@ -135,6 +136,9 @@ def _via_array(obj) -> np.ndarray:
 #: ``autoprop.function`` registers one while it traces, so the update becomes an event of its
 #: replay (it declines another thread's update); manualprop imports nothing of autoprop.
 _APPLY_HOOKS: list = []
+#: Each optimizer's creation number (``_serial``, set in ``__new__``): a listener can tell an
+#: optimizer made after it started (``autoprop.function`` refuses one made inside a trace).
+_SERIALS = itertools.count()
 _VARIABLE_READERS: dict = {}
 #: type -> how to read a gradient object that is not an ndarray (``__array__`` or ``numpy()``).
 _GRADIENT_READERS: dict = {}
@@ -257,7 +261,9 @@ class Optimizer:
     def __new__(cls, *args, **kwargs):
         # a misspelt keyword names its close match (SGD(momentun=0.9)), as a layer's
         check_init_keywords(cls, kwargs)
-        return super().__new__(cls)
+        opt = super().__new__(cls)
+        opt._serial = next(_SERIALS)
+        return opt
 
     def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None):
         name = type(self).__name__

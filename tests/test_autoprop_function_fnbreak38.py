@@ -126,3 +126,29 @@ def test_another_threads_eager_step_is_not_recorded_into_a_trace():
     a_step(X, Y2)  # a replay of A only
     for v, w in zip(before, model_b.trainable_variables):
         assert np.array_equal(v, w.numpy())
+
+
+def test_an_optimizer_made_inside_the_function_is_refused():
+    """Eager makes a fresh optimizer (fresh momentum) at each call; the replay kept the trace's
+    and its momentum from call to call: a silently different model from the third call."""
+    model, loss_fn = _model(), alo.SoftmaxCrossEntropy()
+
+    @ap.function
+    def step(x, y):
+        opt = ap.optimizers.SGD(0.1, momentum=0.9)
+        with ap.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    with pytest.raises(TraceError, match="optimizer was made inside the traced function"):
+        step(X, Y2)
+
+
+def test_zero_and_negative_zero_are_two_signatures():
+    divide = ap.function(lambda x, s: x / s)
+    ones = np.ones(2)
+    with np.errstate(divide="ignore"):
+        assert np.array_equal(divide(ones, 0.0).numpy(), [np.inf, np.inf])
+        assert np.array_equal(divide(ones, -0.0).numpy(), [-np.inf, -np.inf])
