@@ -152,3 +152,19 @@ def test_zero_and_negative_zero_are_two_signatures():
     with np.errstate(divide="ignore"):
         assert np.array_equal(divide(ones, 0.0).numpy(), [np.inf, np.inf])
         assert np.array_equal(divide(ones, -0.0).numpy(), [-np.inf, -np.inf])
+
+
+@pytest.mark.parametrize("change", ["pop", "del", "swap"])
+def test_sequential_layers_changed_in_place_trace_again(change):
+    """model.layers.pop() set no attribute: the replay ran the old architecture."""
+    model = al.Sequential(al.Linear(4, 4, rng=0), al.Linear(4, 4, rng=1), al.Linear(4, 2, rng=2))
+    forward = ap.function(lambda x: model(x))
+    forward(X)
+    if change == "pop":
+        model.layers.pop()
+    elif change == "del":
+        del model.layers[0]
+    else:
+        model.layers[:2] = model.layers[1::-1]  # (the first two layers swapped)
+    assert np.array_equal(forward(X).numpy(), model(X).numpy())
+    assert forward.traces == 2
