@@ -168,3 +168,32 @@ def test_sequential_layers_changed_in_place_trace_again(change):
         model.layers[:2] = model.layers[1::-1]  # (the first two layers swapped)
     assert np.array_equal(forward(X).numpy(), model(X).numpy())
     assert forward.traces == 2
+
+
+@pytest.mark.parametrize("loss", ["mse", "huber", "bce"])
+def test_regression_and_binary_losses_replay_the_eager_step(loss):
+    """Float targets arrive as Tensors; the losses' check converted them (refused before)."""
+    make = {"mse": alo.MeanSquaredError, "huber": alo.Huber, "bce": alo.BinaryCrossEntropyWithLogits}[loss]
+    rng = np.random.default_rng(4)
+    batches = [(rng.random((6, 4)), rng.random((6, 3))) for _ in range(3)]
+
+    def step_fn(model, opt, loss_fn):
+        def step(x, t):
+            with ap.GradientTape() as tape:
+                value = loss_fn(t, model(x))
+            grads = tape.gradient(value, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return value
+        return step
+    m_eager, m_fn = _model(), _model()
+    eager = step_fn(m_eager, ap.optimizers.Adam(0.01), make())
+    traced = ap.function(step_fn(m_fn, ap.optimizers.Adam(0.01), make()))
+    for x, t in batches:
+        assert np.array_equal(eager(x, t).numpy(), traced(x, t).numpy())
+    for a, b in zip(m_eager.trainable_variables, m_fn.trainable_variables):
+        assert np.array_equal(a.numpy(), b.numpy())
+    assert traced.trace_count == 1
+    bad = batches[0][1].copy()
+    bad[0, 0] = np.nan if loss != "bce" else 1.5
+    with pytest.raises(ValueError, match="y_true"):  # (checked at each replay, as eagerly)
+        traced(batches[0][0], bad)
