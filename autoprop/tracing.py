@@ -834,12 +834,11 @@ def function(fn=None):
     """Trace a Python function once per input signature and replay it on numpy arrays.
 
     autoprop's ``tf.function``. The first call with a new input signature *traces*: it runs
-    the Python eagerly (its results are those of the undecorated function) and records the
-    primitives applied, each ``tape.gradient`` as a plan of VJP calls made once, and the
-    events whose Python runs again at every call (``optimizer.apply_gradients``,
-    ``Variable.assign*``, a Dropout's fresh mask, BatchNorm's running statistics). A later
-    call with the same signature *replays* that record on raw numpy arrays: no Tensor
-    objects, no tape, no reverse walk; the numbers are the eager step's, bit for bit.
+    the Python eagerly (the undecorated function's results) and records the primitives, each
+    ``tape.gradient`` as a plan of VJP calls, and the events whose Python runs at every call
+    (``apply_gradients``, ``Variable.assign*``, Dropout's mask, BatchNorm's statistics). A
+    later call with that signature *replays* the record on numpy arrays (no Tensors, tape or
+    reverse walk): the eager step's numbers, bit for bit.
 
     Parameters
     ----------
@@ -866,22 +865,19 @@ def function(fn=None):
         function from such a value; a persistent or nested tape, ``watch_accessed_variables
         =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
-        a ``ForwardAccumulator``, ``custom_gradient``, a Variable made inside the function;
-        a call while a tape records; the function's own numpy on an integer or boolean
-        array argument (``np.count_nonzero(y != 0)``, ``y -= 1``, ``y.max()``, an ``if``
-        or a loop on it), whose result would be frozen; a generator function.
+        a ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside
+        the function; a call while a tape records; a generator function; the function's
+        own numpy on an integer or boolean array argument (``np.count_nonzero(y != 0)``,
+        ``y -= 1``, an ``if`` or a loop on it).
 
     Notes
     -----
     The input signature (as ``tf.function``'s): the shape and dtype of each array or
     Tensor argument, the identity of each Variable, the value of every other (hashable)
-    argument such as ``training=True``. A new signature traces again; arrays of a known
-    signature replay with their new values. Float arrays are passed to the traced
-    function as Tensors (as tf.function converts them), integer and boolean arrays
-    (labels, masks) as arrays (a view per argument) that autoprop's layers, losses and
-    operations take, and that the function's own numpy may not read (refused, see
-    Raises; a plain copy made with ``np.asarray(y)`` escapes that guard: its Python
-    values are frozen like any other Python value).
+    argument such as ``training=True``. A new signature traces again. Float arrays reach
+    the function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
+    (``np.asarray(y)`` is a plain copy: its Python values are frozen).
 
     Variables are read by reference at each replay (an ``assign`` between calls is
     seen); a layer attribute set since (``layer.trainable = False``) traces again. Other
@@ -889,9 +885,8 @@ def function(fn=None):
     are constants of the trace, as in TensorFlow: after changing one, make a new function.
     Python side effects (``print``, appending to a list, a counter in Python) run only
     while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
-    values (finiteness), except the integer labels' range, checked at every replay.
-    An index array (a boolean mask) is refused. While a trace runs, np.random's
-    functions are replaced by the refusal (trace in one thread at a time).
+    values (finiteness), except the labels' range and the losses' targets, checked at
+    every replay. An index array is refused. One trace runs at a time, on its thread only.
 
     Examples
     --------
