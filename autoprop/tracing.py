@@ -157,50 +157,27 @@ class _TracedInts(np.ndarray):
         self._guard(f"np.{func.__name__}")
         return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
-    def __getitem__(self, key):
-        self._guard("indexing")
-        return np.ndarray.__getitem__(self, key)
 
-    def __setitem__(self, key, value):
-        self._guard("an assignment into it")
-        np.ndarray.__setitem__(self, key, value)
-
-    def __iter__(self):
-        self._guard("iterating")
-        return np.ndarray.__iter__(self)
-
-    def __bool__(self):
-        self._guard("bool() (an `if` on it)")
-        return np.ndarray.__bool__(self)
-
-    def __int__(self):
-        self._guard("int()")
-        return np.ndarray.__int__(self)
-
-    def __float__(self):
-        self._guard("float()")
-        return np.ndarray.__float__(self)
-
-    def __index__(self):
-        self._guard("an index")
-        return np.ndarray.__index__(self)
-
-
-def _guarded_method(name):
+def _guarded_method(name, what):
     method = getattr(np.ndarray, name)
 
     def guarded(self, *args, **kwargs):
-        self._guard(f".{name}()")
+        self._guard(what)
         return method(self, *args, **kwargs)
     guarded.__name__ = name
     return guarded
 
 
+_GUARDED = {"__getitem__": "indexing", "__setitem__": "an assignment into it", "__iter__": "iterating",
+            "__bool__": "bool() (an `if` on it)", "__int__": "int()", "__float__": "float()",
+            "__index__": "an index"}
 for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
               "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace"):
+    _GUARDED[_name] = f".{_name}()"
+for _name, _what in _GUARDED.items():
     if hasattr(np.ndarray, _name):
-        setattr(_TracedInts, _name, _guarded_method(_name))
-del _name
+        setattr(_TracedInts, _name, _guarded_method(_name, _what))
+del _name, _what
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
 _tape._PLAIN[_TracedInts] = lambda a: a.view(np.ndarray)
 
