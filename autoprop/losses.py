@@ -74,6 +74,19 @@ class Loss:
         if not int64_labels(y_true, n, c):
             check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=np.float64)
 
+    def _targets(self, y_true, like, **limits):
+        """:func:`check_targets` of ``y_true`` against the prediction ``like`` (its shape and dtype;
+        ``limits``: low=, high=). While :func:`autoprop.function` traces, a float target argument
+        arrives as a Tensor: its values are checked (again at each replay, as an eager call checks
+        them) and the Tensor itself is used when no cast is needed, so that each replay reads that
+        call's targets (fnbreak38: MSE, Huber and BCE were refused)."""
+        if _TRACERS and type(y_true) is Tensor:
+            def check(values):
+                return check_targets(values, self._where(), shape=like.shape, dtype=like.dtype, **limits)
+            if on_replay(check, y_true) is y_true._value:
+                return y_true
+        return check_targets(y_true, self._where(), shape=like.shape, dtype=like.dtype, **limits)
+
     def _reduce(self, per):
         return R.mean(per) if self.reduction == "mean" else R.sum(per)
 
@@ -103,7 +116,10 @@ class SoftmaxCrossEntropy(Loss):
         else:
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
         n, c = z.shape
-        if int64_labels(y_true, n, c):
+        labels = y_true
+        if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray):
+            labels = y_true.view(np.ndarray)  # (autoprop.function's guarded view of an argument)
+        if int64_labels(labels, n, c):
             kind, y = "labels", y_true
             if _TRACERS:  # autoprop.function: the labels' range checked again at each replay
                 on_replay(self._labels_again, y_true, n, c)
@@ -131,7 +147,7 @@ class MeanSquaredError(Loss):
 
     def __call__(self, y_true, y_pred):
         yp = self._pred(y_pred, y_true)
-        d = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
+        d = yp - self._targets(y_true, yp)
         return self._reduce(d * d)
 
 
@@ -148,7 +164,7 @@ class Huber(Loss):
 
     def __call__(self, y_true, y_pred):
         yp = self._pred(y_pred, y_true)
-        r = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
+        r = yp - self._targets(y_true, yp)
         a = R.absolute(r)
         d = self.delta
         return self._reduce(R.where(a <= d, 0.5 * r * r, d * (a - 0.5 * d)))
@@ -165,7 +181,7 @@ class BinaryCrossEntropyWithLogits(Loss):
 
     def __call__(self, y_true, y_pred):
         x = self._pred(y_pred, y_true)
-        t = check_targets(y_true, self._where(), shape=x.shape, dtype=x.dtype, low=0.0, high=1.0)
+        t = self._targets(y_true, x, low=0.0, high=1.0)
         return self._reduce(R.logaddexp(0.0, x) - x * t)
 
 

@@ -30,6 +30,8 @@ import functools
 import linecache
 import os
 import sys
+import threading
+import types
 
 import numpy as np
 
@@ -45,6 +47,7 @@ _wrap_new = object.__new__
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
+_HERE = os.path.abspath(__file__)
 
 
 class TraceError(RuntimeError):
@@ -72,8 +75,10 @@ def _wrap(v):
     return t
 
 
-def _np_random_refusal(name):
+def _np_random_refusal(name, original, thread):
     def refused(*args, **kwargs):
+        if threading.get_ident() != thread:  # (another thread, not traced: numpy's own draw)
+            return original(*args, **kwargs)
         raise TraceError(
             f"autoprop.function: np.random.{name} was called while tracing, at {_user_line()}. A trace "
             "runs the Python once: the draw would be frozen into every replay. Draw outside the "
@@ -87,6 +92,96 @@ _NP_RANDOM_NAMES = [n for n in dir(np.random) if not n.startswith("_")
                     or n == "seed"]
 
 
+def _from_user():
+    """True when the innermost frame outside numpy and this module is the user's code, not
+    autoprop's or manualprop's (whose uses of an argument are recorded or checked again)."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = os.path.abspath(f.f_code.co_filename)
+        if name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array"):
+            f = f.f_back
+            continue
+        return not (name.startswith(_PKG) or name.startswith(_MANUAL))
+    return False
+
+
+def _has_tensor(args):
+    for a in args:
+        if isinstance(a, Tensor) or type(a) in (list, tuple) and _has_tensor(a):
+            return True
+    return False
+
+
+def _plain_arg(a):
+    if isinstance(a, _TracedInts):
+        return a.view(np.ndarray)
+    if type(a) in (list, tuple):
+        return type(a)(_plain_arg(e) for e in a)
+    return a
+
+
+class _TracedInts(np.ndarray):
+    """An integer or boolean array argument as the traced function sees it (a view of the
+    caller's array, one per argument: the same array passed twice is two slots). While its
+    trace records, the user's own numpy on it (``np.count_nonzero(y != 0)``, ``if y[0] == k``,
+    ``y -= 1``, ``y.max()``, ``int(...)``, iteration) is refused: the Python would run only at
+    trace time and its result would be frozen into every replay. autoprop's and manualprop's
+    code (the losses' label checks, a primitive's forward) read it as a plain array."""
+
+    def __array_finalize__(self, obj):
+        self._ap_trace = getattr(obj, "_ap_trace", None)
+
+    def _guard(self, what):
+        trace = self._ap_trace
+        if trace is not None and trace.active and trace in _TRACERS and _from_user():
+            raise TraceError(
+                f"autoprop.function: {what} on an integer or boolean array argument of the traced "
+                f"function, at {_user_line()}. A trace runs the Python once: the result would be the "
+                "first call's, frozen into every replay (tf.function gets a tensor there). Compute it "
+                "outside the function and pass it in as an argument (a count or a mask as a float "
+                "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
+                "replay reads anew), or give the integer array only to autoprop's layers, losses and "
+                "operations.")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _has_tensor(inputs):
+            return NotImplemented  # (the Tensor's own dispatch records the operation)
+        self._guard(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+        if "out" in kwargs:
+            kwargs["out"] = _plain_arg(kwargs["out"])
+        return getattr(ufunc, method)(*_plain_arg(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if _has_tensor(args) or _has_tensor(kwargs.values()):
+            return NotImplemented
+        self._guard(f"np.{func.__name__}")
+        return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
+
+
+def _guarded_method(name, what):
+    method = getattr(np.ndarray, name)
+
+    def guarded(self, *args, **kwargs):
+        self._guard(what)
+        return method(self, *args, **kwargs)
+    guarded.__name__ = name
+    return guarded
+
+
+_GUARDED = {"__getitem__": "indexing", "__setitem__": "an assignment into it", "__iter__": "iterating",
+            "__bool__": "bool() (an `if` on it)", "__int__": "int()", "__float__": "float()",
+            "__index__": "an index"}
+for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
+              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace"):
+    _GUARDED[_name] = f".{_name}()"
+for _name, _what in _GUARDED.items():
+    if hasattr(np.ndarray, _name):
+        setattr(_TracedInts, _name, _guarded_method(_name, _what))
+del _name, _what
+# a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
+_tape._PLAIN[_TracedInts] = lambda a: a.view(np.ndarray)
+
+
 class _Plan:
     """One ``tape.gradient`` of a trace: the reverse walk's VJP calls as a list, made once."""
 
@@ -98,7 +193,9 @@ class _Trace:
 
     def __init__(self, name):
         self.name = name
-        self.active = True  # False while an event's own Python runs (its ops are not steps)
+        self._active = True  # False while an event's own Python runs (its ops are not steps)
+        self.thread = threading.get_ident()  # the tracing thread: other threads' code is not traced
+        self.opt_serial = next(_optim._SERIALS)  # optimizers made after this one: made inside
         self.slot = {}  # Tensor._key -> slot of its value
         self.nslots = 0
         self.steps = []  # ("op" | "produce" | "effect" | "grad", ...) in program order
@@ -109,12 +206,24 @@ class _Trace:
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
 
+    @property
+    def active(self):
+        """True while the trace records this thread's operations (not inside an event's own
+        Python, and never another thread's: its eager code runs beside the trace untouched)."""
+        return self._active and threading.get_ident() == self.thread
+
+    @active.setter
+    def active(self, value):
+        self._active = value
+
     # ------------------------------------------------------------------ recording
     def new_slot(self):
         self.nslots += 1
         return self.nslots - 1
 
     def refuse(self, what):
+        if threading.get_ident() != self.thread:
+            return  # (another thread's eager code)
         raise TraceError(
             f"autoprop.function: {what} is not supported inside a traced function (at {_user_line()}); "
             "call it outside the function, or run this code eagerly (without @autoprop.function).")
@@ -263,7 +372,18 @@ class _Trace:
         self.steps.append(("effect", getattr(type(var), method), [("c", var), sp]))
 
     def apply(self, opt, grads_and_vars):
-        """``opt.apply_gradients(grads_and_vars)`` as an event (the optimizer's real code at replay)."""
+        """``opt.apply_gradients(grads_and_vars)`` as an event (the optimizer's real code at replay).
+        ``NotImplemented`` (the optimizer then runs its own code) while the trace does not record:
+        in the event's own Python, at another thread's step or replay."""
+        if not self.active:
+            return NotImplemented
+        if getattr(opt, "_serial", -1) > self.opt_serial:
+            raise TraceError(
+                f"autoprop.function: {type(opt).__name__}.apply_gradients at {_user_line()}: the optimizer "
+                "was made inside the traced function. Each eager call makes a fresh one (new slots, "
+                "step 0), where a replay would keep this one and its state (momentum, Adam's moments, "
+                "iterations) from one call to the next. Make the optimizer outside the function and "
+                "close over it (tf.function refuses variables made at every call the same way).")
         pairs = list(grads_and_vars)
         ins, variables = [], []
         for pair in pairs:
@@ -277,12 +397,10 @@ class _Trace:
         else:
             fn = functools.partial(_apply_event, opt, tuple(variables))
             self.steps.append(("effect", fn, ins))
-        self.active = False
-        hook = _optim._APPLY_HOOKS.pop()  # (the optimizer's own code now, not this hook again)
+        self.active = False  # (the optimizer's own code now: this hook declines)
         try:
             return type(opt).apply_gradients(opt, pairs)
         finally:
-            _optim._APPLY_HOOKS.append(hook)
             self.active = True
 
     def gradient(self, tape, target, sources, output_gradients, unconnected, trace):
@@ -531,7 +649,8 @@ def _flatten_args(x, leaves, sig):
             raise TypeError(
                 f"autoprop.function: an argument of type {type(x).__name__} is neither an array, a "
                 "Tensor, a Variable nor hashable: the input signature cannot name it") from None
-        sig.append((_PY, type(x), x))
+        # (0.0 == -0.0, one hash: their signs kept apart, 1 / x differs)
+        sig.append((_PY, type(x), x, str(x)) if isinstance(x, float) and x == 0 else (_PY, type(x), x))
 
 
 def _as_traced(x, trace):
@@ -554,8 +673,10 @@ def _as_traced(x, trace):
         t = _wrap(x)
         trace.slot[t._key] = s
         return t
-    trace.produced[id(x)] = (s, x)
-    return x
+    v = x.view(_TracedInts)  # (a view per argument: the same array passed twice is two slots)
+    v._ap_trace = trace
+    trace.produced[id(v)] = (s, v)
+    return v
 
 
 def _outputs(x, trace):
@@ -573,6 +694,12 @@ def _outputs(x, trace):
                                  "it from the arguments")
             return ("const", x)
         return ("slot", s)
+    if isinstance(x, types.GeneratorType):
+        raise TraceError(
+            "autoprop.function: the function is a generator function (it returns a generator): its "
+            "body runs only when the generator is consumed, after the trace, so nothing would be traced "
+            "and every call would return the first call's generator. Decorate a function that returns "
+            "its values, and loop outside it.")
     if isinstance(x, np.ndarray):
         raise TraceError(
             "autoprop.function: the function returns a numpy array: it would be the first call's array "
@@ -589,6 +716,9 @@ def _rebuild(spec, env):
     if kind is dict:
         return {k: _rebuild(e, env) for k, e in v.items()}
     return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
+
+
+_TRACE_LOCK = threading.RLock()
 
 
 class Function:
@@ -642,6 +772,10 @@ class Function:
         return _rebuild(out, env)
 
     def _trace(self, key, args, kwargs):
+        with _TRACE_LOCK:  # one trace at a time (the core reports to the innermost, _TRACERS[-1])
+            return self._trace_locked(key, args, kwargs)
+
+    def _trace_locked(self, key, args, kwargs):
         trace = _Trace(self.__name__)
         targs = _as_traced(args, trace)
         tkwargs = _as_traced(kwargs, trace)
@@ -651,7 +785,7 @@ class Function:
         _tape._sync_extra()
         _optim._APPLY_HOOKS.append(trace.apply)
         for n in patched:
-            setattr(np.random, n, _np_random_refusal(n))
+            setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread))
         try:
             result = self._fn(*targs, **tkwargs)
             out = _outputs(result, trace)
@@ -677,12 +811,11 @@ def function(fn=None):
     """Trace a Python function once per input signature and replay it on numpy arrays.
 
     autoprop's ``tf.function``. The first call with a new input signature *traces*: it runs
-    the Python eagerly (its results are those of the undecorated function) and records the
-    primitives applied, each ``tape.gradient`` as a plan of VJP calls made once, and the
-    events whose Python runs again at every call (``optimizer.apply_gradients``,
-    ``Variable.assign*``, a Dropout's fresh mask, BatchNorm's running statistics). A later
-    call with the same signature *replays* that record on raw numpy arrays: no Tensor
-    objects, no tape, no reverse walk; the numbers are the eager step's, bit for bit.
+    the Python eagerly (the undecorated function's results) and records the primitives, each
+    ``tape.gradient`` as a plan of VJP calls, and the events whose Python runs at every call
+    (``apply_gradients``, ``Variable.assign*``, Dropout's mask, BatchNorm's statistics). A
+    later call with that signature *replays* the record on numpy arrays (no Tensors, tape or
+    reverse walk): the eager step's numbers, bit for bit.
 
     Parameters
     ----------
@@ -709,17 +842,19 @@ def function(fn=None):
         function from such a value; a persistent or nested tape, ``watch_accessed_variables
         =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
-        a ``ForwardAccumulator``, ``custom_gradient``, a Variable made inside the function;
-        a call while a tape records.
+        a ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside
+        the function; a call while a tape records; a generator function; the function's
+        own numpy on an integer or boolean array argument (``np.count_nonzero(y != 0)``,
+        ``y -= 1``, an ``if`` or a loop on it).
 
     Notes
     -----
     The input signature (as ``tf.function``'s): the shape and dtype of each array or
     Tensor argument, the identity of each Variable, the value of every other (hashable)
-    argument such as ``training=True``. A new signature traces again; arrays of a known
-    signature replay with their new values. Float arrays are passed to the traced
-    function as Tensors (as tf.function converts them), integer arrays (labels) as
-    arrays.
+    argument such as ``training=True``. A new signature traces again. Float arrays reach
+    the function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
+    (``np.asarray(y)`` is a plain copy: its Python values are frozen).
 
     Variables are read by reference at each replay (an ``assign`` between calls is
     seen); a layer attribute set since (``layer.trainable = False``) traces again. Other
@@ -727,9 +862,8 @@ def function(fn=None):
     are constants of the trace, as in TensorFlow: after changing one, make a new function.
     Python side effects (``print``, appending to a list, a counter in Python) run only
     while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
-    values (finiteness), except the integer labels' range, checked at every replay.
-    An index array (a boolean mask) is refused. While a trace runs, np.random's
-    functions are replaced by the refusal (trace in one thread at a time).
+    values (finiteness), except the labels' range and the losses' targets, checked at
+    every replay. An index array is refused. One trace runs at a time, on its thread only.
 
     Examples
     --------

@@ -46,6 +46,7 @@ Source: ``lessons/06-optimizers.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import warnings
@@ -131,9 +132,13 @@ def _via_array(obj) -> np.ndarray:
 #: ``assign_sub()`` and ``numpy()`` (so every object of it has them): the duck-type check runs
 #: once per type, not on every call.
 #: Listeners of ``apply_gradients`` (innermost last): ``hook(optimizer, grads_and_vars)`` runs
-#: instead of it and runs it itself. ``autoprop.function`` registers one while it traces, so the
-#: update becomes an event of its replay; manualprop imports nothing of autoprop.
+#: instead of it and runs it itself, or returns ``NotImplemented`` to decline (this code runs then).
+#: ``autoprop.function`` registers one while it traces, so the update becomes an event of its
+#: replay (it declines another thread's update); manualprop imports nothing of autoprop.
 _APPLY_HOOKS: list = []
+#: Each optimizer's creation number (``_serial``, set in ``__new__``): a listener can tell an
+#: optimizer made after it started (``autoprop.function`` refuses one made inside a trace).
+_SERIALS = itertools.count()
 _VARIABLE_READERS: dict = {}
 #: type -> how to read a gradient object that is not an ndarray (``__array__`` or ``numpy()``).
 _GRADIENT_READERS: dict = {}
@@ -256,7 +261,9 @@ class Optimizer:
     def __new__(cls, *args, **kwargs):
         # a misspelt keyword names its close match (SGD(momentun=0.9)), as a layer's
         check_init_keywords(cls, kwargs)
-        return super().__new__(cls)
+        opt = super().__new__(cls)
+        opt._serial = next(_SERIALS)
+        return opt
 
     def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None):
         name = type(self).__name__
@@ -527,7 +534,9 @@ class Optimizer:
             read-only array variable.
         """
         if _APPLY_HOOKS:
-            return _APPLY_HOOKS[-1](self, grads_and_vars)
+            done = _APPLY_HOOKS[-1](self, grads_and_vars)
+            if done is not NotImplemented:  # (NotImplemented: the hook declines, this code runs)
+                return done
         grads, variables, missing = [], [], []
         numbers = None  # the pairs' positions once one is skipped (until then pair j is #j)
         for i, pair in enumerate(grads_and_vars):

@@ -872,6 +872,31 @@ class Model(Layer):
         return np.asarray(self(x, training=False))
 
 
+class _LayerList(list):
+    """``Sequential.layers``: a list whose in-place changes (``model.layers.pop()``, ``insert``,
+    ``del``, an item set) count as a change of the layers' Python state (``_STATE``), as an
+    attribute set does: an ``autoprop.function`` traced before runs the new architecture, not
+    the old one (fnbreak38)."""
+
+    __slots__ = ()
+
+
+def _changes_state(name):
+    method = getattr(list, name)
+
+    def changed(self, *args, **kwargs):
+        _STATE[0] += 1
+        return method(self, *args, **kwargs)
+    changed.__name__ = name
+    return changed
+
+
+for _name in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(_LayerList, _name, _changes_state(_name))
+del _name
+
+
 class Sequential(Model):
     """Layers applied in order (twin of :class:`manualprop.Sequential`).
 
@@ -897,8 +922,13 @@ class Sequential(Model):
                     f"Sequential: layer {i} must be callable as layer(x, training=...); "
                     f"got {type(layer).__name__}"
                 )
-        self.layers = list(layers)
+        self.layers = _LayerList(layers)
         self._keras_options(name, trainable)
+
+    def __setattr__(self, name, value):
+        if name == "layers" and type(value) is list:  # (its in-place changes count, _LayerList)
+            value = _LayerList(value)
+        super().__setattr__(name, value)
 
     @property
     def variables(self):
