@@ -1129,6 +1129,7 @@ class Variable(Tensor):
 
     @trainable.setter
     def trainable(self, value):
+        """Set :attr:`trainable` (``bool(value)``); a change counts in ``_STATE``, so traced functions trace again."""
         value = bool(value)
         if value != self._trainable:
             _STATE[0] += 1
