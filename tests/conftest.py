@@ -83,13 +83,54 @@ def _bytecode_cache_for_child_processes(tmp_path_factory):
     with ``PYTHONDONTWRITEBYTECODE`` set (as in CI) a start-up compiled gradcheck, manualprop and
     autoprop each time (0.3 s of CPU). ``PYTHONPYCACHEPREFIX`` puts the cache under this run's
     temporary folder (shared by the xdist workers), so the tree stays free of ``__pycache__`` as
-    that setting asks. The grader's child pytest sets its own environment (no bytecode written)."""
+    that setting asks. The grader's child pytest sets its own environment (it reads that cache and writes no
+    bytecode), so what only it imports (pytest's own modules) is written once here, at the start
+    (:func:`_warm_grading_bytecode`)."""
     base = tmp_path_factory.getbasetemp()  # an xdist worker's is <the run's>/popen-gwN
     run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPYCACHEPREFIX", str(run / "pycache"))
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        _warm_grading_bytecode(run / "pycache")
         yield
+
+
+#: What a grading child imports: the grading zygote's preload (gradcheck, manualprop, autoprop, numpy, scipy's parts)
+#: and pytest's own plugins, as the zygote imports them (:mod:`gradcheck.grading.zygote`)
+_GRADING_IMPORTS = ("import contextlib, _pytest.config, gradcheck.grading.zygote as z\n"
+                    "for m in [*z.PRELOAD, *('_pytest.' + p for p in _pytest.config.default_plugins)]:\n"
+                    "    with contextlib.suppress(Exception):\n"
+                    "        __import__(m)\n")
+
+
+def _warm_grading_bytecode(cache: Path) -> None:
+    """Write the bytecode of what a grading child imports into the run's cache ``cache``, once per run (the first
+    xdist worker to get there; the other goes on), in a process with the grading child's environment
+    (:func:`gradcheck.grading.runner._child_env`) that writes bytecode. The grading children (each ``gradcheck grade``
+    of one submission starts a fresh ``python -m pytest``, each worker's batches a zygote) only read that cache: before,
+    each compiled pytest's modules, and until the CLI tests had written them numpy's, the standard library's and ours
+    (1-2 s of CPU a child; the grading tests run first, :data:`LONG_FIRST`)."""
+    import fcntl
+    import subprocess
+
+    from gradcheck.grading.runner import _child_env
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".warm.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # the other worker is writing it
+            return
+        if (cache / ".warm").exists():
+            return
+        env = {**_child_env(), "PYTHONPYCACHEPREFIX": str(cache)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        try:
+            subprocess.run([sys.executable, "-c", _GRADING_IMPORTS], env=env, cwd=cache, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=300, check=False)
+        except (OSError, subprocess.SubprocessError):  # then each child compiles what it misses, as before
+            return
+        (cache / ".warm").touch()
 
 
 _TESTS = Path(__file__).resolve().parent
