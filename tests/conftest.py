@@ -17,6 +17,7 @@ other worker, so the run ends on short tests.
 """
 
 import os
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -91,46 +92,57 @@ def _bytecode_cache_for_child_processes(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPYCACHEPREFIX", str(run / "pycache"))
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        _warm_grading_bytecode(run / "pycache")
+        # (a run that collected no test of the grader's never starts a grading child: nothing to write)
+        warm = _warm_grading_bytecode(run / "pycache") if "gradcheck.grading" in sys.modules else None
         yield
+    if warm is not None:  # (a run shorter than it: waited for, not left running)
+        try:
+            warm.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            warm.kill()
+            warm.wait()
 
 
-#: What a grading child imports: the grading zygote's preload (gradcheck, manualprop, autoprop, numpy, scipy's parts)
-#: and pytest's own plugins, as the zygote imports them (:mod:`gradcheck.grading.zygote`)
-_GRADING_IMPORTS = ("import contextlib, _pytest.config, gradcheck.grading.zygote as z\n"
-                    "for m in [*z.PRELOAD, *('_pytest.' + p for p in _pytest.config.default_plugins)]:\n"
-                    "    with contextlib.suppress(Exception):\n"
-                    "        __import__(m)\n")
+#: What a grading child imports, written into the run's bytecode cache once (:func:`_warm_grading_bytecode`): the
+#: grading zygote's preload (gradcheck, manualprop, autoprop, numpy, scipy's parts) and pytest's own plugins, as the
+#: zygote imports them (:mod:`gradcheck.grading.zygote`); by the first process to lock the cache's ``.warm.lock``
+_GRADING_IMPORTS = """\
+import contextlib, fcntl, os, sys
+cache = os.environ["PYTHONPYCACHEPREFIX"]
+os.makedirs(cache, exist_ok=True)
+with open(os.path.join(cache, ".warm.lock"), "w") as lock:
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit()  # another worker's is writing it
+    if os.path.exists(os.path.join(cache, ".warm")):
+        sys.exit()
+    import _pytest.config, gradcheck.grading.zygote as z
+    for m in [*z.PRELOAD, *("_pytest." + p for p in _pytest.config.default_plugins)]:
+        with contextlib.suppress(Exception):
+            __import__(m)
+    open(os.path.join(cache, ".warm"), "w").close()
+"""
 
 
-def _warm_grading_bytecode(cache: Path) -> None:
-    """Write the bytecode of what a grading child imports into the run's cache ``cache``, once per run (the first
-    xdist worker to get there; the other goes on), in a process with the grading child's environment
-    (:func:`gradcheck.grading.runner._child_env`) that writes bytecode. The grading children (each ``gradcheck grade``
-    of one submission starts a fresh ``python -m pytest``, each worker's batches a zygote) only read that cache: before,
-    each compiled pytest's modules, and until the CLI tests had written them numpy's, the standard library's and ours
-    (1-2 s of CPU a child; the grading tests run first, :data:`LONG_FIRST`)."""
-    import fcntl
-    import subprocess
-
+def _warm_grading_bytecode(cache: Path) -> subprocess.Popen | None:
+    """A process writing the bytecode of what a grading child imports into the run's cache ``cache``, once per run
+    (the first xdist worker's; the other's ends at once), in the background, with the grading child's environment
+    (:func:`gradcheck.grading.runner._child_env`) but writing bytecode. The grading children (each ``gradcheck grade``
+    of one submission starts a fresh ``python -m pytest``, each worker's batches a zygote) only read that cache: each
+    compiled pytest's modules, and until the CLI tests had written them numpy's, the standard library's and ours
+    (1-2 s of CPU a child; the grading tests run first, :data:`LONG_FIRST`). Python writes each file whole (a
+    temporary file renamed), so a child starting meanwhile reads a file or compiles it, as before. None where it
+    cannot start."""
     from gradcheck.grading.runner import _child_env
 
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".warm.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # the other worker is writing it
-            return
-        if (cache / ".warm").exists():
-            return
-        env = {**_child_env(), "PYTHONPYCACHEPREFIX": str(cache)}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        try:
-            subprocess.run([sys.executable, "-c", _GRADING_IMPORTS], env=env, cwd=cache, stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=300, check=False)
-        except (OSError, subprocess.SubprocessError):  # then each child compiles what it misses, as before
-            return
-        (cache / ".warm").touch()
+    env = {**_child_env(), "PYTHONPYCACHEPREFIX": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    try:
+        return subprocess.Popen([sys.executable, "-c", _GRADING_IMPORTS], env=env, cwd=str(cache.parent),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
 
 
 _TESTS = Path(__file__).resolve().parent
