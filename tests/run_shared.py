@@ -1,10 +1,10 @@
 """A module fixture's files made once per test run, shared by the xdist workers (testtime38, session 38).
 
 ``--dist worksteal`` hands the tests of one module to both workers when one runs out of work, and each worker
-then runs the module's fixture: session 37's ``tests/test_grading_cs231n.py`` graded its whole batch twice (115 s
-and 190 s of setup on a loaded machine). :func:`once_per_run` makes a fixture's folder once: the first worker makes
-it while holding a lock, a second one waits for it and reads the same files. Only for a fixture whose tests read
-its files and never write them.
+then runs the module's fixture: in a run of ``tests/test_grading*.py`` of session 38,
+``tests/test_grading_cs231n.py`` graded its whole batch twice (115 s and 190 s of setup on a loaded machine).
+:func:`once_per_run` makes a fixture's folder once: the first worker makes it while holding a lock, a second one
+waits for it and reads the same files. Only for a fixture whose tests read its files and never write them.
 """
 
 import contextlib
