@@ -748,11 +748,24 @@ def forward_keys(codes):
     keys = {code_key(c) for c in codes}
     at = {_where(c): code_key(c) for c in codes}
     text = {_text_key(c): code_key(c) for c in codes}
+    # a text key holds its code's argument counts and line table as they are (_read_text): a code whose three match
+    # none of forward's has no text key of forward's, and is not read by dis (most of the codes a count records:
+    # numpy's, the child's own; their text keys were most of the sandbox's CPU time under the staff policy)
+    shapes = {t[4:] for t in text}
 
     def key(code):
         k = code_key(code)
-        return k if k in keys else at.get(_where(code)) or text.get(_text_key(code), k)
+        if k in keys:
+            return k
+        found = at.get(_where(code))
+        return found or (text.get(_text_key(code), k) if _shape_key(code) in shapes else k)
     return key
+
+
+def _shape_key(code):
+    """The last three items of :func:`_text_key` (the argument counts and the line table as plain ``bytes``), read
+    without ``dis``: a code's text key can equal another's only where these do."""
+    return code.co_argcount, code.co_kwonlyargcount, bytes.__getitem__(code.co_linetable, slice(None))
 
 
 #: What :func:`counting_calls` uses, taken before any submission runs (a patched ``sys.getprofile`` is not read)

@@ -17,6 +17,7 @@ other worker, so the run ends on short tests.
 """
 
 import os
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -91,13 +92,65 @@ def _bytecode_cache_for_child_processes(tmp_path_factory):
     with ``PYTHONDONTWRITEBYTECODE`` set (as in CI) a start-up compiled gradcheck, manualprop and
     autoprop each time (0.3 s of CPU). ``PYTHONPYCACHEPREFIX`` puts the cache under this run's
     temporary folder (shared by the xdist workers), so the tree stays free of ``__pycache__`` as
-    that setting asks. The grader's child pytest sets its own environment (no bytecode written)."""
+    that setting asks. The grader's child pytest sets its own environment (it reads that cache and writes no
+    bytecode), so what only it imports (pytest's own modules) is written once here, at the start
+    (:func:`_warm_grading_bytecode`)."""
     base = tmp_path_factory.getbasetemp()  # an xdist worker's is <the run's>/popen-gwN
     run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPYCACHEPREFIX", str(run / "pycache"))
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        # (a run that collected no test of the grader's never starts a grading child: nothing to write)
+        warm = _warm_grading_bytecode(run / "pycache") if "gradcheck.grading" in sys.modules else None
         yield
+    if warm is not None:  # (a run shorter than it: waited for, not left running)
+        try:
+            warm.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            warm.kill()
+            warm.wait()
+
+
+#: What a grading child imports, written into the run's bytecode cache once (:func:`_warm_grading_bytecode`): the
+#: grading zygote's preload (gradcheck, manualprop, autoprop, numpy, scipy's parts) and pytest's own plugins, as the
+#: zygote imports them (:mod:`gradcheck.grading.zygote`); by the first process to lock the cache's ``.warm.lock``
+_GRADING_IMPORTS = """\
+import contextlib, fcntl, os, sys
+cache = os.environ["PYTHONPYCACHEPREFIX"]
+os.makedirs(cache, exist_ok=True)
+with open(os.path.join(cache, ".warm.lock"), "w") as lock:
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit()  # another worker's is writing it
+    if os.path.exists(os.path.join(cache, ".warm")):
+        sys.exit()
+    import _pytest.config, gradcheck.grading.zygote as z
+    for m in [*z.PRELOAD, *("_pytest." + p for p in _pytest.config.default_plugins)]:
+        with contextlib.suppress(Exception):
+            __import__(m)
+    open(os.path.join(cache, ".warm"), "w").close()
+"""
+
+
+def _warm_grading_bytecode(cache: Path) -> subprocess.Popen | None:
+    """A process writing the bytecode of what a grading child imports into the run's cache ``cache``, once per run
+    (the first xdist worker's; the other's ends at once), in the background, with the grading child's environment
+    (:func:`gradcheck.grading.runner._child_env`) but writing bytecode. The grading children (each ``gradcheck grade``
+    of one submission starts a fresh ``python -m pytest``, each worker's batches a zygote) only read that cache: each
+    compiled pytest's modules, and until the CLI tests had written them numpy's, the standard library's and ours
+    (1-2 s of CPU a child; the grading tests run first, :data:`LONG_FIRST`). Python writes each file whole (a
+    temporary file renamed), so a child starting meanwhile reads a file or compiles it, as before. None where it
+    cannot start."""
+    from gradcheck.grading.runner import _child_env
+
+    env = {**_child_env(), "PYTHONPYCACHEPREFIX": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    try:
+        return subprocess.Popen([sys.executable, "-c", _GRADING_IMPORTS], env=env, cwd=str(cache.parent),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
 
 
 _TESTS = Path(__file__).resolve().parent

@@ -24,6 +24,7 @@ from gradcheck import check_layer, check_loss, function_pair, loss_function
 from gradcheck.assignment import release, student_python
 from gradcheck.errors import UsageError
 from gradcheck.grading.runner import grade_batch
+from tests.run_shared import once_per_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "cs231n_layers"
@@ -53,19 +54,23 @@ CLASSIC_BN = """    running_mean = bn_param.get("running_mean", np.zeros(D, dtyp
 """
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    subs = tmp_path_factory.mktemp("subs")
+def _grade_all(folder: Path) -> None:
+    subs = folder / "subs"
     for name, src in [("solution", ASSIGN / "solution"), ("stub", ASSIGN / "stub"),
                       *[(m, ASSIGN / "mutants" / m) for m in MUTANTS]]:
-        (subs / name).mkdir()
+        (subs / name).mkdir(parents=True)
         (subs / name / "layers.py").write_text((src / "layers.py").read_text())
     (subs / "classic").mkdir()  # batchnorm_forward as CS231n's skeleton has students write it
     (subs / "classic" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text().replace(
         SOLUTION_BN, CLASSIC_BN))
-    out = tmp_path_factory.mktemp("graded")
-    grade_batch(subs, TESTS, out, workers=2, seed=13, timeout=5.0, progress=False, plot=False)
-    return out
+    grade_batch(subs, TESTS, folder / "graded", workers=2, seed=13, timeout=5.0, progress=False, plot=False)
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """The output folder of the batch: graded once per test run, whichever xdist workers run this module's tests
+    (:func:`tests.run_shared.once_per_run`); the tests only read it."""
+    return once_per_run(tmp_path_factory, "cs231n-batch", _grade_all) / "graded"
 
 
 def results(out: Path, name: str) -> dict:

@@ -43,8 +43,8 @@ for _m in getattr(__import__("_pytest.config").config, "default_plugins", ()):
     with contextlib.suppress(Exception):
         __import__("_pytest." + _m)
 with contextlib.suppress(Exception):  # what each sandbox a child starts sends: compiled once here, not per child
-    from gradcheck.sandbox import _adapters_code, _child_source
-    _adapters_code(), _child_source()
+    from gradcheck.sandbox import _adapters_code, _child_code
+    _adapters_code(), _child_code()
 from gradcheck._sandbox_child import fork_server
 gc.collect()
 gc.freeze()  # the imported modules stay shared with every child: no collection copies their pages

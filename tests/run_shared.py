@@ -1,0 +1,33 @@
+"""A module fixture's files made once per test run, shared by the xdist workers (testtime38, session 38).
+
+``--dist worksteal`` hands the tests of one module to both workers when one runs out of work, and each worker
+then runs the module's fixture: in a run of ``tests/test_grading*.py`` of session 38,
+``tests/test_grading_cs231n.py`` graded its whole batch twice (115 s and 190 s of setup on a loaded machine).
+:func:`once_per_run` makes a fixture's folder once: the first worker makes it while holding a lock, a second one
+waits for it and reads the same files. Only for a fixture whose tests read its files and never write them.
+"""
+
+import contextlib
+import fcntl
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+
+def once_per_run(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name`` of this test run, filled by ``make(folder)`` once (by the first xdist worker to ask; a
+    worker asking while it is made waits for it). A ``make`` that raised leaves no folder: the next one to ask makes
+    it again (the fixture's error is its own)."""
+    base = tmp_path_factory.getbasetemp()  # an xdist worker's is <the run's>/popen-gwN
+    run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = run / f"shared-{name}", run / f"shared-{name}.done"
+    with open(run / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released at the close, or when a worker dies holding it
+        if not done.exists():
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(folder)  # what a worker that died midway left
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
