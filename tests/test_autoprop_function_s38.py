@@ -434,3 +434,45 @@ def test_random_programs_replay_as_eager(ops, seed):
                 assert np.array_equal(a.numpy(), b.numpy())
         W.assign(W.numpy() * 0.9)  # read by reference at the next replay
     assert traced.trace_count == 1
+
+
+class _Blocks(ap.Model):
+    """A Model holding its layers in its own list and dict (verify38: in-place changes to them were replayed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = [ap.layers.Linear(8, 8, rng=1), ap.layers.Linear(8, 8, rng=5)]
+        self.heads = {"a": ap.layers.Linear(8, 4, rng=2), "b": ap.layers.Linear(8, 4, rng=3)}
+
+    def call(self, x, training=False):
+        for b in self.blocks:
+            x = np.tanh(b(x))
+        return sum(h(x) for h in self.heads.values())
+
+
+@pytest.mark.parametrize("change", [lambda m: m.blocks.pop(), lambda m: m.blocks.reverse(),
+                                    lambda m: m.blocks.__delitem__(0), lambda m: m.heads.pop("b"),
+                                    lambda m: m.heads.__delitem__("a")],
+                         ids=["pop", "reverse", "del", "dict-pop", "dict-del"])
+def test_a_models_own_list_or_dict_of_layers_changed_in_place_traces_again(change):
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((16, 8)), rng.integers(0, 4, 16)
+    losses = []
+    for traced in (False, True):
+        m, lf, opt = _Blocks(), alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
+
+        def step(x, y, m=m, lf=lf, opt=opt):
+            with ap.GradientTape() as tape:
+                loss = lf(y, m(x, training=True))
+            g = tape.gradient(loss, m.trainable_variables)
+            opt.apply_gradients(zip(g, m.trainable_variables))
+            return loss
+
+        f = ap.function(step) if traced else step
+        out = []
+        for i in range(4):
+            if i == 2:
+                change(m)
+            out.append(f(X, Y).numpy())
+        losses.append(out)
+    assert all(np.array_equal(a, b) for a, b in zip(*losses)), losses  # before: the old architecture replayed

@@ -345,6 +345,9 @@ class Layer:
     def __setattr__(self, name, value):
         if type(value) is Variable and not value.trainable and self.trainable:
             self._fix(value)  # declared non-trainable: unfreezing the layer leaves it
+        if type(value) in (list, dict) and any(isinstance(v, Layer) for v in
+                                               (value.values() if type(value) is dict else value)):
+            value = (_LayerList if type(value) is list else _LayerDict)(value)  # (in-place changes count: verify38)
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
@@ -873,16 +876,24 @@ class Model(Layer):
 
 
 class _LayerList(list):
-    """``Sequential.layers``: a list whose in-place changes (``model.layers.pop()``, ``insert``,
+    """``Sequential.layers``, and any list of layers set as a layer's attribute (``self.blocks =
+    [Linear(...), ...]``): a list whose in-place changes (``model.layers.pop()``, ``insert``,
     ``del``, an item set) count as a change of the layers' Python state (``_STATE``), as an
     attribute set does: an ``autoprop.function`` traced before runs the new architecture, not
-    the old one (fnbreak38)."""
+    the old one (fnbreak38; a Model's own list, verify38)."""
 
     __slots__ = ()
 
 
-def _changes_state(name):
-    method = getattr(list, name)
+class _LayerDict(dict):
+    """A dict of layers set as a layer's attribute: its in-place changes count as
+    :class:`_LayerList`'s do (verify38: a key deleted from a dict of layers was replayed)."""
+
+    __slots__ = ()
+
+
+def _changes_state(name, base=list):
+    method = getattr(base, name)
 
     def changed(self, *args, **kwargs):
         _STATE[0] += 1
@@ -894,6 +905,8 @@ def _changes_state(name):
 for _name in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
               "__setitem__", "__delitem__", "__iadd__", "__imul__"):
     setattr(_LayerList, _name, _changes_state(_name))
+for _name in ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"):
+    setattr(_LayerDict, _name, _changes_state(_name, dict))
 del _name
 
 
