@@ -857,8 +857,7 @@ def function(fn=None):
     (``np.asarray(y)`` is a plain copy: its Python values are frozen).
 
     Variables are read by reference at each replay (an ``assign`` between calls is
-    seen); a layer attribute set since (``layer.trainable = False``), a Variable's
-    ``trainable`` or a change of ``Sequential.layers`` traces again. Other
+    seen); a layer attribute, a Variable's ``trainable`` or a list of layers changed since traces again. Other
     Python values it reads (a closure's float, a captured Tensor, an object's attribute)
     are constants of the trace, as in TensorFlow: after changing one, make a new function.
     Python side effects (``print``, appending to a list, a counter in Python) run only
