@@ -21,7 +21,7 @@ from manualprop._validation import (
 )
 
 from .core import registry as R
-from .core.tape import on_replay
+from .core.tape import on_replay, replayed
 from .core.tensor import _TRACERS, Tensor
 
 __all__ = [
@@ -74,6 +74,24 @@ class Loss:
         if not int64_labels(y_true, n, c):
             check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=np.float64)
 
+    def _class_targets(self, y_true, n, c, dtype, then=None):
+        """:func:`check_class_targets` of ``y_true`` for scores ``(n, c)``, and ``then(labels)`` of
+        integer labels (the hinge's one-hot matrix). While :func:`autoprop.function` traces, an
+        integer label argument in another dtype (int32, uint8) or as a column ``(n, 1)`` is cast (and
+        checked) to int64 labels again at each replay with that call's labels, as an eager call casts
+        them; so is ``then`` (verify38 F7: the cast's new array was refused as "neither an argument
+        nor a Variable").
+        """
+        if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray) \
+                and y_true.dtype.kind in "iu":  # (autoprop.function's guarded view of an argument)
+            def labels(values):
+                y = check_class_targets(values.view(np.ndarray), self._where(), n_samples=n,
+                                        n_classes=c, dtype=dtype)[1]
+                return y if then is None else then(y)
+            return "labels", replayed(labels, y_true)
+        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=dtype)
+        return kind, (y if then is None or kind != "labels" else then(y))
+
     def _targets(self, y_true, like, **limits):
         """:func:`check_targets` of ``y_true`` against the prediction ``like`` (its shape and dtype;
         ``limits``: low=, high=). While :func:`autoprop.function` traces, a float target argument
@@ -124,7 +142,7 @@ class SoftmaxCrossEntropy(Loss):
             if _TRACERS:  # autoprop.function: the labels' range checked again at each replay
                 on_replay(self._labels_again, y_true, n, c)
         else:
-            kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
+            kind, y = self._class_targets(y_true, n, c, z.dtype)
         if kind == "labels" and not self.label_smoothing:
             if self.reduction == "mean":  # the loss and its mean, one record (torch's cross_entropy)
                 return R.sparse_softmax_cross_entropy_mean(z, y)
@@ -205,13 +223,13 @@ class MulticlassHinge(Loss):
     def __call__(self, y_true, y_pred):
         s = self._pred(y_pred, y_true, shape=("batch", "classes"))
         n, c = s.shape
-        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=s.dtype)
+        kind, onehot = self._class_targets(y_true, n, c, s.dtype, then=lambda y: np.eye(c, dtype=s.dtype)[y])
         if kind != "labels":
             raise TypeError(
                 f"{self._where()}: y_true must be integer class labels of shape ({n},); got float "
                 f"targets of shape {np.shape(y_true)} (the hinge loss takes labels, not probabilities)"
             )
-        onehot = np.eye(c, dtype=s.dtype)[y]
         s_true = R.sum(s * onehot, axis=1, keepdims=True)      # (N, 1)
-        hinge = R.relu(s - s_true + self.margin) * (1.0 - onehot)      # (N, C)
+        others = replayed(np.subtract, 1.0, onehot)  # 1 - onehot (at each replay of autoprop.function)
+        hinge = R.relu(s - s_true + self.margin) * others      # (N, C)
         return self._reduce(R.sum(hinge, axis=1))

@@ -105,6 +105,19 @@ def _from_user():
     return False
 
 
+def _python_scalars(seq):
+    """True for a (nested) list or tuple of Python numbers and None: the axes of
+    ``x.swapaxes(-1, -2)`` or ``x.transpose(0, 2, 1, 3)``, a constant of the trace as an ``axis=``
+    keyword is (verify38 F9: the attention layers' transposes were refused as "a Python tuple")."""
+    for e in seq:
+        if type(e) in (list, tuple):
+            if not _python_scalars(e):
+                return False
+        elif not (e is None or type(e) in (int, float, bool, complex)):
+            return False
+    return True
+
+
 def _has_tensor(args):
     for a in args:
         if isinstance(a, Tensor) or type(a) in (list, tuple) and _has_tensor(a):
@@ -273,7 +286,7 @@ class _Trace:
                 "an attribute rebound between calls), so it refuses rather than freeze it: pass the "
                 "array as an argument, hold it in an autoprop.Variable, or make it an autoprop.constant "
                 "outside the function.")
-        if isinstance(a, (list, tuple)):
+        if isinstance(a, (list, tuple)) and not _python_scalars(a):
             raise TraceError(
                 f"autoprop.function: {where} gets a Python {type(a).__name__} as an array at "
                 f"{_user_line()}: pass an array argument or an autoprop.constant made outside the function.")
@@ -299,13 +312,7 @@ class _Trace:
         kw = kwargs
         if "saved" in kwargs:
             kw = {k: v for k, v in kwargs.items() if k != "saved"}
-        for k, v in kw.items():
-            if isinstance(v, (np.ndarray, Tensor)) or isinstance(v, tuple) and any(
-                    isinstance(e, (np.ndarray, Tensor)) for e in v):
-                raise TraceError(
-                    f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index "
-                    f"array?) at {_user_line()}: the trace would freeze it. Index with slices, or run this "
-                    "code eagerly (without @autoprop.function).")
+        kw, kwfill = self.kw_spec(kw, where)
         template, fill, vfill = [], [], []
         for i, (a, v) in enumerate(zip(args, vals)):
             sp = self.spec(a, v, where)
@@ -332,8 +339,41 @@ class _Trace:
         for i, _var, s in vfill:
             specs[i] = (s, True)
         self.steps.append(("op", prim.fwd, template, tuple(fill), tuple(vfill), kw,
-                           tuple(outslots), multi, kws))
+                           tuple(outslots), multi, kws, kwfill))
         self.opspecs[outs[0]._key] = (specs, template)
+
+    def kw_spec(self, kw, where):
+        """The keyword arguments without their arrays, and where each array comes from at replay.
+        Only ``getitem``'s integer index arrays are taken (``W[y]``, Embedding's lookup: verify38
+        F8), when each is an integer argument of the call or an array a layer makes at each replay
+        (Embedding's checked indices): the result's shape is then the indices' shape, part of the
+        signature. Any other array is refused (a boolean mask sets the shape by its values).
+        Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
+        fill = []
+        for k, v in kw.items():
+            if isinstance(v, (np.ndarray, Tensor)):
+                fill.append((k, None, self.index_slot(v, where, k)))
+            elif isinstance(v, tuple) and any(isinstance(e, (np.ndarray, Tensor)) for e in v):
+                arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v)
+                               if isinstance(e, (np.ndarray, Tensor)))
+                fill.append((k, tuple(None if isinstance(e, (np.ndarray, Tensor)) else e for e in v), arrays))
+        if fill:
+            kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
+        return kw, tuple(fill)
+
+    def index_slot(self, v, where, k):
+        hit = self.produced.get(id(v)) if isinstance(v, np.ndarray) else None
+        if (hit is not None and hit[1] is v and where == "autoprop.getitem" and k == "key"
+                and v.dtype.kind in "iu"):
+            return hit[0]
+        boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
+        what = ("a boolean mask, whose count of True sets the result's shape" if boolean
+                else "not an integer argument of the call")
+        raise TraceError(
+            f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
+            f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
+            "array passed as an argument of the function, or run this code eagerly (without "
+            "@autoprop.function).")
 
     def produce(self, make, tensors):
         ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed value")
@@ -512,7 +552,9 @@ class _Trace:
         for step in self.steps:
             kind = step[0]
             if kind == "op":
-                _k, fwd, template, fill, vfill, kw, outslots, multi, kws = step
+                _k, fwd, template, fill, vfill, kw, outslots, multi, kws, kwfill = step
+                if kwfill:
+                    kw = _fill_kwargs(kw, kwfill, env)
                 vals = template.copy()
                 for i, s in fill:
                     vals[i] = env[s]
@@ -538,6 +580,20 @@ class _Trace:
                 _k, fn, ins = step
                 fn(*_values(ins, env))
         return env
+
+
+def _fill_kwargs(kw, kwfill, env):
+    """The keyword arguments of a replayed op with this call's index arrays (Trace.kw_spec)."""
+    kw = dict(kw)
+    for k, template, slots in kwfill:
+        if template is None:
+            kw[k] = env[slots]
+        else:
+            key = list(template)
+            for i, s in slots:
+                key[i] = env[s]
+            kw[k] = tuple(key)
+    return kw
 
 
 def _values(ins, env):

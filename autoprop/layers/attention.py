@@ -18,6 +18,7 @@ from manualprop.attention import causal_mask
 
 from ..core import registry as R
 from ..core.observe import own
+from ..core.tape import replayed
 from ..core.tensor import Tensor
 from .base import Layer
 
@@ -58,7 +59,8 @@ class ScaledDotProductAttention(Layer):
         Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
         S = (Q @ K.swapaxes(-1, -2)) * own(1.0 / math.sqrt(d))  # (own: the layer's constant, observe.own)
         if self.causal:
-            S = R.where(causal_mask(S.shape[-2], S.shape[-1]), -np.inf, S)
+            # (made again at each replay of autoprop.function: a numpy array it cannot prove constant)
+            S = R.where(replayed(causal_mask, S.shape[-2], S.shape[-1]), -np.inf, S)
         return R.softmax(S, axis=-1) @ V
 
 
