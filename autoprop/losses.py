@@ -23,6 +23,7 @@ from manualprop._validation import (
 from .core import registry as R
 from .core.tape import on_replay, replayed
 from .core.tensor import _TRACERS, Tensor
+from .layers.base import check_at_replay
 
 __all__ = [
     "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "MulticlassHinge",
@@ -51,6 +52,8 @@ class Loss:
         if y_true is not None and not (isinstance(value, np.ndarray) and value.dtype.kind in "fc"):
             self._check_order(value, y_true)  # (a float array, the common case: not swapped)
         check_array(value, self._where(), "y_pred", nonempty=True, **spec)
+        if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+            check_at_replay(self._where(), y_pred, "y_pred", nonempty=True, **spec)
         return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
 
     def _check_order(self, y_pred, y_true):
@@ -133,6 +136,8 @@ class SoftmaxCrossEntropy(Loss):
             z = self._pred(y_pred, y_true, shape=("batch", "classes"), masked=True)
         else:
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
+            if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+                check_at_replay(self._where(), z, "y_pred", shape=("batch", "classes"), masked=True)
         n, c = z.shape
         labels = y_true
         if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray):

@@ -26,6 +26,7 @@ layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HO
 
 from __future__ import annotations
 
+import dis
 import functools
 import linecache
 import os
@@ -218,6 +219,7 @@ class _Trace:
         self.opspecs = {}  # first out key -> (slot per argument or None, the constants' template)
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
+        self.names = ()  # the values of the function's global and closure names when traced (_Names)
 
     @property
     def active(self):
@@ -775,6 +777,45 @@ def _rebuild(spec, env):
 
 
 _TRACE_LOCK = threading.RLock()
+_UNBOUND = object()
+
+
+class _Names:
+    """The global and closure names a traced function's own code reads (its nested functions and
+    comprehensions too): ``model``, ``opt``, ``reg``. A trace keeps their values as it left them;
+    a name rebound since (``opt = SGD(learning_rate=1.0)``, ``reg = 1.0``) makes the next call
+    trace again, as an eager call reads the new object (verify38 F0b: a rebound optimizer was
+    replayed as the old one, silently). A value read through an object or a dict
+    (``state["scale"]``) or by a function it calls is not seen: a constant of the trace."""
+
+    __slots__ = ("globals", "names", "cells")
+
+    def __init__(self, fn):
+        f = getattr(fn, "__func__", fn)  # (a bound method: its function's names)
+        code = getattr(f, "__code__", None)
+        self.globals = getattr(f, "__globals__", None) or {}
+        self.cells = tuple(getattr(f, "__closure__", None) or ())
+        names, stack = set(), [code] if code is not None else []
+        while stack:
+            c = stack.pop()
+            names.update(i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        self.names = tuple(sorted(names))
+
+    def values(self):
+        g = self.globals
+        out = [g.get(n, _UNBOUND) for n in self.names]
+        for c in self.cells:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:  # (a cell not yet filled)
+                out.append(_UNBOUND)
+        return out
+
+    def rebound(self, saved):
+        """True when a name is bound to another object than ``saved`` (the trace's)."""
+        return any(a is not b for a, b in zip(saved, self.values()))
+
 
 
 class Function:
@@ -783,6 +824,7 @@ class Function:
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        self._names = _Names(fn)
         self._traces = {}
         self.traces = 0  # how many traces ran (a new signature, or a layer's Python state changed)
 
@@ -820,7 +862,8 @@ class Function:
             _flatten_args(kwargs, leaves, sig)
         key = tuple(sig)
         entry = self._traces.get(key)
-        if entry is None or entry[0].state != _STATE[0]:  # (a layer's attribute set since: trace again)
+        # a layer's attribute set since, or a global or closure name rebound: trace again
+        if entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names):
             return self._trace(key, args, kwargs)
         trace, out = entry
         env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
@@ -858,6 +901,7 @@ class Function:
                 "(through a name imported before the trace): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
         trace.state = _STATE[0]
+        trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
         self._traces[key] = (trace, out)
         self.traces += 1
         return result

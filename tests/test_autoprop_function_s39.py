@@ -149,3 +149,103 @@ def test_other_index_arrays_are_still_refused(body, why):
     traced = ap.function(eval(f"lambda m, y: {body}", {"W": W, "np": np}))
     with pytest.raises(TraceError, match=why):
         traced(np.array([True, False] * 3), np.array([1, 2, 3]))
+
+
+# --- F0b: a global or closure name rebound between calls traces again (an eager call reads it) -----
+_STEP = """
+def step(x, y):
+    with ap.GradientTape() as tape:
+        loss = lf(y, model(x, training=True)) + reg * ap.reduce_sum(model.trainable_variables[0] ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+"""
+
+
+def test_a_rebound_global_traces_again():
+    # a new optimizer (lr 1.0) was replayed as the old one (lr 0.1), silently, where a new model traced again
+    batches, runs, traces = _dense_batches(np.int64) * 2, [], None
+    for decorate in (False, True):
+        ns = {"ap": ap, "lf": alo.SoftmaxCrossEntropy(), "model": al.Sequential(al.Linear(5, 4, rng=0)),
+              "opt": ap.optimizers.SGD(learning_rate=0.1), "reg": 0.0}
+        exec(_STEP, ns)
+        fn = ap.function(ns["step"]) if decorate else ns["step"]
+        seen = []
+        for i, (x, y) in enumerate(batches):
+            if i == 2:
+                ns["opt"] = ap.optimizers.SGD(learning_rate=1.0)
+            elif i == 4:
+                ns["reg"] = 1.0
+            elif i == 6:
+                ns["model"] = al.Sequential(al.Linear(5, 4, rng=1))
+            seen.append(fn(x, y).numpy())
+        runs.append(seen + [v.numpy() for v in ns["model"].trainable_variables])
+        traces = getattr(fn, "traces", traces)
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)
+    assert traces == 4  # (the first call, then one per rebinding; the other calls replay)
+
+
+def test_a_rebound_closure_name_traces_again_and_a_traced_side_effect_does_not():
+    calls = []
+
+    def make(lr):
+        opt = ap.optimizers.SGD(learning_rate=lr)
+        model = al.Sequential(al.Linear(5, 4, rng=0))
+        loss_fn = alo.SoftmaxCrossEntropy()
+
+        def step(x, y):
+            calls.append(1)  # (a Python side effect: runs while tracing only, as in TensorFlow)
+            with ap.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        def rebind():
+            nonlocal opt
+            opt = ap.optimizers.SGD(learning_rate=1.0)
+        return step, rebind
+
+    (eager, rebind_e), (step, rebind_f) = make(0.1), make(0.1)
+    traced = ap.function(step)
+    for i, (x, y) in enumerate(_dense_batches(np.int64)):
+        if i == 2:
+            rebind_e()
+            rebind_f()
+        assert np.array_equal(eager(x, y).numpy(), traced(x, y).numpy())
+    assert traced.traces == 2 and len(calls) == 4 + 2
+
+
+# --- note38: the input checks for NaN/inf run at each replay, as at each eager call ----------------
+def _bn_model():
+    return al.Sequential(al.Linear(5, 4, rng=0), al.BatchNorm1D(4), al.Tanh(), al.Linear(4, 4, rng=1))
+
+
+@pytest.mark.parametrize("make,shape", [(_bn_model, (16, 5)), (lambda: al.Sequential(), (16, 4))],
+                         ids=["batchnorm", "logits"])
+def test_a_nan_input_raises_at_a_replay_as_eagerly(make, shape):
+    # the replay returned a NaN loss (and BatchNorm's running statistics took the NaN) where eager raised
+    models = [make(), make()]
+    steps = [_step(m, ap.optimizers.SGD(learning_rate=0.1), alo.SoftmaxCrossEntropy()) for m in models]
+    steps[1] = ap.function(steps[1])
+    batches = _dense_batches(np.int64)
+    for i, (x, y) in enumerate(batches):
+        x = np.random.default_rng(i).random(shape)
+        if i == 2:
+            x[3, 1] = np.nan
+            errors = []
+            for step in steps:
+                with pytest.raises(ValueError, match="must contain only finite values") as e:
+                    step(x, y)
+                errors.append(str(e.value))
+            assert errors[0] == errors[1]
+            continue
+        (le, _), (lf, _) = (step(x, y) for step in steps)
+        assert np.array_equal(le.numpy(), lf.numpy())
+    for a, b in zip(models[0].variables.values(), models[1].variables.values()):
+        assert np.array_equal(a.numpy(), b.numpy())
+    if models[0].layers:
+        assert np.array_equal(models[0].layers[1].running_mean, models[1].layers[1].running_mean)
+        assert np.isfinite(models[1].layers[1].running_var).all()
+    assert steps[1].trace_count == 1

@@ -19,8 +19,8 @@ from manualprop.attention import causal_mask
 from ..core import registry as R
 from ..core.observe import own
 from ..core.tape import replayed
-from ..core.tensor import Tensor
-from .base import Layer
+from ..core.tensor import _TRACERS, Tensor
+from .base import Layer, check_at_replay
 
 __all__ = ["MultiHeadAttention", "ScaledDotProductAttention"]
 
@@ -56,6 +56,9 @@ class ScaledDotProductAttention(Layer):
         B, d = q.shape[:-2], q.shape[-1]
         k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype, nonempty=True)
         check_array(vals[2], where, "V", shape=(*B, k.shape[-2], "dv"), dtype=q.dtype)
+        if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+            for name, t in zip("QKV", (Q, K, V)):
+                check_at_replay(where, t, name)
         Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
         S = (Q @ K.swapaxes(-1, -2)) * own(1.0 / math.sqrt(d))  # (own: the layer's constant, observe.own)
         if self.causal:
