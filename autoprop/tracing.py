@@ -11,8 +11,9 @@ Python function eagerly (its results are the eager results) and records, beside 
   ``manualprop.optim``'s hook: the optimizer's real code, so learning-rate schedules and step
   counters keep working), ``Variable.assign*``, and what layers register with
   :func:`autoprop.core.tape.replayed` (Dropout's mask, max pooling's indices, BatchNorm's
-  statistics in inference) and :func:`autoprop.core.tape.on_replay` (BatchNorm's running
-  statistics, the loss's label check).
+  statistics in inference, the loss's int64 cast of other integer labels, Embedding's checked
+  indices, the causal mask) and :func:`autoprop.core.tape.on_replay` (BatchNorm's running
+  statistics, the loss's label check, the layers' and losses' NaN/inf checks of their inputs).
 
 A later call with the same signature replays the list: forwards, VJPs and events on raw arrays
 held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithmetic is the
@@ -956,14 +957,14 @@ def function(fn=None):
     (labels, masks) as guarded arrays, one per argument, for autoprop's operations
     (``np.asarray(y)`` is a plain copy: its Python values are frozen).
 
-    Variables are read by reference at each replay (an ``assign`` between calls is
-    seen); a layer attribute, a Variable's ``trainable`` or a list of layers changed since traces again. Other
-    Python values it reads (a closure's float, a captured Tensor, an object's attribute)
-    are constants of the trace, as in TensorFlow: after changing one, make a new function.
-    Python side effects (``print``, appending to a list, a counter in Python) run only
-    while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
-    values (finiteness), except the labels' range and the losses' targets, checked at
-    every replay. An index array is refused. One trace runs at a time, on its thread only.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
+    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
+    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
+    Other Python values (read through an object, a dict or a function it calls; a captured
+    Tensor) are constants of the trace, as in TensorFlow. Python side effects (``print``,
+    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
+    checks of their inputs' values run at every replay, as do integer index arguments
+    (``W[y]``, Embedding); a boolean mask index is refused. One trace runs at a time, on its thread.
 
     Examples
     --------

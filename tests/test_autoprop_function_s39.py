@@ -9,6 +9,7 @@ and VJPs on the same values in the same order, so there is no tolerance to give.
 
 import numpy as np
 import pytest
+from test_autoprop_function_s38 import _step_fn as _step  # (returns loss, grads)
 
 import autoprop as ap
 from autoprop import layers as al
@@ -16,16 +17,6 @@ from autoprop import losses as alo
 from autoprop.tracing import TraceError
 
 STEPS = 4
-
-
-def _step(model, opt, loss_fn):
-    def step(x, y):
-        with ap.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss, grads
-    return step
 
 
 def _both(make_model, batches, loss_fn=None):
