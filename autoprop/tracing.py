@@ -108,14 +108,14 @@ def _from_user():
 
 
 def _python_scalars(seq):
-    """True for a (nested) list or tuple of Python numbers and None: the axes of
-    ``x.swapaxes(-1, -2)`` or ``x.transpose(0, 2, 1, 3)``, a constant of the trace as an ``axis=``
-    keyword is (verify38 F9: the attention layers' transposes were refused as "a Python tuple")."""
+    """True for a (nested) tuple of Python numbers and None: the axes of ``x.swapaxes(-1, -2)``
+    or ``x.transpose(0, 2, 1, 3)``, a shape; a constant of the trace as an ``axis=`` keyword is
+    (verify38 F9: the attention layers' transposes were refused as "a Python tuple"). A list is
+    not (it may be changed in place between calls, unseen)."""
+    if type(seq) is not tuple:
+        return False
     for e in seq:
-        if type(e) in (list, tuple):
-            if not _python_scalars(e):
-                return False
-        elif not (e is None or type(e) in (int, float, bool, complex)):
+        if not (e is None or type(e) in (int, float, bool, complex) or _python_scalars(e)):
             return False
     return True
 

@@ -240,3 +240,17 @@ def test_a_nan_input_raises_at_a_replay_as_eagerly(make, shape):
         assert np.array_equal(models[0].layers[1].running_mean, models[1].layers[1].running_mean)
         assert np.isfinite(models[1].layers[1].running_var).all()
     assert steps[1].trace_count == 1
+
+
+def test_axes_are_constants_of_the_trace_and_a_list_operand_is_still_refused():
+    bodies = ["x.swapaxes(0, 1) * 2.0", "x.transpose([1, 0]) + 1.0", "x.transpose((1, 0)).reshape(3, 2)"]
+    for body in bodies:
+        fn = eval(f"lambda x: {body}")
+        traced = ap.function(fn)
+        for k in range(3):
+            x = np.arange(6.0).reshape(3, 2) + k
+            assert np.array_equal(traced(x).numpy(), fn(ap.constant(x)).numpy())
+        assert traced.trace_count == 1
+    w = [0.5, 2.0]  # (a list may change in place between calls, unseen: refused, not frozen)
+    with pytest.raises(TraceError, match="gets a Python list as an array"):
+        ap.function(lambda x: x * w)(np.ones((3, 2)))
