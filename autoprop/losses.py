@@ -80,13 +80,14 @@ class Loss:
     def _class_targets(self, y_true, n, c, dtype, then=None):
         """:func:`check_class_targets` of ``y_true`` for scores ``(n, c)``, and ``then(labels)`` of
         integer labels (the hinge's one-hot matrix). While :func:`autoprop.function` traces, an
-        integer label argument in another dtype (int32, uint8) or as a column ``(n, 1)`` is cast (and
+        integer label argument (an array or a Tensor) in another dtype (int32, uint8), as a Tensor
+        or as a column ``(n, 1)`` is cast (and
         checked) to int64 labels again at each replay with that call's labels, as an eager call casts
         them; so is ``then`` (verify38 F7: the cast's new array was refused as "neither an argument
         nor a Variable").
         """
-        if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray) \
-                and y_true.dtype.kind in "iu":  # (autoprop.function's guarded view of an argument)
+        if _TRACERS and (type(y_true) is not np.ndarray and isinstance(y_true, (np.ndarray, Tensor))) \
+                and y_true.dtype.kind in "iu":  # (autoprop.function's guarded view of an argument, or a Tensor)
             def labels(values):
                 y = check_class_targets(values.view(np.ndarray), self._where(), n_samples=n,
                                         n_classes=c, dtype=dtype)[1]

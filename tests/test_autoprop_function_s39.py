@@ -63,6 +63,13 @@ def test_the_hinge_loss_replays_the_eager_step(dtype):
     _both(lambda: al.Sequential(al.Linear(5, 4, rng=0)), _dense_batches(dtype), alo.MulticlassHinge())
 
 
+@pytest.mark.parametrize("loss_fn", [alo.SoftmaxCrossEntropy(), alo.MulticlassHinge()], ids=["ce", "hinge"])
+def test_integer_labels_as_a_tensor_replay_the_eager_step(loss_fn):
+    # (refused before: "a numpy conversion of a traced tensor", the loss's own np.asarray)
+    batches = [(x, ap.constant(y)) for x, y in _dense_batches(np.int32)]
+    _both(lambda: al.Sequential(al.Linear(5, 4, rng=0)), batches, loss_fn)
+
+
 def test_int32_labels_out_of_range_at_a_replay_raise_as_eagerly():
     model, loss_fn = al.Sequential(al.Linear(5, 4, rng=0)), alo.SoftmaxCrossEntropy()
     traced = ap.function(lambda x, y: loss_fn(y, model(x)))
