@@ -827,7 +827,7 @@ class Function:
         self._fn = fn
         self._names = _Names(fn)
         self._traces = {}
-        self.traces = 0  # how many traces ran (a new signature, or a layer's Python state changed)
+        self.traces = 0  # how many traces ran (a new signature, a layer's Python state changed, a name rebound)
 
     def __get__(self, obj, objtype=None):  # a method: bound per instance, one cache each
         if obj is None:
