@@ -21,8 +21,9 @@ from manualprop._validation import (
 )
 
 from .core import registry as R
-from .core.tape import on_replay
+from .core.tape import on_replay, replayed
 from .core.tensor import _TRACERS, Tensor
+from .layers.base import check_at_replay
 
 __all__ = [
     "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "MulticlassHinge",
@@ -51,6 +52,8 @@ class Loss:
         if y_true is not None and not (isinstance(value, np.ndarray) and value.dtype.kind in "fc"):
             self._check_order(value, y_true)  # (a float array, the common case: not swapped)
         check_array(value, self._where(), "y_pred", nonempty=True, **spec)
+        if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+            check_at_replay(self._where(), y_pred, "y_pred", nonempty=True, **spec)
         return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
 
     def _check_order(self, y_pred, y_true):
@@ -73,6 +76,25 @@ class Loss:
         from :func:`check_class_targets`): a negative label would index from the end, silently."""
         if not int64_labels(y_true, n, c):
             check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=np.float64)
+
+    def _class_targets(self, y_true, n, c, dtype, then=None):
+        """:func:`check_class_targets` of ``y_true`` for scores ``(n, c)``, and ``then(labels)`` of
+        integer labels (the hinge's one-hot matrix). While :func:`autoprop.function` traces, an
+        integer label argument (an array or a Tensor) in another dtype (int32, uint8), as a Tensor
+        or as a column ``(n, 1)`` is cast (and
+        checked) to int64 labels again at each replay with that call's labels, as an eager call casts
+        them; so is ``then`` (verify38 F7: the cast's new array was refused as "neither an argument
+        nor a Variable").
+        """
+        if _TRACERS and (type(y_true) is not np.ndarray and isinstance(y_true, (np.ndarray, Tensor))) \
+                and y_true.dtype.kind in "iu":  # (autoprop.function's guarded view of an argument, or a Tensor)
+            def labels(values):
+                y = check_class_targets(values.view(np.ndarray), self._where(), n_samples=n,
+                                        n_classes=c, dtype=dtype)[1]
+                return y if then is None else then(y)
+            return "labels", replayed(labels, y_true)
+        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=dtype)
+        return kind, (y if then is None or kind != "labels" else then(y))
 
     def _targets(self, y_true, like, **limits):
         """:func:`check_targets` of ``y_true`` against the prediction ``like`` (its shape and dtype;
@@ -115,6 +137,8 @@ class SoftmaxCrossEntropy(Loss):
             z = self._pred(y_pred, y_true, shape=("batch", "classes"), masked=True)
         else:
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
+            if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+                check_at_replay(self._where(), z, "y_pred", shape=("batch", "classes"), masked=True)
         n, c = z.shape
         labels = y_true
         if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray):
@@ -124,7 +148,7 @@ class SoftmaxCrossEntropy(Loss):
             if _TRACERS:  # autoprop.function: the labels' range checked again at each replay
                 on_replay(self._labels_again, y_true, n, c)
         else:
-            kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
+            kind, y = self._class_targets(y_true, n, c, z.dtype)
         if kind == "labels" and not self.label_smoothing:
             if self.reduction == "mean":  # the loss and its mean, one record (torch's cross_entropy)
                 return R.sparse_softmax_cross_entropy_mean(z, y)
@@ -205,13 +229,13 @@ class MulticlassHinge(Loss):
     def __call__(self, y_true, y_pred):
         s = self._pred(y_pred, y_true, shape=("batch", "classes"))
         n, c = s.shape
-        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=s.dtype)
+        kind, onehot = self._class_targets(y_true, n, c, s.dtype, then=lambda y: np.eye(c, dtype=s.dtype)[y])
         if kind != "labels":
             raise TypeError(
                 f"{self._where()}: y_true must be integer class labels of shape ({n},); got float "
                 f"targets of shape {np.shape(y_true)} (the hinge loss takes labels, not probabilities)"
             )
-        onehot = np.eye(c, dtype=s.dtype)[y]
         s_true = R.sum(s * onehot, axis=1, keepdims=True)      # (N, 1)
-        hinge = R.relu(s - s_true + self.margin) * (1.0 - onehot)      # (N, C)
+        others = replayed(np.subtract, 1.0, onehot)  # 1 - onehot (at each replay of autoprop.function)
+        hinge = R.relu(s - s_true + self.margin) * others      # (N, C)
         return self._reduce(R.sum(hinge, axis=1))

@@ -11,8 +11,9 @@ Python function eagerly (its results are the eager results) and records, beside 
   ``manualprop.optim``'s hook: the optimizer's real code, so learning-rate schedules and step
   counters keep working), ``Variable.assign*``, and what layers register with
   :func:`autoprop.core.tape.replayed` (Dropout's mask, max pooling's indices, BatchNorm's
-  statistics in inference) and :func:`autoprop.core.tape.on_replay` (BatchNorm's running
-  statistics, the loss's label check).
+  statistics in inference, the loss's int64 cast of other integer labels, Embedding's checked
+  indices, the causal mask) and :func:`autoprop.core.tape.on_replay` (BatchNorm's running
+  statistics, the loss's label check, the layers' and losses' NaN/inf checks of their inputs).
 
 A later call with the same signature replays the list: forwards, VJPs and events on raw arrays
 held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithmetic is the
@@ -26,6 +27,7 @@ layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HO
 
 from __future__ import annotations
 
+import dis
 import functools
 import linecache
 import os
@@ -103,6 +105,19 @@ def _from_user():
             continue
         return not (name.startswith(_PKG) or name.startswith(_MANUAL))
     return False
+
+
+def _python_scalars(seq):
+    """True for a (nested) tuple of Python numbers and None: the axes of ``x.swapaxes(-1, -2)``
+    or ``x.transpose(0, 2, 1, 3)``, a shape; a constant of the trace as an ``axis=`` keyword is
+    (verify38 F9: the attention layers' transposes were refused as "a Python tuple"). A list is
+    not (it may be changed in place between calls, unseen)."""
+    if type(seq) is not tuple:
+        return False
+    for e in seq:
+        if not (e is None or type(e) in (int, float, bool, complex) or _python_scalars(e)):
+            return False
+    return True
 
 
 def _has_tensor(args):
@@ -205,6 +220,7 @@ class _Trace:
         self.opspecs = {}  # first out key -> (slot per argument or None, the constants' template)
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
+        self.names = ()  # the values of the function's global and closure names when traced (_Names)
 
     @property
     def active(self):
@@ -273,7 +289,7 @@ class _Trace:
                 "an attribute rebound between calls), so it refuses rather than freeze it: pass the "
                 "array as an argument, hold it in an autoprop.Variable, or make it an autoprop.constant "
                 "outside the function.")
-        if isinstance(a, (list, tuple)):
+        if isinstance(a, (list, tuple)) and not _python_scalars(a):
             raise TraceError(
                 f"autoprop.function: {where} gets a Python {type(a).__name__} as an array at "
                 f"{_user_line()}: pass an array argument or an autoprop.constant made outside the function.")
@@ -299,13 +315,7 @@ class _Trace:
         kw = kwargs
         if "saved" in kwargs:
             kw = {k: v for k, v in kwargs.items() if k != "saved"}
-        for k, v in kw.items():
-            if isinstance(v, (np.ndarray, Tensor)) or isinstance(v, tuple) and any(
-                    isinstance(e, (np.ndarray, Tensor)) for e in v):
-                raise TraceError(
-                    f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index "
-                    f"array?) at {_user_line()}: the trace would freeze it. Index with slices, or run this "
-                    "code eagerly (without @autoprop.function).")
+        kw, kwfill = self.kw_spec(kw, where)
         template, fill, vfill = [], [], []
         for i, (a, v) in enumerate(zip(args, vals)):
             sp = self.spec(a, v, where)
@@ -332,8 +342,41 @@ class _Trace:
         for i, _var, s in vfill:
             specs[i] = (s, True)
         self.steps.append(("op", prim.fwd, template, tuple(fill), tuple(vfill), kw,
-                           tuple(outslots), multi, kws))
+                           tuple(outslots), multi, kws, kwfill))
         self.opspecs[outs[0]._key] = (specs, template)
+
+    def kw_spec(self, kw, where):
+        """The keyword arguments without their arrays, and where each array comes from at replay.
+        Only ``getitem``'s integer index arrays are taken (``W[y]``, Embedding's lookup: verify38
+        F8), when each is an integer argument of the call or an array a layer makes at each replay
+        (Embedding's checked indices): the result's shape is then the indices' shape, part of the
+        signature. Any other array is refused (a boolean mask sets the shape by its values).
+        Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
+        fill = []
+        for k, v in kw.items():
+            if isinstance(v, (np.ndarray, Tensor)):
+                fill.append((k, None, self.index_slot(v, where, k)))
+            elif isinstance(v, tuple) and any(isinstance(e, (np.ndarray, Tensor)) for e in v):
+                arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v)
+                               if isinstance(e, (np.ndarray, Tensor)))
+                fill.append((k, tuple(None if isinstance(e, (np.ndarray, Tensor)) else e for e in v), arrays))
+        if fill:
+            kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
+        return kw, tuple(fill)
+
+    def index_slot(self, v, where, k):
+        hit = self.produced.get(id(v)) if isinstance(v, np.ndarray) else None
+        if (hit is not None and hit[1] is v and where == "autoprop.getitem" and k == "key"
+                and v.dtype.kind in "iu"):
+            return hit[0]
+        boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
+        what = ("a boolean mask, whose count of True sets the result's shape" if boolean
+                else "not an integer argument of the call")
+        raise TraceError(
+            f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
+            f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
+            "array passed as an argument of the function, or run this code eagerly (without "
+            "@autoprop.function).")
 
     def produce(self, make, tensors):
         ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed value")
@@ -512,7 +555,9 @@ class _Trace:
         for step in self.steps:
             kind = step[0]
             if kind == "op":
-                _k, fwd, template, fill, vfill, kw, outslots, multi, kws = step
+                _k, fwd, template, fill, vfill, kw, outslots, multi, kws, kwfill = step
+                if kwfill:
+                    kw = _fill_kwargs(kw, kwfill, env)
                 vals = template.copy()
                 for i, s in fill:
                     vals[i] = env[s]
@@ -538,6 +583,20 @@ class _Trace:
                 _k, fn, ins = step
                 fn(*_values(ins, env))
         return env
+
+
+def _fill_kwargs(kw, kwfill, env):
+    """The keyword arguments of a replayed op with this call's index arrays (Trace.kw_spec)."""
+    kw = dict(kw)
+    for k, template, slots in kwfill:
+        if template is None:
+            kw[k] = env[slots]
+        else:
+            key = list(template)
+            for i, s in slots:
+                key[i] = env[s]
+            kw[k] = tuple(key)
+    return kw
 
 
 def _values(ins, env):
@@ -719,6 +778,45 @@ def _rebuild(spec, env):
 
 
 _TRACE_LOCK = threading.RLock()
+_UNBOUND = object()
+
+
+class _Names:
+    """The global and closure names a traced function's own code reads (its nested functions and
+    comprehensions too): ``model``, ``opt``, ``reg``. A trace keeps their values as it left them;
+    a name rebound since (``opt = SGD(learning_rate=1.0)``, ``reg = 1.0``) makes the next call
+    trace again, as an eager call reads the new object (verify38 F0b: a rebound optimizer was
+    replayed as the old one, silently). A value read through an object or a dict
+    (``state["scale"]``) or by a function it calls is not seen: a constant of the trace."""
+
+    __slots__ = ("globals", "names", "cells")
+
+    def __init__(self, fn):
+        f = getattr(fn, "__func__", fn)  # (a bound method: its function's names)
+        code = getattr(f, "__code__", None)
+        self.globals = getattr(f, "__globals__", None) or {}
+        self.cells = tuple(getattr(f, "__closure__", None) or ())
+        names, stack = set(), [code] if code is not None else []
+        while stack:
+            c = stack.pop()
+            names.update(i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        self.names = tuple(sorted(names))
+
+    def values(self):
+        g = self.globals
+        out = [g.get(n, _UNBOUND) for n in self.names]
+        for c in self.cells:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:  # (a cell not yet filled)
+                out.append(_UNBOUND)
+        return out
+
+    def rebound(self, saved):
+        """True when a name is bound to another object than ``saved`` (the trace's)."""
+        return any(a is not b for a, b in zip(saved, self.values()))
+
 
 
 class Function:
@@ -727,8 +825,9 @@ class Function:
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        self._names = _Names(fn)
         self._traces = {}
-        self.traces = 0  # how many traces ran (a new signature, or a layer's Python state changed)
+        self.traces = 0  # how many traces ran (a new signature, a layer's Python state changed, a name rebound)
 
     def __get__(self, obj, objtype=None):  # a method: bound per instance, one cache each
         if obj is None:
@@ -764,7 +863,8 @@ class Function:
             _flatten_args(kwargs, leaves, sig)
         key = tuple(sig)
         entry = self._traces.get(key)
-        if entry is None or entry[0].state != _STATE[0]:  # (a layer's attribute set since: trace again)
+        # a layer's attribute set since, or a global or closure name rebound: trace again
+        if entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names):
             return self._trace(key, args, kwargs)
         trace, out = entry
         env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
@@ -802,6 +902,7 @@ class Function:
                 "(through a name imported before the trace): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
         trace.state = _STATE[0]
+        trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
         self._traces[key] = (trace, out)
         self.traces += 1
         return result
@@ -856,14 +957,14 @@ def function(fn=None):
     (labels, masks) as guarded arrays, one per argument, for autoprop's operations
     (``np.asarray(y)`` is a plain copy: its Python values are frozen).
 
-    Variables are read by reference at each replay (an ``assign`` between calls is
-    seen); a layer attribute, a Variable's ``trainable`` or a list of layers changed since traces again. Other
-    Python values it reads (a closure's float, a captured Tensor, an object's attribute)
-    are constants of the trace, as in TensorFlow: after changing one, make a new function.
-    Python side effects (``print``, appending to a list, a counter in Python) run only
-    while tracing, as in TensorFlow; so do the layers' and losses' checks of their input
-    values (finiteness), except the labels' range and the losses' targets, checked at
-    every replay. An index array is refused. One trace runs at a time, on its thread only.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
+    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
+    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
+    Other Python values (read through an object, a dict or a function it calls; a captured
+    Tensor) are constants of the trace, as in TensorFlow. Python side effects (``print``,
+    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
+    checks of their inputs' values run at every replay, as do integer index arguments
+    (``W[y]``, Embedding); a boolean mask index is refused. One trace runs at a time, on its thread.
 
     Examples
     --------

@@ -696,7 +696,7 @@ class Tensor:
         """Permute axes, as ``ndarray.transpose``."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return _R.transpose(self, axes or None)
+        return _R.transpose(self, tuple(axes) if axes else None)  # (a tuple: a constant of an autoprop.function trace)
 
     def reshape(self, *shape, order="C", copy=None):
         """Return the same values with a new shape, as ``ndarray.reshape`` (``order`` 'C',

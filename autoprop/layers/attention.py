@@ -18,8 +18,9 @@ from manualprop.attention import causal_mask
 
 from ..core import registry as R
 from ..core.observe import own
-from ..core.tensor import Tensor
-from .base import Layer
+from ..core.tape import replayed
+from ..core.tensor import _TRACERS, Tensor
+from .base import Layer, check_at_replay
 
 __all__ = ["MultiHeadAttention", "ScaledDotProductAttention"]
 
@@ -55,10 +56,14 @@ class ScaledDotProductAttention(Layer):
         B, d = q.shape[:-2], q.shape[-1]
         k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype, nonempty=True)
         check_array(vals[2], where, "V", shape=(*B, k.shape[-2], "dv"), dtype=q.dtype)
+        if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+            for name, t in zip("QKV", (Q, K, V)):
+                check_at_replay(where, t, name)
         Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
         S = (Q @ K.swapaxes(-1, -2)) * own(1.0 / math.sqrt(d))  # (own: the layer's constant, observe.own)
         if self.causal:
-            S = R.where(causal_mask(S.shape[-2], S.shape[-1]), -np.inf, S)
+            # (made again at each replay of autoprop.function: a numpy array it cannot prove constant)
+            S = R.where(replayed(causal_mask, S.shape[-2], S.shape[-1]), -np.inf, S)
         return R.softmax(S, axis=-1) @ V
 
 

@@ -19,8 +19,8 @@ from manualprop._validation import (
 from manualprop.init import keras_initial_value
 from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
 
-from ..core.tape import GradientTape
-from ..core.tensor import _STATE, Tensor, Variable
+from ..core.tape import GradientTape, on_replay
+from ..core.tensor import _STATE, _TRACERS, Tensor, Variable
 
 __all__ = ["Layer", "Model", "Residual", "Sequential", "flat_variables"]
 
@@ -668,10 +668,29 @@ class Layer:
         value = x._value if isinstance(x, Tensor) else x
         if spec or float_ss(value) is None:
             check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
+        if _TRACERS:
+            check_at_replay(Where(self, "__call__", "autoprop.layers."), x, "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
 
 
 _TRACKABLE += (Layer,)
+
+
+def check_at_replay(where, x, name, **spec):
+    """While :func:`autoprop.function` traces: ``x``'s check for NaN/inf (``float_ss``, then
+    ``check_array``'s message) again at each replay, on that call's values, as an eager call checks
+    them (note38: a NaN input replayed to a NaN loss, and BatchNorm's running statistics took it,
+    where the eager step raised). Only a float tensor the trace saw checked: the output of a
+    built-in Tanh, Sigmoid or Softmax inside a Sequential is not looked at (``KNOWN_FINITE``), as
+    eagerly."""
+    value = x._value if isinstance(x, Tensor) else None
+    if (type(value) is not np.ndarray or value.dtype.kind != "f" or value is KNOWN_FINITE.array
+            or not _TRACERS[-1].active):
+        return
+    def check(v):
+        if float_ss(v) is None:
+            check_array(v, where, name, **spec)
+    on_replay(check, x)
 
 #: The built-in layers (filled by their modules) whose output is finite with every value in
 #: [-1, 1] whenever they return: each checked its input for NaN/inf (:meth:`Sequential.call`).

@@ -10,14 +10,15 @@ import numpy as np
 
 import manualprop as mp
 from manualprop._validation import (
+    Where,
     check_axis,
     float_ss,
 )
 
 from ..core import registry as R
 from ..core.observe import own
-from ..core.tensor import Tensor
-from .base import BOUNDED_OUTPUT, LEAF_LAYERS, Layer
+from ..core.tensor import _TRACERS, Tensor
+from .base import BOUNDED_OUTPUT, LEAF_LAYERS, Layer, check_at_replay
 
 __all__ = [
     "ELU", "Flatten", "GELU", "LeakyReLU", "Linear", "LogSoftmax", "ReLU", "Sigmoid",
@@ -51,6 +52,8 @@ class Linear(Layer):
             x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
         elif type(x) is np.ndarray:
             x = Tensor(x)
+        elif _TRACERS:  # (autoprop.function: the values checked again at each replay)
+            check_at_replay(Where(self, "__call__", "autoprop.layers."), x, "x")
         # one recorded op for the whole layer (the ``linear`` primitive): its VJPs are the
         # hand-derived dX = g @ W, dW = g.T @ x, db = g.sum(axis=0) of lesson 01
         return R.linear(x, self.variables["W"], self.variables["b"])

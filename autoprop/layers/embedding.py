@@ -7,10 +7,12 @@ Source: ``lessons/30-embedding.md``.
 
 from __future__ import annotations
 
+import numpy as np
+
 import manualprop as mp
 from manualprop._validation import check_indices
 
-from ..core.tensor import Tensor
+from ..core.tape import replayed
 from .base import Layer
 
 __all__ = ["Embedding"]
@@ -40,8 +42,11 @@ class Embedding(Layer):
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.Embedding``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
-        value = x._value if isinstance(x, Tensor) else x
-        idx = check_indices(
-            value, f"autoprop.layers.{self!r}.__call__", "x", high=self.num_embeddings
-        )
+        # the checked indices made again at each replay of autoprop.function (an integer argument:
+        # the checks and the int64 cast run on each call's indices, as an eager call's)
+        idx = replayed(self._indices, x)
         return self.variables["W"][idx]
+
+    def _indices(self, x):
+        return check_indices(x.view(np.ndarray) if isinstance(x, np.ndarray) else x,
+                             f"autoprop.layers.{self!r}.__call__", "x", high=self.num_embeddings)

@@ -22,8 +22,8 @@ from .. import numpy as ap_numpy
 from ..core import registry as R
 from ..core.observe import own
 from ..core.tape import replayed
-from ..core.tensor import Tensor
-from .base import Layer
+from ..core.tensor import _TRACERS, Tensor
+from .base import Layer, check_at_replay
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -48,6 +48,8 @@ class _Recurrent(Layer):
                 value = s._value if isinstance(s, Tensor) else s
                 where = f"autoprop.layers.{self!r}.__call__"  # (the layer's repr: only for a given state)
                 check_array(value, where, name, shape=(N, self.hidden_size), dtype=self.dtype)
+                if _TRACERS:  # (autoprop.function: the values checked again at each replay)
+                    check_at_replay(where, s, name)
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
