@@ -5,7 +5,7 @@ Check them with (one ``--input-shape`` per array argument, other arguments in ``
 
     gradcheck check examples/cs231n_layers.py::affine --input-shape '4,5;5,3;3'
     gradcheck check examples/cs231n_layers.py::relu --input-shape 4,5
-    gradcheck check examples/cs231n_layers.py::conv --input-shape '2,3,5,5;4,3,3,3;4' \
+    gradcheck check examples/cs231n_layers.py::conv --input-shape '2,3,5,6;4,3,3,3;4' \
         --init '{"conv_param": {"stride": 1, "pad": 1}}'
     gradcheck check examples/cs231n_layers.py::batchnorm --input-shape '6,4;4;4' \
         --init '{"bn_param": {"mode": "train"}}'

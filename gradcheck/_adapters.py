@@ -6751,7 +6751,9 @@ def _adapt(obj, inputs=None, training=True):
         if numbers or gd != "grads" or d:  # self.gradients = {'W': ...} beside self.params: read as grads
             return _wrap(obj, {k: f"{gd}[{d + k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
-    return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
+    layer, info = _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
+    info["attributes"] = [*arrays, *_float_numbers(obj), *_sub_candidates(children)[0]]  # --constants' (corpus38 F6)
+    return layer, info
 
 
 def _grads_dict(obj, inputs, kw):

@@ -161,7 +161,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
             return split  # the verdict of gradcheck check (review25g L1; session 26): one path, one verdict
         first.notes += free
     first.other_modes = [r for r in results if r is not first]
-    first.notes[:0] = [one] if one else []
+    first.notes[:0] = [n for n in (one, V.square_input_note(inputs, names, owner)) if n]
     first.notes += notes
     from ._adapters import FunctionPair  # above the pipeline: imported here
 

@@ -1740,7 +1740,9 @@ def take_constants(layer, spec: str | None) -> list[str]:
     """Read the arrays ``--constants`` names (``"scale,inner.bh"``) as constant buffers (H4): they leave
     ``layer.protocol``'s ``unchecked``/``unseen`` for its ``buffers``, said in the header ("declared a constant by
     --constants"), so neither the check nor the diagnosis asks whether they are weights. A name that is not an array
-    forward reads without a gradient is a UsageError (exit 2). Returns the names."""
+    forward reads without a gradient is a UsageError (exit 2), unless it is an array or number attribute of the layer
+    (``info['attributes']``) that does not move forward's output on this input (corpus38 F6: a mask leaving one key
+    per row makes attention's softmax constant, and its scale with it). Returns the names."""
     names = [n.strip().removeprefix("self.") for n in (spec or "").split(",") if n.strip()]
     if spec is not None and not names:
         raise UsageError("--constants needs one or more array attribute names, e.g. --constants scale,mask.")
@@ -1750,6 +1752,8 @@ def take_constants(layer, spec: str | None) -> list[str]:
     lists = {k: [str(w) for w in info.get(k) or []] for k in ("unchecked", "unseen", "buffers")}
     known = [w for ws in lists.values() for w in ws]
     bad = [n for n in names if n not in known]
+    idle = [n for n in bad if n in (info.get("attributes") or [])]  # corpus38 F6: Y does not move with it here
+    bad = [n for n in bad if n not in idle]
     if args_named := [n for n in bad if n in (getattr(layer, "forward_params", None) or [])]:  # newuser36 M2
         a = args_named[0]
         raise UsageError(f"--constants {a}: {a} is an argument of forward, not an array attribute (--constants names "
@@ -1763,7 +1767,8 @@ def take_constants(layer, spec: str | None) -> list[str]:
                          "only reads, e.g. --constants scale for self.scale.")
     info["unchecked"], info["unseen"] = ([w for w in lists[k] if w not in names] for k in ("unchecked", "unseen"))
     info["buffers"] = [*lists["buffers"], *(n for n in names if n not in lists["buffers"])]
-    info["buffer_why"] = [*info.get("buffer_why", []), *(f"{n}: declared a constant by --constants" for n in names)]
+    info["buffer_why"] = [*info.get("buffer_why", []), *(f"{n}: declared a constant by --constants" + (
+        "; forward's output does not move with it on this input" if n in idle else "") for n in names)]
     if isinstance(vars(layer).get("missing_gradients"), list):  # a local (Adapted) layer: what the diagnosis reads
         layer.missing_gradients = [w for w in layer.missing_gradients if w not in names]
     return names

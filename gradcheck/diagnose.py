@@ -192,6 +192,13 @@ def _precision(dtype) -> dict[str, Any]:
     return {"dtype": dt.name, "digits": round(-math.log10(eps)), "eps": f"{eps:.1e}"}
 
 #: Every diagnosis gradcheck names, by code: its text is written here once (fields: the detectors).
+#: Why dropout scaled at test time is wrong (``{c}`` its eval scale, ``{inv}`` = 1/c), and the fix: said by the
+#: ``classic-dropout`` finding of ``gradcheck check`` and by the grader's eval forward (verify38 F5).
+INVERTED_DROPOUT = ("dropout as the course, PyTorch, Keras and CS231n define it is inverted: scale the kept entries by "
+                    "1/(1 - p) in training (here 1/{c:.4g} = {inv:.4g}) and leave the eval forward the identity, Y = "
+                    "X, so that the network is used at test time without the layer's scale")
+CLASSIC_DROPOUT_FIX = "move the scale from the eval forward to the training forward (and its backward): mask / (1 - p)"
+
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
     "non-deterministic": Record(
@@ -214,6 +221,13 @@ DIAGNOSES: dict[str, Record] = {
         "a random forward's mean differs from the reference", "{message}", lesson=_DROP),
     "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
         "update_mini_batch's step is wrong", "{message}"),
+    "fixed-mask": Record(  # _random_reference: a training forward the same at every call beside a random reference
+        "the same mask at every call", "{owner}'s training forward gives the same output at every call, while the "
+        "reference's ({ref}) draws a new mask at each call, as dropout does: {owner}'s mask is not random (a generator "
+        "seeded anew inside forward, np.random.default_rng(seed) or np.random.seed(seed) there?), so the network "
+        "drops the same units at every step; the reference's own mask is not {owner}'s, so it is not compared",
+        "make the generator once (self.rng = np.random.default_rng(seed) in __init__) and draw from it in forward "
+        "(self.rng.random(X.shape))", _DROP),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -221,10 +235,7 @@ DIAGNOSES: dict[str, Record] = {
     "classic-dropout": Record(  # _classic_dropout: scaled at test time, not at training time (fix38a)
         "classic (non-inverted) dropout", "{owner} is classic dropout, scaled at test time: in training it keeps "
         "{kept:.0%} of the entries unscaled (Y = X * mask), in eval mode it scales every entry by {c:.4g} (Y = {c:.4g} "
-        "X). Its gradients agree with its forward in both modes, but dropout as the course, PyTorch, Keras and CS231n "
-        "define it is inverted: scale the kept entries by 1/(1 - p) in training (here 1/{c:.4g} = {inv:.4g}) and leave "
-        "the eval forward the identity, Y = X, so that the network is used at test time without the layer's scale",
-        "move the scale from the eval forward to the training forward (and its backward): mask / (1 - p)", _DROP),
+        "X). Its gradients agree with its forward in both modes, but " + INVERTED_DROPOUT, CLASSIC_DROPOUT_FIX, _DROP),
     "all-dropped": Record(
         "every entry dropped", "{mode}the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
@@ -821,6 +832,10 @@ DIAGNOSES: dict[str, Record] = {
         "reduce over different axes", "LayerNorm takes each sample's mean and variance over its features (axis=-1, "
         "keepdims=True: any batch size, even 1), BatchNorm each feature's over the batch (axis=0); backward's means "
         "are over the axis of forward's statistics: {fix}", _NORM),
+    "norm-gamma-misplaced": Record(
+        "gamma in the wrong place in LayerNorm's dX", "{t} {how}; LayerNorm's means run over the features "
+        "(axis=-1), along which gamma varies, so gamma does not factor out of them as it does out of BatchNorm's "
+        "means over the batch: right only while every gamma is equal (gamma = 1 at init)", "{fix}", "23-layernorm.md"),
     "variance-exponent": Record(
         "variance's power -1/2 for -3/2", "{t} has the path through the {scope} variance ({ax}), but its term is "
         "var + eps times its right size per feature: dL/dvar takes (var + eps)**(-1/2) where the "
@@ -4885,6 +4900,8 @@ def _norm_axis_signature(L: _Layer, key, m, n):
             gamma = np.linalg.lstsq(basis, n.ravel(), rcond=None)[0]
             if not close(basis @ gamma, n.ravel(), 1e-4, 1e-9 * np.abs(n).max()):
                 continue
+            if fwd == last and (found := _gamma_placement(G, X, eps, gamma, m)) is not None:
+                return found
             if any(close(m, c, 1e-4, 1e-9 * np.abs(m).max()) for c in _wrong_axis_backwards(G * gamma, X, fwd, bwd, eps)):
                 (fa, fk), (ba, bk) = _axis_words(fwd, X.ndim), _axis_words(bwd, X.ndim)
                 fix = (f"in a LayerNorm, backward's means over axis=-1, as forward's ({_xhat_formula('axis=-1', None, '')})"
@@ -4893,6 +4910,24 @@ def _norm_axis_signature(L: _Layer, key, m, n):
                        f"means over {fa}, as forward's")
                 return "norm-wrong-axis", {"fwd": fa, "fwd_kind": fk, "bwd": ba, "bwd_kind": bk, "fix": fix}
             break
+    return None
+
+
+def _gamma_placement(G, X, eps, gamma, m):
+    """A LayerNorm's dX with gamma outside its means over the features, ``gamma * istd * (dY - mean(dY) - xhat *
+    mean(dY * xhat))`` (corpus38 F5: numpy-transformer's LayerNormalization, BatchNorm's compact formula, where gamma
+    does factor out of the means over the batch), or without gamma at all (session20b's LNGammaForgot): ``m`` is
+    that, with the per-feature ``gamma`` fitted to the correct gradient, not all equal (where both are right); else
+    None."""
+    if np.ptp(gamma) <= 1e-6 * np.abs(gamma).max():
+        return None
+    plain = _norm_vjp(G, X, (X.ndim - 1,), eps, 1.0)
+    for how, got in (("is gamma times the gradient it would be at gamma = 1: backward multiplies by gamma after its "
+                      "means over the features, where dxhat = dY * gamma goes inside them", gamma * plain),
+                     ("is the gradient it would be at gamma = 1: backward leaves gamma out (dxhat = dY where dY * "
+                      "gamma is due)", plain)):
+        if close(m, got, 1e-4, 1e-9 * np.abs(m).max()):
+            return "norm-gamma-misplaced", {"how": how, "fix": _xhat_formula("axis=-1", None)}
     return None
 
 
@@ -7768,21 +7803,57 @@ def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Seque
     its draws held (``diag.held``), or it is a CS231n pair in dropout_param's mode 'train' (seeded by its own 'seed',
     its draws fixed: verify37 F4, compared with the reference's own mask), and the reference is random in that mode
     (a pair's reference runs in the pair's mode, :func:`gradcheck.sources.pair_training`); a reference deterministic
-    in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r)."""
+    in this mode (manualprop.Dropout's eval forward is X) is compared (tester24s nb23r). A training forward that is
+    the same at every call beside a random reference is not compared either: its ``fixed-mask`` error is added to
+    ``diag`` (verify38 F6: named "dX evaluated at the output Y" from the two masks' numbers)."""
     trains = pair_training(layer)
-    return reference is not None and (bool(diag.held) or bool(trains)) and not _reference_fixed(
-        reference, inputs, training if trains is None else trains)
+    if reference is None or not (diag.held or trains or training is True and diag.error is None and not diag.codes):
+        return False  # (a forward that raised, or is random and could not be held, is no forward the same each call)
+    if diag.held or trains:
+        return not _reference_fixed(reference, inputs, training if trains is None else trains)
+    if not same_mask(layer, reference, inputs):  # (an identity training forward: compared, inverted-switch)
+        return False
+    diag.findings.append(fixed_mask(diag.name, reference))
+    return True
+
+
+def same_mask(layer: Any, reference: Any, inputs: Sequence[np.ndarray]) -> bool:
+    """Whether ``layer``'s training forward, the same at every call (the caller has seen it), drops entries of its one
+    input (some 0 where the input's are not: a mask) while ``reference``'s draws a new mask at each call (two
+    forwards of a copy differ: a copy, as a reference's training forwards may update its state): the ``fixed-mask``
+    error (verify38 F6). False when either cannot run here, or the layer's training forward drops nothing."""
+    if len(inputs) != 1:
+        return False
+    try:
+        draws = reference_draws(copy.deepcopy(reference), inputs, True)
+        Y = np.asarray(forward_in_mode(layer, inputs, True), dtype=np.float64) if draws else None
+    except Exception:  # noqa: BLE001 - a reference or layer that cannot run or be copied here: compared as before
+        return False
+    X = inputs[0]
+    return Y is not None and Y.shape == X.shape and bool(np.any((Y == 0) & (X != 0)))
+
+
+def fixed_mask(owner: str, reference: Any) -> Finding:
+    """The ``fixed-mask`` error of ``owner``, whose training forward is the same at every call where ``reference``'s
+    is random (:func:`_random_reference`; the grader's :func:`gradcheck.grading.checks.layer_gradients` too)."""
+    return _find("fixed-mask", owner=owner, ref=type(reference).__name__)
 
 
 def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool:
     """Whether ``reference.forward`` on ``inputs`` in mode ``training`` gives the same output twice (deterministic:
     manualprop.Dropout in eval mode returns X); False when it differs or cannot run here."""
+    return reference_draws(reference, inputs, training) is False
+
+
+def reference_draws(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool | None:
+    """Whether two forwards of ``reference`` on ``inputs`` in mode ``training`` differ (True: it draws, as
+    manualprop.Dropout's training forward; False: the same output twice); None when it cannot run here."""
     try:
         Y1, Y2 = (np.asarray(forward_in_mode(reference, inputs, training), dtype=np.float64)
                   for _ in range(2))
-    except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random
-        return False
-    return _exact(Y1, Y2)
+    except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random by some
+        return None
+    return not _exact(Y1, Y2)
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
@@ -7865,7 +7936,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
             _DataPart.unchecked(res, probes.penalties)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
-            if random_ref:
+            if random_ref and "fixed-mask" not in diag.codes:
                 res.notes.append(RANDOM_REFERENCE)
             if res.passed and res.mode == "sample" and probes.wrong_here:  # the sample missed them
                 diag.findings.append(_find("sample-missed", ", ".join(probes.wrong_here)))

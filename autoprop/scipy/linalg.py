@@ -6,7 +6,9 @@ is lost (while a tape records, a ``TapeEscapeWarning`` names the twin here; an e
 ``ap.strict_mode()``). These twins have scipy's signatures and are built from autoprop's recorded
 ``numpy.linalg`` primitives (``solve``, ``cholesky``, ``inv``, ``det``) and the triangle masks
 ``np.tril``/``np.triu``, so their derivatives are the chain rule through those records (each
-checked against HIPS autograd and central differences in ``tests/test_autoprop_scipy_linalg.py``):
+checked against HIPS autograd and central differences in ``tests/test_autoprop_scipy_linalg.py``).
+A call with no Tensor among its arguments is scipy's own function (plain arrays out, as scipy's), so a
+twin replaces scipy's import in code that also computes on plain arrays (``autoprop/scipy/_plain.py``). The twins:
 
 * ``solve_triangular(a, b, trans, lower, unit_diagonal)``: ``np.linalg.solve`` of the triangle
   scipy reads (its unit diagonal, ``trans`` 0/'N', 1/'T', 2/'C'), so the gradient of ``a`` lives
@@ -54,6 +56,7 @@ import numpy as _np
 
 from ..core import registry as _R
 from ..core.prims._common import _t
+from ._plain import scipy_on_plain as _scipy_on_plain
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve", "solve_banded",
            "solve_sylvester", "solve_triangular", "sqrtm"]
@@ -555,3 +558,10 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     band = (row >= 0) & (row <= lower + upper)
     a = _np.where(band, ab[_np.where(band, row, 0), j], 0.0)
     return _np.linalg.solve(a, b)
+
+
+# a call without a Tensor is scipy's own (ndarrays out, as the code the twin replaces scipy's in expects: corpus38 F7)
+(solve_triangular, cholesky, cho_factor, cho_solve, solve, inv, det, block_diag, expm, sqrtm, solve_sylvester,
+ solve_banded) = (_scipy_on_plain(f, "scipy.linalg") for f in (
+    solve_triangular, cholesky, cho_factor, cho_solve, solve, inv, det, block_diag, expm, sqrtm, solve_sylvester,
+    solve_banded))

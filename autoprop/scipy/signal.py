@@ -7,7 +7,8 @@ with recorded numpy functions: ``in1`` zero-padded (``np.pad``), its windows of 
 (``np.lib.stride_tricks.sliding_window_view``, a gather) contracted with the flipped ``in2``
 (``np.tensordot``), so both inputs are differentiable and the derivative is the chain rule through
 those records (checked against HIPS autograd's ``autograd.scipy.signal.convolve`` and central
-differences in ``tests/test_autoprop_scipy_more.py``).
+differences in ``tests/test_autoprop_scipy_more.py``). A call with no Tensor among its arguments is scipy's own function (plain arrays out, as scipy's), so a
+twin replaces scipy's import in code that also computes on plain arrays (``autoprop/scipy/_plain.py``).
 
 Real inputs of any (equal) number of dimensions; the modes ``'full'``, ``'valid'`` (the inputs
 swapped when ``in2`` is the larger, as scipy) and ``'same'`` (centred on ``in1``, as scipy).
@@ -31,6 +32,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..core.prims._common import _t
+from ._plain import scipy_on_plain as _scipy_on_plain
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
@@ -204,3 +206,8 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     in1, in2 = _check(in1, in2, "full", "auto", "correlate2d")
     full = _convolve(in1, _np.flip(in2), "full")
     return full[tuple(slice(k // 2, k // 2 + n) for k, n in zip(in2.shape, in1.shape))]
+
+
+# a call without a Tensor is scipy's own (ndarrays out, as the code the twin replaces scipy's in expects: corpus38 F7)
+convolve, correlate, convolve2d, correlate2d = (_scipy_on_plain(f, "scipy.signal") for f in (
+    convolve, correlate, convolve2d, correlate2d))

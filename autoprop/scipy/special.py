@@ -13,7 +13,8 @@ is refused by name), ``j0``, ``j1``, ``y0``, ``y1``, ``erfcinv``, ``rgamma`` and
 ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
 records, a ``TapeEscapeWarning`` names the scipy function and its twin here; an error
 under ``ap.strict_mode()``). Use these instead; they are autoprop's primitives with
-scipy's signatures.
+scipy's signatures. A call with no Tensor among its arguments is scipy's own function (plain arrays out, as scipy's), so a
+twin replaces scipy's import in code that also computes on plain arrays (``autoprop/scipy/_plain.py``).
 
 Derivatives: ``autoprop.explain("logsumexp")`` and so on. Source: the records in
 ``autoprop/core/prims/special.py`` and ``logexp.py``.
@@ -38,6 +39,7 @@ from ..core import registry as _R
 from ..core.observe import own
 from ..core.prims._common import _t
 from ..core.tensor import Tensor
+from ._plain import scipy_on_plain as _scipy_on_plain
 
 # scipy's ufuncs: the records (scipy.special.expit(tensor) reaches the same ones)
 expit, logit, xlogy, gammaln, erf, erfc, erfinv = (
@@ -249,3 +251,8 @@ def multigammaln(a, d):
         raise ValueError(f"condition a ({a._value}) > 0.5 * (d-1) ({0.5 * (d - 1)}) not met")
     shifted = a[..., None] - 0.5 * _np.arange(d)
     return _R.sum(_R.gammaln(shifted), axis=-1) + (d * (d - 1) * 0.25) * _np.log(_np.pi)
+
+
+# a call without a Tensor is scipy's own (an ndarray out, as the code the twin replaces scipy's in expects: corpus38 F7)
+zeta, polygamma, logsumexp, softmax, log_softmax, multigammaln = (
+    _scipy_on_plain(f, "scipy.special") for f in (zeta, polygamma, logsumexp, softmax, log_softmax, multigammaln))

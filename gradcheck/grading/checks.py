@@ -39,6 +39,9 @@ from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
 from ..config import CheckConfig
 from ..diagnose import (
+    CLASSIC_DROPOUT_FIX,
+    DIAGNOSES,
+    INVERTED_DROPOUT,
     RANDOM_REFERENCE,
     _dlfs_f,
     _find,
@@ -47,7 +50,10 @@ from ..diagnose import (
     _precision,
     _state_fields,
     adapter_call,
+    fixed_mask,
+    kept_scale,
     name_swaps,
+    same_mask,
 )
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
@@ -731,7 +737,23 @@ def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rt
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)], notes)
     return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}."
-                         + _running_stats_said(layer, reference, stats))], notes)
+                         + _running_stats_said(layer, reference, stats) + _classic_eval(Y, Y_ref, xs, training))],
+                   notes)
+
+
+def _classic_eval(Y: np.ndarray, Y_ref: np.ndarray, xs: list[np.ndarray], training: bool) -> str:
+    """The classic-dropout sentence of an eval forward ``Y = c X`` (one ``c`` in (0, 1), every entry kept) where the
+    reference's is the identity, ``Y_ref = X`` (verify38 F5: "the output differs" of a dropout scaled at test time,
+    which ``gradcheck check`` names); "" otherwise."""
+    X = xs[0] if len(xs) == 1 else None
+    if training or X is None or not (Y.shape == Y_ref.shape == X.shape) or not np.all(X != 0) or not close(Y_ref, X):
+        return ""
+    kept, c = kept_scale(Y, X)
+    if c is None or kept != 1 or not 0 < c < 1 - 1e-9:
+        return ""
+    return (f" Your eval forward is Y = {c:.4g} X where the reference's is the identity, Y = X: "
+            f"{DIAGNOSES['classic-dropout'].name}, scaled at test time; " + INVERTED_DROPOUT.format(c=c, inv=1 / c)
+            + f": {CLASSIC_DROPOUT_FIX}.")
 
 
 def _running_stats(layer: Any, reference: Any) -> dict[str, np.ndarray]:
@@ -900,11 +922,19 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
         return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G.shape, Y,
-                            reference, written)
+                            reference, written) if held else _fixed_mask_graded(owner, reference, weights)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+
+
+def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float]) -> Verdict:
+    """:func:`layer_gradients` of a layer whose training forward is the same at every call beside a reference that
+    draws a new mask at each (:func:`_random_both`'s ``()``): every part fails, named as ``gradcheck check`` names it
+    (:func:`gradcheck.diagnose.fixed_mask`; verify38 F6: "dX is the local derivative evaluated at the output Y", read
+    from the numbers of two different masks)."""
+    return Verdict([Part(n, w, False, fixed_mask(owner, reference).message + ".") for n, w in weights.items()])
 
 
 def _at_zero_parts(parts: list[Part], xs: list[np.ndarray], d_in: list[str], got: Mapping[str, Any],
@@ -939,12 +969,14 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     so is the reference's (:func:`gradcheck.diagnose._reference_fixed`, on a copy): ``gradcheck check``'s rule for
     not comparing a ``--reference`` (:func:`gradcheck.diagnose._diagnose_mode`), since each draws its own mask. The
     proxy is the student's layer with its draws held (:func:`gradcheck.diagnose.held_forward`), None when they cannot
-    be held (a generator made anew in forward). None (no tuple) when either forward is deterministic: compared as
-    any."""
+    be held (a generator made anew in forward); ``()`` when the student's is the same at every call and drops entries
+    while the reference's draws (:func:`gradcheck.diagnose.same_mask`). None (no tuple) otherwise: compared as any."""
     from ..diagnose import held_forward
 
     proxy, how = held_forward(layer, xs, owner, training=True)
-    return (proxy,) if how and _reference_random(reference, xs) else None
+    if not how:
+        return () if same_mask(layer, reference, xs) else None
+    return (proxy,) if _reference_random(reference, xs) else None
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:

@@ -356,3 +356,28 @@ class LayerNormWrongAxisCS231n(LayerNorm):
         dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
         dmu = np.sum(-dxhat * self.istd, axis=0) + dvar * np.mean(-2 * self.xmu, axis=0)
         return dxhat * self.istd + dvar * 2 * self.xmu / n + dmu / n
+
+
+
+class LayerNormGammaOutside(LayerNorm):
+    """corpus38 F5: numpy-transformer's LayerNormalization.backward, BatchNorm's compact formula on the features."""
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
+        self.grads["beta"] = np.sum(dY, axis=0)
+        D = dY.shape[-1]  # BUG: gamma outside the sums over the features (dY * gamma belongs inside them)
+        return self.params["gamma"] * self.istd / D * (D * dY - dY.sum(axis=-1, keepdims=True)
+                                                       - self.xhat * (dY * self.xhat).sum(axis=-1, keepdims=True))
+
+
+class BatchNormGammaOutside(BatchNorm1D):
+    """CS231n's compact batchnorm_backward, gamma outside the sums over the batch: right (gamma is constant along
+    axis 0), the control of LayerNormGammaOutside."""
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
+        self.grads["beta"] = np.sum(dY, axis=0)
+        if not self.training:
+            return dY * self.params["gamma"] * self.istd
+        N = len(dY)
+        return self.params["gamma"] * self.istd / N * (N * dY - dY.sum(axis=0) - self.xhat * (dY * self.xhat).sum(axis=0))
