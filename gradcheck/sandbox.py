@@ -3026,9 +3026,10 @@ def _parent_roots(path: str, folder: str, have: dict[str, str], read=None) -> di
     tops = set(tops)
     if not text:
         return {}
-    above = folder  # the folder above the packages holding the file
-    while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.dirname(above) != above:
-        above = os.path.dirname(above)
+    above = folder  # the folder above the packages holding the file; a folder whose name is no identifier is no
+    while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.basename(above).isidentifier() and (
+            os.path.dirname(above) != above):  # package, whatever it holds (corpus39 H2: a repository's root
+        above = os.path.dirname(above)  # `NumPy-Neural-Network/__init__.py`, its metadata)
     if above != folder and _relative_imports(text):  # from ..initializers import: the file's own package, whole,
         tops.add(os.path.relpath(folder, above).split(os.sep)[0])  # imported as its module (:func:`_packaged`)
     tops = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)}
