@@ -87,7 +87,8 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
                 # whose own forward(x, train_flg) would hide the adapter's training switch
                 pair = getattr(type(layer), "mode_in_keywords", False) is True
                 fwd = layer.student_forward if pair else getattr(layer, "forward", None)
-                ps = inspect.signature(fwd).parameters.values()
+                from ._adapters import see_through  # a decorator's wrap(*args, **kwargs): what it wraps (corpus39 H3)
+                ps = inspect.signature(see_through(fwd)).parameters.values()
             except (TypeError, ValueError):
                 ps = ()
             takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
