@@ -84,3 +84,151 @@ def test_h2_under_the_namespaces_sandbox_the_own_package_is_named_not_the_relati
     if "namespaces" in out and "not available" in out:  # a machine without bubblewrap: refused, exit 2
         pytest.skip("no namespaces sandbox here")
     assert "neural_network/, imported by name in linear.py, was not copied into the sandbox" in " ".join(out.split())
+
+
+TRACED = '''
+import numpy as np
+
+
+def trace(display=False):
+    def parameterized(func):
+        def wrap(*args, **kwargs):
+            if display:
+                print(func.__name__, [a.shape for a in args[1:]], list(kwargs.items()))
+            result = func(*args, **kwargs)
+            return result
+        wrap.calls = {}
+        return wrap
+    return parameterized
+
+
+class Linear:
+    def __init__(self, n_in=5, n_out=3):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((n_out, n_in)), rng.standard_normal(n_out)
+
+    @trace()
+    def forward(self, input_data):
+        self.x = input_data
+        return input_data @ self.W.T + self.b
+
+    @trace()
+    def backward(self, upstream_gradients):
+        self.dW, self.db = upstream_gradients.T @ self.x, upstream_gradients.sum(axis=0)
+        return upstream_gradients @ self.W
+'''
+
+
+def test_h3_a_pass_through_decorator_is_seen_through_no_training_keyword_passed(tmp_path):
+    (tmp_path / "traced.py").write_text(TRACED)
+    p = run_here("check", tmp_path / "traced.py::Linear", "--input-shape", "4,5", "--isolation", "process")
+    assert p.returncode == 0, _output(p)
+    assert "PASS: Linear: every gradient (dX, dW, db) matches" in p.stdout, _output(p)
+    assert "mode: forward has no training switch: one mode" in p.stdout, p.stdout
+
+
+def test_h3_a_wrapper_that_reads_training_from_its_kwargs_keeps_it():
+    from gradcheck._adapters import see_through
+
+    def consumes(func):
+        def wrap(*args, **kwargs):
+            kwargs.pop("training", None)
+            return func(*args, **kwargs)
+        return wrap
+
+    def passes(func):
+        def wrap(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrap
+
+    class L:
+        @consumes
+        def forward(self, x):
+            return x
+
+        @passes
+        def backward(self, dy):
+            return dy
+
+    layer = L()
+    assert see_through(layer.forward) == layer.forward  # its training keyword is the wrapper's own
+    assert see_through(layer.backward).__func__.__name__ == "backward"
+    assert see_through(layer.backward)(3) == 3
+
+
+def test_h3_check_layer_in_python_checks_the_decorated_layer_too(tmp_path):
+    import gradcheck
+
+    import importlib.util
+
+    (tmp_path / "traced_api.py").write_text(TRACED)
+    spec = importlib.util.spec_from_file_location("traced_api", tmp_path / "traced_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = gradcheck.check_layer(module.Linear(), np.random.default_rng(1).standard_normal((4, 5)))
+    assert result.passed, result
+
+
+SOFTMAX_LAYER = """
+    import os
+    import sys
+
+    import numpy as np
+
+    current_path = os.path.dirname(os.path.realpath(__file__))
+    parent_path = os.path.dirname(current_path)
+    sys.path.append(parent_path)
+
+    from activations.softmax import softmax_np
+
+
+    class Scores:
+        def __init__(self):
+            self.W = np.random.default_rng(0).standard_normal((3, 4))
+            self.softmax = softmax_np()
+
+        def forward(self, x):
+            self.x = x
+            return self.softmax.forward(x @ self.W)
+
+        def backward(self, dy):
+            ds = self.softmax.backward(dy)
+            self.dW = self.x.T @ ds
+            return ds @ self.W.T
+"""
+
+SOFTMAX = """
+    import numpy as np
+
+
+    class softmax_np:
+        def forward(self, x):
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            self.out = e / e.sum(axis=-1, keepdims=True)
+            return self.out
+
+        def backward(self, dy):
+            g = self.out * dy
+            return g - self.out * g.sum(axis=-1, keepdims=True)
+"""
+
+
+def test_h1_a_parent_folder_put_on_sys_path_from_file_gives_its_namespace_package(tmp_path):
+    _write(tmp_path / "numpy_functions", {"commons/attention.py": SOFTMAX_LAYER, "activations/softmax.py": SOFTMAX})
+    p = run_here("check", tmp_path / "numpy_functions/commons/attention.py::Scores", "--input-shape", "2,3",
+                 "--isolation", "process")
+    assert p.returncode == 0, _output(p)
+    assert "PASS: Scores: every gradient (dX, dW) matches" in p.stdout, _output(p)
+    assert "not installed" not in _output(p)
+
+
+def test_h1_the_folders_a_file_puts_on_sys_path_are_read_not_run():
+    from gradcheck.sandbox import _path_entries
+
+    assert _path_entries(textwrap.dedent(SOFTMAX_LAYER), "/r/pkg/commons/attention.py") == ["/r/pkg"]
+    joined = "import os, sys\nsys.path.append(os.path.join(os.path.dirname(__file__), os.pardir))\n"
+    assert _path_entries(joined, "/r/pkg/ch05/f.py") == ["/r/pkg"]
+    pathlib = "import sys\nfrom pathlib import Path\nsys.path.insert(0, str(Path(__file__).resolve().parents[1]))\n"
+    assert _path_entries(pathlib, "/r/pkg/ch05/f.py") == ["/r/pkg"]
+    assert _path_entries("import os, sys\nsys.path.append(os.getcwd())\n", "/r/f.py") == []
+    assert _path_entries("import sys\nd = '/x'\nd = '/y'\nsys.path.append(d)\n", "/r/f.py") == []
