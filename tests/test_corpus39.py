@@ -232,3 +232,57 @@ def test_h1_the_folders_a_file_puts_on_sys_path_are_read_not_run():
     assert _path_entries(pathlib, "/r/pkg/ch05/f.py") == ["/r/pkg"]
     assert _path_entries("import os, sys\nsys.path.append(os.getcwd())\n", "/r/f.py") == []
     assert _path_entries("import sys\nd = '/x'\nd = '/y'\nsys.path.append(d)\n", "/r/f.py") == []
+
+
+class LayerNormNoAffine:
+    """naye971012/numpy_transformer's Layer_Normalization_np.forward, its layout: the variance reshaped to a column
+    (a view of np.var's result, which nothing holds), then ``+= eps`` on it."""
+
+    def forward(self, x, eps=1e-5):
+        n = x.shape[0]
+        x = x.reshape(n, -1)
+        self.feature_mu = np.mean(x, axis=1).reshape(-1, 1)
+        self.feature_var = np.var(x, axis=1).reshape(-1, 1)
+        self.feature_var += eps
+        return (x - self.feature_mu) / np.sqrt(self.feature_var)
+
+
+def test_h4_plus_equals_on_a_view_of_a_temporary_rebinds_and_its_gradient_is_central_differences():
+    X = np.random.default_rng(3).standard_normal((4, 5))
+    G = np.random.default_rng(4).standard_normal((4, 5))
+    x = ap.Variable(X)
+    with ap.GradientTape() as tape:
+        y = LayerNormNoAffine().forward(x)
+        loss = np.sum(y * G)
+    np.testing.assert_allclose(y.numpy(), LayerNormNoAffine().forward(X), rtol=0, atol=0)
+    num = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        up, down = X.copy(), X.copy()
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        num[i] = (np.sum(LayerNormNoAffine().forward(up) * G) - np.sum(LayerNormNoAffine().forward(down) * G)) / 2e-6
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), num, rtol=1e-6, atol=1e-8)
+
+
+def test_h4_still_refused_while_the_base_or_another_view_of_it_lives():
+    x = ap.Variable(np.arange(20.0).reshape(4, 5))
+    v = np.var(x, axis=1)
+    col = v.reshape(-1, 1)
+    with pytest.raises(TypeError, match="a view of another tensor's values"):
+        col += 1.0  # numpy would change v
+    row = v[None]
+    del v
+    with pytest.raises(TypeError, match="a view of another tensor's values"):
+        col += 1.0  # numpy would change row, a view of the same memory
+    del row
+    col += 1.0
+    np.testing.assert_allclose(col.numpy()[:, 0], np.var(np.arange(20.0).reshape(4, 5), axis=1) + 1.0)
+    w = x.sum(axis=0)
+    wt = w.T
+    with pytest.raises(TypeError, match="on a tensor that has a view"):
+        w += 1.0  # numpy would change wt
+    del wt
+    w += 1.0
+    t = x.T
+    with pytest.raises(TypeError, match="a view of another tensor's values"):
+        t += 1.0  # x, a Variable, lives
