@@ -85,9 +85,9 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
             try:
                 # a class flag, not an attribute: an adapted layer hands attributes on to the student object,
                 # whose own forward(x, train_flg) would hide the adapter's training switch
+                from ._adapters import see_through  # a decorator: what it wraps (corpus39 H3)
                 pair = getattr(type(layer), "mode_in_keywords", False) is True
                 fwd = layer.student_forward if pair else getattr(layer, "forward", None)
-                from ._adapters import see_through  # a decorator's wrap(*args, **kwargs): what it wraps (corpus39 H3)
                 ps = inspect.signature(see_through(fwd)).parameters.values()
             except (TypeError, ValueError):
                 ps = ()

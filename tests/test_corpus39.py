@@ -157,9 +157,9 @@ def test_h3_a_wrapper_that_reads_training_from_its_kwargs_keeps_it():
 
 
 def test_h3_check_layer_in_python_checks_the_decorated_layer_too(tmp_path):
-    import gradcheck
-
     import importlib.util
+
+    import gradcheck
 
     (tmp_path / "traced_api.py").write_text(TRACED)
     spec = importlib.util.spec_from_file_location("traced_api", tmp_path / "traced_api.py")
