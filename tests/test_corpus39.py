@@ -22,6 +22,7 @@ import pytest
 from test_cli import run_here
 
 import autoprop as ap
+from gradcheck import sandbox
 
 
 def _write(root, files):
@@ -54,7 +55,8 @@ def _output(p):
     return p.stdout + p.stderr
 
 
-def test_h2_a_repository_root_of_metadata_named_as_no_identifier_is_not_the_package_root(tmp_path):
+def _metadata_root(tmp_path):
+    """RECHE23's layout: a root ``__init__.py`` of metadata in a folder whose name is no identifier."""
     repo = tmp_path / "NumPy-Neural-Network"
     _write(repo, {
         "__init__.py": '__version__ = "0.0.7"\n',
@@ -64,26 +66,22 @@ def test_h2_a_repository_root_of_metadata_named_as_no_identifier_is_not_the_pack
         "neural_network/modules/module.py": "from neural_network.tools import trace\n\n\nclass Module:\n    pass\n",
         "neural_network/modules/linear.py": "from . import Module\n" + textwrap.dedent(LINEAR),
     })
+    return repo
+
+
+def test_h2_a_repository_root_of_metadata_named_as_no_identifier_is_not_the_package_root(tmp_path):
     p = run_here("check", "neural_network/modules/linear.py::Linear", "--input-shape", "4,5", "--isolation",
-                 "process", cwd=repo)
+                 "process", cwd=_metadata_root(tmp_path))
     assert p.returncode == 0, _output(p)
     assert "PASS: Linear: every gradient (dX, dW, db) matches" in p.stdout, _output(p)
 
 
+@pytest.mark.skipif(sandbox.support()[0] == "none", reason="no namespaces sandbox here")
 def test_h2_under_the_namespaces_sandbox_the_own_package_is_named_not_the_relative_import(tmp_path):
-    repo = tmp_path / "NumPy-Neural-Network"
-    _write(repo, {
-        "__init__.py": '__version__ = "0.0.7"\n',
-        "neural_network/__init__.py": "",
-        "neural_network/modules/__init__.py": "class Module:\n    pass\n",
-        "neural_network/modules/linear.py": "from . import Module\n" + textwrap.dedent(LINEAR),
-    })
     p = run_here("check", "neural_network/modules/linear.py::Linear", "--input-shape", "4,5", "--isolation",
-                 "namespaces", cwd=repo)
-    out = _output(p)
-    if "namespaces" in out and "not available" in out:  # a machine without bubblewrap: refused, exit 2
-        pytest.skip("no namespaces sandbox here")
-    assert "neural_network/, imported by name in linear.py, was not copied into the sandbox" in " ".join(out.split())
+                 "namespaces", cwd=_metadata_root(tmp_path))
+    out = " ".join(_output(p).split())
+    assert "neural_network/, imported by name in linear.py, was not copied into the sandbox" in out, out
 
 
 TRACED = '''
