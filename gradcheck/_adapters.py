@@ -1703,6 +1703,29 @@ def pass_as_forward(obj, probe=None):
             "update(w, grad) steps each weight's gradient is read")
 
 
+class PreviousLayer:
+    """The previous layer :func:`connect_as_built` hands ``connect_to``: its ``out_shape`` is the input's shape."""
+
+    def __init__(self, out_shape):
+        self.out_shape = tuple(int(n) for n in out_shape)
+
+
+def connect_as_built(obj, probe=None):
+    """NumpyDL's layers (chaoming0625/NumpyDL: ``Linear``, ``Convolution``, ``BatchNormal``, ``SimpleRNN``) make
+    their weights in ``connect_to(prev_layer)``, which its ``Model`` calls with the layer before (``None`` for the
+    first, built from ``n_in``), reading ``prev_layer.out_shape``; until then they are None (corpus39 M1: "unsupported
+    operand type(s) for *: 'float' and 'NoneType'", blamed on the input's shape or forward). A class with such a
+    method and an attribute still None that the method assigns is connected, as that Model does, to a previous layer
+    whose ``out_shape`` is the probe input's shape (:class:`PreviousLayer`). Returns the header's words, or ``""``."""
+    fn = getattr(obj, "connect_to", None)
+    if not probe or not inspect.ismethod(fn) or len(_positional(fn)) != 1 or not any(
+            v is None and _assigns(fn, k) for k, v in _fields(obj).items()):  # an attribute it makes, not made yet
+        return ""
+    shape = tuple(np.shape(probe[0]))
+    fn(PreviousLayer(shape))
+    return f"connect_to(prev_layer) called as NumpyDL's Model calls it, prev_layer.out_shape {shape} (the input's)"
+
+
 def _initialize_hook(obj) -> bool:
     """``obj`` has ML-From-Scratch's ``initialize(self, optimizer)`` hook: a method of the instance, not a
     classmethod or staticmethod of that name (SkalskiP's ``DenseLayer.initialize(cls, units_prev, units_curr)`` is a

@@ -284,3 +284,46 @@ def test_h4_still_refused_while_the_base_or_another_view_of_it_lives():
     t = x.T
     with pytest.raises(TypeError, match="a view of another tensor's values"):
         t += 1.0  # x, a Variable, lives
+
+
+CONNECTED = """
+import numpy as np
+
+
+class Linear:
+    '''chaoming0625/NumpyDL's layout: the weights are made by connect_to(prev_layer), which its Model calls.'''
+
+    first_layer = False
+
+    def __init__(self, n_out, n_in=None):
+        self.n_out, self.n_in = n_out, n_in
+        self.W = self.b = self.dW = self.db = self.last_input = None
+
+    def connect_to(self, prev_layer=None):
+        n_in = self.n_in if prev_layer is None else prev_layer.out_shape[-1]
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((n_in, self.n_out)), rng.standard_normal(self.n_out)
+
+    def forward(self, input, *args, **kwargs):
+        self.last_input = input
+        return np.dot(input, self.W) + self.b
+
+    def backward(self, pre_grad, *args, **kwargs):
+        self.dW = np.dot(self.last_input.T, pre_grad)
+        self.db = np.REDUCE(pre_grad, axis=0)
+        if not self.first_layer:
+            return np.dot(pre_grad, self.W.T)
+"""
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_m1_a_layer_built_by_connect_to_is_connected_then_checked(tmp_path, reduce):
+    (tmp_path / "core.py").write_text(CONNECTED.replace("REDUCE", reduce))
+    p = run_here("check", tmp_path / "core.py::Linear", "--input-shape", "4,5", "--init", '{"n_out": 3}',
+                 "--isolation", "process")
+    out = " ".join(_output(p).split())
+    assert "connect_to(prev_layer) called as NumpyDL's Model calls it, prev_layer.out_shape (4, 5)" in out, out
+    if reduce == "sum":
+        assert p.returncode == 0 and "PASS: Linear: every gradient (dX, dW, db) matches" in out, out
+    else:  # NumpyDL's own Linear: db is the mean
+        assert p.returncode == 1 and "db is the mean over the batch, not the sum" in out, out
