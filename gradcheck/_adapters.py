@@ -136,11 +136,50 @@ def _step(name):
 
 
 def _params(fn):
-    """``inspect.signature(fn).parameters``, or None when it cannot be read."""
+    """``inspect.signature(fn).parameters`` (of the function a pass-through decorator wraps: :func:`see_through`),
+    or None when it cannot be read."""
     try:
-        return inspect.signature(fn).parameters
+        return inspect.signature(see_through(fn)).parameters
     except (TypeError, ValueError):
         return None
+
+
+def see_through(fn):
+    """The function a decorator's ``wrap(*args, **kwargs)`` passes its arguments to unchanged (``return func(*args,
+    **kwargs)``, without functools.wraps: RECHE23/NumPy-Neural-Network's ``@trace()`` on ``Module.forward``), bound
+    as ``fn`` is; ``fn`` itself otherwise. Its signature is what the call accepts (corpus39 H3: a ``**kwargs`` read as
+    a training switch, then "forward must accept a training keyword"). A wrapper that reads its ``*args`` or
+    ``**kwargs`` (other than passing both on, whole) or holds other functions is kept as it is."""
+    func = getattr(fn, "__func__", fn)
+    code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None) or ()
+    if code is None or code.co_argcount or code.co_kwonlyargcount or code.co_flags & 12 != 12:  # *a, **k alone
+        return fn
+    inner = [c for c in cells if isinstance(getattr(c, "cell_contents", None), types.FunctionType)
+             and c.cell_contents is not func]
+    tree = _switch_reach.source_tree(func)
+    if len(inner) != 1 or tree is None:
+        return fn
+    star, kw = code.co_varnames[0], code.co_varnames[1]
+    passed = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) == 1 and isinstance(
+        n.args[0], ast.Starred) and isinstance(n.args[0].value, ast.Name) and n.args[0].value.id == star and len(
+        n.keywords) == 1 and n.keywords[0].arg is None and isinstance(n.keywords[0].value, ast.Name) and n.keywords[
+        0].value.id == kw]
+    if len(passed) != 1 or any(_changes_kwargs(n, star, kw) for n in ast.walk(tree)):
+        return fn
+    inner = inner[0].cell_contents
+    return types.MethodType(inner, fn.__self__) if getattr(fn, "__self__", None) is not None else inner
+
+
+def _changes_kwargs(node, star, kw):
+    """Whether ``node`` of a wrapper's source may change or consume what it passes on (:func:`see_through`): its
+    ``*args``/``**kwargs`` names rebound or deleted, ``kwargs[...]``, ``kwargs.pop``/``get``/``update``; reading them
+    (``kwargs.items()``, ``zip(names, args)``, a trace's log) does not."""
+    if isinstance(node, ast.Name) and node.id in (star, kw):
+        return not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == kw:
+        return True
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == kw and (
+        node.attr not in ("items", "keys", "values"))
 
 
 def _positional(fn, required=False):
@@ -1662,6 +1701,29 @@ def pass_as_forward(obj, probe=None):
     obj.initialize(opt)
     return (f"{text}; initialize(optimizer) called with gradcheck's plain gradient-descent optimizer, from whose "
             "update(w, grad) steps each weight's gradient is read")
+
+
+class PreviousLayer:
+    """The previous layer :func:`connect_as_built` hands ``connect_to``: its ``out_shape`` is the input's shape."""
+
+    def __init__(self, out_shape):
+        self.out_shape = tuple(int(n) for n in out_shape)
+
+
+def connect_as_built(obj, probe=None):
+    """NumpyDL's layers (chaoming0625/NumpyDL: ``Linear``, ``Convolution``, ``BatchNormal``, ``SimpleRNN``) make
+    their weights in ``connect_to(prev_layer)``, which its ``Model`` calls with the layer before (``None`` for the
+    first, built from ``n_in``), reading ``prev_layer.out_shape``; until then they are None (corpus39 M1: "unsupported
+    operand type(s) for *: 'float' and 'NoneType'", blamed on the input's shape or forward). A class with such a
+    method and an attribute still None that the method assigns is connected, as that Model does, to a previous layer
+    whose ``out_shape`` is the probe input's shape (:class:`PreviousLayer`). Returns the header's words, or ``""``."""
+    fn = getattr(obj, "connect_to", None)
+    if not probe or not inspect.ismethod(fn) or len(_positional(fn)) != 1 or not any(
+            v is None and _assigns(fn, k) for k, v in _fields(obj).items()):  # an attribute it makes, not made yet
+        return ""
+    shape = tuple(np.shape(probe[0]))
+    fn(PreviousLayer(shape))
+    return f"connect_to(prev_layer) called as NumpyDL's Model calls it, prev_layer.out_shape {shape} (the input's)"
 
 
 def _initialize_hook(obj) -> bool:

@@ -267,11 +267,11 @@ def _as_cli_reads(layer: Any, inputs: list[np.ndarray]) -> Any:
     itself (the manualprop protocol, a sandboxed layer that declares its signature)."""
     if isinstance(getattr(layer, "signature", None), dict):
         return layer
+    from ._adapters import _assigns, adapt, see_through
     try:
-        ps = inspect.signature(layer.forward).parameters.values()
+        ps = inspect.signature(see_through(layer.forward)).parameters.values()
     except (TypeError, ValueError):
         return layer
-    from ._adapters import _assigns, adapt
     if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) and (
             isinstance(getattr(layer, "params", None), dict) or not _assigns(layer.forward, "output")):
         return layer  # forward(X, training) -> Y: read as it is; one that stores self.output (tester30n M2): adapted

@@ -85,9 +85,10 @@ def training_modes(layer: Any, training: bool | str) -> list[bool]:
             try:
                 # a class flag, not an attribute: an adapted layer hands attributes on to the student object,
                 # whose own forward(x, train_flg) would hide the adapter's training switch
+                from ._adapters import see_through  # a decorator: what it wraps (corpus39 H3)
                 pair = getattr(type(layer), "mode_in_keywords", False) is True
                 fwd = layer.student_forward if pair else getattr(layer, "forward", None)
-                ps = inspect.signature(fwd).parameters.values()
+                ps = inspect.signature(see_through(fwd)).parameters.values()
             except (TypeError, ValueError):
                 ps = ()
             takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)

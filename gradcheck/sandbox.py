@@ -3026,24 +3026,92 @@ def _parent_roots(path: str, folder: str, have: dict[str, str], read=None) -> di
     tops = set(tops)
     if not text:
         return {}
-    above = folder  # the folder above the packages holding the file
-    while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.dirname(above) != above:
-        above = os.path.dirname(above)
+    above = folder  # the folder above the packages holding the file; a folder whose name is no identifier is no
+    while os.path.isfile(os.path.join(above, "__init__.py")) and os.path.basename(above).isidentifier() and (
+            os.path.dirname(above) != above):  # package, whatever it holds (corpus39 H2: a repository's root
+        above = os.path.dirname(above)  # `NumPy-Neural-Network/__init__.py`, its metadata)
     if above != folder and _relative_imports(text):  # from ..initializers import: the file's own package, whole,
         tops.add(os.path.relpath(folder, above).split(os.sep)[0])  # imported as its module (:func:`_packaged`)
     tops = {t for t in tops if t not in have and not any(k.startswith(t + "/") or k == t + ".py" for k in have)}
     pardir = re.search(r"sys\.path\.(append|insert)\((0\s*,\s*)?(os\.pardir|['\"]\.\.['\"])", text) is not None
-    roots = [above] + [os.path.dirname(folder)] * (pardir or os.path.basename(folder) in tops)
+    put = [r for r in _path_entries(text, path) if os.path.isdir(r)]  # sys.path.append(dirname(dirname(__file__)))
+    roots = [above] + [os.path.dirname(folder)] * (pardir or os.path.basename(folder) in tops) + put
     with contextlib.suppress(OSError):  # a working directory removed meanwhile: none
         roots.append(os.path.abspath(os.getcwd()))
     out: dict[str, set[str]] = {}
     for root in dict.fromkeys(r for r in roots if r != folder):
         inside = os.path.relpath(folder, root).split(os.sep)[0] if os.path.commonpath([folder, root]) == root else ""
         wanted = {t for t in tops if (os.path.isfile(os.path.join(root, t, "__init__.py"))
-                                                       or t == inside and os.path.isdir(os.path.join(root, t)))}
+                                      or (t == inside or root in put) and os.path.isdir(os.path.join(root, t)))}
         if wanted:
             out[root] = wanted
     return out
+
+
+#: The functions of ``os.path`` and ``pathlib`` :func:`_path_entries` reads, by their last name.
+_PATH_CALLS = {"dirname": os.path.dirname, "abspath": os.path.abspath, "realpath": os.path.realpath,
+               "normpath": os.path.normpath, "fspath": str, "str": str, "Path": str, "PurePath": str,
+               "resolve": os.path.abspath, "absolute": os.path.abspath}
+
+
+def _path_entries(text: str, path: str) -> list[str]:
+    """The folders the file ``path`` puts on ``sys.path`` (``sys.path.append(X)``, ``sys.path.insert(0, X)``) where X
+    is built from ``__file__`` by ``os.path``'s dirname/abspath/realpath/normpath/join (``os.pardir`` in a join), or
+    pathlib's ``Path(__file__).resolve().parent`` (``.parents[k]``, ``/``), directly or through names the module binds
+    first (naye971012/numpy_transformer: ``current_path = os.path.dirname(os.path.realpath(__file__))``, ``parent_path
+    = os.path.dirname(current_path)``, ``sys.path.append(parent_path)``: corpus39 H1), read as Python would run them,
+    never run; what cannot be read so (``os.getcwd()``, a literal, a name bound twice) is left out."""
+    try:
+        tree = _pyast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    env: dict[str, str | None] = {"__file__": os.path.abspath(path)}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            env[name] = None if name in env else _path_value(node.value, env)
+    out = []
+    for node in ast.walk(tree):
+        f = node.func if isinstance(node, ast.Call) else None
+        if isinstance(f, ast.Attribute) and f.attr in ("append", "insert") and isinstance(f.value, ast.Attribute) and (
+                f.value.attr == "path" and isinstance(f.value.value, ast.Name) and f.value.value.id == "sys"):
+            value = _path_value(node.args[-1], env) if node.args else None
+            if value is not None and os.path.isabs(value):
+                out.append(os.path.normpath(value))
+    return out
+
+
+def _path_value(node: ast.AST, env: dict[str, str | None]) -> str | None:
+    """The path ``node`` evaluates to (:func:`_path_entries`), or None."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr in ("pardir", "curdir") and isinstance(node.value, ast.Name):
+        return os.pardir if node.attr == "pardir" else os.curdir
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_value(node.value, env)
+        return None if inner is None else os.path.dirname(inner)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" and (
+            isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and node.slice.value >= 0):
+        inner = _path_value(node.value.value, env)
+        for _ in range(node.slice.value + 1 if inner is not None else 0):
+            inner = os.path.dirname(inner)
+        return inner
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path(...) / ".."
+        parts = [_path_value(node.left, env), _path_value(node.right, env)]
+        return None if None in parts else os.path.normpath(os.path.join(*parts))
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    args = [_path_value(a, env) for a in node.args]
+    if name in ("resolve", "absolute") and not args and isinstance(node.func, ast.Attribute):
+        args = [_path_value(node.func.value, env)]
+    if None in args or not args:
+        return None
+    if name == "join":
+        return os.path.normpath(os.path.join(*args))
+    return _PATH_CALLS[name](args[0]) if name in _PATH_CALLS and len(args) == 1 else None
 
 
 #: Bounds on the local packages :func:`sibling_files` copies: folders deep, ``.py`` files, their bytes, and the

@@ -281,7 +281,7 @@ def test_bitwise_operators_on_booleans_are_logical_and_on_floats_refused_as_nump
 
 def test_augmented_bitwise_assignment_follows_the_rules_of_plus_equals():
     yi = ap.constant(np.arange(1, 5).reshape(2, 2))
-    yi[0]  # noqa: B018 - a view of yi exists
+    row = yi[0]  # a view of yi exists  # noqa: F841
     for aug in ("|=", "&=", "^=", "<<=", ">>="):
         with pytest.raises(TypeError, match=r"has a view"):
             exec(f"yi {aug} 1", {}, {"yi": yi})
@@ -477,9 +477,10 @@ def test_imag_of_a_real_tensor_is_no_view_and_boolean_inputs_are_numpy_s():
     i = np.imag(t)
     i += 1.0  # allowed: not a view (it was refused as one)
     np.testing.assert_array_equal(i.numpy(), [1.0, 1.0, 1.0])
-    z = np.imag(ap.constant(a + 1j))
+    c = ap.constant(a + 1j)
+    z = np.imag(c)
     with pytest.raises(TypeError, match="a view of another"):
-        z += 1.0  # a complex input's imag is numpy's view: refused as every view
+        z += 1.0  # a complex input's imag is numpy's view: refused as every view while c lives
     b = np.array([True, False, True])
     for f in (np.diff, lambda v: np.linspace(v[0], v[1], 3), lambda v: np.interp(0.5, [0.0, 1.0], v[:2]),
               lambda v: np.histogram_bin_edges(v, 2)):

@@ -101,7 +101,7 @@ class Tensor:
     array([2., 4., 6.])
     """
 
-    __slots__ = ("_value", "_key", "_view", "_views", "__weakref__")  # set only on views and their bases
+    __slots__ = ("_value", "_key", "_view", "_views", "_family", "__weakref__")  # set only on views and their bases
     __array_priority__ = 1000  # numpy defers to our operators in mixed expressions
 
     def __init__(self, value, dtype=None):
@@ -479,11 +479,14 @@ class Tensor:
     # rebinding would give a forward value that silently differs from the same code on arrays,
     # so it is refused (one rule, views.py): on a view of another tensor's values (``b[0]``,
     # ``b.T``, ``b.reshape(...)``: numpy's ``row = b[0]; row *= 3`` writes through into ``b``), on
-    # a tensor that has a view, and on a tensor something else holds (``b = t``, ``hist.append(t)``,
+    # a tensor that has a view (each while another tensor sharing its memory lives: views.alone), and on a tensor
+    # something else holds (``b = t``, ``hist.append(t)``,
     # a caller's argument: ``views.held_elsewhere``; not a 0-d tensor, numpy's scalar, which
     # numpy's ``+=`` rebinds too).
     def _augmented(self, op, fn, other):
         made, views = getattr(self, "_view", None), getattr(self, "_views", None)
+        if (made is not None or views is not None) and _views.alone(self):  # its base and views all gone:
+            made = views = None  # numpy's write-through is seen by no one (corpus39 H4: np.var(x, 1).reshape(-1, 1))
         if views is not None and made is None:
             raise TypeError(
                 f"autoprop: `t {op}= value` on a tensor that has a view ({views}, e.g. row = t[0]): "

@@ -23,7 +23,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["mark_view", "numpy_layout", "not_a_view", "held_elsewhere", "calibrate", "HOLDERS", "VIEW_FUNCTIONS"]
+__all__ = ["mark_view", "alone", "numpy_layout", "not_a_view", "held_elsewhere", "calibrate", "HOLDERS",
+           "VIEW_FUNCTIONS"]
 
 #: numpy functions whose result is a view of their input (or the input itself): their tensors are
 #: marked as views whatever autoprop computed (a gather, or the input tensor itself).
@@ -35,10 +36,34 @@ VIEW_FUNCTIONS = frozenset(f for f in (getattr(np, n, None) for n in (
     np.lib.stride_tricks.sliding_window_view}  # (read-only in numpy; refused here as every view)
 
 
+class _Family:
+    """What a tensor and the views of its values hold in common (``_family``): its references count the live
+    tensors that share the memory (:func:`alone`)."""
+
+    __slots__ = ()
+
+
 def mark_view(out, base, made_by):
-    """Mark Tensor ``out`` as a view of Tensor ``base``'s values (``made_by``: what made it)."""
+    """Mark Tensor ``out`` as a view of Tensor ``base``'s values (``made_by``: what made it), of ``base``'s family."""
     out._view = (made_by, base._value.shape)  # the words are made only if an error needs them
     base._views = made_by
+    family = getattr(base, "_family", None)
+    if family is None:
+        family = base._family = _Family()
+    out._family = family
+
+
+def alone(t):
+    """Whether no other live tensor shares Tensor ``t``'s memory: the base ``t`` is a view of and every other view
+    of that base are gone (a temporary: ``np.var(x, axis=1).reshape(-1, 1)``), so numpy's ``t += v``, which writes
+    through into them, is seen by no one and rebinding ``t`` gives numpy's values (corpus39 H4). False for a tensor
+    never marked (no family). The family's references are compared with a new object's, held by a name alone, in
+    this frame: one more is ``t``'s."""
+    family = getattr(t, "_family", None)
+    if family is None:
+        return False
+    probe = _Family()
+    return sys.getrefcount(family) <= sys.getrefcount(probe) + 1
 
 
 def numpy_layout(out, view):
@@ -69,7 +94,7 @@ def not_a_view(a, make):
     ``flatten``): neither it nor ``a`` is marked, whatever memory they share."""
     before = getattr(a, "_views", None)
     t = make()
-    t._view, a._views = None, before
+    t._view, t._family, a._views = None, None, before
     return t
 
 
