@@ -212,6 +212,8 @@ DIAGNOSES: dict[str, Record] = {
         "running statistics differ from the reference", "{message}", lesson=_NORM),
     "random-mean": Record(  # gradcheck._random_mean: with --reference, a random training forward (newuser37 F7)
         "a random forward's mean differs from the reference", "{message}", lesson=_DROP),
+    "random-scale": Record(  # gradcheck._random_mean.scale_difference: the kept entries' scale (redteam39 F3)
+        "a random forward's kept scale differs from the reference", "{message}", lesson=_DROP),
     "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
         "update_mini_batch's step is wrong", "{message}"),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "

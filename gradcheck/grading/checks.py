@@ -899,7 +899,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
-        return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G.shape, Y,
+        return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G, Y,
                             reference, written)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
@@ -963,7 +963,7 @@ def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
 
 def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
                  got: Mapping[str, Any], expected: Mapping[str, np.ndarray], keys: list[str], short: str,
-                 cfg: CheckConfig, numerical: bool, shape: tuple[int, ...], Y: Any, reference: Any,
+                 cfg: CheckConfig, numerical: bool, G: np.ndarray, Y: Any, reference: Any,
                  written: GradcheckError | None) -> Verdict:
     """:func:`layer_gradients` of a layer whose training forward is random, as is the reference's
     (:func:`_random_both`): the reference draws its own mask, so its gradients are not the student's and are not
@@ -972,8 +972,9 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     exited 0). Each part is read as :func:`_part` reads it (missing, None, integer, NaN, float32, the reference's
     shape) and judged by central differences of the student's own forward with its draws held (``proxy``, the
     check's holding; the layer itself when they cannot be held, which check fails as not repeatable), by
-    :func:`_numerical`; then :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing
-    can judge the parts: the test's mistake (GradingTestError), not the student's 0."""
+    :func:`_numerical`; a part they pass still has the call the test made (``Y`` of forward, then backward of ``G``)
+    meet what the reference shows of it (:func:`_mask_graded`); then :func:`_as_check`'s verdicts on the layer as a whole. With
+    ``numerical=False`` nothing can judge the parts: the test's mistake (GradingTestError), not the student's 0."""
     if not numerical:
         raise GradingTestError(
             "grade.layer_gradients(..., training=True, numerical=False) on a layer whose training forward is random, "
@@ -990,12 +991,60 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     if any(p.passed for p in parts):
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         held_cfg = CheckConfig(rtol=cfg.rtol, atol=cfg.atol, seed=cfg.seed, training=True, batched=False)
-        run = partial(_within_budget, layer if proxy is None else proxy, xs, shape, held_cfg)
+        run = partial(_within_budget, layer if proxy is None else proxy, xs, G.shape, held_cfg)
         if failed := _numerical(verdict, {p.name for p in parts if p.passed}, run, lambda t: rename.get(t, t), "",
                                 "Does backward apply the mask and the scale forward drew?"):
             failed.notes = verdict.notes + failed.notes
             verdict = failed
-    return _as_check(verdict, layer, xs, d_in, shape, cfg, False, Y, reference, written)
+    _mask_graded(verdict, type(layer).__name__, reference, xs, G, Y, got.get(d_in[0]), d_in[0], cfg.rtol)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, False, Y, reference, written)
+
+
+def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarray], G: np.ndarray, Y: Any,
+                 dX: Any, name: str, rtol: float) -> None:
+    """The test's own call of a random layer judged by what the reference shows of it, where the held check cannot
+    judge it: the submission's forward can tell the held check's calls (an input a step ``h`` from the last, its
+    generator rewound) and the mean's probe batch (its size) from the test's, and answer them otherwise (redteam39 F1,
+    F2: a backward ``dX = dY`` beside a forward giving the identity to the central differences kept its points; a
+    dropout without its scale, raising on the probe, too). A reference whose training output ``Y / X`` is 0 or one
+    scale needs the same of ``Y``, the output of the test's forward (:func:`gradcheck._random_mean.scale_difference`:
+    every passing part fails, as the mean's finding fails them); a reference that is a mask layer (no parameters, its
+    own backward ``G * Y / X``) needs ``dX`` (part ``name``), the backward of ``G`` after that forward, to be
+    ``G * Y / X`` too, as central differences of that forward with its mask held would give. Entries where ``X`` is 0
+    are left out; the test's input alone (one input), else nothing is claimed. Read after the held check, so an honest
+    bug keeps that check's words."""
+    import copy
+
+    from .._random_mean import SCALE_RTOL, scale_difference
+
+    if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or not np.any(on := xs[0] != 0):
+        return
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forward is run
+        ref = reference
+    X, Y, ref_name = xs[0], np.asarray(Y, dtype=np.float64), type(reference).__name__
+    try:  # the reference's own call, then its backward of G: a mask layer's is G * Y_ref / X
+        Y_ref = np.asarray(forward_in_mode(ref, [X.copy()], True), dtype=np.float64)
+        dX_ref = np.asarray(ref.backward(G.copy()), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a reference of another protocol: no claim
+        return
+    if scaled := scale_difference(Y, X, Y_ref, cname, ref_name):
+        for p in verdict.parts:
+            p.passed, p.message = (False, scaled + ".") if p.passed else (p.passed, p.message)
+        return
+    part = next((p for p in verdict.parts if p.name == name and p.passed), None)
+    if part is None or getattr(ref, "params", None) or not isinstance(dX, np.ndarray) or dX.shape != X.shape \
+            or dX_ref.shape != X.shape or not np.allclose(dX_ref[on], G[on] * Y_ref[on] / X[on], rtol=SCALE_RTOL,
+                                                          atol=0):
+        return
+    mine, want = np.asarray(dX, dtype=np.float64)[on], G[on] * Y[on] / X[on]
+    if not close(mine, want, rtol=rtol, atol=ATOL_FLOOR):
+        part.passed, part.message = False, (
+            f"{name} is not dY * Y / X for the output Y your forward gave just before this backward (max |{name} - "
+            f"dY * Y / X| = {np.abs(mine - want).max():.3g}), as {ref_name}'s is and as central differences of that "
+            "forward with its mask held give: backward must apply the mask and the scale drawn by the forward it "
+            "follows. Does backward apply the mask and the scale forward drew?")
 
 
 def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray]) -> None:
@@ -1013,10 +1062,11 @@ def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[n
         ref = copy.deepcopy(reference)
     except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forwards are run
         ref = reference
-    found = random_mean_finding([(layer, ref, "")], type(layer).__name__, xs[0].shape, 0, type(reference).__name__)
+    found = random_mean_finding([(layer, ref, "", True)], type(layer).__name__, xs[0].shape, 0,
+                                type(reference).__name__)
     if found is None:
         return
-    if found.code != "random-mean":
+    if found.code not in ("random-mean", "random-scale"):
         verdict.notes.append(found.message + ".")
         return
     for p in verdict.parts:
