@@ -1017,7 +1017,8 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
 
     from .._random_mean import SCALE_RTOL, scale_difference
 
-    if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or not np.any(on := xs[0] != 0):
+    if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or Y.dtype.kind not in "fiu" \
+            or not np.any(on := xs[0] != 0):
         return
     try:
         ref = copy.deepcopy(reference)
