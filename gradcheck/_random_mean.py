@@ -149,14 +149,15 @@ def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: st
               in "fiu" else None for a in (Y, Y_ref)]
     if any(a is None or not np.all(np.isfinite(a)) for a in arrays) or not np.any(on := X != 0):
         return None
-    (ref_share, s_ref), r = kept_scale(arrays[1][on], X[on]), arrays[0][on] / X[on]
+    with np.errstate(all="ignore"):  # (an overflowing ratio is no scale: not finite, said as not one)
+        (ref_share, s_ref), r = kept_scale(arrays[1][on], X[on]), arrays[0][on] / X[on]
     kept = r[r != 0]
     if s_ref is None or not kept.size:
         return None
     s = float(np.median(kept))
     ours = (f"{ref_name}'s keeps {ref_share:.0%} of the entries scaled by {s_ref:.4g}: Y / X is 0 or one scale, the "
             "same on every draw of the mask (inverted dropout's 1/(1 - p), p the probability of dropping an entry)")
-    if np.ptp(kept) > SCALE_RTOL * abs(s):
+    if not np.all(np.isfinite(kept)) or np.ptp(kept) > SCALE_RTOL * abs(s):
         return (f"in training mode, {cname}'s output{at} is not X times a mask of 0 and one scale: Y / X takes "
                 f"{np.unique(kept).size} values on the entries it keeps, from {kept.min():.4g} to {kept.max():.4g}; "
                 f"{ours}")
