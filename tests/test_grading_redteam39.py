@@ -122,3 +122,50 @@ def test_a_dropout_keeping_p_of_the_entries_fails_in_grade_and_in_check(tmp_path
     assert code == 1, text  # before: exit 0
     assert "FAIL: Dropout: a random forward's kept scale differs from the reference" in text, text
     assert "Dropout's output keeps 30% of the entries scaled by 3.333; manualprop.Dropout's keeps" in text, text
+
+
+class LinearDropout:
+    """A model Linear(5, 4) -> ReLU -> Dropout(p), right; ``cheat``: its backward's dX is twice the right one, and its
+    forward answers an input within 1e-3 of the last with the linear map that dX is the adjoint of (F4)."""
+
+    def __init__(self, p=0.3, seed=0, cheat=False):
+        r = np.random.default_rng(seed)
+        self.params = {"0.W": r.standard_normal((4, 5)), "0.b": np.zeros(4)}
+        self.grads, self.rng, self.p, self.cheat, self.last = {}, np.random.default_rng(seed + 1), p, cheat, None
+
+    def forward(self, X, training=False):
+        W, b = self.params["0.W"], self.params["0.b"]
+        if self.cheat and training and self.last is not None and 0 < np.abs(X - self.last).max() < 1e-3:
+            return self.Y + 2 * (((X - self.last) @ W.T) * (self.Z > 0)) * self.mask
+        self.X, self.last, self.Z = X, np.array(X, dtype=float), X @ W.T + b
+        self.mask = (self.rng.random(self.Z.shape) >= self.p) / (1 - self.p) if training else 1.0
+        self.Y = np.maximum(self.Z, 0) * self.mask
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * self.mask * (self.Z > 0)
+        self.grads = {"0.W": dZ.T @ self.X, "0.b": dZ.sum(axis=0)}
+        return (2 if self.cheat else 1) * dZ @ self.params["0.W"]
+
+
+def _model_graded(layer, seed):
+    X = np.random.default_rng(100 + seed).standard_normal((6, 5))
+    ref = mp.Sequential([mp.Linear(5, 4, rng=1), mp.ReLU(), mp.Dropout(0.3, rng=seed)])
+    return layer_gradients(layer, X, ref, training=True, seed=seed)
+
+
+def test_a_models_wrong_backward_loses_its_points_though_forward_answers_the_differences():
+    v = _model_graded(LinearDropout(cheat=True), 0)
+    parts = {p.name: p for p in v.parts}
+    assert not parts["dX"].passed  # before: passed (the held check's central differences were the cheat's)
+    assert "dX averaged over 64 training calls of this test's input and dY (each a new draw) is" in parts["dX"].message
+    assert parts["d0.W"].passed and parts["d0.b"].passed, [p.message for p in v.parts]
+
+
+@pytest.mark.parametrize("seed", [10, 13, 15, 27])
+def test_a_right_model_holding_a_dropout_keeps_its_points(seed):
+    """F5: at these seeds the ReLU leaves few entries nonzero, and two forwards of the reference (10, 13, 15) or three
+    of the student's model (27) agreed: read as deterministic, the right model's gradients were compared with the
+    reference's own mask."""
+    v = _model_graded(LinearDropout(seed=seed), seed)
+    assert v.passed, [p.message for p in v.parts]  # before: failed
