@@ -1064,8 +1064,9 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
 
 #: Training calls of the student's layer (forward, then backward of the test's dY, each a new draw) whose gradients'
 #: mean :func:`_expected_graded` compares with the reference's, and the reference's draws (in process: cheap) that give
-#: its mean and the standard deviation of one draw.
-EXPECTED_CALLS, REFERENCE_DRAWS = 64, 400
+#: its mean and the standard deviation of one draw. 32: each call is a round trip of the sandbox under its per-call
+#: limit, charged to the submission's time; a wrong dX twice the right one is tens of standard errors off.
+EXPECTED_CALLS, REFERENCE_DRAWS = 32, 400
 
 
 def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarray], G: np.ndarray, d_in: list[str],
@@ -1101,7 +1102,7 @@ def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarr
             i = np.unravel_index(int(np.argmax(off)), off.shape)
             p.passed, p.message = False, (
                 f"{p.name} averaged over {EXPECTED_CALLS} training calls of this test's input and dY (each a new draw) "
-                f"is {a[i]:.6g} at {p.name}{list(i)}, where {ref_name}'s averages {b[i]:.6g} over "
+                f"is {a[i]:.6g} at {p.name}[{', '.join(str(int(k)) for k in i)}], where {ref_name}'s averages {b[i]:.6g} over "
                 f"{REFERENCE_DRAWS} draws (its spread gives a standard error of {se[i]:.3g}): backward does not give "
                 "the gradient of the forward it follows, on average over the draws, though central differences of "
                 "your forward with its draws held agreed with it: your forward answers those calls otherwise than "
