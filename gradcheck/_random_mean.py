@@ -11,6 +11,12 @@ of ``Y / X`` are compared within six standard errors of the difference (a correc
 dropout's mask is one per sample and channel: verify37 F3). At ``p = 0.5``,
 ``1/p = 1/(1-p)``: the comparison is made again with the layer and the reference both built at the other value the
 checker uses for such an argument (:func:`gradcheck.diagnose.symmetric_args`: ``p = 0.3``).
+
+The mean is not all: a dropout reading ``p`` as the probability of keeping an entry (CS231n's convention) where the
+reference drops with probability ``p`` keeps 30% of the entries scaled by 1/0.3 at ``p = 0.3``, whose mean is X too
+(redteam39 F3). Where the reference's ``Y / X`` takes the values 0 and one scale (a dropout's 1/(1 - p), the same on
+every draw of the mask), the layer's must take 0 and that scale (:func:`scale_difference`): exact, no statistics, so
+the grader also reads it on the test's own call (redteam39 F1: a probe batch can be refused).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from ._adapters import forward_in_mode
 from .diagnose import Finding, kept_scale
 from .sources import Call
 
-__all__ = ["random_mean_finding"]
+__all__ = ["random_mean_finding", "scale_difference", "SCALE_RTOL"]
 
 #: About how many entries the compared batch holds: the standard error of a dropout's mean ratio at p = 0.5 is then
 #: 1/sqrt(4000) = 0.016, so a 1/p against 1/(1-p) at p = 0.3 (a mean of 2.33 against 1) is 80 standard errors apart.
@@ -35,6 +41,10 @@ SAMPLES = 400
 
 #: How many standard errors of the difference make two means differ.
 SIGMAS = 6.0
+
+#: How far apart (relative) the values of ``Y / X`` on the kept entries may be and still be one scale (a float32
+#: mask's rounding is about 1e-7), and two scales still the same (:func:`scale_difference`).
+SCALE_RTOL = 1e-6
 
 
 def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
@@ -54,15 +64,18 @@ def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
 def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, ref_name: str) -> Finding | None:
     """The ``random-mean`` error Finding of the first ``(layer, reference, at)`` of ``pairs`` whose training forwards
     on one batch of positive entries (``X`` of ``shape``'s trailing axes and about :data:`ENTRIES` entries, drawn
-    from ``seed``) give means of ``Y / X`` more than :data:`SIGMAS` standard errors apart; else a
-    ``random-mean-note`` info Finding saying where the means agreed, or None when no pair could be compared (a
+    from ``seed``) give means of ``Y / X`` more than :data:`SIGMAS` standard errors apart (or, the means agreeing, the
+    ``random-scale`` one of a pair built alike whose kept scales differ); else a ``random-mean-note`` info Finding saying where the means agreed, or None when no pair could be compared (a
     forward that raises or gives another shape: no claim).
 
     Parameters
     ----------
-    pairs : iterable of (layer, reference, str)
+    pairs : iterable of (layer, reference, str) or (layer, reference, str, bool)
         The checked layer (local or sandboxed) and a manualprop reference built alike, and the words naming the
-        constructor arguments they were built at (``""`` as given, ``" at p=0.3"``).
+        constructor arguments they were built at (``""`` as given, ``" at p=0.3"``); the bool (default False): the
+        reference was built at the layer's own rate (the staff's test, or ``--reference`` from the layer's settings),
+        so that its kept entries' scale must be the layer's too (:func:`scale_difference`); otherwise only the means
+        (an unbiased random forward's is 1 at any rate: a ``keep_prob`` the reference does not take).
     cname, ref_name : str
         The layer's and the reference's names, for the message.
     shape : tuple of int
@@ -74,21 +87,24 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
     Returns
     -------
     Finding or None
-        ``random-mean`` (severity ``error``: FAIL) or ``random-mean-note`` (``info``), or None.
+        ``random-mean`` or ``random-scale`` (severity ``error``: FAIL) or ``random-mean-note`` (``info``), or None.
     """
     rest = tuple(shape[1:])
     n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
     X = np.random.default_rng([seed, 37]).uniform(0.5, 1.5, (n, *rest))
     agreed = []
-    for layer, reference, at in pairs:
+    for layer, reference, at, *alike in pairs:
         try:
             Y = Call(layer, cname, [X], V.input_names(layer, 1), V.layer_params(layer, cname), True).forward(X.copy())
-            got, want = _mean_ratio(Y, X), _mean_ratio(forward_in_mode(reference, [X.copy()], True), X)
+            Y_ref = forward_in_mode(reference, [X.copy()], True)
+            got, want = _mean_ratio(Y, X), _mean_ratio(Y_ref, X)
         except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
             continue
         if got is None or want is None:
             continue
         if abs(got[0] - want[0]) <= SIGMAS * np.hypot(got[1], want[1]) + 1e-12:
+            if alike and alike[0] and (scaled := scale_difference(Y, X, Y_ref, cname, ref_name, at)):
+                return Finding("random-scale", scaled, layer="Dropout")
             agreed.append(f"{at.strip() or 'as built'}: {got[0]:.4g} X and {want[0]:.4g} X")
             continue
         return Finding("random-mean", (
@@ -102,3 +118,51 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         f"reference: the training output's mean compared with {ref_name}'s over {X.size} entries, within "
         f"{SIGMAS:g} standard errors ({'; '.join(agreed)}): the masks are random, their means are not"),
         severity="info") or None
+
+
+def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: str, at: str = "") -> str | None:
+    """How a training output ``Y`` of ``X`` is not the reference's kind of mask, or None.
+
+    The reference's ``Y_ref / X`` takes the values 0 and one scale ``s`` (inverted dropout's 1/(1 - p) on the kept
+    entries: the same on every draw of the mask, so one call shows it); the layer's ``Y / X`` must take 0 and ``s``
+    as well, within :data:`SCALE_RTOL`: other values on its nonzero entries (no mask: Y = X (1 + noise)) or another
+    scale (p read as the probability of keeping an entry: 1/p) is a sentence saying so (redteam39 F3). Entries where
+    ``X`` is 0 are left out.
+
+    Parameters
+    ----------
+    Y, Y_ref : ndarray
+        The layer's and the reference's training outputs of ``X`` (each of its own draw).
+    X : ndarray
+        The input both were given.
+    cname, ref_name, at : str
+        The layer's and the reference's names; the words naming the constructor arguments (``" at p=0.3"``).
+
+    Returns
+    -------
+    str or None
+        The sentence; None when they agree, or when the reference's output is not 0 and one scale, or either is not
+        a finite float array of ``X``'s shape (no claim).
+    """
+    X = np.asarray(X)
+    arrays = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.shape == X.shape and a.dtype.kind
+              in "fiu" else None for a in (Y, Y_ref)]
+    if any(a is None or not np.all(np.isfinite(a)) for a in arrays) or not np.any(on := X != 0):
+        return None
+    with np.errstate(all="ignore"):  # (an overflowing ratio is no scale: not finite, said as not one)
+        (ref_share, s_ref), r = kept_scale(arrays[1][on], X[on]), arrays[0][on] / X[on]
+    kept = r[r != 0]
+    if s_ref is None or not kept.size:
+        return None
+    s = float(np.median(kept))
+    ours = (f"{ref_name}'s keeps {ref_share:.0%} of the entries scaled by {s_ref:.4g}: Y / X is 0 or one scale, the "
+            "same on every draw of the mask (inverted dropout's 1/(1 - p), p the probability of dropping an entry)")
+    if not np.all(np.isfinite(kept)) or np.ptp(kept) > SCALE_RTOL * abs(s):
+        return (f"in training mode, {cname}'s output{at} is not X times a mask of 0 and one scale: Y / X takes "
+                f"{np.unique(kept).size} values on the entries it keeps, from {kept.min():.4g} to {kept.max():.4g}; "
+                f"{ours}")
+    if abs(s - s_ref) <= SCALE_RTOL * abs(s_ref):
+        return None
+    return (f"in training mode, {cname}'s output{at} keeps {kept.size / r.size:.0%} of the entries scaled by {s:.4g}; "
+            f"{ours}. A scale of 1/p is p read as the probability of keeping an entry (CS231n's convention), "
+            "1 the scale left out")

@@ -831,8 +831,10 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
     cname = label.rpartition("::")[2]
     own = json.loads(args.reference_init) if getattr(args, "reference_init", None) else None
 
+    alike = own is not None or _built_alike(reference, layer, init, cname)
+
     def pairs():
-        yield layer, reference, ""
+        yield layer, reference, "", alike
         for key, _, other in symmetric_args(layer):
             try:
                 lay = built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
@@ -844,8 +846,8 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
                                           json.dumps({**own, key: other}) if own is not None else None)
                 except Exception:  # noqa: BLE001 - the reference has no such argument
                     ref = None
-                yield lay, ref if ref is not None and getattr(ref, key, other) == other else reference, \
-                    f" at {key}={other:g}"
+                rebuilt = ref is not None and getattr(ref, key, other) == other
+                yield lay, ref if rebuilt else reference, f" at {key}={other:g}", alike and rebuilt
             finally:
                 if lay is not layer and callable(getattr(lay, "release", None)):
                     lay.release()
@@ -853,6 +855,23 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
 
     if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference)) is not None:
         diag.findings.append(found)
+
+
+def _built_alike(reference: Any, layer: Any, init: dict[str, Any], cname: str) -> bool:
+    """Whether ``--reference`` was built from the checked layer's own settings (:func:`build_reference` without
+    ``--reference-init``): each argument of its constructor (``rng`` and ``name`` aside) found in ``--init`` or as the
+    layer's attribute, by its name or a synonym, none left at its default (a ``keep_prob`` layer's reference is built
+    at its default ``p``, another rate). Then its training output's kept scale must be the layer's
+    (:func:`gradcheck._random_mean.scale_difference`, redteam39 F3)."""
+    import inspect
+
+    try:
+        got = constructor_kwargs(type(reference), layer, init, cname, what="reference")
+        ps = inspect.signature(type(reference)).parameters.values()
+    except Exception:  # noqa: BLE001 - not known: the means alone are compared
+        return False
+    return all(p.name in got for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and p.name not in ("rng", "name"))
 
 
 def _pair_at_other_rate(args, layer, init: dict[str, Any], own: dict | None, cname: str, shape):

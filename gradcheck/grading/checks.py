@@ -921,7 +921,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
-        return _held_graded(held[0], layer, xs, d_in, weights, got, expected, keys, short, cfg, numerical, G.shape, Y,
+        return _held_graded(held[0], layer, xs, d_in, weights, got, expected_for, keys, short, cfg, numerical, G, Y,
                             reference, written) if held else _fixed_mask_graded(owner, reference, weights)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
@@ -970,13 +970,19 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     not comparing a ``--reference`` (:func:`gradcheck.diagnose._diagnose_mode`), since each draws its own mask. The
     proxy is the student's layer with its draws held (:func:`gradcheck.diagnose.held_forward`), None when they cannot
     be held (a generator made anew in forward); ``()`` when the student's is the same at every call and drops entries
-    while the reference's draws (:func:`gradcheck.diagnose.same_mask`). None (no tuple) otherwise: compared as any."""
-    from ..diagnose import held_forward
+    while the reference's draws (:func:`gradcheck.diagnose.same_mask`). None (no tuple) otherwise: compared as any.
+    Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
+    (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
+    tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
+    from ..diagnose import REFERENCE_FORWARDS, held_forward
 
-    proxy, how = held_forward(layer, xs, owner, training=True)
-    if not how:
-        return () if same_mask(layer, reference, xs) else None
-    return (proxy,) if _reference_random(reference, xs) else None
+    if not _reference_random(reference, xs):
+        return None
+    for _ in range(-(-REFERENCE_FORWARDS // 3)):
+        proxy, how = held_forward(layer, xs, owner, training=True)
+        if how:
+            return (proxy,)
+    return () if same_mask(layer, reference, xs) else None
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
@@ -994,8 +1000,8 @@ def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
 
 
 def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-                 got: Mapping[str, Any], expected: Mapping[str, np.ndarray], keys: list[str], short: str,
-                 cfg: CheckConfig, numerical: bool, shape: tuple[int, ...], Y: Any, reference: Any,
+                 got: Mapping[str, Any], expected_for: Callable[[np.ndarray], dict[str, np.ndarray]], keys: list[str],
+                 short: str, cfg: CheckConfig, numerical: bool, G: np.ndarray, Y: Any, reference: Any,
                  written: GradcheckError | None) -> Verdict:
     """:func:`layer_gradients` of a layer whose training forward is random, as is the reference's
     (:func:`_random_both`): the reference draws its own mask, so its gradients are not the student's and are not
@@ -1004,8 +1010,12 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     exited 0). Each part is read as :func:`_part` reads it (missing, None, integer, NaN, float32, the reference's
     shape) and judged by central differences of the student's own forward with its draws held (``proxy``, the
     check's holding; the layer itself when they cannot be held, which check fails as not repeatable), by
-    :func:`_numerical`; then :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing
-    can judge the parts: the test's mistake (GradingTestError), not the student's 0."""
+    :func:`_numerical`; a part they pass still has the call the test made (``Y`` of forward, then backward of ``G``)
+    meet what the reference shows of it (:func:`_mask_graded`), else its gradients' mean over fresh draws meet the
+    reference's (:func:`_expected_graded`; ``expected_for(G)``: the reference's gradients of one draw); then
+    :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing can judge the parts: the
+    test's mistake (GradingTestError), not the student's 0."""
+    expected = expected_for(G)  # (a draw of the reference's: its shapes are what the parts are read against)
     if not numerical:
         raise GradingTestError(
             "grade.layer_gradients(..., training=True, numerical=False) on a layer whose training forward is random, "
@@ -1022,12 +1032,142 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     if any(p.passed for p in parts):
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         held_cfg = CheckConfig(rtol=cfg.rtol, atol=cfg.atol, seed=cfg.seed, training=True, batched=False)
-        run = partial(_within_budget, layer if proxy is None else proxy, xs, shape, held_cfg)
+        run = partial(_within_budget, layer if proxy is None else proxy, xs, G.shape, held_cfg)
         if failed := _numerical(verdict, {p.name for p in parts if p.passed}, run, lambda t: rename.get(t, t), "",
                                 "Does backward apply the mask and the scale forward drew?"):
             failed.notes = verdict.notes + failed.notes
             verdict = failed
-    return _as_check(verdict, layer, xs, d_in, shape, cfg, False, Y, reference, written)
+    if not _mask_graded(verdict, type(layer).__name__, reference, xs, G, Y, got.get(d_in[0]), d_in[0], cfg.rtol):
+        _expected_graded(verdict, layer, proxy, xs, G, d_in, keys, expected_for, cfg.rtol, type(reference).__name__)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, False, Y, reference, written)
+
+
+def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarray], G: np.ndarray, Y: Any,
+                 dX: Any, name: str, rtol: float) -> bool:
+    """The test's own call of a random layer judged by what the reference shows of it, where the held check cannot
+    judge it: the submission's forward can tell the held check's calls (an input a step ``h`` from the last, its
+    generator rewound) and the mean's probe batch (its size) from the test's, and answer them otherwise (redteam39 F1,
+    F2: a backward ``dX = dY`` beside a forward giving the identity to the central differences kept its points; a
+    dropout without its scale, raising on the probe, too). A reference whose training output ``Y / X`` is 0 or one
+    scale needs the same of ``Y``, the output of the test's forward (:func:`gradcheck._random_mean.scale_difference`:
+    every passing part fails, as the mean's finding fails them); a reference that is a mask layer (no parameters, its
+    own backward ``G * Y / X``) needs ``dX`` (part ``name``), the backward of ``G`` after that forward, to be
+    ``G * Y / X`` too, as central differences of that forward with its mask held would give. Entries where ``X`` is 0
+    are left out; the test's input alone (one input), else nothing is claimed. Read after the held check, so an honest
+    bug keeps that check's words. Returns whether the parts were judged here (a part failed, or the mask layer's dX
+    held); False: nothing claimed (:func:`_expected_graded` judges them)."""
+    import copy
+
+    from .._random_mean import SCALE_RTOL, scale_difference
+
+    if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or Y.dtype.kind not in "fiu" \
+            or not np.any(on := xs[0] != 0):
+        return False
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forward is run
+        ref = reference
+    X, Y, ref_name = xs[0], np.asarray(Y, dtype=np.float64), type(reference).__name__
+    try:  # the reference's own call, then its backward of G: a mask layer's is G * Y_ref / X
+        Y_ref = np.asarray(forward_in_mode(ref, [X.copy()], True), dtype=np.float64)
+        dX_ref = np.asarray(ref.backward(G.copy()), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a reference of another protocol: no claim
+        return False
+    if scaled := scale_difference(Y, X, Y_ref, cname, ref_name):
+        for p in verdict.parts:
+            p.passed, p.message = (False, scaled + ".") if p.passed else (p.passed, p.message)
+        return True
+    part = next((p for p in verdict.parts if p.name == name and p.passed), None)
+    if part is None or getattr(ref, "params", None) or not isinstance(dX, np.ndarray) or dX.shape != X.shape \
+            or dX_ref.shape != X.shape or not np.allclose(dX_ref[on], G[on] * Y_ref[on] / X[on], rtol=SCALE_RTOL,
+                                                          atol=0):
+        return False
+    with np.errstate(all="ignore"):
+        mine, want = np.asarray(dX, dtype=np.float64)[on], G[on] * Y[on] / X[on]
+    if not close(mine, want, rtol=rtol, atol=ATOL_FLOOR):
+        part.passed, part.message = False, (
+            f"{name} is not dY * Y / X for the output Y your forward gave just before this backward (max |{name} - "
+            f"dY * Y / X| = {np.abs(mine - want).max():.3g}), as {ref_name}'s is and as central differences of that "
+            "forward with its mask held give: backward must apply the mask and the scale drawn by the forward it "
+            "follows. Does backward apply the mask and the scale forward drew?")
+    return True
+
+
+#: Training calls of the student's layer (forward, then backward of the test's dY, each a new draw) whose gradients'
+#: mean :func:`_expected_graded` compares with the reference's, and the reference's draws (in process: cheap) that give
+#: its mean and the standard deviation of one draw. 32: each call is a round trip of the sandbox under its per-call
+#: limit, charged to the submission's time; a wrong dX twice the right one is tens of standard errors off.
+EXPECTED_CALLS, REFERENCE_DRAWS = 32, 400
+
+
+def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarray], G: np.ndarray, d_in: list[str],
+                     keys: list[str], expected_for: Callable[[np.ndarray], dict[str, np.ndarray]], rtol: float,
+                     ref_name: str) -> None:
+    """Each passing part's mean over :data:`EXPECTED_CALLS` training calls of the layer (forward of the test's input,
+    then backward of its ``G``, the draws free: each call a new mask) against the reference's mean over
+    :data:`REFERENCE_DRAWS` of its own (``expected_for(G)``), within :data:`~gradcheck._random_mean.SIGMAS` standard
+    errors of the difference (each draw's spread read from the reference's draws: the same as a right layer's) plus
+    the tolerances. A random layer that is not a mask layer (a model holding a dropout) has no exact anchor
+    (:func:`_mask_graded`), and its forward can answer the held check's inputs (``X + h v``) with the linear map its
+    wrong backward is the adjoint of (redteam39 F4: a model Linear -> Dropout whose dX is twice the right one kept its
+    points); those calls are the test's own kind of call, so that backward is wrong here on average. A call that
+    raises is the submission's failure (its own input again); a gradient that is not an array of the reference's
+    shape is no claim."""
+    from .._random_mean import SIGMAS
+
+    todo = [p for p in verdict.parts if p.passed]
+    if not todo:
+        return
+    theirs = [expected_for(G) for _ in range(REFERENCE_DRAWS)]
+    with _draws_free(layer, proxy):
+        mine = [_one_training_call(layer, xs, G, d_in, keys) for _ in range(EXPECTED_CALLS)]
+    for p in todo:
+        ref = np.stack([t[p.name] for t in theirs])
+        got = [m.get(p.name) for m in mine]
+        if not all(isinstance(g, np.ndarray) and g.shape == ref.shape[1:] and g.dtype.kind in "fiu" for g in got):
+            continue
+        a, b = np.mean(np.asarray(got, dtype=np.float64), axis=0), ref.mean(axis=0)
+        se = ref.std(axis=0, ddof=1) * np.sqrt(1 / EXPECTED_CALLS + 1 / REFERENCE_DRAWS)
+        off = np.abs(a - b) - (SIGMAS * se + ATOL_FLOOR + rtol * (np.abs(a) + np.abs(b)))
+        if np.any(off > 0):
+            i = np.unravel_index(int(np.argmax(off)), off.shape)
+            p.passed, p.message = False, (
+                f"{p.name} averaged over {EXPECTED_CALLS} training calls of this test's input and dY (each a new draw) "
+                f"is {a[i]:.6g} at {p.name}[{', '.join(str(int(k)) for k in i)}], where {ref_name}'s averages {b[i]:.6g} over "
+                f"{REFERENCE_DRAWS} draws (its spread gives a standard error of {se[i]:.3g}): backward does not give "
+                "the gradient of the forward it follows, on average over the draws, though central differences of "
+                "your forward with its draws held agreed with it: your forward answers those calls otherwise than "
+                "this test's own.")
+
+
+@contextlib.contextmanager
+def _draws_free(layer: Any, proxy: Any):
+    """The layer's draws free for the ``with`` block (each forward a new mask), held again after as
+    :func:`gradcheck.diagnose._hold` held them: a sandboxed layer's rewinding released and set again (at the states
+    reached), a mask switch (``fix_mask``) turned off and on; a local layer rewound by its proxy needs neither."""
+    remote = bool(getattr(proxy, "remote", ""))
+    fixed = "" if remote or proxy is None else adapter_call(layer, "hold_random", "unfix_mask")
+    if remote:
+        adapter_call(layer, "hold_random", "release")
+    try:
+        yield
+    finally:
+        if remote:
+            proxy.remote = adapter_call(layer, "hold_random", "rewind")
+        elif fixed:
+            adapter_call(layer, "hold_random")
+
+
+def _one_training_call(layer: Any, xs: list[np.ndarray], G: np.ndarray, d_in: list[str],
+                       keys: list[str]) -> dict[str, Any]:
+    """One training forward of ``xs`` and backward of ``G``: the gradients by part name, as :func:`layer_gradients`
+    reads them (copies)."""
+    layer.forward(*[x.copy() for x in xs], training=True)
+    with _integers_read(layer):
+        ret = layer.backward(G.copy())
+    out = dict(zip(d_in, ret if len(xs) > 1 and isinstance(ret, (tuple, list)) else [ret]))
+    out.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
+    return {n: _copy(g) for n, g in out.items()}
 
 
 def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray]) -> None:
@@ -1045,10 +1185,11 @@ def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[n
         ref = copy.deepcopy(reference)
     except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forwards are run
         ref = reference
-    found = random_mean_finding([(layer, ref, "")], type(layer).__name__, xs[0].shape, 0, type(reference).__name__)
+    found = random_mean_finding([(layer, ref, "", True)], type(layer).__name__, xs[0].shape, 0,
+                                type(reference).__name__)
     if found is None:
         return
-    if found.code != "random-mean":
+    if found.code not in ("random-mean", "random-scale"):
         verdict.notes.append(found.message + ".")
         return
     for p in verdict.parts:
