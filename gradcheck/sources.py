@@ -1082,15 +1082,19 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
 def _own_kwargs_advice(cls: type, ps: list, what: str) -> str:
     """How to build the reference or the twin from its own arguments (``--reference-init``, tester20s M7;
     ``--twin-init``, newuser27 #4: the student's constructor names its sizes otherwise, ``D`` for
-    ``normalized_shape``, so neither --init, which goes to the checked class, nor its attributes reach them)."""
+    ``normalized_shape``, so neither --init, which goes to the checked class, nor its attributes reach them). A
+    dropout's ``p`` is said to be the drop probability (verify38 F1: CS231n's is the keep probability)."""
     names = [p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("rng", "name")
              and p.default is p.empty] or [p.name for p in ps][:1]
     eg = ", ".join(f'"{n}": ...' for n in names)
+    drop = (f" {cls.__name__}'s p is the probability of DROPPING an entry (PyTorch's convention); CS231n's "
+            "dropout_param['p'] and keep_prob are the probability of keeping one: give it 1 - that."
+            if "dropout" in cls.__name__.lower() and any(p.name == "p" for p in ps) else "")
     if what == "reference":
         return (f"Give the reference its own arguments with --reference-init '{{{eg}}}' (for {cls.__name__}; --init "
-                "stays the checked class's), or check without --reference.")
+                f"stays the checked class's), or check without --reference.{drop}")
     return (f"Give the twin its own arguments with --twin-init '{{{eg}}}' (for {cls.__name__}; --init stays the "
-            "checked class's; in Python, twin=<the autoprop layer, built>), or check without --twin.")
+            f"checked class's; in Python, twin=<the autoprop layer, built>), or check without --twin.{drop}")
 
 
 def _has(obj: Any, name: str) -> bool:

@@ -1,0 +1,51 @@
+"""Session 39's fixes of ``gradcheck check`` (verify38 F1-F3, F10; newuser38 F6-F8, F10)."""
+
+import pytest
+from test_cli import check_source
+
+CS231N_DROPOUT = """
+import numpy as np
+
+
+def dropout_forward(x, dropout_param):
+    p, mode = dropout_param["p"], dropout_param["mode"]
+    if "seed" in dropout_param:
+        np.random.seed(dropout_param["seed"])
+    mask = None
+    out = x
+    if mode == "train":
+        mask = (np.random.rand(*x.shape) < p) SCALE
+        out = x * mask
+    return out, (dropout_param, mask)
+
+
+def dropout_backward(dout, cache):
+    dropout_param, mask = cache
+    return dout * mask if dropout_param["mode"] == "train" else dout
+"""
+PAIR_INIT = ("--init", '{"dropout_param": {"p": 0.8, "mode": "train", "seed": 3}}')
+
+
+@pytest.mark.parametrize("scale", ["", "/ p"])
+def test_a_cs231n_dropout_against_a_reference_built_at_its_keep_probability_is_a_usage_error(tmp_path, scale):
+    """verify38 F1: CS231n's dropout_param p (0.8) keeps 80%; manualprop.Dropout(p=0.8) drops 80%. The pair without
+    1/p PASSed at seed 0 (means 0.80 and 1.00 within 6 standard errors of the reference's scale-5 mean); the kept
+    shares, observed exactly, are now compared first: a usage error naming the convention and the rate, at any seed."""
+    code, out = check_source(tmp_path, CS231N_DROPOUT.replace("SCALE", scale), "dropout", "--input-shape", "8,5",
+                             "--seed", "0", *PAIR_INIT, "--reference", "manualprop.Dropout", "--reference-init",
+                             '{"p": 0.8}')
+    text = " ".join(out.split())
+    assert code == 2, text  # (before: the unscaled pair exit 0, PASS; the right one PASS, no word of the mis-built p)
+    assert "the reference drops 80% of the entries in training (built with p=0.8), dropout keeps 80%: " \
+           "manualprop.Dropout's p is the drop probability (0.2 here)" in text, text
+    assert "--reference-init '{\"p\": 0.2}'" in text, text
+
+
+def test_the_reference_init_hint_of_a_dropout_says_its_p_is_the_drop_probability(tmp_path):
+    code, out = check_source(tmp_path, CS231N_DROPOUT.replace("SCALE", ""), "dropout", "--input-shape", "8,5",
+                             *PAIR_INIT, "--reference", "manualprop.Dropout")
+    text = " ".join(out.split())
+    assert code == 2, text
+    assert "Give the reference its own arguments with --reference-init '{\"p\": ...}'" in text, text
+    assert "Dropout's p is the probability of DROPPING an entry" in text, text
+    assert "CS231n's dropout_param['p'] and keep_prob are the probability of keeping one" in text, text
