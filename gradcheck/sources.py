@@ -1415,6 +1415,7 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     ``notes`` gets ``reference: ...`` lines: the names mapped, the orientation and how it was decided.
     """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
+    takes_inputs(ref, call)
     rparams = getattr(ref, "params", None) or {}
     names = mapped_names(rparams, params, owner, f"reference {type(ref).__name__}", UsageError)
     notes = [] if notes is None else notes
@@ -1446,6 +1447,27 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     elif transposed:
         notes.append(_transposed_note(owner, "reference", "manualprop", [names[k] for k in transposed], transposed))
     return Y, out
+
+
+def takes_inputs(ref: Any, call: Call) -> None:
+    """UsageError when the reference's forward cannot take the checked layer's inputs (verify38 F3: a masked attention's
+    Q, K, V and integer mask given to manualprop.ScaledDotProductAttention's ``forward(Q, K, V, training=False)``, the
+    mask landing in ``training``, raised a TypeError from gradcheck's internals): its inputs by name and the layer's."""
+    try:
+        ps = [p for p in inspect.signature(ref.forward).parameters.values() if p.name != "training"]
+    except (TypeError, ValueError, AttributeError):
+        return
+    pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    n, least = len(call.inputs), sum(p.default is p.empty for p in pos)
+    if least <= n <= len(pos) or any(p.kind == p.VAR_POSITIONAL for p in ps) and n >= least:
+        return
+    ref_name, theirs = type(ref).__name__, ", ".join(p.name for p in pos)
+    raise UsageError(V.paragraph(
+        f"--reference manualprop.{ref_name}: its forward takes {len(pos)} input{'s' * (len(pos) != 1)} ({theirs}), "
+        f"{call.owner}'s {n} ({', '.join(call.names)}): the reference cannot compute {call.owner}'s output"
+        + (f", having no {', '.join(call.names[len(pos):])} argument." if n > len(pos) else "."),
+        "Check without --reference (the gradients are checked against central differences all the same), or give "
+        "a reference whose forward takes the same inputs."))
 
 
 def reference_shape_error(owner: str, ref: str, signature: str, got, want) -> GradientShapeError:

@@ -49,3 +49,37 @@ def test_the_reference_init_hint_of_a_dropout_says_its_p_is_the_drop_probability
     assert "Give the reference its own arguments with --reference-init '{\"p\": ...}'" in text, text
     assert "Dropout's p is the probability of DROPPING an entry" in text, text
     assert "CS231n's dropout_param['p'] and keep_prob are the probability of keeping one" in text, text
+
+
+MASKED_ATTENTION = """
+import numpy as np
+
+
+class MaskedAttention:
+    def forward(self, Q, K, V, mask):
+        S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
+        S = np.where(mask.astype(bool), S, -1e9)
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        A /= A.sum(axis=-1, keepdims=True)
+        self.cache = (Q, K, V, A, mask)
+        return A @ V
+
+    def backward(self, dY):
+        Q, K, V, A, mask = self.cache
+        dA = dY @ V.transpose(0, 2, 1)
+        dS = np.where(mask.astype(bool), A * (dA - (dA * A).sum(axis=-1, keepdims=True)), 0.0) / np.sqrt(Q.shape[-1])
+        return dS @ K, dS.transpose(0, 2, 1) @ Q, A.transpose(0, 2, 1) @ dY
+"""
+
+
+def test_a_reference_whose_forward_takes_other_inputs_is_a_usage_error(tmp_path):
+    """verify38 F3: Q, K, V and an integer mask given to manualprop.ScaledDotProductAttention (forward(Q, K, V,
+    training=False)) raised "got multiple values for argument 'training'" as a traceback from gradcheck's internals."""
+    code, out = check_source(tmp_path, MASKED_ATTENTION, "MaskedAttention", "--input-shape", "2,4,3;2,5,3;2,5,6;2,4,5",
+                             "--indices", "3:2", "--reference", "manualprop.ScaledDotProductAttention")
+    text = " ".join(out.split())
+    assert code == 2, text  # (before: exit 1 and a TypeError traceback)
+    assert "Traceback" not in text, text
+    assert "--reference manualprop.ScaledDotProductAttention: its forward takes 3 inputs (Q, K, V), " \
+           "MaskedAttention's 4 (Q, K, V, mask): the reference cannot compute MaskedAttention's output, having no " \
+           "mask argument. Check without --reference" in text, text
