@@ -30,6 +30,7 @@ from ._adapters import (
     softmax,
     undecided_text,
 )
+from ._large_inputs import probed_large
 from ._switch_reach import file_classes, self_attr
 from .check import (
     FAST_SAMPLE,
@@ -1117,9 +1118,11 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     if not diag.passed:
         return None
     res = diag.result
-    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward" and not probed_large(r.tensor))
     fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
     left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    large = " (and at the inputs shifted by 1000, as the reference's: see the table)" if any(  # newuser38 F10
+        probed_large(r.tensor) for r in res.records) else ""
     if _running_unchecked(diag) is not None:  # newuser35 H2: never "the forward output match" of those unseen
         fwd = " and the forward output at the initial running statistics" if fwd else ""
         left += " (the running statistics' update by a training forward: NOT checked, see below)"
@@ -1127,7 +1130,7 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
             else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
-    within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+    within = f"within rtol={res.rtol:g}, {res.atol_words()}{large}"
     copy = next((f for f in diag.findings if f.code == "float64-copy"), None)  # its note names the low dtype
     low = "float16" if copy is not None and " computes in float16 " in copy.message else "float32"
     f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
@@ -1151,7 +1154,7 @@ def _directional_words(res) -> str:
             blind[r.tensor] = (max(c.n_compared for c in cs), max(c.missable for c in cs))
     if not blind:
         return ""
-    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind]
+    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind and not probed_large(r.tensor)]
     parts = []
     for t, (_n, m) in blind.items():
         g = res.gradients.get("manual", {}).get(t)

@@ -1432,6 +1432,11 @@ class _Proxy(Wrapper):
     params = property(lambda self: getattr(self._layer, "params", None))
     grads = property(lambda self: getattr(self._layer, "grads", None))
 
+    def __deepcopy__(self, memo: dict) -> _Proxy:
+        """A proxy of a copy of the layer, whose forward and backward are the copy's (copied as attributes, they were
+        this layer's: :func:`gradcheck._large_inputs.at_large_inputs` ran the original on its copy)."""
+        return _Proxy(copy.deepcopy(self._layer, memo), rewind=bool(self._rngs) or self._global is not None)
+
 
 #: The codes of the notes saying how a random forward was held fixed for the check.
 HELD = ("held-mask", "rewound-rng")

@@ -83,3 +83,57 @@ def test_a_reference_whose_forward_takes_other_inputs_is_a_usage_error(tmp_path)
     assert "--reference manualprop.ScaledDotProductAttention: its forward takes 3 inputs (Q, K, V), " \
            "MaskedAttention's 4 (Q, K, V, mask): the reference cannot compute MaskedAttention's output, having no " \
            "mask argument. Check without --reference" in text, text
+
+
+SOFTMAX = """
+import numpy as np
+
+
+class Softmax:
+    def forward(self, X):
+        e = np.exp(X SHIFT)
+        self.Y = e / e.sum(axis=1, keepdims=True)
+        return self.Y
+
+    def backward(self, dY):
+        return self.Y * (dY - (dY * self.Y).sum(axis=1, keepdims=True))
+"""
+
+
+@pytest.mark.parametrize(("shift", "failing"), [("", "X + 1000"), ("- X.max()", "X +/- 1000 by row"),
+                                                ("- X.max(axis=1, keepdims=True)", None)])
+def test_a_softmax_layer_checked_against_a_reference_is_compared_at_large_inputs_too(tmp_path, shift, failing):
+    """newuser38 F10: a Softmax layer without the max shift PASSed --reference manualprop.Softmax (compared at the
+    drawn N(0, 1) input alone; NaN at inputs of 1000); one shifted by the global max is caught by rows shifted apart
+    (verify38 F10). The probe runs on a copy of the sandboxed layer (its forward and backward the copy's)."""
+    code, out = check_source(tmp_path, SOFTMAX.replace("SHIFT", shift), "Softmax", "--input-shape", "4,5",
+                             "--reference", "manualprop.Softmax")
+    text = " ".join(out.split())
+    if failing is None:
+        assert code == 0 and "dX (X +/- 1000 by row) (4, 5) - 0.0e+00" in text, text
+        return
+    assert code == 1, text  # (before: exit 0, PASS)
+    assert f"FAIL: Softmax: forward mismatch in Y ({failing})" in text, text
+    assert f"at {failing} (inputs of that size come with training), Y, dX differ from the reference's (NaN or inf)" \
+           in text and "subtract each row's max first" in text, text
+
+
+def test_a_softmax_cross_entropy_shifted_by_the_global_max_fails_at_rows_shifted_apart():
+    """verify38 F10: y_pred +- 1000 shifts every row alike, which a global max absorbs; rows +1000 and -1000 in turn
+    lie 2000 apart: exp of the lower rows underflows to 0, log(0) = -inf."""
+    import gradcheck
+    import manualprop as mp
+    import numpy as np
+    from test_newuser38 import NoShiftCE
+
+    class GlobalShiftCE(NoShiftCE):
+        def forward(self, y_true, y_pred):
+            return super().forward(y_true, y_pred - y_pred.max())
+
+    rng = np.random.default_rng(0)
+    y, z = rng.integers(0, 3, size=4), rng.standard_normal((4, 3))
+    with np.errstate(all="ignore"):
+        res = gradcheck.check_loss(GlobalShiftCE(), y, z, twin=None, reference=mp.SoftmaxCrossEntropy())
+    failing = sorted(r.tensor for r in res.records if not r.passed)
+    assert failing == ["L (y_pred +/- 1000 by row)", "dy_pred (y_pred +/- 1000 by row)"], failing  # (before: PASS)
+
