@@ -1,7 +1,12 @@
 """Session 39's fixes of ``gradcheck check`` (verify38 F1-F3, F10; newuser38 F6-F8, F10)."""
 
+import numpy as np
 import pytest
 from test_cli import check_source
+from test_newuser38 import NoShiftCE
+
+import gradcheck
+import manualprop as mp
 
 CS231N_DROPOUT = """
 import numpy as np
@@ -121,11 +126,6 @@ def test_a_softmax_layer_checked_against_a_reference_is_compared_at_large_inputs
 def test_a_softmax_cross_entropy_shifted_by_the_global_max_fails_at_rows_shifted_apart():
     """verify38 F10: y_pred +- 1000 shifts every row alike, which a global max absorbs; rows +1000 and -1000 in turn
     lie 2000 apart: exp of the lower rows underflows to 0, log(0) = -inf."""
-    import gradcheck
-    import manualprop as mp
-    import numpy as np
-    from test_newuser38 import NoShiftCE
-
     class GlobalShiftCE(NoShiftCE):
         def forward(self, y_true, y_pred):
             return super().forward(y_true, y_pred - y_pred.max())
@@ -137,3 +137,28 @@ def test_a_softmax_cross_entropy_shifted_by_the_global_max_fails_at_rows_shifted
     failing = sorted(r.tensor for r in res.records if not r.passed)
     assert failing == ["L (y_pred +/- 1000 by row)", "dy_pred (y_pred +/- 1000 by row)"], failing  # (before: PASS)
 
+
+class _ClassicKeep:
+    """Classic dropout whose p is the KEEP probability (stored as ``keep``): Y = X * mask in training, p X in eval."""
+
+    def __init__(self, p=0.8, seed=0):
+        self.keep, self.rng = p, np.random.default_rng(seed)
+
+    def forward(self, X, training=True):
+        self.mask = self.rng.random(X.shape) < self.keep if training else None
+        return X * self.mask if training else X * self.keep
+
+    def backward(self, dY):
+        return dY * self.mask if self.mask is not None else dY * self.keep
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_classic_dropout_is_named_with_its_keep_rate_with_or_without_a_reference(reference):
+    """verify38 F2: the fix said "mask / (1 - p)", wrong for a p that is the keep probability (0.8 here: 1/(1-p) = 5,
+    not 1.25); it now says the scale in numbers, mask / 0.8, and both conventions. With --reference
+    manualprop.Dropout the eval output 0.8 X against the reference's X was a generic "other-function" mismatch."""
+    d = gradcheck.diagnose_layer(_ClassicKeep(0.8), (20, 10), reference=mp.Dropout(0.2, rng=0) if reference else None)
+    assert not d.passed and d.codes == ["classic-dropout"], d.codes  # (before, with the reference: other-function)
+    text = " ".join(d.sentence().split())
+    assert "mask / 0.8, the keep probability (mask / (1 - p) for a drop probability p, PyTorch's; mask / p for a " \
+           "keep probability p, CS231n's)" in text, text
