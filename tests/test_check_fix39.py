@@ -162,3 +162,34 @@ def test_classic_dropout_is_named_with_its_keep_rate_with_or_without_a_reference
     text = " ".join(d.sentence().split())
     assert "mask / 0.8, the keep probability (mask / (1 - p) for a drop probability p, PyTorch's; mask / p for a " \
            "keep probability p, CS231n's)" in text, text
+
+
+REPEAT = """
+import numpy as np
+
+
+class Repeat:
+    def __init__(self, repeats=50):
+        self.r = repeats
+
+    def forward(self, X):
+        return np.repeat(X, self.r, axis=1)
+
+    def backward(self, dY):
+        return dY.reshape(dY.shape[0], -1, self.r).sum(axis=2)
+"""
+
+
+def test_a_check_made_long_by_its_output_says_so_up_front(tmp_path, monkeypatch):
+    """newuser38 F6: 24e6 outputs from a 4x30 input took 258 s without a word (the plan counted the input's 120
+    elements alone). Here, with LONG_CHECK forced between the input's plan (390 x 120) and the output's (390 x 6000),
+    the line names the output's elements and the forwards planned."""
+    from gradcheck import check_command as cc
+
+    monkeypatch.setattr(cc, "LONG_CHECK", 1_000_000)
+    code, out = check_source(tmp_path, REPEAT, "Repeat", "--input-shape", "4,30")
+    text = " ".join(out.split())
+    assert code == 0, text
+    assert "gradcheck: a long check: Repeat's output on its input of 120 elements has 6,000 elements, and --mode " \
+           "fast runs up to about 390 forwards, each computing the whole output. A smaller output finds the same " \
+           "bugs" in text, text  # (before: no word)
