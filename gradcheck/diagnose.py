@@ -79,6 +79,7 @@ from .errors import (
     GradientShapeError,
     NotCheckedError,
     ProtocolError,
+    StudentCodeError,
     UsageError,
 )
 from .numerical import (
@@ -443,6 +444,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
+        "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
+        "the first call's backward needs, and backward reads the last call's cache at every use",
+        "give each use its own object (e.g. self.act1 = Tanh() and self.act2 = Tanh()), or keep a cache per call "
+        "that backward takes back in reverse order", "07-sequential.md"),
     "weight-or-constant": Record(
         "weight or constant", "forward reads {ws} and the output moves with {it}, but backward sets no gradient for "
         "{it} beside the weights with theirs: gradcheck {say}", "decide which {ws} {verb}; the check cannot pass "
@@ -6613,7 +6619,56 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
+        _reuse_named(layer, diag, owner)
         return diag
+
+
+def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:
+    """The ``reused-sublayer`` finding first in ``diag`` of a layer that failed unnamed ("no known bug pattern")
+    and uses one sub-layer object twice in its forward (:func:`_reused_sublayer`); for a backward that raised
+    (the second use's cache of another shape), the same words after its error."""
+    if diag.passed or (what := _reused_sublayer(layer, owner)) is None:
+        return
+    if diag.error is None and set(diag.codes) <= {"wrong-values"}:
+        diag.findings.insert(0, _find("reused-sublayer", what=what))
+    elif isinstance(diag.error, StudentCodeError) and "backward" in str(diag.error):
+        diag.error.args = (f"{diag.error} Likely why: " + _find("reused-sublayer", what=what).message + ".",)
+
+
+def _reused_sublayer(layer: Any, owner: str) -> str | None:
+    """What says that ``layer``'s forward uses one sub-layer object more than once (newuser38 F8: ``self.act`` after
+    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (a local layer's), or, read
+    with :mod:`ast` from its class's file, ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward,
+    or once inside a loop, where backward calls ``self.NAME.backward`` with dY alone (no cache given back); None
+    otherwise."""
+    held = getattr(getattr(layer, "obj", layer), "layers", None) if not _remote(layer) else None
+    if isinstance(held, (list, tuple)):
+        at: dict[int, list[int]] = {}
+        for i, sub in enumerate(held):
+            at.setdefault(id(sub), []).append(i)
+        if (twice := next((ix for ix in at.values() if len(ix) > 1), None)) is not None:
+            return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
+    fns = {f.name: f for c in reversed(layer_classes(layer)[1]) for f in c.body if isinstance(f, ast.FunctionDef)}
+    fwd, bwd = fns.get("forward") or fns.get("__call__"), fns.get("backward")
+    if fwd is None or bwd is None:
+        return None
+    loops = {id(n) for loop in ast.walk(fwd) if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop)}
+    calls: dict[str, list] = {}  # each call of self.NAME: (line, inside a loop)
+    for n in ast.walk(fwd):
+        f = n.func if isinstance(n, ast.Call) else None
+        name = self_attr(f.value) if isinstance(f, ast.Attribute) and f.attr == "forward" else self_attr(f)
+        if name:
+            calls.setdefault(name, []).append((n.lineno, id(n) in loops))
+    back = [(self_attr(n.func.value), len(n.args) + len(n.keywords)) for n in ast.walk(bwd) if isinstance(
+        n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"]  # dY alone: no cache given
+    back = {k for k, _ in back} - {k for k, given in back if given > 1}
+    name = next((k for k, v in calls.items() if k in back and (len(v) > 1 or v[0][1])), None)
+    if name is None:
+        return None
+    n = len(calls[name])
+    how = "inside a loop, once per pass" if n == 1 else "twice" if n == 2 else f"{n} times"
+    lines = ", ".join(map(str, sorted({line for line, _ in calls[name]})))
+    return f"forward calls self.{name} {how} (line {lines}), one object for every use"
 
 
 def _classic_named(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) -> None:

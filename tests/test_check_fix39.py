@@ -193,3 +193,66 @@ def test_a_check_made_long_by_its_output_says_so_up_front(tmp_path, monkeypatch)
     assert "gradcheck: a long check: Repeat's output on its input of 120 elements has 6,000 elements, and --mode " \
            "fast runs up to about 390 forwards, each computing the whole output. A smaller output finds the same " \
            "bugs" in text, text  # (before: no word)
+
+
+SHARED_ACTIVATION = """
+import numpy as np
+
+
+class Linear:
+    def __init__(self, n_in, n_out, rng):
+        self.params = {"W": rng.standard_normal((n_in, n_out)) * 0.5, "b": rng.standard_normal(n_out) * 0.1}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T
+
+
+class Tanh:
+    def forward(self, X):
+        self.Y = np.tanh(X)
+        return self.Y
+
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+
+
+class MLPShared:
+    def __init__(self, seed=0):
+        rng = np.random.default_rng(seed)
+        self.l1, self.l2, self.act = Linear(5, 4, rng), Linear(4, WIDTH, rng), Tanh()
+
+    def forward(self, X):
+        h = self.act.forward(self.l1.forward(X))
+        return self.act.forward(self.l2.forward(h))
+
+    def backward(self, dY):
+        dY = self.l2.backward(self.act.backward(dY))
+        return self.l1.backward(self.act.backward(dY))
+"""
+REUSED = "forward calls self.act twice (line 34, 35), one object for every use: one layer object keeps one cache"
+
+
+@pytest.mark.parametrize(("width", "code"), [("4", 1), ("3", 3)])
+def test_one_activation_object_used_twice_in_forward_is_named(tmp_path, width, code):
+    """newuser38 F8: self.act after l1 and after l2 (backward's second use reads the second call's cache): FAIL in dX,
+    dl1.W, dl1.b with "no known bug pattern"; with widths that differ, backward raised (exit 3) naming the right line
+    alone. Both now name the reuse."""
+    code_, out = check_source(tmp_path, SHARED_ACTIVATION.replace("WIDTH", width), "MLPShared", "--input-shape", "6,5")
+    text = " ".join(out.split())
+    assert code_ == code, text
+    assert (f"diagnosis: {REUSED}" if code == 1 else f"Likely why: {REUSED}") in text, text  # (before: not said)
+
+
+def test_one_layer_object_twice_in_a_sequential_is_named():
+    """Lesson 07's "one layer object used twice in the chain" (its own example), diagnosed in process."""
+    relu = mp.ReLU()
+    shared = mp.Sequential(mp.Linear(4, 5, rng=1), relu, mp.Linear(5, 5, rng=2), relu, mp.Linear(5, 2, rng=3))
+    d = gradcheck.diagnose_layer(shared, (6, 4))
+    assert d.codes[0] == "reused-sublayer", d.codes  # (before: wrong-values alone, "no known bug pattern")
+    assert d.sentence().startswith("FAIL: Sequential: Sequential.layers holds one object at layers[1] and layers[3]")
