@@ -256,3 +256,18 @@ def test_one_layer_object_twice_in_a_sequential_is_named():
     d = gradcheck.diagnose_layer(shared, (6, 4))
     assert d.codes[0] == "reused-sublayer", d.codes  # (before: wrong-values alone, "no known bug pattern")
     assert d.sentence().startswith("FAIL: Sequential: Sequential.layers holds one object at layers[1] and layers[3]")
+
+
+def test_an_autoprop_linear_says_where_its_weights_are_when_read_by_keras_names():
+    """newuser38 F7: TF's Hessian example reads layer1.kernel; ap.layers.Linear(5, 8).kernel (and .W) raised a bare
+    "'Linear' object has no attribute 'kernel'". No alias: an AttributeError naming layer.variables['W'], its shape
+    (out, in) and Keras's kernel as its transpose."""
+    import autoprop as ap
+
+    layer = ap.layers.Linear(5, 8)
+    with pytest.raises(AttributeError, match=r"layer\.variables, by name: 'W' of shape \(8, 5\) \(out_features, "
+                                             r"in_features\), the transpose of Keras's kernel \(in, out\) = \(5, 8\)"):
+        layer.kernel  # noqa: B018 - the attribute read is the test
+    with pytest.raises(AttributeError, match=r"read layer\.variables\['W'\] \(all of them: W, b\)"):
+        layer.W  # noqa: B018
+    assert not hasattr(layer, "kernel") and getattr(layer, "foo", None) is None
