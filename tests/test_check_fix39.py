@@ -3,31 +3,14 @@
 import numpy as np
 import pytest
 from test_cli import check_source
+from test_cli_loss_mode_s25 import TANH
+from test_dropout_conventions import CS231N
 from test_newuser38 import NoShiftCE
 
 import gradcheck
 import manualprop as mp
 
-CS231N_DROPOUT = """
-import numpy as np
-
-
-def dropout_forward(x, dropout_param):
-    p, mode = dropout_param["p"], dropout_param["mode"]
-    if "seed" in dropout_param:
-        np.random.seed(dropout_param["seed"])
-    mask = None
-    out = x
-    if mode == "train":
-        mask = (np.random.rand(*x.shape) < p) SCALE
-        out = x * mask
-    return out, (dropout_param, mask)
-
-
-def dropout_backward(dout, cache):
-    dropout_param, mask = cache
-    return dout * mask if dropout_param["mode"] == "train" else dout
-"""
+CS231N_DROPOUT = CS231N.replace("BACKWARD", "dout * mask").replace("< p) / p", "< p) SCALE")
 PAIR_INIT = ("--init", '{"dropout_param": {"p": 0.8, "mode": "train", "seed": 3}}')
 
 
@@ -213,14 +196,7 @@ class Linear:
         return dY @ self.params["W"].T
 
 
-class Tanh:
-    def forward(self, X):
-        self.Y = np.tanh(X)
-        return self.Y
-
-    def backward(self, dY):
-        return dY * (1 - self.Y ** 2)
-
+""" + TANH.partition("import numpy as np\n")[2] + """
 
 class MLPShared:
     def __init__(self, seed=0):
@@ -235,7 +211,7 @@ class MLPShared:
         dY = self.l2.backward(self.act.backward(dY))
         return self.l1.backward(self.act.backward(dY))
 """
-REUSED = "forward calls self.act twice (line 34, 35), one object for every use: one layer object keeps one cache"
+REUSED = "forward calls self.act twice (line 36, 37), one object for every use: one layer object keeps one cache"
 
 
 @pytest.mark.parametrize(("width", "code"), [("4", 1), ("3", 3)])
