@@ -49,11 +49,13 @@ def large_shifts(x: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
         yield ROWS, x + c.reshape(-1, *[1] * (x.ndim - 1))
 
 
-def overflow_note(at: str, what: str, ref: str) -> str:
-    """The note of a forward or gradient that is not the reference's at ``at`` (``what``: the values it gave)."""
+def overflow_note(at: str, what: str, ref: str, bad: bool) -> str:
+    """The note of a forward or gradient that is not the reference's at ``at`` (``what``: the values it gave;
+    ``bad``: some are NaN or inf, an overflow)."""
     return (f"at {at} (inputs of that size come with training), {what}, where the reference gives {ref}"
-            "; an overflow: exp of a large input is inf above 709.8, and a probability it rounds to 0 or 1 makes log "
-            "give -inf (subtract each row's max first, the log-sum-exp shift, or use log1p/logaddexp).")
+            + ("; an overflow: exp of a large input is inf above 709.8, and a probability it rounds to 0 or 1 makes "
+               "log give -inf (subtract each row's max first, the log-sum-exp shift, or use log1p/logaddexp)"
+               if bad else "") + ".")
 
 
 def at_large_inputs(call: Call, reference: Any, G: np.ndarray, rtol: float, atols: Mapping[str, float],
@@ -80,10 +82,11 @@ def at_large_inputs(call: Call, reference: Any, G: np.ndarray, rtol: float, atol
             for k, t, w in [("Y", "Y", want["Y"]), *((k, display[k], w) for k, w in want.items() if k in display)]]
         records += recs
         if not all(r.passed for r in recs):
-            bad = [r.tensor.partition(" (")[0] for r in recs if not r.passed]
-            notes.append(overflow_note(f"{name} {at}", f"{', '.join(bad)} differ{'s' * (len(bad) == 1)} from the "
-                                       "reference's" + (" (NaN or inf)" if not all(
-                                           np.isfinite(v).all() for v in got.values()) else ""), "finite values"))
+            wrong = [r.tensor.partition(" (")[0] for r in recs if not r.passed]
+            bad = not all(np.isfinite(v).all() for v in got.values())
+            how = " (it raised there)" if "Y" not in got else " (NaN or inf)" if bad else ""
+            notes.append(overflow_note(f"{name} {at}", f"{', '.join(wrong)} differ{'s' * (len(wrong) == 1)} from the "
+                                       f"reference's{how}", "finite values", bad))
 
 
 def _nan_unless(a: Any, shape: tuple) -> np.ndarray:
