@@ -17,6 +17,13 @@ reference drops with probability ``p`` keeps 30% of the entries scaled by 1/0.3 
 (redteam39 F3). Where the reference's ``Y / X`` takes the values 0 and one scale (a dropout's 1/(1 - p), the same on
 every draw of the mask), the layer's must take 0 and that scale (:func:`scale_difference`): exact, no statistics, so
 the grader also reads it on the test's own call (redteam39 F1: a probe batch can be refused).
+
+The means alone miss a reference built at another rate: a CS231n pair keeping 80% unscaled (mean 0.8) against
+``manualprop.Dropout(p=0.8)``, which drops 80% (mean 1 with a standard error of 0.03), PASSed for some seeds
+(verify38 F1: CS231n's ``dropout_param['p']`` is the probability of keeping a unit, manualprop's ``p`` that of dropping
+one). Unless the reference is built from the layer's own settings (then the scale decides, as above), the
+shares of entries kept as built are compared first, within :data:`SIGMAS` standard errors: shares that
+differ are a usage error naming the rates and the convention (:func:`_same_rate`), whatever the seed.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import forward_in_mode
 from .diagnose import Finding, kept_scale
+from .errors import UsageError
 from .sources import Call
 
 __all__ = ["random_mean_finding", "scale_difference", "SCALE_RTOL"]
@@ -47,9 +55,11 @@ SIGMAS = 6.0
 SCALE_RTOL = 1e-6
 
 
-def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
-    """``(mean, standard error, how)`` of ``Y / X`` over the entries (``how``: "keeps 70% of the entries, scaled by
-    1.43" when the ratio takes the values 0 and one scale alone); None when ``Y`` is not an array of ``X``'s shape."""
+def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str, float | None, float] | None:
+    """``(mean, standard error, how, share, its standard error)`` of ``Y / X`` over the entries (``how``: "keeps 70%
+    of the entries, scaled by 1.43" when the ratio takes the values 0 and one scale alone; ``share`` the share of
+    entries kept, ``Y != 0``, None unless the ratio so takes one scale); None when ``Y`` is not an array of ``X``'s
+    shape."""
     Y = np.asarray(Y, dtype=np.float64) if isinstance(Y, np.ndarray) else None
     if Y is None or Y.shape != X.shape or not np.all(np.isfinite(Y)):
         return None
@@ -58,10 +68,37 @@ def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str] | None:
     how = f"keeps {share:.0%} of the entries, scaled by {scale:.4g}" if scale is not None else \
         f"has Y / X averaging {r.mean():.4g}"
     per = r.reshape(len(r), -1).mean(axis=1)  # the samples' means: independent, whatever a mask shares inside one
-    return float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how
+    kept = (r != 0).reshape(len(r), -1).mean(axis=1)
+    return (float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how, share if scale is not None else None,
+            float(kept.std(ddof=1) / np.sqrt(kept.size)))
 
 
-def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, ref_name: str) -> Finding | None:
+def _same_rate(got: tuple, want: tuple, cname: str, reference: Any, ref_name: str) -> None:
+    """UsageError when the layer as built keeps another share of the entries than the reference (``got``, ``want``:
+    :func:`_mean_ratio`'s), more than :data:`SIGMAS` standard errors apart: the reference is built at another rate,
+    and a share of one kept where the other drops it is the keep/drop convention (verify38 F1). No claim unless both
+    are dropouts (a mask times one scale) and the layer drops some entries, keeps others."""
+    (share, se), (ref_share, ref_se) = got[3:], want[3:]
+    apart = SIGMAS * np.hypot(se, ref_se) + 1e-12
+    if share is None or ref_share is None or not 0 < share < 1 or abs(share - ref_share) <= apart:
+        return
+    flipped = abs(share - (1 - ref_share)) <= apart
+    p = getattr(reference, "p", None)
+    built = f" (built with p={p:g})" if isinstance(p, float) else ""
+    rate = f"{1 - share:.2g}"
+    raise UsageError(V.paragraph(
+        f"--reference {ref_name}: the reference drops {1 - ref_share:.0%} of the entries in training{built}, "
+        f"{cname} keeps {share:.0%}" + (f": {ref_name}'s p is the drop probability ({rate} here), where CS231n's "
+                                        "dropout_param['p'] and TensorFlow 1's keep_prob are the keep probability."
+                                        if flipped else f" (drops {1 - share:.0%}): they are not built at one rate."),
+        f"Build the reference at the rate {cname} drops: --reference-init '{{\"p\": {rate}}}' (a random forward is "
+        "compared with the reference's at the same rate only)" + (
+            ". If your p too is the drop probability, your mask keeps an entry with probability p where it should "
+            "drop it." if flipped else f"; {ref_name}'s p is the probability of dropping an entry.")))
+
+
+def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, ref_name: str,
+                        given_rate: bool = False) -> Finding | None:
     """The ``random-mean`` error Finding of the first ``(layer, reference, at)`` of ``pairs`` whose training forwards
     on one batch of positive entries (``X`` of ``shape``'s trailing axes and about :data:`ENTRIES` entries, drawn
     from ``seed``) give means of ``Y / X`` more than :data:`SIGMAS` standard errors apart (or, the means agreeing, the
@@ -83,11 +120,21 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         :data:`SAMPLES` samples.
     seed : int
         The batch's seed.
+    given_rate : bool, default False
+        The reference's rate was given by the user (``--reference-init``): a share kept as built other than the
+        reference's is then a usage error (:func:`_same_rate`), as it is for a pair not built alike; for one built
+        alike from the layer's own settings (the grader's), the kept scale decides (``random-scale``).
 
     Returns
     -------
     Finding or None
         ``random-mean`` or ``random-scale`` (severity ``error``: FAIL) or ``random-mean-note`` (``info``), or None.
+
+    Raises
+    ------
+    UsageError
+        The first pair (as built), its reference's rate given (``given_rate``) or not the layer's, keeps another
+        share of the entries than its reference (:func:`_same_rate`).
     """
     rest = tuple(shape[1:])
     n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
@@ -102,6 +149,8 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
             continue
         if got is None or want is None:
             continue
+        if not at and (given_rate or not (alike and alike[0])):  # as built, at a rate of its own or the user's:
+            _same_rate(got, want, cname, reference, ref_name)  # the same rate first (verify38 F1), whatever the means
         if abs(got[0] - want[0]) <= SIGMAS * np.hypot(got[1], want[1]) + 1e-12:
             if alike and alike[0] and (scaled := scale_difference(Y, X, Y_ref, cname, ref_name, at)):
                 return Finding("random-scale", scaled, layer="Dropout")

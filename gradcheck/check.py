@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from ._large_inputs import ROWS, at_large_inputs, large_shifts
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
@@ -377,13 +378,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if twin_obj is not None:
         records.append(TensorRecord("Y", tuple(Y.shape), "forward", [fwd]))
     if reference is not None:
-        Y_ref, sources["reference"] = reference_source(  # a square weight's orientation: by its forward
-            reference, call, G, notes, matches=lambda Yr: Yr.shape == Y.shape and close(Y, Yr, cfg.rtol, atol),
-            agrees=lambda gs: all(k in sources["manual"] and close(sources["manual"][k], g, cfg.rtol, atol)
-                                  for k, g in gs.items()))
-        if not records:
-            records.append(TensorRecord("Y", tuple(Y.shape), "forward"))
-        records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))
+        _reference_compared(reference, call, G, Y, cfg.rtol, atol, sources, records, notes)
     diff = [x.dtype.kind == "f" for x in call.inputs]
     notes += _input_notes(call, diff) + _no_gradient_notes(call, {*manual, *(k for k, *_ in wrong)})
     dkeys = [k for k in [k for k, d in zip(call.keys, diff) if d] + list(call.params) if k in manual]
@@ -403,6 +398,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
             if not (cfg_atol_default and _unreached(call, Y, G, k, arrays, display[k], notes)):  # tester33 F3
                 _swamped(atols[k], arrays, display[k], records, notes, given=not cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
+    if reference is not None and all(r.passed for r in records):  # what the drawn input cannot show (newuser38 F10)
+        at_large_inputs(call, reference, G, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -415,6 +412,19 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if wrong:
         raise wrong_shapes(wrong, res, {k: display.get(k, V.grad_name(k)) for k, *_ in wrong})
     return res
+
+
+def _reference_compared(reference: Any, call: Call, G: np.ndarray, Y: np.ndarray, rtol: float, atol: float,
+                        sources: dict, records: list[TensorRecord], notes: list[str]) -> None:
+    """``sources["reference"]``, the reference's gradients (:func:`reference_source`: a square weight's orientation by
+    its forward), and its ``Y`` compared with the layer's in ``records[0]`` (made when there is none)."""
+    Y_ref, sources["reference"] = reference_source(
+        reference, call, G, notes, matches=lambda Yr: Yr.shape == Y.shape and close(Y, Yr, rtol, atol),
+        agrees=lambda gs: all(k in sources["manual"] and close(sources["manual"][k], g, rtol, atol)
+                              for k, g in gs.items()))
+    if not records:
+        records.append(TensorRecord("Y", tuple(Y.shape), "forward"))
+    records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=rtol, atol=atol))
 
 
 def _one_sign(call: Call, G: np.ndarray, manual: dict, rtol: float, atol: float, display: dict,
@@ -1124,22 +1134,17 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
     return res
 
 
-#: The shifts of y_pred at which a loss checked against a reference is compared with it again, where the
-#: reference's L and gradient are finite: logits of that size come with training, and exp overflows above 709.8
-#: (newuser38 F9: lesson 03's exercise without its log-sum-exp shift PASSed its own command, NaN at logits of 1000).
-LARGE_SHIFTS = (1000.0, -1000.0)
-
-
 def _at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndarray, value: Callable[..., float],
                           owner: str, gname: str, rtol: float, atol: float, records: list[TensorRecord],
                           notes: list[str]) -> tuple[list[TensorRecord], list[str]]:
-    """``records`` and ``notes`` with the records of ``L`` and ``dL/dy_pred`` against ``reference``'s at ``y_pred +
-    c`` for each ``c`` of :data:`LARGE_SHIFTS` where the reference's are finite, and a note for each shift where they
-    differ (NaN or inf from the loss: an overflow). ``value(x)`` runs the loss's forward at ``x``; the loss's state is
+    """``records`` and ``notes`` with the records of ``L`` and ``dL/dy_pred`` against ``reference``'s at ``y_pred``
+    shifted by each of :func:`gradcheck._large_inputs.large_shifts` where the reference's are finite, and a note for
+    each shift where they differ (NaN or inf from the loss: an overflow). ``value(x)`` runs the loss's forward at ``x``; the loss's state is
     its forward's at ``y_pred`` again after."""
     records, notes = list(records), list(notes)
-    for c in LARGE_SHIFTS:
-        x = yp + c
+    for at, x in large_shifts(yp):  # the rows apart once the uniform shifts passed (verify38 F10: a global max)
+        if at == ROWS and not all(r.passed for r in records):
+            break
         with np.errstate(all="ignore"):
             try:
                 L_ref = float(reference.forward(yt.copy(), x.copy()))
@@ -1160,7 +1165,7 @@ def _at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndar
                     g_c = np.asarray(V.call_student(loss.backward, owner=owner, call="backward()"), dtype=np.float64)
         if g_c.shape != yp.shape:
             g_c = np.full(yp.shape, np.nan)
-        at = f"y_pred {'+' if c > 0 else '-'} {abs(c):g}"
+        at = f"y_pred {at}"
         recs = [TensorRecord(f"L ({at})", (), "forward",
                              [compare(np.array(L_c), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol)]),
                 TensorRecord(f"{gname} ({at})", yp.shape, "gradient",

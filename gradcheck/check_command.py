@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import dataclasses
 import json
 import os
@@ -30,6 +31,7 @@ from ._adapters import (
     softmax,
     undecided_text,
 )
+from ._large_inputs import probed_large
 from ._switch_reach import file_classes, self_attr
 from .check import (
     FAST_SAMPLE,
@@ -174,6 +176,9 @@ LONG_CHECK = 250_000_000
 #: Forwards and backwards a check runs besides its element plans (its probes, directional tests and diagnosis),
 #: counted through the sandbox in fast mode: 48 on a passing tanh, 90-110 on a Linear, about 130 on a failing tanh.
 CHECK_CALLS = 150
+#: The most weights of a layer :class:`LongCheck` copies for one forward that measures its output (a copy of more
+#: doubles a memory the check needs).
+COPIED_WEIGHTS = 10_000_000
 
 
 def planned_forwards(mode: str, method: str, sizes: Sequence[int], n_samples: int = 8) -> int:
@@ -207,7 +212,7 @@ class LongCheck:
         self.elements = sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)
         self.args, self.name, self.sandbox = args, name, sandbox
         self.planned = planned_forwards(args.mode, args.method, [self.elements])
-        self.long, self.done, self.bar = False, 0.0, None
+        self.long, self.done, self.bar, self.probe = False, 0.0, None, None
         self._say()
 
     def _say(self, params: dict | None = None) -> None:
@@ -242,6 +247,7 @@ class LongCheck:
         params = {str(k): int(np.size(v)) for k, v in (getattr(layer, "params", None) or {}).items()}
         self.planned = planned_forwards(self.args.mode, self.args.method, [self.elements, *params.values()])
         self._say(params)
+        self._say_output(layer, sum(params.values()))
         if not (self.long and _on_terminal()):
             yield self
             return
@@ -254,6 +260,33 @@ class LongCheck:
         finally:
             self.sandbox.on_work = None
             self.bar.close()
+
+    def _say_output(self, layer, weights: int) -> None:
+        """The line of a check made long by its output (newuser38 F6: a 4x30 input whose forward gave 24e6 outputs
+        ran 258 s unsaid): the elements of the eval output on the load's probe input (:attr:`probe`; one forward of
+        a copy, none for a layer of over :data:`COPIED_WEIGHTS` weights), when the plan times them exceeds
+        :data:`LONG_CHECK` where the input's elements did not; the advice a smaller output."""
+        if self.long or self.probe is None or weights > COPIED_WEIGHTS:
+            return
+        try:
+            cp = copy.deepcopy(layer)
+        except Exception:  # noqa: BLE001 - a layer that cannot be copied: not estimated
+            return
+        try:
+            out = int(np.size(cp.forward(*[np.array(x, copy=True) for x in self.probe], training=False)))
+        except Exception:  # noqa: BLE001 - its error is the check's to report
+            return
+        finally:
+            if callable(getattr(cp, "release", None)) and type(cp).__module__.startswith("gradcheck.sandbox"):
+                cp.release()
+        if self.planned * out <= LONG_CHECK:
+            return
+        self.long = True
+        print(V.wrap(f"gradcheck: a long check: {self.name}'s output on its input of {self.elements:,} elements has "
+                     f"{out:,} elements, and --mode {self.args.mode} runs up to about {self.planned:,} forwards, "
+                     "each computing the whole output. A smaller output finds the same bugs: fewer units, repeats or "
+                     "channels (e.g. through --init), or a smaller --input-shape where the output grows with it."),
+              file=sys.stderr, flush=True)
 
     def _worked(self, op: str, elements: int, seconds: float) -> None:  # noqa: ARG002 - Sandbox.on_work's protocol
         """:attr:`Sandbox.on_work`: the bar moved by the forwards' worth of elements sent (a stacked forward of k
@@ -853,7 +886,7 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
                     lay.release()
         yield from _pair_at_other_rate(args, layer, init, own, cname, shape)
 
-    if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference)) is not None:
+    if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference, own is not None)) is not None:
         diag.findings.append(found)
 
 
@@ -1136,9 +1169,11 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     if not diag.passed:
         return None
     res = diag.result
-    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward" and not probed_large(r.tensor))
     fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
     left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    large = " (and at the inputs shifted by 1000, as the reference's: see the table)" if any(  # newuser38 F10
+        probed_large(r.tensor) for r in res.records) else ""
     if _running_unchecked(diag) is not None:  # newuser35 H2: never "the forward output match" of those unseen
         fwd = " and the forward output at the initial running statistics" if fwd else ""
         left += " (the running statistics' update by a training forward: NOT checked, see below)"
@@ -1146,7 +1181,7 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
             else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
     sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
     sampled += _directional_words(res)
-    within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+    within = f"within rtol={res.rtol:g}, {res.atol_words()}{large}"
     copy = next((f for f in diag.findings if f.code == "float64-copy"), None)  # its note names the low dtype
     low = "float16" if copy is not None and " computes in float16 " in copy.message else "float32"
     f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
@@ -1170,7 +1205,7 @@ def _directional_words(res) -> str:
             blind[r.tensor] = (max(c.n_compared for c in cs), max(c.missable for c in cs))
     if not blind:
         return ""
-    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind]
+    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind and not probed_large(r.tensor)]
     parts = []
     for t, (_n, m) in blind.items():
         g = res.gradients.get("manual", {}).get(t)

@@ -453,6 +453,7 @@ def _load_layer(sb, args, path, name, init, shape):
     args.long_check = LongCheck(args, shape, name, sb)
     sb.init_dtype = getattr(args, "dtype", None) or "float64"  # --init's weights (the float64 copy's own: float64)
     probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name, getattr(args, "dtype", None))  # the protocol
+    args.long_check.probe = probe  # the output's size, measured after the load (newuser38 F6)
     obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                         probe_inputs=probe, targets=_model_targets(args, shape))
     args.load_edited = _edited_loader(args, path, name, init, shape, probe)

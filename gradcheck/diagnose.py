@@ -79,6 +79,7 @@ from .errors import (
     GradientShapeError,
     NotCheckedError,
     ProtocolError,
+    StudentCodeError,
     UsageError,
 )
 from .numerical import (
@@ -195,9 +196,11 @@ def _precision(dtype) -> dict[str, Any]:
 #: Why dropout scaled at test time is wrong (``{c}`` its eval scale, ``{inv}`` = 1/c), and the fix: said by the
 #: ``classic-dropout`` finding of ``gradcheck check`` and by the grader's eval forward (verify38 F5).
 INVERTED_DROPOUT = ("dropout as the course, PyTorch, Keras and CS231n define it is inverted: scale the kept entries by "
-                    "1/(1 - p) in training (here 1/{c:.4g} = {inv:.4g}) and leave the eval forward the identity, Y = "
-                    "X, so that the network is used at test time without the layer's scale")
-CLASSIC_DROPOUT_FIX = "move the scale from the eval forward to the training forward (and its backward): mask / (1 - p)"
+                    "1 / (the keep probability) in training (here 1/{c:.4g} = {inv:.4g}) and leave the eval forward "
+                    "the identity, Y = X, so that the network is used at test time without the layer's scale")
+CLASSIC_DROPOUT_FIX = ("move the scale from the eval forward to the training forward (and its backward): mask / {c:.4g}, "
+                       "the keep probability (mask / (1 - p) for a drop probability p, PyTorch's; mask / p for a keep "
+                       "probability p, CS231n's)")
 
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
@@ -453,6 +456,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
+        "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
+        "the first call's backward needs, and backward reads the last call's cache at every use",
+        "give each use its own object (e.g. self.act1 = Tanh() and self.act2 = Tanh()), or keep a cache per call "
+        "that backward takes back in reverse order", "07-sequential.md"),
     "weight-or-constant": Record(
         "weight or constant", "forward reads {ws} and the output moves with {it}, but backward sets no gradient for "
         "{it} beside the weights with theirs: gradcheck {say}", "decide which {ws} {verb}; the check cannot pass "
@@ -1448,6 +1456,11 @@ class _Proxy(Wrapper):
 
     params = property(lambda self: getattr(self._layer, "params", None))
     grads = property(lambda self: getattr(self._layer, "grads", None))
+
+    def __deepcopy__(self, memo: dict) -> _Proxy:
+        """A proxy of a copy of the layer, whose forward and backward are the copy's (copied as attributes, they were
+        this layer's: :func:`gradcheck._large_inputs.at_large_inputs` ran the original on its copy)."""
+        return _Proxy(copy.deepcopy(self._layer, memo), rewind=bool(self._rngs) or self._global is not None)
 
 
 #: The codes of the notes saying how a random forward was held fixed for the check.
@@ -6636,14 +6649,76 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if drawn and diag.passed:  # p = 0.5 hides 1/p for 1/(1-p): built again at p = 0.3 (newuser36 H1)
             diag = at_other_args(layer, X, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed)
-        if diag.passed and (classic := _classic_dropout(diag, _probe_inputs(X, seed, owner), owner)) is not None:
-            diag.findings.append(classic)  # both modes agree with their own forwards: the scale's place named
+        _classic_named(diag, _probe_inputs(X, seed, owner), owner)  # both modes agree with their own forwards
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
+        _reuse_named(layer, diag, owner)
         return diag
+
+
+def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:
+    """The ``reused-sublayer`` finding first in ``diag`` of a layer that failed unnamed ("no known bug pattern")
+    and uses one sub-layer object twice in its forward (:func:`_reused_sublayer`); for a backward that raised
+    (the second use's cache of another shape), the same words after its error."""
+    if diag.passed or (what := _reused_sublayer(layer, owner)) is None:
+        return
+    if diag.error is None and set(diag.codes) <= {"wrong-values"}:
+        diag.findings.insert(0, _find("reused-sublayer", what=what))
+    elif isinstance(diag.error, StudentCodeError) and "backward" in str(diag.error):
+        diag.error.args = (f"{diag.error} Likely why: " + _find("reused-sublayer", what=what).message + ".",)
+
+
+def _reused_sublayer(layer: Any, owner: str) -> str | None:
+    """What says that ``layer``'s forward uses one sub-layer object more than once (newuser38 F8: ``self.act`` after
+    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (a local layer's), or, read
+    with :mod:`ast` from its class's file, ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward,
+    or once inside a loop, where backward calls ``self.NAME.backward`` with dY alone (no cache given back); None
+    otherwise."""
+    held = getattr(getattr(layer, "obj", layer), "layers", None) if not _remote(layer) else None
+    if isinstance(held, (list, tuple)):
+        at: dict[int, list[int]] = {}
+        for i, sub in enumerate(held):
+            at.setdefault(id(sub), []).append(i)
+        if (twice := next((ix for ix in at.values() if len(ix) > 1), None)) is not None:
+            return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
+    fns = {f.name: f for c in reversed(layer_classes(layer)[1]) for f in c.body if isinstance(f, ast.FunctionDef)}
+    fwd, bwd = fns.get("forward") or fns.get("__call__"), fns.get("backward")
+    if fwd is None or bwd is None:
+        return None
+    loops = {id(n) for loop in ast.walk(fwd) if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop)}
+    calls: dict[str, list] = {}  # each call of self.NAME: (line, inside a loop)
+    for n in ast.walk(fwd):
+        f = n.func if isinstance(n, ast.Call) else None
+        name = self_attr(f.value) if isinstance(f, ast.Attribute) and f.attr == "forward" else self_attr(f)
+        if name:
+            calls.setdefault(name, []).append((n.lineno, id(n) in loops))
+    back = [(self_attr(n.func.value), len(n.args) + len(n.keywords)) for n in ast.walk(bwd) if isinstance(
+        n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"]  # dY alone: no cache given
+    back = {k for k, _ in back} - {k for k, given in back if given > 1}
+    name = next((k for k, v in calls.items() if k in back and (len(v) > 1 or v[0][1])), None)
+    if name is None:
+        return None
+    n = len(calls[name])
+    how = "inside a loop, once per pass" if n == 1 else "twice" if n == 2 else f"{n} times"
+    lines = ", ".join(map(str, sorted({line for line, _ in calls[name]})))
+    return f"forward calls self.{name} {how} (line {lines}), one object for every use"
+
+
+def _classic_named(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) -> None:
+    """The ``classic-dropout`` finding (:func:`_classic_dropout`) added to ``diag`` of a layer that passed, or whose
+    only errors are a forward other than the reference's (``other-function``), in their place: with ``--reference
+    manualprop.Dropout`` the eval output c X against X was a generic forward mismatch (verify38 F2)."""
+    ds = [diag, *diag.other_modes]
+    if not diag.passed and not all(d.error is None and set(d.codes) <= {"other-function"} for d in ds):
+        return
+    if (classic := _classic_dropout(diag, inputs, owner)) is None:
+        return
+    for d in ds:
+        d.findings = [f for f in d.findings if f.code != "other-function"]
+    diag.findings.append(classic)
 
 
 def kept_scale(Y: Any, X: np.ndarray) -> tuple[float, float | None]:

@@ -1082,15 +1082,19 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
 def _own_kwargs_advice(cls: type, ps: list, what: str) -> str:
     """How to build the reference or the twin from its own arguments (``--reference-init``, tester20s M7;
     ``--twin-init``, newuser27 #4: the student's constructor names its sizes otherwise, ``D`` for
-    ``normalized_shape``, so neither --init, which goes to the checked class, nor its attributes reach them)."""
+    ``normalized_shape``, so neither --init, which goes to the checked class, nor its attributes reach them). A
+    dropout's ``p`` is said to be the drop probability (verify38 F1: CS231n's is the keep probability)."""
     names = [p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("rng", "name")
              and p.default is p.empty] or [p.name for p in ps][:1]
     eg = ", ".join(f'"{n}": ...' for n in names)
+    drop = (f" {cls.__name__}'s p is the probability of DROPPING an entry (PyTorch's convention); CS231n's "
+            "dropout_param['p'] and keep_prob are the probability of keeping one: give it 1 - that."
+            if "dropout" in cls.__name__.lower() and any(p.name == "p" for p in ps) else "")
     if what == "reference":
         return (f"Give the reference its own arguments with --reference-init '{{{eg}}}' (for {cls.__name__}; --init "
-                "stays the checked class's), or check without --reference.")
+                f"stays the checked class's), or check without --reference.{drop}")
     return (f"Give the twin its own arguments with --twin-init '{{{eg}}}' (for {cls.__name__}; --init stays the "
-            "checked class's; in Python, twin=<the autoprop layer, built>), or check without --twin.")
+            f"checked class's; in Python, twin=<the autoprop layer, built>), or check without --twin.{drop}")
 
 
 def _has(obj: Any, name: str) -> bool:
@@ -1411,6 +1415,7 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     ``notes`` gets ``reference: ...`` lines: the names mapped, the orientation and how it was decided.
     """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
+    takes_inputs(ref, call)
     rparams = getattr(ref, "params", None) or {}
     names = mapped_names(rparams, params, owner, f"reference {type(ref).__name__}", UsageError)
     notes = [] if notes is None else notes
@@ -1442,6 +1447,27 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     elif transposed:
         notes.append(_transposed_note(owner, "reference", "manualprop", [names[k] for k in transposed], transposed))
     return Y, out
+
+
+def takes_inputs(ref: Any, call: Call) -> None:
+    """UsageError when the reference's forward cannot take the checked layer's inputs (verify38 F3: a masked attention's
+    Q, K, V and integer mask given to manualprop.ScaledDotProductAttention's ``forward(Q, K, V, training=False)``, the
+    mask landing in ``training``, raised a TypeError from gradcheck's internals): its inputs by name and the layer's."""
+    try:
+        ps = [p for p in inspect.signature(ref.forward).parameters.values() if p.name != "training"]
+    except (TypeError, ValueError, AttributeError):
+        return
+    pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    n, least = len(call.inputs), sum(p.default is p.empty for p in pos)
+    if least <= n <= len(pos) or any(p.kind == p.VAR_POSITIONAL for p in ps) and n >= least:
+        return
+    ref_name, theirs = type(ref).__name__, ", ".join(p.name for p in pos)
+    raise UsageError(V.paragraph(
+        f"--reference manualprop.{ref_name}: its forward takes {len(pos)} input{'s' * (len(pos) != 1)} ({theirs}), "
+        f"{call.owner}'s {n} ({', '.join(call.names)}): the reference cannot compute {call.owner}'s output"
+        + (f", having no {', '.join(call.names[len(pos):])} argument." if n > len(pos) else "."),
+        "Check without --reference (the gradients are checked against central differences all the same), or give "
+        "a reference whose forward takes the same inputs."))
 
 
 def reference_shape_error(owner: str, ref: str, signature: str, got, want) -> GradientShapeError:

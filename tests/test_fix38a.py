@@ -189,7 +189,7 @@ def test_classic_dropout_scaled_at_test_time_is_named_and_its_inverted_control_p
     assert first_code(d) == "classic-dropout", sentence
     assert ("DropoutClassic is classic dropout, scaled at test time: in training it keeps " in sentence
             and "in eval mode it scales every entry by 0.5 (Y = 0.5 X)" in sentence
-            and "scale the kept entries by 1/(1 - p) in training (here 1/0.5 = 2)" in sentence), sentence
+            and "scale the kept entries by 1 / (the keep probability) in training (here 1/0.5 = 2)" in sentence), sentence
     ok = diagnose("activations.py::DropoutKeepProb")
     assert ok.passed, ok.report()
 

@@ -33,7 +33,8 @@ ALLOWED = {
     "config": {"_validation", "compare", "errors", "numerical"},
     "sources": {"_adapters", "_validation", "compare", "errors"},
     "result": {"_validation", "compare"},
-    "check": {"_validation", "compare", "config", "errors", "numerical", "result", "sources"},
+    "_large_inputs": {"_validation", "compare", "errors", "result", "sources"},
+    "check": {"_large_inputs", "_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }
 
 

@@ -212,6 +212,34 @@ def _input_shape(x):
 _BASE_KEYWORDS = ("trainable", "name", "dtype")
 
 
+#: Keras's and PyTorch's names of a layer's weights, with the key of ``layer.variables`` holding them.
+_WEIGHT_NAMES = {"kernel": "W", "weight": "W", "weights": "W", "bias": "b"}
+
+
+def _missing_attribute(layer, name: str) -> str:
+    """The message of :meth:`Layer.__getattr__` for ``name``: Python's, and for a weight's name where the weights are."""
+    cls = type(layer).__name__
+    plain = f"{cls!r} object has no attribute {name!r}"
+    own = layer.__dict__.get("variables")  # a layer's own dict; a Model's property is walked for a weight's name alone
+    if name.startswith("_") or name == "variables" or name not in _WEIGHT_NAMES and name not in (own or ()):
+        return plain
+    try:
+        held = dict(layer.variables)
+    except Exception:  # noqa: BLE001 - a layer not built yet (no variables): Python's own words
+        return plain
+    key = name if name in held else _WEIGHT_NAMES.get(name)
+    if key not in held:
+        return plain
+    shape = tuple(held[key].shape)
+    where = f"{plain}: autoprop's {cls} holds its weights in layer.variables, by name: {key!r} of shape {shape}"
+    if name == "kernel" and len(shape) == 2 and "in_features" in layer.__dict__:  # a Linear's W (out, in)
+        where += (f" (out_features, in_features), the transpose of Keras's kernel (in, out) = {shape[::-1]}: "
+                  f"layer.variables[{key!r}].T where Keras code reads layer.kernel")
+    elif name != key:
+        where += f" ({name} is {key} here)"
+    return f"{where}; read layer.variables[{key!r}] (all of them: {', '.join(held)})."
+
+
 class Layer:
     """Base class: ``__call__(x, training=None)``, ``variables``, ``trainable_variables``.
 
@@ -355,6 +383,12 @@ class Layer:
                 _freeze(value)
         object.__setattr__(self, name, value)
         _STATE[0] += 1  # (autoprop.function's guard: a trace read the layers' Python state as it was)
+
+    def __getattr__(self, name):
+        """Called only for an attribute not found: AttributeError, naming ``layer.variables`` when ``name`` is one
+        of its keys (``W``) or a weight's name in Keras or PyTorch (``kernel``, ``weight``, ``bias``): no alias,
+        the weights are read by name (newuser38 F7: TF's Hessian example reads ``layer1.kernel``)."""
+        raise AttributeError(_missing_attribute(self, name))
 
     def __call__(self, x, *args, training=None, **kwargs):
         """Build on the first call (``build(input_shape)`` of ``x``, when the layer has

@@ -753,7 +753,7 @@ def _classic_eval(Y: np.ndarray, Y_ref: np.ndarray, xs: list[np.ndarray], traini
         return ""
     return (f" Your eval forward is Y = {c:.4g} X where the reference's is the identity, Y = X: "
             f"{DIAGNOSES['classic-dropout'].name}, scaled at test time; " + INVERTED_DROPOUT.format(c=c, inv=1 / c)
-            + f": {CLASSIC_DROPOUT_FIX}.")
+            + f": {CLASSIC_DROPOUT_FIX.format(c=c)}.")
 
 
 def _running_stats(layer: Any, reference: Any) -> dict[str, np.ndarray]:

@@ -1,0 +1,135 @@
+"""A layer or loss checked against ``--reference``, compared with it again at inputs of size 1000.
+
+The check compares the reference at a drawn input of size about 1; inputs of size 1000 come with training (logits, the
+scores of an attention), and ``exp`` overflows above 709.8. A softmax written without subtracting each row's max is
+right at the drawn input and NaN there (newuser38 F9 for a loss, F10 for a layer: a Softmax layer without the shift
+PASSed ``--reference manualprop.Softmax``); one shifting by the global max instead absorbs an input shifted alike
+everywhere, so the rows are also shifted apart, +1000 and -1000 in turn (verify38 F10). Compared wherever the
+reference's output and gradients are finite; a layer's forward may keep state (running statistics) or read the mask
+it holds, so its probe runs on a copy (``copy.deepcopy``: a sandboxed layer's clone), and the reference's too.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _validation as V
+from .compare import close, compare
+from .errors import StudentCodeError
+from .result import TensorRecord
+from .sources import Call, Wrapper, manual_source, reference_source
+
+__all__ = ["LARGE_SHIFTS", "ROWS", "large_shifts", "at_large_inputs", "overflow_note", "probed_large"]
+
+#: The shifts of the input at which a layer or loss checked against a reference is compared with it again.
+LARGE_SHIFTS = (1000.0, -1000.0)
+
+#: The label of the shift by rows: +1000 on the even rows (the first axis), -1000 on the odd ones.
+ROWS = "+/- 1000 by row"
+
+
+def probed_large(tensor: str) -> bool:
+    """Whether a record's ``tensor`` is one of :func:`at_large_inputs`'s rows (``dX (X + 1000)``), which a PASS line
+    says apart from the tensors checked at the drawn input."""
+    return tensor.endswith((" + 1000)", " - 1000)", f" {ROWS})"))
+
+
+def large_shifts(x: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
+    """``(label, x shifted)``: ``"+ 1000"``, ``"- 1000"``, then, for two rows or more along the first axis,
+    :data:`ROWS` (rows at different offsets: a shift by the global max absorbs no such input)."""
+    for c in LARGE_SHIFTS:
+        yield f"{'+' if c > 0 else '-'} {abs(c):g}", x + c
+    if x.ndim >= 1 and x.shape[0] >= 2:
+        c = np.where(np.arange(x.shape[0]) % 2 == 0, LARGE_SHIFTS[0], LARGE_SHIFTS[1])
+        yield ROWS, x + c.reshape(-1, *[1] * (x.ndim - 1))
+
+
+def overflow_note(at: str, what: str, ref: str, bad: bool) -> str:
+    """The note of a forward or gradient that is not the reference's at ``at`` (``what``: the values it gave;
+    ``bad``: some are NaN or inf, an overflow)."""
+    return (f"at {at} (inputs of that size come with training), {what}, where the reference gives {ref}"
+            + ("; an overflow: exp of a large input is inf above 709.8, and a probability it rounds to 0 or 1 makes "
+               "log give -inf (subtract each row's max first, the log-sum-exp shift, or use log1p/logaddexp)"
+               if bad else "") + ".")
+
+
+def at_large_inputs(call: Call, reference: Any, G: np.ndarray, rtol: float, atols: Mapping[str, float],
+                    display: Mapping[str, str], records: list[TensorRecord], notes: list[str]) -> None:
+    """Append to ``records`` the rows of ``Y`` and of each gradient the reference gives (``display``'s names),
+    compared with ``reference``'s at the float inputs shifted by :func:`large_shifts` where the reference's are
+    finite (the rows shift after the uniform shifts passed), and to ``notes`` a note for each shift where they differ.
+    ``atols``: the check's atol by gradient key, ``"Y"`` the output's. The layer and the reference run on copies."""
+    diff = [x.dtype.kind == "f" for x in call.inputs]
+    name = call.names[0] if len(call.inputs) == 1 else "inputs"
+    shifts = [list(large_shifts(x)) if d else None for x, d in zip(call.inputs, diff)]
+    for i, (at, _) in enumerate(next(s for s in shifts if s is not None) if any(diff) else ()):
+        if at == ROWS and (not all(r.passed for r in records) or any(s is not None and len(s) <= i for s in shifts)):
+            break
+        inputs = [x if s is None else s[i][1] for x, s in zip(call.inputs, shifts)]
+        with np.errstate(all="ignore"):
+            if (got := _student_at(call, inputs, G)) is None:
+                return
+            want = _reference_at(reference, dataclasses.replace(call, inputs=inputs), G, got, rtol, atols)
+        if want is None:
+            continue
+        recs = [TensorRecord(f"{t} ({name} {at})", np.shape(w), "forward" if t == "Y" else "gradient", [compare(
+            _nan_unless(got.get(k), np.shape(w)), w, "manual-vs-reference", rtol=rtol, atol=atols.get(k, atols["Y"]))])
+            for k, t, w in [("Y", "Y", want["Y"]), *((k, display[k], w) for k, w in want.items() if k in display)]]
+        records += recs
+        if not all(r.passed for r in recs):
+            wrong = [r.tensor.partition(" (")[0] for r in recs if not r.passed]
+            bad = not all(np.isfinite(v).all() for v in got.values())
+            how = " (it raised there)" if "Y" not in got else " (NaN or inf)" if bad else ""
+            notes.append(overflow_note(f"{name} {at}", f"{', '.join(wrong)} differ{'s' * (len(wrong) == 1)} from the "
+                                       f"reference's{how}", "finite values", bad))
+
+
+def _nan_unless(a: Any, shape: tuple) -> np.ndarray:
+    """``a`` as float64 if it has ``shape``, else NaN of that shape (what the layer did not give counts as NaN)."""
+    a = None if a is None else np.asarray(a, dtype=np.float64)
+    return a if a is not None and a.shape == tuple(shape) else np.full(shape, np.nan)
+
+
+def _student_at(call: Call, inputs: list[np.ndarray], G: np.ndarray) -> dict[str, np.ndarray] | None:
+    """``{"Y": output, key: gradient}`` of a copy of the checked layer at ``inputs`` with upstream ``G``; what it
+    raises leaves the values out (NaN in the comparison). None (no probe) for a layer that cannot be copied, or
+    a checker's wrapper whose copy would call the original (its methods held as attributes, not :class:`_Proxy`)."""
+    if isinstance(call.layer, Wrapper) and "__deepcopy__" not in type(call.layer).__dict__:
+        return None
+    try:
+        lay = copy.deepcopy(call.layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied: no probe
+        return None
+    out: dict[str, np.ndarray] = {}
+    try:
+        c = Call(lay, call.owner, inputs, call.names, V.layer_params(lay, call.owner), call.training)
+        out["Y"] = np.asarray(c._run(*[x.copy() for x in inputs]), dtype=np.float64)
+        if out["Y"].shape == np.shape(G):
+            out.update(manual_source(c, G.copy()))
+    except (StudentCodeError, TypeError, ValueError):  # raised there, or a gradient of NaN refused: not the reference's
+        pass
+    finally:
+        inner = getattr(lay, "_layer", lay)
+        if type(inner).__module__.startswith("gradcheck.sandbox"):  # a sandboxed copy: freed in its child
+            inner.release()
+    return out
+
+
+def _reference_at(reference: Any, call: Call, G: np.ndarray, got: Mapping[str, np.ndarray], rtol: float,
+                  atols: Mapping[str, float]) -> dict[str, np.ndarray] | None:
+    """``{"Y": output, key: gradient}`` of a copy of ``reference`` given the layer's parameters at ``call``'s inputs
+    (a square weight the way that reproduces the layer's output there, :func:`reference_source`); None when it
+    raises or any of them is not finite (no probe there)."""
+    try:
+        Y, grads = reference_source(copy.deepcopy(reference), call, G, [], matches=lambda Yr: "Y" in got and (
+            Yr.shape == got["Y"].shape and close(got["Y"], Yr, rtol, atols["Y"])), agrees=lambda gs: all(
+            k in got and close(got[k], g, rtol, atols.get(k, atols["Y"])) for k, g in gs.items()))
+    except Exception:  # noqa: BLE001 - a reference that refuses such inputs: no probe
+        return None
+    out = {"Y": np.asarray(Y, dtype=np.float64), **grads}
+    return out if all(np.isfinite(v).all() for v in out.values()) else None
