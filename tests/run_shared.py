@@ -5,14 +5,18 @@ then runs the module's fixture: in a run of ``tests/test_grading*.py`` of sessio
 ``tests/test_grading_cs231n.py`` graded its whole batch twice (115 s and 190 s of setup on a loaded machine).
 :func:`once_per_run` makes a fixture's folder once: the first worker makes it while holding a lock, a second one
 waits for it and reads the same files. Only for a fixture whose tests read its files and never write them.
+:func:`value_once_per_run` does the same for a fixture that returns objects (a batch's ``SubmissionResult`` list):
+pickled into the folder by the worker that made it, each worker reads its own copy.
 """
 
 import contextlib
 import fcntl
 import os
+import pickle
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def once_per_run(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
@@ -31,3 +35,13 @@ def once_per_run(tmp_path_factory, name: str, make: Callable[[Path], None]) -> P
             make(folder)
             done.touch()
     return folder
+
+
+def value_once_per_run(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> Any:
+    """:func:`once_per_run` for a fixture's value: ``make(folder)`` fills the folder and returns a picklable value,
+    once per test run; every worker (the one that made it too) gets it unpickled from ``folder/value.pickle``, so
+    none holds objects the others do not see."""
+    def make_and_keep(folder: Path) -> None:
+        (folder / "value.pickle").write_bytes(pickle.dumps(make(folder)))
+
+    return pickle.loads((once_per_run(tmp_path_factory, name, make_and_keep) / "value.pickle").read_bytes())

@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import sysconfig
 import time
 import unicodedata
@@ -28,6 +29,7 @@ from test_grading_keys_s35 import shown
 from gradcheck.errors import UsageError
 from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folders
 from gradcheck.sandbox import support
+from tests.run_shared import value_once_per_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -136,13 +138,24 @@ FOLDER_NAME = "x` [click here to appeal](http:e.vil) `y"
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
+    """The batch, graded once per test run whichever xdist workers run this module's tests
+    (:func:`tests.run_shared.value_once_per_run`: the second worker waits for the first's files and results; session
+    38's CI graded it on both, 96.6 s each on a quiet machine). The tests read its files; the one that resumes it
+    resumes a copy (:func:`test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one`)."""
     if support()[0] == "none":
         # CI runs as root with namespaces: there the hostile suite must run, never be skipped
         if os.environ.get("CI"):
             pytest.fail(f"CI must prove the isolation, but there are no namespaces: {support()[1]}")
         pytest.skip(f"no namespaces here: {support()[1]}")
-    subs = tmp_path_factory.mktemp("hostile")
-    out = tmp_path_factory.mktemp("hostile-graded")
+    return value_once_per_run(tmp_path_factory, "hostile-batch", _grade_hostile)
+
+
+def _grade_hostile(folder: Path) -> dict:
+    """Grade the hostile batch into ``folder`` (its submissions in ``hostile``, results in ``hostile-graded``); what
+    the tests read: the folders, the results by name, the site-packages listing from before the batch, the batch."""
+    subs, out = folder / "hostile", folder / "hostile-graded"
+    subs.mkdir()
+    out.mkdir()
     for name in ATTACKS:
         (subs / name).mkdir()
         (subs / name / "layers.py").write_text(submission(name, subs, out))
@@ -338,9 +351,13 @@ def test_nothing_outside_the_sandbox_changed(batch):
     assert not Path("/dev/shm/pwn").exists()
 
 
-def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch):
-    out, subs = batch["out"], batch["subs"]
-    planted = results(batch, "control_base")
+def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch, tmp_path):
+    """On a copy of the batch's output folder: the other tests (on another xdist worker too) read the batch's."""
+    subs = batch["subs"]
+    out = tmp_path / "hostile-graded"
+    shutil.copytree(batch["out"], out, symlinks=True)
+    planted = json.loads((out / "control_base" / "results.json").read_text())
+    assert planted == results(batch, "control_base")
     planted["score"] = 28.0
     (out / "control_base" / "results.json").write_text(json.dumps(planted))
     res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=5, timeout=2.0, memory_mb=700, progress=False,
