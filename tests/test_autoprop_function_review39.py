@@ -11,10 +11,10 @@ and a slice's bound is an array refused as an index array is.
 
 import numpy as np
 import pytest
+from test_autoprop_function_s38 import eager_and_traced_losses
 
 import autoprop as ap
 from autoprop import layers as al
-from autoprop import losses as alo
 from autoprop.tracing import TraceError
 
 X, Y = np.random.default_rng(0).random((5, 4)), np.array([0, 1, 2, 0, 1])
@@ -46,24 +46,7 @@ class _Filled(al.Model):
                                     lambda m: m.heads.pop("b"), lambda m: m.stages.reverse()],
                          ids=["empty-list-pop", "nested-pop", "empty-dict-pop", "nested-reverse"])
 def test_containers_filled_after_being_set_or_nested_trace_again(change):
-    losses = []
-    for traced in (False, True):
-        m, lf, opt = _Filled(), alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
-
-        def step(x, y, m=m, lf=lf, opt=opt):
-            with ap.GradientTape() as tape:
-                loss = lf(y, m(x, training=True))
-            g = tape.gradient(loss, m.trainable_variables)
-            opt.apply_gradients(zip(g, m.trainable_variables))
-            return loss
-
-        f = ap.function(step) if traced else step
-        out = []
-        for i in range(3):
-            if i == 1:
-                change(m)
-            out.append(f(X, Y).numpy())
-        losses.append(out)
+    losses = eager_and_traced_losses(_Filled, change, X, Y, steps=3, at=1)
     assert all(np.array_equal(a, b) for a, b in zip(*losses)), losses  # main: the old architecture replayed
 
 
