@@ -59,6 +59,8 @@ def test_a_dicts_keys_and_a_lists_length_are_part_of_the_signature():
     one, two = np.ones(2), np.full(2, 2.0)
     assert np.array_equal(f({"a": one, "b": two}).numpy(), [-1.0, -1.0])
     assert np.array_equal(f({"b": one, "a": two}).numpy(), [1.0, 1.0])  # same leaves, other keys
+    h = ap.function(lambda xs: xs[0] * (2.0 if type(xs) is tuple else 3.0))  # a tuple and a list of one array
+    assert np.array_equal(h((one,)).numpy(), one * 2.0) and np.array_equal(h([one]).numpy(), one * 3.0)
     g = ap.function(lambda xs: xs[0][0] * float(len(xs)))  # [[a, b]] and [[a], b]: the same leaves in order
     assert np.array_equal(g([[one, two]]).numpy(), one)
     assert np.array_equal(g([[one], two]).numpy(), one * 2.0)
@@ -140,6 +142,31 @@ def test_a_none_gradient_replays_as_the_eager_step():
         out.append((v1.numpy(), v2.numpy(), len(w)))
     assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
     assert out[0][2] == out[1][2] == 3
+
+
+def test_apply_gradients_to_a_numpy_array_inside_a_trace_is_refused():
+    w = np.ones(2)
+    opt = ap.optimizers.SGD(learning_rate=0.1)
+
+    def step(x):
+        opt.apply_gradients([(x * 1.0, w)])
+        return x * 1.0
+
+    with pytest.raises(TraceError, match="not an autoprop.Variable"):
+        ap.function(step)(np.ones(2))
+
+
+def test_assigning_a_variable_made_inside_is_refused():
+    kept = []
+
+    def step(x):
+        v = ap.Variable(np.zeros(2))
+        v.assign(x * 2.0)  # (each eager call: a new Variable; a replay would assign the first call's)
+        kept.append(v)
+        return x * 1.0
+
+    with pytest.raises(TraceError, match="made inside"):
+        ap.function(step)(np.ones(2))
 
 
 def test_a_replayed_scalar_result_is_an_array_and_a_tuple_stays_a_tuple():
@@ -260,10 +287,10 @@ def test_an_index_array_argument_is_refused():
 
 # ---------------------------------------------------------------- guarded integer arguments
 @pytest.mark.parametrize("body", ["range(n)", "y.sort()", "y.argmax()", "int(y.reshape(-1).sum())",
-                                  "int(y.T.max())"])
+                                  "int(y.T.max())", "float(n)", "y.fill(0)", "int(np.copy(y).max())"])
 def test_more_numpy_on_an_integer_argument_is_refused(body):
     def f(x, y, n):
-        exec(body, {"y": y, "n": n})
+        exec(body, {"y": y, "n": n, "np": np})
         return x * 1.0
 
     with pytest.raises(TraceError, match="integer or boolean array argument"):
@@ -313,6 +340,18 @@ def test_an_index_error_of_diagnoses_own_at_the_drawn_point_is_raised(monkeypatc
     monkeypatch.setitem(D.DIAGNOSES, "weight-not-on-input", broken)
     with pytest.raises(IndexError):
         diagnose("lead38.py::ShiftLinearDW")
+
+
+def test_a_value_error_of_diagnoses_own_at_the_drawn_point_is_not_raised(monkeypatch):
+    """_own_fault raises programming errors only (TypeError, NameError, AttributeError, KeyError, IndexError)."""
+    from buggy_layers import diagnose
+
+    import gradcheck.diagnose as D
+
+    broken = D.DIAGNOSES["weight-not-on-input"]._replace(message="{eq:d}")  # (str.format of a str: ValueError)
+    monkeypatch.setitem(D.DIAGNOSES, "weight-not-on-input", broken)
+    d = diagnose("lead38.py::ShiftLinearDW")  # the drawn point's diagnosis cannot be had: the first point's stands
+    assert d.passed
 
 
 def test_a_type_error_raised_outside_diagnose_at_the_drawn_point_is_not_ours(monkeypatch):
@@ -371,7 +410,8 @@ def test_an_rnn_that_carries_no_gradient_back_is_not_told_positions_cut():
         assert first_code(d) == "rnn-no-carry", d.sentence()
 
 
-@pytest.mark.parametrize("eval_scale", ["one-minus-p", "none"], ids=["scaled-in-both-modes", "never-scaled"])
+@pytest.mark.parametrize("eval_scale", ["one-minus-p", "none", "eval-only"],
+                         ids=["scaled-in-both-modes", "never-scaled", "identity-in-training"])
 def test_dropouts_that_are_not_classic_are_not_told_classic(eval_scale):
     """Inverted in training and scaled again in eval; or unscaled in training and the identity in eval (the missing
     1/(1 - p)): neither is classic dropout ('scaled at test time by a constant in (0, 1)', a training scale of 1)."""
@@ -383,8 +423,11 @@ def test_dropouts_that_are_not_classic_are_not_told_classic(eval_scale):
     class Other(Dropout):
         def forward(self, X, training=False):
             if not training:
-                self.mask = np.full_like(X, 1 - self.p if eval_scale == "one-minus-p" else 1.0)
+                self.mask = np.full_like(X, 1.0 if eval_scale == "none" else 1 - self.p)
                 return X * self.mask
+            if eval_scale == "eval-only":  # (keeps every entry in training: no dropout there)
+                self.mask = np.ones_like(X)
+                return X
             if eval_scale == "none":
                 self.mask = (self.rng.random(X.shape) >= self.p).astype(X.dtype)
                 return X * self.mask
@@ -445,3 +488,29 @@ def test_the_losses_state_after_the_probe_is_its_forwards_at_y_pred():
     res = gradcheck.check_loss(loss, t, z, twin=None, reference=mp.MeanSquaredError())
     assert res.passed and any("y_pred - 1000" in r.tensor for r in res.records)
     assert np.allclose(loss.backward(), 2 * (z - t) / z.size, rtol=1e-12, atol=0)
+
+
+class _TanhDenseNoDerivative:
+    """A dense tanh layer at small pre-activations (nearly linear there) whose dW skips tanh's derivative."""
+
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(0).standard_normal((4, 3)) * 0.05, "b": np.full(3, 0.01)}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        self.Y = np.tanh(X @ self.params["W"] + self.params["b"])
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dZ.sum(axis=0)
+        return dZ @ self.params["W"].T
+
+
+def test_a_nearly_linear_tanh_layer_is_not_told_affine():
+    """The affinity test's tolerance is round-off's, not a share: tanh at |Z| of 0.1 is 1% off linear."""
+    import gradcheck
+
+    d = gradcheck.diagnose_layer(_TanhDenseNoDerivative(), np.random.default_rng(1).standard_normal((6, 4)))
+    assert [f.code for f in d.findings][:1] == ["weight-skips-derivative"], d.sentence()
