@@ -127,6 +127,16 @@ def _has_tensor(args):
     return False
 
 
+def _holds_array(v):
+    """Whether an operation's keyword argument holds an array or a Tensor: itself, in a tuple (an index), or as a
+    slice's bound (``x[:n]``, ``n`` a 0-d integer array argument: review39, its value was frozen into the replays)."""
+    if isinstance(v, (np.ndarray, Tensor)):
+        return True
+    if type(v) is slice:
+        return _holds_array((v.start, v.stop, v.step))
+    return type(v) is tuple and any(_holds_array(e) for e in v)
+
+
 def _plain_arg(a):
     if isinstance(a, _TracedInts):
         return a.view(np.ndarray)
@@ -221,6 +231,8 @@ class _Trace:
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
         self.names = ()  # the values of the function's global and closure names when traced (_Names)
+        self.called = {}  # id -> (layer, its layout function): the layers called while tracing
+        self.layout = ()  # (layer, layout function, layout when traced): their lists and dicts of layers
 
     @property
     def active(self):
@@ -233,6 +245,17 @@ class _Trace:
         self._active = value
 
     # ------------------------------------------------------------------ recording
+    def layer_called(self, layer, layout):
+        """A layer's ``__call__`` while this trace records (autoprop.layers reports it, with the function reading
+        its lists and dicts of layers: ``layout(layer)``, compared at each call by :meth:`same_layout`)."""
+        if self.active:
+            self.called.setdefault(id(layer), (layer, layout))
+
+    def same_layout(self):
+        """Whether every layer called while tracing holds the same layers and Variables in its lists, tuples and
+        dicts as when traced (an in-place change, ``model.layers.pop()``, sets no attribute: review39)."""
+        return all(_same(layout(layer), then) for layer, layout, then in self.layout)
+
     def new_slot(self):
         self.nslots += 1
         return self.nslots - 1
@@ -316,6 +339,13 @@ class _Trace:
         if "saved" in kwargs:
             kw = {k: v for k, v in kwargs.items() if k != "saved"}
         kw, kwfill = self.kw_spec(kw, where)
+        for k, v in [*kw.items(), *((f[0], f[1]) for f in kwfill if f[1] is not None)]:
+            if _holds_array(v):  # (an index tuple's template: its slices' bounds)
+                raise TraceError(
+                    f"autoprop.function: {where} gets an array in its keyword argument {k}= (a slice's bound: "
+                    f"x[:n] with n an integer array argument?) at {_user_line()}: the trace would freeze it. Index "
+                    "with slices of Python ints (a new value traces again), or run this code eagerly (without "
+                    "@autoprop.function).")
         template, fill, vfill = [], [], []
         for i, (a, v) in enumerate(zip(args, vals)):
             sp = self.spec(a, v, where)
@@ -599,6 +629,15 @@ def _fill_kwargs(kw, kwfill, env):
     return kw
 
 
+def _same(a, b):
+    """``a`` and ``b`` (layouts: nested tuples of objects) hold the same objects, by identity."""
+    if a is b:
+        return True
+    if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
+        return False
+    return all(_same(x, y) for x, y in zip(a, b))
+
+
 def _values(ins, env):
     out = []
     for sp in ins:
@@ -863,8 +902,10 @@ class Function:
             _flatten_args(kwargs, leaves, sig)
         key = tuple(sig)
         entry = self._traces.get(key)
-        # a layer's attribute set since, or a global or closure name rebound: trace again
-        if entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names):
+        # a layer's attribute set since, a list or dict of its layers changed, or a global or closure name
+        # rebound: trace again
+        if (entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names)
+                or not entry[0].same_layout()):
             return self._trace(key, args, kwargs)
         trace, out = entry
         env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
@@ -903,6 +944,7 @@ class Function:
                 "Draw outside the function and pass the draw in as an argument.")
         trace.state = _STATE[0]
         trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
+        trace.layout = tuple((layer, f, then) for layer, f in trace.called.values() if (then := f(layer)))
         self._traces[key] = (trace, out)
         self.traces += 1
         return result

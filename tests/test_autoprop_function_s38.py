@@ -457,9 +457,16 @@ class _Blocks(ap.Model):
 def test_a_models_own_list_or_dict_of_layers_changed_in_place_traces_again(change):
     rng = np.random.default_rng(0)
     X, Y = rng.standard_normal((16, 8)), rng.integers(0, 4, 16)
+    losses = eager_and_traced_losses(_Blocks, change, X, Y, steps=4, at=2)
+    assert all(np.array_equal(a, b) for a, b in zip(*losses)), losses  # before: the old architecture replayed
+
+
+def eager_and_traced_losses(make, change, X, Y, steps, at):
+    """The losses of ``steps`` SGD steps of a model ``make()`` eagerly, then through ``ap.function`` (a new model),
+    ``change(model)`` before step ``at`` in both (tests/test_autoprop_function_review39.py uses it too)."""
     losses = []
     for traced in (False, True):
-        m, lf, opt = _Blocks(), alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
+        m, lf, opt = make(), alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
 
         def step(x, y, m=m, lf=lf, opt=opt):
             with ap.GradientTape() as tape:
@@ -470,9 +477,9 @@ def test_a_models_own_list_or_dict_of_layers_changed_in_place_traces_again(chang
 
         f = ap.function(step) if traced else step
         out = []
-        for i in range(4):
-            if i == 2:
+        for i in range(steps):
+            if i == at:
                 change(m)
             out.append(f(X, Y).numpy())
         losses.append(out)
-    assert all(np.array_equal(a, b) for a, b in zip(*losses)), losses  # before: the old architecture replayed
+    return losses

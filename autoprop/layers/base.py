@@ -373,9 +373,6 @@ class Layer:
     def __setattr__(self, name, value):
         if type(value) is Variable and not value.trainable and self.trainable:
             self._fix(value)  # declared non-trainable: unfreezing the layer leaves it
-        if type(value) in (list, dict) and any(isinstance(v, Layer) for v in
-                                               (value.values() if type(value) is dict else value)):
-            value = (_LayerList if type(value) is list else _LayerDict)(value)  # (in-place changes count: verify38)
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
@@ -407,6 +404,8 @@ class Layer:
             stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
+        if _TRACERS:  # autoprop.function: its lists and dicts of layers compared at each call (_layout)
+            _TRACERS[-1].layer_called(self, _layout)
         if not self.__dict__.get("built", True):
             self.build(_input_shape(x))
         if self._call_takes_training:
@@ -928,39 +927,32 @@ class Model(Layer):
         return np.asarray(self(x, training=False))
 
 
-class _LayerList(list):
-    """``Sequential.layers``, and any list of layers set as a layer's attribute (``self.blocks =
-    [Linear(...), ...]``): a list whose in-place changes (``model.layers.pop()``, ``insert``,
-    ``del``, an item set) count as a change of the layers' Python state (``_STATE``), as an
-    attribute set does: an ``autoprop.function`` traced before runs the new architecture, not
-    the old one (fnbreak38; a Model's own list, verify38)."""
-
-    __slots__ = ()
-
-
-class _LayerDict(dict):
-    """A dict of layers set as a layer's attribute: its in-place changes count as
-    :class:`_LayerList`'s do (verify38: a key deleted from a dict of layers was replayed)."""
-
-    __slots__ = ()
-
-
-def _changes_state(name, base=list):
-    method = getattr(base, name)
-
-    def changed(self, *args, **kwargs):
-        _STATE[0] += 1
-        return method(self, *args, **kwargs)
-    changed.__name__ = name
-    return changed
+def _items(v):
+    """The items of the list, tuple or dict ``v`` as a tuple (a dict's as ``(key, item)`` pairs; a nested list's,
+    tuple's or dict's as its own such tuple), held by reference; None when ``v`` is not empty and holds no
+    :class:`Layer`, Variable or other callable (a Sequential's function) at any depth (a list of numbers: a Python
+    value of a trace, as a float attribute is)."""
+    out, held = [], not v
+    for k, e in (v.items() if type(v) is dict else enumerate(v)):
+        if type(e) in (list, tuple, dict):
+            e = _items(e)
+            held = held or e is not None
+        else:
+            held = held or isinstance(e, (Layer, Variable)) or callable(e)
+        out.append((k, e) if type(v) is dict else e)
+    return tuple(out) if held else None
 
 
-for _name in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
-    setattr(_LayerList, _name, _changes_state(_name))
-for _name in ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"):
-    setattr(_LayerDict, _name, _changes_state(_name, dict))
-del _name
+def _layout(layer):
+    """The items of ``layer``'s list, tuple and dict attributes that hold layers, Variables or functions or are empty (filled
+    later: ``self.blocks = []`` then ``append``), nested ones' too, held by reference (:func:`_items`), as ``(name,
+    items)`` pairs: :func:`autoprop.function` takes it of each layer called while it traces and compares it at each
+    call, so that a change in place (``model.layers.pop()``, ``self.heads["c"] = ...``, ``self.stages[0].pop()``, a
+    Variable replaced in a list) traces again, as an attribute set does (``_STATE``), without the lists being copied
+    (a list kept under another name stays the layer's: review39; fnbreak38, verify38 F0)."""
+    d = layer.__dict__
+    return tuple((n, s) for n in d.get("_tracked_names", ()) if type(d.get(n)) in (list, tuple, dict)
+                 and (s := _items(d[n])) is not None)
 
 
 class Sequential(Model):
@@ -988,13 +980,8 @@ class Sequential(Model):
                     f"Sequential: layer {i} must be callable as layer(x, training=...); "
                     f"got {type(layer).__name__}"
                 )
-        self.layers = _LayerList(layers)
+        self.layers = list(layers)
         self._keras_options(name, trainable)
-
-    def __setattr__(self, name, value):
-        if name == "layers" and type(value) is list:  # (its in-place changes count, _LayerList)
-            value = _LayerList(value)
-        super().__setattr__(name, value)
 
     @property
     def variables(self):
