@@ -1806,7 +1806,9 @@ def take_constants(layer, spec: str | None) -> list[str]:
     lists = {k: [str(w) for w in info.get(k) or []] for k in ("unchecked", "unseen", "buffers")}
     known = [w for ws in lists.values() for w in ws]
     bad = [n for n in names if n not in known]
-    idle = [n for n in bad if n in (info.get("attributes") or [])]  # corpus38 F6: Y does not move with it here
+    weights = set(getattr(layer, "params", None) or ())  # (a weight, its gradient checked, is never a constant)
+    idle = [n for n in bad if n in (info.get("attributes") or []) and n not in weights]  # corpus38 F6: Y does not
+    # move with it here (an attribute forward reads that moves Y is in unchecked, unseen or buffers)
     bad = [n for n in bad if n not in idle]
     if args_named := [n for n in bad if n in (getattr(layer, "forward_params", None) or [])]:  # newuser36 M2
         a = args_named[0]

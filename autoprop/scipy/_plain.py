@@ -6,6 +6,8 @@ import functools
 import importlib
 from typing import Any, Callable
 
+import numpy as np
+
 from ..core.tensor import Tensor
 
 
@@ -14,7 +16,12 @@ def _holds_tensor(a: Any) -> bool:
     return isinstance(a, Tensor) or isinstance(a, (list, tuple)) and any(_holds_tensor(x) for x in a)
 
 
-def scipy_on_plain(twin: Callable, scipy_module: str) -> Callable:
+def _float(a: Any) -> Any:
+    """``a`` as float64 when it is a numpy array of integers or booleans, else ``a`` itself."""
+    return a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind in "biu" else a
+
+
+def scipy_on_plain(twin: Callable, scipy_module: str, promote: bool = False) -> Callable:
     """``twin``, autoprop's twin of the scipy function of its name in the module ``scipy_module``, handing a call with
     no Tensor among its arguments to scipy's own function (the module imported at the first such call).
 
@@ -30,6 +37,10 @@ def scipy_on_plain(twin: Callable, scipy_module: str) -> Callable:
         The twin, named as scipy's function.
     scipy_module : str
         ``"scipy.special"``, ``"scipy.linalg"`` or ``"scipy.signal"``.
+    promote : bool, default False
+        Integer and boolean arrays among the arguments are handed to scipy as float64, as the twin computes them
+        (``softmax``, ``log_softmax``, ``logsumexp``: scipy's softmax of a uint8 array is float16 with NaNs,
+        ``tests/test_autoprop_logsumexp_int_s35.py``).
 
     Returns
     -------
@@ -41,6 +52,8 @@ def scipy_on_plain(twin: Callable, scipy_module: str) -> Callable:
     def call(*args, **kwargs):
         if any(_holds_tensor(a) for a in (*args, *kwargs.values())):
             return twin(*args, **kwargs)
+        if promote:
+            args, kwargs = [_float(a) for a in args], {k: _float(v) for k, v in kwargs.items()}
         return getattr(importlib.import_module(scipy_module), twin.__name__)(*args, **kwargs)
 
     return call

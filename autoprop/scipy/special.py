@@ -254,5 +254,6 @@ def multigammaln(a, d):
 
 
 # a call without a Tensor is scipy's own (an ndarray out, as the code the twin replaces scipy's in expects: corpus38 F7)
-zeta, polygamma, logsumexp, softmax, log_softmax, multigammaln = (
-    _scipy_on_plain(f, "scipy.special") for f in (zeta, polygamma, logsumexp, softmax, log_softmax, multigammaln))
+zeta, polygamma, multigammaln = (_scipy_on_plain(f, "scipy.special") for f in (zeta, polygamma, multigammaln))
+logsumexp, softmax, log_softmax = (_scipy_on_plain(f, "scipy.special", promote=True)
+                                   for f in (logsumexp, softmax, log_softmax))  # (integers as the twin computes them)
