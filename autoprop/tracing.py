@@ -145,6 +145,12 @@ def _plain_arg(a):
     return a
 
 
+def _array_bound(v):
+    """True for a slice with an array or a tensor as a bound (``W[k:]``, k a 0-d integer array argument): a
+    value of the call that would be a constant of the trace (verify39 F1: replayed with the first call's k)."""
+    return isinstance(v, slice) and any(isinstance(b, (np.ndarray, Tensor)) for b in (v.start, v.stop, v.step))
+
+
 class _TracedInts(np.ndarray):
     """An integer or boolean array argument as the traced function sees it (a view of the
     caller's array, one per argument: the same array passed twice is two slots). While its
@@ -384,6 +390,12 @@ class _Trace:
         Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
         fill = []
         for k, v in kw.items():
+            if any(_array_bound(e) for e in (v if isinstance(v, tuple) else (v,))):
+                raise TraceError(
+                    f"autoprop.function: {where} gets a slice whose bound is an array in its keyword argument "
+                    f"{k}= (W[k:] with k a 0-d integer array argument?), at {_user_line()}: the bound sets the "
+                    "result's shape, and the trace would freeze the first call's. Pass the bound as a Python "
+                    "int (each value then traces once), or run this code eagerly (without @autoprop.function).")
             if isinstance(v, (np.ndarray, Tensor)):
                 fill.append((k, None, self.index_slot(v, where, k)))
             elif isinstance(v, tuple) and any(isinstance(e, (np.ndarray, Tensor)) for e in v):

@@ -8305,16 +8305,31 @@ def global_names(layer):
     return "numpy's global generator" + (" and Python's random module's" if uses else "")
 
 
+def _in_own_backward(layer, depth=64) -> bool:
+    """True when a method of ``layer`` whose name holds ``backward`` (``backward``, ``backward_pass``) is on the
+    caller's stack (``depth`` frames at most): a forward called from the layer's own backward."""
+    f = sys._getframe(2)
+    while f is not None and depth > 0:
+        if "backward" in f.f_code.co_name and f.f_code.co_varnames[:1] == ("self",) and f.f_locals.get("self") is layer:
+            return True
+        f, depth = f.f_back, depth - 1
+    return False
+
+
 def _rewinding(cls):
     """``forward`` of a subclass of ``cls`` that first rewinds the generators (states kept by :func:`hold_random`).
     Its ``__wrapped__`` is ``cls.forward``, the one call of the student's forward that each call makes: the staff
     policy's count (the sandbox child's ``_entry_chain``) reads it as this call's own entry, not as forward called
-    again (verify38 F4: a correct dropout held by rewinding was accused of calling its forward from forward)."""
+    again (verify38 F4: a correct dropout held by rewinding was accused of calling its forward from forward).
+    A call from the layer's own backward is not rewound: it draws on from where forward left the generators, as in
+    use, so a backward that runs forward again to redraw its mask gets another mask (verify39 F4: rewound, it got
+    forward's mask back and PASSed, its dX in use taken with a mask Y never used)."""
     def forward(self, *xs, **kw):
-        own, glob = self.__dict__["_gradcheck_rewind"]
-        for g, s in zip(generators(self), own):
-            _state(g, s)
-        global_states(glob)
+        if not _in_own_backward(self):
+            own, glob = self.__dict__["_gradcheck_rewind"]
+            for g, s in zip(generators(self), own):
+                _state(g, s)
+            global_states(glob)
         return cls.forward(self, *xs, **kw)
     forward.__wrapped__ = vars(cls).get("forward") or next(
         (vars(c)["forward"] for c in cls.__mro__ if "forward" in vars(c)), None)

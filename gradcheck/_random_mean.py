@@ -148,6 +148,8 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
             continue
         if got is None or want is None:
+            if (moved := _moment_difference(Y, Y_ref, X, cname, ref_name, at)) is not None:
+                return Finding("random-mean", moved, layer="Dropout")
             continue
         if not at and (given_rate or not (alike and alike[0])):  # as built, at a rate of its own or the user's:
             _same_rate(got, want, cname, reference, ref_name)  # the same rate first (verify38 F1), whatever the means
@@ -167,6 +169,36 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         f"reference: the training output's mean compared with {ref_name}'s over {X.size} entries, within "
         f"{SIGMAS:g} standard errors ({'; '.join(agreed)}): the masks are random, their means are not"),
         severity="info") or None
+
+
+def _moment_difference(Y: Any, Y_ref: Any, X: np.ndarray, cname: str, ref_name: str, at: str) -> str | None:
+    """How the training outputs of a random layer whose output is not of its input's shape (a model Linear -> ReLU ->
+    Dropout) and of its reference, on the same batch ``X`` and weights, differ in their mean or mean square (each
+    sample's over its entries, paired by sample: the difference's standard error is the masks' alone), more than
+    :data:`SIGMAS` standard errors apart; None when they agree, or are not finite float arrays of one shape other
+    than ``X``'s (no claim). ``Y / X`` has no meaning there (:func:`_mean_ratio`), and the gradients' mean over a few
+    draws cannot see a scale 30% off (verify39 F7: a model whose dropout left out 1/(1 - p) kept its points at every
+    seed; one reading p as the keep probability, whose mean is right and whose mean square is 1/p against 1/(1 - p),
+    at some seeds)."""
+    arrays = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind in "fiu" else None
+              for a in (Y, Y_ref)]
+    if any(a is None for a in arrays) or arrays[0].shape != arrays[1].shape or arrays[0].shape == X.shape \
+            or not arrays[0].shape or arrays[0].shape[0] != len(X) or len(X) < 2 \
+            or not all(np.all(np.isfinite(a)) for a in arrays):
+        return None
+    for what, power in (("mean", 1), ("mean square", 2)):
+        a, b = ((v ** power).reshape(len(X), -1).mean(axis=1) for v in arrays)
+        d = a - b
+        se = float(d.std(ddof=1) / np.sqrt(d.size))
+        if abs(d.mean()) > SIGMAS * se + 1e-9 * (abs(a.mean()) + abs(b.mean())) + 1e-12:
+            return (f"in training mode, {cname}'s output{at} has a {what} of {a.mean():.4g} over {X.shape[0]} samples, "
+                    f"{ref_name}'s {b.mean():.4g} at the same inputs and weights ({abs(d.mean()) / se:.0f} standard "
+                    "errors apart; the masks are random, these moments are not): a random layer inside (a dropout) "
+                    "scales its kept entries otherwise, or drops another share. Inverted dropout drops an entry with "
+                    "probability p and scales the kept ones by 1/(1 - p), so that E[Y] = X in training as in eval mode; "
+                    "forward and backward agreeing with each other is not enough (the gradient check holds your mask "
+                    "fixed)")
+    return None
 
 
 def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: str, at: str = "") -> str | None:
