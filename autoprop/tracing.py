@@ -127,16 +127,6 @@ def _has_tensor(args):
     return False
 
 
-def _holds_array(v):
-    """Whether an operation's keyword argument holds an array or a Tensor: itself, in a tuple (an index), or as a
-    slice's bound (``x[:n]``, ``n`` a 0-d integer array argument: review39, its value was frozen into the replays)."""
-    if isinstance(v, (np.ndarray, Tensor)):
-        return True
-    if type(v) is slice:
-        return _holds_array((v.start, v.stop, v.step))
-    return type(v) is tuple and any(_holds_array(e) for e in v)
-
-
 def _plain_arg(a):
     if isinstance(a, _TracedInts):
         return a.view(np.ndarray)
@@ -345,13 +335,6 @@ class _Trace:
         if "saved" in kwargs:
             kw = {k: v for k, v in kwargs.items() if k != "saved"}
         kw, kwfill = self.kw_spec(kw, where)
-        for k, v in [*kw.items(), *((f[0], f[1]) for f in kwfill if f[1] is not None)]:
-            if _holds_array(v):  # (an index tuple's template: its slices' bounds)
-                raise TraceError(
-                    f"autoprop.function: {where} gets an array in its keyword argument {k}= (a slice's bound: "
-                    f"x[:n] with n an integer array argument?) at {_user_line()}: the trace would freeze it. Index "
-                    "with slices of Python ints (a new value traces again), or run this code eagerly (without "
-                    "@autoprop.function).")
         template, fill, vfill = [], [], []
         for i, (a, v) in enumerate(zip(args, vals)):
             sp = self.spec(a, v, where)
