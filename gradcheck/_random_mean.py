@@ -77,12 +77,16 @@ def _same_rate(got: tuple, want: tuple, cname: str, reference: Any, ref_name: st
     """UsageError when the layer as built keeps another share of the entries than the reference (``got``, ``want``:
     :func:`_mean_ratio`'s), more than :data:`SIGMAS` standard errors apart: the reference is built at another rate,
     and a share of one kept where the other drops it is the keep/drop convention (verify38 F1). No claim unless both
-    are dropouts (a mask times one scale) and the layer drops some entries, keeps others."""
+    are dropouts (a mask times one scale) and the layer drops some entries, keeps others; nor when the layer is at
+    odds with itself, neither the convention's flip nor unbiased at its own share (mean 1 X): a layer dropping 60%
+    and scaling by 1/(1 - 0.3) is its own bug, FAILed by the means (verify39 F5: blamed on the command)."""
     (share, se), (ref_share, ref_se) = got[3:], want[3:]
     apart = SIGMAS * np.hypot(se, ref_se) + 1e-12
     if share is None or ref_share is None or not 0 < share < 1 or abs(share - ref_share) <= apart:
         return
     flipped = abs(share - (1 - ref_share)) <= apart
+    if not flipped and abs(got[0] - 1) > SIGMAS * got[1] + 1e-12:
+        return
     p = getattr(reference, "p", None)
     built = f" (built with p={p:g})" if isinstance(p, float) else ""
     rate = f"{1 - share:.2g}"

@@ -9,6 +9,7 @@ from test_newuser38 import NoShiftCE
 
 import gradcheck
 import manualprop as mp
+from gradcheck.errors import UsageError
 
 CS231N_DROPOUT = CS231N.replace("BACKWARD", "dout * mask").replace("< p) / p", "< p) SCALE")
 PAIR_INIT = ("--init", '{"dropout_param": {"p": 0.8, "mode": "train", "seed": 3}}')
@@ -247,3 +248,30 @@ def test_an_autoprop_linear_says_where_its_weights_are_when_read_by_keras_names(
     with pytest.raises(AttributeError, match=r"read layer\.variables\['W'\] \(all of them: W, b\)"):
         layer.W  # noqa: B018
     assert not hasattr(layer, "kernel") and getattr(layer, "foo", None) is None
+
+
+def test_a_dropout_at_odds_with_itself_fails_beside_a_reference_given_its_rate():
+    """verify39 F5: a dropout dropping 60% and scaling by 1/(1 - 0.3), its reference given p=0.3 by the user, was a
+    usage error ('not built at one rate'); its own scale says its rate is 0.3, so the share is its bug: a FAIL. A
+    layer unbiased at another rate (or the keep/drop flip) is still the usage error."""
+    from gradcheck._random_mean import random_mean_finding
+
+    class Drop:
+        def __init__(self, drop, scale, seed=0):
+            self.drop, self.scale, self.rng, self.params, self.grads = drop, scale, np.random.default_rng(seed), {}, {}
+
+        def forward(self, X, training=False):
+            return X * (self.rng.random(X.shape) >= self.drop) * self.scale if training else X
+
+        def backward(self, dY):
+            return dY
+
+    def found(layer):
+        return random_mean_finding([(layer, mp.Dropout(0.3, rng=1), "", True)], "Drop", (6, 5), 0,
+                                   "manualprop.Dropout", given_rate=True)
+
+    assert found(Drop(0.6, 1 / 0.7)).code == "random-mean"  # before: UsageError
+    with pytest.raises(UsageError, match="not built at one rate"):
+        found(Drop(0.5, 2.0))  # unbiased at 0.5: the reference's rate is the likely slip
+    with pytest.raises(UsageError, match="is the drop probability"):
+        found(Drop(0.7, 1.0))  # keeps 30% where the reference drops 30%: the convention
