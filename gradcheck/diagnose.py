@@ -5092,13 +5092,17 @@ def _weight_derivative_signature(L: _Layer, key, m, n, t="dW"):
 
 
 def _affine_in_first_input(L: _Layer) -> bool:
-    """Whether forward is affine in its first input X, ``Y(2X) - 2 Y(X) + Y(0) = 0``: then it applies no nonlinearity
-    after a pre-activation, and a gradient taken from dY is no skipped ``f'(Z)`` (newuser38 F1: ``(X + b) @ W`` with
-    ``dW = X.T @ dY`` was told "forward applies a nonlinearity to Z"). The check's cache is restored after."""
+    """Whether forward is affine in its first input X, ``Y(2X) - 2 Y(X) + Y(0) = 0`` and ``Y(X) + Y(-X) = 2 Y(0)``:
+    then it applies no nonlinearity after a pre-activation, and a gradient taken from dY is no skipped ``f'(Z)``
+    (newuser38 F1: ``(X + b) @ W`` with ``dW = X.T @ dY`` was told "forward applies a nonlinearity to Z"). The second
+    rule tells a positively homogeneous one (review39 F6: a dense ReLU with a zero bias passes the first, ``relu(2z)
+    = 2 relu(z)``, not the second, ``relu(z) + relu(-z) = |z|``). The check's cache is restored after."""
     X = L.inputs[0]
     try:
-        y0, y2 = L.fwd_with(0, np.zeros_like(X)), L.fwd_with(0, 2 * X)
-        return y2.shape == L.Y.shape and close(y2 + y0, 2 * L.Y, 1e-9, 1e-12 * (1 + float(np.abs(L.Y).max())))
+        y0, y2, yn = L.fwd_with(0, np.zeros_like(X)), L.fwd_with(0, 2 * X), L.fwd_with(0, -X)
+        tol = 1e-12 * (1 + float(np.abs(L.Y).max()))
+        return y2.shape == yn.shape == L.Y.shape and close(y2 + y0, 2 * L.Y, 1e-9, tol) and close(
+            L.Y + yn, 2 * y0, 1e-9, tol)
     except Exception:  # noqa: BLE001 - student code: not told affine
         return False
     finally:
