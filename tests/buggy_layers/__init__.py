@@ -443,6 +443,7 @@ EXPECTED = {
     "session37.py::ZhouSoftmaxFirst": "dy-one-entry",
     "session37.py::SoftmaxRowsLast": "dy-one-entry",
     "lead38.py::ShiftLinearDW": "weight-not-on-input",  # newuser38 F1: was "forward applies a nonlinearity"
+    "lead39.py::ReluDenseDWFromDY": "weight-skips-derivative",  # review39 F6: was told "forward is affine in X"
     # session 38 (fix38b, corpus37 F6: "no known bug pattern" before): a conv's or a pool's loop over output positions
     # stopping early (range(1), range(H_out - 1) and range(W_out - 1), a break after a row, a return inside the loops)
     **{f"session38b.py::{n}": "positions-cut" for n in ("ConvFirstRowOnly", "ConvRowsColsMissLast", "MaxPoolRowBreak",
@@ -548,7 +549,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "session23.py::NablaW", "session24.py::rnn", "session24.py::lstm", "session24.py::NmDenseTanh", "session25.py::pool", "session25.py::poolavg", "session25.py::StridedLinear", "session25.py::rnncell", "session25.py::lstmcell",
            "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
            "session37.py::ZhouSoftmax", "session37.py::SoftmaxRows", "session37.py::LinearFlat",
-           "lead38.py::ShiftLinear",
+           "lead38.py::ShiftLinear", "lead39.py::ReluDense",
            "session38b.py::ConvRows", "session38b.py::MaxPoolEight", "session38b.py::lstmsplit",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
