@@ -2596,9 +2596,10 @@ def _loss_fail(args, loss, res, cname: str, found: tuple, color: bool) -> int:
     diagnosis (``found``: the finding, the value-only reading, the gradient's name), and the argument order assumed
     where the loss's names did not say it (newuser32 F3). Returns EXIT_MISMATCH."""
     finding, value_only, g = found
-    grads = [t for t in res.failing_tensors if t != "L"]
-    value = "the loss value L differs from the " + (
-        "reference's" if args.reference else "tape's") if "L" in res.failing_tensors else ""
+    values = [t for t in res.failing_tensors if t == "L" or t.startswith("L (")]  # (L (y_pred + 1000): a value too)
+    grads = [t for t in res.failing_tensors if t not in values]
+    value = (f"the loss value{'s' * (len(values) > 1)} {', '.join(values)} differ{'s' * (len(values) == 1)} from the "
+             + ("reference's" if args.reference else "tape's")) if values else ""
     print(colorize(f"\nFAIL: {cname}: " + "; ".join(
         [value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"] * bool(grads)) + ".", color))
     if finding is not None:

@@ -275,3 +275,26 @@ def test_a_dropout_at_odds_with_itself_fails_beside_a_reference_given_its_rate()
         found(Drop(0.5, 2.0))  # unbiased at 0.5: the reference's rate is the likely slip
     with pytest.raises(UsageError, match="is the drop probability"):
         found(Drop(0.7, 1.0))  # keeps 30% where the reference drops 30%: the convention
+
+
+def test_a_loss_value_at_large_logits_is_said_as_a_value_on_the_verdict_line(tmp_path):
+    """verify39 F6: the FAIL line said "gradient mismatch in L (y_pred + 1000)": L there is the loss's value."""
+    src = """
+    import numpy as np
+
+    class CE:
+        def forward(self, y_pred, y):
+            e = np.exp(y_pred)
+            self.p, self.y = e / e.sum(axis=1, keepdims=True), y
+            return float(-np.log(self.p[np.arange(len(y)), y]).mean())
+
+        def backward(self):
+            d = self.p.copy()
+            d[np.arange(len(self.y)), self.y] -= 1.0
+            return d / len(self.y)
+    """
+    code, out = check_source(tmp_path, src, "CE", "--input-shape", "6,5", "--loss", "--targets", "labels",
+                             "--reference", "manualprop.SoftmaxCrossEntropy")
+    text = " ".join(out.split())
+    assert code == 1 and ("FAIL: CE: the loss values L (y_pred + 1000), L (y_pred - 1000) differ from the reference's; "
+                          "gradient mismatch in dy_pred (y_pred + 1000), dy_pred (y_pred - 1000).") in text, text
