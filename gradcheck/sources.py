@@ -1452,7 +1452,11 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
 def takes_inputs(ref: Any, call: Call) -> None:
     """UsageError when the reference's forward cannot take the checked layer's inputs (verify38 F3: a masked attention's
     Q, K, V and integer mask given to manualprop.ScaledDotProductAttention's ``forward(Q, K, V, training=False)``, the
-    mask landing in ``training``, raised a TypeError from gradcheck's internals): its inputs by name and the layer's."""
+    mask landing in ``training``, raised a TypeError from gradcheck's internals): its inputs by name and the layer's.
+    Only for manualprop's layers, whose forward's arguments are its inputs: a function pair's (``function_pair``, a
+    grader's reference) also lists its keyword switches (a pool's ``mode``), which the pair's adapter sets."""
+    if not type(ref).__module__.startswith("manualprop"):
+        return
     try:
         ps = [p for p in inspect.signature(ref.forward).parameters.values() if p.name != "training"]
     except (TypeError, ValueError, AttributeError):
