@@ -1,5 +1,7 @@
 """Session 39's fixes of ``gradcheck check`` (verify38 F1-F3, F10; newuser38 F6-F8, F10)."""
 
+import inspect
+
 import numpy as np
 import pytest
 from test_cli import check_source
@@ -279,22 +281,9 @@ def test_a_dropout_at_odds_with_itself_fails_beside_a_reference_given_its_rate()
 
 def test_a_loss_value_at_large_logits_is_said_as_a_value_on_the_verdict_line(tmp_path):
     """verify39 F6: the FAIL line said "gradient mismatch in L (y_pred + 1000)": L there is the loss's value."""
-    src = """
-    import numpy as np
-
-    class CE:
-        def forward(self, y_pred, y):
-            e = np.exp(y_pred)
-            self.p, self.y = e / e.sum(axis=1, keepdims=True), y
-            return float(-np.log(self.p[np.arange(len(y)), y]).mean())
-
-        def backward(self):
-            d = self.p.copy()
-            d[np.arange(len(self.y)), self.y] -= 1.0
-            return d / len(self.y)
-    """
-    code, out = check_source(tmp_path, src, "CE", "--input-shape", "6,5", "--loss", "--targets", "labels",
+    src = "import numpy as np\n\n\n" + inspect.getsource(NoShiftCE)  # (forward(y_true, y_pred): by its names)
+    code, out = check_source(tmp_path, src, "NoShiftCE", "--input-shape", "6,5", "--loss", "--targets", "labels",
                              "--reference", "manualprop.SoftmaxCrossEntropy")
     text = " ".join(out.split())
-    assert code == 1 and ("FAIL: CE: the loss values L (y_pred + 1000), L (y_pred - 1000) differ from the reference's; "
+    assert code == 1 and ("FAIL: NoShiftCE: the loss values L (y_pred + 1000), L (y_pred - 1000) differ from the reference's; "
                           "gradient mismatch in dy_pred (y_pred + 1000), dy_pred (y_pred - 1000).") in text, text
