@@ -840,12 +840,12 @@ def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
     Raises
     ------
     TypeError
-        Gradient not float, or the variable not float (an integer variable would round
+        Gradient not float, or the variable an integer or bool array (it would round
         every update away).
     ValueError
         Shape differs from the variable's or NaN/inf present.
     """
-    if value.dtype.kind != "f":
+    if value.dtype.kind in "biu":
         raise TypeError(
             f"{where}: {label} has dtype {value.dtype}; an optimizer updates floating-point "
             f"variables only (an integer variable would round every step away): make it "
