@@ -124,3 +124,34 @@ def test_dict_string_setting_set_from_the_constructor_is_configuration_as_built(
     code, out = check_source(tmp_path, PAD.replace("SAME_SCALE", "0.5"), "Window3", "--input-shape", "3,6",
                              "--init", '{"padding": "same"}', file="bad.py")
     assert code == 1 and "FAIL" in out, out
+
+
+# a softmax regression whose forward returns (loss, accuracy) and stores its weight's gradient itself (the model
+# protocol of Georgia Tech CS7643's first assignment), without a backward
+MODEL = """
+import numpy as np
+
+class Softmax1:
+    def __init__(self, n_in=6, n_cls=3):
+        self.weights = {"W1": np.random.default_rng(0).standard_normal((n_in, n_cls))}
+        self.gradients = {"W1": np.zeros((n_in, n_cls))}
+
+    def forward(self, X, y, mode="train"):
+        z = X @ self.weights["W1"]
+        p = np.exp(z - z.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        n = len(y)
+        loss = -np.log(p[np.arange(n), y]).mean()
+        if mode == "train":
+            p[np.arange(n), y] -= 1
+            self.gradients["W1"] = X.T @ p / n
+        return loss, float((z.argmax(1) == y).mean())
+"""
+
+
+def test_a_model_storing_its_gradients_in_forward_is_refused_for_what_it_lacks(tmp_path):
+    code, out = check_source(tmp_path, MODEL, "Softmax1", "--input-shape", "4,6", "--targets", "labels:3")
+    flat = " ".join(out.split())
+    assert code == 2, out
+    assert "Softmax1 has no backward()" in flat and "storing self.gradients" in flat
+    assert "a training switch, not targets" not in flat
