@@ -361,8 +361,8 @@ def _sublayer_switches(fn):
         if sub is None or not sub.startswith("self.") or len(found) >= 16:
             continue
         name = f"self.{_label(path)}.{sub[5:]}"
-        kw = _attr_keyword(v.forward, sub)
-        if kw[1:] == (False, True) and isinstance(_switch_value(fn, name), bool):
+        kw = _attr_keyword(v.forward, sub)  # None: a string no value of which gradcheck can name (corpus40 H1)
+        if kw is not None and kw[1:] == (False, True) and isinstance(_switch_value(fn, name), bool):
             found.append(name)
     return ", ".join(found) or None
 
@@ -2347,6 +2347,13 @@ def with_targets(obj, t):
     ps = [p for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
     switch = mode_keyword(fwd) if inspect.isfunction(fwd) else None  # forward(X, training=False): not targets
     switches = [p.name for p in ps[1:] if isinstance(p.default, bool) or switch and p.name == switch[0]]
+    if inspect.isfunction(fwd) and not callable(bwd) and len(ps) - len(switches) >= 2:  # corpus40 M1 (CS7643 HW1)
+        raise AdapterError(
+            f"--targets without --loss is for a model forward(x, t) -> loss with a backward(dout=1) returning dX "
+            f"(Deep Learning from Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps)}, but "
+            f"{cls.__name__} has no backward(): a forward that computes the loss and its weights' gradients itself "
+            "(Georgia Tech CS7643's forward(X, y, mode='train') storing self.gradients) is not a protocol gradcheck "
+            "reads. Check its layers one by one, or add a backward(dout=1) returning dX, its gradients in self.grads.")
     if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) - len(switches) < 2:
         what = f" ({', '.join(switches)}: a training switch, not targets)" if switches else ""
         raise AdapterError(f"--targets without --loss is for a model forward(x, t) -> loss (Deep Learning from "

@@ -501,13 +501,16 @@ def _frames(tb):
 
 def _adapters_own(AD, exc, workdir):
     """Whether ``exc`` is an error of the adapters' own code, not of the submission's: a built-in exception raised
-    in the adapters' module (its innermost frame), with no frame of the submission's files in its traceback
-    (redteam25 M2: a partial's missing ``__name__`` was reported as "affine.__init__() raised AttributeError")."""
+    in a module of gradcheck's package (its innermost frame: the adapters' or the switch reader's), with no frame of
+    the submission's files in its traceback (redteam25 M2: a partial's missing ``__name__`` was reported as
+    "affine.__init__() raised AttributeError"; corpus40 H1: a TypeError of the probe's switch reading was reported
+    as "Wrapped.forward ... raised TypeError")."""
     try:
         frames = _frames(exc.__traceback__)
         work = os.path.realpath(workdir) + os.sep
+        own = os.path.dirname(os.path.realpath(AD.build.__code__.co_filename)) + os.sep
         return (type(exc).__module__ == "builtins" and bool(frames)
-                and frames[-1][0] == AD.build.__code__.co_filename
+                and os.path.realpath(frames[-1][0]).startswith(own)
                 and not any(f and os.path.isabs(f) and os.path.realpath(f).startswith(work) for f, _, _ in frames))
     except BaseException:  # noqa: BLE001 - a traceback the submission forged: its own error
         return False
@@ -1408,7 +1411,7 @@ class Child:
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
-            return self.fail(exc, "probe", step=self.step)
+            return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "probe", step=self.step)
         finally:
             AD.on_step = None
         self.reply_loaded(obj, info, packer, calls if None in (calls, built) else _calls_sum(calls, built), held,
@@ -1495,7 +1498,7 @@ class Child:
         except AD.AdapterError:
             return self.reply(True, {"id": None, "forward_calls": calls})
         except BaseException as exc:  # noqa: BLE001 - the probe runs student code
-            return self.fail(exc, "probe", step=self.step)
+            return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "probe", step=self.step)
         finally:
             AD.on_step = None
         self.reply_loaded(sub, info, packer, calls if None in (calls, n) else _calls_sum(calls, n), held,

@@ -418,9 +418,12 @@ def _set_from_argument(obj, name) -> list:
     """``[(argument, direct)]``: the arguments from which the ``__init__`` of the object holding attribute path
     ``name`` (``self.use_dropout``, ``self.drop.use_dropout``: of ``obj`` or of its sub-layer), or of a class it
     inherits from, assigns it (``self.use_dropout = dropout != 1``; ``direct``: the argument itself, ``self.has_bias =
-    bias``); ``[]`` when no source says so."""
+    bias``); ``[]`` when no source says so. An item of a settings dict, ``self.cfg['padding']`` (ElefHead/numpy-cnn's
+    ``self.params['padding']``), is set by ``self.cfg = {'padding': padding, ...}``, ``dict(padding=padding)`` or
+    ``self.cfg['padding'] = padding`` (corpus40 H2)."""
     *head, last = name.split(".")
     holder = _value(obj, ".".join(head), missing=None) if len(head) > 1 else obj
+    item = re.fullmatch(r"(\w+)\[(['\"])(\w+)\2\]", last)  # cfg['padding']: (container, key)
     for cls in type(holder).__mro__ if holder is not None else ():
         init = cls.__dict__.get("__init__")
         tree = _tree(init) if isinstance(init, types.FunctionType) else None
@@ -430,11 +433,44 @@ def _set_from_argument(obj, name) -> list:
         for node in ast.walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
                 if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None else []
-            used = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in args] \
-                if any(isinstance(t, ast.Attribute) and t.attr == last for t in targets) else []
+            value = None if not targets else _item_value(targets, node.value, *item.group(1, 3)) if item else \
+                node.value if any(isinstance(t, ast.Attribute) and t.attr == last for t in targets) else None
+            used = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in args] if value else []
             if used:
-                return [(a, isinstance(node.value, ast.Name)) for a in dict.fromkeys(used)]
+                return [(a, isinstance(value, ast.Name)) for a in dict.fromkeys(used)]
     return []
+
+
+def built_defaults(obj, name) -> list:
+    """The string defaults of the ``__init__`` arguments a switch at path ``name`` is set from as they are
+    (:func:`_set_from_argument`'s direct ones: ``self.mode = mode`` with ``mode="max"``, ``self.params['mode']``):
+    values the switch takes that forward's source need not compare with (``if self.mode == "average"``, else max;
+    corpus40 H1: built with 'average', NOT CHECKED "its other values: none found")."""
+    *head, _ = name.split(".")
+    holder = _value(obj, ".".join(head), missing=None) if len(head) > 1 else obj
+    init = getattr(type(holder), "__init__", None) if holder is not None else None
+    try:
+        params = inspect.signature(init).parameters if isinstance(init, types.FunctionType) else {}
+    except (TypeError, ValueError):
+        return []
+    return [params[a].default for a, direct in _set_from_argument(obj, name)
+            if direct and a in params and isinstance(params[a].default, str)]
+
+
+def _item_value(targets, value, container, key):
+    """The expression an assignment of ``__init__`` gives item ``key`` of the dict attribute ``container``:
+    ``self.cfg = {'padding': EXPR}`` or ``dict(padding=EXPR)``, ``self.cfg['padding'] = EXPR``; else None."""
+    for t in targets:
+        if isinstance(t, ast.Attribute) and t.attr == container:
+            if isinstance(value, ast.Dict):
+                return next((v for k, v in zip(value.keys, value.values)
+                             if isinstance(k, ast.Constant) and k.value == key), None)
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+                return next((k.value for k in value.keywords if k.arg == key), None)
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) and t.value.attr == container and \
+                isinstance(t.slice, ast.Constant) and t.slice.value == key:
+            return value
+    return None
 
 
 def _built_string(name, words, names, obj) -> bool:
@@ -605,7 +641,8 @@ def _walked(fn) -> list:
     out = [(_named(p, top), _value(obj, p, missing=_Missing), words) for path, words in walk.found.items()
            if path != "self" and path not in walk.assigned  # a copy forward makes (self.flag = ...) is set by forward
            for p in _expand(obj, path)]
-    return [(n, v, words + [w for w in _options(type(obj), v) if w not in words]
+    return [(n, v, words + [w for w in dict.fromkeys([*_options(type(obj), v), *built_defaults(obj, n)])
+                            if w not in words and w != v]
              if n.startswith("self.") and isinstance(v, str) and not any(map(is_mode_word, [*words, v])) else words)
             for n, v, words in out]
 

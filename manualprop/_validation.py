@@ -840,10 +840,17 @@ def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
     Raises
     ------
     TypeError
-        Gradient not float.
+        Gradient not float, or the variable an integer or bool array (it would round
+        every update away).
     ValueError
         Shape differs from the variable's or NaN/inf present.
     """
+    if value.dtype.kind in "biu":
+        raise TypeError(
+            f"{where}: {label} has dtype {value.dtype}; an optimizer updates floating-point "
+            f"variables only (an integer variable would round every step away): make it "
+            f"float, e.g. with .astype(np.float64)"
+        )
     if type(grad) is np.ndarray and ("update", grad.shape, grad.dtype, value.shape) in _PASSED:
         if not _sum_is_finite(grad):
             _check_finite(grad, where, f"gradient for {label}")

@@ -299,11 +299,14 @@ class Linear(Layer):
                 X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
             )
         params = self.params
-        Y, b = X @ params["W"].T, params["b"]
-        if type(b) is np.ndarray and b.dtype is Y.dtype:
-            Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
-        else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
-            Y = Y + b
+        try:
+            Y, b = X @ params["W"].T, params["b"]
+            if type(b) is np.ndarray and b.dtype is Y.dtype:
+                Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
+            else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
+                Y = Y + b
+        except ValueError as err:  # numpy's shape message; name the parameter that no longer fits
+            raise self._parameter_shapes(err) from err
         known = _validation.KNOWN_FINITE
         if known.defer:  # in a Sequential that looks at Y where it ends up (Sequential.forward)
             known.defer = False
@@ -315,6 +318,18 @@ class Linear(Layer):
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
         return Y
+
+    def _parameter_shapes(self, err: ValueError) -> ValueError:
+        """The error for a ``W`` or ``b`` whose shape no longer fits the layer (replaced or
+        reshaped after construction), naming each parameter's shape and the expected one."""
+        want = {"W": (self.out_features, self.in_features), "b": (self.out_features,)}
+        got = {k: np.shape(self.params.get(k)) for k in want}
+        wrong = [f"params[{k!r}] has shape {got[k]}, expected {want[k]}" for k in want if got[k] != want[k]]
+        layout = " (a Linear keeps W as (out_features, in_features))" if got["W"] != want["W"] else ""
+        return ValueError(
+            f"{self._where('forward')}: " + ("; ".join(wrong) or f"the parameters do not fit X: {err}")
+            + layout
+        )
 
     @property
     def input_grad_optional(self) -> bool:

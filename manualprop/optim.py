@@ -436,12 +436,14 @@ class Optimizer:
                 if (dt is f64 and var.flags.writeable and isfinite(
                         vdot(grad, grad) if grad.size <= chunk else ss(grad))) or (
                         dt is f32 and var.flags.writeable and finite(grad)):
-                    values.append(var)
                     if dt is var.dtype:
+                        values.append(var)
                         checked.append(grad)
-                    else:
+                        continue
+                    if var.dtype is f64 or var.dtype is f32:
+                        values.append(var)
                         checked.append(grad.astype(var.dtype))
-                    continue
+                        continue
             i = len(values)  # the position of this pair (one value per pair before it)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
@@ -457,7 +459,8 @@ class Optimizer:
             # an object's pair (a Variable and a Tensor, read as arrays): the same inline checks
             # as an array pair's above (float64: the one dot, inline)
             dt = grad.dtype if type(grad) is ndarray else None
-            if (dt is f64 or dt is f32) and grad.shape == p.shape and (
+            if (dt is f64 or dt is f32) and (p.dtype is f64 or p.dtype is f32) and (
+                    grad.shape == p.shape) and (
                     isfinite(vdot(grad, grad) if grad.size <= chunk else ss(grad)) if dt is f64
                     else finite(grad)):
                 checked.append(grad if dt is p.dtype else grad.astype(p.dtype))
