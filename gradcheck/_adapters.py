@@ -3150,11 +3150,17 @@ def _takes(fn, n):
 def _return_names(fn, n, k, first_any=False):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
-    ``n`` items must name them alike, with plain names; ``first_any``: the first may be any expression, named
-    ``"output 1"`` (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
+    ``n`` items must name them alike, with plain names or attributes of self (``return self.out, self.attn``:
+    ``out``, ``attn``, corpus39 M2); ``first_any``: the first may be any expression, named ``"output 1"``
+    (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
     if (tree := _source(fn)) is None or not tree.body:
         return None
-    found = {tuple(e.id if isinstance(e, ast.Name) else "output 1" if first_any and not i else None
+
+    def name(e):
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            return e.attr
+        return e.id if isinstance(e, ast.Name) else None
+    found = {tuple(name(e) or ("output 1" if first_any and not i else None)
                    for i, e in enumerate(node.value.elts[:k]))
              for node in _switch_reach.own_nodes(tree.body[0])
              if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n}
