@@ -8194,11 +8194,9 @@ def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> Gradcheck
     the layer), the hint that it reads state only a training forward sets (a Dropout's mask)."""
     if exc.exit_code != EXIT_STUDENT or len(training_modes(layer, "auto")) < 2 or not exc.args:
         return exc
-    sw, off, on = (_protocol(layer) or {}).get("mode_keyword") or ("training", "False", "True")
-
+    inside, after = V.switch_words(_protocol(layer), training)  # (self.is_mask = True): no keyword of forward
     args = ", ".join(V.input_names(layer, len(inputs)))
-    msg = (f"while checking {mode_word(training)} mode: forward({args}, {sw}={on if training else off}) "
-           f"then backward(dY): {exc.args[0]}")
+    msg = f"while checking {mode_word(training)} mode: forward({args}{inside}){after} then backward(dY): {exc.args[0]}"
     if not training and ".backward(" in str(exc.args[0]):
         with contextlib.suppress(Exception):  # noqa: BLE001 - no hint when the copy cannot run it
             twin = copy.deepcopy(layer)
