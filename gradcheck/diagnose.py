@@ -8202,8 +8202,9 @@ def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> Gradcheck
             twin = copy.deepcopy(layer)
             twin.forward(*[x.copy() for x in inputs], training=True)
             twin.backward(np.asarray(twin.forward(*[x.copy() for x in inputs], training=False)))
+            on_in, on_after = V.switch_words(_protocol(layer), True)  # train_flg=True, or self.x = True
             msg = msg.rstrip(".") + (f". Backward in eval mode reads state only a training forward sets (after a forward "
-                    f"with {sw}={on} the same eval forward and backward run): set it in every forward "
+                    f"with {on_in[2:] or on_after.strip(' ()')} the same eval forward and backward run): set it in every forward "
                     "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward; a layer "
                     "backpropagated only after a training forward (Deep Learning from Scratch's Dropout and "
                     "BatchNormalization) is checked in that mode alone by --training")
