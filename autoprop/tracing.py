@@ -995,9 +995,7 @@ def function(fn=None):
     argument such as ``training=True``. A new signature traces again. Float arrays reach
     the function as Tensors (as tf.function converts them), integer and boolean arrays
     (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` is a plain copy: its Python values are frozen). A Python list of integers
-    (labels for a loss, indices ``W[idx]``) is part of the signature by value, as tf.function's:
-    autoprop's losses and indexing convert it again at each replay.
+    (``np.asarray(y)`` is a plain copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a
     layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
