@@ -3,6 +3,7 @@
 Batch_Normalization_1D_np), and a switch read from an attribute, ``self.is_mask``, as set on the layer before the call
 (it said ``forward(x_q, x_k, x_v, training=False)`` and ``forward(X, self.is_mask=True)``)."""
 
+import pytest
 from test_cli import check_source
 
 SOURCE = '''
@@ -43,19 +44,14 @@ class MaskedTwice:
 '''
 
 
-def test_a_train_keyword_is_named_as_forward_takes_it(tmp_path):
-    code, out = check_source(tmp_path, SOURCE, "RunningScale", "--input-shape", "2,3,3")
+@pytest.mark.parametrize("name,said", [
+    ("RunningScale", "while checking eval mode: forward(X, train=False) then backward(dY): RunningScale.forward(x, "
+                     "train=False) with x of shape (2, 3, 3) raised TypeError"),  # a train= keyword
+    ("MaskedTwice", "forward(X) (self.is_mask = True) then backward(dY): MaskedTwice.forward(x) (self.is_mask = True) "
+                    "with x of shape (2, 3, 3) raised AttributeError"),  # a switch read from self
+])
+def test_the_switch_is_named_as_the_layer_has_it(tmp_path, name, said):
+    code, out = check_source(tmp_path, SOURCE, name, "--input-shape", "2,3,3")
     text = " ".join(out.split())
-    assert code == 3, text
-    assert "while checking eval mode: forward(X, train=False) then backward(dY): RunningScale.forward(x, " \
-           "train=False) with x of shape (2, 3, 3) raised TypeError" in text, text
-    assert "training=" not in text, text
-
-
-def test_a_switch_read_from_self_is_named_as_set_on_the_layer(tmp_path):
-    code, out = check_source(tmp_path, SOURCE, "MaskedTwice", "--input-shape", "2,3,3")
-    text = " ".join(out.split())
-    assert code == 3, text
-    assert "forward(X) (self.is_mask = True) then backward(dY): MaskedTwice.forward(x) (self.is_mask = True) with x " \
-           "of shape (2, 3, 3) raised AttributeError" in text, text
+    assert code == 3 and said in text, text
     assert "training=" not in text and "forward(X, self.is_mask=True)" not in text, text
