@@ -21,7 +21,7 @@ from manualprop._validation import (
 )
 
 from .core import registry as R
-from .core.tape import on_replay, replayed
+from .core.tape import int_leaves, on_replay, replayed
 from .core.tensor import _TRACERS, Tensor
 from .layers.base import check_at_replay
 
@@ -85,7 +85,25 @@ class Loss:
         checked) to int64 labels again at each replay with that call's labels, as an eager call casts
         them; so is ``then`` (verify38 F7: the cast's new array was refused as "neither an argument
         nor a Variable").
+
+        A Python list (or tuple) of integer labels is converted again at each replay, as an eager call
+        converts it: an argument's list is part of the input signature by value (tf.function's rule: other
+        values trace again), a list read from elsewhere is read anew (verify39 F2: the array made from it was
+        refused as "neither an argument of the call nor a Variable"). A float argument arrives as a Tensor:
+        its shape and dtype (the signature's) get the eager checks and messages (verify39 F3: "a numpy
+        conversion of a traced tensor").
         """
+        if _TRACERS and type(y_true) in (list, tuple) and int_leaves(y_true):
+            def from_list(values):
+                kind, y = check_class_targets(values, self._where(), n_samples=n, n_classes=c, dtype=dtype)
+                if kind != "labels":  # (a list read from elsewhere, since made floats: the trace took labels)
+                    raise TypeError(f"{self._where()}: y_true, a Python list of integer labels when traced, now "
+                                    "holds floats: trace again (call the function undecorated, or pass an array)")
+                return y if then is None else then(y)
+            return "labels", replayed(from_list, y_true)
+        if _TRACERS and isinstance(y_true, Tensor) and y_true.dtype.kind not in "iu":
+            kind = check_class_targets(y_true._value, self._where(), n_samples=n, n_classes=c, dtype=dtype)[0]
+            return kind, y_true  # (probabilities: refused by the caller under a trace, as before)
         if _TRACERS and (type(y_true) is not np.ndarray and isinstance(y_true, (np.ndarray, Tensor))) \
                 and y_true.dtype.kind in "iu":  # (autoprop.function's guarded view of an argument, or a Tensor)
             def labels(values):

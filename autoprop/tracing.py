@@ -361,7 +361,7 @@ class _Trace:
         for i, _var, s in vfill:
             specs[i] = (s, True)
         self.steps.append(("op", prim.fwd, template, tuple(fill), tuple(vfill), kw,
-                           tuple(outslots), multi, kws, kwfill))
+                           tuple(outslots), multi, kws, kwfill, prim))
         self.opspecs[outs[0]._key] = (specs, template)
 
     def kw_spec(self, kw, where):
@@ -580,7 +580,7 @@ class _Trace:
         for step in self.steps:
             kind = step[0]
             if kind == "op":
-                _k, fwd, template, fill, vfill, kw, outslots, multi, kws, kwfill = step
+                _k, fwd, template, fill, vfill, kw, outslots, multi, kws, kwfill, prim = step
                 if kwfill:
                     kw = _fill_kwargs(kw, kwfill, env)
                 vals = template.copy()
@@ -588,7 +588,10 @@ class _Trace:
                     vals[i] = env[s]
                 for i, var, s in vfill:
                     vals[i] = env[s] = var._value
-                arr = fwd(*vals, **kw) if kw else fwd(*vals)
+                try:
+                    arr = fwd(*vals, **kw) if kw else fwd(*vals)
+                except (ValueError, TypeError, IndexError) as exc:  # the eager call's error (verify39 F3: W[10])
+                    raise _tape._op_exception(prim, vals, kw, exc) from exc
                 if type(arr) is _tape.WithSaved:
                     env[kws] = {**kw, "saved": arr[1]}
                     arr = arr[0]
@@ -992,7 +995,7 @@ def function(fn=None):
     argument such as ``training=True``. A new signature traces again. Float arrays reach
     the function as Tensors (as tf.function converts them), integer and boolean arrays
     (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` is a plain copy: its Python values are frozen).
+    (``np.asarray(y)`` is a plain copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a
     layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name

@@ -3157,11 +3157,17 @@ def _takes(fn, n):
 def _return_names(fn, n, k, first_any=False):
     """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
     next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
-    ``n`` items must name them alike, with plain names; ``first_any``: the first may be any expression, named
-    ``"output 1"`` (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
+    ``n`` items must name them alike, with plain names or attributes of self (``return self.out, self.attn``:
+    ``out``, ``attn``, corpus39 M2); ``first_any``: the first may be any expression, named ``"output 1"``
+    (``return a @ x, a``: the output checked, the attention weights beside it, newuser36 L6)."""
     if (tree := _source(fn)) is None or not tree.body:
         return None
-    found = {tuple(e.id if isinstance(e, ast.Name) else "output 1" if first_any and not i else None
+
+    def name(e):
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            return e.attr
+        return e.id if isinstance(e, ast.Name) else None
+    found = {tuple(name(e) or ("output 1" if first_any and not i else None)
                    for i, e in enumerate(node.value.elts[:k]))
              for node in _switch_reach.own_nodes(tree.body[0])
              if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n}
@@ -5190,13 +5196,16 @@ def _not_float(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _idle_weights(obj, inputs, kw, unused, children=None, read=None):
+def _idle_weights(obj, inputs, kw, unused, children=None, read=None, zero=None):
     """``{weight: gradient}`` of the arrays ``unused`` (forward's output does not change with them: ``X @ W`` beside
     ``self.b``) for which one backward writes a nonzero gradient by name (``self.db``, :func:`_grad_candidates`)
     of their shape, and which forward does not write (a cache or a buffer it sets is no weight). Such a gradient
     is checked, against a numerical gradient of 0, so the layer FAILs (NoBias); state restored after. The list
     ``read``, when given, gets those of them forward reads all the same (:func:`_nan_reaches`: a bias before a
-    batch norm, which subtracts it again with the batch mean; tester30k M3)."""
+    batch norm, which subtracts it again with the batch mean; tester30k M3). The dict ``zero``, when given, gets
+    ``{weight: gradient}`` of those forward reads whose one gradient by name is 0 in every entry: weights idle on
+    this input (fix39corpus: an attention whose mask leaves each query one key has Q's and K's projections idle,
+    their gradients 0), whose gradients no comparison with 0 checks."""
     children, out = children or {}, {}
     with _all_undone([obj, *children.values()]) as rewind:
         before = {w: (v, v.copy()) for w in unused[:MAX_PROBED]
@@ -5212,8 +5221,15 @@ def _idle_weights(obj, inputs, kw, unused, children=None, read=None):
                   and a.shape == before[w][0].shape and a.dtype.kind == "f" and np.any(a)]
             if len(gs) == 1:
                 out[w] = gs[0]
+            elif zero is not None and len(zs := [g for g in _grad_candidates(key) if isinstance(a := _grad(o, g), np.ndarray)
+                                                 and a.shape == before[w][0].shape and a.dtype.kind == "f"]) == 1:
+                zero[w] = zs[0]
         if read is not None:
             read += [w for w in out if _nan_reaches(obj, rewind, inputs, kw, _owner(obj, children, w), y)]
+        if zero:
+            kept = {w: g for w, g in zero.items() if _nan_reaches(obj, rewind, inputs, kw, _owner(obj, children, w), y)}
+            zero.clear()
+            zero.update(kept)
     return out
 
 
@@ -5239,9 +5255,11 @@ def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
     """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line); not
     a gradient ``taken`` (``{weight: gradient}``) by a weight forward uses, of the same owner: ``grads[0]`` is
     ``params[0]``'s, not that of ``vel[0]`` beside it (DLfS-2's lists with an optimizer's state)."""
-    mine, read = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}, []
-    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children, read) or {}).items()
+    mine, read, zero = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}, [], {}
+    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children, read, zero) or {}).items()
             if (w.rpartition(".")[0], g) not in mine}
+    if zero := [f"{w}: {g}" for w, g in zero.items() if (w.rpartition(".")[0], g) not in mine and w not in idle]:
+        info["idle_zero"] = zero  # read by forward, idle on this input, gradient 0: not checked (fix39corpus)
     if idle:
         info["idle"] = list(idle)
         info.setdefault("read_from", []).extend(
@@ -6919,7 +6937,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
     info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
                                                                                for m, _, _ in ms},
-                                    info.get("collected"))
+                                    info.get("collected"), [str(z).split(": ")[0] for z in info.get("idle_zero") or []])
                      + _built(built, pairs) + _alias_text(tied, views, named, pairs)
                      + "".join(f"; {t}" for t in info.pop("listed", [])) + tail)
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
@@ -7958,11 +7976,12 @@ def _in_order(pairs, children):
     return dict(sorted(pairs.items(), key=lambda kv: rank.get(_child_of(kv[0], children), 0)))
 
 
-def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=None):
+def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=None, idle=()):
     """The header's account of the sub-layers: each one's parameters, checked under dotted names
     (``shared``: ``{dec.W: enc.W}``, a parameter checked as another's, :func:`_aliases`; ``collected``:
     ``{layers.0.params[0]: params[0]}``, one the model's own list collects, Deep Learning from Scratch vol. 2's
-    ``self.params += layer.params``, checked as the model's: never "no parameters", tester15 L4)."""
+    ``self.params += layer.params``, checked as the model's: never "no parameters", tester15 L4; ``idle``: weights
+    idle on this input, their gradients 0, not checked: never "no parameters" either, fix39corpus)."""
     if not children:
         return ""
     parts, shared, collected = [], shared or {}, collected or {}
@@ -7972,14 +7991,17 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=N
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
         held = {w.rpartition(".")[2]: top for w, top in collected.items() if w.rpartition(".")[0] == name}
-        if not (mine or bare or held or _is_layer(c)):  # an object holding arrays forward does not use
+        lazy = [w for w in idle if w.rpartition(".")[0] == name]
+        if not (mine or bare or held or lazy or _is_layer(c)):  # an object holding arrays forward does not use
             continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{_shortened(name)} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
                      + ("; " if (mine or bare) and held else "")
                      + (f"{', '.join(held)}, checked as the model's {', '.join(held.values())}" if held else "")
-                     + (_no_own(name, [*pairs, *unchecked]) if not mine + bare and not held else "") + ")")
+                     + (_no_own(name, [*pairs, *unchecked]) if not mine + bare + lazy and not held else "")
+                     + ("; " if (mine or bare or held) and lazy else "")
+                     + (f"{', '.join(lazy)} idle on this input, not checked (see below)" if lazy else "") + ")")
     checked = any("." in w for w in pairs)
     return lead + ", ".join(parts) + ("; their parameters are checked under these dotted names" if checked else "")
 

@@ -1200,11 +1200,25 @@ def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
 def forward_call(layer: Any, names: Sequence[str], training: bool) -> str:
     """The forward call as gradcheck makes it, for messages (tester13 M6): ``forward(X, training=False)``, or
     ``forward(X)`` when the layer's forward takes no training argument (its protocol or its sandbox signature says
-    ``forward_training`` False; a wrapper's ``_layer`` answers for it)."""
+    ``forward_training`` False; a wrapper's ``_layer`` answers for it); the switch as :func:`switch_words` says it."""
     layer = getattr(layer, "_layer", layer)
     said = [getattr(layer, a, None) for a in ("protocol", "signature")]
-    takes = not any(isinstance(d, Mapping) and d.get("forward_training") is False for d in said)
-    return f"forward({', '.join(names)}" + (f", training={training})" if takes else ")")
+    if any(isinstance(d, Mapping) and d.get("forward_training") is False for d in said):
+        return f"forward({', '.join(names)})"
+    inside, after = switch_words(said[0] if isinstance(said[0], Mapping) else None, training)
+    return f"forward({', '.join(names)}{inside}){after}"
+
+
+def switch_words(info: Mapping[str, Any] | None, training: bool) -> tuple[str, str]:
+    """The mode switch of a forward call as gradcheck makes it, for messages: ``(", training=False", "")``, in the
+    layer's own words when its protocol ``info`` names them (``mode_keyword``: ``(", train=False", "")`` for
+    ``forward(x, train=True)``, corpus39 L1; ``(", mode='test'", "")``), or ``("", " (self.is_mask = False)")`` for
+    a switch set on the layer before the call (corpus39 M2: it was ``forward(x_q, x_k, x_v, training=False)``)."""
+    name, off, on = (info or {}).get("mode_keyword") or ("training", "False", "True")
+    value = on if training else off
+    if name.startswith(("self.", "global ", "env ")):
+        return "", f" ({name} = {value})"
+    return f", {name}={value}", ""
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],

@@ -26,6 +26,7 @@ from ._adapters import (
     TRAIN_FLAGS,
     _rebound_text,
     init_arrays,
+    joined_and,
     missing_gradients,
     nielsen_methods,
     softmax,
@@ -990,7 +991,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
-    if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
+    if (code := _pass_verdict(diag, cname, unchecked, color, _zero_on_path(info, res))) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
         if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
@@ -1155,10 +1156,25 @@ def _vacuous_line(results, cname: str) -> str | None:
     return f"NOT CHECKED: {cname}: " + "; ".join(parts) + ". No verdict."
 
 
-def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
+def _zero_on_path(info, res) -> list[str]:
+    """The gradients in the table that are 0 in every entry, numerical and manual, when forward reads weights idle on
+    this input (``info['idle_zero']``, :func:`_idle_zero_lines`): on their path, compared with 0 only (fix39corpus:
+    dquery, dkey of an attention whose Q and K projections were idle)."""
+    if res is None or not info.get("idle_zero"):
+        return []
+    def zero(r):  # manual 0 everywhere, and the numerical 0 (per entry, or along each direction: fast mode)
+        m, n = (res.gradients.get(s, {}).get(r.tensor) for s in ("manual", "numerical"))
+        cs = [c for c in r.comparisons if c.pair == "manual-vs-numerical"]
+        return m is not None and not np.any(m) and (not np.any(n) if n is not None else
+                                                    bool(cs) and all(c.max_abs_error == 0 for c in cs))
+    return [r.tensor for r in res.records if r.kind == "gradient" and zero(r)]
+
+
+def _pass_verdict(diag, cname: str, unchecked, color: bool, zero=()) -> int | None:
     """The PASS line of a check that passed (exit 0), or NOT CHECKED when no gradient was compared (exit 3,
     tester16 H1: never a PASS of nothing), or NOT CHECKED for a tensor given no verdict (:func:`_vacuous_verdict`);
-    None when it did not pass."""
+    None when it did not pass. ``zero``: gradients compared with 0 alone on a path :func:`_idle_zero_lines` names,
+    said apart, not among those that match."""
     if (line := _vacuous_verdict(diag, cname)) is not None:
         print(colorize("\n" + V.wrap(line), color))
         return EXIT_STUDENT
@@ -1169,9 +1185,11 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
     if not diag.passed:
         return None
     res = diag.result
-    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward" and not probed_large(r.tensor))
+    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward" and not probed_large(r.tensor)
+                        and r.tensor not in zero)
     fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
     left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    left += f" ({', '.join(zero)}: 0 on this input, compared with 0 alone, so not checked: see above)" if zero else ""
     large = " (and at the inputs shifted by 1000, as the reference's: see the table)" if any(  # newuser38 F10
         probed_large(r.tensor) for r in res.records) else ""
     if _running_unchecked(diag) is not None:  # newuser35 H2: never "the forward output match" of those unseen
@@ -1692,7 +1710,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{_grad_name(unchecked[0], '', '_grad')}): a weight whose gradient backward forgot, or a constant; "
                      "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
                      "other gradients match (--constants names constants).")
-    lines += _outside_params_lines(info)
+    lines += _outside_params_lines(info) + (idle := _idle_zero_lines(info))[0]
     more, buffers = _buffer_lines(info)
     lines += more
     if unseen:
@@ -1701,7 +1719,25 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads; "
                      "gradcheck cannot tell a forgotten weight from a constant, so the layer is NOT CHECKED as a "
                      "whole (exit 3) (--constants names constants).")
-    return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+    return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers + idle[1]))
+
+
+def _idle_zero_lines(info) -> tuple[list[str], list[str]]:
+    """The WARNING on the weights forward reads whose output does not move with them on this input and whose gradient
+    backward writes as 0 (``info['idle_zero']``, :func:`gradcheck._adapters._idle_weights`), and their names for the
+    verdict: no comparison with 0 checks their backward (fix39corpus: an attention checked at a batch of one whose
+    mask left each query one key: its Q and K projections were "no parameters", its dquery and dkey compared as 0)."""
+    idle = [str(z).partition(": ") for z in info.get("idle_zero") or []]
+    if not idle:
+        return [], []
+    names, grads = [w for w, _, _ in idle], [f"{w.rpartition('.')[0]}.{g}".lstrip(".") for w, _, g in idle]
+    one = len(names) == 1
+    return [f"WARNING: forward reads {joined_and(names)}, but on this input its output does not move with "
+            f"{'it' if one else 'them'}, and backward writes 0 for {joined_and(grads)}: 0 against 0 checks nothing, "
+            f"so {'its gradient is' if one else 'their gradients are'} NOT checked, nor the backward path they "
+            "share (an input whose gradient is 0 everywhere in the table is on that path too: e.g. an attention whose "
+            "mask leaves each query one key does not depend on its queries and keys). Check at an input where they "
+            "move the output (a batch of at least 2, another --seed)."], names
 
 
 def _outside_params_lines(info) -> list[str]:

@@ -125,7 +125,7 @@ from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "layer_signature",
            "name_graded", "name_log_eps", "is_bias_gradient",
-           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
+           "name_loss_gradient", "name_batch_reduction", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE", "kept_scale"]
 
@@ -2198,11 +2198,56 @@ def loss_finding(loss: Any, result: CheckResult, y_true: Any, y_pred: Any,
     if g not in result.gradients.get("manual", {}) or g not in result.gradients.get("numerical", {}):
         return None
     m, n = result.gradients["manual"][g], result.gradients["numerical"][g]
+    if (found := name_batch_reduction(g, result, np.shape(y_pred)[0] if np.ndim(y_pred) else 1)) is not None:
+        return found  # (its gradient agrees with its own L: no finding of m against n)
     finding = name_loss_gradient(g, m, n, loss.forward, y_true, y_pred, result.rtol, check_module.loss_arg_names(loss),
                                  loss=loss, init=init)
     if finding is None and g in result.failing_tensors:
         finding = _worst_element(g, m, n, result.rtol, result.atol_of(g))
     return finding
+
+
+def name_batch_reduction(tensor: str, result: CheckResult, n_batch: int) -> Finding | None:
+    """A loss whose ``L`` and ``tensor`` (dL/dy_pred) are both ``N`` times the reference's (``N`` the batch size), or
+    both ``1/N`` times, while ``tensor`` agrees with central differences of its own ``L``: it reduces over the batch
+    otherwise than the reference (a sum where the reference averages, or the reverse). verify39 F6: a summed
+    cross-entropy beside ``manualprop.SoftmaxCrossEntropy`` was "dy_pred differs from the correct gradient in 0 of
+    30 elements (no known bug pattern)".
+
+    Parameters
+    ----------
+    tensor : str
+        The gradient's display name (``"dy_pred"``), a tensor of ``result``.
+    result : CheckResult
+        :func:`gradcheck.check.check_loss`'s result with a reference (``L``'s manual-vs-reference comparison and the
+        ``"reference"`` gradient).
+    n_batch : int
+        The batch size ``N`` (axis 0 of y_pred).
+
+    Returns
+    -------
+    Finding or None
+        ``factor-normalisation`` of ``L``, naming ``N`` and the fix.
+    """
+    recs = {r.tensor: r for r in result.records}
+    cl = recs["L"].get("manual-vs-reference") if "L" in recs else None
+    own = recs[tensor].get("manual-vs-numerical") if tensor in recs else None
+    m, r = (result.gradients.get(s, {}).get(tensor) for s in ("manual", "reference"))
+    if n_batch < 2 or cl is None or cl.passed or own is None or not own.passed or m is None or r is None:
+        return None
+    both = f"L and {tensor} are the reference's"
+    agree = f"{tensor} agrees with central differences of this L"
+    if close(cl.worst_a, n_batch * cl.worst_b) and close(m, n_batch * np.asarray(r)):
+        return _find("factor-normalisation", "L", count=n_batch, big="large", why=(
+            f"{both} times N = {n_batch}, the batch size, and {agree}: the loss sums over the batch where the "
+            f"reference averages; divide by N (a mean over the batch), L and {tensor} alike (if the sum is what "
+            "you mean, build the reference with it: --reference-init '{\"reduction\": \"sum\"}')"))
+    if close(n_batch * cl.worst_a, cl.worst_b) and close(n_batch * np.asarray(m), r):
+        return _find("factor-normalisation", "L", count=n_batch, big="small", why=(
+            f"{both} divided by N = {n_batch}, the batch size, and {agree}: the loss averages over the batch "
+            f"where the reference sums; multiply by N (a sum over the batch), L and {tensor} alike (if the mean is "
+            "what you mean, build the reference with it: --reference-init '{\"reduction\": \"mean\"}')"))
+    return None
 
 
 def loss_precision(loss: Any, result: CheckResult, y_true: Any, y_pred: Any) -> Finding | None:
@@ -8149,18 +8194,17 @@ def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> Gradcheck
     the layer), the hint that it reads state only a training forward sets (a Dropout's mask)."""
     if exc.exit_code != EXIT_STUDENT or len(training_modes(layer, "auto")) < 2 or not exc.args:
         return exc
-    sw, off, on = (_protocol(layer) or {}).get("mode_keyword") or ("training", "False", "True")
-
+    inside, after = V.switch_words(_protocol(layer), training)  # (self.is_mask = True): no keyword of forward
     args = ", ".join(V.input_names(layer, len(inputs)))
-    msg = (f"while checking {mode_word(training)} mode: forward({args}, {sw}={on if training else off}) "
-           f"then backward(dY): {exc.args[0]}")
+    msg = f"while checking {mode_word(training)} mode: forward({args}{inside}){after} then backward(dY): {exc.args[0]}"
     if not training and ".backward(" in str(exc.args[0]):
         with contextlib.suppress(Exception):  # noqa: BLE001 - no hint when the copy cannot run it
             twin = copy.deepcopy(layer)
             twin.forward(*[x.copy() for x in inputs], training=True)
             twin.backward(np.asarray(twin.forward(*[x.copy() for x in inputs], training=False)))
+            on_in, on_after = V.switch_words(_protocol(layer), True)  # train_flg=True, or self.x = True
             msg = msg.rstrip(".") + (f". Backward in eval mode reads state only a training forward sets (after a forward "
-                    f"with {sw}={on} the same eval forward and backward run): set it in every forward "
+                    f"with {on_in[2:] or on_after.strip(' ()')} the same eval forward and backward run): set it in every forward "
                     "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward; a layer "
                     "backpropagated only after a training forward (Deep Learning from Scratch's Dropout and "
                     "BatchNormalization) is checked in that mode alone by --training")

@@ -92,6 +92,7 @@ from ._validation import (
     shown_char,
     slot_name,
     stored_inputs_error,
+    switch_words,
 )
 from ._zygote import Zygote, ZygoteChild
 from .errors import (
@@ -2705,8 +2706,9 @@ class RemoteLayer(_Remote):
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = _names(self.forward_params, len(inputs))
         xs = ", ".join(f"{n} of shape {fmt_shape(np.shape(x))}" for n, x in zip(names, inputs))
-        tr = "" if training is None or self.signature.get("forward_training") is False else f", training={training}"
-        return f"forward({', '.join(names[:len(inputs)])}{tr}) with {xs}"
+        tr, after = ("", "") if training is None or self.signature.get("forward_training") is False else \
+            switch_words(self.protocol if isinstance(self.protocol, Mapping) else None, training)
+        return f"forward({', '.join(names[:len(inputs)])}{tr}){after} with {xs}"
 
     def backward(self, dY: np.ndarray) -> Any:
         """The student's ``backward(dY)``: fills :attr:`grads`, returns dX (an ndarray, a tuple or None).

@@ -822,6 +822,14 @@ def replayed(make, *tensors):
     return make(*[t._value if isinstance(t, Tensor) else t for t in tensors])
 
 
+def int_leaves(seq):
+    """True for a (nested) list or tuple of Python or numpy integers and nothing else (no arrays, Tensors,
+    floats or bools): a value :func:`replayed` may convert at each replay of autoprop.function (a list
+    argument is part of the input signature by value; another list is read anew at each replay)."""
+    return all(int_leaves(e) if type(e) in (list, tuple) else isinstance(e, (int, np.integer)) and type(e) is not bool
+               for e in seq)
+
+
 def on_replay(effect, *tensors):
     """``effect(*values)``: a side effect a layer runs in Python on the values of ``tensors``
     (BatchNorm's running statistics), and, while :func:`autoprop.function` traces, again at each

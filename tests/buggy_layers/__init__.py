@@ -276,6 +276,8 @@ EXPECTED = {
     "loss_hinge.py::SVMLossNoMean": "factor-batch",
     # session 16 (tester15b LOW): --pred-arg names the prediction beside 0/1 labels; backward differentiates the labels
     "loss_labels.py::BCELogitsTargetGrad": "target-gradient",
+    # verify39 F6: a sum over the batch beside a reference that averages (the gradient right for its own L)
+    "loss_reference40.py::CESum": "factor-normalisation",
     # session 16 (tester15b M1, L3): an eps above the tolerance is no float guard; forward's and backward's differ
     "loss_big_eps.py::CEMilliEps": "large-eps",
     "loss_big_eps.py::CEEpsDiffer": "large-eps",
@@ -536,7 +538,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
-           "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
+           "loss_labels.py::BCELogits", "loss_reference40.py::CEMean", "loss_big_eps.py::CEGuard",
            *(f"tester21s.py::{n}" for n in ("ReLU6", "HardSigmoid", "SoftplusThreshold", "ClampedExp",
                                              "SoftplusThreshold40", "Hardtanh", "RunningMeanCenter", "MeanOnlyBN",
                                              "RunningVarScale", "SquaredReLU", "TimeMajorRNN",
@@ -613,7 +615,7 @@ def diagnose_loss(key: str):
     from gradcheck._log_eps import better_finding
     from gradcheck.check import check_loss, loss_arg_names, loss_gradient_name
     from gradcheck.check_command import _target_values, loss_data
-    from gradcheck.diagnose import name_loss_gradient
+    from gradcheck.diagnose import name_batch_reduction, name_loss_gradient
 
     fname, cls_name = key.split("::")
     mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
@@ -621,13 +623,14 @@ def diagnose_loss(key: str):
     y_true, y_pred, _ = loss_data(*getattr(mod, "LOSS_DATA", ("real", "real")), mod.LOSS, 0)  # --targets, --pred
     loss = (_adapters.LossFunction(cls, init) if not isinstance(cls, type)  # CS231n's svm_loss_naive(W, X, y, reg)
             else _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None)))
-    res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
+    reference = getattr(mod, "REFERENCE", {}).get(cls_name)  # --reference (the class to build)
+    res = check_loss(loss, y_true, y_pred, twin=None, seed=0, reference=reference and reference())
     res, copied = _eps_reading(mod, cls_name, res, y_true, y_pred)
     if res.passed and (plan := _target_values(loss.info.get("target_constants"), y_true)) is not None:
         y_true = plan[1]  # as the CLI: again with targets holding the constants forward compares them with
         res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
     g = loss_gradient_name(loss)
-    found = None if res.passed else better_finding(name_loss_gradient(
+    found = None if res.passed else better_finding(name_batch_reduction(g, res, len(y_pred)) or name_loss_gradient(
         g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward, y_true, y_pred, res.rtol,
         loss_arg_names(loss), loss=loss, init=init), copied)
     codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]

@@ -19,8 +19,8 @@ import numpy as np
 from .. import views as _views
 from ..observe import OwnArray, own
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
-from ..tape import Scatter
-from ..tensor import Tensor
+from ..tape import Scatter, int_leaves, replayed
+from ..tensor import _TRACERS, Tensor
 from ._common import (
     SAME,
     _axes_tuple,
@@ -437,8 +437,8 @@ def _plain_key(key):
         return tuple(_plain_key(k) for k in key)
     if isinstance(key, Tensor):
         return key._value
-    if isinstance(key, list):
-        return np.asarray(key)
+    if isinstance(key, list):  # W[[1, 2]]: converted again at each replay of autoprop.function (verify39 F2)
+        return replayed(np.asarray, key) if _TRACERS and int_leaves(key) else np.asarray(key)
     return key
 
 
