@@ -6142,7 +6142,8 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     Returns
     -------
     Finding
-        The named bug, or ``"wrong-values"`` (the worst element).
+        The named bug; where the numbers name none, ``"reused-sublayer"`` when forward uses one sub-layer object twice
+        (:func:`reused_finding`, as check's diagnosis says), else ``"wrong-values"`` (the worst element).
 
     Raises
     ------
@@ -6170,8 +6171,9 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     L.fwd = counted
     spent = None if forwards is None and before_forward is None else (
         lambda: stopped[0] or forwards is not None and calls[0] >= forwards)
-    return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
-                           spent=spent)
+    found = layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
+                            spent=spent)  # no bug pattern in the numbers: one sub-layer used twice, as check names it
+    return found if found.code != "wrong-values" else reused_finding(layer, _class_name(layer)) or found
 
 
 #: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
@@ -6667,27 +6669,34 @@ def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:
     """The ``reused-sublayer`` finding first in ``diag`` of a layer that failed unnamed ("no known bug pattern")
     and uses one sub-layer object twice in its forward (:func:`_reused_sublayer`); for a backward that raised
     (the second use's cache of another shape), the same words after its error."""
-    if diag.passed or (what := _reused_sublayer(layer, owner)) is None:
+    if diag.passed or (found := reused_finding(layer, owner)) is None:
         return
     if diag.error is None and set(diag.codes) <= {"wrong-values"}:
-        diag.findings.insert(0, _find("reused-sublayer", what=what))
+        diag.findings.insert(0, found)
     elif isinstance(diag.error, StudentCodeError) and "backward" in str(diag.error):
-        diag.error.args = (f"{diag.error} Likely why: " + _find("reused-sublayer", what=what).message + ".",)
+        diag.error.args = (f"{diag.error} Likely why: " + found.message + ".",)
+
+
+def reused_finding(layer: Any, owner: str) -> Finding | None:
+    """The ``reused-sublayer`` finding of a ``layer`` whose forward uses one sub-layer object more than once
+    (:func:`_reused_sublayer`), None otherwise: one diagnosis for ``gradcheck check`` (:func:`_reuse_named`) and the
+    grader (:func:`name_graded`, where the numbers name no bug)."""
+    what = _reused_sublayer(layer, owner)
+    return None if what is None else _find("reused-sublayer", what=what)
 
 
 def _reused_sublayer(layer: Any, owner: str) -> str | None:
     """What says that ``layer``'s forward uses one sub-layer object more than once (newuser38 F8: ``self.act`` after
-    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (a local layer's), or, read
-    with :mod:`ast` from its class's file, ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward,
-    or once inside a loop, where backward calls ``self.NAME.backward`` with dY alone (no cache given back); None
-    otherwise."""
-    held = getattr(getattr(layer, "obj", layer), "layers", None) if not _remote(layer) else None
-    if isinstance(held, (list, tuple)):
-        at: dict[int, list[int]] = {}
-        for i, sub in enumerate(held):
-            at.setdefault(id(sub), []).append(i)
-        if (twice := next((ix for ix in at.values() if len(ix) > 1), None)) is not None:
-            return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
+    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (read where the layer
+    lives, :func:`adapter_call`: a sandboxed layer's in its child), or, read with :mod:`ast` from its class's file,
+    ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward, or once inside a loop, where backward
+    calls ``self.NAME.backward`` with dY alone (no cache given back); None otherwise."""
+    try:  # read where the layer lives (a sandboxed one's objects are its child's)
+        twice = adapter_call(layer, "reused_layers")
+    except GradcheckError:  # a sandbox that failed: the source is read below
+        twice = []
+    if twice:
+        return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
     fns = {f.name: f for c in reversed(layer_classes(layer)[1]) for f in c.body if isinstance(f, ast.FunctionDef)}
     fwd, bwd = fns.get("forward") or fns.get("__call__"), fns.get("backward")
     if fwd is None or bwd is None:
