@@ -14,49 +14,22 @@ from pathlib import Path
 import numpy as np
 
 from gradcheck.grading import checks
+from tests.test_check_fix39 import SHARED_ACTIVATION
 
-MODEL = '''
-import numpy as np
-
-
-class Linear:
-    def __init__(self, n_in, n_out, seed):
-        rng = np.random.default_rng(seed)
-        self.params = {"W": rng.standard_normal((n_in, n_out)) * 0.5, "b": np.zeros(n_out)}
-        self.grads = {}
-
-    def forward(self, X, training=False):
-        self.X = X
-        return X @ self.params["W"] + self.params["b"]
-
-    def backward(self, dY):
-        self.grads = {"W": self.X.T @ dY, "b": dY.sum(axis=0)}
-        return dY @ self.params["W"].T
-
-
-class Tanh:
-    def __init__(self):
-        self.params, self.grads = {}, {}
-
-    def forward(self, X, training=False):
-        self.Y = np.tanh(X)
-        return self.Y
-
-    def backward(self, dY):
-        return dY * (1 - self.Y ** 2)
-
-
+#: test_check_fix39's Linear(n_in, n_out, rng) and Tanh (newuser38 F8's model), then a model of them in a list
+MODEL = SHARED_ACTIVATION.partition("class MLPShared")[0] + '''
 class Net:
     def __init__(self):
+        rng = np.random.default_rng(1)
         LAYERS
 
     @property
     def params(self):
-        return {f"{k}{i}": v for i, lay in enumerate(self.layers) for k, v in lay.params.items()}
+        return {f"{k}{i}": v for i, lay in enumerate(self.layers) for k, v in getattr(lay, "params", {}).items()}
 
     @property
     def grads(self):
-        return {f"{k}{i}": v for i, lay in enumerate(self.layers) for k, v in lay.grads.items()}
+        return {f"{k}{i}": v for i, lay in enumerate(self.layers) for k, v in getattr(lay, "grads", {}).items()}
 
     def forward(self, X, training=False):
         for layer in self.layers:
@@ -68,8 +41,9 @@ class Net:
             dY = layer.backward(dY)
         return dY
 '''
-SHARED = MODEL.replace("LAYERS", "act = Tanh()\n        self.layers = [Linear(4, 5, 1), act, Linear(5, 5, 2), act, Linear(5, 2, 3)]")
-OWN = MODEL.replace("LAYERS", "self.layers = [Linear(4, 5, 1), Tanh(), Linear(5, 5, 2), Tanh(), Linear(5, 2, 3)]")
+SHARED = MODEL.replace("LAYERS", "act = Tanh()\n        self.layers = [Linear(4, 5, rng), act, Linear(5, 5, rng), act, "
+                                 "Linear(5, 2, rng)]")
+OWN = MODEL.replace("LAYERS", "self.layers = [Linear(4, 5, rng), Tanh(), Linear(5, 5, rng), Tanh(), Linear(5, 2, rng)]")
 
 TESTS = '''
 import pytest
