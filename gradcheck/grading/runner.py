@@ -2593,6 +2593,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     Returns
     -------
     BatchResult
+        Stopped (``interrupted``) by a Ctrl-C or SIGTERM at any moment: one before the grading loop is held until it
+        starts (:func:`~gradcheck.grading.stopping.held_stops`), which then grades no one, so the gradebook lists
+        every submission, the unfinished not graded.
 
     Raises
     ------
