@@ -19,6 +19,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from gradcheck.grading.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
 from tests.test_startup_signals import python
 
@@ -103,3 +105,28 @@ def test_a_signal_at_each_step_before_the_grading_loop_writes_every_submission_n
     rows = _rows(rerun["gradebook"])
     assert {n: (r["status"], r["score"]) for n, r in rows.items()} == {"a_sol": ("graded", "28"),
                                                                      "b_sol": ("graded", "28")}, rows
+
+
+def test_a_stop_while_the_dask_cluster_is_reached_writes_every_submission_not_graded(tmp_path, monkeypatch):
+    """Reaching a cluster may take CONNECT_TIMEOUT + WORKER_TIMEOUT seconds, so a stop there is not held: it ends the
+    connection at once, and the batch writes its gradebook with no worker, every submission not graded."""
+    from gradcheck.grading import runner
+    from gradcheck.grading.stopping import Terminated
+
+    subs = tmp_path / "subs"
+    for name in ("a_sol", "b_sol"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text(SOLUTION)
+
+    def connecting(*args):
+        raise Terminated()
+    monkeypatch.setattr(runner, "_dask_client", connecting)
+    try:
+        res = runner.grade_batch(subs, TESTS, tmp_path / "out", scheduler="tcp://127.0.0.1:8786", progress=False)
+    except KeyboardInterrupt:  # (before: the stop left the batch with nothing written; failed here, not the session)
+        pytest.fail(f"the stop left grade_batch; written: {sorted(os.listdir(tmp_path / 'out'))}")
+    assert res.interrupted and res.workers == 0 and res.stopped_by.startswith("SIGTERM"), res.summary()
+    with open(tmp_path / "out" / "gradebook.csv", encoding="utf-8") as fh:
+        rows = _rows(fh.read())
+    assert {n: r["status"].split(" (")[0] for n, r in rows.items()} == {
+        "a_sol": "not graded: stopped by SIGTERM", "b_sol": "not graded: stopped by SIGTERM"}, rows
